@@ -8,7 +8,8 @@ import { fileURLToPath } from 'node:url';
 const major = Number(process.versions.node.split('.')[0]);
 const main = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
 if (major >= 24) {
-  await import(main);
+  const cli = await import(main);
+  process.exitCode = await cli.main(process.argv.slice(2));
 } else {
   const require = createRequire(import.meta.url);
   let node;

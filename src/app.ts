@@ -1,0 +1,47 @@
+// buildApp(config, deps) assembles the service and returns it; only the entry point listens.
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Config } from './config.ts';
+import { authRoutes } from './auth/routes.ts';
+import { fileRoutes } from './files/routes.ts';
+import { JSON_BODY_LIMIT, installJsonParser } from './http/body.ts';
+import type { Deps } from './http/context.ts';
+import { installErrorHandling } from './http/error-handler.ts';
+import { healthRoutes } from './http/health.ts';
+import { installPipeline } from './http/pipeline.ts';
+import { requestIdFor } from './http/request-id.ts';
+import { installValidators } from './http/validation.ts';
+import { listRoutes } from './lists/routes.ts';
+import { messageRoutes } from './messages/routes.ts';
+
+export async function buildApp(config: Config, deps: Deps): Promise<FastifyInstance> {
+  const app: FastifyInstance = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    disableRequestLogging: true,
+    genReqId: requestIdFor,
+    requestIdLogLabel: 'requestId',
+    bodyLimit: JSON_BODY_LIMIT,
+    // Large uploads may take minutes, so there is no cap on a whole request; a connection that
+    // sends nothing for a minute is closed instead, and headers must arrive within 30 s.
+    requestTimeout: 0,
+    connectionTimeout: 60_000,
+    keepAliveTimeout: 10_000,
+    http: { headersTimeout: 30_000 },
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  });
+  app.decorateRequest('principal', null as never);
+  app.decorateRequest('startedAt', 0);
+
+  installValidators(app);
+  installJsonParser(app);
+  installErrorHandling(app);
+  installPipeline(app, deps);
+
+  const opts = { config, deps };
+  await app.register(healthRoutes(deps));
+  await app.register(authRoutes);
+  await app.register(listRoutes, opts);
+  await app.register(messageRoutes, opts);
+  await app.register(fileRoutes, opts);
+  return app;
+}

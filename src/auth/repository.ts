@@ -1,0 +1,33 @@
+import type { Executor } from '../db/database.ts';
+import type { ApiKeysTable } from '../db/tables.ts';
+
+export interface KeyRow extends ApiKeysTable {
+  user_role: 'admin' | 'member' | null;
+}
+
+export async function findKeyByHash(db: Executor, hash: string): Promise<KeyRow | undefined> {
+  return db
+    .selectFrom('api_keys')
+    .leftJoin('users', 'users.id', 'api_keys.user_id')
+    .selectAll('api_keys')
+    .select('users.role as user_role')
+    .where('api_keys.secret_hash', '=', hash)
+    .executeTakeFirst();
+}
+
+export async function insertKey(db: Executor, row: ApiKeysTable): Promise<void> {
+  await db.insertInto('api_keys').values(row).execute();
+}
+
+export async function listKeys(db: Executor, workspaceId: string): Promise<ApiKeysTable[]> {
+  return db.selectFrom('api_keys').selectAll().where('workspace_id', '=', workspaceId).orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
+}
+
+export async function revokeKey(db: Executor, id: string, at: string): Promise<ApiKeysTable | undefined> {
+  await db.updateTable('api_keys').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null).execute();
+  return db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function touchKey(db: Executor, id: string, at: string): Promise<void> {
+  await db.updateTable('api_keys').set({ last_used_at: at }).where('id', '=', id).execute();
+}

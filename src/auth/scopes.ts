@@ -1,0 +1,34 @@
+export const PUBLIC_SCOPES = [
+  'lists:create',
+  'lists:update',
+  'lists:read',
+  'accounts:read',
+  'contacts:read',
+  'opportunities:read',
+  'messages:read',
+  'files:create',
+  'files:read',
+] as const;
+
+export type Scope = (typeof PUBLIC_SCOPES)[number];
+
+export function isScope(s: string): s is Scope {
+  return (PUBLIC_SCOPES as readonly string[]).includes(s);
+}
+
+export type RateCategory = 'Read' | 'Write' | 'Search';
+
+/** Who is calling: resolved from the API key on every /v1 request. */
+export interface Principal {
+  keyId: string;
+  workspaceId: string;
+  subjectType: 'user' | 'workspace';
+  /** Set for user keys. */
+  userId: string | null;
+  /** The user's role, for user keys. */
+  role: 'admin' | 'member' | null;
+  /** null means full access. */
+  scopes: readonly Scope[] | null;
+  /** When the key itself expires (ISO), if ever. */
+  expiresAt: string | null;
+}

@@ -1,0 +1,20 @@
+// API key secrets: `rdx_<prefix>_<secret>`. 32 random bytes of secret; only the SHA-256 of the
+// whole string is stored, and the prefix identifies a key in listings without revealing it.
+import { createHash, randomBytes } from 'node:crypto';
+
+const FORMAT = /^rdx_([a-z0-9]{8})_([A-Za-z0-9_-]{43})$/;
+
+export function generateSecret(): { secret: string; prefix: string; hash: string } {
+  const prefix = randomBytes(6).toString('base64url').toLowerCase().replace(/[^a-z0-9]/g, '0').slice(0, 8);
+  const secret = `rdx_${prefix}_${randomBytes(32).toString('base64url')}`;
+  return { secret, prefix, hash: hashSecret(secret) };
+}
+
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
+}
+
+/** Cheap shape check so that garbage never reaches the database. */
+export function looksLikeSecret(s: string): boolean {
+  return FORMAT.test(s);
+}

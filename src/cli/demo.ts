@@ -1,0 +1,55 @@
+// `rolodex demo`: a ready-to-try workspace with sample data of every kind, and keys to call it.
+import { createKey } from '../auth/service.ts';
+import { importKinds } from '../import/kinds.ts';
+import { runImport } from '../import/run.ts';
+import { createWorkspace } from '../workspaces/service.ts';
+import { demoParts } from './demo-parts.ts';
+import { importExtras } from './import-extras.ts';
+import { type Io, parse, print, withDb } from './io.ts';
+
+export const usage = `rolodex demo [--json]   (creates a sample workspace and prints keys and curl examples)`;
+
+export async function run(args: string[], io: Io): Promise<void> {
+  const { values } = parse(args, {});
+  const out = await withDb(io, async (db, config) => {
+    const ws = await createWorkspace(db.kysely, 'Acme (demo)');
+    const parts = demoParts();
+    const extras = await importExtras(config);
+    try {
+      const objects = parts.flatMap((p) => p.objects());
+      const imported = await runImport(db, ws.id, importKinds(), objects.map((o) => JSON.stringify(o)).join('\n'), { extras: extras.values });
+      const ann = imported.ids.user?.['u-ann'] as string;
+      const bob = imported.ids.user?.['u-bob'] as string;
+      const keys = {
+        admin: await createKey(db.kysely, { workspaceId: ws.id, userId: ann, scopes: null, expiresInMs: null }),
+        member: await createKey(db.kysely, { workspaceId: ws.id, userId: bob, scopes: null, expiresInMs: null }),
+        workspace: await createKey(db.kysely, { workspaceId: ws.id, userId: null, scopes: null, expiresInMs: null }),
+        readOnly: await createKey(db.kysely, {
+          workspaceId: ws.id,
+          userId: bob,
+          scopes: ['lists:read', 'accounts:read', 'contacts:read', 'opportunities:read', 'messages:read', 'files:read'],
+          expiresInMs: null,
+        }),
+      };
+      const lines: string[] = [];
+      for (const part of parts) if (part.after) lines.push(...(await part.after({ db, config, workspaceId: ws.id, imported, extras: extras.values })));
+      return { config, ws, imported, keys, lines };
+    } finally {
+      await extras.close();
+    }
+  });
+  const base = out.config.publicBaseUrl;
+  const curl = (key: string, path: string) => `curl -s -H "Authorization: Bearer ${key}" -H "Service-Version: 2026-03-01" ${base}${path}`;
+  const keys = Object.fromEntries(Object.entries(out.keys).map(([k, v]) => [k, { id: v.id, secret: v.secret, subjectType: v.subjectType, scopes: v.scopes }]));
+  const human = [
+    `demo workspace ${out.ws.id} (${out.ws.name}): ${Object.entries(out.imported.counts).map(([k, n]) => `${n} ${k}`).join(', ')}`,
+    '',
+    'keys (shown once):',
+    ...Object.entries(keys).map(([name, k]) => `  ${name.padEnd(10)} ${k.secret}  (${k.subjectType}, ${k.scopes.length ? k.scopes.join(',') : 'full access'})`),
+    '',
+    'try:',
+    `  ${curl(out.keys.admin.secret, '/v1/auth/validate')}`,
+    ...out.lines.map((l) => `  ${l.replaceAll('{base}', base).replaceAll('{key}', out.keys.admin.secret)}`),
+  ].join('\n');
+  print(io, values.json as boolean, { workspace: out.ws, counts: out.imported.counts, ids: out.imported.ids, keys, baseUrl: base }, human);
+}

@@ -1,0 +1,52 @@
+import { readFile } from 'node:fs/promises';
+import { importKinds } from '../import/kinds.ts';
+import { ImportFailed, runImport } from '../import/run.ts';
+import { ImportError } from '../import/kind.ts';
+import { requireWorkspace } from '../workspaces/service.ts';
+import { CommandError, type Io, parse, print, required, UsageError, withDb } from './io.ts';
+import { rethrow } from './workspace.ts';
+import { importExtras } from './import-extras.ts';
+
+export const usage = `rolodex import --workspace W FILE [--json]   (NDJSON or a JSON array; see docs/import.md)`;
+
+function progressBar(io: Io) {
+  let last = 0;
+  return (phase: string, done: number, total: number) => {
+    const now = Date.now();
+    if (!io.isTty || (now - last < 100 && done < total)) return;
+    last = now;
+    const width = 30;
+    const filled = Math.round((done / total) * width);
+    process.stderr.write(`\r${phase.padEnd(7)} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${Math.round((done / total) * 100)}%${done >= total ? '\n' : ''}`);
+  };
+}
+
+export async function run(args: string[], io: Io): Promise<void> {
+  const { values, positionals } = parse(args, { workspace: { type: 'string' } });
+  const workspaceId = required(values, 'workspace');
+  const file = positionals[0];
+  if (!file) throw new UsageError('the file to import is required');
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    throw new CommandError(`cannot read ${file}: ${(err as Error).message}`);
+  }
+  const started = Date.now();
+  const result = await withDb(io, async (db, config) => {
+    await requireWorkspace(db.kysely, workspaceId);
+    const extras = await importExtras(config);
+    try {
+      return await runImport(db, workspaceId, importKinds(), text, { onProgress: progressBar(io), extras: extras.values });
+    } finally {
+      await extras.close();
+    }
+  }).catch((err: unknown) => {
+    if (err instanceof ImportFailed) throw new CommandError(`import failed, nothing was written:\n${err.message}`);
+    if (err instanceof ImportError) throw new CommandError(`import failed, nothing was written:\n${err.message}`);
+    return rethrow(err);
+  });
+  const seconds = (Date.now() - started) / 1000;
+  const summary = Object.entries(result.counts).map(([k, n]) => `${n} ${k}`).join(', ');
+  print(io, values.json as boolean, { ...result, seconds }, `imported ${summary || 'nothing'} in ${seconds.toFixed(1)} s`);
+}

@@ -1,0 +1,62 @@
+// Shared plumbing of the CLI commands: argument parsing, output (--json puts only JSON on stdout),
+// and opening the database with the same configuration as the server.
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { loadConfig, type Config } from '../config.ts';
+import type { Db } from '../db/database.ts';
+import { openDatabase } from '../runtime.ts';
+
+/** Wrong usage: the message is shown with the command's usage line; exit code 2. */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+/** A refused operation (unknown workspace, invalid email…): exit code 1. */
+export class CommandError extends Error {
+  override name = 'CommandError';
+}
+
+export interface Io {
+  out(text: string): void;
+  err(text: string): void;
+  env: Record<string, string | undefined>;
+  /** Whether stderr is a terminal (progress bars are drawn only then). */
+  isTty: boolean;
+}
+
+export const processIo: Io = {
+  out: (t) => process.stdout.write(t.endsWith('\n') ? t : t + '\n'),
+  err: (t) => process.stderr.write(t.endsWith('\n') ? t : t + '\n'),
+  env: process.env,
+  isTty: Boolean(process.stderr.isTTY),
+};
+
+export type Options = NonNullable<ParseArgsConfig['options']>;
+
+export function parse(args: string[], options: Options): { values: Record<string, string | boolean | undefined>; positionals: string[] } {
+  try {
+    return parseArgs({ args, options: { ...options, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
+
+export function required(values: Record<string, unknown>, name: string): string {
+  const v = values[name];
+  if (typeof v !== 'string' || v.trim() === '') throw new UsageError(`--${name} is required`);
+  return v;
+}
+
+/** Prints `data` as JSON with --json, else the human text. */
+export function print(io: Io, json: boolean | undefined, data: unknown, human: string): void {
+  io.out(json ? JSON.stringify(data) : human);
+}
+
+export async function withDb<T>(io: Io, fn: (db: Db, config: Config) => Promise<T>): Promise<T> {
+  const config = loadConfig(io.env);
+  const db = await openDatabase(config);
+  try {
+    return await fn(db, config);
+  } finally {
+    await db.close();
+  }
+}

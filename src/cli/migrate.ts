@@ -1,0 +1,18 @@
+import { loadConfig } from '../config.ts';
+import { openDb } from '../db/database.ts';
+import { migrate } from '../db/migrate.ts';
+import { type Io, parse, print } from './io.ts';
+
+export const usage = `rolodex migrate [--json]`;
+
+export async function run(args: string[], io: Io): Promise<void> {
+  const { values } = parse(args, {});
+  const config = loadConfig(io.env);
+  const db = openDb({ dataDir: config.dataDir, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}) });
+  try {
+    const applied = await migrate(db);
+    print(io, values.json as boolean, { applied }, applied.length ? `applied ${applied.join(', ')}` : 'database is up to date');
+  } finally {
+    await db.close();
+  }
+}

@@ -1,0 +1,18 @@
+import { loadConfig } from '../config.ts';
+import { startServer } from '../server.ts';
+import { type Io, parse } from './io.ts';
+
+export const usage = `rolodex serve [--port N] [--host H]   (what npm start runs)`;
+
+export async function run(args: string[], io: Io): Promise<void> {
+  const { values } = parse(args, { port: { type: 'string' }, host: { type: 'string' }, workers: { type: 'string' } });
+  const env = { ...io.env };
+  if (values.port !== undefined) env.PORT = String(values.port);
+  if (values.host !== undefined) env.HOST = String(values.host);
+  if (values.workers !== undefined) env.WORKERS = String(values.workers);
+  const config = loadConfig(env);
+  const app = await startServer(config);
+  const addr = app.server.address();
+  const where = typeof addr === 'object' && addr ? `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}` : String(addr);
+  app.log.info({ address: where, database: config.databaseUrl ? 'postgres' : 'sqlite', dataDir: config.dataDir }, `rolodex listening on ${where}`);
+}

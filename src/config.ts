@@ -1,0 +1,148 @@
+// Configuration is read from the environment once, at start-up, and passed down. A wrong value
+// stops the process with a message naming the variable and what it expects.
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { join, resolve } from 'node:path';
+
+export interface S3Config {
+  bucket: string;
+  region: string;
+  endpoint?: string;
+  forcePathStyle: boolean;
+  accessKeyId?: string;
+  secretAccessKey?: string;
+  prefix: string;
+}
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  databaseUrl?: string;
+  publicBaseUrl: string;
+  publicAppUrl?: string;
+  logLevel: string;
+  signingSecret: Buffer;
+  workers: number;
+  rateLimits: { Read: number; Write: number; Search: number };
+  redisUrl?: string;
+  s3?: S3Config;
+  uploadTtlSeconds: number;
+  downloadTtlSeconds: number;
+  sweepIntervalSeconds: number;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+type Env = Record<string, string | undefined>;
+
+function int(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw.trim()) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max} (got "${raw}")`);
+  }
+  return Number(raw);
+}
+
+function url(env: Env, name: string, protocols: string[]): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be a URL (got "${raw}")`);
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(`${name} must be a URL starting with ${protocols.map((p) => p + '//').join(' or ')} (got "${raw}")`);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+// The signing secret protects upload and download capabilities. When not given, one is generated
+// and kept in the data directory so that restarts (and sibling workers) agree on it.
+function signingSecret(env: Env, dataDir: string): Buffer {
+  const given = env.SIGNING_SECRET;
+  if (given !== undefined && given !== '') {
+    if (given.length < 32) throw new ConfigError('SIGNING_SECRET must be at least 32 characters');
+    return Buffer.from(given, 'utf8');
+  }
+  const file = join(dataDir, 'signing-secret');
+  try {
+    return Buffer.from(readFileSync(file, 'utf8').trim(), 'hex');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  const secret = randomBytes(32);
+  try {
+    // 'wx' so that two processes starting at once cannot each write a different secret.
+    writeFileSync(file, secret.toString('hex') + '\n', { mode: 0o600, flag: 'wx' });
+    return secret;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    return Buffer.from(readFileSync(file, 'utf8').trim(), 'hex');
+  }
+}
+
+function s3(env: Env): S3Config | undefined {
+  const bucket = env.S3_BUCKET;
+  if (bucket === undefined || bucket === '') return undefined;
+  const endpoint = url(env, 'S3_ENDPOINT', ['http:', 'https:']);
+  return {
+    bucket,
+    region: env.S3_REGION || 'us-east-1',
+    ...(endpoint ? { endpoint } : {}),
+    forcePathStyle: bool(env, 'S3_FORCE_PATH_STYLE', endpoint !== undefined),
+    ...(env.S3_ACCESS_KEY_ID ? { accessKeyId: env.S3_ACCESS_KEY_ID } : {}),
+    ...(env.S3_SECRET_ACCESS_KEY ? { secretAccessKey: env.S3_SECRET_ACCESS_KEY } : {}),
+    prefix: env.S3_PREFIX ?? '',
+  };
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (/^(1|true|yes)$/i.test(raw)) return true;
+  if (/^(0|false|no)$/i.test(raw)) return false;
+  throw new ConfigError(`${name} must be true or false (got "${raw}")`);
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const port = int(env, 'PORT', 3000, 0, 65535);
+  const host = env.HOST || '127.0.0.1';
+  const dataDir = resolve(env.DATA_DIR || './data');
+  const logLevel = env.LOG_LEVEL || 'info';
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${logLevel}")`);
+  const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
+  const redisUrl = url(env, 'REDIS_URL', ['redis:', 'rediss:']);
+  const s3Config = s3(env);
+  const publicHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  mkdirSync(dataDir, { recursive: true });
+  return {
+    port,
+    host,
+    dataDir,
+    ...(databaseUrl ? { databaseUrl } : {}),
+    publicBaseUrl: url(env, 'PUBLIC_BASE_URL', ['http:', 'https:']) ?? `http://${publicHost.includes(':') ? `[${publicHost}]` : publicHost}:${port}`,
+    ...(env.PUBLIC_APP_URL ? { publicAppUrl: url(env, 'PUBLIC_APP_URL', ['http:', 'https:']) as string } : {}),
+    logLevel,
+    signingSecret: signingSecret(env, dataDir),
+    workers: int(env, 'WORKERS', availableParallelism(), 1, 256),
+    rateLimits: {
+      Read: int(env, 'RATE_LIMIT_READ', 25, 0, 1_000_000),
+      Write: int(env, 'RATE_LIMIT_WRITE', 25, 0, 1_000_000),
+      Search: int(env, 'RATE_LIMIT_SEARCH', 25, 0, 1_000_000),
+    },
+    ...(redisUrl ? { redisUrl } : {}),
+    ...(s3Config ? { s3: s3Config } : {}),
+    uploadTtlSeconds: int(env, 'UPLOAD_TTL_SECONDS', 3600, 60, 7 * 86400),
+    downloadTtlSeconds: int(env, 'DOWNLOAD_TTL_SECONDS', 900, 10, 7 * 86400),
+    sweepIntervalSeconds: int(env, 'SWEEP_INTERVAL_SECONDS', 60, 1, 86400),
+  };
+}

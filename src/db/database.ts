@@ -1,0 +1,75 @@
+// Opens the database for either dialect. Everything above this file sees one Kysely type; the
+// few places that must differ per dialect ask `db.dialect`.
+import { join } from 'node:path';
+import { Kysely, PostgresDialect, type Transaction } from 'kysely';
+import pg from 'pg';
+import type { FoundationTables } from './tables.ts';
+import type { ListsTables } from '../lists/tables.ts';
+import type { MessagesTables } from '../messages/tables.ts';
+import type { FilesTables } from '../files/tables.ts';
+import { NodeSqliteDialect } from './sqlite.ts';
+
+export interface Database extends FoundationTables, ListsTables, MessagesTables, FilesTables {}
+
+export type DialectName = 'sqlite' | 'postgres';
+export type Executor = Kysely<Database> | Transaction<Database>;
+
+export interface Db {
+  kysely: Kysely<Database>;
+  dialect: DialectName;
+  /** PostgreSQL pool, for metrics; absent on SQLite. */
+  pool?: pg.Pool;
+  close(): Promise<void>;
+}
+
+export interface DbOptions {
+  dataDir: string;
+  databaseUrl?: string;
+  /** PostgreSQL schema to use (tests give each run its own). */
+  schema?: string;
+  /** SQLite file; defaults to DATA_DIR/rolodex.db. */
+  sqliteFile?: string;
+  poolSize?: number;
+}
+
+// COUNT(*) and BIGINT come back from pg as strings; the API wants numbers.
+let pgTypesSet = false;
+function setPgTypes(): void {
+  if (pgTypesSet) return;
+  pg.types.setTypeParser(20, (v) => Number(v));
+  pg.types.setTypeParser(1700, (v) => Number(v));
+  pgTypesSet = true;
+}
+
+export function openDb(opts: DbOptions): Db {
+  if (opts.databaseUrl) {
+    setPgTypes();
+    const pool = new pg.Pool({
+      connectionString: opts.databaseUrl,
+      max: opts.poolSize ?? 10,
+      ...(opts.schema ? { options: `-c search_path=${opts.schema}` } : {}),
+    });
+    // An idle client losing its server must not crash the process; the next query reports it.
+    pool.on('error', () => {});
+    const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    return { kysely, dialect: 'postgres', pool, close: () => kysely.destroy() };
+  }
+  const dialect = new NodeSqliteDialect(opts.sqliteFile ?? join(opts.dataDir, 'rolodex.db'));
+  const kysely = new Kysely<Database>({ dialect });
+  return {
+    kysely,
+    dialect: 'sqlite',
+    close: async () => {
+      await kysely.destroy();
+      // destroy() only closes a database Kysely has used; close it in any case.
+      if (dialect.raw.isOpen) dialect.raw.close();
+    },
+  };
+}
+
+/** True when a database error is a unique-constraint violation, on either dialect. */
+export function isUniqueViolation(err: unknown): boolean {
+  const e = err as { code?: unknown; errcode?: unknown; message?: unknown };
+  if (e?.code === '23505') return true;
+  return e?.errcode === 2067 || e?.errcode === 1555 || (typeof e?.message === 'string' && e.message.startsWith('UNIQUE constraint failed'));
+}

@@ -1,0 +1,4 @@
+import type { Kysely } from 'kysely';
+
+// Tables for channels and messages: written by that work.
+export async function up(_db: Kysely<any>): Promise<void> {}

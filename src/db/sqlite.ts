@@ -1,0 +1,72 @@
+// Kysely over the built-in node:sqlite. Kysely's SqliteDialect expects a better-sqlite3-like
+// database; this adapts DatabaseSync to it, caches prepared statements (preparing is a large part
+// of a small query's cost), and starts write transactions with BEGIN IMMEDIATE so that several
+// processes sharing one file queue on the busy timeout instead of failing on lock upgrade.
+import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import { CompiledQuery, type DatabaseConnection, type Driver, SqliteDialect, SqliteDriver, type SqliteDatabase, type SqliteStatement } from 'kysely';
+
+const STATEMENT_CACHE = 500;
+
+class CachedDatabase implements SqliteDatabase {
+  readonly raw: DatabaseSync;
+  #cache = new Map<string, SqliteStatement>();
+
+  constructor(raw: DatabaseSync) {
+    this.raw = raw;
+  }
+
+  prepare(sql: string): SqliteStatement {
+    let stmt = this.#cache.get(sql);
+    if (stmt) return stmt;
+    stmt = wrap(this.raw.prepare(sql));
+    if (this.#cache.size >= STATEMENT_CACHE) {
+      const oldest = this.#cache.keys().next().value as string;
+      this.#cache.delete(oldest);
+    }
+    this.#cache.set(sql, stmt);
+    return stmt;
+  }
+
+  close(): void {
+    this.#cache.clear();
+    if (this.raw.isOpen) this.raw.close();
+  }
+}
+
+function wrap(stmt: StatementSync): SqliteStatement {
+  const reader = stmt.columns().length > 0;
+  return {
+    reader,
+    all: (params) => stmt.all(...(params as never[])),
+    run: (params) => stmt.run(...(params as never[])),
+    iterate: (params) => stmt.iterate(...(params as never[])) as IterableIterator<unknown>,
+  };
+}
+
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
+export class NodeSqliteDialect extends SqliteDialect {
+  readonly #db: CachedDatabase;
+
+  constructor(file: string) {
+    const raw = new DatabaseSync(file, { timeout: 5000 });
+    // WAL lets readers proceed while one writer writes; NORMAL sync is durable across process
+    // crashes in WAL mode (only an OS crash can lose the last transactions).
+    raw.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;');
+    const db = new CachedDatabase(raw);
+    super({ database: db });
+    this.#db = db;
+  }
+
+  get raw(): DatabaseSync {
+    return this.#db.raw;
+  }
+
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver({ database: this.#db });
+  }
+}

@@ -1,0 +1,2 @@
+// Tables owned by files and knowledge (filled in by the files issue).
+export interface FilesTables {}

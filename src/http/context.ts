@@ -1,0 +1,63 @@
+// What every route and hook can rely on: the dependencies built at start-up, and the per-route
+// declarations (operation name, scopes, rate category) that the pipeline enforces.
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import type { Db } from '../db/database.ts';
+import type { Authenticator } from '../auth/service.ts';
+import type { Principal, RateCategory, Scope } from '../auth/scopes.ts';
+
+/** Outcome of one rate-limit check, for the X-RateLimit-* headers. */
+export interface RateDecision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Unix seconds when the bucket is full again. */
+  reset: number;
+  /** Seconds to wait, when refused. */
+  retryAfter: number;
+}
+
+export interface RateLimiter {
+  consume(workspaceId: string, category: RateCategory): Promise<RateDecision | null>;
+  close(): Promise<void>;
+}
+
+export interface Deps {
+  db: Db;
+  logger: Logger;
+  auth: Authenticator;
+  rateLimiter?: RateLimiter;
+}
+
+export interface RouteConfig {
+  /** OpenAPI operationId and the name in logs and metrics. */
+  operation: string;
+  /** All of these are required; [] for none. */
+  scopes: readonly Scope[];
+  category: RateCategory;
+  /** Honours Idempotency-Key (POSTs that change state). */
+  idempotent?: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    operation?: string;
+    scopes?: readonly Scope[];
+    category?: RateCategory;
+    idempotent?: boolean;
+  }
+  interface FastifyRequest {
+    principal: Principal;
+    /** ms since epoch when the request arrived; one clock for a whole request. */
+    startedAt: number;
+  }
+}
+
+export const SERVICE_VERSION = '2026-03-01';
+export const SUPPORTED_VERSIONS = [SERVICE_VERSION] as const;
+
+/** What each resource's route plugin receives. */
+export interface PluginOptions {
+  config: Config;
+  deps: Deps;
+}

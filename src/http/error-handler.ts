@@ -1,0 +1,40 @@
+// Every failure leaves the server in one shape: {"error": {type, code, message, param?, requestId}}.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from './errors.ts';
+import { validationError } from './validation.ts';
+
+// Fastify's own errors that a client can cause, mapped to catalogue codes.
+function fromFastify(err: FastifyError): AppError | null {
+  switch (err.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_TYPE':
+      return new AppError('unsupported_media_type', 'Request bodies must be JSON, sent with Content-Type: application/json.', { param: 'Content-Type' });
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new AppError('payload_too_large', 'The request body is larger than 1 MiB.');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new AppError('invalid_json', 'The request body is not valid JSON.');
+  }
+  if (err.validation) return validationError(err.validation, err.validationContext ?? 'body');
+  if (err instanceof SyntaxError || err.statusCode === 400) return new AppError('invalid_json', 'The request body is not valid JSON.');
+  if (err.statusCode === 413) return new AppError('payload_too_large', 'The request body is too large.');
+  if (err.statusCode === 415) return new AppError('unsupported_media_type', 'Unsupported Content-Type.', { param: 'Content-Type' });
+  return null;
+}
+
+export function sendError(request: FastifyRequest, reply: FastifyReply, err: AppError): FastifyReply {
+  return reply.code(err.status).headers(err.headers).type('application/json; charset=utf-8').send(JSON.stringify(err.body(request.id)));
+}
+
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const known = error instanceof AppError ? error : fromFastify(error);
+    if (known) return sendError(request, reply, known);
+    request.log.error({ err: error }, 'unhandled error');
+    return sendError(request, reply, new AppError('internal_error', 'Something went wrong on our side; it has been logged.'));
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendError(request, reply, new AppError('route_not_found', `No route ${request.method} ${request.url.split('?')[0]}.`)),
+  );
+}

@@ -1,0 +1,90 @@
+// The one error class of the service. Every code is declared in ERROR_CODES with its status, so a
+// code cannot be thrown without being catalogued; test/errors-catalogue.test.ts checks that each
+// one is documented in docs/errors.md.
+
+export const ERROR_CODES = {
+  // 400
+  version_header: 400,
+  invalid_json: 400,
+  unknown_field: 400,
+  invalid_type: 400,
+  missing_field: 400,
+  invalid_value: 400,
+  invalid_parameter: 400,
+  invalid_idempotency_key: 400,
+  idempotency_key_too_long: 400,
+  // 401
+  missing_api_key: 401,
+  invalid_api_key: 401,
+  // 403
+  insufficient_scope: 403,
+  // 404
+  route_not_found: 404,
+  resource_not_found: 404,
+  // 409
+  idempotency_conflict: 409,
+  // 413
+  payload_too_large: 413,
+  // 415
+  unsupported_media_type: 415,
+  // 422
+  idempotency_key_reused: 422,
+  // 429
+  rate_limited: 429,
+  // 500, 503
+  internal_error: 500,
+  service_unavailable: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export const ERROR_TYPES: Record<number, string> = {
+  400: 'bad_request',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not_found',
+  409: 'conflict',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  422: 'unprocessable_content',
+  429: 'too_many_requests',
+  500: 'internal_server_error',
+  503: 'service_unavailable',
+};
+
+export interface ErrorBody {
+  error: { type: string; code: string; message: string; param?: string; requestId: string };
+}
+
+export class AppError extends Error {
+  override name = 'AppError';
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly param: string | undefined;
+  /** Extra response headers, such as Retry-After. */
+  readonly headers: Record<string, string>;
+
+  constructor(code: ErrorCode, message: string, opts: { param?: string; headers?: Record<string, string> } = {}) {
+    super(message);
+    this.code = code;
+    this.status = ERROR_CODES[code];
+    this.param = opts.param;
+    this.headers = opts.headers ?? {};
+  }
+
+  body(requestId: string): ErrorBody {
+    return {
+      error: {
+        type: ERROR_TYPES[this.status] ?? 'error',
+        code: this.code,
+        message: this.message,
+        ...(this.param !== undefined ? { param: this.param } : {}),
+        requestId,
+      },
+    };
+  }
+}
+
+export function notFound(kind: string, id: string): AppError {
+  return new AppError('resource_not_found', `No ${kind} with id "${id}" exists.`, { param: 'id' });
+}

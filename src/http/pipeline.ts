@@ -1,0 +1,92 @@
+// The checks every /v1 request passes, in the order of the product decisions: authenticate (401)
+// → version header (400) → rate limit (429) → scope (403). Body parsing and schema validation
+// follow in Fastify's own stages, so a request refused here is never parsed and changes nothing.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from './errors.ts';
+import { type Deps, SERVICE_VERSION, SUPPORTED_VERSIONS } from './context.ts';
+
+const AUTH_MESSAGES = {
+  invalid: 'The API key is not valid.',
+  revoked: 'The API key has been revoked.',
+  expired: 'The API key has expired.',
+} as const;
+
+function bearer(request: FastifyRequest): string | null {
+  const header = request.headers.authorization;
+  if (typeof header !== 'string') return null;
+  const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
+  return m ? (m[1] as string) : '';
+}
+
+async function authenticate(deps: Deps, request: FastifyRequest): Promise<void> {
+  const secret = bearer(request);
+  const challenge = { 'WWW-Authenticate': 'Bearer realm="rolodex"' };
+  if (secret === null) {
+    throw new AppError('missing_api_key', 'Send your API key as "Authorization: Bearer <API_KEY>".', { param: 'Authorization', headers: challenge });
+  }
+  const result = await deps.auth.authenticate(secret, request.startedAt);
+  if (!result.ok) throw new AppError('invalid_api_key', AUTH_MESSAGES[result.reason], { param: 'Authorization', headers: challenge });
+  request.principal = result.principal;
+}
+
+function checkVersion(request: FastifyRequest): void {
+  const v = request.headers['service-version'];
+  if (v !== SERVICE_VERSION) {
+    const got = v === undefined ? 'is missing' : `"${String(v)}" is not supported`;
+    throw new AppError('version_header', `The Service-Version header ${got}; supported versions: ${SUPPORTED_VERSIONS.join(', ')}.`, {
+      param: 'Service-Version',
+    });
+  }
+}
+
+async function rateLimit(deps: Deps, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const category = request.routeOptions.config.category;
+  if (!deps.rateLimiter || !category) return;
+  const d = await deps.rateLimiter.consume(request.principal.workspaceId, category);
+  if (!d) return;
+  reply.header('X-RateLimit-Limit', d.limit).header('X-RateLimit-Remaining', d.remaining).header('X-RateLimit-Reset', d.reset);
+  if (!d.allowed) {
+    throw new AppError('rate_limited', `Too many ${category} requests for this workspace; retry after ${d.retryAfter} s.`, {
+      headers: { 'Retry-After': String(d.retryAfter) },
+    });
+  }
+}
+
+function checkScopes(request: FastifyRequest): void {
+  const needed = request.routeOptions.config.scopes ?? [];
+  const granted = request.principal.scopes;
+  if (granted === null) return;
+  const missing = needed.filter((s) => !granted.includes(s));
+  if (missing.length > 0) {
+    throw new AppError('insufficient_scope', `This API key lacks the scope${missing.length > 1 ? 's' : ''} ${missing.join(' and ')} needed here (requires ${needed.join(' and ')}).`);
+  }
+}
+
+export function installPipeline(app: FastifyInstance, deps: Deps): void {
+  app.addHook('onRequest', async (request, reply) => {
+    request.startedAt = Date.now();
+    reply.header('X-Request-Id', request.id).header('Service-Version', SERVICE_VERSION);
+    // Only routes that declare an operation are API routes; health, docs and byte endpoints are not.
+    if (!request.routeOptions.config.operation) return;
+    await authenticate(deps, request);
+    checkVersion(request);
+    await rateLimit(deps, request, reply);
+    checkScopes(request);
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    // One line per request. The route pattern, never the raw URL: byte endpoints carry capability
+    // tokens in their paths, and nothing secret may reach a log line.
+    request.log.info(
+      {
+        op: request.routeOptions.config.operation ?? request.routeOptions.url ?? 'not_found',
+        method: request.method,
+        route: request.routeOptions.url,
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime * 10) / 10,
+        ws: request.principal?.workspaceId,
+      },
+      'request',
+    );
+  });
+}

@@ -1,0 +1,64 @@
+// Request validation. Bodies are strict JSON: no coercion, no defaults invented, no unknown
+// properties. Query strings and path parameters are text by nature, so they are coerced to the
+// declared type first and then range-checked. Errors become the service's codes with a `param`.
+import AjvModule, { type ErrorObject } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { FastifyInstance, FastifySchemaValidationError } from 'fastify';
+import { AppError } from './errors.ts';
+
+// ajv and ajv-formats are CommonJS with a default export; under Node's ESM loader it is nested.
+const Ajv = ((AjvModule as any).default ?? AjvModule) as typeof AjvModule.default;
+const addFormats = ((addFormatsModule as any).default ?? addFormatsModule) as typeof addFormatsModule.default;
+
+function makeAjv(coerce: boolean) {
+  const ajv = new Ajv({ coerceTypes: coerce, useDefaults: coerce, removeAdditional: false, allErrors: false, strict: false });
+  addFormats(ajv);
+  return ajv;
+}
+
+export function installValidators(app: FastifyInstance): void {
+  const strict = makeAjv(false);
+  const coercing = makeAjv(true);
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? strict : coercing).compile(schema));
+}
+
+/** `/fields/$name` + `/relationships/$contacts/add/2` → `fields.$name`, `relationships.$contacts.add[2]`. */
+export function pointerToParam(pointer: string): string {
+  let out = '';
+  for (const raw of pointer.split('/').slice(1)) {
+    const part = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    out += /^\d+$/.test(part) ? `[${part}]` : out === '' ? part : `.${part}`;
+  }
+  return out;
+}
+
+function join(base: string, child: string): string {
+  return base === '' ? child : `${base}.${child}`;
+}
+
+export function validationError(errors: FastifySchemaValidationError[], context: string): AppError {
+  const e = errors[0] as ErrorObject | undefined;
+  const base = e ? pointerToParam(e.instancePath) : '';
+  if (context !== 'body') {
+    const name = base || (e?.params as { missingProperty?: string } | undefined)?.missingProperty || context;
+    return new AppError('invalid_parameter', `Invalid ${context === 'params' ? 'path' : 'query'} parameter "${name}": it ${e?.message ?? 'is invalid'}.`, { param: name });
+  }
+  if (!e) return new AppError('invalid_value', 'The request body is invalid.');
+  const where = base === '' ? 'The request body' : `"${base}"`;
+  switch (e.keyword) {
+    case 'additionalProperties': {
+      const param = join(base, String((e.params as { additionalProperty: string }).additionalProperty));
+      return new AppError('unknown_field', `Unknown field "${param}".`, { param });
+    }
+    case 'required': {
+      const param = join(base, String((e.params as { missingProperty: string }).missingProperty));
+      return new AppError('missing_field', `Missing required field "${param}".`, { param });
+    }
+    case 'type': {
+      const expected = String((e.params as { type: string }).type).replace(',', ' or ');
+      return new AppError('invalid_type', `${where} must be of type ${expected}.`, base === '' ? {} : { param: base });
+    }
+    default:
+      return new AppError('invalid_value', `${where} ${e.message ?? 'is invalid'}.`, base === '' ? {} : { param: base });
+  }
+}

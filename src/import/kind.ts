@@ -1,0 +1,81 @@
+// The contract between the import runner and each kind of object it can load (decisions §10).
+// A kind checks an object's shape without the database, then, inside the one import transaction,
+// upserts its rows by externalId (phase 1) and resolves its references (phase 2), so objects may
+// reference each other in any order.
+import type { DialectName, Executor } from '../db/database.ts';
+
+export class ImportFieldError extends Error {
+  override name = 'ImportFieldError';
+  readonly field: string;
+  constructor(field: string, message: string) {
+    super(message);
+    this.field = field;
+  }
+}
+
+/** An error tied to an input line (NDJSON) or array item (JSON). */
+export class ImportError extends Error {
+  override name = 'ImportError';
+  readonly line: number;
+  readonly field: string;
+  constructor(line: number, field: string, message: string) {
+    super(`line ${line}: ${field}: ${message}`);
+    this.line = line;
+    this.field = field;
+  }
+}
+
+export interface ImportItem<T> {
+  line: number;
+  externalId: string;
+  value: T;
+}
+
+export interface ImportContext {
+  tx: Executor;
+  dialect: DialectName;
+  workspaceId: string;
+  now: number;
+  /** Server id of an object of this import or already in the workspace; throws ImportError naming
+   *  the line and field when there is none. */
+  resolve(object: string, externalId: string, at: { line: number; field: string }): Promise<string>;
+  /** Records the server id of an imported object (for resolve and the id map). */
+  register(object: string, externalId: string, id: string): void;
+  /** Extra dependencies some kinds need (the blob store for files). */
+  extras: Record<string, unknown>;
+}
+
+export interface ImportKind<T = unknown> {
+  object: string;
+  /** Validates one object (its `object` and `externalId` already checked); throws ImportFieldError. */
+  check(raw: Record<string, unknown>): T;
+  /** Work outside the transaction, such as copying file bytes; `undo` runs if the import fails. */
+  prepare?(ctx: Omit<ImportContext, 'tx' | 'resolve' | 'register'>, items: ImportItem<T>[]): Promise<{ undo(): Promise<void> }>;
+  /** Server ids of existing objects of this kind, by externalId. */
+  lookup(tx: Executor, workspaceId: string, externalIds: string[]): Promise<Map<string, string>>;
+  upsert(ctx: ImportContext, items: ImportItem<T>[]): Promise<void>;
+  link?(ctx: ImportContext, items: ImportItem<T>[]): Promise<void>;
+}
+
+// Helpers for check() implementations.
+export function str(raw: Record<string, unknown>, field: string, opts: { required?: boolean; max?: number } = {}): string | null {
+  const v = raw[field];
+  if (v === undefined || v === null) {
+    if (opts.required) throw new ImportFieldError(field, 'is required');
+    return null;
+  }
+  if (typeof v !== 'string') throw new ImportFieldError(field, 'must be a string');
+  if (opts.max !== undefined && v.length > opts.max) throw new ImportFieldError(field, `must be at most ${opts.max} characters`);
+  return v;
+}
+
+export function onlyFields(raw: Record<string, unknown>, allowed: string[]): void {
+  for (const k of Object.keys(raw)) {
+    if (!allowed.includes(k) && k !== 'object' && k !== 'externalId') throw new ImportFieldError(k, 'is not a known field');
+  }
+}
+
+/** Splits long id lists so that no query exceeds the databases' parameter limits. */
+export function* chunks<T>(items: T[], size = 500): Generator<T[]> {
+  for (let i = 0; i < items.length; i += size) yield items.slice(i, i + size);
+}

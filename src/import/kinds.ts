@@ -1,0 +1,7 @@
+// Every kind the importer knows, in the order their rows are written (referenced kinds first).
+import type { ImportKind } from './kind.ts';
+import { userKind } from './users.ts';
+
+export function importKinds(): ImportKind<any>[] {
+  return [userKind];
+}

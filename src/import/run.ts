@@ -1,0 +1,135 @@
+// Runs one import: parse (NDJSON or a JSON array), check every object, then apply all of it in
+// one transaction, kind by kind in dependency order, so an import is all-or-nothing.
+import type { Db } from '../db/database.ts';
+import { ImportError, ImportFieldError, type ImportContext, type ImportItem, type ImportKind } from './kind.ts';
+
+export interface ImportResult {
+  counts: Record<string, number>;
+  /** object → externalId → server id */
+  ids: Record<string, Record<string, string>>;
+}
+
+export interface ImportOptions {
+  onProgress?: (phase: string, done: number, total: number) => void;
+  extras?: Record<string, unknown>;
+  now?: number;
+}
+
+const MAX_REPORTED = 50;
+
+/** Parses the text into objects with the line (NDJSON) or item number (JSON array) of each. */
+export function parseImport(text: string): Array<{ line: number; value: unknown }> {
+  const trimmed = text.trimStart();
+  if (trimmed.startsWith('[')) {
+    let arr: unknown;
+    try {
+      arr = JSON.parse(text);
+    } catch (err) {
+      throw new ImportError(0, '(file)', `not valid JSON: ${(err as Error).message}`);
+    }
+    return (arr as unknown[]).map((value, i) => ({ line: i + 1, value }));
+  }
+  const out: Array<{ line: number; value: unknown }> = [];
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const l = (lines[i] as string).trim();
+    if (l === '') continue;
+    try {
+      out.push({ line: i + 1, value: JSON.parse(l) });
+    } catch (err) {
+      throw new ImportError(i + 1, '(line)', `not valid JSON: ${(err as Error).message}`);
+    }
+  }
+  return out;
+}
+
+export class ImportFailed extends Error {
+  override name = 'ImportFailed';
+  readonly errors: ImportError[];
+  constructor(errors: ImportError[]) {
+    super(errors.map((e) => e.message).join('\n'));
+    this.errors = errors;
+  }
+}
+
+export async function runImport(db: Db, workspaceId: string, kinds: ImportKind<any>[], text: string, opts: ImportOptions = {}): Promise<ImportResult> {
+  const now = opts.now ?? Date.now();
+  const byObject = new Map(kinds.map((k) => [k.object, k]));
+  const groups = new Map<string, ImportItem<unknown>[]>(kinds.map((k) => [k.object, []]));
+  const errors: ImportError[] = [];
+  const seen = new Set<string>();
+  const parsed = parseImport(text);
+
+  for (const { line, value } of parsed) {
+    if (errors.length >= MAX_REPORTED) break;
+    try {
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ImportFieldError('(object)', 'each entry must be a JSON object');
+      const raw = value as Record<string, unknown>;
+      const kind = byObject.get(raw.object as string);
+      if (!kind) throw new ImportFieldError('object', `must be one of ${[...byObject.keys()].join(', ')}`);
+      const ext = raw.externalId;
+      if (typeof ext !== 'string' || ext.length < 1 || ext.length > 255) throw new ImportFieldError('externalId', 'must be a string of 1 to 255 characters');
+      if (seen.has(`${kind.object}:${ext}`)) throw new ImportFieldError('externalId', `"${ext}" appears twice for ${kind.object}`);
+      seen.add(`${kind.object}:${ext}`);
+      groups.get(kind.object)?.push({ line, externalId: ext, value: kind.check(raw) });
+    } catch (err) {
+      if (!(err instanceof ImportFieldError)) throw err;
+      errors.push(new ImportError(line, err.field, err.message));
+    }
+  }
+  if (errors.length > 0) throw new ImportFailed(errors);
+
+  const ids: Record<string, Record<string, string>> = {};
+  const register = (object: string, externalId: string, id: string) => {
+    (ids[object] ??= {})[externalId] = id;
+  };
+  const base = { dialect: db.dialect, workspaceId, now, extras: opts.extras ?? {} };
+
+  const undo: Array<() => Promise<void>> = [];
+  try {
+    for (const kind of kinds) {
+      const items = groups.get(kind.object) as ImportItem<unknown>[];
+      if (kind.prepare && items.length > 0) undo.push((await kind.prepare(base, items)).undo);
+    }
+    await db.kysely.transaction().execute(async (tx) => {
+      const resolve = async (object: string, externalId: string, at: { line: number; field: string }): Promise<string> => {
+        const known = ids[object]?.[externalId];
+        if (known) return known;
+        const kind = byObject.get(object);
+        const found = kind ? (await kind.lookup(tx, workspaceId, [externalId])).get(externalId) : undefined;
+        if (!found) throw new ImportError(at.line, at.field, `no ${object} with externalId "${externalId}" in this import or the workspace`);
+        return found;
+      };
+      const ctx: ImportContext = { ...base, tx, resolve, register };
+      let done = 0;
+      const total = parsed.length * 2;
+      for (const phase of ['upsert', 'link'] as const) {
+        for (const kind of kinds) {
+          const items = groups.get(kind.object) as ImportItem<unknown>[];
+          if (items.length === 0) continue;
+          await inLine(items, async () => (phase === 'upsert' ? kind.upsert(ctx, items) : kind.link?.(ctx, items)));
+          done += items.length;
+          opts.onProgress?.(phase, done, total);
+        }
+      }
+    });
+  } catch (err) {
+    for (const u of undo) await u().catch(() => {});
+    if (err instanceof ImportError) throw new ImportFailed([err]);
+    throw err;
+  }
+  const counts: Record<string, number> = {};
+  for (const [object, items] of groups) if (items.length > 0) counts[object] = items.length;
+  return { counts, ids };
+}
+
+// Kinds should raise ImportError with the item's line; a bare field error is tied to the item when
+// the group has only one.
+async function inLine(items: ImportItem<unknown>[], fn: () => Promise<unknown>): Promise<void> {
+  try {
+    await fn();
+  } catch (err) {
+    if (err instanceof ImportFieldError) throw new ImportError(items.length === 1 ? (items[0] as ImportItem<unknown>).line : 0, err.field, err.message);
+    throw err;
+  }
+}

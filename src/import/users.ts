@@ -1,0 +1,55 @@
+import { type Executor, isUniqueViolation } from '../db/database.ts';
+import { isoNow, newId } from '../lib/ids.ts';
+import { AdminInputError, checkUser } from '../workspaces/service.ts';
+import { type ImportKind, ImportError, ImportFieldError, chunks, onlyFields, str } from './kind.ts';
+
+interface UserInput {
+  email: string;
+  name: string | null;
+  role: 'admin' | 'member';
+}
+
+export const userKind: ImportKind<UserInput> = {
+  object: 'user',
+  check(raw) {
+    onlyFields(raw, ['email', 'name', 'role']);
+    const email = str(raw, 'email', { required: true }) as string;
+    try {
+      return checkUser({ workspaceId: '', email, name: str(raw, 'name', { max: 255 }), role: str(raw, 'role') ?? 'member' });
+    } catch (err) {
+      if (err instanceof AdminInputError) throw new ImportFieldError(/role/.test(err.message) ? 'role' : 'email', err.message);
+      throw err;
+    }
+  },
+  async lookup(tx: Executor, workspaceId, externalIds) {
+    const found = new Map<string, string>();
+    for (const part of chunks(externalIds)) {
+      const rows = await tx.selectFrom('users').select(['id', 'external_id']).where('workspace_id', '=', workspaceId).where('external_id', 'in', part).execute();
+      for (const r of rows) found.set(r.external_id as string, r.id);
+    }
+    return found;
+  },
+  async upsert(ctx, items) {
+    const existing = await userKind.lookup(ctx.tx, ctx.workspaceId, items.map((i) => i.externalId));
+    const at = isoNow(ctx.now);
+    for (const item of items) {
+      const { email, name, role } = item.value;
+      let id = existing.get(item.externalId);
+      if (id) {
+        await ctx.tx.updateTable('users').set({ email, name, role, updated_at: at }).where('id', '=', id).execute();
+      } else {
+        id = newId('usr', ctx.now);
+        try {
+          await ctx.tx
+            .insertInto('users')
+            .values({ id, workspace_id: ctx.workspaceId, external_id: item.externalId, email, name, role, created_at: at, updated_at: at })
+            .execute();
+        } catch (err) {
+          if (isUniqueViolation(err)) throw new ImportError(item.line, 'email', `another user of the workspace has the email "${email}"`);
+          throw err;
+        }
+      }
+      ctx.register('user', item.externalId, id);
+    }
+  },
+};

@@ -1,0 +1,30 @@
+// Opening and closing what the server and the CLI share: the database (migrated) and the
+// services built on it. Nothing here runs at import time.
+import type { Logger } from 'pino';
+import type { Config } from './config.ts';
+import { Authenticator } from './auth/service.ts';
+import { openDb, type Db } from './db/database.ts';
+import { migrate } from './db/migrate.ts';
+import type { Deps } from './http/context.ts';
+
+export async function openDatabase(config: Config, logger?: Logger): Promise<Db> {
+  const db = openDb({ dataDir: config.dataDir, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}) });
+  try {
+    const applied = await migrate(db);
+    if (applied.length > 0) logger?.info({ applied }, 'migrations applied');
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
+  return db;
+}
+
+export async function openDeps(config: Config, logger: Logger): Promise<Deps> {
+  const db = await openDatabase(config, logger);
+  return { db, logger, auth: new Authenticator(db) };
+}
+
+export async function closeDeps(deps: Deps): Promise<void> {
+  await deps.rateLimiter?.close();
+  await deps.db.close();
+}

@@ -1,0 +1,37 @@
+// The entry point: read the configuration, open the dependencies, listen, and shut down
+// gracefully on SIGTERM/SIGINT (stop accepting, let requests in flight finish, close the pools).
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from './app.ts';
+import type { Config } from './config.ts';
+import { createLogger } from './logger.ts';
+import { closeDeps, openDeps } from './runtime.ts';
+
+export async function startServer(config: Config): Promise<FastifyInstance> {
+  const logger = createLogger(config.logLevel);
+  const deps = await openDeps(config, logger);
+  const app = await buildApp(config, deps);
+  app.addHook('onClose', async () => closeDeps(deps));
+  await app.listen({ port: config.port, host: config.host });
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    const force = setTimeout(() => {
+      logger.error('shutdown took too long; exiting');
+      process.exit(1);
+    }, 10_000);
+    force.unref();
+    app.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        logger.error({ err }, 'error while shutting down');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+  return app;
+}
