@@ -1,5 +1,5 @@
 // buildApp(config, deps) assembles the service and returns it; only the entry point listens.
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Config } from './config.ts';
 import { authRoutes } from './auth/routes.ts';
 import { fileRoutes } from './files/routes.ts';
@@ -7,6 +7,7 @@ import { JSON_BODY_LIMIT, installJsonParser } from './http/body.ts';
 import type { Deps } from './http/context.ts';
 import { installErrorHandling } from './http/error-handler.ts';
 import { healthRoutes } from './http/health.ts';
+import { installIdempotency } from './http/idempotency.ts';
 import { installPipeline } from './http/pipeline.ts';
 import { requestIdFor } from './http/request-id.ts';
 import { installValidators } from './http/validation.ts';
@@ -16,9 +17,9 @@ import { messageRoutes } from './messages/routes.ts';
 export async function buildApp(config: Config, deps: Deps): Promise<FastifyInstance> {
   const app: FastifyInstance = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
-    disableRequestLogging: true,
+    // Fastify's own request lines are off: the pipeline writes one line per request instead.
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
     genReqId: requestIdFor,
-    requestIdLogLabel: 'requestId',
     bodyLimit: JSON_BODY_LIMIT,
     // Large uploads may take minutes, so there is no cap on a whole request; a connection that
     // sends nothing for a minute is closed instead, and headers must arrive within 30 s.
@@ -36,6 +37,7 @@ export async function buildApp(config: Config, deps: Deps): Promise<FastifyInsta
   installJsonParser(app);
   installErrorHandling(app);
   installPipeline(app, deps);
+  installIdempotency(app, deps);
 
   const opts = { config, deps };
   await app.register(healthRoutes(deps));

@@ -1,0 +1,71 @@
+// The idempotency_keys table: claims, replays and leases (decisions §6). A claim is a row in
+// state 'pending'; the handler's transaction turns it into 'done' with the response, so the
+// stored response and the writes commit together. A pending claim whose holder died (crash,
+// lost connection) can be taken over once its lease has run out.
+import type { Executor } from '../db/database.ts';
+
+export const RETENTION_MS = 24 * 3600 * 1000;
+export const LEASE_MS = 30_000;
+
+export type Claim =
+  | { kind: 'claimed'; lockedAt: string }
+  | { kind: 'replay'; status: number; body: string }
+  | { kind: 'in_flight' }
+  | { kind: 'mismatch' };
+
+export async function claimKey(db: Executor, workspaceId: string, key: string, fingerprint: string, now: number): Promise<Claim> {
+  const lockedAt = new Date(now).toISOString();
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const inserted = await db
+      .insertInto('idempotency_keys')
+      .values({ workspace_id: workspaceId, key, fingerprint, state: 'pending', status_code: null, body: null, locked_at: lockedAt, created_at: lockedAt })
+      .onConflict((oc) => oc.columns(['workspace_id', 'key']).doNothing())
+      .executeTakeFirst();
+    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 1) return { kind: 'claimed', lockedAt };
+
+    const row = await db.selectFrom('idempotency_keys').selectAll().where('workspace_id', '=', workspaceId).where('key', '=', key).executeTakeFirst();
+    if (!row) continue; // purged between the two statements: try again
+    const expired = now - Date.parse(row.created_at) > RETENTION_MS;
+    const abandoned = row.state === 'pending' && now - Date.parse(row.locked_at) > LEASE_MS;
+    if (expired || (abandoned && row.fingerprint === fingerprint)) {
+      // Compare-and-set on the old lock so that of several takers exactly one wins.
+      const taken = await db
+        .updateTable('idempotency_keys')
+        .set({ fingerprint, state: 'pending', status_code: null, body: null, locked_at: lockedAt, created_at: expired ? lockedAt : row.created_at })
+        .where('workspace_id', '=', workspaceId)
+        .where('key', '=', key)
+        .where('locked_at', '=', row.locked_at)
+        .where('state', '=', row.state)
+        .executeTakeFirst();
+      if (Number(taken.numUpdatedRows) === 1) return { kind: 'claimed', lockedAt };
+      continue;
+    }
+    if (row.fingerprint !== fingerprint) return { kind: 'mismatch' };
+    if (row.state === 'done') return { kind: 'replay', status: row.status_code as number, body: row.body as string };
+    return { kind: 'in_flight' };
+  }
+  return { kind: 'in_flight' };
+}
+
+/** Stores the outcome; false when the claim was lost (taken over after its lease ran out). */
+export async function finishKey(db: Executor, workspaceId: string, key: string, lockedAt: string, status: number, body: string): Promise<boolean> {
+  const r = await db
+    .updateTable('idempotency_keys')
+    .set({ state: 'done', status_code: status, body })
+    .where('workspace_id', '=', workspaceId)
+    .where('key', '=', key)
+    .where('locked_at', '=', lockedAt)
+    .where('state', '=', 'pending')
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
+}
+
+/** Gives the key back (after a 5xx) so that the client's retry runs the request again. */
+export async function releaseKey(db: Executor, workspaceId: string, key: string, lockedAt: string): Promise<void> {
+  await db.deleteFrom('idempotency_keys').where('workspace_id', '=', workspaceId).where('key', '=', key).where('locked_at', '=', lockedAt).where('state', '=', 'pending').execute();
+}
+
+export async function purgeExpiredKeys(db: Executor, now: number): Promise<number> {
+  const r = await db.deleteFrom('idempotency_keys').where('created_at', '<', new Date(now - RETENTION_MS).toISOString()).executeTakeFirst();
+  return Number(r.numDeletedRows);
+}

@@ -1,0 +1,106 @@
+// Idempotency-Key on state-changing POSTs (decisions §6). The claim is taken after every other
+// check (auth, version, rate limit, scope, validation), so requests refused by those are not
+// stored and can simply be retried.
+import { createHash } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Executor } from '../db/database.ts';
+import type { Deps } from './context.ts';
+import { AppError } from './errors.ts';
+import { claimKey, finishKey, releaseKey } from './idempotency-store.ts';
+
+interface IdempotencyState {
+  key: string;
+  lockedAt: string;
+  finished: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    idempotency: IdempotencyState | null;
+  }
+}
+
+const PRINTABLE = /^[\x20-\x7e]+$/;
+
+/** JSON with object keys sorted, so that equal bodies have equal fingerprints. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const keys = Object.keys(value).sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+function readKey(request: FastifyRequest): string | null {
+  const raw = request.headers['idempotency-key'];
+  if (raw === undefined) return null;
+  const param = { param: 'Idempotency-Key' };
+  if (typeof raw !== 'string' || raw.length === 0) throw new AppError('invalid_idempotency_key', 'Idempotency-Key must be 1 to 255 printable ASCII characters.', param);
+  if (raw.length > 255) throw new AppError('idempotency_key_too_long', 'Idempotency-Key must be at most 255 characters.', param);
+  if (!PRINTABLE.test(raw)) throw new AppError('invalid_idempotency_key', 'Idempotency-Key must contain only printable ASCII characters.', param);
+  return raw;
+}
+
+export function installIdempotency(app: FastifyInstance, deps: Deps): void {
+  app.decorateRequest('idempotency', null);
+
+  app.addHook('preHandler', async (request, reply) => {
+    if (!request.routeOptions.config.idempotent) return;
+    const key = readKey(request);
+    if (key === null) return;
+    const fingerprint = createHash('sha256').update(`${request.method} ${request.url}\n${canonicalJson(request.body ?? null)}`).digest('hex');
+    const ws = request.principal.workspaceId;
+    const claim = await claimKey(deps.db.kysely, ws, key, fingerprint, request.startedAt);
+    switch (claim.kind) {
+      case 'claimed':
+        request.idempotency = { key, lockedAt: claim.lockedAt, finished: false };
+        return;
+      case 'replay':
+        return reply.code(claim.status).header('Idempotent-Replayed', 'true').type('application/json; charset=utf-8').send(claim.body);
+      case 'in_flight':
+        throw new AppError('idempotency_conflict', 'A request with this Idempotency-Key is still being processed; retry shortly.', {
+          param: 'Idempotency-Key',
+          headers: { 'Retry-After': '1' },
+        });
+      case 'mismatch':
+        throw new AppError('idempotency_key_reused', 'This Idempotency-Key was used with a different request; use a new key.', { param: 'Idempotency-Key' });
+    }
+  });
+
+  // Outcomes that did not go through write() (errors, mostly) are stored or released here.
+  app.addHook('onSend', async (request, reply, payload) => {
+    const idem = request.idempotency;
+    if (!idem || idem.finished) return payload;
+    idem.finished = true;
+    const ws = request.principal.workspaceId;
+    if (reply.statusCode < 500 && typeof payload === 'string') {
+      await finishKey(deps.db.kysely, ws, idem.key, idem.lockedAt, reply.statusCode, payload);
+    } else {
+      await releaseKey(deps.db.kysely, ws, idem.key, idem.lockedAt);
+    }
+    return payload;
+  });
+}
+
+/**
+ * Runs a handler's writes in one transaction. With an Idempotency-Key, the serialized response is
+ * stored in that same transaction, so a crash leaves either both or neither.
+ */
+export async function write<T>(deps: Deps, request: FastifyRequest, reply: FastifyReply, fn: (tx: Executor) => Promise<T>): Promise<T> {
+  return deps.db.kysely.transaction().execute(async (tx) => {
+    const result = await fn(tx);
+    const idem = request.idempotency;
+    if (idem && !idem.finished) {
+      const body = reply.serialize(result) as string;
+      if (!(await finishKey(tx, request.principal.workspaceId, idem.key, idem.lockedAt, 200, body))) {
+        throw new AppError('idempotency_conflict', 'Another request with this Idempotency-Key took over; retry shortly.', {
+          param: 'Idempotency-Key',
+          headers: { 'Retry-After': '1' },
+        });
+      }
+      idem.finished = true;
+    }
+    return result;
+  });
+}

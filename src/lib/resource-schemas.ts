@@ -1,0 +1,44 @@
+// Response shapes shared by several resources (spec: "Common field value object",
+// "Relationship object").
+import { Type } from '@sinclair/typebox';
+
+export const VALUE_TYPES = [
+  'ADDRESS',
+  'CHECKBOX',
+  'CURRENCY',
+  'DATETIME',
+  'EMAIL',
+  'FULL_NAME',
+  'MARKDOWN',
+  'MULTI_SELECT',
+  'NUMBER',
+  'SINGLE_SELECT',
+  'SOCIAL_HANDLE',
+  'TELEPHONE',
+  'TEXT',
+  'URL',
+] as const;
+export type ValueType = (typeof VALUE_TYPES)[number];
+
+export const FieldValue = Type.Object(
+  {
+    // string, number, boolean, string[], Address or FullName object; null when unset. Left open
+    // here so that serialization keeps whatever the field holds.
+    value: Type.Unknown({ description: 'string, number, boolean, array of string, Address or FullName object; null when unset' }),
+    valueType: Type.String({ description: 'The data type of the field (TEXT, NUMBER, ADDRESS, …).' }),
+  },
+  { additionalProperties: false },
+);
+
+export const Fields = Type.Record(Type.String(), FieldValue);
+
+export const Relationship = Type.Object(
+  {
+    cardinality: Type.Union([Type.Literal('has_one'), Type.Literal('has_many')]),
+    objectType: Type.String(),
+    values: Type.Array(Type.String()),
+  },
+  { additionalProperties: false },
+);
+
+export const Relationships = Type.Record(Type.String(), Relationship);

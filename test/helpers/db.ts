@@ -1,0 +1,72 @@
+// A fresh database per test suite: a temporary SQLite file, or a PostgreSQL schema of its own,
+// so that test files can run in parallel.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { type DialectName, type Db, openDb } from '../../src/db/database.ts';
+import { migrate } from '../../src/db/migrate.ts';
+import { IN_CI, services, TEST_DATABASE_URL } from './services.ts';
+
+export interface TestDb {
+  db: Db;
+  dataDir: string;
+  /** For a PostgreSQL test database, a connection string whose search_path is its schema. */
+  databaseUrl?: string;
+  schema?: string;
+  /** Where a SQLite database lives. */
+  sqliteFile?: string;
+  drop(): Promise<void>;
+}
+
+/** The dialects this run can test: SQLite always; PostgreSQL when reachable (and always in CI). */
+export async function testDialects(): Promise<DialectName[]> {
+  const s = await services();
+  return s.postgres || IN_CI ? ['sqlite', 'postgres'] : ['sqlite'];
+}
+
+export function withSearchPath(url: string, schema: string): string {
+  const u = new URL(url);
+  u.searchParams.set('options', `-c search_path=${schema}`);
+  return u.toString();
+}
+
+export async function createTestDb(dialect: DialectName): Promise<TestDb> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'rolodex-test-'));
+  if (dialect === 'sqlite') {
+    const sqliteFile = join(dataDir, 'rolodex.db');
+    const db = openDb({ dataDir, sqliteFile });
+    await migrate(db);
+    return {
+      db,
+      dataDir,
+      sqliteFile,
+      drop: async () => {
+        await db.close();
+        rmSync(dataDir, { recursive: true, force: true });
+      },
+    };
+  }
+  const schema = `t_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await admin.connect();
+  await admin.query(`create schema ${schema}`);
+  await admin.end();
+  const db = openDb({ dataDir, databaseUrl: TEST_DATABASE_URL, schema });
+  await migrate(db);
+  return {
+    db,
+    dataDir,
+    databaseUrl: withSearchPath(TEST_DATABASE_URL, schema),
+    schema,
+    drop: async () => {
+      await db.close();
+      const c = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      await c.connect();
+      await c.query(`drop schema if exists ${schema} cascade`);
+      await c.end();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}

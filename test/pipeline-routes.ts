@@ -1,0 +1,49 @@
+// Test-only routes that exercise the shared request pipeline (JSON rules, validation codes,
+// idempotency) independently of any one resource.
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { Deps } from '../src/http/context.ts';
+import { AppError } from '../src/http/errors.ts';
+import { write } from '../src/http/idempotency.ts';
+import { createUser } from '../src/workspaces/service.ts';
+
+export const EchoBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 10 }),
+    count: Type.Optional(Type.Integer({ minimum: 0 })),
+    nested: Type.Optional(Type.Object({ tags: Type.Array(Type.String()) }, { additionalProperties: false })),
+  },
+  { additionalProperties: false },
+);
+
+export function pipelineRoutes(app: FastifyInstance, deps: Deps): void {
+  app.post('/v1/test/echo', { config: { operation: 'testEcho', scopes: ['lists:create'], category: 'Write' }, schema: { body: EchoBody } }, async (request) => ({
+    received: request.body,
+  }));
+  app.get(
+    '/v1/test/page',
+    {
+      config: { operation: 'testPage', scopes: [], category: 'Search' },
+      schema: { querystring: Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 25, default: 25 }), offset: Type.Integer({ minimum: 0, default: 0 }) }) },
+    },
+    async (request) => ({ query: request.query }),
+  );
+  // Creates a user named in the body: a write whose effect tests can count.
+  app.post(
+    '/v1/test/users',
+    {
+      config: { operation: 'testCreateUser', scopes: [], category: 'Write', idempotent: true },
+      schema: { body: Type.Object({ email: Type.String(), fail: Type.Optional(Type.String()) }, { additionalProperties: false }) },
+    },
+    async (request, reply) => {
+      const body = request.body as { email: string; fail?: string };
+      return write(deps, request, reply, async (tx) => {
+        const user = await createUser(tx, { workspaceId: request.principal.workspaceId, email: body.email });
+        if (body.fail === 'client') throw new AppError('invalid_value', 'asked to fail', { param: 'fail' });
+        if (body.fail === 'server') throw new Error('boom');
+        if (body.fail === 'slow') await new Promise((r) => setTimeout(r, 300));
+        return { id: user.id, email: user.email };
+      });
+    },
+  );
+}
