@@ -1,0 +1,97 @@
+// The operator CLI on both databases: workspaces, users and keys, --json output, and clear
+// refusals with the documented exit codes (1 refused, 2 wrong usage).
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { main } from '../src/cli/main.ts';
+import type { Io } from '../src/cli/io.ts';
+import { createTestDb, type TestDb, testDialects } from './helpers/db.ts';
+
+function captureIo(env: Record<string, string>): Io & { stdout: string[]; stderr: string[] } {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  return { out: (t) => stdout.push(t), err: (t) => stderr.push(t), env, isTty: false, stdout, stderr };
+}
+
+for (const dialect of await testDialects()) {
+  describe(`cli [${dialect}]`, () => {
+    let tdb: TestDb;
+    let env: Record<string, string>;
+    before(async () => {
+      tdb = await createTestDb(dialect);
+      env = { DATA_DIR: tdb.dataDir, ...(tdb.databaseUrl ? { DATABASE_URL: tdb.databaseUrl } : {}) };
+    });
+    after(async () => tdb.drop());
+
+    async function rolodex(...args: string[]) {
+      const io = captureIo(env);
+      const code = await main(args, io);
+      return { code, io, json: () => JSON.parse(io.stdout.join('')) };
+    }
+
+    test('workspace, user and key creation print JSON that works together', async () => {
+      const ws = await rolodex('workspace', 'create', '--name', 'Acme', '--json');
+      assert.equal(ws.code, 0, ws.io.stderr.join(''));
+      assert.match(ws.json().id, /^ws_/);
+      assert.equal(ws.json().name, 'Acme');
+      const user = await rolodex('user', 'create', '--workspace', ws.json().id, '--email', 'Ann@Acme.test', '--role', 'admin', '--json');
+      assert.equal(user.code, 0, user.io.stderr.join(''));
+      assert.equal(user.json().email, 'ann@acme.test');
+      assert.equal(user.json().role, 'admin');
+      const key = await rolodex('key', 'create', '--workspace', ws.json().id, '--user', user.json().id, '--scopes', 'lists:read,files:read', '--json');
+      assert.equal(key.code, 0, key.io.stderr.join(''));
+      assert.deepEqual(Object.keys(key.json()).sort(), ['expiresAt', 'id', 'scopes', 'secret', 'subjectType']);
+      assert.equal(key.json().subjectType, 'user');
+      assert.deepEqual(key.json().scopes, ['lists:read', 'files:read']);
+      assert.match(key.json().secret, /^rdx_/);
+      const wsKey = await rolodex('key', 'create', '--workspace', ws.json().id, '--json');
+      assert.equal(wsKey.json().subjectType, 'workspace');
+      assert.deepEqual(wsKey.json().scopes, []);
+
+      const list = await rolodex('key', 'list', '--workspace', ws.json().id, '--json');
+      assert.equal(list.json().length, 2);
+      assert.ok(!JSON.stringify(list.json()).includes(key.json().secret.slice(13)), 'listing never shows a secret');
+      const revoked = await rolodex('key', 'revoke', key.json().id, '--json');
+      assert.equal(revoked.code, 0);
+      assert.ok(revoked.json().revokedAt);
+      const workspaces = await rolodex('workspace', 'list', '--json');
+      assert.ok(workspaces.json().some((w: { id: string }) => w.id === ws.json().id));
+    });
+
+    test('bad input is refused with a clear message and a non-zero exit', async () => {
+      const ws = (await rolodex('workspace', 'create', '--name', 'Beta', '--json')).json();
+      const cases: Array<[string[], number, RegExp]> = [
+        [['key', 'create', '--workspace', ws.id, '--scopes', 'lists:read,root'], 2, /unknown scope "root"/],
+        [['key', 'create', '--workspace', ws.id, '--expires-in', 'soon'], 2, /invalid duration/],
+        [['key', 'create', '--workspace', 'ws_missing'], 1, /no workspace/],
+        [['key', 'create', '--workspace', ws.id, '--user', 'usr_missing'], 1, /no user/],
+        [['user', 'create', '--workspace', ws.id, '--email', 'not-an-email'], 1, /invalid email/],
+        [['user', 'create', '--workspace', ws.id, '--email', 'x@y.test', '--role', 'owner'], 1, /role must be/],
+        [['user', 'create', '--workspace', ws.id], 2, /--email is required/],
+        [['workspace', 'create'], 2, /--name is required/],
+        [['workspace', 'create', '--name', 'x', '--bogus'], 2, /bogus/],
+        [['key', 'revoke', 'key_missing'], 1, /no key/],
+        [['frobnicate'], 2, /unknown command/],
+      ];
+      for (const [args, code, message] of cases) {
+        const r = await rolodex(...args);
+        assert.equal(r.code, code, `${args.join(' ')}: ${r.io.stderr.join('')}`);
+        assert.match(r.io.stderr.join(''), message, args.join(' '));
+        assert.equal(r.io.stdout.join(''), '', 'nothing on stdout when refused');
+      }
+      const dup = await rolodex('user', 'create', '--workspace', ws.id, '--email', 'dup@y.test');
+      assert.equal(dup.code, 0);
+      const again = await rolodex('user', 'create', '--workspace', ws.id, '--email', 'DUP@y.test');
+      assert.equal(again.code, 1);
+      assert.match(again.io.stderr.join(''), /already exists/);
+    });
+  });
+}
+
+test('a wrong configuration value names the variable', async () => {
+  const io = captureIo({ DATA_DIR: '/tmp', PORT: 'eighty' });
+  assert.equal(await main(['migrate'], io), 1);
+  assert.match(io.stderr.join(''), /PORT must be a whole number/);
+  const io2 = captureIo({ DATA_DIR: '/tmp', DATABASE_URL: 'mysql://x' });
+  assert.equal(await main(['migrate'], io2), 1);
+  assert.match(io2.stderr.join(''), /DATABASE_URL must be a URL starting with postgres:/);
+});
