@@ -19,6 +19,8 @@ export interface Db {
   dialect: DialectName;
   /** PostgreSQL pool, for metrics; absent on SQLite. */
   pool?: pg.Pool;
+  /** The PostgreSQL schema in use when not the default one. */
+  schema?: string;
   close(): Promise<void>;
 }
 
@@ -41,8 +43,15 @@ function setPgTypes(): void {
   pgTypesSet = true;
 }
 
+// A schema named in the URL (`?options=-c search_path=x`) counts as the schema in use.
+function schemaOf(url: string): string | undefined {
+  const options = new URL(url).searchParams.get('options') ?? '';
+  return /search_path=([A-Za-z_][A-Za-z0-9_]*)/.exec(options)?.[1];
+}
+
 export function openDb(opts: DbOptions): Db {
   if (opts.databaseUrl) {
+    const schema = opts.schema ?? schemaOf(opts.databaseUrl);
     setPgTypes();
     const pool = new pg.Pool({
       connectionString: opts.databaseUrl,
@@ -52,7 +61,7 @@ export function openDb(opts: DbOptions): Db {
     // An idle client losing its server must not crash the process; the next query reports it.
     pool.on('error', () => {});
     const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return { kysely, dialect: 'postgres', pool, close: () => kysely.destroy() };
+    return { kysely, dialect: 'postgres', pool, ...(schema ? { schema } : {}), close: () => kysely.destroy() };
   }
   const dialect = new NodeSqliteDialect(opts.sqliteFile ?? join(opts.dataDir, 'rolodex.db'));
   const kysely = new Kysely<Database>({ dialect });

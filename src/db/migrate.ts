@@ -22,6 +22,9 @@ export async function migrate(db: Db): Promise<string[]> {
   const migrator = new Migrator({
     db: db.kysely,
     provider: { getMigrations: async () => MIGRATIONS },
+    // Kysely looks for its own tables by name across schemas; name the schema so that databases
+    // sharing one PostgreSQL server (tests, several tenants) do not see each other's.
+    ...(db.schema ? { migrationTableSchema: db.schema } : {}),
   });
   const result: MigrationResultSet = await migrator.migrateToLatest();
   const failed = result.results?.find((r) => r.status === 'Error');
