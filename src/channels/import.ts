@@ -5,7 +5,7 @@ import { type ImportKind, ImportError, ImportFieldError, chunks, onlyFields, str
 import { isoNow, newId } from '../lib/ids.ts';
 import type { Visibility } from '../messages/tables.ts';
 import { AdminInputError } from '../workspaces/service.ts';
-import { checkLabel, checkVisibility, replaceMembers } from './service.ts';
+import { applyVisibility, checkLabel, checkVisibility, replaceMembers } from './service.ts';
 
 interface ChannelInput {
   provider: string;
@@ -52,7 +52,8 @@ export const channelKind: ImportKind<ChannelInput> = {
       const { provider, name, visibility } = item.value;
       let id = existing.get(item.externalId);
       if (id) {
-        await ctx.tx.updateTable('channels').set({ provider, name, visibility, updated_at: at }).where('id', '=', id).execute();
+        await ctx.tx.updateTable('channels').set({ provider, name, updated_at: at }).where('id', '=', id).execute();
+        await applyVisibility(ctx.tx, id, visibility, at);
       } else {
         id = newId('chn', ctx.now);
         await ctx.tx

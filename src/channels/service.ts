@@ -73,7 +73,7 @@ async function findUserRef(db: Executor, workspaceId: string, ref: string): Prom
 export async function setVisibility(db: Executor, workspaceId: string, ref: string, visibility: string, now = Date.now()) {
   const channel = await findChannel(db, workspaceId, ref);
   const v = checkVisibility(visibility);
-  await db.updateTable('channels').set({ visibility: v, updated_at: isoNow(now) }).where('id', '=', channel.id).execute();
+  await applyVisibility(db, channel.id, v, isoNow(now));
   return describeChannel({ ...channel, visibility: v }, await memberCount(db, channel.id));
 }
 
@@ -84,6 +84,12 @@ export async function changeMembers(db: Executor, workspaceId: string, ref: stri
   const remove = [...new Set(await Promise.all((change.remove ?? []).map((u) => findUserRef(db, workspaceId, u))))];
   await replaceMembers(db, channel.id, add, remove, isoNow(now));
   return describeChannel(channel, await memberCount(db, channel.id));
+}
+
+/** Sets a channel's visibility and its messages' copy of it; call inside one transaction. */
+export async function applyVisibility(db: Executor, channelId: string, v: Visibility, at: string): Promise<void> {
+  await db.updateTable('channels').set({ visibility: v, updated_at: at }).where('id', '=', channelId).execute();
+  await db.updateTable('messages').set({ channel_visibility: v }).where('channel_id', '=', channelId).where('channel_visibility', '<>', v).execute();
 }
 
 export async function replaceMembers(db: Executor, channelId: string, add: string[], remove: string[], at: string): Promise<void> {

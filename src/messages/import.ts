@@ -4,7 +4,7 @@
 import type { Executor } from '../db/database.ts';
 import { type ImportKind, ImportFieldError, chunks, onlyFields, str } from '../import/kind.ts';
 import { isoNow, newId } from '../lib/ids.ts';
-import type { TextType } from './tables.ts';
+import type { TextType, Visibility } from './tables.ts';
 
 export interface MessageInput {
   channel: string;
@@ -114,7 +114,7 @@ export const messageKind: ImportKind<MessageInput> = {
   },
   async upsert(ctx, items) {
     const existing = await lookup(ctx.tx, ctx.workspaceId, items.map((i) => i.externalId));
-    const channels = new Map<string, { id: string; provider: string }>();
+    const channels = new Map<string, { id: string; provider: string; visibility: Visibility }>();
     const delta = new Map<string, number>();
     const bump = (id: string, n: number) => delta.set(id, (delta.get(id) ?? 0) + n);
     const at = isoNow(ctx.now);
@@ -124,12 +124,13 @@ export const messageKind: ImportKind<MessageInput> = {
       let channel = channels.get(v.channel);
       if (!channel) {
         const id = await ctx.resolve('channel', v.channel, { line: item.line, field: 'channel' });
-        const row = await ctx.tx.selectFrom('channels').select('provider').where('id', '=', id).executeTakeFirstOrThrow();
-        channel = { id, provider: row.provider };
+        const row = await ctx.tx.selectFrom('channels').select(['provider', 'visibility']).where('id', '=', id).executeTakeFirstOrThrow();
+        channel = { id, provider: row.provider, visibility: row.visibility };
         channels.set(v.channel, channel);
       }
       const values = {
         channel_id: channel.id,
+        channel_visibility: channel.visibility,
         sent_at: v.sentAt,
         edited_at: v.editedAt,
         provider: v.provider ?? channel.provider,
@@ -175,6 +176,7 @@ type NewRow = {
   workspace_id: string;
   external_id: string;
   channel_id: string;
+  channel_visibility: Visibility;
   sent_at: string;
   edited_at: string | null;
   provider: string;

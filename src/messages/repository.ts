@@ -61,9 +61,10 @@ export async function countVisible(db: Executor, c: Caller): Promise<{ visible: 
 
 function pageIds(c: Caller, limit: number, offset: number, strategy: Strategy): RawBuilder<unknown> {
   if (strategy === 'walk') {
+    // Filters on columns of messages_workspace_sent only; the outer query re-checks every kept row
+    // against the channel itself, so a stale copy could only ever drop a row, never expose one.
     return sql`select m.id, m.sent_at from messages m
-      where m.workspace_id = ${c.workspaceId}
-        and m.channel_id in (select c.id from channels c where c.workspace_id = ${c.workspaceId} and ${visible(c)})
+      where m.workspace_id = ${c.workspaceId} and (m.channel_visibility <> 'private' or ${member(c, sql`m.channel_id`)})
       order by m.sent_at desc, m.id desc limit ${limit} offset ${offset}`;
   }
   return sql`select m.id, m.sent_at from channels c cross join messages m

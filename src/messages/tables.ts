@@ -26,6 +26,8 @@ export interface MessagesTable {
   id: string;
   workspace_id: string;
   channel_id: string;
+  /** Copy of the channel's visibility, for the page walk; the channel row stays the authority. */
+  channel_visibility: Visibility;
   external_id: string | null;
   sent_at: string;
   edited_at: string | null;

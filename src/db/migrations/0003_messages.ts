@@ -32,6 +32,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('id', 'text', (c) => c.primaryKey())
     .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id'))
     .addColumn('channel_id', 'text', (c) => c.notNull().references('channels.id'))
+    // The channel's visibility, copied (and updated with it, in the same transaction) so that the
+    // newest-first walk can keep or skip an index entry without a lookup per row.
+    .addColumn('channel_visibility', 'text', (c) => c.notNull())
     .addColumn('external_id', 'text')
     .addColumn('sent_at', 'text', (c) => c.notNull())
     .addColumn('edited_at', 'text')
@@ -42,9 +45,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('updated_at', 'text', (c) => c.notNull())
     .addUniqueConstraint('messages_workspace_external', ['workspace_id', 'external_id'])
     .execute();
-  // Newest-first walk of a workspace, filtered by the visible-channel set without leaving the
-  // index (channel_id is carried in it): serves pages when the caller sees much of the workspace.
-  await db.schema.createIndex('messages_workspace_sent').on('messages').columns(['workspace_id', 'sent_at', 'id', 'channel_id']).execute();
+  // Newest-first walk of a workspace, filtered by visibility and membership without leaving the
+  // index: serves pages when the caller sees much of the workspace.
+  await db.schema.createIndex('messages_workspace_sent').on('messages').columns(['workspace_id', 'sent_at', 'id', 'channel_visibility', 'channel_id']).execute();
   // Newest-first per channel: serves pages when the caller sees few channels, and recounts.
   await db.schema.createIndex('messages_channel_sent').on('messages').columns(['channel_id', 'sent_at', 'id']).execute();
 
