@@ -2,6 +2,7 @@
 import { ConfigError } from '../config.ts';
 import { MigrationError } from '../db/migrate.ts';
 import { CommandError, type Io, processIo, UsageError } from './io.ts';
+import * as channel from './channel.ts';
 import * as demo from './demo.ts';
 import * as importCmd from './import.ts';
 import * as key from './key.ts';
@@ -22,6 +23,7 @@ const COMMANDS: Record<string, Command> = {
   user,
   key,
   import: importCmd,
+  channel,
   demo,
 };
 

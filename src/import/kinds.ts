@@ -1,7 +1,9 @@
 // Every kind the importer knows, in the order their rows are written (referenced kinds first).
 import type { ImportKind } from './kind.ts';
 import { userKind } from './users.ts';
+import { channelKind } from '../channels/import.ts';
+import { messageKind } from '../messages/import.ts';
 
 export function importKinds(): ImportKind<any>[] {
-  return [userKind];
+  return [userKind, channelKind, messageKind];
 }

@@ -1,0 +1,83 @@
+// The `channel` import kind (decisions §10): provider, name, visibility and members (user
+// externalIds). Re-importing a channel replaces its members with the listed ones.
+import type { Executor } from '../db/database.ts';
+import { type ImportKind, ImportError, ImportFieldError, chunks, onlyFields, str } from '../import/kind.ts';
+import { isoNow, newId } from '../lib/ids.ts';
+import type { Visibility } from '../messages/tables.ts';
+import { AdminInputError } from '../workspaces/service.ts';
+import { applyVisibility, checkLabel, checkVisibility, replaceMembers } from './service.ts';
+
+interface ChannelInput {
+  provider: string;
+  name: string;
+  visibility: Visibility;
+  members: string[];
+}
+
+function field<T>(name: string, fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    if (err instanceof AdminInputError) throw new ImportFieldError(name, err.message);
+    throw err;
+  }
+}
+
+export const channelKind: ImportKind<ChannelInput> = {
+  object: 'channel',
+  check(raw) {
+    onlyFields(raw, ['provider', 'name', 'visibility', 'members']);
+    const provider = field('provider', () => checkLabel('provider', str(raw, 'provider', { required: true })));
+    const name = field('name', () => checkLabel('name', str(raw, 'name', { required: true })));
+    const visibility = field('visibility', () => checkVisibility(str(raw, 'visibility', { required: true })));
+    const m = raw.members ?? [];
+    if (!Array.isArray(m)) throw new ImportFieldError('members', 'must be an array of user externalIds');
+    m.forEach((u, i) => {
+      if (typeof u !== 'string' || u.length === 0) throw new ImportFieldError(`members[${i}]`, 'must be a user externalId (a non-empty string)');
+    });
+    return { provider, name, visibility, members: [...new Set(m as string[])] };
+  },
+  async lookup(tx: Executor, workspaceId, externalIds) {
+    const found = new Map<string, string>();
+    for (const part of chunks(externalIds)) {
+      const rows = await tx.selectFrom('channels').select(['id', 'external_id']).where('workspace_id', '=', workspaceId).where('external_id', 'in', part).execute();
+      for (const r of rows) found.set(r.external_id as string, r.id);
+    }
+    return found;
+  },
+  async upsert(ctx, items) {
+    const existing = await channelKind.lookup(ctx.tx, ctx.workspaceId, items.map((i) => i.externalId));
+    const at = isoNow(ctx.now);
+    for (const item of items) {
+      const { provider, name, visibility } = item.value;
+      let id = existing.get(item.externalId);
+      if (id) {
+        await ctx.tx.updateTable('channels').set({ provider, name, updated_at: at }).where('id', '=', id).execute();
+        await applyVisibility(ctx.tx, id, visibility, at);
+      } else {
+        id = newId('chn', ctx.now);
+        await ctx.tx
+          .insertInto('channels')
+          .values({ id, workspace_id: ctx.workspaceId, external_id: item.externalId, provider, name, visibility, message_count: 0, created_at: at, updated_at: at })
+          .execute();
+      }
+      ctx.register('channel', item.externalId, id);
+    }
+  },
+  async link(ctx, items) {
+    const at = isoNow(ctx.now);
+    for (const item of items) {
+      const id = await ctx.resolve('channel', item.externalId, { line: item.line, field: 'externalId' });
+      const users: string[] = [];
+      for (const [i, ext] of item.value.members.entries()) users.push(await ctx.resolve('user', ext, { line: item.line, field: `members[${i}]` }));
+      const current = await ctx.tx.selectFrom('channel_members').select('user_id').where('channel_id', '=', id).execute();
+      const keep = new Set(users);
+      const remove = current.map((r) => r.user_id).filter((u) => !keep.has(u));
+      try {
+        await replaceMembers(ctx.tx, id, users, remove, at);
+      } catch (err) {
+        throw new ImportError(item.line, 'members', (err as Error).message);
+      }
+    }
+  },
+};

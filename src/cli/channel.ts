@@ -1,0 +1,63 @@
+// `rolodex channel …`: channels and their members after import (decisions §8, §11). Changes
+// apply to the very next API request; nothing about visibility is cached.
+import { changeMembers, createChannel, listChannels, setVisibility, VISIBILITIES } from '../channels/service.ts';
+import { type Io, parse, print, required, UsageError, withDb } from './io.ts';
+import { rethrow } from './workspace.ts';
+
+export const usage = `rolodex channel create --workspace W --provider P --name N --visibility ${VISIBILITIES.join('|')} [--external-id X] [--json]
+rolodex channel list --workspace W [--json]
+rolodex channel visibility --workspace W CHANNEL ${VISIBILITIES.join('|')} [--json]
+rolodex channel add-members --workspace W CHANNEL USER... [--json]
+rolodex channel remove-members --workspace W CHANNEL USER... [--json]
+  (CHANNEL: id or externalId; USER: id, externalId or email)`;
+
+type Described = Awaited<ReturnType<typeof createChannel>>;
+
+const line = (c: Described) => `${c.id}  ${c.visibility.padEnd(10)} ${c.provider}/${c.name}  ${c.members} members, ${c.messages} messages${c.externalId ? `  (${c.externalId})` : ''}`;
+
+export async function run(args: string[], io: Io): Promise<void> {
+  const [sub, ...rest] = args;
+  const { values, positionals } = parse(rest, {
+    workspace: { type: 'string' },
+    provider: { type: 'string' },
+    name: { type: 'string' },
+    visibility: { type: 'string' },
+    'external-id': { type: 'string' },
+  });
+  const json = values.json as boolean | undefined;
+  const workspaceId = required(values, 'workspace');
+  const [channel, ...more] = positionals;
+  const needChannel = (): string => {
+    if (!channel) throw new UsageError('the channel (id or externalId) is required');
+    return channel;
+  };
+  if (sub === 'create') {
+    const c = await withDb(io, (db) =>
+      createChannel(db.kysely, {
+        workspaceId,
+        provider: required(values, 'provider'),
+        name: required(values, 'name'),
+        visibility: required(values, 'visibility'),
+        externalId: (values['external-id'] as string | undefined) ?? null,
+      }),
+    ).catch(rethrow);
+    print(io, json, c, `created channel ${line(c)}`);
+  } else if (sub === 'list') {
+    const all = await withDb(io, (db) => listChannels(db.kysely, workspaceId)).catch(rethrow);
+    print(io, json, all, all.map(line).join('\n') || 'no channels');
+  } else if (sub === 'visibility') {
+    const ref = needChannel();
+    const v = more[0];
+    if (!v) throw new UsageError(`the new visibility (${VISIBILITIES.join(', ')}) is required`);
+    const c = await withDb(io, (db) => db.kysely.transaction().execute((tx) => setVisibility(tx, workspaceId, ref, v))).catch(rethrow);
+    print(io, json, c, `channel ${line(c)}`);
+  } else if (sub === 'add-members' || sub === 'remove-members') {
+    const ref = needChannel();
+    if (more.length === 0) throw new UsageError('at least one user (id, externalId or email) is required');
+    const change = sub === 'add-members' ? { add: more } : { remove: more };
+    const c = await withDb(io, (db) => db.kysely.transaction().execute((tx) => changeMembers(tx, workspaceId, ref, change))).catch(rethrow);
+    print(io, json, c, `channel ${line(c)}`);
+  } else {
+    throw new UsageError(`unknown subcommand "${sub ?? ''}"`);
+  }
+}

@@ -1,0 +1,195 @@
+// The `message` import kind (decisions §10): `channel` (externalId), `fields` shaped as in the
+// API ({value, valueType}) and optional `relationships.$files` (file externalIds). Error messages
+// name the field and never repeat a value: message text must not reach any output.
+import type { Executor } from '../db/database.ts';
+import { type ImportKind, ImportFieldError, chunks, onlyFields, str } from '../import/kind.ts';
+import { isoNow, newId } from '../lib/ids.ts';
+import type { TextType, Visibility } from './tables.ts';
+
+export interface MessageInput {
+  channel: string;
+  text: string;
+  textType: TextType;
+  sentAt: string;
+  editedAt: string | null;
+  provider: string | null;
+  providerThreadId: string | null;
+  files: string[] | null;
+}
+
+const FIELD_TYPES: Record<string, readonly string[]> = {
+  $text: ['TEXT', 'HTML'],
+  $sentAt: ['DATETIME'],
+  $editedAt: ['DATETIME'],
+  $provider: ['TEXT'],
+  $providerThreadId: ['TEXT'],
+};
+
+function fieldValue(fields: Record<string, unknown>, name: string): { value: unknown; valueType: string | undefined } | undefined {
+  const f = fields[name];
+  if (f === undefined) return undefined;
+  const where = `fields.${name}`;
+  if (typeof f !== 'object' || f === null || Array.isArray(f)) throw new ImportFieldError(where, 'must be an object {value, valueType}');
+  const { value, valueType, ...rest } = f as Record<string, unknown>;
+  const extra = Object.keys(rest)[0];
+  if (extra !== undefined) throw new ImportFieldError(`${where}.${extra}`, 'is not a known field');
+  if (valueType !== undefined && !(FIELD_TYPES[name] as readonly string[]).includes(valueType as string)) {
+    throw new ImportFieldError(`${where}.valueType`, `must be ${(FIELD_TYPES[name] as readonly string[]).join(' or ')}`);
+  }
+  return { value, valueType: valueType as string | undefined };
+}
+
+function datetime(where: string, v: unknown, required: boolean): string | null {
+  if (v === undefined || v === null) {
+    if (required) throw new ImportFieldError(where, 'is required');
+    return null;
+  }
+  const ms = typeof v === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(v) ? Date.parse(v) : NaN;
+  if (Number.isNaN(ms)) throw new ImportFieldError(where, 'must be an ISO 8601 date-time such as 2026-03-01T12:00:00.000Z');
+  return new Date(ms).toISOString();
+}
+
+function text(where: string, v: unknown, max: number): string | null {
+  if (v === undefined || v === null) return null;
+  if (typeof v !== 'string') throw new ImportFieldError(where, 'must be a string');
+  if (v.length > max) throw new ImportFieldError(where, `must be at most ${max} characters`);
+  return v;
+}
+
+function files(raw: Record<string, unknown>): string[] | null {
+  const rels = raw.relationships;
+  if (rels === undefined || rels === null) return null;
+  if (typeof rels !== 'object' || Array.isArray(rels)) throw new ImportFieldError('relationships', 'must be an object');
+  for (const k of Object.keys(rels)) if (k !== '$files') throw new ImportFieldError(`relationships.${k}`, 'is not a relationship of messages (only $files)');
+  const f = (rels as Record<string, unknown>).$files;
+  if (f === undefined) return null;
+  if (typeof f !== 'object' || f === null || Array.isArray(f)) throw new ImportFieldError('relationships.$files', 'must be an object {objectType, values}');
+  const { objectType, values, ...rest } = f as Record<string, unknown>;
+  const extra = Object.keys(rest)[0];
+  if (extra !== undefined) throw new ImportFieldError(`relationships.$files.${extra}`, 'is not a known field');
+  if (objectType !== undefined && objectType !== 'file') throw new ImportFieldError('relationships.$files.objectType', 'must be "file"');
+  if (!Array.isArray(values)) throw new ImportFieldError('relationships.$files.values', 'must be an array of file externalIds');
+  values.forEach((v, i) => {
+    if (typeof v !== 'string' || v.length === 0) throw new ImportFieldError(`relationships.$files.values[${i}]`, 'must be a file externalId');
+  });
+  return [...new Set(values as string[])];
+}
+
+export function checkMessage(raw: Record<string, unknown>): MessageInput {
+  onlyFields(raw, ['channel', 'fields', 'relationships']);
+  const channel = str(raw, 'channel', { required: true, max: 255 }) as string;
+  const fields = raw.fields;
+  if (typeof fields !== 'object' || fields === null || Array.isArray(fields)) throw new ImportFieldError('fields', 'must be an object');
+  const f = fields as Record<string, unknown>;
+  for (const k of Object.keys(f)) if (!(k in FIELD_TYPES)) throw new ImportFieldError(`fields.${k}`, 'is not a message field');
+  const t = fieldValue(f, '$text');
+  const body = text('fields.$text.value', t?.value, 1_000_000);
+  if (body === null) throw new ImportFieldError('fields.$text.value', 'is required (a string)');
+  return {
+    channel,
+    text: body,
+    textType: (t?.valueType ?? 'TEXT') as TextType,
+    sentAt: datetime('fields.$sentAt.value', fieldValue(f, '$sentAt')?.value, true) as string,
+    editedAt: datetime('fields.$editedAt.value', fieldValue(f, '$editedAt')?.value, false),
+    provider: text('fields.$provider.value', fieldValue(f, '$provider')?.value, 255),
+    providerThreadId: text('fields.$providerThreadId.value', fieldValue(f, '$providerThreadId')?.value, 255),
+    files: files(raw),
+  };
+}
+
+async function lookup(tx: Executor, workspaceId: string, externalIds: string[]) {
+  const found = new Map<string, { id: string; channelId: string }>();
+  for (const part of chunks(externalIds)) {
+    const rows = await tx.selectFrom('messages').select(['id', 'external_id', 'channel_id']).where('workspace_id', '=', workspaceId).where('external_id', 'in', part).execute();
+    for (const r of rows) found.set(r.external_id as string, { id: r.id, channelId: r.channel_id });
+  }
+  return found;
+}
+
+export const messageKind: ImportKind<MessageInput> = {
+  object: 'message',
+  check: checkMessage,
+  async lookup(tx, workspaceId, externalIds) {
+    return new Map([...(await lookup(tx, workspaceId, externalIds))].map(([k, v]) => [k, v.id]));
+  },
+  async upsert(ctx, items) {
+    const existing = await lookup(ctx.tx, ctx.workspaceId, items.map((i) => i.externalId));
+    const channels = new Map<string, { id: string; provider: string; visibility: Visibility }>();
+    const delta = new Map<string, number>();
+    const bump = (id: string, n: number) => delta.set(id, (delta.get(id) ?? 0) + n);
+    const at = isoNow(ctx.now);
+    const fresh: NewRow[] = [];
+    for (const item of items) {
+      const v = item.value;
+      let channel = channels.get(v.channel);
+      if (!channel) {
+        const id = await ctx.resolve('channel', v.channel, { line: item.line, field: 'channel' });
+        const row = await ctx.tx.selectFrom('channels').select(['provider', 'visibility']).where('id', '=', id).executeTakeFirstOrThrow();
+        channel = { id, provider: row.provider, visibility: row.visibility };
+        channels.set(v.channel, channel);
+      }
+      const values = {
+        channel_id: channel.id,
+        channel_visibility: channel.visibility,
+        sent_at: v.sentAt,
+        edited_at: v.editedAt,
+        provider: v.provider ?? channel.provider,
+        provider_thread_id: v.providerThreadId,
+        text_type: v.textType,
+        updated_at: at,
+      };
+      const old = existing.get(item.externalId);
+      if (old) {
+        await ctx.tx.updateTable('messages').set(values).where('id', '=', old.id).execute();
+        await ctx.tx.updateTable('message_texts').set({ text: v.text }).where('message_id', '=', old.id).execute();
+        bump(old.channelId, -1);
+        bump(channel.id, 1);
+        ctx.register('message', item.externalId, old.id);
+      } else {
+        const id = newId('msg', ctx.now);
+        fresh.push({ ...values, id, workspace_id: ctx.workspaceId, external_id: item.externalId, created_at: at, text: v.text });
+        bump(channel.id, 1);
+        ctx.register('message', item.externalId, id);
+      }
+    }
+    await insertRows(ctx.tx, fresh);
+    for (const [id, n] of delta) {
+      if (n !== 0) await ctx.tx.updateTable('channels').set((eb) => ({ message_count: eb('message_count', '+', n) })).where('id', '=', id).execute();
+    }
+  },
+  async link(ctx, items) {
+    for (const item of items) {
+      const id = await ctx.resolve('message', item.externalId, { line: item.line, field: 'externalId' });
+      await ctx.tx.deleteFrom('message_files').where('message_id', '=', id).execute();
+      const refs = item.value.files ?? [];
+      const rows = [];
+      for (const [i, ext] of refs.entries()) {
+        rows.push({ message_id: id, file_id: await ctx.resolve('file', ext, { line: item.line, field: `relationships.$files.values[${i}]` }), position: i });
+      }
+      if (rows.length > 0) await ctx.tx.insertInto('message_files').values(rows).execute();
+    }
+  },
+};
+
+type NewRow = {
+  id: string;
+  workspace_id: string;
+  external_id: string;
+  channel_id: string;
+  channel_visibility: Visibility;
+  sent_at: string;
+  edited_at: string | null;
+  provider: string;
+  provider_thread_id: string | null;
+  text_type: TextType;
+  created_at: string;
+  updated_at: string;
+  text: string;
+};
+
+async function insertRows(tx: Executor, rows: NewRow[]): Promise<void> {
+  for (const part of chunks(rows, 200)) {
+    await tx.insertInto('messages').values(part.map(({ text: _t, ...m }) => m)).execute();
+    await tx.insertInto('message_texts').values(part.map((m) => ({ message_id: m.id, text: m.text }))).execute();
+  }
+}

@@ -1,0 +1,48 @@
+// Fixtures for the message tests: a workspace with users and keys of every kind, and an importer.
+import { randomBytes } from 'node:crypto';
+import { importKinds } from '../../src/import/kinds.ts';
+import { runImport } from '../../src/import/run.ts';
+import { createUser, createWorkspace } from '../../src/workspaces/service.ts';
+import { keyFor, type TestApp } from './app.ts';
+
+export function importObjects(t: TestApp, workspaceId: string, objects: Array<Record<string, unknown>>) {
+  return runImport(t.deps.db, workspaceId, importKinds(), objects.map((o) => JSON.stringify(o)).join('\n'));
+}
+
+export interface Caller {
+  name: string;
+  secret: string;
+  /** null for the workspace key */
+  userExt: string | null;
+}
+
+/** alice and bob are members, carol an admin; each with a key, plus a workspace key. */
+export async function seedPeople(t: TestApp) {
+  const db = t.deps.db.kysely;
+  const ws = await createWorkspace(db, 'Messages test');
+  const tag = randomBytes(4).toString('hex');
+  const users: Record<string, string> = {};
+  const callers: Caller[] = [];
+  for (const [name, role] of [['alice', 'member'], ['bob', 'member'], ['carol', 'admin']] as const) {
+    const u = await createUser(db, { workspaceId: ws.id, email: `${name}-${tag}@example.test`, role, externalId: `u-${name}` });
+    users[name] = u.id;
+    callers.push({ name, secret: await keyFor(t, ws.id, u.id, ['messages:read']), userExt: `u-${name}` });
+  }
+  callers.push({ name: 'workspace', secret: await keyFor(t, ws.id, null, ['messages:read']), userExt: null });
+  return { workspaceId: ws.id, users, callers };
+}
+
+export function message(externalId: string, channel: string, sentAt: string, text: string, extra: Record<string, unknown> = {}) {
+  return {
+    object: 'message',
+    externalId,
+    channel,
+    fields: { $text: { value: text, valueType: 'TEXT' }, $sentAt: { value: sentAt, valueType: 'DATETIME' }, ...extra },
+  };
+}
+
+/** decisions §8, written out independently of the server's SQL. */
+export function expectedAccess(caller: Caller, visibility: string, members: string[]): 'FULL' | 'METADATA' | null {
+  if (caller.userExt !== null && members.includes(caller.userExt)) return 'FULL';
+  return visibility === 'public' ? 'FULL' : visibility === 'restricted' ? 'METADATA' : null;
+}
