@@ -57,6 +57,7 @@ export class RedisRateLimiter implements RateLimiter {
   readonly #opts: RedisLimiterOptions;
   readonly #prefix: string;
   #degraded = false;
+  #closing = false;
 
   constructor(opts: RedisLimiterOptions) {
     this.#opts = opts;
@@ -72,6 +73,8 @@ export class RedisRateLimiter implements RateLimiter {
     redis.defineCommand('rolodexTake', { numberOfKeys: 1, lua: TAKE_LUA });
     // Without a listener ioredis prints every failed reconnect; the state changes are logged below.
     redis.on('error', (err: Error) => this.#down(err));
+    // A connection the server closes cleanly emits no error, only 'close'.
+    redis.on('close', () => this.#closing || this.#down(new Error('connection closed')));
     redis.on('ready', () => this.#up());
     this.redis = redis as LimiterRedis;
     opts.metrics?.redisUp.set(0);
@@ -102,6 +105,7 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   async close(): Promise<void> {
+    this.#closing = true;
     this.redis.disconnect();
     await this.#opts.fallback.close();
   }

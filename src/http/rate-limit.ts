@@ -79,15 +79,18 @@ export function bucketKey(workspaceId: string, category: RateCategory): string {
 export class MemoryRateLimiter implements RateLimiter {
   readonly limits: Limits;
   readonly store = new BucketStore();
+  readonly #clock: () => number;
 
-  constructor(limits: Limits) {
+  /** `clock` lets tests move time instead of waiting for it. */
+  constructor(limits: Limits, clock: () => number = Date.now) {
     this.limits = limits;
+    this.#clock = clock;
   }
 
   async consume(workspaceId: string, category: RateCategory): Promise<RateDecision | null> {
     const rate = this.limits[category];
     if (!rate) return null;
-    return this.store.take(bucketKey(workspaceId, category), rate);
+    return this.store.take(bucketKey(workspaceId, category), rate, this.#clock());
   }
 
   async close(): Promise<void> {}
@@ -103,6 +106,8 @@ export interface LimiterOptions {
   metrics?: Metrics;
   /** Redis key prefix (tests give each run its own). */
   redisPrefix?: string;
+  /** The local limiter's clock (tests). */
+  clock?: () => number;
 }
 
 /**
@@ -116,7 +121,7 @@ export async function createRateLimiter(config: Config, logger: Logger, opts: Li
     const { ClusterRateLimiter } = await import('./rate-limit-cluster.ts');
     local = new ClusterRateLimiter(config.rateLimits);
   } else {
-    local = new MemoryRateLimiter(config.rateLimits);
+    local = new MemoryRateLimiter(config.rateLimits, opts.clock);
   }
   if (!config.redisUrl) return local;
   const { RedisRateLimiter } = await import('./rate-limit-redis.ts');
