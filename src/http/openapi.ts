@@ -82,6 +82,14 @@ function transform({ schema, url, route }: { schema: FastifySchema; url: string;
   return { schema: s, url };
 }
 
+type Doc = { tags?: Array<{ name: string }>; paths?: Record<string, Record<string, { tags?: string[] }>> };
+
+/** Tags without operations are left out, so the reference shows no empty sections. */
+function withUsedTags(doc: Doc): Doc {
+  const used = new Set(Object.values(doc.paths ?? {}).flatMap((item) => Object.values(item).flatMap((op) => op.tags ?? [])));
+  return { ...doc, tags: (doc.tags ?? []).filter((t) => used.has(t.name)) };
+}
+
 export async function installOpenApi(app: FastifyInstance): Promise<void> {
   app.addSchema(ErrorBody);
   await app.register(swagger, {
@@ -100,6 +108,7 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
     // Shared schemas appear under their own $id (`#/components/schemas/Error`), not `def-N`.
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
     transform,
+    transformObject: (d) => withUsedTags((d as { openapiObject: Doc }).openapiObject) as object,
   });
   app.get('/openapi.json', { schema: { hide: true } as object }, async () => app.swagger());
   await app.register(swaggerUi, {
