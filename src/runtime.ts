@@ -7,6 +7,7 @@ import { openDb, type Db } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
 import type { Deps } from './http/context.ts';
 import { createMetrics } from './http/metrics.ts';
+import { clusterMetricsText } from './http/metrics-cluster.ts';
 import { createRateLimiter } from './http/rate-limit.ts';
 
 export async function openDatabase(config: Config, logger?: Logger): Promise<Db> {
@@ -25,6 +26,7 @@ export async function openDatabase(config: Config, logger?: Logger): Promise<Db>
 export async function openDeps(config: Config, logger: Logger, opts: { worker?: boolean } = {}): Promise<Deps> {
   const db = opts.worker ? openDb({ dataDir: config.dataDir, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}) }) : await openDatabase(config, logger);
   const metrics = createMetrics();
+  if (opts.worker) metrics.text = clusterMetricsText(metrics.registry);
   const rateLimiter = await createRateLimiter(config, logger, { metrics, worker: opts.worker ?? false });
   return { db, logger, auth: new Authenticator(db), metrics, ...(rateLimiter ? { rateLimiter } : {}) };
 }
