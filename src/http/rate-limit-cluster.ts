@@ -45,7 +45,7 @@ export function serveClusterRateLimits(cluster: { on(event: 'message', fn: (work
 export class ClusterRateLimiter implements RateLimiter {
   readonly limits: Limits;
   readonly #alone: MemoryRateLimiter;
-  readonly #pending = new Map<number, { resolve(d: RateDecision): void; timer: NodeJS.Timeout }>();
+  readonly #pending = new Map<number, { alone(): void; resolve(d: RateDecision): void; timer: NodeJS.Timeout }>();
   #next = 0;
   readonly #onMessage = (m: unknown) => {
     if (!isTakeReply(m)) return;
@@ -68,11 +68,12 @@ export class ClusterRateLimiter implements RateLimiter {
     if (!process.send || !process.connected) return this.#alone.consume(workspaceId, category);
     const id = ++this.#next;
     return new Promise((resolve) => {
-      const timer = setTimeout(() => {
+      const alone = () => {
         this.#pending.delete(id);
         resolve(this.#alone.consume(workspaceId, category));
-      }, TIMEOUT_MS);
-      this.#pending.set(id, { resolve, timer });
+      };
+      const timer = setTimeout(alone, TIMEOUT_MS);
+      this.#pending.set(id, { alone, resolve, timer });
       const request: TakeRequest = { rolodex: 'rate-take', id, key: bucketKey(workspaceId, category), rate };
       process.send?.(request);
     });
@@ -80,7 +81,10 @@ export class ClusterRateLimiter implements RateLimiter {
 
   async close(): Promise<void> {
     process.off('message', this.#onMessage);
-    for (const p of this.#pending.values()) clearTimeout(p.timer);
-    this.#pending.clear();
+    // Requests still waiting for the primary are decided here rather than left hanging.
+    for (const p of [...this.#pending.values()]) {
+      clearTimeout(p.timer);
+      p.alone();
+    }
   }
 }
