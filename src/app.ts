@@ -8,6 +8,8 @@ import type { Deps } from './http/context.ts';
 import { installErrorHandling } from './http/error-handler.ts';
 import { healthRoutes } from './http/health.ts';
 import { installIdempotency } from './http/idempotency.ts';
+import { createMetrics, installMetrics } from './http/metrics.ts';
+import { installOpenApi } from './http/openapi.ts';
 import { installPipeline } from './http/pipeline.ts';
 import { requestIdFor } from './http/request-id.ts';
 import { installValidators } from './http/validation.ts';
@@ -38,6 +40,9 @@ export async function buildApp(config: Config, deps: Deps): Promise<FastifyInsta
   installErrorHandling(app);
   installPipeline(app, deps);
   installIdempotency(app, deps);
+  deps.metrics ??= createMetrics();
+  installMetrics(app, deps, deps.metrics);
+  await installOpenApi(app);
 
   const opts = { config, deps };
   await app.register(healthRoutes(deps));

@@ -6,6 +6,9 @@ import { Authenticator } from './auth/service.ts';
 import { openDb, type Db } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
 import type { Deps } from './http/context.ts';
+import { createMetrics } from './http/metrics.ts';
+import { clusterMetricsText } from './http/metrics-cluster.ts';
+import { createRateLimiter } from './http/rate-limit.ts';
 
 export async function openDatabase(config: Config, logger?: Logger): Promise<Db> {
   const db = openDb({ dataDir: config.dataDir, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}) });
@@ -19,9 +22,13 @@ export async function openDatabase(config: Config, logger?: Logger): Promise<Db>
   return db;
 }
 
-export async function openDeps(config: Config, logger: Logger): Promise<Deps> {
-  const db = await openDatabase(config, logger);
-  return { db, logger, auth: new Authenticator(db) };
+/** `worker`: a cluster worker, whose primary has migrated already and keeps the local rate limits. */
+export async function openDeps(config: Config, logger: Logger, opts: { worker?: boolean } = {}): Promise<Deps> {
+  const db = opts.worker ? openDb({ dataDir: config.dataDir, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}) }) : await openDatabase(config, logger);
+  const metrics = createMetrics();
+  if (opts.worker) metrics.text = clusterMetricsText(metrics.registry);
+  const rateLimiter = await createRateLimiter(config, logger, { metrics, worker: opts.worker ?? false });
+  return { db, logger, auth: new Authenticator(db), metrics, ...(rateLimiter ? { rateLimiter } : {}) };
 }
 
 export async function closeDeps(deps: Deps): Promise<void> {

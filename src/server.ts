@@ -6,9 +6,10 @@ import type { Config } from './config.ts';
 import { createLogger } from './logger.ts';
 import { closeDeps, openDeps } from './runtime.ts';
 
-export async function startServer(config: Config): Promise<FastifyInstance> {
+/** `worker`: one of the processes of `serve --workers N` (see src/cluster.ts). */
+export async function startServer(config: Config, opts: { worker?: boolean } = {}): Promise<FastifyInstance> {
   const logger = createLogger(config.logLevel);
-  const deps = await openDeps(config, logger);
+  const deps = await openDeps(config, logger, opts);
   const app = await buildApp(config, deps);
   app.addHook('onClose', async () => closeDeps(deps));
   await app.listen({ port: config.port, host: config.host });

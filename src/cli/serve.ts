@@ -1,8 +1,9 @@
+import { runCluster } from '../cluster.ts';
 import { loadConfig } from '../config.ts';
 import { startServer } from '../server.ts';
 import { type Io, parse } from './io.ts';
 
-export const usage = `rolodex serve [--port N] [--host H]   (what npm start runs)`;
+export const usage = `rolodex serve [--port N] [--host H] [--workers N]   (what npm start runs; workers default to the number of cores)`;
 
 export async function run(args: string[], io: Io): Promise<void> {
   const { values } = parse(args, { port: { type: 'string' }, host: { type: 'string' }, workers: { type: 'string' } });
@@ -11,6 +12,10 @@ export async function run(args: string[], io: Io): Promise<void> {
   if (values.host !== undefined) env.HOST = String(values.host);
   if (values.workers !== undefined) env.WORKERS = String(values.workers);
   const config = loadConfig(env);
+  if (config.workers > 1) {
+    await (await runCluster(config, env)).ready;
+    return;
+  }
   const app = await startServer(config);
   const addr = app.server.address();
   const where = typeof addr === 'object' && addr ? `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}` : String(addr);

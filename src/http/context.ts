@@ -5,6 +5,8 @@ import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
 import type { Authenticator } from '../auth/service.ts';
 import type { Principal, RateCategory, Scope } from '../auth/scopes.ts';
+import type { ErrorCode } from './errors.ts';
+import type { Metrics } from './metrics.ts';
 
 /** Outcome of one rate-limit check, for the X-RateLimit-* headers. */
 export interface RateDecision {
@@ -27,6 +29,8 @@ export interface Deps {
   logger: Logger;
   auth: Authenticator;
   rateLimiter?: RateLimiter;
+  /** Made by buildApp when absent; made earlier when the rate limiter needs to count into it. */
+  metrics?: Metrics;
 }
 
 export interface RouteConfig {
@@ -37,6 +41,8 @@ export interface RouteConfig {
   category: RateCategory;
   /** Honours Idempotency-Key (POSTs that change state). */
   idempotent?: boolean;
+  /** Error codes of this route beyond those its declaration implies (for the OpenAPI document). */
+  errors?: readonly ErrorCode[];
 }
 
 declare module 'fastify' {
@@ -45,6 +51,7 @@ declare module 'fastify' {
     scopes?: readonly Scope[];
     category?: RateCategory;
     idempotent?: boolean;
+    errors?: readonly ErrorCode[];
   }
   interface FastifyRequest {
     principal: Principal;

@@ -1,0 +1,33 @@
+// The routes the benchmark measures, one entry each. `seed` prepares what a route needs in the
+// freshly migrated database before the server starts (and may keep ids in `ctx.state`); `path`
+// and `body` then build the request. Add a route by adding an entry here.
+import type { Db } from '../src/db/database.ts';
+
+export interface BenchContext {
+  db: Db;
+  workspaceId: string;
+  userId: string;
+  /** A full-access API key of the workspace. */
+  secret: string;
+  /** Whatever a route's seed wants to keep for its requests (e.g. the id of a seeded list). */
+  state: Record<string, unknown>;
+}
+
+export interface BenchRoute {
+  name: string;
+  method: 'GET' | 'POST';
+  path(ctx: BenchContext): string;
+  body?(ctx: BenchContext): unknown;
+  /** Extra headers (e.g. Idempotency-Key: none by default, so every POST creates). */
+  headers?: Record<string, string>;
+  seed?(ctx: BenchContext): Promise<void>;
+}
+
+export const ROUTES: BenchRoute[] = [
+  { name: 'GET /v1/auth/validate', method: 'GET', path: () => '/v1/auth/validate' },
+  // Added once lists and messages are merged, e.g.:
+  // { name: 'GET /v1/lists/{id}', method: 'GET', seed: seedList, path: (c) => `/v1/lists/${c.state.listId}` },
+  // { name: 'member page (100,000 members)', method: 'GET', seed: seedBigList, path: (c) => `/v1/lists/${c.state.bigListId}/members?limit=25&offset=50000` },
+  // { name: 'GET /v1/messages', method: 'GET', seed: seedMessages, path: () => '/v1/messages' },
+  // { name: 'POST /v1/lists', method: 'POST', path: () => '/v1/lists', body: () => ({ name: 'Bench', objectType: 'accounts' }) },
+];

@@ -1,0 +1,123 @@
+// The OpenAPI 3.1 document at /openapi.json and the interactive reference at /docs, both made from
+// the routes themselves. Everything the pipeline enforces from a route's `config` (operation,
+// scopes, rate category, idempotency) is documented here in one place, so a route added later
+// gets its operationId, security, headers and error responses without writing any of them.
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
+import { SERVICE_VERSION } from './context.ts';
+import { ERROR_CODES, type ErrorCode, ERROR_TYPES } from './errors.ts';
+import { errorResponse, ErrorBody, RATE_HEADERS } from './openapi-schemas.ts';
+
+const DESCRIPTION = `Records, Lists, Messages and Files.
+
+Every \`/v1\` request sends \`Authorization: Bearer <API_KEY>\` and \`Service-Version: ${SERVICE_VERSION}\`.
+Each operation lists the scopes it needs (\`x-scopes\`) and its rate-limit category
+(\`x-rate-category\`: Read, Write or Search; per workspace, a token bucket refilling at the
+category's quota per second with a burst of one second's quota). Responses carry
+\`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\` (Unix seconds); a 429
+adds \`Retry-After\`. Errors have one shape: \`{"error": {"type", "code", "message", "param"?, "requestId"}}\`.`;
+
+type Schema = FastifySchema & Record<string, unknown>;
+
+/** The error codes a route can answer with, from what it declares. */
+export function routeErrors(route: RouteOptions): ErrorCode[] {
+  const c = route.config ?? {};
+  const s = (route.schema ?? {}) as Schema;
+  const codes: ErrorCode[] = ['missing_api_key', 'invalid_api_key', 'version_header', 'rate_limited', 'internal_error'];
+  if (c.scopes && c.scopes.length > 0) codes.push('insufficient_scope');
+  if (s.querystring || s.params) codes.push('invalid_parameter');
+  if (s.body) codes.push('invalid_json', 'unknown_field', 'invalid_type', 'missing_field', 'invalid_value', 'payload_too_large', 'unsupported_media_type');
+  if (route.url.includes(':')) codes.push('resource_not_found');
+  if (c.idempotent) codes.push('invalid_idempotency_key', 'idempotency_key_too_long', 'idempotency_conflict', 'idempotency_key_reused');
+  for (const code of c.errors ?? []) if (!codes.includes(code)) codes.push(code);
+  return codes;
+}
+
+function errorResponses(route: RouteOptions): Record<string, unknown> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of routeErrors(route)) {
+    const status = ERROR_CODES[code];
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  const out: Record<string, unknown> = {};
+  for (const [status, codes] of [...byStatus].sort((a, b) => a[0] - b[0])) out[String(status)] = errorResponse(status, ERROR_TYPES[status] ?? 'error', codes);
+  return out;
+}
+
+function headerParams(route: RouteOptions, own: unknown): Record<string, unknown> {
+  const props: Record<string, unknown> = {
+    'Service-Version': { type: 'string', enum: [SERVICE_VERSION], description: 'The API version; required on every request.', examples: [SERVICE_VERSION] },
+  };
+  if (route.config?.idempotent) {
+    props['Idempotency-Key'] = {
+      type: 'string',
+      minLength: 1,
+      maxLength: 255,
+      description: 'Makes a retry safe: the same key and request within 24 hours replays the first response (with Idempotent-Replayed: true).',
+      examples: ['create-list-2026-03-01-0001'],
+    };
+  }
+  const base = (own ?? {}) as { properties?: Record<string, unknown>; required?: string[] };
+  return { type: 'object', properties: { ...base.properties, ...props }, required: [...(base.required ?? []), 'Service-Version'] };
+}
+
+function transform({ schema, url, route }: { schema: FastifySchema; url: string; route: RouteOptions }) {
+  const c = route.config ?? {};
+  if (!c.operation) return { schema, url };
+  const s = { ...(schema as Schema) };
+  const scopes = [...(c.scopes ?? [])];
+  const needs = scopes.length > 0 ? `Requires scope${scopes.length > 1 ? 's' : ''} ${scopes.map((x) => `\`${x}\``).join(' and ')}.` : 'Any valid API key.';
+  s.operationId = c.operation;
+  s.description = [s.description, `${needs} Rate category: ${c.category}.${c.idempotent ? ' Honours `Idempotency-Key`.' : ''}`].filter(Boolean).join('\n\n');
+  s.security = [{ bearerAuth: [] }];
+  s['x-scopes'] = scopes;
+  s['x-rate-category'] = c.category;
+  if (c.idempotent) s['x-idempotent'] = true;
+  s.headers = headerParams(route, s.headers);
+  const own = (s.response ?? {}) as Record<string, Record<string, unknown>>;
+  const success: Record<string, unknown> = {};
+  for (const [status, body] of Object.entries(own)) success[status] = status.startsWith('2') ? { ...body, headers: { ...RATE_HEADERS, ...(body.headers as object) } } : body;
+  s.response = { ...errorResponses(route), ...success };
+  return { schema: s, url };
+}
+
+type Doc = { tags?: Array<{ name: string }>; paths?: Record<string, Record<string, { tags?: string[] }>> };
+
+/** Tags without operations are left out, so the reference shows no empty sections. */
+function withUsedTags(doc: Doc): Doc {
+  const used = new Set(Object.values(doc.paths ?? {}).flatMap((item) => Object.values(item).flatMap((op) => op.tags ?? [])));
+  return { ...doc, tags: (doc.tags ?? []).filter((t) => used.has(t.name)) };
+}
+
+export async function installOpenApi(app: FastifyInstance): Promise<void> {
+  app.addSchema(ErrorBody);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'Rolodex API', version: SERVICE_VERSION, description: DESCRIPTION },
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key: `Authorization: Bearer <API_KEY>`.' } } },
+      tags: [
+        { name: 'Credential', description: 'The API key itself.' },
+        { name: 'Lists', description: 'Named collections of accounts, contacts or opportunities.' },
+        { name: 'Messages', description: 'Chat messages, filtered by what the caller may see.' },
+        { name: 'Files', description: 'Upload sessions, metadata and downloads.' },
+      ],
+    },
+    hideUntagged: false,
+    // Shared schemas appear under their own $id (`#/components/schemas/Error`), not `def-N`.
+    refResolver: { buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
+    transform,
+    transformObject: (d) => withUsedTags((d as { openapiObject: Doc }).openapiObject) as object,
+  });
+  app.get('/openapi.json', { schema: { hide: true } as object }, async () => app.swagger());
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    // The reference must work without the internet: the UI's assets come from this server, and
+    // the validator badge (which would call a public service) is off.
+    uiConfig: { validatorUrl: null, displayOperationId: true, deepLinking: true, docExpansion: 'list', tryItOutEnabled: false },
+    staticCSP: true,
+    transformSpecification: (spec) => spec,
+    transformSpecificationClone: false,
+  });
+}

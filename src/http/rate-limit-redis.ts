@@ -1,0 +1,126 @@
+// The token bucket of rate-limit.ts on Redis, so that every instance (and every worker) shares one
+// bucket per workspace and category. One Lua script refills and takes a token atomically, on
+// Redis's own clock, so instances with skewed clocks still agree.
+//
+// When Redis cannot be reached the limiter says so once in the logs, counts every decision made
+// without it in metrics, and decides with the local limiter instead: the service keeps serving
+// with per-instance limits. Commands fail fast while disconnected (no offline queue) and ioredis
+// keeps reconnecting in the background; the first success switches back and is logged too.
+import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { RateCategory } from '../auth/scopes.ts';
+import type { RateDecision, RateLimiter } from './context.ts';
+import type { Metrics } from './metrics.ts';
+import { bucketKey, decide, type Limits } from './rate-limit.ts';
+
+const TAKE_LUA = `
+local rate = tonumber(ARGV[1])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local b = redis.call('HMGET', KEYS[1], 'tokens', 'at')
+local tokens = tonumber(b[1])
+local at = tonumber(b[2])
+if tokens == nil or at == nil then
+  tokens = rate
+  at = now
+end
+if now > at then
+  tokens = math.min(rate, tokens + (now - at) * rate / 1000)
+  at = now
+end
+local allowed = 0
+local before = tokens
+if tokens >= 1 then
+  tokens = tokens - 1
+  allowed = 1
+end
+redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(at))
+redis.call('PEXPIRE', KEYS[1], math.ceil((rate - tokens) * 1000 / rate) + 1000)
+return {allowed, tostring(before), tostring(now)}
+`;
+
+type TakeReply = [number, string, string];
+type LimiterRedis = Redis & { rolodexTake(key: string, rate: number): Promise<TakeReply> };
+
+export interface RedisLimiterOptions {
+  url: string;
+  limits: Limits;
+  /** Decides while Redis is unreachable. */
+  fallback: RateLimiter;
+  logger: Logger;
+  metrics?: Metrics;
+  prefix?: string;
+}
+
+export class RedisRateLimiter implements RateLimiter {
+  readonly redis: LimiterRedis;
+  readonly #opts: RedisLimiterOptions;
+  readonly #prefix: string;
+  #degraded = false;
+  #closing = false;
+
+  constructor(opts: RedisLimiterOptions) {
+    this.#opts = opts;
+    this.#prefix = opts.prefix ?? 'rolodex:rl:';
+    const redis = new Redis(opts.url, {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      connectTimeout: 1000,
+      commandTimeout: 1000,
+      retryStrategy: (times) => Math.min(100 * times, 2000),
+    });
+    redis.defineCommand('rolodexTake', { numberOfKeys: 1, lua: TAKE_LUA });
+    // Without a listener ioredis prints every failed reconnect; the state changes are logged below.
+    redis.on('error', (err: Error) => this.#down(err));
+    // A connection the server closes cleanly emits no error, only 'close'.
+    redis.on('close', () => this.#closing || this.#down(new Error('connection closed')));
+    redis.on('ready', () => this.#up());
+    this.redis = redis as LimiterRedis;
+    opts.metrics?.redisUp.set(0);
+  }
+
+  /** Connects, but never fails start-up: an unreachable Redis means local limits until it returns. */
+  async start(): Promise<void> {
+    try {
+      await this.redis.connect();
+    } catch (err) {
+      this.#down(err as Error);
+    }
+  }
+
+  async consume(workspaceId: string, category: RateCategory): Promise<RateDecision | null> {
+    const rate = this.#opts.limits[category];
+    if (!rate) return null;
+    if (this.redis.status === 'ready') {
+      try {
+        const [allowed, before, now] = await this.redis.rolodexTake(this.#prefix + bucketKey(workspaceId, category), rate);
+        return decide(rate, Number(before), allowed === 1, Number(now));
+      } catch (err) {
+        this.#down(err as Error);
+      }
+    }
+    this.#opts.metrics?.redisFallbacks.inc();
+    return this.#opts.fallback.consume(workspaceId, category);
+  }
+
+  async close(): Promise<void> {
+    this.#closing = true;
+    this.redis.disconnect();
+    await this.#opts.fallback.close();
+  }
+
+  #down(err: Error): void {
+    this.#opts.metrics?.redisUp.set(0);
+    if (this.#degraded) return;
+    this.#degraded = true;
+    this.#opts.logger.warn({ err: { message: err.message } }, 'Redis unreachable: rate limits fall back to this process until it returns');
+  }
+
+  #up(): void {
+    this.#opts.metrics?.redisUp.set(1);
+    if (!this.#degraded) return;
+    this.#degraded = false;
+    this.#opts.logger.info('Redis reachable again: rate limits are shared again');
+  }
+}
