@@ -5,7 +5,7 @@ import { authRoutes } from './auth/routes.ts';
 import { fileRoutes } from './files/routes.ts';
 import { JSON_BODY_LIMIT, installJsonParser } from './http/body.ts';
 import type { Deps } from './http/context.ts';
-import { installErrorHandling } from './http/error-handler.ts';
+import { frameworkError, installErrorHandling } from './http/error-handler.ts';
 import { healthRoutes } from './http/health.ts';
 import { installIdempotency } from './http/idempotency.ts';
 import { createMetrics, installMetrics } from './http/metrics.ts';
@@ -31,6 +31,10 @@ export async function buildApp(config: Config, deps: Deps): Promise<FastifyInsta
     http: { headersTimeout: 30_000 },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    // Path parameters are length-checked by the route schemas (ids up to 255); the router's own
+    // cap of 100 would answer longer ones with a bare 414 first.
+    routerOptions: { maxParamLength: 2048 },
+    frameworkErrors: frameworkError,
   });
   app.decorateRequest('principal', null as never);
   app.decorateRequest('startedAt', 0);

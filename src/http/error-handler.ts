@@ -1,5 +1,6 @@
 // Every failure leaves the server in one shape: {"error": {type, code, message, param?, requestId}}.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { SERVICE_VERSION } from './context.ts';
 import { AppError } from './errors.ts';
 import { validationError } from './validation.ts';
 
@@ -25,6 +26,17 @@ function fromFastify(err: FastifyError): AppError | null {
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, err: AppError): FastifyReply {
   return reply.code(err.status).headers(err.headers).type('application/json; charset=utf-8').send(JSON.stringify(err.body(request.id)));
+}
+
+/**
+ * Errors the router raises before any hook runs (a path that is not valid percent-encoding, a
+ * path parameter over the router's length cap): answered in the service's shape, with the
+ * headers the pipeline would have set.
+ */
+export function frameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  reply.header('X-Request-Id', request.id).header('Service-Version', SERVICE_VERSION);
+  const message = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'A path parameter is too long.' : 'The request path is not valid percent-encoded UTF-8.';
+  sendError(request, reply, new AppError('invalid_parameter', message, { param: 'path' }));
 }
 
 export function installErrorHandling(app: FastifyInstance): void {
