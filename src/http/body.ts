@@ -3,6 +3,7 @@
 // malformed JSON with the service's own code.
 import type { FastifyInstance } from 'fastify';
 import { AppError } from './errors.ts';
+import { findNul } from './validation.ts';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
 
@@ -14,6 +15,10 @@ export function installJsonParser(app: FastifyInstance): void {
     if (text.trim() === '') return done(null, undefined);
     parse(req, text, (err, value) => {
       if (err) return done(new AppError('invalid_json', `The request body is not valid JSON: ${err.message}`), undefined);
+      // PostgreSQL text cannot hold NUL; refusing it here keeps both databases alike and no
+      // write fails halfway with a database error.
+      const nul = findNul(value);
+      if (nul !== null) return done(new AppError('invalid_value', `${nul === '' ? 'The request body' : `"${nul}"`} contains a NUL character.`, nul === '' ? {} : { param: nul }), undefined);
       done(null, value);
     });
   });
