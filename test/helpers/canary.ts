@@ -1,0 +1,123 @@
+// A workspace full of canary data: every kind of object the service holds, each carrying one
+// unmistakable tag, so that a response can be searched for any byte of it. Seeded through the
+// importer and the API, whichever the current build offers (records, lists and files arrive with
+// their branches; what exists is seeded).
+import { randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { importKinds } from '../../src/import/kinds.ts';
+import { runImport } from '../../src/import/run.ts';
+import { createKey } from '../../src/auth/service.ts';
+import { createUser, createWorkspace } from '../../src/workspaces/service.ts';
+import { call, headers, type TestApp } from './app.ts';
+
+export interface Canary {
+  tag: string;
+  workspaceId: string;
+  userId: string;
+  /** Full-access user key. */
+  secret: string;
+  /** Server ids by kind: list, message, channel, file, account, contact, opportunity, user. */
+  ids: Record<string, string>;
+  /** Capability URLs (paths) of the byte endpoints, when files exist. */
+  uploadPath?: string;
+  downloadPath?: string;
+  /** An Idempotency-Key this workspace has used, with the request it was used on. */
+  idempotency?: { key: string; url: string; body: unknown };
+  /** Every string that belongs to this workspace and must never reach another one. */
+  secrets(): string[];
+}
+
+const RECORDS: Record<string, (tag: string) => Record<string, unknown>> = {
+  account: (tag) => ({ object: 'account', externalId: `a-${tag}`, fields: { $name: { value: `Account ${tag}`, valueType: 'TEXT' } } }),
+  contact: (tag) => ({
+    object: 'contact',
+    externalId: `p-${tag}`,
+    fields: { $name: { value: { firstName: 'Con', lastName: tag }, valueType: 'FULL_NAME' }, $email: { value: `${tag.toLowerCase()}@canary.test`, valueType: 'EMAIL' } },
+  }),
+  opportunity: (tag) => ({ object: 'opportunity', externalId: `o-${tag}`, fields: { $name: { value: `Deal ${tag}`, valueType: 'TEXT' } } }),
+};
+
+export async function seedCanary(t: TestApp, label: string, operations: Set<string>): Promise<Canary> {
+  const tag = `CANARY${label}${randomBytes(5).toString('hex').toUpperCase()}`;
+  const db = t.deps.db.kysely;
+  const ws = await createWorkspace(db, `Workspace ${tag}`);
+  const user = await createUser(db, { workspaceId: ws.id, email: `owner-${tag.toLowerCase()}@canary.test`, role: 'admin', externalId: `u-${tag}` });
+  const secret = (await createKey(db, { workspaceId: ws.id, userId: user.id, scopes: null, expiresInMs: null })).secret;
+  const kinds = importKinds();
+  const objects: Array<Record<string, unknown>> = [
+    { object: 'channel', externalId: `c-${tag}`, provider: 'slack', name: `chan-${tag}`, visibility: 'public', members: [`u-${tag}`] },
+    {
+      object: 'message',
+      externalId: `m-${tag}`,
+      channel: `c-${tag}`,
+      fields: { $text: { value: `secret text ${tag}`, valueType: 'TEXT' }, $sentAt: { value: new Date().toISOString(), valueType: 'DATETIME' } },
+    },
+  ];
+  for (const [kind, make] of Object.entries(RECORDS)) if (kinds.some((k) => k.object === kind)) objects.push(make(tag));
+  const imported = await runImport(t.deps.db, ws.id, kinds, objects.map((o) => JSON.stringify(o)).join('\n'));
+  const ids: Record<string, string> = { user: user.id, workspace: ws.id };
+  for (const [object, byExt] of Object.entries(imported.ids)) for (const id of Object.values(byExt)) ids[object] = id;
+
+  const canary: Canary = {
+    tag,
+    workspaceId: ws.id,
+    userId: user.id,
+    secret,
+    ids,
+    secrets: () => [tag, tag.toLowerCase(), ...Object.values(ids), ...(canary.uploadPath ? [canary.uploadPath.split('/').pop()!] : []), ...(canary.downloadPath ? [canary.downloadPath.split('/').pop()!] : [])],
+  };
+
+  if (operations.has('createList')) {
+    const type = ids.contact ? 'contact' : 'account';
+    const rel = ids[type] ? { relationships: { [`$${type}s`]: [ids[type]] } } : {};
+    const body = { fields: { $name: `List ${tag}`, $objectType: type }, ...rel };
+    const key = `idem-${tag}`;
+    const res = await call(t, secret, 'POST', '/v1/lists', body, { 'idempotency-key': key });
+    if (res.statusCode !== 200) throw new Error(`canary list: ${res.statusCode} ${res.body}`);
+    ids.list = res.json().id;
+    canary.idempotency = { key, url: '/v1/lists', body };
+  }
+
+  if (operations.has('createFile')) {
+    const bytes = Buffer.from(`file bytes ${tag}`);
+    const created = await call(t, secret, 'POST', '/v1/files', { filename: `${tag}.txt`, mimeType: 'text/plain', sizeBytes: bytes.length });
+    if (created.statusCode !== 200) throw new Error(`canary file: ${created.statusCode} ${created.body}`);
+    const file = created.json();
+    ids.file = file.id;
+    const put = await t.app.inject({ method: 'PUT', url: new URL(file.uploadUrl).pathname, headers: file.uploadHeaders, payload: bytes });
+    if (put.statusCode !== 200) throw new Error(`canary upload: ${put.statusCode} ${put.body}`);
+    const md5 = createHash('md5').update(bytes).digest('hex');
+    const done = await call(t, secret, 'POST', `/v1/files/${file.id}/complete`, { md5 });
+    if (done.statusCode !== 200) throw new Error(`canary complete: ${done.statusCode} ${done.body}`);
+    const url = await call(t, secret, 'GET', `/v1/files/${file.id}/url`);
+    canary.downloadPath = new URL(url.json().url).pathname;
+    // A second, pending file keeps a live upload token.
+    const pending = (await call(t, secret, 'POST', '/v1/files', { filename: `pending-${tag}.txt`, mimeType: 'text/plain', sizeBytes: 10 })).json();
+    ids.pendingFile = pending.id;
+    canary.uploadPath = new URL(pending.uploadUrl).pathname;
+  }
+  return canary;
+}
+
+/** Rows in every table of the database, for "nothing changed" checks. */
+export async function tableCounts(t: TestApp): Promise<Record<string, number>> {
+  const db = t.deps.db.kysely;
+  const tables = (await db.introspection.getTables())
+    .filter((x) => !t.tdb.schema || x.schema === t.tdb.schema)
+    .map((x) => x.name)
+    .filter((n) => !n.startsWith("kysely_"))
+    .sort();
+  const out: Record<string, number> = {};
+  for (const name of tables) {
+    const row = await (db as any).selectFrom(name).select((eb: any) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+    out[name] = Number(row.n);
+  }
+  return out;
+}
+
+/** Names the strings of `secrets` that occur in `text`. */
+export function leaked(text: string, secrets: string[]): string[] {
+  return secrets.filter((s) => s.length >= 6 && text.includes(s));
+}
+
+export { headers };
