@@ -45,7 +45,8 @@ export function installValidators(app: FastifyInstance): void {
   // (it fails the query): refused as input, the same on both databases.
   app.addHook('preValidation', async (request) => {
     if (!request.routeOptions.config.operation) return;
-    const param = findNul(request.params) ?? findNul(request.query);
+    // A route without a query schema ignores its query string, NULs included.
+    const param = findNul(request.params) ?? (request.routeOptions.schema?.querystring ? findNul(request.query) : null);
     if (param !== null) throw new AppError('invalid_parameter', `Parameter "${param}" contains a NUL character.`, { param });
   });
 }
