@@ -44,7 +44,7 @@ await eachDialect('lists pagination', (ctx) => {
     assert.deepEqual(await page('limit=25&offset=29'), expected.slice(29));
     assert.deepEqual(await page('offset=30'), []);
     assert.deepEqual(await page('offset=1000'), []);
-    for (const [q, param] of [['limit=26', 'limit'], ['limit=0', 'limit'], ['limit=-1', 'limit'], ['limit=ten', 'limit'], ['offset=-1', 'offset'], ['offset=x', 'offset'], ['other=1', 'other']]) {
+    for (const [q, param] of [['limit=26', 'limit'], ['limit=0', 'limit'], ['limit=-1', 'limit'], ['limit=ten', 'limit'], ['offset=-1', 'offset'], ['offset=x', 'offset'], ['other=1', 'other']] as [string, string][]) {
       assertError(await call(t, s.secret, 'GET', url(q)), 400, 'invalid_parameter', param);
       assertError(await call(t, s.secret, 'GET', `/v1/lists?${q}`), 400, 'invalid_parameter', param);
     }
