@@ -15,7 +15,8 @@ export class ValueError extends Error {
 }
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-const TELEPHONE = /^\+?[0-9][0-9 ().-]{1,30}$/;
+// Digits with the usual separators, an optional leading +, and at least three digits.
+const TELEPHONE = /^(?=(?:\D*\d){3})\+?[0-9 ().-]{3,32}$/;
 const ISO_DATETIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
 const MAX_TEXT = 10_000;
 const MAX_MARKDOWN = 100_000;
