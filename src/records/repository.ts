@@ -25,12 +25,16 @@ export async function replaceRelationships(tx: Executor, sourceIds: string[], ro
   for (const part of chunks(rows, 1000)) await tx.insertInto('entity_relationships').values(part).execute();
 }
 
+// Lookups by id filter workspace and kind in code: given `workspace_id = ? AND kind = ?` too,
+// SQLite (without statistics) prefers the (workspace, kind, external_id) index and scans every
+// record of the workspace instead of probing the primary key.
+
 /** Which of `ids` are records of this kind in this workspace. */
 export async function existingRecordIds(db: Executor, workspaceId: string, kind: RecordKind, ids: string[]): Promise<Set<string>> {
   const found = new Set<string>();
   for (const part of chunks(ids)) {
-    const rows = await db.selectFrom('records').select('id').where('workspace_id', '=', workspaceId).where('kind', '=', kind).where('id', 'in', part).execute();
-    for (const r of rows) found.add(r.id);
+    const rows = await db.selectFrom('records').select(['id', 'workspace_id', 'kind']).where('id', 'in', part).execute();
+    for (const r of rows) if (r.workspace_id === workspaceId && r.kind === kind) found.add(r.id);
   }
   return found;
 }
@@ -40,7 +44,7 @@ export async function loadEntities(db: Executor, config: Config, workspaceId: st
   if (ids.length === 0) return [];
   const def = RECORD_DEFS[kind];
   const [rows, rels] = await Promise.all([
-    db.selectFrom('records').selectAll().where('workspace_id', '=', workspaceId).where('kind', '=', kind).where('id', 'in', ids).execute(),
+    db.selectFrom('records').selectAll().where('id', 'in', ids).execute(),
     db.selectFrom('entity_relationships').select(['source_id', 'name', 'target_id']).where('source_id', 'in', ids).orderBy('source_id').orderBy('name').orderBy('position').execute(),
   ]);
   const relsBySource = new Map<string, Map<string, string[]>>();
@@ -51,7 +55,7 @@ export async function loadEntities(db: Executor, config: Config, workspaceId: st
     if (values) values.push(r.target_id);
     else byName.set(r.name, [r.target_id]);
   }
-  const byId = new Map(rows.map((r) => [r.id, r]));
+  const byId = new Map(rows.filter((r) => r.workspace_id === workspaceId && r.kind === kind).map((r) => [r.id, r]));
   const out: Entity[] = [];
   for (const id of ids) {
     const r = byId.get(id);
