@@ -4,6 +4,7 @@ import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
 import type { ImportResult } from '../import/run.ts';
 import { messagesPart } from '../messages/demo.ts';
+import { recordsPart } from '../lists/demo.ts';
 
 export interface DemoContext {
   db: Db;
@@ -27,5 +28,5 @@ export const peoplePart: DemoPart = {
 };
 
 export function demoParts(): DemoPart[] {
-  return [peoplePart, messagesPart];
+  return [peoplePart, recordsPart, messagesPart];
 }

@@ -13,6 +13,10 @@ export const ERROR_CODES = {
   invalid_parameter: 400,
   invalid_idempotency_key: 400,
   idempotency_key_too_long: 400,
+  // 400, lists
+  unknown_relationship: 400,
+  relationship_entity_missing: 400,
+  conflicting_membership_change: 400,
   // 401
   missing_api_key: 401,
   invalid_api_key: 401,

@@ -69,8 +69,10 @@ export function validationError(errors: FastifySchemaValidationError[], context:
   const e = errors[0] as ErrorObject | undefined;
   const base = e ? pointerToParam(e.instancePath) : '';
   if (context !== 'body') {
-    const name = base || (e?.params as { missingProperty?: string } | undefined)?.missingProperty || context;
-    return new AppError('invalid_parameter', `Invalid ${context === 'params' ? 'path' : 'query'} parameter "${name}": it ${e?.message ?? 'is invalid'}.`, { param: name });
+    const p = e?.params as { missingProperty?: string; additionalProperty?: string } | undefined;
+    const name = base || p?.additionalProperty || p?.missingProperty || context;
+    const why = p?.additionalProperty ? 'is not a known parameter' : `it ${e?.message ?? 'is invalid'}`;
+    return new AppError('invalid_parameter', `Invalid ${context === 'params' ? 'path' : 'query'} parameter "${name}": ${why}.`, { param: name });
   }
   if (!e) return new AppError('invalid_value', 'The request body is invalid.');
   const where = base === '' ? 'The request body' : `"${base}"`;

@@ -3,7 +3,8 @@ import type { ImportKind } from './kind.ts';
 import { userKind } from './users.ts';
 import { channelKind } from '../channels/import.ts';
 import { messageKind } from '../messages/import.ts';
+import { accountKind, contactKind, opportunityKind } from '../records/import.ts';
 
 export function importKinds(): ImportKind<any>[] {
-  return [userKind, channelKind, messageKind];
+  return [userKind, channelKind, accountKind, contactKind, opportunityKind, messageKind];
 }

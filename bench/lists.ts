@@ -1,0 +1,188 @@
+// Lists at scale (issue 3): import of 100,000 contacts through the CLI, a list of 100,000 members
+// built through the API, page latency at offset 0 and 99,975 (median over HTTP, keep-alive) next
+// to a 25-member list (totalCount must cost the same), and GET /v1/lists/{id} requests per second
+// next to a bare Fastify hello-world route measured in the same run with the same load tool.
+//   node bench/lists.ts [--dialect sqlite|postgres|both] [--members 100000] [--seconds 10]
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { createRequire } from 'node:module';
+import pg from 'pg';
+import { createKey } from '../src/auth/service.ts';
+import { openDb } from '../src/db/database.ts';
+import { migrate } from '../src/db/migrate.ts';
+import { createWorkspace } from '../src/workspaces/service.ts';
+
+const { values: args } = parseArgs({ options: { dialect: { type: 'string', default: 'both' }, members: { type: 'string', default: '100000' }, seconds: { type: 'string', default: '10' } } });
+// autocannon ships no types; this is the part of its API used here.
+const autocannon = createRequire(import.meta.url)('autocannon') as (opts: { url: string; headers: Record<string, string>; connections: number; duration: number }) => Promise<{
+  requests: { average: number };
+  non2xx: number;
+  errors: number;
+}>;
+const MEMBERS = Number(args.members);
+const SECONDS = Number(args.seconds);
+const PG_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
+const ROOT = new URL('..', import.meta.url).pathname;
+const H = { 'service-version': '2026-03-01' };
+
+async function freePort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const port = (srv.address() as { port: number }).port;
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+/** Starts a server process on a free port and waits until `probe` answers. */
+async function start(script: string[], env: Record<string, string>, probe: string): Promise<{ child: ChildProcess; base: string }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, script, { cwd: ROOT, env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 200; i++) {
+    if (await fetch(base + probe).then((r) => r.ok, () => false)) return { child, base };
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  child.kill('SIGTERM');
+  throw new Error(`${script.join(' ')} did not start`);
+}
+
+function stop(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    child.removeAllListeners('exit');
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)] as number;
+}
+
+async function latency(url: string, secret: string, n = 400): Promise<{ median: number; p95: number; total: number }> {
+  const times: number[] = [];
+  let total = -1;
+  for (let i = 0; i < n + 20; i++) {
+    const t0 = performance.now();
+    const res = await fetch(url, { headers: { ...H, authorization: `Bearer ${secret}` } });
+    const body = (await res.json()) as { totalCount: number; data: unknown[] };
+    if (res.status !== 200) throw new Error(`${url}: ${res.status} ${JSON.stringify(body)}`);
+    if (i >= 20) times.push(performance.now() - t0); // the first 20 warm up
+    total = body.totalCount;
+  }
+  const s = [...times].sort((a, b) => a - b);
+  return { median: median(times), p95: s[Math.floor(s.length * 0.95)] as number, total };
+}
+
+async function rps(url: string, headers: Record<string, string>): Promise<number> {
+  const r = await autocannon({ url, headers, connections: 20, duration: SECONDS });
+  if (r.non2xx > 0 || r.errors > 0) throw new Error(`${url}: ${r.non2xx} non-2xx, ${r.errors} errors`);
+  return r.requests.average;
+}
+
+async function run(dialect: 'sqlite' | 'postgres'): Promise<Record<string, unknown>> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'rolodex-bench-'));
+  const schema = `bench_${process.pid}`;
+  let env: Record<string, string> = { DATA_DIR: dataDir, LOG_LEVEL: 'warn', RATE_LIMIT_READ: '0', RATE_LIMIT_WRITE: '0', RATE_LIMIT_SEARCH: '0', PORT: '0', WORKERS: '1' };
+  if (dialect === 'postgres') {
+    const c = new pg.Client({ connectionString: PG_URL });
+    await c.connect();
+    await c.query(`drop schema if exists ${schema} cascade; create schema ${schema}`);
+    await c.end();
+    const u = new URL(PG_URL);
+    u.searchParams.set('options', `-c search_path=${schema}`);
+    env = { ...env, DATABASE_URL: u.toString() };
+  }
+  const db = openDb({ dataDir, ...(env.DATABASE_URL ? { databaseUrl: PG_URL, schema } : {}) });
+  let server: ChildProcess | undefined;
+  try {
+    await migrate(db);
+    const ws = await createWorkspace(db.kysely, 'bench');
+    const key = await createKey(db.kysely, { workspaceId: ws.id, userId: null, scopes: null, expiresInMs: null });
+    const auth = { ...H, authorization: `Bearer ${key.secret}` };
+
+    // 1. Import MEMBERS contacts (plus their owner) through the real CLI.
+    const file = join(dataDir, 'contacts.ndjson');
+    const lines = [JSON.stringify({ object: 'user', externalId: 'owner', email: 'owner@bench.test', name: 'Owner' })];
+    for (let i = 0; i < MEMBERS; i++) {
+      lines.push(JSON.stringify({ object: 'contact', externalId: `c${i}`, fields: { $name: { value: { firstName: `First${i}`, lastName: 'Last' }, valueType: 'FULL_NAME' }, $email: { value: `c${i}@bench.test`, valueType: 'EMAIL' }, score: { value: i % 100, valueType: 'NUMBER' } }, relationships: { $owner: { objectType: 'user', values: ['owner'] } } }));
+    }
+    writeFileSync(file, lines.join('\n'));
+    const t0 = performance.now();
+    const imp = spawn(process.execPath, ['src/cli/main.ts', 'import', '--workspace', ws.id, file, '--json'], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    imp.stdout.on('data', (d) => (out += String(d)));
+    const code = await new Promise((r) => imp.once('exit', r));
+    const importSeconds = (performance.now() - t0) / 1000;
+    if (code !== 0) throw new Error(`import failed (${code})`);
+    const ids = Object.values((JSON.parse(out) as { ids: { contact: Record<string, string> } }).ids.contact);
+
+
+    // 2. A list of MEMBERS contacts, built through the API 1,000 ids per request.
+    const srv = await start(['src/cli/main.ts', 'serve'], env, '/healthz');
+    server = srv.child;
+    const post = async (path: string, body: unknown) => {
+      const res = await fetch(srv.base + path, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const json = (await res.json()) as { id: string };
+      if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
+      return json;
+    };
+    const t1 = performance.now();
+    const big = await post('/v1/lists', { fields: { $name: 'big', $objectType: 'contact' }, relationships: { $contacts: ids.slice(0, 1000) } });
+    for (let i = 1000; i < ids.length; i += 1000) await post(`/v1/lists/${big.id}`, { relationships: { $contacts: { add: ids.slice(i, i + 1000) } } });
+    const buildSeconds = (performance.now() - t1) / 1000;
+    const small = await post('/v1/lists', { fields: { $name: 'small', $objectType: 'contact' }, relationships: { $contacts: ids.slice(0, 25) } });
+
+    // 3. Page latency, one request at a time over keep-alive.
+    const pages = {
+      bigOffset0: await latency(`${srv.base}/v1/lists/${big.id}/contacts?offset=0`, key.secret),
+      bigOffsetEnd: await latency(`${srv.base}/v1/lists/${big.id}/contacts?offset=${ids.length - 25}`, key.secret),
+      bigOffsetMiddle: await latency(`${srv.base}/v1/lists/${big.id}/contacts?offset=${Math.floor(ids.length / 2)}`, key.secret, 100),
+      smallOffset0: await latency(`${srv.base}/v1/lists/${small.id}/contacts?offset=0`, key.secret),
+    };
+
+    // 4. Throughput of GET /v1/lists/{id} against a bare Fastify route, same tool, same settings.
+    const listRps = await rps(`${srv.base}/v1/lists/${big.id}`, auth);
+    await stop(srv.child);
+    server = undefined;
+    const hello = await start(['bench/lists-hello.ts'], {}, '/hello');
+    server = hello.child;
+    const helloRps = await rps(`${hello.base}/hello`, {});
+    return { dialect, members: ids.length, importSeconds, buildSeconds, pages, listRps, helloRps, ratio: listRps / helloRps };
+  } finally {
+    if (server) await stop(server);
+    await db.close();
+    if (dialect === 'postgres') {
+      const c = new pg.Client({ connectionString: PG_URL });
+      await c.connect();
+      await c.query(`drop schema if exists ${schema} cascade`);
+      await c.end();
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+const fmt = (x: number) => x.toFixed(2);
+for (const dialect of args.dialect === 'both' ? (['sqlite', 'postgres'] as const) : [args.dialect as 'sqlite' | 'postgres']) {
+  const r = (await run(dialect)) as any;
+  const line = (name: string, p: { median: number; p95: number; total: number }) => `  ${name.padEnd(34)} median ${fmt(p.median)} ms   p95 ${fmt(p.p95)} ms   totalCount ${p.total}`;
+  process.stdout.write(
+    [
+      `== ${dialect}: ${r.members} contacts`,
+      `  import (CLI, incl. process start)   ${fmt(r.importSeconds)} s   (target ≤ 30 s on SQLite)`,
+      `  build the list via API (1,000/req)  ${fmt(r.buildSeconds)} s`,
+      line('page offset 0 (big list)', r.pages.bigOffset0),
+      line(`page offset ${r.members - 25} (big list)`, r.pages.bigOffsetEnd),
+      line(`page offset ${Math.floor(r.members / 2)} (big list)`, r.pages.bigOffsetMiddle),
+      line('page offset 0 (25-member list)', r.pages.smallOffset0),
+      `  big/small offset-0 latency ratio     ${fmt(r.pages.bigOffset0.median / r.pages.smallOffset0.median)} (flat totalCount ⇒ ≈ 1)`,
+      `  GET /v1/lists/{id}                  ${Math.round(r.listRps)} req/s`,
+      `  bare Fastify hello-world            ${Math.round(r.helloRps)} req/s`,
+      `  ratio                               ${fmt(r.ratio)} of bare Fastify`,
+      '',
+    ].join('\n'),
+  );
+}

@@ -1,0 +1,150 @@
+// Checks one field value against its valueType (decisions §7) and returns it normalized
+// (DATETIME to UTC with milliseconds, country codes to upper case). A null value means unset and
+// is valid for every type. Throws ValueError with a message and the sub-path of the bad part.
+import { VALUE_TYPES, type ValueType } from '../lib/resource-schemas.ts';
+import { isCountryCode } from './countries.ts';
+
+export class ValueError extends Error {
+  override name = 'ValueError';
+  /** Path below the field's `value`, such as `.country` or `[2]`; '' for the value itself. */
+  readonly at: string;
+  constructor(message: string, at = '') {
+    super(message);
+    this.at = at;
+  }
+}
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+// Digits with the usual separators, an optional leading +, and at least three digits.
+const TELEPHONE = /^(?=(?:\D*\d){3})\+?[0-9 ().-]{3,32}$/;
+const ISO_DATETIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+const MAX_TEXT = 10_000;
+const MAX_MARKDOWN = 100_000;
+const MAX_OPTION = 255;
+
+const ADDRESS_STRINGS = ['city', 'country', 'postalCode', 'state', 'street', 'street2'] as const;
+const ADDRESS_KEYS = new Set<string>([...ADDRESS_STRINGS, 'latitude', 'longitude']);
+const NAME_KEYS = new Set(['firstName', 'lastName']);
+
+export function isValueType(t: unknown): t is ValueType {
+  return typeof t === 'string' && (VALUE_TYPES as readonly string[]).includes(t);
+}
+
+function string(v: unknown, max: number, what = 'a string'): string {
+  if (typeof v !== 'string') throw new ValueError(`must be ${what}`);
+  if (v.length > max) throw new ValueError(`must be at most ${max} characters`);
+  return v;
+}
+
+function plainObject(v: unknown, what: string): Record<string, unknown> {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new ValueError(`must be ${what} object`);
+  return v as Record<string, unknown>;
+}
+
+function address(v: unknown): Record<string, unknown> {
+  const o = plainObject(v, 'an Address');
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(o)) {
+    if (!ADDRESS_KEYS.has(k)) throw new ValueError(`has unknown member "${k}"`, `.${k}`);
+    if (x === null || x === undefined) continue;
+    if (k === 'latitude' || k === 'longitude') {
+      const limit = k === 'latitude' ? 90 : 180;
+      if (typeof x !== 'number' || !Number.isFinite(x) || Math.abs(x) > limit) throw new ValueError(`must be a number from -${limit} to ${limit}`, `.${k}`);
+      out[k] = x;
+    } else if (k === 'country') {
+      if (typeof x !== 'string' || !isCountryCode(x.toUpperCase())) throw new ValueError('must be an ISO 3166-1 alpha-2 country code such as "DE"', '.country');
+      out[k] = x.toUpperCase();
+    } else {
+      if (typeof x !== 'string' || x.length > 255) throw new ValueError('must be a string of at most 255 characters', `.${k}`);
+      out[k] = x;
+    }
+  }
+  return out;
+}
+
+function fullName(v: unknown): Record<string, unknown> {
+  const o = plainObject(v, 'a FullName');
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(o)) {
+    if (!NAME_KEYS.has(k)) throw new ValueError(`has unknown member "${k}"`, `.${k}`);
+    if (x === null || x === undefined) continue;
+    if (typeof x !== 'string' || x.length > 255) throw new ValueError('must be a string of at most 255 characters', `.${k}`);
+    out[k] = x;
+  }
+  return out;
+}
+
+function multiSelect(v: unknown): string[] {
+  if (!Array.isArray(v)) throw new ValueError('must be an array of strings');
+  const seen = new Set<string>();
+  v.forEach((x, i) => {
+    if (typeof x !== 'string' || x.length < 1 || x.length > MAX_OPTION) throw new ValueError(`must be a string of 1 to ${MAX_OPTION} characters`, `[${i}]`);
+    if (seen.has(x)) throw new ValueError(`"${x}" appears twice`, `[${i}]`);
+    seen.add(x);
+  });
+  return v as string[];
+}
+
+function number(v: unknown): number {
+  if (typeof v !== 'number' || !Number.isFinite(v)) throw new ValueError('must be a finite number');
+  return v;
+}
+
+function datetime(v: unknown): string {
+  const s = string(v, 64, 'an ISO 8601 date-time string');
+  const ms = Date.parse(s);
+  if (!ISO_DATETIME.test(s) || Number.isNaN(ms)) throw new ValueError('must be an ISO 8601 date-time with a time zone, such as "2026-03-01T09:30:00Z"');
+  return new Date(ms).toISOString();
+}
+
+function url(v: unknown): string {
+  const s = string(v, 2048);
+  let u: URL;
+  try {
+    u = new URL(s);
+  } catch {
+    throw new ValueError('must be an absolute http or https URL');
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ValueError('must be an absolute http or https URL');
+  return s;
+}
+
+function matching(v: unknown, re: RegExp, what: string, max: number): string {
+  const s = string(v, max);
+  if (!re.test(s)) throw new ValueError(`must be ${what}`);
+  return s;
+}
+
+export function checkValue(type: ValueType, v: unknown): unknown {
+  if (v === null) return null;
+  switch (type) {
+    case 'TEXT':
+      return string(v, MAX_TEXT);
+    case 'MARKDOWN':
+      return string(v, MAX_MARKDOWN);
+    case 'EMAIL':
+      return matching(v, EMAIL, 'an email address', 320);
+    case 'URL':
+      return url(v);
+    case 'TELEPHONE':
+      return matching(v, TELEPHONE, 'a telephone number such as "+49 30 1234567"', 32);
+    case 'SOCIAL_HANDLE':
+      return matching(v, /^\S{1,255}$/, 'a handle of 1 to 255 characters without spaces', 255);
+    case 'SINGLE_SELECT':
+      return matching(v, /^[\s\S]{1,255}$/, `an option of 1 to ${MAX_OPTION} characters`, MAX_OPTION);
+    case 'MULTI_SELECT':
+      return multiSelect(v);
+    case 'NUMBER':
+    case 'CURRENCY':
+      return number(v);
+    case 'CHECKBOX':
+      if (typeof v !== 'boolean') throw new ValueError('must be true or false');
+      return v;
+    case 'DATETIME':
+      return datetime(v);
+    case 'ADDRESS':
+      return address(v);
+    case 'FULL_NAME':
+      return fullName(v);
+  }
+}

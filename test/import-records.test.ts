@@ -1,0 +1,149 @@
+// `rolodex import` of records (decisions §10): any order, references by externalId, upsert,
+// all-or-nothing with errors naming line and field, both file formats, the CLI's --json summary.
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { main } from '../src/cli/main.ts';
+import { importKinds } from '../src/import/kinds.ts';
+import { ImportFailed, runImport } from '../src/import/run.ts';
+import { call, eachDialect, seedWorkspace, type TestApp } from './helpers/app.ts';
+import { importObjects, sleep } from './lists-fixtures.ts';
+
+const ndjson = (objects: unknown[]) => objects.map((o) => JSON.stringify(o)).join('\n');
+
+async function failure(t: TestApp, workspaceId: string, text: string): Promise<ImportFailed> {
+  try {
+    await runImport(t.deps.db, workspaceId, importKinds(), text);
+  } catch (err) {
+    if (err instanceof ImportFailed) return err;
+    throw err;
+  }
+  assert.fail('the import should have failed');
+}
+
+async function count(t: TestApp, workspaceId: string): Promise<number> {
+  const r = await t.deps.db.kysely.selectFrom('records').select((eb) => eb.fn.countAll().as('n')).where('workspace_id', '=', workspaceId).executeTakeFirstOrThrow();
+  return Number(r.n);
+}
+
+const SAMPLE = [
+  // An opportunity first: it references an account and contacts that come later in the file.
+  { object: 'opportunity', externalId: 'o1', fields: { $name: { value: 'Big deal', valueType: 'TEXT' }, $amount: { value: 50000, valueType: 'CURRENCY' }, $closeDate: { value: '2026-06-30T00:00:00+02:00', valueType: 'DATETIME' } }, relationships: { $account: { objectType: 'account', values: ['a1'] }, $contacts: { objectType: 'contact', values: ['c2', 'c1'] }, $owner: { objectType: 'user', values: ['u1'] } } },
+  { object: 'contact', externalId: 'c1', fields: { $name: { value: { firstName: 'Ann', lastName: 'Lee' }, valueType: 'FULL_NAME' }, $email: { value: 'ann@acme.test', valueType: 'EMAIL' }, tags: { value: ['vip', 'beta'], valueType: 'MULTI_SELECT' } }, relationships: { $account: { objectType: 'account', values: ['a1'] } } },
+  { object: 'contact', externalId: 'c2', fields: { $name: { value: { firstName: 'Bo' }, valueType: 'FULL_NAME' }, newsletter: { value: true, valueType: 'CHECKBOX' } } },
+  { object: 'account', externalId: 'a1', fields: { $name: { value: 'Acme', valueType: 'TEXT' }, $address: { value: { city: 'Berlin', country: 'de' }, valueType: 'ADDRESS' } } },
+  { object: 'user', externalId: 'u1', email: 'owner@acme.test', name: 'Owner', role: 'member' },
+];
+
+await eachDialect('import records', (ctx) => {
+  test('objects in any order, references by externalId, stored with the entity shape', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const r = await importObjects(t, s.workspaceId, SAMPLE);
+    assert.deepEqual(r.counts, { user: 1, account: 1, contact: 2, opportunity: 1 });
+    const { a1 } = r.ids.account as Record<string, string>;
+    const { c1, c2 } = r.ids.contact as Record<string, string>;
+    const o1 = r.ids.opportunity?.o1 as string;
+    assert.match(o1, /^opp_/);
+    assert.match(a1 as string, /^acc_/);
+    const list = (await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: 'o', $objectType: 'opportunity' }, relationships: { $opportunities: [o1] } })).json();
+    const opp = (await call(t, s.secret, 'GET', `/v1/lists/${list.id}/opportunities`)).json().data[0];
+    assert.equal(opp.externalId, 'o1');
+    assert.deepEqual(opp.fields.$closeDate, { value: '2026-06-29T22:00:00.000Z', valueType: 'DATETIME' });
+    assert.deepEqual(opp.relationships, {
+      $owner: { cardinality: 'has_one', objectType: 'user', values: [r.ids.user?.u1] },
+      $account: { cardinality: 'has_one', objectType: 'account', values: [a1] },
+      $contacts: { cardinality: 'has_many', objectType: 'contact', values: [c2, c1] },
+      $files: { cardinality: 'has_many', objectType: 'file', values: [] },
+    });
+    const accounts = (await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: 'a', $objectType: 'account' }, relationships: { $accounts: a1 } })).json();
+    const acc = (await call(t, s.secret, 'GET', `/v1/lists/${accounts.id}/accounts`)).json().data[0];
+    assert.deepEqual(acc.fields.$address, { value: { city: 'Berlin', country: 'DE' }, valueType: 'ADDRESS' });
+  });
+
+  test('re-importing the same externalIds updates in place: same ids, fields and relationships replaced', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const first = await importObjects(t, s.workspaceId, SAMPLE);
+    await sleep(3);
+    const second = await importObjects(t, s.workspaceId, [
+      { object: 'contact', externalId: 'c1', fields: { $name: { value: { firstName: 'Ann', lastName: 'Smith' }, valueType: 'FULL_NAME' } } },
+    ]);
+    assert.equal(second.ids.contact?.c1, first.ids.contact?.c1);
+    assert.equal(await count(t, s.workspaceId), 4);
+    const list = (await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: 'c', $objectType: 'contact' }, relationships: { $contacts: [first.ids.contact?.c1] } })).json();
+    const c = (await call(t, s.secret, 'GET', `/v1/lists/${list.id}/contacts`)).json().data[0];
+    assert.deepEqual(c.fields, { $name: { value: { firstName: 'Ann', lastName: 'Smith' }, valueType: 'FULL_NAME' } });
+    assert.deepEqual(c.relationships.$account.values, []);
+    assert.ok(c.updatedAt > c.createdAt, `${c.updatedAt} > ${c.createdAt}`);
+    // A reference to a record imported earlier resolves from the workspace.
+    const third = await importObjects(t, s.workspaceId, [{ object: 'contact', externalId: 'c3', relationships: { $account: { objectType: 'account', values: ['a1'] } } }]);
+    assert.equal(third.counts.contact, 1);
+  });
+
+  test('every error names its line and field, and nothing is written', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ object: 'contact', externalId: 'x', fields: { $email: { value: 'nope', valueType: 'EMAIL' } } }, 'fields.$email.value'],
+      [{ object: 'contact', externalId: 'x', fields: { $email: { value: 'a@b.test', valueType: 'TEXT' } } }, 'fields.$email.valueType'],
+      [{ object: 'contact', externalId: 'x', fields: { $colour: { value: 'red', valueType: 'TEXT' } } }, 'fields.$colour'],
+      [{ object: 'contact', externalId: 'x', fields: { 'Bad Slug': { value: 'red', valueType: 'TEXT' } } }, 'fields.Bad Slug'],
+      [{ object: 'contact', externalId: 'x', fields: { size: { value: 1, valueType: 'INTEGER' } } }, 'fields.size.valueType'],
+      [{ object: 'contact', externalId: 'x', fields: { size: { valueType: 'NUMBER' } } }, 'fields.size.value'],
+      [{ object: 'contact', externalId: 'x', fields: { $address: { value: { country: 'ZZ' }, valueType: 'ADDRESS' } } }, 'fields.$address.value.country'],
+      [{ object: 'contact', externalId: 'x', fields: { tags: { value: ['a', 1], valueType: 'MULTI_SELECT' } } }, 'fields.tags.value[1]'],
+      [{ object: 'contact', externalId: 'x', relationships: { $boss: { objectType: 'user', values: [] } } }, 'relationships.$boss'],
+      [{ object: 'contact', externalId: 'x', relationships: { $account: { objectType: 'contact', values: ['a1'] } } }, 'relationships.$account.objectType'],
+      [{ object: 'contact', externalId: 'x', relationships: { $account: { objectType: 'account', values: ['a1', 'a2'] } } }, 'relationships.$account.values'],
+      [{ object: 'contact', externalId: 'x', colour: 'red' }, 'colour'],
+      [{ object: 'lead', externalId: 'x' }, 'object'],
+    ];
+    for (const [bad, field] of cases) {
+      const err = await failure(t, s.workspaceId, ndjson([SAMPLE[3], SAMPLE[4], bad]));
+      assert.equal(err.errors[0]?.line, 3, JSON.stringify(bad));
+      assert.equal(err.errors[0]?.field, field, err.message);
+    }
+    // A reference that resolves nowhere fails in the transaction: still nothing written.
+    const err = await failure(t, s.workspaceId, `${ndjson([SAMPLE[3], SAMPLE[4]])}\n\n${ndjson([{ object: 'contact', externalId: 'x', relationships: { $account: { objectType: 'account', values: ['nowhere'] } } }])}`);
+    assert.equal(err.errors[0]?.line, 4);
+    assert.equal(err.errors[0]?.field, 'relationships.$account.values[0]');
+    assert.match(err.message, /nowhere/);
+    const fileRef = await failure(t, s.workspaceId, ndjson([{ object: 'account', externalId: 'a', relationships: { $files: { objectType: 'file', values: ['f1'] } } }]));
+    assert.equal(fileRef.errors[0]?.field, 'relationships.$files.values[0]');
+    assert.equal(await count(t, s.workspaceId), 0);
+    const users = await t.deps.db.kysely.selectFrom('users').select('id').where('workspace_id', '=', s.workspaceId).execute();
+    assert.equal(users.length, 1); // only the seeded one
+  });
+
+  test('a JSON array works the same, items numbered from 1', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const r = await runImport(t.deps.db, s.workspaceId, importKinds(), JSON.stringify(SAMPLE));
+    assert.equal(r.counts.contact, 2);
+    const err = await failure(t, s.workspaceId, JSON.stringify([SAMPLE[3], { object: 'account', externalId: 'z', fields: { $employees: { value: '10', valueType: 'NUMBER' } } }]));
+    assert.equal(err.errors[0]?.line, 2);
+    assert.equal(err.errors[0]?.field, 'fields.$employees.value');
+  });
+
+  test('the CLI prints a --json summary with the id map, and exits 1 naming line and field', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const env: Record<string, string> = { DATA_DIR: t.tdb.dataDir, ...(t.tdb.databaseUrl ? { DATABASE_URL: t.tdb.databaseUrl } : {}) };
+    const out: string[] = [];
+    const errs: string[] = [];
+    const io = { out: (x: string) => void out.push(x), err: (x: string) => void errs.push(x), env, isTty: false };
+    const file = join(t.tdb.dataDir, 'in.ndjson');
+    writeFileSync(file, ndjson(SAMPLE));
+    assert.equal(await main(['import', '--workspace', s.workspaceId, file, '--json'], io), 0, errs.join('\n'));
+    const summary = JSON.parse(out.join(''));
+    assert.deepEqual(summary.counts, { user: 1, account: 1, contact: 2, opportunity: 1 });
+    assert.match(summary.ids.contact.c1, /^con_/);
+    assert.equal(typeof summary.seconds, 'number');
+    writeFileSync(file, ndjson([SAMPLE[3], { object: 'contact', externalId: 'c9', fields: { $phone: { value: 'call me', valueType: 'TELEPHONE' } } }]));
+    assert.equal(await main(['import', '--workspace', s.workspaceId, file], io), 1);
+    assert.match(errs.join('\n'), /line 2: fields\.\$phone\.value/);
+    assert.equal(await count(t, s.workspaceId), 4);
+  });
+});
