@@ -15,7 +15,7 @@ export async function listRoutes(app: FastifyInstance, { config, deps }: PluginO
   app.post(
     '/v1/lists',
     {
-      config: { operation: 'createList', scopes: ['lists:create'], category: 'Write', idempotent: true },
+      config: { operation: 'createList', scopes: ['lists:create'], category: 'Write', idempotent: true, errors: ['unknown_relationship', 'relationship_entity_missing'] },
       schema: { summary: 'Create a list', tags: ['Lists'], body: CreateListBody, response: { 200: List } },
     },
     async (request, reply) => {
@@ -27,7 +27,13 @@ export async function listRoutes(app: FastifyInstance, { config, deps }: PluginO
   app.post(
     '/v1/lists/:id',
     {
-      config: { operation: 'updateList', scopes: ['lists:update'], category: 'Write', idempotent: true },
+      config: {
+        operation: 'updateList',
+        scopes: ['lists:update'],
+        category: 'Write',
+        idempotent: true,
+        errors: ['unknown_relationship', 'relationship_entity_missing', 'conflicting_membership_change'],
+      },
       schema: { summary: 'Update a list: rename, add and remove members', tags: ['Lists'], params: IdParams, body: UpdateListBody, response: { 200: List } },
     },
     async (request, reply) => {
