@@ -86,7 +86,9 @@ export function validRequestArb(op: Operation, ids: string[]): fc.Arbitrary<Fuzz
   const query = fc.record(queryModel, { requiredKeys: op.query.filter((p) => p.required).map((p) => p.name) }).map((q) => Object.entries(q).map(([k, v]) => [k, String(v)] as [string, string]));
   const body = op.body ? (op.body.required ? valueArb(op.body.schema, ids) : fc.option(valueArb(op.body.schema, ids), { nil: undefined })) : fc.constant(undefined);
   // Idempotent operations get keys from a small pool, so replays and reused keys happen too.
-  const key = op.idempotent ? fc.option(fc.constantFrom('k1', 'k2', 'k3'), { nil: undefined }) : fc.constant(undefined);
+  const key = op.idempotent
+    ? fc.oneof({ weight: 3, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.oneof(fc.constantFrom('k1', 'k2', 'k3'), fc.uuid()) })
+    : fc.constant(undefined);
   return fc.record({ params, query, body, key }).map(({ key: k, ...r }) => ({ ...r, ...(k ? { headers: { 'idempotency-key': k } } : {}) }) as FuzzRequest);
 }
 
@@ -157,12 +159,6 @@ function deleteAt(root: unknown, path: Path): unknown {
 
 const nth = <T>(xs: T[], i: number): T | undefined => (xs.length === 0 ? undefined : xs[i % xs.length]);
 
-function deep(depth: number, variant: number): unknown {
-  let v: unknown = 'bottom';
-  for (let i = 0; i < depth; i++) v = variant % 2 === 0 ? [v] : { a: v };
-  return v;
-}
-
 const LONG = 'x'.repeat(10 * 1024);
 const WRONG_TYPES: unknown[] = [1, 'text', true, null, [], {}, 1.5, '10'];
 const BAD_NUMBERS = [-1, 0, 1e308, -1e308, 2 ** 53 + 2, 0.5, 536_870_913, 1e21];
@@ -213,8 +209,12 @@ export function mutate(op: Operation, req: FuzzRequest, m: MutationChoice): { re
       return broken();
     }
     case 'deepNesting': {
+      // Sent as text: a value thousands of levels deep would overflow fast-check's own printing.
       const target = nth(all, m.pick)!;
-      return { req: { ...req, body: setAt(body, target.path, deep([64, 1000, 5000][m.variant % 3]!, m.pick)) }, label: 'deepNesting' };
+      const depth = [64, 1000, 5000][m.variant % 3]!;
+      const [open, close] = m.pick % 2 === 0 ? ['[', ']'] : ['{"a":', '}'];
+      const raw = JSON.stringify(setAt(body, target.path, '__DEEP__')).replace('"__DEEP__"', `${open.repeat(depth)}1${close.repeat(depth)}`);
+      return { req: { ...req, raw, invalid: true }, label: 'deepNesting' };
     }
     case 'brokenJson':
       return broken();
