@@ -1,0 +1,107 @@
+// The tables the matrices are driven by. Each is checked against the served OpenAPI document: an
+// operation without a row makes a test fail, so a new route cannot slip past the matrices.
+import type { Scope } from '../../src/auth/scopes.ts';
+import { type IdKind, newId } from '../../src/lib/ids.ts';
+import { call, type TestApp } from '../helpers/app.ts';
+import type { Canary } from '../helpers/canary.ts';
+import type { Operation } from '../helpers/openapi-ops.ts';
+
+/** The spec's "Endpoints" section, operation → scopes, written out independently of the routes. */
+export const SCOPE_TABLE: Record<string, readonly Scope[]> = {
+  validateCredential: [],
+  createList: ['lists:create'],
+  updateList: ['lists:update'],
+  getList: ['lists:read'],
+  listLists: ['lists:read'],
+  listListAccounts: ['lists:read', 'accounts:read'],
+  listListContacts: ['lists:read', 'contacts:read'],
+  listListOpportunities: ['lists:read', 'opportunities:read'],
+  getMessage: ['messages:read'],
+  listMessages: ['messages:read'],
+  createFile: ['files:create'],
+  completeFile: ['files:create'],
+  cancelFile: ['files:create'],
+  getFile: ['files:read'],
+  listFiles: ['files:read'],
+  getFileUrl: ['files:read'],
+};
+
+/** The path segment before an id parameter names the kind of the id. */
+const KIND_BY_SEGMENT: Record<string, string> = {
+  lists: 'list',
+  messages: 'message',
+  files: 'file',
+  channels: 'channel',
+  accounts: 'account',
+  contacts: 'contact',
+  opportunities: 'opportunity',
+};
+
+export const ID_PREFIX: Record<string, string> = { list: 'lst', message: 'msg', file: 'fil', channel: 'chn', account: 'acc', contact: 'con', opportunity: 'opp' };
+
+/** param name → kind of object it names, for every path parameter of the operation. */
+export function idKinds(op: Operation): Record<string, string> {
+  const out: Record<string, string> = {};
+  const parts = op.path.split('/');
+  parts.forEach((part, i) => {
+    const m = /^\{(\w+)\}$/.exec(part);
+    if (!m) return;
+    const kind = KIND_BY_SEGMENT[parts[i - 1] ?? ''];
+    if (!kind) throw new Error(`${op.operationId}: no kind known for the path parameter {${m[1]}} after "${parts[i - 1]}"; add it to KIND_BY_SEGMENT`);
+    out[m[1]!] = kind;
+  });
+  return out;
+}
+
+/** Bodies of the write operations that succeed on the canary's own objects. */
+export const BODIES: Record<string, (c: Canary) => unknown> = {
+  createList: (c) => ({ fields: { $name: `made ${c.tag}`, $objectType: 'contact' }, relationships: { $contacts: [c.ids.contact] } }),
+  updateList: (c) => ({ fields: { $name: `renamed ${c.tag}` }, relationships: { $contacts: { add: [c.ids.contact] } } }),
+  createFile: (c) => ({ filename: `new-${c.tag}.txt`, mimeType: 'text/plain', sizeBytes: 3 }),
+  completeFile: () => ({}),
+  cancelFile: () => ({}),
+};
+
+/** Operations that act on another object than the kind's canary (cancel needs a PENDING file). */
+const OBJECT_FOR: Record<string, string> = { cancelFile: 'pendingFile' };
+
+export interface HappyRequest {
+  method: Operation['method'];
+  url: string;
+  params: Record<string, string>;
+  body?: unknown;
+}
+
+/** The request of `op` that succeeds for the canary's own key and objects. */
+export function happyRequest(op: Operation, c: Canary, params: Record<string, string> = {}): HappyRequest {
+  const values: Record<string, string> = {};
+  for (const [name, kind] of Object.entries(idKinds(op))) {
+    const id = params[name] ?? c.ids[OBJECT_FOR[op.operationId] ?? kind];
+    if (!id) throw new Error(`${op.operationId}: the canary workspace has no ${kind}`);
+    values[name] = id;
+  }
+  const url = op.path.replace(/\{(\w+)\}/g, (_m, n: string) => encodeURIComponent(values[n]!));
+  if (!op.body) return { method: op.method, url, params: values };
+  const make = BODIES[op.operationId];
+  if (!make) throw new Error(`${op.operationId} takes a body but has no row in BODIES (test/adversarial/operations.ts)`);
+  return { method: op.method, url, params: values, body: make(c) };
+}
+
+export function sendHappy(t: TestApp, secret: string, req: HappyRequest, extra: Record<string, string> = {}) {
+  return call(t, secret, req.method, req.url, req.body, extra);
+}
+
+/** What the canary's owner sees through every read operation: equal before and after means untouched. */
+export async function ownerView(t: TestApp, ops: Operation[], c: Canary): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const op of ops.filter((o) => o.method === 'GET' && o.operationId !== 'getFileUrl')) {
+    const res = await sendHappy(t, c.secret, happyRequest(op, c));
+    out[op.operationId] = `${res.statusCode} ${res.body.replace(/"requestId":"[^"]+"/g, '')}`;
+  }
+  return out;
+}
+
+/** An id of the right kind and form that no object has. */
+export function randomId(kind: string): string {
+  return newId((ID_PREFIX[kind] ?? 'obj') as IdKind);
+}
