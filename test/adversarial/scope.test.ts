@@ -39,7 +39,7 @@ await eachDialect('scope matrix', (ctx) => {
     for (const op of ordered) {
       const required = SCOPE_TABLE[op.operationId] ?? [];
       const req = happyRequest(op, canary);
-      const extra = op.idempotent ? { 'idempotency-key': `scope-${op.operationId}` } : {};
+      const extra: Record<string, string> = op.idempotent ? { 'idempotency-key': `scope-${op.operationId}` } : {};
       for (const missing of required) {
         const scopes = PUBLIC_SCOPES.filter((s) => s !== missing) as Scope[];
         const secret = await keyFor(t, canary.workspaceId, canary.userId, scopes);
