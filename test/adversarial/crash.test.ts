@@ -48,7 +48,8 @@ for (const dialect of await testDialects()) {
       const acked: Acked = { lists: new Map(), inFlight: [], files: new Map(), requests: 0, touched: new Set() };
       const figures = { kills: 0, inFlight: 0, integrity: 0 };
       let server: ServerProcess = await startServerProcess(env);
-      const files = (await (await fetch(`${server.baseUrl}/openapi.json`)).json()).paths['/v1/files'] !== undefined;
+      const doc = (await (await fetch(`${server.baseUrl}/openapi.json`)).json()) as { paths: Record<string, unknown> };
+      const files = doc.paths['/v1/files'] !== undefined;
       for (let point = 0; point < POINTS; point++) {
         // Served base URL changes with each start: upload URLs must point at the live one.
         const w = { baseUrl: server.baseUrl, secret, contacts, files, rand, point };
