@@ -77,7 +77,8 @@ async function fileRound(w: Workload, name: string, acked: Acked): Promise<void>
   const created = await post(w, '/v1/files', { filename: `${name}.bin`, mimeType: 'application/octet-stream', sizeBytes: bytes.length }, `file-${name}`);
   if (created.status !== 200) throw new Error(`createFile: ${created.status} ${JSON.stringify(created.json)}`);
   acked.requests++;
-  const put = await fetch(created.json.uploadUrl, { method: 'PUT', headers: created.json.uploadHeaders, body: bytes });
+  // The upload URL names the configured public address; the bytes go to the live server.
+  const put = await fetch(`${w.baseUrl}${new URL(created.json.uploadUrl).pathname}`, { method: 'PUT', headers: created.json.uploadHeaders, body: bytes });
   if (put.status !== 200) throw new Error(`PUT: ${put.status}`);
   acked.requests++;
   const done = await post(w, `/v1/files/${created.json.id}/complete`, { md5 }, `complete-${name}`);

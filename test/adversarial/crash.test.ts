@@ -51,7 +51,6 @@ for (const dialect of await testDialects()) {
       const doc = (await (await fetch(`${server.baseUrl}/openapi.json`)).json()) as { paths: Record<string, unknown> };
       const files = doc.paths['/v1/files'] !== undefined;
       for (let point = 0; point < POINTS; point++) {
-        // Served base URL changes with each start: upload URLs must point at the live one.
         const w = { baseUrl: server.baseUrl, secret, contacts, files, rand, point };
         const stop = { now: false };
         const running = runWorkload(w, CLIENTS, acked, stop);
