@@ -76,7 +76,8 @@ async function requireEntities(db: Executor, workspaceId: string, kind: RecordKi
 
 export async function createList(tx: Executor, config: Config, workspaceId: string, input: CreateListInput, now: number) {
   const name = checkName(input.fields.$name);
-  const kind = OBJECT_TYPES[input.fields.$objectType];
+  // Own keys only: "__proto__" or "constructor" would otherwise find Object's own members.
+  const kind = Object.hasOwn(OBJECT_TYPES, input.fields.$objectType) ? OBJECT_TYPES[input.fields.$objectType] : undefined;
   if (!kind) throw new AppError('invalid_value', '$objectType must be account, contact or opportunity.', { param: 'fields.$objectType' });
   const key = relationshipKey(kind, input.relationships);
   const initial = members(input.relationships?.[key], `relationships.${key}`);
