@@ -48,6 +48,21 @@ await eachDialect(
       assert.equal(inKey.json().error.param, 'nested.tags[1]');
       assert.equal((await send('{"name":"ok"}')).statusCode, 200);
     });
+
+    test('a $objectType naming a member of Object.prototype is a 400, not a 500', async () => {
+      const t = ctx();
+      const s = await seedWorkspace(t);
+      for (const name of ['__proto__', 'constructor', 'toString', 'hasOwnProperty']) {
+        const res = await t.app.inject({
+          method: 'POST',
+          url: '/v1/lists',
+          headers: headers(s.secret, { 'content-type': 'application/json' }),
+          payload: JSON.stringify({ fields: { $name: 'x', $objectType: name } }),
+        });
+        assertShape(res, 400, 'invalid_value');
+        assert.equal(res.json().error.param, 'fields.$objectType');
+      }
+    });
   },
   { routes: pipelineRoutes },
 );

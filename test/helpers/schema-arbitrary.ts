@@ -74,7 +74,11 @@ function stringArb(s: JsonSchema, ids: string[]): fc.Arbitrary<string> {
   if (s.format === 'date-time') return fc.date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true }).map((d) => d.toISOString());
   const min = s.minLength ?? 0;
   const max = Math.max(min, Math.min(s.maxLength ?? 40, 40));
-  const text = fc.string({ minLength: min, maxLength: max, unit: 'grapheme' });
+  // Names of Object.prototype members find bugs in lookups keyed by client text.
+  const text = fc.oneof(
+    { weight: 9, arbitrary: fc.string({ minLength: min, maxLength: max, unit: 'grapheme' }) },
+    { weight: 1, arbitrary: fc.constantFrom('__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf').filter((v) => v.length >= min && v.length <= max) },
+  );
   const real = ids.filter((id) => id.length >= min && id.length <= (s.maxLength ?? Infinity));
   return real.length > 0 ? fc.oneof(text, fc.constantFrom(...real)) : text;
 }
