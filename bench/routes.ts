@@ -2,6 +2,7 @@
 // freshly migrated database before the server starts (and may keep ids in `ctx.state`); `path`
 // and `body` then build the request. Add a route by adding an entry here.
 import type { Db } from '../src/db/database.ts';
+import { seedBigList, seedList, seedMessages } from './seeds.ts';
 
 export interface BenchContext {
   db: Db;
@@ -25,9 +26,18 @@ export interface BenchRoute {
 
 export const ROUTES: BenchRoute[] = [
   { name: 'GET /v1/auth/validate', method: 'GET', path: () => '/v1/auth/validate' },
-  // Added once lists and messages are merged, e.g.:
-  // { name: 'GET /v1/lists/{id}', method: 'GET', seed: seedList, path: (c) => `/v1/lists/${c.state.listId}` },
-  // { name: 'member page (100,000 members)', method: 'GET', seed: seedBigList, path: (c) => `/v1/lists/${c.state.bigListId}/members?limit=25&offset=50000` },
-  // { name: 'GET /v1/messages', method: 'GET', seed: seedMessages, path: () => '/v1/messages' },
-  // { name: 'POST /v1/lists', method: 'POST', path: () => '/v1/lists', body: () => ({ name: 'Bench', objectType: 'accounts' }) },
+  { name: 'GET /v1/lists/{id}', method: 'GET', seed: seedList, path: (c) => `/v1/lists/${c.state.listId}` },
+  {
+    name: 'member page, 100,000-member list (middle)',
+    method: 'GET',
+    seed: (c) => seedBigList(c),
+    path: (c) => `/v1/lists/${c.state.bigListId}/contacts?limit=25&offset=${Math.floor(Number(c.state.bigListMembers) / 2)}`,
+  },
+  { name: 'GET /v1/messages', method: 'GET', seed: (c) => seedMessages(c), path: () => '/v1/messages' },
+  {
+    name: 'POST /v1/lists',
+    method: 'POST',
+    path: () => '/v1/lists',
+    body: () => ({ fields: { $name: 'Bench', $objectType: 'account' } }),
+  },
 ];

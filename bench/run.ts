@@ -12,6 +12,7 @@ import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import autocannonModule from 'autocannon';
+import { sql } from 'kysely';
 import { createKey } from '../src/auth/service.ts';
 import type { DialectName } from '../src/db/database.ts';
 import { createUser, createWorkspace } from '../src/workspaces/service.ts';
@@ -122,6 +123,9 @@ async function main(): Promise<void> {
     const { tdb, ctx } = await seedContext(setup.dialect);
     try {
       for (const r of routes) await r.seed?.(ctx);
+      // A long-lived database has planner statistics (and, on PostgreSQL, a visibility map for
+      // index-only scans); freshly bulk-loaded tables have neither until these run.
+      await sql.raw(setup.dialect === 'postgres' ? 'vacuum analyze' : 'analyze').execute(tdb.db.kysely);
       const p = await freePort();
       const env: Record<string, string> = { PORT: String(p), HOST: '127.0.0.1', DATA_DIR: tdb.dataDir, LOG_LEVEL: 'warn', WORKERS: String(setup.workers), RATE_LIMIT_READ: '0', RATE_LIMIT_WRITE: '0', RATE_LIMIT_SEARCH: '0' };
       if (tdb.databaseUrl) env.DATABASE_URL = tdb.databaseUrl;

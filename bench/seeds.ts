@@ -1,0 +1,94 @@
+// Seeds for bench/routes.ts: rows written in bulk through Kysely (the importer and the API are
+// not what these routes measure), then the kept counters the API relies on.
+import type { Executor } from '../src/db/database.ts';
+import { isoNow, newId } from '../src/lib/ids.ts';
+import { createList } from '../src/lists/service.ts';
+import { loadConfig } from '../src/config.ts';
+import type { BenchContext } from './routes.ts';
+
+const BATCH = 500;
+
+async function insertBatches<T>(db: Executor, table: string, rows: T[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += BATCH) await db.insertInto(table as never).values(rows.slice(i, i + BATCH) as never).execute();
+}
+
+function contacts(workspaceId: string, n: number, now: number, tag: string) {
+  const at = isoNow(now);
+  return Array.from({ length: n }, (_, i) => ({
+    id: newId('con', now - n + i),
+    workspace_id: workspaceId,
+    kind: 'contact' as const,
+    external_id: `${tag}-${i}`,
+    fields: JSON.stringify({ $name: { value: { firstName: `First${i}`, lastName: 'Bench' }, valueType: 'FULL_NAME' }, $email: { value: `c${i}@bench.test`, valueType: 'EMAIL' } }),
+    created_at: at,
+    updated_at: at,
+  }));
+}
+
+/** A contact list with 10 members: for GET /v1/lists/{id}. */
+export async function seedList(ctx: BenchContext): Promise<void> {
+  const now = Date.now();
+  const rows = contacts(ctx.workspaceId, 10, now, 'small');
+  await insertBatches(ctx.db.kysely, 'records', rows);
+  const config = loadConfig({ DATA_DIR: process.env.TMPDIR ?? '/tmp' });
+  const list = await ctx.db.kysely.transaction().execute((tx) =>
+    createList(tx, config, ctx.workspaceId, { fields: { $name: 'Bench list', $objectType: 'contact' }, relationships: { $contacts: rows.map((r) => r.id) } }, now),
+  );
+  ctx.state.listId = list.id;
+}
+
+/** A contact list of `n` members (100,000 by default): for a member page deep in the list. */
+export async function seedBigList(ctx: BenchContext, n = Number(process.env.BENCH_LIST_MEMBERS ?? 100_000)): Promise<void> {
+  const now = Date.now();
+  const rows = contacts(ctx.workspaceId, n, now, 'big');
+  const listId = newId('lst', now);
+  await ctx.db.kysely.transaction().execute(async (tx) => {
+    await insertBatches(tx, 'records', rows);
+    await tx.insertInto('lists').values({ id: listId, workspace_id: ctx.workspaceId, name: 'Big list', object_type: 'contact', member_count: n, created_at: isoNow(now), updated_at: isoNow(now) }).execute();
+    await insertBatches(tx, 'list_members', rows.map((r, i) => ({ list_id: listId, entity_id: r.id, added_at: isoNow(now - n + i) })));
+  });
+  ctx.state.bigListId = listId;
+  ctx.state.bigListMembers = n;
+}
+
+/** Channels of every visibility with `n` messages (50,000 by default): for GET /v1/messages. */
+export async function seedMessages(ctx: BenchContext, n = Number(process.env.BENCH_MESSAGES ?? 50_000)): Promise<void> {
+  const now = Date.now();
+  const at = isoNow(now);
+  const visibilities = ['public', 'restricted', 'private'] as const;
+  const channels = Array.from({ length: 30 }, (_, i) => ({
+    id: newId('chn', now + i),
+    workspace_id: ctx.workspaceId,
+    external_id: null,
+    provider: 'slack',
+    name: `bench-${i}`,
+    visibility: visibilities[i % 3] as (typeof visibilities)[number],
+    message_count: 0,
+    created_at: at,
+    updated_at: at,
+  }));
+  const messages = Array.from({ length: n }, (_, i) => {
+    const ch = channels[i % channels.length] as (typeof channels)[number];
+    ch.message_count++;
+    return {
+      id: newId('msg', now - n + i),
+      workspace_id: ctx.workspaceId,
+      channel_id: ch.id,
+      channel_visibility: ch.visibility,
+      external_id: null,
+      sent_at: isoNow(now - n * 1000 + i * 1000),
+      edited_at: null,
+      provider: 'slack',
+      provider_thread_id: null,
+      text_type: 'TEXT' as const,
+      created_at: at,
+      updated_at: at,
+    };
+  });
+  await ctx.db.kysely.transaction().execute(async (tx) => {
+    await insertBatches(tx, 'channels', channels);
+    await insertBatches(tx, 'channel_members', channels.filter((_, i) => i % 5 === 0).map((c) => ({ channel_id: c.id, user_id: ctx.userId, created_at: at })));
+    await insertBatches(tx, 'messages', messages);
+    await insertBatches(tx, 'message_texts', messages.map((m, i) => ({ message_id: m.id, text: `bench message ${i}` })));
+  });
+}
