@@ -18,7 +18,25 @@ export class MigrationError extends Error {
   override name = 'MigrationError';
 }
 
+// Kysely's migrator reads every schema's tables through PostgreSQL's introspection, which resolves
+// tables by name: a schema another database on the same server drops meanwhile fails that read
+// with 'schema "…" does not exist'. Nothing was applied then, so it is safe to try again.
+function isForeignSchemaRace(err: unknown, own: string | undefined): boolean {
+  const m = /schema "([^"]+)" does not exist/.exec(err instanceof Error ? err.message : String(err ?? ''));
+  return m !== null && m[1] !== own;
+}
+
 export async function migrate(db: Db): Promise<string[]> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await migrateOnce(db);
+    } catch (err) {
+      if (attempt >= 5 || !isForeignSchemaRace(err, db.schema)) throw err;
+    }
+  }
+}
+
+async function migrateOnce(db: Db): Promise<string[]> {
   const migrator = new Migrator({
     db: db.kysely,
     provider: { getMigrations: async () => MIGRATIONS },
