@@ -3,14 +3,14 @@
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { call, eachDialect, type TestApp } from '../helpers/app.ts';
-import { type Canary, seedCanary } from '../helpers/canary.ts';
+import { type Canary, seedCanary, tableNames } from '../helpers/canary.ts';
 import { loadDocument, type Operation, operationsOf } from '../helpers/openapi-ops.ts';
 import { BODIES, happyRequest } from './operations.ts';
 
 /** Every row of every table, as text. */
 async function dump(t: TestApp): Promise<string> {
   const db = t.deps.db.kysely;
-  const tables = (await db.introspection.getTables()).filter((x) => !t.tdb.schema || x.schema === t.tdb.schema).map((x) => x.name);
+  const tables = await tableNames(t);
   const parts: string[] = [];
   for (const name of tables) parts.push(JSON.stringify(await (db as any).selectFrom(name).selectAll().execute()));
   return parts.join('\n');

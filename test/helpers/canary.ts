@@ -2,8 +2,8 @@
 // unmistakable tag, so that a response can be searched for any byte of it. Seeded through the
 // importer and the API, whichever the current build offers (records, lists and files arrive with
 // their branches; what exists is seeded).
-import { randomBytes } from 'node:crypto';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
 import { importKinds } from '../../src/import/kinds.ts';
 import { runImport } from '../../src/import/run.ts';
 import { createKey } from '../../src/auth/service.ts';
@@ -99,14 +99,22 @@ export async function seedCanary(t: TestApp, label: string, operations: Set<stri
   return canary;
 }
 
+/**
+ * The tables of this test's database. Not Kysely's introspection: on PostgreSQL it reads every
+ * schema of the server, and fails when another test drops its schema meanwhile.
+ */
+export async function tableNames(t: TestApp): Promise<string[]> {
+  const db = t.deps.db.kysely;
+  const rows = t.tdb.schema
+    ? await sql<{ name: string }>`select table_name as name from information_schema.tables where table_schema = ${t.tdb.schema}`.execute(db)
+    : await sql<{ name: string }>`select name from sqlite_master where type = 'table' and name not like 'sqlite_%'`.execute(db);
+  return rows.rows.map((r) => r.name).filter((n) => !n.startsWith('kysely_')).sort();
+}
+
 /** Rows in every table of the database, for "nothing changed" checks. */
 export async function tableCounts(t: TestApp): Promise<Record<string, number>> {
   const db = t.deps.db.kysely;
-  const tables = (await db.introspection.getTables())
-    .filter((x) => !t.tdb.schema || x.schema === t.tdb.schema)
-    .map((x) => x.name)
-    .filter((n) => !n.startsWith("kysely_"))
-    .sort();
+  const tables = await tableNames(t);
   const out: Record<string, number> = {};
   for (const name of tables) {
     const row = await (db as any).selectFrom(name).select((eb: any) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
