@@ -37,7 +37,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     io.out(help());
     return name ? 0 : 2;
   }
-  const command = COMMANDS[name];
+  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (!command) {
     io.err(`rolodex: unknown command "${name}"\n${help()}`);
     return 2;

@@ -26,7 +26,7 @@ function checkFields(def: RecordDef, raw: unknown): RecordInput['fields'] {
   for (const [name, entry] of Object.entries(object(raw ?? {}, 'fields'))) {
     const at = `fields.${name}`;
     if (name.startsWith('$')) {
-      if (!(name in def.systemFields)) throw new ImportFieldError(at, `is not a system field of ${def.kind} (custom attributes use a bare slug)`);
+      if (!Object.hasOwn(def.systemFields, name)) throw new ImportFieldError(at, `is not a system field of ${def.kind} (custom attributes use a bare slug)`);
     } else if (!CUSTOM_SLUG.test(name)) {
       throw new ImportFieldError(at, 'custom attribute names are slugs: a lower-case letter, then letters, digits or _ (at most 63)');
     }
@@ -34,7 +34,8 @@ function checkFields(def: RecordDef, raw: unknown): RecordInput['fields'] {
     for (const k of Object.keys(e)) if (k !== 'value' && k !== 'valueType') throw new ImportFieldError(`${at}.${k}`, 'is not a known member (use value and valueType)');
     const type = e.valueType;
     if (!isValueType(type)) throw new ImportFieldError(`${at}.valueType`, 'must be one of ADDRESS, CHECKBOX, CURRENCY, DATETIME, EMAIL, FULL_NAME, MARKDOWN, MULTI_SELECT, NUMBER, SINGLE_SELECT, SOCIAL_HANDLE, TELEPHONE, TEXT, URL');
-    const fixed = def.systemFields[name];
+    // Own keys only: an attribute named like an Object.prototype member must not find it.
+    const fixed = Object.hasOwn(def.systemFields, name) ? def.systemFields[name] : undefined;
     if (fixed && type !== fixed) throw new ImportFieldError(`${at}.valueType`, `must be ${fixed} for ${name}`);
     if (!('value' in e)) throw new ImportFieldError(`${at}.value`, 'is required (null when unset)');
     try {
@@ -51,7 +52,7 @@ function checkRelationships(def: RecordDef, raw: unknown): RecordInput['relation
   const out: RecordInput['relationships'] = {};
   for (const [name, entry] of Object.entries(object(raw ?? {}, 'relationships'))) {
     const at = `relationships.${name}`;
-    const rel = def.relationships[name];
+    const rel = Object.hasOwn(def.relationships, name) ? def.relationships[name] : undefined;
     if (!rel) throw new ImportFieldError(at, `is not a relationship of ${def.kind}; known: ${Object.keys(def.relationships).join(', ')}`);
     const e = object(entry, at);
     for (const k of Object.keys(e)) if (!['objectType', 'values', 'cardinality'].includes(k)) throw new ImportFieldError(`${at}.${k}`, 'is not a known member');
