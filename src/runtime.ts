@@ -1,11 +1,14 @@
 // Opening and closing what the server and the CLI share: the database (migrated) and the
 // services built on it. Nothing here runs at import time.
+import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { Authenticator } from './auth/service.ts';
 import { openDb, type Db } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
 import type { Deps } from './http/context.ts';
+import { createBlobStore } from './blobs/index.ts';
+import type { BlobStore } from './blobs/blob-store.ts';
 
 export async function openDatabase(config: Config, logger?: Logger): Promise<Db> {
   const db = openDb({ dataDir: config.dataDir, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}) });
@@ -19,12 +22,19 @@ export async function openDatabase(config: Config, logger?: Logger): Promise<Db>
   return db;
 }
 
+/** S3 when configured, else local disk under DATA_DIR/blobs. */
+export function openBlobStore(config: Config): BlobStore {
+  if (config.s3) return createBlobStore({ kind: 's3', ...config.s3, spoolDir: config.dataDir });
+  return createBlobStore({ kind: 'disk', dir: join(config.dataDir, 'blobs') });
+}
+
 export async function openDeps(config: Config, logger: Logger): Promise<Deps> {
   const db = await openDatabase(config, logger);
-  return { db, logger, auth: new Authenticator(db) };
+  return { db, logger, auth: new Authenticator(db), blobs: openBlobStore(config) };
 }
 
 export async function closeDeps(deps: Deps): Promise<void> {
   await deps.rateLimiter?.close();
+  await deps.blobs.close();
   await deps.db.close();
 }

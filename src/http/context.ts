@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
 import type { Authenticator } from '../auth/service.ts';
+import type { BlobStore } from '../blobs/blob-store.ts';
 import type { Principal, RateCategory, Scope } from '../auth/scopes.ts';
 
 /** Outcome of one rate-limit check, for the X-RateLimit-* headers. */
@@ -26,6 +27,7 @@ export interface Deps {
   db: Db;
   logger: Logger;
   auth: Authenticator;
+  blobs: BlobStore;
   rateLimiter?: RateLimiter;
 }
 
