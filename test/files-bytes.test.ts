@@ -206,6 +206,7 @@ await eachDialect('file bytes (disk)', (ctx) => {
       const ext = /filename\*=UTF-8''(.*)$/.exec(cd)?.[1];
       if (ext) {
         const decoded = decodeURIComponent(ext);
+        // eslint-disable-next-line no-control-regex
         assert.ok(!/[/\\\u202E\u0000]/.test(decoded), cd);
       }
     }
