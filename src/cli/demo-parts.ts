@@ -3,6 +3,7 @@
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
 import type { ImportResult } from '../import/run.ts';
+import { filesDemoPart } from '../files/demo.ts';
 
 export interface DemoContext {
   db: Db;
@@ -26,5 +27,5 @@ export const peoplePart: DemoPart = {
 };
 
 export function demoParts(): DemoPart[] {
-  return [peoplePart];
+  return [peoplePart, filesDemoPart()];
 }

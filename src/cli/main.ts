@@ -5,6 +5,7 @@ import { CommandError, type Io, processIo, UsageError } from './io.ts';
 import * as demo from './demo.ts';
 import * as importCmd from './import.ts';
 import * as key from './key.ts';
+import * as knowledge from './knowledge.ts';
 import * as migrate from './migrate.ts';
 import * as serve from './serve.ts';
 import * as user from './user.ts';
@@ -23,6 +24,7 @@ const COMMANDS: Record<string, Command> = {
   key,
   import: importCmd,
   demo,
+  knowledge,
 };
 
 function help(): string {
