@@ -1,0 +1,118 @@
+/**
+ * Blob storage: one small interface, two backends (local disk, S3-compatible).
+ *
+ * Contract every backend honours:
+ * - Keys are server-made opaque strings such as `ws_x/fil_y`; see `assertValidKey`.
+ * - `put` streams (never buffers a whole body), counts and MD5-hashes the bytes,
+ *   and fails with `BlobTooLargeError` as soon as more than `maxBytes` arrive.
+ *   A failed put leaves nothing new behind and the previous object under the
+ *   key (if any) intact; a successful put atomically replaces it. When `put`
+ *   resolves, the bytes are durable (fsync'd, or acknowledged by S3).
+ * - `stat` returns null for an absent key; `read` and ranged reads throw
+ *   `BlobNotFoundError` for one, and `RangeError` for an unsatisfiable range
+ *   (callers validate ranges against `stat` first, so that is a bug).
+ * - A stream returned by `read` holds a file descriptor or socket until it
+ *   ends: consume it or destroy it.
+ * - `delete` of an absent key succeeds.
+ * - `presignPut`/`presignGet` exist only where clients can talk to the store
+ *   directly (S3); the server falls back to proxying through `put`/`read`.
+ */
+import type { Readable } from 'node:stream';
+
+export interface BlobStat {
+  size: number;
+  /** Lowercase hex MD5 of the whole object. */
+  md5: string;
+}
+
+/** Inclusive byte offsets, like an HTTP `Range: bytes=start-end`. */
+export interface BlobRange {
+  start: number;
+  end: number;
+}
+
+export interface PutOptions {
+  maxBytes: number;
+  contentType?: string;
+}
+
+export interface PresignPutOptions {
+  contentType: string;
+  /** Signed, so the store itself refuses a body of any other length. */
+  contentLength: number;
+  expiresInSeconds: number;
+}
+
+export interface PresignGetOptions {
+  expiresInSeconds: number;
+  filename: string;
+  contentType: string;
+}
+
+export interface PresignedPut {
+  url: string;
+  /** Headers the client must send verbatim with its PUT. */
+  headers: Record<string, string>;
+}
+
+export interface BlobStore {
+  readonly kind: 'disk' | 's3';
+  put(key: string, body: Readable | NodeJS.ReadableStream, opts: PutOptions): Promise<BlobStat>;
+  stat(key: string): Promise<BlobStat | null>;
+  read(key: string, range?: BlobRange): Promise<Readable>;
+  delete(key: string): Promise<void>;
+  presignPut?(key: string, opts: PresignPutOptions): Promise<PresignedPut>;
+  presignGet?(key: string, opts: PresignGetOptions): Promise<string>;
+  /** Readiness probe: throws when the store cannot be used. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export class BlobTooLargeError extends Error {
+  readonly maxBytes: number;
+  constructor(maxBytes: number) {
+    super(`blob exceeds the limit of ${maxBytes} bytes`);
+    this.name = 'BlobTooLargeError';
+    this.maxBytes = maxBytes;
+  }
+}
+
+export class BlobNotFoundError extends Error {
+  readonly key: string;
+  constructor(key: string) {
+    super(`blob not found: ${key}`);
+    this.name = 'BlobNotFoundError';
+    this.key = key;
+  }
+}
+
+export class InvalidBlobKeyError extends Error {
+  constructor(reason: string) {
+    super(`invalid blob key: ${reason}`);
+    this.name = 'InvalidBlobKeyError';
+  }
+}
+
+// Deliberately narrow: keys are made by the server, so anything outside this
+// shape is a bug or an attack. No leading dot rules out `.`, `..` and hidden
+// names (the disk store's temp files start with a dot and so can never clash).
+const SEGMENT = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/;
+const MAX_KEY_LENGTH = 512;
+
+/** Throws InvalidBlobKeyError unless `key` is `segment(/segment)*`. */
+export function assertValidKey(key: string): string[] {
+  if (typeof key !== 'string' || key.length === 0) throw new InvalidBlobKeyError('empty');
+  if (key.length > MAX_KEY_LENGTH) throw new InvalidBlobKeyError('too long');
+  const segments = key.split('/');
+  for (const segment of segments) {
+    if (!SEGMENT.test(segment)) throw new InvalidBlobKeyError(JSON.stringify(key));
+  }
+  return segments;
+}
+
+export function assertValidRange(range: BlobRange, size: number): void {
+  const { start, end } = range;
+  if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start < 0 || end < start || end >= size) {
+    throw new RangeError(`unsatisfiable range ${start}-${end} for ${size} bytes`);
+  }
+}

@@ -1,0 +1,235 @@
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  HeadObjectCommand,
+  PutObjectCommand,
+  S3Client,
+  type S3ClientConfig,
+} from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { createHash, randomUUID } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { unlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import {
+  assertValidKey,
+  BlobNotFoundError,
+  type BlobRange,
+  type BlobStat,
+  type BlobStore,
+  type PresignedPut,
+  type PresignGetOptions,
+  type PresignPutOptions,
+  type PutOptions,
+} from './blob-store.ts';
+import { contentDisposition } from './content-disposition.ts';
+import { MeterStream } from './meter.ts';
+
+export interface S3BlobStoreConfig {
+  bucket: string;
+  region: string;
+  /** For S3-compatible stores (MinIO, R2, ...); omit for AWS. */
+  endpoint?: string;
+  /** Host clients use for presigned URLs when it differs from `endpoint` (e.g. inside Docker). */
+  publicEndpoint?: string;
+  forcePathStyle?: boolean;
+  /** Omit both to use the SDK's default credential chain. */
+  accessKeyId?: string;
+  secretAccessKey?: string;
+  /** Prepended verbatim to every key, e.g. `rolodex/`. */
+  prefix?: string;
+  /** Where put() spools bodies before uploading; defaults to the OS temp dir. */
+  spoolDir?: string;
+}
+
+const MAX_PRESIGN_SECONDS = 7 * 24 * 3600; // SigV4 hard limit
+
+function errorStatus(err: unknown): number | undefined {
+  return (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+}
+
+function isNotFound(err: unknown): boolean {
+  const name = (err as Error).name;
+  return name === 'NotFound' || name === 'NoSuchKey' || errorStatus(err) === 404;
+}
+
+function checkExpiry(seconds: number): void {
+  if (!Number.isInteger(seconds) || seconds < 1 || seconds > MAX_PRESIGN_SECONDS) {
+    throw new RangeError(`expiresInSeconds must be 1..${MAX_PRESIGN_SECONDS}`);
+  }
+}
+
+export function createS3BlobStore(config: S3BlobStoreConfig): BlobStore {
+  const { bucket, prefix = '' } = config;
+  const clientConfig = (endpoint: string | undefined): S3ClientConfig => ({
+    region: config.region,
+    forcePathStyle: config.forcePathStyle ?? false,
+    // The SDK's default CRC32 checksums break many S3-compatible stores and
+    // would be baked into presigned URLs that browsers cannot satisfy.
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+    ...(endpoint ? { endpoint } : {}),
+    ...(config.accessKeyId && config.secretAccessKey
+      ? { credentials: { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey } }
+      : {}),
+  });
+  const client = new S3Client(clientConfig(config.endpoint));
+  // Presigning is offline, so a second client costs nothing but its config.
+  const signer = config.publicEndpoint ? new S3Client(clientConfig(config.publicEndpoint)) : client;
+
+  const objectKey = (key: string): string => prefix + assertValidKey(key).join('/');
+
+  async function hashObject(key: string): Promise<BlobStat> {
+    const hash = createHash('md5');
+    let size = 0;
+    for await (const chunk of await store.read(key)) {
+      size += (chunk as Buffer).length;
+      hash.update(chunk as Buffer);
+    }
+    return { size, md5: hash.digest('hex') };
+  }
+
+  const store: BlobStore = {
+    kind: 's3',
+
+    /*
+     * Spool to a local temp file while counting and hashing, then one
+     * PutObject with the exact Content-Length and Content-MD5. Why not stream
+     * straight to S3: PutObject needs the length up front, and an aws-chunked
+     * or multipart upload would let an oversize body start landing before we
+     * can refuse it. Spooling refuses oversize bodies before S3 sees a byte,
+     * keeps memory flat, makes the replace atomic (a single PUT), lets S3
+     * verify the MD5 we computed, and keeps the ETag a plain MD5 for stat().
+     * Cost: temp disk space up to maxBytes per concurrent upload. Large files
+     * are expected to go client -> S3 through presignPut anyway.
+     */
+    async put(key: string, body: Readable | NodeJS.ReadableStream, opts: PutOptions): Promise<BlobStat> {
+      const Key = objectKey(key);
+      const meter = new MeterStream(opts.maxBytes);
+      const spool = path.join(config.spoolDir ?? tmpdir(), `rolodex-blob-${randomUUID()}.tmp`);
+      let upload: Readable | undefined;
+      try {
+        await pipeline(body, meter, createWriteStream(spool, { flags: 'wx', mode: 0o600 }));
+        const stat = meter.result();
+        upload = createReadStream(spool);
+        await client.send(
+          new PutObjectCommand({
+            Bucket: bucket,
+            Key,
+            Body: upload,
+            ContentLength: stat.size,
+            ContentMD5: Buffer.from(stat.md5, 'hex').toString('base64'),
+            ContentType: opts.contentType ?? 'application/octet-stream',
+          }),
+        );
+        return stat;
+      } finally {
+        upload?.destroy();
+        await unlink(spool).catch(() => {});
+      }
+    },
+
+    async stat(key: string): Promise<BlobStat | null> {
+      let head;
+      try {
+        head = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: objectKey(key) }));
+      } catch (err) {
+        if (isNotFound(err)) return null;
+        throw err;
+      }
+      const etag = (head.ETag ?? '').replaceAll('"', '').toLowerCase();
+      // Multipart ETags have a `-N` suffix; SSE-KMS and SSE-C ETags are
+      // 32-hex but not an MD5 of the data, so only trust plain/SSE-S3 ones.
+      const encrypted = (head.ServerSideEncryption ?? '').startsWith('aws:kms') || !!head.SSECustomerAlgorithm;
+      if (/^[0-9a-f]{32}$/.test(etag) && !encrypted) return { size: head.ContentLength ?? 0, md5: etag };
+      return hashObject(key);
+    },
+
+    async read(key: string, range?: BlobRange): Promise<Readable> {
+      if (range && !(Number.isSafeInteger(range.start) && range.start >= 0 && range.end >= range.start)) {
+        throw new RangeError(`invalid range ${range.start}-${range.end}`);
+      }
+      let res;
+      try {
+        res = await client.send(
+          new GetObjectCommand({
+            Bucket: bucket,
+            Key: objectKey(key),
+            ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}),
+          }),
+        );
+      } catch (err) {
+        if (isNotFound(err)) throw new BlobNotFoundError(key);
+        if (errorStatus(err) === 416) throw new RangeError(`unsatisfiable range for ${key}`);
+        throw err;
+      }
+      const body = res.Body;
+      if (!(body instanceof Readable)) throw new Error('S3 returned a non-stream body');
+      if (range && res.ContentRange !== undefined) {
+        const got = /^bytes (\d+)-(\d+)\/\d+$/.exec(res.ContentRange);
+        if (Number(got?.[1]) !== range.start || Number(got?.[2]) !== range.end) {
+          body.destroy();
+          // S3 silently truncates a range that runs past the end; the disk
+          // store refuses it, and callers rely on getting exactly what they asked.
+          if (Number(got?.[1]) === range.start) throw new RangeError(`unsatisfiable range for ${key}`);
+          throw new Error(`S3 answered range ${range.start}-${range.end} with ${res.ContentRange}`);
+        }
+      } else if (range) {
+        body.destroy();
+        throw new Error('S3 ignored the requested range');
+      }
+      return body;
+    },
+
+    async delete(key: string): Promise<void> {
+      try {
+        await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: objectKey(key) }));
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+    },
+
+    async presignPut(key: string, opts: PresignPutOptions): Promise<PresignedPut> {
+      checkExpiry(opts.expiresInSeconds);
+      if (!Number.isSafeInteger(opts.contentLength) || opts.contentLength < 0) throw new RangeError('bad contentLength');
+      const command = new PutObjectCommand({
+        Bucket: bucket,
+        Key: objectKey(key),
+        ContentType: opts.contentType,
+        ContentLength: opts.contentLength,
+      });
+      // The presigner leaves content-type unsigned by default; signing both
+      // headers makes S3 itself refuse any other type or size.
+      const url = await getSignedUrl(signer, command, {
+        expiresIn: opts.expiresInSeconds,
+        signableHeaders: new Set(['content-type', 'content-length']),
+      });
+      return { url, headers: { 'content-type': opts.contentType } };
+    },
+
+    async presignGet(key: string, opts: PresignGetOptions): Promise<string> {
+      checkExpiry(opts.expiresInSeconds);
+      const command = new GetObjectCommand({
+        Bucket: bucket,
+        Key: objectKey(key),
+        ResponseContentDisposition: contentDisposition(opts.filename),
+        ResponseContentType: opts.contentType,
+      });
+      return getSignedUrl(signer, command, { expiresIn: opts.expiresInSeconds });
+    },
+
+    async ping(): Promise<void> {
+      await client.send(new HeadBucketCommand({ Bucket: bucket }));
+    },
+
+    async close(): Promise<void> {
+      client.destroy();
+      if (signer !== client) signer.destroy();
+    },
+  };
+  return store;
+}
