@@ -1,5 +1,6 @@
 // Opening and closing what the server and the CLI share: the database (migrated) and the
 // services built on it. Nothing here runs at import time.
+import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { Authenticator } from './auth/service.ts';
@@ -9,6 +10,8 @@ import type { Deps } from './http/context.ts';
 import { createMetrics } from './http/metrics.ts';
 import { clusterMetricsText } from './http/metrics-cluster.ts';
 import { createRateLimiter } from './http/rate-limit.ts';
+import { createBlobStore } from './blobs/index.ts';
+import type { BlobStore } from './blobs/blob-store.ts';
 
 export async function openDatabase(config: Config, logger?: Logger): Promise<Db> {
   const db = openDb({ dataDir: config.dataDir, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}) });
@@ -22,16 +25,23 @@ export async function openDatabase(config: Config, logger?: Logger): Promise<Db>
   return db;
 }
 
+/** S3 when configured, else local disk under DATA_DIR/blobs. */
+export function openBlobStore(config: Config): BlobStore {
+  if (config.s3) return createBlobStore({ kind: 's3', ...config.s3, spoolDir: config.dataDir });
+  return createBlobStore({ kind: 'disk', dir: join(config.dataDir, 'blobs') });
+}
+
 /** `worker`: a cluster worker, whose primary has migrated already and keeps the local rate limits. */
 export async function openDeps(config: Config, logger: Logger, opts: { worker?: boolean } = {}): Promise<Deps> {
   const db = opts.worker ? openDb({ dataDir: config.dataDir, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}) }) : await openDatabase(config, logger);
   const metrics = createMetrics();
   if (opts.worker) metrics.text = clusterMetricsText(metrics.registry);
   const rateLimiter = await createRateLimiter(config, logger, { metrics, worker: opts.worker ?? false });
-  return { db, logger, auth: new Authenticator(db), metrics, ...(rateLimiter ? { rateLimiter } : {}) };
+  return { db, logger, auth: new Authenticator(db), metrics, blobs: openBlobStore(config), ...(rateLimiter ? { rateLimiter } : {}) };
 }
 
 export async function closeDeps(deps: Deps): Promise<void> {
   await deps.rateLimiter?.close();
+  await deps.blobs.close();
   await deps.db.close();
 }

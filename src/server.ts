@@ -5,13 +5,18 @@ import { buildApp } from './app.ts';
 import type { Config } from './config.ts';
 import { createLogger } from './logger.ts';
 import { closeDeps, openDeps } from './runtime.ts';
+import { startSweeper } from './files/sweeper.ts';
 
 /** `worker`: one of the processes of `serve --workers N` (see src/cluster.ts). */
 export async function startServer(config: Config, opts: { worker?: boolean } = {}): Promise<FastifyInstance> {
   const logger = createLogger(config.logLevel);
   const deps = await openDeps(config, logger, opts);
   const app = await buildApp(config, deps);
-  app.addHook('onClose', async () => closeDeps(deps));
+  const sweeper = startSweeper({ config, db: deps.db, blobs: deps.blobs }, logger, config.sweepIntervalSeconds * 1000);
+  app.addHook('onClose', async () => {
+    await sweeper.stop();
+    await closeDeps(deps);
+  });
   await app.listen({ port: config.port, host: config.host });
 
   let stopping = false;

@@ -103,7 +103,7 @@ await eachDialect('lists idempotency', (ctx) => {
     const db2 = t.tdb.sqliteFile
       ? openDb({ dataDir: t.tdb.dataDir, sqliteFile: t.tdb.sqliteFile })
       : openDb({ dataDir: t.tdb.dataDir, databaseUrl: TEST_DATABASE_URL, ...(t.tdb.schema ? { schema: t.tdb.schema } : {}) });
-    const app2 = await buildApp(t.config, { db: db2, logger: t.deps.logger, auth: new Authenticator(db2) });
+    const app2 = await buildApp(t.config, { db: db2, logger: t.deps.logger, auth: new Authenticator(db2), blobs: t.deps.blobs });
     try {
       const payload = JSON.stringify({ fields: { $name: 'two instances', $objectType: 'account' } });
       const results = await Promise.all(

@@ -5,6 +5,7 @@ import type { Db } from '../db/database.ts';
 import type { ImportResult } from '../import/run.ts';
 import { messagesPart } from '../messages/demo.ts';
 import { recordsPart } from '../lists/demo.ts';
+import { filesDemoPart } from '../files/demo.ts';
 
 export interface DemoContext {
   db: Db;
@@ -28,5 +29,5 @@ export const peoplePart: DemoPart = {
 };
 
 export function demoParts(): DemoPart[] {
-  return [peoplePart, recordsPart, messagesPart];
+  return [peoplePart, filesDemoPart(), recordsPart, messagesPart];
 }

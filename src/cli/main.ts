@@ -6,6 +6,7 @@ import * as channel from './channel.ts';
 import * as demo from './demo.ts';
 import * as importCmd from './import.ts';
 import * as key from './key.ts';
+import * as knowledge from './knowledge.ts';
 import * as migrate from './migrate.ts';
 import * as serve from './serve.ts';
 import * as user from './user.ts';
@@ -25,6 +26,7 @@ const COMMANDS: Record<string, Command> = {
   import: importCmd,
   channel,
   demo,
+  knowledge,
 };
 
 function help(): string {

@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import { buildApp } from '../app.ts';
 import { Authenticator } from '../auth/service.ts';
 import { loadConfig } from '../config.ts';
-import { openDatabase } from '../runtime.ts';
+import { openBlobStore, openDatabase } from '../runtime.ts';
 
 export const OPENAPI_FILE = resolve(import.meta.dirname, '../../docs/openapi.json');
 
@@ -22,7 +22,7 @@ export async function openApiDocument(): Promise<unknown> {
     const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', SIGNING_SECRET: 'x'.repeat(32) });
     const logger = pino({ level: 'silent' });
     const db = await openDatabase(config, logger);
-    const app = await buildApp(config, { db, logger, auth: new Authenticator(db) });
+    const app = await buildApp(config, { db, logger, auth: new Authenticator(db), blobs: openBlobStore(config) });
     try {
       const res = await app.inject({ method: 'GET', url: '/openapi.json' });
       return res.json();

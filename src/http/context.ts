@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
 import type { Authenticator } from '../auth/service.ts';
+import type { BlobStore } from '../blobs/blob-store.ts';
 import type { Principal, RateCategory, Scope } from '../auth/scopes.ts';
 import type { ErrorCode } from './errors.ts';
 import type { Metrics } from './metrics.ts';
@@ -28,6 +29,7 @@ export interface Deps {
   db: Db;
   logger: Logger;
   auth: Authenticator;
+  blobs: BlobStore;
   rateLimiter?: RateLimiter;
   /** Made by buildApp when absent; made earlier when the rate limiter needs to count into it. */
   metrics?: Metrics;

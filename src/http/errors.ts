@@ -35,6 +35,18 @@ export const ERROR_CODES = {
   idempotency_key_reused: 422,
   // 429
   rate_limited: 429,
+  // files (decisions §9)
+  mime_type_not_allowed: 400,
+  file_too_large: 400,
+  user_required: 403,
+  admin_required: 403,
+  invalid_upload_token: 403,
+  invalid_download_token: 403,
+  invalid_file_state: 409,
+  upload_incomplete: 409,
+  upload_too_large: 413,
+  checksum_mismatch: 422,
+  range_not_satisfiable: 416,
   // 500, 503
   internal_error: 500,
   service_unavailable: 503,
@@ -50,6 +62,7 @@ export const ERROR_TYPES: Record<number, string> = {
   409: 'conflict',
   413: 'payload_too_large',
   415: 'unsupported_media_type',
+  416: 'range_not_satisfiable',
   422: 'unprocessable_content',
   429: 'too_many_requests',
   500: 'internal_server_error',

@@ -2,9 +2,10 @@
 import type { ImportKind } from './kind.ts';
 import { userKind } from './users.ts';
 import { channelKind } from '../channels/import.ts';
+import { fileKind } from '../files/import.ts';
 import { messageKind } from '../messages/import.ts';
 import { accountKind, contactKind, opportunityKind } from '../records/import.ts';
 
 export function importKinds(): ImportKind<any>[] {
-  return [userKind, channelKind, accountKind, contactKind, opportunityKind, messageKind];
+  return [userKind, channelKind, fileKind, accountKind, contactKind, opportunityKind, messageKind];
 }

@@ -1,9 +1,11 @@
 // Builds the real app on a fresh database of the given dialect, with helpers to seed workspaces,
 // users and keys, to call the API through app.inject, and to read what the server logged.
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { after, before, describe } from 'node:test';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../src/app.ts';
+import { createDiskBlobStore } from '../../src/blobs/disk.ts';
 import { createKey } from '../../src/auth/service.ts';
 import type { Scope } from '../../src/auth/scopes.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
@@ -55,7 +57,7 @@ export async function buildTestApp(dialect: DialectName, opts: TestAppOptions = 
     },
   });
   const logger = createLogger('info', sink);
-  const deps: Deps = { db: tdb.db, logger, auth: new Authenticator(tdb.db) };
+  const deps: Deps = { db: tdb.db, logger, auth: new Authenticator(tdb.db), blobs: createDiskBlobStore(join(tdb.dataDir, 'blobs')) };
   await opts.deps?.(deps, config);
   const app = await buildApp(config, deps);
   opts.routes?.(app, deps);
@@ -70,6 +72,7 @@ export async function buildTestApp(dialect: DialectName, opts: TestAppOptions = 
     close: async () => {
       await app.close();
       await deps.rateLimiter?.close();
+      await deps.blobs.close();
       await tdb.drop();
     },
   };

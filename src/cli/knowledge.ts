@@ -1,0 +1,26 @@
+// `rolodex knowledge list`: what each user's and the workspace's Knowledge holds (files completed
+// with a knowledge purpose, decisions §9). The public API never returns purposes; this is where
+// an operator sees their effect.
+import { listKnowledge } from '../knowledge/repository.ts';
+import { requireWorkspace } from '../workspaces/service.ts';
+import { type Io, parse, print, required, UsageError, withDb } from './io.ts';
+import { rethrow } from './workspace.ts';
+
+export const usage = `rolodex knowledge list --workspace W [--user U | --workspace-only] [--json]`;
+
+export async function run(args: string[], io: Io): Promise<void> {
+  const [sub, ...rest] = args;
+  const { values } = parse(rest, { workspace: { type: 'string' }, user: { type: 'string' }, 'workspace-only': { type: 'boolean' } });
+  if (sub !== 'list') throw new UsageError(`unknown subcommand "${sub ?? ''}"`);
+  const workspaceId = required(values, 'workspace');
+  if (values.user !== undefined && values['workspace-only']) throw new UsageError('--user and --workspace-only exclude each other');
+  const items = await withDb(io, async (db) => {
+    await requireWorkspace(db.kysely, workspaceId);
+    return listKnowledge(db.kysely, workspaceId, {
+      ...(typeof values.user === 'string' ? { userId: values.user } : {}),
+      ...(values['workspace-only'] ? { owner: 'workspace' as const } : {}),
+    });
+  }).catch(rethrow);
+  const human = items.map((k) => `${k.fileId}  ${k.owner === 'user' ? `user ${k.userId}` : 'workspace'}  ${k.sizeBytes} B  ${k.mimeType}  ${JSON.stringify(k.filename)}  added ${k.addedAt}`).join('\n');
+  print(io, values.json as boolean, items, human || 'no knowledge files');
+}

@@ -1,0 +1,79 @@
+// The byte endpoints behind uploadUrl and download URLs. They take no API key (the signed token in
+// the path is the capability) and are not JSON: a content-type parser of their own, in this
+// encapsulated plugin, hands the raw request stream to the upload handler.
+import type { Socket } from 'node:net';
+import { PassThrough, type Readable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import type { PluginOptions } from '../http/context.ts';
+import { reclaimer } from './reclaim.ts';
+import type { FilesEnv } from './service.ts';
+import { openDownload, receiveUpload } from './transfer.ts';
+
+const LINGER_BYTES = 4 * 1024 * 1024;
+const LINGER_MS = 5_000;
+
+/**
+ * After an early answer (a 413 while the client is still sending), closing the socket at once
+ * would reset the connection and could destroy the answer before the client reads it. Instead the
+ * rest of the body is read and dropped, for at most 4 MB or 5 seconds: clients that stop sending
+ * when the answer arrives (curl, browsers) get it intact; the others are cut off.
+ */
+function linger(raw: Readable, socket: Socket): void {
+  let dropped = 0;
+  const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+  timer.unref();
+  raw.on('data', (chunk: Buffer) => {
+    dropped += chunk.length;
+    if (dropped > LINGER_BYTES) socket.destroy();
+  });
+  raw.once('end', () => clearTimeout(timer));
+  raw.once('close', () => clearTimeout(timer));
+  raw.resume();
+}
+
+export function byteRoutes(env: () => FilesEnv) {
+  return async (app: FastifyInstance, _opts: PluginOptions): Promise<void> => {
+    app.removeAllContentTypeParsers();
+    app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
+
+    app.put<{ Params: { token: string } }>(
+      '/uploads/:token',
+      { schema: { hide: true } as object, bodyLimit: Number.MAX_SAFE_INTEGER },
+      async (request, reply) => {
+        // Through a pass-through: when the size guard stops the transfer, the pipeline destroys
+        // its source, and that must not be the socket, which still has to carry the 413.
+        const raw = (request.body as Readable | undefined) ?? request.raw;
+        const body = new PassThrough();
+        raw.pipe(body);
+        const reclaim = reclaimer();
+        const count = (chunk: Buffer) => reclaim(chunk.length);
+        raw.on('data', count);
+        raw.once('error', (err) => body.destroy(err));
+        raw.once('aborted', () => body.destroy(Object.assign(new Error('request aborted'), { code: 'ECONNRESET' })));
+        const length = request.headers['content-length'];
+        try {
+          const result = await receiveUpload(env(), request.params.token, body, length === undefined ? undefined : Number(length), Date.now());
+          reply.header('etag', `"${result.md5}"`);
+          return result;
+        } catch (err) {
+          raw.unpipe(body);
+          raw.off('data', count);
+          if (!request.raw.complete) linger(raw, request.raw.socket);
+          throw err;
+        }
+      },
+    );
+
+    app.get<{ Params: { token: string } }>('/downloads/:token', { schema: { hide: true } as object }, async (request, reply) => {
+      const header = (name: string) => {
+        const v = request.headers[name];
+        return typeof v === 'string' ? v : undefined;
+      };
+      const d = await openDownload(env(), request.params.token, header('range'), header('if-range'), Date.now());
+      reply.code(d.status).headers(d.headers);
+      const reclaim = reclaimer();
+      d.body.on('data', (chunk: Buffer) => reclaim(chunk.length));
+      return reply.send(d.body);
+    });
+  };
+}

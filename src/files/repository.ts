@@ -1,0 +1,85 @@
+// SQL for files, their counts, knowledge entries and blob garbage. Writes that race (complete vs
+// a new PUT, cancel vs complete, the sweeper vs anyone) are compare-and-set on status and blob
+// key, so the loser sees zero rows changed instead of overwriting.
+import { sql } from 'kysely';
+import type { Executor } from '../db/database.ts';
+import type { FileSource, FilesTable } from './tables.ts';
+
+export type FileRow = FilesTable;
+
+export async function insertFile(db: Executor, row: FileRow): Promise<void> {
+  await db.insertInto('files').values(row).execute();
+  if (row.source === 'api') await bumpCount(db, row.workspace_id, 1);
+}
+
+export async function bumpCount(db: Executor, workspaceId: string, by: number): Promise<void> {
+  await db
+    .insertInto('file_counts')
+    .values({ workspace_id: workspaceId, listable: by })
+    .onConflict((oc) => oc.column('workspace_id').doUpdateSet({ listable: sql`file_counts.listable + ${by}` }))
+    .execute();
+}
+
+export async function findFile(db: Executor, workspaceId: string, id: string): Promise<FileRow | undefined> {
+  return db.selectFrom('files').selectAll().where('id', '=', id).where('workspace_id', '=', workspaceId).executeTakeFirst();
+}
+
+/** By id alone: for the byte endpoints, whose signed token names the file. */
+export async function findFileById(db: Executor, id: string): Promise<FileRow | undefined> {
+  return db.selectFrom('files').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function listFiles(db: Executor, workspaceId: string, limit: number, offset: number): Promise<{ rows: FileRow[]; total: number }> {
+  const rows = await db
+    .selectFrom('files')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('source', '=', 'api')
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .offset(offset)
+    .execute();
+  const count = await db.selectFrom('file_counts').select('listable').where('workspace_id', '=', workspaceId).executeTakeFirst();
+  return { rows, total: Number(count?.listable ?? 0) };
+}
+
+/** Moves a file from PENDING, only if it is still PENDING with this blob key; true when it did. */
+export async function transition(
+  db: Executor,
+  id: string,
+  from: { blobKey: string | null },
+  set: Partial<Pick<FileRow, 'status' | 'md5' | 'size_bytes' | 'completed_at' | 'expires_at' | 'blob_key'>>,
+  pendingUntilAfter?: string,
+): Promise<boolean> {
+  let q = db.updateTable('files').set(set).where('id', '=', id).where('status', '=', 'PENDING');
+  q = from.blobKey === null ? q.where('blob_key', 'is', null) : q.where('blob_key', '=', from.blobKey);
+  if (pendingUntilAfter !== undefined) q = q.where('expires_at', '>', pendingUntilAfter);
+  const r = await q.executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
+}
+
+export async function addGarbage(db: Executor, blobKey: string, notBefore: string): Promise<void> {
+  await db
+    .insertInto('blob_garbage')
+    .values({ blob_key: blobKey, not_before: notBefore })
+    .onConflict((oc) => oc.column('blob_key').doUpdateSet({ not_before: sql`excluded.not_before` }))
+    .execute();
+}
+
+export async function dueGarbage(db: Executor, now: string, limit: number): Promise<Array<{ blob_key: string; not_before: string }>> {
+  return db.selectFrom('blob_garbage').select(['blob_key', 'not_before']).where('not_before', '<=', now).orderBy('not_before').limit(limit).execute();
+}
+
+export async function removeGarbage(db: Executor, blobKey: string, notBefore: string): Promise<void> {
+  await db.deleteFrom('blob_garbage').where('blob_key', '=', blobKey).where('not_before', '=', notBefore).execute();
+}
+
+/** PENDING sessions past their deadline, oldest first. */
+export async function overdueSessions(db: Executor, now: string, limit: number): Promise<FileRow[]> {
+  return db.selectFrom('files').selectAll().where('status', '=', 'PENDING').where('expires_at', '<=', now).orderBy('expires_at').limit(limit).execute();
+}
+
+export function isListable(source: FileSource): boolean {
+  return source === 'api';
+}

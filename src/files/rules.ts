@@ -1,0 +1,45 @@
+// The rules of decisions §9 that need no database: purposes, filenames, MIME types, and how a
+// stored row reads at a given moment (a PENDING session past its deadline reads as EXPIRED).
+import type { FileStatus, FilesTable } from './tables.ts';
+
+export const MAX_FILE_BYTES = 512 * 1024 * 1024;
+const MB = 1024 * 1024;
+
+export const PURPOSES = ['meeting_transcript', 'knowledge_user', 'knowledge_workspace'] as const;
+export type Purpose = (typeof PURPOSES)[number];
+
+const DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
+const XLSX = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
+const PPTX = 'application/vnd.openxmlformats-officedocument.presentationml.presentation';
+const KNOWLEDGE_TYPES = ['application/pdf', 'text/plain', 'text/markdown', 'text/csv', 'text/html', 'application/json', DOCX, XLSX, PPTX];
+
+export const PURPOSE_RULES: Record<Purpose, { mimeTypes: readonly string[]; maxBytes: number }> = {
+  meeting_transcript: { mimeTypes: ['text/plain', 'text/vtt', 'text/markdown', 'application/json', 'application/pdf', DOCX], maxBytes: 50 * MB },
+  knowledge_user: { mimeTypes: KNOWLEDGE_TYPES, maxBytes: 100 * MB },
+  knowledge_workspace: { mimeTypes: KNOWLEDGE_TYPES, maxBytes: 100 * MB },
+};
+
+// RFC 9110 tokens for type and subtype, then optional `; name=value` parameters.
+const TOKEN = "[A-Za-z0-9!#$%&'*+.^_`|~-]+";
+const MIME = new RegExp(`^(${TOKEN})/(${TOKEN})(?:[ \\t]*;[ \\t]*${TOKEN}=(?:${TOKEN}|"[^"\\\\\\x00-\\x1f\\x7f]*"))*$`);
+
+/** `Text/Plain; charset=utf-8` → `text/plain`, or null when not a valid MIME type. */
+export function mimeEssence(mimeType: string): string | null {
+  const m = MIME.exec(mimeType);
+  return m ? `${m[1]}/${m[2]}`.toLowerCase() : null;
+}
+
+// C0 and C1 control characters, NUL included. Format characters such as RTL marks are allowed:
+// they are stored as given and neutralised where the name is served (Content-Disposition).
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+export function hasControlCharacters(s: string): boolean {
+  return CONTROL.test(s);
+}
+
+/** How the row reads at `now`: the stored status, or EXPIRED for a PENDING session past its deadline. */
+export function effectiveStatus(row: Pick<FilesTable, 'status' | 'expires_at'>, now: number): FileStatus {
+  if (row.status === 'PENDING' && row.expires_at !== null && Date.parse(row.expires_at) <= now) return 'EXPIRED';
+  return row.status;
+}

@@ -1,0 +1,78 @@
+// The background sweeper (decisions §9): persists EXPIRED for upload sessions past their deadline,
+// deletes the bytes nothing points to any more, and purges old idempotency keys. Started by the
+// server entry point, never at import; every instance may run one, since each step is a
+// compare-and-set or an idempotent delete.
+import type { Logger } from 'pino';
+import { purgeExpiredKeys } from '../http/idempotency-store.ts';
+import { isoNow } from '../lib/ids.ts';
+import { dropPendingEntry } from '../knowledge/repository.ts';
+import * as repo from './repository.ts';
+import { type FilesEnv, releaseAt } from './service.ts';
+
+const BATCH = 200;
+const MAX_BATCHES = 20;
+
+export interface SweepResult {
+  expired: number;
+  blobsDeleted: number;
+  idempotencyKeysPurged: number;
+}
+
+export async function sweepOnce(env: FilesEnv, now: number = Date.now()): Promise<SweepResult> {
+  const result: SweepResult = { expired: 0, blobsDeleted: 0, idempotencyKeysPurged: 0 };
+  const db = env.db.kysely;
+  for (let b = 0; b < MAX_BATCHES; b++) {
+    const rows = await repo.overdueSessions(db, isoNow(now), BATCH);
+    for (const row of rows) {
+      const moved = await db.transaction().execute(async (tx) => {
+        if (!(await repo.transition(tx, row.id, { blobKey: row.blob_key }, { status: 'EXPIRED', expires_at: null }))) return false;
+        await dropPendingEntry(tx, row.id);
+        if (row.blob_key) await repo.addGarbage(tx, row.blob_key, releaseAt(env, row, now));
+        return true;
+      });
+      if (moved) result.expired++;
+    }
+    if (rows.length < BATCH) break;
+  }
+  for (let b = 0; b < MAX_BATCHES; b++) {
+    const due = await repo.dueGarbage(db, isoNow(now), BATCH);
+    for (const g of due) {
+      await env.blobs.delete(g.blob_key);
+      await repo.removeGarbage(db, g.blob_key, g.not_before);
+      result.blobsDeleted++;
+    }
+    if (due.length < BATCH) break;
+  }
+  result.idempotencyKeysPurged = await purgeExpiredKeys(db, now);
+  return result;
+}
+
+export interface Sweeper {
+  stop(): Promise<void>;
+}
+
+export function startSweeper(env: FilesEnv, logger: Logger, intervalMs: number): Sweeper {
+  let running: Promise<void> | null = null;
+  let stopped = false;
+  const tick = () => {
+    if (running || stopped) return;
+    running = sweepOnce(env)
+      .then((r) => {
+        if (r.expired || r.blobsDeleted || r.idempotencyKeysPurged) logger.info(r, 'sweep');
+      })
+      .catch((err: unknown) => logger.warn({ err }, 'sweep failed; next round retries'))
+      .finally(() => {
+        running = null;
+      });
+  };
+  const timer = setInterval(tick, intervalMs);
+  timer.unref();
+  tick();
+  return {
+    stop: async () => {
+      stopped = true;
+      clearInterval(timer);
+      await running;
+    },
+  };
+}

@@ -1,0 +1,132 @@
+// The byte side of files, behind the signed addresses: receiving an upload (streamed through a
+// size guard and MD5 into a fresh blob, then swapped in by compare-and-set) and serving a download
+// (whole or one byte range). No Fastify types here; bytes.ts adapts these to HTTP.
+import type { Readable } from 'node:stream';
+import { BlobTooLargeError } from '../blobs/blob-store.ts';
+import { contentDisposition } from '../blobs/content-disposition.ts';
+import { AppError } from '../http/errors.ts';
+import { isoNow } from '../lib/ids.ts';
+import * as repo from './repository.ts';
+import { effectiveStatus } from './rules.ts';
+import { busy, collect, type FilesEnv, newBlobKey } from './service.ts';
+import { verifyToken } from './tokens.ts';
+
+// A blob written by a PUT is registered as garbage until the swap adopts it, so a crash in between
+// leaks nothing; the margin keeps the sweeper off it while the session can still adopt it.
+const ADOPT_MARGIN_MS = 10 * 60_000;
+
+async function fileFor(env: FilesEnv, token: string, kind: 'u' | 'd', now: number) {
+  const code = kind === 'u' ? 'invalid_upload_token' : 'invalid_download_token';
+  const what = kind === 'u' ? 'upload' : 'download';
+  const check = verifyToken(env.config.signingSecret, token, kind, now);
+  if (!check.ok) {
+    const why = check.reason === 'expired' ? 'has expired' : check.reason === 'kind' ? `is not a ${what} address` : 'is not valid';
+    throw new AppError(code, `This ${what} address ${why}.`);
+  }
+  const row = await repo.findFileById(env.db.kysely, check.cap.fileId);
+  if (!row) throw new AppError(code, `This ${what} address is not valid.`);
+  return row;
+}
+
+/** Drops a blob no row adopted, with its garbage row; left to the sweeper when the store fails. */
+async function discard(env: FilesEnv, key: string): Promise<void> {
+  try {
+    await env.blobs.delete(key);
+    await env.db.kysely.deleteFrom('blob_garbage').where('blob_key', '=', key).execute();
+  } catch {
+    // The garbage row remains: the sweeper deletes the blob later.
+  }
+}
+
+export async function receiveUpload(env: FilesEnv, token: string, body: Readable, declaredLength: number | undefined, now: number) {
+  const row = await fileFor(env, token, 'u', now);
+  const status = effectiveStatus(row, now);
+  if (status !== 'PENDING') throw new AppError('invalid_file_state', `This file is ${status}; bytes can be sent only while it is PENDING.`);
+  const max = Number(row.size_bytes);
+  const tooLarge = () => new AppError('upload_too_large', `More than sizeBytes (${max}) bytes were sent; nothing was kept.`);
+  if (declaredLength !== undefined && declaredLength > max) throw tooLarge();
+
+  const key = newBlobKey(row.workspace_id, row.id);
+  await repo.addGarbage(env.db.kysely, key, isoNow(Date.parse(row.upload_deadline) + ADOPT_MARGIN_MS));
+  let stat;
+  try {
+    stat = await env.blobs.put(key, body, { maxBytes: max, contentType: row.mime_type });
+  } catch (err) {
+    await discard(env, key);
+    if (err instanceof BlobTooLargeError) throw tooLarge();
+    if (body.errored || (body as { aborted?: boolean }).aborted) throw new AppError('upload_incomplete', 'The upload was interrupted before all bytes arrived; nothing was kept.');
+    throw err;
+  }
+
+  // Adopt the new blob unless the file moved on meanwhile; several PUTs at once: the last wins.
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const at = Date.now();
+    const current = await repo.findFileById(env.db.kysely, row.id);
+    if (!current || effectiveStatus(current, at) !== 'PENDING') {
+      await discard(env, key);
+      throw new AppError('invalid_file_state', `This file became ${current ? effectiveStatus(current, at) : 'unavailable'} during the upload; the bytes were not kept.`);
+    }
+    const old = current.blob_key;
+    const adopted = await env.db.kysely.transaction().execute(async (tx) => {
+      if (!(await repo.transition(tx, row.id, { blobKey: old }, { blob_key: key }, isoNow(at)))) return false;
+      await tx.deleteFrom('blob_garbage').where('blob_key', '=', key).execute();
+      if (old) await repo.addGarbage(tx, old, isoNow(at));
+      return true;
+    });
+    if (adopted) {
+      if (old) await collect(env, old, Date.now());
+      return { sizeBytes: stat.size, md5: stat.md5 };
+    }
+  }
+  throw busy();
+}
+
+export interface Download {
+  status: 200 | 206;
+  headers: Record<string, string>;
+  body: Readable;
+}
+
+/** One `bytes=` range against `size`; null means serve the whole file (absent or multi-range). */
+export function parseRange(header: string | undefined, size: number): { start: number; end: number } | null | 'unsatisfiable' {
+  if (!header) return null;
+  const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  if (!m || (m[1] === '' && m[2] === '')) return null; // malformed or several ranges: ignored (RFC 9110 §14.2)
+  if (m[1] === '') {
+    const suffix = Number(m[2]);
+    if (suffix === 0 || size === 0) return 'unsatisfiable';
+    return { start: Math.max(0, size - suffix), end: size - 1 };
+  }
+  const start = Number(m[1]);
+  const end = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1);
+  if (start >= size || start > end) return 'unsatisfiable';
+  return { start, end };
+}
+
+export async function openDownload(env: FilesEnv, token: string, range: string | undefined, ifRange: string | undefined, now: number): Promise<Download> {
+  const row = await fileFor(env, token, 'd', now);
+  if (row.status !== 'COMPLETED' || !row.blob_key || !row.md5) throw new AppError('invalid_file_state', `This file is ${effectiveStatus(row, now)}; only COMPLETED files can be downloaded.`);
+  const size = Number(row.size_bytes);
+  const etag = `"${row.md5}"`;
+  const headers: Record<string, string> = {
+    'content-type': row.mime_type,
+    'content-disposition': contentDisposition(row.filename),
+    'x-content-type-options': 'nosniff',
+    'content-security-policy': "default-src 'none'; sandbox",
+    'cache-control': 'private, no-store',
+    'accept-ranges': 'bytes',
+    etag,
+    'last-modified': new Date(row.completed_at ?? row.created_at).toUTCString(),
+  };
+  // If-Range: a range only applies to the version the client already has.
+  const wanted = ifRange === undefined || ifRange === etag ? parseRange(range, size) : null;
+  if (wanted === 'unsatisfiable') {
+    throw new AppError('range_not_satisfiable', `The requested range is outside the file's ${size} bytes.`, { headers: { 'content-range': `bytes */${size}` } });
+  }
+  if (!wanted) return { status: 200, headers: { ...headers, 'content-length': String(size) }, body: await env.blobs.read(row.blob_key) };
+  return {
+    status: 206,
+    headers: { ...headers, 'content-length': String(wanted.end - wanted.start + 1), 'content-range': `bytes ${wanted.start}-${wanted.end}/${size}` },
+    body: await env.blobs.read(row.blob_key, wanted),
+  };
+}
