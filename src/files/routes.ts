@@ -16,7 +16,13 @@ export async function fileRoutes(base: FastifyInstance, { config, deps }: Plugin
   app.post(
     '/v1/files',
     {
-      config: { operation: 'createFile', scopes: ['files:create'], category: 'Write', idempotent: true },
+      config: {
+        operation: 'createFile',
+        scopes: ['files:create'],
+        category: 'Write',
+        idempotent: true,
+        errors: ['mime_type_not_allowed', 'file_too_large', 'user_required', 'admin_required'],
+      },
       schema: { summary: 'Create an upload session', tags, body: CreateFileBody, response: { 200: FileUploadSession } },
     },
     async (request, reply) => write(deps, request, reply, (tx) => createFile(tx, env(), request.principal, request.body, request.startedAt)),
@@ -25,7 +31,7 @@ export async function fileRoutes(base: FastifyInstance, { config, deps }: Plugin
   app.post(
     '/v1/files/:id/complete',
     {
-      config: { operation: 'completeFile', scopes: ['files:create'], category: 'Write', idempotent: true },
+      config: { operation: 'completeFile', scopes: ['files:create'], category: 'Write', idempotent: true, errors: ['invalid_file_state', 'upload_incomplete', 'checksum_mismatch'] },
       schema: { summary: 'Complete an upload', tags, params: FileIdParams, body: CompleteFileBody, response: { 200: FileResource } },
     },
     async (request, reply) => {
@@ -54,7 +60,7 @@ export async function fileRoutes(base: FastifyInstance, { config, deps }: Plugin
   app.post(
     '/v1/files/:id/cancel',
     {
-      config: { operation: 'cancelFile', scopes: ['files:create'], category: 'Write', idempotent: true },
+      config: { operation: 'cancelFile', scopes: ['files:create'], category: 'Write', idempotent: true, errors: ['invalid_file_state'] },
       schema: { summary: 'Cancel an upload', tags, params: FileIdParams, body: CancelFileBody, response: { 200: FileResource } },
     },
     async (request, reply) => {
@@ -92,7 +98,7 @@ export async function fileRoutes(base: FastifyInstance, { config, deps }: Plugin
   app.get(
     '/v1/files/:id/url',
     {
-      config: { operation: 'getFileUrl', scopes: ['files:read'], category: 'Read' },
+      config: { operation: 'getFileUrl', scopes: ['files:read'], category: 'Read', errors: ['invalid_file_state'] },
       schema: { summary: 'Get a temporary download address', tags, params: FileIdParams, response: { 200: FileDownloadAddress } },
     },
     async (request) => downloadAddress(env(), request.principal.workspaceId, request.params.id, Date.now()),
