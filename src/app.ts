@@ -49,7 +49,7 @@ export async function buildApp(config: Config, deps: Deps): Promise<FastifyInsta
   await installOpenApi(app);
 
   const opts = { config, deps };
-  await app.register(healthRoutes(deps));
+  await app.register(healthRoutes(deps, [() => deps.blobs.ping()]));
   await app.register(authRoutes);
   await app.register(listRoutes, opts);
   await app.register(messageRoutes, opts);

@@ -271,4 +271,15 @@ await eachDialect('file bytes (disk)', (ctx) => {
     assert.equal(err.type, 'forbidden');
     assert.equal((await t.app.inject({ method: 'GET', url: '/downloads/garbage' })).json().error.type, 'forbidden');
   });
+
+  test('a finished upload is counted in /metrics (bytes and duration)', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const before = await t.app.inject({ method: 'GET', url: '/metrics' });
+    const read = (text: string, series: string) => Number(new RegExp(`^${series.replace(/[{}"]/g, (c) => `\\${c}`)} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+    await uploadFile(t, s.secret, Buffer.alloc(12345, 7));
+    const after = await t.app.inject({ method: 'GET', url: '/metrics' });
+    assert.equal(read(after.body, 'rolodex_upload_bytes_total{storage="disk"}') - read(before.body, 'rolodex_upload_bytes_total{storage="disk"}'), 12345);
+    assert.equal(read(after.body, 'rolodex_upload_duration_seconds_count{storage="disk"}') - read(before.body, 'rolodex_upload_duration_seconds_count{storage="disk"}'), 1);
+  });
 });

@@ -5,6 +5,7 @@ import type { Socket } from 'node:net';
 import { PassThrough, type Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { PluginOptions } from '../http/context.ts';
+import { recordUpload } from '../http/metrics.ts';
 import { reclaimer } from './reclaim.ts';
 import type { FilesEnv } from './service.ts';
 import { openDownload, receiveUpload } from './transfer.ts';
@@ -32,7 +33,7 @@ function linger(raw: Readable, socket: Socket): void {
 }
 
 export function byteRoutes(env: () => FilesEnv) {
-  return async (app: FastifyInstance, _opts: PluginOptions): Promise<void> => {
+  return async (app: FastifyInstance, opts: PluginOptions): Promise<void> => {
     app.removeAllContentTypeParsers();
     app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
 
@@ -51,8 +52,10 @@ export function byteRoutes(env: () => FilesEnv) {
         raw.once('error', (err) => body.destroy(err));
         raw.once('aborted', () => body.destroy(Object.assign(new Error('request aborted'), { code: 'ECONNRESET' })));
         const length = request.headers['content-length'];
+        const started = performance.now();
         try {
           const result = await receiveUpload(env(), request.params.token, body, length === undefined ? undefined : Number(length), Date.now());
+          recordUpload(opts.deps.metrics, result.sizeBytes, (performance.now() - started) / 1000, opts.deps.blobs.kind);
           reply.header('etag', `"${result.md5}"`);
           return result;
         } catch (err) {
