@@ -38,7 +38,20 @@ for (const { dialect, redis } of variants) {
       tdb = await createTestDb(dialect);
       const ws = await createWorkspace(tdb.db.kysely, 'Cluster');
       secret = (await createKey(tdb.db.kysely, { workspaceId: ws.id, userId: null, scopes: null, expiresInMs: null })).secret;
-      const port = await freePort();
+      // A port free when chosen may be taken by another test process before the cluster binds
+      // it: start again on another one then.
+      for (let attempt = 1; ; attempt++) {
+        output = '';
+        try {
+          await startCluster(await freePort());
+          break;
+        } catch (err) {
+          if (attempt >= 3 || !output.includes('EADDRINUSE')) throw err;
+        }
+      }
+    });
+
+    async function startCluster(port: number): Promise<void> {
       base = `http://127.0.0.1:${port}`;
       const env: Record<string, string> = {
         PATH: process.env.PATH ?? '',
@@ -57,10 +70,13 @@ for (const { dialect, redis } of variants) {
       child.stderr!.on('data', (d) => (output += String(d)));
       const deadline = Date.now() + 20_000;
       while (!output.includes('with 2 workers')) {
-        if (child.exitCode !== null || Date.now() > deadline) throw new Error(`cluster did not start:\n${output}`);
+        if (child.exitCode !== null || Date.now() > deadline) {
+          if (child.exitCode === null) child.kill('SIGKILL');
+          throw new Error(`cluster did not start:\n${output}`);
+        }
         await new Promise((r) => setTimeout(r, 50));
       }
-    });
+    }
 
     after(async () => {
       if (child && child.exitCode === null && child.signalCode === null) {

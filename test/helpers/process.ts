@@ -24,7 +24,21 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
+/**
+ * Starts `rolodex serve` on a free port. The port is free when chosen but another test process
+ * may take it before the server binds it, so an early exit with EADDRINUSE is retried.
+ */
 export async function startServerProcess(env: Record<string, string>, args: string[] = []): Promise<ServerProcess> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(env, args);
+    } catch (err) {
+      if (attempt >= 3 || !String((err as Error).message).includes('EADDRINUSE')) throw err;
+    }
+  }
+}
+
+async function startOnce(env: Record<string, string>, args: string[]): Promise<ServerProcess> {
   const port = await freePort();
   let out = '';
   const child = spawn(process.execPath, [CLI, 'serve', ...args], {
