@@ -5,7 +5,6 @@
 //   node bench/lists.ts [--dialect sqlite|postgres|both] [--members 100000] [--seconds 10]
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -15,6 +14,7 @@ import { createKey } from '../src/auth/service.ts';
 import { openDb } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { createWorkspace } from '../src/workspaces/service.ts';
+import { freePort } from '../test/helpers/process.ts';
 
 const { values: args } = parseArgs({ options: { dialect: { type: 'string', default: 'both' }, members: { type: 'string', default: '100000' }, seconds: { type: 'string', default: '10' } } });
 // autocannon ships no types; this is the part of its API used here.
@@ -29,13 +29,6 @@ const PG_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5
 const ROOT = new URL('..', import.meta.url).pathname;
 const H = { 'service-version': '2026-03-01' };
 
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise((r) => srv.close(r));
-  return port;
-}
 
 /** Starts a server process on a free port and waits until `probe` answers. */
 async function start(script: string[], env: Record<string, string>, probe: string): Promise<{ child: ChildProcess; base: string }> {

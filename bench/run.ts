@@ -9,7 +9,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import autocannonModule from 'autocannon';
 import { sql } from 'kysely';
@@ -19,6 +18,7 @@ import { createUser, createWorkspace } from '../src/workspaces/service.ts';
 import { createTestDb } from '../test/helpers/db.ts';
 import { services } from '../test/helpers/services.ts';
 import { type BenchContext, type BenchRoute, ROUTES } from './routes.ts';
+import { freePort } from '../test/helpers/process.ts';
 
 const autocannon = autocannonModule;
 const MAIN = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
@@ -38,13 +38,6 @@ interface Result {
   errors: number;
 }
 
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 async function waitFor(url: string, child: ChildProcess, log: () => string): Promise<void> {
   const deadline = Date.now() + 30_000;

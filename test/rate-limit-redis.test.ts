@@ -13,6 +13,7 @@ import { createRateLimiter, MemoryRateLimiter } from '../src/http/rate-limit.ts'
 import { RedisRateLimiter } from '../src/http/rate-limit-redis.ts';
 import { call, eachDialect, seedWorkspace } from './helpers/app.ts';
 import { IN_CI, services, TEST_REDIS_URL } from './helpers/services.ts';
+import { freePort } from './helpers/process.ts';
 
 const limits = { Read: 2, Write: 2, Search: 2 };
 
@@ -28,13 +29,6 @@ function limiter(url: string, prefix: string, metrics?: Metrics) {
   return { l, log };
 }
 
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 /** A TCP relay to Redis that a test can cut and restore, to play an outage. */
 function relay(port: number) {

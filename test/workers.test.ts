@@ -3,24 +3,17 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { createKey } from '../src/auth/service.ts';
 import { createWorkspace } from '../src/workspaces/service.ts';
 import { createTestDb, type TestDb, testDialects } from './helpers/db.ts';
 import { IN_CI, services, TEST_REDIS_URL } from './helpers/services.ts';
+import { freePort } from './helpers/process.ts';
 
 const MAIN = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
 const LIMIT = 20;
 
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 const variants: Array<{ dialect: 'sqlite' | 'postgres'; redis: boolean }> = (await testDialects()).map((dialect) => ({ dialect, redis: false }));
 // With REDIS_URL the workers share the bucket through Redis instead of the primary.

@@ -1,7 +1,6 @@
 // The `channel` import kind (decisions §10): provider, name, visibility and members (user
 // externalIds). Re-importing a channel replaces its members with the listed ones.
-import type { Executor } from '../db/database.ts';
-import { type ImportKind, ImportError, ImportFieldError, chunks, onlyFields, str } from '../import/kind.ts';
+import { type ImportKind, ImportError, ImportFieldError, lookupExternalIds, onlyFields, str } from '../import/kind.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import type { Visibility } from '../messages/tables.ts';
 import { AdminInputError } from '../workspaces/service.ts';
@@ -37,14 +36,7 @@ export const channelKind: ImportKind<ChannelInput> = {
     });
     return { provider, name, visibility, members: [...new Set(m as string[])] };
   },
-  async lookup(tx: Executor, workspaceId, externalIds) {
-    const found = new Map<string, string>();
-    for (const part of chunks(externalIds)) {
-      const rows = await tx.selectFrom('channels').select(['id', 'external_id']).where('workspace_id', '=', workspaceId).where('external_id', 'in', part).execute();
-      for (const r of rows) found.set(r.external_id as string, r.id);
-    }
-    return found;
-  },
+  lookup: (tx, workspaceId, externalIds) => lookupExternalIds(tx, 'channels', workspaceId, externalIds),
   async upsert(ctx, items) {
     const existing = await channelKind.lookup(ctx.tx, ctx.workspaceId, items.map((i) => i.externalId));
     const at = isoNow(ctx.now);

@@ -6,8 +6,7 @@ import { open } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import type { BlobStore } from '../blobs/blob-store.ts';
 import { BlobTooLargeError } from '../blobs/blob-store.ts';
-import type { Executor } from '../db/database.ts';
-import { type ImportItem, type ImportKind, ImportError, ImportFieldError, chunks, onlyFields, str } from '../import/kind.ts';
+import { type ImportItem, type ImportKind, ImportError, ImportFieldError, chunks, lookupExternalIds, onlyFields, str } from '../import/kind.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import * as repo from './repository.ts';
 import { hasControlCharacters, MAX_FILE_BYTES, mimeEssence } from './rules.ts';
@@ -76,14 +75,7 @@ export const fileKind: ImportKind<FileInput> = {
     }
     return { undo };
   },
-  async lookup(tx: Executor, workspaceId, externalIds) {
-    const found = new Map<string, string>();
-    for (const part of chunks(externalIds)) {
-      const rows = await tx.selectFrom('files').select(['id', 'external_id']).where('workspace_id', '=', workspaceId).where('external_id', 'in', part).execute();
-      for (const r of rows) found.set(r.external_id as string, r.id);
-    }
-    return found;
-  },
+  lookup: (tx, workspaceId, externalIds) => lookupExternalIds(tx, 'files', workspaceId, externalIds),
   async upsert(ctx, items) {
     const at = isoNow(ctx.now);
     const existing = new Map<string, repo.FileRow>();

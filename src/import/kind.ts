@@ -4,6 +4,9 @@
 // reference each other in any order.
 import type { DialectName, Executor } from '../db/database.ts';
 
+/** Tables whose rows carry a workspace and an externalId. */
+export type ExternalTable = 'users' | 'channels' | 'files' | 'records';
+
 export class ImportFieldError extends Error {
   override name = 'ImportFieldError';
   readonly field: string;
@@ -78,4 +81,18 @@ export function onlyFields(raw: Record<string, unknown>, allowed: string[]): voi
 /** Splits long id lists so that no query exceeds the databases' parameter limits. */
 export function* chunks<T>(items: T[], size = 500): Generator<T[]> {
   for (let i = 0; i < items.length; i += size) yield items.slice(i, i + size);
+}
+
+/**
+ * Server ids of a workspace's rows by externalId, in chunks. `kind` narrows the records table to
+ * one kind of record.
+ */
+export async function lookupExternalIds(tx: Executor, table: ExternalTable, workspaceId: string, externalIds: string[], kind?: string): Promise<Map<string, string>> {
+  const found = new Map<string, string>();
+  for (const part of chunks(externalIds)) {
+    let q = (tx as Executor).selectFrom(table as 'users').select(['id', 'external_id']).where('workspace_id', '=', workspaceId).where('external_id', 'in', part);
+    if (kind !== undefined) q = q.where('kind' as never, '=', kind as never);
+    for (const r of await q.execute()) found.set(r.external_id as string, r.id);
+  }
+  return found;
 }

@@ -1,7 +1,7 @@
-import { type Executor, isUniqueViolation } from '../db/database.ts';
+import { isUniqueViolation } from '../db/database.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import { AdminInputError, checkUser } from '../workspaces/service.ts';
-import { type ImportKind, ImportError, ImportFieldError, chunks, onlyFields, str } from './kind.ts';
+import { type ImportKind, ImportError, ImportFieldError, lookupExternalIds, onlyFields, str } from './kind.ts';
 
 interface UserInput {
   email: string;
@@ -21,14 +21,7 @@ export const userKind: ImportKind<UserInput> = {
       throw err;
     }
   },
-  async lookup(tx: Executor, workspaceId, externalIds) {
-    const found = new Map<string, string>();
-    for (const part of chunks(externalIds)) {
-      const rows = await tx.selectFrom('users').select(['id', 'external_id']).where('workspace_id', '=', workspaceId).where('external_id', 'in', part).execute();
-      for (const r of rows) found.set(r.external_id as string, r.id);
-    }
-    return found;
-  },
+  lookup: (tx, workspaceId, externalIds) => lookupExternalIds(tx, 'users', workspaceId, externalIds),
   async upsert(ctx, items) {
     const existing = await userKind.lookup(ctx.tx, ctx.workspaceId, items.map((i) => i.externalId));
     const at = isoNow(ctx.now);

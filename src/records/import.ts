@@ -3,7 +3,7 @@
 // are resolved by externalId in the link phase, after every kind has its ids.
 import { sql } from 'kysely';
 import type { Executor } from '../db/database.ts';
-import { chunks, type ImportContext, type ImportItem, type ImportKind, ImportFieldError, onlyFields } from '../import/kind.ts';
+import { chunks, type ImportContext, type ImportItem, type ImportKind, ImportFieldError, lookupExternalIds, onlyFields } from '../import/kind.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import { CUSTOM_SLUG, RECORD_DEFS, type RecordDef } from './definitions.ts';
 import { replaceRelationships, type RelationshipRow } from './repository.ts';
@@ -72,19 +72,8 @@ function checkRelationships(def: RecordDef, raw: unknown): RecordInput['relation
   return out;
 }
 
-async function lookup(kind: RecordKind, tx: Executor, workspaceId: string, externalIds: string[]): Promise<Map<string, string>> {
-  const found = new Map<string, string>();
-  for (const part of chunks(externalIds)) {
-    const rows = await tx
-      .selectFrom('records')
-      .select(['id', 'external_id'])
-      .where('workspace_id', '=', workspaceId)
-      .where('kind', '=', kind)
-      .where('external_id', 'in', part)
-      .execute();
-    for (const r of rows) found.set(r.external_id as string, r.id);
-  }
-  return found;
+function lookup(kind: RecordKind, tx: Executor, workspaceId: string, externalIds: string[]): Promise<Map<string, string>> {
+  return lookupExternalIds(tx, 'records', workspaceId, externalIds, kind);
 }
 
 function recordKind(kind: RecordKind): ImportKind<RecordInput> {
