@@ -45,8 +45,14 @@ function readKey(request: FastifyRequest): string | null {
 export function installIdempotency(app: FastifyInstance, deps: Deps): void {
   app.decorateRequest('idempotency', null);
 
-  app.addHook('preHandler', async (request, reply) => {
-    if (!request.routeOptions.config.idempotent) return;
+  // Attached only to the routes that declare `idempotent`, so that reads pay nothing for it.
+  app.addHook('onRoute', (route) => {
+    if (!route.config?.idempotent) return;
+    route.preHandler = [...hooks(route.preHandler), claim];
+    route.onSend = [...hooks(route.onSend), settle];
+  });
+
+  async function claim(request: FastifyRequest, reply: FastifyReply) {
     const key = readKey(request);
     if (key === null) return;
     const fingerprint = createHash('sha256').update(`${request.method} ${request.url}\n${canonicalJson(request.body ?? null)}`).digest('hex');
@@ -66,10 +72,10 @@ export function installIdempotency(app: FastifyInstance, deps: Deps): void {
       case 'mismatch':
         throw new AppError('idempotency_key_reused', 'This Idempotency-Key was used with a different request; use a new key.', { param: 'Idempotency-Key' });
     }
-  });
+  }
 
   // Outcomes that did not go through write() (errors, mostly) are stored or released here.
-  app.addHook('onSend', async (request, reply, payload) => {
+  async function settle(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
     const idem = request.idempotency;
     if (!idem || idem.finished) return payload;
     idem.finished = true;
@@ -80,7 +86,11 @@ export function installIdempotency(app: FastifyInstance, deps: Deps): void {
       await releaseKey(deps.db.kysely, ws, idem.key, idem.lockedAt);
     }
     return payload;
-  });
+  }
+}
+
+function hooks<T>(h: T | T[] | undefined): T[] {
+  return h === undefined ? [] : Array.isArray(h) ? h : [h];
 }
 
 /**

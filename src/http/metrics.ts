@@ -74,13 +74,14 @@ function poolGauges(deps: Deps, metrics: Metrics): void {
 /** Counts every response and serves /metrics. */
 export function installMetrics(app: FastifyInstance, deps: Deps, metrics: Metrics): void {
   poolGauges(deps, metrics);
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     const config = request.routeOptions.config;
     const operation = config.operation ?? request.routeOptions.url ?? 'not_found';
     const status = reply.statusCode;
     metrics.requests.inc({ operation, method: request.method, status });
     metrics.duration.observe({ operation }, reply.elapsedTime / 1000);
     if (status === 429 && config.category) metrics.rateLimited.inc({ operation, category: config.category });
+    done();
   });
   app.get('/metrics', { schema: { hide: true } as object }, async (_request, reply) => {
     const body = metrics.text ? await metrics.text() : await metrics.registry.metrics();

@@ -74,9 +74,10 @@ export function installPipeline(app: FastifyInstance, deps: Deps): void {
     checkScopes(request);
   });
 
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     // One line per request. The route pattern, never the raw URL: byte endpoints carry capability
     // tokens in their paths, and nothing secret may reach a log line.
+    if (!deps.logger.isLevelEnabled('info')) return done();
     request.log.info(
       {
         op: request.routeOptions.config.operation ?? request.routeOptions.url ?? 'not_found',
@@ -88,5 +89,6 @@ export function installPipeline(app: FastifyInstance, deps: Deps): void {
       },
       'request',
     );
+    done();
   });
 }
