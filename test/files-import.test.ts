@@ -136,7 +136,13 @@ await eachDialect('file import', (ctx) => {
     assert.equal(await main(['demo', '--json'], demo), 0, demo.stderr.join(''));
     const out = JSON.parse(demo.stdout.join(''));
     assert.equal(out.counts.file, 3);
+    for (const kind of ['user', 'channel', 'account', 'contact', 'opportunity', 'message']) assert.ok(out.counts[kind] > 0, `the demo has no ${kind}`);
     const key = out.keys.admin.secret as string;
+    const messages = (await call(t, key, 'GET', '/v1/messages')).json();
+    assert.ok(
+      messages.data.some((m: { relationships: { $files: { values: string[] } } }) => m.relationships.$files.values.includes(out.ids.file['file-chat-screenshot'])),
+      'a demo message links its attachment',
+    );
     const list = (await call(t, key, 'GET', '/v1/files')).json();
     assert.equal(list.totalCount, 1);
     const logo = (await call(t, key, 'GET', `/v1/files/${out.ids.file['file-logo']}`)).json();

@@ -8,7 +8,7 @@ const owner = (u: string) => ({ $owner: { objectType: 'user', values: [u] } });
 
 export const recordsPart: DemoPart = {
   objects: () => [
-    { object: 'account', externalId: 'a-globex', fields: { $name: text('Globex'), $domain: { value: 'https://globex.example', valueType: 'URL' }, $address: { value: { city: 'Springfield', country: 'US' }, valueType: 'ADDRESS' } }, relationships: owner('u-ann') },
+    { object: 'account', externalId: 'a-globex', fields: { $name: text('Globex'), $domain: { value: 'https://globex.example', valueType: 'URL' }, $address: { value: { city: 'Springfield', country: 'US' }, valueType: 'ADDRESS' } }, relationships: { ...owner('u-ann'), $files: { objectType: 'file', values: ['file-handbook', 'file-logo'] } } },
     { object: 'account', externalId: 'a-initech', fields: { $name: text('Initech'), $employees: { value: 120, valueType: 'NUMBER' } }, relationships: owner('u-bob') },
     { object: 'contact', externalId: 'c-hank', fields: { $name: { value: { firstName: 'Hank', lastName: 'Scorpio' }, valueType: 'FULL_NAME' }, $email: { value: 'hank@globex.example', valueType: 'EMAIL' }, tags: { value: ['decision-maker'], valueType: 'MULTI_SELECT' } }, relationships: { ...owner('u-ann'), $account: { objectType: 'account', values: ['a-globex'] } } },
     { object: 'contact', externalId: 'c-peter', fields: { $name: { value: { firstName: 'Peter', lastName: 'Gibbons' }, valueType: 'FULL_NAME' }, $phone: { value: '+1 555 0100', valueType: 'TELEPHONE' } }, relationships: { $account: { objectType: 'account', values: ['a-initech'] } } },

@@ -29,6 +29,8 @@ export const messagesPart: DemoPart = {
         $sentAt: { value: new Date(base + i * HOUR).toISOString(), valueType: 'DATETIME' },
         $providerThreadId: { value: i % 2 === 1 ? `thread-${i}` : null, valueType: 'TEXT' },
       },
+      // The restricted channel's attachment shows METADATA withholding $files.
+      ...(channel === 'ch-deals' && i === 2 ? { relationships: { $files: { objectType: 'file', values: ['file-chat-screenshot'] } } } : {}),
     }));
     return [...channels, ...messages];
   },
