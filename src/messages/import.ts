@@ -4,7 +4,7 @@
 import type { Executor } from '../db/database.ts';
 import { type ImportKind, ImportFieldError, chunks, onlyFields, str } from '../import/kind.ts';
 import { isoNow, newId } from '../lib/ids.ts';
-import type { TextType, Visibility } from './tables.ts';
+import type { MessagesTable, TextType, Visibility } from './tables.ts';
 
 export interface MessageInput {
   channel: string;
@@ -171,21 +171,8 @@ export const messageKind: ImportKind<MessageInput> = {
   },
 };
 
-type NewRow = {
-  id: string;
-  workspace_id: string;
-  external_id: string;
-  channel_id: string;
-  channel_visibility: Visibility;
-  sent_at: string;
-  edited_at: string | null;
-  provider: string;
-  provider_thread_id: string | null;
-  text_type: TextType;
-  created_at: string;
-  updated_at: string;
-  text: string;
-};
+/** A message row with its text, which is stored in its own table. */
+type NewRow = MessagesTable & { external_id: string; text: string };
 
 async function insertRows(tx: Executor, rows: NewRow[]): Promise<void> {
   for (const part of chunks(rows, 200)) {
