@@ -63,7 +63,7 @@ export function installIdempotency(app: FastifyInstance, deps: Deps): void {
         request.idempotency = { key, lockedAt: claim.lockedAt, finished: false };
         return;
       case 'replay':
-        return reply.code(claim.status).header('Idempotent-Replayed', 'true').type('application/json; charset=utf-8').send(claim.body);
+        return reply.code(claim.status).header('Idempotent-Replayed', 'true').type('application/json; charset=utf-8').send(replayBody(claim.status, claim.body, request.id));
       case 'in_flight':
         throw new AppError('idempotency_conflict', 'A request with this Idempotency-Key is still being processed; retry shortly.', {
           param: 'Idempotency-Key',
@@ -87,6 +87,19 @@ export function installIdempotency(app: FastifyInstance, deps: Deps): void {
     }
     return payload;
   }
+}
+
+/**
+ * A replay is byte for byte the stored response, except that a stored error names the request
+ * being answered: an error body's requestId always equals its X-Request-Id header (decisions §3),
+ * so that the replay can be found in the logs.
+ */
+function replayBody(status: number, body: string, requestId: string): string {
+  if (status < 400) return body;
+  const parsed = JSON.parse(body) as { error?: { requestId?: string } };
+  if (parsed.error?.requestId === undefined) return body;
+  parsed.error.requestId = requestId;
+  return JSON.stringify(parsed);
 }
 
 function hooks<T>(h: T | T[] | undefined): T[] {
