@@ -2,7 +2,7 @@ import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import fc from 'fast-check';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -234,6 +234,22 @@ describe('disk store specifics', () => {
     assert.deepEqual(await listFiles(dir), [path.join('root', 'ok', 'key.blob')]);
     assert.equal(store.presignPut, undefined);
     assert.equal(store.presignGet, undefined);
+  });
+
+  it('removes temp files of puts that died, once untouched long enough, and nothing else', async () => {
+    const root = path.join(dir, 'stale');
+    const store = createBlobStore({ kind: 'disk', dir: root });
+    await store.put('ws_a/fil_kept', body('kept'), { maxBytes: 10 });
+    await mkdir(path.join(root, 'ws_a'), { recursive: true });
+    const dead = path.join(root, 'ws_a', '.fil_dead.blob.1234.tmp');
+    const live = path.join(root, 'ws_a', '.fil_live.blob.5678.tmp');
+    await writeFile(dead, 'partial');
+    await writeFile(live, 'still arriving');
+    const hourAgo = new Date(Date.now() - 2 * 3600_000);
+    await utimes(dead, hourAgo, hourAgo);
+    assert.equal(await store.removeStaleTemp(Date.now() - 3600_000), 1);
+    assert.deepEqual((await listFiles(root)).sort(), [path.join('ws_a', '.fil_live.blob.5678.tmp'), path.join('ws_a', 'fil_kept.blob')]);
+    assert.deepEqual(await store.stat('ws_a/fil_kept'), { size: 4, md5: createHash('md5').update('kept').digest('hex') });
   });
 
   // Disk only: s3rver writes objects in place, so it is not atomic itself.

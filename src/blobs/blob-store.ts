@@ -65,6 +65,8 @@ export interface BlobStore {
   presignGet?(key: string, opts: PresignGetOptions): Promise<string>;
   /** Readiness probe: throws when the store cannot be used. */
   ping(): Promise<void>;
+  /** Deletes temp files of puts that died (a killed process) and were last written before `before`. */
+  removeStaleTemp(before: number): Promise<number>;
   close(): Promise<void>;
 }
 

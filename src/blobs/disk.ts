@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { access, constants, mkdir, open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
+import { removeStaleFiles } from './stale.ts';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import {
@@ -160,6 +161,8 @@ export function createDiskBlobStore(rootDir: string): BlobStore {
       await ensureDir(root);
       await access(root, constants.R_OK | constants.W_OK | constants.X_OK);
     },
+
+    removeStaleTemp: (before) => removeStaleFiles(root, /^\..+\.tmp$/, before, true),
 
     async close(): Promise<void> {},
   };

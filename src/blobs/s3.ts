@@ -12,6 +12,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { removeStaleFiles } from './stale.ts';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -225,6 +226,8 @@ export function createS3BlobStore(config: S3BlobStoreConfig): BlobStore {
     async ping(): Promise<void> {
       await client.send(new HeadBucketCommand({ Bucket: bucket }));
     },
+
+    removeStaleTemp: (before) => removeStaleFiles(config.spoolDir ?? tmpdir(), /^rolodex-blob-.+\.tmp$/, before, false),
 
     async close(): Promise<void> {
       client.destroy();

@@ -11,15 +11,20 @@ import { type FilesEnv, releaseAt } from './service.ts';
 
 const BATCH = 200;
 const MAX_BATCHES = 20;
+// A put's temp file is written to as long as its bytes arrive, and an idle connection is closed
+// after a minute: one untouched for an hour belongs to a process that died. The walk over the
+// blob directory is not free, so it runs at start and then hourly, not every round.
+const STALE_TEMP_MS = 3600_000;
 
 export interface SweepResult {
   expired: number;
   blobsDeleted: number;
   idempotencyKeysPurged: number;
+  tempFilesRemoved: number;
 }
 
-export async function sweepOnce(env: FilesEnv, now: number = Date.now()): Promise<SweepResult> {
-  const result: SweepResult = { expired: 0, blobsDeleted: 0, idempotencyKeysPurged: 0 };
+export async function sweepOnce(env: FilesEnv, now: number = Date.now(), opts: { temp?: boolean } = {}): Promise<SweepResult> {
+  const result: SweepResult = { expired: 0, blobsDeleted: 0, idempotencyKeysPurged: 0, tempFilesRemoved: 0 };
   const db = env.db.kysely;
   for (let b = 0; b < MAX_BATCHES; b++) {
     const rows = await repo.overdueSessions(db, isoNow(now), BATCH);
@@ -44,6 +49,7 @@ export async function sweepOnce(env: FilesEnv, now: number = Date.now()): Promis
     if (due.length < BATCH) break;
   }
   result.idempotencyKeysPurged = await purgeExpiredKeys(db, now);
+  if (opts.temp) result.tempFilesRemoved = await env.blobs.removeStaleTemp(now - STALE_TEMP_MS);
   return result;
 }
 
@@ -54,11 +60,15 @@ export interface Sweeper {
 export function startSweeper(env: FilesEnv, logger: Logger, intervalMs: number): Sweeper {
   let running: Promise<void> | null = null;
   let stopped = false;
+  let lastTemp = 0;
   const tick = () => {
     if (running || stopped) return;
-    running = sweepOnce(env)
+    const now = Date.now();
+    const temp = now - lastTemp >= STALE_TEMP_MS;
+    if (temp) lastTemp = now;
+    running = sweepOnce(env, now, { temp })
       .then((r) => {
-        if (r.expired || r.blobsDeleted || r.idempotencyKeysPurged) logger.info(r, 'sweep');
+        if (r.expired || r.blobsDeleted || r.idempotencyKeysPurged || r.tempFilesRemoved) logger.info(r, 'sweep');
       })
       .catch((err: unknown) => logger.warn({ err }, 'sweep failed; next round retries'))
       .finally(() => {
