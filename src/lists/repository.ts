@@ -1,6 +1,6 @@
 // SQL of lists and memberships. Counts are kept (lists per workspace, members per list) so that
 // totalCount is one row read however large a list grows.
-import { sql } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import type { Executor } from '../db/database.ts';
 import type { Page } from '../http/pagination.ts';
 import { chunks } from '../import/kind.ts';
@@ -17,8 +17,21 @@ export async function insertList(tx: Executor, row: ListRow): Promise<void> {
     .execute();
 }
 
+const findListQuery = (db: Executor, workspaceId: string, id: string) =>
+  db.selectFrom('lists').selectAll().where('id', '=', id).where('workspace_id', '=', workspaceId);
+
+// GET /v1/lists/{id} is the hottest read: its SQL is compiled once per database handle and then
+// only re-bound (building and compiling the query cost as much as running it on SQLite).
+const findListSql = new WeakMap<object, string>();
+
 export async function findList(db: Executor, workspaceId: string, id: string): Promise<ListRow | undefined> {
-  return db.selectFrom('lists').selectAll().where('id', '=', id).where('workspace_id', '=', workspaceId).executeTakeFirst();
+  let text = findListSql.get(db);
+  if (text === undefined) {
+    text = findListQuery(db, workspaceId, id).compile().sql;
+    findListSql.set(db, text);
+  }
+  const { rows } = await db.executeQuery<ListRow>(CompiledQuery.raw(text, [id, workspaceId]));
+  return rows[0];
 }
 
 export async function countLists(db: Executor, workspaceId: string): Promise<number> {
