@@ -3,6 +3,7 @@
 import type { Executor } from '../src/db/database.ts';
 import { isoNow, newId } from '../src/lib/ids.ts';
 import { createList } from '../src/lists/service.ts';
+import { tmpdir } from 'node:os';
 import { loadConfig } from '../src/config.ts';
 import type { BenchContext } from './routes.ts';
 
@@ -30,7 +31,8 @@ export async function seedList(ctx: BenchContext): Promise<void> {
   const now = Date.now();
   const rows = contacts(ctx.workspaceId, 10, now, 'small');
   await insertBatches(ctx.db.kysely, 'records', rows);
-  const config = loadConfig({ DATA_DIR: process.env.TMPDIR ?? '/tmp' });
+  // Only httpLink needs the config; a given signing secret keeps loadConfig from writing one to disk.
+  const config = loadConfig({ DATA_DIR: tmpdir(), SIGNING_SECRET: 'bench-'.padEnd(32, 'x') });
   const list = await ctx.db.kysely.transaction().execute((tx) =>
     createList(tx, config, ctx.workspaceId, { fields: { $name: 'Bench list', $objectType: 'contact' }, relationships: { $contacts: rows.map((r) => r.id) } }, now),
   );
