@@ -1,3 +1,4 @@
+import { prepared } from '../db/prepared.ts';
 import type { Executor } from '../db/database.ts';
 import type { ApiKeysTable } from '../db/tables.ts';
 
@@ -5,14 +6,17 @@ export interface KeyRow extends ApiKeysTable {
   user_role: 'admin' | 'member' | null;
 }
 
-export async function findKeyByHash(db: Executor, hash: string): Promise<KeyRow | undefined> {
-  return db
+const findKeyQuery = prepared('find_key_by_hash', (db: Executor, hash: string) =>
+  db
     .selectFrom('api_keys')
     .leftJoin('users', 'users.id', 'api_keys.user_id')
     .selectAll('api_keys')
     .select('users.role as user_role')
-    .where('api_keys.secret_hash', '=', hash)
-    .executeTakeFirst();
+    .where('api_keys.secret_hash', '=', hash),
+);
+
+export async function findKeyByHash(db: Executor, hash: string): Promise<KeyRow | undefined> {
+  return (await findKeyQuery(db, hash))[0];
 }
 
 export async function insertKey(db: Executor, row: ApiKeysTable): Promise<void> {

@@ -27,6 +27,10 @@ class CachedDatabase implements SqliteDatabase {
     return stmt;
   }
 
+  all<R>(sql: string, params: readonly unknown[]): R[] {
+    return this.prepare(sql).all(params) as R[];
+  }
+
   close(): void {
     this.#cache.clear();
     if (this.raw.isOpen) this.raw.close();
@@ -50,7 +54,9 @@ class ImmediateSqliteDriver extends SqliteDriver {
 }
 
 export class NodeSqliteDialect extends SqliteDialect {
+  readonly #file: string;
   readonly #db: CachedDatabase;
+  #reader: CachedDatabase | undefined;
 
   constructor(file: string) {
     const raw = new DatabaseSync(file, { timeout: 5000 });
@@ -59,7 +65,21 @@ export class NodeSqliteDialect extends SqliteDialect {
     raw.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;');
     const db = new CachedDatabase(raw);
     super({ database: db });
+    this.#file = file;
     this.#db = db;
+  }
+
+  /** The read-only connection of src/db/prepared.ts, opened on first use (after migrations). */
+  get reader(): CachedDatabase {
+    this.#reader ??= new CachedDatabase(new DatabaseSync(this.#file, { readOnly: true, timeout: 5000 }));
+    return this.#reader;
+  }
+
+  /** Closes both connections; the reader first, as a read-only connection cannot checkpoint. */
+  close(): void {
+    this.#reader?.close();
+    this.#reader = undefined;
+    this.#db.close();
   }
 
   get raw(): DatabaseSync {

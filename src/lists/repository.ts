@@ -1,7 +1,8 @@
 // SQL of lists and memberships. Counts are kept (lists per workspace, members per list) so that
 // totalCount is one row read however large a list grows.
-import { CompiledQuery, sql } from 'kysely';
+import { sql } from 'kysely';
 import type { Executor } from '../db/database.ts';
+import { prepared } from '../db/prepared.ts';
 import type { Page } from '../http/pagination.ts';
 import { chunks } from '../import/kind.ts';
 import type { ListsTable } from './tables.ts';
@@ -17,21 +18,13 @@ export async function insertList(tx: Executor, row: ListRow): Promise<void> {
     .execute();
 }
 
-const findListQuery = (db: Executor, workspaceId: string, id: string) =>
-  db.selectFrom('lists').selectAll().where('id', '=', id).where('workspace_id', '=', workspaceId);
-
-// GET /v1/lists/{id} is the hottest read: its SQL is compiled once per database handle and then
-// only re-bound (building and compiling the query cost as much as running it on SQLite).
-const findListSql = new WeakMap<object, string>();
+// GET /v1/lists/{id} is the hottest read.
+const findListQuery = prepared('find_list', (db: Executor, workspaceId: string, id: string) =>
+  db.selectFrom('lists').selectAll().where('id', '=', id).where('workspace_id', '=', workspaceId),
+);
 
 export async function findList(db: Executor, workspaceId: string, id: string): Promise<ListRow | undefined> {
-  let text = findListSql.get(db);
-  if (text === undefined) {
-    text = findListQuery(db, workspaceId, id).compile().sql;
-    findListSql.set(db, text);
-  }
-  const { rows } = await db.executeQuery<ListRow>(CompiledQuery.raw(text, [id, workspaceId]));
-  return rows[0];
+  return (await findListQuery(db, workspaceId, id))[0];
 }
 
 export async function countLists(db: Executor, workspaceId: string): Promise<number> {

@@ -1,0 +1,63 @@
+// The hottest reads skip Kysely's per-query work (building, compiling, the connection mutex and
+// its promise chain), which on SQLite costs as much as running the query. Such a query is built
+// with Kysely once per database handle; each call then only binds its arguments. Outside a
+// transaction it runs on the handle's fast reader:
+// - SQLite: a second, read-only connection, called synchronously. WAL gives every statement on it
+//   the last committed state, and it never queues behind a write transaction that holds the main
+//   connection across awaits (nor can it see that transaction's uncommitted rows).
+// - PostgreSQL: a named statement, parsed and planned once per pooled connection.
+// Inside a transaction it runs on the transaction's connection, through Kysely.
+import { type Compilable, CompiledQuery } from 'kysely';
+import type { Executor } from './database.ts';
+
+export interface FastReader {
+  all<R>(name: string, sql: string, params: readonly unknown[]): R[] | Promise<R[]>;
+}
+
+const readers = new WeakMap<object, FastReader>();
+
+/** Called by openDb: reads through `prepared` on this handle (not its transactions) use `reader`. */
+export function registerFastReader(db: Executor, reader: FastReader): void {
+  readers.set(db, reader);
+}
+
+interface Compiled {
+  sql: string;
+  /** For each bound parameter: the index of the argument it comes from, or the constant itself. */
+  params: ({ arg: number } | { value: unknown })[];
+}
+
+function compile<A extends unknown[]>(db: Executor, build: (db: Executor, ...args: A) => Compilable, arity: number): Compiled {
+  // Stand-in arguments, recognisable among the compiled parameters, map each parameter to its source.
+  const marks = Array.from({ length: arity }, (_, i) => `\u0000prepared-argument-${i}`);
+  const query = build(db, ...(marks as A)).compile();
+  // An argument that is not a bound value would be frozen into the SQL at its first value.
+  const unbound = marks.findIndex((m) => !query.parameters.includes(m));
+  if (unbound >= 0) throw new Error(`prepared query: argument ${unbound} is not a bound parameter`);
+  return {
+    sql: query.sql,
+    params: query.parameters.map((p) => {
+      const arg = marks.indexOf(p as string);
+      return arg >= 0 ? { arg } : { value: p };
+    }),
+  };
+}
+
+/**
+ * A read query compiled once per database handle. `build` must use its arguments only as bound
+ * values (where clauses, limits), never to choose the query's shape.
+ */
+export function prepared<A extends unknown[], R>(name: string, build: (db: Executor, ...args: A) => Compilable<R>) {
+  const cache = new WeakMap<object, Compiled>();
+  return async (db: Executor, ...args: A): Promise<R[]> => {
+    let compiled = cache.get(db);
+    if (!compiled) {
+      compiled = compile(db, build, build.length - 1);
+      cache.set(db, compiled);
+    }
+    const params = compiled.params.map((p) => ('arg' in p ? args[p.arg] : p.value));
+    const reader = readers.get(db);
+    if (reader) return reader.all<R>(name, compiled.sql, params);
+    return (await db.executeQuery<R>(CompiledQuery.raw(compiled.sql, params))).rows;
+  };
+}
