@@ -1,0 +1,76 @@
+// Hot reads (src/db/prepared.ts) run outside transactions on a fast reader of their own: a second
+// SQLite connection, or named statements on PostgreSQL. They must still read exactly what a plain
+// query would: committed rows only, a transaction's own rows inside it, and the same arguments.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Executor } from '../src/db/database.ts';
+import { prepared } from '../src/db/prepared.ts';
+import { findList } from '../src/lists/repository.ts';
+import { createTestDb, type TestDb, testDialects } from './helpers/db.ts';
+
+// node:sqlite returns rows without a prototype; compare plain copies.
+const plain = <R>(rows: R[]) => rows.map((r) => ({ ...r }));
+const byId = prepared('test_workspace_name', (db: Executor, id: string) => db.selectFrom('workspaces').select('name').where('id', '=', id));
+const workspaceName = async (db: Executor, id: string) => plain(await byId(db, id));
+const namesAfterQuery = prepared('test_names_after', (db: Executor, prefix: string, limit: number) =>
+  db.selectFrom('workspaces').select('name').where('name', '>', prefix).where('name', 'like', 'w-%').orderBy('name').limit(limit),
+);
+const namesAfter = async (db: Executor, prefix: string, limit: number) => plain(await namesAfterQuery(db, prefix, limit));
+
+for (const dialect of await testDialects()) {
+  describe(`prepared reads [${dialect}]`, () => {
+    let t: TestDb;
+    before(async () => {
+      t = await createTestDb(dialect);
+    });
+    after(() => t.drop());
+    const insert = (db: Executor, id: string, name: string) => db.insertInto('workspaces').values({ id, name, created_at: new Date().toISOString() }).execute();
+
+    test('outside a transaction: committed rows only; inside: the transaction sees its own', async () => {
+      const db = t.db.kysely;
+      await insert(db, 'ws_committed', 'w-committed');
+      assert.deepEqual(await workspaceName(db, 'ws_committed'), [{ name: 'w-committed' }]);
+
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      let inside: unknown;
+      const tx = db.transaction().execute(async (trx) => {
+        await insert(trx, 'ws_pending', 'w-pending');
+        inside = await workspaceName(trx, 'ws_pending');
+        await held;
+      });
+      // Let the transaction write, then read from outside while it is still open.
+      while (inside === undefined) await new Promise((r) => setTimeout(r, 5));
+      assert.deepEqual(inside, [{ name: 'w-pending' }]);
+      assert.deepEqual(await workspaceName(db, 'ws_pending'), []);
+      release();
+      await tx;
+      assert.deepEqual(await workspaceName(db, 'ws_pending'), [{ name: 'w-pending' }]);
+    });
+
+    test('a rolled-back write is never seen', async () => {
+      const db = t.db.kysely;
+      await assert.rejects(
+        db.transaction().execute(async (trx) => {
+          await insert(trx, 'ws_rolled_back', 'w-rolled-back');
+          throw new Error('roll back');
+        }),
+        /roll back/,
+      );
+      assert.deepEqual(await workspaceName(db, 'ws_rolled_back'), []);
+    });
+
+    test('each call binds its own arguments, in the order the SQL needs them', async () => {
+      const db = t.db.kysely;
+      for (const n of ['a', 'b', 'c', 'd']) await insert(db, `ws_order_${n}`, `w-${n}`);
+      assert.deepEqual(await namesAfter(db, 'w-a', 2), [{ name: 'w-b' }, { name: 'w-c' }]);
+      assert.deepEqual(await namesAfter(db, 'w-b', 10), [{ name: 'w-c' }, { name: 'w-committed' }, { name: 'w-d' }, { name: 'w-pending' }]);
+      assert.equal(await findList(db, 'ws_order_a', 'lst_missing'), undefined);
+    });
+
+    test('an argument that would shape the query instead of being bound is refused', async () => {
+      const shaped = prepared('test_shaped', (db: Executor, column: string) => db.selectFrom('workspaces').select(column as 'name'));
+      await assert.rejects(shaped(t.db.kysely, 'name'), /argument 0 is not a bound parameter/);
+    });
+  });
+}
