@@ -39,12 +39,15 @@ for (const dialect of await testDialects()) {
         inside = await workspaceName(trx, 'ws_pending');
         await held;
       });
-      // Let the transaction write, then read from outside while it is still open.
-      while (inside === undefined) await new Promise((r) => setTimeout(r, 5));
-      assert.deepEqual(inside, [{ name: 'w-pending' }]);
-      assert.deepEqual(await workspaceName(db, 'ws_pending'), []);
-      release();
-      await tx;
+      try {
+        // Let the transaction write, then read from outside while it is still open.
+        while (inside === undefined) await new Promise((r) => setTimeout(r, 5));
+        assert.deepEqual(inside, [{ name: 'w-pending' }]);
+        assert.deepEqual(await workspaceName(db, 'ws_pending'), []);
+      } finally {
+        release();
+        await tx;
+      }
       assert.deepEqual(await workspaceName(db, 'ws_pending'), [{ name: 'w-pending' }]);
     });
 
