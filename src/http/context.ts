@@ -21,7 +21,8 @@ export interface RateDecision {
 }
 
 export interface RateLimiter {
-  consume(workspaceId: string, category: RateCategory): Promise<RateDecision | null>;
+  /** Synchronous when the decision is local; a promise when it has to ask (the primary, Redis). */
+  consume(workspaceId: string, category: RateCategory): RateDecision | null | Promise<RateDecision | null>;
   close(): Promise<void>;
 }
 

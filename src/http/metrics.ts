@@ -74,12 +74,21 @@ function poolGauges(deps: Deps, metrics: Metrics): void {
 /** Counts every response and serves /metrics. */
 export function installMetrics(app: FastifyInstance, deps: Deps, metrics: Metrics): void {
   poolGauges(deps, metrics);
+  // Label sets are few (operation × method × status); binding each once spares prom-client
+  // validating and hashing the labels on every response.
+  const bound = new Map<string, { count: { inc(): void }; time: { observe(v: number): void } }>();
   app.addHook('onResponse', (request, reply, done) => {
     const config = request.routeOptions.config;
     const operation = config.operation ?? request.routeOptions.url ?? 'not_found';
     const status = reply.statusCode;
-    metrics.requests.inc({ operation, method: request.method, status });
-    metrics.duration.observe({ operation }, reply.elapsedTime / 1000);
+    const key = `${operation} ${request.method} ${status}`;
+    let children = bound.get(key);
+    if (!children) {
+      children = { count: metrics.requests.labels({ operation, method: request.method, status }), time: metrics.duration.labels({ operation }) };
+      bound.set(key, children);
+    }
+    children.count.inc();
+    children.time.observe(reply.elapsedTime / 1000);
     if (status === 429 && config.category) metrics.rateLimited.inc({ operation, category: config.category });
     done();
   });

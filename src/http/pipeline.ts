@@ -3,7 +3,8 @@
 // follow in Fastify's own stages, so a request refused here is never parsed and changes nothing.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from './errors.ts';
-import { type Deps, SERVICE_VERSION, SUPPORTED_VERSIONS } from './context.ts';
+import type { AuthResult } from '../auth/service.ts';
+import { type Deps, type RateDecision, SERVICE_VERSION, SUPPORTED_VERSIONS } from './context.ts';
 
 const AUTH_MESSAGES = {
   invalid: 'The API key is not valid.',
@@ -18,14 +19,22 @@ function bearer(request: FastifyRequest): string | null {
   return m ? (m[1] as string) : '';
 }
 
-async function authenticate(deps: Deps, request: FastifyRequest): Promise<void> {
+const CHALLENGE = { 'WWW-Authenticate': 'Bearer realm="rolodex"' };
+
+// Each step returns a promise only when it has to wait (a key not cached, a shared rate limit), so
+// that the common request passes the whole pipeline without a tick of the event loop.
+function authenticate(deps: Deps, request: FastifyRequest): void | Promise<void> {
   const secret = bearer(request);
-  const challenge = { 'WWW-Authenticate': 'Bearer realm="rolodex"' };
   if (secret === null) {
-    throw new AppError('missing_api_key', 'Send your API key as "Authorization: Bearer <API_KEY>".', { param: 'Authorization', headers: challenge });
+    throw new AppError('missing_api_key', 'Send your API key as "Authorization: Bearer <API_KEY>".', { param: 'Authorization', headers: CHALLENGE });
   }
-  const result = await deps.auth.authenticate(secret, request.startedAt);
-  if (!result.ok) throw new AppError('invalid_api_key', AUTH_MESSAGES[result.reason], { param: 'Authorization', headers: challenge });
+  const result = deps.auth.authenticate(secret, request.startedAt);
+  if (result instanceof Promise) return result.then((r) => admit(request, r));
+  admit(request, result);
+}
+
+function admit(request: FastifyRequest, result: AuthResult): void {
+  if (!result.ok) throw new AppError('invalid_api_key', AUTH_MESSAGES[result.reason], { param: 'Authorization', headers: CHALLENGE });
   request.principal = result.principal;
 }
 
@@ -39,10 +48,15 @@ function checkVersion(request: FastifyRequest): void {
   }
 }
 
-async function rateLimit(deps: Deps, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+function rateLimit(deps: Deps, request: FastifyRequest, reply: FastifyReply): void | Promise<void> {
   const category = request.routeOptions.config.category;
   if (!deps.rateLimiter || !category) return;
-  const d = await deps.rateLimiter.consume(request.principal.workspaceId, category);
+  const d = deps.rateLimiter.consume(request.principal.workspaceId, category);
+  if (d instanceof Promise) return d.then((decision) => applyDecision(reply, category, decision));
+  applyDecision(reply, category, d);
+}
+
+function applyDecision(reply: FastifyReply, category: string, d: RateDecision | null): void {
   if (!d) return;
   reply.header('X-RateLimit-Limit', d.limit).header('X-RateLimit-Remaining', d.remaining).header('X-RateLimit-Reset', d.reset);
   if (!d.allowed) {
@@ -62,16 +76,33 @@ function checkScopes(request: FastifyRequest): void {
   }
 }
 
+function check(deps: Deps, request: FastifyRequest, reply: FastifyReply): void | Promise<void> {
+  const authenticated = authenticate(deps, request);
+  if (authenticated) return authenticated.then(() => afterAuthentication(deps, request, reply));
+  return afterAuthentication(deps, request, reply);
+}
+
+function afterAuthentication(deps: Deps, request: FastifyRequest, reply: FastifyReply): void | Promise<void> {
+  checkVersion(request);
+  const limited = rateLimit(deps, request, reply);
+  if (limited) return limited.then(() => checkScopes(request));
+  checkScopes(request);
+}
+
 export function installPipeline(app: FastifyInstance, deps: Deps): void {
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     request.startedAt = Date.now();
     reply.header('X-Request-Id', request.id).header('Service-Version', SERVICE_VERSION);
     // Only routes that declare an operation are API routes; health, docs and byte endpoints are not.
-    if (!request.routeOptions.config.operation) return;
-    await authenticate(deps, request);
-    checkVersion(request);
-    await rateLimit(deps, request, reply);
-    checkScopes(request);
+    if (!request.routeOptions.config.operation) return done();
+    let waiting: void | Promise<void>;
+    try {
+      waiting = check(deps, request, reply);
+    } catch (err) {
+      return done(err as Error);
+    }
+    if (waiting) waiting.then(() => done(), done);
+    else done();
   });
 
   app.addHook('onResponse', (request, reply, done) => {

@@ -62,9 +62,9 @@ export class ClusterRateLimiter implements RateLimiter {
     process.on('message', this.#onMessage);
   }
 
-  consume(workspaceId: string, category: RateCategory): Promise<RateDecision | null> {
+  consume(workspaceId: string, category: RateCategory): RateDecision | null | Promise<RateDecision | null> {
     const rate = this.limits[category];
-    if (!rate) return Promise.resolve(null);
+    if (!rate) return null;
     if (!process.send || !process.connected) return this.#alone.consume(workspaceId, category);
     const id = ++this.#next;
     return new Promise((resolve) => {

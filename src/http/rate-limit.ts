@@ -87,7 +87,7 @@ export class MemoryRateLimiter implements RateLimiter {
     this.#clock = clock;
   }
 
-  async consume(workspaceId: string, category: RateCategory): Promise<RateDecision | null> {
+  consume(workspaceId: string, category: RateCategory): RateDecision | null {
     const rate = this.limits[category];
     if (!rate) return null;
     return this.store.take(bucketKey(workspaceId, category), rate, this.#clock());
