@@ -3,6 +3,7 @@
 // of a small query's cost), and starts write transactions with BEGIN IMMEDIATE so that several
 // processes sharing one file queue on the busy timeout instead of failing on lock upgrade.
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import { ReadSlotPin } from './sqlite-pin.ts';
 import { CompiledQuery, type DatabaseConnection, type Driver, SqliteDialect, SqliteDriver, type SqliteDatabase, type SqliteStatement } from 'kysely';
 
 const STATEMENT_CACHE = 500;
@@ -57,6 +58,7 @@ export class NodeSqliteDialect extends SqliteDialect {
   readonly #file: string;
   readonly #db: CachedDatabase;
   #reader: CachedDatabase | undefined;
+  #pin: ReadSlotPin | undefined;
 
   constructor(file: string) {
     const raw = new DatabaseSync(file, { timeout: 5000 });
@@ -69,14 +71,22 @@ export class NodeSqliteDialect extends SqliteDialect {
     this.#db = db;
   }
 
-  /** The read-only connection of src/db/prepared.ts, opened on first use (after migrations). */
+  /**
+   * The read-only connection of src/db/prepared.ts, opened on first use (after migrations, by a
+   * process that serves reads), with the pin of src/db/sqlite-pin.ts.
+   */
   get reader(): CachedDatabase {
-    this.#reader ??= new CachedDatabase(new DatabaseSync(this.#file, { readOnly: true, timeout: 5000 }));
+    if (!this.#reader) {
+      this.#reader = new CachedDatabase(new DatabaseSync(this.#file, { readOnly: true, timeout: 5000 }));
+      this.#pin = new ReadSlotPin(this.#file);
+    }
     return this.#reader;
   }
 
-  /** Closes both connections; the reader first, as a read-only connection cannot checkpoint. */
+  /** Closes every connection; the read-only ones first, as they cannot checkpoint. */
   close(): void {
+    this.#pin?.close();
+    this.#pin = undefined;
     this.#reader?.close();
     this.#reader = undefined;
     this.#db.close();
