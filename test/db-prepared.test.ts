@@ -3,6 +3,7 @@
 // query would: committed rows only, a transaction's own rows inside it, and the same arguments.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { type Kysely, sql } from 'kysely';
 import type { Executor } from '../src/db/database.ts';
 import { prepared } from '../src/db/prepared.ts';
 import { findList } from '../src/lists/repository.ts';
@@ -10,9 +11,9 @@ import { createTestDb, type TestDb, testDialects } from './helpers/db.ts';
 
 // node:sqlite returns rows without a prototype; compare plain copies.
 const plain = <R>(rows: R[]) => rows.map((r) => ({ ...r }));
-const byId = prepared('test_workspace_name', (db: Executor, id: string) => db.selectFrom('workspaces').select('name').where('id', '=', id));
+const byId = prepared((db: Executor, id: string) => db.selectFrom('workspaces').select('name').where('id', '=', id));
 const workspaceName = async (db: Executor, id: string) => plain(await byId(db, id));
-const namesAfterQuery = prepared('test_names_after', (db: Executor, prefix: string, limit: number) =>
+const namesAfterQuery = prepared((db: Executor, prefix: string, limit: number) =>
   db.selectFrom('workspaces').select('name').where('name', '>', prefix).where('name', 'like', 'w-%').orderBy('name').limit(limit),
 );
 const namesAfter = async (db: Executor, prefix: string, limit: number) => plain(await namesAfterQuery(db, prefix, limit));
@@ -71,9 +72,22 @@ for (const dialect of await testDialects()) {
       assert.equal(await findList(db, 'ws_order_a', 'lst_missing'), undefined);
     });
 
-    test('an argument that would shape the query instead of being bound is refused', async () => {
-      const shaped = prepared('test_shaped', (db: Executor, column: string) => db.selectFrom('workspaces').select(column as 'name'));
+    test('a table changed by a migration after the statement was prepared is read in its new shape', async () => {
+      const db = t.db.kysely as unknown as Kysely<Record<string, Record<string, unknown>>>;
+      await sql`create table prepared_shape (id text primary key, a text)`.execute(db);
+      await sql`insert into prepared_shape (id, a) values ('x', 'A')`.execute(db);
+      const row = prepared((d: Executor, id: string) => (d as unknown as typeof db).selectFrom('prepared_shape').selectAll().where('id', '=', id));
+      // Prepare it on every pooled connection the reads may use.
+      for (let i = 0; i < 3; i++) assert.deepEqual(plain(await Promise.all([row(t.db.kysely, 'x'), row(t.db.kysely, 'x')]).then((r) => r.flat())), [{ id: 'x', a: 'A' }, { id: 'x', a: 'A' }]);
+      await sql`alter table prepared_shape add column b text not null default 'B'`.execute(db);
+      for (let i = 0; i < 3; i++) assert.deepEqual(plain(await row(t.db.kysely, 'x')), [{ id: 'x', a: 'A', b: 'B' }]);
+    });
+
+    test('an argument that would shape the query, or that the build function does not declare, is refused', async () => {
+      const shaped = prepared((db: Executor, column: string) => db.selectFrom('workspaces').select(column as 'name'));
       await assert.rejects(shaped(t.db.kysely, 'name'), /argument 0 is not a bound parameter/);
+      const withDefault = prepared((db: Executor, id: string, name: string = 'fixed') => db.selectFrom('workspaces').select('id').where('id', '=', id).where('name', '=', name));
+      await assert.rejects(withDefault(t.db.kysely, 'ws_x', 'other'), /2 arguments for 1 parameters/);
     });
   });
 }

@@ -11,7 +11,7 @@ import { type Db, type Executor, openDb } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { prepared } from '../src/db/prepared.ts';
 
-const names = prepared('test_pin_names', (db: Executor, like: string) => db.selectFrom('workspaces').select('name').where('name', 'like', like).orderBy('name'));
+const names = prepared((db: Executor, like: string) => db.selectFrom('workspaces').select('name').where('name', 'like', like).orderBy('name'));
 const read = async (db: Db, like: string) => (await names(db.kysely, like)).map((r) => r.name);
 
 let dir: string;

@@ -6,7 +6,7 @@ export interface KeyRow extends ApiKeysTable {
   user_role: 'admin' | 'member' | null;
 }
 
-const findKeyQuery = prepared('find_key_by_hash', (db: Executor, hash: string) =>
+const findKeyQuery = prepared((db: Executor, hash: string) =>
   db
     .selectFrom('api_keys')
     .leftJoin('users', 'users.id', 'api_keys.user_id')

@@ -7,7 +7,7 @@ import type { FoundationTables } from './tables.ts';
 import type { ListsTables } from '../lists/tables.ts';
 import type { MessagesTables } from '../messages/tables.ts';
 import type { FilesTables } from '../files/tables.ts';
-import { registerFastReader } from './prepared.ts';
+import { namedStatementReader, registerFastReader } from './prepared.ts';
 import { NodeSqliteDialect } from './sqlite.ts';
 
 export interface Database extends FoundationTables, ListsTables, MessagesTables, FilesTables {}
@@ -62,7 +62,7 @@ export function openDb(opts: DbOptions): Db {
     // An idle client losing its server must not crash the process; the next query reports it.
     pool.on('error', () => {});
     const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    registerFastReader(kysely, { all: async (name, text, values) => (await pool.query({ name, text, values: values as unknown[] })).rows });
+    registerFastReader(kysely, namedStatementReader(pool));
     return { kysely, dialect: 'postgres', pool, ...(schema ? { schema } : {}), close: () => kysely.destroy() };
   }
   const dialect = new NodeSqliteDialect(opts.sqliteFile ?? join(opts.dataDir, 'rolodex.db'));

@@ -7,6 +7,7 @@
 //   connection across awaits (nor can it see that transaction's uncommitted rows).
 // - PostgreSQL: a named statement, parsed and planned once per pooled connection.
 // Inside a transaction it runs on the transaction's connection, through Kysely.
+import { createHash } from 'node:crypto';
 import { type Compilable, CompiledQuery } from 'kysely';
 import type { Executor } from './database.ts';
 
@@ -22,6 +23,8 @@ export function registerFastReader(db: Executor, reader: FastReader): void {
 }
 
 interface Compiled {
+  /** Named after its SQL, so that one name never stands for two statements. */
+  name: string;
   sql: string;
   /** For each bound parameter: the index of the argument it comes from, or the constant itself. */
   params: ({ arg: number } | { value: unknown })[];
@@ -35,6 +38,7 @@ function compile<A extends unknown[]>(db: Executor, build: (db: Executor, ...arg
   const unbound = marks.findIndex((m) => !query.parameters.includes(m));
   if (unbound >= 0) throw new Error(`prepared query: argument ${unbound} is not a bound parameter`);
   return {
+    name: `rdx_${createHash('sha256').update(query.sql).digest('hex').slice(0, 32)}`,
     sql: query.sql,
     params: query.parameters.map((p) => {
       const arg = marks.indexOf(p as string);
@@ -45,19 +49,48 @@ function compile<A extends unknown[]>(db: Executor, build: (db: Executor, ...arg
 
 /**
  * A read query compiled once per database handle. `build` must use its arguments only as bound
- * values (where clauses, limits), never to choose the query's shape.
+ * values (where clauses, limits), never to choose the query's shape, and declare each of them
+ * (no default or rest parameters: their count is taken from `build.length`).
  */
-export function prepared<A extends unknown[], R>(name: string, build: (db: Executor, ...args: A) => Compilable<R>) {
+export function prepared<A extends unknown[], R>(build: (db: Executor, ...args: A) => Compilable<R>) {
+  const arity = build.length - 1;
   const cache = new WeakMap<object, Compiled>();
   return async (db: Executor, ...args: A): Promise<R[]> => {
+    if (args.length !== arity) throw new Error(`prepared query: ${args.length} arguments for ${arity} parameters`);
     let compiled = cache.get(db);
     if (!compiled) {
-      compiled = compile(db, build, build.length - 1);
+      compiled = compile(db, build, arity);
       cache.set(db, compiled);
     }
     const params = compiled.params.map((p) => ('arg' in p ? args[p.arg] : p.value));
     const reader = readers.get(db);
-    if (reader) return reader.all<R>(name, compiled.sql, params);
+    if (reader) return reader.all<R>(compiled.name, compiled.sql, params);
     return (await db.executeQuery<R>(CompiledQuery.raw(compiled.sql, params))).rows;
+  };
+}
+
+interface Queryable {
+  query(q: { name?: string; text: string; values: unknown[] }): Promise<{ rows: unknown[] }>;
+}
+
+/**
+ * PostgreSQL's fast reader: named statements. A statement prepared before a migration changed a
+ * table it reads fails with 0A000 ("cached plan must not change result type") on the connections
+ * that prepared it; it is then run unnamed, and prepared afresh under a new name from then on.
+ */
+export function namedStatementReader(pool: Queryable): FastReader {
+  const generations = new Map<string, number>();
+  return {
+    async all<R>(name: string, text: string, params: readonly unknown[]): Promise<R[]> {
+      const values = params as unknown[];
+      const generation = generations.get(name) ?? 0;
+      try {
+        return (await pool.query({ name: `${name}_${generation}`, text, values })).rows as R[];
+      } catch (err) {
+        if ((err as { code?: unknown }).code !== '0A000') throw err;
+        generations.set(name, generation + 1);
+        return (await pool.query({ text, values })).rows as R[];
+      }
+    },
   };
 }

@@ -19,7 +19,7 @@ export async function insertList(tx: Executor, row: ListRow): Promise<void> {
 }
 
 // GET /v1/lists/{id} is the hottest read.
-const findListQuery = prepared('find_list', (db: Executor, workspaceId: string, id: string) =>
+const findListQuery = prepared((db: Executor, workspaceId: string, id: string) =>
   db.selectFrom('lists').selectAll().where('id', '=', id).where('workspace_id', '=', workspaceId),
 );
 
