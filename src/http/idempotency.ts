@@ -1,7 +1,7 @@
 // Idempotency-Key on state-changing POSTs (decisions §6). The claim is taken after every other
 // check (auth, version, rate limit, scope, validation), so requests refused by those are not
 // stored and can simply be retried.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Executor } from '../db/database.ts';
 import type { Deps } from './context.ts';
@@ -55,7 +55,7 @@ export function installIdempotency(app: FastifyInstance, deps: Deps): void {
   async function claim(request: FastifyRequest, reply: FastifyReply) {
     const key = readKey(request);
     if (key === null) return;
-    const fingerprint = createHash('sha256').update(`${request.method} ${request.url}\n${canonicalJson(request.body ?? null)}`).digest('hex');
+    const fingerprint = hash('sha256', `${request.method} ${request.url}\n${canonicalJson(request.body ?? null)}`, 'hex');
     const ws = request.principal.workspaceId;
     const claim = await claimKey(deps.db.kysely, ws, key, fingerprint, request.startedAt);
     switch (claim.kind) {
