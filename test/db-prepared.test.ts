@@ -52,15 +52,19 @@ for (const dialect of await testDialects()) {
       assert.deepEqual(await workspaceName(db, 'ws_pending'), [{ name: 'w-pending' }]);
     });
 
-    test('a rolled-back write is never seen', async () => {
+    test('a write that is rolled back is seen neither while pending nor after', async () => {
       const db = t.db.kysely;
+      let during: unknown;
       await assert.rejects(
         db.transaction().execute(async (trx) => {
           await insert(trx, 'ws_rolled_back', 'w-rolled-back');
+          // From outside, while the row is written but not committed.
+          during = await workspaceName(db, 'ws_rolled_back');
           throw new Error('roll back');
         }),
         /roll back/,
       );
+      assert.deepEqual(during, []);
       assert.deepEqual(await workspaceName(db, 'ws_rolled_back'), []);
     });
 
