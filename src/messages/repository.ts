@@ -4,7 +4,7 @@
 // to the next statement.
 import { type RawBuilder, sql } from 'kysely';
 import type { Executor } from '../db/database.ts';
-import type { TextType } from './tables.ts';
+import type { MessagesTable } from './tables.ts';
 
 export interface Caller {
   workspaceId: string;
@@ -18,17 +18,8 @@ export type AccessLevel = 'FULL' | 'METADATA';
  *  gathering the visible channels' messages through the per-channel index and sorting them. */
 export type Strategy = 'walk' | 'channels';
 
-export interface MessageRow {
-  id: string;
-  external_id: string | null;
-  channel_id: string;
-  sent_at: string;
-  edited_at: string | null;
-  provider: string;
-  provider_thread_id: string | null;
-  text_type: TextType;
-  created_at: string;
-  updated_at: string;
+/** A message as a caller sees it: its row without the tenancy columns, plus what it may read. */
+export interface MessageRow extends Omit<MessagesTable, 'workspace_id' | 'channel_visibility'> {
   access: AccessLevel;
   /** null unless access is FULL. */
   text: string | null;
