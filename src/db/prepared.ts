@@ -7,7 +7,7 @@
 //   connection across awaits (nor can it see that transaction's uncommitted rows).
 // - PostgreSQL: a named statement, parsed and planned once per pooled connection.
 // Inside a transaction it runs on the transaction's connection, through Kysely.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { type Compilable, CompiledQuery } from 'kysely';
 import type { Executor } from './database.ts';
 
@@ -38,7 +38,7 @@ function compile<A extends unknown[]>(db: Executor, build: (db: Executor, ...arg
   const unbound = marks.findIndex((m) => !query.parameters.includes(m));
   if (unbound >= 0) throw new Error(`prepared query: argument ${unbound} is not a bound parameter`);
   return {
-    name: `rdx_${createHash('sha256').update(query.sql).digest('hex').slice(0, 32)}`,
+    name: `rdx_${hash('sha256', query.sql, 'hex').slice(0, 32)}`,
     sql: query.sql,
     params: query.parameters.map((p) => {
       const arg = marks.indexOf(p as string);
