@@ -1,5 +1,5 @@
-// The file state table and decisions §9 through the public API, on both databases and both blob
-// backends: every transition and refusal with its status and code.
+// The file state table and docs/design.md §Files through the public API, on both databases and both
+// blob backends: every transition and refusal with its status and code.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { call, eachDialect, keyFor, seedWorkspace, type TestApp } from './helpers/app.ts';

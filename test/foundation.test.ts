@@ -1,5 +1,5 @@
-// The request pipeline of decisions §3 on both databases: authentication, version header, scopes,
-// request ids, the error shape, and JSON input rules.
+// The request pipeline of docs/design.md §Requests on both databases: authentication, version
+// header, scopes, request ids, the error shape, and JSON input rules.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createKey, revokeKey } from '../src/auth/service.ts';

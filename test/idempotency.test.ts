@@ -1,5 +1,6 @@
-// The shared idempotency layer (decisions §6), through a test route that creates a user: replay,
-// reuse with another body, key validation, what is and is not stored, and concurrency.
+// The shared idempotency layer (docs/design.md §Idempotency), through a test route that creates a
+// user: replay, reuse with another body, key validation, what is and is not stored, and
+// concurrency.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { call, eachDialect, seedWorkspace } from './helpers/app.ts';

@@ -1,5 +1,6 @@
-// `rolodex import` of records (decisions §10): any order, references by externalId, upsert,
-// all-or-nothing with errors naming line and field, both file formats, the CLI's --json summary.
+// `rolodex import` of records (docs/design.md §Import format): any order, references by externalId,
+// upsert, all-or-nothing with errors naming line and field, both file formats, the CLI's --json
+// summary.
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,5 +1,6 @@
-// Idempotency-Key on the two list POSTs (decisions §6): byte-identical replays, 422 on reuse with
-// another body, and 50 concurrent identical creates giving exactly one list, on both databases.
+// Idempotency-Key on the two list POSTs (docs/design.md §Idempotency): byte-identical replays, 422
+// on reuse with another body, and 50 concurrent identical creates giving exactly one list, on both
+// databases.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { buildApp } from '../src/app.ts';

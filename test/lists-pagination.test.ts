@@ -1,5 +1,6 @@
-// Pagination and order of list memberships and lists (decisions §4): limit and offset bounds,
-// pages read from either end agree, newest member first with ties by id, kept counts.
+// Pagination and order of list memberships and lists (docs/design.md §Pagination and order): limit
+// and offset bounds, pages read from either end agree, newest member first with ties by id, kept
+// counts.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { call, eachDialect, seedWorkspace } from './helpers/app.ts';

@@ -1,5 +1,5 @@
-// The list endpoints of the contract (decisions §7): shapes, create and update rules, every error
-// code with its param, the two-scope rule and workspace isolation, on both databases.
+// The list endpoints of the contract (docs/design.md §Lists): shapes, create and update rules,
+// every error code with its param, the two-scope rule and workspace isolation, on both databases.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { call, eachDialect, keyFor, seedWorkspace } from './helpers/app.ts';

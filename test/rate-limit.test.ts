@@ -1,5 +1,6 @@
-// Rate limits of decisions §5 through the HTTP API, on both databases: headers on every /v1
-// response, burst then 429 with Retry-After and no effect, isolation by workspace and category.
+// Rate limits (docs/design.md §Rate limits) through the HTTP API, on both databases: headers on
+// every /v1 response, burst then 429 with Retry-After and no effect, isolation by workspace and
+// category.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { createMetrics } from '../src/http/metrics.ts';

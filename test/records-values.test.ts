@@ -1,5 +1,5 @@
-// Every valueType of decisions §7 accepts what it should, normalizes what it may, and refuses
-// the rest with the path of the bad part.
+// Every valueType of docs/design.md §Record values accepts what it should, normalizes what it may,
+// and refuses the rest with the path of the bad part.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { VALUE_TYPES, type ValueType } from '../src/lib/resource-schemas.ts';

@@ -1,5 +1,5 @@
-// The `channel` import kind (decisions §10): provider, name, visibility and members (user
-// externalIds). Re-importing a channel replaces its members with the listed ones.
+// The `channel` import kind (docs/design.md §Import format): provider, name, visibility and members
+// (user externalIds). Re-importing a channel replaces its members with the listed ones.
 import { type ImportKind, ImportError, ImportFieldError, lookupExternalIds, onlyFields, str } from '../import/kind.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import type { Visibility } from '../messages/tables.ts';

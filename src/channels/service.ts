@@ -1,6 +1,6 @@
 // Channels and their members: created by import, administered by operators through the CLI
-// (decisions §8, §11). No public endpoint changes them. Nothing about visibility is cached, so a
-// change here applies to the very next API request.
+// (docs/design.md §Message visibility, §Operator CLI). No public endpoint changes them. Nothing
+// about visibility is cached, so a change here applies to the very next API request.
 import type { Executor } from '../db/database.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import type { Visibility } from '../messages/tables.ts';

@@ -1,5 +1,5 @@
-// `rolodex channel …`: channels and their members after import (decisions §8, §11). Changes
-// apply to the very next API request; nothing about visibility is cached.
+// `rolodex channel …`: channels and their members after import (docs/design.md §Message visibility,
+// §Operator CLI). Changes apply to the very next API request; nothing about visibility is cached.
 import { changeMembers, createChannel, listChannels, setVisibility, VISIBILITIES } from '../channels/service.ts';
 import { type Io, parse, print, required, UsageError, withDb } from './io.ts';
 import { rethrow } from './workspace.ts';

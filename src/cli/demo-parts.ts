@@ -1,5 +1,6 @@
 // What `rolodex demo` loads, one part per resource. Each part contributes import objects
-// (decisions §10) and may do more after the import (lists are not importable, for example).
+// (docs/design.md §Import format) and may do more after the import (lists are not importable, for
+// example).
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
 import type { ImportResult } from '../import/run.ts';

@@ -1,6 +1,6 @@
 // `rolodex knowledge list`: what each user's and the workspace's Knowledge holds (files completed
-// with a knowledge purpose, decisions §9). The public API never returns purposes; this is where
-// an operator sees their effect.
+// with a knowledge purpose, docs/design.md §Files). The public API never returns purposes; this is
+// where an operator sees their effect.
 import { listKnowledge } from '../knowledge/repository.ts';
 import { requireWorkspace } from '../workspaces/service.ts';
 import { type Io, parse, print, required, UsageError, withDb } from './io.ts';

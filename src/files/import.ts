@@ -1,7 +1,7 @@
-// Import kind `file` (decisions §10): `source`, `filename`, `mimeType` and `path`. The bytes are
-// copied into blob storage before the transaction (prepare), their size and MD5 computed on the
-// way, never trusted; a failed import deletes the copies; re-importing replaces a file's bytes and
-// leaves the old ones to the sweeper.
+// Import kind `file` (docs/design.md §Import format): `source`, `filename`, `mimeType` and `path`.
+// The bytes are copied into blob storage before the transaction (prepare), their size and MD5
+// computed on the way, never trusted; a failed import deletes the copies; re-importing replaces a
+// file's bytes and leaves the old ones to the sweeper.
 import { open } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import type { BlobStore } from '../blobs/blob-store.ts';

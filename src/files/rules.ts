@@ -1,5 +1,5 @@
-// The rules of decisions §9 that need no database: purposes, filenames, MIME types, and how a
-// stored row reads at a given moment (a PENDING session past its deadline reads as EXPIRED).
+// The rules of docs/design.md §Files that need no database: purposes, filenames, MIME types, and
+// how a stored row reads at a given moment (a PENDING session past its deadline reads as EXPIRED).
 import type { FileStatus, FilesTable } from './tables.ts';
 
 export const MAX_FILE_BYTES = 512 * 1024 * 1024;

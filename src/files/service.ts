@@ -1,6 +1,7 @@
-// The file rules of decisions §9: upload sessions, completion checked against the stored bytes,
-// cancellation, reads, and download addresses. Blob-store calls that wait on the network (stat,
-// delete) happen outside transactions; the transactions then compare-and-set on what was checked.
+// The file rules (docs/design.md §Files): upload sessions, completion checked against the stored
+// bytes, cancellation, reads, and download addresses. Blob-store calls that wait on the network
+// (stat, delete) happen outside transactions; the transactions then compare-and-set on what was
+// checked.
 import { randomBytes } from 'node:crypto';
 import type { Principal } from '../auth/scopes.ts';
 import type { BlobStore } from '../blobs/blob-store.ts';

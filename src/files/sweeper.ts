@@ -1,6 +1,6 @@
-// The background sweeper (decisions §9): persists EXPIRED for upload sessions past their deadline,
-// deletes the bytes nothing points to any more, and purges old idempotency keys. Started by the
-// server entry point, never at import; every instance may run one, since each step is a
+// The background sweeper (docs/design.md §Files): persists EXPIRED for upload sessions past their
+// deadline, deletes the bytes nothing points to any more, and purges old idempotency keys. Started
+// by the server entry point, never at import; every instance may run one, since each step is a
 // compare-and-set or an idempotent delete.
 import type { Logger } from 'pino';
 import { purgeExpiredKeys } from '../http/idempotency-store.ts';

@@ -35,7 +35,7 @@ export const ERROR_CODES = {
   idempotency_key_reused: 422,
   // 429
   rate_limited: 429,
-  // files (decisions §9)
+  // files (docs/design.md §Files)
   mime_type_not_allowed: 400,
   file_too_large: 400,
   user_required: 403,

@@ -1,6 +1,6 @@
-// The idempotency_keys table: claims, replays and leases (decisions §6). A claim is a row in
-// state 'pending'; the handler's transaction turns it into 'done' with the response, so the
-// stored response and the writes commit together. A pending claim whose holder died (crash,
+// The idempotency_keys table: claims, replays and leases (docs/design.md §Idempotency). A claim is
+// a row in state 'pending'; the handler's transaction turns it into 'done' with the response, so
+// the stored response and the writes commit together. A pending claim whose holder died (crash,
 // lost connection) can be taken over once its lease has run out.
 import type { Executor } from '../db/database.ts';
 

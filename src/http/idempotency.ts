@@ -1,6 +1,6 @@
-// Idempotency-Key on state-changing POSTs (decisions §6). The claim is taken after every other
-// check (auth, version, rate limit, scope, validation), so requests refused by those are not
-// stored and can simply be retried.
+// Idempotency-Key on state-changing POSTs (docs/design.md §Idempotency). The claim is taken after
+// every other check (auth, version, rate limit, scope, validation), so requests refused by those
+// are not stored and can simply be retried.
 import { hash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Executor } from '../db/database.ts';
@@ -91,8 +91,8 @@ export function installIdempotency(app: FastifyInstance, deps: Deps): void {
 
 /**
  * A replay is byte for byte the stored response, except that a stored error names the request
- * being answered: an error body's requestId always equals its X-Request-Id header (decisions §3),
- * so that the replay can be found in the logs.
+ * being answered: an error body's requestId always equals its X-Request-Id header
+ * (docs/design.md §Errors), so that the replay can be found in the logs.
  */
 function replayBody(status: number, body: string, requestId: string): string {
   if (status < 400) return body;

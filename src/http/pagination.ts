@@ -1,5 +1,5 @@
-// Pagination of every list endpoint (decisions §4): limit 1–25 (default 25), offset ≥ 0
-// (default 0); anything else is refused with invalid_parameter, never clamped.
+// Pagination of every list endpoint (docs/design.md §Pagination and order): limit 1–25 (default
+// 25), offset ≥ 0 (default 0); anything else is refused with invalid_parameter, never clamped.
 import { type TSchema, Type } from '@sinclair/typebox';
 
 export const MAX_PAGE = 25;

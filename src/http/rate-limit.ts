@@ -1,5 +1,6 @@
-// Rate limits of decisions §5: per workspace and category, a token bucket whose capacity (the
-// burst) is one second's quota and which refills continuously at the quota per second.
+// Rate limits (docs/design.md §Rate limits): per workspace and category, a token bucket whose
+// capacity (the burst) is one second's quota and which refills continuously at the quota per
+// second.
 //
 // Why a token bucket of our own and not rate-limiter-flexible: its limiters count points in fixed
 // windows, which is not the bucket the decisions ask for. A client that spends its quota at the

@@ -1,7 +1,7 @@
-// The contract between the import runner and each kind of object it can load (decisions §10).
-// A kind checks an object's shape without the database, then, inside the one import transaction,
-// upserts its rows by externalId (phase 1) and resolves its references (phase 2), so objects may
-// reference each other in any order.
+// The contract between the import runner and each kind of object it can load (docs/design.md
+// §Import format). A kind checks an object's shape without the database, then, inside the one
+// import transaction, upserts its rows by externalId (phase 1) and resolves its references (phase
+// 2), so objects may reference each other in any order.
 import type { DialectName, Executor } from '../db/database.ts';
 
 /** Tables whose rows carry a workspace and an externalId. */

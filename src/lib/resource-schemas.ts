@@ -1,5 +1,5 @@
-// Response shapes shared by several resources (spec: "Common field value object",
-// "Relationship object").
+// Response shapes shared by several resources: the field value object ({value, valueType}) and
+// the relationship object ({cardinality, objectType, values}).
 import { Type } from '@sinclair/typebox';
 
 export const VALUE_TYPES = [

@@ -1,4 +1,4 @@
-// Request and response shapes of the Lists endpoints (spec "Lists", decisions §7).
+// Request and response shapes of the Lists endpoints (docs/design.md §Lists).
 import { Type } from '@sinclair/typebox';
 import { Envelope } from '../http/pagination.ts';
 import { Entity } from '../records/schemas.ts';

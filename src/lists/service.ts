@@ -1,4 +1,5 @@
-// Rules of lists (decisions §7): names, object types, members and their checks. No HTTP here.
+// Rules of lists (docs/design.md §Lists): names, object types, members and their checks. No HTTP
+// here.
 import type { Config } from '../config.ts';
 import type { Executor } from '../db/database.ts';
 import { AppError, notFound } from '../http/errors.ts';

@@ -1,7 +1,7 @@
-// Message reads, filtered and leveled by channel visibility inside the SQL (decisions §8): the
-// database returns only messages the caller may see, with the access level, and joins a message's
-// text only where that level is FULL. Nothing is cached: a membership or visibility change applies
-// to the next statement.
+// Message reads, filtered and leveled by channel visibility inside the SQL (docs/design.md §Message
+// visibility): the database returns only messages the caller may see, with the access level, and
+// joins a message's text only where that level is FULL. Nothing is cached: a membership or
+// visibility change applies to the next statement.
 import { type RawBuilder, sql } from 'kysely';
 import type { Executor } from '../db/database.ts';
 import type { MessagesTable } from './tables.ts';

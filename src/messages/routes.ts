@@ -1,5 +1,5 @@
-// GET /v1/messages/{id} and GET /v1/messages (read-only; decisions §8). Auth and scopes are the
-// pipeline's; the handlers pass the caller on and never log message content.
+// GET /v1/messages/{id} and GET /v1/messages (read-only; docs/design.md §Message visibility). Auth
+// and scopes are the pipeline's; the handlers pass the caller on and never log message content.
 import type { FastifyInstance } from 'fastify';
 import type { PluginOptions } from '../http/context.ts';
 import { type Page, PageQuery } from '../http/pagination.ts';

@@ -1,5 +1,5 @@
-// The message resource of the spec ("Message resource (read-only)"), exactly: every property the
-// service returns is listed, so serialization keeps them and drops anything else.
+// The message resource (read-only), exactly: every property the service returns is listed, so
+// serialization keeps them and drops anything else.
 import { Type } from '@sinclair/typebox';
 import { Envelope } from '../http/pagination.ts';
 

@@ -1,5 +1,6 @@
-// Reading messages as a given caller (decisions §8): what is invisible does not exist, METADATA
-// withholds `$text` and `$files`. The text is never read from the database for a METADATA row.
+// Reading messages as a given caller (docs/design.md §Message visibility): what is invisible does
+// not exist, METADATA withholds `$text` and `$files`. The text is never read from the database for
+// a METADATA row.
 import type { Config } from '../config.ts';
 import type { Executor } from '../db/database.ts';
 import { notFound } from '../http/errors.ts';

@@ -1,6 +1,6 @@
-// Import kinds for accounts, contacts and opportunities (decisions §10). Rows are written in
-// multi-row batches (one upsert per chunk) so that 100,000 records load in seconds; references
-// are resolved by externalId in the link phase, after every kind has its ids.
+// Import kinds for accounts, contacts and opportunities (docs/design.md §Import format). Rows are
+// written in multi-row batches (one upsert per chunk) so that 100,000 records load in seconds;
+// references are resolved by externalId in the link phase, after every kind has its ids.
 import { sql } from 'kysely';
 import type { Executor } from '../db/database.ts';
 import { chunks, type ImportContext, type ImportItem, type ImportKind, ImportFieldError, lookupExternalIds, onlyFields } from '../import/kind.ts';

@@ -1,6 +1,7 @@
-// Checks one field value against its valueType (decisions §7) and returns it normalized
-// (DATETIME to UTC with milliseconds, country codes to upper case). A null value means unset and
-// is valid for every type. Throws ValueError with a message and the sub-path of the bad part.
+// Checks one field value against its valueType (docs/design.md §Record values) and returns it
+// normalized (DATETIME to UTC with milliseconds, country codes to upper case). A null value means
+// unset and is valid for every type. Throws ValueError with a message and the sub-path of the bad
+// part.
 import { VALUE_TYPES, type ValueType } from '../lib/resource-schemas.ts';
 import { isCountryCode } from './countries.ts';
 

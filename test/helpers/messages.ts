@@ -41,7 +41,7 @@ export function message(externalId: string, channel: string, sentAt: string, tex
   };
 }
 
-/** decisions §8, written out independently of the server's SQL. */
+/** docs/design.md §Message visibility, written out independently of the server's SQL. */
 export function expectedAccess(caller: Caller, visibility: string, members: string[]): 'FULL' | 'METADATA' | null {
   if (caller.userExt !== null && members.includes(caller.userExt)) return 'FULL';
   return visibility === 'public' ? 'FULL' : visibility === 'restricted' ? 'METADATA' : null;

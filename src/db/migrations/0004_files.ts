@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 
-// Files, the Knowledge they join, and blobs waiting to be deleted (decisions §9).
+// Files, the Knowledge they join, and blobs waiting to be deleted (docs/design.md §Files).
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('files')
