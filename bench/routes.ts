@@ -1,7 +1,7 @@
 // The routes the benchmark measures, one entry each. `seed` prepares what a route needs in the
 // freshly migrated database before the server starts (and may keep ids in `ctx.state`); `path`
 // and `body` then build the request. Add a route by adding an entry here.
-import type { Db } from '../src/db/database.ts';
+import type { Db } from '../src/db/types.ts';
 import { seedBigList, seedList, seedMessages } from './seeds.ts';
 
 export interface BenchContext {

@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import autocannonModule from 'autocannon';
 import { sql } from 'kysely';
 import { createKey } from '../src/auth/service.ts';
-import type { DialectName } from '../src/db/database.ts';
+import type { DialectName } from '../src/db/types.ts';
 import { createUser, createWorkspace } from '../src/workspaces/service.ts';
 import { createTestDb } from '../test/helpers/db.ts';
 import { services } from '../test/helpers/services.ts';

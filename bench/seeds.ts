@@ -1,6 +1,6 @@
 // Seeds for bench/routes.ts: rows written in bulk through Kysely (the importer and the API are
 // not what these routes measure), then the kept counters the API relies on.
-import type { Executor } from '../src/db/database.ts';
+import type { Executor } from '../src/db/types.ts';
 import { isoNow, newId } from '../src/lib/ids.ts';
 import { createList } from '../src/lists/service.ts';
 import { tmpdir } from 'node:os';

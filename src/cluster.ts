@@ -5,8 +5,8 @@
 import cluster, { type Worker } from 'node:cluster';
 import { fileURLToPath } from 'node:url';
 import type { Config } from './config.ts';
-import { serveClusterMetrics } from './http/metrics-cluster.ts';
-import { serveClusterRateLimits } from './http/rate-limit-cluster.ts';
+import { serveClusterMetrics } from './metrics/cluster.ts';
+import { serveClusterRateLimits } from './rate-limit/cluster.ts';
 import { createLogger } from './logger.ts';
 import { openDatabase } from './runtime.ts';
 

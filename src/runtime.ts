@@ -4,12 +4,13 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { Authenticator } from './auth/service.ts';
-import { openDb, type Db } from './db/database.ts';
+import { openDb } from './db/database.ts';
+import type { Db } from './db/types.ts';
 import { migrate } from './db/migrate.ts';
 import type { Deps } from './http/context.ts';
-import { createMetrics } from './http/metrics.ts';
-import { clusterMetricsText } from './http/metrics-cluster.ts';
-import { createRateLimiter } from './http/rate-limit.ts';
+import { createMetrics } from './metrics/registry.ts';
+import { clusterMetricsText } from './metrics/cluster.ts';
+import { createRateLimiter } from './rate-limit/factory.ts';
 import { createBlobStore } from './blobs/index.ts';
 import type { BlobStore } from './blobs/blob-store.ts';
 

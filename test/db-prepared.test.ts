@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { type Kysely, sql } from 'kysely';
-import type { Executor } from '../src/db/database.ts';
+import type { Executor } from '../src/db/types.ts';
 import { prepared } from '../src/db/prepared.ts';
 import { findList } from '../src/lists/repository.ts';
 import { createTestDb, type TestDb, testDialects } from './helpers/db.ts';

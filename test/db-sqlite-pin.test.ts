@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { DatabaseSync } from 'node:sqlite';
-import { type Db, type Executor, openDb } from '../src/db/database.ts';
+import { openDb } from '../src/db/database.ts';
+import type { Db, Executor } from '../src/db/types.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { prepared } from '../src/db/prepared.ts';
 

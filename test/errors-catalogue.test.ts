@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { ERROR_CODES } from '../src/http/errors.ts';
+import { ERROR_CODES } from '../src/lib/errors.ts';
 
 const doc = readFileSync(new URL('../docs/errors.md', import.meta.url), 'utf8');
 const rows = new Map<string, number>();

@@ -2,7 +2,7 @@
 // histograms, database pool use, the upload counters, and one registry per app.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createMetrics, recordUpload } from '../src/http/metrics.ts';
+import { createMetrics, recordUpload } from '../src/metrics/registry.ts';
 import { call, eachDialect, seedWorkspace, type TestApp } from './helpers/app.ts';
 
 async function scrape(t: TestApp): Promise<string> {

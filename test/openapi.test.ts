@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import { ERROR_CODES } from '../src/http/errors.ts';
+import { ERROR_CODES } from '../src/lib/errors.ts';
 import { formatDocument, OPENAPI_FILE } from '../src/docs/openapi-document.ts';
 import { buildTestApp, type TestApp } from './helpers/app.ts';
 import { pipelineRoutes } from './pipeline-routes.ts';

@@ -3,7 +3,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../src/http/context.ts';
-import { AppError } from '../src/http/errors.ts';
+import { AppError } from '../src/lib/errors.ts';
 import { write } from '../src/http/idempotency.ts';
 import { createUser } from '../src/workspaces/service.ts';
 

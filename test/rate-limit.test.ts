@@ -3,8 +3,10 @@
 // category.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { createMetrics } from '../src/http/metrics.ts';
-import { BucketStore, createRateLimiter, MemoryRateLimiter, take } from '../src/http/rate-limit.ts';
+import { createMetrics } from '../src/metrics/registry.ts';
+import { BucketStore, take } from '../src/rate-limit/bucket.ts';
+import { createRateLimiter } from '../src/rate-limit/factory.ts';
+import { MemoryRateLimiter } from '../src/rate-limit/memory.ts';
 import { call, eachDialect, seedWorkspace, type TestApp } from './helpers/app.ts';
 import { pipelineRoutes } from './pipeline-routes.ts';
 

@@ -1,5 +1,5 @@
 import { prepared } from '../db/prepared.ts';
-import type { Executor } from '../db/database.ts';
+import type { Executor } from '../db/types.ts';
 import type { ApiKeysTable } from '../db/tables.ts';
 
 export interface KeyRow extends ApiKeysTable {

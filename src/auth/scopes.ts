@@ -16,8 +16,6 @@ export function isScope(s: string): s is Scope {
   return (PUBLIC_SCOPES as readonly string[]).includes(s);
 }
 
-export type RateCategory = 'Read' | 'Write' | 'Search';
-
 /** Who is calling: resolved from the API key on every /v1 request. */
 export interface Principal {
   keyId: string;

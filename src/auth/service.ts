@@ -1,6 +1,6 @@
 // Key issuing and checking. Lookups go by SHA-256 hash; a short in-process cache spares the
 // database on hot paths and is bounded to CACHE_MS so a revocation takes effect within it.
-import type { Db, Executor } from '../db/database.ts';
+import type { Db, Executor } from '../db/types.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import { findKeyByHash, insertKey, listKeys, revokeKey, touchKey, type KeyRow } from './repository.ts';
 import { isScope, PUBLIC_SCOPES, type Principal, type Scope } from './scopes.ts';

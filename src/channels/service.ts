@@ -1,7 +1,7 @@
 // Channels and their members: created by import, administered by operators through the CLI
 // (docs/design.md §Message visibility, §Operator CLI). No public endpoint changes them. Nothing
 // about visibility is cached, so a change here applies to the very next API request.
-import type { Executor } from '../db/database.ts';
+import type { Executor } from '../db/types.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import type { Visibility } from '../messages/tables.ts';
 import { AdminInputError, requireWorkspace } from '../workspaces/service.ts';

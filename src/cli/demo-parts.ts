@@ -2,7 +2,7 @@
 // (docs/design.md §Import format) and may do more after the import (lists are not importable, for
 // example).
 import type { Config } from '../config.ts';
-import type { Db } from '../db/database.ts';
+import type { Db } from '../db/types.ts';
 import type { ImportResult } from '../import/run.ts';
 import { messagesPart } from '../messages/demo.ts';
 import { recordsPart } from '../lists/demo.ts';

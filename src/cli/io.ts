@@ -2,7 +2,7 @@
 // and opening the database with the same configuration as the server.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { loadConfig, type Config } from '../config.ts';
-import type { Db } from '../db/database.ts';
+import type { Db } from '../db/types.ts';
 import { openDatabase } from '../runtime.ts';
 
 /** Wrong usage: the message is shown with the command's usage line; exit code 2. */

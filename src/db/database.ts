@@ -1,29 +1,10 @@
-// Opens the database for either dialect. Everything above this file sees one Kysely type; the
-// few places that must differ per dialect ask `db.dialect`.
+// Opens the database for either dialect (the types: types.ts).
 import { join } from 'node:path';
-import { Kysely, PostgresDialect, type Transaction } from 'kysely';
+import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
-import type { FoundationTables } from './tables.ts';
-import type { ListsTables } from '../lists/tables.ts';
-import type { MessagesTables } from '../messages/tables.ts';
-import type { FilesTables } from '../files/tables.ts';
 import { namedStatementReader, registerFastReader } from './prepared.ts';
 import { NodeSqliteDialect } from './sqlite.ts';
-
-export interface Database extends FoundationTables, ListsTables, MessagesTables, FilesTables {}
-
-export type DialectName = 'sqlite' | 'postgres';
-export type Executor = Kysely<Database> | Transaction<Database>;
-
-export interface Db {
-  kysely: Kysely<Database>;
-  dialect: DialectName;
-  /** PostgreSQL pool, for metrics; absent on SQLite. */
-  pool?: pg.Pool;
-  /** The PostgreSQL schema in use when not the default one. */
-  schema?: string;
-  close(): Promise<void>;
-}
+import type { Database, Db } from './types.ts';
 
 export interface DbOptions {
   dataDir: string;

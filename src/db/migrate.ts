@@ -1,7 +1,7 @@
 // One forward-only migration set for both dialects, compiled into the code (no directory scan),
 // applied at start-up and by `rolodex migrate`.
 import { type Migration, type MigrationResultSet, Migrator } from 'kysely/migration';
-import type { Db } from './database.ts';
+import type { Db } from './types.ts';
 import * as m0001 from './migrations/0001_foundation.ts';
 import * as m0002 from './migrations/0002_lists.ts';
 import * as m0003 from './migrations/0003_messages.ts';

@@ -9,7 +9,7 @@
 // Inside a transaction it runs on the transaction's connection, through Kysely.
 import { hash } from 'node:crypto';
 import { type Compilable, CompiledQuery } from 'kysely';
-import type { Executor } from './database.ts';
+import type { Executor } from './types.ts';
 
 export interface FastReader {
   all<R>(name: string, sql: string, params: readonly unknown[]): R[] | Promise<R[]>;

@@ -5,7 +5,7 @@ import type { Socket } from 'node:net';
 import { PassThrough, type Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { PluginOptions } from '../http/context.ts';
-import { recordUpload } from '../http/metrics.ts';
+import { recordUpload } from '../metrics/registry.ts';
 import { reclaimer } from './reclaim.ts';
 import type { FilesEnv } from './service.ts';
 import { openDownload, receiveUpload } from './transfer.ts';

@@ -2,7 +2,7 @@
 // a new PUT, cancel vs complete, the sweeper vs anyone) are compare-and-set on status and blob
 // key, so the loser sees zero rows changed instead of overwriting.
 import { sql } from 'kysely';
-import type { Executor } from '../db/database.ts';
+import type { Executor } from '../db/types.ts';
 import type { FileSource, FilesTable } from './tables.ts';
 
 export type FileRow = FilesTable;

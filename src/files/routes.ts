@@ -2,7 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { PluginOptions } from '../http/context.ts';
 import { write } from '../http/idempotency.ts';
-import { PageQuery } from '../http/pagination.ts';
+import { PageQuery } from '../lib/paging.ts';
 import { byteRoutes } from './bytes.ts';
 import { CancelFileBody, CompleteFileBody, CreateFileBody, FileDownloadAddress, FileIdParams, FileList, FileResource, FileUploadSession } from './schemas.ts';
 import { busy, cancelFile, checkCompletion, collect, commitCompletion, createFile, downloadAddress, type FilesEnv, getFile, listFiles } from './service.ts';

@@ -3,7 +3,7 @@
 // by the server entry point, never at import; every instance may run one, since each step is a
 // compare-and-set or an idempotent delete.
 import type { Logger } from 'pino';
-import { purgeExpiredKeys } from '../http/idempotency-store.ts';
+import { purgeExpiredKeys } from '../idempotency/repository.ts';
 import { isoNow } from '../lib/ids.ts';
 import { dropPendingEntry } from '../knowledge/repository.ts';
 import * as repo from './repository.ts';

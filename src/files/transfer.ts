@@ -4,7 +4,7 @@
 import type { Readable } from 'node:stream';
 import { BlobTooLargeError } from '../blobs/blob-store.ts';
 import { contentDisposition } from '../blobs/content-disposition.ts';
-import { AppError } from '../http/errors.ts';
+import { AppError } from '../lib/errors.ts';
 import { isoNow } from '../lib/ids.ts';
 import * as repo from './repository.ts';
 import { effectiveStatus } from './rules.ts';

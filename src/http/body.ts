@@ -2,7 +2,7 @@
 // protection, treats an empty body as absent (optional bodies such as cancel's), and reports
 // malformed JSON with the service's own code.
 import type { FastifyInstance } from 'fastify';
-import { AppError } from './errors.ts';
+import { AppError } from '../lib/errors.ts';
 import { findNul } from './validation.ts';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;

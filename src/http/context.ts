@@ -2,29 +2,13 @@
 // declarations (operation name, scopes, rate category) that the pipeline enforces.
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
-import type { Db } from '../db/database.ts';
+import type { Db } from '../db/types.ts';
 import type { Authenticator } from '../auth/service.ts';
 import type { BlobStore } from '../blobs/blob-store.ts';
-import type { Principal, RateCategory, Scope } from '../auth/scopes.ts';
-import type { ErrorCode } from './errors.ts';
-import type { Metrics } from './metrics.ts';
-
-/** Outcome of one rate-limit check, for the X-RateLimit-* headers. */
-export interface RateDecision {
-  allowed: boolean;
-  limit: number;
-  remaining: number;
-  /** Unix seconds when the bucket is full again. */
-  reset: number;
-  /** Seconds to wait, when refused. */
-  retryAfter: number;
-}
-
-export interface RateLimiter {
-  /** Synchronous when the decision is local; a promise when it has to ask (the primary, Redis). */
-  consume(workspaceId: string, category: RateCategory): RateDecision | null | Promise<RateDecision | null>;
-  close(): Promise<void>;
-}
+import type { Principal, Scope } from '../auth/scopes.ts';
+import type { ErrorCode } from '../lib/errors.ts';
+import type { Metrics } from '../metrics/registry.ts';
+import type { RateCategory, RateLimiter } from '../rate-limit/bucket.ts';
 
 export interface Deps {
   db: Db;

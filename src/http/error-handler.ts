@@ -1,7 +1,7 @@
 // Every failure leaves the server in one shape: {"error": {type, code, message, param?, requestId}}.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SERVICE_VERSION } from './context.ts';
-import { AppError } from './errors.ts';
+import { AppError } from '../lib/errors.ts';
 import { validationError } from './validation.ts';
 
 // Fastify's own errors that a client can cause, mapped to catalogue codes.

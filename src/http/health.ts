@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import type { Deps } from './context.ts';
-import { AppError } from './errors.ts';
+import { AppError } from '../lib/errors.ts';
 
 export function healthRoutes(deps: Deps, checks: Array<() => Promise<void>> = []) {
   return async (app: FastifyInstance): Promise<void> => {

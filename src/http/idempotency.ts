@@ -3,10 +3,10 @@
 // are not stored and can simply be retried.
 import { hash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Executor } from '../db/database.ts';
+import type { Executor } from '../db/types.ts';
 import type { Deps } from './context.ts';
-import { AppError } from './errors.ts';
-import { claimKey, finishKey, releaseKey } from './idempotency-store.ts';
+import { AppError } from '../lib/errors.ts';
+import { claimKey, finishKey, releaseKey } from '../idempotency/repository.ts';
 
 interface IdempotencyState {
   key: string;

@@ -1,58 +1,8 @@
-// Prometheus metrics at /metrics. Each app has its own Registry (never prom-client's global one),
-// so that several apps in one test process do not collide. Labels are bounded: the operation name
-// or route pattern, never a raw URL, an id or a workspace.
+// /metrics, and the request counters behind it (the registry itself: src/metrics/registry.ts).
 import type { FastifyInstance } from 'fastify';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Gauge } from 'prom-client';
+import type { Metrics } from '../metrics/registry.ts';
 import type { Deps } from './context.ts';
-
-export interface Metrics {
-  registry: Registry;
-  requests: Counter<'operation' | 'method' | 'status'>;
-  duration: Histogram<'operation'>;
-  rateLimited: Counter<'operation' | 'category'>;
-  redisFallbacks: Counter;
-  redisUp: Gauge;
-  /** For the files code: bytes received by uploads. */
-  uploadBytes: Counter<'storage'>;
-  /** For the files code: how long one upload's bytes took to arrive and be stored. */
-  uploadDuration: Histogram<'storage'>;
-  /** Replaces this registry as the source of /metrics: a cluster worker answers with all workers' sum. */
-  text?: () => Promise<string>;
-}
-
-export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
-  const registry = new Registry();
-  const registers = [registry];
-  if (opts.defaults !== false) collectDefaultMetrics({ register: registry });
-  return {
-    registry,
-    requests: new Counter({ name: 'rolodex_http_requests_total', help: 'Requests by operation (or route) and status.', labelNames: ['operation', 'method', 'status'], registers }),
-    duration: new Histogram({
-      name: 'rolodex_http_request_duration_seconds',
-      help: 'Time from request to response, by operation (or route).',
-      labelNames: ['operation'],
-      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-      registers,
-    }),
-    rateLimited: new Counter({ name: 'rolodex_rate_limited_total', help: 'Requests refused with 429 rate_limited.', labelNames: ['operation', 'category'], registers }),
-    redisFallbacks: new Counter({ name: 'rolodex_rate_limit_redis_fallback_total', help: 'Rate-limit decisions made locally because Redis was unreachable.', registers }),
-    redisUp: new Gauge({ name: 'rolodex_rate_limit_redis_up', help: '1 while the shared rate-limit store (Redis) is reachable.', registers, aggregator: 'min' }),
-    uploadBytes: new Counter({ name: 'rolodex_upload_bytes_total', help: 'Bytes received by file uploads.', labelNames: ['storage'], registers }),
-    uploadDuration: new Histogram({
-      name: 'rolodex_upload_duration_seconds',
-      help: 'Duration of file uploads, from the first byte to stored.',
-      labelNames: ['storage'],
-      buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900],
-      registers,
-    }),
-  };
-}
-
-/** For the files code: one finished upload. */
-export function recordUpload(metrics: Metrics | undefined, bytes: number, seconds: number, storage = 'local'): void {
-  metrics?.uploadBytes.inc({ storage }, bytes);
-  metrics?.uploadDuration.observe({ storage }, seconds);
-}
 
 function poolGauges(deps: Deps, metrics: Metrics): void {
   const pool = deps.db.pool;

@@ -6,7 +6,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
 import { SERVICE_VERSION } from './context.ts';
-import { ERROR_CODES, type ErrorCode, ERROR_TYPES } from './errors.ts';
+import { ERROR_CODES, type ErrorCode, ERROR_TYPES } from '../lib/errors.ts';
 import { errorResponse, ErrorBody, RATE_HEADERS } from './openapi-schemas.ts';
 
 const DESCRIPTION = `Records, Lists, Messages and Files.

@@ -2,9 +2,10 @@
 // → version header (400) → rate limit (429) → scope (403). Body parsing and schema validation
 // follow in Fastify's own stages, so a request refused here is never parsed and changes nothing.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError } from './errors.ts';
+import { AppError } from '../lib/errors.ts';
 import type { AuthResult } from '../auth/service.ts';
-import { type Deps, type RateDecision, SERVICE_VERSION, SUPPORTED_VERSIONS } from './context.ts';
+import type { RateDecision } from '../rate-limit/bucket.ts';
+import { type Deps, SERVICE_VERSION, SUPPORTED_VERSIONS } from './context.ts';
 
 const AUTH_MESSAGES = {
   invalid: 'The API key is not valid.',

@@ -4,7 +4,7 @@
 import AjvModule, { type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifyInstance, FastifySchemaValidationError } from 'fastify';
-import { AppError } from './errors.ts';
+import { AppError } from '../lib/errors.ts';
 
 // ajv and ajv-formats are CommonJS with a default export; under Node's ESM loader it is nested.
 const Ajv = ((AjvModule as any).default ?? AjvModule) as typeof AjvModule.default;

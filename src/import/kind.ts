@@ -2,7 +2,8 @@
 // §Import format). A kind checks an object's shape without the database, then, inside the one
 // import transaction, upserts its rows by externalId (phase 1) and resolves its references (phase
 // 2), so objects may reference each other in any order.
-import type { DialectName, Executor } from '../db/database.ts';
+import { chunks } from '../db/chunks.ts';
+import type { DialectName, Executor } from '../db/types.ts';
 
 /** Tables whose rows carry a workspace and an externalId. */
 export type ExternalTable = 'users' | 'channels' | 'files' | 'records';
@@ -76,11 +77,6 @@ export function onlyFields(raw: Record<string, unknown>, allowed: string[]): voi
   for (const k of Object.keys(raw)) {
     if (!allowed.includes(k) && k !== 'object' && k !== 'externalId') throw new ImportFieldError(k, 'is not a known field');
   }
-}
-
-/** Splits long id lists so that no query exceeds the databases' parameter limits. */
-export function* chunks<T>(items: T[], size = 500): Generator<T[]> {
-  for (let i = 0; i < items.length; i += size) yield items.slice(i, i + size);
 }
 
 /**

@@ -1,6 +1,6 @@
 // Runs one import: parse (NDJSON or a JSON array), check every object, then apply all of it in
 // one transaction, kind by kind in dependency order, so an import is all-or-nothing.
-import type { Db } from '../db/database.ts';
+import type { Db } from '../db/types.ts';
 import { ImportError, ImportFieldError, type ImportContext, type ImportItem, type ImportKind } from './kind.ts';
 
 export interface ImportResult {

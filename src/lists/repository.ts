@@ -1,10 +1,10 @@
 // SQL of lists and memberships. Counts are kept (lists per workspace, members per list) so that
 // totalCount is one row read however large a list grows.
 import { sql } from 'kysely';
-import type { Executor } from '../db/database.ts';
+import type { Executor } from '../db/types.ts';
 import { prepared } from '../db/prepared.ts';
-import type { Page } from '../http/pagination.ts';
-import { chunks } from '../import/kind.ts';
+import type { Page } from '../lib/paging.ts';
+import { chunks } from '../db/chunks.ts';
 import type { ListsTable } from './tables.ts';
 
 export type ListRow = ListsTable;

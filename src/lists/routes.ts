@@ -4,7 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { PluginOptions } from '../http/context.ts';
 import { write } from '../http/idempotency.ts';
-import { type Page, PageQuery } from '../http/pagination.ts';
+import { type Page, PageQuery } from '../lib/paging.ts';
 import { RECORD_DEFS } from '../records/definitions.ts';
 import { CreateListBody, EntityEnvelope, IdParams, List, ListEnvelope, ListIdParams, UpdateListBody } from './schemas.ts';
 import * as service from './service.ts';

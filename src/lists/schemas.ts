@@ -1,6 +1,6 @@
 // Request and response shapes of the Lists endpoints (docs/design.md §Lists).
 import { Type } from '@sinclair/typebox';
-import { Envelope } from '../http/pagination.ts';
+import { Envelope } from '../lib/paging.ts';
 import { Entity } from '../records/schemas.ts';
 
 export const MAX_IDS = 1000;

@@ -1,9 +1,9 @@
 // Rules of lists (docs/design.md §Lists): names, object types, members and their checks. No HTTP
 // here.
 import type { Config } from '../config.ts';
-import type { Executor } from '../db/database.ts';
-import { AppError, notFound } from '../http/errors.ts';
-import { envelope, type Page } from '../http/pagination.ts';
+import type { Executor } from '../db/types.ts';
+import { AppError, notFound } from '../lib/errors.ts';
+import { envelope, type Page } from '../lib/paging.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import { httpLink } from '../lib/links.ts';
 import { RECORD_DEFS } from '../records/definitions.ts';

@@ -1,8 +1,9 @@
 // The `message` import kind (docs/design.md §Import format): `channel` (externalId), `fields`
 // shaped as in the API ({value, valueType}) and optional `relationships.$files` (file externalIds).
 // Error messages name the field and never repeat a value: message text must not reach any output.
-import type { Executor } from '../db/database.ts';
-import { type ImportKind, ImportFieldError, chunks, onlyFields, str } from '../import/kind.ts';
+import type { Executor } from '../db/types.ts';
+import { chunks } from '../db/chunks.ts';
+import { type ImportKind, ImportFieldError, onlyFields, str } from '../import/kind.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import type { MessagesTable, TextType, Visibility } from './tables.ts';
 

@@ -3,7 +3,7 @@
 // joins a message's text only where that level is FULL. Nothing is cached: a membership or
 // visibility change applies to the next statement.
 import { type RawBuilder, sql } from 'kysely';
-import type { Executor } from '../db/database.ts';
+import type { Executor } from '../db/types.ts';
 import type { MessagesTable } from './tables.ts';
 
 export interface Caller {

@@ -2,7 +2,7 @@
 // and scopes are the pipeline's; the handlers pass the caller on and never log message content.
 import type { FastifyInstance } from 'fastify';
 import type { PluginOptions } from '../http/context.ts';
-import { type Page, PageQuery } from '../http/pagination.ts';
+import { type Page, PageQuery } from '../lib/paging.ts';
 import { Message, MessageList, MessageParams } from './schemas.ts';
 import { getMessage, listMessages } from './service.ts';
 

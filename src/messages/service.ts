@@ -2,9 +2,9 @@
 // not exist, METADATA withholds `$text` and `$files`. The text is never read from the database for
 // a METADATA row.
 import type { Config } from '../config.ts';
-import type { Executor } from '../db/database.ts';
-import { notFound } from '../http/errors.ts';
-import type { Page } from '../http/pagination.ts';
+import type { Executor } from '../db/types.ts';
+import { notFound } from '../lib/errors.ts';
+import type { Page } from '../lib/paging.ts';
 import { httpLink } from '../lib/links.ts';
 import { type Caller, countVisible, filesOf, findOne, findPage, type MessageRow, type Strategy } from './repository.ts';
 

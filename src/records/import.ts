@@ -2,8 +2,9 @@
 // written in multi-row batches (one upsert per chunk) so that 100,000 records load in seconds;
 // references are resolved by externalId in the link phase, after every kind has its ids.
 import { sql } from 'kysely';
-import type { Executor } from '../db/database.ts';
-import { chunks, type ImportContext, type ImportItem, type ImportKind, ImportFieldError, lookupExternalIds, onlyFields } from '../import/kind.ts';
+import type { Executor } from '../db/types.ts';
+import { chunks } from '../db/chunks.ts';
+import { type ImportContext, type ImportItem, type ImportKind, ImportFieldError, lookupExternalIds, onlyFields } from '../import/kind.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import { CUSTOM_SLUG, RECORD_DEFS, type RecordDef } from './definitions.ts';
 import { replaceRelationships, type RelationshipRow } from './repository.ts';

@@ -1,7 +1,7 @@
 // Records and their relationships: the reads behind list memberships and the writes of import.
 import type { Config } from '../config.ts';
-import type { Executor } from '../db/database.ts';
-import { chunks } from '../import/kind.ts';
+import type { Executor } from '../db/types.ts';
+import { chunks } from '../db/chunks.ts';
 import { httpLink } from '../lib/links.ts';
 import { RECORD_DEFS } from './definitions.ts';
 import type { EntityRelationshipsTable, RecordKind } from './tables.ts';

@@ -1,5 +1,5 @@
 // Workspaces and users: administered by operators through the CLI, never by the public API.
-import type { Executor } from '../db/database.ts';
+import type { Executor } from '../db/types.ts';
 import { isUniqueViolation } from '../db/database.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 

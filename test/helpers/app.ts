@@ -9,7 +9,7 @@ import { createDiskBlobStore } from '../../src/blobs/disk.ts';
 import { createKey } from '../../src/auth/service.ts';
 import type { Scope } from '../../src/auth/scopes.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
-import type { DialectName } from '../../src/db/database.ts';
+import type { DialectName } from '../../src/db/types.ts';
 import { Authenticator } from '../../src/auth/service.ts';
 import type { Deps } from '../../src/http/context.ts';
 import { createLogger } from '../../src/logger.ts';

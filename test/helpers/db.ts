@@ -5,7 +5,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { type DialectName, type Db, openDb } from '../../src/db/database.ts';
+import { openDb } from '../../src/db/database.ts';
+import type { DialectName, Db } from '../../src/db/types.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { IN_CI, services, TEST_DATABASE_URL } from './services.ts';
 

@@ -4,7 +4,7 @@
 import AjvModule from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { ValidateFunction } from 'ajv';
-import { ERROR_CODES } from '../../src/http/errors.ts';
+import { ERROR_CODES } from '../../src/lib/errors.ts';
 import type { TestApp } from './app.ts';
 
 const Ajv = ((AjvModule as any).default ?? AjvModule) as typeof AjvModule.default;

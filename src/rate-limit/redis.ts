@@ -1,4 +1,4 @@
-// The token bucket of rate-limit.ts on Redis, so that every instance (and every worker) shares one
+// The token bucket of bucket.ts on Redis, so that every instance (and every worker) shares one
 // bucket per workspace and category. One Lua script refills and takes a token atomically, on
 // Redis's own clock, so instances with skewed clocks still agree.
 //
@@ -8,10 +8,8 @@
 // keeps reconnecting in the background; the first success switches back and is logged too.
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { RateCategory } from '../auth/scopes.ts';
-import type { RateDecision, RateLimiter } from './context.ts';
-import type { Metrics } from './metrics.ts';
-import { bucketKey, decide, type Limits } from './rate-limit.ts';
+import type { Metrics } from '../metrics/registry.ts';
+import { bucketKey, decide, type Limits, type RateCategory, type RateDecision, type RateLimiter } from './bucket.ts';
 
 const TAKE_LUA = `
 local rate = tonumber(ARGV[1])

@@ -3,9 +3,8 @@
 // cluster's IPC channel (a round trip of well under a millisecond on one machine). Should the
 // primary not answer in time, the worker decides alone rather than stall the request.
 import type { Worker } from 'node:cluster';
-import type { RateCategory } from '../auth/scopes.ts';
-import type { RateDecision, RateLimiter } from './context.ts';
-import { BucketStore, bucketKey, type Limits, MemoryRateLimiter } from './rate-limit.ts';
+import { BucketStore, bucketKey, type Limits, type RateCategory, type RateDecision, type RateLimiter } from './bucket.ts';
+import { MemoryRateLimiter } from './memory.ts';
 
 interface TakeRequest {
   rolodex: 'rate-take';

@@ -2,7 +2,7 @@
 // a row in state 'pending'; the handler's transaction turns it into 'done' with the response, so
 // the stored response and the writes commit together. A pending claim whose holder died (crash,
 // lost connection) can be taken over once its lease has run out.
-import type { Executor } from '../db/database.ts';
+import type { Executor } from '../db/types.ts';
 
 export const RETENTION_MS = 24 * 3600 * 1000;
 export const LEASE_MS = 30_000;

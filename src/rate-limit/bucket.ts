@@ -1,0 +1,85 @@
+// The token bucket of docs/design.md §Rate limits: per workspace and category, a bucket whose
+// capacity (the burst) is one second's quota and which refills continuously at the quota per
+// second. The arithmetic lives here once; memory.ts keeps buckets in a process, cluster.ts in the
+// cluster primary, redis.ts runs the same steps in one Lua script.
+import type { Config } from '../config.ts';
+
+export type RateCategory = 'Read' | 'Write' | 'Search';
+
+export type Limits = Config['rateLimits'];
+
+/** Outcome of one rate-limit check, for the X-RateLimit-* headers. */
+export interface RateDecision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Unix seconds when the bucket is full again. */
+  reset: number;
+  /** Seconds to wait, when refused. */
+  retryAfter: number;
+}
+
+export interface RateLimiter {
+  /** Synchronous when the decision is local; a promise when it has to ask (the primary, Redis). */
+  consume(workspaceId: string, category: RateCategory): RateDecision | null | Promise<RateDecision | null>;
+  close(): Promise<void>;
+}
+
+export interface Bucket {
+  tokens: number;
+  /** ms since epoch of the last refill. */
+  at: number;
+}
+
+/** What is left after one attempt to take a token from a bucket holding `tokens` (already refilled). */
+export function decide(rate: number, tokens: number, allowed: boolean, now: number): RateDecision {
+  const left = allowed ? tokens - 1 : tokens;
+  return {
+    allowed,
+    limit: rate,
+    remaining: Math.max(0, Math.floor(left)),
+    reset: Math.ceil((now + ((rate - left) / rate) * 1000) / 1000),
+    retryAfter: allowed ? 0 : Math.max(1, Math.ceil((1 - left) / rate)),
+  };
+}
+
+/** Takes one token from `bucket` (refilled to `now` first); mutates it. */
+export function take(bucket: Bucket, rate: number, now: number): RateDecision {
+  const elapsed = Math.max(0, now - bucket.at);
+  bucket.tokens = Math.min(rate, bucket.tokens + (elapsed * rate) / 1000);
+  bucket.at = Math.max(bucket.at, now);
+  const allowed = bucket.tokens >= 1;
+  const decision = decide(rate, bucket.tokens, allowed, now);
+  if (allowed) bucket.tokens -= 1;
+  return decision;
+}
+
+/** Buckets of one process. Full buckets are forgotten, so memory follows the active workspaces. */
+export class BucketStore {
+  readonly buckets = new Map<string, Bucket>();
+  #sweeps = 0;
+
+  take(key: string, rate: number, now = Date.now()): RateDecision {
+    let bucket = this.buckets.get(key);
+    if (!bucket) {
+      bucket = { tokens: rate, at: now };
+      this.buckets.set(key, bucket);
+    }
+    const d = take(bucket, rate, now);
+    if (++this.#sweeps >= 10_000) this.sweep(now);
+    return d;
+  }
+
+  /**
+   * Drops buckets that have refilled completely, which are the same as no bucket at all: with a
+   * burst of one second's quota, any bucket untouched for a second is full.
+   */
+  sweep(now = Date.now()): void {
+    this.#sweeps = 0;
+    for (const [key, b] of this.buckets) if (now - b.at >= 1000) this.buckets.delete(key);
+  }
+}
+
+export function bucketKey(workspaceId: string, category: RateCategory): string {
+  return `${workspaceId}:${category}`;
+}
