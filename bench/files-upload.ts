@@ -14,7 +14,8 @@ import { parseArgs } from 'node:util';
 import { createKey } from '../src/auth/service.ts';
 import { openDb } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
-import { createUser, createWorkspace } from '../src/workspaces/service.ts';
+import { createWorkspace } from '../src/workspaces/service.ts';
+import { createUser } from '../src/users/service.ts';
 import { startServerProcess } from '../test/helpers/process.ts';
 
 const { values } = parseArgs({ options: { mb: { type: 'string', default: '512' }, dir: { type: 'string' } } });

@@ -6,7 +6,8 @@
 //   node bench/messages.ts [--messages 1000000] [--dialect sqlite|postgres|both] [--runs 200]
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
-import { createUser, createWorkspace } from '../src/workspaces/service.ts';
+import { createWorkspace } from '../src/workspaces/service.ts';
+import { createUser } from '../src/users/service.ts';
 import { countVisible, findPage, type Strategy } from '../src/messages/repository.ts';
 import { buildTestApp, call, keyFor, type TestApp } from '../test/helpers/app.ts';
 import { testDialects } from '../test/helpers/db.ts';

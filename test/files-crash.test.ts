@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { createKey } from '../src/auth/service.ts';
 import { createDiskBlobStore } from '../src/blobs/disk.ts';
-import { createUser, createWorkspace } from '../src/workspaces/service.ts';
+import { createWorkspace } from '../src/workspaces/service.ts';
+import { createUser } from '../src/users/service.ts';
 import { createTestDb, testDialects, type TestDb } from './helpers/db.ts';
 import { startServerProcess, type ServerProcess } from './helpers/process.ts';
 

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import type { Io } from '../src/cli/io.ts';
 import { main } from '../src/cli/main.ts';
 import { sweepOnce } from '../src/files/sweeper.ts';
-import { importKinds } from '../src/import/kinds.ts';
+import { importKinds } from '../src/cli/import-kinds.ts';
 import { ImportFailed, runImport } from '../src/import/run.ts';
 import { call, eachDialect, seedWorkspace, type TestApp } from './helpers/app.ts';
 import { download, md5, uploadFile } from './helpers/files.ts';

@@ -6,7 +6,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { main } from '../src/cli/main.ts';
-import { importKinds } from '../src/import/kinds.ts';
+import { importKinds } from '../src/cli/import-kinds.ts';
 import { ImportFailed, runImport } from '../src/import/run.ts';
 import { call, eachDialect, seedWorkspace, type TestApp } from './helpers/app.ts';
 import { importObjects, sleep } from './lists-fixtures.ts';

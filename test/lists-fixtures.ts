@@ -1,7 +1,7 @@
 // Shared by the lists, records and import tests: records loaded through the real importer, and
 // an assertion for the error shape.
 import assert from 'node:assert/strict';
-import { importKinds } from '../src/import/kinds.ts';
+import { importKinds } from '../src/cli/import-kinds.ts';
 import { runImport } from '../src/import/run.ts';
 import type { TestApp } from './helpers/app.ts';
 

@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../src/http/context.ts';
 import { AppError } from '../src/lib/errors.ts';
 import { write } from '../src/http/idempotency.ts';
-import { createUser } from '../src/workspaces/service.ts';
+import { createUser } from '../src/users/service.ts';
 
 export const EchoBody = Type.Object(
   {

@@ -1,6 +1,6 @@
 import { prepared } from '../db/prepared.ts';
 import type { Executor } from '../db/types.ts';
-import type { ApiKeysTable } from '../db/tables.ts';
+import type { ApiKeysTable } from './tables.ts';
 
 export interface KeyRow extends ApiKeysTable {
   user_role: 'admin' | 'member' | null;

@@ -2,7 +2,7 @@
 // (user externalIds). Re-importing a channel replaces its members with the listed ones.
 import { type ImportKind, ImportError, ImportFieldError, lookupExternalIds, onlyFields, str } from '../import/kind.ts';
 import { isoNow, newId } from '../lib/ids.ts';
-import type { Visibility } from '../messages/tables.ts';
+import type { Visibility } from './tables.ts';
 import { AdminInputError } from '../workspaces/service.ts';
 import { applyVisibility, checkLabel, checkVisibility, replaceMembers } from './service.ts';
 

@@ -3,7 +3,7 @@
 // about visibility is cached, so a change here applies to the very next API request.
 import type { Executor } from '../db/types.ts';
 import { isoNow, newId } from '../lib/ids.ts';
-import type { Visibility } from '../messages/tables.ts';
+import type { Visibility } from './tables.ts';
 import { AdminInputError, requireWorkspace } from '../workspaces/service.ts';
 
 export const VISIBILITIES: readonly Visibility[] = ['public', 'restricted', 'private'];

@@ -1,34 +1,13 @@
-// What `rolodex demo` loads, one part per resource. Each part contributes import objects
-// (docs/design.md §Import format) and may do more after the import (lists are not importable, for
-// example).
-import type { Config } from '../config.ts';
-import type { Db } from '../db/types.ts';
-import type { ImportResult } from '../import/run.ts';
-import { messagesPart } from '../messages/demo.ts';
-import { recordsPart } from '../lists/demo.ts';
+// The registry of demo parts: what `rolodex demo` loads, one part per resource, in the order
+// their `after` steps run. A part lives with its resource (`<resource>/demo.ts`) and never imports
+// this file.
 import { filesDemoPart } from '../files/demo.ts';
-
-export interface DemoContext {
-  db: Db;
-  config: Config;
-  workspaceId: string;
-  imported: ImportResult;
-  extras: Record<string, unknown>;
-}
-
-export interface DemoPart {
-  objects(): Array<Record<string, unknown>>;
-  /** Returns lines to print (sample curl commands and the like). */
-  after?(ctx: DemoContext): Promise<string[]>;
-}
-
-export const peoplePart: DemoPart = {
-  objects: () => [
-    { object: 'user', externalId: 'u-ann', email: 'ann@acme.test', name: 'Ann Admin', role: 'admin' },
-    { object: 'user', externalId: 'u-bob', email: 'bob@acme.test', name: 'Bob Member', role: 'member' },
-  ],
-};
+import type { DemoPart } from '../import/demo-part.ts';
+import { listsPart } from '../lists/demo.ts';
+import { messagesPart } from '../messages/demo.ts';
+import { recordsPart } from '../records/demo.ts';
+import { usersPart } from '../users/demo.ts';
 
 export function demoParts(): DemoPart[] {
-  return [peoplePart, filesDemoPart(), recordsPart, messagesPart];
+  return [usersPart, filesDemoPart(), recordsPart, listsPart, messagesPart];
 }

@@ -1,6 +1,6 @@
 // `rolodex demo`: a ready-to-try workspace with sample data of every kind, and keys to call it.
 import { createKey } from '../auth/service.ts';
-import { importKinds } from '../import/kinds.ts';
+import { importKinds } from './import-kinds.ts';
 import { runImport } from '../import/run.ts';
 import { createWorkspace } from '../workspaces/service.ts';
 import { demoParts } from './demo-parts.ts';
@@ -16,7 +16,7 @@ export async function run(args: string[], io: Io): Promise<void> {
     const parts = demoParts();
     const extras = await importExtras(config);
     try {
-      const objects = parts.flatMap((p) => p.objects());
+      const objects = parts.flatMap((p) => p.objects?.() ?? []);
       const imported = await runImport(db, ws.id, importKinds(), objects.map((o) => JSON.stringify(o)).join('\n'), { extras: extras.values });
       const ann = imported.ids.user?.['u-ann'] as string;
       const bob = imported.ids.user?.['u-bob'] as string;

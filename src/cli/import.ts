@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { importKinds } from '../import/kinds.ts';
+import { importKinds } from './import-kinds.ts';
 import { ImportFailed, runImport } from '../import/run.ts';
 import { ImportError } from '../import/kind.ts';
 import { requireWorkspace } from '../workspaces/service.ts';

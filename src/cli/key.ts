@@ -1,5 +1,6 @@
 import { createKey, describeKey, KeyInputError, listKeys, parseDuration, parseScopes, revokeKey } from '../auth/service.ts';
-import { findUser, requireWorkspace } from '../workspaces/service.ts';
+import { requireWorkspace } from '../workspaces/service.ts';
+import { findUser } from '../users/service.ts';
 import { CommandError, type Io, parse, print, required, UsageError, withDb } from './io.ts';
 import { rethrow } from './workspace.ts';
 

@@ -1,4 +1,5 @@
-import { createUser, listUsers, requireWorkspace } from '../workspaces/service.ts';
+import { requireWorkspace } from '../workspaces/service.ts';
+import { createUser, listUsers } from '../users/service.ts';
 import { type Io, parse, print, required, UsageError, withDb } from './io.ts';
 import { rethrow } from './workspace.ts';
 

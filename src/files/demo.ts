@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { DemoPart } from '../cli/demo-parts.ts';
+import type { DemoPart } from '../import/demo-part.ts';
 import { addActiveEntry } from '../knowledge/repository.ts';
 
 // A 1×1 transparent PNG.

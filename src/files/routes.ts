@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { PluginOptions } from '../http/context.ts';
 import { write } from '../http/idempotency.ts';
 import { PageQuery } from '../lib/paging.ts';
-import { byteRoutes } from './bytes.ts';
+import { byteRoutes } from './byte-routes.ts';
 import { CancelFileBody, CompleteFileBody, CreateFileBody, FileDownloadAddress, FileIdParams, FileList, FileResource, FileUploadSession } from './schemas.ts';
 import { busy, cancelFile, checkCompletion, collect, commitCompletion, createFile, downloadAddress, type FilesEnv, getFile, listFiles } from './service.ts';
 

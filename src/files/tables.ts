@@ -1,4 +1,4 @@
-// Tables owned by files and knowledge.
+// Row types of the tables this module owns.
 export type FileStatus = 'PENDING' | 'COMPLETED' | 'CANCELLED' | 'EXPIRED';
 export type FileSource = 'api' | 'app' | 'chat_attachment';
 
@@ -24,26 +24,16 @@ export interface FileCountsTable {
   listable: number;
 }
 
-export interface KnowledgeEntriesTable {
-  id: string;
-  workspace_id: string;
-  file_id: string;
-  owner_type: 'user' | 'workspace';
-  user_id: string | null;
-  /** 'pending' until the file completes. */
-  state: 'pending' | 'active';
-  created_at: string;
-  added_at: string | null;
-}
-
 export interface BlobGarbageTable {
   blob_key: string;
   not_before: string;
 }
 
-export interface FilesTables {
-  files: FilesTable;
-  file_counts: FileCountsTable;
-  knowledge_entries: KnowledgeEntriesTable;
-  blob_garbage: BlobGarbageTable;
+// Adds these tables to the one Database type (src/db/types.ts) that Kysely checks queries against.
+declare module '../db/types.ts' {
+  interface Database {
+    files: FilesTable;
+    file_counts: FileCountsTable;
+    blob_garbage: BlobGarbageTable;
+  }
 }

@@ -1,6 +1,6 @@
 // The byte side of files, behind the signed addresses: receiving an upload (streamed through a
 // size guard and MD5 into a fresh blob, then swapped in by compare-and-set) and serving a download
-// (whole or one byte range). No Fastify types here; bytes.ts adapts these to HTTP.
+// (whole or one byte range). No Fastify types here; byte-routes.ts adapts these to HTTP.
 import type { Readable } from 'node:stream';
 import { BlobTooLargeError } from '../blobs/blob-store.ts';
 import { contentDisposition } from '../blobs/content-disposition.ts';

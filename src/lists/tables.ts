@@ -1,5 +1,5 @@
-// Tables owned by lists (records' tables are joined in here so database.ts needs no change).
-import type { RecordKind, RecordsTables } from '../records/tables.ts';
+// Row types of the tables this module owns.
+import type { RecordKind } from '../records/tables.ts';
 
 export interface ListsTable {
   id: string;
@@ -22,8 +22,11 @@ export interface ListMembersTable {
   added_at: string;
 }
 
-export interface ListsTables extends RecordsTables {
-  lists: ListsTable;
-  workspace_list_counts: WorkspaceListCountsTable;
-  list_members: ListMembersTable;
+// Adds these tables to the one Database type (src/db/types.ts) that Kysely checks queries against.
+declare module '../db/types.ts' {
+  interface Database {
+    lists: ListsTable;
+    workspace_list_counts: WorkspaceListCountsTable;
+    list_members: ListMembersTable;
+  }
 }

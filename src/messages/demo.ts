@@ -1,6 +1,6 @@
 // Demo channels of every visibility, with messages, for `rolodex demo`. Ann (admin) is in every
 // channel; Bob (member) only in #general, so his key shows all three access outcomes.
-import type { DemoPart } from '../cli/demo-parts.ts';
+import type { DemoPart } from '../import/demo-part.ts';
 
 const HOUR = 3_600_000;
 

@@ -5,7 +5,8 @@ import type { Executor } from '../db/types.ts';
 import { chunks } from '../db/chunks.ts';
 import { type ImportKind, ImportFieldError, onlyFields, str } from '../import/kind.ts';
 import { isoNow, newId } from '../lib/ids.ts';
-import type { MessagesTable, TextType, Visibility } from './tables.ts';
+import type { Visibility } from '../channels/tables.ts';
+import type { MessagesTable, TextType } from './tables.ts';
 
 export interface MessageInput {
   channel: string;

@@ -1,26 +1,8 @@
-// Tables owned by channels and messages. Message text lives in its own table so that the
+// Row types of the tables this module owns. Message text lives in its own table so that the
 // visibility walk never touches it and a METADATA row is never even read with its text.
-export type Visibility = 'public' | 'restricted' | 'private';
+import type { Visibility } from '../channels/tables.ts';
+
 export type TextType = 'TEXT' | 'HTML';
-
-export interface ChannelsTable {
-  id: string;
-  workspace_id: string;
-  external_id: string | null;
-  provider: string;
-  name: string;
-  visibility: Visibility;
-  /** Kept in step with messages so that totalCount is a sum over channels, never a scan. */
-  message_count: number;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface ChannelMembersTable {
-  channel_id: string;
-  user_id: string;
-  created_at: string;
-}
 
 export interface MessagesTable {
   id: string;
@@ -49,10 +31,11 @@ export interface MessageFilesTable {
   position: number;
 }
 
-export interface MessagesTables {
-  channels: ChannelsTable;
-  channel_members: ChannelMembersTable;
-  messages: MessagesTable;
-  message_texts: MessageTextsTable;
-  message_files: MessageFilesTable;
+// Adds these tables to the one Database type (src/db/types.ts) that Kysely checks queries against.
+declare module '../db/types.ts' {
+  interface Database {
+    messages: MessagesTable;
+    message_texts: MessageTextsTable;
+    message_files: MessageFilesTable;
+  }
 }

@@ -21,7 +21,10 @@ export interface EntityRelationshipsTable {
   position: number;
 }
 
-export interface RecordsTables {
-  records: RecordsTable;
-  entity_relationships: EntityRelationshipsTable;
+// Adds these tables to the one Database type (src/db/types.ts) that Kysely checks queries against.
+declare module '../db/types.ts' {
+  interface Database {
+    records: RecordsTable;
+    entity_relationships: EntityRelationshipsTable;
+  }
 }

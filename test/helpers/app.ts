@@ -13,7 +13,8 @@ import type { DialectName } from '../../src/db/types.ts';
 import { Authenticator } from '../../src/auth/service.ts';
 import type { Deps } from '../../src/http/context.ts';
 import { createLogger } from '../../src/logger.ts';
-import { createUser, createWorkspace } from '../../src/workspaces/service.ts';
+import { createWorkspace } from '../../src/workspaces/service.ts';
+import { createUser } from '../../src/users/service.ts';
 import { createTestDb, type TestDb, testDialects } from './db.ts';
 
 export const VERSION = '2026-03-01';

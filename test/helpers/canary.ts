@@ -4,10 +4,11 @@
 // their branches; what exists is seeded).
 import { createHash, randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
-import { importKinds } from '../../src/import/kinds.ts';
+import { importKinds } from '../../src/cli/import-kinds.ts';
 import { runImport } from '../../src/import/run.ts';
 import { createKey } from '../../src/auth/service.ts';
-import { createUser, createWorkspace } from '../../src/workspaces/service.ts';
+import { createWorkspace } from '../../src/workspaces/service.ts';
+import { createUser } from '../../src/users/service.ts';
 import { call, headers, type TestApp } from './app.ts';
 
 export interface Canary {

@@ -1,8 +1,9 @@
 // Fixtures for the message tests: a workspace with users and keys of every kind, and an importer.
 import { randomBytes } from 'node:crypto';
-import { importKinds } from '../../src/import/kinds.ts';
+import { importKinds } from '../../src/cli/import-kinds.ts';
 import { runImport } from '../../src/import/run.ts';
-import { createUser, createWorkspace } from '../../src/workspaces/service.ts';
+import { createWorkspace } from '../../src/workspaces/service.ts';
+import { createUser } from '../../src/users/service.ts';
 import { keyFor, type TestApp } from './app.ts';
 
 export function importObjects(t: TestApp, workspaceId: string, objects: Array<Record<string, unknown>>) {

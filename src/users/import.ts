@@ -1,7 +1,9 @@
+// The `user` import kind (docs/design.md §Import format): email, name and role.
 import { isUniqueViolation } from '../db/database.ts';
 import { isoNow, newId } from '../lib/ids.ts';
-import { AdminInputError, checkUser } from '../workspaces/service.ts';
-import { type ImportKind, ImportError, ImportFieldError, lookupExternalIds, onlyFields, str } from './kind.ts';
+import { type ImportKind, ImportError, ImportFieldError, lookupExternalIds, onlyFields, str } from '../import/kind.ts';
+import { AdminInputError } from '../workspaces/service.ts';
+import { checkUser } from './service.ts';
 
 interface UserInput {
   email: string;

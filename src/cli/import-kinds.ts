@@ -1,10 +1,12 @@
-// Every kind the importer knows, in the order their rows are written (referenced kinds first).
-import type { ImportKind } from './kind.ts';
-import { userKind } from './users.ts';
+// The registry of import kinds: every kind `rolodex import` knows, in the order their rows are
+// written (referenced kinds first). A kind lives with its resource (`<resource>/import.ts`) and
+// is listed here; it never imports this file.
 import { channelKind } from '../channels/import.ts';
 import { fileKind } from '../files/import.ts';
+import type { ImportKind } from '../import/kind.ts';
 import { messageKind } from '../messages/import.ts';
 import { accountKind, contactKind, opportunityKind } from '../records/import.ts';
+import { userKind } from '../users/import.ts';
 
 export function importKinds(): ImportKind<any>[] {
   return [userKind, channelKind, fileKind, accountKind, contactKind, opportunityKind, messageKind];

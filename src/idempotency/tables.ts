@@ -1,0 +1,19 @@
+// Row types of the tables this module owns.
+export interface IdempotencyKeysTable {
+  workspace_id: string;
+  key: string;
+  fingerprint: string;
+  /** 'pending' while the first request runs, then 'done'. */
+  state: 'pending' | 'done';
+  status_code: number | null;
+  body: string | null;
+  locked_at: string;
+  created_at: string;
+}
+
+// Adds these tables to the one Database type (src/db/types.ts) that Kysely checks queries against.
+declare module '../db/types.ts' {
+  interface Database {
+    idempotency_keys: IdempotencyKeysTable;
+  }
+}
