@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
+import { InputError } from './lib/errors.ts';
 
 export interface S3Config {
   bucket: string;
@@ -33,7 +34,8 @@ export interface Config {
   sweepIntervalSeconds: number;
 }
 
-export class ConfigError extends Error {
+/** A wrong environment variable; `param` names it. */
+export class ConfigError extends InputError {
   override name = 'ConfigError';
 }
 
@@ -43,7 +45,7 @@ function int(env: Env, name: string, fallback: number, min: number, max: number)
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   if (!/^\d+$/.test(raw.trim()) || Number(raw) < min || Number(raw) > max) {
-    throw new ConfigError(`${name} must be a whole number from ${min} to ${max} (got "${raw}")`);
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max} (got "${raw}")`, name);
   }
   return Number(raw);
 }
@@ -55,10 +57,10 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
   try {
     parsed = new URL(raw);
   } catch {
-    throw new ConfigError(`${name} must be a URL (got "${raw}")`);
+    throw new ConfigError(`${name} must be a URL (got "${raw}")`, name);
   }
   if (!protocols.includes(parsed.protocol)) {
-    throw new ConfigError(`${name} must be a URL starting with ${protocols.map((p) => p + '//').join(' or ')} (got "${raw}")`);
+    throw new ConfigError(`${name} must be a URL starting with ${protocols.map((p) => p + '//').join(' or ')} (got "${raw}")`, name);
   }
   return raw.replace(/\/+$/, '');
 }
@@ -70,7 +72,7 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 function signingSecret(env: Env, dataDir: string): Buffer {
   const given = env.SIGNING_SECRET;
   if (given !== undefined && given !== '') {
-    if (given.length < 32) throw new ConfigError('SIGNING_SECRET must be at least 32 characters');
+    if (given.length < 32) throw new ConfigError('SIGNING_SECRET must be at least 32 characters', 'SIGNING_SECRET');
     return Buffer.from(given, 'utf8');
   }
   const file = join(dataDir, 'signing-secret');
@@ -110,7 +112,7 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
   if (raw === undefined || raw === '') return fallback;
   if (/^(1|true|yes)$/i.test(raw)) return true;
   if (/^(0|false|no)$/i.test(raw)) return false;
-  throw new ConfigError(`${name} must be true or false (got "${raw}")`);
+  throw new ConfigError(`${name} must be true or false (got "${raw}")`, name);
 }
 
 export function loadConfig(env: Env = process.env): Config {
@@ -118,7 +120,7 @@ export function loadConfig(env: Env = process.env): Config {
   const host = env.HOST || '127.0.0.1';
   const dataDir = resolve(env.DATA_DIR || './data');
   const logLevel = env.LOG_LEVEL || 'info';
-  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${logLevel}")`);
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${logLevel}")`, 'LOG_LEVEL');
   const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
   const redisUrl = url(env, 'REDIS_URL', ['redis:', 'rediss:']);
   const s3Config = s3(env);

@@ -100,6 +100,11 @@ await eachDialect('import records', (ctx) => {
       [{ object: 'contact', externalId: 'x', relationships: { $account: { objectType: 'account', values: ['a1', 'a2'] } } }, 'relationships.$account.values'],
       [{ object: 'contact', externalId: 'x', colour: 'red' }, 'colour'],
       [{ object: 'lead', externalId: 'x' }, 'object'],
+      // Checks shared with the CLI name their field too (InputError.param, never the message).
+      [{ object: 'user', externalId: 'x', email: 'not-an-email' }, 'email'],
+      [{ object: 'user', externalId: 'x', email: 'x@acme.test', role: 'owner' }, 'role'],
+      [{ object: 'channel', externalId: 'x', provider: ' ', name: 'general', visibility: 'public' }, 'provider'],
+      [{ object: 'channel', externalId: 'x', provider: 'slack', name: 'general', visibility: 'secret' }, 'visibility'],
     ];
     for (const [bad, field] of cases) {
       const err = await failure(t, s.workspaceId, ndjson([SAMPLE[3], SAMPLE[4], bad]));

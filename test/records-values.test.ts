@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { VALUE_TYPES, type ValueType } from '../src/lib/resource-schemas.ts';
-import { checkValue, ValueError } from '../src/records/values.ts';
+import { InputError } from '../src/lib/errors.ts';
+import { checkValue } from '../src/records/values.ts';
 
 const GOOD: Record<ValueType, Array<[unknown, unknown?]>> = {
   TEXT: [['hello'], ['']],
@@ -53,7 +54,7 @@ for (const type of VALUE_TYPES) {
     for (const [value, at] of BAD[type]) {
       assert.throws(
         () => checkValue(type, value),
-        (err: unknown) => err instanceof ValueError && err.at === at,
+        (err: unknown) => err instanceof InputError && err.param === at,
         `${type} ${JSON.stringify(value)} should be refused at "${at}"`,
       );
     }

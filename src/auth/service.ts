@@ -1,6 +1,7 @@
 // Key issuing and checking. Lookups go by SHA-256 hash; a short in-process cache spares the
 // database on hot paths and is bounded to CACHE_MS so a revocation takes effect within it.
 import type { Db, Executor } from '../db/types.ts';
+import { InputError } from '../lib/errors.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import { findKeyByHash, insertKey, listKeys, revokeKey, touchKey, type KeyRow } from './repository.ts';
 import { isScope, PUBLIC_SCOPES, type Principal, type Scope } from './scopes.ts';
@@ -65,17 +66,13 @@ function toPrincipal(row: KeyRow): Principal {
   });
 }
 
-export class KeyInputError extends Error {
-  override name = 'KeyInputError';
-}
-
 /** Parses `30d`, `12h`, `45m`, `90s` into milliseconds. */
 export function parseDuration(text: string): number {
   const m = /^(\d+)([smhd])$/.exec(text.trim());
-  if (!m) throw new KeyInputError(`invalid duration "${text}": use a number followed by s, m, h or d (e.g. 30d)`);
+  if (!m) throw new InputError(`invalid duration "${text}": use a number followed by s, m, h or d (e.g. 30d)`, 'expires-in');
   const n = Number(m[1]);
   const unit = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as 's' | 'm' | 'h' | 'd'];
-  if (n <= 0) throw new KeyInputError(`invalid duration "${text}": must be positive`);
+  if (n <= 0) throw new InputError(`invalid duration "${text}": must be positive`, 'expires-in');
   return n * unit;
 }
 
@@ -84,10 +81,10 @@ export function parseScopes(list: string[]): Scope[] {
   for (const raw of list) {
     const s = raw.trim();
     if (s === '') continue;
-    if (!isScope(s)) throw new KeyInputError(`unknown scope "${s}"; known scopes: ${PUBLIC_SCOPES.join(', ')}`);
+    if (!isScope(s)) throw new InputError(`unknown scope "${s}"; known scopes: ${PUBLIC_SCOPES.join(', ')}`, 'scopes');
     out.add(s);
   }
-  if (out.size === 0) throw new KeyInputError('at least one scope is needed (omit --scopes for full access)');
+  if (out.size === 0) throw new InputError('at least one scope is needed (omit --scopes for full access)', 'scopes');
   return [...out];
 }
 

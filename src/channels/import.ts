@@ -1,9 +1,9 @@
 // The `channel` import kind (docs/design.md §Import format): provider, name, visibility and members
 // (user externalIds). Re-importing a channel replaces its members with the listed ones.
-import { type ImportKind, ImportError, ImportFieldError, lookupExternalIds, onlyFields, str } from '../import/kind.ts';
+import { type ImportKind, ImportError, lookupExternalIds, onlyFields, str } from '../import/kind.ts';
+import { InputError } from '../lib/errors.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import type { Visibility } from './tables.ts';
-import { AdminInputError } from '../workspaces/service.ts';
 import { applyVisibility, checkLabel, checkVisibility, replaceMembers } from './service.ts';
 
 interface ChannelInput {
@@ -13,26 +13,18 @@ interface ChannelInput {
   members: string[];
 }
 
-function field<T>(name: string, fn: () => T): T {
-  try {
-    return fn();
-  } catch (err) {
-    if (err instanceof AdminInputError) throw new ImportFieldError(name, err.message);
-    throw err;
-  }
-}
-
 export const channelKind: ImportKind<ChannelInput> = {
   object: 'channel',
   check(raw) {
     onlyFields(raw, ['provider', 'name', 'visibility', 'members']);
-    const provider = field('provider', () => checkLabel('provider', str(raw, 'provider', { required: true })));
-    const name = field('name', () => checkLabel('name', str(raw, 'name', { required: true })));
-    const visibility = field('visibility', () => checkVisibility(str(raw, 'visibility', { required: true })));
+    // The checks name their field as the InputError's param.
+    const provider = checkLabel('provider', str(raw, 'provider', { required: true }));
+    const name = checkLabel('name', str(raw, 'name', { required: true }));
+    const visibility = checkVisibility(str(raw, 'visibility', { required: true }));
     const m = raw.members ?? [];
-    if (!Array.isArray(m)) throw new ImportFieldError('members', 'must be an array of user externalIds');
+    if (!Array.isArray(m)) throw new InputError('must be an array of user externalIds', 'members');
     m.forEach((u, i) => {
-      if (typeof u !== 'string' || u.length === 0) throw new ImportFieldError(`members[${i}]`, 'must be a user externalId (a non-empty string)');
+      if (typeof u !== 'string' || u.length === 0) throw new InputError('must be a user externalId (a non-empty string)', `members[${i}]`);
     });
     return { provider, name, visibility, members: [...new Set(m as string[])] };
   },

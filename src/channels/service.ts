@@ -4,20 +4,21 @@
 import type { Executor } from '../db/types.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import type { Visibility } from './tables.ts';
-import { AdminInputError, requireWorkspace } from '../workspaces/service.ts';
+import { InputError } from '../lib/errors.ts';
+import { requireWorkspace } from '../workspaces/service.ts';
 
 export const VISIBILITIES: readonly Visibility[] = ['public', 'restricted', 'private'];
 
 export function checkVisibility(v: unknown): Visibility {
   if (typeof v !== 'string' || !(VISIBILITIES as readonly string[]).includes(v)) {
-    throw new AdminInputError(`visibility must be one of ${VISIBILITIES.join(', ')}`);
+    throw new InputError(`visibility must be one of ${VISIBILITIES.join(', ')}`, 'visibility');
   }
   return v as Visibility;
 }
 
 export function checkLabel(what: string, v: unknown): string {
   const s = typeof v === 'string' ? v.trim() : '';
-  if (s.length < 1 || s.length > 255) throw new AdminInputError(`${what} must be a string of 1 to 255 characters`);
+  if (s.length < 1 || s.length > 255) throw new InputError(`${what} must be a string of 1 to 255 characters`, what);
   return s;
 }
 
@@ -54,7 +55,7 @@ export async function findChannel(db: Executor, workspaceId: string, ref: string
     .where('workspace_id', '=', workspaceId)
     .where((eb) => eb.or([eb('id', '=', ref), eb('external_id', '=', ref)]))
     .executeTakeFirst();
-  if (!row) throw new AdminInputError(`no channel "${ref}" in workspace ${workspaceId}`);
+  if (!row) throw new InputError(`no channel "${ref}" in workspace ${workspaceId}`, 'channel');
   return row;
 }
 
@@ -66,7 +67,7 @@ async function findUserRef(db: Executor, workspaceId: string, ref: string): Prom
     .where('workspace_id', '=', workspaceId)
     .where((eb) => eb.or([eb('id', '=', ref), eb('external_id', '=', ref), eb('email', '=', ref.trim().toLowerCase())]))
     .executeTakeFirst();
-  if (!row) throw new AdminInputError(`no user "${ref}" in workspace ${workspaceId}`);
+  if (!row) throw new InputError(`no user "${ref}" in workspace ${workspaceId}`, 'user');
   return row.id;
 }
 

@@ -2,7 +2,6 @@
 // §Operator CLI). Changes apply to the very next API request; nothing about visibility is cached.
 import { changeMembers, createChannel, listChannels, setVisibility, VISIBILITIES } from '../channels/service.ts';
 import { type Io, parse, print, required, UsageError, withDb } from './io.ts';
-import { rethrow } from './workspace.ts';
 
 export const usage = `rolodex channel create --workspace W --provider P --name N --visibility ${VISIBILITIES.join('|')} [--external-id X] [--json]
 rolodex channel list --workspace W [--json]
@@ -40,22 +39,22 @@ export async function run(args: string[], io: Io): Promise<void> {
         visibility: required(values, 'visibility'),
         externalId: (values['external-id'] as string | undefined) ?? null,
       }),
-    ).catch(rethrow);
+    );
     print(io, json, c, `created channel ${line(c)}`);
   } else if (sub === 'list') {
-    const all = await withDb(io, (db) => listChannels(db.kysely, workspaceId)).catch(rethrow);
+    const all = await withDb(io, (db) => listChannels(db.kysely, workspaceId));
     print(io, json, all, all.map(line).join('\n') || 'no channels');
   } else if (sub === 'visibility') {
     const ref = needChannel();
     const v = more[0];
     if (!v) throw new UsageError(`the new visibility (${VISIBILITIES.join(', ')}) is required`);
-    const c = await withDb(io, (db) => db.kysely.transaction().execute((tx) => setVisibility(tx, workspaceId, ref, v))).catch(rethrow);
+    const c = await withDb(io, (db) => db.kysely.transaction().execute((tx) => setVisibility(tx, workspaceId, ref, v)));
     print(io, json, c, `channel ${line(c)}`);
   } else if (sub === 'add-members' || sub === 'remove-members') {
     const ref = needChannel();
     if (more.length === 0) throw new UsageError('at least one user (id, externalId or email) is required');
     const change = sub === 'add-members' ? { add: more } : { remove: more };
-    const c = await withDb(io, (db) => db.kysely.transaction().execute((tx) => changeMembers(tx, workspaceId, ref, change))).catch(rethrow);
+    const c = await withDb(io, (db) => db.kysely.transaction().execute((tx) => changeMembers(tx, workspaceId, ref, change)));
     print(io, json, c, `channel ${line(c)}`);
   } else {
     throw new UsageError(`unknown subcommand "${sub ?? ''}"`);

@@ -1,10 +1,10 @@
 import { readFile } from 'node:fs/promises';
+import { InputError } from '../lib/errors.ts';
 import { importKinds } from './import-kinds.ts';
 import { ImportFailed, runImport } from '../import/run.ts';
 import { ImportError } from '../import/kind.ts';
 import { requireWorkspace } from '../workspaces/service.ts';
-import { CommandError, type Io, parse, print, required, UsageError, withDb } from './io.ts';
-import { rethrow } from './workspace.ts';
+import { type Io, parse, print, required, UsageError, withDb } from './io.ts';
 import { importExtras } from './import-extras.ts';
 
 export const usage = `rolodex import --workspace W FILE [--json]   (NDJSON or a JSON array; see docs/import.md)`;
@@ -30,7 +30,7 @@ export async function run(args: string[], io: Io): Promise<void> {
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
-    throw new CommandError(`cannot read ${file}: ${(err as Error).message}`);
+    throw new InputError(`cannot read ${file}: ${(err as Error).message}`);
   }
   const started = Date.now();
   const result = await withDb(io, async (db, config) => {
@@ -42,9 +42,9 @@ export async function run(args: string[], io: Io): Promise<void> {
       await extras.close();
     }
   }).catch((err: unknown) => {
-    if (err instanceof ImportFailed) throw new CommandError(`import failed, nothing was written:\n${err.message}`);
-    if (err instanceof ImportError) throw new CommandError(`import failed, nothing was written:\n${err.message}`);
-    return rethrow(err);
+    if (err instanceof ImportFailed) throw new InputError(`import failed, nothing was written:\n${err.message}`);
+    if (err instanceof ImportError) throw new InputError(`import failed, nothing was written:\n${err.message}`);
+    throw err;
   });
   const seconds = (Date.now() - started) / 1000;
   const summary = Object.entries(result.counts).map(([k, n]) => `${n} ${k}`).join(', ');

@@ -3,16 +3,16 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { loadConfig, type Config } from '../config.ts';
 import type { Db } from '../db/types.ts';
+import { InputError } from '../lib/errors.ts';
 import { openDatabase } from '../runtime.ts';
 
-/** Wrong usage: the message is shown with the command's usage line; exit code 2. */
-export class UsageError extends Error {
+/**
+ * Wrong usage: the message is shown with the command's usage line; exit code 2. Any other
+ * InputError (unknown workspace, invalid email, bad import line…) is a refused operation: its
+ * message alone, exit code 1.
+ */
+export class UsageError extends InputError {
   override name = 'UsageError';
-}
-
-/** A refused operation (unknown workspace, invalid email…): exit code 1. */
-export class CommandError extends Error {
-  override name = 'CommandError';
 }
 
 export interface Io {
@@ -42,7 +42,7 @@ export function parse(args: string[], options: Options): { values: Record<string
 
 export function required(values: Record<string, unknown>, name: string): string {
   const v = values[name];
-  if (typeof v !== 'string' || v.trim() === '') throw new UsageError(`--${name} is required`);
+  if (typeof v !== 'string' || v.trim() === '') throw new UsageError(`--${name} is required`, name);
   return v;
 }
 

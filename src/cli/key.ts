@@ -1,8 +1,8 @@
-import { createKey, describeKey, KeyInputError, listKeys, parseDuration, parseScopes, revokeKey } from '../auth/service.ts';
+import { createKey, describeKey, listKeys, parseDuration, parseScopes, revokeKey } from '../auth/service.ts';
+import { InputError } from '../lib/errors.ts';
 import { requireWorkspace } from '../workspaces/service.ts';
 import { findUser } from '../users/service.ts';
-import { CommandError, type Io, parse, print, required, UsageError, withDb } from './io.ts';
-import { rethrow } from './workspace.ts';
+import { type Io, parse, print, required, UsageError, withDb } from './io.ts';
 
 export const usage = `rolodex key create --workspace W [--user U] [--scopes a,b] [--expires-in 30d] [--json]
 rolodex key list --workspace W [--json]
@@ -24,15 +24,15 @@ export async function run(args: string[], io: Io): Promise<void> {
       scopes = values.scopes === undefined ? null : parseScopes(String(values.scopes).split(','));
       expiresInMs = values['expires-in'] === undefined ? null : parseDuration(String(values['expires-in']));
     } catch (err) {
-      if (err instanceof KeyInputError) throw new UsageError(err.message);
+      if (err instanceof InputError) throw new UsageError(err.message, err.param);
       throw err;
     }
     const userId = (values.user as string | undefined) ?? null;
     const key = await withDb(io, async (db) => {
       await requireWorkspace(db.kysely, workspaceId);
-      if (userId && !(await findUser(db.kysely, workspaceId, userId))) throw new CommandError(`no user "${userId}" in workspace ${workspaceId}`);
+      if (userId && !(await findUser(db.kysely, workspaceId, userId))) throw new InputError(`no user "${userId}" in workspace ${workspaceId}`);
       return createKey(db.kysely, { workspaceId, userId, scopes, expiresInMs });
-    }).catch(rethrow);
+    });
     const out = { id: key.id, secret: key.secret, subjectType: key.subjectType, scopes: key.scopes, expiresAt: key.expiresAt };
     print(io, json, out, `created ${key.subjectType} key ${key.id}\nsecret (shown once): ${key.secret}`);
   } else if (sub === 'list') {
@@ -40,14 +40,14 @@ export async function run(args: string[], io: Io): Promise<void> {
     const keys = await withDb(io, async (db) => {
       await requireWorkspace(db.kysely, workspaceId);
       return (await listKeys(db.kysely, workspaceId)).map(describeKey);
-    }).catch(rethrow);
+    });
     const text = keys.map((k) => `${k.id}  ${k.prefix}…  ${k.subjectType}  ${k.scopes.join(',') || 'full access'}${k.revokedAt ? '  revoked' : ''}`);
     print(io, json, keys, text.join('\n') || 'no keys');
   } else if (sub === 'revoke') {
     const id = positionals[0];
     if (!id) throw new UsageError('the id of the key to revoke is required');
     const row = await withDb(io, (db) => revokeKey(db.kysely, id, new Date().toISOString()));
-    if (!row) throw new CommandError(`no key with id "${id}"`);
+    if (!row) throw new InputError(`no key with id "${id}"`);
     print(io, json, describeKey(row), `revoked key ${row.id}`);
   } else {
     throw new UsageError(`unknown subcommand "${sub ?? ''}"`);

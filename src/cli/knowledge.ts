@@ -4,7 +4,6 @@
 import { listKnowledge } from '../knowledge/repository.ts';
 import { requireWorkspace } from '../workspaces/service.ts';
 import { type Io, parse, print, required, UsageError, withDb } from './io.ts';
-import { rethrow } from './workspace.ts';
 
 export const usage = `rolodex knowledge list --workspace W [--user U | --workspace-only] [--json]`;
 
@@ -20,7 +19,7 @@ export async function run(args: string[], io: Io): Promise<void> {
       ...(typeof values.user === 'string' ? { userId: values.user } : {}),
       ...(values['workspace-only'] ? { owner: 'workspace' as const } : {}),
     });
-  }).catch(rethrow);
+  });
   const human = items.map((k) => `${k.fileId}  ${k.owner === 'user' ? `user ${k.userId}` : 'workspace'}  ${k.sizeBytes} B  ${k.mimeType}  ${JSON.stringify(k.filename)}  added ${k.addedAt}`).join('\n');
   print(io, values.json as boolean, items, human || 'no knowledge files');
 }

@@ -1,7 +1,7 @@
 // `rolodex <command>`: the operator CLI. Exit codes: 0 done, 1 refused or failed, 2 wrong usage.
-import { ConfigError } from '../config.ts';
 import { MigrationError } from '../db/migrate.ts';
-import { CommandError, type Io, processIo, UsageError } from './io.ts';
+import { InputError } from '../lib/errors.ts';
+import { type Io, processIo, UsageError } from './io.ts';
 import * as channel from './channel.ts';
 import * as demo from './demo.ts';
 import * as importCmd from './import.ts';
@@ -56,7 +56,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
       io.err(`rolodex ${name}: ${err.message}\nusage:\n${command.usage}`);
       return 2;
     }
-    if (err instanceof CommandError || err instanceof ConfigError || err instanceof MigrationError) {
+    if (err instanceof InputError || err instanceof MigrationError) {
       io.err(`rolodex ${name}: ${err.message}`);
       return 1;
     }

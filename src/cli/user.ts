@@ -1,7 +1,6 @@
 import { requireWorkspace } from '../workspaces/service.ts';
 import { createUser, listUsers } from '../users/service.ts';
 import { type Io, parse, print, required, UsageError, withDb } from './io.ts';
-import { rethrow } from './workspace.ts';
 
 export const usage = `rolodex user create --workspace W --email E [--name N] [--role admin|member] [--json]
 rolodex user list --workspace W [--json]`;
@@ -14,13 +13,13 @@ export async function run(args: string[], io: Io): Promise<void> {
     const email = required(values, 'email');
     const user = await withDb(io, (db) =>
       createUser(db.kysely, { workspaceId, email, name: (values.name as string) ?? null, role: (values.role as string) ?? 'member' }),
-    ).catch(rethrow);
+    );
     print(io, values.json as boolean, user, `created user ${user.id} (${user.email}, ${user.role})`);
   } else if (sub === 'list') {
     const users = await withDb(io, async (db) => {
       await requireWorkspace(db.kysely, workspaceId);
       return listUsers(db.kysely, workspaceId);
-    }).catch(rethrow);
+    });
     print(io, values.json as boolean, users, users.map((u) => `${u.id}  ${u.email}  ${u.role}`).join('\n') || 'no users');
   } else {
     throw new UsageError(`unknown subcommand "${sub ?? ''}"`);

@@ -1,5 +1,5 @@
-import { AdminInputError, createWorkspace, listWorkspaces } from '../workspaces/service.ts';
-import { CommandError, type Io, parse, print, required, UsageError, withDb } from './io.ts';
+import { createWorkspace, listWorkspaces } from '../workspaces/service.ts';
+import { type Io, parse, print, required, UsageError, withDb } from './io.ts';
 
 export const usage = `rolodex workspace create --name NAME [--json]
 rolodex workspace list [--json]`;
@@ -9,7 +9,7 @@ export async function run(args: string[], io: Io): Promise<void> {
   const { values } = parse(rest, { name: { type: 'string' } });
   if (sub === 'create') {
     const name = required(values, 'name');
-    const ws = await withDb(io, (db) => createWorkspace(db.kysely, name)).catch(rethrow);
+    const ws = await withDb(io, (db) => createWorkspace(db.kysely, name));
     print(io, values.json as boolean, ws, `created workspace ${ws.id} (${ws.name})`);
   } else if (sub === 'list') {
     const all = await withDb(io, (db) => listWorkspaces(db.kysely));
@@ -17,9 +17,4 @@ export async function run(args: string[], io: Io): Promise<void> {
   } else {
     throw new UsageError(`unknown subcommand "${sub ?? ''}"`);
   }
-}
-
-export function rethrow(err: unknown): never {
-  if (err instanceof AdminInputError) throw new CommandError(err.message);
-  throw err;
 }

@@ -7,7 +7,8 @@ import { randomBytes } from 'node:crypto';
 import type { BlobStore } from '../blobs/blob-store.ts';
 import { BlobTooLargeError } from '../blobs/blob-store.ts';
 import { chunks } from '../db/chunks.ts';
-import { type ImportItem, type ImportKind, ImportError, ImportFieldError, lookupExternalIds, onlyFields, str } from '../import/kind.ts';
+import { type ImportItem, type ImportKind, ImportError, lookupExternalIds, onlyFields, str } from '../import/kind.ts';
+import { InputError } from '../lib/errors.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import * as repo from './repository.ts';
 import { hasControlCharacters, MAX_FILE_BYTES, mimeEssence } from './rules.ts';
@@ -54,13 +55,13 @@ export const fileKind: ImportKind<FileInput> = {
   check(raw) {
     onlyFields(raw, ['source', 'filename', 'mimeType', 'path']);
     const source = str(raw, 'source', { required: true }) as FileSource;
-    if (!SOURCES.includes(source)) throw new ImportFieldError('source', `must be one of ${SOURCES.join(', ')}`);
+    if (!SOURCES.includes(source)) throw new InputError(`must be one of ${SOURCES.join(', ')}`, 'source');
     const filename = str(raw, 'filename', { required: true, max: 255 }) as string;
-    if (filename === '' || hasControlCharacters(filename)) throw new ImportFieldError('filename', 'must be 1 to 255 characters without control characters');
+    if (filename === '' || hasControlCharacters(filename)) throw new InputError('must be 1 to 255 characters without control characters', 'filename');
     const mimeType = str(raw, 'mimeType', { required: true, max: 255 }) as string;
-    if (!mimeEssence(mimeType)) throw new ImportFieldError('mimeType', 'must be a MIME type such as text/plain');
+    if (!mimeEssence(mimeType)) throw new InputError('must be a MIME type such as text/plain', 'mimeType');
     const path = str(raw, 'path', { required: true }) as string;
-    if (path === '') throw new ImportFieldError('path', 'must name a file');
+    if (path === '') throw new InputError('must name a file', 'path');
     return { source, filename, mimeType, path };
   },
   async prepare(ctx, items) {

@@ -4,26 +4,18 @@
 // 2), so objects may reference each other in any order.
 import { chunks } from '../db/chunks.ts';
 import type { DialectName, Executor } from '../db/types.ts';
+import { InputError } from '../lib/errors.ts';
 
 /** Tables whose rows carry a workspace and an externalId. */
 export type ExternalTable = 'users' | 'channels' | 'files' | 'records';
 
-export class ImportFieldError extends Error {
-  override name = 'ImportFieldError';
-  readonly field: string;
-  constructor(field: string, message: string) {
-    super(message);
-    this.field = field;
-  }
-}
-
 /** An error tied to an input line (NDJSON) or array item (JSON). */
-export class ImportError extends Error {
+export class ImportError extends InputError {
   override name = 'ImportError';
   readonly line: number;
   readonly field: string;
   constructor(line: number, field: string, message: string) {
-    super(`line ${line}: ${field}: ${message}`);
+    super(`line ${line}: ${field}: ${message}`, field);
     this.line = line;
     this.field = field;
   }
@@ -51,7 +43,7 @@ export interface ImportContext {
 
 export interface ImportKind<T = unknown> {
   object: string;
-  /** Validates one object (its `object` and `externalId` already checked); throws ImportFieldError. */
+  /** Validates one object (its `object` and `externalId` already checked); throws InputError with the field as param. */
   check(raw: Record<string, unknown>): T;
   /** Work outside the transaction, such as copying file bytes; `undo` runs if the import fails. */
   prepare?(ctx: Omit<ImportContext, 'tx' | 'resolve' | 'register'>, items: ImportItem<T>[]): Promise<{ undo(): Promise<void> }>;
@@ -65,17 +57,17 @@ export interface ImportKind<T = unknown> {
 export function str(raw: Record<string, unknown>, field: string, opts: { required?: boolean; max?: number } = {}): string | null {
   const v = raw[field];
   if (v === undefined || v === null) {
-    if (opts.required) throw new ImportFieldError(field, 'is required');
+    if (opts.required) throw new InputError('is required', field);
     return null;
   }
-  if (typeof v !== 'string') throw new ImportFieldError(field, 'must be a string');
-  if (opts.max !== undefined && v.length > opts.max) throw new ImportFieldError(field, `must be at most ${opts.max} characters`);
+  if (typeof v !== 'string') throw new InputError('must be a string', field);
+  if (opts.max !== undefined && v.length > opts.max) throw new InputError(`must be at most ${opts.max} characters`, field);
   return v;
 }
 
 export function onlyFields(raw: Record<string, unknown>, allowed: string[]): void {
   for (const k of Object.keys(raw)) {
-    if (!allowed.includes(k) && k !== 'object' && k !== 'externalId') throw new ImportFieldError(k, 'is not a known field');
+    if (!allowed.includes(k) && k !== 'object' && k !== 'externalId') throw new InputError('is not a known field', k);
   }
 }
 

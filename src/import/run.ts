@@ -1,7 +1,8 @@
 // Runs one import: parse (NDJSON or a JSON array), check every object, then apply all of it in
 // one transaction, kind by kind in dependency order, so an import is all-or-nothing.
 import type { Db } from '../db/types.ts';
-import { ImportError, ImportFieldError, type ImportContext, type ImportItem, type ImportKind } from './kind.ts';
+import { InputError } from '../lib/errors.ts';
+import { ImportError, type ImportContext, type ImportItem, type ImportKind } from './kind.ts';
 
 export interface ImportResult {
   counts: Record<string, number>;
@@ -63,18 +64,18 @@ export async function runImport(db: Db, workspaceId: string, kinds: ImportKind<a
   for (const { line, value } of parsed) {
     if (errors.length >= MAX_REPORTED) break;
     try {
-      if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ImportFieldError('(object)', 'each entry must be a JSON object');
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new InputError('each entry must be a JSON object', '(object)');
       const raw = value as Record<string, unknown>;
       const kind = byObject.get(raw.object as string);
-      if (!kind) throw new ImportFieldError('object', `must be one of ${[...byObject.keys()].join(', ')}`);
+      if (!kind) throw new InputError(`must be one of ${[...byObject.keys()].join(', ')}`, 'object');
       const ext = raw.externalId;
-      if (typeof ext !== 'string' || ext.length < 1 || ext.length > 255) throw new ImportFieldError('externalId', 'must be a string of 1 to 255 characters');
-      if (seen.has(`${kind.object}:${ext}`)) throw new ImportFieldError('externalId', `"${ext}" appears twice for ${kind.object}`);
+      if (typeof ext !== 'string' || ext.length < 1 || ext.length > 255) throw new InputError('must be a string of 1 to 255 characters', 'externalId');
+      if (seen.has(`${kind.object}:${ext}`)) throw new InputError(`"${ext}" appears twice for ${kind.object}`, 'externalId');
       seen.add(`${kind.object}:${ext}`);
       groups.get(kind.object)?.push({ line, externalId: ext, value: kind.check(raw) });
     } catch (err) {
-      if (!(err instanceof ImportFieldError)) throw err;
-      errors.push(new ImportError(line, err.field, err.message));
+      if (!(err instanceof InputError) || err instanceof ImportError) throw err;
+      errors.push(new ImportError(line, err.param ?? '(object)', err.message));
     }
   }
   if (errors.length > 0) throw new ImportFailed(errors);
@@ -123,13 +124,15 @@ export async function runImport(db: Db, workspaceId: string, kinds: ImportKind<a
   return { counts, ids };
 }
 
-// Kinds should raise ImportError with the item's line; a bare field error is tied to the item when
+// Kinds should raise ImportError with the item's line; a bare InputError is tied to the item when
 // the group has only one.
 async function inLine(items: ImportItem<unknown>[], fn: () => Promise<unknown>): Promise<void> {
   try {
     await fn();
   } catch (err) {
-    if (err instanceof ImportFieldError) throw new ImportError(items.length === 1 ? (items[0] as ImportItem<unknown>).line : 0, err.field, err.message);
+    if (err instanceof InputError && !(err instanceof ImportError)) {
+      throw new ImportError(items.length === 1 ? (items[0] as ImportItem<unknown>).line : 0, err.param ?? '(object)', err.message);
+    }
     throw err;
   }
 }

@@ -1,6 +1,7 @@
-// The one error class of the service. Every code is declared in ERROR_CODES with its status, so a
-// code cannot be thrown without being catalogued; test/errors-catalogue.test.ts checks that each
-// one is documented in docs/errors.md.
+// The errors of the service. AppError is the one error an API response is made from: every code is
+// declared in ERROR_CODES with its status, so a code cannot be thrown without being catalogued
+// (test/errors-catalogue.test.ts checks that each one is documented in docs/errors.md). InputError
+// is the one base of every other error about bad input (CLI arguments, import lines, values).
 
 export const ERROR_CODES = {
   // 400
@@ -99,6 +100,23 @@ export class AppError extends Error {
         requestId,
       },
     };
+  }
+}
+
+/**
+ * Bad input, with `param`: the path of the offending input relative to what the check was given
+ * (`email`, `fields.$name.value`, `members[2]`, or a suffix such as `.country` or `[2]` for a check
+ * of one value). Checks shared by the CLI, the import and services throw it; a caller places the
+ * path in its own frame (the import adds the line, a nested check prefixes its field), and nothing
+ * ever finds the param by reading the message.
+ */
+export class InputError extends Error {
+  override name = 'InputError';
+  readonly param: string | undefined;
+
+  constructor(message: string, param?: string) {
+    super(message);
+    this.param = param;
   }
 }
 

@@ -3,7 +3,8 @@
 // Error messages name the field and never repeat a value: message text must not reach any output.
 import type { Executor } from '../db/types.ts';
 import { chunks } from '../db/chunks.ts';
-import { type ImportKind, ImportFieldError, onlyFields, str } from '../import/kind.ts';
+import { type ImportKind, onlyFields, str } from '../import/kind.ts';
+import { InputError } from '../lib/errors.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import type { Visibility } from '../channels/tables.ts';
 import type { MessagesTable, TextType } from './tables.ts';
@@ -31,48 +32,48 @@ function fieldValue(fields: Record<string, unknown>, name: string): { value: unk
   const f = fields[name];
   if (f === undefined) return undefined;
   const where = `fields.${name}`;
-  if (typeof f !== 'object' || f === null || Array.isArray(f)) throw new ImportFieldError(where, 'must be an object {value, valueType}');
+  if (typeof f !== 'object' || f === null || Array.isArray(f)) throw new InputError('must be an object {value, valueType}', where);
   const { value, valueType, ...rest } = f as Record<string, unknown>;
   const extra = Object.keys(rest)[0];
-  if (extra !== undefined) throw new ImportFieldError(`${where}.${extra}`, 'is not a known field');
+  if (extra !== undefined) throw new InputError('is not a known field', `${where}.${extra}`);
   if (valueType !== undefined && !(FIELD_TYPES[name] as readonly string[]).includes(valueType as string)) {
-    throw new ImportFieldError(`${where}.valueType`, `must be ${(FIELD_TYPES[name] as readonly string[]).join(' or ')}`);
+    throw new InputError(`must be ${(FIELD_TYPES[name] as readonly string[]).join(' or ')}`, `${where}.valueType`);
   }
   return { value, valueType: valueType as string | undefined };
 }
 
 function datetime(where: string, v: unknown, required: boolean): string | null {
   if (v === undefined || v === null) {
-    if (required) throw new ImportFieldError(where, 'is required');
+    if (required) throw new InputError('is required', where);
     return null;
   }
   const ms = typeof v === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(v) ? Date.parse(v) : NaN;
-  if (Number.isNaN(ms)) throw new ImportFieldError(where, 'must be an ISO 8601 date-time such as 2026-03-01T12:00:00.000Z');
+  if (Number.isNaN(ms)) throw new InputError('must be an ISO 8601 date-time such as 2026-03-01T12:00:00.000Z', where);
   return new Date(ms).toISOString();
 }
 
 function text(where: string, v: unknown, max: number): string | null {
   if (v === undefined || v === null) return null;
-  if (typeof v !== 'string') throw new ImportFieldError(where, 'must be a string');
-  if (v.length > max) throw new ImportFieldError(where, `must be at most ${max} characters`);
+  if (typeof v !== 'string') throw new InputError('must be a string', where);
+  if (v.length > max) throw new InputError(`must be at most ${max} characters`, where);
   return v;
 }
 
 function files(raw: Record<string, unknown>): string[] | null {
   const rels = raw.relationships;
   if (rels === undefined || rels === null) return null;
-  if (typeof rels !== 'object' || Array.isArray(rels)) throw new ImportFieldError('relationships', 'must be an object');
-  for (const k of Object.keys(rels)) if (k !== '$files') throw new ImportFieldError(`relationships.${k}`, 'is not a relationship of messages (only $files)');
+  if (typeof rels !== 'object' || Array.isArray(rels)) throw new InputError('must be an object', 'relationships');
+  for (const k of Object.keys(rels)) if (k !== '$files') throw new InputError('is not a relationship of messages (only $files)', `relationships.${k}`);
   const f = (rels as Record<string, unknown>).$files;
   if (f === undefined) return null;
-  if (typeof f !== 'object' || f === null || Array.isArray(f)) throw new ImportFieldError('relationships.$files', 'must be an object {objectType, values}');
+  if (typeof f !== 'object' || f === null || Array.isArray(f)) throw new InputError('must be an object {objectType, values}', 'relationships.$files');
   const { objectType, values, ...rest } = f as Record<string, unknown>;
   const extra = Object.keys(rest)[0];
-  if (extra !== undefined) throw new ImportFieldError(`relationships.$files.${extra}`, 'is not a known field');
-  if (objectType !== undefined && objectType !== 'file') throw new ImportFieldError('relationships.$files.objectType', 'must be "file"');
-  if (!Array.isArray(values)) throw new ImportFieldError('relationships.$files.values', 'must be an array of file externalIds');
+  if (extra !== undefined) throw new InputError('is not a known field', `relationships.$files.${extra}`);
+  if (objectType !== undefined && objectType !== 'file') throw new InputError('must be "file"', 'relationships.$files.objectType');
+  if (!Array.isArray(values)) throw new InputError('must be an array of file externalIds', 'relationships.$files.values');
   values.forEach((v, i) => {
-    if (typeof v !== 'string' || v.length === 0) throw new ImportFieldError(`relationships.$files.values[${i}]`, 'must be a file externalId');
+    if (typeof v !== 'string' || v.length === 0) throw new InputError('must be a file externalId', `relationships.$files.values[${i}]`);
   });
   return [...new Set(values as string[])];
 }
@@ -81,12 +82,12 @@ export function checkMessage(raw: Record<string, unknown>): MessageInput {
   onlyFields(raw, ['channel', 'fields', 'relationships']);
   const channel = str(raw, 'channel', { required: true, max: 255 }) as string;
   const fields = raw.fields;
-  if (typeof fields !== 'object' || fields === null || Array.isArray(fields)) throw new ImportFieldError('fields', 'must be an object');
+  if (typeof fields !== 'object' || fields === null || Array.isArray(fields)) throw new InputError('must be an object', 'fields');
   const f = fields as Record<string, unknown>;
-  for (const k of Object.keys(f)) if (!(k in FIELD_TYPES)) throw new ImportFieldError(`fields.${k}`, 'is not a message field');
+  for (const k of Object.keys(f)) if (!(k in FIELD_TYPES)) throw new InputError('is not a message field', `fields.${k}`);
   const t = fieldValue(f, '$text');
   const body = text('fields.$text.value', t?.value, 1_000_000);
-  if (body === null) throw new ImportFieldError('fields.$text.value', 'is required (a string)');
+  if (body === null) throw new InputError('is required (a string)', 'fields.$text.value');
   return {
     channel,
     text: body,

@@ -4,12 +4,13 @@
 import { sql } from 'kysely';
 import type { Executor } from '../db/types.ts';
 import { chunks } from '../db/chunks.ts';
-import { type ImportContext, type ImportItem, type ImportKind, ImportFieldError, lookupExternalIds, onlyFields } from '../import/kind.ts';
+import { type ImportContext, type ImportItem, type ImportKind, lookupExternalIds, onlyFields } from '../import/kind.ts';
+import { InputError } from '../lib/errors.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import { CUSTOM_SLUG, RECORD_DEFS, type RecordDef } from './definitions.ts';
 import { replaceRelationships, type RelationshipRow } from './repository.ts';
 import type { RecordKind } from './tables.ts';
-import { checkValue, isValueType, ValueError } from './values.ts';
+import { checkValue, isValueType } from './values.ts';
 
 export interface RecordInput {
   fields: Record<string, { value: unknown; valueType: string }>;
@@ -18,7 +19,7 @@ export interface RecordInput {
 }
 
 function object(v: unknown, field: string): Record<string, unknown> {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new ImportFieldError(field, 'must be an object');
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new InputError('must be an object', field);
   return v as Record<string, unknown>;
 }
 
@@ -27,22 +28,22 @@ function checkFields(def: RecordDef, raw: unknown): RecordInput['fields'] {
   for (const [name, entry] of Object.entries(object(raw ?? {}, 'fields'))) {
     const at = `fields.${name}`;
     if (name.startsWith('$')) {
-      if (!Object.hasOwn(def.systemFields, name)) throw new ImportFieldError(at, `is not a system field of ${def.kind} (custom attributes use a bare slug)`);
+      if (!Object.hasOwn(def.systemFields, name)) throw new InputError(`is not a system field of ${def.kind} (custom attributes use a bare slug)`, at);
     } else if (!CUSTOM_SLUG.test(name)) {
-      throw new ImportFieldError(at, 'custom attribute names are slugs: a lower-case letter, then letters, digits or _ (at most 63)');
+      throw new InputError('custom attribute names are slugs: a lower-case letter, then letters, digits or _ (at most 63)', at);
     }
     const e = object(entry, at);
-    for (const k of Object.keys(e)) if (k !== 'value' && k !== 'valueType') throw new ImportFieldError(`${at}.${k}`, 'is not a known member (use value and valueType)');
+    for (const k of Object.keys(e)) if (k !== 'value' && k !== 'valueType') throw new InputError('is not a known member (use value and valueType)', `${at}.${k}`);
     const type = e.valueType;
-    if (!isValueType(type)) throw new ImportFieldError(`${at}.valueType`, 'must be one of ADDRESS, CHECKBOX, CURRENCY, DATETIME, EMAIL, FULL_NAME, MARKDOWN, MULTI_SELECT, NUMBER, SINGLE_SELECT, SOCIAL_HANDLE, TELEPHONE, TEXT, URL');
+    if (!isValueType(type)) throw new InputError('must be one of ADDRESS, CHECKBOX, CURRENCY, DATETIME, EMAIL, FULL_NAME, MARKDOWN, MULTI_SELECT, NUMBER, SINGLE_SELECT, SOCIAL_HANDLE, TELEPHONE, TEXT, URL', `${at}.valueType`);
     // Own keys only: an attribute named like an Object.prototype member must not find it.
     const fixed = Object.hasOwn(def.systemFields, name) ? def.systemFields[name] : undefined;
-    if (fixed && type !== fixed) throw new ImportFieldError(`${at}.valueType`, `must be ${fixed} for ${name}`);
-    if (!('value' in e)) throw new ImportFieldError(`${at}.value`, 'is required (null when unset)');
+    if (fixed && type !== fixed) throw new InputError(`must be ${fixed} for ${name}`, `${at}.valueType`);
+    if (!('value' in e)) throw new InputError('is required (null when unset)', `${at}.value`);
     try {
       out[name] = { value: checkValue(type, e.value), valueType: type };
     } catch (err) {
-      if (err instanceof ValueError) throw new ImportFieldError(`${at}.value${err.at}`, `${err.message} (${type})`);
+      if (err instanceof InputError) throw new InputError(`${err.message} (${type})`, `${at}.value${err.param ?? ''}`);
       throw err;
     }
   }
@@ -54,18 +55,18 @@ function checkRelationships(def: RecordDef, raw: unknown): RecordInput['relation
   for (const [name, entry] of Object.entries(object(raw ?? {}, 'relationships'))) {
     const at = `relationships.${name}`;
     const rel = Object.hasOwn(def.relationships, name) ? def.relationships[name] : undefined;
-    if (!rel) throw new ImportFieldError(at, `is not a relationship of ${def.kind}; known: ${Object.keys(def.relationships).join(', ')}`);
+    if (!rel) throw new InputError(`is not a relationship of ${def.kind}; known: ${Object.keys(def.relationships).join(', ')}`, at);
     const e = object(entry, at);
-    for (const k of Object.keys(e)) if (!['objectType', 'values', 'cardinality'].includes(k)) throw new ImportFieldError(`${at}.${k}`, 'is not a known member');
-    if (e.objectType !== undefined && e.objectType !== rel.objectType) throw new ImportFieldError(`${at}.objectType`, `must be "${rel.objectType}"`);
-    if (e.cardinality !== undefined && e.cardinality !== rel.cardinality) throw new ImportFieldError(`${at}.cardinality`, `must be "${rel.cardinality}"`);
+    for (const k of Object.keys(e)) if (!['objectType', 'values', 'cardinality'].includes(k)) throw new InputError('is not a known member', `${at}.${k}`);
+    if (e.objectType !== undefined && e.objectType !== rel.objectType) throw new InputError(`must be "${rel.objectType}"`, `${at}.objectType`);
+    if (e.cardinality !== undefined && e.cardinality !== rel.cardinality) throw new InputError(`must be "${rel.cardinality}"`, `${at}.cardinality`);
     const values = e.values;
-    if (!Array.isArray(values)) throw new ImportFieldError(`${at}.values`, 'must be an array of externalIds');
-    if (rel.cardinality === 'has_one' && values.length > 1) throw new ImportFieldError(`${at}.values`, 'holds at most one externalId (has_one)');
+    if (!Array.isArray(values)) throw new InputError('must be an array of externalIds', `${at}.values`);
+    if (rel.cardinality === 'has_one' && values.length > 1) throw new InputError('holds at most one externalId (has_one)', `${at}.values`);
     const seen = new Set<string>();
     values.forEach((v, i) => {
-      if (typeof v !== 'string' || v.length < 1 || v.length > 255) throw new ImportFieldError(`${at}.values[${i}]`, 'must be an externalId string');
-      if (seen.has(v)) throw new ImportFieldError(`${at}.values[${i}]`, `"${v}" appears twice`);
+      if (typeof v !== 'string' || v.length < 1 || v.length > 255) throw new InputError('must be an externalId string', `${at}.values[${i}]`);
+      if (seen.has(v)) throw new InputError(`"${v}" appears twice`, `${at}.values[${i}]`);
       seen.add(v);
     });
     out[name] = values as string[];

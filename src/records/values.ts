@@ -1,18 +1,14 @@
 // Checks one field value against its valueType (docs/design.md §Record values) and returns it
 // normalized (DATETIME to UTC with milliseconds, country codes to upper case). A null value means
-// unset and is valid for every type. Throws ValueError with a message and the sub-path of the bad
-// part.
+// unset and is valid for every type. Throws InputError whose param is the sub-path of the bad
+// part below the value.
+import { InputError } from '../lib/errors.ts';
 import { VALUE_TYPES, type ValueType } from '../lib/resource-schemas.ts';
 import { isCountryCode } from './countries.ts';
 
-export class ValueError extends Error {
-  override name = 'ValueError';
-  /** Path below the field's `value`, such as `.country` or `[2]`; '' for the value itself. */
-  readonly at: string;
-  constructor(message: string, at = '') {
-    super(message);
-    this.at = at;
-  }
+/** An InputError whose param is the path below the field's `value`: `.country`, `[2]`, or '' for the value itself. */
+function bad(message: string, at = ''): InputError {
+  return new InputError(message, at);
 }
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -32,13 +28,13 @@ export function isValueType(t: unknown): t is ValueType {
 }
 
 function string(v: unknown, max: number, what = 'a string'): string {
-  if (typeof v !== 'string') throw new ValueError(`must be ${what}`);
-  if (v.length > max) throw new ValueError(`must be at most ${max} characters`);
+  if (typeof v !== 'string') throw bad(`must be ${what}`);
+  if (v.length > max) throw bad(`must be at most ${max} characters`);
   return v;
 }
 
 function plainObject(v: unknown, what: string): Record<string, unknown> {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new ValueError(`must be ${what} object`);
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw bad(`must be ${what} object`);
   return v as Record<string, unknown>;
 }
 
@@ -46,17 +42,17 @@ function address(v: unknown): Record<string, unknown> {
   const o = plainObject(v, 'an Address');
   const out: Record<string, unknown> = {};
   for (const [k, x] of Object.entries(o)) {
-    if (!ADDRESS_KEYS.has(k)) throw new ValueError(`has unknown member "${k}"`, `.${k}`);
+    if (!ADDRESS_KEYS.has(k)) throw bad(`has unknown member "${k}"`, `.${k}`);
     if (x === null || x === undefined) continue;
     if (k === 'latitude' || k === 'longitude') {
       const limit = k === 'latitude' ? 90 : 180;
-      if (typeof x !== 'number' || !Number.isFinite(x) || Math.abs(x) > limit) throw new ValueError(`must be a number from -${limit} to ${limit}`, `.${k}`);
+      if (typeof x !== 'number' || !Number.isFinite(x) || Math.abs(x) > limit) throw bad(`must be a number from -${limit} to ${limit}`, `.${k}`);
       out[k] = x;
     } else if (k === 'country') {
-      if (typeof x !== 'string' || !isCountryCode(x.toUpperCase())) throw new ValueError('must be an ISO 3166-1 alpha-2 country code such as "DE"', '.country');
+      if (typeof x !== 'string' || !isCountryCode(x.toUpperCase())) throw bad('must be an ISO 3166-1 alpha-2 country code such as "DE"', '.country');
       out[k] = x.toUpperCase();
     } else {
-      if (typeof x !== 'string' || x.length > 255) throw new ValueError('must be a string of at most 255 characters', `.${k}`);
+      if (typeof x !== 'string' || x.length > 255) throw bad('must be a string of at most 255 characters', `.${k}`);
       out[k] = x;
     }
   }
@@ -67,34 +63,34 @@ function fullName(v: unknown): Record<string, unknown> {
   const o = plainObject(v, 'a FullName');
   const out: Record<string, unknown> = {};
   for (const [k, x] of Object.entries(o)) {
-    if (!NAME_KEYS.has(k)) throw new ValueError(`has unknown member "${k}"`, `.${k}`);
+    if (!NAME_KEYS.has(k)) throw bad(`has unknown member "${k}"`, `.${k}`);
     if (x === null || x === undefined) continue;
-    if (typeof x !== 'string' || x.length > 255) throw new ValueError('must be a string of at most 255 characters', `.${k}`);
+    if (typeof x !== 'string' || x.length > 255) throw bad('must be a string of at most 255 characters', `.${k}`);
     out[k] = x;
   }
   return out;
 }
 
 function multiSelect(v: unknown): string[] {
-  if (!Array.isArray(v)) throw new ValueError('must be an array of strings');
+  if (!Array.isArray(v)) throw bad('must be an array of strings');
   const seen = new Set<string>();
   v.forEach((x, i) => {
-    if (typeof x !== 'string' || x.length < 1 || x.length > MAX_OPTION) throw new ValueError(`must be a string of 1 to ${MAX_OPTION} characters`, `[${i}]`);
-    if (seen.has(x)) throw new ValueError(`"${x}" appears twice`, `[${i}]`);
+    if (typeof x !== 'string' || x.length < 1 || x.length > MAX_OPTION) throw bad(`must be a string of 1 to ${MAX_OPTION} characters`, `[${i}]`);
+    if (seen.has(x)) throw bad(`"${x}" appears twice`, `[${i}]`);
     seen.add(x);
   });
   return v as string[];
 }
 
 function number(v: unknown): number {
-  if (typeof v !== 'number' || !Number.isFinite(v)) throw new ValueError('must be a finite number');
+  if (typeof v !== 'number' || !Number.isFinite(v)) throw bad('must be a finite number');
   return v;
 }
 
 function datetime(v: unknown): string {
   const s = string(v, 64, 'an ISO 8601 date-time string');
   const ms = Date.parse(s);
-  if (!ISO_DATETIME.test(s) || Number.isNaN(ms)) throw new ValueError('must be an ISO 8601 date-time with a time zone, such as "2026-03-01T09:30:00Z"');
+  if (!ISO_DATETIME.test(s) || Number.isNaN(ms)) throw bad('must be an ISO 8601 date-time with a time zone, such as "2026-03-01T09:30:00Z"');
   return new Date(ms).toISOString();
 }
 
@@ -104,15 +100,15 @@ function url(v: unknown): string {
   try {
     u = new URL(s);
   } catch {
-    throw new ValueError('must be an absolute http or https URL');
+    throw bad('must be an absolute http or https URL');
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ValueError('must be an absolute http or https URL');
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw bad('must be an absolute http or https URL');
   return s;
 }
 
 function matching(v: unknown, re: RegExp, what: string, max: number): string {
   const s = string(v, max);
-  if (!re.test(s)) throw new ValueError(`must be ${what}`);
+  if (!re.test(s)) throw bad(`must be ${what}`);
   return s;
 }
 
@@ -139,7 +135,7 @@ export function checkValue(type: ValueType, v: unknown): unknown {
     case 'CURRENCY':
       return number(v);
     case 'CHECKBOX':
-      if (typeof v !== 'boolean') throw new ValueError('must be true or false');
+      if (typeof v !== 'boolean') throw bad('must be true or false');
       return v;
     case 'DATETIME':
       return datetime(v);

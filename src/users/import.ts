@@ -1,8 +1,7 @@
 // The `user` import kind (docs/design.md §Import format): email, name and role.
 import { isUniqueViolation } from '../db/database.ts';
 import { isoNow, newId } from '../lib/ids.ts';
-import { type ImportKind, ImportError, ImportFieldError, lookupExternalIds, onlyFields, str } from '../import/kind.ts';
-import { AdminInputError } from '../workspaces/service.ts';
+import { type ImportKind, ImportError, lookupExternalIds, onlyFields, str } from '../import/kind.ts';
 import { checkUser } from './service.ts';
 
 interface UserInput {
@@ -16,12 +15,8 @@ export const userKind: ImportKind<UserInput> = {
   check(raw) {
     onlyFields(raw, ['email', 'name', 'role']);
     const email = str(raw, 'email', { required: true }) as string;
-    try {
-      return checkUser({ workspaceId: '', email, name: str(raw, 'name', { max: 255 }), role: str(raw, 'role') ?? 'member' });
-    } catch (err) {
-      if (err instanceof AdminInputError) throw new ImportFieldError(/role/.test(err.message) ? 'role' : 'email', err.message);
-      throw err;
-    }
+    // checkUser's InputError names the field (email, name or role) as its param.
+    return checkUser({ workspaceId: '', email, name: str(raw, 'name', { max: 255 }), role: str(raw, 'role') ?? 'member' });
   },
   lookup: (tx, workspaceId, externalIds) => lookupExternalIds(tx, 'users', workspaceId, externalIds),
   async upsert(ctx, items) {

@@ -3,7 +3,8 @@
 import { isUniqueViolation } from '../db/database.ts';
 import type { Executor } from '../db/types.ts';
 import { isoNow, newId } from '../lib/ids.ts';
-import { AdminInputError, requireWorkspace } from '../workspaces/service.ts';
+import { InputError } from '../lib/errors.ts';
+import { requireWorkspace } from '../workspaces/service.ts';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
@@ -17,11 +18,11 @@ export interface NewUser {
 
 export function checkUser(input: NewUser): { email: string; name: string | null; role: 'admin' | 'member' } {
   const email = input.email.trim().toLowerCase();
-  if (!EMAIL.test(email) || email.length > 320) throw new AdminInputError(`invalid email "${input.email}"`);
+  if (!EMAIL.test(email) || email.length > 320) throw new InputError(`invalid email "${input.email}"`, 'email');
   const role = input.role ?? 'member';
-  if (role !== 'admin' && role !== 'member') throw new AdminInputError(`role must be admin or member (got "${role}")`);
+  if (role !== 'admin' && role !== 'member') throw new InputError(`role must be admin or member (got "${role}")`, 'role');
   const name = input.name?.trim() || null;
-  if (name !== null && name.length > 255) throw new AdminInputError('name must be at most 255 characters');
+  if (name !== null && name.length > 255) throw new InputError('name must be at most 255 characters', 'name');
   return { email, name, role };
 }
 
@@ -41,7 +42,7 @@ export async function createUser(db: Executor, input: NewUser, now = Date.now())
   try {
     await db.insertInto('users').values(row).execute();
   } catch (err) {
-    if (isUniqueViolation(err)) throw new AdminInputError(`a user with email "${email}" already exists in this workspace`);
+    if (isUniqueViolation(err)) throw new InputError(`a user with email "${email}" already exists in this workspace`, 'email');
     throw err;
   }
   return describeUser(row);

@@ -1,14 +1,11 @@
 // Workspaces: administered by operators through the CLI, never by the public API.
 import type { Executor } from '../db/types.ts';
+import { InputError } from '../lib/errors.ts';
 import { isoNow, newId } from '../lib/ids.ts';
-
-export class AdminInputError extends Error {
-  override name = 'AdminInputError';
-}
 
 export async function createWorkspace(db: Executor, name: string, now = Date.now()) {
   const trimmed = name.trim();
-  if (trimmed.length < 1 || trimmed.length > 255) throw new AdminInputError('workspace name must be 1 to 255 characters');
+  if (trimmed.length < 1 || trimmed.length > 255) throw new InputError('workspace name must be 1 to 255 characters', 'name');
   const row = { id: newId('ws', now), name: trimmed, created_at: isoNow(now) };
   await db.insertInto('workspaces').values(row).execute();
   return { id: row.id, name: row.name, createdAt: row.created_at };
@@ -21,5 +18,5 @@ export async function listWorkspaces(db: Executor) {
 
 export async function requireWorkspace(db: Executor, id: string): Promise<void> {
   const row = await db.selectFrom('workspaces').select('id').where('id', '=', id).executeTakeFirst();
-  if (!row) throw new AdminInputError(`no workspace with id "${id}"`);
+  if (!row) throw new InputError(`no workspace with id "${id}"`, 'workspace');
 }
