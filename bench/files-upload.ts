@@ -17,6 +17,7 @@ import { migrate } from '../src/db/migrate.ts';
 import { createWorkspace } from '../src/workspaces/service.ts';
 import { createUser } from '../src/users/service.ts';
 import { startServerProcess } from '../test/helpers/process.ts';
+import { systemCtx, operatorCtx } from '../src/lib/context.ts';
 
 const { values } = parseArgs({ options: { mb: { type: 'string', default: '512' }, dir: { type: 'string' } } });
 const MB = 1024 * 1024;
@@ -58,9 +59,9 @@ async function main(): Promise<void> {
 
   const db = openDb({ dataDir });
   await migrate(db);
-  const ws = await createWorkspace(db.kysely, 'bench');
-  const user = await createUser(db.kysely, { workspaceId: ws.id, email: 'bench@example.test', role: 'admin' });
-  const secret = (await createKey(db.kysely, { workspaceId: ws.id, userId: user.id, scopes: null, expiresInMs: null })).secret;
+  const ws = await createWorkspace(systemCtx(db.kysely), { name: 'bench' });
+  const user = await createUser(operatorCtx(db.kysely, ws.id), { email: 'bench@example.test', role: 'admin' });
+  const secret = (await createKey(operatorCtx(db.kysely, ws.id), { userId: user.id, scopes: null, expiresInMs: null })).secret;
   await db.close();
 
   const server = await startServerProcess({ DATA_DIR: dataDir, ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}), LOG_LEVEL: 'warn', RATE_LIMIT_WRITE: '0', RATE_LIMIT_READ: '0', RATE_LIMIT_SEARCH: '0' });

@@ -15,6 +15,7 @@ import { openDb } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { createWorkspace } from '../src/workspaces/service.ts';
 import { freePort } from '../test/helpers/process.ts';
+import { systemCtx, operatorCtx } from '../src/lib/context.ts';
 
 const { values: args } = parseArgs({ options: { dialect: { type: 'string', default: 'both' }, members: { type: 'string', default: '100000' }, seconds: { type: 'string', default: '10' } } });
 // autocannon ships no types; this is the part of its API used here.
@@ -94,8 +95,8 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<Record<string, unkno
   let server: ChildProcess | undefined;
   try {
     await migrate(db);
-    const ws = await createWorkspace(db.kysely, 'bench');
-    const key = await createKey(db.kysely, { workspaceId: ws.id, userId: null, scopes: null, expiresInMs: null });
+    const ws = await createWorkspace(systemCtx(db.kysely), { name: 'bench' });
+    const key = await createKey(operatorCtx(db.kysely, ws.id), { userId: null, scopes: null, expiresInMs: null });
     const auth = { ...H, authorization: `Bearer ${key.secret}` };
 
     // 1. Import MEMBERS contacts (plus their owner) through the real CLI.

@@ -13,6 +13,7 @@ import { buildTestApp, call, keyFor, type TestApp } from '../test/helpers/app.ts
 import { testDialects } from '../test/helpers/db.ts';
 import { TEST_DATABASE_URL } from '../test/helpers/services.ts';
 import { channelsFor, loadPostgres, loadSqlite, type Shape } from './messages-data.ts';
+import { systemCtx, operatorCtx } from '../src/lib/context.ts';
 
 const { values } = parseArgs({ options: { messages: { type: 'string' }, dialect: { type: 'string' }, runs: { type: 'string' } } });
 const shape: Shape = { channels: 5000, public: 1000, restricted: 1000, messages: Number(values.messages ?? 1_000_000), memberOf: 200 };
@@ -45,8 +46,8 @@ async function benchDialect(dialect: 'sqlite' | 'postgres') {
   const t = await buildTestApp(dialect);
   try {
     const db = t.deps.db.kysely;
-    const ws = await createWorkspace(db, 'bench');
-    const user = await createUser(db, { workspaceId: ws.id, email: 'bench@example.test', role: 'member' });
+    const ws = await createWorkspace(systemCtx(db), { name: 'bench' });
+    const user = await createUser(operatorCtx(db, ws.id), { email: 'bench@example.test', role: 'member' });
     const gen = channelsFor(shape);
     const t0 = performance.now();
     if (dialect === 'sqlite') loadSqlite(t.tdb.sqliteFile as string, ws.id, user.id, shape, gen);

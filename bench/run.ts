@@ -26,6 +26,7 @@ import { createTestDb } from '../test/helpers/db.ts';
 import { services } from '../test/helpers/services.ts';
 import { type BenchContext, type BenchRoute, ROUTES } from './routes.ts';
 import { freePort } from '../test/helpers/process.ts';
+import { systemCtx, operatorCtx } from '../src/lib/context.ts';
 
 const autocannon = autocannonModule;
 const MAIN = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
@@ -92,9 +93,9 @@ async function measure(url: string, route?: BenchRoute, ctx?: BenchContext): Pro
 async function seedContext(dialect: DialectName) {
   const tdb = await createTestDb(dialect);
   const db = tdb.db.kysely;
-  const ws = await createWorkspace(db, 'Bench');
-  const user = await createUser(db, { workspaceId: ws.id, email: 'bench@example.test', role: 'admin' });
-  const key = await createKey(db, { workspaceId: ws.id, userId: user.id, scopes: null, expiresInMs: null });
+  const ws = await createWorkspace(systemCtx(db), { name: 'Bench' });
+  const user = await createUser(operatorCtx(db, ws.id), { email: 'bench@example.test', role: 'admin' });
+  const key = await createKey(operatorCtx(db, ws.id), { userId: user.id, scopes: null, expiresInMs: null });
   const ctx: BenchContext = { db: tdb.db, workspaceId: ws.id, userId: user.id, secret: key.secret, state: {} };
   return { tdb, ctx };
 }

@@ -3,9 +3,8 @@
 import type { Executor } from '../src/db/types.ts';
 import { isoNow, newId } from '../src/lib/ids.ts';
 import { createList } from '../src/lists/service.ts';
-import { tmpdir } from 'node:os';
-import { loadConfig } from '../src/config.ts';
 import type { BenchContext } from './routes.ts';
+import { operatorCtx } from '../src/lib/context.ts';
 
 const BATCH = 500;
 
@@ -31,10 +30,8 @@ export async function seedList(ctx: BenchContext): Promise<void> {
   const now = Date.now();
   const rows = contacts(ctx.workspaceId, 10, now, 'small');
   await insertBatches(ctx.db.kysely, 'records', rows);
-  // Only httpLink needs the config; a given signing secret keeps loadConfig from writing one to disk.
-  const config = loadConfig({ DATA_DIR: tmpdir(), SIGNING_SECRET: 'bench-'.padEnd(32, 'x') });
   const list = await ctx.db.kysely.transaction().execute((tx) =>
-    createList(tx, config, ctx.workspaceId, { fields: { $name: 'Bench list', $objectType: 'contact' }, relationships: { $contacts: rows.map((r) => r.id) } }, now),
+    createList(operatorCtx(tx, ctx.workspaceId, { now }), { fields: { $name: 'Bench list', $objectType: 'contact' }, relationships: { $contacts: rows.map((r) => r.id) } }),
   );
   ctx.state.listId = list.id;
 }

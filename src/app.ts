@@ -4,7 +4,7 @@ import type { Config } from './config.ts';
 import { authRoutes } from './auth/routes.ts';
 import { fileRoutes } from './files/routes.ts';
 import { JSON_BODY_LIMIT, installJsonParser } from './http/body.ts';
-import type { Deps } from './http/context.ts';
+import type { Deps, PluginOptions } from './http/context.ts';
 import { frameworkError, installErrorHandling } from './http/error-handler.ts';
 import { healthRoutes } from './http/health.ts';
 import { installIdempotency } from './http/idempotency.ts';
@@ -14,6 +14,7 @@ import { installOpenApi } from './http/openapi.ts';
 import { installPipeline } from './http/pipeline.ts';
 import { requestIdFor } from './http/request-id.ts';
 import { installValidators } from './http/validation.ts';
+import { createLinks } from './lib/links.ts';
 import { listRoutes } from './lists/routes.ts';
 import { messageRoutes } from './messages/routes.ts';
 
@@ -45,11 +46,12 @@ export async function buildApp(config: Config, deps: Deps): Promise<FastifyInsta
   installErrorHandling(app);
   installPipeline(app, deps);
   installIdempotency(app, deps);
-  deps.metrics ??= createMetrics();
-  installMetrics(app, deps, deps.metrics);
+  // Made here when the caller has none; deps itself is never changed.
+  const metrics = deps.metrics ?? createMetrics();
+  installMetrics(app, deps, metrics);
   await installOpenApi(app);
 
-  const opts = { config, deps };
+  const opts: PluginOptions = { config, deps, links: createLinks(config.publicAppUrl), metrics };
   await app.register(healthRoutes(deps, [() => deps.blobs.ping()]));
   await app.register(authRoutes);
   await app.register(listRoutes, opts);

@@ -3,7 +3,7 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
-import { Authenticator } from './auth/service.ts';
+import { Authenticator } from './auth/authenticator.ts';
 import { openDb } from './db/database.ts';
 import type { Db } from './db/types.ts';
 import { migrate } from './db/migrate.ts';

@@ -5,14 +5,15 @@ import { buildApp } from './app.ts';
 import type { Config } from './config.ts';
 import { createLogger } from './logger.ts';
 import { closeDeps, openDeps } from './runtime.ts';
-import { startSweeper } from './files/sweeper.ts';
+import { filesEnv } from './files/service.ts';
+import { startSweeper } from './jobs/sweeper.ts';
 
 /** `worker`: one of the processes of `serve --workers N` (see src/cluster.ts). */
 export async function startServer(config: Config, opts: { worker?: boolean } = {}): Promise<FastifyInstance> {
   const logger = createLogger(config.logLevel);
   const deps = await openDeps(config, logger, opts);
   const app = await buildApp(config, deps);
-  const sweeper = startSweeper({ config, db: deps.db, blobs: deps.blobs }, logger, config.sweepIntervalSeconds * 1000);
+  const sweeper = startSweeper({ db: deps.db, files: filesEnv(config, deps.blobs) }, logger, config.sweepIntervalSeconds * 1000);
   app.addHook('onClose', async () => {
     await sweeper.stop();
     await closeDeps(deps);

@@ -11,6 +11,7 @@ import { createWorkspace } from '../src/workspaces/service.ts';
 import { createUser } from '../src/users/service.ts';
 import { createTestDb, testDialects, type TestDb } from './helpers/db.ts';
 import { startServerProcess, type ServerProcess } from './helpers/process.ts';
+import { systemCtx, operatorCtx } from '../src/lib/context.ts';
 
 const md5 = (b: Buffer) => createHash('md5').update(b).digest('hex');
 const MB = 1024 * 1024;
@@ -61,9 +62,9 @@ for (const dialect of await testDialects()) {
     test('kill during PUTs, restart, check every COMPLETED file against its bytes', async () => {
       tdb = await createTestDb(dialect);
       const db = tdb.db.kysely;
-      const ws = await createWorkspace(db, 'crash');
-      const user = await createUser(db, { workspaceId: ws.id, email: 'c@example.test', role: 'admin' });
-      const secret = (await createKey(db, { workspaceId: ws.id, userId: user.id, scopes: null, expiresInMs: null })).secret;
+      const ws = await createWorkspace(systemCtx(db), { name: 'crash' });
+      const user = await createUser(operatorCtx(db, ws.id), { email: 'c@example.test', role: 'admin' });
+      const secret = (await createKey(operatorCtx(db, ws.id), { userId: user.id, scopes: null, expiresInMs: null })).secret;
       const env = { DATA_DIR: tdb.dataDir, SIGNING_SECRET: 's'.repeat(40), ...(tdb.databaseUrl ? { DATABASE_URL: tdb.databaseUrl } : {}) };
       server = await startServerProcess(env);
       const base = server.baseUrl;

@@ -7,7 +7,9 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import type { Io } from '../src/cli/io.ts';
 import { main } from '../src/cli/main.ts';
-import { sweepOnce } from '../src/files/sweeper.ts';
+import { filesEnv } from '../src/files/service.ts';
+import { sweepOnce } from '../src/jobs/sweeper.ts';
+import { operatorCtx } from '../src/lib/context.ts';
 import { importKinds } from '../src/cli/import-kinds.ts';
 import { ImportFailed, runImport } from '../src/import/run.ts';
 import { call, eachDialect, seedWorkspace, type TestApp } from './helpers/app.ts';
@@ -26,7 +28,7 @@ function sampleFiles(): { dir: string; write(name: string, content: string | Buf
 }
 
 const importText = (objects: object[]) => objects.map((o) => JSON.stringify(o)).join('\n');
-const run = (t: TestApp, ws: string, objects: object[]) => runImport(t.deps.db, ws, importKinds(), importText(objects), { extras: { blobs: t.deps.blobs } });
+const run = (t: TestApp, ws: string, objects: object[]) => runImport(operatorCtx(t.deps.db.kysely, ws), { kinds: importKinds({ blobs: t.deps.blobs }), text: importText(objects) });
 
 function blobCount(t: TestApp, ws: string): number {
   try {
@@ -82,7 +84,7 @@ await eachDialect('file import', (ctx) => {
     assert.equal(list.data[0].filename, 'new.txt');
     assert.equal(list.data[0].sizeBytes, 5);
     assert.equal(blobCount(t, s.workspaceId), 2);
-    await sweepOnce({ config: t.config, db: t.deps.db, blobs: t.deps.blobs });
+    await sweepOnce({ db: t.deps.db.kysely, now: Date.now(), files: filesEnv(t.config, t.deps.blobs) });
     assert.equal(blobCount(t, s.workspaceId), 1);
     const url = (await call(t, s.secret, 'GET', `/v1/files/${id}/url`)).json().url;
     assert.equal((await download(t, url)).bytes.toString(), 'newer');

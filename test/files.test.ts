@@ -4,13 +4,15 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { call, eachDialect, keyFor, seedWorkspace, type TestApp } from './helpers/app.ts';
 import { assertError, type Backend, backendDeps, createSession, download, md5, putBytes, uploadFile } from './helpers/files.ts';
-import { sweepOnce } from '../src/files/sweeper.ts';
-import { listKnowledge } from '../src/knowledge/repository.ts';
+import { filesEnv } from '../src/files/service.ts';
+import { sweepOnce } from '../src/jobs/sweeper.ts';
+import { listKnowledge } from '../src/knowledge/service.ts';
+import { operatorCtx } from '../src/lib/context.ts';
 
 const MB = 1024 * 1024;
 const FILE_KEYS = ['completedAt', 'createdAt', 'expiresAt', 'filename', 'id', 'mimeType', 'sizeBytes', 'status'];
 
-const envOf = (t: TestApp) => ({ config: t.config, db: t.deps.db, blobs: t.deps.blobs });
+const sweepAt = (t: TestApp, now: number) => sweepOnce({ db: t.deps.db.kysely, now, files: filesEnv(t.config, t.deps.blobs) });
 const rowOf = (t: TestApp, id: string) => t.deps.db.kysely.selectFrom('files').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 
 async function expire(t: TestApp, id: string): Promise<void> {
@@ -189,7 +191,7 @@ function suite(backend: Backend) {
       assertError(await call(t, s.secret, 'GET', `/v1/files/${f.id}/url`), 409, 'invalid_file_state');
       assert.equal((await rowOf(t, f.id)).status, 'PENDING');
       // S3 keeps orphaned bytes a minute past the deadline, for presigned PUTs still in flight.
-      const r = await sweepOnce(envOf(t), Date.now() + (backend === 's3' ? 3600_000 + 120_000 : 0));
+      const r = await sweepAt(t, Date.now() + (backend === 's3' ? 3600_000 + 120_000 : 0));
       assert.ok(r.expired >= 1);
       const row = await rowOf(t, f.id);
       assert.equal(row.status, 'EXPIRED');
@@ -279,10 +281,10 @@ function suite(backend: Backend) {
       const waiting = await createSession(t, s.secret, { filename: 'waiting.md', mimeType: 'text/markdown', sizeBytes: 3, purpose: 'knowledge_user' });
       await call(t, s.secret, 'POST', `/v1/files/${dropped.id}/cancel`);
       await uploadFile(t, s.secret, Buffer.from('plain'), { filename: 'plain.txt', mimeType: 'text/plain' });
-      const all = await listKnowledge(t.deps.db.kysely, s.workspaceId);
+      const all = await listKnowledge(operatorCtx(t.deps.db.kysely, s.workspaceId));
       assert.deepEqual(all.map((k) => [k.fileId, k.owner, k.userId]).sort(), [[mine.id, 'user', s.userId], [shared.id, 'workspace', null]].sort());
       assert.ok(!all.some((k) => k.fileId === waiting.id));
-      const user = await listKnowledge(t.deps.db.kysely, s.workspaceId, { userId: s.userId });
+      const user = await listKnowledge(operatorCtx(t.deps.db.kysely, s.workspaceId), { userId: s.userId });
       assert.deepEqual(user.map((k) => k.filename), ['mine.md']);
     });
   };

@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import { createKey, revokeKey } from '../src/auth/service.ts';
 import { call, eachDialect, headers, keyFor, seedWorkspace, VERSION } from './helpers/app.ts';
 import { pipelineRoutes } from './pipeline-routes.ts';
+import { operatorCtx, systemCtx } from '../src/lib/context.ts';
 
 function assertError(res: { statusCode: number; headers: Record<string, unknown>; json(): any }, status: number, code: string, param?: string) {
   assert.equal(res.statusCode, status, JSON.stringify(res.json()));
@@ -47,12 +48,12 @@ await eachDialect(
         const res = await t.app.inject({ method: 'GET', url: '/v1/auth/validate', headers: { authorization: bad.startsWith('Basic') ? bad : `Bearer ${bad}`, 'service-version': VERSION } });
         assert.equal(res.statusCode, 401, bad);
       }
-      const revoked = await createKey(t.deps.db.kysely, { workspaceId: s.workspaceId, userId: null, scopes: null, expiresInMs: null });
+      const revoked = await createKey(operatorCtx(t.deps.db.kysely, s.workspaceId), { userId: null, scopes: null, expiresInMs: null });
       assert.equal((await call(t, revoked.secret, 'GET', '/v1/auth/validate')).statusCode, 200);
-      await revokeKey(t.deps.db.kysely, revoked.id, new Date().toISOString());
+      await revokeKey(systemCtx(t.deps.db.kysely), { id: revoked.id });
       await new Promise((r) => setTimeout(r, 1100)); // the key cache lives at most one second
       assertError(await call(t, revoked.secret, 'GET', '/v1/auth/validate'), 401, 'invalid_api_key');
-      const expired = await createKey(t.deps.db.kysely, { workspaceId: s.workspaceId, userId: null, scopes: null, expiresInMs: 50 });
+      const expired = await createKey(operatorCtx(t.deps.db.kysely, s.workspaceId), { userId: null, scopes: null, expiresInMs: 50 });
       await new Promise((r) => setTimeout(r, 80));
       const e = assertError(await call(t, expired.secret, 'GET', '/v1/auth/validate'), 401, 'invalid_api_key');
       assert.match(e.message, /expired/);

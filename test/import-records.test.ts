@@ -10,12 +10,13 @@ import { importKinds } from '../src/cli/import-kinds.ts';
 import { ImportFailed, runImport } from '../src/import/run.ts';
 import { call, eachDialect, seedWorkspace, type TestApp } from './helpers/app.ts';
 import { importObjects, sleep } from './lists-fixtures.ts';
+import { operatorCtx } from '../src/lib/context.ts';
 
 const ndjson = (objects: unknown[]) => objects.map((o) => JSON.stringify(o)).join('\n');
 
 async function failure(t: TestApp, workspaceId: string, text: string): Promise<ImportFailed> {
   try {
-    await runImport(t.deps.db, workspaceId, importKinds(), text);
+    await runImport(operatorCtx(t.deps.db.kysely, workspaceId), { kinds: importKinds(), text: text });
   } catch (err) {
     if (err instanceof ImportFailed) return err;
     throw err;
@@ -126,7 +127,7 @@ await eachDialect('import records', (ctx) => {
   test('a JSON array works the same, items numbered from 1', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);
-    const r = await runImport(t.deps.db, s.workspaceId, importKinds(), JSON.stringify(SAMPLE));
+    const r = await runImport(operatorCtx(t.deps.db.kysely, s.workspaceId), { kinds: importKinds(), text: JSON.stringify(SAMPLE) });
     assert.equal(r.counts.contact, 2);
     const err = await failure(t, s.workspaceId, JSON.stringify([SAMPLE[3], { object: 'account', externalId: 'z', fields: { $employees: { value: '10', valueType: 'NUMBER' } } }]));
     assert.equal(err.errors[0]?.line, 2);

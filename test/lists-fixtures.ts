@@ -4,9 +4,10 @@ import assert from 'node:assert/strict';
 import { importKinds } from '../src/cli/import-kinds.ts';
 import { runImport } from '../src/import/run.ts';
 import type { TestApp } from './helpers/app.ts';
+import { operatorCtx } from '../src/lib/context.ts';
 
 export async function importObjects(t: TestApp, workspaceId: string, objects: Array<Record<string, unknown>>) {
-  return runImport(t.deps.db, workspaceId, importKinds(), objects.map((o) => JSON.stringify(o)).join('\n'));
+  return runImport(operatorCtx(t.deps.db.kysely, workspaceId), { kinds: importKinds(), text: objects.map((o) => JSON.stringify(o)).join('\n') });
 }
 
 /** Imports n records of a kind (externalIds `${prefix}0…`) and returns their server ids in order. */

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { buildApp } from '../src/app.ts';
-import { Authenticator } from '../src/auth/service.ts';
+import { Authenticator } from '../src/auth/authenticator.ts';
 import { openDb } from '../src/db/database.ts';
 import { call, eachDialect, headers, seedWorkspace } from './helpers/app.ts';
 import { TEST_DATABASE_URL } from './helpers/services.ts';

@@ -2,6 +2,8 @@
 // every error code with its param, the two-scope rule and workspace isolation, on both databases.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { operatorCtx } from '../src/lib/context.ts';
+import { createLinks } from '../src/lib/links.ts';
 import { call, eachDialect, keyFor, seedWorkspace } from './helpers/app.ts';
 import { assertError, seedRecords, sleep } from './lists-fixtures.ts';
 
@@ -27,9 +29,10 @@ await eachDialect('lists', (ctx) => {
   test('httpLink uses PUBLIC_APP_URL when configured', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);
-    const { toApi } = await import('../src/lists/service.ts');
+    const { toResource } = await import('../src/lists/service.ts');
     const row = { id: 'lst_x', workspace_id: s.workspaceId, name: 'n', object_type: 'account' as const, member_count: 0, created_at: 'c', updated_at: 'c' };
-    assert.equal(toApi({ ...t.config, publicAppUrl: 'https://app.example' }, row).httpLink, 'https://app.example/lists/lst_x');
+    const c = operatorCtx(t.deps.db.kysely, s.workspaceId, { links: createLinks('https://app.example') });
+    assert.equal(toResource(c, row).httpLink, 'https://app.example/lists/lst_x');
   });
 
   test('$objectType accepts the three types and their $ aliases; responses use the bare value', async () => {

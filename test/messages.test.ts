@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import { listMessages } from '../src/messages/service.ts';
 import { call, eachDialect } from './helpers/app.ts';
 import { importObjects, message, seedPeople } from './helpers/messages.ts';
+import { operatorCtx } from '../src/lib/context.ts';
 
 await eachDialect('messages', (ctx) => {
   test('a message has exactly the resource shape of the spec', async () => {
@@ -80,12 +81,13 @@ await eachDialect('messages', (ctx) => {
       assert.equal(r.json().error.code, 'invalid_parameter');
     }
 
-    const caller = { workspaceId, userId: users.alice as string };
+    // Alice's user key, as the API would build its ctx.
+    const caller = { ...operatorCtx(t.deps.db.kysely, workspaceId), actor: { workspaceId, subjectType: 'user' as const, userId: users.alice as string, role: 'member' as const } };
     for (let offset = 0; offset <= 31; offset += 3) {
       for (const limit of [1, 7, 25]) {
         const want = visible.slice(offset, offset + limit);
         for (const strategy of ['walk', 'channels'] as const) {
-          const got = await listMessages(t.deps.db.kysely, t.config, caller, { limit, offset }, strategy);
+          const got = await listMessages(caller, { limit, offset, strategy });
           assert.deepEqual(got.data.map((m) => m.id), want, `${strategy} limit ${limit} offset ${offset}`);
           assert.equal(got.totalCount, 30);
         }

@@ -1,10 +1,12 @@
 // Test-only routes that exercise the shared request pipeline (JSON rules, validation codes,
 // idempotency) independently of any one resource.
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../src/http/context.ts';
+import { serviceContext } from '../src/http/service-context.ts';
 import { AppError } from '../src/lib/errors.ts';
-import { write } from '../src/http/idempotency.ts';
+import { createLinks } from '../src/lib/links.ts';
 import { createUser } from '../src/users/service.ts';
 
 export const EchoBody = Type.Object(
@@ -16,7 +18,9 @@ export const EchoBody = Type.Object(
   { additionalProperties: false },
 );
 
-export function pipelineRoutes(app: FastifyInstance, deps: Deps): void {
+export function pipelineRoutes(base: FastifyInstance, deps: Deps): void {
+  const app = base.withTypeProvider<TypeBoxTypeProvider>();
+  const { write } = serviceContext({ deps, links: createLinks(undefined) });
   app.post('/v1/test/echo', { config: { operation: 'testEcho', scopes: ['lists:create'], category: 'Write' }, schema: { body: EchoBody } }, async (request) => ({
     received: request.body,
   }));
@@ -36,9 +40,9 @@ export function pipelineRoutes(app: FastifyInstance, deps: Deps): void {
       schema: { body: Type.Object({ email: Type.String(), fail: Type.Optional(Type.String()) }, { additionalProperties: false }) },
     },
     async (request, reply) => {
-      const body = request.body as { email: string; fail?: string };
-      return write(deps, request, reply, async (tx) => {
-        const user = await createUser(tx, { workspaceId: request.principal.workspaceId, email: body.email });
+      const body = request.body;
+      return write(request, reply, async (ctx) => {
+        const user = await createUser(ctx, { email: body.email });
         if (body.fail === 'client') throw new AppError('invalid_value', 'asked to fail', { param: 'fail' });
         if (body.fail === 'server') throw new Error('boom');
         if (body.fail === 'slow') await new Promise((r) => setTimeout(r, 300));

@@ -14,6 +14,7 @@ import { createTestDb, type TestDb } from './helpers/db.ts';
 import { startServerProcess, type ServerProcess } from './helpers/process.ts';
 import { ACCESS_KEY, startTestS3, type TestS3 } from './helpers/s3-server.ts';
 import { IN_CI, services, TEST_REDIS_URL } from './helpers/services.ts';
+import { systemCtx, operatorCtx } from '../src/lib/context.ts';
 
 const READ_LIMIT = 20;
 const available = await services();
@@ -32,8 +33,8 @@ if (IN_CI || (available.postgres && available.redis)) {
       tdb = await createTestDb('postgres');
       dir = mkdtempSync(join(tmpdir(), 'rolodex-scale-'));
       s3 = await startTestS3(join(dir, 's3'), 'rolodex');
-      const ws = await createWorkspace(tdb.db.kysely, 'Scale');
-      secret = (await createKey(tdb.db.kysely, { workspaceId: ws.id, userId: null, scopes: null, expiresInMs: null })).secret;
+      const ws = await createWorkspace(systemCtx(tdb.db.kysely), { name: 'Scale' });
+      secret = (await createKey(operatorCtx(tdb.db.kysely, ws.id), { userId: null, scopes: null, expiresInMs: null })).secret;
       const env = (name: string) => ({
         DATA_DIR: join(dir, name), // nothing shared on local disk
         DATABASE_URL: tdb.databaseUrl as string,

@@ -10,6 +10,7 @@ import { createWorkspace } from '../src/workspaces/service.ts';
 import { createTestDb, type TestDb, testDialects } from './helpers/db.ts';
 import { IN_CI, services, TEST_REDIS_URL } from './helpers/services.ts';
 import { freePort } from './helpers/process.ts';
+import { systemCtx, operatorCtx } from '../src/lib/context.ts';
 
 const MAIN = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
 const LIMIT = 20;
@@ -29,8 +30,8 @@ for (const { dialect, redis } of variants) {
 
     before(async () => {
       tdb = await createTestDb(dialect);
-      const ws = await createWorkspace(tdb.db.kysely, 'Cluster');
-      secret = (await createKey(tdb.db.kysely, { workspaceId: ws.id, userId: null, scopes: null, expiresInMs: null })).secret;
+      const ws = await createWorkspace(systemCtx(tdb.db.kysely), { name: 'Cluster' });
+      secret = (await createKey(operatorCtx(tdb.db.kysely, ws.id), { userId: null, scopes: null, expiresInMs: null })).secret;
       // A port free when chosen may be taken by another test process before the cluster binds
       // it: start again on another one then.
       for (let attempt = 1; ; attempt++) {

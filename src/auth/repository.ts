@@ -1,8 +1,12 @@
+// SQL of API keys. The lookup by hash is a prepared read: every request that is not cached makes it.
 import { prepared } from '../db/prepared.ts';
 import type { Executor } from '../db/types.ts';
 import type { ApiKeysTable } from './tables.ts';
 
-export interface KeyRow extends ApiKeysTable {
+export type KeyRow = ApiKeysTable;
+
+/** A key with its user's role, as the authenticator needs it. */
+export interface AuthKeyRow extends ApiKeysTable {
   user_role: 'admin' | 'member' | null;
 }
 
@@ -15,19 +19,19 @@ const findKeyQuery = prepared((db: Executor, hash: string) =>
     .where('api_keys.secret_hash', '=', hash),
 );
 
-export async function findKeyByHash(db: Executor, hash: string): Promise<KeyRow | undefined> {
+export async function findKeyByHash(db: Executor, hash: string): Promise<AuthKeyRow | undefined> {
   return (await findKeyQuery(db, hash))[0];
 }
 
-export async function insertKey(db: Executor, row: ApiKeysTable): Promise<void> {
+export async function insertKey(db: Executor, row: KeyRow): Promise<void> {
   await db.insertInto('api_keys').values(row).execute();
 }
 
-export async function listKeys(db: Executor, workspaceId: string): Promise<ApiKeysTable[]> {
+export async function listKeys(db: Executor, workspaceId: string): Promise<KeyRow[]> {
   return db.selectFrom('api_keys').selectAll().where('workspace_id', '=', workspaceId).orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
 }
 
-export async function revokeKey(db: Executor, id: string, at: string): Promise<ApiKeysTable | undefined> {
+export async function revokeKey(db: Executor, id: string, at: string): Promise<KeyRow | undefined> {
   await db.updateTable('api_keys').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null).execute();
   return db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
 }

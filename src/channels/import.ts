@@ -1,10 +1,11 @@
 // The `channel` import kind (docs/design.md §Import format): provider, name, visibility and members
 // (user externalIds). Re-importing a channel replaces its members with the listed ones.
-import { type ImportKind, ImportError, lookupExternalIds, onlyFields, str } from '../import/kind.ts';
+import { type ImportKind, ImportError, onlyFields, str, upsertByExternalId } from '../import/kind.ts';
 import { InputError } from '../lib/errors.ts';
-import { isoNow, newId } from '../lib/ids.ts';
+import { isoNow } from '../lib/ids.ts';
+import * as repo from './repository.ts';
+import { checkLabel, checkVisibility } from './service.ts';
 import type { Visibility } from './tables.ts';
-import { applyVisibility, checkLabel, checkVisibility, replaceMembers } from './service.ts';
 
 interface ChannelInput {
   provider: string;
@@ -28,25 +29,20 @@ export const channelKind: ImportKind<ChannelInput> = {
     });
     return { provider, name, visibility, members: [...new Set(m as string[])] };
   },
-  lookup: (tx, workspaceId, externalIds) => lookupExternalIds(tx, 'channels', workspaceId, externalIds),
+  lookup: (ctx, externalIds) => repo.channelsByExternalId(ctx.db, ctx.actor.workspaceId, externalIds),
   async upsert(ctx, items) {
-    const existing = await channelKind.lookup(ctx.tx, ctx.workspaceId, items.map((i) => i.externalId));
     const at = isoNow(ctx.now);
-    for (const item of items) {
-      const { provider, name, visibility } = item.value;
-      let id = existing.get(item.externalId);
-      if (id) {
-        await ctx.tx.updateTable('channels').set({ provider, name, updated_at: at }).where('id', '=', id).execute();
-        await applyVisibility(ctx.tx, id, visibility, at);
-      } else {
-        id = newId('chn', ctx.now);
-        await ctx.tx
-          .insertInto('channels')
-          .values({ id, workspace_id: ctx.workspaceId, external_id: item.externalId, provider, name, visibility, message_count: 0, created_at: at, updated_at: at })
-          .execute();
-      }
-      ctx.register('channel', item.externalId, id);
-    }
+    await upsertByExternalId(ctx, items, {
+      object: 'channel',
+      idKind: 'chn',
+      find: (externalIds) => channelKind.lookup(ctx, externalIds),
+      async update({ value: { provider, name, visibility } }, _old, id) {
+        await repo.updateChannel(ctx.db, id, { provider, name, updated_at: at });
+        await repo.setVisibility(ctx.db, id, visibility, at);
+      },
+      insert: ({ externalId, value: { provider, name, visibility } }, id) =>
+        repo.insertChannel(ctx.db, { id, workspace_id: ctx.actor.workspaceId, external_id: externalId, provider, name, visibility, message_count: 0, created_at: at, updated_at: at }),
+    });
   },
   async link(ctx, items) {
     const at = isoNow(ctx.now);
@@ -54,11 +50,10 @@ export const channelKind: ImportKind<ChannelInput> = {
       const id = await ctx.resolve('channel', item.externalId, { line: item.line, field: 'externalId' });
       const users: string[] = [];
       for (const [i, ext] of item.value.members.entries()) users.push(await ctx.resolve('user', ext, { line: item.line, field: `members[${i}]` }));
-      const current = await ctx.tx.selectFrom('channel_members').select('user_id').where('channel_id', '=', id).execute();
       const keep = new Set(users);
-      const remove = current.map((r) => r.user_id).filter((u) => !keep.has(u));
+      const remove = (await repo.memberIds(ctx.db, id)).filter((u) => !keep.has(u));
       try {
-        await replaceMembers(ctx.tx, id, users, remove, at);
+        await repo.changeMembers(ctx.db, id, users, remove, at);
       } catch (err) {
         throw new ImportError(item.line, 'members', (err as Error).message);
       }

@@ -1,7 +1,7 @@
 // `rolodex channel …`: channels and their members after import (docs/design.md §Message visibility,
 // §Operator CLI). Changes apply to the very next API request; nothing about visibility is cached.
 import { changeMembers, createChannel, listChannels, setVisibility, VISIBILITIES } from '../channels/service.ts';
-import { type Io, parse, print, required, UsageError, withDb } from './io.ts';
+import { type Io, operator, parse, print, required, UsageError, withDb } from './io.ts';
 
 export const usage = `rolodex channel create --workspace W --provider P --name N --visibility ${VISIBILITIES.join('|')} [--external-id X] [--json]
 rolodex channel list --workspace W [--json]
@@ -31,9 +31,8 @@ export async function run(args: string[], io: Io): Promise<void> {
     return channel;
   };
   if (sub === 'create') {
-    const c = await withDb(io, (db) =>
-      createChannel(db.kysely, {
-        workspaceId,
+    const c = await withDb(io, (db, config) =>
+      createChannel(operator(db, config, workspaceId), {
         provider: required(values, 'provider'),
         name: required(values, 'name'),
         visibility: required(values, 'visibility'),
@@ -42,19 +41,19 @@ export async function run(args: string[], io: Io): Promise<void> {
     );
     print(io, json, c, `created channel ${line(c)}`);
   } else if (sub === 'list') {
-    const all = await withDb(io, (db) => listChannels(db.kysely, workspaceId));
+    const all = await withDb(io, (db, config) => listChannels(operator(db, config, workspaceId)));
     print(io, json, all, all.map(line).join('\n') || 'no channels');
   } else if (sub === 'visibility') {
     const ref = needChannel();
     const v = more[0];
     if (!v) throw new UsageError(`the new visibility (${VISIBILITIES.join(', ')}) is required`);
-    const c = await withDb(io, (db) => db.kysely.transaction().execute((tx) => setVisibility(tx, workspaceId, ref, v)));
+    const c = await withDb(io, (db, config) => db.kysely.transaction().execute((tx) => setVisibility({ ...operator(db, config, workspaceId), db: tx }, { channel: ref, visibility: v })));
     print(io, json, c, `channel ${line(c)}`);
   } else if (sub === 'add-members' || sub === 'remove-members') {
     const ref = needChannel();
     if (more.length === 0) throw new UsageError('at least one user (id, externalId or email) is required');
     const change = sub === 'add-members' ? { add: more } : { remove: more };
-    const c = await withDb(io, (db) => db.kysely.transaction().execute((tx) => changeMembers(tx, workspaceId, ref, change)));
+    const c = await withDb(io, (db, config) => db.kysely.transaction().execute((tx) => changeMembers({ ...operator(db, config, workspaceId), db: tx }, { channel: ref, ...change })));
     print(io, json, c, `channel ${line(c)}`);
   } else {
     throw new UsageError(`unknown subcommand "${sub ?? ''}"`);

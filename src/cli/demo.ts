@@ -1,41 +1,42 @@
 // `rolodex demo`: a ready-to-try workspace with sample data of every kind, and keys to call it.
 import { createKey } from '../auth/service.ts';
-import { importKinds } from './import-kinds.ts';
 import { runImport } from '../import/run.ts';
+import { systemCtx } from '../lib/context.ts';
+import { openBlobStore } from '../runtime.ts';
 import { createWorkspace } from '../workspaces/service.ts';
 import { demoParts } from './demo-parts.ts';
-import { importExtras } from './import-extras.ts';
-import { type Io, parse, print, withDb } from './io.ts';
+import { importKinds } from './import-kinds.ts';
+import { type Io, operator, parse, print, withDb } from './io.ts';
 
 export const usage = `rolodex demo [--json]   (creates a sample workspace and prints keys and curl examples)`;
 
 export async function run(args: string[], io: Io): Promise<void> {
   const { values } = parse(args, {});
   const out = await withDb(io, async (db, config) => {
-    const ws = await createWorkspace(db.kysely, 'Acme (demo)');
+    const ws = await createWorkspace(systemCtx(db.kysely), { name: 'Acme (demo)' });
+    const ctx = operator(db, config, ws.id);
     const parts = demoParts();
-    const extras = await importExtras(config);
+    const blobs = openBlobStore(config);
     try {
       const objects = parts.flatMap((p) => p.objects?.() ?? []);
-      const imported = await runImport(db, ws.id, importKinds(), objects.map((o) => JSON.stringify(o)).join('\n'), { extras: extras.values });
+      const imported = await runImport(ctx, { kinds: importKinds({ blobs }), text: objects.map((o) => JSON.stringify(o)).join('\n') });
       const ann = imported.ids.user?.['u-ann'] as string;
       const bob = imported.ids.user?.['u-bob'] as string;
       const keys = {
-        admin: await createKey(db.kysely, { workspaceId: ws.id, userId: ann, scopes: null, expiresInMs: null }),
-        member: await createKey(db.kysely, { workspaceId: ws.id, userId: bob, scopes: null, expiresInMs: null }),
-        workspace: await createKey(db.kysely, { workspaceId: ws.id, userId: null, scopes: null, expiresInMs: null }),
-        readOnly: await createKey(db.kysely, {
-          workspaceId: ws.id,
+        admin: await createKey(ctx, { userId: ann, scopes: null, expiresInMs: null }),
+        member: await createKey(ctx, { userId: bob, scopes: null, expiresInMs: null }),
+        workspace: await createKey(ctx, { userId: null, scopes: null, expiresInMs: null }),
+        readOnly: await createKey(ctx, {
           userId: bob,
           scopes: ['lists:read', 'accounts:read', 'contacts:read', 'opportunities:read', 'messages:read', 'files:read'],
           expiresInMs: null,
         }),
       };
       const lines: string[] = [];
-      for (const part of parts) if (part.after) lines.push(...(await part.after({ db, config, workspaceId: ws.id, imported, extras: extras.values })));
+      for (const part of parts) if (part.after) lines.push(...(await part.after({ ...ctx, imported })));
       return { config, ws, imported, keys, lines };
     } finally {
-      await extras.close();
+      await blobs.close();
     }
   });
   const base = out.config.publicBaseUrl;

@@ -1,6 +1,7 @@
 // The registry of import kinds: every kind `rolodex import` knows, in the order their rows are
 // written (referenced kinds first). A kind lives with its resource (`<resource>/import.ts`) and
 // is listed here; it never imports this file.
+import type { BlobStore } from '../blobs/blob-store.ts';
 import { channelKind } from '../channels/import.ts';
 import { fileKind } from '../files/import.ts';
 import type { ImportKind } from '../import/kind.ts';
@@ -8,6 +9,7 @@ import { messageKind } from '../messages/import.ts';
 import { accountKind, contactKind, opportunityKind } from '../records/import.ts';
 import { userKind } from '../users/import.ts';
 
-export function importKinds(): ImportKind<any>[] {
-  return [userKind, channelKind, fileKind, accountKind, contactKind, opportunityKind, messageKind];
+/** `blobs`: where imported files' bytes go; without it an import holding files is refused. */
+export function importKinds(deps: { blobs?: BlobStore } = {}): ImportKind<any>[] {
+  return [userKind, channelKind, fileKind(deps.blobs), accountKind, contactKind, opportunityKind, messageKind];
 }

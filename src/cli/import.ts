@@ -3,9 +3,9 @@ import { InputError } from '../lib/errors.ts';
 import { importKinds } from './import-kinds.ts';
 import { ImportFailed, runImport } from '../import/run.ts';
 import { ImportError } from '../import/kind.ts';
+import { openBlobStore } from '../runtime.ts';
 import { requireWorkspace } from '../workspaces/service.ts';
-import { type Io, parse, print, required, UsageError, withDb } from './io.ts';
-import { importExtras } from './import-extras.ts';
+import { type Io, operator, parse, print, required, UsageError, withDb } from './io.ts';
 
 export const usage = `rolodex import --workspace W FILE [--json]   (NDJSON or a JSON array; see docs/import.md)`;
 
@@ -34,12 +34,13 @@ export async function run(args: string[], io: Io): Promise<void> {
   }
   const started = Date.now();
   const result = await withDb(io, async (db, config) => {
-    await requireWorkspace(db.kysely, workspaceId);
-    const extras = await importExtras(config);
+    const ctx = operator(db, config, workspaceId);
+    await requireWorkspace(ctx);
+    const blobs = openBlobStore(config);
     try {
-      return await runImport(db, workspaceId, importKinds(), text, { onProgress: progressBar(io), extras: extras.values });
+      return await runImport(ctx, { kinds: importKinds({ blobs }), text, onProgress: progressBar(io) });
     } finally {
-      await extras.close();
+      await blobs.close();
     }
   }).catch((err: unknown) => {
     if (err instanceof ImportFailed) throw new InputError(`import failed, nothing was written:\n${err.message}`);

@@ -3,7 +3,9 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { loadConfig, type Config } from '../config.ts';
 import type { Db } from '../db/types.ts';
+import { type Ctx, operatorCtx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
+import { createLinks } from '../lib/links.ts';
 import { openDatabase } from '../runtime.ts';
 
 /**
@@ -59,4 +61,9 @@ export async function withDb<T>(io: Io, fn: (db: Db, config: Config) => Promise<
   } finally {
     await db.close();
   }
+}
+
+/** The ctx of an operator command on one workspace (one clock for the whole command). */
+export function operator(db: Db, config: Config, workspaceId: string): Ctx {
+  return operatorCtx(db.kysely, workspaceId, { links: createLinks(config.publicAppUrl) });
 }

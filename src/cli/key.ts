@@ -1,8 +1,7 @@
-import { createKey, describeKey, listKeys, parseDuration, parseScopes, revokeKey } from '../auth/service.ts';
+import { createKey, listKeys, parseDuration, parseScopes, revokeKey } from '../auth/service.ts';
+import { systemCtx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
-import { requireWorkspace } from '../workspaces/service.ts';
-import { findUser } from '../users/service.ts';
-import { type Io, parse, print, required, UsageError, withDb } from './io.ts';
+import { type Io, operator, parse, print, required, UsageError, withDb } from './io.ts';
 
 export const usage = `rolodex key create --workspace W [--user U] [--scopes a,b] [--expires-in 30d] [--json]
 rolodex key list --workspace W [--json]
@@ -28,27 +27,19 @@ export async function run(args: string[], io: Io): Promise<void> {
       throw err;
     }
     const userId = (values.user as string | undefined) ?? null;
-    const key = await withDb(io, async (db) => {
-      await requireWorkspace(db.kysely, workspaceId);
-      if (userId && !(await findUser(db.kysely, workspaceId, userId))) throw new InputError(`no user "${userId}" in workspace ${workspaceId}`);
-      return createKey(db.kysely, { workspaceId, userId, scopes, expiresInMs });
-    });
+    const key = await withDb(io, (db, config) => createKey(operator(db, config, workspaceId), { userId, scopes, expiresInMs }));
     const out = { id: key.id, secret: key.secret, subjectType: key.subjectType, scopes: key.scopes, expiresAt: key.expiresAt };
     print(io, json, out, `created ${key.subjectType} key ${key.id}\nsecret (shown once): ${key.secret}`);
   } else if (sub === 'list') {
     const workspaceId = required(values, 'workspace');
-    const keys = await withDb(io, async (db) => {
-      await requireWorkspace(db.kysely, workspaceId);
-      return (await listKeys(db.kysely, workspaceId)).map(describeKey);
-    });
+    const keys = await withDb(io, (db, config) => listKeys(operator(db, config, workspaceId)));
     const text = keys.map((k) => `${k.id}  ${k.prefix}…  ${k.subjectType}  ${k.scopes.join(',') || 'full access'}${k.revokedAt ? '  revoked' : ''}`);
     print(io, json, keys, text.join('\n') || 'no keys');
   } else if (sub === 'revoke') {
     const id = positionals[0];
     if (!id) throw new UsageError('the id of the key to revoke is required');
-    const row = await withDb(io, (db) => revokeKey(db.kysely, id, new Date().toISOString()));
-    if (!row) throw new InputError(`no key with id "${id}"`);
-    print(io, json, describeKey(row), `revoked key ${row.id}`);
+    const key = await withDb(io, (db) => revokeKey(systemCtx(db.kysely), { id }));
+    print(io, json, key, `revoked key ${key.id}`);
   } else {
     throw new UsageError(`unknown subcommand "${sub ?? ''}"`);
   }

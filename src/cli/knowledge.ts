@@ -1,9 +1,8 @@
 // `rolodex knowledge list`: what each user's and the workspace's Knowledge holds (files completed
 // with a knowledge purpose, docs/design.md §Files). The public API never returns purposes; this is
 // where an operator sees their effect.
-import { listKnowledge } from '../knowledge/repository.ts';
-import { requireWorkspace } from '../workspaces/service.ts';
-import { type Io, parse, print, required, UsageError, withDb } from './io.ts';
+import { listKnowledge } from '../knowledge/service.ts';
+import { type Io, operator, parse, print, required, UsageError, withDb } from './io.ts';
 
 export const usage = `rolodex knowledge list --workspace W [--user U | --workspace-only] [--json]`;
 
@@ -13,13 +12,12 @@ export async function run(args: string[], io: Io): Promise<void> {
   if (sub !== 'list') throw new UsageError(`unknown subcommand "${sub ?? ''}"`);
   const workspaceId = required(values, 'workspace');
   if (values.user !== undefined && values['workspace-only']) throw new UsageError('--user and --workspace-only exclude each other');
-  const items = await withDb(io, async (db) => {
-    await requireWorkspace(db.kysely, workspaceId);
-    return listKnowledge(db.kysely, workspaceId, {
+  const items = await withDb(io, (db, config) =>
+    listKnowledge(operator(db, config, workspaceId), {
       ...(typeof values.user === 'string' ? { userId: values.user } : {}),
       ...(values['workspace-only'] ? { owner: 'workspace' as const } : {}),
-    });
-  });
+    }),
+  );
   const human = items.map((k) => `${k.fileId}  ${k.owner === 'user' ? `user ${k.userId}` : 'workspace'}  ${k.sizeBytes} B  ${k.mimeType}  ${JSON.stringify(k.filename)}  added ${k.addedAt}`).join('\n');
   print(io, values.json as boolean, items, human || 'no knowledge files');
 }

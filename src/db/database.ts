@@ -1,6 +1,6 @@
 // Opens the database for either dialect (the types: types.ts).
 import { join } from 'node:path';
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { namedStatementReader, registerFastReader } from './prepared.ts';
 import { NodeSqliteDialect } from './sqlite.ts';
@@ -65,4 +65,9 @@ export function isUniqueViolation(err: unknown): boolean {
   const e = err as { code?: unknown; errcode?: unknown; message?: unknown };
   if (e?.code === '23505') return true;
   return e?.errcode === 2067 || e?.errcode === 1555 || (typeof e?.message === 'string' && e.message.startsWith('UNIQUE constraint failed'));
+}
+
+/** Resolves when the database answers a query (readiness). */
+export async function ping(db: Db): Promise<void> {
+  await sql`select 1`.execute(db.kysely);
 }

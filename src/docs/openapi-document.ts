@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pino } from 'pino';
 import { buildApp } from '../app.ts';
-import { Authenticator } from '../auth/service.ts';
+import { Authenticator } from '../auth/authenticator.ts';
 import { loadConfig } from '../config.ts';
 import { openBlobStore, openDatabase } from '../runtime.ts';
 

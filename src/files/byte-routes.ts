@@ -3,11 +3,11 @@
 // encapsulated plugin, hands the raw request stream to the upload handler.
 import type { Socket } from 'node:net';
 import { PassThrough, type Readable } from 'node:stream';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { PluginOptions } from '../http/context.ts';
-import { recordUpload } from '../metrics/registry.ts';
+import { type Metrics, recordUpload } from '../metrics/registry.ts';
 import { reclaimer } from './reclaim.ts';
-import type { FilesEnv } from './service.ts';
+import type { FilesEnv, FilesSystemCtx } from './service.ts';
 import { openDownload, receiveUpload } from './transfer.ts';
 
 const LINGER_BYTES = 4 * 1024 * 1024;
@@ -32,18 +32,22 @@ function linger(raw: Readable, socket: Socket): void {
   raw.resume();
 }
 
-export function byteRoutes(env: () => FilesEnv) {
+/** `files`: the module's env, bound once by routes.ts. No API key here, so the ctx has no actor. */
+export function byteRoutes(files: FilesEnv, metrics: Metrics) {
   return async (app: FastifyInstance, opts: PluginOptions): Promise<void> => {
+    const db = opts.deps.db.kysely;
+    const ctx = (request: FastifyRequest): FilesSystemCtx => ({ db, now: request.startedAt, files });
     app.removeAllContentTypeParsers();
+    // The body is the request stream itself (or absent): uploads are streamed, never parsed.
     app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
 
-    app.put<{ Params: { token: string } }>(
+    app.put<{ Params: { token: string }; Body: Readable | undefined }>(
       '/uploads/:token',
-      { schema: { hide: true } as object, bodyLimit: Number.MAX_SAFE_INTEGER },
+      { schema: { hide: true }, bodyLimit: Number.MAX_SAFE_INTEGER },
       async (request, reply) => {
         // Through a pass-through: when the size guard stops the transfer, the pipeline destroys
         // its source, and that must not be the socket, which still has to carry the 413.
-        const raw = (request.body as Readable | undefined) ?? request.raw;
+        const raw = request.body ?? request.raw;
         const body = new PassThrough();
         raw.pipe(body);
         const reclaim = reclaimer();
@@ -54,8 +58,8 @@ export function byteRoutes(env: () => FilesEnv) {
         const length = request.headers['content-length'];
         const started = performance.now();
         try {
-          const result = await receiveUpload(env(), request.params.token, body, length === undefined ? undefined : Number(length), Date.now());
-          recordUpload(opts.deps.metrics, result.sizeBytes, (performance.now() - started) / 1000, opts.deps.blobs.kind);
+          const result = await receiveUpload(ctx(request), { token: request.params.token, body, declaredLength: length === undefined ? undefined : Number(length) });
+          recordUpload(metrics, result.sizeBytes, (performance.now() - started) / 1000, files.blobs.kind);
           reply.header('etag', `"${result.md5}"`);
           return result;
         } catch (err) {
@@ -67,12 +71,12 @@ export function byteRoutes(env: () => FilesEnv) {
       },
     );
 
-    app.get<{ Params: { token: string } }>('/downloads/:token', { schema: { hide: true } as object }, async (request, reply) => {
+    app.get<{ Params: { token: string } }>('/downloads/:token', { schema: { hide: true } }, async (request, reply) => {
       const header = (name: string) => {
         const v = request.headers[name];
         return typeof v === 'string' ? v : undefined;
       };
-      const d = await openDownload(env(), request.params.token, header('range'), header('if-range'), Date.now());
+      const d = await openDownload(ctx(request), { token: request.params.token, range: header('range'), ifRange: header('if-range') });
       reply.code(d.status).headers(d.headers);
       const reclaim = reclaimer();
       d.body.on('data', (chunk: Buffer) => reclaim(chunk.length));

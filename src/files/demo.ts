@@ -31,13 +31,13 @@ export function filesDemoPart(): DemoPart {
     async after(ctx) {
       if (dir) rmSync(dir, { recursive: true, force: true });
       const handbook = ctx.imported.ids.file?.['file-handbook'];
-      if (handbook) await addActiveEntry(ctx.db.kysely, ctx.workspaceId, handbook, { type: 'workspace', userId: null }, Date.now());
+      if (handbook) await addActiveEntry(ctx.db, ctx.actor.workspaceId, handbook, { type: 'workspace', userId: null }, ctx.now);
       const h = '-H "Authorization: Bearer {key}" -H "Service-Version: 2026-03-01"';
       return [
         `curl -s ${h} {base}/v1/files`,
         `curl -s ${h} {base}/v1/files/${handbook}/url`,
         `curl -s ${h} -H "Content-Type: application/json" -d '{"filename":"hello.txt","mimeType":"text/plain","sizeBytes":6}' {base}/v1/files   # then PUT the bytes to uploadUrl and POST /v1/files/<id>/complete`,
-        `rolodex knowledge list --workspace ${ctx.workspaceId}`,
+        `rolodex knowledge list --workspace ${ctx.actor.workspaceId}`,
       ];
     },
   };

@@ -6,10 +6,9 @@ import { open } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import type { BlobStore } from '../blobs/blob-store.ts';
 import { BlobTooLargeError } from '../blobs/blob-store.ts';
-import { chunks } from '../db/chunks.ts';
-import { type ImportItem, type ImportKind, ImportError, lookupExternalIds, onlyFields, str } from '../import/kind.ts';
+import { type ImportItem, type ImportKind, ImportError, onlyFields, str, upsertByExternalId } from '../import/kind.ts';
 import { InputError } from '../lib/errors.ts';
-import { isoNow, newId } from '../lib/ids.ts';
+import { isoNow } from '../lib/ids.ts';
 import * as repo from './repository.ts';
 import { hasControlCharacters, MAX_FILE_BYTES, mimeEssence } from './rules.ts';
 import type { FileSource } from './tables.ts';
@@ -24,12 +23,6 @@ interface FileInput {
 }
 
 const SOURCES: FileSource[] = ['api', 'app', 'chat_attachment'];
-
-function blobsOf(extras: Record<string, unknown>): BlobStore {
-  const blobs = extras.blobs as BlobStore | undefined;
-  if (!blobs) throw new Error('the file import needs extras.blobs (a BlobStore)');
-  return blobs;
-}
 
 async function copyIn(blobs: BlobStore, workspaceId: string, item: ImportItem<FileInput>): Promise<void> {
   const key = `${workspaceId}/import-${randomBytes(8).toString('hex')}`;
@@ -50,7 +43,13 @@ async function copyIn(blobs: BlobStore, workspaceId: string, item: ImportItem<Fi
   }
 }
 
-export const fileKind: ImportKind<FileInput> = {
+/** The kind, bound to the blob store the bytes are copied into (none: an import holding files is refused). */
+export function fileKind(blobs: BlobStore | undefined): ImportKind<FileInput> {
+  const store = (): BlobStore => {
+    if (!blobs) throw new Error('the file import needs a blob store (importKinds({ blobs }))');
+    return blobs;
+  };
+  return {
   object: 'file',
   check(raw) {
     onlyFields(raw, ['source', 'filename', 'mimeType', 'path']);
@@ -65,43 +64,40 @@ export const fileKind: ImportKind<FileInput> = {
     return { source, filename, mimeType, path };
   },
   async prepare(ctx, items) {
-    const blobs = blobsOf(ctx.extras);
+    const blobs = store();
     const undo = async () => {
       for (const item of items) if (item.value.blob) await blobs.delete(item.value.blob.key).catch(() => {});
     };
     try {
-      for (const item of items) await copyIn(blobs, ctx.workspaceId, item);
+      for (const item of items) await copyIn(blobs, ctx.actor.workspaceId, item);
     } catch (err) {
       await undo();
       throw err;
     }
     return { undo };
   },
-  lookup: (tx, workspaceId, externalIds) => lookupExternalIds(tx, 'files', workspaceId, externalIds),
+  lookup: (ctx, externalIds) => repo.filesByExternalId(ctx.db, ctx.actor.workspaceId, externalIds),
   async upsert(ctx, items) {
     const at = isoNow(ctx.now);
-    const existing = new Map<string, repo.FileRow>();
-    for (const part of chunks(items.map((i) => i.externalId))) {
-      const rows = await ctx.tx.selectFrom('files').selectAll().where('workspace_id', '=', ctx.workspaceId).where('external_id', 'in', part).execute();
-      for (const r of rows) existing.set(r.external_id as string, r);
-    }
-    for (const item of items) {
-      const { source, filename, mimeType, blob } = item.value;
-      if (!blob) throw new ImportError(item.line, 'path', 'the bytes were not copied');
-      const fields = { source, filename, mime_type: mimeType, size_bytes: blob.size, md5: blob.md5, blob_key: blob.key, status: 'COMPLETED' as const, expires_at: null };
-      const old = existing.get(item.externalId);
-      let id: string;
-      if (old) {
-        id = old.id;
-        await ctx.tx.updateTable('files').set({ ...fields, completed_at: old.completed_at ?? at }).where('id', '=', id).execute();
-        if (old.blob_key) await repo.addGarbage(ctx.tx, old.blob_key, at);
-        const delta = (repo.isListable(source) ? 1 : 0) - (repo.isListable(old.source) ? 1 : 0);
-        if (delta !== 0) await repo.bumpCount(ctx.tx, ctx.workspaceId, delta);
-      } else {
-        id = newId('fil', ctx.now);
-        await repo.insertFile(ctx.tx, { id, workspace_id: ctx.workspaceId, external_id: item.externalId, ...fields, created_at: at, completed_at: at, upload_deadline: at });
-      }
-      ctx.register('file', item.externalId, id);
-    }
+    const ws = ctx.actor.workspaceId;
+    const fieldsOf = ({ line, value: { source, filename, mimeType, blob } }: ImportItem<FileInput>) => {
+      if (!blob) throw new ImportError(line, 'path', 'the bytes were not copied');
+      return { source, filename, mime_type: mimeType, size_bytes: blob.size, md5: blob.md5, blob_key: blob.key, status: 'COMPLETED' as const, expires_at: null };
+    };
+    await upsertByExternalId(ctx, items, {
+      object: 'file',
+      idKind: 'fil',
+      find: (externalIds) => repo.fileRowsByExternalId(ctx.db, ws, externalIds),
+      async update(item, old) {
+        const fields = fieldsOf(item);
+        await repo.updateFile(ctx.db, old.id, { ...fields, completed_at: old.completed_at ?? at });
+        if (old.blob_key) await repo.addGarbage(ctx.db, old.blob_key, at);
+        const delta = (repo.isListable(fields.source) ? 1 : 0) - (repo.isListable(old.source) ? 1 : 0);
+        if (delta !== 0) await repo.bumpCount(ctx.db, ws, delta);
+      },
+      insert: (item, id) =>
+        repo.insertFile(ctx.db, { id, workspace_id: ws, external_id: item.externalId, ...fieldsOf(item), created_at: at, completed_at: at, upload_deadline: at }),
+    });
   },
-};
+  };
+}

@@ -2,7 +2,9 @@
 // a new PUT, cancel vs complete, the sweeper vs anyone) are compare-and-set on status and blob
 // key, so the loser sees zero rows changed instead of overwriting.
 import { sql } from 'kysely';
+import { chunks } from '../db/chunks.ts';
 import type { Executor } from '../db/types.ts';
+import { lookupExternalIds } from '../import/repository.ts';
 import type { FileSource, FilesTable } from './tables.ts';
 
 export type FileRow = FilesTable;
@@ -82,4 +84,32 @@ export async function overdueSessions(db: Executor, now: string, limit: number):
 
 export function isListable(source: FileSource): boolean {
   return source === 'api';
+}
+
+export function filesByExternalId(db: Executor, workspaceId: string, externalIds: string[]): Promise<Map<string, string>> {
+  return lookupExternalIds(db, 'files', workspaceId, externalIds);
+}
+
+/** Whole rows by externalId, for the import's update of files it made before. */
+export async function fileRowsByExternalId(db: Executor, workspaceId: string, externalIds: string[]): Promise<Map<string, FileRow>> {
+  const found = new Map<string, FileRow>();
+  for (const part of chunks(externalIds)) {
+    const rows = await db.selectFrom('files').selectAll().where('workspace_id', '=', workspaceId).where('external_id', 'in', part).execute();
+    for (const r of rows) found.set(r.external_id as string, r);
+  }
+  return found;
+}
+
+export async function updateFile(db: Executor, id: string, set: Partial<Omit<FileRow, 'id' | 'workspace_id'>>): Promise<void> {
+  await db.updateTable('files').set(set).where('id', '=', id).execute();
+}
+
+/** When the garbage row of this blob lets the sweeper delete it; undefined when there is none. */
+export async function garbageNotBefore(db: Executor, blobKey: string): Promise<string | undefined> {
+  return (await db.selectFrom('blob_garbage').select('not_before').where('blob_key', '=', blobKey).executeTakeFirst())?.not_before;
+}
+
+/** Forgets a blob's garbage row (its blob was adopted, or deleted already). */
+export async function dropGarbage(db: Executor, blobKey: string): Promise<void> {
+  await db.deleteFrom('blob_garbage').where('blob_key', '=', blobKey).execute();
 }

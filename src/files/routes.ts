@@ -1,17 +1,21 @@
+// The file endpoints of the contract (docs/design.md §Files); the byte endpoints behind uploadUrl
+// and download URLs are byte-routes.ts. The module's env (blob store, TTLs, signing secret) is
+// bound once here and reaches the services in their ctx.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { PluginOptions } from '../http/context.ts';
-import { write } from '../http/idempotency.ts';
+import { serviceContext } from '../http/service-context.ts';
 import { PageQuery } from '../lib/paging.ts';
 import { byteRoutes } from './byte-routes.ts';
 import { CancelFileBody, CompleteFileBody, CreateFileBody, FileDownloadAddress, FileIdParams, FileList, FileResource, FileUploadSession } from './schemas.ts';
-import { busy, cancelFile, checkCompletion, collect, commitCompletion, createFile, downloadAddress, type FilesEnv, getFile, listFiles } from './service.ts';
+import * as service from './service.ts';
 
 const tags = ['Files'];
 
-export async function fileRoutes(base: FastifyInstance, { config, deps }: PluginOptions): Promise<void> {
+export async function fileRoutes(base: FastifyInstance, opts: PluginOptions): Promise<void> {
   const app = base.withTypeProvider<TypeBoxTypeProvider>();
-  const env = (): FilesEnv => ({ config, db: deps.db, blobs: deps.blobs });
+  const files = service.filesEnv(opts.config, opts.deps.blobs);
+  const { ctx, write } = serviceContext(opts, { files });
 
   app.post(
     '/v1/files',
@@ -25,7 +29,7 @@ export async function fileRoutes(base: FastifyInstance, { config, deps }: Plugin
       },
       schema: { summary: 'Create an upload session', tags, body: CreateFileBody, response: { 200: FileUploadSession } },
     },
-    async (request, reply) => write(deps, request, reply, (tx) => createFile(tx, env(), request.principal, request.body, request.startedAt)),
+    (request, reply) => write(request, reply, (c) => service.createFile(c, request.body)),
   );
 
   app.post(
@@ -35,17 +39,15 @@ export async function fileRoutes(base: FastifyInstance, { config, deps }: Plugin
       schema: { summary: 'Complete an upload', tags, params: FileIdParams, body: CompleteFileBody, response: { 200: FileResource } },
     },
     async (request, reply) => {
-      const md5 = request.body?.md5;
-      const ws = request.principal.workspaceId;
+      const input = { id: request.params.id, md5: request.body?.md5 };
       // The stored bytes are checked outside the transaction; the commit re-checks that they are
       // still the ones checked, and the whole thing runs again if a new PUT replaced them.
+      const RETRY = Symbol('retry');
       for (let attempt = 0; attempt < 5; attempt++) {
-        const now = Date.now();
-        const check = await checkCompletion(env(), ws, request.params.id, md5, now);
-        const RETRY = Symbol('retry');
+        const check = await service.checkCompletion(ctx(request), input);
         try {
-          return await write(deps, request, reply, async (tx) => {
-            const done = await commitCompletion(tx, check, now);
+          return await write(request, reply, async (c) => {
+            const done = await service.commitCompletion(c, check);
             if (!done) throw RETRY;
             return done;
           });
@@ -53,7 +55,7 @@ export async function fileRoutes(base: FastifyInstance, { config, deps }: Plugin
           if (err !== RETRY) throw err;
         }
       }
-      throw busy();
+      throw service.busy();
     },
   );
 
@@ -64,15 +66,14 @@ export async function fileRoutes(base: FastifyInstance, { config, deps }: Plugin
       schema: { summary: 'Cancel an upload', tags, params: FileIdParams, body: CancelFileBody, response: { 200: FileResource } },
     },
     async (request, reply) => {
-      const now = Date.now();
       let garbage: string | null = null;
-      const file = await write(deps, request, reply, async (tx) => {
-        const out = await cancelFile(tx, env(), request.principal.workspaceId, request.params.id, now);
+      const file = await write(request, reply, async (c) => {
+        const out = await service.cancelFile(c, request.params);
         garbage = out.garbage;
         return out.file;
       });
       // Deleted once the cancellation is committed, never before.
-      if (garbage) await collect(env(), garbage, Date.now());
+      if (garbage) await service.collect(ctx(request), { blobKey: garbage });
       return file;
     },
   );
@@ -83,7 +84,7 @@ export async function fileRoutes(base: FastifyInstance, { config, deps }: Plugin
       config: { operation: 'getFile', scopes: ['files:read'], category: 'Read' },
       schema: { summary: 'Retrieve a file', tags, params: FileIdParams, response: { 200: FileResource } },
     },
-    async (request) => getFile(deps.db.kysely, request.principal.workspaceId, request.params.id, Date.now()),
+    (request) => service.getFile(ctx(request), request.params),
   );
 
   app.get(
@@ -92,7 +93,7 @@ export async function fileRoutes(base: FastifyInstance, { config, deps }: Plugin
       config: { operation: 'listFiles', scopes: ['files:read'], category: 'Search' },
       schema: { summary: 'List files', tags, querystring: PageQuery, response: { 200: FileList } },
     },
-    async (request) => listFiles(deps.db.kysely, request.principal.workspaceId, request.query, Date.now()),
+    (request) => service.listFiles(ctx(request), request.query),
   );
 
   app.get(
@@ -101,8 +102,8 @@ export async function fileRoutes(base: FastifyInstance, { config, deps }: Plugin
       config: { operation: 'getFileUrl', scopes: ['files:read'], category: 'Read', errors: ['invalid_file_state'] },
       schema: { summary: 'Get a temporary download address', tags, params: FileIdParams, response: { 200: FileDownloadAddress } },
     },
-    async (request) => downloadAddress(env(), request.principal.workspaceId, request.params.id, Date.now()),
+    (request) => service.downloadAddress(ctx(request), request.params),
   );
 
-  await base.register(byteRoutes(env), { config, deps });
+  await base.register(byteRoutes(files, opts.metrics), opts);
 }

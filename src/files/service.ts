@@ -3,28 +3,44 @@
 // (stat, delete) happen outside transactions; the transactions then compare-and-set on what was
 // checked.
 import { randomBytes } from 'node:crypto';
-import type { Principal } from '../auth/scopes.ts';
+import type { Static } from '@sinclair/typebox';
 import type { BlobStore } from '../blobs/blob-store.ts';
 import type { Config } from '../config.ts';
-import type { Db, Executor } from '../db/types.ts';
-import { AppError, notFound } from '../lib/errors.ts';
-import { envelope, type Page } from '../lib/paging.ts';
-import { isoNow, newId } from '../lib/ids.ts';
 import { activateEntry, addPendingEntry, dropPendingEntry } from '../knowledge/repository.ts';
+import type { Ctx, SystemCtx } from '../lib/context.ts';
+import { AppError, notFound } from '../lib/errors.ts';
+import { isoNow, newId } from '../lib/ids.ts';
+import { envelope, type Page } from '../lib/paging.ts';
 import * as repo from './repository.ts';
 import type { FileRow } from './repository.ts';
 import { effectiveStatus, hasControlCharacters, MAX_FILE_BYTES, mimeEssence, PURPOSE_RULES } from './rules.ts';
-import type { CreateFileInput } from './schemas.ts';
+import type { CreateFileBody } from './schemas.ts';
 import { signToken } from './tokens.ts';
 
+export type CreateFileInput = Static<typeof CreateFileBody>;
+
+/** What the files module needs beyond the ctx: bound once, where its routes or the sweeper start. */
 export interface FilesEnv {
-  config: Config;
-  db: Db;
   blobs: BlobStore;
+  publicBaseUrl: string;
+  signingSecret: Buffer;
+  uploadTtlSeconds: number;
+  downloadTtlSeconds: number;
 }
 
-export function present(row: FileRow, now: number) {
-  const status = effectiveStatus(row, now);
+export function filesEnv(config: Config, blobs: BlobStore): FilesEnv {
+  const { publicBaseUrl, signingSecret, uploadTtlSeconds, downloadTtlSeconds } = config;
+  return { blobs, publicBaseUrl, signingSecret, uploadTtlSeconds, downloadTtlSeconds };
+}
+
+/** The ctx of the files API: a request's ctx with the module's env. */
+export type FilesCtx = Ctx & { files: FilesEnv };
+/** The ctx of file work that acts for no caller: the byte endpoints (the token is the capability), the sweeper. */
+export type FilesSystemCtx = SystemCtx & { files: FilesEnv };
+
+/** The file as the API shows it at ctx.now (a PENDING session past its deadline reads as EXPIRED). */
+export function toResource(ctx: Pick<Ctx, 'now'>, row: FileRow) {
+  const status = effectiveStatus(row, ctx.now);
   return {
     id: row.id,
     completedAt: row.completed_at,
@@ -48,11 +64,11 @@ export function releaseAt(env: FilesEnv, row: FileRow, now: number): string {
   return isoNow(Math.max(now, Date.parse(row.upload_deadline) + 60_000));
 }
 
-function checkPurpose(principal: Principal, input: CreateFileInput, essence: string): void {
-  if (input.purpose === 'knowledge_user' && principal.subjectType !== 'user') {
+function checkPurpose(actor: Ctx['actor'], input: CreateFileInput, essence: string): void {
+  if (input.purpose === 'knowledge_user' && actor.subjectType !== 'user') {
     throw new AppError('user_required', 'Purpose knowledge_user adds the file to a user\'s Knowledge and needs a user\'s API key, not a workspace key.', { param: 'purpose' });
   }
-  if (input.purpose === 'knowledge_workspace' && principal.subjectType === 'user' && principal.role !== 'admin') {
+  if (input.purpose === 'knowledge_workspace' && actor.subjectType === 'user' && actor.role !== 'admin') {
     throw new AppError('admin_required', 'Purpose knowledge_workspace needs a workspace key or the key of an admin user.', { param: 'purpose' });
   }
   const rule = input.purpose ? PURPOSE_RULES[input.purpose] : { mimeTypes: null, maxBytes: MAX_FILE_BYTES };
@@ -65,15 +81,16 @@ function checkPurpose(principal: Principal, input: CreateFileInput, essence: str
   }
 }
 
-export async function createFile(tx: Executor, env: FilesEnv, principal: Principal, input: CreateFileInput, now: number) {
+export async function createFile(ctx: FilesCtx, input: CreateFileInput) {
   if (hasControlCharacters(input.filename)) throw new AppError('invalid_value', '"filename" must not contain control characters.', { param: 'filename' });
   const essence = mimeEssence(input.mimeType);
   if (!essence) throw new AppError('invalid_value', '"mimeType" must be a MIME type such as text/plain.', { param: 'mimeType' });
-  checkPurpose(principal, input, essence);
+  checkPurpose(ctx.actor, input, essence);
 
+  const { now, files: env } = ctx;
   const id = newId('fil', now);
-  const deadline = now + env.config.uploadTtlSeconds * 1000;
-  const ws = principal.workspaceId;
+  const deadline = now + env.uploadTtlSeconds * 1000;
+  const ws = ctx.actor.workspaceId;
   let upload: { url: string; headers: Record<string, string> };
   let blobKey: string | null = null;
   if (env.blobs.presignPut) {
@@ -81,7 +98,7 @@ export async function createFile(tx: Executor, env: FilesEnv, principal: Princip
     blobKey = `${ws}/${id}`;
     upload = await env.blobs.presignPut(blobKey, { contentType: input.mimeType, contentLength: input.sizeBytes, expiresInSeconds: Math.ceil((deadline - now) / 1000) });
   } else {
-    upload = { url: `${env.config.publicBaseUrl}/uploads/${signToken(env.config.signingSecret, 'u', id, deadline)}`, headers: { 'content-type': input.mimeType } };
+    upload = { url: `${env.publicBaseUrl}/uploads/${signToken(env.signingSecret, 'u', id, deadline)}`, headers: { 'content-type': input.mimeType } };
   }
   const row: FileRow = {
     id,
@@ -99,21 +116,24 @@ export async function createFile(tx: Executor, env: FilesEnv, principal: Princip
     expires_at: isoNow(deadline),
     upload_deadline: isoNow(deadline),
   };
-  await repo.insertFile(tx, row);
-  if (input.purpose === 'knowledge_user') await addPendingEntry(tx, ws, id, { type: 'user', userId: principal.userId }, now);
-  if (input.purpose === 'knowledge_workspace') await addPendingEntry(tx, ws, id, { type: 'workspace', userId: null }, now);
-  return { ...present(row, now), uploadUrl: upload.url, uploadHeaders: upload.headers };
+  await repo.insertFile(ctx.db, row);
+  if (input.purpose === 'knowledge_user') await addPendingEntry(ctx.db, ws, id, { type: 'user', userId: ctx.actor.userId }, now);
+  if (input.purpose === 'knowledge_workspace') await addPendingEntry(ctx.db, ws, id, { type: 'workspace', userId: null }, now);
+  return { ...toResource(ctx, row), uploadUrl: upload.url, uploadHeaders: upload.headers };
 }
 
-export async function getFile(db: Executor, workspaceId: string, id: string, now: number) {
-  const row = await repo.findFile(db, workspaceId, id);
-  if (!row) throw notFound('file', id);
-  return present(row, now);
+export async function getFile(ctx: Ctx, input: { id: string }) {
+  const row = await repo.findFile(ctx.db, ctx.actor.workspaceId, input.id);
+  if (!row) throw notFound('file', input.id);
+  return toResource(ctx, row);
 }
 
-export async function listFiles(db: Executor, workspaceId: string, page: Page, now: number) {
-  const { rows, total } = await repo.listFiles(db, workspaceId, page.limit, page.offset);
-  return envelope(rows.map((r) => present(r, now)), total);
+export async function listFiles(ctx: Ctx, input: Page) {
+  const { rows, total } = await repo.listFiles(ctx.db, ctx.actor.workspaceId, input.limit, input.offset);
+  return envelope(
+    rows.map((r) => toResource(ctx, r)),
+    total,
+  );
 }
 
 export function busy(): AppError {
@@ -131,68 +151,74 @@ export interface CompletionCheck {
 }
 
 /** The checks of complete that read the stored bytes; run outside any transaction. */
-export async function checkCompletion(env: FilesEnv, workspaceId: string, id: string, md5: string | undefined, now: number): Promise<CompletionCheck> {
-  const row = await repo.findFile(env.db.kysely, workspaceId, id);
-  if (!row) throw notFound('file', id);
-  const status = effectiveStatus(row, now);
+export async function checkCompletion(ctx: FilesCtx, input: { id: string; md5?: string | undefined }): Promise<CompletionCheck> {
+  const row = await repo.findFile(ctx.db, ctx.actor.workspaceId, input.id);
+  if (!row) throw notFound('file', input.id);
+  const status = effectiveStatus(row, ctx.now);
   if (status === 'COMPLETED') return { row };
   if (status !== 'PENDING') throw stateError('complete', status);
-  const stat = row.blob_key ? await env.blobs.stat(row.blob_key) : null;
+  const stat = row.blob_key ? await ctx.files.blobs.stat(row.blob_key) : null;
   if (!stat) throw new AppError('upload_incomplete', 'No bytes have been uploaded for this file yet; PUT them to its uploadUrl first.');
   if (stat.size !== Number(row.size_bytes)) {
     throw new AppError('upload_incomplete', `The uploaded bytes are ${stat.size} bytes long but sizeBytes is ${row.size_bytes}; upload the whole file again.`);
   }
-  if (md5 !== undefined && md5 !== stat.md5) {
-    throw new AppError('checksum_mismatch', `The MD5 of the uploaded bytes is ${stat.md5}, not ${md5}; upload the file again.`, { param: 'md5' });
+  if (input.md5 !== undefined && input.md5 !== stat.md5) {
+    throw new AppError('checksum_mismatch', `The MD5 of the uploaded bytes is ${stat.md5}, not ${input.md5}; upload the file again.`, { param: 'md5' });
   }
   return { row, verified: { blobKey: row.blob_key as string, md5: stat.md5, size: stat.size } };
 }
 
-/** Commits a checked completion. Returns null when the file changed since the check (retry it). */
-export async function commitCompletion(tx: Executor, check: CompletionCheck, now: number) {
-  if (!check.verified) return present(check.row, now);
-  const { blobKey, md5, size } = check.verified;
-  const set = { status: 'COMPLETED' as const, md5, size_bytes: size, completed_at: isoNow(now), expires_at: null };
-  if (!(await repo.transition(tx, check.row.id, { blobKey }, set, isoNow(now)))) return null;
-  await activateEntry(tx, check.row.id, now);
-  return present({ ...check.row, ...set }, now);
+/** Commits a checked completion, in write()'s transaction. Returns null when the file changed since the check (retry it). */
+export async function commitCompletion(ctx: Ctx, input: CompletionCheck) {
+  if (!input.verified) return toResource(ctx, input.row);
+  const { blobKey, md5, size } = input.verified;
+  const at = isoNow(ctx.now);
+  const set = { status: 'COMPLETED' as const, md5, size_bytes: size, completed_at: at, expires_at: null };
+  if (!(await repo.transition(ctx.db, input.row.id, { blobKey }, set, at))) return null;
+  await activateEntry(ctx.db, input.row.id, ctx.now);
+  return toResource(ctx, { ...input.row, ...set });
 }
 
-/** Cancels in the transaction; returns the resource and the blob to delete once committed. */
-export async function cancelFile(tx: Executor, env: FilesEnv, workspaceId: string, id: string, now: number) {
+/** Cancels in write()'s transaction; returns the resource and the blob to delete once committed. */
+export async function cancelFile(ctx: FilesCtx, input: { id: string }) {
+  const { id } = input;
   for (let attempt = 0; attempt < 5; attempt++) {
-    const row = await repo.findFile(tx, workspaceId, id);
+    const row = await repo.findFile(ctx.db, ctx.actor.workspaceId, id);
     if (!row) throw notFound('file', id);
-    const status = effectiveStatus(row, now);
+    const status = effectiveStatus(row, ctx.now);
     if (status !== 'PENDING') throw stateError('cancel', status);
     const set = { status: 'CANCELLED' as const, expires_at: null };
-    if (!(await repo.transition(tx, id, { blobKey: row.blob_key }, set, isoNow(now)))) continue; // a PUT swapped the bytes: read again
-    await dropPendingEntry(tx, id);
-    if (row.blob_key) await repo.addGarbage(tx, row.blob_key, releaseAt(env, row, now));
-    return { file: present({ ...row, ...set }, now), garbage: row.blob_key };
+    if (!(await repo.transition(ctx.db, id, { blobKey: row.blob_key }, set, isoNow(ctx.now)))) continue; // a PUT swapped the bytes: read again
+    await dropPendingEntry(ctx.db, id);
+    if (row.blob_key) await repo.addGarbage(ctx.db, row.blob_key, releaseAt(ctx.files, row, ctx.now));
+    return { file: toResource(ctx, { ...row, ...set }), garbage: row.blob_key };
   }
   throw busy();
 }
 
-export async function downloadAddress(env: FilesEnv, workspaceId: string, id: string, now: number) {
-  const row = await repo.findFile(env.db.kysely, workspaceId, id);
-  if (!row) throw notFound('file', id);
-  const status = effectiveStatus(row, now);
+export async function downloadAddress(ctx: FilesCtx, input: { id: string }) {
+  const row = await repo.findFile(ctx.db, ctx.actor.workspaceId, input.id);
+  if (!row) throw notFound('file', input.id);
+  const status = effectiveStatus(row, ctx.now);
   if (status !== 'COMPLETED' || !row.blob_key) throw new AppError('invalid_file_state', `A download address exists only for COMPLETED files; this one is ${status}.`);
-  const expires = now + env.config.downloadTtlSeconds * 1000;
+  const env = ctx.files;
+  const expires = ctx.now + env.downloadTtlSeconds * 1000;
   const url = env.blobs.presignGet
-    ? await env.blobs.presignGet(row.blob_key, { expiresInSeconds: env.config.downloadTtlSeconds, filename: row.filename, contentType: row.mime_type })
-    : `${env.config.publicBaseUrl}/downloads/${signToken(env.config.signingSecret, 'd', id, expires)}`;
+    ? await env.blobs.presignGet(row.blob_key, { expiresInSeconds: env.downloadTtlSeconds, filename: row.filename, contentType: row.mime_type })
+    : `${env.publicBaseUrl}/downloads/${signToken(env.signingSecret, 'd', input.id, expires)}`;
   return { url, expiresAt: isoNow(expires) };
 }
 
-/** Deletes an orphaned blob now, best effort; its garbage row stays for the sweeper when this fails or
- *  when late presigned PUTs may still land (S3). */
-export async function collect(env: FilesEnv, blobKey: string, now: number): Promise<void> {
+/**
+ * Deletes an orphaned blob now, best effort; its garbage row stays for the sweeper when this fails
+ * or when late presigned PUTs may still land (S3). ctx.db must not be a transaction: the blob store
+ * is called here.
+ */
+export async function collect(ctx: FilesSystemCtx, input: { blobKey: string }): Promise<void> {
   try {
-    await env.blobs.delete(blobKey);
-    const row = await env.db.kysely.selectFrom('blob_garbage').select('not_before').where('blob_key', '=', blobKey).executeTakeFirst();
-    if (row && Date.parse(row.not_before) <= now) await repo.removeGarbage(env.db.kysely, blobKey, row.not_before);
+    await ctx.files.blobs.delete(input.blobKey);
+    const notBefore = await repo.garbageNotBefore(ctx.db, input.blobKey);
+    if (notBefore !== undefined && Date.parse(notBefore) <= ctx.now) await repo.removeGarbage(ctx.db, input.blobKey, notBefore);
   } catch {
     // The sweeper tries again.
   }

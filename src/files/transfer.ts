@@ -8,73 +8,83 @@ import { AppError } from '../lib/errors.ts';
 import { isoNow } from '../lib/ids.ts';
 import * as repo from './repository.ts';
 import { effectiveStatus } from './rules.ts';
-import { busy, collect, type FilesEnv, newBlobKey } from './service.ts';
+import { busy, collect, type FilesSystemCtx, newBlobKey } from './service.ts';
 import { verifyToken } from './tokens.ts';
 
 // A blob written by a PUT is registered as garbage until the swap adopts it, so a crash in between
 // leaks nothing; the margin keeps the sweeper off it while the session can still adopt it.
 const ADOPT_MARGIN_MS = 10 * 60_000;
 
-async function fileFor(env: FilesEnv, token: string, kind: 'u' | 'd', now: number) {
+async function fileFor(ctx: FilesSystemCtx, token: string, kind: 'u' | 'd') {
   const code = kind === 'u' ? 'invalid_upload_token' : 'invalid_download_token';
   const what = kind === 'u' ? 'upload' : 'download';
-  const check = verifyToken(env.config.signingSecret, token, kind, now);
+  const check = verifyToken(ctx.files.signingSecret, token, kind, ctx.now);
   if (!check.ok) {
     const why = check.reason === 'expired' ? 'has expired' : check.reason === 'kind' ? `is not a ${what} address` : 'is not valid';
     throw new AppError(code, `This ${what} address ${why}.`);
   }
-  const row = await repo.findFileById(env.db.kysely, check.cap.fileId);
+  const row = await repo.findFileById(ctx.db, check.cap.fileId);
   if (!row) throw new AppError(code, `This ${what} address is not valid.`);
   return row;
 }
 
 /** Drops a blob no row adopted, with its garbage row; left to the sweeper when the store fails. */
-async function discard(env: FilesEnv, key: string): Promise<void> {
+async function discard(ctx: FilesSystemCtx, key: string): Promise<void> {
   try {
-    await env.blobs.delete(key);
-    await env.db.kysely.deleteFrom('blob_garbage').where('blob_key', '=', key).execute();
+    await ctx.files.blobs.delete(key);
+    await repo.dropGarbage(ctx.db, key);
   } catch {
     // The garbage row remains: the sweeper deletes the blob later.
   }
 }
 
-export async function receiveUpload(env: FilesEnv, token: string, body: Readable, declaredLength: number | undefined, now: number) {
-  const row = await fileFor(env, token, 'u', now);
-  const status = effectiveStatus(row, now);
+export interface UploadInput {
+  token: string;
+  body: Readable;
+  /** Content-Length, when the client sent one. */
+  declaredLength: number | undefined;
+}
+
+/** ctx.db must not be a transaction: the bytes are stored before the swap's own transaction. */
+export async function receiveUpload(ctx: FilesSystemCtx, input: UploadInput) {
+  const { body, declaredLength } = input;
+  const row = await fileFor(ctx, input.token, 'u');
+  const status = effectiveStatus(row, ctx.now);
   if (status !== 'PENDING') throw new AppError('invalid_file_state', `This file is ${status}; bytes can be sent only while it is PENDING.`);
   const max = Number(row.size_bytes);
   const tooLarge = () => new AppError('upload_too_large', `More than sizeBytes (${max}) bytes were sent; nothing was kept.`);
   if (declaredLength !== undefined && declaredLength > max) throw tooLarge();
 
   const key = newBlobKey(row.workspace_id, row.id);
-  await repo.addGarbage(env.db.kysely, key, isoNow(Date.parse(row.upload_deadline) + ADOPT_MARGIN_MS));
+  await repo.addGarbage(ctx.db, key, isoNow(Date.parse(row.upload_deadline) + ADOPT_MARGIN_MS));
   let stat;
   try {
-    stat = await env.blobs.put(key, body, { maxBytes: max, contentType: row.mime_type });
+    stat = await ctx.files.blobs.put(key, body, { maxBytes: max, contentType: row.mime_type });
   } catch (err) {
-    await discard(env, key);
+    await discard(ctx, key);
     if (err instanceof BlobTooLargeError) throw tooLarge();
     if (body.errored || (body as { aborted?: boolean }).aborted) throw new AppError('upload_incomplete', 'The upload was interrupted before all bytes arrived; nothing was kept.');
     throw err;
   }
 
-  // Adopt the new blob unless the file moved on meanwhile; several PUTs at once: the last wins.
+  // Adopt the new blob unless the file moved on meanwhile; several PUTs at once: the last wins. The
+  // bytes may have taken minutes, so this reads the clock again rather than use the request's.
   for (let attempt = 0; attempt < 5; attempt++) {
     const at = Date.now();
-    const current = await repo.findFileById(env.db.kysely, row.id);
+    const current = await repo.findFileById(ctx.db, row.id);
     if (!current || effectiveStatus(current, at) !== 'PENDING') {
-      await discard(env, key);
+      await discard(ctx, key);
       throw new AppError('invalid_file_state', `This file became ${current ? effectiveStatus(current, at) : 'unavailable'} during the upload; the bytes were not kept.`);
     }
     const old = current.blob_key;
-    const adopted = await env.db.kysely.transaction().execute(async (tx) => {
+    const adopted = await ctx.db.transaction().execute(async (tx) => {
       if (!(await repo.transition(tx, row.id, { blobKey: old }, { blob_key: key }, isoNow(at)))) return false;
-      await tx.deleteFrom('blob_garbage').where('blob_key', '=', key).execute();
+      await repo.dropGarbage(tx, key);
       if (old) await repo.addGarbage(tx, old, isoNow(at));
       return true;
     });
     if (adopted) {
-      if (old) await collect(env, old, Date.now());
+      if (old) await collect({ ...ctx, now: Date.now() }, { blobKey: old });
       return { sizeBytes: stat.size, md5: stat.md5 };
     }
   }
@@ -103,9 +113,17 @@ export function parseRange(header: string | undefined, size: number): { start: n
   return { start, end };
 }
 
-export async function openDownload(env: FilesEnv, token: string, range: string | undefined, ifRange: string | undefined, now: number): Promise<Download> {
-  const row = await fileFor(env, token, 'd', now);
-  if (row.status !== 'COMPLETED' || !row.blob_key || !row.md5) throw new AppError('invalid_file_state', `This file is ${effectiveStatus(row, now)}; only COMPLETED files can be downloaded.`);
+export interface DownloadInput {
+  token: string;
+  /** The Range and If-Range headers, when sent. */
+  range: string | undefined;
+  ifRange: string | undefined;
+}
+
+export async function openDownload(ctx: FilesSystemCtx, input: DownloadInput): Promise<Download> {
+  const { range, ifRange } = input;
+  const row = await fileFor(ctx, input.token, 'd');
+  if (row.status !== 'COMPLETED' || !row.blob_key || !row.md5) throw new AppError('invalid_file_state', `This file is ${effectiveStatus(row, ctx.now)}; only COMPLETED files can be downloaded.`);
   const size = Number(row.size_bytes);
   const etag = `"${row.md5}"`;
   const headers: Record<string, string> = {
@@ -123,10 +141,10 @@ export async function openDownload(env: FilesEnv, token: string, range: string |
   if (wanted === 'unsatisfiable') {
     throw new AppError('range_not_satisfiable', `The requested range is outside the file's ${size} bytes.`, { headers: { 'content-range': `bytes */${size}` } });
   }
-  if (!wanted) return { status: 200, headers: { ...headers, 'content-length': String(size) }, body: await env.blobs.read(row.blob_key) };
+  if (!wanted) return { status: 200, headers: { ...headers, 'content-length': String(size) }, body: await ctx.files.blobs.read(row.blob_key) };
   return {
     status: 206,
     headers: { ...headers, 'content-length': String(wanted.end - wanted.start + 1), 'content-range': `bytes ${wanted.start}-${wanted.end}/${size}` },
-    body: await env.blobs.read(row.blob_key, wanted),
+    body: await ctx.files.blobs.read(row.blob_key, wanted),
   };
 }

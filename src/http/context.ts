@@ -3,10 +3,11 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/types.ts';
-import type { Authenticator } from '../auth/service.ts';
+import type { Authenticator } from '../auth/authenticator.ts';
 import type { BlobStore } from '../blobs/blob-store.ts';
 import type { Principal, Scope } from '../auth/scopes.ts';
 import type { ErrorCode } from '../lib/errors.ts';
+import type { Links } from '../lib/links.ts';
 import type { Metrics } from '../metrics/registry.ts';
 import type { RateCategory, RateLimiter } from '../rate-limit/bucket.ts';
 
@@ -16,7 +17,7 @@ export interface Deps {
   auth: Authenticator;
   blobs: BlobStore;
   rateLimiter?: RateLimiter;
-  /** Made by buildApp when absent; made earlier when the rate limiter needs to count into it. */
+  /** buildApp makes its own when absent; given when the rate limiter needs to count into it. */
   metrics?: Metrics;
 }
 
@@ -41,6 +42,7 @@ declare module 'fastify' {
     errors?: readonly ErrorCode[];
   }
   interface FastifyRequest {
+    /** The caller (set by the pipeline on every /v1 route); the actor of the services' ctx. */
     principal: Principal;
     /** ms since epoch when the request arrived; one clock for a whole request. */
     startedAt: number;
@@ -50,8 +52,10 @@ declare module 'fastify' {
 export const SERVICE_VERSION = '2026-03-01';
 export const SUPPORTED_VERSIONS = [SERVICE_VERSION] as const;
 
-/** What each resource's route plugin receives. */
+/** What each resource's route plugin receives: all of it built once, by buildApp. */
 export interface PluginOptions {
   config: Config;
   deps: Deps;
+  links: Links;
+  metrics: Metrics;
 }

@@ -108,9 +108,10 @@ function hooks<T>(h: T | T[] | undefined): T[] {
 
 /**
  * Runs a handler's writes in one transaction. With an Idempotency-Key, the serialized response is
- * stored in that same transaction, so a crash leaves either both or neither.
+ * stored in that same transaction, so a crash leaves either both or neither. Routes call it through
+ * serviceContext's write() (service-context.ts), which hands the service a ctx on the transaction.
  */
-export async function write<T>(deps: Deps, request: FastifyRequest, reply: FastifyReply, fn: (tx: Executor) => Promise<T>): Promise<T> {
+export async function inTransaction<T>(deps: Deps, request: FastifyRequest, reply: FastifyReply, fn: (tx: Executor) => Promise<T>): Promise<T> {
   return deps.db.kysely.transaction().execute(async (tx) => {
     const result = await fn(tx);
     const idem = request.idempotency;

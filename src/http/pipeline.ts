@@ -3,7 +3,7 @@
 // follow in Fastify's own stages, so a request refused here is never parsed and changes nothing.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../lib/errors.ts';
-import type { AuthResult } from '../auth/service.ts';
+import type { AuthResult } from '../auth/authenticator.ts';
 import type { RateDecision } from '../rate-limit/bucket.ts';
 import { type Deps, SERVICE_VERSION, SUPPORTED_VERSIONS } from './context.ts';
 

@@ -1,16 +1,12 @@
 // What one resource contributes to `rolodex demo`: import objects (docs/design.md §Import format)
 // and, optionally, work after the import (lists are not importable, for example). Each resource
 // keeps its part in its own demo.ts; src/cli/demo-parts.ts lists them.
-import type { Config } from '../config.ts';
-import type { Db } from '../db/types.ts';
+import type { Ctx } from '../lib/context.ts';
 import type { ImportResult } from './run.ts';
 
-export interface DemoContext {
-  db: Db;
-  config: Config;
-  workspaceId: string;
+/** The demo workspace's operator ctx (ctx.db is the database), and what the import made. */
+export interface DemoContext extends Ctx {
   imported: ImportResult;
-  extras: Record<string, unknown>;
 }
 
 export interface DemoPart {

@@ -2,12 +2,9 @@
 // §Import format). A kind checks an object's shape without the database, then, inside the one
 // import transaction, upserts its rows by externalId (phase 1) and resolves its references (phase
 // 2), so objects may reference each other in any order.
-import { chunks } from '../db/chunks.ts';
-import type { DialectName, Executor } from '../db/types.ts';
+import type { Ctx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
-
-/** Tables whose rows carry a workspace and an externalId. */
-export type ExternalTable = 'users' | 'channels' | 'files' | 'records';
+import { type IdKind, newId } from '../lib/ids.ts';
 
 /** An error tied to an input line (NDJSON) or array item (JSON). */
 export class ImportError extends InputError {
@@ -27,30 +24,60 @@ export interface ImportItem<T> {
   value: T;
 }
 
-export interface ImportContext {
-  tx: Executor;
-  dialect: DialectName;
-  workspaceId: string;
-  now: number;
+export interface ImportContext extends Ctx {
   /** Server id of an object of this import or already in the workspace; throws ImportError naming
    *  the line and field when there is none. */
   resolve(object: string, externalId: string, at: { line: number; field: string }): Promise<string>;
   /** Records the server id of an imported object (for resolve and the id map). */
   register(object: string, externalId: string, id: string): void;
-  /** Extra dependencies some kinds need (the blob store for files). */
-  extras: Record<string, unknown>;
 }
 
+/**
+ * One kind of importable object. `ctx.db` is the import's one transaction in upsert and link, the
+ * database in prepare; `ctx.actor` is the operator acting on the workspace. Dependencies beyond
+ * the ctx (the blob store of files) are bound when the kind is made (see src/cli/import-kinds.ts).
+ */
 export interface ImportKind<T = unknown> {
   object: string;
   /** Validates one object (its `object` and `externalId` already checked); throws InputError with the field as param. */
   check(raw: Record<string, unknown>): T;
   /** Work outside the transaction, such as copying file bytes; `undo` runs if the import fails. */
-  prepare?(ctx: Omit<ImportContext, 'tx' | 'resolve' | 'register'>, items: ImportItem<T>[]): Promise<{ undo(): Promise<void> }>;
+  prepare?(ctx: Ctx, items: ImportItem<T>[]): Promise<{ undo(): Promise<void> }>;
   /** Server ids of existing objects of this kind, by externalId. */
-  lookup(tx: Executor, workspaceId: string, externalIds: string[]): Promise<Map<string, string>>;
+  lookup(ctx: Ctx, externalIds: string[]): Promise<Map<string, string>>;
   upsert(ctx: ImportContext, items: ImportItem<T>[]): Promise<void>;
   link?(ctx: ImportContext, items: ImportItem<T>[]): Promise<void>;
+}
+
+/**
+ * The upsert of phase 1, one loop for every kind: looks the items' externalIds up once, updates
+ * the objects that exist, inserts the others under a new id, and registers every id. `find`
+ * returns the existing objects by externalId: their id, or a row holding it.
+ */
+export async function upsertByExternalId<T, Old extends string | { id: string }>(
+  ctx: ImportContext,
+  items: ImportItem<T>[],
+  spec: {
+    object: string;
+    idKind: IdKind;
+    find(externalIds: string[]): Promise<Map<string, Old>>;
+    update(item: ImportItem<T>, old: Old, id: string): Promise<void> | void;
+    insert(item: ImportItem<T>, id: string): Promise<void> | void;
+  },
+): Promise<void> {
+  const existing = await spec.find(items.map((i) => i.externalId));
+  for (const item of items) {
+    const old = existing.get(item.externalId);
+    let id: string;
+    if (old === undefined) {
+      id = newId(spec.idKind, ctx.now);
+      await spec.insert(item, id);
+    } else {
+      id = typeof old === 'string' ? old : old.id;
+      await spec.update(item, old, id);
+    }
+    ctx.register(spec.object, item.externalId, id);
+  }
 }
 
 // Helpers for check() implementations.
@@ -69,18 +96,4 @@ export function onlyFields(raw: Record<string, unknown>, allowed: string[]): voi
   for (const k of Object.keys(raw)) {
     if (!allowed.includes(k) && k !== 'object' && k !== 'externalId') throw new InputError('is not a known field', k);
   }
-}
-
-/**
- * Server ids of a workspace's rows by externalId, in chunks. `kind` narrows the records table to
- * one kind of record.
- */
-export async function lookupExternalIds(tx: Executor, table: ExternalTable, workspaceId: string, externalIds: string[], kind?: string): Promise<Map<string, string>> {
-  const found = new Map<string, string>();
-  for (const part of chunks(externalIds)) {
-    let q = (tx as Executor).selectFrom(table as 'users').select(['id', 'external_id']).where('workspace_id', '=', workspaceId).where('external_id', 'in', part);
-    if (kind !== undefined) q = q.where('kind' as never, '=', kind as never);
-    for (const r of await q.execute()) found.set(r.external_id as string, r.id);
-  }
-  return found;
 }

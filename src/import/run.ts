@@ -1,6 +1,6 @@
 // Runs one import: parse (NDJSON or a JSON array), check every object, then apply all of it in
 // one transaction, kind by kind in dependency order, so an import is all-or-nothing.
-import type { Db } from '../db/types.ts';
+import type { Ctx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
 import { ImportError, type ImportContext, type ImportItem, type ImportKind } from './kind.ts';
 
@@ -10,10 +10,12 @@ export interface ImportResult {
   ids: Record<string, Record<string, string>>;
 }
 
-export interface ImportOptions {
+export interface ImportInput {
+  /** The kinds this import may hold (src/cli/import-kinds.ts lists them all). */
+  kinds: ImportKind<any>[];
+  /** NDJSON or a JSON array. */
+  text: string;
   onProgress?: (phase: string, done: number, total: number) => void;
-  extras?: Record<string, unknown>;
-  now?: number;
 }
 
 const MAX_REPORTED = 50;
@@ -53,8 +55,9 @@ export class ImportFailed extends Error {
   }
 }
 
-export async function runImport(db: Db, workspaceId: string, kinds: ImportKind<any>[], text: string, opts: ImportOptions = {}): Promise<ImportResult> {
-  const now = opts.now ?? Date.now();
+/** Imports into ctx.actor's workspace; ctx.db is the database (the import opens its own transaction). */
+export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportResult> {
+  const { kinds, text } = input;
   const byObject = new Map(kinds.map((k) => [k.object, k]));
   const groups = new Map<string, ImportItem<unknown>[]>(kinds.map((k) => [k.object, []]));
   const errors: ImportError[] = [];
@@ -84,33 +87,33 @@ export async function runImport(db: Db, workspaceId: string, kinds: ImportKind<a
   const register = (object: string, externalId: string, id: string) => {
     (ids[object] ??= {})[externalId] = id;
   };
-  const base = { dialect: db.dialect, workspaceId, now, extras: opts.extras ?? {} };
 
   const undo: Array<() => Promise<void>> = [];
   try {
     for (const kind of kinds) {
       const items = groups.get(kind.object) as ImportItem<unknown>[];
-      if (kind.prepare && items.length > 0) undo.push((await kind.prepare(base, items)).undo);
+      if (kind.prepare && items.length > 0) undo.push((await kind.prepare(ctx, items)).undo);
     }
-    await db.kysely.transaction().execute(async (tx) => {
+    await ctx.db.transaction().execute(async (tx) => {
+      const inTx = { ...ctx, db: tx };
       const resolve = async (object: string, externalId: string, at: { line: number; field: string }): Promise<string> => {
         const known = ids[object]?.[externalId];
         if (known) return known;
         const kind = byObject.get(object);
-        const found = kind ? (await kind.lookup(tx, workspaceId, [externalId])).get(externalId) : undefined;
+        const found = kind ? (await kind.lookup(inTx, [externalId])).get(externalId) : undefined;
         if (!found) throw new ImportError(at.line, at.field, `no ${object} with externalId "${externalId}" in this import or the workspace`);
         return found;
       };
-      const ctx: ImportContext = { ...base, tx, resolve, register };
+      const importCtx: ImportContext = { ...inTx, resolve, register };
       let done = 0;
       const total = parsed.length * 2;
       for (const phase of ['upsert', 'link'] as const) {
         for (const kind of kinds) {
           const items = groups.get(kind.object) as ImportItem<unknown>[];
           if (items.length === 0) continue;
-          await inLine(items, async () => (phase === 'upsert' ? kind.upsert(ctx, items) : kind.link?.(ctx, items)));
+          await inLine(items, async () => (phase === 'upsert' ? kind.upsert(importCtx, items) : kind.link?.(importCtx, items)));
           done += items.length;
-          opts.onProgress?.(phase, done, total);
+          input.onProgress?.(phase, done, total);
         }
       }
     });

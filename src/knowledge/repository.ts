@@ -33,19 +33,19 @@ export async function dropPendingEntry(db: Executor, fileId: string): Promise<vo
   await db.deleteFrom('knowledge_entries').where('file_id', '=', fileId).where('state', '=', 'pending').execute();
 }
 
-export interface KnowledgeItem {
+export interface KnowledgeRow {
   id: string;
-  owner: 'user' | 'workspace';
-  userId: string | null;
-  fileId: string;
+  owner_type: 'user' | 'workspace';
+  user_id: string | null;
+  file_id: string;
+  added_at: string | null;
   filename: string;
-  mimeType: string;
-  sizeBytes: number;
-  addedAt: string;
+  mime_type: string;
+  size_bytes: number;
 }
 
-/** Active entries of a workspace, newest first; only one user's (and none of the workspace's) with userId. */
-export async function listKnowledge(db: Executor, workspaceId: string, opts: { userId?: string; owner?: 'user' | 'workspace' } = {}): Promise<KnowledgeItem[]> {
+/** Active entries of a workspace whose files are complete, newest first; narrowed to one user or owner type. */
+export async function listEntries(db: Executor, workspaceId: string, opts: { userId?: string; owner?: 'user' | 'workspace' }): Promise<KnowledgeRow[]> {
   let q = db
     .selectFrom('knowledge_entries as k')
     .innerJoin('files as f', 'f.id', 'k.file_id')
@@ -55,15 +55,5 @@ export async function listKnowledge(db: Executor, workspaceId: string, opts: { u
     .where('f.status', '=', 'COMPLETED');
   if (opts.userId !== undefined) q = q.where('k.user_id', '=', opts.userId);
   if (opts.owner !== undefined) q = q.where('k.owner_type', '=', opts.owner);
-  const rows = await q.orderBy('k.added_at', 'desc').orderBy('k.id', 'desc').execute();
-  return rows.map((r) => ({
-    id: r.id,
-    owner: r.owner_type,
-    userId: r.user_id,
-    fileId: r.file_id,
-    filename: r.filename,
-    mimeType: r.mime_type,
-    sizeBytes: Number(r.size_bytes),
-    addedAt: r.added_at as string,
-  }));
+  return q.orderBy('k.added_at', 'desc').orderBy('k.id', 'desc').execute();
 }

@@ -4,14 +4,16 @@ import type { DemoPart } from '../import/demo-part.ts';
 import { createList } from './service.ts';
 
 export const listsPart: DemoPart = {
-  async after({ db, config, workspaceId, imported }) {
-    const ids = (kind: string, ...ext: string[]) => ext.map((e) => imported.ids[kind]?.[e] as string);
-    const now = Date.now();
-    const made = await db.kysely.transaction().execute(async (tx) => [
-      await createList(tx, config, workspaceId, { fields: { $name: 'Key accounts', $objectType: 'account' }, relationships: { $accounts: ids('account', 'a-globex', 'a-initech') } }, now),
-      await createList(tx, config, workspaceId, { fields: { $name: 'Newsletter', $objectType: 'contact' }, relationships: { $contacts: ids('contact', 'c-hank', 'c-peter', 'c-milton') } }, now),
-      await createList(tx, config, workspaceId, { fields: { $name: 'Q3 pipeline', $objectType: 'opportunity' }, relationships: { $opportunities: ids('opportunity', 'o-doomsday') } }, now),
-    ]);
+  async after(ctx) {
+    const ids = (kind: string, ...ext: string[]) => ext.map((e) => ctx.imported.ids[kind]?.[e] as string);
+    const made = await ctx.db.transaction().execute(async (tx) => {
+      const c = { ...ctx, db: tx };
+      return [
+        await createList(c, { fields: { $name: 'Key accounts', $objectType: 'account' }, relationships: { $accounts: ids('account', 'a-globex', 'a-initech') } }),
+        await createList(c, { fields: { $name: 'Newsletter', $objectType: 'contact' }, relationships: { $contacts: ids('contact', 'c-hank', 'c-peter', 'c-milton') } }),
+        await createList(c, { fields: { $name: 'Q3 pipeline', $objectType: 'opportunity' }, relationships: { $opportunities: ids('opportunity', 'o-doomsday') } }),
+      ];
+    });
     const contacts = made[1]?.id as string;
     return [
       `curl -s -H "Authorization: Bearer {key}" -H "Service-Version: 2026-03-01" {base}/v1/lists`,

@@ -1,16 +1,18 @@
 // The seven list endpoints of the contract. Handlers are thin: the pipeline has authenticated,
-// checked the version, rate and scopes; schemas have validated; write() makes writes atomic and
-// idempotent.
+// checked the version, rate and scopes; schemas have validated (and type request.params, query and
+// body through the TypeBox provider); write() makes writes atomic and idempotent.
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { PluginOptions } from '../http/context.ts';
-import { write } from '../http/idempotency.ts';
-import { type Page, PageQuery } from '../lib/paging.ts';
+import { serviceContext } from '../http/service-context.ts';
+import { PageQuery } from '../lib/paging.ts';
 import { RECORD_DEFS } from '../records/definitions.ts';
 import { CreateListBody, EntityEnvelope, IdParams, List, ListEnvelope, ListIdParams, UpdateListBody } from './schemas.ts';
 import * as service from './service.ts';
 
-export async function listRoutes(app: FastifyInstance, { config, deps }: PluginOptions): Promise<void> {
-  const db = deps.db.kysely;
+export async function listRoutes(base: FastifyInstance, opts: PluginOptions): Promise<void> {
+  const app = base.withTypeProvider<TypeBoxTypeProvider>();
+  const { ctx, write } = serviceContext(opts);
 
   app.post(
     '/v1/lists',
@@ -18,10 +20,7 @@ export async function listRoutes(app: FastifyInstance, { config, deps }: PluginO
       config: { operation: 'createList', scopes: ['lists:create'], category: 'Write', idempotent: true, errors: ['unknown_relationship', 'relationship_entity_missing'] },
       schema: { summary: 'Create a list', tags: ['Lists'], body: CreateListBody, response: { 200: List } },
     },
-    async (request, reply) => {
-      const body = request.body as service.CreateListInput;
-      return write(deps, request, reply, (tx) => service.createList(tx, config, request.principal.workspaceId, body, request.startedAt));
-    },
+    (request, reply) => write(request, reply, (c) => service.createList(c, request.body)),
   );
 
   app.post(
@@ -36,11 +35,7 @@ export async function listRoutes(app: FastifyInstance, { config, deps }: PluginO
       },
       schema: { summary: 'Update a list: rename, add and remove members', tags: ['Lists'], params: IdParams, body: UpdateListBody, response: { 200: List } },
     },
-    async (request, reply) => {
-      const { id } = request.params as { id: string };
-      const body = (request.body ?? {}) as service.UpdateListInput;
-      return write(deps, request, reply, (tx) => service.updateList(tx, config, request.principal.workspaceId, id, body, request.startedAt));
-    },
+    (request, reply) => write(request, reply, (c) => service.updateList(c, { ...request.params, ...request.body })),
   );
 
   app.get(
@@ -49,7 +44,7 @@ export async function listRoutes(app: FastifyInstance, { config, deps }: PluginO
       config: { operation: 'getList', scopes: ['lists:read'], category: 'Read' },
       schema: { summary: 'Retrieve a list', tags: ['Lists'], params: IdParams, response: { 200: List } },
     },
-    async (request) => service.getList(db, config, request.principal.workspaceId, (request.params as { id: string }).id),
+    (request) => service.getList(ctx(request), request.params),
   );
 
   app.get(
@@ -58,7 +53,7 @@ export async function listRoutes(app: FastifyInstance, { config, deps }: PluginO
       config: { operation: 'listLists', scopes: ['lists:read'], category: 'Search' },
       schema: { summary: 'List lists, newest first', tags: ['Lists'], querystring: PageQuery, response: { 200: ListEnvelope } },
     },
-    async (request) => service.listLists(db, config, request.principal.workspaceId, request.query as Page),
+    (request) => service.listLists(ctx(request), request.query),
   );
 
   for (const def of Object.values(RECORD_DEFS)) {
@@ -75,8 +70,7 @@ export async function listRoutes(app: FastifyInstance, { config, deps }: PluginO
           response: { 200: EntityEnvelope },
         },
       },
-      async (request) =>
-        service.listMembers(db, config, request.principal.workspaceId, (request.params as { listId: string }).listId, def.kind, request.query as Page),
+      (request) => service.listMembers(ctx(request), { ...request.params, ...request.query, kind: def.kind }),
     );
   }
 }

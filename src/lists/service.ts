@@ -1,27 +1,23 @@
 // Rules of lists (docs/design.md §Lists): names, object types, members and their checks. No HTTP
 // here.
-import type { Config } from '../config.ts';
-import type { Executor } from '../db/types.ts';
+import type { Static } from '@sinclair/typebox';
+import type { Ctx } from '../lib/context.ts';
 import { AppError, notFound } from '../lib/errors.ts';
-import { envelope, type Page } from '../lib/paging.ts';
 import { isoNow, newId } from '../lib/ids.ts';
-import { httpLink } from '../lib/links.ts';
+import { envelope, type Page } from '../lib/paging.ts';
 import { RECORD_DEFS } from '../records/definitions.ts';
-import { existingRecordIds, loadEntities } from '../records/repository.ts';
+import { existingRecordIds } from '../records/repository.ts';
+import { loadEntities } from '../records/service.ts';
 import type { RecordKind } from '../records/tables.ts';
 import * as repo from './repository.ts';
+import type { CreateListBody, IdParams, ListIdParams, UpdateListBody } from './schemas.ts';
+
+// Inputs are the routes' schemas: what validation let through is what the service gets.
+export type CreateListInput = Static<typeof CreateListBody>;
+export type UpdateListInput = Static<typeof IdParams> & Static<typeof UpdateListBody>;
+export type ListMembersInput = Static<typeof ListIdParams> & Page & { kind: RecordKind };
 
 type Ids = string | string[];
-
-export interface CreateListInput {
-  fields: { $name: string; $objectType: string };
-  relationships?: Record<string, Ids>;
-}
-
-export interface UpdateListInput {
-  fields?: { $name?: string };
-  relationships?: Record<string, { add?: Ids; remove?: Ids }>;
-}
 
 const OBJECT_TYPES: Record<string, RecordKind> = {
   account: 'account',
@@ -32,12 +28,12 @@ const OBJECT_TYPES: Record<string, RecordKind> = {
   $opportunity: 'opportunity',
 };
 
-export function toApi(config: Config, row: repo.ListRow) {
+export function toResource(ctx: Ctx, row: repo.ListRow) {
   return {
     id: row.id,
     createdAt: row.created_at,
     fields: { $name: { value: row.name, valueType: 'TEXT' as const }, $objectType: { value: row.object_type, valueType: 'TEXT' as const } },
-    httpLink: httpLink(config, 'lists', row.id),
+    httpLink: ctx.links.http('lists', row.id),
   };
 }
 
@@ -59,7 +55,7 @@ function members(value: Ids | undefined, param: string): Map<string, string> {
 }
 
 /** The one relationship key a list of this type accepts; any other key is refused. */
-function relationshipKey(kind: RecordKind, relationships: Record<string, unknown> | undefined): string {
+function relationshipKey(kind: RecordKind, relationships: object | undefined): string {
   const key = `$${RECORD_DEFS[kind].plural}`;
   for (const k of Object.keys(relationships ?? {})) {
     if (k !== key) throw new AppError('unknown_relationship', `A list of ${kind} records takes members only under "${key}", not "${k}".`, { param: `relationships.${k}` });
@@ -67,70 +63,78 @@ function relationshipKey(kind: RecordKind, relationships: Record<string, unknown
   return key;
 }
 
-async function requireEntities(db: Executor, workspaceId: string, kind: RecordKind, wanted: Map<string, string>): Promise<void> {
+async function requireEntities(ctx: Ctx, kind: RecordKind, wanted: Map<string, string>): Promise<void> {
   if (wanted.size === 0) return;
-  const found = await existingRecordIds(db, workspaceId, kind, [...wanted.keys()]);
+  const found = await existingRecordIds(ctx.db, ctx.actor.workspaceId, kind, [...wanted.keys()]);
   for (const [id, param] of wanted) {
     if (!found.has(id)) throw new AppError('relationship_entity_missing', `No ${kind} with id "${id}" exists; nothing was changed.`, { param });
   }
 }
 
-export async function createList(tx: Executor, config: Config, workspaceId: string, input: CreateListInput, now: number) {
+/** Members under their relationship key; the schemas allow extra keys, which relationshipKey refuses. */
+function under<T>(relationships: object | undefined, key: string): T | undefined {
+  return relationships && Object.hasOwn(relationships, key) ? (relationships as Record<string, T>)[key] : undefined;
+}
+
+export async function createList(ctx: Ctx, input: CreateListInput) {
   const name = checkName(input.fields.$name);
   // Own keys only: "__proto__" or "constructor" would otherwise find Object's own members.
   const kind = Object.hasOwn(OBJECT_TYPES, input.fields.$objectType) ? OBJECT_TYPES[input.fields.$objectType] : undefined;
   if (!kind) throw new AppError('invalid_value', '$objectType must be account, contact or opportunity.', { param: 'fields.$objectType' });
   const key = relationshipKey(kind, input.relationships);
-  const initial = members(input.relationships?.[key], `relationships.${key}`);
-  await requireEntities(tx, workspaceId, kind, initial);
-  const at = isoNow(now);
-  const row: repo.ListRow = { id: newId('lst', now), workspace_id: workspaceId, name, object_type: kind, member_count: 0, created_at: at, updated_at: at };
-  await repo.insertList(tx, row);
+  const initial = members(under<Ids>(input.relationships, key), `relationships.${key}`);
+  await requireEntities(ctx, kind, initial);
+  const at = isoNow(ctx.now);
+  const row: repo.ListRow = { id: newId('lst', ctx.now), workspace_id: ctx.actor.workspaceId, name, object_type: kind, member_count: 0, created_at: at, updated_at: at };
+  await repo.insertList(ctx.db, row);
   if (initial.size > 0) {
-    row.member_count = await repo.addMembers(tx, row.id, [...initial.keys()], at);
-    await repo.updateList(tx, row.id, { delta: row.member_count, at });
+    row.member_count = await repo.addMembers(ctx.db, row.id, [...initial.keys()], at);
+    await repo.updateList(ctx.db, row.id, { delta: row.member_count, at });
   }
-  return toApi(config, row);
+  return toResource(ctx, row);
 }
 
-export async function updateList(tx: Executor, config: Config, workspaceId: string, id: string, input: UpdateListInput, now: number) {
-  const row = await repo.findList(tx, workspaceId, id);
-  if (!row) throw notFound('list', id);
+export async function updateList(ctx: Ctx, input: UpdateListInput) {
+  const row = await repo.findList(ctx.db, ctx.actor.workspaceId, input.id);
+  if (!row) throw notFound('list', input.id);
   const name = input.fields?.$name === undefined ? undefined : checkName(input.fields.$name);
   const key = relationshipKey(row.object_type, input.relationships);
-  const change = input.relationships?.[key];
+  const change = under<{ add?: Ids; remove?: Ids }>(input.relationships, key);
   const add = members(change?.add, `relationships.${key}.add`);
   const remove = members(change?.remove, `relationships.${key}.remove`);
   for (const [memberId, param] of remove) {
     if (add.has(memberId)) throw new AppError('conflicting_membership_change', `"${memberId}" is both added and removed in one request.`, { param });
   }
-  await requireEntities(tx, workspaceId, row.object_type, new Map([...add, ...remove]));
-  const at = isoNow(now);
-  const delta = (await repo.addMembers(tx, row.id, [...add.keys()], at)) - (await repo.removeMembers(tx, row.id, [...remove.keys()]));
+  await requireEntities(ctx, row.object_type, new Map([...add, ...remove]));
+  const at = isoNow(ctx.now);
+  const delta = (await repo.addMembers(ctx.db, row.id, [...add.keys()], at)) - (await repo.removeMembers(ctx.db, row.id, [...remove.keys()]));
   if (name !== undefined || delta !== 0) {
-    await repo.updateList(tx, row.id, { ...(name !== undefined ? { name } : {}), delta, at });
+    await repo.updateList(ctx.db, row.id, { ...(name !== undefined ? { name } : {}), delta, at });
     row.name = name ?? row.name;
   }
-  return toApi(config, row);
+  return toResource(ctx, row);
 }
 
-export async function getList(db: Executor, config: Config, workspaceId: string, id: string) {
-  const row = await repo.findList(db, workspaceId, id);
-  if (!row) throw notFound('list', id);
-  return toApi(config, row);
+export async function getList(ctx: Ctx, input: { id: string }) {
+  const row = await repo.findList(ctx.db, ctx.actor.workspaceId, input.id);
+  if (!row) throw notFound('list', input.id);
+  return toResource(ctx, row);
 }
 
-export async function listLists(db: Executor, config: Config, workspaceId: string, page: Page) {
-  const total = await repo.countLists(db, workspaceId);
-  const rows = await repo.pageLists(db, workspaceId, total, page);
-  return envelope(rows.map((r) => toApi(config, r)), total);
+export async function listLists(ctx: Ctx, input: Page) {
+  const total = await repo.countLists(ctx.db, ctx.actor.workspaceId);
+  const rows = await repo.pageLists(ctx.db, ctx.actor.workspaceId, total, input);
+  return envelope(
+    rows.map((r) => toResource(ctx, r)),
+    total,
+  );
 }
 
 /** Members of the list of the kind in the path; a list of another kind has none of those. */
-export async function listMembers(db: Executor, config: Config, workspaceId: string, listId: string, kind: RecordKind, page: Page) {
-  const row = await repo.findList(db, workspaceId, listId);
-  if (!row) throw notFound('list', listId);
-  if (row.object_type !== kind) return envelope([], 0);
-  const ids = await repo.pageMemberIds(db, row.id, row.member_count, page);
-  return envelope(await loadEntities(db, config, workspaceId, kind, ids), row.member_count);
+export async function listMembers(ctx: Ctx, input: ListMembersInput) {
+  const row = await repo.findList(ctx.db, ctx.actor.workspaceId, input.listId);
+  if (!row) throw notFound('list', input.listId);
+  if (row.object_type !== input.kind) return envelope([], 0);
+  const ids = await repo.pageMemberIds(ctx.db, row.id, row.member_count, input);
+  return envelope(await loadEntities(ctx, { kind: input.kind, ids }), row.member_count);
 }

@@ -1,13 +1,13 @@
 // The `message` import kind (docs/design.md §Import format): `channel` (externalId), `fields`
 // shaped as in the API ({value, valueType}) and optional `relationships.$files` (file externalIds).
 // Error messages name the field and never repeat a value: message text must not reach any output.
-import type { Executor } from '../db/types.ts';
-import { chunks } from '../db/chunks.ts';
-import { type ImportKind, onlyFields, str } from '../import/kind.ts';
+import { bumpMessageCounts, findChannel } from '../channels/repository.ts';
+import { type ImportItem, type ImportKind, onlyFields, str, upsertByExternalId } from '../import/kind.ts';
 import { InputError } from '../lib/errors.ts';
-import { isoNow, newId } from '../lib/ids.ts';
+import { isoNow } from '../lib/ids.ts';
 import type { Visibility } from '../channels/tables.ts';
-import type { MessagesTable, TextType } from './tables.ts';
+import * as repo from './repository.ts';
+import type { TextType } from './tables.ts';
 
 export interface MessageInput {
   channel: string;
@@ -100,38 +100,28 @@ export function checkMessage(raw: Record<string, unknown>): MessageInput {
   };
 }
 
-async function lookup(tx: Executor, workspaceId: string, externalIds: string[]) {
-  const found = new Map<string, { id: string; channelId: string }>();
-  for (const part of chunks(externalIds)) {
-    const rows = await tx.selectFrom('messages').select(['id', 'external_id', 'channel_id']).where('workspace_id', '=', workspaceId).where('external_id', 'in', part).execute();
-    for (const r of rows) found.set(r.external_id as string, { id: r.id, channelId: r.channel_id });
-  }
-  return found;
-}
-
 export const messageKind: ImportKind<MessageInput> = {
   object: 'message',
   check: checkMessage,
-  async lookup(tx, workspaceId, externalIds) {
-    return new Map([...(await lookup(tx, workspaceId, externalIds))].map(([k, v]) => [k, v.id]));
+  async lookup(ctx, externalIds) {
+    return new Map([...(await repo.messagesByExternalId(ctx.db, ctx.actor.workspaceId, externalIds))].map(([k, v]) => [k, v.id]));
   },
   async upsert(ctx, items) {
-    const existing = await lookup(ctx.tx, ctx.workspaceId, items.map((i) => i.externalId));
     const channels = new Map<string, { id: string; provider: string; visibility: Visibility }>();
     const delta = new Map<string, number>();
     const bump = (id: string, n: number) => delta.set(id, (delta.get(id) ?? 0) + n);
     const at = isoNow(ctx.now);
-    const fresh: NewRow[] = [];
-    for (const item of items) {
-      const v = item.value;
+    const fresh: repo.NewMessageRow[] = [];
+    // The columns of an item's row, and its channel (read once per channel).
+    const valuesOf = async ({ line, value: v }: ImportItem<MessageInput>) => {
       let channel = channels.get(v.channel);
       if (!channel) {
-        const id = await ctx.resolve('channel', v.channel, { line: item.line, field: 'channel' });
-        const row = await ctx.tx.selectFrom('channels').select(['provider', 'visibility']).where('id', '=', id).executeTakeFirstOrThrow();
-        channel = { id, provider: row.provider, visibility: row.visibility };
+        const id = await ctx.resolve('channel', v.channel, { line, field: 'channel' });
+        channel = { id, ...(await findChannel(ctx.db, id)) };
         channels.set(v.channel, channel);
       }
-      const values = {
+      bump(channel.id, 1);
+      return {
         channel_id: channel.id,
         channel_visibility: channel.visibility,
         sent_at: v.sentAt,
@@ -141,45 +131,30 @@ export const messageKind: ImportKind<MessageInput> = {
         text_type: v.textType,
         updated_at: at,
       };
-      const old = existing.get(item.externalId);
-      if (old) {
-        await ctx.tx.updateTable('messages').set(values).where('id', '=', old.id).execute();
-        await ctx.tx.updateTable('message_texts').set({ text: v.text }).where('message_id', '=', old.id).execute();
+    };
+    await upsertByExternalId(ctx, items, {
+      object: 'message',
+      idKind: 'msg',
+      find: (externalIds) => repo.messagesByExternalId(ctx.db, ctx.actor.workspaceId, externalIds),
+      async update(item, old) {
+        await repo.updateMessage(ctx.db, old.id, await valuesOf(item), item.value.text);
         bump(old.channelId, -1);
-        bump(channel.id, 1);
-        ctx.register('message', item.externalId, old.id);
-      } else {
-        const id = newId('msg', ctx.now);
-        fresh.push({ ...values, id, workspace_id: ctx.workspaceId, external_id: item.externalId, created_at: at, text: v.text });
-        bump(channel.id, 1);
-        ctx.register('message', item.externalId, id);
-      }
-    }
-    await insertRows(ctx.tx, fresh);
-    for (const [id, n] of delta) {
-      if (n !== 0) await ctx.tx.updateTable('channels').set((eb) => ({ message_count: eb('message_count', '+', n) })).where('id', '=', id).execute();
-    }
+      },
+      async insert(item, id) {
+        fresh.push({ ...(await valuesOf(item)), id, workspace_id: ctx.actor.workspaceId, external_id: item.externalId, created_at: at, text: item.value.text });
+      },
+    });
+    await repo.insertMessages(ctx.db, fresh);
+    await bumpMessageCounts(ctx.db, delta);
   },
   async link(ctx, items) {
     for (const item of items) {
       const id = await ctx.resolve('message', item.externalId, { line: item.line, field: 'externalId' });
-      await ctx.tx.deleteFrom('message_files').where('message_id', '=', id).execute();
-      const refs = item.value.files ?? [];
-      const rows = [];
-      for (const [i, ext] of refs.entries()) {
-        rows.push({ message_id: id, file_id: await ctx.resolve('file', ext, { line: item.line, field: `relationships.$files.values[${i}]` }), position: i });
+      const files: string[] = [];
+      for (const [i, ext] of (item.value.files ?? []).entries()) {
+        files.push(await ctx.resolve('file', ext, { line: item.line, field: `relationships.$files.values[${i}]` }));
       }
-      if (rows.length > 0) await ctx.tx.insertInto('message_files').values(rows).execute();
+      await repo.replaceMessageFiles(ctx.db, id, files);
     }
   },
 };
-
-/** A message row with its text, which is stored in its own table. */
-type NewRow = MessagesTable & { external_id: string; text: string };
-
-async function insertRows(tx: Executor, rows: NewRow[]): Promise<void> {
-  for (const part of chunks(rows, 200)) {
-    await tx.insertInto('messages').values(part.map(({ text: _t, ...m }) => m)).execute();
-    await tx.insertInto('message_texts').values(part.map((m) => ({ message_id: m.id, text: m.text }))).execute();
-  }
-}

@@ -3,6 +3,7 @@
 // joins a message's text only where that level is FULL. Nothing is cached: a membership or
 // visibility change applies to the next statement.
 import { type RawBuilder, sql } from 'kysely';
+import { chunks } from '../db/chunks.ts';
 import type { Executor } from '../db/types.ts';
 import type { MessagesTable } from './tables.ts';
 
@@ -96,4 +97,37 @@ export async function filesOf(db: Executor, messageIds: string[]): Promise<Map<s
     out.set(r.message_id, list);
   }
   return out;
+}
+
+// The writes of the import.
+
+/** Existing messages by externalId, with the channel each is in now. */
+export async function messagesByExternalId(db: Executor, workspaceId: string, externalIds: string[]): Promise<Map<string, { id: string; channelId: string }>> {
+  const found = new Map<string, { id: string; channelId: string }>();
+  for (const part of chunks(externalIds)) {
+    const rows = await db.selectFrom('messages').select(['id', 'external_id', 'channel_id']).where('workspace_id', '=', workspaceId).where('external_id', 'in', part).execute();
+    for (const r of rows) found.set(r.external_id as string, { id: r.id, channelId: r.channel_id });
+  }
+  return found;
+}
+
+export async function updateMessage(db: Executor, id: string, set: Omit<MessagesTable, 'id' | 'workspace_id' | 'external_id' | 'created_at'>, text: string): Promise<void> {
+  await db.updateTable('messages').set(set).where('id', '=', id).execute();
+  await db.updateTable('message_texts').set({ text }).where('message_id', '=', id).execute();
+}
+
+/** A message row with its text, which is stored in its own table. */
+export type NewMessageRow = MessagesTable & { external_id: string; text: string };
+
+export async function insertMessages(db: Executor, rows: NewMessageRow[]): Promise<void> {
+  for (const part of chunks(rows, 200)) {
+    await db.insertInto('messages').values(part.map(({ text: _t, ...m }) => m)).execute();
+    await db.insertInto('message_texts').values(part.map((m) => ({ message_id: m.id, text: m.text }))).execute();
+  }
+}
+
+/** Sets a message's files, in order. */
+export async function replaceMessageFiles(db: Executor, messageId: string, fileIds: string[]): Promise<void> {
+  await db.deleteFrom('message_files').where('message_id', '=', messageId).execute();
+  if (fileIds.length > 0) await db.insertInto('message_files').values(fileIds.map((file_id, position) => ({ message_id: messageId, file_id, position }))).execute();
 }

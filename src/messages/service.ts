@@ -1,14 +1,10 @@
 // Reading messages as a given caller (docs/design.md §Message visibility): what is invisible does
 // not exist, METADATA withholds `$text` and `$files`. The text is never read from the database for
 // a METADATA row.
-import type { Config } from '../config.ts';
-import type { Executor } from '../db/types.ts';
+import type { Ctx } from '../lib/context.ts';
 import { notFound } from '../lib/errors.ts';
-import type { Page } from '../lib/paging.ts';
-import { httpLink } from '../lib/links.ts';
-import { type Caller, countVisible, filesOf, findOne, findPage, type MessageRow, type Strategy } from './repository.ts';
-
-export type { Caller } from './repository.ts';
+import { envelope, type Page } from '../lib/paging.ts';
+import { countVisible, filesOf, findOne, findPage, type MessageRow, type Strategy } from './repository.ts';
 
 // Sorting every visible message costs about this many index steps of the newest-first walk.
 const SORT_FACTOR = 4;
@@ -22,28 +18,29 @@ export function chooseStrategy(page: Page, visible: number, total: number): Stra
   return walk <= visible * SORT_FACTOR ? 'walk' : 'channels';
 }
 
-export async function listMessages(db: Executor, config: Config, caller: Caller, page: Page, strategy?: Strategy) {
-  const { visible, total } = await countVisible(db, caller);
-  if (page.offset >= visible) return { data: [], totalCount: visible };
-  const rows = await findPage(db, caller, page.limit, page.offset, strategy ?? chooseStrategy(page, visible, total));
-  return { data: await toResources(db, config, rows), totalCount: visible };
+/** `strategy` forces one way of finding the page (tests and benchmarks compare them). */
+export async function listMessages(ctx: Ctx, input: Page & { strategy?: Strategy }) {
+  const { visible, total } = await countVisible(ctx.db, ctx.actor);
+  if (input.offset >= visible) return envelope([], visible);
+  const rows = await findPage(ctx.db, ctx.actor, input.limit, input.offset, input.strategy ?? chooseStrategy(input, visible, total));
+  return envelope(await toResources(ctx, rows), visible);
 }
 
-export async function getMessage(db: Executor, config: Config, caller: Caller, id: string) {
-  const row = await findOne(db, caller, id);
-  if (!row) throw notFound('message', id);
-  return (await toResources(db, config, [row]))[0];
+export async function getMessage(ctx: Ctx, input: { id: string }) {
+  const row = await findOne(ctx.db, ctx.actor, input.id);
+  if (!row) throw notFound('message', input.id);
+  return (await toResources(ctx, [row]))[0];
 }
 
-async function toResources(db: Executor, config: Config, rows: MessageRow[]) {
+async function toResources(ctx: Ctx, rows: MessageRow[]) {
   const files = await filesOf(
-    db,
+    ctx.db,
     rows.filter((r) => r.access === 'FULL').map((r) => r.id),
   );
-  return rows.map((r) => toResource(config, r, r.access === 'FULL' ? (files.get(r.id) ?? []) : []));
+  return rows.map((r) => toResource(ctx, r, r.access === 'FULL' ? (files.get(r.id) ?? []) : []));
 }
 
-export function toResource(config: Config, r: MessageRow, files: string[]) {
+export function toResource(ctx: Ctx, r: MessageRow, files: string[]) {
   const full = r.access === 'FULL';
   return {
     id: r.id,
@@ -56,7 +53,7 @@ export function toResource(config: Config, r: MessageRow, files: string[]) {
       $providerThreadId: { value: r.provider_thread_id, valueType: 'TEXT' },
       $editedAt: { value: r.edited_at, valueType: 'DATETIME' },
     },
-    httpLink: httpLink(config, 'messages', r.id),
+    httpLink: ctx.links.http('messages', r.id),
     objectType: 'message' as const,
     relationships: {
       $channel: { cardinality: 'has_one' as const, objectType: 'channel', values: [r.channel_id] },

@@ -1,7 +1,7 @@
 // The `user` import kind (docs/design.md §Import format): email, name and role.
-import { isUniqueViolation } from '../db/database.ts';
-import { isoNow, newId } from '../lib/ids.ts';
-import { type ImportKind, ImportError, lookupExternalIds, onlyFields, str } from '../import/kind.ts';
+import { type ImportKind, ImportError, onlyFields, str, upsertByExternalId } from '../import/kind.ts';
+import { isoNow } from '../lib/ids.ts';
+import * as repo from './repository.ts';
 import { checkUser } from './service.ts';
 
 interface UserInput {
@@ -16,30 +16,20 @@ export const userKind: ImportKind<UserInput> = {
     onlyFields(raw, ['email', 'name', 'role']);
     const email = str(raw, 'email', { required: true }) as string;
     // checkUser's InputError names the field (email, name or role) as its param.
-    return checkUser({ workspaceId: '', email, name: str(raw, 'name', { max: 255 }), role: str(raw, 'role') ?? 'member' });
+    return checkUser({ email, name: str(raw, 'name', { max: 255 }), role: str(raw, 'role') ?? 'member' });
   },
-  lookup: (tx, workspaceId, externalIds) => lookupExternalIds(tx, 'users', workspaceId, externalIds),
+  lookup: (ctx, externalIds) => repo.usersByExternalId(ctx.db, ctx.actor.workspaceId, externalIds),
   async upsert(ctx, items) {
-    const existing = await userKind.lookup(ctx.tx, ctx.workspaceId, items.map((i) => i.externalId));
     const at = isoNow(ctx.now);
-    for (const item of items) {
-      const { email, name, role } = item.value;
-      let id = existing.get(item.externalId);
-      if (id) {
-        await ctx.tx.updateTable('users').set({ email, name, role, updated_at: at }).where('id', '=', id).execute();
-      } else {
-        id = newId('usr', ctx.now);
-        try {
-          await ctx.tx
-            .insertInto('users')
-            .values({ id, workspace_id: ctx.workspaceId, external_id: item.externalId, email, name, role, created_at: at, updated_at: at })
-            .execute();
-        } catch (err) {
-          if (isUniqueViolation(err)) throw new ImportError(item.line, 'email', `another user of the workspace has the email "${email}"`);
-          throw err;
-        }
-      }
-      ctx.register('user', item.externalId, id);
-    }
+    await upsertByExternalId(ctx, items, {
+      object: 'user',
+      idKind: 'usr',
+      find: (externalIds) => userKind.lookup(ctx, externalIds),
+      update: ({ value: { email, name, role } }, _old, id) => repo.updateUser(ctx.db, id, { email, name, role, updated_at: at }),
+      async insert({ line, externalId, value: { email, name, role } }, id) {
+        const row = { id, workspace_id: ctx.actor.workspaceId, external_id: externalId, email, name, role, created_at: at, updated_at: at };
+        if (!(await repo.insertUser(ctx.db, row))) throw new ImportError(line, 'email', `another user of the workspace has the email "${email}"`);
+      },
+    });
   },
 };

@@ -1,22 +1,26 @@
 // Users of a workspace: administered by operators through the CLI and loaded by import, never by
 // the public API.
-import { isUniqueViolation } from '../db/database.ts';
-import type { Executor } from '../db/types.ts';
-import { isoNow, newId } from '../lib/ids.ts';
+import type { Ctx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
+import { isoNow, newId } from '../lib/ids.ts';
 import { requireWorkspace } from '../workspaces/service.ts';
+import * as repo from './repository.ts';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
-export interface NewUser {
-  workspaceId: string;
+export interface UserInput {
   email: string;
   name?: string | null;
   role?: string;
   externalId?: string | null;
 }
 
-export function checkUser(input: NewUser): { email: string; name: string | null; role: 'admin' | 'member' } {
+export function toResource(r: repo.UserRow) {
+  return { id: r.id, workspaceId: r.workspace_id, email: r.email, name: r.name, role: r.role, externalId: r.external_id, createdAt: r.created_at };
+}
+
+/** The checked fields of a user; the InputError of a bad one names it (email, name or role). */
+export function checkUser(input: UserInput): { email: string; name: string | null; role: 'admin' | 'member' } {
   const email = input.email.trim().toLowerCase();
   if (!EMAIL.test(email) || email.length > 320) throw new InputError(`invalid email "${input.email}"`, 'email');
   const role = input.role ?? 'member';
@@ -26,37 +30,28 @@ export function checkUser(input: NewUser): { email: string; name: string | null;
   return { email, name, role };
 }
 
-export async function createUser(db: Executor, input: NewUser, now = Date.now()) {
-  await requireWorkspace(db, input.workspaceId);
+export async function createUser(ctx: Ctx, input: UserInput) {
+  await requireWorkspace(ctx);
   const { email, name, role } = checkUser(input);
-  const row = {
-    id: newId('usr', now),
-    workspace_id: input.workspaceId,
-    external_id: input.externalId ?? null,
-    email,
-    name,
-    role,
-    created_at: isoNow(now),
-    updated_at: isoNow(now),
-  };
-  try {
-    await db.insertInto('users').values(row).execute();
-  } catch (err) {
-    if (isUniqueViolation(err)) throw new InputError(`a user with email "${email}" already exists in this workspace`, 'email');
-    throw err;
-  }
-  return describeUser(row);
+  const at = isoNow(ctx.now);
+  const row: repo.UserRow = { id: newId('usr', ctx.now), workspace_id: ctx.actor.workspaceId, external_id: input.externalId ?? null, email, name, role, created_at: at, updated_at: at };
+  if (!(await repo.insertUser(ctx.db, row))) throw new InputError(`a user with email "${email}" already exists in this workspace`, 'email');
+  return toResource(row);
 }
 
-export async function findUser(db: Executor, workspaceId: string, id: string) {
-  return db.selectFrom('users').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+export async function listUsers(ctx: Ctx) {
+  await requireWorkspace(ctx);
+  return (await repo.listUsers(ctx.db, ctx.actor.workspaceId)).map(toResource);
 }
 
-export async function listUsers(db: Executor, workspaceId: string) {
-  const rows = await db.selectFrom('users').selectAll().where('workspace_id', '=', workspaceId).orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
-  return rows.map(describeUser);
+/** Refuses a user id that is not one of the workspace's users. */
+export async function requireUser(ctx: Ctx, input: { id: string }): Promise<void> {
+  if (!(await repo.findUser(ctx.db, ctx.actor.workspaceId, input.id))) throw new InputError(`no user "${input.id}" in workspace ${ctx.actor.workspaceId}`, 'user');
 }
 
-export function describeUser(r: { id: string; workspace_id: string; email: string; name: string | null; role: string; external_id: string | null; created_at: string }) {
-  return { id: r.id, workspaceId: r.workspace_id, email: r.email, name: r.name, role: r.role, externalId: r.external_id, createdAt: r.created_at };
+/** A user of the workspace by id, externalId or email. */
+export async function findUserRef(ctx: Ctx, input: { ref: string }): Promise<string> {
+  const id = await repo.findUserByRef(ctx.db, ctx.actor.workspaceId, input.ref);
+  if (!id) throw new InputError(`no user "${input.ref}" in workspace ${ctx.actor.workspaceId}`, 'user');
+  return id;
 }

@@ -16,6 +16,7 @@ import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
 import { type ServerProcess, startServerProcess } from '../helpers/process.ts';
 import { type Acked, runWorkload, seeded } from './crash-workload.ts';
 import { verifyFiles } from './crash-verify.ts';
+import { systemCtx, operatorCtx } from '../../src/lib/context.ts';
 
 const POINTS = Number(process.env.CRASH_POINTS ?? 15);
 const SEED = Number(process.env.CRASH_SEED ?? 7);
@@ -31,12 +32,12 @@ for (const dialect of await testDialects()) {
     before(async () => {
       tdb = await createTestDb(dialect);
       const db = tdb.db.kysely;
-      const ws = await createWorkspace(db, 'Crash');
+      const ws = await createWorkspace(systemCtx(db), { name: 'Crash' });
       workspaceId = ws.id;
-      const user = await createUser(db, { workspaceId, email: 'crash@example.test', role: 'admin' });
-      secret = (await createKey(db, { workspaceId, userId: user.id, scopes: null, expiresInMs: null })).secret;
+      const user = await createUser(operatorCtx(db, workspaceId), { email: 'crash@example.test', role: 'admin' });
+      secret = (await createKey(operatorCtx(db, workspaceId), { userId: user.id, scopes: null, expiresInMs: null })).secret;
       const objects = Array.from({ length: 12 }, (_, i) => ({ object: 'contact', externalId: `c${i}`, fields: { $name: { value: { firstName: 'C', lastName: `n${i}` }, valueType: 'FULL_NAME' } } }));
-      const res = await runImport(tdb.db, workspaceId, importKinds(), objects.map((o) => JSON.stringify(o)).join('\n'));
+      const res = await runImport(operatorCtx(tdb.db.kysely, workspaceId), { kinds: importKinds(), text: objects.map((o) => JSON.stringify(o)).join('\n') });
       contacts = Object.values(res.ids.contact ?? {});
       env = { DATA_DIR: tdb.dataDir, RATE_LIMIT_READ: '0', RATE_LIMIT_WRITE: '0', RATE_LIMIT_SEARCH: '0', PUBLIC_BASE_URL: 'http://127.0.0.1', ...(tdb.databaseUrl ? { DATABASE_URL: tdb.databaseUrl } : {}) };
     });

@@ -10,9 +10,11 @@ import { createKey } from '../../src/auth/service.ts';
 import type { Scope } from '../../src/auth/scopes.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
 import type { DialectName } from '../../src/db/types.ts';
-import { Authenticator } from '../../src/auth/service.ts';
+import { Authenticator } from '../../src/auth/authenticator.ts';
 import type { Deps } from '../../src/http/context.ts';
+import { operatorCtx, systemCtx } from '../../src/lib/context.ts';
 import { createLogger } from '../../src/logger.ts';
+import { createMetrics } from '../../src/metrics/registry.ts';
 import { createWorkspace } from '../../src/workspaces/service.ts';
 import { createUser } from '../../src/users/service.ts';
 import { createTestDb, type TestDb, testDialects } from './db.ts';
@@ -58,7 +60,7 @@ export async function buildTestApp(dialect: DialectName, opts: TestAppOptions = 
     },
   });
   const logger = createLogger('info', sink);
-  const deps: Deps = { db: tdb.db, logger, auth: new Authenticator(tdb.db), blobs: createDiskBlobStore(join(tdb.dataDir, 'blobs')) };
+  const deps: Deps = { db: tdb.db, logger, auth: new Authenticator(tdb.db), blobs: createDiskBlobStore(join(tdb.dataDir, 'blobs')), metrics: createMetrics() };
   await opts.deps?.(deps, config);
   const app = await buildApp(config, deps);
   opts.routes?.(app, deps);
@@ -110,14 +112,15 @@ export interface Seeded {
 /** A workspace with one user and a key for it (full access unless scopes are given). */
 export async function seedWorkspace(t: TestApp, opts: { scopes?: Scope[]; role?: 'admin' | 'member' } = {}): Promise<Seeded> {
   const db = t.deps.db.kysely;
-  const ws = await createWorkspace(db, 'Test workspace');
-  const user = await createUser(db, { workspaceId: ws.id, email: `u${Math.random().toString(36).slice(2)}@example.test`, role: opts.role ?? 'admin' });
-  const key = await createKey(db, { workspaceId: ws.id, userId: user.id, scopes: opts.scopes ?? null, expiresInMs: null });
+  const ws = await createWorkspace(systemCtx(db), { name: 'Test workspace' });
+  const ctx = operatorCtx(db, ws.id);
+  const user = await createUser(ctx, { email: `u${Math.random().toString(36).slice(2)}@example.test`, role: opts.role ?? 'admin' });
+  const key = await createKey(ctx, { userId: user.id, scopes: opts.scopes ?? null, expiresInMs: null });
   return { workspaceId: ws.id, userId: user.id, secret: key.secret };
 }
 
 export async function keyFor(t: TestApp, workspaceId: string, userId: string | null, scopes: Scope[] | null = null): Promise<string> {
-  return (await createKey(t.deps.db.kysely, { workspaceId, userId, scopes, expiresInMs: null })).secret;
+  return (await createKey(operatorCtx(t.deps.db.kysely, workspaceId), { userId, scopes, expiresInMs: null })).secret;
 }
 
 export function headers(secret: string, extra: Record<string, string> = {}): Record<string, string> {

@@ -10,6 +10,7 @@ import { createKey } from '../../src/auth/service.ts';
 import { createWorkspace } from '../../src/workspaces/service.ts';
 import { createUser } from '../../src/users/service.ts';
 import { call, headers, type TestApp } from './app.ts';
+import { systemCtx, operatorCtx } from '../../src/lib/context.ts';
 
 export interface Canary {
   tag: string;
@@ -41,9 +42,9 @@ const RECORDS: Record<string, (tag: string) => Record<string, unknown>> = {
 export async function seedCanary(t: TestApp, label: string, operations: Set<string>): Promise<Canary> {
   const tag = `CANARY${label}${randomBytes(5).toString('hex').toUpperCase()}`;
   const db = t.deps.db.kysely;
-  const ws = await createWorkspace(db, `Workspace ${tag}`);
-  const user = await createUser(db, { workspaceId: ws.id, email: `owner-${tag.toLowerCase()}@canary.test`, role: 'admin', externalId: `u-${tag}` });
-  const secret = (await createKey(db, { workspaceId: ws.id, userId: user.id, scopes: null, expiresInMs: null })).secret;
+  const ws = await createWorkspace(systemCtx(db), { name: `Workspace ${tag}` });
+  const user = await createUser(operatorCtx(db, ws.id), { email: `owner-${tag.toLowerCase()}@canary.test`, role: 'admin', externalId: `u-${tag}` });
+  const secret = (await createKey(operatorCtx(db, ws.id), { userId: user.id, scopes: null, expiresInMs: null })).secret;
   const kinds = importKinds();
   const objects: Array<Record<string, unknown>> = [
     { object: 'channel', externalId: `c-${tag}`, provider: 'slack', name: `chan-${tag}`, visibility: 'public', members: [`u-${tag}`] },
@@ -55,7 +56,7 @@ export async function seedCanary(t: TestApp, label: string, operations: Set<stri
     },
   ];
   for (const [kind, make] of Object.entries(RECORDS)) if (kinds.some((k) => k.object === kind)) objects.push(make(tag));
-  const imported = await runImport(t.deps.db, ws.id, kinds, objects.map((o) => JSON.stringify(o)).join('\n'));
+  const imported = await runImport(operatorCtx(t.deps.db.kysely, ws.id), { kinds: kinds, text: objects.map((o) => JSON.stringify(o)).join('\n') });
   const ids: Record<string, string> = { user: user.id, workspace: ws.id };
   for (const [object, byExt] of Object.entries(imported.ids)) for (const id of Object.values(byExt)) ids[object] = id;
 

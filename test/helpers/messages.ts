@@ -5,9 +5,10 @@ import { runImport } from '../../src/import/run.ts';
 import { createWorkspace } from '../../src/workspaces/service.ts';
 import { createUser } from '../../src/users/service.ts';
 import { keyFor, type TestApp } from './app.ts';
+import { systemCtx, operatorCtx } from '../../src/lib/context.ts';
 
 export function importObjects(t: TestApp, workspaceId: string, objects: Array<Record<string, unknown>>) {
-  return runImport(t.deps.db, workspaceId, importKinds(), objects.map((o) => JSON.stringify(o)).join('\n'));
+  return runImport(operatorCtx(t.deps.db.kysely, workspaceId), { kinds: importKinds(), text: objects.map((o) => JSON.stringify(o)).join('\n') });
 }
 
 export interface Caller {
@@ -20,12 +21,12 @@ export interface Caller {
 /** alice and bob are members, carol an admin; each with a key, plus a workspace key. */
 export async function seedPeople(t: TestApp) {
   const db = t.deps.db.kysely;
-  const ws = await createWorkspace(db, 'Messages test');
+  const ws = await createWorkspace(systemCtx(db), { name: 'Messages test' });
   const tag = randomBytes(4).toString('hex');
   const users: Record<string, string> = {};
   const callers: Caller[] = [];
   for (const [name, role] of [['alice', 'member'], ['bob', 'member'], ['carol', 'admin']] as const) {
-    const u = await createUser(db, { workspaceId: ws.id, email: `${name}-${tag}@example.test`, role, externalId: `u-${name}` });
+    const u = await createUser(operatorCtx(db, ws.id), { email: `${name}-${tag}@example.test`, role, externalId: `u-${name}` });
     users[name] = u.id;
     callers.push({ name, secret: await keyFor(t, ws.id, u.id, ['messages:read']), userExt: `u-${name}` });
   }

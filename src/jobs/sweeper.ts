@@ -6,8 +6,9 @@ import type { Logger } from 'pino';
 import { purgeExpiredKeys } from '../idempotency/repository.ts';
 import { isoNow } from '../lib/ids.ts';
 import { dropPendingEntry } from '../knowledge/repository.ts';
-import * as repo from './repository.ts';
-import { type FilesEnv, releaseAt } from './service.ts';
+import * as repo from '../files/repository.ts';
+import { type FilesEnv, type FilesSystemCtx, releaseAt } from '../files/service.ts';
+import type { Db } from '../db/types.ts';
 
 const BATCH = 200;
 const MAX_BATCHES = 20;
@@ -23,9 +24,10 @@ export interface SweepResult {
   tempFilesRemoved: number;
 }
 
-export async function sweepOnce(env: FilesEnv, now: number = Date.now(), opts: { temp?: boolean } = {}): Promise<SweepResult> {
+/** One round at ctx.now; `temp` also walks the blob store for stale temp files. */
+export async function sweepOnce(ctx: FilesSystemCtx, input: { temp?: boolean } = {}): Promise<SweepResult> {
   const result: SweepResult = { expired: 0, blobsDeleted: 0, idempotencyKeysPurged: 0, tempFilesRemoved: 0 };
-  const db = env.db.kysely;
+  const { db, now, files: env } = ctx;
   for (let b = 0; b < MAX_BATCHES; b++) {
     const rows = await repo.overdueSessions(db, isoNow(now), BATCH);
     for (const row of rows) {
@@ -49,7 +51,7 @@ export async function sweepOnce(env: FilesEnv, now: number = Date.now(), opts: {
     if (due.length < BATCH) break;
   }
   result.idempotencyKeysPurged = await purgeExpiredKeys(db, now);
-  if (opts.temp) result.tempFilesRemoved = await env.blobs.removeStaleTemp(now - STALE_TEMP_MS);
+  if (input.temp) result.tempFilesRemoved = await env.blobs.removeStaleTemp(now - STALE_TEMP_MS);
   return result;
 }
 
@@ -57,7 +59,7 @@ export interface Sweeper {
   stop(): Promise<void>;
 }
 
-export function startSweeper(env: FilesEnv, logger: Logger, intervalMs: number): Sweeper {
+export function startSweeper(deps: { db: Db; files: FilesEnv }, logger: Logger, intervalMs: number): Sweeper {
   let running: Promise<void> | null = null;
   let stopped = false;
   let lastTemp = 0;
@@ -66,7 +68,7 @@ export function startSweeper(env: FilesEnv, logger: Logger, intervalMs: number):
     const now = Date.now();
     const temp = now - lastTemp >= STALE_TEMP_MS;
     if (temp) lastTemp = now;
-    running = sweepOnce(env, now, { temp })
+    running = sweepOnce({ db: deps.db.kysely, now, files: deps.files }, { temp })
       .then((r) => {
         if (r.expired || r.blobsDeleted || r.idempotencyKeysPurged || r.tempFilesRemoved) logger.info(r, 'sweep');
       })

@@ -1,0 +1,77 @@
+// SQL of channels and their members. A channel's visibility is copied onto its messages (for the
+// page walk of src/messages/repository.ts), so it is only ever changed here, with that copy.
+import type { Executor } from '../db/types.ts';
+import { lookupExternalIds } from '../import/repository.ts';
+import type { ChannelsTable, Visibility } from './tables.ts';
+
+export type ChannelRow = ChannelsTable;
+
+export async function insertChannel(db: Executor, row: ChannelRow): Promise<void> {
+  await db.insertInto('channels').values(row).execute();
+}
+
+export async function updateChannel(db: Executor, id: string, set: Pick<ChannelRow, 'provider' | 'name' | 'updated_at'>): Promise<void> {
+  await db.updateTable('channels').set(set).where('id', '=', id).execute();
+}
+
+/** A channel of the workspace by id or externalId. */
+export async function findChannelByRef(db: Executor, workspaceId: string, ref: string): Promise<ChannelRow | undefined> {
+  return db
+    .selectFrom('channels')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where((eb) => eb.or([eb('id', '=', ref), eb('external_id', '=', ref)]))
+    .executeTakeFirst();
+}
+
+export async function findChannel(db: Executor, id: string): Promise<Pick<ChannelRow, 'provider' | 'visibility'>> {
+  return db.selectFrom('channels').select(['provider', 'visibility']).where('id', '=', id).executeTakeFirstOrThrow();
+}
+
+export function channelsByExternalId(db: Executor, workspaceId: string, externalIds: string[]): Promise<Map<string, string>> {
+  return lookupExternalIds(db, 'channels', workspaceId, externalIds);
+}
+
+/** Sets a channel's visibility and its messages' copy of it; call inside one transaction. */
+export async function setVisibility(db: Executor, channelId: string, v: Visibility, at: string): Promise<void> {
+  await db.updateTable('channels').set({ visibility: v, updated_at: at }).where('id', '=', channelId).execute();
+  await db.updateTable('messages').set({ channel_visibility: v }).where('channel_id', '=', channelId).where('channel_visibility', '<>', v).execute();
+}
+
+export async function memberIds(db: Executor, channelId: string): Promise<string[]> {
+  return (await db.selectFrom('channel_members').select('user_id').where('channel_id', '=', channelId).execute()).map((r) => r.user_id);
+}
+
+/** Adds and removes members; adding a member twice or removing a non-member does nothing. */
+export async function changeMembers(db: Executor, channelId: string, add: string[], remove: string[], at: string): Promise<void> {
+  if (remove.length > 0) await db.deleteFrom('channel_members').where('channel_id', '=', channelId).where('user_id', 'in', remove).execute();
+  if (add.length === 0) return;
+  const present = await db.selectFrom('channel_members').select('user_id').where('channel_id', '=', channelId).where('user_id', 'in', add).execute();
+  const have = new Set(present.map((r) => r.user_id));
+  const rows = add.filter((u) => !have.has(u)).map((user_id) => ({ channel_id: channelId, user_id, created_at: at }));
+  if (rows.length > 0) await db.insertInto('channel_members').values(rows).execute();
+}
+
+export async function memberCount(db: Executor, channelId: string): Promise<number> {
+  const r = await db.selectFrom('channel_members').select((eb) => eb.fn.countAll<number>().as('n')).where('channel_id', '=', channelId).executeTakeFirst();
+  return Number(r?.n ?? 0);
+}
+
+/** Newest first, each with its number of members. */
+export async function listChannels(db: Executor, workspaceId: string): Promise<Array<ChannelRow & { members: number | null }>> {
+  return db
+    .selectFrom('channels as c')
+    .selectAll('c')
+    .select((eb) => eb.selectFrom('channel_members as cm').whereRef('cm.channel_id', '=', 'c.id').select((e) => e.fn.countAll<number>().as('n')).as('members'))
+    .where('c.workspace_id', '=', workspaceId)
+    .orderBy('c.created_at', 'desc')
+    .orderBy('c.id', 'desc')
+    .execute();
+}
+
+/** Moves the kept message counts of channels by these amounts (after an import moved messages). */
+export async function bumpMessageCounts(db: Executor, delta: Map<string, number>): Promise<void> {
+  for (const [id, n] of delta) {
+    if (n !== 0) await db.updateTable('channels').set((eb) => ({ message_count: eb('message_count', '+', n) })).where('id', '=', id).execute();
+  }
+}
