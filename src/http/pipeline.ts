@@ -1,7 +1,7 @@
 // The checks every /v1 request passes, in the order of the product decisions: authenticate (401)
 // → version header (400) → rate limit (429) → scope (403). Body parsing and schema validation
 // follow in Fastify's own stages, so a request refused here is never parsed and changes nothing.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { AppError } from '../lib/errors.ts';
 import type { AuthResult } from '../auth/authenticator.ts';
 import type { RateDecision } from '../rate-limit/bucket.ts';
@@ -90,7 +90,22 @@ function afterAuthentication(deps: Deps, request: FastifyRequest, reply: Fastify
   checkScopes(request);
 }
 
+/**
+ * Every /v1 route declares what the pipeline enforces (operation, scopes, rate category): a route
+ * that forgot them would skip authentication, so registering one fails start-up instead.
+ */
+export function checkRouteContract(route: Pick<RouteOptions, 'method' | 'url' | 'config'>): void {
+  if (route.url !== '/v1' && !route.url.startsWith('/v1/')) return;
+  const c = route.config ?? {};
+  const missing = [!c.operation && 'operation', !Array.isArray(c.scopes) && 'scopes', !c.category && 'category'].filter(Boolean);
+  if (missing.length === 0) return;
+  const method = Array.isArray(route.method) ? route.method.join(',') : route.method;
+  throw new Error(`route ${method} ${route.url} does not declare ${missing.join(', ')} in its config: every /v1 route declares operation, scopes and category (docs/architecture.md §Request pipeline)`);
+}
+
 export function installPipeline(app: FastifyInstance, deps: Deps): void {
+  app.addHook('onRoute', checkRouteContract);
+
   app.addHook('onRequest', (request, reply, done) => {
     request.startedAt = Date.now();
     reply.header('X-Request-Id', request.id).header('Service-Version', SERVICE_VERSION);

@@ -62,9 +62,16 @@ export async function buildTestApp(dialect: DialectName, opts: TestAppOptions = 
   const logger = createLogger('info', sink);
   const deps: Deps = { db: tdb.db, logger, auth: new Authenticator(tdb.db), blobs: createDiskBlobStore(join(tdb.dataDir, 'blobs')), metrics: createMetrics() };
   await opts.deps?.(deps, config);
-  const app = await buildApp(config, deps);
-  opts.routes?.(app, deps);
-  await app.ready();
+  let app: FastifyInstance;
+  try {
+    app = await buildApp(config, deps);
+    opts.routes?.(app, deps);
+    await app.ready();
+  } catch (err) {
+    await deps.blobs.close();
+    await tdb.drop();
+    throw err;
+  }
   return {
     dialect,
     app,
