@@ -6,5 +6,5 @@ if (import.meta.main) {
   app.get('/', async () => ({ hello: 'world' }));
   await app.listen({ port: Number(process.env.PORT), host: '127.0.0.1' });
   process.send?.('listening');
-  process.once('SIGTERM', () => app.close().then(() => process.exit(0)));
+  process.once('SIGTERM', () => void app.close().then(() => process.exit(0)));
 }

@@ -87,7 +87,7 @@ async function main(): Promise<void> {
     const t0 = performance.now();
     // curl as the client: a real uploader, and one whose own CPU use barely competes with the server.
     const status = Number(
-      (await execFileAsync('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code}', '-T', source, ...Object.entries(f.uploadHeaders).flatMap(([k, v]) => ['-H', `${k}: ${v}`]), f.uploadUrl])).stdout,
+      (await execFileAsync('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code}', '-T', source, ...Object.entries(f.uploadHeaders).flatMap(([k, v]) => ['-H', `${k}: ${String(v)}`]), f.uploadUrl])).stdout,
     );
     const uploadTime = (performance.now() - t0) / 1000;
     const rssAfterUpload = rssPeak;

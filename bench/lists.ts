@@ -112,7 +112,7 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<Record<string, unkno
     imp.stdout.on('data', (d) => (out += String(d)));
     const code = await new Promise((r) => imp.once('exit', r));
     const importSeconds = (performance.now() - t0) / 1000;
-    if (code !== 0) throw new Error(`import failed (${code})`);
+    if (code !== 0) throw new Error(`import failed (${String(code)})`);
     const ids = Object.values((JSON.parse(out) as { ids: { contact: Record<string, string> } }).ids.contact);
 
 

@@ -26,12 +26,12 @@ export interface BenchRoute {
 
 export const ROUTES: BenchRoute[] = [
   { name: 'GET /v1/auth/validate', method: 'GET', path: () => '/v1/auth/validate' },
-  { name: 'GET /v1/lists/{id}', method: 'GET', seed: seedList, path: (c) => `/v1/lists/${c.state.listId}` },
+  { name: 'GET /v1/lists/{id}', method: 'GET', seed: seedList, path: (c) => `/v1/lists/${String(c.state.listId)}` },
   {
     name: 'member page, 100,000-member list (middle)',
     method: 'GET',
     seed: (c) => seedBigList(c),
-    path: (c) => `/v1/lists/${c.state.bigListId}/contacts?limit=25&offset=${Math.floor(Number(c.state.bigListMembers) / 2)}`,
+    path: (c) => `/v1/lists/${String(c.state.bigListId)}/contacts?limit=25&offset=${Math.floor(Number(c.state.bigListMembers) / 2)}`,
   },
   { name: 'GET /v1/messages', method: 'GET', seed: (c) => seedMessages(c), path: () => '/v1/messages' },
   {

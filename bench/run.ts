@@ -65,7 +65,7 @@ async function waitFor(url: string, child: ChildProcess, log: () => string): Pro
 async function start(args: string[], env: Record<string, string>, ready: string): Promise<ChildProcess> {
   const child = spawn(process.execPath, args, { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
-  child.stderr!.on('data', (d) => (err += String(d)));
+  child.stderr.on('data', (d) => (err += String(d)));
   await waitFor(ready, child, () => err);
   return child;
 }

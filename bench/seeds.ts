@@ -9,7 +9,7 @@ import { operatorCtx } from '../src/lib/context.ts';
 const BATCH = 500;
 
 async function insertBatches<T>(db: Executor, table: string, rows: T[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += BATCH) await db.insertInto(table as never).values(rows.slice(i, i + BATCH) as never).execute();
+  for (let i = 0; i < rows.length; i += BATCH) await db.insertInto(table as never).values(rows.slice(i, i + BATCH)).execute();
 }
 
 function contacts(workspaceId: string, n: number, now: number, tag: string) {

@@ -19,8 +19,10 @@ import { listRoutes } from './lists/routes.ts';
 import { messageRoutes } from './messages/routes.ts';
 
 export async function buildApp(config: Config, deps: Deps): Promise<FastifyInstance> {
+  // Typed as Fastify's logger, so that the app is a plain FastifyInstance rather than one typed by pino.
+  const loggerInstance: FastifyBaseLogger = deps.logger;
   const app: FastifyInstance = Fastify({
-    loggerInstance: deps.logger as FastifyBaseLogger,
+    loggerInstance,
     // Fastify's own request lines are off: the pipeline writes one line per request instead.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
     genReqId: requestIdFor,

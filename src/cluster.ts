@@ -76,7 +76,13 @@ export async function runCluster(config: Config, env: Record<string, string | un
   };
   const onSignal = (signal: string) => {
     logger.info({ signal }, 'shutting down');
-    stop().then(() => process.exit(0));
+    stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        logger.error({ err }, 'error while stopping workers');
+        process.exit(1);
+      },
+    );
   };
   process.once('SIGTERM', () => onSignal('SIGTERM'));
   process.once('SIGINT', () => onSignal('SIGINT'));

@@ -132,7 +132,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir,
     ...(databaseUrl ? { databaseUrl } : {}),
     publicBaseUrl: url(env, 'PUBLIC_BASE_URL', ['http:', 'https:']) ?? `http://${publicHost.includes(':') ? `[${publicHost}]` : publicHost}:${port}`,
-    ...(env.PUBLIC_APP_URL ? { publicAppUrl: url(env, 'PUBLIC_APP_URL', ['http:', 'https:']) as string } : {}),
+    ...(env.PUBLIC_APP_URL ? { publicAppUrl: url(env, 'PUBLIC_APP_URL', ['http:', 'https:']) } : {}),
     logLevel,
     signingSecret: signingSecret(env, dataDir),
     workers: int(env, 'WORKERS', availableParallelism(), 1, 256),

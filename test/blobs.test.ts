@@ -163,7 +163,7 @@ for (const [name, make] of [['disk', diskBackend], ['s3', s3Backend]] as const) 
       const v1 = Buffer.from('version one');
       const v1stat = await b.store.put(key, body(v1), { maxBytes: 1000 });
       const before = await b.leftovers();
-      assert.ok(before.includes(b.entryFor(key)), `${b.entryFor(key)} in ${before}`);
+      assert.ok(before.includes(b.entryFor(key)), `${b.entryFor(key)} in ${before.join(', ')}`);
 
       const gen = generated(100 * MB);
       await assert.rejects(b.store.put(key, gen.stream, { maxBytes: MB }), BlobTooLargeError);
@@ -232,8 +232,8 @@ describe('disk store specifics', () => {
     }
     await store.put('ok/key', body('x'), { maxBytes: 10 });
     assert.deepEqual(await listFiles(dir), [path.join('root', 'ok', 'key.blob')]);
-    assert.equal(store.presignPut, undefined);
-    assert.equal(store.presignGet, undefined);
+    assert.ok(!('presignPut' in store) || store.presignPut === undefined);
+    assert.ok(!('presignGet' in store) || store.presignGet === undefined);
   });
 
   it('removes temp files of puts that died, once untouched long enough, and nothing else', async () => {

@@ -106,7 +106,7 @@ await eachDialect(
         Array.from({ length: 50 }, () => call(t, s.secret, 'POST', '/v1/test/users', { email: 'j@x.test', fail: 'slow' }, { 'idempotency-key': 'k7' })),
       );
       const statuses = results.map((r) => r.statusCode);
-      assert.ok(statuses.every((c) => c === 200 || c === 409), `unexpected statuses ${statuses}`);
+      assert.ok(statuses.every((c) => c === 200 || c === 409), `unexpected statuses ${statuses.join(', ')}`);
       for (const r of results.filter((x) => x.statusCode === 409)) {
         assert.equal(r.json().error.code, 'idempotency_conflict');
         assert.equal(r.headers['retry-after'], '1');

@@ -13,7 +13,7 @@ export function createBlobStore(config: BlobStoreConfig): BlobStore {
       return createS3BlobStore(s3);
     }
     default:
-      throw new Error(`unknown blob store kind: ${(config as { kind: unknown }).kind}`);
+      throw new Error(`unknown blob store kind: ${String((config as { kind: unknown }).kind)}`);
   }
 }
 

@@ -1,5 +1,6 @@
 // One forward-only migration set for both dialects, compiled into the code (no directory scan),
 // applied at start-up and by `rolodex migrate`.
+import { inspect } from 'node:util';
 import { type Migration, type MigrationResultSet, Migrator } from 'kysely/migration';
 import type { Db } from './types.ts';
 import * as m0001 from './migrations/0001_foundation.ts';
@@ -18,11 +19,15 @@ export class MigrationError extends Error {
   override name = 'MigrationError';
 }
 
+function describe(err: unknown): string {
+  return err instanceof Error ? err.message : typeof err === 'string' ? err : inspect(err);
+}
+
 // Kysely's migrator reads every schema's tables through PostgreSQL's introspection, which resolves
 // tables by name: a schema another database on the same server drops meanwhile fails that read
 // with 'schema "…" does not exist'. Nothing was applied then, so it is safe to try again.
 function isForeignSchemaRace(err: unknown, own: string | undefined): boolean {
-  const m = /schema "([^"]+)" does not exist/.exec(err instanceof Error ? err.message : String(err ?? ''));
+  const m = /schema "([^"]+)" does not exist/.exec(describe(err));
   return m !== null && m[1] !== own;
 }
 
@@ -47,7 +52,7 @@ async function migrateOnce(db: Db): Promise<string[]> {
   const result: MigrationResultSet = await migrator.migrateToLatest();
   const failed = result.results?.find((r) => r.status === 'Error');
   if (result.error || failed) {
-    const cause = result.error instanceof Error ? result.error.message : String(result.error ?? '');
+    const cause = result.error === undefined ? '' : describe(result.error);
     throw new MigrationError(`migration ${failed?.migrationName ?? ''} failed: ${cause}`);
   }
   return (result.results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);

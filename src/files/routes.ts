@@ -42,17 +42,17 @@ export async function fileRoutes(base: FastifyInstance, opts: PluginOptions): Pr
       const input = { id: request.params.id, md5: request.body?.md5 };
       // The stored bytes are checked outside the transaction; the commit re-checks that they are
       // still the ones checked, and the whole thing runs again if a new PUT replaced them.
-      const RETRY = Symbol('retry');
+      const retry = new Error('the file changed since it was checked');
       for (let attempt = 0; attempt < 5; attempt++) {
         const check = await service.checkCompletion(ctx(request), input);
         try {
           return await write(request, reply, async (c) => {
             const done = await service.commitCompletion(c, check);
-            if (!done) throw RETRY;
+            if (!done) throw retry;
             return done;
           });
         } catch (err) {
-          if (err !== RETRY) throw err;
+          if (err !== retry) throw err;
         }
       }
       throw service.busy();

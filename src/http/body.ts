@@ -13,7 +13,7 @@ export function installJsonParser(app: FastifyInstance): void {
   app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: JSON_BODY_LIMIT }, (req, body, done) => {
     const text = body as string;
     if (text.trim() === '') return done(null, undefined);
-    parse(req, text, (err, value) => {
+    void parse(req, text, (err, value) => {
       if (err) return done(new AppError('invalid_json', `The request body is not valid JSON: ${err.message}`), undefined);
       // PostgreSQL text cannot hold NUL; refusing it here keeps both databases alike and no
       // write fails halfway with a database error.

@@ -11,12 +11,12 @@ import { inTransaction } from './idempotency.ts';
 
 export interface ServiceContext<C extends Ctx> {
   /** The ctx of a read: ctx.db is the database. */
-  ctx(request: FastifyRequest): C;
+  ctx: (request: FastifyRequest) => C;
   /**
    * Runs a write in one transaction, ctx.db being that transaction; with an Idempotency-Key the
    * serialized response commits in the same transaction (docs/design.md §Idempotency).
    */
-  write<T>(request: FastifyRequest, reply: FastifyReply, fn: (ctx: C) => Promise<T>): Promise<T>;
+  write: <T>(request: FastifyRequest, reply: FastifyReply, fn: (ctx: C) => Promise<T>) => Promise<T>;
 }
 
 export function serviceContext(opts: Pick<PluginOptions, 'deps' | 'links'>): ServiceContext<Ctx>;

@@ -7,8 +7,11 @@ import type { FastifyInstance, FastifySchemaValidationError } from 'fastify';
 import { AppError } from '../lib/errors.ts';
 
 // ajv and ajv-formats are CommonJS with a default export; under Node's ESM loader it is nested.
-const Ajv = ((AjvModule as any).default ?? AjvModule) as typeof AjvModule.default;
-const addFormats = ((addFormatsModule as any).default ?? addFormatsModule) as typeof addFormatsModule.default;
+function cjsDefault<T>(module: unknown): T {
+  return ((module as { default?: T }).default ?? module) as T;
+}
+const Ajv = cjsDefault<typeof AjvModule.default>(AjvModule);
+const addFormats = cjsDefault<typeof addFormatsModule.default>(addFormatsModule);
 
 function makeAjv(coerce: boolean) {
   const ajv = new Ajv({ coerceTypes: coerce, useDefaults: coerce, removeAdditional: false, allErrors: false, strict: false });

@@ -92,7 +92,9 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
   try {
     for (const kind of kinds) {
       const items = groups.get(kind.object) as ImportItem<unknown>[];
-      if (kind.prepare && items.length > 0) undo.push((await kind.prepare(ctx, items)).undo);
+      if (!kind.prepare || items.length === 0) continue;
+      const prepared = await kind.prepare(ctx, items);
+      undo.push(() => prepared.undo());
     }
     await ctx.db.transaction().execute(async (tx) => {
       const inTx = { ...ctx, db: tx };

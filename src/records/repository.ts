@@ -60,7 +60,7 @@ export async function loadRecords(
   const relationships = new Map<string, Map<string, string[]>>();
   for (const r of rels) {
     let byName = relationships.get(r.source_id);
-    if (!byName) relationships.set(r.source_id, (byName = new Map()));
+    if (!byName) relationships.set(r.source_id, (byName = new Map<string, string[]>()));
     const values = byName.get(r.name);
     if (values) values.push(r.target_id);
     else byName.set(r.name, [r.target_id]);

@@ -45,7 +45,7 @@ await eachDialect('scope matrix', (ctx) => {
       const req = happyRequest(op, canary);
       const extra: Record<string, string> = op.idempotent ? { 'idempotency-key': `scope-${op.operationId}` } : {};
       for (const missing of required) {
-        const scopes = PUBLIC_SCOPES.filter((s) => s !== missing) as Scope[];
+        const scopes: Scope[] = PUBLIC_SCOPES.filter((s) => s !== missing);
         const secret = await keyFor(t, canary.workspaceId, canary.userId, scopes);
         const counts = await tableCounts(t);
         const view = await ownerView(t, ops, canary);

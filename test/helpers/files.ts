@@ -25,7 +25,7 @@ export function assertError(res: { statusCode: number; headers: Record<string, u
 export async function createSession(t: TestApp, secret: string, body: Record<string, unknown>) {
   const res = await call(t, secret, 'POST', '/v1/files', body);
   assert.equal(res.statusCode, 200, res.body);
-  return res.json() as { id: string; uploadUrl: string; uploadHeaders: Record<string, string>; expiresAt: string; status: string; sizeBytes: number };
+  return res.json<{ id: string; uploadUrl: string; uploadHeaders: Record<string, string>; expiresAt: string; status: string; sizeBytes: number }>();
 }
 
 function localPath(t: TestApp, url: string): string | null {
@@ -62,7 +62,7 @@ export async function uploadFile(t: TestApp, secret: string, bytes: Buffer, extr
   assert.equal(put.status, 200, put.body);
   const done = await call(t, secret, 'POST', `/v1/files/${s.id}/complete`, { md5: md5(bytes) });
   assert.equal(done.statusCode, 200, done.body);
-  return done.json() as { id: string; status: string; sizeBytes: number };
+  return done.json<{ id: string; status: string; sizeBytes: number }>();
 }
 
 export type Backend = 'disk' | 's3';

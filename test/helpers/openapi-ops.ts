@@ -115,7 +115,8 @@ export function responseChecker(): ResponseChecker {
       const doc = op.responses[String(res.statusCode)];
       if (!doc) return `status ${res.statusCode} is not documented for ${op.operationId} (documented: ${Object.keys(op.responses).join(', ')})`;
       if (!doc.contentType) return null;
-      const ct = String(res.headers['content-type'] ?? '');
+      const raw = res.headers['content-type'];
+      const ct = typeof raw === 'string' ? raw : '';
       if (!ct.startsWith(doc.contentType)) return `content-type "${ct}", documented "${doc.contentType}"`;
       let body: unknown;
       try {

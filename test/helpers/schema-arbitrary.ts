@@ -93,7 +93,7 @@ export function validRequestArb(op: Operation, ids: string[]): fc.Arbitrary<Fuzz
   const key = op.idempotent
     ? fc.oneof({ weight: 3, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.oneof(fc.constantFrom('k1', 'k2', 'k3'), fc.uuid()) })
     : fc.constant(undefined);
-  return fc.record({ params, query, body, key }).map(({ key: k, ...r }) => ({ ...r, ...(k ? { headers: { 'idempotency-key': k } } : {}) }) as FuzzRequest);
+  return fc.record({ params, query, body, key }).map(({ key: k, ...r }) => ({ ...r, ...(k ? { headers: { 'idempotency-key': k } } : {}) }));
 }
 
 export const MUTATIONS = [
