@@ -64,7 +64,14 @@ async function main(): Promise<void> {
   const secret = (await createKey(operatorCtx(db.kysely, ws.id), { userId: user.id, scopes: null, expiresInMs: null })).secret;
   await db.close();
 
-  const server = await startServerProcess({ DATA_DIR: dataDir, ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}), LOG_LEVEL: 'warn', RATE_LIMIT_WRITE: '0', RATE_LIMIT_READ: '0', RATE_LIMIT_SEARCH: '0' });
+  const server = await startServerProcess({
+    DATA_DIR: dataDir,
+    ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT_WRITE: '0',
+    RATE_LIMIT_READ: '0',
+    RATE_LIMIT_SEARCH: '0',
+  });
   const pid = server.child.pid as number;
   const headers = { authorization: `Bearer ${secret}`, 'service-version': '2026-03-01', 'content-type': 'application/json' };
   const api = async (method: string, path: string, body?: unknown) => {
@@ -87,7 +94,19 @@ async function main(): Promise<void> {
     const t0 = performance.now();
     // curl as the client: a real uploader, and one whose own CPU use barely competes with the server.
     const status = Number(
-      (await execFileAsync('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code}', '-T', source, ...Object.entries(f.uploadHeaders).flatMap(([k, v]) => ['-H', `${k}: ${String(v)}`]), f.uploadUrl])).stdout,
+      (
+        await execFileAsync('curl', [
+          '-s',
+          '-o',
+          '/dev/null',
+          '-w',
+          '%{http_code}',
+          '-T',
+          source,
+          ...Object.entries(f.uploadHeaders).flatMap(([k, v]) => ['-H', `${k}: ${String(v)}`]),
+          f.uploadUrl,
+        ])
+      ).stdout,
     );
     const uploadTime = (performance.now() - t0) / 1000;
     const rssAfterUpload = rssPeak;

@@ -17,9 +17,16 @@ import { createWorkspace } from '../src/workspaces/service.ts';
 import { freePort } from '../test/helpers/process.ts';
 import { systemCtx, operatorCtx } from '../src/lib/context.ts';
 
-const { values: args } = parseArgs({ options: { dialect: { type: 'string', default: 'both' }, members: { type: 'string', default: '100000' }, seconds: { type: 'string', default: '10' } } });
+const { values: args } = parseArgs({
+  options: { dialect: { type: 'string', default: 'both' }, members: { type: 'string', default: '100000' }, seconds: { type: 'string', default: '10' } },
+});
 // autocannon ships no types; this is the part of its API used here.
-const autocannon = createRequire(import.meta.url)('autocannon') as (opts: { url: string; headers: Record<string, string>; connections: number; duration: number }) => Promise<{
+const autocannon = createRequire(import.meta.url)('autocannon') as (opts: {
+  url: string;
+  headers: Record<string, string>;
+  connections: number;
+  duration: number;
+}) => Promise<{
   requests: { average: number };
   non2xx: number;
   errors: number;
@@ -30,14 +37,19 @@ const PG_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5
 const ROOT = new URL('..', import.meta.url).pathname;
 const H = { 'service-version': '2026-03-01' };
 
-
 /** Starts a server process on a free port and waits until `probe` answers. */
 async function start(script: string[], env: Record<string, string>, probe: string): Promise<{ child: ChildProcess; base: string }> {
   const port = await freePort();
   const child = spawn(process.execPath, script, { cwd: ROOT, env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] });
   const base = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 200; i++) {
-    if (await fetch(base + probe).then((r) => r.ok, () => false)) return { child, base };
+    if (
+      await fetch(base + probe).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return { child, base };
     await new Promise((r) => setTimeout(r, 50));
   }
   child.kill('SIGTERM');
@@ -81,7 +93,15 @@ async function rps(url: string, headers: Record<string, string>): Promise<number
 async function run(dialect: 'sqlite' | 'postgres'): Promise<Record<string, unknown>> {
   const dataDir = mkdtempSync(join(tmpdir(), 'rolodex-bench-'));
   const schema = `bench_${process.pid}`;
-  let env: Record<string, string> = { DATA_DIR: dataDir, LOG_LEVEL: 'warn', RATE_LIMIT_READ: '0', RATE_LIMIT_WRITE: '0', RATE_LIMIT_SEARCH: '0', PORT: '0', WORKERS: '1' };
+  let env: Record<string, string> = {
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT_READ: '0',
+    RATE_LIMIT_WRITE: '0',
+    RATE_LIMIT_SEARCH: '0',
+    PORT: '0',
+    WORKERS: '1',
+  };
   if (dialect === 'postgres') {
     const c = new pg.Client({ connectionString: PG_URL });
     await c.connect();
@@ -103,18 +123,32 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<Record<string, unkno
     const file = join(dataDir, 'contacts.ndjson');
     const lines = [JSON.stringify({ object: 'user', externalId: 'owner', email: 'owner@bench.test', name: 'Owner' })];
     for (let i = 0; i < MEMBERS; i++) {
-      lines.push(JSON.stringify({ object: 'contact', externalId: `c${i}`, fields: { $name: { value: { firstName: `First${i}`, lastName: 'Last' }, valueType: 'FULL_NAME' }, $email: { value: `c${i}@bench.test`, valueType: 'EMAIL' }, score: { value: i % 100, valueType: 'NUMBER' } }, relationships: { $owner: { objectType: 'user', values: ['owner'] } } }));
+      lines.push(
+        JSON.stringify({
+          object: 'contact',
+          externalId: `c${i}`,
+          fields: {
+            $name: { value: { firstName: `First${i}`, lastName: 'Last' }, valueType: 'FULL_NAME' },
+            $email: { value: `c${i}@bench.test`, valueType: 'EMAIL' },
+            score: { value: i % 100, valueType: 'NUMBER' },
+          },
+          relationships: { $owner: { objectType: 'user', values: ['owner'] } },
+        }),
+      );
     }
     writeFileSync(file, lines.join('\n'));
     const t0 = performance.now();
-    const imp = spawn(process.execPath, ['src/cli/main.ts', 'import', '--workspace', ws.id, file, '--json'], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const imp = spawn(process.execPath, ['src/cli/main.ts', 'import', '--workspace', ws.id, file, '--json'], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
     imp.stdout.on('data', (d) => (out += String(d)));
     const code = await new Promise((r) => imp.once('exit', r));
     const importSeconds = (performance.now() - t0) / 1000;
     if (code !== 0) throw new Error(`import failed (${String(code)})`);
     const ids = Object.values((JSON.parse(out) as { ids: { contact: Record<string, string> } }).ids.contact);
-
 
     // 2. A list of MEMBERS contacts, built through the API 1,000 ids per request.
     const srv = await start(['src/cli/main.ts', 'serve'], env, '/healthz');
@@ -162,7 +196,8 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<Record<string, unkno
 const fmt = (x: number) => x.toFixed(2);
 for (const dialect of args.dialect === 'both' ? (['sqlite', 'postgres'] as const) : [args.dialect as 'sqlite' | 'postgres']) {
   const r = (await run(dialect)) as any;
-  const line = (name: string, p: { median: number; p95: number; total: number }) => `  ${name.padEnd(34)} median ${fmt(p.median)} ms   p95 ${fmt(p.p95)} ms   totalCount ${p.total}`;
+  const line = (name: string, p: { median: number; p95: number; total: number }) =>
+    `  ${name.padEnd(34)} median ${fmt(p.median)} ms   p95 ${fmt(p.p95)} ms   totalCount ${p.total}`;
   process.stdout.write(
     [
       `== ${dialect}: ${r.members} contacts`,

@@ -30,7 +30,10 @@ export function channelsFor(shape: Shape): Generated {
   }));
   // Every 25th channel: 200 of 5,000, in proportion to the visibilities.
   const step = Math.floor(shape.channels / shape.memberOf);
-  const memberChannels = channels.filter((_, i) => i % step === 0).slice(0, shape.memberOf).map((c) => c.id);
+  const memberChannels = channels
+    .filter((_, i) => i % step === 0)
+    .slice(0, shape.memberOf)
+    .map((c) => c.id);
   return { channels, memberChannels };
 }
 
@@ -39,7 +42,7 @@ function* messageBatches(shape: Shape, gen: Generated, size: number) {
     const batch = [];
     for (let i = done; i < Math.min(done + size, shape.messages); i++) {
       // Seconds resolution over a year: plenty of equal $sentAt values to exercise the id tie-break.
-      const sent = BASE + Math.floor((randomInt(YEAR) / 1000)) * 1000;
+      const sent = BASE + Math.floor(randomInt(YEAR) / 1000) * 1000;
       const ch = gen.channels[randomInt(gen.channels.length)] as { id: string; visibility: string };
       batch.push({ id: newId('msg', BASE + i), channel: ch.id, vis: ch.visibility, sent: new Date(sent).toISOString(), text: `message ${i} text` });
     }
@@ -53,11 +56,15 @@ export function loadSqlite(file: string, ws: string, user: string, shape: Shape,
   const db = new DatabaseSync(file);
   db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = OFF;');
   db.exec('begin');
-  const ch = db.prepare(`insert into channels (id, workspace_id, external_id, provider, name, visibility, message_count, created_at, updated_at) values (?, ?, null, 'slack', ?, ?, 0, ?, ?)`);
+  const ch = db.prepare(
+    `insert into channels (id, workspace_id, external_id, provider, name, visibility, message_count, created_at, updated_at) values (?, ?, null, 'slack', ?, ?, 0, ?, ?)`,
+  );
   for (const c of gen.channels) ch.run(c.id, ws, c.id, c.visibility, NOW, NOW);
   const mem = db.prepare(`insert into channel_members (channel_id, user_id, created_at) values (?, ?, ?)`);
   for (const c of gen.memberChannels) mem.run(c, user, NOW);
-  const m = db.prepare(`insert into messages (id, workspace_id, channel_id, channel_visibility, external_id, sent_at, edited_at, provider, provider_thread_id, text_type, created_at, updated_at) values (?, ?, ?, ?, null, ?, null, 'slack', null, 'TEXT', ?, ?)`);
+  const m = db.prepare(
+    `insert into messages (id, workspace_id, channel_id, channel_visibility, external_id, sent_at, edited_at, provider, provider_thread_id, text_type, created_at, updated_at) values (?, ?, ?, ?, null, ?, null, 'slack', null, 'TEXT', ?, ?)`,
+  );
   const t = db.prepare(`insert into message_texts (message_id, text) values (?, ?)`);
   for (const batch of messageBatches(shape, gen, 10_000)) {
     for (const r of batch) {
@@ -80,14 +87,21 @@ export async function loadPostgres(url: string, schema: string, ws: string, user
        select id, $1, null, 'slack', id, vis, 0, $2, $2 from unnest($3::text[], $4::text[]) as u(id, vis)`,
       [ws, NOW, gen.channels.map((x) => x.id), gen.channels.map((x) => x.visibility)],
     );
-    await c.query(`insert into channel_members (channel_id, user_id, created_at) select id, $1, $2 from unnest($3::text[]) as u(id)`, [user, NOW, gen.memberChannels]);
+    await c.query(`insert into channel_members (channel_id, user_id, created_at) select id, $1, $2 from unnest($3::text[]) as u(id)`, [
+      user,
+      NOW,
+      gen.memberChannels,
+    ]);
     for (const batch of messageBatches(shape, gen, 20_000)) {
       await c.query(
         `insert into messages (id, workspace_id, channel_id, channel_visibility, external_id, sent_at, edited_at, provider, provider_thread_id, text_type, created_at, updated_at)
          select id, $1, ch, vis, null, sent, null, 'slack', null, 'TEXT', $2, $2 from unnest($3::text[], $4::text[], $5::text[], $6::text[]) as u(id, ch, vis, sent)`,
         [ws, NOW, batch.map((r) => r.id), batch.map((r) => r.channel), batch.map((r) => r.vis), batch.map((r) => r.sent)],
       );
-      await c.query(`insert into message_texts (message_id, text) select * from unnest($1::text[], $2::text[])`, [batch.map((r) => r.id), batch.map((r) => r.text)]);
+      await c.query(`insert into message_texts (message_id, text) select * from unnest($1::text[], $2::text[])`, [
+        batch.map((r) => r.id),
+        batch.map((r) => r.text),
+      ]);
     }
     await c.query(`update channels set message_count = (select count(*) from messages where channel_id = channels.id) where workspace_id = $1`, [ws]);
     // Index-only scans need the visibility map that VACUUM writes; a long-lived table has it.

@@ -58,7 +58,10 @@ async function benchDialect(dialect: 'sqlite' | 'postgres') {
     const wsKey = await keyFor(t, ws.id, null);
     const baseline = await time(RUNS, () => call(t, userKey, 'GET', '/v1/auth/validate'));
     console.log(`  baseline GET /v1/auth/validate: median ${baseline.median.toFixed(2)} ms`);
-    for (const [who, key, userId] of [['user key', userKey, user.id], ['workspace key', wsKey, null]] as const) {
+    for (const [who, key, userId] of [
+      ['user key', userKey, user.id],
+      ['workspace key', wsKey, null],
+    ] as const) {
       const counts = await countVisible(db, { workspaceId: ws.id, userId });
       console.log(`  ${who}: sees ${counts.visible.toLocaleString()} of ${counts.total.toLocaleString()}`);
       for (const offset of [0, 10_000]) {
@@ -67,7 +70,9 @@ async function benchDialect(dialect: 'sqlite' | 'postgres') {
         if (check.statusCode !== 200 || check.json().data.length !== 25) throw new Error(`unexpected answer ${check.statusCode}`);
         const s = await time(RUNS, () => call(t, key, 'GET', url));
         const ok = s.median <= 20 ? 'ok' : 'OVER 20 ms';
-        console.log(`    GET ${url}: median ${s.median.toFixed(2)} ms, p95 ${s.p95.toFixed(2)} ms, ${(s.median / baseline.median).toFixed(1)}x baseline  [${ok}]`);
+        console.log(
+          `    GET ${url}: median ${s.median.toFixed(2)} ms, p95 ${s.p95.toFixed(2)} ms, ${(s.median / baseline.median).toFixed(1)}x baseline  [${ok}]`,
+        );
         for (const strategy of ['walk', 'channels'] as Strategy[]) {
           const d = await time(Math.min(RUNS, 30), () => findPage(db, { workspaceId: ws.id, userId }, 25, offset, strategy));
           console.log(`      strategy ${strategy.padEnd(8)} page query alone: median ${d.median.toFixed(2)} ms`);
@@ -84,7 +89,9 @@ async function benchDialect(dialect: 'sqlite' | 'postgres') {
 
 const available = await testDialects();
 const wanted = values.dialect === 'sqlite' || values.dialect === 'postgres' ? [values.dialect] : ['sqlite', 'postgres'];
-console.log(`messages bench: ${shape.messages.toLocaleString()} messages, ${shape.channels} channels (${shape.public} public, ${shape.restricted} restricted), caller member of ${shape.memberOf}; ${RUNS} runs each`);
+console.log(
+  `messages bench: ${shape.messages.toLocaleString()} messages, ${shape.channels} channels (${shape.public} public, ${shape.restricted} restricted), caller member of ${shape.memberOf}; ${RUNS} runs each`,
+);
 for (const d of wanted as Array<'sqlite' | 'postgres'>) {
   if (!available.includes(d)) console.log(`[${d}] not reachable: skipped`);
   else await benchDialect(d);

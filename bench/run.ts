@@ -47,7 +47,6 @@ interface Result {
   errors: number;
 }
 
-
 async function waitFor(url: string, child: ChildProcess, log: () => string): Promise<void> {
   const deadline = Date.now() + 30_000;
   for (;;) {
@@ -150,7 +149,16 @@ async function main(): Promise<void> {
         // index-only scans); freshly bulk-loaded tables have neither until these run.
         await sql.raw(setup.dialect === 'postgres' ? 'vacuum analyze' : 'analyze').execute(tdb.db.kysely);
         const p = await freePort();
-        const env: Record<string, string> = { PORT: String(p), HOST: '127.0.0.1', DATA_DIR: tdb.dataDir, LOG_LEVEL: 'warn', WORKERS: String(setup.workers), RATE_LIMIT_READ: '0', RATE_LIMIT_WRITE: '0', RATE_LIMIT_SEARCH: '0' };
+        const env: Record<string, string> = {
+          PORT: String(p),
+          HOST: '127.0.0.1',
+          DATA_DIR: tdb.dataDir,
+          LOG_LEVEL: 'warn',
+          WORKERS: String(setup.workers),
+          RATE_LIMIT_READ: '0',
+          RATE_LIMIT_WRITE: '0',
+          RATE_LIMIT_SEARCH: '0',
+        };
         if (tdb.databaseUrl) env.DATABASE_URL = tdb.databaseUrl;
         const server = await start([MAIN, 'serve'], env, `http://127.0.0.1:${p}/healthz`);
         try {
@@ -171,13 +179,26 @@ async function main(): Promise<void> {
   }
   const base = { rps: median(baselines.map((b) => b.rps)), p50: median(baselines.map((b) => b.p50)), p99: median(baselines.map((b) => b.p99)) };
   results.unshift({ setup: 'fastify', route: 'hello world (baseline, median)', ...base, non2xx: 0, errors: 0, ratio: 1 });
-  const rows = results.map((r) => [r.setup, r.route, Math.round(r.rps).toString(), `${r.p50} ms`, `${r.p99} ms`, `${(r.ratio * 100).toFixed(0)}%`, r.non2xx || r.errors ? `${r.non2xx} non-2xx, ${r.errors} errors` : '']);
+  const rows = results.map((r) => [
+    r.setup,
+    r.route,
+    Math.round(r.rps).toString(),
+    `${r.p50} ms`,
+    `${r.p99} ms`,
+    `${(r.ratio * 100).toFixed(0)}%`,
+    r.non2xx || r.errors ? `${r.non2xx} non-2xx, ${r.errors} errors` : '',
+  ]);
   const head = ['setup', 'route', 'req/s', 'p50', 'p99', 'of baseline', ''];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i >= 2 && i <= 5 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i >= 2 && i <= 5 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
   console.log(line(head));
   for (const row of rows) console.log(line(row));
-  if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify({ seconds: SECONDS, rounds: ROUNDS, connections: CONNECTIONS, results }, null, 2));
+  if (process.env.BENCH_JSON)
+    writeFileSync(process.env.BENCH_JSON, JSON.stringify({ seconds: SECONDS, rounds: ROUNDS, connections: CONNECTIONS, results }, null, 2));
   if (results.some((r) => r.non2xx > 0 || r.errors > 0)) process.exitCode = 1;
 }
 

@@ -9,7 +9,11 @@ import { operatorCtx } from '../src/lib/context.ts';
 const BATCH = 500;
 
 async function insertBatches<T>(db: Executor, table: string, rows: T[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += BATCH) await db.insertInto(table as never).values(rows.slice(i, i + BATCH)).execute();
+  for (let i = 0; i < rows.length; i += BATCH)
+    await db
+      .insertInto(table as never)
+      .values(rows.slice(i, i + BATCH))
+      .execute();
 }
 
 function contacts(workspaceId: string, n: number, now: number, tag: string) {
@@ -19,7 +23,10 @@ function contacts(workspaceId: string, n: number, now: number, tag: string) {
     workspace_id: workspaceId,
     kind: 'contact' as const,
     external_id: `${tag}-${i}`,
-    fields: JSON.stringify({ $name: { value: { firstName: `First${i}`, lastName: 'Bench' }, valueType: 'FULL_NAME' }, $email: { value: `c${i}@bench.test`, valueType: 'EMAIL' } }),
+    fields: JSON.stringify({
+      $name: { value: { firstName: `First${i}`, lastName: 'Bench' }, valueType: 'FULL_NAME' },
+      $email: { value: `c${i}@bench.test`, valueType: 'EMAIL' },
+    }),
     created_at: at,
     updated_at: at,
   }));
@@ -31,7 +38,10 @@ export async function seedList(ctx: BenchContext): Promise<void> {
   const rows = contacts(ctx.workspaceId, 10, now, 'small');
   await insertBatches(ctx.db.kysely, 'records', rows);
   const list = await ctx.db.kysely.transaction().execute((tx) =>
-    createList(operatorCtx(tx, ctx.workspaceId, { now }), { fields: { $name: 'Bench list', $objectType: 'contact' }, relationships: { $contacts: rows.map((r) => r.id) } }),
+    createList(operatorCtx(tx, ctx.workspaceId, { now }), {
+      fields: { $name: 'Bench list', $objectType: 'contact' },
+      relationships: { $contacts: rows.map((r) => r.id) },
+    }),
   );
   ctx.state.listId = list.id;
 }
@@ -43,8 +53,23 @@ export async function seedBigList(ctx: BenchContext, n = Number(process.env.BENC
   const listId = newId('lst', now);
   await ctx.db.kysely.transaction().execute(async (tx) => {
     await insertBatches(tx, 'records', rows);
-    await tx.insertInto('lists').values({ id: listId, workspace_id: ctx.workspaceId, name: 'Big list', object_type: 'contact', member_count: n, created_at: isoNow(now), updated_at: isoNow(now) }).execute();
-    await insertBatches(tx, 'list_members', rows.map((r, i) => ({ list_id: listId, entity_id: r.id, added_at: isoNow(now - n + i) })));
+    await tx
+      .insertInto('lists')
+      .values({
+        id: listId,
+        workspace_id: ctx.workspaceId,
+        name: 'Big list',
+        object_type: 'contact',
+        member_count: n,
+        created_at: isoNow(now),
+        updated_at: isoNow(now),
+      })
+      .execute();
+    await insertBatches(
+      tx,
+      'list_members',
+      rows.map((r, i) => ({ list_id: listId, entity_id: r.id, added_at: isoNow(now - n + i) })),
+    );
   });
   ctx.state.bigListId = listId;
   ctx.state.bigListMembers = n;
@@ -86,8 +111,16 @@ export async function seedMessages(ctx: BenchContext, n = Number(process.env.BEN
   });
   await ctx.db.kysely.transaction().execute(async (tx) => {
     await insertBatches(tx, 'channels', channels);
-    await insertBatches(tx, 'channel_members', channels.filter((_, i) => i % 5 === 0).map((c) => ({ channel_id: c.id, user_id: ctx.userId, created_at: at })));
+    await insertBatches(
+      tx,
+      'channel_members',
+      channels.filter((_, i) => i % 5 === 0).map((c) => ({ channel_id: c.id, user_id: ctx.userId, created_at: at })),
+    );
     await insertBatches(tx, 'messages', messages);
-    await insertBatches(tx, 'message_texts', messages.map((m, i) => ({ message_id: m.id, text: `bench message ${i}` })));
+    await insertBatches(
+      tx,
+      'message_texts',
+      messages.map((m, i) => ({ message_id: m.id, text: `bench message ${i}` })),
+    );
   });
 }

@@ -25,7 +25,11 @@ function files(root: string): string[] {
     .map((e) => join(e.parentPath, e.name));
 }
 
-const out = execFileSync(bin, ['src', '--config', config, '--output-type', 'json', '--no-progress'], { cwd: dir, maxBuffer: 64 * 1024 * 1024, encoding: 'utf8' });
+const out = execFileSync(bin, ['src', '--config', config, '--output-type', 'json', '--no-progress'], {
+  cwd: dir,
+  maxBuffer: 64 * 1024 * 1024,
+  encoding: 'utf8',
+});
 const violations = (JSON.parse(out) as { summary: { violations: Violation[] } }).summary.violations;
 
 const sources = files(join(dir, 'src'));
@@ -39,7 +43,9 @@ const upward = [...byRule].filter(([name]) => name.startsWith('no-upward-')).fla
 const uniquePairs = (vs: Violation[]) => new Set(vs.map((v) => `${v.from} -> ${v.to}`)).size;
 
 console.log(`checkout: ${dir}`);
-console.log(`src: ${sources.length} files in ${folders.size} folders, ${lines.reduce((a, b) => a + b, 0)} lines; median ${lines[Math.floor(lines.length / 2)]} lines, largest ${lines.at(-1)}, ${lines.filter((n) => n > 200).length} over 200, ${lines.filter((n) => n > 400).length} over 400`);
+console.log(
+  `src: ${sources.length} files in ${folders.size} folders, ${lines.reduce((a, b) => a + b, 0)} lines; median ${lines[Math.floor(lines.length / 2)]} lines, largest ${lines.at(-1)}, ${lines.filter((n) => n > 200).length} over 200, ${lines.filter((n) => n > 400).length} over 400`,
+);
 console.log(`import cycles: ${cycles.size}`);
 console.log(`domain -> transport imports: ${uniquePairs(byRule.get('domain-not-transport') ?? [])}`);
 console.log(`upward imports (a layer importing one above it): ${uniquePairs(upward)}`);

@@ -39,7 +39,10 @@ export async function runCluster(config: Config, env: Record<string, string | un
     worker.on('message', (m: unknown) => {
       if ((m as { rolodex?: string })?.rolodex !== 'worker-listening') return;
       if (++listening === config.workers) {
-        logger.info({ workers: config.workers, port: config.port, host: config.host }, `rolodex listening on ${config.host}:${config.port} with ${config.workers} workers`);
+        logger.info(
+          { workers: config.workers, port: config.port, host: config.host },
+          `rolodex listening on ${config.host}:${config.port} with ${config.workers} workers`,
+        );
         markReady();
       }
     });

@@ -34,7 +34,9 @@ export function openBlobStore(config: Config): BlobStore {
 
 /** `worker`: a cluster worker, whose primary has migrated already and keeps the local rate limits. */
 export async function openDeps(config: Config, logger: Logger, opts: { worker?: boolean } = {}): Promise<Deps> {
-  const db = opts.worker ? openDb({ dataDir: config.dataDir, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}) }) : await openDatabase(config, logger);
+  const db = opts.worker
+    ? openDb({ dataDir: config.dataDir, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}) })
+    : await openDatabase(config, logger);
   const metrics = createMetrics();
   if (opts.worker) metrics.text = clusterMetricsText(metrics.registry);
   const rateLimiter = await createRateLimiter(config, logger, { metrics, worker: opts.worker ?? false });

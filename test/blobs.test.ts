@@ -56,7 +56,10 @@ function generated(total: number, chunkSize = 64 * 1024) {
 
 async function listFiles(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-  return entries.filter((e) => e.isFile()).map((e) => path.relative(dir, path.join(e.parentPath, e.name))).sort();
+  return entries
+    .filter((e) => e.isFile())
+    .map((e) => path.relative(dir, path.join(e.parentPath, e.name)))
+    .sort();
 }
 
 interface Backend {
@@ -105,7 +108,10 @@ async function s3Backend(): Promise<Backend> {
   };
 }
 
-for (const [name, make] of [['disk', diskBackend], ['s3', s3Backend]] as const) {
+for (const [name, make] of [
+  ['disk', diskBackend],
+  ['s3', s3Backend],
+] as const) {
   describe(`blob store: ${name}`, () => {
     let b: Backend;
     before(async () => {
@@ -292,8 +298,7 @@ describe('s3 store specifics', () => {
 
   it('presignPut: the URL accepts exactly the signed length and type', async () => {
     const data = Buffer.from('uploaded straight to S3');
-    const presign = (key: string) =>
-      b.store.presignPut!(key, { contentType: 'text/plain', contentLength: data.length, expiresInSeconds: 300 });
+    const presign = (key: string) => b.store.presignPut!(key, { contentType: 'text/plain', contentLength: data.length, expiresInSeconds: 300 });
     const { url, headers } = await presign('ws_p/fil');
     assert.deepEqual(headers, { 'content-type': 'text/plain' });
     const signed = new URL(url).searchParams.get('X-Amz-SignedHeaders')?.split(';');

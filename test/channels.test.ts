@@ -38,10 +38,22 @@ await eachDialect('channels and message import', (ctx) => {
       [{ object: 'channel', externalId: 'c', provider: 'slack', name: 'c', visibility: 'public', members: ['u-nobody'] }, /line 2: members\[0\]: no user/],
       [message('m', 'nope', '2026-03-01T00:00:00Z', secret), /line 2: channel: no channel/],
       [message('m', 'c0', 'yesterday', secret), /line 2: fields\.\$sentAt\.value/],
-      [{ ...message('m', 'c0', '2026-03-01T00:00:00Z', secret), fields: { $text: { value: secret, valueType: 'MARKDOWN' }, $sentAt: { value: '2026-03-01T00:00:00Z' } } }, /fields\.\$text\.valueType/],
-      [{ ...message('m', 'c0', '2026-03-01T00:00:00Z', secret), fields: { $text: { value: 7 }, $sentAt: { value: '2026-03-01T00:00:00Z' } } }, /fields\.\$text\.value/],
+      [
+        {
+          ...message('m', 'c0', '2026-03-01T00:00:00Z', secret),
+          fields: { $text: { value: secret, valueType: 'MARKDOWN' }, $sentAt: { value: '2026-03-01T00:00:00Z' } },
+        },
+        /fields\.\$text\.valueType/,
+      ],
+      [
+        { ...message('m', 'c0', '2026-03-01T00:00:00Z', secret), fields: { $text: { value: 7 }, $sentAt: { value: '2026-03-01T00:00:00Z' } } },
+        /fields\.\$text\.value/,
+      ],
       [{ ...message('m', 'c0', '2026-03-01T00:00:00Z', secret), colour: 'red' }, /line 2: colour/],
-      [{ ...message('m', 'c0', '2026-03-01T00:00:00Z', secret), relationships: { $files: { objectType: 'file', values: ['f-1'] } } }, /relationships\.\$files\.values\[0\]: no file/],
+      [
+        { ...message('m', 'c0', '2026-03-01T00:00:00Z', secret), relationships: { $files: { objectType: 'file', values: ['f-1'] } } },
+        /relationships\.\$files\.values\[0\]: no file/,
+      ],
     ];
     for (const [obj, expected] of cases) {
       const channel = { object: 'channel', externalId: 'c0', provider: 'slack', name: 'c0', visibility: 'public', members: [] };
@@ -62,7 +74,11 @@ await eachDialect('channels and message import', (ctx) => {
       { object: 'channel', externalId: 'a', provider: 'slack', name: 'a', visibility: 'public', members: ['u-alice'] },
       { object: 'channel', externalId: 'b', provider: 'slack', name: 'b', visibility: 'private', members: ['u-alice'] },
     ];
-    const first = await importObjects(t, workspaceId, [...chans, message('m1', 'a', '2026-03-01T00:00:00Z', 'one'), message('m2', 'a', '2026-03-02T00:00:00Z', 'two')]);
+    const first = await importObjects(t, workspaceId, [
+      ...chans,
+      message('m1', 'a', '2026-03-01T00:00:00Z', 'one'),
+      message('m2', 'a', '2026-03-02T00:00:00Z', 'two'),
+    ]);
     assert.deepEqual(await counts(t, workspaceId), { a: 2, b: 0 });
     const bob = callers[1]!.secret;
     assert.equal((await call(t, bob, 'GET', '/v1/messages')).json().totalCount, 2);
@@ -82,16 +98,36 @@ await eachDialect('channels and message import', (ctx) => {
     await importObjects(t, workspaceId, [{ ...chans[1], visibility: 'restricted', members: ['u-bob'] }]);
     const after = (await call(t, bob, 'GET', '/v1/messages')).json();
     assert.equal(after.totalCount, 3);
-    assert.deepEqual(after.data.map((m: { accessLevel: string }) => m.accessLevel), ['FULL', 'FULL', 'FULL']);
+    assert.deepEqual(
+      after.data.map((m: { accessLevel: string }) => m.accessLevel),
+      ['FULL', 'FULL', 'FULL'],
+    );
     const alice = (await call(t, callers[0]!.secret, 'GET', '/v1/messages')).json();
-    assert.deepEqual(alice.data.map((m: { accessLevel: string }) => m.accessLevel), ['METADATA', 'METADATA', 'FULL']);
+    assert.deepEqual(
+      alice.data.map((m: { accessLevel: string }) => m.accessLevel),
+      ['METADATA', 'METADATA', 'FULL'],
+    );
   });
 
   test('rolodex channel create, list, visibility, add-members, remove-members', async () => {
     const t = ctx();
     const { workspaceId, callers, users } = await seedPeople(t);
     const run = cli(t);
-    const created = await run('channel', 'create', '--workspace', workspaceId, '--provider', 'slack', '--name', 'ops', '--visibility', 'private', '--external-id', 'ops', '--json');
+    const created = await run(
+      'channel',
+      'create',
+      '--workspace',
+      workspaceId,
+      '--provider',
+      'slack',
+      '--name',
+      'ops',
+      '--visibility',
+      'private',
+      '--external-id',
+      'ops',
+      '--json',
+    );
     assert.equal(created.code, 0, created.err);
     const channel = JSON.parse(created.out);
     assert.equal(channel.visibility, 'private');
@@ -110,7 +146,12 @@ await eachDialect('channels and message import', (ctx) => {
 
     const list = await run('channel', 'list', '--workspace', workspaceId, '--json');
     assert.deepEqual(
-      JSON.parse(list.out).map((c: { externalId: string; visibility: string; members: number; messages: number }) => [c.externalId, c.visibility, c.members, c.messages]),
+      JSON.parse(list.out).map((c: { externalId: string; visibility: string; members: number; messages: number }) => [
+        c.externalId,
+        c.visibility,
+        c.members,
+        c.messages,
+      ]),
       [['ops', 'restricted', 0, 1]],
     );
     const bad = await run('channel', 'visibility', '--workspace', workspaceId, 'ops', 'secret');

@@ -82,7 +82,11 @@ for (const dialect of await testDialects()) {
       await sql`insert into prepared_shape (id, a) values ('x', 'A')`.execute(db);
       const row = prepared((d: Executor, id: string) => (d as unknown as typeof db).selectFrom('prepared_shape').selectAll().where('id', '=', id));
       // Prepare it on every pooled connection the reads may use.
-      for (let i = 0; i < 3; i++) assert.deepEqual(plain(await Promise.all([row(t.db.kysely, 'x'), row(t.db.kysely, 'x')]).then((r) => r.flat())), [{ id: 'x', a: 'A' }, { id: 'x', a: 'A' }]);
+      for (let i = 0; i < 3; i++)
+        assert.deepEqual(plain(await Promise.all([row(t.db.kysely, 'x'), row(t.db.kysely, 'x')]).then((r) => r.flat())), [
+          { id: 'x', a: 'A' },
+          { id: 'x', a: 'A' },
+        ]);
       await sql`alter table prepared_shape add column b text not null default 'B'`.execute(db);
       for (let i = 0; i < 3; i++) assert.deepEqual(plain(await row(t.db.kysely, 'x')), [{ id: 'x', a: 'A', b: 'B' }]);
     });
@@ -90,7 +94,9 @@ for (const dialect of await testDialects()) {
     test('an argument that would shape the query, or that the build function does not declare, is refused', async () => {
       const shaped = prepared((db: Executor, column: string) => db.selectFrom('workspaces').select(column as 'name'));
       await assert.rejects(shaped(t.db.kysely, 'name'), /argument 0 is not a bound parameter/);
-      const withDefault = prepared((db: Executor, id: string, name: string = 'fixed') => db.selectFrom('workspaces').select('id').where('id', '=', id).where('name', '=', name));
+      const withDefault = prepared((db: Executor, id: string, name: string = 'fixed') =>
+        db.selectFrom('workspaces').select('id').where('id', '=', id).where('name', '=', name),
+      );
       await assert.rejects(withDefault(t.db.kysely, 'ws_x', 'other'), /2 arguments for 1 parameters/);
     });
   });

@@ -142,7 +142,11 @@ await eachDialect('file bytes (disk)', (ctx) => {
     await call(t, s.secret, 'POST', `/v1/files/${g.id}/cancel`);
     assertError(await t.app.inject({ method: 'PUT', url: pathOf(t, g.uploadUrl), payload: 'two' }), 409, 'invalid_file_state');
     const h = await createSession(t, s.secret, { filename: 'r', mimeType: 'text/plain', sizeBytes: 3 });
-    await t.deps.db.kysely.updateTable('files').set({ expires_at: new Date(Date.now() - 1).toISOString() }).where('id', '=', h.id).execute();
+    await t.deps.db.kysely
+      .updateTable('files')
+      .set({ expires_at: new Date(Date.now() - 1).toISOString() })
+      .where('id', '=', h.id)
+      .execute();
     assertError(await t.app.inject({ method: 'PUT', url: pathOf(t, h.uploadUrl), payload: 'two' }), 409, 'invalid_file_state');
     assert.equal(blobFiles(t, s.workspaceId).length, 1);
   });
@@ -212,8 +216,18 @@ await eachDialect('file bytes (disk)', (ctx) => {
     }
     // Blob paths never derive from the filename.
     for (const file of blobFiles(t, s.workspaceId)) assert.match(file, /\/ws_[0-9a-z]+\/fil_[0-9a-z]+-[0-9a-f]+\.blob$/);
-    assertError(await call(t, s.secret, 'POST', '/v1/files', { filename: 'a\u0000.txt', mimeType: 'text/plain', sizeBytes: 1 }), 400, 'invalid_value', 'filename');
-    assertError(await call(t, s.secret, 'POST', '/v1/files', { filename: 'x'.repeat(256), mimeType: 'text/plain', sizeBytes: 1 }), 400, 'invalid_value', 'filename');
+    assertError(
+      await call(t, s.secret, 'POST', '/v1/files', { filename: 'a\u0000.txt', mimeType: 'text/plain', sizeBytes: 1 }),
+      400,
+      'invalid_value',
+      'filename',
+    );
+    assertError(
+      await call(t, s.secret, 'POST', '/v1/files', { filename: 'x'.repeat(256), mimeType: 'text/plain', sizeBytes: 1 }),
+      400,
+      'invalid_value',
+      'filename',
+    );
   });
 
   test('over a real connection, an oversize stream gets its 413 while the client is still sending', async () => {
@@ -226,16 +240,19 @@ await eachDialect('file bytes (disk)', (ctx) => {
     let sent = 0;
     const result = await new Promise<{ status: number; body: string; sent: number }>((resolve, reject) => {
       let answered = false;
-      const req = http.request({ host: '127.0.0.1', port, method: 'PUT', path: pathOf(t, f.uploadUrl), headers: { 'content-type': 'application/octet-stream' } }, (res) => {
-        // Like curl: stop sending once the server has answered.
-        answered = true;
-        let body = '';
-        res.on('data', (d) => (body += d));
-        res.on('end', () => {
-          resolve({ status: res.statusCode as number, body, sent });
-          req.destroy();
-        });
-      });
+      const req = http.request(
+        { host: '127.0.0.1', port, method: 'PUT', path: pathOf(t, f.uploadUrl), headers: { 'content-type': 'application/octet-stream' } },
+        (res) => {
+          // Like curl: stop sending once the server has answered.
+          answered = true;
+          let body = '';
+          res.on('data', (d) => (body += d));
+          res.on('end', () => {
+            resolve({ status: res.statusCode as number, body, sent });
+            req.destroy();
+          });
+        },
+      );
       req.on('error', (err) => {
         if (!answered) reject(err);
       });
@@ -280,6 +297,9 @@ await eachDialect('file bytes (disk)', (ctx) => {
     await uploadFile(t, s.secret, Buffer.alloc(12345, 7));
     const after = await t.app.inject({ method: 'GET', url: '/metrics' });
     assert.equal(read(after.body, 'rolodex_upload_bytes_total{storage="disk"}') - read(before.body, 'rolodex_upload_bytes_total{storage="disk"}'), 12345);
-    assert.equal(read(after.body, 'rolodex_upload_duration_seconds_count{storage="disk"}') - read(before.body, 'rolodex_upload_duration_seconds_count{storage="disk"}'), 1);
+    assert.equal(
+      read(after.body, 'rolodex_upload_duration_seconds_count{storage="disk"}') - read(before.body, 'rolodex_upload_duration_seconds_count{storage="disk"}'),
+      1,
+    );
   });
 });

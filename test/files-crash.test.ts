@@ -71,7 +71,8 @@ for (const dialect of await testDialects()) {
 
       const a = Buffer.alloc(3 * MB, 1);
       const v1 = Buffer.alloc(2 * MB, 2);
-      const create = async (size: number) => (await api(base, secret, 'POST', '/v1/files', { filename: 'x.bin', mimeType: 'application/octet-stream', sizeBytes: size })).json;
+      const create = async (size: number) =>
+        (await api(base, secret, 'POST', '/v1/files', { filename: 'x.bin', mimeType: 'application/octet-stream', sizeBytes: size })).json;
       const fa = await create(a.length);
       assert.equal(await put(fa.uploadUrl, a), 200);
       assert.equal((await api(base, secret, 'POST', `/v1/files/${fa.id}/complete`, { md5: md5(a) })).status, 200);

@@ -28,7 +28,8 @@ function sampleFiles(): { dir: string; write(name: string, content: string | Buf
 }
 
 const importText = (objects: object[]) => objects.map((o) => JSON.stringify(o)).join('\n');
-const run = (t: TestApp, ws: string, objects: object[]) => runImport(operatorCtx(t.deps.db.kysely, ws), { kinds: importKinds({ blobs: t.deps.blobs }), text: importText(objects) });
+const run = (t: TestApp, ws: string, objects: object[]) =>
+  runImport(operatorCtx(t.deps.db.kysely, ws), { kinds: importKinds({ blobs: t.deps.blobs }), text: importText(objects) });
 
 function blobCount(t: TestApp, ws: string): number {
   try {
@@ -54,7 +55,11 @@ await eachDialect('file import', (ctx) => {
     assert.equal(list.totalCount, 2);
     assert.equal(list.data.length, 2);
     assert.ok(list.data.some((x: { id: string }) => x.id === result.ids.file?.['api-1']));
-    for (const [ext, content] of [['api-1', '%PDF api'], ['app-1', 'png bytes'], ['chat-1', 'chat bytes']] as const) {
+    for (const [ext, content] of [
+      ['api-1', '%PDF api'],
+      ['app-1', 'png bytes'],
+      ['chat-1', 'chat bytes'],
+    ] as const) {
       const id = result.ids.file?.[ext] as string;
       const got = (await call(t, s.secret, 'GET', `/v1/files/${id}`)).json();
       assert.equal(got.status, 'COMPLETED');
@@ -74,9 +79,13 @@ await eachDialect('file import', (ctx) => {
     const t = ctx();
     const s = await seedWorkspace(t);
     const f = sampleFiles();
-    const first = await run(t, s.workspaceId, [{ object: 'file', externalId: 'x', source: 'app', filename: 'old.txt', mimeType: 'text/plain', path: f.write('x1', 'old') }]);
+    const first = await run(t, s.workspaceId, [
+      { object: 'file', externalId: 'x', source: 'app', filename: 'old.txt', mimeType: 'text/plain', path: f.write('x1', 'old') },
+    ]);
     assert.equal((await call(t, s.secret, 'GET', '/v1/files')).json().totalCount, 0);
-    const second = await run(t, s.workspaceId, [{ object: 'file', externalId: 'x', source: 'api', filename: 'new.txt', mimeType: 'text/plain', path: f.write('x2', 'newer') }]);
+    const second = await run(t, s.workspaceId, [
+      { object: 'file', externalId: 'x', source: 'api', filename: 'new.txt', mimeType: 'text/plain', path: f.write('x2', 'newer') },
+    ]);
     const id = first.ids.file?.x as string;
     assert.equal(second.ids.file?.x, id);
     const list = (await call(t, s.secret, 'GET', '/v1/files')).json();
@@ -88,7 +97,9 @@ await eachDialect('file import', (ctx) => {
     assert.equal(blobCount(t, s.workspaceId), 1);
     const url = (await call(t, s.secret, 'GET', `/v1/files/${id}/url`)).json().url;
     assert.equal((await download(t, url)).bytes.toString(), 'newer');
-    await run(t, s.workspaceId, [{ object: 'file', externalId: 'x', source: 'chat_attachment', filename: 'n.txt', mimeType: 'text/plain', path: f.write('x3', 'z') }]);
+    await run(t, s.workspaceId, [
+      { object: 'file', externalId: 'x', source: 'chat_attachment', filename: 'n.txt', mimeType: 'text/plain', path: f.write('x3', 'z') },
+    ]);
     assert.equal((await call(t, s.secret, 'GET', '/v1/files')).json().totalCount, 0);
   });
 
@@ -105,7 +116,10 @@ await eachDialect('file import', (ctx) => {
       [{ ...ok, externalId: 'b', sizeBytes: 3 }, 'sizeBytes'],
     ];
     for (const [bad, field] of checks) {
-      await assert.rejects(run(t, s.workspaceId, [ok, bad]), (err: unknown) => err instanceof ImportFailed && err.errors[0]?.line === 2 && err.errors[0]?.field === field);
+      await assert.rejects(
+        run(t, s.workspaceId, [ok, bad]),
+        (err: unknown) => err instanceof ImportFailed && err.errors[0]?.line === 2 && err.errors[0]?.field === field,
+      );
     }
     await assert.rejects(run(t, s.workspaceId, [ok, { ...ok, externalId: 'missing', path: join(f.dir, 'nope') }]), (err: unknown) => {
       return err instanceof ImportFailed && err.errors[0]?.line === 2 && err.errors[0]?.field === 'path' && /ENOENT/.test(err.message);
@@ -142,7 +156,9 @@ await eachDialect('file import', (ctx) => {
     const key = out.keys.admin.secret as string;
     const messages = (await call(t, key, 'GET', '/v1/messages')).json();
     assert.ok(
-      messages.data.some((m: { relationships: { $files: { values: string[] } } }) => m.relationships.$files.values.includes(out.ids.file['file-chat-screenshot'])),
+      messages.data.some((m: { relationships: { $files: { values: string[] } } }) =>
+        m.relationships.$files.values.includes(out.ids.file['file-chat-screenshot']),
+      ),
       'a demo message links its attachment',
     );
     const list = (await call(t, key, 'GET', '/v1/files')).json();

@@ -16,7 +16,11 @@ const sweepAt = (t: TestApp, now: number) => sweepOnce({ db: t.deps.db.kysely, n
 const rowOf = (t: TestApp, id: string) => t.deps.db.kysely.selectFrom('files').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 
 async function expire(t: TestApp, id: string): Promise<void> {
-  await t.deps.db.kysely.updateTable('files').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).where('id', '=', id).execute();
+  await t.deps.db.kysely
+    .updateTable('files')
+    .set({ expires_at: new Date(Date.now() - 1000).toISOString() })
+    .where('id', '=', id)
+    .execute();
 }
 
 function suite(backend: Backend) {
@@ -25,7 +29,12 @@ function suite(backend: Backend) {
       const t = ctx();
       const s = await seedWorkspace(t);
       const before = Date.now();
-      const res = await call(t, s.secret, 'POST', '/v1/files', { filename: 'notes.md', mimeType: 'text/markdown', sizeBytes: 12, purpose: 'meeting_transcript' });
+      const res = await call(t, s.secret, 'POST', '/v1/files', {
+        filename: 'notes.md',
+        mimeType: 'text/markdown',
+        sizeBytes: 12,
+        purpose: 'meeting_transcript',
+      });
       assert.equal(res.statusCode, 200, res.body);
       const f = res.json();
       assert.deepEqual(Object.keys(f).sort(), [...FILE_KEYS, 'uploadHeaders', 'uploadUrl'].sort());
@@ -81,7 +90,12 @@ function suite(backend: Backend) {
       assert.equal((await create(s.secret, { mimeType: docx, purpose: 'meeting_transcript' })).statusCode, 200);
       assertError(await create(s.secret, { mimeType: 'image/png', purpose: 'meeting_transcript' }), 400, 'mime_type_not_allowed', 'mimeType');
       assertError(await create(s.secret, { mimeType: xlsx, purpose: 'meeting_transcript' }), 400, 'mime_type_not_allowed', 'mimeType');
-      assertError(await create(s.secret, { mimeType: 'text/plain', purpose: 'meeting_transcript', sizeBytes: 50 * MB + 1 }), 400, 'file_too_large', 'sizeBytes');
+      assertError(
+        await create(s.secret, { mimeType: 'text/plain', purpose: 'meeting_transcript', sizeBytes: 50 * MB + 1 }),
+        400,
+        'file_too_large',
+        'sizeBytes',
+      );
       assert.equal((await create(s.secret, { mimeType: 'text/plain', purpose: 'meeting_transcript', sizeBytes: 50 * MB })).statusCode, 200);
       assert.equal((await create(s.secret, { mimeType: xlsx, purpose: 'knowledge_user' })).statusCode, 200);
       assert.equal((await create(s.secret, { mimeType: 'text/csv', purpose: 'knowledge_user', sizeBytes: 100 * MB })).statusCode, 200);
@@ -127,7 +141,12 @@ function suite(backend: Backend) {
       const s = await seedWorkspace(t);
       const f = await createSession(t, s.secret, { filename: 'n', mimeType: 'application/octet-stream', sizeBytes: 4 });
       assert.equal((await putBytes(t, f.uploadUrl, f.uploadHeaders, Buffer.from('abcd'))).status, 200);
-      const done = await t.app.inject({ method: 'POST', url: `/v1/files/${f.id}/complete`, headers: { authorization: `Bearer ${s.secret}`, 'service-version': '2026-03-01', 'content-type': 'application/json' }, payload: '' });
+      const done = await t.app.inject({
+        method: 'POST',
+        url: `/v1/files/${f.id}/complete`,
+        headers: { authorization: `Bearer ${s.secret}`, 'service-version': '2026-03-01', 'content-type': 'application/json' },
+        payload: '',
+      });
       assert.equal(done.statusCode, 200, done.body);
       assert.equal(done.json().status, 'COMPLETED');
     });
@@ -215,10 +234,16 @@ function suite(backend: Backend) {
       const page = (await call(t, s.secret, 'GET', '/v1/files?limit=3')).json();
       assert.equal(page.object, 'list');
       assert.equal(page.totalCount, 4);
-      assert.deepEqual(page.data.map((f: { id: string }) => f.id), order.slice(0, 3));
+      assert.deepEqual(
+        page.data.map((f: { id: string }) => f.id),
+        order.slice(0, 3),
+      );
       assert.deepEqual(Object.keys(page.data[0]).sort(), FILE_KEYS);
       const rest = (await call(t, s.secret, 'GET', '/v1/files?limit=3&offset=3')).json();
-      assert.deepEqual(rest.data.map((f: { id: string }) => f.id), [order[3]]);
+      assert.deepEqual(
+        rest.data.map((f: { id: string }) => f.id),
+        [order[3]],
+      );
       const past = (await call(t, s.secret, 'GET', '/v1/files?offset=40')).json();
       assert.deepEqual(past, { data: [], object: 'list', totalCount: 4 });
       assertError(await call(t, s.secret, 'GET', '/v1/files?limit=26'), 400, 'invalid_parameter', 'limit');
@@ -282,10 +307,19 @@ function suite(backend: Backend) {
       await call(t, s.secret, 'POST', `/v1/files/${dropped.id}/cancel`);
       await uploadFile(t, s.secret, Buffer.from('plain'), { filename: 'plain.txt', mimeType: 'text/plain' });
       const all = await listKnowledge(operatorCtx(t.deps.db.kysely, s.workspaceId));
-      assert.deepEqual(all.map((k) => [k.fileId, k.owner, k.userId]).sort(), [[mine.id, 'user', s.userId], [shared.id, 'workspace', null]].sort());
+      assert.deepEqual(
+        all.map((k) => [k.fileId, k.owner, k.userId]).sort(),
+        [
+          [mine.id, 'user', s.userId],
+          [shared.id, 'workspace', null],
+        ].sort(),
+      );
       assert.ok(!all.some((k) => k.fileId === waiting.id));
       const user = await listKnowledge(operatorCtx(t.deps.db.kysely, s.workspaceId), { userId: s.userId });
-      assert.deepEqual(user.map((k) => k.filename), ['mine.md']);
+      assert.deepEqual(
+        user.map((k) => k.filename),
+        ['mine.md'],
+      );
     });
   };
 }

@@ -45,7 +45,11 @@ await eachDialect(
       assertError(noKey, 401, 'missing_api_key', 'Authorization');
       assert.match(String(noKey.headers['www-authenticate']), /^Bearer/);
       for (const bad of ['garbage', 'Basic abc', s.secret.slice(0, -1) + (s.secret.endsWith('A') ? 'B' : 'A')]) {
-        const res = await t.app.inject({ method: 'GET', url: '/v1/auth/validate', headers: { authorization: bad.startsWith('Basic') ? bad : `Bearer ${bad}`, 'service-version': VERSION } });
+        const res = await t.app.inject({
+          method: 'GET',
+          url: '/v1/auth/validate',
+          headers: { authorization: bad.startsWith('Basic') ? bad : `Bearer ${bad}`, 'service-version': VERSION },
+        });
         assert.equal(res.statusCode, 401, bad);
       }
       const revoked = await createKey(operatorCtx(t.deps.db.kysely, s.workspaceId), { userId: null, scopes: null, expiresInMs: null });

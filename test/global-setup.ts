@@ -9,7 +9,12 @@ export async function globalSetup(): Promise<void> {
   if (!s.redis) missing.push(`Redis at ${TEST_REDIS_URL} (set TEST_REDIS_URL)`);
   if (missing.length === 0) return;
   const banner = '!'.repeat(78);
-  const text = [banner, `!! NOT REACHABLE: ${missing.join('; ')}`, IN_CI ? '!! CI=true: this is a failure.' : '!! The tests that need them are NOT RUN. Only part of the suite runs.', banner].join('\n');
+  const text = [
+    banner,
+    `!! NOT REACHABLE: ${missing.join('; ')}`,
+    IN_CI ? '!! CI=true: this is a failure.' : '!! The tests that need them are NOT RUN. Only part of the suite runs.',
+    banner,
+  ].join('\n');
   process.stderr.write(`\n${text}\n\n`);
   if (IN_CI) throw new Error(`required services missing under CI: ${missing.join('; ')}`);
 }

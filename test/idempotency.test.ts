@@ -10,7 +10,15 @@ await eachDialect(
   'idempotency',
   (ctx) => {
     const countUsers = async (ws: string) =>
-      Number((await ctx().deps.db.kysely.selectFrom('users').select((eb) => eb.fn.countAll().as('n')).where('workspace_id', '=', ws).executeTakeFirstOrThrow()).n);
+      Number(
+        (
+          await ctx()
+            .deps.db.kysely.selectFrom('users')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .where('workspace_id', '=', ws)
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
 
     test('a repeated key replays status and body exactly, with Idempotent-Replayed', async () => {
       const t = ctx();
@@ -106,7 +114,10 @@ await eachDialect(
         Array.from({ length: 50 }, () => call(t, s.secret, 'POST', '/v1/test/users', { email: 'j@x.test', fail: 'slow' }, { 'idempotency-key': 'k7' })),
       );
       const statuses = results.map((r) => r.statusCode);
-      assert.ok(statuses.every((c) => c === 200 || c === 409), `unexpected statuses ${statuses.join(', ')}`);
+      assert.ok(
+        statuses.every((c) => c === 200 || c === 409),
+        `unexpected statuses ${statuses.join(', ')}`,
+      );
       for (const r of results.filter((x) => x.statusCode === 409)) {
         assert.equal(r.json().error.code, 'idempotency_conflict');
         assert.equal(r.headers['retry-after'], '1');
@@ -133,18 +144,38 @@ await eachDialect(
       const s = await seedWorkspace(t);
       const { createHash } = await import('node:crypto');
       const { canonicalJson } = await import('../src/http/idempotency.ts');
-      const fingerprint = createHash('sha256').update(`POST /v1/test/users\n${canonicalJson({ email: 'm@x.test' })}`).digest('hex');
+      const fingerprint = createHash('sha256')
+        .update(`POST /v1/test/users\n${canonicalJson({ email: 'm@x.test' })}`)
+        .digest('hex');
       const stale = new Date(Date.now() - 60_000).toISOString();
       await t.deps.db.kysely
         .insertInto('idempotency_keys')
-        .values({ workspace_id: s.workspaceId, key: 'crashed', fingerprint, state: 'pending', status_code: null, body: null, locked_at: stale, created_at: stale })
+        .values({
+          workspace_id: s.workspaceId,
+          key: 'crashed',
+          fingerprint,
+          state: 'pending',
+          status_code: null,
+          body: null,
+          locked_at: stale,
+          created_at: stale,
+        })
         .execute();
       const res = await call(t, s.secret, 'POST', '/v1/test/users', { email: 'm@x.test' }, { 'idempotency-key': 'crashed' });
       assert.equal(res.statusCode, 200);
       const fresh = new Date().toISOString();
       await t.deps.db.kysely
         .insertInto('idempotency_keys')
-        .values({ workspace_id: s.workspaceId, key: 'running', fingerprint, state: 'pending', status_code: null, body: null, locked_at: fresh, created_at: fresh })
+        .values({
+          workspace_id: s.workspaceId,
+          key: 'running',
+          fingerprint,
+          state: 'pending',
+          status_code: null,
+          body: null,
+          locked_at: fresh,
+          created_at: fresh,
+        })
         .execute();
       const busy = await call(t, s.secret, 'POST', '/v1/test/users', { email: 'm@x.test' }, { 'idempotency-key': 'running' });
       assert.equal(busy.statusCode, 409);

@@ -25,16 +25,50 @@ async function failure(t: TestApp, workspaceId: string, text: string): Promise<I
 }
 
 async function count(t: TestApp, workspaceId: string): Promise<number> {
-  const r = await t.deps.db.kysely.selectFrom('records').select((eb) => eb.fn.countAll().as('n')).where('workspace_id', '=', workspaceId).executeTakeFirstOrThrow();
+  const r = await t.deps.db.kysely
+    .selectFrom('records')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .where('workspace_id', '=', workspaceId)
+    .executeTakeFirstOrThrow();
   return Number(r.n);
 }
 
 const SAMPLE = [
   // An opportunity first: it references an account and contacts that come later in the file.
-  { object: 'opportunity', externalId: 'o1', fields: { $name: { value: 'Big deal', valueType: 'TEXT' }, $amount: { value: 50000, valueType: 'CURRENCY' }, $closeDate: { value: '2026-06-30T00:00:00+02:00', valueType: 'DATETIME' } }, relationships: { $account: { objectType: 'account', values: ['a1'] }, $contacts: { objectType: 'contact', values: ['c2', 'c1'] }, $owner: { objectType: 'user', values: ['u1'] } } },
-  { object: 'contact', externalId: 'c1', fields: { $name: { value: { firstName: 'Ann', lastName: 'Lee' }, valueType: 'FULL_NAME' }, $email: { value: 'ann@acme.test', valueType: 'EMAIL' }, tags: { value: ['vip', 'beta'], valueType: 'MULTI_SELECT' } }, relationships: { $account: { objectType: 'account', values: ['a1'] } } },
-  { object: 'contact', externalId: 'c2', fields: { $name: { value: { firstName: 'Bo' }, valueType: 'FULL_NAME' }, newsletter: { value: true, valueType: 'CHECKBOX' } } },
-  { object: 'account', externalId: 'a1', fields: { $name: { value: 'Acme', valueType: 'TEXT' }, $address: { value: { city: 'Berlin', country: 'de' }, valueType: 'ADDRESS' } } },
+  {
+    object: 'opportunity',
+    externalId: 'o1',
+    fields: {
+      $name: { value: 'Big deal', valueType: 'TEXT' },
+      $amount: { value: 50000, valueType: 'CURRENCY' },
+      $closeDate: { value: '2026-06-30T00:00:00+02:00', valueType: 'DATETIME' },
+    },
+    relationships: {
+      $account: { objectType: 'account', values: ['a1'] },
+      $contacts: { objectType: 'contact', values: ['c2', 'c1'] },
+      $owner: { objectType: 'user', values: ['u1'] },
+    },
+  },
+  {
+    object: 'contact',
+    externalId: 'c1',
+    fields: {
+      $name: { value: { firstName: 'Ann', lastName: 'Lee' }, valueType: 'FULL_NAME' },
+      $email: { value: 'ann@acme.test', valueType: 'EMAIL' },
+      tags: { value: ['vip', 'beta'], valueType: 'MULTI_SELECT' },
+    },
+    relationships: { $account: { objectType: 'account', values: ['a1'] } },
+  },
+  {
+    object: 'contact',
+    externalId: 'c2',
+    fields: { $name: { value: { firstName: 'Bo' }, valueType: 'FULL_NAME' }, newsletter: { value: true, valueType: 'CHECKBOX' } },
+  },
+  {
+    object: 'account',
+    externalId: 'a1',
+    fields: { $name: { value: 'Acme', valueType: 'TEXT' }, $address: { value: { city: 'Berlin', country: 'de' }, valueType: 'ADDRESS' } },
+  },
   { object: 'user', externalId: 'u1', email: 'owner@acme.test', name: 'Owner', role: 'member' },
 ];
 
@@ -49,7 +83,9 @@ await eachDialect('import records', (ctx) => {
     const o1 = r.ids.opportunity?.o1 as string;
     assert.match(o1, /^opp_/);
     assert.match(a1 as string, /^acc_/);
-    const list = (await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: 'o', $objectType: 'opportunity' }, relationships: { $opportunities: [o1] } })).json();
+    const list = (
+      await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: 'o', $objectType: 'opportunity' }, relationships: { $opportunities: [o1] } })
+    ).json();
     const opp = (await call(t, s.secret, 'GET', `/v1/lists/${list.id}/opportunities`)).json().data[0];
     assert.equal(opp.externalId, 'o1');
     assert.deepEqual(opp.fields.$closeDate, { value: '2026-06-29T22:00:00.000Z', valueType: 'DATETIME' });
@@ -59,7 +95,9 @@ await eachDialect('import records', (ctx) => {
       $contacts: { cardinality: 'has_many', objectType: 'contact', values: [c2, c1] },
       $files: { cardinality: 'has_many', objectType: 'file', values: [] },
     });
-    const accounts = (await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: 'a', $objectType: 'account' }, relationships: { $accounts: a1 } })).json();
+    const accounts = (
+      await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: 'a', $objectType: 'account' }, relationships: { $accounts: a1 } })
+    ).json();
     const acc = (await call(t, s.secret, 'GET', `/v1/lists/${accounts.id}/accounts`)).json().data[0];
     assert.deepEqual(acc.fields.$address, { value: { city: 'Berlin', country: 'DE' }, valueType: 'ADDRESS' });
   });
@@ -74,13 +112,17 @@ await eachDialect('import records', (ctx) => {
     ]);
     assert.equal(second.ids.contact?.c1, first.ids.contact?.c1);
     assert.equal(await count(t, s.workspaceId), 4);
-    const list = (await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: 'c', $objectType: 'contact' }, relationships: { $contacts: [first.ids.contact?.c1] } })).json();
+    const list = (
+      await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: 'c', $objectType: 'contact' }, relationships: { $contacts: [first.ids.contact?.c1] } })
+    ).json();
     const c = (await call(t, s.secret, 'GET', `/v1/lists/${list.id}/contacts`)).json().data[0];
     assert.deepEqual(c.fields, { $name: { value: { firstName: 'Ann', lastName: 'Smith' }, valueType: 'FULL_NAME' } });
     assert.deepEqual(c.relationships.$account.values, []);
     assert.ok(c.updatedAt > c.createdAt, `${c.updatedAt} > ${c.createdAt}`);
     // A reference to a record imported earlier resolves from the workspace.
-    const third = await importObjects(t, s.workspaceId, [{ object: 'contact', externalId: 'c3', relationships: { $account: { objectType: 'account', values: ['a1'] } } }]);
+    const third = await importObjects(t, s.workspaceId, [
+      { object: 'contact', externalId: 'c3', relationships: { $account: { objectType: 'account', values: ['a1'] } } },
+    ]);
     assert.equal(third.counts.contact, 1);
   });
 
@@ -113,11 +155,19 @@ await eachDialect('import records', (ctx) => {
       assert.equal(err.errors[0]?.field, field, err.message);
     }
     // A reference that resolves nowhere fails in the transaction: still nothing written.
-    const err = await failure(t, s.workspaceId, `${ndjson([SAMPLE[3], SAMPLE[4]])}\n\n${ndjson([{ object: 'contact', externalId: 'x', relationships: { $account: { objectType: 'account', values: ['nowhere'] } } }])}`);
+    const err = await failure(
+      t,
+      s.workspaceId,
+      `${ndjson([SAMPLE[3], SAMPLE[4]])}\n\n${ndjson([{ object: 'contact', externalId: 'x', relationships: { $account: { objectType: 'account', values: ['nowhere'] } } }])}`,
+    );
     assert.equal(err.errors[0]?.line, 4);
     assert.equal(err.errors[0]?.field, 'relationships.$account.values[0]');
     assert.match(err.message, /nowhere/);
-    const fileRef = await failure(t, s.workspaceId, ndjson([{ object: 'account', externalId: 'a', relationships: { $files: { objectType: 'file', values: ['f1'] } } }]));
+    const fileRef = await failure(
+      t,
+      s.workspaceId,
+      ndjson([{ object: 'account', externalId: 'a', relationships: { $files: { objectType: 'file', values: ['f1'] } } }]),
+    );
     assert.equal(fileRef.errors[0]?.field, 'relationships.$files.values[0]');
     assert.equal(await count(t, s.workspaceId), 0);
     const users = await t.deps.db.kysely.selectFrom('users').select('id').where('workspace_id', '=', s.workspaceId).execute();
@@ -129,7 +179,11 @@ await eachDialect('import records', (ctx) => {
     const s = await seedWorkspace(t);
     const r = await runImport(operatorCtx(t.deps.db.kysely, s.workspaceId), { kinds: importKinds(), text: JSON.stringify(SAMPLE) });
     assert.equal(r.counts.contact, 2);
-    const err = await failure(t, s.workspaceId, JSON.stringify([SAMPLE[3], { object: 'account', externalId: 'z', fields: { $employees: { value: '10', valueType: 'NUMBER' } } }]));
+    const err = await failure(
+      t,
+      s.workspaceId,
+      JSON.stringify([SAMPLE[3], { object: 'account', externalId: 'z', fields: { $employees: { value: '10', valueType: 'NUMBER' } } }]),
+    );
     assert.equal(err.errors[0]?.line, 2);
     assert.equal(err.errors[0]?.field, 'fields.$employees.value');
   });

@@ -12,7 +12,13 @@ export async function importObjects(t: TestApp, workspaceId: string, objects: Ar
 
 /** Imports n records of a kind (externalIds `${prefix}0…`) and returns their server ids in order. */
 export async function seedRecords(t: TestApp, workspaceId: string, kind: 'account' | 'contact' | 'opportunity', n: number, prefix = kind): Promise<string[]> {
-  const objects = Array.from({ length: n }, (_, i) => ({ object: kind, externalId: `${prefix}${i}`, fields: { $name: kind === 'contact' ? { value: { firstName: `F${i}`, lastName: 'L' }, valueType: 'FULL_NAME' } : { value: `${kind} ${i}`, valueType: 'TEXT' } } }));
+  const objects = Array.from({ length: n }, (_, i) => ({
+    object: kind,
+    externalId: `${prefix}${i}`,
+    fields: {
+      $name: kind === 'contact' ? { value: { firstName: `F${i}`, lastName: 'L' }, valueType: 'FULL_NAME' } : { value: `${kind} ${i}`, valueType: 'TEXT' },
+    },
+  }));
   const r = await importObjects(t, workspaceId, objects);
   return objects.map((o) => r.ids[kind]?.[o.externalId] as string);
 }

@@ -34,7 +34,12 @@ await eachDialect('lists idempotency', (ctx) => {
     const s = await seedWorkspace(t);
     const other = await seedWorkspace(t);
     await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: 'a', $objectType: 'contact' } }, { 'idempotency-key': 'k' });
-    assertError(await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: 'b', $objectType: 'contact' } }, { 'idempotency-key': 'k' }), 422, 'idempotency_key_reused', 'Idempotency-Key');
+    assertError(
+      await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: 'b', $objectType: 'contact' } }, { 'idempotency-key': 'k' }),
+      422,
+      'idempotency_key_reused',
+      'Idempotency-Key',
+    );
     assert.equal((await call(t, s.secret, 'GET', '/v1/lists')).json().totalCount, 1);
     const theirs = await call(t, other.secret, 'POST', '/v1/lists', { fields: { $name: 'b', $objectType: 'contact' } }, { 'idempotency-key': 'k' });
     assert.equal(theirs.statusCode, 200);
@@ -56,7 +61,11 @@ await eachDialect('lists idempotency', (ctx) => {
     assert.equal((await call(t, s.secret, 'GET', `/v1/lists/${list.id}`)).json().fields.$name.value, 'v3');
     assert.equal((await call(t, s.secret, 'GET', `/v1/lists/${list.id}/contacts`)).json().totalCount, 0);
     // The key is taken: another path (a valid create) with it is a reuse.
-    assertError(await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: 'v2', $objectType: 'contact' } }, { 'idempotency-key': 'upd' }), 422, 'idempotency_key_reused');
+    assertError(
+      await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: 'v2', $objectType: 'contact' } }, { 'idempotency-key': 'upd' }),
+      422,
+      'idempotency_key_reused',
+    );
   });
 
   test('a refused update (400 from the handler) is stored and replayed too', async () => {
@@ -111,14 +120,26 @@ await eachDialect('lists idempotency', (ctx) => {
       const payload = JSON.stringify({ fields: { $name: 'two instances', $objectType: 'account' } });
       const results = await Promise.all(
         Array.from({ length: 50 }, (_, i) =>
-          (i % 2 ? app2 : t.app).inject({ method: 'POST', url: '/v1/lists', headers: headers(s.secret, { 'content-type': 'application/json', 'idempotency-key': 'multi' }), payload }),
+          (i % 2 ? app2 : t.app).inject({
+            method: 'POST',
+            url: '/v1/lists',
+            headers: headers(s.secret, { 'content-type': 'application/json', 'idempotency-key': 'multi' }),
+            payload,
+          }),
         ),
       );
       const ok = results.filter((r) => r.statusCode === 200);
-      assert.ok(results.every((r) => r.statusCode === 200 || r.statusCode === 409), results.map((r) => r.statusCode).join(','));
+      assert.ok(
+        results.every((r) => r.statusCode === 200 || r.statusCode === 409),
+        results.map((r) => r.statusCode).join(','),
+      );
       assert.equal(new Set(ok.map((r) => r.json().id)).size, 1);
       assert.equal(ok.filter((r) => r.headers['idempotent-replayed'] !== 'true').length, 1);
-      const n = await t.deps.db.kysely.selectFrom('lists').select((eb) => eb.fn.countAll().as('n')).where('workspace_id', '=', s.workspaceId).executeTakeFirstOrThrow();
+      const n = await t.deps.db.kysely
+        .selectFrom('lists')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('workspace_id', '=', s.workspaceId)
+        .executeTakeFirstOrThrow();
       assert.equal(Number(n.n), 1);
     } finally {
       await app2.close();

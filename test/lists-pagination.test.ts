@@ -45,7 +45,15 @@ await eachDialect('lists pagination', (ctx) => {
     assert.deepEqual(await page('limit=25&offset=29'), expected.slice(29));
     assert.deepEqual(await page('offset=30'), []);
     assert.deepEqual(await page('offset=1000'), []);
-    for (const [q, param] of [['limit=26', 'limit'], ['limit=0', 'limit'], ['limit=-1', 'limit'], ['limit=ten', 'limit'], ['offset=-1', 'offset'], ['offset=x', 'offset'], ['other=1', 'other']] as [string, string][]) {
+    for (const [q, param] of [
+      ['limit=26', 'limit'],
+      ['limit=0', 'limit'],
+      ['limit=-1', 'limit'],
+      ['limit=ten', 'limit'],
+      ['offset=-1', 'offset'],
+      ['offset=x', 'offset'],
+      ['other=1', 'other'],
+    ] as [string, string][]) {
       assertError(await call(t, s.secret, 'GET', url(q)), 400, 'invalid_parameter', param);
       assertError(await call(t, s.secret, 'GET', `/v1/lists?${q}`), 400, 'invalid_parameter', param);
     }
@@ -55,16 +63,24 @@ await eachDialect('lists pagination', (ctx) => {
     const t = ctx();
     const s = await seedWorkspace(t);
     const [a, b, c] = await seedRecords(t, s.workspaceId, 'account', 3);
-    const list = (await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: 'p', $objectType: 'account' }, relationships: { $accounts: [a, b] } })).json();
+    const list = (
+      await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: 'p', $objectType: 'account' }, relationships: { $accounts: [a, b] } })
+    ).json();
     await sleep(3);
     await call(t, s.secret, 'POST', `/v1/lists/${list.id}`, { relationships: { $accounts: { add: c } } });
     let r = (await call(t, s.secret, 'GET', `/v1/lists/${list.id}/accounts`)).json();
-    assert.deepEqual(r.data.map((e: { id: string }) => e.id), [c, ...[a, b].sort().reverse()]);
+    assert.deepEqual(
+      r.data.map((e: { id: string }) => e.id),
+      [c, ...[a, b].sort().reverse()],
+    );
     await call(t, s.secret, 'POST', `/v1/lists/${list.id}`, { relationships: { $accounts: { remove: a } } });
     await sleep(3);
     await call(t, s.secret, 'POST', `/v1/lists/${list.id}`, { relationships: { $accounts: { add: [a] } } });
     r = (await call(t, s.secret, 'GET', `/v1/lists/${list.id}/accounts`)).json();
-    assert.deepEqual(r.data.map((e: { id: string }) => e.id), [a, c, b]);
+    assert.deepEqual(
+      r.data.map((e: { id: string }) => e.id),
+      [a, c, b],
+    );
     assert.equal(r.totalCount, 3);
   });
 
@@ -72,10 +88,7 @@ await eachDialect('lists pagination', (ctx) => {
     const t = ctx();
     const s = await seedWorkspace(t);
     for (let i = 0; i < 27; i++) await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: `l${i}`, $objectType: 'opportunity' } });
-    const all = [
-      ...(await call(t, s.secret, 'GET', '/v1/lists')).json().data,
-      ...(await call(t, s.secret, 'GET', '/v1/lists?offset=25')).json().data,
-    ];
+    const all = [...(await call(t, s.secret, 'GET', '/v1/lists')).json().data, ...(await call(t, s.secret, 'GET', '/v1/lists?offset=25')).json().data];
     assert.equal(all.length, 27);
     const sorted = [...all].sort((x, y) => (x.createdAt === y.createdAt ? (x.id < y.id ? 1 : -1) : x.createdAt < y.createdAt ? 1 : -1));
     assert.deepEqual(all, sorted);

@@ -38,7 +38,13 @@ await eachDialect('lists', (ctx) => {
   test('$objectType accepts the three types and their $ aliases; responses use the bare value', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);
-    for (const [given, bare] of [['account', 'account'], ['$account', 'account'], ['$contact', 'contact'], ['opportunity', 'opportunity'], ['$opportunity', 'opportunity']]) {
+    for (const [given, bare] of [
+      ['account', 'account'],
+      ['$account', 'account'],
+      ['$contact', 'contact'],
+      ['opportunity', 'opportunity'],
+      ['$opportunity', 'opportunity'],
+    ]) {
       const res = await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: 'x', $objectType: given } });
       assert.equal(res.json().fields.$objectType.value, bare);
     }
@@ -58,9 +64,19 @@ await eachDialect('lists', (ctx) => {
     assertError(await post({ fields: { $name: 7, $objectType: 'contact' } }), 400, 'invalid_type', 'fields.$name');
     assertError(await post({ fields: { $name: 'x', $objectType: 'contact', color: 'red' } }), 400, 'unknown_field', 'fields.color');
     assertError(await post({ fields: { $name: 'x', $objectType: 'contact' }, extra: 1 }), 400, 'unknown_field', 'extra');
-    assertError(await post({ fields: { $name: 'x', $objectType: 'contact' }, relationships: { $contacts: ['a', 5] } }), 400, 'invalid_type', 'relationships.$contacts[1]');
+    assertError(
+      await post({ fields: { $name: 'x', $objectType: 'contact' }, relationships: { $contacts: ['a', 5] } }),
+      400,
+      'invalid_type',
+      'relationships.$contacts[1]',
+    );
     const tooMany = Array.from({ length: 1001 }, (_, i) => `con_${i}`);
-    assertError(await post({ fields: { $name: 'x', $objectType: 'contact' }, relationships: { $contacts: tooMany } }), 400, 'invalid_value', 'relationships.$contacts');
+    assertError(
+      await post({ fields: { $name: 'x', $objectType: 'contact' }, relationships: { $contacts: tooMany } }),
+      400,
+      'invalid_value',
+      'relationships.$contacts',
+    );
     // Only the successful 255-character create above was written.
     assert.equal((await call(t, s.secret, 'GET', '/v1/lists')).json().totalCount, 1);
   });
@@ -71,9 +87,14 @@ await eachDialect('lists', (ctx) => {
     const [a, b] = await seedRecords(t, s.workspaceId, 'contact', 2);
     const one = (await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: 'one', $objectType: 'contact' }, relationships: { $contacts: a } })).json();
     const page1 = (await call(t, s.secret, 'GET', `/v1/lists/${one.id}/contacts`)).json();
-    assert.deepEqual(page1.data.map((e: { id: string }) => e.id), [a]);
+    assert.deepEqual(
+      page1.data.map((e: { id: string }) => e.id),
+      [a],
+    );
     assert.equal(page1.totalCount, 1);
-    const two = (await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: 'two', $objectType: 'contact' }, relationships: { $contacts: [a, b, a] } })).json();
+    const two = (
+      await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: 'two', $objectType: 'contact' }, relationships: { $contacts: [a, b, a] } })
+    ).json();
     assert.equal((await call(t, s.secret, 'GET', `/v1/lists/${two.id}/contacts`)).json().totalCount, 2);
   });
 
@@ -81,10 +102,25 @@ await eachDialect('lists', (ctx) => {
     const t = ctx();
     const s = await seedWorkspace(t);
     const [acc] = await seedRecords(t, s.workspaceId, 'account', 1);
-    assertError(await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: 'x', $objectType: 'contact' }, relationships: { $accounts: [acc] } }), 400, 'unknown_relationship', 'relationships.$accounts');
-    assertError(await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: 'x', $objectType: 'contact' }, relationships: { $leads: [] } }), 400, 'unknown_relationship', 'relationships.$leads');
+    assertError(
+      await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: 'x', $objectType: 'contact' }, relationships: { $accounts: [acc] } }),
+      400,
+      'unknown_relationship',
+      'relationships.$accounts',
+    );
+    assertError(
+      await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: 'x', $objectType: 'contact' }, relationships: { $leads: [] } }),
+      400,
+      'unknown_relationship',
+      'relationships.$leads',
+    );
     const list = (await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: 'x', $objectType: 'account' } })).json();
-    assertError(await call(t, s.secret, 'POST', `/v1/lists/${list.id}`, { relationships: { $contacts: { add: [acc] } } }), 400, 'unknown_relationship', 'relationships.$contacts');
+    assertError(
+      await call(t, s.secret, 'POST', `/v1/lists/${list.id}`, { relationships: { $contacts: { add: [acc] } } }),
+      400,
+      'unknown_relationship',
+      'relationships.$contacts',
+    );
     assert.equal((await call(t, s.secret, 'GET', '/v1/lists')).json().totalCount, 1);
   });
 
@@ -95,7 +131,8 @@ await eachDialect('lists', (ctx) => {
     const [c1, c2] = await seedRecords(t, s.workspaceId, 'contact', 2);
     const [foreign] = await seedRecords(t, other.workspaceId, 'contact', 1);
     const [acc] = await seedRecords(t, s.workspaceId, 'account', 1);
-    const create = (rel: unknown) => call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: 'x', $objectType: 'contact' }, relationships: { $contacts: rel } });
+    const create = (rel: unknown) =>
+      call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: 'x', $objectType: 'contact' }, relationships: { $contacts: rel } });
     let e = assertError(await create([c1, 'con_nope']), 400, 'relationship_entity_missing', 'relationships.$contacts[1]');
     assert.match(e.message, /con_nope/);
     assertError(await create(foreign), 400, 'relationship_entity_missing', 'relationships.$contacts');
@@ -103,11 +140,24 @@ await eachDialect('lists', (ctx) => {
     assert.equal((await call(t, s.secret, 'GET', '/v1/lists')).json().totalCount, 0);
 
     const list = (await create([c1])).json();
-    e = assertError(await call(t, s.secret, 'POST', `/v1/lists/${list.id}`, { fields: { $name: 'renamed' }, relationships: { $contacts: { add: [c2, foreign] } } }), 400, 'relationship_entity_missing', 'relationships.$contacts.add[1]');
+    e = assertError(
+      await call(t, s.secret, 'POST', `/v1/lists/${list.id}`, { fields: { $name: 'renamed' }, relationships: { $contacts: { add: [c2, foreign] } } }),
+      400,
+      'relationship_entity_missing',
+      'relationships.$contacts.add[1]',
+    );
     assert.match(e.message, new RegExp(foreign as string));
-    assertError(await call(t, s.secret, 'POST', `/v1/lists/${list.id}`, { relationships: { $contacts: { remove: 'con_nope' } } }), 400, 'relationship_entity_missing', 'relationships.$contacts.remove');
+    assertError(
+      await call(t, s.secret, 'POST', `/v1/lists/${list.id}`, { relationships: { $contacts: { remove: 'con_nope' } } }),
+      400,
+      'relationship_entity_missing',
+      'relationships.$contacts.remove',
+    );
     const after = (await call(t, s.secret, 'GET', `/v1/lists/${list.id}/contacts`)).json();
-    assert.deepEqual(after.data.map((x: { id: string }) => x.id), [c1]);
+    assert.deepEqual(
+      after.data.map((x: { id: string }) => x.id),
+      [c1],
+    );
     assert.equal((await call(t, s.secret, 'GET', `/v1/lists/${list.id}`)).json().fields.$name.value, 'x');
   });
 
@@ -115,7 +165,9 @@ await eachDialect('lists', (ctx) => {
     const t = ctx();
     const s = await seedWorkspace(t);
     const [a, b, c, d] = await seedRecords(t, s.workspaceId, 'contact', 4);
-    const list = (await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: 'orig', $objectType: 'contact' }, relationships: { $contacts: [a, b] } })).json();
+    const list = (
+      await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: 'orig', $objectType: 'contact' }, relationships: { $contacts: [a, b] } })
+    ).json();
     const members = async () => {
       const r = (await call(t, s.secret, 'GET', `/v1/lists/${list.id}/contacts`)).json();
       return { ids: r.data.map((x: { id: string }) => x.id).sort(), total: r.totalCount };
@@ -150,14 +202,22 @@ await eachDialect('lists', (ctx) => {
     const [a, b] = await seedRecords(t, s.workspaceId, 'contact', 2);
     const list = (await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: 'n', $objectType: 'contact' }, relationships: { $contacts: [a] } })).json();
     const upd = (body: unknown, id = list.id) => call(t, s.secret, 'POST', `/v1/lists/${id}`, body);
-    assertError(await upd({ relationships: { $contacts: { add: [b], remove: [a, b] } } }), 400, 'conflicting_membership_change', 'relationships.$contacts.remove[1]');
+    assertError(
+      await upd({ relationships: { $contacts: { add: [b], remove: [a, b] } } }),
+      400,
+      'conflicting_membership_change',
+      'relationships.$contacts.remove[1]',
+    );
     assertError(await upd({ fields: { $name: '' } }), 400, 'invalid_value', 'fields.$name');
     assertError(await upd({ fields: { $objectType: 'account' } }), 400, 'unknown_field', 'fields.$objectType');
     assertError(await upd({ relationships: { $contacts: { add: [a], keep: [b] } } }), 400, 'unknown_field', 'relationships.$contacts.keep');
     assertError(await upd({ relationships: { $contacts: { add: [a, 3] } } }), 400, 'invalid_type', 'relationships.$contacts.add[1]');
     assertError(await upd({ fields: { $name: 'x' } }, 'lst_00000000000000000000000000'), 404, 'resource_not_found', 'id');
     const r = (await call(t, s.secret, 'GET', `/v1/lists/${list.id}/contacts`)).json();
-    assert.deepEqual(r.data.map((x: { id: string }) => x.id), [a]);
+    assert.deepEqual(
+      r.data.map((x: { id: string }) => x.id),
+      [a],
+    );
   });
 
   test('membership listings: entity shape, only members of the path type, two-type rule', async () => {
@@ -204,7 +264,12 @@ await eachDialect('lists', (ctx) => {
     const theirs = (await call(t, other.secret, 'POST', '/v1/lists', { fields: { $name: 'secret', $objectType: 'contact' } })).json();
     const random = 'lst_01m00000000000000000000000';
     const strip = (b: any) => ({ ...b.error, requestId: undefined, message: b.error.message.replace(/"[^"]+"/, '"ID"') });
-    for (const [method, suffix, body] of [['GET', '', undefined], ['POST', '', { fields: { $name: 'x' } }], ['GET', '/contacts', undefined], ['GET', '/accounts', undefined]] as const) {
+    for (const [method, suffix, body] of [
+      ['GET', '', undefined],
+      ['POST', '', { fields: { $name: 'x' } }],
+      ['GET', '/contacts', undefined],
+      ['GET', '/accounts', undefined],
+    ] as const) {
       const a = await call(t, s.secret, method, `/v1/lists/${theirs.id}${suffix}`, body);
       const b = await call(t, s.secret, method, `/v1/lists/${random}${suffix}`, body);
       assertError(a, 404, 'resource_not_found');
@@ -226,6 +291,9 @@ await eachDialect('lists', (ctx) => {
     }
     const res = (await call(t, s.secret, 'GET', '/v1/lists')).json();
     assert.equal(res.totalCount, 4);
-    assert.deepEqual(res.data.map((l: { id: string }) => l.id), [...made].reverse());
+    assert.deepEqual(
+      res.data.map((l: { id: string }) => l.id),
+      [...made].reverse(),
+    );
   });
 });

@@ -60,7 +60,11 @@ await eachDialect('messages visibility', (ctx) => {
         .sort((a, b) => (a.sentAt === b.sentAt ? (a.id < b.id ? 1 : -1) : a.sentAt < b.sentAt ? 1 : -1));
       const list = await fetchAll(t, caller.secret);
       assert.equal(list.total, expected.length, `${caller.name}: totalCount`);
-      assert.deepEqual(list.ids, expected.map((m) => m.id), `${caller.name}: visible messages, newest first, ties by id`);
+      assert.deepEqual(
+        list.ids,
+        expected.map((m) => m.id),
+        `${caller.name}: visible messages, newest first, ties by id`,
+      );
       for (const item of list.items) {
         const m = expected.find((e) => e.id === item.id);
         assert.equal(item.accessLevel, m?.access, `${caller.name}: list access of ${m?.ext}`);
@@ -88,7 +92,11 @@ await eachDialect('messages visibility', (ctx) => {
       }
       const hasFullSecret = msgs.some((m) => m.visibility !== 'public' && expectedAccess(caller, m.visibility, m.members) === 'FULL');
       if (!hasFullSecret) for (const b of list.bodies) assert.ok(!b.includes(canary), `${caller.name}: canary in a list page`);
-      else assert.ok(list.bodies.some((b) => b.includes(canary)), `${caller.name} reads the text it may read`);
+      else
+        assert.ok(
+          list.bodies.some((b) => b.includes(canary)),
+          `${caller.name} reads the text it may read`,
+        );
     }
     assert.ok(t.logs().includes('listMessages'), 'requests were logged');
     assert.ok(!t.logs().includes(canary), 'message text reached the logs');
@@ -110,7 +118,10 @@ await eachDialect('messages visibility', (ctx) => {
       const list = (await call(t, c.secret, 'GET', '/v1/messages')).json();
       const access = one.statusCode === 404 ? null : one.json().accessLevel;
       assert.equal(list.totalCount, access === null ? 0 : 1);
-      assert.deepEqual(list.data.map((m: { accessLevel: string }) => m.accessLevel), access === null ? [] : [access]);
+      assert.deepEqual(
+        list.data.map((m: { accessLevel: string }) => m.accessLevel),
+        access === null ? [] : [access],
+      );
       if (access !== 'FULL') assert.ok(!one.body.includes(canary) && !JSON.stringify(list).includes(canary));
       return access;
     };

@@ -71,9 +71,18 @@ await eachDialect('messages', (ctx) => {
     const page = async (q: string) => (await call(t, alice, 'GET', `/v1/messages${q}`)).json();
     const first = await page('');
     assert.equal(first.totalCount, 30);
-    assert.deepEqual(first.data.map((m: { id: string }) => m.id), visible.slice(0, 25));
-    assert.deepEqual((await page('?offset=25')).data.map((m: { id: string }) => m.id), visible.slice(25));
-    assert.deepEqual((await page('?offset=29&limit=5')).data.map((m: { id: string }) => m.id), visible.slice(29));
+    assert.deepEqual(
+      first.data.map((m: { id: string }) => m.id),
+      visible.slice(0, 25),
+    );
+    assert.deepEqual(
+      (await page('?offset=25')).data.map((m: { id: string }) => m.id),
+      visible.slice(25),
+    );
+    assert.deepEqual(
+      (await page('?offset=29&limit=5')).data.map((m: { id: string }) => m.id),
+      visible.slice(29),
+    );
     for (const q of ['?offset=30', '?offset=31', '?offset=100000']) assert.deepEqual(await page(q), { data: [], object: 'list', totalCount: 30 });
     for (const q of ['limit=0', 'limit=26', 'offset=-1', 'limit=x']) {
       const r = await call(t, alice, 'GET', `/v1/messages?${q}`);
@@ -82,13 +91,20 @@ await eachDialect('messages', (ctx) => {
     }
 
     // Alice's user key, as the API would build its ctx.
-    const caller = { ...operatorCtx(t.deps.db.kysely, workspaceId), actor: { workspaceId, subjectType: 'user' as const, userId: users.alice as string, role: 'member' as const } };
+    const caller = {
+      ...operatorCtx(t.deps.db.kysely, workspaceId),
+      actor: { workspaceId, subjectType: 'user' as const, userId: users.alice as string, role: 'member' as const },
+    };
     for (let offset = 0; offset <= 31; offset += 3) {
       for (const limit of [1, 7, 25]) {
         const want = visible.slice(offset, offset + limit);
         for (const strategy of ['walk', 'channels'] as const) {
           const got = await listMessages(caller, { limit, offset, strategy });
-          assert.deepEqual(got.data.map((m) => m.id), want, `${strategy} limit ${limit} offset ${offset}`);
+          assert.deepEqual(
+            got.data.map((m) => m.id),
+            want,
+            `${strategy} limit ${limit} offset ${offset}`,
+          );
           assert.equal(got.totalCount, 30);
         }
       }

@@ -9,7 +9,16 @@ import { IN_CI } from './helpers/services.ts';
 import { pipelineRoutes } from './pipeline-routes.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 if (!existsSync(CHROMIUM)) {
   process.stderr.write(`\n!! Chromium not found at ${CHROMIUM}: the /docs end-to-end test is NOT RUN (apt-get install chromium)\n\n`);
@@ -32,7 +41,9 @@ if (!existsSync(CHROMIUM)) {
 
     test('the page loads from this server and lists every operation', async () => {
       const doc = (await (await fetch(`${base}/openapi.json`)).json()) as { paths: Record<string, Record<string, { operationId: string }>> };
-      const expected = Object.values(doc.paths).flatMap((item) => Object.values(item).map((op) => op.operationId)).sort();
+      const expected = Object.values(doc.paths)
+        .flatMap((item) => Object.values(item).map((op) => op.operationId))
+        .sort();
       assert.ok(expected.length >= 4);
 
       const page = await browser.newPage();
@@ -49,11 +60,13 @@ if (!existsSync(CHROMIUM)) {
       const res = await page.goto(`${base}/docs`, { waitUntil: 'load' });
       assert.equal(res?.status(), 200);
       await page.waitForSelector('.opblock-summary-operation-id', { timeout: 20_000 });
-      await page.waitForFunction((n) => (globalThis as any).document.querySelectorAll('.opblock-summary-operation-id').length >= n, expected.length, { timeout: 10_000 });
+      await page.waitForFunction((n) => (globalThis as any).document.querySelectorAll('.opblock-summary-operation-id').length >= n, expected.length, {
+        timeout: 10_000,
+      });
       const listed = (await page.locator('.opblock-summary-operation-id').allTextContents()).map((s) => s.trim()).sort();
       assert.deepEqual(listed, expected);
       assert.equal(await page.locator('.info .title').first().isVisible(), true);
-      assert.match(await page.locator('.info .title').first().textContent() ?? '', /Rolodex API/);
+      assert.match((await page.locator('.info .title').first().textContent()) ?? '', /Rolodex API/);
       if (process.env.DOCS_SCREENSHOT) await page.screenshot({ path: process.env.DOCS_SCREENSHOT, fullPage: true });
       assert.deepEqual(foreign, [], 'the reference must not reach outside this server');
       assert.deepEqual(failed, []);

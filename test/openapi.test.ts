@@ -39,7 +39,11 @@ describe('OpenAPI document', () => {
   test('every operation declares its id, scopes, rate category, security, version header and errors', async () => {
     const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json();
     assert.equal(doc.openapi, '3.1.0');
-    assert.deepEqual(doc.components.securitySchemes.bearerAuth, { type: 'http', scheme: 'bearer', description: doc.components.securitySchemes.bearerAuth.description });
+    assert.deepEqual(doc.components.securitySchemes.bearerAuth, {
+      type: 'http',
+      scheme: 'bearer',
+      description: doc.components.securitySchemes.bearerAuth.description,
+    });
     assert.ok(doc.components.schemas.Error, 'the error shape is a component');
     const ops = operations(doc);
     assert.ok(ops.length >= 1);

@@ -21,9 +21,13 @@ export const EchoBody = Type.Object(
 export function pipelineRoutes(base: FastifyInstance, deps: Deps): void {
   const app = base.withTypeProvider<TypeBoxTypeProvider>();
   const { write } = serviceContext({ deps, links: createLinks(undefined) });
-  app.post('/v1/test/echo', { config: { operation: 'testEcho', scopes: ['lists:create'], category: 'Write' }, schema: { body: EchoBody } }, async (request) => ({
-    received: request.body,
-  }));
+  app.post(
+    '/v1/test/echo',
+    { config: { operation: 'testEcho', scopes: ['lists:create'], category: 'Write' }, schema: { body: EchoBody } },
+    async (request) => ({
+      received: request.body,
+    }),
+  );
   app.get(
     '/v1/test/page',
     {

@@ -30,7 +30,6 @@ function limiter(url: string, prefix: string, metrics?: Metrics) {
   return { l, log };
 }
 
-
 /** A TCP relay to Redis that a test can cut and restore, to play an outage. */
 function relay(port: number) {
   const target = new URL(TEST_REDIS_URL);
@@ -107,7 +106,11 @@ if (redis || IN_CI) {
       await r.cut();
       await until(() => l.redis.status !== 'ready', 2000);
       const during = await Promise.all([1, 2, 3].map(() => l.consume('ws', 'Read')));
-      assert.deepEqual(during.map((d) => d?.allowed), [true, true, false], 'local limits hold during the outage');
+      assert.deepEqual(
+        during.map((d) => d?.allowed),
+        [true, true, false],
+        'local limits hold during the outage',
+      );
       assert.match(log.text(), /Redis unreachable/);
       assert.equal((await metrics.redisFallbacks.get()).values[0]?.value, 3);
       assert.equal((await metrics.redisUp.get()).values[0]?.value, 0);
@@ -131,7 +134,10 @@ await eachDialect(
       const s = await seedWorkspace(t);
       const results = [];
       for (let i = 0; i < 4; i++) results.push(await call(t, s.secret, 'GET', '/v1/auth/validate'));
-      assert.deepEqual(results.map((r) => r.statusCode), [200, 200, 200, 429]);
+      assert.deepEqual(
+        results.map((r) => r.statusCode),
+        [200, 200, 200, 429],
+      );
       assert.equal(results[0]!.headers['x-ratelimit-limit'], '3');
       assert.match(t.logs(), /Redis unreachable/);
       const text = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;

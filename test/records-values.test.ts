@@ -18,26 +18,91 @@ const GOOD: Record<ValueType, Array<[unknown, unknown?]>> = {
   NUMBER: [[42], [-1.5], [0]],
   CURRENCY: [[1999.99], [0]],
   CHECKBOX: [[true], [false]],
-  DATETIME: [['2026-03-01T09:30:00Z', '2026-03-01T09:30:00.000Z'], ['2026-03-01T10:30:00.5+01:00', '2026-03-01T09:30:00.500Z']],
-  ADDRESS: [[{ street: '1 Main St', city: 'Berlin', country: 'de', latitude: 52.5, longitude: 13.4 }, { street: '1 Main St', city: 'Berlin', country: 'DE', latitude: 52.5, longitude: 13.4 }], [{}]],
+  DATETIME: [
+    ['2026-03-01T09:30:00Z', '2026-03-01T09:30:00.000Z'],
+    ['2026-03-01T10:30:00.5+01:00', '2026-03-01T09:30:00.500Z'],
+  ],
+  ADDRESS: [
+    [
+      { street: '1 Main St', city: 'Berlin', country: 'de', latitude: 52.5, longitude: 13.4 },
+      { street: '1 Main St', city: 'Berlin', country: 'DE', latitude: 52.5, longitude: 13.4 },
+    ],
+    [{}],
+  ],
   FULL_NAME: [[{ firstName: 'Ann', lastName: 'Lee' }], [{ lastName: 'Lee' }]],
 };
 
 const BAD: Record<ValueType, Array<[unknown, string]>> = {
-  TEXT: [[1, ''], ['x'.repeat(10_001), ''], [['a'], '']],
+  TEXT: [
+    [1, ''],
+    ['x'.repeat(10_001), ''],
+    [['a'], ''],
+  ],
   MARKDOWN: [[false, '']],
-  EMAIL: [['not an email', ''], ['a@b', ''], [3, '']],
-  URL: [['acme.test', ''], ['ftp://acme.test/x', ''], ['javascript:alert(1)', '']],
-  TELEPHONE: [['call me', ''], ['+', ''], [4930, '']],
-  SOCIAL_HANDLE: [['two words', ''], ['', '']],
-  SINGLE_SELECT: [['', ''], [['a'], '']],
-  MULTI_SELECT: [['a', ''], [['a', 2], '[1]'], [['a', 'a'], '[1]'], [['a', ''], '[1]']],
-  NUMBER: [['10', ''], [Number.NaN, ''], [Infinity, '']],
-  CURRENCY: [['$10', ''], [true, '']],
-  CHECKBOX: [['true', ''], [1, '']],
-  DATETIME: [['2026-03-01', ''], ['2026-03-01T09:30:00', ''], ['2026-13-01T09:30:00Z', ''], ['yesterday', ''], [1700000000, '']],
-  ADDRESS: [['Berlin', ''], [{ country: 'XX' }, '.country'], [{ country: 'DEU' }, '.country'], [{ latitude: 91 }, '.latitude'], [{ longitude: '13' }, '.longitude'], [{ city: 5 }, '.city'], [{ zip: '1' }, '.zip'], [[], '']],
-  FULL_NAME: [['Ann Lee', ''], [{ first: 'Ann' }, '.first'], [{ firstName: 1 }, '.firstName']],
+  EMAIL: [
+    ['not an email', ''],
+    ['a@b', ''],
+    [3, ''],
+  ],
+  URL: [
+    ['acme.test', ''],
+    ['ftp://acme.test/x', ''],
+    ['javascript:alert(1)', ''],
+  ],
+  TELEPHONE: [
+    ['call me', ''],
+    ['+', ''],
+    [4930, ''],
+  ],
+  SOCIAL_HANDLE: [
+    ['two words', ''],
+    ['', ''],
+  ],
+  SINGLE_SELECT: [
+    ['', ''],
+    [['a'], ''],
+  ],
+  MULTI_SELECT: [
+    ['a', ''],
+    [['a', 2], '[1]'],
+    [['a', 'a'], '[1]'],
+    [['a', ''], '[1]'],
+  ],
+  NUMBER: [
+    ['10', ''],
+    [Number.NaN, ''],
+    [Infinity, ''],
+  ],
+  CURRENCY: [
+    ['$10', ''],
+    [true, ''],
+  ],
+  CHECKBOX: [
+    ['true', ''],
+    [1, ''],
+  ],
+  DATETIME: [
+    ['2026-03-01', ''],
+    ['2026-03-01T09:30:00', ''],
+    ['2026-13-01T09:30:00Z', ''],
+    ['yesterday', ''],
+    [1700000000, ''],
+  ],
+  ADDRESS: [
+    ['Berlin', ''],
+    [{ country: 'XX' }, '.country'],
+    [{ country: 'DEU' }, '.country'],
+    [{ latitude: 91 }, '.latitude'],
+    [{ longitude: '13' }, '.longitude'],
+    [{ city: 5 }, '.city'],
+    [{ zip: '1' }, '.zip'],
+    [[], ''],
+  ],
+  FULL_NAME: [
+    ['Ann Lee', ''],
+    [{ first: 'Ann' }, '.first'],
+    [{ firstName: 1 }, '.firstName'],
+  ],
 };
 
 test('all 14 value types are covered', () => {
@@ -47,7 +112,8 @@ test('all 14 value types are covered', () => {
 
 for (const type of VALUE_TYPES) {
   test(`${type}: accepts valid values (normalized) and null`, () => {
-    for (const [value, normalized] of GOOD[type]) assert.deepEqual(checkValue(type, value), normalized === undefined ? value : normalized, JSON.stringify(value));
+    for (const [value, normalized] of GOOD[type])
+      assert.deepEqual(checkValue(type, value), normalized === undefined ? value : normalized, JSON.stringify(value));
     assert.equal(checkValue(type, null), null);
   });
   test(`${type}: refuses invalid values, naming the bad part`, () => {

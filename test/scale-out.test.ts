@@ -58,7 +58,11 @@ if (IN_CI || (available.postgres && available.redis)) {
     });
 
     test('a list created through one is read through the other', async () => {
-      const created = await fetch(`${a.baseUrl}/v1/lists`, { method: 'POST', headers: h(), body: JSON.stringify({ fields: { $name: 'Shared', $objectType: 'account' } }) });
+      const created = await fetch(`${a.baseUrl}/v1/lists`, {
+        method: 'POST',
+        headers: h(),
+        body: JSON.stringify({ fields: { $name: 'Shared', $objectType: 'account' } }),
+      });
       assert.equal(created.status, 200);
       const list = (await created.json()) as { id: string };
       const read = await fetch(`${b.baseUrl}/v1/lists/${list.id}`, { headers: h() });
@@ -70,10 +74,16 @@ if (IN_CI || (available.postgres && available.redis)) {
       const body = JSON.stringify({ fields: { $name: 'Once only', $objectType: 'contact' } });
       const results = await Promise.all(
         Array.from({ length: 50 }, (_, i) =>
-          fetch(`${(i % 2 ? a : b).baseUrl}/v1/lists`, { method: 'POST', headers: { ...h(), 'idempotency-key': 'scale-once' }, body }).then(async (r) => ({ status: r.status, body: await r.text() })),
+          fetch(`${(i % 2 ? a : b).baseUrl}/v1/lists`, { method: 'POST', headers: { ...h(), 'idempotency-key': 'scale-once' }, body }).then(async (r) => ({
+            status: r.status,
+            body: await r.text(),
+          })),
         ),
       );
-      assert.ok(results.every((r) => r.status === 200 || r.status === 409), results.map((r) => r.status).join(','));
+      assert.ok(
+        results.every((r) => r.status === 200 || r.status === 409),
+        results.map((r) => r.status).join(','),
+      );
       const ids = new Set(results.filter((r) => r.status === 200).map((r) => (JSON.parse(r.body) as { id: string }).id));
       assert.equal(ids.size, 1);
       const rows = await tdb.db.kysely.selectFrom('lists').select('id').where('name', '=', 'Once only').execute();
@@ -83,7 +93,11 @@ if (IN_CI || (available.postgres && available.redis)) {
     test('an upload created on one, sent and completed through the other, downloads from the first', async () => {
       const bytes = Buffer.from('scale-out bytes '.repeat(1000));
       const md5 = createHash('md5').update(bytes).digest('hex');
-      const created = await fetch(`${a.baseUrl}/v1/files`, { method: 'POST', headers: h(), body: JSON.stringify({ filename: 'scale.txt', mimeType: 'text/plain', sizeBytes: bytes.length }) });
+      const created = await fetch(`${a.baseUrl}/v1/files`, {
+        method: 'POST',
+        headers: h(),
+        body: JSON.stringify({ filename: 'scale.txt', mimeType: 'text/plain', sizeBytes: bytes.length }),
+      });
       assert.equal(created.status, 200);
       const file = (await created.json()) as { id: string; uploadUrl: string; uploadHeaders: Record<string, string> };
       assert.ok(file.uploadUrl.startsWith(s3.endpoint), `S3 presigned upload address, got ${file.uploadUrl}`);
@@ -110,7 +124,9 @@ if (IN_CI || (available.postgres && available.redis)) {
       const accepted = statuses.filter((s) => s === 200).length;
       // A full bucket (the limit) plus what refilled while the burst ran.
       const expected = READ_LIMIT + READ_LIMIT * seconds;
-      console.log(`# scale-out rate limit: ${accepted} of 100 accepted in ${seconds.toFixed(2)} s across 2 processes; limit ${READ_LIMIT}/s, expected ≈ ${expected.toFixed(1)}`);
+      console.log(
+        `# scale-out rate limit: ${accepted} of 100 accepted in ${seconds.toFixed(2)} s across 2 processes; limit ${READ_LIMIT}/s, expected ≈ ${expected.toFixed(1)}`,
+      );
       assert.ok(statuses.every((s) => s === 200 || s === 429));
       assert.ok(accepted >= READ_LIMIT * 0.9, `only ${accepted} accepted`);
       assert.ok(accepted <= expected * 1.1, `${accepted} accepted: the limit did not hold across processes`);

@@ -15,7 +15,6 @@ import { systemCtx, operatorCtx } from '../src/lib/context.ts';
 const MAIN = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
 const LIMIT = 20;
 
-
 const variants: Array<{ dialect: 'sqlite' | 'postgres'; redis: boolean }> = (await testDialects()).map((dialect) => ({ dialect, redis: false }));
 // With REDIS_URL the workers share the bucket through Redis instead of the primary.
 if ((await services()).redis || IN_CI) variants.push({ dialect: 'sqlite', redis: true });
@@ -96,7 +95,8 @@ for (const { dialect, redis } of variants) {
       const pids = new Set([...output.matchAll(/"pid":(\d+)[^\n]*"op":"validateCredential"/g)].map((m) => m[1]));
       assert.equal(pids.size, 2, 'requests were served by both workers');
       const metrics = await (await fetch(`${base}/metrics`)).text();
-      const count = (status: number) => Number(new RegExp(`rolodex_http_requests_total\\{operation="validateCredential",method="GET",status="${status}"\\} (\\d+)`).exec(metrics)?.[1] ?? 0);
+      const count = (status: number) =>
+        Number(new RegExp(`rolodex_http_requests_total\\{operation="validateCredential",method="GET",status="${status}"\\} (\\d+)`).exec(metrics)?.[1] ?? 0);
       assert.equal(count(200) + count(429), n, 'metrics are summed over the workers');
       assert.equal(count(200), accepted);
       if (redis) {

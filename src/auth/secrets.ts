@@ -5,7 +5,11 @@ import { hash, randomBytes } from 'node:crypto';
 const FORMAT = /^rdx_([a-z0-9]{8})_([A-Za-z0-9_-]{43})$/;
 
 export function generateSecret(): { secret: string; prefix: string; hash: string } {
-  const prefix = randomBytes(6).toString('base64url').toLowerCase().replace(/[^a-z0-9]/g, '0').slice(0, 8);
+  const prefix = randomBytes(6)
+    .toString('base64url')
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, '0')
+    .slice(0, 8);
   const secret = `rdx_${prefix}_${randomBytes(32).toString('base64url')}`;
   return { secret, prefix, hash: hashSecret(secret) };
 }

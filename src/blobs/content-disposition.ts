@@ -44,10 +44,7 @@ function asciiFallback(clean: string): string {
 /** RFC 5987 ext-value: everything outside attr-char is UTF-8 percent-encoded. */
 function encodeExtValue(clean: string): string {
   // encodeURIComponent leaves `*'()` alone, but they are not attr-chars.
-  const encoded = encodeURIComponent(clean).replace(
-    /[*'()]/g,
-    (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase(),
-  );
+  const encoded = encodeURIComponent(clean).replace(/[*'()]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
   return `UTF-8''${encoded}`;
 }
 

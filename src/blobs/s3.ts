@@ -74,9 +74,7 @@ export function createS3BlobStore(config: S3BlobStoreConfig): BlobStore {
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
     ...(endpoint ? { endpoint } : {}),
-    ...(config.accessKeyId && config.secretAccessKey
-      ? { credentials: { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey } }
-      : {}),
+    ...(config.accessKeyId && config.secretAccessKey ? { credentials: { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey } } : {}),
   });
   const client = new S3Client(clientConfig(config.endpoint));
   // Presigning is offline, so a second client costs nothing but its config.

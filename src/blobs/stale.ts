@@ -17,7 +17,15 @@ export async function removeStaleFiles(dir: string, pattern: RegExp, before: num
     if (e.isDirectory() && recursive) removed += await removeStaleFiles(p, pattern, before, true);
     else if (e.isFile() && pattern.test(e.name)) {
       const s = await stat(p).catch(() => null);
-      if (s && s.mtimeMs < before && (await unlink(p).then(() => true, () => false))) removed++;
+      if (
+        s &&
+        s.mtimeMs < before &&
+        (await unlink(p).then(
+          () => true,
+          () => false,
+        ))
+      )
+        removed++;
     }
   }
   return removed;

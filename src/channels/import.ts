@@ -41,7 +41,17 @@ export const channelKind: ImportKind<ChannelInput> = {
         await repo.setVisibility(ctx.db, id, visibility, at);
       },
       insert: ({ externalId, value: { provider, name, visibility } }, id) =>
-        repo.insertChannel(ctx.db, { id, workspace_id: ctx.actor.workspaceId, external_id: externalId, provider, name, visibility, message_count: 0, created_at: at, updated_at: at }),
+        repo.insertChannel(ctx.db, {
+          id,
+          workspace_id: ctx.actor.workspaceId,
+          external_id: externalId,
+          provider,
+          name,
+          visibility,
+          message_count: 0,
+          created_at: at,
+          updated_at: at,
+        }),
     });
   },
   async link(ctx, items) {

@@ -53,7 +53,11 @@ export async function changeMembers(db: Executor, channelId: string, add: string
 }
 
 export async function memberCount(db: Executor, channelId: string): Promise<number> {
-  const r = await db.selectFrom('channel_members').select((eb) => eb.fn.countAll<number>().as('n')).where('channel_id', '=', channelId).executeTakeFirst();
+  const r = await db
+    .selectFrom('channel_members')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('channel_id', '=', channelId)
+    .executeTakeFirst();
   return Number(r?.n ?? 0);
 }
 
@@ -62,7 +66,13 @@ export async function listChannels(db: Executor, workspaceId: string): Promise<A
   return db
     .selectFrom('channels as c')
     .selectAll('c')
-    .select((eb) => eb.selectFrom('channel_members as cm').whereRef('cm.channel_id', '=', 'c.id').select((e) => e.fn.countAll<number>().as('n')).as('members'))
+    .select((eb) =>
+      eb
+        .selectFrom('channel_members as cm')
+        .whereRef('cm.channel_id', '=', 'c.id')
+        .select((e) => e.fn.countAll<number>().as('n'))
+        .as('members'),
+    )
     .where('c.workspace_id', '=', workspaceId)
     .orderBy('c.created_at', 'desc')
     .orderBy('c.id', 'desc')
@@ -72,6 +82,11 @@ export async function listChannels(db: Executor, workspaceId: string): Promise<A
 /** Moves the kept message counts of channels by these amounts (after an import moved messages). */
 export async function bumpMessageCounts(db: Executor, delta: Map<string, number>): Promise<void> {
   for (const [id, n] of delta) {
-    if (n !== 0) await db.updateTable('channels').set((eb) => ({ message_count: eb('message_count', '+', n) })).where('id', '=', id).execute();
+    if (n !== 0)
+      await db
+        .updateTable('channels')
+        .set((eb) => ({ message_count: eb('message_count', '+', n) }))
+        .where('id', '=', id)
+        .execute();
   }
 }

@@ -26,7 +26,16 @@ export function checkLabel(what: string, v: unknown): string {
 }
 
 export function toResource(r: repo.ChannelRow, members: number) {
-  return { id: r.id, externalId: r.external_id, provider: r.provider, name: r.name, visibility: r.visibility, members, messages: Number(r.message_count), createdAt: r.created_at };
+  return {
+    id: r.id,
+    externalId: r.external_id,
+    provider: r.provider,
+    name: r.name,
+    visibility: r.visibility,
+    members,
+    messages: Number(r.message_count),
+    createdAt: r.created_at,
+  };
 }
 
 export interface ChannelInput {

@@ -12,7 +12,8 @@ rolodex channel remove-members --workspace W CHANNEL USER... [--json]
 
 type Described = Awaited<ReturnType<typeof createChannel>>;
 
-const line = (c: Described) => `${c.id}  ${c.visibility.padEnd(10)} ${c.provider}/${c.name}  ${c.members} members, ${c.messages} messages${c.externalId ? `  (${c.externalId})` : ''}`;
+const line = (c: Described) =>
+  `${c.id}  ${c.visibility.padEnd(10)} ${c.provider}/${c.name}  ${c.members} members, ${c.messages} messages${c.externalId ? `  (${c.externalId})` : ''}`;
 
 export async function run(args: string[], io: Io): Promise<void> {
   const [sub, ...rest] = args;
@@ -47,13 +48,17 @@ export async function run(args: string[], io: Io): Promise<void> {
     const ref = needChannel();
     const v = more[0];
     if (!v) throw new UsageError(`the new visibility (${VISIBILITIES.join(', ')}) is required`);
-    const c = await withDb(io, (db, config) => db.kysely.transaction().execute((tx) => setVisibility({ ...operator(db, config, workspaceId), db: tx }, { channel: ref, visibility: v })));
+    const c = await withDb(io, (db, config) =>
+      db.kysely.transaction().execute((tx) => setVisibility({ ...operator(db, config, workspaceId), db: tx }, { channel: ref, visibility: v })),
+    );
     print(io, json, c, `channel ${line(c)}`);
   } else if (sub === 'add-members' || sub === 'remove-members') {
     const ref = needChannel();
     if (more.length === 0) throw new UsageError('at least one user (id, externalId or email) is required');
     const change = sub === 'add-members' ? { add: more } : { remove: more };
-    const c = await withDb(io, (db, config) => db.kysely.transaction().execute((tx) => changeMembers({ ...operator(db, config, workspaceId), db: tx }, { channel: ref, ...change })));
+    const c = await withDb(io, (db, config) =>
+      db.kysely.transaction().execute((tx) => changeMembers({ ...operator(db, config, workspaceId), db: tx }, { channel: ref, ...change })),
+    );
     print(io, json, c, `channel ${line(c)}`);
   } else {
     throw new UsageError(`unknown subcommand "${sub ?? ''}"`);

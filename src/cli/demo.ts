@@ -43,7 +43,9 @@ export async function run(args: string[], io: Io): Promise<void> {
   const curl = (key: string, path: string) => `curl -s -H "Authorization: Bearer ${key}" -H "Service-Version: 2026-03-01" ${base}${path}`;
   const keys = Object.fromEntries(Object.entries(out.keys).map(([k, v]) => [k, { id: v.id, secret: v.secret, subjectType: v.subjectType, scopes: v.scopes }]));
   const human = [
-    `demo workspace ${out.ws.id} (${out.ws.name}): ${Object.entries(out.imported.counts).map(([k, n]) => `${n} ${k}`).join(', ')}`,
+    `demo workspace ${out.ws.id} (${out.ws.name}): ${Object.entries(out.imported.counts)
+      .map(([k, n]) => `${n} ${k}`)
+      .join(', ')}`,
     '',
     'keys (shown once):',
     ...Object.entries(keys).map(([name, k]) => `  ${name.padEnd(10)} ${k.secret}  (${k.subjectType}, ${k.scopes.length ? k.scopes.join(',') : 'full access'})`),

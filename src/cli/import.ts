@@ -17,7 +17,9 @@ function progressBar(io: Io) {
     last = now;
     const width = 30;
     const filled = Math.round((done / total) * width);
-    process.stderr.write(`\r${phase.padEnd(7)} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${Math.round((done / total) * 100)}%${done >= total ? '\n' : ''}`);
+    process.stderr.write(
+      `\r${phase.padEnd(7)} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${Math.round((done / total) * 100)}%${done >= total ? '\n' : ''}`,
+    );
   };
 }
 
@@ -48,6 +50,8 @@ export async function run(args: string[], io: Io): Promise<void> {
     throw err;
   });
   const seconds = (Date.now() - started) / 1000;
-  const summary = Object.entries(result.counts).map(([k, n]) => `${n} ${k}`).join(', ');
+  const summary = Object.entries(result.counts)
+    .map(([k, n]) => `${n} ${k}`)
+    .join(', ');
   print(io, values.json as boolean, { ...result, seconds }, `imported ${summary || 'nothing'} in ${seconds.toFixed(1)} s`);
 }

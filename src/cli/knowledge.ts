@@ -18,6 +18,11 @@ export async function run(args: string[], io: Io): Promise<void> {
       ...(values['workspace-only'] ? { owner: 'workspace' as const } : {}),
     }),
   );
-  const human = items.map((k) => `${k.fileId}  ${k.owner === 'user' ? `user ${k.userId}` : 'workspace'}  ${k.sizeBytes} B  ${k.mimeType}  ${JSON.stringify(k.filename)}  added ${k.addedAt}`).join('\n');
+  const human = items
+    .map(
+      (k) =>
+        `${k.fileId}  ${k.owner === 'user' ? `user ${k.userId}` : 'workspace'}  ${k.sizeBytes} B  ${k.mimeType}  ${JSON.stringify(k.filename)}  added ${k.addedAt}`,
+    )
+    .join('\n');
   print(io, values.json as boolean, items, human || 'no knowledge files');
 }

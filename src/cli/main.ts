@@ -30,7 +30,9 @@ const COMMANDS: Record<string, Command> = {
 };
 
 function help(): string {
-  return `usage:\n${Object.values(COMMANDS).map((c) => c.usage.replace(/^/gm, '  ')).join('\n')}\n\nEvery command reads the server's configuration (DATA_DIR, DATABASE_URL, …); --json prints only JSON.`;
+  return `usage:\n${Object.values(COMMANDS)
+    .map((c) => c.usage.replace(/^/gm, '  '))
+    .join('\n')}\n\nEvery command reads the server's configuration (DATA_DIR, DATABASE_URL, …); --json prints only JSON.`;
 }
 
 export async function main(argv: string[], io: Io = processIo): Promise<number> {

@@ -13,7 +13,9 @@ export async function run(args: string[], io: Io): Promise<void> {
   if (values.workers !== undefined) env.WORKERS = String(values.workers);
   const config = loadConfig(env);
   if (config.workers > 1) {
-    await (await runCluster(config, env)).ready;
+    await (
+      await runCluster(config, env)
+    ).ready;
     return;
   }
   const app = await startServer(config);

@@ -58,7 +58,11 @@ export function byteRoutes(files: FilesEnv, metrics: Metrics) {
         const length = request.headers['content-length'];
         const started = performance.now();
         try {
-          const result = await receiveUpload(ctx(request), { token: request.params.token, body, declaredLength: length === undefined ? undefined : Number(length) });
+          const result = await receiveUpload(ctx(request), {
+            token: request.params.token,
+            body,
+            declaredLength: length === undefined ? undefined : Number(length),
+          });
           recordUpload(metrics, result.sizeBytes, (performance.now() - started) / 1000, files.blobs.kind);
           reply.header('etag', `"${result.md5}"`);
           return result;

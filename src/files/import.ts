@@ -50,54 +50,71 @@ export function fileKind(blobs: BlobStore | undefined): ImportKind<FileInput> {
     return blobs;
   };
   return {
-  object: 'file',
-  check(raw) {
-    onlyFields(raw, ['source', 'filename', 'mimeType', 'path']);
-    const source = str(raw, 'source', { required: true }) as FileSource;
-    if (!SOURCES.includes(source)) throw new InputError(`must be one of ${SOURCES.join(', ')}`, 'source');
-    const filename = str(raw, 'filename', { required: true, max: 255 }) as string;
-    if (filename === '' || hasControlCharacters(filename)) throw new InputError('must be 1 to 255 characters without control characters', 'filename');
-    const mimeType = str(raw, 'mimeType', { required: true, max: 255 }) as string;
-    if (!mimeEssence(mimeType)) throw new InputError('must be a MIME type such as text/plain', 'mimeType');
-    const path = str(raw, 'path', { required: true }) as string;
-    if (path === '') throw new InputError('must name a file', 'path');
-    return { source, filename, mimeType, path };
-  },
-  async prepare(ctx, items) {
-    const blobs = store();
-    const undo = async () => {
-      for (const item of items) if (item.value.blob) await blobs.delete(item.value.blob.key).catch(() => {});
-    };
-    try {
-      for (const item of items) await copyIn(blobs, ctx.actor.workspaceId, item);
-    } catch (err) {
-      await undo();
-      throw err;
-    }
-    return { undo };
-  },
-  lookup: (ctx, externalIds) => repo.filesByExternalId(ctx.db, ctx.actor.workspaceId, externalIds),
-  async upsert(ctx, items) {
-    const at = isoNow(ctx.now);
-    const ws = ctx.actor.workspaceId;
-    const fieldsOf = ({ line, value: { source, filename, mimeType, blob } }: ImportItem<FileInput>) => {
-      if (!blob) throw new ImportError(line, 'path', 'the bytes were not copied');
-      return { source, filename, mime_type: mimeType, size_bytes: blob.size, md5: blob.md5, blob_key: blob.key, status: 'COMPLETED' as const, expires_at: null };
-    };
-    await upsertByExternalId(ctx, items, {
-      object: 'file',
-      idKind: 'fil',
-      find: (externalIds) => repo.fileRowsByExternalId(ctx.db, ws, externalIds),
-      async update(item, old) {
-        const fields = fieldsOf(item);
-        await repo.updateFile(ctx.db, old.id, { ...fields, completed_at: old.completed_at ?? at });
-        if (old.blob_key) await repo.addGarbage(ctx.db, old.blob_key, at);
-        const delta = (repo.isListable(fields.source) ? 1 : 0) - (repo.isListable(old.source) ? 1 : 0);
-        if (delta !== 0) await repo.bumpCount(ctx.db, ws, delta);
-      },
-      insert: (item, id) =>
-        repo.insertFile(ctx.db, { id, workspace_id: ws, external_id: item.externalId, ...fieldsOf(item), created_at: at, completed_at: at, upload_deadline: at }),
-    });
-  },
+    object: 'file',
+    check(raw) {
+      onlyFields(raw, ['source', 'filename', 'mimeType', 'path']);
+      const source = str(raw, 'source', { required: true }) as FileSource;
+      if (!SOURCES.includes(source)) throw new InputError(`must be one of ${SOURCES.join(', ')}`, 'source');
+      const filename = str(raw, 'filename', { required: true, max: 255 }) as string;
+      if (filename === '' || hasControlCharacters(filename)) throw new InputError('must be 1 to 255 characters without control characters', 'filename');
+      const mimeType = str(raw, 'mimeType', { required: true, max: 255 }) as string;
+      if (!mimeEssence(mimeType)) throw new InputError('must be a MIME type such as text/plain', 'mimeType');
+      const path = str(raw, 'path', { required: true }) as string;
+      if (path === '') throw new InputError('must name a file', 'path');
+      return { source, filename, mimeType, path };
+    },
+    async prepare(ctx, items) {
+      const blobs = store();
+      const undo = async () => {
+        for (const item of items) if (item.value.blob) await blobs.delete(item.value.blob.key).catch(() => {});
+      };
+      try {
+        for (const item of items) await copyIn(blobs, ctx.actor.workspaceId, item);
+      } catch (err) {
+        await undo();
+        throw err;
+      }
+      return { undo };
+    },
+    lookup: (ctx, externalIds) => repo.filesByExternalId(ctx.db, ctx.actor.workspaceId, externalIds),
+    async upsert(ctx, items) {
+      const at = isoNow(ctx.now);
+      const ws = ctx.actor.workspaceId;
+      const fieldsOf = ({ line, value: { source, filename, mimeType, blob } }: ImportItem<FileInput>) => {
+        if (!blob) throw new ImportError(line, 'path', 'the bytes were not copied');
+        return {
+          source,
+          filename,
+          mime_type: mimeType,
+          size_bytes: blob.size,
+          md5: blob.md5,
+          blob_key: blob.key,
+          status: 'COMPLETED' as const,
+          expires_at: null,
+        };
+      };
+      await upsertByExternalId(ctx, items, {
+        object: 'file',
+        idKind: 'fil',
+        find: (externalIds) => repo.fileRowsByExternalId(ctx.db, ws, externalIds),
+        async update(item, old) {
+          const fields = fieldsOf(item);
+          await repo.updateFile(ctx.db, old.id, { ...fields, completed_at: old.completed_at ?? at });
+          if (old.blob_key) await repo.addGarbage(ctx.db, old.blob_key, at);
+          const delta = (repo.isListable(fields.source) ? 1 : 0) - (repo.isListable(old.source) ? 1 : 0);
+          if (delta !== 0) await repo.bumpCount(ctx.db, ws, delta);
+        },
+        insert: (item, id) =>
+          repo.insertFile(ctx.db, {
+            id,
+            workspace_id: ws,
+            external_id: item.externalId,
+            ...fieldsOf(item),
+            created_at: at,
+            completed_at: at,
+            upload_deadline: at,
+          }),
+      });
+    },
   };
 }

@@ -35,7 +35,13 @@ export async function fileRoutes(base: FastifyInstance, opts: PluginOptions): Pr
   app.post(
     '/v1/files/:id/complete',
     {
-      config: { operation: 'completeFile', scopes: ['files:create'], category: 'Write', idempotent: true, errors: ['invalid_file_state', 'upload_incomplete', 'checksum_mismatch'] },
+      config: {
+        operation: 'completeFile',
+        scopes: ['files:create'],
+        category: 'Write',
+        idempotent: true,
+        errors: ['invalid_file_state', 'upload_incomplete', 'checksum_mismatch'],
+      },
       schema: { summary: 'Complete an upload', tags, params: FileIdParams, body: CompleteFileBody, response: { 200: FileResource } },
     },
     async (request, reply) => {

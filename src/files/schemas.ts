@@ -46,9 +46,13 @@ export const CreateFileBody = Type.Object(
 export type CreateFileInput = Static<typeof CreateFileBody>;
 
 // Optional bodies: no body at all arrives as undefined, which these unions accept.
-export const CompleteFileBody = Type.Union(
-  [Type.Object({ md5: Type.Optional(Type.String({ pattern: '^[a-f0-9]{32}$', description: 'MD5 hex digest (lowercase) of the bytes.' })) }, { additionalProperties: false }), Type.Null()],
-);
+export const CompleteFileBody = Type.Union([
+  Type.Object(
+    { md5: Type.Optional(Type.String({ pattern: '^[a-f0-9]{32}$', description: 'MD5 hex digest (lowercase) of the bytes.' })) },
+    { additionalProperties: false },
+  ),
+  Type.Null(),
+]);
 export const CancelFileBody = Type.Union([Type.Object({}, { additionalProperties: false }), Type.Null()]);
 
 export const FileIdParams = Type.Object({ id: Type.String() }, { additionalProperties: false });

@@ -66,14 +66,18 @@ export function releaseAt(env: FilesEnv, row: FileRow, now: number): string {
 
 function checkPurpose(actor: Ctx['actor'], input: CreateFileInput, essence: string): void {
   if (input.purpose === 'knowledge_user' && actor.subjectType !== 'user') {
-    throw new AppError('user_required', 'Purpose knowledge_user adds the file to a user\'s Knowledge and needs a user\'s API key, not a workspace key.', { param: 'purpose' });
+    throw new AppError('user_required', "Purpose knowledge_user adds the file to a user's Knowledge and needs a user's API key, not a workspace key.", {
+      param: 'purpose',
+    });
   }
   if (input.purpose === 'knowledge_workspace' && actor.subjectType === 'user' && actor.role !== 'admin') {
     throw new AppError('admin_required', 'Purpose knowledge_workspace needs a workspace key or the key of an admin user.', { param: 'purpose' });
   }
   const rule = input.purpose ? PURPOSE_RULES[input.purpose] : { mimeTypes: null, maxBytes: MAX_FILE_BYTES };
   if (rule.mimeTypes && !rule.mimeTypes.includes(essence)) {
-    throw new AppError('mime_type_not_allowed', `mimeType "${essence}" is not allowed for purpose ${input.purpose}; allowed: ${rule.mimeTypes.join(', ')}.`, { param: 'mimeType' });
+    throw new AppError('mime_type_not_allowed', `mimeType "${essence}" is not allowed for purpose ${input.purpose}; allowed: ${rule.mimeTypes.join(', ')}.`, {
+      param: 'mimeType',
+    });
   }
   if (input.sizeBytes > rule.maxBytes) {
     const what = input.purpose ? `for purpose ${input.purpose}` : 'for any file';
@@ -96,7 +100,11 @@ export async function createFile(ctx: FilesCtx, input: CreateFileInput) {
   if (env.blobs.presignPut) {
     // Presigning is offline: no network wait inside the transaction.
     blobKey = `${ws}/${id}`;
-    upload = await env.blobs.presignPut(blobKey, { contentType: input.mimeType, contentLength: input.sizeBytes, expiresInSeconds: Math.ceil((deadline - now) / 1000) });
+    upload = await env.blobs.presignPut(blobKey, {
+      contentType: input.mimeType,
+      contentLength: input.sizeBytes,
+      expiresInSeconds: Math.ceil((deadline - now) / 1000),
+    });
   } else {
     upload = { url: `${env.publicBaseUrl}/uploads/${signToken(env.signingSecret, 'u', id, deadline)}`, headers: { 'content-type': input.mimeType } };
   }
@@ -200,7 +208,8 @@ export async function downloadAddress(ctx: FilesCtx, input: { id: string }) {
   const row = await repo.findFile(ctx.db, ctx.actor.workspaceId, input.id);
   if (!row) throw notFound('file', input.id);
   const status = effectiveStatus(row, ctx.now);
-  if (status !== 'COMPLETED' || !row.blob_key) throw new AppError('invalid_file_state', `A download address exists only for COMPLETED files; this one is ${status}.`);
+  if (status !== 'COMPLETED' || !row.blob_key)
+    throw new AppError('invalid_file_state', `A download address exists only for COMPLETED files; this one is ${status}.`);
   const env = ctx.files;
   const expires = ctx.now + env.downloadTtlSeconds * 1000;
   const url = env.blobs.presignGet

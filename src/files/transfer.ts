@@ -63,7 +63,8 @@ export async function receiveUpload(ctx: FilesSystemCtx, input: UploadInput) {
   } catch (err) {
     await discard(ctx, key);
     if (err instanceof BlobTooLargeError) throw tooLarge();
-    if (body.errored || (body as { aborted?: boolean }).aborted) throw new AppError('upload_incomplete', 'The upload was interrupted before all bytes arrived; nothing was kept.');
+    if (body.errored || (body as { aborted?: boolean }).aborted)
+      throw new AppError('upload_incomplete', 'The upload was interrupted before all bytes arrived; nothing was kept.');
     throw err;
   }
 
@@ -74,7 +75,10 @@ export async function receiveUpload(ctx: FilesSystemCtx, input: UploadInput) {
     const current = await repo.findFileById(ctx.db, row.id);
     if (!current || effectiveStatus(current, at) !== 'PENDING') {
       await discard(ctx, key);
-      throw new AppError('invalid_file_state', `This file became ${current ? effectiveStatus(current, at) : 'unavailable'} during the upload; the bytes were not kept.`);
+      throw new AppError(
+        'invalid_file_state',
+        `This file became ${current ? effectiveStatus(current, at) : 'unavailable'} during the upload; the bytes were not kept.`,
+      );
     }
     const old = current.blob_key;
     const adopted = await ctx.db.transaction().execute(async (tx) => {
@@ -123,7 +127,8 @@ export interface DownloadInput {
 export async function openDownload(ctx: FilesSystemCtx, input: DownloadInput): Promise<Download> {
   const { range, ifRange } = input;
   const row = await fileFor(ctx, input.token, 'd');
-  if (row.status !== 'COMPLETED' || !row.blob_key || !row.md5) throw new AppError('invalid_file_state', `This file is ${effectiveStatus(row, ctx.now)}; only COMPLETED files can be downloaded.`);
+  if (row.status !== 'COMPLETED' || !row.blob_key || !row.md5)
+    throw new AppError('invalid_file_state', `This file is ${effectiveStatus(row, ctx.now)}; only COMPLETED files can be downloaded.`);
   const size = Number(row.size_bytes);
   const etag = `"${row.md5}"`;
   const headers: Record<string, string> = {
@@ -139,7 +144,9 @@ export async function openDownload(ctx: FilesSystemCtx, input: DownloadInput): P
   // If-Range: a range only applies to the version the client already has.
   const wanted = ifRange === undefined || ifRange === etag ? parseRange(range, size) : null;
   if (wanted === 'unsatisfiable') {
-    throw new AppError('range_not_satisfiable', `The requested range is outside the file's ${size} bytes.`, { headers: { 'content-range': `bytes */${size}` } });
+    throw new AppError('range_not_satisfiable', `The requested range is outside the file's ${size} bytes.`, {
+      headers: { 'content-range': `bytes */${size}` },
+    });
   }
   if (!wanted) return { status: 200, headers: { ...headers, 'content-length': String(size) }, body: await ctx.files.blobs.read(row.blob_key) };
   return {

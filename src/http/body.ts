@@ -18,7 +18,11 @@ export function installJsonParser(app: FastifyInstance): void {
       // PostgreSQL text cannot hold NUL; refusing it here keeps both databases alike and no
       // write fails halfway with a database error.
       const nul = findNul(value);
-      if (nul !== null) return done(new AppError('invalid_value', `${nul === '' ? 'The request body' : `"${nul}"`} contains a NUL character.`, nul === '' ? {} : { param: nul }), undefined);
+      if (nul !== null)
+        return done(
+          new AppError('invalid_value', `${nul === '' ? 'The request body' : `"${nul}"`} contains a NUL character.`, nul === '' ? {} : { param: nul }),
+          undefined,
+        );
       done(null, value);
     });
   });

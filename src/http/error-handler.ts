@@ -25,7 +25,11 @@ function fromFastify(err: FastifyError): AppError | null {
 }
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, err: AppError): FastifyReply {
-  return reply.code(err.status).headers(err.headers).type('application/json; charset=utf-8').send(JSON.stringify(err.body(request.id)));
+  return reply
+    .code(err.status)
+    .headers(err.headers)
+    .type('application/json; charset=utf-8')
+    .send(JSON.stringify(err.body(request.id)));
 }
 
 /**

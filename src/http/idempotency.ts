@@ -36,7 +36,8 @@ function readKey(request: FastifyRequest): string | null {
   const raw = request.headers['idempotency-key'];
   if (raw === undefined) return null;
   const param = { param: 'Idempotency-Key' };
-  if (typeof raw !== 'string' || raw.length === 0) throw new AppError('invalid_idempotency_key', 'Idempotency-Key must be 1 to 255 printable ASCII characters.', param);
+  if (typeof raw !== 'string' || raw.length === 0)
+    throw new AppError('invalid_idempotency_key', 'Idempotency-Key must be 1 to 255 printable ASCII characters.', param);
   if (raw.length > 255) throw new AppError('idempotency_key_too_long', 'Idempotency-Key must be at most 255 characters.', param);
   if (!PRINTABLE.test(raw)) throw new AppError('invalid_idempotency_key', 'Idempotency-Key must contain only printable ASCII characters.', param);
   return raw;
@@ -63,7 +64,11 @@ export function installIdempotency(app: FastifyInstance, deps: Deps): void {
         request.idempotency = { key, lockedAt: claim.lockedAt, finished: false };
         return;
       case 'replay':
-        return reply.code(claim.status).header('Idempotent-Replayed', 'true').type('application/json; charset=utf-8').send(replayBody(claim.status, claim.body, request.id));
+        return reply
+          .code(claim.status)
+          .header('Idempotent-Replayed', 'true')
+          .type('application/json; charset=utf-8')
+          .send(replayBody(claim.status, claim.body, request.id));
       case 'in_flight':
         throw new AppError('idempotency_conflict', 'A request with this Idempotency-Key is still being processed; retry shortly.', {
           param: 'Idempotency-Key',

@@ -37,7 +37,9 @@ export function errorResponse(status: number, type: string, codes: string[]): Re
   if (status === 409 && codes.includes('idempotency_conflict')) headers['Retry-After'] = int('Seconds to wait before retrying.');
   const examples: Record<string, unknown> = {};
   for (const code of codes) {
-    examples[code] = { value: { error: { type, code, message: MESSAGE_FOR[code] ?? `An example ${code} error.`, requestId: 'req_01jq3v8h3b8x6c9p2w7r5t4m1n' } } };
+    examples[code] = {
+      value: { error: { type, code, message: MESSAGE_FOR[code] ?? `An example ${code} error.`, requestId: 'req_01jq3v8h3b8x6c9p2w7r5t4m1n' } },
+    };
   }
   return {
     description: `${type}: ${codes.map((c) => `\`${c}\``).join(', ')}.`,

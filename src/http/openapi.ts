@@ -77,7 +77,8 @@ function transform({ schema, url, route }: { schema: FastifySchema; url: string;
   s.headers = headerParams(route, s.headers);
   const own = (s.response ?? {}) as Record<string, Record<string, unknown>>;
   const success: Record<string, unknown> = {};
-  for (const [status, body] of Object.entries(own)) success[status] = status.startsWith('2') ? { ...body, headers: { ...RATE_HEADERS, ...(body.headers as object) } } : body;
+  for (const [status, body] of Object.entries(own))
+    success[status] = status.startsWith('2') ? { ...body, headers: { ...RATE_HEADERS, ...(body.headers as object) } } : body;
   s.response = { ...errorResponses(route), ...success };
   return { schema: s, url };
 }

@@ -73,7 +73,10 @@ function checkScopes(request: FastifyRequest): void {
   if (granted === null) return;
   const missing = needed.filter((s) => !granted.includes(s));
   if (missing.length > 0) {
-    throw new AppError('insufficient_scope', `This API key lacks the scope${missing.length > 1 ? 's' : ''} ${missing.join(' and ')} needed here (requires ${needed.join(' and ')}).`);
+    throw new AppError(
+      'insufficient_scope',
+      `This API key lacks the scope${missing.length > 1 ? 's' : ''} ${missing.join(' and ')} needed here (requires ${needed.join(' and ')}).`,
+    );
   }
 }
 
@@ -100,7 +103,9 @@ export function checkRouteContract(route: Pick<RouteOptions, 'method' | 'url' | 
   const missing = [!c.operation && 'operation', !Array.isArray(c.scopes) && 'scopes', !c.category && 'category'].filter(Boolean);
   if (missing.length === 0) return;
   const method = Array.isArray(route.method) ? route.method.join(',') : route.method;
-  throw new Error(`route ${method} ${route.url} does not declare ${missing.join(', ')} in its config: every /v1 route declares operation, scopes and category (docs/architecture.md §Request pipeline)`);
+  throw new Error(
+    `route ${method} ${route.url} does not declare ${missing.join(', ')} in its config: every /v1 route declares operation, scopes and category (docs/architecture.md §Request pipeline)`,
+  );
 }
 
 export function installPipeline(app: FastifyInstance, deps: Deps): void {

@@ -7,11 +7,7 @@ import type { Executor } from '../db/types.ts';
 export const RETENTION_MS = 24 * 3600 * 1000;
 export const LEASE_MS = 30_000;
 
-export type Claim =
-  | { kind: 'claimed'; lockedAt: string }
-  | { kind: 'replay'; status: number; body: string }
-  | { kind: 'in_flight' }
-  | { kind: 'mismatch' };
+export type Claim = { kind: 'claimed'; lockedAt: string } | { kind: 'replay'; status: number; body: string } | { kind: 'in_flight' } | { kind: 'mismatch' };
 
 export async function claimKey(db: Executor, workspaceId: string, key: string, fingerprint: string, now: number): Promise<Claim> {
   const lockedAt = new Date(now).toISOString();
@@ -62,10 +58,19 @@ export async function finishKey(db: Executor, workspaceId: string, key: string, 
 
 /** Gives the key back (after a 5xx) so that the client's retry runs the request again. */
 export async function releaseKey(db: Executor, workspaceId: string, key: string, lockedAt: string): Promise<void> {
-  await db.deleteFrom('idempotency_keys').where('workspace_id', '=', workspaceId).where('key', '=', key).where('locked_at', '=', lockedAt).where('state', '=', 'pending').execute();
+  await db
+    .deleteFrom('idempotency_keys')
+    .where('workspace_id', '=', workspaceId)
+    .where('key', '=', key)
+    .where('locked_at', '=', lockedAt)
+    .where('state', '=', 'pending')
+    .execute();
 }
 
 export async function purgeExpiredKeys(db: Executor, now: number): Promise<number> {
-  const r = await db.deleteFrom('idempotency_keys').where('created_at', '<', new Date(now - RETENTION_MS).toISOString()).executeTakeFirst();
+  const r = await db
+    .deleteFrom('idempotency_keys')
+    .where('created_at', '<', new Date(now - RETENTION_MS).toISOString())
+    .executeTakeFirst();
   return Number(r.numDeletedRows);
 }

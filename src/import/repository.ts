@@ -9,10 +9,20 @@ export type ExternalTable = 'users' | 'channels' | 'files' | 'records';
  * Server ids of a workspace's rows by externalId, in chunks. `kind` narrows the records table to
  * one kind of record.
  */
-export async function lookupExternalIds(db: Executor, table: ExternalTable, workspaceId: string, externalIds: string[], kind?: string): Promise<Map<string, string>> {
+export async function lookupExternalIds(
+  db: Executor,
+  table: ExternalTable,
+  workspaceId: string,
+  externalIds: string[],
+  kind?: string,
+): Promise<Map<string, string>> {
   const found = new Map<string, string>();
   for (const part of chunks(externalIds)) {
-    let q = db.selectFrom(table as 'users').select(['id', 'external_id']).where('workspace_id', '=', workspaceId).where('external_id', 'in', part);
+    let q = db
+      .selectFrom(table as 'users')
+      .select(['id', 'external_id'])
+      .where('workspace_id', '=', workspaceId)
+      .where('external_id', 'in', part);
     if (kind !== undefined) q = q.where('kind' as never, '=', kind as never);
     for (const r of await q.execute()) found.set(r.external_id as string, r.id);
   }

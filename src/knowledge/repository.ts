@@ -12,7 +12,16 @@ export interface KnowledgeOwner {
 export async function addPendingEntry(db: Executor, workspaceId: string, fileId: string, owner: KnowledgeOwner, now: number): Promise<void> {
   await db
     .insertInto('knowledge_entries')
-    .values({ id: newId('kn', now), workspace_id: workspaceId, file_id: fileId, owner_type: owner.type, user_id: owner.userId, state: 'pending', created_at: isoNow(now), added_at: null })
+    .values({
+      id: newId('kn', now),
+      workspace_id: workspaceId,
+      file_id: fileId,
+      owner_type: owner.type,
+      user_id: owner.userId,
+      state: 'pending',
+      created_at: isoNow(now),
+      added_at: null,
+    })
     .execute();
 }
 
@@ -21,12 +30,26 @@ export async function addActiveEntry(db: Executor, workspaceId: string, fileId: 
   await db.deleteFrom('knowledge_entries').where('file_id', '=', fileId).execute();
   await db
     .insertInto('knowledge_entries')
-    .values({ id: newId('kn', now), workspace_id: workspaceId, file_id: fileId, owner_type: owner.type, user_id: owner.userId, state: 'active', created_at: isoNow(now), added_at: isoNow(now) })
+    .values({
+      id: newId('kn', now),
+      workspace_id: workspaceId,
+      file_id: fileId,
+      owner_type: owner.type,
+      user_id: owner.userId,
+      state: 'active',
+      created_at: isoNow(now),
+      added_at: isoNow(now),
+    })
     .execute();
 }
 
 export async function activateEntry(db: Executor, fileId: string, now: number): Promise<void> {
-  await db.updateTable('knowledge_entries').set({ state: 'active', added_at: isoNow(now) }).where('file_id', '=', fileId).where('state', '=', 'pending').execute();
+  await db
+    .updateTable('knowledge_entries')
+    .set({ state: 'active', added_at: isoNow(now) })
+    .where('file_id', '=', fileId)
+    .where('state', '=', 'pending')
+    .execute();
 }
 
 export async function dropPendingEntry(db: Executor, fileId: string): Promise<void> {

@@ -9,9 +9,18 @@ export const listsPart: DemoPart = {
     const made = await ctx.db.transaction().execute(async (tx) => {
       const c = { ...ctx, db: tx };
       return [
-        await createList(c, { fields: { $name: 'Key accounts', $objectType: 'account' }, relationships: { $accounts: ids('account', 'a-globex', 'a-initech') } }),
-        await createList(c, { fields: { $name: 'Newsletter', $objectType: 'contact' }, relationships: { $contacts: ids('contact', 'c-hank', 'c-peter', 'c-milton') } }),
-        await createList(c, { fields: { $name: 'Q3 pipeline', $objectType: 'opportunity' }, relationships: { $opportunities: ids('opportunity', 'o-doomsday') } }),
+        await createList(c, {
+          fields: { $name: 'Key accounts', $objectType: 'account' },
+          relationships: { $accounts: ids('account', 'a-globex', 'a-initech') },
+        }),
+        await createList(c, {
+          fields: { $name: 'Newsletter', $objectType: 'contact' },
+          relationships: { $contacts: ids('contact', 'c-hank', 'c-peter', 'c-milton') },
+        }),
+        await createList(c, {
+          fields: { $name: 'Q3 pipeline', $objectType: 'opportunity' },
+          relationships: { $opportunities: ids('opportunity', 'o-doomsday') },
+        }),
       ];
     });
     const contacts = made[1]?.id as string;

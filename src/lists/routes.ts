@@ -17,7 +17,13 @@ export async function listRoutes(base: FastifyInstance, opts: PluginOptions): Pr
   app.post(
     '/v1/lists',
     {
-      config: { operation: 'createList', scopes: ['lists:create'], category: 'Write', idempotent: true, errors: ['unknown_relationship', 'relationship_entity_missing'] },
+      config: {
+        operation: 'createList',
+        scopes: ['lists:create'],
+        category: 'Write',
+        idempotent: true,
+        errors: ['unknown_relationship', 'relationship_entity_missing'],
+      },
       schema: { summary: 'Create a list', tags: ['Lists'], body: CreateListBody, response: { 200: List } },
     },
     (request, reply) => write(request, reply, (c) => service.createList(c, request.body)),

@@ -11,10 +11,7 @@ const MemberIds = Type.Union([Type.Array(EntityId, { maxItems: MAX_IDS }), Entit
   description: `An entity id or an array of at most ${MAX_IDS} entity ids.`,
 });
 
-const MemberChange = Type.Object(
-  { add: Type.Optional(MemberIds), remove: Type.Optional(MemberIds) },
-  { additionalProperties: false },
-);
+const MemberChange = Type.Object({ add: Type.Optional(MemberIds), remove: Type.Optional(MemberIds) }, { additionalProperties: false });
 
 // The three documented keys; any other key reaches the service, which answers unknown_relationship.
 export const CreateListBody = Type.Object(
@@ -42,7 +39,7 @@ export const UpdateListBody = Type.Object(
     relationships: Type.Optional(
       Type.Object(
         { $accounts: Type.Optional(MemberChange), $contacts: Type.Optional(MemberChange), $opportunities: Type.Optional(MemberChange) },
-        { additionalProperties: MemberChange, description: 'Members to add and remove: the one key matching the list\'s $objectType.' },
+        { additionalProperties: MemberChange, description: "Members to add and remove: the one key matching the list's $objectType." },
       ),
     ),
   },

@@ -39,7 +39,8 @@ export function toResource(ctx: Ctx, row: repo.ListRow) {
 
 function checkName(raw: string): string {
   const name = raw.trim();
-  if (name.length < 1 || name.length > 255) throw new AppError('invalid_value', '$name must be 1 to 255 characters (after trimming spaces).', { param: 'fields.$name' });
+  if (name.length < 1 || name.length > 255)
+    throw new AppError('invalid_value', '$name must be 1 to 255 characters (after trimming spaces).', { param: 'fields.$name' });
   return name;
 }
 
@@ -58,7 +59,8 @@ function members(value: Ids | undefined, param: string): Map<string, string> {
 function relationshipKey(kind: RecordKind, relationships: object | undefined): string {
   const key = `$${RECORD_DEFS[kind].plural}`;
   for (const k of Object.keys(relationships ?? {})) {
-    if (k !== key) throw new AppError('unknown_relationship', `A list of ${kind} records takes members only under "${key}", not "${k}".`, { param: `relationships.${k}` });
+    if (k !== key)
+      throw new AppError('unknown_relationship', `A list of ${kind} records takes members only under "${key}", not "${k}".`, { param: `relationships.${k}` });
   }
   return key;
 }
@@ -85,7 +87,15 @@ export async function createList(ctx: Ctx, input: CreateListInput) {
   const initial = members(under<Ids>(input.relationships, key), `relationships.${key}`);
   await requireEntities(ctx, kind, initial);
   const at = isoNow(ctx.now);
-  const row: repo.ListRow = { id: newId('lst', ctx.now), workspace_id: ctx.actor.workspaceId, name, object_type: kind, member_count: 0, created_at: at, updated_at: at };
+  const row: repo.ListRow = {
+    id: newId('lst', ctx.now),
+    workspace_id: ctx.actor.workspaceId,
+    name,
+    object_type: kind,
+    member_count: 0,
+    created_at: at,
+    updated_at: at,
+  };
   await repo.insertList(ctx.db, row);
   if (initial.size > 0) {
     row.member_count = await repo.addMembers(ctx.db, row.id, [...initial.keys()], at);

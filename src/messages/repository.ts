@@ -90,7 +90,13 @@ export async function findOne(db: Executor, c: Caller, id: string): Promise<Mess
 export async function filesOf(db: Executor, messageIds: string[]): Promise<Map<string, string[]>> {
   const out = new Map<string, string[]>();
   if (messageIds.length === 0) return out;
-  const rows = await db.selectFrom('message_files').select(['message_id', 'file_id']).where('message_id', 'in', messageIds).orderBy('message_id').orderBy('position').execute();
+  const rows = await db
+    .selectFrom('message_files')
+    .select(['message_id', 'file_id'])
+    .where('message_id', 'in', messageIds)
+    .orderBy('message_id')
+    .orderBy('position')
+    .execute();
   for (const r of rows) {
     const list = out.get(r.message_id) ?? [];
     list.push(r.file_id);
@@ -105,13 +111,23 @@ export async function filesOf(db: Executor, messageIds: string[]): Promise<Map<s
 export async function messagesByExternalId(db: Executor, workspaceId: string, externalIds: string[]): Promise<Map<string, { id: string; channelId: string }>> {
   const found = new Map<string, { id: string; channelId: string }>();
   for (const part of chunks(externalIds)) {
-    const rows = await db.selectFrom('messages').select(['id', 'external_id', 'channel_id']).where('workspace_id', '=', workspaceId).where('external_id', 'in', part).execute();
+    const rows = await db
+      .selectFrom('messages')
+      .select(['id', 'external_id', 'channel_id'])
+      .where('workspace_id', '=', workspaceId)
+      .where('external_id', 'in', part)
+      .execute();
     for (const r of rows) found.set(r.external_id as string, { id: r.id, channelId: r.channel_id });
   }
   return found;
 }
 
-export async function updateMessage(db: Executor, id: string, set: Omit<MessagesTable, 'id' | 'workspace_id' | 'external_id' | 'created_at'>, text: string): Promise<void> {
+export async function updateMessage(
+  db: Executor,
+  id: string,
+  set: Omit<MessagesTable, 'id' | 'workspace_id' | 'external_id' | 'created_at'>,
+  text: string,
+): Promise<void> {
   await db.updateTable('messages').set(set).where('id', '=', id).execute();
   await db.updateTable('message_texts').set({ text }).where('message_id', '=', id).execute();
 }
@@ -121,13 +137,23 @@ export type NewMessageRow = MessagesTable & { external_id: string; text: string 
 
 export async function insertMessages(db: Executor, rows: NewMessageRow[]): Promise<void> {
   for (const part of chunks(rows, 200)) {
-    await db.insertInto('messages').values(part.map(({ text: _t, ...m }) => m)).execute();
-    await db.insertInto('message_texts').values(part.map((m) => ({ message_id: m.id, text: m.text }))).execute();
+    await db
+      .insertInto('messages')
+      .values(part.map(({ text: _t, ...m }) => m))
+      .execute();
+    await db
+      .insertInto('message_texts')
+      .values(part.map((m) => ({ message_id: m.id, text: m.text })))
+      .execute();
   }
 }
 
 /** Sets a message's files, in order. */
 export async function replaceMessageFiles(db: Executor, messageId: string, fileIds: string[]): Promise<void> {
   await db.deleteFrom('message_files').where('message_id', '=', messageId).execute();
-  if (fileIds.length > 0) await db.insertInto('message_files').values(fileIds.map((file_id, position) => ({ message_id: messageId, file_id, position }))).execute();
+  if (fileIds.length > 0)
+    await db
+      .insertInto('message_files')
+      .values(fileIds.map((file_id, position) => ({ message_id: messageId, file_id, position })))
+      .execute();
 }

@@ -25,7 +25,12 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
   if (opts.defaults !== false) collectDefaultMetrics({ register: registry });
   return {
     registry,
-    requests: new Counter({ name: 'rolodex_http_requests_total', help: 'Requests by operation (or route) and status.', labelNames: ['operation', 'method', 'status'], registers }),
+    requests: new Counter({
+      name: 'rolodex_http_requests_total',
+      help: 'Requests by operation (or route) and status.',
+      labelNames: ['operation', 'method', 'status'],
+      registers,
+    }),
     duration: new Histogram({
       name: 'rolodex_http_request_duration_seconds',
       help: 'Time from request to response, by operation (or route).',
@@ -33,9 +38,23 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers,
     }),
-    rateLimited: new Counter({ name: 'rolodex_rate_limited_total', help: 'Requests refused with 429 rate_limited.', labelNames: ['operation', 'category'], registers }),
-    redisFallbacks: new Counter({ name: 'rolodex_rate_limit_redis_fallback_total', help: 'Rate-limit decisions made locally because Redis was unreachable.', registers }),
-    redisUp: new Gauge({ name: 'rolodex_rate_limit_redis_up', help: '1 while the shared rate-limit store (Redis) is reachable.', registers, aggregator: 'min' }),
+    rateLimited: new Counter({
+      name: 'rolodex_rate_limited_total',
+      help: 'Requests refused with 429 rate_limited.',
+      labelNames: ['operation', 'category'],
+      registers,
+    }),
+    redisFallbacks: new Counter({
+      name: 'rolodex_rate_limit_redis_fallback_total',
+      help: 'Rate-limit decisions made locally because Redis was unreachable.',
+      registers,
+    }),
+    redisUp: new Gauge({
+      name: 'rolodex_rate_limit_redis_up',
+      help: '1 while the shared rate-limit store (Redis) is reachable.',
+      registers,
+      aggregator: 'min',
+    }),
     uploadBytes: new Counter({ name: 'rolodex_upload_bytes_total', help: 'Bytes received by file uploads.', labelNames: ['storage'], registers }),
     uploadDuration: new Histogram({
       name: 'rolodex_upload_duration_seconds',

@@ -30,9 +30,14 @@ function checkFields(def: RecordDef, raw: unknown): RecordInput['fields'] {
       throw new InputError('custom attribute names are slugs: a lower-case letter, then letters, digits or _ (at most 63)', at);
     }
     const e = object(entry, at);
-    for (const k of Object.keys(e)) if (k !== 'value' && k !== 'valueType') throw new InputError('is not a known member (use value and valueType)', `${at}.${k}`);
+    for (const k of Object.keys(e))
+      if (k !== 'value' && k !== 'valueType') throw new InputError('is not a known member (use value and valueType)', `${at}.${k}`);
     const type = e.valueType;
-    if (!isValueType(type)) throw new InputError('must be one of ADDRESS, CHECKBOX, CURRENCY, DATETIME, EMAIL, FULL_NAME, MARKDOWN, MULTI_SELECT, NUMBER, SINGLE_SELECT, SOCIAL_HANDLE, TELEPHONE, TEXT, URL', `${at}.valueType`);
+    if (!isValueType(type))
+      throw new InputError(
+        'must be one of ADDRESS, CHECKBOX, CURRENCY, DATETIME, EMAIL, FULL_NAME, MARKDOWN, MULTI_SELECT, NUMBER, SINGLE_SELECT, SOCIAL_HANDLE, TELEPHONE, TEXT, URL',
+        `${at}.valueType`,
+      );
     // Own keys only: an attribute named like an Object.prototype member must not find it.
     const fixed = Object.hasOwn(def.systemFields, name) ? def.systemFields[name] : undefined;
     if (fixed && type !== fixed) throw new InputError(`must be ${fixed} for ${name}`, `${at}.valueType`);
@@ -84,7 +89,15 @@ function recordKind(kind: RecordKind): ImportKind<RecordInput> {
       const at = isoNow(ctx.now);
       const rows: repo.RecordRow[] = [];
       const row = (item: ImportItem<RecordInput>, id: string) => {
-        rows.push({ id, workspace_id: ctx.actor.workspaceId, kind, external_id: item.externalId, fields: JSON.stringify(item.value.fields), created_at: at, updated_at: at });
+        rows.push({
+          id,
+          workspace_id: ctx.actor.workspaceId,
+          kind,
+          external_id: item.externalId,
+          fields: JSON.stringify(item.value.fields),
+          created_at: at,
+          updated_at: at,
+        });
       };
       await upsertByExternalId(ctx, items, {
         object: kind,

@@ -20,7 +20,9 @@ export async function upsertRecords(db: Executor, rows: RecordRow[]): Promise<vo
     await db
       .insertInto('records')
       .values(part)
-      .onConflict((oc) => oc.columns(['workspace_id', 'kind', 'external_id']).doUpdateSet({ fields: sql`excluded.fields`, updated_at: sql`excluded.updated_at` }))
+      .onConflict((oc) =>
+        oc.columns(['workspace_id', 'kind', 'external_id']).doUpdateSet({ fields: sql`excluded.fields`, updated_at: sql`excluded.updated_at` }),
+      )
       .execute();
   }
 }
@@ -55,7 +57,14 @@ export async function loadRecords(
 ): Promise<{ rows: Map<string, RecordRow>; relationships: Map<string, Map<string, string[]>> }> {
   const [rows, rels] = await Promise.all([
     db.selectFrom('records').selectAll().where('id', 'in', ids).execute(),
-    db.selectFrom('entity_relationships').select(['source_id', 'name', 'target_id']).where('source_id', 'in', ids).orderBy('source_id').orderBy('name').orderBy('position').execute(),
+    db
+      .selectFrom('entity_relationships')
+      .select(['source_id', 'name', 'target_id'])
+      .where('source_id', 'in', ids)
+      .orderBy('source_id')
+      .orderBy('name')
+      .orderBy('position')
+      .execute(),
   ]);
   const relationships = new Map<string, Map<string, string[]>>();
   for (const r of rels) {

@@ -34,7 +34,16 @@ export async function createUser(ctx: Ctx, input: UserInput) {
   await requireWorkspace(ctx);
   const { email, name, role } = checkUser(input);
   const at = isoNow(ctx.now);
-  const row: repo.UserRow = { id: newId('usr', ctx.now), workspace_id: ctx.actor.workspaceId, external_id: input.externalId ?? null, email, name, role, created_at: at, updated_at: at };
+  const row: repo.UserRow = {
+    id: newId('usr', ctx.now),
+    workspace_id: ctx.actor.workspaceId,
+    external_id: input.externalId ?? null,
+    email,
+    name,
+    role,
+    created_at: at,
+    updated_at: at,
+  };
   if (!(await repo.insertUser(ctx.db, row))) throw new InputError(`a user with email "${email}" already exists in this workspace`, 'email');
   return toResource(row);
 }
@@ -46,7 +55,8 @@ export async function listUsers(ctx: Ctx) {
 
 /** Refuses a user id that is not one of the workspace's users. */
 export async function requireUser(ctx: Ctx, input: { id: string }): Promise<void> {
-  if (!(await repo.findUser(ctx.db, ctx.actor.workspaceId, input.id))) throw new InputError(`no user "${input.id}" in workspace ${ctx.actor.workspaceId}`, 'user');
+  if (!(await repo.findUser(ctx.db, ctx.actor.workspaceId, input.id)))
+    throw new InputError(`no user "${input.id}" in workspace ${ctx.actor.workspaceId}`, 'user');
 }
 
 /** A user of the workspace by id, externalId or email. */

@@ -18,7 +18,11 @@ interface FileRow {
 export async function verifyFiles(tdb: TestDb, workspaceId: string, acked: Acked): Promise<number> {
   // The files tables are typed by the files module; read them untyped so this file does not depend on it.
   const db = tdb.db.kysely as any;
-  const rows: FileRow[] = await db.selectFrom('files').select(['id', 'status', 'size_bytes', 'md5', 'blob_key']).where('workspace_id', '=', workspaceId).execute();
+  const rows: FileRow[] = await db
+    .selectFrom('files')
+    .select(['id', 'status', 'size_bytes', 'md5', 'blob_key'])
+    .where('workspace_id', '=', workspaceId)
+    .execute();
   const blobs = createDiskBlobStore(join(tdb.dataDir, 'blobs'));
   let checked = 0;
   try {
@@ -37,7 +41,11 @@ export async function verifyFiles(tdb: TestDb, workspaceId: string, acked: Acked
       if (sent) assert.equal(md5, sent.md5, `file ${row.id}: not the bytes acknowledged`);
       checked++;
     }
-    for (const f of acked.files.values()) assert.ok(rows.some((r) => r.id === f.id && r.status === 'COMPLETED'), `acknowledged completion of ${f.id} lost`);
+    for (const f of acked.files.values())
+      assert.ok(
+        rows.some((r) => r.id === f.id && r.status === 'COMPLETED'),
+        `acknowledged completion of ${f.id} lost`,
+      );
   } finally {
     await blobs.close();
   }

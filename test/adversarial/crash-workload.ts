@@ -35,7 +35,12 @@ const VERSION = '2026-03-01';
 async function post(w: Workload, path: string, body: unknown, key?: string) {
   const res = await fetch(`${w.baseUrl}${path}`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${w.secret}`, 'service-version': VERSION, 'content-type': 'application/json', ...(key ? { 'idempotency-key': key } : {}) },
+    headers: {
+      authorization: `Bearer ${w.secret}`,
+      'service-version': VERSION,
+      'content-type': 'application/json',
+      ...(key ? { 'idempotency-key': key } : {}),
+    },
     body: JSON.stringify(body),
   });
   return { status: res.status, json: (await res.json()) as any };

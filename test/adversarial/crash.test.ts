@@ -36,10 +36,21 @@ for (const dialect of await testDialects()) {
       workspaceId = ws.id;
       const user = await createUser(operatorCtx(db, workspaceId), { email: 'crash@example.test', role: 'admin' });
       secret = (await createKey(operatorCtx(db, workspaceId), { userId: user.id, scopes: null, expiresInMs: null })).secret;
-      const objects = Array.from({ length: 12 }, (_, i) => ({ object: 'contact', externalId: `c${i}`, fields: { $name: { value: { firstName: 'C', lastName: `n${i}` }, valueType: 'FULL_NAME' } } }));
+      const objects = Array.from({ length: 12 }, (_, i) => ({
+        object: 'contact',
+        externalId: `c${i}`,
+        fields: { $name: { value: { firstName: 'C', lastName: `n${i}` }, valueType: 'FULL_NAME' } },
+      }));
       const res = await runImport(operatorCtx(tdb.db.kysely, workspaceId), { kinds: importKinds(), text: objects.map((o) => JSON.stringify(o)).join('\n') });
       contacts = Object.values(res.ids.contact ?? {});
-      env = { DATA_DIR: tdb.dataDir, RATE_LIMIT_READ: '0', RATE_LIMIT_WRITE: '0', RATE_LIMIT_SEARCH: '0', PUBLIC_BASE_URL: 'http://127.0.0.1', ...(tdb.databaseUrl ? { DATABASE_URL: tdb.databaseUrl } : {}) };
+      env = {
+        DATA_DIR: tdb.dataDir,
+        RATE_LIMIT_READ: '0',
+        RATE_LIMIT_WRITE: '0',
+        RATE_LIMIT_SEARCH: '0',
+        PUBLIC_BASE_URL: 'http://127.0.0.1',
+        ...(tdb.databaseUrl ? { DATABASE_URL: tdb.databaseUrl } : {}),
+      };
     });
     after(async () => {
       await tdb.drop();
@@ -67,7 +78,11 @@ for (const dialect of await testDialects()) {
           const raw = new DatabaseSync(tdb.sqliteFile);
           const rows = raw.prepare('PRAGMA integrity_check').all() as Array<{ integrity_check: string }>;
           raw.close();
-          assert.deepEqual(rows.map((r) => r.integrity_check), ['ok'], `integrity_check after kill ${point}`);
+          assert.deepEqual(
+            rows.map((r) => r.integrity_check),
+            ['ok'],
+            `integrity_check after kill ${point}`,
+          );
           figures.integrity++;
         }
         server = await startServerProcess(env);
@@ -92,7 +107,12 @@ for (const dialect of await testDialects()) {
       const rows = await db.selectFrom('lists').select(['id', 'name']).where('workspace_id', '=', workspaceId).execute();
       const names = new Map(rows.map((r) => [r.id, r.name]));
       const members = new Map<string, string[]>();
-      for (const m of await db.selectFrom('list_members').innerJoin('lists', 'lists.id', 'list_members.list_id').select(['list_id', 'entity_id']).where('lists.workspace_id', '=', workspaceId).execute()) {
+      for (const m of await db
+        .selectFrom('list_members')
+        .innerJoin('lists', 'lists.id', 'list_members.list_id')
+        .select(['list_id', 'entity_id'])
+        .where('lists.workspace_id', '=', workspaceId)
+        .execute()) {
         members.set(m.list_id, [...(members.get(m.list_id) ?? []), m.entity_id]);
       }
       for (const list of acked.lists.values()) {
@@ -120,20 +140,32 @@ for (const dialect of await testDialects()) {
         }
         const now = { name: res.json.fields.$name.value as string, members: [...members].sort() };
         const states = [list, ...(list.next ? [list.next] : [])].map((s) => ({ name: s.name, members: [...s.members].sort() }));
-        assert.ok(states.some((s) => JSON.stringify(s) === JSON.stringify(now)), `list ${list.id} is half-applied: ${JSON.stringify(now)} vs ${JSON.stringify(states)}`);
+        assert.ok(
+          states.some((s) => JSON.stringify(s) === JSON.stringify(now)),
+          `list ${list.id} is half-applied: ${JSON.stringify(now)} vs ${JSON.stringify(states)}`,
+        );
         const settled = states.find((s) => JSON.stringify(s) === JSON.stringify(now))!;
         acked.lists.set(list.id, { id: list.id, name: settled.name, members: new Set(settled.members) });
       }
       // Counters equal rows; a key is done exactly when its list exists.
       const lists = await db.selectFrom('lists').select(['id', 'name', 'member_count']).where('workspace_id', '=', workspaceId).execute();
       for (const l of lists) {
-        const n = await db.selectFrom('list_members').select((eb) => eb.fn.countAll().as('n')).where('list_id', '=', l.id).executeTakeFirstOrThrow();
+        const n = await db
+          .selectFrom('list_members')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .where('list_id', '=', l.id)
+          .executeTakeFirstOrThrow();
         assert.equal(Number(l.member_count), Number(n.n), `list ${l.id}: member_count ${l.member_count}, rows ${n.n}`);
       }
       const counter = await db.selectFrom('workspace_list_counts').select('list_count').where('workspace_id', '=', workspaceId).executeTakeFirst();
       assert.equal(Number(counter?.list_count ?? 0), lists.length, 'workspace list counter differs from the rows');
       for (const f of acked.inFlight) {
-        const row = await db.selectFrom('idempotency_keys').select(['state', 'body']).where('workspace_id', '=', workspaceId).where('key', '=', f.key).executeTakeFirst();
+        const row = await db
+          .selectFrom('idempotency_keys')
+          .select(['state', 'body'])
+          .where('workspace_id', '=', workspaceId)
+          .where('key', '=', f.key)
+          .executeTakeFirst();
         const made = lists.filter((l) => l.name === f.name || l.name === `${f.name}-u`);
         assert.ok(made.length <= 1, `${f.name} created twice`);
         if (row?.state === 'done') assert.equal(made.length, 1, `key ${f.key} done without its list`);

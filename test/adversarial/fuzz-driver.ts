@@ -60,7 +60,11 @@ export function classifier(): Classifier {
       const params = decodedParams(op, url);
       if (params === null) return true;
       if (Object.values(params).some((v) => LONE_SURROGATE.test(v))) return true;
-      const paramSchema = { type: 'object', properties: Object.fromEntries(op.pathParams.map((p) => [p.name, p.schema])), required: op.pathParams.map((p) => p.name) };
+      const paramSchema = {
+        type: 'object',
+        properties: Object.fromEntries(op.pathParams.map((p) => [p.name, p.schema])),
+        required: op.pathParams.map((p) => p.name),
+      };
       if (!compiled(`${op.operationId} params`, coercing, paramSchema)({ ...params })) return true;
       // An operation without query parameters has no query schema: the server ignores a query there.
       if (op.query.length === 0) return false;

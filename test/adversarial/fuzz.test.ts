@@ -74,8 +74,12 @@ await eachDialect('fuzz', (ctx) => {
         const started = performance.now();
         const tally = await fuzzOperation(t, canary, op, runs);
         total += tally.cases;
-        const mutated = Object.entries(tally.mutated).map(([k, n]) => `${k} ${n}`).join(', ');
-        const statuses = Object.entries(tally.statuses).map(([s, n]) => `${s}×${n}`).join(' ');
+        const mutated = Object.entries(tally.mutated)
+          .map(([k, n]) => `${k} ${n}`)
+          .join(', ');
+        const statuses = Object.entries(tally.statuses)
+          .map(([s, n]) => `${s}×${n}`)
+          .join(' ');
         console.log(
           `# fuzz [${t.dialect}] ${op.operationId}: ${tally.cases} cases (${tally.valid} valid; mutated: ${mutated}); statuses ${statuses}; ` +
             `failures ${tally.failures}; seed ${SEED}; ${Math.round(performance.now() - started)} ms`,

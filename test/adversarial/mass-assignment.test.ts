@@ -80,6 +80,8 @@ await eachDialect('mass assignment', (ctx) => {
         }
       }
     }
-    console.log(`# mass assignment [${t.dialect}]: ${refused + ignored} injected writes over ${writes.length} operations; refused ${refused}, accepted with the field ignored ${ignored}, stored 0; failures 0`);
+    console.log(
+      `# mass assignment [${t.dialect}]: ${refused + ignored} injected writes over ${writes.length} operations; refused ${refused}, accepted with the field ignored ${ignored}, stored 0; failures 0`,
+    );
   });
 });

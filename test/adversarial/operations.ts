@@ -37,7 +37,15 @@ const KIND_BY_SEGMENT: Record<string, string> = {
   opportunities: 'opportunity',
 };
 
-export const ID_PREFIX: Record<string, string> = { list: 'lst', message: 'msg', file: 'fil', channel: 'chn', account: 'acc', contact: 'con', opportunity: 'opp' };
+export const ID_PREFIX: Record<string, string> = {
+  list: 'lst',
+  message: 'msg',
+  file: 'fil',
+  channel: 'chn',
+  account: 'acc',
+  contact: 'con',
+  opportunity: 'opp',
+};
 
 /** param name → kind of object it names, for every path parameter of the operation. */
 export function idKinds(op: Operation): Record<string, string> {

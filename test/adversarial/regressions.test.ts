@@ -40,7 +40,8 @@ await eachDialect(
       const s = await seedWorkspace(t);
       assertShape(await t.app.inject({ method: 'GET', url: '/v1/messages/msg_%00x', headers: headers(s.secret) }), 400, 'invalid_parameter');
       assertShape(await t.app.inject({ method: 'GET', url: '/v1/messages?limit=1%00', headers: headers(s.secret) }), 400, 'invalid_parameter');
-      const send = (payload: string) => t.app.inject({ method: 'POST', url: '/v1/test/echo', headers: headers(s.secret, { 'content-type': 'application/json' }), payload });
+      const send = (payload: string) =>
+        t.app.inject({ method: 'POST', url: '/v1/test/echo', headers: headers(s.secret, { 'content-type': 'application/json' }), payload });
       const inBody = await send('{"name":"a\\u0000b"}');
       assertShape(inBody, 400, 'invalid_value');
       assert.equal(inBody.json().error.param, 'name');

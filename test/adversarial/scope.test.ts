@@ -59,9 +59,14 @@ await eachDialect('scope matrix', (ctx) => {
       }
       const exact = await keyFor(t, canary.workspaceId, canary.userId, [...required]);
       const res = await sendHappy(t, exact, req, extra);
-      assert.ok(res.statusCode >= 200 && res.statusCode < 300, `${op.operationId} with exactly ${required.join(', ') || 'no scopes'}: ${res.statusCode} ${res.body}`);
+      assert.ok(
+        res.statusCode >= 200 && res.statusCode < 300,
+        `${op.operationId} with exactly ${required.join(', ') || 'no scopes'}: ${res.statusCode} ${res.body}`,
+      );
       allowed++;
     }
-    console.log(`# scope matrix [${t.dialect}]: ${ops.length} operations, ${refused} missing-one-scope calls refused with 403 and no change, ${allowed} exact-scope calls allowed; failures 0`);
+    console.log(
+      `# scope matrix [${t.dialect}]: ${ops.length} operations, ${refused} missing-one-scope calls refused with 403 and no change, ${allowed} exact-scope calls allowed; failures 0`,
+    );
   });
 });

@@ -11,8 +11,13 @@ import { happyRequest, idKinds, ownerView, randomId, sendHappy } from './operati
 
 /** The response with the id asked for, request ids and per-request headers taken out. */
 function normal(res: { statusCode: number; body: string; headers: Record<string, unknown> }, id: string) {
-  const body = res.body.split(id).join('<ID>').replace(/req_[0-9a-z]{26}/g, '<REQ>');
-  const headers = Object.keys(res.headers).filter((h) => !['x-request-id', 'date', 'content-length', 'x-ratelimit-reset'].includes(h)).sort();
+  const body = res.body
+    .split(id)
+    .join('<ID>')
+    .replace(/req_[0-9a-z]{26}/g, '<REQ>');
+  const headers = Object.keys(res.headers)
+    .filter((h) => !['x-request-id', 'date', 'content-length', 'x-ratelimit-reset'].includes(h))
+    .sort();
   return { status: res.statusCode, body, headers };
 }
 
@@ -25,7 +30,10 @@ function replaceDeep(value: unknown, from: string, to: string): unknown {
 
 function assertNoLeak(where: string, res: { body: string; headers: Record<string, unknown> }, a: Canary, asked: string[] = []) {
   const text = `${res.body}\n${JSON.stringify(res.headers)}`;
-  const found = leaked(text, a.secrets().filter((s) => !asked.includes(s)));
+  const found = leaked(
+    text,
+    a.secrets().filter((s) => !asked.includes(s)),
+  );
   assert.deepEqual(found, [], `${where}: workspace A's data in B's response: ${found.join(', ')}`);
 }
 

@@ -34,7 +34,10 @@ const RECORDS: Record<string, (tag: string) => Record<string, unknown>> = {
   contact: (tag) => ({
     object: 'contact',
     externalId: `p-${tag}`,
-    fields: { $name: { value: { firstName: 'Con', lastName: tag }, valueType: 'FULL_NAME' }, $email: { value: `${tag.toLowerCase()}@canary.test`, valueType: 'EMAIL' } },
+    fields: {
+      $name: { value: { firstName: 'Con', lastName: tag }, valueType: 'FULL_NAME' },
+      $email: { value: `${tag.toLowerCase()}@canary.test`, valueType: 'EMAIL' },
+    },
   }),
   opportunity: (tag) => ({ object: 'opportunity', externalId: `o-${tag}`, fields: { $name: { value: `Deal ${tag}`, valueType: 'TEXT' } } }),
 };
@@ -66,7 +69,13 @@ export async function seedCanary(t: TestApp, label: string, operations: Set<stri
     userId: user.id,
     secret,
     ids,
-    secrets: () => [tag, tag.toLowerCase(), ...Object.values(ids), ...(canary.uploadPath ? [canary.uploadPath.split('/').pop()!] : []), ...(canary.downloadPath ? [canary.downloadPath.split('/').pop()!] : [])],
+    secrets: () => [
+      tag,
+      tag.toLowerCase(),
+      ...Object.values(ids),
+      ...(canary.uploadPath ? [canary.uploadPath.split('/').pop()!] : []),
+      ...(canary.downloadPath ? [canary.downloadPath.split('/').pop()!] : []),
+    ],
   };
 
   if (operations.has('createList')) {
@@ -110,7 +119,10 @@ export async function tableNames(t: TestApp): Promise<string[]> {
   const rows = t.tdb.schema
     ? await sql<{ name: string }>`select table_name as name from information_schema.tables where table_schema = ${t.tdb.schema}`.execute(db)
     : await sql<{ name: string }>`select name from sqlite_master where type = 'table' and name not like 'sqlite_%'`.execute(db);
-  return rows.rows.map((r) => r.name).filter((n) => !n.startsWith('kysely_')).sort();
+  return rows.rows
+    .map((r) => r.name)
+    .filter((n) => !n.startsWith('kysely_'))
+    .sort();
 }
 
 /** Rows in every table of the database, for "nothing changed" checks. */
@@ -119,7 +131,10 @@ export async function tableCounts(t: TestApp): Promise<Record<string, number>> {
   const tables = await tableNames(t);
   const out: Record<string, number> = {};
   for (const name of tables) {
-    const row = await (db as any).selectFrom(name).select((eb: any) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+    const row = await (db as any)
+      .selectFrom(name)
+      .select((eb: any) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow();
     out[name] = Number(row.n);
   }
   return out;

@@ -33,7 +33,12 @@ function localPath(t: TestApp, url: string): string | null {
 }
 
 /** PUTs bytes to an uploadUrl; returns status and parsed body (JSON or S3 XML text). */
-export async function putBytes(t: TestApp, url: string, headers: Record<string, string>, bytes: Buffer): Promise<{ status: number; json(): any; headers: Record<string, unknown>; body: string }> {
+export async function putBytes(
+  t: TestApp,
+  url: string,
+  headers: Record<string, string>,
+  bytes: Buffer,
+): Promise<{ status: number; json(): any; headers: Record<string, unknown>; body: string }> {
   const path = localPath(t, url);
   if (path) {
     const res = await t.app.inject({ method: 'PUT', url: path, headers: { ...headers, 'content-length': String(bytes.length) }, payload: bytes });
@@ -44,7 +49,11 @@ export async function putBytes(t: TestApp, url: string, headers: Record<string, 
   return { status: res.status, json: () => JSON.parse(text), headers: Object.fromEntries(res.headers), body: text };
 }
 
-export async function download(t: TestApp, url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, unknown>; bytes: Buffer; json(): any }> {
+export async function download(
+  t: TestApp,
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Record<string, unknown>; bytes: Buffer; json(): any }> {
   const path = localPath(t, url);
   if (path) {
     const res = await t.app.inject({ method: 'GET', url: path, headers });

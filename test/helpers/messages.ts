@@ -25,7 +25,11 @@ export async function seedPeople(t: TestApp) {
   const tag = randomBytes(4).toString('hex');
   const users: Record<string, string> = {};
   const callers: Caller[] = [];
-  for (const [name, role] of [['alice', 'member'], ['bob', 'member'], ['carol', 'admin']] as const) {
+  for (const [name, role] of [
+    ['alice', 'member'],
+    ['bob', 'member'],
+    ['carol', 'admin'],
+  ] as const) {
     const u = await createUser(operatorCtx(db, ws.id), { email: `${name}-${tag}@example.test`, role, externalId: `u-${name}` });
     users[name] = u.id;
     callers.push({ name, secret: await keyFor(t, ws.id, u.id, ['messages:read']), userExt: `u-${name}` });

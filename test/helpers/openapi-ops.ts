@@ -38,7 +38,10 @@ function deref(doc: any, value: any, seen: string[] = []): any {
   if (typeof value.$ref === 'string') {
     const ref: string = value.$ref;
     if (seen.includes(ref)) throw new Error(`recursive schema ${ref}`);
-    const target = ref.replace(/^#\//, '').split('/').reduce((o: any, k: string) => o?.[k], doc);
+    const target = ref
+      .replace(/^#\//, '')
+      .split('/')
+      .reduce((o: any, k: string) => o?.[k], doc);
     if (!target) throw new Error(`unresolved ${ref}`);
     return deref(doc, target, [...seen, ref]);
   }
@@ -130,8 +133,10 @@ export function responseChecker(): ResponseChecker {
       if (v && !v(body)) return `body does not match the ${res.statusCode} schema: ${ajv.errorsText(v.errors)}; body ${res.body.slice(0, 300)}`;
       if (res.statusCode >= 400) {
         const err = (body as { error: { code: string; requestId: string } }).error;
-        if ((ERROR_CODES as Record<string, number>)[err.code] !== res.statusCode) return `error code ${err.code} is not catalogued with status ${res.statusCode}`;
-        if (doc.codes.length > 0 && !doc.codes.includes(err.code)) return `error code ${err.code} is not documented for ${op.operationId} ${res.statusCode} (${doc.codes.join(', ')})`;
+        if ((ERROR_CODES as Record<string, number>)[err.code] !== res.statusCode)
+          return `error code ${err.code} is not catalogued with status ${res.statusCode}`;
+        if (doc.codes.length > 0 && !doc.codes.includes(err.code))
+          return `error code ${err.code} is not documented for ${op.operationId} ${res.statusCode} (${doc.codes.join(', ')})`;
         if (err.requestId !== res.headers['x-request-id']) return 'error requestId differs from X-Request-Id';
       }
       return null;

@@ -24,8 +24,7 @@ export interface TestS3 {
   close(): Promise<void>;
 }
 
-const rfc3986 = (s: string): string =>
-  encodeURIComponent(s).replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
+const rfc3986 = (s: string): string => encodeURIComponent(s).replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
 const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex');
 const hmac = (key: string | Buffer, s: string): Buffer => createHmac('sha256', key).update(s).digest();
 
@@ -48,7 +47,12 @@ export function checkPresigned(req: http.IncomingMessage, now = Date.now()): str
     .sort()
     .join('&');
   const canonicalHeaders = signedHeaders
-    .map((h) => `${h}:${String(req.headers[h] ?? '').trim().replace(/\s+/g, ' ')}\n`)
+    .map(
+      (h) =>
+        `${h}:${String(req.headers[h] ?? '')
+          .trim()
+          .replace(/\s+/g, ' ')}\n`,
+    )
     .join('');
   const canonicalRequest = [req.method, rawPath, canonicalQuery, canonicalHeaders, signedHeaders.join(';'), 'UNSIGNED-PAYLOAD'].join('\n');
   const scope = `${shortDate}/${region}/${service}/aws4_request`;

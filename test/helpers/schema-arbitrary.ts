@@ -77,7 +77,10 @@ function stringArb(s: JsonSchema, ids: string[]): fc.Arbitrary<string> {
   // Names of Object.prototype members find bugs in lookups keyed by client text.
   const text = fc.oneof(
     { weight: 9, arbitrary: fc.string({ minLength: min, maxLength: max, unit: 'grapheme' }) },
-    { weight: 1, arbitrary: fc.constantFrom('__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf').filter((v) => v.length >= min && v.length <= max) },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom('__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf').filter((v) => v.length >= min && v.length <= max),
+    },
   );
   const real = ids.filter((id) => id.length >= min && id.length <= (s.maxLength ?? Infinity));
   return real.length > 0 ? fc.oneof(text, fc.constantFrom(...real)) : text;
@@ -85,10 +88,26 @@ function stringArb(s: JsonSchema, ids: string[]): fc.Arbitrary<string> {
 
 /** A request that keeps to the operation's documented schemas; ids of the caller's own objects are mixed in. */
 export function validRequestArb(op: Operation, ids: string[]): fc.Arbitrary<FuzzRequest> {
-  const params = fc.record(Object.fromEntries(op.pathParams.map((p) => [p.name, fc.oneof(fc.constantFrom(...(ids.length ? ids : ['x'])), stringArb(p.schema, []).filter((v) => v.length > 0))])));
+  const params = fc.record(
+    Object.fromEntries(
+      op.pathParams.map((p) => [
+        p.name,
+        fc.oneof(
+          fc.constantFrom(...(ids.length ? ids : ['x'])),
+          stringArb(p.schema, []).filter((v) => v.length > 0),
+        ),
+      ]),
+    ),
+  );
   const queryModel = Object.fromEntries(op.query.map((p) => [p.name, valueArb(p.schema, ids, p.name)]));
-  const query = fc.record(queryModel, { requiredKeys: op.query.filter((p) => p.required).map((p) => p.name) }).map((q) => Object.entries(q).map(([k, v]) => [k, String(v)] as [string, string]));
-  const body = op.body ? (op.body.required ? valueArb(op.body.schema, ids) : fc.option(valueArb(op.body.schema, ids), { nil: undefined })) : fc.constant(undefined);
+  const query = fc
+    .record(queryModel, { requiredKeys: op.query.filter((p) => p.required).map((p) => p.name) })
+    .map((q) => Object.entries(q).map(([k, v]) => [k, String(v)] as [string, string]));
+  const body = op.body
+    ? op.body.required
+      ? valueArb(op.body.schema, ids)
+      : fc.option(valueArb(op.body.schema, ids), { nil: undefined })
+    : fc.constant(undefined);
   // Idempotent operations get keys from a small pool, so replays and reused keys happen too.
   const key = op.idempotent
     ? fc.oneof({ weight: 3, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.oneof(fc.constantFrom('k1', 'k2', 'k3'), fc.uuid()) })
@@ -120,7 +139,19 @@ export interface MutationChoice {
   variant: number;
 }
 
-const BODY_MUTATIONS: Mutation[] = ['missingRequired', 'wrongType', 'outOfRange', 'extraProperty', 'longString', 'nulByte', 'loneSurrogate', 'deepNesting', 'brokenJson', 'notAnObject', 'contentType'];
+const BODY_MUTATIONS: Mutation[] = [
+  'missingRequired',
+  'wrongType',
+  'outOfRange',
+  'extraProperty',
+  'longString',
+  'nulByte',
+  'loneSurrogate',
+  'deepNesting',
+  'brokenJson',
+  'notAnObject',
+  'contentType',
+];
 
 /** The mutations that apply to this operation: body ones only where there is a body, and so on. */
 export function mutationArbFor(op: Operation): fc.Arbitrary<MutationChoice> {
@@ -177,7 +208,10 @@ const BAD_KEYS = ['k'.repeat(256), 'caf\u00e9', 'tab\there', '', ' '.repeat(300)
 export function mutate(op: Operation, req: FuzzRequest, m: MutationChoice): { req: FuzzRequest; label: string } {
   const body = req.body === undefined ? {} : req.body;
   const all = positions(body);
-  const broken = () => ({ req: { ...req, raw: ['{', '{"a":', '[1,2', '{"x":1}}', 'nul', '\u0000', '{"a":"\\ud800"', '{"__proto__":{"x":1}}'][m.variant % 8], invalid: true }, label: 'brokenJson' });
+  const broken = () => ({
+    req: { ...req, raw: ['{', '{"a":', '[1,2', '{"x":1}}', 'nul', '\u0000', '{"a":"\\ud800"', '{"__proto__":{"x":1}}'][m.variant % 8], invalid: true },
+    label: 'brokenJson',
+  });
   switch (m.kind) {
     case 'missingRequired': {
       const objs = all.filter((p) => p.value !== null && typeof p.value === 'object' && !Array.isArray(p.value) && Object.keys(p.value).length > 0);
@@ -234,7 +268,8 @@ export function mutate(op: Operation, req: FuzzRequest, m: MutationChoice): { re
       const p = nth(op.query, m.pick)!;
       const v = m.variant % (BAD_QUERY.length + 2);
       if (v === BAD_QUERY.length) return { req: { ...req, query: [...req.query, ['zz_unknown', '1']] }, label: 'query:unknown' };
-      if (v === BAD_QUERY.length + 1) return { req: { ...req, query: [...req.query.filter(([k]) => k !== p.name), [p.name, '1'], [p.name, '2']] }, label: 'query:repeated' };
+      if (v === BAD_QUERY.length + 1)
+        return { req: { ...req, query: [...req.query.filter(([k]) => k !== p.name), [p.name, '1'], [p.name, '2']] }, label: 'query:repeated' };
       return { req: { ...req, query: [...req.query.filter(([k]) => k !== p.name), [p.name, BAD_QUERY[v]!]] }, label: 'query:value' };
     }
     case 'pathBad': {

@@ -47,7 +47,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
   // Newest-first walk of a workspace, filtered by visibility and membership without leaving the
   // index: serves pages when the caller sees much of the workspace.
-  await db.schema.createIndex('messages_workspace_sent').on('messages').columns(['workspace_id', 'sent_at', 'id', 'channel_visibility', 'channel_id']).execute();
+  await db.schema
+    .createIndex('messages_workspace_sent')
+    .on('messages')
+    .columns(['workspace_id', 'sent_at', 'id', 'channel_visibility', 'channel_id'])
+    .execute();
   // Newest-first per channel: serves pages when the caller sees few channels, and recounts.
   await db.schema.createIndex('messages_channel_sent').on('messages').columns(['channel_id', 'sent_at', 'id']).execute();
 
