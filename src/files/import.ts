@@ -78,6 +78,9 @@ export const fileKind: ImportKind<FileInput> = {
   lookup: (tx, workspaceId, externalIds) => lookupExternalIds(tx, 'files', workspaceId, externalIds),
   async upsert(ctx, items) {
     const at = isoNow(ctx.now);
+    await repo.lockListing(ctx.tx, ctx.workspaceId);
+    const listed: repo.FileRow[] = [];
+    const unlisted: repo.FileRow[] = [];
     const existing = new Map<string, repo.FileRow>();
     for (const part of chunks(items.map((i) => i.externalId))) {
       const rows = await ctx.tx.selectFrom('files').selectAll().where('workspace_id', '=', ctx.workspaceId).where('external_id', 'in', part).execute();
@@ -95,11 +98,15 @@ export const fileKind: ImportKind<FileInput> = {
         if (old.blob_key) await repo.addGarbage(ctx.tx, old.blob_key, at);
         const delta = (repo.isListable(source) ? 1 : 0) - (repo.isListable(old.source) ? 1 : 0);
         if (delta !== 0) await repo.bumpCount(ctx.tx, ctx.workspaceId, delta);
+        if (delta !== 0) (delta > 0 ? listed : unlisted).push(old);
       } else {
         id = newId('fil', ctx.now);
-        await repo.insertFile(ctx.tx, { id, workspace_id: ctx.workspaceId, external_id: item.externalId, ...fields, created_at: at, completed_at: at, upload_deadline: at });
+        const row = { id, workspace_id: ctx.workspaceId, external_id: item.externalId, ...fields, created_at: at, completed_at: at, upload_deadline: at };
+        await repo.insertFile(ctx.tx, row, { ranked: false });
+        if (repo.isListable(source)) listed.push(row);
       }
       ctx.register('file', item.externalId, id);
     }
+    await repo.rankFiles(ctx.tx, ctx.workspaceId, listed, unlisted);
   },
 };

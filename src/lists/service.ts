@@ -120,8 +120,7 @@ export async function getList(db: Executor, config: Config, workspaceId: string,
 }
 
 export async function listLists(db: Executor, config: Config, workspaceId: string, page: Page) {
-  const total = await repo.countLists(db, workspaceId);
-  const rows = await repo.pageLists(db, workspaceId, total, page);
+  const { total, rows } = await repo.pageLists(db, workspaceId, page);
   return envelope(rows.map((r) => toApi(config, r)), total);
 }
 
@@ -130,6 +129,6 @@ export async function listMembers(db: Executor, config: Config, workspaceId: str
   const row = await repo.findList(db, workspaceId, listId);
   if (!row) throw notFound('list', listId);
   if (row.object_type !== kind) return envelope([], 0);
-  const ids = await repo.pageMemberIds(db, row.id, row.member_count, page);
-  return envelope(await loadEntities(db, config, workspaceId, kind, ids), row.member_count);
+  const { total, ids } = await repo.pageMemberIds(db, row.id, page);
+  return envelope(await loadEntities(db, config, workspaceId, kind, ids), total);
 }
