@@ -36,13 +36,17 @@ function tableRow<R>(r: Row): R {
   return rest as R;
 }
 
+// Pages of up to this many rows share one statement (and its cached plan); shorter ones are cut.
+const SHARED_LIMIT = 25;
+
 async function pageOnPostgres<R>(db: Executor, def: RankDef, args: Record<string, unknown>, rows: boolean): Promise<RankPage<R>> {
-  const stmt = pagePostgres(def, rows);
+  const limit = Number(args.limit);
+  const stmt = pagePostgres(def, rows, Math.max(limit, SHARED_LIMIT));
   const params = bind(stmt, args);
   const reader = fastReader(db);
   const out = reader ? await reader.all<Row>(stmt.name, stmt.sql, params) : (await db.executeQuery<Row>(CompiledQuery.raw(stmt.sql, params))).rows;
   const total = Number(out[0]?.rank_total ?? 0);
-  const found = out.filter((r) => r.rank_id !== null);
+  const found = out.filter((r) => r.rank_id !== null).slice(0, limit);
   return { total, rows: found.map((r) => (rows ? tableRow<R>(r) : ({ ts: r.rank_ts, id: r.rank_id } as R))) };
 }
 
