@@ -52,7 +52,8 @@ async function change(tx: Executor, def: RankDef, values: readonly string[], key
   const s = new Scope(tx, def, values);
   await lockScope(tx, def, values);
   await s.ensureBase();
-  // A batch of several leaves' worth, and at least half the scope, is cheaper to count again.
+  // A batch of several leaves' worth, and at least half as large as the scope was, is cheaper to
+  // count again from the index.
   if (sign > 0 && keys.length >= 4 * rankSizes().leaf.max && keys.length * 2 >= (await s.total())) return s.rebuild();
   const touched = new Map<string, Entry>();
   for (let i = 0; i < keys.length; i += CHUNK) {
@@ -62,7 +63,9 @@ async function change(tx: Executor, def: RankDef, values: readonly string[], key
       if (level === 0) for (const e of moved) touched.set(`${e.lo_ts}\u0000${e.lo_id}`, e);
     }
   }
-  for (const e of touched.values()) await s.check(0, e);
+  // Counts are final here; only leaves out of bounds need a look (check re-reads each).
+  const { leaf } = rankSizes();
+  for (const e of touched.values()) if (e.n > leaf.max || (e.n < leaf.min && e.lo_ts !== '')) await s.check(0, e);
 }
 
 /** Counts the scope again from its rows (after a bulk load). */
