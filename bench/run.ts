@@ -61,7 +61,7 @@ async function waitFor(url: string, child: ChildProcess, log: () => string): Pro
   }
 }
 
-async function start(args: string[], env: Record<string, string>, ready: string): Promise<ChildProcess> {
+export async function start(args: string[], env: Record<string, string>, ready: string): Promise<ChildProcess> {
   const child = spawn(process.execPath, args, { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   child.stderr.on('data', (d) => (err += String(d)));
@@ -69,7 +69,7 @@ async function start(args: string[], env: Record<string, string>, ready: string)
   return child;
 }
 
-async function stop(child: ChildProcess): Promise<void> {
+export async function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) return;
   child.kill('SIGTERM');
   await once(child, 'exit');

@@ -1,8 +1,10 @@
 // Seeds for bench/routes.ts: rows written in bulk through Kysely (the importer and the API are
-// not what these routes measure), then the kept counters the API relies on.
+// not what these routes measure), then the kept counters and ranked index the API relies on.
 import type { Executor } from '../src/db/types.ts';
 import { isoNow, newId } from '../src/lib/ids.ts';
 import { createList } from '../src/lists/service.ts';
+import { rankRebuild } from '../src/db/rank.ts';
+import { LIST_MEMBERS } from '../src/lists/repository.ts';
 import type { BenchContext } from './routes.ts';
 import { operatorCtx } from '../src/lib/context.ts';
 
@@ -70,6 +72,7 @@ export async function seedBigList(ctx: BenchContext, n = Number(process.env.BENC
       'list_members',
       rows.map((r, i) => ({ list_id: listId, entity_id: r.id, added_at: isoNow(now - n + i) })),
     );
+    await rankRebuild(tx, LIST_MEMBERS, [listId]);
   });
   ctx.state.bigListId = listId;
   ctx.state.bigListMembers = n;

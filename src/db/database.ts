@@ -48,7 +48,7 @@ export function openDb(opts: DbOptions): Db {
   }
   const dialect = new NodeSqliteDialect(opts.sqliteFile ?? join(opts.dataDir, 'rolodex.db'));
   const kysely = new Kysely<Database>({ dialect });
-  registerFastReader(kysely, { all: (_name, sql, params) => dialect.reader.all(sql, params) });
+  registerFastReader(kysely, { all: (_name, sql, params) => dialect.reader.all(sql, params), snapshot: (fn) => dialect.reader.snapshot(fn) });
   return {
     kysely,
     dialect: 'sqlite',

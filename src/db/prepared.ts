@@ -13,6 +13,9 @@ import type { Executor } from './types.ts';
 
 export interface FastReader {
   all<R>(name: string, sql: string, params: readonly unknown[]): R[] | Promise<R[]>;
+  /** SQLite: runs `fn` synchronously in one read transaction of the reader, so that several
+   *  statements see one snapshot (src/db/rank.ts). */
+  snapshot?<T>(fn: (all: <R>(sql: string, params: readonly unknown[]) => R[]) => T): T;
 }
 
 const readers = new WeakMap<object, FastReader>();
@@ -20,6 +23,11 @@ const readers = new WeakMap<object, FastReader>();
 /** Called by openDb: reads through `prepared` on this handle (not its transactions) use `reader`. */
 export function registerFastReader(db: Executor, reader: FastReader): void {
   readers.set(db, reader);
+}
+
+/** The fast reader of this handle; undefined for a transaction. */
+export function fastReader(db: Executor): FastReader | undefined {
+  return readers.get(db);
 }
 
 interface Compiled {

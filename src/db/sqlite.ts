@@ -32,6 +32,16 @@ class CachedDatabase implements SqliteDatabase {
     return this.prepare(sql).all(params) as R[];
   }
 
+  /** Runs `fn` inside one read transaction: every statement of it sees the same snapshot. */
+  snapshot<T>(fn: (all: <R>(sql: string, params: readonly unknown[]) => R[]) => T): T {
+    this.raw.exec('BEGIN');
+    try {
+      return fn((sql, params) => this.all(sql, params));
+    } finally {
+      this.raw.exec('COMMIT');
+    }
+  }
+
   close(): void {
     this.#cache.clear();
     if (this.raw.isOpen) this.raw.close();

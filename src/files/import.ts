@@ -80,6 +80,10 @@ export function fileKind(blobs: BlobStore | undefined): ImportKind<FileInput> {
     async upsert(ctx, items) {
       const at = isoNow(ctx.now);
       const ws = ctx.actor.workspaceId;
+      // Files that become listable or stop being listable are ranked in one batch at the end.
+      await repo.lockListing(ctx.db, ws);
+      const listed: repo.FileRow[] = [];
+      const unlisted: repo.FileRow[] = [];
       const fieldsOf = ({ line, value: { source, filename, mimeType, blob } }: ImportItem<FileInput>) => {
         if (!blob) throw new ImportError(line, 'path', 'the bytes were not copied');
         return {
@@ -103,18 +107,15 @@ export function fileKind(blobs: BlobStore | undefined): ImportKind<FileInput> {
           if (old.blob_key) await repo.addGarbage(ctx.db, old.blob_key, at);
           const delta = (repo.isListable(fields.source) ? 1 : 0) - (repo.isListable(old.source) ? 1 : 0);
           if (delta !== 0) await repo.bumpCount(ctx.db, ws, delta);
+          if (delta !== 0) (delta > 0 ? listed : unlisted).push(old);
         },
-        insert: (item, id) =>
-          repo.insertFile(ctx.db, {
-            id,
-            workspace_id: ws,
-            external_id: item.externalId,
-            ...fieldsOf(item),
-            created_at: at,
-            completed_at: at,
-            upload_deadline: at,
-          }),
+        async insert(item, id) {
+          const row = { id, workspace_id: ws, external_id: item.externalId, ...fieldsOf(item), created_at: at, completed_at: at, upload_deadline: at };
+          await repo.insertFile(ctx.db, row, { ranked: false });
+          if (repo.isListable(row.source)) listed.push(row);
+        },
       });
+      await repo.rankFiles(ctx.db, ws, listed, unlisted);
     },
   };
 }

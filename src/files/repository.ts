@@ -5,13 +5,33 @@ import { sql } from 'kysely';
 import { chunks } from '../db/chunks.ts';
 import type { Executor } from '../db/types.ts';
 import { lookupExternalIds } from '../import/repository.ts';
+import { defineRank, lockScope, rankDelete, rankInsert, rankPage } from '../db/rank.ts';
 import type { FileSource, FilesTable } from './tables.ts';
 
 export type FileRow = FilesTable;
 
-export async function insertFile(db: Executor, row: FileRow): Promise<void> {
+/** A workspace's listable files, newest first (docs/pages.md). */
+export const LISTED_FILES = defineRank({ name: 'files', table: 'files', by: ['workspace_id'], where: { source: 'api' }, ts: 'created_at', id: 'id' });
+
+/** Inserts a file; `ranked: false` leaves ranking a batch to the caller (rankFiles). */
+export async function insertFile(db: Executor, row: FileRow, opts: { ranked?: boolean } = {}): Promise<void> {
+  const listed = isListable(row.source);
+  if (listed && opts.ranked !== false) await lockScope(db, LISTED_FILES, [row.workspace_id]);
   await db.insertInto('files').values(row).execute();
-  if (row.source === 'api') await bumpCount(db, row.workspace_id, 1);
+  if (!listed) return;
+  await bumpCount(db, row.workspace_id, 1);
+  if (opts.ranked !== false) await rankInsert(db, LISTED_FILES, [row.workspace_id], [{ ts: row.created_at, id: row.id }]);
+}
+
+/** Ranks files that became listable and unranks those that stopped being listable, in batches. */
+export async function rankFiles(db: Executor, workspaceId: string, listed: FileRow[], unlisted: FileRow[]): Promise<void> {
+  const key = (r: FileRow) => ({ ts: r.created_at, id: r.id });
+  await rankInsert(db, LISTED_FILES, [workspaceId], listed.map(key));
+  await rankDelete(db, LISTED_FILES, [workspaceId], unlisted.map(key));
+}
+
+export async function lockListing(db: Executor, workspaceId: string): Promise<void> {
+  await lockScope(db, LISTED_FILES, [workspaceId]);
 }
 
 export async function bumpCount(db: Executor, workspaceId: string, by: number): Promise<void> {
@@ -31,19 +51,9 @@ export async function findFileById(db: Executor, id: string): Promise<FileRow | 
   return db.selectFrom('files').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/** Listable files newest first, ties by id, with their count from the same snapshot. */
 export async function listFiles(db: Executor, workspaceId: string, limit: number, offset: number): Promise<{ rows: FileRow[]; total: number }> {
-  const rows = await db
-    .selectFrom('files')
-    .selectAll()
-    .where('workspace_id', '=', workspaceId)
-    .where('source', '=', 'api')
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(limit)
-    .offset(offset)
-    .execute();
-  const count = await db.selectFrom('file_counts').select('listable').where('workspace_id', '=', workspaceId).executeTakeFirst();
-  return { rows, total: Number(count?.listable ?? 0) };
+  return rankPage<FileRow>(db, LISTED_FILES, [workspaceId], { limit, offset }, true);
 }
 
 /** Moves a file from PENDING, only if it is still PENDING with this blob key; true when it did. */

@@ -1,16 +1,23 @@
-// SQL of lists and memberships. Counts are kept (lists per workspace, members per list) so that
-// totalCount is one row read however large a list grows.
+// SQL of lists and memberships. Counts are kept (lists per workspace, members per list), and both
+// orders are ranked (docs/pages.md) so that a page at any offset costs what the first does.
 import { sql } from 'kysely';
 import type { Executor } from '../db/types.ts';
 import { prepared } from '../db/prepared.ts';
 import type { Page } from '../lib/paging.ts';
 import { chunks } from '../db/chunks.ts';
+import { defineRank, lockScope, rankDelete, rankInsert, rankPage } from '../db/rank.ts';
 import type { ListsTable } from './tables.ts';
 
 export type ListRow = ListsTable;
 
+/** A workspace's lists, newest first; a list's members, by when they joined. */
+export const LISTS = defineRank({ name: 'lists', table: 'lists', by: ['workspace_id'], ts: 'created_at', id: 'id' });
+export const LIST_MEMBERS = defineRank({ name: 'list_members', table: 'list_members', by: ['list_id'], ts: 'added_at', id: 'entity_id' });
+
 export async function insertList(tx: Executor, row: ListRow): Promise<void> {
+  await lockScope(tx, LISTS, [row.workspace_id]);
   await tx.insertInto('lists').values(row).execute();
+  await rankInsert(tx, LISTS, [row.workspace_id], [{ ts: row.created_at, id: row.id }]);
   await tx
     .insertInto('workspace_list_counts')
     .values({ workspace_id: row.workspace_id, list_count: 1 })
@@ -27,74 +34,54 @@ export async function findList(db: Executor, workspaceId: string, id: string): P
   return (await findListQuery(db, workspaceId, id))[0];
 }
 
-export async function countLists(db: Executor, workspaceId: string): Promise<number> {
-  const row = await db.selectFrom('workspace_list_counts').select('list_count').where('workspace_id', '=', workspaceId).executeTakeFirst();
-  return Number(row?.list_count ?? 0);
+/** Newest first, ties by id, with the count from the same snapshot. */
+export async function pageLists(db: Executor, workspaceId: string, page: Page): Promise<{ total: number; rows: ListRow[] }> {
+  return rankPage<ListRow>(db, LISTS, [workspaceId], page, true);
 }
 
-/** Newest first, ties by id; offsets past the middle read the index from its other end. */
-export async function pageLists(db: Executor, workspaceId: string, total: number, page: Page): Promise<ListRow[]> {
-  const w = window(total, page);
-  if (!w) return [];
-  const dir = w.reverse ? 'asc' : 'desc';
-  const rows = await db
-    .selectFrom('lists')
-    .selectAll()
-    .where('workspace_id', '=', workspaceId)
-    .orderBy('created_at', dir)
-    .orderBy('id', dir)
-    .limit(w.limit)
-    .offset(w.offset)
-    .execute();
-  return w.reverse ? rows.reverse() : rows;
-}
-
-export async function pageMemberIds(db: Executor, listId: string, total: number, page: Page): Promise<string[]> {
-  const w = window(total, page);
-  if (!w) return [];
-  const dir = w.reverse ? 'asc' : 'desc';
-  const rows = await db
-    .selectFrom('list_members')
-    .select('entity_id')
-    .where('list_id', '=', listId)
-    .orderBy('added_at', dir)
-    .orderBy('entity_id', dir)
-    .limit(w.limit)
-    .offset(w.offset)
-    .execute();
-  const ids = rows.map((r) => r.entity_id);
-  return w.reverse ? ids.reverse() : ids;
-}
-
-/** Where to read a newest-first page: from the front, or backwards from the end when nearer. */
-export function window(total: number, page: Page): { offset: number; limit: number; reverse: boolean } | null {
-  if (page.offset >= total) return null;
-  const end = Math.min(page.offset + page.limit, total);
-  if (page.offset * 2 <= total) return { offset: page.offset, limit: end - page.offset, reverse: false };
-  return { offset: total - end, limit: end - page.offset, reverse: true };
+export async function pageMemberIds(db: Executor, listId: string, page: Page): Promise<{ total: number; ids: string[] }> {
+  const { total, rows } = await rankPage(db, LIST_MEMBERS, [listId], page);
+  return { total, ids: rows.map((r) => r.id) };
 }
 
 /** Adds members (existing ones are left as they are); returns how many were new. */
 export async function addMembers(tx: Executor, listId: string, ids: string[], at: string): Promise<number> {
-  let added = 0;
+  if (ids.length === 0) return 0;
+  await lockScope(tx, LIST_MEMBERS, [listId]);
+  const added: string[] = [];
   for (const part of chunks(ids)) {
-    const r = await tx
+    const rows = await tx
       .insertInto('list_members')
       .values(part.map((entity_id) => ({ list_id: listId, entity_id, added_at: at })))
       .onConflict((oc) => oc.columns(['list_id', 'entity_id']).doNothing())
-      .executeTakeFirst();
-    added += Number(r.numInsertedOrUpdatedRows ?? 0);
+      .returning('entity_id')
+      .execute();
+    for (const r of rows) added.push(r.entity_id);
   }
-  return added;
+  await rankInsert(
+    tx,
+    LIST_MEMBERS,
+    [listId],
+    added.map((id) => ({ ts: at, id })),
+  );
+  return added.length;
 }
 
 export async function removeMembers(tx: Executor, listId: string, ids: string[]): Promise<number> {
-  let removed = 0;
+  if (ids.length === 0) return 0;
+  await lockScope(tx, LIST_MEMBERS, [listId]);
+  const removed: { ts: string; id: string }[] = [];
   for (const part of chunks(ids)) {
-    const r = await tx.deleteFrom('list_members').where('list_id', '=', listId).where('entity_id', 'in', part).executeTakeFirst();
-    removed += Number(r.numDeletedRows);
+    const rows = await tx
+      .deleteFrom('list_members')
+      .where('list_id', '=', listId)
+      .where('entity_id', 'in', part)
+      .returning(['added_at', 'entity_id'])
+      .execute();
+    for (const r of rows) removed.push({ ts: r.added_at, id: r.entity_id });
   }
-  return removed;
+  await rankDelete(tx, LIST_MEMBERS, [listId], removed);
+  return removed.length;
 }
 
 export async function updateList(tx: Executor, id: string, changes: { name?: string; delta: number; at: string }): Promise<void> {

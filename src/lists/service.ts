@@ -132,8 +132,7 @@ export async function getList(ctx: Ctx, input: { id: string }) {
 }
 
 export async function listLists(ctx: Ctx, input: Page) {
-  const total = await repo.countLists(ctx.db, ctx.actor.workspaceId);
-  const rows = await repo.pageLists(ctx.db, ctx.actor.workspaceId, total, input);
+  const { total, rows } = await repo.pageLists(ctx.db, ctx.actor.workspaceId, input);
   return envelope(
     rows.map((r) => toResource(ctx, r)),
     total,
@@ -145,6 +144,6 @@ export async function listMembers(ctx: Ctx, input: ListMembersInput) {
   const row = await repo.findList(ctx.db, ctx.actor.workspaceId, input.listId);
   if (!row) throw notFound('list', input.listId);
   if (row.object_type !== input.kind) return envelope([], 0);
-  const ids = await repo.pageMemberIds(ctx.db, row.id, row.member_count, input);
-  return envelope(await loadEntities(ctx, { kind: input.kind, ids }), row.member_count);
+  const { total, ids } = await repo.pageMemberIds(ctx.db, row.id, input);
+  return envelope(await loadEntities(ctx, { kind: input.kind, ids }), total);
 }

@@ -17,6 +17,8 @@ import { type ServerProcess, startServerProcess } from '../helpers/process.ts';
 import { type Acked, runWorkload, seeded } from './crash-workload.ts';
 import { verifyFiles } from './crash-verify.ts';
 import { systemCtx, operatorCtx } from '../../src/lib/context.ts';
+import { LIST_MEMBERS, LISTS } from '../../src/lists/repository.ts';
+import { checkEntries } from '../helpers/rank.ts';
 
 const POINTS = Number(process.env.CRASH_POINTS ?? 15);
 const SEED = Number(process.env.CRASH_SEED ?? 7);
@@ -156,7 +158,9 @@ for (const dialect of await testDialects()) {
           .where('list_id', '=', l.id)
           .executeTakeFirstOrThrow();
         assert.equal(Number(l.member_count), Number(n.n), `list ${l.id}: member_count ${l.member_count}, rows ${n.n}`);
+        await checkEntries(db, LIST_MEMBERS, [l.id]); // the ranked index counts exactly these rows
       }
+      assert.equal((await checkEntries(db, LISTS, [workspaceId])).total, lists.length);
       const counter = await db.selectFrom('workspace_list_counts').select('list_count').where('workspace_id', '=', workspaceId).executeTakeFirst();
       assert.equal(Number(counter?.list_count ?? 0), lists.length, 'workspace list counter differs from the rows');
       for (const f of acked.inFlight) {

@@ -1,0 +1,182 @@
+// Page latency at any offset (docs/pages.md): contact lists of 10,000, 100,000 and 1,000,000
+// members, built through the list repository 1,000 members per transaction as the API adds them,
+// then GET /v1/lists/{id}/contacts against a server process, one request at a time over
+// keep-alive: at offsets 0, 25,000, 50,000, 75,000 and 99,975 of the 100,000-member list, and at
+// 10%, 50%, 90% and the last page of every list. Each figure is the median of its requests, next
+// to the median of the bare Fastify baseline (bench/baseline.ts) measured right before it with the
+// same client, and their ratio: the machine's drift moves both.
+//   node bench/pages.ts [--dialect sqlite|postgres|both] [--sizes 10000,100000,1000000] [--requests 200] [--explain]
+import { parseArgs } from 'node:util';
+import { CompiledQuery, sql } from 'kysely';
+import { createKey } from '../src/auth/service.ts';
+import type { DialectName, Executor } from '../src/db/types.ts';
+import { pagePostgres } from '../src/db/rank-sql.ts';
+import { scopeKey } from '../src/db/rank.ts';
+import { operatorCtx, systemCtx } from '../src/lib/context.ts';
+import { isoNow, newId } from '../src/lib/ids.ts';
+import { addMembers, insertList, LIST_MEMBERS, updateList } from '../src/lists/repository.ts';
+import { createWorkspace } from '../src/workspaces/service.ts';
+import { createTestDb } from '../test/helpers/db.ts';
+import { freePort } from '../test/helpers/process.ts';
+import { start, stop } from './run.ts';
+
+const { values: args } = parseArgs({
+  options: {
+    dialect: { type: 'string', default: 'both' },
+    sizes: { type: 'string', default: '10000,100000,1000000' },
+    requests: { type: 'string', default: '200' },
+    explain: { type: 'boolean', default: false },
+  },
+});
+const SIZES = args.sizes.split(',').map(Number);
+const REQUESTS = Number(args.requests);
+const MAIN = new URL('../src/cli/main.ts', import.meta.url).pathname;
+const BASELINE = new URL('./baseline.ts', import.meta.url).pathname;
+const T0 = Date.UTC(2026, 0, 1);
+
+async function seedContacts(db: Executor, workspaceId: string, n: number): Promise<string[]> {
+  const ids: string[] = [];
+  const at = isoNow(T0);
+  for (let i = 0; i < n; i += 10_000) {
+    await db.transaction().execute(async (tx) => {
+      for (let j = i; j < Math.min(n, i + 10_000); j += 500) {
+        const rows = Array.from({ length: Math.min(500, n - j) }, (_, k) => {
+          const id = newId('con', T0 + j + k);
+          ids.push(id);
+          const fields = {
+            $name: { value: { firstName: `First${j + k}`, lastName: 'Bench' }, valueType: 'FULL_NAME' },
+            $email: { value: `c${j + k}@bench.test`, valueType: 'EMAIL' },
+          };
+          return {
+            id,
+            workspace_id: workspaceId,
+            kind: 'contact' as const,
+            external_id: `c${j + k}`,
+            fields: JSON.stringify(fields),
+            created_at: at,
+            updated_at: at,
+          };
+        });
+        await tx.insertInto('records').values(rows).execute();
+      }
+    });
+  }
+  return ids;
+}
+
+/** A list of the first `n` contacts, 1,000 per transaction, each batch joining 1 ms after the last. */
+async function seedList(db: Executor, workspaceId: string, contacts: string[], n: number): Promise<string> {
+  const id = newId('lst', T0);
+  await db
+    .transaction()
+    .execute((tx) =>
+      insertList(tx, { id, workspace_id: workspaceId, name: `${n}`, object_type: 'contact', member_count: 0, created_at: isoNow(T0), updated_at: isoNow(T0) }),
+    );
+  for (let i = 0; i < n; i += 1000) {
+    const at = isoNow(T0 + 1 + i / 1000);
+    await db.transaction().execute(async (tx) => {
+      const added = await addMembers(tx, id, contacts.slice(i, Math.min(n, i + 1000)), at);
+      await updateList(tx, id, { delta: added, at });
+    });
+  }
+  return id;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+
+async function latency(url: string, headers: Record<string, string>, check?: (body: any) => void): Promise<{ median: number; p95: number }> {
+  const times: number[] = [];
+  for (let i = 0; i < REQUESTS + 20; i++) {
+    const t0 = performance.now();
+    const res = await fetch(url, { headers });
+    const body = await res.json();
+    const ms = performance.now() - t0;
+    if (res.status !== 200) throw new Error(`${url}: ${res.status} ${JSON.stringify(body)}`);
+    if (i === 0) check?.(body);
+    if (i >= 20) times.push(ms); // the first 20 warm up
+  }
+  const sorted = [...times].sort((a, b) => a - b);
+  return { median: median(times), p95: sorted[Math.floor(sorted.length * 0.95)] as number };
+}
+
+async function run(dialect: DialectName): Promise<void> {
+  const t0 = performance.now();
+  const tdb = await createTestDb(dialect);
+  const db = tdb.db.kysely;
+  const children: Awaited<ReturnType<typeof start>>[] = [];
+  try {
+    const ws = await createWorkspace(systemCtx(db), { name: 'Bench pages' });
+    const key = await createKey(operatorCtx(db, ws.id), { userId: null, scopes: null, expiresInMs: null });
+    const contacts = await seedContacts(db, ws.id, Math.max(...SIZES));
+    const lists = new Map<number, string>();
+    for (const n of SIZES) lists.set(n, await seedList(db, ws.id, contacts, n));
+    await sql.raw(dialect === 'postgres' ? 'vacuum analyze' : 'analyze').execute(db);
+    console.error(`${dialect}: seeded ${SIZES.join(', ')}-member lists in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
+
+    const port = await freePort();
+    const env: Record<string, string> = {
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: tdb.dataDir,
+      LOG_LEVEL: 'warn',
+      WORKERS: '1',
+      RATE_LIMIT_READ: '0',
+      RATE_LIMIT_WRITE: '0',
+      RATE_LIMIT_SEARCH: '0',
+    };
+    if (tdb.databaseUrl) env.DATABASE_URL = tdb.databaseUrl;
+    children.push(await start([MAIN, 'serve'], env, `http://127.0.0.1:${port}/healthz`));
+    const basePort = await freePort();
+    children.push(await start([BASELINE], { PORT: String(basePort) }, `http://127.0.0.1:${basePort}/`));
+    const auth = { authorization: `Bearer ${key.secret}`, 'service-version': '2026-03-01' };
+
+    const measure = async (n: number, offset: number, label: string) => {
+      const base = await latency(`http://127.0.0.1:${basePort}/`, {});
+      const url = `http://127.0.0.1:${port}/v1/lists/${lists.get(n)}/contacts?limit=25&offset=${offset}`;
+      const page = await latency(url, auth, (body) => {
+        if (body.totalCount !== n || body.data.length !== Math.min(25, n - offset))
+          throw new Error(`${url}: totalCount ${body.totalCount}, ${body.data.length} items`);
+      });
+      const cells = [dialect.padEnd(8), n.toLocaleString('en').padStart(9), `${offset.toLocaleString('en')} (${label})`.padEnd(20)];
+      console.log(
+        `${cells.join('  ')}  median ${page.median.toFixed(2).padStart(6)} ms  p95 ${page.p95.toFixed(2).padStart(6)} ms  baseline ${base.median.toFixed(2)} ms  ×${(page.median / base.median).toFixed(1)}`,
+      );
+    };
+    if (lists.has(100_000))
+      for (const [label, offset] of [
+        ['first', 0],
+        ['25%', 25_000],
+        ['50%', 50_000],
+        ['75%', 75_000],
+        ['last', 99_975],
+      ] as const)
+        await measure(100_000, offset, label);
+    for (const n of SIZES) {
+      for (const [label, offset] of [
+        ['10%', n / 10],
+        ['50%', n / 2],
+        ['90%', (n * 9) / 10],
+        ['last', n - 25],
+      ] as const)
+        await measure(n, Math.floor(offset), label);
+    }
+
+    if (args.explain && dialect === 'postgres') {
+      const n = Math.max(...SIZES);
+      const list = lists.get(n) as string;
+      const stmt = pagePostgres(LIST_MEMBERS, false, 25);
+      const values: Record<string, unknown> = { scope: scopeKey(LIST_MEMBERS, [list]), k: n / 2, limit: 25, by0: list };
+      const params = stmt.args.map((a) => values[a]);
+      const plan = await db.executeQuery<{ 'QUERY PLAN': string }>(CompiledQuery.raw(`explain (analyze, buffers) ${stmt.sql}`, params));
+      console.log(
+        `\nPostgreSQL plan of the member page at offset ${(n / 2).toLocaleString('en')} of ${n.toLocaleString('en')}:\n${plan.rows.map((r) => r['QUERY PLAN']).join('\n')}`,
+      );
+    }
+  } finally {
+    for (const c of children) await stop(c);
+    await tdb.drop();
+  }
+}
+
+console.log(`${REQUESTS} requests per figure (median, p95), one at a time over keep-alive; baseline = bare Fastify, same client`);
+for (const dialect of args.dialect === 'both' ? (['sqlite', 'postgres'] as const) : [args.dialect as DialectName]) await run(dialect);

@@ -1,0 +1,73 @@
+// Ranked sets (docs/pages.md): what a set is, the sizes of its buckets, and the scope keys.
+import { sql } from 'kysely';
+import type { Executor } from './types.ts';
+
+export interface RankDef {
+  /** Prefix of the scope keys of this set in rank_buckets. */
+  name: string;
+  table: string;
+  /** Equality columns that select one scope's rows; a scope is named by their values. */
+  by: readonly string[];
+  /** Constant conditions every ranked row meets (e.g. only listable files). */
+  where?: Readonly<Record<string, string>>;
+  /** The order key: newest first by `ts`, ties by `id` (descending). `id` is unique in a scope. */
+  ts: string;
+  id: string;
+}
+
+export interface RankKey {
+  ts: string;
+  id: string;
+}
+
+export interface RankSizes {
+  /** Rows per leaf: split above max into pieces of about target, merged below min. */
+  leaf: { max: number; target: number; min: number };
+  /** Entries below per entry of the levels above. */
+  fanout: { max: number; target: number; min: number };
+}
+
+/** Levels of entries per scope; changing it needs a migration that rebuilds every scope. */
+export const LEVELS = 2;
+
+export const DEFAULT_SIZES: RankSizes = { leaf: { max: 1024, target: 512, min: 128 }, fanout: { max: 64, target: 32, min: 8 } };
+
+let current: RankSizes = DEFAULT_SIZES;
+
+/** Bucket sizes for tests and benchmarks (small ones make splits and merges happen); none = default. */
+export function setRankSizes(sizes?: RankSizes): void {
+  current = sizes ?? DEFAULT_SIZES;
+}
+
+export function rankSizes(): RankSizes {
+  return current;
+}
+
+const NAME = /^[a-z_][a-z0-9_]*$/;
+
+/** Checks a definition once, where it is declared: its names are written into SQL. */
+export function defineRank(def: RankDef): RankDef {
+  for (const n of [def.table, def.ts, def.id, ...def.by, ...Object.keys(def.where ?? {})]) {
+    if (!NAME.test(n)) throw new Error(`rank ${def.name}: "${n}" is not a plain column or table name`);
+  }
+  if (def.by.length === 0) throw new Error(`rank ${def.name}: at least one scope column`);
+  return Object.freeze({ ...def });
+}
+
+/** The scope's key in rank_buckets. */
+export function scopeKey(def: RankDef, values: readonly string[]): string {
+  if (values.length !== def.by.length) throw new Error(`rank ${def.name}: ${values.length} scope values for ${def.by.length} columns`);
+  return [def.name, ...values].join(':');
+}
+
+const dialects = new WeakMap<object, boolean>();
+
+/** True on PostgreSQL. Told apart by the placeholder the handle compiles to. */
+export function isPostgres(db: Executor): boolean {
+  let pg = dialects.get(db);
+  if (pg === undefined) {
+    pg = sql`${0}`.compile(db).sql === '$1';
+    dialects.set(db, pg);
+  }
+  return pg;
+}

@@ -1,0 +1,150 @@
+// The SQL of a page of src/db/rank.ts, generated once per ranked set. Positions are counted from
+// the oldest row: the newest row of the page at offset k of n rows is at position n - 1 - k.
+// - PostgreSQL: one statement (one snapshot). Each level keeps a running sum over the entries
+//   under the entry picked above it and stops at the first that passes the position (the window
+//   streams over the index); the leaf is then read through the table's index from its `lo`.
+// - SQLite compares a row value with a subquery's result on the first column only, so a bound
+//   computed inside the statement would scan every row sharing the bound's timestamp. Its page
+//   is a few statements with bound parameters instead, run in one read transaction.
+import { hash } from 'node:crypto';
+import { LEVELS, type RankDef } from './rank-def.ts';
+
+export interface Stmt {
+  /** A statement name for PostgreSQL, derived from the text. */
+  name: string;
+  sql: string;
+  /** The argument bound to each placeholder, in order. */
+  args: string[];
+}
+
+/** Numbered placeholders ($n, ?n), one per argument name however often it appears. */
+class Builder {
+  readonly args: string[] = [];
+  readonly pg: boolean;
+  constructor(pg: boolean) {
+    this.pg = pg;
+  }
+  p(name: string): string {
+    let i = this.args.indexOf(name);
+    if (i < 0) i = this.args.push(name) - 1;
+    return `${this.pg ? '$' : '?'}${i + 1}`;
+  }
+  done(text: string): Stmt {
+    return { name: `rdx_rank_${hash('sha256', text, 'hex').slice(0, 24)}`, sql: text, args: this.args };
+  }
+}
+
+const q = (name: string) => `"${name}"`;
+
+/** Conditions selecting the scope's rows of the table under alias `t`. */
+function scoped(def: RankDef, b: Builder): string {
+  const parts = def.by.map((c, i) => `t.${q(c)} = ${b.p(`by${i}`)}`);
+  Object.keys(def.where ?? {}).forEach((c, i) => parts.push(`t.${q(c)} = ${b.p(`where${i}`)}`));
+  return parts.join(' and ');
+}
+
+const cache = new Map<RankDef, Map<string, Stmt>>();
+
+function cached(def: RankDef, variant: string, make: () => Stmt): Stmt {
+  let forDef = cache.get(def);
+  if (!forDef) cache.set(def, (forDef = new Map<string, Stmt>()));
+  let stmt = forDef.get(variant);
+  if (!stmt) forDef.set(variant, (stmt = make()));
+  return stmt;
+}
+
+const RUNNING = 'sum(n) over (order by lo_ts, lo_id rows unbounded preceding)';
+
+/**
+ * `limit` is written into the statement: with it a parameter, the planner cannot cost the generic
+ * plan of the named statement and plans every execution afresh (about a third of its time).
+ */
+export function pagePostgres(def: RankDef, rows: boolean, limit: number): Stmt {
+  if (!Number.isSafeInteger(limit) || limit < 1) throw new Error(`rank: limit ${limit}`);
+  return cached(def, `pg:${rows}:${limit}`, () => {
+    const b = new Builder(true);
+    const [S, K, T, ts, id] = [b.p('scope'), b.p('k'), q(def.table), `t.${q(def.ts)}`, `t.${q(def.id)}`];
+    const where = scoped(def, b);
+    const top = LEVELS - 1;
+    const total = '(select total from tot)';
+    const parts = [
+      `tot as (select coalesce(sum(n), 0) as total from rank_buckets where scope = ${S} and level = ${top})`,
+      `p${top} as (select lo_ts, lo_id, ${total} - 1 - ${K} - (upto - n) as pos from (select lo_ts, lo_id, n, ${RUNNING} as upto from rank_buckets where scope = ${S} and level = ${top}) c
+        where ${K} < ${total} and upto > ${total} - 1 - ${K} order by lo_ts, lo_id limit 1)`,
+    ];
+    for (let l = top - 1; l >= 0; l--) {
+      const up = `p${l + 1}`;
+      parts.push(`p${l} as (select lo_ts, lo_id, (select pos from ${up}) - (upto - n) as pos
+        from (select lo_ts, lo_id, n, ${RUNNING} as upto from rank_buckets where scope = ${S} and level = ${l} and (lo_ts, lo_id) >= (select lo_ts, lo_id from ${up})) c
+        where upto > (select pos from ${up}) order by lo_ts, lo_id limit 1)`);
+    }
+    parts.push(`anchor as (select ${ts} as ts, ${id} as id from ${T} t where ${where} and (${ts}, ${id}) >= (select lo_ts, lo_id from p0)
+      order by ${ts}, ${id} limit 1 offset (select pos from p0))`);
+    parts.push(`page as (select ${ts} as rank_ts, ${id} as rank_id from ${T} t where ${where} and (${ts}, ${id}) <= (select ts, id from anchor)
+      order by ${ts} desc, ${id} desc limit ${limit})`);
+    const join = rows
+      ? `, t.* from (select 1) o left join page on true left join ${T} t on ${where} and ${id} = page.rank_id`
+      : ' from (select 1) o left join page on true';
+    return b.done(`with ${parts.join(',\n')}\nselect ${total} as rank_total, page.rank_ts, page.rank_id${join} order by page.rank_ts desc, page.rank_id desc`);
+  });
+}
+
+export interface SqlitePageStep {
+  stmt: Stmt;
+  args: Record<string, unknown>;
+}
+
+function pickSqlite(def: RankDef, bounded: boolean, capped: boolean): Stmt {
+  return cached(def, `lite:pick:${bounded}:${capped}`, () => {
+    const b = new Builder(false);
+    const range =
+      (bounded ? ` and (lo_ts, lo_id) >= (${b.p('lo_ts')}, ${b.p('lo_id')})` : '') + (capped ? ` and (lo_ts, lo_id) < (${b.p('hi_ts')}, ${b.p('hi_id')})` : '');
+    return b.done(`select lo_ts, lo_id, n, upto, hi_ts, hi_id from (
+      select lo_ts, lo_id, n, sum(n) over w as upto, lead(lo_ts) over w as hi_ts, lead(lo_id) over w as hi_id
+      from rank_buckets where scope = ${b.p('scope')} and level = ${b.p('level')}${range}
+      window w as (order by lo_ts, lo_id rows unbounded preceding)) c
+      where upto > ${b.p('pos')} order by lo_ts, lo_id limit 1`);
+  });
+}
+
+function rowsSqlite(def: RankDef, capped: boolean, rows: boolean): Stmt {
+  return cached(def, `lite:rows:${capped}:${rows}`, () => {
+    const b = new Builder(false);
+    const [T, ts, id] = [q(def.table), `t.${q(def.ts)}`, `t.${q(def.id)}`];
+    const where = scoped(def, b);
+    const keys = `select ${ts} as rank_ts, ${id} as rank_id from ${T} t where ${where}${capped ? ` and (${ts}, ${id}) < (${b.p('hi_ts')}, ${b.p('hi_id')})` : ''}
+      order by ${ts} desc, ${id} desc limit ${b.p('limit')} offset ${b.p('skip')}`;
+    if (!rows) return b.done(keys);
+    return b.done(`select p.rank_ts, p.rank_id, t.* from (${keys}) p join ${T} t on ${where} and ${id} = p.rank_id order by p.rank_ts desc, p.rank_id desc`);
+  });
+}
+
+type Row = Record<string, unknown>;
+
+/** The page as statements: each step yields one and receives its rows. */
+export function* pageSqlite(def: RankDef, args: Record<string, unknown>, rows: boolean): Generator<SqlitePageStep, { total: number; rows: Row[] }, Row[]> {
+  const totalStmt = cached(def, 'lite:total', () => {
+    const b = new Builder(false);
+    return b.done(`select coalesce(sum(n), 0) as total from rank_buckets where scope = ${b.p('scope')} and level = ${b.p('level')}`);
+  });
+  const total = Number((yield { stmt: totalStmt, args: { scope: args.scope, level: LEVELS - 1 } })[0]?.total ?? 0);
+  const k = Number(args.k);
+  if (k >= total) return { total, rows: [] };
+  let pos = total - 1 - k;
+  let at: { lo_ts: unknown; lo_id: unknown; hi_ts: unknown; hi_id: unknown; n: number } | undefined;
+  for (let level = LEVELS - 1; level >= 0; level--) {
+    const bounded = at !== undefined;
+    const capped = at !== undefined && at.hi_ts !== null;
+    const stmt = pickSqlite(def, bounded, capped);
+    const r = (yield { stmt, args: { ...args, level, pos, ...(at ? { lo_ts: at.lo_ts, lo_id: at.lo_id, hi_ts: at.hi_ts, hi_id: at.hi_id } : {}) } })[0];
+    if (!r) throw new Error(`rank ${def.name}: the counts of ${String(args.scope)} are out of step with its rows`);
+    const n = Number(r.n);
+    pos -= Number(r.upto) - n;
+    at = { lo_ts: r.lo_ts, lo_id: r.lo_id, n, hi_ts: r.hi_ts ?? at?.hi_ts ?? null, hi_id: r.hi_ts === null ? (at?.hi_id ?? null) : r.hi_id };
+  }
+  const leaf = at as NonNullable<typeof at>;
+  const capped = leaf.hi_ts !== null;
+  const stmt = rowsSqlite(def, capped, rows);
+  const found = yield { stmt, args: { ...args, skip: leaf.n - 1 - pos, ...(capped ? { hi_ts: leaf.hi_ts, hi_id: leaf.hi_id } : {}) } };
+  return { total, rows: found };
+}

@@ -1,0 +1,251 @@
+// Keeps rank_buckets exact (docs/pages.md), in the transaction that writes the rows: a batch of
+// inserted or deleted keys moves the count of the entry holding each key on every level (one
+// statement per level and 400 keys, each key found through the index), then leaves that grew past
+// their maximum are split and those that shrank below their minimum merged into a neighbour, and
+// the levels above are kept in shape the same way, counting entries below instead of rows.
+// Writers of one scope are serialized: SQLite has one writer at a time; on PostgreSQL every writer
+// takes the scope's advisory lock before it writes the scope's rows (lockScope).
+import { type RawBuilder, sql } from 'kysely';
+import type { Executor } from './types.ts';
+import { isPostgres, LEVELS, type RankDef, type RankKey, rankSizes, scopeKey } from './rank-def.ts';
+
+interface Entry {
+  lo_ts: string;
+  lo_id: string;
+  n: number;
+}
+
+const CHUNK = 400;
+
+const int = (v: number) => sql`cast(${v} as integer)`;
+const col = (alias: string, name: string) => sql.ref(`${alias}.${name}`);
+
+/** The scope's rows of the table under alias `t` (all scopes when `values` is absent). */
+function scopedRows(def: RankDef, values?: readonly string[]): RawBuilder<unknown> {
+  const parts: RawBuilder<unknown>[] = values ? def.by.map((c, i) => sql`${col('t', c)} = ${values[i]}`) : [];
+  for (const [c, v] of Object.entries(def.where ?? {})) parts.push(sql`${col('t', c)} = ${v}`);
+  return parts.length ? sql.join(parts, sql` and `) : sql`1 = 1`;
+}
+
+/** The scope key computed from a row, as scopeKey computes it from values. */
+function scopeOfRow(def: RankDef): RawBuilder<unknown> {
+  return sql.join([sql`${def.name}`, ...def.by.map((c) => sql`${col('t', c)}`)], sql` || ':' || `);
+}
+
+/** Call before writing the scope's rows: on PostgreSQL, serializes the scope's writers. */
+export async function lockScope(tx: Executor, def: RankDef, values: readonly string[]): Promise<void> {
+  if (isPostgres(tx)) await sql`select pg_advisory_xact_lock(hashtextextended(${scopeKey(def, values)}, 0))`.execute(tx);
+}
+
+/** The keys were inserted in this transaction (rows that were not there before). */
+export async function rankInsert(tx: Executor, def: RankDef, values: readonly string[], keys: readonly RankKey[]): Promise<void> {
+  await change(tx, def, values, keys, 1);
+}
+
+/** The keys were deleted in this transaction (rows that were there). */
+export async function rankDelete(tx: Executor, def: RankDef, values: readonly string[], keys: readonly RankKey[]): Promise<void> {
+  await change(tx, def, values, keys, -1);
+}
+
+async function change(tx: Executor, def: RankDef, values: readonly string[], keys: readonly RankKey[], sign: 1 | -1): Promise<void> {
+  if (keys.length === 0) return;
+  const s = new Scope(tx, def, values);
+  await lockScope(tx, def, values);
+  await s.ensureBase();
+  // A batch of several leaves' worth, and at least half as large as the scope was, is cheaper to
+  // count again from the index.
+  if (sign > 0 && keys.length >= 4 * rankSizes().leaf.max && keys.length * 2 >= (await s.total())) return s.rebuild();
+  const touched = new Map<string, Entry>();
+  for (let i = 0; i < keys.length; i += CHUNK) {
+    const part = keys.slice(i, i + CHUNK);
+    for (let level = 0; level < LEVELS; level++) {
+      const moved = await s.count(level, part, sign);
+      if (level === 0) for (const e of moved) touched.set(`${e.lo_ts}\u0000${e.lo_id}`, e);
+    }
+  }
+  // Counts are final here; only leaves out of bounds need a look (check re-reads each).
+  const { leaf } = rankSizes();
+  for (const e of touched.values()) if (e.n > leaf.max || (e.n < leaf.min && e.lo_ts !== '')) await s.check(0, e);
+}
+
+/** Counts the scope again from its rows (after a bulk load). */
+export async function rankRebuild(tx: Executor, def: RankDef, values: readonly string[]): Promise<void> {
+  await lockScope(tx, def, values);
+  await new Scope(tx, def, values).rebuild();
+}
+
+/** Counts every scope of the set again from its rows (migrations). */
+export async function rankRebuildAll(db: Executor, def: RankDef): Promise<void> {
+  await sql`delete from rank_buckets where substr(scope, 1, ${def.name.length + 1}) = ${`${def.name}:`}`.execute(db);
+  await build(db, def);
+}
+
+async function build(db: Executor, def: RankDef, values?: readonly string[]): Promise<void> {
+  const { leaf, fanout } = rankSizes();
+  const own = values ? sql`scope = ${scopeKey(def, values)}` : sql`substr(scope, 1, ${def.name.length + 1}) = ${`${def.name}:`}`;
+  await sql`${pieces(
+    sql`select ${scopeOfRow(def)} as scope, ${col('t', def.ts)} as ts, ${col('t', def.id)} as id, 1 as w
+    from ${sql.table(def.table)} t where ${scopedRows(def, values)}`,
+    leaf.target,
+  )}
+    insert into rank_buckets (scope, level, lo_ts, lo_id, n)
+    select r.scope, 0, case when f.piece = 0 then '' else r.ts end, case when f.piece = 0 then '' else r.id end, f.n from f join r on r.scope = f.scope and r.rn = f.first`.execute(
+    db,
+  );
+  for (let level = 1; level < LEVELS; level++) {
+    await sql`${pieces(sql`select scope, lo_ts as ts, lo_id as id, n as w from rank_buckets where level = ${int(level - 1)} and ${own}`, fanout.target)}
+      insert into rank_buckets (scope, level, lo_ts, lo_id, n)
+      select r.scope, ${int(level)}, r.ts, r.id, f.n from f join r on r.scope = f.scope and r.rn = f.first`.execute(db);
+  }
+}
+
+/**
+ * CTEs `r` (each child with its position `rn` and piece) and `f` (each piece's first position and
+ * weight): the children (scope, ts, id, w) cut, per scope, into pieces of about `target`.
+ */
+function pieces(children: RawBuilder<unknown>, target: number): RawBuilder<unknown> {
+  return sql`with c as (select scope, ts, id, w, row_number() over (partition by scope order by ts, id) - 1 as rn, count(*) over (partition by scope) as cnt from (${children}) x),
+    r as (select scope, ts, id, rn, (rn * ((cnt + ${int(target)} - 1) / ${int(target)})) / cnt as piece, w from c),
+    f as (select scope, piece, min(rn) as first, sum(w) as n from r group by scope, piece)`;
+}
+
+class Scope {
+  readonly tx: Executor;
+  readonly def: RankDef;
+  readonly values: readonly string[];
+  readonly scope: string;
+
+  constructor(tx: Executor, def: RankDef, values: readonly string[]) {
+    this.tx = tx;
+    this.def = def;
+    this.values = values;
+    this.scope = scopeKey(def, values);
+  }
+
+  async ensureBase(): Promise<void> {
+    const rows = Array.from({ length: LEVELS }, (_, l) => sql`(${this.scope}, ${int(l)}, '', '', 0)`);
+    await sql`insert into rank_buckets (scope, level, lo_ts, lo_id, n) values ${sql.join(rows)} on conflict (scope, level, lo_ts, lo_id) do nothing`.execute(
+      this.tx,
+    );
+  }
+
+  async total(): Promise<number> {
+    const r = await sql<{
+      total: number;
+    }>`select coalesce(sum(n), 0) as total from rank_buckets where scope = ${this.scope} and level = ${int(LEVELS - 1)}`.execute(this.tx);
+    return Number(r.rows[0]?.total ?? 0);
+  }
+
+  async rebuild(): Promise<void> {
+    await sql`delete from rank_buckets where scope = ${this.scope}`.execute(this.tx);
+    await build(this.tx, this.def, this.values);
+    await this.ensureBase();
+  }
+
+  /** Adds `sign` per key to the entry holding it on `level`; returns the entries with their new n. */
+  async count(level: number, keys: readonly RankKey[], sign: 1 | -1): Promise<Entry[]> {
+    const s = this.scope;
+    const l = int(level);
+    const k = sql.join(keys.map((x) => sql`(cast(${x.ts} as text), cast(${x.id} as text))`));
+    // The entry of a key: the highest lo <= key. Written with one-column comparisons so that both
+    // databases find each through the primary key (SQLite does not seek on a row value here).
+    const r = await sql<Entry>`with k(ts, id) as (values ${k}),
+      m as (select k.ts,
+        (select b.lo_id from rank_buckets b where b.scope = ${s} and b.level = ${l} and b.lo_ts = k.ts and b.lo_id <= k.id order by b.lo_id desc limit 1) as same_id,
+        (select b.lo_ts from rank_buckets b where b.scope = ${s} and b.level = ${l} and b.lo_ts < k.ts order by b.lo_ts desc limit 1) as prev_ts
+        from k),
+      e as (select case when same_id is not null then ts else prev_ts end as lo_ts,
+        coalesce(same_id, (select max(b.lo_id) from rank_buckets b where b.scope = ${s} and b.level = ${l} and b.lo_ts = m.prev_ts)) as lo_id from m),
+      g as (select lo_ts, lo_id, count(*) as c from e group by lo_ts, lo_id)
+      update rank_buckets set n = n + ${int(sign)} * (select g.c from g where g.lo_ts = rank_buckets.lo_ts and g.lo_id = rank_buckets.lo_id)
+      where scope = ${s} and level = ${l} and (lo_ts, lo_id) in (select lo_ts, lo_id from g)
+      returning lo_ts, lo_id, n`.execute(this.tx);
+    return r.rows;
+  }
+
+  async exact(level: number, at: { lo_ts: string; lo_id: string }): Promise<Entry | undefined> {
+    const r =
+      await sql<Entry>`select lo_ts, lo_id, n from rank_buckets where scope = ${this.scope} and level = ${int(level)} and lo_ts = ${at.lo_ts} and lo_id = ${at.lo_id}`.execute(
+        this.tx,
+      );
+    return r.rows[0];
+  }
+
+  /** The entry holding `at` on `level`: the highest lo <= at. */
+  async containing(level: number, at: { lo_ts: string; lo_id: string }): Promise<Entry | undefined> {
+    return this.neighbour(level, at, sql`<=`, sql`desc`);
+  }
+
+  async neighbour(level: number, at: { lo_ts: string; lo_id: string }, op: RawBuilder<unknown>, dir: RawBuilder<unknown>): Promise<Entry | undefined> {
+    const r =
+      await sql<Entry>`select lo_ts, lo_id, n from rank_buckets where scope = ${this.scope} and level = ${int(level)} and (lo_ts, lo_id) ${op} (${at.lo_ts}, ${at.lo_id})
+      order by lo_ts ${dir}, lo_id ${dir} limit 1`.execute(this.tx);
+    return r.rows[0];
+  }
+
+  /** Conditions for keys in [e.lo, hi) on the given columns. */
+  range(ts: RawBuilder<unknown>, id: RawBuilder<unknown>, e: Entry, hi: Entry | undefined): RawBuilder<unknown> {
+    const upper = hi ? sql` and (${ts}, ${id}) < (${hi.lo_ts}, ${hi.lo_id})` : sql``;
+    return sql`(${ts}, ${id}) >= (${e.lo_ts}, ${e.lo_id})${upper}`;
+  }
+
+  /** Rows (level 0) or entries one level down (above) covered by `e`, as (scope, ts, id, w). */
+  children(level: number, e: Entry, hi: Entry | undefined): RawBuilder<unknown> {
+    if (level === 0) {
+      const [ts, id] = [col('t', this.def.ts), col('t', this.def.id)];
+      return sql`select ${this.scope} as scope, ${ts} as ts, ${id} as id, 1 as w from ${sql.table(this.def.table)} t
+        where ${scopedRows(this.def, this.values)} and ${this.range(ts, id, e, hi)}`;
+    }
+    return sql`select scope, lo_ts as ts, lo_id as id, n as w from rank_buckets
+      where scope = ${this.scope} and level = ${int(level - 1)} and ${this.range(sql.ref('lo_ts'), sql.ref('lo_id'), e, hi)}`;
+  }
+
+  /** Splits or merges the entry at `at` on `level` if it is out of bounds. */
+  async check(level: number, at: { lo_ts: string; lo_id: string } | undefined): Promise<void> {
+    const e = at && (await this.exact(level, at));
+    if (!e) return;
+    const bounds = level === 0 ? rankSizes().leaf : rankSizes().fanout;
+    let size = e.n;
+    if (level > 0) {
+      const hi = await this.neighbour(level, e, sql`>`, sql`asc`);
+      const r = await sql<{ c: number }>`select count(*) as c from (${this.children(level, e, hi)}) x`.execute(this.tx);
+      size = Number(r.rows[0]?.c ?? 0);
+    }
+    if (size > bounds.max) await this.split(level, e);
+    else if (size < bounds.min && e.lo_ts !== '') await this.merge(level, e);
+  }
+
+  /** Cuts `e` into pieces of about the target size; the first keeps e's lo. */
+  async split(level: number, e: Entry): Promise<void> {
+    const hi = await this.neighbour(level, e, sql`>`, sql`asc`);
+    const target = level === 0 ? rankSizes().leaf.target : rankSizes().fanout.target;
+    const r = await sql<{ n: number }>`${pieces(this.children(level, e, hi), target)}
+      insert into rank_buckets (scope, level, lo_ts, lo_id, n)
+      select r.scope, ${int(level)}, r.ts, r.id, f.n from f join r on r.scope = f.scope and r.rn = f.first where f.piece > 0
+      returning n`.execute(this.tx);
+    const moved = r.rows.reduce((sum, x) => sum + Number(x.n), 0);
+    if (moved === 0) return;
+    await this.add(level, e, -moved);
+    if (level + 1 < LEVELS) await this.check(level + 1, await this.containing(level + 1, e));
+  }
+
+  /** Removes e's boundary from its level and every level above that has it; the entries below
+   *  each take over its range and count. */
+  async merge(level: number, e: Entry): Promise<void> {
+    for (let l = level; l < LEVELS; l++) {
+      const x = l === level ? e : await this.exact(l, e);
+      if (!x) break;
+      const below = await this.neighbour(l, x, sql`<`, sql`desc`);
+      if (!below) throw new Error(`rank ${this.def.name}: no entry below ${x.lo_ts}/${x.lo_id} in ${this.scope}`);
+      await sql`delete from rank_buckets where scope = ${this.scope} and level = ${int(l)} and lo_ts = ${x.lo_ts} and lo_id = ${x.lo_id}`.execute(this.tx);
+      await this.add(l, below, x.n);
+    }
+    for (let l = level; l < LEVELS; l++) await this.check(l, await this.containing(l, e));
+  }
+
+  async add(level: number, e: { lo_ts: string; lo_id: string }, by: number): Promise<void> {
+    await sql`update rank_buckets set n = n + ${int(by)} where scope = ${this.scope} and level = ${int(level)} and lo_ts = ${e.lo_ts} and lo_id = ${e.lo_id}`.execute(
+      this.tx,
+    );
+  }
+}

@@ -1,0 +1,114 @@
+// Pages at any offset for the cost of the first (docs/pages.md): an order-statistic index kept in
+// SQL next to the rows it counts. A ranked set is a table, the equality columns that cut it into
+// scopes (a list's members, a workspace's lists) and an order key (timestamp, id) read newest
+// first. `rank_buckets` holds, per scope, LEVELS levels of entries: each entry counts the rows
+// whose key lies between its `lo` and the next entry's `lo` on its level; level 0 entries hold
+// about a thousand rows, and every boundary of a level is also one of the level below, so an
+// entry above covers a few dozen entries below. A page descends the levels with running sums,
+// then skips at most one leaf's rows through the table's own index.
+import { CompiledQuery, sql } from 'kysely';
+import type { Executor } from './types.ts';
+import { fastReader } from './prepared.ts';
+import { isPostgres, type RankDef, type RankKey, scopeKey } from './rank-def.ts';
+import { type Stmt, pagePostgres, pageSqlite, type SqlitePageStep } from './rank-sql.ts';
+
+export { defineRank, LEVELS, type RankDef, type RankKey, type RankSizes, rankSizes, scopeKey, setRankSizes } from './rank-def.ts';
+export { lockScope, rankDelete, rankInsert, rankRebuild, rankRebuildAll } from './rank-write.ts';
+
+export interface RankPage<R> {
+  /** Rows in the scope (the sum of its top-level entries). */
+  total: number;
+  rows: R[];
+}
+
+type Row = Record<string, unknown>;
+
+function bind(stmt: Stmt, args: Record<string, unknown>): unknown[] {
+  return stmt.args.map((a) => {
+    if (!(a in args)) throw new Error(`rank: no value for ${a}`);
+    return args[a];
+  });
+}
+
+/** Strips the page's bookkeeping columns from a row of the table. */
+function tableRow<R>(r: Row): R {
+  const { rank_total: _t, rank_ts: _s, rank_id: _i, ...rest } = r;
+  return rest as R;
+}
+
+// Pages of up to this many rows share one statement (and its cached plan); shorter ones are cut.
+const SHARED_LIMIT = 25;
+
+async function pageOnPostgres<R>(db: Executor, def: RankDef, args: Record<string, unknown>, rows: boolean): Promise<RankPage<R>> {
+  const limit = Number(args.limit);
+  const stmt = pagePostgres(def, rows, Math.max(limit, SHARED_LIMIT));
+  const params = bind(stmt, args);
+  const reader = fastReader(db);
+  const out = reader ? await reader.all<Row>(stmt.name, stmt.sql, params) : (await db.executeQuery<Row>(CompiledQuery.raw(stmt.sql, params))).rows;
+  const total = Number(out[0]?.rank_total ?? 0);
+  const found = out.filter((r) => r.rank_id !== null).slice(0, limit);
+  return { total, rows: found.map((r) => (rows ? tableRow<R>(r) : ({ ts: r.rank_ts, id: r.rank_id } as R))) };
+}
+
+// Statement by statement, so that one driver runs it synchronously inside a read transaction and
+// another awaits each step inside a transaction that is already a snapshot.
+function drive<T>(steps: Generator<SqlitePageStep, T, Row[]>, all: (s: SqlitePageStep) => Row[]): T {
+  let next = steps.next();
+  while (!next.done) next = steps.next(all(next.value));
+  return next.value;
+}
+
+async function driveAsync<T>(steps: Generator<SqlitePageStep, T, Row[]>, all: (s: SqlitePageStep) => Promise<Row[]>): Promise<T> {
+  let next = steps.next();
+  while (!next.done) next = steps.next(await all(next.value));
+  return next.value;
+}
+
+async function pageOnSqlite<R>(db: Executor, def: RankDef, args: Record<string, unknown>, rows: boolean): Promise<RankPage<R>> {
+  const steps = pageSqlite(def, args, rows);
+  const reader = fastReader(db);
+  let found: { total: number; rows: Row[] };
+  if (reader?.snapshot) {
+    found = reader.snapshot((all) => drive(steps, (s) => all<Row>(s.stmt.sql, bind(s.stmt, s.args))));
+  } else {
+    const run = async (ex: Executor, s: SqlitePageStep) => (await ex.executeQuery<Row>(CompiledQuery.raw(s.stmt.sql, bind(s.stmt, s.args)))).rows;
+    if (db.isTransaction) {
+      found = await driveAsync(steps, (s) => run(db, s));
+    } else {
+      found = await db.connection().execute(async (c) => {
+        await sql`begin`.execute(c);
+        try {
+          return await driveAsync(steps, (s) => run(c, s));
+        } finally {
+          await sql`commit`.execute(c);
+        }
+      });
+    }
+  }
+  return { total: found.total, rows: found.rows.map((r) => (rows ? tableRow<R>(r) : ({ ts: r.rank_ts, id: r.rank_id } as R))) };
+}
+
+/**
+ * The page at `offset` (newest first) of a scope and the scope's size, read in one snapshot. With
+ * `rows`, the table's rows; otherwise their keys.
+ */
+export async function rankPage(db: Executor, def: RankDef, values: readonly string[], page: { offset: number; limit: number }): Promise<RankPage<RankKey>>;
+export async function rankPage<R>(
+  db: Executor,
+  def: RankDef,
+  values: readonly string[],
+  page: { offset: number; limit: number },
+  rows: true,
+): Promise<RankPage<R>>;
+export async function rankPage<R>(
+  db: Executor,
+  def: RankDef,
+  values: readonly string[],
+  page: { offset: number; limit: number },
+  rows = false,
+): Promise<RankPage<R>> {
+  const args: Record<string, unknown> = { scope: scopeKey(def, values), k: page.offset, limit: page.limit };
+  def.by.forEach((_c, i) => (args[`by${i}`] = values[i]));
+  Object.values(def.where ?? {}).forEach((v, i) => (args[`where${i}`] = v));
+  return isPostgres(db) ? pageOnPostgres<R>(db, def, args, rows) : pageOnSqlite<R>(db, def, args, rows);
+}

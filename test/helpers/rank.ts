@@ -1,0 +1,92 @@
+// Checks a scope of rank_buckets against its rows (docs/pages.md): every entry counts exactly the
+// rows of its range, every boundary of a level is one of the level below, sizes within bounds, and
+// every page equals the naive ORDER BY … LIMIT … OFFSET over the table.
+import assert from 'node:assert/strict';
+import { sql } from 'kysely';
+import type { Executor } from '../../src/db/types.ts';
+import { LEVELS, type RankDef, rankPage, rankSizes, scopeKey } from '../../src/db/rank.ts';
+
+function scoped(def: RankDef, values: readonly string[]) {
+  const parts = def.by.map((c, i) => sql`${sql.ref(`t.${c}`)} = ${values[i]}`);
+  for (const [c, v] of Object.entries(def.where ?? {})) parts.push(sql`${sql.ref(`t.${c}`)} = ${v}`);
+  return sql.join(parts, sql` and `);
+}
+
+export interface RankShape {
+  /** Entries per level, lowest first. */
+  entries: number[];
+  total: number;
+}
+
+/** Asserts the invariants of the scope's entries; returns their shape. */
+export async function checkEntries(db: Executor, def: RankDef, values: readonly string[]): Promise<RankShape> {
+  const scope = scopeKey(def, values);
+  const [ts, id] = [sql.ref(`t.${def.ts}`), sql.ref(`t.${def.id}`)];
+  const r = await sql<{ level: number; lo_ts: string; lo_id: string; n: number; rows: number; children: number; aligned: number }>`
+    select e.level, e.lo_ts, e.lo_id, e.n,
+      (select count(*) from ${sql.table(def.table)} t where ${scoped(def, values)} and (${ts}, ${id}) >= (e.lo_ts, e.lo_id)
+        and (e.hi_ts is null or (${ts}, ${id}) < (e.hi_ts, e.hi_id))) as rows,
+      (select count(*) from rank_buckets c where c.scope = e.scope and c.level = e.level - 1 and (c.lo_ts, c.lo_id) >= (e.lo_ts, e.lo_id)
+        and (e.hi_ts is null or (c.lo_ts, c.lo_id) < (e.hi_ts, e.hi_id))) as children,
+      (select count(*) from rank_buckets c where c.scope = e.scope and c.level = e.level - 1 and c.lo_ts = e.lo_ts and c.lo_id = e.lo_id) as aligned
+    from (select scope, level, lo_ts, lo_id, n,
+        lead(lo_ts) over (partition by level order by lo_ts, lo_id) as hi_ts, lead(lo_id) over (partition by level order by lo_ts, lo_id) as hi_id
+      from rank_buckets where scope = ${scope}) e
+    order by e.level, e.lo_ts, e.lo_id`.execute(db);
+  const real = await sql<{ c: number }>`select count(*) as c from ${sql.table(def.table)} t where ${scoped(def, values)}`.execute(db);
+  const total = Number(real.rows[0]?.c);
+  const { leaf, fanout } = rankSizes();
+  const entries = Array.from({ length: LEVELS }, () => 0);
+  for (let level = 0; level < LEVELS; level++) {
+    const on = r.rows.filter((e) => Number(e.level) === level);
+    entries[level] = on.length;
+    if (total === 0 && on.length === 0) continue;
+    const where = `${scope} level ${level}`;
+    assert.equal(on[0]?.lo_ts, '', `${where}: the lowest entry is the base`);
+    assert.equal(
+      on.reduce((s, e) => s + Number(e.n), 0),
+      total,
+      `${where}: counts sum to the rows`,
+    );
+    for (const e of on) {
+      const at = `${where} entry ${e.lo_ts}/${e.lo_id}`;
+      assert.equal(Number(e.n), Number(e.rows), `${at}: n counts its rows`);
+      const base = e.lo_ts === '';
+      if (level === 0) {
+        assert.ok(Number(e.n) <= leaf.max, `${at}: ${e.n} rows, over ${leaf.max}`);
+        if (!base) assert.ok(Number(e.n) >= leaf.min, `${at}: ${e.n} rows, under ${leaf.min}`);
+      } else {
+        assert.equal(Number(e.aligned), 1, `${at}: a boundary of the level below`);
+        assert.ok(Number(e.children) <= fanout.max, `${at}: ${e.children} entries below, over ${fanout.max}`);
+        if (!base) assert.ok(Number(e.children) >= fanout.min, `${at}: ${e.children} entries below, under ${fanout.min}`);
+      }
+    }
+  }
+  return { entries, total };
+}
+
+/** The naive page: ORDER BY … LIMIT … OFFSET over the table. */
+export async function naivePage(db: Executor, def: RankDef, values: readonly string[], offset: number, limit: number): Promise<string[]> {
+  const [ts, id] = [sql.ref(`t.${def.ts}`), sql.ref(`t.${def.id}`)];
+  const r = await sql<{ id: string }>`select ${id} as id from ${sql.table(def.table)} t where ${scoped(def, values)}
+    order by ${ts} desc, ${id} desc limit ${limit} offset ${offset}`.execute(db);
+  return r.rows.map((x) => x.id);
+}
+
+/** Asserts that the pages at the given offsets (default: every one, and two past the end) equal the naive pages. */
+export async function checkPages(db: Executor, def: RankDef, values: readonly string[], opts: { limit?: number; offsets?: number[] } = {}): Promise<void> {
+  const { total } = await rankPage(db, def, values, { offset: 0, limit: 1 });
+  const real = await sql<{ c: number }>`select count(*) as c from ${sql.table(def.table)} t where ${scoped(def, values)}`.execute(db);
+  assert.equal(total, Number(real.rows[0]?.c), 'total counts the rows');
+  const limit = opts.limit ?? 3;
+  const offsets = opts.offsets ?? [...Array.from({ length: total }, (_, i) => i), total, total + 5];
+  for (const offset of offsets) {
+    const page = await rankPage(db, def, values, { offset, limit });
+    assert.equal(page.total, total, `offset ${offset}: total`);
+    assert.deepEqual(
+      page.rows.map((r) => r.id),
+      await naivePage(db, def, values, offset, limit),
+      `offset ${offset} limit ${limit}`,
+    );
+  }
+}
