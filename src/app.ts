@@ -13,6 +13,7 @@ import { createMetrics } from './metrics/registry.ts';
 import { installOpenApi } from './http/openapi.ts';
 import { installPipeline } from './http/pipeline.ts';
 import { requestIdFor } from './http/request-id.ts';
+import { versionHeaders } from './http/version.ts';
 import { installValidators } from './http/validation.ts';
 import { createLinks } from './lib/links.ts';
 import { listRoutes } from './lists/routes.ts';
@@ -46,7 +47,7 @@ export async function buildApp(config: Config, deps: Deps): Promise<FastifyInsta
   installValidators(app);
   installJsonParser(app);
   installErrorHandling(app);
-  installPipeline(app, deps);
+  installPipeline(app, deps, versionHeaders(config.versionHeaders));
   installIdempotency(app, deps);
   // Made here when the caller has none; deps itself is never changed.
   const metrics = deps.metrics ?? createMetrics();

@@ -12,6 +12,8 @@ import { errorResponse, ErrorBody, RATE_HEADERS } from './openapi-schemas.ts';
 const DESCRIPTION = `Records, Lists, Messages and Files.
 
 Every \`/v1\` request sends \`Authorization: Bearer <API_KEY>\` and \`Service-Version: ${SERVICE_VERSION}\`.
+A deployment may accept other names for the version header (\`VERSION_HEADERS\`); a response
+echoes the name a request used.
 Each operation lists the scopes it needs (\`x-scopes\`) and its rate-limit category
 (\`x-rate-category\`: Read, Write or Search; per workspace, a token bucket refilling at the
 category's quota per second with a burst of one second's quota). Responses carry
