@@ -7,12 +7,14 @@ import * as m0001 from './migrations/0001_foundation.ts';
 import * as m0002 from './migrations/0002_lists.ts';
 import * as m0003 from './migrations/0003_messages.ts';
 import * as m0004 from './migrations/0004_files.ts';
+import * as m0006 from './migrations/0006_platform.ts';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001_foundation': m0001,
   '0002_lists': m0002,
   '0003_messages': m0003,
   '0004_files': m0004,
+  '0006_platform': m0006,
 };
 
 export class MigrationError extends Error {
