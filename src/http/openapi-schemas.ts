@@ -1,5 +1,6 @@
 // Schemas that exist for the OpenAPI document only: the one error shape and the rate-limit headers.
 import { Type } from '@sinclair/typebox';
+import { RETRYABLE } from '../lib/errors.ts';
 
 export const ErrorBody = Type.Object(
   {
@@ -34,7 +35,15 @@ const MESSAGE_FOR: Record<string, string> = {
 /** An OpenAPI response for one status: the error shape, the codes it may carry, an example. */
 export function errorResponse(status: number, type: string, codes: string[]): Record<string, unknown> {
   const headers: Record<string, unknown> = status === 429 ? { ...RATE_HEADERS, 'Retry-After': int('Seconds to wait before retrying.') } : {};
-  if (status === 409 && codes.includes('idempotency_conflict')) headers['Retry-After'] = int('Seconds to wait before retrying.');
+  if (status === 409 && codes.some((c) => c === 'idempotency_conflict' || c === 'file_busy')) headers['Retry-After'] = int('Seconds to wait before retrying.');
+  const final = codes.filter((c) => (RETRYABLE as Record<string, boolean>)[c] === false);
+  if (final.length > 0) {
+    headers['x-should-retry'] = {
+      type: 'string',
+      enum: ['false'],
+      description: `\`false\` on ${final.map((c) => `\`${c}\``).join(', ')}: the same request sent again cannot succeed, so clients that retry by default should not.`,
+    };
+  }
   const examples: Record<string, unknown> = {};
   for (const code of codes) {
     examples[code] = {
