@@ -17,6 +17,7 @@ import { versionHeaders } from './http/version.ts';
 import { installValidators } from './http/validation.ts';
 import { createLinks } from './lib/links.ts';
 import { listRoutes } from './lists/routes.ts';
+import { memberRoutes } from './members/routes.ts';
 import { messageRoutes } from './messages/routes.ts';
 
 export async function buildApp(config: Config, deps: Deps): Promise<FastifyInstance> {
@@ -60,5 +61,6 @@ export async function buildApp(config: Config, deps: Deps): Promise<FastifyInsta
   await app.register(listRoutes, opts);
   await app.register(messageRoutes, opts);
   await app.register(fileRoutes, opts);
+  await app.register(memberRoutes, opts);
   return app;
 }

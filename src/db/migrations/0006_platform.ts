@@ -39,6 +39,38 @@ async function idempotencyPerOperation(db: Kysely<any>): Promise<void> {
   await db.schema.createIndex('idempotency_keys_created').on('idempotency_keys').column('created_at').execute();
 }
 
+// A user's name becomes first and last name, the one source of a member's $name: split at the
+// first run of spaces, the first word the first name, the rest the last name (docs/design.md
+// §Members). Written out here, not imported, so that the migration never changes.
+function splitName(name: string | null): { first_name: string | null; last_name: string | null } {
+  const m = /^(\S+)\s*([\s\S]*)$/.exec((name ?? '').trim());
+  if (!m) return { first_name: null, last_name: null };
+  return { first_name: m[1] as string, last_name: (m[2] as string).trim() || null };
+}
+
+async function membersOfWorkspaces(db: Kysely<any>): Promise<void> {
+  await db.schema.alterTable('users').addColumn('first_name', 'text').execute();
+  await db.schema.alterTable('users').addColumn('last_name', 'text').execute();
+  await db.schema.alterTable('users').addColumn('profile_image_url', 'text').execute();
+  const named = (await db.selectFrom('users').select(['id', 'name']).where('name', 'is not', null).execute()) as Array<{ id: string; name: string }>;
+  for (const u of named) await db.updateTable('users').set(splitName(u.name)).where('id', '=', u.id).execute();
+  await db.schema.alterTable('users').dropColumn('name').execute();
+  // Serves GET /v1/members: newest first, ties by id.
+  await db.schema.createIndex('users_workspace_created').on('users').columns(['workspace_id', 'created_at', 'id']).execute();
+
+  // Users per workspace, so that the members' totalCount is one row read.
+  await db.schema
+    .createTable('workspace_user_counts')
+    .addColumn('workspace_id', 'text', (c) => c.primaryKey())
+    .addColumn('user_count', 'integer', (c) => c.notNull())
+    .execute();
+  await sql`
+    insert into workspace_user_counts (workspace_id, user_count)
+    select workspace_id, count(*) from users group by workspace_id
+  `.execute(db);
+}
+
 export async function up(db: Kysely<any>): Promise<void> {
   await idempotencyPerOperation(db);
+  await membersOfWorkspaces(db);
 }
