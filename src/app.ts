@@ -13,9 +13,11 @@ import { createMetrics } from './metrics/registry.ts';
 import { installOpenApi } from './http/openapi.ts';
 import { installPipeline } from './http/pipeline.ts';
 import { requestIdFor } from './http/request-id.ts';
+import { versionHeaders } from './http/version.ts';
 import { installValidators } from './http/validation.ts';
 import { createLinks } from './lib/links.ts';
 import { listRoutes } from './lists/routes.ts';
+import { memberRoutes } from './members/routes.ts';
 import { messageRoutes } from './messages/routes.ts';
 
 export async function buildApp(config: Config, deps: Deps): Promise<FastifyInstance> {
@@ -46,7 +48,7 @@ export async function buildApp(config: Config, deps: Deps): Promise<FastifyInsta
   installValidators(app);
   installJsonParser(app);
   installErrorHandling(app);
-  installPipeline(app, deps);
+  installPipeline(app, deps, versionHeaders(config.versionHeaders));
   installIdempotency(app, deps);
   // Made here when the caller has none; deps itself is never changed.
   const metrics = deps.metrics ?? createMetrics();
@@ -59,5 +61,6 @@ export async function buildApp(config: Config, deps: Deps): Promise<FastifyInsta
   await app.register(listRoutes, opts);
   await app.register(messageRoutes, opts);
   await app.register(fileRoutes, opts);
+  await app.register(memberRoutes, opts);
   return app;
 }

@@ -32,6 +32,8 @@ export interface Config {
   uploadTtlSeconds: number;
   downloadTtlSeconds: number;
   sweepIntervalSeconds: number;
+  /** Every header name accepted as the version header, as configured; Service-Version among them. */
+  versionHeaders: string[];
 }
 
 /** A wrong environment variable; `param` names it. */
@@ -115,6 +117,31 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
   throw new ConfigError(`${name} must be true or false (got "${raw}")`, name);
 }
 
+// RFC 9110 token characters: what a header name may be made of.
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+// Headers the service reads for another purpose: naming one as a version header would be a mistake.
+const TAKEN_HEADERS = ['authorization', 'content-type', 'content-length', 'host', 'idempotency-key', 'x-request-id', 'range', 'if-range'];
+
+/** VERSION_HEADERS: the names accepted as the version header (docs/design.md §Requests). */
+function versionHeaders(env: Env): string[] {
+  const raw = env.VERSION_HEADERS;
+  if (raw === undefined || raw.trim() === '') return ['Service-Version'];
+  const fail = (why: string) =>
+    new ConfigError(`VERSION_HEADERS must be a comma-separated list of header names including Service-Version: ${why} (got "${raw}")`, 'VERSION_HEADERS');
+  const names = raw.split(',').map((n) => n.trim());
+  const seen = new Set<string>();
+  for (const name of names) {
+    if (name === '') throw fail('a name is empty');
+    if (!HEADER_NAME.test(name)) throw fail(`"${name}" is not a valid header name`);
+    const lower = name.toLowerCase();
+    if (TAKEN_HEADERS.includes(lower)) throw fail(`"${name}" is used by the service for another purpose`);
+    if (seen.has(lower)) throw fail(`"${name}" is named twice`);
+    seen.add(lower);
+  }
+  if (!seen.has('service-version')) throw fail('Service-Version is missing');
+  return names;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = int(env, 'PORT', 3000, 0, 65535);
   const host = env.HOST || '127.0.0.1';
@@ -146,5 +173,6 @@ export function loadConfig(env: Env = process.env): Config {
     uploadTtlSeconds: int(env, 'UPLOAD_TTL_SECONDS', 3600, 60, 7 * 86400),
     downloadTtlSeconds: int(env, 'DOWNLOAD_TTL_SECONDS', 900, 10, 7 * 86400),
     sweepIntervalSeconds: int(env, 'SWEEP_INTERVAL_SECONDS', 60, 1, 86400),
+    versionHeaders: versionHeaders(env),
   };
 }

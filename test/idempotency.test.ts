@@ -5,6 +5,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { call, eachDialect, seedWorkspace } from './helpers/app.ts';
 import { pipelineRoutes } from './pipeline-routes.ts';
+import { operatorCtx } from '../src/lib/context.ts';
+import { createUser } from '../src/users/service.ts';
 
 await eachDialect(
   'idempotency',
@@ -81,19 +83,18 @@ await eachDialect(
       assert.equal(await countUsers(s.workspaceId), 2);
     });
 
-    test('client errors of the handler are stored; server errors and validation errors are not', async () => {
+    test('only successes are stored: a request failed in the handler (4xx or 5xx) or refused before it runs again with the same key', async () => {
       const t = ctx();
       const s = await seedWorkspace(t);
       const clientErr = await call(t, s.secret, 'POST', '/v1/test/users', { email: 'g@x.test', fail: 'client' }, { 'idempotency-key': 'k4' });
       assert.equal(clientErr.statusCode, 400);
-      const replay = await call(t, s.secret, 'POST', '/v1/test/users', { email: 'g@x.test', fail: 'client' }, { 'idempotency-key': 'k4' });
-      assert.equal(replay.headers['idempotent-replayed'], 'true');
-      assert.equal(replay.statusCode, 400);
-      // Byte for byte the stored error, but naming the request that is answered now.
-      assert.equal(replay.json().error.requestId, replay.headers['x-request-id']);
-      assert.notEqual(replay.headers['x-request-id'], clientErr.headers['x-request-id']);
-      assert.equal(replay.body, clientErr.body.replace(String(clientErr.headers['x-request-id']), String(replay.headers['x-request-id'])));
       assert.equal(await countUsers(s.workspaceId), 1, 'the failed handler wrote nothing');
+      const again = await call(t, s.secret, 'POST', '/v1/test/users', { email: 'g@x.test', fail: 'client' }, { 'idempotency-key': 'k4' });
+      assert.equal(again.statusCode, 400);
+      assert.equal(again.headers['idempotent-replayed'], undefined, 'a 4xx is not stored: the handler ran again');
+      assert.notEqual(again.json().error.requestId, clientErr.json().error.requestId);
+      const keys = await t.deps.db.kysely.selectFrom('idempotency_keys').select('key').where('workspace_id', '=', s.workspaceId).execute();
+      assert.deepEqual(keys, [], 'a failure leaves no claim behind');
 
       const serverErr = await call(t, s.secret, 'POST', '/v1/test/users', { email: 'h@x.test', fail: 'server' }, { 'idempotency-key': 'k5' });
       assert.equal(serverErr.statusCode, 500);
@@ -105,6 +106,44 @@ await eachDialect(
       assert.equal(invalid.statusCode, 400);
       const valid = await call(t, s.secret, 'POST', '/v1/test/users', { email: 'i@x.test' }, { 'idempotency-key': 'k6' });
       assert.equal(valid.statusCode, 200, 'a request refused by validation did not take the key');
+    });
+
+    test('a failed request retried with the same key, once its cause is fixed, runs again and succeeds; the success is replayed', async () => {
+      const t = ctx();
+      const s = await seedWorkspace(t);
+      const body = { email: 'p@x.test', fail: 'until-ready' };
+      const failed = await call(t, s.secret, 'POST', '/v1/test/users', body, { 'idempotency-key': 'fix' });
+      assert.equal(failed.statusCode, 400, failed.body);
+      assert.equal(failed.json().error.code, 'invalid_value');
+      await createUser(operatorCtx(t.deps.db.kysely, s.workspaceId), { email: 'ready@x.test' });
+      const ok = await call(t, s.secret, 'POST', '/v1/test/users', body, { 'idempotency-key': 'fix' });
+      assert.equal(ok.statusCode, 200, ok.body);
+      assert.equal(ok.headers['idempotent-replayed'], undefined);
+      assert.equal(ok.json().email, 'p@x.test');
+      const replay = await call(t, s.secret, 'POST', '/v1/test/users', body, { 'idempotency-key': 'fix' });
+      assert.equal(replay.statusCode, 200);
+      assert.equal(replay.headers['idempotent-replayed'], 'true');
+      assert.equal(replay.body, ok.body, 'byte for byte');
+      assert.equal(await countUsers(s.workspaceId), 3, 'the seeded user, ready@ and p@: created once');
+    });
+
+    test('the same key on two operations names two independent requests', async () => {
+      const t = ctx();
+      const s = await seedWorkspace(t);
+      const user = await call(t, s.secret, 'POST', '/v1/test/users', { email: 'n@x.test' }, { 'idempotency-key': 'both' });
+      const other = await call(t, s.secret, 'POST', '/v1/test/users-too', { email: 'o@x.test' }, { 'idempotency-key': 'both' });
+      assert.equal(user.statusCode, 200);
+      assert.equal(other.statusCode, 200, other.body);
+      assert.equal(other.headers['idempotent-replayed'], undefined, 'not a replay of the other operation');
+      assert.notEqual(other.json().id, user.json().id);
+      assert.equal(await countUsers(s.workspaceId), 3);
+      const replayUser = await call(t, s.secret, 'POST', '/v1/test/users', { email: 'n@x.test' }, { 'idempotency-key': 'both' });
+      const replayOther = await call(t, s.secret, 'POST', '/v1/test/users-too', { email: 'o@x.test' }, { 'idempotency-key': 'both' });
+      assert.equal(replayUser.body, user.body);
+      assert.equal(replayOther.body, other.body);
+      assert.equal(replayUser.headers['idempotent-replayed'], 'true');
+      assert.equal(replayOther.headers['idempotent-replayed'], 'true');
+      assert.equal(await countUsers(s.workspaceId), 3);
     });
 
     test('50 concurrent identical requests create exactly one user', async () => {
@@ -152,6 +191,7 @@ await eachDialect(
         .insertInto('idempotency_keys')
         .values({
           workspace_id: s.workspaceId,
+          operation: 'testCreateUser',
           key: 'crashed',
           fingerprint,
           state: 'pending',
@@ -168,6 +208,7 @@ await eachDialect(
         .insertInto('idempotency_keys')
         .values({
           workspace_id: s.workspaceId,
+          operation: 'testCreateUser',
           key: 'running',
           fingerprint,
           state: 'pending',

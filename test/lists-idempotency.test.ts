@@ -1,6 +1,6 @@
 // Idempotency-Key on the two list POSTs (docs/design.md §Idempotency): byte-identical replays, 422
-// on reuse with another body, and 50 concurrent identical creates giving exactly one list, on both
-// databases.
+// on reuse with another body, keys per operation, failures not stored, and 50 concurrent identical
+// creates giving exactly one list, on both databases.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { buildApp } from '../src/app.ts';
@@ -60,27 +60,42 @@ await eachDialect('lists idempotency', (ctx) => {
     assert.equal(JSON.parse(replay.body).fields.$name.value, 'v2');
     assert.equal((await call(t, s.secret, 'GET', `/v1/lists/${list.id}`)).json().fields.$name.value, 'v3');
     assert.equal((await call(t, s.secret, 'GET', `/v1/lists/${list.id}/contacts`)).json().totalCount, 0);
-    // The key is taken: another path (a valid create) with it is a reuse.
-    assertError(
-      await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: 'v2', $objectType: 'contact' } }, { 'idempotency-key': 'upd' }),
-      422,
-      'idempotency_key_reused',
-    );
+    // Keys live per operation: the same key on createList names another, independent request.
+    const created = await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: 'v2', $objectType: 'contact' } }, { 'idempotency-key': 'upd' });
+    assert.equal(created.statusCode, 200, created.body);
+    assert.equal(created.headers['idempotent-replayed'], undefined);
+    assert.notEqual(created.json().id, list.id);
+    assert.equal((await call(t, s.secret, 'GET', '/v1/lists')).json().totalCount, 2);
+    // Each operation still replays its own first response under that key.
+    const createdAgain = await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: 'v2', $objectType: 'contact' } }, { 'idempotency-key': 'upd' });
+    assert.equal(createdAgain.body, created.body);
+    assert.equal((await call(t, s.secret, 'POST', `/v1/lists/${list.id}`, body, { 'idempotency-key': 'upd' })).body, first.body);
   });
 
-  test('a refused update (400 from the handler) is stored and replayed too', async () => {
+  test('a refused update (400 from the handler) stores nothing: retried with the same key once fixed, it runs and succeeds', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);
     const list = (await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: 'v1', $objectType: 'contact' } })).json();
-    const body = { relationships: { $contacts: { add: ['con_missing'] } } };
-    const first = await call(t, s.secret, 'POST', `/v1/lists/${list.id}`, body, { 'idempotency-key': 'bad' });
+    // An id that will exist once the contact is imported under it.
+    const [a] = await seedRecords(t, s.workspaceId, 'contact', 1);
+    const other = await seedWorkspace(t);
+    const [elsewhere] = await seedRecords(t, other.workspaceId, 'contact', 1);
+    const body = { relationships: { $contacts: { add: [a] } }, fields: { $name: 'fixed' } };
+    const missing = { relationships: { $contacts: { add: [elsewhere] } }, fields: { $name: 'fixed' } };
+    const first = await call(t, s.secret, 'POST', `/v1/lists/${list.id}`, missing, { 'idempotency-key': 'bad' });
     assertError(first, 400, 'relationship_entity_missing');
+    const again = await call(t, s.secret, 'POST', `/v1/lists/${list.id}`, missing, { 'idempotency-key': 'bad' });
+    assertError(again, 400, 'relationship_entity_missing');
+    assert.equal(again.headers['idempotent-replayed'], undefined, 'judged again, not replayed');
+    // The client fixes the request and retries under the same key: nothing was stored, so it is
+    // a new request under a free key, and it succeeds.
+    const fixed = await call(t, s.secret, 'POST', `/v1/lists/${list.id}`, body, { 'idempotency-key': 'bad' });
+    assert.equal(fixed.statusCode, 200, fixed.body);
+    assert.equal(fixed.json().fields.$name.value, 'fixed');
+    assert.equal((await call(t, s.secret, 'GET', `/v1/lists/${list.id}/contacts`)).json().totalCount, 1);
     const replay = await call(t, s.secret, 'POST', `/v1/lists/${list.id}`, body, { 'idempotency-key': 'bad' });
-    assert.equal(replay.statusCode, 400);
     assert.equal(replay.headers['idempotent-replayed'], 'true');
-    // The stored error, naming the request that is answered now.
-    assert.equal(replay.json().error.requestId, replay.headers['x-request-id']);
-    assert.equal(replay.body, first.body.replace(String(first.headers['x-request-id']), String(replay.headers['x-request-id'])));
+    assert.equal(replay.body, fixed.body);
   });
 
   test('50 concurrent identical creates make exactly one list; the others replay it or get 409', async () => {

@@ -36,22 +36,39 @@ export function pipelineRoutes(base: FastifyInstance, deps: Deps): void {
     },
     async (request) => ({ query: request.query }),
   );
-  // Creates a user named in the body: a write whose effect tests can count.
-  app.post(
-    '/v1/test/users',
-    {
-      config: { operation: 'testCreateUser', scopes: [], category: 'Write', idempotent: true },
-      schema: { body: Type.Object({ email: Type.String(), fail: Type.Optional(Type.String()) }, { additionalProperties: false }) },
-    },
-    async (request, reply) => {
-      const body = request.body;
-      return write(request, reply, async (ctx) => {
-        const user = await createUser(ctx, { email: body.email });
-        if (body.fail === 'client') throw new AppError('invalid_value', 'asked to fail', { param: 'fail' });
-        if (body.fail === 'server') throw new Error('boom');
-        if (body.fail === 'slow') await new Promise((r) => setTimeout(r, 300));
-        return { id: user.id, email: user.email };
-      });
-    },
-  );
+  // Creates a user named in the body: a write whose effect tests can count. Two operations share
+  // the handler, for the idempotency namespace. `fail` asks for a failure: `client` (400),
+  // `server` (500), `slow` (a 300 ms handler), `until-ready` (400 until the workspace has a user
+  // ready@x.test, a cause a client can fix and then retry).
+  for (const [url, operation] of [
+    ['/v1/test/users', 'testCreateUser'],
+    ['/v1/test/users-too', 'testCreateUserToo'],
+  ] as const) {
+    app.post(
+      url,
+      {
+        config: { operation, scopes: [], category: 'Write', idempotent: true },
+        schema: { body: Type.Object({ email: Type.String(), fail: Type.Optional(Type.String()) }, { additionalProperties: false }) },
+      },
+      async (request, reply) => {
+        const body = request.body;
+        return write(request, reply, async (ctx) => {
+          if (body.fail === 'until-ready') {
+            const ready = await ctx.db
+              .selectFrom('users')
+              .select('id')
+              .where('workspace_id', '=', ctx.actor.workspaceId)
+              .where('email', '=', 'ready@x.test')
+              .executeTakeFirst();
+            if (!ready) throw new AppError('invalid_value', 'not ready yet', { param: 'fail' });
+          }
+          const user = await createUser(ctx, { email: body.email });
+          if (body.fail === 'client') throw new AppError('invalid_value', 'asked to fail', { param: 'fail' });
+          if (body.fail === 'server') throw new Error('boom');
+          if (body.fail === 'slow') await new Promise((r) => setTimeout(r, 300));
+          return { id: user.id, email: user.email };
+        });
+      },
+    );
+  }
 }

@@ -61,7 +61,7 @@ for (const { dialect, redis } of variants) {
       child = spawn(process.execPath, [MAIN, 'serve', '--workers', '2'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
       child.stdout!.on('data', (d) => (output += String(d)));
       child.stderr!.on('data', (d) => (output += String(d)));
-      const deadline = Date.now() + 20_000;
+      const deadline = Date.now() + 40_000; // generous: the whole suite shares 2 cores
       while (!output.includes('with 2 workers')) {
         if (child.exitCode !== null || Date.now() > deadline) {
           if (child.exitCode === null) child.kill('SIGKILL');

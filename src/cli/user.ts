@@ -1,22 +1,42 @@
 import { createUser, listUsers } from '../users/service.ts';
 import { type Io, operator, parse, print, required, UsageError, withDb } from './io.ts';
 
-export const usage = `rolodex user create --workspace W --email E [--name N] [--role admin|member] [--json]
+export const usage = `rolodex user create --workspace W --email E [--name N | --first-name F --last-name L] [--role admin|member] [--profile-image URL] [--json]
 rolodex user list --workspace W [--json]`;
+
+const displayName = (u: { firstName: string | null; lastName: string | null }) => [u.firstName, u.lastName].filter(Boolean).join(' ');
 
 export async function run(args: string[], io: Io): Promise<void> {
   const [sub, ...rest] = args;
-  const { values } = parse(rest, { workspace: { type: 'string' }, email: { type: 'string' }, name: { type: 'string' }, role: { type: 'string' } });
+  const { values } = parse(rest, {
+    workspace: { type: 'string' },
+    email: { type: 'string' },
+    name: { type: 'string' },
+    'first-name': { type: 'string' },
+    'last-name': { type: 'string' },
+    role: { type: 'string' },
+    'profile-image': { type: 'string' },
+  });
   const workspaceId = required(values, 'workspace');
+  const text = (name: string) => (values[name] as string | undefined) ?? null;
   if (sub === 'create') {
     const email = required(values, 'email');
-    const user = await withDb(io, (db, config) =>
-      createUser(operator(db, config, workspaceId), { email, name: (values.name as string) ?? null, role: (values.role as string) ?? 'member' }),
-    );
+    if (text('name') !== null && (text('first-name') !== null || text('last-name') !== null)) {
+      throw new UsageError('give either --name or --first-name and --last-name, not both', 'name');
+    }
+    const input = {
+      email,
+      name: text('name'),
+      firstName: text('first-name'),
+      lastName: text('last-name'),
+      role: text('role') ?? 'member',
+      profileImageUrl: text('profile-image'),
+    };
+    const user = await withDb(io, (db, config) => createUser(operator(db, config, workspaceId), input));
     print(io, values.json as boolean, user, `created user ${user.id} (${user.email}, ${user.role})`);
   } else if (sub === 'list') {
     const users = await withDb(io, (db, config) => listUsers(operator(db, config, workspaceId)));
-    print(io, values.json as boolean, users, users.map((u) => `${u.id}  ${u.email}  ${u.role}`).join('\n') || 'no users');
+    print(io, values.json as boolean, users, users.map((u) => `${u.id}  ${u.email}  ${u.role}  ${displayName(u)}`.trimEnd()).join('\n') || 'no users');
   } else {
     throw new UsageError(`unknown subcommand "${sub ?? ''}"`);
   }

@@ -21,11 +21,14 @@ const LINGER_MS = 5_000;
  */
 function linger(raw: Readable, socket: Socket): void {
   let dropped = 0;
-  const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+  // A request injected in-process (app.inject) has a stand-in socket without destroy(); ending its
+  // stream is the equivalent there.
+  const cut = () => (typeof socket.destroy === 'function' ? socket.destroy() : raw.destroy());
+  const timer = setTimeout(cut, LINGER_MS);
   timer.unref();
   raw.on('data', (chunk: Buffer) => {
     dropped += chunk.length;
-    if (dropped > LINGER_BYTES) socket.destroy();
+    if (dropped > LINGER_BYTES) cut();
   });
   raw.once('end', () => clearTimeout(timer));
   raw.once('close', () => clearTimeout(timer));

@@ -40,7 +40,7 @@ export async function fileRoutes(base: FastifyInstance, opts: PluginOptions): Pr
         scopes: ['files:create'],
         category: 'Write',
         idempotent: true,
-        errors: ['invalid_file_state', 'upload_incomplete', 'checksum_mismatch'],
+        errors: ['invalid_file_state', 'upload_incomplete', 'checksum_mismatch', 'file_busy'],
       },
       schema: { summary: 'Complete an upload', tags, params: FileIdParams, body: CompleteFileBody, response: { 200: FileResource } },
     },
@@ -68,7 +68,7 @@ export async function fileRoutes(base: FastifyInstance, opts: PluginOptions): Pr
   app.post(
     '/v1/files/:id/cancel',
     {
-      config: { operation: 'cancelFile', scopes: ['files:create'], category: 'Write', idempotent: true, errors: ['invalid_file_state'] },
+      config: { operation: 'cancelFile', scopes: ['files:create'], category: 'Write', idempotent: true, errors: ['invalid_file_state', 'file_busy'] },
       schema: { summary: 'Cancel an upload', tags, params: FileIdParams, body: CancelFileBody, response: { 200: FileResource } },
     },
     async (request, reply) => {

@@ -145,7 +145,7 @@ export async function listFiles(ctx: Ctx, input: Page) {
 }
 
 export function busy(): AppError {
-  return new AppError('invalid_file_state', 'The file is being changed by other requests right now; retry shortly.', { headers: { 'Retry-After': '1' } });
+  return new AppError('file_busy', 'The file is being changed by other requests right now; retry shortly.', { headers: { 'Retry-After': '1' } });
 }
 
 function stateError(action: string, status: string): AppError {

@@ -1,16 +1,18 @@
-// Idempotency-Key on state-changing POSTs (docs/design.md §Idempotency). The claim is taken after
-// every other check (auth, version, rate limit, scope, validation), so requests refused by those
-// are not stored and can simply be retried.
+// Idempotency-Key on state-changing POSTs (docs/design.md §Idempotency). A key names one request
+// per workspace and operation. The claim is taken after every other check (auth, version, rate
+// limit, scope, validation); only a success is stored, so a request refused or failed anywhere
+// gives its key back and runs again when retried.
 import { hash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Executor } from '../db/types.ts';
 import type { Deps } from './context.ts';
 import { AppError } from '../lib/errors.ts';
-import { claimKey, finishKey, releaseKey } from '../idempotency/repository.ts';
+import { claimKey, finishKey, type KeyRef, releaseKey } from '../idempotency/repository.ts';
 
 interface IdempotencyState {
-  key: string;
+  ref: KeyRef;
   lockedAt: string;
+  /** The success is stored (by write(), in its transaction): nothing left for settle to do. */
   finished: boolean;
 }
 
@@ -57,18 +59,15 @@ export function installIdempotency(app: FastifyInstance, deps: Deps): void {
     const key = readKey(request);
     if (key === null) return;
     const fingerprint = hash('sha256', `${request.method} ${request.url}\n${canonicalJson(request.body ?? null)}`, 'hex');
-    const ws = request.principal.workspaceId;
-    const claim = await claimKey(deps.db.kysely, ws, key, fingerprint, request.startedAt);
+    // The route declares its operation (checkRouteContract makes sure of it).
+    const ref: KeyRef = { workspaceId: request.principal.workspaceId, operation: request.routeOptions.config.operation as string, key };
+    const claim = await claimKey(deps.db.kysely, ref, fingerprint, request.startedAt);
     switch (claim.kind) {
       case 'claimed':
-        request.idempotency = { key, lockedAt: claim.lockedAt, finished: false };
+        request.idempotency = { ref, lockedAt: claim.lockedAt, finished: false };
         return;
       case 'replay':
-        return reply
-          .code(claim.status)
-          .header('Idempotent-Replayed', 'true')
-          .type('application/json; charset=utf-8')
-          .send(replayBody(claim.status, claim.body, request.id));
+        return reply.code(claim.status).header('Idempotent-Replayed', 'true').type('application/json; charset=utf-8').send(claim.body);
       case 'in_flight':
         throw new AppError('idempotency_conflict', 'A request with this Idempotency-Key is still being processed; retry shortly.', {
           param: 'Idempotency-Key',
@@ -79,32 +78,20 @@ export function installIdempotency(app: FastifyInstance, deps: Deps): void {
     }
   }
 
-  // Outcomes that did not go through write() (errors, mostly) are stored or released here.
+  // Settles what write() did not: a success answered without it is stored; any failure (a 4xx of
+  // the handler, a 5xx, a write whose transaction did not commit) gives the key back.
   async function settle(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
     const idem = request.idempotency;
     if (!idem || idem.finished) return payload;
     idem.finished = true;
-    const ws = request.principal.workspaceId;
-    if (reply.statusCode < 500 && typeof payload === 'string') {
-      await finishKey(deps.db.kysely, ws, idem.key, idem.lockedAt, reply.statusCode, payload);
+    const status = reply.statusCode;
+    if (status >= 200 && status < 300 && typeof payload === 'string') {
+      await finishKey(deps.db.kysely, idem.ref, idem.lockedAt, status, payload);
     } else {
-      await releaseKey(deps.db.kysely, ws, idem.key, idem.lockedAt);
+      await releaseKey(deps.db.kysely, idem.ref, idem.lockedAt);
     }
     return payload;
   }
-}
-
-/**
- * A replay is byte for byte the stored response, except that a stored error names the request
- * being answered: an error body's requestId always equals its X-Request-Id header
- * (docs/design.md §Errors), so that the replay can be found in the logs.
- */
-function replayBody(status: number, body: string, requestId: string): string {
-  if (status < 400) return body;
-  const parsed = JSON.parse(body) as { error?: { requestId?: string } };
-  if (parsed.error?.requestId === undefined) return body;
-  parsed.error.requestId = requestId;
-  return JSON.stringify(parsed);
 }
 
 function hooks<T>(h: T | T[] | undefined): T[] {
@@ -117,19 +104,24 @@ function hooks<T>(h: T | T[] | undefined): T[] {
  * serviceContext's write() (service-context.ts), which hands the service a ctx on the transaction.
  */
 export async function inTransaction<T>(deps: Deps, request: FastifyRequest, reply: FastifyReply, fn: (tx: Executor) => Promise<T>): Promise<T> {
-  return deps.db.kysely.transaction().execute(async (tx) => {
-    const result = await fn(tx);
-    const idem = request.idempotency;
+  const idem = request.idempotency;
+  let stored = false;
+  const result = await deps.db.kysely.transaction().execute(async (tx) => {
+    const value = await fn(tx);
     if (idem && !idem.finished) {
-      const body = reply.serialize(result) as string;
-      if (!(await finishKey(tx, request.principal.workspaceId, idem.key, idem.lockedAt, 200, body))) {
+      const body = reply.serialize(value) as string;
+      if (!(await finishKey(tx, idem.ref, idem.lockedAt, 200, body))) {
         throw new AppError('idempotency_conflict', 'Another request with this Idempotency-Key took over; retry shortly.', {
           param: 'Idempotency-Key',
           headers: { 'Retry-After': '1' },
         });
       }
-      idem.finished = true;
+      stored = true;
     }
-    return result;
+    return value;
   });
+  // Only once committed: a transaction that failed to commit leaves the claim to settle, which
+  // gives it back instead of leaving it pending until its lease runs out.
+  if (idem && stored) idem.finished = true;
+  return result;
 }

@@ -1,5 +1,6 @@
 // Schemas that exist for the OpenAPI document only: the one error shape and the rate-limit headers.
 import { Type } from '@sinclair/typebox';
+import { RETRYABLE } from '../lib/errors.ts';
 
 export const ErrorBody = Type.Object(
   {
@@ -28,13 +29,21 @@ export const RATE_HEADERS = {
 const MESSAGE_FOR: Record<string, string> = {
   rate_limited: 'Too many Read requests for this workspace; retry after 1 s.',
   missing_api_key: 'Send your API key as "Authorization: Bearer <API_KEY>".',
-  version_header: 'The Service-Version header is missing; supported versions: 2026-03-01.',
+  version_header: 'The version header is missing: send Service-Version; supported versions: 2026-03-01.',
 };
 
 /** An OpenAPI response for one status: the error shape, the codes it may carry, an example. */
 export function errorResponse(status: number, type: string, codes: string[]): Record<string, unknown> {
   const headers: Record<string, unknown> = status === 429 ? { ...RATE_HEADERS, 'Retry-After': int('Seconds to wait before retrying.') } : {};
-  if (status === 409 && codes.includes('idempotency_conflict')) headers['Retry-After'] = int('Seconds to wait before retrying.');
+  if (status === 409 && codes.some((c) => c === 'idempotency_conflict' || c === 'file_busy')) headers['Retry-After'] = int('Seconds to wait before retrying.');
+  const final = codes.filter((c) => (RETRYABLE as Record<string, boolean>)[c] === false);
+  if (final.length > 0) {
+    headers['x-should-retry'] = {
+      type: 'string',
+      enum: ['false'],
+      description: `\`false\` on ${final.map((c) => `\`${c}\``).join(', ')}: the same request sent again cannot succeed, so clients that retry by default should not.`,
+    };
+  }
   const examples: Record<string, unknown> = {};
   for (const code of codes) {
     examples[code] = {

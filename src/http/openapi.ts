@@ -9,9 +9,11 @@ import { SERVICE_VERSION } from './context.ts';
 import { ERROR_CODES, type ErrorCode, ERROR_TYPES } from '../lib/errors.ts';
 import { errorResponse, ErrorBody, RATE_HEADERS } from './openapi-schemas.ts';
 
-const DESCRIPTION = `Records, Lists, Messages and Files.
+const DESCRIPTION = `Records, Lists, Messages, Files and Members.
 
 Every \`/v1\` request sends \`Authorization: Bearer <API_KEY>\` and \`Service-Version: ${SERVICE_VERSION}\`.
+A deployment may accept other names for the version header (\`VERSION_HEADERS\`); a response
+echoes the name a request used.
 Each operation lists the scopes it needs (\`x-scopes\`) and its rate-limit category
 (\`x-rate-category\`: Read, Write or Search; per workspace, a token bucket refilling at the
 category's quota per second with a burst of one second's quota). Responses carry
@@ -103,6 +105,7 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
         { name: 'Lists', description: 'Named collections of accounts, contacts or opportunities.' },
         { name: 'Messages', description: 'Chat messages, filtered by what the caller may see.' },
         { name: 'Files', description: 'Upload sessions, metadata and downloads.' },
+        { name: 'Members', description: "The workspace's users, read-only." },
       ],
     },
     hideUntagged: false,

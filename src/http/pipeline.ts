@@ -5,7 +5,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from
 import { AppError } from '../lib/errors.ts';
 import type { AuthResult } from '../auth/authenticator.ts';
 import type { RateDecision } from '../rate-limit/bucket.ts';
-import { type Deps, SERVICE_VERSION, SUPPORTED_VERSIONS } from './context.ts';
+import { type Deps, SERVICE_VERSION } from './context.ts';
+import type { VersionHeaders } from './version.ts';
 
 const AUTH_MESSAGES = {
   invalid: 'The API key is not valid.',
@@ -39,16 +40,6 @@ function admit(request: FastifyRequest, result: AuthResult): void {
   request.principal = result.principal;
 }
 
-function checkVersion(request: FastifyRequest): void {
-  const v = request.headers['service-version'];
-  if (v !== SERVICE_VERSION) {
-    const got = v === undefined ? 'is missing' : `"${String(v)}" is not supported`;
-    throw new AppError('version_header', `The Service-Version header ${got}; supported versions: ${SUPPORTED_VERSIONS.join(', ')}.`, {
-      param: 'Service-Version',
-    });
-  }
-}
-
 function rateLimit(deps: Deps, request: FastifyRequest, reply: FastifyReply): void | Promise<void> {
   const category = request.routeOptions.config.category;
   if (!deps.rateLimiter || !category) return;
@@ -80,14 +71,14 @@ function checkScopes(request: FastifyRequest): void {
   }
 }
 
-function check(deps: Deps, request: FastifyRequest, reply: FastifyReply): void | Promise<void> {
+function check(deps: Deps, version: VersionHeaders, request: FastifyRequest, reply: FastifyReply): void | Promise<void> {
   const authenticated = authenticate(deps, request);
-  if (authenticated) return authenticated.then(() => afterAuthentication(deps, request, reply));
-  return afterAuthentication(deps, request, reply);
+  if (authenticated) return authenticated.then(() => afterAuthentication(deps, version, request, reply));
+  return afterAuthentication(deps, version, request, reply);
 }
 
-function afterAuthentication(deps: Deps, request: FastifyRequest, reply: FastifyReply): void | Promise<void> {
-  checkVersion(request);
+function afterAuthentication(deps: Deps, version: VersionHeaders, request: FastifyRequest, reply: FastifyReply): void | Promise<void> {
+  version.check(request);
   const limited = rateLimit(deps, request, reply);
   if (limited) return limited.then(() => checkScopes(request));
   checkScopes(request);
@@ -108,17 +99,19 @@ export function checkRouteContract(route: Pick<RouteOptions, 'method' | 'url' | 
   );
 }
 
-export function installPipeline(app: FastifyInstance, deps: Deps): void {
+export function installPipeline(app: FastifyInstance, deps: Deps, version: VersionHeaders): void {
   app.addHook('onRoute', checkRouteContract);
+  const echo = version.echo;
 
   app.addHook('onRequest', (request, reply, done) => {
     request.startedAt = Date.now();
     reply.header('X-Request-Id', request.id).header('Service-Version', SERVICE_VERSION);
+    if (echo) echo(request, reply);
     // Only routes that declare an operation are API routes; health, docs and byte endpoints are not.
     if (!request.routeOptions.config.operation) return done();
     let waiting: void | Promise<void>;
     try {
-      waiting = check(deps, request, reply);
+      waiting = check(deps, version, request, reply);
     } catch (err) {
       return done(err as Error);
     }

@@ -1,35 +1,50 @@
-// The idempotency_keys table: claims, replays and leases (docs/design.md §Idempotency). A claim is
-// a row in state 'pending'; the handler's transaction turns it into 'done' with the response, so
-// the stored response and the writes commit together. A pending claim whose holder died (crash,
-// lost connection) can be taken over once its lease has run out.
+// The idempotency_keys table: claims, replays and leases (docs/design.md §Idempotency). A key names
+// one request per workspace and operation (KeyRef). A claim is a row in state 'pending'; the
+// handler's transaction turns it into 'done' with the successful response, so the stored response
+// and the writes commit together; a failure gives the claim back (releaseKey). A pending claim
+// whose holder died (crash, lost connection) can be taken over once its lease has run out.
 import type { Executor } from '../db/types.ts';
 
 export const RETENTION_MS = 24 * 3600 * 1000;
 export const LEASE_MS = 30_000;
 
+/** The namespace and name of a key: the same key under two operations names two requests. */
+export interface KeyRef {
+  workspaceId: string;
+  operation: string;
+  key: string;
+}
+
 export type Claim = { kind: 'claimed'; lockedAt: string } | { kind: 'replay'; status: number; body: string } | { kind: 'in_flight' } | { kind: 'mismatch' };
 
-export async function claimKey(db: Executor, workspaceId: string, key: string, fingerprint: string, now: number): Promise<Claim> {
+/** The row of a key, in every statement. */
+function whereRef<Q extends { where: (...a: any[]) => Q }>(q: Q, ref: KeyRef): Q {
+  return q.where('workspace_id', '=', ref.workspaceId).where('operation', '=', ref.operation).where('key', '=', ref.key);
+}
+
+export async function claimKey(db: Executor, ref: KeyRef, fingerprint: string, now: number): Promise<Claim> {
   const lockedAt = new Date(now).toISOString();
+  const { workspaceId: workspace_id, operation, key } = ref;
   for (let attempt = 0; attempt < 3; attempt++) {
     const inserted = await db
       .insertInto('idempotency_keys')
-      .values({ workspace_id: workspaceId, key, fingerprint, state: 'pending', status_code: null, body: null, locked_at: lockedAt, created_at: lockedAt })
-      .onConflict((oc) => oc.columns(['workspace_id', 'key']).doNothing())
+      .values({ workspace_id, operation, key, fingerprint, state: 'pending', status_code: null, body: null, locked_at: lockedAt, created_at: lockedAt })
+      .onConflict((oc) => oc.columns(['workspace_id', 'operation', 'key']).doNothing())
       .executeTakeFirst();
     if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 1) return { kind: 'claimed', lockedAt };
 
-    const row = await db.selectFrom('idempotency_keys').selectAll().where('workspace_id', '=', workspaceId).where('key', '=', key).executeTakeFirst();
+    const row = await whereRef(db.selectFrom('idempotency_keys').selectAll(), ref).executeTakeFirst();
     if (!row) continue; // purged between the two statements: try again
     const expired = now - Date.parse(row.created_at) > RETENTION_MS;
     const abandoned = row.state === 'pending' && now - Date.parse(row.locked_at) > LEASE_MS;
     if (expired || (abandoned && row.fingerprint === fingerprint)) {
       // Compare-and-set on the old lock so that of several takers exactly one wins.
-      const taken = await db
-        .updateTable('idempotency_keys')
-        .set({ fingerprint, state: 'pending', status_code: null, body: null, locked_at: lockedAt, created_at: expired ? lockedAt : row.created_at })
-        .where('workspace_id', '=', workspaceId)
-        .where('key', '=', key)
+      const taken = await whereRef(
+        db
+          .updateTable('idempotency_keys')
+          .set({ fingerprint, state: 'pending', status_code: null, body: null, locked_at: lockedAt, created_at: expired ? lockedAt : row.created_at }),
+        ref,
+      )
         .where('locked_at', '=', row.locked_at)
         .where('state', '=', row.state)
         .executeTakeFirst();
@@ -43,28 +58,18 @@ export async function claimKey(db: Executor, workspaceId: string, key: string, f
   return { kind: 'in_flight' };
 }
 
-/** Stores the outcome; false when the claim was lost (taken over after its lease ran out). */
-export async function finishKey(db: Executor, workspaceId: string, key: string, lockedAt: string, status: number, body: string): Promise<boolean> {
-  const r = await db
-    .updateTable('idempotency_keys')
-    .set({ state: 'done', status_code: status, body })
-    .where('workspace_id', '=', workspaceId)
-    .where('key', '=', key)
+/** Stores a successful outcome; false when the claim was lost (taken over after its lease ran out). */
+export async function finishKey(db: Executor, ref: KeyRef, lockedAt: string, status: number, body: string): Promise<boolean> {
+  const r = await whereRef(db.updateTable('idempotency_keys').set({ state: 'done', status_code: status, body }), ref)
     .where('locked_at', '=', lockedAt)
     .where('state', '=', 'pending')
     .executeTakeFirst();
   return Number(r.numUpdatedRows) === 1;
 }
 
-/** Gives the key back (after a 5xx) so that the client's retry runs the request again. */
-export async function releaseKey(db: Executor, workspaceId: string, key: string, lockedAt: string): Promise<void> {
-  await db
-    .deleteFrom('idempotency_keys')
-    .where('workspace_id', '=', workspaceId)
-    .where('key', '=', key)
-    .where('locked_at', '=', lockedAt)
-    .where('state', '=', 'pending')
-    .execute();
+/** Gives the key back after a failure, so that the client's retry runs the request again. */
+export async function releaseKey(db: Executor, ref: KeyRef, lockedAt: string): Promise<void> {
+  await whereRef(db.deleteFrom('idempotency_keys'), ref).where('locked_at', '=', lockedAt).where('state', '=', 'pending').execute();
 }
 
 export async function purgeExpiredKeys(db: Executor, now: number): Promise<number> {

@@ -1,9 +1,11 @@
 // Row types of the tables this module owns.
 export interface IdempotencyKeysTable {
   workspace_id: string;
+  /** The route's operation (createList, …): a key names one request per workspace and operation. */
+  operation: string;
   key: string;
   fingerprint: string;
-  /** 'pending' while the first request runs, then 'done'. */
+  /** 'pending' while the first request runs, then 'done' (successes only are stored). */
   state: 'pending' | 'done';
   status_code: number | null;
   body: string | null;

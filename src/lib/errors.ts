@@ -45,6 +45,7 @@ export const ERROR_CODES = {
   invalid_download_token: 403,
   invalid_file_state: 409,
   upload_incomplete: 409,
+  file_busy: 409,
   upload_too_large: 413,
   checksum_mismatch: 422,
   range_not_satisfiable: 416,
@@ -54,6 +55,26 @@ export const ERROR_CODES = {
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
+
+type CodeWithStatus<S extends number> = { [C in ErrorCode]: (typeof ERROR_CODES)[C] extends S ? C : never }[ErrorCode];
+
+/**
+ * Whether the very same request, sent again, can succeed: decided here for every code of a status
+ * that generated clients retry by default (409, 429, 5xx), and the type makes each new such code
+ * decide. A code marked false answers with `x-should-retry: false`, so that clients do not repeat
+ * a request whose outcome cannot change (docs/errors.md §Retrying).
+ */
+export const RETRYABLE: Record<CodeWithStatus<408 | 409 | 429 | 500 | 502 | 503 | 504>, boolean> = {
+  idempotency_conflict: true,
+  file_busy: true,
+  invalid_file_state: false,
+  upload_incomplete: false,
+  rate_limited: true,
+  internal_error: true,
+  service_unavailable: true,
+};
+
+const NOT_RETRYABLE = new Set(Object.entries(RETRYABLE).flatMap(([code, retry]) => (retry ? [] : [code])));
 
 export const ERROR_TYPES: Record<number, string> = {
   400: 'bad_request',
@@ -87,7 +108,7 @@ export class AppError extends Error {
     this.code = code;
     this.status = ERROR_CODES[code];
     this.param = opts.param;
-    this.headers = opts.headers ?? {};
+    this.headers = NOT_RETRYABLE.has(code) ? { ...opts.headers, 'x-should-retry': 'false' } : (opts.headers ?? {});
   }
 
   body(requestId: string): ErrorBody {

@@ -1,15 +1,31 @@
-// SQL of users.
+// SQL of users. The users of a workspace are counted in workspace_user_counts, kept by insertUser
+// (users are never deleted), so that the members' totalCount is one row read.
+import { sql } from 'kysely';
+import { chunks } from '../db/chunks.ts';
 import { isUniqueViolation } from '../db/database.ts';
 import type { Executor } from '../db/types.ts';
 import { lookupExternalIds } from '../import/repository.ts';
+import { type Page, pageWindow } from '../lib/paging.ts';
 import type { UsersTable } from './tables.ts';
 
 export type UserRow = UsersTable;
 
+/** Runs fn in the caller's transaction, or in one of its own. */
+function atomically<T>(db: Executor, fn: (tx: Executor) => Promise<T>): Promise<T> {
+  return db.isTransaction ? fn(db) : db.transaction().execute(fn);
+}
+
 /** False when the workspace has a user with this email already. */
 export async function insertUser(db: Executor, row: UserRow): Promise<boolean> {
   try {
-    await db.insertInto('users').values(row).execute();
+    await atomically(db, async (tx) => {
+      await tx.insertInto('users').values(row).execute();
+      await tx
+        .insertInto('workspace_user_counts')
+        .values({ workspace_id: row.workspace_id, user_count: 1 })
+        .onConflict((oc) => oc.column('workspace_id').doUpdateSet({ user_count: sql`workspace_user_counts.user_count + 1` }))
+        .execute();
+    });
     return true;
   } catch (err) {
     if (isUniqueViolation(err)) return false;
@@ -17,7 +33,9 @@ export async function insertUser(db: Executor, row: UserRow): Promise<boolean> {
   }
 }
 
-export async function updateUser(db: Executor, id: string, set: Pick<UserRow, 'email' | 'name' | 'role' | 'updated_at'>): Promise<void> {
+export type UserChanges = Pick<UserRow, 'email' | 'first_name' | 'last_name' | 'profile_image_url' | 'role' | 'updated_at'>;
+
+export async function updateUser(db: Executor, id: string, set: UserChanges): Promise<void> {
   await db.updateTable('users').set(set).where('id', '=', id).execute();
 }
 
@@ -39,6 +57,48 @@ export async function findUserByRef(db: Executor, workspaceId: string, ref: stri
 /** Newest first. */
 export async function listUsers(db: Executor, workspaceId: string): Promise<UserRow[]> {
   return db.selectFrom('users').selectAll().where('workspace_id', '=', workspaceId).orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
+}
+
+export async function countUsers(db: Executor, workspaceId: string): Promise<number> {
+  const row = await db.selectFrom('workspace_user_counts').select('user_count').where('workspace_id', '=', workspaceId).executeTakeFirst();
+  return Number(row?.user_count ?? 0);
+}
+
+/** One page of the workspace's users, newest first, ties by id; `total` is countUsers'. */
+export async function pageUsers(db: Executor, workspaceId: string, total: number, page: Page): Promise<UserRow[]> {
+  const w = pageWindow(total, page);
+  if (!w) return [];
+  const dir = w.reverse ? 'asc' : 'desc';
+  const rows = await db
+    .selectFrom('users')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .orderBy('created_at', dir)
+    .orderBy('id', dir)
+    .limit(w.limit)
+    .offset(w.offset)
+    .execute();
+  return w.reverse ? rows.reverse() : rows;
+}
+
+/** Which of these ids are users of the workspace (for relationships to members). */
+export async function existingUserIds(db: Executor, workspaceId: string, ids: string[]): Promise<Set<string>> {
+  const found = new Set<string>();
+  for (const part of chunks(ids)) {
+    const rows = await db.selectFrom('users').select('id').where('workspace_id', '=', workspaceId).where('id', 'in', part).execute();
+    for (const r of rows) found.add(r.id);
+  }
+  return found;
+}
+
+/** Users of the workspace by id, for resources that show members (relationships, authors). */
+export async function usersByIds(db: Executor, workspaceId: string, ids: string[]): Promise<Map<string, UserRow>> {
+  const found = new Map<string, UserRow>();
+  for (const part of chunks(ids)) {
+    const rows = await db.selectFrom('users').selectAll().where('workspace_id', '=', workspaceId).where('id', 'in', part).execute();
+    for (const r of rows) found.set(r.id, r);
+  }
+  return found;
 }
 
 export function usersByExternalId(db: Executor, workspaceId: string, externalIds: string[]): Promise<Map<string, string>> {

@@ -1,5 +1,6 @@
-// Users of a workspace: administered by operators through the CLI and loaded by import, never by
-// the public API.
+// Users of a workspace: administered by operators through the CLI and loaded by import; the public
+// API shows them, read-only, as members (src/members/). A name is kept as its two parts
+// (docs/design.md §Members).
 import type { Ctx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
 import { isoNow, newId } from '../lib/ids.ts';
@@ -7,44 +8,109 @@ import { requireWorkspace } from '../workspaces/service.ts';
 import * as repo from './repository.ts';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const MAX_NAME = 255;
+const MAX_URL = 2048;
 
 export interface UserInput {
   email: string;
+  /** A whole name, split at its first space; not together with firstName or lastName. */
   name?: string | null;
+  firstName?: string | null;
+  lastName?: string | null;
   role?: string;
+  profileImageUrl?: string | null;
   externalId?: string | null;
 }
 
-export function toResource(r: repo.UserRow) {
-  return { id: r.id, workspaceId: r.workspace_id, email: r.email, name: r.name, role: r.role, externalId: r.external_id, createdAt: r.created_at };
+/** The checked fields of a user, as stored. */
+export interface CheckedUser {
+  email: string;
+  firstName: string | null;
+  lastName: string | null;
+  role: 'admin' | 'member';
+  profileImageUrl: string | null;
 }
 
-/** The checked fields of a user; the InputError of a bad one names it (email, name or role). */
-export function checkUser(input: UserInput): { email: string; name: string | null; role: 'admin' | 'member' } {
+/** The name of a user as a FullName: a part that is not known is left out. */
+export function fullName(row: Pick<repo.UserRow, 'first_name' | 'last_name'>): { firstName?: string; lastName?: string } {
+  return { ...(row.first_name !== null ? { firstName: row.first_name } : {}), ...(row.last_name !== null ? { lastName: row.last_name } : {}) };
+}
+
+export function toResource(r: repo.UserRow) {
+  return {
+    id: r.id,
+    workspaceId: r.workspace_id,
+    email: r.email,
+    firstName: r.first_name,
+    lastName: r.last_name,
+    profileImageUrl: r.profile_image_url,
+    role: r.role,
+    externalId: r.external_id,
+    createdAt: r.created_at,
+  };
+}
+
+/** A whole name split at its first run of spaces: the first word, and the rest (docs/design.md §Members). */
+export function splitName(name: string): { firstName: string | null; lastName: string | null } {
+  const m = /^(\S+)\s*([\s\S]*)$/.exec(name.trim());
+  if (!m) return { firstName: null, lastName: null };
+  return { firstName: m[1] as string, lastName: (m[2] as string).trim() || null };
+}
+
+const given = (v: string | null | undefined): boolean => v != null && v.trim() !== '';
+
+function namePart(value: string | null | undefined, what: string, param: string): string | null {
+  const v = value?.trim() || null;
+  if (v !== null && v.length > MAX_NAME) throw new InputError(`the ${what} must be at most ${MAX_NAME} characters`, param);
+  return v;
+}
+
+/** An absolute http or https URL, at most 2,048 characters; empty means none. */
+function imageUrl(value: string | null | undefined, param: string): string | null {
+  const v = value?.trim() || null;
+  if (v === null) return null;
+  if (v.length > MAX_URL) throw new InputError(`the profile image must be a URL of at most ${MAX_URL} characters`, param);
+  const u = URL.parse(v);
+  if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:'))
+    throw new InputError(`the profile image must be an absolute http or https URL (got "${v}")`, param);
+  return v;
+}
+
+/**
+ * The checked fields of a user; the InputError of a bad one names it (email, name, firstName,
+ * lastName, role or profileImageUrl).
+ */
+export function checkUser(input: UserInput): CheckedUser {
   const email = input.email.trim().toLowerCase();
   if (!EMAIL.test(email) || email.length > 320) throw new InputError(`invalid email "${input.email}"`, 'email');
   const role = input.role ?? 'member';
   if (role !== 'admin' && role !== 'member') throw new InputError(`role must be admin or member (got "${role}")`, 'role');
-  const name = input.name?.trim() || null;
-  if (name !== null && name.length > 255) throw new InputError('name must be at most 255 characters', 'name');
-  return { email, name, role };
+  const whole = given(input.name);
+  if (whole && (given(input.firstName) || given(input.lastName))) throw new InputError('give either name or firstName and lastName, not both', 'name');
+  const parts = whole ? splitName(input.name as string) : { firstName: input.firstName, lastName: input.lastName };
+  const firstName = namePart(parts.firstName, 'first name', whole ? 'name' : 'firstName');
+  const lastName = namePart(parts.lastName, 'last name', whole ? 'name' : 'lastName');
+  return { email, firstName, lastName, role, profileImageUrl: imageUrl(input.profileImageUrl, 'profileImageUrl') };
+}
+
+/** The columns of checked fields. */
+export function userColumns(u: CheckedUser): Pick<repo.UserRow, 'email' | 'first_name' | 'last_name' | 'profile_image_url' | 'role'> {
+  return { email: u.email, first_name: u.firstName, last_name: u.lastName, profile_image_url: u.profileImageUrl, role: u.role };
 }
 
 export async function createUser(ctx: Ctx, input: UserInput) {
   await requireWorkspace(ctx);
-  const { email, name, role } = checkUser(input);
+  const checked = checkUser(input);
   const at = isoNow(ctx.now);
   const row: repo.UserRow = {
     id: newId('usr', ctx.now),
     workspace_id: ctx.actor.workspaceId,
     external_id: input.externalId ?? null,
-    email,
-    name,
-    role,
+    ...userColumns(checked),
     created_at: at,
     updated_at: at,
   };
-  if (!(await repo.insertUser(ctx.db, row))) throw new InputError(`a user with email "${email}" already exists in this workspace`, 'email');
+  if (!(await repo.insertUser(ctx.db, row))) throw new InputError(`a user with email "${checked.email}" already exists in this workspace`, 'email');
   return toResource(row);
 }
 

@@ -4,15 +4,25 @@ export interface UsersTable {
   workspace_id: string;
   external_id: string | null;
   email: string;
-  name: string | null;
+  /** The parts of the name; a part not known is null (docs/design.md §Members). */
+  first_name: string | null;
+  last_name: string | null;
+  profile_image_url: string | null;
   role: 'admin' | 'member';
   created_at: string;
   updated_at: string;
+}
+
+/** Users per workspace, kept so that the members' totalCount never scans. */
+export interface WorkspaceUserCountsTable {
+  workspace_id: string;
+  user_count: number;
 }
 
 // Adds these tables to the one Database type (src/db/types.ts) that Kysely checks queries against.
 declare module '../db/types.ts' {
   interface Database {
     users: UsersTable;
+    workspace_user_counts: WorkspaceUserCountsTable;
   }
 }

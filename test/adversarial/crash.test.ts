@@ -168,6 +168,7 @@ for (const dialect of await testDialects()) {
           .selectFrom('idempotency_keys')
           .select(['state', 'body'])
           .where('workspace_id', '=', workspaceId)
+          .where('operation', '=', 'createList')
           .where('key', '=', f.key)
           .executeTakeFirst();
         const made = lists.filter((l) => l.name === f.name || l.name === `${f.name}-u`);

@@ -24,6 +24,8 @@ export const SCOPE_TABLE: Record<string, readonly Scope[]> = {
   getFile: ['files:read'],
   listFiles: ['files:read'],
   getFileUrl: ['files:read'],
+  getMember: ['members:read'],
+  listMembers: ['members:read'],
 };
 
 /** The path segment before an id parameter names the kind of the id. */
@@ -31,6 +33,7 @@ const KIND_BY_SEGMENT: Record<string, string> = {
   lists: 'list',
   messages: 'message',
   files: 'file',
+  members: 'user',
   channels: 'channel',
   accounts: 'account',
   contacts: 'contact',
@@ -41,6 +44,7 @@ export const ID_PREFIX: Record<string, string> = {
   list: 'lst',
   message: 'msg',
   file: 'fil',
+  user: 'usr',
   channel: 'chn',
   account: 'acc',
   contact: 'con',

@@ -33,12 +33,13 @@ export function withSearchPath(url: string, schema: string): string {
   return u.toString();
 }
 
-export async function createTestDb(dialect: DialectName): Promise<TestDb> {
+/** A fresh database, migrated unless `migrate: false` (for tests of the migrations themselves). */
+export async function createTestDb(dialect: DialectName, opts: { migrate?: boolean } = {}): Promise<TestDb> {
   const dataDir = mkdtempSync(join(tmpdir(), 'rolodex-test-'));
   if (dialect === 'sqlite') {
     const sqliteFile = join(dataDir, 'rolodex.db');
     const db = openDb({ dataDir, sqliteFile });
-    await migrate(db);
+    if (opts.migrate !== false) await migrate(db);
     return {
       db,
       dataDir,
@@ -55,7 +56,7 @@ export async function createTestDb(dialect: DialectName): Promise<TestDb> {
   await admin.query(`create schema ${schema}`);
   await admin.end();
   const db = openDb({ dataDir, databaseUrl: TEST_DATABASE_URL, schema });
-  await migrate(db);
+  if (opts.migrate !== false) await migrate(db);
   return {
     db,
     dataDir,
