@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import { chunks } from '../db/chunks.ts';
 import type { Executor } from '../db/types.ts';
 import { lookupExternalIds } from '../import/repository.ts';
+import { foldText } from '../lib/fold.ts';
 import type { EntityRelationshipsTable, RecordKind, RecordsTable } from './tables.ts';
 
 export type RecordRow = RecordsTable;
@@ -75,4 +76,31 @@ export async function loadRecords(
     else byName.set(r.name, [r.target_id]);
   }
   return { rows: new Map(rows.filter((r) => r.workspace_id === workspaceId && r.kind === kind).map((r) => [r.id, r])), relationships };
+}
+
+/**
+ * The contacts of the workspace whose `$email` holds one of `emails`, ignoring case, by folded
+ * address (docs/records.md §Value index). Meetings and emails derive their `$contact` with it.
+ */
+export async function contactIdsByEmails(db: Executor, workspaceId: string, emails: readonly string[]): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  const folded = [...new Set(emails.map(foldText))];
+  for (const part of chunks(folded)) {
+    const rows = await db
+      .selectFrom('record_values')
+      .select(['value_text', 'record_id'])
+      .where('workspace_id', '=', workspaceId)
+      .where('object_type', '=', 'contact')
+      .where('field', '=', '$email')
+      .where('value_text', 'in', part)
+      .orderBy('record_id')
+      .execute();
+    for (const r of rows) {
+      const key = r.value_text as string;
+      const ids = out.get(key) ?? [];
+      if (!ids.includes(r.record_id)) ids.push(r.record_id);
+      out.set(key, ids);
+    }
+  }
+  return out;
 }
