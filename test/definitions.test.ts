@@ -56,8 +56,18 @@ await eachDialect('definitions', (ctx) => {
   test('contacts by e-mail through the value index, ignoring case', async () => {
     const t = ctx();
     const ws = (await seedWorkspace(t)).workspaceId;
-    const row = (id: string, email: string) => ({ workspace_id: ws, object_type: 'contact', field: '$email', value_text: foldText(email), value_num: null, record_id: id });
-    await t.deps.db.kysely.insertInto('record_values').values([row('con_1', 'Ann@Acme.test'), row('con_2', 'ann@acme.TEST'), row('con_3', 'bo@acme.test')]).execute();
+    const row = (id: string, email: string) => ({
+      workspace_id: ws,
+      object_type: 'contact',
+      field: '$email',
+      value_text: foldText(email),
+      value_num: null,
+      record_id: id,
+    });
+    await t.deps.db.kysely
+      .insertInto('record_values')
+      .values([row('con_1', 'Ann@Acme.test'), row('con_2', 'ann@acme.TEST'), row('con_3', 'bo@acme.test')])
+      .execute();
     const found = await contactIdsByEmails(t.deps.db.kysely, ws, ['ANN@acme.test', 'nobody@acme.test']);
     assert.deepEqual([...found.entries()], [['ann@acme.test', ['con_1', 'con_2']]]);
     assert.equal((await contactIdsByEmails(t.deps.db.kysely, 'ws_other', ['ann@acme.test'])).size, 0);

@@ -95,7 +95,13 @@ export const SYSTEM_CATALOGUES: Readonly<Record<string, SystemCatalogue>> = {
     relationships: {
       $owner: owner,
       // One link seen from both ends: stored as the contact's `$account` rows.
-      $contact: { label: 'Contacts', objectType: 'contact', cardinality: 'has_many', writable: 'yes', storage: { kind: 'inverse', objectType: 'contact', key: '$account' } },
+      $contact: {
+        label: 'Contacts',
+        objectType: 'contact',
+        cardinality: 'has_many',
+        writable: 'yes',
+        storage: { kind: 'inverse', objectType: 'contact', key: '$account' },
+      },
       $opportunity: readOnlyInverse('Opportunities', 'opportunity', '$account'),
       $task: readOnlyInverse('Tasks', 'task', '$account'),
       $note: readOnlyInverse('Notes', 'note', '$account'),

@@ -15,7 +15,14 @@ export interface CustomDefinitions {
 /** Everything operators defined for one type of one workspace; options in their order. */
 export async function findCustomDefinitions(db: Executor, workspaceId: string, objectType: string): Promise<CustomDefinitions> {
   const [fields, options, relationships] = await Promise.all([
-    db.selectFrom('field_definitions').selectAll().where('workspace_id', '=', workspaceId).where('object_type', '=', objectType).orderBy('created_at').orderBy('id').execute(),
+    db
+      .selectFrom('field_definitions')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where('object_type', '=', objectType)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute(),
     db
       .selectFrom('select_options')
       .selectAll()

@@ -158,11 +158,17 @@ export async function addField(ctx: Ctx, input: AddFieldInput): Promise<FieldDef
   const defs = await requireType(ctx, input.objectType);
   if (!CUSTOM_KEY.test(input.key)) throw new InputError('must match ^[a-z][a-z0-9_]{0,62}$', 'key');
   if (defs.fields.has(input.key) || defs.relationships.has(input.key)) throw new InputError(`"${input.key}" is already defined`, 'key');
-  if (input.multipleValues && !MULTI_CAPABLE.has(input.valueType)) throw new InputError('only EMAIL, URL, TELEPHONE and SOCIAL_HANDLE fields take multipleValues', 'multipleValues');
+  if (input.multipleValues && !MULTI_CAPABLE.has(input.valueType))
+    throw new InputError('only EMAIL, URL, TELEPHONE and SOCIAL_HANDLE fields take multipleValues', 'multipleValues');
   if (input.currency !== undefined && (input.valueType !== 'CURRENCY' || !CURRENCY_CODE.test(input.currency)))
     throw new InputError('a three-letter ISO 4217 code, for CURRENCY fields only', 'currency');
   if (input.handleService !== undefined && input.valueType !== 'SOCIAL_HANDLE') throw new InputError('for SOCIAL_HANDLE fields only', 'handleService');
-  const config = { currency: input.currency, unique: input.unique || undefined, multipleValues: input.multipleValues || undefined, handleService: input.handleService };
+  const config = {
+    currency: input.currency,
+    unique: input.unique || undefined,
+    multipleValues: input.multipleValues || undefined,
+    handleService: input.handleService,
+  };
   const row = {
     id: newId('fld', ctx.now),
     workspace_id: ctx.actor.workspaceId,

@@ -2,12 +2,23 @@
 // import.
 import { sql } from 'kysely';
 import { chunks } from '../db/chunks.ts';
+import { defineRank } from '../db/rank.ts';
 import type { Executor } from '../db/types.ts';
 import { lookupExternalIds } from '../import/repository.ts';
 import { foldText } from '../lib/fold.ts';
-import type { EntityRelationshipsTable, RecordKind, RecordsTable } from './tables.ts';
+import type { EntityRelationshipsTable, RecordKind, RecordValuesTable, RecordsTable } from './tables.ts';
 
 export type RecordRow = RecordsTable;
+
+/** Records of one type in one workspace, newest first (docs/pages.md); scope values: [workspaceId, type]. */
+export const RECORDS = defineRank({ name: 'records', table: 'records', by: ['workspace_id', 'kind'], ts: 'created_at', id: 'id' });
+
+/** Replaces the value-index rows of `recordIds` by `rows` (docs/records.md §Value index). */
+export async function replaceValues(tx: Executor, recordIds: readonly string[], rows: readonly RecordValuesTable[]): Promise<void> {
+  for (const part of chunks([...recordIds])) await tx.deleteFrom('record_values').where('record_id', 'in', part).execute();
+  // 6 values a row.
+  for (const part of chunks([...rows], 800)) await tx.insertInto('record_values').values(part).execute();
+}
 export type RelationshipRow = EntityRelationshipsTable;
 
 export function recordsByExternalId(db: Executor, workspaceId: string, kind: RecordKind, externalIds: string[]): Promise<Map<string, string>> {

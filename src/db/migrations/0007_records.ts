@@ -55,11 +55,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('record_id', 'text', (c) => c.notNull())
     .execute();
   // Equality, prefixes and ranges of one field, and the records holding a value (e-mail → contact).
-  await db.schema
-    .createIndex('record_values_text')
-    .on('record_values')
-    .columns(['workspace_id', 'object_type', 'field', 'value_text', 'record_id'])
-    .execute();
+  await db.schema.createIndex('record_values_text').on('record_values').columns(['workspace_id', 'object_type', 'field', 'value_text', 'record_id']).execute();
   await db.schema.createIndex('record_values_num').on('record_values').columns(['workspace_id', 'object_type', 'field', 'value_num', 'record_id']).execute();
   // Rewriting a record's values.
   await db.schema.createIndex('record_values_record').on('record_values').columns(['record_id', 'field']).execute();
