@@ -136,7 +136,7 @@ await eachDialect('records API', (ctx) => {
       ['t', 'TEXT', 'hello', 5, 'invalid_type'],
       ['md', 'MARKDOWN', '# hi', true, 'invalid_type'],
       ['n', 'NUMBER', 2.5, '2.5', 'invalid_type'],
-      ['c', 'CURRENCY', 100, Number.NaN, 'invalid_type'],
+      ['c', 'CURRENCY', 100, '100', 'invalid_type'],
       ['cb', 'CHECKBOX', true, 'true', 'invalid_type'],
       ['dt', 'DATETIME', '2026-03-01T10:00:00+01:00', '2026-03-01', 'invalid_value'],
       ['em', 'EMAIL', 'a@b.test', 'not-an-email', 'invalid_value'],

@@ -31,7 +31,6 @@ export async function recordRoutes(base: FastifyInstance, opts: PluginOptions): 
     const tags = [Many];
     const scope = (action: 'create' | 'update' | 'read') => `${plural}:${action}` as Scope;
     const Entity = EntitySchema(type);
-    app.addSchema(Entity);
 
     app.post(
       `/v1/${plural}`,
