@@ -150,11 +150,17 @@ await eachDialect('import records', (ctx) => {
       [{ object: 'contact', externalId: 'x', fields: { 'Bad Slug': { value: 'red', valueType: 'TEXT' } } }, 'fields.Bad Slug'],
       [{ object: 'contact', externalId: 'x', fields: { $name: { value: 1, valueType: 'INTEGER' } } }, 'fields.$name.valueType'],
       [{ object: 'contact', externalId: 'x', fields: { size: { valueType: 'NUMBER' } } }, 'fields.size.value'],
-      [{ object: 'account', externalId: 'x', fields: { $primaryAddress: { value: { country: 'ZZ' }, valueType: 'ADDRESS' } } }, 'fields.$primaryAddress.value.country'],
+      [
+        { object: 'account', externalId: 'x', fields: { $primaryAddress: { value: { country: 'ZZ' }, valueType: 'ADDRESS' } } },
+        'fields.$primaryAddress.value.country',
+      ],
       [{ object: 'contact', externalId: 'x', fields: { $email: { value: ['a@b.test', 1], valueType: 'EMAIL' } } }, 'fields.$email.value[1]'],
       [{ object: 'contact', externalId: 'x', relationships: { $boss: { objectType: 'user', values: [] } } }, 'relationships.$boss'],
       [{ object: 'contact', externalId: 'x', relationships: { $account: { objectType: 'contact', values: ['a1'] } } }, 'relationships.$account.objectType'],
-      [{ object: 'opportunity', externalId: 'x', relationships: { $account: { objectType: 'account', values: ['a1', 'a2'] } } }, 'relationships.$account.values'],
+      [
+        { object: 'opportunity', externalId: 'x', relationships: { $account: { objectType: 'account', values: ['a1', 'a2'] } } },
+        'relationships.$account.values',
+      ],
       [{ object: 'contact', externalId: 'x', colour: 'red' }, 'colour'],
       [{ object: 'lead', externalId: 'x' }, 'object'],
       // Checks shared with the CLI name their field too (InputError.param, never the message).

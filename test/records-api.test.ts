@@ -108,7 +108,10 @@ await eachDialect('records API', (ctx) => {
     await refused(s, '/v1/opportunities', { fields: { $name: 'Deal', $stage: 'Lead' }, relationships: {} }, 'missing_field', 'relationships.$account');
     await refused(s, '/v1/opportunities', { fields: { $name: 'Deal', $stage: 'Nope' }, relationships: { $account: acc.id } }, 'invalid_value', 'fields.$stage');
     await refused(s, '/v1/opportunities', { fields: { $name: 'Deal', $stage: 'Lead' }, relationships: { $account: [acc.id, acc.id + 'x'] } }, 'invalid_value');
-    const opp = await ok(s, 'POST', '/v1/opportunities', { fields: { $name: 'Deal', $stage: 'Lead' }, relationships: { $account: [acc.id], $champion: con.id } });
+    const opp = await ok(s, 'POST', '/v1/opportunities', {
+      fields: { $name: 'Deal', $stage: 'Lead' },
+      relationships: { $account: [acc.id], $champion: con.id },
+    });
     assert.deepEqual(opp.relationships.$account.values, [acc.id]);
     assert.deepEqual(opp.relationships.$createdBy.values, [s.userId], 'a user key is the default $createdBy');
     assert.match(opp.fields.$stage.value, /^opt_/);
@@ -126,7 +129,13 @@ await eachDialect('records API', (ctx) => {
     await refused(s, '/v1/accounts', { fields: { $name: 'A' }, other: {} }, 'unknown_field', 'other');
     const acc = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'A' } });
     const opp = await ok(s, 'POST', '/v1/opportunities', { fields: { $name: 'D', $stage: 'Lead' }, relationships: { $account: acc.id } });
-    await refused(s, `/v1/opportunities/${opp.id}`, { relationships: { $createdBy: { replace: s.userId } } }, 'read_only_relationship', 'relationships.$createdBy');
+    await refused(
+      s,
+      `/v1/opportunities/${opp.id}`,
+      { relationships: { $createdBy: { replace: s.userId } } },
+      'read_only_relationship',
+      'relationships.$createdBy',
+    );
   });
 
   test('every valueType accepted and refused through custom fields; unique values', async () => {

@@ -6,7 +6,7 @@ import type { Executor } from '../db/types.ts';
 import { foldText } from '../lib/fold.ts';
 import type { Page } from '../lib/paging.ts';
 import { RECORDS } from './repository.ts';
-import type { RecordKind, RecordsTable } from './tables.ts';
+import type { RecordsTable } from './tables.ts';
 
 export type RecordRow = RecordsTable;
 
@@ -98,12 +98,22 @@ export async function inverseRelationships(db: Executor, ids: readonly string[],
 /** Replaces the own rows of one relationship of one record by `targets`, in order. */
 export async function replaceOwn(tx: Executor, sourceId: string, name: string, objectType: string, targets: readonly string[]): Promise<void> {
   await tx.deleteFrom('entity_relationships').where('source_id', '=', sourceId).where('name', '=', name).execute();
-  for (const part of chunks(targets.map((target_id, position) => ({ source_id: sourceId, name, object_type: objectType, target_id, position })), 1000))
+  for (const part of chunks(
+    targets.map((target_id, position) => ({ source_id: sourceId, name, object_type: objectType, target_id, position })),
+    1000,
+  ))
     await tx.insertInto('entity_relationships').values(part).execute();
 }
 
 /** Links or unlinks sources to one target through the sources' own rows (`name`), appended after their others. */
-export async function linkFromSources(tx: Executor, targetId: string, targetType: string, name: string, add: readonly string[], remove: readonly string[]): Promise<void> {
+export async function linkFromSources(
+  tx: Executor,
+  targetId: string,
+  targetType: string,
+  name: string,
+  add: readonly string[],
+  remove: readonly string[],
+): Promise<void> {
   for (const part of chunks([...remove]))
     await tx.deleteFrom('entity_relationships').where('target_id', '=', targetId).where('name', '=', name).where('source_id', 'in', part).execute();
   for (const part of chunks([...add])) {
@@ -133,7 +143,14 @@ export async function existingRecords(db: Executor, workspaceId: string, kind: s
 }
 
 /** Whether another record of the type holds this value of a field (unique fields), through the value index. */
-export async function valueTaken(db: Executor, workspaceId: string, kind: RecordKind | string, field: string, value: unknown, exceptId: string): Promise<boolean> {
+export async function valueTaken(
+  db: Executor,
+  workspaceId: string,
+  kind: string,
+  field: string,
+  value: unknown,
+  exceptId: string,
+): Promise<boolean> {
   let q = db.selectFrom('record_values').select('record_id').where('workspace_id', '=', workspaceId).where('object_type', '=', kind).where('field', '=', field);
   if (typeof value === 'string') q = q.where('value_text', '=', foldText(value));
   else if (typeof value === 'number' || typeof value === 'boolean') q = q.where('value_num', '=', Number(value));

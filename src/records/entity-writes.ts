@@ -12,14 +12,7 @@ import * as repo from './entity-repository.ts';
 import { valueRows } from './index-values.ts';
 import { replaceValues } from './repository.ts';
 import { checkFieldKeys, checkFieldValues } from './write-fields.ts';
-import {
-  checkCreateRelationships,
-  checkRelationshipKeys,
-  checkUpdateRelationships,
-  idsByType,
-  plan,
-  type RelationshipWrite,
-} from './write-relationships.ts';
+import { checkCreateRelationships, checkRelationshipKeys, checkUpdateRelationships, idsByType, plan, type RelationshipWrite } from './write-relationships.ts';
 
 export interface WriteInput {
   fields?: Record<string, unknown>;
@@ -63,7 +56,14 @@ function twoSided(defs: TypeDefinitions, w: RelationshipWrite): boolean {
 }
 
 /** Applies relationship writes to one record; returns whether any set changed. */
-async function applyRelationships(ctx: Ctx, defs: TypeDefinitions, id: string, writes: readonly RelationshipWrite[], current: Map<string, string[]>, at: string) {
+async function applyRelationships(
+  ctx: Ctx,
+  defs: TypeDefinitions,
+  id: string,
+  writes: readonly RelationshipWrite[],
+  current: Map<string, string[]>,
+  at: string,
+) {
   let changed = false;
   for (const w of writes) {
     const before = current.get(w.def.key) ?? [];
@@ -105,7 +105,15 @@ export async function createRecord(ctx: Ctx, type: EntityType, input: WriteInput
   await checkIds(ctx, writes);
   const stored = Object.fromEntries([...values].filter(([, v]) => v !== null));
   const at = isoNow(ctx.now);
-  const row: repo.RecordRow = { id, workspace_id: ws, kind: type.objectType, external_id: null, fields: JSON.stringify(stored), created_at: at, updated_at: at };
+  const row: repo.RecordRow = {
+    id,
+    workspace_id: ws,
+    kind: type.objectType,
+    external_id: null,
+    fields: JSON.stringify(stored),
+    created_at: at,
+    updated_at: at,
+  };
   await repo.insertRecord(ctx.db, row);
   await replaceValues(ctx.db, [], valueRows(ws, defs, id, stored));
   await applyRelationships(ctx, defs, id, writes, new Map(), at);
@@ -137,7 +145,8 @@ export async function updateRecord(ctx: Ctx, type: EntityType, input: WriteInput
     else stored[key] = v;
   }
   const at = isoNow(ctx.now);
-  const current = writes.length > 0 ? ((await relationshipValues(ctx, defs, [row.id])).get(row.id) ?? new Map<string, string[]>()) : new Map<string, string[]>();
+  const current =
+    writes.length > 0 ? ((await relationshipValues(ctx, defs, [row.id])).get(row.id) ?? new Map<string, string[]>()) : new Map<string, string[]>();
   const relsChanged = await applyRelationships(ctx, defs, row.id, writes, current, at);
   if (fieldsChanged) {
     row.fields = JSON.stringify(stored);

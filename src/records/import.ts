@@ -52,7 +52,8 @@ function check(kind: RecordKind, raw: Record<string, unknown>): RecordInput {
     const at = `fields.${name}`;
     checkKey(kind, name, at, catalogue.fields, 'field');
     const e = object(entry, at);
-    for (const k of Object.keys(e)) if (k !== 'value' && k !== 'valueType') throw new InputError('is not a known member (use value and valueType)', `${at}.${k}`);
+    for (const k of Object.keys(e))
+      if (k !== 'value' && k !== 'valueType') throw new InputError('is not a known member (use value and valueType)', `${at}.${k}`);
     if (!('value' in e)) throw new InputError('is required (null when unset)', `${at}.value`);
     if (e.valueType !== undefined && typeof e.valueType !== 'string') throw new InputError('must be a string', `${at}.valueType`);
     fields[name] = { value: e.value, valueType: e.valueType };
@@ -71,7 +72,7 @@ function check(kind: RecordKind, raw: Record<string, unknown>): RecordInput {
       if (seen.has(v)) throw new InputError(`"${v}" appears twice`, `${at}.values[${i}]`);
       seen.add(v);
     });
-    relationships[name] = { objectType: e.objectType as string | undefined, values: e.values as string[] };
+    relationships[name] = { objectType: e.objectType, values: e.values as string[] };
   }
   return { fields, relationships };
 }

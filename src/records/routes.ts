@@ -36,7 +36,12 @@ export async function recordRoutes(base: FastifyInstance, opts: PluginOptions): 
       `/v1/${plural}`,
       {
         config: { operation: `create${One}`, scopes: [scope('create')], category: 'Write', idempotent: true, errors: [...WRITE_ERRORS] },
-        schema: { summary: `Create ${objectType === 'account' || objectType === 'opportunity' ? 'an' : 'a'} ${objectType}`, tags, body: objectType === 'opportunity' ? CreateBodyWithRelationships : CreateBody, response: { 200: Entity } },
+        schema: {
+          summary: `Create ${objectType === 'account' || objectType === 'opportunity' ? 'an' : 'a'} ${objectType}`,
+          tags,
+          body: objectType === 'opportunity' ? CreateBodyWithRelationships : CreateBody,
+          response: { 200: Entity },
+        },
       },
       (request, reply) => write(request, reply, (c) => createRecord(c, type, request.body)),
     );
@@ -45,7 +50,13 @@ export async function recordRoutes(base: FastifyInstance, opts: PluginOptions): 
       `/v1/${plural}/:id`,
       {
         config: { operation: `update${One}`, scopes: [scope('update')], category: 'Write', idempotent: true, errors: [...WRITE_ERRORS, 'resource_not_found'] },
-        schema: { summary: `Update the fields and relationships of ${objectType === 'contact' ? 'a' : 'an'} ${objectType}`, tags, params: RecordIdParams, body: UpdateBody, response: { 200: Entity } },
+        schema: {
+          summary: `Update the fields and relationships of ${objectType === 'contact' ? 'a' : 'an'} ${objectType}`,
+          tags,
+          params: RecordIdParams,
+          body: UpdateBody,
+          response: { 200: Entity },
+        },
       },
       (request, reply) => write(request, reply, (c) => updateRecord(c, type, { ...request.params, ...request.body })),
     );

@@ -25,7 +25,16 @@ const JSON_TYPE: Record<ValueType, 'string' | 'number' | 'boolean' | 'array' | '
 };
 
 const PART_TYPES: Partial<Record<ValueType, Record<string, 'string' | 'number'>>> = {
-  ADDRESS: { street: 'string', street2: 'string', city: 'string', state: 'string', postalCode: 'string', country: 'string', latitude: 'number', longitude: 'number' },
+  ADDRESS: {
+    street: 'string',
+    street2: 'string',
+    city: 'string',
+    state: 'string',
+    postalCode: 'string',
+    country: 'string',
+    latitude: 'number',
+    longitude: 'number',
+  },
   FULL_NAME: { firstName: 'string', lastName: 'string' },
 };
 

@@ -122,6 +122,7 @@ export function plan(w: RelationshipWrite, current: readonly string[]): string[]
   }
   if (w.def.cardinality === 'has_one' && next.length > 1)
     throw new AppError('invalid_value', `"${w.def.key}" is has_one and already set: use replace, or remove it first.`, { param: `${param}.add` });
-  if (w.def.required && next.length === 0) throw new AppError('invalid_value', `"${w.def.key}" is required and cannot be emptied.`, { param: `${param}.remove` });
+  if (w.def.required && next.length === 0)
+    throw new AppError('invalid_value', `"${w.def.key}" is required and cannot be emptied.`, { param: `${param}.remove` });
   return next;
 }
