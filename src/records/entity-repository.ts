@@ -143,14 +143,7 @@ export async function existingRecords(db: Executor, workspaceId: string, kind: s
 }
 
 /** Whether another record of the type holds this value of a field (unique fields), through the value index. */
-export async function valueTaken(
-  db: Executor,
-  workspaceId: string,
-  kind: string,
-  field: string,
-  value: unknown,
-  exceptId: string,
-): Promise<boolean> {
+export async function valueTaken(db: Executor, workspaceId: string, kind: string, field: string, value: unknown, exceptId: string): Promise<boolean> {
   let q = db.selectFrom('record_values').select('record_id').where('workspace_id', '=', workspaceId).where('object_type', '=', kind).where('field', '=', field);
   if (typeof value === 'string') q = q.where('value_text', '=', foldText(value));
   else if (typeof value === 'number' || typeof value === 'boolean') q = q.where('value_num', '=', Number(value));
