@@ -39,7 +39,12 @@ const RECORDS: Record<string, (tag: string) => Record<string, unknown>> = {
       $email: { value: [`${tag.toLowerCase()}@canary.test`], valueType: 'EMAIL' },
     },
   }),
-  opportunity: (tag) => ({ object: 'opportunity', externalId: `o-${tag}`, fields: { $name: { value: `Deal ${tag}`, valueType: 'TEXT' }, $stage: { value: 'Lead' } }, relationships: { $account: { values: [`a-${tag}`] } } }),
+  opportunity: (tag) => ({
+    object: 'opportunity',
+    externalId: `o-${tag}`,
+    fields: { $name: { value: `Deal ${tag}`, valueType: 'TEXT' }, $stage: { value: 'Lead' } },
+    relationships: { $account: { values: [`a-${tag}`] } },
+  }),
 };
 
 export async function seedCanary(t: TestApp, label: string, operations: Set<string>): Promise<Canary> {
