@@ -82,26 +82,39 @@ export function EntityEnvelopeSchema(type: EntityType, item: TSchema) {
   return Envelope(item, `${name}Envelope`);
 }
 
-const WriteFields = Type.Record(Type.String(), Type.Unknown(), {
-  description:
-    'Plain values by field key: string, number, boolean, null (clears), array of strings, Address or FullName object. Each is checked against the field definition.',
+// Write values are at most two levels deep (an array of strings, an Address or FullName), typed
+// with `type` lists so that a wrong JSON type is invalid_type; which type a key takes is decided by
+// its definition in the service.
+const SCALAR = ['string', 'number', 'boolean', 'null'];
+const WriteValue = Type.Unsafe<unknown>({
+  type: [...SCALAR, 'array', 'object'],
+  items: { type: 'string' },
+  additionalProperties: { type: SCALAR },
+  description: 'string, number, boolean, null (clears), array of strings, or an Address or FullName object',
 });
+const WriteFields = Type.Record(Type.String(), WriteValue, { description: 'Plain values by field key, each checked against its definition.' });
 
-const CreateRelationships = Type.Record(Type.String(), Type.Unknown(), { description: 'Relationship key → one id or an array of ids.' });
+const Ids = Type.Unsafe<string | string[]>({ type: ['string', 'array'], items: { type: 'string' }, description: 'An id or an array of ids.' });
+const CreateRelationships = Type.Record(Type.String(), Ids, { description: 'Relationship key → one id or an array of ids.' });
 
 export const CreateBody = Type.Object({ fields: WriteFields, relationships: Type.Optional(CreateRelationships) }, { additionalProperties: false });
 
 /** Opportunities: `relationships` is required (it must hold `$account`). */
 export const CreateBodyWithRelationships = Type.Object({ fields: WriteFields, relationships: CreateRelationships }, { additionalProperties: false });
 
+const Operation = Type.Object(
+  {
+    add: Type.Optional(Ids),
+    remove: Type.Optional(Ids),
+    replace: Type.Optional(Type.Unsafe<string | string[] | null>({ type: ['string', 'array', 'null'], items: { type: 'string' } })),
+  },
+  { additionalProperties: false, description: '{add, remove} or {replace}; replace: null clears.' },
+);
+
 export const UpdateBody = Type.Object(
   {
     fields: Type.Optional(WriteFields),
-    relationships: Type.Optional(
-      Type.Record(Type.String(), Type.Unknown(), {
-        description: 'Relationship key → {add, remove} or {replace}: an id, an array of ids, or (replace) null to clear.',
-      }),
-    ),
+    relationships: Type.Optional(Type.Record(Type.String(), Operation, { description: 'Relationship key → an operation.' })),
   },
   { additionalProperties: false },
 );
