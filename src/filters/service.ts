@@ -1,0 +1,129 @@
+// Filtered record listings (docs/filtering.md §Plans): the records of a type that satisfy every
+// filter, newest first by createdAt (ties by id), with an exact totalCount counted through the
+// filters' indexes, never by reading every record of the workspace.
+import { type RawBuilder, sql } from 'kysely';
+import { rankPage } from '../db/rank.ts';
+import type { TypeDefinitions } from '../definitions/service.ts';
+import type { Ctx } from '../lib/context.ts';
+import type { Page } from '../lib/paging.ts';
+import { RECORDS } from '../records/repository.ts';
+import type { Filter } from './parse.ts';
+import { type Atom, cappedCount, checkSql, count, driverSql, ids, type Scope, trigramPostings } from './repository.ts';
+import { trigrams } from './trigrams.ts';
+
+export { parseFilters, type Filter } from './parse.ts';
+export { replaceTrigrams } from './repository.ts';
+
+/** Index reads of one estimate stop after this many rows: enough to tell a selective filter. */
+const ESTIMATE_CAP = 2000;
+/** A long `contains` needle has its rarest trigram looked for among this many. */
+const TRIGRAM_PROBES = 8;
+
+interface Planned {
+  atom: Atom;
+  negate: boolean;
+}
+
+/** Filters as atoms: positive ranges of one field merge into one index range. */
+function atoms(defs: TypeDefinitions, filters: readonly Filter[]): Planned[] {
+  const out: Planned[] = [];
+  const ranges = new Map<string, Extract<Atom, { kind: 'values' }>>();
+  for (const f of filters) {
+    if (f.kind === 'relationship') {
+      const s = f.relationship.storage;
+      const atom: Atom = s.kind === 'inverse' ? { kind: 'inverse', name: s.key, id: f.id } : { kind: 'own', name: f.relationship.key, id: f.id };
+      out.push({ atom, negate: f.negate });
+      continue;
+    }
+    const def = defs.fields.get(f.field)!;
+    // A field has several rows per record when it holds an array or is an ADDRESS (one per part).
+    const multiRow = def.multipleValues || def.valueType === 'ADDRESS';
+    if (f.kind === 'text') {
+      out.push({ atom: { kind: 'values', field: f.field, multiRow, cond: { op: f.op, text: f.value } }, negate: f.negate });
+      continue;
+    }
+    const key = f.op === 'greaterThan' ? 'gt' : f.op === 'lessThan' ? 'lt' : 'eq';
+    // Numbers, currencies, checkboxes and DATETIMEs hold one value, so bounds of one field can be
+    // one range. Negated ones stay apart: "not above 10 and not below 5" is not one range.
+    const merged = f.negate ? undefined : ranges.get(f.field);
+    if (merged && merged.cond.op === 'num' && merged.cond[key] === undefined) {
+      merged.cond[key] = f.value;
+      continue;
+    }
+    const atom = { kind: 'values' as const, field: f.field, multiRow, cond: { op: 'num' as const, [key]: f.value } };
+    if (!f.negate) ranges.set(f.field, atom);
+    out.push({ atom, negate: f.negate });
+  }
+  return out;
+}
+
+/** A `contains` atom read through its rarest trigram (of a few spread over the needle). */
+async function withTrigram(ctx: Ctx, s: Scope, a: Atom): Promise<Atom> {
+  if (a.kind !== 'values' || a.cond.op !== 'contains') return a;
+  const all = trigrams(a.cond.text);
+  if (all.length === 0) return a;
+  const step = Math.max(1, Math.floor(all.length / TRIGRAM_PROBES));
+  let best = all[0]!;
+  let bestN = Infinity;
+  for (let i = 0; i < all.length && i / step < TRIGRAM_PROBES; i += step) {
+    const n = await cappedCount(ctx.db, trigramPostings(s, a.field, all[i]!), ESTIMATE_CAP);
+    if (n < bestN) [best, bestN] = [all[i]!, n];
+    if (n === 0) break;
+  }
+  return { ...a, trigram: best };
+}
+
+const needsTypeCheck = (a: Atom) => a.kind !== 'values';
+
+/**
+ * One page of the records of `defs.objectType` that satisfy every filter, and how many do.
+ * Plans are explained in docs/filtering.md §Plans.
+ */
+export async function filteredPage(
+  ctx: Ctx,
+  input: { defs: TypeDefinitions; filters: readonly Filter[]; page: Page },
+): Promise<{ totalCount: number; ids: string[] }> {
+  const { defs, filters, page } = input;
+  const s: Scope = { workspaceId: ctx.actor.workspaceId, objectType: defs.objectType };
+  const planned = atoms(defs, filters);
+  const positives = await Promise.all(planned.filter((p) => !p.negate).map((p) => withTrigram(ctx, s, p.atom)));
+  const negatives = planned.filter((p) => p.negate).map((p) => p.atom);
+  const order = sql`order by r.created_at desc, r.id desc limit ${page.limit} offset ${page.offset}`;
+  const inType = sql`r.workspace_id = ${s.workspaceId} and r.kind = ${s.objectType}`;
+  const notChecks = negatives.map((a) => sql`not ${checkSql(ctx.db, a)}`);
+
+  if (positives.length === 0) {
+    // Negation only: the type's records minus those matching any negated filter. The page walks
+    // the listing index newest first and skips those; the count is the ranked total minus theirs.
+    const where = sql.join([inType, ...notChecks], sql` and `);
+    const pageIds = await ids(ctx.db, sql`select r.id from records r where ${where} ${order}`);
+    const total = (await rankPage(ctx.db, RECORDS, [s.workspaceId, s.objectType], { offset: 0, limit: 1 })).total;
+    if (negatives.length === 0) return { totalCount: total, ids: pageIds };
+    const drivers = await Promise.all(negatives.map((a) => withTrigram(ctx, s, a)));
+    const union = sql.join(
+      drivers.map((a) => driverSql(ctx.db, s, a)),
+      sql` union `,
+    );
+    const matched = await count(ctx.db, sql`select r.id from (${union}) d cross join records r where r.id = d.record_id and ${inType}`);
+    return { totalCount: total - matched, ids: pageIds };
+  }
+
+  // The most selective positive filter drives (its index range read once); the others and the
+  // negated ones are probed per candidate by record id.
+  let driverAt = 0;
+  if (positives.length > 1) {
+    const sizes = await Promise.all(positives.map((a) => cappedCount(ctx.db, driverSql(ctx.db, s, a), ESTIMATE_CAP)));
+    driverAt = sizes.indexOf(Math.min(...sizes));
+  }
+  const driver = positives[driverAt]!;
+  const checks: RawBuilder<unknown>[] = [...positives.filter((_, i) => i !== driverAt).map((a) => checkSql(ctx.db, a)), ...notChecks];
+  const from = sql`(${driverSql(ctx.db, s, driver)}) d cross join records r`;
+  const where = sql.join([sql`r.id = d.record_id`, inType, ...checks], sql` and `);
+  const [pageIds, totalCount] = await Promise.all([
+    ids(ctx.db, sql`select r.id from ${from} where ${where} ${order}`),
+    checks.length === 0 && !needsTypeCheck(driver)
+      ? count(ctx.db, driverSql(ctx.db, s, driver))
+      : count(ctx.db, sql`select r.id from ${from} where ${where}`),
+  ]);
+  return { totalCount, ids: pageIds };
+}
