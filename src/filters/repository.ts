@@ -11,10 +11,7 @@ import { CONTAINS_TYPES, likeLiteral, prefixEnd, trigrams } from './trigrams.ts'
 
 /** A condition on one value-index row `v` of a field. */
 export type ValueCond =
-  | { op: 'equal'; text: string }
-  | { op: 'startsWith'; text: string }
-  | { op: 'contains'; text: string }
-  | { op: 'num'; eq?: number; gt?: number; lt?: number };
+  { op: 'equal'; text: string } | { op: 'startsWith'; text: string } | { op: 'contains'; text: string } | { op: 'num'; eq?: number; gt?: number; lt?: number };
 
 /** One positive condition of a plan: a field's values or a relationship's ids. */
 export type Atom =

@@ -121,9 +121,7 @@ export async function filteredPage(
   const where = sql.join([sql`r.id = d.record_id`, inType, ...checks], sql` and `);
   const [pageIds, totalCount] = await Promise.all([
     ids(ctx.db, sql`select r.id from ${from} where ${where} ${order}`),
-    checks.length === 0 && !needsTypeCheck(driver)
-      ? count(ctx.db, driverSql(ctx.db, s, driver))
-      : count(ctx.db, sql`select r.id from ${from} where ${where}`),
+    checks.length === 0 && !needsTypeCheck(driver) ? count(ctx.db, driverSql(ctx.db, s, driver)) : count(ctx.db, sql`select r.id from ${from} where ${where}`),
   ]);
   return { totalCount, ids: pageIds };
 }

@@ -18,7 +18,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('trigram', 'text', (c) => c.notNull())
     .addColumn('record_id', 'text', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('record_trigrams_lookup').on('record_trigrams').columns(['workspace_id', 'object_type', 'field', 'trigram', 'record_id']).execute();
+  await db.schema
+    .createIndex('record_trigrams_lookup')
+    .on('record_trigrams')
+    .columns(['workspace_id', 'object_type', 'field', 'trigram', 'record_id'])
+    .execute();
   await db.schema.createIndex('record_trigrams_record').on('record_trigrams').column('record_id').execute();
   if (sql`${0}`.compile(db).sql === '$1') {
     await sql`create index record_values_prefix on record_values (workspace_id, object_type, field, value_text collate "C", record_id)`.execute(db);
@@ -54,7 +58,11 @@ export async function up(db: Kysely<any>): Promise<void> {
       const last = rows.length === 5000 ? rows.at(-1)!.record_id : null;
       const done = last === null ? rows : rows.filter((r) => r.record_id !== last);
       const out = trigramRows(done as RecordValuesTable[], new Set([key]));
-      for (let i = 0; i < out.length; i += 1000) await db.insertInto('record_trigrams').values(out.slice(i, i + 1000)).execute();
+      for (let i = 0; i < out.length; i += 1000)
+        await db
+          .insertInto('record_trigrams')
+          .values(out.slice(i, i + 1000))
+          .execute();
       if (last === null) break;
       after = done.length > 0 ? done.at(-1)!.record_id : last;
       if (done.length === 0) break;
