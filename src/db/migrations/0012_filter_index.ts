@@ -43,7 +43,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   for (const { type, key } of [...system, ...(custom as { type: string; key: string }[])]) {
     let after = '';
     for (;;) {
-      const rows = await db
+      const rows = (await db
         .selectFrom('record_values')
         .selectAll()
         .where('object_type', '=', type)
@@ -51,21 +51,21 @@ export async function up(db: Kysely<any>): Promise<void> {
         .where('record_id', '>', after)
         .orderBy('record_id')
         .limit(5000)
-        .execute();
+        .execute()) as RecordValuesTable[];
       if (rows.length === 0) break;
       // Trigrams per record: a record's rows must be complete in one batch, so the last record of
       // a full batch is read again with the next one.
       const last = rows.length === 5000 ? rows.at(-1)!.record_id : null;
       const done = last === null ? rows : rows.filter((r) => r.record_id !== last);
-      const out = trigramRows(done as RecordValuesTable[], new Set([key]));
+      if (done.length === 0) throw new Error(`record ${last} has more than 5000 values of ${key}`);
+      const out = trigramRows(done, new Set([key]));
       for (let i = 0; i < out.length; i += 1000)
         await db
           .insertInto('record_trigrams')
           .values(out.slice(i, i + 1000))
           .execute();
       if (last === null) break;
-      after = done.length > 0 ? done.at(-1)!.record_id : last;
-      if (done.length === 0) break;
+      after = done.at(-1)!.record_id;
     }
   }
 }
