@@ -75,14 +75,15 @@ async function withTrigram(ctx: Ctx, s: Scope, a: Atom): Promise<Atom> {
 
 const needsTypeCheck = (a: Atom) => a.kind !== 'values';
 
-/**
- * One page of the records of `defs.objectType` that satisfy every filter, and how many do.
- * Plans are explained in docs/filtering.md §Plans.
- */
-export async function filteredPage(
-  ctx: Ctx,
-  input: { defs: TypeDefinitions; filters: readonly Filter[]; page: Page },
-): Promise<{ totalCount: number; ids: string[] }> {
+/** The statements of a filtered page: the page's ids, and a count (of the matches, or of the negated ones to subtract from the type's total). */
+export interface FilterPlan {
+  page: RawBuilder<unknown>;
+  count: RawBuilder<unknown> | null;
+  countIsExcluded: boolean;
+}
+
+/** How a filtered page is read (docs/filtering.md §Plans); filteredPage runs it, bench/filters.ts explains it. */
+export async function planFilters(ctx: Ctx, input: { defs: TypeDefinitions; filters: readonly Filter[]; page: Page }): Promise<FilterPlan> {
   const { defs, filters, page } = input;
   const s: Scope = { workspaceId: ctx.actor.workspaceId, objectType: defs.objectType };
   const planned = atoms(defs, filters);
@@ -96,16 +97,14 @@ export async function filteredPage(
     // Negation only: the type's records minus those matching any negated filter. The page walks
     // the listing index newest first and skips those; the count is the ranked total minus theirs.
     const where = sql.join([inType, ...notChecks], sql` and `);
-    const pageIds = await ids(ctx.db, sql`select r.id from records r where ${where} ${order}`);
-    const total = (await rankPage(ctx.db, RECORDS, [s.workspaceId, s.objectType], { offset: 0, limit: 1 })).total;
-    if (negatives.length === 0) return { totalCount: total, ids: pageIds };
+    const pageSql = sql`select r.id from records r where ${where} ${order}`;
+    if (negatives.length === 0) return { page: pageSql, count: null, countIsExcluded: true };
     const drivers = await Promise.all(negatives.map((a) => withTrigram(ctx, s, a)));
     const union = sql.join(
       drivers.map((a) => driverSql(ctx.db, s, a)),
       sql` union `,
     );
-    const matched = await count(ctx.db, sql`select r.id from (${union}) d cross join records r where r.id = d.record_id and ${inType}`);
-    return { totalCount: total - matched, ids: pageIds };
+    return { page: pageSql, count: sql`select r.id from (${union}) d cross join records r where r.id = d.record_id and ${inType}`, countIsExcluded: true };
   }
 
   // The most selective positive filter drives (its index range read once); the others and the
@@ -119,9 +118,21 @@ export async function filteredPage(
   const checks: RawBuilder<unknown>[] = [...positives.filter((_, i) => i !== driverAt).map((a) => checkSql(ctx.db, a)), ...notChecks];
   const from = sql`(${driverSql(ctx.db, s, driver)}) d cross join records r`;
   const where = sql.join([sql`r.id = d.record_id`, inType, ...checks], sql` and `);
-  const [pageIds, totalCount] = await Promise.all([
-    ids(ctx.db, sql`select r.id from ${from} where ${where} ${order}`),
-    checks.length === 0 && !needsTypeCheck(driver) ? count(ctx.db, driverSql(ctx.db, s, driver)) : count(ctx.db, sql`select r.id from ${from} where ${where}`),
-  ]);
-  return { totalCount, ids: pageIds };
+  return {
+    page: sql`select r.id from ${from} where ${where} ${order}`,
+    // A driver of the value index is already of this type; with nothing else to check, counting it is enough.
+    count: checks.length === 0 && !needsTypeCheck(driver) ? driverSql(ctx.db, s, driver) : sql`select r.id from ${from} where ${where}`,
+    countIsExcluded: false,
+  };
+}
+
+/** One page of the records of `defs.objectType` that satisfy every filter, and how many do. */
+export async function filteredPage(
+  ctx: Ctx,
+  input: { defs: TypeDefinitions; filters: readonly Filter[]; page: Page },
+): Promise<{ totalCount: number; ids: string[] }> {
+  const plan = await planFilters(ctx, input);
+  const total = async () => (await rankPage(ctx.db, RECORDS, [ctx.actor.workspaceId, input.defs.objectType], { offset: 0, limit: 1 })).total;
+  const [pageIds, n, all] = await Promise.all([ids(ctx.db, plan.page), plan.count ? count(ctx.db, plan.count) : 0, plan.countIsExcluded ? total() : 0]);
+  return { totalCount: plan.countIsExcluded ? all - n : n, ids: pageIds };
 }
