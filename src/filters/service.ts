@@ -7,7 +7,7 @@ import type { TypeDefinitions } from '../definitions/service.ts';
 import type { Ctx } from '../lib/context.ts';
 import type { Page } from '../lib/paging.ts';
 import { RECORDS } from '../records/repository.ts';
-import type { Filter } from './parse.ts';
+import { type Filter, parseFilters } from './parse.ts';
 import { type Atom, cappedCount, checkSql, count, driverSql, ids, type Scope, trigramPostings } from './repository.ts';
 import { trigrams } from './trigrams.ts';
 
@@ -135,4 +135,16 @@ export async function filteredPage(
   const total = async () => (await rankPage(ctx.db, RECORDS, [ctx.actor.workspaceId, input.defs.objectType], { offset: 0, limit: 1 })).total;
   const [pageIds, n, all] = await Promise.all([ids(ctx.db, plan.page), plan.count ? count(ctx.db, plan.count) : 0, plan.countIsExcluded ? total() : 0]);
   return { totalCount: plan.countIsExcluded ? all - n : n, ids: pageIds };
+}
+
+/**
+ * What a listing route calls with its whole validated query string: the filters of `query`
+ * (every key besides limit and offset) read against `defs`, then one page of the matches.
+ * Throws invalid_parameter naming the offending key.
+ */
+export async function filterQuery(
+  ctx: Ctx,
+  input: { defs: TypeDefinitions; query: Readonly<Record<string, unknown>>; page: Page },
+): Promise<{ totalCount: number; ids: string[] }> {
+  return filteredPage(ctx, { defs: input.defs, filters: parseFilters(input.query, input.defs), page: input.page });
 }
