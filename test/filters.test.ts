@@ -68,7 +68,7 @@ async function seedAccounts(c: Ctx): Promise<{ defs: TypeDefinitions; all: Writt
   for (let i = 0; i < 60; i++) {
     const values: Record<string, unknown> = {
       $name: NAMES[i % NAMES.length],
-      $website: i % 4 === 0 ? [] : [`https://site${i % 7}.example`, `http://ACME-${i % 3}.test/a_b%c`],
+      $website: i % 4 === 0 ? [] : i % 4 === 1 ? [`https://site${i % 7}.example`, `http://ACME-${i % 3}.test/a_b%c`] : [`https://site${i % 7}.example`],
       $industry: [industries[i % 3]!.id],
       $linkedIn: `@Handle${i % 5}`,
       $twitter: `@tw${i % 4}`,
@@ -283,9 +283,9 @@ await eachDialect('filters', (ctx) => {
     assert.equal(await agrees(c, defs, all, { '$name[startsWith]': 'acme%' }, (w) => rawName(w) === 'acme%_corp'), 6);
     assert.equal(await agrees(c, defs, all, { '$name[startsWith]': 'back\\' }, (w) => rawName(w) === 'back\\slash'), 6);
     await agrees(c, defs, all, { '$website[contains]': 'a_b%c' }, (w) => matches(w, '$website', 'contains', 'a_b%c'));
-    assert.equal(await agrees(c, defs, all, { '$website[contains]': '_' }, (w) => matches(w, '$website', 'contains', '_')), 45);
+    assert.equal(await agrees(c, defs, all, { '$website[contains]': '_' }, (w) => matches(w, '$website', 'contains', '_')), 15);
     assert.equal(await agrees(c, defs, all, { '$website[contains]': 'ab%' }, () => false), 0);
-    assert.equal(await agrees(c, defs, all, { '$website[contains]': '%' }, (w) => matches(w, '$website', 'contains', '%')), 45);
+    assert.equal(await agrees(c, defs, all, { '$website[contains]': '%' }, (w) => matches(w, '$website', 'contains', '%')), 15);
     assert.equal(await agrees(c, defs, all, { 'mail[contains]': "'; --" }, () => false), 0);
     // The records are all still there.
     assert.equal((await filteredPage(c, { defs, filters: [], page: { limit: 1, offset: 0 } })).totalCount, 60);
