@@ -80,9 +80,14 @@ export async function cappedCount(db: Executor, query: RawBuilder<unknown>, cap:
   return toNumber(r.rows[0]?.n);
 }
 
-/** Postings of one trigram of a field, counted up to `cap`. */
-export function trigramPostings(s: Scope, field: string, trigram: string): RawBuilder<unknown> {
-  return sql`select 1 from record_trigrams g where g.workspace_id = ${s.workspaceId} and g.object_type = ${s.objectType} and g.field = ${field} and g.trigram = ${trigram}`;
+/** How many postings each of `trigrams` has in a field, each counted up to `cap`, in one statement. */
+export async function trigramCounts(db: Executor, s: Scope, field: string, trigrams: readonly string[], cap: number): Promise<Map<string, number>> {
+  const probes = trigrams.map(
+    (t) => sql`select cast(${t} as text) as t, (select count(*) from (select 1 from record_trigrams g where g.workspace_id = ${s.workspaceId}
+      and g.object_type = ${s.objectType} and g.field = ${field} and g.trigram = ${t} limit ${cap}) x) as n`,
+  );
+  const r = await sql<{ t: string; n: unknown }>`${sql.join(probes, sql` union all `)}`.execute(db);
+  return new Map(r.rows.map((x) => [x.t, toNumber(x.n)]));
 }
 
 export async function count(db: Executor, query: RawBuilder<unknown>): Promise<number> {
