@@ -9,7 +9,7 @@
 //   jobs       src/jobs/ (background work over several resources)
 //   transport  src/http/ and each resource's routes.ts / *-routes.ts
 //   app        src/app.ts, src/server.ts, src/runtime.ts, src/cluster*.ts, src/cli/, src/docs/
-const RESOURCES = 'auth|workspaces|users|members|records|lists|messages|channels|files|knowledge|idempotency';
+const RESOURCES = 'auth|filters|workspaces|users|members|records|lists|messages|channels|files|knowledge|idempotency';
 const ROUTES = '(^|/)[a-z-]*routes[.]ts$';
 
 const LAYERS = [

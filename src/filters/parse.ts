@@ -1,0 +1,141 @@
+// The filters of a record listing, read from its query string (docs/filtering.md): each key
+// besides limit and offset is `<key>` or `<key>[<op>]` (op possibly negated with `-`), checked
+// against the type's definitions. Anything that is not a filter this type allows is refused with
+// invalid_parameter naming the query key; nothing of a key or value reaches SQL except as a bound
+// value.
+import type { FieldDef, RelationshipDef, TypeDefinitions } from '../definitions/service.ts';
+import { AppError } from '../lib/errors.ts';
+import { foldText } from '../lib/fold.ts';
+import type { ValueType } from '../lib/resource-schemas.ts';
+
+export type Operator = 'equal' | 'greaterThan' | 'lessThan' | 'startsWith' | 'contains';
+const OPERATORS: readonly Operator[] = ['equal', 'greaterThan', 'lessThan', 'startsWith', 'contains'];
+
+interface Base {
+  /** The query key, as the caller wrote it (`$name[startsWith]`). */
+  param: string;
+  negate: boolean;
+}
+/** A field compared through value_text (folded text, option ids). */
+export interface TextFilter extends Base {
+  kind: 'text';
+  field: string;
+  op: 'equal' | 'startsWith' | 'contains';
+  value: string;
+}
+/** A field compared through value_num (numbers, currencies, checkboxes, DATETIME as ms). */
+export interface NumFilter extends Base {
+  kind: 'num';
+  field: string;
+  op: 'equal' | 'greaterThan' | 'lessThan';
+  value: number;
+}
+/** A relationship that holds (or, negated, does not hold) one id. */
+export interface RelationshipFilter extends Base {
+  kind: 'relationship';
+  relationship: RelationshipDef;
+  id: string;
+}
+export type Filter = TextFilter | NumFilter | RelationshipFilter;
+
+/** Operators each valueType allows; the first is the one used when none is given. */
+const ALLOWED: Partial<Record<ValueType, readonly Operator[]>> = {
+  NUMBER: ['equal', 'greaterThan', 'lessThan'],
+  CURRENCY: ['equal', 'greaterThan', 'lessThan'],
+  DATETIME: ['equal', 'greaterThan', 'lessThan'],
+  TEXT: ['equal', 'startsWith'],
+  FULL_NAME: ['equal', 'startsWith'],
+  SOCIAL_HANDLE: ['equal', 'startsWith'],
+  ADDRESS: ['equal', 'startsWith'],
+  CHECKBOX: ['equal'],
+  SINGLE_SELECT: ['equal'],
+  EMAIL: ['contains'],
+  TELEPHONE: ['contains'],
+  URL: ['contains'],
+};
+
+/** Limits that keep a hostile query string cheap to refuse (docs/filtering.md §Limits). */
+export const MAX_FILTERS = 20;
+export const MAX_VALUE_LENGTH = 1000;
+const MAX_KEY_LENGTH = 200;
+
+const KEY = /^([^[\]]+)(?:\[(-?)([^[\]]*)\])?$/;
+const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)$/;
+const ISO_DATETIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+
+function bad(param: string, why: string): AppError {
+  const shown = param.length > 80 ? `${param.slice(0, 80)}…` : param;
+  return new AppError('invalid_parameter', `Invalid filter "${shown}": ${why}.`, { param });
+}
+
+/**
+ * The filters of `query` (every query key besides limit and offset; a repeated key arrives as an
+ * array of values). Throws invalid_parameter with `param` = the offending key.
+ */
+export function parseFilters(query: Readonly<Record<string, unknown>>, defs: TypeDefinitions): Filter[] {
+  const out: Filter[] = [];
+  for (const param of Object.keys(query)) {
+    if (param === 'limit' || param === 'offset') continue;
+    const raw = query[param];
+    const values = Array.isArray(raw) ? (raw as unknown[]) : [raw];
+    if (out.length + values.length > MAX_FILTERS) throw bad(param, `at most ${MAX_FILTERS} filters may be combined`);
+    const m = param.length <= MAX_KEY_LENGTH ? KEY.exec(param) : null;
+    if (!m) throw bad(param, 'a filter is written key or key[operator]');
+    const [, key = '', minus, opText] = m;
+    const field = defs.fields.get(key);
+    const rel = field ? undefined : defs.relationships.get(key);
+    if (!field && !rel) throw bad(param, `${defs.objectType} has no field or relationship "${key}"`);
+    if (opText !== undefined && !(OPERATORS as readonly string[]).includes(opText)) throw bad(param, `unknown operator; use one of ${OPERATORS.join(', ')}`);
+    const negate = minus === '-';
+    for (const v of values) {
+      if (typeof v !== 'string') throw bad(param, 'the value must be text');
+      if (v === '') throw bad(param, 'the value is empty');
+      if (v.includes('\u0000')) throw bad(param, 'the value contains a NUL character');
+      if (v.length > MAX_VALUE_LENGTH) throw bad(param, `the value is longer than ${MAX_VALUE_LENGTH} characters`);
+      out.push(field ? fieldFilter(param, field, opText as Operator | undefined, negate, v) : relationshipFilter(param, rel!, opText, negate, v));
+    }
+  }
+  return out;
+}
+
+function relationshipFilter(param: string, rel: RelationshipDef, op: string | undefined, negate: boolean, id: string): RelationshipFilter {
+  if (op !== undefined && op !== 'equal') throw bad(param, 'a relationship is filtered with equal only');
+  if (rel.storage.kind === 'derived') throw bad(param, `the relationship ${rel.key} cannot be filtered`);
+  return { kind: 'relationship', param, negate, relationship: rel, id };
+}
+
+function fieldFilter(param: string, field: FieldDef, given: Operator | undefined, negate: boolean, v: string): Filter {
+  const allowed = ALLOWED[field.valueType];
+  if (!allowed) throw bad(param, `${field.valueType} fields cannot be filtered`);
+  const op = given ?? allowed[0]!;
+  if (!allowed.includes(op)) throw bad(param, `${field.valueType} fields take ${allowed.join(', ')}`);
+  const base = { param, negate, field: field.key };
+  switch (field.valueType) {
+    case 'NUMBER':
+    case 'CURRENCY': {
+      const n = Number(v);
+      if (!DECIMAL.test(v) || !Number.isFinite(n)) throw bad(param, 'the value must be a decimal number');
+      return { ...base, kind: 'num', op: op as NumFilter['op'], value: n };
+    }
+    case 'DATETIME': {
+      // A `+` in a query string decodes to a space; an offset written unencoded is still meant as +.
+      const s = v.replace(/ (\d{2}:\d{2})$/, '+$1');
+      const ms = Date.parse(s);
+      if (!ISO_DATETIME.test(s) || Number.isNaN(ms)) throw bad(param, 'the value must be an ISO 8601 date-time with a time zone');
+      return { ...base, kind: 'num', op: op as NumFilter['op'], value: ms };
+    }
+    case 'CHECKBOX':
+      if (v !== 'true' && v !== 'false') throw bad(param, 'the value must be true or false');
+      return { ...base, kind: 'num', op: 'equal', value: v === 'true' ? 1 : 0 };
+    case 'SINGLE_SELECT': {
+      const option = field.options?.find((o) => o.id === v) ?? field.options?.find((o) => o.label === v);
+      if (!option) throw bad(param, 'the value must be an option id or the exact label of an option');
+      return { ...base, kind: 'text', op: 'equal', value: foldText(option.id) };
+    }
+    default: {
+      const value = foldText(v);
+      if (value === '') throw bad(param, 'the value is empty');
+      return { ...base, kind: 'text', op: op as TextFilter['op'], value };
+    }
+  }
+}

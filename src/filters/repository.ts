@@ -1,0 +1,130 @@
+// SQL of filtered record listings and of the trigram index (docs/filtering.md). Every value a
+// filter carries is a bound parameter; only fixed fragments of this file are SQL text.
+import { type RawBuilder, sql } from 'kysely';
+import { chunks } from '../db/chunks.ts';
+import { isPostgres } from '../db/rank-def.ts';
+import type { Executor } from '../db/types.ts';
+import type { TypeDefinitions } from '../definitions/service.ts';
+import type { RecordValuesTable } from '../records/tables.ts';
+import type { RecordTrigramsTable } from './tables.ts';
+import { CONTAINS_TYPES, likeLiteral, prefixEnd, trigrams } from './trigrams.ts';
+
+/** A condition on one value-index row `v` of a field. */
+export type ValueCond =
+  { op: 'equal'; text: string } | { op: 'startsWith'; text: string } | { op: 'contains'; text: string } | { op: 'num'; eq?: number; gt?: number; lt?: number };
+
+/** One positive condition of a plan: a field's values or a relationship's ids. */
+export type Atom =
+  | { kind: 'values'; field: string; cond: ValueCond; multiRow: boolean; trigram?: string }
+  | { kind: 'own'; name: string; id: string }
+  | { kind: 'inverse'; name: string; id: string };
+
+export interface Scope {
+  workspaceId: string;
+  objectType: string;
+}
+
+function valueCond(db: Executor, c: ValueCond): RawBuilder<unknown> {
+  switch (c.op) {
+    case 'equal':
+      return sql`v.value_text = ${c.text}`;
+    case 'contains':
+      return sql`v.value_text like ${`%${likeLiteral(c.text)}%`} escape '\\'`;
+    case 'startsWith': {
+      // Code point order on both databases: SQLite compares text as bytes; PostgreSQL is told
+      // "C", which the record_values_prefix index of migration 0012 is built with.
+      const col = isPostgres(db) ? sql`v.value_text collate "C"` : sql`v.value_text`;
+      const end = prefixEnd(c.text);
+      return end === null ? sql`${col} >= ${c.text}` : sql`${col} >= ${c.text} and ${col} < ${end}`;
+    }
+    case 'num': {
+      const parts: RawBuilder<unknown>[] = [];
+      if (c.eq !== undefined) parts.push(sql`v.value_num = ${c.eq}`);
+      if (c.gt !== undefined) parts.push(sql`v.value_num > ${c.gt}`);
+      if (c.lt !== undefined) parts.push(sql`v.value_num < ${c.lt}`);
+      return sql.join(parts, sql` and `);
+    }
+  }
+}
+
+/** The ids of the records an atom holds, as `record_id` (distinct). Relationship drivers need a type check. */
+export function driverSql(db: Executor, s: Scope, a: Atom): RawBuilder<unknown> {
+  if (a.kind === 'own') return sql`select distinct e.source_id as record_id from entity_relationships e where e.target_id = ${a.id} and e.name = ${a.name}`;
+  if (a.kind === 'inverse') return sql`select distinct e.target_id as record_id from entity_relationships e where e.source_id = ${a.id} and e.name = ${a.name}`;
+  const where = sql`v.workspace_id = ${s.workspaceId} and v.object_type = ${s.objectType} and v.field = ${a.field}`;
+  if (a.cond.op === 'contains' && a.trigram !== undefined) {
+    // Candidates from one trigram's postings, each checked against its own values.
+    return sql`select g.record_id from record_trigrams g where g.workspace_id = ${s.workspaceId} and g.object_type = ${s.objectType}
+      and g.field = ${a.field} and g.trigram = ${a.trigram}
+      and exists (select 1 from record_values v where v.record_id = g.record_id and v.field = ${a.field} and ${valueCond(db, a.cond)})`;
+  }
+  return a.multiRow
+    ? sql`select distinct v.record_id from record_values v where ${where} and ${valueCond(db, a.cond)}`
+    : sql`select v.record_id from record_values v where ${where} and ${valueCond(db, a.cond)}`;
+}
+
+/** Whether the record `r.id` satisfies an atom, probing by record id. */
+export function checkSql(db: Executor, a: Atom): RawBuilder<unknown> {
+  if (a.kind === 'own') return sql`exists (select 1 from entity_relationships e where e.source_id = r.id and e.name = ${a.name} and e.target_id = ${a.id})`;
+  if (a.kind === 'inverse') return sql`exists (select 1 from entity_relationships e where e.source_id = ${a.id} and e.name = ${a.name} and e.target_id = r.id)`;
+  return sql`exists (select 1 from record_values v where v.record_id = r.id and v.field = ${a.field} and ${valueCond(db, a.cond)})`;
+}
+
+function toNumber(v: unknown): number {
+  return typeof v === 'string' ? Number(v) : (v as number);
+}
+
+/** Rows of `query`, counted up to `cap` (an index range read stops there). */
+export async function cappedCount(db: Executor, query: RawBuilder<unknown>, cap: number): Promise<number> {
+  const r = await sql<{ n: unknown }>`select count(*) as n from (${query} limit ${cap}) x`.execute(db);
+  return toNumber(r.rows[0]?.n);
+}
+
+/** How many postings each of `trigrams` has in a field, each counted up to `cap`, in one statement. */
+export async function trigramCounts(db: Executor, s: Scope, field: string, trigrams: readonly string[], cap: number): Promise<Map<string, number>> {
+  const probes = trigrams.map(
+    (t) => sql`select cast(${t} as text) as t, (select count(*) from (select 1 from record_trigrams g where g.workspace_id = ${s.workspaceId}
+      and g.object_type = ${s.objectType} and g.field = ${field} and g.trigram = ${t} limit ${cap}) x) as n`,
+  );
+  const r = await sql<{ t: string; n: unknown }>`${sql.join(probes, sql` union all `)}`.execute(db);
+  return new Map(r.rows.map((x) => [x.t, toNumber(x.n)]));
+}
+
+export async function count(db: Executor, query: RawBuilder<unknown>): Promise<number> {
+  const r = await sql<{ n: unknown }>`select count(*) as n from (${query}) x`.execute(db);
+  return toNumber(r.rows[0]?.n);
+}
+
+export async function ids(db: Executor, query: RawBuilder<unknown>): Promise<string[]> {
+  const r = await sql<{ id: string }>`${query}`.execute(db);
+  return r.rows.map((x) => x.id);
+}
+
+/**
+ * Replaces the trigram rows of `recordIds` by those of `rows` (the records' value-index rows, as
+ * replaceValues writes them): one row per distinct trigram of each field whose valueType is
+ * filtered with `contains`. Call it in the same transaction, next to replaceValues.
+ */
+export async function replaceTrigrams(tx: Executor, defs: TypeDefinitions, recordIds: readonly string[], rows: readonly RecordValuesTable[]): Promise<void> {
+  for (const part of chunks([...recordIds])) await tx.deleteFrom('record_trigrams').where('record_id', 'in', part).execute();
+  const fields = new Set([...defs.fields.values()].filter((f) => CONTAINS_TYPES.has(f.valueType)).map((f) => f.key));
+  const out = trigramRows(rows, fields);
+  // 5 values a row.
+  for (const part of chunks(out, 1000)) await tx.insertInto('record_trigrams').values(part).execute();
+}
+
+/** The trigram rows of the value-index rows of `fields` (distinct per record, field and trigram). */
+export function trigramRows(rows: readonly RecordValuesTable[], fields: ReadonlySet<string>): RecordTrigramsTable[] {
+  const seen = new Set<string>();
+  const out: RecordTrigramsTable[] = [];
+  for (const r of rows) {
+    if (!fields.has(r.field) || r.value_text === null) continue;
+    for (const trigram of trigrams(r.value_text)) {
+      const k = `${r.record_id}\u0000${r.field}\u0000${trigram}`;
+      if (seen.has(k)) continue;
+      seen.add(k);
+      out.push({ workspace_id: r.workspace_id, object_type: r.object_type, field: r.field, trigram, record_id: r.record_id });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,148 @@
+// Filtered record listings (docs/filtering.md §Plans): the records of a type that satisfy every
+// filter, newest first by createdAt (ties by id), with an exact totalCount counted through the
+// filters' indexes, never by reading every record of the workspace.
+import { type RawBuilder, sql } from 'kysely';
+import { rankPage } from '../db/rank.ts';
+import type { TypeDefinitions } from '../definitions/service.ts';
+import type { Ctx } from '../lib/context.ts';
+import type { Page } from '../lib/paging.ts';
+import { RECORDS } from '../records/repository.ts';
+import { type Filter, parseFilters } from './parse.ts';
+import { type Atom, cappedCount, checkSql, count, driverSql, ids, type Scope, trigramCounts } from './repository.ts';
+import { trigrams } from './trigrams.ts';
+
+export { parseFilters, type Filter } from './parse.ts';
+export { replaceTrigrams } from './repository.ts';
+
+/** Index reads of one estimate stop after this many rows: enough to tell a selective filter. */
+const ESTIMATE_CAP = 2000;
+/** A long `contains` needle has its rarest trigram looked for among this many. */
+const TRIGRAM_PROBES = 8;
+
+interface Planned {
+  atom: Atom;
+  negate: boolean;
+}
+
+/** Filters as atoms: positive ranges of one field merge into one index range. */
+function atoms(defs: TypeDefinitions, filters: readonly Filter[]): Planned[] {
+  const out: Planned[] = [];
+  const ranges = new Map<string, Extract<Atom, { kind: 'values' }>>();
+  for (const f of filters) {
+    if (f.kind === 'relationship') {
+      const s = f.relationship.storage;
+      const atom: Atom = s.kind === 'inverse' ? { kind: 'inverse', name: s.key, id: f.id } : { kind: 'own', name: f.relationship.key, id: f.id };
+      out.push({ atom, negate: f.negate });
+      continue;
+    }
+    const def = defs.fields.get(f.field)!;
+    // A field has several rows per record when it holds an array or is an ADDRESS (one per part).
+    const multiRow = def.multipleValues || def.valueType === 'ADDRESS';
+    if (f.kind === 'text') {
+      out.push({ atom: { kind: 'values', field: f.field, multiRow, cond: { op: f.op, text: f.value } }, negate: f.negate });
+      continue;
+    }
+    const key = f.op === 'greaterThan' ? 'gt' : f.op === 'lessThan' ? 'lt' : 'eq';
+    // Numbers, currencies, checkboxes and DATETIMEs hold one value, so bounds of one field can be
+    // one range. Negated ones stay apart: "not above 10 and not below 5" is not one range.
+    const merged = f.negate ? undefined : ranges.get(f.field);
+    if (merged && merged.cond.op === 'num' && merged.cond[key] === undefined) {
+      merged.cond[key] = f.value;
+      continue;
+    }
+    const atom = { kind: 'values' as const, field: f.field, multiRow, cond: { op: 'num' as const, [key]: f.value } };
+    if (!f.negate) ranges.set(f.field, atom);
+    out.push({ atom, negate: f.negate });
+  }
+  return out;
+}
+
+/** A `contains` atom read through its rarest trigram (of a few spread over the needle). */
+async function withTrigram(ctx: Ctx, s: Scope, a: Atom): Promise<Atom> {
+  if (a.kind !== 'values' || a.cond.op !== 'contains') return a;
+  const all = trigrams(a.cond.text);
+  if (all.length === 0) return a;
+  const step = Math.max(1, Math.floor(all.length / TRIGRAM_PROBES));
+  const picks = all.filter((_, i) => i % step === 0).slice(0, TRIGRAM_PROBES);
+  // One statement for every probe: a round trip each would cost more than the probes.
+  const counts = await trigramCounts(ctx.db, s, a.field, picks, ESTIMATE_CAP);
+  let best = picks[0]!;
+  for (const t of picks) if (counts.get(t)! < counts.get(best)!) best = t;
+  return { ...a, trigram: best };
+}
+
+const needsTypeCheck = (a: Atom) => a.kind !== 'values';
+
+/** The statements of a filtered page: the page's ids, and a count (of the matches, or of the negated ones to subtract from the type's total). */
+export interface FilterPlan {
+  page: RawBuilder<unknown>;
+  count: RawBuilder<unknown> | null;
+  countIsExcluded: boolean;
+}
+
+/** How a filtered page is read (docs/filtering.md §Plans); filteredPage runs it, bench/filters.ts explains it. */
+export async function planFilters(ctx: Ctx, input: { defs: TypeDefinitions; filters: readonly Filter[]; page: Page }): Promise<FilterPlan> {
+  const { defs, filters, page } = input;
+  const s: Scope = { workspaceId: ctx.actor.workspaceId, objectType: defs.objectType };
+  const planned = atoms(defs, filters);
+  const positives = await Promise.all(planned.filter((p) => !p.negate).map((p) => withTrigram(ctx, s, p.atom)));
+  const negatives = planned.filter((p) => p.negate).map((p) => p.atom);
+  const order = sql`order by r.created_at desc, r.id desc limit ${page.limit} offset ${page.offset}`;
+  const inType = sql`r.workspace_id = ${s.workspaceId} and r.kind = ${s.objectType}`;
+  const notChecks = negatives.map((a) => sql`not ${checkSql(ctx.db, a)}`);
+
+  if (positives.length === 0) {
+    // Negation only: the type's records minus those matching any negated filter. The page walks
+    // the listing index newest first and skips those; the count is the ranked total minus theirs.
+    const where = sql.join([inType, ...notChecks], sql` and `);
+    const pageSql = sql`select r.id from records r where ${where} ${order}`;
+    if (negatives.length === 0) return { page: pageSql, count: null, countIsExcluded: true };
+    const drivers = await Promise.all(negatives.map((a) => withTrigram(ctx, s, a)));
+    const union = sql.join(
+      drivers.map((a) => driverSql(ctx.db, s, a)),
+      sql` union `,
+    );
+    return { page: pageSql, count: sql`select r.id from (${union}) d cross join records r where r.id = d.record_id and ${inType}`, countIsExcluded: true };
+  }
+
+  // The most selective positive filter drives (its index range read once); the others and the
+  // negated ones are probed per candidate by record id.
+  let driverAt = 0;
+  if (positives.length > 1) {
+    const sizes = await Promise.all(positives.map((a) => cappedCount(ctx.db, driverSql(ctx.db, s, a), ESTIMATE_CAP)));
+    driverAt = sizes.indexOf(Math.min(...sizes));
+  }
+  const driver = positives[driverAt]!;
+  const checks: RawBuilder<unknown>[] = [...positives.filter((_, i) => i !== driverAt).map((a) => checkSql(ctx.db, a)), ...notChecks];
+  const from = sql`(${driverSql(ctx.db, s, driver)}) d cross join records r`;
+  const where = sql.join([sql`r.id = d.record_id`, inType, ...checks], sql` and `);
+  return {
+    page: sql`select r.id from ${from} where ${where} ${order}`,
+    // A driver of the value index is already of this type; with nothing else to check, counting it is enough.
+    count: checks.length === 0 && !needsTypeCheck(driver) ? driverSql(ctx.db, s, driver) : sql`select r.id from ${from} where ${where}`,
+    countIsExcluded: false,
+  };
+}
+
+/** One page of the records of `defs.objectType` that satisfy every filter, and how many do. */
+export async function filteredPage(
+  ctx: Ctx,
+  input: { defs: TypeDefinitions; filters: readonly Filter[]; page: Page },
+): Promise<{ totalCount: number; ids: string[] }> {
+  const plan = await planFilters(ctx, input);
+  const total = async () => (await rankPage(ctx.db, RECORDS, [ctx.actor.workspaceId, input.defs.objectType], { offset: 0, limit: 1 })).total;
+  const [pageIds, n, all] = await Promise.all([ids(ctx.db, plan.page), plan.count ? count(ctx.db, plan.count) : 0, plan.countIsExcluded ? total() : 0]);
+  return { totalCount: plan.countIsExcluded ? all - n : n, ids: pageIds };
+}
+
+/**
+ * What a listing route calls with its whole validated query string: the filters of `query`
+ * (every key besides limit and offset) read against `defs`, then one page of the matches.
+ * Throws invalid_parameter naming the offending key.
+ */
+export async function filterQuery(
+  ctx: Ctx,
+  input: { defs: TypeDefinitions; query: Readonly<Record<string, unknown>>; page: Page },
+): Promise<{ totalCount: number; ids: string[] }> {
+  return filteredPage(ctx, { defs: input.defs, filters: parseFilters(input.query, input.defs), page: input.page });
+}
