@@ -1,6 +1,7 @@
 // Records as the API shows them (docs/records.md): the entity resource shaped from the stored
 // values and the type's definitions, every field and relationship present. Reads load the
 // definitions once and every relationship of a page in a few batched queries.
+import { filterQuery } from '../filters/service.ts';
 import type { RelationshipDef, TypeDefinitions } from '../definitions/service.ts';
 import { loadDefinitions } from '../definitions/service.ts';
 import type { Ctx } from '../lib/context.ts';
@@ -105,11 +106,25 @@ export async function getRecord(ctx: Ctx, type: EntityType, input: { id: string 
   return toEntity(ctx, defs, row, (await relationshipValues(ctx, defs, [row.id])).get(row.id));
 }
 
-export async function listRecords(ctx: Ctx, type: EntityType, page: Page) {
-  const [defs, { total, rows }] = await Promise.all([
-    requireDefinitions(ctx, type.objectType),
-    repo.pageRecords(ctx.db, ctx.actor.workspaceId, type.objectType, page),
-  ]);
+/**
+ * One page of a type's records, newest first. Any query key besides limit and offset is a filter
+ * (docs/filtering.md); without one the page comes from the ranked listing (docs/pages.md).
+ */
+export async function listRecords(ctx: Ctx, type: EntityType, query: Page & Readonly<Record<string, unknown>>) {
+  const page = { limit: query.limit, offset: query.offset };
+  const filtered = Object.keys(query).some((k) => k !== 'limit' && k !== 'offset');
+  const defs = await requireDefinitions(ctx, type.objectType);
+  if (filtered) {
+    const { totalCount, ids } = await filterQuery(ctx, { defs, query, page });
+    const rows = await repo.recordsByIds(ctx.db, ctx.actor.workspaceId, type.objectType, ids);
+    const found = ids.filter((id) => rows.has(id));
+    const rels = await relationshipValues(ctx, defs, found);
+    return envelope(
+      found.map((id) => toEntity(ctx, defs, rows.get(id) as repo.RecordRow, rels.get(id))),
+      totalCount,
+    );
+  }
+  const { total, rows } = await repo.pageRecords(ctx.db, ctx.actor.workspaceId, type.objectType, page);
   const rels = await relationshipValues(
     ctx,
     defs,

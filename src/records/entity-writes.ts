@@ -10,7 +10,7 @@ import { existingUserIds } from '../users/repository.ts';
 import { type Entity, ENTITY_TYPES, type EntityType, relationshipValues, requireDefinitions, toEntity } from './entities.ts';
 import * as repo from './entity-repository.ts';
 import { valueRows } from './index-values.ts';
-import { replaceValues } from './repository.ts';
+import { writeValueIndex } from './repository.ts';
 import { checkFieldKeys, checkFieldValues } from './write-fields.ts';
 import { checkCreateRelationships, checkRelationshipKeys, checkUpdateRelationships, idsByType, plan, type RelationshipWrite } from './write-relationships.ts';
 
@@ -115,7 +115,7 @@ export async function createRecord(ctx: Ctx, type: EntityType, input: WriteInput
     updated_at: at,
   };
   await repo.insertRecord(ctx.db, row);
-  await replaceValues(ctx.db, [], valueRows(ws, defs, id, stored));
+  await writeValueIndex(ctx.db, defs, [id], valueRows(ws, defs, id, stored));
   await applyRelationships(ctx, defs, id, writes, new Map(), at);
   return toEntity(ctx, defs, row, (await relationshipValues(ctx, defs, [id])).get(id));
 }
@@ -150,7 +150,7 @@ export async function updateRecord(ctx: Ctx, type: EntityType, input: WriteInput
   const relsChanged = await applyRelationships(ctx, defs, row.id, writes, current, at);
   if (fieldsChanged) {
     row.fields = JSON.stringify(stored);
-    await replaceValues(ctx.db, [row.id], valueRows(ws, defs, row.id, stored));
+    await writeValueIndex(ctx.db, defs, [row.id], valueRows(ws, defs, row.id, stored));
   }
   if (fieldsChanged || relsChanged) {
     row.updated_at = at;

@@ -128,8 +128,9 @@ function recordKind(kind: RecordKind): ImportKind<RecordInput> {
       // Existing and new rows alike: one multi-row upsert per chunk loads 100,000 records in seconds.
       await repo.upsertRecords(ctx.db, rows);
       await rankInsert(ctx.db, repo.RECORDS, [ws, kind], created);
-      await repo.replaceValues(
+      await repo.writeValueIndex(
         ctx.db,
+        defs,
         rows.map((r) => r.id),
         indexRows,
       );

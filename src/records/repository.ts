@@ -4,6 +4,8 @@ import { sql } from 'kysely';
 import { chunks } from '../db/chunks.ts';
 import { defineRank } from '../db/rank.ts';
 import type { Executor } from '../db/types.ts';
+import type { TypeDefinitions } from '../definitions/service.ts';
+import { replaceTrigrams } from '../filters/repository.ts';
 import { lookupExternalIds } from '../import/repository.ts';
 import { foldText } from '../lib/fold.ts';
 import type { EntityRelationshipsTable, RecordKind, RecordValuesTable, RecordsTable } from './tables.ts';
@@ -12,6 +14,16 @@ export type RecordRow = RecordsTable;
 
 /** Records of one type in one workspace, newest first (docs/pages.md); scope values: [workspaceId, type]. */
 export const RECORDS = defineRank({ name: 'records', table: 'records', by: ['workspace_id', 'kind'], ts: 'created_at', id: 'id' });
+
+/**
+ * Rewrites everything that indexes the values of `recordIds`: the value index and the trigrams
+ * that serve `contains` (docs/filtering.md). Every writer of records calls this one function, so
+ * no writer can leave filters behind.
+ */
+export async function writeValueIndex(tx: Executor, defs: TypeDefinitions, recordIds: readonly string[], rows: readonly RecordValuesTable[]): Promise<void> {
+  await replaceValues(tx, recordIds, rows);
+  await replaceTrigrams(tx, defs, recordIds, rows);
+}
 
 /** Replaces the value-index rows of `recordIds` by `rows` (docs/records.md §Value index). */
 export async function replaceValues(tx: Executor, recordIds: readonly string[], rows: readonly RecordValuesTable[]): Promise<void> {

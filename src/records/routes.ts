@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import type { PluginOptions } from '../http/context.ts';
 import { serviceContext } from '../http/service-context.ts';
 import type { Scope } from '../auth/scopes.ts';
-import { PageQuery } from '../lib/paging.ts';
+import { FilteredPageQuery } from '../filters/schemas.ts';
 import { getDefinitions } from './definitions-view.ts';
 import { ENTITY_TYPES, getRecord, listRecords } from './entities.ts';
 import { CreateBody, CreateBodyWithRelationships, Definitions, EntityEnvelopeSchema, EntitySchema, RecordIdParams, UpdateBody } from './entity-schemas.ts';
@@ -83,7 +83,7 @@ export async function recordRoutes(base: FastifyInstance, opts: PluginOptions): 
       `/v1/${plural}`,
       {
         config: { operation: `list${Many}`, scopes: [scope('read')], category: 'Search' },
-        schema: { summary: `List ${plural}, newest first`, tags, querystring: PageQuery, response: { 200: EntityEnvelopeSchema(type, Entity) } },
+        schema: { summary: `List ${plural}, newest first`, tags, querystring: FilteredPageQuery, response: { 200: EntityEnvelopeSchema(type, Entity) } },
       },
       (request) => listRecords(ctx(request), type, request.query),
     );
