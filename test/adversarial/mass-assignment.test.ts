@@ -12,7 +12,16 @@ async function dump(t: TestApp): Promise<string> {
   const db = t.deps.db.kysely;
   const tables = await tableNames(t);
   const parts: string[] = [];
-  for (const name of tables) parts.push(JSON.stringify(await (db as any).selectFrom(name).selectAll().execute()));
+  // Rows sorted: PostgreSQL returns them in physical order, which an UPDATE elsewhere in the table changes.
+  for (const name of tables) {
+    const rows = (await (db as any).selectFrom(name).selectAll().execute()) as unknown[];
+    parts.push(
+      rows
+        .map((r) => JSON.stringify(r))
+        .sort()
+        .join('\n'),
+    );
+  }
   return parts.join('\n');
 }
 
