@@ -123,7 +123,10 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<Record<string, unkno
 
     // 1. Import MEMBERS contacts (plus their owner) through the real CLI.
     const file = join(dataDir, 'contacts.ndjson');
-    const lines = [JSON.stringify({ object: 'user', externalId: 'owner', email: 'owner@bench.test', name: 'Owner' })];
+    const lines = [
+      JSON.stringify({ object: 'user', externalId: 'owner', email: 'owner@bench.test', name: 'Owner' }),
+      JSON.stringify({ object: 'account', externalId: 'acme', fields: { $name: { value: 'Acme' } }, relationships: { $owner: { values: ['owner'] } } }),
+    ];
     for (let i = 0; i < MEMBERS; i++) {
       lines.push(
         JSON.stringify({
@@ -131,10 +134,9 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<Record<string, unkno
           externalId: `c${i}`,
           fields: {
             $name: { value: { firstName: `First${i}`, lastName: 'Last' }, valueType: 'FULL_NAME' },
-            $email: { value: `c${i}@bench.test`, valueType: 'EMAIL' },
-            score: { value: i % 100, valueType: 'NUMBER' },
+            $email: { value: [`c${i}@bench.test`], valueType: 'EMAIL' },
           },
-          relationships: { $owner: { objectType: 'user', values: ['owner'] } },
+          relationships: { $account: { objectType: 'account', values: ['acme'] } },
         }),
       );
     }

@@ -2,7 +2,7 @@
 // freshly migrated database before the server starts (and may keep ids in `ctx.state`); `path`
 // and `body` then build the request. Add a route by adding an entry here.
 import type { Db } from '../src/db/types.ts';
-import { seedBigList, seedList, seedMessages } from './seeds.ts';
+import { seedBigList, seedContact, seedList, seedMessages } from './seeds.ts';
 
 export interface BenchContext {
   db: Db;
@@ -40,4 +40,12 @@ export const ROUTES: BenchRoute[] = [
     path: () => '/v1/lists',
     body: () => ({ fields: { $name: 'Bench', $objectType: 'account' } }),
   },
+  { name: 'GET /v1/contacts/{id}', method: 'GET', seed: seedContact, path: (c) => `/v1/contacts/${String(c.state.contactId)}` },
+  {
+    name: 'POST /v1/contacts',
+    method: 'POST',
+    path: () => '/v1/contacts',
+    body: () => ({ fields: { $name: { firstName: 'Bench', lastName: 'Create' }, $email: ['create@bench.test'] } }),
+  },
+  { name: 'GET /v1/contacts', method: 'GET', path: () => '/v1/contacts' },
 ];

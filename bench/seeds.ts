@@ -6,6 +6,8 @@ import { createList } from '../src/lists/service.ts';
 import { rankRebuild } from '../src/db/rank.ts';
 import { LIST_MEMBERS } from '../src/lists/repository.ts';
 import type { BenchContext } from './routes.ts';
+import { ENTITY_TYPES } from '../src/records/entities.ts';
+import { createRecord } from '../src/records/entity-writes.ts';
 import { operatorCtx } from '../src/lib/context.ts';
 
 const BATCH = 500;
@@ -26,8 +28,8 @@ function contacts(workspaceId: string, n: number, now: number, tag: string) {
     kind: 'contact' as const,
     external_id: `${tag}-${i}`,
     fields: JSON.stringify({
-      $name: { value: { firstName: `First${i}`, lastName: 'Bench' }, valueType: 'FULL_NAME' },
-      $email: { value: `c${i}@bench.test`, valueType: 'EMAIL' },
+      $name: { firstName: `First${i}`, lastName: 'Bench' },
+      $email: [`c${i}@bench.test`],
     }),
     created_at: at,
     updated_at: at,
@@ -126,4 +128,18 @@ export async function seedMessages(ctx: BenchContext, n = Number(process.env.BEN
       messages.map((m, i) => ({ message_id: m.id, text: `bench message ${i}` })),
     );
   });
+}
+
+/** One contact created through the record API's service, linked to an account: for GET /v1/contacts/{id}. */
+export async function seedContact(ctx: BenchContext): Promise<void> {
+  const id = await ctx.db.kysely.transaction().execute(async (tx) => {
+    const op = operatorCtx(tx, ctx.workspaceId);
+    const account = await createRecord(op, ENTITY_TYPES.account, { fields: { $name: 'Bench account' } });
+    const contact = await createRecord(op, ENTITY_TYPES.contact, {
+      fields: { $name: { firstName: 'Bench', lastName: 'Contact' }, $email: ['bench@contact.test'] },
+      relationships: { $account: account.id },
+    });
+    return contact.id;
+  });
+  ctx.state.contactId = id;
 }

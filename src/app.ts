@@ -19,6 +19,7 @@ import { createLinks } from './lib/links.ts';
 import { listRoutes } from './lists/routes.ts';
 import { memberRoutes } from './members/routes.ts';
 import { messageRoutes } from './messages/routes.ts';
+import { recordRoutes } from './records/routes.ts';
 
 export async function buildApp(config: Config, deps: Deps): Promise<FastifyInstance> {
   // Typed as Fastify's logger, so that the app is a plain FastifyInstance rather than one typed by pino.
@@ -62,5 +63,6 @@ export async function buildApp(config: Config, deps: Deps): Promise<FastifyInsta
   await app.register(messageRoutes, opts);
   await app.register(fileRoutes, opts);
   await app.register(memberRoutes, opts);
+  await app.register(recordRoutes, opts);
   return app;
 }

@@ -40,13 +40,13 @@ const SAMPLE = [
     externalId: 'o1',
     fields: {
       $name: { value: 'Big deal', valueType: 'TEXT' },
-      $amount: { value: 50000, valueType: 'CURRENCY' },
-      $closeDate: { value: '2026-06-30T00:00:00+02:00', valueType: 'DATETIME' },
+      $stage: { value: 'Proposal', valueType: 'SINGLE_SELECT' },
+      $opportunityStatus: { value: 'open' },
     },
     relationships: {
       $account: { objectType: 'account', values: ['a1'] },
-      $contacts: { objectType: 'contact', values: ['c2', 'c1'] },
-      $owner: { objectType: 'user', values: ['u1'] },
+      $champion: { objectType: 'contact', values: ['c2'] },
+      $owner: { objectType: 'member', values: ['u1'] },
     },
   },
   {
@@ -54,20 +54,19 @@ const SAMPLE = [
     externalId: 'c1',
     fields: {
       $name: { value: { firstName: 'Ann', lastName: 'Lee' }, valueType: 'FULL_NAME' },
-      $email: { value: 'ann@acme.test', valueType: 'EMAIL' },
-      tags: { value: ['vip', 'beta'], valueType: 'MULTI_SELECT' },
+      $email: { value: ['ann@acme.test'], valueType: 'EMAIL' },
     },
     relationships: { $account: { objectType: 'account', values: ['a1'] } },
   },
   {
     object: 'contact',
     externalId: 'c2',
-    fields: { $name: { value: { firstName: 'Bo' }, valueType: 'FULL_NAME' }, newsletter: { value: true, valueType: 'CHECKBOX' } },
+    fields: { $name: { value: { firstName: 'Bo' }, valueType: 'FULL_NAME' } },
   },
   {
     object: 'account',
     externalId: 'a1',
-    fields: { $name: { value: 'Acme', valueType: 'TEXT' }, $address: { value: { city: 'Berlin', country: 'de' }, valueType: 'ADDRESS' } },
+    fields: { $name: { value: 'Acme', valueType: 'TEXT' }, $primaryAddress: { value: { city: 'Berlin', country: 'de' }, valueType: 'ADDRESS' } },
   },
   { object: 'user', externalId: 'u1', email: 'owner@acme.test', name: 'Owner', role: 'member' },
 ];
@@ -88,18 +87,23 @@ await eachDialect('import records', (ctx) => {
     ).json();
     const opp = (await call(t, s.secret, 'GET', `/v1/lists/${list.id}/opportunities`)).json().data[0];
     assert.equal(opp.externalId, 'o1');
-    assert.deepEqual(opp.fields.$closeDate, { value: '2026-06-29T22:00:00.000Z', valueType: 'DATETIME' });
-    assert.deepEqual(opp.relationships, {
-      $owner: { cardinality: 'has_one', objectType: 'user', values: [r.ids.user?.u1] },
-      $account: { cardinality: 'has_one', objectType: 'account', values: [a1] },
-      $contacts: { cardinality: 'has_many', objectType: 'contact', values: [c2, c1] },
-      $files: { cardinality: 'has_many', objectType: 'file', values: [] },
-    });
+    assert.match(opp.fields.$stage.value, /^opt_/, 'a select label is stored as its option id');
+    assert.deepEqual(opp.fields.$opportunityStatus, { value: 'open', valueType: 'TEXT' }, 'import may set read-only fields');
+    assert.deepEqual(opp.relationships.$owner, { cardinality: 'has_one', objectType: 'member', values: [r.ids.user?.u1] });
+    assert.deepEqual(opp.relationships.$account, { cardinality: 'has_one', objectType: 'account', values: [a1] });
+    assert.deepEqual(opp.relationships.$champion, { cardinality: 'has_one', objectType: 'contact', values: [c2] });
+    assert.deepEqual(opp.relationships.$files, { cardinality: 'has_many', objectType: 'file', values: [] });
+    // Imported records are listed, counted and indexed like created ones.
+    const contacts = (await call(t, s.secret, 'GET', '/v1/contacts')).json();
+    assert.equal(contacts.totalCount, 2);
+    assert.deepEqual((await call(t, s.secret, 'GET', `/v1/contacts/${c1}`)).json().relationships.$account.values, [a1]);
+    assert.deepEqual((await call(t, s.secret, 'GET', `/v1/accounts/${a1}`)).json().relationships.$contact.values, [c1]);
+    assert.deepEqual((await call(t, s.secret, 'GET', `/v1/accounts/${a1}`)).json().relationships.$opportunity.values, [o1]);
     const accounts = (
       await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: 'a', $objectType: 'account' }, relationships: { $accounts: a1 } })
     ).json();
     const acc = (await call(t, s.secret, 'GET', `/v1/lists/${accounts.id}/accounts`)).json().data[0];
-    assert.deepEqual(acc.fields.$address, { value: { city: 'Berlin', country: 'DE' }, valueType: 'ADDRESS' });
+    assert.deepEqual(acc.fields.$primaryAddress, { value: { city: 'Berlin', country: 'DE' }, valueType: 'ADDRESS' });
   });
 
   test('re-importing the same externalIds updates in place: same ids, fields and relationships replaced', async () => {
@@ -116,7 +120,11 @@ await eachDialect('import records', (ctx) => {
       await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: 'c', $objectType: 'contact' }, relationships: { $contacts: [first.ids.contact?.c1] } })
     ).json();
     const c = (await call(t, s.secret, 'GET', `/v1/lists/${list.id}/contacts`)).json().data[0];
-    assert.deepEqual(c.fields, { $name: { value: { firstName: 'Ann', lastName: 'Smith' }, valueType: 'FULL_NAME' } });
+    assert.deepEqual(c.fields, {
+      $name: { value: { firstName: 'Ann', lastName: 'Smith' }, valueType: 'FULL_NAME' },
+      $email: { value: null, valueType: 'EMAIL' },
+      $profilePhotoUrl: { value: null, valueType: 'URL' },
+    });
     assert.deepEqual(c.relationships.$account.values, []);
     assert.ok(c.updatedAt > c.createdAt, `${c.updatedAt} > ${c.createdAt}`);
     // A reference to a record imported earlier resolves from the workspace.
@@ -130,17 +138,29 @@ await eachDialect('import records', (ctx) => {
     const t = ctx();
     const s = await seedWorkspace(t);
     const cases: Array<[Record<string, unknown>, string]> = [
-      [{ object: 'contact', externalId: 'x', fields: { $email: { value: 'nope', valueType: 'EMAIL' } } }, 'fields.$email.value'],
+      [{ object: 'contact', externalId: 'x', fields: { $email: { value: 'a@b.test', valueType: 'EMAIL' } } }, 'fields.$email.value'],
+      [{ object: 'contact', externalId: 'x', fields: { $email: { value: ['nope'], valueType: 'EMAIL' } } }, 'fields.$email.value[0]'],
+      [{ object: 'account', externalId: 'x', fields: { $domain: { value: 'https://x.test', valueType: 'URL' } } }, 'fields.$domain'],
+      [{ object: 'opportunity', externalId: 'x', relationships: { $contacts: { objectType: 'contact', values: [] } } }, 'relationships.$contacts'],
+      [{ object: 'account', externalId: 'x', fields: { nope: { value: 1 } } }, 'fields.nope'],
+      [{ object: 'account', externalId: 'x', fields: { $industry: { value: ['Nope'] } } }, 'fields.$industry.value[0]'],
+      [{ object: 'account', externalId: 'x', relationships: { $contact: { values: [] } } }, 'relationships.$contact'],
       [{ object: 'contact', externalId: 'x', fields: { $email: { value: 'a@b.test', valueType: 'TEXT' } } }, 'fields.$email.valueType'],
       [{ object: 'contact', externalId: 'x', fields: { $colour: { value: 'red', valueType: 'TEXT' } } }, 'fields.$colour'],
       [{ object: 'contact', externalId: 'x', fields: { 'Bad Slug': { value: 'red', valueType: 'TEXT' } } }, 'fields.Bad Slug'],
-      [{ object: 'contact', externalId: 'x', fields: { size: { value: 1, valueType: 'INTEGER' } } }, 'fields.size.valueType'],
+      [{ object: 'contact', externalId: 'x', fields: { $name: { value: 1, valueType: 'INTEGER' } } }, 'fields.$name.valueType'],
       [{ object: 'contact', externalId: 'x', fields: { size: { valueType: 'NUMBER' } } }, 'fields.size.value'],
-      [{ object: 'contact', externalId: 'x', fields: { $address: { value: { country: 'ZZ' }, valueType: 'ADDRESS' } } }, 'fields.$address.value.country'],
-      [{ object: 'contact', externalId: 'x', fields: { tags: { value: ['a', 1], valueType: 'MULTI_SELECT' } } }, 'fields.tags.value[1]'],
+      [
+        { object: 'account', externalId: 'x', fields: { $primaryAddress: { value: { country: 'ZZ' }, valueType: 'ADDRESS' } } },
+        'fields.$primaryAddress.value.country',
+      ],
+      [{ object: 'contact', externalId: 'x', fields: { $email: { value: ['a@b.test', 1], valueType: 'EMAIL' } } }, 'fields.$email.value[1]'],
       [{ object: 'contact', externalId: 'x', relationships: { $boss: { objectType: 'user', values: [] } } }, 'relationships.$boss'],
       [{ object: 'contact', externalId: 'x', relationships: { $account: { objectType: 'contact', values: ['a1'] } } }, 'relationships.$account.objectType'],
-      [{ object: 'contact', externalId: 'x', relationships: { $account: { objectType: 'account', values: ['a1', 'a2'] } } }, 'relationships.$account.values'],
+      [
+        { object: 'opportunity', externalId: 'x', relationships: { $account: { objectType: 'account', values: ['a1', 'a2'] } } },
+        'relationships.$account.values',
+      ],
       [{ object: 'contact', externalId: 'x', colour: 'red' }, 'colour'],
       [{ object: 'lead', externalId: 'x' }, 'object'],
       // Checks shared with the CLI name their field too (InputError.param, never the message).
@@ -154,6 +174,8 @@ await eachDialect('import records', (ctx) => {
       assert.equal(err.errors[0]?.line, 3, JSON.stringify(bad));
       assert.equal(err.errors[0]?.field, field, err.message);
     }
+    const renamed = await failure(t, s.workspaceId, ndjson([{ object: 'account', externalId: 'x', fields: { $domain: { value: 'https://x.test' } } }]));
+    assert.match(renamed.message, /\$website/, 'an earlier system name is refused naming what it became');
     // A reference that resolves nowhere fails in the transaction: still nothing written.
     const err = await failure(
       t,
@@ -182,10 +204,10 @@ await eachDialect('import records', (ctx) => {
     const err = await failure(
       t,
       s.workspaceId,
-      JSON.stringify([SAMPLE[3], { object: 'account', externalId: 'z', fields: { $employees: { value: '10', valueType: 'NUMBER' } } }]),
+      JSON.stringify([SAMPLE[3], { object: 'account', externalId: 'z', fields: { $name: { value: 10, valueType: 'TEXT' } } }]),
     );
     assert.equal(err.errors[0]?.line, 2);
-    assert.equal(err.errors[0]?.field, 'fields.$employees.value');
+    assert.equal(err.errors[0]?.field, 'fields.$name.value');
   });
 
   test('the CLI prints a --json summary with the id map, and exits 1 naming line and field', async () => {
@@ -202,9 +224,9 @@ await eachDialect('import records', (ctx) => {
     assert.deepEqual(summary.counts, { user: 1, account: 1, contact: 2, opportunity: 1 });
     assert.match(summary.ids.contact.c1, /^con_/);
     assert.equal(typeof summary.seconds, 'number');
-    writeFileSync(file, ndjson([SAMPLE[3], { object: 'contact', externalId: 'c9', fields: { $phone: { value: 'call me', valueType: 'TELEPHONE' } } }]));
+    writeFileSync(file, ndjson([SAMPLE[3], { object: 'contact', externalId: 'c9', fields: { $email: { value: ['call me'], valueType: 'EMAIL' } } }]));
     assert.equal(await main(['import', '--workspace', s.workspaceId, file], io), 1);
-    assert.match(errs.join('\n'), /line 2: fields\.\$phone\.value/);
+    assert.match(errs.join('\n'), /line 2: fields\.\$email\.value\[0\]/);
     assert.equal(await count(t, s.workspaceId), 4);
   });
 });

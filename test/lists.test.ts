@@ -232,8 +232,14 @@ await eachDialect('lists', (ctx) => {
     assert.equal(e.externalId, 'contact0');
     assert.match(e.createdAt, ISO);
     assert.match(e.updatedAt, ISO);
-    assert.deepEqual(e.fields, { $name: { value: { firstName: 'F0', lastName: 'L' }, valueType: 'FULL_NAME' } });
-    assert.deepEqual(e.relationships.$account, { cardinality: 'has_one', objectType: 'account', values: [] });
+    // The record API's shape and names (docs/records.md): every field and relationship present.
+    assert.deepEqual(e.fields, {
+      $name: { value: { firstName: 'F0', lastName: 'L' }, valueType: 'FULL_NAME' },
+      $email: { value: null, valueType: 'EMAIL' },
+      $profilePhotoUrl: { value: null, valueType: 'URL' },
+    });
+    assert.deepEqual(e.relationships.$account, { cardinality: 'has_many', objectType: 'account', values: [] });
+    assert.deepEqual(e, (await call(t, s.secret, 'GET', `/v1/contacts/${c}`)).json());
     for (const path of ['accounts', 'opportunities']) {
       assert.deepEqual((await call(t, s.secret, 'GET', `/v1/lists/${list.id}/${path}`)).json(), { data: [], object: 'list', totalCount: 0 });
     }

@@ -90,6 +90,31 @@ if (IN_CI || (available.postgres && available.redis)) {
       assert.equal(rows.length, 1);
     });
 
+    test('50 concurrent identical idempotent contact creates spread over both give one contact, listed once', async () => {
+      const body = JSON.stringify({ fields: { $name: { firstName: 'Once', lastName: 'Only' }, $email: ['once@scale.test'] } });
+      const results = await Promise.all(
+        Array.from({ length: 50 }, (_, i) =>
+          fetch(`${(i % 2 ? a : b).baseUrl}/v1/contacts`, { method: 'POST', headers: { ...h(), 'idempotency-key': 'scale-contact' }, body }).then(
+            async (r) => ({ status: r.status, body: await r.text() }),
+          ),
+        ),
+      );
+      assert.ok(
+        results.every((r) => r.status === 200 || r.status === 409),
+        results.map((r) => r.status).join(','),
+      );
+      const ids = new Set(results.filter((r) => r.status === 200).map((r) => (JSON.parse(r.body) as { id: string }).id));
+      assert.equal(ids.size, 1);
+      const rows = await tdb.db.kysely.selectFrom('records').select('id').where('kind', '=', 'contact').execute();
+      assert.equal(rows.length, 1);
+      const listed = (await (await fetch(`${b.baseUrl}/v1/contacts`, { headers: h() })).json()) as { totalCount: number; data: { id: string }[] };
+      assert.equal(listed.totalCount, 1);
+      assert.deepEqual(
+        listed.data.map((d) => d.id),
+        [...ids],
+      );
+    });
+
     test('an upload created on one, sent and completed through the other, downloads from the first', async () => {
       const bytes = Buffer.from('scale-out bytes '.repeat(1000));
       const md5 = createHash('md5').update(bytes).digest('hex');

@@ -18,6 +18,9 @@ export const ERROR_CODES = {
   unknown_relationship: 400,
   relationship_entity_missing: 400,
   conflicting_membership_change: 400,
+  // 400, records (docs/records.md)
+  read_only_field: 400,
+  read_only_relationship: 400,
   // 401
   missing_api_key: 401,
   invalid_api_key: 401,
@@ -28,6 +31,7 @@ export const ERROR_CODES = {
   resource_not_found: 404,
   // 409
   idempotency_conflict: 409,
+  duplicate_value: 409,
   // 413
   payload_too_large: 413,
   // 415
@@ -66,6 +70,7 @@ type CodeWithStatus<S extends number> = { [C in ErrorCode]: (typeof ERROR_CODES)
  */
 export const RETRYABLE: Record<CodeWithStatus<408 | 409 | 429 | 500 | 502 | 503 | 504>, boolean> = {
   idempotency_conflict: true,
+  duplicate_value: false,
   file_busy: true,
   invalid_file_state: false,
   upload_incomplete: false,

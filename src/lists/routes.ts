@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import type { PluginOptions } from '../http/context.ts';
 import { serviceContext } from '../http/service-context.ts';
 import { PageQuery } from '../lib/paging.ts';
-import { RECORD_DEFS } from '../records/definitions.ts';
+import { ENTITY_TYPES } from '../records/entities.ts';
 import { CreateListBody, EntityEnvelope, IdParams, List, ListEnvelope, ListIdParams, UpdateListBody } from './schemas.ts';
 import * as service from './service.ts';
 
@@ -62,7 +62,7 @@ export async function listRoutes(base: FastifyInstance, opts: PluginOptions): Pr
     (request) => service.listLists(ctx(request), request.query),
   );
 
-  for (const def of Object.values(RECORD_DEFS)) {
+  for (const def of Object.values(ENTITY_TYPES)) {
     const Plural = def.plural[0]?.toUpperCase() + def.plural.slice(1);
     app.get(
       `/v1/lists/:listId/${def.plural}`,
@@ -76,7 +76,7 @@ export async function listRoutes(base: FastifyInstance, opts: PluginOptions): Pr
           response: { 200: EntityEnvelope },
         },
       },
-      (request) => service.listMembers(ctx(request), { ...request.params, ...request.query, kind: def.kind }),
+      (request) => service.listMembers(ctx(request), { ...request.params, ...request.query, kind: def.objectType }),
     );
   }
 }

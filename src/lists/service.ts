@@ -5,9 +5,8 @@ import type { Ctx } from '../lib/context.ts';
 import { AppError, notFound } from '../lib/errors.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import { envelope, type Page } from '../lib/paging.ts';
-import { RECORD_DEFS } from '../records/definitions.ts';
-import { existingRecordIds } from '../records/repository.ts';
-import { loadEntities } from '../records/service.ts';
+import { ENTITY_TYPES, loadEntities } from '../records/entities.ts';
+import { existingRecords } from '../records/entity-repository.ts';
 import type { RecordKind } from '../records/tables.ts';
 import * as repo from './repository.ts';
 import type { CreateListBody, IdParams, ListIdParams, UpdateListBody } from './schemas.ts';
@@ -57,7 +56,7 @@ function members(value: Ids | undefined, param: string): Map<string, string> {
 
 /** The one relationship key a list of this type accepts; any other key is refused. */
 function relationshipKey(kind: RecordKind, relationships: object | undefined): string {
-  const key = `$${RECORD_DEFS[kind].plural}`;
+  const key = `$${ENTITY_TYPES[kind].plural}`;
   for (const k of Object.keys(relationships ?? {})) {
     if (k !== key)
       throw new AppError('unknown_relationship', `A list of ${kind} records takes members only under "${key}", not "${k}".`, { param: `relationships.${k}` });
@@ -67,7 +66,7 @@ function relationshipKey(kind: RecordKind, relationships: object | undefined): s
 
 async function requireEntities(ctx: Ctx, kind: RecordKind, wanted: Map<string, string>): Promise<void> {
   if (wanted.size === 0) return;
-  const found = await existingRecordIds(ctx.db, ctx.actor.workspaceId, kind, [...wanted.keys()]);
+  const found = await existingRecords(ctx.db, ctx.actor.workspaceId, kind, [...wanted.keys()]);
   for (const [id, param] of wanted) {
     if (!found.has(id)) throw new AppError('relationship_entity_missing', `No ${kind} with id "${id}" exists; nothing was changed.`, { param });
   }

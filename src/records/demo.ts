@@ -3,7 +3,7 @@
 import type { DemoPart } from '../import/demo-part.ts';
 
 const text = (value: string) => ({ value, valueType: 'TEXT' });
-const owner = (u: string) => ({ $owner: { objectType: 'user', values: [u] } });
+const owner = (u: string) => ({ $owner: { objectType: 'member', values: [u] } });
 
 export const recordsPart: DemoPart = {
   objects: () => [
@@ -12,15 +12,16 @@ export const recordsPart: DemoPart = {
       externalId: 'a-globex',
       fields: {
         $name: text('Globex'),
-        $domain: { value: 'https://globex.example', valueType: 'URL' },
-        $address: { value: { city: 'Springfield', country: 'US' }, valueType: 'ADDRESS' },
+        $website: { value: ['https://globex.example'], valueType: 'URL' },
+        $industry: { value: ['Manufacturing'], valueType: 'MULTI_SELECT' },
+        $primaryAddress: { value: { city: 'Springfield', country: 'US' }, valueType: 'ADDRESS' },
       },
       relationships: { ...owner('u-ann'), $files: { objectType: 'file', values: ['file-handbook', 'file-logo'] } },
     },
     {
       object: 'account',
       externalId: 'a-initech',
-      fields: { $name: text('Initech'), $employees: { value: 120, valueType: 'NUMBER' } },
+      fields: { $name: text('Initech'), $headcount: { value: '51-200', valueType: 'SINGLE_SELECT' } },
       relationships: owner('u-bob'),
     },
     {
@@ -28,24 +29,23 @@ export const recordsPart: DemoPart = {
       externalId: 'c-hank',
       fields: {
         $name: { value: { firstName: 'Hank', lastName: 'Scorpio' }, valueType: 'FULL_NAME' },
-        $email: { value: 'hank@globex.example', valueType: 'EMAIL' },
-        tags: { value: ['decision-maker'], valueType: 'MULTI_SELECT' },
+        $email: { value: ['hank@globex.example'], valueType: 'EMAIL' },
       },
-      relationships: { ...owner('u-ann'), $account: { objectType: 'account', values: ['a-globex'] } },
+      relationships: { $account: { objectType: 'account', values: ['a-globex'] } },
     },
     {
       object: 'contact',
       externalId: 'c-peter',
       fields: {
         $name: { value: { firstName: 'Peter', lastName: 'Gibbons' }, valueType: 'FULL_NAME' },
-        $phone: { value: '+1 555 0100', valueType: 'TELEPHONE' },
+        $email: { value: ['peter@initech.example'], valueType: 'EMAIL' },
       },
       relationships: { $account: { objectType: 'account', values: ['a-initech'] } },
     },
     {
       object: 'contact',
       externalId: 'c-milton',
-      fields: { $name: { value: { firstName: 'Milton' }, valueType: 'FULL_NAME' }, newsletter: { value: false, valueType: 'CHECKBOX' } },
+      fields: { $name: { value: { firstName: 'Milton' }, valueType: 'FULL_NAME' } },
       relationships: { $account: { objectType: 'account', values: ['a-initech'] } },
     },
     {
@@ -53,11 +53,9 @@ export const recordsPart: DemoPart = {
       externalId: 'o-doomsday',
       fields: {
         $name: text('Doomsday device'),
-        $amount: { value: 1_000_000, valueType: 'CURRENCY' },
         $stage: { value: 'Negotiation', valueType: 'SINGLE_SELECT' },
-        $closeDate: { value: '2026-09-30T00:00:00Z', valueType: 'DATETIME' },
       },
-      relationships: { ...owner('u-ann'), $account: { objectType: 'account', values: ['a-globex'] }, $contacts: { objectType: 'contact', values: ['c-hank'] } },
+      relationships: { ...owner('u-ann'), $account: { objectType: 'account', values: ['a-globex'] }, $champion: { objectType: 'contact', values: ['c-hank'] } },
     },
   ],
 };

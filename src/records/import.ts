@@ -1,136 +1,169 @@
-// Import kinds for accounts, contacts and opportunities (docs/design.md §Import format). Rows are
-// written in multi-row batches (one upsert per chunk) so that 100,000 records load in seconds;
-// references are resolved by externalId in the link phase, after every kind has its ids.
-import { type ImportContext, type ImportItem, type ImportKind, onlyFields, upsertByExternalId } from '../import/kind.ts';
-import { InputError } from '../lib/errors.ts';
+// Import kinds for accounts, contacts and opportunities (docs/design.md §Import format,
+// docs/records.md §Import). check() verifies the shape and the system names without the
+// database; upsert() checks each value against the workspace's definitions with the API's own
+// checker, writes rows in multi-row batches, ranks new records and rewrites their value index;
+// link() resolves references by externalId once every kind has its ids.
+import { SYSTEM_CATALOGUES } from '../definitions/catalogue.ts';
+import { CUSTOM_KEY, type TypeDefinitions } from '../definitions/service.ts';
+import { ImportError, type ImportContext, type ImportItem, type ImportKind, onlyFields, upsertByExternalId } from '../import/kind.ts';
+import { rankInsert } from '../db/rank.ts';
+import { AppError, InputError } from '../lib/errors.ts';
 import { isoNow } from '../lib/ids.ts';
-import { CUSTOM_SLUG, RECORD_DEFS, type RecordDef } from './definitions.ts';
+import { ENTITY_TYPES, requireDefinitions } from './entities.ts';
+import { lockRecords } from './entity-repository.ts';
+import { valueRows } from './index-values.ts';
 import * as repo from './repository.ts';
 import type { RecordKind } from './tables.ts';
-import { checkValue, isValueType } from './values.ts';
+import { checkFieldValues } from './write-fields.ts';
 
 export interface RecordInput {
-  fields: Record<string, { value: unknown; valueType: string }>;
-  /** relationship name → externalIds of the targets */
-  relationships: Record<string, string[]>;
+  fields: Record<string, { value: unknown; valueType: string | undefined }>;
+  /** relationship key → externalIds of the targets */
+  relationships: Record<string, { objectType: string | undefined; values: string[] }>;
 }
+
+/** System names of earlier releases and what they became (docs/records.md §Import). */
+const RENAMED: Record<RecordKind, Record<string, string>> = {
+  account: { $domain: '$website (a list)', $address: '$primaryAddress', $phone: 'phone', $employees: 'employees' },
+  contact: { $phone: 'phone', $title: 'title', $address: 'address', $linkedin: 'linkedin', $owner: 'owner' },
+  opportunity: { $amount: 'amount', $closeDate: 'close_date', $description: 'description', $contacts: 'contacts' },
+};
 
 function object(v: unknown, field: string): Record<string, unknown> {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new InputError('must be an object', field);
   return v as Record<string, unknown>;
 }
 
-function checkFields(def: RecordDef, raw: unknown): RecordInput['fields'] {
-  const out: RecordInput['fields'] = {};
-  for (const [name, entry] of Object.entries(object(raw ?? {}, 'fields'))) {
+function checkKey(kind: RecordKind, name: string, at: string, system: Readonly<Record<string, unknown>>, what: string): void {
+  if (name.startsWith('$')) {
+    const became = RENAMED[kind][name];
+    if (became) throw new InputError(`"${name}" is no longer a system ${what} of ${kind}: it is now ${became}`, at);
+    if (!Object.hasOwn(system, name)) throw new InputError(`is not a system ${what} of ${kind} (custom ones use a bare slug)`, at);
+  } else if (!CUSTOM_KEY.test(name)) {
+    throw new InputError('custom names are slugs: a lower-case letter, then letters, digits or _ (at most 63)', at);
+  }
+}
+
+function check(kind: RecordKind, raw: Record<string, unknown>): RecordInput {
+  onlyFields(raw, ['fields', 'relationships']);
+  const catalogue = SYSTEM_CATALOGUES[kind] as (typeof SYSTEM_CATALOGUES)[string] & object;
+  const fields: RecordInput['fields'] = {};
+  for (const [name, entry] of Object.entries(object(raw.fields ?? {}, 'fields'))) {
     const at = `fields.${name}`;
-    if (name.startsWith('$')) {
-      if (!Object.hasOwn(def.systemFields, name)) throw new InputError(`is not a system field of ${def.kind} (custom attributes use a bare slug)`, at);
-    } else if (!CUSTOM_SLUG.test(name)) {
-      throw new InputError('custom attribute names are slugs: a lower-case letter, then letters, digits or _ (at most 63)', at);
-    }
+    checkKey(kind, name, at, catalogue.fields, 'field');
     const e = object(entry, at);
     for (const k of Object.keys(e))
       if (k !== 'value' && k !== 'valueType') throw new InputError('is not a known member (use value and valueType)', `${at}.${k}`);
-    const type = e.valueType;
-    if (!isValueType(type))
-      throw new InputError(
-        'must be one of ADDRESS, CHECKBOX, CURRENCY, DATETIME, EMAIL, FULL_NAME, MARKDOWN, MULTI_SELECT, NUMBER, SINGLE_SELECT, SOCIAL_HANDLE, TELEPHONE, TEXT, URL',
-        `${at}.valueType`,
-      );
-    // Own keys only: an attribute named like an Object.prototype member must not find it.
-    const fixed = Object.hasOwn(def.systemFields, name) ? def.systemFields[name] : undefined;
-    if (fixed && type !== fixed) throw new InputError(`must be ${fixed} for ${name}`, `${at}.valueType`);
     if (!('value' in e)) throw new InputError('is required (null when unset)', `${at}.value`);
-    try {
-      out[name] = { value: checkValue(type, e.value), valueType: type };
-    } catch (err) {
-      if (err instanceof InputError) throw new InputError(`${err.message} (${type})`, `${at}.value${err.param ?? ''}`);
-      throw err;
-    }
+    if (e.valueType !== undefined && typeof e.valueType !== 'string') throw new InputError('must be a string', `${at}.valueType`);
+    fields[name] = { value: e.value, valueType: e.valueType };
   }
-  return out;
-}
-
-function checkRelationships(def: RecordDef, raw: unknown): RecordInput['relationships'] {
-  const out: RecordInput['relationships'] = {};
-  for (const [name, entry] of Object.entries(object(raw ?? {}, 'relationships'))) {
+  const relationships: RecordInput['relationships'] = {};
+  for (const [name, entry] of Object.entries(object(raw.relationships ?? {}, 'relationships'))) {
     const at = `relationships.${name}`;
-    const rel = Object.hasOwn(def.relationships, name) ? def.relationships[name] : undefined;
-    if (!rel) throw new InputError(`is not a relationship of ${def.kind}; known: ${Object.keys(def.relationships).join(', ')}`, at);
+    checkKey(kind, name, at, catalogue.relationships, 'relationship');
     const e = object(entry, at);
     for (const k of Object.keys(e)) if (!['objectType', 'values', 'cardinality'].includes(k)) throw new InputError('is not a known member', `${at}.${k}`);
-    if (e.objectType !== undefined && e.objectType !== rel.objectType) throw new InputError(`must be "${rel.objectType}"`, `${at}.objectType`);
-    if (e.cardinality !== undefined && e.cardinality !== rel.cardinality) throw new InputError(`must be "${rel.cardinality}"`, `${at}.cardinality`);
-    const values = e.values;
-    if (!Array.isArray(values)) throw new InputError('must be an array of externalIds', `${at}.values`);
-    if (rel.cardinality === 'has_one' && values.length > 1) throw new InputError('holds at most one externalId (has_one)', `${at}.values`);
+    if (e.objectType !== undefined && typeof e.objectType !== 'string') throw new InputError('must be a string', `${at}.objectType`);
+    if (!Array.isArray(e.values)) throw new InputError('must be an array of externalIds', `${at}.values`);
     const seen = new Set<string>();
-    values.forEach((v, i) => {
+    e.values.forEach((v: unknown, i: number) => {
       if (typeof v !== 'string' || v.length < 1 || v.length > 255) throw new InputError('must be an externalId string', `${at}.values[${i}]`);
       if (seen.has(v)) throw new InputError(`"${v}" appears twice`, `${at}.values[${i}]`);
       seen.add(v);
     });
-    out[name] = values as string[];
+    relationships[name] = { objectType: e.objectType, values: e.values as string[] };
   }
-  return out;
+  return { fields, relationships };
+}
+
+/** The stored values of one item, checked against the definitions as an API write is (read-only fields may be set). */
+function values(defs: TypeDefinitions, item: ImportItem<RecordInput>): Record<string, unknown> {
+  const raw: Record<string, unknown> = {};
+  for (const [key, { value, valueType }] of Object.entries(item.value.fields)) {
+    const def = defs.fields.get(key);
+    if (!def) throw new ImportError(item.line, `fields.${key}`, `is not a field of ${defs.objectType}; operators define custom fields first`);
+    if (valueType !== undefined && valueType !== def.valueType) throw new ImportError(item.line, `fields.${key}.valueType`, `must be ${def.valueType}`);
+    raw[key] = value;
+  }
+  try {
+    const checked = checkFieldValues(defs, raw);
+    return Object.fromEntries([...checked].filter(([, v]) => v !== null));
+  } catch (err) {
+    if (!(err instanceof AppError)) throw err;
+    const field = (err.param ?? 'fields').replace(/^(fields\.[^.[]+)/, '$1.value');
+    throw new ImportError(item.line, field, err.message);
+  }
 }
 
 function recordKind(kind: RecordKind): ImportKind<RecordInput> {
-  const def = RECORD_DEFS[kind];
+  const type = ENTITY_TYPES[kind];
   return {
     object: kind,
-    check(raw) {
-      onlyFields(raw, ['fields', 'relationships']);
-      return { fields: checkFields(def, raw.fields), relationships: checkRelationships(def, raw.relationships) };
-    },
+    check: (raw) => check(kind, raw),
     lookup: (ctx, externalIds) => repo.recordsByExternalId(ctx.db, ctx.actor.workspaceId, kind, externalIds),
     async upsert(ctx, items) {
+      const ws = ctx.actor.workspaceId;
+      const defs = await requireDefinitions(ctx, kind);
       const at = isoNow(ctx.now);
       const rows: repo.RecordRow[] = [];
+      const created: { ts: string; id: string }[] = [];
+      const indexRows: ReturnType<typeof valueRows> = [];
       const row = (item: ImportItem<RecordInput>, id: string) => {
-        rows.push({
-          id,
-          workspace_id: ctx.actor.workspaceId,
-          kind,
-          external_id: item.externalId,
-          fields: JSON.stringify(item.value.fields),
-          created_at: at,
-          updated_at: at,
-        });
+        const stored = values(defs, item);
+        indexRows.push(...valueRows(ws, defs, id, stored));
+        rows.push({ id, workspace_id: ws, kind, external_id: item.externalId, fields: JSON.stringify(stored), created_at: at, updated_at: at });
       };
+      await lockRecords(ctx.db, ws, kind);
       await upsertByExternalId(ctx, items, {
         object: kind,
-        idKind: def.idKind,
-        find: (externalIds) => repo.recordsByExternalId(ctx.db, ctx.actor.workspaceId, kind, externalIds),
+        idKind: type.idKind,
+        find: (externalIds) => repo.recordsByExternalId(ctx.db, ws, kind, externalIds),
         update: (item, _old, id) => row(item, id),
-        insert: row,
+        insert: (item, id) => {
+          row(item, id);
+          created.push({ ts: at, id });
+        },
       });
       // Existing and new rows alike: one multi-row upsert per chunk loads 100,000 records in seconds.
       await repo.upsertRecords(ctx.db, rows);
+      await rankInsert(ctx.db, repo.RECORDS, [ws, kind], created);
+      await repo.replaceValues(
+        ctx.db,
+        rows.map((r) => r.id),
+        indexRows,
+      );
     },
-    link: (ctx, items) => link(def, ctx, items),
+    link: (ctx, items) => link(kind, ctx, items),
   };
 }
 
-async function link(def: RecordDef, ctx: ImportContext, items: ImportItem<RecordInput>[]): Promise<void> {
+async function link(kind: RecordKind, ctx: ImportContext, items: ImportItem<RecordInput>[]): Promise<void> {
+  const defs = await requireDefinitions(ctx, kind);
   const cache = new Map<string, string>();
   const rows: repo.RelationshipRow[] = [];
   const sources: string[] = [];
   for (const item of items) {
-    const source = await ctx.resolve(def.kind, item.externalId, { line: item.line, field: 'externalId' });
+    const source = await ctx.resolve(kind, item.externalId, { line: item.line, field: 'externalId' });
     sources.push(source);
-    for (const [name, externalIds] of Object.entries(item.value.relationships)) {
-      const objectType = (def.relationships[name] as { objectType: string }).objectType;
+    for (const [name, { objectType, values: externalIds }] of Object.entries(item.value.relationships)) {
+      const at = `relationships.${name}`;
+      const def = defs.relationships.get(name);
+      if (!def) throw new ImportError(item.line, at, `is not a relationship of ${kind}; operators define custom relationships first`);
+      if (def.storage.kind !== 'own') throw new ImportError(item.line, at, `is not stored on ${kind}: import it from the other end`);
+      if (objectType !== undefined && objectType !== def.objectType) throw new ImportError(item.line, `${at}.objectType`, `must be "${def.objectType}"`);
+      if (def.cardinality === 'has_one' && externalIds.length > 1) throw new ImportError(item.line, `${at}.values`, 'holds at most one externalId (has_one)');
+      // Members are the workspace's users: their externalIds are those of the user kind.
+      const importObject = def.objectType === 'member' ? 'user' : def.objectType;
       for (let i = 0; i < externalIds.length; i++) {
         const ext = externalIds[i] as string;
-        const key = `${objectType}\u0000${ext}`;
+        const key = `${importObject}\u0000${ext}`;
         let target = cache.get(key);
         if (target === undefined) {
-          target = await ctx.resolve(objectType, ext, { line: item.line, field: `relationships.${name}.values[${i}]` });
+          target = await ctx.resolve(importObject, ext, { line: item.line, field: `${at}.values[${i}]` });
           cache.set(key, target);
         }
-        rows.push({ source_id: source, name, object_type: objectType, target_id: target, position: i });
+        rows.push({ source_id: source, name, object_type: def.objectType, target_id: target, position: i });
       }
     }
   }

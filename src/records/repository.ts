@@ -46,49 +46,6 @@ export async function replaceRelationships(tx: Executor, sourceIds: string[], ro
   for (const part of chunks(rows, 1000)) await tx.insertInto('entity_relationships').values(part).execute();
 }
 
-// Lookups by id filter workspace and kind in code: given `workspace_id = ? AND kind = ?` too,
-// SQLite (without statistics) prefers the (workspace, kind, external_id) index and scans every
-// record of the workspace instead of probing the primary key.
-
-/** Which of `ids` are records of this kind in this workspace. */
-export async function existingRecordIds(db: Executor, workspaceId: string, kind: RecordKind, ids: string[]): Promise<Set<string>> {
-  const found = new Set<string>();
-  for (const part of chunks(ids)) {
-    const rows = await db.selectFrom('records').select(['id', 'workspace_id', 'kind']).where('id', 'in', part).execute();
-    for (const r of rows) if (r.workspace_id === workspaceId && r.kind === kind) found.add(r.id);
-  }
-  return found;
-}
-
-/** The records of `ids` that are of this kind in this workspace, by id, and their relationships by source and name (in order). */
-export async function loadRecords(
-  db: Executor,
-  workspaceId: string,
-  kind: RecordKind,
-  ids: string[],
-): Promise<{ rows: Map<string, RecordRow>; relationships: Map<string, Map<string, string[]>> }> {
-  const [rows, rels] = await Promise.all([
-    db.selectFrom('records').selectAll().where('id', 'in', ids).execute(),
-    db
-      .selectFrom('entity_relationships')
-      .select(['source_id', 'name', 'target_id'])
-      .where('source_id', 'in', ids)
-      .orderBy('source_id')
-      .orderBy('name')
-      .orderBy('position')
-      .execute(),
-  ]);
-  const relationships = new Map<string, Map<string, string[]>>();
-  for (const r of rels) {
-    let byName = relationships.get(r.source_id);
-    if (!byName) relationships.set(r.source_id, (byName = new Map<string, string[]>()));
-    const values = byName.get(r.name);
-    if (values) values.push(r.target_id);
-    else byName.set(r.name, [r.target_id]);
-  }
-  return { rows: new Map(rows.filter((r) => r.workspace_id === workspaceId && r.kind === kind).map((r) => [r.id, r])), relationships };
-}
-
 /**
  * The contacts of the workspace whose `$email` holds one of `emails`, ignoring case, by folded
  * address (docs/records.md §Value index). Meetings and emails derive their `$contact` with it.

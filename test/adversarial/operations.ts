@@ -26,6 +26,21 @@ export const SCOPE_TABLE: Record<string, readonly Scope[]> = {
   getFileUrl: ['files:read'],
   getMember: ['members:read'],
   listMembers: ['members:read'],
+  createAccount: ['accounts:create'],
+  updateAccount: ['accounts:update'],
+  getAccount: ['accounts:read'],
+  listAccounts: ['accounts:read'],
+  getAccountDefinitions: ['accounts:read'],
+  createContact: ['contacts:create'],
+  updateContact: ['contacts:update'],
+  getContact: ['contacts:read'],
+  listContacts: ['contacts:read'],
+  getContactDefinitions: ['contacts:read'],
+  createOpportunity: ['opportunities:create'],
+  updateOpportunity: ['opportunities:update'],
+  getOpportunity: ['opportunities:read'],
+  listOpportunities: ['opportunities:read'],
+  getOpportunityDefinitions: ['opportunities:read'],
 };
 
 /** The path segment before an id parameter names the kind of the id. */
@@ -72,6 +87,12 @@ export const BODIES: Record<string, (c: Canary) => unknown> = {
   createFile: (c) => ({ filename: `new-${c.tag}.txt`, mimeType: 'text/plain', sizeBytes: 3 }),
   completeFile: () => ({}),
   cancelFile: () => ({}),
+  createAccount: (c) => ({ fields: { $name: `made ${c.tag}`, $industry: ['Software'] }, relationships: { $contact: [c.ids.contact] } }),
+  updateAccount: (c) => ({ fields: { $name: `renamed ${c.tag}`, $primaryAddress: { city: 'Berlin' } }, relationships: { $contact: { add: [c.ids.contact] } } }),
+  createContact: (c) => ({ fields: { $name: { firstName: 'New', lastName: c.tag } }, relationships: { $account: [c.ids.account] } }),
+  updateContact: (c) => ({ fields: { $email: [`new-${c.tag.toLowerCase()}@canary.test`] }, relationships: { $account: { add: c.ids.account } } }),
+  createOpportunity: (c) => ({ fields: { $name: `made ${c.tag}`, $stage: 'Lead' }, relationships: { $account: c.ids.account } }),
+  updateOpportunity: (c) => ({ fields: { $name: `renamed ${c.tag}` }, relationships: { $account: { replace: c.ids.account } } }),
 };
 
 /** Operations that act on another object than the kind's canary (cancel needs a PENDING file). */

@@ -36,10 +36,15 @@ const RECORDS: Record<string, (tag: string) => Record<string, unknown>> = {
     externalId: `p-${tag}`,
     fields: {
       $name: { value: { firstName: 'Con', lastName: tag }, valueType: 'FULL_NAME' },
-      $email: { value: `${tag.toLowerCase()}@canary.test`, valueType: 'EMAIL' },
+      $email: { value: [`${tag.toLowerCase()}@canary.test`], valueType: 'EMAIL' },
     },
   }),
-  opportunity: (tag) => ({ object: 'opportunity', externalId: `o-${tag}`, fields: { $name: { value: `Deal ${tag}`, valueType: 'TEXT' } } }),
+  opportunity: (tag) => ({
+    object: 'opportunity',
+    externalId: `o-${tag}`,
+    fields: { $name: { value: `Deal ${tag}`, valueType: 'TEXT' }, $stage: { value: 'Lead' } },
+    relationships: { $account: { values: [`a-${tag}`] } },
+  }),
 };
 
 export async function seedCanary(t: TestApp, label: string, operations: Set<string>): Promise<Canary> {

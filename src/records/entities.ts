@@ -1,0 +1,131 @@
+// Records as the API shows them (docs/records.md): the entity resource shaped from the stored
+// values and the type's definitions, every field and relationship present. Reads load the
+// definitions once and every relationship of a page in a few batched queries.
+import type { RelationshipDef, TypeDefinitions } from '../definitions/service.ts';
+import { loadDefinitions } from '../definitions/service.ts';
+import type { Ctx } from '../lib/context.ts';
+import { notFound } from '../lib/errors.ts';
+import type { IdKind } from '../lib/ids.ts';
+import { envelope, type Page } from '../lib/paging.ts';
+import { resolveDerived } from './derived.ts';
+import * as repo from './entity-repository.ts';
+import type { RecordKind } from './tables.ts';
+
+export interface EntityType {
+  objectType: RecordKind;
+  idKind: IdKind;
+  /** Path segment of the routes and of httpLink. */
+  plural: 'accounts' | 'contacts' | 'opportunities';
+}
+
+export const ENTITY_TYPES: Readonly<Record<RecordKind, EntityType>> = {
+  account: { objectType: 'account', idKind: 'acc', plural: 'accounts' },
+  contact: { objectType: 'contact', idKind: 'con', plural: 'contacts' },
+  opportunity: { objectType: 'opportunity', idKind: 'opp', plural: 'opportunities' },
+};
+
+export interface Entity {
+  id: string;
+  createdAt: string;
+  updatedAt: string | null;
+  httpLink: string | null;
+  externalId: string | null;
+  fields: Record<string, { value: unknown; valueType: string }>;
+  relationships: Record<string, { cardinality: 'has_one' | 'has_many'; objectType: string; values: string[] }>;
+}
+
+export async function requireDefinitions(ctx: Ctx, objectType: string): Promise<TypeDefinitions> {
+  const defs = await loadDefinitions(ctx, { objectType });
+  if (!defs) throw new Error(`no definitions for ${objectType}`);
+  return defs;
+}
+
+export function toEntity(ctx: Ctx, defs: TypeDefinitions, row: repo.RecordRow, rels: Map<string, string[]> | undefined): Entity {
+  const stored = JSON.parse(row.fields) as Record<string, unknown>;
+  const fields: Entity['fields'] = {};
+  for (const [key, def] of defs.fields) fields[key] = { value: Object.hasOwn(stored, key) ? stored[key] : null, valueType: def.valueType };
+  const relationships: Entity['relationships'] = {};
+  for (const [key, def] of defs.relationships) relationships[key] = { cardinality: def.cardinality, objectType: def.objectType, values: rels?.get(key) ?? [] };
+  return {
+    id: row.id,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    httpLink: ctx.links.http(ENTITY_TYPES[row.kind].plural, row.id),
+    externalId: row.external_id,
+    fields,
+    relationships,
+  };
+}
+
+/** "<source type>/<name>" → key, for the inverse relationships of a type. */
+function inversePairs(defs: TypeDefinitions): Map<string, string> {
+  const pairs = new Map<string, string>();
+  for (const def of defs.relationships.values()) if (def.storage.kind === 'inverse') pairs.set(`${def.storage.objectType}/${def.storage.key}`, def.key);
+  return pairs;
+}
+
+/** Every relationship of `ids` (records of defs' type): own rows, inverse rows and derived ones, batched. */
+export async function relationshipValues(ctx: Ctx, defs: TypeDefinitions, ids: readonly string[]): Promise<repo.RelationshipValues> {
+  if (ids.length === 0) return new Map();
+  const derived = [...defs.relationships.values()].filter((d) => d.storage.kind === 'derived');
+  const [own, inverse, ...resolved] = await Promise.all([
+    repo.ownRelationships(ctx.db, ids),
+    repo.inverseRelationships(ctx.db, ids, inversePairs(defs)),
+    ...derived.map((d) => resolveDerived(ctx, defs.objectType, d.key, ids)),
+  ]);
+  const out: repo.RelationshipValues = new Map();
+  for (const id of ids) {
+    const byKey = new Map<string, string[]>();
+    for (const [key, def] of defs.relationships) {
+      const values = valuesOf(def, id, own, inverse, derived, resolved);
+      if (values.length > 0) byKey.set(key, values);
+    }
+    out.set(id, byKey);
+  }
+  return out;
+}
+
+function valuesOf(
+  def: RelationshipDef,
+  id: string,
+  own: repo.RelationshipValues,
+  inverse: repo.RelationshipValues,
+  derived: RelationshipDef[],
+  resolved: Map<string, string[]>[],
+): string[] {
+  if (def.storage.kind === 'own') return own.get(id)?.get(def.key) ?? [];
+  if (def.storage.kind === 'inverse') return inverse.get(id)?.get(def.key) ?? [];
+  return resolved[derived.indexOf(def)]?.get(id) ?? [];
+}
+
+export async function getRecord(ctx: Ctx, type: EntityType, input: { id: string }): Promise<Entity> {
+  const row = await repo.findRecord(ctx.db, ctx.actor.workspaceId, type.objectType, input.id);
+  if (!row) throw notFound(type.objectType, input.id);
+  const defs = await requireDefinitions(ctx, type.objectType);
+  return toEntity(ctx, defs, row, (await relationshipValues(ctx, defs, [row.id])).get(row.id));
+}
+
+export async function listRecords(ctx: Ctx, type: EntityType, page: Page) {
+  const [defs, { total, rows }] = await Promise.all([
+    requireDefinitions(ctx, type.objectType),
+    repo.pageRecords(ctx.db, ctx.actor.workspaceId, type.objectType, page),
+  ]);
+  const rels = await relationshipValues(
+    ctx,
+    defs,
+    rows.map((r) => r.id),
+  );
+  return envelope(
+    rows.map((r) => toEntity(ctx, defs, r, rels.get(r.id))),
+    total,
+  );
+}
+
+/** The records of `ids` of this type in ctx's workspace, in the order of `ids` (others are left out). */
+export async function loadEntities(ctx: Ctx, input: { kind: RecordKind; ids: string[] }): Promise<Entity[]> {
+  if (input.ids.length === 0) return [];
+  const [defs, rows] = await Promise.all([requireDefinitions(ctx, input.kind), repo.recordsByIds(ctx.db, ctx.actor.workspaceId, input.kind, input.ids)]);
+  const found = input.ids.filter((id) => rows.has(id));
+  const rels = await relationshipValues(ctx, defs, found);
+  return found.map((id) => toEntity(ctx, defs, rows.get(id) as repo.RecordRow, rels.get(id)));
+}

@@ -1,0 +1,163 @@
+// SQL of the record API (docs/records.md): one record, a ranked page of them, their relationships
+// read in batches (own rows by source, inverse rows by target), and the writes of one record.
+import { chunks } from '../db/chunks.ts';
+import { lockScope, rankInsert, rankPage } from '../db/rank.ts';
+import type { Executor } from '../db/types.ts';
+import { foldText } from '../lib/fold.ts';
+import type { Page } from '../lib/paging.ts';
+import { RECORDS } from './repository.ts';
+import type { RecordsTable } from './tables.ts';
+
+export type RecordRow = RecordsTable;
+
+/** Relationship values of several records: record id → key → ids. */
+export type RelationshipValues = Map<string, Map<string, string[]>>;
+
+function push(out: RelationshipValues, id: string, key: string, value: string): void {
+  let byKey = out.get(id);
+  if (!byKey) out.set(id, (byKey = new Map<string, string[]>()));
+  const values = byKey.get(key);
+  if (values) values.push(value);
+  else byKey.set(key, [value]);
+}
+
+// Workspace and type are compared in code: see repository.ts on the primary-key probe.
+export async function findRecord(db: Executor, workspaceId: string, kind: string, id: string): Promise<RecordRow | undefined> {
+  const row = await db.selectFrom('records').selectAll().where('id', '=', id).executeTakeFirst();
+  return row && row.workspace_id === workspaceId && row.kind === kind ? row : undefined;
+}
+
+/** Inserts a record and ranks it, the scope locked first so that concurrent creates keep the counts right. */
+export async function insertRecord(tx: Executor, row: RecordRow): Promise<void> {
+  await tx.insertInto('records').values(row).execute();
+  await rankInsert(tx, RECORDS, [row.workspace_id, row.kind], [{ ts: row.created_at, id: row.id }]);
+}
+
+export function lockRecords(tx: Executor, workspaceId: string, kind: string): Promise<void> {
+  return lockScope(tx, RECORDS, [workspaceId, kind]);
+}
+
+export async function updateRecord(tx: Executor, id: string, set: { fields?: string; updated_at: string }): Promise<void> {
+  await tx.updateTable('records').set(set).where('id', '=', id).execute();
+}
+
+/** Moves updatedAt of the other end of a two-sided link (docs/records.md §Writing relationships). */
+export async function touchRecords(tx: Executor, ids: readonly string[], at: string): Promise<void> {
+  for (const part of chunks([...ids])) await tx.updateTable('records').set({ updated_at: at }).where('id', 'in', part).execute();
+}
+
+export function pageRecords(db: Executor, workspaceId: string, kind: string, page: Page): Promise<{ total: number; rows: RecordRow[] }> {
+  return rankPage<RecordRow>(db, RECORDS, [workspaceId, kind], page, true);
+}
+
+/** The own relationship rows of `ids`, by source and key, in their order. */
+export async function ownRelationships(db: Executor, ids: readonly string[]): Promise<RelationshipValues> {
+  const out: RelationshipValues = new Map();
+  for (const part of chunks([...ids])) {
+    const rows = await db
+      .selectFrom('entity_relationships')
+      .select(['source_id', 'name', 'target_id'])
+      .where('source_id', 'in', part)
+      .orderBy('source_id')
+      .orderBy('name')
+      .orderBy('position')
+      .execute();
+    for (const r of rows) push(out, r.source_id, r.name, r.target_id);
+  }
+  return out;
+}
+
+/**
+ * The rows of other types' relationships that point at `ids`, through the (target_id, name)
+ * index: `pairs` maps "<source type>/<name>" to the key it is seen under here. The source's type
+ * is checked by joining its record, because several types use one name (`$account`).
+ */
+export async function inverseRelationships(db: Executor, ids: readonly string[], pairs: ReadonlyMap<string, string>): Promise<RelationshipValues> {
+  const out: RelationshipValues = new Map();
+  if (pairs.size === 0) return out;
+  const names = [...new Set([...pairs.keys()].map((p) => p.slice(p.indexOf('/') + 1)))];
+  for (const part of chunks([...ids])) {
+    const rows = await db
+      .selectFrom('entity_relationships as r')
+      .innerJoin('records as s', 's.id', 'r.source_id')
+      .select(['r.target_id', 'r.name', 'r.source_id', 's.kind'])
+      .where('r.target_id', 'in', part)
+      .where('r.name', 'in', names)
+      .orderBy('r.target_id')
+      .orderBy('s.created_at')
+      .orderBy('r.source_id')
+      .execute();
+    for (const r of rows) {
+      const key = pairs.get(`${r.kind}/${r.name}`);
+      if (key) push(out, r.target_id, key, r.source_id);
+    }
+  }
+  return out;
+}
+
+/** Replaces the own rows of one relationship of one record by `targets`, in order. */
+export async function replaceOwn(tx: Executor, sourceId: string, name: string, objectType: string, targets: readonly string[]): Promise<void> {
+  await tx.deleteFrom('entity_relationships').where('source_id', '=', sourceId).where('name', '=', name).execute();
+  for (const part of chunks(
+    targets.map((target_id, position) => ({ source_id: sourceId, name, object_type: objectType, target_id, position })),
+    1000,
+  ))
+    await tx.insertInto('entity_relationships').values(part).execute();
+}
+
+/** Links or unlinks sources to one target through the sources' own rows (`name`), appended after their others. */
+export async function linkFromSources(
+  tx: Executor,
+  targetId: string,
+  targetType: string,
+  name: string,
+  add: readonly string[],
+  remove: readonly string[],
+): Promise<void> {
+  for (const part of chunks([...remove]))
+    await tx.deleteFrom('entity_relationships').where('target_id', '=', targetId).where('name', '=', name).where('source_id', 'in', part).execute();
+  for (const part of chunks([...add])) {
+    const last = await tx
+      .selectFrom('entity_relationships')
+      .select(['source_id', (eb) => eb.fn.max('position').as('p')])
+      .where('source_id', 'in', part)
+      .where('name', '=', name)
+      .groupBy('source_id')
+      .execute();
+    const next = new Map(last.map((r) => [r.source_id, Number(r.p) + 1]));
+    await tx
+      .insertInto('entity_relationships')
+      .values(part.map((source_id) => ({ source_id, name, object_type: targetType, target_id: targetId, position: next.get(source_id) ?? 0 })))
+      .execute();
+  }
+}
+
+/** Which of `ids` are records of `kind` in the workspace. */
+export async function existingRecords(db: Executor, workspaceId: string, kind: string, ids: readonly string[]): Promise<Set<string>> {
+  const found = new Set<string>();
+  for (const part of chunks([...ids])) {
+    const rows = await db.selectFrom('records').select(['id', 'workspace_id', 'kind']).where('id', 'in', part).execute();
+    for (const r of rows) if (r.workspace_id === workspaceId && r.kind === kind) found.add(r.id);
+  }
+  return found;
+}
+
+/** Whether another record of the type holds this value of a field (unique fields), through the value index. */
+export async function valueTaken(db: Executor, workspaceId: string, kind: string, field: string, value: unknown, exceptId: string): Promise<boolean> {
+  let q = db.selectFrom('record_values').select('record_id').where('workspace_id', '=', workspaceId).where('object_type', '=', kind).where('field', '=', field);
+  if (typeof value === 'string') q = q.where('value_text', '=', foldText(value));
+  else if (typeof value === 'number' || typeof value === 'boolean') q = q.where('value_num', '=', Number(value));
+  else return false;
+  const row = await q.where('record_id', '!=', exceptId).limit(1).executeTakeFirst();
+  return row !== undefined;
+}
+
+/** The records of `ids` that are of this kind in this workspace, by id. */
+export async function recordsByIds(db: Executor, workspaceId: string, kind: string, ids: readonly string[]): Promise<Map<string, RecordRow>> {
+  const out = new Map<string, RecordRow>();
+  for (const part of chunks([...ids])) {
+    const rows = await db.selectFrom('records').selectAll().where('id', 'in', part).execute();
+    for (const r of rows) if (r.workspace_id === workspaceId && r.kind === kind) out.set(r.id, r);
+  }
+  return out;
+}

@@ -1,0 +1,165 @@
+// Request and response shapes of the record API (docs/records.md), made from the system
+// catalogue: each system field and relationship is typed by its definition; custom ones (bare
+// slugs) take the general shapes. Write values are checked by the service against the
+// workspace's definitions (the order of checks is part of the contract), so a write body types
+// only its frame.
+import { type TSchema, Type } from '@sinclair/typebox';
+import { SYSTEM_CATALOGUES, type SystemField } from '../definitions/catalogue.ts';
+import { Envelope } from '../lib/paging.ts';
+import { FieldValue, Relationship, VALUE_TYPES, type ValueType } from '../lib/resource-schemas.ts';
+import type { EntityType } from './entities.ts';
+
+const nullable = (t: TSchema) => Type.Union([t, Type.Null()]);
+
+const Address = Type.Object(
+  {
+    street: Type.Optional(Type.String()),
+    street2: Type.Optional(Type.String()),
+    city: Type.Optional(Type.String()),
+    state: Type.Optional(Type.String()),
+    postalCode: Type.Optional(Type.String()),
+    country: Type.Optional(Type.String({ description: 'ISO 3166-1 alpha-2' })),
+    latitude: Type.Optional(Type.Number()),
+    longitude: Type.Optional(Type.Number()),
+  },
+  { additionalProperties: false },
+);
+const FullName = Type.Object({ firstName: Type.Optional(Type.String()), lastName: Type.Optional(Type.String()) }, { additionalProperties: false });
+
+function valueSchema(type: ValueType, multiple: boolean): TSchema {
+  if (multiple || type === 'MULTI_SELECT') return Type.Array(Type.String());
+  switch (type) {
+    case 'NUMBER':
+    case 'CURRENCY':
+      return Type.Number();
+    case 'CHECKBOX':
+      return Type.Boolean();
+    case 'ADDRESS':
+      return Address;
+    case 'FULL_NAME':
+      return FullName;
+    default:
+      return Type.String();
+  }
+}
+
+function fieldSchema(f: SystemField): TSchema {
+  return Type.Object(
+    { value: nullable(valueSchema(f.valueType, f.multipleValues ?? false)), valueType: Type.Literal(f.valueType) },
+    { additionalProperties: false, description: f.label },
+  );
+}
+
+/** The entity resource of one type: its system fields and relationships always present. */
+export function EntitySchema(type: EntityType) {
+  const catalogue = SYSTEM_CATALOGUES[type.objectType];
+  if (!catalogue) throw new Error(`no catalogue for ${type.objectType}`);
+  const fields: Record<string, TSchema> = {};
+  for (const [key, f] of Object.entries(catalogue.fields)) fields[key] = fieldSchema(f);
+  const relationships: Record<string, TSchema> = {};
+  for (const [key, r] of Object.entries(catalogue.relationships))
+    relationships[key] = Type.Object(
+      { cardinality: Type.Literal(r.cardinality), objectType: Type.Literal(r.objectType), values: Type.Array(Type.String()) },
+      { additionalProperties: false, description: r.label },
+    );
+  const name = type.objectType[0]?.toUpperCase() + type.objectType.slice(1);
+  return Type.Object(
+    {
+      id: Type.String(),
+      createdAt: Type.String({ description: 'ISO 8601 timestamp' }),
+      updatedAt: Type.Union([Type.String(), Type.Null()], { description: 'ISO 8601 timestamp of the last change' }),
+      httpLink: Type.Union([Type.String(), Type.Null()]),
+      externalId: Type.Union([Type.String(), Type.Null()], { description: 'External identifier; only import sets it.' }),
+      fields: Type.Object(fields, { additionalProperties: FieldValue, description: 'Every field of the type; custom fields under bare slugs.' }),
+      relationships: Type.Object(relationships, { additionalProperties: Relationship, description: 'Every relationship of the type.' }),
+    },
+    { $id: name, additionalProperties: false },
+  );
+}
+
+export function EntityEnvelopeSchema(type: EntityType, item: TSchema) {
+  const name = type.plural[0]?.toUpperCase() + type.plural.slice(1);
+  return Envelope(item, `${name}Envelope`);
+}
+
+// Write values are at most two levels deep (an array of strings, an Address or FullName), typed
+// with `type` lists so that a wrong JSON type is invalid_type; which type a key takes is decided by
+// its definition in the service.
+const SCALAR = ['string', 'number', 'boolean', 'null'];
+const WriteValue = Type.Unsafe<unknown>({
+  type: [...SCALAR, 'array', 'object'],
+  items: { type: 'string' },
+  additionalProperties: { type: SCALAR },
+  description: 'string, number, boolean, null (clears), array of strings, or an Address or FullName object',
+});
+const WriteFields = Type.Record(Type.String(), WriteValue, { description: 'Plain values by field key, each checked against its definition.' });
+
+const Ids = Type.Unsafe<string | string[]>({ type: ['string', 'array'], items: { type: 'string' }, description: 'An id or an array of ids.' });
+const CreateRelationships = Type.Record(Type.String(), Ids, { description: 'Relationship key → one id or an array of ids.' });
+
+export const CreateBody = Type.Object({ fields: WriteFields, relationships: Type.Optional(CreateRelationships) }, { additionalProperties: false });
+
+/** Opportunities: `relationships` is required (it must hold `$account`). */
+export const CreateBodyWithRelationships = Type.Object({ fields: WriteFields, relationships: CreateRelationships }, { additionalProperties: false });
+
+const Operation = Type.Object(
+  {
+    add: Type.Optional(Ids),
+    remove: Type.Optional(Ids),
+    replace: Type.Optional(Type.Unsafe<string | string[] | null>({ type: ['string', 'array', 'null'], items: { type: 'string' } })),
+  },
+  { additionalProperties: false, description: '{add, remove} or {replace}; replace: null clears.' },
+);
+
+export const UpdateBody = Type.Object(
+  {
+    fields: Type.Optional(WriteFields),
+    relationships: Type.Optional(Type.Record(Type.String(), Operation, { description: 'Relationship key → an operation.' })),
+  },
+  { additionalProperties: false },
+);
+
+export const RecordIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 255 }) }, { additionalProperties: false });
+
+const Option = Type.Object({ id: Type.String(), label: Type.String(), description: Type.Optional(nullable(Type.String())) }, { additionalProperties: false });
+
+export const FieldDefinition = Type.Object(
+  {
+    id: Type.Optional(Type.String()),
+    label: Type.String(),
+    description: nullable(Type.String()),
+    valueType: Type.Union([...VALUE_TYPES, 'HTML'].map((v) => Type.Literal(v))),
+    readOnly: Type.Optional(Type.Boolean()),
+    typeConfiguration: Type.Object(
+      {
+        options: Type.Optional(Type.Array(Option)),
+        currency: Type.Optional(Type.String()),
+        unique: Type.Optional(Type.Boolean()),
+        multipleValues: Type.Optional(Type.Boolean()),
+        handleService: Type.Optional(Type.Union(['TWITTER', 'LINKEDIN', 'FACEBOOK', 'INSTAGRAM'].map((v) => Type.Literal(v)))),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const RelationshipDefinition = Type.Object(
+  {
+    id: Type.Optional(Type.String()),
+    label: Type.String(),
+    description: nullable(Type.String()),
+    cardinality: Type.Union([Type.Literal('HAS_ONE'), Type.Literal('HAS_MANY')]),
+    objectType: Type.String(),
+  },
+  { additionalProperties: false },
+);
+
+export const Definitions = Type.Object(
+  {
+    objectType: Type.String(),
+    fieldDefinitions: Type.Record(Type.String(), FieldDefinition),
+    relationshipDefinitions: Type.Record(Type.String(), RelationshipDefinition),
+  },
+  { $id: 'Definitions', additionalProperties: false },
+);

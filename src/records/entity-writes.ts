@@ -1,0 +1,160 @@
+// Creating and updating records (docs/records.md §Writing records). Order of checks: the body's
+// shape (route schema), then keys of fields and relationships, then values, then what needs the
+// database (unique values, ids); nothing is written before every check has passed.
+import { SYSTEM_CATALOGUES } from '../definitions/catalogue.ts';
+import type { TypeDefinitions } from '../definitions/service.ts';
+import type { Ctx } from '../lib/context.ts';
+import { AppError, notFound } from '../lib/errors.ts';
+import { isoNow, newId } from '../lib/ids.ts';
+import { existingUserIds } from '../users/repository.ts';
+import { type Entity, ENTITY_TYPES, type EntityType, relationshipValues, requireDefinitions, toEntity } from './entities.ts';
+import * as repo from './entity-repository.ts';
+import { valueRows } from './index-values.ts';
+import { replaceValues } from './repository.ts';
+import { checkFieldKeys, checkFieldValues } from './write-fields.ts';
+import { checkCreateRelationships, checkRelationshipKeys, checkUpdateRelationships, idsByType, plan, type RelationshipWrite } from './write-relationships.ts';
+
+export interface WriteInput {
+  fields?: Record<string, unknown>;
+  relationships?: Record<string, unknown>;
+}
+
+async function checkUnique(ctx: Ctx, defs: TypeDefinitions, values: Map<string, unknown>, recordId: string): Promise<void> {
+  for (const [key, v] of values) {
+    if (v === null || !defs.fields.get(key)?.unique) continue;
+    for (const x of Array.isArray(v) ? v : [v]) {
+      if (await repo.valueTaken(ctx.db, ctx.actor.workspaceId, defs.objectType, key, x, recordId))
+        throw new AppError('duplicate_value', `Another ${defs.objectType} already holds this value of "${key}".`, { param: `fields.${key}` });
+    }
+  }
+}
+
+/** Every id names an entity of the workspace of the relationship's type (members: its users), else relationship_entity_missing. */
+async function checkIds(ctx: Ctx, writes: readonly RelationshipWrite[]): Promise<void> {
+  const ws = ctx.actor.workspaceId;
+  for (const [objectType, ids] of idsByType(writes)) {
+    if (ids.size === 0) continue;
+    const wanted = [...ids.keys()];
+    const found =
+      objectType === 'member'
+        ? await existingUserIds(ctx.db, ws, wanted)
+        : Object.hasOwn(ENTITY_TYPES, objectType)
+          ? await repo.existingRecords(ctx.db, ws, objectType, wanted)
+          : new Set<string>();
+    for (const [id, param] of ids)
+      if (!found.has(id)) throw new AppError('relationship_entity_missing', `No ${objectType} with id "${id}" exists; nothing was changed.`, { param });
+  }
+}
+
+/** Whether the other end of an own relationship shows it as a writable inverse (account–contact): then both move updatedAt. */
+function twoSided(defs: TypeDefinitions, w: RelationshipWrite): boolean {
+  if (w.def.storage.kind === 'inverse') return w.def.writable === 'yes';
+  const other = SYSTEM_CATALOGUES[w.def.objectType];
+  return Object.values(other?.relationships ?? {}).some(
+    (r) => r.writable === 'yes' && r.storage.kind === 'inverse' && r.storage.objectType === defs.objectType && r.storage.key === w.def.key,
+  );
+}
+
+/** Applies relationship writes to one record; returns whether any set changed. */
+async function applyRelationships(
+  ctx: Ctx,
+  defs: TypeDefinitions,
+  id: string,
+  writes: readonly RelationshipWrite[],
+  current: Map<string, string[]>,
+  at: string,
+) {
+  let changed = false;
+  for (const w of writes) {
+    const before = current.get(w.def.key) ?? [];
+    const next = plan(w, before);
+    const added = next.filter((x) => !before.includes(x));
+    const removed = before.filter((x) => !next.includes(x));
+    if (added.length === 0 && removed.length === 0 && next.join() === before.join()) continue;
+    changed = true;
+    const storage = w.def.storage;
+    if (storage.kind === 'inverse') await repo.linkFromSources(ctx.db, id, defs.objectType, storage.key, added, removed);
+    else await repo.replaceOwn(ctx.db, id, w.def.key, w.def.objectType, next);
+    if (twoSided(defs, w)) await repo.touchRecords(ctx.db, [...added, ...removed], at);
+  }
+  return changed;
+}
+
+/** A value in a form where equal values compare equal (object members sorted). */
+function canonical(v: unknown): string {
+  if (v !== null && typeof v === 'object' && !Array.isArray(v))
+    return JSON.stringify(Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1))));
+  return JSON.stringify(v);
+}
+
+export async function createRecord(ctx: Ctx, type: EntityType, input: WriteInput): Promise<Entity> {
+  const defs = await requireDefinitions(ctx, type.objectType);
+  const fields = input.fields ?? {};
+  const relationships = input.relationships ?? {};
+  checkFieldKeys(defs, fields, 'create');
+  checkRelationshipKeys(defs, relationships, 'create');
+  const values = checkFieldValues(defs, fields);
+  const writes = checkCreateRelationships(defs, relationships);
+  const createdBy = defs.relationships.get('$createdBy');
+  if (createdBy && !Object.hasOwn(relationships, '$createdBy') && ctx.actor.subjectType === 'user' && ctx.actor.userId)
+    writes.push({ def: createdBy, replace: new Map([[ctx.actor.userId, 'relationships.$createdBy']]), add: new Map(), remove: new Map() });
+  const ws = ctx.actor.workspaceId;
+  await repo.lockRecords(ctx.db, ws, type.objectType);
+  const id = newId(type.idKind, ctx.now);
+  await checkUnique(ctx, defs, values, id);
+  await checkIds(ctx, writes);
+  const stored = Object.fromEntries([...values].filter(([, v]) => v !== null));
+  const at = isoNow(ctx.now);
+  const row: repo.RecordRow = {
+    id,
+    workspace_id: ws,
+    kind: type.objectType,
+    external_id: null,
+    fields: JSON.stringify(stored),
+    created_at: at,
+    updated_at: at,
+  };
+  await repo.insertRecord(ctx.db, row);
+  await replaceValues(ctx.db, [], valueRows(ws, defs, id, stored));
+  await applyRelationships(ctx, defs, id, writes, new Map(), at);
+  return toEntity(ctx, defs, row, (await relationshipValues(ctx, defs, [id])).get(id));
+}
+
+export async function updateRecord(ctx: Ctx, type: EntityType, input: WriteInput & { id: string }): Promise<Entity> {
+  const ws = ctx.actor.workspaceId;
+  const row = await repo.findRecord(ctx.db, ws, type.objectType, input.id);
+  if (!row) throw notFound(type.objectType, input.id);
+  const defs = await requireDefinitions(ctx, type.objectType);
+  const fields = input.fields ?? {};
+  const relationships = input.relationships ?? {};
+  checkFieldKeys(defs, fields, 'update');
+  checkRelationshipKeys(defs, relationships, 'update');
+  const values = checkFieldValues(defs, fields);
+  const writes = checkUpdateRelationships(defs, relationships);
+  // Unique values are checked under the listing's lock, so two writers cannot both take one value.
+  if ([...values.keys()].some((k) => defs.fields.get(k)?.unique)) await repo.lockRecords(ctx.db, ws, type.objectType);
+  await checkUnique(ctx, defs, values, row.id);
+  await checkIds(ctx, writes);
+  const stored = JSON.parse(row.fields) as Record<string, unknown>;
+  let fieldsChanged = false;
+  for (const [key, v] of values) {
+    const before = Object.hasOwn(stored, key) ? stored[key] : null;
+    if (canonical(before) === canonical(v)) continue;
+    fieldsChanged = true;
+    if (v === null) delete stored[key];
+    else stored[key] = v;
+  }
+  const at = isoNow(ctx.now);
+  const current =
+    writes.length > 0 ? ((await relationshipValues(ctx, defs, [row.id])).get(row.id) ?? new Map<string, string[]>()) : new Map<string, string[]>();
+  const relsChanged = await applyRelationships(ctx, defs, row.id, writes, current, at);
+  if (fieldsChanged) {
+    row.fields = JSON.stringify(stored);
+    await replaceValues(ctx.db, [row.id], valueRows(ws, defs, row.id, stored));
+  }
+  if (fieldsChanged || relsChanged) {
+    row.updated_at = at;
+    await repo.updateRecord(ctx.db, row.id, { fields: row.fields, updated_at: at });
+  }
+  return toEntity(ctx, defs, row, (await relationshipValues(ctx, defs, [row.id])).get(row.id));
+}

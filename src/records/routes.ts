@@ -1,0 +1,91 @@
+// The record API (docs/records.md): create, update, retrieve, list and definitions for accounts,
+// contacts and opportunities, one set of routes per type over the one engine.
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import type { PluginOptions } from '../http/context.ts';
+import { serviceContext } from '../http/service-context.ts';
+import type { Scope } from '../auth/scopes.ts';
+import { PageQuery } from '../lib/paging.ts';
+import { getDefinitions } from './definitions-view.ts';
+import { ENTITY_TYPES, getRecord, listRecords } from './entities.ts';
+import { CreateBody, CreateBodyWithRelationships, Definitions, EntityEnvelopeSchema, EntitySchema, RecordIdParams, UpdateBody } from './entity-schemas.ts';
+import { createRecord, updateRecord } from './entity-writes.ts';
+
+const WRITE_ERRORS = [
+  'unknown_relationship',
+  'read_only_field',
+  'read_only_relationship',
+  'relationship_entity_missing',
+  'conflicting_membership_change',
+  'duplicate_value',
+] as const;
+
+export async function recordRoutes(base: FastifyInstance, opts: PluginOptions): Promise<void> {
+  const app = base.withTypeProvider<TypeBoxTypeProvider>();
+  const { ctx, write } = serviceContext(opts);
+
+  for (const type of Object.values(ENTITY_TYPES)) {
+    const { plural, objectType } = type;
+    const One = objectType[0]?.toUpperCase() + objectType.slice(1);
+    const Many = plural[0]?.toUpperCase() + plural.slice(1);
+    const tags = [Many];
+    const scope = (action: 'create' | 'update' | 'read') => `${plural}:${action}` as Scope;
+    const Entity = EntitySchema(type);
+
+    app.post(
+      `/v1/${plural}`,
+      {
+        config: { operation: `create${One}`, scopes: [scope('create')], category: 'Write', idempotent: true, errors: [...WRITE_ERRORS] },
+        schema: {
+          summary: `Create ${objectType === 'account' || objectType === 'opportunity' ? 'an' : 'a'} ${objectType}`,
+          tags,
+          body: objectType === 'opportunity' ? CreateBodyWithRelationships : CreateBody,
+          response: { 200: Entity },
+        },
+      },
+      (request, reply) => write(request, reply, (c) => createRecord(c, type, request.body)),
+    );
+
+    app.post(
+      `/v1/${plural}/:id`,
+      {
+        config: { operation: `update${One}`, scopes: [scope('update')], category: 'Write', idempotent: true, errors: [...WRITE_ERRORS, 'resource_not_found'] },
+        schema: {
+          summary: `Update the fields and relationships of ${objectType === 'contact' ? 'a' : 'an'} ${objectType}`,
+          tags,
+          params: RecordIdParams,
+          body: UpdateBody,
+          response: { 200: Entity },
+        },
+      },
+      (request, reply) => write(request, reply, (c) => updateRecord(c, type, { ...request.params, ...request.body })),
+    );
+
+    app.get(
+      `/v1/${plural}/definitions`,
+      {
+        config: { operation: `get${One}Definitions`, scopes: [scope('read')], category: 'Read' },
+        schema: { summary: `The field and relationship definitions of ${plural}`, tags, response: { 200: Definitions } },
+      },
+      (request) => getDefinitions(ctx(request), type),
+    );
+
+    app.get(
+      `/v1/${plural}/:id`,
+      {
+        config: { operation: `get${One}`, scopes: [scope('read')], category: 'Read', errors: ['resource_not_found'] },
+        schema: { summary: `Retrieve ${objectType === 'contact' ? 'a' : 'an'} ${objectType}`, tags, params: RecordIdParams, response: { 200: Entity } },
+      },
+      (request) => getRecord(ctx(request), type, request.params),
+    );
+
+    app.get(
+      `/v1/${plural}`,
+      {
+        config: { operation: `list${Many}`, scopes: [scope('read')], category: 'Search' },
+        schema: { summary: `List ${plural}, newest first`, tags, querystring: PageQuery, response: { 200: EntityEnvelopeSchema(type, Entity) } },
+      },
+      (request) => listRecords(ctx(request), type, request.query),
+    );
+  }
+}

@@ -1,0 +1,146 @@
+// Field values of a create or update, checked against the type's definitions (docs/records.md
+// §Writing fields). Keys are checked before values (unknown_field, read_only_field first), values
+// before anything that needs the database (uniqueness, ids). Every error names its `param`.
+import type { FieldDef, TypeDefinitions } from '../definitions/service.ts';
+import { AppError, InputError } from '../lib/errors.ts';
+import type { ValueType } from '../lib/resource-schemas.ts';
+import { checkValue } from './values.ts';
+
+/** The JSON type a value of each valueType must have; a wrong one is invalid_type, never coerced. */
+const JSON_TYPE: Record<ValueType, 'string' | 'number' | 'boolean' | 'array' | 'object'> = {
+  TEXT: 'string',
+  MARKDOWN: 'string',
+  EMAIL: 'string',
+  URL: 'string',
+  TELEPHONE: 'string',
+  SOCIAL_HANDLE: 'string',
+  DATETIME: 'string',
+  SINGLE_SELECT: 'string',
+  MULTI_SELECT: 'array',
+  NUMBER: 'number',
+  CURRENCY: 'number',
+  CHECKBOX: 'boolean',
+  ADDRESS: 'object',
+  FULL_NAME: 'object',
+};
+
+const PART_TYPES: Partial<Record<ValueType, Record<string, 'string' | 'number'>>> = {
+  ADDRESS: {
+    street: 'string',
+    street2: 'string',
+    city: 'string',
+    state: 'string',
+    postalCode: 'string',
+    country: 'string',
+    latitude: 'number',
+    longitude: 'number',
+  },
+  FULL_NAME: { firstName: 'string', lastName: 'string' },
+};
+
+const MAX_VALUES = 1000;
+
+function jsonType(v: unknown): string {
+  if (Array.isArray(v)) return 'array';
+  return v === null ? 'null' : typeof v;
+}
+
+function wrongType(param: string, expected: string): AppError {
+  return new AppError('invalid_type', `"${param}" must be ${expected}.`, { param });
+}
+
+/** Checks the JSON shape of one value (parts of objects, elements of arrays) without judging content. */
+function checkShape(def: FieldDef, v: unknown, param: string): void {
+  const expected = JSON_TYPE[def.valueType];
+  if (def.multipleValues || expected === 'array') {
+    if (!Array.isArray(v)) throw wrongType(param, 'an array of strings');
+    if (v.length > MAX_VALUES) throw new AppError('invalid_value', `"${param}" holds at most ${MAX_VALUES} values.`, { param });
+    v.forEach((x, i) => {
+      if (typeof x !== 'string') throw wrongType(`${param}[${i}]`, 'a string');
+    });
+    return;
+  }
+  if (jsonType(v) !== expected) throw wrongType(param, `of type ${expected}`);
+  const parts = PART_TYPES[def.valueType];
+  if (!parts) return;
+  for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
+    const at = `${param}.${k}`;
+    const t = Object.hasOwn(parts, k) ? parts[k] : undefined;
+    if (!t) throw new AppError('unknown_field', `"${at}" is not a member of ${def.valueType}; known: ${Object.keys(parts).join(', ')}.`, { param: at });
+    if (x !== null && typeof x !== t) throw wrongType(at, `a ${t} or null`);
+  }
+}
+
+/** The option id a select value names (by id, or by exact label); undefined when it names none. */
+function optionId(def: FieldDef, v: string): string | undefined {
+  const options = def.options ?? [];
+  return (options.find((o) => o.id === v) ?? options.find((o) => o.label === v))?.id;
+}
+
+function checkContent(def: FieldDef, v: unknown, param: string): unknown {
+  const run = (type: ValueType, x: unknown, at: string) => {
+    try {
+      return checkValue(type, x);
+    } catch (err) {
+      if (err instanceof InputError) throw new AppError('invalid_value', `"${at}${err.param ?? ''}" ${err.message}.`, { param: `${at}${err.param ?? ''}` });
+      throw err;
+    }
+  };
+  if (def.valueType === 'SINGLE_SELECT' || def.valueType === 'MULTI_SELECT') {
+    const values = Array.isArray(v) ? (v as string[]) : [v as string];
+    const ids = values.map((x, i) => {
+      const at = Array.isArray(v) ? `${param}[${i}]` : param;
+      const id = optionId(def, x);
+      if (!id) throw new AppError('invalid_value', `"${x}" is neither an option id nor the label of an option of ${def.key}.`, { param: at });
+      return id;
+    });
+    if (new Set(ids).size !== ids.length) throw new AppError('invalid_value', `"${param}" names the same option twice.`, { param });
+    return Array.isArray(v) ? ids : ids[0];
+  }
+  if (def.multipleValues) {
+    const out = (v as string[]).map((x, i) => run(def.valueType, x, `${param}[${i}]`) as string);
+    const seen = new Set<string>();
+    out.forEach((x, i) => {
+      if (seen.has(x)) throw new AppError('invalid_value', `"${x}" appears twice in "${param}".`, { param: `${param}[${i}]` });
+      seen.add(x);
+    });
+    return out;
+  }
+  return run(def.valueType, v, param);
+}
+
+/** The keys of `fields`: unknown and read-only keys, then required fields absent on create. */
+export function checkFieldKeys(defs: TypeDefinitions, raw: Record<string, unknown>, mode: 'create' | 'update'): void {
+  for (const key of Object.keys(raw)) {
+    const def = defs.fields.get(key);
+    const param = `fields.${key}`;
+    if (!def) throw new AppError('unknown_field', `"${key}" is not a field of ${defs.objectType}.`, { param });
+    if (def.readOnly) throw new AppError('read_only_field', `"${key}" is read-only.`, { param });
+  }
+  if (mode === 'create') {
+    for (const def of defs.fields.values()) {
+      if (def.required && (!Object.hasOwn(raw, def.key) || raw[def.key] === null))
+        throw new AppError('missing_field', `"${def.key}" is required to create a ${defs.objectType}.`, { param: `fields.${def.key}` });
+    }
+  }
+}
+
+/**
+ * The values of `fields` (keys already checked): each value's JSON type, then its content.
+ * Returns the normalized values by key, null for a cleared field; select values as option ids.
+ */
+export function checkFieldValues(defs: TypeDefinitions, raw: Record<string, unknown>): Map<string, unknown> {
+  const values = new Map<string, unknown>();
+  for (const [key, v] of Object.entries(raw)) {
+    const def = defs.fields.get(key) as FieldDef;
+    const param = `fields.${key}`;
+    if (v === null) {
+      if (def.required) throw new AppError('invalid_value', `"${key}" is required and cannot be cleared.`, { param });
+      values.set(key, null);
+      continue;
+    }
+    checkShape(def, v, param);
+    values.set(key, checkContent(def, v, param));
+  }
+  return values;
+}
