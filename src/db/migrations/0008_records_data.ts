@@ -259,15 +259,23 @@ async function define(db: Kysely<any>, plan: Plan, now: number, seq: { n: number
   if (relationships.length > 0) await db.insertInto('relationship_definitions').values(relationships).execute();
 }
 
-/** One record's values in the stored format, and its value-index rows (docs/records.md §Value index). */
+const ADDRESS_PARTS = ['street', 'street2', 'city', 'state', 'postalCode', 'country'];
+
+/**
+ * One record's values in the stored format, and its value-index rows as docs/records.md §Value
+ * index says: text folded (NFKC, lower case); numbers, currencies, checkboxes and DATETIMEs (ms)
+ * as numbers; one row per element of a list, `firstName lastName` for a FULL_NAME, one row per
+ * text part of an ADDRESS.
+ */
 function convert(plan: Plan, recordId: string, fields: string): { values: Json; index: Json[] } {
   const values: Json = {};
   const index: Json[] = [];
-  const push = (field: string, v: unknown) => {
-    const base = { workspace_id: plan.workspaceId, object_type: plan.type, field, record_id: recordId };
-    if (typeof v === 'string') index.push({ ...base, value_text: v.normalize('NFKC').toLowerCase(), value_num: null });
-    else if (typeof v === 'number') index.push({ ...base, value_text: null, value_num: v });
-    else if (typeof v === 'boolean') index.push({ ...base, value_text: null, value_num: v ? 1 : 0 });
+  const base = (field: string) => ({ workspace_id: plan.workspaceId, object_type: plan.type, field, record_id: recordId });
+  const text = (field: string, v: unknown) => {
+    if (typeof v === 'string') index.push({ ...base(field), value_text: v.normalize('NFKC').toLowerCase(), value_num: null });
+  };
+  const num = (field: string, n: number) => {
+    if (Number.isFinite(n)) index.push({ ...base(field), value_text: null, value_num: n });
   };
   for (const [name, e] of entries(fields)) {
     const t = plan.targets.get(`${name}\u0000${e.valueType}`) as Target;
@@ -275,9 +283,17 @@ function convert(plan: Plan, recordId: string, fields: string): { values: Json; 
     if (SELECTS.has(t.valueType)) v = Array.isArray(v) ? v.map((l) => t.options.get(l as string)) : t.options.get(v as string);
     v = t.convert(v);
     values[t.key] = v;
-    if (Array.isArray(v)) for (const x of v) push(t.key, x);
-    else if (typeof v === 'object') for (const [part, x] of Object.entries(v as Json)) push(`${t.key}.${part}`, x);
-    else if (['NUMBER', 'CURRENCY', 'CHECKBOX'].includes(t.valueType) || typeof v === 'string') push(t.key, v);
+    // Old and new valueTypes index alike (a select is its option ids either way).
+    const type = t.valueType;
+    if (type === 'DATETIME' && typeof v === 'string') num(t.key, Date.parse(v));
+    else if (['NUMBER', 'CURRENCY', 'CHECKBOX'].includes(type) && (typeof v === 'number' || typeof v === 'boolean')) num(t.key, Number(v));
+    else if (type === 'FULL_NAME' && typeof v === 'object') {
+      const o = v as Json;
+      const parts = [o.firstName, o.lastName].filter((x): x is string => typeof x === 'string' && x !== '');
+      if (parts.length > 0) text(t.key, parts.join(' '));
+    } else if (type === 'ADDRESS' && typeof v === 'object') for (const part of ADDRESS_PARTS) text(t.key, (v as Json)[part]);
+    else if (Array.isArray(v)) for (const x of v) text(t.key, x);
+    else text(t.key, v);
   }
   return { values, index };
 }
