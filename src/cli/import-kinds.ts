@@ -3,6 +3,7 @@
 // is listed here; it never imports this file.
 import type { BlobStore } from '../blobs/blob-store.ts';
 import { channelKind } from '../channels/import.ts';
+import { definitionKind } from '../definitions/import.ts';
 import { fileKind } from '../files/import.ts';
 import type { ImportKind } from '../import/kind.ts';
 import { messageKind } from '../messages/import.ts';
@@ -11,5 +12,5 @@ import { userKind } from '../users/import.ts';
 
 /** `blobs`: where imported files' bytes go; without it an import holding files is refused. */
 export function importKinds(deps: { blobs?: BlobStore } = {}): ImportKind<any>[] {
-  return [userKind, channelKind, fileKind(deps.blobs), accountKind, contactKind, opportunityKind, messageKind];
+  return [definitionKind, userKind, channelKind, fileKind(deps.blobs), accountKind, contactKind, opportunityKind, messageKind];
 }

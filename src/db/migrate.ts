@@ -10,6 +10,7 @@ import * as m0004 from './migrations/0004_files.ts';
 import * as m0005 from './migrations/0005_rank.ts';
 import * as m0006 from './migrations/0006_platform.ts';
 import * as m0007 from './migrations/0007_records.ts';
+import * as m0008 from './migrations/0008_records_data.ts';
 import * as m0012 from './migrations/0012_filter_index.ts';
 
 const MIGRATIONS: Record<string, Migration> = {
@@ -20,6 +21,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0005_rank': m0005,
   '0006_platform': m0006,
   '0007_records': m0007,
+  '0008_records_data': m0008,
   '0012_filter_index': m0012,
 };
 

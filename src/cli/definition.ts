@@ -1,0 +1,99 @@
+// `rolodex definition`: operators add custom fields, relationships and select options and list a
+// type's definitions (docs/records.md §Definitions); there is no API for it.
+import type { HandleService } from '../definitions/catalogue.ts';
+import { addField, addOption, addRelationship, type FieldDef, loadDefinitions, type RelationshipDef } from '../definitions/service.ts';
+import { InputError } from '../lib/errors.ts';
+import { VALUE_TYPES, type ValueType } from '../lib/resource-schemas.ts';
+import { requireWorkspace } from '../workspaces/service.ts';
+import { type Io, operator, parse, print, required, UsageError, withDb } from './io.ts';
+
+export const usage = `rolodex definition add --workspace W --type T --key K --label L --value-type V [--description D] [--currency C] [--unique] [--multiple-values] [--handle-service S] [--json]
+rolodex definition add --workspace W --type T --key K --label L --relationship --cardinality has_one|has_many --target T [--description D] [--json]
+rolodex definition option add --workspace W --type T --field K --label L [--description D] [--json]
+rolodex definition list --workspace W --type T [--json]`;
+
+const OPTIONS = {
+  workspace: { type: 'string' },
+  type: { type: 'string' },
+  key: { type: 'string' },
+  label: { type: 'string' },
+  description: { type: 'string' },
+  'value-type': { type: 'string' },
+  currency: { type: 'string' },
+  unique: { type: 'boolean' },
+  'multiple-values': { type: 'boolean' },
+  'handle-service': { type: 'string' },
+  relationship: { type: 'boolean' },
+  cardinality: { type: 'string' },
+  target: { type: 'string' },
+  field: { type: 'string' },
+} as const;
+
+const CARDINALITIES = ['has_one', 'has_many'] as const;
+const HANDLE_SERVICES = ['TWITTER', 'LINKEDIN', 'FACEBOOK', 'INSTAGRAM'];
+
+function fieldLine(f: FieldDef): string {
+  const extra = [f.currency, f.handleService, f.multipleValues ? 'multiple' : null, f.unique ? 'unique' : null, f.readOnly ? 'read-only' : null].filter(
+    Boolean,
+  );
+  const options = f.options ? `  [${f.options.map((o) => o.label).join(', ')}]` : '';
+  return `${f.key}  ${f.valueType}  ${f.label}${extra.length ? `  (${extra.join(', ')})` : ''}${options}`;
+}
+
+const relationshipLine = (r: RelationshipDef) => `${r.key}  ${r.cardinality} ${r.objectType}  ${r.label}`;
+
+export async function run(args: string[], io: Io): Promise<void> {
+  const [sub, ...rest] = args;
+  const isOption = sub === 'option';
+  if (isOption && rest[0] !== 'add') throw new UsageError(`unknown subcommand "option ${rest[0] ?? ''}"`);
+  const { values } = parse(isOption ? rest.slice(1) : rest, OPTIONS);
+  const workspaceId = required(values, 'workspace');
+  const objectType = required(values, 'type');
+  const text = (name: string) => values[name] as string | undefined;
+  const json = values.json as boolean;
+  const inWorkspace = <T>(fn: (ctx: ReturnType<typeof operator>) => Promise<T>) =>
+    withDb(io, async (db, config) => {
+      const ctx = operator(db, config, workspaceId);
+      await requireWorkspace(ctx);
+      return fn(ctx);
+    });
+
+  if (isOption) {
+    const input = { objectType, fieldKey: required(values, 'field'), label: required(values, 'label'), description: text('description') ?? null };
+    const option = await inWorkspace((ctx) => addOption(ctx, input));
+    print(io, json, option, `added option ${option.id} "${option.label}" to ${objectType} ${input.fieldKey}`);
+  } else if (sub === 'add') {
+    const base = { objectType, key: required(values, 'key'), label: required(values, 'label'), description: text('description') ?? null };
+    if (values.relationship) {
+      const cardinality = CARDINALITIES.find((c) => c === values.cardinality);
+      if (!cardinality) throw new UsageError('--cardinality is has_one or has_many', 'cardinality');
+      const input = { ...base, cardinality, targetType: required(values, 'target') };
+      const def = await inWorkspace((ctx) => addRelationship(ctx, input));
+      print(io, json, def, `added relationship ${def.id}: ${objectType} ${relationshipLine(def)}`);
+    } else {
+      const valueType = required(values, 'value-type');
+      if (!(VALUE_TYPES as readonly string[]).includes(valueType)) throw new UsageError(`--value-type is one of ${VALUE_TYPES.join(', ')}`, 'value-type');
+      const handleService = text('handle-service');
+      if (handleService !== undefined && !HANDLE_SERVICES.includes(handleService))
+        throw new UsageError(`--handle-service is one of ${HANDLE_SERVICES.join(', ')}`, 'handle-service');
+      const input = {
+        ...base,
+        valueType: valueType as ValueType,
+        ...(text('currency') !== undefined ? { currency: text('currency') } : {}),
+        ...(handleService !== undefined ? { handleService: handleService as HandleService } : {}),
+        unique: values.unique === true,
+        multipleValues: values['multiple-values'] === true,
+      };
+      const def = await inWorkspace((ctx) => addField(ctx, input));
+      print(io, json, def, `added field ${def.id}: ${objectType} ${fieldLine(def)}`);
+    }
+  } else if (sub === 'list') {
+    const defs = await inWorkspace((ctx) => loadDefinitions(ctx, { objectType }));
+    if (!defs) throw new InputError(`unknown object type "${objectType}"`, 'type');
+    const out = { objectType, fields: [...defs.fields.values()], relationships: [...defs.relationships.values()] };
+    const human = ['fields:', ...out.fields.map((f) => `  ${fieldLine(f)}`), 'relationships:', ...out.relationships.map((r) => `  ${relationshipLine(r)}`)];
+    print(io, json, out, human.join('\n'));
+  } else {
+    throw new UsageError(`unknown subcommand "${sub ?? ''}"`);
+  }
+}

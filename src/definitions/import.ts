@@ -1,0 +1,145 @@
+// The `definition` import kind (docs/import.md §definition): custom fields, custom relationships
+// and select options, matched by type and key (options by field and label), so that importing the
+// same definitions again changes nothing and a different one under a taken key is refused.
+import { type ImportContext, ImportError, type ImportItem, type ImportKind, onlyFields, str } from '../import/kind.ts';
+import { InputError } from '../lib/errors.ts';
+import { VALUE_TYPES, type ValueType } from '../lib/resource-schemas.ts';
+import type { HandleService } from './catalogue.ts';
+import { type AddFieldInput, addField, addOption, addRelationship, loadDefinitions, type TypeDefinitions } from './service.ts';
+
+const HANDLE_SERVICES = ['TWITTER', 'LINKEDIN', 'FACEBOOK', 'INSTAGRAM'];
+
+export type DefinitionInput =
+  | { definition: 'field'; field: AddFieldInput & { description: string | null }; options: string[] }
+  | {
+      definition: 'relationship';
+      relationship: { objectType: string; key: string; label: string; description: string | null; cardinality: 'has_one' | 'has_many'; targetType: string };
+    }
+  | { definition: 'option'; option: { objectType: string; fieldKey: string; label: string; description: string | null } };
+
+function oneOf<T extends string>(raw: Record<string, unknown>, field: string, allowed: readonly T[], required = true): T | undefined {
+  const v = str(raw, field, { required });
+  if (v !== null && !(allowed as readonly string[]).includes(v)) throw new InputError(`must be one of ${allowed.join(', ')}`, field);
+  return (v ?? undefined) as T | undefined;
+}
+
+function flag(raw: Record<string, unknown>, field: string): boolean {
+  const v = raw[field];
+  if (v !== undefined && v !== null && typeof v !== 'boolean') throw new InputError('must be true or false', field);
+  return v === true;
+}
+
+function labels(raw: Record<string, unknown>): string[] {
+  const v = raw.options ?? [];
+  if (!Array.isArray(v)) throw new InputError('must be an array of option labels', 'options');
+  v.forEach((x, i) => {
+    if (typeof x !== 'string' || x.length < 1 || x.length > 255) throw new InputError('must be a string of 1 to 255 characters', `options[${i}]`);
+    if (v.indexOf(x) !== i) throw new InputError(`"${x}" appears twice`, `options[${i}]`);
+  });
+  return v as string[];
+}
+
+function check(raw: Record<string, unknown>): DefinitionInput {
+  const kind = oneOf(raw, 'definition', ['field', 'relationship', 'option'] as const) as 'field' | 'relationship' | 'option';
+  const objectType = str(raw, 'objectType', { required: true }) as string;
+  const description = str(raw, 'description', { max: 10_000 });
+  const label = str(raw, 'label', { required: true, max: 255 }) as string;
+  if (kind === 'option') {
+    onlyFields(raw, ['definition', 'objectType', 'field', 'label', 'description']);
+    return { definition: 'option', option: { objectType, fieldKey: str(raw, 'field', { required: true }) as string, label, description } };
+  }
+  const key = str(raw, 'key', { required: true }) as string;
+  if (kind === 'relationship') {
+    onlyFields(raw, ['definition', 'objectType', 'key', 'label', 'description', 'cardinality', 'targetType']);
+    const cardinality = oneOf(raw, 'cardinality', ['has_one', 'has_many'] as const) as 'has_one' | 'has_many';
+    return {
+      definition: 'relationship',
+      relationship: { objectType, key, label, description, cardinality, targetType: str(raw, 'targetType', { required: true }) as string },
+    };
+  }
+  onlyFields(raw, ['definition', 'objectType', 'key', 'label', 'description', 'valueType', 'currency', 'unique', 'multipleValues', 'handleService', 'options']);
+  const valueType = oneOf(raw, 'valueType', VALUE_TYPES) as ValueType;
+  const currency = str(raw, 'currency') ?? undefined;
+  const handleService = oneOf(raw, 'handleService', HANDLE_SERVICES, false) as HandleService | undefined;
+  const field = { objectType, key, label, description, valueType, unique: flag(raw, 'unique'), multipleValues: flag(raw, 'multipleValues') };
+  const options = labels(raw);
+  if (options.length > 0 && valueType !== 'SINGLE_SELECT' && valueType !== 'MULTI_SELECT')
+    throw new InputError('for SINGLE_SELECT and MULTI_SELECT fields only', 'options');
+  return { definition: 'field', field: { ...field, ...(currency ? { currency } : {}), ...(handleService ? { handleService } : {}) }, options };
+}
+
+/** A taken key or label must hold exactly what the line asks for. */
+function same(line: number, what: string, pairs: Array<[string, unknown, unknown]>): void {
+  for (const [field, have, want] of pairs)
+    if (have !== want) throw new ImportError(line, field, `${what} exists with ${field} ${JSON.stringify(have)}, not ${JSON.stringify(want)}`);
+}
+
+async function apply(ctx: ImportContext, item: ImportItem<DefinitionInput>, defs: (type: string) => Promise<TypeDefinitions>): Promise<string> {
+  const { line, value: v } = item;
+  if (v.definition === 'field') {
+    const f = v.field;
+    const d = await defs(f.objectType);
+    let def = d.fields.get(f.key);
+    if (def?.system) throw new ImportError(line, 'key', `"${f.key}" is a system field of ${f.objectType}; add options to it with definition "option"`);
+    if (def) {
+      const pairs: Array<[string, unknown, unknown]> = [
+        ['label', def.label, f.label],
+        ['description', def.description, f.description],
+        ['valueType', def.valueType, f.valueType],
+        ['currency', def.currency, f.currency ?? null],
+        ['unique', def.unique, f.unique],
+        ['multipleValues', def.multipleValues, f.multipleValues],
+        ['handleService', def.handleService, f.handleService ?? null],
+      ];
+      same(line, `field "${f.key}" of ${f.objectType}`, pairs);
+    } else def = await addField(ctx, f);
+    for (const label of v.options) if (!def.options?.some((o) => o.label === label)) await addOption(ctx, { objectType: f.objectType, fieldKey: f.key, label });
+    return def.id;
+  }
+  if (v.definition === 'relationship') {
+    const r = v.relationship;
+    const def = (await defs(r.objectType)).relationships.get(r.key);
+    if (!def) return (await addRelationship(ctx, r)).id;
+    if (def.system) throw new ImportError(line, 'key', `"${r.key}" is a system relationship of ${r.objectType}`);
+    const pairs: Array<[string, unknown, unknown]> = [
+      ['label', def.label, r.label],
+      ['description', def.description, r.description],
+      ['cardinality', def.cardinality, r.cardinality],
+      ['targetType', def.objectType, r.targetType],
+    ];
+    same(line, `relationship "${r.key}" of ${r.objectType}`, pairs);
+    return def.id;
+  }
+  const o = v.option;
+  const existing = (await defs(o.objectType)).fields.get(o.fieldKey)?.options?.find((x) => x.label === o.label);
+  if (!existing) return (await addOption(ctx, o)).id;
+  same(line, `option "${o.label}" of ${o.fieldKey}`, [['description', existing.description, o.description]]);
+  return existing.id;
+}
+
+export const definitionKind: ImportKind<DefinitionInput> = {
+  object: 'definition',
+  check,
+  // Definitions are matched by key, never referenced by externalId.
+  lookup: async () => new Map(),
+  async upsert(ctx, items) {
+    // Fields first, then relationships, then options: an option may name a field of the same file.
+    const rank = { field: 0, relationship: 1, option: 2 };
+    const ordered = [...items].sort((a, b) => rank[a.value.definition] - rank[b.value.definition] || a.line - b.line);
+    const defs = async (objectType: string) => {
+      const d = await loadDefinitions(ctx, { objectType });
+      if (!d) throw new InputError(`unknown object type "${objectType}"`, 'objectType');
+      return d;
+    };
+    // Custom definitions are shown in the order they were created (by createdAt, then by id,
+    // whose time part is the clock): one millisecond apart, the lines keep their order.
+    for (const [i, item] of ordered.entries()) {
+      try {
+        ctx.register('definition', item.externalId, await apply({ ...ctx, now: ctx.now + i }, item, defs));
+      } catch (err) {
+        if (err instanceof InputError && !(err instanceof ImportError)) throw new ImportError(item.line, err.param ?? '(object)', err.message);
+        throw err;
+      }
+    }
+  },
+};
