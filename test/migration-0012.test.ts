@@ -12,6 +12,7 @@ import * as m0004 from '../src/db/migrations/0004_files.ts';
 import * as m0005 from '../src/db/migrations/0005_rank.ts';
 import * as m0006 from '../src/db/migrations/0006_platform.ts';
 import * as m0007 from '../src/db/migrations/0007_records.ts';
+import * as m0008 from '../src/db/migrations/0008_records_data.ts';
 import { filteredPage, parseFilters } from '../src/filters/service.ts';
 import { loadDefinitions } from '../src/definitions/service.ts';
 import { operatorCtx } from '../src/lib/context.ts';
@@ -25,6 +26,7 @@ const BEFORE: Record<string, Migration> = {
   '0005_rank': m0005,
   '0006_platform': m0006,
   '0007_records': m0007,
+  '0008_records_data': m0008,
 };
 const at = '2026-03-01T10:00:00.000Z';
 
