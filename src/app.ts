@@ -17,6 +17,7 @@ import { versionHeaders } from './http/version.ts';
 import { installValidators } from './http/validation.ts';
 import { createLinks } from './lib/links.ts';
 import { listRoutes } from './lists/routes.ts';
+import { meetingRoutes } from './meetings/routes.ts';
 import { memberRoutes } from './members/routes.ts';
 import { messageRoutes } from './messages/routes.ts';
 
@@ -62,5 +63,6 @@ export async function buildApp(config: Config, deps: Deps): Promise<FastifyInsta
   await app.register(messageRoutes, opts);
   await app.register(fileRoutes, opts);
   await app.register(memberRoutes, opts);
+  await app.register(meetingRoutes, opts);
   return app;
 }
