@@ -16,8 +16,11 @@ const FileId = Type.String({ minLength: 1, maxLength: 255 });
 
 // Keys other than those listed reach the service, which answers unknown_relationship or
 // read_only_relationship (and read_only_field / unknown_field for update fields), as the contract
-// names them.
-const AnyOther = Type.Unknown();
+// names them. Their values are any JSON of at most three levels, as a field or relationship value
+// can be: nothing deeper ever passes validation.
+const Scalar = Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]);
+const Flat = Type.Union([Scalar, Type.Array(Scalar)]);
+const AnyOther = Type.Union([Flat, Type.Record(Type.String(), Flat)]);
 
 export const CreateMeetingBody = Type.Object(
   {

@@ -26,6 +26,10 @@ export const SCOPE_TABLE: Record<string, readonly Scope[]> = {
   getFileUrl: ['files:read'],
   getMember: ['members:read'],
   listMembers: ['members:read'],
+  createMeeting: ['meetings:create'],
+  updateMeeting: ['meetings:update'],
+  getMeeting: ['meetings:read'],
+  listMeetings: ['meetings:read'],
 };
 
 /** The path segment before an id parameter names the kind of the id. */
@@ -38,6 +42,7 @@ const KIND_BY_SEGMENT: Record<string, string> = {
   accounts: 'account',
   contacts: 'contact',
   opportunities: 'opportunity',
+  meetings: 'meeting',
 };
 
 export const ID_PREFIX: Record<string, string> = {
@@ -49,6 +54,8 @@ export const ID_PREFIX: Record<string, string> = {
   account: 'acc',
   contact: 'con',
   opportunity: 'opp',
+  meeting: 'mtg',
+  transcript: 'fil',
 };
 
 /** param name → kind of object it names, for every path parameter of the operation. */
@@ -72,6 +79,11 @@ export const BODIES: Record<string, (c: Canary) => unknown> = {
   createFile: (c) => ({ filename: `new-${c.tag}.txt`, mimeType: 'text/plain', sizeBytes: 3 }),
   completeFile: () => ({}),
   cancelFile: () => ({}),
+  createMeeting: (c) => ({
+    fields: { $title: `Meeting ${c.tag}`, $startDate: '2026-01-05T10:00:00Z', $endDate: '2026-01-05T11:00:00Z', $description: `made ${c.tag}` },
+    relationships: { $transcript: c.ids.transcript },
+  }),
+  updateMeeting: (c) => ({ fields: { $privacySetting: 'FULL' }, relationships: { $transcript: { replace: c.ids.transcript } } }),
 };
 
 /** Operations that act on another object than the kind's canary (cancel needs a PENDING file). */
