@@ -7,7 +7,7 @@
 import type { Ctx } from '../lib/context.ts';
 import { accountsOfOpportunities, contactsOfAccounts, emailsOfContacts, meetingsByEmails } from './repository.ts';
 
-export type DerivedObjectType = 'account' | 'contact' | 'opportunity';
+const TYPES = new Set(['account', 'contact', 'opportunity']);
 
 /** record id → `via` ids, through `links` (record → intermediate ids). */
 function through(ids: readonly string[], links: Map<string, string[]>, next: Map<string, string[]>): Map<string, string[]> {
@@ -16,10 +16,15 @@ function through(ids: readonly string[], links: Map<string, string[]>, next: Map
   return out;
 }
 
-/** For each of `ids` (records of `objectType` in the caller's workspace), its meeting ids, newest `$startDate` first. */
-export async function meetingIdsFor(ctx: Ctx, input: { objectType: DerivedObjectType; ids: readonly string[] }): Promise<Map<string, string[]>> {
+/**
+ * For each of `ids` (records of `objectType` in the caller's workspace), its meeting ids, newest
+ * `$startDate` first. The shape of a derived-relationship resolver of the records engine
+ * (`key` is `$meeting`); any other type has no meetings.
+ */
+export async function meetingIdsFor(ctx: Ctx, input: { objectType: string; key?: string; ids: readonly string[] }): Promise<Map<string, string[]>> {
   const ws = ctx.actor.workspaceId;
   const { objectType, ids } = input;
+  if (!TYPES.has(objectType)) return new Map();
   // record → contacts whose addresses count for it.
   let contacts: Map<string, string[]>;
   if (objectType === 'contact') contacts = new Map(ids.map((id) => [id, [id]]));
