@@ -71,7 +71,16 @@ async function seedRecords(db: Executor, ws: string): Promise<void> {
         .execute();
       await tx
         .insertInto('record_values')
-        .values(ids.map((id, k) => ({ workspace_id: ws, object_type: 'contact', field: '$email', value_text: `c${i + k}@bench.test`, value_num: null, record_id: id })))
+        .values(
+          ids.map((id, k) => ({
+            workspace_id: ws,
+            object_type: 'contact',
+            field: '$email',
+            value_text: `c${i + k}@bench.test`,
+            value_num: null,
+            record_id: id,
+          })),
+        )
         .execute();
       await tx
         .insertInto('entity_relationships')
@@ -113,7 +122,11 @@ async function seedMeetings(db: Executor, ws: string, n: number, userEmail: stri
         const parts = rows.flatMap((r) =>
           [r.organizer_email, ...(JSON.parse(r.attendee_emails) as string[])].map((email) => ({ meeting_id: r.id, workspace_id: ws, email })),
         );
-        for (let p = 0; p < parts.length; p += 300) await tx.insertInto('meeting_participants').values(parts.slice(p, p + 300)).execute();
+        for (let p = 0; p < parts.length; p += 300)
+          await tx
+            .insertInto('meeting_participants')
+            .values(parts.slice(p, p + 300))
+            .execute();
       }
     });
   }
