@@ -17,8 +17,11 @@ import { versionHeaders } from './http/version.ts';
 import { installValidators } from './http/validation.ts';
 import { createLinks } from './lib/links.ts';
 import { listRoutes } from './lists/routes.ts';
+import { meetingIdsFor } from './meetings/derived.ts';
+import { meetingRoutes } from './meetings/routes.ts';
 import { memberRoutes } from './members/routes.ts';
 import { messageRoutes } from './messages/routes.ts';
+import { registerDerived } from './records/derived.ts';
 import { recordRoutes } from './records/routes.ts';
 
 export async function buildApp(config: Config, deps: Deps): Promise<FastifyInstance> {
@@ -63,6 +66,9 @@ export async function buildApp(config: Config, deps: Deps): Promise<FastifyInsta
   await app.register(messageRoutes, opts);
   await app.register(fileRoutes, opts);
   await app.register(memberRoutes, opts);
+  // The records engine reads `$meeting` through the meetings module (docs/records.md §Definitions).
+  for (const type of ['account', 'contact', 'opportunity']) registerDerived(type, '$meeting', meetingIdsFor);
   await app.register(recordRoutes, opts);
+  await app.register(meetingRoutes, opts);
   return app;
 }

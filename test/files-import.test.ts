@@ -163,6 +163,12 @@ await eachDialect('file import', (ctx) => {
     );
     const list = (await call(t, key, 'GET', '/v1/files')).json();
     assert.equal(list.totalCount, 1);
+    const meetings = (await call(t, out.keys.workspace.secret, 'GET', '/v1/meetings')).json();
+    assert.deepEqual(
+      meetings.data.map((m: { accessLevel: string }) => m.accessLevel),
+      ['FULL', 'METADATA'],
+      'the demo meetings: one open, one private to its attendees',
+    );
     const logo = (await call(t, key, 'GET', `/v1/files/${out.ids.file['file-logo']}`)).json();
     assert.equal(logo.status, 'COMPLETED');
     const url = (await call(t, key, 'GET', `/v1/files/${out.ids.file['file-chat-screenshot']}/url`)).json().url;

@@ -4,10 +4,11 @@
 import { filesDemoPart } from '../files/demo.ts';
 import type { DemoPart } from '../import/demo-part.ts';
 import { listsPart } from '../lists/demo.ts';
+import { meetingsPart } from '../meetings/demo.ts';
 import { messagesPart } from '../messages/demo.ts';
 import { recordsPart } from '../records/demo.ts';
 import { usersPart } from '../users/demo.ts';
 
 export function demoParts(): DemoPart[] {
-  return [usersPart, filesDemoPart(), recordsPart, listsPart, messagesPart];
+  return [usersPart, filesDemoPart(), recordsPart, listsPart, messagesPart, meetingsPart];
 }

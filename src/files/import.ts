@@ -110,7 +110,16 @@ export function fileKind(blobs: BlobStore | undefined): ImportKind<FileInput> {
           if (delta !== 0) (delta > 0 ? listed : unlisted).push(old);
         },
         async insert(item, id) {
-          const row = { id, workspace_id: ws, external_id: item.externalId, ...fieldsOf(item), created_at: at, completed_at: at, upload_deadline: at };
+          const row = {
+            id,
+            workspace_id: ws,
+            external_id: item.externalId,
+            ...fieldsOf(item),
+            created_at: at,
+            completed_at: at,
+            upload_deadline: at,
+            purpose: null,
+          };
           await repo.insertFile(ctx.db, row, { ranked: false });
           if (repo.isListable(row.source)) listed.push(row);
         },

@@ -123,6 +123,7 @@ export async function createFile(ctx: FilesCtx, input: CreateFileInput) {
     completed_at: null,
     expires_at: isoNow(deadline),
     upload_deadline: isoNow(deadline),
+    purpose: input.purpose ?? null,
   };
   await repo.insertFile(ctx.db, row);
   if (input.purpose === 'knowledge_user') await addPendingEntry(ctx.db, ws, id, { type: 'user', userId: ctx.actor.userId }, now);

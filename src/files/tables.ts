@@ -17,6 +17,8 @@ export interface FilesTable {
   completed_at: string | null;
   expires_at: string | null;
   upload_deadline: string;
+  /** The purpose the file was created with (docs/design.md §Files); never returned. Null without one. */
+  purpose: string | null;
 }
 
 export interface FileCountsTable {

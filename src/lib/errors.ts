@@ -18,9 +18,10 @@ export const ERROR_CODES = {
   unknown_relationship: 400,
   relationship_entity_missing: 400,
   conflicting_membership_change: 400,
-  // 400, records (docs/records.md)
+  // 400, 403: records (docs/records.md) and meetings (docs/meetings.md)
   read_only_field: 400,
   read_only_relationship: 400,
+  full_access_required: 403,
   // 401
   missing_api_key: 401,
   invalid_api_key: 401,

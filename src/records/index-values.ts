@@ -14,12 +14,27 @@ export function fullNameText(v: Record<string, unknown>): string | null {
   return parts.length > 0 ? parts.join(' ') : null;
 }
 
+/** The host of a URL value, folded, or null when it is not a URL (a bare `acme.com` counts as one). */
+export function urlHost(v: string): string | null {
+  for (const candidate of [v, `https://${v}`]) {
+    try {
+      const u = new URL(candidate);
+      if ((u.protocol === 'http:' || u.protocol === 'https:') && u.hostname !== '') return foldText(u.hostname);
+    } catch {
+      // not a URL this way; try the next
+    }
+  }
+  return null;
+}
+
 /**
  * One row per scalar value, so that a value matches when any of its rows does: text folded into
  * value_text (select values are option ids); numbers, currencies and checkboxes (1/0) and
  * DATETIMEs (ms since epoch, so that ranges and "the same instant" compare as numbers) into
  * value_num; a multi-valued field one row per element; a FULL_NAME one row for
  * `firstName lastName`; an ADDRESS one row per text part.
+ * A URL value also gives its host, under `<key>.host` (`$website.host`: meetings link new
+ * contacts to accounts by domain).
  */
 export function valueRows(workspaceId: string, defs: TypeDefinitions, recordId: string, values: Record<string, unknown>): RecordValuesTable[] {
   const rows: RecordValuesTable[] = [];
@@ -39,6 +54,7 @@ export function valueRows(workspaceId: string, defs: TypeDefinitions, recordId: 
     else if (def.valueType === 'ADDRESS' && typeof v === 'object') for (const part of ADDRESS_PARTS) text(key, (v as Record<string, unknown>)[part]);
     else if (Array.isArray(v)) for (const x of v) text(key, x);
     else text(key, v);
+    if (def.valueType === 'URL') for (const x of Array.isArray(v) ? v : [v]) if (typeof x === 'string') text(`${key}.host`, urlHost(x));
   }
   return rows;
 }

@@ -41,6 +41,10 @@ export const SCOPE_TABLE: Record<string, readonly Scope[]> = {
   getOpportunity: ['opportunities:read'],
   listOpportunities: ['opportunities:read'],
   getOpportunityDefinitions: ['opportunities:read'],
+  createMeeting: ['meetings:create'],
+  updateMeeting: ['meetings:update'],
+  getMeeting: ['meetings:read'],
+  listMeetings: ['meetings:read'],
 };
 
 /** The path segment before an id parameter names the kind of the id. */
@@ -53,6 +57,7 @@ const KIND_BY_SEGMENT: Record<string, string> = {
   accounts: 'account',
   contacts: 'contact',
   opportunities: 'opportunity',
+  meetings: 'meeting',
 };
 
 export const ID_PREFIX: Record<string, string> = {
@@ -64,6 +69,8 @@ export const ID_PREFIX: Record<string, string> = {
   account: 'acc',
   contact: 'con',
   opportunity: 'opp',
+  meeting: 'mtg',
+  transcript: 'fil',
 };
 
 /** param name → kind of object it names, for every path parameter of the operation. */
@@ -93,6 +100,11 @@ export const BODIES: Record<string, (c: Canary) => unknown> = {
   updateContact: (c) => ({ fields: { $email: [`new-${c.tag.toLowerCase()}@canary.test`] }, relationships: { $account: { add: c.ids.account } } }),
   createOpportunity: (c) => ({ fields: { $name: `made ${c.tag}`, $stage: 'Lead' }, relationships: { $account: c.ids.account } }),
   updateOpportunity: (c) => ({ fields: { $name: `renamed ${c.tag}` }, relationships: { $account: { replace: c.ids.account } } }),
+  createMeeting: (c) => ({
+    fields: { $title: `Meeting ${c.tag}`, $startDate: '2026-01-05T10:00:00Z', $endDate: '2026-01-05T11:00:00Z', $description: `made ${c.tag}` },
+    relationships: { $transcript: c.ids.transcript },
+  }),
+  updateMeeting: (c) => ({ fields: { $privacySetting: 'FULL' }, relationships: { $transcript: { replace: c.ids.transcript } } }),
 };
 
 /** Operations that act on another object than the kind's canary (cancel needs a PENDING file). */

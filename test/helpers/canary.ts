@@ -112,6 +112,36 @@ export async function seedCanary(t: TestApp, label: string, operations: Set<stri
     ids.pendingFile = pending.id;
     canary.uploadPath = new URL(pending.uploadUrl).pathname;
   }
+
+  if (operations.has('createMeeting')) {
+    // A transcript file, and a meeting its owner organized, with a contact among the attendees.
+    const bytes = Buffer.from(`transcript ${tag}`);
+    const created = await call(t, secret, 'POST', '/v1/files', {
+      filename: `call-${tag}.txt`,
+      mimeType: 'text/plain',
+      sizeBytes: bytes.length,
+      purpose: 'meeting_transcript',
+    });
+    const file = created.json();
+    await t.app.inject({ method: 'PUT', url: new URL(file.uploadUrl).pathname, headers: file.uploadHeaders, payload: bytes });
+    const done = await call(t, secret, 'POST', `/v1/files/${file.id}/complete`, { md5: createHash('md5').update(bytes).digest('hex') });
+    if (done.statusCode !== 200) throw new Error(`canary transcript: ${done.statusCode} ${done.body}`);
+    ids.transcript = file.id;
+    const meeting = await call(t, secret, 'POST', '/v1/meetings', {
+      fields: {
+        $title: `Meeting ${tag}`,
+        $startDate: '2026-01-02T10:00:00Z',
+        $endDate: '2026-01-02T11:00:00Z',
+        $description: `secret agenda ${tag}`,
+        $organizerEmail: `owner-${tag.toLowerCase()}@canary.test`,
+        $attendeeEmails: [`${tag.toLowerCase()}@canary.test`],
+        $privacySetting: 'METADATA',
+      },
+      relationships: { $transcript: file.id },
+    });
+    if (meeting.statusCode !== 200) throw new Error(`canary meeting: ${meeting.statusCode} ${meeting.body}`);
+    ids.meeting = meeting.json().id;
+  }
   return canary;
 }
 

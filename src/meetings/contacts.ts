@@ -1,0 +1,69 @@
+// `autoCreateRecords` (docs/meetings.md §Contacts created for attendees): inside the create
+// transaction, each organizer or attendee address that matches no member and no contact becomes
+// a contact (`$email` = [address]) linked to every account whose `$website` host is the
+// address's domain. Written as every writer of records writes (docs/records.md): the row in the
+// stored format, its value-index rows, its place in the ranked listing, its relationship rows.
+import { lockScope, rankInsert } from '../db/rank.ts';
+import { loadDefinitions } from '../definitions/service.ts';
+import type { Ctx } from '../lib/context.ts';
+import { foldText } from '../lib/fold.ts';
+import { isoNow, newId } from '../lib/ids.ts';
+import { valueRows } from '../records/index-values.ts';
+import { contactIdsByEmails, RECORDS, replaceRelationships, replaceValues } from '../records/repository.ts';
+import { accountsByHosts, memberEmails } from './repository.ts';
+
+/** The domain of an address, folded: what follows its last `@`. */
+function domainOf(folded: string): string {
+  return folded.slice(folded.lastIndexOf('@') + 1);
+}
+
+/** Creates the missing contacts for `addresses` (as written); returns their ids. */
+export async function createMissingContacts(ctx: Ctx, addresses: readonly string[]): Promise<string[]> {
+  const ws = ctx.actor.workspaceId;
+  const byFolded = new Map<string, string>();
+  for (const a of addresses) if (!byFolded.has(foldText(a))) byFolded.set(foldText(a), a);
+  const folded = [...byFolded.keys()];
+  if (folded.length === 0) return [];
+  const members = await memberEmails(ctx.db, ws, folded);
+  const known = await contactIdsByEmails(ctx.db, ws, folded);
+  const missing = folded.filter((e) => !members.has(e) && !known.has(e));
+  if (missing.length === 0) return [];
+  const defs = await loadDefinitions(ctx, { objectType: 'contact' });
+  if (!defs) throw new Error('the contact definitions are missing');
+  const accounts = await accountsByHosts(ctx.db, ws, missing.map(domainOf));
+  const at = isoNow(ctx.now);
+  await lockScope(ctx.db, RECORDS, [ws, 'contact']);
+  const ids: string[] = [];
+  const touched = new Set<string>();
+  for (const email of missing) {
+    const id = newId('con', ctx.now);
+    const values = { $email: [byFolded.get(email) as string] };
+    await ctx.db
+      .insertInto('records')
+      .values({ id, workspace_id: ws, kind: 'contact', external_id: null, fields: JSON.stringify(values), created_at: at, updated_at: at })
+      .execute();
+    await replaceValues(ctx.db, [id], valueRows(ws, defs, id, values));
+    const linked = accounts.get(domainOf(email)) ?? [];
+    await replaceRelationships(
+      ctx.db,
+      [id],
+      linked.map((target_id, position) => ({ source_id: id, name: '$account', object_type: 'account', target_id, position })),
+    );
+    for (const a of linked) touched.add(a);
+    ids.push(id);
+  }
+  await rankInsert(
+    ctx.db,
+    RECORDS,
+    [ws, 'contact'],
+    ids.map((id) => ({ ts: at, id })),
+  );
+  // A new account–contact link moves both records' updatedAt (docs/records.md).
+  if (touched.size > 0)
+    await ctx.db
+      .updateTable('records')
+      .set({ updated_at: at })
+      .where('id', 'in', [...touched])
+      .execute();
+  return ids;
+}

@@ -1,0 +1,196 @@
+// SQL of meetings: the row, its contents (read only for FULL rows), its participants' folded
+// addresses, the ranked listing, and the reads behind the derived relationships of meetings and
+// of records (docs/meetings.md).
+import { chunks } from '../db/chunks.ts';
+import { defineRank, lockScope, rankInsert, rankPage } from '../db/rank.ts';
+import type { Executor } from '../db/types.ts';
+import { foldText } from '../lib/fold.ts';
+import type { MeetingContentsTable, MeetingsTable } from './tables.ts';
+
+export type MeetingRow = MeetingsTable;
+export type ContentsRow = MeetingContentsTable;
+
+/** A workspace's meetings, newest `$startDate` first, ties by id (docs/pages.md). */
+export const MEETINGS = defineRank({ name: 'meetings', table: 'meetings', by: ['workspace_id'], ts: 'start_date', id: 'id' });
+
+/** Inserts a meeting with its contents and participants, and ranks it. */
+export async function insertMeeting(tx: Executor, row: MeetingRow, contents: ContentsRow, participants: readonly string[]): Promise<void> {
+  await lockScope(tx, MEETINGS, [row.workspace_id]);
+  await tx.insertInto('meetings').values(row).execute();
+  await tx.insertInto('meeting_contents').values(contents).execute();
+  for (const part of chunks([...participants], 300)) {
+    await tx
+      .insertInto('meeting_participants')
+      .values(part.map((email) => ({ meeting_id: row.id, workspace_id: row.workspace_id, email })))
+      .execute();
+  }
+  await rankInsert(tx, MEETINGS, [row.workspace_id], [{ ts: row.start_date, id: row.id }]);
+}
+
+export async function findMeeting(db: Executor, workspaceId: string, id: string): Promise<MeetingRow | undefined> {
+  return db.selectFrom('meetings').selectAll().where('id', '=', id).where('workspace_id', '=', workspaceId).executeTakeFirst();
+}
+
+/** A page of the workspace's meetings and their count, from one snapshot. */
+export function pageMeetings(db: Executor, workspaceId: string, page: { limit: number; offset: number }) {
+  return rankPage<MeetingRow>(db, MEETINGS, [workspaceId], page, true);
+}
+
+/** Which of `meetingIds` have `email` (folded) as organizer or attendee. */
+export async function meetingsWithParticipant(db: Executor, meetingIds: readonly string[], email: string): Promise<Set<string>> {
+  if (meetingIds.length === 0) return new Set();
+  const rows = await db.selectFrom('meeting_participants').select('meeting_id').where('meeting_id', 'in', meetingIds).where('email', '=', email).execute();
+  return new Set(rows.map((r) => r.meeting_id));
+}
+
+/** Description and transcript of meetings; ask only for meetings read at FULL access. */
+export async function contentsOf(db: Executor, meetingIds: readonly string[]): Promise<Map<string, ContentsRow>> {
+  if (meetingIds.length === 0) return new Map();
+  const rows = await db.selectFrom('meeting_contents').selectAll().where('meeting_id', 'in', meetingIds).execute();
+  return new Map(rows.map((r) => [r.meeting_id, r]));
+}
+
+export async function updateMeeting(tx: Executor, id: string, set: Partial<Pick<MeetingRow, 'privacy_setting' | 'updated_at'>>): Promise<void> {
+  await tx.updateTable('meetings').set(set).where('id', '=', id).execute();
+}
+
+export async function setTranscript(tx: Executor, id: string, transcriptId: string): Promise<void> {
+  await tx.updateTable('meeting_contents').set({ transcript_id: transcriptId }).where('meeting_id', '=', id).execute();
+}
+
+/** The transcript currently linked, read only to compare on update (never returned at METADATA). */
+export async function transcriptOf(tx: Executor, id: string): Promise<string | null> {
+  const r = await tx.selectFrom('meeting_contents').select('transcript_id').where('meeting_id', '=', id).executeTakeFirst();
+  return r?.transcript_id ?? null;
+}
+
+/** A user's address, folded; undefined for a user of no account here. */
+export async function userEmail(db: Executor, workspaceId: string, userId: string): Promise<string | undefined> {
+  const r = await db.selectFrom('users').select('email').where('id', '=', userId).where('workspace_id', '=', workspaceId).executeTakeFirst();
+  return r ? foldText(r.email) : undefined;
+}
+
+/** The folded addresses of the workspace's members among `emails` (folded). */
+export async function memberEmails(db: Executor, workspaceId: string, emails: readonly string[]): Promise<Set<string>> {
+  const wanted = new Set(emails);
+  const rows = await db.selectFrom('users').select('email').where('workspace_id', '=', workspaceId).execute();
+  return new Set(rows.map((r) => foldText(r.email)).filter((e) => wanted.has(e)));
+}
+
+type Links = Map<string, string[]>;
+
+function group(rows: Array<{ key: string; value: string }>): Links {
+  const out: Links = new Map();
+  for (const r of rows) {
+    const list = out.get(r.key) ?? [];
+    if (!list.includes(r.value)) list.push(r.value);
+    out.set(r.key, list);
+  }
+  return out;
+}
+
+/**
+ * Rows of entity_relationships named `name` whose source is a record of `sourceKind` and whose
+ * target is one of `targets`, as target → sources (the inverse index).
+ */
+async function sourcesOf(db: Executor, workspaceId: string, name: string, sourceKind: string, targets: readonly string[]): Promise<Links> {
+  const rows: Array<{ key: string; value: string }> = [];
+  for (const part of chunks([...targets])) {
+    const found = await db
+      .selectFrom('entity_relationships as e')
+      .innerJoin('records as r', 'r.id', 'e.source_id')
+      .select(['e.target_id as key', 'e.source_id as value'])
+      .where('e.target_id', 'in', part)
+      .where('e.name', '=', name)
+      .where('r.kind', '=', sourceKind as 'contact')
+      .where('r.workspace_id', '=', workspaceId)
+      .orderBy('e.source_id')
+      .execute();
+    rows.push(...found);
+  }
+  return group(rows);
+}
+
+/** source → targets of the relationship `name` of these sources. */
+async function targetsOf(db: Executor, name: string, sources: readonly string[]): Promise<Links> {
+  const rows: Array<{ key: string; value: string }> = [];
+  for (const part of chunks([...sources])) {
+    rows.push(
+      ...(await db
+        .selectFrom('entity_relationships')
+        .select(['source_id as key', 'target_id as value'])
+        .where('source_id', 'in', part)
+        .where('name', '=', name)
+        .orderBy('target_id')
+        .execute()),
+    );
+  }
+  return group(rows);
+}
+
+/** contact → its accounts. */
+export const accountsOfContacts = (db: Executor, contactIds: readonly string[]) => targetsOf(db, '$account', contactIds);
+/** opportunity → its account. */
+export const accountsOfOpportunities = (db: Executor, opportunityIds: readonly string[]) => targetsOf(db, '$account', opportunityIds);
+/** account → the opportunities whose `$account` it is. */
+export const opportunitiesOfAccounts = (db: Executor, workspaceId: string, accountIds: readonly string[]) =>
+  sourcesOf(db, workspaceId, '$account', 'opportunity', accountIds);
+/** account → the contacts linked to it. */
+export const contactsOfAccounts = (db: Executor, workspaceId: string, accountIds: readonly string[]) =>
+  sourcesOf(db, workspaceId, '$account', 'contact', accountIds);
+
+/** contact → the folded addresses of its `$email` (the value index). */
+export async function emailsOfContacts(db: Executor, workspaceId: string, contactIds: readonly string[]): Promise<Links> {
+  const rows: Array<{ key: string; value: string }> = [];
+  for (const part of chunks([...contactIds])) {
+    const found = await db
+      .selectFrom('record_values')
+      .select(['record_id', 'value_text'])
+      .where('record_id', 'in', part)
+      .where('field', '=', '$email')
+      .where('workspace_id', '=', workspaceId)
+      .where('object_type', '=', 'contact')
+      .execute();
+    for (const r of found) if (r.value_text !== null) rows.push({ key: r.record_id, value: r.value_text });
+  }
+  return group(rows);
+}
+
+/** The meetings these folded addresses take part in, with their `$startDate`. */
+export async function meetingsByEmails(
+  db: Executor,
+  workspaceId: string,
+  emails: readonly string[],
+): Promise<Array<{ email: string; meetingId: string; startDate: string }>> {
+  const out: Array<{ email: string; meetingId: string; startDate: string }> = [];
+  for (const part of chunks([...new Set(emails)])) {
+    out.push(
+      ...(await db
+        .selectFrom('meeting_participants as p')
+        .innerJoin('meetings as m', 'm.id', 'p.meeting_id')
+        .select(['p.email as email', 'p.meeting_id as meetingId', 'm.start_date as startDate'])
+        .where('p.workspace_id', '=', workspaceId)
+        .where('p.email', 'in', part)
+        .execute()),
+    );
+  }
+  return out;
+}
+
+/** The accounts of the workspace whose `$website` host is one of `hosts` (folded), by host. */
+export async function accountsByHosts(db: Executor, workspaceId: string, hosts: readonly string[]): Promise<Links> {
+  const rows: Array<{ key: string; value: string }> = [];
+  for (const part of chunks([...new Set(hosts)])) {
+    const found = await db
+      .selectFrom('record_values')
+      .select(['value_text', 'record_id'])
+      .where('workspace_id', '=', workspaceId)
+      .where('object_type', '=', 'account')
+      .where('field', '=', '$website.host')
+      .where('value_text', 'in', part)
+      .orderBy('record_id')
+      .execute();
+    for (const r of found) rows.push({ key: r.value_text as string, value: r.record_id });
+  }
+  return group(rows);
+}

@@ -1,0 +1,89 @@
+// The checks of meeting writes beyond their schemas (docs/meetings.md §Writes): keys first
+// (unknown and read-only fields and relationships), then values (dates in the past, addresses),
+// then ids (the transcript file).
+import { findFile } from '../files/repository.ts';
+import type { Ctx } from '../lib/context.ts';
+import { AppError } from '../lib/errors.ts';
+import { foldText } from '../lib/fold.ts';
+
+const FIELDS = ['$title', '$startDate', '$endDate', '$description', '$meetingUrl', '$organizerEmail', '$attendeeEmails', '$privacySetting'];
+const DERIVED = ['$contact', '$account', '$opportunity'];
+
+function checkRelationshipKeys(relationships: Record<string, unknown> | undefined): void {
+  if (relationships === undefined) return;
+  for (const key of Object.keys(relationships)) {
+    if (key === '$transcript') continue;
+    const param = `relationships.${key}`;
+    if (DERIVED.includes(key)) throw new AppError('read_only_relationship', `"${param}" is kept by the server and cannot be written.`, { param });
+    throw new AppError('unknown_relationship', `Meetings have no relationship "${key}"; only $transcript can be written.`, { param });
+  }
+  if (!('$transcript' in relationships)) {
+    throw new AppError('missing_field', 'relationships needs "$transcript" when it is sent.', { param: 'relationships.$transcript' });
+  }
+}
+
+export function checkCreateKeys(input: { relationships?: Record<string, unknown> }): void {
+  checkRelationshipKeys(input.relationships);
+}
+
+export function checkUpdateKeys(input: { fields?: Record<string, unknown>; relationships?: Record<string, unknown> }): void {
+  if (input.fields !== undefined) {
+    for (const key of Object.keys(input.fields)) {
+      if (key === '$privacySetting') continue;
+      const param = `fields.${key}`;
+      if (FIELDS.includes(key)) throw new AppError('read_only_field', `"${param}" cannot be changed; an update changes only $privacySetting.`, { param });
+      throw new AppError('unknown_field', `Unknown field "${param}".`, { param });
+    }
+    if (!('$privacySetting' in input.fields)) {
+      throw new AppError('missing_field', 'fields needs "$privacySetting" when it is sent.', { param: 'fields.$privacySetting' });
+    }
+  }
+  checkRelationshipKeys(input.relationships);
+}
+
+// ISO 8601 date-time with seconds optional, fractions optional, and a time zone.
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i;
+
+function instant(value: string, param: string): number {
+  const ms = ISO.test(value) ? Date.parse(value) : NaN;
+  if (Number.isNaN(ms))
+    throw new AppError('invalid_value', `"${param}" must be an ISO 8601 date-time with a time zone, such as 2026-03-01T09:00:00Z.`, { param });
+  return ms;
+}
+
+/** Both dates as stored (UTC with milliseconds): not later than `now`, the start not after the end. */
+export function checkDates(startDate: string, endDate: string, now: number): { start: string; end: string } {
+  const start = instant(startDate, 'fields.$startDate');
+  const end = instant(endDate, 'fields.$endDate');
+  if (start > now)
+    throw new AppError('invalid_value', 'Only past meetings can be created: "fields.$startDate" is later than now.', { param: 'fields.$startDate' });
+  if (end > now) throw new AppError('invalid_value', 'Only past meetings can be created: "fields.$endDate" is later than now.', { param: 'fields.$endDate' });
+  if (start > end) throw new AppError('invalid_value', '"fields.$startDate" is later than "fields.$endDate".', { param: 'fields.$endDate' });
+  return { start: new Date(start).toISOString(), end: new Date(end).toISOString() };
+}
+
+/** The organizer and attendees, each address once (ignoring case), as first written. */
+export function participants(organizer: string | null, attendees: readonly string[] | null): string[] {
+  const seen = new Map<string, string>();
+  for (const a of [...(organizer === null ? [] : [organizer]), ...(attendees ?? [])]) if (!seen.has(foldText(a))) seen.set(foldText(a), a);
+  const folded = (attendees ?? []).map(foldText);
+  const twice = folded.findIndex((a, i) => folded.indexOf(a) !== i);
+  if (twice >= 0) {
+    const param = `fields.$attendeeEmails[${twice}]`;
+    throw new AppError('invalid_value', `"${param}" repeats an address of the array (ignoring case).`, { param });
+  }
+  return [...seen.values()];
+}
+
+/** The file id if it may be the meeting's transcript: a COMPLETED `meeting_transcript` file of the workspace. */
+export async function checkTranscript(ctx: Ctx, fileId: string, suffix: string): Promise<string> {
+  const param = `relationships.$transcript${suffix}`;
+  const file = await findFile(ctx.db, ctx.actor.workspaceId, fileId);
+  if (!file) throw new AppError('relationship_entity_missing', `No file with id "${fileId}" exists in this workspace.`, { param });
+  // A PENDING file past its expiry is EXPIRED already (docs/design.md §Files): either way not COMPLETED.
+  if (file.status !== 'COMPLETED') throw new AppError('invalid_value', `The transcript must be a COMPLETED file; "${fileId}" is not.`, { param });
+  if (file.purpose !== 'meeting_transcript') {
+    throw new AppError('invalid_value', `The transcript must be a file created with purpose meeting_transcript; "${fileId}" was not.`, { param });
+  }
+  return file.id;
+}

@@ -1,0 +1,139 @@
+// Meetings (docs/meetings.md): create (past only), retrieve, list, update (privacy and transcript).
+// Access is resolved per caller and meeting: organizer or attendee user → FULL; anyone else → the
+// meeting's privacy setting. A meeting's description and transcript are read from storage only
+// for meetings the caller sees at FULL.
+import type { Static } from '@sinclair/typebox';
+import type { Ctx } from '../lib/context.ts';
+import { AppError, notFound } from '../lib/errors.ts';
+import { foldText } from '../lib/fold.ts';
+import { isoNow, newId } from '../lib/ids.ts';
+import { envelope, type Page } from '../lib/paging.ts';
+import { createMissingContacts } from './contacts.ts';
+import { checkCreateKeys, checkDates, checkTranscript, checkUpdateKeys, participants } from './rules.ts';
+import * as repo from './repository.ts';
+import { relationshipsOf, type Derived } from './relationships.ts';
+import type { CreateMeetingBody, UpdateMeetingBody } from './schemas.ts';
+
+type AccessLevel = 'FULL' | 'METADATA';
+
+/** Each row's access level for the caller; one query for a whole page. */
+async function accessOf(ctx: Ctx, rows: readonly repo.MeetingRow[]): Promise<Map<string, AccessLevel>> {
+  const email = ctx.actor.userId === null ? undefined : await repo.userEmail(ctx.db, ctx.actor.workspaceId, ctx.actor.userId);
+  const own =
+    email === undefined
+      ? new Set<string>()
+      : await repo.meetingsWithParticipant(
+          ctx.db,
+          rows.map((r) => r.id),
+          email,
+        );
+  return new Map(rows.map((r) => [r.id, own.has(r.id) || r.privacy_setting !== 'METADATA' ? 'FULL' : 'METADATA']));
+}
+
+async function toResources(ctx: Ctx, rows: readonly repo.MeetingRow[]) {
+  const access = await accessOf(ctx, rows);
+  const contents = await repo.contentsOf(
+    ctx.db,
+    rows.filter((r) => access.get(r.id) === 'FULL').map((r) => r.id),
+  );
+  const derived = await relationshipsOf(ctx, rows);
+  return rows.map((r) => toResource(ctx, r, access.get(r.id) as AccessLevel, contents.get(r.id), derived.get(r.id) as Derived));
+}
+
+export function toResource(ctx: Ctx, r: repo.MeetingRow, access: AccessLevel, contents: repo.ContentsRow | undefined, derived: Derived) {
+  const full = access === 'FULL';
+  const transcript = full ? (contents?.transcript_id ?? null) : null;
+  return {
+    id: r.id,
+    objectType: 'meeting' as const,
+    accessLevel: access,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    httpLink: ctx.links.http('meetings', r.id),
+    externalId: r.external_id,
+    fields: {
+      $title: { value: r.title, valueType: 'TEXT' as const },
+      $startDate: { value: r.start_date, valueType: 'DATETIME' as const },
+      $endDate: { value: r.end_date, valueType: 'DATETIME' as const },
+      $description: { value: full ? (contents?.description ?? null) : null, valueType: 'TEXT' as const },
+      $meetingUrl: { value: r.meeting_url, valueType: 'URL' as const },
+      $organizerEmail: { value: r.organizer_email, valueType: 'EMAIL' as const },
+      $attendeeEmails: { value: r.attendee_emails === null ? null : (JSON.parse(r.attendee_emails) as string[]), valueType: 'EMAIL' as const },
+      $privacySetting: { value: r.privacy_setting, valueType: 'TEXT' as const },
+    },
+    relationships: {
+      $transcript: { cardinality: 'has_one' as const, objectType: 'file' as const, values: transcript === null ? [] : [transcript] },
+      $contact: { cardinality: 'has_many' as const, objectType: 'contact' as const, values: derived.contact },
+      $account: { cardinality: 'has_many' as const, objectType: 'account' as const, values: derived.account },
+      $opportunity: { cardinality: 'has_many' as const, objectType: 'opportunity' as const, values: derived.opportunity },
+    },
+  };
+}
+
+export async function listMeetings(ctx: Ctx, input: Page) {
+  const { rows, total } = await repo.pageMeetings(ctx.db, ctx.actor.workspaceId, input);
+  return envelope(await toResources(ctx, rows), total);
+}
+
+export async function getMeeting(ctx: Ctx, input: { id: string }) {
+  const row = await repo.findMeeting(ctx.db, ctx.actor.workspaceId, input.id);
+  if (!row) throw notFound('meeting', input.id);
+  return (await toResources(ctx, [row]))[0] as ReturnType<typeof toResource>;
+}
+
+export type CreateMeetingInput = Static<typeof CreateMeetingBody>;
+
+export async function createMeeting(ctx: Ctx, input: CreateMeetingInput) {
+  checkCreateKeys(input);
+  const f = input.fields;
+  const { start, end } = checkDates(f.$startDate, f.$endDate, ctx.now);
+  const attendees = f.$attendeeEmails;
+  const addresses = participants(f.$organizerEmail ?? null, attendees ?? null);
+  const raw = input.relationships?.$transcript;
+  const transcriptId =
+    raw === undefined ? null : await checkTranscript(ctx, typeof raw === 'string' ? raw : (raw[0] as string), typeof raw === 'string' ? '' : '[0]');
+  const at = isoNow(ctx.now);
+  const row: repo.MeetingRow = {
+    id: newId('mtg', ctx.now),
+    workspace_id: ctx.actor.workspaceId,
+    external_id: null,
+    title: f.$title,
+    start_date: start,
+    end_date: end,
+    meeting_url: f.$meetingUrl ?? null,
+    organizer_email: f.$organizerEmail ?? null,
+    attendee_emails: attendees === undefined ? null : JSON.stringify(attendees),
+    privacy_setting: f.$privacySetting ?? null,
+    created_at: at,
+    updated_at: at,
+  };
+  await repo.insertMeeting(ctx.db, row, { meeting_id: row.id, description: f.$description ?? null, transcript_id: transcriptId }, addresses.map(foldText));
+  if (input.autoCreateRecords === true) await createMissingContacts(ctx, addresses);
+  return getMeeting(ctx, { id: row.id });
+}
+
+export type UpdateMeetingInput = { id: string } & Static<typeof UpdateMeetingBody>;
+
+export async function updateMeeting(ctx: Ctx, input: UpdateMeetingInput) {
+  checkUpdateKeys(input);
+  const row = await repo.findMeeting(ctx.db, ctx.actor.workspaceId, input.id);
+  if (!row) throw notFound('meeting', input.id);
+  if ((await accessOf(ctx, [row])).get(row.id) !== 'FULL') {
+    throw new AppError('full_access_required', 'Updating a meeting needs FULL access to it; this key has METADATA access.');
+  }
+  const privacy = input.fields?.$privacySetting;
+  const replace = input.relationships?.$transcript?.replace;
+  const transcriptId = replace === undefined ? undefined : await checkTranscript(ctx, replace, '.replace');
+  let changed = false;
+  if (privacy !== undefined && privacy !== row.privacy_setting) {
+    await repo.updateMeeting(ctx.db, row.id, { privacy_setting: privacy });
+    changed = true;
+  }
+  if (transcriptId !== undefined && transcriptId !== (await repo.transcriptOf(ctx.db, row.id))) {
+    await repo.setTranscript(ctx.db, row.id, transcriptId);
+    changed = true;
+  }
+  // An update that changes nothing leaves updatedAt alone (docs/meetings.md).
+  if (changed) await repo.updateMeeting(ctx.db, row.id, { updated_at: isoNow(ctx.now) });
+  return getMeeting(ctx, { id: row.id });
+}
