@@ -33,8 +33,8 @@ export function urlHost(v: string): string | null {
  * DATETIMEs (ms since epoch, so that ranges and "the same instant" compare as numbers) into
  * value_num; a multi-valued field one row per element; a FULL_NAME one row for
  * `firstName lastName`; an ADDRESS one row per text part.
- * A URL value also gives its host, under `<key>.host` (`$website.host`: meetings link new
- * contacts to accounts by domain).
+ * An account's `$website` also gives the host of each URL, under `$website.host` (meetings link
+ * new contacts to accounts by domain).
  */
 export function valueRows(workspaceId: string, defs: TypeDefinitions, recordId: string, values: Record<string, unknown>): RecordValuesTable[] {
   const rows: RecordValuesTable[] = [];
@@ -54,7 +54,7 @@ export function valueRows(workspaceId: string, defs: TypeDefinitions, recordId: 
     else if (def.valueType === 'ADDRESS' && typeof v === 'object') for (const part of ADDRESS_PARTS) text(key, (v as Record<string, unknown>)[part]);
     else if (Array.isArray(v)) for (const x of v) text(key, x);
     else text(key, v);
-    if (def.valueType === 'URL') for (const x of Array.isArray(v) ? v : [v]) if (typeof x === 'string') text(`${key}.host`, urlHost(x));
+    if (key === '$website') for (const x of Array.isArray(v) ? v : [v]) if (typeof x === 'string') text('$website.host', urlHost(x));
   }
   return rows;
 }

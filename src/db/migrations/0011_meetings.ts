@@ -1,6 +1,50 @@
 import type { Kysely } from 'kysely';
 import { defineRank, rankRebuildAll } from '../rank.ts';
 
+// The host of a URL, lower case, as the value index keeps it (docs/records.md §Value index),
+// spelled out here as it was when this migration was written.
+function host(v: string): string | null {
+  for (const candidate of [v, `https://${v}`]) {
+    try {
+      const u = new URL(candidate);
+      if ((u.protocol === 'http:' || u.protocol === 'https:') && u.hostname !== '') return u.hostname.normalize('NFKC').toLowerCase();
+    } catch {
+      // not a URL this way; try the next
+    }
+  }
+  return null;
+}
+
+// Accounts written before this migration get the `$website.host` rows that meetings link new
+// contacts by; their `$website` rows hold each URL folded, which keeps its host.
+async function websiteHosts(db: Kysely<any>): Promise<void> {
+  let after = '';
+  for (;;) {
+    const rows: { workspace_id: string; value_text: string | null; record_id: string }[] = await db
+      .selectFrom('record_values')
+      .select(['workspace_id', 'value_text', 'record_id'])
+      .where('object_type', '=', 'account')
+      .where('field', '=', '$website')
+      .where('record_id', '>', after)
+      .orderBy('record_id')
+      .limit(1000)
+      .execute();
+    if (rows.length === 0) return;
+    // A batch ends on a whole record, so no record's hosts are split over two batches.
+    const last = rows.at(-1)!.record_id;
+    const whole = rows.length === 1000 ? rows.filter((r) => r.record_id !== last) : rows;
+    const batch = whole.length > 0 ? whole : rows;
+    const hosts = batch.flatMap((r) => {
+      const h = r.value_text === null ? null : host(r.value_text);
+      return h === null
+        ? []
+        : [{ workspace_id: r.workspace_id, object_type: 'account', field: '$website.host', value_text: h, value_num: null, record_id: r.record_id }];
+    });
+    if (hosts.length > 0) await db.insertInto('record_values').values(hosts).execute();
+    after = batch.at(-1)!.record_id;
+  }
+}
+
 // Meetings (docs/meetings.md): the row, its private contents apart (read only at FULL access),
 // the folded addresses of its organizer and attendees (access and derived relationships), the
 // ranked listing; and the purpose a file was created with, which decides what may be a transcript.
@@ -44,5 +88,6 @@ export async function up(db: Kysely<any>): Promise<void> {
   // A contact's meetings (the derived `$meeting` of records).
   await db.schema.createIndex('meeting_participants_email').on('meeting_participants').columns(['workspace_id', 'email', 'meeting_id']).execute();
 
+  await websiteHosts(db);
   await rankRebuildAll(db, defineRank({ name: 'meetings', table: 'meetings', by: ['workspace_id'], ts: 'start_date', id: 'id' }));
 }
