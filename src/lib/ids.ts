@@ -5,7 +5,7 @@ import { randomFillSync } from 'node:crypto';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
-export type IdKind = 'req' | 'ws' | 'usr' | 'key' | 'lst' | 'acc' | 'con' | 'opp' | 'msg' | 'chn' | 'fil' | 'kn';
+export type IdKind = 'req' | 'ws' | 'usr' | 'key' | 'lst' | 'acc' | 'con' | 'opp' | 'msg' | 'chn' | 'fil' | 'kn' | 'mbx' | 'eml';
 
 function encodeTime(ms: number): string {
   let out = '';
