@@ -7,6 +7,7 @@ import * as demo from './demo.ts';
 import * as importCmd from './import.ts';
 import * as key from './key.ts';
 import * as knowledge from './knowledge.ts';
+import * as mailbox from './mailbox.ts';
 import * as migrate from './migrate.ts';
 import * as serve from './serve.ts';
 import * as user from './user.ts';
@@ -27,6 +28,7 @@ const COMMANDS: Record<string, Command> = {
   channel,
   demo,
   knowledge,
+  mailbox,
 };
 
 function help(): string {

@@ -1,12 +1,13 @@
 // Request and response shapes of the e-mail endpoints (docs/emails.md), closed and exact: every
 // property the service returns is listed, so serialization keeps them and drops nothing.
 import { type TSchema, Type } from '@sinclair/typebox';
+import { PURPOSE_RULES } from '../files/rules.ts';
 import { Envelope } from '../lib/paging.ts';
 
 export const MAX_ADDRESSES = 500;
 export const MAX_ATTACHMENTS = 5;
-/** 3 MB, in the binary unit of every file size limit. */
-export const MAX_ATTACHMENT_BYTES = 3 * 1024 * 1024;
+/** 3 MB (3,145,728 bytes): the limit of the email_attachment purpose, whatever a file's purpose. */
+export const MAX_ATTACHMENT_BYTES = PURPOSE_RULES.email_attachment.maxBytes;
 
 const Address = Type.String({ format: 'email', maxLength: 320, description: 'A bare e-mail address, without a display name.' });
 const Addresses = (minItems: number, description: string) => Type.Array(Address, { minItems, maxItems: MAX_ADDRESSES, description });

@@ -26,6 +26,10 @@ export const SCOPE_TABLE: Record<string, readonly Scope[]> = {
   getFileUrl: ['files:read'],
   getMember: ['members:read'],
   listMembers: ['members:read'],
+  sendEmail: ['emails:create'],
+  draftEmail: ['emails:create'],
+  getEmail: ['emails:read'],
+  listEmails: ['emails:read'],
 };
 
 /** The path segment before an id parameter names the kind of the id. */
@@ -38,6 +42,7 @@ const KIND_BY_SEGMENT: Record<string, string> = {
   accounts: 'account',
   contacts: 'contact',
   opportunities: 'opportunity',
+  emails: 'email',
 };
 
 export const ID_PREFIX: Record<string, string> = {
@@ -49,6 +54,8 @@ export const ID_PREFIX: Record<string, string> = {
   account: 'acc',
   contact: 'con',
   opportunity: 'opp',
+  email: 'eml',
+  mailbox: 'mbx',
 };
 
 /** param name → kind of object it names, for every path parameter of the operation. */
@@ -72,6 +79,14 @@ export const BODIES: Record<string, (c: Canary) => unknown> = {
   createFile: (c) => ({ filename: `new-${c.tag}.txt`, mimeType: 'text/plain', sizeBytes: 3 }),
   completeFile: () => ({}),
   cancelFile: () => ({}),
+  sendEmail: (c) => ({
+    from: c.mailbox,
+    to: [`to-${c.tag.toLowerCase()}@canary.test`],
+    subject: `sent ${c.tag}`,
+    messageBody: { contentType: 'TEXT', content: `body ${c.tag}` },
+    attachments: [c.ids.file],
+  }),
+  draftEmail: (c) => ({ from: c.mailbox, subject: `draft ${c.tag}`, messageBody: { content: `<p>draft ${c.tag}</p>` }, attachments: [c.ids.file] }),
 };
 
 /** Operations that act on another object than the kind's canary (cancel needs a PENDING file). */
