@@ -74,10 +74,11 @@ export async function getEmail(ctx: Ctx, input: { id: string }) {
   return { ...item, fields: { ...item.fields, $body: { value: row.access === 'FULL' ? (row.html ?? null) : null, valueType: 'HTML' as const } } };
 }
 
-/** The HTML of a TEXT body: escaped, line breaks kept as <br>. */
+const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+
+/** The HTML of a TEXT body: escaped, each line break kept as <br> (docs/emails.md). */
 export function textToHtml(text: string): string {
-  const escaped = text.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
-  return escaped.replace(/\r\n|\r|\n/g, '<br>\n');
+  return text.replace(/[&<>"']/g, (ch) => ENTITIES[ch] as string).replace(/\r\n|\r|\n/g, '<br>\n');
 }
 
 function bodyOf(b: MessageBody): { html: string; text: string | null } {
