@@ -31,7 +31,7 @@ async function outboxRows(t: TestApp) {
 }
 
 async function metric(t: TestApp, name: string): Promise<number> {
-  const text = await (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
+  const text = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
   return text
     .split('\n')
     .filter((l) => l.startsWith(name))
@@ -96,7 +96,9 @@ await eachDialect(
       assert.equal(mail.headers.get('bcc'), undefined, 'bcc is not in the headers');
       // The Date header has whole seconds.
       assert.equal(mail.date?.getTime(), Math.floor(Date.parse(sentAt) / 1000) * 1000);
-      const second = await t.deps.blobs.read((await t.deps.db.kysely.selectFrom('files').select('blob_key').where('id', '=', w.files.second).executeTakeFirstOrThrow()).blob_key!);
+      const second = await t.deps.blobs.read(
+        (await t.deps.db.kysely.selectFrom('files').select('blob_key').where('id', '=', w.files.second).executeTakeFirstOrThrow()).blob_key!,
+      );
       const secondBytes = Buffer.concat(await second.toArray());
       assert.deepEqual(
         mail.attachments.map((a) => [a.filename, a.contentType]),

@@ -9,6 +9,7 @@ import * as m0003 from './migrations/0003_messages.ts';
 import * as m0004 from './migrations/0004_files.ts';
 import * as m0005 from './migrations/0005_rank.ts';
 import * as m0006 from './migrations/0006_platform.ts';
+import * as m0007 from './migrations/0007_records.ts';
 import * as m0010 from './migrations/0010_emails.ts';
 
 const MIGRATIONS: Record<string, Migration> = {
@@ -18,6 +19,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0004_files': m0004,
   '0005_rank': m0005,
   '0006_platform': m0006,
+  '0007_records': m0007,
   '0010_emails': m0010,
 };
 

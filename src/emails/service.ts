@@ -10,7 +10,7 @@ import { AppError, notFound } from '../lib/errors.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import { envelope, type Page } from '../lib/paging.ts';
 import { findOwnMailbox, type MailboxRow } from '../mailboxes/repository.ts';
-import { contactsByAddress } from './contacts.ts';
+import { contactsOf } from './contacts.ts';
 import { enqueue } from './outbox-repository.ts';
 import * as repo from './repository.ts';
 import { type DraftEmailBody, MAX_ATTACHMENT_BYTES, type SendEmailBody } from './schemas.ts';
@@ -29,11 +29,8 @@ function addressesOf(r: repo.EmailRow): string[] {
 async function toResources(ctx: Ctx, rows: repo.EmailRow[]) {
   const full = rows.filter((r) => r.access === 'FULL').map((r) => r.id);
   const files = await repo.filesOf(ctx.db, full);
-  const contacts = await contactsByAddress(ctx.db, ctx.actor.workspaceId, [...new Set(rows.flatMap(addressesOf).map((a) => a.toLowerCase()))]);
-  return rows.map((r) => {
-    const linked = new Set(addressesOf(r).flatMap((a) => contacts.get(a.toLowerCase()) ?? []));
-    return toResource(ctx, r, { files: files.get(r.id) ?? [], contacts: [...linked].sort() });
-  });
+  const contacts = await contactsOf(ctx.db, ctx.actor.workspaceId, rows.map(addressesOf));
+  return rows.map((r, i) => toResource(ctx, r, { files: files.get(r.id) ?? [], contacts: contacts[i] ?? [] }));
 }
 
 export function toResource(ctx: Ctx, r: repo.EmailRow, links: { files: string[]; contacts: string[] }) {

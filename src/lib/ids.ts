@@ -1,11 +1,32 @@
 // Ids are opaque to clients, prefixed by kind and time-sortable: 10 characters of millisecond
 // timestamp then 16 random characters, in Crockford base32 (a ULID without the dash-free ambiguity
 // of case: always lower case). Sorting ids as strings sorts them by creation time.
-import { randomFillSync } from 'node:crypto';
+import { createHash, randomFillSync } from 'node:crypto';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
-export type IdKind = 'req' | 'ws' | 'usr' | 'key' | 'lst' | 'acc' | 'con' | 'opp' | 'msg' | 'chn' | 'fil' | 'kn' | 'mbx' | 'eml';
+export type IdKind =
+  | 'req'
+  | 'ws'
+  | 'usr'
+  | 'key'
+  | 'lst'
+  | 'acc'
+  | 'con'
+  | 'opp'
+  | 'msg'
+  | 'chn'
+  | 'fil'
+  | 'kn'
+  | 'fld'
+  | 'rld'
+  | 'opt'
+  | 'tsk'
+  | 'nte'
+  | 'mtg'
+  | 'eml'
+  | 'rec'
+  | 'mbx';
 
 function encodeTime(ms: number): string {
   let out = '';
@@ -39,4 +60,16 @@ export function newId(kind: IdKind, now: number = Date.now()): string {
 /** ISO 8601 UTC with milliseconds, the one timestamp format of the API and the database. */
 export function isoNow(now: number = Date.now()): string {
   return new Date(now).toISOString();
+}
+
+/**
+ * A stable id for something that exists in every workspace without a row of its own (the system
+ * definitions and their default options, docs/records.md): the same seed always gives the same
+ * id, and different workspaces give different ids. Not time-sortable; nothing orders by it.
+ */
+export function derivedId(kind: IdKind, seed: string): string {
+  const digest = createHash('sha256').update(seed).digest();
+  let out = '';
+  for (let i = 0; i < 26; i++) out += ALPHABET[(digest[i] as number) & 31];
+  return `${kind}_${out}`;
 }

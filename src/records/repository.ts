@@ -2,11 +2,23 @@
 // import.
 import { sql } from 'kysely';
 import { chunks } from '../db/chunks.ts';
+import { defineRank } from '../db/rank.ts';
 import type { Executor } from '../db/types.ts';
 import { lookupExternalIds } from '../import/repository.ts';
-import type { EntityRelationshipsTable, RecordKind, RecordsTable } from './tables.ts';
+import { foldText } from '../lib/fold.ts';
+import type { EntityRelationshipsTable, RecordKind, RecordValuesTable, RecordsTable } from './tables.ts';
 
 export type RecordRow = RecordsTable;
+
+/** Records of one type in one workspace, newest first (docs/pages.md); scope values: [workspaceId, type]. */
+export const RECORDS = defineRank({ name: 'records', table: 'records', by: ['workspace_id', 'kind'], ts: 'created_at', id: 'id' });
+
+/** Replaces the value-index rows of `recordIds` by `rows` (docs/records.md §Value index). */
+export async function replaceValues(tx: Executor, recordIds: readonly string[], rows: readonly RecordValuesTable[]): Promise<void> {
+  for (const part of chunks([...recordIds])) await tx.deleteFrom('record_values').where('record_id', 'in', part).execute();
+  // 6 values a row.
+  for (const part of chunks([...rows], 800)) await tx.insertInto('record_values').values(part).execute();
+}
 export type RelationshipRow = EntityRelationshipsTable;
 
 export function recordsByExternalId(db: Executor, workspaceId: string, kind: RecordKind, externalIds: string[]): Promise<Map<string, string>> {
@@ -75,4 +87,31 @@ export async function loadRecords(
     else byName.set(r.name, [r.target_id]);
   }
   return { rows: new Map(rows.filter((r) => r.workspace_id === workspaceId && r.kind === kind).map((r) => [r.id, r])), relationships };
+}
+
+/**
+ * The contacts of the workspace whose `$email` holds one of `emails`, ignoring case, by folded
+ * address (docs/records.md §Value index). Meetings and emails derive their `$contact` with it.
+ */
+export async function contactIdsByEmails(db: Executor, workspaceId: string, emails: readonly string[]): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  const folded = [...new Set(emails.map(foldText))];
+  for (const part of chunks(folded)) {
+    const rows = await db
+      .selectFrom('record_values')
+      .select(['value_text', 'record_id'])
+      .where('workspace_id', '=', workspaceId)
+      .where('object_type', '=', 'contact')
+      .where('field', '=', '$email')
+      .where('value_text', 'in', part)
+      .orderBy('record_id')
+      .execute();
+    for (const r of rows) {
+      const key = r.value_text as string;
+      const ids = out.get(key) ?? [];
+      if (!ids.includes(r.record_id)) ids.push(r.record_id);
+      out.set(key, ids);
+    }
+  }
+  return out;
 }

@@ -1,0 +1,220 @@
+// The definitions of a type as one model (docs/records.md §Definitions): the system catalogue
+// merged with what operators added. Record writes check values against it, reads shape records
+// with it, and GET /v1/<plural>/definitions shows it.
+import type { Ctx } from '../lib/context.ts';
+import { InputError } from '../lib/errors.ts';
+import { derivedId, isoNow, newId } from '../lib/ids.ts';
+import type { ValueType } from '../lib/resource-schemas.ts';
+import { type HandleService, type Storage, SYSTEM_CATALOGUES } from './catalogue.ts';
+import * as repo from './repository.ts';
+
+export const CUSTOM_KEY = /^[a-z][a-z0-9_]{0,62}$/;
+
+export interface OptionDef {
+  id: string;
+  label: string;
+  description: string | null;
+}
+
+export interface FieldDef {
+  id: string;
+  key: string;
+  label: string;
+  description: string | null;
+  valueType: ValueType;
+  readOnly: boolean;
+  required: boolean;
+  system: boolean;
+  multipleValues: boolean;
+  unique: boolean;
+  currency: string | null;
+  handleService: HandleService | null;
+  /** Select fields only (possibly empty); null otherwise. */
+  options: OptionDef[] | null;
+}
+
+export interface RelationshipDef {
+  id: string;
+  key: string;
+  label: string;
+  description: string | null;
+  cardinality: 'has_one' | 'has_many';
+  objectType: string;
+  writable: 'yes' | 'create' | 'no';
+  required: boolean;
+  system: boolean;
+  storage: Storage;
+}
+
+export interface TypeDefinitions {
+  objectType: string;
+  /** In display order: system fields first, then custom ones by creation. */
+  fields: Map<string, FieldDef>;
+  relationships: Map<string, RelationshipDef>;
+}
+
+const SELECTS = new Set<ValueType>(['SINGLE_SELECT', 'MULTI_SELECT']);
+
+export function isSystemType(objectType: string): boolean {
+  return Object.hasOwn(SYSTEM_CATALOGUES, objectType);
+}
+
+/** The definitions of `objectType` in ctx's workspace; null for a type that does not exist there. */
+export async function loadDefinitions(ctx: Ctx, input: { objectType: string }): Promise<TypeDefinitions | null> {
+  const { objectType } = input;
+  const ws = ctx.actor.workspaceId;
+  const catalogue = SYSTEM_CATALOGUES[objectType];
+  if (!catalogue) return null;
+  const custom = await repo.findCustomDefinitions(ctx.db, ws, objectType);
+  const extraOptions = new Map<string, OptionDef[]>();
+  for (const o of custom.options) {
+    const list = extraOptions.get(o.field_key) ?? [];
+    list.push({ id: o.id, label: o.label, description: o.description });
+    extraOptions.set(o.field_key, list);
+  }
+  const seed = (kind: string, key: string) => `${ws}/${objectType}/${kind}/${key}`;
+  const fields = new Map<string, FieldDef>();
+  for (const [key, f] of Object.entries(catalogue.fields)) {
+    const defaults = (f.options ?? []).map((label) => ({ id: derivedId('opt', seed('option', `${key}/${label}`)), label, description: null }));
+    fields.set(key, {
+      id: derivedId('fld', seed('field', key)),
+      key,
+      label: f.label,
+      description: null,
+      valueType: f.valueType,
+      readOnly: f.readOnly ?? false,
+      required: f.required ?? false,
+      system: true,
+      multipleValues: f.multipleValues ?? false,
+      unique: false,
+      currency: null,
+      handleService: f.handleService ?? null,
+      options: SELECTS.has(f.valueType) ? [...defaults, ...(extraOptions.get(key) ?? [])] : null,
+    });
+  }
+  for (const row of custom.fields) {
+    const config = JSON.parse(row.config) as { currency?: string; unique?: boolean; multipleValues?: boolean; handleService?: HandleService };
+    const valueType = row.value_type as ValueType;
+    fields.set(row.key, {
+      id: row.id,
+      key: row.key,
+      label: row.label,
+      description: row.description,
+      valueType,
+      readOnly: false,
+      required: false,
+      system: false,
+      multipleValues: config.multipleValues ?? false,
+      unique: config.unique ?? false,
+      currency: config.currency ?? null,
+      handleService: config.handleService ?? null,
+      options: SELECTS.has(valueType) ? (extraOptions.get(row.key) ?? []) : null,
+    });
+  }
+  const relationships = new Map<string, RelationshipDef>();
+  for (const [key, r] of Object.entries(catalogue.relationships)) {
+    relationships.set(key, { id: derivedId('rld', seed('relationship', key)), key, description: null, required: r.required ?? false, system: true, ...r });
+  }
+  for (const row of custom.relationships) {
+    relationships.set(row.key, {
+      id: row.id,
+      key: row.key,
+      label: row.label,
+      description: row.description,
+      cardinality: row.cardinality,
+      objectType: row.target_type,
+      writable: 'yes',
+      required: false,
+      system: false,
+      storage: { kind: 'own' },
+    });
+  }
+  return { objectType, fields, relationships };
+}
+
+const MULTI_CAPABLE = new Set<ValueType>(['EMAIL', 'URL', 'TELEPHONE', 'SOCIAL_HANDLE']);
+const CURRENCY_CODE = /^[A-Z]{3}$/;
+
+export interface AddFieldInput {
+  objectType: string;
+  key: string;
+  label: string;
+  description?: string | null;
+  valueType: ValueType;
+  currency?: string;
+  unique?: boolean;
+  multipleValues?: boolean;
+  handleService?: HandleService;
+}
+
+async function requireType(ctx: Ctx, objectType: string): Promise<TypeDefinitions> {
+  const defs = await loadDefinitions(ctx, { objectType });
+  if (!defs) throw new InputError(`unknown object type "${objectType}"`, 'objectType');
+  return defs;
+}
+
+/** A custom field (operators only: the CLI and the import kind `definition`). */
+export async function addField(ctx: Ctx, input: AddFieldInput): Promise<FieldDef> {
+  const defs = await requireType(ctx, input.objectType);
+  if (!CUSTOM_KEY.test(input.key)) throw new InputError('must match ^[a-z][a-z0-9_]{0,62}$', 'key');
+  if (defs.fields.has(input.key) || defs.relationships.has(input.key)) throw new InputError(`"${input.key}" is already defined`, 'key');
+  if (input.multipleValues && !MULTI_CAPABLE.has(input.valueType))
+    throw new InputError('only EMAIL, URL, TELEPHONE and SOCIAL_HANDLE fields take multipleValues', 'multipleValues');
+  if (input.currency !== undefined && (input.valueType !== 'CURRENCY' || !CURRENCY_CODE.test(input.currency)))
+    throw new InputError('a three-letter ISO 4217 code, for CURRENCY fields only', 'currency');
+  if (input.handleService !== undefined && input.valueType !== 'SOCIAL_HANDLE') throw new InputError('for SOCIAL_HANDLE fields only', 'handleService');
+  const config = {
+    currency: input.currency,
+    unique: input.unique || undefined,
+    multipleValues: input.multipleValues || undefined,
+    handleService: input.handleService,
+  };
+  const row = {
+    id: newId('fld', ctx.now),
+    workspace_id: ctx.actor.workspaceId,
+    object_type: input.objectType,
+    key: input.key,
+    label: input.label,
+    description: input.description ?? null,
+    value_type: input.valueType,
+    config: JSON.stringify(config),
+    created_at: isoNow(ctx.now),
+  };
+  await repo.insertField(ctx.db, row);
+  return (await requireType(ctx, input.objectType)).fields.get(input.key) as FieldDef;
+}
+
+/** A select option added to a system or custom select field. */
+export async function addOption(ctx: Ctx, input: { objectType: string; fieldKey: string; label: string; description?: string | null }): Promise<OptionDef> {
+  const defs = await requireType(ctx, input.objectType);
+  const field = defs.fields.get(input.fieldKey);
+  if (!field?.options) throw new InputError(`"${input.fieldKey}" is not a select field of ${input.objectType}`, 'field');
+  if (input.label.length < 1 || input.label.length > 255) throw new InputError('must be 1 to 255 characters', 'label');
+  if (field.options.some((o) => o.label === input.label)) throw new InputError(`option "${input.label}" exists`, 'label');
+  const option = { id: newId('opt', ctx.now), label: input.label, description: input.description ?? null };
+  await repo.insertOption(ctx.db, { ...option, workspace_id: ctx.actor.workspaceId, object_type: input.objectType, field_key: input.fieldKey });
+  return option;
+}
+
+/** A custom relationship from `objectType` to `targetType`, stored on this side. */
+export async function addRelationship(
+  ctx: Ctx,
+  input: { objectType: string; key: string; label: string; description?: string | null; cardinality: 'has_one' | 'has_many'; targetType: string },
+): Promise<RelationshipDef> {
+  const defs = await requireType(ctx, input.objectType);
+  if (!CUSTOM_KEY.test(input.key)) throw new InputError('must match ^[a-z][a-z0-9_]{0,62}$', 'key');
+  if (defs.fields.has(input.key) || defs.relationships.has(input.key)) throw new InputError(`"${input.key}" is already defined`, 'key');
+  if (!isSystemType(input.targetType) && input.targetType !== 'member') throw new InputError(`unknown object type "${input.targetType}"`, 'targetType');
+  await repo.insertRelationship(ctx.db, {
+    id: newId('rld', ctx.now),
+    workspace_id: ctx.actor.workspaceId,
+    object_type: input.objectType,
+    key: input.key,
+    label: input.label,
+    description: input.description ?? null,
+    cardinality: input.cardinality,
+    target_type: input.targetType,
+    created_at: isoNow(ctx.now),
+  });
+  return (await requireType(ctx, input.objectType)).relationships.get(input.key) as RelationshipDef;
+}

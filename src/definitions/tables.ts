@@ -1,0 +1,48 @@
+// Row types of the definitions operators add (docs/records.md §Definitions): custom fields,
+// options (of custom and of system select fields) and custom relationships. System definitions
+// have no rows (catalogue.ts).
+
+export interface FieldDefinitionsTable {
+  id: string;
+  workspace_id: string;
+  object_type: string;
+  key: string;
+  label: string;
+  description: string | null;
+  value_type: string;
+  /** JSON: { currency?, unique?, multipleValues?, handleService? } */
+  config: string;
+  created_at: string;
+}
+
+export interface SelectOptionsTable {
+  id: string;
+  workspace_id: string;
+  object_type: string;
+  /** The field's key: options may extend a system field (`$stage`) as well as a custom one. */
+  field_key: string;
+  label: string;
+  description: string | null;
+  /** Order of the options of one field. */
+  position: number;
+}
+
+export interface RelationshipDefinitionsTable {
+  id: string;
+  workspace_id: string;
+  object_type: string;
+  key: string;
+  label: string;
+  description: string | null;
+  cardinality: 'has_one' | 'has_many';
+  target_type: string;
+  created_at: string;
+}
+
+declare module '../db/types.ts' {
+  interface Database {
+    field_definitions: FieldDefinitionsTable;
+    select_options: SelectOptionsTable;
+    relationship_definitions: RelationshipDefinitionsTable;
+  }
+}

@@ -1,0 +1,44 @@
+// The rows of the value index for one record (docs/records.md §Value index), from its stored
+// values and its type's definitions. Every writer of records (the API, the import, migrations)
+// builds them here, so the index means the same thing whoever wrote the record.
+import type { TypeDefinitions } from '../definitions/service.ts';
+import { foldText } from '../lib/fold.ts';
+import type { RecordValuesTable } from './tables.ts';
+
+const NUMERIC = new Set(['NUMBER', 'CURRENCY', 'CHECKBOX']);
+const ADDRESS_PARTS = ['street', 'street2', 'city', 'state', 'postalCode', 'country'] as const;
+
+/** What a FULL_NAME is matched as: the known parts joined by one space (`firstName lastName`). */
+export function fullNameText(v: Record<string, unknown>): string | null {
+  const parts = [v.firstName, v.lastName].filter((x): x is string => typeof x === 'string' && x !== '');
+  return parts.length > 0 ? parts.join(' ') : null;
+}
+
+/**
+ * One row per scalar value, so that a value matches when any of its rows does: text folded into
+ * value_text (select values are option ids); numbers, currencies and checkboxes (1/0) and
+ * DATETIMEs (ms since epoch, so that ranges and "the same instant" compare as numbers) into
+ * value_num; a multi-valued field one row per element; a FULL_NAME one row for
+ * `firstName lastName`; an ADDRESS one row per text part.
+ */
+export function valueRows(workspaceId: string, defs: TypeDefinitions, recordId: string, values: Record<string, unknown>): RecordValuesTable[] {
+  const rows: RecordValuesTable[] = [];
+  const text = (field: string, v: unknown) => {
+    if (typeof v === 'string')
+      rows.push({ workspace_id: workspaceId, object_type: defs.objectType, field, value_text: foldText(v), value_num: null, record_id: recordId });
+  };
+  const num = (field: string, n: number) => {
+    if (Number.isFinite(n)) rows.push({ workspace_id: workspaceId, object_type: defs.objectType, field, value_text: null, value_num: n, record_id: recordId });
+  };
+  for (const [key, v] of Object.entries(values)) {
+    const def = defs.fields.get(key);
+    if (!def || v === null || v === undefined) continue;
+    if (def.valueType === 'DATETIME' && typeof v === 'string') num(key, Date.parse(v));
+    else if (NUMERIC.has(def.valueType) && (typeof v === 'number' || typeof v === 'boolean')) num(key, Number(v));
+    else if (def.valueType === 'FULL_NAME' && typeof v === 'object') text(key, fullNameText(v as Record<string, unknown>));
+    else if (def.valueType === 'ADDRESS' && typeof v === 'object') for (const part of ADDRESS_PARTS) text(key, (v as Record<string, unknown>)[part]);
+    else if (Array.isArray(v)) for (const x of v) text(key, x);
+    else text(key, v);
+  }
+  return rows;
+}
