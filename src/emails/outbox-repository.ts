@@ -17,6 +17,9 @@ export async function enqueue(tx: Executor, row: OutboxRow): Promise<void> {
 
 /** Claims up to `limit` due rows for `token` until `leaseUntil`; `attempts` counts this one. */
 export async function claimDue(db: Executor, input: { now: string; leaseUntil: string; token: string; limit: number }): Promise<OutboxRow[]> {
+  // A read first: an idle outbox costs no write (on SQLite, no write lock every poll).
+  const any = await db.selectFrom('email_outbox').select('email_id').where('next_attempt_at', '<=', input.now).limit(1).executeTakeFirst();
+  if (!any) return [];
   let due = db.selectFrom('email_outbox').select('email_id').where('next_attempt_at', '<=', input.now).orderBy('next_attempt_at').limit(input.limit);
   if (isPostgres(db)) due = due.forUpdate().skipLocked();
   return db

@@ -13,7 +13,9 @@ async function dump(t: TestApp): Promise<string> {
   const tables = await tableNames(t);
   const parts: string[] = [];
   for (const name of tables) parts.push(JSON.stringify(await (db as any).selectFrom(name).selectAll().execute()));
-  return parts.join('\n');
+  // A key's last_used_at is written at most once a minute by any authenticated request, refused
+  // or not: bookkeeping of the key, not data of the request, so a long run may see it move.
+  return parts.join('\n').replace(/"last_used_at":"[^"]*"/g, '"last_used_at":"…"');
 }
 
 const count = (text: string, s: string) => text.split(s).length - 1;
