@@ -11,6 +11,7 @@
 //    server (smtp-server, in this process), next to nodemailer sending the same number of messages
 //    straight to that server with the same pool size.
 //   node bench/emails.ts [--dialect sqlite|postgres|both] [--size 1000000] [--requests 200] [--seconds 5] [--rounds 3] [--deliveries 2000]
+//                        [--parts pages,sends,delivery]
 import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
@@ -37,8 +38,10 @@ const { values: args } = parseArgs({
     seconds: { type: 'string', default: '5' },
     rounds: { type: 'string', default: '3' },
     deliveries: { type: 'string', default: '2000' },
+    parts: { type: 'string', default: 'pages,sends,delivery' },
   },
 });
+const PARTS = new Set(args.parts.split(','));
 const SIZE = Number(args.size);
 const REQUESTS = Number(args.requests);
 const SECONDS = Number(args.seconds);
@@ -78,7 +81,13 @@ async function world(db: Executor, name: string): Promise<World> {
   ];
   const ids = (await runImport(operatorCtx(db, ws.id), { kinds: importKinds(), text: objects.map((o) => JSON.stringify(o)).join('\n') })).ids;
   const key = async (userId: string | null) => (await createKey(operatorCtx(db, ws.id), { userId, scopes: null, expiresInMs: null })).secret;
-  return { workspaceId: ws.id, owner: await key(ids.user?.['u-ann'] as string), other: await key(ids.user?.['u-bob'] as string), workspace: await key(null), from };
+  return {
+    workspaceId: ws.id,
+    owner: await key(ids.user?.['u-ann'] as string),
+    other: await key(ids.user?.['u-bob'] as string),
+    workspace: await key(null),
+    from,
+  };
 }
 
 /** `n` e-mails, 1 ms apart, alternating between the two mailboxes; `queued` also fills the outbox. */
@@ -117,7 +126,17 @@ async function seedEmails(db: Executor, w: World, n: number, queued: boolean): P
         if (queued)
           await tx
             .insertInto('email_outbox')
-            .values(rows.map((r) => ({ email_id: r.id, workspace_id: w.workspaceId, attempts: 0, next_attempt_at: r.sent_at, lease_owner: null, last_error: null, created_at: r.sent_at })))
+            .values(
+              rows.map((r) => ({
+                email_id: r.id,
+                workspace_id: w.workspaceId,
+                attempts: 0,
+                next_attempt_at: r.sent_at,
+                lease_owner: null,
+                last_error: null,
+                created_at: r.sent_at,
+              })),
+            )
             .execute();
       }
     });
@@ -192,10 +211,12 @@ async function run(dialect: DialectName): Promise<void> {
     children.push(await start([MAIN, 'serve'], serverEnv(tdb.dataDir, tdb.databaseUrl, port), `http://127.0.0.1:${port}/healthz`));
     const basePort = await freePort();
     children.push(await start([BASELINE], { PORT: String(basePort) }, `http://127.0.0.1:${basePort}/`));
-    for (const [who, secret] of [
-      ['user key', big.other],
-      ['workspace key', big.workspace],
-    ] as const) {
+    for (const [who, secret] of PARTS.has('pages')
+      ? ([
+          ['user key', big.other],
+          ['workspace key', big.workspace],
+        ] as const)
+      : []) {
       for (const [label, offset] of [
         ['first', 0],
         ['25%', SIZE / 4],
@@ -215,65 +236,77 @@ async function run(dialect: DialectName): Promise<void> {
     }
 
     // 2. Send throughput into the outbox, paired with POST /v1/lists.
-    const fresh = await world(db, 'Throughput');
-    const auth = { authorization: `Bearer ${fresh.owner}`, 'service-version': '2026-03-01', 'content-type': 'application/json' };
-    const post = (path: string, body: unknown) =>
-      autocannon({ url: `http://127.0.0.1:${port}${path}`, method: 'POST', headers: auth, body: JSON.stringify(body), connections: 10, duration: SECONDS });
-    const list = { fields: { $name: 'Bench list', $objectType: 'contact' } };
-    const email = { from: fresh.from, to: ['carol@example.test'], subject: 'Bench', messageBody: { contentType: 'TEXT', content: 'Hello from the bench.' } };
-    await post('/v1/lists', list);
-    await post('/v1/emails/send', email);
-    const rounds: Array<{ lists: number; sends: number }> = [];
-    for (let r = 0; r < ROUNDS; r++) {
-      const l = await post('/v1/lists', list);
-      const s = await post('/v1/emails/send', email);
-      if (l.non2xx || s.non2xx || l.errors || s.errors) throw new Error(`failed requests: lists ${l.non2xx}/${l.errors}, sends ${s.non2xx}/${s.errors}`);
-      rounds.push({ lists: l.requests.average, sends: s.requests.average });
-      console.log(`${dialect.padEnd(8)}  round ${r + 1}: POST /v1/lists ${l.requests.average.toFixed(0)} req/s, POST /v1/emails/send ${s.requests.average.toFixed(0)} req/s`);
-    }
-    const ratios = rounds.map((r) => r.sends / r.lists);
-    console.log(
-      `${dialect.padEnd(8)}  send / list throughput: ×${median(ratios).toFixed(2)} (median of ${ROUNDS} paired rounds; range ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`,
-    );
+    if (PARTS.has('sends')) await sends(db, dialect, port);
     for (const c of children.splice(0)) await stop(c);
-
-    // 3. Delivery rate to a local SMTP server.
-    await db.deleteFrom('email_outbox').execute();
-    const queued = await world(db, 'Delivery');
-    await seedEmails(db, queued, DELIVERIES, true);
-    const smtp = await sink();
-    try {
-      const direct = createTransport({ host: '127.0.0.1', port: smtp.port, secure: false, ignoreTLS: true, pool: true, maxConnections: 4 });
-      const d0 = performance.now();
-      await Promise.all(
-        Array.from({ length: DELIVERIES }, (_, i) =>
-          direct.sendMail({ from: queued.from, to: `c${i}@example.test`, subject: `Subject ${i}`, html: `<p>Body of Subject ${i}</p>` }),
-        ),
-      );
-      const directRate = DELIVERIES / ((performance.now() - d0) / 1000);
-      direct.close();
-      const before = smtp.count();
-      const dPort = await freePort();
-      const env = serverEnv(tdb.dataDir, tdb.databaseUrl, dPort, { EMAIL_DISPATCH: 'true', SMTP_URL: `smtp://127.0.0.1:${smtp.port}`, EMAIL_POLL_MS: '20' });
-      children.push(await start([MAIN, 'serve'], env, `http://127.0.0.1:${dPort}/healthz`));
-      // From the first message to the last: the server's start-up is not delivery.
-      let first = 0;
-      while (smtp.count() - before < DELIVERIES) {
-        if (!first && smtp.count() > before) first = performance.now();
-        await new Promise((r) => setTimeout(r, 5));
-      }
-      const seconds = (performance.now() - (first || performance.now())) / 1000;
-      const left = await db.selectFrom('email_outbox').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-      console.log(
-        `${dialect.padEnd(8)}  dispatcher: ${DELIVERIES} e-mails delivered in ${seconds.toFixed(1)} s (first to last) = ${(DELIVERIES / seconds).toFixed(0)}/s; nodemailer straight to the same server: ${directRate.toFixed(0)}/s (×${(DELIVERIES / seconds / directRate).toFixed(2)}); outbox rows left being settled: ${Number(left.n)}`,
-      );
-    } finally {
-      for (const c of children.splice(0)) await stop(c);
-      await smtp.close();
-    }
+    if (PARTS.has('delivery')) await delivery(db, dialect, tdb.dataDir, tdb.databaseUrl);
   } finally {
     for (const c of children) await stop(c);
     await tdb.drop();
+  }
+}
+
+async function sends(db: Executor, dialect: string, port: number): Promise<void> {
+  const fresh = await world(db, 'Throughput');
+  const auth = { authorization: `Bearer ${fresh.owner}`, 'service-version': '2026-03-01', 'content-type': 'application/json' };
+  const post = (path: string, body: unknown) =>
+    autocannon({ url: `http://127.0.0.1:${port}${path}`, method: 'POST', headers: auth, body: JSON.stringify(body), connections: 10, duration: SECONDS });
+  const list = { fields: { $name: 'Bench list', $objectType: 'contact' } };
+  const email = { from: fresh.from, to: ['carol@example.test'], subject: 'Bench', messageBody: { contentType: 'TEXT', content: 'Hello from the bench.' } };
+  await post('/v1/lists', list);
+  await post('/v1/emails/send', email);
+  const rounds: Array<{ lists: number; sends: number }> = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    const l = await post('/v1/lists', list);
+    const s = await post('/v1/emails/send', email);
+    if (l.non2xx || s.non2xx || l.errors || s.errors) throw new Error(`failed requests: lists ${l.non2xx}/${l.errors}, sends ${s.non2xx}/${s.errors}`);
+    rounds.push({ lists: l.requests.average, sends: s.requests.average });
+    console.log(
+      `${dialect.padEnd(8)}  round ${r + 1}: POST /v1/lists ${l.requests.average.toFixed(0)} req/s, POST /v1/emails/send ${s.requests.average.toFixed(0)} req/s`,
+    );
+  }
+  const ratios = rounds.map((r) => r.sends / r.lists);
+  console.log(
+    `${dialect.padEnd(8)}  send / list throughput: ×${median(ratios).toFixed(2)} (median of ${ROUNDS} paired rounds; range ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`,
+  );
+}
+
+/** 3. Delivery rate to a local SMTP server. */
+async function delivery(db: Executor, dialect: string, dataDir: string, databaseUrl: string | undefined): Promise<void> {
+  const children: Awaited<ReturnType<typeof start>>[] = [];
+  const queued = await world(db, 'Delivery');
+  await seedEmails(db, queued, DELIVERIES, true);
+  const smtp = await sink();
+  try {
+    const direct = createTransport({ host: '127.0.0.1', port: smtp.port, secure: false, ignoreTLS: true, pool: true, maxConnections: 4 });
+    const d0 = performance.now();
+    await Promise.all(
+      Array.from({ length: DELIVERIES }, (_, i) =>
+        direct.sendMail({ from: queued.from, to: `c${i}@example.test`, subject: `Subject ${i}`, html: `<p>Body of Subject ${i}</p>` }),
+      ),
+    );
+    const directRate = DELIVERIES / ((performance.now() - d0) / 1000);
+    direct.close();
+    const before = smtp.count();
+    const dPort = await freePort();
+    const env = serverEnv(dataDir, databaseUrl, dPort, { EMAIL_DISPATCH: 'true', SMTP_URL: `smtp://127.0.0.1:${smtp.port}`, EMAIL_POLL_MS: '20' });
+    children.push(await start([MAIN, 'serve'], env, `http://127.0.0.1:${dPort}/healthz`));
+    // From the first message to the last: the server's start-up is not delivery.
+    let first = 0;
+    while (smtp.count() - before < DELIVERIES) {
+      if (!first && smtp.count() > before) first = performance.now();
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    const seconds = (performance.now() - (first || performance.now())) / 1000;
+    const left = await db
+      .selectFrom('email_outbox')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    console.log(
+      `${dialect.padEnd(8)}  dispatcher: ${DELIVERIES} e-mails delivered in ${seconds.toFixed(1)} s (first to last) = ${(DELIVERIES / seconds).toFixed(0)}/s; nodemailer straight to the same server: ${directRate.toFixed(0)}/s (×${(DELIVERIES / seconds / directRate).toFixed(2)}); outbox rows left being settled: ${Number(left.n)}`,
+    );
+  } finally {
+    for (const c of children.splice(0)) await stop(c);
+    await smtp.close();
   }
 }
 

@@ -5,10 +5,13 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
+import { startMailDispatcher } from '../src/jobs/mail-dispatcher.ts';
+import { createMailTransport } from '../src/mail/index.ts';
 import { removeMailbox } from '../src/mailboxes/service.ts';
 import { systemCtx } from '../src/lib/context.ts';
 import { call, eachDialect } from './helpers/app.ts';
 import { importInto, seedEmailWorld, sendBody } from './helpers/emails.ts';
+import { eventually } from './helpers/smtp.ts';
 
 type Level = 'FULL' | 'METADATA';
 
@@ -106,6 +109,25 @@ await eachDialect('emails access', (ctx) => {
       }
     }
     assert.equal(checked, 24);
+    // Delivered by the log transport (no SMTP_URL): it logs that each e-mail went out, nothing of it.
+    const mail = { ...t.config.mail, pollMs: 20 };
+    const dispatcher = startMailDispatcher({
+      db: t.deps.db,
+      blobs: t.deps.blobs,
+      transport: createMailTransport(mail, t.deps.logger),
+      logger: t.deps.logger,
+      mail,
+    });
+    try {
+      await eventually('the outbox delivered', async () => (await t.deps.db.kysely.selectFrom('email_outbox').selectAll().execute()).length === 0);
+    } finally {
+      await dispatcher.stop();
+    }
+    const logged = t
+      .logs()
+      .split('\n')
+      .filter((l) => l.includes('log transport: not sent'));
+    assert.equal(logged.length, 2, 'one line per e-mail');
     assert.ok(t.logs().includes('sendEmail') && t.logs().includes('listEmails'), 'requests were logged');
     assert.ok(!t.logs().includes(canary), 'e-mail content reached the logs');
     assert.ok(!t.logs().includes('cc@example.test'), 'an address reached the logs');

@@ -28,8 +28,8 @@ function addressesOf(r: repo.EmailRow): string[] {
 
 async function toResources(ctx: Ctx, rows: repo.EmailRow[]) {
   const full = rows.filter((r) => r.access === 'FULL').map((r) => r.id);
-  const files = await repo.filesOf(ctx.db, full);
-  const contacts = await contactsOf(ctx.db, ctx.actor.workspaceId, rows.map(addressesOf));
+  // Independent reads: on PostgreSQL they run on two pooled connections at once.
+  const [files, contacts] = await Promise.all([repo.filesOf(ctx.db, full), contactsOf(ctx.db, ctx.actor.workspaceId, rows.map(addressesOf))]);
   return rows.map((r, i) => toResource(ctx, r, { files: files.get(r.id) ?? [], contacts: contacts[i] ?? [] }));
 }
 
