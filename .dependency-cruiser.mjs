@@ -3,18 +3,18 @@
 //
 // Layers, bottom to top; an import may only point down or stay within its layer:
 //   base       src/config.ts, src/logger.ts, src/lib/, src/db/
-//   infra      src/blobs/, src/rate-limit/, src/metrics/
+//   infra      src/blobs/, src/rate-limit/, src/metrics/, src/mail/
 //   import     src/import/ (the import runner and the contract of an import kind)
 //   domain     the resource folders, except their routes
 //   jobs       src/jobs/ (background work over several resources)
 //   transport  src/http/ and each resource's routes.ts / *-routes.ts
 //   app        src/app.ts, src/server.ts, src/runtime.ts, src/cluster*.ts, src/cli/, src/docs/
-const RESOURCES = 'auth|filters|workspaces|users|members|records|lists|messages|channels|files|knowledge|idempotency';
+const RESOURCES = 'auth|definitions|filters|workspaces|users|members|records|lists|messages|channels|files|knowledge|idempotency|meetings|mailboxes|emails';
 const ROUTES = '(^|/)[a-z-]*routes[.]ts$';
 
 const LAYERS = [
   { name: 'base', path: ['^src/(config|logger)[.]ts$', '^src/(lib|db)/'] },
-  { name: 'infra', path: ['^src/(blobs|rate-limit|metrics)/'] },
+  { name: 'infra', path: ['^src/(blobs|rate-limit|metrics|mail)/'] },
   { name: 'import', path: ['^src/import/'] },
   { name: 'domain', path: [`^src/(${RESOURCES})/`], pathNot: [ROUTES] },
   { name: 'jobs', path: ['^src/jobs/'] },
@@ -47,7 +47,7 @@ export default {
       name: 'domain-not-transport',
       comment: 'Services, repositories, tables, import kinds, lib, db and infra know nothing of HTTP: no src/http/, no fastify.',
       severity: 'error',
-      from: { path: `^src/(lib|db|blobs|rate-limit|metrics|import|jobs|${RESOURCES})/`, pathNot: ROUTES },
+      from: { path: `^src/(lib|db|blobs|rate-limit|metrics|mail|import|jobs|${RESOURCES})/`, pathNot: ROUTES },
       to: { path: ['^src/http/', '(^|/)node_modules/(fastify|@fastify/[^/]+)/', `^src/(${RESOURCES})/${ROUTES.slice(6)}`] },
     },
     ...upward,

@@ -2,6 +2,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Config } from './config.ts';
 import { authRoutes } from './auth/routes.ts';
+import { emailRoutes } from './emails/routes.ts';
 import { fileRoutes } from './files/routes.ts';
 import { JSON_BODY_LIMIT, installJsonParser } from './http/body.ts';
 import type { Deps, PluginOptions } from './http/context.ts';
@@ -9,6 +10,7 @@ import { frameworkError, installErrorHandling } from './http/error-handler.ts';
 import { healthRoutes } from './http/health.ts';
 import { installIdempotency } from './http/idempotency.ts';
 import { installMetrics } from './http/metrics.ts';
+import { outboxDepthGauge } from './jobs/mail-dispatcher.ts';
 import { createMetrics } from './metrics/registry.ts';
 import { installOpenApi } from './http/openapi.ts';
 import { installPipeline } from './http/pipeline.ts';
@@ -57,6 +59,7 @@ export async function buildApp(config: Config, deps: Deps): Promise<FastifyInsta
   // Made here when the caller has none; deps itself is never changed.
   const metrics = deps.metrics ?? createMetrics();
   installMetrics(app, deps, metrics);
+  outboxDepthGauge(metrics, deps.db);
   await installOpenApi(app);
 
   const opts: PluginOptions = { config, deps, links: createLinks(config.publicAppUrl), metrics };
@@ -70,5 +73,6 @@ export async function buildApp(config: Config, deps: Deps): Promise<FastifyInsta
   for (const type of ['account', 'contact', 'opportunity']) registerDerived(type, '$meeting', meetingIdsFor);
   await app.register(recordRoutes, opts);
   await app.register(meetingRoutes, opts);
+  await app.register(emailRoutes, opts);
   return app;
 }

@@ -16,6 +16,24 @@ export interface S3Config {
   prefix: string;
 }
 
+/** Delivery of sent e-mail (docs/emails.md §Delivery). */
+export interface MailConfig {
+  /** smtp:// or smtps://; unset: the log transport. */
+  smtpUrl?: string;
+  /** Whether this process runs a dispatcher. */
+  dispatch: boolean;
+  /** How often an idle dispatcher looks for due mail. */
+  pollMs: number;
+  /** How long a claim holds its rows without renewal before another dispatcher may take them. */
+  leaseMs: number;
+  retryBaseMs: number;
+  retryMaxMs: number;
+  /** Attempts before a message is given up as failed. */
+  maxAttempts: number;
+  /** Messages delivered at once by one dispatcher. */
+  concurrency: number;
+}
+
 export interface Config {
   port: number;
   host: string;
@@ -34,6 +52,7 @@ export interface Config {
   sweepIntervalSeconds: number;
   /** Every header name accepted as the version header, as configured; Service-Version among them. */
   versionHeaders: string[];
+  mail: MailConfig;
 }
 
 /** A wrong environment variable; `param` names it. */
@@ -109,6 +128,20 @@ function s3(env: Env): S3Config | undefined {
   };
 }
 
+function mail(env: Env): MailConfig {
+  const smtpUrl = url(env, 'SMTP_URL', ['smtp:', 'smtps:']);
+  return {
+    ...(smtpUrl ? { smtpUrl } : {}),
+    dispatch: bool(env, 'EMAIL_DISPATCH', true),
+    pollMs: int(env, 'EMAIL_POLL_MS', 1000, 10, 60_000),
+    leaseMs: int(env, 'EMAIL_LEASE_MS', 60_000, 1000, 3_600_000),
+    retryBaseMs: int(env, 'EMAIL_RETRY_BASE_MS', 10_000, 10, 86_400_000),
+    retryMaxMs: int(env, 'EMAIL_RETRY_MAX_MS', 3_600_000, 10, 7 * 86_400_000),
+    maxAttempts: int(env, 'EMAIL_MAX_ATTEMPTS', 20, 1, 1000),
+    concurrency: int(env, 'EMAIL_CONCURRENCY', 4, 1, 64),
+  };
+}
+
 function bool(env: Env, name: string, fallback: boolean): boolean {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -174,5 +207,6 @@ export function loadConfig(env: Env = process.env): Config {
     downloadTtlSeconds: int(env, 'DOWNLOAD_TTL_SECONDS', 900, 10, 7 * 86400),
     sweepIntervalSeconds: int(env, 'SWEEP_INTERVAL_SECONDS', 60, 1, 86400),
     versionHeaders: versionHeaders(env),
+    mail: mail(env),
   };
 }

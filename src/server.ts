@@ -7,6 +7,8 @@ import { createLogger } from './logger.ts';
 import { closeDeps, openDeps } from './runtime.ts';
 import { filesEnv } from './files/service.ts';
 import { startSweeper } from './jobs/sweeper.ts';
+import { startMailDispatcher } from './jobs/mail-dispatcher.ts';
+import { createMailTransport } from './mail/index.ts';
 
 /** `worker`: one of the processes of `serve --workers N` (see src/cluster.ts). */
 export async function startServer(config: Config, opts: { worker?: boolean } = {}): Promise<FastifyInstance> {
@@ -14,7 +16,18 @@ export async function startServer(config: Config, opts: { worker?: boolean } = {
   const deps = await openDeps(config, logger, opts);
   const app = await buildApp(config, deps);
   const sweeper = startSweeper({ db: deps.db, files: filesEnv(config, deps.blobs) }, logger, config.sweepIntervalSeconds * 1000);
+  const dispatcher = config.mail.dispatch
+    ? startMailDispatcher({
+        db: deps.db,
+        blobs: deps.blobs,
+        transport: createMailTransport(config.mail, logger),
+        logger,
+        metrics: deps.metrics,
+        mail: config.mail,
+      })
+    : null;
   app.addHook('onClose', async () => {
+    await dispatcher?.stop();
     await sweeper.stop();
     await closeDeps(deps);
   });

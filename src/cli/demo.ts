@@ -28,7 +28,7 @@ export async function run(args: string[], io: Io): Promise<void> {
         workspace: await createKey(ctx, { userId: null, scopes: null, expiresInMs: null }),
         readOnly: await createKey(ctx, {
           userId: bob,
-          scopes: ['lists:read', 'accounts:read', 'contacts:read', 'opportunities:read', 'messages:read', 'files:read', 'members:read'],
+          scopes: ['lists:read', 'accounts:read', 'contacts:read', 'opportunities:read', 'messages:read', 'files:read', 'members:read', 'emails:read'],
           expiresInMs: null,
         }),
       };

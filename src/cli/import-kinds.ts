@@ -4,13 +4,15 @@
 import type { BlobStore } from '../blobs/blob-store.ts';
 import { channelKind } from '../channels/import.ts';
 import { definitionKind } from '../definitions/import.ts';
+import { emailKind } from '../emails/import.ts';
 import { fileKind } from '../files/import.ts';
 import type { ImportKind } from '../import/kind.ts';
+import { mailboxKind } from '../mailboxes/import.ts';
 import { messageKind } from '../messages/import.ts';
 import { accountKind, contactKind, opportunityKind } from '../records/import.ts';
 import { userKind } from '../users/import.ts';
 
 /** `blobs`: where imported files' bytes go; without it an import holding files is refused. */
 export function importKinds(deps: { blobs?: BlobStore } = {}): ImportKind<any>[] {
-  return [definitionKind, userKind, channelKind, fileKind(deps.blobs), accountKind, contactKind, opportunityKind, messageKind];
+  return [definitionKind, userKind, channelKind, fileKind(deps.blobs), mailboxKind, accountKind, contactKind, opportunityKind, messageKind, emailKind];
 }

@@ -8,6 +8,7 @@ import * as demo from './demo.ts';
 import * as importCmd from './import.ts';
 import * as key from './key.ts';
 import * as knowledge from './knowledge.ts';
+import * as mailbox from './mailbox.ts';
 import * as migrate from './migrate.ts';
 import * as serve from './serve.ts';
 import * as user from './user.ts';
@@ -29,6 +30,7 @@ const COMMANDS: Record<string, Command> = {
   definition,
   demo,
   knowledge,
+  mailbox,
 };
 
 function help(): string {

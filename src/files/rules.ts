@@ -5,7 +5,7 @@ import type { FileStatus, FilesTable } from './tables.ts';
 export const MAX_FILE_BYTES = 512 * 1024 * 1024;
 const MB = 1024 * 1024;
 
-export const PURPOSES = ['meeting_transcript', 'knowledge_user', 'knowledge_workspace'] as const;
+export const PURPOSES = ['meeting_transcript', 'knowledge_user', 'knowledge_workspace', 'email_attachment'] as const;
 export type Purpose = (typeof PURPOSES)[number];
 
 const DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
@@ -13,10 +13,13 @@ const XLSX = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet'
 const PPTX = 'application/vnd.openxmlformats-officedocument.presentationml.presentation';
 const KNOWLEDGE_TYPES = ['application/pdf', 'text/plain', 'text/markdown', 'text/csv', 'text/html', 'application/json', DOCX, XLSX, PPTX];
 
-export const PURPOSE_RULES: Record<Purpose, { mimeTypes: readonly string[]; maxBytes: number }> = {
+/** `mimeTypes: null`: any valid MIME type. */
+export const PURPOSE_RULES: Record<Purpose, { mimeTypes: readonly string[] | null; maxBytes: number }> = {
   meeting_transcript: { mimeTypes: ['text/plain', 'text/vtt', 'text/markdown', 'application/json', 'application/pdf', DOCX], maxBytes: 50 * MB },
   knowledge_user: { mimeTypes: KNOWLEDGE_TYPES, maxBytes: 100 * MB },
   knowledge_workspace: { mimeTypes: KNOWLEDGE_TYPES, maxBytes: 100 * MB },
+  // The attachment limit of e-mails (docs/emails.md), checked again when an e-mail is sent.
+  email_attachment: { mimeTypes: null, maxBytes: 3 * MB },
 };
 
 // RFC 9110 tokens for type and subtype, then optional `; name=value` parameters.

@@ -9,7 +9,7 @@ import { SERVICE_VERSION } from './context.ts';
 import { ERROR_CODES, type ErrorCode, ERROR_TYPES } from '../lib/errors.ts';
 import { errorResponse, ErrorBody, RATE_HEADERS } from './openapi-schemas.ts';
 
-const DESCRIPTION = `Records, Lists, Messages, Files and Members.
+const DESCRIPTION = `Records, Lists, Messages, Files, Members and Emails.
 
 Every \`/v1\` request sends \`Authorization: Bearer <API_KEY>\` and \`Service-Version: ${SERVICE_VERSION}\`.
 A deployment may accept other names for the version header (\`VERSION_HEADERS\`); a response
@@ -106,6 +106,7 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
         { name: 'Messages', description: 'Chat messages, filtered by what the caller may see.' },
         { name: 'Files', description: 'Upload sessions, metadata and downloads.' },
         { name: 'Members', description: "The workspace's users, read-only." },
+        { name: 'Emails', description: 'E-mails of the mailboxes operators configure: read, send and draft.' },
       ],
     },
     hideUntagged: false,

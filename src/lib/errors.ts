@@ -54,6 +54,9 @@ export const ERROR_CODES = {
   upload_too_large: 413,
   checksum_mismatch: 422,
   range_not_satisfiable: 416,
+  // emails (docs/emails.md)
+  unknown_mailbox: 400,
+  referenced_resource_missing: 400,
   // 500, 503
   internal_error: 500,
   service_unavailable: 503,

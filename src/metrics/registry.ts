@@ -15,6 +15,10 @@ export interface Metrics {
   uploadBytes: Counter<'storage'>;
   /** For the files code: how long one upload's bytes took to arrive and be stored. */
   uploadDuration: Histogram<'storage'>;
+  /** For the mail dispatcher: messages the transport accepted. */
+  emailDeliveries: Counter<'transport'>;
+  /** For the mail dispatcher: attempts that failed, `final` when the message is given up. */
+  emailFailures: Counter<'transport' | 'final'>;
   /** Replaces this registry as the source of /metrics: a cluster worker answers with all workers' sum. */
   text?: () => Promise<string>;
 }
@@ -61,6 +65,18 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
       help: 'Duration of file uploads, from the first byte to stored.',
       labelNames: ['storage'],
       buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900],
+      registers,
+    }),
+    emailDeliveries: new Counter({
+      name: 'rolodex_email_deliveries_total',
+      help: 'E-mails handed to the mail transport and accepted (log: written to the log only).',
+      labelNames: ['transport'],
+      registers,
+    }),
+    emailFailures: new Counter({
+      name: 'rolodex_email_delivery_failures_total',
+      help: 'Failed delivery attempts; final="true" when the e-mail is given up, else it is retried later.',
+      labelNames: ['transport', 'final'],
       registers,
     }),
   };

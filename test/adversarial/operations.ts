@@ -45,6 +45,10 @@ export const SCOPE_TABLE: Record<string, readonly Scope[]> = {
   updateMeeting: ['meetings:update'],
   getMeeting: ['meetings:read'],
   listMeetings: ['meetings:read'],
+  sendEmail: ['emails:create'],
+  draftEmail: ['emails:create'],
+  getEmail: ['emails:read'],
+  listEmails: ['emails:read'],
 };
 
 /** The path segment before an id parameter names the kind of the id. */
@@ -58,6 +62,7 @@ const KIND_BY_SEGMENT: Record<string, string> = {
   contacts: 'contact',
   opportunities: 'opportunity',
   meetings: 'meeting',
+  emails: 'email',
 };
 
 export const ID_PREFIX: Record<string, string> = {
@@ -71,6 +76,8 @@ export const ID_PREFIX: Record<string, string> = {
   opportunity: 'opp',
   meeting: 'mtg',
   transcript: 'fil',
+  email: 'eml',
+  mailbox: 'mbx',
 };
 
 /** param name → kind of object it names, for every path parameter of the operation. */
@@ -105,6 +112,14 @@ export const BODIES: Record<string, (c: Canary) => unknown> = {
     relationships: { $transcript: c.ids.transcript },
   }),
   updateMeeting: (c) => ({ fields: { $privacySetting: 'FULL' }, relationships: { $transcript: { replace: c.ids.transcript } } }),
+  sendEmail: (c) => ({
+    from: c.mailbox,
+    to: [`to-${c.tag.toLowerCase()}@canary.test`],
+    subject: `sent ${c.tag}`,
+    messageBody: { contentType: 'TEXT', content: `body ${c.tag}` },
+    attachments: [c.ids.file],
+  }),
+  draftEmail: (c) => ({ from: c.mailbox, subject: `draft ${c.tag}`, messageBody: { content: `<p>draft ${c.tag}</p>` }, attachments: [c.ids.file] }),
 };
 
 /** Operations that act on another object than the kind's canary (cancel needs a PENDING file). */

@@ -23,6 +23,8 @@ export interface Canary {
   /** Capability URLs (paths) of the byte endpoints, when files exist. */
   uploadPath?: string;
   downloadPath?: string;
+  /** The address of the owner's mailbox, when e-mail is served. */
+  mailbox?: string;
   /** An Idempotency-Key this workspace has used, with the request it was used on. */
   idempotency?: { key: string; url: string; body: unknown };
   /** Every string that belongs to this workspace and must never reach another one. */
@@ -47,6 +49,30 @@ const RECORDS: Record<string, (tag: string) => Record<string, unknown>> = {
   }),
 };
 
+/** The owner's mailbox, one received e-mail with canary text, and the mailbox the fuzz cases send from. */
+function mailObjects(tag: string, address: string): Array<Record<string, unknown>> {
+  const v = (value: unknown, valueType: string) => ({ value, valueType });
+  return [
+    { object: 'mailbox', externalId: `mb-${tag}`, user: `u-${tag}`, address },
+    { object: 'mailbox', externalId: `mb-fuzz-${tag}`, user: `u-${tag}`, address: FUZZ_MAILBOX },
+    {
+      object: 'email',
+      externalId: `e-${tag}`,
+      mailbox: `mb-${tag}`,
+      fields: {
+        $subject: v(`secret subject ${tag}`, 'TEXT'),
+        $body: v(`<p>secret body ${tag}</p>`, 'HTML'),
+        $sentAt: v(new Date().toISOString(), 'DATETIME'),
+        $from: v(`from-${tag.toLowerCase()}@canary.test`, 'EMAIL'),
+        $to: v([address], 'EMAIL'),
+      },
+    },
+  ];
+}
+
+/** A mailbox address every canary owner has: the fuzz cases' `from`. */
+export const FUZZ_MAILBOX = 'fuzz@canary.test';
+
 export async function seedCanary(t: TestApp, label: string, operations: Set<string>): Promise<Canary> {
   const tag = `CANARY${label}${randomBytes(5).toString('hex').toUpperCase()}`;
   const db = t.deps.db.kysely;
@@ -64,6 +90,8 @@ export async function seedCanary(t: TestApp, label: string, operations: Set<stri
     },
   ];
   for (const [kind, make] of Object.entries(RECORDS)) if (kinds.some((k) => k.object === kind)) objects.push(make(tag));
+  const mailbox = `mailbox-${tag.toLowerCase()}@canary.test`;
+  if (kinds.some((k) => k.object === 'email')) objects.push(...mailObjects(tag, mailbox));
   const imported = await runImport(operatorCtx(t.deps.db.kysely, ws.id), { kinds: kinds, text: objects.map((o) => JSON.stringify(o)).join('\n') });
   const ids: Record<string, string> = { user: user.id, workspace: ws.id };
   for (const [object, byExt] of Object.entries(imported.ids)) for (const id of Object.values(byExt)) ids[object] = id;
@@ -74,6 +102,7 @@ export async function seedCanary(t: TestApp, label: string, operations: Set<stri
     userId: user.id,
     secret,
     ids,
+    ...(ids.mailbox ? { mailbox } : {}),
     secrets: () => [
       tag,
       tag.toLowerCase(),

@@ -25,6 +25,12 @@ const HINTS: Record<string, unknown[]> = {
   filename: ['report.pdf', 'notes.txt', 'a'],
   mimeType: ['text/plain', 'application/pdf', 'image/png', 'application/vnd.openxmlformats-officedocument.wordprocessingml.document'],
   sizeBytes: [1, 10, 1024, 536_870_912, 536_870_913],
+  // The canary owner's FUZZ_MAILBOX (test/helpers/canary.ts), so that valid sends get through.
+  from: ['fuzz@canary.test', 'FUZZ@Canary.Test'],
+  to: [['a@example.test'], ['b@example.test', 'c@example.test']],
+  cc: [[], ['d@example.test']],
+  bcc: [[], ['e@example.test']],
+  subject: ['Hello', ''],
   limit: [1, 25],
   offset: [0, 1, 1000],
 };

@@ -1,0 +1,172 @@
+// The `email` import kind (docs/emails.md §Import): received (or earlier) mail of a mailbox.
+// `mailbox` (externalId), `fields` shaped as in the API ({value, valueType}) and optional
+// `relationships.$attachment` (file externalIds). Imported mail is never delivered. Error messages
+// name the field and never repeat a value: subjects and bodies must not reach any output.
+import { type ImportItem, type ImportKind, onlyFields, str, upsertByExternalId } from '../import/kind.ts';
+import { InputError } from '../lib/errors.ts';
+import { isoNow } from '../lib/ids.ts';
+import { checkAddress } from '../mailboxes/service.ts';
+import * as repo from './repository.ts';
+import { textToHtml } from './service.ts';
+
+export interface EmailInput {
+  mailbox: string;
+  subject: string | null;
+  html: string;
+  text: string | null;
+  sentAt: string;
+  from: string;
+  to: string[];
+  cc: string[];
+  bcc: string[];
+  attachments: string[];
+}
+
+const FIELD_TYPES: Record<string, readonly string[]> = {
+  $subject: ['TEXT'],
+  $body: ['HTML', 'TEXT'],
+  $sentAt: ['DATETIME'],
+  $from: ['EMAIL'],
+  $to: ['EMAIL'],
+  $cc: ['EMAIL'],
+  $bcc: ['EMAIL'],
+};
+
+function fieldOf(fields: Record<string, unknown>, name: string): { value: unknown; valueType: string | undefined } | undefined {
+  const f = fields[name];
+  if (f === undefined) return undefined;
+  const where = `fields.${name}`;
+  if (typeof f !== 'object' || f === null || Array.isArray(f)) throw new InputError('must be an object {value, valueType}', where);
+  const { value, valueType, ...rest } = f as Record<string, unknown>;
+  const extra = Object.keys(rest)[0];
+  if (extra !== undefined) throw new InputError('is not a known field', `${where}.${extra}`);
+  const allowed = FIELD_TYPES[name] as readonly string[];
+  if (valueType !== undefined && !allowed.includes(valueType as string)) throw new InputError(`must be ${allowed.join(' or ')}`, `${where}.valueType`);
+  return { value, valueType: valueType as string | undefined };
+}
+
+function text(where: string, v: unknown, max: number): string | null {
+  if (v === undefined || v === null) return null;
+  if (typeof v !== 'string') throw new InputError('must be a string', where);
+  if (v.length > max) throw new InputError(`must be at most ${max} characters`, where);
+  return v;
+}
+
+function addresses(where: string, v: unknown): string[] {
+  if (v === undefined || v === null) return [];
+  if (!Array.isArray(v)) throw new InputError('must be an array of e-mail addresses', where);
+  if (v.length > 500) throw new InputError('must hold at most 500 addresses', where);
+  return v.map((a, i) => {
+    checkAddress(a, `${where}[${i}]`);
+    return a as string;
+  });
+}
+
+function sentAt(v: unknown): string {
+  const where = 'fields.$sentAt.value';
+  const ms = typeof v === 'string' && /^\d{4}-\d{2}-\d{2}T.*(Z|[+-]\d{2}:?\d{2})$/i.test(v) ? Date.parse(v) : NaN;
+  if (Number.isNaN(ms)) throw new InputError('is required: an ISO 8601 date-time with a time zone, such as 2026-03-01T12:00:00.000Z', where);
+  return new Date(ms).toISOString();
+}
+
+function attachments(raw: Record<string, unknown>): string[] {
+  const rels = raw.relationships;
+  if (rels === undefined || rels === null) return [];
+  if (typeof rels !== 'object' || Array.isArray(rels)) throw new InputError('must be an object', 'relationships');
+  for (const k of Object.keys(rels))
+    if (k !== '$attachment') throw new InputError('is not an importable relationship of e-mails (only $attachment)', `relationships.${k}`);
+  const a = (rels as Record<string, unknown>).$attachment;
+  if (a === undefined) return [];
+  if (typeof a !== 'object' || a === null || Array.isArray(a)) throw new InputError('must be an object {objectType, values}', 'relationships.$attachment');
+  const { objectType, values, ...rest } = a as Record<string, unknown>;
+  const extra = Object.keys(rest)[0];
+  if (extra !== undefined) throw new InputError('is not a known field', `relationships.$attachment.${extra}`);
+  if (objectType !== undefined && objectType !== 'file') throw new InputError('must be "file"', 'relationships.$attachment.objectType');
+  if (!Array.isArray(values)) throw new InputError('must be an array of file externalIds', 'relationships.$attachment.values');
+  values.forEach((v, i) => {
+    if (typeof v !== 'string' || v.length === 0) throw new InputError('must be a file externalId', `relationships.$attachment.values[${i}]`);
+  });
+  return [...new Set(values as string[])];
+}
+
+export function checkEmail(raw: Record<string, unknown>): EmailInput {
+  onlyFields(raw, ['mailbox', 'fields', 'relationships']);
+  const mailbox = str(raw, 'mailbox', { required: true, max: 255 }) as string;
+  const fields = raw.fields;
+  if (typeof fields !== 'object' || fields === null || Array.isArray(fields)) throw new InputError('must be an object', 'fields');
+  const f = fields as Record<string, unknown>;
+  for (const k of Object.keys(f)) if (!(k in FIELD_TYPES)) throw new InputError('is not an e-mail field', `fields.${k}`);
+  const body = fieldOf(f, '$body');
+  const content = text('fields.$body.value', body?.value, 10_000_000) ?? '';
+  const from = fieldOf(f, '$from')?.value;
+  if (from === undefined || from === null) throw new InputError('is required', 'fields.$from.value');
+  checkAddress(from, 'fields.$from.value');
+  return {
+    mailbox,
+    subject: text('fields.$subject.value', fieldOf(f, '$subject')?.value, 10_000),
+    ...(body?.valueType === 'TEXT' ? { html: textToHtml(content), text: content } : { html: content, text: null }),
+    sentAt: sentAt(fieldOf(f, '$sentAt')?.value),
+    from: from as string,
+    to: addresses('fields.$to.value', fieldOf(f, '$to')?.value),
+    cc: addresses('fields.$cc.value', fieldOf(f, '$cc')?.value),
+    bcc: addresses('fields.$bcc.value', fieldOf(f, '$bcc')?.value),
+    attachments: attachments(raw),
+  };
+}
+
+export const emailKind: ImportKind<EmailInput> = {
+  object: 'email',
+  check: checkEmail,
+  async lookup(ctx, externalIds) {
+    return new Map([...(await repo.emailsByExternalId(ctx.db, ctx.actor.workspaceId, externalIds))].map(([k, v]) => [k, v.id]));
+  },
+  async upsert(ctx, items) {
+    const at = isoNow(ctx.now);
+    const ws = ctx.actor.workspaceId;
+    const fresh: repo.NewEmail[] = [];
+    const columns = async ({ line, value: v }: ImportItem<EmailInput>) => ({
+      mailbox_id: await ctx.resolve('mailbox', v.mailbox, { line, field: 'mailbox' }),
+      from_address: v.from,
+      to_json: JSON.stringify(v.to),
+      cc_json: JSON.stringify(v.cc),
+      bcc_json: JSON.stringify(v.bcc),
+      subject: v.subject,
+      sent_at: v.sentAt,
+      updated_at: at,
+    });
+    await upsertByExternalId(ctx, items, {
+      object: 'email',
+      idKind: 'eml',
+      find: (externalIds) => repo.emailsByExternalId(ctx.db, ws, externalIds),
+      async update(item, old) {
+        await repo.updateEmail(ctx.db, ws, old.id, old.sentAt, await columns(item), { html: item.value.html, text: item.value.text });
+      },
+      async insert(item, id) {
+        fresh.push({
+          id,
+          workspace_id: ws,
+          external_id: item.externalId,
+          ...(await columns(item)),
+          created_at: at,
+          delivery_status: null,
+          delivery_attempts: 0,
+          delivered_at: null,
+          delivery_error: null,
+          body: { html: item.value.html, text: item.value.text },
+          files: [],
+        });
+      },
+    });
+    await repo.insertEmails(ctx.db, ws, fresh);
+  },
+  async link(ctx, items) {
+    for (const item of items) {
+      const id = await ctx.resolve('email', item.externalId, { line: item.line, field: 'externalId' });
+      const files: string[] = [];
+      for (const [i, ext] of item.value.attachments.entries()) {
+        files.push(await ctx.resolve('file', ext, { line: item.line, field: `relationships.$attachment.values[${i}]` }));
+      }
+      await repo.replaceEmailFiles(ctx.db, id, files);
+    }
+  },
+};

@@ -1,0 +1,156 @@
+// SQL of e-mails. Access is resolved in the SQL (docs/emails.md §Who reads what): the mailbox's
+// owner reads FULL, everyone else the mailbox's `others_see`; the subject leaves the database only
+// for a FULL row and the body is joined only for one. A workspace's e-mails are a ranked set
+// (docs/pages.md), so a page at any offset costs what the first does.
+import { type RawBuilder, sql } from 'kysely';
+import { chunks } from '../db/chunks.ts';
+import { defineRank, lockScope, rankDelete, rankInsert, rankPage } from '../db/rank.ts';
+import type { Executor } from '../db/types.ts';
+import type { Page } from '../lib/paging.ts';
+import type { EmailBodiesTable, EmailDraftsTable, EmailsTable } from './tables.ts';
+
+/** A workspace's e-mails, newest $sentAt first, ties by id. */
+export const EMAILS = defineRank({ name: 'emails', table: 'emails', by: ['workspace_id'], ts: 'sent_at', id: 'id' });
+
+export interface Caller {
+  workspaceId: string;
+  /** null for a workspace key: it owns no mailbox. */
+  userId: string | null;
+}
+
+export type AccessLevel = 'FULL' | 'METADATA';
+
+/** An e-mail as a caller reads it. */
+export interface EmailRow extends Pick<
+  EmailsTable,
+  'id' | 'external_id' | 'from_address' | 'to_json' | 'cc_json' | 'bcc_json' | 'sent_at' | 'created_at' | 'updated_at'
+> {
+  owner_id: string;
+  access: AccessLevel;
+  /** null unless access is FULL. */
+  subject: string | null;
+  /** Read only by getEmail, and null unless access is FULL. */
+  html?: string | null;
+}
+
+function access(c: Caller): RawBuilder<AccessLevel> {
+  if (c.userId === null) return sql<AccessLevel>`m.others_see`;
+  return sql<AccessLevel>`case when m.user_id = ${c.userId} then 'FULL' else m.others_see end`;
+}
+
+function select(c: Caller, where: RawBuilder<unknown>, body: boolean): RawBuilder<EmailRow> {
+  const level = access(c);
+  return sql<EmailRow>`
+    select e.id, e.external_id, m.user_id as owner_id, e.from_address, e.to_json, e.cc_json, e.bcc_json, e.sent_at,
+      e.created_at, e.updated_at, ${level} as access, case when ${level} = 'FULL' then e.subject end as subject
+      ${body ? sql`, b.html` : sql``}
+    from emails e
+    join mailboxes m on m.id = e.mailbox_id
+    ${body ? sql`left join email_bodies b on b.email_id = e.id and ${level} = 'FULL'` : sql``}
+    where e.workspace_id = ${c.workspaceId} and ${where}`;
+}
+
+/** The page's rows newest first, and the workspace's e-mail count from the same snapshot. */
+export async function pageEmails(db: Executor, c: Caller, page: Page): Promise<{ total: number; rows: EmailRow[] }> {
+  const { total, rows: keys } = await rankPage(db, EMAILS, [c.workspaceId], page);
+  if (keys.length === 0) return { total, rows: [] };
+  const ids = keys.map((k) => k.id);
+  const found = (await select(c, sql`e.id in (${sql.join(ids)})`, false).execute(db)).rows;
+  const byId = new Map(found.map((r) => [r.id, r]));
+  // An e-mail re-imported with another $sentAt between the two reads keeps its place on this page.
+  return { total, rows: ids.flatMap((id) => byId.get(id) ?? []) };
+}
+
+export async function findEmail(db: Executor, c: Caller, id: string): Promise<EmailRow | undefined> {
+  return (await select(c, sql`e.id = ${id}`, true).execute(db)).rows[0];
+}
+
+/** File ids attached to these e-mails, in order; ask only for e-mails read at FULL. */
+export async function filesOf(db: Executor, emailIds: string[]): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  if (emailIds.length === 0) return out;
+  const rows = await db
+    .selectFrom('email_files')
+    .select(['email_id', 'file_id'])
+    .where('email_id', 'in', emailIds)
+    .orderBy('email_id')
+    .orderBy('position')
+    .execute();
+  for (const r of rows) out.set(r.email_id, [...(out.get(r.email_id) ?? []), r.file_id]);
+  return out;
+}
+
+export type NewEmail = EmailsTable & { body: Omit<EmailBodiesTable, 'email_id'>; files: string[] };
+
+/** Inserts e-mails of one workspace with their bodies and files, and ranks them. */
+export async function insertEmails(tx: Executor, workspaceId: string, emails: NewEmail[]): Promise<void> {
+  if (emails.length === 0) return;
+  await lockScope(tx, EMAILS, [workspaceId]);
+  for (const part of chunks(emails, 200)) {
+    await tx
+      .insertInto('emails')
+      .values(part.map(({ body: _b, files: _f, ...row }) => row))
+      .execute();
+    await tx
+      .insertInto('email_bodies')
+      .values(part.map((e) => ({ email_id: e.id, ...e.body })))
+      .execute();
+  }
+  const links = emails.flatMap((e) => e.files.map((file_id, position) => ({ email_id: e.id, file_id, position })));
+  for (const part of chunks(links)) await tx.insertInto('email_files').values(part).execute();
+  await rankInsert(
+    tx,
+    EMAILS,
+    [workspaceId],
+    emails.map((e) => ({ ts: e.sent_at, id: e.id })),
+  );
+}
+
+/** Existing e-mails by externalId, with the $sentAt each is ranked under. */
+export async function emailsByExternalId(db: Executor, workspaceId: string, externalIds: string[]): Promise<Map<string, { id: string; sentAt: string }>> {
+  const found = new Map<string, { id: string; sentAt: string }>();
+  for (const part of chunks(externalIds)) {
+    const rows = await db
+      .selectFrom('emails')
+      .select(['id', 'external_id', 'sent_at'])
+      .where('workspace_id', '=', workspaceId)
+      .where('external_id', 'in', part)
+      .execute();
+    for (const r of rows) found.set(r.external_id as string, { id: r.id, sentAt: r.sent_at });
+  }
+  return found;
+}
+
+export type EmailChanges = Pick<EmailsTable, 'mailbox_id' | 'from_address' | 'to_json' | 'cc_json' | 'bcc_json' | 'subject' | 'sent_at' | 'updated_at'>;
+
+/** Updates an imported e-mail; a new $sentAt moves it in the ranked order. */
+export async function updateEmail(
+  tx: Executor,
+  workspaceId: string,
+  id: string,
+  oldSentAt: string,
+  set: EmailChanges,
+  body: Omit<EmailBodiesTable, 'email_id'>,
+): Promise<void> {
+  if (set.sent_at !== oldSentAt) await lockScope(tx, EMAILS, [workspaceId]);
+  await tx.updateTable('emails').set(set).where('id', '=', id).execute();
+  await tx.updateTable('email_bodies').set(body).where('email_id', '=', id).execute();
+  if (set.sent_at !== oldSentAt) {
+    await rankDelete(tx, EMAILS, [workspaceId], [{ ts: oldSentAt, id }]);
+    await rankInsert(tx, EMAILS, [workspaceId], [{ ts: set.sent_at, id }]);
+  }
+}
+
+/** Sets an e-mail's files, in order. */
+export async function replaceEmailFiles(tx: Executor, emailId: string, fileIds: string[]): Promise<void> {
+  await tx.deleteFrom('email_files').where('email_id', '=', emailId).execute();
+  if (fileIds.length > 0)
+    await tx
+      .insertInto('email_files')
+      .values(fileIds.map((file_id, position) => ({ email_id: emailId, file_id, position })))
+      .execute();
+}
+
+export async function insertDraft(tx: Executor, row: EmailDraftsTable): Promise<void> {
+  await tx.insertInto('email_drafts').values(row).execute();
+}
