@@ -6,10 +6,10 @@ import { channelKind } from '../channels/import.ts';
 import { fileKind } from '../files/import.ts';
 import type { ImportKind } from '../import/kind.ts';
 import { messageKind } from '../messages/import.ts';
-import { accountKind, contactKind, opportunityKind } from '../records/import.ts';
+import { accountKind, contactKind, noteKind, opportunityKind, taskKind } from '../records/import.ts';
 import { userKind } from '../users/import.ts';
 
 /** `blobs`: where imported files' bytes go; without it an import holding files is refused. */
 export function importKinds(deps: { blobs?: BlobStore } = {}): ImportKind<any>[] {
-  return [userKind, channelKind, fileKind(deps.blobs), accountKind, contactKind, opportunityKind, messageKind];
+  return [userKind, channelKind, fileKind(deps.blobs), accountKind, contactKind, opportunityKind, noteKind, taskKind, messageKind];
 }

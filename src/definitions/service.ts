@@ -31,6 +31,8 @@ export interface FieldDef {
   handleService: HandleService | null;
   /** Select fields only (possibly empty); null otherwise. */
   options: OptionDef[] | null;
+  /** The only values the field takes (a task's `$status`); null: any. */
+  values: readonly string[] | null;
 }
 
 export interface RelationshipDef {
@@ -90,6 +92,7 @@ export async function loadDefinitions(ctx: Ctx, input: { objectType: string }): 
       currency: null,
       handleService: f.handleService ?? null,
       options: SELECTS.has(f.valueType) ? [...defaults, ...(extraOptions.get(key) ?? [])] : null,
+      values: f.values ?? null,
     });
   }
   for (const row of custom.fields) {
@@ -109,6 +112,7 @@ export async function loadDefinitions(ctx: Ctx, input: { objectType: string }): 
       currency: config.currency ?? null,
       handleService: config.handleService ?? null,
       options: SELECTS.has(valueType) ? (extraOptions.get(row.key) ?? []) : null,
+      values: null,
     });
   }
   const relationships = new Map<string, RelationshipDef>();
@@ -153,9 +157,16 @@ async function requireType(ctx: Ctx, objectType: string): Promise<TypeDefinition
   return defs;
 }
 
+/** Whether operators may add fields or relationships to the type (notes take neither, tasks only relationships). */
+function allowsCustom(objectType: string, what: 'fields' | 'relationships'): void {
+  const custom = SYSTEM_CATALOGUES[objectType]?.custom;
+  if (custom && !custom[what]) throw new InputError(`${objectType} takes no custom ${what}`, 'objectType');
+}
+
 /** A custom field (operators only: the CLI and the import kind `definition`). */
 export async function addField(ctx: Ctx, input: AddFieldInput): Promise<FieldDef> {
   const defs = await requireType(ctx, input.objectType);
+  allowsCustom(input.objectType, 'fields');
   if (!CUSTOM_KEY.test(input.key)) throw new InputError('must match ^[a-z][a-z0-9_]{0,62}$', 'key');
   if (defs.fields.has(input.key) || defs.relationships.has(input.key)) throw new InputError(`"${input.key}" is already defined`, 'key');
   if (input.multipleValues && !MULTI_CAPABLE.has(input.valueType))
@@ -202,6 +213,7 @@ export async function addRelationship(
   input: { objectType: string; key: string; label: string; description?: string | null; cardinality: 'has_one' | 'has_many'; targetType: string },
 ): Promise<RelationshipDef> {
   const defs = await requireType(ctx, input.objectType);
+  allowsCustom(input.objectType, 'relationships');
   if (!CUSTOM_KEY.test(input.key)) throw new InputError('must match ^[a-z][a-z0-9_]{0,62}$', 'key');
   if (defs.fields.has(input.key) || defs.relationships.has(input.key)) throw new InputError(`"${input.key}" is already defined`, 'key');
   if (!isSystemType(input.targetType) && input.targetType !== 'member') throw new InputError(`unknown object type "${input.targetType}"`, 'targetType');

@@ -62,7 +62,7 @@ export async function listRoutes(base: FastifyInstance, opts: PluginOptions): Pr
     (request) => service.listLists(ctx(request), request.query),
   );
 
-  for (const def of Object.values(ENTITY_TYPES)) {
+  for (const def of Object.values(ENTITY_TYPES).filter((t) => t.listable)) {
     const Plural = def.plural[0]?.toUpperCase() + def.plural.slice(1);
     app.get(
       `/v1/lists/:listId/${def.plural}`,

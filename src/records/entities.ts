@@ -15,13 +15,27 @@ export interface EntityType {
   objectType: RecordKind;
   idKind: IdKind;
   /** Path segment of the routes and of httpLink. */
-  plural: 'accounts' | 'contacts' | 'opportunities';
+  plural: 'accounts' | 'contacts' | 'opportunities' | 'tasks' | 'notes';
+  /** The article of its name in summaries. */
+  article: 'a' | 'an';
+  /** Whether lists hold records of the type (docs/lists). */
+  listable: boolean;
+  /** Whether the type has GET /v1/<plural>/definitions (notes have none). */
+  definitions: boolean;
+  /** Whether a create must name relationships (a required one). */
+  createNeedsRelationships: boolean;
+  /** Update operations: `any` ({add, remove} or {replace}); `single`: {add} or {remove} only (notes). */
+  updateOperations: 'any' | 'single';
 }
 
+const base = { listable: false, definitions: true, createNeedsRelationships: false, updateOperations: 'any' } as const;
+
 export const ENTITY_TYPES: Readonly<Record<RecordKind, EntityType>> = {
-  account: { objectType: 'account', idKind: 'acc', plural: 'accounts' },
-  contact: { objectType: 'contact', idKind: 'con', plural: 'contacts' },
-  opportunity: { objectType: 'opportunity', idKind: 'opp', plural: 'opportunities' },
+  account: { ...base, objectType: 'account', idKind: 'acc', plural: 'accounts', article: 'an', listable: true },
+  contact: { ...base, objectType: 'contact', idKind: 'con', plural: 'contacts', article: 'a', listable: true },
+  opportunity: { ...base, objectType: 'opportunity', idKind: 'opp', plural: 'opportunities', article: 'an', listable: true, createNeedsRelationships: true },
+  task: { ...base, objectType: 'task', idKind: 'tsk', plural: 'tasks', article: 'a', createNeedsRelationships: true },
+  note: { ...base, objectType: 'note', idKind: 'nte', plural: 'notes', article: 'a', definitions: false, updateOperations: 'single' },
 };
 
 export interface Entity {

@@ -44,10 +44,8 @@ function valueSchema(type: ValueType, multiple: boolean): TSchema {
 }
 
 function fieldSchema(f: SystemField): TSchema {
-  return Type.Object(
-    { value: nullable(valueSchema(f.valueType, f.multipleValues ?? false)), valueType: Type.Literal(f.valueType) },
-    { additionalProperties: false, description: f.label },
-  );
+  const value = f.values ? Type.Union(f.values.map((v) => Type.Literal(v))) : valueSchema(f.valueType, f.multipleValues ?? false);
+  return Type.Object({ value: nullable(value), valueType: Type.Literal(f.valueType) }, { additionalProperties: false, description: f.label });
 }
 
 /** The entity resource of one type: its system fields and relationships always present. */
@@ -115,6 +113,20 @@ export const UpdateBody = Type.Object(
   {
     fields: Type.Optional(WriteFields),
     relationships: Type.Optional(Type.Record(Type.String(), Operation, { description: 'Relationship key → an operation.' })),
+  },
+  { additionalProperties: false },
+);
+
+/** Notes: each relationship takes {add} or {remove}, never both, never replace. */
+const SingleOperation = Type.Object(
+  { add: Type.Optional(Ids), remove: Type.Optional(Ids) },
+  { additionalProperties: false, description: '{add} or {remove} (not both).' },
+);
+
+export const UpdateBodySingle = Type.Object(
+  {
+    fields: Type.Optional(WriteFields),
+    relationships: Type.Optional(Type.Record(Type.String(), SingleOperation, { description: 'Relationship key → an operation.' })),
   },
   { additionalProperties: false },
 );

@@ -130,7 +130,7 @@ export async function updateRecord(ctx: Ctx, type: EntityType, input: WriteInput
   checkFieldKeys(defs, fields, 'update');
   checkRelationshipKeys(defs, relationships, 'update');
   const values = checkFieldValues(defs, fields);
-  const writes = checkUpdateRelationships(defs, relationships);
+  const writes = checkUpdateRelationships(defs, relationships, type.updateOperations);
   // Unique values are checked under the listing's lock, so two writers cannot both take one value.
   if ([...values.keys()].some((k) => defs.fields.get(k)?.unique)) await repo.lockRecords(ctx.db, ws, type.objectType);
   await checkUnique(ctx, defs, values, row.id);

@@ -1,5 +1,5 @@
 // Row types of records and of the relationships table (shared with messages).
-export type RecordKind = 'account' | 'contact' | 'opportunity';
+export type RecordKind = 'account' | 'contact' | 'opportunity' | 'task' | 'note';
 
 export interface RecordsTable {
   id: string;
