@@ -41,6 +41,15 @@ export const SCOPE_TABLE: Record<string, readonly Scope[]> = {
   getOpportunity: ['opportunities:read'],
   listOpportunities: ['opportunities:read'],
   getOpportunityDefinitions: ['opportunities:read'],
+  createNote: ['notes:create'],
+  updateNote: ['notes:update'],
+  getNote: ['notes:read'],
+  listNotes: ['notes:read'],
+  createTask: ['tasks:create'],
+  updateTask: ['tasks:update'],
+  getTask: ['tasks:read'],
+  listTasks: ['tasks:read'],
+  getTaskDefinitions: ['tasks:read'],
 };
 
 /** The path segment before an id parameter names the kind of the id. */
@@ -53,6 +62,8 @@ const KIND_BY_SEGMENT: Record<string, string> = {
   accounts: 'account',
   contacts: 'contact',
   opportunities: 'opportunity',
+  notes: 'note',
+  tasks: 'task',
 };
 
 export const ID_PREFIX: Record<string, string> = {
@@ -64,6 +75,8 @@ export const ID_PREFIX: Record<string, string> = {
   account: 'acc',
   contact: 'con',
   opportunity: 'opp',
+  note: 'nte',
+  task: 'tsk',
 };
 
 /** param name → kind of object it names, for every path parameter of the operation. */
@@ -93,6 +106,10 @@ export const BODIES: Record<string, (c: Canary) => unknown> = {
   updateContact: (c) => ({ fields: { $email: [`new-${c.tag.toLowerCase()}@canary.test`] }, relationships: { $account: { add: c.ids.account } } }),
   createOpportunity: (c) => ({ fields: { $name: `made ${c.tag}`, $stage: 'Lead' }, relationships: { $account: c.ids.account } }),
   updateOpportunity: (c) => ({ fields: { $name: `renamed ${c.tag}` }, relationships: { $account: { replace: c.ids.account } } }),
+  createNote: (c) => ({ fields: { $title: `made ${c.tag}`, $content: 'body' }, relationships: { $account: [c.ids.account], $opportunity: c.ids.opportunity } }),
+  updateNote: (c) => ({ fields: { $title: `renamed ${c.tag}` }, relationships: { $account: { add: [c.ids.account] } } }),
+  createTask: (c) => ({ fields: { $title: `made ${c.tag}`, $status: 'TODO' }, relationships: { $assignedTo: c.userId, $account: c.ids.account } }),
+  updateTask: (c) => ({ fields: { $status: 'IN_PROGRESS' }, relationships: { $opportunity: { replace: c.ids.opportunity } } }),
 };
 
 /** Operations that act on another object than the kind's canary (cancel needs a PENDING file). */

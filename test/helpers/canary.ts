@@ -18,7 +18,7 @@ export interface Canary {
   userId: string;
   /** Full-access user key. */
   secret: string;
-  /** Server ids by kind: list, message, channel, file, account, contact, opportunity, user. */
+  /** Server ids by kind: list, message, channel, file, account, contact, opportunity, note, task, user. */
   ids: Record<string, string>;
   /** Capability URLs (paths) of the byte endpoints, when files exist. */
   uploadPath?: string;
@@ -44,6 +44,18 @@ const RECORDS: Record<string, (tag: string) => Record<string, unknown>> = {
     externalId: `o-${tag}`,
     fields: { $name: { value: `Deal ${tag}`, valueType: 'TEXT' }, $stage: { value: 'Lead' } },
     relationships: { $account: { values: [`a-${tag}`] } },
+  }),
+  note: (tag) => ({
+    object: 'note',
+    externalId: `n-${tag}`,
+    fields: { $title: { value: `Note ${tag}`, valueType: 'TEXT' }, $content: { value: `secret note ${tag}` } },
+    relationships: { $account: { values: [`a-${tag}`] }, $createdBy: { values: [`u-${tag}`] } },
+  }),
+  task: (tag) => ({
+    object: 'task',
+    externalId: `t-${tag}`,
+    fields: { $title: { value: `Task ${tag}`, valueType: 'TEXT' }, $status: { value: 'TODO' } },
+    relationships: { $assignedTo: { values: [`u-${tag}`] }, $note: { values: [`n-${tag}`] } },
   }),
 };
 
