@@ -19,6 +19,7 @@ import { createLinks } from './lib/links.ts';
 import { listRoutes } from './lists/routes.ts';
 import { memberRoutes } from './members/routes.ts';
 import { messageRoutes } from './messages/routes.ts';
+import { objectRoutes } from './objects/routes.ts';
 import { recordRoutes } from './records/routes.ts';
 
 export async function buildApp(config: Config, deps: Deps): Promise<FastifyInstance> {
@@ -64,5 +65,6 @@ export async function buildApp(config: Config, deps: Deps): Promise<FastifyInsta
   await app.register(fileRoutes, opts);
   await app.register(memberRoutes, opts);
   await app.register(recordRoutes, opts);
+  await app.register(objectRoutes, opts);
   return app;
 }

@@ -10,6 +10,7 @@ import * as m0004 from './migrations/0004_files.ts';
 import * as m0005 from './migrations/0005_rank.ts';
 import * as m0006 from './migrations/0006_platform.ts';
 import * as m0007 from './migrations/0007_records.ts';
+import * as m0013 from './migrations/0013_objects.ts';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -19,6 +20,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0005_rank': m0005,
   '0006_platform': m0006,
   '0007_records': m0007,
+  '0013_objects': m0013,
 };
 
 export class MigrationError extends Error {

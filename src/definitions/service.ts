@@ -5,7 +5,7 @@ import type { Ctx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
 import { derivedId, isoNow, newId } from '../lib/ids.ts';
 import type { ValueType } from '../lib/resource-schemas.ts';
-import { type HandleService, type Storage, SYSTEM_CATALOGUES } from './catalogue.ts';
+import { type HandleService, type Storage, SYSTEM_CATALOGUES, type SystemCatalogue } from './catalogue.ts';
 import * as repo from './repository.ts';
 
 export const CUSTOM_KEY = /^[a-z][a-z0-9_]{0,62}$/;
@@ -56,6 +56,7 @@ export interface TypeDefinitions {
 }
 
 const SELECTS = new Set<ValueType>(['SINGLE_SELECT', 'MULTI_SELECT']);
+const NO_SYSTEM_DEFINITIONS: SystemCatalogue = { fields: {}, relationships: {} };
 
 export function isSystemType(objectType: string): boolean {
   return Object.hasOwn(SYSTEM_CATALOGUES, objectType);
@@ -65,7 +66,8 @@ export function isSystemType(objectType: string): boolean {
 export async function loadDefinitions(ctx: Ctx, input: { objectType: string }): Promise<TypeDefinitions | null> {
   const { objectType } = input;
   const ws = ctx.actor.workspaceId;
-  const catalogue = SYSTEM_CATALOGUES[objectType];
+  // A custom object type has no system definitions, only what operators added.
+  const catalogue = SYSTEM_CATALOGUES[objectType] ?? ((await repo.findObjectType(ctx.db, ws, objectType)) ? NO_SYSTEM_DEFINITIONS : null);
   if (!catalogue) return null;
   const custom = await repo.findCustomDefinitions(ctx.db, ws, objectType);
   const extraOptions = new Map<string, OptionDef[]>();
@@ -216,7 +218,8 @@ export async function addRelationship(
   allowsCustom(input.objectType, 'relationships');
   if (!CUSTOM_KEY.test(input.key)) throw new InputError('must match ^[a-z][a-z0-9_]{0,62}$', 'key');
   if (defs.fields.has(input.key) || defs.relationships.has(input.key)) throw new InputError(`"${input.key}" is already defined`, 'key');
-  if (!isSystemType(input.targetType) && input.targetType !== 'member') throw new InputError(`unknown object type "${input.targetType}"`, 'targetType');
+  if (!isSystemType(input.targetType) && input.targetType !== 'member' && !(await repo.findObjectType(ctx.db, ctx.actor.workspaceId, input.targetType)))
+    throw new InputError(`unknown object type "${input.targetType}"`, 'targetType');
   await repo.insertRelationship(ctx.db, {
     id: newId('rld', ctx.now),
     workspace_id: ctx.actor.workspaceId,

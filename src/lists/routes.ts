@@ -5,6 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { PluginOptions } from '../http/context.ts';
 import { serviceContext } from '../http/service-context.ts';
+import type { Scope } from '../auth/scopes.ts';
 import { PageQuery } from '../lib/paging.ts';
 import { ENTITY_TYPES } from '../records/entities.ts';
 import { CreateListBody, EntityEnvelope, IdParams, List, ListEnvelope, ListIdParams, UpdateListBody } from './schemas.ts';
@@ -67,7 +68,7 @@ export async function listRoutes(base: FastifyInstance, opts: PluginOptions): Pr
     app.get(
       `/v1/lists/:listId/${def.plural}`,
       {
-        config: { operation: `listList${Plural}`, scopes: ['lists:read', `${def.plural}:read` as const], category: 'Search' },
+        config: { operation: `listList${Plural}`, scopes: ['lists:read', `${def.plural}:read` as Scope], category: 'Search' },
         schema: {
           summary: `List the ${def.plural} of a list, newest member first`,
           tags: ['Lists'],

@@ -4,7 +4,8 @@ export type RecordKind = 'account' | 'contact' | 'opportunity' | 'task' | 'note'
 export interface RecordsTable {
   id: string;
   workspace_id: string;
-  kind: RecordKind;
+  /** A system type (RecordKind) or the slug of a custom object type. */
+  kind: string;
   external_id: string | null;
   /** JSON: { name: { value, valueType } } */
   fields: string;
