@@ -3,6 +3,7 @@ import { MigrationError } from '../db/migrate.ts';
 import { InputError } from '../lib/errors.ts';
 import { type Io, processIo, UsageError } from './io.ts';
 import * as channel from './channel.ts';
+import * as definition from './definition.ts';
 import * as demo from './demo.ts';
 import * as importCmd from './import.ts';
 import * as key from './key.ts';
@@ -25,6 +26,7 @@ const COMMANDS: Record<string, Command> = {
   key,
   import: importCmd,
   channel,
+  definition,
   demo,
   knowledge,
 };

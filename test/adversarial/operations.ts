@@ -50,6 +50,12 @@ export const SCOPE_TABLE: Record<string, readonly Scope[]> = {
   getTask: ['tasks:read'],
   listTasks: ['tasks:read'],
   getTaskDefinitions: ['tasks:read'],
+  listObjectTypes: ['custom_objects:read'],
+  listObjectRecords: ['custom_objects:read'],
+  getObjectDefinitions: ['custom_objects:read'],
+  createObjectRecord: ['custom_objects:create'],
+  getObjectRecord: ['custom_objects:read'],
+  updateObjectRecord: ['custom_objects:update'],
 };
 
 /** The path segment before an id parameter names the kind of the id. */
@@ -64,6 +70,8 @@ const KIND_BY_SEGMENT: Record<string, string> = {
   opportunities: 'opportunity',
   notes: 'note',
   tasks: 'task',
+  objects: 'objectType',
+  values: 'customRecord',
 };
 
 export const ID_PREFIX: Record<string, string> = {
@@ -77,6 +85,7 @@ export const ID_PREFIX: Record<string, string> = {
   opportunity: 'opp',
   note: 'nte',
   task: 'tsk',
+  customRecord: 'rec',
 };
 
 /** param name → kind of object it names, for every path parameter of the operation. */
@@ -109,6 +118,8 @@ export const BODIES: Record<string, (c: Canary) => unknown> = {
   createNote: (c) => ({ fields: { $title: `made ${c.tag}`, $content: 'body' }, relationships: { $account: [c.ids.account], $opportunity: c.ids.opportunity } }),
   updateNote: (c) => ({ fields: { $title: `renamed ${c.tag}` }, relationships: { $account: { add: [c.ids.account] } } }),
   createTask: (c) => ({ fields: { $title: `made ${c.tag}`, $status: 'TODO' }, relationships: { $assignedTo: c.userId, $account: c.ids.account } }),
+  createObjectRecord: (c) => ({ fields: { name: `made ${c.tag}` }, relationships: { client: c.ids.account } }),
+  updateObjectRecord: (c) => ({ fields: { name: `renamed ${c.tag}` }, relationships: { client: { replace: c.ids.account } } }),
   updateTask: (c) => ({ fields: { $status: 'IN_PROGRESS' }, relationships: { $opportunity: { replace: c.ids.opportunity } } }),
 };
 
