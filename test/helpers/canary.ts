@@ -98,9 +98,10 @@ export async function seedCanary(t: TestApp, label: string, operations: Set<stri
   };
 
   if (operations.has('createObjectRecord')) {
-    // A custom object type of this workspace alone (its slug carries the tag), with one record.
+    // A custom object type of this workspace alone, with one record. Its slug is random rather
+    // than the tag: an unknown slug is echoed in the 404, and the tag must never be.
     const op = operatorCtx(db, ws.id);
-    const slug = `p_${tag.toLowerCase()}`;
+    const slug = `p_${randomBytes(6).toString('hex')}`;
     await defineObjectType(op, { slug, label: `Projects ${tag}` });
     await addField(op, { objectType: slug, key: 'name', label: 'Name', valueType: 'TEXT' });
     await addRelationship(op, { objectType: slug, key: 'client', label: 'Client', cardinality: 'has_one', targetType: 'account' });
