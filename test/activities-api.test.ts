@@ -3,7 +3,9 @@
 // write, and the rules of their own; every answer validated against our own OpenAPI document.
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
+import { importKinds } from '../src/cli/import-kinds.ts';
 import { addField, addRelationship } from '../src/definitions/service.ts';
+import { runImport } from '../src/import/run.ts';
 import { operatorCtx } from '../src/lib/context.ts';
 import { call, eachDialect, keyFor, type Seeded, seedWorkspace } from './helpers/app.ts';
 import { loadDocument, type Operation, operationsOf, responseChecker } from './helpers/openapi-ops.ts';
@@ -196,6 +198,38 @@ await eachDialect('notes and tasks API', (ctx) => {
       assert.equal(new Set(done.map((r) => r.json().id)).size, 1);
       assert.equal((await ok(s, 'GET', path)).totalCount, 1);
     }
+  });
+
+  test("import kinds note and task: authors, assignees and a task's $note by externalId; inverses on accounts", async () => {
+    const s = await seedWorkspace(ctx());
+    const lines = [
+      { object: 'user', externalId: 'u-1', email: `imp${Date.now()}@acme.test`, role: 'member' },
+      { object: 'account', externalId: 'a-1', fields: { $name: { value: 'Acme' } } },
+      {
+        object: 'note',
+        externalId: 'n-1',
+        fields: { $title: { value: 'Imported', valueType: 'TEXT' } },
+        relationships: { $account: { values: ['a-1'] }, $createdBy: { objectType: 'member', values: ['u-1'] } },
+      },
+      {
+        object: 'task',
+        externalId: 't-1',
+        fields: { $title: { value: 'Call' }, $status: { value: 'COMPLETE' } },
+        relationships: { $assignedTo: { values: ['u-1'] }, $account: { values: ['a-1'] }, $note: { values: ['n-1'] } },
+      },
+    ];
+    const op = operatorCtx(ctx().deps.db.kysely, s.workspaceId);
+    const done = await runImport(op, { kinds: importKinds(), text: lines.map((l) => JSON.stringify(l)).join('\n') });
+    const [acc, note, task, user] = [done.ids.account?.['a-1'], done.ids.note?.['n-1'], done.ids.task?.['t-1'], done.ids.user?.['u-1']];
+    assert.deepEqual(await inverse(s, `/v1/accounts/${acc}`, '$note'), [note]);
+    assert.deepEqual(await inverse(s, `/v1/accounts/${acc}`, '$task'), [task]);
+    const got = await ok(s, 'GET', `/v1/tasks/${task}`);
+    assert.deepEqual(got.relationships.$note.values, [note]);
+    assert.deepEqual(got.relationships.$assignedTo.values, [user]);
+    assert.equal(got.fields.$status.value, 'COMPLETE');
+    assert.deepEqual((await ok(s, 'GET', `/v1/notes/${note}`)).relationships.$createdBy.values, [user]);
+    const bad = { ...lines[3], externalId: 't-2', fields: { $title: { value: 'x' }, $status: { value: 'DONE' } } };
+    await assert.rejects(runImport(op, { kinds: importKinds(), text: [lines[0], bad].map((l) => JSON.stringify(l)).join('\n') }), /\$status/);
   });
 
   test('notes and tasks of another workspace are not found, and cannot be linked', async () => {
