@@ -9,7 +9,8 @@
 //   jobs       src/jobs/ (background work over several resources)
 //   transport  src/http/ and each resource's routes.ts / *-routes.ts
 //   app        src/app.ts, src/server.ts, src/runtime.ts, src/cluster*.ts, src/cli/, src/docs/
-const RESOURCES = 'auth|definitions|filters|workspaces|users|members|records|lists|messages|channels|files|knowledge|idempotency|meetings|mailboxes|emails';
+const RESOURCES =
+  'auth|definitions|filters|objects|workspaces|users|members|records|lists|messages|channels|files|knowledge|idempotency|meetings|mailboxes|emails';
 const ROUTES = '(^|/)[a-z-]*routes[.]ts$';
 
 const LAYERS = [

@@ -23,6 +23,7 @@ import { meetingIdsFor } from './meetings/derived.ts';
 import { meetingRoutes } from './meetings/routes.ts';
 import { memberRoutes } from './members/routes.ts';
 import { messageRoutes } from './messages/routes.ts';
+import { objectRoutes } from './objects/routes.ts';
 import { registerDerived } from './records/derived.ts';
 import { recordRoutes } from './records/routes.ts';
 
@@ -72,6 +73,7 @@ export async function buildApp(config: Config, deps: Deps): Promise<FastifyInsta
   // The records engine reads `$meeting` through the meetings module (docs/records.md §Definitions).
   for (const type of ['account', 'contact', 'opportunity']) registerDerived(type, '$meeting', meetingIdsFor);
   await app.register(recordRoutes, opts);
+  await app.register(objectRoutes, opts);
   await app.register(meetingRoutes, opts);
   await app.register(emailRoutes, opts);
   return app;

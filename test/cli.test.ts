@@ -84,6 +84,71 @@ for (const dialect of await testDialects()) {
       assert.equal(again.code, 1);
       assert.match(again.io.stderr.join(''), /already exists/);
     });
+
+    test('definition: custom object types, their fields, relationships and options; refusals', async () => {
+      const ws = (await rolodex('workspace', 'create', '--name', 'Gamma', '--json')).json();
+      const w = ['--workspace', ws.id];
+      const type = await rolodex('definition', 'type', 'add', ...w, '--slug', 'project', '--label', 'Projects', '--json');
+      assert.equal(type.code, 0, type.io.stderr.join(''));
+      assert.deepEqual(type.json(), { objectType: 'project', label: 'Projects' });
+      const field = await rolodex(
+        'definition',
+        'add',
+        ...w,
+        '--type',
+        'project',
+        '--key',
+        'phase',
+        '--label',
+        'Phase',
+        '--value-type',
+        'SINGLE_SELECT',
+        '--json',
+      );
+      assert.equal(field.code, 0, field.io.stderr.join(''));
+      assert.match(field.json().id, /^fld_/);
+      const option = await rolodex('definition', 'option', 'add', ...w, '--type', 'project', '--field', 'phase', '--label', 'Planning', '--json');
+      assert.equal(option.code, 0, option.io.stderr.join(''));
+      const rel = await rolodex(
+        'definition',
+        'add',
+        ...w,
+        '--relationship',
+        '--type',
+        'project',
+        '--key',
+        'client',
+        '--label',
+        'Client',
+        '--target',
+        'account',
+        '--cardinality',
+        'has_one',
+        '--json',
+      );
+      assert.equal(rel.code, 0, rel.io.stderr.join(''));
+      assert.equal(rel.json().cardinality, 'has_one');
+      const types = await rolodex('definition', 'types', ...w, '--json');
+      assert.deepEqual(types.json(), [{ objectType: 'project', label: 'Projects' }]);
+      const cases: Array<[string[], number, RegExp]> = [
+        [['definition', 'type', 'add', ...w, '--slug', 'account', '--label', 'X'], 1, /system type/],
+        [['definition', 'type', 'add', ...w, '--slug', 'Bad Slug', '--label', 'X'], 1, /must match/],
+        [['definition', 'type', 'add', ...w, '--slug', 'project', '--label', 'X'], 1, /exists/],
+        [['definition', 'add', ...w, '--type', 'note', '--key', 'x', '--label', 'X', '--value-type', 'TEXT'], 1, /no custom fields/],
+        [['definition', 'add', ...w, '--type', 'project', '--key', 'x', '--label', 'X', '--value-type', 'WORDS'], 2, /--value-type is one of/],
+        [
+          ['definition', 'add', ...w, '--relationship', '--type', 'project', '--key', 'y', '--label', 'Y', '--cardinality', 'has_many', '--target', 'nothing'],
+          1,
+          /unknown object type/,
+        ],
+        [['definition', 'frob', ...w], 2, /unknown subcommand/],
+      ];
+      for (const [args, code, message] of cases) {
+        const r = await rolodex(...args);
+        assert.equal(r.code, code, `${args.join(' ')}: ${r.io.stderr.join('')}`);
+        assert.match(r.io.stderr.join(''), message, args.join(' '));
+      }
+    });
   });
 }
 

@@ -1,6 +1,8 @@
-// `rolodex definition`: operators add custom fields, relationships and select options and list a
-// type's definitions (docs/records.md §Definitions); there is no API for it.
+// `rolodex definition`: operators define custom object types, add custom fields, relationships and
+// select options and list a type's definitions (docs/records.md §Definitions, docs/activities.md
+// §Custom objects); there is no API for it.
 import type { HandleService } from '../definitions/catalogue.ts';
+import { defineObjectType, listObjectTypes } from '../definitions/object-types.ts';
 import { addField, addOption, addRelationship, type FieldDef, loadDefinitions, type RelationshipDef } from '../definitions/service.ts';
 import { InputError } from '../lib/errors.ts';
 import { VALUE_TYPES, type ValueType } from '../lib/resource-schemas.ts';
@@ -10,7 +12,10 @@ import { type Io, operator, parse, print, required, UsageError, withDb } from '.
 export const usage = `rolodex definition add --workspace W --type T --key K --label L --value-type V [--description D] [--currency C] [--unique] [--multiple-values] [--handle-service S] [--json]
 rolodex definition add --workspace W --type T --key K --label L --relationship --cardinality has_one|has_many --target T [--description D] [--json]
 rolodex definition option add --workspace W --type T --field K --label L [--description D] [--json]
-rolodex definition list --workspace W --type T [--json]`;
+rolodex definition list --workspace W --type T [--json]
+rolodex definition type add --workspace W --slug S --label L [--json]
+rolodex definition types --workspace W [--json]
+  (T: a system type such as account or task, or the slug of a custom object type)`;
 
 const OPTIONS = {
   workspace: { type: 'string' },
@@ -27,6 +32,7 @@ const OPTIONS = {
   cardinality: { type: 'string' },
   target: { type: 'string' },
   field: { type: 'string' },
+  slug: { type: 'string' },
 } as const;
 
 const CARDINALITIES = ['has_one', 'has_many'] as const;
@@ -45,10 +51,10 @@ const relationshipLine = (r: RelationshipDef) => `${r.key}  ${r.cardinality} ${r
 export async function run(args: string[], io: Io): Promise<void> {
   const [sub, ...rest] = args;
   const isOption = sub === 'option';
-  if (isOption && rest[0] !== 'add') throw new UsageError(`unknown subcommand "option ${rest[0] ?? ''}"`);
-  const { values } = parse(isOption ? rest.slice(1) : rest, OPTIONS);
+  const isType = sub === 'type';
+  if ((isOption || isType) && rest[0] !== 'add') throw new UsageError(`unknown subcommand "${sub} ${rest[0] ?? ''}"`);
+  const { values } = parse(isOption || isType ? rest.slice(1) : rest, OPTIONS);
   const workspaceId = required(values, 'workspace');
-  const objectType = required(values, 'type');
   const text = (name: string) => values[name] as string | undefined;
   const json = values.json as boolean;
   const inWorkspace = <T>(fn: (ctx: ReturnType<typeof operator>) => Promise<T>) =>
@@ -58,6 +64,18 @@ export async function run(args: string[], io: Io): Promise<void> {
       return fn(ctx);
     });
 
+  if (isType) {
+    const input = { slug: required(values, 'slug'), label: required(values, 'label') };
+    const t = await inWorkspace((ctx) => defineObjectType(ctx, input));
+    print(io, json, t, `defined object type ${t.objectType} (${t.label})`);
+    return;
+  }
+  if (sub === 'types') {
+    const all = await inWorkspace((ctx) => listObjectTypes(ctx));
+    print(io, json, all, all.map((t) => `${t.objectType}  ${t.label}`).join('\n') || 'no custom object types');
+    return;
+  }
+  const objectType = required(values, 'type');
   if (isOption) {
     const input = { objectType, fieldKey: required(values, 'field'), label: required(values, 'label'), description: text('description') ?? null };
     const option = await inWorkspace((ctx) => addOption(ctx, input));

@@ -7,9 +7,10 @@ import type { DemoPart } from '../import/demo-part.ts';
 import { listsPart } from '../lists/demo.ts';
 import { meetingsPart } from '../meetings/demo.ts';
 import { messagesPart } from '../messages/demo.ts';
+import { objectsPart } from '../objects/demo.ts';
 import { recordsPart } from '../records/demo.ts';
 import { usersPart } from '../users/demo.ts';
 
 export function demoParts(): DemoPart[] {
-  return [usersPart, filesDemoPart(), recordsPart, listsPart, messagesPart, meetingsPart, emailsPart];
+  return [usersPart, filesDemoPart(), recordsPart, objectsPart, listsPart, messagesPart, meetingsPart, emailsPart];
 }

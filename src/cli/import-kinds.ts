@@ -9,10 +9,23 @@ import { fileKind } from '../files/import.ts';
 import type { ImportKind } from '../import/kind.ts';
 import { mailboxKind } from '../mailboxes/import.ts';
 import { messageKind } from '../messages/import.ts';
-import { accountKind, contactKind, opportunityKind } from '../records/import.ts';
+import { accountKind, contactKind, noteKind, opportunityKind, taskKind } from '../records/import.ts';
 import { userKind } from '../users/import.ts';
 
 /** `blobs`: where imported files' bytes go; without it an import holding files is refused. */
 export function importKinds(deps: { blobs?: BlobStore } = {}): ImportKind<any>[] {
-  return [definitionKind, userKind, channelKind, fileKind(deps.blobs), mailboxKind, accountKind, contactKind, opportunityKind, messageKind, emailKind];
+  return [
+    definitionKind,
+    userKind,
+    channelKind,
+    fileKind(deps.blobs),
+    mailboxKind,
+    accountKind,
+    contactKind,
+    opportunityKind,
+    noteKind,
+    taskKind,
+    messageKind,
+    emailKind,
+  ];
 }

@@ -14,6 +14,7 @@ import * as m0008 from './migrations/0008_records_data.ts';
 import * as m0010 from './migrations/0010_emails.ts';
 import * as m0011 from './migrations/0011_meetings.ts';
 import * as m0012 from './migrations/0012_filter_index.ts';
+import * as m0013 from './migrations/0013_objects.ts';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -27,6 +28,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0010_emails': m0010,
   '0011_meetings': m0011,
   '0012_filter_index': m0012,
+  '0013_objects': m0013,
 };
 
 export class MigrationError extends Error {

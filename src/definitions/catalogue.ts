@@ -18,6 +18,8 @@ export interface SystemField {
   handleService?: HandleService;
   /** Labels of the options every workspace starts with (select fields). */
   options?: readonly string[];
+  /** The only values a TEXT field takes (a task's `$status`); another → invalid_value. */
+  values?: readonly string[];
 }
 
 /**
@@ -41,6 +43,8 @@ export interface SystemRelationship {
 export interface SystemCatalogue {
   fields: Readonly<Record<string, SystemField>>;
   relationships: Readonly<Record<string, SystemRelationship>>;
+  /** What operators may add to the type (docs/activities.md): notes take nothing, tasks only relationships. */
+  custom?: { fields: boolean; relationships: boolean };
 }
 
 const own: Storage = { kind: 'own' };
@@ -74,6 +78,7 @@ const INDUSTRIES = [
 ];
 const HEADCOUNTS = ['1-10', '11-50', '51-200', '201-500', '501-1,000', '1,001-5,000', '5,001-10,000', '10,001+'];
 const FUNDING_TYPES = ['Pre-seed', 'Seed', 'Series A', 'Series B', 'Series C', 'Series D or later', 'Private equity', 'Debt', 'Grant', 'Public'];
+export const TASK_STATUSES = ['TODO', 'IN_PROGRESS', 'COMPLETE', 'CANCELLED'] as const;
 const STAGES = ['Lead', 'Qualified', 'Discovery', 'Proposal', 'Negotiation', 'Closed won', 'Closed lost'];
 
 export const SYSTEM_CATALOGUES: Readonly<Record<string, SystemCatalogue>> = {
@@ -138,5 +143,35 @@ export const SYSTEM_CATALOGUES: Readonly<Record<string, SystemCatalogue>> = {
       $meeting: { label: 'Meetings', objectType: 'meeting', cardinality: 'has_many', writable: 'no', storage: { kind: 'derived' } },
       $files: files,
     },
+  },
+  note: {
+    fields: {
+      $title: { label: 'Title', valueType: 'TEXT', required: true },
+      $content: { label: 'Content', valueType: 'MARKDOWN' },
+    },
+    relationships: {
+      $account: { label: 'Accounts', objectType: 'account', cardinality: 'has_many', writable: 'yes', storage: own },
+      $opportunity: { label: 'Opportunities', objectType: 'opportunity', cardinality: 'has_many', writable: 'yes', storage: own },
+      // The author: filled on create from the calling user, never written through the API.
+      $createdBy: { label: 'Created by', objectType: 'member', cardinality: 'has_one', writable: 'no', storage: own },
+    },
+    custom: { fields: false, relationships: false },
+  },
+  task: {
+    fields: {
+      $title: { label: 'Title', valueType: 'TEXT', required: true },
+      $status: { label: 'Status', valueType: 'TEXT', required: true, values: TASK_STATUSES },
+      $description: { label: 'Description', valueType: 'MARKDOWN' },
+      $dueAt: { label: 'Due at', valueType: 'DATETIME' },
+    },
+    relationships: {
+      $assignedTo: { label: 'Assigned to', objectType: 'member', cardinality: 'has_one', writable: 'yes', required: true, storage: own },
+      $account: { label: 'Account', objectType: 'account', cardinality: 'has_one', writable: 'yes', storage: own },
+      $opportunity: { label: 'Opportunity', objectType: 'opportunity', cardinality: 'has_one', writable: 'yes', storage: own },
+      $createdBy: { label: 'Created by', objectType: 'member', cardinality: 'has_one', writable: 'create', storage: own },
+      // Filled by import only: the note API links notes to accounts and opportunities, not to tasks.
+      $note: { label: 'Notes', objectType: 'note', cardinality: 'has_many', writable: 'no', storage: own },
+    },
+    custom: { fields: false, relationships: true },
   },
 };

@@ -1,6 +1,6 @@
 // SQL of the definitions operators add (docs/records.md §Definitions).
 import type { Executor } from '../db/types.ts';
-import type { FieldDefinitionsTable, RelationshipDefinitionsTable, SelectOptionsTable } from './tables.ts';
+import type { FieldDefinitionsTable, ObjectTypesTable, RelationshipDefinitionsTable, SelectOptionsTable } from './tables.ts';
 
 export type FieldRow = FieldDefinitionsTable;
 export type OptionRow = SelectOptionsTable;
@@ -63,4 +63,19 @@ export async function insertOption(db: Executor, row: Omit<OptionRow, 'position'
     .insertInto('select_options')
     .values({ ...row, position: Number(last?.p ?? -1) + 1 })
     .execute();
+}
+
+export type ObjectTypeRow = ObjectTypesTable;
+
+export function findObjectType(db: Executor, workspaceId: string, slug: string): Promise<ObjectTypeRow | undefined> {
+  return db.selectFrom('object_types').selectAll().where('workspace_id', '=', workspaceId).where('slug', '=', slug).executeTakeFirst();
+}
+
+/** The workspace's custom object types, by slug. */
+export function listObjectTypes(db: Executor, workspaceId: string): Promise<ObjectTypeRow[]> {
+  return db.selectFrom('object_types').selectAll().where('workspace_id', '=', workspaceId).orderBy('slug').execute();
+}
+
+export async function insertObjectType(db: Executor, row: ObjectTypeRow): Promise<void> {
+  await db.insertInto('object_types').values(row).execute();
 }

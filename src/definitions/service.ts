@@ -5,7 +5,7 @@ import type { Ctx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
 import { derivedId, isoNow, newId } from '../lib/ids.ts';
 import type { ValueType } from '../lib/resource-schemas.ts';
-import { type HandleService, type Storage, SYSTEM_CATALOGUES } from './catalogue.ts';
+import { type HandleService, type Storage, SYSTEM_CATALOGUES, type SystemCatalogue } from './catalogue.ts';
 import * as repo from './repository.ts';
 
 export const CUSTOM_KEY = /^[a-z][a-z0-9_]{0,62}$/;
@@ -31,6 +31,8 @@ export interface FieldDef {
   handleService: HandleService | null;
   /** Select fields only (possibly empty); null otherwise. */
   options: OptionDef[] | null;
+  /** The only values the field takes (a task's `$status`); null: any. */
+  values: readonly string[] | null;
 }
 
 export interface RelationshipDef {
@@ -54,6 +56,7 @@ export interface TypeDefinitions {
 }
 
 const SELECTS = new Set<ValueType>(['SINGLE_SELECT', 'MULTI_SELECT']);
+const NO_SYSTEM_DEFINITIONS: SystemCatalogue = { fields: {}, relationships: {} };
 
 export function isSystemType(objectType: string): boolean {
   return Object.hasOwn(SYSTEM_CATALOGUES, objectType);
@@ -63,7 +66,8 @@ export function isSystemType(objectType: string): boolean {
 export async function loadDefinitions(ctx: Ctx, input: { objectType: string }): Promise<TypeDefinitions | null> {
   const { objectType } = input;
   const ws = ctx.actor.workspaceId;
-  const catalogue = SYSTEM_CATALOGUES[objectType];
+  // A custom object type has no system definitions, only what operators added.
+  const catalogue = SYSTEM_CATALOGUES[objectType] ?? ((await repo.findObjectType(ctx.db, ws, objectType)) ? NO_SYSTEM_DEFINITIONS : null);
   if (!catalogue) return null;
   const custom = await repo.findCustomDefinitions(ctx.db, ws, objectType);
   const extraOptions = new Map<string, OptionDef[]>();
@@ -90,6 +94,7 @@ export async function loadDefinitions(ctx: Ctx, input: { objectType: string }): 
       currency: null,
       handleService: f.handleService ?? null,
       options: SELECTS.has(f.valueType) ? [...defaults, ...(extraOptions.get(key) ?? [])] : null,
+      values: f.values ?? null,
     });
   }
   for (const row of custom.fields) {
@@ -109,6 +114,7 @@ export async function loadDefinitions(ctx: Ctx, input: { objectType: string }): 
       currency: config.currency ?? null,
       handleService: config.handleService ?? null,
       options: SELECTS.has(valueType) ? (extraOptions.get(row.key) ?? []) : null,
+      values: null,
     });
   }
   const relationships = new Map<string, RelationshipDef>();
@@ -153,9 +159,16 @@ async function requireType(ctx: Ctx, objectType: string): Promise<TypeDefinition
   return defs;
 }
 
+/** Whether operators may add fields or relationships to the type (notes take neither, tasks only relationships). */
+function allowsCustom(objectType: string, what: 'fields' | 'relationships'): void {
+  const custom = SYSTEM_CATALOGUES[objectType]?.custom;
+  if (custom && !custom[what]) throw new InputError(`${objectType} takes no custom ${what}`, 'objectType');
+}
+
 /** A custom field (operators only: the CLI and the import kind `definition`). */
 export async function addField(ctx: Ctx, input: AddFieldInput): Promise<FieldDef> {
   const defs = await requireType(ctx, input.objectType);
+  allowsCustom(input.objectType, 'fields');
   if (!CUSTOM_KEY.test(input.key)) throw new InputError('must match ^[a-z][a-z0-9_]{0,62}$', 'key');
   if (defs.fields.has(input.key) || defs.relationships.has(input.key)) throw new InputError(`"${input.key}" is already defined`, 'key');
   if (input.multipleValues && !MULTI_CAPABLE.has(input.valueType))
@@ -202,9 +215,11 @@ export async function addRelationship(
   input: { objectType: string; key: string; label: string; description?: string | null; cardinality: 'has_one' | 'has_many'; targetType: string },
 ): Promise<RelationshipDef> {
   const defs = await requireType(ctx, input.objectType);
+  allowsCustom(input.objectType, 'relationships');
   if (!CUSTOM_KEY.test(input.key)) throw new InputError('must match ^[a-z][a-z0-9_]{0,62}$', 'key');
   if (defs.fields.has(input.key) || defs.relationships.has(input.key)) throw new InputError(`"${input.key}" is already defined`, 'key');
-  if (!isSystemType(input.targetType) && input.targetType !== 'member') throw new InputError(`unknown object type "${input.targetType}"`, 'targetType');
+  if (!isSystemType(input.targetType) && input.targetType !== 'member' && !(await repo.findObjectType(ctx.db, ctx.actor.workspaceId, input.targetType)))
+    throw new InputError(`unknown object type "${input.targetType}"`, 'targetType');
   await repo.insertRelationship(ctx.db, {
     id: newId('rld', ctx.now),
     workspace_id: ctx.actor.workspaceId,

@@ -39,8 +39,17 @@ export interface RelationshipDefinitionsTable {
   created_at: string;
 }
 
+/** A custom object type (docs/activities.md §Custom objects); its records have kind = slug. */
+export interface ObjectTypesTable {
+  workspace_id: string;
+  slug: string;
+  label: string;
+  created_at: string;
+}
+
 declare module '../db/types.ts' {
   interface Database {
+    object_types: ObjectTypesTable;
     field_definitions: FieldDefinitionsTable;
     select_options: SelectOptionsTable;
     relationship_definitions: RelationshipDefinitionsTable;

@@ -5,6 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { PluginOptions } from '../http/context.ts';
 import { serviceContext } from '../http/service-context.ts';
+import type { Scope } from '../auth/scopes.ts';
 import { PageQuery } from '../lib/paging.ts';
 import { ENTITY_TYPES } from '../records/entities.ts';
 import { CreateListBody, EntityEnvelope, IdParams, List, ListEnvelope, ListIdParams, UpdateListBody } from './schemas.ts';
@@ -62,12 +63,12 @@ export async function listRoutes(base: FastifyInstance, opts: PluginOptions): Pr
     (request) => service.listLists(ctx(request), request.query),
   );
 
-  for (const def of Object.values(ENTITY_TYPES)) {
+  for (const def of Object.values(ENTITY_TYPES).filter((t) => t.listable)) {
     const Plural = def.plural[0]?.toUpperCase() + def.plural.slice(1);
     app.get(
       `/v1/lists/:listId/${def.plural}`,
       {
-        config: { operation: `listList${Plural}`, scopes: ['lists:read', `${def.plural}:read` as const], category: 'Search' },
+        config: { operation: `listList${Plural}`, scopes: ['lists:read', `${def.plural}:read` as Scope], category: 'Search' },
         schema: {
           summary: `List the ${def.plural} of a list, newest member first`,
           tags: ['Lists'],

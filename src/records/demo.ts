@@ -1,4 +1,4 @@
-// The sample records of `rolodex demo` (accounts, contacts, opportunities), linked to the demo
+// The sample records of `rolodex demo` (accounts, contacts, opportunities, a note and a task), linked to the demo
 // users and files by externalId.
 import type { DemoPart } from '../import/demo-part.ts';
 
@@ -56,6 +56,26 @@ export const recordsPart: DemoPart = {
         $stage: { value: 'Negotiation', valueType: 'SINGLE_SELECT' },
       },
       relationships: { ...owner('u-ann'), $account: { objectType: 'account', values: ['a-globex'] }, $champion: { objectType: 'contact', values: ['c-hank'] } },
+    },
+    {
+      object: 'note',
+      externalId: 'n-kickoff',
+      fields: { $title: text('Kickoff call'), $content: { value: 'Hank wants a **volcano** lair.', valueType: 'MARKDOWN' } },
+      relationships: {
+        $account: { objectType: 'account', values: ['a-globex'] },
+        $opportunity: { objectType: 'opportunity', values: ['o-doomsday'] },
+        $createdBy: { objectType: 'member', values: ['u-ann'] },
+      },
+    },
+    {
+      object: 'task',
+      externalId: 't-proposal',
+      fields: { $title: text('Send the proposal'), $status: text('TODO'), $dueAt: { value: '2026-12-01T09:00:00Z', valueType: 'DATETIME' } },
+      relationships: {
+        $assignedTo: { objectType: 'member', values: ['u-ann'] },
+        $opportunity: { objectType: 'opportunity', values: ['o-doomsday'] },
+        $note: { objectType: 'note', values: ['n-kickoff'] },
+      },
     },
   ],
 };

@@ -13,17 +13,42 @@ import * as repo from './entity-repository.ts';
 import type { RecordKind } from './tables.ts';
 
 export interface EntityType {
-  objectType: RecordKind;
+  /** A system type, or the slug of a custom object type. */
+  objectType: string;
   idKind: IdKind;
-  /** Path segment of the routes and of httpLink. */
-  plural: 'accounts' | 'contacts' | 'opportunities';
+  /** Path of the routes and of httpLink (`objects/<slug>/values` for a custom type). */
+  plural: string;
+  /** The article of its name in summaries. */
+  article: 'a' | 'an';
+  /** Whether lists hold records of the type (docs/lists). */
+  listable: boolean;
+  /** Whether the type has GET /v1/<plural>/definitions (notes have none). */
+  definitions: boolean;
+  /** Whether a create must name relationships (a required one). */
+  createNeedsRelationships: boolean;
+  /** Update operations: `any` ({add, remove} or {replace}); `single`: {add} or {remove} only (notes). */
+  updateOperations: 'any' | 'single';
 }
 
-export const ENTITY_TYPES: Readonly<Record<RecordKind, EntityType>> = {
-  account: { objectType: 'account', idKind: 'acc', plural: 'accounts' },
-  contact: { objectType: 'contact', idKind: 'con', plural: 'contacts' },
-  opportunity: { objectType: 'opportunity', idKind: 'opp', plural: 'opportunities' },
+const base = { listable: false, definitions: true, createNeedsRelationships: false, updateOperations: 'any' } as const;
+
+export const ENTITY_TYPES: Readonly<Record<RecordKind, EntityType & { objectType: RecordKind }>> = {
+  account: { ...base, objectType: 'account', idKind: 'acc', plural: 'accounts', article: 'an', listable: true },
+  contact: { ...base, objectType: 'contact', idKind: 'con', plural: 'contacts', article: 'a', listable: true },
+  opportunity: { ...base, objectType: 'opportunity', idKind: 'opp', plural: 'opportunities', article: 'an', listable: true, createNeedsRelationships: true },
+  task: { ...base, objectType: 'task', idKind: 'tsk', plural: 'tasks', article: 'a', createNeedsRelationships: true },
+  note: { ...base, objectType: 'note', idKind: 'nte', plural: 'notes', article: 'a', definitions: false, updateOperations: 'single' },
 };
+
+/** The engine's view of a custom object type: records with ids `rec_…`, every definition operators added. */
+export function customEntityType(slug: string): EntityType {
+  return { ...base, objectType: slug, idKind: 'rec', plural: `objects/${slug}/values`, article: 'a' };
+}
+
+/** The entity type of a stored record's kind. */
+function typeOfKind(kind: string): EntityType {
+  return Object.hasOwn(ENTITY_TYPES, kind) ? ENTITY_TYPES[kind as RecordKind] : customEntityType(kind);
+}
 
 export interface Entity {
   id: string;
@@ -51,7 +76,7 @@ export function toEntity(ctx: Ctx, defs: TypeDefinitions, row: repo.RecordRow, r
     id: row.id,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
-    httpLink: ctx.links.http(ENTITY_TYPES[row.kind].plural, row.id),
+    httpLink: ctx.links.http(typeOfKind(row.kind).plural, row.id),
     externalId: row.external_id,
     fields,
     relationships,
@@ -137,7 +162,7 @@ export async function listRecords(ctx: Ctx, type: EntityType, query: Page & Read
 }
 
 /** The records of `ids` of this type in ctx's workspace, in the order of `ids` (others are left out). */
-export async function loadEntities(ctx: Ctx, input: { kind: RecordKind; ids: string[] }): Promise<Entity[]> {
+export async function loadEntities(ctx: Ctx, input: { kind: string; ids: string[] }): Promise<Entity[]> {
   if (input.ids.length === 0) return [];
   const [defs, rows] = await Promise.all([requireDefinitions(ctx, input.kind), repo.recordsByIds(ctx.db, ctx.actor.workspaceId, input.kind, input.ids)]);
   const found = input.ids.filter((id) => rows.has(id));

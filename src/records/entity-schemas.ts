@@ -4,7 +4,7 @@
 // workspace's definitions (the order of checks is part of the contract), so a write body types
 // only its frame.
 import { type TSchema, Type } from '@sinclair/typebox';
-import { SYSTEM_CATALOGUES, type SystemField } from '../definitions/catalogue.ts';
+import { SYSTEM_CATALOGUES, type SystemCatalogue, type SystemField } from '../definitions/catalogue.ts';
 import { Envelope } from '../lib/paging.ts';
 import { FieldValue, Relationship, VALUE_TYPES, type ValueType } from '../lib/resource-schemas.ts';
 import type { EntityType } from './entities.ts';
@@ -44,16 +44,21 @@ function valueSchema(type: ValueType, multiple: boolean): TSchema {
 }
 
 function fieldSchema(f: SystemField): TSchema {
-  return Type.Object(
-    { value: nullable(valueSchema(f.valueType, f.multipleValues ?? false)), valueType: Type.Literal(f.valueType) },
-    { additionalProperties: false, description: f.label },
-  );
+  const value = f.values ? Type.Union(f.values.map((v) => Type.Literal(v))) : valueSchema(f.valueType, f.multipleValues ?? false);
+  return Type.Object({ value: nullable(value), valueType: Type.Literal(f.valueType) }, { additionalProperties: false, description: f.label });
 }
 
 /** The entity resource of one type: its system fields and relationships always present. */
 export function EntitySchema(type: EntityType) {
   const catalogue = SYSTEM_CATALOGUES[type.objectType];
   if (!catalogue) throw new Error(`no catalogue for ${type.objectType}`);
+  return entitySchemaOf(type.objectType[0]?.toUpperCase() + type.objectType.slice(1), catalogue);
+}
+
+/** A record of a custom object type: no system fields, every custom one under its slug. */
+export const CustomObjectRecord = entitySchemaOf('CustomObjectRecord', { fields: {}, relationships: {} });
+
+function entitySchemaOf(name: string, catalogue: SystemCatalogue) {
   const fields: Record<string, TSchema> = {};
   for (const [key, f] of Object.entries(catalogue.fields)) fields[key] = fieldSchema(f);
   const relationships: Record<string, TSchema> = {};
@@ -62,7 +67,6 @@ export function EntitySchema(type: EntityType) {
       { cardinality: Type.Literal(r.cardinality), objectType: Type.Literal(r.objectType), values: Type.Array(Type.String()) },
       { additionalProperties: false, description: r.label },
     );
-  const name = type.objectType[0]?.toUpperCase() + type.objectType.slice(1);
   return Type.Object(
     {
       id: Type.String(),
@@ -115,6 +119,20 @@ export const UpdateBody = Type.Object(
   {
     fields: Type.Optional(WriteFields),
     relationships: Type.Optional(Type.Record(Type.String(), Operation, { description: 'Relationship key → an operation.' })),
+  },
+  { additionalProperties: false },
+);
+
+/** Notes: each relationship takes {add} or {remove}, never both, never replace. */
+const SingleOperation = Type.Object(
+  { add: Type.Optional(Ids), remove: Type.Optional(Ids) },
+  { additionalProperties: false, description: '{add} or {remove} (not both).' },
+);
+
+export const UpdateBodySingle = Type.Object(
+  {
+    fields: Type.Optional(WriteFields),
+    relationships: Type.Optional(Type.Record(Type.String(), SingleOperation, { description: 'Relationship key → an operation.' })),
   },
   { additionalProperties: false },
 );

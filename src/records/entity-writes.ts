@@ -7,7 +7,7 @@ import type { Ctx } from '../lib/context.ts';
 import { AppError, notFound } from '../lib/errors.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import { existingUserIds } from '../users/repository.ts';
-import { type Entity, ENTITY_TYPES, type EntityType, relationshipValues, requireDefinitions, toEntity } from './entities.ts';
+import { type Entity, type EntityType, relationshipValues, requireDefinitions, toEntity } from './entities.ts';
 import * as repo from './entity-repository.ts';
 import { valueRows } from './index-values.ts';
 import { writeValueIndex } from './repository.ts';
@@ -35,12 +35,8 @@ async function checkIds(ctx: Ctx, writes: readonly RelationshipWrite[]): Promise
   for (const [objectType, ids] of idsByType(writes)) {
     if (ids.size === 0) continue;
     const wanted = [...ids.keys()];
-    const found =
-      objectType === 'member'
-        ? await existingUserIds(ctx.db, ws, wanted)
-        : Object.hasOwn(ENTITY_TYPES, objectType)
-          ? await repo.existingRecords(ctx.db, ws, objectType, wanted)
-          : new Set<string>();
+    // Any other type is a record kind: system or custom (a type without records finds none).
+    const found = objectType === 'member' ? await existingUserIds(ctx.db, ws, wanted) : await repo.existingRecords(ctx.db, ws, objectType, wanted);
     for (const [id, param] of ids)
       if (!found.has(id)) throw new AppError('relationship_entity_missing', `No ${objectType} with id "${id}" exists; nothing was changed.`, { param });
   }
@@ -130,7 +126,7 @@ export async function updateRecord(ctx: Ctx, type: EntityType, input: WriteInput
   checkFieldKeys(defs, fields, 'update');
   checkRelationshipKeys(defs, relationships, 'update');
   const values = checkFieldValues(defs, fields);
-  const writes = checkUpdateRelationships(defs, relationships);
+  const writes = checkUpdateRelationships(defs, relationships, type.updateOperations);
   // Unique values are checked under the listing's lock, so two writers cannot both take one value.
   if ([...values.keys()].some((k) => defs.fields.get(k)?.unique)) await repo.lockRecords(ctx.db, ws, type.objectType);
   await checkUnique(ctx, defs, values, row.id);

@@ -1,4 +1,4 @@
-// Import kinds for accounts, contacts and opportunities (docs/design.md §Import format,
+// Import kinds for accounts, contacts, opportunities, notes and tasks (docs/design.md §Import format,
 // docs/records.md §Import). check() verifies the shape and the system names without the
 // database; upsert() checks each value against the workspace's definitions with the API's own
 // checker, writes rows in multi-row batches, ranks new records and rewrites their value index;
@@ -27,6 +27,8 @@ const RENAMED: Record<RecordKind, Record<string, string>> = {
   account: { $domain: '$website (a list)', $address: '$primaryAddress', $phone: 'phone', $employees: 'employees' },
   contact: { $phone: 'phone', $title: 'title', $address: 'address', $linkedin: 'linkedin', $owner: 'owner' },
   opportunity: { $amount: 'amount', $closeDate: 'close_date', $description: 'description', $contacts: 'contacts' },
+  task: {},
+  note: {},
 };
 
 function object(v: unknown, field: string): Record<string, unknown> {
@@ -174,3 +176,5 @@ async function link(kind: RecordKind, ctx: ImportContext, items: ImportItem<Reco
 export const accountKind = recordKind('account');
 export const contactKind = recordKind('contact');
 export const opportunityKind = recordKind('opportunity');
+export const noteKind = recordKind('note');
+export const taskKind = recordKind('task');

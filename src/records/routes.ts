@@ -1,5 +1,6 @@
-// The record API (docs/records.md): create, update, retrieve, list and definitions for accounts,
-// contacts and opportunities, one set of routes per type over the one engine.
+// The record API (docs/records.md, docs/activities.md): create, update, retrieve, list and
+// definitions for accounts, contacts, opportunities, tasks and notes, one set of routes per type
+// over the one engine.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { PluginOptions } from '../http/context.ts';
@@ -8,7 +9,16 @@ import type { Scope } from '../auth/scopes.ts';
 import { FilteredPageQuery } from '../filters/schemas.ts';
 import { getDefinitions } from './definitions-view.ts';
 import { ENTITY_TYPES, getRecord, listRecords } from './entities.ts';
-import { CreateBody, CreateBodyWithRelationships, Definitions, EntityEnvelopeSchema, EntitySchema, RecordIdParams, UpdateBody } from './entity-schemas.ts';
+import {
+  CreateBody,
+  CreateBodyWithRelationships,
+  Definitions,
+  EntityEnvelopeSchema,
+  EntitySchema,
+  RecordIdParams,
+  UpdateBody,
+  UpdateBodySingle,
+} from './entity-schemas.ts';
 import { createRecord, updateRecord } from './entity-writes.ts';
 
 const WRITE_ERRORS = [
@@ -25,7 +35,7 @@ export async function recordRoutes(base: FastifyInstance, opts: PluginOptions): 
   const { ctx, write } = serviceContext(opts);
 
   for (const type of Object.values(ENTITY_TYPES)) {
-    const { plural, objectType } = type;
+    const { plural, objectType, article } = type;
     const One = objectType[0]?.toUpperCase() + objectType.slice(1);
     const Many = plural[0]?.toUpperCase() + plural.slice(1);
     const tags = [Many];
@@ -37,9 +47,9 @@ export async function recordRoutes(base: FastifyInstance, opts: PluginOptions): 
       {
         config: { operation: `create${One}`, scopes: [scope('create')], category: 'Write', idempotent: true, errors: [...WRITE_ERRORS] },
         schema: {
-          summary: `Create ${objectType === 'account' || objectType === 'opportunity' ? 'an' : 'a'} ${objectType}`,
+          summary: `Create ${article} ${objectType}`,
           tags,
-          body: objectType === 'opportunity' ? CreateBodyWithRelationships : CreateBody,
+          body: type.createNeedsRelationships ? CreateBodyWithRelationships : CreateBody,
           response: { 200: Entity },
         },
       },
@@ -51,30 +61,31 @@ export async function recordRoutes(base: FastifyInstance, opts: PluginOptions): 
       {
         config: { operation: `update${One}`, scopes: [scope('update')], category: 'Write', idempotent: true, errors: [...WRITE_ERRORS, 'resource_not_found'] },
         schema: {
-          summary: `Update the fields and relationships of ${objectType === 'contact' ? 'a' : 'an'} ${objectType}`,
+          summary: `Update the fields and relationships of ${article} ${objectType}`,
           tags,
           params: RecordIdParams,
-          body: UpdateBody,
+          body: type.updateOperations === 'single' ? UpdateBodySingle : UpdateBody,
           response: { 200: Entity },
         },
       },
       (request, reply) => write(request, reply, (c) => updateRecord(c, type, { ...request.params, ...request.body })),
     );
 
-    app.get(
-      `/v1/${plural}/definitions`,
-      {
-        config: { operation: `get${One}Definitions`, scopes: [scope('read')], category: 'Read' },
-        schema: { summary: `The field and relationship definitions of ${plural}`, tags, response: { 200: Definitions } },
-      },
-      (request) => getDefinitions(ctx(request), type),
-    );
+    if (type.definitions)
+      app.get(
+        `/v1/${plural}/definitions`,
+        {
+          config: { operation: `get${One}Definitions`, scopes: [scope('read')], category: 'Read' },
+          schema: { summary: `The field and relationship definitions of ${plural}`, tags, response: { 200: Definitions } },
+        },
+        (request) => getDefinitions(ctx(request), type),
+      );
 
     app.get(
       `/v1/${plural}/:id`,
       {
         config: { operation: `get${One}`, scopes: [scope('read')], category: 'Read', errors: ['resource_not_found'] },
-        schema: { summary: `Retrieve ${objectType === 'contact' ? 'a' : 'an'} ${objectType}`, tags, params: RecordIdParams, response: { 200: Entity } },
+        schema: { summary: `Retrieve ${article} ${objectType}`, tags, params: RecordIdParams, response: { 200: Entity } },
       },
       (request) => getRecord(ctx(request), type, request.params),
     );

@@ -1,10 +1,11 @@
 // Row types of records and of the relationships table (shared with messages).
-export type RecordKind = 'account' | 'contact' | 'opportunity';
+export type RecordKind = 'account' | 'contact' | 'opportunity' | 'task' | 'note';
 
 export interface RecordsTable {
   id: string;
   workspace_id: string;
-  kind: RecordKind;
+  /** A system type (RecordKind) or the slug of a custom object type. */
+  kind: string;
   external_id: string | null;
   /** JSON: { name: { value, valueType } } */
   fields: string;

@@ -106,7 +106,9 @@ function checkContent(def: FieldDef, v: unknown, param: string): unknown {
     });
     return out;
   }
-  return run(def.valueType, v, param);
+  const out = run(def.valueType, v, param);
+  if (def.values && !def.values.includes(out as string)) throw new AppError('invalid_value', `"${param}" must be one of ${def.values.join(', ')}.`, { param });
+  return out;
 }
 
 /** The keys of `fields`: unknown and read-only keys, then required fields absent on create. */

@@ -67,16 +67,24 @@ export function checkCreateRelationships(defs: TypeDefinitions, raw: Record<stri
 
 const OPERATION_KEYS = new Set(['add', 'remove', 'replace']);
 
-/** The relationships of an update: each key an operation object {add, remove} or {replace}. */
-export function checkUpdateRelationships(defs: TypeDefinitions, raw: Record<string, unknown>): RelationshipWrite[] {
+const SINGLE_KEYS = new Set(['add', 'remove']);
+
+/**
+ * The relationships of an update: each key an operation object {add, remove} or {replace}; with
+ * `single` (notes), {add} or {remove}: both → invalid_value, replace → unknown_field.
+ */
+export function checkUpdateRelationships(defs: TypeDefinitions, raw: Record<string, unknown>, operations: 'any' | 'single' = 'any'): RelationshipWrite[] {
+  const known = operations === 'single' ? SINGLE_KEYS : OPERATION_KEYS;
   return Object.entries(raw).map(([key, v]) => {
     const def = defs.relationships.get(key) as RelationshipDef;
     const param = `relationships.${key}`;
     const op = asObject(v, param);
     for (const k of Object.keys(op))
-      if (!OPERATION_KEYS.has(k)) throw new AppError('unknown_field', `"${param}.${k}" is not add, remove or replace.`, { param: `${param}.${k}` });
+      if (!known.has(k)) throw new AppError('unknown_field', `"${param}.${k}" is not ${[...known].join(', ')}.`, { param: `${param}.${k}` });
     const has = (k: string) => Object.hasOwn(op, k);
-    if (!has('add') && !has('remove') && !has('replace')) throw new AppError('missing_field', `"${param}" needs add, remove or replace.`, { param });
+    if (!has('add') && !has('remove') && !has('replace')) throw new AppError('missing_field', `"${param}" needs ${[...known].join(' or ')}.`, { param });
+    if (operations === 'single' && has('add') && has('remove'))
+      throw new AppError('invalid_value', `"${param}": give either add or remove, not both.`, { param });
     if (has('replace') && (has('add') || has('remove')))
       throw new AppError('invalid_value', `"${param}": replace cannot be combined with add or remove.`, { param: `${param}.replace` });
     if (has('replace')) {

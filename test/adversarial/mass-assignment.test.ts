@@ -7,7 +7,10 @@ import { type Canary, seedCanary, tableNames } from '../helpers/canary.ts';
 import { loadDocument, type Operation, operationsOf } from '../helpers/openapi-ops.ts';
 import { BODIES, happyRequest } from './operations.ts';
 
-/** Every row of every table, as text. */
+/**
+ * Every row of every table, as text, rows sorted (PostgreSQL returns an updated row elsewhere).
+ * A key's last_used_at is left out: every request, refused or not, may refresh it once a minute.
+ */
 async function dump(t: TestApp): Promise<string> {
   const db = t.deps.db.kysely;
   const tables = await tableNames(t);

@@ -49,6 +49,21 @@ export const SCOPE_TABLE: Record<string, readonly Scope[]> = {
   draftEmail: ['emails:create'],
   getEmail: ['emails:read'],
   listEmails: ['emails:read'],
+  createNote: ['notes:create'],
+  updateNote: ['notes:update'],
+  getNote: ['notes:read'],
+  listNotes: ['notes:read'],
+  createTask: ['tasks:create'],
+  updateTask: ['tasks:update'],
+  getTask: ['tasks:read'],
+  listTasks: ['tasks:read'],
+  getTaskDefinitions: ['tasks:read'],
+  listObjectTypes: ['custom_objects:read'],
+  listObjectRecords: ['custom_objects:read'],
+  getObjectDefinitions: ['custom_objects:read'],
+  createObjectRecord: ['custom_objects:create'],
+  getObjectRecord: ['custom_objects:read'],
+  updateObjectRecord: ['custom_objects:update'],
 };
 
 /** The path segment before an id parameter names the kind of the id. */
@@ -63,6 +78,10 @@ const KIND_BY_SEGMENT: Record<string, string> = {
   opportunities: 'opportunity',
   meetings: 'meeting',
   emails: 'email',
+  notes: 'note',
+  tasks: 'task',
+  objects: 'objectType',
+  values: 'customRecord',
 };
 
 export const ID_PREFIX: Record<string, string> = {
@@ -78,6 +97,9 @@ export const ID_PREFIX: Record<string, string> = {
   transcript: 'fil',
   email: 'eml',
   mailbox: 'mbx',
+  note: 'nte',
+  task: 'tsk',
+  customRecord: 'rec',
 };
 
 /** param name → kind of object it names, for every path parameter of the operation. */
@@ -120,6 +142,12 @@ export const BODIES: Record<string, (c: Canary) => unknown> = {
     attachments: [c.ids.file],
   }),
   draftEmail: (c) => ({ from: c.mailbox, subject: `draft ${c.tag}`, messageBody: { content: `<p>draft ${c.tag}</p>` }, attachments: [c.ids.file] }),
+  createNote: (c) => ({ fields: { $title: `made ${c.tag}`, $content: 'body' }, relationships: { $account: [c.ids.account], $opportunity: c.ids.opportunity } }),
+  updateNote: (c) => ({ fields: { $title: `renamed ${c.tag}` }, relationships: { $account: { add: [c.ids.account] } } }),
+  createTask: (c) => ({ fields: { $title: `made ${c.tag}`, $status: 'TODO' }, relationships: { $assignedTo: c.userId, $account: c.ids.account } }),
+  createObjectRecord: (c) => ({ fields: { name: `made ${c.tag}` }, relationships: { client: c.ids.account } }),
+  updateObjectRecord: (c) => ({ fields: { name: `renamed ${c.tag}` }, relationships: { client: { replace: c.ids.account } } }),
+  updateTask: (c) => ({ fields: { $status: 'IN_PROGRESS' }, relationships: { $opportunity: { replace: c.ids.opportunity } } }),
 };
 
 /** Operations that act on another object than the kind's canary (cancel needs a PENDING file). */

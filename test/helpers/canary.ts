@@ -9,6 +9,8 @@ import { runImport } from '../../src/import/run.ts';
 import { createKey } from '../../src/auth/service.ts';
 import { createWorkspace } from '../../src/workspaces/service.ts';
 import { createUser } from '../../src/users/service.ts';
+import { defineObjectType } from '../../src/definitions/object-types.ts';
+import { addField, addRelationship } from '../../src/definitions/service.ts';
 import { call, headers, type TestApp } from './app.ts';
 import { systemCtx, operatorCtx } from '../../src/lib/context.ts';
 
@@ -18,7 +20,7 @@ export interface Canary {
   userId: string;
   /** Full-access user key. */
   secret: string;
-  /** Server ids by kind: list, message, channel, file, account, contact, opportunity, user. */
+  /** Server ids by kind: list, message, channel, file, account, contact, opportunity, note, task, user, objectType (a slug), customRecord. */
   ids: Record<string, string>;
   /** Capability URLs (paths) of the byte endpoints, when files exist. */
   uploadPath?: string;
@@ -46,6 +48,18 @@ const RECORDS: Record<string, (tag: string) => Record<string, unknown>> = {
     externalId: `o-${tag}`,
     fields: { $name: { value: `Deal ${tag}`, valueType: 'TEXT' }, $stage: { value: 'Lead' } },
     relationships: { $account: { values: [`a-${tag}`] } },
+  }),
+  note: (tag) => ({
+    object: 'note',
+    externalId: `n-${tag}`,
+    fields: { $title: { value: `Note ${tag}`, valueType: 'TEXT' }, $content: { value: `secret note ${tag}` } },
+    relationships: { $account: { values: [`a-${tag}`] }, $createdBy: { values: [`u-${tag}`] } },
+  }),
+  task: (tag) => ({
+    object: 'task',
+    externalId: `t-${tag}`,
+    fields: { $title: { value: `Task ${tag}`, valueType: 'TEXT' }, $status: { value: 'TODO' } },
+    relationships: { $assignedTo: { values: [`u-${tag}`] }, $note: { values: [`n-${tag}`] } },
   }),
 };
 
@@ -111,6 +125,20 @@ export async function seedCanary(t: TestApp, label: string, operations: Set<stri
       ...(canary.downloadPath ? [canary.downloadPath.split('/').pop()!] : []),
     ],
   };
+
+  if (operations.has('createObjectRecord')) {
+    // A custom object type of this workspace alone, with one record. Its slug is random rather
+    // than the tag: an unknown slug is echoed in the 404, and the tag must never be.
+    const op = operatorCtx(db, ws.id);
+    const slug = `p_${randomBytes(6).toString('hex')}`;
+    await defineObjectType(op, { slug, label: `Projects ${tag}` });
+    await addField(op, { objectType: slug, key: 'name', label: 'Name', valueType: 'TEXT' });
+    await addRelationship(op, { objectType: slug, key: 'client', label: 'Client', cardinality: 'has_one', targetType: 'account' });
+    const res = await call(t, secret, 'POST', `/v1/objects/${slug}/values`, { fields: { name: `Project ${tag}` }, relationships: { client: ids.account } });
+    if (res.statusCode !== 200) throw new Error(`canary custom record: ${res.statusCode} ${res.body}`);
+    ids.objectType = slug;
+    ids.customRecord = res.json().id;
+  }
 
   if (operations.has('createList')) {
     const type = ids.contact ? 'contact' : 'account';

@@ -12,7 +12,7 @@ import { call, type TestApp } from './app.ts';
 import { createSession, putBytes, uploadFile } from './files.ts';
 import type { Operation, ResponseChecker } from './openapi-ops.ts';
 
-const PREFIX = { account: 'acc', contact: 'con', opportunity: 'opp' } as const;
+const PREFIX = { account: 'acc', contact: 'con', opportunity: 'opp', task: 'tsk', note: 'nte' } as const;
 
 /** Writes (or rewrites) a record with its value index and its own relationship rows. */
 export async function putRecord(

@@ -1,0 +1,49 @@
+// Custom object types (docs/activities.md §Custom objects): operators define them (slug, label)
+// through the CLI or the import kind `definition`; the API lists them and serves their records.
+import type { Ctx } from '../lib/context.ts';
+import { InputError } from '../lib/errors.ts';
+import { isoNow } from '../lib/ids.ts';
+import * as repo from './repository.ts';
+import { CUSTOM_KEY } from './service.ts';
+
+/** Names a custom type can never take: the system types and the other objects of the API. */
+export const RESERVED_TYPES: ReadonlySet<string> = new Set([
+  'account',
+  'contact',
+  'opportunity',
+  'task',
+  'note',
+  'meeting',
+  'email',
+  'member',
+  'list',
+  'file',
+  'message',
+  'channel',
+]);
+
+export interface ObjectType {
+  objectType: string;
+  label: string;
+}
+
+/** Defines a custom object type in ctx's workspace. */
+export async function defineObjectType(ctx: Ctx, input: { slug: string; label: string }): Promise<ObjectType> {
+  if (!CUSTOM_KEY.test(input.slug)) throw new InputError('must match ^[a-z][a-z0-9_]{0,62}$', 'slug');
+  if (RESERVED_TYPES.has(input.slug)) throw new InputError(`"${input.slug}" is the name of a system type`, 'slug');
+  if (input.label.length < 1 || input.label.length > 255) throw new InputError('must be 1 to 255 characters', 'label');
+  if (await repo.findObjectType(ctx.db, ctx.actor.workspaceId, input.slug)) throw new InputError(`object type "${input.slug}" exists`, 'slug');
+  await repo.insertObjectType(ctx.db, { workspace_id: ctx.actor.workspaceId, slug: input.slug, label: input.label, created_at: isoNow(ctx.now) });
+  return { objectType: input.slug, label: input.label };
+}
+
+/** The workspace's custom object types, ordered by slug. */
+export async function listObjectTypes(ctx: Ctx): Promise<ObjectType[]> {
+  return (await repo.listObjectTypes(ctx.db, ctx.actor.workspaceId)).map((r) => ({ objectType: r.slug, label: r.label }));
+}
+
+/** The custom object type `slug` of ctx's workspace, or undefined. */
+export async function findObjectType(ctx: Ctx, slug: string): Promise<ObjectType | undefined> {
+  const row = await repo.findObjectType(ctx.db, ctx.actor.workspaceId, slug);
+  return row && { objectType: row.slug, label: row.label };
+}

@@ -1,0 +1,40 @@
+// Records of custom object types (docs/activities.md §Custom objects) through the one record
+// engine: the slug names the type; an unknown slug, or an id of another type, is not found.
+import { findObjectType, listObjectTypes } from '../definitions/object-types.ts';
+import type { Ctx } from '../lib/context.ts';
+import { AppError } from '../lib/errors.ts';
+import type { Page } from '../lib/paging.ts';
+import { getDefinitions } from '../records/definitions-view.ts';
+import { customEntityType, type EntityType, getRecord, listRecords } from '../records/entities.ts';
+import { createRecord, updateRecord, type WriteInput } from '../records/entity-writes.ts';
+
+async function requireType(ctx: Ctx, slug: string): Promise<EntityType> {
+  const found = await findObjectType(ctx, slug);
+  if (!found) throw new AppError('resource_not_found', `No object type "${slug}" exists.`, { param: 'entitySlug' });
+  return customEntityType(found.objectType);
+}
+
+export async function objectTypes(ctx: Ctx) {
+  return { data: await listObjectTypes(ctx) };
+}
+
+/** `query`: limit, offset and the filters of docs/filtering.md. */
+export async function listObjectRecords(ctx: Ctx, input: { entitySlug: string; query: Page & Readonly<Record<string, unknown>> }) {
+  return listRecords(ctx, await requireType(ctx, input.entitySlug), input.query);
+}
+
+export async function objectDefinitions(ctx: Ctx, input: { entitySlug: string }) {
+  return getDefinitions(ctx, await requireType(ctx, input.entitySlug));
+}
+
+export async function getObjectRecord(ctx: Ctx, input: { entitySlug: string; id: string }) {
+  return getRecord(ctx, await requireType(ctx, input.entitySlug), input);
+}
+
+export async function createObjectRecord(ctx: Ctx, input: WriteInput & { entitySlug: string }) {
+  return createRecord(ctx, await requireType(ctx, input.entitySlug), input);
+}
+
+export async function updateObjectRecord(ctx: Ctx, input: WriteInput & { entitySlug: string; id: string }) {
+  return updateRecord(ctx, await requireType(ctx, input.entitySlug), input);
+}
