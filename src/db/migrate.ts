@@ -9,6 +9,7 @@ import * as m0003 from './migrations/0003_messages.ts';
 import * as m0004 from './migrations/0004_files.ts';
 import * as m0005 from './migrations/0005_rank.ts';
 import * as m0006 from './migrations/0006_platform.ts';
+import * as m0009 from './migrations/0009_message_rank.ts';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -17,6 +18,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0004_files': m0004,
   '0005_rank': m0005,
   '0006_platform': m0006,
+  '0009_message_rank': m0009,
 };
 
 export class MigrationError extends Error {
