@@ -56,7 +56,13 @@ export async function changeMembers(db: Executor, channelId: string, add: string
   const present = await db.selectFrom('channel_members').select('user_id').where('channel_id', '=', channelId).where('user_id', 'in', add).execute();
   const have = new Set(present.map((r) => r.user_id));
   const rows = add.filter((u) => !have.has(u)).map((user_id) => ({ channel_id: channelId, user_id, created_at: at }));
-  if (rows.length > 0) await db.insertInto('channel_members').values(rows).execute();
+  // A concurrent change may add the same member meanwhile: adding it twice still does nothing.
+  if (rows.length > 0)
+    await db
+      .insertInto('channel_members')
+      .values(rows)
+      .onConflict((oc) => oc.columns(['channel_id', 'user_id']).doNothing())
+      .execute();
 }
 
 export async function memberCount(db: Executor, channelId: string): Promise<number> {
