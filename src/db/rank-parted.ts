@@ -16,8 +16,8 @@ export interface PartedRead {
   name: string;
   /** A select of one text column `part`: the parts the reader sees ('' for the shared part). */
   parts(p: (arg: string) => string): string;
-  /** The page's rows: a select over the relation `page` (one column `rank_id`) with the table's
-   *  key as `rank_ts` and `rank_id` and whatever else the reader wants. */
+  /** The page's rows: a select over the relation `page` (the page's rows of the table, in no
+   *  order) with the table's key as `rank_ts` and `rank_id` and whatever else the reader wants. */
   rows(p: (arg: string) => string, page: string): string;
   /** Values of the arguments used above (the names of src/db/rank.ts's own are taken). */
   args: Record<string, unknown>;
@@ -72,7 +72,9 @@ export function partedPostgres(def: RankDef, read: PartedRead, limit: number): S
           (select ${ts} as rank_ts, ${id} as rank_id from ${T} t where ${where} and ${partCol} = parts.part and ${inPart(def, 't', false)} and ${below}) x
           where parts.part <> '')) u
       order by rank_ts desc, rank_id desc limit ${limit})`);
-    ctes.push(`found as (${read.rows(p, 'page')})`);
+    // Each row of the page through the table's key: a lookup per row, whatever the plan.
+    ctes.push(`paged as (select t.* from page cross join lateral (select * from ${T} t where ${where} and ${id} = page.rank_id limit 1) t)`);
+    ctes.push(`found as (${read.rows(p, 'paged')})`);
     return b.done(`with ${ctes.join(',\n')}
       select ${total} as rank_total, found.* from (select 1) o left join found on true order by found.rank_ts desc, found.rank_id desc`);
   });
@@ -173,12 +175,8 @@ export function* partedSqlite(def: RankDef, read: PartedRead, args: Record<strin
     .sort(byKey)
     .slice(0, Number(args.limit))
     .map((r) => r.rank_id);
-  const rows = yield step(
-    'rows',
-    (p) => `select * from (${read.rows(p, `(select value as rank_id from json_each(${p('ids')}))`)}) f order by rank_ts desc, rank_id desc`,
-    {
-      ids: JSON.stringify(ids),
-    },
-  );
+  // The page's rows of the table, each through the table's key.
+  const page = (p: (a: string) => string, b: Builder) => `(select t.* from json_each(${p('ids')}) j join ${T} t on ${scoped(def, b)} and ${id} = j.value)`;
+  const rows = yield step('rows', (p, b) => `select * from (${read.rows(p, page(p, b))}) f order by rank_ts desc, rank_id desc`, { ids: JSON.stringify(ids) });
   return { total, rows };
 }

@@ -127,7 +127,7 @@ export function pagePostgres(def: RankDef, rows: boolean, limit: number): Stmt {
     parts.push(`page as (select ${ts} as rank_ts, ${id} as rank_id from ${T} t where ${where} and (${ts}, ${id}) <= (select ts, id from anchor)
       order by ${ts} desc, ${id} desc limit ${limit})`);
     const join = rows
-      ? `, t.* from (select 1) o left join page on true left join ${T} t on ${where} and ${id} = page.rank_id`
+      ? `, t.* from (select 1) o left join page on true left join lateral (select * from ${T} t where ${where} and ${id} = page.rank_id limit 1) t on true`
       : ' from (select 1) o left join page on true';
     return b.done(`with ${parts.join(',\n')}\nselect ${total} as rank_total, page.rank_ts, page.rank_id${join} order by page.rank_ts desc, page.rank_id desc`);
   });

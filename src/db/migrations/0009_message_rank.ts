@@ -17,9 +17,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
   // A reader reads its own parts' entries, level by level, in order (n included: no table read).
   await db.schema.createIndex('rank_parts_part').on('rank_parts').columns(['scope', 'level', 'part', 'lo_ts', 'lo_id', 'n']).execute();
-  // The shared part of a workspace's messages (every channel but the private ones), newest first.
-  // The condition is written as the page's statements write it, so that both databases use it.
+  // The parts of a workspace's messages, newest first: the shared one (every channel but the private
+  // ones), and each private channel's. The conditions are written as the page's statements write
+  // them, so that both databases use these indexes for them.
   await sql`create index messages_shared_sent on messages (workspace_id, sent_at, id) where channel_visibility <> 'private'`.execute(db);
+  await sql`create index messages_private_sent on messages (workspace_id, channel_id, sent_at, id) where channel_visibility = 'private'`.execute(db);
 
   const sets = [
     defineRank({
