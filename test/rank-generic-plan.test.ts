@@ -51,7 +51,7 @@ for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
         await sql`set plan_cache_mode = force_generic_plan`.execute(c);
         try {
           await c.executeQuery(CompiledQuery.raw(`prepare rank_generic as ${stmt.sql}`));
-          const values = params.map((p) => (p === null ? 'null' : typeof p === 'number' ? String(p) : `'${String(p).replaceAll("'", "''")}'`));
+          const values = params.map((p) => (typeof p === 'string' ? `'${p.replaceAll("'", "''")}'` : typeof p === 'number' ? String(p) : 'null'));
           const r = await c.executeQuery<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(
             CompiledQuery.raw(`explain (analyze, format json) execute rank_generic(${values.join(', ')})`),
           );
