@@ -1,8 +1,12 @@
 // Members (docs/design.md §Members) on both databases: the closed member resource validated
 // against our own OpenAPI document, names split and kept as parts, profile images, pagination and
-// a kept totalCount, 404 for ids of other workspaces, and how operators make users (CLI, import).
+// totalCount from the ranked index, 404 for ids of other workspaces, and how operators make users
+// (CLI, import).
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
+import { sql } from 'kysely';
+import { scopeKey, setRankSizes } from '../src/db/rank.ts';
+import { USERS } from '../src/users/repository.ts';
 import type { Io } from '../src/cli/io.ts';
 import { main } from '../src/cli/main.ts';
 import { operatorCtx } from '../src/lib/context.ts';
@@ -10,6 +14,10 @@ import { createUser } from '../src/users/service.ts';
 import { call, eachDialect, keyFor, seedWorkspace, type TestApp } from './helpers/app.ts';
 import { loadDocument, type Operation, operationsOf, responseChecker } from './helpers/openapi-ops.ts';
 import { importObjects } from './lists-fixtures.ts';
+import { checkEntries, checkPages } from './helpers/rank.ts';
+
+// Small buckets, so that a few dozen users already make several leaves (docs/pages.md).
+setRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 } });
 
 async function cli(t: TestApp, ...args: string[]): Promise<{ code: number; json(): any; err: string }> {
   const stdout: string[] = [];
@@ -209,15 +217,27 @@ await eachDialect(
       assert.ok(!theirs.data.some((m: { id: string }) => order.includes(m.id)));
     });
 
-    test('totalCount is the kept count, one row read, never a scan', async () => {
+    test('totalCount and every page come from the ranked index, which every way of making a user keeps', async () => {
       const t = ctx();
       const s = await seedWorkspace(t);
       await cli(t, 'user', 'create', '--workspace', s.workspaceId, '--email', 'c1@acme.test');
-      const kept = await t.deps.db.kysely.selectFrom('workspace_user_counts').select('user_count').where('workspace_id', '=', s.workspaceId).executeTakeFirst();
-      assert.equal(Number(kept?.user_count), 2, 'every way of making a user counts it');
-      // Tampered with, the count shows through: the answer reads it rather than counting rows.
-      await t.deps.db.kysely.updateTable('workspace_user_counts').set({ user_count: 7 }).where('workspace_id', '=', s.workspaceId).execute();
-      assert.equal((await call(t, s.secret, 'GET', '/v1/members')).json().totalCount, 7);
+      await importObjects(
+        t,
+        s.workspaceId,
+        Array.from({ length: 20 }, (_, i) => ({ object: 'user', externalId: `r${i}`, email: `r${i}@acme.test` })),
+      );
+      await createUser(operatorCtx(t.deps.db.kysely, s.workspaceId), { email: 'c2@acme.test' });
+      const db = t.deps.db.kysely;
+      const kept = await db.selectFrom('workspace_user_counts').select('user_count').where('workspace_id', '=', s.workspaceId).executeTakeFirst();
+      assert.equal(Number(kept?.user_count), 23, 'every way of making a user counts it');
+      const shape = await checkEntries(db, USERS, [s.workspaceId]);
+      assert.equal(shape.total, 23);
+      assert.ok((shape.entries[0] ?? 0) > 2, `several leaves: ${shape.entries.join(',')}`);
+      await checkPages(db, USERS, [s.workspaceId], { limit: 4 });
+      // Tampered with (five rows more in the oldest entry of every level), the index shows through:
+      // the answer reads it rather than counting rows.
+      await sql`update rank_buckets set n = n + 5 where scope = ${scopeKey(USERS, [s.workspaceId])} and lo_ts = ''`.execute(db);
+      assert.equal((await call(t, s.secret, 'GET', '/v1/members')).json().totalCount, 28);
     });
 
     test('query parameters besides limit and offset, and bad limits, are 400 invalid_parameter', async () => {

@@ -1,7 +1,9 @@
-// SQL of channels and their members. A channel's visibility is copied onto its messages (for the
-// page walk of src/messages/repository.ts), so it is only ever changed here, with that copy.
+// SQL of channels and their members. A channel's visibility is copied onto its messages (the part
+// of each in the ranked index of src/messages/repository.ts), so it is only ever changed here,
+// with that copy and the index.
 import type { Executor } from '../db/types.ts';
 import { lookupExternalIds } from '../import/repository.ts';
+import { lockMessages, rankChannelMoved } from '../messages/repository.ts';
 import type { ChannelsTable, Visibility } from './tables.ts';
 
 export type ChannelRow = ChannelsTable;
@@ -32,10 +34,15 @@ export function channelsByExternalId(db: Executor, workspaceId: string, external
   return lookupExternalIds(db, 'channels', workspaceId, externalIds);
 }
 
-/** Sets a channel's visibility and its messages' copy of it; call inside one transaction. */
+/** Sets a channel's visibility, its messages' copy of it and their part; call inside one transaction. */
 export async function setVisibility(db: Executor, channelId: string, v: Visibility, at: string): Promise<void> {
+  const { workspace_id } = await db.selectFrom('channels').select('workspace_id').where('id', '=', channelId).executeTakeFirstOrThrow();
+  // Queues behind any writer of the workspace's messages; the visibility is read after that.
+  await lockMessages(db, workspace_id);
+  const before = await db.selectFrom('channels').select(['workspace_id', 'visibility']).where('id', '=', channelId).executeTakeFirstOrThrow();
   await db.updateTable('channels').set({ visibility: v, updated_at: at }).where('id', '=', channelId).execute();
   await db.updateTable('messages').set({ channel_visibility: v }).where('channel_id', '=', channelId).where('channel_visibility', '<>', v).execute();
+  if ((before.visibility === 'private') !== (v === 'private')) await rankChannelMoved(db, before.workspace_id, channelId, before.visibility === 'private');
 }
 
 export async function memberIds(db: Executor, channelId: string): Promise<string[]> {
@@ -49,7 +56,13 @@ export async function changeMembers(db: Executor, channelId: string, add: string
   const present = await db.selectFrom('channel_members').select('user_id').where('channel_id', '=', channelId).where('user_id', 'in', add).execute();
   const have = new Set(present.map((r) => r.user_id));
   const rows = add.filter((u) => !have.has(u)).map((user_id) => ({ channel_id: channelId, user_id, created_at: at }));
-  if (rows.length > 0) await db.insertInto('channel_members').values(rows).execute();
+  // A concurrent change may add the same member meanwhile: adding it twice still does nothing.
+  if (rows.length > 0)
+    await db
+      .insertInto('channel_members')
+      .values(rows)
+      .onConflict((oc) => oc.columns(['channel_id', 'user_id']).doNothing())
+      .execute();
 }
 
 export async function memberCount(db: Executor, channelId: string): Promise<number> {

@@ -11,6 +11,7 @@ import * as m0005 from './migrations/0005_rank.ts';
 import * as m0006 from './migrations/0006_platform.ts';
 import * as m0007 from './migrations/0007_records.ts';
 import * as m0008 from './migrations/0008_records_data.ts';
+import * as m0009 from './migrations/0009_message_rank.ts';
 import * as m0010 from './migrations/0010_emails.ts';
 import * as m0011 from './migrations/0011_meetings.ts';
 import * as m0012 from './migrations/0012_filter_index.ts';
@@ -25,6 +26,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0006_platform': m0006,
   '0007_records': m0007,
   '0008_records_data': m0008,
+  '0009_message_rank': m0009,
   '0010_emails': m0010,
   '0011_meetings': m0011,
   '0012_filter_index': m0012,

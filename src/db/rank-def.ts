@@ -13,11 +13,19 @@ export interface RankDef {
   /** The order key: newest first by `ts`, ties by `id` (descending). `id` is unique in a scope. */
   ts: string;
   id: string;
+  /**
+   * Parts of a scope, counted apart on every entry (docs/pages.md §Parts): a row whose `when`
+   * column holds `value` belongs to the part named by its `column` (never ''); every other row to
+   * the shared part ''. A reader counts and reads only the parts it may see.
+   */
+  part?: { column: string; when: { column: string; value: string } };
 }
 
 export interface RankKey {
   ts: string;
   id: string;
+  /** The row's part, for a set with parts. */
+  part?: string;
 }
 
 export interface RankSizes {
@@ -44,14 +52,32 @@ export function rankSizes(): RankSizes {
 }
 
 const NAME = /^[a-z_][a-z0-9_]*$/;
+const LITERAL = /^[A-Za-z0-9_]+$/;
 
 /** Checks a definition once, where it is declared: its names are written into SQL. */
 export function defineRank(def: RankDef): RankDef {
-  for (const n of [def.table, def.ts, def.id, ...def.by, ...Object.keys(def.where ?? {})]) {
+  const part = def.part ? [def.part.column, def.part.when.column] : [];
+  for (const n of [def.table, def.ts, def.id, ...def.by, ...Object.keys(def.where ?? {}), ...part]) {
     if (!NAME.test(n)) throw new Error(`rank ${def.name}: "${n}" is not a plain column or table name`);
   }
+  // Written into the statements as a literal, so that a partial index on it can serve them.
+  if (def.part && !LITERAL.test(def.part.when.value)) throw new Error(`rank ${def.name}: "${def.part.when.value}" is not a plain value`);
   if (def.by.length === 0) throw new Error(`rank ${def.name}: at least one scope column`);
   return Object.freeze({ ...def });
+}
+
+/** SQL of a row's part, for the row under `alias`. */
+export function partOf(def: RankDef, alias: string): string {
+  const p = def.part;
+  if (!p) return `''`;
+  return `case when ${alias}."${p.when.column}" = '${p.when.value}' then ${alias}."${p.column}" else '' end`;
+}
+
+/** SQL conditions selecting the rows of the shared part '' (true), or of one named part (false). */
+export function inPart(def: RankDef, alias: string, shared: boolean): string {
+  const p = def.part;
+  if (!p) throw new Error(`rank ${def.name}: no parts`);
+  return `${alias}."${p.when.column}" ${shared ? '<>' : '='} '${p.when.value}'`;
 }
 
 /** The scope's key in rank_buckets. */

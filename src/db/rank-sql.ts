@@ -1,8 +1,10 @@
 // The SQL of a page of src/db/rank.ts, generated once per ranked set. Positions are counted from
 // the oldest row: the newest row of the page at offset k of n rows is at position n - 1 - k.
 // - PostgreSQL: one statement (one snapshot). Each level keeps a running sum over the entries
-//   under the entry picked above it and stops at the first that passes the position (the window
-//   streams over the index); the leaf is then read through the table's index from its `lo`.
+//   under the entry picked above it, read between that entry's lo and its upper neighbour; the
+//   leaf is then read through the table's index between its lo and its newest row. Every range is
+//   bounded on both sides, so that even a generic plan (a named statement after five runs) that
+//   sorts instead of streaming reads one entry's worth per level, never the whole scope.
 // - SQLite compares a row value with a subquery's result on the first column only, so a bound
 //   computed inside the statement would scan every row sharing the bound's timestamp. Its page
 //   is a few statements with bound parameters instead, run in one read transaction.
@@ -18,7 +20,7 @@ export interface Stmt {
 }
 
 /** Numbered placeholders ($n, ?n), one per argument name however often it appears. */
-class Builder {
+export class Builder {
   readonly args: string[] = [];
   readonly pg: boolean;
   constructor(pg: boolean) {
@@ -34,10 +36,10 @@ class Builder {
   }
 }
 
-const q = (name: string) => `"${name}"`;
+export const q = (name: string) => `"${name}"`;
 
 /** Conditions selecting the scope's rows of the table under alias `t`. */
-function scoped(def: RankDef, b: Builder): string {
+export function scoped(def: RankDef, b: Builder): string {
   const parts = def.by.map((c, i) => `t.${q(c)} = ${b.p(`by${i}`)}`);
   Object.keys(def.where ?? {}).forEach((c, i) => parts.push(`t.${q(c)} = ${b.p(`where${i}`)}`));
   return parts.join(' and ');
@@ -45,7 +47,7 @@ function scoped(def: RankDef, b: Builder): string {
 
 const cache = new Map<RankDef, Map<string, Stmt>>();
 
-function cached(def: RankDef, variant: string, make: () => Stmt): Stmt {
+export function cached(def: RankDef, variant: string, make: () => Stmt): Stmt {
   let forDef = cache.get(def);
   if (!forDef) cache.set(def, (forDef = new Map<string, Stmt>()));
   let stmt = forDef.get(variant);
@@ -53,7 +55,45 @@ function cached(def: RankDef, variant: string, make: () => Stmt): Stmt {
   return stmt;
 }
 
-const RUNNING = 'sum(n) over (order by lo_ts, lo_id rows unbounded preceding)';
+const WINDOW = 'window w as (order by lo_ts, lo_id rows unbounded preceding)';
+
+/**
+ * Entries `pick` of `level`, in the range of the entry chosen one level up (CTE `up`, with lo and
+ * hi): bounded above by up's upper neighbour, or, when up is the last entry of its level, by
+ * nothing, as only up's own entries lie above it. The two cases are two branches of which one runs,
+ * so that a generic plan too reads at most one entry's worth, whatever it estimates.
+ */
+export function within(pick: (range: string) => string, up: string, lo: string): string {
+  const from = `(${lo}) >= (select lo_ts, lo_id from ${up})`;
+  return `${pick(`${from} and (${lo}) < (select hi_ts, hi_id from ${up})`)}
+        union all ${pick(`${from} and (select hi_ts from ${up}) is null`)}`;
+}
+
+/**
+ * CTE `name`: the entry of `entries` (lo_ts, lo_id, n) whose range holds position `pos`, counted
+ * from the oldest, with the position inside it and its upper neighbour (the next entry, else
+ * `hiAbove`, the upper neighbour of the entry above, which is a boundary of every level below).
+ */
+export function pickEntry(name: string, entries: string, pos: string, hiAbove: string | null, guard = ''): string {
+  const hi = (c: 'ts' | 'id') => (hiAbove ? `coalesce(lead(lo_${c}) over w, (select hi_${c} from ${hiAbove}))` : `lead(lo_${c}) over w`);
+  return `${name} as (select lo_ts, lo_id, hi_ts, hi_id, ${pos} - (upto - n) as pos
+        from (select lo_ts, lo_id, n, sum(n) over w as upto, ${hi('ts')} as hi_ts, ${hi('id')} as hi_id from (${entries}) x ${WINDOW}) c
+        where ${guard}upto > ${pos} order by lo_ts, lo_id limit 1)`;
+}
+
+/**
+ * CTEs `last` (the newest row of the leaf `leaf`: the one below its upper neighbour, else the
+ * newest of the scope) and `anchor` (the `visible` row at the leaf's position), read between the
+ * leaf's lo and `last`: bounded on both sides in one index range, so no plan reads past the leaf.
+ */
+export function leafAnchor(T: string, where: string, ts: string, id: string, leaf = 'p0', visible = ''): string[] {
+  const newest = (range: string) => `(select ${ts} as ts, ${id} as id from ${T} t where ${where} and ${range} order by ${ts} desc, ${id} desc limit 1)`;
+  return [
+    `last as (select ts, id from (${newest(`(${ts}, ${id}) < (select hi_ts, hi_id from ${leaf})`)} union all ${newest(`(select hi_ts from ${leaf}) is null`)}) l)`,
+    `anchor as (select ${ts} as ts, ${id} as id from ${T} t where ${where}${visible} and (${ts}, ${id}) >= (select lo_ts, lo_id from ${leaf})
+      and (${ts}, ${id}) <= (select ts, id from last) order by ${ts}, ${id} limit 1 offset (select pos from ${leaf}))`,
+  ];
+}
 
 /**
  * `limit` is written into the statement: with it a parameter, the planner cannot cost the generic
@@ -67,23 +107,27 @@ export function pagePostgres(def: RankDef, rows: boolean, limit: number): Stmt {
     const where = scoped(def, b);
     const top = LEVELS - 1;
     const total = '(select total from tot)';
+    const entries = (l: number, range = 'true') => `select lo_ts, lo_id, n from rank_buckets where scope = ${S} and level = ${l} and ${range}`;
     const parts = [
       `tot as (select coalesce(sum(n), 0) as total from rank_buckets where scope = ${S} and level = ${top})`,
-      `p${top} as (select lo_ts, lo_id, ${total} - 1 - ${K} - (upto - n) as pos from (select lo_ts, lo_id, n, ${RUNNING} as upto from rank_buckets where scope = ${S} and level = ${top}) c
-        where ${K} < ${total} and upto > ${total} - 1 - ${K} order by lo_ts, lo_id limit 1)`,
+      pickEntry(`p${top}`, entries(top), `${total} - 1 - ${K}`, null, `${K} < ${total} and `),
     ];
     for (let l = top - 1; l >= 0; l--) {
       const up = `p${l + 1}`;
-      parts.push(`p${l} as (select lo_ts, lo_id, (select pos from ${up}) - (upto - n) as pos
-        from (select lo_ts, lo_id, n, ${RUNNING} as upto from rank_buckets where scope = ${S} and level = ${l} and (lo_ts, lo_id) >= (select lo_ts, lo_id from ${up})) c
-        where upto > (select pos from ${up}) order by lo_ts, lo_id limit 1)`);
+      parts.push(
+        pickEntry(
+          `p${l}`,
+          within((range) => entries(l, range), up, 'lo_ts, lo_id'),
+          `(select pos from ${up})`,
+          up,
+        ),
+      );
     }
-    parts.push(`anchor as (select ${ts} as ts, ${id} as id from ${T} t where ${where} and (${ts}, ${id}) >= (select lo_ts, lo_id from p0)
-      order by ${ts}, ${id} limit 1 offset (select pos from p0))`);
+    parts.push(...leafAnchor(T, where, ts, id));
     parts.push(`page as (select ${ts} as rank_ts, ${id} as rank_id from ${T} t where ${where} and (${ts}, ${id}) <= (select ts, id from anchor)
       order by ${ts} desc, ${id} desc limit ${limit})`);
     const join = rows
-      ? `, t.* from (select 1) o left join page on true left join ${T} t on ${where} and ${id} = page.rank_id`
+      ? `, t.* from (select 1) o left join page on true left join lateral (select * from ${T} t where ${where} and ${id} = page.rank_id limit 1) t on true`
       : ' from (select 1) o left join page on true';
     return b.done(`with ${parts.join(',\n')}\nselect ${total} as rank_total, page.rank_ts, page.rank_id${join} order by page.rank_ts desc, page.rank_id desc`);
   });

@@ -3,11 +3,13 @@
 // statement per level and 400 keys, each key found through the index), then leaves that grew past
 // their maximum are split and those that shrank below their minimum merged into a neighbour, and
 // the levels above are kept in shape the same way, counting entries below instead of rows.
+// A set with parts also keeps, per entry, its count in each part (src/db/rank-parts.ts).
 // Writers of one scope are serialized: SQLite has one writer at a time; on PostgreSQL every writer
 // takes the scope's advisory lock before it writes the scope's rows (lockScope).
 import { type RawBuilder, sql } from 'kysely';
 import type { Executor } from './types.ts';
 import { isPostgres, LEVELS, type RankDef, type RankKey, rankSizes, scopeKey } from './rank-def.ts';
+import { addParts, buildParts, mergeParts, perEntry, recountParts, rowPart } from './rank-parts.ts';
 
 interface Entry {
   lo_ts: string;
@@ -39,33 +41,71 @@ export async function lockScope(tx: Executor, def: RankDef, values: readonly str
 
 /** The keys were inserted in this transaction (rows that were not there before). */
 export async function rankInsert(tx: Executor, def: RankDef, values: readonly string[], keys: readonly RankKey[]): Promise<void> {
-  await change(tx, def, values, keys, 1);
+  await rankChange(tx, def, values, { added: keys });
 }
 
 /** The keys were deleted in this transaction (rows that were there). */
 export async function rankDelete(tx: Executor, def: RankDef, values: readonly string[], keys: readonly RankKey[]): Promise<void> {
-  await change(tx, def, values, keys, -1);
+  await rankChange(tx, def, values, { removed: keys });
 }
 
-async function change(tx: Executor, def: RankDef, values: readonly string[], keys: readonly RankKey[], sign: 1 | -1): Promise<void> {
-  if (keys.length === 0) return;
+/**
+ * Rows of the scope changed in this transaction: `removed` are the keys (and parts) that are no
+ * longer there, `added` those that are new; a row whose key or part changed is in both. Every count
+ * moves before any entry is split or merged, since those read the rows as they are now.
+ */
+export async function rankChange(
+  tx: Executor,
+  def: RankDef,
+  values: readonly string[],
+  change: { added?: readonly RankKey[]; removed?: readonly RankKey[] },
+): Promise<void> {
+  const [added, removed] = [change.added ?? [], change.removed ?? []];
+  if (added.length + removed.length === 0) return;
+  if (def.part && [...added, ...removed].some((k) => typeof k.part !== 'string')) throw new Error(`rank ${def.name}: a key without its part`);
   const s = new Scope(tx, def, values);
   await lockScope(tx, def, values);
   await s.ensureBase();
   // A batch of several leaves' worth, and at least half as large as the scope was, is cheaper to
   // count again from the index.
-  if (sign > 0 && keys.length >= 4 * rankSizes().leaf.max && keys.length * 2 >= (await s.total())) return s.rebuild();
+  if (added.length >= 4 * rankSizes().leaf.max && added.length * 2 >= (await s.total())) return s.rebuild();
   const touched = new Map<string, Entry>();
-  for (let i = 0; i < keys.length; i += CHUNK) {
-    const part = keys.slice(i, i + CHUNK);
-    for (let level = 0; level < LEVELS; level++) {
-      const moved = await s.count(level, part, sign);
-      if (level === 0) for (const e of moved) touched.set(`${e.lo_ts}\u0000${e.lo_id}`, e);
+  for (const [keys, sign] of [
+    [removed, -1],
+    [added, 1],
+  ] as const) {
+    for (let i = 0; i < keys.length; i += CHUNK) {
+      const part = keys.slice(i, i + CHUNK);
+      for (let level = 0; level < LEVELS; level++) {
+        const moved = await s.count(level, part, sign);
+        if (level === 0) for (const e of moved) touched.set(`${e.lo_ts}\u0000${e.lo_id}`, e);
+      }
     }
   }
   // Counts are final here; only leaves out of bounds need a look (check re-reads each).
   const { leaf } = rankSizes();
   for (const e of touched.values()) if (e.n > leaf.max || (e.n < leaf.min && e.lo_ts !== '')) await s.check(0, e);
+}
+
+/**
+ * Rows of the scope moved from part `from` to part `to` in this transaction, their keys unchanged
+ * (`rows` selects their keys as ts, id): only the counts per part change, entry by entry, in one
+ * pass over those rows per level.
+ */
+export async function rankMoveRows(tx: Executor, def: RankDef, values: readonly string[], rows: RawBuilder<unknown>, from: string, to: string): Promise<void> {
+  if (!def.part) throw new Error(`rank ${def.name}: no parts`);
+  if (from === to) return;
+  const scope = scopeKey(def, values);
+  await lockScope(tx, def, values);
+  for (let level = 0; level < LEVELS; level++) {
+    const children = sql`select cast(${scope} as text) as scope, ts, id, cast(${from} as text) as part, 1 as w from (${rows}) r`;
+    const counts = await sql<{ lo_ts: string; lo_id: string; n: number }>`${perEntry(level, sql`scope = ${scope}`, children)}`.execute(tx);
+    const deltas = counts.rows.flatMap((c) => [
+      { lo_ts: c.lo_ts, lo_id: c.lo_id, part: from, d: -Number(c.n) },
+      { lo_ts: c.lo_ts, lo_id: c.lo_id, part: to, d: Number(c.n) },
+    ]);
+    await addParts(tx, scope, level, deltas);
+  }
 }
 
 /** Counts the scope again from its rows (after a bulk load). */
@@ -76,18 +116,20 @@ export async function rankRebuild(tx: Executor, def: RankDef, values: readonly s
 
 /** Counts every scope of the set again from its rows (migrations). */
 export async function rankRebuildAll(db: Executor, def: RankDef): Promise<void> {
-  await sql`delete from rank_buckets where substr(scope, 1, ${def.name.length + 1}) = ${`${def.name}:`}`.execute(db);
+  const own = sql`substr(scope, 1, ${def.name.length + 1}) = ${`${def.name}:`}`;
+  await sql`delete from rank_buckets where ${own}`.execute(db);
+  if (def.part) await sql`delete from rank_parts where ${own}`.execute(db);
   await build(db, def);
 }
 
 async function build(db: Executor, def: RankDef, values?: readonly string[]): Promise<void> {
   const { leaf, fanout } = rankSizes();
   const own = values ? sql`scope = ${scopeKey(def, values)}` : sql`substr(scope, 1, ${def.name.length + 1}) = ${`${def.name}:`}`;
-  await sql`${pieces(
-    sql`select ${scopeOfRow(def)} as scope, ${col('t', def.ts)} as ts, ${col('t', def.id)} as id, 1 as w
-    from ${sql.table(def.table)} t where ${scopedRows(def, values)}`,
-    leaf.target,
-  )}
+  const rows = (
+    part: boolean,
+  ) => sql`select ${scopeOfRow(def)} as scope, ${col('t', def.ts)} as ts, ${col('t', def.id)} as id${part ? sql`, ${rowPart(def)} as part` : sql``}, 1 as w
+    from ${sql.table(def.table)} t where ${scopedRows(def, values)}`;
+  await sql`${pieces(rows(false), leaf.target)}
     insert into rank_buckets (scope, level, lo_ts, lo_id, n)
     select r.scope, 0, case when f.piece = 0 then '' else r.ts end, case when f.piece = 0 then '' else r.id end, f.n from f join r on r.scope = f.scope and r.rn = f.first`.execute(
     db,
@@ -97,6 +139,7 @@ async function build(db: Executor, def: RankDef, values?: readonly string[]): Pr
       insert into rank_buckets (scope, level, lo_ts, lo_id, n)
       select r.scope, ${int(level)}, r.ts, r.id, f.n from f join r on r.scope = f.scope and r.rn = f.first`.execute(db);
   }
+  if (def.part) await buildParts(db, def, LEVELS, own, rows(true));
 }
 
 /**
@@ -138,28 +181,59 @@ class Scope {
 
   async rebuild(): Promise<void> {
     await sql`delete from rank_buckets where scope = ${this.scope}`.execute(this.tx);
+    if (this.def.part) await sql`delete from rank_parts where scope = ${this.scope}`.execute(this.tx);
     await build(this.tx, this.def, this.values);
     await this.ensureBase();
   }
 
-  /** Adds `sign` per key to the entry holding it on `level`; returns the entries with their new n. */
-  async count(level: number, keys: readonly RankKey[], sign: 1 | -1): Promise<Entry[]> {
-    const s = this.scope;
-    const l = int(level);
-    const k = sql.join(keys.map((x) => sql`(cast(${x.ts} as text), cast(${x.id} as text))`));
-    // The entry of a key: the highest lo <= key. Written with one-column comparisons so that both
-    // databases find each through the primary key (SQLite does not seek on a row value here).
-    const r = await sql<Entry>`with k(ts, id) as (values ${k}),
-      m as (select k.ts,
+  /**
+   * CTEs `k` (the keys) and `e` (for each key its entry on `level`: the highest lo <= key, with the
+   * key's part). Written with one-column comparisons so that both databases find each entry through
+   * the primary key (SQLite does not seek on a row value here).
+   */
+  locate(level: number, keys: readonly RankKey[]): RawBuilder<unknown> {
+    const [s, l] = [this.scope, int(level)];
+    const k = sql.join(keys.map((x) => sql`(cast(${x.ts} as text), cast(${x.id} as text), cast(${x.part ?? ''} as text))`));
+    return sql`with k(ts, id, part) as (values ${k}),
+      m as (select k.ts, k.part,
         (select b.lo_id from rank_buckets b where b.scope = ${s} and b.level = ${l} and b.lo_ts = k.ts and b.lo_id <= k.id order by b.lo_id desc limit 1) as same_id,
         (select b.lo_ts from rank_buckets b where b.scope = ${s} and b.level = ${l} and b.lo_ts < k.ts order by b.lo_ts desc limit 1) as prev_ts
         from k),
       e as (select case when same_id is not null then ts else prev_ts end as lo_ts,
-        coalesce(same_id, (select max(b.lo_id) from rank_buckets b where b.scope = ${s} and b.level = ${l} and b.lo_ts = m.prev_ts)) as lo_id from m),
-      g as (select lo_ts, lo_id, count(*) as c from e group by lo_ts, lo_id)
-      update rank_buckets set n = n + ${int(sign)} * (select g.c from g where g.lo_ts = rank_buckets.lo_ts and g.lo_id = rank_buckets.lo_id)
-      where scope = ${s} and level = ${l} and (lo_ts, lo_id) in (select lo_ts, lo_id from g)
+        coalesce(same_id, (select max(b.lo_id) from rank_buckets b where b.scope = ${s} and b.level = ${l} and b.lo_ts = m.prev_ts)) as lo_id, part from m)`;
+  }
+
+  /** Adds `sign` per key to the entry holding it on `level` (and to its part); returns the entries with their new n. */
+  async count(level: number, keys: readonly RankKey[], sign: 1 | -1): Promise<Entry[]> {
+    const [s, l] = [this.scope, int(level)];
+    if (!this.def.part) {
+      const r = await sql<Entry>`${this.locate(level, keys)},
+        g as (select lo_ts, lo_id, count(*) as c from e group by lo_ts, lo_id)
+        update rank_buckets set n = n + ${int(sign)} * (select g.c from g where g.lo_ts = rank_buckets.lo_ts and g.lo_id = rank_buckets.lo_id)
+        where scope = ${s} and level = ${l} and (lo_ts, lo_id) in (select lo_ts, lo_id from g)
+        returning lo_ts, lo_id, n`.execute(this.tx);
+      return r.rows;
+    }
+    const found = await sql<{ lo_ts: string; lo_id: string; part: string; c: number }>`${this.locate(level, keys)}
+      select lo_ts, lo_id, part, count(*) as c from e group by lo_ts, lo_id, part`.execute(this.tx);
+    const byEntry = new Map<string, { lo_ts: string; lo_id: string; d: number }>();
+    for (const x of found.rows) {
+      const at = `${x.lo_ts}\u0000${x.lo_id}`;
+      const e = byEntry.get(at) ?? { lo_ts: x.lo_ts, lo_id: x.lo_id, d: 0 };
+      e.d += sign * Number(x.c);
+      byEntry.set(at, e);
+    }
+    const v = sql.join([...byEntry.values()].map((x) => sql`(cast(${x.lo_ts} as text), cast(${x.lo_id} as text), ${int(x.d)})`));
+    const r = await sql<Entry>`with v(lo_ts, lo_id, d) as (values ${v})
+      update rank_buckets set n = n + (select v.d from v where v.lo_ts = rank_buckets.lo_ts and v.lo_id = rank_buckets.lo_id)
+      where scope = ${s} and level = ${l} and (lo_ts, lo_id) in (select lo_ts, lo_id from v)
       returning lo_ts, lo_id, n`.execute(this.tx);
+    await addParts(
+      this.tx,
+      s,
+      level,
+      found.rows.map((x) => ({ lo_ts: x.lo_ts, lo_id: x.lo_id, part: x.part, d: sign * Number(x.c) })),
+    );
     return r.rows;
   }
 
@@ -200,6 +274,24 @@ class Scope {
       where scope = ${this.scope} and level = ${int(level - 1)} and ${this.range(sql.ref('lo_ts'), sql.ref('lo_id'), e, hi)}`;
   }
 
+  /** Rows (level 0) or parts of the entries one level down, as (scope, ts, id, part, w), in [e.lo, hi). */
+  partChildren(level: number, e: Entry, hi: Entry | undefined): RawBuilder<unknown> {
+    if (level === 0) {
+      const [ts, id] = [col('t', this.def.ts), col('t', this.def.id)];
+      return sql`select cast(${this.scope} as text) as scope, ${ts} as ts, ${id} as id, ${rowPart(this.def)} as part, 1 as w from ${sql.table(this.def.table)} t
+        where ${scopedRows(this.def, this.values)} and ${this.range(ts, id, e, hi)}`;
+    }
+    return sql`select scope, lo_ts as ts, lo_id as id, part, n as w from rank_parts
+      where scope = ${this.scope} and level = ${int(level - 1)} and ${this.range(sql.ref('lo_ts'), sql.ref('lo_id'), e, hi)}`;
+  }
+
+  /** Counts the parts of every entry of `level` in [e.lo, hi) again (after a split of e). */
+  async recountRange(level: number, e: Entry, hi: Entry | undefined): Promise<void> {
+    const r = await sql<Entry>`select lo_ts, lo_id, n from rank_buckets where scope = ${this.scope} and level = ${int(level)}
+      and ${this.range(sql.ref('lo_ts'), sql.ref('lo_id'), e, hi)} order by lo_ts, lo_id`.execute(this.tx);
+    for (const [i, x] of r.rows.entries()) await recountParts(this.tx, this.scope, level, x, this.partChildren(level, x, r.rows[i + 1] ?? hi));
+  }
+
   /** Splits or merges the entry at `at` on `level` if it is out of bounds. */
   async check(level: number, at: { lo_ts: string; lo_id: string } | undefined): Promise<void> {
     const e = at && (await this.exact(level, at));
@@ -226,6 +318,7 @@ class Scope {
     const moved = r.rows.reduce((sum, x) => sum + Number(x.n), 0);
     if (moved === 0) return;
     await this.add(level, e, -moved);
+    if (this.def.part) await this.recountRange(level, e, hi);
     if (level + 1 < LEVELS) await this.check(level + 1, await this.containing(level + 1, e));
   }
 
@@ -239,6 +332,7 @@ class Scope {
       if (!below) throw new Error(`rank ${this.def.name}: no entry below ${x.lo_ts}/${x.lo_id} in ${this.scope}`);
       await sql`delete from rank_buckets where scope = ${this.scope} and level = ${int(l)} and lo_ts = ${x.lo_ts} and lo_id = ${x.lo_id}`.execute(this.tx);
       await this.add(l, below, x.n);
+      if (this.def.part) await mergeParts(this.tx, this.scope, l, x, below);
     }
     for (let l = level; l < LEVELS; l++) await this.check(l, await this.containing(l, e));
   }

@@ -11,9 +11,11 @@ import type { Executor } from './types.ts';
 import { fastReader } from './prepared.ts';
 import { isPostgres, type RankDef, type RankKey, scopeKey } from './rank-def.ts';
 import { type Stmt, pagePostgres, pageSqlite, type SqlitePageStep } from './rank-sql.ts';
+import { type PartedRead, partedPostgres, partedSqlite } from './rank-parted.ts';
 
 export { defineRank, LEVELS, type RankDef, type RankKey, type RankSizes, rankSizes, scopeKey, setRankSizes } from './rank-def.ts';
-export { lockScope, rankDelete, rankInsert, rankRebuild, rankRebuildAll } from './rank-write.ts';
+export { lockScope, rankChange, rankDelete, rankInsert, rankMoveRows, rankRebuild, rankRebuildAll } from './rank-write.ts';
+export type { PartedRead } from './rank-parted.ts';
 
 export interface RankPage<R> {
   /** Rows in the scope (the sum of its top-level entries). */
@@ -39,9 +41,8 @@ function tableRow<R>(r: Row): R {
 // Pages of up to this many rows share one statement (and its cached plan); shorter ones are cut.
 const SHARED_LIMIT = 25;
 
-async function pageOnPostgres<R>(db: Executor, def: RankDef, args: Record<string, unknown>, rows: boolean): Promise<RankPage<R>> {
+async function pageOnPostgres<R>(db: Executor, stmt: Stmt, args: Record<string, unknown>, rows: boolean): Promise<RankPage<R>> {
   const limit = Number(args.limit);
-  const stmt = pagePostgres(def, rows, Math.max(limit, SHARED_LIMIT));
   const params = bind(stmt, args);
   const reader = fastReader(db);
   const out = reader ? await reader.all<Row>(stmt.name, stmt.sql, params) : (await db.executeQuery<Row>(CompiledQuery.raw(stmt.sql, params))).rows;
@@ -64,8 +65,9 @@ async function driveAsync<T>(steps: Generator<SqlitePageStep, T, Row[]>, all: (s
   return next.value;
 }
 
-async function pageOnSqlite<R>(db: Executor, def: RankDef, args: Record<string, unknown>, rows: boolean): Promise<RankPage<R>> {
-  const steps = pageSqlite(def, args, rows);
+type Steps = Generator<SqlitePageStep, { total: number; rows: Row[] }, Row[]>;
+
+async function pageOnSqlite<R>(db: Executor, steps: Steps, rows: boolean): Promise<RankPage<R>> {
   const reader = fastReader(db);
   let found: { total: number; rows: Row[] };
   if (reader?.snapshot) {
@@ -107,8 +109,30 @@ export async function rankPage<R>(
   page: { offset: number; limit: number },
   rows = false,
 ): Promise<RankPage<R>> {
+  const args = pageArgs(def, values, page);
+  if (isPostgres(db)) return pageOnPostgres<R>(db, pagePostgres(def, rows, Math.max(page.limit, SHARED_LIMIT)), args, rows);
+  return pageOnSqlite<R>(db, pageSqlite(def, args, rows), rows);
+}
+
+function pageArgs(def: RankDef, values: readonly string[], page: { offset: number; limit: number }): Record<string, unknown> {
   const args: Record<string, unknown> = { scope: scopeKey(def, values), k: page.offset, limit: page.limit };
   def.by.forEach((_c, i) => (args[`by${i}`] = values[i]));
   Object.values(def.where ?? {}).forEach((v, i) => (args[`where${i}`] = v));
-  return isPostgres(db) ? pageOnPostgres<R>(db, def, args, rows) : pageOnSqlite<R>(db, def, args, rows);
+  return args;
+}
+
+/**
+ * The page at `offset` (newest first) of a scope of a set with parts, as `read` sees it: only the
+ * rows of the parts it sees are counted and listed; its rows are those `read.rows` selects.
+ */
+export async function rankPartedPage<R>(
+  db: Executor,
+  def: RankDef,
+  values: readonly string[],
+  page: { offset: number; limit: number },
+  read: PartedRead,
+): Promise<RankPage<R>> {
+  const args = { ...read.args, ...pageArgs(def, values, page) };
+  if (isPostgres(db)) return pageOnPostgres<R>(db, partedPostgres(def, read, Math.max(page.limit, SHARED_LIMIT)), args, true);
+  return pageOnSqlite<R>(db, partedSqlite(def, read, args), true);
 }

@@ -32,15 +32,3 @@ export function Envelope<T extends TSchema>(item: T, id: string) {
 export function envelope<T>(data: T[], totalCount: number) {
   return { data, object: 'list' as const, totalCount };
 }
-
-/**
- * The rows of a page in an index of `total` rows, newest first: past the middle, the same rows
- * read from the index's other end (reverse, then flip them back), so that a deep page costs about
- * what the first does. null when the offset is past the end.
- */
-export function pageWindow(total: number, page: Page): { offset: number; limit: number; reverse: boolean } | null {
-  if (page.offset >= total) return null;
-  const end = Math.min(page.offset + page.limit, total);
-  if (page.offset * 2 <= total) return { offset: page.offset, limit: end - page.offset, reverse: false };
-  return { offset: total - end, limit: end - page.offset, reverse: true };
-}

@@ -31,8 +31,7 @@ export async function getMember(ctx: Ctx, input: Static<typeof MemberIdParams>) 
 }
 
 export async function listMembers(ctx: Ctx, input: Page) {
-  const total = await users.countUsers(ctx.db, ctx.actor.workspaceId);
-  const rows = await users.pageUsers(ctx.db, ctx.actor.workspaceId, total, input);
+  const { total, rows } = await users.pageUsers(ctx.db, ctx.actor.workspaceId, input);
   return envelope(
     rows.map((r) => toResource(ctx, r)),
     total,

@@ -107,11 +107,15 @@ export const messageKind: ImportKind<MessageInput> = {
     return new Map([...(await repo.messagesByExternalId(ctx.db, ctx.actor.workspaceId, externalIds))].map(([k, v]) => [k, v.id]));
   },
   async upsert(ctx, items) {
+    const workspaceId = ctx.actor.workspaceId;
+    // Before any row is written: the ranked index of the workspace's messages is kept with them.
+    await repo.lockMessages(ctx.db, workspaceId);
     const channels = new Map<string, { id: string; provider: string; visibility: Visibility }>();
     const delta = new Map<string, number>();
     const bump = (id: string, n: number) => delta.set(id, (delta.get(id) ?? 0) + n);
     const at = isoNow(ctx.now);
     const fresh: repo.NewMessageRow[] = [];
+    const ranked: { added: repo.StoredMessage[]; removed: repo.StoredMessage[] } = { added: [], removed: [] };
     // The columns of an item's row, and its channel (read once per channel).
     const valuesOf = async ({ line, value: v }: ImportItem<MessageInput>) => {
       let channel = channels.get(v.channel);
@@ -135,16 +139,25 @@ export const messageKind: ImportKind<MessageInput> = {
     await upsertByExternalId(ctx, items, {
       object: 'message',
       idKind: 'msg',
-      find: (externalIds) => repo.messagesByExternalId(ctx.db, ctx.actor.workspaceId, externalIds),
+      find: (externalIds) => repo.messagesByExternalId(ctx.db, workspaceId, externalIds),
       async update(item, old) {
-        await repo.updateMessage(ctx.db, old.id, await valuesOf(item), item.value.text);
-        bump(old.channelId, -1);
+        const values = await valuesOf(item);
+        await repo.updateMessage(ctx.db, old.id, values, item.value.text);
+        bump(old.channel_id, -1);
+        const now = { ...old, ...values };
+        const [a, b] = [repo.rankKey(old), repo.rankKey(now)];
+        if (a.ts !== b.ts || a.part !== b.part) {
+          ranked.removed.push(old);
+          ranked.added.push(now);
+        }
       },
       async insert(item, id) {
-        fresh.push({ ...(await valuesOf(item)), id, workspace_id: ctx.actor.workspaceId, external_id: item.externalId, created_at: at, text: item.value.text });
+        fresh.push({ ...(await valuesOf(item)), id, workspace_id: workspaceId, external_id: item.externalId, created_at: at, text: item.value.text });
       },
     });
     await repo.insertMessages(ctx.db, fresh);
+    ranked.added.push(...fresh);
+    await repo.rankMessages(ctx.db, workspaceId, ranked);
     await bumpMessageCounts(ctx.db, delta);
   },
   async link(ctx, items) {

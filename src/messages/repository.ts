@@ -1,10 +1,15 @@
 // Message reads, filtered and leveled by channel visibility inside the SQL (docs/design.md §Message
 // visibility): the database returns only messages the caller may see, with the access level, and
 // joins a message's text only where that level is FULL. Nothing is cached: a membership or
-// visibility change applies to the next statement.
+// visibility change applies to the next statement. Pages come from the ranked index of
+// docs/pages.md, a workspace's messages cut into parts: the shared part (every channel but the
+// private ones) and one part per private channel; a caller counts and reads the shared part and
+// the private channels it is a member of.
 import { type RawBuilder, sql } from 'kysely';
 import { chunks } from '../db/chunks.ts';
+import { defineRank, lockScope, type PartedRead, rankChange, type RankKey, rankMoveRows, rankPartedPage } from '../db/rank.ts';
 import type { Executor } from '../db/types.ts';
+import type { Page } from '../lib/paging.ts';
 import type { MessagesTable } from './tables.ts';
 
 export interface Caller {
@@ -15,10 +20,6 @@ export interface Caller {
 
 export type AccessLevel = 'FULL' | 'METADATA';
 
-/** How a page is found: walking the workspace's newest-first index and keeping visible rows, or
- *  gathering the visible channels' messages through the per-channel index and sorting them. */
-export type Strategy = 'walk' | 'channels';
-
 /** A message as a caller sees it: its row without the tenancy columns, plus what it may read. */
 export interface MessageRow extends Omit<MessagesTable, 'workspace_id' | 'channel_visibility'> {
   access: AccessLevel;
@@ -26,63 +27,72 @@ export interface MessageRow extends Omit<MessagesTable, 'workspace_id' | 'channe
   text: string | null;
 }
 
-// The caller's memberships; a workspace key has none.
-function member(c: Caller, channel: RawBuilder<unknown>): RawBuilder<unknown> {
-  if (c.userId === null) return sql`1 = 0`;
-  return sql`${channel} in (select cm.channel_id from channel_members cm where cm.user_id = ${c.userId})`;
+/** A workspace's messages, newest $sentAt first; a message of a private channel is in that channel's part. */
+export const MESSAGES = defineRank({
+  name: 'messages',
+  table: 'messages',
+  by: ['workspace_id'],
+  ts: 'sent_at',
+  id: 'id',
+  part: { column: 'channel_id', when: { column: 'channel_visibility', value: 'private' } },
+});
+
+/** A message's key and part in MESSAGES. */
+export function rankKey(m: Pick<MessagesTable, 'id' | 'sent_at' | 'channel_id' | 'channel_visibility'>): RankKey {
+  return { ts: m.sent_at, id: m.id, part: m.channel_visibility === 'private' ? m.channel_id : '' };
+}
+
+// The caller's membership of channel `c` (text of SQL); a workspace key has none.
+const member = (user: boolean, p: (a: string) => string) =>
+  user ? `exists (select 1 from channel_members cm where cm.channel_id = c.id and cm.user_id = ${p('user')})` : '1 = 0';
+
+const COLUMNS = 'm.id, m.external_id, m.channel_id, m.sent_at, m.edited_at, m.provider, m.provider_thread_id, m.text_type, m.created_at, m.updated_at';
+
+/** How a caller reads MESSAGES: its parts, and each row of a page with its access level, re-checked against the channel. */
+export function messageReader(c: Caller): PartedRead {
+  const user = c.userId !== null;
+  return {
+    name: user ? 'user' : 'workspace',
+    parts: (p) =>
+      `select cast('' as text) as part` +
+      (user
+        ? ` union all select cm.channel_id from channel_members cm join channels c on c.id = cm.channel_id
+          where cm.user_id = ${p('user')} and c.workspace_id = ${p('by0')} and c.visibility = 'private'`
+        : ''),
+    rows: (p, page) => {
+      const full = `(c.visibility = 'public' or ${member(user, p)})`;
+      return `select m.sent_at as rank_ts, m.id as rank_id, ${COLUMNS}, case when ${full} then 'FULL' else 'METADATA' end as access,
+          case when ${full} then (select x.text from message_texts x where x.message_id = m.id) end as text
+        from ${page} m join channels c on c.id = m.channel_id and c.workspace_id = ${p('by0')} and (c.visibility <> 'private' or ${member(user, p)})`;
+    },
+    args: user ? { user: c.userId } : {},
+  };
+}
+
+/** A page of the messages the caller sees, newest first, and how many it sees, from one snapshot. */
+export async function findPage(db: Executor, c: Caller, page: Page): Promise<{ total: number; rows: MessageRow[] }> {
+  return rankPartedPage<MessageRow>(db, MESSAGES, [c.workspaceId], page, messageReader(c));
 }
 
 /** Channel `c` is visible: not private, or the caller is a member. */
 function visible(c: Caller): RawBuilder<unknown> {
-  return sql`(c.visibility <> 'private' or ${member(c, sql`c.id`)})`;
+  if (c.userId === null) return sql`c.visibility <> 'private'`;
+  return sql`(c.visibility <> 'private' or exists (select 1 from channel_members cm where cm.channel_id = c.id and cm.user_id = ${c.userId}))`;
 }
 
 /** FULL when public or a member; otherwise (restricted, non-member) METADATA. */
 function access(c: Caller): RawBuilder<unknown> {
-  return sql`case when c.visibility = 'public' or ${member(c, sql`c.id`)} then 'FULL' else 'METADATA' end`;
-}
-
-/** Messages the caller may see, and all messages of the workspace, from the kept channel counts. */
-export async function countVisible(db: Executor, c: Caller): Promise<{ visible: number; total: number }> {
-  const r = await sql<{ visible: number | null; total: number | null }>`
-    select sum(case when ${visible(c)} then c.message_count else 0 end) as visible, sum(c.message_count) as total
-    from channels c where c.workspace_id = ${c.workspaceId}`.execute(db);
-  const row = r.rows[0];
-  return { visible: Number(row?.visible ?? 0), total: Number(row?.total ?? 0) };
-}
-
-function pageIds(c: Caller, limit: number, offset: number, strategy: Strategy): RawBuilder<unknown> {
-  if (strategy === 'walk') {
-    // Filters on columns of messages_workspace_sent only; the outer query re-checks every kept row
-    // against the channel itself, so a stale copy could only ever drop a row, never expose one.
-    return sql`select m.id, m.sent_at from messages m
-      where m.workspace_id = ${c.workspaceId} and (m.channel_visibility <> 'private' or ${member(c, sql`m.channel_id`)})
-      order by m.sent_at desc, m.id desc limit ${limit} offset ${offset}`;
-  }
-  return sql`select m.id, m.sent_at from channels c cross join messages m
-      where c.workspace_id = ${c.workspaceId} and ${visible(c)} and m.channel_id = c.id
-      order by m.sent_at desc, m.id desc limit ${limit} offset ${offset}`;
-}
-
-// One statement finds the page and reads it, so both see the same visibility.
-function select(c: Caller, from: RawBuilder<unknown>): RawBuilder<MessageRow> {
-  return sql<MessageRow>`
-    select m.id, m.external_id, m.channel_id, m.sent_at, m.edited_at, m.provider, m.provider_thread_id, m.text_type,
-      m.created_at, m.updated_at, v.access, t.text
-    from ${from}
-    join messages m on m.id = p.id
-    join (select c.id, ${access(c)} as access from channels c where c.workspace_id = ${c.workspaceId} and ${visible(c)}) v on v.id = m.channel_id
-    left join message_texts t on t.message_id = m.id and v.access = 'FULL'
-    order by m.sent_at desc, m.id desc`;
-}
-
-export async function findPage(db: Executor, c: Caller, limit: number, offset: number, strategy: Strategy): Promise<MessageRow[]> {
-  const r = await select(c, sql`(${pageIds(c, limit, offset, strategy)}) p`).execute(db);
-  return r.rows;
+  if (c.userId === null) return sql`case when c.visibility = 'public' then 'FULL' else 'METADATA' end`;
+  return sql`case when c.visibility = 'public' or exists (select 1 from channel_members cm where cm.channel_id = c.id and cm.user_id = ${c.userId}) then 'FULL' else 'METADATA' end`;
 }
 
 export async function findOne(db: Executor, c: Caller, id: string): Promise<MessageRow | undefined> {
-  const r = await select(c, sql`(select id from messages where id = ${id} and workspace_id = ${c.workspaceId}) p`).execute(db);
+  const r = await sql<MessageRow>`
+    select ${sql.raw(COLUMNS)}, v.access, t.text
+    from messages m
+    join (select c.id, ${access(c)} as access from channels c where c.workspace_id = ${c.workspaceId} and ${visible(c)}) v on v.id = m.channel_id
+    left join message_texts t on t.message_id = m.id and v.access = 'FULL'
+    where m.id = ${id} and m.workspace_id = ${c.workspaceId}`.execute(db);
   return r.rows[0];
 }
 
@@ -107,19 +117,27 @@ export async function filesOf(db: Executor, messageIds: string[]): Promise<Map<s
 
 // The writes of the import.
 
-/** Existing messages by externalId, with the channel each is in now. */
-export async function messagesByExternalId(db: Executor, workspaceId: string, externalIds: string[]): Promise<Map<string, { id: string; channelId: string }>> {
-  const found = new Map<string, { id: string; channelId: string }>();
+/** A message as it is stored: its id, channel and key in MESSAGES. */
+export type StoredMessage = Pick<MessagesTable, 'id' | 'sent_at' | 'channel_id' | 'channel_visibility'>;
+
+/** Existing messages by externalId, with the channel each is in now and its key. */
+export async function messagesByExternalId(db: Executor, workspaceId: string, externalIds: string[]): Promise<Map<string, StoredMessage>> {
+  const found = new Map<string, StoredMessage>();
   for (const part of chunks(externalIds)) {
     const rows = await db
       .selectFrom('messages')
-      .select(['id', 'external_id', 'channel_id'])
+      .select(['id', 'external_id', 'channel_id', 'sent_at', 'channel_visibility'])
       .where('workspace_id', '=', workspaceId)
       .where('external_id', 'in', part)
       .execute();
-    for (const r of rows) found.set(r.external_id as string, { id: r.id, channelId: r.channel_id });
+    for (const r of rows) found.set(r.external_id as string, r);
   }
   return found;
+}
+
+/** Call before writing a workspace's messages (docs/pages.md: writers of a scope queue). */
+export async function lockMessages(tx: Executor, workspaceId: string): Promise<void> {
+  await lockScope(tx, MESSAGES, [workspaceId]);
 }
 
 export async function updateMessage(
@@ -146,6 +164,17 @@ export async function insertMessages(db: Executor, rows: NewMessageRow[]): Promi
       .values(part.map((m) => ({ message_id: m.id, text: m.text })))
       .execute();
   }
+}
+
+/** The workspace's messages in `removed` are gone or changed, those in `added` are new or changed (after lockMessages and the writes). */
+export async function rankMessages(tx: Executor, workspaceId: string, change: { added: StoredMessage[]; removed: StoredMessage[] }): Promise<void> {
+  await rankChange(tx, MESSAGES, [workspaceId], { added: change.added.map(rankKey), removed: change.removed.map(rankKey) });
+}
+
+/** A channel became private or stopped being so: its messages move between the shared part and its own (after lockMessages). */
+export async function rankChannelMoved(tx: Executor, workspaceId: string, channelId: string, wasPrivate: boolean): Promise<void> {
+  const rows = sql`select sent_at as ts, id from messages where channel_id = ${channelId}`;
+  await rankMoveRows(tx, MESSAGES, [workspaceId], rows, wasPrivate ? channelId : '', wasPrivate ? '' : channelId);
 }
 
 /** Sets a message's files, in order. */

@@ -4,26 +4,12 @@
 import type { Ctx } from '../lib/context.ts';
 import { notFound } from '../lib/errors.ts';
 import { envelope, type Page } from '../lib/paging.ts';
-import { countVisible, filesOf, findOne, findPage, type MessageRow, type Strategy } from './repository.ts';
+import { filesOf, findOne, findPage, type MessageRow } from './repository.ts';
 
-// Sorting every visible message costs about this many index steps of the newest-first walk.
-const SORT_FACTOR = 4;
-
-/**
- * The walk reads about (offset + limit) × total / visible index entries before it has the page;
- * gathering the visible channels' messages reads `visible` and sorts them. Pick the cheaper.
- */
-export function chooseStrategy(page: Page, visible: number, total: number): Strategy {
-  const walk = ((page.offset + page.limit) * total) / Math.max(visible, 1);
-  return walk <= visible * SORT_FACTOR ? 'walk' : 'channels';
-}
-
-/** `strategy` forces one way of finding the page (tests and benchmarks compare them). */
-export async function listMessages(ctx: Ctx, input: Page & { strategy?: Strategy }) {
-  const { visible, total } = await countVisible(ctx.db, ctx.actor);
-  if (input.offset >= visible) return envelope([], visible);
-  const rows = await findPage(ctx.db, ctx.actor, input.limit, input.offset, input.strategy ?? chooseStrategy(input, visible, total));
-  return envelope(await toResources(ctx, rows), visible);
+/** Newest first; totalCount is the number of messages the caller sees (docs/messages.md). */
+export async function listMessages(ctx: Ctx, input: Page) {
+  const { total, rows } = await findPage(ctx.db, ctx.actor, input);
+  return envelope(await toResources(ctx, rows), total);
 }
 
 export async function getMessage(ctx: Ctx, input: { id: string }) {

@@ -1,14 +1,19 @@
-// SQL of users. The users of a workspace are counted in workspace_user_counts, kept by insertUser
-// (users are never deleted), so that the members' totalCount is one row read.
+// SQL of users. The users of a workspace are counted in workspace_user_counts and ranked newest
+// first (docs/pages.md), both kept by insertUser (users are never deleted), so that a page of
+// members at any offset, and its totalCount, cost what the first does.
 import { sql } from 'kysely';
 import { chunks } from '../db/chunks.ts';
 import { isUniqueViolation } from '../db/database.ts';
+import { defineRank, lockScope, rankInsert, rankPage } from '../db/rank.ts';
 import type { Executor } from '../db/types.ts';
 import { lookupExternalIds } from '../import/repository.ts';
-import { type Page, pageWindow } from '../lib/paging.ts';
+import type { Page } from '../lib/paging.ts';
 import type { UsersTable } from './tables.ts';
 
 export type UserRow = UsersTable;
+
+/** A workspace's users, newest first. */
+export const USERS = defineRank({ name: 'users', table: 'users', by: ['workspace_id'], ts: 'created_at', id: 'id' });
 
 /** Runs fn in the caller's transaction, or in one of its own. */
 function atomically<T>(db: Executor, fn: (tx: Executor) => Promise<T>): Promise<T> {
@@ -19,7 +24,9 @@ function atomically<T>(db: Executor, fn: (tx: Executor) => Promise<T>): Promise<
 export async function insertUser(db: Executor, row: UserRow): Promise<boolean> {
   try {
     await atomically(db, async (tx) => {
+      await lockScope(tx, USERS, [row.workspace_id]);
       await tx.insertInto('users').values(row).execute();
+      await rankInsert(tx, USERS, [row.workspace_id], [{ ts: row.created_at, id: row.id }]);
       await tx
         .insertInto('workspace_user_counts')
         .values({ workspace_id: row.workspace_id, user_count: 1 })
@@ -59,26 +66,9 @@ export async function listUsers(db: Executor, workspaceId: string): Promise<User
   return db.selectFrom('users').selectAll().where('workspace_id', '=', workspaceId).orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
 }
 
-export async function countUsers(db: Executor, workspaceId: string): Promise<number> {
-  const row = await db.selectFrom('workspace_user_counts').select('user_count').where('workspace_id', '=', workspaceId).executeTakeFirst();
-  return Number(row?.user_count ?? 0);
-}
-
-/** One page of the workspace's users, newest first, ties by id; `total` is countUsers'. */
-export async function pageUsers(db: Executor, workspaceId: string, total: number, page: Page): Promise<UserRow[]> {
-  const w = pageWindow(total, page);
-  if (!w) return [];
-  const dir = w.reverse ? 'asc' : 'desc';
-  const rows = await db
-    .selectFrom('users')
-    .selectAll()
-    .where('workspace_id', '=', workspaceId)
-    .orderBy('created_at', dir)
-    .orderBy('id', dir)
-    .limit(w.limit)
-    .offset(w.offset)
-    .execute();
-  return w.reverse ? rows.reverse() : rows;
+/** One page of the workspace's users, newest first, ties by id, and their number, from one snapshot. */
+export async function pageUsers(db: Executor, workspaceId: string, page: Page): Promise<{ total: number; rows: UserRow[] }> {
+  return rankPage<UserRow>(db, USERS, [workspaceId], page, true);
 }
 
 /** Which of these ids are users of the workspace (for relationships to members). */

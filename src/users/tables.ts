@@ -13,7 +13,7 @@ export interface UsersTable {
   updated_at: string;
 }
 
-/** Users per workspace, kept so that the members' totalCount never scans. */
+/** Users per workspace, kept with every insert (the members' totalCount comes from their ranked index). */
 export interface WorkspaceUserCountsTable {
   workspace_id: string;
   user_count: number;

@@ -4,6 +4,7 @@ import { importKinds } from '../../src/cli/import-kinds.ts';
 import { runImport } from '../../src/import/run.ts';
 import { createWorkspace } from '../../src/workspaces/service.ts';
 import { createUser } from '../../src/users/service.ts';
+import type { Executor } from '../../src/db/types.ts';
 import { keyFor, type TestApp } from './app.ts';
 import { systemCtx, operatorCtx } from '../../src/lib/context.ts';
 
@@ -51,4 +52,23 @@ export function message(externalId: string, channel: string, sentAt: string, tex
 export function expectedAccess(caller: Caller, visibility: string, members: string[]): 'FULL' | 'METADATA' | null {
   if (caller.userExt !== null && members.includes(caller.userExt)) return 'FULL';
   return visibility === 'public' ? 'FULL' : visibility === 'restricted' ? 'METADATA' : null;
+}
+
+/**
+ * Every message `userId` (null: a workspace key) may see, newest $sentAt first, ties by id: a full
+ * scan of the workspace's messages, channels and memberships, filtered here by the rule of
+ * docs/design.md §Message visibility (the server's SQL plays no part).
+ */
+export async function visibleByScan(db: Executor, workspaceId: string, userId: string | null): Promise<string[]> {
+  const channels = new Map(
+    (await db.selectFrom('channels').select(['id', 'visibility']).where('workspace_id', '=', workspaceId).execute()).map((c) => [c.id, c.visibility]),
+  );
+  const mine = new Set(
+    userId === null ? [] : (await db.selectFrom('channel_members').select('channel_id').where('user_id', '=', userId).execute()).map((m) => m.channel_id),
+  );
+  const all = await db.selectFrom('messages').select(['id', 'sent_at', 'channel_id']).where('workspace_id', '=', workspaceId).execute();
+  return all
+    .filter((m) => channels.get(m.channel_id) !== 'private' || mine.has(m.channel_id))
+    .sort((a, b) => (a.sent_at === b.sent_at ? (a.id < b.id ? 1 : -1) : a.sent_at < b.sent_at ? 1 : -1))
+    .map((m) => m.id);
 }

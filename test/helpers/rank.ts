@@ -90,3 +90,47 @@ export async function checkPages(db: Executor, def: RankDef, values: readonly st
     );
   }
 }
+
+/**
+ * Asserts the parts of a scope of a set with parts (docs/pages.md §Parts): every entry of every
+ * level holds, per part, exactly the number of its rows in that part, and no part row is 0.
+ * Counted here from the rows and entries, in JavaScript (keys are ASCII: bytewise order).
+ */
+export async function checkParts(db: Executor, def: RankDef, values: readonly string[]): Promise<void> {
+  const part = def.part;
+  assert.ok(part, `${def.name} has parts`);
+  const scope = scopeKey(def, values);
+  const rows = (
+    await sql<{ ts: string; id: string; part: string }>`select ${sql.ref(`t.${def.ts}`)} as ts, ${sql.ref(`t.${def.id}`)} as id,
+      case when ${sql.ref(`t.${part.when.column}`)} = ${part.when.value} then ${sql.ref(`t.${part.column}`)} else '' end as part
+      from ${sql.table(def.table)} t where ${scoped(def, values)}`.execute(db)
+  ).rows;
+  const entries = (await sql<{ level: number; lo_ts: string; lo_id: string }>`select level, lo_ts, lo_id from rank_buckets where scope = ${scope}`.execute(db))
+    .rows;
+  const kept = (
+    await sql<{
+      level: number;
+      lo_ts: string;
+      lo_id: string;
+      part: string;
+      n: number;
+    }>`select level, lo_ts, lo_id, part, n from rank_parts where scope = ${scope}`.execute(db)
+  ).rows;
+  const cmp = (a: { ts: string; id: string }, b: { ts: string; id: string }) => (a.ts < b.ts ? -1 : a.ts > b.ts ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+  const want = new Map<string, number>();
+  for (let level = 0; level < LEVELS; level++) {
+    const on = entries
+      .filter((e) => Number(e.level) === level)
+      .map((e) => ({ ts: e.lo_ts, id: e.lo_id }))
+      .sort(cmp);
+    for (const r of rows) {
+      let at = 0;
+      while (at + 1 < on.length && cmp(on[at + 1] as { ts: string; id: string }, r) <= 0) at++;
+      const e = on[at] as { ts: string; id: string };
+      const k = `${level}|${e.ts}|${e.id}|${r.part}`;
+      want.set(k, (want.get(k) ?? 0) + 1);
+    }
+  }
+  const got = new Map(kept.map((x) => [`${Number(x.level)}|${x.lo_ts}|${x.lo_id}|${x.part}`, Number(x.n)]));
+  assert.deepEqual(new Map([...got].sort()), new Map([...want].sort()), `${scope}: the parts of every entry count its rows`);
+}
