@@ -50,6 +50,7 @@ const relationshipLine = (r: RelationshipDef) => `${r.key}  ${r.cardinality} ${r
 
 export async function run(args: string[], io: Io): Promise<void> {
   const [sub, ...rest] = args;
+  if (!['add', 'option', 'list', 'type', 'types'].includes(sub ?? '')) throw new UsageError(`unknown subcommand "${sub ?? ''}"`);
   const isOption = sub === 'option';
   const isType = sub === 'type';
   if ((isOption || isType) && rest[0] !== 'add') throw new UsageError(`unknown subcommand "${sub} ${rest[0] ?? ''}"`);
