@@ -144,7 +144,8 @@ for (const dialect of await testDialects()) {
     test('messages and users at 0006 get exact counts and parts, every caller pages as a full scan, and the index keeps up', async () => {
       const db = tdb.db.kysely;
       await seed(db);
-      assert.deepEqual(await migrate(tdb.db), ['0009_message_rank']);
+      // Every later migration runs too; 0009 is the one under test.
+      assert.ok((await migrate(tdb.db)).includes('0009_message_rank'));
 
       const shape = await checkCallers(db, 'ws_a', [null, 'usr_000', 'usr_001', 'usr_002']);
       assert.ok((shape.entries[1] ?? 0) > 3, `upper entries built: ${shape.entries.join(',')}`);

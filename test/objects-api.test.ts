@@ -114,7 +114,9 @@ await eachDialect('custom objects API', (ctx) => {
     await refused(s, 'GET', `/v1/objects/invoice/values/${rec.id}`, undefined, 404, 'resource_not_found');
     await refused(s, 'POST', `/v1/objects/invoice/values/${rec.id}`, { fields: {} }, 404, 'resource_not_found');
     await refused(s, 'GET', `/v1/objects/project/values/${acc.id}`, undefined, 404, 'resource_not_found');
-    await refused(s, 'GET', '/v1/objects/project?name=Apollo', undefined, 400, 'invalid_parameter');
+    // Custom-object listings take filters (docs/filtering.md); any other parameter is refused.
+    await refused(s, 'GET', '/v1/objects/project?nope=1', undefined, 400, 'invalid_parameter');
+    await refused(s, 'GET', '/v1/objects/project?name%5BgreaterThan%5D=1', undefined, 400, 'invalid_parameter');
 
     // Another workspace does not see the type at all.
     const other = await seedWorkspace(ctx());
