@@ -131,11 +131,10 @@ export const definitionKind: ImportKind<DefinitionInput> = {
       if (!d) throw new InputError(`unknown object type "${objectType}"`, 'objectType');
       return d;
     };
-    // Custom definitions are shown in the order they were created (by createdAt, then by id,
-    // whose time part is the clock): one millisecond apart, the lines keep their order.
-    for (const [i, item] of ordered.entries()) {
+    // Each definition takes the next position of its type, so the lines keep their order.
+    for (const item of ordered) {
       try {
-        ctx.register('definition', item.externalId, await apply({ ...ctx, now: ctx.now + i }, item, defs));
+        ctx.register('definition', item.externalId, await apply(ctx, item, defs));
       } catch (err) {
         if (err instanceof InputError && !(err instanceof ImportError)) throw new ImportError(item.line, err.param ?? '(object)', err.message);
         throw err;
