@@ -33,7 +33,7 @@ export async function replaceValues(tx: Executor, recordIds: readonly string[], 
 }
 export type RelationshipRow = EntityRelationshipsTable;
 
-export function recordsByExternalId(db: Executor, workspaceId: string, kind: RecordKind, externalIds: string[]): Promise<Map<string, string>> {
+export function recordsByExternalId(db: Executor, workspaceId: string, kind: string, externalIds: string[]): Promise<Map<string, string>> {
   return lookupExternalIds(db, 'records', workspaceId, externalIds, kind);
 }
 
