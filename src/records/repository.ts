@@ -8,7 +8,7 @@ import type { TypeDefinitions } from '../definitions/service.ts';
 import { replaceTrigrams } from '../filters/repository.ts';
 import { lookupExternalIds } from '../import/repository.ts';
 import { foldText } from '../lib/fold.ts';
-import type { EntityRelationshipsTable, RecordKind, RecordValuesTable, RecordsTable } from './tables.ts';
+import type { EntityRelationshipsTable, RecordValuesTable, RecordsTable } from './tables.ts';
 
 export type RecordRow = RecordsTable;
 
