@@ -18,7 +18,7 @@ import * as m0012 from './migrations/0012_filter_index.ts';
 import * as m0013 from './migrations/0013_objects.ts';
 import * as m0014 from './migrations/0014_definition_order.ts';
 
-const MIGRATIONS: Record<string, Migration> = {
+export const MIGRATIONS: Record<string, Migration> = {
   '0001_foundation': m0001,
   '0002_lists': m0002,
   '0003_messages': m0003,
