@@ -156,3 +156,39 @@ await eachDialect('docs/import.md examples', (ctx) => {
     assert.deepEqual(out.counts, { user: 1, account: 1, contact: 1, opportunity: 1, record: 1 });
   });
 });
+
+await eachDialect('import of custom object types', (ctx) => {
+  test('one file defines a type, its fields and records; importing it again changes nothing', async () => {
+    const t = ctx();
+    const { workspaceId, secret } = await seedWorkspace(t);
+    const c = operatorCtx(t.deps.db.kysely, workspaceId);
+    const file = ndjson([
+      { object: 'record', objectType: 'ticket', externalId: 't-1', fields: { title: { value: 'Broken' }, severity: { value: 'High' } } },
+      {
+        object: 'definition',
+        externalId: 'd-sev',
+        definition: 'field',
+        objectType: 'ticket',
+        key: 'severity',
+        label: 'Severity',
+        valueType: 'SINGLE_SELECT',
+        options: ['Low', 'High'],
+      },
+      { object: 'definition', externalId: 'd-title', definition: 'field', objectType: 'ticket', key: 'title', label: 'Title', valueType: 'TEXT' },
+      { object: 'definition', externalId: 'd-ticket', definition: 'type', slug: 'ticket', label: 'Tickets' },
+    ]);
+    const first = await runImport(c, { kinds: importKinds(), text: file });
+    assert.equal(first.ids.definition?.['d-ticket'], 'ticket');
+    const again = await runImport(c, { kinds: importKinds(), text: file });
+    assert.deepEqual(again.ids.ticket, first.ids.ticket);
+    const defs = (await call(t, secret, 'GET', '/v1/objects/ticket/definitions')).json();
+    assert.deepEqual(Object.keys(defs.fieldDefinitions), ['severity', 'title']);
+    const list = (await call(t, secret, 'GET', '/v1/objects/ticket?severity=High')).json();
+    assert.equal(list.totalCount, 1);
+    assert.deepEqual((await call(t, secret, 'GET', '/v1/objects')).json().data, [{ objectType: 'ticket', label: 'Tickets' }]);
+    const err = await failure(t, workspaceId, [{ object: 'definition', externalId: 'd', definition: 'type', slug: 'ticket', label: 'Issues' }]);
+    assert.match(err.message, /^line 1: label: object type "ticket" exists with label "Tickets", not "Issues"/);
+    const reserved = await failure(t, workspaceId, [{ object: 'definition', externalId: 'd', definition: 'type', slug: 'account', label: 'Accounts' }]);
+    assert.match(reserved.message, /^line 1: slug: /);
+  });
+});
