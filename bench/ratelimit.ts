@@ -5,8 +5,12 @@
 // token and none is refused. In each round the setup with limits off is measured right before the
 // one with limits on (bench/run.ts pairedRounds); the ratio is the median of the rounds' ratios.
 // Redis's own count of script calls is read before and after, to show the limits were on Redis.
-//   node bench/ratelimit.ts [--dialect sqlite|postgres] [--workers 2] [--rounds 5]
+// --before DIR adds the limits on Redis as served by another checkout (DIR/src/cli/main.ts, e.g.
+// the commit before a change, extracted with git archive next to this node_modules), paired
+// against limits off in the same way.
+//   node bench/ratelimit.ts [--dialect sqlite|postgres] [--workers 2] [--rounds 5] [--before DIR]
 // BENCH_SECONDS and BENCH_CONNECTIONS apply as in bench/run.ts.
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { sql } from 'kysely';
@@ -16,7 +20,12 @@ import { seedList } from './seeds.ts';
 import { load, type Measurement, median, pairedRounds, seedContext, startServer, stop } from './run.ts';
 
 const { values: args } = parseArgs({
-  options: { dialect: { type: 'string', default: 'sqlite' }, workers: { type: 'string', default: '2' }, rounds: { type: 'string', default: '5' } },
+  options: {
+    dialect: { type: 'string', default: 'sqlite' },
+    workers: { type: 'string', default: '2' },
+    rounds: { type: 'string', default: '5' },
+    before: { type: 'string' },
+  },
 });
 const WORKERS = Number(args.workers);
 const ROUNDS = Number(args.rounds);
@@ -45,6 +54,9 @@ async function main(): Promise<void> {
       await startServer(tdb, WORKERS, ON),
     ];
     servers.push(off, onRedis, onLocal);
+    const beforeMain = args.before ? join(resolve(args.before), 'src/cli/main.ts') : undefined;
+    const onBefore = beforeMain ? await startServer(tdb, WORKERS, { ...ON, REDIS_URL: TEST_REDIS_URL }, beforeMain) : undefined;
+    if (onBefore) servers.push(onBefore);
     const path = `/v1/lists/${String(ctx.state.listId)}`;
     const headers = { authorization: `Bearer ${ctx.secret}`, 'service-version': '2026-03-01' };
     const get = (s: { url: string }) => () => load(s.url + path, { headers });
@@ -54,13 +66,18 @@ async function main(): Promise<void> {
     const viaRedis = await pairedRounds(get(off), get(onRedis), ROUNDS);
     const calls = (await scriptCalls(redis)) - before;
     const viaPrimary = await pairedRounds(get(off), get(onLocal), ROUNDS);
-    const bad = [viaRedis, viaPrimary].reduce((n, p) => n + p.non2xx + p.errors + p.references.reduce((k, r) => k + r.non2xx + r.errors, 0), 0);
+    const viaBefore = onBefore ? await pairedRounds(get(off), get(onBefore), ROUNDS) : undefined;
+    const bad = [viaRedis, viaPrimary, ...(viaBefore ? [viaBefore] : [])].reduce(
+      (n, p) => n + p.non2xx + p.errors + p.references.reduce((k, r) => k + r.non2xx + r.errors, 0),
+      0,
+    );
 
     const range = (xs: number[]) => `${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)}`;
     console.log(`GET /v1/lists/{id}, ${dialect}, ${WORKERS} workers, ${ROUNDS} paired rounds (medians)`);
     console.log(`  limits off (reference)         ${fmt(medianOf(viaRedis.references))}`);
     console.log(`  limits on Redis                ${fmt(viaRedis)}  ratio ${viaRedis.ratio.toFixed(2)} (${range(viaRedis.ratios)})`);
     console.log(`  limits in the cluster primary  ${fmt(viaPrimary)}  ratio ${viaPrimary.ratio.toFixed(2)} (${range(viaPrimary.ratios)})`);
+    if (viaBefore) console.log(`  limits on Redis, ${args.before}  ${fmt(viaBefore)}  ratio ${viaBefore.ratio.toFixed(2)} (${range(viaBefore.ratios)})`);
     console.log(`  Redis script calls while limits were on Redis: ${calls}`);
     if (bad > 0 || calls === 0) {
       console.error(`${bad} non-2xx responses or errors; ${calls} script calls on Redis`);

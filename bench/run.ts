@@ -109,13 +109,19 @@ export interface Paired extends Measurement {
  * Measures `subject` in `rounds` rounds, `reference` (a baseline, or the same setup with a feature
  * off) right before it in each round. The machine's speed drifts by tens of percent within
  * minutes; a pair measured back to back drifts together, so the ratio is taken per round and its
- * median reported, with the medians of the subject's own figures.
+ * median reported, with the medians of the subject's own figures. Every other round measures the
+ * subject first, so that neither side always runs second.
  */
 export async function pairedRounds(reference: () => Promise<Measurement>, subject: () => Promise<Measurement>, rounds = ROUNDS): Promise<Paired> {
   const pairs: { base: Measurement; m: Measurement }[] = [];
   for (let i = 0; i < rounds; i++) {
-    const base = await reference();
-    pairs.push({ base, m: await subject() });
+    if (i % 2 === 0) {
+      const base = await reference();
+      pairs.push({ base, m: await subject() });
+    } else {
+      const m = await subject();
+      pairs.push({ base: await reference(), m });
+    }
   }
   const ms = pairs.map((p) => p.m);
   const ratios = pairs.map((p) => p.m.rps / p.base.rps);
@@ -156,13 +162,14 @@ export async function seedContext(dialect: DialectName) {
 }
 
 /**
- * `rolodex serve` on a seeded test database with `workers` workers and rate limits off unless
- * `env` sets them; `url` is its origin.
+ * `rolodex serve` (`main`: another checkout's src/cli/main.ts, to compare) on a seeded test
+ * database with `workers` workers and rate limits off unless `extra` sets them; `url` is its origin.
  */
 export async function startServer(
   tdb: { dataDir: string; databaseUrl?: string | undefined },
   workers: number,
   extra: Record<string, string> = {},
+  main = MAIN,
 ): Promise<{ child: ChildProcess; url: string }> {
   const port = await freePort();
   const env: Record<string, string> = {
@@ -178,7 +185,7 @@ export async function startServer(
     ...extra,
   };
   const url = `http://127.0.0.1:${port}`;
-  return { child: await start([MAIN, 'serve'], env, `${url}/healthz`), url };
+  return { child: await start([main, 'serve'], env, `${url}/healthz`), url };
 }
 
 async function main(): Promise<void> {
