@@ -4,7 +4,7 @@
 // and the median: a process should load only what its configuration uses (docs/performance.md).
 //   node bench/idle-rss.ts [--starts 7]
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { freePort } from '../test/helpers/process.ts';
@@ -35,7 +35,9 @@ try {
   await sample(dataDir); // migrates the data directory; not counted
   const samples: number[] = [];
   for (let i = 0; i < Number(args.starts); i++) samples.push(await sample(dataDir));
-  console.log(`idle RSS, disk blobs, SQLite, 1 process: median ${median(samples).toFixed(1)} MB (${samples.map((s) => s.toFixed(1)).join(', ')})`);
+  console.log(
+    `idle RSS, disk blobs, SQLite, 1 process: median ${median(samples).toFixed(1)} MB (${samples.map((s) => s.toFixed(1)).join(', ')}); load average ${loadavg()[0].toFixed(1)}`,
+  );
 } finally {
   rmSync(dataDir, { recursive: true, force: true });
 }

@@ -5,10 +5,11 @@
 // keep-alive: at offsets 0, 25,000, 50,000, 75,000 and 99,975 of the 100,000-member list, and at
 // 10%, 50%, 90% and the last page of every list. Each figure is the median of its requests, next
 // to the median of the bare Fastify baseline (bench/baseline.ts) measured right before it with the
-// same client, and their ratio: the machine's drift moves both. Last, GET /v1/messages with a
+// same client, and their ratio: the machine's drift moves both; and the 1-minute load average. Last, GET /v1/messages with a
 // workspace key (public and restricted channels: the shared part of the ranked set) at 0, 25%,
 // 50%, 75% and the last page of --messages messages in 30 channels of every visibility.
 //   node bench/pages.ts [--dialect sqlite|postgres|both] [--sizes 10000,100000,1000000] [--messages 150000] [--requests 200] [--explain]
+import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { CompiledQuery, sql } from 'kysely';
 import { createKey } from '../src/auth/service.ts';
@@ -151,7 +152,7 @@ async function run(dialect: DialectName): Promise<void> {
       });
       const cells = [dialect.padEnd(8), n.toLocaleString('en').padStart(9), `${offset.toLocaleString('en')} (${label})`.padEnd(20)];
       console.log(
-        `${cells.join('  ')}  median ${page.median.toFixed(2).padStart(6)} ms  p95 ${page.p95.toFixed(2).padStart(6)} ms  baseline ${base.median.toFixed(2)} ms  ×${(page.median / base.median).toFixed(1)}`,
+        `${cells.join('  ')}  median ${page.median.toFixed(2).padStart(6)} ms  p95 ${page.p95.toFixed(2).padStart(6)} ms  baseline ${base.median.toFixed(2)} ms  ×${(page.median / base.median).toFixed(1)}  load ${loadavg()[0].toFixed(1)}`,
       );
     };
     // GET /v1/contacts: the record listing through the ranked set of records.
@@ -170,7 +171,7 @@ async function run(dialect: DialectName): Promise<void> {
       });
       const cells = [dialect.padEnd(8), 'contacts', total.toLocaleString('en').padStart(9), `${Math.floor(offset).toLocaleString('en')} (${label})`.padEnd(20)];
       console.log(
-        `${cells.join('  ')}  median ${page.median.toFixed(2).padStart(6)} ms  p95 ${page.p95.toFixed(2).padStart(6)} ms  baseline ${base.median.toFixed(2)} ms  ×${(page.median / base.median).toFixed(1)}`,
+        `${cells.join('  ')}  median ${page.median.toFixed(2).padStart(6)} ms  p95 ${page.p95.toFixed(2).padStart(6)} ms  baseline ${base.median.toFixed(2)} ms  ×${(page.median / base.median).toFixed(1)}  load ${loadavg()[0].toFixed(1)}`,
       );
     }
     if (lists.has(100_000))
@@ -213,7 +214,7 @@ async function run(dialect: DialectName): Promise<void> {
         });
         const cells = [dialect.padEnd(8), 'messages', shared.toLocaleString('en').padStart(9), `${offset.toLocaleString('en')} (${label})`.padEnd(20)];
         console.log(
-          `${cells.join('  ')}  median ${page.median.toFixed(2).padStart(6)} ms  p95 ${page.p95.toFixed(2).padStart(6)} ms  baseline ${base.median.toFixed(2)} ms  ×${(page.median / base.median).toFixed(1)}`,
+          `${cells.join('  ')}  median ${page.median.toFixed(2).padStart(6)} ms  p95 ${page.p95.toFixed(2).padStart(6)} ms  baseline ${base.median.toFixed(2)} ms  ×${(page.median / base.median).toFixed(1)}  load ${loadavg()[0].toFixed(1)}`,
         );
       }
     }

@@ -10,6 +10,7 @@
 // against limits off in the same way.
 //   node bench/ratelimit.ts [--dialect sqlite|postgres] [--workers 2] [--rounds 5] [--before DIR]
 // BENCH_SECONDS and BENCH_CONNECTIONS apply as in bench/run.ts.
+import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
@@ -37,6 +38,10 @@ async function scriptCalls(redis: Redis): Promise<number> {
   return [...stats.matchAll(/cmdstat_(?:evalsha|eval):calls=(\d+)/g)].reduce((n, m) => n + Number(m[1]), 0);
 }
 
+const loadNow = () =>
+  loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ');
 const fmt = (m: Measurement) => `${Math.round(m.rps)} req/s, p50 ${m.p50} ms, p99 ${m.p99} ms`;
 
 async function main(): Promise<void> {
@@ -62,6 +67,7 @@ async function main(): Promise<void> {
     const get = (s: { url: string }) => () => load(s.url + path, { headers });
 
     console.error(`${dialect}, ${WORKERS} workers, GET ${path}: ${ROUNDS} paired rounds`);
+    const load0 = loadNow();
     const before = await scriptCalls(redis);
     const viaRedis = await pairedRounds(get(off), get(onRedis), ROUNDS);
     const calls = (await scriptCalls(redis)) - before;
@@ -73,7 +79,7 @@ async function main(): Promise<void> {
     );
 
     const range = (xs: number[]) => `${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)}`;
-    console.log(`GET /v1/lists/{id}, ${dialect}, ${WORKERS} workers, ${ROUNDS} paired rounds (medians)`);
+    console.log(`GET /v1/lists/{id}, ${dialect}, ${WORKERS} workers, ${ROUNDS} paired rounds (medians); load average ${load0} before, ${loadNow()} after`);
     console.log(`  limits off (reference)         ${fmt(medianOf(viaRedis.references))}`);
     console.log(`  limits on Redis                ${fmt(viaRedis)}  ratio ${viaRedis.ratio.toFixed(2)} (${range(viaRedis.ratios)})`);
     console.log(`  limits in the cluster primary  ${fmt(viaPrimary)}  ratio ${viaPrimary.ratio.toFixed(2)} (${range(viaPrimary.ratios)})`);
