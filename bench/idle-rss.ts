@@ -36,7 +36,7 @@ try {
   const samples: number[] = [];
   for (let i = 0; i < Number(args.starts); i++) samples.push(await sample(dataDir));
   console.log(
-    `idle RSS, disk blobs, SQLite, 1 process: median ${median(samples).toFixed(1)} MB (${samples.map((s) => s.toFixed(1)).join(', ')}); load average ${loadavg()[0].toFixed(1)}`,
+    `idle RSS, disk blobs, SQLite, 1 process: median ${median(samples).toFixed(1)} MB (${samples.map((s) => s.toFixed(1)).join(', ')}); load average ${loadavg()[0]!.toFixed(1)}`,
   );
 } finally {
   rmSync(dataDir, { recursive: true, force: true });

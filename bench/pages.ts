@@ -152,7 +152,7 @@ async function run(dialect: DialectName): Promise<void> {
       });
       const cells = [dialect.padEnd(8), n.toLocaleString('en').padStart(9), `${offset.toLocaleString('en')} (${label})`.padEnd(20)];
       console.log(
-        `${cells.join('  ')}  median ${page.median.toFixed(2).padStart(6)} ms  p95 ${page.p95.toFixed(2).padStart(6)} ms  baseline ${base.median.toFixed(2)} ms  ×${(page.median / base.median).toFixed(1)}  load ${loadavg()[0].toFixed(1)}`,
+        `${cells.join('  ')}  median ${page.median.toFixed(2).padStart(6)} ms  p95 ${page.p95.toFixed(2).padStart(6)} ms  baseline ${base.median.toFixed(2)} ms  ×${(page.median / base.median).toFixed(1)}  load ${loadavg()[0]!.toFixed(1)}`,
       );
     };
     // GET /v1/contacts: the record listing through the ranked set of records.
@@ -171,7 +171,7 @@ async function run(dialect: DialectName): Promise<void> {
       });
       const cells = [dialect.padEnd(8), 'contacts', total.toLocaleString('en').padStart(9), `${Math.floor(offset).toLocaleString('en')} (${label})`.padEnd(20)];
       console.log(
-        `${cells.join('  ')}  median ${page.median.toFixed(2).padStart(6)} ms  p95 ${page.p95.toFixed(2).padStart(6)} ms  baseline ${base.median.toFixed(2)} ms  ×${(page.median / base.median).toFixed(1)}  load ${loadavg()[0].toFixed(1)}`,
+        `${cells.join('  ')}  median ${page.median.toFixed(2).padStart(6)} ms  p95 ${page.p95.toFixed(2).padStart(6)} ms  baseline ${base.median.toFixed(2)} ms  ×${(page.median / base.median).toFixed(1)}  load ${loadavg()[0]!.toFixed(1)}`,
       );
     }
     if (lists.has(100_000))
@@ -214,7 +214,7 @@ async function run(dialect: DialectName): Promise<void> {
         });
         const cells = [dialect.padEnd(8), 'messages', shared.toLocaleString('en').padStart(9), `${offset.toLocaleString('en')} (${label})`.padEnd(20)];
         console.log(
-          `${cells.join('  ')}  median ${page.median.toFixed(2).padStart(6)} ms  p95 ${page.p95.toFixed(2).padStart(6)} ms  baseline ${base.median.toFixed(2)} ms  ×${(page.median / base.median).toFixed(1)}  load ${loadavg()[0].toFixed(1)}`,
+          `${cells.join('  ')}  median ${page.median.toFixed(2).padStart(6)} ms  p95 ${page.p95.toFixed(2).padStart(6)} ms  baseline ${base.median.toFixed(2)} ms  ×${(page.median / base.median).toFixed(1)}  load ${loadavg()[0]!.toFixed(1)}`,
         );
       }
     }
