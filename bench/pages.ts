@@ -5,7 +5,8 @@
 // keep-alive: at offsets 0, 25,000, 50,000, 75,000 and 99,975 of the 100,000-member list, and at
 // 10%, 50%, 90% and the last page of every list. Each figure is the median of its requests, next
 // to the median of the bare Fastify baseline (bench/baseline.ts) measured right before it with the
-// same client, and their ratio: the machine's drift moves both; and the 1-minute load average. Last, GET /v1/messages with a
+// same client, and their ratio: the machine's drift moves both; and the 1-minute load average.
+// Before and after the pages, GET /v1/auth/validate on the same server: the cost of any request. Last, GET /v1/messages with a
 // workspace key (public and restricted channels: the shared part of the ranked set) at 0, 25%,
 // 50%, 75% and the last page of --messages messages in 30 channels of every visibility.
 //   node bench/pages.ts [--dialect sqlite|postgres|both] [--sizes 10000,100000,1000000] [--messages 150000] [--requests 200] [--explain]
@@ -142,6 +143,15 @@ async function run(dialect: DialectName): Promise<void> {
     const basePort = await freePort();
     children.push(await start([BASELINE], { PORT: String(basePort) }, `http://127.0.0.1:${basePort}/`));
     const auth = { authorization: `Bearer ${key.secret}`, 'service-version': '2026-03-01' };
+    // The floor: the cheapest authenticated route of the same server, measured the same way. What a
+    // page costs above it is the page's own work; the rest is the request itself on this machine.
+    const floor = async (when: string) => {
+      const f = await latency(`http://127.0.0.1:${port}/v1/auth/validate`, auth);
+      console.log(
+        `${dialect.padEnd(8)}  floor (${when}): GET /v1/auth/validate  median ${f.median.toFixed(2)} ms  p95 ${f.p95.toFixed(2)} ms  load ${loadavg()[0]!.toFixed(1)}`,
+      );
+    };
+    await floor('before');
 
     const measure = async (n: number, offset: number, label: string) => {
       const base = await latency(`http://127.0.0.1:${basePort}/`, {});
@@ -218,6 +228,8 @@ async function run(dialect: DialectName): Promise<void> {
         );
       }
     }
+
+    await floor('after');
 
     if (args.explain && dialect === 'postgres') {
       const n = Math.max(...SIZES);
