@@ -4,7 +4,8 @@
 // comparison. The limits are set far above what the machine serves, so every request takes a
 // token and none is refused. In each round the setup with limits off is measured right before the
 // one with limits on (bench/run.ts pairedRounds); the ratio is the median of the rounds' ratios.
-// Redis's own count of script calls is read before and after, to show the limits were on Redis.
+// Redis's own counts of script calls and socket reads are read before and after: the limits were
+// on Redis, and how many calls arrived per read (what auto-pipelining changes).
 // --before DIR adds the limits on Redis as served by another checkout (DIR/src/cli/main.ts, e.g.
 // the commit before a change, extracted with git archive next to this node_modules), paired
 // against limits off in the same way.
@@ -32,10 +33,25 @@ const WORKERS = Number(args.workers);
 const ROUNDS = Number(args.rounds);
 const ON = { RATE_LIMIT_READ: '1000000', RATE_LIMIT_WRITE: '1000000', RATE_LIMIT_SEARCH: '1000000' };
 
-async function scriptCalls(redis: Redis): Promise<number> {
-  const stats = await redis.info('commandstats');
+interface RedisCounts {
+  calls: number;
+  reads: number;
+}
+
+/** Script calls run and socket reads processed by Redis so far (INFO; reads: Redis 6 and later). */
+async function counts(redis: Redis): Promise<RedisCounts> {
+  const info = (await redis.info('commandstats')) + (await redis.info('stats'));
   // Scripts run as EVALSHA once loaded, EVAL the first time.
-  return [...stats.matchAll(/cmdstat_(?:evalsha|eval):calls=(\d+)/g)].reduce((n, m) => n + Number(m[1]), 0);
+  const calls = [...info.matchAll(/cmdstat_(?:evalsha|eval):calls=(\d+)/g)].reduce((n, m) => n + Number(m[1]), 0);
+  return { calls, reads: Number(/total_reads_processed:(\d+)/.exec(info)?.[1] ?? NaN) };
+}
+
+/** Measures `fn`, with what Redis did meanwhile. */
+async function counted<T>(redis: Redis, fn: () => Promise<T>): Promise<T & { redis: RedisCounts }> {
+  const a = await counts(redis);
+  const r = await fn();
+  const b = await counts(redis);
+  return { ...r, redis: { calls: b.calls - a.calls, reads: b.reads - a.reads } };
 }
 
 const loadNow = () =>
@@ -68,11 +84,10 @@ async function main(): Promise<void> {
 
     console.error(`${dialect}, ${WORKERS} workers, GET ${path}: ${ROUNDS} paired rounds`);
     const load0 = loadNow();
-    const before = await scriptCalls(redis);
-    const viaRedis = await pairedRounds(get(off), get(onRedis), ROUNDS);
-    const calls = (await scriptCalls(redis)) - before;
+    const viaRedis = await counted(redis, () => pairedRounds(get(off), get(onRedis), ROUNDS));
+    const calls = viaRedis.redis.calls;
     const viaPrimary = await pairedRounds(get(off), get(onLocal), ROUNDS);
-    const viaBefore = onBefore ? await pairedRounds(get(off), get(onBefore), ROUNDS) : undefined;
+    const viaBefore = onBefore ? await counted(redis, () => pairedRounds(get(off), get(onBefore), ROUNDS)) : undefined;
     const bad = [viaRedis, viaPrimary, ...(viaBefore ? [viaBefore] : [])].reduce(
       (n, p) => n + p.non2xx + p.errors + p.references.reduce((k, r) => k + r.non2xx + r.errors, 0),
       0,
@@ -84,7 +99,9 @@ async function main(): Promise<void> {
     console.log(`  limits on Redis                ${fmt(viaRedis)}  ratio ${viaRedis.ratio.toFixed(2)} (${range(viaRedis.ratios)})`);
     console.log(`  limits in the cluster primary  ${fmt(viaPrimary)}  ratio ${viaPrimary.ratio.toFixed(2)} (${range(viaPrimary.ratios)})`);
     if (viaBefore) console.log(`  limits on Redis, ${args.before}  ${fmt(viaBefore)}  ratio ${viaBefore.ratio.toFixed(2)} (${range(viaBefore.ratios)})`);
-    console.log(`  Redis script calls while limits were on Redis: ${calls}`);
+    const perRead = (c: RedisCounts) => `${c.calls} script calls in ${c.reads} socket reads (${(c.calls / c.reads).toFixed(1)} per read)`;
+    console.log(`  Redis, limits on Redis: ${perRead(viaRedis.redis)}`);
+    if (viaBefore) console.log(`  Redis, ${args.before}: ${perRead(viaBefore.redis)}`);
     if (bad > 0 || calls === 0) {
       console.error(`${bad} non-2xx responses or errors; ${calls} script calls on Redis`);
       process.exitCode = 1;
