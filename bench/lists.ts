@@ -1,74 +1,35 @@
 // Lists at scale (issue 3): import of 100,000 contacts through the CLI, a list of 100,000 members
 // built through the API, page latency at offset 0 and 99,975 (median over HTTP, keep-alive) next
 // to a 25-member list (totalCount must cost the same), and GET /v1/lists/{id} requests per second
-// next to the bare Fastify baseline of every benchmark (bench/baseline.ts), measured right before
-// it in each of three rounds with the same load tool. Deep pages at every offset: bench/pages.ts.
-//   node bench/lists.ts [--dialect sqlite|postgres|both] [--members 100000] [--seconds 10]
-import { type ChildProcess, spawn } from 'node:child_process';
+// as a share of the bare Fastify baseline (bench/baseline.ts), paired in rounds by bench/run.ts's
+// pairedRounds like every ratio of the benchmarks. Deep pages at every offset: bench/pages.ts.
+//   node bench/lists.ts [--dialect sqlite|postgres|both] [--members 100000] [--seconds 10] [--rounds 3]
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createRequire } from 'node:module';
 import pg from 'pg';
 import { createKey } from '../src/auth/service.ts';
 import { openDb } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { createWorkspace } from '../src/workspaces/service.ts';
-import { freePort } from '../test/helpers/process.ts';
 import { systemCtx, operatorCtx } from '../src/lib/context.ts';
+import { load, median, pairedRounds, startBaseline, startServer, stop } from './run.ts';
 
 const { values: args } = parseArgs({
-  options: { dialect: { type: 'string', default: 'both' }, members: { type: 'string', default: '100000' }, seconds: { type: 'string', default: '10' } },
+  options: {
+    dialect: { type: 'string', default: 'both' },
+    members: { type: 'string', default: '100000' },
+    seconds: { type: 'string', default: '10' },
+    rounds: { type: 'string', default: '3' },
+  },
 });
-// autocannon ships no types; this is the part of its API used here.
-const autocannon = createRequire(import.meta.url)('autocannon') as (opts: {
-  url: string;
-  headers: Record<string, string>;
-  connections: number;
-  duration: number;
-}) => Promise<{
-  requests: { average: number };
-  non2xx: number;
-  errors: number;
-}>;
 const MEMBERS = Number(args.members);
 const SECONDS = Number(args.seconds);
 const PG_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const ROOT = new URL('..', import.meta.url).pathname;
 const H = { 'service-version': '2026-03-01' };
-
-/** Starts a server process on a free port and waits until `probe` answers. */
-async function start(script: string[], env: Record<string, string>, probe: string): Promise<{ child: ChildProcess; base: string }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, script, { cwd: ROOT, env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] });
-  const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 200; i++) {
-    if (
-      await fetch(base + probe).then(
-        (r) => r.ok,
-        () => false,
-      )
-    )
-      return { child, base };
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  child.kill('SIGTERM');
-  throw new Error(`${script.join(' ')} did not start`);
-}
-
-function stop(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    child.removeAllListeners('exit');
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-  });
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)] as number;
-}
 
 async function latency(url: string, secret: string, n = 400): Promise<{ median: number; p95: number; total: number }> {
   const times: number[] = [];
@@ -83,12 +44,6 @@ async function latency(url: string, secret: string, n = 400): Promise<{ median: 
   }
   const s = [...times].sort((a, b) => a - b);
   return { median: median(times), p95: s[Math.floor(s.length * 0.95)] as number, total };
-}
-
-async function rps(url: string, headers: Record<string, string>): Promise<number> {
-  const r = await autocannon({ url, headers, connections: 20, duration: SECONDS });
-  if (r.non2xx > 0 || r.errors > 0) throw new Error(`${url}: ${r.non2xx} non-2xx, ${r.errors} errors`);
-  return r.requests.average;
 }
 
 async function run(dialect: 'sqlite' | 'postgres'): Promise<Record<string, unknown>> {
@@ -113,8 +68,8 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<Record<string, unkno
     env = { ...env, DATABASE_URL: u.toString() };
   }
   const db = openDb({ dataDir, ...(env.DATABASE_URL ? { databaseUrl: PG_URL, schema } : {}) });
-  let server: ChildProcess | undefined;
-  let baseline: ChildProcess | undefined;
+  let server: Awaited<ReturnType<typeof startServer>> | undefined;
+  let baseline: Awaited<ReturnType<typeof startBaseline>> | undefined;
   try {
     await migrate(db);
     const ws = await createWorkspace(systemCtx(db.kysely), { name: 'bench' });
@@ -155,10 +110,10 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<Record<string, unkno
     const ids = Object.values((JSON.parse(out) as { ids: { contact: Record<string, string> } }).ids.contact);
 
     // 2. A list of MEMBERS contacts, built through the API 1,000 ids per request.
-    const srv = await start(['src/cli/main.ts', 'serve'], env, '/healthz');
-    server = srv.child;
+    const srv = await startServer({ dataDir, databaseUrl: env.DATABASE_URL }, 1);
+    server = srv;
     const post = async (path: string, body: unknown) => {
-      const res = await fetch(srv.base + path, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const res = await fetch(srv.url + path, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
       const json = (await res.json()) as { id: string };
       if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
       return json;
@@ -171,27 +126,26 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<Record<string, unkno
 
     // 3. Page latency, one request at a time over keep-alive.
     const pages = {
-      bigOffset0: await latency(`${srv.base}/v1/lists/${big.id}/contacts?offset=0`, key.secret),
-      bigOffsetEnd: await latency(`${srv.base}/v1/lists/${big.id}/contacts?offset=${ids.length - 25}`, key.secret),
-      bigOffsetMiddle: await latency(`${srv.base}/v1/lists/${big.id}/contacts?offset=${Math.floor(ids.length / 2)}`, key.secret, 100),
-      smallOffset0: await latency(`${srv.base}/v1/lists/${small.id}/contacts?offset=0`, key.secret),
+      bigOffset0: await latency(`${srv.url}/v1/lists/${big.id}/contacts?offset=0`, key.secret),
+      bigOffsetEnd: await latency(`${srv.url}/v1/lists/${big.id}/contacts?offset=${ids.length - 25}`, key.secret),
+      bigOffsetMiddle: await latency(`${srv.url}/v1/lists/${big.id}/contacts?offset=${Math.floor(ids.length / 2)}`, key.secret, 100),
+      smallOffset0: await latency(`${srv.url}/v1/lists/${small.id}/contacts?offset=0`, key.secret),
     };
 
-    // 4. Throughput of GET /v1/lists/{id} against the bare Fastify baseline (bench/baseline.ts),
-    // same tool, same settings, in rounds: each round measures the baseline right before the route.
-    const hello = await start(['bench/baseline.ts'], {}, '/');
-    baseline = hello.child;
-    const rounds: { list: number; hello: number }[] = [];
-    for (let i = 0; i < 3; i++) {
-      const helloRps = await rps(`${hello.base}/`, {});
-      rounds.push({ hello: helloRps, list: await rps(`${srv.base}/v1/lists/${big.id}`, auth) });
-    }
-    const listRps = median(rounds.map((r) => r.list));
-    const helloRps = median(rounds.map((r) => r.hello));
-    return { dialect, members: ids.length, importSeconds, buildSeconds, pages, listRps, helloRps, ratio: median(rounds.map((r) => r.list / r.hello)) };
+    // 4. Throughput of GET /v1/lists/{id} as a share of the bare Fastify baseline.
+    baseline = await startBaseline();
+    const hello = baseline.url;
+    const list = await pairedRounds(
+      () => load(hello, { seconds: SECONDS }),
+      () => load(`${srv.url}/v1/lists/${big.id}`, { headers: auth, seconds: SECONDS }),
+      Number(args.rounds),
+    );
+    if (list.non2xx > 0 || list.errors > 0) throw new Error(`GET /v1/lists/{id}: ${list.non2xx} non-2xx, ${list.errors} errors`);
+    const helloRps = median(list.references.map((r) => r.rps));
+    return { dialect, members: ids.length, importSeconds, buildSeconds, pages, listRps: list.rps, helloRps, ratio: list.ratio };
   } finally {
-    if (server) await stop(server);
-    if (baseline) await stop(baseline);
+    if (server) await stop(server.child);
+    if (baseline) await stop(baseline.child);
     await db.close();
     if (dialect === 'postgres') {
       const c = new pg.Client({ connectionString: PG_URL });
@@ -219,7 +173,7 @@ for (const dialect of args.dialect === 'both' ? (['sqlite', 'postgres'] as const
       `  big/small offset-0 latency ratio     ${fmt(r.pages.bigOffset0.median / r.pages.smallOffset0.median)} (flat totalCount ⇒ ≈ 1)`,
       `  GET /v1/lists/{id}                  ${Math.round(r.listRps)} req/s`,
       `  bare Fastify hello-world            ${Math.round(r.helloRps)} req/s (bench/baseline.ts)`,
-      `  ratio                               ${fmt(r.ratio)} of bare Fastify (median of 3 paired rounds)`,
+      `  ratio                               ${fmt(r.ratio)} of bare Fastify (median of ${args.rounds} paired rounds)`,
       '',
     ].join('\n'),
   );

@@ -5,8 +5,12 @@
 // keep-alive: at offsets 0, 25,000, 50,000, 75,000 and 99,975 of the 100,000-member list, and at
 // 10%, 50%, 90% and the last page of every list. Each figure is the median of its requests, next
 // to the median of the bare Fastify baseline (bench/baseline.ts) measured right before it with the
-// same client, and their ratio: the machine's drift moves both.
-//   node bench/pages.ts [--dialect sqlite|postgres|both] [--sizes 10000,100000,1000000] [--requests 200] [--explain]
+// same client, and their ratio: the machine's drift moves both; and the 1-minute load average.
+// Before and after the pages, GET /v1/auth/validate on the same server: the cost of any request. Last, GET /v1/messages with a
+// workspace key (public and restricted channels: the shared part of the ranked set) at 0, 25%,
+// 50%, 75% and the last page of --messages messages in 30 channels of every visibility.
+//   node bench/pages.ts [--dialect sqlite|postgres|both] [--sizes 10000,100000,1000000] [--messages 150000] [--requests 200] [--explain]
+import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { CompiledQuery, sql } from 'kysely';
 import { createKey } from '../src/auth/service.ts';
@@ -21,12 +25,15 @@ import { createWorkspace } from '../src/workspaces/service.ts';
 import { createTestDb } from '../test/helpers/db.ts';
 import { freePort } from '../test/helpers/process.ts';
 import { start, stop } from './run.ts';
+import { seedMessages } from './seeds.ts';
+import { createUser } from '../src/users/service.ts';
 
 const { values: args } = parseArgs({
   options: {
     dialect: { type: 'string', default: 'both' },
     sizes: { type: 'string', default: '10000,100000,1000000' },
     requests: { type: 'string', default: '200' },
+    messages: { type: 'string', default: '150000' },
     explain: { type: 'boolean', default: false },
   },
 });
@@ -114,6 +121,9 @@ async function run(dialect: DialectName): Promise<void> {
     await db.transaction().execute((tx) => rankRebuild(tx, RECORDS, [ws.id, 'contact']));
     const lists = new Map<number, string>();
     for (const n of SIZES) lists.set(n, await seedList(db, ws.id, contacts, n));
+    const user = await createUser(operatorCtx(db, ws.id), { email: 'pages@bench.test', role: 'admin' });
+    const MESSAGES = Number(args.messages);
+    if (MESSAGES > 0) await seedMessages({ db: tdb.db, workspaceId: ws.id, userId: user.id, secret: key.secret, state: {} }, MESSAGES);
     await sql.raw(dialect === 'postgres' ? 'vacuum analyze' : 'analyze').execute(db);
     console.error(`${dialect}: seeded ${SIZES.join(', ')}-member lists in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
 
@@ -133,6 +143,15 @@ async function run(dialect: DialectName): Promise<void> {
     const basePort = await freePort();
     children.push(await start([BASELINE], { PORT: String(basePort) }, `http://127.0.0.1:${basePort}/`));
     const auth = { authorization: `Bearer ${key.secret}`, 'service-version': '2026-03-01' };
+    // The floor: the cheapest authenticated route of the same server, measured the same way. What a
+    // page costs above it is the page's own work; the rest is the request itself on this machine.
+    const floor = async (when: string) => {
+      const f = await latency(`http://127.0.0.1:${port}/v1/auth/validate`, auth);
+      console.log(
+        `${dialect.padEnd(8)}  floor (${when}): GET /v1/auth/validate  median ${f.median.toFixed(2)} ms  p95 ${f.p95.toFixed(2)} ms  load ${loadavg()[0]!.toFixed(1)}`,
+      );
+    };
+    await floor('before');
 
     const measure = async (n: number, offset: number, label: string) => {
       const base = await latency(`http://127.0.0.1:${basePort}/`, {});
@@ -143,7 +162,7 @@ async function run(dialect: DialectName): Promise<void> {
       });
       const cells = [dialect.padEnd(8), n.toLocaleString('en').padStart(9), `${offset.toLocaleString('en')} (${label})`.padEnd(20)];
       console.log(
-        `${cells.join('  ')}  median ${page.median.toFixed(2).padStart(6)} ms  p95 ${page.p95.toFixed(2).padStart(6)} ms  baseline ${base.median.toFixed(2)} ms  ×${(page.median / base.median).toFixed(1)}`,
+        `${cells.join('  ')}  median ${page.median.toFixed(2).padStart(6)} ms  p95 ${page.p95.toFixed(2).padStart(6)} ms  baseline ${base.median.toFixed(2)} ms  ×${(page.median / base.median).toFixed(1)}  load ${loadavg()[0]!.toFixed(1)}`,
       );
     };
     // GET /v1/contacts: the record listing through the ranked set of records.
@@ -162,7 +181,7 @@ async function run(dialect: DialectName): Promise<void> {
       });
       const cells = [dialect.padEnd(8), 'contacts', total.toLocaleString('en').padStart(9), `${Math.floor(offset).toLocaleString('en')} (${label})`.padEnd(20)];
       console.log(
-        `${cells.join('  ')}  median ${page.median.toFixed(2).padStart(6)} ms  p95 ${page.p95.toFixed(2).padStart(6)} ms  baseline ${base.median.toFixed(2)} ms  ×${(page.median / base.median).toFixed(1)}`,
+        `${cells.join('  ')}  median ${page.median.toFixed(2).padStart(6)} ms  p95 ${page.p95.toFixed(2).padStart(6)} ms  baseline ${base.median.toFixed(2)} ms  ×${(page.median / base.median).toFixed(1)}  load ${loadavg()[0]!.toFixed(1)}`,
       );
     }
     if (lists.has(100_000))
@@ -183,6 +202,34 @@ async function run(dialect: DialectName): Promise<void> {
       ] as const)
         await measure(n, Math.floor(offset), label);
     }
+
+    // GET /v1/messages with the workspace key: the shared part of the messages' ranked set.
+    const first =
+      Number(args.messages) > 0
+        ? ((await (await fetch(`http://127.0.0.1:${port}/v1/messages?limit=1`, { headers: auth })).json()) as { totalCount: number })
+        : null;
+    if (first) {
+      const shared = first.totalCount;
+      for (const [label, offset] of [
+        ['first', 0],
+        ['25%', Math.floor(shared / 4)],
+        ['50%', Math.floor(shared / 2)],
+        ['75%', Math.floor((shared * 3) / 4)],
+        ['last', shared - 25],
+      ] as const) {
+        const base = await latency(`http://127.0.0.1:${basePort}/`, {});
+        const url = `http://127.0.0.1:${port}/v1/messages?limit=25&offset=${offset}`;
+        const page = await latency(url, auth, (body) => {
+          if (body.totalCount !== shared || body.data.length !== 25) throw new Error(`${url}: totalCount ${body.totalCount}, ${body.data.length} items`);
+        });
+        const cells = [dialect.padEnd(8), 'messages', shared.toLocaleString('en').padStart(9), `${offset.toLocaleString('en')} (${label})`.padEnd(20)];
+        console.log(
+          `${cells.join('  ')}  median ${page.median.toFixed(2).padStart(6)} ms  p95 ${page.p95.toFixed(2).padStart(6)} ms  baseline ${base.median.toFixed(2)} ms  ×${(page.median / base.median).toFixed(1)}  load ${loadavg()[0]!.toFixed(1)}`,
+        );
+      }
+    }
+
+    await floor('after');
 
     if (args.explain && dialect === 'postgres') {
       const n = Math.max(...SIZES);

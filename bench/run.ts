@@ -75,21 +75,83 @@ export async function stop(child: ChildProcess): Promise<void> {
   await once(child, 'exit');
 }
 
-type Measurement = Omit<Result, 'setup' | 'route' | 'ratio'>;
+export type Measurement = Omit<Result, 'setup' | 'route' | 'ratio'>;
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
+export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
 
-async function measure(url: string, route?: BenchRoute, ctx?: BenchContext): Promise<Measurement> {
-  const headers: Record<string, string> = ctx ? { authorization: `Bearer ${ctx.secret}`, 'service-version': '2026-03-01', ...route?.headers } : {};
-  const body = route?.body && ctx ? JSON.stringify(route.body(ctx)) : undefined;
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  const opts = { url, method: route?.method ?? 'GET', headers, ...(body !== undefined ? { body } : {}), connections: CONNECTIONS };
-  await autocannon({ ...opts, duration: 1 }); // warm-up: JIT, caches, pool connections
-  const r = await autocannon({ ...opts, duration: SECONDS });
+export interface LoadOptions {
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+  connections?: number;
+  seconds?: number;
+}
+
+/** One autocannon measurement of `url`, after a one-second warm-up (JIT, caches, pool connections). */
+export async function load(url: string, o: LoadOptions = {}): Promise<Measurement> {
+  const headers = { ...o.headers };
+  if (o.body !== undefined) headers['content-type'] = 'application/json';
+  const opts = { url, method: o.method ?? 'GET', headers, ...(o.body !== undefined ? { body: o.body } : {}), connections: o.connections ?? CONNECTIONS };
+  await autocannon({ ...opts, duration: 1 });
+  const r = await autocannon({ ...opts, duration: o.seconds ?? SECONDS });
   return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors + r.timeouts };
 }
 
-async function seedContext(dialect: DialectName) {
+export interface Paired extends Measurement {
+  /** Median over the rounds of subject/reference throughput, each pair measured back to back. */
+  ratio: number;
+  ratios: number[];
+  referenceRps: number[];
+  references: Measurement[];
+}
+
+/**
+ * Measures `subject` in `rounds` rounds, `reference` (a baseline, or the same setup with a feature
+ * off) right before it in each round. The machine's speed drifts by tens of percent within
+ * minutes; a pair measured back to back drifts together, so the ratio is taken per round and its
+ * median reported, with the medians of the subject's own figures. Every other round measures the
+ * subject first, so that neither side always runs second.
+ */
+export async function pairedRounds(reference: () => Promise<Measurement>, subject: () => Promise<Measurement>, rounds = ROUNDS): Promise<Paired> {
+  const pairs: { base: Measurement; m: Measurement }[] = [];
+  for (let i = 0; i < rounds; i++) {
+    if (i % 2 === 0) {
+      const base = await reference();
+      pairs.push({ base, m: await subject() });
+    } else {
+      const m = await subject();
+      pairs.push({ base: await reference(), m });
+    }
+  }
+  const ms = pairs.map((p) => p.m);
+  const ratios = pairs.map((p) => p.m.rps / p.base.rps);
+  return {
+    rps: median(ms.map((m) => m.rps)),
+    p50: median(ms.map((m) => m.p50)),
+    p99: median(ms.map((m) => m.p99)),
+    non2xx: ms.reduce((n, m) => n + m.non2xx, 0),
+    errors: ms.reduce((n, m) => n + m.errors, 0),
+    ratio: median(ratios),
+    ratios,
+    referenceRps: pairs.map((p) => Math.round(p.base.rps)),
+    references: pairs.map((p) => p.base),
+  };
+}
+
+/** The bare Fastify baseline (bench/baseline.ts) in its own process. */
+export async function startBaseline(): Promise<{ child: ChildProcess; url: string }> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}/`;
+  return { child: await start([BASELINE], { PORT: String(port) }, url), url };
+}
+
+async function measure(url: string, route: BenchRoute, ctx: BenchContext): Promise<Measurement> {
+  const headers: Record<string, string> = { authorization: `Bearer ${ctx.secret}`, 'service-version': '2026-03-01', ...route.headers };
+  const body = route.body ? JSON.stringify(route.body(ctx)) : undefined;
+  return load(url, { method: route.method, headers, ...(body !== undefined ? { body } : {}) });
+}
+
+export async function seedContext(dialect: DialectName) {
   const tdb = await createTestDb(dialect);
   const db = tdb.db.kysely;
   const ws = await createWorkspace(systemCtx(db), { name: 'Bench' });
@@ -97,6 +159,33 @@ async function seedContext(dialect: DialectName) {
   const key = await createKey(operatorCtx(db, ws.id), { userId: user.id, scopes: null, expiresInMs: null });
   const ctx: BenchContext = { db: tdb.db, workspaceId: ws.id, userId: user.id, secret: key.secret, state: {} };
   return { tdb, ctx };
+}
+
+/**
+ * `rolodex serve` (`main`: another checkout's src/cli/main.ts, to compare) on a seeded test
+ * database with `workers` workers and rate limits off unless `extra` sets them; `url` is its origin.
+ */
+export async function startServer(
+  tdb: { dataDir: string; databaseUrl?: string | undefined },
+  workers: number,
+  extra: Record<string, string> = {},
+  main = MAIN,
+): Promise<{ child: ChildProcess; url: string }> {
+  const port = await freePort();
+  const env: Record<string, string> = {
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATA_DIR: tdb.dataDir,
+    LOG_LEVEL: 'warn',
+    WORKERS: String(workers),
+    RATE_LIMIT_READ: '0',
+    RATE_LIMIT_WRITE: '0',
+    RATE_LIMIT_SEARCH: '0',
+    ...(tdb.databaseUrl ? { DATABASE_URL: tdb.databaseUrl } : {}),
+    ...extra,
+  };
+  const url = `http://127.0.0.1:${port}`;
+  return { child: await start([main, 'serve'], env, `${url}/healthz`), url };
 }
 
 async function main(): Promise<void> {
@@ -117,26 +206,15 @@ async function main(): Promise<void> {
 
   const results: Result[] = [];
   const baselines: Measurement[] = [];
-  const port = await freePort();
   // The baseline server stays up, idle while routes are measured.
-  const baselineServer = await start([BASELINE], { PORT: String(port) }, `http://127.0.0.1:${port}/`);
+  const baseline = await startBaseline();
   const rounds = async (url: string, route: BenchRoute, ctx: BenchContext) => {
-    const pairs: { base: Measurement; m: Measurement }[] = [];
-    for (let i = 0; i < ROUNDS; i++) {
-      const base = await measure(`http://127.0.0.1:${port}/`);
-      baselines.push(base);
-      pairs.push({ base, m: await measure(url, route, ctx) });
-    }
-    const ms = pairs.map((p) => p.m);
-    return {
-      rps: median(ms.map((m) => m.rps)),
-      p50: median(ms.map((m) => m.p50)),
-      p99: median(ms.map((m) => m.p99)),
-      non2xx: ms.reduce((n, m) => n + m.non2xx, 0),
-      errors: ms.reduce((n, m) => n + m.errors, 0),
-      ratio: median(pairs.map((p) => p.m.rps / p.base.rps)),
-      baseRps: pairs.map((p) => Math.round(p.base.rps)),
-    };
+    const p = await pairedRounds(
+      () => load(baseline.url),
+      () => measure(url, route, ctx),
+    );
+    baselines.push(...p.references);
+    return p;
   };
 
   try {
@@ -148,24 +226,12 @@ async function main(): Promise<void> {
         // A long-lived database has planner statistics (and, on PostgreSQL, a visibility map for
         // index-only scans); freshly bulk-loaded tables have neither until these run.
         await sql.raw(setup.dialect === 'postgres' ? 'vacuum analyze' : 'analyze').execute(tdb.db.kysely);
-        const p = await freePort();
-        const env: Record<string, string> = {
-          PORT: String(p),
-          HOST: '127.0.0.1',
-          DATA_DIR: tdb.dataDir,
-          LOG_LEVEL: 'warn',
-          WORKERS: String(setup.workers),
-          RATE_LIMIT_READ: '0',
-          RATE_LIMIT_WRITE: '0',
-          RATE_LIMIT_SEARCH: '0',
-        };
-        if (tdb.databaseUrl) env.DATABASE_URL = tdb.databaseUrl;
-        const server = await start([MAIN, 'serve'], env, `http://127.0.0.1:${p}/healthz`);
+        const { child: server, url: serverUrl } = await startServer(tdb, setup.workers);
         try {
           for (const r of routes) {
-            const { baseRps, ...m } = await rounds(`http://127.0.0.1:${p}${r.path(ctx)}`, r, ctx);
+            const { referenceRps, references: _r, ratios: _q, ...m } = await rounds(serverUrl + r.path(ctx), r, ctx);
             results.push({ setup: name, route: r.name, ...m });
-            console.error(`${name}: ${r.name}: ${Math.round(m.rps)} req/s, ${(m.ratio * 100).toFixed(0)}% of baseline (baselines ${baseRps.join(', ')})`);
+            console.error(`${name}: ${r.name}: ${Math.round(m.rps)} req/s, ${(m.ratio * 100).toFixed(0)}% of baseline (baselines ${referenceRps.join(', ')})`);
           }
         } finally {
           await stop(server);
@@ -175,7 +241,7 @@ async function main(): Promise<void> {
       }
     }
   } finally {
-    await stop(baselineServer);
+    await stop(baseline.child);
   }
   const base = { rps: median(baselines.map((b) => b.rps)), p50: median(baselines.map((b) => b.p50)), p99: median(baselines.map((b) => b.p99)) };
   results.unshift({ setup: 'fastify', route: 'hello world (baseline, median)', ...base, non2xx: 0, errors: 0, ratio: 1 });

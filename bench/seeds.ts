@@ -5,6 +5,7 @@ import { isoNow, newId } from '../src/lib/ids.ts';
 import { createList } from '../src/lists/service.ts';
 import { rankRebuild } from '../src/db/rank.ts';
 import { LIST_MEMBERS } from '../src/lists/repository.ts';
+import { MESSAGES } from '../src/messages/repository.ts';
 import type { BenchContext } from './routes.ts';
 import { ENTITY_TYPES } from '../src/records/entities.ts';
 import { createRecord } from '../src/records/entity-writes.ts';
@@ -127,6 +128,8 @@ export async function seedMessages(ctx: BenchContext, n = Number(process.env.BEN
       'message_texts',
       messages.map((m, i) => ({ message_id: m.id, text: `bench message ${i}` })),
     );
+    // Written straight into the tables: the ranked index pages are read from is counted from them.
+    await rankRebuild(tx, MESSAGES, [ctx.workspaceId]);
   });
 }
 

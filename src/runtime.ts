@@ -27,7 +27,7 @@ export async function openDatabase(config: Config, logger?: Logger): Promise<Db>
 }
 
 /** S3 when configured, else local disk under DATA_DIR/blobs. */
-export function openBlobStore(config: Config): BlobStore {
+export function openBlobStore(config: Config): Promise<BlobStore> {
   if (config.s3) return createBlobStore({ kind: 's3', ...config.s3, spoolDir: config.dataDir });
   return createBlobStore({ kind: 'disk', dir: join(config.dataDir, 'blobs') });
 }
@@ -40,7 +40,7 @@ export async function openDeps(config: Config, logger: Logger, opts: { worker?: 
   const metrics = createMetrics();
   if (opts.worker) metrics.text = clusterMetricsText(metrics.registry);
   const rateLimiter = await createRateLimiter(config, logger, { metrics, worker: opts.worker ?? false });
-  return { db, logger, auth: new Authenticator(db), metrics, blobs: openBlobStore(config), ...(rateLimiter ? { rateLimiter } : {}) };
+  return { db, logger, auth: new Authenticator(db), metrics, blobs: await openBlobStore(config), ...(rateLimiter ? { rateLimiter } : {}) };
 }
 
 export async function closeDeps(deps: Deps): Promise<void> {

@@ -75,7 +75,7 @@ async function diskBackend(): Promise<Backend> {
   const dir = await mkdtemp(path.join(tmpdir(), 'blobs-disk-'));
   const root = path.join(dir, 'root');
   return {
-    store: createBlobStore({ kind: 'disk', dir: root }),
+    store: await createBlobStore({ kind: 'disk', dir: root }),
     leftovers: () => listFiles(dir), // the whole temp dir, not just the root
     entryFor: (key) => path.join('root', `${key}.blob`),
     teardown: () => rm(dir, { recursive: true, force: true }),
@@ -89,7 +89,7 @@ async function s3Backend(): Promise<Backend> {
   const s3: TestS3 = await startTestS3(path.join(dir, 's3rver'), 'test');
   const common = { region: 'us-east-1', endpoint: s3.endpoint, forcePathStyle: true };
   const creds = { accessKeyId: ACCESS_KEY, secretAccessKey: ACCESS_KEY };
-  const store = createBlobStore({ kind: 's3', bucket: 'test', prefix: 'pfx/', spoolDir, ...common, ...creds });
+  const store = await createBlobStore({ kind: 's3', bucket: 'test', prefix: 'pfx/', spoolDir, ...common, ...creds });
   const lister = new S3Client({ ...common, credentials: creds });
   return {
     store,
@@ -232,7 +232,7 @@ describe('disk store specifics', () => {
   after(() => rm(dir, { recursive: true, force: true }));
 
   it('never writes outside its root and has no presigning', async () => {
-    const store = createBlobStore({ kind: 'disk', dir: path.join(dir, 'root') });
+    const store = await createBlobStore({ kind: 'disk', dir: path.join(dir, 'root') });
     for (const key of ['../escaped', '../../escaped', '/tmp/escaped', 'a/../../escaped']) {
       await assert.rejects(store.put(key, body('x'), { maxBytes: 10 }), InvalidBlobKeyError);
     }
@@ -244,7 +244,7 @@ describe('disk store specifics', () => {
 
   it('removes temp files of puts that died, once untouched long enough, and nothing else', async () => {
     const root = path.join(dir, 'stale');
-    const store = createBlobStore({ kind: 'disk', dir: root });
+    const store = await createBlobStore({ kind: 'disk', dir: root });
     await store.put('ws_a/fil_kept', body('kept'), { maxBytes: 10 });
     await mkdir(path.join(root, 'ws_a'), { recursive: true });
     const dead = path.join(root, 'ws_a', '.fil_dead.blob.1234.tmp');
@@ -260,7 +260,7 @@ describe('disk store specifics', () => {
 
   // Disk only: s3rver writes objects in place, so it is not atomic itself.
   it('concurrent puts to one key leave exactly one whole version', async () => {
-    const store = createBlobStore({ kind: 'disk', dir: path.join(dir, 'race') });
+    const store = await createBlobStore({ kind: 'disk', dir: path.join(dir, 'race') });
     const versions = ['a', 'bb', 'ccc', 'dddd', 'eeeee'].map((v) => v.repeat(50_000));
     await Promise.all(versions.map((v) => store.put('ws_c/fil', body(v), { maxBytes: MB })));
     const final = (await readAll(await store.read('ws_c/fil'))).toString();
@@ -270,7 +270,7 @@ describe('disk store specifics', () => {
   });
 
   it('streams 200 MB with flat memory', async () => {
-    const store = createBlobStore({ kind: 'disk', dir: path.join(dir, 'mem') });
+    const store = await createBlobStore({ kind: 'disk', dir: path.join(dir, 'mem') });
     const gen = generated(200 * MB);
     const baseline = process.memoryUsage.rss();
     let peak = baseline;

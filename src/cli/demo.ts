@@ -16,7 +16,7 @@ export async function run(args: string[], io: Io): Promise<void> {
     const ws = await createWorkspace(systemCtx(db.kysely), { name: 'Acme (demo)' });
     const ctx = operator(db, config, ws.id);
     const parts = demoParts();
-    const blobs = openBlobStore(config);
+    const blobs = await openBlobStore(config);
     try {
       const objects = parts.flatMap((p) => p.objects?.() ?? []);
       const imported = await runImport(ctx, { kinds: importKinds({ blobs }), text: objects.map((o) => JSON.stringify(o)).join('\n') });

@@ -38,7 +38,7 @@ export async function run(args: string[], io: Io): Promise<void> {
   const result = await withDb(io, async (db, config) => {
     const ctx = operator(db, config, workspaceId);
     await requireWorkspace(ctx);
-    const blobs = openBlobStore(config);
+    const blobs = await openBlobStore(config);
     try {
       return await runImport(ctx, { kinds: importKinds({ blobs }), text, onProgress: progressBar(io) });
     } finally {

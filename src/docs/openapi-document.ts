@@ -22,7 +22,7 @@ export async function openApiDocument(): Promise<unknown> {
     const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', SIGNING_SECRET: 'x'.repeat(32) });
     const logger = pino({ level: 'silent' });
     const db = await openDatabase(config, logger);
-    const app = await buildApp(config, { db, logger, auth: new Authenticator(db), blobs: openBlobStore(config) });
+    const app = await buildApp(config, { db, logger, auth: new Authenticator(db), blobs: await openBlobStore(config) });
     try {
       const res = await app.inject({ method: 'GET', url: '/openapi.json' });
       return res.json();

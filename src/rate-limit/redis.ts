@@ -6,6 +6,12 @@
 // without it in metrics, and decides with the local limiter instead: the service keeps serving
 // with per-instance limits. Commands fail fast while disconnected (no offline queue) and ioredis
 // keeps reconnecting in the background; the first success switches back and is logged too.
+//
+// Every request takes a token, so under load each process sends Redis one script call per
+// request. Auto-pipelining gathers the calls issued within one turn of the event loop into one
+// write (and their replies come back in one read): fewer system calls on both sides, and Redis
+// runs the batch back to back. The script stays atomic per call; each call keeps its own timeout.
+// Measured with bench/ratelimit.ts (docs/performance.md).
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Metrics } from '../metrics/registry.ts';
@@ -62,6 +68,7 @@ export class RedisRateLimiter implements RateLimiter {
     this.#prefix = opts.prefix ?? 'rolodex:rl:';
     const redis = new Redis(opts.url, {
       lazyConnect: true,
+      enableAutoPipelining: true,
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       connectTimeout: 1000,

@@ -83,7 +83,7 @@ export function backendDeps(backend: Backend): { deps?: (deps: Deps, config: Con
     deps: async (deps, config) => {
       const s3 = await startTestS3(join(config.dataDir, 's3rver'), 'files');
       await deps.blobs.close();
-      const store = createBlobStore({
+      const store = await createBlobStore({
         kind: 's3',
         bucket: 'files',
         region: 'us-east-1',

@@ -1,0 +1,43 @@
+// Resident memory of an idle server: `rolodex serve` with one process, SQLite and blobs on local
+// disk (no S3, no Redis), started --starts times on the same migrated data directory. Each start
+// answers /healthz, then sits idle for a second before its VmRSS is read. Prints every sample
+// and the median: a process should load only what its configuration uses (docs/performance.md).
+//   node bench/idle-rss.ts [--starts 7]
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { freePort } from '../test/helpers/process.ts';
+import { median, start, stop } from './run.ts';
+
+const { values: args } = parseArgs({ options: { starts: { type: 'string', default: '7' } } });
+const MAIN = new URL('../src/cli/main.ts', import.meta.url).pathname;
+
+function rssMb(pid: number): number {
+  const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Number(m?.[1] ?? 0) / 1024;
+}
+
+async function sample(dataDir: string): Promise<number> {
+  const port = await freePort();
+  const env = { PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', WORKERS: '1' };
+  const child = await start([MAIN, 'serve'], env, `http://127.0.0.1:${port}/healthz`);
+  try {
+    await new Promise((r) => setTimeout(r, 1000));
+    return rssMb(child.pid!);
+  } finally {
+    await stop(child);
+  }
+}
+
+const dataDir = mkdtempSync(join(tmpdir(), 'rolodex-rss-'));
+try {
+  await sample(dataDir); // migrates the data directory; not counted
+  const samples: number[] = [];
+  for (let i = 0; i < Number(args.starts); i++) samples.push(await sample(dataDir));
+  console.log(
+    `idle RSS, disk blobs, SQLite, 1 process: median ${median(samples).toFixed(1)} MB (${samples.map((s) => s.toFixed(1)).join(', ')}); load average ${loadavg()[0]!.toFixed(1)}`,
+  );
+} finally {
+  rmSync(dataDir, { recursive: true, force: true });
+}
