@@ -85,7 +85,13 @@ const needsTypeCheck = (a: Atom) => a.kind !== 'values';
  */
 export type FilterPlan =
   | { kind: 'negated'; page: RawBuilder<unknown>; excluded: RawBuilder<unknown> | null }
-  | { kind: 'driven'; sorted: RawBuilder<unknown>; count: RawBuilder<unknown>; indexCount: RawBuilder<unknown> | null; walk: (rows: number) => RawBuilder<unknown> };
+  | {
+      kind: 'driven';
+      sorted: RawBuilder<unknown>;
+      count: RawBuilder<unknown>;
+      indexCount: RawBuilder<unknown> | null;
+      walk: (rows: number) => RawBuilder<unknown>;
+    };
 
 /** How a filtered page is read (docs/filtering.md §Plans); filteredPage runs it, bench/filters.ts explains it. */
 export async function planFilters(ctx: Ctx, input: { defs: TypeDefinitions; filters: readonly Filter[]; page: Page }): Promise<FilterPlan> {
@@ -141,6 +147,18 @@ export async function planFilters(ctx: Ctx, input: { defs: TypeDefinitions; filt
 /** A walk reads this many times the rows it expects to need, plus two pages, before sorting instead. */
 const WALK_SLACK = 4;
 
+/**
+ * How many of the newest records a page walks, or null when sorting the matches is shorter.
+ * Matches spread over the listing put offset + limit of them among the newest
+ * (offset + limit) × all / matches records. Walking those costs a probe each; sorting every match
+ * costs a lookup each: the walk wins when it is the shorter, and is bounded so that a filter whose
+ * matches are all old costs at most a few times the expected walk before the sort.
+ */
+export function walkRows(page: Page, matches: number, all: number): number | null {
+  const expected = ((page.offset + page.limit) * all) / matches;
+  return expected < matches ? Math.min(all, Math.ceil(WALK_SLACK * expected) + 2 * page.limit) : null;
+}
+
 /** One page of the records of `defs.objectType` that satisfy every filter, and how many do. */
 export async function filteredPage(
   ctx: Ctx,
@@ -156,13 +174,8 @@ export async function filteredPage(
   if (plan.indexCount) {
     const [matches, all] = await Promise.all([count(ctx.db, plan.indexCount), total()]);
     if (matches === 0 || page.offset >= matches) return { totalCount: matches, ids: [] };
-    // Matches spread over the listing put offset + limit of them among the newest
-    // (offset + limit) × all / matches records. Walking those costs a probe each; sorting every
-    // match costs a lookup each: the walk wins when it is the shorter, and is bounded so that a
-    // filter whose matches are all old costs at most a few times the expected walk first.
-    const expected = ((page.offset + page.limit) * all) / matches;
-    if (expected < matches) {
-      const rows = Math.min(all, Math.ceil(WALK_SLACK * expected) + 2 * page.limit);
+    const rows = walkRows(page, matches, all);
+    if (rows !== null) {
       const walked = await ids(ctx.db, plan.walk(rows));
       if (walked.length === Math.min(page.limit, matches - page.offset) || rows >= all) return { totalCount: matches, ids: walked };
     }
