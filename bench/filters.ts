@@ -137,9 +137,9 @@ async function run(dialect: DialectName): Promise<void> {
     const env: Record<string, string> = { PORT: String(port), HOST: '127.0.0.1', DATA_DIR: tdb.dataDir, LOG_LEVEL: 'warn', WORKERS: '1' };
     for (const k of ['RATE_LIMIT_READ', 'RATE_LIMIT_WRITE', 'RATE_LIMIT_SEARCH']) env[k] = '0';
     if (tdb.databaseUrl) env.DATABASE_URL = tdb.databaseUrl;
-    children.push(await start([MAIN, 'serve'], env, `http://127.0.0.1:${port}/healthz`));
+    children.push(await start([MAIN, 'serve'], env, `http://127.0.0.1:${port}/healthz`, 180_000));
     const basePort = await freePort();
-    children.push(await start([BASELINE], { PORT: String(basePort) }, `http://127.0.0.1:${basePort}/`));
+    children.push(await start([BASELINE], { PORT: String(basePort) }, `http://127.0.0.1:${basePort}/`, 180_000));
     const auth = { authorization: `Bearer ${key.secret}`, 'service-version': '2026-03-01' };
 
     const report = async (label: string, query: Record<string, string>, want: number, goal: number) => {
