@@ -16,6 +16,8 @@ export { replaceTrigrams } from './repository.ts';
 
 /** Index reads of one estimate stop after this many rows: enough to tell a selective filter. */
 const ESTIMATE_CAP = 2000;
+/** When every trigram of a needle reaches the cap, they are counted again up to this many times it. */
+const RECOUNT = 16;
 /** A long `contains` needle has its rarest trigram looked for among this many. */
 const TRIGRAM_PROBES = 8;
 
@@ -65,9 +67,15 @@ async function withTrigram(ctx: Ctx, s: Scope, a: Atom): Promise<Atom> {
   const step = Math.max(1, Math.floor(all.length / TRIGRAM_PROBES));
   const picks = all.filter((_, i) => i % step === 0).slice(0, TRIGRAM_PROBES);
   // One statement for every probe: a round trip each would cost more than the probes.
-  const counts = await trigramCounts(ctx.db, s, a.field, picks, ESTIMATE_CAP);
+  let counts = await trigramCounts(ctx.db, s, a.field, picks, ESTIMATE_CAP);
   let best = picks[0]!;
   for (const t of picks) if (counts.get(t)! < counts.get(best)!) best = t;
+  if (counts.get(best)! >= ESTIMATE_CAP) {
+    // Every probe reached the cap: which is rarest is still unknown, and the first one could hold
+    // every record of the field. Counted again further, the rarest of them drives.
+    counts = await trigramCounts(ctx.db, s, a.field, picks, ESTIMATE_CAP * RECOUNT);
+    for (const t of picks) if (counts.get(t)! < counts.get(best)!) best = t;
+  }
   return { ...a, trigram: best };
 }
 
