@@ -8,7 +8,7 @@ import { operatorCtx } from '../src/lib/context.ts';
 import { InputError } from '../src/lib/errors.ts';
 import { foldText } from '../src/lib/fold.ts';
 import { contactIdsByEmails } from '../src/records/repository.ts';
-import { eachDialect, seedWorkspace } from './helpers/app.ts';
+import { call, eachDialect, seedWorkspace } from './helpers/app.ts';
 
 await eachDialect('definitions', (ctx) => {
   test('system definitions: every workspace has them, with ids of its own that do not change', async () => {
@@ -71,5 +71,39 @@ await eachDialect('definitions', (ctx) => {
     const found = await contactIdsByEmails(t.deps.db.kysely, ws, ['ANN@acme.test', 'nobody@acme.test']);
     assert.deepEqual([...found.entries()], [['ann@acme.test', ['con_1', 'con_2']]]);
     assert.equal((await contactIdsByEmails(t.deps.db.kysely, 'ws_other', ['ann@acme.test'])).size, 0);
+  });
+});
+
+await eachDialect('definition order', (ctx) => {
+  test('definitions created at the same instant list in the order they were created, through the API too', async () => {
+    const t = ctx();
+    const { workspaceId, secret } = await seedWorkspace(t);
+    // One clock for all: before positions, the ids' random part decided the order among them.
+    const keys = Array.from({ length: 24 }, (_, i) => `f${(i * 7) % 24}_${i}`);
+    await t.deps.db.kysely.transaction().execute(async (tx) => {
+      const c = operatorCtx(tx, workspaceId, { now: Date.parse('2026-05-01T00:00:00Z') });
+      for (const k of keys) await addField(c, { objectType: 'account', key: k, label: k.toUpperCase(), valueType: 'TEXT' });
+      for (const k of keys) await addRelationship(c, { objectType: 'account', key: `r${k}`, label: k, cardinality: 'has_many', targetType: 'contact' });
+    });
+    const defs = (await loadDefinitions(operatorCtx(t.deps.db.kysely, workspaceId), { objectType: 'account' }))!;
+    assert.deepEqual(
+      [...defs.fields.keys()].filter((k) => !k.startsWith('$')),
+      keys,
+    );
+    assert.deepEqual(
+      [...defs.relationships.keys()].filter((k) => !k.startsWith('$')),
+      keys.map((k) => `r${k}`),
+    );
+    const res = await call(t, secret, 'GET', '/v1/accounts/definitions');
+    assert.equal(res.statusCode, 200);
+    const body = res.json();
+    assert.deepEqual(
+      Object.keys(body.fieldDefinitions).filter((k) => !k.startsWith('$')),
+      keys,
+    );
+    assert.deepEqual(
+      Object.keys(body.relationshipDefinitions).filter((k) => !k.startsWith('$')),
+      keys.map((k) => `r${k}`),
+    );
   });
 });

@@ -99,6 +99,30 @@ describe('OpenAPI document', () => {
     assert.ok(page.responses['400'].content['application/json'].examples.invalid_parameter);
   });
 
+  test('every object schema of a request body or response is closed', async () => {
+    const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    const open: string[] = [];
+    const seen = new Set<unknown>();
+    // An object with named properties must say what else it takes: nothing (false), or a schema
+    // for the values of a map (`fields`); left unsaid, a response could grow keys unnoticed.
+    const walk = (node: unknown, where: string): void => {
+      if (node === null || typeof node !== 'object' || seen.has(node)) return;
+      seen.add(node);
+      const n = node as Record<string, unknown>;
+      if (typeof n.$ref === 'string') {
+        const target = n.$ref.replace('#/components/schemas/', '');
+        return walk(doc.components.schemas[target], `${where} → ${target}`);
+      }
+      if (n.properties !== undefined && n.additionalProperties === undefined && n.unevaluatedProperties === undefined) open.push(where);
+      for (const [k, v] of Object.entries(n)) if (k !== 'examples' && k !== 'example') walk(v, `${where}/${k}`);
+    };
+    for (const { path, method, op } of operations(doc)) {
+      walk(op.requestBody?.content?.['application/json']?.schema, `${method.toUpperCase()} ${path} body`);
+      for (const [status, r] of Object.entries<any>(op.responses)) walk(r.content?.['application/json']?.schema, `${method.toUpperCase()} ${path} ${status}`);
+    }
+    assert.deepEqual(open, []);
+  });
+
   test('health, metrics and docs routes stay out of the document', async () => {
     const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json();
     for (const p of Object.keys(doc.paths)) assert.ok(!/healthz|readyz|metrics|docs|openapi/.test(p), p);

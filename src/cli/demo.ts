@@ -40,7 +40,9 @@ export async function run(args: string[], io: Io): Promise<void> {
     }
   });
   const base = out.config.publicBaseUrl;
-  const curl = (key: string, path: string) => `curl -s -H "Authorization: Bearer ${key}" -H "Service-Version: 2026-03-01" ${base}${path}`;
+  const fill = (l: string) => l.replaceAll('{base}', base).replaceAll('{key}', out.keys.admin.secret);
+  // Every example runs as printed, with the admin key (test/demo.test.ts runs them with curl).
+  const examples = [`curl -s -H "Authorization: Bearer {key}" -H "Service-Version: 2026-03-01" {base}/v1/auth/validate`, ...out.lines].map(fill);
   const keys = Object.fromEntries(Object.entries(out.keys).map(([k, v]) => [k, { id: v.id, secret: v.secret, subjectType: v.subjectType, scopes: v.scopes }]));
   const human = [
     `demo workspace ${out.ws.id} (${out.ws.name}): ${Object.entries(out.imported.counts)
@@ -51,8 +53,7 @@ export async function run(args: string[], io: Io): Promise<void> {
     ...Object.entries(keys).map(([name, k]) => `  ${name.padEnd(10)} ${k.secret}  (${k.subjectType}, ${k.scopes.length ? k.scopes.join(',') : 'full access'})`),
     '',
     'try:',
-    `  ${curl(out.keys.admin.secret, '/v1/auth/validate')}`,
-    ...out.lines.map((l) => `  ${l.replaceAll('{base}', base).replaceAll('{key}', out.keys.admin.secret)}`),
+    ...examples.map((l) => `  ${l}`),
   ].join('\n');
-  print(io, values.json as boolean, { workspace: out.ws, counts: out.imported.counts, ids: out.imported.ids, keys, baseUrl: base }, human);
+  print(io, values.json as boolean, { workspace: out.ws, counts: out.imported.counts, ids: out.imported.ids, keys, baseUrl: base, examples }, human);
 }

@@ -9,7 +9,7 @@ import { fileKind } from '../files/import.ts';
 import type { ImportKind } from '../import/kind.ts';
 import { mailboxKind } from '../mailboxes/import.ts';
 import { messageKind } from '../messages/import.ts';
-import { accountKind, contactKind, noteKind, opportunityKind, taskKind } from '../records/import.ts';
+import { accountKind, contactKind, customRecordKind, noteKind, opportunityKind, taskKind } from '../records/import.ts';
 import { userKind } from '../users/import.ts';
 
 /** `blobs`: where imported files' bytes go; without it an import holding files is refused. */
@@ -25,6 +25,7 @@ export function importKinds(deps: { blobs?: BlobStore } = {}): ImportKind<any>[]
     opportunityKind,
     noteKind,
     taskKind,
+    customRecordKind,
     messageKind,
     emailKind,
   ];

@@ -16,8 +16,9 @@ import * as m0010 from './migrations/0010_emails.ts';
 import * as m0011 from './migrations/0011_meetings.ts';
 import * as m0012 from './migrations/0012_filter_index.ts';
 import * as m0013 from './migrations/0013_objects.ts';
+import * as m0014 from './migrations/0014_definition_order.ts';
 
-const MIGRATIONS: Record<string, Migration> = {
+export const MIGRATIONS: Record<string, Migration> = {
   '0001_foundation': m0001,
   '0002_lists': m0002,
   '0003_messages': m0003,
@@ -31,6 +32,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0011_meetings': m0011,
   '0012_filter_index': m0012,
   '0013_objects': m0013,
+  '0014_definition_order': m0014,
 };
 
 export class MigrationError extends Error {

@@ -1,10 +1,12 @@
-// The `definition` import kind (docs/import.md §definition): custom fields, custom relationships
-// and select options, matched by type and key (options by field and label), so that importing the
-// same definitions again changes nothing and a different one under a taken key is refused.
+// The `definition` import kind (docs/import.md §definition): custom object types, custom fields,
+// custom relationships and select options, matched by slug, by type and key (options by field and
+// label), so that importing the same definitions again changes nothing and a different one under
+// a taken key is refused.
 import { type ImportContext, ImportError, type ImportItem, type ImportKind, onlyFields, str } from '../import/kind.ts';
 import { InputError } from '../lib/errors.ts';
 import { VALUE_TYPES, type ValueType } from '../lib/resource-schemas.ts';
 import type { HandleService } from './catalogue.ts';
+import { defineObjectType, findObjectType } from './object-types.ts';
 import { type AddFieldInput, addField, addOption, addRelationship, loadDefinitions, type TypeDefinitions } from './service.ts';
 
 const HANDLE_SERVICES = ['TWITTER', 'LINKEDIN', 'FACEBOOK', 'INSTAGRAM'];
@@ -15,7 +17,8 @@ export type DefinitionInput =
       definition: 'relationship';
       relationship: { objectType: string; key: string; label: string; description: string | null; cardinality: 'has_one' | 'has_many'; targetType: string };
     }
-  | { definition: 'option'; option: { objectType: string; fieldKey: string; label: string; description: string | null } };
+  | { definition: 'option'; option: { objectType: string; fieldKey: string; label: string; description: string | null } }
+  | { definition: 'type'; type: { slug: string; label: string } };
 
 function oneOf<T extends string>(raw: Record<string, unknown>, field: string, allowed: readonly T[], required = true): T | undefined {
   const v = str(raw, field, { required });
@@ -40,7 +43,14 @@ function labels(raw: Record<string, unknown>): string[] {
 }
 
 function check(raw: Record<string, unknown>): DefinitionInput {
-  const kind = oneOf(raw, 'definition', ['field', 'relationship', 'option'] as const) as 'field' | 'relationship' | 'option';
+  const kind = oneOf(raw, 'definition', ['type', 'field', 'relationship', 'option'] as const) as 'type' | 'field' | 'relationship' | 'option';
+  if (kind === 'type') {
+    onlyFields(raw, ['definition', 'slug', 'label']);
+    return {
+      definition: 'type',
+      type: { slug: str(raw, 'slug', { required: true }) as string, label: str(raw, 'label', { required: true, max: 255 }) as string },
+    };
+  }
   const objectType = str(raw, 'objectType', { required: true }) as string;
   const description = str(raw, 'description', { max: 10_000 });
   const label = str(raw, 'label', { required: true, max: 255 }) as string;
@@ -76,6 +86,12 @@ function same(line: number, what: string, pairs: Array<[string, unknown, unknown
 
 async function apply(ctx: ImportContext, item: ImportItem<DefinitionInput>, defs: (type: string) => Promise<TypeDefinitions>): Promise<string> {
   const { line, value: v } = item;
+  if (v.definition === 'type') {
+    const existing = await findObjectType(ctx, v.type.slug);
+    if (!existing) return (await defineObjectType(ctx, v.type)).objectType;
+    same(line, `object type "${v.type.slug}"`, [['label', existing.label, v.type.label]]);
+    return existing.objectType;
+  }
   if (v.definition === 'field') {
     const f = v.field;
     const d = await defs(f.objectType);
@@ -123,19 +139,18 @@ export const definitionKind: ImportKind<DefinitionInput> = {
   // Definitions are matched by key, never referenced by externalId.
   lookup: async () => new Map(),
   async upsert(ctx, items) {
-    // Fields first, then relationships, then options: an option may name a field of the same file.
-    const rank = { field: 0, relationship: 1, option: 2 };
+    // Types first, then fields, relationships and options: each may name one of the same file.
+    const rank = { type: 0, field: 1, relationship: 2, option: 3 };
     const ordered = [...items].sort((a, b) => rank[a.value.definition] - rank[b.value.definition] || a.line - b.line);
     const defs = async (objectType: string) => {
       const d = await loadDefinitions(ctx, { objectType });
       if (!d) throw new InputError(`unknown object type "${objectType}"`, 'objectType');
       return d;
     };
-    // Custom definitions are shown in the order they were created (by createdAt, then by id,
-    // whose time part is the clock): one millisecond apart, the lines keep their order.
-    for (const [i, item] of ordered.entries()) {
+    // Each definition takes the next position of its type, so the lines keep their order.
+    for (const item of ordered) {
       try {
-        ctx.register('definition', item.externalId, await apply({ ...ctx, now: ctx.now + i }, item, defs));
+        ctx.register('definition', item.externalId, await apply(ctx, item, defs));
       } catch (err) {
         if (err instanceof InputError && !(err instanceof ImportError)) throw new ImportError(item.line, err.param ?? '(object)', err.message);
         throw err;

@@ -12,7 +12,7 @@ export interface CustomDefinitions {
   relationships: RelationshipRow[];
 }
 
-/** Everything operators defined for one type of one workspace; options in their order. */
+/** Everything operators defined for one type of one workspace, each kind in its creation order. */
 export async function findCustomDefinitions(db: Executor, workspaceId: string, objectType: string): Promise<CustomDefinitions> {
   const [fields, options, relationships] = await Promise.all([
     db
@@ -20,7 +20,7 @@ export async function findCustomDefinitions(db: Executor, workspaceId: string, o
       .selectAll()
       .where('workspace_id', '=', workspaceId)
       .where('object_type', '=', objectType)
-      .orderBy('created_at')
+      .orderBy('position')
       .orderBy('id')
       .execute(),
     db
@@ -36,19 +36,39 @@ export async function findCustomDefinitions(db: Executor, workspaceId: string, o
       .selectAll()
       .where('workspace_id', '=', workspaceId)
       .where('object_type', '=', objectType)
-      .orderBy('created_at')
+      .orderBy('position')
       .orderBy('id')
       .execute(),
   ]);
   return { fields, options, relationships };
 }
 
-export async function insertField(db: Executor, row: FieldRow): Promise<void> {
-  await db.insertInto('field_definitions').values(row).execute();
+// A definition's position is one past the last of its type, so definitions created in the same
+// millisecond (one import, one transaction) still list in the order they were made.
+async function nextPosition(db: Executor, table: 'field_definitions' | 'relationship_definitions', workspaceId: string, objectType: string): Promise<number> {
+  const last = await db
+    .selectFrom(table)
+    .select((eb) => eb.fn.max('position').as('p'))
+    .where('workspace_id', '=', workspaceId)
+    .where('object_type', '=', objectType)
+    .executeTakeFirst();
+  return Number(last?.p ?? -1) + 1;
 }
 
-export async function insertRelationship(db: Executor, row: RelationshipRow): Promise<void> {
-  await db.insertInto('relationship_definitions').values(row).execute();
+export async function insertField(db: Executor, row: Omit<FieldRow, 'position'>): Promise<void> {
+  const position = await nextPosition(db, 'field_definitions', row.workspace_id, row.object_type);
+  await db
+    .insertInto('field_definitions')
+    .values({ ...row, position })
+    .execute();
+}
+
+export async function insertRelationship(db: Executor, row: Omit<RelationshipRow, 'position'>): Promise<void> {
+  const position = await nextPosition(db, 'relationship_definitions', row.workspace_id, row.object_type);
+  await db
+    .insertInto('relationship_definitions')
+    .values({ ...row, position })
+    .execute();
 }
 
 export async function insertOption(db: Executor, row: Omit<OptionRow, 'position'>): Promise<void> {

@@ -13,6 +13,8 @@ export interface FieldDefinitionsTable {
   /** JSON: { currency?, unique?, multipleValues?, handleService? } */
   config: string;
   created_at: string;
+  /** Order of the type's custom fields, from 0 in creation order (migration 0014). */
+  position: number;
 }
 
 export interface SelectOptionsTable {
@@ -37,6 +39,8 @@ export interface RelationshipDefinitionsTable {
   cardinality: 'has_one' | 'has_many';
   target_type: string;
   created_at: string;
+  /** Order of the type's custom relationships, from 0 in creation order (migration 0014). */
+  position: number;
 }
 
 /** A custom object type (docs/activities.md §Custom objects); its records have kind = slug. */

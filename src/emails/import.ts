@@ -3,6 +3,7 @@
 // `relationships.$attachment` (file externalIds). Imported mail is never delivered. Error messages
 // name the field and never repeat a value: subjects and bodies must not reach any output.
 import { type ImportItem, type ImportKind, onlyFields, str, upsertByExternalId } from '../import/kind.ts';
+import { fileRelationship, optionalText as text, typedField } from '../import/checks.ts';
 import { InputError } from '../lib/errors.ts';
 import { isoNow } from '../lib/ids.ts';
 import { checkAddress } from '../mailboxes/service.ts';
@@ -32,26 +33,6 @@ const FIELD_TYPES: Record<string, readonly string[]> = {
   $bcc: ['EMAIL'],
 };
 
-function fieldOf(fields: Record<string, unknown>, name: string): { value: unknown; valueType: string | undefined } | undefined {
-  const f = fields[name];
-  if (f === undefined) return undefined;
-  const where = `fields.${name}`;
-  if (typeof f !== 'object' || f === null || Array.isArray(f)) throw new InputError('must be an object {value, valueType}', where);
-  const { value, valueType, ...rest } = f as Record<string, unknown>;
-  const extra = Object.keys(rest)[0];
-  if (extra !== undefined) throw new InputError('is not a known field', `${where}.${extra}`);
-  const allowed = FIELD_TYPES[name] as readonly string[];
-  if (valueType !== undefined && !allowed.includes(valueType as string)) throw new InputError(`must be ${allowed.join(' or ')}`, `${where}.valueType`);
-  return { value, valueType: valueType as string | undefined };
-}
-
-function text(where: string, v: unknown, max: number): string | null {
-  if (v === undefined || v === null) return null;
-  if (typeof v !== 'string') throw new InputError('must be a string', where);
-  if (v.length > max) throw new InputError(`must be at most ${max} characters`, where);
-  return v;
-}
-
 function addresses(where: string, v: unknown): string[] {
   if (v === undefined || v === null) return [];
   if (!Array.isArray(v)) throw new InputError('must be an array of e-mail addresses', where);
@@ -69,26 +50,6 @@ function sentAt(v: unknown): string {
   return new Date(ms).toISOString();
 }
 
-function attachments(raw: Record<string, unknown>): string[] {
-  const rels = raw.relationships;
-  if (rels === undefined || rels === null) return [];
-  if (typeof rels !== 'object' || Array.isArray(rels)) throw new InputError('must be an object', 'relationships');
-  for (const k of Object.keys(rels))
-    if (k !== '$attachment') throw new InputError('is not an importable relationship of e-mails (only $attachment)', `relationships.${k}`);
-  const a = (rels as Record<string, unknown>).$attachment;
-  if (a === undefined) return [];
-  if (typeof a !== 'object' || a === null || Array.isArray(a)) throw new InputError('must be an object {objectType, values}', 'relationships.$attachment');
-  const { objectType, values, ...rest } = a as Record<string, unknown>;
-  const extra = Object.keys(rest)[0];
-  if (extra !== undefined) throw new InputError('is not a known field', `relationships.$attachment.${extra}`);
-  if (objectType !== undefined && objectType !== 'file') throw new InputError('must be "file"', 'relationships.$attachment.objectType');
-  if (!Array.isArray(values)) throw new InputError('must be an array of file externalIds', 'relationships.$attachment.values');
-  values.forEach((v, i) => {
-    if (typeof v !== 'string' || v.length === 0) throw new InputError('must be a file externalId', `relationships.$attachment.values[${i}]`);
-  });
-  return [...new Set(values as string[])];
-}
-
 export function checkEmail(raw: Record<string, unknown>): EmailInput {
   onlyFields(raw, ['mailbox', 'fields', 'relationships']);
   const mailbox = str(raw, 'mailbox', { required: true, max: 255 }) as string;
@@ -96,21 +57,22 @@ export function checkEmail(raw: Record<string, unknown>): EmailInput {
   if (typeof fields !== 'object' || fields === null || Array.isArray(fields)) throw new InputError('must be an object', 'fields');
   const f = fields as Record<string, unknown>;
   for (const k of Object.keys(f)) if (!(k in FIELD_TYPES)) throw new InputError('is not an e-mail field', `fields.${k}`);
-  const body = fieldOf(f, '$body');
+  const fieldOf = (name: string) => typedField(f, FIELD_TYPES, name);
+  const body = fieldOf('$body');
   const content = text('fields.$body.value', body?.value, 10_000_000) ?? '';
-  const from = fieldOf(f, '$from')?.value;
+  const from = fieldOf('$from')?.value;
   if (from === undefined || from === null) throw new InputError('is required', 'fields.$from.value');
   checkAddress(from, 'fields.$from.value');
   return {
     mailbox,
-    subject: text('fields.$subject.value', fieldOf(f, '$subject')?.value, 10_000),
+    subject: text('fields.$subject.value', fieldOf('$subject')?.value, 10_000),
     ...(body?.valueType === 'TEXT' ? { html: textToHtml(content), text: content } : { html: content, text: null }),
-    sentAt: sentAt(fieldOf(f, '$sentAt')?.value),
+    sentAt: sentAt(fieldOf('$sentAt')?.value),
     from: from as string,
-    to: addresses('fields.$to.value', fieldOf(f, '$to')?.value),
-    cc: addresses('fields.$cc.value', fieldOf(f, '$cc')?.value),
-    bcc: addresses('fields.$bcc.value', fieldOf(f, '$bcc')?.value),
-    attachments: attachments(raw),
+    to: addresses('fields.$to.value', fieldOf('$to')?.value),
+    cc: addresses('fields.$cc.value', fieldOf('$cc')?.value),
+    bcc: addresses('fields.$bcc.value', fieldOf('$bcc')?.value),
+    attachments: fileRelationship(raw, '$attachment', 'e-mails') ?? [],
   };
 }
 

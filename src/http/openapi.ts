@@ -18,7 +18,8 @@ Each operation lists the scopes it needs (\`x-scopes\`) and its rate-limit categ
 (\`x-rate-category\`: Read, Write or Search; per workspace, a token bucket refilling at the
 category's quota per second with a burst of one second's quota). Responses carry
 \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\` (Unix seconds); a 429
-adds \`Retry-After\`. Errors have one shape: \`{"error": {"type", "code", "message", "param"?, "requestId"}}\`.`;
+adds \`Retry-After\`. Listings marked \`x-filters\` take filters in their query string:
+\`<key>=<value>\` or \`<key>[<operator>]=<value>\`, \`-\` before an operator to negate it. Errors have one shape: \`{"error": {"type", "code", "message", "param"?, "requestId"}}\`.`;
 
 type Schema = FastifySchema & Record<string, unknown>;
 
@@ -76,6 +77,10 @@ function transform({ schema, url, route }: { schema: FastifySchema; url: string;
   s['x-scopes'] = scopes;
   s['x-rate-category'] = c.category;
   if (c.idempotent) s['x-idempotent'] = true;
+  // A listing whose query takes keys beyond its named ones takes filters (docs/filtering.md);
+  // the parameter list cannot say so, so the operation does, for clients and the fuzz.
+  const extra = (s.querystring as { additionalProperties?: unknown } | undefined)?.additionalProperties;
+  if (extra !== undefined && extra !== false) s['x-filters'] = 'docs/filtering.md';
   s.headers = headerParams(route, s.headers);
   const own = (s.response ?? {}) as Record<string, Record<string, unknown>>;
   const success: Record<string, unknown> = {};

@@ -40,6 +40,17 @@ export function findNul(value: unknown, path = ''): string | null {
   return null;
 }
 
+/**
+ * The first query or path parameter holding a NUL character in its name or any of its values,
+ * named as sent: a repeated query key is still its key (`$name`), never `$name[1]`, which would
+ * read as a filter operator (docs/filtering.md).
+ */
+export function findNulKey(parts: unknown): string | null {
+  if (parts === null || typeof parts !== 'object') return null;
+  for (const [k, v] of Object.entries(parts)) if (k.includes('\u0000') || findNul(v) !== null) return k;
+  return null;
+}
+
 export function installValidators(app: FastifyInstance): void {
   const strict = makeAjv(false);
   const coercing = makeAjv(true);
@@ -49,7 +60,7 @@ export function installValidators(app: FastifyInstance): void {
   app.addHook('preValidation', async (request) => {
     if (!request.routeOptions.config.operation) return;
     // A route without a query schema ignores its query string, NULs included.
-    const param = findNul(request.params) ?? (request.routeOptions.schema?.querystring ? findNul(request.query) : null);
+    const param = findNulKey(request.params) ?? (request.routeOptions.schema?.querystring ? findNulKey(request.query) : null);
     if (param !== null) throw new AppError('invalid_parameter', `Parameter "${param}" contains a NUL character.`, { param });
   });
 }

@@ -43,8 +43,14 @@ export interface ImportKind<T = unknown> {
   check(raw: Record<string, unknown>): T;
   /** Work outside the transaction, such as copying file bytes; `undo` runs if the import fails. */
   prepare?(ctx: Ctx, items: ImportItem<T>[]): Promise<{ undo(): Promise<void> }>;
-  /** Server ids of existing objects of this kind, by externalId. */
-  lookup(ctx: Ctx, externalIds: string[]): Promise<Map<string, string>>;
+  /** Server ids of existing objects of this kind, by externalId; `object` is the name resolved
+   *  when the kind covers several (see `covers`). */
+  lookup(ctx: Ctx, externalIds: string[], object?: string): Promise<Map<string, string>>;
+  /** For a kind whose objects come in several types (records of custom object types): the type
+   *  of one object. ExternalIds are unique per kind and type. */
+  scope?(value: T): string;
+  /** Other object names this kind registers ids under and resolves (custom types' slugs). */
+  covers?(object: string): boolean;
   upsert(ctx: ImportContext, items: ImportItem<T>[]): Promise<void>;
   link?(ctx: ImportContext, items: ImportItem<T>[]): Promise<void>;
 }

@@ -73,9 +73,12 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
       if (!kind) throw new InputError(`must be one of ${[...byObject.keys()].join(', ')}`, 'object');
       const ext = raw.externalId;
       if (typeof ext !== 'string' || ext.length < 1 || ext.length > 255) throw new InputError('must be a string of 1 to 255 characters', 'externalId');
-      if (seen.has(`${kind.object}:${ext}`)) throw new InputError(`"${ext}" appears twice for ${kind.object}`, 'externalId');
-      seen.add(`${kind.object}:${ext}`);
-      groups.get(kind.object)?.push({ line, externalId: ext, value: kind.check(raw) });
+      const checked: unknown = kind.check(raw);
+      const scope = kind.scope?.(checked);
+      const name = scope === undefined ? kind.object : `${kind.object} ${scope}`;
+      if (seen.has(`${name}:${ext}`)) throw new InputError(`"${ext}" appears twice for ${name}`, 'externalId');
+      seen.add(`${name}:${ext}`);
+      groups.get(kind.object)?.push({ line, externalId: ext, value: checked });
     } catch (err) {
       if (!(err instanceof InputError) || err instanceof ImportError) throw err;
       errors.push(new ImportError(line, err.param ?? '(object)', err.message));
@@ -101,8 +104,8 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
       const resolve = async (object: string, externalId: string, at: { line: number; field: string }): Promise<string> => {
         const known = ids[object]?.[externalId];
         if (known) return known;
-        const kind = byObject.get(object);
-        const found = kind ? (await kind.lookup(inTx, [externalId])).get(externalId) : undefined;
+        const kind = byObject.get(object) ?? kinds.find((k) => k.covers?.(object));
+        const found = kind ? (await kind.lookup(inTx, [externalId], object)).get(externalId) : undefined;
         if (!found) throw new ImportError(at.line, at.field, `no ${object} with externalId "${externalId}" in this import or the workspace`);
         return found;
       };

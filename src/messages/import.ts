@@ -3,6 +3,7 @@
 // Error messages name the field and never repeat a value: message text must not reach any output.
 import { bumpMessageCounts, findChannel } from '../channels/repository.ts';
 import { type ImportItem, type ImportKind, onlyFields, str, upsertByExternalId } from '../import/kind.ts';
+import { fileRelationship, optionalText as text, typedField } from '../import/checks.ts';
 import { InputError } from '../lib/errors.ts';
 import { isoNow } from '../lib/ids.ts';
 import type { Visibility } from '../channels/tables.ts';
@@ -28,20 +29,6 @@ const FIELD_TYPES: Record<string, readonly string[]> = {
   $providerThreadId: ['TEXT'],
 };
 
-function fieldValue(fields: Record<string, unknown>, name: string): { value: unknown; valueType: string | undefined } | undefined {
-  const f = fields[name];
-  if (f === undefined) return undefined;
-  const where = `fields.${name}`;
-  if (typeof f !== 'object' || f === null || Array.isArray(f)) throw new InputError('must be an object {value, valueType}', where);
-  const { value, valueType, ...rest } = f as Record<string, unknown>;
-  const extra = Object.keys(rest)[0];
-  if (extra !== undefined) throw new InputError('is not a known field', `${where}.${extra}`);
-  if (valueType !== undefined && !(FIELD_TYPES[name] as readonly string[]).includes(valueType as string)) {
-    throw new InputError(`must be ${(FIELD_TYPES[name] as readonly string[]).join(' or ')}`, `${where}.valueType`);
-  }
-  return { value, valueType: valueType as string | undefined };
-}
-
 function datetime(where: string, v: unknown, required: boolean): string | null {
   if (v === undefined || v === null) {
     if (required) throw new InputError('is required', where);
@@ -52,32 +39,6 @@ function datetime(where: string, v: unknown, required: boolean): string | null {
   return new Date(ms).toISOString();
 }
 
-function text(where: string, v: unknown, max: number): string | null {
-  if (v === undefined || v === null) return null;
-  if (typeof v !== 'string') throw new InputError('must be a string', where);
-  if (v.length > max) throw new InputError(`must be at most ${max} characters`, where);
-  return v;
-}
-
-function files(raw: Record<string, unknown>): string[] | null {
-  const rels = raw.relationships;
-  if (rels === undefined || rels === null) return null;
-  if (typeof rels !== 'object' || Array.isArray(rels)) throw new InputError('must be an object', 'relationships');
-  for (const k of Object.keys(rels)) if (k !== '$files') throw new InputError('is not a relationship of messages (only $files)', `relationships.${k}`);
-  const f = (rels as Record<string, unknown>).$files;
-  if (f === undefined) return null;
-  if (typeof f !== 'object' || f === null || Array.isArray(f)) throw new InputError('must be an object {objectType, values}', 'relationships.$files');
-  const { objectType, values, ...rest } = f as Record<string, unknown>;
-  const extra = Object.keys(rest)[0];
-  if (extra !== undefined) throw new InputError('is not a known field', `relationships.$files.${extra}`);
-  if (objectType !== undefined && objectType !== 'file') throw new InputError('must be "file"', 'relationships.$files.objectType');
-  if (!Array.isArray(values)) throw new InputError('must be an array of file externalIds', 'relationships.$files.values');
-  values.forEach((v, i) => {
-    if (typeof v !== 'string' || v.length === 0) throw new InputError('must be a file externalId', `relationships.$files.values[${i}]`);
-  });
-  return [...new Set(values as string[])];
-}
-
 export function checkMessage(raw: Record<string, unknown>): MessageInput {
   onlyFields(raw, ['channel', 'fields', 'relationships']);
   const channel = str(raw, 'channel', { required: true, max: 255 }) as string;
@@ -85,18 +46,19 @@ export function checkMessage(raw: Record<string, unknown>): MessageInput {
   if (typeof fields !== 'object' || fields === null || Array.isArray(fields)) throw new InputError('must be an object', 'fields');
   const f = fields as Record<string, unknown>;
   for (const k of Object.keys(f)) if (!(k in FIELD_TYPES)) throw new InputError('is not a message field', `fields.${k}`);
-  const t = fieldValue(f, '$text');
+  const fieldValue = (name: string) => typedField(f, FIELD_TYPES, name);
+  const t = fieldValue('$text');
   const body = text('fields.$text.value', t?.value, 1_000_000);
   if (body === null) throw new InputError('is required (a string)', 'fields.$text.value');
   return {
     channel,
     text: body,
     textType: (t?.valueType ?? 'TEXT') as TextType,
-    sentAt: datetime('fields.$sentAt.value', fieldValue(f, '$sentAt')?.value, true) as string,
-    editedAt: datetime('fields.$editedAt.value', fieldValue(f, '$editedAt')?.value, false),
-    provider: text('fields.$provider.value', fieldValue(f, '$provider')?.value, 255),
-    providerThreadId: text('fields.$providerThreadId.value', fieldValue(f, '$providerThreadId')?.value, 255),
-    files: files(raw),
+    sentAt: datetime('fields.$sentAt.value', fieldValue('$sentAt')?.value, true) as string,
+    editedAt: datetime('fields.$editedAt.value', fieldValue('$editedAt')?.value, false),
+    provider: text('fields.$provider.value', fieldValue('$provider')?.value, 255),
+    providerThreadId: text('fields.$providerThreadId.value', fieldValue('$providerThreadId')?.value, 255),
+    files: fileRelationship(raw, '$files', 'messages'),
   };
 }
 

@@ -1,11 +1,12 @@
 // The custom object of `rolodex demo` (docs/activities.md): a `project` type with two fields and a
 // relationship to accounts, and one project of the demo account, made through the definition and
-// record services (object types are defined by operators, not imported); sample calls for the
-// demo note and task too.
+// record services (object types are defined by operators); the printed calls list, create and
+// filter projects through the API.
 import { defineObjectType } from '../definitions/object-types.ts';
 import { addField, addRelationship } from '../definitions/service.ts';
 import type { DemoPart } from '../import/demo-part.ts';
 import { customEntityType } from '../records/entities.ts';
+import { demoCurl } from '../records/demo.ts';
 import { createRecord } from '../records/entity-writes.ts';
 
 export const objectsPart: DemoPart = {
@@ -19,12 +20,13 @@ export const objectsPart: DemoPart = {
       await addRelationship(c, { objectType: 'project', key: 'client', label: 'Client', cardinality: 'has_one', targetType: 'account' });
       return createRecord(c, customEntityType('project'), { fields: { name: 'Volcano lair', budget: 1_000_000 }, relationships: { client: globex } });
     });
-    const h = `-H "Authorization: Bearer {key}" -H "Service-Version: 2026-03-01"`;
     return [
-      `curl -s ${h} {base}/v1/notes`,
-      `curl -s ${h} {base}/v1/tasks`,
-      `curl -s ${h} {base}/v1/objects`,
-      `curl -s ${h} {base}/v1/objects/project/values/${project.id}`,
+      demoCurl('GET', '/v1/notes'),
+      demoCurl('GET', '/v1/objects'),
+      demoCurl('GET', '/v1/objects/project/definitions'),
+      demoCurl('POST', '/v1/objects/project/values', { fields: { name: 'Monorail', budget: 250_000 }, relationships: { client: globex } }),
+      demoCurl('GET', `/v1/objects/project/values/${project.id}`),
+      demoCurl('GET', '/v1/objects/project?budget[greaterThan]=100000'),
     ];
   },
 };

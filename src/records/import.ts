@@ -1,16 +1,17 @@
-// Import kinds for accounts, contacts, opportunities, notes and tasks (docs/design.md §Import format,
-// docs/records.md §Import). check() verifies the shape and the system names without the
+// Import kinds for accounts, contacts, opportunities, notes, tasks and records of custom object
+// types (docs/import.md). check() verifies the shape and the system names without the
 // database; upsert() checks each value against the workspace's definitions with the API's own
 // checker, writes rows in multi-row batches, ranks new records and rewrites their value index;
 // link() resolves references by externalId once every kind has its ids.
 import { SYSTEM_CATALOGUES } from '../definitions/catalogue.ts';
-import { CUSTOM_KEY, type TypeDefinitions } from '../definitions/service.ts';
+import { RESERVED_TYPES } from '../definitions/object-types.ts';
+import { CUSTOM_KEY, loadDefinitions, type TypeDefinitions } from '../definitions/service.ts';
 import { ImportError, type ImportContext, type ImportItem, type ImportKind, onlyFields, upsertByExternalId } from '../import/kind.ts';
 import { chunks } from '../db/chunks.ts';
 import { rankInsert } from '../db/rank.ts';
 import { AppError, InputError } from '../lib/errors.ts';
 import { isoNow } from '../lib/ids.ts';
-import { ENTITY_TYPES, requireDefinitions } from './entities.ts';
+import { ENTITY_TYPES, type EntityType, customEntityType, requireDefinitions } from './entities.ts';
 import { lockRecords } from './entity-repository.ts';
 import { valueRows } from './index-values.ts';
 import * as repo from './repository.ts';
@@ -40,9 +41,10 @@ function object(v: unknown, field: string): Record<string, unknown> {
   return v as Record<string, unknown>;
 }
 
-function checkKey(kind: RecordKind, name: string, at: string, system: Readonly<Record<string, unknown>>, what: string): void {
+/** `kind`: a system type, or the slug of a custom object type (which has no system names). */
+function checkKey(kind: string, name: string, at: string, system: Readonly<Record<string, unknown>>, what: string): void {
   if (name.startsWith('$')) {
-    const became = RENAMED[kind][name];
+    const became = Object.hasOwn(RENAMED, kind) ? RENAMED[kind as RecordKind][name] : undefined;
     if (became) throw new InputError(`"${name}" is no longer a system ${what} of ${kind}: it is now ${became}`, at);
     if (!Object.hasOwn(system, name)) throw new InputError(`is not a system ${what} of ${kind} (custom ones use a bare slug)`, at);
   } else if (!CUSTOM_KEY.test(name)) {
@@ -50,9 +52,9 @@ function checkKey(kind: RecordKind, name: string, at: string, system: Readonly<R
   }
 }
 
-function check(kind: RecordKind, raw: Record<string, unknown>): RecordInput {
-  onlyFields(raw, ['fields', 'relationships']);
-  const catalogue = SYSTEM_CATALOGUES[kind] as (typeof SYSTEM_CATALOGUES)[string] & object;
+function check(kind: string, raw: Record<string, unknown>, extra: string[] = []): RecordInput {
+  onlyFields(raw, ['fields', 'relationships', ...extra]);
+  const catalogue = SYSTEM_CATALOGUES[kind] ?? { fields: {}, relationships: {} };
   const fields: RecordInput['fields'] = {};
   for (const [name, entry] of Object.entries(object(raw.fields ?? {}, 'fields'))) {
     const at = `fields.${name}`;
@@ -102,54 +104,60 @@ function values(defs: TypeDefinitions, item: ImportItem<RecordInput>): Record<st
   }
 }
 
+/**
+ * Phase 1 for items of one type: checks their values, upserts the rows by externalId in
+ * multi-row batches, ranks the new ones and rewrites their value index (writeValueIndex, as the
+ * API's writes do). Ids are registered under the type's name.
+ */
+async function upsertOfType(ctx: ImportContext, type: EntityType, defs: TypeDefinitions, items: ImportItem<RecordInput>[]): Promise<void> {
+  const ws = ctx.actor.workspaceId;
+  const kind = type.objectType;
+  const at = isoNow(ctx.now);
+  const created: { ts: string; id: string }[] = [];
+  await lockRecords(ctx.db, ws, kind);
+  // In batches, so that a large import never holds every row of the value and trigram indexes in
+  // memory at once; all of them in the import's one transaction.
+  for (const batch of chunks(items, IMPORT_BATCH)) {
+    const rows: repo.RecordRow[] = [];
+    const indexRows: ReturnType<typeof valueRows> = [];
+    const updated: string[] = [];
+    const row = (item: ImportItem<RecordInput>, id: string) => {
+      const stored = values(defs, item);
+      for (const r of valueRows(ws, defs, id, stored)) indexRows.push(r);
+      rows.push({ id, workspace_id: ws, kind, external_id: item.externalId, fields: JSON.stringify(stored), created_at: at, updated_at: at });
+    };
+    await upsertByExternalId(ctx, batch, {
+      object: kind,
+      idKind: type.idKind,
+      find: (externalIds) => repo.recordsByExternalId(ctx.db, ws, kind, externalIds),
+      update: (item, _old, id) => {
+        row(item, id);
+        updated.push(id);
+      },
+      insert: (item, id) => {
+        row(item, id);
+        created.push({ ts: at, id });
+      },
+    });
+    // Existing and new rows alike: one multi-row upsert per chunk.
+    await repo.upsertRecords(ctx.db, rows);
+    // A record created just now has no index rows yet: only updated ones have rows to replace.
+    await repo.writeValueIndex(ctx.db, defs, updated, indexRows);
+  }
+  await rankInsert(ctx.db, repo.RECORDS, [ws, kind], created);
+}
+
 function recordKind(kind: RecordKind): ImportKind<RecordInput> {
-  const type = ENTITY_TYPES[kind];
   return {
     object: kind,
     check: (raw) => check(kind, raw),
     lookup: (ctx, externalIds) => repo.recordsByExternalId(ctx.db, ctx.actor.workspaceId, kind, externalIds),
-    async upsert(ctx, items) {
-      const ws = ctx.actor.workspaceId;
-      const defs = await requireDefinitions(ctx, kind);
-      const at = isoNow(ctx.now);
-      const created: { ts: string; id: string }[] = [];
-      await lockRecords(ctx.db, ws, kind);
-      // In batches, so that a large import never holds every row of the value and trigram
-      // indexes in memory at once; all of them in the import's one transaction.
-      for (const batch of chunks(items, IMPORT_BATCH)) {
-        const rows: repo.RecordRow[] = [];
-        const indexRows: ReturnType<typeof valueRows> = [];
-        const updated: string[] = [];
-        const row = (item: ImportItem<RecordInput>, id: string) => {
-          const stored = values(defs, item);
-          for (const r of valueRows(ws, defs, id, stored)) indexRows.push(r);
-          rows.push({ id, workspace_id: ws, kind, external_id: item.externalId, fields: JSON.stringify(stored), created_at: at, updated_at: at });
-        };
-        await upsertByExternalId(ctx, batch, {
-          object: kind,
-          idKind: type.idKind,
-          find: (externalIds) => repo.recordsByExternalId(ctx.db, ws, kind, externalIds),
-          update: (item, _old, id) => {
-            row(item, id);
-            updated.push(id);
-          },
-          insert: (item, id) => {
-            row(item, id);
-            created.push({ ts: at, id });
-          },
-        });
-        // Existing and new rows alike: one multi-row upsert per chunk.
-        await repo.upsertRecords(ctx.db, rows);
-        // A record created just now has no index rows yet: only updated ones have rows to replace.
-        await repo.writeValueIndex(ctx.db, defs, updated, indexRows);
-      }
-      await rankInsert(ctx.db, repo.RECORDS, [ws, kind], created);
-    },
+    upsert: async (ctx, items) => upsertOfType(ctx, ENTITY_TYPES[kind], await requireDefinitions(ctx, kind), items),
     link: (ctx, items) => link(kind, ctx, items),
   };
 }
 
-async function link(kind: RecordKind, ctx: ImportContext, items: ImportItem<RecordInput>[]): Promise<void> {
+async function link(kind: string, ctx: ImportContext, items: ImportItem<RecordInput>[]): Promise<void> {
   const defs = await requireDefinitions(ctx, kind);
   const cache = new Map<string, string>();
   const rows: repo.RelationshipRow[] = [];
@@ -186,3 +194,43 @@ export const contactKind = recordKind('contact');
 export const opportunityKind = recordKind('opportunity');
 export const noteKind = recordKind('note');
 export const taskKind = recordKind('task');
+
+export interface CustomRecordInput extends RecordInput {
+  objectType: string;
+}
+
+function byType(items: ImportItem<CustomRecordInput>[]): Map<string, ImportItem<CustomRecordInput>[]> {
+  const groups = new Map<string, ImportItem<CustomRecordInput>[]>();
+  for (const item of items) groups.set(item.value.objectType, [...(groups.get(item.value.objectType) ?? []), item]);
+  return groups;
+}
+
+/**
+ * Records of custom object types (docs/import.md §record): `objectType` names the type, whose
+ * definitions must exist (in the workspace or as `definition` lines of the same file). Their
+ * externalIds are unique per type, and other records reference them under the type's slug.
+ */
+export const customRecordKind: ImportKind<CustomRecordInput> = {
+  object: 'record',
+  check(raw) {
+    const objectType = raw.objectType;
+    if (typeof objectType !== 'string' || !CUSTOM_KEY.test(objectType)) throw new InputError('must be the slug of a custom object type', 'objectType');
+    if (RESERVED_TYPES.has(objectType)) throw new InputError(`"${objectType}" is not a custom object type`, 'objectType');
+    return { objectType, ...check(objectType, raw, ['objectType']) };
+  },
+  scope: (value) => value.objectType,
+  covers: (object) => !RESERVED_TYPES.has(object) && CUSTOM_KEY.test(object),
+  lookup: (ctx, externalIds, object) =>
+    object === undefined ? Promise.resolve(new Map()) : repo.recordsByExternalId(ctx.db, ctx.actor.workspaceId, object, externalIds),
+  async upsert(ctx, items) {
+    for (const [objectType, group] of byType(items)) {
+      const defs = await loadDefinitions(ctx, { objectType });
+      if (!defs)
+        throw new ImportError((group[0] as ImportItem<CustomRecordInput>).line, 'objectType', `no custom object type "${objectType}" in the workspace`);
+      await upsertOfType(ctx, customEntityType(objectType), defs, group);
+    }
+  },
+  async link(ctx, items) {
+    for (const [objectType, group] of byType(items)) await link(objectType, ctx, group);
+  },
+};

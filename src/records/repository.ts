@@ -8,7 +8,7 @@ import type { TypeDefinitions } from '../definitions/service.ts';
 import { replaceTrigrams } from '../filters/repository.ts';
 import { lookupExternalIds } from '../import/repository.ts';
 import { foldText } from '../lib/fold.ts';
-import type { EntityRelationshipsTable, RecordKind, RecordValuesTable, RecordsTable } from './tables.ts';
+import type { EntityRelationshipsTable, RecordValuesTable, RecordsTable } from './tables.ts';
 
 export type RecordRow = RecordsTable;
 
@@ -34,7 +34,7 @@ export async function replaceValues(tx: Executor, recordIds: readonly string[], 
 }
 export type RelationshipRow = EntityRelationshipsTable;
 
-export function recordsByExternalId(db: Executor, workspaceId: string, kind: RecordKind, externalIds: string[]): Promise<Map<string, string>> {
+export function recordsByExternalId(db: Executor, workspaceId: string, kind: string, externalIds: string[]): Promise<Map<string, string>> {
   return lookupExternalIds(db, 'records', workspaceId, externalIds, kind);
 }
 
