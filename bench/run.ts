@@ -47,8 +47,8 @@ interface Result {
   errors: number;
 }
 
-async function waitFor(url: string, child: ChildProcess, log: () => string): Promise<void> {
-  const deadline = Date.now() + 30_000;
+async function waitFor(url: string, child: ChildProcess, log: () => string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server exited:\n${log()}`);
     try {
@@ -61,11 +61,12 @@ async function waitFor(url: string, child: ChildProcess, log: () => string): Pro
   }
 }
 
-export async function start(args: string[], env: Record<string, string>, ready: string): Promise<ChildProcess> {
+/** A child process, ready once `ready` answers (within `timeoutMs`: a loaded machine starts slowly). */
+export async function start(args: string[], env: Record<string, string>, ready: string, timeoutMs?: number): Promise<ChildProcess> {
   const child = spawn(process.execPath, args, { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   child.stderr.on('data', (d) => (err += String(d)));
-  await waitFor(ready, child, () => err);
+  await waitFor(ready, child, () => err, timeoutMs);
   return child;
 }
 

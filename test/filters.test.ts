@@ -256,6 +256,39 @@ await eachDialect('filters', (ctx) => {
     }
   });
 
+  test('a page whose matches are all old records agrees with a full scan (the walk from the newest gives up and sorts)', async () => {
+    const w = await workspace(ctx);
+    await addField(w, { objectType: 'contact', key: 'score', label: 'Score', valueType: 'NUMBER' });
+    const con = (await loadDefinitions(w, { objectType: 'contact' }))!;
+    const contacts: Written[] = [];
+    // 300 contacts; the 60 oldest score 1, and every tenth of the others scores 2.
+    for (let i = 0; i < 300; i++) {
+      const score = i < 60 ? 1 : i % 10 === 0 ? 2 : 0;
+      const id = `con_o${String(i).padStart(3, '0')}`;
+      contacts.push(await writeRecord(w.db, con, w.actor.workspaceId, { id, createdAt: new Date(BASE + i * 1000).toISOString(), values: { score } }));
+    }
+    for (const [query, score] of [
+      [{ 'score[greaterThan]': '0.5', 'score[lessThan]': '1.5' }, 1],
+      [{ 'score[greaterThan]': '0.5' }, -1],
+      [{ score: '2' }, 2],
+    ] as const) {
+      const want = contacts.filter((x) => matches(x, 'score', score === -1 ? 'greaterThan' : 'equal', score === -1 ? 0.5 : score)).sort(newestFirst);
+      for (const page of [
+        { limit: 5, offset: 0 },
+        { limit: 25, offset: 10 },
+        { limit: 3, offset: want.length - 2 },
+      ]) {
+        const got = await filteredPage(w, { defs: con, filters: parseFilters(query, con), page });
+        assert.equal(got.totalCount, want.length);
+        assert.deepEqual(
+          got.ids,
+          want.slice(page.offset, page.offset + page.limit).map((x) => x.id),
+          `${JSON.stringify(query)} ${JSON.stringify(page)}`,
+        );
+      }
+    }
+  });
+
   test('hostile keys and values are refused or matched literally, never run as SQL', async () => {
     for (const key of [
       '__proto__[equal]',

@@ -16,6 +16,8 @@ export { replaceTrigrams } from './repository.ts';
 
 /** Index reads of one estimate stop after this many rows: enough to tell a selective filter. */
 const ESTIMATE_CAP = 2000;
+/** When every trigram of a needle reaches the cap, they are counted again up to this many times it. */
+const RECOUNT = 16;
 /** A long `contains` needle has its rarest trigram looked for among this many. */
 const TRIGRAM_PROBES = 8;
 
@@ -65,20 +67,39 @@ async function withTrigram(ctx: Ctx, s: Scope, a: Atom): Promise<Atom> {
   const step = Math.max(1, Math.floor(all.length / TRIGRAM_PROBES));
   const picks = all.filter((_, i) => i % step === 0).slice(0, TRIGRAM_PROBES);
   // One statement for every probe: a round trip each would cost more than the probes.
-  const counts = await trigramCounts(ctx.db, s, a.field, picks, ESTIMATE_CAP);
+  let counts = await trigramCounts(ctx.db, s, a.field, picks, ESTIMATE_CAP);
   let best = picks[0]!;
   for (const t of picks) if (counts.get(t)! < counts.get(best)!) best = t;
+  if (counts.get(best)! >= ESTIMATE_CAP) {
+    // Every probe reached the cap: which is rarest is still unknown, and the first one could hold
+    // every record of the field. Counted again further, the rarest of them drives.
+    counts = await trigramCounts(ctx.db, s, a.field, picks, ESTIMATE_CAP * RECOUNT);
+    for (const t of picks) if (counts.get(t)! < counts.get(best)!) best = t;
+  }
   return { ...a, trigram: best };
 }
 
 const needsTypeCheck = (a: Atom) => a.kind !== 'values';
 
-/** The statements of a filtered page: the page's ids, and a count (of the matches, or of the negated ones to subtract from the type's total). */
-export interface FilterPlan {
-  page: RawBuilder<unknown>;
-  count: RawBuilder<unknown> | null;
-  countIsExcluded: boolean;
-}
+/**
+ * The statements of a filtered page (docs/filtering.md §Plans).
+ * - `negated`: only negated filters; the page walks the listing, the count is the type's total
+ *   minus `excluded` (null: no filter at all).
+ * - `driven`: a positive filter drives. `sorted` is the page sorted from every match, with the
+ *   number of matches beside each id (`n`, a window count), so the matches are read and checked
+ *   once for both; `count` counts them alone, for a page past the end. `indexCount`, when the
+ *   driver needs no check, counts its index range alone; `walk(rows)` is then the page taken
+ *   from the newest `rows` records of the type, each probed by the filter.
+ */
+export type FilterPlan =
+  | { kind: 'negated'; page: RawBuilder<unknown>; excluded: RawBuilder<unknown> | null }
+  | {
+      kind: 'driven';
+      sorted: RawBuilder<unknown>;
+      count: RawBuilder<unknown>;
+      indexCount: RawBuilder<unknown> | null;
+      walk: (rows: number) => RawBuilder<unknown>;
+    };
 
 /** How a filtered page is read (docs/filtering.md §Plans); filteredPage runs it, bench/filters.ts explains it. */
 export async function planFilters(ctx: Ctx, input: { defs: TypeDefinitions; filters: readonly Filter[]; page: Page }): Promise<FilterPlan> {
@@ -96,13 +117,13 @@ export async function planFilters(ctx: Ctx, input: { defs: TypeDefinitions; filt
     // the listing index newest first and skips those; the count is the ranked total minus theirs.
     const where = sql.join([inType, ...notChecks], sql` and `);
     const pageSql = sql`select r.id from records r where ${where} ${order}`;
-    if (negatives.length === 0) return { page: pageSql, count: null, countIsExcluded: true };
+    if (negatives.length === 0) return { kind: 'negated', page: pageSql, excluded: null };
     const drivers = await Promise.all(negatives.map((a) => withTrigram(ctx, s, a)));
     const union = sql.join(
       drivers.map((a) => driverSql(ctx.db, s, a)),
       sql` union `,
     );
-    return { page: pageSql, count: sql`select r.id from (${union}) d cross join records r where r.id = d.record_id and ${inType}`, countIsExcluded: true };
+    return { kind: 'negated', page: pageSql, excluded: sql`select r.id from (${union}) d cross join records r where r.id = d.record_id and ${inType}` };
   }
 
   // The most selective positive filter drives (its index range read once); the others and the
@@ -116,12 +137,34 @@ export async function planFilters(ctx: Ctx, input: { defs: TypeDefinitions; filt
   const checks: RawBuilder<unknown>[] = [...positives.filter((_, i) => i !== driverAt).map((a) => checkSql(ctx.db, a)), ...notChecks];
   const from = sql`(${driverSql(ctx.db, s, driver)}) d cross join records r`;
   const where = sql.join([sql`r.id = d.record_id`, inType, ...checks], sql` and `);
+  // A driver of the value index is already of this type; with nothing else to check, counting
+  // its index range is the count. (A `contains` driver checks its candidates, so it is not one.)
+  const alone = checks.length === 0 && !needsTypeCheck(driver) && !(driver.kind === 'values' && driver.cond.op === 'contains');
+  const probe = checkSql(ctx.db, driver);
   return {
-    page: sql`select r.id from ${from} where ${where} ${order}`,
-    // A driver of the value index is already of this type; with nothing else to check, counting it is enough.
-    count: checks.length === 0 && !needsTypeCheck(driver) ? driverSql(ctx.db, s, driver) : sql`select r.id from ${from} where ${where}`,
-    countIsExcluded: false,
+    kind: 'driven',
+    sorted: sql`select r.id, count(*) over () as n from ${from} where ${where} ${order}`,
+    count: sql`select r.id from ${from} where ${where}`,
+    indexCount: alone ? driverSql(ctx.db, s, driver) : null,
+    walk: (rows) =>
+      sql`select r.id from (select x.id, x.created_at from records x where x.workspace_id = ${s.workspaceId} and x.kind = ${s.objectType}
+        order by x.created_at desc, x.id desc limit ${rows}) r where ${probe} ${order}`,
   };
+}
+
+/** A walk reads this many times the rows it expects to need, plus two pages, before sorting instead. */
+const WALK_SLACK = 4;
+
+/**
+ * How many of the newest records a page walks, or null when sorting the matches is shorter.
+ * Matches spread over the listing put offset + limit of them among the newest
+ * (offset + limit) × all / matches records. Walking those costs a probe each; sorting every match
+ * costs a lookup each: the walk wins when it is the shorter, and is bounded so that a filter whose
+ * matches are all old costs at most a few times the expected walk before the sort.
+ */
+export function walkRows(page: Page, matches: number, all: number): number | null {
+  const expected = ((page.offset + page.limit) * all) / matches;
+  return expected < matches ? Math.min(all, Math.ceil(WALK_SLACK * expected) + 2 * page.limit) : null;
 }
 
 /** One page of the records of `defs.objectType` that satisfy every filter, and how many do. */
@@ -130,9 +173,31 @@ export async function filteredPage(
   input: { defs: TypeDefinitions; filters: readonly Filter[]; page: Page },
 ): Promise<{ totalCount: number; ids: string[] }> {
   const plan = await planFilters(ctx, input);
+  const { page } = input;
   const total = async () => (await rankPage(ctx.db, RECORDS, [ctx.actor.workspaceId, input.defs.objectType], { offset: 0, limit: 1 })).total;
-  const [pageIds, n, all] = await Promise.all([ids(ctx.db, plan.page), plan.count ? count(ctx.db, plan.count) : 0, plan.countIsExcluded ? total() : 0]);
-  return { totalCount: plan.countIsExcluded ? all - n : n, ids: pageIds };
+  if (plan.kind === 'negated') {
+    const [pageIds, n, all] = await Promise.all([ids(ctx.db, plan.page), plan.excluded ? count(ctx.db, plan.excluded) : 0, total()]);
+    return { totalCount: all - n, ids: pageIds };
+  }
+  if (plan.indexCount) {
+    const [matches, all] = await Promise.all([count(ctx.db, plan.indexCount), total()]);
+    if (matches === 0 || page.offset >= matches) return { totalCount: matches, ids: [] };
+    const rows = walkRows(page, matches, all);
+    if (rows !== null) {
+      const walked = await ids(ctx.db, plan.walk(rows));
+      if (walked.length === Math.min(page.limit, matches - page.offset) || rows >= all) return { totalCount: matches, ids: walked };
+    }
+    return { totalCount: matches, ids: (await counted(ctx, plan.sorted)).ids };
+  }
+  const got = await counted(ctx, plan.sorted);
+  if (got.n !== null) return { totalCount: got.n, ids: got.ids };
+  // A page past the last match has no row to carry the count.
+  return { totalCount: page.offset === 0 ? 0 : await count(ctx.db, plan.count), ids: [] };
+}
+
+async function counted(ctx: Ctx, query: RawBuilder<unknown>): Promise<{ ids: string[]; n: number | null }> {
+  const r = await sql<{ id: string; n: unknown }>`${query}`.execute(ctx.db);
+  return { ids: r.rows.map((x) => x.id), n: r.rows.length > 0 ? Number(r.rows[0]!.n) : null };
 }
 
 /**

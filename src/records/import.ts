@@ -7,6 +7,7 @@ import { SYSTEM_CATALOGUES } from '../definitions/catalogue.ts';
 import { RESERVED_TYPES } from '../definitions/object-types.ts';
 import { CUSTOM_KEY, loadDefinitions, type TypeDefinitions } from '../definitions/service.ts';
 import { ImportError, type ImportContext, type ImportItem, type ImportKind, onlyFields, upsertByExternalId } from '../import/kind.ts';
+import { chunks } from '../db/chunks.ts';
 import { rankInsert } from '../db/rank.ts';
 import { AppError, InputError } from '../lib/errors.ts';
 import { isoNow } from '../lib/ids.ts';
@@ -16,6 +17,9 @@ import { valueRows } from './index-values.ts';
 import * as repo from './repository.ts';
 import type { RecordKind } from './tables.ts';
 import { checkFieldValues } from './write-fields.ts';
+
+/** Records whose rows are built and written together; the import's transaction holds them all. */
+const IMPORT_BATCH = 5000;
 
 export interface RecordInput {
   fields: Record<string, { value: unknown; valueType: string | undefined }>;
@@ -109,34 +113,38 @@ async function upsertOfType(ctx: ImportContext, type: EntityType, defs: TypeDefi
   const ws = ctx.actor.workspaceId;
   const kind = type.objectType;
   const at = isoNow(ctx.now);
-  const rows: repo.RecordRow[] = [];
   const created: { ts: string; id: string }[] = [];
-  const indexRows: ReturnType<typeof valueRows> = [];
-  const row = (item: ImportItem<RecordInput>, id: string) => {
-    const stored = values(defs, item);
-    indexRows.push(...valueRows(ws, defs, id, stored));
-    rows.push({ id, workspace_id: ws, kind, external_id: item.externalId, fields: JSON.stringify(stored), created_at: at, updated_at: at });
-  };
   await lockRecords(ctx.db, ws, kind);
-  await upsertByExternalId(ctx, items, {
-    object: kind,
-    idKind: type.idKind,
-    find: (externalIds) => repo.recordsByExternalId(ctx.db, ws, kind, externalIds),
-    update: (item, _old, id) => row(item, id),
-    insert: (item, id) => {
-      row(item, id);
-      created.push({ ts: at, id });
-    },
-  });
-  // Existing and new rows alike: one multi-row upsert per chunk loads 100,000 records in seconds.
-  await repo.upsertRecords(ctx.db, rows);
+  // In batches, so that a large import never holds every row of the value and trigram indexes in
+  // memory at once; all of them in the import's one transaction.
+  for (const batch of chunks(items, IMPORT_BATCH)) {
+    const rows: repo.RecordRow[] = [];
+    const indexRows: ReturnType<typeof valueRows> = [];
+    const updated: string[] = [];
+    const row = (item: ImportItem<RecordInput>, id: string) => {
+      const stored = values(defs, item);
+      for (const r of valueRows(ws, defs, id, stored)) indexRows.push(r);
+      rows.push({ id, workspace_id: ws, kind, external_id: item.externalId, fields: JSON.stringify(stored), created_at: at, updated_at: at });
+    };
+    await upsertByExternalId(ctx, batch, {
+      object: kind,
+      idKind: type.idKind,
+      find: (externalIds) => repo.recordsByExternalId(ctx.db, ws, kind, externalIds),
+      update: (item, _old, id) => {
+        row(item, id);
+        updated.push(id);
+      },
+      insert: (item, id) => {
+        row(item, id);
+        created.push({ ts: at, id });
+      },
+    });
+    // Existing and new rows alike: one multi-row upsert per chunk.
+    await repo.upsertRecords(ctx.db, rows);
+    // A record created just now has no index rows yet: only updated ones have rows to replace.
+    await repo.writeValueIndex(ctx.db, defs, updated, indexRows);
+  }
   await rankInsert(ctx.db, repo.RECORDS, [ws, kind], created);
-  await repo.writeValueIndex(
-    ctx.db,
-    defs,
-    rows.map((r) => r.id),
-    indexRows,
-  );
 }
 
 function recordKind(kind: RecordKind): ImportKind<RecordInput> {

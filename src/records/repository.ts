@@ -16,9 +16,10 @@ export type RecordRow = RecordsTable;
 export const RECORDS = defineRank({ name: 'records', table: 'records', by: ['workspace_id', 'kind'], ts: 'created_at', id: 'id' });
 
 /**
- * Rewrites everything that indexes the values of `recordIds`: the value index and the trigrams
- * that serve `contains` (docs/filtering.md). Every writer of records calls this one function, so
- * no writer can leave filters behind.
+ * Rewrites everything that indexes record values: the value index and the trigrams that serve
+ * `contains` (docs/filtering.md). The rows of `recordIds` are removed, then `rows` written; `rows`
+ * may also hold rows of records created in this transaction, which have none to remove. Every
+ * writer of records calls this one function, so no writer can leave filters behind.
  */
 export async function writeValueIndex(tx: Executor, defs: TypeDefinitions, recordIds: readonly string[], rows: readonly RecordValuesTable[]): Promise<void> {
   await replaceValues(tx, recordIds, rows);
