@@ -6,6 +6,7 @@ import { createList } from '../src/lists/service.ts';
 import { rankRebuild } from '../src/db/rank.ts';
 import { LIST_MEMBERS } from '../src/lists/repository.ts';
 import { MESSAGES } from '../src/messages/repository.ts';
+import { RECORDS } from '../src/records/repository.ts';
 import type { BenchContext } from './routes.ts';
 import { ENTITY_TYPES } from '../src/records/entities.ts';
 import { createRecord } from '../src/records/entity-writes.ts';
@@ -42,6 +43,8 @@ export async function seedList(ctx: BenchContext): Promise<void> {
   const now = Date.now();
   const rows = contacts(ctx.workspaceId, 10, now, 'small');
   await insertBatches(ctx.db.kysely, 'records', rows);
+  // Written straight into the table: the ranked listing of contacts is counted from it.
+  await rankRebuild(ctx.db.kysely, RECORDS, [ctx.workspaceId, 'contact']);
   const list = await ctx.db.kysely.transaction().execute((tx) =>
     createList(operatorCtx(tx, ctx.workspaceId, { now }), {
       fields: { $name: 'Bench list', $objectType: 'contact' },
@@ -76,6 +79,7 @@ export async function seedBigList(ctx: BenchContext, n = Number(process.env.BENC
       rows.map((r, i) => ({ list_id: listId, entity_id: r.id, added_at: isoNow(now - n + i) })),
     );
     await rankRebuild(tx, LIST_MEMBERS, [listId]);
+    await rankRebuild(tx, RECORDS, [ctx.workspaceId, 'contact']);
   });
   ctx.state.bigListId = listId;
   ctx.state.bigListMembers = n;
