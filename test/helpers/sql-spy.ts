@@ -14,14 +14,14 @@ function install(): void {
   const record = (text: unknown) => {
     if (spies.size > 0 && typeof text === 'string') for (const s of spies) s.push(text);
   };
-  const query = pg.Client.prototype.query as (...args: unknown[]) => unknown;
+  const query = Reflect.get(pg.Client.prototype, 'query') as (...args: unknown[]) => unknown;
   pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
     const first = args[0];
     record(typeof first === 'string' ? first : (first as { text?: unknown } | null)?.text);
     return query.apply(this, args);
   } as typeof pg.Client.prototype.query;
   for (const method of ['all', 'get', 'run', 'iterate'] as const) {
-    const original = StatementSync.prototype[method] as (...args: unknown[]) => unknown;
+    const original = Reflect.get(StatementSync.prototype, method) as (...args: unknown[]) => unknown;
     (StatementSync.prototype as unknown as Record<string, unknown>)[method] = function (this: StatementSync, ...args: unknown[]) {
       record(this.sourceSQL);
       return original.apply(this, args);
