@@ -156,9 +156,10 @@ export async function derivedOf(db: Executor, workspaceId: string, emails: reado
         j
           .onRef('o.target_id', '=', 'a.target_id')
           .on('o.name', '=', '$account')
-          .on(({ exists, selectFrom }) =>
-            exists(
-              selectFrom('records as r')
+          .on((eb) =>
+            eb.exists(
+              eb
+                .selectFrom('records as r')
                 .select('r.id')
                 .whereRef('r.id', '=', 'o.source_id')
                 .where('r.kind', '=', 'opportunity')
