@@ -9,7 +9,7 @@
 //    dispatcher is off there (EMAIL_DISPATCH=false), so the figure is the write path alone.
 // 3. Delivery rate: --deliveries queued e-mails delivered by a server's dispatcher to a local SMTP
 //    server (smtp-server, in this process), next to nodemailer sending the same number of messages
-//    straight to that server with the same pool size.
+//    straight to that server with the same pool size, in --rounds paired rounds (the ratio's median).
 //   node bench/emails.ts [--dialect sqlite|postgres|both] [--size 1000000] [--requests 200] [--seconds 5] [--rounds 3] [--deliveries 2000]
 //                        [--parts pages,sends,delivery]
 import { createRequire } from 'node:module';
@@ -270,10 +270,25 @@ async function sends(db: Executor, dialect: string, port: number): Promise<void>
   );
 }
 
-/** 3. Delivery rate to a local SMTP server. */
+/** 3. Delivery rate to a local SMTP server: --rounds rounds, each nodemailer straight then the dispatcher. */
 async function delivery(db: Executor, dialect: string, dataDir: string, databaseUrl: string | undefined): Promise<void> {
+  const ratios: number[] = [];
+  const rates: number[] = [];
+  const directs: number[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    const { rate, direct } = await deliveryRound(db, dialect, dataDir, databaseUrl, r);
+    ratios.push(rate / direct);
+    rates.push(rate);
+    directs.push(direct);
+  }
+  console.log(
+    `${dialect.padEnd(8)}  dispatcher median ${median(rates).toFixed(0)}/s, nodemailer straight median ${median(directs).toFixed(0)}/s; dispatcher / nodemailer: ×${median(ratios).toFixed(2)} (median of ${ROUNDS} paired rounds; range ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`,
+  );
+}
+
+async function deliveryRound(db: Executor, dialect: string, dataDir: string, databaseUrl: string | undefined, r: number) {
   const children: Awaited<ReturnType<typeof start>>[] = [];
-  const queued = await world(db, 'Delivery');
+  const queued = await world(db, `Delivery ${r}`);
   await seedEmails(db, queued, DELIVERIES, true);
   const smtp = await sink();
   try {
@@ -297,13 +312,24 @@ async function delivery(db: Executor, dialect: string, dataDir: string, database
       await new Promise((r) => setTimeout(r, 5));
     }
     const seconds = (performance.now() - (first || performance.now())) / 1000;
-    const left = await db
-      .selectFrom('email_outbox')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .executeTakeFirstOrThrow();
+    // Settled: every outbox row gone (the last commits follow the last acceptance).
+    while (
+      Number(
+        (
+          await db
+            .selectFrom('email_outbox')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      ) > 0
+    )
+      await new Promise((r) => setTimeout(r, 5));
+    const settledSeconds = (performance.now() - (first || performance.now())) / 1000;
+    const rate = DELIVERIES / seconds;
     console.log(
-      `${dialect.padEnd(8)}  dispatcher: ${DELIVERIES} e-mails delivered in ${seconds.toFixed(1)} s (first to last) = ${(DELIVERIES / seconds).toFixed(0)}/s; nodemailer straight to the same server: ${directRate.toFixed(0)}/s (×${(DELIVERIES / seconds / directRate).toFixed(2)}); outbox rows left being settled: ${Number(left.n)}`,
+      `${dialect.padEnd(8)}  round ${r + 1}: dispatcher ${DELIVERIES} e-mails delivered in ${seconds.toFixed(2)} s (first to last) = ${rate.toFixed(0)}/s, all settled after ${settledSeconds.toFixed(2)} s; nodemailer straight to the same server: ${directRate.toFixed(0)}/s (×${(rate / directRate).toFixed(2)})`,
     );
+    return { rate, direct: directRate };
   } finally {
     for (const c of children.splice(0)) await stop(c);
     await smtp.close();

@@ -3,8 +3,10 @@
 // lease; the claimant renews the lease while it delivers, and settles each row only while it still
 // holds that token. A dispatcher that dies leaves its rows to come due again when the lease ends.
 // On PostgreSQL concurrent claims skip each other's locked rows (FOR UPDATE SKIP LOCKED); SQLite
-// has one writer at a time, so a claim is atomic there anyway.
-import { sql } from 'kysely';
+// has one writer at a time, so a claim is atomic there anyway. Lease times are the database's
+// clock, never an instance's: instances whose clocks disagree still agree on when a lease ends.
+import { type RawBuilder, sql } from 'kysely';
+import { chunks } from '../db/chunks.ts';
 import { isPostgres } from '../db/rank-def.ts';
 import type { Executor } from '../db/types.ts';
 import type { DeliveryStatus, EmailOutboxTable } from './tables.ts';
@@ -15,38 +17,56 @@ export async function enqueue(tx: Executor, row: OutboxRow): Promise<void> {
   await tx.insertInto('email_outbox').values(row).execute();
 }
 
-/** Claims up to `limit` due rows for `token` until `leaseUntil`; `attempts` counts this one. */
-export async function claimDue(db: Executor, input: { now: string; leaseUntil: string; token: string; limit: number }): Promise<OutboxRow[]> {
+/** The database's time `plusMs` from now, in the stored format (UTC, milliseconds, `Z`). */
+function dbTime(db: Executor, plusMs: number): RawBuilder<string> {
+  const ms = Math.round(plusMs);
+  if (isPostgres(db)) return sql<string>`to_char((now() + cast(${`${ms} milliseconds`} as interval)) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+  return sql<string>`strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ${`${ms >= 0 ? '+' : ''}${ms / 1000} seconds`})`;
+}
+
+/**
+ * Claims up to `limit` due rows for `token` for `leaseMs` from the database's now; `attempts`
+ * counts this one. The lease starts no earlier than the call, so the caller may count it from then.
+ */
+export async function claimDue(db: Executor, input: { token: string; leaseMs: number; limit: number }): Promise<OutboxRow[]> {
   // A read first: an idle outbox costs no write (on SQLite, no write lock every poll).
-  const any = await db.selectFrom('email_outbox').select('email_id').where('next_attempt_at', '<=', input.now).limit(1).executeTakeFirst();
+  const any = await db.selectFrom('email_outbox').select('email_id').where('next_attempt_at', '<=', dbTime(db, 0)).limit(1).executeTakeFirst();
   if (!any) return [];
-  let due = db.selectFrom('email_outbox').select('email_id').where('next_attempt_at', '<=', input.now).orderBy('next_attempt_at').limit(input.limit);
+  let due = db.selectFrom('email_outbox').select('email_id').where('next_attempt_at', '<=', dbTime(db, 0)).orderBy('next_attempt_at').limit(input.limit);
   if (isPostgres(db)) due = due.forUpdate().skipLocked();
   return db
     .updateTable('email_outbox')
-    .set({ lease_owner: input.token, next_attempt_at: input.leaseUntil, attempts: sql<number>`attempts + 1` })
+    .set({ lease_owner: input.token, next_attempt_at: dbTime(db, input.leaseMs), attempts: sql<number>`attempts + 1` })
     .where('email_id', 'in', due)
     .returningAll()
     .execute();
 }
 
-/** Extends the lease of the rows `token` still holds. */
-export async function renewLease(db: Executor, token: string, leaseUntil: string): Promise<void> {
-  await db.updateTable('email_outbox').set({ next_attempt_at: leaseUntil }).where('lease_owner', '=', token).execute();
+/** Extends the lease of the rows `token` still holds; returns their ids. */
+export async function renewLease(db: Executor, token: string, leaseMs: number): Promise<string[]> {
+  const rows = await db
+    .updateTable('email_outbox')
+    .set({ next_attempt_at: dbTime(db, leaseMs) })
+    .where('lease_owner', '=', token)
+    .returning('email_id')
+    .execute();
+  return rows.map((r) => r.email_id);
 }
 
-/** Gives back rows not yet tried (a dispatcher stopping): due at once, this attempt uncounted. */
-export async function release(db: Executor, token: string, emailIds: string[], now: string): Promise<void> {
-  if (emailIds.length === 0) return;
-  await db
-    .updateTable('email_outbox')
-    .set({ lease_owner: null, next_attempt_at: now, attempts: sql<number>`attempts - 1` })
-    .where('lease_owner', '=', token)
-    .where('email_id', 'in', emailIds)
-    .execute();
+/** Gives back rows not tried (a dispatcher stopping, or short of lease): due at once, this attempt uncounted. */
+export async function release(db: Executor, token: string, emailIds: string[]): Promise<void> {
+  for (const part of chunks(emailIds)) {
+    await db
+      .updateTable('email_outbox')
+      .set({ lease_owner: null, next_attempt_at: dbTime(db, 0), attempts: sql<number>`attempts - 1` })
+      .where('lease_owner', '=', token)
+      .where('email_id', 'in', part)
+      .execute();
+  }
 }
 
 export interface Outcome {
+  emailId: string;
   status: Extract<DeliveryStatus, 'sent' | 'logged' | 'failed'>;
   attempts: number;
   at: string;
@@ -54,33 +74,44 @@ export interface Outcome {
 }
 
 /**
- * The final outcome: the row leaves the outbox and the e-mail records it, in one transaction. False
- * when `token` no longer holds the row (its lease ran out and another dispatcher took it).
+ * Final outcomes, many in one transaction: each row `token` still holds leaves the outbox and its
+ * e-mail records the outcome. Returns the ids settled; a row missing from them was no longer held
+ * (its lease ran out and another dispatcher took it).
  */
-export async function settle(db: Executor, emailId: string, token: string, outcome: Outcome): Promise<boolean> {
-  return db.transaction().execute(async (tx) => {
-    const gone = await tx.deleteFrom('email_outbox').where('email_id', '=', emailId).where('lease_owner', '=', token).executeTakeFirst();
-    if (Number(gone.numDeletedRows) !== 1) return false;
-    await tx
-      .updateTable('emails')
-      .set({
-        delivery_status: outcome.status,
-        delivery_attempts: outcome.attempts,
-        delivered_at: outcome.status === 'failed' ? null : outcome.at,
-        delivery_error: outcome.error,
-      })
-      .where('id', '=', emailId)
-      .execute();
-    return true;
+export async function settle(db: Executor, token: string, outcomes: readonly Outcome[]): Promise<Set<string>> {
+  const settled = new Set<string>();
+  if (outcomes.length === 0) return settled;
+  await db.transaction().execute(async (tx) => {
+    for (const part of chunks([...outcomes], 200)) {
+      const gone = await tx
+        .deleteFrom('email_outbox')
+        .where('lease_owner', '=', token)
+        .where(
+          'email_id',
+          'in',
+          part.map((o) => o.emailId),
+        )
+        .returning('email_id')
+        .execute();
+      const held = new Set(gone.map((r) => r.email_id));
+      const rows = part.filter((o) => held.has(o.emailId));
+      if (rows.length === 0) continue;
+      const values = sql.join(rows.map((o) => sql`(${o.emailId}, ${o.status}, ${String(o.attempts)}, ${o.status === 'failed' ? null : o.at}, ${o.error})`));
+      await sql`update emails set delivery_status = v.column2, delivery_attempts = cast(v.column3 as integer), delivered_at = v.column4,
+          delivery_error = v.column5
+        from (values ${values}) as v where emails.id = v.column1`.execute(tx);
+      for (const o of rows) settled.add(o.emailId);
+    }
   });
+  return settled;
 }
 
-/** A failed attempt to try again at `nextAt`; false when `token` no longer holds the row. */
-export async function retryLater(db: Executor, emailId: string, token: string, input: { nextAt: string; attempts: number; error: string }): Promise<boolean> {
+/** A failed attempt to try again `delayMs` from now; false when `token` no longer holds the row. */
+export async function retryLater(db: Executor, emailId: string, token: string, input: { delayMs: number; attempts: number; error: string }): Promise<boolean> {
   return db.transaction().execute(async (tx) => {
     const r = await tx
       .updateTable('email_outbox')
-      .set({ next_attempt_at: input.nextAt, lease_owner: null, last_error: input.error })
+      .set({ next_attempt_at: dbTime(tx, input.delayMs), lease_owner: null, last_error: input.error })
       .where('email_id', '=', emailId)
       .where('lease_owner', '=', token)
       .executeTakeFirst();
@@ -99,9 +130,9 @@ export async function outboxDepth(db: Executor): Promise<number> {
   return Number(row.n);
 }
 
-/** What delivering one e-mail needs: its envelope, body and attachments' blobs. */
-export async function deliveryOf(db: Executor, emailId: string) {
-  const email = await db
+/** What delivering these e-mails needs: envelopes, bodies and attachments' blobs, in two queries. */
+export async function deliveriesOf(db: Executor, emailIds: readonly string[]) {
+  const emails = await db
     .selectFrom('emails')
     .innerJoin('email_bodies', 'email_bodies.email_id', 'emails.id')
     .select([
@@ -115,15 +146,15 @@ export async function deliveryOf(db: Executor, emailId: string) {
       'email_bodies.html',
       'email_bodies.text',
     ])
-    .where('emails.id', '=', emailId)
-    .executeTakeFirst();
-  if (!email) return undefined;
+    .where('emails.id', 'in', emailIds)
+    .execute();
   const files = await db
     .selectFrom('email_files')
     .innerJoin('files', 'files.id', 'email_files.file_id')
-    .select(['files.id', 'files.filename', 'files.mime_type', 'files.blob_key'])
-    .where('email_files.email_id', '=', emailId)
+    .select(['email_files.email_id', 'files.id', 'files.filename', 'files.mime_type', 'files.blob_key'])
+    .where('email_files.email_id', 'in', emailIds)
+    .orderBy('email_files.email_id')
     .orderBy('email_files.position')
     .execute();
-  return { ...email, files };
+  return new Map(emails.map((e) => [e.id, { ...e, files: files.filter((f) => f.email_id === e.id) }]));
 }

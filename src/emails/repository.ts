@@ -1,6 +1,6 @@
 // SQL of e-mails. Access is resolved in the SQL (docs/emails.md §Who reads what): the mailbox's
 // owner reads FULL, everyone else the mailbox's `others_see`; the subject leaves the database only
-// for a FULL row and the body is joined only for one. A workspace's e-mails are a ranked set
+// for a FULL row, and the body is read by a query of its own, asked only for a FULL row. A workspace's e-mails are a ranked set
 // (docs/pages.md), so a page at any offset costs what the first does.
 import { type RawBuilder, sql } from 'kysely';
 import { chunks } from '../db/chunks.ts';
@@ -29,8 +29,6 @@ export interface EmailRow extends Pick<
   access: AccessLevel;
   /** null unless access is FULL. */
   subject: string | null;
-  /** Read only by getEmail, and null unless access is FULL. */
-  html?: string | null;
 }
 
 function access(c: Caller): RawBuilder<AccessLevel> {
@@ -38,15 +36,13 @@ function access(c: Caller): RawBuilder<AccessLevel> {
   return sql<AccessLevel>`case when m.user_id = ${c.userId} then 'FULL' else m.others_see end`;
 }
 
-function select(c: Caller, where: RawBuilder<unknown>, body: boolean): RawBuilder<EmailRow> {
+function select(c: Caller, where: RawBuilder<unknown>): RawBuilder<EmailRow> {
   const level = access(c);
   return sql<EmailRow>`
     select e.id, e.external_id, m.user_id as owner_id, e.from_address, e.to_json, e.cc_json, e.bcc_json, e.sent_at,
       e.created_at, e.updated_at, ${level} as access, case when ${level} = 'FULL' then e.subject end as subject
-      ${body ? sql`, b.html` : sql``}
     from emails e
     join mailboxes m on m.id = e.mailbox_id
-    ${body ? sql`left join email_bodies b on b.email_id = e.id and ${level} = 'FULL'` : sql``}
     where e.workspace_id = ${c.workspaceId} and ${where}`;
 }
 
@@ -55,14 +51,19 @@ export async function pageEmails(db: Executor, c: Caller, page: Page): Promise<{
   const { total, rows: keys } = await rankPage(db, EMAILS, [c.workspaceId], page);
   if (keys.length === 0) return { total, rows: [] };
   const ids = keys.map((k) => k.id);
-  const found = (await select(c, sql`e.id in (${sql.join(ids)})`, false).execute(db)).rows;
+  const found = (await select(c, sql`e.id in (${sql.join(ids)})`).execute(db)).rows;
   const byId = new Map(found.map((r) => [r.id, r]));
   // An e-mail re-imported with another $sentAt between the two reads keeps its place on this page.
   return { total, rows: ids.flatMap((id) => byId.get(id) ?? []) };
 }
 
 export async function findEmail(db: Executor, c: Caller, id: string): Promise<EmailRow | undefined> {
-  return (await select(c, sql`e.id = ${id}`, true).execute(db)).rows[0];
+  return (await select(c, sql`e.id = ${id}`).execute(db)).rows[0];
+}
+
+/** `$body` of an e-mail; ask only for one read at FULL. */
+export async function bodyOf(db: Executor, emailId: string): Promise<string | null> {
+  return (await db.selectFrom('email_bodies').select('html').where('email_id', '=', emailId).executeTakeFirst())?.html ?? null;
 }
 
 /** File ids attached to these e-mails, in order; ask only for e-mails read at FULL. */

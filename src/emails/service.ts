@@ -1,7 +1,7 @@
 // E-mails (docs/emails.md): reading them as a given caller, sending and drafting. Send writes the
 // e-mail and its outbox row in the request's transaction and answers at once; the dispatcher
 // (src/jobs/mail-dispatcher.ts) delivers after commit. A METADATA reader never gets the subject,
-// the body or the attachments, and the body is not even read for one.
+// the body or the attachments, and neither the body nor the attachments are even read for one.
 import type { Static } from '@sinclair/typebox';
 import { findFile } from '../files/repository.ts';
 import { effectiveStatus } from '../files/rules.ts';
@@ -67,8 +67,10 @@ export async function listEmails(ctx: Ctx, input: Page) {
 export async function getEmail(ctx: Ctx, input: { id: string }) {
   const row = await repo.findEmail(ctx.db, ctx.actor, input.id);
   if (!row) throw notFound('email', input.id);
-  const item = (await toResources(ctx, [row]))[0] as ReturnType<typeof toResource>;
-  return { ...item, fields: { ...item.fields, $body: { value: row.access === 'FULL' ? (row.html ?? null) : null, valueType: 'HTML' as const } } };
+  // The body is read only for a FULL reader, alongside the other look-ups.
+  const [items, html] = await Promise.all([toResources(ctx, [row]), row.access === 'FULL' ? repo.bodyOf(ctx.db, row.id) : null]);
+  const item = items[0] as ReturnType<typeof toResource>;
+  return { ...item, fields: { ...item.fields, $body: { value: html, valueType: 'HTML' as const } } };
 }
 
 const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };

@@ -7,6 +7,27 @@ import { findNul } from './validation.ts';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
 
+/**
+ * Arrays and objects nested deeper than this are refused (docs/errors.md): what walks a body (the
+ * NUL check below, validation, the fingerprint of an Idempotency-Key) recurses, and a 1 MiB body
+ * can nest half a million levels, enough to overflow any stack.
+ */
+export const MAX_BODY_DEPTH = 64;
+
+export function tooDeep(): AppError {
+  return new AppError('invalid_value', `The request body nests arrays and objects more than ${MAX_BODY_DEPTH} levels deep.`);
+}
+
+/** Whether `value` nests arrays and objects more than `max` levels deep; a loop, so it cannot overflow itself. */
+export function deeperThan(value: unknown, max: number): boolean {
+  const stack: Array<{ v: object; depth: number }> = value !== null && typeof value === 'object' ? [{ v: value, depth: 1 }] : [];
+  for (let top = stack.pop(); top; top = stack.pop()) {
+    if (top.depth > max) return true;
+    for (const child of Object.values(top.v)) if (child !== null && typeof child === 'object') stack.push({ v: child as object, depth: top.depth + 1 });
+  }
+  return false;
+}
+
 export function installJsonParser(app: FastifyInstance): void {
   const parse = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser(['application/json', 'text/plain']);
@@ -15,6 +36,7 @@ export function installJsonParser(app: FastifyInstance): void {
     if (text.trim() === '') return done(null, undefined);
     void parse(req, text, (err, value) => {
       if (err) return done(new AppError('invalid_json', `The request body is not valid JSON: ${err.message}`), undefined);
+      if (deeperThan(value, MAX_BODY_DEPTH)) return done(tooDeep(), undefined);
       // PostgreSQL text cannot hold NUL; refusing it here keeps both databases alike and no
       // write fails halfway with a database error.
       const nul = findNul(value);

@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Executor } from '../db/types.ts';
 import type { Deps } from './context.ts';
 import { AppError } from '../lib/errors.ts';
+import { MAX_BODY_DEPTH, tooDeep } from './body.ts';
 import { claimKey, finishKey, type KeyRef, releaseKey } from '../idempotency/repository.ts';
 
 interface IdempotencyState {
@@ -24,12 +25,17 @@ declare module 'fastify' {
 
 const PRINTABLE = /^[\x20-\x7e]+$/;
 
-/** JSON with object keys sorted, so that equal bodies have equal fingerprints. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+/**
+ * JSON with object keys sorted, so that equal bodies have equal fingerprints. Bounded like the
+ * body parser (MAX_BODY_DEPTH): a value nested deeper is refused with the same 400, never left to
+ * overflow the stack.
+ */
+export function canonicalJson(value: unknown, depth = 0): string {
+  if (value !== null && typeof value === 'object' && depth >= MAX_BODY_DEPTH) throw tooDeep();
+  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v, depth + 1)).join(',')}]`;
   if (value !== null && typeof value === 'object') {
     const keys = Object.keys(value).sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(',')}}`;
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k], depth + 1)}`).join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';
 }

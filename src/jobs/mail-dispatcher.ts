@@ -1,22 +1,26 @@
 // The mail dispatcher (docs/emails.md §Delivery): delivers the outbox after commit, never inside a
-// transaction. Each round claims due rows under a token of its own with a lease, renews the lease
-// while it delivers, and settles each row only while it holds it: delivered → the row leaves the
-// outbox and the e-mail records `sent` (or `logged`); refused for good or out of attempts → `failed`;
-// anything else → retried later with exponential backoff. Every instance may run one: claims never
-// overlap (SKIP LOCKED on PostgreSQL, one writer on SQLite), so a row is sent by one dispatcher at a
-// time. The one window left is a crash after the SMTP server accepted a message and before the row
-// was settled: the lease runs out and the message goes again, under the same Message-ID.
+// transaction. Each round claims due rows under a token of its own with a lease (src/jobs/
+// mail-lease.ts), starts a message only while it holds the row with time to spare, and settles the
+// outcomes while it holds them: delivered → the row leaves the outbox and the e-mail records `sent`
+// (or `logged`); refused for good or out of attempts → `failed`; anything else → retried later
+// with exponential backoff. Outcomes are settled many to a commit: each settle takes every outcome
+// that arrived while the previous one ran (a group commit), so a busy dispatcher commits once per
+// batch and an idle one at once. Every instance may run one: claims never overlap (SKIP LOCKED on
+// PostgreSQL, one writer on SQLite), so a row is sent by one dispatcher at a time. The one window
+// left is a crash (or a stall longer than the lease) after the SMTP server accepted a message and
+// before its settle committed: the lease runs out and the message goes again, same Message-ID.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Gauge } from 'prom-client';
 import type { Logger } from 'pino';
 import type { BlobStore } from '../blobs/blob-store.ts';
 import type { MailConfig } from '../config.ts';
-import type { Db, Executor } from '../db/types.ts';
+import type { Db } from '../db/types.ts';
 import * as outbox from '../emails/outbox-repository.ts';
 import { isoNow } from '../lib/ids.ts';
 import { MailError, type MailTransport, type OutgoingMail } from '../mail/transport.ts';
 import type { Metrics } from '../metrics/registry.ts';
+import { keepLease, type Lease } from './mail-lease.ts';
 
 export interface DispatcherDeps {
   db: Db;
@@ -46,9 +50,9 @@ export function backoffMs(mail: Pick<MailConfig, 'retryBaseMs' | 'retryMaxMs'>, 
 
 const parse = (json: string) => JSON.parse(json) as string[];
 
-async function compose(db: Executor, blobs: BlobStore, emailId: string): Promise<OutgoingMail | undefined> {
-  const e = await outbox.deliveryOf(db, emailId);
-  if (!e) return undefined;
+type Delivery = NonNullable<ReturnType<Awaited<ReturnType<typeof outbox.deliveriesOf>>['get']>>;
+
+function compose(blobs: BlobStore, e: Delivery): OutgoingMail {
   return {
     messageId: messageIdOf(e.id, e.from_address),
     emailId: e.id,
@@ -70,14 +74,42 @@ export function startMailDispatcher(deps: DispatcherDeps): Dispatcher {
   let stopping = false;
   let wake: (() => void) | null = null;
 
-  async function deliver(row: outbox.OutboxRow, token: string): Promise<void> {
+  /** Outcomes waiting for a commit, and the settle under way (one at a time). */
+  function settler(token: string) {
+    const pending: outbox.Outcome[] = [];
+    let running: Promise<void> | null = null;
+    const run = async (): Promise<void> => {
+      while (pending.length > 0) {
+        const batch = pending.splice(0);
+        try {
+          const settled = await outbox.settle(db.kysely, token, batch);
+          for (const o of batch) {
+            if (!settled.has(o.emailId) && o.status !== 'failed')
+              logger.warn({ emailId: o.emailId }, 'e-mail delivered after its lease ran out; another dispatcher may deliver it again (same Message-ID)');
+          }
+        } catch (err) {
+          logger.warn({ err, emails: batch.length }, 'could not settle delivered e-mails; the lease will bring them back (same Message-ID)');
+        }
+      }
+    };
+    return {
+      add(o: outbox.Outcome) {
+        pending.push(o);
+        running ??= run().finally(() => (running = null));
+      },
+      async drain() {
+        while (running) await running;
+      },
+    };
+  }
+
+  async function deliver(row: outbox.OutboxRow, email: Delivery | undefined, lease: Lease, settled: ReturnType<typeof settler>): Promise<void> {
     const id = row.email_id;
-    const email = await compose(db.kysely, deps.blobs, id);
     let failure: MailError | null = null;
     if (!email) failure = new MailError('the e-mail is gone', { permanent: true, code: 'MISSING' });
     else {
       try {
-        await transport.send(email);
+        await transport.send(compose(deps.blobs, email));
       } catch (err) {
         failure = err instanceof MailError ? err : new MailError('delivery failed', { permanent: false, code: 'ERROR' });
       }
@@ -85,10 +117,7 @@ export function startMailDispatcher(deps: DispatcherDeps): Dispatcher {
     const at = isoNow(Date.now());
     if (!failure) {
       metrics?.emailDeliveries.inc({ transport: transport.kind });
-      const status = transport.kind === 'log' ? 'logged' : 'sent';
-      if (!(await outbox.settle(db.kysely, id, token, { status, attempts: row.attempts, at, error: null }))) {
-        logger.warn({ emailId: id }, 'e-mail delivered after its lease ran out; another dispatcher may deliver it again (same Message-ID)');
-      }
+      settled.add({ emailId: id, status: transport.kind === 'log' ? 'logged' : 'sent', attempts: row.attempts, at, error: null });
       return;
     }
     const final = failure.permanent || row.attempts >= mail.maxAttempts;
@@ -97,45 +126,50 @@ export function startMailDispatcher(deps: DispatcherDeps): Dispatcher {
       { emailId: id, code: failure.code, attempts: row.attempts, final },
       final ? 'e-mail delivery failed; giving up' : 'e-mail delivery failed; will retry',
     );
-    if (final) await outbox.settle(db.kysely, id, token, { status: 'failed', attempts: row.attempts, at, error: failure.code });
-    else
-      await outbox.retryLater(db.kysely, id, token, {
-        nextAt: isoNow(Date.now() + backoffMs(mail, row.attempts)),
-        attempts: row.attempts,
-        error: failure.code,
-      });
+    if (final) settled.add({ emailId: id, status: 'failed', attempts: row.attempts, at, error: failure.code });
+    else await outbox.retryLater(db.kysely, id, lease.token, { delayMs: backoffMs(mail, row.attempts), attempts: row.attempts, error: failure.code });
   }
 
   /** One claim and its deliveries; how many rows it claimed. */
   async function once(): Promise<number> {
     const token = `${instance}:${++round}`;
-    const now = Date.now();
-    const rows = await outbox.claimDue(db.kysely, { now: isoNow(now), leaseUntil: isoNow(now + mail.leaseMs), token, limit: mail.concurrency * 4 });
+    const claimedAt = performance.now();
+    const rows = await outbox.claimDue(db.kysely, { token, leaseMs: mail.leaseMs, limit: mail.concurrency * 8 });
     if (rows.length === 0) return 0;
-    const renew = setInterval(() => {
-      outbox.renewLease(db.kysely, token, isoNow(Date.now() + mail.leaseMs)).catch((err: unknown) => logger.warn({ err }, 'could not renew the outbox lease'));
-    }, mail.leaseMs / 3);
-    const queue = [...rows];
+    const lease = keepLease(
+      db,
+      logger,
+      token,
+      mail.leaseMs,
+      claimedAt,
+      rows.map((r) => r.email_id),
+    );
+    const settled = settler(token);
+    // Rows not tried: left when stopping, or short of lease. Given back at once if still held.
+    const untried: string[] = [];
     try {
+      const emails = await outbox.deliveriesOf(
+        db.kysely,
+        rows.map((r) => r.email_id),
+      );
+      const queue = [...rows];
       const worker = async () => {
-        for (let row = queue.shift(); row && !stopping; row = queue.shift()) {
-          await deliver(row, token).catch((err: unknown) =>
+        for (let row = queue.shift(); row; row = queue.shift()) {
+          if (stopping || !(await lease.holds(row.email_id))) {
+            untried.push(row.email_id);
+            continue;
+          }
+          await deliver(row, emails.get(row.email_id), lease, settled).catch((err: unknown) =>
             logger.error({ err, emailId: row?.email_id }, 'e-mail delivery crashed; the lease will bring it back'),
           );
         }
       };
       await Promise.all(Array.from({ length: Math.min(mail.concurrency, rows.length) }, worker));
+      await settled.drain();
+      if (untried.length > 0) await outbox.release(db.kysely, token, untried);
     } finally {
-      clearInterval(renew);
+      lease.end();
     }
-    // Stopping: rows not yet tried go back at once instead of waiting for the lease.
-    if (queue.length > 0)
-      await outbox.release(
-        db.kysely,
-        token,
-        queue.map((r) => r.email_id),
-        isoNow(Date.now()),
-      );
     return rows.length;
   }
 

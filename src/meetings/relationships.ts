@@ -4,8 +4,7 @@
 // whose `$account` is one of them. Each in id order (creation order).
 import type { Ctx } from '../lib/context.ts';
 import { foldText } from '../lib/fold.ts';
-import { contactIdsByEmails } from '../records/repository.ts';
-import { accountsOfContacts, type MeetingRow, opportunitiesOfAccounts } from './repository.ts';
+import { derivedOf, type MeetingRow } from './repository.ts';
 
 export interface Derived {
   contact: string[];
@@ -20,18 +19,32 @@ function addressesOf(r: MeetingRow): string[] {
 
 const union = (lists: Array<string[] | undefined>) => [...new Set(lists.flatMap((l) => l ?? []))].sort();
 
+function add(map: Map<string, Set<string>>, key: string, value: string | null): void {
+  if (value === null) return;
+  const set = map.get(key) ?? new Set<string>();
+  set.add(value);
+  map.set(key, set);
+}
+
+/** One query for the whole page: addresses → contacts → accounts → opportunities. */
 export async function relationshipsOf(ctx: Ctx, rows: readonly MeetingRow[]): Promise<Map<string, Derived>> {
-  const ws = ctx.actor.workspaceId;
   const addresses = new Map(rows.map((r) => [r.id, addressesOf(r)]));
-  const contactsByEmail = await contactIdsByEmails(ctx.db, ws, [...new Set([...addresses.values()].flat())]);
-  const contacts = new Map(rows.map((r) => [r.id, union((addresses.get(r.id) ?? []).map((a) => contactsByEmail.get(a)))]));
-  const accountsByContact = await accountsOfContacts(ctx.db, union([...contacts.values()]));
-  const accounts = new Map(rows.map((r) => [r.id, union((contacts.get(r.id) ?? []).map((c) => accountsByContact.get(c)))]));
-  const oppsByAccount = await opportunitiesOfAccounts(ctx.db, ws, union([...accounts.values()]));
+  const all = [...new Set([...addresses.values()].flat())];
+  const found = all.length === 0 ? [] : await derivedOf(ctx.db, ctx.actor.workspaceId, all);
+  const contactsByEmail = new Map<string, Set<string>>();
+  const accountsByContact = new Map<string, Set<string>>();
+  const oppsByAccount = new Map<string, Set<string>>();
+  for (const f of found) {
+    add(contactsByEmail, f.email, f.contact);
+    add(accountsByContact, f.contact, f.account);
+    if (f.account !== null) add(oppsByAccount, f.account, f.opportunity);
+  }
+  const list = (set: Set<string> | undefined) => (set ? [...set] : undefined);
   return new Map(
     rows.map((r) => {
-      const account = accounts.get(r.id) ?? [];
-      return [r.id, { contact: contacts.get(r.id) ?? [], account, opportunity: union(account.map((a) => oppsByAccount.get(a))) }];
+      const contact = union((addresses.get(r.id) ?? []).map((a) => list(contactsByEmail.get(a))));
+      const account = union(contact.map((c) => list(accountsByContact.get(c))));
+      return [r.id, { contact, account, opportunity: union(account.map((a) => list(oppsByAccount.get(a)))) }];
     }),
   );
 }

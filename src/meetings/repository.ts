@@ -2,6 +2,7 @@
 // addresses, the ranked listing, and the reads behind the derived relationships of meetings and
 // of records (docs/meetings.md).
 import { chunks } from '../db/chunks.ts';
+import { prepared } from '../db/prepared.ts';
 import { defineRank, lockScope, rankInsert, rankPage } from '../db/rank.ts';
 import type { Executor } from '../db/types.ts';
 import { foldText } from '../lib/fold.ts';
@@ -64,9 +65,14 @@ export async function transcriptOf(tx: Executor, id: string): Promise<string | n
   return r?.transcript_id ?? null;
 }
 
+// On every page and retrieve of a user key: a hot-path read (src/db/prepared.ts).
+const userEmailQuery = prepared((db: Executor, workspaceId: string, userId: string) =>
+  db.selectFrom('users').select('email').where('id', '=', userId).where('workspace_id', '=', workspaceId),
+);
+
 /** A user's address, folded; undefined for a user of no account here. */
 export async function userEmail(db: Executor, workspaceId: string, userId: string): Promise<string | undefined> {
-  const r = await db.selectFrom('users').select('email').where('id', '=', userId).where('workspace_id', '=', workspaceId).executeTakeFirst();
+  const r = (await userEmailQuery(db, workspaceId, userId))[0];
   return r ? foldText(r.email) : undefined;
 }
 
@@ -126,6 +132,50 @@ async function targetsOf(db: Executor, name: string, sources: readonly string[])
     );
   }
   return group(rows);
+}
+
+export interface DerivedRow {
+  email: string;
+  contact: string;
+  account: string | null;
+  opportunity: string | null;
+}
+
+/**
+ * A meeting page's derived relationships in one query (docs/meetings.md §Derived relationships):
+ * for each folded address among `emails`, the contacts whose `$email` holds it, each contact's
+ * `$account` targets, and the opportunities of the workspace whose `$account` is one of them.
+ */
+export async function derivedOf(db: Executor, workspaceId: string, emails: readonly string[]): Promise<DerivedRow[]> {
+  const out: DerivedRow[] = [];
+  for (const part of chunks([...new Set(emails)])) {
+    const rows = await db
+      .selectFrom('record_values as v')
+      .leftJoin('entity_relationships as a', (j) => j.onRef('a.source_id', '=', 'v.record_id').on('a.name', '=', '$account'))
+      .leftJoin('entity_relationships as o', (j) =>
+        j
+          .onRef('o.target_id', '=', 'a.target_id')
+          .on('o.name', '=', '$account')
+          .on((eb) =>
+            eb.exists(
+              eb
+                .selectFrom('records as r')
+                .select('r.id')
+                .whereRef('r.id', '=', 'o.source_id')
+                .where('r.kind', '=', 'opportunity')
+                .where('r.workspace_id', '=', workspaceId),
+            ),
+          ),
+      )
+      .select(['v.value_text as email', 'v.record_id as contact', 'a.target_id as account', 'o.source_id as opportunity'])
+      .where('v.workspace_id', '=', workspaceId)
+      .where('v.object_type', '=', 'contact')
+      .where('v.field', '=', '$email')
+      .where('v.value_text', 'in', part)
+      .execute();
+    for (const r of rows) out.push({ email: r.email as string, contact: r.contact, account: r.account, opportunity: r.opportunity });
+  }
+  return out;
 }
 
 /** contact → its accounts. */

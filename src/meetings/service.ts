@@ -16,9 +16,13 @@ import type { CreateMeetingBody, UpdateMeetingBody } from './schemas.ts';
 
 type AccessLevel = 'FULL' | 'METADATA';
 
-/** Each row's access level for the caller; one query for a whole page. */
-async function accessOf(ctx: Ctx, rows: readonly repo.MeetingRow[]): Promise<Map<string, AccessLevel>> {
-  const email = ctx.actor.userId === null ? undefined : await repo.userEmail(ctx.db, ctx.actor.workspaceId, ctx.actor.userId);
+/** The caller's folded address: a user key's (undefined for a workspace key or a user of no account here). */
+async function callerEmail(ctx: Ctx): Promise<string | undefined> {
+  return ctx.actor.userId === null ? undefined : repo.userEmail(ctx.db, ctx.actor.workspaceId, ctx.actor.userId);
+}
+
+/** Each row's access level for the caller; one query for a whole page, none for a workspace key. */
+async function accessOf(ctx: Ctx, rows: readonly repo.MeetingRow[], email: string | undefined): Promise<Map<string, AccessLevel>> {
   const own =
     email === undefined
       ? new Set<string>()
@@ -30,13 +34,21 @@ async function accessOf(ctx: Ctx, rows: readonly repo.MeetingRow[]): Promise<Map
   return new Map(rows.map((r) => [r.id, own.has(r.id) || r.privacy_setting !== 'METADATA' ? 'FULL' : 'METADATA']));
 }
 
-async function toResources(ctx: Ctx, rows: readonly repo.MeetingRow[]) {
-  const access = await accessOf(ctx, rows);
-  const contents = await repo.contentsOf(
-    ctx.db,
-    rows.filter((r) => access.get(r.id) === 'FULL').map((r) => r.id),
-  );
-  const derived = await relationshipsOf(ctx, rows);
+// Independent reads run at once (on PostgreSQL, on pooled connections side by side): the derived
+// relationships alongside the access level, and the contents of the FULL rows as soon as the access
+// level is known. The contents are asked only for those rows.
+async function toResources(ctx: Ctx, rows: readonly repo.MeetingRow[], email: string | undefined) {
+  const accessing = accessOf(ctx, rows, email);
+  const [access, contents, derived] = await Promise.all([
+    accessing,
+    accessing.then((a) =>
+      repo.contentsOf(
+        ctx.db,
+        rows.filter((r) => a.get(r.id) === 'FULL').map((r) => r.id),
+      ),
+    ),
+    relationshipsOf(ctx, rows),
+  ]);
   return rows.map((r) => toResource(ctx, r, access.get(r.id) as AccessLevel, contents.get(r.id), derived.get(r.id) as Derived));
 }
 
@@ -71,14 +83,14 @@ export function toResource(ctx: Ctx, r: repo.MeetingRow, access: AccessLevel, co
 }
 
 export async function listMeetings(ctx: Ctx, input: Page) {
-  const { rows, total } = await repo.pageMeetings(ctx.db, ctx.actor.workspaceId, input);
-  return envelope(await toResources(ctx, rows), total);
+  const [{ rows, total }, email] = await Promise.all([repo.pageMeetings(ctx.db, ctx.actor.workspaceId, input), callerEmail(ctx)]);
+  return envelope(await toResources(ctx, rows, email), total);
 }
 
 export async function getMeeting(ctx: Ctx, input: { id: string }) {
-  const row = await repo.findMeeting(ctx.db, ctx.actor.workspaceId, input.id);
+  const [row, email] = await Promise.all([repo.findMeeting(ctx.db, ctx.actor.workspaceId, input.id), callerEmail(ctx)]);
   if (!row) throw notFound('meeting', input.id);
-  return (await toResources(ctx, [row]))[0] as ReturnType<typeof toResource>;
+  return (await toResources(ctx, [row], email))[0] as ReturnType<typeof toResource>;
 }
 
 export type CreateMeetingInput = Static<typeof CreateMeetingBody>;
@@ -118,7 +130,7 @@ export async function updateMeeting(ctx: Ctx, input: UpdateMeetingInput) {
   checkUpdateKeys(input);
   const row = await repo.findMeeting(ctx.db, ctx.actor.workspaceId, input.id);
   if (!row) throw notFound('meeting', input.id);
-  if ((await accessOf(ctx, [row])).get(row.id) !== 'FULL') {
+  if ((await accessOf(ctx, [row], await callerEmail(ctx))).get(row.id) !== 'FULL') {
     throw new AppError('full_access_required', 'Updating a meeting needs FULL access to it; this key has METADATA access.');
   }
   const privacy = input.fields?.$privacySetting;
