@@ -29,7 +29,7 @@ import { freePort } from '../test/helpers/process.ts';
 import { systemCtx, operatorCtx } from '../src/lib/context.ts';
 
 const autocannon = autocannonModule;
-const MAIN = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
+export const MAIN = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
 const BASELINE = fileURLToPath(new URL('./baseline.ts', import.meta.url));
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -89,7 +89,7 @@ async function measure(url: string, route?: BenchRoute, ctx?: BenchContext): Pro
   return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors + r.timeouts };
 }
 
-async function seedContext(dialect: DialectName) {
+export async function seedContext(dialect: DialectName) {
   const tdb = await createTestDb(dialect);
   const db = tdb.db.kysely;
   const ws = await createWorkspace(systemCtx(db), { name: 'Bench' });
