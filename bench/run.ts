@@ -10,7 +10,7 @@
 //
 // Environment: BENCH_SECONDS (per measurement, default 5), BENCH_ROUNDS (default 3),
 // BENCH_CONNECTIONS (default 50), BENCH_WORKERS (the "with workers" setups, default 2),
-// BENCH_SETUPS (e.g. "sqlite/1,postgres/2"), BENCH_ROUTES (substring filter), BENCH_JSON (also
+// BENCH_SETUPS (e.g. "sqlite/1,postgres/2"), BENCH_ROUTES (substring filter; `a|b` for several), BENCH_JSON (also
 // write the results to this file).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -29,7 +29,7 @@ import { freePort } from '../test/helpers/process.ts';
 import { systemCtx, operatorCtx } from '../src/lib/context.ts';
 
 const autocannon = autocannonModule;
-const MAIN = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
+export const MAIN = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
 const BASELINE = fileURLToPath(new URL('./baseline.ts', import.meta.url));
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -190,7 +190,8 @@ export async function startServer(
 }
 
 async function main(): Promise<void> {
-  const routes = ROUTES.filter((r) => !process.env.BENCH_ROUTES || r.name.includes(process.env.BENCH_ROUTES));
+  const wanted = process.env.BENCH_ROUTES?.split('|');
+  const routes = ROUTES.filter((r) => !wanted || wanted.some((w) => r.name.includes(w)));
   const pg = (await services()).postgres;
   let setups = [
     { dialect: 'sqlite' as DialectName, workers: 1 },

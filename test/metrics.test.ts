@@ -42,8 +42,8 @@ await eachDialect('metrics', (ctx) => {
     const t = ctx();
     const text = await scrape(t);
     if (t.dialect === 'postgres') {
-      assert.ok((value(text, 'rolodex_db_pool_connections') ?? -1) >= 1, 'the pool has served queries');
-      assert.equal(typeof value(text, 'rolodex_db_pool_idle'), 'number');
+      assert.equal(value(text, 'rolodex_db_pool_connections'), 10, 'the pool size');
+      assert.equal(value(text, 'rolodex_db_pool_transactions'), 0, 'no transaction is running');
       assert.equal(value(text, 'rolodex_db_pool_waiting'), 0);
     } else {
       assert.equal(value(text, 'rolodex_db_pool_connections'), undefined);

@@ -47,8 +47,9 @@ for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
     async function widest(stmt: Stmt, args: Record<string, unknown>): Promise<Map<string, number>> {
       const params = stmt.args.map((a) => args[a]);
       const out = new Map<string, number>();
-      await tdb.db.kysely.connection().execute(async (c) => {
-        await sql`set plan_cache_mode = force_generic_plan`.execute(c);
+      // One transaction: the setting and the prepared statement live on its connection only.
+      await tdb.db.kysely.transaction().execute(async (c) => {
+        await sql`set local plan_cache_mode = force_generic_plan`.execute(c);
         try {
           await c.executeQuery(CompiledQuery.raw(`prepare rank_generic as ${stmt.sql}`));
           const values = params.map((p) => (typeof p === 'string' ? `'${p.replaceAll("'", "''")}'` : typeof p === 'number' ? String(p) : 'null'));
@@ -64,7 +65,6 @@ for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
           }
         } finally {
           await sql`deallocate rank_generic`.execute(c);
-          await sql`reset plan_cache_mode`.execute(c);
         }
       });
       return out;

@@ -1,10 +1,11 @@
 // Opens the database for either dialect (the types: types.ts).
 import { join } from 'node:path';
-import { Kysely, PostgresDialect, sql } from 'kysely';
-import pg from 'pg';
-import { namedStatementReader, registerFastReader } from './prepared.ts';
+import { Kysely, sql } from 'kysely';
+import postgres from 'postgres';
+import { PostgresJsDialect, run, TransactionGate } from './postgres.ts';
+import { registerFastReader } from './prepared.ts';
 import { NodeSqliteDialect } from './sqlite.ts';
-import type { Database, Db } from './types.ts';
+import type { Database, Db, PoolStats } from './types.ts';
 
 export interface DbOptions {
   dataDir: string;
@@ -16,13 +17,26 @@ export interface DbOptions {
   poolSize?: number;
 }
 
-// COUNT(*) and BIGINT come back from pg as strings; the API wants numbers.
-let pgTypesSet = false;
-function setPgTypes(): void {
-  if (pgTypesSet) return;
-  pg.types.setTypeParser(20, (v) => Number(v));
-  pg.types.setTypeParser(1700, (v) => Number(v));
-  pgTypesSet = true;
+// COUNT(*) and BIGINT (int8), and NUMERIC (what SUM gives), come back as numbers: the API wants
+// numbers, and no count comes near 2^53.
+const NUMBERS: Record<string, postgres.PostgresType> = {
+  int8: { to: 20, from: [20], serialize: (v: unknown) => String(v), parse: (v: string) => Number(v) },
+  numeric: { to: 1700, from: [1700], serialize: (v: unknown) => String(v), parse: (v: string) => Number(v) },
+};
+
+function openPostgres(url: string, schema: string | undefined, poolSize: number): { client: postgres.Sql; gate: TransactionGate } {
+  const client = postgres(url, {
+    max: poolSize,
+    types: NUMBERS,
+    // pg sent undefined as NULL; Kysely never binds undefined, but raw fragments might.
+    transform: { undefined: null },
+    // The server's notices (e.g. "relation already exists, skipping") are not the app's logs.
+    onnotice: () => {},
+    ...(schema ? { connection: { search_path: schema } } : {}),
+  });
+  // Transactions may wait on each other's locks while holding their connections; half the pool
+  // stays for everything else (docs/deploy.md §Database connections).
+  return { client, gate: new TransactionGate(Math.max(1, Math.floor(poolSize / 2))) };
 }
 
 // A schema named in the URL (`?options=-c search_path=x`) counts as the schema in use.
@@ -34,16 +48,15 @@ function schemaOf(url: string): string | undefined {
 export function openDb(opts: DbOptions): Db {
   if (opts.databaseUrl) {
     const schema = opts.schema ?? schemaOf(opts.databaseUrl);
-    setPgTypes();
-    const pool = new pg.Pool({
-      connectionString: opts.databaseUrl,
-      max: opts.poolSize ?? 10,
-      ...(opts.schema ? { options: `-c search_path=${opts.schema}` } : {}),
+    const poolSize = opts.poolSize ?? 10;
+    const { client, gate } = openPostgres(opts.databaseUrl, opts.schema, poolSize);
+    const kysely = new Kysely<Database>({ dialect: new PostgresJsDialect(client, gate) });
+    // Every statement with parameters is prepared once per connection (src/db/postgres.ts), and
+    // prepared again by postgres.js when a migration changed what it reads.
+    registerFastReader(kysely, {
+      all: async <R>(_name: string, text: string, params: readonly unknown[]) => Array.from(await run(client, { sql: text, parameters: params })) as R[],
     });
-    // An idle client losing its server must not crash the process; the next query reports it.
-    pool.on('error', () => {});
-    const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    registerFastReader(kysely, namedStatementReader(pool));
+    const pool: PoolStats = { size: poolSize, transactions: () => gate.held, waiting: () => gate.waiting };
     return { kysely, dialect: 'postgres', pool, ...(schema ? { schema } : {}), close: () => kysely.destroy() };
   }
   const dialect = new NodeSqliteDialect(opts.sqliteFile ?? join(opts.dataDir, 'rolodex.db'));

@@ -5,7 +5,7 @@
 // - SQLite: a second, read-only connection, called synchronously. WAL gives every statement on it
 //   the last committed state, and it never queues behind a write transaction that holds the main
 //   connection across awaits (nor can it see that transaction's uncommitted rows).
-// - PostgreSQL: a named statement, parsed and planned once per pooled connection.
+// - PostgreSQL: the shared client, which prepares a statement once per connection (src/db/postgres.ts).
 // Inside a transaction it runs on the transaction's connection, through Kysely.
 import { hash } from 'node:crypto';
 import { type Compilable, CompiledQuery } from 'kysely';
@@ -74,31 +74,5 @@ export function prepared<A extends unknown[], R>(build: (db: Executor, ...args: 
     const reader = readers.get(db);
     if (reader) return reader.all<R>(compiled.name, compiled.sql, params);
     return (await db.executeQuery<R>(CompiledQuery.raw(compiled.sql, params))).rows;
-  };
-}
-
-interface Queryable {
-  query(q: { name?: string; text: string; values: unknown[] }): Promise<{ rows: unknown[] }>;
-}
-
-/**
- * PostgreSQL's fast reader: named statements. A statement prepared before a migration changed a
- * table it reads fails with 0A000 ("cached plan must not change result type") on the connections
- * that prepared it; it is then run unnamed, and prepared afresh under a new name from then on.
- */
-export function namedStatementReader(pool: Queryable): FastReader {
-  const generations = new Map<string, number>();
-  return {
-    async all<R>(name: string, text: string, params: readonly unknown[]): Promise<R[]> {
-      const values = params as unknown[];
-      const generation = generations.get(name) ?? 0;
-      try {
-        return (await pool.query({ name: `${name}_${generation}`, text, values })).rows as R[];
-      } catch (err) {
-        if ((err as { code?: unknown }).code !== '0A000') throw err;
-        generations.set(name, generation + 1);
-        return (await pool.query({ text, values })).rows as R[];
-      }
-    },
   };
 }

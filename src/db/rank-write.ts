@@ -7,6 +7,7 @@
 // Writers of one scope are serialized: SQLite has one writer at a time; on PostgreSQL every writer
 // takes the scope's advisory lock before it writes the scope's rows (lockScope).
 import { type RawBuilder, sql } from 'kysely';
+import { deferred } from './pipeline.ts';
 import type { Executor } from './types.ts';
 import { isPostgres, LEVELS, type RankDef, type RankKey, rankSizes, scopeKey } from './rank-def.ts';
 import { addParts, buildParts, mergeParts, perEntry, recountParts, rowPart } from './rank-parts.ts';
@@ -34,9 +35,12 @@ function scopeOfRow(def: RankDef): RawBuilder<unknown> {
   return sql.join([sql`${def.name}`, ...def.by.map((c) => sql`${col('t', c)}`)], sql` || ':' || `);
 }
 
-/** Call before writing the scope's rows: on PostgreSQL, serializes the scope's writers. */
+/**
+ * Call before writing the scope's rows: on PostgreSQL, serializes the scope's writers. The lock is
+ * sent with the transaction's next awaited statement (src/db/pipeline.ts), before it.
+ */
 export async function lockScope(tx: Executor, def: RankDef, values: readonly string[]): Promise<void> {
-  if (isPostgres(tx)) await sql`select pg_advisory_xact_lock(hashtextextended(${scopeKey(def, values)}, 0))`.execute(tx);
+  if (isPostgres(tx)) await deferred(tx, sql`select pg_advisory_xact_lock(hashtextextended(${scopeKey(def, values)}, 0))`);
 }
 
 /** The keys were inserted in this transaction (rows that were not there before). */
@@ -76,8 +80,9 @@ export async function rankChange(
   ] as const) {
     for (let i = 0; i < keys.length; i += CHUNK) {
       const part = keys.slice(i, i + CHUNK);
-      for (let level = 0; level < LEVELS; level++) {
-        const moved = await s.count(level, part, sign);
+      // Level 0 last: the levels above answer nothing the caller needs, so they go out with it.
+      for (let level = LEVELS - 1; level >= 0; level--) {
+        const moved = await s.count(level, part, sign, level > 0);
         if (level === 0) for (const e of moved) touched.set(`${e.lo_ts}\u0000${e.lo_id}`, e);
       }
     }
@@ -167,8 +172,9 @@ class Scope {
 
   async ensureBase(): Promise<void> {
     const rows = Array.from({ length: LEVELS }, (_, l) => sql`(${this.scope}, ${int(l)}, '', '', 0)`);
-    await sql`insert into rank_buckets (scope, level, lo_ts, lo_id, n) values ${sql.join(rows)} on conflict (scope, level, lo_ts, lo_id) do nothing`.execute(
+    await deferred(
       this.tx,
+      sql`insert into rank_buckets (scope, level, lo_ts, lo_id, n) values ${sql.join(rows)} on conflict (scope, level, lo_ts, lo_id) do nothing`,
     );
   }
 
@@ -203,16 +209,23 @@ class Scope {
         coalesce(same_id, (select max(b.lo_id) from rank_buckets b where b.scope = ${s} and b.level = ${l} and b.lo_ts = m.prev_ts)) as lo_id, part from m)`;
   }
 
-  /** Adds `sign` per key to the entry holding it on `level` (and to its part); returns the entries with their new n. */
-  async count(level: number, keys: readonly RankKey[], sign: 1 | -1): Promise<Entry[]> {
+  /**
+   * Adds `sign` per key to the entry holding it on `level` (and to its part); returns the entries
+   * with their new n, unless `quiet` (then, without parts, the statement is deferred).
+   */
+  async count(level: number, keys: readonly RankKey[], sign: 1 | -1, quiet = false): Promise<Entry[]> {
     const [s, l] = [this.scope, int(level)];
     if (!this.def.part) {
-      const r = await sql<Entry>`${this.locate(level, keys)},
+      const update = sql<Entry>`${this.locate(level, keys)},
         g as (select lo_ts, lo_id, count(*) as c from e group by lo_ts, lo_id)
         update rank_buckets set n = n + ${int(sign)} * (select g.c from g where g.lo_ts = rank_buckets.lo_ts and g.lo_id = rank_buckets.lo_id)
         where scope = ${s} and level = ${l} and (lo_ts, lo_id) in (select lo_ts, lo_id from g)
-        returning lo_ts, lo_id, n`.execute(this.tx);
-      return r.rows;
+        returning lo_ts, lo_id, n`;
+      if (quiet) {
+        await deferred(this.tx, update);
+        return [];
+      }
+      return (await update.execute(this.tx)).rows;
     }
     const found = await sql<{ lo_ts: string; lo_id: string; part: string; c: number }>`${this.locate(level, keys)}
       select lo_ts, lo_id, part, count(*) as c from e group by lo_ts, lo_id, part`.execute(this.tx);

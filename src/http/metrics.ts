@@ -16,9 +16,11 @@ function poolGauges(deps: Deps, metrics: Metrics): void {
         this.set(read());
       },
     });
-  gauge('rolodex_db_pool_connections', 'PostgreSQL connections open in the pool.', () => pool.totalCount);
-  gauge('rolodex_db_pool_idle', 'PostgreSQL connections idle in the pool.', () => pool.idleCount);
-  gauge('rolodex_db_pool_waiting', 'Queries waiting for a PostgreSQL connection.', () => pool.waitingCount);
+  // Queries outside transactions share the pool's connections (pipelined), so only transactions
+  // take a connection of their own: those are what can run out.
+  gauge('rolodex_db_pool_connections', 'PostgreSQL connections the pool may open.', () => pool.size);
+  gauge('rolodex_db_pool_transactions', 'PostgreSQL transactions holding a connection (at most half the pool).', () => pool.transactions());
+  gauge('rolodex_db_pool_waiting', 'PostgreSQL transactions waiting for a connection.', () => pool.waiting());
 }
 
 /** Counts every response and serves /metrics. */

@@ -2,6 +2,7 @@
 // orders are ranked (docs/pages.md) so that a page at any offset costs what the first does.
 import { sql } from 'kysely';
 import type { Executor } from '../db/types.ts';
+import { deferred } from '../db/pipeline.ts';
 import { prepared } from '../db/prepared.ts';
 import type { Page } from '../lib/paging.ts';
 import { chunks } from '../db/chunks.ts';
@@ -14,15 +15,19 @@ export type ListRow = ListsTable;
 export const LISTS = defineRank({ name: 'lists', table: 'lists', by: ['workspace_id'], ts: 'created_at', id: 'id' });
 export const LIST_MEMBERS = defineRank({ name: 'list_members', table: 'list_members', by: ['list_id'], ts: 'added_at', id: 'entity_id' });
 
+// Every writer of a workspace's lists queues on its lock: the statements answering nothing go out
+// with the next one that does (src/db/pipeline.ts), so a create holds the lock for two round trips.
 export async function insertList(tx: Executor, row: ListRow): Promise<void> {
   await lockScope(tx, LISTS, [row.workspace_id]);
-  await tx.insertInto('lists').values(row).execute();
+  await deferred(tx, tx.insertInto('lists').values(row));
   await rankInsert(tx, LISTS, [row.workspace_id], [{ ts: row.created_at, id: row.id }]);
-  await tx
-    .insertInto('workspace_list_counts')
-    .values({ workspace_id: row.workspace_id, list_count: 1 })
-    .onConflict((oc) => oc.column('workspace_id').doUpdateSet({ list_count: sql`workspace_list_counts.list_count + 1` }))
-    .execute();
+  await deferred(
+    tx,
+    tx
+      .insertInto('workspace_list_counts')
+      .values({ workspace_id: row.workspace_id, list_count: 1 })
+      .onConflict((oc) => oc.column('workspace_id').doUpdateSet({ list_count: sql`workspace_list_counts.list_count + 1` })),
+  );
 }
 
 // GET /v1/lists/{id} is the hottest read.

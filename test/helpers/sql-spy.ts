@@ -1,9 +1,9 @@
 // Every SQL statement the databases run in this process, whichever path sent it (Kysely, the
-// prepared fast readers, a transaction): the pg client's query and node:sqlite's statement
-// methods are wrapped once, and a spy collects the statements run while it is on. For tests that
+// prepared fast readers, a transaction): PostgreSQL's statements are seen through the dialect's
+// observer, node:sqlite's statement methods are wrapped once, and a spy collects the statements run while it is on. For tests that
 // check what a request reads from storage, not only what it answers.
 import { StatementSync } from 'node:sqlite';
-import pg from 'pg';
+import { observeStatements } from '../../src/db/postgres.ts';
 
 const spies = new Set<string[]>();
 let installed = false;
@@ -14,12 +14,7 @@ function install(): void {
   const record = (text: unknown) => {
     if (spies.size > 0 && typeof text === 'string') for (const s of spies) s.push(text);
   };
-  const query = Reflect.get(pg.Client.prototype, 'query') as (...args: unknown[]) => unknown;
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    const first = args[0];
-    record(typeof first === 'string' ? first : (first as { text?: unknown } | null)?.text);
-    return query.apply(this, args);
-  } as typeof pg.Client.prototype.query;
+  observeStatements(record);
   for (const method of ['all', 'get', 'run', 'iterate'] as const) {
     const original = Reflect.get(StatementSync.prototype, method) as (...args: unknown[]) => unknown;
     (StatementSync.prototype as unknown as Record<string, unknown>)[method] = function (this: StatementSync, ...args: unknown[]) {

@@ -1,0 +1,148 @@
+// `node bench/mixed.ts`: mixed traffic against one server process per setup (issue 15, goal 3).
+// BENCH_CONNECTIONS (default 50) keep-alive connections each send one request after another for
+// BENCH_SECONDS (default 10), every request drawn at random: 80% point reads (GET /v1/lists/{id}),
+// 15% member pages in the middle half of a 100,000-member list (offsets 25,000 to 75,000), 5%
+// writes (POST /v1/lists). Prints requests/s and p50/p99 per route, after a warm-up second.
+// Environment as bench/run.ts: BENCH_SETUPS (e.g. "sqlite/1,postgres/1"), BENCH_WORKERS,
+// BENCH_LIST_MEMBERS; load average is printed before and after.
+import { Agent, request } from 'node:http';
+import { loadavg } from 'node:os';
+import { sql } from 'kysely';
+import type { DialectName } from '../src/db/types.ts';
+import { freePort } from '../test/helpers/process.ts';
+import { services } from '../test/helpers/services.ts';
+import { MAIN, seedContext, start, stop } from './run.ts';
+import { seedBigList, seedList } from './seeds.ts';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const WORKERS = Number(process.env.BENCH_WORKERS ?? 2);
+
+interface Route {
+  name: string;
+  share: number;
+  method: 'GET' | 'POST';
+  path(): string;
+  body?: string;
+}
+
+function send(agent: Agent, port: number, headers: Record<string, string>, r: Route): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request({ agent, host: '127.0.0.1', port, method: r.method, path: r.path(), headers }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end(r.body);
+  });
+}
+
+const pct = (xs: number[], p: number) => (xs.length ? xs[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))]! : NaN);
+
+async function drive(port: number, secret: string, routes: Route[], seconds: number) {
+  const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+  const latencies = new Map<string, number[]>(routes.map((r) => [r.name, []]));
+  let failures = 0;
+  const until = performance.now() + seconds * 1000;
+  const pick = () => {
+    let x = Math.random();
+    for (const r of routes) if ((x -= r.share) < 0) return r;
+    return routes[0]!;
+  };
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async () => {
+      while (performance.now() < until) {
+        const r = pick();
+        const headers: Record<string, string> = { authorization: `Bearer ${secret}`, 'service-version': '2026-03-01' };
+        if (r.body) headers['content-type'] = 'application/json';
+        const t0 = performance.now();
+        const status = await send(agent, port, headers, r);
+        if (status !== 200) failures++;
+        latencies.get(r.name)!.push(performance.now() - t0);
+      }
+    }),
+  );
+  agent.destroy();
+  return { latencies, failures };
+}
+
+async function main(): Promise<void> {
+  const pg = (await services()).postgres;
+  let setups: { dialect: DialectName; workers: number }[] = [
+    { dialect: 'sqlite', workers: 1 },
+    { dialect: 'postgres', workers: 1 },
+    { dialect: 'sqlite', workers: WORKERS },
+    { dialect: 'postgres', workers: WORKERS },
+  ];
+  if (process.env.BENCH_SETUPS) setups = setups.filter((s) => process.env.BENCH_SETUPS!.split(',').includes(`${s.dialect}/${s.workers}`));
+  if (!pg) setups = setups.filter((s) => s.dialect !== 'postgres');
+  console.log(
+    `${SECONDS}s per setup, ${CONNECTIONS} connections; load average before: ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
+  for (const setup of setups) {
+    const { tdb, ctx } = await seedContext(setup.dialect);
+    try {
+      await seedList(ctx);
+      await seedBigList(ctx);
+      await sql.raw(setup.dialect === 'postgres' ? 'vacuum analyze' : 'analyze').execute(tdb.db.kysely);
+      const members = Number(ctx.state.bigListMembers);
+      const routes: Route[] = [
+        { name: 'GET /v1/lists/{id}', share: 0.8, method: 'GET', path: () => `/v1/lists/${String(ctx.state.listId)}` },
+        {
+          name: 'member page, middle half',
+          share: 0.15,
+          method: 'GET',
+          path: () => `/v1/lists/${String(ctx.state.bigListId)}/contacts?limit=25&offset=${Math.floor(members / 4 + (Math.random() * members) / 2)}`,
+        },
+        {
+          name: 'POST /v1/lists',
+          share: 0.05,
+          method: 'POST',
+          path: () => '/v1/lists',
+          body: JSON.stringify({ fields: { $name: 'Mixed', $objectType: 'account' } }),
+        },
+      ];
+      const port = await freePort();
+      const env: Record<string, string> = {
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        DATA_DIR: tdb.dataDir,
+        LOG_LEVEL: 'warn',
+        WORKERS: String(setup.workers),
+        RATE_LIMIT_READ: '0',
+        RATE_LIMIT_WRITE: '0',
+        RATE_LIMIT_SEARCH: '0',
+        ...(tdb.databaseUrl ? { DATABASE_URL: tdb.databaseUrl } : {}),
+      };
+      const server = await start([MAIN, 'serve'], env, `http://127.0.0.1:${port}/healthz`);
+      try {
+        await drive(port, ctx.secret, routes, 1);
+        const { latencies, failures } = await drive(port, ctx.secret, routes, SECONDS);
+        const all = [...latencies.values()].flat().sort((a, b) => a - b);
+        console.log(
+          `\n${setup.dialect}, ${setup.workers} worker(s): ${Math.round(all.length / SECONDS)} req/s, p50 ${pct(all, 50).toFixed(1)} ms, p99 ${pct(all, 99).toFixed(1)} ms${failures ? `, ${failures} failed` : ''}`,
+        );
+        for (const [name, xs] of latencies) {
+          xs.sort((a, b) => a - b);
+          const [p50, p99] = [pct(xs, 50), pct(xs, 99)];
+          console.log(
+            `  ${name.padEnd(26)} ${String(xs.length).padStart(7)} requests  p50 ${p50.toFixed(1).padStart(7)} ms  p99 ${p99.toFixed(1).padStart(7)} ms  p99/p50 ${(p99 / p50).toFixed(1)}`,
+          );
+        }
+      } finally {
+        await stop(server);
+      }
+    } finally {
+      await tdb.drop();
+    }
+  }
+  console.log(
+    `\nload average after: ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
+}
+
+if (import.meta.main) await main();

@@ -1,0 +1,221 @@
+// Kysely over postgres.js (docs/design.md §Database). postgres.js pipelines: every query issued in
+// one turn of the event loop goes out in one socket write, and a connection carries many queries
+// at once. So a query outside a transaction takes no connection of its own: it goes to the shared
+// client, which spreads queries over its connections. A transaction reserves one connection for
+// itself, and at most half the pool does at a time (TransactionGate), so that transactions waiting
+// on each other's locks never leave reads without a connection.
+//
+// Inside a transaction, a statement marked with `deferred()` (src/db/pipeline.ts) is not sent on
+// its own: it goes out with the next statement that is awaited, or with COMMIT, in one write, and
+// BEGIN goes out with the first statement. A transaction holding a lock thus waits for one round
+// trip per statement whose answer it needs, not one per statement.
+import {
+  AbortedTransactionError,
+  CompiledQuery,
+  type DatabaseConnection,
+  type Driver,
+  PostgresAdapter,
+  PostgresIntrospector,
+  PostgresQueryCompiler,
+  type QueryResult,
+} from 'kysely';
+import type { Dialect, Kysely, TransactionSettings } from 'kysely';
+import type postgres from 'postgres';
+import { isDeferred } from './pipeline.ts';
+
+type Client = postgres.Sql;
+type Reserved = postgres.ReservedSql;
+
+/** Lets at most `limit` transactions hold a connection at a time; the others wait in order. */
+export class TransactionGate {
+  readonly limit: number;
+  #held = 0;
+  #waiting: (() => void)[] = [];
+
+  constructor(limit: number) {
+    this.limit = limit;
+  }
+
+  get held(): number {
+    return this.#held;
+  }
+
+  get waiting(): number {
+    return this.#waiting.length;
+  }
+
+  async enter(): Promise<void> {
+    if (this.#held < this.limit) {
+      this.#held++;
+      return;
+    }
+    // The leaver hands its place over directly, so a newcomer cannot overtake a waiter.
+    await new Promise<void>((resolve) => this.#waiting.push(resolve));
+  }
+
+  leave(): void {
+    const next = this.#waiting.shift();
+    if (next) next();
+    else this.#held--;
+  }
+}
+
+type Rows = postgres.RowList<postgres.Row[]>;
+
+// Every statement this process sends to PostgreSQL goes through run(): a test that checks what a
+// request reads from storage, not only what it answers, watches here (test/helpers/sql-spy.ts).
+let observer: ((sql: string) => void) | undefined;
+
+/** Sets (or, with undefined, clears) the one observer of every statement sent to PostgreSQL. */
+export function observeStatements(fn: ((sql: string) => void) | undefined): void {
+  observer = fn;
+}
+
+// Prepared: postgres.js sends a statement it has not prepared on that connection as a describe
+// and then a bind, in two round trips; a prepared one goes out whole, in one. A statement without
+// parameters goes out as simple text (one round trip, and several statements may be given).
+export function run(on: Client | Reserved, q: { sql: string; parameters: readonly unknown[] }): Promise<Rows> {
+  observer?.(q.sql);
+  return on.unsafe(q.sql, q.parameters as postgres.ParameterOrJSON<never>[], { prepare: true });
+}
+
+// Rows as plain arrays, as pg gave them (postgres.js returns an Array subclass with extra members).
+function toResult<R>(r: Rows): QueryResult<R> {
+  const rows = Array.from(r) as R[];
+  const command = r.command;
+  if (command === 'INSERT' || command === 'UPDATE' || command === 'DELETE' || command === 'MERGE') return { numAffectedRows: BigInt(r.count), rows };
+  return { rows };
+}
+
+/** Runs `queries` in one write; fails with the first failure (later ones only report the abort). */
+async function sendAll(on: Client | Reserved, queries: CompiledQuery[]): Promise<Rows[]> {
+  const settled = await Promise.allSettled(queries.map((q) => run(on, q)));
+  const failed = settled.find((s) => s.status === 'rejected');
+  if (failed) throw failed.reason;
+  return settled.map((s) => (s as PromiseFulfilledResult<Rows>).value);
+}
+
+class PostgresJsConnection implements DatabaseConnection {
+  readonly #client: Client;
+  readonly #gate: TransactionGate;
+  #tx: { reserved: Reserved; queued: CompiledQuery[]; sent: boolean } | undefined;
+
+  constructor(client: Client, gate: TransactionGate) {
+    this.#client = client;
+    this.#gate = gate;
+  }
+
+  async begin(settings: TransactionSettings): Promise<void> {
+    await this.#gate.enter();
+    try {
+      const reserved = await this.#client.reserve();
+      let begin = 'begin';
+      if (settings.isolationLevel) begin += ` isolation level ${settings.isolationLevel}`;
+      if (settings.accessMode) begin += ` ${settings.accessMode}`;
+      this.#tx = { reserved, queued: [CompiledQuery.raw(begin)], sent: false };
+    } catch (err) {
+      this.#gate.leave();
+      throw err;
+    }
+  }
+
+  /** COMMIT or ROLLBACK, then the connection goes back to the pool. */
+  async end(command: 'commit' | 'rollback'): Promise<void> {
+    const tx = this.#tx;
+    if (!tx) return;
+    this.#tx = undefined;
+    try {
+      // Nothing sent yet: no transaction on the server to roll back, nor any statement to commit.
+      if (!tx.sent && (command === 'rollback' || tx.queued.length === 1)) return;
+      const queued = command === 'rollback' ? [] : tx.queued;
+      const results = await sendAll(tx.reserved, [...queued, CompiledQuery.raw(command)]);
+      // PostgreSQL answers COMMIT with ROLLBACK when an earlier error aborted the transaction.
+      if (command === 'commit' && results.at(-1)?.command === 'ROLLBACK') throw new AbortedTransactionError();
+    } finally {
+      tx.reserved.release();
+      this.#gate.leave();
+    }
+  }
+
+  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    const tx = this.#tx;
+    if (!tx) return toResult<R>(await run(this.#client, query));
+    if (isDeferred(query)) {
+      tx.queued.push(query);
+      return { rows: [] };
+    }
+    const batch = [...tx.queued, query];
+    tx.queued = [];
+    tx.sent = true;
+    return toResult<R>((await sendAll(tx.reserved, batch)).at(-1)!);
+  }
+
+  // eslint-disable-next-line require-yield
+  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    throw new Error('streaming is not supported');
+  }
+}
+
+class PostgresJsDriver implements Driver {
+  readonly #client: Client;
+  readonly #gate: TransactionGate;
+
+  constructor(client: Client, gate: TransactionGate) {
+    this.#client = client;
+    this.#gate = gate;
+  }
+
+  async init(): Promise<void> {}
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    return new PostgresJsConnection(this.#client, this.#gate);
+  }
+
+  async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+    await (connection as PostgresJsConnection).begin(settings);
+  }
+
+  async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    await (connection as PostgresJsConnection).end('commit');
+  }
+
+  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    await (connection as PostgresJsConnection).end('rollback');
+  }
+
+  async releaseConnection(connection: DatabaseConnection): Promise<void> {
+    // A transaction that neither committed nor rolled back (its callback never returned) still
+    // gives its connection back.
+    await (connection as PostgresJsConnection).end('rollback');
+  }
+
+  async destroy(): Promise<void> {
+    await this.#client.end({ timeout: 5 });
+  }
+}
+
+export class PostgresJsDialect implements Dialect {
+  readonly #client: Client;
+  readonly #gate: TransactionGate;
+
+  constructor(client: Client, gate: TransactionGate) {
+    this.#client = client;
+    this.#gate = gate;
+  }
+
+  createDriver(): Driver {
+    return new PostgresJsDriver(this.#client, this.#gate);
+  }
+
+  createQueryCompiler() {
+    return new PostgresQueryCompiler();
+  }
+
+  createAdapter() {
+    return new PostgresAdapter();
+  }
+
+  createIntrospector(db: Kysely<unknown>) {
+    return new PostgresIntrospector(db);
+  }
+}
