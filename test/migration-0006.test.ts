@@ -3,7 +3,7 @@
 // idempotent successes stay replayable under their operation, stored errors and pending claims go.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { type Migration, Migrator } from 'kysely/migration';
+import type { Migration } from 'kysely/migration';
 import { migrate } from '../src/db/migrate.ts';
 import * as m0001 from '../src/db/migrations/0001_foundation.ts';
 import * as m0002 from '../src/db/migrations/0002_lists.ts';
@@ -19,13 +19,7 @@ for (const dialect of await testDialects()) {
     let tdb: TestDb;
     before(async () => {
       tdb = await createTestDb(dialect, { migrate: false });
-      const migrator = new Migrator({
-        db: tdb.db.kysely,
-        provider: { getMigrations: async () => BEFORE },
-        ...(tdb.schema ? { migrationTableSchema: tdb.schema } : {}),
-      });
-      const r = await migrator.migrateToLatest();
-      assert.equal(r.error, undefined);
+      await migrate(tdb.db, BEFORE);
       const db = tdb.db.kysely as any;
       await db
         .insertInto('workspaces')

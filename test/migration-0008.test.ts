@@ -5,7 +5,7 @@
 // changes.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { type Migration, Migrator } from 'kysely/migration';
+import type { Migration } from 'kysely/migration';
 import { migrate } from '../src/db/migrate.ts';
 import * as m0001 from '../src/db/migrations/0001_foundation.ts';
 import * as m0002 from '../src/db/migrations/0002_lists.ts';
@@ -137,12 +137,7 @@ for (const dialect of await testDialects()) {
 
     before(async () => {
       tdb = await createTestDb(dialect, { migrate: false });
-      const migrator = new Migrator({
-        db: tdb.db.kysely,
-        provider: { getMigrations: async () => BEFORE },
-        ...(tdb.schema ? { migrationTableSchema: tdb.schema } : {}),
-      });
-      assert.equal((await migrator.migrateToLatest()).error, undefined);
+      await migrate(tdb.db, BEFORE);
       db = tdb.db.kysely;
       await db
         .insertInto('workspaces')

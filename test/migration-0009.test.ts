@@ -5,7 +5,7 @@
 // with an import and a visibility change.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { type Migration, Migrator } from 'kysely/migration';
+import type { Migration } from 'kysely/migration';
 import { setVisibility } from '../src/channels/service.ts';
 import { importKinds } from '../src/cli/import-kinds.ts';
 import { migrate } from '../src/db/migrate.ts';
@@ -132,12 +132,7 @@ for (const dialect of await testDialects()) {
     let tdb: TestDb;
     before(async () => {
       tdb = await createTestDb(dialect, { migrate: false });
-      const old = new Migrator({
-        db: tdb.db.kysely,
-        provider: { getMigrations: async () => BEFORE },
-        ...(tdb.schema ? { migrationTableSchema: tdb.schema } : {}),
-      });
-      assert.equal((await old.migrateToLatest()).error, undefined);
+      await migrate(tdb.db, BEFORE);
     });
     after(() => tdb.drop());
 

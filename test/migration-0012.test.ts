@@ -3,7 +3,7 @@
 // fields), once per record, field and trigram, so `contains` finds records written before it.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { type Migration, Migrator } from 'kysely/migration';
+import type { Migration } from 'kysely/migration';
 import { migrate } from '../src/db/migrate.ts';
 import * as m0001 from '../src/db/migrations/0001_foundation.ts';
 import * as m0002 from '../src/db/migrations/0002_lists.ts';
@@ -35,12 +35,7 @@ for (const dialect of await testDialects()) {
     let tdb: TestDb;
     before(async () => {
       tdb = await createTestDb(dialect, { migrate: false });
-      const migrator = new Migrator({
-        db: tdb.db.kysely,
-        provider: { getMigrations: async () => BEFORE },
-        ...(tdb.schema ? { migrationTableSchema: tdb.schema } : {}),
-      });
-      assert.equal((await migrator.migrateToLatest()).error, undefined);
+      await migrate(tdb.db, BEFORE);
       const db = tdb.db.kysely as any;
       await db.insertInto('workspaces').values({ id: 'ws_a', name: 'A', created_at: at }).execute();
       await db

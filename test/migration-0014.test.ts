@@ -3,7 +3,6 @@
 // shown before (created_at, then id), per workspace and type, and new ones go after them.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { Migrator } from 'kysely/migration';
 import { migrate, MIGRATIONS } from '../src/db/migrate.ts';
 import { addField, loadDefinitions } from '../src/definitions/service.ts';
 import { operatorCtx } from '../src/lib/context.ts';
@@ -16,12 +15,7 @@ for (const dialect of await testDialects()) {
     let tdb: TestDb;
     before(async () => {
       tdb = await createTestDb(dialect, { migrate: false });
-      const migrator = new Migrator({
-        db: tdb.db.kysely,
-        provider: { getMigrations: async () => BEFORE },
-        ...(tdb.schema ? { migrationTableSchema: tdb.schema } : {}),
-      });
-      assert.equal((await migrator.migrateToLatest()).error, undefined);
+      await migrate(tdb.db, BEFORE);
       const db = tdb.db.kysely as any;
       await db
         .insertInto('workspaces')

@@ -51,20 +51,21 @@ function isForeignSchemaRace(err: unknown, own: string | undefined): boolean {
   return m !== null && m[1] !== own;
 }
 
-export async function migrate(db: Db): Promise<string[]> {
+/** Applies `migrations` (all of them unless a test names an earlier set) that are not applied yet. */
+export async function migrate(db: Db, migrations: Record<string, Migration> = MIGRATIONS): Promise<string[]> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await migrateOnce(db);
+      return await migrateOnce(db, migrations);
     } catch (err) {
       if (attempt >= 5 || !isForeignSchemaRace(err, db.schema)) throw err;
     }
   }
 }
 
-async function migrateOnce(db: Db): Promise<string[]> {
+async function migrateOnce(db: Db, migrations: Record<string, Migration>): Promise<string[]> {
   const migrator = new Migrator({
     db: db.kysely,
-    provider: { getMigrations: async () => MIGRATIONS },
+    provider: { getMigrations: async () => migrations },
     // Kysely looks for its own tables by name across schemas; name the schema so that databases
     // sharing one PostgreSQL server (tests, several tenants) do not see each other's.
     ...(db.schema ? { migrationTableSchema: db.schema } : {}),
