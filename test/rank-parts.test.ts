@@ -174,7 +174,9 @@ for (const dialect of await testDialects()) {
           // Inside a transaction the page is read through it (SQLite: the write connection).
           await db.transaction().execute((tx) => checkReaders(tx, grp, 25, [0, 7, 40]));
         }),
-        { numRuns: 30 },
+        // Random sequences reach every kind of bucket change only most of the time: at 30 runs an
+        // upper merge was missed in CI now and then, which says nothing about the code.
+        { numRuns: 60 },
       );
       assert.deepEqual(seen, { leafSplit: true, leafMerge: true, upperSplit: true, upperMerge: true, moved: true });
     });
