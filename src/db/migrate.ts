@@ -45,10 +45,12 @@ function describe(err: unknown): string {
 
 // Kysely's migrator reads every schema's tables through PostgreSQL's introspection, which resolves
 // tables by name: a schema another database on the same server drops meanwhile fails that read
-// with 'schema "…" does not exist'. Nothing was applied then, so it is safe to try again.
-function isForeignSchemaRace(err: unknown, own: string | undefined): boolean {
-  const m = /schema "([^"]+)" does not exist/.exec(describe(err));
-  return m !== null && m[1] !== own;
+// with 'schema "…" does not exist', or with 'relation "<schema>.<table>" does not exist' when it
+// drops the tables first. Nothing was applied then, so it is safe to try again.
+export function isForeignSchemaRace(err: unknown, own: string | undefined): boolean {
+  const m = /(?:schema "([^"]+)"|relation "([^".]+)\.[^"]+") does not exist/.exec(describe(err));
+  const schema = m?.[1] ?? m?.[2];
+  return schema !== undefined && schema !== own;
 }
 
 /** Applies `migrations` (all of them unless a test names an earlier set) that are not applied yet. */
