@@ -28,7 +28,7 @@ import { isoNow, newId } from '../src/lib/ids.ts';
 import { createWorkspace } from '../src/workspaces/service.ts';
 import { createTestDb } from '../test/helpers/db.ts';
 import { freePort } from '../test/helpers/process.ts';
-import { start, stop } from './run.ts';
+import { latency, median, start, stop } from './run.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -59,8 +59,6 @@ const autocannon = createRequire(import.meta.url)('autocannon') as (opts: {
   connections: number;
   duration: number;
 }) => Promise<{ requests: { average: number }; non2xx: number; errors: number }>;
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)] as number;
 
 interface World {
   workspaceId: string;
@@ -144,21 +142,6 @@ async function seedEmails(db: Executor, w: World, n: number, queued: boolean): P
   await db.transaction().execute((tx) => rankRebuild(tx, EMAILS, [w.workspaceId]));
 }
 
-async function latency(url: string, headers: Record<string, string>, check?: (body: any) => void): Promise<{ median: number; p95: number }> {
-  const times: number[] = [];
-  for (let i = 0; i < REQUESTS + 20; i++) {
-    const t0 = performance.now();
-    const res = await fetch(url, { headers });
-    const body = await res.json();
-    const ms = performance.now() - t0;
-    if (res.status !== 200) throw new Error(`${url}: ${res.status} ${JSON.stringify(body)}`);
-    if (i === 0) check?.(body);
-    if (i >= 20) times.push(ms); // the first 20 warm up
-  }
-  const sorted = [...times].sort((a, b) => a - b);
-  return { median: median(times), p95: sorted[Math.floor(sorted.length * 0.95)] as number };
-}
-
 function serverEnv(dataDir: string, databaseUrl: string | undefined, port: number, extra: Record<string, string> = {}): Record<string, string> {
   return {
     PORT: String(port),
@@ -224,9 +207,9 @@ async function run(dialect: DialectName): Promise<void> {
         ['75%', (SIZE * 3) / 4],
         ['last', SIZE - 25],
       ] as const) {
-        const base = await latency(`http://127.0.0.1:${basePort}/`, {});
+        const base = await latency(`http://127.0.0.1:${basePort}/`, {}, REQUESTS);
         const url = `http://127.0.0.1:${port}/v1/emails?limit=25&offset=${Math.floor(offset)}`;
-        const page = await latency(url, { authorization: `Bearer ${secret}`, 'service-version': '2026-03-01' }, (body) => {
+        const page = await latency(url, { authorization: `Bearer ${secret}`, 'service-version': '2026-03-01' }, REQUESTS, (body) => {
           if (body.totalCount !== SIZE || body.data.length !== 25) throw new Error(`${url}: totalCount ${body.totalCount}, ${body.data.length} items`);
         });
         console.log(

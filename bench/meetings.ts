@@ -20,7 +20,7 @@ import { createUser } from '../src/users/service.ts';
 import { createWorkspace } from '../src/workspaces/service.ts';
 import { createTestDb } from '../test/helpers/db.ts';
 import { freePort } from '../test/helpers/process.ts';
-import { start, stop } from './run.ts';
+import { latency, start, stop } from './run.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -133,23 +133,6 @@ async function seedMeetings(db: Executor, ws: string, n: number, userEmail: stri
   await db.transaction().execute((tx) => rankRebuild(tx, MEETINGS, [ws]));
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
-
-async function latency(url: string, headers: Record<string, string>, check?: (body: any) => void): Promise<{ median: number; p95: number }> {
-  const times: number[] = [];
-  for (let i = 0; i < REQUESTS + 20; i++) {
-    const t0 = performance.now();
-    const res = await fetch(url, { headers });
-    const body = await res.json();
-    const ms = performance.now() - t0;
-    if (res.status !== 200) throw new Error(`${url}: ${res.status} ${JSON.stringify(body)}`);
-    if (i === 0) check?.(body);
-    if (i >= 20) times.push(ms); // the first 20 warm up
-  }
-  const sorted = [...times].sort((a, b) => a - b);
-  return { median: median(times), p95: sorted[Math.floor(sorted.length * 0.95)] as number };
-}
-
 async function run(dialect: DialectName): Promise<void> {
   const t0 = performance.now();
   const tdb = await createTestDb(dialect);
@@ -191,9 +174,9 @@ async function run(dialect: DialectName): Promise<void> {
         ['50%', SIZE / 2],
         ['last', SIZE - 25],
       ] as const) {
-        const base = await latency(`http://127.0.0.1:${basePort}/`, {});
+        const base = await latency(`http://127.0.0.1:${basePort}/`, {}, REQUESTS);
         const url = `http://127.0.0.1:${port}/v1/meetings?limit=25&offset=${offset}`;
-        const page = await latency(url, auth, (body) => {
+        const page = await latency(url, auth, REQUESTS, (body) => {
           if (body.totalCount !== SIZE || body.data.length !== 25) throw new Error(`${url}: totalCount ${body.totalCount}, ${body.data.length} items`);
           const levels = new Set(body.data.map((m: { accessLevel: string }) => m.accessLevel));
           if (!levels.has('METADATA') || !levels.has('FULL')) throw new Error(`${url}: a page should mix FULL and METADATA rows`);

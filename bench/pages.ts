@@ -24,7 +24,7 @@ import { RECORDS } from '../src/records/repository.ts';
 import { createWorkspace } from '../src/workspaces/service.ts';
 import { createTestDb } from '../test/helpers/db.ts';
 import { freePort } from '../test/helpers/process.ts';
-import { start, stop } from './run.ts';
+import { latency, start, stop } from './run.ts';
 import { seedMessages } from './seeds.ts';
 import { createUser } from '../src/users/service.ts';
 
@@ -91,23 +91,6 @@ async function seedList(db: Executor, workspaceId: string, contacts: string[], n
   return id;
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
-
-async function latency(url: string, headers: Record<string, string>, check?: (body: any) => void): Promise<{ median: number; p95: number }> {
-  const times: number[] = [];
-  for (let i = 0; i < REQUESTS + 20; i++) {
-    const t0 = performance.now();
-    const res = await fetch(url, { headers });
-    const body = await res.json();
-    const ms = performance.now() - t0;
-    if (res.status !== 200) throw new Error(`${url}: ${res.status} ${JSON.stringify(body)}`);
-    if (i === 0) check?.(body);
-    if (i >= 20) times.push(ms); // the first 20 warm up
-  }
-  const sorted = [...times].sort((a, b) => a - b);
-  return { median: median(times), p95: sorted[Math.floor(sorted.length * 0.95)] as number };
-}
-
 async function run(dialect: DialectName): Promise<void> {
   const t0 = performance.now();
   const tdb = await createTestDb(dialect);
@@ -146,7 +129,7 @@ async function run(dialect: DialectName): Promise<void> {
     // The floor: the cheapest authenticated route of the same server, measured the same way. What a
     // page costs above it is the page's own work; the rest is the request itself on this machine.
     const floor = async (when: string) => {
-      const f = await latency(`http://127.0.0.1:${port}/v1/auth/validate`, auth);
+      const f = await latency(`http://127.0.0.1:${port}/v1/auth/validate`, auth, REQUESTS);
       console.log(
         `${dialect.padEnd(8)}  floor (${when}): GET /v1/auth/validate  median ${f.median.toFixed(2)} ms  p95 ${f.p95.toFixed(2)} ms  load ${loadavg()[0]!.toFixed(1)}`,
       );
@@ -154,9 +137,9 @@ async function run(dialect: DialectName): Promise<void> {
     await floor('before');
 
     const measure = async (n: number, offset: number, label: string) => {
-      const base = await latency(`http://127.0.0.1:${basePort}/`, {});
+      const base = await latency(`http://127.0.0.1:${basePort}/`, {}, REQUESTS);
       const url = `http://127.0.0.1:${port}/v1/lists/${lists.get(n)}/contacts?limit=25&offset=${offset}`;
-      const page = await latency(url, auth, (body) => {
+      const page = await latency(url, auth, REQUESTS, (body) => {
         if (body.totalCount !== n || body.data.length !== Math.min(25, n - offset))
           throw new Error(`${url}: totalCount ${body.totalCount}, ${body.data.length} items`);
       });
@@ -174,9 +157,9 @@ async function run(dialect: DialectName): Promise<void> {
       ['75%', (total * 3) / 4],
       ['last', total - 25],
     ] as const) {
-      const base = await latency(`http://127.0.0.1:${basePort}/`, {});
+      const base = await latency(`http://127.0.0.1:${basePort}/`, {}, REQUESTS);
       const url = `http://127.0.0.1:${port}/v1/contacts?limit=25&offset=${Math.floor(offset)}`;
-      const page = await latency(url, auth, (body) => {
+      const page = await latency(url, auth, REQUESTS, (body) => {
         if (body.totalCount !== total || body.data.length !== 25) throw new Error(`${url}: totalCount ${body.totalCount}, ${body.data.length} items`);
       });
       const cells = [dialect.padEnd(8), 'contacts', total.toLocaleString('en').padStart(9), `${Math.floor(offset).toLocaleString('en')} (${label})`.padEnd(20)];
@@ -217,9 +200,9 @@ async function run(dialect: DialectName): Promise<void> {
         ['75%', Math.floor((shared * 3) / 4)],
         ['last', shared - 25],
       ] as const) {
-        const base = await latency(`http://127.0.0.1:${basePort}/`, {});
+        const base = await latency(`http://127.0.0.1:${basePort}/`, {}, REQUESTS);
         const url = `http://127.0.0.1:${port}/v1/messages?limit=25&offset=${offset}`;
-        const page = await latency(url, auth, (body) => {
+        const page = await latency(url, auth, REQUESTS, (body) => {
           if (body.totalCount !== shared || body.data.length !== 25) throw new Error(`${url}: totalCount ${body.totalCount}, ${body.data.length} items`);
         });
         const cells = [dialect.padEnd(8), 'messages', shared.toLocaleString('en').padStart(9), `${offset.toLocaleString('en')} (${label})`.padEnd(20)];

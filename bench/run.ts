@@ -80,6 +80,30 @@ export type Measurement = Omit<Result, 'setup' | 'route' | 'ratio'>;
 
 export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
 
+/**
+ * One request after another over keep-alive: the median and p95 of `requests` GETs of `url`, after
+ * 20 that warm up; `check` sees the first answer's body (a page's shape, its totalCount).
+ */
+export async function latency(
+  url: string,
+  headers: Record<string, string>,
+  requests: number,
+  check?: (body: any) => void,
+): Promise<{ median: number; p95: number }> {
+  const times: number[] = [];
+  for (let i = 0; i < requests + 20; i++) {
+    const t0 = performance.now();
+    const res = await fetch(url, { headers });
+    const body = await res.json();
+    const ms = performance.now() - t0;
+    if (res.status !== 200) throw new Error(`${url}: ${res.status} ${JSON.stringify(body)}`);
+    if (i === 0) check?.(body);
+    if (i >= 20) times.push(ms);
+  }
+  const sorted = [...times].sort((a, b) => a - b);
+  return { median: median(times), p95: sorted[Math.floor(sorted.length * 0.95)] as number };
+}
+
 export interface LoadOptions {
   method?: string;
   headers?: Record<string, string>;
