@@ -86,6 +86,26 @@ export function operationsOf(doc: any): Operation[] {
   return ops.sort((a, b) => a.operationId.localeCompare(b.operationId));
 }
 
+/**
+ * The operation a request goes to: same method, same number of segments, every literal segment
+ * equal; where two fit (`/v1/accounts/definitions` and `/v1/accounts/{id}`), the one with more
+ * literal segments, as the router chooses.
+ */
+export function operationFor(ops: readonly Operation[], method: string, url: string): Operation {
+  const segments = (url.split('?')[0] as string).split('/');
+  let best: Operation | undefined;
+  let bestLiterals = -1;
+  for (const op of ops) {
+    const template = op.path.split('/');
+    if (op.method !== method || template.length !== segments.length) continue;
+    const literals = template.filter((t) => !/^\{\w+\}$/.test(t));
+    if (!template.every((t, i) => /^\{\w+\}$/.test(t) || t === segments[i])) continue;
+    if (literals.length > bestLiterals) [best, bestLiterals] = [op, literals.length];
+  }
+  if (!best) throw new Error(`no operation for ${method} ${url}`);
+  return best;
+}
+
 export function urlFor(op: Operation, params: Record<string, string>, query: Record<string, string | string[]> = {}): string {
   const path = op.path.replace(/\{(\w+)\}/g, (_m, name: string) => {
     const v = params[name];
