@@ -7,6 +7,7 @@ import { Authenticator } from './auth/authenticator.ts';
 import { openDb } from './db/database.ts';
 import type { Db } from './db/types.ts';
 import { migrate } from './db/migrate.ts';
+import { refreshStatistics } from './db/statistics.ts';
 import type { Deps } from './http/context.ts';
 import { createMetrics } from './metrics/registry.ts';
 import { clusterMetricsText } from './metrics/cluster.ts';
@@ -19,6 +20,7 @@ export async function openDatabase(config: Config, logger?: Logger): Promise<Db>
   try {
     const applied = await migrate(db);
     if (applied.length > 0) logger?.info({ applied }, 'migrations applied');
+    await refreshStatistics(db);
   } catch (err) {
     await db.close();
     throw err;

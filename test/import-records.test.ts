@@ -5,10 +5,12 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { sql } from 'kysely';
 import { main } from '../src/cli/main.ts';
 import { importKinds } from '../src/cli/import-kinds.ts';
 import { ImportFailed, runImport } from '../src/import/run.ts';
 import { call, eachDialect, seedWorkspace, type TestApp } from './helpers/app.ts';
+import { createTestDb } from './helpers/db.ts';
 import { importObjects, sleep } from './lists-fixtures.ts';
 import { operatorCtx } from '../src/lib/context.ts';
 
@@ -228,5 +230,33 @@ await eachDialect('import records', (ctx) => {
     assert.equal(await main(['import', '--workspace', s.workspaceId, file], io), 1);
     assert.match(errs.join('\n'), /line 2: fields\.\$email\.value\[0\]/);
     assert.equal(await count(t, s.workspaceId), 4);
+  });
+
+  test('after an import the planner has statistics of what it wrote (docs/design.md §Database statistics)', async () => {
+    // A database of its own: SQLite analyzes a table again only once it has grown many times over.
+    const tdb = await createTestDb(ctx().dialect);
+    try {
+      const env: Record<string, string> = { DATA_DIR: tdb.dataDir, ...(tdb.databaseUrl ? { DATABASE_URL: tdb.databaseUrl } : {}) };
+      const out: string[] = [];
+      const errs: string[] = [];
+      const io = { out: (x: string) => void out.push(x), err: (x: string) => void errs.push(x), env, isTty: false };
+      assert.equal(await main(['workspace', 'create', '--name', 'Stats', '--json'], io), 0, errs.join('\n'));
+      const workspaceId = JSON.parse(out.join('')).id as string;
+      const file = join(tdb.dataDir, 'stats.ndjson');
+      writeFileSync(file, ndjson(SAMPLE));
+      assert.equal(await main(['import', '--workspace', workspaceId, file, '--json'], io), 0, errs.join('\n'));
+      const db = tdb.db.kysely;
+      if (tdb.db.dialect === 'sqlite') {
+        // sqlite_stat1's first number is the table's row count when it was analyzed.
+        const r = await sql<{ stat: string }>`select stat from sqlite_stat1 where tbl = 'records' and stat is not null`.execute(db);
+        assert.ok(r.rows.length > 0, 'records analyzed');
+        assert.equal(Number(r.rows[0]?.stat.split(' ')[0]), 4);
+      } else {
+        const r = await sql<{ n: number }>`select reltuples as n from pg_class where oid = to_regclass('records')`.execute(db);
+        assert.equal(Number(r.rows[0]?.n), 4);
+      }
+    } finally {
+      await tdb.drop();
+    }
   });
 });

@@ -4,6 +4,7 @@ import { importKinds } from './import-kinds.ts';
 import { ImportFailed, runImport } from '../import/run.ts';
 import { ImportError } from '../import/kind.ts';
 import { openBlobStore } from '../runtime.ts';
+import { refreshStatistics } from '../db/statistics.ts';
 import { requireWorkspace } from '../workspaces/service.ts';
 import { type Io, operator, parse, print, required, UsageError, withDb } from './io.ts';
 
@@ -40,7 +41,9 @@ export async function run(args: string[], io: Io): Promise<void> {
     await requireWorkspace(ctx);
     const blobs = await openBlobStore(config);
     try {
-      return await runImport(ctx, { kinds: importKinds({ blobs }), text, onProgress: progressBar(io) });
+      const result = await runImport(ctx, { kinds: importKinds({ blobs }), text, onProgress: progressBar(io) });
+      await refreshStatistics(db, { bulk: true });
+      return result;
     } finally {
       await blobs.close();
     }
