@@ -6,14 +6,21 @@
 //   an equality on a TEXT field matching 100; startsWith on $name matching N/100; contains on
 //   $email matching 1,000; a range on a NUMBER field matching 10,000 (N/2 below 20,000); and the
 //   unfiltered listing at offsets 0, N/2 and N − 25.
-//   node bench/filters.ts [--dialect sqlite|postgres|both] [--size 100000] [--rounds 100] [--explain]
+//   node bench/filters.ts [--dialect sqlite|postgres|both] [--size 100000] [--rounds 100] [--explain] [--keep DIR]
+// --keep DIR keeps the seeded database (a SQLite file or a PostgreSQL schema) and notes where in
+// DIR; a later run with the same DIR, dialect and size migrates it and measures it again without
+// seeding (1,000,000 contacts take many minutes to seed). Drop it by hand when done.
 // --explain prints the plan of every statement the module runs for each filter (EXPLAIN QUERY
 // PLAN on SQLite, EXPLAIN ANALYZE on PostgreSQL); PROFILE=1 times those statements in process.
 // Seeding writes rows in bulk with the value and trigram indexes dropped, then builds them again
 // from their own stored definitions, so the tables end as the migrations made them.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CompiledQuery, type RawBuilder, sql } from 'kysely';
 import { createKey } from '../src/auth/service.ts';
+import { openDb } from '../src/db/database.ts';
+import { migrate } from '../src/db/migrate.ts';
 import { rankRebuildAll } from '../src/db/rank.ts';
 import type { DialectName, Executor } from '../src/db/types.ts';
 import { addField, loadDefinitions, type TypeDefinitions } from '../src/definitions/service.ts';
@@ -23,7 +30,8 @@ import { operatorCtx, systemCtx } from '../src/lib/context.ts';
 import { valueRows } from '../src/records/index-values.ts';
 import { RECORDS } from '../src/records/repository.ts';
 import { createWorkspace } from '../src/workspaces/service.ts';
-import { createTestDb } from '../test/helpers/db.ts';
+import { createTestDb, type TestDb, withSearchPath } from '../test/helpers/db.ts';
+import { TEST_DATABASE_URL } from '../test/helpers/services.ts';
 import { freePort } from '../test/helpers/process.ts';
 import { start, stop } from './run.ts';
 
@@ -33,6 +41,7 @@ const { values: args } = parseArgs({
     size: { type: 'string', default: '100000' },
     rounds: { type: 'string', default: '100' },
     explain: { type: 'boolean', default: false },
+    keep: { type: 'string' },
   },
 });
 const N = Number(args.size);
@@ -117,21 +126,52 @@ async function explain(db: Executor, dialect: DialectName, what: string, q: RawB
   console.log(`    ${what}:\n      ${lines.join('\n      ')}`);
 }
 
-async function run(dialect: DialectName): Promise<void> {
+interface Kept {
+  dataDir: string;
+  schema?: string;
+  ws: string;
+  secret: string;
+}
+
+/** A seeded database: the one kept in --keep's DIR for this dialect and size, or a new one. */
+async function seeded(dialect: DialectName): Promise<{ tdb: TestDb; ws: string; secret: string }> {
+  const note = args.keep === undefined ? null : join(args.keep, `${dialect}-${N}.json`);
+  if (note !== null && existsSync(note)) {
+    const k = JSON.parse(readFileSync(note, 'utf8')) as Kept;
+    const url = k.schema === undefined ? undefined : withSearchPath(TEST_DATABASE_URL, k.schema);
+    const db = k.schema === undefined ? openDb({ dataDir: k.dataDir }) : openDb({ dataDir: k.dataDir, databaseUrl: TEST_DATABASE_URL, schema: k.schema });
+    await migrate(db);
+    await sql`analyze`.execute(db.kysely);
+    console.log(`[${dialect}] reusing ${N} contacts kept in ${k.schema ?? k.dataDir}`);
+    const tdb: TestDb = { db, dataDir: k.dataDir, drop: () => db.close(), ...(url ? { databaseUrl: url } : {}) };
+    return { tdb, ws: k.ws, secret: k.secret };
+  }
   const tdb = await createTestDb(dialect);
+  const db = tdb.db.kysely;
+  const ws = (await createWorkspace(systemCtx(db), { name: 'bench' })).id;
+  const ctx = operatorCtx(db, ws);
+  await addField(ctx, { objectType: 'contact', key: 'code', label: 'Code', valueType: 'TEXT' });
+  await addField(ctx, { objectType: 'contact', key: 'score', label: 'Score', valueType: 'NUMBER' });
+  const defs = (await loadDefinitions(ctx, { objectType: 'contact' }))!;
+  const key = await createKey(ctx, { userId: null, scopes: null, expiresInMs: null });
+  const t0 = performance.now();
+  await seed(db, dialect, ws, defs);
+  await sql.raw(dialect === 'postgres' ? 'vacuum analyze' : 'analyze').execute(db);
+  console.log(`[${dialect}] seeded ${N} contacts in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
+  if (note === null) return { tdb, ws, secret: key.secret };
+  mkdirSync(args.keep!, { recursive: true });
+  const kept: Kept = { dataDir: tdb.dataDir, ws, secret: key.secret, ...(tdb.schema ? { schema: tdb.schema } : {}) };
+  writeFileSync(note, JSON.stringify(kept));
+  return { tdb: { ...tdb, drop: () => tdb.db.close() }, ws, secret: key.secret };
+}
+
+async function run(dialect: DialectName): Promise<void> {
+  const { tdb, ws, secret } = await seeded(dialect);
   const children: Awaited<ReturnType<typeof start>>[] = [];
   try {
     const db = tdb.db.kysely;
-    const ws = (await createWorkspace(systemCtx(db), { name: 'bench' })).id;
     const ctx = operatorCtx(db, ws);
-    await addField(ctx, { objectType: 'contact', key: 'code', label: 'Code', valueType: 'TEXT' });
-    await addField(ctx, { objectType: 'contact', key: 'score', label: 'Score', valueType: 'NUMBER' });
     const defs = (await loadDefinitions(ctx, { objectType: 'contact' }))!;
-    const key = await createKey(ctx, { userId: null, scopes: null, expiresInMs: null });
-    const t0 = performance.now();
-    await seed(db, dialect, ws, defs);
-    await sql.raw(dialect === 'postgres' ? 'vacuum analyze' : 'analyze').execute(db);
-    console.log(`[${dialect}] seeded ${N} contacts in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
 
     const port = await freePort();
     const env: Record<string, string> = { PORT: String(port), HOST: '127.0.0.1', DATA_DIR: tdb.dataDir, LOG_LEVEL: 'warn', WORKERS: '1' };
@@ -140,7 +180,7 @@ async function run(dialect: DialectName): Promise<void> {
     children.push(await start([MAIN, 'serve'], env, `http://127.0.0.1:${port}/healthz`, 180_000));
     const basePort = await freePort();
     children.push(await start([BASELINE], { PORT: String(basePort) }, `http://127.0.0.1:${basePort}/`, 180_000));
-    const auth = { authorization: `Bearer ${key.secret}`, 'service-version': '2026-03-01' };
+    const auth = { authorization: `Bearer ${secret}`, 'service-version': '2026-03-01' };
 
     const report = async (label: string, query: Record<string, string>, want: number, goal: number) => {
       const base = median(await latency(`http://127.0.0.1:${basePort}/`, {}));

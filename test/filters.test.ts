@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import type { Executor } from '../src/db/types.ts';
 import { addField, addOption, loadDefinitions, type TypeDefinitions } from '../src/definitions/service.ts';
-import { filteredPage, parseFilters } from '../src/filters/service.ts';
+import { filteredPage, parseFilters, planFilters } from '../src/filters/service.ts';
 import { type Ctx, operatorCtx } from '../src/lib/context.ts';
 import { AppError } from '../src/lib/errors.ts';
 import { foldText } from '../src/lib/fold.ts';
@@ -287,6 +287,16 @@ await eachDialect('filters', (ctx) => {
         );
       }
     }
+  });
+
+  test('a contains needle longer than the probes is driven by its rarest trigram, the last one included', async () => {
+    // `+49 30 1237` has 9 trigrams; only the last, `237`, is rare (phones end in 123<i % 10>). The
+    // probes are spread from the first trigram to the last, so `237` is counted and drives.
+    const query = { 'phone[contains]': '+49 30 1237' };
+    const plan = await planFilters(c, { defs, filters: parseFilters(query, defs), page: { limit: 25, offset: 0 } });
+    assert.equal(plan.kind, 'driven');
+    assert.ok(plan.kind === 'driven' && plan.sorted.compile(c.db).parameters.includes('237'), 'the rarest trigram drives');
+    assert.equal(await agrees(c, defs, all, query, (w) => matches(w, 'phone', 'contains', '+49 30 1237')), 6);
   });
 
   test('hostile keys and values are refused or matched literally, never run as SQL', async () => {

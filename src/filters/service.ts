@@ -16,8 +16,14 @@ export { replaceTrigrams } from './repository.ts';
 
 /** Index reads of one estimate stop after this many rows: enough to tell a selective filter. */
 const ESTIMATE_CAP = 2000;
-/** When every trigram of a needle reaches the cap, they are counted again up to this many times it. */
-const RECOUNT = 16;
+/**
+ * When every probed trigram of a needle reaches the cap, they are counted again with the cap this
+ * many times higher, up to ESTIMATE_CAP × RECOUNT_MAX: each round stops as soon as one of them is
+ * under its cap, so that finding a rarest trigram of 5,000 postings counts each probe up to 8,000,
+ * not 32,000.
+ */
+const RECOUNT_STEP = 4;
+const RECOUNT_MAX = 16;
 /** A long `contains` needle has its rarest trigram looked for among this many. */
 const TRIGRAM_PROBES = 8;
 
@@ -64,19 +70,23 @@ async function withTrigram(ctx: Ctx, s: Scope, a: Atom): Promise<Atom> {
   if (a.kind !== 'values' || a.cond.op !== 'contains') return a;
   const all = trigrams(a.cond.text);
   if (all.length === 0) return a;
-  const step = Math.max(1, Math.floor(all.length / TRIGRAM_PROBES));
-  const picks = all.filter((_, i) => i % step === 0).slice(0, TRIGRAM_PROBES);
+  const picks = spread(all, TRIGRAM_PROBES);
   // One statement for every probe: a round trip each would cost more than the probes.
-  let counts = await trigramCounts(ctx.db, s, a.field, picks, ESTIMATE_CAP);
   let best = picks[0]!;
-  for (const t of picks) if (counts.get(t)! < counts.get(best)!) best = t;
-  if (counts.get(best)! >= ESTIMATE_CAP) {
-    // Every probe reached the cap: which is rarest is still unknown, and the first one could hold
-    // every record of the field. Counted again further, the rarest of them drives.
-    counts = await trigramCounts(ctx.db, s, a.field, picks, ESTIMATE_CAP * RECOUNT);
+  for (let cap = ESTIMATE_CAP; cap <= ESTIMATE_CAP * RECOUNT_MAX; cap *= RECOUNT_STEP) {
+    // While every probe reaches the cap, which is rarest is still unknown, and the first one could
+    // hold every record of the field: they are counted again further.
+    const counts = await trigramCounts(ctx.db, s, a.field, picks, cap);
     for (const t of picks) if (counts.get(t)! < counts.get(best)!) best = t;
+    if (counts.get(best)! < cap) break;
   }
   return { ...a, trigram: best };
+}
+
+/** At most `k` of `xs`, evenly spread from the first to the last. */
+export function spread<T>(xs: readonly T[], k: number): T[] {
+  if (xs.length <= k) return [...xs];
+  return Array.from({ length: k }, (_, i) => xs[Math.round((i * (xs.length - 1)) / (k - 1))]!);
 }
 
 const needsTypeCheck = (a: Atom) => a.kind !== 'values';
