@@ -68,8 +68,18 @@ export function isSystemType(objectType: string): boolean {
 // snapshot; it is stored only from reads outside a transaction, which see committed rows only, so
 // no entry can hold what a transaction wrote and then rolled back. Built after the version was
 // read, an entry is never older than its version (docs/records.md §Definitions).
+// One cache per database: keyed by the dialect adapter, which a Kysely handle and its transactions
+// share and another handle (another database, as in tests with fixed workspace ids) does not.
 const CACHE_SIZE = 5_000;
-const cache = new Map<string, { version: number; defs: TypeDefinitions | null }>();
+type Cache = Map<string, { version: number; defs: TypeDefinitions | null }>;
+const caches = new WeakMap<object, Cache>();
+
+function cacheOf(db: Ctx['db']): Cache {
+  const owner = db.getExecutor().adapter;
+  let cache = caches.get(owner);
+  if (!cache) caches.set(owner, (cache = new Map() as Cache));
+  return cache;
+}
 
 /**
  * The definitions of `objectType` in ctx's workspace; null for a type that does not exist there.
@@ -80,6 +90,7 @@ export async function loadDefinitions(ctx: Ctx, input: { objectType: string; ver
   const ws = ctx.actor.workspaceId;
   const version = input.version ?? (await repo.definitionsVersion(ctx.db, ws));
   const key = `${ws}/${input.objectType}`;
+  const cache = cacheOf(ctx.db);
   const hit = cache.get(key);
   if (hit?.version === version) return hit.defs;
   const defs = await buildDefinitions(ctx, input.objectType);
