@@ -1,8 +1,8 @@
 // The read-slot pin (src/db/sqlite-pin.ts) keeps a read transaction open so that other reads of the
 // process skip their lock calls. It must change nothing that reads see, and must not hold
-// checkpoints back for longer than its refresh period.
+// checkpoints back for longer than its refresh period, nor keep the WAL file from being reused.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -11,6 +11,7 @@ import { openDb } from '../src/db/database.ts';
 import type { Db, Executor } from '../src/db/types.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { prepared } from '../src/db/prepared.ts';
+import { WAL_LIMIT } from '../src/db/sqlite-pin.ts';
 
 const names = prepared((db: Executor, like: string) => db.selectFrom('workspaces').select('name').where('name', 'like', like).orderBy('name'));
 const read = async (db: Db, like: string) => (await names(db.kysely, like)).map((r) => r.name);
@@ -63,4 +64,20 @@ test('checkpoints catch up with the last commit within the pin refresh period', 
   } finally {
     writer.close();
   }
+});
+
+test('under steady writes the WAL is reused: its file stays near the auto-checkpoint size', async () => {
+  await read(db, 'x'); // the pin is open
+  const name = 'w'.repeat(2000);
+  // About 20 MB of WAL frames in 200 commits, with the pin refreshed many times meanwhile.
+  for (let i = 0; i < 200; i++) {
+    await db.kysely.transaction().execute(async (tx) => {
+      const rows = Array.from({ length: 25 }, (_, j) => ({ id: `ws_steady_${i}_${j}`, name: `${name}${i}-${j}`, created_at: new Date().toISOString() }));
+      await tx.insertInto('workspaces').values(rows).execute();
+    });
+    await read(db, 'x');
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  const size = statSync(`${file}-wal`).size;
+  assert.ok(size <= 2 * WAL_LIMIT, `WAL file of ${size} bytes`);
 });

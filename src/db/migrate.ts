@@ -18,6 +18,7 @@ import * as m0012 from './migrations/0012_filter_index.ts';
 import * as m0013 from './migrations/0013_objects.ts';
 import * as m0014 from './migrations/0014_definition_order.ts';
 import * as m0016 from './migrations/0016_value_probe.ts';
+import * as m0017 from './migrations/0017_definition_versions.ts';
 
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -35,6 +36,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0013_objects': m0013,
   '0014_definition_order': m0014,
   '0016_value_probe': m0016,
+  '0017_definition_versions': m0017,
 };
 
 export class MigrationError extends Error {

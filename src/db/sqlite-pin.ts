@@ -9,17 +9,32 @@
 // every REFRESH_MS; a read that starts after a newer commit (of this or any other process) needs a
 // newer slot and locks it itself, as it would without the pin. Every read still takes its own
 // snapshot of the latest commit, so what reads see does not change; the pin only holds checkpoints
-// back (and with them the reuse of the WAL file) for at most REFRESH_MS.
+// back for at most REFRESH_MS.
+//
+// It must not hold back the reuse of the WAL file, though. SQLite starts writing the WAL from its
+// beginning again only when a write begins after a checkpoint has copied every frame and no other
+// connection holds a read slot; under steady writes a pin that moves every REFRESH_MS always holds
+// one (a newer commit has come meanwhile), so the WAL grew without end and every commit past the
+// auto-checkpoint size ran a checkpoint with its syncs: 94 MB of WAL after 600 contact creates, and
+// the commit the largest cost of a create (docs/performance.md §Record reads and writes). So the
+// pin lets go while the WAL file is larger than WAL_LIMIT, the size the writer connection truncates
+// it to when it restarts (`journal_size_limit`, src/db/sqlite.ts): the next checkpoint completes,
+// the next write restarts the WAL and truncates the file, and the pin takes its slot again.
+import { statSync } from 'node:fs';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 
 const REFRESH_MS = 50;
+/** About SQLite's auto-checkpoint size (1,000 pages of 4 KiB, with frame headers). */
+export const WAL_LIMIT = 4 * 1024 * 1024;
 
 export class ReadSlotPin {
   readonly #db: DatabaseSync;
   readonly #read: StatementSync;
   readonly #timer: NodeJS.Timeout;
+  readonly #wal: string;
 
   constructor(file: string) {
+    this.#wal = `${file}-wal`;
     this.#db = new DatabaseSync(file, { readOnly: true, timeout: 5000 });
     // A read transaction takes its slot at its first read, not at BEGIN.
     this.#read = this.#db.prepare('SELECT 1 FROM sqlite_master LIMIT 1');
@@ -30,6 +45,7 @@ export class ReadSlotPin {
   #hold(): void {
     try {
       if (this.#db.isTransaction) this.#db.exec('COMMIT');
+      if ((statSync(this.#wal, { throwIfNoEntry: false })?.size ?? 0) > WAL_LIMIT) return;
       this.#db.exec('BEGIN');
       this.#read.all();
     } catch {

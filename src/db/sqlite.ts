@@ -3,7 +3,7 @@
 // of a small query's cost), and starts write transactions with BEGIN IMMEDIATE so that several
 // processes sharing one file queue on the busy timeout instead of failing on lock upgrade.
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
-import { ReadSlotPin } from './sqlite-pin.ts';
+import { ReadSlotPin, WAL_LIMIT } from './sqlite-pin.ts';
 import { CompiledQuery, type DatabaseConnection, type Driver, SqliteDialect, SqliteDriver, type SqliteDatabase, type SqliteStatement } from 'kysely';
 
 const STATEMENT_CACHE = 500;
@@ -78,6 +78,9 @@ export class NodeSqliteDialect extends SqliteDialect {
     // SQLite's default page cache is 2 MB: a large write (an import writing the value and trigram
     // indexes) would evict and read back index pages for every batch. 64 MB keeps them.
     raw.exec('PRAGMA cache_size = -65536;');
+    // When the WAL restarts, the file shrinks back to this size: the read-slot pin lets go while it
+    // is larger (src/db/sqlite-pin.ts).
+    raw.exec(`PRAGMA journal_size_limit = ${WAL_LIMIT};`);
     const db = new CachedDatabase(raw);
     super({ database: db });
     this.#file = file;

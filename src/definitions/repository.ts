@@ -1,4 +1,5 @@
 // SQL of the definitions operators add (docs/records.md §Definitions).
+import { prepared } from '../db/prepared.ts';
 import type { Executor } from '../db/types.ts';
 import type { FieldDefinitionsTable, ObjectTypesTable, RelationshipDefinitionsTable, SelectOptionsTable } from './tables.ts';
 
@@ -41,6 +42,16 @@ export async function findCustomDefinitions(db: Executor, workspaceId: string, o
       .execute(),
   ]);
   return { fields, options, relationships };
+}
+
+const versionOf = prepared((db: Executor, workspaceId: string) =>
+  db.selectFrom('definition_versions').select('version').where('workspace_id', '=', workspaceId),
+);
+
+/** The version of the workspace's definitions (migration 0017); 0 until a definition is written. */
+export async function definitionsVersion(db: Executor, workspaceId: string): Promise<number> {
+  const [row] = await versionOf(db, workspaceId);
+  return Number(row?.version ?? 0);
 }
 
 // A definition's position is one past the last of its type, so definitions created in the same

@@ -62,9 +62,48 @@ export function isSystemType(objectType: string): boolean {
   return Object.hasOwn(SYSTEM_CATALOGUES, objectType);
 }
 
-/** The definitions of `objectType` in ctx's workspace; null for a type that does not exist there. */
-export async function loadDefinitions(ctx: Ctx, input: { objectType: string }): Promise<TypeDefinitions | null> {
-  const { objectType } = input;
+// Built definitions, by workspace and type, with the workspace's definitions version they were
+// built under (migration 0017: triggers move it on every write of a definition, whoever writes).
+// An entry is used only while that version is still the workspace's, read in the request's own
+// snapshot; it is stored only from reads outside a transaction, which see committed rows only, so
+// no entry can hold what a transaction wrote and then rolled back. Built after the version was
+// read, an entry is never older than its version (docs/records.md §Definitions).
+// One cache per database: keyed by the dialect adapter, which a Kysely handle and its transactions
+// share and another handle (another database, as in tests with fixed workspace ids) does not.
+const CACHE_SIZE = 5_000;
+type Cache = Map<string, { version: number; defs: TypeDefinitions | null }>;
+const caches = new WeakMap<object, Cache>();
+
+function cacheOf(db: Ctx['db']): Cache {
+  const owner = db.getExecutor().adapter;
+  let cache = caches.get(owner);
+  if (!cache) caches.set(owner, (cache = new Map() as Cache));
+  return cache;
+}
+
+/**
+ * The definitions of `objectType` in ctx's workspace; null for a type that does not exist there.
+ * `version`: the workspace's definitions version when the caller already read it (in the same
+ * statement as a record, `findRecordWithVersion`).
+ */
+export async function loadDefinitions(ctx: Ctx, input: { objectType: string; version?: number }): Promise<TypeDefinitions | null> {
+  const ws = ctx.actor.workspaceId;
+  const version = input.version ?? (await repo.definitionsVersion(ctx.db, ws));
+  const key = `${ws}/${input.objectType}`;
+  const cache = cacheOf(ctx.db);
+  const hit = cache.get(key);
+  if (hit?.version === version) return hit.defs;
+  const defs = await buildDefinitions(ctx, input.objectType);
+  if (!ctx.db.isTransaction) {
+    cache.delete(key);
+    if (cache.size >= CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+    cache.set(key, { version, defs });
+  }
+  return defs;
+}
+
+/** The definitions as stored now, merged with the catalogue (no cache). Shared by every caller: never modified. */
+async function buildDefinitions(ctx: Ctx, objectType: string): Promise<TypeDefinitions | null> {
   const ws = ctx.actor.workspaceId;
   // A custom object type has no system definitions, only what operators added.
   const catalogue = SYSTEM_CATALOGUES[objectType] ?? ((await repo.findObjectType(ctx.db, ws, objectType)) ? NO_SYSTEM_DEFINITIONS : null);

@@ -51,8 +51,18 @@ export interface ObjectTypesTable {
   created_at: string;
 }
 
+/**
+ * The version of a workspace's definitions, moved by triggers on every write of the tables above
+ * (migration 0017); no row is version 0. Caches of built definitions compare it (docs/records.md).
+ */
+export interface DefinitionVersionsTable {
+  workspace_id: string;
+  version: number;
+}
+
 declare module '../db/types.ts' {
   interface Database {
+    definition_versions: DefinitionVersionsTable;
     object_types: ObjectTypesTable;
     field_definitions: FieldDefinitionsTable;
     select_options: SelectOptionsTable;

@@ -5,7 +5,7 @@
 // when read, for a whole page of records at once. This file imports nothing of src/records/, so
 // the records engine can call it without an import cycle.
 import type { Ctx } from '../lib/context.ts';
-import { accountsOfOpportunities, contactsOfAccounts, emailsOfContacts, meetingsByEmails } from './repository.ts';
+import { accountsOfOpportunities, contactsOfAccounts, meetingsOfContacts } from './repository.ts';
 
 const TYPES = new Set(['account', 'contact', 'opportunity']);
 
@@ -34,12 +34,11 @@ export async function meetingIdsFor(ctx: Ctx, input: { objectType: string; key?:
     contacts = through(ids, accounts, await contactsOfAccounts(ctx.db, ws, allAccounts));
   }
   const allContacts = [...new Set([...contacts.values()].flat())];
-  const emails = await emailsOfContacts(ctx.db, ws, allContacts);
-  const found = await meetingsByEmails(ctx.db, ws, [...new Set([...emails.values()].flat())]);
+  const found = await meetingsOfContacts(ctx.db, ws, allContacts);
   const start = new Map(found.map((f) => [f.meetingId, f.startDate]));
-  const byEmail = new Map<string, string[]>();
-  for (const f of found) byEmail.set(f.email, [...(byEmail.get(f.email) ?? []), f.meetingId]);
-  const out = through(ids, through(ids, contacts, emails), byEmail);
+  const byContact = new Map<string, string[]>();
+  for (const f of found) byContact.set(f.contactId, [...(byContact.get(f.contactId) ?? []), f.meetingId]);
+  const out = through(ids, contacts, byContact);
   const newestFirst = (a: string, b: string) => {
     const sa = start.get(a) as string;
     const sb = start.get(b) as string;

@@ -189,41 +189,34 @@ export const opportunitiesOfAccounts = (db: Executor, workspaceId: string, accou
 export const contactsOfAccounts = (db: Executor, workspaceId: string, accountIds: readonly string[]) =>
   sourcesOf(db, workspaceId, '$account', 'contact', accountIds);
 
-/** contact → the folded addresses of its `$email` (the value index). */
-export async function emailsOfContacts(db: Executor, workspaceId: string, contactIds: readonly string[]): Promise<Links> {
-  const rows: Array<{ key: string; value: string }> = [];
-  for (const part of chunks([...contactIds])) {
-    const found = await db
-      .selectFrom('record_values')
-      .select(['record_id', 'value_text'])
-      .where('record_id', 'in', part)
-      .where('field', '=', '$email')
-      .where('workspace_id', '=', workspaceId)
-      .where('object_type', '=', 'contact')
-      .execute();
-    for (const r of found) if (r.value_text !== null) rows.push({ key: r.record_id, value: r.value_text });
-  }
-  return group(rows);
+export interface ContactMeeting {
+  contactId: string;
+  meetingId: string;
+  startDate: string;
 }
 
-/** The meetings these folded addresses take part in, with their `$startDate`. */
-export async function meetingsByEmails(
-  db: Executor,
-  workspaceId: string,
-  emails: readonly string[],
-): Promise<Array<{ email: string; meetingId: string; startDate: string }>> {
-  const out: Array<{ email: string; meetingId: string; startDate: string }> = [];
-  for (const part of chunks([...new Set(emails)])) {
-    out.push(
-      ...(await db
-        .selectFrom('meeting_participants as p')
-        .innerJoin('meetings as m', 'm.id', 'p.meeting_id')
-        .select(['p.email as email', 'p.meeting_id as meetingId', 'm.start_date as startDate'])
-        .where('p.workspace_id', '=', workspaceId)
-        .where('p.email', 'in', part)
-        .execute()),
-    );
-  }
+// The contacts' `$email` rows of the value index joined to the meetings those addresses take part
+// in: one statement (one round trip on PostgreSQL) where reading the addresses first took two.
+function meetingsOfContactsQuery(db: Executor, workspaceId: string) {
+  return db
+    .selectFrom('record_values as v')
+    .innerJoin('meeting_participants as p', (j) => j.onRef('p.workspace_id', '=', 'v.workspace_id').onRef('p.email', '=', 'v.value_text'))
+    .innerJoin('meetings as m', 'm.id', 'p.meeting_id')
+    .select(['v.record_id as contactId', 'p.meeting_id as meetingId', 'm.start_date as startDate'])
+    .where('v.field', '=', '$email')
+    .where('v.workspace_id', '=', workspaceId)
+    .where('v.object_type', '=', 'contact');
+}
+
+const meetingsOfOneContact = prepared((db: Executor, workspaceId: string, contactId: string) =>
+  meetingsOfContactsQuery(db, workspaceId).where('v.record_id', '=', contactId),
+);
+
+/** contact → the meetings one of its `$email` addresses takes part in, with their `$startDate` (a pair may repeat). */
+export async function meetingsOfContacts(db: Executor, workspaceId: string, contactIds: readonly string[]): Promise<ContactMeeting[]> {
+  if (contactIds.length === 1) return meetingsOfOneContact(db, workspaceId, contactIds[0] as string);
+  const out: ContactMeeting[] = [];
+  for (const part of chunks([...contactIds])) out.push(...(await meetingsOfContactsQuery(db, workspaceId).where('v.record_id', 'in', part).execute()));
   return out;
 }
 

@@ -60,8 +60,8 @@ export interface Entity {
   relationships: Record<string, { cardinality: 'has_one' | 'has_many'; objectType: string; values: string[] }>;
 }
 
-export async function requireDefinitions(ctx: Ctx, objectType: string): Promise<TypeDefinitions> {
-  const defs = await loadDefinitions(ctx, { objectType });
+export async function requireDefinitions(ctx: Ctx, objectType: string, version?: number): Promise<TypeDefinitions> {
+  const defs = await loadDefinitions(ctx, version === undefined ? { objectType } : { objectType, version });
   if (!defs) throw new Error(`no definitions for ${objectType}`);
   return defs;
 }
@@ -90,12 +90,20 @@ function inversePairs(defs: TypeDefinitions): Map<string, string> {
   return pairs;
 }
 
-/** Every relationship of `ids` (records of defs' type): own rows, inverse rows and derived ones, batched. */
-export async function relationshipValues(ctx: Ctx, defs: TypeDefinitions, ids: readonly string[]): Promise<repo.RelationshipValues> {
+/**
+ * Every relationship of `ids` (records of defs' type): own rows, inverse rows and derived ones,
+ * batched. `own`: the own rows when the caller already read them.
+ */
+export async function relationshipValues(
+  ctx: Ctx,
+  defs: TypeDefinitions,
+  ids: readonly string[],
+  own?: repo.RelationshipValues,
+): Promise<repo.RelationshipValues> {
   if (ids.length === 0) return new Map();
   const derived = [...defs.relationships.values()].filter((d) => d.storage.kind === 'derived');
-  const [own, inverse, ...resolved] = await Promise.all([
-    repo.ownRelationships(ctx.db, ids),
+  const [own_, inverse, ...resolved] = await Promise.all([
+    own ?? repo.ownRelationships(ctx.db, ids),
     repo.inverseRelationships(ctx.db, ids, inversePairs(defs)),
     ...derived.map((d) => resolveDerived(ctx, defs.objectType, d.key, ids)),
   ]);
@@ -103,7 +111,7 @@ export async function relationshipValues(ctx: Ctx, defs: TypeDefinitions, ids: r
   for (const id of ids) {
     const byKey = new Map<string, string[]>();
     for (const [key, def] of defs.relationships) {
-      const values = valuesOf(def, id, own, inverse, derived, resolved);
+      const values = valuesOf(def, id, own_, inverse, derived, resolved);
       if (values.length > 0) byKey.set(key, values);
     }
     out.set(id, byKey);
@@ -124,11 +132,18 @@ function valuesOf(
   return resolved[derived.indexOf(def)]?.get(id) ?? [];
 }
 
+// The record and its definitions version come from one prepared statement, the definitions from
+// the cache while that version holds (docs/performance.md §Record reads and writes). The own
+// relationship rows are read alongside (on PostgreSQL, in the same round trip) and dropped when
+// the record is not the caller's.
 export async function getRecord(ctx: Ctx, type: EntityType, input: { id: string }): Promise<Entity> {
-  const row = await repo.findRecord(ctx.db, ctx.actor.workspaceId, type.objectType, input.id);
-  if (!row) throw notFound(type.objectType, input.id);
-  const defs = await requireDefinitions(ctx, type.objectType);
-  return toEntity(ctx, defs, row, (await relationshipValues(ctx, defs, [row.id])).get(row.id));
+  const [found, own] = await Promise.all([
+    repo.findRecordWithVersion(ctx.db, ctx.actor.workspaceId, type.objectType, input.id),
+    repo.ownRelationshipsOfOne(ctx.db, input.id),
+  ]);
+  if (!found) throw notFound(type.objectType, input.id);
+  const defs = await requireDefinitions(ctx, type.objectType, found.defsVersion);
+  return toEntity(ctx, defs, found.row, (await relationshipValues(ctx, defs, [found.row.id], own)).get(found.row.id));
 }
 
 /**

@@ -1,6 +1,7 @@
 // SQL of the record API (docs/records.md): one record, a ranked page of them, their relationships
 // read in batches (own rows by source, inverse rows by target), and the writes of one record.
 import { chunks } from '../db/chunks.ts';
+import { prepared } from '../db/prepared.ts';
 import { lockScope, rankInsert, rankPage } from '../db/rank.ts';
 import type { Executor } from '../db/types.ts';
 import { foldText } from '../lib/fold.ts';
@@ -25,6 +26,41 @@ function push(out: RelationshipValues, id: string, key: string, value: string): 
 export async function findRecord(db: Executor, workspaceId: string, kind: string, id: string): Promise<RecordRow | undefined> {
   const row = await db.selectFrom('records').selectAll().where('id', '=', id).executeTakeFirst();
   return row && row.workspace_id === workspaceId && row.kind === kind ? row : undefined;
+}
+
+const recordWithVersion = prepared((db: Executor, id: string) =>
+  db
+    .selectFrom('records as r')
+    .selectAll('r')
+    .select((eb) => eb.selectFrom('definition_versions as v').select('v.version').whereRef('v.workspace_id', '=', 'r.workspace_id').as('defs_version'))
+    .where('r.id', '=', id),
+);
+
+/**
+ * A record with its workspace's definitions version, in one statement (one snapshot), prepared:
+ * the read of GET /v1/<plural>/{id} (docs/performance.md §Record reads and writes).
+ */
+export async function findRecordWithVersion(
+  db: Executor,
+  workspaceId: string,
+  kind: string,
+  id: string,
+): Promise<{ row: RecordRow; defsVersion: number } | undefined> {
+  const [found] = await recordWithVersion(db, id);
+  if (!found || found.workspace_id !== workspaceId || found.kind !== kind) return undefined;
+  const { defs_version, ...row } = found;
+  return { row, defsVersion: Number(defs_version ?? 0) };
+}
+
+const ownOfOne = prepared((db: Executor, id: string) =>
+  db.selectFrom('entity_relationships').select(['name', 'target_id']).where('source_id', '=', id).orderBy('name').orderBy('position'),
+);
+
+/** The own relationship rows of one record (ownRelationships for one id, prepared). */
+export async function ownRelationshipsOfOne(db: Executor, id: string): Promise<RelationshipValues> {
+  const out: RelationshipValues = new Map();
+  for (const r of await ownOfOne(db, id)) push(out, id, r.name, r.target_id);
+  return out;
 }
 
 /** Inserts a record and ranks it, the scope locked first so that concurrent creates keep the counts right. */

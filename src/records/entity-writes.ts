@@ -111,9 +111,13 @@ export async function createRecord(ctx: Ctx, type: EntityType, input: WriteInput
     updated_at: at,
   };
   await repo.insertRecord(ctx.db, row);
-  await writeValueIndex(ctx.db, defs, [id], valueRows(ws, defs, id, stored));
+  // A new record has no index rows to remove, and its own relationship rows are those just
+  // written: neither is read back (docs/performance.md §Record reads and writes).
+  await writeValueIndex(ctx.db, defs, [], valueRows(ws, defs, id, stored));
   await applyRelationships(ctx, defs, id, writes, new Map(), at);
-  return toEntity(ctx, defs, row, (await relationshipValues(ctx, defs, [id])).get(id));
+  const own = new Map<string, string[]>();
+  for (const w of writes) if (w.def.storage.kind === 'own') own.set(w.def.key, plan(w, []));
+  return toEntity(ctx, defs, row, (await relationshipValues(ctx, defs, [id], new Map([[id, own]]))).get(id));
 }
 
 export async function updateRecord(ctx: Ctx, type: EntityType, input: WriteInput & { id: string }): Promise<Entity> {
