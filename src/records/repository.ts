@@ -2,6 +2,7 @@
 // import.
 import { sql } from 'kysely';
 import { chunks } from '../db/chunks.ts';
+import { insertRows } from '../db/insert-rows.ts';
 import { defineRank } from '../db/rank.ts';
 import type { Executor } from '../db/types.ts';
 import type { TypeDefinitions } from '../definitions/service.ts';
@@ -30,7 +31,7 @@ export async function writeValueIndex(tx: Executor, defs: TypeDefinitions, recor
 export async function replaceValues(tx: Executor, recordIds: readonly string[], rows: readonly RecordValuesTable[]): Promise<void> {
   for (const part of chunks([...recordIds])) await tx.deleteFrom('record_values').where('record_id', 'in', part).execute();
   // 6 values a row.
-  for (const part of chunks([...rows], 800)) await tx.insertInto('record_values').values(part).execute();
+  await insertRows(tx, 'record_values', ['workspace_id', 'object_type', 'field', 'value_text', 'value_num', 'record_id'], rows, 800);
 }
 export type RelationshipRow = EntityRelationshipsTable;
 
