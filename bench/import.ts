@@ -3,9 +3,11 @@
 // `rolodex import` end to end as a child process (process start, parse, checks and the one
 // transaction), on a fresh SQLite data directory or PostgreSQL schema of its own. Prints seconds,
 // rows/s and the 1-minute load average; the file is written before the clock starts.
-//   node bench/import.ts [--contacts 1000000] [--dialect sqlite|postgres|both] [--node-args "--cpu-prof --cpu-prof-dir=/tmp/p"] [--keep DIR]
-// With --keep, the SQLite data directory (or PostgreSQL schema) is kept and its path printed, so
-// that bench/pages.ts --data can read the imported workspace.
+// With --pages, GET /v1/contacts of the imported workspace is then timed through HTTP at offset 0,
+// the middle and the last page, one request at a time over keep-alive (medians of --requests),
+// between two measurements of the floor, GET /v1/auth/validate, on the same server.
+//   node bench/import.ts [--contacts 1000000] [--dialect sqlite|postgres|both] [--node-args=--cpu-prof] [--pages] [--requests 200] [--keep]
+// With --keep, the SQLite data directory (or PostgreSQL schema) is kept and its path printed.
 import { spawn } from 'node:child_process';
 import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
@@ -18,7 +20,7 @@ import { openDb } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { operatorCtx, systemCtx } from '../src/lib/context.ts';
 import { createWorkspace } from '../src/workspaces/service.ts';
-import { MAIN } from './run.ts';
+import { latency, MAIN, startServer, stop } from './run.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -26,6 +28,8 @@ const { values: args } = parseArgs({
     dialect: { type: 'string', default: 'sqlite' },
     'node-args': { type: 'string', default: '' },
     keep: { type: 'boolean', default: false },
+    pages: { type: 'boolean', default: false },
+    requests: { type: 'string', default: '200' },
   },
 });
 const CONTACTS = Number(args.contacts);
@@ -69,6 +73,27 @@ async function writeFile(path: string): Promise<void> {
   }
   out.end();
   await once(out, 'finish');
+}
+
+async function pages(dataDir: string, databaseUrl: string | undefined, secret: string): Promise<void> {
+  const srv = await startServer({ dataDir, databaseUrl }, 1);
+  try {
+    const headers = { authorization: `Bearer ${secret}`, 'service-version': '2026-03-01' };
+    const n = Number(args.requests);
+    const line = (name: string, r: { median: number; p95: number }) =>
+      `  ${name.padEnd(36)} median ${r.median.toFixed(2)} ms   p95 ${r.p95.toFixed(2)} ms   load ${(loadavg()[0] as number).toFixed(2)}\n`;
+    const floor = async () => process.stdout.write(line('GET /v1/auth/validate (floor)', await latency(`${srv.url}/v1/auth/validate`, headers, n)));
+    await floor();
+    for (const offset of [0, Math.floor(CONTACTS / 2), CONTACTS - 25]) {
+      const r = await latency(`${srv.url}/v1/contacts?offset=${offset}`, headers, n, (body: { totalCount: number; data: unknown[] }) => {
+        if (body.totalCount !== CONTACTS || body.data.length !== 25) throw new Error(`offset ${offset}: totalCount ${body.totalCount}, ${body.data.length} rows`);
+      });
+      process.stdout.write(line(`GET /v1/contacts?offset=${offset}`, r));
+    }
+    await floor();
+  } finally {
+    await stop(srv.child);
+  }
 }
 
 async function run(dialect: 'sqlite' | 'postgres'): Promise<void> {
@@ -118,6 +143,7 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<void> {
         '',
       ].join('\n'),
     );
+    if (args.pages) await pages(dataDir, env.DATABASE_URL, key.secret);
     if (args.keep) {
       keep = true;
       process.stdout.write(`  kept: --data ${dialect === 'postgres' ? `postgres:${schema}` : dataDir} --workspace ${ws.id} --key ${key.secret}\n`);
