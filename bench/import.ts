@@ -86,7 +86,8 @@ async function pages(dataDir: string, databaseUrl: string | undefined, secret: s
     await floor();
     for (const offset of [0, Math.floor(CONTACTS / 2), CONTACTS - 25]) {
       const r = await latency(`${srv.url}/v1/contacts?offset=${offset}`, headers, n, (body: { totalCount: number; data: unknown[] }) => {
-        if (body.totalCount !== CONTACTS || body.data.length !== 25) throw new Error(`offset ${offset}: totalCount ${body.totalCount}, ${body.data.length} rows`);
+        if (body.totalCount !== CONTACTS || body.data.length !== 25)
+          throw new Error(`offset ${offset}: totalCount ${body.totalCount}, ${body.data.length} rows`);
       });
       process.stdout.write(line(`GET /v1/contacts?offset=${offset}`, r));
     }
