@@ -3,6 +3,7 @@ import { InputError } from '../lib/errors.ts';
 import { importKinds } from './import-kinds.ts';
 import { ImportFailed, runImport } from '../import/run.ts';
 import { ImportError } from '../import/kind.ts';
+import { useImportCache } from '../import/repository.ts';
 import { openBlobStore } from '../runtime.ts';
 import { refreshStatistics } from '../db/statistics.ts';
 import { requireWorkspace } from '../workspaces/service.ts';
@@ -39,6 +40,7 @@ export async function run(args: string[], io: Io): Promise<void> {
   const result = await withDb(io, async (db, config) => {
     const ctx = operator(db, config, workspaceId);
     await requireWorkspace(ctx);
+    await useImportCache(db.kysely);
     const blobs = await openBlobStore(config);
     try {
       const result = await runImport(ctx, { kinds: importKinds({ blobs }), text, onProgress: progressBar(io) });

@@ -2,6 +2,7 @@
 // filter carries is a bound parameter; only fixed fragments of this file are SQL text.
 import { type RawBuilder, sql } from 'kysely';
 import { chunks } from '../db/chunks.ts';
+import { insertRows } from '../db/insert-rows.ts';
 import { isPostgres } from '../db/rank-def.ts';
 import type { Executor } from '../db/types.ts';
 import type { TypeDefinitions } from '../definitions/service.ts';
@@ -110,19 +111,22 @@ export async function replaceTrigrams(tx: Executor, defs: TypeDefinitions, recor
   const fields = new Set([...defs.fields.values()].filter((f) => CONTAINS_TYPES.has(f.valueType)).map((f) => f.key));
   const out = trigramRows(rows, fields);
   // 5 values a row.
-  for (const part of chunks(out, 1000)) await tx.insertInto('record_trigrams').values(part).execute();
+  await insertRows(tx, 'record_trigrams', ['workspace_id', 'object_type', 'field', 'trigram', 'record_id'], out, 1000);
 }
 
 /** The trigram rows of the value-index rows of `fields` (distinct per record, field and trigram). */
 export function trigramRows(rows: readonly RecordValuesTable[], fields: ReadonlySet<string>): RecordTrigramsTable[] {
-  const seen = new Set<string>();
+  // The trigrams already given, per record and field (one key a value, not one a trigram).
+  const seen = new Map<string, Set<string>>();
   const out: RecordTrigramsTable[] = [];
   for (const r of rows) {
     if (!fields.has(r.field) || r.value_text === null) continue;
+    const k = `${r.record_id}\u0000${r.field}`;
+    let given = seen.get(k);
+    if (given === undefined) seen.set(k, (given = new Set()));
     for (const trigram of trigrams(r.value_text)) {
-      const k = `${r.record_id}\u0000${r.field}\u0000${trigram}`;
-      if (seen.has(k)) continue;
-      seen.add(k);
+      if (given.has(trigram)) continue;
+      given.add(trigram);
       out.push({ workspace_id: r.workspace_id, object_type: r.object_type, field: r.field, trigram, record_id: r.record_id });
     }
   }

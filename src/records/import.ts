@@ -20,6 +20,12 @@ import { checkFieldValues } from './write-fields.ts';
 
 /** Records whose rows are built and written together; the import's transaction holds them all. */
 const IMPORT_BATCH = 5000;
+/**
+ * When an import of one type builds the value and trigram indexes after its rows (docs/import.md
+ * §Speed): at least `min` records, and at least `share` of the records table's rows. Tests force
+ * either way.
+ */
+export const BULK_LOAD = { min: 10_000, share: 1 };
 
 export interface RecordInput {
   fields: Record<string, { value: unknown; valueType: string | undefined }>;
@@ -112,9 +118,27 @@ function values(defs: TypeDefinitions, item: ImportItem<RecordInput>): Record<st
 async function upsertOfType(ctx: ImportContext, type: EntityType, defs: TypeDefinitions, items: ImportItem<RecordInput>[]): Promise<void> {
   const ws = ctx.actor.workspaceId;
   const kind = type.objectType;
-  const at = isoNow(ctx.now);
   const created: { ts: string; id: string }[] = [];
   await lockRecords(ctx.db, ws, kind);
+  // A load of new records that at least doubles the tables builds their value and trigram indexes
+  // once, sorted, after its rows (docs/import.md §Speed). Only into a type without records, so
+  // that no row of these tables is updated or deleted meanwhile.
+  const bulk =
+    items.length >= BULK_LOAD.min && items.length >= BULK_LOAD.share * (await repo.recordCount(ctx.db)) && !(await repo.hasRecords(ctx.db, ws, kind));
+  await repo.withValueIndexesDeferred(ctx.db, bulk, () => writeBatches(ctx, type, defs, items, created));
+  await rankInsert(ctx.db, repo.RECORDS, [ws, kind], created);
+}
+
+async function writeBatches(
+  ctx: ImportContext,
+  type: EntityType,
+  defs: TypeDefinitions,
+  items: ImportItem<RecordInput>[],
+  created: { ts: string; id: string }[],
+): Promise<void> {
+  const ws = ctx.actor.workspaceId;
+  const kind = type.objectType;
+  const at = isoNow(ctx.now);
   // In batches, so that a large import never holds every row of the value and trigram indexes in
   // memory at once; all of them in the import's one transaction.
   for (const batch of chunks(items, IMPORT_BATCH)) {
@@ -144,7 +168,6 @@ async function upsertOfType(ctx: ImportContext, type: EntityType, defs: TypeDefi
     // A record created just now has no index rows yet: only updated ones have rows to replace.
     await repo.writeValueIndex(ctx.db, defs, updated, indexRows);
   }
-  await rankInsert(ctx.db, repo.RECORDS, [ws, kind], created);
 }
 
 function recordKind(kind: RecordKind): ImportKind<RecordInput> {

@@ -2,7 +2,9 @@
 // import.
 import { sql } from 'kysely';
 import { chunks } from '../db/chunks.ts';
+import { insertRows } from '../db/insert-rows.ts';
 import { defineRank } from '../db/rank.ts';
+import { isPostgres } from '../db/rank-def.ts';
 import type { Executor } from '../db/types.ts';
 import type { TypeDefinitions } from '../definitions/service.ts';
 import { replaceTrigrams } from '../filters/repository.ts';
@@ -30,8 +32,45 @@ export async function writeValueIndex(tx: Executor, defs: TypeDefinitions, recor
 export async function replaceValues(tx: Executor, recordIds: readonly string[], rows: readonly RecordValuesTable[]): Promise<void> {
   for (const part of chunks([...recordIds])) await tx.deleteFrom('record_values').where('record_id', 'in', part).execute();
   // 6 values a row.
-  for (const part of chunks([...rows], 800)) await tx.insertInto('record_values').values(part).execute();
+  await insertRows(tx, 'record_values', ['workspace_id', 'object_type', 'field', 'value_text', 'value_num', 'record_id'], rows, 800);
 }
+
+/**
+ * Every index of the value and trigram tables (docs/import.md §Speed): a bulk import's rows land
+ * all over them, one B-tree page at a time, as its record ids are random past their time part.
+ */
+const VALUE_INDEXES = ['record_values_text', 'record_values_num', 'record_values_record', 'record_trigrams_lookup', 'record_trigrams_record'];
+
+/**
+ * Runs `fn` (the writes of a bulk import that only creates records, so that nothing reads or
+ * deletes these tables' rows meanwhile) with the value and trigram indexes dropped, then creates
+ * them again with the very statements that made them, in the same transaction: one sorted build
+ * instead of millions of scattered inserts. Atomic like any SQLite DDL (a rollback restores them),
+ * and other connections keep reading their snapshot, indexes included. Only on SQLite and only
+ * when `bulk`; PostgreSQL would lock the tables against readers, so there `fn` just runs.
+ */
+export async function withValueIndexesDeferred<T>(tx: Executor, bulk: boolean, fn: () => Promise<T>): Promise<T> {
+  if (!bulk || isPostgres(tx)) return fn();
+  const { rows } = await sql<{ name: string; sql: string }>`select name, sql from sqlite_master
+    where type = 'index' and name in (${sql.join(VALUE_INDEXES)})`.execute(tx);
+  for (const r of rows) await sql`drop index ${sql.id(r.name)}`.execute(tx);
+  const out = await fn();
+  for (const r of rows) await sql.raw(r.sql).execute(tx);
+  return out;
+}
+
+/** Rows of the records table (every workspace): what rebuilding the indexes above costs, roughly. */
+export async function recordCount(db: Executor): Promise<number> {
+  const r = await sql<{ n: number | string }>`select count(*) as n from records`.execute(db);
+  return Number(r.rows[0]?.n ?? 0);
+}
+
+/** Whether the workspace holds any record of `kind`. */
+export async function hasRecords(db: Executor, workspaceId: string, kind: string): Promise<boolean> {
+  const r = await db.selectFrom('records').select('id').where('workspace_id', '=', workspaceId).where('kind', '=', kind).limit(1).execute();
+  return r.length > 0;
+}
+
 export type RelationshipRow = EntityRelationshipsTable;
 
 export function recordsByExternalId(db: Executor, workspaceId: string, kind: string, externalIds: string[]): Promise<Map<string, string>> {

@@ -1,0 +1,179 @@
+// Import at scale (issue 12): generates a realistic NDJSON file (custom field definitions, accounts,
+// then contacts with a full name, 1–3 e-mails, an account and custom values) and times
+// `rolodex import` end to end as a child process (process start, parse, checks and the one
+// transaction), on a fresh SQLite data directory or PostgreSQL schema of its own. Prints seconds,
+// rows/s and the 1-minute load average; the file is written before the clock starts.
+// With --pages, GET /v1/contacts of the imported workspace is then timed through HTTP at offset 0,
+// the middle and the last page, one request at a time over keep-alive (medians of --requests),
+// between two measurements of the floor, GET /v1/auth/validate, on the same server.
+//   node bench/import.ts [--contacts 1000000] [--dialect sqlite|postgres|both] [--node-args=--cpu-prof] [--pages] [--requests 200] [--keep]
+// With --keep, the SQLite data directory (or PostgreSQL schema) is kept and its path printed.
+import { spawn } from 'node:child_process';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { once } from 'node:events';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { createKey } from '../src/auth/service.ts';
+import { openDb } from '../src/db/database.ts';
+import { migrate } from '../src/db/migrate.ts';
+import { operatorCtx, systemCtx } from '../src/lib/context.ts';
+import { createWorkspace } from '../src/workspaces/service.ts';
+import { latency, MAIN, startServer, stop } from './run.ts';
+
+const { values: args } = parseArgs({
+  options: {
+    contacts: { type: 'string', default: '1000000' },
+    dialect: { type: 'string', default: 'sqlite' },
+    'node-args': { type: 'string', default: '' },
+    keep: { type: 'boolean', default: false },
+    pages: { type: 'boolean', default: false },
+    requests: { type: 'string', default: '200' },
+  },
+});
+const CONTACTS = Number(args.contacts);
+const ACCOUNTS = Math.max(1, Math.floor(CONTACTS / 50));
+const PG_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
+
+const FIRST = ['Ann', 'Bob', 'Chloé', 'Dmitri', 'Eva', 'Farid', 'Grace', 'Hiro', 'Ines', 'José', 'Kai', 'Lena', 'Mona', 'Nils', 'Olu', 'Priya'];
+const LAST = ['Smith', 'Lee', 'García', 'Müller', 'Nguyen', 'Okafor', 'Rossi', 'Sato', 'Kowalski', 'Dubois', 'Haddad', 'Jensen', 'Silva'];
+const DOMAINS = ['acme.test', 'globex.test', 'initech.test', 'umbrella.test', 'hooli.test', 'example.org', 'mail.test'];
+const TITLES = ['CEO', 'CTO', 'Engineer', 'Sales lead', 'Designer', 'Buyer', 'Analyst', 'Head of Operations'];
+const TIERS = ['Gold', 'Silver', 'Bronze'];
+
+/** Definitions, accounts and contacts, one object a line, written as a stream (a 1M file is ~400 MB). */
+async function writeFile(path: string): Promise<void> {
+  const out = createWriteStream(path);
+  const write = async (o: unknown) => {
+    if (!out.write(`${JSON.stringify(o)}\n`)) await once(out, 'drain');
+  };
+  const def = (key: string, label: string, valueType: string, extra: Record<string, unknown> = {}) =>
+    write({ object: 'definition', externalId: `d-${key}`, definition: 'field', objectType: 'contact', key, label, valueType, ...extra });
+  await def('title', 'Title', 'TEXT');
+  await def('phone', 'Phone', 'TELEPHONE');
+  await def('score', 'Score', 'NUMBER');
+  await def('tier', 'Tier', 'SINGLE_SELECT', { options: TIERS });
+  await def('since', 'Customer since', 'DATETIME');
+  for (let a = 0; a < ACCOUNTS; a++) await write({ object: 'account', externalId: `a${a}`, fields: { $name: { value: `Company ${a}`, valueType: 'TEXT' } } });
+  for (let i = 0; i < CONTACTS; i++) {
+    const first = FIRST[i % FIRST.length] as string;
+    const last = LAST[(i * 7) % LAST.length] as string;
+    const emails = Array.from({ length: 1 + (i % 3) }, (_, k) => `${first.toLowerCase()}.${i}${k ? `.${k}` : ''}@${DOMAINS[(i + k) % DOMAINS.length]}`);
+    const fields: Record<string, unknown> = {
+      $name: { value: { firstName: first, lastName: `${last}` }, valueType: 'FULL_NAME' },
+      $email: { value: emails, valueType: 'EMAIL' },
+      title: { value: TITLES[i % TITLES.length], valueType: 'TEXT' },
+      score: { value: i % 1000, valueType: 'NUMBER' },
+    };
+    if (i % 2 === 0) fields.phone = { value: `+1 555 ${String(i % 10_000_000).padStart(7, '0')}`, valueType: 'TELEPHONE' };
+    if (i % 3 === 0) fields.tier = { value: TIERS[i % TIERS.length], valueType: 'SINGLE_SELECT' };
+    if (i % 4 === 0) fields.since = { value: new Date(Date.UTC(2020, 0, 1) + i * 60_000).toISOString(), valueType: 'DATETIME' };
+    await write({ object: 'contact', externalId: `c${i}`, fields, relationships: { $account: { objectType: 'account', values: [`a${i % ACCOUNTS}`] } } });
+  }
+  out.end();
+  await once(out, 'finish');
+}
+
+async function pages(dataDir: string, databaseUrl: string | undefined, secret: string): Promise<void> {
+  const srv = await startServer({ dataDir, databaseUrl }, 1);
+  try {
+    const headers = { authorization: `Bearer ${secret}`, 'service-version': '2026-03-01' };
+    const n = Number(args.requests);
+    const line = (name: string, r: { median: number; p95: number }) =>
+      `  ${name.padEnd(36)} median ${r.median.toFixed(2)} ms   p95 ${r.p95.toFixed(2)} ms   load ${(loadavg()[0] as number).toFixed(2)}\n`;
+    const floor = async () => process.stdout.write(line('GET /v1/auth/validate (floor)', await latency(`${srv.url}/v1/auth/validate`, headers, n)));
+    await floor();
+    for (const offset of [0, Math.floor(CONTACTS / 2), CONTACTS - 25]) {
+      const r = await latency(`${srv.url}/v1/contacts?offset=${offset}`, headers, n, (body: { totalCount: number; data: unknown[] }) => {
+        if (body.totalCount !== CONTACTS || body.data.length !== 25)
+          throw new Error(`offset ${offset}: totalCount ${body.totalCount}, ${body.data.length} rows`);
+      });
+      process.stdout.write(line(`GET /v1/contacts?offset=${offset}`, r));
+    }
+    await floor();
+  } finally {
+    await stop(srv.child);
+  }
+}
+
+async function run(dialect: 'sqlite' | 'postgres'): Promise<void> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'rolodex-import-'));
+  const schema = `bench_import_${process.pid}`;
+  let env: Record<string, string> = { DATA_DIR: dataDir, LOG_LEVEL: 'warn' };
+  if (dialect === 'postgres') {
+    const c = new pg.Client({ connectionString: PG_URL });
+    await c.connect();
+    await c.query(`drop schema if exists ${schema} cascade; create schema ${schema}`);
+    await c.end();
+    const u = new URL(PG_URL);
+    u.searchParams.set('options', `-c search_path=${schema}`);
+    env = { ...env, DATABASE_URL: u.toString() };
+  }
+  const db = openDb({ dataDir, ...(dialect === 'postgres' ? { databaseUrl: PG_URL, schema } : {}) });
+  let keep = false;
+  try {
+    await migrate(db);
+    const ws = await createWorkspace(systemCtx(db.kysely), { name: 'bench' });
+    const key = await createKey(operatorCtx(db.kysely, ws.id), { userId: null, scopes: null, expiresInMs: null });
+    const file = join(dataDir, 'import.ndjson');
+    const w0 = performance.now();
+    await writeFile(file);
+    const writeSeconds = (performance.now() - w0) / 1000;
+    const nodeArgs = args['node-args'].split(' ').filter((a) => a !== '');
+    const load0 = loadavg()[0] as number;
+    const t0 = performance.now();
+    const child = spawn(process.execPath, [...nodeArgs, MAIN, 'import', '--workspace', ws.id, file, '--json'], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => (out += String(d)));
+    // CPU seconds of the import (user + system), read from /proc while it runs (Linux): the part
+    // of its cost that a loaded machine does not inflate.
+    let cpu = NaN;
+    const poll = setInterval(() => {
+      try {
+        const f = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+        cpu = (Number(f[11]) + Number(f[12])) / 100;
+      } catch {
+        // gone, or not Linux
+      }
+    }, 250);
+    const [code] = (await once(child, 'exit')) as [number];
+    clearInterval(poll);
+    const seconds = (performance.now() - t0) / 1000;
+    if (code !== 0) throw new Error(`import failed (${code})`);
+    const counts = (JSON.parse(out) as { counts: Record<string, number> }).counts;
+    const rows = Object.values(counts).reduce((a, b) => a + b, 0);
+    const fmt = (x: number) => x.toFixed(2);
+    process.stdout.write(
+      [
+        `== ${dialect}: import of ${CONTACTS} contacts, ${ACCOUNTS} accounts, 5 field definitions (file written in ${fmt(writeSeconds)} s)`,
+        `  rolodex import (end to end)  ${fmt(seconds)} s   ${Math.round(rows / seconds)} objects/s   (goal on SQLite: ≤ 60 s for 1,000,000)`,
+        `  CPU of the import            ${fmt(cpu)} s (user + system, from /proc; read every 0.25 s)`,
+        `  counts                       ${JSON.stringify(counts)}`,
+        `  load average (1 min)         ${fmt(load0)} before, ${fmt(loadavg()[0] as number)} after`,
+        '',
+      ].join('\n'),
+    );
+    if (args.pages) await pages(dataDir, env.DATABASE_URL, key.secret);
+    if (args.keep) {
+      keep = true;
+      process.stdout.write(`  kept: --data ${dialect === 'postgres' ? `postgres:${schema}` : dataDir} --workspace ${ws.id} --key ${key.secret}\n`);
+    }
+  } finally {
+    await db.close();
+    if (!keep) {
+      if (dialect === 'postgres') {
+        const c = new pg.Client({ connectionString: PG_URL });
+        await c.connect();
+        await c.query(`drop schema if exists ${schema} cascade`);
+        await c.end();
+      }
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }
+}
+
+for (const dialect of args.dialect === 'both' ? (['sqlite', 'postgres'] as const) : [args.dialect as 'sqlite' | 'postgres']) await run(dialect);
