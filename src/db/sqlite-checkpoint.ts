@@ -11,13 +11,11 @@ import type { DatabaseSync } from 'node:sqlite';
 const INTERVAL_MS = 200;
 
 // The thread: a passive checkpoint never waits for readers or writers; one that finds another
-// checkpoint under way (another process's) leaves the work to it. A database it cannot open (closed
-// and removed before the thread started) ends the thread.
+// checkpoint under way (another process's) leaves the work to it.
 const THREAD = `
 const { parentPort, workerData } = require('node:worker_threads');
 const { DatabaseSync } = require('node:sqlite');
-let db;
-try { db = new DatabaseSync(workerData.file, { timeout: 0 }); } catch { process.exit(0); }
+const db = new DatabaseSync(workerData.file, { timeout: 0 });
 const step = () => { try { db.exec('PRAGMA wal_checkpoint(PASSIVE)'); } catch {} };
 const timer = setInterval(step, workerData.intervalMs);
 parentPort.on('message', () => { clearInterval(timer); step(); db.close(); parentPort.close(); });
@@ -30,8 +28,6 @@ export class Checkpointer {
     main.exec('PRAGMA wal_autocheckpoint = 0');
     this.#worker = new Worker(THREAD, { eval: true, workerData: { file, intervalMs: INTERVAL_MS } });
     this.#worker.unref();
-    // Whatever ends the thread, the exit handler below restores the automatic checkpoint.
-    this.#worker.on('error', () => {});
     this.#worker.on('exit', () => {
       if (main.isOpen) main.exec('PRAGMA wal_autocheckpoint = 1000');
     });
