@@ -3,7 +3,6 @@
 // of a small query's cost), and starts write transactions with BEGIN IMMEDIATE so that several
 // processes sharing one file queue on the busy timeout instead of failing on lock upgrade.
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
-import { Checkpointer } from './sqlite-checkpoint.ts';
 import { ReadSlotPin } from './sqlite-pin.ts';
 import { CompiledQuery, type DatabaseConnection, type Driver, SqliteDialect, SqliteDriver, type SqliteDatabase, type SqliteStatement } from 'kysely';
 
@@ -70,7 +69,6 @@ export class NodeSqliteDialect extends SqliteDialect {
   readonly #db: CachedDatabase;
   #reader: CachedDatabase | undefined;
   #pin: ReadSlotPin | undefined;
-  #checkpointer: Checkpointer | undefined;
 
   constructor(file: string) {
     const raw = new DatabaseSync(file, { timeout: 5000 });
@@ -88,22 +86,18 @@ export class NodeSqliteDialect extends SqliteDialect {
 
   /**
    * The read-only connection of src/db/prepared.ts, opened on first use (after migrations, by a
-   * process that serves reads), with the pin of src/db/sqlite-pin.ts and the checkpoints of
-   * src/db/sqlite-checkpoint.ts.
+   * process that serves reads), with the pin of src/db/sqlite-pin.ts.
    */
   get reader(): CachedDatabase {
     if (!this.#reader) {
       this.#reader = new CachedDatabase(new DatabaseSync(this.#file, { readOnly: true, timeout: 5000 }));
       this.#pin = new ReadSlotPin(this.#file);
-      this.#checkpointer = new Checkpointer(this.#file, this.#db.raw);
     }
     return this.#reader;
   }
 
   /** Closes every connection; the read-only ones first, as they cannot checkpoint. */
   close(): void {
-    this.#checkpointer?.close();
-    this.#checkpointer = undefined;
     this.#pin?.close();
     this.#pin = undefined;
     this.#reader?.close();
