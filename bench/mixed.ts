@@ -3,6 +3,13 @@
 // BENCH_SECONDS (default 10), every request drawn at random: 80% point reads (GET /v1/lists/{id}),
 // 15% member pages in the middle half of a 100,000-member list (offsets 25,000 to 75,000), 5%
 // writes (POST /v1/lists). Prints requests/s and p50/p99 per route, after a warm-up second.
+//
+// That closed loop runs at saturation, where p50 is about CONNECTIONS / throughput whatever the
+// code does (Little's law): it measures capacity, not waiting. So each setup then runs open loops
+// at BENCH_RATES (default "0.5,0.8") of the rate it just measured: connection c sends its k-th
+// request at start + (k × CONNECTIONS + c) / rate and a latency counts from that scheduled time,
+// so time spent queued behind slower requests (in the server or waiting for the connection)
+// counts too (docs/performance.md §Mixed load).
 // Environment as bench/run.ts: BENCH_SETUPS (e.g. "sqlite/1,postgres/1"), BENCH_WORKERS,
 // BENCH_LIST_MEMBERS; load average is printed before and after.
 import { Agent, request } from 'node:http';
@@ -17,6 +24,7 @@ import { seedBigList, seedList } from './seeds.ts';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const WORKERS = Number(process.env.BENCH_WORKERS ?? 2);
+const RATES = (process.env.BENCH_RATES ?? '0.5,0.8').split(',').filter(Boolean).map(Number);
 
 interface Route {
   name: string;
@@ -39,7 +47,8 @@ function send(agent: Agent, port: number, headers: Record<string, string>, r: Ro
 
 const pct = (xs: number[], p: number) => (xs.length ? xs[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))]! : NaN);
 
-async function drive(port: number, secret: string, routes: Route[], seconds: number) {
+/** Closed loop without `rate` (each connection sends when its last answer came); open loop at `rate` requests/s with it. */
+async function drive(port: number, secret: string, routes: Route[], seconds: number, rate?: number) {
   const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
   const latencies = new Map<string, number[]>(routes.map((r) => [r.name, []]));
   let failures = 0;
@@ -49,13 +58,20 @@ async function drive(port: number, secret: string, routes: Route[], seconds: num
     for (const r of routes) if ((x -= r.share) < 0) return r;
     return routes[0]!;
   };
+  const start = performance.now();
   await Promise.all(
-    Array.from({ length: CONNECTIONS }, async () => {
-      while (performance.now() < until) {
+    Array.from({ length: CONNECTIONS }, async (_, c) => {
+      for (let k = 0; ; k++) {
+        let t0 = performance.now();
+        if (rate) {
+          const due = start + ((k * CONNECTIONS + c) / rate) * 1000;
+          if (due >= until) break;
+          if (due > t0) await new Promise((resolve) => setTimeout(resolve, due - t0));
+          t0 = due;
+        } else if (t0 >= until) break;
         const r = pick();
         const headers: Record<string, string> = { authorization: `Bearer ${secret}`, 'service-version': '2026-03-01' };
         if (r.body) headers['content-type'] = 'application/json';
-        const t0 = performance.now();
         const status = await send(agent, port, headers, r);
         if (status !== 200) failures++;
         latencies.get(r.name)!.push(performance.now() - t0);
@@ -64,6 +80,23 @@ async function drive(port: number, secret: string, routes: Route[], seconds: num
   );
   agent.destroy();
   return { latencies, failures };
+}
+
+/** Prints one run; returns its requests/s. */
+function report(title: string, run: { latencies: Map<string, number[]>; failures: number }): number {
+  const all = [...run.latencies.values()].flat().sort((a, b) => a - b);
+  const rate = Math.round(all.length / SECONDS);
+  console.log(
+    `${title}: ${rate} req/s, p50 ${pct(all, 50).toFixed(1)} ms, p99 ${pct(all, 99).toFixed(1)} ms${run.failures ? `, ${run.failures} failed` : ''} (load ${loadavg()[0]!.toFixed(2)})`,
+  );
+  for (const [name, xs] of run.latencies) {
+    xs.sort((a, b) => a - b);
+    const [p50, p99] = [pct(xs, 50), pct(xs, 99)];
+    console.log(
+      `  ${name.padEnd(26)} ${String(xs.length).padStart(7)} requests  p50 ${p50.toFixed(1).padStart(7)} ms  p99 ${p99.toFixed(1).padStart(7)} ms  p99/p50 ${(p99 / p50).toFixed(1)}`,
+    );
+  }
+  return rate;
 }
 
 async function main(): Promise<void> {
@@ -119,16 +152,12 @@ async function main(): Promise<void> {
       const server = await start([MAIN, 'serve'], env, `http://127.0.0.1:${port}/healthz`);
       try {
         await drive(port, ctx.secret, routes, 1);
-        const { latencies, failures } = await drive(port, ctx.secret, routes, SECONDS);
-        const all = [...latencies.values()].flat().sort((a, b) => a - b);
-        console.log(
-          `\n${setup.dialect}, ${setup.workers} worker(s): ${Math.round(all.length / SECONDS)} req/s, p50 ${pct(all, 50).toFixed(1)} ms, p99 ${pct(all, 99).toFixed(1)} ms${failures ? `, ${failures} failed` : ''}`,
-        );
-        for (const [name, xs] of latencies) {
-          xs.sort((a, b) => a - b);
-          const [p50, p99] = [pct(xs, 50), pct(xs, 99)];
-          console.log(
-            `  ${name.padEnd(26)} ${String(xs.length).padStart(7)} requests  p50 ${p50.toFixed(1).padStart(7)} ms  p99 ${p99.toFixed(1).padStart(7)} ms  p99/p50 ${(p99 / p50).toFixed(1)}`,
+        const saturated = report(`\n${setup.dialect}, ${setup.workers} worker(s), closed loop`, await drive(port, ctx.secret, routes, SECONDS));
+        for (const f of RATES) {
+          const rate = Math.max(1, Math.round(saturated * f));
+          report(
+            `${setup.dialect}, ${setup.workers} worker(s), open loop at ${f} × ${saturated} = ${rate} req/s offered`,
+            await drive(port, ctx.secret, routes, SECONDS, rate),
           );
         }
       } finally {

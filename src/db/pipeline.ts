@@ -4,18 +4,77 @@
 // holding a lock spends one round trip where it spent several. An error of a deferred statement
 // surfaces there, as that statement's own error. On SQLite, and outside a transaction, a deferred
 // statement runs at once, as any other.
-import type { Compilable, CompiledQuery, RawBuilder } from 'kysely';
-import type { Executor } from './types.ts';
+//
+// A statement whose answer is only needed after COMMIT (a ranked leaf's new count, to split it if
+// it grew too large: docs/pages.md §Keeping it exact) goes out the same way with `deferredRows`,
+// and work that can wait until then is registered with `afterCommit` on a transaction opened by
+// `transactionThen`, which runs it once the transaction committed.
+import type { Compilable, CompiledQuery, Kysely, RawBuilder, Transaction } from 'kysely';
+import type { Database, Executor } from './types.ts';
 
 const marked = new WeakSet<CompiledQuery>();
+const queued = new WeakSet<CompiledQuery>();
+const sinks = new WeakMap<CompiledQuery, (rows: unknown[]) => void>();
 
 export function isDeferred(query: CompiledQuery): boolean {
   return marked.has(query);
 }
 
-/** Runs `query` in `tx`, sending it with the next statement whose answer is awaited. */
-export async function deferred(tx: Executor, query: Compilable | RawBuilder<unknown>): Promise<void> {
+/** Called by the PostgreSQL connection: `query` waits for the next write. */
+export function markQueued(query: CompiledQuery): void {
+  queued.add(query);
+}
+
+/** Called by the PostgreSQL connection with a queued statement's rows, once they came. */
+export function settleQueued(query: CompiledQuery, rows: unknown[]): void {
+  sinks.get(query)?.(rows);
+}
+
+function compileIn(tx: Executor, query: Compilable | RawBuilder<unknown>): CompiledQuery {
   const compiled = 'isRawBuilder' in query ? query.compile(tx) : query.compile();
   marked.add(compiled);
-  await tx.executeQuery(compiled);
+  return compiled;
+}
+
+/** Runs `query` in `tx`, sending it with the next statement whose answer is awaited. */
+export async function deferred(tx: Executor, query: Compilable | RawBuilder<unknown>): Promise<void> {
+  await tx.executeQuery(compileIn(tx, query));
+}
+
+/**
+ * As `deferred`; `rows` holds the statement's rows once it ran: at once where deferred statements
+ * run at once, otherwise after the awaited statement (or COMMIT) it went out with.
+ */
+export async function deferredRows<R>(tx: Executor, query: Compilable<R> | RawBuilder<R>): Promise<{ readonly rows?: R[] }> {
+  const compiled = compileIn(tx, query);
+  const out: { rows?: R[] } = {};
+  sinks.set(compiled, (rows) => (out.rows = rows as R[]));
+  const r = await tx.executeQuery<R>(compiled);
+  if (!queued.has(compiled)) out.rows = r.rows;
+  return out;
+}
+
+type FollowUp = (db: Kysely<Database>) => Promise<void>;
+const followUps = new WeakMap<object, FollowUp[]>();
+
+/**
+ * Runs `fn` in a transaction of `db`, then, once it committed, what `fn` registered with
+ * `afterCommit`, in order. The transaction's outcome is the caller's: a follow-up's failure goes to
+ * `failed`, not to the caller, since what it follows is committed.
+ */
+export async function transactionThen<T>(db: Kysely<Database>, fn: (tx: Transaction<Database>) => Promise<T>, failed: (err: unknown) => void): Promise<T> {
+  const later: FollowUp[] = [];
+  const result = await db.transaction().execute((tx) => {
+    followUps.set(tx, later);
+    return fn(tx);
+  });
+  for (const f of later) await f(db).catch(failed);
+  return result;
+}
+
+/** In a transaction of `transactionThen`, registers `fn` to run after COMMIT and returns true; elsewhere false. */
+export function afterCommit(tx: Executor, fn: FollowUp): boolean {
+  const list = followUps.get(tx);
+  list?.push(fn);
+  return list !== undefined;
 }

@@ -21,7 +21,7 @@ import {
 } from 'kysely';
 import type { Dialect, Kysely, TransactionSettings } from 'kysely';
 import type postgres from 'postgres';
-import { isDeferred } from './pipeline.ts';
+import { isDeferred, markQueued, settleQueued } from './pipeline.ts';
 
 type Client = postgres.Sql;
 type Reserved = postgres.ReservedSql;
@@ -87,12 +87,23 @@ function toResult<R>(r: Rows): QueryResult<R> {
   return { rows };
 }
 
+// Round trips of transactions, counted for tests that check how often a write waits on the server.
+let transactionWrites = 0;
+
+/** How many writes transactions have sent so far (each answered in one round trip). */
+export function transactionRoundTrips(): number {
+  return transactionWrites;
+}
+
 /** Runs `queries` in one write; fails with the first failure (later ones only report the abort). */
 async function sendAll(on: Client | Reserved, queries: CompiledQuery[]): Promise<Rows[]> {
+  transactionWrites++;
   const settled = await Promise.allSettled(queries.map((q) => run(on, q)));
   const failed = settled.find((s) => s.status === 'rejected');
   if (failed) throw failed.reason;
-  return settled.map((s) => (s as PromiseFulfilledResult<Rows>).value);
+  const results = settled.map((s) => (s as PromiseFulfilledResult<Rows>).value);
+  results.forEach((r, i) => settleQueued(queries[i]!, r));
+  return results;
 }
 
 class PostgresJsConnection implements DatabaseConnection {
@@ -141,6 +152,7 @@ class PostgresJsConnection implements DatabaseConnection {
     const tx = this.#tx;
     if (!tx) return toResult<R>(await run(this.#client, query));
     if (isDeferred(query)) {
+      markQueued(query);
       tx.queued.push(query);
       return { rows: [] };
     }

@@ -5,9 +5,11 @@
 // the levels above are kept in shape the same way, counting entries below instead of rows.
 // A set with parts also keeps, per entry, its count in each part (src/db/rank-parts.ts).
 // Writers of one scope are serialized: SQLite has one writer at a time; on PostgreSQL every writer
-// takes the scope's advisory lock before it writes the scope's rows (lockScope).
+// takes the scope's advisory lock before it writes the scope's rows (lockScope). There, in a
+// transaction that runs follow-ups (an API write), the counts go out with COMMIT and a leaf out of
+// bounds is split or merged in a transaction of its own after it (docs/pages.md §Keeping it exact).
 import { type RawBuilder, sql } from 'kysely';
-import { deferred } from './pipeline.ts';
+import { afterCommit, deferred, deferredRows } from './pipeline.ts';
 import type { Executor } from './types.ts';
 import { isPostgres, LEVELS, type RankDef, type RankKey, rankSizes, scopeKey } from './rank-def.ts';
 import { addParts, buildParts, mergeParts, perEntry, recountParts, rowPart } from './rank-parts.ts';
@@ -73,6 +75,7 @@ export async function rankChange(
   // A batch of several leaves' worth, and at least half as large as the scope was, is cheaper to
   // count again from the index.
   if (added.length >= 4 * rankSizes().leaf.max && added.length * 2 >= (await s.total())) return s.rebuild();
+  const later = isPostgres(tx) && !def.part ? laterCheck(tx, def, values) : undefined;
   const touched = new Map<string, Entry>();
   for (const [keys, sign] of [
     [removed, -1],
@@ -82,14 +85,41 @@ export async function rankChange(
       const part = keys.slice(i, i + CHUNK);
       // Level 0 last: the levels above answer nothing the caller needs, so they go out with it.
       for (let level = LEVELS - 1; level >= 0; level--) {
+        if (level === 0 && later) {
+          later.push(await deferredRows(tx, s.countUpdate(0, part, sign)));
+          continue;
+        }
         const moved = await s.count(level, part, sign, level > 0);
         if (level === 0) for (const e of moved) touched.set(`${e.lo_ts}\u0000${e.lo_id}`, e);
       }
     }
   }
   // Counts are final here; only leaves out of bounds need a look (check re-reads each).
-  const { leaf } = rankSizes();
-  for (const e of touched.values()) if (e.n > leaf.max || (e.n < leaf.min && e.lo_ts !== '')) await s.check(0, e);
+  for (const e of touched.values()) if (outOfBounds(e)) await s.check(0, e);
+}
+
+const outOfBounds = (e: Entry) => e.n > rankSizes().leaf.max || (e.n < rankSizes().leaf.min && e.lo_ts !== '');
+
+/**
+ * Where the transaction runs follow-ups: the list that will hold the leaves' new counts, read after
+ * COMMIT; a leaf left out of bounds is then checked under the scope's lock, in a transaction of its
+ * own (check re-reads it: another writer may have fixed it meanwhile). Until then the leaf is only
+ * larger or smaller than its bounds, its count exact. Elsewhere undefined.
+ */
+function laterCheck(tx: Executor, def: RankDef, values: readonly string[]): { readonly rows?: Entry[] }[] | undefined {
+  const counts: { readonly rows?: Entry[] }[] = [];
+  const registered = afterCommit(tx, async (db) => {
+    const touched = new Map<string, Entry>();
+    for (const c of counts) for (const e of c.rows ?? []) touched.set(`${e.lo_ts}\u0000${e.lo_id}`, { ...e, n: Number(e.n) });
+    const out = [...touched.values()].filter(outOfBounds);
+    if (out.length === 0) return;
+    await db.transaction().execute(async (t) => {
+      await lockScope(t, def, values);
+      const s = new Scope(t, def, values);
+      for (const e of out) await s.check(0, e);
+    });
+  });
+  return registered ? counts : undefined;
 }
 
 /**
@@ -209,6 +239,16 @@ class Scope {
         coalesce(same_id, (select max(b.lo_id) from rank_buckets b where b.scope = ${s} and b.level = ${l} and b.lo_ts = m.prev_ts)) as lo_id, part from m)`;
   }
 
+  /** Without parts: adds `sign` per key to the entry holding it on `level`, returning the entries. */
+  countUpdate(level: number, keys: readonly RankKey[], sign: 1 | -1): RawBuilder<Entry> {
+    const [s, l] = [this.scope, int(level)];
+    return sql<Entry>`${this.locate(level, keys)},
+      g as (select lo_ts, lo_id, count(*) as c from e group by lo_ts, lo_id)
+      update rank_buckets set n = n + ${int(sign)} * (select g.c from g where g.lo_ts = rank_buckets.lo_ts and g.lo_id = rank_buckets.lo_id)
+      where scope = ${s} and level = ${l} and (lo_ts, lo_id) in (select lo_ts, lo_id from g)
+      returning lo_ts, lo_id, n`;
+  }
+
   /**
    * Adds `sign` per key to the entry holding it on `level` (and to its part); returns the entries
    * with their new n, unless `quiet` (then, without parts, the statement is deferred).
@@ -216,11 +256,7 @@ class Scope {
   async count(level: number, keys: readonly RankKey[], sign: 1 | -1, quiet = false): Promise<Entry[]> {
     const [s, l] = [this.scope, int(level)];
     if (!this.def.part) {
-      const update = sql<Entry>`${this.locate(level, keys)},
-        g as (select lo_ts, lo_id, count(*) as c from e group by lo_ts, lo_id)
-        update rank_buckets set n = n + ${int(sign)} * (select g.c from g where g.lo_ts = rank_buckets.lo_ts and g.lo_id = rank_buckets.lo_id)
-        where scope = ${s} and level = ${l} and (lo_ts, lo_id) in (select lo_ts, lo_id from g)
-        returning lo_ts, lo_id, n`;
+      const update = this.countUpdate(level, keys, sign);
       if (quiet) {
         await deferred(this.tx, update);
         return [];

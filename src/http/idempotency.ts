@@ -5,6 +5,7 @@
 import { hash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Executor } from '../db/types.ts';
+import { transactionThen } from '../db/pipeline.ts';
 import type { Deps } from './context.ts';
 import { AppError } from '../lib/errors.ts';
 import { MAX_BODY_DEPTH, tooDeep } from './body.ts';
@@ -112,20 +113,26 @@ function hooks<T>(h: T | T[] | undefined): T[] {
 export async function inTransaction<T>(deps: Deps, request: FastifyRequest, reply: FastifyReply, fn: (tx: Executor) => Promise<T>): Promise<T> {
   const idem = request.idempotency;
   let stored = false;
-  const result = await deps.db.kysely.transaction().execute(async (tx) => {
-    const value = await fn(tx);
-    if (idem && !idem.finished) {
-      const body = reply.serialize(value) as string;
-      if (!(await finishKey(tx, idem.ref, idem.lockedAt, 200, body))) {
-        throw new AppError('idempotency_conflict', 'Another request with this Idempotency-Key took over; retry shortly.', {
-          param: 'Idempotency-Key',
-          headers: { 'Retry-After': '1' },
-        });
+  // Follow-ups (a ranked leaf to split: docs/pages.md §Keeping it exact) run after COMMIT.
+  const followUpFailed = (err: unknown) => request.log.error({ err }, 'a follow-up of a committed write failed');
+  const result = await transactionThen(
+    deps.db.kysely,
+    async (tx) => {
+      const value = await fn(tx);
+      if (idem && !idem.finished) {
+        const body = reply.serialize(value) as string;
+        if (!(await finishKey(tx, idem.ref, idem.lockedAt, 200, body))) {
+          throw new AppError('idempotency_conflict', 'Another request with this Idempotency-Key took over; retry shortly.', {
+            param: 'Idempotency-Key',
+            headers: { 'Retry-After': '1' },
+          });
+        }
+        stored = true;
       }
-      stored = true;
-    }
-    return value;
-  });
+      return value;
+    },
+    followUpFailed,
+  );
   // Only once committed: a transaction that failed to commit leaves the claim to settle, which
   // gives it back instead of leaving it pending until its lease runs out.
   if (idem && stored) idem.finished = true;

@@ -16,7 +16,8 @@ export const LISTS = defineRank({ name: 'lists', table: 'lists', by: ['workspace
 export const LIST_MEMBERS = defineRank({ name: 'list_members', table: 'list_members', by: ['list_id'], ts: 'added_at', id: 'entity_id' });
 
 // Every writer of a workspace's lists queues on its lock: the statements answering nothing go out
-// with the next one that does (src/db/pipeline.ts), so a create holds the lock for two round trips.
+// with the next one that does (src/db/pipeline.ts); in an API write that is COMMIT, the leaf's new
+// count with it (docs/pages.md §Keeping it exact), so a create holds the lock for one round trip.
 export async function insertList(tx: Executor, row: ListRow): Promise<void> {
   await lockScope(tx, LISTS, [row.workspace_id]);
   await deferred(tx, tx.insertInto('lists').values(row));

@@ -1,0 +1,39 @@
+// A create in a ranked set takes the scope's lock for one round trip on PostgreSQL (docs/pages.md
+// §Keeping it exact): lock, row, counts and COMMIT go out in one write, and a leaf that grew past
+// its maximum is split after COMMIT, in a transaction of its own. Tiny leaves make creates split.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { transactionRoundTrips } from '../src/db/postgres.ts';
+import { setRankSizes } from '../src/db/rank.ts';
+import { LISTS } from '../src/lists/repository.ts';
+import { call, eachDialect, seedWorkspace } from './helpers/app.ts';
+import { checkEntries, checkPages } from './helpers/rank.ts';
+
+setRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 } });
+
+await eachDialect('ranked creates in one round trip', (ctx) => {
+  test('POST /v1/lists: one round trip on PostgreSQL, leaves split after COMMIT, counts and pages exact', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const trips: number[] = [];
+    for (let i = 0; i < 40; i++) {
+      const before = transactionRoundTrips();
+      const r = await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: `l${i}`, $objectType: 'account' } });
+      assert.equal(r.statusCode, 200, r.body);
+      trips.push(transactionRoundTrips() - before);
+    }
+    if (t.deps.db.dialect === 'postgres') {
+      // A create whose leaf split also ran the split's own transaction after it.
+      assert.equal(trips.filter((n) => n === 1).length >= 30, true, `round trips per create: ${trips.join(',')}`);
+      assert.equal(Math.min(...trips), 1);
+    }
+    const db = t.deps.db.kysely;
+    const shape = await checkEntries(db, LISTS, [s.workspaceId]);
+    assert.equal(shape.total, 40);
+    assert.ok((shape.entries[0] ?? 0) > 4, `leaves: ${shape.entries.join(',')}`);
+    await checkPages(db, LISTS, [s.workspaceId], { limit: 7 });
+    const page = (await call(t, s.secret, 'GET', '/v1/lists?limit=25&offset=15')).json();
+    assert.equal(page.totalCount, 40);
+    assert.equal(page.data.length, 25);
+  });
+});
