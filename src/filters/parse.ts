@@ -5,7 +5,7 @@
 // value.
 import type { FieldDef, RelationshipDef, TypeDefinitions } from '../definitions/service.ts';
 import { AppError } from '../lib/errors.ts';
-import { foldText } from '../lib/fold.ts';
+import { foldText, INDEXED_TEXT_BYTES } from '../lib/fold.ts';
 import type { ValueType } from '../lib/resource-schemas.ts';
 
 export type Operator = 'equal' | 'greaterThan' | 'lessThan' | 'startsWith' | 'contains';
@@ -135,6 +135,8 @@ function fieldFilter(param: string, field: FieldDef, given: Operator | undefined
     default: {
       const value = foldText(v);
       if (value === '') throw bad(param, 'the value is empty');
+      // Exact against the value index only below its bound (src/lib/fold.ts).
+      if (Buffer.byteLength(value) > INDEXED_TEXT_BYTES - 4) throw bad(param, `the value is longer than ${INDEXED_TEXT_BYTES - 4} bytes in UTF-8`);
       return { ...base, kind: 'text', op: op as TextFilter['op'], value };
     }
   }

@@ -5,3 +5,26 @@
 export function foldText(s: string): string {
   return s.normalize('NFKC').toLowerCase();
 }
+
+/**
+ * The most UTF-8 bytes of a folded text the value index keeps (docs/records.md §Value index):
+ * PostgreSQL refuses a B-tree entry over about 2,700 bytes, and a TEXT value may hold 10,000
+ * characters. A longer text is indexed by its longest prefix of whole code points within the bound;
+ * filter values are at most INDEXED_TEXT_BYTES - 4 bytes, so that equality and prefixes stay exact
+ * (a cut text is longer than any filter value, and begins with whatever its whole text begins with).
+ */
+export const INDEXED_TEXT_BYTES = 2200;
+
+/** `s` (folded) as the value index keeps it: whole, or cut to INDEXED_TEXT_BYTES. */
+export function indexedText(s: string): string {
+  if (s.length * 3 <= INDEXED_TEXT_BYTES || Buffer.byteLength(s) <= INDEXED_TEXT_BYTES) return s;
+  let bytes = 0;
+  let end = 0;
+  for (const ch of s) {
+    const n = Buffer.byteLength(ch);
+    if (bytes + n > INDEXED_TEXT_BYTES) break;
+    bytes += n;
+    end += ch.length;
+  }
+  return s.slice(0, end);
+}

@@ -4,7 +4,7 @@ import { chunks } from '../db/chunks.ts';
 import { prepared } from '../db/prepared.ts';
 import { lockScope, rankInsert, rankPage } from '../db/rank.ts';
 import type { Executor } from '../db/types.ts';
-import { foldText } from '../lib/fold.ts';
+import { foldText, indexedText } from '../lib/fold.ts';
 import type { Page } from '../lib/paging.ts';
 import { RECORDS } from './repository.ts';
 import type { RecordsTable } from './tables.ts';
@@ -181,7 +181,7 @@ export async function existingRecords(db: Executor, workspaceId: string, kind: s
 /** Whether another record of the type holds this value of a field (unique fields), through the value index. */
 export async function valueTaken(db: Executor, workspaceId: string, kind: string, field: string, value: unknown, exceptId: string): Promise<boolean> {
   let q = db.selectFrom('record_values').select('record_id').where('workspace_id', '=', workspaceId).where('object_type', '=', kind).where('field', '=', field);
-  if (typeof value === 'string') q = q.where('value_text', '=', foldText(value));
+  if (typeof value === 'string') q = q.where('value_text', '=', indexedText(foldText(value)));
   else if (typeof value === 'number' || typeof value === 'boolean') q = q.where('value_num', '=', Number(value));
   else return false;
   const row = await q.where('record_id', '!=', exceptId).limit(1).executeTakeFirst();

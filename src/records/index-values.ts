@@ -2,7 +2,7 @@
 // values and its type's definitions. Every writer of records (the API, the import, migrations)
 // builds them here, so the index means the same thing whoever wrote the record.
 import type { TypeDefinitions } from '../definitions/service.ts';
-import { foldText } from '../lib/fold.ts';
+import { foldText, indexedText } from '../lib/fold.ts';
 import type { RecordValuesTable } from './tables.ts';
 
 const NUMERIC = new Set(['NUMBER', 'CURRENCY', 'CHECKBOX']);
@@ -33,6 +33,7 @@ export function urlHost(v: string): string | null {
  * DATETIMEs (ms since epoch, so that ranges and "the same instant" compare as numbers) into
  * value_num; a multi-valued field one row per element; a FULL_NAME one row for
  * `firstName lastName`; an ADDRESS one row per text part.
+ * Text longer than INDEXED_TEXT_BYTES is kept as its prefix (src/lib/fold.ts).
  * An account's `$website` also gives the host of each URL, under `$website.host` (meetings link
  * new contacts to accounts by domain).
  */
@@ -40,7 +41,7 @@ export function valueRows(workspaceId: string, defs: TypeDefinitions, recordId: 
   const rows: RecordValuesTable[] = [];
   const text = (field: string, v: unknown) => {
     if (typeof v === 'string')
-      rows.push({ workspace_id: workspaceId, object_type: defs.objectType, field, value_text: foldText(v), value_num: null, record_id: recordId });
+      rows.push({ workspace_id: workspaceId, object_type: defs.objectType, field, value_text: indexedText(foldText(v)), value_num: null, record_id: recordId });
   };
   const num = (field: string, n: number) => {
     if (Number.isFinite(n)) rows.push({ workspace_id: workspaceId, object_type: defs.objectType, field, value_text: null, value_num: n, record_id: recordId });
