@@ -8,6 +8,8 @@ test('a schema or relation of another database that vanished is a race; one of o
   const own = 't_own';
   assert.equal(isForeignSchemaRace(new Error('schema "t_b12aad10550e" does not exist'), own), true);
   assert.equal(isForeignSchemaRace(new Error('migration  failed: relation "t_6d2c85351050.message_files" does not exist'), own), true);
+  assert.equal(isForeignSchemaRace(new Error("migration  failed: Cannot read properties of undefined (reading 'nspname')"), own), true);
+  assert.equal(isForeignSchemaRace(new Error("Cannot read properties of undefined (reading 'name')"), own), false);
   assert.equal(isForeignSchemaRace(new Error('schema "t_own" does not exist'), own), false);
   assert.equal(isForeignSchemaRace(new Error('relation "t_own.lists" does not exist'), own), false);
   assert.equal(isForeignSchemaRace(new Error('relation "lists" does not exist'), own), false);

@@ -50,8 +50,11 @@ function describe(err: unknown): string {
 // Kysely's migrator reads every schema's tables through PostgreSQL's introspection, which resolves
 // tables by name: a schema another database on the same server drops meanwhile fails that read
 // with 'schema "…" does not exist', or with 'relation "<schema>.<table>" does not exist' when it
-// drops the tables first. Nothing was applied then, so it is safe to try again.
+// drops the tables first, or inside Kysely itself ("Cannot read properties of undefined (reading
+// 'nspname')") when a table's schema went between two of its catalogue reads. Nothing was applied
+// then, so it is safe to try again.
 export function isForeignSchemaRace(err: unknown, own: string | undefined): boolean {
+  if (/reading 'nspname'/.test(describe(err))) return true;
   const m = /(?:schema "([^"]+)"|relation "([^".]+)\.[^"]+") does not exist/.exec(describe(err));
   const schema = m?.[1] ?? m?.[2];
   return schema !== undefined && schema !== own;
