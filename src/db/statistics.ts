@@ -1,8 +1,9 @@
 // Table statistics for the query planners (docs/design.md §Database statistics). PostgreSQL keeps
 // its own through autovacuum, within about a minute of a large change. SQLite keeps none until
 // asked: without them its planner guesses, and a guess once made a message page walk a
-// workspace's whole index (docs/performance.md §Plans without statistics). Statements on hot paths
-// are written so that no plan can do that; fresh statistics are the second line.
+// workspace's whole index (docs/performance.md §Plans that must not depend on statistics).
+// Statements on hot paths are written so that no plan can do that; fresh statistics are the second
+// line.
 import { sql } from 'kysely';
 import type { Db } from './types.ts';
 
@@ -10,8 +11,8 @@ import type { Db } from './types.ts';
  * Brings statistics up to date where they are missing or stale: SQLite's PRAGMA optimize, which
  * analyzes only tables never analyzed or grown or shrunk many times since, each from a bounded
  * sample (analysis_limit) so that a large table costs milliseconds; on PostgreSQL, after a bulk
- * write (`bulk`), ANALYZE of the schema's tables, so that the first requests after an import do not wait for
- * autovacuum.
+ * write (`bulk`), ANALYZE of the schema's tables, so that the first requests after an import do
+ * not wait for autovacuum.
  */
 export async function refreshStatistics(db: Db, opts: { bulk?: boolean } = {}): Promise<void> {
   if (db.dialect === 'postgres') {
