@@ -33,7 +33,7 @@ import { createWorkspace } from '../src/workspaces/service.ts';
 import { createTestDb, type TestDb, withSearchPath } from '../test/helpers/db.ts';
 import { TEST_DATABASE_URL } from '../test/helpers/services.ts';
 import { freePort } from '../test/helpers/process.ts';
-import { start, stop } from './run.ts';
+import { latency, median, start, stop } from './run.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -101,22 +101,7 @@ async function seed(db: Executor, dialect: DialectName, ws: string, defs: TypeDe
   await rankRebuildAll(db, RECORDS);
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) * p)]!;
-
-async function latency(url: string, headers: Record<string, string>, check?: (body: any) => void): Promise<number[]> {
-  const times: number[] = [];
-  for (let i = 0; i < ROUNDS + 10; i++) {
-    const t0 = performance.now();
-    const res = await fetch(url, { headers });
-    const body = await res.json();
-    const ms = performance.now() - t0;
-    if (res.status !== 200) throw new Error(`${url}: ${res.status} ${JSON.stringify(body)}`);
-    if (i === 0) check?.(body);
-    if (i >= 10) times.push(ms); // the first 10 warm up
-  }
-  return times;
-}
 
 async function explain(db: Executor, dialect: DialectName, what: string, q: RawBuilder<unknown>): Promise<void> {
   const c = q.compile(db);
@@ -183,9 +168,9 @@ async function run(dialect: DialectName): Promise<void> {
     const auth = { authorization: `Bearer ${secret}`, 'service-version': '2026-03-01' };
 
     const report = async (label: string, query: Record<string, string>, want: number, goal: number) => {
-      const base = median(await latency(`http://127.0.0.1:${basePort}/`, {}));
+      const base = (await latency(`http://127.0.0.1:${basePort}/`, {}, ROUNDS)).median;
       const url = `http://127.0.0.1:${port}/v1/contacts?${new URLSearchParams({ limit: '25', ...query }).toString()}`;
-      const times = await latency(url, auth, (body) => {
+      const { times } = await latency(url, auth, ROUNDS, (body) => {
         if (body.totalCount !== want || body.data.length !== Math.min(25, want))
           throw new Error(`${label}: totalCount ${body.totalCount}, ${body.data.length} items`);
       });

@@ -19,8 +19,7 @@ import { RECORDS } from '../src/records/repository.ts';
 import { createUser } from '../src/users/service.ts';
 import { createWorkspace } from '../src/workspaces/service.ts';
 import { createTestDb } from '../test/helpers/db.ts';
-import { freePort } from '../test/helpers/process.ts';
-import { latency, start, stop } from './run.ts';
+import { latency, start, startBaseline, startServer, stop } from './run.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -32,8 +31,6 @@ const { values: args } = parseArgs({
 const SIZE = Number(args.size);
 const REQUESTS = Number(args.requests);
 const CONTACTS = 1000;
-const MAIN = new URL('../src/cli/main.ts', import.meta.url).pathname;
-const BASELINE = new URL('./baseline.ts', import.meta.url).pathname;
 const T0 = Date.UTC(2025, 0, 1);
 
 /** 1,000 contacts (c<i>@bench.test), each of one of 100 accounts, each account with an opportunity. */
@@ -151,21 +148,10 @@ async function run(dialect: DialectName): Promise<void> {
     await sql.raw(dialect === 'postgres' ? 'vacuum analyze' : 'analyze').execute(db);
     console.error(`${dialect}: seeded ${SIZE.toLocaleString('en')} meetings in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
 
-    const port = await freePort();
-    const env: Record<string, string> = {
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATA_DIR: tdb.dataDir,
-      LOG_LEVEL: 'warn',
-      WORKERS: '1',
-      RATE_LIMIT_READ: '0',
-      RATE_LIMIT_WRITE: '0',
-      RATE_LIMIT_SEARCH: '0',
-    };
-    if (tdb.databaseUrl) env.DATABASE_URL = tdb.databaseUrl;
-    children.push(await start([MAIN, 'serve'], env, `http://127.0.0.1:${port}/healthz`));
-    const basePort = await freePort();
-    children.push(await start([BASELINE], { PORT: String(basePort) }, `http://127.0.0.1:${basePort}/`));
+    const server = await startServer(tdb, 1);
+    children.push(server.child);
+    const baseline = await startBaseline();
+    children.push(baseline.child);
 
     for (const [who, key] of Object.entries(keys)) {
       const auth = { authorization: `Bearer ${key.secret}`, 'service-version': '2026-03-01' };
@@ -174,8 +160,8 @@ async function run(dialect: DialectName): Promise<void> {
         ['50%', SIZE / 2],
         ['last', SIZE - 25],
       ] as const) {
-        const base = await latency(`http://127.0.0.1:${basePort}/`, {}, REQUESTS);
-        const url = `http://127.0.0.1:${port}/v1/meetings?limit=25&offset=${offset}`;
+        const base = await latency(baseline.url, {}, REQUESTS);
+        const url = `${server.url}/v1/meetings?limit=25&offset=${offset}`;
         const page = await latency(url, auth, REQUESTS, (body) => {
           if (body.totalCount !== SIZE || body.data.length !== 25) throw new Error(`${url}: totalCount ${body.totalCount}, ${body.data.length} items`);
           const levels = new Set(body.data.map((m: { accessLevel: string }) => m.accessLevel));

@@ -16,9 +16,8 @@ import { Agent, request } from 'node:http';
 import { loadavg } from 'node:os';
 import { sql } from 'kysely';
 import type { DialectName } from '../src/db/types.ts';
-import { freePort } from '../test/helpers/process.ts';
 import { services } from '../test/helpers/services.ts';
-import { MAIN, seedContext, start, stop } from './run.ts';
+import { seedContext, startServer, stop } from './run.ts';
 import { seedBigList, seedList } from './seeds.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -137,19 +136,8 @@ async function main(): Promise<void> {
           body: JSON.stringify({ fields: { $name: 'Mixed', $objectType: 'account' } }),
         },
       ];
-      const port = await freePort();
-      const env: Record<string, string> = {
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        DATA_DIR: tdb.dataDir,
-        LOG_LEVEL: 'warn',
-        WORKERS: String(setup.workers),
-        RATE_LIMIT_READ: '0',
-        RATE_LIMIT_WRITE: '0',
-        RATE_LIMIT_SEARCH: '0',
-        ...(tdb.databaseUrl ? { DATABASE_URL: tdb.databaseUrl } : {}),
-      };
-      const server = await start([MAIN, 'serve'], env, `http://127.0.0.1:${port}/healthz`);
+      const server = await startServer(tdb, setup.workers);
+      const port = Number(new URL(server.url).port);
       try {
         await drive(port, ctx.secret, routes, 1);
         const saturated = report(`\n${setup.dialect}, ${setup.workers} worker(s), closed loop`, await drive(port, ctx.secret, routes, SECONDS));
@@ -161,7 +149,7 @@ async function main(): Promise<void> {
           );
         }
       } finally {
-        await stop(server);
+        await stop(server.child);
       }
     } finally {
       await tdb.drop();

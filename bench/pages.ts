@@ -23,8 +23,7 @@ import { addMembers, insertList, LIST_MEMBERS, updateList } from '../src/lists/r
 import { RECORDS } from '../src/records/repository.ts';
 import { createWorkspace } from '../src/workspaces/service.ts';
 import { createTestDb } from '../test/helpers/db.ts';
-import { freePort } from '../test/helpers/process.ts';
-import { latency, start, stop } from './run.ts';
+import { latency, start, startBaseline, startServer, stop } from './run.ts';
 import { seedMessages } from './seeds.ts';
 import { createUser } from '../src/users/service.ts';
 
@@ -39,8 +38,6 @@ const { values: args } = parseArgs({
 });
 const SIZES = args.sizes.split(',').map(Number);
 const REQUESTS = Number(args.requests);
-const MAIN = new URL('../src/cli/main.ts', import.meta.url).pathname;
-const BASELINE = new URL('./baseline.ts', import.meta.url).pathname;
 const T0 = Date.UTC(2026, 0, 1);
 
 async function seedContacts(db: Executor, workspaceId: string, n: number): Promise<string[]> {
@@ -110,26 +107,15 @@ async function run(dialect: DialectName): Promise<void> {
     await sql.raw(dialect === 'postgres' ? 'vacuum analyze' : 'analyze').execute(db);
     console.error(`${dialect}: seeded ${SIZES.join(', ')}-member lists in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
 
-    const port = await freePort();
-    const env: Record<string, string> = {
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATA_DIR: tdb.dataDir,
-      LOG_LEVEL: 'warn',
-      WORKERS: '1',
-      RATE_LIMIT_READ: '0',
-      RATE_LIMIT_WRITE: '0',
-      RATE_LIMIT_SEARCH: '0',
-    };
-    if (tdb.databaseUrl) env.DATABASE_URL = tdb.databaseUrl;
-    children.push(await start([MAIN, 'serve'], env, `http://127.0.0.1:${port}/healthz`));
-    const basePort = await freePort();
-    children.push(await start([BASELINE], { PORT: String(basePort) }, `http://127.0.0.1:${basePort}/`));
+    const server = await startServer(tdb, 1);
+    children.push(server.child);
+    const baseline = await startBaseline();
+    children.push(baseline.child);
     const auth = { authorization: `Bearer ${key.secret}`, 'service-version': '2026-03-01' };
     // The floor: the cheapest authenticated route of the same server, measured the same way. What a
     // page costs above it is the page's own work; the rest is the request itself on this machine.
     const floor = async (when: string) => {
-      const f = await latency(`http://127.0.0.1:${port}/v1/auth/validate`, auth, REQUESTS);
+      const f = await latency(`${server.url}/v1/auth/validate`, auth, REQUESTS);
       console.log(
         `${dialect.padEnd(8)}  floor (${when}): GET /v1/auth/validate  median ${f.median.toFixed(2)} ms  p95 ${f.p95.toFixed(2)} ms  load ${loadavg()[0]!.toFixed(1)}`,
       );
@@ -137,8 +123,8 @@ async function run(dialect: DialectName): Promise<void> {
     await floor('before');
 
     const measure = async (n: number, offset: number, label: string) => {
-      const base = await latency(`http://127.0.0.1:${basePort}/`, {}, REQUESTS);
-      const url = `http://127.0.0.1:${port}/v1/lists/${lists.get(n)}/contacts?limit=25&offset=${offset}`;
+      const base = await latency(baseline.url, {}, REQUESTS);
+      const url = `${server.url}/v1/lists/${lists.get(n)}/contacts?limit=25&offset=${offset}`;
       const page = await latency(url, auth, REQUESTS, (body) => {
         if (body.totalCount !== n || body.data.length !== Math.min(25, n - offset))
           throw new Error(`${url}: totalCount ${body.totalCount}, ${body.data.length} items`);
@@ -157,8 +143,8 @@ async function run(dialect: DialectName): Promise<void> {
       ['75%', (total * 3) / 4],
       ['last', total - 25],
     ] as const) {
-      const base = await latency(`http://127.0.0.1:${basePort}/`, {}, REQUESTS);
-      const url = `http://127.0.0.1:${port}/v1/contacts?limit=25&offset=${Math.floor(offset)}`;
+      const base = await latency(baseline.url, {}, REQUESTS);
+      const url = `${server.url}/v1/contacts?limit=25&offset=${Math.floor(offset)}`;
       const page = await latency(url, auth, REQUESTS, (body) => {
         if (body.totalCount !== total || body.data.length !== 25) throw new Error(`${url}: totalCount ${body.totalCount}, ${body.data.length} items`);
       });
@@ -188,9 +174,7 @@ async function run(dialect: DialectName): Promise<void> {
 
     // GET /v1/messages with the workspace key: the shared part of the messages' ranked set.
     const first =
-      Number(args.messages) > 0
-        ? ((await (await fetch(`http://127.0.0.1:${port}/v1/messages?limit=1`, { headers: auth })).json()) as { totalCount: number })
-        : null;
+      Number(args.messages) > 0 ? ((await (await fetch(`${server.url}/v1/messages?limit=1`, { headers: auth })).json()) as { totalCount: number }) : null;
     if (first) {
       const shared = first.totalCount;
       for (const [label, offset] of [
@@ -200,8 +184,8 @@ async function run(dialect: DialectName): Promise<void> {
         ['75%', Math.floor((shared * 3) / 4)],
         ['last', shared - 25],
       ] as const) {
-        const base = await latency(`http://127.0.0.1:${basePort}/`, {}, REQUESTS);
-        const url = `http://127.0.0.1:${port}/v1/messages?limit=25&offset=${offset}`;
+        const base = await latency(baseline.url, {}, REQUESTS);
+        const url = `${server.url}/v1/messages?limit=25&offset=${offset}`;
         const page = await latency(url, auth, REQUESTS, (body) => {
           if (body.totalCount !== shared || body.data.length !== 25) throw new Error(`${url}: totalCount ${body.totalCount}, ${body.data.length} items`);
         });

@@ -89,7 +89,7 @@ export async function latency(
   headers: Record<string, string>,
   requests: number,
   check?: (body: any) => void,
-): Promise<{ median: number; p95: number }> {
+): Promise<{ median: number; p95: number; times: number[] }> {
   const times: number[] = [];
   for (let i = 0; i < requests + 20; i++) {
     const t0 = performance.now();
@@ -101,7 +101,7 @@ export async function latency(
     if (i >= 20) times.push(ms);
   }
   const sorted = [...times].sort((a, b) => a - b);
-  return { median: median(times), p95: sorted[Math.floor(sorted.length * 0.95)] as number };
+  return { median: median(times), p95: sorted[Math.floor(sorted.length * 0.95)] as number, times };
 }
 
 export interface LoadOptions {
