@@ -14,6 +14,7 @@
 // PLAN on SQLite, EXPLAIN ANALYZE on PostgreSQL); PROFILE=1 times those statements in process.
 // Seeding writes rows in bulk with the value and trigram indexes dropped, then builds them again
 // from their own stored definitions, so the tables end as the migrations made them.
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -32,8 +33,7 @@ import { RECORDS } from '../src/records/repository.ts';
 import { createWorkspace } from '../src/workspaces/service.ts';
 import { createTestDb, type TestDb, withSearchPath } from '../test/helpers/db.ts';
 import { TEST_DATABASE_URL } from '../test/helpers/services.ts';
-import { freePort } from '../test/helpers/process.ts';
-import { latency, median, start, stop } from './run.ts';
+import { latency, MAIN, median, startBaseline, startServer, stop } from './run.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -46,8 +46,6 @@ const { values: args } = parseArgs({
 });
 const N = Number(args.size);
 const ROUNDS = Number(args.rounds);
-const MAIN = new URL('../src/cli/main.ts', import.meta.url).pathname;
-const BASELINE = new URL('./baseline.ts', import.meta.url).pathname;
 const T0 = Date.UTC(2026, 0, 1);
 const FIRST = Array.from({ length: 100 }, (_, i) => `Given${String(i).padStart(2, '0')}`);
 const TABLES = ['record_values', 'record_trigrams'];
@@ -152,24 +150,22 @@ async function seeded(dialect: DialectName): Promise<{ tdb: TestDb; ws: string; 
 
 async function run(dialect: DialectName): Promise<void> {
   const { tdb, ws, secret } = await seeded(dialect);
-  const children: Awaited<ReturnType<typeof start>>[] = [];
+  const children: ChildProcess[] = [];
   try {
     const db = tdb.db.kysely;
     const ctx = operatorCtx(db, ws);
     const defs = (await loadDefinitions(ctx, { objectType: 'contact' }))!;
 
-    const port = await freePort();
-    const env: Record<string, string> = { PORT: String(port), HOST: '127.0.0.1', DATA_DIR: tdb.dataDir, LOG_LEVEL: 'warn', WORKERS: '1' };
-    for (const k of ['RATE_LIMIT_READ', 'RATE_LIMIT_WRITE', 'RATE_LIMIT_SEARCH']) env[k] = '0';
-    if (tdb.databaseUrl) env.DATABASE_URL = tdb.databaseUrl;
-    children.push(await start([MAIN, 'serve'], env, `http://127.0.0.1:${port}/healthz`, 180_000));
-    const basePort = await freePort();
-    children.push(await start([BASELINE], { PORT: String(basePort) }, `http://127.0.0.1:${basePort}/`, 180_000));
+    // Opening 1,000,000 contacts migrates and refreshes statistics first: allow it minutes.
+    const server = await startServer(tdb, 1, {}, MAIN, 180_000);
+    children.push(server.child);
+    const baseline = await startBaseline();
+    children.push(baseline.child);
     const auth = { authorization: `Bearer ${secret}`, 'service-version': '2026-03-01' };
 
     const report = async (label: string, query: Record<string, string>, want: number, goal: number) => {
-      const base = (await latency(`http://127.0.0.1:${basePort}/`, {}, ROUNDS)).median;
-      const url = `http://127.0.0.1:${port}/v1/contacts?${new URLSearchParams({ limit: '25', ...query }).toString()}`;
+      const base = (await latency(baseline.url, {}, ROUNDS)).median;
+      const url = `${server.url}/v1/contacts?${new URLSearchParams({ limit: '25', ...query }).toString()}`;
       const { times } = await latency(url, auth, ROUNDS, (body) => {
         if (body.totalCount !== want || body.data.length !== Math.min(25, want))
           throw new Error(`${label}: totalCount ${body.totalCount}, ${body.data.length} items`);

@@ -195,6 +195,7 @@ export async function startServer(
   workers: number,
   extra: Record<string, string> = {},
   main = MAIN,
+  timeoutMs?: number,
 ): Promise<{ child: ChildProcess; url: string }> {
   const port = await freePort();
   const env: Record<string, string> = {
@@ -210,7 +211,7 @@ export async function startServer(
     ...extra,
   };
   const url = `http://127.0.0.1:${port}`;
-  return { child: await start([main, 'serve'], env, `${url}/healthz`), url };
+  return { child: await start([main, 'serve'], env, `${url}/healthz`, timeoutMs), url };
 }
 
 async function main(): Promise<void> {
