@@ -9,17 +9,15 @@
 //   node bench/import.ts [--contacts 1000000] [--dialect sqlite|postgres|both] [--node-args=--cpu-prof] [--pages] [--requests 200] [--keep]
 // With --keep, the SQLite data directory (or PostgreSQL schema) is kept and its path printed.
 import { spawn } from 'node:child_process';
-import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createWriteStream, readFileSync } from 'node:fs';
 import { once } from 'node:events';
-import { loadavg, tmpdir } from 'node:os';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
 import { createKey } from '../src/auth/service.ts';
-import { openDb } from '../src/db/database.ts';
-import { migrate } from '../src/db/migrate.ts';
 import { operatorCtx, systemCtx } from '../src/lib/context.ts';
 import { createWorkspace } from '../src/workspaces/service.ts';
+import { createTestDb } from '../test/helpers/db.ts';
 import { latency, MAIN, startServer, stop } from './run.ts';
 
 const { values: args } = parseArgs({
@@ -34,7 +32,6 @@ const { values: args } = parseArgs({
 });
 const CONTACTS = Number(args.contacts);
 const ACCOUNTS = Math.max(1, Math.floor(CONTACTS / 50));
-const PG_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 
 const FIRST = ['Ann', 'Bob', 'Chloé', 'Dmitri', 'Eva', 'Farid', 'Grace', 'Hiro', 'Ines', 'José', 'Kai', 'Lena', 'Mona', 'Nils', 'Olu', 'Priya'];
 const LAST = ['Smith', 'Lee', 'García', 'Müller', 'Nguyen', 'Okafor', 'Rossi', 'Sato', 'Kowalski', 'Dubois', 'Haddad', 'Jensen', 'Silva'];
@@ -98,22 +95,11 @@ async function pages(dataDir: string, databaseUrl: string | undefined, secret: s
 }
 
 async function run(dialect: 'sqlite' | 'postgres'): Promise<void> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'rolodex-import-'));
-  const schema = `bench_import_${process.pid}`;
-  let env: Record<string, string> = { DATA_DIR: dataDir, LOG_LEVEL: 'warn' };
-  if (dialect === 'postgres') {
-    const c = new pg.Client({ connectionString: PG_URL });
-    await c.connect();
-    await c.query(`drop schema if exists ${schema} cascade; create schema ${schema}`);
-    await c.end();
-    const u = new URL(PG_URL);
-    u.searchParams.set('options', `-c search_path=${schema}`);
-    env = { ...env, DATABASE_URL: u.toString() };
-  }
-  const db = openDb({ dataDir, ...(dialect === 'postgres' ? { databaseUrl: PG_URL, schema } : {}) });
+  const tdb = await createTestDb(dialect);
+  const { db, dataDir } = tdb;
+  const env: Record<string, string> = { DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...(tdb.databaseUrl ? { DATABASE_URL: tdb.databaseUrl } : {}) };
   let keep = false;
   try {
-    await migrate(db);
     const ws = await createWorkspace(systemCtx(db.kysely), { name: 'bench' });
     const key = await createKey(operatorCtx(db.kysely, ws.id), { userId: null, scopes: null, expiresInMs: null });
     const file = join(dataDir, 'import.ndjson');
@@ -160,19 +146,11 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<void> {
     if (args.pages) await pages(dataDir, env.DATABASE_URL, key.secret);
     if (args.keep) {
       keep = true;
-      process.stdout.write(`  kept: --data ${dialect === 'postgres' ? `postgres:${schema}` : dataDir} --workspace ${ws.id} --key ${key.secret}\n`);
+      process.stdout.write(`  kept: --data ${dialect === 'postgres' ? `postgres:${tdb.schema}` : dataDir} --workspace ${ws.id} --key ${key.secret}\n`);
     }
   } finally {
-    await db.close();
-    if (!keep) {
-      if (dialect === 'postgres') {
-        const c = new pg.Client({ connectionString: PG_URL });
-        await c.connect();
-        await c.query(`drop schema if exists ${schema} cascade`);
-        await c.end();
-      }
-      rmSync(dataDir, { recursive: true, force: true });
-    }
+    if (keep) await db.close();
+    else await tdb.drop();
   }
 }
 

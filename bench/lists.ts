@@ -5,15 +5,12 @@
 // pairedRounds like every ratio of the benchmarks. Deep pages at every offset: bench/pages.ts.
 //   node bench/lists.ts [--dialect sqlite|postgres|both] [--members 100000] [--seconds 10] [--rounds 3]
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
 import { createKey } from '../src/auth/service.ts';
-import { openDb } from '../src/db/database.ts';
-import { migrate } from '../src/db/migrate.ts';
 import { createWorkspace } from '../src/workspaces/service.ts';
+import { createTestDb } from '../test/helpers/db.ts';
 import { systemCtx, operatorCtx } from '../src/lib/context.ts';
 import { load, median, pairedRounds, startBaseline, startServer, stop } from './run.ts';
 
@@ -27,7 +24,6 @@ const { values: args } = parseArgs({
 });
 const MEMBERS = Number(args.members);
 const SECONDS = Number(args.seconds);
-const PG_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const ROOT = new URL('..', import.meta.url).pathname;
 const H = { 'service-version': '2026-03-01' };
 
@@ -47,9 +43,9 @@ async function latency(url: string, secret: string, n = 400): Promise<{ median: 
 }
 
 async function run(dialect: 'sqlite' | 'postgres'): Promise<Record<string, unknown>> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'rolodex-bench-'));
-  const schema = `bench_${process.pid}`;
-  let env: Record<string, string> = {
+  const tdb = await createTestDb(dialect);
+  const { db, dataDir } = tdb;
+  const env: Record<string, string> = {
     DATA_DIR: dataDir,
     LOG_LEVEL: 'warn',
     RATE_LIMIT_READ: '0',
@@ -57,21 +53,11 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<Record<string, unkno
     RATE_LIMIT_SEARCH: '0',
     PORT: '0',
     WORKERS: '1',
+    ...(tdb.databaseUrl ? { DATABASE_URL: tdb.databaseUrl } : {}),
   };
-  if (dialect === 'postgres') {
-    const c = new pg.Client({ connectionString: PG_URL });
-    await c.connect();
-    await c.query(`drop schema if exists ${schema} cascade; create schema ${schema}`);
-    await c.end();
-    const u = new URL(PG_URL);
-    u.searchParams.set('options', `-c search_path=${schema}`);
-    env = { ...env, DATABASE_URL: u.toString() };
-  }
-  const db = openDb({ dataDir, ...(env.DATABASE_URL ? { databaseUrl: PG_URL, schema } : {}) });
   let server: Awaited<ReturnType<typeof startServer>> | undefined;
   let baseline: Awaited<ReturnType<typeof startBaseline>> | undefined;
   try {
-    await migrate(db);
     const ws = await createWorkspace(systemCtx(db.kysely), { name: 'bench' });
     const key = await createKey(operatorCtx(db.kysely, ws.id), { userId: null, scopes: null, expiresInMs: null });
     const auth = { ...H, authorization: `Bearer ${key.secret}` };
@@ -110,7 +96,7 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<Record<string, unkno
     const ids = Object.values((JSON.parse(out) as { ids: { contact: Record<string, string> } }).ids.contact);
 
     // 2. A list of MEMBERS contacts, built through the API 1,000 ids per request.
-    const srv = await startServer({ dataDir, databaseUrl: env.DATABASE_URL }, 1);
+    const srv = await startServer(tdb, 1);
     server = srv;
     const post = async (path: string, body: unknown) => {
       const res = await fetch(srv.url + path, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -146,14 +132,7 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<Record<string, unkno
   } finally {
     if (server) await stop(server.child);
     if (baseline) await stop(baseline.child);
-    await db.close();
-    if (dialect === 'postgres') {
-      const c = new pg.Client({ connectionString: PG_URL });
-      await c.connect();
-      await c.query(`drop schema if exists ${schema} cascade`);
-      await c.end();
-    }
-    rmSync(dataDir, { recursive: true, force: true });
+    await tdb.drop();
   }
 }
 const fmt = (x: number) => x.toFixed(2);
