@@ -3,23 +3,16 @@
 // idempotent successes stay replayable under their operation, stored errors and pending claims go.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { Migration } from 'kysely/migration';
 import { migrate } from '../src/db/migrate.ts';
-import * as m0001 from '../src/db/migrations/0001_foundation.ts';
-import * as m0002 from '../src/db/migrations/0002_lists.ts';
-import * as m0003 from '../src/db/migrations/0003_messages.ts';
-import * as m0004 from '../src/db/migrations/0004_files.ts';
 import { createTestDb, type TestDb, testDialects } from './helpers/db.ts';
 
-const BEFORE: Record<string, Migration> = { '0001_foundation': m0001, '0002_lists': m0002, '0003_messages': m0003, '0004_files': m0004 };
 const at = '2026-03-01T10:00:00.000Z';
 
 for (const dialect of await testDialects()) {
   describe(`migration 0006_platform [${dialect}]`, () => {
     let tdb: TestDb;
     before(async () => {
-      tdb = await createTestDb(dialect, { migrate: false });
-      await migrate(tdb.db, BEFORE);
+      tdb = await createTestDb(dialect, { before: '0005' });
       const db = tdb.db.kysely as any;
       await db
         .insertInto('workspaces')

@@ -5,14 +5,7 @@
 // changes.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { Migration } from 'kysely/migration';
 import { migrate } from '../src/db/migrate.ts';
-import * as m0001 from '../src/db/migrations/0001_foundation.ts';
-import * as m0002 from '../src/db/migrations/0002_lists.ts';
-import * as m0003 from '../src/db/migrations/0003_messages.ts';
-import * as m0004 from '../src/db/migrations/0004_files.ts';
-import * as m0005 from '../src/db/migrations/0005_rank.ts';
-import * as m0006 from '../src/db/migrations/0006_platform.ts';
 import { loadDefinitions, type TypeDefinitions } from '../src/definitions/service.ts';
 import { operatorCtx } from '../src/lib/context.ts';
 import { valueRows } from '../src/records/index-values.ts';
@@ -20,14 +13,6 @@ import { contactIdsByEmails } from '../src/records/repository.ts';
 import { createTestDb, type TestDb, testDialects } from './helpers/db.ts';
 
 // Records are written at 0006: 0007 (run with 0008, as an upgrade does) ranks them.
-const BEFORE: Record<string, Migration> = {
-  '0001_foundation': m0001,
-  '0002_lists': m0002,
-  '0003_messages': m0003,
-  '0004_files': m0004,
-  '0005_rank': m0005,
-  '0006_platform': m0006,
-};
 const at = '2026-03-01T10:00:00.000Z';
 const f = (value: unknown, valueType: string) => ({ value, valueType });
 
@@ -136,8 +121,7 @@ for (const dialect of await testDialects()) {
     };
 
     before(async () => {
-      tdb = await createTestDb(dialect, { migrate: false });
-      await migrate(tdb.db, BEFORE);
+      tdb = await createTestDb(dialect, { before: '0007' });
       db = tdb.db.kysely;
       await db
         .insertInto('workspaces')

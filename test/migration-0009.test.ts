@@ -5,16 +5,9 @@
 // with an import and a visibility change.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { Migration } from 'kysely/migration';
 import { setVisibility } from '../src/channels/service.ts';
 import { importKinds } from '../src/cli/import-kinds.ts';
 import { migrate } from '../src/db/migrate.ts';
-import * as m0001 from '../src/db/migrations/0001_foundation.ts';
-import * as m0002 from '../src/db/migrations/0002_lists.ts';
-import * as m0003 from '../src/db/migrations/0003_messages.ts';
-import * as m0004 from '../src/db/migrations/0004_files.ts';
-import * as m0005 from '../src/db/migrations/0005_rank.ts';
-import * as m0006 from '../src/db/migrations/0006_platform.ts';
 import { setRankSizes } from '../src/db/rank.ts';
 import type { Executor } from '../src/db/types.ts';
 import { runImport } from '../src/import/run.ts';
@@ -27,14 +20,6 @@ import { checkEntries, checkPages, checkParts } from './helpers/rank.ts';
 
 setRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 } });
 
-const BEFORE: Record<string, Migration> = {
-  '0001_foundation': m0001,
-  '0002_lists': m0002,
-  '0003_messages': m0003,
-  '0004_files': m0004,
-  '0005_rank': m0005,
-  '0006_platform': m0006,
-};
 const T0 = Date.UTC(2026, 0, 1);
 const at = (ms: number) => new Date(T0 + ms).toISOString();
 const VISIBILITIES = ['public', 'restricted', 'private'];
@@ -131,8 +116,7 @@ for (const dialect of await testDialects()) {
   describe(`migration 0009_message_rank [${dialect}]`, () => {
     let tdb: TestDb;
     before(async () => {
-      tdb = await createTestDb(dialect, { migrate: false });
-      await migrate(tdb.db, BEFORE);
+      tdb = await createTestDb(dialect, { before: '0007' });
     });
     after(() => tdb.drop());
 

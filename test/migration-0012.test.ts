@@ -3,39 +3,19 @@
 // fields), once per record, field and trigram, so `contains` finds records written before it.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { Migration } from 'kysely/migration';
 import { migrate } from '../src/db/migrate.ts';
-import * as m0001 from '../src/db/migrations/0001_foundation.ts';
-import * as m0002 from '../src/db/migrations/0002_lists.ts';
-import * as m0003 from '../src/db/migrations/0003_messages.ts';
-import * as m0004 from '../src/db/migrations/0004_files.ts';
-import * as m0005 from '../src/db/migrations/0005_rank.ts';
-import * as m0006 from '../src/db/migrations/0006_platform.ts';
-import * as m0007 from '../src/db/migrations/0007_records.ts';
-import * as m0008 from '../src/db/migrations/0008_records_data.ts';
 import { filteredPage, parseFilters } from '../src/filters/service.ts';
 import { loadDefinitions } from '../src/definitions/service.ts';
 import { operatorCtx } from '../src/lib/context.ts';
 import { createTestDb, type TestDb, testDialects } from './helpers/db.ts';
 
-const BEFORE: Record<string, Migration> = {
-  '0001_foundation': m0001,
-  '0002_lists': m0002,
-  '0003_messages': m0003,
-  '0004_files': m0004,
-  '0005_rank': m0005,
-  '0006_platform': m0006,
-  '0007_records': m0007,
-  '0008_records_data': m0008,
-};
 const at = '2026-03-01T10:00:00.000Z';
 
 for (const dialect of await testDialects()) {
   describe(`migration 0012_filter_index [${dialect}]`, () => {
     let tdb: TestDb;
     before(async () => {
-      tdb = await createTestDb(dialect, { migrate: false });
-      await migrate(tdb.db, BEFORE);
+      tdb = await createTestDb(dialect, { before: '0009' });
       const db = tdb.db.kysely as any;
       await db.insertInto('workspaces').values({ id: 'ws_a', name: 'A', created_at: at }).execute();
       await db

@@ -3,19 +3,16 @@
 // shown before (created_at, then id), per workspace and type, and new ones go after them.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { migrate, MIGRATIONS } from '../src/db/migrate.ts';
+import { migrate } from '../src/db/migrate.ts';
 import { addField, loadDefinitions } from '../src/definitions/service.ts';
 import { operatorCtx } from '../src/lib/context.ts';
 import { createTestDb, type TestDb, testDialects } from './helpers/db.ts';
-
-const BEFORE = Object.fromEntries(Object.entries(MIGRATIONS).filter(([name]) => name < '0014'));
 
 for (const dialect of await testDialects()) {
   describe(`migration 0014_definition_order [${dialect}]`, () => {
     let tdb: TestDb;
     before(async () => {
-      tdb = await createTestDb(dialect, { migrate: false });
-      await migrate(tdb.db, BEFORE);
+      tdb = await createTestDb(dialect, { before: '0014' });
       const db = tdb.db.kysely as any;
       await db
         .insertInto('workspaces')

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { openDb } from '../../src/db/database.ts';
 import type { DialectName, Db } from '../../src/db/types.ts';
-import { migrate } from '../../src/db/migrate.ts';
+import { MIGRATIONS, migrate } from '../../src/db/migrate.ts';
 import { IN_CI, services, TEST_DATABASE_URL } from './services.ts';
 
 export interface TestDb {
@@ -33,13 +33,17 @@ export function withSearchPath(url: string, schema: string): string {
   return u.toString();
 }
 
-/** A fresh database, migrated unless `migrate: false` (for tests of the migrations themselves). */
-export async function createTestDb(dialect: DialectName, opts: { migrate?: boolean } = {}): Promise<TestDb> {
+/**
+ * A fresh database, migrated unless `migrate: false`; with `before`, migrated only through the
+ * migrations whose names sort below it (a migration's test starts from the schema before it).
+ */
+export async function createTestDb(dialect: DialectName, opts: { migrate?: boolean; before?: string } = {}): Promise<TestDb> {
+  const set = opts.before === undefined ? undefined : Object.fromEntries(Object.entries(MIGRATIONS).filter(([name]) => name < opts.before!));
   const dataDir = mkdtempSync(join(tmpdir(), 'rolodex-test-'));
   if (dialect === 'sqlite') {
     const sqliteFile = join(dataDir, 'rolodex.db');
     const db = openDb({ dataDir, sqliteFile });
-    if (opts.migrate !== false) await migrate(db);
+    if (opts.migrate !== false) await migrate(db, set);
     return {
       db,
       dataDir,
@@ -56,7 +60,7 @@ export async function createTestDb(dialect: DialectName, opts: { migrate?: boole
   await admin.query(`create schema ${schema}`);
   await admin.end();
   const db = openDb({ dataDir, databaseUrl: TEST_DATABASE_URL, schema });
-  if (opts.migrate !== false) await migrate(db);
+  if (opts.migrate !== false) await migrate(db, set);
   return {
     db,
     dataDir,
