@@ -1,0 +1,15 @@
+// Loaded into every test file's process (`--import` in package.json's test script). node --test
+// waits for each file's process to exit, and a process with a handle left open (a timer, a socket,
+// a pool) never does: the whole run then hangs with nothing to say why. So once a file's tests and
+// hooks are done, a process still alive a minute later names what holds it and fails its file.
+// The timer is unref'd: it never keeps alive a process that would exit on its own.
+import { after } from 'node:test';
+
+const GRACE_MS = 60_000;
+
+after(() => {
+  setTimeout(() => {
+    process.stderr.write(`exit-check: still running ${GRACE_MS / 1000} s after the last test; open handles: ${process.getActiveResourcesInfo().join(', ')}\n`);
+    process.exit(1);
+  }, GRACE_MS).unref();
+});
