@@ -2,7 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import { sortPostings } from '../../filters/repository.ts';
 import { keyScope, trigramKey } from '../../filters/trigrams.ts';
 
-const BATCH = 10_000;
+const BATCH = 5000;
 
 interface OldRow {
   workspace_id: string;
@@ -32,7 +32,11 @@ export async function up(db: Kysely<any>): Promise<void> {
           sql<boolean>`(workspace_id, object_type, field, trigram, record_id) > (${from!.workspace_id}, ${from!.object_type}, ${from!.field}, ${from!.trigram}, ${from!.record_id})`,
         ),
       )
-      .orderBy(['workspace_id', 'object_type', 'field', 'trigram', 'record_id'])
+      .orderBy('workspace_id')
+      .orderBy('object_type')
+      .orderBy('field')
+      .orderBy('trigram')
+      .orderBy('record_id')
       .limit(BATCH)
       .execute()) as OldRow[];
     if (rows.length === 0) break;
