@@ -144,9 +144,13 @@ export async function replaceTrigrams(tx: Executor, defs: TypeDefinitions, recor
   await insertRows(tx, 'record_trigrams', ['key', 'record_id'], sortPostings(fresh), 2000);
 }
 
-/** Postings in the order of the primary key, so that a batch fills the B-tree page by page. */
+/**
+ * Postings in key order, so that a batch fills the B-tree key by key. Within a key they stay in
+ * the order given (a batch's records in creation order, nearly id order): comparing the ids as
+ * well cost an import more than the inserts it orders.
+ */
 export function sortPostings(rows: RecordTrigramsTable[]): RecordTrigramsTable[] {
-  return rows.sort((x, y) => x.key - y.key || (x.record_id < y.record_id ? -1 : x.record_id > y.record_id ? 1 : 0));
+  return rows.sort((x, y) => x.key - y.key);
 }
 
 /** The postings of the value-index rows of `fields` (distinct per record and key). */
@@ -159,6 +163,7 @@ export function trigramRows(rows: readonly RecordValuesTable[], fields: Readonly
     if (!fields.has(r.field) || r.value_text === null) continue;
     let given = seen.get(r.record_id);
     if (given === undefined) seen.set(r.record_id, (given = new Set()));
+    // A batch holds a few scopes: hashed once each.
     const sk = `${r.workspace_id}\u0000${r.object_type}\u0000${r.field}`;
     let scope = scopes.get(sk);
     if (scope === undefined) scopes.set(sk, (scope = keyScope(r.workspace_id, r.object_type, r.field)));
