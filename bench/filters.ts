@@ -25,7 +25,7 @@ import { migrate } from '../src/db/migrate.ts';
 import { rankRebuildAll } from '../src/db/rank.ts';
 import type { DialectName, Executor } from '../src/db/types.ts';
 import { addField, loadDefinitions, type TypeDefinitions } from '../src/definitions/service.ts';
-import { trigramRows } from '../src/filters/repository.ts';
+import { sortPostings, trigramRows } from '../src/filters/repository.ts';
 import { parseFilters, planFilters, walkRows } from '../src/filters/service.ts';
 import { operatorCtx, systemCtx } from '../src/lib/context.ts';
 import { valueRows } from '../src/records/index-values.ts';
@@ -58,7 +58,7 @@ async function indexes(db: Executor, dialect: DialectName): Promise<{ name: stri
     return r.rows.map((x) => ({ name: x.name, ddl: x.sql }));
   }
   const r = await sql<{ name: string; ddl: string }>`select indexname as name, indexdef as ddl from pg_indexes where schemaname = current_schema()
-    and tablename in (${sql.join(TABLES)})`.execute(db);
+    and tablename in (${sql.join(TABLES)}) and indexname not like '%_pkey'`.execute(db);
   return r.rows;
 }
 
@@ -70,7 +70,7 @@ async function seed(db: Executor, dialect: DialectName, ws: string, defs: TypeDe
     for (let k = 0; k < rows.length; k += per)
       await tx
         .insertInto(table)
-        .values(rows.slice(k, k + per) as never)
+        .values(rows.slice(k, k + per))
         .execute();
   };
   for (let i = 0; i < N; i += 20_000) {
@@ -92,7 +92,7 @@ async function seed(db: Executor, dialect: DialectName, ws: string, defs: TypeDe
       }
       await insert(tx, 'records', records, 500);
       await insert(tx, 'record_values', values, 800);
-      await insert(tx, 'record_trigrams', trigramRows(values, fields), 1000);
+      await insert(tx, 'record_trigrams', sortPostings(trigramRows(values, fields)), 1000);
     });
   }
   for (const i of built) await sql.raw(i.ddl).execute(db);

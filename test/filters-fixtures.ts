@@ -4,10 +4,9 @@
 import type { Executor } from '../src/db/types.ts';
 import { rankInsert } from '../src/db/rank.ts';
 import type { TypeDefinitions } from '../src/definitions/service.ts';
-import { replaceTrigrams } from '../src/filters/service.ts';
 import { foldText } from '../src/lib/fold.ts';
 import { valueRows } from '../src/records/index-values.ts';
-import { RECORDS, replaceValues } from '../src/records/repository.ts';
+import { RECORDS, writeValueIndex } from '../src/records/repository.ts';
 import type { RecordKind, RecordValuesTable } from '../src/records/tables.ts';
 
 export interface Written {
@@ -30,8 +29,7 @@ export async function writeRecord(
     .execute();
   await rankInsert(db, RECORDS, [ws, kind], [{ ts: r.createdAt, id: r.id }]);
   const rows = valueRows(ws, defs, r.id, r.values);
-  await replaceValues(db, [r.id], rows);
-  await replaceTrigrams(db, defs, [r.id], rows);
+  await writeValueIndex(db, defs, [r.id], rows);
   const rels = new Map(Object.entries(r.rels ?? {}));
   for (const [name, targets] of rels) {
     const objectType = defs.relationships.get(name)!.objectType;

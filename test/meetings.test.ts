@@ -3,6 +3,8 @@
 // our own OpenAPI document.
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
+import { loadDefinitions } from '../src/definitions/service.ts';
+import { filteredPage, parseFilters } from '../src/filters/service.ts';
 import { operatorCtx } from '../src/lib/context.ts';
 import { meetingIdsFor } from '../src/meetings/derived.ts';
 import { checkDates } from '../src/meetings/rules.ts';
@@ -281,6 +283,11 @@ await eachDialect('meetings', (ctx) => {
     const hank = byEmail.get('Hank@Globex.test') as string;
     assert.deepEqual(m.relationships.$contact.values, [known, hank, byEmail.get('solo@nowhere.test')].sort());
     assert.deepEqual(m.relationships.$account.values, [globex]);
+    // Written as every writer of records writes: `contains` finds them (docs/filtering.md §Indexes).
+    const octx = operatorCtx(db, p.ws);
+    const defs = (await loadDefinitions(octx, { objectType: 'contact' }))!;
+    const found = await filteredPage(octx, { defs, filters: parseFilters({ '$email[contains]': 'hank@glob' }, defs), page: { limit: 25, offset: 0 } });
+    assert.deepEqual(found.ids, [hank]);
     const links = await db
       .selectFrom('entity_relationships')
       .select(['source_id', 'target_id'])

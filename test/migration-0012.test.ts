@@ -3,7 +3,7 @@
 // fields), once per record, field and trigram, so `contains` finds records written before it.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { migrate } from '../src/db/migrate.ts';
+import { migrate, MIGRATIONS } from '../src/db/migrate.ts';
 import { filteredPage, parseFilters } from '../src/filters/service.ts';
 import { loadDefinitions } from '../src/definitions/service.ts';
 import { operatorCtx } from '../src/lib/context.ts';
@@ -59,9 +59,11 @@ for (const dialect of await testDialects()) {
     after(async () => tdb.drop());
 
     test('the trigrams of existing contains-able values, and only those', async () => {
-      await migrate(tdb.db);
+      // This migration's own layout, which migration 0018 replaced.
+      await migrate(tdb.db, Object.fromEntries(Object.entries(MIGRATIONS).filter(([name]) => name <= '0012_filter_index')));
       const db = tdb.db.kysely;
-      const rows = await db.selectFrom('record_trigrams').selectAll().orderBy('record_id').orderBy('field').orderBy('trigram').execute();
+      type Row = { field: string; trigram: string; record_id: string };
+      const rows = (await (db as any).selectFrom('record_trigrams').selectAll().orderBy('record_id').orderBy('field').orderBy('trigram').execute()) as Row[];
       const of = (id: string, field: string) => rows.filter((r) => r.record_id === id && r.field === field).map((r) => r.trigram);
       // ann@acme.test and ann@home.test share ann, nn@ and .te, est, st… once each.
       const con1 = new Set([...'ann@acme.test'.slice(0, -2)].map((_, i) => 'ann@acme.test'.slice(i, i + 3)));
@@ -69,6 +71,7 @@ for (const dialect of await testDialects()) {
       assert.deepEqual(of('con_1', '$email'), [...con1].sort());
       assert.equal(of('con_1', '$name').length, 0);
       assert.ok(of('acc_1', 'site').includes('acm'));
+      await migrate(tdb.db);
       const ctx = operatorCtx(db, 'ws_a');
       const defs = (await loadDefinitions(ctx, { objectType: 'contact' }))!;
       const got = await filteredPage(ctx, { defs, filters: parseFilters({ $email: 'HOME.T' }, defs), page: { limit: 25, offset: 0 } });

@@ -19,6 +19,7 @@ import * as m0013 from './migrations/0013_objects.ts';
 import * as m0014 from './migrations/0014_definition_order.ts';
 import * as m0016 from './migrations/0016_value_probe.ts';
 import * as m0017 from './migrations/0017_definition_versions.ts';
+import * as m0018 from './migrations/0018_compact_trigrams.ts';
 import * as m0021 from './migrations/0021_rank_clustered.ts';
 
 export const MIGRATIONS: Record<string, Migration> = {
@@ -38,6 +39,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0014_definition_order': m0014,
   '0016_value_probe': m0016,
   '0017_definition_versions': m0017,
+  '0018_compact_trigrams': m0018,
   '0021_rank_clustered': m0021,
 };
 

@@ -8,7 +8,7 @@ import type { Executor } from '../db/types.ts';
 import type { TypeDefinitions } from '../definitions/service.ts';
 import type { RecordValuesTable } from '../records/tables.ts';
 import type { RecordTrigramsTable } from './tables.ts';
-import { CONTAINS_TYPES, likeLiteral, prefixEnd, trigrams } from './trigrams.ts';
+import { CONTAINS_TYPES, type KeyScope, keyScope, likeLiteral, prefixEnd, trigramKey, trigrams } from './trigrams.ts';
 
 /** A condition on one value-index row `v` of a field. */
 export type ValueCond =
@@ -48,6 +48,11 @@ function valueCond(db: Executor, c: ValueCond): RawBuilder<unknown> {
   }
 }
 
+/** The key of a trigram's postings in one field of a scope. */
+function keyOf(s: Scope, field: string, trigram: string): number {
+  return trigramKey(keyScope(s.workspaceId, s.objectType, field), trigram);
+}
+
 /** The ids of the records an atom holds, as `record_id` (distinct). Relationship drivers need a type check. */
 export function driverSql(db: Executor, s: Scope, a: Atom): RawBuilder<unknown> {
   if (a.kind === 'own') return sql`select distinct e.source_id as record_id from entity_relationships e where e.target_id = ${a.id} and e.name = ${a.name}`;
@@ -55,8 +60,7 @@ export function driverSql(db: Executor, s: Scope, a: Atom): RawBuilder<unknown> 
   const where = sql`v.workspace_id = ${s.workspaceId} and v.object_type = ${s.objectType} and v.field = ${a.field}`;
   if (a.cond.op === 'contains' && a.trigram !== undefined) {
     // Candidates from one trigram's postings, each checked against its own values.
-    return sql`select g.record_id from record_trigrams g where g.workspace_id = ${s.workspaceId} and g.object_type = ${s.objectType}
-      and g.field = ${a.field} and g.trigram = ${a.trigram}
+    return sql`select g.record_id from record_trigrams g where g.key = ${keyOf(s, a.field, a.trigram)}
       and exists (select 1 from record_values v where v.record_id = g.record_id and v.field = ${a.field} and ${valueCond(db, a.cond)})`;
   }
   return a.multiRow
@@ -84,8 +88,8 @@ export async function cappedCount(db: Executor, query: RawBuilder<unknown>, cap:
 /** How many postings each of `trigrams` has in a field, each counted up to `cap`, in one statement. */
 export async function trigramCounts(db: Executor, s: Scope, field: string, trigrams: readonly string[], cap: number): Promise<Map<string, number>> {
   const probes = trigrams.map(
-    (t) => sql`select cast(${t} as text) as t, (select count(*) from (select 1 from record_trigrams g where g.workspace_id = ${s.workspaceId}
-      and g.object_type = ${s.objectType} and g.field = ${field} and g.trigram = ${t} limit ${cap}) x) as n`,
+    (t) =>
+      sql`select cast(${t} as text) as t, (select count(*) from (select 1 from record_trigrams g where g.key = ${keyOf(s, field, t)} limit ${cap}) x) as n`,
   );
   const r = await sql<{ t: string; n: unknown }>`${sql.join(probes, sql` union all `)}`.execute(db);
   return new Map(r.rows.map((x) => [x.t, toNumber(x.n)]));
@@ -102,32 +106,72 @@ export async function ids(db: Executor, query: RawBuilder<unknown>): Promise<str
 }
 
 /**
- * Replaces the trigram rows of `recordIds` by those of `rows` (the records' value-index rows, as
- * replaceValues writes them): one row per distinct trigram of each field whose valueType is
- * filtered with `contains`. Call it in the same transaction, next to replaceValues.
+ * Replaces the postings of `recordIds` by those of `rows` (the records' value-index rows, as
+ * replaceValues writes them): one per distinct trigram key of each field whose valueType is
+ * filtered with `contains`. The old postings are the trigrams of the old values (a field's
+ * valueType never changes), read before replaceValues removes them, so only the difference is
+ * deleted and inserted and no index by record is needed. Call it in the same transaction, before
+ * replaceValues.
  */
 export async function replaceTrigrams(tx: Executor, defs: TypeDefinitions, recordIds: readonly string[], rows: readonly RecordValuesTable[]): Promise<void> {
-  for (const part of chunks([...recordIds])) await tx.deleteFrom('record_trigrams').where('record_id', 'in', part).execute();
   const fields = new Set([...defs.fields.values()].filter((f) => CONTAINS_TYPES.has(f.valueType)).map((f) => f.key));
-  const out = trigramRows(rows, fields);
-  // 5 values a row.
-  await insertRows(tx, 'record_trigrams', ['workspace_id', 'object_type', 'field', 'trigram', 'record_id'], out, 1000);
+  if (fields.size === 0) return;
+  let fresh = trigramRows(rows, fields);
+  if (recordIds.length > 0) {
+    const old: RecordValuesTable[] = [];
+    for (const part of chunks([...recordIds])) {
+      old.push(
+        ...(await tx
+          .selectFrom('record_values')
+          .selectAll()
+          .where('record_id', 'in', part)
+          .where('field', 'in', [...fields])
+          .execute()),
+      );
+    }
+    const pair = (r: RecordTrigramsTable) => `${r.key}|${r.record_id}`;
+    const had = trigramRows(old, fields);
+    const kept = new Set(fresh.map(pair));
+    const stale = had.filter((r) => !kept.has(pair(r)));
+    const present = new Set(had.map(pair));
+    fresh = fresh.filter((r) => !present.has(pair(r)));
+    // 2 values a posting; the cast makes PostgreSQL compare bigint with bigint.
+    for (const part of chunks(stale, 1000)) {
+      const list = sql.join(part.map((r) => sql`(cast(${r.key} as bigint), ${r.record_id})`));
+      await sql`delete from record_trigrams where (key, record_id) in (values ${list})`.execute(tx);
+    }
+  }
+  await insertRows(tx, 'record_trigrams', ['key', 'record_id'], sortPostings(fresh), 2000);
 }
 
-/** The trigram rows of the value-index rows of `fields` (distinct per record, field and trigram). */
+/**
+ * Postings in key order, so that a batch fills the B-tree key by key. Within a key they stay in
+ * the order given (a batch's records in creation order, nearly id order): comparing the ids as
+ * well cost an import more than the inserts it orders.
+ */
+export function sortPostings(rows: RecordTrigramsTable[]): RecordTrigramsTable[] {
+  return rows.sort((x, y) => x.key - y.key);
+}
+
+/** The postings of the value-index rows of `fields` (distinct per record and key). */
 export function trigramRows(rows: readonly RecordValuesTable[], fields: ReadonlySet<string>): RecordTrigramsTable[] {
-  // The trigrams already given, per record and field (one key a value, not one a trigram).
-  const seen = new Map<string, Set<string>>();
+  // The keys already given, per record (one set a record, not one a trigram).
+  const seen = new Map<string, Set<number>>();
+  const scopes = new Map<string, KeyScope>();
   const out: RecordTrigramsTable[] = [];
   for (const r of rows) {
     if (!fields.has(r.field) || r.value_text === null) continue;
-    const k = `${r.record_id}\u0000${r.field}`;
-    let given = seen.get(k);
-    if (given === undefined) seen.set(k, (given = new Set()));
+    let given = seen.get(r.record_id);
+    if (given === undefined) seen.set(r.record_id, (given = new Set()));
+    // A batch holds a few scopes: hashed once each.
+    const sk = `${r.workspace_id}\u0000${r.object_type}\u0000${r.field}`;
+    let scope = scopes.get(sk);
+    if (scope === undefined) scopes.set(sk, (scope = keyScope(r.workspace_id, r.object_type, r.field)));
     for (const trigram of trigrams(r.value_text)) {
-      if (given.has(trigram)) continue;
-      given.add(trigram);
-      out.push({ workspace_id: r.workspace_id, object_type: r.object_type, field: r.field, trigram, record_id: r.record_id });
+      const key = trigramKey(scope, trigram);
+      if (given.has(key)) continue;
+      given.add(key);
+      out.push({ key, record_id: r.record_id });
     }
   }
   return out;

@@ -1,15 +1,14 @@
 // Row type of the trigram index of `contains` filters (docs/filtering.md §Indexes).
 
 /**
- * One row per distinct trigram (three consecutive code points of the folded text) of one field of
- * one record, for the fields whose valueType is filtered with `contains` (EMAIL, TELEPHONE, URL).
- * Written in the transaction of every record write, next to record_values.
+ * One posting: a record holds a trigram (three consecutive code points of the folded text) in one
+ * field whose valueType is filtered with `contains` (EMAIL, TELEPHONE, URL). `key` stands for the
+ * workspace, type, field and trigram (trigramKey, src/filters/trigrams.ts); the primary key
+ * (key, record_id) is the whole table (WITHOUT ROWID on SQLite). Written in the transaction of
+ * every record write, next to record_values.
  */
 export interface RecordTrigramsTable {
-  workspace_id: string;
-  object_type: string;
-  field: string;
-  trigram: string;
+  key: number;
   record_id: string;
 }
 

@@ -35,3 +35,56 @@ export function prefixEnd(prefix: string): string | null {
 export function likeLiteral(s: string): string {
   return s.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
+
+// The key of one posting list of the trigram index (docs/filtering.md §Indexes): a 53-bit hash of
+// (workspace, type, field, trigram), so that a posting is one integer and a record id. Two lists
+// that share a key (a collision) merge; every candidate is checked against its own values, so a
+// collision costs reads, never a wrong answer. Two 32-bit murmur-style lanes with different seeds;
+// the scope part is hashed once per value, the trigram part per trigram.
+function mix(h: number, k: number): number {
+  k = Math.imul(k, 0xcc9e2d51);
+  k = (k << 15) | (k >>> 17);
+  h ^= Math.imul(k, 0x1b873593);
+  h = (h << 13) | (h >>> 19);
+  return (Math.imul(h, 5) + 0xe6546b64) | 0;
+}
+
+function finish(h: number, length: number): number {
+  h ^= length;
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
+/** The hash state of one (workspace, type, field): what trigramKey continues from. */
+export interface KeyScope {
+  a: number;
+  b: number;
+  length: number;
+}
+
+export function keyScope(workspaceId: string, objectType: string, field: string): KeyScope {
+  const s = `${workspaceId}\u0000${objectType}\u0000${field}\u0000`;
+  let a = 0x9747b28c;
+  let b = 0x2f6b1d35;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    a = mix(a, c);
+    b = mix(b, c ^ 0x5bd1e995);
+  }
+  return { a, b, length: s.length };
+}
+
+/** The key of `trigram`'s postings in `scope`: a non-negative integer below 2^53. */
+export function trigramKey(scope: KeyScope, trigram: string): number {
+  let { a, b } = scope;
+  for (let i = 0; i < trigram.length; i++) {
+    const c = trigram.charCodeAt(i);
+    a = mix(a, c);
+    b = mix(b, c ^ 0x5bd1e995);
+  }
+  const n = scope.length + trigram.length;
+  return (finish(b, n) & 0x1fffff) * 0x100000000 + finish(a, n);
+}

@@ -2,14 +2,14 @@
 // transaction, each organizer or attendee address that matches no member and no contact becomes
 // a contact (`$email` = [address]) linked to every account whose `$website` host is the
 // address's domain. Written as every writer of records writes (docs/records.md): the row in the
-// stored format, its value-index rows, its place in the ranked listing, its relationship rows.
+// stored format, its value-index rows and trigrams, its place in the ranked listing, its relationship rows.
 import { lockScope, rankInsert } from '../db/rank.ts';
 import { loadDefinitions } from '../definitions/service.ts';
 import type { Ctx } from '../lib/context.ts';
 import { foldText } from '../lib/fold.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import { valueRows } from '../records/index-values.ts';
-import { contactIdsByEmails, RECORDS, replaceRelationships, replaceValues } from '../records/repository.ts';
+import { contactIdsByEmails, RECORDS, replaceRelationships, writeValueIndex } from '../records/repository.ts';
 import { accountsByHosts, memberEmails } from './repository.ts';
 
 /** The domain of an address, folded: what follows its last `@`. */
@@ -42,7 +42,7 @@ export async function createMissingContacts(ctx: Ctx, addresses: readonly string
       .insertInto('records')
       .values({ id, workspace_id: ws, kind: 'contact', external_id: null, fields: JSON.stringify(values), created_at: at, updated_at: at })
       .execute();
-    await replaceValues(ctx.db, [id], valueRows(ws, defs, id, values));
+    await writeValueIndex(ctx.db, defs, [], valueRows(ws, defs, id, values));
     const linked = accounts.get(domainOf(email)) ?? [];
     await replaceRelationships(
       ctx.db,

@@ -21,7 +21,7 @@ import { checkFieldValues } from './write-fields.ts';
 /** Records whose rows are built and written together; the import's transaction holds them all. */
 const IMPORT_BATCH = 5000;
 /**
- * When an import of one type builds the value and trigram indexes after its rows (docs/import.md
+ * When an import of one type builds the value indexes after its rows (docs/import.md
  * §Speed): at least `min` records, and at least `share` of the records table's rows. Tests force
  * either way.
  */
@@ -120,7 +120,7 @@ async function upsertOfType(ctx: ImportContext, type: EntityType, defs: TypeDefi
   const kind = type.objectType;
   const created: { ts: string; id: string }[] = [];
   await lockRecords(ctx.db, ws, kind);
-  // A load of new records that at least doubles the tables builds their value and trigram indexes
+  // A load of new records that at least doubles the tables builds their value indexes
   // once, sorted, after its rows (docs/import.md §Speed). Only into a type without records, so
   // that no row of these tables is updated or deleted meanwhile.
   const bulk =

@@ -24,8 +24,9 @@ export const RECORDS = defineRank({ name: 'records', table: 'records', by: ['wor
  * writer of records calls this one function, so no writer can leave filters behind.
  */
 export async function writeValueIndex(tx: Executor, defs: TypeDefinitions, recordIds: readonly string[], rows: readonly RecordValuesTable[]): Promise<void> {
-  await replaceValues(tx, recordIds, rows);
+  // The trigrams first: they read the old values to know which postings to remove.
   await replaceTrigrams(tx, defs, recordIds, rows);
+  await replaceValues(tx, recordIds, rows);
 }
 
 /** Replaces the value-index rows of `recordIds` by `rows` (docs/records.md §Value index). */
@@ -36,14 +37,15 @@ export async function replaceValues(tx: Executor, recordIds: readonly string[], 
 }
 
 /**
- * Every index of the value and trigram tables (docs/import.md §Speed): a bulk import's rows land
- * all over them, one B-tree page at a time, as its record ids are random past their time part.
+ * The secondary indexes of the value table (docs/import.md §Speed): a bulk import's rows land all
+ * over them, one B-tree page at a time, as its record ids are random past their time part. The
+ * trigram table has none; its primary key is the table (docs/filtering.md §Indexes).
  */
-const VALUE_INDEXES = ['record_values_text', 'record_values_num', 'record_values_record', 'record_trigrams_lookup', 'record_trigrams_record'];
+const VALUE_INDEXES = ['record_values_text', 'record_values_num', 'record_values_record'];
 
 /**
  * Runs `fn` (the writes of a bulk import that only creates records, so that nothing reads or
- * deletes these tables' rows meanwhile) with the value and trigram indexes dropped, then creates
+ * deletes these tables' rows meanwhile) with the value indexes dropped, then creates
  * them again with the very statements that made them, in the same transaction: one sorted build
  * instead of millions of scattered inserts. Atomic like any SQLite DDL (a rollback restores them),
  * and other connections keep reading their snapshot, indexes included. Only on SQLite and only

@@ -1,10 +1,35 @@
 import { type Kysely, sql } from 'kysely';
 import { SYSTEM_CATALOGUES } from '../../definitions/catalogue.ts';
-import { trigramRows } from '../../filters/repository.ts';
+import { trigrams } from '../../filters/trigrams.ts';
 import type { ValueType } from '../../lib/resource-schemas.ts';
 import type { RecordValuesTable } from '../../records/tables.ts';
 
 const CONTAINS: readonly ValueType[] = ['EMAIL', 'TELEPHONE', 'URL'];
+
+interface TrigramRow {
+  workspace_id: string;
+  object_type: string;
+  field: string;
+  trigram: string;
+  record_id: string;
+}
+
+/** The rows of this table's layout (migration 0018 replaced it): distinct per record, field and trigram. */
+function trigramRows(rows: readonly RecordValuesTable[], key: string): TrigramRow[] {
+  const seen = new Map<string, Set<string>>();
+  const out: TrigramRow[] = [];
+  for (const r of rows) {
+    if (r.field !== key || r.value_text === null) continue;
+    let given = seen.get(r.record_id);
+    if (given === undefined) seen.set(r.record_id, (given = new Set()));
+    for (const trigram of trigrams(r.value_text)) {
+      if (given.has(trigram)) continue;
+      given.add(trigram);
+      out.push({ workspace_id: r.workspace_id, object_type: r.object_type, field: r.field, trigram, record_id: r.record_id });
+    }
+  }
+  return out;
+}
 
 // The indexes of list filters (docs/filtering.md §Indexes): the trigram table of `contains`,
 // filled for the records that exist, and on PostgreSQL a prefix index of record_values in code
@@ -58,7 +83,7 @@ export async function up(db: Kysely<any>): Promise<void> {
       const last = rows.length === 5000 ? rows.at(-1)!.record_id : null;
       const done = last === null ? rows : rows.filter((r) => r.record_id !== last);
       if (done.length === 0) throw new Error(`record ${last} has more than 5000 values of ${key}`);
-      const out = trigramRows(done, new Set([key]));
+      const out = trigramRows(done, key);
       for (let i = 0; i < out.length; i += 1000)
         await db
           .insertInto('record_trigrams')
