@@ -1,6 +1,7 @@
-// Transactions that wait on each other's locks hold their connections while they wait. At most half
-// the PostgreSQL pool goes to transactions (src/db/postgres.ts), so reads keep being answered while
-// any number of writers queue on one lock (docs/deploy.md §Database connections).
+// Transactions that wait on each other's locks hold their connections while they wait. They take
+// them from their own part of the PostgreSQL pool (src/db/postgres.ts), so reads keep being answered
+// while any number of writers queue on one lock; and reads, pipelined, keep to a few connections
+// whatever the load (docs/deploy.md §Database connections).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
@@ -47,7 +48,7 @@ for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
         const outcome = await Promise.race([reads.then(() => 'answered'), new Promise((r) => setTimeout(() => r('starved'), 5000))]);
         assert.equal(outcome, 'answered', 'reads do not wait for the writers');
         assert.ok((db.pool?.waiting() ?? 0) > 0, 'the writers past the cap wait for a place');
-        assert.ok((db.pool?.transactions() ?? 0) <= POOL / 2, 'at most half the pool is held by transactions');
+        assert.ok((db.pool?.transactions() ?? 0) <= POOL / 2, 'with a pool of 4, 2 connections are for transactions');
       } finally {
         release();
         await holder;
@@ -55,6 +56,25 @@ for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
       }
       assert.equal(db.pool?.transactions(), 0);
       assert.equal(db.pool?.waiting(), 0);
+    });
+
+    test('statements outside transactions share 2 connections however many are in flight', async () => {
+      const big = openDb({ dataDir: t.dataDir, databaseUrl: TEST_DATABASE_URL, ...(t.schema ? { schema: t.schema } : {}), poolSize: 10 });
+      try {
+        const backend = sql<{ pid: number }>`select pg_backend_pid() as pid, pg_sleep(0.01)`;
+        // In flight at once, through Kysely and through the prepared fast path next to them.
+        const pids = await Promise.all([
+          ...Array.from({ length: 40 }, async () => (await backend.execute(big.kysely)).rows[0]!.pid),
+          ...Array.from({ length: 10 }, async () => (await findList(big.kysely, 'ws_none', 'lst_none'), 0)),
+        ]);
+        const distinct = new Set(pids.filter((p) => p !== 0));
+        assert.ok(distinct.size >= 1 && distinct.size <= 2, `pipelined on at most 2 connections, not ${distinct.size}`);
+        // A transaction still has a connection of its own.
+        const inTx = await big.kysely.transaction().execute(async (tx) => (await backend.execute(tx)).rows[0]!.pid);
+        assert.ok(!distinct.has(inTx), 'a transaction does not share a pipelined connection');
+      } finally {
+        await big.close();
+      }
     });
   });
 }

@@ -2,7 +2,7 @@
 import { join } from 'node:path';
 import { Kysely, sql } from 'kysely';
 import postgres from 'postgres';
-import { PostgresJsDialect, run, TransactionGate } from './postgres.ts';
+import { type Clients, PostgresJsDialect, run, TransactionGate } from './postgres.ts';
 import { registerFastReader } from './prepared.ts';
 import { NodeSqliteDialect } from './sqlite.ts';
 import type { Database, Db, PoolStats } from './types.ts';
@@ -24,19 +24,26 @@ const NUMBERS: Record<string, postgres.PostgresType> = {
   numeric: { to: 1700, from: [1700], serialize: (v: unknown) => String(v), parse: (v: string) => Number(v) },
 };
 
-function openPostgres(url: string, schema: string | undefined, poolSize: number): { client: postgres.Sql; gate: TransactionGate } {
-  const client = postgres(url, {
-    max: poolSize,
-    types: NUMBERS,
-    // pg sent undefined as NULL; Kysely never binds undefined, but raw fragments might.
-    transform: { undefined: null },
-    // The server's notices (e.g. "relation already exists, skipping") are not the app's logs.
-    onnotice: () => {},
-    ...(schema ? { connection: { search_path: schema } } : {}),
-  });
-  // Transactions may wait on each other's locks while holding their connections; half the pool
-  // stays for everything else (docs/deploy.md §Database connections).
-  return { client, gate: new TransactionGate(Math.max(1, Math.floor(poolSize / 2))) };
+// Connections of the shared client, which pipelines every statement outside a transaction
+// (src/db/postgres.ts); the rest of the pool is for transactions.
+const PIPELINED = 2;
+
+function openPostgres(url: string, schema: string | undefined, poolSize: number): { clients: Clients; gate: TransactionGate } {
+  const client = (max: number) =>
+    postgres(url, {
+      max,
+      types: NUMBERS,
+      // pg sent undefined as NULL; Kysely never binds undefined, but raw fragments might.
+      transform: { undefined: null },
+      // The server's notices (e.g. "relation already exists, skipping") are not the app's logs.
+      onnotice: () => {},
+      ...(schema ? { connection: { search_path: schema } } : {}),
+    });
+  // Transactions may wait on each other's locks while holding their connections; they have their
+  // own, so reads never wait for one (docs/deploy.md §Database connections).
+  const shared = Math.max(1, Math.min(PIPELINED, Math.floor(poolSize / 2)));
+  const transactions = Math.max(1, poolSize - shared);
+  return { clients: { shared: client(shared), tx: client(transactions) }, gate: new TransactionGate(transactions) };
 }
 
 // A schema named in the URL (`?options=-c search_path=x`) counts as the schema in use.
@@ -49,12 +56,13 @@ export function openDb(opts: DbOptions): Db {
   if (opts.databaseUrl) {
     const schema = opts.schema ?? schemaOf(opts.databaseUrl);
     const poolSize = opts.poolSize ?? 10;
-    const { client, gate } = openPostgres(opts.databaseUrl, opts.schema, poolSize);
-    const kysely = new Kysely<Database>({ dialect: new PostgresJsDialect(client, gate) });
+    const { clients, gate } = openPostgres(opts.databaseUrl, opts.schema, poolSize);
+    const kysely = new Kysely<Database>({ dialect: new PostgresJsDialect(clients, gate) });
     // Every statement with parameters is prepared once per connection (src/db/postgres.ts), and
     // prepared again by postgres.js when a migration changed what it reads.
     registerFastReader(kysely, {
-      all: async <R>(_name: string, text: string, params: readonly unknown[]) => Array.from(await run(client, { sql: text, parameters: params })) as R[],
+      all: async <R>(_name: string, text: string, params: readonly unknown[]) =>
+        Array.from(await run(clients.shared, { sql: text, parameters: params })) as R[],
     });
     const pool: PoolStats = { size: poolSize, transactions: () => gate.held, waiting: () => gate.waiting };
     return { kysely, dialect: 'postgres', pool, ...(schema ? { schema } : {}), close: () => kysely.destroy() };

@@ -1,14 +1,16 @@
 // Kysely over postgres.js (docs/design.md §Database). postgres.js pipelines: every query issued in
 // one turn of the event loop goes out in one socket write, and a connection carries many queries
 // at once. So a query outside a transaction takes no connection of its own: it goes to the shared
-// client, which spreads queries over its connections. A transaction reserves one connection for
-// itself, and at most half the pool does at a time (TransactionGate), so that transactions waiting
-// on each other's locks never leave reads without a connection.
+// client, which spreads queries over its few connections. A transaction reserves a connection of
+// its own from a second client, so that transactions waiting on each other's locks never leave
+// reads without a connection, and TransactionGate makes them wait in order for one.
 //
-// Inside a transaction, a statement marked with `deferred()` (src/db/pipeline.ts) is not sent on
-// its own: it goes out with the next statement that is awaited, or with COMMIT, in one write, and
-// BEGIN goes out with the first statement. A transaction holding a lock thus waits for one round
-// trip per statement whose answer it needs, not one per statement.
+// The shared client keeps few connections (PIPELINED): postgres.js sends a query to an idle
+// connection first and opens a new one while it may, so under load a larger pool spreads the same
+// queries over more connections, each a socket write, a read and a wake-up of its own backend
+// process per batch. On two cores, 2 connections instead of 10 halved the server's CPU per
+// pipelined read (docs/performance.md §PostgreSQL driver and pool).
+//
 import {
   AbortedTransactionError,
   CompiledQuery,
@@ -62,6 +64,12 @@ export class TransactionGate {
 
 type Rows = postgres.RowList<postgres.Row[]>;
 
+/** The connections of one process: `shared` for statements outside transactions, `tx` to reserve. */
+export interface Clients {
+  shared: Client;
+  tx: Client;
+}
+
 // Every statement this process sends to PostgreSQL goes through run(): a test that checks what a
 // request reads from storage, not only what it answers, watches here (test/helpers/sql-spy.ts).
 let observer: ((sql: string) => void) | undefined;
@@ -107,19 +115,19 @@ async function sendAll(on: Client | Reserved, queries: CompiledQuery[]): Promise
 }
 
 class PostgresJsConnection implements DatabaseConnection {
-  readonly #client: Client;
+  readonly #clients: Clients;
   readonly #gate: TransactionGate;
   #tx: { reserved: Reserved; queued: CompiledQuery[]; sent: boolean } | undefined;
 
-  constructor(client: Client, gate: TransactionGate) {
-    this.#client = client;
+  constructor(clients: Clients, gate: TransactionGate) {
+    this.#clients = clients;
     this.#gate = gate;
   }
 
   async begin(settings: TransactionSettings): Promise<void> {
     await this.#gate.enter();
     try {
-      const reserved = await this.#client.reserve();
+      const reserved = await this.#clients.tx.reserve();
       let begin = 'begin';
       if (settings.isolationLevel) begin += ` isolation level ${settings.isolationLevel}`;
       if (settings.accessMode) begin += ` ${settings.accessMode}`;
@@ -150,7 +158,7 @@ class PostgresJsConnection implements DatabaseConnection {
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     const tx = this.#tx;
-    if (!tx) return toResult<R>(await run(this.#client, query));
+    if (!tx) return toResult<R>(await run(this.#clients.shared, query));
     if (isDeferred(query)) {
       markQueued(query);
       tx.queued.push(query);
@@ -169,18 +177,18 @@ class PostgresJsConnection implements DatabaseConnection {
 }
 
 class PostgresJsDriver implements Driver {
-  readonly #client: Client;
+  readonly #clients: Clients;
   readonly #gate: TransactionGate;
 
-  constructor(client: Client, gate: TransactionGate) {
-    this.#client = client;
+  constructor(clients: Clients, gate: TransactionGate) {
+    this.#clients = clients;
     this.#gate = gate;
   }
 
   async init(): Promise<void> {}
 
   async acquireConnection(): Promise<DatabaseConnection> {
-    return new PostgresJsConnection(this.#client, this.#gate);
+    return new PostgresJsConnection(this.#clients, this.#gate);
   }
 
   async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
@@ -202,21 +210,21 @@ class PostgresJsDriver implements Driver {
   }
 
   async destroy(): Promise<void> {
-    await this.#client.end({ timeout: 5 });
+    await Promise.all([this.#clients.shared.end({ timeout: 5 }), this.#clients.tx.end({ timeout: 5 })]);
   }
 }
 
 export class PostgresJsDialect implements Dialect {
-  readonly #client: Client;
+  readonly #clients: Clients;
   readonly #gate: TransactionGate;
 
-  constructor(client: Client, gate: TransactionGate) {
-    this.#client = client;
+  constructor(clients: Clients, gate: TransactionGate) {
+    this.#clients = clients;
     this.#gate = gate;
   }
 
   createDriver(): Driver {
-    return new PostgresJsDriver(this.#client, this.#gate);
+    return new PostgresJsDriver(this.#clients, this.#gate);
   }
 
   createQueryCompiler() {

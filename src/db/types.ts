@@ -27,7 +27,7 @@ export interface Db {
 export interface PoolStats {
   /** Connections the pool may open. */
   size: number;
-  /** Transactions holding a connection of their own (at most half the pool). */
+  /** Transactions holding a connection of their own (at most the pool less its pipelined connections). */
   transactions(): number;
   /** Transactions waiting for one. */
   waiting(): number;

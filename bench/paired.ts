@@ -1,0 +1,120 @@
+// Two checkouts of the server on one seeded database, alternated round by round on one route: this
+// one and another (--before DIR, e.g. the commit before a change extracted with git archive next
+// to this node_modules), each round measuring the bare baseline first. Prints per round and as
+// medians the share of the baseline, and what each request cost in CPU: the server's processes
+// (workers included) and, on PostgreSQL, the backends serving the server's connections (found
+// through `ss`), read from /proc. CPU per request moves less with the machine's load than
+// requests/s (docs/performance.md §PostgreSQL driver and pool). Linux only.
+//   node bench/paired.ts --before DIR [--dialect postgres|sqlite] [--workers 1] [--route 'GET /v1/lists/{id}'] [--rounds 4]
+// BENCH_SECONDS (default 3) and BENCH_CONNECTIONS apply as in bench/run.ts.
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { sql } from 'kysely';
+import type { DialectName } from '../src/db/types.ts';
+import { ROUTES } from './routes.ts';
+import { load, MAIN, median, seedContext, startBaseline, startServer, stop } from './run.ts';
+
+const { values: args } = parseArgs({
+  options: {
+    before: { type: 'string' },
+    dialect: { type: 'string', default: 'postgres' },
+    workers: { type: 'string', default: '1' },
+    route: { type: 'string', default: 'GET /v1/lists/{id}' },
+    rounds: { type: 'string', default: '4' },
+  },
+});
+if (!args.before) throw new Error('--before DIR is required');
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+const route = ROUTES.find((r) => r.name === args.route);
+if (!route) throw new Error(`no route ${args.route} in bench/routes.ts`);
+
+/** utime + stime of a process, in ms (clock ticks of 10 ms). */
+function cpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) * 10;
+  } catch {
+    return 0;
+  }
+}
+
+/** The server and its worker processes. */
+function family(pid: number): number[] {
+  const pids = [pid];
+  for (const p of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) pids.push(Number(p));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
+
+/** PostgreSQL backends whose client is one of `pids`, matched by the client's port. */
+function backends(pids: number[]): number[] {
+  const mine = new Set(pids);
+  const ports = new Set<string>();
+  const byPort = new Map<string, number>();
+  for (const line of execFileSync('ss', ['-tnpH'], { encoding: 'utf8' }).split('\n')) {
+    const m = /127\.0\.0\.1:(\d+)\s+127\.0\.0\.1:(\d+)\s+users:\(\("[^"]*",pid=(\d+)/.exec(line);
+    if (!m) continue;
+    if (m[2] === '5432' && mine.has(Number(m[3]))) ports.add(m[1]!);
+    if (m[1] === '5432') byPort.set(m[2]!, Number(m[3]));
+  }
+  return [...ports].flatMap((p) => byPort.get(p) ?? []);
+}
+
+const dialect = args.dialect as DialectName;
+const { tdb, ctx } = await seedContext(dialect);
+await route.seed?.(ctx);
+await sql.raw(dialect === 'postgres' ? 'vacuum analyze' : 'analyze').execute(tdb.db.kysely);
+const baseline = await startBaseline();
+const sides = [
+  { name: 'this checkout', main: MAIN },
+  { name: 'before', main: join(resolve(args.before), 'src/cli/main.ts') },
+];
+const servers = [];
+for (const side of sides)
+  servers.push({ ...side, ...(await startServer(tdb, Number(args.workers), {}, side.main)), ratios: [] as number[], cpu: [] as number[], pg: [] as number[] });
+const headers = { authorization: `Bearer ${ctx.secret}`, 'service-version': '2026-03-01' };
+const body = route.body ? JSON.stringify(route.body(ctx)) : undefined;
+console.error(`${route.name}, ${dialect}, ${args.workers} worker(s), ${args.rounds} rounds of ${SECONDS} s; load ${loadavg()[0]!.toFixed(1)}`);
+try {
+  for (let i = 0; i < Number(args.rounds); i++) {
+    const base = await load(baseline.url, { seconds: SECONDS });
+    const parts = [`round ${i + 1}: baseline ${Math.round(base.rps)}/s`];
+    for (const s of i % 2 ? [...servers].reverse() : servers) {
+      const pids = family(s.child.pid!);
+      const before = new Map([...pids, ...backends(pids)].map((p) => [p, cpuMs(p)]));
+      const m = await load(s.url + route.path(ctx), { method: route.method, headers, ...(body !== undefined ? { body } : {}), seconds: SECONDS });
+      // The warm-up second of load() counts too: CPU over every request sent.
+      const requests = m.rps * (SECONDS + 1);
+      const used = (ps: number[]) => ps.reduce((n, p) => n + cpuMs(p) - (before.get(p) ?? 0), 0);
+      const cpu = (used(family(s.child.pid!)) * 1000) / requests;
+      const pg = (used(backends(family(s.child.pid!))) * 1000) / requests;
+      s.ratios.push(m.rps / base.rps);
+      s.cpu.push(cpu);
+      s.pg.push(pg);
+      parts.push(
+        `${s.name} ${Math.round(m.rps)}/s (${(m.rps / base.rps).toFixed(3)}), ${cpu.toFixed(0)} µs server, ${pg.toFixed(0)} µs PostgreSQL per request`,
+      );
+    }
+    console.error(`${parts.join(' | ')}; load ${loadavg()[0]!.toFixed(1)}`);
+  }
+  for (const s of servers) {
+    console.log(
+      `${s.name}: ${median(s.ratios).toFixed(3)} of the baseline (${s.ratios.map((r) => r.toFixed(3)).join(' ')}), ` +
+        `${median(s.cpu).toFixed(0)} µs server and ${median(s.pg).toFixed(0)} µs PostgreSQL CPU per request (medians)`,
+    );
+  }
+} finally {
+  for (const s of servers) await stop(s.child);
+  await stop(baseline.child);
+  await tdb.drop();
+}
