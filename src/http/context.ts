@@ -40,8 +40,6 @@ declare module 'fastify' {
     category?: RateCategory;
     idempotent?: boolean;
     errors?: readonly ErrorCode[];
-    /** Set by the pipeline on /v1 reads: the handler runs while the rate decision is pending. */
-    readsAlongsideLimit?: boolean;
   }
   interface FastifyRequest {
     /** The caller (set by the pipeline on every /v1 route); the actor of the services' ctx. */

@@ -2,7 +2,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SERVICE_VERSION } from './context.ts';
 import { AppError } from '../lib/errors.ts';
-import { pendingLimit } from './pipeline.ts';
 import { validationError } from './validation.ts';
 
 // Fastify's own errors that a client can cause, mapped to catalogue codes.
@@ -44,23 +43,12 @@ export function frameworkError(error: FastifyError, request: FastifyRequest, rep
   sendError(request, reply, new AppError('invalid_parameter', message, { param: 'path' }));
 }
 
-function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  const known = error instanceof AppError ? error : fromFastify(error);
-  if (known) return sendError(request, reply, known);
-  request.log.error({ err: error }, 'unhandled error');
-  return sendError(request, reply, new AppError('internal_error', 'Something went wrong on our side; it has been logged.'));
-}
-
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    // A read that failed while its rate decision was pending (src/http/pipeline.ts): a refusal
-    // answers instead of the read's own error, as if the read had waited for it.
-    const pending = pendingLimit(request);
-    if (!pending) return handleError(error, request, reply);
-    return pending.then(
-      () => handleError(error, request, reply),
-      (refusal: FastifyError) => handleError(refusal, request, reply),
-    );
+    const known = error instanceof AppError ? error : fromFastify(error);
+    if (known) return sendError(request, reply, known);
+    request.log.error({ err: error }, 'unhandled error');
+    return sendError(request, reply, new AppError('internal_error', 'Something went wrong on our side; it has been logged.'));
   });
   app.setNotFoundHandler((request, reply) =>
     sendError(request, reply, new AppError('route_not_found', `No route ${request.method} ${request.url.split('?')[0]}.`)),

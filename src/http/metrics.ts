@@ -19,9 +19,7 @@ function poolGauges(deps: Deps, metrics: Metrics): void {
   // Queries outside transactions share the pool's connections (pipelined), so only transactions
   // take a connection of their own: those are what can run out.
   gauge('rolodex_db_pool_connections', 'PostgreSQL connections the pool may open.', () => pool.size);
-  gauge('rolodex_db_pool_transactions', 'PostgreSQL transactions holding a connection (at most the pool less its 2 pipelined connections).', () =>
-    pool.transactions(),
-  );
+  gauge('rolodex_db_pool_transactions', 'PostgreSQL transactions holding a connection (at most the pool less its 2 pipelined connections).', () => pool.transactions());
   gauge('rolodex_db_pool_waiting', 'PostgreSQL transactions waiting for a connection.', () => pool.waiting());
 }
 

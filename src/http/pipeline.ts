@@ -1,7 +1,7 @@
 // The checks every /v1 request passes, in the order of the product decisions: authenticate (401)
 // → version header (400) → rate limit (429) → scope (403). Body parsing and schema validation
 // follow in Fastify's own stages, so a request refused here is never parsed and changes nothing.
-import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod, RouteOptions } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { AppError } from '../lib/errors.ts';
 import type { AuthResult } from '../auth/authenticator.ts';
 import type { RateDecision } from '../rate-limit/bucket.ts';
@@ -58,35 +58,6 @@ function applyDecision(reply: FastifyReply, category: string, d: RateDecision | 
   }
 }
 
-// A read changes nothing, so it need not wait for a shared limit's answer (Redis, the cluster
-// primary) before it starts: the read and the decision run side by side, and the answer waits for
-// both. A refusal still answers 429 and nothing of the read (docs/architecture.md §Request
-// pipeline). The pending decision of such a request, until it is answered:
-const pendingLimits = new WeakMap<FastifyRequest, Promise<void>>();
-const READS = new Set(['GET', 'HEAD']);
-
-/** The rate decision a read has not waited for; undefined once nothing is pending. */
-export function pendingLimit(request: FastifyRequest): Promise<void> | undefined {
-  return pendingLimits.get(request);
-}
-
-// Wraps a /v1 read's handler so that its result is sent only once the decision allows it.
-function awaitLimitAfterHandler(route: RouteOptions): void {
-  const methods = Array.isArray(route.method) ? route.method : [route.method];
-  if (!route.url.startsWith('/v1/') || !methods.every((m) => READS.has(m))) return;
-  const handler = route.handler;
-  const wrapped: RouteHandlerMethod = function (request, reply) {
-    const pending = pendingLimits.get(request);
-    if (!pending) return handler.call(this, request, reply);
-    const result = Promise.resolve().then(() => handler.call(this, request, reply));
-    // Its failure is answered once the decision is in (below, or by the error handler).
-    result.catch(() => {});
-    return pending.then(() => result);
-  };
-  route.handler = wrapped;
-  route.config = { ...route.config, readsAlongsideLimit: true };
-}
-
 function checkScopes(request: FastifyRequest): void {
   const needed = request.routeOptions.config.scopes ?? [];
   const granted = request.principal.scopes;
@@ -109,17 +80,8 @@ function check(deps: Deps, version: VersionHeaders, request: FastifyRequest, rep
 function afterAuthentication(deps: Deps, version: VersionHeaders, request: FastifyRequest, reply: FastifyReply): void | Promise<void> {
   version.check(request);
   const limited = rateLimit(deps, request, reply);
-  if (!limited) return checkScopes(request);
-  if (!request.routeOptions.config.readsAlongsideLimit) return limited.then(() => checkScopes(request));
-  // A read goes on while its decision is pending; a missing scope still answers after it, so that
-  // 429 comes before 403 as on every other route.
-  try {
-    checkScopes(request);
-  } catch (err) {
-    return limited.then(() => Promise.reject(err as Error));
-  }
-  limited.catch(() => {});
-  pendingLimits.set(request, limited);
+  if (limited) return limited.then(() => checkScopes(request));
+  checkScopes(request);
 }
 
 /**
@@ -139,7 +101,6 @@ export function checkRouteContract(route: Pick<RouteOptions, 'method' | 'url' | 
 
 export function installPipeline(app: FastifyInstance, deps: Deps, version: VersionHeaders): void {
   app.addHook('onRoute', checkRouteContract);
-  app.addHook('onRoute', awaitLimitAfterHandler);
   const echo = version.echo;
 
   app.addHook('onRequest', (request, reply, done) => {

@@ -24,14 +24,6 @@ function install(): void {
   }
 }
 
-/** Collects the statements run from now until stop(), readable while it runs. */
-export function watchStatements(): { statements: string[]; stop(): void } {
-  install();
-  const statements: string[] = [];
-  spies.add(statements);
-  return { statements, stop: () => spies.delete(statements) };
-}
-
 /** Runs `fn` and returns, with its result, the statements run meanwhile. */
 export async function statementsOf<T>(fn: () => Promise<T>): Promise<{ result: T; statements: string[] }> {
   install();
