@@ -132,18 +132,14 @@ function valuesOf(
   return resolved[derived.indexOf(def)]?.get(id) ?? [];
 }
 
-// The record and its definitions version come from one prepared statement, the definitions from
-// the cache while that version holds (docs/performance.md §Record reads and writes). The own
-// relationship rows are read alongside (on PostgreSQL, in the same round trip) and dropped when
-// the record is not the caller's.
+// The record, its definitions version and its own relationship rows come from one prepared
+// statement, the definitions from the cache while that version holds (docs/performance.md
+// §Record reads and writes); only derived relationships (a contact's meetings) take a second step.
 export async function getRecord(ctx: Ctx, type: EntityType, input: { id: string }): Promise<Entity> {
-  const [found, own] = await Promise.all([
-    repo.findRecordWithVersion(ctx.db, ctx.actor.workspaceId, type.objectType, input.id),
-    repo.ownRelationshipsOfOne(ctx.db, input.id),
-  ]);
+  const found = await repo.findRecordWithVersion(ctx.db, ctx.actor.workspaceId, type.objectType, input.id);
   if (!found) throw notFound(type.objectType, input.id);
   const defs = await requireDefinitions(ctx, type.objectType, found.defsVersion);
-  return toEntity(ctx, defs, found.row, (await relationshipValues(ctx, defs, [found.row.id], own)).get(found.row.id));
+  return toEntity(ctx, defs, found.row, (await relationshipValues(ctx, defs, [found.row.id], found.own)).get(found.row.id));
 }
 
 /**

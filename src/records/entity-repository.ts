@@ -1,7 +1,9 @@
 // SQL of the record API (docs/records.md): one record, a ranked page of them, their relationships
 // read in batches (own rows by source, inverse rows by target), and the writes of one record.
 import { chunks } from '../db/chunks.ts';
+import { sql } from 'kysely';
 import { prepared } from '../db/prepared.ts';
+import { isPostgres } from '../db/rank-def.ts';
 import { lockScope, rankInsert, rankPage } from '../db/rank.ts';
 import type { Executor } from '../db/types.ts';
 import { foldText, indexedText } from '../lib/fold.ts';
@@ -28,39 +30,56 @@ export async function findRecord(db: Executor, workspaceId: string, kind: string
   return row && row.workspace_id === workspaceId && row.kind === kind ? row : undefined;
 }
 
+// The record's own relationship rows come with it as one JSON array of [name, target] pairs in
+// their order, so that the retrieve reads the record, the version and the rows in one statement
+// (docs/performance.md §Record reads and writes). Cast to text on PostgreSQL so that both dialects
+// hand over the same string.
+const ownRowsOf = (db: Executor) =>
+  isPostgres(db)
+    ? sql<
+        string | null
+      >`(select json_agg(json_build_array(e.name, e.target_id) order by e.name, e.position)::text from entity_relationships as e where e.source_id = r.id)`
+    : sql<
+        string | null
+      >`(select json_group_array(json_array(e.name, e.target_id) order by e.name, e.position) from entity_relationships as e where e.source_id = r.id)`;
+
 const recordWithVersion = prepared((db: Executor, id: string) =>
   db
     .selectFrom('records as r')
     .selectAll('r')
     .select((eb) => eb.selectFrom('definition_versions as v').select('v.version').whereRef('v.workspace_id', '=', 'r.workspace_id').as('defs_version'))
+    .select(ownRowsOf(db).as('own_rows'))
     .where('r.id', '=', id),
 );
 
 /**
- * A record with its workspace's definitions version, in one statement (one snapshot), prepared:
- * the read of GET /v1/<plural>/{id} (docs/performance.md §Record reads and writes).
+ * A record with its workspace's definitions version and its own relationship rows, in one
+ * statement (one snapshot), prepared: the read of GET /v1/<plural>/{id} (docs/performance.md
+ * §Record reads and writes).
  */
 export async function findRecordWithVersion(
   db: Executor,
   workspaceId: string,
   kind: string,
   id: string,
-): Promise<{ row: RecordRow; defsVersion: number } | undefined> {
+): Promise<{ row: RecordRow; defsVersion: number; own: RelationshipValues } | undefined> {
   const [found] = await recordWithVersion(db, id);
   if (!found || found.workspace_id !== workspaceId || found.kind !== kind) return undefined;
-  const { defs_version, ...row } = found;
-  return { row, defsVersion: Number(defs_version ?? 0) };
-}
-
-const ownOfOne = prepared((db: Executor, id: string) =>
-  db.selectFrom('entity_relationships').select(['name', 'target_id']).where('source_id', '=', id).orderBy('name').orderBy('position'),
-);
-
-/** The own relationship rows of one record (ownRelationships for one id, prepared). */
-export async function ownRelationshipsOfOne(db: Executor, id: string): Promise<RelationshipValues> {
-  const out: RelationshipValues = new Map();
-  for (const r of await ownOfOne(db, id)) push(out, id, r.name, r.target_id);
-  return out;
+  const own: RelationshipValues = new Map();
+  for (const [name, target] of JSON.parse(found.own_rows ?? '[]') as [string, string][]) push(own, id, name, target);
+  return {
+    row: {
+      id: found.id,
+      workspace_id: found.workspace_id,
+      kind: found.kind,
+      external_id: found.external_id,
+      fields: found.fields,
+      created_at: found.created_at,
+      updated_at: found.updated_at,
+    },
+    defsVersion: Number(found.defs_version ?? 0),
+    own,
+  };
 }
 
 /** Inserts a record and ranks it, the scope locked first so that concurrent creates keep the counts right. */
