@@ -11,6 +11,10 @@
 // process per batch. On two cores, 2 connections instead of 10 halved the server's CPU per
 // pipelined read (docs/performance.md §PostgreSQL driver and pool).
 //
+// Inside a transaction, a statement marked with `deferred()` (src/db/pipeline.ts) is not sent on
+// its own: it goes out with the next statement that is awaited, or with COMMIT, in one write, and
+// BEGIN goes out with the first statement. A transaction holding a lock thus waits for one round
+// trip per statement whose answer it needs, not one per statement.
 import {
   AbortedTransactionError,
   CompiledQuery,

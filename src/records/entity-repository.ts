@@ -65,21 +65,10 @@ export async function findRecordWithVersion(
 ): Promise<{ row: RecordRow; defsVersion: number; own: RelationshipValues } | undefined> {
   const [found] = await recordWithVersion(db, id);
   if (!found || found.workspace_id !== workspaceId || found.kind !== kind) return undefined;
+  const { defs_version, own_rows, ...row } = found;
   const own: RelationshipValues = new Map();
-  for (const [name, target] of JSON.parse(found.own_rows ?? '[]') as [string, string][]) push(own, id, name, target);
-  return {
-    row: {
-      id: found.id,
-      workspace_id: found.workspace_id,
-      kind: found.kind,
-      external_id: found.external_id,
-      fields: found.fields,
-      created_at: found.created_at,
-      updated_at: found.updated_at,
-    },
-    defsVersion: Number(found.defs_version ?? 0),
-    own,
-  };
+  for (const [name, target] of JSON.parse(own_rows ?? '[]') as [string, string][]) push(own, id, name, target);
+  return { row, defsVersion: Number(defs_version ?? 0), own };
 }
 
 /** Inserts a record and ranks it, the scope locked first so that concurrent creates keep the counts right. */
