@@ -14,17 +14,17 @@ import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { CompiledQuery, sql } from 'kysely';
 import { createKey } from '../src/auth/service.ts';
-import type { DialectName, Executor } from '../src/db/types.ts';
+import type { DialectName } from '../src/db/types.ts';
 import { pagePostgres } from '../src/db/rank-sql.ts';
 import { rankRebuild, scopeKey } from '../src/db/rank.ts';
 import { operatorCtx, systemCtx } from '../src/lib/context.ts';
-import { isoNow, newId } from '../src/lib/ids.ts';
-import { addMembers, insertList, LIST_MEMBERS, updateList } from '../src/lists/repository.ts';
+
+import { LIST_MEMBERS } from '../src/lists/repository.ts';
 import { RECORDS } from '../src/records/repository.ts';
 import { createWorkspace } from '../src/workspaces/service.ts';
 import { createTestDb } from '../test/helpers/db.ts';
 import { latency, start, startBaseline, startServer, stop } from './run.ts';
-import { seedMessages } from './seeds.ts';
+import { seedMemberList, seedRankedContacts, seedMessages } from './seeds.ts';
 import { createUser } from '../src/users/service.ts';
 
 const { values: args } = parseArgs({
@@ -40,54 +40,6 @@ const SIZES = args.sizes.split(',').map(Number);
 const REQUESTS = Number(args.requests);
 const T0 = Date.UTC(2026, 0, 1);
 
-async function seedContacts(db: Executor, workspaceId: string, n: number): Promise<string[]> {
-  const ids: string[] = [];
-  const at = isoNow(T0);
-  for (let i = 0; i < n; i += 10_000) {
-    await db.transaction().execute(async (tx) => {
-      for (let j = i; j < Math.min(n, i + 10_000); j += 500) {
-        const rows = Array.from({ length: Math.min(500, n - j) }, (_, k) => {
-          const id = newId('con', T0 + j + k);
-          ids.push(id);
-          const fields = {
-            $name: { firstName: `First${j + k}`, lastName: 'Bench' },
-            $email: [`c${j + k}@bench.test`],
-          };
-          return {
-            id,
-            workspace_id: workspaceId,
-            kind: 'contact' as const,
-            external_id: `c${j + k}`,
-            fields: JSON.stringify(fields),
-            created_at: at,
-            updated_at: at,
-          };
-        });
-        await tx.insertInto('records').values(rows).execute();
-      }
-    });
-  }
-  return ids;
-}
-
-/** A list of the first `n` contacts, 1,000 per transaction, each batch joining 1 ms after the last. */
-async function seedList(db: Executor, workspaceId: string, contacts: string[], n: number): Promise<string> {
-  const id = newId('lst', T0);
-  await db
-    .transaction()
-    .execute((tx) =>
-      insertList(tx, { id, workspace_id: workspaceId, name: `${n}`, object_type: 'contact', member_count: 0, created_at: isoNow(T0), updated_at: isoNow(T0) }),
-    );
-  for (let i = 0; i < n; i += 1000) {
-    const at = isoNow(T0 + 1 + i / 1000);
-    await db.transaction().execute(async (tx) => {
-      const added = await addMembers(tx, id, contacts.slice(i, Math.min(n, i + 1000)), at);
-      await updateList(tx, id, { delta: added, at });
-    });
-  }
-  return id;
-}
-
 async function run(dialect: DialectName): Promise<void> {
   const t0 = performance.now();
   const tdb = await createTestDb(dialect);
@@ -96,11 +48,11 @@ async function run(dialect: DialectName): Promise<void> {
   try {
     const ws = await createWorkspace(systemCtx(db), { name: 'Bench pages' });
     const key = await createKey(operatorCtx(db, ws.id), { userId: null, scopes: null, expiresInMs: null });
-    const contacts = await seedContacts(db, ws.id, Math.max(...SIZES));
+    const contacts = await seedRankedContacts(db, ws.id, Math.max(...SIZES), T0);
     // The rows went in directly, so the contact listing's ranked set is built once (docs/pages.md).
     await db.transaction().execute((tx) => rankRebuild(tx, RECORDS, [ws.id, 'contact']));
     const lists = new Map<number, string>();
-    for (const n of SIZES) lists.set(n, await seedList(db, ws.id, contacts, n));
+    for (const n of SIZES) lists.set(n, await seedMemberList(db, ws.id, contacts, n, T0));
     const user = await createUser(operatorCtx(db, ws.id), { email: 'pages@bench.test', role: 'admin' });
     const MESSAGES = Number(args.messages);
     if (MESSAGES > 0) await seedMessages({ db: tdb.db, workspaceId: ws.id, userId: user.id, secret: key.secret, state: {} }, MESSAGES);

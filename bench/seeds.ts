@@ -4,7 +4,7 @@ import type { Executor } from '../src/db/types.ts';
 import { isoNow, newId } from '../src/lib/ids.ts';
 import { createList } from '../src/lists/service.ts';
 import { rankRebuild } from '../src/db/rank.ts';
-import { LIST_MEMBERS } from '../src/lists/repository.ts';
+import { addMembers, insertList, LIST_MEMBERS, updateList } from '../src/lists/repository.ts';
 import { MESSAGES } from '../src/messages/repository.ts';
 import { RECORDS } from '../src/records/repository.ts';
 import type { BenchContext } from './routes.ts';
@@ -149,4 +149,53 @@ export async function seedContact(ctx: BenchContext): Promise<void> {
     return contact.id;
   });
   ctx.state.contactId = id;
+}
+
+/** `n` contacts written directly, created one millisecond apart from `T0`, oldest first. */
+export async function seedRankedContacts(db: Executor, workspaceId: string, n: number, T0: number): Promise<string[]> {
+  const ids: string[] = [];
+  const at = isoNow(T0);
+  for (let i = 0; i < n; i += 10_000) {
+    await db.transaction().execute(async (tx) => {
+      for (let j = i; j < Math.min(n, i + 10_000); j += 500) {
+        const rows = Array.from({ length: Math.min(500, n - j) }, (_, k) => {
+          const id = newId('con', T0 + j + k);
+          ids.push(id);
+          const fields = {
+            $name: { firstName: `First${j + k}`, lastName: 'Bench' },
+            $email: [`c${j + k}@bench.test`],
+          };
+          return {
+            id,
+            workspace_id: workspaceId,
+            kind: 'contact' as const,
+            external_id: `c${j + k}`,
+            fields: JSON.stringify(fields),
+            created_at: at,
+            updated_at: at,
+          };
+        });
+        await tx.insertInto('records').values(rows).execute();
+      }
+    });
+  }
+  return ids;
+}
+
+/** A list of the first `n` contacts, 1,000 per transaction, each batch joining 1 ms after the last. */
+export async function seedMemberList(db: Executor, workspaceId: string, contacts: string[], n: number, T0: number): Promise<string> {
+  const id = newId('lst', T0);
+  await db
+    .transaction()
+    .execute((tx) =>
+      insertList(tx, { id, workspace_id: workspaceId, name: `${n}`, object_type: 'contact', member_count: 0, created_at: isoNow(T0), updated_at: isoNow(T0) }),
+    );
+  for (let i = 0; i < n; i += 1000) {
+    const at = isoNow(T0 + 1 + i / 1000);
+    await db.transaction().execute(async (tx) => {
+      const added = await addMembers(tx, id, contacts.slice(i, Math.min(n, i + 1000)), at);
+      await updateList(tx, id, { delta: added, at });
+    });
+  }
+  return id;
 }
