@@ -102,6 +102,15 @@ export async function loadDefinitions(ctx: Ctx, input: { objectType: string; ver
   return defs;
 }
 
+/**
+ * The cached definitions of `objectType` in ctx's workspace, whatever version they were built
+ * under: only to start reads alongside `loadDefinitions`, whose answer then decides whether those
+ * reads stand (the same object when the version still holds).
+ */
+export function cachedDefinitions(ctx: Ctx, objectType: string): TypeDefinitions | null | undefined {
+  return cacheOf(ctx.db).get(`${ctx.actor.workspaceId}/${objectType}`)?.defs;
+}
+
 /** The definitions as stored now, merged with the catalogue (no cache). Shared by every caller: never modified. */
 async function buildDefinitions(ctx: Ctx, objectType: string): Promise<TypeDefinitions | null> {
   const ws = ctx.actor.workspaceId;

@@ -3,7 +3,7 @@
 // definitions once and every relationship of a page in a few batched queries.
 import { filterQuery } from '../filters/service.ts';
 import type { RelationshipDef, TypeDefinitions } from '../definitions/service.ts';
-import { loadDefinitions } from '../definitions/service.ts';
+import { cachedDefinitions, loadDefinitions } from '../definitions/service.ts';
 import type { Ctx } from '../lib/context.ts';
 import { notFound } from '../lib/errors.ts';
 import type { IdKind } from '../lib/ids.ts';
@@ -149,18 +149,21 @@ export async function getRecord(ctx: Ctx, type: EntityType, input: { id: string 
 export async function listRecords(ctx: Ctx, type: EntityType, query: Page & Readonly<Record<string, unknown>>) {
   const page = { limit: query.limit, offset: query.offset };
   const filtered = Object.keys(query).some((k) => k !== 'limit' && k !== 'offset');
-  const defs = await requireDefinitions(ctx, type.objectType);
   if (filtered) {
+    const defs = await requireDefinitions(ctx, type.objectType);
     const { totalCount, ids } = await filterQuery(ctx, { defs, query, page });
-    const rows = await repo.recordsByIds(ctx.db, ctx.actor.workspaceId, type.objectType, ids);
+    const [rows, rels] = await Promise.all([repo.recordsByIds(ctx.db, ctx.actor.workspaceId, type.objectType, ids), relationshipValues(ctx, defs, ids)]);
     const found = ids.filter((id) => rows.has(id));
-    const rels = await relationshipValues(ctx, defs, found);
     return envelope(
       found.map((id) => toEntity(ctx, defs, rows.get(id) as repo.RecordRow, rels.get(id))),
       totalCount,
     );
   }
-  const { total, rows } = await repo.pageRecords(ctx.db, ctx.actor.workspaceId, type.objectType, page);
+  // A type that does not exist has no records: its empty page is read and dropped, one step saved.
+  const [defs, { total, rows }] = await Promise.all([
+    requireDefinitions(ctx, type.objectType),
+    repo.pageRecords(ctx.db, ctx.actor.workspaceId, type.objectType, page),
+  ]);
   const rels = await relationshipValues(
     ctx,
     defs,
@@ -175,8 +178,16 @@ export async function listRecords(ctx: Ctx, type: EntityType, query: Page & Read
 /** The records of `ids` of this type in ctx's workspace, in the order of `ids` (others are left out). */
 export async function loadEntities(ctx: Ctx, input: { kind: string; ids: string[] }): Promise<Entity[]> {
   if (input.ids.length === 0) return [];
-  const [defs, rows] = await Promise.all([requireDefinitions(ctx, input.kind), repo.recordsByIds(ctx.db, ctx.actor.workspaceId, input.kind, input.ids)]);
+  // With the definitions cached, the relationships are read in the same step as the records and
+  // the version, and read again only if the version shows the cache was stale (docs/pages.md §Round
+  // trips of a page). Rows of ids not found are read and dropped: never shown.
+  const guess = cachedDefinitions(ctx, input.kind);
+  const [defs, rows, guessed] = await Promise.all([
+    requireDefinitions(ctx, input.kind),
+    repo.recordsByIds(ctx.db, ctx.actor.workspaceId, input.kind, input.ids),
+    guess ? relationshipValues(ctx, guess, input.ids) : undefined,
+  ]);
   const found = input.ids.filter((id) => rows.has(id));
-  const rels = await relationshipValues(ctx, defs, found);
+  const rels = guessed && guess === defs ? guessed : await relationshipValues(ctx, defs, found);
   return found.map((id) => toEntity(ctx, defs, rows.get(id) as repo.RecordRow, rels.get(id)));
 }

@@ -5,14 +5,14 @@
 import { StatementSync } from 'node:sqlite';
 import { observeStatements } from '../../src/db/postgres.ts';
 
-const spies = new Set<string[]>();
+const spies = new Set<(text: string) => void>();
 let installed = false;
 
 function install(): void {
   if (installed) return;
   installed = true;
   const record = (text: unknown) => {
-    if (spies.size > 0 && typeof text === 'string') for (const s of spies) s.push(text);
+    if (spies.size > 0 && typeof text === 'string') for (const spy of spies) spy(text);
   };
   observeStatements(record);
   for (const method of ['all', 'get', 'run', 'iterate'] as const) {
@@ -28,10 +28,40 @@ function install(): void {
 export async function statementsOf<T>(fn: () => Promise<T>): Promise<{ result: T; statements: string[] }> {
   install();
   const statements: string[] = [];
-  spies.add(statements);
+  const spy = (text: string) => statements.push(text);
+  spies.add(spy);
   try {
     return { result: await fn(), statements };
   } finally {
-    spies.delete(statements);
+    spies.delete(spy);
+  }
+}
+
+/**
+ * Runs `fn` and returns its statements in steps: those sent in one turn of the event loop (as
+ * Promise.all sends them) form a step; a statement sent once another's answer came is in a later
+ * one. On PostgreSQL a step is a round trip a request waits for.
+ */
+export async function stepsOf<T>(fn: () => Promise<T>): Promise<{ result: T; steps: string[][] }> {
+  install();
+  let turn = 0;
+  let on = true;
+  const tick = () => {
+    turn++;
+    if (on) setImmediate(tick);
+  };
+  setImmediate(tick);
+  const byTurn = new Map<number, string[]>();
+  const spy = (text: string) => {
+    const step = byTurn.get(turn) ?? [];
+    step.push(text);
+    byTurn.set(turn, step);
+  };
+  spies.add(spy);
+  try {
+    return { result: await fn(), steps: [...byTurn.values()] };
+  } finally {
+    on = false;
+    spies.delete(spy);
   }
 }
