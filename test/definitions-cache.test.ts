@@ -4,35 +4,11 @@
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DatabaseSync } from 'node:sqlite';
 import { test } from 'node:test';
-import pg from 'pg';
-import type { Io } from '../src/cli/io.ts';
-import { main } from '../src/cli/main.ts';
 import { addField } from '../src/definitions/service.ts';
 import { operatorCtx } from '../src/lib/context.ts';
-import { call, eachDialect, seedWorkspace, type TestApp } from './helpers/app.ts';
-
-async function rolodex(t: TestApp, ...args: string[]) {
-  const env = { DATA_DIR: t.tdb.dataDir, ...(t.tdb.databaseUrl ? { DATABASE_URL: t.tdb.databaseUrl } : {}) };
-  const err: string[] = [];
-  const io: Io = { out: () => undefined, err: (s) => err.push(s), env, isTty: false };
-  assert.equal(await main(args, io), 0, err.join(''));
-}
-
-/** Runs `statement` on a connection of its own, as another process would. */
-async function elsewhere(t: TestApp, statement: string): Promise<void> {
-  if (t.tdb.sqliteFile) {
-    const db = new DatabaseSync(t.tdb.sqliteFile, { timeout: 5000 });
-    db.exec(statement);
-    db.close();
-    return;
-  }
-  const c = new pg.Client({ connectionString: t.tdb.databaseUrl });
-  await c.connect();
-  await c.query(statement);
-  await c.end();
-}
+import { call, eachDialect, seedWorkspace } from './helpers/app.ts';
+import { elsewhere, rolodex } from './helpers/outside.ts';
 
 await eachDialect('definitions seen by a running server', (t) => {
   test('a field or relationship added, changed or removed outside the server shows in its next request', async () => {

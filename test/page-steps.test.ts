@@ -6,35 +6,15 @@
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DatabaseSync } from 'node:sqlite';
 import { test } from 'node:test';
-import pg from 'pg';
-import type { Io } from '../src/cli/io.ts';
-import { main } from '../src/cli/main.ts';
 import { call, eachDialect, seedWorkspace, type TestApp } from './helpers/app.ts';
+import { elsewhere, rolodex } from './helpers/outside.ts';
 import { stepsOf } from './helpers/sql-spy.ts';
-
-/** Runs `statement` on a connection of its own, as another process would. */
-async function elsewhere(t: TestApp, statement: string): Promise<void> {
-  if (t.tdb.sqliteFile) {
-    const db = new DatabaseSync(t.tdb.sqliteFile, { timeout: 5000 });
-    db.exec(statement);
-    db.close();
-    return;
-  }
-  const c = new pg.Client({ connectionString: t.tdb.databaseUrl });
-  await c.connect();
-  await c.query(statement);
-  await c.end();
-}
 
 async function importFile(t: TestApp, workspaceId: string, line: object): Promise<void> {
   const file = join(t.tdb.dataDir, 'definitions.ndjson');
   writeFileSync(file, JSON.stringify(line) + '\n');
-  const env = { DATA_DIR: t.tdb.dataDir, ...(t.tdb.databaseUrl ? { DATABASE_URL: t.tdb.databaseUrl } : {}) };
-  const err: string[] = [];
-  const io: Io = { out: () => undefined, err: (s) => err.push(s), env, isTty: false };
-  assert.equal(await main(['import', '--workspace', workspaceId, file], io), 0, err.join(''));
+  await rolodex(t, 'import', '--workspace', workspaceId, file);
 }
 
 await eachDialect('steps of a page', (ctx) => {
