@@ -3,7 +3,8 @@
 // the machine, a time does. For contact listings and member lists of each size, at the first page,
 // 10%, 50%, 90% and the last page, the statements of the ranked page (the rank part of
 // GET /v1/contacts and GET /v1/lists/{id}/contacts; fetching the page's 25 rows by id is the same
-// work at every offset) are run and counted:
+// work at every offset) are run and counted, and for GET /v1/messages with a workspace key (the
+// shared part of a set with parts) the page's statements with its rows:
 // - PostgreSQL: shared buffers touched (hit + read) by `explain (analyze, buffers)` of the page's
 //   one statement, its second run (the first may read the catalogue);
 // - SQLite: the virtual-machine steps and page-cache hits of each of the page's statements, run
@@ -13,14 +14,17 @@ import { execFileSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { CompiledQuery, sql } from 'kysely';
 import type { DialectName, Executor } from '../src/db/types.ts';
+import { partedPostgres, partedSqlite } from '../src/db/rank-parted.ts';
 import { pagePostgres, pageSqlite, type Stmt } from '../src/db/rank-sql.ts';
-import { type RankDef, rankRebuild, scopeKey } from '../src/db/rank.ts';
-import { systemCtx } from '../src/lib/context.ts';
+import { type PartedRead, type RankDef, rankRebuild, scopeKey } from '../src/db/rank.ts';
+import { operatorCtx, systemCtx } from '../src/lib/context.ts';
 import { LIST_MEMBERS } from '../src/lists/repository.ts';
+import { MESSAGES, messageReader } from '../src/messages/repository.ts';
+import { createUser } from '../src/users/service.ts';
 import { RECORDS } from '../src/records/repository.ts';
 import { createWorkspace } from '../src/workspaces/service.ts';
 import { createTestDb } from '../test/helpers/db.ts';
-import { seedMemberList, seedRankedContacts } from './seeds.ts';
+import { seedMemberList, seedMessages, seedRankedContacts } from './seeds.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -35,8 +39,8 @@ const LIMIT = 25;
 type Values = Record<string, unknown>;
 const bind = (stmt: Stmt, values: Values) => stmt.args.map((a) => values[a]);
 
-async function postgresCount(db: Executor, def: RankDef, values: Values): Promise<string> {
-  const stmt = pagePostgres(def, false, LIMIT);
+async function postgresCount(db: Executor, def: RankDef, values: Values, read?: PartedRead): Promise<string> {
+  const stmt = read ? partedPostgres(def, read, LIMIT) : pagePostgres(def, false, LIMIT);
   const explain = CompiledQuery.raw(`explain (analyze, buffers, format json) ${stmt.sql}`, bind(stmt, values));
   await db.executeQuery(explain);
   const { rows } = await db.executeQuery<{ 'QUERY PLAN': unknown }>(explain);
@@ -54,9 +58,9 @@ function literal(v: unknown): string {
   throw new Error(`page-counts: no literal for ${typeof v}`);
 }
 
-async function sqliteCount(db: Executor, file: string, def: RankDef, values: Values): Promise<string> {
+async function sqliteCount(db: Executor, file: string, def: RankDef, values: Values, read?: PartedRead): Promise<string> {
   const script: string[] = ['.stats on'];
-  const steps = pageSqlite(def, values, false);
+  const steps = read ? partedSqlite(def, read, values) : pageSqlite(def, values, false);
   let step = steps.next();
   while (!step.done) {
     const { stmt, args: stepArgs } = step.value;
@@ -77,7 +81,7 @@ async function run(dialect: DialectName): Promise<void> {
   try {
     // One workspace per size for the contact listing (its scope is the workspace's contacts); the
     // member lists are of the largest workspace's contacts.
-    const sets: { label: string; def: RankDef; by: string[]; n: number }[] = [];
+    const sets: { label: string; def: RankDef; by: string[]; n: number; read?: PartedRead }[] = [];
     let largest: { ws: string; contacts: string[] } | undefined;
     for (const n of SIZES) {
       const ws = await createWorkspace(systemCtx(db), { name: `Counts ${n}` });
@@ -87,6 +91,14 @@ async function run(dialect: DialectName): Promise<void> {
       if (n === Math.max(...SIZES)) largest = { ws: ws.id, contacts };
     }
     for (const n of SIZES) sets.push({ label: 'members', def: LIST_MEMBERS, by: [await seedMemberList(db, largest!.ws, largest!.contacts, n, T0)], n });
+    // Messages in 30 channels, a third of them private: a workspace key sees the other two thirds.
+    for (const n of SIZES) {
+      const ws = await createWorkspace(systemCtx(db), { name: `Messages ${n}` });
+      const user = await createUser(operatorCtx(db, ws.id), { email: `counts${n}@bench.test`, role: 'admin' });
+      await seedMessages({ db: tdb.db, workspaceId: ws.id, userId: user.id, secret: '', state: {} }, n);
+      const seen = Array.from({ length: n }, (_, i) => i % 3 !== 2).filter(Boolean).length;
+      sets.push({ label: 'messages', def: MESSAGES, by: [ws.id], n: seen, read: messageReader({ workspaceId: ws.id, userId: null }) });
+    }
     await sql.raw(dialect === 'postgres' ? 'vacuum analyze' : 'analyze').execute(db);
     console.error(`${dialect}: seeded in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
 
@@ -98,9 +110,10 @@ async function run(dialect: DialectName): Promise<void> {
         ['90%', (set.n * 9) / 10],
         ['last', set.n - LIMIT],
       ] as const) {
-        const values: Values = { scope: scopeKey(set.def, set.by), k: Math.floor(k), limit: LIMIT };
+        const values: Values = { ...set.read?.args, scope: scopeKey(set.def, set.by), k: Math.floor(k), limit: LIMIT };
         set.by.forEach((v, i) => (values[`by${i}`] = v));
-        const count = dialect === 'postgres' ? await postgresCount(db, set.def, values) : await sqliteCount(db, tdb.sqliteFile!, set.def, values);
+        const count =
+          dialect === 'postgres' ? await postgresCount(db, set.def, values, set.read) : await sqliteCount(db, tdb.sqliteFile!, set.def, values, set.read);
         console.log(`${dialect.padEnd(8)}  ${set.label.padEnd(8)}  ${set.n.toLocaleString('en').padStart(9)}  ${label.padEnd(5)}  ${count}`);
       }
   } finally {
