@@ -8,7 +8,7 @@
 // - PostgreSQL: shared buffers touched (hit + read) by `explain (analyze, buffers)` of the page's
 //   one statement, its second run (the first may read the catalogue);
 // - SQLite: the virtual-machine steps and page-cache hits of each of the page's statements, run
-//   by the `sqlite3` shell's `.stats` against the same file, summed.
+//   by the `sqlite3` shell's `.stats` against the same file, summed (Debian package sqlite3).
 //   node bench/page-counts.ts [--dialect sqlite|postgres|both] [--sizes 10000,100000,1000000]
 import { execFileSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
