@@ -1,6 +1,7 @@
 // Starting the real server as a child process, for tests where the process itself matters
 // (start-up, signals, crashes, several instances).
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { get } from 'node:http';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
@@ -38,6 +39,20 @@ export async function startServerProcess(env: Record<string, string>, args: stri
   }
 }
 
+/**
+ * One probe on a connection of its own, closed after it. Through fetch, the probe's socket would
+ * stay in fetch's pool; a test that then blocks (spawnSync of the CLI) past the server's keep-alive
+ * timeout would send its next request on a socket the server has just closed ("other side closed").
+ */
+function healthy(url: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    get(url, { agent: false }, (res) => {
+      res.resume();
+      resolve(res.statusCode === 200);
+    }).on('error', () => resolve(false));
+  });
+}
+
 async function startOnce(env: Record<string, string>, args: string[]): Promise<ServerProcess> {
   const port = await freePort();
   let out = '';
@@ -53,11 +68,7 @@ async function startOnce(env: Record<string, string>, args: string[]): Promise<S
   const deadline = Date.now() + 30_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server exited early:\n${out}`);
-    try {
-      if ((await fetch(`${baseUrl}/healthz`)).ok) break;
-    } catch {
-      /* not up yet */
-    }
+    if (await healthy(`${baseUrl}/healthz`)) break;
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
       throw new Error(`server did not start:\n${out}`);
