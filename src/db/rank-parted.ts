@@ -101,6 +101,8 @@ interface Picked {
   lo_id: unknown;
   hi_ts: unknown;
   hi_id: unknown;
+  /** The entry's rows in the parts read, and the position inside them, from the oldest. */
+  n: number;
   pos: number;
 }
 
@@ -116,6 +118,7 @@ function pick(rows: Row[], pos: number, hi: Picked | undefined): Picked | undefi
         lo_id: r.lo_id,
         hi_ts: next ? next.lo_ts : (hi?.hi_ts ?? null),
         hi_id: next ? next.lo_id : (hi?.hi_id ?? null),
+        n,
         pos: pos - upto,
       };
     upto += n;
@@ -154,13 +157,17 @@ export function* partedSqlite(def: RankDef, read: PartedRead, args: Record<strin
       and (lo_ts, lo_id) > (${p('lo_ts')}, ${p('lo_id')}) order by lo_ts, lo_id limit 1`,
     { lo_ts: at.lo_ts, lo_id: at.lo_id },
   ))[0];
+  // The anchor is the leaf's row at `pos` among the parts read, found by stepping over the rows
+  // before it from the nearer end of the leaf: the first page of a set, the one most read, is at
+  // its newest end (docs/pages.md §Parts: what a caller may see).
+  const down = at.pos > (at.n - 1) / 2;
   const anchor = (yield step(
-    `anchor:${next !== undefined}`,
+    `anchor:${next !== undefined}:${down}`,
     (p, b) =>
       `select ${ts} as ts, ${id} as id from ${T} t where ${scoped(def, b)} and (${ts}, ${id}) >= (${p('lo_ts')}, ${p('lo_id')})` +
       (next ? ` and (${ts}, ${id}) < (${p('hi_ts')}, ${p('hi_id')})` : '') +
-      ` and ${partOf(def, 't')} in (select value from json_each(${p('parts')})) order by ${ts}, ${id} limit 1 offset ${p('skip')}`,
-    { lo_ts: at.lo_ts, lo_id: at.lo_id, hi_ts: next?.lo_ts, hi_id: next?.lo_id, parts: json, skip: at.pos },
+      ` and ${partOf(def, 't')} in (select value from json_each(${p('parts')})) order by ${ts}${down ? ' desc' : ''}, ${id}${down ? ' desc' : ''} limit 1 offset ${p('skip')}`,
+    { lo_ts: at.lo_ts, lo_id: at.lo_id, hi_ts: next?.lo_ts, hi_id: next?.lo_id, parts: json, skip: down ? at.n - 1 - at.pos : at.pos },
   ))[0];
   if (!anchor) throw new Error(`rank ${def.name}: the counts of ${String(args.scope)} are out of step with its rows`);
   const below = (p: (a: string) => string) => `(${ts}, ${id}) <= (${p('a_ts')}, ${p('a_id')}) order by ${ts} desc, ${id} desc limit ${p('limit')}`;
