@@ -28,10 +28,23 @@ const NUMBERS: Record<string, postgres.PostgresType> = {
 // (src/db/postgres.ts); the rest of the pool is for transactions.
 const PIPELINED = 2;
 
-function openPostgres(url: string, schema: string | undefined, poolSize: number): { clients: Clients; gate: TransactionGate } {
+// libpq's `?host=` (the directory of a Unix socket, `?host=/var/run/postgresql`, as psql and pg
+// read it) is not read from the URL by postgres.js, which would send it to the server as a
+// setting; it is given as the host instead (docs/deploy.md §Database connections).
+function hostOf(url: string): { url: string; host?: string } {
+  const u = new URL(url);
+  const host = u.searchParams.get('host');
+  if (!host) return { url };
+  u.searchParams.delete('host');
+  return { url: u.toString(), host };
+}
+
+function openPostgres(databaseUrl: string, schema: string | undefined, poolSize: number): { clients: Clients; gate: TransactionGate } {
+  const { url, host } = hostOf(databaseUrl);
   const client = (max: number) =>
     postgres(url, {
       max,
+      ...(host ? { host } : {}),
       types: NUMBERS,
       // pg sent undefined as NULL; Kysely never binds undefined, but raw fragments might.
       transform: { undefined: null },
