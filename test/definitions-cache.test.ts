@@ -9,6 +9,7 @@ import { addField } from '../src/definitions/service.ts';
 import { operatorCtx } from '../src/lib/context.ts';
 import { call, eachDialect, seedWorkspace } from './helpers/app.ts';
 import { elsewhere, rolodex } from './helpers/outside.ts';
+import { statementsOf } from './helpers/sql-spy.ts';
 
 await eachDialect('definitions seen by a running server', (t) => {
   test('a field or relationship added, changed or removed outside the server shows in its next request', async () => {
@@ -59,6 +60,18 @@ await eachDialect('definitions seen by a running server', (t) => {
     assert.equal(await labelOf(), 'Level');
     await elsewhere(t(), `delete from field_definitions where workspace_id = '${ws}' and key = 'tier'`);
     assert.equal((await read()).fields.tier, undefined);
+  });
+
+  test('creates alone fill the cache: a stream of creates does not read the definitions every time', async () => {
+    const s = await seedWorkspace(t());
+    const create = (name: string) => call(t(), s.secret, 'POST', '/v1/contacts', { fields: { $name: { firstName: name, lastName: 'Lee' } } });
+    assert.equal((await create('Ann')).statusCode, 200);
+    const { result, statements } = await statementsOf(() => create('Bo'));
+    assert.equal(result.statusCode, 200, result.body);
+    assert.deepEqual(
+      statements.filter((x) => /field_definitions/.test(x)),
+      [],
+    );
   });
 
   test('a definition written in a transaction that rolls back is never seen', async () => {

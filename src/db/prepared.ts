@@ -19,10 +19,14 @@ export interface FastReader {
 }
 
 const readers = new WeakMap<object, FastReader>();
+// By the dialect adapter, which a handle shares with its transactions: what is committed, read
+// from inside a transaction.
+const outside = new WeakMap<object, FastReader>();
 
 /** Called by openDb: reads through `prepared` on this handle (not its transactions) use `reader`. */
 export function registerFastReader(db: Executor, reader: FastReader): void {
   readers.set(db, reader);
+  outside.set(db.getExecutor().adapter, reader);
 }
 
 /** The fast reader of this handle; undefined for a transaction. */
@@ -63,16 +67,27 @@ function compile<A extends unknown[]>(db: Executor, build: (db: Executor, ...arg
 export function prepared<A extends unknown[], R>(build: (db: Executor, ...args: A) => Compilable<R>) {
   const arity = build.length - 1;
   const cache = new WeakMap<object, Compiled>();
-  return async (db: Executor, ...args: A): Promise<R[]> => {
+  const bind = (db: Executor, args: A): { compiled: Compiled; params: unknown[] } => {
     if (args.length !== arity) throw new Error(`prepared query: ${args.length} arguments for ${arity} parameters`);
     let compiled = cache.get(db);
     if (!compiled) {
       compiled = compile(db, build, arity);
       cache.set(db, compiled);
     }
-    const params = compiled.params.map((p) => ('arg' in p ? args[p.arg] : p.value));
+    return { compiled, params: compiled.params.map((p) => ('arg' in p ? args[p.arg] : p.value)) };
+  };
+  const run = async (db: Executor, ...args: A): Promise<R[]> => {
+    const { compiled, params } = bind(db, args);
     const reader = readers.get(db);
     if (reader) return reader.all<R>(compiled.name, compiled.sql, params);
     return (await db.executeQuery<R>(CompiledQuery.raw(compiled.sql, params))).rows;
   };
+  /** The same read of what is committed, outside any transaction, even when `db` is one. */
+  const committed = async (db: Executor, ...args: A): Promise<R[]> => {
+    const { compiled, params } = bind(db, args);
+    const reader = outside.get(db.getExecutor().adapter);
+    if (!reader) throw new Error('prepared query: no reader outside the transaction');
+    return reader.all<R>(compiled.name, compiled.sql, params);
+  };
+  return Object.assign(run, { committed });
 }

@@ -54,6 +54,12 @@ export async function definitionsVersion(db: Executor, workspaceId: string): Pro
   return Number(row?.version ?? 0);
 }
 
+/** The committed version, read outside the transaction `db` may be. */
+export async function committedDefinitionsVersion(db: Executor, workspaceId: string): Promise<number> {
+  const [row] = await versionOf.committed(db, workspaceId);
+  return Number(row?.version ?? 0);
+}
+
 // A definition's position is one past the last of its type, so definitions created in the same
 // millisecond (one import, one transaction) still list in the order they were made.
 async function nextPosition(db: Executor, table: 'field_definitions' | 'relationship_definitions', workspaceId: string, objectType: string): Promise<number> {

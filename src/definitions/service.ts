@@ -65,7 +65,8 @@ export function isSystemType(objectType: string): boolean {
 // Built definitions, by workspace and type, with the workspace's definitions version they were
 // built under (migration 0017: triggers move it on every write of a definition, whoever writes).
 // An entry is used only while that version is still the workspace's, read in the request's own
-// snapshot; it is stored only from reads outside a transaction, which see committed rows only, so
+// snapshot; it is stored from reads outside a transaction, which see committed rows only, or from
+// a transaction whose version is the committed one, which has written no definition (below); so
 // no entry can hold what a transaction wrote and then rolled back. Built after the version was
 // read, an entry is never older than its version (docs/records.md §Definitions).
 // One cache per database: keyed by the dialect adapter, which a Kysely handle and its transactions
@@ -94,7 +95,10 @@ export async function loadDefinitions(ctx: Ctx, input: { objectType: string; ver
   const hit = cache.get(key);
   if (hit?.version === version) return hit.defs;
   const defs = await buildDefinitions(ctx, input.objectType);
-  if (!ctx.db.isTransaction) {
+  // Built inside a transaction, the entry is kept only if the version it read is the committed
+  // one: the transaction has then written no definition (a write moves the version), so it saw
+  // what every request sees at that version. Creates alone, with no read, fill the cache this way.
+  if (!ctx.db.isTransaction || (await repo.committedDefinitionsVersion(ctx.db, ws)) === version) {
     cache.delete(key);
     if (cache.size >= CACHE_SIZE) cache.delete(cache.keys().next().value as string);
     cache.set(key, { version, defs });
