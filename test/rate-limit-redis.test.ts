@@ -92,6 +92,37 @@ if (redis || IN_CI) {
       assert.ok(!a.log.text().includes('unreachable'));
     });
 
+    test('requests of one bucket in the same turn share one script call, with the decisions of calls in a row', async () => {
+      const prefix = `test:${randomBytes(6).toString('hex')}:`;
+      const { l } = limiter(TEST_REDIS_URL, prefix);
+      open.push(l);
+      await l.start();
+      // Unbound: ioredis's auto-pipeline calls the command again with the pipeline as `this`.
+      // eslint-disable-next-line @typescript-eslint/unbound-method -- called with its own `this` below
+      const take = l.redis.rolodexTake;
+      const asked: number[] = [];
+      l.redis.rolodexTake = function (this: typeof l.redis, key, rate, n) {
+        if (this === l.redis) asked.push(n);
+        return take.call(this, key, rate, n);
+      };
+      const decisions = await Promise.all([...Array.from({ length: 5 }, () => l.consume('ws_1', 'Read')), l.consume('ws_1', 'Write')]);
+      assert.deepEqual(asked.sort(), [1, 5], 'one call for the five reads, one for the write');
+      assert.deepEqual(
+        decisions.map((d) => [d?.allowed, d?.remaining, d?.retryAfter]),
+        [
+          [true, 1, 0],
+          [true, 0, 0],
+          [false, 0, 1],
+          [false, 0, 1],
+          [false, 0, 1],
+          [true, 1, 0],
+        ],
+      );
+      // The batch took only what it was given: the bucket refills from zero, not below it.
+      await new Promise((r) => setTimeout(r, 600));
+      assert.equal((await l.consume('ws_1', 'Read'))?.allowed, true);
+    });
+
     test('an outage falls back to local limits, is logged and counted, and ends when Redis returns', async () => {
       const port = await freePort();
       const r = relay(port);

@@ -7,11 +7,13 @@
 // with per-instance limits. Commands fail fast while disconnected (no offline queue) and ioredis
 // keeps reconnecting in the background; the first success switches back and is logged too.
 //
-// Every request takes a token, so under load each process sends Redis one script call per
-// request. Auto-pipelining gathers the calls issued within one turn of the event loop into one
-// write (and their replies come back in one read): fewer system calls on both sides, and Redis
-// runs the batch back to back. The script stays atomic per call; each call keeps its own timeout.
-// Measured with bench/ratelimit.ts (docs/performance.md).
+// Every request takes a token. Requests of one workspace and category that arrive in the same turn
+// of the event loop share one script call that takes up to n tokens at once: one script run on
+// Redis and one reply to parse instead of n, with the very decisions n calls in a row would have
+// given (the k-th request sees the tokens the k-1 before it left). Auto-pipelining then gathers
+// the calls of different buckets issued in that turn into one write, and their replies come back
+// in one read. Each call keeps its own timeout. Measured with bench/ratelimit.ts
+// (docs/performance.md §Rate limits on Redis).
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Metrics } from '../metrics/registry.ts';
@@ -19,6 +21,7 @@ import { bucketKey, decide, type Limits, type RateCategory, type RateDecision, t
 
 const TAKE_LUA = `
 local rate = tonumber(ARGV[1])
+local n = tonumber(ARGV[2])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local b = redis.call('HMGET', KEYS[1], 'tokens', 'at')
@@ -32,19 +35,29 @@ if now > at then
   tokens = math.min(rate, tokens + (now - at) * rate / 1000)
   at = now
 end
-local allowed = 0
 local before = tokens
-if tokens >= 1 then
-  tokens = tokens - 1
-  allowed = 1
-end
+local allowed = math.min(n, math.max(0, math.floor(tokens)))
+tokens = tokens - allowed
 redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(at))
 redis.call('PEXPIRE', KEYS[1], math.ceil((rate - tokens) * 1000 / rate) + 1000)
 return {allowed, tostring(before), tostring(now)}
 `;
 
+/** Tokens taken (of the n asked), the tokens before, Redis's clock in ms. */
 type TakeReply = [number, string, string];
-type LimiterRedis = Redis & { rolodexTake(key: string, rate: number): Promise<TakeReply> };
+type LimiterRedis = Redis & { rolodexTake(key: string, rate: number, n: number): Promise<TakeReply> };
+
+interface Waiter {
+  resolve(d: RateDecision | null | PromiseLike<RateDecision | null>): void;
+}
+
+/** The requests of one bucket waiting for the next script call. */
+interface Batch {
+  workspaceId: string;
+  category: RateCategory;
+  rate: number;
+  waiters: Waiter[];
+}
 
 export interface RedisLimiterOptions {
   url: string;
@@ -62,6 +75,8 @@ export class RedisRateLimiter implements RateLimiter {
   readonly #prefix: string;
   #degraded = false;
   #closing = false;
+  /** Buckets asked for in this turn of the event loop, sent together when it ends. */
+  #batches = new Map<string, Batch>();
 
   constructor(opts: RedisLimiterOptions) {
     this.#opts = opts;
@@ -94,17 +109,40 @@ export class RedisRateLimiter implements RateLimiter {
     }
   }
 
-  async consume(workspaceId: string, category: RateCategory): Promise<RateDecision | null> {
+  consume(workspaceId: string, category: RateCategory): Promise<RateDecision | null> {
     const rate = this.#opts.limits[category];
-    if (!rate) return null;
-    if (this.redis.status === 'ready') {
-      try {
-        const [allowed, before, now] = await this.redis.rolodexTake(this.#prefix + bucketKey(workspaceId, category), rate);
-        return decide(rate, Number(before), allowed === 1, Number(now));
-      } catch (err) {
-        this.#down(err as Error);
-      }
+    if (!rate) return Promise.resolve(null);
+    if (this.redis.status !== 'ready') return Promise.resolve(this.#local(workspaceId, category));
+    const key = this.#prefix + bucketKey(workspaceId, category);
+    if (this.#batches.size === 0) setImmediate(() => this.#flush());
+    let batch = this.#batches.get(key);
+    if (!batch) this.#batches.set(key, (batch = { workspaceId, category, rate, waiters: [] }));
+    const waiters = batch.waiters;
+    return new Promise((resolve) => waiters.push({ resolve }));
+  }
+
+  /** One script call per bucket for the requests gathered in this turn. */
+  #flush(): void {
+    const batches = this.#batches;
+    this.#batches = new Map();
+    for (const [key, b] of batches) {
+      this.redis.rolodexTake(key, b.rate, b.waiters.length).then(
+        ([taken, before, now]) => {
+          const tokens = Number(before);
+          // As if one after another: the i-th request sees what the i-1 before it left.
+          b.waiters.forEach((w, i) =>
+            w.resolve(i < taken ? decide(b.rate, tokens - i, true, Number(now)) : decide(b.rate, tokens - taken, false, Number(now))),
+          );
+        },
+        (err: Error) => {
+          this.#down(err);
+          for (const w of b.waiters) w.resolve(this.#local(b.workspaceId, b.category));
+        },
+      );
     }
+  }
+
+  #local(workspaceId: string, category: RateCategory): RateDecision | null | Promise<RateDecision | null> {
     this.#opts.metrics?.redisFallbacks.inc();
     return this.#opts.fallback.consume(workspaceId, category);
   }
