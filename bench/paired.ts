@@ -92,7 +92,15 @@ try {
     for (const s of i % 2 ? [...servers].reverse() : servers) {
       const pids = family(s.child.pid!);
       const before = new Map([...pids, ...backends(pids)].map((p) => [p, cpuMs(p)]));
-      const m = await load(s.url + route.path(ctx), { method: route.method, headers, ...(body !== undefined ? { body } : {}), seconds: SECONDS });
+      const m = await load(s.url + route.path(ctx), {
+        method: route.method,
+        headers,
+        ...(body !== undefined ? { body } : {}),
+        ...(route.paths ? { paths: route.paths(ctx) } : {}),
+        seconds: SECONDS,
+      });
+      // A failing route is fast: a ratio counts only when every answer was a success.
+      if (m.non2xx + m.errors > 0) throw new Error(`${s.name}: ${m.non2xx} non-2xx answers and ${m.errors} errors`);
       // The warm-up second of load() counts too: CPU over every request sent.
       const requests = m.rps * (SECONDS + 1);
       const used = (ps: number[]) => ps.reduce((n, p) => n + cpuMs(p) - (before.get(p) ?? 0), 0);

@@ -2,7 +2,7 @@
 // freshly migrated database before the server starts (and may keep ids in `ctx.state`); `path`
 // and `body` then build the request. Add a route by adding an entry here.
 import type { Db } from '../src/db/types.ts';
-import { seedBigList, seedContact, seedList, seedMessages } from './seeds.ts';
+import { seedBigList, seedContact, seedList, seedLists, seedMessages } from './seeds.ts';
 
 export interface BenchContext {
   db: Db;
@@ -18,6 +18,8 @@ export interface BenchRoute {
   name: string;
   method: 'GET' | 'POST';
   path(ctx: BenchContext): string;
+  /** When given, the requests take these paths in turn instead of `path` (reads of many rows). */
+  paths?(ctx: BenchContext): string[];
   body?(ctx: BenchContext): unknown;
   /** Extra headers (e.g. Idempotency-Key: none by default, so every POST creates). */
   headers?: Record<string, string>;
@@ -27,6 +29,13 @@ export interface BenchRoute {
 export const ROUTES: BenchRoute[] = [
   { name: 'GET /v1/auth/validate', method: 'GET', path: () => '/v1/auth/validate' },
   { name: 'GET /v1/lists/{id}', method: 'GET', seed: seedList, path: (c) => `/v1/lists/${String(c.state.listId)}` },
+  {
+    name: 'GET /v1/lists/{id}, 1,000 lists in turn',
+    method: 'GET',
+    seed: (c) => seedLists(c, 1000),
+    path: (c) => `/v1/lists/${(c.state.listIds as string[])[0]}`,
+    paths: (c) => (c.state.listIds as string[]).map((id) => `/v1/lists/${id}`),
+  },
   {
     name: 'member page, 100,000-member list (middle)',
     method: 'GET',

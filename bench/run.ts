@@ -110,13 +110,18 @@ export interface LoadOptions {
   body?: string;
   connections?: number;
   seconds?: number;
+  /** Paths the requests take in turn, each connection's next request the next path (`url` gives the host). */
+  paths?: string[];
 }
 
 /** One autocannon measurement of `url`, after a one-second warm-up (JIT, caches, pool connections). */
 export async function load(url: string, o: LoadOptions = {}): Promise<Measurement> {
   const headers = { ...o.headers };
   if (o.body !== undefined) headers['content-type'] = 'application/json';
-  const opts = { url, method: o.method ?? 'GET', headers, ...(o.body !== undefined ? { body: o.body } : {}), connections: o.connections ?? CONNECTIONS };
+  const paths = o.paths;
+  let next = 0;
+  const rotate = paths ? { requests: [{ setupRequest: (req: { path?: string }) => ({ ...req, path: paths[next++ % paths.length] }) }] } : {};
+  const opts = { url, method: o.method ?? 'GET', headers, ...(o.body !== undefined ? { body: o.body } : {}), connections: o.connections ?? CONNECTIONS, ...rotate };
   await autocannon({ ...opts, duration: 1 });
   const r = await autocannon({ ...opts, duration: o.seconds ?? SECONDS });
   return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors + r.timeouts };
@@ -173,7 +178,7 @@ export async function startBaseline(): Promise<{ child: ChildProcess; url: strin
 async function measure(url: string, route: BenchRoute, ctx: BenchContext): Promise<Measurement> {
   const headers: Record<string, string> = { authorization: `Bearer ${ctx.secret}`, 'service-version': '2026-03-01', ...route.headers };
   const body = route.body ? JSON.stringify(route.body(ctx)) : undefined;
-  return load(url, { method: route.method, headers, ...(body !== undefined ? { body } : {}) });
+  return load(url, { method: route.method, headers, ...(body !== undefined ? { body } : {}), ...(route.paths ? { paths: route.paths(ctx) } : {}) });
 }
 
 export async function seedContext(dialect: DialectName) {

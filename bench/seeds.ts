@@ -54,6 +54,15 @@ export async function seedList(ctx: BenchContext): Promise<void> {
   ctx.state.listId = list.id;
 }
 
+/** `n` empty contact lists, created as the API creates them; their ids in `ctx.state.listIds`. */
+export async function seedLists(ctx: BenchContext, n: number): Promise<void> {
+  const ids: string[] = [];
+  await ctx.db.kysely.transaction().execute(async (tx) => {
+    for (let i = 0; i < n; i++) ids.push((await createList(operatorCtx(tx, ctx.workspaceId), { fields: { $name: `List ${i}`, $objectType: 'contact' } })).id);
+  });
+  ctx.state.listIds = ids;
+}
+
 /** A contact list of `n` members (100,000 by default): for a member page deep in the list. */
 export async function seedBigList(ctx: BenchContext, n = Number(process.env.BENCH_LIST_MEMBERS ?? 100_000)): Promise<void> {
   const now = Date.now();

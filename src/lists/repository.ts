@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import type { Executor } from '../db/types.ts';
 import { deferred } from '../db/pipeline.ts';
 import { prepared } from '../db/prepared.ts';
+import { batchedRead } from '../db/batched.ts';
 import type { Page } from '../lib/paging.ts';
 import { chunks } from '../db/chunks.ts';
 import { defineRank, lockScope, rankDelete, rankInsert, rankPage } from '../db/rank.ts';
@@ -32,12 +33,19 @@ export async function insertList(tx: Executor, row: ListRow): Promise<void> {
 }
 
 // GET /v1/lists/{id} is the hottest read.
-const findListQuery = prepared((db: Executor, workspaceId: string, id: string) =>
-  db.selectFrom('lists').selectAll().where('id', '=', id).where('workspace_id', '=', workspaceId),
-);
+const findListQuery = prepared((db: Executor, id: string) => db.selectFrom('lists').selectAll().where('id', '=', id));
+
+// Outside a transaction on PostgreSQL, the lists asked for in one turn are read together
+// (src/db/batched.ts); the workspace is checked here, as the one-row statement checks it.
+const listById = batchedRead<ListRow>({
+  text: 'select * from "lists" where "id" = any($1)',
+  keyOf: (row) => row.id,
+  single: async (db, id) => (await findListQuery(db, id))[0],
+});
 
 export async function findList(db: Executor, workspaceId: string, id: string): Promise<ListRow | undefined> {
-  return (await findListQuery(db, workspaceId, id))[0];
+  const row = await listById(db, id);
+  return row?.workspace_id === workspaceId ? row : undefined;
 }
 
 /** Newest first, ties by id, with the count from the same snapshot. */

@@ -1,0 +1,47 @@
+// Point reads gathered per turn (src/db/batched.ts, docs/performance.md §Point reads gathered per
+// turn): concurrent GET /v1/lists/{id} on PostgreSQL share one statement, and each caller still
+// gets exactly what a read of its own would give: its own list, a 404 for another workspace's,
+// and every write that completed before it asked.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { call, eachDialect, seedWorkspace } from './helpers/app.ts';
+import { statementsOf } from './helpers/sql-spy.ts';
+
+await eachDialect('point reads gathered per turn', (ctx) => {
+  test('concurrent reads of lists: one statement on PostgreSQL, each its own answer', async () => {
+    const t = ctx();
+    const [a, b] = [await seedWorkspace(t), await seedWorkspace(t)];
+    const create = async (secret: string, name: string) =>
+      (await call(t, secret, 'POST', '/v1/lists', { fields: { $name: name, $objectType: 'contact' } })).json().id as string;
+    const mine = [await create(a.secret, 'A1'), await create(a.secret, 'A2'), await create(a.secret, 'A3')];
+    const theirs = await create(b.secret, 'B1');
+    const reads = [...mine, mine[0]!, theirs].map((id) => call(t, a.secret, 'GET', `/v1/lists/${id}`));
+    const { result, statements } = await statementsOf(() => Promise.all([...reads, call(t, b.secret, 'GET', `/v1/lists/${theirs}`)]));
+    assert.deepEqual(
+      result.map((r) => [r.statusCode, r.statusCode === 200 ? r.json().fields.$name.value : r.json().error.code]),
+      [
+        [200, 'A1'],
+        [200, 'A2'],
+        [200, 'A3'],
+        [200, 'A1'],
+        [404, 'resource_not_found'],
+        [200, 'B1'],
+      ],
+    );
+    const listReads = statements.filter((s) => /from "lists"/.test(s));
+    if (t.deps.db.dialect === 'postgres') assert.deepEqual(listReads, ['select * from "lists" where "id" = any($1)']);
+  });
+
+  test('a read sees every write that completed before it asked, even among concurrent reads', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const id = (await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: 'v0', $objectType: 'contact' } })).json().id as string;
+    for (let i = 1; i <= 20; i++) {
+      const stale = call(t, s.secret, 'GET', `/v1/lists/${id}`);
+      const renamed = await call(t, s.secret, 'POST', `/v1/lists/${id}`, { fields: { $name: `v${i}` } });
+      assert.equal(renamed.statusCode, 200, renamed.body);
+      const [, fresh] = await Promise.all([stale, call(t, s.secret, 'GET', `/v1/lists/${id}`)]);
+      assert.equal(fresh.json().fields.$name.value, `v${i}`);
+    }
+  });
+});
