@@ -76,10 +76,12 @@ export interface Clients {
 
 // Every statement this process sends to PostgreSQL goes through run(): a test that checks what a
 // request reads from storage, not only what it answers, watches here (test/helpers/sql-spy.ts).
-let observer: ((sql: string) => void) | undefined;
+// The observer may return a function, called once the statement's answer came.
+type Observer = (sql: string) => void | (() => void);
+let observer: Observer | undefined;
 
 /** Sets (or, with undefined, clears) the one observer of every statement sent to PostgreSQL. */
-export function observeStatements(fn: ((sql: string) => void) | undefined): void {
+export function observeStatements(fn: Observer | undefined): void {
   observer = fn;
 }
 
@@ -87,8 +89,10 @@ export function observeStatements(fn: ((sql: string) => void) | undefined): void
 // and then a bind, in two round trips; a prepared one goes out whole, in one. A statement without
 // parameters goes out as simple text (one round trip, and several statements may be given).
 export function run(on: Client | Reserved, q: { sql: string; parameters: readonly unknown[] }): Promise<Rows> {
-  observer?.(q.sql);
-  return on.unsafe(q.sql, q.parameters as postgres.ParameterOrJSON<never>[], { prepare: true });
+  const answered = observer?.(q.sql);
+  const query = on.unsafe(q.sql, q.parameters as postgres.ParameterOrJSON<never>[], { prepare: true });
+  if (answered) query.then(answered, answered);
+  return query;
 }
 
 // Rows as plain arrays, as pg gave them (postgres.js returns an Array subclass with extra members).

@@ -5,21 +5,37 @@
 import { StatementSync } from 'node:sqlite';
 import { observeStatements } from '../../src/db/postgres.ts';
 
-const spies = new Set<(text: string) => void>();
+interface Spy {
+  sent(text: string): void;
+  /** A statement's answer came (PostgreSQL; a SQLite statement is answered as it runs). */
+  answered?(): void;
+}
+
+const spies = new Set<Spy>();
 let installed = false;
 
 function install(): void {
   if (installed) return;
   installed = true;
   const record = (text: unknown) => {
-    if (spies.size > 0 && typeof text === 'string') for (const spy of spies) spy(text);
+    if (spies.size > 0 && typeof text === 'string') for (const spy of spies) spy.sent(text);
   };
-  observeStatements(record);
+  const answered = () => {
+    for (const spy of spies) spy.answered?.();
+  };
+  observeStatements((text) => {
+    record(text);
+    return spies.size > 0 ? answered : undefined;
+  });
   for (const method of ['all', 'get', 'run', 'iterate'] as const) {
     const original = Reflect.get(StatementSync.prototype, method) as (...args: unknown[]) => unknown;
     (StatementSync.prototype as unknown as Record<string, unknown>)[method] = function (this: StatementSync, ...args: unknown[]) {
       record(this.sourceSQL);
-      return original.apply(this, args);
+      try {
+        return original.apply(this, args);
+      } finally {
+        answered();
+      }
     };
   }
 }
@@ -28,7 +44,7 @@ function install(): void {
 export async function statementsOf<T>(fn: () => Promise<T>): Promise<{ result: T; statements: string[] }> {
   install();
   const statements: string[] = [];
-  const spy = (text: string) => statements.push(text);
+  const spy: Spy = { sent: (text) => statements.push(text) };
   spies.add(spy);
   try {
     return { result: await fn(), statements };
@@ -38,30 +54,30 @@ export async function statementsOf<T>(fn: () => Promise<T>): Promise<{ result: T
 }
 
 /**
- * Runs `fn` and returns its statements in steps: those sent in one turn of the event loop (as
- * Promise.all sends them) form a step; a statement sent once another's answer came is in a later
- * one. On PostgreSQL a step is a round trip a request waits for.
+ * Runs `fn` and returns its statements in steps: a statement sent before any answer came since
+ * the step began (as Promise.all sends them, or a read gathered until the end of the turn,
+ * src/db/batched.ts) is in the same step; one sent after an answer came starts the next. On
+ * PostgreSQL a step is a round trip a request waits for; on SQLite, where a statement is answered
+ * as it runs, every statement is a step.
  */
 export async function stepsOf<T>(fn: () => Promise<T>): Promise<{ result: T; steps: string[][] }> {
   install();
-  let turn = 0;
-  let on = true;
-  const tick = () => {
-    turn++;
-    if (on) setImmediate(tick);
-  };
-  setImmediate(tick);
-  const byTurn = new Map<number, string[]>();
-  const spy = (text: string) => {
-    const step = byTurn.get(turn) ?? [];
-    step.push(text);
-    byTurn.set(turn, step);
+  const steps: string[][] = [];
+  let answered = true;
+  const spy: Spy = {
+    sent: (text) => {
+      if (answered) steps.push([]);
+      answered = false;
+      steps.at(-1)!.push(text);
+    },
+    answered: () => {
+      answered = true;
+    },
   };
   spies.add(spy);
   try {
-    return { result: await fn(), steps: [...byTurn.values()] };
+    return { result: await fn(), steps };
   } finally {
-    on = false;
     spies.delete(spy);
   }
 }
