@@ -2,7 +2,7 @@
 // freshly migrated database before the server starts (and may keep ids in `ctx.state`); `path`
 // and `body` then build the request. Add a route by adding an entry here.
 import type { Db } from '../src/db/types.ts';
-import { seedBigList, seedContact, seedList, seedLists, seedMessages } from './seeds.ts';
+import { seedBigList, seedContact, seedContacts, seedList, seedLists, seedMessages } from './seeds.ts';
 
 export interface BenchContext {
   db: Db;
@@ -50,6 +50,13 @@ export const ROUTES: BenchRoute[] = [
     body: () => ({ fields: { $name: 'Bench', $objectType: 'account' } }),
   },
   { name: 'GET /v1/contacts/{id}', method: 'GET', seed: seedContact, path: (c) => `/v1/contacts/${String(c.state.contactId)}` },
+  {
+    name: 'GET /v1/contacts/{id}, 1,000 contacts in turn',
+    method: 'GET',
+    seed: (c) => seedContacts(c, 1000),
+    path: (c) => `/v1/contacts/${(c.state.contactIds as string[])[0]}`,
+    paths: (c) => (c.state.contactIds as string[]).map((id) => `/v1/contacts/${id}`),
+  },
   {
     name: 'POST /v1/contacts',
     method: 'POST',

@@ -121,7 +121,14 @@ export async function load(url: string, o: LoadOptions = {}): Promise<Measuremen
   const paths = o.paths;
   let next = 0;
   const rotate = paths ? { requests: [{ setupRequest: (req: { path?: string }) => ({ ...req, path: paths[next++ % paths.length] }) }] } : {};
-  const opts = { url, method: o.method ?? 'GET', headers, ...(o.body !== undefined ? { body: o.body } : {}), connections: o.connections ?? CONNECTIONS, ...rotate };
+  const opts = {
+    url,
+    method: o.method ?? 'GET',
+    headers,
+    ...(o.body !== undefined ? { body: o.body } : {}),
+    connections: o.connections ?? CONNECTIONS,
+    ...rotate,
+  };
   await autocannon({ ...opts, duration: 1 });
   const r = await autocannon({ ...opts, duration: o.seconds ?? SECONDS });
   return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors + r.timeouts };

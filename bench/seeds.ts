@@ -160,6 +160,20 @@ export async function seedContact(ctx: BenchContext): Promise<void> {
   ctx.state.contactId = id;
 }
 
+/** `n` contacts of one account, created as the API creates them; their ids in `ctx.state.contactIds`. */
+export async function seedContacts(ctx: BenchContext, n: number): Promise<void> {
+  ctx.state.contactIds = await ctx.db.kysely.transaction().execute(async (tx) => {
+    const op = operatorCtx(tx, ctx.workspaceId);
+    const account = await createRecord(op, ENTITY_TYPES.account, { fields: { $name: 'Bench account' } });
+    const ids: string[] = [];
+    for (let i = 0; i < n; i++) {
+      const fields = { $name: { firstName: 'Bench', lastName: `Contact ${i}` }, $email: [`bench.${i}@contact.test`] };
+      ids.push((await createRecord(op, ENTITY_TYPES.contact, { fields, relationships: { $account: account.id } })).id);
+    }
+    return ids;
+  });
+}
+
 /** `n` contacts written directly, their ids one millisecond apart from `T0`, oldest first; 10,000 per transaction. */
 export async function seedRankedContacts(db: Executor, workspaceId: string, n: number, T0: number): Promise<string[]> {
   const rows = contacts(workspaceId, n, T0 + n, 'c');

@@ -1,7 +1,7 @@
 // Point reads gathered per turn (src/db/batched.ts, docs/performance.md §Point reads gathered per
-// turn): concurrent GET /v1/lists/{id} on PostgreSQL share one statement, and each caller still
-// gets exactly what a read of its own would give: its own list, a 404 for another workspace's,
-// and every write that completed before it asked.
+// turn): concurrent GET /v1/lists/{id} and GET /v1/contacts/{id} on PostgreSQL share statements,
+// and each caller still gets exactly what a read of its own would give: its own row, a 404 for
+// another workspace's, and every write that completed before it asked.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { call, eachDialect, seedWorkspace } from './helpers/app.ts';
@@ -29,7 +29,40 @@ await eachDialect('point reads gathered per turn', (ctx) => {
       ],
     );
     const listReads = statements.filter((s) => /from "lists"/.test(s));
-    if (t.deps.db.dialect === 'postgres') assert.deepEqual(listReads, ['select * from "lists" where "id" = any($1)']);
+    if (t.deps.db.dialect === 'postgres') assert.deepEqual(listReads, [`select * from "lists" where "id" = any($1)`]);
+  });
+
+  test('concurrent reads of contacts: one statement for the records and one for their meetings on PostgreSQL', async () => {
+    const t = ctx();
+    const [a, b] = [await seedWorkspace(t), await seedWorkspace(t)];
+    const contact = async (secret: string, first: string) => {
+      const r = await call(t, secret, 'POST', '/v1/contacts', { fields: { $name: { firstName: first, lastName: 'Lee' }, $email: [`${first}@x.test`] } });
+      assert.equal(r.statusCode, 200, r.body);
+      return r.json().id as string;
+    };
+    const mine = [await contact(a.secret, 'ann'), await contact(a.secret, 'bo')];
+    const theirs = await contact(b.secret, 'ann');
+    const meeting = await call(t, a.secret, 'POST', '/v1/meetings', {
+      fields: { $title: 'Call', $startDate: '2026-01-01T10:00:00Z', $endDate: '2026-01-01T11:00:00Z', $attendeeEmails: ['ann@x.test'] },
+    });
+    assert.equal(meeting.statusCode, 200, meeting.body);
+    const { result, statements } = await statementsOf(() =>
+      Promise.all([...[...mine, theirs].map((id) => call(t, a.secret, 'GET', `/v1/contacts/${id}`)), call(t, b.secret, 'GET', `/v1/contacts/${theirs}`)]),
+    );
+    assert.deepEqual(
+      result.map((r) => [r.statusCode, r.statusCode === 200 ? r.json().relationships.$meeting.values.length : r.json().error.code]),
+      [
+        [200, 1],
+        [200, 0],
+        [404, 'resource_not_found'],
+        [200, 0],
+      ],
+      "ann's meeting shows on ann of the same workspace only",
+    );
+    if (t.deps.db.dialect === 'postgres') {
+      assert.equal(statements.filter((s) => /from "records" as "r"/.test(s)).length, 1, statements.join('\n'));
+      assert.equal(statements.filter((s) => /from "record_values" as "v" inner join "meeting_participants"/.test(s)).length, 1, statements.join('\n'));
+    }
   });
 
   test('a read sees every write that completed before it asked, even among concurrent reads', async () => {

@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import type { Executor } from '../db/types.ts';
 import { deferred } from '../db/pipeline.ts';
 import { prepared } from '../db/prepared.ts';
-import { batchedRead } from '../db/batched.ts';
+import { batchedRead, KEYS } from '../db/batched.ts';
 import type { Page } from '../lib/paging.ts';
 import { chunks } from '../db/chunks.ts';
 import { defineRank, lockScope, rankDelete, rankInsert, rankPage } from '../db/rank.ts';
@@ -38,13 +38,17 @@ const findListQuery = prepared((db: Executor, id: string) => db.selectFrom('list
 // Outside a transaction on PostgreSQL, the lists asked for in one turn are read together
 // (src/db/batched.ts); the workspace is checked here, as the one-row statement checks it.
 const listById = batchedRead<ListRow>({
-  text: 'select * from "lists" where "id" = any($1)',
+  query: (db) =>
+    db
+      .selectFrom('lists')
+      .selectAll()
+      .where('id', '=', sql<string>`any(${KEYS})`),
   keyOf: (row) => row.id,
-  single: async (db, id) => (await findListQuery(db, id))[0],
+  single: (db, id) => findListQuery(db, id),
 });
 
 export async function findList(db: Executor, workspaceId: string, id: string): Promise<ListRow | undefined> {
-  const row = await listById(db, id);
+  const [row] = await listById(db, id);
   return row?.workspace_id === workspaceId ? row : undefined;
 }
 

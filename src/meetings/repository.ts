@@ -1,6 +1,8 @@
 // SQL of meetings: the row, its contents (read only for FULL rows), its participants' folded
 // addresses, the ranked listing, and the reads behind the derived relationships of meetings and
 // of records (docs/meetings.md).
+import { sql } from 'kysely';
+import { batchedRead, KEYS } from '../db/batched.ts';
 import { chunks } from '../db/chunks.ts';
 import { prepared } from '../db/prepared.ts';
 import { defineRank, lockScope, rankInsert, rankPage } from '../db/rank.ts';
@@ -197,26 +199,34 @@ export interface ContactMeeting {
 
 // The contacts' `$email` rows of the value index joined to the meetings those addresses take part
 // in: one statement (one round trip on PostgreSQL) where reading the addresses first took two.
-function meetingsOfContactsQuery(db: Executor, workspaceId: string) {
+function contactMeetings(db: Executor) {
   return db
     .selectFrom('record_values as v')
     .innerJoin('meeting_participants as p', (j) => j.onRef('p.workspace_id', '=', 'v.workspace_id').onRef('p.email', '=', 'v.value_text'))
     .innerJoin('meetings as m', 'm.id', 'p.meeting_id')
-    .select(['v.record_id as contactId', 'p.meeting_id as meetingId', 'm.start_date as startDate'])
+    .select(['v.record_id as contactId', 'p.meeting_id as meetingId', 'm.start_date as startDate', 'v.workspace_id as workspaceId'])
     .where('v.field', '=', '$email')
-    .where('v.workspace_id', '=', workspaceId)
     .where('v.object_type', '=', 'contact');
 }
 
-const meetingsOfOneContact = prepared((db: Executor, workspaceId: string, contactId: string) =>
-  meetingsOfContactsQuery(db, workspaceId).where('v.record_id', '=', contactId),
-);
+const meetingsOfOneContact = prepared((db: Executor, contactId: string) => contactMeetings(db).where('v.record_id', '=', contactId));
+
+// On PostgreSQL the meetings of the contacts asked for in one turn are read together
+// (src/db/batched.ts). A record id is unique across workspaces; the workspace is still checked
+// on each row.
+const meetingsByContact = batchedRead<ContactMeeting & { workspaceId: string }>({
+  query: (db) => contactMeetings(db).where('v.record_id', '=', sql<string>`any(${KEYS})`),
+  keyOf: (row) => row.contactId,
+  single: (db, id) => meetingsOfOneContact(db, id),
+});
 
 /** contact → the meetings one of its `$email` addresses takes part in, with their `$startDate` (a pair may repeat). */
 export async function meetingsOfContacts(db: Executor, workspaceId: string, contactIds: readonly string[]): Promise<ContactMeeting[]> {
-  if (contactIds.length === 1) return meetingsOfOneContact(db, workspaceId, contactIds[0] as string);
+  if (contactIds.length === 1) return (await meetingsByContact(db, contactIds[0] as string)).filter((r) => r.workspaceId === workspaceId);
   const out: ContactMeeting[] = [];
-  for (const part of chunks([...contactIds])) out.push(...(await meetingsOfContactsQuery(db, workspaceId).where('v.record_id', 'in', part).execute()));
+  for (const part of chunks([...contactIds])) {
+    out.push(...(await contactMeetings(db).where('v.workspace_id', '=', workspaceId).where('v.record_id', 'in', part).execute()));
+  }
   return out;
 }
 

@@ -1,5 +1,6 @@
 // SQL of the record API (docs/records.md): one record, a ranked page of them, their relationships
 // read in batches (own rows by source, inverse rows by target), and the writes of one record.
+import { batchedRead, KEYS } from '../db/batched.ts';
 import { chunks } from '../db/chunks.ts';
 import { sql } from 'kysely';
 import { prepared } from '../db/prepared.ts';
@@ -43,14 +44,21 @@ const ownRowsOf = (db: Executor) =>
         string | null
       >`(select json_group_array(json_array(e.name, e.target_id) order by e.name, e.position) from entity_relationships as e where e.source_id = r.id)`;
 
-const recordWithVersion = prepared((db: Executor, id: string) =>
+const recordWithVersionOf = (db: Executor) =>
   db
     .selectFrom('records as r')
     .selectAll('r')
     .select((eb) => eb.selectFrom('definition_versions as v').select('v.version').whereRef('v.workspace_id', '=', 'r.workspace_id').as('defs_version'))
-    .select(ownRowsOf(db).as('own_rows'))
-    .where('r.id', '=', id),
-);
+    .select(ownRowsOf(db).as('own_rows'));
+
+const recordWithVersion = prepared((db: Executor, id: string) => recordWithVersionOf(db).where('r.id', '=', id));
+
+// On PostgreSQL the records asked for in one turn are read together (src/db/batched.ts).
+const recordById = batchedRead<Awaited<ReturnType<typeof recordWithVersion>>[number]>({
+  query: (db) => recordWithVersionOf(db).where('r.id', '=', sql<string>`any(${KEYS})`),
+  keyOf: (row) => row.id,
+  single: (db, id) => recordWithVersion(db, id),
+});
 
 /**
  * A record with its workspace's definitions version and its own relationship rows, in one
@@ -63,7 +71,7 @@ export async function findRecordWithVersion(
   kind: string,
   id: string,
 ): Promise<{ row: RecordRow; defsVersion: number; own: RelationshipValues } | undefined> {
-  const [found] = await recordWithVersion(db, id);
+  const [found] = await recordById(db, id);
   if (!found || found.workspace_id !== workspaceId || found.kind !== kind) return undefined;
   const { defs_version, own_rows, ...row } = found;
   const own: RelationshipValues = new Map();
