@@ -135,7 +135,8 @@ export class RedisRateLimiter implements RateLimiter {
           );
         },
         (err: Error) => {
-          this.#down(err);
+          // Closing with requests in flight is not an outage.
+          if (!this.#closing) this.#down(err);
           for (const w of b.waiters) w.resolve(this.#local(b.workspaceId, b.category));
         },
       );
