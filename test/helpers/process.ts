@@ -27,7 +27,8 @@ export interface ServerProcess {
 
 /**
  * Starts `rolodex serve` on a free port. The port is free when chosen but another test process
- * may take it before the server binds it, so an early exit with EADDRINUSE is retried.
+ * may take it before the server binds it, so an early exit with EADDRINUSE is retried, and the
+ * server counts as started only once it logged that it listens on that port.
  */
 export async function startServerProcess(env: Record<string, string>, args: string[] = []): Promise<ServerProcess> {
   for (let attempt = 1; ; attempt++) {
@@ -66,9 +67,12 @@ async function startOnce(env: Record<string, string>, args: string[]): Promise<S
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   // Generous: under a loaded machine (the whole suite on 2 cores) a cold start can take many seconds.
   const deadline = Date.now() + 30_000;
+  // Another test's server may take the port first and answer the probe: only once this child
+  // says it listens on the port is the answer its own.
+  const listening = new RegExp(`rolodex listening on \\S*:${port}\\b`);
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server exited early:\n${out}`);
-    if (await healthy(`${baseUrl}/healthz`)) break;
+    if (listening.test(out) && (await healthy(`${baseUrl}/healthz`))) break;
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
       throw new Error(`server did not start:\n${out}`);
