@@ -15,8 +15,9 @@ await eachDialect('point reads gathered per turn', (ctx) => {
       (await call(t, secret, 'POST', '/v1/lists', { fields: { $name: name, $objectType: 'contact' } })).json().id as string;
     const mine = [await create(a.secret, 'A1'), await create(a.secret, 'A2'), await create(a.secret, 'A3')];
     const theirs = await create(b.secret, 'B1');
-    const reads = [...mine, mine[0]!, theirs].map((id) => call(t, a.secret, 'GET', `/v1/lists/${id}`));
-    const { result, statements } = await statementsOf(() => Promise.all([...reads, call(t, b.secret, 'GET', `/v1/lists/${theirs}`)]));
+    const { result, statements } = await statementsOf(() =>
+      Promise.all([...[...mine, mine[0]!, theirs].map((id) => call(t, a.secret, 'GET', `/v1/lists/${id}`)), call(t, b.secret, 'GET', `/v1/lists/${theirs}`)]),
+    );
     assert.deepEqual(
       result.map((r) => [r.statusCode, r.statusCode === 200 ? r.json().fields.$name.value : r.json().error.code]),
       [
