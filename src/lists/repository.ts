@@ -52,6 +52,16 @@ export async function findList(db: Executor, workspaceId: string, id: string): P
   return row?.workspace_id === workspaceId ? row : undefined;
 }
 
+/**
+ * The same read sent at once, for a read that goes out alongside another statement (a member
+ * page): gathered to the end of the turn, it could leave after the other's answer came, one
+ * round trip later (docs/pages.md §Round trips of a page).
+ */
+export async function findListAlongside(db: Executor, workspaceId: string, id: string): Promise<ListRow | undefined> {
+  const [row] = await findListQuery(db, id);
+  return row?.workspace_id === workspaceId ? row : undefined;
+}
+
 /** Newest first, ties by id, with the count from the same snapshot. */
 export async function pageLists(db: Executor, workspaceId: string, page: Page): Promise<{ total: number; rows: ListRow[] }> {
   return rankPage<ListRow>(db, LISTS, [workspaceId], page, true);

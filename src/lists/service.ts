@@ -143,7 +143,7 @@ export async function listMembers(ctx: Ctx, input: ListMembersInput) {
   // The page is read alongside the list, by the id in the path: one step instead of two on
   // PostgreSQL (docs/pages.md §Round trips of a page); a page of a list not found is never shown.
   const [row, { total, ids }] = await Promise.all([
-    repo.findList(ctx.db, ctx.actor.workspaceId, input.listId),
+    repo.findListAlongside(ctx.db, ctx.actor.workspaceId, input.listId),
     repo.pageMemberIds(ctx.db, input.listId, input),
   ]);
   if (!row) throw notFound('list', input.listId);
