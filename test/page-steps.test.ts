@@ -41,7 +41,10 @@ await eachDialect('steps of a page', (ctx) => {
       assert.deepEqual(warm.json().data[0].relationships.$account.values, [account]);
       const { result, steps } = await stepsOf(() => call(t, s.secret, 'GET', path));
       assert.deepEqual(result.json(), warm.json());
-      if (t.deps.db.dialect === 'postgres') assert.equal(steps.length, 2, `${path}: ${steps.map((x) => x.join(' | ')).join('\n')}`);
+      // The key's lookup is not the page's: it comes back when the key's one-second cache has
+      // expired, as it may on a loaded machine between the two calls.
+      const page = steps.map((x) => x.filter((q) => !/from "api_keys"/.test(q))).filter((x) => x.length > 0);
+      if (t.deps.db.dialect === 'postgres') assert.equal(page.length, 2, `${path}: ${page.map((x) => x.join(' | ')).join('\n')}`);
     }
     const foreign = await seedWorkspace(t);
     assert.equal((await call(t, foreign.secret, 'GET', `/v1/lists/${list.id}/contacts`)).statusCode, 404);
