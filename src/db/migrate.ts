@@ -55,10 +55,15 @@ function describe(err: unknown): string {
 // tables by name: a schema another database on the same server drops meanwhile fails that read
 // with 'schema "…" does not exist', or with 'relation "<schema>.<table>" does not exist' when it
 // drops the tables first, or inside Kysely itself ("Cannot read properties of undefined (reading
-// 'nspname')") when a table's schema went between two of its catalogue reads. Nothing was applied
-// then, so it is safe to try again.
+// 'nspname')") when a table's schema went between two of its catalogue reads, or with 'column "…"
+// of relation "…" does not exist' when another database replaced a table meanwhile (its migration
+// 0018 drops and recreates record_trigrams; the introspection resolves the old columns by name).
+// The last names no schema: it counts only when it came from outside every migration (no
+// migration's name in the message), i.e. from the migrator's own reads. Nothing was applied then,
+// so it is safe to try again.
 export function isForeignSchemaRace(err: unknown, own: string | undefined): boolean {
   if (/reading 'nspname'/.test(describe(err))) return true;
+  if (/^migration {2}failed: column "[^"]+" of relation "[^"]+" does not exist/.test(describe(err))) return true;
   const m = /(?:schema "([^"]+)"|relation "([^".]+)\.[^"]+") does not exist/.exec(describe(err));
   const schema = m?.[1] ?? m?.[2];
   return schema !== undefined && schema !== own;
