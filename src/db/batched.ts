@@ -10,6 +10,7 @@
 // SQLite reads are synchronous calls on the read-only connection (src/db/prepared.ts) and a
 // transaction needs its own connection and snapshot: both take `single`.
 import type { Compilable, CompiledQuery } from 'kysely';
+import { perTurn } from '../lib/per-turn.ts';
 import { fastReader } from './prepared.ts';
 import { isPostgres } from './rank-def.ts';
 import type { Executor } from './types.ts';
@@ -32,14 +33,10 @@ export interface BatchedRead<R> {
 
 /** `(db, key)` → the rows of that key (in the order the statement gives them). */
 export function batchedRead<R>(spec: BatchedRead<R>): (db: Executor, key: string) => Promise<R[]> {
-  const pending = new WeakMap<object, Map<string, Waiter<R>[]>>();
+  const gatherers = new WeakMap<object, (key: string, waiter: Waiter<R>) => void>();
   let compiled: CompiledQuery | undefined;
 
-  const flush = (db: Executor) => {
-    const batch = pending.get(db);
-    pending.delete(db);
-    if (!batch) return;
-    const reader = fastReader(db);
+  const flush = (db: Executor, batch: Map<string, Waiter<R>[]>) => {
     const settle = (rows: R[]) => {
       const byKey = new Map<string, R[]>();
       for (const r of rows) {
@@ -57,7 +54,7 @@ export function batchedRead<R>(spec: BatchedRead<R>): (db: Executor, key: string
       compiled ??= spec.query(db).compile();
       const keys = [...batch.keys()];
       const params = compiled.parameters.map((p) => (p === KEYS ? keys : p));
-      Promise.resolve(reader!.all<R>('', compiled.sql, params)).then(settle, fail);
+      Promise.resolve(fastReader(db)!.all<R>('', compiled.sql, params)).then(settle, fail);
     } catch (err) {
       fail(err);
     }
@@ -65,14 +62,9 @@ export function batchedRead<R>(spec: BatchedRead<R>): (db: Executor, key: string
 
   return (db, key) => {
     if (!isPostgres(db) || !fastReader(db)) return spec.single(db, key);
-    let batch = pending.get(db);
-    if (!batch) {
-      pending.set(db, (batch = new Map<string, Waiter<R>[]>()));
-      setImmediate(flush, db);
-    }
-    let waiters = batch.get(key);
-    if (!waiters) batch.set(key, (waiters = []));
-    const list = waiters;
-    return new Promise<R[]>((resolve, reject) => list.push({ resolve, reject }));
+    let gather = gatherers.get(db);
+    if (!gather) gatherers.set(db, (gather = perTurn((batch: Map<string, Waiter<R>[]>) => flush(db, batch))));
+    const add = gather;
+    return new Promise<R[]>((resolve, reject) => add(key, { resolve, reject }));
   };
 }

@@ -17,6 +17,7 @@
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Metrics } from '../metrics/registry.ts';
+import { perTurn } from '../lib/per-turn.ts';
 import { bucketKey, decide, type Limits, type RateCategory, type RateDecision, type RateLimiter } from './bucket.ts';
 
 const TAKE_LUA = `
@@ -47,16 +48,12 @@ return {allowed, tostring(before), tostring(now)}
 type TakeReply = [number, string, string];
 type LimiterRedis = Redis & { rolodexTake(key: string, rate: number, n: number): Promise<TakeReply> };
 
+/** A request waiting for the next script call of its bucket. */
 interface Waiter {
-  resolve(d: RateDecision | null | PromiseLike<RateDecision | null>): void;
-}
-
-/** The requests of one bucket waiting for the next script call. */
-interface Batch {
   workspaceId: string;
   category: RateCategory;
   rate: number;
-  waiters: Waiter[];
+  resolve(d: RateDecision | null | PromiseLike<RateDecision | null>): void;
 }
 
 export interface RedisLimiterOptions {
@@ -75,8 +72,8 @@ export class RedisRateLimiter implements RateLimiter {
   readonly #prefix: string;
   #degraded = false;
   #closing = false;
-  /** Buckets asked for in this turn of the event loop, sent together when it ends. */
-  #batches = new Map<string, Batch>();
+  /** Requests by bucket, gathered until the end of the turn (src/lib/per-turn.ts). */
+  readonly #gather = perTurn<string, Waiter>((batch) => this.#flush(batch));
 
   constructor(opts: RedisLimiterOptions) {
     this.#opts = opts;
@@ -114,30 +111,23 @@ export class RedisRateLimiter implements RateLimiter {
     if (!rate) return Promise.resolve(null);
     if (this.redis.status !== 'ready') return Promise.resolve(this.#local(workspaceId, category));
     const key = this.#prefix + bucketKey(workspaceId, category);
-    if (this.#batches.size === 0) setImmediate(() => this.#flush());
-    let batch = this.#batches.get(key);
-    if (!batch) this.#batches.set(key, (batch = { workspaceId, category, rate, waiters: [] }));
-    const waiters = batch.waiters;
-    return new Promise((resolve) => waiters.push({ resolve }));
+    return new Promise((resolve) => this.#gather(key, { workspaceId, category, rate, resolve }));
   }
 
   /** One script call per bucket for the requests gathered in this turn. */
-  #flush(): void {
-    const batches = this.#batches;
-    this.#batches = new Map();
-    for (const [key, b] of batches) {
-      this.redis.rolodexTake(key, b.rate, b.waiters.length).then(
+  #flush(batch: Map<string, Waiter[]>): void {
+    for (const [key, waiters] of batch) {
+      const { workspaceId, category, rate } = waiters[0] as Waiter;
+      this.redis.rolodexTake(key, rate, waiters.length).then(
         ([taken, before, now]) => {
           const tokens = Number(before);
           // As if one after another: the i-th request sees what the i-1 before it left.
-          b.waiters.forEach((w, i) =>
-            w.resolve(i < taken ? decide(b.rate, tokens - i, true, Number(now)) : decide(b.rate, tokens - taken, false, Number(now))),
-          );
+          waiters.forEach((w, i) => w.resolve(i < taken ? decide(rate, tokens - i, true, Number(now)) : decide(rate, tokens - taken, false, Number(now))));
         },
         (err: Error) => {
           // Closing with requests in flight is not an outage.
           if (!this.#closing) this.#down(err);
-          for (const w of b.waiters) w.resolve(this.#local(b.workspaceId, b.category));
+          for (const w of waiters) w.resolve(this.#local(workspaceId, category));
         },
       );
     }
