@@ -1,6 +1,7 @@
 // A page of records waits for as few answers from the database as it can (docs/pages.md §Round
 // trips of a page): on PostgreSQL a member page and a contact page are two steps, where each
-// step's statements go out together. The relationships are read alongside the records with the
+// step's statements go out together, and a member page reads its records, their definitions'
+// version and their own relationship rows in one statement. The relationships are read alongside the records with the
 // cached definitions; when those turn out stale (a definition added by another process), they are
 // read again with the new ones, so a page never shows relationships by out-of-date definitions.
 import assert from 'node:assert/strict';
@@ -45,6 +46,14 @@ await eachDialect('steps of a page', (ctx) => {
       // expired, as it may on a loaded machine between the two calls.
       const page = steps.map((x) => x.filter((q) => !/from "api_keys"/.test(q))).filter((x) => x.length > 0);
       if (t.deps.db.dialect === 'postgres') assert.equal(page.length, 2, `${path}: ${page.map((x) => x.join(' | ')).join('\n')}`);
+      if (path.startsWith('/v1/lists/')) {
+        // A member page reads its records with the definitions' version and their own
+        // relationship rows in one statement, on both databases.
+        const all = page.flat();
+        assert.equal(all.filter((q) => /from "records"/.test(q)).length, 1, all.join('\n'));
+        assert.ok(!all.some((q) => /^select "version" from "definition_versions"/.test(q)), all.join('\n'));
+        assert.ok(!all.some((q) => /^select "source_id", "name", "target_id" from "entity_relationships"/.test(q)), all.join('\n'));
+      }
     }
     const foreign = await seedWorkspace(t);
     assert.equal((await call(t, foreign.secret, 'GET', `/v1/lists/${list.id}/contacts`)).statusCode, 404);

@@ -90,6 +90,35 @@ function inversePairs(defs: TypeDefinitions): Map<string, string> {
   return pairs;
 }
 
+/** The relationships of a type that are not the records' own rows: inverse and derived ones. */
+interface OtherValues {
+  inverse: repo.RelationshipValues;
+  derived: RelationshipDef[];
+  resolved: Map<string, string[]>[];
+}
+
+async function otherRelationships(ctx: Ctx, defs: TypeDefinitions, ids: readonly string[]): Promise<OtherValues> {
+  const derived = [...defs.relationships.values()].filter((d) => d.storage.kind === 'derived');
+  const [inverse, ...resolved] = await Promise.all([
+    repo.inverseRelationships(ctx.db, ids, inversePairs(defs)),
+    ...derived.map((d) => resolveDerived(ctx, defs.objectType, d.key, ids)),
+  ]);
+  return { inverse, derived, resolved };
+}
+
+function assemble(defs: TypeDefinitions, ids: readonly string[], own: repo.RelationshipValues, others: OtherValues): repo.RelationshipValues {
+  const out: repo.RelationshipValues = new Map();
+  for (const id of ids) {
+    const byKey = new Map<string, string[]>();
+    for (const [key, def] of defs.relationships) {
+      const values = valuesOf(def, id, own, others);
+      if (values.length > 0) byKey.set(key, values);
+    }
+    out.set(id, byKey);
+  }
+  return out;
+}
+
 /**
  * Every relationship of `ids` (records of defs' type): own rows, inverse rows and derived ones,
  * batched. `own`: the own rows when the caller already read them.
@@ -101,35 +130,14 @@ export async function relationshipValues(
   own?: repo.RelationshipValues,
 ): Promise<repo.RelationshipValues> {
   if (ids.length === 0) return new Map();
-  const derived = [...defs.relationships.values()].filter((d) => d.storage.kind === 'derived');
-  const [own_, inverse, ...resolved] = await Promise.all([
-    own ?? repo.ownRelationships(ctx.db, ids),
-    repo.inverseRelationships(ctx.db, ids, inversePairs(defs)),
-    ...derived.map((d) => resolveDerived(ctx, defs.objectType, d.key, ids)),
-  ]);
-  const out: repo.RelationshipValues = new Map();
-  for (const id of ids) {
-    const byKey = new Map<string, string[]>();
-    for (const [key, def] of defs.relationships) {
-      const values = valuesOf(def, id, own_, inverse, derived, resolved);
-      if (values.length > 0) byKey.set(key, values);
-    }
-    out.set(id, byKey);
-  }
-  return out;
+  const [own_, others] = await Promise.all([own ?? repo.ownRelationships(ctx.db, ids), otherRelationships(ctx, defs, ids)]);
+  return assemble(defs, ids, own_, others);
 }
 
-function valuesOf(
-  def: RelationshipDef,
-  id: string,
-  own: repo.RelationshipValues,
-  inverse: repo.RelationshipValues,
-  derived: RelationshipDef[],
-  resolved: Map<string, string[]>[],
-): string[] {
+function valuesOf(def: RelationshipDef, id: string, own: repo.RelationshipValues, others: OtherValues): string[] {
   if (def.storage.kind === 'own') return own.get(id)?.get(def.key) ?? [];
-  if (def.storage.kind === 'inverse') return inverse.get(id)?.get(def.key) ?? [];
-  return resolved[derived.indexOf(def)]?.get(id) ?? [];
+  if (def.storage.kind === 'inverse') return others.inverse.get(id)?.get(def.key) ?? [];
+  return others.resolved[others.derived.indexOf(def)]?.get(id) ?? [];
 }
 
 // The record, its definitions version and its own relationship rows come from one prepared
@@ -178,16 +186,19 @@ export async function listRecords(ctx: Ctx, type: EntityType, query: Page & Read
 /** The records of `ids` of this type in ctx's workspace, in the order of `ids` (others are left out). */
 export async function loadEntities(ctx: Ctx, input: { kind: string; ids: string[] }): Promise<Entity[]> {
   if (input.ids.length === 0) return [];
-  // With the definitions cached, the relationships are read in the same step as the records and
-  // the version, and read again only if the version shows the cache was stale (docs/pages.md §Round
-  // trips of a page). Rows of ids not found are read and dropped: never shown.
+  // The records, the definitions' version and the records' own relationship rows come from one
+  // statement; the other relationships are read alongside it with the definitions cached from an
+  // earlier request, and read again only if the version shows that cache was stale (docs/pages.md
+  // §Round trips of a page). Rows of ids not found are read and dropped: never shown.
   const guess = cachedDefinitions(ctx, input.kind);
-  const [defs, rows, guessed] = await Promise.all([
-    requireDefinitions(ctx, input.kind),
-    repo.recordsByIds(ctx.db, ctx.actor.workspaceId, input.kind, input.ids),
-    guess ? relationshipValues(ctx, guess, input.ids) : undefined,
+  const [found, guessed] = await Promise.all([
+    repo.recordsWithVersion(ctx.db, ctx.actor.workspaceId, input.kind, input.ids),
+    guess ? otherRelationships(ctx, guess, input.ids) : undefined,
   ]);
-  const found = input.ids.filter((id) => rows.has(id));
-  const rels = guessed && guess === defs ? guessed : await relationshipValues(ctx, defs, found);
-  return found.map((id) => toEntity(ctx, defs, rows.get(id) as repo.RecordRow, rels.get(id)));
+  const defs = await requireDefinitions(ctx, input.kind, found.defsVersion);
+  const ids = input.ids.filter((id) => found.rows.has(id));
+  if (ids.length === 0) return [];
+  const others = guessed && guess === defs ? guessed : await otherRelationships(ctx, defs, ids);
+  const rels = assemble(defs, ids, found.own, others);
+  return ids.map((id) => toEntity(ctx, defs, found.rows.get(id) as repo.RecordRow, rels.get(id)));
 }

@@ -3,7 +3,7 @@
 import { batchedRead, KEYS } from '../db/batched.ts';
 import { chunks } from '../db/chunks.ts';
 import { sql } from 'kysely';
-import { prepared } from '../db/prepared.ts';
+import { fastReader, prepared } from '../db/prepared.ts';
 import { isPostgres } from '../db/rank-def.ts';
 import { lockScope, rankInsert, rankPage } from '../db/rank.ts';
 import type { Executor } from '../db/types.ts';
@@ -77,6 +77,42 @@ export async function findRecordWithVersion(
   const own: RelationshipValues = new Map();
   for (const [name, target] of JSON.parse(own_rows ?? '[]') as [string, string][]) push(own, id, name, target);
   return { row, defsVersion: Number(defs_version ?? 0), own };
+}
+
+/** Records of several ids with their workspace's definitions version and their own relationship rows. */
+export interface RecordsWithVersion {
+  rows: Map<string, RecordRow>;
+  /** Undefined when no record was found: the statement's rows carry it. */
+  defsVersion: number | undefined;
+  own: RelationshipValues;
+}
+
+// The id list bound as one JSON array: one statement text whatever the number of ids.
+const recordsWithVersionIn = prepared((db: Executor, idsJson: string) =>
+  recordWithVersionOf(db).where(
+    'r.id',
+    'in',
+    isPostgres(db) ? sql<string>`(select json_array_elements_text(${idsJson}::json))` : sql<string>`(select value from json_each(${idsJson}))`,
+  ),
+);
+
+/**
+ * The records of `ids` of this kind in this workspace, the definitions version and their own
+ * relationship rows, in one statement (one snapshot): a page's records (docs/pages.md §Round trips
+ * of a page). On PostgreSQL outside a transaction the ids join the turn's batched point reads.
+ */
+export async function recordsWithVersion(db: Executor, workspaceId: string, kind: string, ids: readonly string[]): Promise<RecordsWithVersion> {
+  const found =
+    isPostgres(db) && fastReader(db) ? (await Promise.all(ids.map((id) => recordById(db, id)))).flat() : await recordsWithVersionIn(db, JSON.stringify(ids));
+  const out: RecordsWithVersion = { rows: new Map(), defsVersion: undefined, own: new Map() };
+  for (const { defs_version, own_rows, ...row } of found) {
+    if (row.workspace_id !== workspaceId) continue;
+    out.defsVersion = Number(defs_version ?? 0);
+    if (row.kind !== kind) continue;
+    out.rows.set(row.id, row);
+    for (const [name, target] of JSON.parse(own_rows ?? '[]') as [string, string][]) push(out.own, row.id, name, target);
+  }
+  return out;
 }
 
 /** Inserts a record and ranks it, the scope locked first so that concurrent creates keep the counts right. */
