@@ -64,4 +64,10 @@ export const ROUTES: BenchRoute[] = [
     body: () => ({ fields: { $name: { firstName: 'Bench', lastName: 'Create' }, $email: ['create@bench.test'] } }),
   },
   { name: 'GET /v1/contacts', method: 'GET', path: () => '/v1/contacts' },
+  {
+    name: 'GET /v1/contacts, 25 at offset 500 of 1,000',
+    method: 'GET',
+    seed: (c) => seedContacts(c, 1000),
+    path: () => '/v1/contacts?limit=25&offset=500',
+  },
 ];

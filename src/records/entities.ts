@@ -152,7 +152,8 @@ export async function getRecord(ctx: Ctx, type: EntityType, input: { id: string 
 
 /**
  * One page of a type's records, newest first. Any query key besides limit and offset is a filter
- * (docs/filtering.md); without one the page comes from the ranked listing (docs/pages.md).
+ * (docs/filtering.md); without one the page comes from the ranked listing (docs/pages.md). Either
+ * way the page's ids are then read as a member page reads them.
  */
 export async function listRecords(ctx: Ctx, type: EntityType, query: Page & Readonly<Record<string, unknown>>) {
   const page = { limit: query.limit, offset: query.offset };
@@ -160,27 +161,10 @@ export async function listRecords(ctx: Ctx, type: EntityType, query: Page & Read
   if (filtered) {
     const defs = await requireDefinitions(ctx, type.objectType);
     const { totalCount, ids } = await filterQuery(ctx, { defs, query, page });
-    const [rows, rels] = await Promise.all([repo.recordsByIds(ctx.db, ctx.actor.workspaceId, type.objectType, ids), relationshipValues(ctx, defs, ids)]);
-    const found = ids.filter((id) => rows.has(id));
-    return envelope(
-      found.map((id) => toEntity(ctx, defs, rows.get(id) as repo.RecordRow, rels.get(id))),
-      totalCount,
-    );
+    return envelope(await loadEntities(ctx, { kind: type.objectType, ids }), totalCount);
   }
-  // A type that does not exist has no records: its empty page is read and dropped, one step saved.
-  const [defs, { total, rows }] = await Promise.all([
-    requireDefinitions(ctx, type.objectType),
-    repo.pageRecords(ctx.db, ctx.actor.workspaceId, type.objectType, page),
-  ]);
-  const rels = await relationshipValues(
-    ctx,
-    defs,
-    rows.map((r) => r.id),
-  );
-  return envelope(
-    rows.map((r) => toEntity(ctx, defs, r, rels.get(r.id))),
-    total,
-  );
+  const { total, ids } = await repo.pageRecordIds(ctx.db, ctx.actor.workspaceId, type.objectType, page);
+  return envelope(await loadEntities(ctx, { kind: type.objectType, ids }), total);
 }
 
 /** The records of `ids` of this type in ctx's workspace, in the order of `ids` (others are left out). */

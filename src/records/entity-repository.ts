@@ -134,8 +134,10 @@ export async function touchRecords(tx: Executor, ids: readonly string[], at: str
   for (const part of chunks([...ids])) await tx.updateTable('records').set({ updated_at: at }).where('id', 'in', part).execute();
 }
 
-export function pageRecords(db: Executor, workspaceId: string, kind: string, page: Page): Promise<{ total: number; rows: RecordRow[] }> {
-  return rankPage<RecordRow>(db, RECORDS, [workspaceId, kind], page, true);
+/** The ids of a page of the type's records, newest first, and their number (docs/pages.md). */
+export async function pageRecordIds(db: Executor, workspaceId: string, kind: string, page: Page): Promise<{ total: number; ids: string[] }> {
+  const { total, rows } = await rankPage(db, RECORDS, [workspaceId, kind], page);
+  return { total, ids: rows.map((r) => r.id) };
 }
 
 /** The own relationship rows of `ids`, by source and key, in their order. */
@@ -238,14 +240,4 @@ export async function valueTaken(db: Executor, workspaceId: string, kind: string
   else return false;
   const row = await q.where('record_id', '!=', exceptId).limit(1).executeTakeFirst();
   return row !== undefined;
-}
-
-/** The records of `ids` that are of this kind in this workspace, by id. */
-export async function recordsByIds(db: Executor, workspaceId: string, kind: string, ids: readonly string[]): Promise<Map<string, RecordRow>> {
-  const out = new Map<string, RecordRow>();
-  for (const part of chunks([...ids])) {
-    const rows = await db.selectFrom('records').selectAll().where('id', 'in', part).execute();
-    for (const r of rows) if (r.workspace_id === workspaceId && r.kind === kind) out.set(r.id, r);
-  }
-  return out;
 }
