@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import type { Executor } from '../db/types.ts';
 import { deferred } from '../db/pipeline.ts';
 import { prepared } from '../db/prepared.ts';
-import { batchedRead, KEYS } from '../db/batched.ts';
+import { batchedRead, jsonKeys, KEYS } from '../db/batched.ts';
 import type { Page } from '../lib/paging.ts';
 import { chunks } from '../db/chunks.ts';
 import { defineRank, lockScope, rankDelete, rankInsert, rankPage } from '../db/rank.ts';
@@ -35,8 +35,10 @@ export async function insertList(tx: Executor, row: ListRow): Promise<void> {
 // GET /v1/lists/{id} is the hottest read.
 const findListQuery = prepared((db: Executor, id: string) => db.selectFrom('lists').selectAll().where('id', '=', id));
 
-// Outside a transaction on PostgreSQL, the lists asked for in one turn are read together
-// (src/db/batched.ts); the workspace is checked here, as the one-row statement checks it.
+const findListsQuery = prepared((db: Executor, idsJson: string) => db.selectFrom('lists').selectAll().where('id', 'in', jsonKeys(db, idsJson)));
+
+// Outside a transaction, the lists asked for in one turn are read together (src/db/batched.ts);
+// the workspace is checked here, as the one-row statement checks it.
 const listById = batchedRead<ListRow>({
   query: (db) =>
     db
@@ -45,6 +47,7 @@ const listById = batchedRead<ListRow>({
       .where('id', '=', sql<string>`any(${KEYS})`),
   keyOf: (row) => row.id,
   single: (db, id) => findListQuery(db, id),
+  many: (db, ids) => findListsQuery(db, JSON.stringify(ids)),
 });
 
 export async function findList(db: Executor, workspaceId: string, id: string): Promise<ListRow | undefined> {

@@ -2,7 +2,7 @@
 // addresses, the ranked listing, and the reads behind the derived relationships of meetings and
 // of records (docs/meetings.md).
 import { sql } from 'kysely';
-import { batchedRead, KEYS } from '../db/batched.ts';
+import { batchedRead, jsonKeys, KEYS } from '../db/batched.ts';
 import { chunks } from '../db/chunks.ts';
 import { prepared } from '../db/prepared.ts';
 import { defineRank, lockScope, rankInsert, rankPage } from '../db/rank.ts';
@@ -210,14 +210,15 @@ function contactMeetings(db: Executor) {
 }
 
 const meetingsOfOneContact = prepared((db: Executor, contactId: string) => contactMeetings(db).where('v.record_id', '=', contactId));
+const meetingsOfSomeContacts = prepared((db: Executor, idsJson: string) => contactMeetings(db).where('v.record_id', 'in', jsonKeys(db, idsJson)));
 
-// On PostgreSQL the meetings of the contacts asked for in one turn are read together
-// (src/db/batched.ts). A record id is unique across workspaces; the workspace is still checked
-// on each row.
+// The meetings of the contacts asked for in one turn are read together (src/db/batched.ts). A
+// record id is unique across workspaces; the workspace is still checked on each row.
 const meetingsByContact = batchedRead<ContactMeeting & { workspaceId: string }>({
   query: (db) => contactMeetings(db).where('v.record_id', '=', sql<string>`any(${KEYS})`),
   keyOf: (row) => row.contactId,
   single: (db, id) => meetingsOfOneContact(db, id),
+  many: (db, ids) => meetingsOfSomeContacts(db, JSON.stringify(ids)),
 });
 
 /** contact → the meetings one of its `$email` addresses takes part in, with their `$startDate` (a pair may repeat). */

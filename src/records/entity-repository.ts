@@ -1,6 +1,6 @@
 // SQL of the record API (docs/records.md): one record, a ranked page of them, their relationships
 // read in batches (own rows by source, inverse rows by target), and the writes of one record.
-import { batchedRead, KEYS } from '../db/batched.ts';
+import { batchedRead, jsonKeys, KEYS } from '../db/batched.ts';
 import { chunks } from '../db/chunks.ts';
 import { sql } from 'kysely';
 import { fastReader, prepared } from '../db/prepared.ts';
@@ -53,11 +53,15 @@ const recordWithVersionOf = (db: Executor) =>
 
 const recordWithVersion = prepared((db: Executor, id: string) => recordWithVersionOf(db).where('r.id', '=', id));
 
-// On PostgreSQL the records asked for in one turn are read together (src/db/batched.ts).
+// The id list bound as one JSON array: one statement text whatever the number of ids.
+const recordsWithVersionIn = prepared((db: Executor, idsJson: string) => recordWithVersionOf(db).where('r.id', 'in', jsonKeys(db, idsJson)));
+
+// The records asked for in one turn are read together (src/db/batched.ts).
 const recordById = batchedRead<Awaited<ReturnType<typeof recordWithVersion>>[number]>({
   query: (db) => recordWithVersionOf(db).where('r.id', '=', sql<string>`any(${KEYS})`),
   keyOf: (row) => row.id,
   single: (db, id) => recordWithVersion(db, id),
+  many: (db, ids) => recordsWithVersionIn(db, JSON.stringify(ids)),
 });
 
 /**
@@ -86,15 +90,6 @@ export interface RecordsWithVersion {
   defsVersion: number | undefined;
   own: RelationshipValues;
 }
-
-// The id list bound as one JSON array: one statement text whatever the number of ids.
-const recordsWithVersionIn = prepared((db: Executor, idsJson: string) =>
-  recordWithVersionOf(db).where(
-    'r.id',
-    'in',
-    isPostgres(db) ? sql<string>`(select json_array_elements_text(${idsJson}::json))` : sql<string>`(select value from json_each(${idsJson}))`,
-  ),
-);
 
 /**
  * The records of `ids` of this kind in this workspace, the definitions version and their own
