@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { call, eachDialect, seedWorkspace } from './helpers/app.ts';
 import { statementsOf } from './helpers/sql-spy.ts';
+import { type RecordsWithVersion, recordsWithVersion } from '../src/records/entity-repository.ts';
 
 await eachDialect('point reads gathered per turn', (ctx) => {
   test('concurrent reads of lists: one statement, each its own answer', async () => {
@@ -64,6 +65,33 @@ await eachDialect('point reads gathered per turn', (ctx) => {
     );
     assert.equal(statements.filter((s) => /from "records" as "r"/.test(s)).length, 1, statements.join('\n'));
     assert.equal(statements.filter((s) => /from "record_values" as "v" inner join "meeting_participants"/.test(s)).length, 1, statements.join('\n'));
+  });
+
+  test("a page's records read inside a transaction: the same rows, version and relationships as outside", async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const other = await seedWorkspace(t);
+    const account = (await call(t, s.secret, 'POST', '/v1/accounts', { fields: { $name: 'Acme' } })).json().id as string;
+    const foreign = (await call(t, other.secret, 'POST', '/v1/contacts', { fields: { $name: { firstName: 'Fa', lastName: 'R' } } })).json().id as string;
+    const contacts: string[] = [];
+    for (const first of ['Ann', 'Bo']) {
+      const r = await call(t, s.secret, 'POST', '/v1/contacts', {
+        fields: { $name: { firstName: first, lastName: 'Lee' } },
+        relationships: { $account: account },
+      });
+      contacts.push(r.json().id as string);
+    }
+    const ids = [...contacts, account, foreign, 'con_missing'];
+    const shape = (r: RecordsWithVersion) => ({
+      ids: [...r.rows.keys()].sort(),
+      version: r.defsVersion,
+      own: [...r.own].map(([id, m]) => [id, [...m]]).sort(),
+    });
+    const outside = shape(await recordsWithVersion(t.deps.db.kysely, s.workspaceId, 'contact', ids));
+    const inside = shape(await t.deps.db.kysely.transaction().execute((tx) => recordsWithVersion(tx, s.workspaceId, 'contact', ids)));
+    assert.deepEqual(inside, outside);
+    assert.deepEqual(outside.ids, [...contacts].sort());
+    assert.deepEqual(outside.own, contacts.map((id) => [id, [['$account', [account]]]]).sort());
   });
 
   test('a read sees every write that completed before it asked, even among concurrent reads', async () => {

@@ -36,9 +36,13 @@ export interface BatchedRead<R> {
   many(db: Executor, keys: string[]): Promise<R[]>;
 }
 
-/** The keys of a JSON array bound as one parameter, as a subquery: `where id in ${jsonKeys(db, json)}`. */
+/**
+ * The keys of a JSON array bound as one parameter, as a subquery: `where id in ${jsonKeys(db, json)}`.
+ * On PostgreSQL the parameter is declared text: declared json, postgres.js would encode the
+ * string once more, as a JSON string.
+ */
 export function jsonKeys(db: Executor, json: string): RawBuilder<string> {
-  return isPostgres(db) ? sql<string>`(select json_array_elements_text(${json}::json))` : sql<string>`(select value from json_each(${json}))`;
+  return isPostgres(db) ? sql<string>`(select json_array_elements_text(${json}::text::json))` : sql<string>`(select value from json_each(${json}))`;
 }
 
 /** `(db, key)` → the rows of that key (in the order the statement gives them). */

@@ -94,11 +94,10 @@ export interface RecordsWithVersion {
 /**
  * The records of `ids` of this kind in this workspace, the definitions version and their own
  * relationship rows, in one statement (one snapshot): a page's records (docs/pages.md §Round trips
- * of a page). On PostgreSQL outside a transaction the ids join the turn's batched point reads.
+ * of a page). Outside a transaction the ids join the turn's gathered point reads.
  */
 export async function recordsWithVersion(db: Executor, workspaceId: string, kind: string, ids: readonly string[]): Promise<RecordsWithVersion> {
-  const found =
-    isPostgres(db) && fastReader(db) ? (await Promise.all(ids.map((id) => recordById(db, id)))).flat() : await recordsWithVersionIn(db, JSON.stringify(ids));
+  const found = fastReader(db) ? (await Promise.all(ids.map((id) => recordById(db, id)))).flat() : await recordsWithVersionIn(db, JSON.stringify(ids));
   const out: RecordsWithVersion = { rows: new Map(), defsVersion: undefined, own: new Map() };
   for (const { defs_version, own_rows, ...row } of found) {
     if (row.workspace_id !== workspaceId) continue;
