@@ -1,11 +1,12 @@
 // What GET /v1/<plural>/{id} reads (docs/performance.md §Record reads and writes), on both
 // databases: the record, its workspace's definitions version and its own relationship rows come
 // from one statement (test/helpers/sql-spy.ts records every statement of the request), and the
-// relationship values keep their order. A record of another workspace stays not found.
+// relationship values keep their order; on PostgreSQL the contact's meetings go out in the same
+// step. A record of another workspace stays not found.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { call, eachDialect, seedWorkspace } from './helpers/app.ts';
-import { statementsOf } from './helpers/sql-spy.ts';
+import { statementsOf, stepsOf } from './helpers/sql-spy.ts';
 
 await eachDialect('retrieve of a record', (ctx) => {
   test('one statement reads the record with its own relationships, in their order', async () => {
@@ -32,6 +33,12 @@ await eachDialect('retrieve of a record', (ctx) => {
     const relationshipReads = statements.filter((s) => /entity_relationships/.test(s));
     assert.equal(relationshipReads.length, 1, relationshipReads.join('\n'));
     assert.match(relationshipReads[0] ?? '', /from "records"/);
+
+    // With the definitions cached, the contact's meetings (a derived relationship) are read in
+    // the same step as the record: one round trip on PostgreSQL.
+    const { steps } = await stepsOf(() => call(t, w.secret, 'GET', `/v1/contacts/${id}`));
+    const mine = steps.map((x) => x.filter((q) => !/from "api_keys"/.test(q))).filter((x) => x.length > 0);
+    if (t.deps.db.dialect === 'postgres') assert.equal(mine.length, 1, mine.map((x) => x.join(' | ')).join('\n'));
 
     const other = await seedWorkspace(t);
     const foreign = await call(t, other.secret, 'GET', `/v1/contacts/${id}`);

@@ -85,7 +85,7 @@ function cacheOf(db: Ctx['db']): Cache {
 /**
  * The definitions of `objectType` in ctx's workspace; null for a type that does not exist there.
  * `version`: the workspace's definitions version when the caller already read it (in the same
- * statement as a record, `findRecordWithVersion`).
+ * statement as records, `recordsWithVersion`).
  */
 export async function loadDefinitions(ctx: Ctx, input: { objectType: string; version?: number }): Promise<TypeDefinitions | null> {
   const ws = ctx.actor.workspaceId;

@@ -140,14 +140,14 @@ function valuesOf(def: RelationshipDef, id: string, own: repo.RelationshipValues
   return others.resolved[others.derived.indexOf(def)]?.get(id) ?? [];
 }
 
-// The record, its definitions version and its own relationship rows come from one prepared
-// statement, the definitions from the cache while that version holds (docs/performance.md
-// §Record reads and writes); only derived relationships (a contact's meetings) take a second step.
+// A retrieve reads its record as a page does (loadEntities): the record, its definitions version
+// and its own relationship rows in one statement, the definitions from the cache while that
+// version holds, and the derived relationships (a contact's meetings) alongside, in the same step
+// (docs/performance.md §Record reads and writes).
 export async function getRecord(ctx: Ctx, type: EntityType, input: { id: string }): Promise<Entity> {
-  const found = await repo.findRecordWithVersion(ctx.db, ctx.actor.workspaceId, type.objectType, input.id);
-  if (!found) throw notFound(type.objectType, input.id);
-  const defs = await requireDefinitions(ctx, type.objectType, found.defsVersion);
-  return toEntity(ctx, defs, found.row, (await relationshipValues(ctx, defs, [found.row.id], found.own)).get(found.row.id));
+  const [entity] = await loadEntities(ctx, { kind: type.objectType, ids: [input.id] });
+  if (!entity) throw notFound(type.objectType, input.id);
+  return entity;
 }
 
 /**
@@ -179,9 +179,9 @@ export async function loadEntities(ctx: Ctx, input: { kind: string; ids: string[
     repo.recordsWithVersion(ctx.db, ctx.actor.workspaceId, input.kind, input.ids),
     guess ? otherRelationships(ctx, guess, input.ids) : undefined,
   ]);
-  const defs = await requireDefinitions(ctx, input.kind, found.defsVersion);
   const ids = input.ids.filter((id) => found.rows.has(id));
   if (ids.length === 0) return [];
+  const defs = await requireDefinitions(ctx, input.kind, found.defsVersion);
   const others = guessed && guess === defs ? guessed : await otherRelationships(ctx, defs, ids);
   const rels = assemble(defs, ids, found.own, others);
   return ids.map((id) => toEntity(ctx, defs, found.rows.get(id) as repo.RecordRow, rels.get(id)));

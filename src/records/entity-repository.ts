@@ -64,25 +64,6 @@ const recordById = batchedRead<Awaited<ReturnType<typeof recordWithVersion>>[num
   many: (db, ids) => recordsWithVersionIn(db, JSON.stringify(ids)),
 });
 
-/**
- * A record with its workspace's definitions version and its own relationship rows, in one
- * statement (one snapshot), prepared: the read of GET /v1/<plural>/{id} (docs/performance.md
- * §Record reads and writes).
- */
-export async function findRecordWithVersion(
-  db: Executor,
-  workspaceId: string,
-  kind: string,
-  id: string,
-): Promise<{ row: RecordRow; defsVersion: number; own: RelationshipValues } | undefined> {
-  const [found] = await recordById(db, id);
-  if (!found || found.workspace_id !== workspaceId || found.kind !== kind) return undefined;
-  const { defs_version, own_rows, ...row } = found;
-  const own: RelationshipValues = new Map();
-  for (const [name, target] of JSON.parse(own_rows ?? '[]') as [string, string][]) push(own, id, name, target);
-  return { row, defsVersion: Number(defs_version ?? 0), own };
-}
-
 /** Records of several ids with their workspace's definitions version and their own relationship rows. */
 export interface RecordsWithVersion {
   rows: Map<string, RecordRow>;
