@@ -4,13 +4,14 @@
 // the plan, no scan returns more than about one entry's worth: the top level, one upper entry's
 // leaves, one leaf's rows, and the page. Checked here with EXPLAIN ANALYZE of the statements run
 // with plan_cache_mode = force_generic_plan, at offsets from the first page to the last, for a
-// ranked list and for messages read by a workspace key and by a member of private channels.
+// ranked list (first on tables never analyzed, then analyzed) and for messages read by a
+// workspace key and by a member of private channels.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { CompiledQuery, sql } from 'kysely';
 import { partedPostgres, type PartedRead } from '../src/db/rank-parted.ts';
 import { pagePostgres, type Stmt } from '../src/db/rank-sql.ts';
-import { LEVELS, rankRebuild, rankSizes, scopeKey, setRankSizes } from '../src/db/rank.ts';
+import { LEVELS, rankPage, rankRebuild, rankSizes, scopeKey, setRankSizes } from '../src/db/rank.ts';
 import { isoNow, newId } from '../src/lib/ids.ts';
 import { addMembers, insertList, LIST_MEMBERS } from '../src/lists/repository.ts';
 import { MESSAGES, messageReader } from '../src/messages/repository.ts';
@@ -88,6 +89,50 @@ for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
         assert.ok(rows <= most, `${what}: a scan of ${rel} returned ${rows} rows, more than ${most}`);
       }
     }
+
+    // First, while no table of this database has statistics: a generic plan made without them
+    // estimates a handful of rows per list and may collect every row below the page's anchor and
+    // sort them, unless the page's own range is bounded below too (docs/pages.md §Reading a page).
+    test('a list page on tables never analyzed: no scan reads past two leaves', async () => {
+      const db = tdb.db.kysely;
+      await sql`insert into workspaces (id, name, created_at) values ('ws_u', 'u', ${isoNow(T0)})`.execute(db);
+      const list = newId('lst', T0);
+      await db.transaction().execute(async (tx) => {
+        await insertList(tx, {
+          id: list,
+          workspace_id: 'ws_u',
+          name: 'u',
+          object_type: 'contact',
+          member_count: 0,
+          created_at: isoNow(T0),
+          updated_at: isoNow(T0),
+        });
+        for (let i = 0; i < ROWS; i += 100)
+          await addMembers(
+            tx,
+            list,
+            Array.from({ length: 100 }, (_, k) => newId('con', T0 + i + k)),
+            isoNow(T0 + i),
+          );
+      });
+      for (const offset of [300, 1200, 2500]) {
+        const args = { scope: scopeKey(LIST_MEMBERS, [list]), k: offset, limit: 25, by0: list };
+        await assertBounded(`unanalyzed list offset ${offset}`, args.scope, await widest(pagePostgres(LIST_MEMBERS, false, 25), args), 1);
+      }
+      // Leaves of at most 8 rows: a page of 25 leaves the two the bounded read covers, so the page
+      // is read again without the bound, and is still the scope's rows at that offset.
+      const all = (
+        await db.selectFrom('list_members').select('entity_id').where('list_id', '=', list).orderBy('added_at', 'desc').orderBy('entity_id', 'desc').execute()
+      ).map((r) => r.entity_id);
+      for (const offset of [0, 300, 1200, ROWS - 25, ROWS - 10]) {
+        const page = await rankPage(db, LIST_MEMBERS, [list], { offset, limit: 25 });
+        assert.equal(page.total, ROWS);
+        assert.deepEqual(
+          page.rows.map((r) => r.id),
+          all.slice(offset, offset + 25),
+        );
+      }
+    });
 
     test('a list page: no scan reads past the entry it is in, at any offset', async () => {
       const db = tdb.db.kysely;

@@ -41,14 +41,29 @@ function tableRow<R>(r: Row): R {
 // Pages of up to this many rows share one statement (and its cached plan); shorter ones are cut.
 const SHARED_LIMIT = 25;
 
-async function pageOnPostgres<R>(db: Executor, stmt: Stmt, args: Record<string, unknown>, rows: boolean): Promise<RankPage<R>> {
-  const limit = Number(args.limit);
+async function runOnPostgres(db: Executor, stmt: Stmt, args: Record<string, unknown>): Promise<{ total: number; found: Row[] }> {
   const params = bind(stmt, args);
   const reader = fastReader(db);
   const out = reader ? await reader.all<Row>(stmt.name, stmt.sql, params) : (await db.executeQuery<Row>(CompiledQuery.raw(stmt.sql, params))).rows;
-  const total = Number(out[0]?.rank_total ?? 0);
-  const found = out.filter((r) => r.rank_id !== null).slice(0, limit);
-  return { total, rows: found.map((r) => (rows ? tableRow<R>(r) : ({ ts: r.rank_ts, id: r.rank_id } as R))) };
+  return { total: Number(out[0]?.rank_total ?? 0), found: out.filter((r) => r.rank_id !== null) };
+}
+
+function toPage<R>(total: number, found: Row[], limit: number, rows: boolean): RankPage<R> {
+  return { total, rows: found.slice(0, limit).map((r) => (rows ? tableRow<R>(r) : ({ ts: r.rank_ts, id: r.rank_id } as R))) };
+}
+
+async function pageOnPostgres<R>(db: Executor, stmt: Stmt, args: Record<string, unknown>, rows: boolean): Promise<RankPage<R>> {
+  const { total, found } = await runOnPostgres(db, stmt, args);
+  return toPage(total, found, Number(args.limit), rows);
+}
+
+async function rankedPageOnPostgres<R>(db: Executor, def: RankDef, args: Record<string, unknown>, rows: boolean): Promise<RankPage<R>> {
+  const most = Math.max(Number(args.limit), SHARED_LIMIT);
+  let { total, found } = await runOnPostgres(db, pagePostgres(def, rows, most), args);
+  // The bounded read holds the page in two leaves; fewer rows than the scope has from the offset
+  // on means the lower leaf was short (rank-sql.ts, pagePostgres): read again without the bound.
+  if (found.length < Math.min(most, total - Number(args.k))) ({ total, found } = await runOnPostgres(db, pagePostgres(def, rows, most, false), args));
+  return toPage(total, found, Number(args.limit), rows);
 }
 
 // Statement by statement, so that one driver runs it synchronously inside a read transaction and
@@ -110,7 +125,7 @@ export async function rankPage<R>(
   rows = false,
 ): Promise<RankPage<R>> {
   const args = pageArgs(def, values, page);
-  if (isPostgres(db)) return pageOnPostgres<R>(db, pagePostgres(def, rows, Math.max(page.limit, SHARED_LIMIT)), args, rows);
+  if (isPostgres(db)) return rankedPageOnPostgres<R>(db, def, args, rows);
   return pageOnSqlite<R>(db, pageSqlite(def, args, rows), rows);
 }
 
