@@ -90,31 +90,27 @@ for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
       }
     }
 
+    /** A workspace `ws` with one contact list of ROWS members added 100 at a time; the list's id. */
+    async function seedList(ws: string): Promise<string> {
+      const db = tdb.db.kysely;
+      await sql`insert into workspaces (id, name, created_at) values (${ws}, ${ws}, ${isoNow(T0)})`.execute(db);
+      const list = newId('lst', T0);
+      await db.transaction().execute(async (tx) => {
+        await insertList(tx, { id: list, workspace_id: ws, name: ws, object_type: 'contact', member_count: 0, created_at: isoNow(T0), updated_at: isoNow(T0) });
+        for (let i = 0; i < ROWS; i += 100) {
+          const ids = Array.from({ length: 100 }, (_, k) => newId('con', T0 + i + k));
+          await addMembers(tx, list, ids, isoNow(T0 + i));
+        }
+      });
+      return list;
+    }
+
     // First, while no table of this database has statistics: a generic plan made without them
     // estimates a handful of rows per list and may collect every row below the page's anchor and
     // sort them, unless the page's own range is bounded below too (docs/pages.md §Reading a page).
     test('a list page on tables never analyzed: no scan reads past two leaves', async () => {
       const db = tdb.db.kysely;
-      await sql`insert into workspaces (id, name, created_at) values ('ws_u', 'u', ${isoNow(T0)})`.execute(db);
-      const list = newId('lst', T0);
-      await db.transaction().execute(async (tx) => {
-        await insertList(tx, {
-          id: list,
-          workspace_id: 'ws_u',
-          name: 'u',
-          object_type: 'contact',
-          member_count: 0,
-          created_at: isoNow(T0),
-          updated_at: isoNow(T0),
-        });
-        for (let i = 0; i < ROWS; i += 100)
-          await addMembers(
-            tx,
-            list,
-            Array.from({ length: 100 }, (_, k) => newId('con', T0 + i + k)),
-            isoNow(T0 + i),
-          );
-      });
+      const list = await seedList('ws_u');
       for (const offset of [300, 1200, 2500]) {
         const args = { scope: scopeKey(LIST_MEMBERS, [list]), k: offset, limit: 25, by0: list };
         await assertBounded(`unanalyzed list offset ${offset}`, args.scope, await widest(pagePostgres(LIST_MEMBERS, false, 25), args), 1);
@@ -136,23 +132,7 @@ for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
 
     test('a list page: no scan reads past the entry it is in, at any offset', async () => {
       const db = tdb.db.kysely;
-      await sql`insert into workspaces (id, name, created_at) values ('ws_g', 'g', ${isoNow(T0)})`.execute(db);
-      const list = newId('lst', T0);
-      await db.transaction().execute(async (tx) => {
-        await insertList(tx, {
-          id: list,
-          workspace_id: 'ws_g',
-          name: 'g',
-          object_type: 'contact',
-          member_count: 0,
-          created_at: isoNow(T0),
-          updated_at: isoNow(T0),
-        });
-        for (let i = 0; i < ROWS; i += 100) {
-          const ids = Array.from({ length: 100 }, (_, k) => newId('con', T0 + i + k));
-          await addMembers(tx, list, ids, isoNow(T0 + i));
-        }
-      });
+      const list = await seedList('ws_g');
       await sql`analyze`.execute(db);
       for (const offset of [0, 300, 1200, 2500, ROWS - 25]) {
         for (const rows of [false, true]) {
