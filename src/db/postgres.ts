@@ -111,13 +111,31 @@ export function transactionRoundTrips(): number {
   return transactionWrites;
 }
 
+// postgres.js writes its buffer to the socket at once when it reaches 1 KiB, and what is buffered
+// after that only at the next setImmediate: a transaction's batch over 1 KiB went out in two
+// writes, the second (often COMMIT) a turn of the event loop later. Under load that turn took
+// milliseconds, which PostgreSQL spent idle in the transaction, holding its locks and its
+// connection (2.3 backends on average under 50 concurrent list creates; docs/performance.md
+// §Batches written at once). A batch therefore ends with a statement of at least 1 KiB, which
+// postgres.js writes at once with everything before it: COMMIT with a padding comment, or, after
+// a statement with parameters, an empty one. test/pg-batch-writes.test.ts watches the writes.
+const PADDING = `/*${' '.repeat(1024)}*/`;
+
+function flushing(queries: CompiledQuery[]): { batch: CompiledQuery[]; padded: boolean } {
+  const last = queries.at(-1);
+  if (last && last.parameters.length === 0) return { batch: [...queries.slice(0, -1), CompiledQuery.raw(`${last.sql} ${PADDING}`)], padded: false };
+  return { batch: [...queries, CompiledQuery.raw(PADDING)], padded: true };
+}
+
 /** Runs `queries` in one write; fails with the first failure (later ones only report the abort). */
-async function sendAll(on: Client | Reserved, queries: CompiledQuery[]): Promise<Rows[]> {
+async function sendAll(on: Reserved, queries: CompiledQuery[]): Promise<Rows[]> {
   transactionWrites++;
-  const settled = await Promise.allSettled(queries.map((q) => run(on, q)));
+  const { batch, padded } = flushing(queries);
+  const settled = await Promise.allSettled(batch.map((q) => run(on, q)));
   const failed = settled.find((s) => s.status === 'rejected');
   if (failed) throw failed.reason;
   const results = settled.map((s) => (s as PromiseFulfilledResult<Rows>).value);
+  if (padded) results.pop();
   results.forEach((r, i) => settleQueued(queries[i]!, r));
   return results;
 }
