@@ -21,6 +21,7 @@ import * as m0016 from './migrations/0016_value_probe.ts';
 import * as m0017 from './migrations/0017_definition_versions.ts';
 import * as m0018 from './migrations/0018_compact_trigrams.ts';
 import * as m0021 from './migrations/0021_rank_clustered.ts';
+import * as m0022 from './migrations/0022_rank_deltas.ts';
 
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -41,6 +42,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0017_definition_versions': m0017,
   '0018_compact_trigrams': m0018,
   '0021_rank_clustered': m0021,
+  '0022_rank_deltas': m0022,
 };
 
 export class MigrationError extends Error {

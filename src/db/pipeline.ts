@@ -78,3 +78,8 @@ export function afterCommit(tx: Executor, fn: FollowUp): boolean {
   list?.push(fn);
   return list !== undefined;
 }
+
+/** True in a transaction of `transactionThen`: work registered with `afterCommit` will run. */
+export function runsFollowUps(tx: Executor): boolean {
+  return followUps.has(tx);
+}

@@ -33,18 +33,20 @@ export interface RankSizes {
   leaf: { max: number; target: number; min: number };
   /** Entries below per entry of the levels above. */
   fanout: { max: number; target: number; min: number };
+  /** Count deltas a scope gathers before they are folded into its entries (docs/pages.md §Creates that only insert). */
+  fold: number;
 }
 
 /** Levels of entries per scope; changing it needs a migration that rebuilds every scope. */
 export const LEVELS = 2;
 
-export const DEFAULT_SIZES: RankSizes = { leaf: { max: 1024, target: 512, min: 128 }, fanout: { max: 64, target: 32, min: 8 } };
+export const DEFAULT_SIZES: RankSizes = { leaf: { max: 1024, target: 512, min: 128 }, fanout: { max: 64, target: 32, min: 8 }, fold: 256 };
 
 let current: RankSizes = DEFAULT_SIZES;
 
 /** Bucket sizes for tests and benchmarks (small ones make splits and merges happen); none = default. */
-export function setRankSizes(sizes?: RankSizes): void {
-  current = sizes ?? DEFAULT_SIZES;
+export function setRankSizes(sizes?: Omit<RankSizes, 'fold'> & { fold?: number }): void {
+  current = sizes ? { ...sizes, fold: sizes.fold ?? DEFAULT_SIZES.fold } : DEFAULT_SIZES;
 }
 
 export function rankSizes(): RankSizes {

@@ -10,11 +10,12 @@
 // bounds is split or merged in a transaction of its own after it (docs/pages.md §Keeping it exact).
 import { type RawBuilder, sql } from 'kysely';
 import { afterCommit, deferred, deferredRows } from './pipeline.ts';
+import { lockScope } from './rank-lock.ts';
 import type { Executor } from './types.ts';
 import { isPostgres, LEVELS, type RankDef, type RankKey, rankSizes, scopeKey } from './rank-def.ts';
 import { addParts, buildParts, mergeParts, perEntry, recountParts, rowPart } from './rank-parts.ts';
 
-interface Entry {
+export interface Entry {
   lo_ts: string;
   lo_id: string;
   n: number;
@@ -35,19 +36,6 @@ function scopedRows(def: RankDef, values?: readonly string[]): RawBuilder<unknow
 /** The scope key computed from a row, as scopeKey computes it from values. */
 function scopeOfRow(def: RankDef): RawBuilder<unknown> {
   return sql.join([sql`${def.name}`, ...def.by.map((c) => sql`${col('t', c)}`)], sql` || ':' || `);
-}
-
-/**
- * Call before writing the scope's rows: on PostgreSQL, serializes the scope's writers. The lock is
- * sent with the transaction's next awaited statement (src/db/pipeline.ts), before it.
- */
-export async function lockScope(tx: Executor, def: RankDef, values: readonly string[]): Promise<void> {
-  if (isPostgres(tx)) await deferred(tx, sql`select pg_advisory_xact_lock(hashtextextended(${scopeKey(def, values)}, 0))`);
-}
-
-/** The keys were inserted in this transaction (rows that were not there before). */
-export async function rankInsert(tx: Executor, def: RankDef, values: readonly string[], keys: readonly RankKey[]): Promise<void> {
-  await rankChange(tx, def, values, { added: keys });
 }
 
 /** The keys were deleted in this transaction (rows that were there). */
@@ -98,7 +86,7 @@ export async function rankChange(
   for (const e of touched.values()) if (outOfBounds(e)) await s.check(0, e);
 }
 
-const outOfBounds = (e: Entry) => e.n > rankSizes().leaf.max || (e.n < rankSizes().leaf.min && e.lo_ts !== '');
+export const outOfBounds = (e: Entry) => e.n > rankSizes().leaf.max || (e.n < rankSizes().leaf.min && e.lo_ts !== '');
 
 /**
  * Where the transaction runs follow-ups: the list that will hold the leaves' new counts, read after
@@ -154,7 +142,16 @@ export async function rankRebuildAll(db: Executor, def: RankDef): Promise<void> 
   const own = sql`substr(scope, 1, ${def.name.length + 1}) = ${`${def.name}:`}`;
   await sql`delete from rank_buckets where ${own}`.execute(db);
   if (def.part) await sql`delete from rank_parts where ${own}`.execute(db);
+  // The migrations that ranked the first sets ran before count deltas existed.
+  if (await hasDeltas(db)) await sql`delete from rank_deltas where ${own}`.execute(db);
   await build(db, def);
+}
+
+async function hasDeltas(db: Executor): Promise<boolean> {
+  const r = isPostgres(db)
+    ? await sql<{ c: number }>`select count(*) as c from pg_tables where tablename = 'rank_deltas' and schemaname = current_schema()`.execute(db)
+    : await sql<{ c: number }>`select count(*) as c from sqlite_master where type = 'table' and name = 'rank_deltas'`.execute(db);
+  return Number(r.rows[0]?.c) > 0;
 }
 
 async function build(db: Executor, def: RankDef, values?: readonly string[]): Promise<void> {
@@ -187,7 +184,7 @@ function pieces(children: RawBuilder<unknown>, target: number): RawBuilder<unkno
     f as (select scope, piece, min(rn) as first, sum(w) as n from r group by scope, piece)`;
 }
 
-class Scope {
+export class Scope {
   readonly tx: Executor;
   readonly def: RankDef;
   readonly values: readonly string[];

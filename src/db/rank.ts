@@ -14,7 +14,9 @@ import { type Stmt, pagePostgres, pageSqlite, type SqlitePageStep } from './rank
 import { type PartedRead, partedPostgres, partedSqlite } from './rank-parted.ts';
 
 export { defineRank, LEVELS, type RankDef, type RankKey, type RankSizes, rankSizes, scopeKey, setRankSizes } from './rank-def.ts';
-export { lockScope, rankChange, rankDelete, rankInsert, rankMoveRows, rankRebuild, rankRebuildAll } from './rank-write.ts';
+export { rankChange, rankDelete, rankMoveRows, rankRebuild, rankRebuildAll } from './rank-write.ts';
+export { type LockMode, lockScope } from './rank-lock.ts';
+export { rankInsert } from './rank-append.ts';
 export type { PartedRead } from './rank-parted.ts';
 
 export interface RankPage<R> {

@@ -16,20 +16,13 @@ export type ListRow = ListsTable;
 export const LISTS = defineRank({ name: 'lists', table: 'lists', by: ['workspace_id'], ts: 'created_at', id: 'id' });
 export const LIST_MEMBERS = defineRank({ name: 'list_members', table: 'list_members', by: ['list_id'], ts: 'added_at', id: 'entity_id' });
 
-// Every writer of a workspace's lists queues on its lock: the statements answering nothing go out
-// with the next one that does (src/db/pipeline.ts); in an API write that is COMMIT, the leaf's new
-// count with it (docs/pages.md §Keeping it exact), so a create holds the lock for one round trip.
+// Creates of a workspace's lists take its lock for inserts (docs/pages.md §Creates that only
+// insert): they run side by side, each adding count deltas of its own. The statements answering
+// nothing go out with COMMIT (src/db/pipeline.ts), so a create is one round trip.
 export async function insertList(tx: Executor, row: ListRow): Promise<void> {
-  await lockScope(tx, LISTS, [row.workspace_id]);
+  await lockScope(tx, LISTS, [row.workspace_id], 'insert');
   await deferred(tx, tx.insertInto('lists').values(row));
   await rankInsert(tx, LISTS, [row.workspace_id], [{ ts: row.created_at, id: row.id }]);
-  await deferred(
-    tx,
-    tx
-      .insertInto('workspace_list_counts')
-      .values({ workspace_id: row.workspace_id, list_count: 1 })
-      .onConflict((oc) => oc.column('workspace_id').doUpdateSet({ list_count: sql`workspace_list_counts.list_count + 1` })),
-  );
 }
 
 // GET /v1/lists/{id} is the hottest read.

@@ -11,11 +11,6 @@ export interface ListsTable {
   updated_at: string;
 }
 
-export interface WorkspaceListCountsTable {
-  workspace_id: string;
-  list_count: number;
-}
-
 export interface ListMembersTable {
   list_id: string;
   entity_id: string;
@@ -26,7 +21,6 @@ export interface ListMembersTable {
 declare module '../db/types.ts' {
   interface Database {
     lists: ListsTable;
-    workspace_list_counts: WorkspaceListCountsTable;
     list_members: ListMembersTable;
   }
 }

@@ -5,7 +5,7 @@ import { chunks } from '../db/chunks.ts';
 import { sql } from 'kysely';
 import { fastReader, prepared } from '../db/prepared.ts';
 import { isPostgres } from '../db/rank-def.ts';
-import { lockScope, rankInsert, rankPage } from '../db/rank.ts';
+import { type LockMode, lockScope, rankInsert, rankPage } from '../db/rank.ts';
 import type { Executor } from '../db/types.ts';
 import { foldText, indexedText } from '../lib/fold.ts';
 import type { Page } from '../lib/paging.ts';
@@ -96,8 +96,9 @@ export async function insertRecord(tx: Executor, row: RecordRow): Promise<void> 
   await rankInsert(tx, RECORDS, [row.workspace_id, row.kind], [{ ts: row.created_at, id: row.id }]);
 }
 
-export function lockRecords(tx: Executor, workspaceId: string, kind: string): Promise<void> {
-  return lockScope(tx, RECORDS, [workspaceId, kind]);
+/** 'insert' lets creates run side by side (docs/pages.md §Creates that only insert); checks of unique values need 'write'. */
+export function lockRecords(tx: Executor, workspaceId: string, kind: string, mode: LockMode = 'write'): Promise<void> {
+  return lockScope(tx, RECORDS, [workspaceId, kind], mode);
 }
 
 export async function updateRecord(tx: Executor, id: string, set: { fields?: string; updated_at: string }): Promise<void> {

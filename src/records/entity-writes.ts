@@ -95,7 +95,8 @@ export async function createRecord(ctx: Ctx, type: EntityType, input: WriteInput
   if (createdBy && !Object.hasOwn(relationships, '$createdBy') && ctx.actor.subjectType === 'user' && ctx.actor.userId)
     writes.push({ def: createdBy, replace: new Map([[ctx.actor.userId, 'relationships.$createdBy']]), add: new Map(), remove: new Map() });
   const ws = ctx.actor.workspaceId;
-  await repo.lockRecords(ctx.db, ws, type.objectType);
+  // Unique values are checked under the listing's lock, so two writers cannot both take one value.
+  await repo.lockRecords(ctx.db, ws, type.objectType, [...values.keys()].some((k) => defs.fields.get(k)?.unique) ? 'write' : 'insert');
   const id = newId(type.idKind, ctx.now);
   await checkUnique(ctx, defs, values, id);
   await checkIds(ctx, writes);

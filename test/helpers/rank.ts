@@ -1,5 +1,5 @@
-// Checks a scope of rank_buckets against its rows (docs/pages.md): every entry counts exactly the
-// rows of its range, every boundary of a level is one of the level below, sizes within bounds, and
+// Checks a scope of rank_buckets against its rows (docs/pages.md): every entry, with its pending
+// count deltas, counts exactly the rows of its range, every boundary of a level is one of the level below, sizes within bounds, and
 // every page equals the naive ORDER BY … LIMIT … OFFSET over the table.
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
@@ -29,12 +29,16 @@ export async function checkEntries(db: Executor, def: RankDef, values: readonly 
       (select count(*) from rank_buckets c where c.scope = e.scope and c.level = e.level - 1 and (c.lo_ts, c.lo_id) >= (e.lo_ts, e.lo_id)
         and (e.hi_ts is null or (c.lo_ts, c.lo_id) < (e.hi_ts, e.hi_id))) as children,
       (select count(*) from rank_buckets c where c.scope = e.scope and c.level = e.level - 1 and c.lo_ts = e.lo_ts and c.lo_id = e.lo_id) as aligned
-    from (select scope, level, lo_ts, lo_id, n,
+    from (select scope, level, lo_ts, lo_id, n + coalesce((select sum(x.d) from rank_deltas x where x.scope = b.scope and x.level = b.level
+          and x.lo_ts = b.lo_ts and x.lo_id = b.lo_id), 0) as n,
         lead(lo_ts) over (partition by level order by lo_ts, lo_id) as hi_ts, lead(lo_id) over (partition by level order by lo_ts, lo_id) as hi_id
-      from rank_buckets where scope = ${scope}) e
+      from rank_buckets b where scope = ${scope}) e
     order by e.level, e.lo_ts, e.lo_id`.execute(db);
   const real = await sql<{ c: number }>`select count(*) as c from ${sql.table(def.table)} t where ${scoped(def, values)}`.execute(db);
   const total = Number(real.rows[0]?.c);
+  const orphans = await sql<{ c: number }>`select count(*) as c from rank_deltas x where x.scope = ${scope}
+    and not exists (select 1 from rank_buckets b where b.scope = x.scope and b.level = x.level and b.lo_ts = x.lo_ts and b.lo_id = x.lo_id)`.execute(db);
+  assert.equal(Number(orphans.rows[0]?.c), 0, `${scope}: every count delta belongs to an entry`);
   const { leaf, fanout } = rankSizes();
   const entries = Array.from({ length: LEVELS }, () => 0);
   for (let level = 0; level < LEVELS; level++) {

@@ -1,0 +1,54 @@
+// Who may write a ranked scope at the same time (docs/pages.md §Keeping it exact, §Creates that only
+// insert). On PostgreSQL a scope has an advisory lock, taken in one of two modes:
+// - 'write' (exclusive): the writer moves counts in place, splits and merges entries. It first
+//   folds the scope's pending count deltas into the entries, so that it sees exact counts.
+// - 'insert' (shared): the transaction only adds rows. It records their counts as deltas, rows of
+//   their own that no other writer touches, so creates of one scope run side by side; no entry
+//   moves meanwhile, since moving one needs the lock exclusively.
+// A transaction that took a scope for inserts cannot then take it for writes: two such
+// transactions would each wait for the other's shared lock. Such a caller takes 'write' first.
+// SQLite has one writer at a time: no lock, no deltas.
+import { CompiledQuery, sql } from 'kysely';
+import { deferred, runsFollowUps } from './pipeline.ts';
+import type { Executor } from './types.ts';
+import { isPostgres, type RankDef, scopeKey } from './rank-def.ts';
+
+export type LockMode = 'write' | 'insert';
+
+const held = new WeakMap<object, Map<string, LockMode>>();
+
+/** The mode in which `tx` holds the scope, if it took it. */
+export function heldMode(tx: Executor, scope: string): LockMode | undefined {
+  return held.get(tx)?.get(scope);
+}
+
+/**
+ * Call before writing the scope's rows: on PostgreSQL, serializes the scope's writers ('write'), or
+ * lets inserters run together ('insert'). The lock is sent with the transaction's next awaited
+ * statement (src/db/pipeline.ts), before it. 'insert' is taken as 'write' for a set with parts,
+ * and outside an API write (`transactionThen`), where no check can follow the commit.
+ */
+export async function lockScope(tx: Executor, def: RankDef, values: readonly string[], mode: LockMode = 'write'): Promise<void> {
+  if (!isPostgres(tx)) return;
+  const scope = scopeKey(def, values);
+  // Only a transaction holds the lock (until it ends); the map dies with it.
+  let modes = held.get(tx);
+  if (!modes && tx.isTransaction) held.set(tx, (modes = new Map<string, LockMode>()));
+  const before = modes?.get(scope);
+  const want: LockMode = mode === 'insert' && !def.part && runsFollowUps(tx) ? 'insert' : 'write';
+  if (before === 'write' || before === want) return;
+  if (before === 'insert') throw new Error(`rank ${def.name}: ${scope} was taken for inserts; a transaction that also moves entries takes it for writes first`);
+  modes?.set(scope, want);
+  // Fixed text: nothing to build per statement on this path of every create.
+  const lock = want === 'insert' ? 'pg_advisory_xact_lock_shared' : 'pg_advisory_xact_lock';
+  await deferred(tx, { compile: () => CompiledQuery.raw(`select ${lock}(hashtextextended($1, 0))`, [scope]) });
+  if (want === 'insert') return;
+  if (!def.part) await deferred(tx, foldDeltas(scope));
+}
+
+/** Moves the scope's pending deltas into its entries' counts; only under the exclusive lock. */
+function foldDeltas(scope: string) {
+  return sql`with taken as (delete from rank_deltas where scope = ${scope} returning level, lo_ts, lo_id, d),
+    g as (select level, lo_ts, lo_id, sum(d) as d from taken group by level, lo_ts, lo_id)
+    update rank_buckets b set n = b.n + g.d from g where b.scope = ${scope} and b.level = g.level and b.lo_ts = g.lo_ts and b.lo_id = g.lo_id`;
+}
