@@ -11,11 +11,12 @@ import { after, before, describe, test } from 'node:test';
 import { CompiledQuery, sql } from 'kysely';
 import { partedPostgres, type PartedRead } from '../src/db/rank-parted.ts';
 import { pagePostgres, type Stmt } from '../src/db/rank-sql.ts';
-import { LEVELS, rankPage, rankRebuild, rankSizes, scopeKey, setRankSizes } from '../src/db/rank.ts';
+import { defineRank, LEVELS, rankPage, rankRebuild, rankSizes, scopeKey, setRankSizes } from '../src/db/rank.ts';
 import { isoNow, newId } from '../src/lib/ids.ts';
 import { addMembers, insertList, LIST_MEMBERS } from '../src/lists/repository.ts';
 import { MESSAGES, messageReader } from '../src/messages/repository.ts';
 import { createTestDb, type TestDb, testDialects } from './helpers/db.ts';
+import { checkEntries, checkPages } from './helpers/rank.ts';
 
 // Small leaves and wide upper entries: many leaves under few upper entries, so that reading every
 // leaf from an entry's lo to the end of the scope would show.
@@ -175,6 +176,33 @@ for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
           await assertBounded(`${who} offset ${offset}`, args.scope, await widest(partedPostgres(MESSAGES, read, 25), args), parts);
         }
       }
+    });
+
+    // A set whose creates append count deltas (docs/pages.md §Creates that only insert): the same
+    // members ranked as such a set, part of the counts of some entries held as pending deltas, as
+    // concurrent creates leave them. The deltas are read once, bounded by their number.
+    test('a page of a set with pending count deltas: bounded the same way, the same rows', async () => {
+      const db = tdb.db.kysely;
+      const list = await seedList('ws_d');
+      const APPENDS = defineRank({ name: 'gp_appends', table: 'list_members', by: ['list_id'], ts: 'added_at', id: 'entity_id', appends: true });
+      await db.transaction().execute((tx) => rankRebuild(tx, APPENDS, [list]));
+      const scope = scopeKey(APPENDS, [list]);
+      const moved = await sql<{ level: number; lo_ts: string; lo_id: string }>`update rank_buckets set n = n - 2
+        where scope = ${scope} and (level = ${LEVELS - 1} or lo_ts = '' or lo_id like '%5') returning level, lo_ts, lo_id`.execute(db);
+      assert.ok(moved.rows.length > 10, `entries with deltas: ${moved.rows.length}`);
+      for (const e of moved.rows)
+        await sql`insert into rank_deltas (scope, level, lo_ts, lo_id, d) values (${scope}, ${e.level}, ${e.lo_ts}, ${e.lo_id}, 1), (${scope}, ${e.level}, ${e.lo_ts}, ${e.lo_id}, 1)`.execute(
+          db,
+        );
+      await sql`analyze`.execute(db);
+      await checkEntries(db, APPENDS, [list]);
+      for (const offset of [0, 300, 1200, 2500, ROWS - 25]) {
+        const args = { scope, k: offset, limit: 25, by0: list };
+        const found = await widest(pagePostgres(APPENDS, true, 25), args);
+        assert.ok((found.get('rank_deltas') ?? 0) <= moved.rows.length * 2, `offset ${offset}: ${found.get('rank_deltas')} delta rows read`);
+        await assertBounded(`appends offset ${offset}`, scope, found, 1);
+      }
+      await checkPages(db, APPENDS, [list], { limit: 25, offsets: [0, 13, 300, 1200, 2500, ROWS - 25, ROWS - 1, ROWS] });
     });
   });
 }

@@ -19,6 +19,11 @@ export interface RankDef {
    * the shared part ''. A reader counts and reads only the parts it may see.
    */
   part?: { column: string; when: { column: string; value: string } };
+  /**
+   * Creates may take the scope's lock shared and count their rows as deltas (docs/pages.md §Creates
+   * that only insert); only then do pages read the deltas. Not with parts.
+   */
+  appends?: boolean;
 }
 
 export interface RankKey {
@@ -65,6 +70,7 @@ export function defineRank(def: RankDef): RankDef {
   // Written into the statements as a literal, so that a partial index on it can serve them.
   if (def.part && !LITERAL.test(def.part.when.value)) throw new Error(`rank ${def.name}: "${def.part.when.value}" is not a plain value`);
   if (def.by.length === 0) throw new Error(`rank ${def.name}: at least one scope column`);
+  if (def.part && def.appends) throw new Error(`rank ${def.name}: a set with parts counts every insert in place`);
   return Object.freeze({ ...def });
 }
 

@@ -25,8 +25,9 @@ export function heldMode(tx: Executor, scope: string): LockMode | undefined {
 /**
  * Call before writing the scope's rows: on PostgreSQL, serializes the scope's writers ('write'), or
  * lets inserters run together ('insert'). The lock is sent with the transaction's next awaited
- * statement (src/db/pipeline.ts), before it. 'insert' is taken as 'write' for a set with parts,
- * and outside an API write (`transactionThen`), where no check can follow the commit.
+ * statement (src/db/pipeline.ts), before it. 'insert' is taken as 'write' for a set that does not
+ * declare `appends`, and outside an API write (`transactionThen`), where no upkeep can follow the
+ * commit.
  */
 export async function lockScope(tx: Executor, def: RankDef, values: readonly string[], mode: LockMode = 'write'): Promise<void> {
   if (!isPostgres(tx)) return;
@@ -35,7 +36,7 @@ export async function lockScope(tx: Executor, def: RankDef, values: readonly str
   let modes = held.get(tx);
   if (!modes && tx.isTransaction) held.set(tx, (modes = new Map<string, LockMode>()));
   const before = modes?.get(scope);
-  const want: LockMode = mode === 'insert' && !def.part && runsFollowUps(tx) ? 'insert' : 'write';
+  const want: LockMode = mode === 'insert' && def.appends && runsFollowUps(tx) ? 'insert' : 'write';
   if (before === 'write' || before === want) return;
   if (before === 'insert') throw new Error(`rank ${def.name}: ${scope} was taken for inserts; a transaction that also moves entries takes it for writes first`);
   modes?.set(scope, want);
@@ -43,7 +44,7 @@ export async function lockScope(tx: Executor, def: RankDef, values: readonly str
   const lock = want === 'insert' ? 'pg_advisory_xact_lock_shared' : 'pg_advisory_xact_lock';
   await deferred(tx, { compile: () => CompiledQuery.raw(`select ${lock}(hashtextextended($1, 0))`, [scope]) });
   if (want === 'insert') return;
-  if (!def.part) await deferred(tx, foldDeltas(scope));
+  if (def.appends) await deferred(tx, foldDeltas(scope));
 }
 
 /** Moves the scope's pending deltas into its entries' counts; only under the exclusive lock. */

@@ -113,16 +113,22 @@ export function pagePostgres(def: RankDef, rows: boolean, limit: number, bounded
     const where = scoped(def, b);
     const top = LEVELS - 1;
     const total = '(select total from tot)';
-    // Each entry counted with the scope's pending deltas (docs/pages.md §Creates that only insert):
-    // read once, a few rows at most, the columns renamed so that the ranges' bare lo_ts, lo_id stay the entry's.
-    const entries = (
-      l: number,
-      range = 'true',
-    ) => `select lo_ts, lo_id, cast(n + coalesce((select d from dl where d_level = ${l} and d_ts = lo_ts and d_id = lo_id), 0) as integer) as n
-        from rank_buckets where scope = ${S} and level = ${l} and ${range}`;
+    // A set whose creates append deltas (docs/pages.md §Creates that only insert): each entry is
+    // counted with the scope's pending deltas, read once (a few rows at most) and joined by entry;
+    // their columns are renamed so that the ranges' bare lo_ts, lo_id stay the entry's.
+    const deltas = def.appends === true;
+    const entries = (l: number, range = 'true') =>
+      deltas
+        ? `select lo_ts, lo_id, cast(n + coalesce(dl.d, 0) as integer) as n from rank_buckets left join dl on d_level = ${l} and d_ts = lo_ts and d_id = lo_id
+        where scope = ${S} and level = ${l} and ${range}`
+        : `select lo_ts, lo_id, n from rank_buckets where scope = ${S} and level = ${l} and ${range}`;
     const parts = [
-      `dl as materialized (select level as d_level, lo_ts as d_ts, lo_id as d_id, cast(sum(d) as integer) as d from rank_deltas where scope = ${S} group by level, lo_ts, lo_id)`,
-      `tot as (select cast(coalesce(sum(n), 0) + coalesce((select sum(d) from dl where d_level = ${top}), 0) as bigint) as total from rank_buckets where scope = ${S} and level = ${top})`,
+      ...(deltas
+        ? [
+            `dl as materialized (select level as d_level, lo_ts as d_ts, lo_id as d_id, cast(sum(d) as integer) as d from rank_deltas where scope = ${S} group by level, lo_ts, lo_id)`,
+            `tot as (select cast(coalesce(sum(n), 0) + coalesce((select sum(d) from dl where d_level = ${top}), 0) as bigint) as total from rank_buckets where scope = ${S} and level = ${top})`,
+          ]
+        : [`tot as (select coalesce(sum(n), 0) as total from rank_buckets where scope = ${S} and level = ${top})`]),
       pickEntry(`p${top}`, entries(top), `${total} - 1 - ${K}`, null, `${K} < ${total} and `),
     ];
     for (let l = top - 1; l >= 0; l--) {

@@ -143,7 +143,7 @@ export async function rankRebuildAll(db: Executor, def: RankDef): Promise<void> 
   await sql`delete from rank_buckets where ${own}`.execute(db);
   if (def.part) await sql`delete from rank_parts where ${own}`.execute(db);
   // The migrations that ranked the first sets ran before count deltas existed.
-  if (await hasDeltas(db)) await sql`delete from rank_deltas where ${own}`.execute(db);
+  if (def.appends && (await hasDeltas(db))) await sql`delete from rank_deltas where ${own}`.execute(db);
   await build(db, def);
 }
 

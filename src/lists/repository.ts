@@ -13,7 +13,7 @@ import type { ListsTable } from './tables.ts';
 export type ListRow = ListsTable;
 
 /** A workspace's lists, newest first; a list's members, by when they joined. */
-export const LISTS = defineRank({ name: 'lists', table: 'lists', by: ['workspace_id'], ts: 'created_at', id: 'id' });
+export const LISTS = defineRank({ name: 'lists', table: 'lists', by: ['workspace_id'], ts: 'created_at', id: 'id', appends: true });
 export const LIST_MEMBERS = defineRank({ name: 'list_members', table: 'list_members', by: ['list_id'], ts: 'added_at', id: 'entity_id' });
 
 // Creates of a workspace's lists take its lock for inserts (docs/pages.md §Creates that only

@@ -15,7 +15,7 @@ import type { EntityRelationshipsTable, RecordValuesTable, RecordsTable } from '
 export type RecordRow = RecordsTable;
 
 /** Records of one type in one workspace, newest first (docs/pages.md); scope values: [workspaceId, type]. */
-export const RECORDS = defineRank({ name: 'records', table: 'records', by: ['workspace_id', 'kind'], ts: 'created_at', id: 'id' });
+export const RECORDS = defineRank({ name: 'records', table: 'records', by: ['workspace_id', 'kind'], ts: 'created_at', id: 'id', appends: true });
 
 /**
  * Rewrites everything that indexes record values: the value index and the trigrams that serve
