@@ -12,7 +12,7 @@ import { Authenticator } from '../src/auth/authenticator.ts';
 import { createDiskBlobStore } from '../src/blobs/disk.ts';
 import { openDb } from '../src/db/database.ts';
 import type { Db } from '../src/db/types.ts';
-import { setRankSizes } from '../src/db/rank.ts';
+import { rankUpkeepSettled, setRankSizes } from '../src/db/rank.ts';
 import { LISTED_FILES } from '../src/files/repository.ts';
 import { LIST_MEMBERS, LISTS } from '../src/lists/repository.ts';
 import { buildTestApp, headers, seedWorkspace, type TestApp } from './helpers/app.ts';
@@ -97,6 +97,7 @@ for (const dialect of await testDialects()) {
       await Promise.all(work);
       assert.deepEqual(inconsistent, []);
 
+      await rankUpkeepSettled(); // splits and folds run after the answers
       const db = t.deps.db.kysely;
       const members = await checkEntries(db, LIST_MEMBERS, [listId]);
       assert.ok((members.entries[0] ?? 0) > 5 && (members.entries[1] ?? 0) > 1, `leaves and upper entries: ${members.entries.join(',')}`);

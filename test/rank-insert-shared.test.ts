@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { sql } from 'kysely';
 import { transactionThen } from '../src/db/pipeline.ts';
-import { lockScope, scopeKey, setRankSizes } from '../src/db/rank.ts';
+import { lockScope, rankUpkeepSettled, scopeKey, setRankSizes } from '../src/db/rank.ts';
 import { insertList, LISTS } from '../src/lists/repository.ts';
 import { call, eachDialect, seedWorkspace } from './helpers/app.ts';
 import { checkEntries, checkPages } from './helpers/rank.ts';
@@ -74,6 +74,7 @@ await eachDialect('creates that only insert', (ctx) => {
       Array.from({ length: 40 }, (_, i) => call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: `l${i}`, $objectType: 'account' } })),
     );
     for (const r of created) assert.equal(r.statusCode, 200, r.body);
+    await rankUpkeepSettled(); // splits and folds run after the answers
     const db = t.deps.db.kysely;
     const shape = await checkEntries(db, LISTS, [s.workspaceId]);
     assert.equal(shape.total, 40);
@@ -100,6 +101,7 @@ await eachDialect('creates that only insert', (ctx) => {
         const r = await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: `f${i}`, $objectType: 'account' } });
         assert.equal(r.statusCode, 200, r.body);
       }
+      await rankUpkeepSettled();
       const db = t.deps.db.kysely;
       assert.equal((await checkEntries(db, LISTS, [s.workspaceId])).total, 20);
       const d = await sql<{ c: number }>`select count(*) as c from rank_deltas where scope = ${scopeKey(LISTS, [s.workspaceId])}`.execute(db);

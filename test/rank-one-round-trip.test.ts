@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { transactionRoundTrips } from '../src/db/postgres.ts';
-import { setRankSizes } from '../src/db/rank.ts';
+import { rankUpkeepSettled, setRankSizes } from '../src/db/rank.ts';
 import { LISTS } from '../src/lists/repository.ts';
 import { call, eachDialect, seedWorkspace } from './helpers/app.ts';
 import { checkEntries, checkPages } from './helpers/rank.ts';
@@ -27,6 +27,7 @@ await eachDialect('ranked creates in one round trip', (ctx) => {
       assert.equal(trips.filter((n) => n === 1).length >= 30, true, `round trips per create: ${trips.join(',')}`);
       assert.equal(Math.min(...trips), 1);
     }
+    await rankUpkeepSettled(); // splits and folds run after the answers
     const db = t.deps.db.kysely;
     const shape = await checkEntries(db, LISTS, [s.workspaceId]);
     assert.equal(shape.total, 40);

@@ -4,6 +4,7 @@ import { Kysely, sql } from 'kysely';
 import postgres from 'postgres';
 import { type Clients, PostgresJsDialect, run, TransactionGate } from './postgres.ts';
 import { registerFastReader } from './prepared.ts';
+import { rankUpkeepSettled } from './rank-append.ts';
 import { NodeSqliteDialect } from './sqlite.ts';
 import type { Database, Db, PoolStats } from './types.ts';
 
@@ -78,7 +79,12 @@ export function openDb(opts: DbOptions): Db {
         Array.from(await run(clients.shared, { sql: text, parameters: params })) as R[],
     });
     const pool: PoolStats = { size: poolSize, transactions: () => gate.held, waiting: () => gate.waiting };
-    return { kysely, dialect: 'postgres', pool, ...(schema ? { schema } : {}), close: () => kysely.destroy() };
+    // The ranked index's upkeep runs after the answers it follows (src/db/rank-append.ts): let it finish.
+    const close = async () => {
+      await rankUpkeepSettled();
+      await kysely.destroy();
+    };
+    return { kysely, dialect: 'postgres', pool, ...(schema ? { schema } : {}), close };
   }
   const dialect = new NodeSqliteDialect(opts.sqliteFile ?? join(opts.dataDir, 'rolodex.db'));
   const kysely = new Kysely<Database>({ dialect });

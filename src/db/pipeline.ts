@@ -55,7 +55,7 @@ export async function deferredRows<R>(tx: Executor, query: Compilable<R> | RawBu
 }
 
 type FollowUp = (db: Kysely<Database>) => Promise<void>;
-const followUps = new WeakMap<object, FollowUp[]>();
+const followUps = new WeakMap<object, { fn: FollowUp; wait: boolean }[]>();
 
 /**
  * Runs `fn` in a transaction of `db`, then, once it committed, what `fn` registered with
@@ -63,19 +63,26 @@ const followUps = new WeakMap<object, FollowUp[]>();
  * `failed`, not to the caller, since what it follows is committed.
  */
 export async function transactionThen<T>(db: Kysely<Database>, fn: (tx: Transaction<Database>) => Promise<T>, failed: (err: unknown) => void): Promise<T> {
-  const later: FollowUp[] = [];
+  const later: { fn: FollowUp; wait: boolean }[] = [];
   const result = await db.transaction().execute((tx) => {
     followUps.set(tx, later);
     return fn(tx);
   });
-  for (const f of later) await f(db).catch(failed);
+  for (const f of later) {
+    const done = f.fn(db).catch(failed);
+    if (f.wait) await done;
+  }
   return result;
 }
 
-/** In a transaction of `transactionThen`, registers `fn` to run after COMMIT and returns true; elsewhere false. */
-export function afterCommit(tx: Executor, fn: FollowUp): boolean {
+/**
+ * In a transaction of `transactionThen`, registers `fn` to run after COMMIT and returns true;
+ * elsewhere false. With `wait: false` the caller's answer does not wait for it (work whose result
+ * nobody sees, such as a ranked index's upkeep); its failure still goes to `failed`.
+ */
+export function afterCommit(tx: Executor, fn: FollowUp, opts: { wait?: boolean } = {}): boolean {
   const list = followUps.get(tx);
-  list?.push(fn);
+  list?.push({ fn, wait: opts.wait ?? true });
   return list !== undefined;
 }
 

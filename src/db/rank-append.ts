@@ -6,12 +6,13 @@
 // split, and once a scope has gathered enough deltas they are folded in, each under the scope's
 // exclusive lock in a transaction of its own. Any other transaction goes through rankChange.
 import { type Compilable, CompiledQuery, type Kysely } from 'kysely';
-import { afterCommit, deferredRows } from './pipeline.ts';
+import { afterCommit, deferred, deferredRows } from './pipeline.ts';
+import { growStatements } from './rank-grow.ts';
 import { Builder, type Stmt } from './rank-sql.ts';
 import type { Database, Executor } from './types.ts';
 import { heldMode, lockScope } from './rank-lock.ts';
 import { LEVELS, type RankDef, type RankKey, rankSizes, scopeKey } from './rank-def.ts';
-import { type Entry, outOfBounds, rankChange, Scope } from './rank-write.ts';
+import { type Entry, rankChange } from './rank-write.ts';
 
 const CHUNK = 400;
 
@@ -20,10 +21,12 @@ interface Leaf extends Entry {
   pending: number;
 }
 
-// Upkeep of a scope after creates, one transaction at a time per scope in this process: the
-// creates committed while a split waits for the exclusive lock all saw the leaf over its maximum,
-// and each asking for a transaction of its own made a convoy of them (13% more transactions than
-// creates under 50 concurrent ones). They now add their leaves to the one that runs next.
+// Upkeep of a scope after creates: the split of a leaf past its maximum and the fold of the
+// deltas. Nobody sees its result (pages are exact either way), so no create waits for it; one
+// transaction at a time per scope in this process, and creates that ask meanwhile add their
+// leaves to the next one. When creates waited for it, and each asked for a transaction of its own,
+// they made a convoy of them: 13% more transactions than creates, and a create's p99 of 160 ms
+// under mixed load (docs/performance.md §Creates side by side).
 interface Upkeep {
   leaves: Map<string, Entry>;
   fold: boolean;
@@ -47,11 +50,11 @@ async function runUpkeep(db: Kysely<Database>, def: RankDef, values: readonly st
       const out = [...u.leaves.values()];
       u.leaves.clear();
       u.fold = false;
-      // Taken for writes, the scope's deltas are folded in first; check then reads exact counts.
+      // Taken for writes, the scope's deltas are folded in first, so the splits count exact rows;
+      // nothing is awaited, so all of it goes out with COMMIT (src/db/rank-grow.ts).
       await db.transaction().execute(async (t) => {
         await lockScope(t, def, values);
-        const w = new Scope(t, def, values);
-        for (const e of out) await w.check(0, e);
+        for (const e of out) for (const stmt of growStatements(def, scope, values, e)) await deferred(t, { compile: () => stmt });
       });
     }
   } finally {
@@ -110,10 +113,23 @@ export async function rankInsert(tx: Executor, def: RankDef, values: readonly st
   if (heldMode(tx, scope) !== 'insert') return rankChange(tx, def, values, { added: keys });
   const leaves: { readonly rows?: Leaf[] }[] = [];
   for (let i = 0; i < keys.length; i += CHUNK) leaves.push(await deferredRows(tx, appendQuery(scope, keys.slice(i, i + CHUNK))));
-  afterCommit(tx, async (db) => {
-    const seen = leaves.flatMap((l) => l.rows ?? []).map((r) => ({ lo_ts: r.lo_ts, lo_id: r.lo_id, n: Number(r.n), pending: Number(r.pending) }));
-    const out = seen.filter(outOfBounds);
-    const fold = seen.some((r) => r.pending >= rankSizes().fold);
-    if (out.length > 0 || fold) await keep(db, def, values, out, fold);
-  });
+  afterCommit(
+    tx,
+    async (db) => {
+      const seen = leaves.flatMap((l) => l.rows ?? []).map((r) => ({ lo_ts: r.lo_ts, lo_id: r.lo_id, n: Number(r.n), pending: Number(r.pending) }));
+      const out = seen.filter((e) => e.n > rankSizes().leaf.max);
+      const fold = seen.some((r) => r.pending >= rankSizes().fold);
+      if (out.length > 0 || fold) await keep(db, def, values, out, fold);
+    },
+    { wait: false },
+  );
+}
+
+/** Resolves once no upkeep runs in this process: before its database closes, and for tests that check the index. */
+export async function rankUpkeepSettled(): Promise<void> {
+  for (;;) {
+    const running = [...upkeep.values()].flatMap((u) => (u.running ? [u.running] : []));
+    if (running.length === 0) return;
+    await Promise.allSettled(running);
+  }
 }

@@ -16,7 +16,7 @@ import { type PartedRead, partedPostgres, partedSqlite } from './rank-parted.ts'
 export { defineRank, LEVELS, type RankDef, type RankKey, type RankSizes, rankSizes, scopeKey, setRankSizes } from './rank-def.ts';
 export { rankChange, rankDelete, rankMoveRows, rankRebuild, rankRebuildAll } from './rank-write.ts';
 export { type LockMode, lockScope } from './rank-lock.ts';
-export { rankInsert } from './rank-append.ts';
+export { rankInsert, rankUpkeepSettled } from './rank-append.ts';
 export type { PartedRead } from './rank-parted.ts';
 
 export interface RankPage<R> {
