@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import type { Executor } from '../../src/db/types.ts';
-import { LEVELS, type RankDef, rankPage, rankSizes, scopeKey } from '../../src/db/rank.ts';
+import { LEVELS, type RankDef, rankPage, rankSizes, rankUpkeepSettled, scopeKey } from '../../src/db/rank.ts';
 
 function scoped(def: RankDef, values: readonly string[]) {
   const parts = def.by.map((c, i) => sql`${sql.ref(`t.${c}`)} = ${values[i]}`);
@@ -137,4 +137,13 @@ export async function checkParts(db: Executor, def: RankDef, values: readonly st
   }
   const got = new Map(kept.map((x) => [`${Number(x.level)}|${x.lo_ts}|${x.lo_id}|${x.part}`, Number(x.n)]));
   assert.deepEqual(new Map([...got].sort()), new Map([...want].sort()), `${scope}: the parts of every entry count its rows`);
+}
+
+/** After `total` creates through the API with tiny leaves: once their upkeep ran, the index is exact, its leaves split, every page naive. */
+export async function checkCreated(db: Executor, def: RankDef, values: readonly string[], total: number): Promise<void> {
+  await rankUpkeepSettled(); // splits and folds run after the answers
+  const shape = await checkEntries(db, def, values);
+  assert.equal(shape.total, total);
+  assert.ok((shape.entries[0] ?? 0) > 4, `leaves: ${shape.entries.join(',')}`);
+  await checkPages(db, def, values, { limit: 7 });
 }
