@@ -26,7 +26,7 @@ interface Leaf extends Entry {
 // transaction at a time per scope in this process, and creates that ask meanwhile add their
 // leaves to the next one. When creates waited for it, and each asked for a transaction of its own,
 // they made a convoy of them: 13% more transactions than creates, and a create's p99 of 160 ms
-// under mixed load (docs/performance.md §Creates side by side).
+// under mixed load (docs/performance.md §Creates side by side, and batches written at once).
 interface Upkeep {
   leaves: Map<string, Entry>;
   fold: boolean;
@@ -67,8 +67,8 @@ async function runUpkeep(db: Kysely<Database>, def: RankDef, values: readonly st
 // (a new scope has none yet: a key then falls in the base, lo ''), each key's entry on every level
 // found through the primary key, the deltas, and the leaf's count as this transaction sees it (its
 // own keys included) with the scope's pending delta rows, for the check after COMMIT. One
-// statement instead of four, and no query building per create (docs/performance.md §Creates that
-// only insert).
+// statement instead of four, and no query building per create (docs/performance.md §Creates side
+// by side, and batches written at once).
 const appendText = new Map<number, Stmt>();
 
 function appendStatement(keys: number): Stmt {

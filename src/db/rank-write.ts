@@ -5,7 +5,8 @@
 // the levels above are kept in shape the same way, counting entries below instead of rows.
 // A set with parts also keeps, per entry, its count in each part (src/db/rank-parts.ts).
 // Writers of one scope are serialized: SQLite has one writer at a time; on PostgreSQL every writer
-// takes the scope's advisory lock before it writes the scope's rows (lockScope). There, in a
+// takes the scope's advisory lock exclusively before it writes the scope's rows (lockScope), except
+// creates that only insert, which count themselves as deltas (src/db/rank-append.ts). There, in a
 // transaction that runs follow-ups (an API write), the counts go out with COMMIT and a leaf out of
 // bounds is split or merged in a transaction of its own after it (docs/pages.md §Keeping it exact).
 import { type RawBuilder, sql } from 'kysely';
@@ -86,7 +87,7 @@ export async function rankChange(
   for (const e of touched.values()) if (outOfBounds(e)) await s.check(0, e);
 }
 
-export const outOfBounds = (e: Entry) => e.n > rankSizes().leaf.max || (e.n < rankSizes().leaf.min && e.lo_ts !== '');
+const outOfBounds = (e: Entry) => e.n > rankSizes().leaf.max || (e.n < rankSizes().leaf.min && e.lo_ts !== '');
 
 /**
  * Where the transaction runs follow-ups: the list that will hold the leaves' new counts, read after
@@ -184,7 +185,7 @@ function pieces(children: RawBuilder<unknown>, target: number): RawBuilder<unkno
     f as (select scope, piece, min(rn) as first, sum(w) as n from r group by scope, piece)`;
 }
 
-export class Scope {
+class Scope {
   readonly tx: Executor;
   readonly def: RankDef;
   readonly values: readonly string[];
