@@ -54,8 +54,8 @@ export async function deferredRows<R>(tx: Executor, query: Compilable<R> | RawBu
   return out;
 }
 
-type FollowUp = (db: Kysely<Database>) => Promise<void>;
-const followUps = new WeakMap<object, { fn: FollowUp; wait: boolean }[]>();
+type FollowUp = { fn: (db: Kysely<Database>) => Promise<void>; wait: boolean };
+const followUps = new WeakMap<object, FollowUp[]>();
 
 /**
  * Runs `fn` in a transaction of `db`, then, once it committed, what `fn` registered with
@@ -63,7 +63,7 @@ const followUps = new WeakMap<object, { fn: FollowUp; wait: boolean }[]>();
  * `failed`, not to the caller, since what it follows is committed.
  */
 export async function transactionThen<T>(db: Kysely<Database>, fn: (tx: Transaction<Database>) => Promise<T>, failed: (err: unknown) => void): Promise<T> {
-  const later: { fn: FollowUp; wait: boolean }[] = [];
+  const later: FollowUp[] = [];
   const result = await db.transaction().execute((tx) => {
     followUps.set(tx, later);
     return fn(tx);
@@ -80,7 +80,7 @@ export async function transactionThen<T>(db: Kysely<Database>, fn: (tx: Transact
  * elsewhere false. With `wait: false` the caller's answer does not wait for it (work whose result
  * nobody sees, such as a ranked index's upkeep); its failure still goes to `failed`.
  */
-export function afterCommit(tx: Executor, fn: FollowUp, opts: { wait?: boolean } = {}): boolean {
+export function afterCommit(tx: Executor, fn: FollowUp['fn'], opts: { wait?: boolean } = {}): boolean {
   const list = followUps.get(tx);
   list?.push({ fn, wait: opts.wait ?? true });
   return list !== undefined;

@@ -19,6 +19,11 @@ export interface WriteInput {
   relationships?: Record<string, unknown>;
 }
 
+/** True when the write sets a unique field: its check needs the listing's lock to itself, so two writers cannot both take one value. */
+function setsUnique(defs: TypeDefinitions, values: Map<string, unknown>): boolean {
+  return [...values.keys()].some((k) => defs.fields.get(k)?.unique);
+}
+
 async function checkUnique(ctx: Ctx, defs: TypeDefinitions, values: Map<string, unknown>, recordId: string): Promise<void> {
   for (const [key, v] of values) {
     if (v === null || !defs.fields.get(key)?.unique) continue;
@@ -95,8 +100,7 @@ export async function createRecord(ctx: Ctx, type: EntityType, input: WriteInput
   if (createdBy && !Object.hasOwn(relationships, '$createdBy') && ctx.actor.subjectType === 'user' && ctx.actor.userId)
     writes.push({ def: createdBy, replace: new Map([[ctx.actor.userId, 'relationships.$createdBy']]), add: new Map(), remove: new Map() });
   const ws = ctx.actor.workspaceId;
-  // Unique values are checked under the listing's lock, so two writers cannot both take one value.
-  await repo.lockRecords(ctx.db, ws, type.objectType, [...values.keys()].some((k) => defs.fields.get(k)?.unique) ? 'write' : 'insert');
+  await repo.lockRecords(ctx.db, ws, type.objectType, setsUnique(defs, values) ? 'write' : 'insert');
   const id = newId(type.idKind, ctx.now);
   await checkUnique(ctx, defs, values, id);
   await checkIds(ctx, writes);
@@ -132,8 +136,7 @@ export async function updateRecord(ctx: Ctx, type: EntityType, input: WriteInput
   checkRelationshipKeys(defs, relationships, 'update');
   const values = checkFieldValues(defs, fields);
   const writes = checkUpdateRelationships(defs, relationships, type.updateOperations);
-  // Unique values are checked under the listing's lock, so two writers cannot both take one value.
-  if ([...values.keys()].some((k) => defs.fields.get(k)?.unique)) await repo.lockRecords(ctx.db, ws, type.objectType);
+  if (setsUnique(defs, values)) await repo.lockRecords(ctx.db, ws, type.objectType);
   await checkUnique(ctx, defs, values, row.id);
   await checkIds(ctx, writes);
   const stored = JSON.parse(row.fields) as Record<string, unknown>;
