@@ -6,7 +6,10 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { deferred } from '../src/db/pipeline.ts';
+import { deferred, deferredRows } from '../src/db/pipeline.ts';
+import { observeStatements } from '../src/db/postgres.ts';
+import { defineRank } from '../src/db/rank-def.ts';
+import { lockScope } from '../src/db/rank-lock.ts';
 import { createTestDb, type TestDb, testDialects } from './helpers/db.ts';
 
 for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
@@ -58,6 +61,54 @@ for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
       const perTurn = new Map<number, number>();
       for (const t of turns) perTurn.set(t, (perTurn.get(t) ?? 0) + 1);
       assert.equal(perTurn.size, 5, `the writes fell in turns ${JSON.stringify([...perTurn])}`);
+    });
+
+    test('statements without parameters in a row go out as one simple query, each answer to its caller', async () => {
+      const db = tdb.db.kysely;
+      const sent: string[] = [];
+      observeStatements((text) => void sent.push(text));
+      try {
+        const got = await db.transaction().execute(async (tx) => {
+          const first = await deferredRows(tx, sql<{ a: number }>`select 1 as a`);
+          const second = await sql<{ b: number }>`select 2 as b`.execute(tx);
+          const third = await sql<{ c: string }>`select ${'x'} as c`.execute(tx);
+          return { first: [...(first.rows ?? [])], second: second.rows, third: third.rows };
+        });
+        assert.deepEqual(got, { first: [{ a: 1 }], second: [{ b: 2 }], third: [{ c: 'x' }] });
+      } finally {
+        observeStatements(undefined);
+      }
+      // BEGIN and the two selects without parameters went out as one statement (its padding, for
+      // the write at once, included); then the one with a parameter, and COMMIT.
+      assert.match(sent[0]!, /^begin;\nselect 1 as a;\nselect 2 as b \/\*/, JSON.stringify(sent));
+      assert.equal(sent.filter((text) => text.includes('select')).length, 2, JSON.stringify(sent));
+    });
+
+    test('a failure within such a group fails its transaction, and the connection serves the next one', async () => {
+      const db = tdb.db.kysely;
+      await assert.rejects(
+        db.transaction().execute(async (tx) => {
+          await deferred(tx, sql`insert into batch_rows (v) values (${'kept?'})`);
+          await deferred(tx, sql`select 1 / 0`);
+          await sql`select 1`.execute(tx);
+        }),
+        /division by zero/,
+      );
+      const rows = await db.transaction().execute((tx) => sql<{ c: number }>`select count(*) as c from batch_rows where v = 'kept?'`.execute(tx));
+      assert.equal(Number(rows.rows[0]?.c), 0);
+    });
+
+    test("a scope's lock, sent as a literal, is the lock of that scope's text, quotes and backslashes included", async () => {
+      const db = tdb.db.kysely;
+      const def = defineRank({ name: 'batch', table: 'batch_rows', by: ['v'], ts: 'v', id: 'v' });
+      const value = "o'k\\n";
+      const held = await db.transaction().execute(async (tx) => {
+        await lockScope(tx, def, [value]);
+        const r = await sql<{ c: number }>`select count(*) as c from pg_locks where locktype = 'advisory' and pid = pg_backend_pid()
+          and ((classid::bigint << 32) | objid::bigint) = hashtextextended(${`batch:${value}`}, 0)`.execute(tx);
+        return Number(r.rows[0]?.c);
+      });
+      assert.equal(held, 1);
     });
   });
 }

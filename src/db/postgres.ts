@@ -127,14 +127,38 @@ function flushing(queries: CompiledQuery[]): { batch: CompiledQuery[]; padded: b
   return { batch: [...queries, CompiledQuery.raw(PADDING)], padded: true };
 }
 
+// Consecutive statements without parameters (BEGIN and a scope's lock, src/db/rank-lock.ts) go
+// out as one simple query, which postgres.js answers with one result per statement: each
+// statement sent on its own costs the server about 50 µs of CPU in postgres.js (building its
+// messages, reading its answer) on a list create of 500 (docs/performance.md §Fewer statements per
+// create). A failure aborts the transaction whichever way its statements went out.
+function grouped(batch: CompiledQuery[]): { sql: string; parameters: readonly unknown[]; count: number }[] {
+  const out: { sql: string; parameters: readonly unknown[]; count: number }[] = [];
+  for (const q of batch) {
+    const last = out.at(-1);
+    if (last && last.parameters.length === 0 && q.parameters.length === 0) {
+      last.sql += `;\n${q.sql}`;
+      last.count++;
+    } else out.push({ sql: q.sql, parameters: q.parameters, count: 1 });
+  }
+  return out;
+}
+
 /** Runs `queries` in one write; fails with the first failure (later ones only report the abort). */
 async function sendAll(on: Reserved, queries: CompiledQuery[]): Promise<Rows[]> {
   transactionWrites++;
   const { batch, padded } = flushing(queries);
-  const settled = await Promise.allSettled(batch.map((q) => run(on, q)));
+  const groups = grouped(batch);
+  const settled = await Promise.allSettled(groups.map((q) => run(on, q)));
   const failed = settled.find((s) => s.status === 'rejected');
   if (failed) throw failed.reason;
-  const results = settled.map((s) => (s as PromiseFulfilledResult<Rows>).value);
+  const results: Rows[] = [];
+  settled.forEach((s, i) => {
+    const rows = (s as PromiseFulfilledResult<Rows>).value;
+    // A simple query of several statements is answered with one result each.
+    if (groups[i]!.count === 1) results.push(rows);
+    else results.push(...(rows as unknown as Rows[]));
+  });
   if (padded) results.pop();
   results.forEach((r, i) => settleQueued(queries[i]!, r));
   return results;

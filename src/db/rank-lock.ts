@@ -40,11 +40,19 @@ export async function lockScope(tx: Executor, def: RankDef, values: readonly str
   if (before === 'write' || before === want) return;
   if (before === 'insert') throw new Error(`rank ${def.name}: ${scope} was taken for inserts; a transaction that also moves entries takes it for writes first`);
   modes?.set(scope, want);
-  // Fixed text: nothing to build per statement on this path of every create.
+  // Nothing to build per statement on this path of every create; the scope is a literal, so that
+  // the lock goes out within BEGIN's simple query when it is the transaction's first statement
+  // (src/db/postgres.ts).
   const lock = want === 'insert' ? 'pg_advisory_xact_lock_shared' : 'pg_advisory_xact_lock';
-  await deferred(tx, { compile: () => CompiledQuery.raw(`select ${lock}(hashtextextended($1, 0))`, [scope]) });
+  await deferred(tx, { compile: () => CompiledQuery.raw(`select ${lock}(hashtextextended(${literal(scope)}, 0))`) });
   if (want === 'insert') return;
   if (def.appends) await deferred(tx, foldDeltas(scope));
+}
+
+/** `text` as an escape string literal: its meaning does not depend on standard_conforming_strings. */
+function literal(text: string): string {
+  if (text.includes('\0')) throw new Error('a scope holds no NUL');
+  return `E'${text.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`;
 }
 
 /** Moves the scope's pending deltas into its entries' counts; only under the exclusive lock. */
