@@ -15,7 +15,7 @@ import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
 import type { DialectName } from '../src/db/types.ts';
 import { ROUTES } from './routes.ts';
-import { load, MAIN, median, seedContext, startBaseline, startServer, stop } from './run.ts';
+import { baselineFor, load, MAIN, median, seedContext, startBaseline, startServer, stop } from './run.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -87,7 +87,7 @@ const body = route.body ? JSON.stringify(route.body(ctx)) : undefined;
 console.error(`${route.name}, ${dialect}, ${args.workers} worker(s), ${args.rounds} rounds of ${SECONDS} s; load ${loadavg()[0]!.toFixed(1)}`);
 try {
   for (let i = 0; i < Number(args.rounds); i++) {
-    const base = await load(baseline.url, { seconds: SECONDS });
+    const base = await load(baseline.url, { ...baselineFor(route, ctx), seconds: SECONDS });
     const parts = [`round ${i + 1}: baseline ${Math.round(base.rps)}/s`];
     for (const s of i % 2 ? [...servers].reverse() : servers) {
       const pids = family(s.child.pid!);
