@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import { transactionRoundTrips } from '../src/db/postgres.ts';
 import { setRankSizes } from '../src/db/rank.ts';
 import { LISTS } from '../src/lists/repository.ts';
+import { RECORDS } from '../src/records/repository.ts';
 import { call, eachDialect, seedWorkspace } from './helpers/app.ts';
 import { checkCreated } from './helpers/rank.ts';
 
@@ -31,5 +32,31 @@ await eachDialect('ranked creates in one round trip', (ctx) => {
     const page = (await call(t, s.secret, 'GET', '/v1/lists?limit=25&offset=15')).json();
     assert.equal(page.totalCount, 40);
     assert.equal(page.data.length, 25);
+  });
+
+  test('POST /v1/contacts: three round trips on PostgreSQL (the definitions, then every write with the read of its meetings, then COMMIT)', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const trips: number[] = [];
+    for (let i = 0; i < 40; i++) {
+      const before = transactionRoundTrips();
+      const r = await call(t, s.secret, 'POST', '/v1/contacts', {
+        fields: { $name: { firstName: 'Ada', lastName: `L${i}` }, $email: [`ada${i}@example.test`], $profilePhotoUrl: `https://example.test/p/${i}.png` },
+      });
+      assert.equal(r.statusCode, 200, r.body);
+      trips.push(transactionRoundTrips() - before);
+    }
+    if (t.deps.db.dialect === 'postgres') {
+      assert.equal(trips.filter((n) => n === 3).length >= 30, true, `round trips per create: ${trips.join(',')}`);
+      assert.equal(Math.min(...trips), 3);
+    }
+    await checkCreated(t.deps.db.kysely, RECORDS, [s.workspaceId, 'contact'], 40);
+    // What the deferred writes wrote: each contact found by its name, and by a part of its e-mail
+    // and of its photo's URL (the postings).
+    for (const q of [`$name=${encodeURIComponent('ada l7')}`, '$email=ada7@', `$profilePhotoUrl=${encodeURIComponent('/p/7.png')}`]) {
+      const page = (await call(t, s.secret, 'GET', `/v1/contacts?${q}`)).json();
+      assert.equal(page.totalCount, 1, q);
+      assert.equal(page.data[0].fields.$name.value.lastName, 'L7');
+    }
   });
 });

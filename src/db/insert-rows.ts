@@ -2,8 +2,12 @@
 // without Kysely's building and compiling of every value, which cost an import more CPU than
 // SQLite's own work on those rows. The statement text depends only on the table, the columns and
 // the number of rows, so it is built once and prepared once per connection (src/db/sqlite.ts,
-// src/db/postgres.ts). Values are bound parameters, as everywhere.
+// src/db/postgres.ts). Values are bound parameters, as everywhere. The rows answer nothing, so
+// on PostgreSQL inside a transaction they go out with the next statement awaited
+// (src/db/pipeline.ts): a record create writes its row, counts, values and postings in one round
+// trip (docs/performance.md §Record reads and writes).
 import { CompiledQuery } from 'kysely';
+import { deferred } from './pipeline.ts';
 import { isPostgres } from './rank-def.ts';
 import type { Database, Executor } from './types.ts';
 
@@ -35,6 +39,7 @@ export async function insertRows<T extends keyof Database>(
     const part = rows.slice(i, i + perStatement);
     const params: unknown[] = [];
     for (const r of part) for (const c of columns) params.push(r[c] ?? null);
-    await db.executeQuery(CompiledQuery.raw(statement(pg, String(table), columns, part.length), params));
+    const text = statement(pg, String(table), columns, part.length);
+    await deferred(db, { compile: () => CompiledQuery.raw(text, params) });
   }
 }

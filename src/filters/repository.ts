@@ -1,5 +1,6 @@
 // SQL of filtered record listings and of the trigram index (docs/filtering.md). Every value a
 // filter carries is a bound parameter; only fixed fragments of this file are SQL text.
+import { deferred } from '../db/pipeline.ts';
 import { type RawBuilder, sql } from 'kysely';
 import { chunks } from '../db/chunks.ts';
 import { insertRows } from '../db/insert-rows.ts';
@@ -138,7 +139,7 @@ export async function replaceTrigrams(tx: Executor, defs: TypeDefinitions, recor
     // 2 values a posting; the cast makes PostgreSQL compare bigint with bigint.
     for (const part of chunks(stale, 1000)) {
       const list = sql.join(part.map((r) => sql`(cast(${r.key} as bigint), ${r.record_id})`));
-      await sql`delete from record_trigrams where (key, record_id) in (values ${list})`.execute(tx);
+      await deferred(tx, sql`delete from record_trigrams where (key, record_id) in (values ${list})`);
     }
   }
   await insertRows(tx, 'record_trigrams', ['key', 'record_id'], sortPostings(fresh), 2000);

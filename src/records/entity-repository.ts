@@ -1,5 +1,6 @@
 // SQL of the record API (docs/records.md): one record, a ranked page of them, their relationships
 // read in batches (own rows by source, inverse rows by target), and the writes of one record.
+import { deferred } from '../db/pipeline.ts';
 import { batchedRead, jsonKeys, KEYS } from '../db/batched.ts';
 import { chunks } from '../db/chunks.ts';
 import { sql } from 'kysely';
@@ -92,7 +93,7 @@ export async function recordsWithVersion(db: Executor, workspaceId: string, kind
 
 /** Inserts a record and ranks it, the scope locked first so that concurrent creates keep the counts right. */
 export async function insertRecord(tx: Executor, row: RecordRow): Promise<void> {
-  await tx.insertInto('records').values(row).execute();
+  await deferred(tx, tx.insertInto('records').values(row));
   await rankInsert(tx, RECORDS, [row.workspace_id, row.kind], [{ ts: row.created_at, id: row.id }]);
 }
 

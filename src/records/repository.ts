@@ -1,5 +1,6 @@
 // SQL of records and their relationships: the reads behind list memberships and the writes of
 // import.
+import { deferred } from '../db/pipeline.ts';
 import { sql } from 'kysely';
 import { chunks } from '../db/chunks.ts';
 import { insertRows } from '../db/insert-rows.ts';
@@ -31,7 +32,7 @@ export async function writeValueIndex(tx: Executor, defs: TypeDefinitions, recor
 
 /** Replaces the value-index rows of `recordIds` by `rows` (docs/records.md §Value index). */
 export async function replaceValues(tx: Executor, recordIds: readonly string[], rows: readonly RecordValuesTable[]): Promise<void> {
-  for (const part of chunks([...recordIds])) await tx.deleteFrom('record_values').where('record_id', 'in', part).execute();
+  for (const part of chunks([...recordIds])) await deferred(tx, tx.deleteFrom('record_values').where('record_id', 'in', part));
   // 6 values a row.
   await insertRows(tx, 'record_values', ['workspace_id', 'object_type', 'field', 'value_text', 'value_num', 'record_id'], rows, 800);
 }
