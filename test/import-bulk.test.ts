@@ -90,9 +90,11 @@ await eachDialect('bulk import', (ctx) => {
     }
   });
 
-  test('a bulk import that fails leaves the indexes as they were', async () => {
+  test('a bulk import that fails leaves the indexes as they were, and no posting', async () => {
     const t = ctx();
     const before = await indexes(t);
+    const postings = async () => Number((await sql<{ n: number }>`select count(*) as n from record_trigrams`.execute(t.deps.db.kysely)).rows[0]?.n);
+    const postingsBefore = await postings();
     const seeded = await seedWorkspace(t);
     const saved = { ...BULK_LOAD };
     Object.assign(BULK_LOAD, { min: 1, share: 0 });
@@ -107,6 +109,7 @@ await eachDialect('bulk import', (ctx) => {
       Object.assign(BULK_LOAD, saved);
     }
     assert.deepEqual(await indexes(t), before);
+    assert.equal(await postings(), postingsBefore);
     assert.equal((await call(t, seeded.secret, 'GET', '/v1/contacts')).json().totalCount, 0);
   });
 });

@@ -8,7 +8,7 @@ import { defineRank } from '../db/rank.ts';
 import { isPostgres } from '../db/rank-def.ts';
 import type { Executor } from '../db/types.ts';
 import type { TypeDefinitions } from '../definitions/service.ts';
-import { replaceTrigrams } from '../filters/repository.ts';
+import { replaceTrigrams, withPostingsDeferred } from '../filters/repository.ts';
 import { lookupExternalIds } from '../import/repository.ts';
 import { foldText } from '../lib/fold.ts';
 import type { EntityRelationshipsTable, RecordValuesTable, RecordsTable } from './tables.ts';
@@ -57,7 +57,7 @@ export async function withValueIndexesDeferred<T>(tx: Executor, bulk: boolean, f
   const { rows } = await sql<{ name: string; sql: string }>`select name, sql from sqlite_master
     where type = 'index' and name in (${sql.join(VALUE_INDEXES)})`.execute(tx);
   for (const r of rows) await sql`drop index ${sql.id(r.name)}`.execute(tx);
-  const out = await fn();
+  const out = await withPostingsDeferred(tx, fn);
   for (const r of rows) await sql.raw(r.sql).execute(tx);
   return out;
 }
