@@ -4,7 +4,7 @@
 // 2), so objects may reference each other in any order.
 import type { Ctx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
-import { type IdKind, newId } from '../lib/ids.ts';
+import type { IdKind } from '../lib/ids.ts';
 
 /** An error tied to an input line (NDJSON) or array item (JSON). */
 export class ImportError extends InputError {
@@ -30,6 +30,8 @@ export interface ImportContext extends Ctx {
   resolve(object: string, externalId: string, at: { line: number; field: string }): Promise<string>;
   /** Records the server id of an imported object (for resolve and the id map). */
   register(object: string, externalId: string, id: string): void;
+  /** The id of a new object: the import's ids grow in the order they are drawn (`idSequence`). */
+  newId(kind: IdKind): string;
 }
 
 /**
@@ -76,7 +78,7 @@ export async function upsertByExternalId<T, Old extends string | { id: string }>
     const old = existing.get(item.externalId);
     let id: string;
     if (old === undefined) {
-      id = newId(spec.idKind, ctx.now);
+      id = ctx.newId(spec.idKind);
       await spec.insert(item, id);
     } else {
       id = typeof old === 'string' ? old : old.id;

@@ -2,6 +2,7 @@
 // one transaction, kind by kind in dependency order, so an import is all-or-nothing.
 import type { Ctx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
+import { idSequence } from '../lib/ids.ts';
 import { ImportError, type ImportContext, type ImportItem, type ImportKind } from './kind.ts';
 
 export interface ImportResult {
@@ -109,7 +110,7 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
         if (!found) throw new ImportError(at.line, at.field, `no ${object} with externalId "${externalId}" in this import or the workspace`);
         return found;
       };
-      const importCtx: ImportContext = { ...inTx, resolve, register };
+      const importCtx: ImportContext = { ...inTx, resolve, register, newId: idSequence(ctx.now) };
       let done = 0;
       const total = parsed.length * 2;
       for (const phase of ['upsert', 'link'] as const) {

@@ -57,6 +57,41 @@ export function newId(kind: IdKind, now: number = Date.now()): string {
   return `${kind}_${encodeTime(now)}${encodeRandom()}`;
 }
 
+/**
+ * Ids of one kind drawn in increasing order, all with the time `now`: the first with random
+ * characters, each next one greater by a random step of 1 to 65,536. An import's new records
+ * take them, so that they are appended to the primary keys (and the relationships' keys) in
+ * order rather than scattered over them: at 1,000,000 contacts, once those B-trees outgrew the
+ * cache, scattered inserts cost the records 26 s and their relationships 22 s (docs/import.md
+ * §Speed). Still opaque, time-sortable, and not guessable from another import's ids.
+ */
+export function idSequence(now: number = Date.now()): (kind: IdKind) => string {
+  const time = encodeTime(now);
+  // 80 bits a sequence; started below 2^79, so that 2^63 steps still fit in 16 characters.
+  let next = BigInt(`0x${randomHex(10)}`) >> 1n;
+  return (kind) => {
+    const step = 1n + BigInt(Number.parseInt(randomHex(2), 16));
+    next += step;
+    let out = '';
+    let v = next;
+    for (let i = 0; i < 16; i++) {
+      out = ALPHABET[Number(v & 31n)] + out;
+      v >>= 5n;
+    }
+    return `${kind}_${time}${out}`;
+  };
+}
+
+function randomHex(bytes: number): string {
+  if (used + bytes > POOL.length) {
+    randomFillSync(POOL);
+    used = 0;
+  }
+  const out = POOL.toString('hex', used, used + bytes);
+  used += bytes;
+  return out;
+}
+
 /** ISO 8601 UTC with milliseconds, the one timestamp format of the API and the database. */
 export function isoNow(now: number = Date.now()): string {
   return new Date(now).toISOString();
