@@ -58,12 +58,12 @@ export function newId(kind: IdKind, now: number = Date.now()): string {
 }
 
 /**
- * Ids of one kind drawn in increasing order, all with the time `now`: the first with random
- * characters, each next one greater by a random step of 1 to 65,536. An import's new records
- * take them, so that they are appended to the primary keys (and the relationships' keys) in
- * order rather than scattered over them: at 1,000,000 contacts, once those B-trees outgrew the
- * cache, scattered inserts cost the records 26 s and their relationships 22 s (docs/import.md
- * §Speed). Still opaque, time-sortable, and not guessable from another import's ids.
+ * Ids drawn in increasing order, whatever their kind, all with the time `now`: the first with
+ * random characters, each next one greater by a random step of 1 to 65,536. An import's new
+ * objects take them, so that records are appended to the primary keys (theirs and their
+ * relationships') in order rather than scattered over them: at 1,000,000 contacts, once those
+ * B-trees outgrew the cache, scattered inserts cost the records 26 s and their relationships 22 s
+ * (docs/import.md §Speed). Still opaque, time-sortable, and not guessable from another import's.
  */
 export function idSequence(now: number = Date.now()): (kind: IdKind) => string {
   const time = encodeTime(now);
