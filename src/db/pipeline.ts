@@ -20,6 +20,11 @@ export function isDeferred(query: CompiledQuery): boolean {
   return marked.has(query);
 }
 
+/** Whether someone reads the statement's rows (it went out with `deferredRows`). */
+export function wantsRows(query: CompiledQuery): boolean {
+  return sinks.has(query);
+}
+
 /** Called by the PostgreSQL connection: `query` waits for the next write. */
 export function markQueued(query: CompiledQuery): void {
   queued.add(query);

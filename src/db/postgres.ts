@@ -27,7 +27,7 @@ import {
 } from 'kysely';
 import type { Dialect, Kysely, TransactionSettings } from 'kysely';
 import type postgres from 'postgres';
-import { isDeferred, markQueued, settleQueued } from './pipeline.ts';
+import { isDeferred, markQueued, settleQueued, wantsRows } from './pipeline.ts';
 
 type Client = postgres.Sql;
 type Reserved = postgres.ReservedSql;
@@ -127,20 +127,32 @@ function flushing(queries: CompiledQuery[]): { batch: CompiledQuery[]; padded: b
   return { batch: [...queries, CompiledQuery.raw(PADDING)], padded: true };
 }
 
-// Consecutive statements without parameters (BEGIN and a scope's lock, src/db/rank-lock.ts) go
-// out as one simple query, which postgres.js answers with one result per statement: each
-// statement sent on its own costs the server about 50 µs of CPU in postgres.js (building its
-// messages, reading its answer) on a list create of 500 (docs/performance.md §Fewer statements per
-// create). A failure aborts the transaction whichever way its statements went out.
-function grouped(batch: CompiledQuery[]): { sql: string; parameters: readonly unknown[]; count: number }[] {
-  const out: { sql: string; parameters: readonly unknown[]; count: number }[] = [];
-  for (const q of batch) {
+// Consecutive statements without parameters whose answer nobody reads (BEGIN and a scope's lock,
+// src/db/rank-lock.ts) go out as one simple query: each statement sent on its own costs the
+// server about 50 µs of CPU in postgres.js (building its messages, reading its answer) on a list
+// create of 500 (docs/performance.md §Fewer statements per create). Only those: postgres.js
+// merges the answers of such a query in ways that do not map back to its statements (statements
+// without rows fold into the next one's), so a statement whose answer is read (the one awaited,
+// COMMIT, one sent with deferredRows) goes out on its own. A failure aborts the transaction
+// whichever way its statements went out.
+interface Group {
+  sql: string;
+  parameters: readonly unknown[];
+  count: number;
+  /** Without parameters, and nobody reads its answer: may take the next such statement. */
+  open: boolean;
+}
+
+function grouped(batch: CompiledQuery[], read: (i: number) => boolean): Group[] {
+  const out: Group[] = [];
+  batch.forEach((q, i) => {
+    const open = q.parameters.length === 0 && !read(i);
     const last = out.at(-1);
-    if (last && last.parameters.length === 0 && q.parameters.length === 0) {
+    if (last?.open && open) {
       last.sql += `;\n${q.sql}`;
       last.count++;
-    } else out.push({ sql: q.sql, parameters: q.parameters, count: 1 });
-  }
+    } else out.push({ sql: q.sql, parameters: q.parameters, count: 1, open });
+  });
   return out;
 }
 
@@ -148,16 +160,16 @@ function grouped(batch: CompiledQuery[]): { sql: string; parameters: readonly un
 async function sendAll(on: Reserved, queries: CompiledQuery[]): Promise<Rows[]> {
   transactionWrites++;
   const { batch, padded } = flushing(queries);
-  const groups = grouped(batch);
+  // The last statement (the one awaited, or COMMIT) and the padding after it are read.
+  const groups = grouped(batch, (i) => i >= queries.length - 1 || wantsRows(queries[i]!));
   const settled = await Promise.allSettled(groups.map((q) => run(on, q)));
   const failed = settled.find((s) => s.status === 'rejected');
   if (failed) throw failed.reason;
   const results: Rows[] = [];
   settled.forEach((s, i) => {
     const rows = (s as PromiseFulfilledResult<Rows>).value;
-    // A simple query of several statements is answered with one result each.
-    if (groups[i]!.count === 1) results.push(rows);
-    else results.push(...(rows as unknown as Rows[]));
+    // A group's statements are read by nobody: each stands for its place.
+    for (let k = 0; k < groups[i]!.count; k++) results.push(rows);
   });
   if (padded) results.pop();
   results.forEach((r, i) => settleQueued(queries[i]!, r));
