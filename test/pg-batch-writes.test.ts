@@ -106,14 +106,22 @@ for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
 
     test('a failure within such a group fails its transaction, and the connection serves the next one', async () => {
       const db = tdb.db.kysely;
-      await assert.rejects(
-        db.transaction().execute(async (tx) => {
-          await deferred(tx, sql`insert into batch_rows (v) values (${'kept?'})`);
-          await deferred(tx, sql`select 1 / 0`);
-          await sql`select 1`.execute(tx);
-        }),
-        /division by zero/,
-      );
+      const sent: string[] = [];
+      observeStatements((text) => void sent.push(text));
+      try {
+        await assert.rejects(
+          db.transaction().execute(async (tx) => {
+            await deferred(tx, sql`select 1 / 0`);
+            await deferred(tx, sql`select 2`);
+            await deferred(tx, sql`insert into batch_rows (v) values (${'kept?'})`);
+            await sql`select ${1}`.execute(tx);
+          }),
+          /division by zero/,
+        );
+      } finally {
+        observeStatements(undefined);
+      }
+      assert.equal(sent[0], 'begin;\nselect 1 / 0;\nselect 2', JSON.stringify(sent));
       const rows = await db.transaction().execute((tx) => sql<{ c: number }>`select count(*) as c from batch_rows where v = 'kept?'`.execute(tx));
       assert.equal(Number(rows.rows[0]?.c), 0);
     });
