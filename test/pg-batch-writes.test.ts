@@ -7,10 +7,10 @@ import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { deferred, deferredRows } from '../src/db/pipeline.ts';
-import { observeStatements } from '../src/db/postgres.ts';
 import { defineRank } from '../src/db/rank-def.ts';
 import { lockScope } from '../src/db/rank-lock.ts';
 import { createTestDb, type TestDb, testDialects } from './helpers/db.ts';
+import { statementsOf } from './helpers/sql-spy.ts';
 
 for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
   describe(`batches of a transaction [${dialect}]`, () => {
@@ -65,51 +65,41 @@ for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
 
     test('statements without parameters whose answer nobody reads go out with BEGIN as one simple query', async () => {
       const db = tdb.db.kysely;
-      const sent: string[] = [];
-      observeStatements((text) => void sent.push(text));
-      try {
-        const got = await db.transaction().execute(async (tx) => {
+      const { result: got, statements: sent } = await statementsOf(() =>
+        db.transaction().execute(async (tx) => {
           await deferred(tx, sql`select 1 as a`);
           await deferred(tx, sql`select 2 as b`);
           return (await sql<{ c: string }>`select ${'x'} as c`.execute(tx)).rows;
-        });
-        assert.deepEqual(got, [{ c: 'x' }]);
-      } finally {
-        observeStatements(undefined);
-      }
+        }),
+      );
+      assert.deepEqual(got, [{ c: 'x' }]);
       assert.equal(sent[0], 'begin;\nselect 1 as a;\nselect 2 as b', JSON.stringify(sent));
       assert.equal(sent[1], 'select $1 as c', JSON.stringify(sent));
     });
 
     test('a statement without parameters whose answer is read goes out on its own, and gets its own answer', async () => {
       const db = tdb.db.kysely;
-      const sent: string[] = [];
-      observeStatements((text) => void sent.push(text));
-      try {
-        // postgres.js folds the answers of statements without rows into the next one's within one
-        // simple query: grouped, SET's answer would have stood for BEGIN's, and the awaited
-        // statement would have found none of its own.
-        const got = await db.transaction().execute(async (tx) => {
+      // postgres.js folds the answers of statements without rows into the next one's within one
+      // simple query: grouped, SET's answer would have stood for BEGIN's, and the awaited
+      // statement would have found none of its own.
+      const { result: got, statements: sent } = await statementsOf(() =>
+        db.transaction().execute(async (tx) => {
           const set = await sql`set local statement_timeout = 5000`.execute(tx);
           const rows = await deferredRows(tx, sql<{ a: number }>`select 1 as a`);
           const prep = await sql`prepare batch_probe as select 2`.execute(tx);
           const after = await sql<{ b: number }>`select 2 as b`.execute(tx);
           await sql`deallocate batch_probe`.execute(tx);
           return { set: set.rows, rows: [...(rows.rows ?? [])], prep: prep.rows, after: after.rows };
-        });
-        assert.deepEqual(got, { set: [], rows: [{ a: 1 }], prep: [], after: [{ b: 2 }] });
-      } finally {
-        observeStatements(undefined);
-      }
+        }),
+      );
+      assert.deepEqual(got, { set: [], rows: [{ a: 1 }], prep: [], after: [{ b: 2 }] });
       assert.equal(sent[0], 'begin', JSON.stringify(sent));
     });
 
     test('a failure within such a group fails its transaction, and the connection serves the next one', async () => {
       const db = tdb.db.kysely;
-      const sent: string[] = [];
-      observeStatements((text) => void sent.push(text));
-      try {
-        await assert.rejects(
+      const { statements: sent } = await statementsOf(() =>
+        assert.rejects(
           db.transaction().execute(async (tx) => {
             await deferred(tx, sql`select 1 / 0`);
             await deferred(tx, sql`select 2`);
@@ -117,10 +107,8 @@ for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
             await sql`select ${1}`.execute(tx);
           }),
           /division by zero/,
-        );
-      } finally {
-        observeStatements(undefined);
-      }
+        ),
+      );
       assert.equal(sent[0], 'begin;\nselect 1 / 0;\nselect 2', JSON.stringify(sent));
       const rows = await db.transaction().execute((tx) => sql<{ c: number }>`select count(*) as c from batch_rows where v = 'kept?'`.execute(tx));
       assert.equal(Number(rows.rows[0]?.c), 0);
