@@ -6,9 +6,9 @@ import { before, test } from 'node:test';
 import { sql } from 'kysely';
 import type { Executor } from '../src/db/types.ts';
 import { addField, loadDefinitions, type TypeDefinitions } from '../src/definitions/service.ts';
-import { sortPostings, trigramRows } from '../src/filters/repository.ts';
+import { trigramRows } from '../src/filters/repository.ts';
 import { filteredPage, parseFilters } from '../src/filters/service.ts';
-import { keyScope, trigramKey, trigrams } from '../src/filters/trigrams.ts';
+import { addTrigramKeys, keyScope, trigramKey, trigrams } from '../src/filters/trigrams.ts';
 import { type Ctx, operatorCtx } from '../src/lib/context.ts';
 import { valueRows } from '../src/records/index-values.ts';
 import { writeValueIndex } from '../src/records/repository.ts';
@@ -37,6 +37,20 @@ test('trigram keys: distinct per workspace, type, field and trigram; integers be
   assert.notEqual(trigramKey(keyScope('ws_a', 'contact', '$email'), 'ann'), trigramKey(keyScope('ws_', 'acontact', '$email'), 'ann'));
 });
 
+test('addTrigramKeys gives the keys of trigrams() through trigramKey, each once, after those already held', () => {
+  const scope = keyScope('ws_a', 'contact', '$email');
+  const values = ['ann.smith@acme.test', '+49 30 1234 1234', 'aaaaaa', 'ab', '', 'chloé@x.fr', 'a😀bc😀😀x', '𝒳𝒳𝒳𝒳', 'ßüé中文字符串'];
+  for (const v of values) {
+    const got: number[] = [];
+    addTrigramKeys(scope, v, got);
+    assert.deepEqual(got, [...new Set(trigrams(v).map((t) => trigramKey(scope, t)))], v);
+  }
+  // Keys already held are not added again; new ones follow them.
+  const held = [trigramKey(scope, 'acm'), 7];
+  addTrigramKeys(scope, 'acme', held);
+  assert.deepEqual(held, [trigramKey(scope, 'acm'), 7, trigramKey(scope, 'cme')]);
+});
+
 await eachDialect('trigram postings', (ctx) => {
   let c: Ctx;
   let defs: TypeDefinitions;
@@ -49,7 +63,7 @@ await eachDialect('trigram postings', (ctx) => {
   });
 
   const expected = (id: string, values: Record<string, unknown>) =>
-    sortPostings(trigramRows(valueRows(c.actor.workspaceId, defs, id, values), new Set(['$email', 'phone'])));
+    trigramRows(valueRows(c.actor.workspaceId, defs, id, values), new Set(['$email', 'phone']));
   const find = async (query: Record<string, string>) =>
     (await filteredPage(c, { defs, filters: parseFilters(query, defs), page: { limit: 25, offset: 0 } })).ids;
 
