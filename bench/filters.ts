@@ -25,7 +25,7 @@ import { migrate } from '../src/db/migrate.ts';
 import { rankRebuildAll } from '../src/db/rank.ts';
 import type { DialectName, Executor } from '../src/db/types.ts';
 import { addField, loadDefinitions, type TypeDefinitions } from '../src/definitions/service.ts';
-import { sortPostings, trigramRows } from '../src/filters/repository.ts';
+import { trigramRows } from '../src/filters/repository.ts';
 import { parseFilters, planFilters, walkRows } from '../src/filters/service.ts';
 import { operatorCtx, systemCtx } from '../src/lib/context.ts';
 import { valueRows } from '../src/records/index-values.ts';
@@ -92,7 +92,7 @@ async function seed(db: Executor, dialect: DialectName, ws: string, defs: TypeDe
       }
       await insert(tx, 'records', records, 500);
       await insert(tx, 'record_values', values, 800);
-      await insert(tx, 'record_trigrams', sortPostings(trigramRows(values, fields)), 1000);
+      await insert(tx, 'record_trigrams', trigramRows(values, fields), 1000);
     });
   }
   for (const i of built) await sql.raw(i.ddl).execute(db);

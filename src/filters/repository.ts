@@ -9,7 +9,7 @@ import type { Executor } from '../db/types.ts';
 import type { TypeDefinitions } from '../definitions/service.ts';
 import type { RecordValuesTable } from '../records/tables.ts';
 import type { RecordTrigramsTable } from './tables.ts';
-import { CONTAINS_TYPES, type KeyScope, keyScope, likeLiteral, prefixEnd, trigramKey, trigrams } from './trigrams.ts';
+import { addTrigramKeys, CONTAINS_TYPES, type KeyScope, keyScope, likeLiteral, prefixEnd, trigramKey } from './trigrams.ts';
 
 /** A condition on one value-index row `v` of a field. */
 export type ValueCond =
@@ -143,7 +143,7 @@ export async function replaceTrigrams(tx: Executor, defs: TypeDefinitions, recor
     }
   }
   const bulk = bulkPostings.has(tx);
-  await insertRows(tx, 'record_trigrams', ['key', 'record_id'], bulk ? fresh : sortPostings(fresh), 2000, bulk ? BULK_POSTINGS : 'record_trigrams');
+  await insertRows(tx, 'record_trigrams', ['key', 'record_id'], fresh, 2000, bulk ? BULK_POSTINGS : 'record_trigrams');
 }
 
 // A bulk import's postings (docs/import.md §Speed). Inserted batch by batch, each batch sorted,
@@ -176,34 +176,36 @@ export async function withPostingsDeferred<T>(tx: Executor, fn: () => Promise<T>
 }
 
 /**
- * Postings in key order, so that a batch fills the B-tree key by key. Within a key they stay in
- * the order given (a batch's records in creation order, nearly id order): comparing the ids as
- * well cost an import more than the inserts it orders.
+ * The postings of the value-index rows of `fields` (distinct per record and key), in key order so
+ * that a batch fills the B-tree key by key (and a bulk import's sorted move at the end finds runs
+ * already in order, docs/import.md §Speed). Within a key they stay in the order of `rows` (a
+ * batch's records in creation order, nearly id order): comparing the ids as well cost an import
+ * more than the inserts it orders. Grouped by key while they are made, so only the distinct keys
+ * are sorted.
  */
-export function sortPostings(rows: RecordTrigramsTable[]): RecordTrigramsTable[] {
-  return rows.sort((x, y) => x.key - y.key);
-}
-
-/** The postings of the value-index rows of `fields` (distinct per record and key). */
 export function trigramRows(rows: readonly RecordValuesTable[], fields: ReadonlySet<string>): RecordTrigramsTable[] {
-  // The keys already given, per record (one set a record, not one a trigram).
-  const seen = new Map<string, Set<number>>();
+  // The keys already given, per record (one array a record, not one a trigram).
+  const given = new Map<string, number[]>();
   const scopes = new Map<string, KeyScope>();
-  const out: RecordTrigramsTable[] = [];
+  const byKey = new Map<number, string[]>();
   for (const r of rows) {
     if (!fields.has(r.field) || r.value_text === null) continue;
-    let given = seen.get(r.record_id);
-    if (given === undefined) seen.set(r.record_id, (given = new Set()));
+    let keys = given.get(r.record_id);
+    if (keys === undefined) given.set(r.record_id, (keys = []));
     // A batch holds a few scopes: hashed once each.
     const sk = `${r.workspace_id}\u0000${r.object_type}\u0000${r.field}`;
     let scope = scopes.get(sk);
     if (scope === undefined) scopes.set(sk, (scope = keyScope(r.workspace_id, r.object_type, r.field)));
-    for (const trigram of trigrams(r.value_text)) {
-      const key = trigramKey(scope, trigram);
-      if (given.has(key)) continue;
-      given.add(key);
-      out.push({ key, record_id: r.record_id });
+    const from = keys.length;
+    addTrigramKeys(scope, r.value_text, keys);
+    for (let i = from; i < keys.length; i++) {
+      const k = keys[i]!;
+      const ids = byKey.get(k);
+      if (ids === undefined) byKey.set(k, [r.record_id]);
+      else ids.push(r.record_id);
     }
   }
+  const out: RecordTrigramsTable[] = [];
+  for (const key of Float64Array.from(byKey.keys()).sort()) for (const record_id of byKey.get(key)!) out.push({ key, record_id });
   return out;
 }

@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import { SYSTEM_CATALOGUES } from '../../definitions/catalogue.ts';
-import { sortPostings, trigramRows } from '../../filters/repository.ts';
+import { trigramRows } from '../../filters/repository.ts';
 import type { ValueType } from '../../lib/resource-schemas.ts';
 import type { RecordValuesTable } from '../../records/tables.ts';
 
@@ -56,7 +56,7 @@ export async function up(db: Kysely<any>): Promise<void> {
       const done = last === null ? rows : rows.filter((r) => r.record_id !== last);
       if (done.length === 0) throw new Error(`record ${last} has more than ${BATCH} values of ${key}`);
       // A key shared by two fields of one record (docs/filtering.md §Indexes) is one posting.
-      const postings = sortPostings(trigramRows(done, new Set([key])));
+      const postings = trigramRows(done, new Set([key]));
       for (let i = 0; i < postings.length; i += 2000) {
         const values = sql.join(postings.slice(i, i + 2000).map((p) => sql`(${p.key}, ${p.record_id})`));
         await sql`insert into record_trigrams (key, record_id) values ${values} on conflict do nothing`.execute(db);
