@@ -22,6 +22,7 @@ import * as m0017 from './migrations/0017_definition_versions.ts';
 import * as m0018 from './migrations/0018_compact_trigrams.ts';
 import * as m0021 from './migrations/0021_rank_clustered.ts';
 import * as m0022 from './migrations/0022_rank_deltas.ts';
+import * as m0023 from './migrations/0023_partial_num_index.ts';
 
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -43,6 +44,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0018_compact_trigrams': m0018,
   '0021_rank_clustered': m0021,
   '0022_rank_deltas': m0022,
+  '0023_partial_num_index': m0023,
 };
 
 export class MigrationError extends Error {
