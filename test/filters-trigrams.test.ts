@@ -62,8 +62,7 @@ await eachDialect('trigram postings', (ctx) => {
     defs = (await loadDefinitions(c, { objectType: 'contact' }))!;
   });
 
-  const expected = (id: string, values: Record<string, unknown>) =>
-    trigramRows(valueRows(c.actor.workspaceId, defs, id, values), new Set(['$email', 'phone']));
+  const expected = (id: string, values: Record<string, unknown>) => trigramRows(valueRows(c.actor.workspaceId, defs, id, values), new Set(['$email', 'phone']));
   const find = async (query: Record<string, string>) =>
     (await filteredPage(c, { defs, filters: parseFilters(query, defs), page: { limit: 25, offset: 0 } })).ids;
 

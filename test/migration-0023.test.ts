@@ -15,7 +15,8 @@ const AT = isoNow(Date.UTC(2026, 0, 1));
 for (const dialect of await testDialects()) {
   describe(`migration 0023_partial_num_index [${dialect}]`, () => {
     let tdb: TestDb;
-    const values = async () => (await sql`select record_id, field, value_text, value_num from record_values order by record_id, field`.execute(tdb.db.kysely)).rows;
+    const values = async () =>
+      (await sql`select record_id, field, value_text, value_num from record_values order by record_id, field`.execute(tdb.db.kysely)).rows;
     let before0023: unknown[];
     before(async () => {
       tdb = await createTestDb(dialect, { before: '0023' });
@@ -43,14 +44,20 @@ for (const dialect of await testDialects()) {
 
     test("a numeric filter's statement reads the index and finds the same records", async () => {
       const db = tdb.db.kysely;
-      const query = driverSql(db, { workspaceId: 'ws_n', objectType: 'contact' }, { kind: 'values', field: 'score', cond: { op: 'num', gt: 36 }, multiRow: false });
+      const query = driverSql(
+        db,
+        { workspaceId: 'ws_n', objectType: 'contact' },
+        { kind: 'values', field: 'score', cond: { op: 'num', gt: 36 }, multiRow: false },
+      );
       const compiled = query.compile(db);
       const found = (await db.executeQuery<{ record_id: string }>(compiled)).rows.map((r) => r.record_id).sort();
       assert.deepEqual(found, ['con_037', 'con_038', 'con_039']);
       const plan = await db.connection().execute(async (c) => {
         // 80 rows: PostgreSQL would rather scan the table; told not to, it still may only take an index it can prove usable.
         if (dialect === 'postgres') await c.executeQuery(CompiledQuery.raw('set enable_seqscan = off'));
-        const r = await c.executeQuery<Record<string, string>>(CompiledQuery.raw(`explain ${dialect === 'sqlite' ? 'query plan ' : ''}${compiled.sql}`, [...compiled.parameters]));
+        const r = await c.executeQuery<Record<string, string>>(
+          CompiledQuery.raw(`explain ${dialect === 'sqlite' ? 'query plan ' : ''}${compiled.sql}`, [...compiled.parameters]),
+        );
         if (dialect === 'postgres') await c.executeQuery(CompiledQuery.raw('reset enable_seqscan'));
         return r.rows.map((x) => Object.values(x).join(' ')).join('\n');
       });

@@ -23,6 +23,7 @@ import * as m0018 from './migrations/0018_compact_trigrams.ts';
 import * as m0021 from './migrations/0021_rank_clustered.ts';
 import * as m0022 from './migrations/0022_rank_deltas.ts';
 import * as m0023 from './migrations/0023_partial_num_index.ts';
+import * as m0024 from './migrations/0024_trigram_packs.ts';
 
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -45,6 +46,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0021_rank_clustered': m0021,
   '0022_rank_deltas': m0022,
   '0023_partial_num_index': m0023,
+  '0024_trigram_packs': m0024,
 };
 
 export class MigrationError extends Error {

@@ -8,7 +8,7 @@ import { isPostgres } from '../db/rank-def.ts';
 import type { Executor } from '../db/types.ts';
 import type { TypeDefinitions } from '../definitions/service.ts';
 import type { RecordValuesTable } from '../records/tables.ts';
-import type { RecordTrigramsTable } from './tables.ts';
+import type { RecordTrigramPacksTable, RecordTrigramsTable } from './tables.ts';
 import { addTrigramKeys, CONTAINS_TYPES, type KeyScope, keyScope, likeLiteral, prefixEnd, trigramKey } from './trigrams.ts';
 
 /** A condition on one value-index row `v` of a field. */
@@ -54,15 +54,25 @@ function keyOf(s: Scope, field: string, trigram: string): number {
   return trigramKey(keyScope(s.workspaceId, s.objectType, field), trigram);
 }
 
+/** The record ids of a key's packs (docs/filtering.md §Indexes, Packs), as `record_id`. */
+function packedIds(db: Executor, key: number): RawBuilder<unknown> {
+  return isPostgres(db)
+    ? sql`select p.prefix || j.value as record_id from record_trigram_packs p cross join lateral jsonb_array_elements_text(cast(p.tails as jsonb)) as j(value) where p.key = ${key}`
+    : sql`select p.prefix || j.value as record_id from record_trigram_packs p, json_each(p.tails) j where p.key = ${key}`;
+}
+
 /** The ids of the records an atom holds, as `record_id` (distinct). Relationship drivers need a type check. */
 export function driverSql(db: Executor, s: Scope, a: Atom): RawBuilder<unknown> {
   if (a.kind === 'own') return sql`select distinct e.source_id as record_id from entity_relationships e where e.target_id = ${a.id} and e.name = ${a.name}`;
   if (a.kind === 'inverse') return sql`select distinct e.target_id as record_id from entity_relationships e where e.source_id = ${a.id} and e.name = ${a.name}`;
   const where = sql`v.workspace_id = ${s.workspaceId} and v.object_type = ${s.objectType} and v.field = ${a.field}`;
   if (a.cond.op === 'contains' && a.trigram !== undefined) {
-    // Candidates from one trigram's postings, each checked against its own values.
-    return sql`select g.record_id from record_trigrams g where g.key = ${keyOf(s, a.field, a.trigram)}
-      and exists (select 1 from record_values v where v.record_id = g.record_id and v.field = ${a.field} and ${valueCond(db, a.cond)})`;
+    // Candidates from one trigram's postings and packs, each checked against its own values. A
+    // record may be in both (a pack's stale id, then the trigram written again): `union` keeps it once.
+    const key = keyOf(s, a.field, a.trigram);
+    return sql`select c.record_id from (select g.record_id from record_trigrams g where g.key = ${key}
+      union ${packedIds(db, key)}) c
+      where exists (select 1 from record_values v where v.record_id = c.record_id and v.field = ${a.field} and ${valueCond(db, a.cond)})`;
   }
   return a.multiRow
     ? sql`select distinct v.record_id from record_values v where ${where} and ${valueCond(db, a.cond)}`
@@ -86,12 +96,16 @@ export async function cappedCount(db: Executor, query: RawBuilder<unknown>, cap:
   return toNumber(r.rows[0]?.n);
 }
 
-/** How many postings each of `trigrams` has in a field, each counted up to `cap`, in one statement. */
+/**
+ * How many postings each of `trigrams` has in a field, in one statement: those of the posting
+ * table counted up to `cap`, plus the ids of its packs (their kept counts, a few rows a key).
+ */
 export async function trigramCounts(db: Executor, s: Scope, field: string, trigrams: readonly string[], cap: number): Promise<Map<string, number>> {
-  const probes = trigrams.map(
-    (t) =>
-      sql`select cast(${t} as text) as t, (select count(*) from (select 1 from record_trigrams g where g.key = ${keyOf(s, field, t)} limit ${cap}) x) as n`,
-  );
+  const probes = trigrams.map((t) => {
+    const key = keyOf(s, field, t);
+    return sql`select cast(${t} as text) as t, (select count(*) from (select 1 from record_trigrams g where g.key = ${key} limit ${cap}) x)
+      + (select coalesce(sum(p.n), 0) from record_trigram_packs p where p.key = ${key}) as n`;
+  });
   const r = await sql<{ t: string; n: unknown }>`${sql.join(probes, sql` union all `)}`.execute(db);
   return new Map(r.rows.map((x) => [x.t, toNumber(x.n)]));
 }
@@ -142,37 +156,45 @@ export async function replaceTrigrams(tx: Executor, defs: TypeDefinitions, recor
       await deferred(tx, sql`delete from record_trigrams where (key, record_id) in (values ${list})`);
     }
   }
-  const bulk = bulkPostings.has(tx);
-  await insertRows(tx, 'record_trigrams', ['key', 'record_id'], fresh, 2000, bulk ? BULK_POSTINGS : 'record_trigrams');
+  if (packing.has(tx)) await insertRows(tx, 'record_trigram_packs', ['key', 'first_id', 'prefix', 'tails', 'n'], packs(fresh), 500);
+  else await insertRows(tx, 'record_trigrams', ['key', 'record_id'], fresh, 2000);
 }
 
-// A bulk import's postings (docs/import.md §Speed). Inserted batch by batch, each batch sorted,
-// they landed all over the trigram table's one B-tree: at 1,000,000 contacts (some 37 million
-// postings, a table larger than the import's 1 GB cache) their inserts took 218 of the import's
-// 404 s, against 4.8 of 18.5 s at 100,000 (docs/performance.md §Import at 1,000,000). Appended
-// to a temporary table instead and moved in one sorted statement at the end, each page of the
-// B-tree is written once, in order.
-const BULK_POSTINGS = 'bulk_postings';
-const bulkPostings = new WeakSet<object>();
+// A bulk import's postings (docs/import.md §Speed, docs/filtering.md §Indexes, Packs): one row per
+// key and batch instead of one per posting. At 1,000,000 contacts, some 37 million postings took
+// 69 of the import's 236 s in SQLite alone (appended to a temporary table, then moved into the
+// posting table's B-tree in one sorted statement), and their B-tree was 1.8 GB.
+const packing = new WeakSet<object>();
 
 /**
- * Runs `fn` (the writes of a bulk import that only creates records, on SQLite) with its postings
- * gathered in a temporary table, then moves them into the trigram table sorted, in the same
- * transaction: the same rows as inserted one batch at a time. A rollback drops the temporary
- * table with the rest.
+ * Runs `fn` (the writes of an import that only creates records of a type that had none) with its
+ * postings written as packs, in the same transaction. Nothing rewrites those records meanwhile,
+ * so no pack holds a stale id when the import commits.
  */
-export async function withPostingsDeferred<T>(tx: Executor, fn: () => Promise<T>): Promise<T> {
-  await sql`create temp table ${sql.id(BULK_POSTINGS)} (key integer not null, record_id text not null)`.execute(tx);
-  bulkPostings.add(tx);
+export async function withPackedPostings<T>(tx: Executor, fn: () => Promise<T>): Promise<T> {
+  packing.add(tx);
   try {
-    const out = await fn();
-    await sql`insert into record_trigrams (key, record_id) select key, record_id from temp.${sql.id(BULK_POSTINGS)} order by key, record_id`.execute(tx);
-    await sql`drop table temp.${sql.id(BULK_POSTINGS)}`.execute(tx);
-    return out;
+    return await fn();
   } finally {
-    // On a failure the import's rollback drops the temporary table with everything else.
-    bulkPostings.delete(tx);
+    packing.delete(tx);
   }
+}
+
+/** Postings in key order (as trigramRows gives them) as one pack per key: its ids sorted, their common prefix kept once. */
+export function packs(postings: readonly RecordTrigramsTable[]): RecordTrigramPacksTable[] {
+  const out: RecordTrigramPacksTable[] = [];
+  for (let i = 0; i < postings.length;) {
+    const key = postings[i]!.key;
+    const ids: string[] = [];
+    for (; i < postings.length && postings[i]!.key === key; i++) ids.push(postings[i]!.record_id);
+    ids.sort();
+    const first = ids[0]!;
+    const last = ids[ids.length - 1]!;
+    let p = 0;
+    while (p < first.length && first.charCodeAt(p) === last.charCodeAt(p)) p++;
+    out.push({ key, first_id: first, prefix: first.slice(0, p), tails: JSON.stringify(ids.map((id) => id.slice(p))), n: ids.length });
+  }
+  return out;
 }
 
 /**

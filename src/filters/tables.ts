@@ -12,9 +12,24 @@ export interface RecordTrigramsTable {
   record_id: string;
 }
 
-// Adds the table to the one Database type (src/db/types.ts) that Kysely checks queries against.
+/**
+ * The postings of one key written by one batch of a bulk import (docs/filtering.md §Indexes,
+ * Packs): the record ids are `prefix` followed by each element of `tails` (a JSON array of
+ * strings), `n` of them, the least being `first_id`. Never rewritten: a record rewritten later may
+ * leave stale ids here, which a `contains` drops when it checks each candidate's values.
+ */
+export interface RecordTrigramPacksTable {
+  key: number;
+  first_id: string;
+  prefix: string;
+  tails: string;
+  n: number;
+}
+
+// Adds the tables to the one Database type (src/db/types.ts) that Kysely checks queries against.
 declare module '../db/types.ts' {
   interface Database {
     record_trigrams: RecordTrigramsTable;
+    record_trigram_packs: RecordTrigramPacksTable;
   }
 }

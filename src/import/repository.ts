@@ -41,7 +41,7 @@ export async function lookupExternalIds(
 export async function useImportCache(db: Executor): Promise<void> {
   if (isPostgres(db)) return;
   await sql`pragma cache_size = -1048576`.execute(db);
-  // The sorts of a bulk load (the value indexes' builds, the postings moved in key order) may use
+  // The sorts of a bulk load (the value indexes' builds) may use
   // helper threads: the command has the processors to itself meanwhile (docs/import.md §Speed).
   await sql.raw(`pragma threads = ${Math.min(4, availableParallelism())}`).execute(db);
 }

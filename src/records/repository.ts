@@ -8,7 +8,7 @@ import { defineRank } from '../db/rank.ts';
 import { isPostgres } from '../db/rank-def.ts';
 import type { Executor } from '../db/types.ts';
 import type { TypeDefinitions } from '../definitions/service.ts';
-import { replaceTrigrams, withPostingsDeferred } from '../filters/repository.ts';
+import { replaceTrigrams, withPackedPostings } from '../filters/repository.ts';
 import { lookupExternalIds } from '../import/repository.ts';
 import { foldText } from '../lib/fold.ts';
 import type { EntityRelationshipsTable, RecordValuesTable, RecordsTable } from './tables.ts';
@@ -50,14 +50,17 @@ const VALUE_INDEXES = ['record_values_text', 'record_values_num', 'record_values
  * them again with the very statements that made them, in the same transaction: one sorted build
  * instead of millions of scattered inserts. Atomic like any SQLite DDL (a rollback restores them),
  * and other connections keep reading their snapshot, indexes included. Only on SQLite and only
- * when `bulk`; PostgreSQL would lock the tables against readers, so there `fn` just runs.
+ * when `bulk`; PostgreSQL would lock the tables against readers, so there only the postings are
+ * written as packs, which they are on both.
  */
 export async function withValueIndexesDeferred<T>(tx: Executor, bulk: boolean, fn: () => Promise<T>): Promise<T> {
-  if (!bulk || isPostgres(tx)) return fn();
+  if (!bulk) return fn();
+  // Postings as packs on both databases (docs/filtering.md §Indexes, Packs).
+  if (isPostgres(tx)) return withPackedPostings(tx, fn);
   const { rows } = await sql<{ name: string; sql: string }>`select name, sql from sqlite_master
     where type = 'index' and name in (${sql.join(VALUE_INDEXES)})`.execute(tx);
   for (const r of rows) await sql`drop index ${sql.id(r.name)}`.execute(tx);
-  const out = await withPostingsDeferred(tx, fn);
+  const out = await withPackedPostings(tx, fn);
   for (const r of rows) await sql.raw(r.sql).execute(tx);
   return out;
 }
