@@ -131,6 +131,11 @@ export async function ids(db: Executor, query: RawBuilder<unknown>): Promise<str
 export async function replaceTrigrams(tx: Executor, defs: TypeDefinitions, recordIds: readonly string[], rows: readonly RecordValuesTable[]): Promise<void> {
   const fields = new Set([...defs.fields.values()].filter((f) => CONTAINS_TYPES.has(f.valueType)).map((f) => f.key));
   if (fields.size === 0) return;
+  // New records of a bulk import: nothing to compare, the batch's postings go straight into packs.
+  if (packing.has(tx) && recordIds.length === 0) {
+    await insertRows(tx, 'record_trigram_packs', ['key', 'first_id', 'prefix', 'tails', 'n'], packs(postingsByKey(rows, fields)), 500);
+    return;
+  }
   let fresh = trigramRows(rows, fields);
   if (recordIds.length > 0) {
     const old: RecordValuesTable[] = [];
@@ -156,8 +161,7 @@ export async function replaceTrigrams(tx: Executor, defs: TypeDefinitions, recor
       await deferred(tx, sql`delete from record_trigrams where (key, record_id) in (values ${list})`);
     }
   }
-  if (packing.has(tx)) await insertRows(tx, 'record_trigram_packs', ['key', 'first_id', 'prefix', 'tails', 'n'], packs(fresh), 500);
-  else await insertRows(tx, 'record_trigrams', ['key', 'record_id'], fresh, 2000);
+  await insertRows(tx, 'record_trigrams', ['key', 'record_id'], fresh, 2000);
 }
 
 // A bulk import's postings (docs/import.md §Speed, docs/filtering.md §Indexes, Packs): one row per
@@ -180,14 +184,12 @@ export async function withPackedPostings<T>(tx: Executor, fn: () => Promise<T>):
   }
 }
 
-/** Postings in key order (as trigramRows gives them) as one pack per key: its ids sorted, their common prefix kept once. */
-export function packs(postings: readonly RecordTrigramsTable[]): RecordTrigramPacksTable[] {
+/** A batch's postings grouped by key (postingsByKey) as one pack per key, in key order: its ids sorted, their common prefix kept once. */
+export function packs(byKey: ReadonlyMap<number, string[]>): RecordTrigramPacksTable[] {
   const out: RecordTrigramPacksTable[] = [];
-  for (let i = 0; i < postings.length;) {
-    const key = postings[i]!.key;
-    const ids: string[] = [];
-    for (; i < postings.length && postings[i]!.key === key; i++) ids.push(postings[i]!.record_id);
-    ids.sort();
+  for (const key of Float64Array.from(byKey.keys()).sort()) {
+    // Already in order when the records' ids are (an import's new ids are): a linear pass.
+    const ids = byKey.get(key)!.sort();
     const first = ids[0]!;
     const last = ids[ids.length - 1]!;
     let p = 0;
@@ -199,13 +201,20 @@ export function packs(postings: readonly RecordTrigramsTable[]): RecordTrigramPa
 
 /**
  * The postings of the value-index rows of `fields` (distinct per record and key), in key order so
- * that a batch fills the B-tree key by key (and a bulk import's sorted move at the end finds runs
- * already in order, docs/import.md §Speed). Within a key they stay in the order of `rows` (a
+ * that a batch fills the B-tree key by key. Within a key they stay in the order of `rows` (a
  * batch's records in creation order, nearly id order): comparing the ids as well cost an import
  * more than the inserts it orders. Grouped by key while they are made, so only the distinct keys
  * are sorted.
  */
 export function trigramRows(rows: readonly RecordValuesTable[], fields: ReadonlySet<string>): RecordTrigramsTable[] {
+  const byKey = postingsByKey(rows, fields);
+  const out: RecordTrigramsTable[] = [];
+  for (const key of Float64Array.from(byKey.keys()).sort()) for (const record_id of byKey.get(key)!) out.push({ key, record_id });
+  return out;
+}
+
+/** The postings of the value-index rows of `fields` (distinct per record and key) as key → record ids, in the order of `rows`. */
+export function postingsByKey(rows: readonly RecordValuesTable[], fields: ReadonlySet<string>): Map<number, string[]> {
   // The keys already given, per record (one array a record, not one a trigram).
   const given = new Map<string, number[]>();
   const scopes = new Map<string, KeyScope>();
@@ -227,7 +236,5 @@ export function trigramRows(rows: readonly RecordValuesTable[], fields: Readonly
       else ids.push(r.record_id);
     }
   }
-  const out: RecordTrigramsTable[] = [];
-  for (const key of Float64Array.from(byKey.keys()).sort()) for (const record_id of byKey.get(key)!) out.push({ key, record_id });
-  return out;
+  return byKey;
 }
