@@ -86,6 +86,10 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
     }
   }
   if (errors.length > 0) throw new ImportFailed(errors);
+  // The checked items are what is written; the parsed objects, as many again, would otherwise be
+  // held (and traced by every full garbage collection) until the import ends.
+  const total = parsed.length * 2;
+  parsed.length = 0;
 
   const ids: Record<string, Record<string, string>> = {};
   const register = (object: string, externalId: string, id: string) => {
@@ -112,7 +116,6 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
       };
       const importCtx: ImportContext = { ...inTx, resolve, register, newId: idSequence(ctx.now) };
       let done = 0;
-      const total = parsed.length * 2;
       for (const phase of ['upsert', 'link'] as const) {
         for (const kind of kinds) {
           const items = groups.get(kind.object) as ImportItem<unknown>[];
