@@ -8,7 +8,8 @@ import { test } from 'node:test';
 import { importKinds } from '../src/cli/import-kinds.ts';
 import { ImportFailed, runImport } from '../src/import/run.ts';
 import { operatorCtx } from '../src/lib/context.ts';
-import { BULK_LOAD } from '../src/records/import.ts';
+import { PACKS } from '../src/filters/repository.ts';
+import { BULK_LOAD, IMPORT_BATCH } from '../src/records/import.ts';
 import { call, eachDialect, seedWorkspace, type TestApp } from './helpers/app.ts';
 
 const N = 60;
@@ -43,16 +44,23 @@ const QUERIES = [
   'title[-equal]=ceo',
 ];
 
-async function importWith(t: TestApp, bulk: boolean): Promise<{ secret: string; byId: Map<string, string> }> {
+async function importWith(t: TestApp, bulk: boolean, small = false): Promise<{ secret: string; byId: Map<string, string> }> {
   const seeded = await seedWorkspace(t);
-  const saved = { ...BULK_LOAD };
+  const saved = [{ ...BULK_LOAD }, { ...IMPORT_BATCH }, { ...PACKS }] as const;
   Object.assign(BULK_LOAD, bulk ? { min: 1, share: 0 } : { min: Infinity });
+  // Batches of 7 contacts, packs written every 150 postings or so: several packs per key.
+  if (small) {
+    Object.assign(IMPORT_BATCH, { size: 7 });
+    Object.assign(PACKS, { postings: 150 });
+  }
   try {
     const out = await runImport(operatorCtx(t.deps.db.kysely, seeded.workspaceId), { kinds: importKinds(), text: TEXT });
     const byId = new Map(Object.entries(out.ids.contact ?? {}).map(([ext, id]) => [id, ext]));
     return { secret: seeded.secret, byId };
   } finally {
-    Object.assign(BULK_LOAD, saved);
+    Object.assign(BULK_LOAD, saved[0]);
+    Object.assign(IMPORT_BATCH, saved[1]);
+    Object.assign(PACKS, saved[2]);
   }
 }
 
@@ -80,6 +88,16 @@ await eachDialect('bulk import', (ctx) => {
     // The bulk import wrote its postings as packs only (docs/filtering.md §Indexes, Packs).
     assert.equal(await count(t, 'record_trigrams'), postings);
     assert.ok((await count(t, 'record_trigram_packs')) > 0);
+    const packsPerKey = async () =>
+      Number(
+        (await sql<{ n: number }>`select max(c) as n from (select count(*) as c from record_trigram_packs group by key) x`.execute(t.deps.db.kysely)).rows[0]
+          ?.n,
+      );
+    assert.equal(await packsPerKey(), 1);
+    // Small batches and packs written every few batches: a key's postings in several packs.
+    const small = await importWith(t, true, true);
+    assert.ok((await packsPerKey()) > 1);
+    assert.equal(await count(t, 'record_trigrams'), postings);
     for (const q of QUERIES) {
       const page = async (w: { secret: string; byId: Map<string, string> }) => {
         const found: string[] = [];
@@ -96,6 +114,7 @@ await eachDialect('bulk import', (ctx) => {
       const a = await page(ordinary);
       assert.ok(a.totalCount > 0 && a.totalCount <= N, `${q}: ${a.totalCount}`);
       assert.deepEqual(await page(bulk), a, q);
+      assert.deepEqual(await page(small), a, q);
     }
   });
 

@@ -131,9 +131,16 @@ export async function ids(db: Executor, query: RawBuilder<unknown>): Promise<str
 export async function replaceTrigrams(tx: Executor, defs: TypeDefinitions, recordIds: readonly string[], rows: readonly RecordValuesTable[]): Promise<void> {
   const fields = new Set([...defs.fields.values()].filter((f) => CONTAINS_TYPES.has(f.valueType)).map((f) => f.key));
   if (fields.size === 0) return;
-  // New records of a bulk import: nothing to compare, the batch's postings go straight into packs.
-  if (packing.has(tx) && recordIds.length === 0) {
-    await insertRows(tx, 'record_trigram_packs', ['key', 'first_id', 'prefix', 'tails', 'n'], packs(postingsByKey(rows, fields)), 500);
+  // New records of a bulk import: nothing to compare, their postings are gathered for packs.
+  const pending = packing.get(tx);
+  if (pending !== undefined && recordIds.length === 0) {
+    for (const [key, ids] of postingsByKey(rows, fields)) {
+      const held = pending.byKey.get(key);
+      if (held === undefined) pending.byKey.set(key, ids);
+      else for (const id of ids) held.push(id);
+      pending.postings += ids.length;
+    }
+    if (pending.postings >= PACKS.postings) await writePacks(tx, pending);
     return;
   }
   let fresh = trigramRows(rows, fields);
@@ -165,10 +172,29 @@ export async function replaceTrigrams(tx: Executor, defs: TypeDefinitions, recor
 }
 
 // A bulk import's postings (docs/import.md §Speed, docs/filtering.md §Indexes, Packs): one row per
-// key and batch instead of one per posting. At 1,000,000 contacts, some 37 million postings took
+// key for every PACKS.postings gathered instead of one per posting. At 1,000,000 contacts, some 37 million postings took
 // 69 of the import's 236 s in SQLite alone (appended to a temporary table, then moved into the
 // posting table's B-tree in one sorted statement), and their B-tree was 1.8 GB.
-const packing = new WeakSet<object>();
+const packing = new WeakMap<object, Pending>();
+
+/** Postings gathered for packs, by key, in the order of their records. */
+interface Pending {
+  byKey: Map<number, string[]>;
+  postings: number;
+}
+
+// Postings gathered over several batches before their packs are written (about 27,000 contacts):
+// a pack row costs SQLite mostly per row, so fewer and longer ones cost less (at 1,000,000
+// contacts, a pack per key and batch of 5,000 took 11.8 s for 435,245 rows). Bounded, so that
+// memory stays bounded by a few batches and not by the file. Tests make it smaller.
+export const PACKS = { postings: 1_000_000 };
+
+async function writePacks(tx: Executor, pending: Pending): Promise<void> {
+  const rows = packs(pending.byKey);
+  pending.byKey = new Map();
+  pending.postings = 0;
+  await insertRows(tx, 'record_trigram_packs', ['key', 'first_id', 'prefix', 'tails', 'n'], rows, 500);
+}
 
 /**
  * Runs `fn` (the writes of an import that only creates records of a type that had none) with its
@@ -176,15 +202,18 @@ const packing = new WeakSet<object>();
  * so no pack holds a stale id when the import commits.
  */
 export async function withPackedPostings<T>(tx: Executor, fn: () => Promise<T>): Promise<T> {
-  packing.add(tx);
+  const pending: Pending = { byKey: new Map(), postings: 0 };
+  packing.set(tx, pending);
   try {
-    return await fn();
+    const out = await fn();
+    await writePacks(tx, pending);
+    return out;
   } finally {
     packing.delete(tx);
   }
 }
 
-/** A batch's postings grouped by key (postingsByKey) as one pack per key, in key order: its ids sorted, their common prefix kept once. */
+/** Postings grouped by key (postingsByKey) as one pack per key, in key order: its ids sorted, their common prefix kept once. */
 export function packs(byKey: ReadonlyMap<number, string[]>): RecordTrigramPacksTable[] {
   const out: RecordTrigramPacksTable[] = [];
   for (const key of Float64Array.from(byKey.keys()).sort()) {

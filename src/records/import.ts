@@ -18,8 +18,8 @@ import * as repo from './repository.ts';
 import type { RecordKind } from './tables.ts';
 import { checkFieldValues } from './write-fields.ts';
 
-/** Records whose rows are built and written together; the import's transaction holds them all. */
-const IMPORT_BATCH = 5000;
+/** Records whose rows are built and written together; the import's transaction holds them all. Tests make it smaller. */
+export const IMPORT_BATCH = { size: 5000 };
 /**
  * When an import of one type builds the value indexes after its rows (docs/import.md
  * §Speed): at least `min` records, and at least `share` of the records table's rows. Tests force
@@ -141,7 +141,7 @@ async function writeBatches(
   const at = isoNow(ctx.now);
   // In batches, so that a large import never holds every row of the value and trigram indexes in
   // memory at once; all of them in the import's one transaction.
-  for (const batch of chunks(items, IMPORT_BATCH)) {
+  for (const batch of chunks(items, IMPORT_BATCH.size)) {
     const rows: repo.RecordRow[] = [];
     const indexRows: ReturnType<typeof valueRows> = [];
     const updated: string[] = [];
