@@ -26,24 +26,20 @@ function statement(pg: boolean, table: string, columns: readonly string[], rows:
   return text;
 }
 
-/**
- * Inserts `rows` into `table` (or `into`, a table of the same columns, such as a bulk import's
- * temporary one), `perStatement` rows a statement (columns × rows stays below the parameter limits).
- */
+/** Inserts `rows` into `table`, `perStatement` rows a statement (columns × rows stays below the parameter limits). */
 export async function insertRows<T extends keyof Database>(
   db: Executor,
   table: T,
   columns: readonly (keyof Database[T] & string)[],
   rows: readonly Database[T][],
   perStatement: number,
-  into: string = table,
 ): Promise<void> {
   const pg = isPostgres(db);
   for (let i = 0; i < rows.length; i += perStatement) {
     const part = rows.slice(i, i + perStatement);
     const params: unknown[] = [];
     for (const r of part) for (const c of columns) params.push(r[c] ?? null);
-    const text = statement(pg, into, columns, part.length);
+    const text = statement(pg, table, columns, part.length);
     await deferred(db, { compile: () => CompiledQuery.raw(text, params) });
   }
 }
