@@ -214,7 +214,7 @@ export async function withPackedPostings<T>(tx: Executor, fn: () => Promise<T>):
 }
 
 /** Postings grouped by key (postingsByKey) as one pack per key, in key order: its ids sorted, their common prefix kept once. */
-export function packs(byKey: ReadonlyMap<number, string[]>): RecordTrigramPacksTable[] {
+function packs(byKey: ReadonlyMap<number, string[]>): RecordTrigramPacksTable[] {
   const out: RecordTrigramPacksTable[] = [];
   for (const key of Float64Array.from(byKey.keys()).sort()) {
     // Already in order when the records' ids are (an import's new ids are): a linear pass.
@@ -243,7 +243,7 @@ export function trigramRows(rows: readonly RecordValuesTable[], fields: Readonly
 }
 
 /** The postings of the value-index rows of `fields` (distinct per record and key) as key → record ids, in the order of `rows`. */
-export function postingsByKey(rows: readonly RecordValuesTable[], fields: ReadonlySet<string>): Map<number, string[]> {
+function postingsByKey(rows: readonly RecordValuesTable[], fields: ReadonlySet<string>): Map<number, string[]> {
   // The keys already given, per record (one array a record, not one a trigram).
   const given = new Map<string, number[]>();
   const scopes = new Map<string, KeyScope>();

@@ -42,14 +42,20 @@ function encodeTime(ms: number): string {
 const POOL = Buffer.allocUnsafe(4096);
 let used = POOL.length;
 
-function encodeRandom(): string {
-  if (used + 16 > POOL.length) {
+/** Where the next `bytes` random bytes of the pool start (refilled when they would not fit). */
+function draw(bytes: number): number {
+  if (used + bytes > POOL.length) {
     randomFillSync(POOL);
     used = 0;
   }
+  used += bytes;
+  return used - bytes;
+}
+
+function encodeRandom(): string {
+  const at = draw(16);
   let out = '';
-  for (let i = used; i < used + 16; i++) out += ALPHABET[(POOL[i] as number) & 31];
-  used += 16;
+  for (let i = at; i < at + 16; i++) out += ALPHABET[(POOL[i] as number) & 31];
   return out;
 }
 
@@ -83,13 +89,8 @@ export function idSequence(now: number = Date.now()): (kind: IdKind) => string {
 }
 
 function randomHex(bytes: number): string {
-  if (used + bytes > POOL.length) {
-    randomFillSync(POOL);
-    used = 0;
-  }
-  const out = POOL.toString('hex', used, used + bytes);
-  used += bytes;
-  return out;
+  const at = draw(bytes);
+  return POOL.toString('hex', at, at + bytes);
 }
 
 /** ISO 8601 UTC with milliseconds, the one timestamp format of the API and the database. */

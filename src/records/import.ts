@@ -125,7 +125,7 @@ async function upsertOfType(ctx: ImportContext, type: EntityType, defs: TypeDefi
   // that no row of these tables is updated or deleted meanwhile.
   const bulk =
     items.length >= BULK_LOAD.min && items.length >= BULK_LOAD.share * (await repo.recordCount(ctx.db)) && !(await repo.hasRecords(ctx.db, ws, kind));
-  await repo.withValueIndexesDeferred(ctx.db, bulk, () => writeBatches(ctx, type, defs, items, created));
+  await repo.withBulkLoad(ctx.db, bulk, () => writeBatches(ctx, type, defs, items, created));
   await rankInsert(ctx.db, repo.RECORDS, [ws, kind], created);
 }
 

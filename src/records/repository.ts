@@ -45,22 +45,27 @@ export async function replaceValues(tx: Executor, recordIds: readonly string[], 
 const VALUE_INDEXES = ['record_values_text', 'record_values_num', 'record_values_record'];
 
 /**
- * Runs `fn` (the writes of a bulk import that only creates records, so that nothing reads or
- * deletes these tables' rows meanwhile) with the value indexes dropped, then creates
- * them again with the very statements that made them, in the same transaction: one sorted build
- * instead of millions of scattered inserts. Atomic like any SQLite DDL (a rollback restores them),
- * and other connections keep reading their snapshot, indexes included. Only on SQLite and only
- * when `bulk`; PostgreSQL would lock the tables against readers, so there only the postings are
- * written as packs, which they are on both.
+ * Runs `fn`, the writes of a bulk import that only creates records (so that nothing reads or
+ * deletes these tables' rows meanwhile), when `bulk`: its postings are written as packs on both
+ * databases (docs/filtering.md §Indexes, Packs), and on SQLite the value indexes are built after
+ * its rows (withValueIndexesDeferred). Otherwise `fn` just runs.
  */
-export async function withValueIndexesDeferred<T>(tx: Executor, bulk: boolean, fn: () => Promise<T>): Promise<T> {
+export async function withBulkLoad<T>(tx: Executor, bulk: boolean, fn: () => Promise<T>): Promise<T> {
   if (!bulk) return fn();
-  // Postings as packs on both databases (docs/filtering.md §Indexes, Packs).
-  if (isPostgres(tx)) return withPackedPostings(tx, fn);
+  return withPackedPostings(tx, () => (isPostgres(tx) ? fn() : withValueIndexesDeferred(tx, fn)));
+}
+
+/**
+ * Runs `fn` with the value indexes dropped, then creates them again with the very statements that
+ * made them, in the same transaction: one sorted build instead of millions of scattered inserts.
+ * Atomic like any SQLite DDL (a rollback restores them), and other connections keep reading their
+ * snapshot, indexes included. SQLite only: PostgreSQL would lock the tables against readers.
+ */
+async function withValueIndexesDeferred<T>(tx: Executor, fn: () => Promise<T>): Promise<T> {
   const { rows } = await sql<{ name: string; sql: string }>`select name, sql from sqlite_master
     where type = 'index' and name in (${sql.join(VALUE_INDEXES)})`.execute(tx);
   for (const r of rows) await sql`drop index ${sql.id(r.name)}`.execute(tx);
-  const out = await withPackedPostings(tx, fn);
+  const out = await fn();
   for (const r of rows) await sql.raw(r.sql).execute(tx);
   return out;
 }
