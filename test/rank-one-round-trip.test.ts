@@ -12,17 +12,23 @@ import { checkCreated } from './helpers/rank.ts';
 
 setRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 } });
 
+/** The transaction round trips of each of `n` requests made one after another, each answered 200. */
+async function roundTripsOf(n: number, request: (i: number) => Promise<{ statusCode: number; body: string }>): Promise<number[]> {
+  const trips: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const before = transactionRoundTrips();
+    const r = await request(i);
+    assert.equal(r.statusCode, 200, r.body);
+    trips.push(transactionRoundTrips() - before);
+  }
+  return trips;
+}
+
 await eachDialect('ranked creates in one round trip', (ctx) => {
   test('POST /v1/lists: one round trip on PostgreSQL, leaves split after COMMIT, counts and pages exact', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);
-    const trips: number[] = [];
-    for (let i = 0; i < 40; i++) {
-      const before = transactionRoundTrips();
-      const r = await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: `l${i}`, $objectType: 'account' } });
-      assert.equal(r.statusCode, 200, r.body);
-      trips.push(transactionRoundTrips() - before);
-    }
+    const trips = await roundTripsOf(40, (i) => call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: `l${i}`, $objectType: 'account' } }));
     if (t.deps.db.dialect === 'postgres') {
       // A split's upkeep transaction runs after its create's answer, and may fall in the next create's count.
       assert.equal(trips.filter((n) => n === 1).length >= 30, true, `round trips per create: ${trips.join(',')}`);
@@ -37,15 +43,11 @@ await eachDialect('ranked creates in one round trip', (ctx) => {
   test('POST /v1/contacts: three round trips on PostgreSQL (the definitions, then every write with the read of its meetings, then COMMIT)', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);
-    const trips: number[] = [];
-    for (let i = 0; i < 40; i++) {
-      const before = transactionRoundTrips();
-      const r = await call(t, s.secret, 'POST', '/v1/contacts', {
+    const trips = await roundTripsOf(40, (i) =>
+      call(t, s.secret, 'POST', '/v1/contacts', {
         fields: { $name: { firstName: 'Ada', lastName: `L${i}` }, $email: [`ada${i}@example.test`], $profilePhotoUrl: `https://example.test/p/${i}.png` },
-      });
-      assert.equal(r.statusCode, 200, r.body);
-      trips.push(transactionRoundTrips() - before);
-    }
+      }),
+    );
     if (t.deps.db.dialect === 'postgres') {
       assert.equal(trips.filter((n) => n === 3).length >= 30, true, `round trips per create: ${trips.join(',')}`);
       assert.equal(Math.min(...trips), 3);
