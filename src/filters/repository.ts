@@ -31,7 +31,9 @@ function valueCond(db: Executor, c: ValueCond): RawBuilder<unknown> {
     case 'equal':
       return sql`v.value_text = ${c.text}`;
     case 'contains':
-      return sql`v.value_text like ${`%${likeLiteral(c.text)}%`} escape '\\'`;
+      // Said outright: SQLite's planner does not infer it from LIKE, and the text index holds only
+      // rows that have a text (migration 0025).
+      return sql`v.value_text is not null and v.value_text like ${`%${likeLiteral(c.text)}%`} escape '\\'`;
     case 'startsWith': {
       // Code point order on both databases: SQLite compares text as bytes; PostgreSQL is told
       // "C", which the record_values_prefix index of migration 0012 is built with.
