@@ -125,7 +125,7 @@ async function upsertOfType(ctx: ImportContext, type: EntityType, defs: TypeDefi
   // that no row of these tables is updated or deleted meanwhile.
   const bulk =
     items.length >= BULK_LOAD.min && items.length >= BULK_LOAD.share * (await repo.recordCount(ctx.db)) && !(await repo.hasRecords(ctx.db, ws, kind));
-  await repo.withBulkLoad(ctx.db, bulk, () => writeBatches(ctx, type, defs, items, created));
+  await repo.withBulkLoad(ctx.db, bulk, () => writeBatches(ctx, type, defs, items, created, bulk));
   await rankInsert(ctx.db, repo.RECORDS, [ws, kind], created);
 }
 
@@ -135,6 +135,7 @@ async function writeBatches(
   defs: TypeDefinitions,
   items: ImportItem<RecordInput>[],
   created: { ts: string; id: string }[],
+  bulk: boolean,
 ): Promise<void> {
   const ws = ctx.actor.workspaceId;
   const kind = type.objectType;
@@ -153,7 +154,8 @@ async function writeBatches(
     await upsertByExternalId(ctx, batch, {
       object: kind,
       idKind: type.idKind,
-      find: (externalIds) => repo.recordsByExternalId(ctx.db, ws, kind, externalIds),
+      // A bulk load only creates: the type held no record when the lock was taken.
+      find: async (externalIds) => (bulk ? new Map() : repo.recordsByExternalId(ctx.db, ws, kind, externalIds)),
       update: (item, _old, id) => {
         row(item, id);
         updated.push(id);
@@ -163,8 +165,8 @@ async function writeBatches(
         created.push({ ts: at, id });
       },
     });
-    // Existing and new rows alike: one multi-row upsert per chunk.
-    await repo.upsertRecords(ctx.db, rows);
+    // Existing and new rows alike: one multi-row upsert per chunk; a bulk load's are all new.
+    await (bulk ? repo.insertRecords(ctx.db, rows) : repo.upsertRecords(ctx.db, rows));
     // A record created just now has no index rows yet: only updated ones have rows to replace.
     await repo.writeValueIndex(ctx.db, defs, updated, indexRows);
   }
