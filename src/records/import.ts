@@ -226,7 +226,11 @@ export interface CustomRecordInput extends RecordInput {
 
 function byType(items: ImportItem<CustomRecordInput>[]): Map<string, ImportItem<CustomRecordInput>[]> {
   const groups = new Map<string, ImportItem<CustomRecordInput>[]>();
-  for (const item of items) groups.set(item.value.objectType, [...(groups.get(item.value.objectType) ?? []), item]);
+  for (const item of items) {
+    const group = groups.get(item.value.objectType);
+    if (group === undefined) groups.set(item.value.objectType, [item]);
+    else group.push(item);
+  }
   return groups;
 }
 
