@@ -15,8 +15,8 @@ import { createRateLimiter } from './rate-limit/factory.ts';
 import { createBlobStore } from './blobs/index.ts';
 import type { BlobStore } from './blobs/blob-store.ts';
 
-export async function openDatabase(config: Config, logger?: Logger): Promise<Db> {
-  const db = openDb({ dataDir: config.dataDir, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}) });
+export async function openDatabase(config: Config, logger?: Logger, opts: { writerThread?: boolean } = {}): Promise<Db> {
+  const db = openDb({ dataDir: config.dataDir, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}), ...opts });
   try {
     const applied = await migrate(db);
     if (applied.length > 0) logger?.info({ applied }, 'migrations applied');

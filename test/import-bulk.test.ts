@@ -10,6 +10,8 @@ import { ImportFailed, runImport } from '../src/import/run.ts';
 import { operatorCtx } from '../src/lib/context.ts';
 import { PACKS } from '../src/filters/repository.ts';
 import { BULK_LOAD, IMPORT_BATCH } from '../src/records/import.ts';
+import { openDb } from '../src/db/database.ts';
+import { THREAD_QUEUE } from '../src/db/sqlite-writer.ts';
 import { call, eachDialect, seedWorkspace, type TestApp } from './helpers/app.ts';
 
 const N = 60;
@@ -44,23 +46,31 @@ const QUERIES = [
   'title[-equal]=ceo',
 ];
 
-async function importWith(t: TestApp, bulk: boolean, small = false): Promise<{ secret: string; byId: Map<string, string> }> {
+/**
+ * `thread` (SQLite): through a connection of the same file whose statements run on the writer
+ * thread of `rolodex import` (src/db/sqlite-writer.ts), with at most 2 statements in flight.
+ */
+async function importWith(t: TestApp, bulk: boolean, small = false, thread = false): Promise<{ secret: string; byId: Map<string, string> }> {
   const seeded = await seedWorkspace(t);
-  const saved = [{ ...BULK_LOAD }, { ...IMPORT_BATCH }, { ...PACKS }] as const;
+  const saved = [{ ...BULK_LOAD }, { ...IMPORT_BATCH }, { ...PACKS }, { ...THREAD_QUEUE }] as const;
   Object.assign(BULK_LOAD, bulk ? { min: 1, share: 0 } : { min: Infinity });
   // Batches of 7 contacts, packs written every 150 postings or so: several packs per key.
   if (small) {
     Object.assign(IMPORT_BATCH, { size: 7 });
     Object.assign(PACKS, { postings: 150 });
   }
+  const db = thread ? openDb({ dataDir: t.tdb.dataDir, sqliteFile: t.tdb.sqliteFile, writerThread: true }) : t.deps.db;
+  if (thread) Object.assign(THREAD_QUEUE, { statements: 2 });
   try {
-    const out = await runImport(operatorCtx(t.deps.db.kysely, seeded.workspaceId), { kinds: importKinds(), text: TEXT });
+    const out = await runImport(operatorCtx(db.kysely, seeded.workspaceId), { kinds: importKinds(), text: TEXT });
     const byId = new Map(Object.entries(out.ids.contact ?? {}).map(([ext, id]) => [id, ext]));
     return { secret: seeded.secret, byId };
   } finally {
+    if (thread) await db.close();
     Object.assign(BULK_LOAD, saved[0]);
     Object.assign(IMPORT_BATCH, saved[1]);
     Object.assign(PACKS, saved[2]);
+    Object.assign(THREAD_QUEUE, saved[3]);
   }
 }
 
@@ -98,6 +108,9 @@ await eachDialect('bulk import', (ctx) => {
     const small = await importWith(t, true, true);
     assert.ok((await packsPerKey()) > 1);
     assert.equal(await count(t, 'record_trigrams'), postings);
+    // The same through the writer thread of `rolodex import`, with its inserts in flight.
+    const threaded = t.dialect === 'sqlite' ? await importWith(t, true, true, true) : small;
+    assert.deepEqual(await indexes(t), before);
     for (const q of QUERIES) {
       const page = async (w: { secret: string; byId: Map<string, string> }) => {
         const found: string[] = [];
@@ -115,6 +128,7 @@ await eachDialect('bulk import', (ctx) => {
       assert.ok(a.totalCount > 0 && a.totalCount <= N, `${q}: ${a.totalCount}`);
       assert.deepEqual(await page(bulk), a, q);
       assert.deepEqual(await page(small), a, q);
+      assert.deepEqual(await page(threaded), a, q);
     }
   });
 

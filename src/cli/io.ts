@@ -53,9 +53,9 @@ export function print(io: Io, json: boolean | undefined, data: unknown, human: s
   io.out(json ? JSON.stringify(data) : human);
 }
 
-export async function withDb<T>(io: Io, fn: (db: Db, config: Config) => Promise<T>): Promise<T> {
+export async function withDb<T>(io: Io, fn: (db: Db, config: Config) => Promise<T>, opts: { writerThread?: boolean } = {}): Promise<T> {
   const config = loadConfig(io.env);
-  const db = await openDatabase(config);
+  const db = await openDatabase(config, undefined, opts);
   try {
     return await fn(db, config);
   } finally {

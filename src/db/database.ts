@@ -6,6 +6,7 @@ import { type Clients, PostgresJsDialect, run, TransactionGate } from './postgre
 import { registerFastReader } from './prepared.ts';
 import { rankUpkeepSettled } from './rank-append.ts';
 import { NodeSqliteDialect } from './sqlite.ts';
+import { ThreadedSqliteDialect } from './sqlite-writer.ts';
 import type { Database, Db, PoolStats } from './types.ts';
 
 export interface DbOptions {
@@ -16,6 +17,8 @@ export interface DbOptions {
   /** SQLite file; defaults to DATA_DIR/rolodex.db. */
   sqliteFile?: string;
   poolSize?: number;
+  /** SQLite: statements run on a thread of their own (src/db/sqlite-writer.ts), for `rolodex import`. */
+  writerThread?: boolean;
 }
 
 // COUNT(*) and BIGINT (int8), and NUMERIC (what SUM gives), come back as numbers: the API wants
@@ -86,7 +89,8 @@ export function openDb(opts: DbOptions): Db {
     };
     return { kysely, dialect: 'postgres', pool, ...(schema ? { schema } : {}), close };
   }
-  const dialect = new NodeSqliteDialect(opts.sqliteFile ?? join(opts.dataDir, 'rolodex.db'));
+  const file = opts.sqliteFile ?? join(opts.dataDir, 'rolodex.db');
+  const dialect = opts.writerThread ? new ThreadedSqliteDialect(file) : new NodeSqliteDialect(file);
   const kysely = new Kysely<Database>({ dialect });
   registerFastReader(kysely, { all: (_name, sql, params) => dialect.reader.all(sql, params), snapshot: (fn) => dialect.reader.snapshot(fn) });
   return {

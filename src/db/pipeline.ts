@@ -2,8 +2,9 @@
 // marked `deferred`: on PostgreSQL, inside a transaction, they go out together with the next
 // statement that is awaited, or with COMMIT (src/db/postgres.ts), in order, so that a transaction
 // holding a lock spends one round trip where it spent several. An error of a deferred statement
-// surfaces there, as that statement's own error. On SQLite, and outside a transaction, a deferred
-// statement runs at once, as any other.
+// surfaces there, as that statement's own error. The writer thread of `rolodex import` on SQLite
+// (src/db/sqlite-writer.ts) does the same: it sends a deferred statement without waiting for it.
+// Elsewhere on SQLite, and outside a transaction, a deferred statement runs at once, as any other.
 //
 // A statement whose answer is only needed after COMMIT (a ranked leaf's new count, to split it if
 // it grew too large: docs/pages.md §Keeping it exact) goes out the same way with `deferredRows`,

@@ -8,7 +8,7 @@ import { CompiledQuery, type DatabaseConnection, type Driver, SqliteDialect, Sql
 
 const STATEMENT_CACHE = 500;
 
-class CachedDatabase implements SqliteDatabase {
+export class CachedDatabase implements SqliteDatabase {
   readonly raw: DatabaseSync;
   #cache = new Map<string, SqliteStatement>();
 
@@ -64,6 +64,21 @@ class ImmediateSqliteDriver extends SqliteDriver {
   }
 }
 
+/** A writing connection to `file`, with the settings every one of them has. */
+export function openConnection(file: string): CachedDatabase {
+  const raw = new DatabaseSync(file, { timeout: 5000 });
+  // WAL lets readers proceed while one writer writes; NORMAL sync is durable across process
+  // crashes in WAL mode (only an OS crash can lose the last transactions).
+  raw.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;');
+  // SQLite's default page cache is 2 MB: a large write (an import writing the value and trigram
+  // indexes) would evict and read back index pages for every batch. 64 MB keeps them.
+  raw.exec('PRAGMA cache_size = -65536;');
+  // When the WAL restarts, the file shrinks back to this size: the read-slot pin lets go while it
+  // is larger (src/db/sqlite-pin.ts).
+  raw.exec(`PRAGMA journal_size_limit = ${WAL_LIMIT};`);
+  return new CachedDatabase(raw);
+}
+
 export class NodeSqliteDialect extends SqliteDialect {
   readonly #file: string;
   readonly #db: CachedDatabase;
@@ -71,20 +86,15 @@ export class NodeSqliteDialect extends SqliteDialect {
   #pin: ReadSlotPin | undefined;
 
   constructor(file: string) {
-    const raw = new DatabaseSync(file, { timeout: 5000 });
-    // WAL lets readers proceed while one writer writes; NORMAL sync is durable across process
-    // crashes in WAL mode (only an OS crash can lose the last transactions).
-    raw.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;');
-    // SQLite's default page cache is 2 MB: a large write (an import writing the value and trigram
-    // indexes) would evict and read back index pages for every batch. 64 MB keeps them.
-    raw.exec('PRAGMA cache_size = -65536;');
-    // When the WAL restarts, the file shrinks back to this size: the read-slot pin lets go while it
-    // is larger (src/db/sqlite-pin.ts).
-    raw.exec(`PRAGMA journal_size_limit = ${WAL_LIMIT};`);
-    const db = new CachedDatabase(raw);
+    const db = openConnection(file);
     super({ database: db });
     this.#file = file;
     this.#db = db;
+  }
+
+  /** The database file. */
+  get file(): string {
+    return this.#file;
   }
 
   /**

@@ -66,7 +66,9 @@ async function withValueIndexesDeferred<T>(tx: Executor, fn: () => Promise<T>): 
     where type = 'index' and name in (${sql.join(VALUE_INDEXES)})`.execute(tx);
   for (const r of rows) await sql`drop index ${sql.id(r.name)}`.execute(tx);
   const out = await fn();
-  for (const r of rows) await sql.raw(r.sql).execute(tx);
+  // Deferred: with the import's writer thread (src/db/sqlite-writer.ts), the next kinds' work is
+  // built while the indexes are.
+  for (const r of rows) await deferred(tx, sql.raw(r.sql));
   return out;
 }
 
@@ -110,7 +112,7 @@ export async function insertRecords(db: Executor, rows: RecordRow[]): Promise<vo
 
 /** Replaces every relationship of the given sources by `rows` (re-imports replace, never merge). */
 export async function replaceRelationships(tx: Executor, sourceIds: string[], rows: RelationshipRow[]): Promise<void> {
-  for (const part of chunks(sourceIds)) await tx.deleteFrom('entity_relationships').where('source_id', 'in', part).execute();
+  for (const part of chunks(sourceIds)) await deferred(tx, tx.deleteFrom('entity_relationships').where('source_id', 'in', part));
   // 5 values a row.
   await insertRows(tx, 'entity_relationships', ['source_id', 'name', 'object_type', 'target_id', 'position'], rows, 1000);
 }

@@ -1,0 +1,71 @@
+// The thread that holds the connection of src/db/sqlite-writer.ts: it runs the statements it is
+// sent, in the order sent. A statement sent without waiting for it (id 0: a deferred one,
+// src/db/pipeline.ts) is acknowledged once run; if it fails, its error is the answer of the next
+// statement awaited, and every statement until then is skipped, as the transaction is lost anyway.
+// ROLLBACK always runs.
+import { parentPort, workerData } from 'node:worker_threads';
+import { openConnection } from './sqlite.ts';
+
+export interface Request {
+  /** 0 for a statement nobody waits for. */
+  id: number;
+  /** Deferred, but its rows are wanted (deferredRows): they come back under `id` once it ran. */
+  queued?: boolean;
+  sql: string;
+  params: readonly unknown[];
+}
+
+export type Reply =
+  | { id: number; rows: unknown[]; changes?: number; lastInsertRowid?: number }
+  | { id: number; error: ThreadError }
+  /** A deferred statement ran (or was skipped). */
+  | { done: true };
+
+export interface ThreadError {
+  message: string;
+  name: string;
+  code?: unknown;
+  errcode?: unknown;
+  errstr?: unknown;
+}
+
+function describe(err: unknown): ThreadError {
+  const e = err as Partial<ThreadError>;
+  return { message: String(e?.message ?? err), name: String(e?.name ?? 'Error'), code: e?.code, errcode: e?.errcode, errstr: e?.errstr };
+}
+
+const port = parentPort!;
+const db = openConnection((workerData as { file: string }).file);
+let failed: ThreadError | undefined;
+
+port.on('message', (m: Request | 'close') => {
+  if (m === 'close') {
+    db.close();
+    port.close();
+    return;
+  }
+  const rollback = /^\s*rollback\b/i.test(m.sql);
+  const deferred = m.id === 0 || m.queued === true;
+  if (failed !== undefined && !rollback) {
+    port.postMessage(deferred ? { done: true } : { id: m.id, error: failed });
+    return;
+  }
+  if (rollback) failed = undefined;
+  try {
+    const stmt = db.prepare(m.sql);
+    let reply: Reply;
+    if (stmt.reader) reply = { id: m.id, rows: stmt.all(m.params) };
+    else {
+      const r = stmt.run(m.params);
+      reply = { id: m.id, rows: [], changes: Number(r.changes), lastInsertRowid: Number(r.lastInsertRowid) };
+    }
+    port.postMessage(m.id === 0 ? { done: true } : reply);
+  } catch (err) {
+    if (!deferred) port.postMessage({ id: m.id, error: describe(err) });
+    else {
+      failed = describe(err);
+      port.postMessage({ done: true });
+    }
+  }
+});
+port.postMessage({ id: -1, rows: [] });

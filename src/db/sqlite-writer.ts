@@ -1,0 +1,171 @@
+// SQLite with its writing connection on a thread of its own, for `rolodex import`
+// (docs/import.md §Speed). node:sqlite runs a statement on the thread that calls it, so on the
+// main thread an import's JavaScript (checking values, building rows and postings) and SQLite's
+// writes of those rows take turns on one core. Here statements go to the thread in order; a
+// deferred statement (src/db/pipeline.ts: the multi-row inserts of src/db/insert-rows.ts) is sent
+// without waiting for it inside a transaction, so the next batch is built while SQLite writes the
+// last one. As on PostgreSQL, a deferred statement's error is the error of the next statement
+// awaited, or of COMMIT. At most THREAD_QUEUE.statements of them wait at a time: memory stays bounded by a few
+// batches, not by the file.
+import { Worker } from 'node:worker_threads';
+import { CompiledQuery, type DatabaseConnection, type Driver, type QueryResult } from 'kysely';
+import { isDeferred, markQueued, settleQueued, wantsRows } from './pipeline.ts';
+import { NodeSqliteDialect } from './sqlite.ts';
+import type { Reply, Request, ThreadError } from './sqlite-writer-thread.ts';
+
+/** Deferred statements sent and not yet run, at most (about 10 MB of rows). Tests make it smaller. */
+export const THREAD_QUEUE = { statements: 64 };
+
+function rebuild(e: ThreadError): Error {
+  return Object.assign(new Error(e.message), { name: e.name, code: e.code, errcode: e.errcode, errstr: e.errstr });
+}
+
+class ThreadConnection implements DatabaseConnection {
+  readonly #worker: Worker;
+  readonly #waiting = new Map<number, { resolve: (r: Reply) => void; reject: (err: unknown) => void }>();
+  readonly #queued = new Map<number, CompiledQuery>();
+  #next = 1;
+  #inFlight = 0;
+  #room: (() => void) | undefined;
+  inTransaction = false;
+
+  constructor(worker: Worker) {
+    this.#worker = worker;
+    worker.on('message', (m: Reply) => {
+      const queued = 'id' in m ? this.#queued.get(m.id) : undefined;
+      if (queued !== undefined && 'rows' in m) {
+        this.#queued.delete(m.id);
+        settleQueued(queued, m.rows);
+      }
+      if ('done' in m || queued !== undefined) {
+        this.#inFlight--;
+        const room = this.#room;
+        this.#room = undefined;
+        room?.();
+        return;
+      }
+      const w = this.#waiting.get(m.id);
+      this.#waiting.delete(m.id);
+      w?.resolve(m);
+    });
+    worker.on('error', (err) => this.#failAll(err));
+    worker.on('exit', () => this.#failAll(new Error('the SQLite writer thread exited')));
+  }
+
+  /** The transaction ended: every reply of it came, except those of statements skipped after an error. */
+  endTransaction(): void {
+    this.inTransaction = false;
+    this.#queued.clear();
+  }
+
+  #failAll(err: unknown): void {
+    for (const w of this.#waiting.values()) w.reject(err);
+    this.#waiting.clear();
+  }
+
+  /** Resolves once the thread answered `id -1` (it opened the database) or failed. */
+  ready(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.#waiting.set(-1, { resolve: () => resolve(), reject });
+    });
+  }
+
+  async executeQuery<R>(q: CompiledQuery): Promise<QueryResult<R>> {
+    const request: Request = { id: 0, sql: q.sql, params: q.parameters };
+    if (this.inTransaction && isDeferred(q)) {
+      while (this.#inFlight >= THREAD_QUEUE.statements) await new Promise<void>((r) => (this.#room = r));
+      this.#inFlight++;
+      // Rows read after COMMIT (deferredRows) come back with an id of their own, as on PostgreSQL.
+      if (wantsRows(q)) {
+        request.id = this.#next++;
+        request.queued = true;
+        markQueued(q);
+        this.#queued.set(request.id, q);
+      }
+      this.#worker.postMessage(request);
+      return { rows: [] };
+    }
+    request.id = this.#next++;
+    const reply = await new Promise<Reply>((resolve, reject) => {
+      this.#waiting.set(request.id, { resolve, reject });
+      this.#worker.postMessage(request);
+    });
+    if ('error' in reply) throw rebuild(reply.error);
+    if ('done' in reply) throw new Error('unexpected reply');
+    const out: QueryResult<R> = { rows: reply.rows as R[] };
+    if (reply.changes !== undefined) Object.assign(out, { numAffectedRows: BigInt(reply.changes), insertId: BigInt(reply.lastInsertRowid ?? 0) });
+    return out;
+  }
+
+  // eslint-disable-next-line require-yield
+  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    throw new Error('the SQLite writer thread does not stream');
+  }
+
+  async close(): Promise<void> {
+    const exited = new Promise((resolve) => this.#worker.once('exit', resolve));
+    this.#worker.postMessage('close');
+    await exited;
+  }
+}
+
+class ThreadDriver implements Driver {
+  readonly #file: string;
+  #connection: ThreadConnection | undefined;
+
+  constructor(file: string) {
+    this.#file = file;
+  }
+
+  async init(): Promise<void> {
+    const worker = new Worker(new URL('./sqlite-writer-thread.ts', import.meta.url), { workerData: { file: this.#file } });
+    const connection = new ThreadConnection(worker);
+    await connection.ready();
+    this.#connection = connection;
+  }
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    return this.#connection!;
+  }
+
+  async beginTransaction(c: ThreadConnection): Promise<void> {
+    // BEGIN IMMEDIATE, as src/db/sqlite.ts: several processes sharing the file queue for the lock.
+    await c.executeQuery(CompiledQuery.raw('begin immediate'));
+    c.inTransaction = true;
+  }
+
+  async commitTransaction(c: ThreadConnection): Promise<void> {
+    c.inTransaction = false;
+    try {
+      await c.executeQuery(CompiledQuery.raw('commit'));
+    } finally {
+      c.endTransaction();
+    }
+  }
+
+  async rollbackTransaction(c: ThreadConnection): Promise<void> {
+    c.inTransaction = false;
+    try {
+      await c.executeQuery(CompiledQuery.raw('rollback'));
+    } finally {
+      c.endTransaction();
+    }
+  }
+
+  async releaseConnection(): Promise<void> {}
+
+  async destroy(): Promise<void> {
+    await this.#connection?.close();
+    this.#connection = undefined;
+  }
+}
+
+/**
+ * NodeSqliteDialect whose statements run on the writer thread. The read-only connection of
+ * src/db/prepared.ts stays on the calling thread, as it reads outside any transaction.
+ */
+export class ThreadedSqliteDialect extends NodeSqliteDialect {
+  override createDriver(): Driver {
+    return new ThreadDriver(this.file);
+  }
+}
