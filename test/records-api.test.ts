@@ -209,12 +209,13 @@ await eachDialect('records API', (ctx) => {
     const s = await seedWorkspace(ctx());
     const op = operatorCtx(ctx().deps.db.kysely, s.workspaceId);
     await addRelationship(op, { objectType: 'contact', key: 'referrer', label: 'Referrer', cardinality: 'has_one', targetType: 'contact' });
-    const made: string[] = [];
-    for (let i = 0; i < 30; i++) made.push((await ok(s, 'POST', '/v1/contacts', { fields: { $name: { firstName: `C${i}` } } })).id);
-    const ref = await ok(s, 'POST', '/v1/contacts', { fields: {}, relationships: { referrer: made[0] } });
-    made.push(ref.id);
-    assert.deepEqual(ref.relationships.referrer, { cardinality: 'has_one', objectType: 'contact', values: [made[0]] });
-    const expected = [...made].reverse();
+    const made: { id: string; createdAt: string }[] = [];
+    for (let i = 0; i < 30; i++) made.push(await ok(s, 'POST', '/v1/contacts', { fields: { $name: { firstName: `C${i}` } } }));
+    const ref = await ok(s, 'POST', '/v1/contacts', { fields: {}, relationships: { referrer: made[0]?.id } });
+    made.push(ref);
+    assert.deepEqual(ref.relationships.referrer, { cardinality: 'has_one', objectType: 'contact', values: [made[0]?.id] });
+    // Newest first by createdAt; records created in the same millisecond by id, descending.
+    const expected = made.sort((x, y) => (x.createdAt === y.createdAt ? (x.id < y.id ? 1 : -1) : x.createdAt < y.createdAt ? 1 : -1)).map((r) => r.id);
     for (const offset of [0, 7, 25, 30, 31, 40]) {
       const page = await ok(s, 'GET', `/v1/contacts?limit=10&offset=${offset}`);
       assert.equal(page.totalCount, 31);
