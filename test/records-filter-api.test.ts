@@ -13,7 +13,7 @@ await eachDialect('records filtered through HTTP', (ctx) => {
   async function post(s: Seeded, url: string, body: unknown) {
     const res = await call(ctx(), s.secret, 'POST', url, body);
     assert.equal(res.statusCode, 200, res.body);
-    return res.json<{ id: string }>();
+    return res.json<{ id: string; createdAt: string }>();
   }
   async function list(s: Seeded, qs: string) {
     const res = await call(ctx(), s.secret, 'GET', `/v1/contacts?${qs}`);
@@ -25,7 +25,7 @@ await eachDialect('records filtered through HTTP', (ctx) => {
     const s = await seedWorkspace(t);
     await addField(operatorCtx(t.deps.db.kysely, s.workspaceId), { objectType: 'contact', key: 'seats', label: 'Seats', valueType: 'NUMBER' });
     const acme = await post(s, '/v1/accounts', { fields: { $name: 'Acme' } });
-    const made: { id: string; first: string; email: string; seats: number }[] = [];
+    const made: { id: string; createdAt: string; first: string; email: string; seats: number }[] = [];
     for (const [i, first] of ['Ann', 'Anna', 'Bob', 'Ünal', 'Zoë'].entries()) {
       const email = `${first.toLowerCase()}@${i % 2 === 0 ? 'acme' : 'other'}.test`;
       const body = {
@@ -68,8 +68,9 @@ await eachDialect('records filtered through HTTP', (ctx) => {
     assert.equal(paged.body.totalCount, 5);
     assert.deepEqual(
       (paged.body.data as { id: string }[]).map((d) => d.id),
+      // Newest first by createdAt; contacts created in the same millisecond by id, descending.
       [...made]
-        .reverse()
+        .sort((x, y) => (x.createdAt === y.createdAt ? (x.id < y.id ? 1 : -1) : x.createdAt < y.createdAt ? 1 : -1))
         .slice(1, 3)
         .map((m) => m.id),
     );
