@@ -1,5 +1,5 @@
 // The one query the import runs for every kind (server ids by externalId), and its session setup.
-import { availableParallelism, totalmem } from 'node:os';
+import { availableParallelism } from 'node:os';
 import { sql } from 'kysely';
 import { chunks } from '../db/chunks.ts';
 import { isPostgres } from '../db/rank-def.ts';
@@ -33,18 +33,15 @@ export async function lookupExternalIds(
 }
 
 /**
- * Gives the command's SQLite connection a page cache of a quarter of the machine's memory, from
- * 1 GB up to 4 GB (the server's is 64 MB, src/db/sqlite.ts): a large import's one transaction then
- * keeps the pages it writes instead of spilling them to the WAL and reading them back, and the
- * value indexes' builds read their table from memory (docs/import.md §Speed). The cache only grows
- * as pages are used. Nothing to do on PostgreSQL, whose cache is the server's.
+ * Gives the command's SQLite connection a page cache of 1 GB (the server's is 64 MB,
+ * src/db/sqlite.ts): a large import's one transaction then keeps the pages it writes instead of
+ * spilling them to the WAL and reading them back, and index builds sort in memory
+ * (docs/import.md §Speed). Nothing to do on PostgreSQL, whose cache is the server's.
  */
 export async function useImportCache(db: Executor): Promise<void> {
   if (isPostgres(db)) return;
-  const kib = Math.min(4 * 1024 * 1024, Math.max(1024 * 1024, Math.floor(totalmem() / 4 / 1024)));
-  await sql.raw(`pragma cache_size = -${kib}`).execute(db);
+  await sql`pragma cache_size = -1048576`.execute(db);
   // The sorts of a bulk load (the value indexes' builds) may use
   // helper threads: the command has the processors to itself meanwhile (docs/import.md §Speed).
-  await sql`pragma wal_autocheckpoint = 0`.execute(db);
   await sql.raw(`pragma threads = ${Math.min(4, availableParallelism())}`).execute(db);
 }
