@@ -13,7 +13,7 @@ import { isDeferred, markQueued, settleQueued, wantsRows } from './pipeline.ts';
 import { NodeSqliteDialect } from './sqlite.ts';
 import type { Reply, Request, ThreadError } from './sqlite-writer-thread.ts';
 
-/** Deferred statements sent and not yet run, at most (about 10 MB of rows). Tests make it smaller. */
+/** Deferred statements sent and not yet run, at most: a few batches of rows (docs/import.md §Speed). Tests make it smaller. */
 export const THREAD_QUEUE = { statements: 64 };
 
 function rebuild(e: ThreadError): Error {
