@@ -5,8 +5,8 @@
 // deferred statement (src/db/pipeline.ts: the multi-row inserts of src/db/insert-rows.ts) is sent
 // without waiting for it inside a transaction, so the next batch is built while SQLite writes the
 // last one. As on PostgreSQL, a deferred statement's error is the error of the next statement
-// awaited, or of COMMIT. At most THREAD_QUEUE.statements of them wait at a time: memory stays bounded by a few
-// batches, not by the file.
+// awaited, or of COMMIT. At most THREAD_QUEUE.statements of them wait at a time: memory stays
+// bounded by a few batches, not by the file. If the thread dies, every statement after fails.
 import { Worker } from 'node:worker_threads';
 import { CompiledQuery, type DatabaseConnection, type Driver, type QueryResult } from 'kysely';
 import { isDeferred, markQueued, settleQueued, wantsRows } from './pipeline.ts';
@@ -27,6 +27,7 @@ class ThreadConnection implements DatabaseConnection {
   #next = 1;
   #inFlight = 0;
   #room: (() => void) | undefined;
+  #broken: Error | undefined;
   inTransaction = false;
 
   constructor(worker: Worker) {
@@ -59,8 +60,10 @@ class ThreadConnection implements DatabaseConnection {
   }
 
   #failAll(err: unknown): void {
+    this.#broken ??= err instanceof Error ? err : new Error(String(err));
     for (const w of this.#waiting.values()) w.reject(err);
     this.#waiting.clear();
+    this.#room?.();
   }
 
   /** Resolves once the thread answered `id -1` (it opened the database) or failed. */
@@ -73,7 +76,8 @@ class ThreadConnection implements DatabaseConnection {
   async executeQuery<R>(q: CompiledQuery): Promise<QueryResult<R>> {
     const request: Request = { id: 0, sql: q.sql, params: q.parameters };
     if (this.inTransaction && isDeferred(q)) {
-      while (this.#inFlight >= THREAD_QUEUE.statements) await new Promise<void>((r) => (this.#room = r));
+      while (this.#inFlight >= THREAD_QUEUE.statements && this.#broken === undefined) await new Promise<void>((r) => (this.#room = r));
+      if (this.#broken !== undefined) throw this.#broken;
       this.#inFlight++;
       // Rows read after COMMIT (deferredRows) come back with an id of their own, as on PostgreSQL.
       if (wantsRows(q)) {
@@ -85,6 +89,7 @@ class ThreadConnection implements DatabaseConnection {
       this.#worker.postMessage(request);
       return { rows: [] };
     }
+    if (this.#broken !== undefined) throw this.#broken;
     request.id = this.#next++;
     const reply = await new Promise<Reply>((resolve, reject) => {
       this.#waiting.set(request.id, { resolve, reject });
@@ -103,6 +108,7 @@ class ThreadConnection implements DatabaseConnection {
   }
 
   async close(): Promise<void> {
+    if (this.#broken !== undefined) return;
     const exited = new Promise((resolve) => this.#worker.once('exit', resolve));
     this.#worker.postMessage('close');
     await exited;
@@ -162,7 +168,8 @@ class ThreadDriver implements Driver {
 
 /**
  * NodeSqliteDialect whose statements run on the writer thread. The read-only connection of
- * src/db/prepared.ts stays on the calling thread, as it reads outside any transaction.
+ * src/db/prepared.ts stays on the calling thread, as it reads outside any transaction; the
+ * parent's own writing connection is opened but stays idle.
  */
 export class ThreadedSqliteDialect extends NodeSqliteDialect {
   override createDriver(): Driver {

@@ -128,7 +128,8 @@ async function upsertOfType(ctx: ImportContext, type: EntityType, defs: TypeDefi
   // The records that exist, looked up once before any is written: looked up batch by batch, the
   // lookups read a table growing under them, and PostgreSQL, whose statistics still count the
   // rows from before the import, scanned the type's listing index for each (100,000 new contacts
-  // took 106 s instead of 21, docs/performance.md §Import at 1,000,000). A bulk load has none to look up.
+  // took 106 s instead of 21, docs/performance.md §A writer thread, leaner indexes and lookups
+  // once). A bulk load has none to look up.
   const existing = bulk
     ? new Map<string, string>()
     : await repo.recordsByExternalId(
