@@ -38,7 +38,8 @@ for (const dialect of await testDialects()) {
       const def =
         dialect === 'sqlite'
           ? (await sql<{ d: string }>`select sql as d from sqlite_master where name = 'record_values_num'`.execute(db)).rows[0]?.d
-          : (await sql<{ d: string }>`select indexdef as d from pg_indexes where indexname = 'record_values_num'`.execute(db)).rows[0]?.d;
+          : (await sql<{ d: string }>`select indexdef as d from pg_indexes where schemaname = current_schema() and indexname = 'record_values_num'`.execute(db))
+              .rows[0]?.d;
       assert.match(String(def), /where\s+\(*"?value_num"?\s+is\s+not\s+null/i);
     });
 

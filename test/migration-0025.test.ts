@@ -43,7 +43,8 @@ for (const dialect of await testDialects()) {
     const indexDef = async (name: string) =>
       dialect === 'sqlite'
         ? (await sql<{ d: string }>`select sql as d from sqlite_master where name = ${name}`.execute(tdb.db.kysely)).rows[0]?.d
-        : (await sql<{ d: string }>`select indexdef as d from pg_indexes where indexname = ${name}`.execute(tdb.db.kysely)).rows[0]?.d;
+        : (await sql<{ d: string }>`select indexdef as d from pg_indexes where schemaname = current_schema() and indexname = ${name}`.execute(tdb.db.kysely))
+            .rows[0]?.d;
 
     test('every row is kept; the text indexes hold only rows with a text; the index by target alone is gone', async () => {
       assert.deepEqual(await rows(), before0025);
