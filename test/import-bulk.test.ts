@@ -3,7 +3,7 @@
 // imported either way must leave the same indexes and give every filter and totalCount the same
 // answer, on both databases (PostgreSQL keeps its indexes and packs the postings only).
 import assert from 'node:assert/strict';
-import { sql } from 'kysely';
+import { type KyselyPlugin, sql } from 'kysely';
 import { test } from 'node:test';
 import { importKinds } from '../src/cli/import-kinds.ts';
 import { ImportFailed, runImport } from '../src/import/run.ts';
@@ -180,5 +180,37 @@ await eachDialect('bulk import', (ctx) => {
     assert.deepEqual(await found('p1.1@'), { totalCount: 1, ids: ['c1'] });
     assert.deepEqual(await found('zed@work'), { totalCount: 0, ids: [] });
     assert.deepEqual(await found('p1.1@acme.te'), { totalCount: 1, ids: ['c1'] });
+  });
+
+  test("an ordinary import looks its type's records up once, before writing any, not batch by batch", async () => {
+    const t = ctx();
+    const seeded = await seedWorkspace(t);
+    // Counts the statements that look records up by externalId.
+    let lookups = 0;
+    const counter: KyselyPlugin = {
+      transformQuery: ({ node }) => {
+        const text = JSON.stringify(node);
+        if (node.kind === 'SelectQueryNode' && text.includes('"records"') && text.includes('"external_id"')) lookups++;
+        return node;
+      },
+      transformResult: async ({ result }) => result,
+    };
+    const saved = [{ ...BULK_LOAD }, { ...IMPORT_BATCH }] as const;
+    Object.assign(BULK_LOAD, { min: Infinity });
+    Object.assign(IMPORT_BATCH, { size: 7 });
+    try {
+      const run = () => runImport(operatorCtx(t.deps.db.kysely.withPlugin(counter), seeded.workspaceId), { kinds: importKinds(), text: TEXT });
+      // Nine batches of new contacts, then nine of the same contacts updated: one lookup each time.
+      const first = await run();
+      assert.equal(lookups, 1);
+      lookups = 0;
+      const again = await run();
+      assert.equal(lookups, 1);
+      assert.deepEqual(again.ids.contact, first.ids.contact);
+    } finally {
+      Object.assign(BULK_LOAD, saved[0]);
+      Object.assign(IMPORT_BATCH, saved[1]);
+    }
+    assert.equal((await call(t, seeded.secret, 'GET', '/v1/contacts')).json().totalCount, N);
   });
 });
