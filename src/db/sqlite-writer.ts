@@ -115,6 +115,16 @@ class ThreadConnection implements DatabaseConnection {
   }
 }
 
+/** COMMIT or ROLLBACK, awaited like any statement outside a transaction, whatever its outcome. */
+async function end(c: ThreadConnection, verb: 'commit' | 'rollback'): Promise<void> {
+  c.inTransaction = false;
+  try {
+    await c.executeQuery(CompiledQuery.raw(verb));
+  } finally {
+    c.endTransaction();
+  }
+}
+
 class ThreadDriver implements Driver {
   readonly #file: string;
   #connection: ThreadConnection | undefined;
@@ -140,22 +150,12 @@ class ThreadDriver implements Driver {
     c.inTransaction = true;
   }
 
-  async commitTransaction(c: ThreadConnection): Promise<void> {
-    c.inTransaction = false;
-    try {
-      await c.executeQuery(CompiledQuery.raw('commit'));
-    } finally {
-      c.endTransaction();
-    }
+  commitTransaction(c: ThreadConnection): Promise<void> {
+    return end(c, 'commit');
   }
 
-  async rollbackTransaction(c: ThreadConnection): Promise<void> {
-    c.inTransaction = false;
-    try {
-      await c.executeQuery(CompiledQuery.raw('rollback'));
-    } finally {
-      c.endTransaction();
-    }
+  rollbackTransaction(c: ThreadConnection): Promise<void> {
+    return end(c, 'rollback');
   }
 
   async releaseConnection(): Promise<void> {}
