@@ -115,9 +115,8 @@ class ThreadConnection implements DatabaseConnection {
   }
 }
 
-/** COMMIT or ROLLBACK, awaited like any statement outside a transaction, whatever its outcome. */
+/** COMMIT or ROLLBACK (never deferred, so awaited); the transaction's state is cleared whatever its outcome. */
 async function end(c: ThreadConnection, verb: 'commit' | 'rollback'): Promise<void> {
-  c.inTransaction = false;
   try {
     await c.executeQuery(CompiledQuery.raw(verb));
   } finally {

@@ -118,10 +118,6 @@ export class NodeSqliteDialect extends SqliteDialect {
     this.#db.close();
   }
 
-  get raw(): DatabaseSync {
-    return this.#db.raw;
-  }
-
   override createDriver(): Driver {
     return new ImmediateSqliteDriver({ database: this.#db });
   }
