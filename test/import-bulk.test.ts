@@ -61,8 +61,11 @@ async function importWith(t: TestApp, bulk: boolean, small = false, thread = fal
   }
   const db = thread ? openDb({ dataDir: t.tdb.dataDir, sqliteFile: t.tdb.sqliteFile, writerThread: true }) : t.deps.db;
   if (thread) Object.assign(THREAD_QUEUE, { statements: 2 });
+  // The index builds sort under a cache of their own and then give the import its cache back.
+  if (thread) await sql`pragma cache_size = -12345`.execute(db.kysely);
   try {
     const out = await runImport(operatorCtx(db.kysely, seeded.workspaceId), { kinds: importKinds(), text: TEXT });
+    if (thread) assert.deepEqual((await sql`pragma cache_size`.execute(db.kysely)).rows, [{ cache_size: -12345 }]);
     const byId = new Map(Object.entries(out.ids.contact ?? {}).map(([ext, id]) => [id, ext]));
     return { secret: seeded.secret, byId };
   } finally {
