@@ -136,12 +136,7 @@ export async function replaceTrigrams(tx: Executor, defs: TypeDefinitions, recor
   // New records of a bulk import: nothing to compare, their postings are gathered for packs.
   const pending = packing.get(tx);
   if (pending !== undefined && recordIds.length === 0) {
-    for (const [key, ids] of postingsByKey(rows, fields)) {
-      const held = pending.byKey.get(key);
-      if (held === undefined) pending.byKey.set(key, ids);
-      else for (const id of ids) held.push(id);
-      pending.postings += ids.length;
-    }
+    pending.postings += addPostings(rows, fields, pending.byKey);
     if (pending.postings >= PACKS.postings) await writePacks(tx, pending);
     return;
   }
@@ -215,7 +210,7 @@ export async function withPackedPostings<T>(tx: Executor, fn: () => Promise<T>):
   }
 }
 
-/** Postings grouped by key (postingsByKey) as one pack per key, in key order: its ids sorted, their common prefix kept once. */
+/** Postings grouped by key (addPostings) as one pack per key, in key order: its ids sorted, their common prefix kept once. */
 function packs(byKey: ReadonlyMap<number, string[]>): RecordTrigramPacksTable[] {
   const out: RecordTrigramPacksTable[] = [];
   for (const key of Float64Array.from(byKey.keys()).sort()) {
@@ -238,26 +233,43 @@ function packs(byKey: ReadonlyMap<number, string[]>): RecordTrigramPacksTable[] 
  * are sorted.
  */
 export function trigramRows(rows: readonly RecordValuesTable[], fields: ReadonlySet<string>): RecordTrigramsTable[] {
-  const byKey = postingsByKey(rows, fields);
+  const byKey = new Map<number, string[]>();
+  addPostings(rows, fields, byKey);
   const out: RecordTrigramsTable[] = [];
   for (const key of Float64Array.from(byKey.keys()).sort()) for (const record_id of byKey.get(key)!) out.push({ key, record_id });
   return out;
 }
 
-/** The postings of the value-index rows of `fields` (distinct per record and key) as key → record ids, in the order of `rows`. */
-function postingsByKey(rows: readonly RecordValuesTable[], fields: ReadonlySet<string>): Map<number, string[]> {
-  // The keys already given, per record (one array a record, not one a trigram).
+/**
+ * Adds to `byKey` (key → record ids) the postings of the value-index rows of `fields` (distinct
+ * per record and key), in the order of `rows`; returns how many. A bulk import's batches add to
+ * the postings gathered for their packs directly.
+ */
+function addPostings(rows: readonly RecordValuesTable[], fields: ReadonlySet<string>, byKey: Map<number, string[]>): number {
+  // The keys already given, per record (one array a record, not one a trigram). A record's rows
+  // come one after another (valueRows), so the last record's array is usually the one.
   const given = new Map<string, number[]>();
+  let record: string | undefined;
+  let keys: number[] = [];
+  // A batch holds a few scopes: hashed once each, and looked up again only when the scope changes.
   const scopes = new Map<string, KeyScope>();
-  const byKey = new Map<number, string[]>();
+  let [ws, type, field] = ['', '', ''];
+  let scope: KeyScope | undefined;
+  let added = 0;
   for (const r of rows) {
     if (!fields.has(r.field) || r.value_text === null) continue;
-    let keys = given.get(r.record_id);
-    if (keys === undefined) given.set(r.record_id, (keys = []));
-    // A batch holds a few scopes: hashed once each.
-    const sk = `${r.workspace_id}\u0000${r.object_type}\u0000${r.field}`;
-    let scope = scopes.get(sk);
-    if (scope === undefined) scopes.set(sk, (scope = keyScope(r.workspace_id, r.object_type, r.field)));
+    if (r.record_id !== record) {
+      record = r.record_id;
+      const had = given.get(record);
+      if (had === undefined) given.set(record, (keys = []));
+      else keys = had;
+    }
+    if (scope === undefined || r.workspace_id !== ws || r.object_type !== type || r.field !== field) {
+      [ws, type, field] = [r.workspace_id, r.object_type, r.field];
+      const sk = `${ws}\u0000${type}\u0000${field}`;
+      scope = scopes.get(sk);
+      if (scope === undefined) scopes.set(sk, (scope = keyScope(ws, type, field)));
+    }
     const from = keys.length;
     addTrigramKeys(scope, r.value_text, keys);
     for (let i = from; i < keys.length; i++) {
@@ -266,6 +278,7 @@ function postingsByKey(rows: readonly RecordValuesTable[], fields: ReadonlySet<s
       if (ids === undefined) byKey.set(k, [r.record_id]);
       else ids.push(r.record_id);
     }
+    added += keys.length - from;
   }
-  return byKey;
+  return added;
 }
