@@ -130,7 +130,7 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<void> {
     clearInterval(poll);
     const seconds = (performance.now() - t0) / 1000;
     if (code !== 0) throw new Error(`import failed (${code})`);
-    const counts = (JSON.parse(out) as { counts: Record<string, number> }).counts;
+    const { counts, phases } = JSON.parse(out) as { counts: Record<string, number>; phases: Record<string, number> };
     const rows = Object.values(counts).reduce((a, b) => a + b, 0);
     const fmt = (x: number) => x.toFixed(2);
     process.stdout.write(
@@ -138,6 +138,9 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<void> {
         `== ${dialect}: import of ${CONTACTS} contacts, ${ACCOUNTS} accounts, 5 field definitions (file written in ${fmt(writeSeconds)} s)`,
         `  rolodex import (end to end)  ${fmt(seconds)} s   ${Math.round(rows / seconds)} objects/s   (goal on SQLite: ≤ 60 s for 1,000,000)`,
         `  CPU of the import            ${fmt(cpu)} s (user + system, from /proc; read every 0.25 s)`,
+        `  its steps (s)                ${Object.entries(phases)
+          .map(([k, v]) => `${k} ${fmt(v)}`)
+          .join(', ')}`,
         `  counts                       ${JSON.stringify(counts)}`,
         `  load average (1 min)         ${fmt(load0)} before, ${fmt(loadavg()[0] as number)} after`,
         '',

@@ -33,12 +33,14 @@ export async function run(args: string[], io: Io): Promise<void> {
   const file = positionals[0];
   if (!file) throw new UsageError('the file to import is required');
   let text: string;
+  const read = performance.now();
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
     throw new InputError(`cannot read ${file}: ${(err as Error).message}`);
   }
   const started = Date.now();
+  const reading = Math.round(performance.now() - read) / 1000;
   const apply = async (db: Db, config: Config) => {
     const ctx = operator(db, config, workspaceId);
     await requireWorkspace(ctx);
@@ -46,8 +48,9 @@ export async function run(args: string[], io: Io): Promise<void> {
     const blobs = await openBlobStore(config);
     try {
       const result = await runImport(ctx, { kinds: importKinds({ blobs }), text, onProgress: progressBar(io) });
+      const analysed = performance.now();
       await refreshStatistics(db, { bulk: true });
-      return result;
+      return { ...result, phases: { ...result.phases, statistics: Math.round(performance.now() - analysed) / 1000 } };
     } finally {
       await blobs.close();
     }
@@ -62,5 +65,10 @@ export async function run(args: string[], io: Io): Promise<void> {
   const summary = Object.entries(result.counts)
     .map(([k, n]) => `${n} ${k}`)
     .join(', ');
-  print(io, values.json as boolean, { ...result, seconds }, `imported ${summary || 'nothing'} in ${seconds.toFixed(1)} s`);
+  print(
+    io,
+    values.json as boolean,
+    { ...result, phases: { read: reading, ...result.phases }, seconds },
+    `imported ${summary || 'nothing'} in ${seconds.toFixed(1)} s`,
+  );
 }

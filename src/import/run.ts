@@ -9,6 +9,8 @@ export interface ImportResult {
   counts: Record<string, number>;
   /** object → externalId → server id */
   ids: Record<string, Record<string, string>>;
+  /** Seconds each step took, in order (docs/import.md §Output). */
+  phases: Record<string, number>;
 }
 
 export interface ImportInput {
@@ -63,7 +65,15 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
   const groups = new Map<string, ImportItem<unknown>[]>(kinds.map((k) => [k.object, []]));
   const errors: ImportError[] = [];
   const seen = new Set<string>();
+  const phases: Record<string, number> = {};
+  let mark = performance.now();
+  const phase = (name: string) => {
+    const now = performance.now();
+    phases[name] = Math.round(now - mark) / 1000;
+    mark = now;
+  };
   const parsed = parseImport(text);
+  phase('parse');
 
   for (const { line, value } of parsed) {
     if (errors.length >= MAX_REPORTED) break;
@@ -86,6 +96,7 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
     }
   }
   if (errors.length > 0) throw new ImportFailed(errors);
+  phase('check');
   // The checked items are what is written; the parsed objects, as many again, would otherwise be
   // held (and traced by every full garbage collection) until the import ends.
   const total = parsed.length * 2;
@@ -104,6 +115,7 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
       const prepared = await kind.prepare(ctx, items);
       undo.push(() => prepared.undo());
     }
+    if (undo.length > 0) phase('prepare');
     await ctx.db.transaction().execute(async (tx) => {
       const inTx = { ...ctx, db: tx };
       const resolve = async (object: string, externalId: string, at: { line: number; field: string }): Promise<string> => {
@@ -116,16 +128,19 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
       };
       const importCtx: ImportContext = { ...inTx, resolve, register, newId: idSequence(ctx.now) };
       let done = 0;
-      for (const phase of ['upsert', 'link'] as const) {
+      for (const step of ['upsert', 'link'] as const) {
         for (const kind of kinds) {
           const items = groups.get(kind.object) as ImportItem<unknown>[];
           if (items.length === 0) continue;
-          await inLine(items, async () => (phase === 'upsert' ? kind.upsert(importCtx, items) : kind.link?.(importCtx, items)));
+          await inLine(items, async () => (step === 'upsert' ? kind.upsert(importCtx, items) : kind.link?.(importCtx, items)));
           done += items.length;
-          input.onProgress?.(phase, done, total);
+          input.onProgress?.(step, done, total);
         }
       }
+      phase('write');
     });
+    // With SQLite's WAL, the commit includes the checkpoint that copies what was written into the database.
+    phase('commit');
   } catch (err) {
     for (const u of undo) await u().catch(() => {});
     if (err instanceof ImportError) throw new ImportFailed([err]);
@@ -133,7 +148,7 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
   }
   const counts: Record<string, number> = {};
   for (const [object, items] of groups) if (items.length > 0) counts[object] = items.length;
-  return { counts, ids };
+  return { counts, ids, phases };
 }
 
 // Kinds should raise ImportError with the item's line; a bare InputError is tied to the item when
