@@ -4,11 +4,11 @@
 // every position, and a call whose chunks share different columns.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { type CompiledQuery, sql } from 'kysely';
-import type { Executor } from '../src/db/types.ts';
+import { sql } from 'kysely';
 import { insertRows } from '../src/db/insert-rows.ts';
 import type { RecordValuesTable } from '../src/records/tables.ts';
 import { eachDialect } from './helpers/app.ts';
+import { statementsOf } from './helpers/sql-spy.ts';
 
 type Row = RecordValuesTable;
 const row = (i: number, over: Partial<Row> = {}): Row => ({
@@ -34,22 +34,6 @@ const CASES: Record<string, Row[]> = {
 
 const COLUMNS = ['workspace_id', 'object_type', 'field', 'value_text', 'value_num', 'record_id'] as const;
 
-/** `tx` with every query it executes recorded. */
-function recording(tx: Executor, seen: CompiledQuery[]): Executor {
-  return new Proxy(tx, {
-    get(target, p) {
-      if (p === 'executeQuery') {
-        return (q: CompiledQuery) => {
-          seen.push(q);
-          return target.executeQuery(q);
-        };
-      }
-      const v: unknown = Reflect.get(target, p);
-      return typeof v === 'function' ? v.bind(target) : v;
-    },
-  });
-}
-
 await eachDialect('multi-row inserts', (ctx) => {
   for (const [name, rows] of Object.entries(CASES)) {
     test(`${name}: every row as given`, async () => {
@@ -71,16 +55,14 @@ await eachDialect('multi-row inserts', (ctx) => {
   test('the columns every row of a statement shares are bound once on SQLite, every value on PostgreSQL', async () => {
     const t = ctx();
     const rows = CASES['chunks that share different columns'] as Row[];
-    const seen: CompiledQuery[] = [];
-    await t.deps.db.kysely.transaction().execute(async (tx) => {
-      await sql`delete from record_values where workspace_id like 'ir_%'`.execute(tx);
-      await insertRows(recording(tx, seen), 'record_values', COLUMNS, rows, 4);
-    });
-    // Chunks of 4, 4 and 1 rows. The first shares workspace and type; the second only its type.
-    const expected = t.dialect === 'sqlite' ? [2 + 4 * 4, 1 + 4 * 5, 6] : [24, 24, 6];
-    assert.deepEqual(
-      seen.map((q) => q.parameters.length),
-      expected,
+    const { statements } = await statementsOf(() =>
+      t.deps.db.kysely.transaction().execute(async (tx) => {
+        await sql`delete from record_values where workspace_id like 'ir_%'`.execute(tx);
+        await insertRows(tx, 'record_values', COLUMNS, rows, 4);
+      }),
     );
+    // Chunks of 4, 4 and 1 rows. The first shares workspace and type; the second only its type.
+    const parameters = statements.filter((s) => s.startsWith('insert into "record_values"')).map((s) => (s.match(/\?|\$\d+/g) ?? []).length);
+    assert.deepEqual(parameters, t.dialect === 'sqlite' ? [2 + 4 * 4, 1 + 4 * 5, 6] : [24, 24, 6]);
   });
 });
