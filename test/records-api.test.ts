@@ -5,6 +5,7 @@ import { before, test } from 'node:test';
 import { addField, addRelationship } from '../src/definitions/service.ts';
 import { operatorCtx } from '../src/lib/context.ts';
 import { call, eachDialect, type Seeded, seedWorkspace, type TestApp } from './helpers/app.ts';
+import { newestFirst } from './filters-fixtures.ts';
 import { loadDocument, type Operation, operationFor, operationsOf, responseChecker } from './helpers/openapi-ops.ts';
 
 await eachDialect('records API', (ctx) => {
@@ -215,7 +216,7 @@ await eachDialect('records API', (ctx) => {
     made.push(ref);
     assert.deepEqual(ref.relationships.referrer, { cardinality: 'has_one', objectType: 'contact', values: [made[0]?.id] });
     // Newest first by createdAt; records created in the same millisecond by id, descending.
-    const expected = made.sort((x, y) => (x.createdAt === y.createdAt ? (x.id < y.id ? 1 : -1) : x.createdAt < y.createdAt ? 1 : -1)).map((r) => r.id);
+    const expected = made.sort(newestFirst).map((r) => r.id);
     for (const offset of [0, 7, 25, 30, 31, 40]) {
       const page = await ok(s, 'GET', `/v1/contacts?limit=10&offset=${offset}`);
       assert.equal(page.totalCount, 31);

@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import { addField } from '../src/definitions/service.ts';
 import { operatorCtx } from '../src/lib/context.ts';
 import { call, eachDialect, type Seeded, seedWorkspace } from './helpers/app.ts';
+import { newestFirst } from './filters-fixtures.ts';
 
 await eachDialect('records filtered through HTTP', (ctx) => {
   async function post(s: Seeded, url: string, body: unknown) {
@@ -70,7 +71,7 @@ await eachDialect('records filtered through HTTP', (ctx) => {
       (paged.body.data as { id: string }[]).map((d) => d.id),
       // Newest first by createdAt; contacts created in the same millisecond by id, descending.
       [...made]
-        .sort((x, y) => (x.createdAt === y.createdAt ? (x.id < y.id ? 1 : -1) : x.createdAt < y.createdAt ? 1 : -1))
+        .sort(newestFirst)
         .slice(1, 3)
         .map((m) => m.id),
     );
