@@ -3,7 +3,7 @@ import type { Config } from '../config.ts';
 import type { Db } from '../db/types.ts';
 import { InputError } from '../lib/errors.ts';
 import { importKinds } from './import-kinds.ts';
-import { ImportFailed, runImport } from '../import/run.ts';
+import { ImportFailed, runImport, secondsSince } from '../import/run.ts';
 import { ImportError } from '../import/kind.ts';
 import { useImportCache } from '../import/repository.ts';
 import { openBlobStore } from '../runtime.ts';
@@ -40,7 +40,7 @@ export async function run(args: string[], io: Io): Promise<void> {
     throw new InputError(`cannot read ${file}: ${(err as Error).message}`);
   }
   const started = Date.now();
-  const reading = Math.round(performance.now() - read) / 1000;
+  const reading = secondsSince(read);
   const apply = async (db: Db, config: Config) => {
     const ctx = operator(db, config, workspaceId);
     await requireWorkspace(ctx);
@@ -50,7 +50,7 @@ export async function run(args: string[], io: Io): Promise<void> {
       const result = await runImport(ctx, { kinds: importKinds({ blobs }), text, onProgress: progressBar(io) });
       const analysed = performance.now();
       await refreshStatistics(db, { bulk: true });
-      return { ...result, phases: { ...result.phases, statistics: Math.round(performance.now() - analysed) / 1000 } };
+      return { ...result, phases: { ...result.phases, statistics: secondsSince(analysed) } };
     } finally {
       await blobs.close();
     }

@@ -23,6 +23,11 @@ export interface ImportInput {
 
 const MAX_REPORTED = 50;
 
+/** Seconds since `start` (a `performance.now()`), to the millisecond: the unit of a summary's `phases`. */
+export function secondsSince(start: number): number {
+  return Math.round(performance.now() - start) / 1000;
+}
+
 /** Parses the text into objects with the line (NDJSON) or item number (JSON array) of each. */
 export function parseImport(text: string): Array<{ line: number; value: unknown }> {
   const trimmed = text.trimStart();
@@ -68,9 +73,8 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
   const phases: Record<string, number> = {};
   let mark = performance.now();
   const phase = (name: string) => {
-    const now = performance.now();
-    phases[name] = Math.round(now - mark) / 1000;
-    mark = now;
+    phases[name] = secondsSince(mark);
+    mark = performance.now();
   };
   const parsed = parseImport(text);
   phase('parse');
