@@ -92,7 +92,10 @@ export function openDb(opts: DbOptions): Db {
   const file = opts.sqliteFile ?? join(opts.dataDir, 'rolodex.db');
   const dialect = opts.writerThread ? new ThreadedSqliteDialect(file) : new NodeSqliteDialect(file);
   const kysely = new Kysely<Database>({ dialect });
-  registerFastReader(kysely, { all: (_name, sql, params) => dialect.reader.all(sql, params), snapshot: (fn) => dialect.reader.snapshot(fn) });
+  // The writer thread's handle reads through the thread too: a second connection in the process
+  // would keep `rolodex import` from having the file alone (src/db/sqlite-writer.ts).
+  if (!opts.writerThread)
+    registerFastReader(kysely, { all: (_name, sql, params) => dialect.reader.all(sql, params), snapshot: (fn) => dialect.reader.snapshot(fn) });
   return {
     kysely,
     dialect: 'sqlite',

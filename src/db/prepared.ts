@@ -82,12 +82,13 @@ export function prepared<A extends unknown[], R>(build: (db: Executor, ...args: 
     if (reader) return reader.all<R>(compiled.name, compiled.sql, params);
     return (await db.executeQuery<R>(CompiledQuery.raw(compiled.sql, params))).rows;
   };
-  /** The same read of what is committed, outside any transaction, even when `db` is one. */
-  const committed = async (db: Executor, ...args: A): Promise<R[]> => {
+  /**
+   * The same read of what is committed, outside any transaction, even when `db` is one; undefined
+   * for a handle that has no reader outside its transactions (`rolodex import`'s, src/db/database.ts).
+   */
+  const committed = async (db: Executor, ...args: A): Promise<R[] | undefined> => {
     const { compiled, params } = bind(db, args);
-    const reader = outside.get(db.getExecutor().adapter);
-    if (!reader) throw new Error('prepared query: no reader outside the transaction');
-    return reader.all<R>(compiled.name, compiled.sql, params);
+    return outside.get(db.getExecutor().adapter)?.all<R>(compiled.name, compiled.sql, params);
   };
   return Object.assign(run, { committed });
 }

@@ -166,9 +166,10 @@ class ThreadDriver implements Driver {
 }
 
 /**
- * NodeSqliteDialect whose statements run on the writer thread. The read-only connection of
- * src/db/prepared.ts stays on the calling thread, as it reads outside any transaction; the
- * parent's own writing connection is opened but stays idle.
+ * NodeSqliteDialect whose statements, reads included, run on the writer thread: its process then
+ * holds one connection to the file, which lets `rolodex import` write through a rollback journal
+ * when nothing else has the database open (docs/import.md §Speed). src/db/database.ts gives such a
+ * handle no fast reader.
  */
 export class ThreadedSqliteDialect extends NodeSqliteDialect {
   override createDriver(): Driver {

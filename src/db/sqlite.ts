@@ -81,15 +81,16 @@ export function openConnection(file: string): CachedDatabase {
 
 export class NodeSqliteDialect extends SqliteDialect {
   readonly #file: string;
-  readonly #db: CachedDatabase;
+  #db: CachedDatabase | undefined;
   #reader: CachedDatabase | undefined;
   #pin: ReadSlotPin | undefined;
 
   constructor(file: string) {
-    const db = openConnection(file);
-    super({ database: db });
+    // The writing connection is opened by createDriver below, when Kysely first needs it: a
+    // subclass whose driver writes elsewhere (src/db/sqlite-writer.ts) never opens it, so that it
+    // is the only connection of its process to the file.
+    super({ database: () => Promise.reject(new Error('unused: createDriver opens the connection')) });
     this.#file = file;
-    this.#db = db;
   }
 
   /** The database file. */
@@ -115,10 +116,10 @@ export class NodeSqliteDialect extends SqliteDialect {
     this.#pin = undefined;
     this.#reader?.close();
     this.#reader = undefined;
-    this.#db.close();
+    this.#db?.close();
   }
 
   override createDriver(): Driver {
-    return new ImmediateSqliteDriver({ database: this.#db });
+    return new ImmediateSqliteDriver({ database: async () => (this.#db ??= openConnection(this.#file)) });
   }
 }

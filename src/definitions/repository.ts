@@ -54,10 +54,10 @@ export async function definitionsVersion(db: Executor, workspaceId: string): Pro
   return Number(row?.version ?? 0);
 }
 
-/** The committed version, read outside the transaction `db` may be. */
-export async function committedDefinitionsVersion(db: Executor, workspaceId: string): Promise<number> {
-  const [row] = await versionOf.committed(db, workspaceId);
-  return Number(row?.version ?? 0);
+/** The committed version, read outside the transaction `db` may be; undefined where it cannot be read (src/db/prepared.ts). */
+export async function committedDefinitionsVersion(db: Executor, workspaceId: string): Promise<number | undefined> {
+  const rows = await versionOf.committed(db, workspaceId);
+  return rows === undefined ? undefined : Number(rows[0]?.version ?? 0);
 }
 
 // A definition's position is one past the last of its type, so definitions created in the same

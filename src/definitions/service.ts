@@ -98,6 +98,7 @@ export async function loadDefinitions(ctx: Ctx, input: { objectType: string; ver
   // Built inside a transaction, the entry is kept only if the version it read is the committed
   // one: the transaction has then written no definition (a write moves the version), so it saw
   // what every request sees at that version. Creates alone, with no read, fill the cache this way.
+  // Where the committed version cannot be read (`rolodex import`), the entry is not kept.
   if (!ctx.db.isTransaction || (await repo.committedDefinitionsVersion(ctx.db, ws)) === version) {
     cache.delete(key);
     if (cache.size >= CACHE_SIZE) cache.delete(cache.keys().next().value as string);
