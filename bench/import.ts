@@ -6,10 +6,13 @@
 // With --pages, GET /v1/contacts of the imported workspace is then timed through HTTP at offset 0,
 // the middle and the last page, one request at a time over keep-alive (medians of --requests),
 // between two measurements of the floor, GET /v1/auth/validate, on the same server.
-//   node bench/import.ts [--contacts 1000000] [--dialect sqlite|postgres|both] [--node-args=--cpu-prof] [--pages] [--requests 200] [--keep]
+//   node bench/import.ts [--contacts 1000000] [--dialect sqlite|postgres|both] [--node-args=--cpu-prof] [--pages] [--requests 200] [--keep] [--shared]
 // With --keep, the SQLite data directory (or PostgreSQL schema) is kept and its path printed.
+// On SQLite the bench closes its own connection before the import, which then has the database
+// alone and writes through a rollback journal (docs/import.md §Speed); with --shared it keeps it
+// open, as a running server would, and the import writes through the WAL.
 import { spawn } from 'node:child_process';
-import { createWriteStream, readFileSync } from 'node:fs';
+import { createWriteStream, readFileSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -26,6 +29,7 @@ const { values: args } = parseArgs({
     dialect: { type: 'string', default: 'sqlite' },
     'node-args': { type: 'string', default: '' },
     keep: { type: 'boolean', default: false },
+    shared: { type: 'boolean', default: false },
     pages: { type: 'boolean', default: false },
     requests: { type: 'string', default: '200' },
   },
@@ -99,6 +103,7 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<void> {
   const { db, dataDir } = tdb;
   const env: Record<string, string> = { DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...(tdb.databaseUrl ? { DATABASE_URL: tdb.databaseUrl } : {}) };
   let keep = false;
+  let open = true;
   try {
     const ws = await createWorkspace(systemCtx(db.kysely), { name: 'bench' });
     const key = await createKey(operatorCtx(db.kysely, ws.id), { userId: null, scopes: null, expiresInMs: null });
@@ -106,6 +111,10 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<void> {
     const w0 = performance.now();
     await writeFile(file);
     const writeSeconds = (performance.now() - w0) / 1000;
+    if (dialect === 'sqlite' && !args.shared) {
+      await db.close();
+      open = false;
+    }
     const nodeArgs = args['node-args'].split(' ').filter((a) => a !== '');
     const load0 = loadavg()[0] as number;
     const t0 = performance.now();
@@ -130,7 +139,7 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<void> {
     clearInterval(poll);
     const seconds = (performance.now() - t0) / 1000;
     if (code !== 0) throw new Error(`import failed (${code})`);
-    const { counts, phases } = JSON.parse(out) as { counts: Record<string, number>; phases: Record<string, number> };
+    const { counts, phases, journal } = JSON.parse(out) as { counts: Record<string, number>; phases: Record<string, number>; journal?: string };
     const rows = Object.values(counts).reduce((a, b) => a + b, 0);
     const fmt = (x: number) => x.toFixed(2);
     process.stdout.write(
@@ -141,7 +150,7 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<void> {
         `  its steps (s)                ${Object.entries(phases)
           .map(([k, v]) => `${k} ${fmt(v)}`)
           .join(', ')}`,
-        `  counts                       ${JSON.stringify(counts)}`,
+        `  counts                       ${JSON.stringify(counts)}${journal ? `, written through ${journal === 'wal' ? 'the WAL' : 'a rollback journal'}` : ''}`,
         `  load average (1 min)         ${fmt(load0)} before, ${fmt(loadavg()[0] as number)} after`,
         '',
       ].join('\n'),
@@ -152,8 +161,8 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<void> {
       process.stdout.write(`  kept: --data ${dialect === 'postgres' ? `postgres:${tdb.schema}` : dataDir} --workspace ${ws.id} --key ${key.secret}\n`);
     }
   } finally {
-    if (keep) await db.close();
-    else await tdb.drop();
+    if (open) await (keep ? db.close() : tdb.drop());
+    else if (!keep) rmSync(dataDir, { recursive: true, force: true });
   }
 }
 

@@ -5,7 +5,7 @@ import { InputError } from '../lib/errors.ts';
 import { importKinds } from './import-kinds.ts';
 import { ImportFailed, runImport, secondsSince } from '../import/run.ts';
 import { ImportError } from '../import/kind.ts';
-import { useImportCache } from '../import/repository.ts';
+import { takeDatabaseAlone, useImportCache } from '../import/repository.ts';
 import { openBlobStore } from '../runtime.ts';
 import { refreshStatistics } from '../db/statistics.ts';
 import { requireWorkspace } from '../workspaces/service.ts';
@@ -45,14 +45,16 @@ export async function run(args: string[], io: Io): Promise<void> {
     const ctx = operator(db, config, workspaceId);
     await requireWorkspace(ctx);
     await useImportCache(db.kysely);
+    const alone = await takeDatabaseAlone(db.kysely);
     const blobs = await openBlobStore(config);
     try {
       const result = await runImport(ctx, { kinds: importKinds({ blobs }), text, onProgress: progressBar(io) });
       const analysed = performance.now();
       await refreshStatistics(db, { bulk: true });
-      return { ...result, phases: { ...result.phases, statistics: secondsSince(analysed) } };
+      return { ...result, phases: { ...result.phases, statistics: secondsSince(analysed) }, ...(alone.journal ? { journal: alone.journal } : {}) };
     } finally {
       await blobs.close();
+      await alone.restore();
     }
   };
   // On SQLite, statements run on a thread of their own while the next batch is built (docs/import.md §Speed).
