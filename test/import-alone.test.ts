@@ -14,6 +14,7 @@ import { sql } from 'kysely';
 import type { Io } from '../src/cli/io.ts';
 import { main } from '../src/cli/main.ts';
 import { openDb } from '../src/db/database.ts';
+import { definitionsVersion } from '../src/definitions/repository.ts';
 import { systemCtx } from '../src/lib/context.ts';
 import { createWorkspace } from '../src/workspaces/service.ts';
 import { createTestDb, type TestDb, testDialects } from './helpers/db.ts';
@@ -157,9 +158,11 @@ for (const dialect of await testDialects()) {
       const r = await importInChild(tdb, workspaceId, FILE(20_000), true);
       assert.equal(r.signal, 'SIGKILL', 'the import ended before it could be killed');
       assert.ok(existsSync(`${file}-journal`), 'the killed import left its journal');
-      // The server's way in: a writing connection, which sets WAL (src/db/sqlite.ts).
+      // The server's way in, its first read on the fast reader: the writing connection is opened
+      // first, which puts the old pages back and sets WAL (src/db/sqlite.ts).
       const db = openDb({ dataDir: tdb.dataDir });
       try {
+        assert.equal(await definitionsVersion(db.kysely, workspaceId), 0);
         assert.equal(Number((await sql<{ n: number }>`select count(*) as n from records`.execute(db.kysely)).rows[0]?.n), 0);
         assert.equal((await sql<{ name: string }>`select name from workspaces`.execute(db.kysely)).rows[0]?.name, 'Import alone');
       } finally {
