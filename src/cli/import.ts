@@ -45,16 +45,19 @@ export async function run(args: string[], io: Io): Promise<void> {
     const ctx = operator(db, config, workspaceId);
     await requireWorkspace(ctx);
     await useImportCache(db.kysely);
-    const alone = await takeDatabaseAlone(db.kysely);
     const blobs = await openBlobStore(config);
     try {
-      const result = await runImport(ctx, { kinds: importKinds({ blobs }), text, onProgress: progressBar(io) });
-      const analysed = performance.now();
-      await refreshStatistics(db, { bulk: true });
-      return { ...result, phases: { ...result.phases, statistics: secondsSince(analysed) }, ...(alone.journal ? { journal: alone.journal } : {}) };
+      const alone = await takeDatabaseAlone(db.kysely);
+      try {
+        const result = await runImport(ctx, { kinds: importKinds({ blobs }), text, onProgress: progressBar(io) });
+        const analysed = performance.now();
+        await refreshStatistics(db, { bulk: true });
+        return { ...result, phases: { ...result.phases, statistics: secondsSince(analysed) }, ...(alone.journal ? { journal: alone.journal } : {}) };
+      } finally {
+        await alone.restore();
+      }
     } finally {
       await blobs.close();
-      await alone.restore();
     }
   };
   // On SQLite, statements run on a thread of their own while the next batch is built (docs/import.md §Speed).
