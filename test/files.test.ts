@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import { call, eachDialect, keyFor, seedWorkspace, type TestApp } from './helpers/app.ts';
 import { assertError, type Backend, backendDeps, createSession, download, md5, putBytes, uploadFile } from './helpers/files.ts';
 import { filesEnv } from '../src/files/service.ts';
+import { newestFirst } from './helpers/order.ts';
 import { sweepOnce } from '../src/jobs/sweeper.ts';
 import { listKnowledge } from '../src/knowledge/service.ts';
 import { operatorCtx } from '../src/lib/context.ts';
@@ -230,7 +231,7 @@ function suite(backend: Backend) {
       await createSession(t, other.secret, { filename: 'theirs', mimeType: 'text/plain', sizeBytes: 1 });
       const created = await Promise.all(ids.map(async (id) => (await call(t, s.secret, 'GET', `/v1/files/${id}`)).json()));
       // Newest first; several created within one millisecond are ordered by id.
-      const order = created.sort((a, b) => (a.createdAt === b.createdAt ? (a.id < b.id ? 1 : -1) : a.createdAt < b.createdAt ? 1 : -1)).map((f) => f.id);
+      const order = created.sort(newestFirst).map((f) => f.id);
       const page = (await call(t, s.secret, 'GET', '/v1/files?limit=3')).json();
       assert.equal(page.object, 'list');
       assert.equal(page.totalCount, 4);

@@ -58,8 +58,3 @@ export function matches(w: Written, field: string, op: Op, value: string | numbe
     return op === 'equal' ? t === v : op === 'startsWith' ? t.startsWith(v) : t.includes(v);
   });
 }
-
-/** Newest first by createdAt, ties by id (as listings order records). */
-export function newestFirst(a: Pick<Written, 'id' | 'createdAt'>, b: Pick<Written, 'id' | 'createdAt'>): number {
-  return a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
-}

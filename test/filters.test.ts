@@ -11,7 +11,8 @@ import { keyScope, trigramKey } from '../src/filters/trigrams.ts';
 import { type Ctx, operatorCtx } from '../src/lib/context.ts';
 import { AppError } from '../src/lib/errors.ts';
 import { foldText } from '../src/lib/fold.ts';
-import { matches, newestFirst, type Op, writeRecord, type Written } from './filters-fixtures.ts';
+import { matches, type Op, writeRecord, type Written } from './filters-fixtures.ts';
+import { newestFirst } from './helpers/order.ts';
 import { eachDialect, seedWorkspace } from './helpers/app.ts';
 
 const OPS: Op[] = ['equal', 'greaterThan', 'lessThan', 'startsWith', 'contains'];

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { call, eachDialect, seedWorkspace } from './helpers/app.ts';
 import { assertError, seedRecords, sleep } from './lists-fixtures.ts';
+import { newestFirst } from './helpers/order.ts';
 
 await eachDialect('lists pagination', (ctx) => {
   test('limit and offset: bounds, boundaries, pages from both ends agree with newest-first order', async () => {
@@ -80,7 +81,7 @@ await eachDialect('lists pagination', (ctx) => {
     for (let i = 0; i < 27; i++) await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: `l${i}`, $objectType: 'opportunity' } });
     const all = [...(await call(t, s.secret, 'GET', '/v1/lists')).json().data, ...(await call(t, s.secret, 'GET', '/v1/lists?offset=25')).json().data];
     assert.equal(all.length, 27);
-    const sorted = [...all].sort((x, y) => (x.createdAt === y.createdAt ? (x.id < y.id ? 1 : -1) : x.createdAt < y.createdAt ? 1 : -1));
+    const sorted = [...all].sort(newestFirst);
     assert.deepEqual(all, sorted);
     for (const offset of [0, 13, 14, 26]) {
       const r = (await call(t, s.secret, 'GET', `/v1/lists?limit=1&offset=${offset}`)).json();

@@ -5,7 +5,7 @@ import { before, test } from 'node:test';
 import { addField, addRelationship } from '../src/definitions/service.ts';
 import { operatorCtx } from '../src/lib/context.ts';
 import { call, eachDialect, type Seeded, seedWorkspace, type TestApp } from './helpers/app.ts';
-import { newestFirst } from './filters-fixtures.ts';
+import { newestFirst } from './helpers/order.ts';
 import { loadDocument, type Operation, operationFor, operationsOf, responseChecker } from './helpers/openapi-ops.ts';
 
 await eachDialect('records API', (ctx) => {

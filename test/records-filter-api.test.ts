@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import { addField } from '../src/definitions/service.ts';
 import { operatorCtx } from '../src/lib/context.ts';
 import { call, eachDialect, type Seeded, seedWorkspace } from './helpers/app.ts';
-import { newestFirst } from './filters-fixtures.ts';
+import { newestFirst } from './helpers/order.ts';
 
 await eachDialect('records filtered through HTTP', (ctx) => {
   async function post(s: Seeded, url: string, body: unknown) {
