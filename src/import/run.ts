@@ -28,8 +28,13 @@ export function secondsSince(start: number): number {
   return Math.round(performance.now() - start) / 1000;
 }
 
-/** Parses the text into objects with the line (NDJSON) or item number (JSON array) of each. */
-export function parseImport(text: string): Array<{ line: number; value: unknown }> {
+/**
+ * The text's objects, one at a time, with the line (NDJSON) or item number (JSON array) of each.
+ * One at a time so that each is checked, and the parsed object dropped, before the next is
+ * parsed: held until the whole file was parsed, a million of them outlived the young generation
+ * and were traced by every full garbage collection until the end of the checks.
+ */
+function* parseImport(text: string): Generator<{ line: number; value: unknown }> {
   const trimmed = text.trimStart();
   if (trimmed.startsWith('[')) {
     let arr: unknown;
@@ -38,20 +43,22 @@ export function parseImport(text: string): Array<{ line: number; value: unknown 
     } catch (err) {
       throw new ImportError(0, '(file)', `not valid JSON: ${(err as Error).message}`);
     }
-    return (arr as unknown[]).map((value, i) => ({ line: i + 1, value }));
+    const items = arr as unknown[];
+    for (let i = 0; i < items.length; i++) yield { line: i + 1, value: items[i] };
+    return;
   }
-  const out: Array<{ line: number; value: unknown }> = [];
   const lines = text.split('\n');
   for (let i = 0; i < lines.length; i++) {
     const l = (lines[i] as string).trim();
     if (l === '') continue;
+    let value: unknown;
     try {
-      out.push({ line: i + 1, value: JSON.parse(l) });
+      value = JSON.parse(l);
     } catch (err) {
       throw new ImportError(i + 1, '(line)', `not valid JSON: ${(err as Error).message}`);
     }
+    yield { line: i + 1, value };
   }
-  return out;
 }
 
 export class ImportFailed extends Error {
@@ -76,10 +83,9 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
     phases[name] = secondsSince(mark);
     mark = performance.now();
   };
-  const parsed = parseImport(text);
-  phase('parse');
-
-  for (const { line, value } of parsed) {
+  let objects = 0;
+  for (const { line, value } of parseImport(text)) {
+    objects++;
     if (errors.length >= MAX_REPORTED) break;
     try {
       if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new InputError('each entry must be a JSON object', '(object)');
@@ -101,10 +107,7 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
   }
   if (errors.length > 0) throw new ImportFailed(errors);
   phase('check');
-  // The checked items are what is written; the parsed objects, as many again, would otherwise be
-  // held (and traced by every full garbage collection) until the import ends.
-  const total = parsed.length * 2;
-  parsed.length = 0;
+  const total = objects * 2;
 
   const ids: Record<string, Record<string, string>> = {};
   const register = (object: string, externalId: string, id: string) => {
