@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { describe, test } from 'node:test';
@@ -35,12 +35,22 @@ const FILE = (n: number, account = 'a0') =>
     ...Array.from({ length: n }, (_, i) => contact(i, account)),
   ]);
 
-/** A migrated database with one workspace and nothing else connected to it (SQLite: the test's own connection closed). */
-async function freshDatabase(dialect: 'sqlite' | 'postgres'): Promise<{ tdb: TestDb; workspaceId: string; env: Record<string, string> }> {
+/**
+ * A migrated database with one workspace and nothing else connected to it (SQLite: the test's own
+ * connection closed); `drop` removes it.
+ */
+async function freshDatabase(
+  dialect: 'sqlite' | 'postgres',
+): Promise<{ tdb: TestDb; workspaceId: string; env: Record<string, string>; drop: () => Promise<void> }> {
   const tdb = await createTestDb(dialect);
   const ws = await createWorkspace(systemCtx(tdb.db.kysely), { name: 'Import alone' });
   if (dialect === 'sqlite') await tdb.db.close();
-  return { tdb, workspaceId: ws.id, env: { DATA_DIR: tdb.dataDir, ...(tdb.databaseUrl ? { DATABASE_URL: tdb.databaseUrl } : {}) } };
+  return {
+    tdb,
+    workspaceId: ws.id,
+    env: { DATA_DIR: tdb.dataDir, ...(tdb.databaseUrl ? { DATABASE_URL: tdb.databaseUrl } : {}) },
+    drop: async () => (dialect === 'sqlite' ? rmSync(tdb.dataDir, { recursive: true, force: true }) : tdb.drop()),
+  };
 }
 
 async function rolodexImport(
@@ -102,7 +112,7 @@ async function importInChild(tdb: TestDb, workspaceId: string, text: string, kil
 for (const dialect of await testDialects()) {
   describe(`rolodex import and the database alone [${dialect}]`, () => {
     test('an import nothing else is connected to writes through a rollback journal (SQLite) and leaves the file in WAL mode', async () => {
-      const { tdb, workspaceId, env } = await freshDatabase(dialect);
+      const { tdb, workspaceId, env, drop } = await freshDatabase(dialect);
       try {
         const r = await rolodexImport(env, workspaceId, FILE(30));
         assert.equal(r.code, 0, r.err);
@@ -115,14 +125,14 @@ for (const dialect of await testDialects()) {
         assert.deepEqual(inspect(tdb.sqliteFile as string), { journal: 'wal', integrity: 'ok', contacts: 30 });
         assert.equal(existsSync(`${tdb.sqliteFile}-journal`), false);
       } finally {
-        if (dialect === 'postgres') await tdb.drop();
+        await drop();
       }
     });
 
     if (dialect !== 'sqlite') return;
 
     test('with another connection open (a running server, say) it writes through the WAL, and that connection keeps reading', async () => {
-      const { tdb, workspaceId, env } = await freshDatabase(dialect);
+      const { tdb, workspaceId, env, drop } = await freshDatabase(dialect);
       const other = new DatabaseSync(tdb.sqliteFile as string, { timeout: 5000 });
       try {
         other.prepare('select count(*) from workspaces').get();
@@ -133,26 +143,32 @@ for (const dialect of await testDialects()) {
         assert.equal((other.prepare('pragma journal_mode').get() as { journal_mode: string }).journal_mode, 'wal');
       } finally {
         other.close();
+        await drop();
       }
     });
 
     test('a failed import alone writes nothing, even after its pages spilled into the file, and gives the file back in WAL mode', async () => {
-      const { tdb, workspaceId, env } = await freshDatabase(dialect);
-      assert.equal((await rolodexImport(env, workspaceId, FILE(20))).code, 0);
-      const before = inspect(tdb.sqliteFile as string);
-      const size = statSync(tdb.sqliteFile as string).size;
-      // Checked only in the transaction, once every contact is written: a link to an account that does not exist.
-      const r = await importInChild(tdb, workspaceId, FILE(20_000, 'missing'), false);
-      assert.equal(r.code, 1);
-      assert.match(r.err, /no account with externalId "missing"/);
-      assert.ok(r.grew, 'the import wrote pages into the file before it failed');
-      assert.deepEqual(inspect(tdb.sqliteFile as string), before);
-      assert.equal(statSync(tdb.sqliteFile as string).size, size);
-      assert.equal(existsSync(`${tdb.sqliteFile}-journal`), false);
+      const { tdb, workspaceId, env, drop } = await freshDatabase(dialect);
+      try {
+        assert.equal((await rolodexImport(env, workspaceId, FILE(20))).code, 0);
+        const before = inspect(tdb.sqliteFile as string);
+        const size = statSync(tdb.sqliteFile as string).size;
+        // Checked only in the transaction, once every contact is written: a link to an account that does not exist.
+        const r = await importInChild(tdb, workspaceId, FILE(20_000, 'missing'), false);
+        assert.equal(r.code, 1);
+        assert.match(r.err, /no account with externalId "missing"/);
+        assert.ok(r.grew, 'the import wrote pages into the file before it failed');
+        assert.deepEqual(inspect(tdb.sqliteFile as string), before);
+        assert.equal(statSync(tdb.sqliteFile as string).size, size);
+        assert.equal(existsSync(`${tdb.sqliteFile}-journal`), false);
+      } finally {
+        await drop();
+      }
     });
 
-    test('an import killed after its pages reached the database file is rolled back by the next process that opens it', async () => {
-      const { tdb, workspaceId } = await freshDatabase(dialect);
+    test('an import killed after its pages reached the database file is rolled back by the next process that opens it', async (t) => {
+      const { tdb, workspaceId, drop } = await freshDatabase(dialect);
+      t.after(drop);
       const file = tdb.sqliteFile as string;
       const size = statSync(file).size;
       const r = await importInChild(tdb, workspaceId, FILE(20_000), true);
