@@ -47,7 +47,7 @@ export async function useImportCache(db: Executor): Promise<void> {
 }
 
 /** How an import's pages reach the database file; undefined on PostgreSQL. */
-export type ImportJournal = 'rollback' | 'wal' | undefined;
+type ImportJournal = 'rollback' | 'wal' | undefined;
 
 /**
  * SQLite: when no other connection has the database open, switches it to a rollback journal for
