@@ -14,7 +14,8 @@ import { afterCommit, deferred, deferredRows } from './pipeline.ts';
 import { lockScope } from './rank-lock.ts';
 import type { Executor } from './types.ts';
 import { isPostgres, LEVELS, type RankDef, type RankKey, rankSizes, scopeKey } from './rank-def.ts';
-import { addParts, buildParts, mergeParts, perEntry, recountParts, rowPart } from './rank-parts.ts';
+import { addParts, mergeParts, perEntry, recountParts, rowPart } from './rank-parts.ts';
+import { build, col, int, pieces, scopedRows } from './rank-build.ts';
 
 export interface Entry {
   lo_ts: string;
@@ -23,21 +24,6 @@ export interface Entry {
 }
 
 const CHUNK = 400;
-
-const int = (v: number) => sql`cast(${v} as integer)`;
-const col = (alias: string, name: string) => sql.ref(`${alias}.${name}`);
-
-/** The scope's rows of the table under alias `t` (all scopes when `values` is absent). */
-function scopedRows(def: RankDef, values?: readonly string[]): RawBuilder<unknown> {
-  const parts: RawBuilder<unknown>[] = values ? def.by.map((c, i) => sql`${col('t', c)} = ${values[i]}`) : [];
-  for (const [c, v] of Object.entries(def.where ?? {})) parts.push(sql`${col('t', c)} = ${v}`);
-  return parts.length ? sql.join(parts, sql` and `) : sql`1 = 1`;
-}
-
-/** The scope key computed from a row, as scopeKey computes it from values. */
-function scopeOfRow(def: RankDef): RawBuilder<unknown> {
-  return sql.join([sql`${def.name}`, ...def.by.map((c) => sql`${col('t', c)}`)], sql` || ':' || `);
-}
 
 /** The keys were deleted in this transaction (rows that were there). */
 export async function rankDelete(tx: Executor, def: RankDef, values: readonly string[], keys: readonly RankKey[]): Promise<void> {
@@ -138,53 +124,6 @@ export async function rankRebuild(tx: Executor, def: RankDef, values: readonly s
   await new Scope(tx, def, values).rebuild();
 }
 
-/** Counts every scope of the set again from its rows (migrations). */
-export async function rankRebuildAll(db: Executor, def: RankDef): Promise<void> {
-  const own = sql`substr(scope, 1, ${def.name.length + 1}) = ${`${def.name}:`}`;
-  await sql`delete from rank_buckets where ${own}`.execute(db);
-  if (def.part) await sql`delete from rank_parts where ${own}`.execute(db);
-  // The migrations that ranked the first sets ran before count deltas existed.
-  if (def.appends && (await hasDeltas(db))) await sql`delete from rank_deltas where ${own}`.execute(db);
-  await build(db, def);
-}
-
-async function hasDeltas(db: Executor): Promise<boolean> {
-  const r = isPostgres(db)
-    ? await sql<{ c: number }>`select count(*) as c from pg_tables where tablename = 'rank_deltas' and schemaname = current_schema()`.execute(db)
-    : await sql<{ c: number }>`select count(*) as c from sqlite_master where type = 'table' and name = 'rank_deltas'`.execute(db);
-  return Number(r.rows[0]?.c) > 0;
-}
-
-async function build(db: Executor, def: RankDef, values?: readonly string[]): Promise<void> {
-  const { leaf, fanout } = rankSizes();
-  const own = values ? sql`scope = ${scopeKey(def, values)}` : sql`substr(scope, 1, ${def.name.length + 1}) = ${`${def.name}:`}`;
-  const rows = (
-    part: boolean,
-  ) => sql`select ${scopeOfRow(def)} as scope, ${col('t', def.ts)} as ts, ${col('t', def.id)} as id${part ? sql`, ${rowPart(def)} as part` : sql``}, 1 as w
-    from ${sql.table(def.table)} t where ${scopedRows(def, values)}`;
-  await sql`${pieces(rows(false), leaf.target)}
-    insert into rank_buckets (scope, level, lo_ts, lo_id, n)
-    select r.scope, 0, case when f.piece = 0 then '' else r.ts end, case when f.piece = 0 then '' else r.id end, f.n from f join r on r.scope = f.scope and r.rn = f.first`.execute(
-    db,
-  );
-  for (let level = 1; level < LEVELS; level++) {
-    await sql`${pieces(sql`select scope, lo_ts as ts, lo_id as id, n as w from rank_buckets where level = ${int(level - 1)} and ${own}`, fanout.target)}
-      insert into rank_buckets (scope, level, lo_ts, lo_id, n)
-      select r.scope, ${int(level)}, r.ts, r.id, f.n from f join r on r.scope = f.scope and r.rn = f.first`.execute(db);
-  }
-  if (def.part) await buildParts(db, def, LEVELS, own, rows(true));
-}
-
-/**
- * CTEs `r` (each child with its position `rn` and piece) and `f` (each piece's first position and
- * weight): the children (scope, ts, id, w) cut, per scope, into pieces of about `target`.
- */
-function pieces(children: RawBuilder<unknown>, target: number): RawBuilder<unknown> {
-  return sql`with c as (select scope, ts, id, w, row_number() over (partition by scope order by ts, id) - 1 as rn, count(*) over (partition by scope) as cnt from (${children}) x),
-    r as (select scope, ts, id, rn, (rn * ((cnt + ${int(target)} - 1) / ${int(target)})) / cnt as piece, w from c),
-    f as (select scope, piece, min(rn) as first, sum(w) as n from r group by scope, piece)`;
-}
-
 class Scope {
   readonly tx: Executor;
   readonly def: RankDef;
@@ -214,8 +153,8 @@ class Scope {
   }
 
   async rebuild(): Promise<void> {
-    await sql`delete from rank_buckets where scope = ${this.scope}`.execute(this.tx);
-    if (this.def.part) await sql`delete from rank_parts where scope = ${this.scope}`.execute(this.tx);
+    await deferred(this.tx, sql`delete from rank_buckets where scope = ${this.scope}`);
+    if (this.def.part) await deferred(this.tx, sql`delete from rank_parts where scope = ${this.scope}`);
     await build(this.tx, this.def, this.values);
     await this.ensureBase();
   }

@@ -14,7 +14,8 @@ import { type Stmt, pagePostgres, pageSqlite, type SqlitePageStep } from './rank
 import { type PartedRead, partedPostgres, partedSqlite } from './rank-parted.ts';
 
 export { defineRank, LEVELS, type RankDef, type RankKey, type RankSizes, rankSizes, scopeKey, setRankSizes } from './rank-def.ts';
-export { rankChange, rankDelete, rankMoveRows, rankRebuild, rankRebuildAll } from './rank-write.ts';
+export { rankChange, rankDelete, rankMoveRows, rankRebuild } from './rank-write.ts';
+export { rankRebuildAll } from './rank-build.ts';
 export { type LockMode, lockScope } from './rank-lock.ts';
 export { rankInsert, rankUpkeepSettled } from './rank-append.ts';
 export type { PartedRead } from './rank-parted.ts';
