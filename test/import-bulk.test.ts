@@ -19,8 +19,11 @@ const FILE = [
   { object: 'definition', externalId: 'd-phone', definition: 'field', objectType: 'contact', key: 'phone', label: 'Phone', valueType: 'TELEPHONE' },
   { object: 'definition', externalId: 'd-score', definition: 'field', objectType: 'contact', key: 'score', label: 'Score', valueType: 'NUMBER' },
   { object: 'definition', externalId: 'd-title', definition: 'field', objectType: 'contact', key: 'title', label: 'Title', valueType: 'TEXT' },
+  ...['a0', 'a1', 'a2'].map((externalId) => ({ object: 'account', externalId, fields: { $name: { value: `Company ${externalId}`, valueType: 'TEXT' } } })),
   ...Array.from({ length: N }, (_, i) => ({
     object: 'contact',
+    // Every third contact without an account: links of a bulk load are written, none replaced.
+    ...(i % 3 === 2 ? {} : { relationships: { $account: { values: [`a${i % 3}`] } } }),
     externalId: `c${i}`,
     fields: {
       $name: { value: { firstName: ['Ann', 'Bob', 'Chloé'][i % 3], lastName: `Lee${i % 7}` }, valueType: 'FULL_NAME' },
@@ -66,7 +69,7 @@ async function importWith(t: TestApp, bulk: boolean, small = false, thread = fal
   try {
     const out = await runImport(operatorCtx(db.kysely, seeded.workspaceId), { kinds: importKinds(), text: TEXT });
     if (thread) assert.deepEqual((await sql`pragma cache_size`.execute(db.kysely)).rows, [{ cache_size: -12345 }]);
-    const byId = new Map(Object.entries(out.ids.contact ?? {}).map(([ext, id]) => [id, ext]));
+    const byId = new Map([...Object.entries(out.ids.contact ?? {}), ...Object.entries(out.ids.account ?? {})].map(([ext, id]) => [id, ext]));
     return { secret: seeded.secret, byId };
   } finally {
     if (thread) await db.close();
@@ -123,7 +126,9 @@ await eachDialect('bulk import', (ctx) => {
           assert.equal(res.statusCode, 200, res.body);
           const body = res.json();
           totalCount = body.totalCount;
-          for (const r of body.data as { id: string }[]) found.push(w.byId.get(r.id) as string);
+          for (const r of body.data as { id: string; relationships: { $account: { values: string[] } } }[]) {
+            found.push(`${w.byId.get(r.id)}:${r.relationships.$account.values.map((a) => w.byId.get(a)).join()}`);
+          }
         }
         return { totalCount, data: found.sort() };
       };
@@ -203,12 +208,13 @@ await eachDialect('bulk import', (ctx) => {
     Object.assign(IMPORT_BATCH, { size: 7 });
     try {
       const run = () => runImport(operatorCtx(t.deps.db.kysely.withPlugin(counter), seeded.workspaceId), { kinds: importKinds(), text: TEXT });
-      // Nine batches of new contacts, then nine of the same contacts updated: one lookup each time.
+      // Nine batches of new contacts, then nine of the same contacts updated: one lookup per type
+      // (the accounts' and the contacts') each time.
       const first = await run();
-      assert.equal(lookups, 1);
+      assert.equal(lookups, 2);
       lookups = 0;
       const again = await run();
-      assert.equal(lookups, 1);
+      assert.equal(lookups, 2);
       assert.deepEqual(again.ids.contact, first.ids.contact);
     } finally {
       Object.assign(BULK_LOAD, saved[0]);

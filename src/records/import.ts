@@ -8,7 +8,7 @@ import { RESERVED_TYPES } from '../definitions/object-types.ts';
 import { CUSTOM_KEY, loadDefinitions, type TypeDefinitions } from '../definitions/service.ts';
 import { ImportError, type ImportContext, type ImportItem, type ImportKind, onlyFields, upsertByExternalId } from '../import/kind.ts';
 import { chunks } from '../db/chunks.ts';
-import { rankInsert } from '../db/rank.ts';
+import { rankInsert, rankRebuild } from '../db/rank.ts';
 import { AppError, InputError } from '../lib/errors.ts';
 import { isoNow } from '../lib/ids.ts';
 import { ENTITY_TYPES, type EntityType, customEntityType, requireDefinitions } from './entities.ts';
@@ -139,7 +139,32 @@ async function upsertOfType(ctx: ImportContext, type: EntityType, defs: TypeDefi
         items.map((i) => i.externalId),
       );
   await repo.withBulkLoad(ctx.db, bulk, () => writeBatches(ctx, type, defs, items, created, existing, bulk));
-  await rankInsert(ctx.db, repo.RECORDS, [ws, kind], created);
+  const state = stateOf(ctx);
+  state.defs.set(kind, defs);
+  // A bulk load's type had no records: its listing is counted from the rows at once, with
+  // statements nobody waits for, so that the links are resolved while the writer thread still
+  // builds the indexes (docs/import.md §Speed). Counting the new keys one by one read the scope's
+  // total first, which waited for every index build.
+  if (bulk) {
+    state.allNew.add(kind);
+    await rankRebuild(ctx.db, repo.RECORDS, [ws, kind]);
+  } else await rankInsert(ctx.db, repo.RECORDS, [ws, kind], created);
+}
+
+/** What the records' upserts of one import leave to their links. */
+interface ImportState {
+  /** The definitions each type was written with: no kind writes definitions after the records' upserts, so they still hold. */
+  defs: Map<string, TypeDefinitions>;
+  /** Types this import bulk-loaded: every one of their records is new, so none has links to replace. */
+  allNew: Set<string>;
+}
+
+const states = new WeakMap<ImportContext, ImportState>();
+
+function stateOf(ctx: ImportContext): ImportState {
+  let state = states.get(ctx);
+  if (state === undefined) states.set(ctx, (state = { defs: new Map(), allNew: new Set() }));
+  return state;
 }
 
 async function writeBatches(
@@ -196,7 +221,9 @@ function recordKind(kind: RecordKind): ImportKind<RecordInput> {
 }
 
 async function link(kind: string, ctx: ImportContext, items: ImportItem<RecordInput>[]): Promise<void> {
-  const defs = await requireDefinitions(ctx, kind);
+  // Read again, the definitions would wait behind everything the writer thread has queued.
+  const state = stateOf(ctx);
+  const defs = state.defs.get(kind) ?? (await requireDefinitions(ctx, kind));
   const cache = new Map<string, string>();
   const rows: repo.RelationshipRow[] = [];
   const sources: string[] = [];
@@ -224,7 +251,7 @@ async function link(kind: string, ctx: ImportContext, items: ImportItem<RecordIn
       }
     }
   }
-  await repo.replaceRelationships(ctx.db, sources, rows);
+  await repo.replaceRelationships(ctx.db, state.allNew.has(kind) ? [] : sources, rows);
 }
 
 export const accountKind = recordKind('account');

@@ -64,7 +64,9 @@ const SORT_RUNS: Record<string, number | undefined> = { record_values_text: 65_5
  */
 export async function withBulkLoad<T>(tx: Executor, bulk: boolean, fn: () => Promise<T>): Promise<T> {
   if (!bulk) return fn();
-  return withPackedPostings(tx, () => (isPostgres(tx) ? fn() : withValueIndexesDeferred(tx, fn)));
+  // The last packs are sent before the index builds: behind them, they would hold the import's
+  // main thread until every build had run (the writer thread takes a bounded queue).
+  return isPostgres(tx) ? withPackedPostings(tx, fn) : withValueIndexesDeferred(tx, () => withPackedPostings(tx, fn));
 }
 
 /**
