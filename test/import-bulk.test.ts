@@ -19,11 +19,26 @@ const FILE = [
   { object: 'definition', externalId: 'd-phone', definition: 'field', objectType: 'contact', key: 'phone', label: 'Phone', valueType: 'TELEPHONE' },
   { object: 'definition', externalId: 'd-score', definition: 'field', objectType: 'contact', key: 'score', label: 'Score', valueType: 'NUMBER' },
   { object: 'definition', externalId: 'd-title', definition: 'field', objectType: 'contact', key: 'title', label: 'Title', valueType: 'TEXT' },
+  // A link between contacts: with small batches, a contact whose partner comes in a later batch
+  // keeps its links for the link phase, the others write theirs with their batch.
+  {
+    object: 'definition',
+    externalId: 'd-partner',
+    definition: 'relationship',
+    objectType: 'contact',
+    key: 'partner',
+    label: 'Partner',
+    cardinality: 'has_one',
+    targetType: 'contact',
+  },
   ...['a0', 'a1', 'a2'].map((externalId) => ({ object: 'account', externalId, fields: { $name: { value: `Company ${externalId}`, valueType: 'TEXT' } } })),
   ...Array.from({ length: N }, (_, i) => ({
     object: 'contact',
     // Every third contact without an account: links of a bulk load are written, none replaced.
-    ...(i % 3 === 2 ? {} : { relationships: { $account: { values: [`a${i % 3}`] } } }),
+    relationships: {
+      ...(i % 3 === 2 ? {} : { $account: { values: [`a${i % 3}`] } }),
+      ...(i % 4 === 0 ? { partner: { values: [`c${(i + 5) % N}`] } } : {}),
+    },
     externalId: `c${i}`,
     fields: {
       $name: { value: { firstName: ['Ann', 'Bob', 'Chloé'][i % 3], lastName: `Lee${i % 7}` }, valueType: 'FULL_NAME' },
@@ -126,8 +141,9 @@ await eachDialect('bulk import', (ctx) => {
           assert.equal(res.statusCode, 200, res.body);
           const body = res.json();
           totalCount = body.totalCount;
-          for (const r of body.data as { id: string; relationships: { $account: { values: string[] } } }[]) {
-            found.push(`${w.byId.get(r.id)}:${r.relationships.$account.values.map((a) => w.byId.get(a)).join()}`);
+          for (const r of body.data as { id: string; relationships: Record<'$account' | 'partner', { values: string[] }> }[]) {
+            const links = [...r.relationships.$account.values, ...r.relationships.partner.values].map((a) => w.byId.get(a));
+            found.push(`${w.byId.get(r.id)}:${links.join()}`);
           }
         }
         return { totalCount, data: found.sort() };

@@ -30,6 +30,8 @@ export interface ImportContext extends Ctx {
   resolve(object: string, externalId: string, at: { line: number; field: string }): Promise<string>;
   /** Records the server id of an imported object (for resolve and the id map). */
   register(object: string, externalId: string, id: string): void;
+  /** The server id of an object this import has registered so far, without the database. */
+  known(object: string, externalId: string): string | undefined;
   /** The id of a new object: the import's ids grow in the order they are drawn (`idSequence`). */
   newId(kind: IdKind): string;
 }

@@ -4,6 +4,7 @@ import type { Ctx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
 import { idSequence } from '../lib/ids.ts';
 import { ImportError, type ImportContext, type ImportItem, type ImportKind } from './kind.ts';
+import { settle } from './repository.ts';
 
 export interface ImportResult {
   counts: Record<string, number>;
@@ -125,15 +126,16 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
     if (undo.length > 0) phase('prepare');
     await ctx.db.transaction().execute(async (tx) => {
       const inTx = { ...ctx, db: tx };
+      const known = (object: string, externalId: string): string | undefined => ids[object]?.[externalId];
       const resolve = async (object: string, externalId: string, at: { line: number; field: string }): Promise<string> => {
-        const known = ids[object]?.[externalId];
-        if (known) return known;
+        const registered = known(object, externalId);
+        if (registered) return registered;
         const kind = byObject.get(object) ?? kinds.find((k) => k.covers?.(object));
         const found = kind ? (await kind.lookup(inTx, [externalId], object)).get(externalId) : undefined;
         if (!found) throw new ImportError(at.line, at.field, `no ${object} with externalId "${externalId}" in this import or the workspace`);
         return found;
       };
-      const importCtx: ImportContext = { ...inTx, resolve, register, newId: idSequence(ctx.now) };
+      const importCtx: ImportContext = { ...inTx, resolve, register, known, newId: idSequence(ctx.now) };
       let done = 0;
       for (const step of ['upsert', 'link'] as const) {
         for (const kind of kinds) {
@@ -144,6 +146,7 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
           input.onProgress?.(step, done, total);
         }
       }
+      await settle(tx);
       phase('write');
     });
     // With SQLite's WAL, the commit includes the checkpoint that copies what was written into the database.

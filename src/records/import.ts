@@ -12,6 +12,7 @@ import { rankInsert, rankRebuild } from '../db/rank.ts';
 import { AppError, InputError } from '../lib/errors.ts';
 import { isoNow } from '../lib/ids.ts';
 import { ENTITY_TYPES, type EntityType, customEntityType, requireDefinitions } from './entities.ts';
+import { link, linkEarly, type RecordInput, stateOf } from './import-links.ts';
 import { lockRecords } from './entity-repository.ts';
 import { valueRows } from './index-values.ts';
 import * as repo from './repository.ts';
@@ -26,12 +27,6 @@ export const IMPORT_BATCH = { size: 5000 };
  * either way.
  */
 export const BULK_LOAD = { min: 10_000, share: 1 };
-
-export interface RecordInput {
-  fields: Record<string, { value: unknown; valueType: string | undefined }>;
-  /** relationship key → externalIds of the targets */
-  relationships: Record<string, { objectType: string | undefined; values: string[] }>;
-}
 
 /** System names of earlier releases and what they became (docs/records.md §Import). */
 const RENAMED: Record<RecordKind, Record<string, string>> = {
@@ -151,22 +146,6 @@ async function upsertOfType(ctx: ImportContext, type: EntityType, defs: TypeDefi
   } else await rankInsert(ctx.db, repo.RECORDS, [ws, kind], created);
 }
 
-/** What the records' upserts of one import leave to their links. */
-interface ImportState {
-  /** The definitions each type was written with: no kind writes definitions after the records' upserts, so they still hold. */
-  defs: Map<string, TypeDefinitions>;
-  /** Types this import bulk-loaded: every one of their records is new, so none has links to replace. */
-  allNew: Set<string>;
-}
-
-const states = new WeakMap<ImportContext, ImportState>();
-
-function stateOf(ctx: ImportContext): ImportState {
-  let state = states.get(ctx);
-  if (state === undefined) states.set(ctx, (state = { defs: new Map(), allNew: new Set() }));
-  return state;
-}
-
 async function writeBatches(
   ctx: ImportContext,
   type: EntityType,
@@ -207,6 +186,7 @@ async function writeBatches(
     await (bulk ? repo.insertRecords(ctx.db, rows) : repo.upsertRecords(ctx.db, rows));
     // A record created just now has no index rows yet: only updated ones have rows to replace.
     await repo.writeValueIndex(ctx.db, defs, updated, indexRows);
+    if (bulk) await linkEarly(ctx, kind, defs, batch);
   }
 }
 
@@ -218,40 +198,6 @@ function recordKind(kind: RecordKind): ImportKind<RecordInput> {
     upsert: async (ctx, items) => upsertOfType(ctx, ENTITY_TYPES[kind], await requireDefinitions(ctx, kind), items),
     link: (ctx, items) => link(kind, ctx, items),
   };
-}
-
-async function link(kind: string, ctx: ImportContext, items: ImportItem<RecordInput>[]): Promise<void> {
-  // Read again, the definitions would wait behind everything the writer thread has queued.
-  const state = stateOf(ctx);
-  const defs = state.defs.get(kind) ?? (await requireDefinitions(ctx, kind));
-  const cache = new Map<string, string>();
-  const rows: repo.RelationshipRow[] = [];
-  const sources: string[] = [];
-  for (const item of items) {
-    const source = await ctx.resolve(kind, item.externalId, { line: item.line, field: 'externalId' });
-    sources.push(source);
-    for (const [name, { objectType, values: externalIds }] of Object.entries(item.value.relationships)) {
-      const at = `relationships.${name}`;
-      const def = defs.relationships.get(name);
-      if (!def) throw new ImportError(item.line, at, `is not a relationship of ${kind}; operators define custom relationships first`);
-      if (def.storage.kind !== 'own') throw new ImportError(item.line, at, `is not stored on ${kind}: import it from the other end`);
-      if (objectType !== undefined && objectType !== def.objectType) throw new ImportError(item.line, `${at}.objectType`, `must be "${def.objectType}"`);
-      if (def.cardinality === 'has_one' && externalIds.length > 1) throw new ImportError(item.line, `${at}.values`, 'holds at most one externalId (has_one)');
-      // Members are the workspace's users: their externalIds are those of the user kind.
-      const importObject = def.objectType === 'member' ? 'user' : def.objectType;
-      for (let i = 0; i < externalIds.length; i++) {
-        const ext = externalIds[i] as string;
-        const key = `${importObject}\u0000${ext}`;
-        let target = cache.get(key);
-        if (target === undefined) {
-          target = await ctx.resolve(importObject, ext, { line: item.line, field: `${at}.values[${i}]` });
-          cache.set(key, target);
-        }
-        rows.push({ source_id: source, name, object_type: def.objectType, target_id: target, position: i });
-      }
-    }
-  }
-  await repo.replaceRelationships(ctx.db, state.allNew.has(kind) ? [] : sources, rows);
 }
 
 export const accountKind = recordKind('account');

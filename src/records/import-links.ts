@@ -1,0 +1,108 @@
+// Phase 2 of the record kinds of `rolodex import` (docs/import.md): their relationships, resolved
+// by externalId once every kind has its ids, and for a bulk load written early, batch by batch,
+// where every target is already known.
+import { type RelationshipDef, type TypeDefinitions } from '../definitions/service.ts';
+import { ImportError, type ImportContext, type ImportItem } from '../import/kind.ts';
+import { requireDefinitions } from './entities.ts';
+import * as repo from './repository.ts';
+
+export interface RecordInput {
+  fields: Record<string, { value: unknown; valueType: string | undefined }>;
+  /** relationship key → externalIds of the targets */
+  relationships: Record<string, { objectType: string | undefined; values: string[] }>;
+}
+
+/** What the records' upserts of one import leave to their links. */
+export interface ImportState {
+  /** The definitions each type was written with: no kind writes definitions after the records' upserts, so they still hold. */
+  defs: Map<string, TypeDefinitions>;
+  /** Types this import bulk-loaded: every one of their records is new, so none has links to replace. */
+  allNew: Set<string>;
+  /** Items whose links went out with their batch (linkEarly). */
+  linked: Set<ImportItem<RecordInput>>;
+}
+
+const states = new WeakMap<ImportContext, ImportState>();
+
+export function stateOf(ctx: ImportContext): ImportState {
+  let state = states.get(ctx);
+  if (state === undefined) states.set(ctx, (state = { defs: new Map(), allNew: new Set(), linked: new Set() }));
+  return state;
+}
+
+/** Relationship `name` of an item of `kind`, checked: stored on the type, of the type named, within its cardinality. */
+function linkDef(kind: string, defs: TypeDefinitions, item: ImportItem<RecordInput>, name: string): RelationshipDef {
+  const { objectType, values } = item.value.relationships[name] as RecordInput['relationships'][string];
+  const at = `relationships.${name}`;
+  const def = defs.relationships.get(name);
+  if (!def) throw new ImportError(item.line, at, `is not a relationship of ${kind}; operators define custom relationships first`);
+  if (def.storage.kind !== 'own') throw new ImportError(item.line, at, `is not stored on ${kind}: import it from the other end`);
+  if (objectType !== undefined && objectType !== def.objectType) throw new ImportError(item.line, `${at}.objectType`, `must be "${def.objectType}"`);
+  if (def.cardinality === 'has_one' && values.length > 1) throw new ImportError(item.line, `${at}.values`, 'holds at most one externalId (has_one)');
+  return def;
+}
+
+/** Members are the workspace's users: their externalIds are those of the user kind. */
+const importObject = (def: RelationshipDef) => (def.objectType === 'member' ? 'user' : def.objectType);
+
+/**
+ * The links of a bulk load's batch whose targets this import has already registered, sent with the
+ * batch: while the main thread builds the next batch the writer thread has time to spare, and at
+ * the end, where it builds the indexes, it has none (docs/import.md §Speed). An item with a target
+ * not known yet (a later kind, or a record already in the workspace) or a link its checks refuse
+ * is left whole to `link`, which resolves or reports it as it always has.
+ */
+export async function linkEarly(ctx: ImportContext, kind: string, defs: TypeDefinitions, batch: ImportItem<RecordInput>[]): Promise<void> {
+  const { linked } = stateOf(ctx);
+  const rows: repo.RelationshipRow[] = [];
+  items: for (const item of batch) {
+    const source = ctx.known(kind, item.externalId) as string;
+    const own: repo.RelationshipRow[] = [];
+    for (const name of Object.keys(item.value.relationships)) {
+      let def: RelationshipDef;
+      try {
+        def = linkDef(kind, defs, item, name);
+      } catch {
+        continue items;
+      }
+      const externalIds = (item.value.relationships[name] as RecordInput['relationships'][string]).values;
+      for (let i = 0; i < externalIds.length; i++) {
+        const target = ctx.known(importObject(def), externalIds[i] as string);
+        if (target === undefined) continue items;
+        own.push({ source_id: source, name, object_type: def.objectType, target_id: target, position: i });
+      }
+    }
+    for (const r of own) rows.push(r);
+    linked.add(item);
+  }
+  await repo.replaceRelationships(ctx.db, [], rows);
+}
+
+export async function link(kind: string, ctx: ImportContext, items: ImportItem<RecordInput>[]): Promise<void> {
+  const state = stateOf(ctx);
+  // Read again, the definitions would wait behind every statement the writer thread has queued.
+  const defs = state.defs.get(kind) ?? (await requireDefinitions(ctx, kind));
+  const cache = new Map<string, string>();
+  const rows: repo.RelationshipRow[] = [];
+  const sources: string[] = [];
+  for (const item of items) {
+    if (state.linked.has(item)) continue;
+    const source = await ctx.resolve(kind, item.externalId, { line: item.line, field: 'externalId' });
+    sources.push(source);
+    for (const name of Object.keys(item.value.relationships)) {
+      const def = linkDef(kind, defs, item, name);
+      const externalIds = (item.value.relationships[name] as RecordInput['relationships'][string]).values;
+      for (let i = 0; i < externalIds.length; i++) {
+        const ext = externalIds[i] as string;
+        const key = `${importObject(def)}\u0000${ext}`;
+        let target = cache.get(key);
+        if (target === undefined) {
+          target = await ctx.resolve(importObject(def), ext, { line: item.line, field: `relationships.${name}.values[${i}]` });
+          cache.set(key, target);
+        }
+        rows.push({ source_id: source, name, object_type: def.objectType, target_id: target, position: i });
+      }
+    }
+  }
+  await repo.replaceRelationships(ctx.db, state.allNew.has(kind) ? [] : sources, rows);
+}
