@@ -27,3 +27,19 @@ test('two sequences of the same instant do not draw the same ids', () => {
   const b = Array.from({ length: 1000 }, idSequence(now).bind(null, 'con'));
   assert.equal(b.filter((id) => a.has(id)).length, 0);
 });
+
+test('a sequence carries from its low 40 bits into its high ones and keeps growing by its steps', () => {
+  const value = (id: string) => [...id.slice(-16)].reduce((v, c) => v * 32n + BigInt('0123456789abcdefghjkmnpqrstvwxyz'.indexOf(c)), 0n);
+  // Two below a multiple of 2^40: the second id at the latest is past it.
+  const start = (6n << 40n) - 2n;
+  const next = idSequence(Date.UTC(2026, 10, 27, 7, 0, 0), start);
+  const ids = Array.from({ length: 50 }, () => next('con'));
+  let before = start;
+  for (const id of ids) {
+    assert.match(id, SHAPE);
+    const step = value(id) - before;
+    assert.ok(step >= 1n && step <= 65_536n, `${id}: step ${step}`);
+    before = value(id);
+  }
+  assert.ok(value(ids[1]!) >= 6n << 40n);
+});
