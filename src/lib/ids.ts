@@ -28,14 +28,17 @@ export type IdKind =
   | 'rec'
   | 'mbx';
 
-function encodeTime(ms: number): string {
+/** The low `5 × chars` bits of `v` (an integer below 2^53) as `chars` characters, most significant first. */
+function encode(v: number, chars: number): string {
   let out = '';
-  for (let i = 0; i < 10; i++) {
-    out = ALPHABET[ms % 32] + out;
-    ms = Math.floor(ms / 32);
+  for (let i = 0; i < chars; i++) {
+    out = ALPHABET[v % 32] + out;
+    v = Math.floor(v / 32);
   }
   return out;
 }
+
+const encodeTime = (ms: number) => encode(ms, 10);
 
 // Every request gets an id, so random bytes are drawn from a pool refilled 4 KiB at a time: one
 // system call per 256 ids instead of one each. Ids are not secrets (API keys use their own bytes).
@@ -80,25 +83,15 @@ export function idSequence(now: number = Date.now(), start?: bigint): (kind: IdK
   const first = start ?? BigInt(`0x${randomHex(10)}`) >> 1n;
   let hi = Number(first >> 40n);
   let lo = Number(first & 0xff_ffff_ffffn);
-  let high = encode40(hi);
+  let high = encode(hi, 8);
   return (kind) => {
     lo += 1 + POOL.readUInt16BE(draw(2));
     if (lo >= 2 ** 40) {
       lo -= 2 ** 40;
-      high = encode40(++hi);
+      high = encode(++hi, 8);
     }
-    return `${kind}_${time}${high}${encode40(lo)}`;
+    return `${kind}_${time}${high}${encode(lo, 8)}`;
   };
-}
-
-/** 40 bits as 8 characters of the alphabet, most significant first. */
-function encode40(v: number): string {
-  let out = '';
-  for (let i = 0; i < 8; i++) {
-    out = ALPHABET[v % 32] + out;
-    v = Math.floor(v / 32);
-  }
-  return out;
 }
 
 function randomHex(bytes: number): string {
