@@ -34,7 +34,7 @@ const FILE = [
   ...['a0', 'a1', 'a2'].map((externalId) => ({ object: 'account', externalId, fields: { $name: { value: `Company ${externalId}`, valueType: 'TEXT' } } })),
   ...Array.from({ length: N }, (_, i) => ({
     object: 'contact',
-    // Every third contact without an account: links of a bulk load are written, none replaced.
+    // Every third contact has no account; every fourth has a partner five contacts on.
     relationships: {
       ...(i % 3 === 2 ? {} : { $account: { values: [`a${i % 3}`] } }),
       ...(i % 4 === 0 ? { partner: { values: [`c${(i + 5) % N}`] } } : {}),

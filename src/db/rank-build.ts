@@ -40,8 +40,8 @@ async function hasDeltas(db: Executor): Promise<boolean> {
 
 /**
  * Counts the scope of `values` (every scope of the set without) from its rows, into empty entries.
- * Its statements answer nothing: they go out with the next one awaited, so an import's main thread
- * goes on while the writer thread builds (docs/import.md §Speed).
+ * Its statements but the parts' answer nothing: they go out with the next one awaited, so an
+ * import's main thread goes on while the writer thread builds (docs/import.md §Speed).
  */
 export async function build(db: Executor, def: RankDef, values?: readonly string[]): Promise<void> {
   const { leaf, fanout } = rankSizes();
