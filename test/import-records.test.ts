@@ -163,6 +163,17 @@ await eachDialect('import records', (ctx) => {
         { object: 'opportunity', externalId: 'x', relationships: { $account: { objectType: 'account', values: ['a1', 'a2'] } } },
         'relationships.$account.values',
       ],
+      // The shape of a relationship: its members, its values, each value once (short lists and long).
+      [{ object: 'contact', externalId: 'x', relationships: { $account: { values: ['a1'], colour: 'red' } } }, 'relationships.$account.colour'],
+      [{ object: 'contact', externalId: 'x', relationships: { $account: 'a1' } }, 'relationships.$account'],
+      [{ object: 'contact', externalId: 'x', relationships: { $account: { values: 'a1' } } }, 'relationships.$account.values'],
+      [{ object: 'contact', externalId: 'x', relationships: { $account: { values: ['a1', 2] } } }, 'relationships.$account.values[1]'],
+      [{ object: 'contact', externalId: 'x', relationships: { $account: { values: ['a1', 'a2', 'a1'] } } }, 'relationships.$account.values[2]'],
+      [
+        { object: 'contact', externalId: 'x', relationships: { $account: { values: [...Array.from({ length: 12 }, (_, i) => `a${i}`), 'a3'] } } },
+        'relationships.$account.values[12]',
+      ],
+      [{ object: 'contact', externalId: 'x', fields: { $name: 'Ann' } }, 'fields.$name'],
       [{ object: 'contact', externalId: 'x', colour: 'red' }, 'colour'],
       [{ object: 'lead', externalId: 'x' }, 'object'],
       // Checks shared with the CLI name their field too (InputError.param, never the message).

@@ -42,46 +42,61 @@ function object(v: unknown, field: string): Record<string, unknown> {
   return v as Record<string, unknown>;
 }
 
-/** `kind`: a system type, or the slug of a custom object type (which has no system names). */
-function checkKey(kind: string, name: string, at: string, system: Readonly<Record<string, unknown>>, what: string): void {
+/**
+ * `kind`: a system type, or the slug of a custom object type (which has no system names). `at` is
+ * the member's path, built only for an error: a million objects are checked before any is written.
+ */
+function checkKey(kind: string, name: string, at: () => string, system: Readonly<Record<string, unknown>>, what: string): void {
   if (name.startsWith('$')) {
     const became = Object.hasOwn(RENAMED, kind) ? RENAMED[kind as RecordKind][name] : undefined;
-    if (became) throw new InputError(`"${name}" is no longer a system ${what} of ${kind}: it is now ${became}`, at);
-    if (!Object.hasOwn(system, name)) throw new InputError(`is not a system ${what} of ${kind} (custom ones use a bare slug)`, at);
+    if (became) throw new InputError(`"${name}" is no longer a system ${what} of ${kind}: it is now ${became}`, at());
+    if (!Object.hasOwn(system, name)) throw new InputError(`is not a system ${what} of ${kind} (custom ones use a bare slug)`, at());
   } else if (!CUSTOM_KEY.test(name)) {
-    throw new InputError('custom names are slugs: a lower-case letter, then letters, digits or _ (at most 63)', at);
+    throw new InputError('custom names are slugs: a lower-case letter, then letters, digits or _ (at most 63)', at());
   }
 }
 
-function check(kind: string, raw: Record<string, unknown>, extra: string[] = []): RecordInput {
-  onlyFields(raw, ['fields', 'relationships', ...extra]);
-  const catalogue = SYSTEM_CATALOGUES[kind] ?? { fields: {}, relationships: {} };
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const MEMBERS = ['fields', 'relationships'];
+const NO_CATALOGUE = { fields: {}, relationships: {} };
+
+function check(kind: string, raw: Record<string, unknown>, members: string[] = MEMBERS): RecordInput {
+  onlyFields(raw, members);
+  const catalogue = SYSTEM_CATALOGUES[kind] ?? NO_CATALOGUE;
   const fields: RecordInput['fields'] = {};
-  for (const [name, entry] of Object.entries(object(raw.fields ?? {}, 'fields'))) {
-    const at = `fields.${name}`;
+  const rawFields = object(raw.fields ?? {}, 'fields');
+  for (const name of Object.keys(rawFields)) {
+    const at = () => `fields.${name}`;
     checkKey(kind, name, at, catalogue.fields, 'field');
-    const e = object(entry, at);
+    const e = rawFields[name];
+    if (!isObject(e)) throw new InputError('must be an object', at());
     for (const k of Object.keys(e))
-      if (k !== 'value' && k !== 'valueType') throw new InputError('is not a known member (use value and valueType)', `${at}.${k}`);
-    if (!('value' in e)) throw new InputError('is required (null when unset)', `${at}.value`);
-    if (e.valueType !== undefined && typeof e.valueType !== 'string') throw new InputError('must be a string', `${at}.valueType`);
+      if (k !== 'value' && k !== 'valueType') throw new InputError('is not a known member (use value and valueType)', `${at()}.${k}`);
+    if (!('value' in e)) throw new InputError('is required (null when unset)', `${at()}.value`);
+    if (e.valueType !== undefined && typeof e.valueType !== 'string') throw new InputError('must be a string', `${at()}.valueType`);
     fields[name] = { value: e.value, valueType: e.valueType };
   }
   const relationships: RecordInput['relationships'] = {};
-  for (const [name, entry] of Object.entries(object(raw.relationships ?? {}, 'relationships'))) {
-    const at = `relationships.${name}`;
+  const rawRelationships = object(raw.relationships ?? {}, 'relationships');
+  for (const name of Object.keys(rawRelationships)) {
+    const at = () => `relationships.${name}`;
     checkKey(kind, name, at, catalogue.relationships, 'relationship');
-    const e = object(entry, at);
-    for (const k of Object.keys(e)) if (!['objectType', 'values', 'cardinality'].includes(k)) throw new InputError('is not a known member', `${at}.${k}`);
-    if (e.objectType !== undefined && typeof e.objectType !== 'string') throw new InputError('must be a string', `${at}.objectType`);
-    if (!Array.isArray(e.values)) throw new InputError('must be an array of externalIds', `${at}.values`);
-    const seen = new Set<string>();
-    e.values.forEach((v: unknown, i: number) => {
-      if (typeof v !== 'string' || v.length < 1 || v.length > 255) throw new InputError('must be an externalId string', `${at}.values[${i}]`);
-      if (seen.has(v)) throw new InputError(`"${v}" appears twice`, `${at}.values[${i}]`);
-      seen.add(v);
-    });
-    relationships[name] = { objectType: e.objectType, values: e.values as string[] };
+    const e = rawRelationships[name];
+    if (!isObject(e)) throw new InputError('must be an object', at());
+    for (const k of Object.keys(e))
+      if (k !== 'objectType' && k !== 'values' && k !== 'cardinality') throw new InputError('is not a known member', `${at()}.${k}`);
+    if (e.objectType !== undefined && typeof e.objectType !== 'string') throw new InputError('must be a string', `${at()}.objectType`);
+    const values = e.values;
+    if (!Array.isArray(values)) throw new InputError('must be an array of externalIds', `${at()}.values`);
+    // Most hold one or two values, compared directly; a set only for longer lists.
+    const seen = values.length > 8 ? new Set<string>() : undefined;
+    for (let i = 0; i < values.length; i++) {
+      const v: unknown = values[i];
+      if (typeof v !== 'string' || v.length < 1 || v.length > 255) throw new InputError('must be an externalId string', `${at()}.values[${i}]`);
+      if (seen ? seen.has(v) : values.indexOf(v) < i) throw new InputError(`"${v}" appears twice`, `${at()}.values[${i}]`);
+      seen?.add(v);
+    }
+    relationships[name] = { objectType: e.objectType, values: values as string[] };
   }
   return { fields, relationships };
 }
@@ -225,13 +240,15 @@ function byType(items: ImportItem<CustomRecordInput>[]): Map<string, ImportItem<
  * definitions must exist (in the workspace or as `definition` lines of the same file). Their
  * externalIds are unique per type, and other records reference them under the type's slug.
  */
+const CUSTOM_MEMBERS = [...MEMBERS, 'objectType'];
+
 export const customRecordKind: ImportKind<CustomRecordInput> = {
   object: 'record',
   check(raw) {
     const objectType = raw.objectType;
     if (typeof objectType !== 'string' || !CUSTOM_KEY.test(objectType)) throw new InputError('must be the slug of a custom object type', 'objectType');
     if (RESERVED_TYPES.has(objectType)) throw new InputError(`"${objectType}" is not a custom object type`, 'objectType');
-    return { objectType, ...check(objectType, raw, ['objectType']) };
+    return { objectType, ...check(objectType, raw, CUSTOM_MEMBERS) };
   },
   scope: (value) => value.objectType,
   covers: (object) => !RESERVED_TYPES.has(object) && CUSTOM_KEY.test(object),
