@@ -49,8 +49,8 @@ const importObject = (def: RelationshipDef) => (def.objectType === 'member' ? 'u
  * The links of a bulk load's batch whose targets this import has already registered, sent with the
  * batch: while the main thread builds the next batch the writer thread has time to spare, and at
  * the end, where it builds the indexes, it has none (docs/import.md §Speed). An item with a target
- * not known yet (a later kind, or a record already in the workspace) or a link its checks refuse
- * is left whole to `link`, which resolves or reports it as it always has.
+ * not known yet (a later kind, a later batch, or a record already in the workspace) or a link its
+ * checks refuse is left whole to `link`, which resolves or reports it as it always has.
  */
 export async function linkEarly(ctx: ImportContext, kind: string, defs: TypeDefinitions, batch: ImportItem<RecordInput>[]): Promise<void> {
   const { linked } = stateOf(ctx);
