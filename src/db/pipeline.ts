@@ -10,7 +10,7 @@
 // it grew too large: docs/pages.md §Keeping it exact) goes out the same way with `deferredRows`,
 // and work that can wait until then is registered with `afterCommit` on a transaction opened by
 // `transactionThen`, which runs it once the transaction committed.
-import type { Compilable, CompiledQuery, Kysely, RawBuilder, Transaction } from 'kysely';
+import { type Compilable, type CompiledQuery, type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
 import type { Database, Executor } from './types.ts';
 
 const marked = new WeakSet<CompiledQuery>();
@@ -45,6 +45,14 @@ function compileIn(tx: Executor, query: Compilable | RawBuilder<unknown>): Compi
 /** Runs `query` in `tx`, sending it with the next statement whose answer is awaited. */
 export async function deferred(tx: Executor, query: Compilable | RawBuilder<unknown>): Promise<void> {
   await tx.executeQuery(compileIn(tx, query));
+}
+
+/**
+ * Resolves once every statement sent in `tx` before it has run: with an awaited statement that
+ * answers nothing, which goes out behind the deferred ones and is answered after them.
+ */
+export async function settled(tx: Executor): Promise<void> {
+  await sql`select 1`.execute(tx);
 }
 
 /**

@@ -1,5 +1,4 @@
-// The one query the import runs for every kind (server ids by externalId), its session setup, and
-// the wait for the statements its kinds sent without waiting.
+// The one query the import runs for every kind (server ids by externalId), and its session setup.
 import { availableParallelism } from 'node:os';
 import { sql } from 'kysely';
 import { chunks } from '../db/chunks.ts';
@@ -92,12 +91,4 @@ async function unlessBusy<T>(fn: () => Promise<T>): Promise<T | undefined> {
     if ((err as { errcode?: number }).errcode !== SQLITE_BUSY) throw err;
     return undefined;
   }
-}
-
-/**
- * Resolves once every statement sent in `tx` before it has run: the kinds send most of their
- * writes without waiting for them (src/db/pipeline.ts), so their work ends here, not at COMMIT.
- */
-export async function settle(tx: Executor): Promise<void> {
-  await sql`select 1`.execute(tx);
 }

@@ -2,9 +2,9 @@
 // one transaction, kind by kind in dependency order, so an import is all-or-nothing.
 import type { Ctx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
+import { settled } from '../db/pipeline.ts';
 import { idSequence } from '../lib/ids.ts';
 import { ImportError, type ImportContext, type ImportItem, type ImportKind } from './kind.ts';
-import { settle } from './repository.ts';
 
 export interface ImportResult {
   counts: Record<string, number>;
@@ -146,7 +146,8 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
           input.onProgress?.(step, done, total);
         }
       }
-      await settle(tx);
+      // The kinds send most of their writes without waiting for them: their work ends here, not at COMMIT.
+      await settled(tx);
       phase('write');
     });
     // With SQLite's WAL, the commit includes the checkpoint that copies what was written into the database.

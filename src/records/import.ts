@@ -37,9 +37,11 @@ const RENAMED: Record<RecordKind, Record<string, string>> = {
   note: {},
 };
 
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
 function object(v: unknown, field: string): Record<string, unknown> {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new InputError('must be an object', field);
-  return v as Record<string, unknown>;
+  if (!isObject(v)) throw new InputError('must be an object', field);
+  return v;
 }
 
 /**
@@ -56,7 +58,6 @@ function checkKey(kind: string, name: string, at: () => string, system: Readonly
   }
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const MEMBERS = ['fields', 'relationships'];
 const NO_CATALOGUE = { fields: {}, relationships: {} };
 
