@@ -38,11 +38,14 @@ export async function replaceValues(tx: Executor, recordIds: readonly string[], 
 }
 
 /**
- * The secondary indexes of the value table (docs/import.md §Speed): a bulk import's rows land all
- * over them, one B-tree page at a time, as its record ids are random past their time part. The
- * trigram table has none; its primary key is the table (docs/filtering.md §Indexes).
+ * The secondary indexes of the value table that a bulk load builds after its rows (docs/import.md
+ * §Speed): keyed by value, they take a bulk import's rows all over their B-trees, one page at a
+ * time. The third, `record_values_record`, is keyed by record id, and an import's new ids grow
+ * (`idSequence`): its rows are appended at the index's end, on the writer thread, while the main
+ * thread builds the next batch; built afterwards, it was 6–7 s of the tail, which nothing else
+ * overlaps. The trigram table has none; its primary key is the table (docs/filtering.md §Indexes).
  */
-const VALUE_INDEXES = ['record_values_text', 'record_values_num', 'record_values_record'];
+const VALUE_INDEXES = ['record_values_text', 'record_values_num'];
 
 /**
  * The memory SQLite's sorter may fill before it writes a sorted run, per index build, in KiB.
@@ -50,9 +53,8 @@ const VALUE_INDEXES = ['record_values_text', 'record_values_num', 'record_values
  * the helper threads (`pragma threads`) while the table is still being read; one run held in
  * memory is sorted on the building thread alone. The text index's entries (about 5 million at
  * 1,000,000 contacts) arrive in no order and sort faster in 64 MB runs on the helpers (about 9 s
- * against 16 s); the record index's arrive almost in order (record ids start with their time) and
- * sort faster as one run under the import's large cache, and so did the numeric index's, built
- * right after (docs/import.md §Speed).
+ * against 16 s); the numeric index's, fewer, sort faster as one run under the import's large cache
+ * (docs/import.md §Speed).
  */
 const SORT_RUNS: Record<string, number | undefined> = { record_values_text: 65_536 };
 
