@@ -103,7 +103,9 @@ async function indexes(t: TestApp): Promise<string[]> {
   if (t.dialect !== 'sqlite') return [];
   const r = await sql<{
     sql: string;
-  }>`select sql from sqlite_master where type = 'index' and tbl_name in ('record_values', 'record_trigrams') order by name`.execute(t.deps.db.kysely);
+  }>`select sql from sqlite_master where type = 'index' and tbl_name in ('record_values', 'record_trigrams', 'entity_relationships') order by name`.execute(
+    t.deps.db.kysely,
+  );
   return r.rows.map((x) => x.sql);
 }
 
@@ -154,6 +156,29 @@ await eachDialect('bulk import', (ctx) => {
       assert.deepEqual(await page(small), a, q);
       assert.deepEqual(await page(threaded), a, q);
     }
+    // The other end of each contact's account, read by target (entity_relationships_inverse, which
+    // a bulk load builds after its rows).
+    const accounts = async (w: { secret: string; byId: Map<string, string> }) => {
+      const res = await call(t, w.secret, 'GET', '/v1/accounts');
+      assert.equal(res.statusCode, 200, res.body);
+      const data = res.json().data as { id: string; relationships: { $contact: { values: string[] } } }[];
+      return data
+        .map(
+          (r) =>
+            `${w.byId.get(r.id)}:${r.relationships.$contact.values
+              .map((c) => w.byId.get(c))
+              .sort()
+              .join()}`,
+        )
+        .sort();
+    };
+    const inverse = await accounts(ordinary);
+    assert.equal(inverse.length, 3);
+    // a0 and a1 hold two contacts in three; a2 none.
+    assert.equal(inverse.join(',').match(/c\d+/g)?.length, (2 * N) / 3, inverse.join(' '));
+    assert.deepEqual(await accounts(bulk), inverse);
+    assert.deepEqual(await accounts(small), inverse);
+    assert.deepEqual(await accounts(threaded), inverse);
   });
 
   test('a bulk import that fails leaves the indexes as they were, and no posting', async () => {

@@ -38,14 +38,17 @@ export async function replaceValues(tx: Executor, recordIds: readonly string[], 
 }
 
 /**
- * The secondary indexes of the value table that a bulk load builds after its rows (docs/import.md
- * §Speed): keyed by value, they take a bulk import's rows all over their B-trees, one page at a
- * time. The third, `record_values_record`, is keyed by record id, and an import's new ids grow
- * (`idSequence`): its rows are appended at the index's end, on the writer thread, while the main
- * thread builds the next batch; built afterwards, it was 6–7 s of the tail, which nothing else
- * overlaps. The trigram table has none; its primary key is the table (docs/filtering.md §Indexes).
+ * The secondary indexes a bulk load builds after its rows (docs/import.md §Speed), those keyed by
+ * something other than the new ids: the value table's by value, and the links' by target (a
+ * million contacts link to 20,000 accounts). They would take a bulk import's rows all over their
+ * B-trees, one page at a time. The value table's third, `record_values_record`, is keyed by
+ * record id, and an import's new ids grow (`idSequence`): its rows are appended at the index's
+ * end, on the writer thread, while the main thread builds the next batch; built afterwards, it was
+ * 6–7 s of the tail, which nothing else overlaps. Nothing in a bulk load's batches reads the links
+ * by target: they only insert. The trigram table has no secondary index; its primary key is the
+ * table (docs/filtering.md §Indexes).
  */
-const VALUE_INDEXES = ['record_values_text', 'record_values_num'];
+const DEFERRED_INDEXES = ['record_values_text', 'record_values_num', 'entity_relationships_inverse'];
 
 /**
  * The memory SQLite's sorter may fill before it writes a sorted run, per index build, in KiB.
@@ -61,25 +64,25 @@ const SORT_RUNS: Record<string, number | undefined> = { record_values_text: 65_5
 /**
  * Runs `fn`, the writes of a bulk import that only creates records (so that nothing reads or
  * deletes these tables' rows meanwhile), when `bulk`: its postings are written as packs on both
- * databases (docs/filtering.md §Indexes, Packs), and on SQLite the value indexes are built after
- * its rows (withValueIndexesDeferred). Otherwise `fn` just runs.
+ * databases (docs/filtering.md §Indexes, Packs), and on SQLite the indexes of DEFERRED_INDEXES are
+ * built after its rows (withIndexesDeferred). Otherwise `fn` just runs.
  */
 export async function withBulkLoad<T>(tx: Executor, bulk: boolean, fn: () => Promise<T>): Promise<T> {
   if (!bulk) return fn();
   // The last packs are sent before the index builds: behind them, they would hold the import's
   // main thread until every build had run (the writer thread takes a bounded queue).
-  return isPostgres(tx) ? withPackedPostings(tx, fn) : withValueIndexesDeferred(tx, () => withPackedPostings(tx, fn));
+  return isPostgres(tx) ? withPackedPostings(tx, fn) : withIndexesDeferred(tx, () => withPackedPostings(tx, fn));
 }
 
 /**
- * Runs `fn` with the value indexes dropped, then creates them again with the very statements that
+ * Runs `fn` with DEFERRED_INDEXES dropped, then creates them again with the very statements that
  * made them, in the same transaction: one sorted build instead of millions of scattered inserts.
  * Atomic like any SQLite DDL (a rollback restores them), and other connections keep reading their
  * snapshot, indexes included. SQLite only: PostgreSQL would lock the tables against readers.
  */
-async function withValueIndexesDeferred<T>(tx: Executor, fn: () => Promise<T>): Promise<T> {
+async function withIndexesDeferred<T>(tx: Executor, fn: () => Promise<T>): Promise<T> {
   const { rows } = await sql<{ name: string; sql: string }>`select name, sql from sqlite_master
-    where type = 'index' and name in (${sql.join(VALUE_INDEXES)})`.execute(tx);
+    where type = 'index' and name in (${sql.join(DEFERRED_INDEXES)})`.execute(tx);
   const cache = await sql<{ cache_size: number }>`pragma cache_size`.execute(tx);
   const cacheSize = Number(cache.rows[0]?.cache_size);
   for (const r of rows) await sql`drop index ${sql.id(r.name)}`.execute(tx);
