@@ -174,7 +174,7 @@ await eachDialect('bulk import', (ctx) => {
     };
     const inverse = await accounts(ordinary);
     assert.equal(inverse.length, 3);
-    // a0 and a1 hold two contacts in three; a2 none.
+    // Two contacts in three have an account, a0 or a1; a2 has none.
     assert.equal(inverse.join(',').match(/c\d+/g)?.length, (2 * N) / 3, inverse.join(' '));
     assert.deepEqual(await accounts(bulk), inverse);
     assert.deepEqual(await accounts(small), inverse);
