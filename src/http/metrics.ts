@@ -16,10 +16,10 @@ function poolGauges(deps: Deps, metrics: Metrics): void {
         this.set(read());
       },
     });
-  // Queries outside transactions go over the 2 pipelined connections kept for them, so only
+  // Queries outside transactions go over the pipelined connection kept for them, so only
   // transactions take a connection of their own from the rest: those are what can run out.
   gauge('rolodex_db_pool_connections', 'PostgreSQL connections the pool may open.', () => pool.size);
-  gauge('rolodex_db_pool_transactions', 'PostgreSQL transactions holding a connection (at most the pool less its 2 pipelined connections).', () =>
+  gauge('rolodex_db_pool_transactions', 'PostgreSQL transactions holding a connection (at most the pool less its pipelined connection).', () =>
     pool.transactions(),
   );
   gauge('rolodex_db_pool_waiting', 'PostgreSQL transactions waiting for a connection.', () => pool.waiting());
