@@ -12,6 +12,9 @@
 // counts too (docs/performance.md §Mixed load).
 // Environment as bench/run.ts: BENCH_SETUPS (e.g. "sqlite/1,postgres/1"), BENCH_WORKERS,
 // BENCH_LIST_MEMBERS; load average is printed before and after.
+// BENCH_MIX="0.8,0.15,0.05" sets the three shares (for example "1,0,0": point reads alone, to
+// tell a tail the pages cause from the machine's own); BENCH_SERVER_NODE_OPTIONS is passed to the
+// server as NODE_OPTIONS (a V8 flag tried on the server alone).
 import { Agent, request } from 'node:http';
 import { loadavg } from 'node:os';
 import { sql } from 'kysely';
@@ -23,6 +26,11 @@ import { seedBigList, seedList } from './seeds.ts';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const WORKERS = Number(process.env.BENCH_WORKERS ?? 2);
+const MIX = (process.env.BENCH_MIX ?? '0.8,0.15,0.05').split(',').map(Number);
+if (MIX.length !== 3 || MIX.some((x) => !(x >= 0)) || Math.abs(MIX[0]! + MIX[1]! + MIX[2]! - 1) > 1e-9) {
+  throw new Error(`BENCH_MIX: three shares that add up to 1, not ${process.env.BENCH_MIX}`);
+}
+const SERVER_ENV: Record<string, string> = process.env.BENCH_SERVER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_SERVER_NODE_OPTIONS } : {};
 const RATES = (process.env.BENCH_RATES ?? '0.5,0.8').split(',').filter(Boolean).map(Number);
 
 interface Route {
@@ -121,22 +129,22 @@ async function main(): Promise<void> {
       await sql.raw(setup.dialect === 'postgres' ? 'vacuum analyze' : 'analyze').execute(tdb.db.kysely);
       const members = Number(ctx.state.bigListMembers);
       const routes: Route[] = [
-        { name: 'GET /v1/lists/{id}', share: 0.8, method: 'GET', path: () => `/v1/lists/${String(ctx.state.listId)}` },
+        { name: 'GET /v1/lists/{id}', share: MIX[0]!, method: 'GET', path: () => `/v1/lists/${String(ctx.state.listId)}` },
         {
           name: 'member page, middle half',
-          share: 0.15,
+          share: MIX[1]!,
           method: 'GET',
           path: () => `/v1/lists/${String(ctx.state.bigListId)}/contacts?limit=25&offset=${Math.floor(members / 4 + (Math.random() * members) / 2)}`,
         },
         {
           name: 'POST /v1/lists',
-          share: 0.05,
+          share: MIX[2]!,
           method: 'POST',
           path: () => '/v1/lists',
           body: JSON.stringify({ fields: { $name: 'Mixed', $objectType: 'account' } }),
         },
       ];
-      const server = await startServer(tdb, setup.workers);
+      const server = await startServer(tdb, setup.workers, SERVER_ENV);
       const port = Number(new URL(server.url).port);
       try {
         await drive(port, ctx.secret, routes, 1);
