@@ -198,9 +198,18 @@ async function measure(url: string, route: BenchRoute, ctx: BenchContext): Promi
   return load(url, { method: route.method, headers, ...(body !== undefined ? { body } : {}), ...(route.paths ? { paths: route.paths(ctx) } : {}) });
 }
 
+let vacuumChecked = false;
+
 export async function seedContext(dialect: DialectName) {
   const tdb = await createTestDb(dialect);
   const db = tdb.db.kysely;
+  if (dialect === 'postgres' && !vacuumChecked) {
+    vacuumChecked = true;
+    // A test server may run without it; creates then slow down run after run (docs/performance.md
+    // §Where a list create goes, November 28), which a figure has to say.
+    const { rows } = await sql<{ autovacuum: string }>`show autovacuum`.execute(db);
+    if (rows[0]?.autovacuum !== 'on') console.error('PostgreSQL runs with autovacuum off: its create figures drift down as dead rows pile up');
+  }
   const ws = await createWorkspace(systemCtx(db), { name: 'Bench' });
   const user = await createUser(operatorCtx(db, ws.id), { email: 'bench@example.test', role: 'admin' });
   const key = await createKey(operatorCtx(db, ws.id), { userId: user.id, scopes: null, expiresInMs: null });
