@@ -21,6 +21,22 @@ export function isDeferred(query: CompiledQuery): boolean {
   return marked.has(query);
 }
 
+// A statement that only inserts new rows, or takes a scope's lock for inserts (src/db/rank-lock.ts):
+// on PostgreSQL, transactions made of nothing else may commit together, as one
+// (src/db/group-commit.ts). Such statements take shared locks only, besides their new rows, so
+// joining them adds no wait of one transaction on another.
+const groupable = new WeakSet<CompiledQuery>();
+
+/** Marks `query` as one that only inserts new rows or takes a scope's lock for inserts. */
+export function markGroupable(query: CompiledQuery): CompiledQuery {
+  groupable.add(query);
+  return query;
+}
+
+export function isGroupable(query: CompiledQuery): boolean {
+  return groupable.has(query);
+}
+
 /** Whether someone reads the statement's rows (it went out with `deferredRows`). */
 export function wantsRows(query: CompiledQuery): boolean {
   return sinks.has(query);
@@ -45,6 +61,11 @@ function compileIn(tx: Executor, query: Compilable | RawBuilder<unknown>): Compi
 /** Runs `query` in `tx`, sending it with the next statement whose answer is awaited. */
 export async function deferred(tx: Executor, query: Compilable | RawBuilder<unknown>): Promise<void> {
   await tx.executeQuery(compileIn(tx, query));
+}
+
+/** As `deferred`, for a statement that only inserts new rows (see markGroupable). */
+export async function deferredInsert(tx: Executor, query: Compilable | RawBuilder<unknown>): Promise<void> {
+  await tx.executeQuery(markGroupable(compileIn(tx, query)));
 }
 
 /**

@@ -28,6 +28,7 @@ import {
 } from 'kysely';
 import type { Dialect, Kysely, TransactionSettings } from 'kysely';
 import type postgres from 'postgres';
+import { GroupCommit, groupable } from './group-commit.ts';
 import { isDeferred, markQueued, settleQueued, wantsRows } from './pipeline.ts';
 
 type Client = postgres.Sql;
@@ -177,14 +178,23 @@ async function sendAll(on: Reserved, queries: CompiledQuery[]): Promise<Rows[]> 
   return results;
 }
 
+/** Sends `queued` (BEGIN first) and COMMIT in one write; fails if PostgreSQL rolled it back. */
+async function commitAll(on: Reserved, queued: CompiledQuery[]): Promise<void> {
+  const results = await sendAll(on, [...queued, CompiledQuery.raw('commit')]);
+  // PostgreSQL answers COMMIT with ROLLBACK when an earlier error aborted the transaction.
+  if (results.at(-1)?.command === 'ROLLBACK') throw new AbortedTransactionError();
+}
+
 class PostgresJsConnection implements DatabaseConnection {
   readonly #clients: Clients;
   readonly #gate: TransactionGate;
+  readonly #group: GroupCommit<Reserved>;
   #tx: { reserved: Reserved; queued: CompiledQuery[]; sent: boolean } | undefined;
 
-  constructor(clients: Clients, gate: TransactionGate) {
+  constructor(clients: Clients, gate: TransactionGate, group: GroupCommit<Reserved>) {
     this.#clients = clients;
     this.#gate = gate;
+    this.#group = group;
   }
 
   async begin(settings: TransactionSettings): Promise<void> {
@@ -209,10 +219,9 @@ class PostgresJsConnection implements DatabaseConnection {
     try {
       // Nothing sent yet: no transaction on the server to roll back, nor any statement to commit.
       if (!tx.sent && (command === 'rollback' || tx.queued.length === 1)) return;
-      const queued = command === 'rollback' ? [] : tx.queued;
-      const results = await sendAll(tx.reserved, [...queued, CompiledQuery.raw(command)]);
-      // PostgreSQL answers COMMIT with ROLLBACK when an earlier error aborted the transaction.
-      if (command === 'commit' && results.at(-1)?.command === 'ROLLBACK') throw new AbortedTransactionError();
+      if (command === 'rollback') await sendAll(tx.reserved, [CompiledQuery.raw('rollback')]);
+      else if (!tx.sent && groupable(tx.queued)) await this.#group.commit(tx.reserved, tx.queued);
+      else await commitAll(tx.reserved, tx.queued);
     } finally {
       tx.reserved.release();
       this.#gate.leave();
@@ -242,6 +251,7 @@ class PostgresJsConnection implements DatabaseConnection {
 class PostgresJsDriver implements Driver {
   readonly #clients: Clients;
   readonly #gate: TransactionGate;
+  readonly #group = new GroupCommit<Reserved>(commitAll);
 
   constructor(clients: Clients, gate: TransactionGate) {
     this.#clients = clients;
@@ -251,7 +261,7 @@ class PostgresJsDriver implements Driver {
   async init(): Promise<void> {}
 
   async acquireConnection(): Promise<DatabaseConnection> {
-    return new PostgresJsConnection(this.#clients, this.#gate);
+    return new PostgresJsConnection(this.#clients, this.#gate, this.#group);
   }
 
   async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {

@@ -6,7 +6,7 @@
 // split, and once a scope has gathered enough deltas they are folded in, each under the scope's
 // exclusive lock in a transaction of its own. Any other transaction goes through rankChange.
 import { type Compilable, CompiledQuery, type Kysely } from 'kysely';
-import { afterCommit, deferred, deferredRows } from './pipeline.ts';
+import { afterCommit, deferred, deferredRows, markGroupable } from './pipeline.ts';
 import { growStatements } from './rank-grow.ts';
 import { Builder, type Stmt } from './rank-sql.ts';
 import type { Database, Executor } from './types.ts';
@@ -100,11 +100,14 @@ function appendQuery(scope: string, keys: readonly RankKey[]): Compilable<Leaf> 
   const args: Record<string, unknown> = { scope };
   keys.forEach((key, i) => ((args[`ts${i}`] = key.ts), (args[`id${i}`] = key.id)));
   const stmt = appendStatement(keys.length);
+  // It inserts the scope's base entries (if missing) and its own deltas, and updates nothing.
   return {
     compile: () =>
-      CompiledQuery.raw(
-        stmt.sql,
-        stmt.args.map((a) => args[a]),
+      markGroupable(
+        CompiledQuery.raw(
+          stmt.sql,
+          stmt.args.map((a) => args[a]),
+        ),
       ),
   };
 }

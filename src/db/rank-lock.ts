@@ -9,7 +9,7 @@
 // transactions would each wait for the other's shared lock. Such a caller takes 'write' first.
 // SQLite has one writer at a time: no lock, no deltas.
 import { CompiledQuery, sql } from 'kysely';
-import { deferred, runsFollowUps } from './pipeline.ts';
+import { deferred, markGroupable, runsFollowUps } from './pipeline.ts';
 import type { Executor } from './types.ts';
 import { isPostgres, type RankDef, scopeKey } from './rank-def.ts';
 
@@ -44,7 +44,8 @@ export async function lockScope(tx: Executor, def: RankDef, values: readonly str
   // the lock goes out within BEGIN's simple query when it is the transaction's first statement
   // (src/db/postgres.ts).
   const lock = want === 'insert' ? 'pg_advisory_xact_lock_shared' : 'pg_advisory_xact_lock';
-  await deferred(tx, { compile: () => CompiledQuery.raw(`select ${lock}(hashtextextended(${literal(scope)}, 0))`) });
+  const statement = CompiledQuery.raw(`select ${lock}(hashtextextended(${literal(scope)}, 0))`);
+  await deferred(tx, { compile: () => (want === 'insert' ? markGroupable(statement) : statement) });
   if (want === 'insert') return;
   if (def.appends) await deferred(tx, foldDeltas(scope));
 }

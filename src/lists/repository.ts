@@ -2,7 +2,7 @@
 // orders are ranked (docs/pages.md) so that a page at any offset costs what the first does.
 import { sql } from 'kysely';
 import type { Executor } from '../db/types.ts';
-import { deferred } from '../db/pipeline.ts';
+import { deferredInsert } from '../db/pipeline.ts';
 import { prepared } from '../db/prepared.ts';
 import { batchedRead, jsonKeys, KEYS } from '../db/batched.ts';
 import type { Page } from '../lib/paging.ts';
@@ -21,7 +21,7 @@ export const LIST_MEMBERS = defineRank({ name: 'list_members', table: 'list_memb
 // nothing go out with COMMIT (src/db/pipeline.ts), so a create is one round trip.
 export async function insertList(tx: Executor, row: ListRow): Promise<void> {
   await lockScope(tx, LISTS, [row.workspace_id], 'insert');
-  await deferred(tx, tx.insertInto('lists').values(row));
+  await deferredInsert(tx, tx.insertInto('lists').values(row));
   await rankInsert(tx, LISTS, [row.workspace_id], [{ ts: row.created_at, id: row.id }]);
 }
 
