@@ -60,9 +60,8 @@ function openPostgres(databaseUrl: string, schema: string | undefined, poolSize:
     });
   // Transactions may wait on each other's locks while holding their connections; they have their
   // own, so reads never wait for one (docs/deploy.md §Database connections).
-  const shared = Math.max(1, Math.min(PIPELINED, Math.floor(poolSize / 2)));
-  const transactions = Math.max(1, poolSize - shared);
-  return { clients: { shared: client(shared), tx: client(transactions) }, gate: new TransactionGate(transactions) };
+  const transactions = Math.max(1, poolSize - PIPELINED);
+  return { clients: { shared: client(PIPELINED), tx: client(transactions) }, gate: new TransactionGate(transactions) };
 }
 
 // A schema named in the URL (`?options=-c search_path=x`) counts as the schema in use.

@@ -29,7 +29,7 @@ const BEGIN = 'begin';
 
 /** True when a transaction whose statements are all `queued` (BEGIN first) may commit in a group. */
 export function groupable(queued: readonly CompiledQuery[]): boolean {
-  return queued.length > 1 && queued[0]!.sql === BEGIN && queued.slice(1).every(isGroupable);
+  return queued.length > 1 && queued[0]!.sql === BEGIN && queued.every((q, i) => i === 0 || isGroupable(q));
 }
 
 /** The group commits of one pool. */
