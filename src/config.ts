@@ -45,6 +45,8 @@ export interface Config {
   signingSecret: Buffer;
   workers: number;
   rateLimits: { Read: number; Write: number; Search: number };
+  /** How long tokens leased from Redis serve one process (src/rate-limit/lease.ts); 0: none. */
+  rateLimitLeaseMs: number;
   redisUrl?: string;
   s3?: S3Config;
   uploadTtlSeconds: number;
@@ -201,6 +203,7 @@ export function loadConfig(env: Env = process.env): Config {
       Write: int(env, 'RATE_LIMIT_WRITE', 25, 0, 1_000_000),
       Search: int(env, 'RATE_LIMIT_SEARCH', 25, 0, 1_000_000),
     },
+    rateLimitLeaseMs: int(env, 'RATE_LIMIT_LEASE_MS', 10, 0, 100),
     ...(redisUrl ? { redisUrl } : {}),
     ...(s3Config ? { s3: s3Config } : {}),
     uploadTtlSeconds: int(env, 'UPLOAD_TTL_SECONDS', 3600, 60, 7 * 86400),

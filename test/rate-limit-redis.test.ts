@@ -2,6 +2,9 @@
 // counted) while Redis cannot be reached, switching back when it returns.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer, type Server, type Socket, connect } from 'node:net';
 import { Writable } from 'node:stream';
 import { after, describe, test } from 'node:test';
@@ -17,6 +20,9 @@ import { IN_CI, services, TEST_REDIS_URL } from './helpers/services.ts';
 import { freePort } from './helpers/process.ts';
 
 const limits = { Read: 2, Write: 2, Search: 2 };
+const scratch = mkdtempSync(join(tmpdir(), 'rolodex-rl-'));
+after(() => rmSync(scratch, { recursive: true, force: true }));
+const config = (env: Record<string, string> = {}) => loadConfig({ DATA_DIR: scratch, SIGNING_SECRET: 'x'.repeat(32), ...env });
 
 function capture() {
   const lines: string[] = [];
@@ -24,10 +30,34 @@ function capture() {
   return { logger, text: () => lines.join('') };
 }
 
-function limiter(url: string, prefix: string, metrics?: Metrics) {
+/** A limiter as the server builds one (leases of 10 ms by default: none at these slow limits). */
+function limiter(url: string, prefix: string, metrics?: Metrics, o: { limits?: typeof limits; clock?: () => number; leaseMs?: number } = {}) {
   const log = capture();
-  const l = new RedisRateLimiter({ url, limits, prefix, fallback: new MemoryRateLimiter(limits), logger: log.logger, ...(metrics ? { metrics } : {}) });
+  const lim = o.limits ?? limits;
+  const l = new RedisRateLimiter({
+    url,
+    limits: lim,
+    prefix,
+    fallback: new MemoryRateLimiter(lim),
+    logger: log.logger,
+    leaseMs: o.leaseMs ?? config().rateLimitLeaseMs,
+    ...(o.clock ? { clock: o.clock } : {}),
+    ...(metrics ? { metrics } : {}),
+  });
   return { l, log };
+}
+
+/** Records the (n, extra, give) of each script call `l` makes. */
+function spy(l: RedisRateLimiter): number[][] {
+  // Unbound: ioredis's auto-pipeline calls the command again with the pipeline as `this`.
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- called with its own `this` below
+  const take = l.redis.rolodexTake;
+  const asked: number[][] = [];
+  l.redis.rolodexTake = function (this: typeof l.redis, key, rate, n, extra, give) {
+    if (this === l.redis) asked.push([n, extra, give]);
+    return take.call(this, key, rate, n, extra, give);
+  };
+  return asked;
 }
 
 /** A TCP relay to Redis that a test can cut and restore, to play an outage. */
@@ -78,7 +108,7 @@ if (redis || IN_CI) {
       const b = limiter(TEST_REDIS_URL, prefix);
       open.push(a.l, b.l);
       await Promise.all([a.l.start(), b.l.start()]);
-      const decisions = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a.l : b.l).consume('ws_1', 'Read')));
+      const decisions = await Promise.all(Array.from({ length: 10 }, (_, i) => Promise.resolve((i % 2 ? a.l : b.l).consume('ws_1', 'Read'))));
       assert.equal(decisions.filter((d) => d?.allowed).length, 2, 'a burst of 2 across both instances');
       const refused = decisions.find((d) => !d?.allowed)!;
       assert.equal(refused.limit, 2);
@@ -97,16 +127,16 @@ if (redis || IN_CI) {
       const { l } = limiter(TEST_REDIS_URL, prefix);
       open.push(l);
       await l.start();
-      // Unbound: ioredis's auto-pipeline calls the command again with the pipeline as `this`.
-      // eslint-disable-next-line @typescript-eslint/unbound-method -- called with its own `this` below
-      const take = l.redis.rolodexTake;
-      const asked: number[] = [];
-      l.redis.rolodexTake = function (this: typeof l.redis, key, rate, n) {
-        if (this === l.redis) asked.push(n);
-        return take.call(this, key, rate, n);
-      };
+      const asked = spy(l);
       const decisions = await Promise.all([...Array.from({ length: 5 }, () => l.consume('ws_1', 'Read')), l.consume('ws_1', 'Write')]);
-      assert.deepEqual(asked.sort(), [1, 5], 'one call for the five reads, one for the write');
+      assert.deepEqual(
+        asked.sort((a, b) => a[0]! - b[0]!),
+        [
+          [1, 0, 0],
+          [5, 0, 0],
+        ],
+        'one call for the five reads, one for the write; a bucket of 2/s leases nothing',
+      );
       assert.deepEqual(
         decisions.map((d) => [d?.allowed, d?.remaining, d?.retryAfter]),
         [
@@ -123,6 +153,98 @@ if (redis || IN_CI) {
       assert.equal((await l.consume('ws_1', 'Read'))?.allowed, true);
     });
 
+    test('a fast bucket leases tokens: what the last lease spent, doubled, up to 10 ms of refill', async () => {
+      let now = 0;
+      const fast = { Read: 1000, Write: 1000, Search: 1000 };
+      const { l } = limiter(TEST_REDIS_URL, `test:${randomBytes(6).toString('hex')}:`, undefined, { limits: fast, clock: () => now });
+      open.push(l);
+      await l.start();
+      const asked = spy(l);
+      const decisions = [];
+      for (let i = 0; i < 20; i++) decisions.push(await l.consume('ws_1', 'Read'));
+      assert.deepEqual(
+        asked,
+        [1, 2, 4, 8, 10].map((extra) => [1, extra, 0]),
+        '20 requests in 5 calls; a lease holds at most 1000/s × 10 ms',
+      );
+      assert.ok(decisions.every((d) => d?.allowed));
+      assert.equal(decisions[0]?.remaining, 999);
+      assert.equal(decisions[1]?.remaining, 998, 'a leased token counts as taken from the bucket');
+      assert.ok(!(l.consume('ws_1', 'Read') instanceof Promise), 'a lease answers without waiting');
+      assert.equal(asked.length, 5);
+      // Past 10 ms the lease's 9 unspent tokens no longer serve: they go back with the next call.
+      now += 10;
+      assert.equal((await l.consume('ws_1', 'Read'))?.allowed, true);
+      assert.deepEqual(asked.at(-1), [1, 2, 9], 'the lease spent 1: the next asks 2 and gives 9 back');
+      assert.equal((await l.consume('ws_2', 'Read'))?.allowed, true);
+      assert.deepEqual(asked.at(-1), [1, 1, 0], 'each bucket has its own lease');
+      const exact = limiter(TEST_REDIS_URL, `test:${randomBytes(6).toString('hex')}:`, undefined, { limits: fast, leaseMs: 0 });
+      open.push(exact.l);
+      await exact.l.start();
+      const exactAsked = spy(exact.l);
+      for (let i = 0; i < 3; i++) await exact.l.consume('ws_1', 'Read');
+      assert.deepEqual(
+        exactAsked,
+        [
+          [1, 0, 0],
+          [1, 0, 0],
+          [1, 0, 0],
+        ],
+        'RATE_LIMIT_LEASE_MS=0: every request asks Redis',
+      );
+    });
+
+    test('the script gives back first, and leases only after every waiting request, at most half of what is left', async () => {
+      const { l } = limiter(TEST_REDIS_URL, `test:${randomBytes(6).toString('hex')}:`);
+      open.push(l);
+      await l.start();
+      const key = 'rl:bucket';
+      // Sent in one write (auto-pipelining), so Redis runs them back to back: at 10/s the bucket
+      // refills by far less than a token meanwhile.
+      const replies = await Promise.all([
+        l.redis.rolodexTake(key, 10, 1, 100, 0), // 10 → 1 taken, 4 leased (half of 9), 5 left
+        l.redis.rolodexTake(key, 10, 6, 100, 0), // 5: 5 of 6 taken, nothing leased
+        l.redis.rolodexTake(key, 10, 1, 0, 0), // empty: refused
+        l.redis.rolodexTake(key, 10, 1, 0, 4), // 4 given back: taken
+        l.redis.rolodexTake(key, 10, 1, 0, 100), // given back past the burst: capped at 10
+      ]);
+      assert.deepEqual(
+        replies.map(([taken, before, , leased]) => [taken, Math.floor(Number(before)), leased]),
+        [
+          [1, 10, 4],
+          [5, 5, 0],
+          [0, 0, 0],
+          [1, 4, 0],
+          [1, 10, 0],
+        ],
+      );
+    });
+
+    test('with leases, two instances together never pass more than the bucket and one lease', async () => {
+      const prefix = `test:${randomBytes(6).toString('hex')}:`;
+      const rate = { Read: 200, Write: 200, Search: 200 };
+      const [a, b] = [0, 1].map(() => limiter(TEST_REDIS_URL, prefix, undefined, { limits: rate, leaseMs: 50 }).l) as [RedisRateLimiter, RedisRateLimiter];
+      open.push(a, b);
+      await Promise.all([a.start(), b.start()]);
+      const started = performance.now();
+      let allowed = 0;
+      for (let turn = 0; turn < 60; turn++) {
+        const ds = await Promise.all(Array.from({ length: 10 }, (_, i) => Promise.resolve((i % 2 ? a : b).consume('ws_1', 'Read'))));
+        allowed += ds.filter((d) => d?.allowed).length;
+      }
+      const refill = Math.ceil(((performance.now() - started) * 200) / 1000);
+      // 200 in the bucket, what it refilled meanwhile, and one lease of 200/s × 50 ms.
+      assert.ok(allowed <= 200 + refill + 10, `${allowed} passed; at most ${200 + refill + 10}`);
+      // Tokens held in the two leases are the most that can be refused while the bucket has them.
+      assert.ok(allowed >= 200 - 2 * 10, `${allowed} passed; at least ${200 - 20}`);
+    });
+
+    test('RATE_LIMIT_LEASE_MS is 10 by default, 0 to 100', () => {
+      assert.equal(config().rateLimitLeaseMs, 10);
+      assert.equal(config({ RATE_LIMIT_LEASE_MS: '0' }).rateLimitLeaseMs, 0);
+      assert.throws(() => config({ RATE_LIMIT_LEASE_MS: '101' }), /RATE_LIMIT_LEASE_MS/);
+    });
+
     test('an outage falls back to local limits, is logged and counted, and ends when Redis returns', async () => {
       const port = await freePort();
       const r = relay(port);
@@ -136,7 +258,7 @@ if (redis || IN_CI) {
       assert.equal((await metrics.redisUp.get()).values[0]?.value, 1);
       await r.cut();
       await until(() => l.redis.status !== 'ready', 2000);
-      const during = await Promise.all([1, 2, 3].map(() => l.consume('ws', 'Read')));
+      const during = await Promise.all([1, 2, 3].map(() => Promise.resolve(l.consume('ws', 'Read'))));
       assert.deepEqual(
         during.map((d) => d?.allowed),
         [true, true, false],

@@ -47,6 +47,7 @@ export async function createRateLimiter(config: Config, logger: Logger, opts: Li
   const redis = new RedisRateLimiter({
     url: config.redisUrl,
     limits: config.rateLimits,
+    leaseMs: config.rateLimitLeaseMs,
     fallback: local,
     logger,
     ...(opts.metrics ? { metrics: opts.metrics } : {}),

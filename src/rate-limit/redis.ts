@@ -12,17 +12,21 @@
 // Redis and one reply to parse instead of n, with the very decisions n calls in a row would have
 // given (the k-th request sees the tokens the k-1 before it left). Auto-pipelining then gathers
 // the calls of different buckets issued in that turn into one write, and their replies come back
-// in one read. Each call keeps its own timeout. Measured with bench/ratelimit.ts
-// (docs/performance.md §Rate limits on Redis).
+// in one read. Each call keeps its own timeout. A call for a fast bucket may also lease a few
+// tokens that serve this process's next requests of that bucket without a call (lease.ts).
+// Measured with bench/ratelimit.ts (docs/performance.md §Rate limits on Redis).
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Metrics } from '../metrics/registry.ts';
 import { perTurn } from '../lib/per-turn.ts';
+import { Leases } from './lease.ts';
 import { bucketKey, decide, type Limits, type RateCategory, type RateDecision, type RateLimiter } from './bucket.ts';
 
 const TAKE_LUA = `
 local rate = tonumber(ARGV[1])
 local n = tonumber(ARGV[2])
+local extra = tonumber(ARGV[3])
+local give = tonumber(ARGV[4])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local b = redis.call('HMGET', KEYS[1], 'tokens', 'at')
@@ -36,17 +40,24 @@ if now > at then
   tokens = math.min(rate, tokens + (now - at) * rate / 1000)
   at = now
 end
+tokens = math.min(rate, tokens + give)
 local before = tokens
 local allowed = math.min(n, math.max(0, math.floor(tokens)))
 tokens = tokens - allowed
+local leased = 0
+if allowed == n then
+  leased = math.min(extra, math.floor(tokens / 2))
+  tokens = tokens - leased
+end
 redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(at))
 redis.call('PEXPIRE', KEYS[1], math.ceil((rate - tokens) * 1000 / rate) + 1000)
-return {allowed, tostring(before), tostring(now)}
+return {allowed, tostring(before), tostring(now), leased}
 `;
 
-/** Tokens taken (of the n asked), the tokens before, Redis's clock in ms. */
-type TakeReply = [number, string, string];
-type LimiterRedis = Redis & { rolodexTake(key: string, rate: number, n: number): Promise<TakeReply> };
+/** Tokens taken (of the n asked), the tokens before, Redis's clock in ms, tokens leased. */
+type TakeReply = [number, string, string, number];
+/** n tokens for the waiting requests, up to `extra` more as a lease, after `give` unspent ones back. */
+type LimiterRedis = Redis & { rolodexTake(key: string, rate: number, n: number, extra: number, give: number): Promise<TakeReply> };
 
 /** A request waiting for the next script call of its bucket. */
 interface Waiter {
@@ -64,6 +75,10 @@ export interface RedisLimiterOptions {
   logger: Logger;
   metrics?: Metrics;
   prefix?: string;
+  /** How long leased tokens serve (lease.ts); 0 asks Redis for every request. */
+  leaseMs?: number;
+  /** Monotonic milliseconds for leases (tests). */
+  clock?: () => number;
 }
 
 export class RedisRateLimiter implements RateLimiter {
@@ -74,10 +89,12 @@ export class RedisRateLimiter implements RateLimiter {
   #closing = false;
   /** Requests by bucket, gathered until the end of the turn (src/lib/per-turn.ts). */
   readonly #gather = perTurn<string, Waiter>((batch) => this.#flush(batch));
+  readonly #leases: Leases;
 
   constructor(opts: RedisLimiterOptions) {
     this.#opts = opts;
     this.#prefix = opts.prefix ?? 'rolodex:rl:';
+    this.#leases = new Leases(opts.leaseMs ?? 0, opts.clock ?? (() => performance.now()));
     const redis = new Redis(opts.url, {
       lazyConnect: true,
       enableAutoPipelining: true,
@@ -106,25 +123,35 @@ export class RedisRateLimiter implements RateLimiter {
     }
   }
 
-  consume(workspaceId: string, category: RateCategory): Promise<RateDecision | null> {
+  consume(workspaceId: string, category: RateCategory): RateDecision | null | Promise<RateDecision | null> {
     const rate = this.#opts.limits[category];
-    if (!rate) return Promise.resolve(null);
-    if (this.redis.status !== 'ready') return Promise.resolve(this.#local(workspaceId, category));
+    if (!rate) return null;
     const key = this.#prefix + bucketKey(workspaceId, category);
+    const leased = this.#leases.spend(key, rate);
+    if (leased) return leased;
+    if (this.redis.status !== 'ready') return this.#local(workspaceId, category);
     return new Promise((resolve) => this.#gather(key, { workspaceId, category, rate, resolve }));
   }
 
   /** One script call per bucket for the requests gathered in this turn. */
   #flush(batch: Map<string, Waiter[]>): void {
-    for (const [key, waiters] of batch) {
-      const { workspaceId, category, rate } = waiters[0] as Waiter;
-      this.redis.rolodexTake(key, rate, waiters.length).then(
-        ([taken, before, now]) => {
+    for (const [key, gathered] of batch) {
+      const { workspaceId, category, rate } = gathered[0] as Waiter;
+      // A lease that arrived after these requests were gathered serves them first.
+      let served = 0;
+      for (let d; served < gathered.length && (d = this.#leases.spend(key, rate)); served++) gathered[served]!.resolve(d);
+      if (served === gathered.length) continue;
+      const waiters = served === 0 ? gathered : gathered.slice(served);
+      const ask = this.#leases.ask(key, rate, waiters.length);
+      this.redis.rolodexTake(key, rate, waiters.length, ask.extra, ask.give).then(
+        ([taken, before, now, leased]) => {
           const tokens = Number(before);
           // As if one after another: the i-th request sees what the i-1 before it left.
           waiters.forEach((w, i) => w.resolve(i < taken ? decide(rate, tokens - i, true, Number(now)) : decide(rate, tokens - taken, false, Number(now))));
+          this.#leases.grant(key, ask, leased, tokens - taken - leased, Number(now));
         },
         (err: Error) => {
+          this.#leases.drop(key);
           // Closing with requests in flight is not an outage.
           if (!this.#closing) this.#down(err);
           for (const w of waiters) w.resolve(this.#local(workspaceId, category));
