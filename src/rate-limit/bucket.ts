@@ -43,15 +43,46 @@ export function decide(rate: number, tokens: number, allowed: boolean, now: numb
   };
 }
 
-/** Takes one token from `bucket` (refilled to `now` first); mutates it. */
-export function take(bucket: Bucket, rate: number, now: number): RateDecision {
+/** Refills `bucket` to `now` (mutates it). */
+function refill(bucket: Bucket, rate: number, now: number): void {
   const elapsed = Math.max(0, now - bucket.at);
   bucket.tokens = Math.min(rate, bucket.tokens + (elapsed * rate) / 1000);
   bucket.at = Math.max(bucket.at, now);
+}
+
+/** Takes one token from `bucket` (refilled to `now` first); mutates it. */
+export function take(bucket: Bucket, rate: number, now: number): RateDecision {
+  refill(bucket, rate, now);
   const allowed = bucket.tokens >= 1;
   const decision = decide(rate, bucket.tokens, allowed, now);
   if (allowed) bucket.tokens -= 1;
   return decision;
+}
+
+/** What one call for the requests of one bucket got (shared.ts); `before`: tokens before taking. */
+export interface Taken {
+  taken: number;
+  before: number;
+  leased: number;
+}
+
+/**
+ * One call for n waiting requests from a process that asks another to keep the bucket (shared.ts,
+ * lease.ts): `give` unspent leased tokens back, take up to n, and when all n got theirs lease up
+ * to `extra` more from at most half of what is left. redis.ts runs the same steps in Lua.
+ */
+export function takeMany(bucket: Bucket, rate: number, now: number, n: number, extra: number, give: number): Taken {
+  refill(bucket, rate, now);
+  bucket.tokens = Math.min(rate, bucket.tokens + give);
+  const before = bucket.tokens;
+  const taken = Math.min(n, Math.max(0, Math.floor(bucket.tokens)));
+  bucket.tokens -= taken;
+  let leased = 0;
+  if (taken === n) {
+    leased = Math.min(extra, Math.floor(bucket.tokens / 2));
+    bucket.tokens -= leased;
+  }
+  return { taken, before, leased };
 }
 
 /** Buckets of one process. Full buckets are forgotten, so memory follows the active workspaces. */
@@ -60,14 +91,29 @@ export class BucketStore {
   #sweeps = 0;
 
   take(key: string, rate: number, now = Date.now()): RateDecision {
+    const d = take(this.#bucket(key, rate, now), rate, now);
+    this.#counted(now);
+    return d;
+  }
+
+  takeMany(key: string, rate: number, n: number, extra: number, give: number, now = Date.now()): Taken {
+    const t = takeMany(this.#bucket(key, rate, now), rate, now, n, extra, give);
+    this.#counted(now);
+    return t;
+  }
+
+  #bucket(key: string, rate: number, now: number): Bucket {
     let bucket = this.buckets.get(key);
     if (!bucket) {
       bucket = { tokens: rate, at: now };
       this.buckets.set(key, bucket);
     }
-    const d = take(bucket, rate, now);
+    return bucket;
+  }
+
+  /** Sweeps every 10,000 uses, after the use, so the bucket just used is never the one dropped. */
+  #counted(now: number): void {
     if (++this.#sweeps >= 10_000) this.sweep(now);
-    return d;
   }
 
   /**

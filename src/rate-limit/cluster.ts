@@ -1,22 +1,26 @@
 // Without Redis, the workers of one `rolodex serve --workers N` still share one bucket per
 // workspace and category: the buckets live in the primary, and each worker asks it over the
-// cluster's IPC channel (a round trip of well under a millisecond on one machine). Should the
-// primary not answer in time, the worker decides alone rather than stall the request.
+// cluster's IPC channel (a round trip of well under a millisecond on one machine), one message
+// per bucket and turn, with leases for fast buckets (shared.ts). Should the primary not answer in
+// time, the worker decides alone rather than stall the request.
 import type { Worker } from 'node:cluster';
-import { BucketStore, bucketKey, type Limits, type RateCategory, type RateDecision, type RateLimiter } from './bucket.ts';
+import { BucketStore, bucketKey, type Limits, type RateCategory, type RateLimiter, type Taken } from './bucket.ts';
 import { MemoryRateLimiter } from './memory.ts';
+import { type Decision, type Reply, SharedBuckets } from './shared.ts';
 
 interface TakeRequest {
   rolodex: 'rate-take';
   id: number;
   key: string;
   rate: number;
+  n: number;
+  extra: number;
+  give: number;
 }
 
-interface TakeReply {
-  rolodex: 'rate-decision';
+interface TakeReply extends Reply {
+  rolodex: 'rate-taken';
   id: number;
-  decision: RateDecision;
 }
 
 const TIMEOUT_MS = 1000;
@@ -26,7 +30,7 @@ function isTakeRequest(m: unknown): m is TakeRequest {
 }
 
 function isTakeReply(m: unknown): m is TakeReply {
-  return typeof m === 'object' && m !== null && (m as TakeReply).rolodex === 'rate-decision';
+  return typeof m === 'object' && m !== null && (m as TakeReply).rolodex === 'rate-taken';
 }
 
 /** In the primary: keeps the buckets and answers every worker's requests. */
@@ -34,17 +38,29 @@ export function serveClusterRateLimits(cluster: { on(event: 'message', fn: (work
   const store = new BucketStore();
   cluster.on('message', (worker, message) => {
     if (!isTakeRequest(message)) return;
-    const reply: TakeReply = { rolodex: 'rate-decision', id: message.id, decision: store.take(message.key, message.rate) };
+    const now = Date.now();
+    const taken: Taken = store.takeMany(message.key, message.rate, message.n, message.extra, message.give, now);
+    const reply: TakeReply = { rolodex: 'rate-taken', id: message.id, now, ...taken };
     if (worker.isConnected()) worker.send(reply);
   });
   return store;
+}
+
+/** The worker's end of the IPC channel (the process itself; a pair of ends in tests). */
+export interface Channel {
+  send?: ((message: TakeRequest) => unknown) | undefined;
+  readonly connected?: boolean;
+  on(event: 'message', fn: (m: unknown) => void): unknown;
+  off(event: 'message', fn: (m: unknown) => void): unknown;
 }
 
 /** In a worker: asks the primary. */
 export class ClusterRateLimiter implements RateLimiter {
   readonly limits: Limits;
   readonly #alone: MemoryRateLimiter;
-  readonly #pending = new Map<number, { alone(): void; resolve(d: RateDecision): void; timer: NodeJS.Timeout }>();
+  readonly #channel: Channel;
+  readonly #buckets: SharedBuckets;
+  readonly #pending = new Map<number, { resolve(r: Reply): void; reject(err: Error): void; timer: NodeJS.Timeout }>();
   #next = 0;
   readonly #onMessage = (m: unknown) => {
     if (!isTakeReply(m)) return;
@@ -52,38 +68,45 @@ export class ClusterRateLimiter implements RateLimiter {
     if (!p) return;
     this.#pending.delete(m.id);
     clearTimeout(p.timer);
-    p.resolve(m.decision);
+    p.resolve(m);
   };
 
-  constructor(limits: Limits) {
+  constructor(limits: Limits, leaseMs: number, channel: Channel = process) {
     this.limits = limits;
     this.#alone = new MemoryRateLimiter(limits);
-    process.on('message', this.#onMessage);
+    this.#channel = channel;
+    this.#buckets = new SharedBuckets({ take: (...args) => this.#ask(...args), leaseMs, failed: () => {} });
+    channel.on('message', this.#onMessage);
   }
 
-  consume(workspaceId: string, category: RateCategory): RateDecision | null | Promise<RateDecision | null> {
+  consume(workspaceId: string, category: RateCategory): Decision {
     const rate = this.limits[category];
     if (!rate) return null;
-    if (!process.send || !process.connected) return this.#alone.consume(workspaceId, category);
+    const alone = () => this.#alone.consume(workspaceId, category);
+    const key = bucketKey(workspaceId, category);
+    if (!this.#channel.send || !this.#channel.connected) return this.#buckets.spend(key, rate) ?? alone();
+    return this.#buckets.consume(key, rate, alone);
+  }
+
+  #ask(key: string, rate: number, n: number, extra: number, give: number): Promise<Reply> {
     const id = ++this.#next;
-    return new Promise((resolve) => {
-      const alone = () => {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
         this.#pending.delete(id);
-        resolve(this.#alone.consume(workspaceId, category));
-      };
-      const timer = setTimeout(alone, TIMEOUT_MS);
-      this.#pending.set(id, { alone, resolve, timer });
-      const request: TakeRequest = { rolodex: 'rate-take', id, key: bucketKey(workspaceId, category), rate };
-      process.send?.(request);
+        reject(new Error('the cluster primary did not answer'));
+      }, TIMEOUT_MS);
+      this.#pending.set(id, { resolve, reject, timer });
+      this.#channel.send?.({ rolodex: 'rate-take', id, key, rate, n, extra, give });
     });
   }
 
   async close(): Promise<void> {
-    process.off('message', this.#onMessage);
+    this.#channel.off('message', this.#onMessage);
     // Requests still waiting for the primary are decided here rather than left hanging.
-    for (const p of [...this.#pending.values()]) {
+    for (const [id, p] of [...this.#pending]) {
+      this.#pending.delete(id);
       clearTimeout(p.timer);
-      p.alone();
+      p.reject(new Error('closing'));
     }
   }
 }

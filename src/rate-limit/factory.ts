@@ -8,7 +8,8 @@
 // milliseconds, and a refused client waits for the window to roll over instead of for one token.
 // The bucket (bucket.ts) is the same arithmetic in three places: in memory (one process,
 // memory.ts), in the cluster primary (workers share it over IPC, cluster.ts) and in one atomic
-// Lua script on Redis (instances share it, redis.ts), so every deployment behaves alike.
+// Lua script on Redis (instances share it, redis.ts), so every deployment behaves alike. The two
+// shared ones are asked through shared.ts, which also leases a fast bucket's tokens (lease.ts).
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Metrics } from '../metrics/registry.ts';
@@ -38,7 +39,7 @@ export async function createRateLimiter(config: Config, logger: Logger, opts: Li
   let local: RateLimiter;
   if (opts.worker) {
     const { ClusterRateLimiter } = await import('./cluster.ts');
-    local = new ClusterRateLimiter(config.rateLimits);
+    local = new ClusterRateLimiter(config.rateLimits, config.rateLimitLeaseMs);
   } else {
     local = new MemoryRateLimiter(config.rateLimits, opts.clock);
   }

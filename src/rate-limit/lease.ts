@@ -1,7 +1,8 @@
-// Token leases for the Redis limiter (docs/design.md §Rate limits, "Leases"). A process that
-// asks Redis for tokens of a fast bucket may take a few more than its waiting requests need and
-// spend them on its next requests of that bucket without a round trip. Why this is safe:
-// - every leased token was taken from the shared bucket, atomically, so instances never hand out
+// Token leases for buckets kept by another process, Redis or the cluster primary (shared.ts;
+// docs/design.md §Rate limits, "Leases"). A process that asks for tokens of a fast bucket may take
+// a few more than its waiting requests need and spend them on its next requests of that bucket
+// without a round trip. Why this is safe:
+// - every leased token was taken from the shared bucket, atomically, so processes never hand out
 //   the same token twice;
 // - a token serves only within `ms` of the moment its call was sent, so in any interval at most
 //   rate × ms / 1000 more requests pass than the bucket alone would let through;

@@ -1,26 +1,22 @@
 // The token bucket of bucket.ts on Redis, so that every instance (and every worker) shares one
-// bucket per workspace and category. One Lua script refills and takes a token atomically, on
-// Redis's own clock, so instances with skewed clocks still agree.
+// bucket per workspace and category. One Lua script refills and takes tokens atomically (the
+// steps of bucket.ts `takeMany`), on Redis's own clock, so instances with skewed clocks agree.
 //
 // When Redis cannot be reached the limiter says so once in the logs, counts every decision made
 // without it in metrics, and decides with the local limiter instead: the service keeps serving
 // with per-instance limits. Commands fail fast while disconnected (no offline queue) and ioredis
 // keeps reconnecting in the background; the first success switches back and is logged too.
 //
-// Every request takes a token. Requests of one workspace and category that arrive in the same turn
-// of the event loop share one script call that takes up to n tokens at once: one script run on
-// Redis and one reply to parse instead of n, with the very decisions n calls in a row would have
-// given (the k-th request sees the tokens the k-1 before it left). Auto-pipelining then gathers
-// the calls of different buckets issued in that turn into one write, and their replies come back
-// in one read. Each call keeps its own timeout. A call for a fast bucket may also lease a few
-// tokens that serve this process's next requests of that bucket without a call (lease.ts).
-// Measured with bench/ratelimit.ts (docs/performance.md §Rate limits on Redis).
+// Every request takes a token. Requests of one bucket that arrive in one turn share one script
+// call, and a fast bucket's tokens may be leased (shared.ts): one script run on Redis and one reply
+// to parse for many requests. Auto-pipelining then gathers the calls of different buckets issued
+// in that turn into one write, and their replies come back in one read. Each call keeps its own
+// timeout. Measured with bench/ratelimit.ts (docs/performance.md §Rate limits on Redis).
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Metrics } from '../metrics/registry.ts';
-import { perTurn } from '../lib/per-turn.ts';
-import { Leases } from './lease.ts';
-import { bucketKey, decide, type Limits, type RateCategory, type RateDecision, type RateLimiter } from './bucket.ts';
+import { bucketKey, type Limits, type RateCategory, type RateLimiter } from './bucket.ts';
+import { type Decision, SharedBuckets } from './shared.ts';
 
 const TAKE_LUA = `
 local rate = tonumber(ARGV[1])
@@ -59,14 +55,6 @@ type TakeReply = [number, string, string, number];
 /** n tokens for the waiting requests, up to `extra` more as a lease, after `give` unspent ones back. */
 type LimiterRedis = Redis & { rolodexTake(key: string, rate: number, n: number, extra: number, give: number): Promise<TakeReply> };
 
-/** A request waiting for the next script call of its bucket. */
-interface Waiter {
-  workspaceId: string;
-  category: RateCategory;
-  rate: number;
-  resolve(d: RateDecision | null | PromiseLike<RateDecision | null>): void;
-}
-
 export interface RedisLimiterOptions {
   url: string;
   limits: Limits;
@@ -87,14 +75,19 @@ export class RedisRateLimiter implements RateLimiter {
   readonly #prefix: string;
   #degraded = false;
   #closing = false;
-  /** Requests by bucket, gathered until the end of the turn (src/lib/per-turn.ts). */
-  readonly #gather = perTurn<string, Waiter>((batch) => this.#flush(batch));
-  readonly #leases: Leases;
+  readonly #buckets: SharedBuckets;
 
   constructor(opts: RedisLimiterOptions) {
     this.#opts = opts;
     this.#prefix = opts.prefix ?? 'rolodex:rl:';
-    this.#leases = new Leases(opts.leaseMs ?? 0, opts.clock ?? (() => performance.now()));
+    this.#buckets = new SharedBuckets({
+      take: (key, rate, n, extra, give) =>
+        this.redis.rolodexTake(key, rate, n, extra, give).then(([taken, before, now, leased]) => ({ taken, before: Number(before), now: Number(now), leased })),
+      leaseMs: opts.leaseMs ?? 0,
+      ...(opts.clock ? { clock: opts.clock } : {}),
+      // Closing with requests in flight is not an outage.
+      failed: (err) => this.#closing || this.#down(err),
+    });
     const redis = new Redis(opts.url, {
       lazyConnect: true,
       enableAutoPipelining: true,
@@ -123,44 +116,16 @@ export class RedisRateLimiter implements RateLimiter {
     }
   }
 
-  consume(workspaceId: string, category: RateCategory): RateDecision | null | Promise<RateDecision | null> {
+  consume(workspaceId: string, category: RateCategory): Decision {
     const rate = this.#opts.limits[category];
     if (!rate) return null;
     const key = this.#prefix + bucketKey(workspaceId, category);
-    const leased = this.#leases.spend(key, rate);
-    if (leased) return leased;
-    if (this.redis.status !== 'ready') return this.#local(workspaceId, category);
-    return new Promise((resolve) => this.#gather(key, { workspaceId, category, rate, resolve }));
+    const local = () => this.#local(workspaceId, category);
+    if (this.redis.status !== 'ready') return this.#buckets.spend(key, rate) ?? local();
+    return this.#buckets.consume(key, rate, local);
   }
 
-  /** One script call per bucket for the requests gathered in this turn. */
-  #flush(batch: Map<string, Waiter[]>): void {
-    for (const [key, gathered] of batch) {
-      const { workspaceId, category, rate } = gathered[0] as Waiter;
-      // A lease that arrived after these requests were gathered serves them first.
-      let served = 0;
-      for (let d; served < gathered.length && (d = this.#leases.spend(key, rate)); served++) gathered[served]!.resolve(d);
-      if (served === gathered.length) continue;
-      const waiters = served === 0 ? gathered : gathered.slice(served);
-      const ask = this.#leases.ask(key, rate, waiters.length);
-      this.redis.rolodexTake(key, rate, waiters.length, ask.extra, ask.give).then(
-        ([taken, before, now, leased]) => {
-          const tokens = Number(before);
-          // As if one after another: the i-th request sees what the i-1 before it left.
-          waiters.forEach((w, i) => w.resolve(i < taken ? decide(rate, tokens - i, true, Number(now)) : decide(rate, tokens - taken, false, Number(now))));
-          this.#leases.grant(key, ask, leased, tokens - taken - leased, Number(now));
-        },
-        (err: Error) => {
-          this.#leases.drop(key);
-          // Closing with requests in flight is not an outage.
-          if (!this.#closing) this.#down(err);
-          for (const w of waiters) w.resolve(this.#local(workspaceId, category));
-        },
-      );
-    }
-  }
-
-  #local(workspaceId: string, category: RateCategory): RateDecision | null | Promise<RateDecision | null> {
+  #local(workspaceId: string, category: RateCategory): Decision {
     this.#opts.metrics?.redisFallbacks.inc();
     return this.#opts.fallback.consume(workspaceId, category);
   }

@@ -1,0 +1,85 @@
+// Buckets kept by another process, Redis (redis.ts) or the cluster primary (cluster.ts), as one
+// process asks for them. The requests of one bucket that arrive in the same turn of the event loop
+// share one call that takes up to n tokens at once, with the very decisions n calls in a row would
+// have given (the k-th request sees the tokens the k-1 before it left). A call for a fast bucket
+// may also lease tokens that serve this process's next requests of it without a call (lease.ts).
+// Measured with bench/ratelimit.ts (docs/performance.md §Token leases, November 28).
+import { perTurn } from '../lib/per-turn.ts';
+import { decide, type RateDecision, type Taken } from './bucket.ts';
+import { Leases } from './lease.ts';
+
+export type Decision = RateDecision | null | Promise<RateDecision | null>;
+
+/** What the keeper answered: bucket.ts `takeMany`'s outcome, with its clock in ms. */
+export interface Reply extends Taken {
+  now: number;
+}
+
+/** Asks the keeper of the bucket `key` for n tokens, `extra` more as a lease, `give` back first. */
+export type Take = (key: string, rate: number, n: number, extra: number, give: number) => Promise<Reply>;
+
+interface Waiter {
+  rate: number;
+  /** Decides this request when the call fails. */
+  alone: () => Decision;
+  resolve(d: Decision): void;
+}
+
+export interface SharedBucketsOptions {
+  take: Take;
+  /** How long leased tokens serve (lease.ts); 0 asks for every request. */
+  leaseMs: number;
+  /** Monotonic milliseconds for leases (tests). */
+  clock?: () => number;
+  /** Told of each failed call, before its requests are decided alone. */
+  failed(err: Error): void;
+}
+
+export class SharedBuckets {
+  readonly #o: SharedBucketsOptions;
+  readonly #leases: Leases;
+  /** Requests by bucket, gathered until the end of the turn (src/lib/per-turn.ts). */
+  readonly #gather = perTurn<string, Waiter>((batch) => this.#flush(batch));
+
+  constructor(o: SharedBucketsOptions) {
+    this.#o = o;
+    this.#leases = new Leases(o.leaseMs, o.clock ?? (() => performance.now()));
+  }
+
+  /** A decision from this process's lease of the bucket, or undefined. */
+  spend(key: string, rate: number): RateDecision | undefined {
+    return this.#leases.spend(key, rate);
+  }
+
+  /** A lease's decision at once, else the next call's; `alone` decides if that call fails. */
+  consume(key: string, rate: number, alone: () => Decision): Decision {
+    const leased = this.#leases.spend(key, rate);
+    if (leased) return leased;
+    return new Promise((resolve) => this.#gather(key, { rate, alone, resolve }));
+  }
+
+  /** One call per bucket for the requests gathered in this turn. */
+  #flush(batch: Map<string, Waiter[]>): void {
+    for (const [key, gathered] of batch) {
+      const rate = (gathered[0] as Waiter).rate;
+      // A lease that arrived after these requests were gathered serves them first.
+      let served = 0;
+      for (let d; served < gathered.length && (d = this.#leases.spend(key, rate)); served++) gathered[served]!.resolve(d);
+      if (served === gathered.length) continue;
+      const waiters = served === 0 ? gathered : gathered.slice(served);
+      const ask = this.#leases.ask(key, rate, waiters.length);
+      this.#o.take(key, rate, waiters.length, ask.extra, ask.give).then(
+        ({ taken, before, now, leased }) => {
+          // As if one after another: the i-th request sees what the i-1 before it left.
+          waiters.forEach((w, i) => w.resolve(i < taken ? decide(rate, before - i, true, now) : decide(rate, before - taken, false, now)));
+          this.#leases.grant(key, ask, leased, before - taken - leased, now);
+        },
+        (err: Error) => {
+          this.#leases.drop(key);
+          this.#o.failed(err);
+          for (const w of waiters) w.resolve(w.alone());
+        },
+      );
+    }
+  }
+}

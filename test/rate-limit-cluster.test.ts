@@ -1,0 +1,80 @@
+// Limits kept by the cluster primary (docs/design.md §Rate limits): a worker asks once per bucket
+// and turn, gets the decisions of calls in a row, leases a fast bucket's tokens, and decides alone
+// when the primary does not answer. The IPC channel is played by a pair of in-process ends, so the
+// primary's code and the worker's run as they do across processes.
+import assert from 'node:assert/strict';
+import type { Worker } from 'node:cluster';
+import { describe, test } from 'node:test';
+import { takeMany } from '../src/rate-limit/bucket.ts';
+import { type Channel, ClusterRateLimiter, serveClusterRateLimits } from '../src/rate-limit/cluster.ts';
+
+/** A worker's channel to a primary serving `serveClusterRateLimits`; `sent` records each request. */
+function wired(answer = true) {
+  const sent: { n: number; extra: number; give: number }[] = [];
+  let toPrimary: ((w: Worker, m: unknown) => void) | undefined;
+  const listeners = new Set<(m: unknown) => void>();
+  // Only what the primary's side calls on a worker.
+  const worker = { isConnected: () => true, send: (m: unknown) => setImmediate(() => listeners.forEach((fn) => fn(structuredClone(m)))) };
+  serveClusterRateLimits({ on: (_e, fn) => (toPrimary = fn) });
+  const channel: Channel = {
+    connected: true,
+    send: (m) => {
+      sent.push({ n: m.n, extra: m.extra, give: m.give });
+      if (answer) setImmediate(() => toPrimary?.(worker as unknown as Worker, structuredClone(m)));
+    },
+    on: (_e, fn) => listeners.add(fn),
+    off: (_e, fn) => listeners.delete(fn),
+  };
+  return { channel, sent };
+}
+
+describe('limits kept by the cluster primary', () => {
+  test('one message per bucket and turn, with the decisions of calls in a row', async () => {
+    const { channel, sent } = wired();
+    const l = new ClusterRateLimiter({ Read: 2, Write: 2, Search: 2 }, 10, channel);
+    const ds = await Promise.all([...Array.from({ length: 5 }, () => Promise.resolve(l.consume('ws_1', 'Read'))), Promise.resolve(l.consume('ws_1', 'Write'))]);
+    assert.deepEqual(
+      ds.map((d) => [d?.allowed, d?.remaining]),
+      [
+        [true, 1],
+        [true, 0],
+        [false, 0],
+        [false, 0],
+        [false, 0],
+        [true, 1],
+      ],
+    );
+    assert.deepEqual(sent.map((s) => s.n).sort(), [1, 5], 'a bucket of 2/s leases nothing');
+    await l.close();
+  });
+
+  test('a fast bucket is leased: 20 requests in 5 messages', async () => {
+    const { channel, sent } = wired();
+    const l = new ClusterRateLimiter({ Read: 1000, Write: 1000, Search: 1000 }, 10, channel);
+    for (let i = 0; i < 20; i++) assert.equal((await l.consume('ws_1', 'Read'))?.allowed, true);
+    // Unless the machine stalls for 10 ms between two of them, when a lease ends early.
+    assert.ok(sent.length <= 8, `${sent.length} messages`);
+    assert.deepEqual(sent.slice(0, 2), [
+      { n: 1, extra: 1, give: 0 },
+      { n: 1, extra: 2, give: 0 },
+    ]);
+    await l.close();
+  });
+
+  test('a primary that does not answer leaves the decision to the worker', async () => {
+    const { channel } = wired(false);
+    const l = new ClusterRateLimiter({ Read: 1, Write: 1, Search: 1 }, 10, channel);
+    const pending = Promise.resolve(l.consume('ws_1', 'Read'));
+    await new Promise((r) => setImmediate(r));
+    await l.close();
+    assert.equal((await pending)?.allowed, true, 'decided by the worker alone');
+  });
+
+  test('the primary takes as the Redis script does', () => {
+    const b = { tokens: 10, at: 0 };
+    assert.deepEqual(takeMany(b, 10, 0, 1, 100, 0), { taken: 1, before: 10, leased: 4 }, 'half of the 9 left');
+    assert.deepEqual(takeMany(b, 10, 0, 6, 100, 0), { taken: 5, before: 5, leased: 0 }, 'no lease unless all got theirs');
+    assert.deepEqual(takeMany(b, 10, 0, 1, 0, 4), { taken: 1, before: 4, leased: 0 }, 'given back first');
+    assert.deepEqual(takeMany(b, 10, 0, 1, 0, 100), { taken: 1, before: 10, leased: 0 }, 'never past the burst');
+  });
+});
