@@ -7,6 +7,7 @@ import type { Worker } from 'node:cluster';
 import { describe, test } from 'node:test';
 import { takeMany } from '../src/rate-limit/bucket.ts';
 import { type Channel, ClusterRateLimiter, serveClusterRateLimits } from '../src/rate-limit/cluster.ts';
+import { Leases } from '../src/rate-limit/lease.ts';
 
 /** A worker's channel to a primary serving `serveClusterRateLimits`; `sent` records each request. */
 function wired(answer = true) {
@@ -76,5 +77,34 @@ describe('limits kept by the cluster primary', () => {
     assert.deepEqual(takeMany(b, 10, 0, 6, 100, 0), { taken: 5, before: 5, leased: 0 }, 'no lease unless all got theirs');
     assert.deepEqual(takeMany(b, 10, 0, 1, 0, 4), { taken: 1, before: 4, leased: 0 }, 'given back first');
     assert.deepEqual(takeMany(b, 10, 0, 1, 0, 100), { taken: 1, before: 10, leased: 0 }, 'never past the burst');
+  });
+
+  test('two calls out at once: their leases join, and no token serves past its own call plus 10 ms', () => {
+    let now = 0;
+    const leases = new Leases(10, () => now);
+    const a = leases.ask('k', 1000, 1);
+    now = 1;
+    const b = leases.ask('k', 1000, 1);
+    now = 2;
+    leases.grant('k', a, 1, 900, 0);
+    now = 3;
+    leases.grant('k', b, 1, 899, 0);
+    now = 9;
+    assert.ok(leases.spend('k', 1000)?.allowed);
+    assert.ok(leases.spend('k', 1000)?.allowed, 'both leases serve');
+    assert.equal(leases.spend('k', 1000), undefined);
+    // c's lease ends at 30 with a token left; d, sent at 25, answers at 32: its token serves to 35.
+    now = 20;
+    const c = leases.ask('k', 1000, 1);
+    now = 25;
+    const d = leases.ask('k', 1000, 1);
+    now = 26;
+    leases.grant('k', c, 2, 900, 0);
+    assert.ok(leases.spend('k', 1000)?.allowed);
+    now = 32;
+    leases.grant('k', d, 1, 899, 0);
+    assert.ok(leases.spend('k', 1000)?.allowed, "d's token, though c's lease ended at 30");
+    now = 35;
+    assert.equal(leases.spend('k', 1000), undefined, 'and not after 35');
   });
 });

@@ -11,7 +11,7 @@
 // - what a process did not spend goes back to the bucket with its next call for it; a process
 //   that never calls again for that bucket loses at most one lease, less than `ms` of refill.
 // A bucket slower than 1,000 / ms per second (under 100/s with the default 10 ms, so the default
-// 25/s) never leases: each of its requests is decided by Redis alone.
+// 25/s) never leases: each of its requests is decided by the keeper alone.
 import { decide, type RateDecision } from './bucket.ts';
 
 interface Lease {
@@ -20,8 +20,8 @@ interface Lease {
   until: number;
   /** Tokens the bucket held after the call that granted it, for X-RateLimit-Remaining. */
   after: number;
-  /** Redis's clock at the grant, and the local clock when its reply arrived, for X-RateLimit-Reset. */
-  redisNow: number;
+  /** The keeper's clock at the grant, and ours when its reply arrived, for X-RateLimit-Reset. */
+  keeperNow: number;
   at: number;
   granted: number;
 }
@@ -47,7 +47,7 @@ export class Leases {
     this.#clock = clock;
   }
 
-  /** A decision from this process's lease of the bucket, or undefined when it has to ask Redis. */
+  /** A decision from this process's lease of the bucket, or undefined when it has to ask. */
   spend(key: string, rate: number): RateDecision | undefined {
     const lease = this.#byKey.get(key);
     if (!lease || lease.tokens === 0) return undefined;
@@ -55,7 +55,7 @@ export class Leases {
     if (now >= lease.until) return undefined;
     const view = lease.after + lease.tokens;
     lease.tokens--;
-    return decide(rate, view, true, lease.redisNow + (now - lease.at));
+    return decide(rate, view, true, lease.keeperNow + (now - lease.at));
   }
 
   /**
@@ -77,16 +77,19 @@ export class Leases {
     return { extra: Math.min(cap, Math.max(waiting, 2 * spent)), give, sentAt };
   }
 
-  /** Keeps what Redis leased; the tokens the bucket held after the call were `after`. */
-  grant(key: string, ask: Ask, leased: number, after: number, redisNow: number): void {
+  /** Keeps what the keeper leased; the tokens the bucket held after the call were `after`. */
+  grant(key: string, ask: Ask, leased: number, after: number, keeperNow: number): void {
     if (++this.#sweeps >= 10_000) this.#sweep();
     if (ask.extra === 0) return;
+    const now = this.#clock();
     const until = ask.sentAt + this.#ms;
     const held = this.#byKey.get(key);
-    // Another call's lease still running keeps its own, earlier, end: no token outlives its ms.
-    const tokens = leased + (held && this.#clock() < held.until ? held.tokens : 0);
-    const end = held && held.tokens > 0 ? Math.min(held.until, until) : until;
-    this.#byKey.set(key, { tokens, until: end, after, redisNow, at: this.#clock(), granted: tokens });
+    // Another call's lease still serving joins this one but keeps its own, earlier, end: no token
+    // outlives its ms. One that ended meanwhile is dropped, at most a lease's worth.
+    const live = held && now < held.until && held.tokens > 0 ? held : undefined;
+    const tokens = leased + (live ? live.tokens : 0);
+    const end = live ? Math.min(live.until, until) : until;
+    this.#byKey.set(key, { tokens, until: end, after, keeperNow, at: now, granted: tokens });
   }
 
   /** A lease whose call failed is dropped; its tokens are lost, at most one lease's worth. */
