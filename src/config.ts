@@ -45,7 +45,7 @@ export interface Config {
   signingSecret: Buffer;
   workers: number;
   rateLimits: { Read: number; Write: number; Search: number };
-  /** How long tokens leased from Redis serve one process (src/rate-limit/lease.ts); 0: none. */
+  /** How long tokens leased from Redis or the cluster primary serve one process (src/rate-limit/lease.ts); 0: none. */
   rateLimitLeaseMs: number;
   redisUrl?: string;
   s3?: S3Config;
