@@ -6,8 +6,8 @@
 //   the same token twice;
 // - a token serves only within `ms` of the moment its call was sent, so in any interval at most
 //   rate × ms / 1000 more requests pass than the bucket alone would let through;
-// - a lease is at most those tokens and at most half of what the bucket had left, so the last
-//   tokens of a bucket are never held by one process while another is refused;
+// - a lease is at most those tokens and at most half of what the bucket had left, so a bucket's
+//   last tokens are not leased;
 // - what a process did not spend goes back to the bucket with its next call for it; a process
 //   that never calls again for that bucket loses at most one lease, less than `ms` of refill.
 // A bucket slower than 1,000 / ms per second (under 100/s with the default 10 ms, so the default
