@@ -4,7 +4,7 @@
 // per bucket and turn, with leases for fast buckets (shared.ts). Should the primary not answer in
 // time, the worker decides alone rather than stall the request.
 import type { Worker } from 'node:cluster';
-import { BucketStore, bucketKey, type Limits, type RateCategory, type RateLimiter, type Taken } from './bucket.ts';
+import { BucketStore, type Limits, type RateCategory, type RateLimiter, type Taken } from './bucket.ts';
 import { MemoryRateLimiter } from './memory.ts';
 import { type Decision, type Reply, SharedBuckets } from './shared.ts';
 
@@ -75,17 +75,19 @@ export class ClusterRateLimiter implements RateLimiter {
     this.limits = limits;
     this.#alone = new MemoryRateLimiter(limits);
     this.#channel = channel;
-    this.#buckets = new SharedBuckets({ take: (...args) => this.#ask(...args), leaseMs, failed: () => {} });
+    this.#buckets = new SharedBuckets({
+      limits,
+      take: (...args) => this.#ask(...args),
+      reachable: () => !!channel.send && !!channel.connected,
+      alone: (workspaceId, category) => this.#alone.consume(workspaceId, category),
+      leaseMs,
+      failed: () => {},
+    });
     channel.on('message', this.#onMessage);
   }
 
   consume(workspaceId: string, category: RateCategory): Decision {
-    const rate = this.limits[category];
-    if (!rate) return null;
-    const alone = () => this.#alone.consume(workspaceId, category);
-    const key = bucketKey(workspaceId, category);
-    if (!this.#channel.send || !this.#channel.connected) return this.#buckets.spend(key, rate) ?? alone();
-    return this.#buckets.consume(key, rate, alone);
+    return this.#buckets.consume(workspaceId, category);
   }
 
   #ask(key: string, rate: number, n: number, extra: number, give: number): Promise<Reply> {

@@ -15,7 +15,7 @@
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Metrics } from '../metrics/registry.ts';
-import { bucketKey, type Limits, type RateCategory, type RateLimiter } from './bucket.ts';
+import type { Limits, RateCategory, RateLimiter } from './bucket.ts';
 import { type Decision, SharedBuckets } from './shared.ts';
 
 const TAKE_LUA = `
@@ -72,19 +72,21 @@ export interface RedisLimiterOptions {
 export class RedisRateLimiter implements RateLimiter {
   readonly redis: LimiterRedis;
   readonly #opts: RedisLimiterOptions;
-  readonly #prefix: string;
   #degraded = false;
   #closing = false;
   readonly #buckets: SharedBuckets;
 
   constructor(opts: RedisLimiterOptions) {
     this.#opts = opts;
-    this.#prefix = opts.prefix ?? 'rolodex:rl:';
     this.#buckets = new SharedBuckets({
+      limits: opts.limits,
+      prefix: opts.prefix ?? 'rolodex:rl:',
       take: (key, rate, n, extra, give) =>
         this.redis.rolodexTake(key, rate, n, extra, give).then(([taken, before, now, leased]) => ({ taken, before: Number(before), now: Number(now), leased })),
       leaseMs: opts.leaseMs ?? 0,
       ...(opts.clock ? { clock: opts.clock } : {}),
+      reachable: () => this.redis.status === 'ready',
+      alone: (workspaceId, category) => this.#local(workspaceId, category),
       // Closing with requests in flight is not an outage.
       failed: (err) => this.#closing || this.#down(err),
     });
@@ -117,12 +119,7 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   consume(workspaceId: string, category: RateCategory): Decision {
-    const rate = this.#opts.limits[category];
-    if (!rate) return null;
-    const key = this.#prefix + bucketKey(workspaceId, category);
-    const local = () => this.#local(workspaceId, category);
-    if (this.redis.status !== 'ready') return this.#buckets.spend(key, rate) ?? local();
-    return this.#buckets.consume(key, rate, local);
+    return this.#buckets.consume(workspaceId, category);
   }
 
   #local(workspaceId: string, category: RateCategory): Decision {

@@ -5,7 +5,7 @@
 // may also lease tokens that serve this process's next requests of it without a call (lease.ts).
 // Measured with bench/ratelimit.ts (docs/performance.md §Token leases, November 28).
 import { perTurn } from '../lib/per-turn.ts';
-import { decide, type RateDecision, type Taken } from './bucket.ts';
+import { bucketKey, decide, type Limits, type RateCategory, type RateDecision, type Taken } from './bucket.ts';
 import { Leases } from './lease.ts';
 
 export type Decision = RateDecision | null | Promise<RateDecision | null>;
@@ -19,14 +19,21 @@ export interface Reply extends Taken {
 export type Take = (key: string, rate: number, n: number, extra: number, give: number) => Promise<Reply>;
 
 interface Waiter {
+  workspaceId: string;
+  category: RateCategory;
   rate: number;
-  /** Decides this request when the call fails. */
-  alone: () => Decision;
   resolve(d: Decision): void;
 }
 
 export interface SharedBucketsOptions {
+  limits: Limits;
+  /** Put before each bucket's key (Redis's key prefix). */
+  prefix?: string;
   take: Take;
+  /** Whether the keeper can be asked now; if not, requests are decided alone. */
+  reachable(): boolean;
+  /** Decides a request without the keeper: unreachable, or its call failed. */
+  alone(workspaceId: string, category: RateCategory): Decision;
   /** How long leased tokens serve (lease.ts); 0 asks for every request. */
   leaseMs: number;
   /** Monotonic milliseconds for leases (tests). */
@@ -46,22 +53,21 @@ export class SharedBuckets {
     this.#leases = new Leases(o.leaseMs, o.clock ?? (() => performance.now()));
   }
 
-  /** A decision from this process's lease of the bucket, or undefined. */
-  spend(key: string, rate: number): RateDecision | undefined {
-    return this.#leases.spend(key, rate);
-  }
-
-  /** A lease's decision at once, else the next call's; `alone` decides if that call fails. */
-  consume(key: string, rate: number, alone: () => Decision): Decision {
+  /** A lease's decision at once, else the next call's (or one decided alone). */
+  consume(workspaceId: string, category: RateCategory): Decision {
+    const rate = this.#o.limits[category];
+    if (!rate) return null;
+    const key = (this.#o.prefix ?? '') + bucketKey(workspaceId, category);
     const leased = this.#leases.spend(key, rate);
     if (leased) return leased;
-    return new Promise((resolve) => this.#gather(key, { rate, alone, resolve }));
+    if (!this.#o.reachable()) return this.#o.alone(workspaceId, category);
+    return new Promise((resolve) => this.#gather(key, { workspaceId, category, rate, resolve }));
   }
 
   /** One call per bucket for the requests gathered in this turn. */
   #flush(batch: Map<string, Waiter[]>): void {
     for (const [key, gathered] of batch) {
-      const rate = (gathered[0] as Waiter).rate;
+      const { workspaceId, category, rate } = gathered[0] as Waiter;
       // A lease that arrived after these requests were gathered serves them first.
       let served = 0;
       for (let d; served < gathered.length && (d = this.#leases.spend(key, rate)); served++) gathered[served]!.resolve(d);
@@ -77,7 +83,7 @@ export class SharedBuckets {
         (err: Error) => {
           this.#leases.drop(key);
           this.#o.failed(err);
-          for (const w of waiters) w.resolve(w.alone());
+          for (const w of waiters) w.resolve(this.#o.alone(workspaceId, category));
         },
       );
     }
