@@ -2,7 +2,7 @@
 // the path is the capability) and are not JSON: a content-type parser of their own, in this
 // encapsulated plugin, hands the raw request stream to the upload handler.
 import type { Socket } from 'node:net';
-import { PassThrough, type Readable } from 'node:stream';
+import { type Readable, Transform } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { PluginOptions } from '../http/context.ts';
 import { type Metrics, recordUpload } from '../metrics/registry.ts';
@@ -48,14 +48,21 @@ export function byteRoutes(files: FilesEnv, metrics: Metrics) {
       '/uploads/:token',
       { schema: { hide: true }, bodyLimit: Number.MAX_SAFE_INTEGER },
       async (request, reply) => {
-        // Through a pass-through: when the size guard stops the transfer, the pipeline destroys
-        // its source, and that must not be the socket, which still has to carry the 413.
+        // Through a stream of its own: when the size guard stops the transfer, the pipeline
+        // destroys its source, and that must not be the socket, which still has to carry the 413.
+        // The pipe is the socket's only reader, so the socket stops being read as soon as that
+        // stream is gone: a listener of its own on the socket (as the byte count once was) kept
+        // it flowing while the refusal was prepared, and a fast client got 10–30 MB read and
+        // dropped before linger's 4 MB even began.
         const raw = request.body ?? request.raw;
-        const body = new PassThrough();
-        raw.pipe(body);
         const reclaim = reclaimer();
-        const count = (chunk: Buffer) => reclaim(chunk.length);
-        raw.on('data', count);
+        const body = new Transform({
+          transform(chunk: Buffer, _encoding, done) {
+            reclaim(chunk.length);
+            done(null, chunk);
+          },
+        });
+        raw.pipe(body);
         raw.once('error', (err) => body.destroy(err));
         raw.once('aborted', () => body.destroy(Object.assign(new Error('request aborted'), { code: 'ECONNRESET' })));
         const length = request.headers['content-length'];
@@ -71,7 +78,6 @@ export function byteRoutes(files: FilesEnv, metrics: Metrics) {
           return result;
         } catch (err) {
           raw.unpipe(body);
-          raw.off('data', count);
           if (!request.raw.complete) linger(raw, request.raw.socket);
           throw err;
         }
