@@ -67,7 +67,6 @@ async function main(): Promise<void> {
   const server = await startServerProcess({
     DATA_DIR: dataDir,
     ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
-    LOG_LEVEL: 'warn',
     RATE_LIMIT_WRITE: '0',
     RATE_LIMIT_READ: '0',
     RATE_LIMIT_SEARCH: '0',
