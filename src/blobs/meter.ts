@@ -16,7 +16,8 @@ export class MeterStream extends Transform {
   private stat: BlobStat | undefined;
 
   constructor(maxBytes: number, trailer?: (stat: BlobStat) => Buffer) {
-    super();
+    // 1 MiB each way: an upload's stages run ahead of each other (docs/performance.md §Uploads, November 28).
+    super({ highWaterMark: 1 << 20 });
     if (!Number.isSafeInteger(maxBytes) || maxBytes < 0) throw new RangeError(`invalid maxBytes ${maxBytes}`);
     this.maxBytes = maxBytes;
     this.trailer = trailer;
