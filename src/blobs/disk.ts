@@ -106,8 +106,9 @@ export function createDiskBlobStore(rootDir: string): BlobStore {
       const tmp = path.join(dir, `.${path.basename(file)}.${randomUUID()}.tmp`);
       let published = false;
       try {
-        // flush: fsync before close, and pipeline waits for close. 1 MiB buffered: the pieces that
-        // arrive while one write is out go in the next as one (docs/performance.md §Uploads, November 28).
+        // flush: fsync before close, and pipeline waits for close. Up to 1 MiB buffered: the pieces
+        // that arrive while one write is out go in the next as one, and the socket is not paused
+        // for each 64 KB piece (docs/performance.md §Uploads, November 28).
         await pipeline(body, meter, createWriteStream(tmp, { flags: 'wx', mode: 0o640, flush: true, highWaterMark: 1 << 20 }));
         await rename(tmp, file);
         published = true;

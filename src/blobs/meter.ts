@@ -16,8 +16,7 @@ export class MeterStream extends Transform {
   private stat: BlobStat | undefined;
 
   constructor(maxBytes: number, trailer?: (stat: BlobStat) => Buffer) {
-    // 1 MiB each way: an upload's stages run ahead of each other (docs/performance.md §Uploads, November 28).
-    super({ highWaterMark: 1 << 20 });
+    super();
     if (!Number.isSafeInteger(maxBytes) || maxBytes < 0) throw new RangeError(`invalid maxBytes ${maxBytes}`);
     this.maxBytes = maxBytes;
     this.trailer = trailer;

@@ -56,10 +56,7 @@ export function byteRoutes(files: FilesEnv, metrics: Metrics) {
         // dropped before linger's 4 MB even began.
         const raw = request.body ?? request.raw;
         const reclaim = reclaimer();
-        // Each stage of the upload (this stream, the size guard, the file) holds up to 1 MiB, so
-        // that none waits on the next for each 64 KB piece (docs/performance.md §Uploads, November 28).
         const body = new Transform({
-          highWaterMark: 1 << 20,
           transform(chunk: Buffer, _encoding, done) {
             reclaim(chunk.length);
             done(null, chunk);
