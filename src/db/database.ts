@@ -2,7 +2,7 @@
 import { join } from 'node:path';
 import { Kysely, sql } from 'kysely';
 import postgres from 'postgres';
-import { type Clients, PostgresJsDialect, run, TransactionGate } from './postgres.ts';
+import { type Clients, PostgresJsDialect, runRead, TransactionGate } from './postgres.ts';
 import { registerFastReader } from './prepared.ts';
 import { rankUpkeepSettled } from './rank-append.ts';
 import { NodeSqliteDialect } from './sqlite.ts';
@@ -80,7 +80,7 @@ export function openDb(opts: DbOptions): Db {
     // prepared again by postgres.js when a migration changed what it reads.
     registerFastReader(kysely, {
       all: async <R>(_name: string, text: string, params: readonly unknown[]) =>
-        Array.from(await run(clients.shared, { sql: text, parameters: params })) as R[],
+        Array.from(await runRead(clients.shared, { sql: text, parameters: params })) as R[],
     });
     const pool: PoolStats = { size: poolSize, transactions: () => gate.held, waiting: () => gate.waiting };
     // The ranked index's upkeep runs after the answers it follows (src/db/rank-append.ts): let it finish.

@@ -28,6 +28,7 @@ import {
 } from 'kysely';
 import type { Dialect, Kysely, TransactionSettings } from 'kysely';
 import type postgres from 'postgres';
+import { isAbruptConnectionLoss } from './connection-loss.ts';
 import { GroupCommit, groupable } from './group-commit.ts';
 import { isDeferred, markQueued, settleQueued, wantsRows } from './pipeline.ts';
 
@@ -95,6 +96,27 @@ export function run(on: Client | Reserved, q: { sql: string; parameters: readonl
   const query = on.unsafe(q.sql, q.parameters as postgres.ParameterOrJSON<never>[], { prepare: true });
   if (answered) query.then(answered, answered);
   return query;
+}
+
+/**
+ * A read outside a transaction whose connection was lost is sent again: reading twice changes
+ * nothing, and postgres.js opens a new connection for it. The error can arrive before postgres.js
+ * has seen the socket close, and until then it may hand the read to the dying connection once more,
+ * so a second try waits a little longer. A write is never sent again, since it may have been
+ * applied before the connection went (docs/design.md §Database, "A lost connection").
+ */
+const RETRY_AFTER_MS = [20, 200];
+
+export async function runRead(on: Client, q: { sql: string; parameters: readonly unknown[] }): Promise<Rows> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await run(on, q);
+    } catch (err) {
+      const wait = RETRY_AFTER_MS[attempt];
+      if (wait === undefined || !isAbruptConnectionLoss(err)) throw err;
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
 }
 
 // Rows as plain arrays, as pg gave them (postgres.js returns an Array subclass with extra members).
@@ -230,7 +252,7 @@ class PostgresJsConnection implements DatabaseConnection {
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     const tx = this.#tx;
-    if (!tx) return toResult<R>(await run(this.#clients.shared, query));
+    if (!tx) return toResult<R>(await (query.query.kind === 'SelectQueryNode' ? runRead : run)(this.#clients.shared, query));
     if (isDeferred(query)) {
       markQueued(query);
       tx.queued.push(query);

@@ -1,6 +1,7 @@
 // Every failure leaves the server in one shape: {"error": {type, code, message, param?, requestId}}.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SERVICE_VERSION } from './context.ts';
+import { isConnectionLoss } from '../db/connection-loss.ts';
 import { AppError } from '../lib/errors.ts';
 import { validationError } from './validation.ts';
 
@@ -47,6 +48,16 @@ export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const known = error instanceof AppError ? error : fromFastify(error);
     if (known) return sendError(request, reply, known);
+    // The database went away under the request (reads were already tried again on a new
+    // connection): the same request can succeed once it is back (docs/design.md §Database).
+    if (isConnectionLoss(error)) {
+      request.log.warn({ err: error }, 'database not reachable');
+      return sendError(
+        request,
+        reply,
+        new AppError('service_unavailable', 'A dependency of the service is not reachable; retry shortly.', { headers: { 'Retry-After': '1' } }),
+      );
+    }
     request.log.error({ err: error }, 'unhandled error');
     return sendError(request, reply, new AppError('internal_error', 'Something went wrong on our side; it has been logged.'));
   });

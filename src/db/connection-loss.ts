@@ -1,0 +1,28 @@
+// Errors that say the connection to PostgreSQL was lost or could not be made, not that a statement
+// failed: the server restarted or failed over, something on the way closed an idle connection, or
+// the database is down (docs/design.md §Database, "A lost connection").
+const SOCKET = new Set(['ECONNRESET', 'EPIPE', 'ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+// postgres.js's own codes for a connection that closed.
+const DRIVER = new Set(['CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED']);
+// SQLSTATE: the server shutting down (admin or crash) or not yet accepting connections.
+const SHUTDOWN = new Set(['57P01', '57P02', '57P03']);
+// A connection that could not be made in time: lost too, but only after a wait.
+const TIMEOUT = new Set(['ETIMEDOUT', 'CONNECT_TIMEOUT']);
+
+function codeOf(err: unknown): string | undefined {
+  const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/** The connection was lost at once: a read is worth sending again on a new one. */
+export function isAbruptConnectionLoss(err: unknown): boolean {
+  const code = codeOf(err);
+  if (code === undefined) return false;
+  // SQLSTATE class 08: connection exceptions.
+  return SOCKET.has(code) || DRIVER.has(code) || SHUTDOWN.has(code) || /^08[0-9A-Z]{3}$/.test(code);
+}
+
+/** The connection was lost or could not be made: the database is not reachable now. */
+export function isConnectionLoss(err: unknown): boolean {
+  return isAbruptConnectionLoss(err) || TIMEOUT.has(codeOf(err) ?? '');
+}

@@ -1,0 +1,64 @@
+// A lost PostgreSQL connection (a restart, a failover, a proxy closing an idle connection): a read
+// is sent once more on a new connection instead of failing, and a database that cannot be reached
+// answers 503 service_unavailable, not 500 (docs/design.md §Database, docs/errors.md). SQLite is
+// a file opened by the process: it has no connection to lose, so these run on PostgreSQL only.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { sql } from 'kysely';
+import { openDb } from '../src/db/database.ts';
+import { Authenticator } from '../src/auth/authenticator.ts';
+import { buildTestApp, call, seedWorkspace, type TestApp } from './helpers/app.ts';
+import { testDialects } from './helpers/db.ts';
+
+/** Ends, from another connection, the backend of the connection that serves reads outside transactions. */
+async function closeReadConnection(t: TestApp): Promise<void> {
+  const db = t.deps.db.kysely;
+  const { rows } = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(db);
+  // A transaction has a connection of its own (src/db/postgres.ts), so this is another backend.
+  await db.transaction().execute((tx) => sql`select pg_terminate_backend(${rows[0]!.pid})`.execute(tx));
+}
+
+for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
+  describe(`a lost database connection [${dialect}]`, () => {
+    test('reads whose connection was closed under them are answered from a new one', async () => {
+      const t = await buildTestApp(dialect);
+      try {
+        const s = await seedWorkspace(t);
+        const made = await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: 'Kept', $objectType: 'account' } });
+        assert.equal(made.statusCode, 200, made.body);
+        const id = made.json().id as string;
+        // Each time, the request goes out right after the backend was told to end, while the
+        // process may still take its connection for open: without the second try, most fail.
+        for (let i = 0; i < 6; i++) {
+          await closeReadConnection(t);
+          const res = await call(t, s.secret, 'GET', i % 2 ? `/v1/lists/${id}` : '/v1/lists');
+          assert.equal(res.statusCode, 200, `try ${i}: ${res.body}`);
+        }
+      } finally {
+        await t.close();
+      }
+    });
+
+    test('a database that cannot be reached answers 503 service_unavailable with Retry-After', async () => {
+      // Nothing listens on port 1: every connection is refused.
+      const dead = openDb({ dataDir: '/nonexistent', databaseUrl: 'postgres://postgres@127.0.0.1:1/test' });
+      const t = await buildTestApp(dialect, {
+        deps: (deps) => {
+          deps.db = dead;
+          deps.auth = new Authenticator(dead);
+        },
+      });
+      try {
+        // A well-formed key: its lookup is the request's first statement.
+        const res = await call(t, `rdx_abcdefgh_${'a'.repeat(43)}`, 'GET', '/v1/lists');
+        assert.equal(res.statusCode, 503, res.body);
+        assert.equal(res.headers['retry-after'], '1');
+        assert.equal(res.json().error.code, 'service_unavailable');
+        assert.equal(res.json().error.type, 'service_unavailable');
+      } finally {
+        await t.close();
+        await dead.close();
+      }
+    });
+  });
+}
