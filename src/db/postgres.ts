@@ -98,15 +98,17 @@ export function run(on: Client | Reserved, q: { sql: string; parameters: readonl
   return query;
 }
 
+const RETRY_AFTER_MS = [20, 200];
+
 /**
  * A read outside a transaction whose connection was lost is sent again: reading twice changes
  * nothing, and postgres.js opens a new connection for it. The error can arrive before postgres.js
  * has seen the socket close, and until then it may hand the read to the dying connection once more,
  * so a second try waits a little longer. A write is never sent again, since it may have been
- * applied before the connection went (docs/design.md §Database, "A lost connection").
+ * applied before the connection went (docs/design.md §Database, "A lost connection"). Callers:
+ * the fast reader, whose statements are reads by contract (on SQLite they run on a read-only
+ * connection), and Kysely's selects without a WITH clause, which could hide a write.
  */
-const RETRY_AFTER_MS = [20, 200];
-
 export async function runRead(on: Client, q: { sql: string; parameters: readonly unknown[] }): Promise<Rows> {
   for (let attempt = 0; ; attempt++) {
     try {
@@ -117,6 +119,11 @@ export async function runRead(on: Client, q: { sql: string; parameters: readonly
       await new Promise((resolve) => setTimeout(resolve, wait));
     }
   }
+}
+
+function isPlainSelect(query: CompiledQuery): boolean {
+  const node = query.query;
+  return node.kind === 'SelectQueryNode' && node.with === undefined;
 }
 
 // Rows as plain arrays, as pg gave them (postgres.js returns an Array subclass with extra members).
@@ -252,7 +259,7 @@ class PostgresJsConnection implements DatabaseConnection {
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     const tx = this.#tx;
-    if (!tx) return toResult<R>(await (query.query.kind === 'SelectQueryNode' ? runRead : run)(this.#clients.shared, query));
+    if (!tx) return toResult<R>(await (isPlainSelect(query) ? runRead : run)(this.#clients.shared, query));
     if (isDeferred(query)) {
       markQueued(query);
       tx.queued.push(query);

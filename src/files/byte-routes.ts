@@ -52,7 +52,7 @@ export function byteRoutes(files: FilesEnv, metrics: Metrics) {
         // destroys its source, and that must not be the socket, which still has to carry the 413.
         // The pipe is the socket's only reader, so the socket stops being read as soon as that
         // stream is gone: a listener of its own on the socket (as the byte count once was) kept
-        // it flowing while the refusal was prepared, and a fast client got 10–30 MB read and
+        // it flowing while the refusal was prepared, and a fast client got 9–30 MiB read and
         // dropped before linger's 4 MB even began.
         const raw = request.body ?? request.raw;
         const reclaim = reclaimer();
