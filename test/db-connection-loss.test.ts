@@ -4,6 +4,7 @@
 // a file opened by the process: it has no connection to lose, so these run on PostgreSQL only.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { setTimeout as wait } from 'node:timers/promises';
 import { sql } from 'kysely';
 import postgres from 'postgres';
 import { isConnectionLoss } from '../src/db/connection-loss.ts';
@@ -11,8 +12,6 @@ import { openDb } from '../src/db/database.ts';
 import { Authenticator } from '../src/auth/authenticator.ts';
 import { buildTestApp, call, seedWorkspace, type TestApp } from './helpers/app.ts';
 import { createTestDb, testDialects } from './helpers/db.ts';
-
-const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Ends, from another connection, the backend of the connection that serves reads outside transactions. */
 async function closeReadConnection(t: TestApp): Promise<void> {

@@ -27,6 +27,7 @@ import {
   type QueryResult,
 } from 'kysely';
 import type { Dialect, Kysely, TransactionSettings } from 'kysely';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type postgres from 'postgres';
 import { isAbruptConnectionLoss } from './connection-loss.ts';
 import { GroupCommit, groupable } from './group-commit.ts';
@@ -116,7 +117,7 @@ export async function runRead(on: Client, q: { sql: string; parameters: readonly
     } catch (err) {
       const wait = RETRY_AFTER_MS[attempt];
       if (wait === undefined || !isAbruptConnectionLoss(err)) throw err;
-      await new Promise((resolve) => setTimeout(resolve, wait));
+      await sleep(wait);
     }
   }
 }
