@@ -11,10 +11,11 @@
 // Environment: BENCH_SECONDS (per measurement, default 5), BENCH_ROUNDS (default 3),
 // BENCH_CONNECTIONS (default 50), BENCH_WORKERS (the "with workers" setups, default 2),
 // BENCH_SETUPS (e.g. "sqlite/1,postgres/2"), BENCH_ROUTES (substring filter; `a|b` for several), BENCH_JSON (also
-// write the results to this file).
+// write the results to this file), BENCH_CLIENT (autocannon, the default, or wrk: bench/wrk.ts).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import autocannonModule from 'autocannon';
 import { sql } from 'kysely';
@@ -25,6 +26,7 @@ import { createUser } from '../src/users/service.ts';
 import { createTestDb } from '../test/helpers/db.ts';
 import { services } from '../test/helpers/services.ts';
 import { type BenchContext, type BenchRoute, ROUTES } from './routes.ts';
+import { wrkLoad } from './wrk.ts';
 import { freePort } from '../test/helpers/process.ts';
 import { systemCtx, operatorCtx } from '../src/lib/context.ts';
 
@@ -35,6 +37,8 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const WORKERS = Number(process.env.BENCH_WORKERS ?? 2);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const CLIENT = process.env.BENCH_CLIENT ?? 'autocannon';
+if (CLIENT !== 'autocannon' && CLIENT !== 'wrk') throw new Error(`BENCH_CLIENT=${CLIENT}: autocannon or wrk`);
 
 interface Result {
   setup: string;
@@ -114,8 +118,9 @@ export interface LoadOptions {
   paths?: string[];
 }
 
-/** One autocannon measurement of `url`, after a one-second warm-up (JIT, caches, pool connections). */
+/** One measurement of `url` (autocannon, or wrk under BENCH_CLIENT=wrk), after a one-second warm-up (JIT, caches, pool connections). */
 export async function load(url: string, o: LoadOptions = {}): Promise<Measurement> {
+  if (CLIENT === 'wrk') return wrkLoad(url, o, o.seconds ?? SECONDS, o.connections ?? CONNECTIONS);
   const headers = { ...o.headers };
   if (o.body !== undefined) headers['content-type'] = 'application/json';
   const paths = o.paths;
@@ -260,7 +265,11 @@ async function main(): Promise<void> {
     console.error('PostgreSQL not reachable: its setups are skipped');
     setups = setups.filter((s) => s.dialect !== 'postgres');
   }
-  console.error(`${SECONDS}s per measurement, ${CONNECTIONS} connections, on ${process.platform} with Node ${process.version}`);
+  console.error(`${SECONDS}s per measurement, ${CONNECTIONS} connections, ${CLIENT}, on ${process.platform} with Node ${process.version}`);
+  if (CLIENT === 'autocannon' && availableParallelism() <= 2 && setups.some((s) => s.workers > 1))
+    console.error(
+      'autocannon shares these cores with the workers; BENCH_CLIENT=wrk takes half its CPU per request (docs/performance.md §How figures are measured)',
+    );
 
   const results: Result[] = [];
   const baselines: Measurement[] = [];
