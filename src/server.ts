@@ -20,7 +20,7 @@ export async function startServer(config: Config, opts: { worker?: boolean } = {
     ? startMailDispatcher({
         db: deps.db,
         blobs: deps.blobs,
-        transport: createMailTransport(config.mail, logger),
+        transport: await createMailTransport(config.mail, logger),
         logger,
         metrics: deps.metrics,
         mail: config.mail,

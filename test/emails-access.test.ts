@@ -114,7 +114,7 @@ await eachDialect('emails access', (ctx) => {
     const dispatcher = startMailDispatcher({
       db: t.deps.db,
       blobs: t.deps.blobs,
-      transport: createMailTransport(mail, t.deps.logger),
+      transport: await createMailTransport(mail, t.deps.logger),
       logger: t.deps.logger,
       mail,
     });

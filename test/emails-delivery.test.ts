@@ -58,7 +58,7 @@ await eachDialect(
       dispatcher = startMailDispatcher({
         db: t.deps.db,
         blobs: t.deps.blobs,
-        transport: createMailTransport(t.config.mail, t.deps.logger),
+        transport: await createMailTransport(t.config.mail, t.deps.logger),
         logger: t.deps.logger,
         metrics: t.deps.metrics,
         mail: t.config.mail,
