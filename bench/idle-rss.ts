@@ -2,8 +2,10 @@
 // disk (no S3, no Redis), started --starts times on the same migrated data directory. Each start
 // answers /healthz, then sits idle for a second before its VmRSS is read. Prints every sample
 // and the median: a process should load only what its configuration uses (docs/performance.md).
+// Also how often the idle process wakes (context switches of all its threads over the next 2 s):
+// on a small virtual machine every wake-up takes time from the processes that have work.
 //   node bench/idle-rss.ts [--starts 7]
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -18,13 +20,26 @@ function rssMb(pid: number): number {
   return Number(m?.[1] ?? 0) / 1024;
 }
 
-async function sample(dataDir: string): Promise<number> {
+/** Voluntary and involuntary context switches of every thread of `pid` so far. */
+function switches(pid: number): number {
+  let n = 0;
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    const status = readFileSync(`/proc/${pid}/task/${task}/status`, 'utf8');
+    for (const m of status.matchAll(/ctxt_switches:\s+(\d+)/g)) n += Number(m[1]);
+  }
+  return n;
+}
+
+async function sample(dataDir: string): Promise<{ rss: number; wakeups: number }> {
   const port = await freePort();
   const env = { PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', WORKERS: '1' };
   const child = await start([MAIN, 'serve'], env, `http://127.0.0.1:${port}/healthz`);
   try {
     await new Promise((r) => setTimeout(r, 1000));
-    return rssMb(child.pid!);
+    const rss = rssMb(child.pid!);
+    const before = switches(child.pid!);
+    await new Promise((r) => setTimeout(r, 2000));
+    return { rss, wakeups: (switches(child.pid!) - before) / 2 };
   } finally {
     await stop(child);
   }
@@ -33,11 +48,14 @@ async function sample(dataDir: string): Promise<number> {
 const dataDir = mkdtempSync(join(tmpdir(), 'rolodex-rss-'));
 try {
   await sample(dataDir); // migrates the data directory; not counted
-  const samples: number[] = [];
+  const samples: { rss: number; wakeups: number }[] = [];
   for (let i = 0; i < Number(args.starts); i++) samples.push(await sample(dataDir));
+  const rss = samples.map((s) => s.rss);
+  const wakeups = samples.map((s) => s.wakeups);
   console.log(
-    `idle RSS, disk blobs, SQLite, 1 process: median ${median(samples).toFixed(1)} MB (${samples.map((s) => s.toFixed(1)).join(', ')}); load average ${loadavg()[0]!.toFixed(1)}`,
+    `idle RSS, disk blobs, SQLite, 1 process: median ${median(rss).toFixed(1)} MB (${rss.map((s) => s.toFixed(1)).join(', ')}); load average ${loadavg()[0]!.toFixed(1)}`,
   );
+  console.log(`idle wake-ups per second: median ${median(wakeups)} (${wakeups.join(', ')})`);
 } finally {
   rmSync(dataDir, { recursive: true, force: true });
 }
