@@ -120,9 +120,9 @@ export interface LoadOptions {
 
 /** One measurement of `url` (autocannon, or wrk under BENCH_CLIENT=wrk), after a one-second warm-up (JIT, caches, pool connections). */
 export async function load(url: string, o: LoadOptions = {}): Promise<Measurement> {
-  if (CLIENT === 'wrk') return wrkLoad(url, o, o.seconds ?? SECONDS, o.connections ?? CONNECTIONS);
   const headers = { ...o.headers };
   if (o.body !== undefined) headers['content-type'] = 'application/json';
+  if (CLIENT === 'wrk') return wrkLoad(url, { ...o, headers }, o.seconds ?? SECONDS, o.connections ?? CONNECTIONS);
   const paths = o.paths;
   let next = 0;
   const rotate = paths ? { requests: [{ setupRequest: (req: { path?: string }) => ({ ...req, path: paths[next++ % paths.length] }) }] } : {};

@@ -23,8 +23,7 @@ function lua(s: string): string {
 
 function script(o: LoadOptions): string {
   const lines = [`wrk.method = ${lua(o.method ?? 'GET')}`];
-  const headers = { ...o.headers, ...(o.body !== undefined ? { 'content-type': 'application/json' } : {}) };
-  for (const [name, value] of Object.entries(headers)) lines.push(`wrk.headers[ ${lua(name)} ] = ${lua(value)}`);
+  for (const [name, value] of Object.entries(o.headers ?? {})) lines.push(`wrk.headers[ ${lua(name)} ] = ${lua(value)}`);
   if (o.body !== undefined) lines.push(`wrk.body = ${lua(o.body)}`);
   if (o.paths) {
     lines.push(`local paths = { ${o.paths.map(lua).join(', ')} }`, 'local n, i = #paths, 0');
@@ -57,7 +56,7 @@ function parse(out: string): Measurement {
   };
 }
 
-/** One wrk measurement of `url` after a one-second warm-up, as `load` in bench/run.ts does. */
+/** One wrk measurement of `url` after a one-second warm-up, for `load` in bench/run.ts (which sets the headers). */
 export async function wrkLoad(url: string, o: LoadOptions, seconds: number, connections: number): Promise<Measurement> {
   const dir = mkdtempSync(join(tmpdir(), 'rolodex-wrk-'));
   try {
