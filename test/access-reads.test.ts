@@ -1,5 +1,5 @@
 // What a caller without FULL access makes the server read (docs/emails.md §Who reads what,
-// docs/meetings.md §Access), not only what it answers, on both databases: every statement the
+// docs/meetings.md §Who sees what), not only what it answers, on both databases: every statement the
 // database runs during the request is recorded (test/helpers/sql-spy.ts). A METADATA reader of an
 // e-mail never reads its body or attachment rows; of a meeting, never its contents row (the
 // description and the transcript's id); the blob store is not touched. A FULL reader reads them,

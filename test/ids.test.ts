@@ -1,4 +1,4 @@
-// Ids (docs/architecture.md §Storage): prefixed by kind, time-sortable, opaque. An import draws
+// Ids (docs/architecture.md §Data): prefixed by kind, time-sortable, opaque. An import draws
 // its new objects' ids from one sequence (docs/import.md §Speed): they grow in the order drawn.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

@@ -237,7 +237,7 @@ await eachDialect('import records', (ctx) => {
     assert.deepEqual(summary.counts, { user: 1, account: 1, contact: 2, opportunity: 1 });
     assert.match(summary.ids.contact.c1, /^con_/);
     assert.equal(typeof summary.seconds, 'number');
-    // The time of each step, in the order they ran (docs/import.md §Output).
+    // The time of each step, in the order they ran (docs/import.md §Rules).
     assert.deepEqual(Object.keys(summary.phases), ['read', 'check', 'write', 'commit', 'statistics']);
     for (const v of Object.values(summary.phases)) assert.ok(typeof v === 'number' && v >= 0, JSON.stringify(summary.phases));
     writeFileSync(file, ndjson([SAMPLE[3], { object: 'contact', externalId: 'c9', fields: { $email: { value: ['call me'], valueType: 'EMAIL' } } }]));

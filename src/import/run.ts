@@ -10,7 +10,7 @@ export interface ImportResult {
   counts: Record<string, number>;
   /** object → externalId → server id */
   ids: Record<string, Record<string, string>>;
-  /** Seconds each step took, in order (docs/import.md §Output). */
+  /** Seconds each step took, in order (docs/import.md §Rules). */
   phases: Record<string, number>;
 }
 

@@ -1,4 +1,4 @@
-// Creating and updating records (docs/records.md §Writing records). Order of checks: the body's
+// Creating and updating records (docs/records.md §The API). Order of checks: the body's
 // shape (route schema), then keys of fields and relationships, then values, then what needs the
 // database (unique values, ids); nothing is written before every check has passed.
 import { SYSTEM_CATALOGUES } from '../definitions/catalogue.ts';

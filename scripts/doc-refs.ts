@@ -1,0 +1,82 @@
+// `npm run doc-refs` (part of `npm run check`): every `docs/NAME.md §Heading` reference in the
+// code, the tests, the benches, the scripts, the docs and the README names a page that exists
+// and a heading of that page. A reference matches when its text after `§` starts with a heading
+// of the page, word for word, so a reference may run on into the sentence that holds it.
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+
+const root = resolve(import.meta.dirname, '..');
+const SCANNED = ['src', 'test', 'bench', 'scripts', 'docs', 'README.md'];
+const SOURCE = /\.(ts|js|mjs|md)$/;
+const REFERENCE = /(?:docs\/)?([a-z0-9-]+)\.md ?§ ?([^\n]*)/g;
+
+function filesUnder(path: string): string[] {
+  const full = join(root, path);
+  if (!existsSync(full)) return [];
+  if (statSync(full).isFile()) return [full];
+  return readdirSync(full, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile() && SOURCE.test(e.name) && !e.parentPath.includes('node_modules'))
+    .map((e) => join(e.parentPath, e.name));
+}
+
+const headings = new Map<string, string[] | null>();
+function headingsOf(page: string): string[] | null {
+  if (!headings.has(page)) {
+    const file = join(root, 'docs', `${page}.md`);
+    headings.set(
+      page,
+      existsSync(file)
+        ? readFileSync(file, 'utf8')
+            .split('\n')
+            .filter((l) => /^#{1,6} /.test(l))
+            .map((l) => l.replace(/^#+ /, '').trim())
+        : null,
+    );
+  }
+  return headings.get(page)!;
+}
+
+/**
+ * Whether `text` (what follows `§`) names `heading`: it runs through the whole heading, or it
+ * stops at a closing mark (`)`, `.`, `,`, `;`, `:`) after whole words of it, as in "(see
+ * §Custom objects)" for the heading "Custom objects (`rec_…`)".
+ */
+function names(text: string, heading: string): boolean {
+  const flat = (s: string) => s.replace(/[`*]/g, '').replace(/\s+/g, ' ').trim();
+  const t = flat(text);
+  const h = flat(heading);
+  let n = 0;
+  while (n < t.length && n < h.length && t[n] === h[n]) n++;
+  const wordEnd = (s: string, i: number) => i >= s.length || !/[\p{L}\p{N}]/u.test(s.charAt(i));
+  if (n === h.length) return wordEnd(t, n);
+  return n > 0 && (n === t.length || /[).,;:\]]/.test(t.charAt(n))) && wordEnd(h, n);
+}
+
+export function brokenReferences(): string[] {
+  const broken: string[] = [];
+  for (const file of SCANNED.flatMap(filesUnder)) {
+    const lines = readFileSync(file, 'utf8').split('\n');
+    lines.forEach((line, i) => {
+      // A reference may wrap: the next line, without its comment marker, continues it.
+      const next = (lines[i + 1] ?? '').replace(/^\s*(\/\/|\*|#)?\s*/, '');
+      for (const m of line.matchAll(REFERENCE)) {
+        const [, page, rest] = m;
+        const text = `${rest} ${next}`;
+        const found = headingsOf(page!);
+        const where = `${relative(root, file)}:${i + 1}`;
+        if (found === null) broken.push(`${where}: docs/${page}.md does not exist`);
+        else if (!found.some((h) => names(text, h))) broken.push(`${where}: docs/${page}.md has no heading "${rest!.slice(0, 40)}…"`);
+      }
+    });
+  }
+  return broken;
+}
+
+if (import.meta.main) {
+  const broken = brokenReferences();
+  for (const b of broken) process.stderr.write(`${b}\n`);
+  if (broken.length > 0) {
+    process.stderr.write(`${broken.length} reference(s) name no heading of docs/\n`);
+    process.exit(1);
+  }
+}
