@@ -4,7 +4,7 @@
 // medians the share of the baseline, and what each request cost in CPU: the server's processes
 // (workers included) and, on PostgreSQL, the backends serving the server's connections (found
 // through `ss`), read from /proc. CPU per request moves less with the machine's load than
-// requests/s (docs/performance.md §PostgreSQL driver and pool). Linux only.
+// requests/s (docs/performance.md §Pipelined PostgreSQL connections). Linux only.
 //   node bench/paired.ts --before DIR [--dialect postgres|sqlite] [--workers 1] [--route 'GET /v1/lists/{id}'] [--rounds 4]
 // BENCH_SECONDS (default 3) and BENCH_CONNECTIONS apply as in bench/run.ts.
 import { execFileSync } from 'node:child_process';

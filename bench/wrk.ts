@@ -2,7 +2,7 @@
 // in place of autocannon. On this 2-core machine the client shares the cores with the server,
 // and autocannon takes about twice wrk's CPU per request (10–16 µs against 5–6 µs, November 28):
 // what it takes is missing from a server with two workers, never from the one-process baseline,
-// which needs a single core. docs/performance.md §The client's share of the machine.
+// which needs a single core. docs/performance.md §How figures are measured.
 //
 // One thread and the same connections as autocannon; the request (method, headers, body, and the
 // paths taken in turn) is set by a Lua script, the form wrk takes it in.

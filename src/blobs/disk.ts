@@ -108,7 +108,7 @@ export function createDiskBlobStore(rootDir: string): BlobStore {
       try {
         // flush: fsync before close, and pipeline waits for close. Up to 1 MiB buffered: the pieces
         // that arrive while one write is out go in the next as one, and the socket is not paused
-        // for each 64 KB piece (docs/performance.md §Uploads, November 28).
+        // for each 64 KB piece (docs/performance.md §Uploads).
         await pipeline(body, meter, createWriteStream(tmp, { flags: 'wx', mode: 0o640, flush: true, highWaterMark: 1 << 20 }));
         await rename(tmp, file);
         published = true;

@@ -31,7 +31,7 @@ const NUMBERS: Record<string, postgres.PostgresType> = {
 // Connections of the shared client, which pipelines every statement outside a transaction
 // (src/db/postgres.ts); the rest of the pool is for transactions. One: a second spread the same
 // statements over two sockets and two backends to wake, and cost each read more CPU
-// (docs/performance.md §One pipelined connection).
+// (docs/performance.md §Pipelined PostgreSQL connections).
 const PIPELINED = 1;
 
 // libpq's `?host=` (the directory of a Unix socket, `?host=/var/run/postgresql`, as psql and pg

@@ -10,7 +10,7 @@
 // queries over more connections, each a socket write, a read and a wake-up of its own backend
 // process per batch. On two cores, 2 connections instead of 10 halved the server's CPU per
 // pipelined read, and 1 instead of 2 cut it further, by up to a sixth with 2 workers
-// (docs/performance.md §PostgreSQL driver and pool, §One pipelined connection).
+// (docs/performance.md §Pipelined PostgreSQL connections).
 //
 // Inside a transaction, a statement marked with `deferred()` (src/db/pipeline.ts) is not sent on
 // its own: it goes out with the next statement that is awaited, or with COMMIT, in one write, and

@@ -26,7 +26,7 @@ interface Leaf extends Entry {
 // transaction at a time per scope in this process, and creates that ask meanwhile add their
 // leaves to the next one. When creates waited for it, and each asked for a transaction of its own,
 // they made a convoy of them: 13% more transactions than creates, and a create's p99 of 160 ms
-// under mixed load (docs/performance.md §Creates side by side, and batches written at once).
+// under mixed load (docs/performance.md §Creates side by side).
 interface Upkeep {
   leaves: Map<string, Entry>;
   fold: boolean;

@@ -1,5 +1,4 @@
-// Keeps memory flat while large files stream through (docs/performance.md §The forced minor GC of
-// uploads and downloads).
+// Keeps memory flat while large files stream through (docs/performance.md §Uploads).
 //
 // Every socket read of an upload is a fresh buffer (Node's HTTP parser copies each piece of the
 // body into a new Buffer), and so is every read of a download's file stream. Nothing keeps them:

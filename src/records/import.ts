@@ -138,9 +138,8 @@ async function upsertOfType(ctx: ImportContext, type: EntityType, defs: TypeDefi
     items.length >= BULK_LOAD.min && items.length >= BULK_LOAD.share * (await repo.recordCount(ctx.db)) && !(await repo.hasRecords(ctx.db, ws, kind));
   // The records that exist, looked up once before any is written: looked up batch by batch, the
   // lookups read a table growing under them, and PostgreSQL, whose statistics still count the
-  // rows from before the import, scanned the type's listing index for each (100,000 new contacts
-  // took 106 s instead of 21, docs/performance.md §A writer thread, leaner indexes and lookups
-  // once). A bulk load has none to look up.
+  // rows from before the import, scanned the type's listing index for each (docs/performance.md
+  // §Bulk import). A bulk load has none to look up.
   const existing = bulk
     ? new Map<string, string>()
     : await repo.recordsByExternalId(

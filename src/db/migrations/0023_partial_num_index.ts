@@ -4,8 +4,7 @@ import type { Kysely } from 'kysely';
 // §Indexes). Text values (e-mails, names, titles: four rows in five of an imported contact) left a
 // null value_num in it, which no filter reads: every numeric condition compares value_num, so it
 // implies `value_num is not null`, which both planners prove before they use a partial index. At
-// 1,000,000 imported contacts its build was 26 s of the import (docs/performance.md §Import at
-// 1,000,000).
+// 1,000,000 imported contacts its build was 26 s of the import (docs/performance.md §Bulk import).
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.dropIndex('record_values_num').execute();
   await db.schema

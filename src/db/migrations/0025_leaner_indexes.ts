@@ -9,7 +9,7 @@ import { type Kysely, sql } from 'kysely';
 // - entity_relationships_target (target_id) is the first column of entity_relationships_inverse
 //   (target_id, name, source_id), which serves every read by target.
 // At 1,000,000 imported contacts they were 1.25 million and 1 million entries
-// (docs/performance.md §Import at 1,000,000).
+// (docs/performance.md §Bulk import).
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.dropIndex('entity_relationships_target').execute();
   await db.schema.dropIndex('record_values_text').execute();
