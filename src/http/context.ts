@@ -21,18 +21,6 @@ export interface Deps {
   metrics?: Metrics;
 }
 
-export interface RouteConfig {
-  /** OpenAPI operationId and the name in logs and metrics. */
-  operation: string;
-  /** All of these are required; [] for none. */
-  scopes: readonly Scope[];
-  category: RateCategory;
-  /** Honours Idempotency-Key (POSTs that change state). */
-  idempotent?: boolean;
-  /** Error codes of this route beyond those its declaration implies (for the OpenAPI document). */
-  errors?: readonly ErrorCode[];
-}
-
 declare module 'fastify' {
   interface FastifyContextConfig {
     operation?: string;

@@ -180,13 +180,8 @@ export async function derivedOf(db: Executor, workspaceId: string, emails: reado
   return out;
 }
 
-/** contact → its accounts. */
-export const accountsOfContacts = (db: Executor, contactIds: readonly string[]) => targetsOf(db, '$account', contactIds);
 /** opportunity → its account. */
 export const accountsOfOpportunities = (db: Executor, opportunityIds: readonly string[]) => targetsOf(db, '$account', opportunityIds);
-/** account → the opportunities whose `$account` it is. */
-export const opportunitiesOfAccounts = (db: Executor, workspaceId: string, accountIds: readonly string[]) =>
-  sourcesOf(db, workspaceId, '$account', 'opportunity', accountIds);
 /** account → the contacts linked to it. */
 export const contactsOfAccounts = (db: Executor, workspaceId: string, accountIds: readonly string[]) =>
   sourcesOf(db, workspaceId, '$account', 'contact', accountIds);

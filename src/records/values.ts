@@ -3,7 +3,7 @@
 // unset and is valid for every type. Throws InputError whose param is the sub-path of the bad
 // part below the value.
 import { InputError } from '../lib/errors.ts';
-import { VALUE_TYPES, type ValueType } from '../lib/resource-schemas.ts';
+import type { ValueType } from '../lib/resource-schemas.ts';
 import { isCountryCode } from './countries.ts';
 
 /** An InputError whose param is the path below the field's `value`: `.country`, `[2]`, or '' for the value itself. */
@@ -22,10 +22,6 @@ const MAX_OPTION = 255;
 const ADDRESS_STRINGS = ['city', 'country', 'postalCode', 'state', 'street', 'street2'] as const;
 const ADDRESS_KEYS = new Set<string>([...ADDRESS_STRINGS, 'latitude', 'longitude']);
 const NAME_KEYS = new Set(['firstName', 'lastName']);
-
-export function isValueType(t: unknown): t is ValueType {
-  return typeof t === 'string' && (VALUE_TYPES as readonly string[]).includes(t);
-}
 
 function string(v: unknown, max: number, what = 'a string'): string {
   if (typeof v !== 'string') throw bad(`must be ${what}`);

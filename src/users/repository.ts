@@ -81,16 +81,6 @@ export async function existingUserIds(db: Executor, workspaceId: string, ids: st
   return found;
 }
 
-/** Users of the workspace by id, for resources that show members (relationships, authors). */
-export async function usersByIds(db: Executor, workspaceId: string, ids: string[]): Promise<Map<string, UserRow>> {
-  const found = new Map<string, UserRow>();
-  for (const part of chunks(ids)) {
-    const rows = await db.selectFrom('users').selectAll().where('workspace_id', '=', workspaceId).where('id', 'in', part).execute();
-    for (const r of rows) found.set(r.id, r);
-  }
-  return found;
-}
-
 export function usersByExternalId(db: Executor, workspaceId: string, externalIds: string[]): Promise<Map<string, string>> {
   return lookupExternalIds(db, 'users', workspaceId, externalIds);
 }
