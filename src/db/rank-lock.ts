@@ -8,6 +8,7 @@
 // A transaction that took a scope for inserts cannot then take it for writes: two such
 // transactions would each wait for the other's shared lock. Such a caller takes 'write' first.
 // SQLite has one writer at a time: no lock, no deltas.
+import { createHash } from 'node:crypto';
 import { CompiledQuery, sql } from 'kysely';
 import { deferred, markGroupable, runsFollowUps } from './pipeline.ts';
 import type { Executor } from './types.ts';
@@ -40,20 +41,19 @@ export async function lockScope(tx: Executor, def: RankDef, values: readonly str
   if (before === 'write' || before === want) return;
   if (before === 'insert') throw new Error(`rank ${def.name}: ${scope} was taken for inserts; a transaction that also moves entries takes it for writes first`);
   modes?.set(scope, want);
-  // Nothing to build per statement on this path of every create; the scope is a literal, so that
-  // the lock goes out within BEGIN's simple query when it is the transaction's first statement
-  // (src/db/postgres.ts).
+  // The lock goes out within BEGIN's simple query when it is the transaction's first statement
+  // (src/db/postgres.ts), which binds no parameters: its key is a number computed here, so no
+  // text of the scope enters the statement.
   const lock = want === 'insert' ? 'pg_advisory_xact_lock_shared' : 'pg_advisory_xact_lock';
-  const statement = CompiledQuery.raw(`select ${lock}(hashtextextended(${literal(scope)}, 0))`);
+  const statement = CompiledQuery.raw(`select ${lock}(${lockKey(scope)})`);
   await deferred(tx, { compile: () => (want === 'insert' ? markGroupable(statement) : statement) });
   if (want === 'insert') return;
   if (def.appends) await deferred(tx, foldDeltas(scope));
 }
 
-/** `text` as an escape string literal: its meaning does not depend on standard_conforming_strings. */
-function literal(text: string): string {
-  if (text.includes('\0')) throw new Error('a scope holds no NUL');
-  return `E'${text.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`;
+/** The scope's advisory-lock key: the first 64 bits of its SHA-256, as a signed bigint. */
+function lockKey(scope: string): string {
+  return createHash('sha256').update(scope).digest().readBigInt64BE(0).toString();
 }
 
 /** Moves the scope's pending deltas into its entries' counts; only under the exclusive lock. */
