@@ -15,7 +15,7 @@
 import { type Compilable, type CompiledQuery, type RawBuilder, sql } from 'kysely';
 import { perTurn } from '../lib/per-turn.ts';
 import { fastReader } from './prepared.ts';
-import { isPostgres } from './rank-def.ts';
+import { isPostgres } from './dialect.ts';
 import type { Executor } from './types.ts';
 
 interface Waiter<R> {

@@ -8,7 +8,7 @@
 // trip (docs/performance.md §Record reads and writes).
 import { CompiledQuery } from 'kysely';
 import { deferred } from './pipeline.ts';
-import { isPostgres } from './rank-def.ts';
+import { isPostgres } from './dialect.ts';
 import type { Database, Executor } from './types.ts';
 
 const texts = new Map<string, string>();

@@ -3,7 +3,8 @@
 import { type RawBuilder, sql } from 'kysely';
 import { deferred } from './pipeline.ts';
 import type { Executor } from './types.ts';
-import { isPostgres, LEVELS, type RankDef, rankSizes, scopeKey } from './rank-def.ts';
+import { isPostgres } from './dialect.ts';
+import { LEVELS, type RankDef, rankSizes, scopeKey } from './rank-def.ts';
 import { buildParts, rowPart } from './rank-parts.ts';
 
 export const int = (v: number) => sql`cast(${v} as integer)`;

@@ -1,6 +1,4 @@
 // Ranked sets (docs/pages.md): what a set is, the sizes of its buckets, and the scope keys.
-import { sql } from 'kysely';
-import type { Executor } from './types.ts';
 
 export interface RankDef {
   /** Prefix of the scope keys of this set in rank_buckets. */
@@ -92,16 +90,4 @@ export function inPart(def: RankDef, alias: string, shared: boolean): string {
 export function scopeKey(def: RankDef, values: readonly string[]): string {
   if (values.length !== def.by.length) throw new Error(`rank ${def.name}: ${values.length} scope values for ${def.by.length} columns`);
   return [def.name, ...values].join(':');
-}
-
-const dialects = new WeakMap<object, boolean>();
-
-/** True on PostgreSQL. Told apart by the placeholder the handle compiles to. */
-export function isPostgres(db: Executor): boolean {
-  let pg = dialects.get(db);
-  if (pg === undefined) {
-    pg = sql`${0}`.compile(db).sql === '$1';
-    dialects.set(db, pg);
-  }
-  return pg;
 }

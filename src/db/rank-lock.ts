@@ -12,7 +12,8 @@ import { createHash } from 'node:crypto';
 import { CompiledQuery, sql } from 'kysely';
 import { deferred, markGroupable, runsFollowUps } from './pipeline.ts';
 import type { Executor } from './types.ts';
-import { isPostgres, type RankDef, scopeKey } from './rank-def.ts';
+import { isPostgres } from './dialect.ts';
+import { type RankDef, scopeKey } from './rank-def.ts';
 
 export type LockMode = 'write' | 'insert';
 

@@ -13,7 +13,8 @@ import { type RawBuilder, sql } from 'kysely';
 import { afterCommit, deferred, deferredRows } from './pipeline.ts';
 import { lockScope } from './rank-lock.ts';
 import type { Executor } from './types.ts';
-import { isPostgres, LEVELS, type RankDef, type RankKey, rankSizes, scopeKey } from './rank-def.ts';
+import { isPostgres } from './dialect.ts';
+import { LEVELS, type RankDef, type RankKey, rankSizes, scopeKey } from './rank-def.ts';
 import { addParts, mergeParts, perEntry, recountParts, rowPart } from './rank-parts.ts';
 import { build, col, int, pieces, scopedRows } from './rank-build.ts';
 

@@ -9,7 +9,8 @@
 import { CompiledQuery, sql } from 'kysely';
 import type { Executor } from './types.ts';
 import { fastReader } from './prepared.ts';
-import { isPostgres, type RankDef, type RankKey, scopeKey } from './rank-def.ts';
+import { isPostgres } from './dialect.ts';
+import { type RankDef, type RankKey, scopeKey } from './rank-def.ts';
 import { type Stmt, pagePostgres, pageSqlite, type SqlitePageStep } from './rank-sql.ts';
 import { type PartedRead, partedPostgres, partedSqlite } from './rank-parted.ts';
 

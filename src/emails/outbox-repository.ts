@@ -7,7 +7,7 @@
 // clock, never an instance's: instances whose clocks disagree still agree on when a lease ends.
 import { type RawBuilder, sql } from 'kysely';
 import { chunks } from '../db/chunks.ts';
-import { isPostgres } from '../db/rank-def.ts';
+import { isPostgres } from '../db/dialect.ts';
 import type { Executor } from '../db/types.ts';
 import type { DeliveryStatus, EmailOutboxTable } from './tables.ts';
 

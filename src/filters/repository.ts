@@ -4,7 +4,7 @@ import { deferred } from '../db/pipeline.ts';
 import { type RawBuilder, sql } from 'kysely';
 import { chunks } from '../db/chunks.ts';
 import { insertRows } from '../db/insert-rows.ts';
-import { isPostgres } from '../db/rank-def.ts';
+import { isPostgres } from '../db/dialect.ts';
 import type { Executor } from '../db/types.ts';
 import type { TypeDefinitions } from '../definitions/service.ts';
 import type { RecordValuesTable } from '../records/tables.ts';

@@ -2,7 +2,7 @@
 import { availableParallelism } from 'node:os';
 import { sql } from 'kysely';
 import { chunks } from '../db/chunks.ts';
-import { isPostgres } from '../db/rank-def.ts';
+import { isPostgres } from '../db/dialect.ts';
 import type { Executor } from '../db/types.ts';
 
 /** Tables whose rows carry a workspace and an externalId. */

@@ -5,7 +5,7 @@ import { batchedRead, jsonKeys, KEYS } from '../db/batched.ts';
 import { chunks } from '../db/chunks.ts';
 import { sql } from 'kysely';
 import { fastReader, prepared } from '../db/prepared.ts';
-import { isPostgres } from '../db/rank-def.ts';
+import { isPostgres } from '../db/dialect.ts';
 import { type LockMode, lockScope, rankInsert, rankPage } from '../db/rank.ts';
 import type { Executor } from '../db/types.ts';
 import { foldText, indexedText } from '../lib/fold.ts';

@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import { chunks } from '../db/chunks.ts';
 import { insertRows } from '../db/insert-rows.ts';
 import { defineRank } from '../db/rank.ts';
-import { isPostgres } from '../db/rank-def.ts';
+import { isPostgres } from '../db/dialect.ts';
 import type { Executor } from '../db/types.ts';
 import type { TypeDefinitions } from '../definitions/service.ts';
 import { replaceTrigrams, withPackedPostings } from '../filters/repository.ts';

@@ -1,0 +1,12 @@
+// Which database a handle talks to. A handle and its transactions share the adapter its dialect
+// made, so the answer is read from that object, never guessed from compiled SQL.
+import { PostgresAdapter } from 'kysely';
+import type { DialectName, Executor } from './types.ts';
+
+export function dialectOf(db: Executor): DialectName {
+  return db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite';
+}
+
+export function isPostgres(db: Executor): boolean {
+  return dialectOf(db) === 'postgres';
+}
