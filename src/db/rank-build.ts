@@ -75,8 +75,8 @@ export async function build(db: Executor, def: RankDef, values?: readonly string
  * The leaves of one scope, cut as `pieces` cuts them: row `rn` (from 0, in the order of ts and id)
  * of `cnt` lies in piece `rn * np / cnt` of `np`, so a piece's first row and its size follow from
  * the positions alone. Without a window partitioned by a scope computed per row, the rows are read
- * in the order of the set's index on (by..., ts, id) and never sorted: 0.26 s instead of 1.5–2.1 s
- * for 200,000 records, and 7 s of a 1,000,000-contact import before (docs/performance.md §Bulk import).
+ * in the order of the set's index on (by..., ts, id) and never sorted (docs/performance.md §Bulk
+ * import).
  */
 async function buildLeaves(db: Executor, def: RankDef, values: readonly string[], target: number): Promise<void> {
   const from = sql`from ${sql.table(def.table)} t where ${scopedRows(def, values)}`;

@@ -1,8 +1,8 @@
 // In WAL mode SQLite starts and ends every read transaction by locking a slot of the WAL index:
 // two fcntl() system calls per read, unless another connection of the same process already holds
 // that slot, in which case SQLite only counts (its unix VFS keeps per-process lock counts). Where a
-// system call costs microseconds those two calls are most of a small indexed read: 3.4 µs against
-// 1.4 µs for a primary-key read here, and 2 of the 4 system calls of a GET /v1/lists/{id}.
+// system call costs microseconds those two calls are most of a small indexed read, and half the
+// system calls of a GET /v1/lists/{id} (docs/performance.md §The SQLite read-slot pin).
 //
 // The pin is one more read-only connection that keeps a read transaction open on the slot of the
 // latest commit, so that the other reads of this process find their slot held. It moves forward

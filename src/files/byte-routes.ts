@@ -51,9 +51,8 @@ export function byteRoutes(files: FilesEnv, metrics: Metrics) {
         // Through a stream of its own: when the size guard stops the transfer, the pipeline
         // destroys its source, and that must not be the socket, which still has to carry the 413.
         // The pipe is the socket's only reader, so the socket stops being read as soon as that
-        // stream is gone: a listener of its own on the socket (as the byte count once was) kept
-        // it flowing while the refusal was prepared, and a fast client got 9–30 MiB read and
-        // dropped before linger's 4 MB even began.
+        // stream is gone: any other listener on the socket would keep it flowing while the
+        // refusal is prepared, reading and dropping what a fast client sends meanwhile.
         const raw = request.body ?? request.raw;
         const reclaim = reclaimer();
         const body = new Transform({

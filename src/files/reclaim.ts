@@ -4,16 +4,15 @@
 // body into a new Buffer), and so is every read of a download's file stream. Nothing keeps them:
 // once a chunk is written on, only the garbage collector still knows it. But their bytes live
 // outside the JavaScript heap, and a stream allocates so little on the heap itself that no
-// ordinary GC comes; V8 collects them only when its external-memory limit is reached, after some
-// 30–64 MB of dead chunks have piled up. bench/upload-memory.ts shows it: the chunks held at the
-// end of an upload drop to nothing after one full GC with nothing else changed.
+// ordinary GC comes; V8 collects them only when its external-memory limit is reached, after tens
+// of megabytes of dead chunks have piled up (bench/upload-memory.ts shows it).
 //
 // The chunks cannot be avoided: Node has no way to read an HTTP request body into a buffer the
 // caller reuses (net's `onread` option is for sockets a program creates itself, and the HTTP
 // server's parser reads its connections directly). What can be chosen is when they are
 // collected. A minor GC (a scavenge: about a millisecond; the wrappers of the chunks are young)
-// every 16 MB transferred frees them early. A 256 MB upload through the server: resident memory
-// +18 MB at its peak with it, +68 MB without (bench/files-upload.ts).
+// every 16 MB transferred frees them early, so an upload's resident memory stays flat
+// (bench/files-upload.ts).
 import v8 from 'node:v8';
 import vm from 'node:vm';
 

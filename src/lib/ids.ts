@@ -70,9 +70,8 @@ export function newId(kind: IdKind, now: number = Date.now()): string {
  * Ids drawn in increasing order, whatever their kind, all with the time `now`: the first with
  * random characters, each next one greater by a random step of 1 to 65,536. An import's new
  * objects take them, so that records are appended to the primary keys (theirs and their
- * relationships') in order rather than scattered over them: at 1,000,000 contacts, once those
- * B-trees outgrew the cache, scattered inserts cost the records 26 s and their relationships 22 s
- * (docs/import.md §Speed). Still opaque, time-sortable, and not guessable from another import's.
+ * relationships') in order rather than scattered over them: once those B-trees outgrow the
+ * cache, scattered inserts dominate a large import (docs/import.md §Speed). Still opaque, time-sortable, and not guessable from another import's.
  */
 export function idSequence(now: number = Date.now(), start?: bigint): (kind: IdKind) => string {
   const time = encodeTime(now);

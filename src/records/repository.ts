@@ -54,10 +54,9 @@ const DEFERRED_INDEXES = ['record_values_text', 'record_values_num', 'entity_rel
  * The memory SQLite's sorter may fill before it writes a sorted run, per index build, in KiB.
  * SQLite takes that bound from the connection's cache_size, and only runs past it are sorted on
  * the helper threads (`pragma threads`) while the table is still being read; one run held in
- * memory is sorted on the building thread alone. The text index's entries (about 5 million at
- * 1,000,000 contacts) arrive in no order and sort faster in 64 MB runs on the helpers (about 9 s
- * against 16 s); the numeric index's, fewer, sort faster as one run under the import's large cache
- * (docs/import.md §Speed).
+ * memory is sorted on the building thread alone. The text index's entries, many and in no order,
+ * sort faster in 64 MB runs on the helpers; the numeric index's, fewer, sort faster as one run
+ * under the import's large cache (docs/import.md §Speed).
  */
 const SORT_RUNS: Record<string, number | undefined> = { record_values_text: 65_536 };
 
