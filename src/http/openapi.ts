@@ -12,8 +12,8 @@ import { errorResponse, ErrorBody, RATE_HEADERS } from './openapi-schemas.ts';
 const DESCRIPTION = `Records, Lists, Messages, Files, Members and Emails.
 
 Every \`/v1\` request sends \`Authorization: Bearer <API_KEY>\` and \`Service-Version: ${SERVICE_VERSION}\`.
-A deployment may accept other names for the version header (\`VERSION_HEADERS\`); a response
-echoes the name a request used.
+\`Lightfield-Version\` is accepted in its place by default (a deployment sets the accepted names
+with \`VERSION_HEADERS\`); a response echoes the name a request used.
 Each operation lists the scopes it needs (\`x-scopes\`) and its rate-limit category
 (\`x-rate-category\`: Read, Write or Search; per workspace, a token bucket refilling at the
 category's quota per second with a burst of one second's quota). Responses carry
@@ -50,7 +50,12 @@ function errorResponses(route: RouteOptions): Record<string, unknown> {
 
 function headerParams(route: RouteOptions, own: unknown): Record<string, unknown> {
   const props: Record<string, unknown> = {
-    'Service-Version': { type: 'string', enum: [SERVICE_VERSION], description: 'The API version; required on every request.', examples: [SERVICE_VERSION] },
+    'Service-Version': {
+      type: 'string',
+      enum: [SERVICE_VERSION],
+      description: 'The API version; required on every request, under this name or as Lightfield-Version.',
+      examples: [SERVICE_VERSION],
+    },
   };
   if (route.config?.idempotent) {
     props['Idempotency-Key'] = {
