@@ -30,7 +30,7 @@ export function routeErrors(route: RouteOptions): ErrorCode[] {
   const codes: ErrorCode[] = ['missing_api_key', 'invalid_api_key', 'version_header', 'rate_limited', 'internal_error'];
   if (c.scopes && c.scopes.length > 0) codes.push('insufficient_scope');
   if (s.querystring || s.params) codes.push('invalid_parameter');
-  if (s.body) codes.push('invalid_json', 'unknown_field', 'invalid_type', 'missing_field', 'invalid_value', 'payload_too_large', 'unsupported_media_type');
+  if (s.body) codes.push('invalid_json', 'unknown_field', 'invalid_type', 'parameter_missing', 'invalid_value', 'payload_too_large', 'unsupported_media_type');
   if (route.url.includes(':')) codes.push('resource_not_found');
   if (c.idempotent) codes.push('invalid_idempotency_key', 'idempotency_key_too_long', 'idempotency_conflict', 'idempotency_key_reused');
   for (const code of c.errors ?? []) if (!codes.includes(code)) codes.push(code);
