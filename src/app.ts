@@ -23,6 +23,7 @@ import { meetingIdsFor } from './meetings/derived.ts';
 import { meetingRoutes } from './meetings/routes.ts';
 import { memberRoutes } from './members/routes.ts';
 import { messageRoutes } from './messages/routes.ts';
+import { channelRoutes } from './channels/routes.ts';
 import { objectRoutes } from './objects/routes.ts';
 import { registerDerived } from './records/derived.ts';
 import { recordRoutes } from './records/routes.ts';
@@ -76,5 +77,6 @@ export async function buildApp(config: Config, deps: Deps): Promise<FastifyInsta
   await app.register(objectRoutes, opts);
   await app.register(meetingRoutes, opts);
   await app.register(emailRoutes, opts);
+  await app.register(channelRoutes, opts);
   return app;
 }

@@ -157,10 +157,13 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 // Headers the service reads for another purpose: naming one as a version header would be a mistake.
 const TAKEN_HEADERS = ['authorization', 'content-type', 'content-length', 'host', 'idempotency-key', 'x-request-id', 'range', 'if-range'];
 
+/** The names accepted when VERSION_HEADERS is unset: the hosted original's SDKs send Lightfield-Version. */
+export const DEFAULT_VERSION_HEADERS: readonly string[] = ['Service-Version', 'Lightfield-Version'];
+
 /** VERSION_HEADERS: the names accepted as the version header (docs/design.md §Requests). */
 function versionHeaders(env: Env): string[] {
   const raw = env.VERSION_HEADERS;
-  if (raw === undefined || raw.trim() === '') return ['Service-Version'];
+  if (raw === undefined || raw.trim() === '') return [...DEFAULT_VERSION_HEADERS];
   const fail = (why: string) =>
     new ConfigError(`VERSION_HEADERS must be a comma-separated list of header names including Service-Version: ${why} (got "${raw}")`, 'VERSION_HEADERS');
   const names = raw.split(',').map((n) => n.trim());

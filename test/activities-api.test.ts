@@ -62,7 +62,7 @@ await eachDialect('notes and tasks API', (ctx) => {
     await refused(s, 'POST', url, { relationships: { $createdBy: { add: s.userId } } }, 400, 'read_only_relationship', 'relationships.$createdBy');
     await refused(s, 'POST', url, { fields: { $title: null } }, 400, 'invalid_value', 'fields.$title');
     await refused(s, 'POST', url, { fields: { colour: 'red' } }, 400, 'unknown_field', 'fields.colour');
-    await refused(s, 'POST', '/v1/notes', { fields: { $content: 'x' } }, 400, 'missing_field', 'fields.$title');
+    await refused(s, 'POST', '/v1/notes', { fields: { $content: 'x' } }, 400, 'parameter_missing', 'fields.$title');
     await refused(s, 'POST', '/v1/notes', { fields: { $title: 'x' }, relationships: { $createdBy: s.userId } }, 400, 'read_only_relationship');
     await refused(s, 'POST', '/v1/notes', { fields: { $title: 'x' }, relationships: { $account: 'acc_missing' } }, 400, 'relationship_entity_missing');
 
@@ -111,9 +111,9 @@ await eachDialect('notes and tasks API', (ctx) => {
     };
     await refused(s, 'POST', '/v1/tasks', { ...body, fields: { ...body.fields, $status: 'DONE' } }, 400, 'invalid_value', 'fields.$status');
     await refused(s, 'POST', '/v1/tasks', { ...body, fields: { ...body.fields, $status: 'todo' } }, 400, 'invalid_value', 'fields.$status');
-    await refused(s, 'POST', '/v1/tasks', { fields: body.fields }, 400, 'missing_field');
-    await refused(s, 'POST', '/v1/tasks', { ...body, relationships: { $account: acc.id } }, 400, 'missing_field', 'relationships.$assignedTo');
-    await refused(s, 'POST', '/v1/tasks', { ...body, fields: { $title: 'x' } }, 400, 'missing_field', 'fields.$status');
+    await refused(s, 'POST', '/v1/tasks', { fields: body.fields }, 400, 'parameter_missing');
+    await refused(s, 'POST', '/v1/tasks', { ...body, relationships: { $account: acc.id } }, 400, 'parameter_missing', 'relationships.$assignedTo');
+    await refused(s, 'POST', '/v1/tasks', { ...body, fields: { $title: 'x' } }, 400, 'parameter_missing', 'fields.$status');
     await refused(s, 'POST', '/v1/tasks', { ...body, relationships: { ...body.relationships, $note: [] } }, 400, 'read_only_relationship');
 
     const task = await ok(s, 'POST', '/v1/tasks', body);

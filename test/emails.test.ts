@@ -60,14 +60,14 @@ await eachDialect('emails', (ctx) => {
       'invalid_value',
       'messageBody.contentType',
     );
-    assertError(await send(t, w.keys.ann, sendBody(from, { messageBody: { contentType: 'TEXT' } })), 400, 'missing_field', 'messageBody.content');
+    assertError(await send(t, w.keys.ann, sendBody(from, { messageBody: { contentType: 'TEXT' } })), 400, 'parameter_missing', 'messageBody.content');
     assertError(await send(t, w.keys.ann, sendBody(from, { replyTo: 'x@acme.test' })), 400, 'unknown_field', 'replyTo');
-    assertError(await send(t, w.keys.ann, { from, to: ['a@example.test'], messageBody: { content: 'x' } }), 400, 'missing_field', 'subject');
+    assertError(await send(t, w.keys.ann, { from, to: ['a@example.test'], messageBody: { content: 'x' } }), 400, 'parameter_missing', 'subject');
     assertError(await send(t, w.keys.ann, sendBody(from, { to: 'a@example.test' })), 400, 'invalid_type', 'to');
     // A draft needs something besides from; empty members do not count.
-    assertError(await draft(t, w.keys.ann, { from }), 400, 'missing_field');
-    assertError(await draft(t, w.keys.ann, { from, to: [], subject: '', messageBody: { content: '' }, attachments: [] }), 400, 'missing_field');
-    assertError(await draft(t, w.keys.ann, { from, messageBody: {} }), 400, 'missing_field', 'messageBody.content');
+    assertError(await draft(t, w.keys.ann, { from }), 400, 'parameter_missing');
+    assertError(await draft(t, w.keys.ann, { from, to: [], subject: '', messageBody: { content: '' }, attachments: [] }), 400, 'parameter_missing');
+    assertError(await draft(t, w.keys.ann, { from, messageBody: {} }), 400, 'parameter_missing', 'messageBody.content');
   });
 
   test('send stores the e-mail and its outbox row, answers sentAt, and keeps a TEXT body as escaped HTML', async () => {

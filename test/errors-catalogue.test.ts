@@ -36,3 +36,10 @@ test('every code thrown in the source is declared (and therefore documented)', (
   assert.ok(thrown.size >= 10, `found only ${thrown.size} thrown codes; is the scan broken?`);
   for (const code of thrown) assert.ok(code in ERROR_CODES, `"${code}" is thrown but not declared`);
 });
+
+test("a required property absent is parameter_missing, the original's code; missing_field is retired", () => {
+  assert.equal(ERROR_CODES.parameter_missing, 400);
+  assert.ok(!('missing_field' in ERROR_CODES));
+  assert.ok(!doc.includes('missing_field'), 'docs/errors.md still names missing_field');
+  assert.equal(ERROR_CODES.relationship_entity_inactive, 400);
+});

@@ -58,7 +58,7 @@ function suite(backend: Backend) {
       const s = await seedWorkspace(t);
       const ok = { filename: 'a.txt', mimeType: 'text/plain', sizeBytes: 10 };
       const cases: Array<[Record<string, unknown>, number, string, string | undefined]> = [
-        [{ mimeType: 'text/plain', sizeBytes: 1 }, 400, 'missing_field', 'filename'],
+        [{ mimeType: 'text/plain', sizeBytes: 1 }, 400, 'parameter_missing', 'filename'],
         [{ ...ok, filename: '' }, 400, 'invalid_value', 'filename'],
         [{ ...ok, filename: 'x'.repeat(256) }, 400, 'invalid_value', 'filename'],
         [{ ...ok, filename: 'a\u0000b.txt' }, 400, 'invalid_value', 'filename'],

@@ -97,7 +97,7 @@ await eachDialect(
       assert.match(err.message, /lists:create/);
     });
 
-    test('JSON input rules: 415, invalid_json, unknown_field, invalid_type, missing_field, 413', async () => {
+    test('JSON input rules: 415, invalid_json, unknown_field, invalid_type, parameter_missing, 413', async () => {
       const t = ctx();
       const s = await seedWorkspace(t);
       const send = (payload: string, contentType = 'application/json') =>
@@ -112,7 +112,7 @@ await eachDialect(
       assertError(await send('{"name":"a","nested":{"tags":["x",2]}}'), 400, 'invalid_type', 'nested.tags[1]');
       assertError(await send('{"name":1}'), 400, 'invalid_type', 'name');
       assertError(await send('{"name":"a","count":"10"}'), 400, 'invalid_type', 'count');
-      assertError(await send('{}'), 400, 'missing_field', 'name');
+      assertError(await send('{}'), 400, 'parameter_missing', 'name');
       assertError(await send('{"name":"waytoolongname"}'), 400, 'invalid_value', 'name');
       assertError(await send('[]'), 400, 'invalid_type');
       const big = JSON.stringify({ name: 'a', pad: 'x'.repeat(1024 * 1024) });

@@ -54,9 +54,9 @@ await eachDialect('lists', (ctx) => {
     const t = ctx();
     const s = await seedWorkspace(t);
     const post = (body: unknown) => call(t, s.secret, 'POST', '/v1/lists', body);
-    assertError(await post({ fields: { $objectType: 'contact' } }), 400, 'missing_field', 'fields.$name');
-    assertError(await post({ fields: { $name: 'x' } }), 400, 'missing_field', 'fields.$objectType');
-    assertError(await post({}), 400, 'missing_field', 'fields');
+    assertError(await post({ fields: { $objectType: 'contact' } }), 400, 'parameter_missing', 'fields.$name');
+    assertError(await post({ fields: { $name: 'x' } }), 400, 'parameter_missing', 'fields.$objectType');
+    assertError(await post({}), 400, 'parameter_missing', 'fields');
     assertError(await post({ fields: { $name: 'x', $objectType: 'lead' } }), 400, 'invalid_value', 'fields.$objectType');
     assertError(await post({ fields: { $name: '   ', $objectType: 'contact' } }), 400, 'invalid_value', 'fields.$name');
     assertError(await post({ fields: { $name: 'x'.repeat(256), $objectType: 'contact' } }), 400, 'invalid_value', 'fields.$name');

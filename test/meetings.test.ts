@@ -128,7 +128,7 @@ await eachDialect('meetings', (ctx) => {
     assertError(
       await call(p.s.secret, 'createMeeting', 'POST', '/v1/meetings', { fields: { $title: 'x', $startDate: ago(10) } }),
       400,
-      'missing_field',
+      'parameter_missing',
       'fields.$endDate',
     );
     assertError(
@@ -146,7 +146,7 @@ await eachDialect('meetings', (ctx) => {
     assertError(
       await call(p.s.secret, 'createMeeting', 'POST', '/v1/meetings', meetingBody({}, { relationships: {} })),
       400,
-      'missing_field',
+      'parameter_missing',
       'relationships.$transcript',
     );
     assertError(
@@ -192,7 +192,7 @@ await eachDialect('meetings', (ctx) => {
     const url = `/v1/meetings/${m.id}`;
     assertError(await call(p.organizer, 'updateMeeting', 'POST', url, { fields: { $title: 'new' } }), 400, 'read_only_field', 'fields.$title');
     assertError(await call(p.organizer, 'updateMeeting', 'POST', url, { fields: { $nope: 1 } }), 400, 'unknown_field', 'fields.$nope');
-    assertError(await call(p.organizer, 'updateMeeting', 'POST', url, { fields: {} }), 400, 'missing_field', 'fields.$privacySetting');
+    assertError(await call(p.organizer, 'updateMeeting', 'POST', url, { fields: {} }), 400, 'parameter_missing', 'fields.$privacySetting');
     assertError(
       await call(p.organizer, 'updateMeeting', 'POST', url, { relationships: { $account: { add: 'acc_x' } } }),
       400,
@@ -202,7 +202,7 @@ await eachDialect('meetings', (ctx) => {
     assertError(
       await call(p.organizer, 'updateMeeting', 'POST', url, { relationships: { $transcript: { remove: f1 } } }),
       400,
-      'missing_field',
+      'parameter_missing',
       'relationships.$transcript.replace',
     );
     assertError(await call(p.organizer, 'updateMeeting', 'POST', url, { relationships: { $transcript: { replace: null } } }), 400, 'invalid_type');

@@ -76,11 +76,11 @@ await eachDialect('records API', (ctx) => {
     await refused(s, '/v1/contacts', { fields: { $name: { middle: 'x' } } }, 'unknown_field', 'fields.$name.middle');
     assert.equal((await ok(s, 'POST', '/v1/contacts', { fields: {} })).fields.$name.value, null);
 
-    await refused(s, '/v1/accounts', { fields: {} }, 'missing_field', 'fields.$name');
+    await refused(s, '/v1/accounts', { fields: {} }, 'parameter_missing', 'fields.$name');
     await refused(s, '/v1/accounts', { fields: { $name: 5 } }, 'invalid_type', 'fields.$name');
     const acc = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'Acme' } });
-    await refused(s, '/v1/opportunities', { fields: { $name: 'Deal' }, relationships: { $account: acc.id } }, 'missing_field', 'fields.$stage');
-    await refused(s, '/v1/opportunities', { fields: { $name: 'Deal', $stage: 'Lead' }, relationships: {} }, 'missing_field', 'relationships.$account');
+    await refused(s, '/v1/opportunities', { fields: { $name: 'Deal' }, relationships: { $account: acc.id } }, 'parameter_missing', 'fields.$stage');
+    await refused(s, '/v1/opportunities', { fields: { $name: 'Deal', $stage: 'Lead' }, relationships: {} }, 'parameter_missing', 'relationships.$account');
     await refused(s, '/v1/opportunities', { fields: { $name: 'Deal', $stage: 'Nope' }, relationships: { $account: acc.id } }, 'invalid_value', 'fields.$stage');
     await refused(s, '/v1/opportunities', { fields: { $name: 'Deal', $stage: 'Lead' }, relationships: { $account: [acc.id, acc.id + 'x'] } }, 'invalid_value');
     const opp = await ok(s, 'POST', '/v1/opportunities', {
@@ -180,7 +180,7 @@ await eachDialect('records API', (ctx) => {
     await refused(s, url, { relationships: { $account: { add: other.id } } }, 'invalid_value', 'relationships.$account.add');
     await refused(s, url, { relationships: { $account: { replace: null } } }, 'invalid_value', 'relationships.$account.replace');
     await refused(s, url, { relationships: { $account: { remove: acc.id } } }, 'invalid_value');
-    await refused(s, url, { relationships: { $account: {} } }, 'missing_field', 'relationships.$account');
+    await refused(s, url, { relationships: { $account: {} } }, 'parameter_missing', 'relationships.$account');
     await refused(s, url, { relationships: { $account: { replace: other.id, add: acc.id } } }, 'invalid_value');
     await refused(s, url, { relationships: { $champion: { add: 'x', remove: 'x' } } }, 'conflicting_membership_change', 'relationships.$champion.remove');
     await refused(s, url, { relationships: { $champion: { add: [con.id, 'con_missing'] } } }, 'invalid_value');

@@ -1,4 +1,5 @@
-// VERSION_HEADERS (docs/design.md §Requests, docs/config.md): every accepted name works, the
+// VERSION_HEADERS (docs/design.md §Requests, docs/config.md; Service-Version and Lightfield-Version
+// by default): every accepted name works, the
 // response echoes the name the request used, and a missing, unsupported or contradicted version
 // is 400 version_header naming the accepted names and versions.
 import assert from 'node:assert/strict';
@@ -22,64 +23,66 @@ function versionError(res: { statusCode: number; headers: Record<string, unknown
   return err.message as string;
 }
 
-await eachDialect(
-  'version header aliases',
-  (ctx) => {
-    test('either accepted name is enough; the answer echoes the name used beside Service-Version', async () => {
-      const t = ctx();
-      const s = await seedWorkspace(t);
-      const alias = await validate(t, s.secret, { 'lightfield-version': VERSION });
-      assert.equal(alias.statusCode, 200, alias.body);
-      assert.equal(alias.headers['service-version'], VERSION);
-      assert.equal(alias.headers['lightfield-version'], VERSION);
-      const plain = await validate(t, s.secret, { 'service-version': VERSION });
-      assert.equal(plain.statusCode, 200);
-      assert.equal(plain.headers['service-version'], VERSION);
-      assert.equal(plain.headers['lightfield-version'], undefined, 'no echo of a name the request did not use');
-      const both = await validate(t, s.secret, { 'service-version': VERSION, 'Lightfield-Version': VERSION });
-      assert.equal(both.statusCode, 200);
-      assert.equal(both.headers['lightfield-version'], VERSION);
-      // Refused before the version check (401): the echo still tells the client its header was seen.
-      const unauth = await t.app.inject({ method: 'GET', url: '/v1/auth/validate', headers: { 'lightfield-version': VERSION } });
-      assert.equal(unauth.statusCode, 401);
-      assert.equal(unauth.headers['lightfield-version'], VERSION);
-    });
-
-    test('missing, unsupported under either name, or two names that disagree: 400 version_header', async () => {
-      const t = ctx();
-      const s = await seedWorkspace(t);
-      const missing = versionError(await validate(t, s.secret, {}), 'Service-Version');
-      assert.match(missing, /Service-Version/);
-      assert.match(missing, /Lightfield-Version/);
-      const old = versionError(await validate(t, s.secret, { 'lightfield-version': '2025-01-01' }), 'Lightfield-Version');
-      assert.match(old, /Lightfield-Version header "2025-01-01"/);
-      versionError(await validate(t, s.secret, { 'service-version': 'latest' }), 'Service-Version');
-      const clash = versionError(await validate(t, s.secret, { 'service-version': VERSION, 'lightfield-version': '2025-01-01' }), 'Lightfield-Version');
-      assert.match(clash, /disagree/);
-      assert.match(clash, /Service-Version is "2026-03-01" but Lightfield-Version is "2025-01-01"/);
-    });
-  },
-  { env: { VERSION_HEADERS: 'Service-Version, Lightfield-Version' } },
-);
-
-await eachDialect('version header without aliases', (ctx) => {
-  test('by default only Service-Version is accepted and nothing else is echoed', async () => {
+// With no configuration, the original's clients (Lightfield-Version) work unchanged.
+await eachDialect('version header aliases by default', (ctx) => {
+  test('either accepted name is enough; the answer echoes the name used beside Service-Version', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);
-    const msg = versionError(await validate(t, s.secret, { 'lightfield-version': VERSION }), 'Service-Version');
-    assert.match(msg, /send Service-Version/);
-    assert.doesNotMatch(msg, /Lightfield/);
-    const res = await validate(t, s.secret, { 'service-version': VERSION, 'lightfield-version': '1999-01-01' });
-    assert.equal(res.statusCode, 200, 'a header that is not accepted is ignored');
-    assert.equal(res.headers['lightfield-version'], undefined);
+    const alias = await validate(t, s.secret, { 'lightfield-version': VERSION });
+    assert.equal(alias.statusCode, 200, alias.body);
+    assert.equal(alias.headers['service-version'], VERSION);
+    assert.equal(alias.headers['lightfield-version'], VERSION);
+    const plain = await validate(t, s.secret, { 'service-version': VERSION });
+    assert.equal(plain.statusCode, 200);
+    assert.equal(plain.headers['service-version'], VERSION);
+    assert.equal(plain.headers['lightfield-version'], undefined, 'no echo of a name the request did not use');
+    const both = await validate(t, s.secret, { 'service-version': VERSION, 'Lightfield-Version': VERSION });
+    assert.equal(both.statusCode, 200);
+    assert.equal(both.headers['lightfield-version'], VERSION);
+    // Refused before the version check (401): the echo still tells the client its header was seen.
+    const unauth = await t.app.inject({ method: 'GET', url: '/v1/auth/validate', headers: { 'lightfield-version': VERSION } });
+    assert.equal(unauth.statusCode, 401);
+    assert.equal(unauth.headers['lightfield-version'], VERSION);
+  });
+
+  test('missing, unsupported under either name, or two names that disagree: 400 version_header', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const missing = versionError(await validate(t, s.secret, {}), 'Service-Version');
+    assert.match(missing, /Service-Version/);
+    assert.match(missing, /Lightfield-Version/);
+    const old = versionError(await validate(t, s.secret, { 'lightfield-version': '2025-01-01' }), 'Lightfield-Version');
+    assert.match(old, /Lightfield-Version header "2025-01-01"/);
+    versionError(await validate(t, s.secret, { 'service-version': 'latest' }), 'Service-Version');
+    const clash = versionError(await validate(t, s.secret, { 'service-version': VERSION, 'lightfield-version': '2025-01-01' }), 'Lightfield-Version');
+    assert.match(clash, /disagree/);
+    assert.match(clash, /Service-Version is "2026-03-01" but Lightfield-Version is "2025-01-01"/);
   });
 });
+
+await eachDialect(
+  'version header without aliases',
+  (ctx) => {
+    test('VERSION_HEADERS=Service-Version accepts only Service-Version and echoes nothing else', async () => {
+      const t = ctx();
+      const s = await seedWorkspace(t);
+      const msg = versionError(await validate(t, s.secret, { 'lightfield-version': VERSION }), 'Service-Version');
+      assert.match(msg, /send Service-Version/);
+      assert.doesNotMatch(msg, /Lightfield/);
+      const res = await validate(t, s.secret, { 'service-version': VERSION, 'lightfield-version': '1999-01-01' });
+      assert.equal(res.statusCode, 200, 'a header that is not accepted is ignored');
+      assert.equal(res.headers['lightfield-version'], undefined);
+    });
+  },
+  { env: { VERSION_HEADERS: 'Service-Version' } },
+);
 
 test('VERSION_HEADERS is parsed and validated once, naming the variable', () => {
   const dir = mkdtempSync(join(tmpdir(), 'rolodex-version-'));
   const load = (v?: string) => loadConfig({ DATA_DIR: dir, SIGNING_SECRET: 'x'.repeat(32), ...(v === undefined ? {} : { VERSION_HEADERS: v }) });
-  assert.deepEqual(load().versionHeaders, ['Service-Version']);
-  assert.deepEqual(load('').versionHeaders, ['Service-Version']);
+  assert.deepEqual(load().versionHeaders, ['Service-Version', 'Lightfield-Version']);
+  assert.deepEqual(load('').versionHeaders, ['Service-Version', 'Lightfield-Version']);
+  assert.deepEqual(load('Service-Version').versionHeaders, ['Service-Version']);
   assert.deepEqual(load(' Lightfield-Version ,service-version').versionHeaders, ['Lightfield-Version', 'service-version']);
   const refused: Array<[string, RegExp]> = [
     ['Lightfield-Version', /Service-Version is missing/],

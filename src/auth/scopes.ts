@@ -31,6 +31,7 @@ export const PUBLIC_SCOPES = [
   'messages:read',
   'files:create',
   'files:read',
+  'channels:read',
 ] as const;
 
 export type Scope = (typeof PUBLIC_SCOPES)[number];

@@ -1,10 +1,13 @@
 // SQL of channels and their members. A channel's visibility is copied onto its messages (the part
 // of each in the ranked index of src/messages/repository.ts), so it is only ever changed here,
 // with that copy and the index.
+import { sql } from 'kysely';
 import type { Executor } from '../db/types.ts';
 import { lookupExternalIds } from '../import/repository.ts';
+import type { Page } from '../lib/paging.ts';
 import { lockMessages, rankChannelMoved } from '../messages/repository.ts';
 import type { ChannelsTable, Visibility } from './tables.ts';
+import { type Caller, visible } from './visibility.ts';
 
 export type ChannelRow = ChannelsTable;
 
@@ -102,4 +105,74 @@ export async function bumpMessageCounts(db: Executor, delta: Map<string, number>
         .where('id', '=', id)
         .execute();
   }
+}
+
+/** A channel as the API reads it: its row and its members' ids. */
+export type VisibleChannel = ChannelRow & { memberIds: string[] };
+
+async function withMembers(db: Executor, rows: ChannelRow[]): Promise<VisibleChannel[]> {
+  if (rows.length === 0) return [];
+  const members = await db
+    .selectFrom('channel_members')
+    .select(['channel_id', 'user_id'])
+    .where(
+      'channel_id',
+      'in',
+      rows.map((r) => r.id),
+    )
+    .orderBy('channel_id')
+    .orderBy('created_at')
+    .orderBy('user_id')
+    .execute();
+  const by = new Map<string, string[]>();
+  for (const m of members) by.set(m.channel_id, [...(by.get(m.channel_id) ?? []), m.user_id]);
+  return rows.map((r) => ({ ...r, memberIds: by.get(r.id) ?? [] }));
+}
+
+/** The channel if the caller sees it (src/channels/visibility.ts); undefined when it is unknown, another workspace's or invisible. */
+export async function findVisibleChannel(db: Executor, caller: Caller, id: string): Promise<VisibleChannel | undefined> {
+  const row = await db
+    .selectFrom('channels as c')
+    .selectAll('c')
+    .where('c.id', '=', id)
+    .where('c.workspace_id', '=', caller.workspaceId)
+    .where(visible(caller))
+    .executeTakeFirst();
+  return row ? (await withMembers(db, [row]))[0] : undefined;
+}
+
+/** A page of the channels the caller sees, newest first, and how many it sees. */
+export async function pageVisibleChannels(db: Executor, caller: Caller, page: Page): Promise<{ total: number; rows: VisibleChannel[] }> {
+  const rows = await db
+    .selectFrom('channels as c')
+    .selectAll('c')
+    .select(sql<number>`count(*) over ()`.as('total'))
+    .where('c.workspace_id', '=', caller.workspaceId)
+    .where(visible(caller))
+    .orderBy('c.created_at', 'desc')
+    .orderBy('c.id', 'desc')
+    .limit(page.limit)
+    .offset(page.offset)
+    .execute();
+  // Past the end the page has no row to carry the count: count alone.
+  const total =
+    rows.length > 0
+      ? Number(rows[0]?.total)
+      : Number(
+          (
+            await db
+              .selectFrom('channels as c')
+              .select((eb) => eb.fn.countAll<number>().as('n'))
+              .where('c.workspace_id', '=', caller.workspaceId)
+              .where(visible(caller))
+              .executeTakeFirstOrThrow()
+          ).n,
+        );
+  return {
+    total,
+    rows: await withMembers(
+      db,
+      rows.map(({ total: _t, ...r }) => r),
+    ),
+  };
 }

@@ -1,9 +1,11 @@
 // Channels and their members: created by import, administered by operators through the CLI
-// (docs/design.md §Message visibility, §Operator CLI). No public endpoint changes them. Nothing
-// about visibility is cached, so a change here applies to the very next API request.
+// (docs/design.md §Message visibility, §Operator CLI), read through the API (docs/messages.md
+// §Channels). No public endpoint changes them. Nothing about visibility is cached, so a change here
+// applies to the very next API request.
 import type { Ctx } from '../lib/context.ts';
-import { InputError } from '../lib/errors.ts';
+import { InputError, notFound } from '../lib/errors.ts';
 import { isoNow, newId } from '../lib/ids.ts';
+import { envelope, type Page } from '../lib/paging.ts';
 import { findUserRef } from '../users/service.ts';
 import { requireWorkspace } from '../workspaces/service.ts';
 import * as repo from './repository.ts';
@@ -89,4 +91,39 @@ export async function changeMembers(ctx: Ctx, input: { channel: string; add?: st
 export async function listChannels(ctx: Ctx) {
   await requireWorkspace(ctx);
   return (await repo.listChannels(ctx.db, ctx.actor.workspaceId)).map((r) => toResource(r, Number(r.members ?? 0)));
+}
+
+/** The channel resource of the API (docs/messages.md §Channels). */
+export function toApiResource(ctx: Pick<Ctx, 'links'>, r: repo.VisibleChannel) {
+  return {
+    id: r.id,
+    createdAt: r.created_at,
+    fields: {
+      $name: { value: r.name, valueType: 'TEXT' as const },
+      $provider: { value: r.provider, valueType: 'TEXT' as const },
+      $visibility: { value: r.visibility, valueType: 'TEXT' as const },
+    },
+    httpLink: ctx.links.http('channels', r.id),
+    objectType: 'channel' as const,
+    relationships: { $members: { cardinality: 'has_many' as const, objectType: 'member' as const, values: r.memberIds } },
+    updatedAt: r.updated_at,
+    externalId: r.external_id,
+  };
+}
+
+/** Newest first; totalCount is the number of channels the caller sees (visible exactly when their
+ * messages can be: src/channels/visibility.ts). */
+export async function listVisibleChannels(ctx: Ctx, input: Page) {
+  const { total, rows } = await repo.pageVisibleChannels(ctx.db, ctx.actor, input);
+  return envelope(
+    rows.map((r) => toApiResource(ctx, r)),
+    total,
+  );
+}
+
+/** An invisible channel does not exist for the caller: 404, the answer of an unknown id. */
+export async function getChannel(ctx: Ctx, input: { id: string }) {
+  const row = await repo.findVisibleChannel(ctx.db, ctx.actor, input.id);
+  if (!row) throw notFound('channel', input.id);
+  return toApiResource(ctx, row);
 }

@@ -152,7 +152,7 @@ export async function draftEmail(ctx: Ctx, input: DraftEmailInput) {
   const userId = requireUser(ctx);
   const filled =
     [input.to, input.cc, input.bcc, input.attachments].some((a) => (a?.length ?? 0) > 0) || Boolean(input.subject) || Boolean(input.messageBody?.content);
-  if (!filled) throw new AppError('missing_field', 'A draft needs at least one of to, cc, bcc, subject, messageBody or attachments besides from.');
+  if (!filled) throw new AppError('parameter_missing', 'A draft needs at least one of to, cc, bcc, subject, messageBody or attachments besides from.');
   const mailbox = await ownMailbox(ctx, userId, input.from);
   const files = await checkAttachments(ctx, input.attachments ?? []);
   const at = isoNow(ctx.now);

@@ -29,7 +29,7 @@ export const RATE_HEADERS = {
 const MESSAGE_FOR: Record<string, string> = {
   rate_limited: 'Too many Read requests for this workspace; retry after 1 s.',
   missing_api_key: 'Send your API key as "Authorization: Bearer <API_KEY>".',
-  version_header: 'The version header is missing: send Service-Version; supported versions: 2026-03-01.',
+  version_header: 'The version header is missing: send Service-Version or Lightfield-Version; supported versions: 2026-03-01.',
 };
 
 /** An OpenAPI response for one status: the error shape, the codes it may carry, an example. */

@@ -12,8 +12,8 @@ import { errorResponse, ErrorBody, RATE_HEADERS } from './openapi-schemas.ts';
 const DESCRIPTION = `Records, Lists, Messages, Files, Members and Emails.
 
 Every \`/v1\` request sends \`Authorization: Bearer <API_KEY>\` and \`Service-Version: ${SERVICE_VERSION}\`.
-A deployment may accept other names for the version header (\`VERSION_HEADERS\`); a response
-echoes the name a request used.
+\`Lightfield-Version\` is accepted in its place by default (a deployment sets the accepted names
+with \`VERSION_HEADERS\`); a response echoes the name a request used.
 Each operation lists the scopes it needs (\`x-scopes\`) and its rate-limit category
 (\`x-rate-category\`: Read, Write or Search; per workspace, a token bucket refilling at the
 category's quota per second with a burst of one second's quota). Responses carry
@@ -30,7 +30,7 @@ export function routeErrors(route: RouteOptions): ErrorCode[] {
   const codes: ErrorCode[] = ['missing_api_key', 'invalid_api_key', 'version_header', 'rate_limited', 'internal_error'];
   if (c.scopes && c.scopes.length > 0) codes.push('insufficient_scope');
   if (s.querystring || s.params) codes.push('invalid_parameter');
-  if (s.body) codes.push('invalid_json', 'unknown_field', 'invalid_type', 'missing_field', 'invalid_value', 'payload_too_large', 'unsupported_media_type');
+  if (s.body) codes.push('invalid_json', 'unknown_field', 'invalid_type', 'parameter_missing', 'invalid_value', 'payload_too_large', 'unsupported_media_type');
   if (route.url.includes(':')) codes.push('resource_not_found');
   if (c.idempotent) codes.push('invalid_idempotency_key', 'idempotency_key_too_long', 'idempotency_conflict', 'idempotency_key_reused');
   for (const code of c.errors ?? []) if (!codes.includes(code)) codes.push(code);
@@ -50,7 +50,12 @@ function errorResponses(route: RouteOptions): Record<string, unknown> {
 
 function headerParams(route: RouteOptions, own: unknown): Record<string, unknown> {
   const props: Record<string, unknown> = {
-    'Service-Version': { type: 'string', enum: [SERVICE_VERSION], description: 'The API version; required on every request.', examples: [SERVICE_VERSION] },
+    'Service-Version': {
+      type: 'string',
+      enum: [SERVICE_VERSION],
+      description: 'The API version; required on every request, under this name or as Lightfield-Version.',
+      examples: [SERVICE_VERSION],
+    },
   };
   if (route.config?.idempotent) {
     props['Idempotency-Key'] = {

@@ -97,7 +97,7 @@ export function validationError(errors: FastifySchemaValidationError[], context:
     }
     case 'required': {
       const param = join(base, String((e.params as { missingProperty: string }).missingProperty));
-      return new AppError('missing_field', `Missing required field "${param}".`, { param });
+      return new AppError('parameter_missing', `Missing required field "${param}".`, { param });
     }
     case 'type': {
       const expected = String((e.params as { type: string }).type).replace(',', ' or ');

@@ -9,7 +9,7 @@ export const ERROR_CODES = {
   invalid_json: 400,
   unknown_field: 400,
   invalid_type: 400,
-  missing_field: 400,
+  parameter_missing: 400,
   invalid_value: 400,
   invalid_parameter: 400,
   invalid_idempotency_key: 400,
@@ -18,6 +18,7 @@ export const ERROR_CODES = {
   unknown_relationship: 400,
   relationship_entity_missing: 400,
   conflicting_membership_change: 400,
+  relationship_entity_inactive: 400,
   // 400, 403: records (docs/records.md) and meetings (docs/meetings.md)
   read_only_field: 400,
   read_only_relationship: 400,

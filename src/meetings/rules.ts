@@ -18,7 +18,7 @@ function checkRelationshipKeys(relationships: Record<string, unknown> | undefine
     throw new AppError('unknown_relationship', `Meetings have no relationship "${key}"; only $transcript can be written.`, { param });
   }
   if (!('$transcript' in relationships)) {
-    throw new AppError('missing_field', 'relationships needs "$transcript" when it is sent.', { param: 'relationships.$transcript' });
+    throw new AppError('parameter_missing', 'relationships needs "$transcript" when it is sent.', { param: 'relationships.$transcript' });
   }
 }
 
@@ -35,7 +35,7 @@ export function checkUpdateKeys(input: { fields?: Record<string, unknown>; relat
       throw new AppError('unknown_field', `Unknown field "${param}".`, { param });
     }
     if (!('$privacySetting' in input.fields)) {
-      throw new AppError('missing_field', 'fields needs "$privacySetting" when it is sent.', { param: 'fields.$privacySetting' });
+      throw new AppError('parameter_missing', 'fields needs "$privacySetting" when it is sent.', { param: 'fields.$privacySetting' });
     }
   }
   checkRelationshipKeys(input.relationships);

@@ -1,22 +1,20 @@
 // Message reads, filtered and leveled by channel visibility inside the SQL (docs/design.md §Message
-// visibility): the database returns only messages the caller may see, with the access level, and
-// joins a message's text only where that level is FULL. Nothing is cached: a membership or
+// visibility, one rule in src/channels/visibility.ts shared with the channel reads): the database
+// returns only messages the caller may see, with the access level, and joins a message's text only
+// where that level is FULL. Nothing is cached: a membership or
 // visibility change applies to the next statement. Pages come from the ranked index of
 // docs/pages.md, a workspace's messages cut into parts: the shared part (every channel but the
 // private ones) and one part per private channel; a caller counts and reads the shared part and
 // the private channels it is a member of.
-import { type RawBuilder, sql } from 'kysely';
+import { sql } from 'kysely';
+import { accessLevel, type Caller, fullText, visible, visibleText } from '../channels/visibility.ts';
 import { chunks } from '../db/chunks.ts';
 import { defineRank, lockScope, type PartedRead, rankChange, type RankKey, rankMoveRows, rankPartedPage } from '../db/rank.ts';
 import type { Executor } from '../db/types.ts';
 import type { Page } from '../lib/paging.ts';
 import type { MessagesTable } from './tables.ts';
 
-export interface Caller {
-  workspaceId: string;
-  /** null for a workspace key: membership never applies. */
-  userId: string | null;
-}
+export type { Caller };
 
 export type AccessLevel = 'FULL' | 'METADATA';
 
@@ -42,10 +40,6 @@ export function rankKey(m: Pick<MessagesTable, 'id' | 'sent_at' | 'channel_id' |
   return { ts: m.sent_at, id: m.id, part: m.channel_visibility === 'private' ? m.channel_id : '' };
 }
 
-// The caller's membership of channel `c` (text of SQL); a workspace key has none.
-const member = (user: boolean, p: (a: string) => string) =>
-  user ? `exists (select 1 from channel_members cm where cm.channel_id = c.id and cm.user_id = ${p('user')})` : '1 = 0';
-
 const COLUMNS = 'm.id, m.external_id, m.channel_id, m.sent_at, m.edited_at, m.provider, m.provider_thread_id, m.text_type, m.created_at, m.updated_at';
 
 /** How a caller reads MESSAGES: its parts, and each row of a page with its access level, re-checked against the channel. */
@@ -60,10 +54,11 @@ export function messageReader(c: Caller): PartedRead {
           where cm.user_id = ${p('user')} and c.workspace_id = ${p('by0')} and c.visibility = 'private'`
         : ''),
     rows: (p, page) => {
-      const full = `(c.visibility = 'public' or ${member(user, p)})`;
+      const u = user ? p('user') : null;
+      const full = fullText('c', u);
       return `select m.sent_at as rank_ts, m.id as rank_id, ${COLUMNS}, case when ${full} then 'FULL' else 'METADATA' end as access,
           case when ${full} then (select x.text from message_texts x where x.message_id = m.id) end as text
-        from ${page} m join channels c on c.id = m.channel_id and c.workspace_id = ${p('by0')} and (c.visibility <> 'private' or ${member(user, p)})`;
+        from ${page} m join channels c on c.id = m.channel_id and c.workspace_id = ${p('by0')} and ${visibleText('c', u)}`;
     },
     args: user ? { user: c.userId } : {},
   };
@@ -74,23 +69,11 @@ export async function findPage(db: Executor, c: Caller, page: Page): Promise<{ t
   return rankPartedPage<MessageRow>(db, MESSAGES, [c.workspaceId], page, messageReader(c));
 }
 
-/** Channel `c` is visible: not private, or the caller is a member. */
-function visible(c: Caller): RawBuilder<unknown> {
-  if (c.userId === null) return sql`c.visibility <> 'private'`;
-  return sql`(c.visibility <> 'private' or exists (select 1 from channel_members cm where cm.channel_id = c.id and cm.user_id = ${c.userId}))`;
-}
-
-/** FULL when public or a member; otherwise (restricted, non-member) METADATA. */
-function access(c: Caller): RawBuilder<unknown> {
-  if (c.userId === null) return sql`case when c.visibility = 'public' then 'FULL' else 'METADATA' end`;
-  return sql`case when c.visibility = 'public' or exists (select 1 from channel_members cm where cm.channel_id = c.id and cm.user_id = ${c.userId}) then 'FULL' else 'METADATA' end`;
-}
-
 export async function findOne(db: Executor, c: Caller, id: string): Promise<MessageRow | undefined> {
   const r = await sql<MessageRow>`
     select ${sql.raw(COLUMNS)}, v.access, t.text
     from messages m
-    join (select c.id, ${access(c)} as access from channels c where c.workspace_id = ${c.workspaceId} and ${visible(c)}) v on v.id = m.channel_id
+    join (select c.id, ${accessLevel(c)} as access from channels c where c.workspace_id = ${c.workspaceId} and ${visible(c)}) v on v.id = m.channel_id
     left join message_texts t on t.message_id = m.id and v.access = 'FULL'
     where m.id = ${id} and m.workspace_id = ${c.workspaceId}`.execute(db);
   return r.rows[0];

@@ -122,7 +122,7 @@ export function checkFieldKeys(defs: TypeDefinitions, raw: Record<string, unknow
   if (mode === 'create') {
     for (const def of defs.fields.values()) {
       if (def.required && (!Object.hasOwn(raw, def.key) || raw[def.key] === null))
-        throw new AppError('missing_field', `"${def.key}" is required to create a ${defs.objectType}.`, { param: `fields.${def.key}` });
+        throw new AppError('parameter_missing', `"${def.key}" is required to create a ${defs.objectType}.`, { param: `fields.${def.key}` });
     }
   }
 }

@@ -48,7 +48,7 @@ export function checkRelationshipKeys(defs: TypeDefinitions, raw: Record<string,
   if (mode === 'create') {
     for (const def of defs.relationships.values()) {
       if (def.required && !Object.hasOwn(raw, def.key))
-        throw new AppError('missing_field', `"${def.key}" is required to create a ${defs.objectType}.`, { param: `relationships.${def.key}` });
+        throw new AppError('parameter_missing', `"${def.key}" is required to create a ${defs.objectType}.`, { param: `relationships.${def.key}` });
     }
   }
 }
@@ -82,7 +82,7 @@ export function checkUpdateRelationships(defs: TypeDefinitions, raw: Record<stri
     for (const k of Object.keys(op))
       if (!known.has(k)) throw new AppError('unknown_field', `"${param}.${k}" is not ${[...known].join(', ')}.`, { param: `${param}.${k}` });
     const has = (k: string) => Object.hasOwn(op, k);
-    if (!has('add') && !has('remove') && !has('replace')) throw new AppError('missing_field', `"${param}" needs ${[...known].join(' or ')}.`, { param });
+    if (!has('add') && !has('remove') && !has('replace')) throw new AppError('parameter_missing', `"${param}" needs ${[...known].join(' or ')}.`, { param });
     if (operations === 'single' && has('add') && has('remove'))
       throw new AppError('invalid_value', `"${param}": give either add or remove, not both.`, { param });
     if (has('replace') && (has('add') || has('remove')))

@@ -64,6 +64,8 @@ export const SCOPE_TABLE: Record<string, readonly Scope[]> = {
   createObjectRecord: ['custom_objects:create'],
   getObjectRecord: ['custom_objects:read'],
   updateObjectRecord: ['custom_objects:update'],
+  getChannel: ['channels:read'],
+  listChannels: ['channels:read'],
 };
 
 /** The path segment before an id parameter names the kind of the id. */
