@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { defineObjectType } from '../src/definitions/object-types.ts';
-import { addField, addOption, addRelationship } from '../src/definitions/service.ts';
+import { addField, addOption, addRelationship, loadDefinitions } from '../src/definitions/service.ts';
+import { parseFilters, planFilters } from '../src/filters/service.ts';
 import { operatorCtx } from '../src/lib/context.ts';
 import { call, eachDialect, type Seeded, seedWorkspace } from './helpers/app.ts';
 
@@ -188,6 +189,15 @@ await eachDialect('filter forms', (ctx) => {
     // On the accounts listing, `$task-account` is the account's $task.
     assert.deepEqual(await ids(s, '/v1/accounts', { '$task-account': t2 }), [a1]);
     await refused(s, '/v1/tasks', '$description', 'x');
+    // The same plans as the record listings: a field filter is counted through the value index
+    // alone and paged by a walk of the ranked listing; a relationship one driven by its index.
+    const c = operatorCtx(t.deps.db.kysely, s.workspaceId);
+    const defs = (await loadDefinitions(c, { objectType: 'task' }))!;
+    const page = { limit: 25, offset: 0 };
+    const byStatus = await planFilters(c, { defs, filters: parseFilters({ '$status[equal]': 'TODO' }, defs), page });
+    assert.ok(byStatus.kind === 'driven' && byStatus.indexCount?.compile(c.db).sql.includes('from record_values v'));
+    const byAccount = await planFilters(c, { defs, filters: parseFilters({ '$task-account[contains]': a0 }, defs), page });
+    assert.ok(byAccount.kind === 'driven' && byAccount.sorted.compile(c.db).sql.includes('from entity_relationships e where e.target_id'));
 
     const n0 = await post(s, '/v1/notes', { fields: { $title: 'Kick-off' }, relationships: { $account: [a0] } });
     const n1 = await post(s, '/v1/notes', { fields: { $title: 'Follow-up' }, relationships: { $account: [a1] } });
