@@ -41,20 +41,27 @@ export async function writeRecord(
   return { id: r.id, createdAt: r.createdAt, rows, rels };
 }
 
-export type Op = 'equal' | 'greaterThan' | 'lessThan' | 'startsWith' | 'contains';
+export type Op = 'equal' | 'greaterThan' | 'greaterThanOrEqual' | 'lessThan' | 'lessThanOrEqual' | 'startsWith' | 'contains';
+
+const COMPARE: Record<string, (a: number, b: number) => boolean> = {
+  equal: (a, b) => a === b,
+  greaterThan: (a, b) => a > b,
+  greaterThanOrEqual: (a, b) => a >= b,
+  lessThan: (a, b) => a < b,
+  lessThanOrEqual: (a, b) => a <= b,
+};
 
 /** Whether a record matches one positive filter, from its value-index rows (a full scan's view). */
 export function matches(w: Written, field: string, op: Op, value: string | number): boolean {
   const rows = w.rows.filter((r) => r.field === field);
   if (typeof value === 'number') {
-    return rows.some(
-      (r) => r.value_num !== null && (op === 'equal' ? r.value_num === value : op === 'greaterThan' ? r.value_num > value : r.value_num < value),
-    );
+    return rows.some((r) => r.value_num !== null && COMPARE[op]!(r.value_num, value));
   }
   const v = foldText(value);
   return rows.some((r) => {
     const t = r.value_text;
     if (t === null) return false;
-    return op === 'equal' ? t === v : op === 'startsWith' ? t.startsWith(v) : t.includes(v);
+    // An empty startsWith asks for a non-empty text.
+    return op === 'equal' ? t === v : op === 'startsWith' ? t.startsWith(v) && t !== '' : t.includes(v);
   });
 }

@@ -15,12 +15,13 @@ import { matches, type Op, writeRecord, type Written } from './filters-fixtures.
 import { newestFirst } from './helpers/order.ts';
 import { eachDialect, seedWorkspace } from './helpers/app.ts';
 
-const OPS: Op[] = ['equal', 'greaterThan', 'lessThan', 'startsWith', 'contains'];
+const OPS: Op[] = ['equal', 'greaterThan', 'greaterThanOrEqual', 'lessThan', 'lessThanOrEqual', 'startsWith', 'contains'];
+const RANGE: Op[] = ['equal', 'greaterThan', 'greaterThanOrEqual', 'lessThan', 'lessThanOrEqual'];
 // The contract's table of operators per valueType, written out independently of the module.
 const ALLOWED: Record<string, Op[]> = {
-  NUMBER: ['equal', 'greaterThan', 'lessThan'],
-  CURRENCY: ['equal', 'greaterThan', 'lessThan'],
-  DATETIME: ['equal', 'greaterThan', 'lessThan'],
+  NUMBER: RANGE,
+  CURRENCY: RANGE,
+  DATETIME: RANGE,
   TEXT: ['equal', 'startsWith'],
   FULL_NAME: ['equal', 'startsWith'],
   SOCIAL_HANDLE: ['equal', 'startsWith'],
@@ -375,7 +376,7 @@ await eachDialect('filters', (ctx) => {
     await agrees(w, acc!, accounts, { '$contact[-equal]': 'con_r00' }, (x) => !withContact('con_r00')(x));
     await agrees(w, acc!, accounts, { $opportunity: 'opp_r1' }, (x) => x.id === 'acc_r0');
     await rejects(w, con!, { '$account[startsWith]': 'acc' }, '$account[startsWith]');
-    await rejects(w, con!, { '$account[-contains]': 'acc' }, '$account[-contains]');
+    await agrees(w, con!, contacts, { '$account[-contains]': 'acc_r0' }, (x) => !holds(x, 'acc_r0'));
     await rejects(w, con!, { $meeting: 'mtg_1' }, '$meeting');
   });
 });

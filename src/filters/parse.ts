@@ -3,31 +3,35 @@
 // against the type's definitions. Anything that is not a filter this type allows is refused with
 // invalid_parameter naming the query key; nothing of a key or value reaches SQL except as a bound
 // value.
-import type { FieldDef, RelationshipDef, TypeDefinitions } from '../definitions/service.ts';
+import type { FieldDef, OptionDef, RelationshipDef, TypeDefinitions } from '../definitions/service.ts';
 import { AppError } from '../lib/errors.ts';
 import { foldText, INDEXED_TEXT_BYTES } from '../lib/fold.ts';
 import type { ValueType } from '../lib/resource-schemas.ts';
 
-export type Operator = 'equal' | 'greaterThan' | 'lessThan' | 'startsWith' | 'contains';
-const OPERATORS: readonly Operator[] = ['equal', 'greaterThan', 'lessThan', 'startsWith', 'contains'];
+export type Operator = 'equal' | 'greaterThan' | 'greaterThanOrEqual' | 'lessThan' | 'lessThanOrEqual' | 'startsWith' | 'contains';
+const OPERATORS: readonly Operator[] = ['equal', 'greaterThan', 'greaterThanOrEqual', 'lessThan', 'lessThanOrEqual', 'startsWith', 'contains'];
+const RANGE: readonly Operator[] = ['equal', 'greaterThan', 'greaterThanOrEqual', 'lessThan', 'lessThanOrEqual'];
 
 interface Base {
   /** The query key, as the caller wrote it (`$name[startsWith]`). */
   param: string;
   negate: boolean;
 }
-/** A field compared through value_text (folded text, option ids). */
+/**
+ * A field compared through value_text (folded text, option ids). `set`: the field holds a
+ * non-empty text (`startsWith` with an empty value).
+ */
 export interface TextFilter extends Base {
   kind: 'text';
   field: string;
-  op: 'equal' | 'startsWith' | 'contains';
+  op: 'equal' | 'startsWith' | 'contains' | 'set';
   value: string;
 }
 /** A field compared through value_num (numbers, currencies, checkboxes, DATETIME as ms). */
 export interface NumFilter extends Base {
   kind: 'num';
   field: string;
-  op: 'equal' | 'greaterThan' | 'lessThan';
+  op: 'equal' | 'greaterThan' | 'greaterThanOrEqual' | 'lessThan' | 'lessThanOrEqual';
   value: number;
 }
 /** A relationship that holds (or, negated, does not hold) one id. */
@@ -40,9 +44,9 @@ export type Filter = TextFilter | NumFilter | RelationshipFilter;
 
 /** Operators each valueType allows; the first is the one used when none is given. */
 const ALLOWED: Partial<Record<ValueType, readonly Operator[]>> = {
-  NUMBER: ['equal', 'greaterThan', 'lessThan'],
-  CURRENCY: ['equal', 'greaterThan', 'lessThan'],
-  DATETIME: ['equal', 'greaterThan', 'lessThan'],
+  NUMBER: RANGE,
+  CURRENCY: RANGE,
+  DATETIME: RANGE,
   TEXT: ['equal', 'startsWith'],
   FULL_NAME: ['equal', 'startsWith'],
   SOCIAL_HANDLE: ['equal', 'startsWith'],
@@ -83,13 +87,14 @@ export function parseFilters(query: Readonly<Record<string, unknown>>, defs: Typ
     if (!m) throw bad(param, 'a filter is written key or key[operator]');
     const [, key = '', minus, opText] = m;
     const field = defs.fields.get(key);
-    const rel = field ? undefined : defs.relationships.get(key);
+    const rel = field ? undefined : relationshipOf(defs, key);
     if (!field && !rel) throw bad(param, `${defs.objectType} has no field or relationship "${key}"`);
     if (opText !== undefined && !(OPERATORS as readonly string[]).includes(opText)) throw bad(param, `unknown operator; use one of ${OPERATORS.join(', ')}`);
     const negate = minus === '-';
     for (const v of values) {
       if (typeof v !== 'string') throw bad(param, 'the value must be text');
-      if (v === '') throw bad(param, 'the value is empty');
+      // An empty `startsWith` asks whether the field holds a non-empty text; any other empty value is refused.
+      if (v === '' && !(field && opText === 'startsWith')) throw bad(param, 'the value is empty');
       if (v.includes('\u0000')) throw bad(param, 'the value contains a NUL character');
       if (v.length > MAX_VALUE_LENGTH) throw bad(param, `the value is longer than ${MAX_VALUE_LENGTH} characters`);
       out.push(field ? fieldFilter(param, field, opText as Operator | undefined, negate, v) : relationshipFilter(param, rel!, opText, negate, v));
@@ -98,8 +103,26 @@ export function parseFilters(query: Readonly<Record<string, unknown>>, defs: Typ
   return out;
 }
 
+/**
+ * The relationship a filter key names (docs/filtering.md §Relationships): its key (`$account`), or
+ * the link's slug `$<type>-<type>` naming this type and the other one in either order
+ * (`$task-account` on tasks is `$account`, on accounts `$task`); a custom relationship's slug is
+ * `$<objectType>-<key>`. Type slugs and custom keys hold no `-`, so the first one splits the slug.
+ */
+function relationshipOf(defs: TypeDefinitions, key: string): RelationshipDef | undefined {
+  const direct = defs.relationships.get(key);
+  if (direct) return direct;
+  const m = /^\$([^-]+)-(.+)$/.exec(key);
+  if (!m) return undefined;
+  const [, a = '', b = ''] = m;
+  const t = defs.objectType;
+  if (a === t) return defs.relationships.get(`$${b}`) ?? (b.startsWith('$') ? undefined : defs.relationships.get(b));
+  if (b === t) return defs.relationships.get(`$${a}`);
+  return undefined;
+}
+
 function relationshipFilter(param: string, rel: RelationshipDef, op: string | undefined, negate: boolean, id: string): RelationshipFilter {
-  if (op !== undefined && op !== 'equal') throw bad(param, 'a relationship is filtered with equal only');
+  if (op !== undefined && op !== 'equal' && op !== 'contains') throw bad(param, 'a relationship is filtered with equal or contains');
   if (rel.storage.kind === 'derived') throw bad(param, `the relationship ${rel.key} cannot be filtered`);
   return { kind: 'relationship', param, negate, relationship: rel, id };
 }
@@ -128,11 +151,13 @@ function fieldFilter(param: string, field: FieldDef, given: Operator | undefined
       if (v !== 'true' && v !== 'false') throw bad(param, 'the value must be true or false');
       return { ...base, kind: 'num', op: 'equal', value: v === 'true' ? 1 : 0 };
     case 'SINGLE_SELECT': {
-      const option = field.options?.find((o) => o.id === v) ?? field.options?.find((o) => o.label === v);
-      if (!option) throw bad(param, 'the value must be an option id or the exact label of an option');
+      const option = selectOption(field, v);
+      if (option === 'ambiguous') throw bad(param, 'the value is the label of several options; use an option id');
+      if (!option) throw bad(param, 'the value must be an option id or the label of an option');
       return { ...base, kind: 'text', op: 'equal', value: foldText(option.id) };
     }
     default: {
+      if (v === '') return { ...base, kind: 'text', op: 'set', value: '' };
       const value = foldText(v);
       if (value === '') throw bad(param, 'the value is empty');
       // Exact against the value index only below its bound (src/lib/fold.ts).
@@ -140,4 +165,23 @@ function fieldFilter(param: string, field: FieldDef, given: Operator | undefined
       return { ...base, kind: 'text', op: op as TextFilter['op'], value };
     }
   }
+}
+
+/** A label as select filters compare it: folded, runs of white space as one space, trimmed. */
+function labelKey(label: string): string {
+  return foldText(label).replace(/\s+/gu, ' ').trim();
+}
+
+/**
+ * The option a select filter value names: an id, an exact label, else the one label equal to it
+ * ignoring case and runs of white space (`closed  won` names `Closed won`); `ambiguous` when
+ * several labels are.
+ */
+function selectOption(field: FieldDef, v: string): OptionDef | 'ambiguous' | undefined {
+  const options = field.options ?? [];
+  const exact = options.find((o) => o.id === v) ?? options.find((o) => o.label === v);
+  if (exact) return exact;
+  const k = labelKey(v);
+  const loose = options.filter((o) => labelKey(o.label) === k);
+  return loose.length > 1 ? 'ambiguous' : loose[0];
 }

@@ -13,7 +13,11 @@ import { addTrigramKeys, CONTAINS_TYPES, type KeyScope, keyScope, likeLiteral, p
 
 /** A condition on one value-index row `v` of a field. */
 export type ValueCond =
-  { op: 'equal'; text: string } | { op: 'startsWith'; text: string } | { op: 'contains'; text: string } | { op: 'num'; eq?: number; gt?: number; lt?: number };
+  | { op: 'equal'; text: string }
+  | { op: 'startsWith'; text: string }
+  | { op: 'contains'; text: string }
+  | { op: 'set' }
+  | { op: 'num'; eq?: number; gt?: number; ge?: number; lt?: number; le?: number };
 
 /** One positive condition of a plan: a field's values or a relationship's ids. */
 export type Atom =
@@ -34,6 +38,11 @@ function valueCond(db: Executor, c: ValueCond): RawBuilder<unknown> {
       // Said outright: SQLite's planner does not infer it from LIKE, and the text index holds only
       // rows that have a text (migration 0025).
       return sql`v.value_text is not null and v.value_text like ${`%${likeLiteral(c.text)}%`} escape '\\'`;
+    case 'set': {
+      // A non-empty text: the part of the text index above the empty string.
+      const col = isPostgres(db) ? sql`v.value_text collate "C"` : sql`v.value_text`;
+      return sql`${col} > ''`;
+    }
     case 'startsWith': {
       // Code point order on both databases: SQLite compares text as bytes; PostgreSQL is told
       // "C", which the record_values_prefix index of migration 0012 is built with.
@@ -45,7 +54,9 @@ function valueCond(db: Executor, c: ValueCond): RawBuilder<unknown> {
       const parts: RawBuilder<unknown>[] = [];
       if (c.eq !== undefined) parts.push(sql`v.value_num = ${c.eq}`);
       if (c.gt !== undefined) parts.push(sql`v.value_num > ${c.gt}`);
+      if (c.ge !== undefined) parts.push(sql`v.value_num >= ${c.ge}`);
       if (c.lt !== undefined) parts.push(sql`v.value_num < ${c.lt}`);
+      if (c.le !== undefined) parts.push(sql`v.value_num <= ${c.le}`);
       return sql.join(parts, sql` and `);
     }
   }

@@ -8,7 +8,7 @@ import type { Ctx } from '../lib/context.ts';
 import type { Page } from '../lib/paging.ts';
 import { RECORDS } from '../records/repository.ts';
 import { type Filter, parseFilters } from './parse.ts';
-import { type Atom, cappedCount, checkSql, count, driverSql, ids, type Scope, trigramCounts } from './repository.ts';
+import { type Atom, cappedCount, checkSql, count, driverSql, ids, type Scope, trigramCounts, type ValueCond } from './repository.ts';
 import { trigrams } from './trigrams.ts';
 
 export { parseFilters, type Filter } from './parse.ts';
@@ -32,6 +32,9 @@ interface Planned {
   negate: boolean;
 }
 
+/** Where each numeric operator goes in a range (ValueCond `num`). */
+const NUM_KEYS = { equal: 'eq', greaterThan: 'gt', greaterThanOrEqual: 'ge', lessThan: 'lt', lessThanOrEqual: 'le' } as const;
+
 /** Filters as atoms: positive ranges of one field merge into one index range. */
 function atoms(defs: TypeDefinitions, filters: readonly Filter[]): Planned[] {
   const out: Planned[] = [];
@@ -47,10 +50,11 @@ function atoms(defs: TypeDefinitions, filters: readonly Filter[]): Planned[] {
     // A field has several rows per record when it holds an array or is an ADDRESS (one per part).
     const multiRow = def.multipleValues || def.valueType === 'ADDRESS';
     if (f.kind === 'text') {
-      out.push({ atom: { kind: 'values', field: f.field, multiRow, cond: { op: f.op, text: f.value } }, negate: f.negate });
+      const cond: ValueCond = f.op === 'set' ? { op: 'set' } : { op: f.op, text: f.value };
+      out.push({ atom: { kind: 'values', field: f.field, multiRow, cond }, negate: f.negate });
       continue;
     }
-    const key = f.op === 'greaterThan' ? 'gt' : f.op === 'lessThan' ? 'lt' : 'eq';
+    const key = NUM_KEYS[f.op];
     // Numbers, currencies, checkboxes and DATETIMEs hold one value, so bounds of one field can be
     // one range. Negated ones stay apart: "not above 10 and not below 5" is not one range.
     const merged = f.negate ? undefined : ranges.get(f.field);

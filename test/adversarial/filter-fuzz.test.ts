@@ -17,7 +17,10 @@ const RUNS = Number(process.env.FUZZ_RUNS ?? 200);
 const SEED = Number(process.env.FUZZ_SEED ?? 20260301);
 const SLUG = 'gadget';
 
-const OPERATORS = ['equal', 'greaterThan', 'lessThan', 'startsWith', 'contains'];
+const OPERATORS = ['equal', 'greaterThan', 'greaterThanOrEqual', 'lessThan', 'lessThanOrEqual', 'startsWith', 'contains'];
+// Relationship slugs `$<type>-<type>` (either order; a custom one `$<objectType>-<key>`), added to
+// every listing's keys: each names a relationship on some listings and nothing on the others.
+const SLUG_KEYS = ['$account-contact', '$contact-account', '$task-account', '$account-note', '$opportunity-account', `$${SLUG}-owner_account`, '$a-b-c', '$-'];
 const HOSTILE_KEYS = [
   '__proto__',
   'constructor',
@@ -108,7 +111,7 @@ await eachDialect('filter fuzz', (ctx) => {
         defs.statusCode === 200
           ? [...Object.keys(defs.json().fieldDefinitions), ...Object.keys(defs.json().relationshipDefinitions)]
           : Object.keys({ ...(await call(t, secret, 'GET', path)).json().data?.[0]?.fields });
-      keys.set(op.operationId, known.length > 0 ? known : ['$title']);
+      keys.set(op.operationId, [...(known.length > 0 ? known : ['$title']), ...SLUG_KEYS]);
     }
   });
 
@@ -150,8 +153,20 @@ await eachDialect('filter fuzz', (ctx) => {
         const plausible = fc.array(
           fc.tuple(
             fc.constantFrom(...known),
-            fc.constantFrom('', '[equal]', '[-equal]', '[startsWith]', '[-contains]', '[contains]', '[greaterThan]', '[-lessThan]'),
-            fc.constantFrom('12', 'Gold', 'true', 'a', "O'Hare", '%', '_', '\\', '2026-03-01T10:00:00Z', ...ids),
+            fc.constantFrom(
+              '',
+              '[equal]',
+              '[-equal]',
+              '[startsWith]',
+              '[-startsWith]',
+              '[-contains]',
+              '[contains]',
+              '[greaterThan]',
+              '[-lessThan]',
+              '[greaterThanOrEqual]',
+              '[-lessThanOrEqual]',
+            ),
+            fc.constantFrom('', '12', 'Gold', ' gOLD ', 'true', 'a', "O'Hare", '%', '_', '\\', '2026-03-01T10:00:00Z', ...ids),
           ),
           { minLength: 1, maxLength: 2 },
         );
