@@ -4,6 +4,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { main } from '../src/cli/main.ts';
 import type { Io } from '../src/cli/io.ts';
+import { openDb } from '../src/db/database.ts';
+import { loadDefinitions } from '../src/definitions/service.ts';
+import { operatorCtx } from '../src/lib/context.ts';
 import { createTestDb, type TestDb, testDialects } from './helpers/db.ts';
 
 function captureIo(env: Record<string, string>): Io & { stdout: string[]; stderr: string[] } {
@@ -144,6 +147,37 @@ for (const dialect of await testDialects()) {
         [['definition', 'frob', ...w], 2, /unknown subcommand/],
       ];
       for (const [args, code, message] of cases) {
+        const r = await rolodex(...args);
+        assert.equal(r.code, code, `${args.join(' ')}: ${r.io.stderr.join('')}`);
+        assert.match(r.io.stderr.join(''), message, args.join(' '));
+      }
+    });
+
+    test('default countries of telephone numbers: the workspace set, a field added with one (docs/records.md §Telephone numbers)', async () => {
+      const ws = (await rolodex('workspace', 'create', '--name', 'Phones', '--json')).json().id as string;
+      const w = ['--workspace', ws, '--type', 'contact', '--value-type', 'TELEPHONE'];
+      assert.equal((await rolodex('definition', 'add', ...w, '--key', 'de', '--label', 'DE', '--default-country', 'DE')).code, 0);
+      assert.equal((await rolodex('definition', 'add', ...w, '--key', 'any', '--label', 'Any')).code, 0);
+      const set = await rolodex('workspace', 'set', '--workspace', ws, '--default-country', 'fr', '--json');
+      assert.deepEqual([set.code, set.json()], [0, { workspaceId: ws, defaultCountry: 'FR' }]);
+      const db = openDb({ dataDir: tdb.dataDir, ...(tdb.databaseUrl ? { databaseUrl: tdb.databaseUrl } : {}) });
+      try {
+        const defs = (await loadDefinitions(operatorCtx(db.kysely, ws), { objectType: 'contact' }))!;
+        assert.deepEqual([defs.fields.get('de')?.defaultCountry, defs.fields.get('any')?.defaultCountry], ['DE', 'FR']);
+      } finally {
+        await db.close();
+      }
+      assert.equal((await rolodex('workspace', 'set', '--workspace', ws, '--default-country', 'none')).code, 0);
+      for (const [args, code, message] of [
+        [['workspace', 'set', '--workspace', ws, '--default-country', 'XX'], 1, /country code/],
+        [['workspace', 'set', '--workspace', ws], 2, /--default-country is required/],
+        [['workspace', 'set', '--workspace', 'ws_nothing', '--default-country', 'DE'], 1, /no workspace/],
+        [
+          ['definition', 'add', '--workspace', ws, '--type', 'contact', '--key', 'x', '--label', 'X', '--value-type', 'TEXT', '--default-country', 'DE'],
+          1,
+          /TELEPHONE/,
+        ],
+      ] as const) {
         const r = await rolodex(...args);
         assert.equal(r.code, code, `${args.join(' ')}: ${r.io.stderr.join('')}`);
         assert.match(r.io.stderr.join(''), message, args.join(' '));

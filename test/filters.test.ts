@@ -73,10 +73,11 @@ async function seedAccounts(c: Ctx): Promise<{ defs: TypeDefinitions; all: Writt
       $name: NAMES[i % NAMES.length],
       $website: i % 4 === 0 ? [] : i % 4 === 1 ? [`https://site${i % 7}.example`, `http://ACME-${i % 3}.test/a_b%c`] : [`https://site${i % 7}.example`],
       $industry: [industries[i % 3]!.id],
-      $linkedIn: `@Handle${i % 5}`,
-      $twitter: `@tw${i % 4}`,
-      $facebook: `fb.${i % 3}`,
-      $instagram: `Insta_${i % 2}`,
+      // Social handles as they are stored: profile URLs (docs/records.md §Social handles).
+      $linkedIn: `https://linkedin.com/in/Handle${i % 5}`,
+      $twitter: `https://x.com/tw${i % 4}`,
+      $facebook: `https://facebook.com/fb.${i % 3}`,
+      $instagram: `https://www.instagram.com/Insta_${i % 2}`,
       $headcount: headcounts[i % 4]!.id,
       $lastFundingType: funding[i % 5]!.id,
       $accountStatus: i % 2 === 0 ? 'Active' : 'Churned',
@@ -86,7 +87,7 @@ async function seedAccounts(c: Ctx): Promise<{ defs: TypeDefinitions; all: Writt
       arr: [0.3, 19.99, 1000.25, 0.1][i % 4],
       signed: i % 6 === 5 ? null : new Date(BASE + (i % 10) * 3_600_000).toISOString(),
       active: i % 3 === 2 ? null : i % 3 === 0,
-      phone: [`+49 30 123${i % 10}`],
+      phone: [`+4930123456${i % 10}`],
       mail: i % 7 === 6 ? null : `User${i}@Acme${i % 4}.test`,
       founder: { firstName: i % 2 === 0 ? 'Ann' : 'İlker', lastName: i % 3 === 0 ? 'Öster' : 'STRAẞER' },
       memo: 'note',
@@ -293,16 +294,17 @@ await eachDialect('filters', (ctx) => {
   });
 
   test('a contains needle longer than the probes is driven by its rarest trigram, the last one included', async () => {
-    // `+49 30 1237` has 9 trigrams; only the last, `237`, is rare (phones end in 123<i % 10>). The
-    // probes are spread from the first trigram to the last, so `237` is counted and drives.
-    const query = { 'phone[contains]': '+49 30 1237' };
+    // `+49 30 1234567` is read as `+49301234567` (E.164, as phones are stored), whose 10 trigrams
+    // are more than the probes; only the last, `567`, is rare (phones end in 123456<i % 10>). The
+    // probes are spread from the first trigram to the last, so `567` is counted and drives.
+    const query = { 'phone[contains]': '+49 30 1234567' };
     const plan = await planFilters(c, { defs, filters: parseFilters(query, defs), page: { limit: 25, offset: 0 } });
     assert.equal(plan.kind, 'driven');
     assert.ok(
-      plan.kind === 'driven' && plan.sorted.compile(c.db).parameters.includes(trigramKey(keyScope(c.actor.workspaceId, 'account', 'phone'), '237')),
+      plan.kind === 'driven' && plan.sorted.compile(c.db).parameters.includes(trigramKey(keyScope(c.actor.workspaceId, 'account', 'phone'), '567')),
       'the rarest trigram drives',
     );
-    assert.equal(await agrees(c, defs, all, query, (w) => matches(w, 'phone', 'contains', '+49 30 1237')), 6);
+    assert.equal(await agrees(c, defs, all, query, (w) => matches(w, 'phone', 'contains', '+49301234567')), 6);
   });
 
   test('hostile keys and values are refused or matched literally, never run as SQL', async () => {

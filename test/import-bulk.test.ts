@@ -45,7 +45,7 @@ const FILE = [
       $email: { value: Array.from({ length: 1 + (i % 3) }, (_, k) => `p${i}.${k}@${['acme', 'globex'][(i + k) % 2]}.test`), valueType: 'EMAIL' },
       score: { value: i % 10, valueType: 'NUMBER' },
       title: { value: ['CEO', 'Engineer'][i % 2], valueType: 'TEXT' },
-      ...(i % 2 === 0 ? { phone: { value: `+1 555 01${String(i).padStart(2, '0')}`, valueType: 'TELEPHONE' } } : {}),
+      ...(i % 2 === 0 ? { phone: { value: `+1 202 555 01${String(i).padStart(2, '0')}`, valueType: 'TELEPHONE' } } : {}),
     },
   })),
 ];

@@ -347,7 +347,8 @@ for (const dialect of await testDialects()) {
         rows.map((r: any) => ({ ...r, position: Number(r.position) })),
         renamed.sort((a, b) => (key(a) < key(b) ? -1 : 1)),
       );
-      assert.deepEqual(await db.selectFrom('workspaces').selectAll().orderBy('id').execute(), before0008.workspaces);
+      // Columns added after 0008 (the default country of 0055) are left out.
+      assert.deepEqual(await db.selectFrom('workspaces').select(['id', 'name', 'created_at']).orderBy('id').execute(), before0008.workspaces);
       assert.deepEqual(await db.selectFrom('users').selectAll().orderBy('id').execute(), before0008.users);
       assert.deepEqual(
         await db.selectFrom('records').select(['id', 'workspace_id', 'kind', 'external_id', 'created_at', 'updated_at']).orderBy('id').execute(),

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { VALUE_TYPES, type ValueType } from '../src/lib/resource-schemas.ts';
 import { InputError } from '../src/lib/errors.ts';
+import type { HandleService } from '../src/definitions/catalogue.ts';
 import { checkValue } from '../src/records/values.ts';
 
 const GOOD: Record<ValueType, Array<[unknown, unknown?]>> = {
@@ -11,7 +12,11 @@ const GOOD: Record<ValueType, Array<[unknown, unknown?]>> = {
   MARKDOWN: [['# Title\n\n*x*']],
   EMAIL: [['ann@acme.test']],
   URL: [['https://acme.test/x?y=1'], ['http://a.b']],
-  TELEPHONE: [['+49 30 1234567'], ['(555) 123-4567']],
+  // E.164 (docs/records.md §Telephone numbers); a field without a service keeps a handle as written.
+  TELEPHONE: [
+    ['+49 30 1234567', '+49301234567'],
+    ['+1 (202) 555-0123', '+12025550123'],
+  ],
   SOCIAL_HANDLE: [['@ann_acme'], ['linkedin.com/in/ann']],
   SINGLE_SELECT: [['Hot']],
   MULTI_SELECT: [[['a', 'b']], [[]]],
@@ -53,6 +58,11 @@ const BAD: Record<ValueType, Array<[unknown, string]>> = {
     ['call me', ''],
     ['+', ''],
     [4930, ''],
+    // A national number needs a default country; none is given here.
+    ['(202) 555-0123', ''],
+    ['030 1234567', ''],
+    ['+1 555 0100', ''],
+    ['call +49 30 1234567 now', ''],
   ],
   SOCIAL_HANDLE: [
     ['two words', ''],
@@ -126,3 +136,54 @@ for (const type of VALUE_TYPES) {
     }
   });
 }
+
+test('TELEPHONE: E.164 with ;ext=, national numbers read in the default country, invalid numbers refused', () => {
+  const cases: [string, string | null, string | null][] = [
+    ['+49 30 1234567', null, '+49301234567'],
+    ['030 1234567', 'DE', '+49301234567'],
+    ['+49 (0)30 123-4567', 'US', '+49301234567'],
+    ['(202) 555-0123', 'US', '+12025550123'],
+    ['+1 202 555 0123 x100', null, '+12025550123;ext=100'],
+    ['+1 202 555 0123 ext:100', null, '+12025550123;ext=100'],
+    ['+1 202 555 0123 #100', null, '+12025550123;ext=100'],
+    ['+12025550123;ext=100', null, '+12025550123;ext=100'],
+    ['tel:+44-20-7946-0958', null, '+442079460958'],
+    ['030 1234567', null, null],
+    ['12', 'DE', null],
+    ['+49 30', null, null],
+    ['+1 555 0100', 'US', null],
+  ];
+  for (const [text, defaultCountry, want] of cases) {
+    if (want !== null) assert.equal(checkValue('TELEPHONE', text, { defaultCountry }), want, `${text} in ${defaultCountry}`);
+    else assert.throws(() => checkValue('TELEPHONE', text, { defaultCountry }), InputError, `${text} in ${defaultCountry}`);
+  }
+});
+
+test("SOCIAL_HANDLE: a profile URL of the field's service or a bare handle, stored as the profile URL", () => {
+  const cases: [HandleService, string, string | null][] = [
+    ['LINKEDIN', 'ann-lee', 'https://linkedin.com/in/ann-lee'],
+    ['LINKEDIN', '@ann-lee', 'https://linkedin.com/in/ann-lee'],
+    ['LINKEDIN', 'https://www.linkedin.com/in/ann-lee/', 'https://linkedin.com/in/ann-lee'],
+    ['LINKEDIN', 'uk.linkedin.com/in/ann-lee?trk=x', 'https://linkedin.com/in/ann-lee'],
+    ['LINKEDIN', 'https://linkedin.com/company/acme', 'https://linkedin.com/company/acme'],
+    ['LINKEDIN', 'https://x.com/ann', null],
+    ['LINKEDIN', 'https://linkedin.com/feed/', null],
+    ['TWITTER', '@ann_lee', 'https://x.com/ann_lee'],
+    ['TWITTER', 'https://twitter.com/ann_lee', 'https://x.com/ann_lee'],
+    ['TWITTER', 'https://mobile.x.com/ann_lee?s=20', 'https://x.com/ann_lee'],
+    ['TWITTER', 'a.b', null],
+    ['TWITTER', 'way_too_long_for_x', null],
+    ['FACEBOOK', 'ann.lee', 'https://facebook.com/ann.lee'],
+    ['FACEBOOK', 'https://m.facebook.com/ann.lee', 'https://facebook.com/ann.lee'],
+    ['FACEBOOK', 'https://www.facebook.com/profile.php?id=1234', 'https://facebook.com/profile.php?id=1234'],
+    ['FACEBOOK', 'https://facebook.com.evil.test/ann', null],
+    ['INSTAGRAM', 'ann.lee_', 'https://www.instagram.com/ann.lee_'],
+    ['INSTAGRAM', 'instagram.com/ann.lee_', 'https://www.instagram.com/ann.lee_'],
+    ['INSTAGRAM', 'two words', null],
+    ['INSTAGRAM', 'javascript:alert(1)', null],
+  ];
+  for (const [handleService, text, want] of cases) {
+    if (want !== null) assert.equal(checkValue('SOCIAL_HANDLE', text, { handleService }), want, `${handleService} ${text}`);
+    else assert.throws(() => checkValue('SOCIAL_HANDLE', text, { handleService }), InputError, `${handleService} ${text}`);
+  }
+});

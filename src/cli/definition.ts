@@ -9,7 +9,7 @@ import { VALUE_TYPES, type ValueType } from '../lib/resource-schemas.ts';
 import { requireWorkspace } from '../workspaces/service.ts';
 import { type Io, operator, parse, print, required, UsageError, withDb } from './io.ts';
 
-export const usage = `rolodex definition add --workspace W --type T --key K --label L --value-type V [--description D] [--currency C] [--unique] [--multiple-values] [--handle-service S] [--json]
+export const usage = `rolodex definition add --workspace W --type T --key K --label L --value-type V [--description D] [--currency C] [--unique] [--multiple-values] [--handle-service S] [--default-country CC] [--json]
 rolodex definition add --workspace W --type T --key K --label L --relationship --cardinality has_one|has_many --target T [--description D] [--json]
 rolodex definition option add --workspace W --type T --field K --label L [--description D] [--json]
 rolodex definition list --workspace W --type T [--json]
@@ -28,6 +28,7 @@ const OPTIONS = {
   unique: { type: 'boolean' },
   'multiple-values': { type: 'boolean' },
   'handle-service': { type: 'string' },
+  'default-country': { type: 'string' },
   relationship: { type: 'boolean' },
   cardinality: { type: 'string' },
   target: { type: 'string' },
@@ -100,6 +101,7 @@ export async function run(args: string[], io: Io): Promise<void> {
         valueType: valueType as ValueType,
         ...(text('currency') !== undefined ? { currency: text('currency') } : {}),
         ...(handleService !== undefined ? { handleService: handleService as HandleService } : {}),
+        ...(text('default-country') !== undefined ? { defaultCountry: text('default-country') } : {}),
         unique: values.unique === true,
         multipleValues: values['multiple-values'] === true,
       };

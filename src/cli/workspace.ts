@@ -1,13 +1,14 @@
 import { systemCtx } from '../lib/context.ts';
-import { createWorkspace, listWorkspaces } from '../workspaces/service.ts';
-import { type Io, parse, print, required, UsageError, withDb } from './io.ts';
+import { createWorkspace, listWorkspaces, setDefaultCountry } from '../workspaces/service.ts';
+import { type Io, operator, parse, print, required, UsageError, withDb } from './io.ts';
 
 export const usage = `rolodex workspace create --name NAME [--json]
-rolodex workspace list [--json]`;
+rolodex workspace list [--json]
+rolodex workspace set --workspace W --default-country CC|none [--json]`;
 
 export async function run(args: string[], io: Io): Promise<void> {
   const [sub, ...rest] = args;
-  const { values } = parse(rest, { name: { type: 'string' } });
+  const { values } = parse(rest, { name: { type: 'string' }, workspace: { type: 'string' }, 'default-country': { type: 'string' } });
   if (sub === 'create') {
     const name = required(values, 'name');
     const ws = await withDb(io, (db) => createWorkspace(systemCtx(db.kysely), { name }));
@@ -15,6 +16,16 @@ export async function run(args: string[], io: Io): Promise<void> {
   } else if (sub === 'list') {
     const all = await withDb(io, (db) => listWorkspaces(systemCtx(db.kysely)));
     print(io, values.json as boolean, all, all.map((w) => `${w.id}  ${w.name}`).join('\n') || 'no workspaces');
+  } else if (sub === 'set') {
+    // The default country of telephone numbers (docs/records.md §Telephone numbers); `none` clears it.
+    const workspaceId = required(values, 'workspace');
+    const given = required(values, 'default-country');
+    const set = await withDb(io, (db, config) =>
+      db.kysely
+        .transaction()
+        .execute((tx) => setDefaultCountry({ ...operator(db, config, workspaceId), db: tx }, { country: given === 'none' ? null : given })),
+    );
+    print(io, values.json as boolean, { workspaceId, defaultCountry: set }, `workspace ${workspaceId}: default country ${set ?? 'none'}`);
   } else {
     throw new UsageError(`unknown subcommand "${sub ?? ''}"`);
   }

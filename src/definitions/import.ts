@@ -67,7 +67,20 @@ function check(raw: Record<string, unknown>): DefinitionInput {
       relationship: { objectType, key, label, description, cardinality, targetType: str(raw, 'targetType', { required: true }) as string },
     };
   }
-  onlyFields(raw, ['definition', 'objectType', 'key', 'label', 'description', 'valueType', 'currency', 'unique', 'multipleValues', 'handleService', 'options']);
+  onlyFields(raw, [
+    'definition',
+    'objectType',
+    'key',
+    'label',
+    'description',
+    'valueType',
+    'currency',
+    'unique',
+    'multipleValues',
+    'handleService',
+    'defaultCountry',
+    'options',
+  ]);
   const valueType = oneOf(raw, 'valueType', VALUE_TYPES) as ValueType;
   const currency = str(raw, 'currency') ?? undefined;
   const handleService = oneOf(raw, 'handleService', HANDLE_SERVICES, false) as HandleService | undefined;
@@ -75,7 +88,12 @@ function check(raw: Record<string, unknown>): DefinitionInput {
   const options = labels(raw);
   if (options.length > 0 && valueType !== 'SINGLE_SELECT' && valueType !== 'MULTI_SELECT')
     throw new InputError('for SINGLE_SELECT and MULTI_SELECT fields only', 'options');
-  return { definition: 'field', field: { ...field, ...(currency ? { currency } : {}), ...(handleService ? { handleService } : {}) }, options };
+  const defaultCountry = str(raw, 'defaultCountry') ?? undefined;
+  return {
+    definition: 'field',
+    field: { ...field, ...(currency ? { currency } : {}), ...(handleService ? { handleService } : {}), ...(defaultCountry ? { defaultCountry } : {}) },
+    options,
+  };
 }
 
 /** A taken key or label must hold exactly what the line asks for. */

@@ -116,3 +116,18 @@ export function listObjectTypes(db: Executor, workspaceId: string): Promise<Obje
 export async function insertObjectType(db: Executor, row: ObjectTypeRow): Promise<void> {
   await db.insertInto('object_types').values(row).execute();
 }
+
+/** The workspace's default country for telephone numbers (migration 0055), or null. */
+export async function workspaceDefaultCountry(db: Executor, workspaceId: string): Promise<string | null> {
+  const row = await db.selectFrom('workspaces').select('default_country').where('id', '=', workspaceId).executeTakeFirst();
+  return row?.default_country ?? null;
+}
+
+/** Moves the workspace's definitions version, for a change the triggers of migration 0017 do not see. */
+export async function bumpDefinitionsVersion(db: Executor, workspaceId: string): Promise<void> {
+  await db
+    .insertInto('definition_versions')
+    .values({ workspace_id: workspaceId, version: 1 })
+    .onConflict((oc) => oc.column('workspace_id').doUpdateSet((eb) => ({ version: eb('definition_versions.version', '+', 1) })))
+    .execute();
+}

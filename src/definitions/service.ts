@@ -6,6 +6,7 @@ import { InputError } from '../lib/errors.ts';
 import { derivedId, isoNow, newId } from '../lib/ids.ts';
 import type { ValueType } from '../lib/resource-schemas.ts';
 import { type HandleService, type Storage, SYSTEM_CATALOGUES, type SystemCatalogue } from './catalogue.ts';
+import { isPhoneCountry } from '../records/phone.ts';
 import * as repo from './repository.ts';
 
 export const CUSTOM_KEY = /^[a-z][a-z0-9_]{0,62}$/;
@@ -33,6 +34,11 @@ export interface FieldDef {
   options: OptionDef[] | null;
   /** The only values the field takes (a task's `$status`); null: any. */
   values: readonly string[] | null;
+  /**
+   * TELEPHONE only: the country a number written without `+` is read in, the field's own
+   * (`defaultCountry` of its definition) else the workspace's (docs/records.md §Telephone numbers).
+   */
+  defaultCountry: string | null;
 }
 
 export interface RelationshipDef {
@@ -148,10 +154,17 @@ async function buildDefinitions(ctx: Ctx, objectType: string): Promise<TypeDefin
       handleService: f.handleService ?? null,
       options: SELECTS.has(f.valueType) ? [...defaults, ...(extraOptions.get(key) ?? [])] : null,
       values: f.values ?? null,
+      defaultCountry: null,
     });
   }
   for (const row of custom.fields) {
-    const config = JSON.parse(row.config) as { currency?: string; unique?: boolean; multipleValues?: boolean; handleService?: HandleService };
+    const config = JSON.parse(row.config) as {
+      currency?: string;
+      unique?: boolean;
+      multipleValues?: boolean;
+      handleService?: HandleService;
+      defaultCountry?: string;
+    };
     const valueType = row.value_type as ValueType;
     fields.set(row.key, {
       id: row.id,
@@ -168,7 +181,14 @@ async function buildDefinitions(ctx: Ctx, objectType: string): Promise<TypeDefin
       handleService: config.handleService ?? null,
       options: SELECTS.has(valueType) ? (extraOptions.get(row.key) ?? []) : null,
       values: null,
+      defaultCountry: config.defaultCountry ?? null,
     });
+  }
+  // A TELEPHONE field without a country of its own takes the workspace's.
+  const phones = [...fields.values()].filter((f) => f.valueType === 'TELEPHONE' && f.defaultCountry === null);
+  if (phones.length > 0) {
+    const country = await repo.workspaceDefaultCountry(ctx.db, ws);
+    for (const f of phones) f.defaultCountry = country;
   }
   const relationships = new Map<string, RelationshipDef>();
   for (const [key, r] of Object.entries(catalogue.relationships)) {
@@ -204,6 +224,8 @@ export interface AddFieldInput {
   unique?: boolean;
   multipleValues?: boolean;
   handleService?: HandleService;
+  /** TELEPHONE only: ISO 3166-1 alpha-2 code of the country national numbers are read in. */
+  defaultCountry?: string;
 }
 
 async function requireType(ctx: Ctx, objectType: string): Promise<TypeDefinitions> {
@@ -229,11 +251,14 @@ export async function addField(ctx: Ctx, input: AddFieldInput): Promise<FieldDef
   if (input.currency !== undefined && (input.valueType !== 'CURRENCY' || !CURRENCY_CODE.test(input.currency)))
     throw new InputError('a three-letter ISO 4217 code, for CURRENCY fields only', 'currency');
   if (input.handleService !== undefined && input.valueType !== 'SOCIAL_HANDLE') throw new InputError('for SOCIAL_HANDLE fields only', 'handleService');
+  if (input.defaultCountry !== undefined && (input.valueType !== 'TELEPHONE' || !isPhoneCountry(input.defaultCountry.toUpperCase())))
+    throw new InputError('an ISO 3166-1 alpha-2 country code such as "DE", for TELEPHONE fields only', 'defaultCountry');
   const config = {
     currency: input.currency,
     unique: input.unique || undefined,
     multipleValues: input.multipleValues || undefined,
     handleService: input.handleService,
+    defaultCountry: input.defaultCountry?.toUpperCase(),
   };
   const row = {
     id: newId('fld', ctx.now),

@@ -7,6 +7,8 @@ import type { FieldDef, OptionDef, RelationshipDef, TypeDefinitions } from '../d
 import { AppError } from '../lib/errors.ts';
 import { foldText, INDEXED_TEXT_BYTES } from '../lib/fold.ts';
 import type { ValueType } from '../lib/resource-schemas.ts';
+import { phoneNeedle } from '../records/phone.ts';
+import { isServiceUrl, profileUrl } from '../records/social.ts';
 
 export type Operator = 'equal' | 'greaterThan' | 'greaterThanOrEqual' | 'lessThan' | 'lessThanOrEqual' | 'startsWith' | 'contains';
 const OPERATORS: readonly Operator[] = ['equal', 'greaterThan', 'greaterThanOrEqual', 'lessThan', 'lessThanOrEqual', 'startsWith', 'contains'];
@@ -158,7 +160,7 @@ function fieldFilter(param: string, field: FieldDef, given: Operator | undefined
     }
     default: {
       if (v === '') return { ...base, kind: 'text', op: 'set', value: '' };
-      const value = foldText(v);
+      const value = foldText(asStored(field, op, v));
       if (value === '') throw bad(param, 'the value is empty');
       // Exact against the value index only below its bound (src/lib/fold.ts).
       if (Buffer.byteLength(value) > INDEXED_TEXT_BYTES - 4) throw bad(param, `the value is longer than ${INDEXED_TEXT_BYTES - 4} bytes in UTF-8`);
@@ -184,4 +186,17 @@ function selectOption(field: FieldDef, v: string): OptionDef | 'ambiguous' | und
   const k = labelKey(v);
   const loose = options.filter((o) => labelKey(o.label) === k);
   return loose.length > 1 ? 'ambiguous' : loose[0];
+}
+
+/**
+ * A TELEPHONE or SOCIAL_HANDLE filter value in the form its field stores (docs/filtering.md
+ * §Matching): a number as E.164 (a part of one without separators); for `equal`, a handle or
+ * profile URL as the profile URL; for `startsWith`, a URL on the service with the profile URL's
+ * scheme and host. Anything else is compared as written.
+ */
+function asStored(field: FieldDef, op: Operator, v: string): string {
+  if (field.valueType === 'TELEPHONE') return phoneNeedle(v, field.defaultCountry ?? null);
+  if (field.valueType !== 'SOCIAL_HANDLE' || !field.handleService) return v;
+  if (op === 'startsWith' && !isServiceUrl(v, field.handleService)) return v;
+  return profileUrl(v, field.handleService) ?? v;
 }

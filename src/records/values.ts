@@ -1,10 +1,14 @@
 // Checks one field value against its valueType (docs/design.md §Record values) and returns it
-// normalized (DATETIME to UTC with milliseconds, country codes to upper case). A null value means
+// normalized (DATETIME to UTC with milliseconds, country codes to upper case, TELEPHONE to E.164,
+// SOCIAL_HANDLE to its profile URL). A null value means
 // unset and is valid for every type. Throws InputError whose param is the sub-path of the bad
 // part below the value.
 import { InputError } from '../lib/errors.ts';
 import type { ValueType } from '../lib/resource-schemas.ts';
+import type { HandleService } from '../definitions/catalogue.ts';
 import { isCountryCode } from './countries.ts';
+import { normalizePhone } from './phone.ts';
+import { normalizeHandle } from './social.ts';
 
 /** An InputError whose param is the path below the field's `value`: `.country`, `[2]`, or '' for the value itself. */
 function bad(message: string, at = ''): InputError {
@@ -12,8 +16,6 @@ function bad(message: string, at = ''): InputError {
 }
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-// Digits with the usual separators, an optional leading +, and at least three digits.
-const TELEPHONE = /^(?=(?:\D*\d){3})\+?[0-9 ().-]{3,32}$/;
 const ISO_DATETIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
 const MAX_TEXT = 10_000;
 const MAX_MARKDOWN = 100_000;
@@ -108,7 +110,13 @@ function matching(v: unknown, re: RegExp, what: string, max: number): string {
   return s;
 }
 
-export function checkValue(type: ValueType, v: unknown): unknown {
+/** What a value's field adds to its valueType's rules: TELEPHONE's default country, SOCIAL_HANDLE's service. */
+export interface ValueContext {
+  defaultCountry?: string | null;
+  handleService?: HandleService | null;
+}
+
+export function checkValue(type: ValueType, v: unknown, field: ValueContext = {}): unknown {
   if (v === null) return null;
   switch (type) {
     case 'TEXT':
@@ -120,9 +128,9 @@ export function checkValue(type: ValueType, v: unknown): unknown {
     case 'URL':
       return url(v);
     case 'TELEPHONE':
-      return matching(v, TELEPHONE, 'a telephone number such as "+49 30 1234567"', 32);
+      return normalizePhone(string(v, 64), field.defaultCountry ?? null);
     case 'SOCIAL_HANDLE':
-      return matching(v, /^\S{1,255}$/, 'a handle of 1 to 255 characters without spaces', 255);
+      return normalizeHandle(string(v, 255), field.handleService ?? null);
     case 'SINGLE_SELECT':
       return matching(v, /^[\s\S]{1,255}$/, `an option of 1 to ${MAX_OPTION} characters`, MAX_OPTION);
     case 'MULTI_SELECT':

@@ -77,15 +77,17 @@ function optionId(def: FieldDef, v: string): string | undefined {
   return (options.find((o) => o.id === v) ?? options.find((o) => o.label === v))?.id;
 }
 
+/** One value's content (its field's rules: default country, handle service), errors as invalid_value at `at`. */
+function checkOne(def: FieldDef, x: unknown, at: string): unknown {
+  try {
+    return checkValue(def.valueType, x, def);
+  } catch (err) {
+    if (err instanceof InputError) throw new AppError('invalid_value', `"${at}${err.param ?? ''}" ${err.message}.`, { param: `${at}${err.param ?? ''}` });
+    throw err;
+  }
+}
+
 function checkContent(def: FieldDef, v: unknown, param: string): unknown {
-  const run = (type: ValueType, x: unknown, at: string) => {
-    try {
-      return checkValue(type, x);
-    } catch (err) {
-      if (err instanceof InputError) throw new AppError('invalid_value', `"${at}${err.param ?? ''}" ${err.message}.`, { param: `${at}${err.param ?? ''}` });
-      throw err;
-    }
-  };
   if (def.valueType === 'SINGLE_SELECT' || def.valueType === 'MULTI_SELECT') {
     const values = Array.isArray(v) ? (v as string[]) : [v as string];
     const ids = values.map((x, i) => {
@@ -98,7 +100,7 @@ function checkContent(def: FieldDef, v: unknown, param: string): unknown {
     return Array.isArray(v) ? ids : ids[0];
   }
   if (def.multipleValues) {
-    const out = (v as string[]).map((x, i) => run(def.valueType, x, `${param}[${i}]`) as string);
+    const out = (v as string[]).map((x, i) => checkOne(def, x, `${param}[${i}]`) as string);
     const seen = new Set<string>();
     out.forEach((x, i) => {
       if (seen.has(x)) throw new AppError('invalid_value', `"${x}" appears twice in "${param}".`, { param: `${param}[${i}]` });
@@ -106,7 +108,7 @@ function checkContent(def: FieldDef, v: unknown, param: string): unknown {
     });
     return out;
   }
-  const out = run(def.valueType, v, param);
+  const out = checkOne(def, v, param);
   if (def.values && !def.values.includes(out as string)) throw new AppError('invalid_value', `"${param}" must be one of ${def.values.join(', ')}.`, { param });
   return out;
 }
@@ -139,6 +141,12 @@ export function checkFieldValues(defs: TypeDefinitions, raw: Record<string, unkn
     if (v === null) {
       if (def.required) throw new AppError('invalid_value', `"${key}" is required and cannot be cleared.`, { param });
       values.set(key, null);
+      continue;
+    }
+    // A multi-valued field also takes one string: a list of one (docs/records.md §Writing fields).
+    if (def.multipleValues && typeof v === 'string') {
+      checkShape(def, [v], param);
+      values.set(key, [checkOne(def, v, param)]);
       continue;
     }
     checkShape(def, v, param);

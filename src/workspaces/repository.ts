@@ -16,3 +16,7 @@ export async function listWorkspaces(db: Executor): Promise<WorkspaceRow[]> {
 export async function workspaceExists(db: Executor, id: string): Promise<boolean> {
   return (await db.selectFrom('workspaces').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
 }
+
+export async function setDefaultCountry(db: Executor, id: string, country: string | null): Promise<void> {
+  await db.updateTable('workspaces').set({ default_country: country }).where('id', '=', id).execute();
+}

@@ -2,6 +2,8 @@
 import type { Ctx, SystemCtx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
 import { isoNow, newId } from '../lib/ids.ts';
+import { bumpDefinitionsVersion } from '../definitions/repository.ts';
+import { isPhoneCountry } from '../records/phone.ts';
 import * as repo from './repository.ts';
 
 export function toResource(row: repo.WorkspaceRow) {
@@ -24,4 +26,18 @@ export async function listWorkspaces(ctx: SystemCtx) {
 export async function requireWorkspace(ctx: Ctx): Promise<void> {
   const id = ctx.actor.workspaceId;
   if (!(await repo.workspaceExists(ctx.db, id))) throw new InputError(`no workspace with id "${id}"`, 'workspace');
+}
+
+/**
+ * Sets (or with null clears) the workspace's default country for telephone numbers
+ * (docs/records.md §Telephone numbers) and returns it, upper-cased. The definitions carry it, so
+ * their version moves.
+ */
+export async function setDefaultCountry(ctx: Ctx, input: { country: string | null }): Promise<string | null> {
+  await requireWorkspace(ctx);
+  const country = input.country === null ? null : input.country.toUpperCase();
+  if (country !== null && !isPhoneCountry(country)) throw new InputError('must be an ISO 3166-1 alpha-2 country code such as "DE"', 'default-country');
+  await repo.setDefaultCountry(ctx.db, ctx.actor.workspaceId, country);
+  await bumpDefinitionsVersion(ctx.db, ctx.actor.workspaceId);
+  return country;
 }

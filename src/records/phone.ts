@@ -1,0 +1,39 @@
+// TELEPHONE values (docs/records.md §Telephone numbers): validated with libphonenumber-js and stored
+// in E.164, with the extension as `;ext=N`. A number written without `+` is read in the default
+// country of its field (or workspace); without one it cannot be placed and is refused.
+import { type CountryCode, isSupportedCountry, parsePhoneNumberFromString } from 'libphonenumber-js';
+import { InputError } from '../lib/errors.ts';
+
+export function isPhoneCountry(code: string): boolean {
+  return isSupportedCountry(code);
+}
+
+/** `+E164` or `+E164;ext=N` when `text` is a valid number (a national one read in `country`), else null. */
+export function e164(text: string, country: string | null): string | null {
+  const region: CountryCode | undefined = country !== null && isSupportedCountry(country) ? country : undefined;
+  // The whole text must be the number (no extraction from surrounding words).
+  const p = parsePhoneNumberFromString(text.replace(/^\s*tel:/i, ''), { ...(region ? { defaultCountry: region } : {}), extract: false });
+  if (!p || !p.isValid()) return null;
+  return p.ext ? `${p.number};ext=${p.ext}` : p.number;
+}
+
+/** A TELEPHONE value as stored: E.164 with an optional `;ext=`; InputError when it is not a valid number. */
+export function normalizePhone(text: string, country: string | null): string {
+  if (text.length > 64) throw new InputError('must be a telephone number of at most 64 characters', '');
+  const out = e164(text, country);
+  if (out !== null) return out;
+  if (country === null && !/^\s*(?:tel:)?\+/.test(text))
+    throw new InputError('has no "+" and country code, and neither its field nor the workspace has a default country: write it as "+49 30 1234567"', '');
+  throw new InputError('must be a valid telephone number such as "+49 30 1234567" (stored as E.164, an extension as ";ext=12")', '');
+}
+
+/**
+ * A `contains` needle for stored TELEPHONE values (docs/filtering.md §Matching): a whole valid
+ * number becomes its E.164 form; otherwise digits written with separators lose the separators
+ * (`30 123-4` → `301234`), so that a part of a number matches the E.164 text it is stored as.
+ */
+export function phoneNeedle(text: string, country: string | null): string {
+  const whole = e164(text, country);
+  if (whole !== null) return whole;
+  return /^[\d\s().+-]+$/.test(text) && /\d/.test(text) ? text.replace(/[\s().-]/g, '') : text;
+}
