@@ -26,6 +26,7 @@ import { messageRoutes } from './messages/routes.ts';
 import { objectRoutes } from './objects/routes.ts';
 import { registerDerived } from './records/derived.ts';
 import { recordRoutes } from './records/routes.ts';
+import { trashRoutes } from './trash/routes.ts';
 
 export async function buildApp(config: Config, deps: Deps): Promise<FastifyInstance> {
   // Typed as Fastify's logger, so that the app is a plain FastifyInstance rather than one typed by pino.
@@ -76,5 +77,6 @@ export async function buildApp(config: Config, deps: Deps): Promise<FastifyInsta
   await app.register(objectRoutes, opts);
   await app.register(meetingRoutes, opts);
   await app.register(emailRoutes, opts);
+  await app.register(trashRoutes, opts);
   return app;
 }

@@ -1,4 +1,4 @@
-// The 30 public scopes (docs/design.md §Scopes): each is accepted by `rolodex key create --scopes`
+// The 38 public scopes (docs/design.md §Scopes): each is accepted by `rolodex key create --scopes`
 // and reported by GET /v1/auth/validate, whose documented enum lists exactly them.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -21,6 +21,7 @@ const CONTRACT = [
   'messages:read',
   'files:create',
   'files:read',
+  ...['accounts', 'contacts', 'opportunities', 'tasks', 'notes', 'meetings', 'lists', 'custom_objects'].map((r) => `${r}:delete`),
 ];
 
 async function cliKey(t: TestApp, workspaceId: string, userId: string, scopes: string): Promise<{ code: number; out: any; err: string }> {
@@ -32,8 +33,8 @@ async function cliKey(t: TestApp, workspaceId: string, userId: string, scopes: s
   return { code, out: code === 0 ? JSON.parse(stdout.join('')) : null, err: stderr.join('') };
 }
 
-test('the public scopes are the 30 of the contract', () => {
-  assert.equal(CONTRACT.length, 30);
+test('the public scopes are the 38 of the contract', () => {
+  assert.equal(CONTRACT.length, 38);
   assert.deepEqual([...PUBLIC_SCOPES].sort(), [...CONTRACT].sort());
 });
 

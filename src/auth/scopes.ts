@@ -31,6 +31,14 @@ export const PUBLIC_SCOPES = [
   'messages:read',
   'files:create',
   'files:read',
+  'accounts:delete',
+  'contacts:delete',
+  'opportunities:delete',
+  'tasks:delete',
+  'notes:delete',
+  'meetings:delete',
+  'lists:delete',
+  'custom_objects:delete',
 ] as const;
 
 export type Scope = (typeof PUBLIC_SCOPES)[number];
