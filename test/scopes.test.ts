@@ -1,4 +1,4 @@
-// The 31 public scopes (docs/design.md §Scopes): each is accepted by `rolodex key create --scopes`
+// The 39 public scopes (docs/design.md §Scopes): each is accepted by `rolodex key create --scopes`
 // and reported by GET /v1/auth/validate, whose documented enum lists exactly them.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -22,6 +22,7 @@ const CONTRACT = [
   'files:create',
   'files:read',
   'channels:read',
+  ...['accounts', 'contacts', 'opportunities', 'tasks', 'notes', 'meetings', 'lists', 'custom_objects'].map((r) => `${r}:delete`),
 ];
 
 async function cliKey(t: TestApp, workspaceId: string, userId: string, scopes: string): Promise<{ code: number; out: any; err: string }> {
@@ -33,8 +34,8 @@ async function cliKey(t: TestApp, workspaceId: string, userId: string, scopes: s
   return { code, out: code === 0 ? JSON.parse(stdout.join('')) : null, err: stderr.join('') };
 }
 
-test('the public scopes are the 31 of the contract', () => {
-  assert.equal(CONTRACT.length, 31);
+test('the public scopes are the 39 of the contract', () => {
+  assert.equal(CONTRACT.length, 39);
   assert.deepEqual([...PUBLIC_SCOPES].sort(), [...CONTRACT].sort());
 });
 

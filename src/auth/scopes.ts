@@ -32,6 +32,14 @@ export const PUBLIC_SCOPES = [
   'files:create',
   'files:read',
   'channels:read',
+  'accounts:delete',
+  'contacts:delete',
+  'opportunities:delete',
+  'tasks:delete',
+  'notes:delete',
+  'meetings:delete',
+  'lists:delete',
+  'custom_objects:delete',
 ] as const;
 
 export type Scope = (typeof PUBLIC_SCOPES)[number];

@@ -25,6 +25,7 @@ import * as m0022 from './migrations/0022_rank_deltas.ts';
 import * as m0023 from './migrations/0023_partial_num_index.ts';
 import * as m0024 from './migrations/0024_trigram_packs.ts';
 import * as m0025 from './migrations/0025_leaner_indexes.ts';
+import * as m0030 from './migrations/0030_trash.ts';
 import * as m0055 from './migrations/0055_default_country.ts';
 
 export const MIGRATIONS: Record<string, Migration> = {
@@ -50,6 +51,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0023_partial_num_index': m0023,
   '0024_trigram_packs': m0024,
   '0025_leaner_indexes': m0025,
+  '0030_trash': m0030,
   '0055_default_country': m0055,
 };
 

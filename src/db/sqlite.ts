@@ -76,6 +76,9 @@ export function openConnection(file: string): CachedDatabase {
   // When the WAL restarts, the file shrinks back to this size: the read-slot pin lets go while it
   // is larger (src/db/sqlite-pin.ts).
   raw.exec(`PRAGMA journal_size_limit = ${WAL_LIMIT};`);
+  // Deleted content is overwritten with zeros, in the page and in freed pages, so that a purged
+  // record's values (and the old versions of updated rows) leave the file (docs/trash.md §Purge).
+  raw.exec('PRAGMA secure_delete = ON;');
   return new CachedDatabase(raw);
 }
 

@@ -17,8 +17,8 @@ export const ERROR_CODES = {
   // 400, lists
   unknown_relationship: 400,
   relationship_entity_missing: 400,
-  conflicting_membership_change: 400,
   relationship_entity_inactive: 400,
+  conflicting_membership_change: 400,
   // 400, 403: records (docs/records.md) and meetings (docs/meetings.md)
   read_only_field: 400,
   read_only_relationship: 400,

@@ -7,7 +7,7 @@ import { prepared } from '../db/prepared.ts';
 import { batchedRead, jsonKeys, KEYS } from '../db/batched.ts';
 import type { Page } from '../lib/paging.ts';
 import { chunks } from '../db/chunks.ts';
-import { defineRank, lockScope, rankDelete, rankInsert, rankPage } from '../db/rank.ts';
+import { defineRank, lockScope, rankDelete, rankInsert, rankPage, rankRebuild, scopeKey } from '../db/rank.ts';
 import type { ListsTable } from './tables.ts';
 
 export type ListRow = ListsTable;
@@ -118,4 +118,87 @@ export async function updateList(tx: Executor, id: string, changes: { name?: str
     })
     .where('id', '=', id)
     .execute();
+}
+
+export interface MembershipRow {
+  list_id: string;
+  entity_id: string;
+  added_at: string;
+}
+
+/** Removes every membership of `entityId` (its record goes to the trash or is merged): unranked, uncounted, returned. */
+export async function takeMemberships(tx: Executor, entityId: string): Promise<MembershipRow[]> {
+  const rows = await tx.selectFrom('list_members').selectAll().where('entity_id', '=', entityId).orderBy('list_id').execute();
+  for (const r of rows) {
+    await lockScope(tx, LIST_MEMBERS, [r.list_id]);
+    await tx.deleteFrom('list_members').where('list_id', '=', r.list_id).where('entity_id', '=', entityId).execute();
+    await rankDelete(tx, LIST_MEMBERS, [r.list_id], [{ ts: r.added_at, id: entityId }]);
+    await tx
+      .updateTable('lists')
+      .set({ member_count: sql<number>`member_count - 1` })
+      .where('id', '=', r.list_id)
+      .execute();
+  }
+  return rows;
+}
+
+/** Puts memberships back with their first `added_at` (a restore); those already there are left. Returns those added. */
+export async function putMemberships(tx: Executor, rows: readonly MembershipRow[]): Promise<MembershipRow[]> {
+  const added: MembershipRow[] = [];
+  for (const r of [...rows].sort((a, b) => (a.list_id < b.list_id ? -1 : a.list_id > b.list_id ? 1 : 0))) {
+    await lockScope(tx, LIST_MEMBERS, [r.list_id]);
+    const done = await tx
+      .insertInto('list_members')
+      .values(r)
+      .onConflict((oc) => oc.columns(['list_id', 'entity_id']).doNothing())
+      .returning('entity_id')
+      .execute();
+    if (done.length === 0) continue;
+    await rankInsert(tx, LIST_MEMBERS, [r.list_id], [{ ts: r.added_at, id: r.entity_id }]);
+    await tx
+      .updateTable('lists')
+      .set({ member_count: sql<number>`member_count + 1` })
+      .where('id', '=', r.list_id)
+      .execute();
+    added.push(r);
+  }
+  return added;
+}
+
+/** Which of `ids` are lists of the workspace. */
+export async function existingLists(db: Executor, ids: readonly string[]): Promise<Set<string>> {
+  const out = new Set<string>();
+  for (const part of chunks([...ids])) for (const r of await db.selectFrom('lists').select('id').where('id', 'in', part).execute()) out.add(r.id);
+  return out;
+}
+
+/** Takes a list out of its tables (the trash): its row, its members and both rankings. Returns the members. */
+export async function takeList(tx: Executor, row: ListRow): Promise<MembershipRow[]> {
+  await lockScope(tx, LISTS, [row.workspace_id]);
+  await lockScope(tx, LIST_MEMBERS, [row.id]);
+  const members = await tx.selectFrom('list_members').selectAll().where('list_id', '=', row.id).execute();
+  await tx.deleteFrom('list_members').where('list_id', '=', row.id).execute();
+  // The members' scope is emptied whole: its entries go with it, and a restore counts it again.
+  await sql`delete from rank_buckets where scope = ${scopeKey(LIST_MEMBERS, [row.id])}`.execute(tx);
+  await tx.deleteFrom('lists').where('id', '=', row.id).execute();
+  await rankDelete(tx, LISTS, [row.workspace_id], [{ ts: row.created_at, id: row.id }]);
+  return members;
+}
+
+/** Puts a list back with `members` (those whose records are live), counted and ranked again. */
+export async function putList(tx: Executor, row: ListRow, members: readonly MembershipRow[]): Promise<void> {
+  await lockScope(tx, LISTS, [row.workspace_id]);
+  await lockScope(tx, LIST_MEMBERS, [row.id]);
+  await tx
+    .insertInto('lists')
+    .values({ ...row, member_count: members.length })
+    .execute();
+  await rankInsert(tx, LISTS, [row.workspace_id], [{ ts: row.created_at, id: row.id }]);
+  for (const part of chunks([...members], 300)) await tx.insertInto('list_members').values(part).execute();
+  await rankRebuild(tx, LIST_MEMBERS, [row.id]);
+}
+
+/** Serializes the writers of the workspace's lists listing (a delete against a delete). */
+export function lockLists(tx: Executor, workspaceId: string): Promise<void> {
+  return lockScope(tx, LISTS, [workspaceId]);
 }

@@ -8,6 +8,7 @@ import { envelope, type Page } from '../lib/paging.ts';
 import { ENTITY_TYPES, loadEntities } from '../records/entities.ts';
 import { existingRecords } from '../records/entity-repository.ts';
 import type { RecordKind } from '../records/tables.ts';
+import { trashedAmong } from '../trash/repository.ts';
 import * as repo from './repository.ts';
 import type { CreateListBody, IdParams, ListIdParams, UpdateListBody } from './schemas.ts';
 
@@ -67,7 +68,10 @@ function relationshipKey(kind: RecordKind, relationships: object | undefined): s
 async function requireEntities(ctx: Ctx, kind: RecordKind, wanted: Map<string, string>): Promise<void> {
   if (wanted.size === 0) return;
   const found = await existingRecords(ctx.db, ctx.actor.workspaceId, kind, [...wanted.keys()]);
+  const missing = [...wanted.keys()].filter((id) => !found.has(id));
+  const trashed = missing.length === 0 ? new Set<string>() : await trashedAmong(ctx.db, ctx.actor.workspaceId, missing, kind);
   for (const [id, param] of wanted) {
+    if (trashed.has(id)) throw new AppError('relationship_entity_inactive', `The ${kind} "${id}" is in the trash; nothing was changed.`, { param });
     if (!found.has(id)) throw new AppError('relationship_entity_missing', `No ${kind} with id "${id}" exists; nothing was changed.`, { param });
   }
 }

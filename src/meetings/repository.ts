@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import { batchedRead, jsonKeys, KEYS } from '../db/batched.ts';
 import { chunks } from '../db/chunks.ts';
 import { prepared } from '../db/prepared.ts';
-import { defineRank, lockScope, rankInsert, rankPage } from '../db/rank.ts';
+import { defineRank, lockScope, rankDelete, rankInsert, rankPage } from '../db/rank.ts';
 import type { Executor } from '../db/types.ts';
 import { foldText } from '../lib/fold.ts';
 import type { MeetingContentsTable, MeetingsTable } from './tables.ts';
@@ -242,4 +242,21 @@ export async function accountsByHosts(db: Executor, workspaceId: string, hosts: 
     for (const r of found) rows.push({ key: r.value_text as string, value: r.record_id });
   }
   return group(rows);
+}
+
+/** Takes a meeting out of its tables and its listing (the trash); returns its contents and participants. */
+export async function takeMeeting(tx: Executor, row: MeetingRow): Promise<{ contents: ContentsRow | undefined; participants: string[] }> {
+  await lockScope(tx, MEETINGS, [row.workspace_id]);
+  const contents = await tx.selectFrom('meeting_contents').selectAll().where('meeting_id', '=', row.id).executeTakeFirst();
+  const people = await tx.selectFrom('meeting_participants').select('email').where('meeting_id', '=', row.id).execute();
+  await tx.deleteFrom('meeting_participants').where('meeting_id', '=', row.id).execute();
+  await tx.deleteFrom('meeting_contents').where('meeting_id', '=', row.id).execute();
+  await tx.deleteFrom('meetings').where('id', '=', row.id).execute();
+  await rankDelete(tx, MEETINGS, [row.workspace_id], [{ ts: row.start_date, id: row.id }]);
+  return { contents, participants: people.map((p) => p.email) };
+}
+
+/** Serializes the writers of the workspace's meetings listing (a delete against a delete). */
+export function lockMeetings(tx: Executor, workspaceId: string): Promise<void> {
+  return lockScope(tx, MEETINGS, [workspaceId]);
 }

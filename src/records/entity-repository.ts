@@ -6,12 +6,12 @@ import { chunks } from '../db/chunks.ts';
 import { sql } from 'kysely';
 import { fastReader, prepared } from '../db/prepared.ts';
 import { isPostgres } from '../db/dialect.ts';
-import { type LockMode, lockScope, rankInsert, rankPage } from '../db/rank.ts';
+import { type LockMode, lockScope, rankDelete, rankInsert, rankPage } from '../db/rank.ts';
 import type { Executor } from '../db/types.ts';
 import { foldText, indexedText } from '../lib/fold.ts';
 import type { Page } from '../lib/paging.ts';
 import { RECORDS } from './repository.ts';
-import type { RecordsTable } from './tables.ts';
+import type { EntityRelationshipsTable, RecordsTable } from './tables.ts';
 
 export type RecordRow = RecordsTable;
 
@@ -203,7 +203,14 @@ export async function linkFromSources(
 export async function existingRecords(db: Executor, workspaceId: string, kind: string, ids: readonly string[]): Promise<Set<string>> {
   const found = new Set<string>();
   for (const part of chunks([...ids])) {
-    const rows = await db.selectFrom('records').select(['id', 'workspace_id', 'kind']).where('id', 'in', part).execute();
+    // In a write on PostgreSQL the rows found stay locked against deletion until it commits, so a
+    // record moved to the trash meanwhile cannot be left linked (docs/trash.md).
+    const rows = await db
+      .selectFrom('records')
+      .select(['id', 'workspace_id', 'kind'])
+      .where('id', 'in', part)
+      .$if(db.isTransaction && isPostgres(db), (q) => q.forKeyShare())
+      .execute();
     for (const r of rows) if (r.workspace_id === workspaceId && r.kind === kind) found.add(r.id);
   }
   return found;
@@ -218,3 +225,53 @@ export async function valueTaken(db: Executor, workspaceId: string, kind: string
   const row = await q.where('record_id', '!=', exceptId).limit(1).executeTakeFirst();
   return row !== undefined;
 }
+
+/** Takes a record's row out of its table and its listing (the trash, a merge's duplicate). */
+export async function deleteRecord(tx: Executor, row: RecordRow): Promise<void> {
+  await lockRecords(tx, row.workspace_id, row.kind);
+  await tx.deleteFrom('records').where('id', '=', row.id).execute();
+  await rankDelete(tx, RECORDS, [row.workspace_id, row.kind], [{ ts: row.created_at, id: row.id }]);
+}
+
+/** Whether another record of the kind holds this externalId (a restore would collide). */
+export async function externalIdTaken(db: Executor, workspaceId: string, kind: string, externalId: string): Promise<boolean> {
+  const r = await db
+    .selectFrom('records')
+    .select('id')
+    .where('workspace_id', '=', workspaceId)
+    .where('kind', '=', kind)
+    .where('external_id', '=', externalId)
+    .executeTakeFirst();
+  return r !== undefined;
+}
+
+/** The kinds of the records among `ids` (absent: not a live record). */
+export async function kindsOf(db: Executor, ids: readonly string[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (const part of chunks([...ids]))
+    for (const r of await db.selectFrom('records').select(['id', 'kind']).where('id', 'in', part).execute()) out.set(r.id, r.kind);
+  return out;
+}
+
+/** The highest position of each source's rows under `name`, to append after them. */
+export async function lastPositions(db: Executor, name: string, sourceIds: readonly string[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  for (const part of chunks([...sourceIds])) {
+    const rows = await db
+      .selectFrom('entity_relationships')
+      .select(['source_id', (eb) => eb.fn.max('position').as('p')])
+      .where('source_id', 'in', part)
+      .where('name', '=', name)
+      .groupBy('source_id')
+      .execute();
+    for (const r of rows) out.set(r.source_id, Number(r.p));
+  }
+  return out;
+}
+
+/** Inserts relationship rows as they are (positions free). */
+export async function insertRelationshipRows(tx: Executor, rows: readonly RelationshipRow[]): Promise<void> {
+  for (const part of chunks([...rows], 1000)) await tx.insertInto('entity_relationships').values(part).execute();
+}
+
+export type RelationshipRow = EntityRelationshipsTable;

@@ -6,6 +6,7 @@ import type { TypeDefinitions } from '../definitions/service.ts';
 import type { Ctx } from '../lib/context.ts';
 import { AppError, notFound } from '../lib/errors.ts';
 import { isoNow, newId } from '../lib/ids.ts';
+import { trashedAmong } from '../trash/repository.ts';
 import { existingUserIds } from '../users/repository.ts';
 import { type Entity, type EntityType, relationshipValues, requireDefinitions, toEntity } from './entities.ts';
 import * as repo from './entity-repository.ts';
@@ -42,8 +43,12 @@ async function checkIds(ctx: Ctx, writes: readonly RelationshipWrite[]): Promise
     const wanted = [...ids.keys()];
     // Any other type is a record kind: system or custom (a type without records finds none).
     const found = objectType === 'member' ? await existingUserIds(ctx.db, ws, wanted) : await repo.existingRecords(ctx.db, ws, objectType, wanted);
-    for (const [id, param] of ids)
+    const missing = [...ids.keys()].filter((id) => !found.has(id));
+    const trashed = missing.length === 0 ? new Set<string>() : await trashedAmong(ctx.db, ws, missing, objectType);
+    for (const [id, param] of ids) {
+      if (trashed.has(id)) throw new AppError('relationship_entity_inactive', `The ${objectType} "${id}" is in the trash; nothing was changed.`, { param });
       if (!found.has(id)) throw new AppError('relationship_entity_missing', `No ${objectType} with id "${id}" exists; nothing was changed.`, { param });
+    }
   }
 }
 

@@ -26,6 +26,7 @@ const WRITE_ERRORS = [
   'read_only_field',
   'read_only_relationship',
   'relationship_entity_missing',
+  'relationship_entity_inactive',
   'conflicting_membership_change',
   'duplicate_value',
 ] as const;

@@ -1,0 +1,113 @@
+// SQL of the trash (docs/trash.md): the entries, and the relationship rows and list memberships
+// moved out of the live tables while a record is in the trash.
+import { chunks } from '../db/chunks.ts';
+import type { Executor } from '../db/types.ts';
+import type { TrashLinksTable, TrashMembersTable, TrashTable } from './tables.ts';
+
+export type TrashRow = TrashTable;
+export type LinkRow = Omit<TrashLinksTable, 'trash_id'>;
+export type MemberRow = Omit<TrashMembersTable, 'trash_id'>;
+
+export async function insertTrash(tx: Executor, row: TrashRow): Promise<void> {
+  await tx.insertInto('trash').values(row).execute();
+}
+
+export async function findTrash(db: Executor, workspaceId: string, id: string): Promise<TrashRow | undefined> {
+  const row = await db.selectFrom('trash').selectAll().where('id', '=', id).executeTakeFirst();
+  return row?.workspace_id === workspaceId ? row : undefined;
+}
+
+/** Which of `ids` are in the workspace's trash (as records of `objectType`, when given). */
+export async function trashedAmong(db: Executor, workspaceId: string, ids: readonly string[], objectType?: string): Promise<Set<string>> {
+  const out = new Set<string>();
+  for (const part of chunks([...ids])) {
+    const rows = await db.selectFrom('trash').select(['id', 'workspace_id', 'object_type']).where('id', 'in', part).execute();
+    for (const r of rows) if (r.workspace_id === workspaceId && (objectType === undefined || r.object_type === objectType)) out.add(r.id);
+  }
+  return out;
+}
+
+export async function deleteTrash(tx: Executor, id: string): Promise<void> {
+  await tx.deleteFrom('trash').where('id', '=', id).execute();
+}
+
+/** The workspace's trash, oldest first; `before`: deleted before that instant only. */
+export async function listTrash(db: Executor, workspaceId: string, opts: { type?: string; before?: string } = {}): Promise<TrashRow[]> {
+  let q = db.selectFrom('trash').selectAll().where('workspace_id', '=', workspaceId);
+  if (opts.type) q = q.where('object_type', '=', opts.type);
+  if (opts.before) q = q.where('deleted_at', '<', opts.before);
+  return q.orderBy('deleted_at').orderBy('id').execute();
+}
+
+/** Entries of every workspace deleted before `before` (the sweeper's retention), at most `limit`. */
+export async function expiredTrash(db: Executor, before: string, limit: number): Promise<Pick<TrashRow, 'id' | 'workspace_id'>[]> {
+  return db.selectFrom('trash').select(['id', 'workspace_id']).where('deleted_at', '<', before).orderBy('deleted_at').orderBy('id').limit(limit).execute();
+}
+
+/** Moves every live relationship row touching `id` (as source or target) under the entry `trashId`. */
+export async function takeLinks(tx: Executor, trashId: string, id: string): Promise<LinkRow[]> {
+  const rows = await tx
+    .selectFrom('entity_relationships')
+    .selectAll()
+    .where((eb) => eb.or([eb('source_id', '=', id), eb('target_id', '=', id)]))
+    .execute();
+  if (rows.length === 0) return [];
+  await holdLinks(tx, trashId, rows);
+  await tx
+    .deleteFrom('entity_relationships')
+    .where((eb) => eb.or([eb('source_id', '=', id), eb('target_id', '=', id)]))
+    .execute();
+  return rows;
+}
+
+export async function holdLinks(tx: Executor, trashId: string, rows: readonly LinkRow[]): Promise<void> {
+  for (const part of chunks(
+    rows.map((r) => ({ trash_id: trashId, ...r })),
+    1000,
+  ))
+    await tx.insertInto('trash_links').values(part).execute();
+}
+
+/** The rows an entry holds, and drops them from it. */
+export async function releaseLinks(tx: Executor, trashId: string): Promise<LinkRow[]> {
+  const rows = await tx
+    .selectFrom('trash_links')
+    .select(['source_id', 'name', 'object_type', 'target_id', 'position'])
+    .where('trash_id', '=', trashId)
+    .execute();
+  await tx.deleteFrom('trash_links').where('trash_id', '=', trashId).execute();
+  return rows;
+}
+
+export async function holdMembers(tx: Executor, trashId: string, rows: readonly MemberRow[]): Promise<void> {
+  for (const part of chunks(
+    rows.map((r) => ({ trash_id: trashId, ...r })),
+    1000,
+  ))
+    await tx.insertInto('trash_members').values(part).execute();
+}
+
+export async function releaseMembers(tx: Executor, trashId: string): Promise<MemberRow[]> {
+  const rows = await tx.selectFrom('trash_members').select(['list_id', 'entity_id', 'added_at']).where('trash_id', '=', trashId).execute();
+  await tx.deleteFrom('trash_members').where('trash_id', '=', trashId).execute();
+  return rows;
+}
+
+/** Erases every held row that names `id` on either end or holds it; returns how many of each. */
+export async function eraseHeld(tx: Executor, id: string): Promise<{ links: number; members: number }> {
+  const links = await tx
+    .deleteFrom('trash_links')
+    .where((eb) => eb.or([eb('trash_id', '=', id), eb('source_id', '=', id), eb('target_id', '=', id)]))
+    .executeTakeFirst();
+  const members = await tx
+    .deleteFrom('trash_members')
+    .where((eb) => eb.or([eb('trash_id', '=', id), eb('list_id', '=', id), eb('entity_id', '=', id)]))
+    .executeTakeFirst();
+  return { links: Number(links.numDeletedRows), members: Number(members.numDeletedRows) };
+}
+
+/** Stored idempotent responses of the workspace that mention `id` (a create's, an update's, a delete's answer). */
+export async function eraseResponses(tx: Executor, workspaceId: string, id: string): Promise<number> {
+  const r = await tx.deleteFrom('idempotency_keys').where('workspace_id', '=', workspaceId).where('body', 'like', `%${id}%`).executeTakeFirst();
+  return Number(r.numDeletedRows);
+}

@@ -1,0 +1,166 @@
+// Restoring and purging the trash (docs/trash.md), for the operator: a restore puts a record's rows
+// back with every link that can come back (a link whose other end is itself in the trash moves to
+// that entry, to come back with it; one whose other end was purged is gone), refusing one that
+// would take a unique value another record now holds. A purge erases the entry and every row that
+// still names the record. Each runs in the caller's transaction.
+import { loadDefinitions } from '../definitions/service.ts';
+import type { Ctx } from '../lib/context.ts';
+import { AppError, notFound } from '../lib/errors.ts';
+import { isoNow } from '../lib/ids.ts';
+import * as lists from '../lists/repository.ts';
+import * as meetings from '../meetings/repository.ts';
+import { requireDefinitions } from '../records/entities.ts';
+import * as records from '../records/entity-repository.ts';
+import { valueRows } from '../records/index-values.ts';
+import { writeValueIndex } from '../records/repository.ts';
+import * as repo from './repository.ts';
+import type { TrashPayload } from './service.ts';
+
+/** Targets that are never records, so never in the trash: members and files. */
+const NOT_RECORDS = new Set(['member', 'file']);
+
+async function refuseTakenValues(ctx: Ctx, row: records.RecordRow): Promise<void> {
+  const defs = await requireDefinitions(ctx, row.kind);
+  const stored = JSON.parse(row.fields) as Record<string, unknown>;
+  for (const [key, v] of Object.entries(stored)) {
+    if (!defs.fields.get(key)?.unique) continue;
+    for (const x of Array.isArray(v) ? v : [v])
+      if (await records.valueTaken(ctx.db, row.workspace_id, row.kind, key, x, row.id))
+        throw new AppError('duplicate_value', `Another ${row.kind} now holds the value of "${key}"; ${row.id} stays in the trash.`, { param: `fields.${key}` });
+  }
+  if (row.external_id !== null && (await records.externalIdTaken(ctx.db, row.workspace_id, row.kind, row.external_id)))
+    throw new AppError('duplicate_value', `Another ${row.kind} now holds externalId "${row.external_id}"; ${row.id} stays in the trash.`, {
+      param: 'externalId',
+    });
+}
+
+/** Puts back the links an entry held: to live ends as they were, to trashed ends under those ends' entries. */
+async function restoreLinks(ctx: Ctx, id: string): Promise<number> {
+  const rows = await repo.releaseLinks(ctx.db, id);
+  const other = (r: repo.LinkRow) => (r.source_id === id ? r.target_id : r.source_id);
+  const kinds = await records.kindsOf(ctx.db, rows.map(other));
+  const trashed = await repo.trashedAmong(
+    ctx.db,
+    ctx.actor.workspaceId,
+    rows.map(other).filter((x) => !kinds.has(x)),
+  );
+  const back: repo.LinkRow[] = [];
+  for (const r of rows) {
+    const end = other(r);
+    if (trashed.has(end)) await repo.holdLinks(ctx.db, end, [r]);
+    else if (r.source_id === id ? kinds.has(end) || NOT_RECORDS.has(r.object_type) : kinds.has(end)) back.push(r);
+  }
+  // Rows the record owns come back as they were (it has none meanwhile); a row another record
+  // owns comes back after that record's rows of the relationship, unless a has_one holds another.
+  const own = back.filter((r) => r.source_id === id);
+  const theirs = back.filter((r) => r.source_id !== id);
+  const kept: repo.LinkRow[] = [...own];
+  for (const r of theirs) {
+    const defs = await loadDefinitions(ctx, { objectType: kinds.get(r.source_id) as string });
+    const last = (await records.lastPositions(ctx.db, r.name, [r.source_id])).get(r.source_id);
+    if (last !== undefined && defs?.relationships.get(r.name)?.cardinality === 'has_one') continue;
+    kept.push({ ...r, position: last === undefined ? r.position : last + 1 });
+  }
+  await records.insertRelationshipRows(ctx.db, kept);
+  return kept.length;
+}
+
+/** Memberships held by a record's entry: back into live lists, to trashed lists' entries, dropped for purged lists. */
+async function restoreMemberships(ctx: Ctx, id: string): Promise<void> {
+  const rows = await repo.releaseMembers(ctx.db, id);
+  const live = await lists.existingLists(
+    ctx.db,
+    rows.map((r) => r.list_id),
+  );
+  const trashed = await repo.trashedAmong(
+    ctx.db,
+    ctx.actor.workspaceId,
+    rows.map((r) => r.list_id),
+  );
+  for (const r of rows) if (trashed.has(r.list_id)) await repo.holdMembers(ctx.db, r.list_id, [r]);
+  await lists.putMemberships(
+    ctx.db,
+    rows.filter((r) => live.has(r.list_id)),
+  );
+}
+
+export interface Restored {
+  id: string;
+  objectType: string;
+  links: number;
+}
+
+/** Restores one entry of ctx's workspace; a merged duplicate is refused (a merge is permanent). */
+export async function restore(ctx: Ctx, input: { id: string }): Promise<Restored> {
+  const entry = await repo.findTrash(ctx.db, ctx.actor.workspaceId, input.id);
+  if (!entry) throw notFound('trashed record', input.id);
+  if (entry.merged_into !== null)
+    throw new AppError('invalid_value', `${entry.id} was merged into ${entry.merged_into}; a merge is permanent and cannot be restored.`, { param: 'id' });
+  const payload = JSON.parse(entry.payload) as TrashPayload;
+  if (payload.record) {
+    const row = payload.record;
+    await records.lockRecords(ctx.db, row.workspace_id, row.kind);
+    await refuseTakenValues(ctx, row);
+    await records.insertRecord(ctx.db, row);
+    const defs = await requireDefinitions(ctx, row.kind);
+    await writeValueIndex(ctx.db, defs, [], valueRows(row.workspace_id, defs, row.id, JSON.parse(row.fields) as Record<string, unknown>));
+    await restoreMemberships(ctx, row.id);
+  } else if (payload.meeting) {
+    const { row, contents, participants } = payload.meeting;
+    await meetings.insertMeeting(ctx.db, row, contents ?? { meeting_id: row.id, description: null, transcript_id: null }, participants);
+  } else if (payload.list) {
+    const members = await repo.releaseMembers(ctx.db, entry.id);
+    const ids = members.map((m) => m.entity_id);
+    const live = await records.kindsOf(ctx.db, ids);
+    const trashed = await repo.trashedAmong(ctx.db, ctx.actor.workspaceId, ids);
+    for (const m of members) if (trashed.has(m.entity_id)) await repo.holdMembers(ctx.db, m.entity_id, [m]);
+    await lists.putList(
+      ctx.db,
+      payload.list,
+      members.filter((m) => live.has(m.entity_id)),
+    );
+  }
+  const links = await restoreLinks(ctx, entry.id);
+  await repo.deleteTrash(ctx.db, entry.id);
+  return { id: entry.id, objectType: entry.object_type, links };
+}
+
+export interface Purged {
+  records: number;
+  values: number;
+  valueIndexRows: number;
+  relationships: number;
+  listMemberships: number;
+  storedResponses: number;
+}
+
+/** Erases one entry and every row still naming its record; adds what it removed to `into`. */
+async function purgeEntry(ctx: Ctx, entry: repo.TrashRow, into: Purged): Promise<void> {
+  const payload = JSON.parse(entry.payload) as TrashPayload;
+  const held = await repo.eraseHeld(ctx.db, entry.id);
+  into.records++;
+  into.values += payload.record ? Object.keys(JSON.parse(payload.record.fields) as object).length : payload.meeting ? 8 : payload.list ? 2 : 0;
+  into.valueIndexRows += payload.indexRows ?? 0;
+  into.relationships += held.links;
+  into.listMemberships += held.members;
+  into.storedResponses += await repo.eraseResponses(ctx.db, entry.workspace_id, entry.id);
+  await repo.deleteTrash(ctx.db, entry.id);
+}
+
+/** Purges the named entries, or every entry deleted more than `olderThanMs` ago (all when 0). */
+export async function purge(ctx: Ctx, input: { ids?: readonly string[]; olderThanMs?: number }): Promise<Purged> {
+  const out: Purged = { records: 0, values: 0, valueIndexRows: 0, relationships: 0, listMemberships: 0, storedResponses: 0 };
+  const entries: repo.TrashRow[] = [];
+  if (input.ids && input.ids.length > 0) {
+    for (const id of input.ids) {
+      const entry = await repo.findTrash(ctx.db, ctx.actor.workspaceId, id);
+      if (!entry) throw notFound('trashed record', id);
+      entries.push(entry);
+    }
+  } else {
+    const before = input.olderThanMs === undefined ? undefined : isoNow(ctx.now - input.olderThanMs);
+    entries.push(...(await repo.listTrash(ctx.db, ctx.actor.workspaceId, before === undefined ? {} : { before })));
+  }
+  for (const entry of entries) await purgeEntry(ctx, entry, out);
+  return out;
+}

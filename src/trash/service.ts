@@ -1,0 +1,114 @@
+// Moving records to the trash (docs/trash.md): a deleted record's rows leave the live tables, so
+// that every read, filter, count, list-member page and uniqueness check stops seeing it with no
+// condition of its own. Its relationship rows (both ends) and list memberships are held under its
+// trash entry; the answer is the resource as a retrieve gave it just before, and a second delete
+// answers it again. Each function runs inside the caller's one transaction (ctx.db).
+import type { Ctx } from '../lib/context.ts';
+import { notFound } from '../lib/errors.ts';
+import { foldText } from '../lib/fold.ts';
+import { isoNow } from '../lib/ids.ts';
+import * as lists from '../lists/repository.ts';
+import { toResource as listResource } from '../lists/service.ts';
+import * as meetings from '../meetings/repository.ts';
+import { relationshipsOf } from '../meetings/relationships.ts';
+import { toResource as meetingResource } from '../meetings/service.ts';
+import { type Entity, type EntityType, getRecord, requireDefinitions } from '../records/entities.ts';
+import * as records from '../records/entity-repository.ts';
+import { valueRows } from '../records/index-values.ts';
+import { writeValueIndex } from '../records/repository.ts';
+import * as repo from './repository.ts';
+
+/** The rows a restore puts back, kept in the entry's payload. */
+export interface TrashPayload {
+  record?: records.RecordRow;
+  /** How many value-index rows the record held (a purge counts them). */
+  indexRows?: number;
+  meeting?: { row: meetings.MeetingRow; contents: meetings.ContentsRow | undefined; participants: string[] };
+  list?: lists.ListRow;
+}
+
+async function insertEntry(ctx: Ctx, id: string, objectType: string, resource: unknown, payload: TrashPayload, mergedInto: string | null = null) {
+  await repo.insertTrash(ctx.db, {
+    id,
+    workspace_id: ctx.actor.workspaceId,
+    object_type: objectType,
+    deleted_at: isoNow(ctx.now),
+    merged_into: mergedInto,
+    resource: JSON.stringify(resource),
+    payload: JSON.stringify(payload),
+  });
+}
+
+/** The answer of a delete of a record already in the trash: the body its first delete gave. */
+async function again(ctx: Ctx, objectType: string, id: string): Promise<repo.TrashRow> {
+  const entry = await repo.findTrash(ctx.db, ctx.actor.workspaceId, id);
+  if (!entry || entry.object_type !== objectType) throw notFound(objectType, id);
+  return entry;
+}
+
+/**
+ * Moves a live record (locked by the caller's scope lock) to the trash: its value index and
+ * trigrams, its relationship rows of either end, its memberships, its row and its rank. A merge
+ * calls this for its duplicate after moving the links it keeps (`mergedInto`).
+ */
+export async function takeRecord(ctx: Ctx, row: records.RecordRow, resource: unknown, mergedInto: string | null = null): Promise<void> {
+  const defs = await requireDefinitions(ctx, row.kind);
+  const indexRows = valueRows(row.workspace_id, defs, row.id, JSON.parse(row.fields) as Record<string, unknown>).length;
+  await writeValueIndex(ctx.db, defs, [row.id], []);
+  await repo.takeLinks(ctx.db, row.id, row.id);
+  await repo.holdMembers(ctx.db, row.id, await lists.takeMemberships(ctx.db, row.id));
+  await records.deleteRecord(ctx.db, row);
+  await insertEntry(ctx, row.id, row.kind, resource, { record: row, indexRows }, mergedInto);
+}
+
+export async function trashRecord(ctx: Ctx, type: EntityType, input: { id: string }): Promise<Entity> {
+  // The type's listing is locked first, so two deletes of one record take turns.
+  await records.lockRecords(ctx.db, ctx.actor.workspaceId, type.objectType);
+  const row = await records.findRecord(ctx.db, ctx.actor.workspaceId, type.objectType, input.id);
+  if (!row) return JSON.parse((await again(ctx, type.objectType, input.id)).resource) as Entity;
+  const resource = await getRecord(ctx, type, input);
+  await takeRecord(ctx, row, resource);
+  return resource;
+}
+
+type Meeting = ReturnType<typeof meetingResource>;
+
+/** A meeting as the caller sees it: at METADATA its description and transcript are withheld (docs/meetings.md). */
+async function meetingFor(ctx: Ctx, full: Meeting, participants: readonly string[]): Promise<Meeting> {
+  if (full.fields.$privacySetting.value !== 'METADATA') return full;
+  const email = ctx.actor.userId === null ? undefined : await meetings.userEmail(ctx.db, ctx.actor.workspaceId, ctx.actor.userId);
+  if (email !== undefined && participants.includes(foldText(email))) return full;
+  return {
+    ...full,
+    accessLevel: 'METADATA',
+    fields: { ...full.fields, $description: { ...full.fields.$description, value: null } },
+    relationships: { ...full.relationships, $transcript: { ...full.relationships.$transcript, values: [] } },
+  };
+}
+
+export async function trashMeeting(ctx: Ctx, input: { id: string }): Promise<Meeting> {
+  await meetings.lockMeetings(ctx.db, ctx.actor.workspaceId);
+  const row = await meetings.findMeeting(ctx.db, ctx.actor.workspaceId, input.id);
+  if (!row) {
+    const entry = await again(ctx, 'meeting', input.id);
+    return meetingFor(ctx, JSON.parse(entry.resource) as Meeting, (JSON.parse(entry.payload) as TrashPayload).meeting?.participants ?? []);
+  }
+  const derived = (await relationshipsOf(ctx, [row])).get(row.id);
+  const { contents, participants } = await meetings.takeMeeting(ctx.db, row);
+  // Kept at FULL: a later delete by a caller who sees more gets what it may see.
+  const full = meetingResource(ctx, row, 'FULL', contents, derived ?? { contact: [], account: [], opportunity: [] });
+  await repo.takeLinks(ctx.db, row.id, row.id);
+  await insertEntry(ctx, row.id, 'meeting', full, { meeting: { row, contents, participants } });
+  return meetingFor(ctx, full, participants);
+}
+
+export async function trashList(ctx: Ctx, input: { id: string }): Promise<ReturnType<typeof listResource>> {
+  await lists.lockLists(ctx.db, ctx.actor.workspaceId);
+  const row = await lists.findList(ctx.db, ctx.actor.workspaceId, input.id);
+  if (!row) return JSON.parse((await again(ctx, 'list', input.id)).resource) as ReturnType<typeof listResource>;
+  const resource = listResource(ctx, row);
+  // Its memberships are kept for a restore, held by the list's entry.
+  await repo.holdMembers(ctx.db, row.id, await lists.takeList(ctx.db, row));
+  await insertEntry(ctx, row.id, 'list', resource, { list: row });
+  return resource;
+}
