@@ -76,5 +76,7 @@ export async function buildApp(config: Config, deps: Deps): Promise<FastifyInsta
   await app.register(objectRoutes, opts);
   await app.register(meetingRoutes, opts);
   await app.register(emailRoutes, opts);
+  // Loaded only when served, so that MCP=off costs nothing (docs/mcp.md).
+  if (config.mcp) await app.register((await import('./mcp/routes.ts')).mcpRoutes, { deps });
   return app;
 }

@@ -16,3 +16,7 @@ export async function listWorkspaces(db: Executor): Promise<WorkspaceRow[]> {
 export async function workspaceExists(db: Executor, id: string): Promise<boolean> {
   return (await db.selectFrom('workspaces').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
 }
+
+export async function findWorkspace(db: Executor, id: string): Promise<WorkspaceRow | undefined> {
+  return db.selectFrom('workspaces').selectAll().where('id', '=', id).executeTakeFirst();
+}
