@@ -7,7 +7,7 @@
 //   import     src/import/ (the import runner and the contract of an import kind)
 //   domain     the resource folders, except their routes
 //   jobs       src/jobs/ (background work over several resources)
-//   transport  src/http/ and each resource's routes.ts / *-routes.ts
+//   transport  src/http/, src/mcp/ and each resource's routes.ts / *-routes.ts
 //   app        src/app.ts, src/server.ts, src/runtime.ts, src/cluster*.ts, src/cli/, src/docs/
 const RESOURCES =
   'auth|definitions|filters|objects|workspaces|users|members|records|lists|messages|channels|files|knowledge|idempotency|meetings|mailboxes|emails';
@@ -19,7 +19,7 @@ const LAYERS = [
   { name: 'import', path: ['^src/import/'] },
   { name: 'domain', path: [`^src/(${RESOURCES})/`], pathNot: [ROUTES] },
   { name: 'jobs', path: ['^src/jobs/'] },
-  { name: 'transport', path: ['^src/http/', `^src/(${RESOURCES})/${ROUTES.slice(6)}`] },
+  { name: 'transport', path: ['^src/http/', '^src/mcp/', `^src/(${RESOURCES})/${ROUTES.slice(6)}`] },
   { name: 'app', path: ['^src/[^/]+[.]ts$', '^src/(cli|docs)/'] },
 ];
 

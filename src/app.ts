@@ -80,5 +80,7 @@ export async function buildApp(config: Config, deps: Deps): Promise<FastifyInsta
   await app.register(emailRoutes, opts);
   await app.register(channelRoutes, opts);
   await app.register(trashRoutes, opts);
+  // Loaded only when served, so that MCP=off costs nothing (docs/mcp.md).
+  if (config.mcp) await app.register((await import('./mcp/routes.ts')).mcpRoutes, { deps });
   return app;
 }

@@ -55,6 +55,8 @@ export interface Config {
   /** Every header name accepted as the version header, as configured; Service-Version among them. */
   versionHeaders: string[];
   mail: MailConfig;
+  /** Whether /mcp is served (docs/mcp.md). */
+  mcp: boolean;
 }
 
 /** A wrong environment variable; `param` names it. */
@@ -152,6 +154,15 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
   throw new ConfigError(`${name} must be true or false (got "${raw}")`, name);
 }
 
+function onOff(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (/^on$/i.test(raw)) return true;
+  if (/^(off|0|false|no)$/i.test(raw)) return false;
+  if (/^(1|true|yes)$/i.test(raw)) return true;
+  throw new ConfigError(`${name} must be on or off (got "${raw}")`, name);
+}
+
 // RFC 9110 token characters: what a header name may be made of.
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 // Headers the service reads for another purpose: naming one as a version header would be a mistake.
@@ -214,5 +225,6 @@ export function loadConfig(env: Env = process.env): Config {
     sweepIntervalSeconds: int(env, 'SWEEP_INTERVAL_SECONDS', 60, 1, 86400),
     versionHeaders: versionHeaders(env),
     mail: mail(env),
+    mcp: onOff(env, 'MCP', true),
   };
 }

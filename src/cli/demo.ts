@@ -43,6 +43,7 @@ export async function run(args: string[], io: Io): Promise<void> {
   const fill = (l: string) => l.replaceAll('{base}', base).replaceAll('{key}', out.keys.admin.secret);
   // Every example runs as printed, with the admin key (test/demo.test.ts runs them with curl).
   const examples = [`curl -s -H "Authorization: Bearer {key}" -H "Service-Version: 2026-03-01" {base}/v1/auth/validate`, ...out.lines].map(fill);
+  const mcp = out.config.mcp ? fill('claude mcp add --transport http rolodex {base}/mcp --header "Authorization: Bearer {key}"') : null;
   const keys = Object.fromEntries(Object.entries(out.keys).map(([k, v]) => [k, { id: v.id, secret: v.secret, subjectType: v.subjectType, scopes: v.scopes }]));
   const human = [
     `demo workspace ${out.ws.id} (${out.ws.name}): ${Object.entries(out.imported.counts)
@@ -54,6 +55,12 @@ export async function run(args: string[], io: Io): Promise<void> {
     '',
     'try:',
     ...examples.map((l) => `  ${l}`),
+    ...(mcp ? ['', 'connect an MCP client (docs/mcp.md), e.g. Claude Code:', `  ${mcp}`] : []),
   ].join('\n');
-  print(io, values.json as boolean, { workspace: out.ws, counts: out.imported.counts, ids: out.imported.ids, keys, baseUrl: base, examples }, human);
+  print(
+    io,
+    values.json as boolean,
+    { workspace: out.ws, counts: out.imported.counts, ids: out.imported.ids, keys, baseUrl: base, examples, ...(mcp ? { mcp } : {}) },
+    human,
+  );
 }

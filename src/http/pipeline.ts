@@ -25,7 +25,7 @@ const CHALLENGE = { 'WWW-Authenticate': 'Bearer realm="rolodex"' };
 
 // Each step returns a promise only when it has to wait (a key not cached, a shared rate limit), so
 // that the common request passes the whole pipeline without a tick of the event loop.
-function authenticate(deps: Deps, request: FastifyRequest): void | Promise<void> {
+export function authenticate(deps: Deps, request: FastifyRequest): void | Promise<void> {
   const secret = bearer(request);
   if (secret === null) {
     throw new AppError('missing_api_key', 'Send your API key as "Authorization: Bearer <API_KEY>".', { param: 'Authorization', headers: CHALLENGE });

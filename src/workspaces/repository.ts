@@ -20,3 +20,7 @@ export async function workspaceExists(db: Executor, id: string): Promise<boolean
 export async function setDefaultCountry(db: Executor, id: string, country: string | null): Promise<void> {
   await db.updateTable('workspaces').set({ default_country: country }).where('id', '=', id).execute();
 }
+
+export async function findWorkspace(db: Executor, id: string): Promise<WorkspaceRow | undefined> {
+  return db.selectFrom('workspaces').selectAll().where('id', '=', id).executeTakeFirst();
+}

@@ -1,0 +1,107 @@
+// The API's own description, as the documentation tools show it (docs/mcp.md §Tools): the
+// operations of /openapi.json under /v1, found by words, and one operation in full with the
+// component schemas it refers to. Built once from the document the app serves.
+
+type Json = Record<string, unknown>;
+
+export interface OperationSummary {
+  method: string;
+  path: string;
+  operationId: string;
+  summary: string;
+}
+
+interface Operation extends OperationSummary {
+  spec: Json;
+  /** Lower-case text the words are looked for in. */
+  text: string;
+}
+
+const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
+
+export interface ApiCatalogue {
+  search(words: string, limit: number): { total: number; operations: OperationSummary[] };
+  /** One operation by operationId, or by method and path; undefined when there is none. */
+  details(input: { operationId?: string | undefined; method?: string | undefined; path?: string | undefined }): Json | undefined;
+}
+
+const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+
+const summaryOf = ({ method, path, operationId, summary }: Operation): OperationSummary => ({ method, path, operationId, summary });
+
+/** Every `#/components/schemas/X` that `value` refers to, directly or through another one. */
+function referencedSchemas(value: unknown, schemas: Json, found = new Map<string, unknown>()): Map<string, unknown> {
+  const visit = (v: unknown): void => {
+    if (Array.isArray(v)) return v.forEach(visit);
+    if (v === null || typeof v !== 'object') return;
+    for (const [k, x] of Object.entries(v)) {
+      if (k === '$ref' && typeof x === 'string' && x.startsWith('#/components/schemas/')) {
+        const name = x.slice('#/components/schemas/'.length);
+        if (!found.has(name) && Object.hasOwn(schemas, name)) {
+          found.set(name, schemas[name]);
+          visit(schemas[name]);
+        }
+      } else visit(x);
+    }
+  };
+  visit(value);
+  return found;
+}
+
+export function apiCatalogue(document: Json): ApiCatalogue {
+  const paths = (document.paths ?? {}) as Record<string, Json>;
+  const schemas = ((document.components as Json | undefined)?.schemas ?? {}) as Json;
+  const operations: Operation[] = [];
+  for (const [path, item] of Object.entries(paths)) {
+    if (path !== '/v1' && !path.startsWith('/v1/')) continue;
+    for (const method of METHODS) {
+      const spec = item[method] as Json | undefined;
+      if (!spec) continue;
+      const op = { method: method.toUpperCase(), path, operationId: str(spec.operationId), summary: str(spec.summary) };
+      const tags = Array.isArray(spec.tags) ? spec.tags.join(' ') : '';
+      operations.push({ ...op, spec, text: `${op.method} ${path} ${op.operationId} ${op.summary} ${tags} ${str(spec.description)}`.toLowerCase() });
+    }
+  }
+  const byId = new Map(operations.map((o) => [o.operationId.toLowerCase(), o]));
+
+  return {
+    search(words, limit) {
+      const terms = words
+        .toLowerCase()
+        .split(/[^a-z0-9$_{}:/-]+/)
+        .filter(Boolean);
+      const scored = operations
+        .map((o) => ({ o, score: terms.filter((t) => o.text.includes(t)).length + (terms.some((t) => o.path.toLowerCase().includes(t)) ? 0.5 : 0) }))
+        .filter((x) => terms.length === 0 || x.score >= 1)
+        .sort((a, b) => b.score - a.score || a.o.path.localeCompare(b.o.path) || a.o.method.localeCompare(b.o.method));
+      return { total: scored.length, operations: scored.slice(0, limit).map((x) => summaryOf(x.o)) };
+    },
+    details(input) {
+      const op = input.operationId
+        ? byId.get(input.operationId.toLowerCase())
+        : operations.find((o) => o.method === input.method?.toUpperCase() && o.path === input.path);
+      if (!op) return undefined;
+      const s = op.spec;
+      const body = (s.requestBody as Json | undefined)?.content as Record<string, Json> | undefined;
+      const responses = Object.fromEntries(
+        Object.entries((s.responses ?? {}) as Record<string, Json>).map(([status, r]) => {
+          const content = r.content as Record<string, Json> | undefined;
+          return [status, { description: r.description, ...(content ? { schema: content['application/json']?.schema } : {}) }];
+        }),
+      );
+      const out: Json = {
+        ...summaryOf(op),
+        description: s.description ?? null,
+        scopes: s['x-scopes'] ?? [],
+        rateCategory: s['x-rate-category'] ?? null,
+        idempotent: s['x-idempotent'] === true,
+        parameters: s.parameters ?? [],
+        requestBody: body ? (body['application/json']?.schema ?? null) : null,
+        responses,
+      };
+      const refs = referencedSchemas(out, schemas);
+      if (refs.size > 0) out.components = { schemas: Object.fromEntries(refs) };
+      return out;
+    },
+  };
+}

@@ -1,0 +1,18 @@
+// What `get_current_user` answers (docs/mcp.md §Tools): the member a user key acts as, or the
+// workspace of a workspace key, with the key's scopes. Never the key itself or its secret.
+import { PUBLIC_SCOPES, type Principal } from '../auth/scopes.ts';
+import type { Executor } from '../db/types.ts';
+import { findUser } from '../users/repository.ts';
+import { fullName } from '../users/service.ts';
+import { findWorkspace } from '../workspaces/repository.ts';
+
+export async function currentUser(db: Executor, p: Principal): Promise<Record<string, unknown>> {
+  const scopes = { scopes: p.scopes ?? [...PUBLIC_SCOPES], fullAccess: p.scopes === null };
+  const workspace = await findWorkspace(db, p.workspaceId);
+  const ws = { workspace: { id: p.workspaceId, name: workspace?.name ?? null } };
+  if (p.subjectType === 'user' && p.userId) {
+    const user = await findUser(db, p.workspaceId, p.userId);
+    return { subjectType: 'user', id: p.userId, name: user ? fullName(user) : null, email: user?.email ?? null, role: p.role, ...ws, ...scopes };
+  }
+  return { subjectType: 'workspace', id: p.workspaceId, name: workspace?.name ?? null, email: null, role: null, ...ws, ...scopes };
+}

@@ -1,0 +1,138 @@
+// The five tools of the MCP endpoint (docs/mcp.md §Tools). Two read the API's description, one
+// names the caller, and two are the API itself: `read_from_rolodex` and `write_to_rolodex` send
+// the request they describe through the server's own pipeline (`dispatch`), so a tool call is
+// the REST call with its scopes, rate limits, idempotency, validation and errors. A failed call
+// is a tool error whose text is the API's JSON error object.
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import * as z from 'zod';
+import type { ApiCatalogue } from './catalogue.ts';
+import { apiTarget, PathRefused } from './paths.ts';
+
+export interface Dispatched {
+  status: number;
+  /** The response body as sent (JSON for every /v1 answer), '' when there is none. */
+  body: string;
+}
+
+/** What a tool call needs from the request that carries it. */
+export interface ToolEnv {
+  catalogue(): ApiCatalogue;
+  /** Sends one API request as the caller (their key and the version header). */
+  dispatch(input: { method: 'GET' | 'POST' | 'DELETE'; url: string; body?: unknown; idempotencyKey?: string | undefined }): Promise<Dispatched>;
+  currentUser(): Promise<Record<string, unknown>>;
+  /** The id of the MCP request, quoted by the errors made here. */
+  requestId: string;
+}
+
+const text = (t: string, isError = false): CallToolResult => ({ content: [{ type: 'text', text: t }], ...(isError ? { isError: true } : {}) });
+const json = (v: unknown): CallToolResult => text(JSON.stringify(v));
+
+function refused(env: ToolEnv, err: unknown): CallToolResult {
+  if (!(err instanceof PathRefused)) throw err;
+  const error = {
+    type: 'bad_request',
+    code: 'invalid_parameter',
+    message: `The path is not allowed: ${err.message}.`,
+    param: 'path',
+    requestId: env.requestId,
+  };
+  return text(JSON.stringify({ error }), true);
+}
+
+async function send(env: ToolEnv, input: Parameters<ToolEnv['dispatch']>[0]): Promise<CallToolResult> {
+  const res = await env.dispatch(input);
+  const ok = res.status >= 200 && res.status < 300;
+  return text(res.body === '' ? JSON.stringify({ status: res.status }) : res.body, !ok);
+}
+
+const Scalar = z.union([z.string(), z.number(), z.boolean()]);
+const Query = z.record(z.string(), z.union([Scalar, z.null(), z.array(Scalar)]));
+
+export function registerTools(server: McpServer, env: ToolEnv): void {
+  server.registerTool(
+    'get_current_user',
+    {
+      description: 'Who the API key acts as: the member (id, name, email, role) or, for a workspace key, the workspace; with the scopes the key holds.',
+      annotations: { readOnlyHint: true },
+    },
+    async () => json(await env.currentUser()),
+  );
+
+  server.registerTool(
+    'search_api_docs',
+    {
+      description:
+        'Find API operations by words (e.g. "create contact", "list members"). Returns method, path, operationId and summary of each match; call get_api_details for one of them.',
+      inputSchema: {
+        query: z.string().max(500).describe('Words to look for; empty lists every operation'),
+        limit: z.number().int().min(1).max(200).optional(),
+      },
+      annotations: { readOnlyHint: true },
+    },
+    async ({ query, limit }) => json(env.catalogue().search(query, limit ?? 25)),
+  );
+
+  server.registerTool(
+    'get_api_details',
+    {
+      description:
+        'One API operation in full: parameters, request body schema, response schemas, required scopes and rate category. Name it by operationId, or by method and path as search_api_docs returned them.',
+      inputSchema: {
+        operationId: z.string().max(200).optional(),
+        method: z.enum(['GET', 'POST', 'DELETE']).optional(),
+        path: z.string().max(500).optional().describe('The documented path, e.g. /v1/accounts/{id}'),
+      },
+      annotations: { readOnlyHint: true },
+    },
+    async (input) => {
+      const details = env.catalogue().details(input);
+      if (details) return json(details);
+      const error = { type: 'not_found', code: 'resource_not_found', message: 'No such operation; search_api_docs lists them.', requestId: env.requestId };
+      return text(JSON.stringify({ error }), true);
+    },
+  );
+
+  server.registerTool(
+    'read_from_rolodex',
+    {
+      description:
+        'Send a GET request to the API, e.g. path "/v1/accounts" with query {"limit": 25, "$name[contains]": "acme"}. Only paths under /v1. Returns the JSON response; an error comes back as the JSON error object.',
+      inputSchema: { path: z.string().max(8192).describe('A path under /v1, optionally with ?query'), query: Query.optional() },
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    async ({ path, query }) => {
+      let url: string;
+      try {
+        url = apiTarget(path, query);
+      } catch (err) {
+        return refused(env, err);
+      }
+      return send(env, { method: 'GET', url });
+    },
+  );
+
+  server.registerTool(
+    'write_to_rolodex',
+    {
+      description:
+        'Send a POST (create, update) or DELETE request to the API under /v1 with a JSON body. Give an idempotencyKey to make a retry safe. Read the operation with get_api_details first: field keys and option ids are per workspace.',
+      inputSchema: {
+        method: z.enum(['POST', 'DELETE']).optional().describe('POST unless given'),
+        path: z.string().max(8192),
+        body: z.record(z.string(), z.unknown()).optional(),
+        idempotencyKey: z.string().min(1).max(255).optional(),
+      },
+      annotations: { destructiveHint: true, openWorldHint: false },
+    },
+    async ({ method, path, body, idempotencyKey }) => {
+      let url: string;
+      try {
+        url = apiTarget(path);
+      } catch (err) {
+        return refused(env, err);
+      }
+      return send(env, { method: method ?? 'POST', url, body, idempotencyKey });
+    },
+  );
+}
