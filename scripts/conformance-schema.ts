@@ -43,7 +43,10 @@ export function readOriginal(file: string): Json {
  * The original cut to `ours` (the served /openapi.json): one entry per operation both serve, and
  * the operations only one side has (reported, never checked).
  */
-export function cutOriginal(original: Json, ours: Json): { operations: CutOperation[]; onlyOurs: string[]; onlyTheirs: string[] } {
+export function cutOriginal(
+  original: Json,
+  ours: Json,
+): { operations: CutOperation[]; onlyOurs: string[]; onlyTheirs: string[]; ourOnly: Array<{ method: string; path: string }> } {
   const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
   addFormats(ajv);
   // The whole document is one schema resource, so `#/components/schemas/…` refs resolve inside it.
@@ -54,6 +57,7 @@ export function cutOriginal(original: Json, ours: Json): { operations: CutOperat
       if (op && typeof op === 'object' && op.responses) theirs.set(templateKey(method, path), { method, path, op });
   const operations: CutOperation[] = [];
   const onlyOurs: string[] = [];
+  const ourOnly: Array<{ method: string; path: string }> = [];
   const served = new Set<string>();
   for (const [path, item] of Object.entries<Json>(ours.paths ?? {})) {
     for (const [method, op] of Object.entries<Json>(item)) {
@@ -62,6 +66,7 @@ export function cutOriginal(original: Json, ours: Json): { operations: CutOperat
       const their = theirs.get(key);
       if (!their) {
         onlyOurs.push(`${key} (${op.operationId})`);
+        ourOnly.push({ method: method.toUpperCase(), path });
         continue;
       }
       const responses = new Map<number, ValidateFunction | null>();
@@ -83,16 +88,25 @@ export function cutOriginal(original: Json, ours: Json): { operations: CutOperat
     }
   }
   const onlyTheirs = [...theirs.entries()].filter(([k]) => !served.has(k)).map(([k, v]) => `${k} (${v.op.operationId})`);
-  return { operations, onlyOurs, onlyTheirs };
+  return { operations, onlyOurs, onlyTheirs, ourOnly };
 }
 
-/** The operation serving `method` and a concrete `url` (query ignored), or undefined. */
-export function operationFor(operations: CutOperation[], method: string, url: string): CutOperation | undefined {
+/**
+ * The operation serving `method` and a concrete `url` (query ignored), or undefined. `ourOnly`:
+ * the operations only Rolodex serves; a URL one of them serves better is not the original's
+ * (`/v1/notes/definitions` is not `/v1/notes/{id}` when the original has no notes definitions).
+ */
+export function operationFor(
+  operations: CutOperation[],
+  method: string,
+  url: string,
+  ourOnly: ReadonlyArray<{ method: string; path: string }> = [],
+): CutOperation | undefined {
   const path = url.split('?')[0] as string;
   const segments = path.split('/');
   // A literal segment beats a parameter (`/v1/contacts/definitions` is not `/v1/contacts/{id}`).
-  let best: { op: CutOperation; literals: number } | undefined;
-  for (const op of operations) {
+  let best: { op: CutOperation | undefined; literals: number } | undefined;
+  for (const op of [...operations, ...ourOnly.map((o) => ({ ...o, ours: true as const }))]) {
     if (op.method !== method) continue;
     const parts = op.path.split('/');
     if (parts.length !== segments.length) continue;
@@ -104,7 +118,7 @@ export function operationFor(operations: CutOperation[], method: string, url: st
       if (p === segments[i]) literals++;
       else ok = false;
     }
-    if (ok && (!best || literals > best.literals)) best = { op, literals };
+    if (ok && (!best || literals > best.literals)) best = { op: 'ours' in op ? undefined : op, literals };
   }
   return best?.op;
 }

@@ -1,7 +1,9 @@
 // The workload of the wire-conformance check (docs/conformance.md): `rolodex demo`'s own curl lines,
 // then every served operation once more with successes and the usual errors (401, 403, 404, 400
-// for a bad field, value, filter or version, 409 for a reused idempotency key, 415), through
-// real HTTP. Each response goes to `check`.
+// for a bad field, value, filter or version, 409 for a reused idempotency key, 415), and the
+// changes of the original's newer releases (channels, notes' and meetings' definitions, a note's
+// $contact with add and remove together, accounts made for attendees, 500 recipients, e-mail at
+// METADATA, Lightfield-Version), through real HTTP. Each response goes to `check`.
 import { createHash } from 'node:crypto';
 import type { Io } from '../src/cli/io.ts';
 import { main } from '../src/cli/main.ts';
@@ -107,6 +109,8 @@ export async function runWorkload(base: string, env: Record<string, string>, che
   const readOnly = d.keys.readOnly?.secret as string;
   const send = async (method: string, url: string, opts: { key?: string | null; body?: unknown; raw?: string; headers?: Record<string, string> } = {}) => {
     const headers: Record<string, string> = { 'service-version': '2026-03-01', ...opts.headers };
+    // An empty value leaves the header out.
+    for (const [k, v] of Object.entries(headers)) if (v === '') delete headers[k];
     if (opts.key !== null) headers.authorization = `Bearer ${opts.key ?? admin}`;
     let payload: string | undefined = opts.raw;
     if (opts.body !== undefined) {
@@ -130,7 +134,20 @@ export async function runWorkload(base: string, env: Record<string, string>, che
 
   // 2. Every listing, a page further on, and each first item retrieved; unknown ids → 404.
   const first: Record<string, string> = {};
-  const listings = ['accounts', 'contacts', 'opportunities', 'notes', 'tasks', 'meetings', 'emails', 'files', 'members', 'lists', 'objects/project'];
+  const listings = [
+    'accounts',
+    'contacts',
+    'opportunities',
+    'notes',
+    'tasks',
+    'meetings',
+    'emails',
+    'files',
+    'members',
+    'lists',
+    'objects/project',
+    'channels',
+  ];
   for (const plural of listings) {
     const page = await send('GET', `/v1/${plural}?limit=2`);
     await send('GET', `/v1/${plural}?limit=1&offset=1`);
@@ -143,7 +160,7 @@ export async function runWorkload(base: string, env: Record<string, string>, che
   await send('GET', '/v1/objects');
   await send('GET', '/v1/objects/nosuchtype');
   await send('GET', '/v1/objects/nosuchtype/definitions');
-  for (const t of ['accounts', 'contacts', 'opportunities', 'tasks', 'objects/project']) await send('GET', `/v1/${t}/definitions`);
+  for (const t of ['accounts', 'contacts', 'opportunities', 'tasks', 'notes', 'meetings', 'objects/project']) await send('GET', `/v1/${t}/definitions`);
   for (const l of (await send('GET', '/v1/lists?limit=25')).body.data as Array<{ id: string; fields: { $objectType: { value: string } } }>) {
     const kind = { account: 'accounts', contact: 'contacts', opportunity: 'opportunities' }[l.fields.$objectType.value];
     if (kind) await send('GET', `/v1/lists/${l.id}/${kind}?limit=2`);
@@ -154,7 +171,7 @@ export async function runWorkload(base: string, env: Record<string, string>, che
   // (METADATA access leaves content out), and the read-only key's validation.
   for (const key of [d.keys.member?.secret, d.keys.workspace?.secret, readOnly] as string[]) {
     await send('GET', '/v1/auth/validate', { key });
-    for (const plural of ['meetings', 'emails', 'notes', 'tasks']) {
+    for (const plural of ['meetings', 'emails', 'notes', 'tasks', 'channels']) {
       const page = await send('GET', `/v1/${plural}?limit=25`, { key });
       for (const item of (page.body?.data ?? []) as Array<{ id: string }>) await send('GET', `/v1/${plural}/${item.id}`, { key });
     }
@@ -185,6 +202,10 @@ export async function runWorkload(base: string, env: Record<string, string>, che
   await send('POST', `/v1/opportunities/${opp.body.id}`, { body: { fields: { $stage: 'Proposal' } } });
   const note = await send('POST', '/v1/notes', { body: { fields: { $title: 'Intro', $content: 'Met Art.' }, relationships: { $account: acc.body.id } } });
   await send('POST', `/v1/notes/${note.body.id}`, { body: { relationships: { $opportunity: { add: opp.body.id } } } });
+  const noteUrl = `/v1/notes/${note.body.id}`;
+  await send('POST', noteUrl, { body: { relationships: { $contact: { add: con.body.id }, $account: { add: [globex], remove: [acc.body.id] } } } });
+  await send('POST', noteUrl, { body: { relationships: { $contact: { add: [con.body.id], remove: [con.body.id] } } } });
+  await send('GET', `/v1/contacts/${con.body.id}`);
   const task = await send('POST', '/v1/tasks', { body: { fields: { $title: 'Follow up', $status: 'TODO' }, relationships: { $assignedTo: ann } } });
   await send('POST', `/v1/tasks/${task.body.id}`, { body: { fields: { $status: 'COMPLETE' } } });
   const rec = await send('POST', '/v1/objects/project/values', { body: { fields: { name: 'Imports', budget: 12.5 }, relationships: { client: acc.body.id } } });
@@ -199,9 +220,17 @@ export async function runWorkload(base: string, env: Record<string, string>, che
   });
   await send('POST', `/v1/meetings/${mtg.body.id}`, { body: { fields: { $privacySetting: 'METADATA' } } });
   await send('POST', `/v1/meetings/${mtg.body.id}`, { body: { fields: { $title: 'Kickoff (moved)' } } });
+  const attendees = ['jerry@kramerica.example', 'elaine@kramerica.example', 'newman@gmail.com'];
+  const auto = await send('POST', '/v1/meetings', {
+    body: { fields: { $title: 'Pitch', $startDate: start, $endDate: start, $attendeeEmails: attendees }, autoCreateRecords: true },
+  });
+  for (const id of auto.body.relationships.$account.values as string[]) await send('GET', `/v1/accounts/${id}`);
   const mail = { from: 'ann@acme.test', to: ['art@vandelay.example'], subject: 'Hello', messageBody: { contentType: 'TEXT', content: 'Hi Art' } };
   await send('POST', '/v1/emails/draft', { body: mail });
   await send('POST', '/v1/emails/send', { body: mail });
+  await send('POST', '/v1/emails/send', { body: { ...mail, cc: ['jerry@kramerica.example'], bcc: ['elaine@kramerica.example'] } });
+  const crowd = (n: number, p: string) => Array.from({ length: n }, (_, i) => `${p}${i}@vandelay.example`);
+  await send('POST', '/v1/emails/send', { body: { ...mail, to: crowd(250, 't'), cc: crowd(250, 'c'), bcc: ['one-too-many@vandelay.example'] } });
   const bytes = Buffer.from('hello\n');
   const file = await send('POST', '/v1/files', { body: { filename: 'hello.txt', mimeType: 'text/plain', sizeBytes: bytes.length } });
   // The server was built before its port was known: its public URL is a placeholder.
@@ -241,6 +270,9 @@ export async function runWorkload(base: string, env: Record<string, string>, che
   await send('GET', '/v1/contacts', { key: null });
   await send('GET', '/v1/contacts', { key: 'rdx_not_a_key' });
   await send('GET', '/v1/contacts', { headers: { 'service-version': '1999-01-01' } });
+  // What the original's SDKs send: Lightfield-Version alone.
+  await send('GET', '/v1/channels', { headers: { 'service-version': '', 'lightfield-version': '2026-03-01' } });
+  await send('GET', '/v1/contacts', { headers: { 'service-version': '', 'lightfield-version': '1999-01-01' } });
   await send('POST', '/v1/notes', { body: { fields: { $title: 'Read-only key' } }, key: readOnly });
   const idem = { 'idempotency-key': 'conformance-1' };
   await send('POST', '/v1/accounts', { body: { fields: { $name: 'Once' } }, headers: idem });

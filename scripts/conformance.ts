@@ -70,7 +70,7 @@ async function runOn(
     let checked = 0;
     let deliberate = 0;
     await runWorkload(base, env, (r) => {
-      const op = operationFor(cut.operations, r.method, r.url);
+      const op = operationFor(cut.operations, r.method, r.url, cut.ourOnly);
       if (!op) {
         unmatched.push(`${r.method} ${r.url.split('?')[0]}`);
         return;

@@ -57,7 +57,15 @@ await eachDialect('notes and tasks API', (ctx) => {
     assert.deepEqual(await ok(s, 'GET', `/v1/notes/${note.id}`), note);
 
     const url = `/v1/notes/${note.id}`;
-    await refused(s, 'POST', url, { relationships: { $account: { add: acc2.id, remove: acc.id } } }, 400, 'invalid_value', 'relationships.$account');
+    await refused(
+      s,
+      'POST',
+      url,
+      { relationships: { $account: { add: [acc2.id], remove: [acc2.id] } } },
+      400,
+      'conflicting_membership_change',
+      'relationships.$account.remove[0]',
+    );
     await refused(s, 'POST', url, { relationships: { $account: { replace: acc2.id } } }, 400, 'unknown_field');
     await refused(s, 'POST', url, { relationships: { $createdBy: { add: s.userId } } }, 400, 'read_only_relationship', 'relationships.$createdBy');
     await refused(s, 'POST', url, { fields: { $title: null } }, 400, 'invalid_value', 'fields.$title');
@@ -86,15 +94,119 @@ await eachDialect('notes and tasks API', (ctx) => {
     assert.equal(list.totalCount, 2);
     assert.equal(list.data[0].id, byKey.json().id);
     await refused(s, 'GET', '/v1/notes?title=x', undefined, 400, 'invalid_parameter');
-    assert.equal((await call(ctx(), s.secret, 'GET', '/v1/notes/definitions')).statusCode, 404);
     await refused(s, 'GET', '/v1/notes/nte_missing', undefined, 404, 'resource_not_found');
     await refused(s, 'GET', `/v1/notes/${acc.id}`, undefined, 404, 'resource_not_found');
     const op = operatorCtx(ctx().deps.db.kysely, s.workspaceId);
     await assert.rejects(addField(op, { objectType: 'note', key: 'colour', label: 'Colour', valueType: 'TEXT' }), /no custom fields/);
-    await assert.rejects(
-      addRelationship(op, { objectType: 'note', key: 'deal', label: 'Deal', cardinality: 'has_one', targetType: 'opportunity' }),
-      /no custom/,
+  });
+
+  test('notes: $contact with its inverse $note on contacts, add and remove in one operation, custom relationships, definitions', async () => {
+    const s = await seedWorkspace(ctx());
+    const acc = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'Acme' } });
+    const acc2 = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'Beta' } });
+    const ann = await ok(s, 'POST', '/v1/contacts', { fields: { $name: { firstName: 'Ann' } } });
+    const bob = await ok(s, 'POST', '/v1/contacts', { fields: { $name: { firstName: 'Bob' } } });
+    const op = operatorCtx(ctx().deps.db.kysely, s.workspaceId);
+    await addRelationship(op, { objectType: 'note', key: 'deal', label: 'Deal', cardinality: 'has_one', targetType: 'opportunity' });
+    const opp = await ok(s, 'POST', '/v1/opportunities', { fields: { $name: 'Deal', $stage: 'Lead' }, relationships: { $account: acc.id } });
+
+    const note = await ok(s, 'POST', '/v1/notes', { fields: { $title: 'Call' }, relationships: { $contact: [ann.id], $account: acc.id, deal: opp.id } });
+    assert.deepEqual(note.relationships.$contact, { cardinality: 'has_many', objectType: 'contact', values: [ann.id] });
+    assert.deepEqual(note.relationships.deal, { cardinality: 'has_one', objectType: 'opportunity', values: [opp.id] });
+    assert.deepEqual(await inverse(s, `/v1/contacts/${ann.id}`, '$note'), [note.id]);
+    assert.deepEqual((await ok(s, 'GET', `/v1/contacts/${bob.id}`)).relationships.$note, { cardinality: 'has_many', objectType: 'note', values: [] });
+
+    // add and remove in one operation object, on a system and on a custom relationship.
+    const url = `/v1/notes/${note.id}`;
+    const moved = await ok(s, 'POST', url, {
+      relationships: { $contact: { add: bob.id, remove: ann.id }, $account: { add: [acc2.id], remove: [acc.id] }, deal: { remove: opp.id } },
+    });
+    assert.deepEqual(moved.relationships.$contact.values, [bob.id]);
+    assert.deepEqual(moved.relationships.$account.values, [acc2.id]);
+    assert.deepEqual(moved.relationships.deal.values, []);
+    assert.deepEqual(await inverse(s, `/v1/contacts/${ann.id}`, '$note'), []);
+    assert.deepEqual(await inverse(s, `/v1/contacts/${bob.id}`, '$note'), [note.id]);
+    assert.deepEqual(await inverse(s, `/v1/accounts/${acc.id}`, '$note'), []);
+
+    // The same id in add and remove: refused, nothing changed.
+    await refused(
+      s,
+      'POST',
+      url,
+      { relationships: { $contact: { add: [ann.id, bob.id], remove: bob.id } } },
+      400,
+      'conflicting_membership_change',
+      'relationships.$contact.remove',
     );
+    assert.deepEqual((await ok(s, 'GET', url)).relationships.$contact.values, [bob.id]);
+    await refused(s, 'POST', url, { relationships: { $contact: { replace: [ann.id] } } }, 400, 'unknown_field', 'relationships.$contact.replace');
+    await refused(s, 'POST', url, { relationships: { $contact: {} } }, 400, 'parameter_missing', 'relationships.$contact');
+    await refused(s, 'POST', url, { relationships: { $note: { add: note.id } } }, 400, 'unknown_relationship');
+    await refused(s, 'POST', `/v1/contacts/${ann.id}`, { relationships: { $note: { add: note.id } } }, 400, 'read_only_relationship', 'relationships.$note');
+    await refused(
+      s,
+      'POST',
+      '/v1/notes',
+      { fields: { $title: 'x' }, relationships: { $contact: acc.id } },
+      400,
+      'relationship_entity_missing',
+      'relationships.$contact',
+    );
+
+    const defs = await ok(s, 'GET', '/v1/notes/definitions');
+    assert.equal(defs.objectType, 'note');
+    assert.deepEqual(Object.keys(defs.fieldDefinitions), ['$title', '$content']);
+    assert.deepEqual(defs.fieldDefinitions.$title.valueType, 'TEXT');
+    assert.deepEqual(Object.keys(defs.relationshipDefinitions), ['$account', '$opportunity', '$createdBy', '$contact', 'deal']);
+    assert.deepEqual(
+      { ...defs.relationshipDefinitions.$contact, id: undefined },
+      { id: undefined, label: 'Contacts', description: null, cardinality: 'HAS_MANY', objectType: 'contact' },
+    );
+    assert.equal(defs.relationshipDefinitions.deal.cardinality, 'HAS_ONE');
+    assert.ok((await ok(s, 'GET', '/v1/contacts/definitions')).relationshipDefinitions.$note, 'contacts define their inverse $note');
+    const readOnly = await seedWorkspace(ctx(), { scopes: ['notes:create'] });
+    assert.equal((await api(readOnly.secret, 'GET', '/v1/notes/definitions')).statusCode, 403);
+  });
+
+  test('meetings: definitions in the shape of the others, with ids stable per workspace', async () => {
+    const s = await seedWorkspace(ctx());
+    const defs = await ok(s, 'GET', '/v1/meetings/definitions');
+    assert.equal(defs.objectType, 'meeting');
+    assert.deepEqual(Object.keys(defs.fieldDefinitions), [
+      '$title',
+      '$startDate',
+      '$endDate',
+      '$description',
+      '$meetingUrl',
+      '$organizerEmail',
+      '$attendeeEmails',
+      '$privacySetting',
+    ]);
+    assert.deepEqual(Object.fromEntries(Object.entries(defs.fieldDefinitions).map(([k, f]: [string, any]) => [k, f.valueType])), {
+      $title: 'TEXT',
+      $startDate: 'DATETIME',
+      $endDate: 'DATETIME',
+      $description: 'TEXT',
+      $meetingUrl: 'URL',
+      $organizerEmail: 'EMAIL',
+      $attendeeEmails: 'EMAIL',
+      $privacySetting: 'TEXT',
+    });
+    assert.deepEqual(defs.fieldDefinitions.$attendeeEmails.typeConfiguration, { multipleValues: true });
+    assert.deepEqual(Object.fromEntries(Object.entries(defs.relationshipDefinitions).map(([k, r]: [string, any]) => [k, `${r.cardinality} ${r.objectType}`])), {
+      $transcript: 'HAS_ONE file',
+      $contact: 'HAS_MANY contact',
+      $account: 'HAS_MANY account',
+      $opportunity: 'HAS_MANY opportunity',
+    });
+    // The relationships defined are those a meeting carries.
+    const meetings = await ok(s, 'GET', '/v1/meetings');
+    assert.equal(meetings.totalCount, 0);
+    assert.deepEqual(await ok(s, 'GET', '/v1/meetings/definitions'), defs, 'stable');
+    const other = await seedWorkspace(ctx());
+    assert.notEqual((await ok(other, 'GET', '/v1/meetings/definitions')).fieldDefinitions.$title.id, defs.fieldDefinitions.$title.id);
+    const noRead = await seedWorkspace(ctx(), { scopes: ['meetings:create'] });
+    assert.equal((await api(noRead.secret, 'GET', '/v1/meetings/definitions')).statusCode, 403);
   });
 
   test('tasks: $status one of four values, $assignedTo required, $createdBy on create only, custom relationships', async () => {

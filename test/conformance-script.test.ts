@@ -41,6 +41,11 @@ test('the cut keeps the operations both serve, matched by method and path templa
   assert.equal(retrieve.theirId, 'contact.retrieve');
   assert.equal(operationFor(cut.operations, 'GET', '/v1/contacts/definitions')!.theirId, 'contact.definitions');
   assert.equal(operationFor(cut.operations, 'POST', '/v1/contacts/con_1'), undefined);
+  // A path only Rolodex serves is not taken for the original's template it also fits.
+  const noDefinitions = cutOriginal({ ...original, paths: { '/v1/contacts/{contactId}': original.paths['/v1/contacts/{contactId}'] } }, ours);
+  assert.equal(operationFor(noDefinitions.operations, 'GET', '/v1/contacts/definitions')?.theirId, 'contact.retrieve', 'without ourOnly');
+  assert.equal(operationFor(noDefinitions.operations, 'GET', '/v1/contacts/definitions', noDefinitions.ourOnly), undefined);
+  assert.equal(operationFor(noDefinitions.operations, 'GET', '/v1/contacts/con_1', noDefinitions.ourOnly)?.theirId, 'contact.retrieve');
   const ok = retrieve.responses.get(200)!;
   assert.equal(ok({ id: 'con_1' }), true);
   assert.equal(ok({ id: 'con_1', extra: 1 }), false);

@@ -1,6 +1,7 @@
 // The e-mail endpoints on both databases: the send and draft checks in their order, what a send
 // stores (the e-mail, its outbox row, a TEXT body as escaped HTML), idempotent replays, the list's
-// order, count and shape, and the email_attachment file purpose.
+// order, count and shape, the limits (20 MiB per attachment, 500 recipients across to, cc and
+// bcc), and the email_attachment file purpose.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { call, eachDialect, seedWorkspace, type TestApp } from './helpers/app.ts';
@@ -17,7 +18,7 @@ async function rows(t: TestApp, table: 'emails' | 'email_outbox' | 'email_drafts
 await eachDialect('emails', (ctx) => {
   let w: EmailWorld;
   test('seed', async () => {
-    w = await seedEmailWorld(ctx());
+    w = await seedEmailWorld(ctx(), { bigFiles: true });
   });
 
   test('send and draft refuse, in order: workspace key, unknown mailbox, then each attachment', async () => {
@@ -200,15 +201,39 @@ await eachDialect('emails', (ctx) => {
     assertError(await call(t, world.keys.bob, 'GET', '/v1/emails/eml_00000000000000000000000000'), 404, 'resource_not_found');
   });
 
-  test('files: purpose email_attachment takes any valid type up to 3,145,728 bytes', async () => {
+  test('at most 500 recipients across to, cc and bcc together; an attachment of up to 20 MiB', async () => {
+    const t = ctx();
+    const from = w.addresses.full;
+    const addresses = (n: number, p: string) => Array.from({ length: n }, (_, i) => `${p}${i}@example.test`);
+    const counts = async () => [(await rows(t, 'emails', w.workspaceId)).length, (await rows(t, 'email_drafts', w.workspaceId)).length];
+    const before = await counts();
+    for (const op of [send, draft]) {
+      const over = sendBody(from, { to: addresses(200, 't'), cc: addresses(200, 'c'), bcc: addresses(101, 'b') });
+      assertError(await op(t, w.keys.ann, over), 400, 'invalid_value', 'bcc[100]');
+      assertError(await op(t, w.keys.ann, sendBody(from, { to: addresses(300, 't'), cc: addresses(201, 'c') })), 400, 'invalid_value', 'cc[200]');
+    }
+    assert.deepEqual(await counts(), before, 'nothing refused was stored');
+    const edge = sendBody(from, { to: addresses(200, 't'), cc: addresses(200, 'c'), bcc: addresses(100, 'b'), attachments: [w.files.edge] });
+    for (const op of [send, draft]) {
+      const res = await op(t, w.keys.ann, edge);
+      assert.equal(res.statusCode, 200, res.body);
+    }
+    assert.deepEqual(await counts(), [before[0]! + 1, before[1]! + 1]);
+    const item = (await call(t, w.keys.ann, 'GET', '/v1/emails?limit=1')).json().data[0];
+    assert.equal(item.fields.$to.value.length + item.fields.$cc.value.length + item.fields.$bcc.value.length, 500);
+    assert.deepEqual(item.relationships.$attachment.values, [w.files.edge]);
+    assertError(await send(t, w.keys.ann, sendBody(from, { attachments: [w.files.big] })), 400, 'file_too_large', 'attachments[0]');
+  });
+
+  test('files: purpose email_attachment takes any valid type up to 20,971,520 bytes (20 MiB)', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);
     for (const mimeType of ['image/png', 'application/x-custom', 'text/plain; charset=utf-8']) {
-      const ok = await call(t, s.secret, 'POST', '/v1/files', { filename: 'a', mimeType, sizeBytes: 3_145_728, purpose: 'email_attachment' });
+      const ok = await call(t, s.secret, 'POST', '/v1/files', { filename: 'a', mimeType, sizeBytes: 20_971_520, purpose: 'email_attachment' });
       assert.equal(ok.statusCode, 200, ok.body);
     }
     assertError(
-      await call(t, s.secret, 'POST', '/v1/files', { filename: 'a', mimeType: 'image/png', sizeBytes: 3_145_729, purpose: 'email_attachment' }),
+      await call(t, s.secret, 'POST', '/v1/files', { filename: 'a', mimeType: 'image/png', sizeBytes: 20_971_521, purpose: 'email_attachment' }),
       400,
       'file_too_large',
       'sizeBytes',

@@ -30,7 +30,9 @@ await eachDialect('retrieve of a record', (ctx) => {
     assert.equal(result.statusCode, 200, result.body);
     assert.deepEqual(result.json().relationships.$account.values, accounts);
     assert.deepEqual(result.json(), created.json());
-    const relationshipReads = statements.filter((s) => /entity_relationships/.test(s));
+    // Its own rows come with the record; the inverse ones (the notes naming the contact in their
+    // `$contact`) are read by target, alongside, in the same step.
+    const relationshipReads = statements.filter((s) => /entity_relationships/.test(s) && !/"r"\."target_id" in/.test(s));
     assert.equal(relationshipReads.length, 1, relationshipReads.join('\n'));
     assert.match(relationshipReads[0] ?? '', /from "records"/);
 

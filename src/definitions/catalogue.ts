@@ -43,7 +43,7 @@ export interface SystemRelationship {
 export interface SystemCatalogue {
   fields: Readonly<Record<string, SystemField>>;
   relationships: Readonly<Record<string, SystemRelationship>>;
-  /** What operators may add to the type (docs/activities.md): notes take nothing, tasks only relationships. */
+  /** What operators may add to the type (docs/activities.md): notes and tasks take only relationships. */
   custom?: { fields: boolean; relationships: boolean };
 }
 
@@ -124,6 +124,7 @@ export const SYSTEM_CATALOGUES: Readonly<Record<string, SystemCatalogue>> = {
       $account: { label: 'Accounts', objectType: 'account', cardinality: 'has_many', writable: 'yes', storage: own },
       $meeting: { label: 'Meetings', objectType: 'meeting', cardinality: 'has_many', writable: 'no', storage: { kind: 'derived' } },
       $files: files,
+      $note: readOnlyInverse('Notes', 'note', '$contact'),
     },
   },
   opportunity: {
@@ -154,8 +155,9 @@ export const SYSTEM_CATALOGUES: Readonly<Record<string, SystemCatalogue>> = {
       $opportunity: { label: 'Opportunities', objectType: 'opportunity', cardinality: 'has_many', writable: 'yes', storage: own },
       // The author: filled on create from the calling user, never written through the API.
       $createdBy: { label: 'Created by', objectType: 'member', cardinality: 'has_one', writable: 'no', storage: own },
+      $contact: { label: 'Contacts', objectType: 'contact', cardinality: 'has_many', writable: 'yes', storage: own },
     },
-    custom: { fields: false, relationships: false },
+    custom: { fields: false, relationships: true },
   },
   task: {
     fields: {

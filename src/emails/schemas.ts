@@ -4,9 +4,10 @@ import { type TSchema, Type } from '@sinclair/typebox';
 import { PURPOSE_RULES } from '../files/rules.ts';
 import { Envelope } from '../lib/paging.ts';
 
+/** Recipients of one e-mail: to, cc and bcc together (each list alone is held to it by its schema). */
 export const MAX_ADDRESSES = 500;
 export const MAX_ATTACHMENTS = 5;
-/** 3 MB (3,145,728 bytes): the limit of the email_attachment purpose, whatever a file's purpose. */
+/** 20 MiB (20,971,520 bytes): the limit of the email_attachment purpose, whatever a file's purpose. */
 export const MAX_ATTACHMENT_BYTES = PURPOSE_RULES.email_attachment.maxBytes;
 
 const Address = Type.String({ format: 'email', maxLength: 320, description: 'A bare e-mail address, without a display name.' });
@@ -23,7 +24,7 @@ const MessageBody = (minLength: number) =>
 
 const Attachments = Type.Array(Type.String({ minLength: 1, maxLength: 255 }), {
   maxItems: MAX_ATTACHMENTS,
-  description: `Ids of COMPLETED files of the workspace, at most ${MAX_ATTACHMENTS}, each at most 3 MB.`,
+  description: `Ids of COMPLETED files of the workspace, at most ${MAX_ATTACHMENTS}, each at most 20 MiB.`,
 });
 
 const From = Type.String({ format: 'email', maxLength: 320, description: 'The address of a mailbox of the calling user, compared ignoring case.' });
@@ -31,9 +32,9 @@ const From = Type.String({ format: 'email', maxLength: 320, description: 'The ad
 export const SendEmailBody = Type.Object(
   {
     from: From,
-    to: Addresses(1, '1 to 500 addresses.'),
-    cc: Type.Optional(Addresses(0, 'At most 500 addresses.')),
-    bcc: Type.Optional(Addresses(0, 'At most 500 addresses.')),
+    to: Addresses(1, 'At least 1 address; at most 500 recipients across to, cc and bcc.'),
+    cc: Type.Optional(Addresses(0, 'At most 500 recipients across to, cc and bcc.')),
+    bcc: Type.Optional(Addresses(0, 'At most 500 recipients across to, cc and bcc.')),
     subject: Type.String({ minLength: 1 }),
     messageBody: MessageBody(1),
     attachments: Type.Optional(Attachments),
@@ -44,9 +45,9 @@ export const SendEmailBody = Type.Object(
 export const DraftEmailBody = Type.Object(
   {
     from: From,
-    to: Type.Optional(Addresses(0, 'At most 500 addresses.')),
-    cc: Type.Optional(Addresses(0, 'At most 500 addresses.')),
-    bcc: Type.Optional(Addresses(0, 'At most 500 addresses.')),
+    to: Type.Optional(Addresses(0, 'At most 500 recipients across to, cc and bcc.')),
+    cc: Type.Optional(Addresses(0, 'At most 500 recipients across to, cc and bcc.')),
+    bcc: Type.Optional(Addresses(0, 'At most 500 recipients across to, cc and bcc.')),
     subject: Type.Optional(Type.String()),
     messageBody: Type.Optional(MessageBody(0)),
     attachments: Type.Optional(Attachments),
@@ -84,7 +85,7 @@ const fields = {
 const relationships = Type.Object(
   {
     $contact: rel('has_many', 'contact', 'Contacts whose $email holds any address of the e-mail (ignoring case), as of now.'),
-    $attachment: rel('has_many', 'file', 'Attached files; empty when accessLevel is METADATA.'),
+    $attachment: Type.Optional(rel('has_many', 'file', 'Attached files; absent when accessLevel is METADATA.')),
     $owner: rel('has_one', 'member', "The owner of the e-mail's mailbox."),
   },
   { additionalProperties: false },

@@ -13,7 +13,7 @@ import { findOwnMailbox, type MailboxRow } from '../mailboxes/repository.ts';
 import { contactsOf } from './contacts.ts';
 import { enqueue } from './outbox-repository.ts';
 import * as repo from './repository.ts';
-import { type DraftEmailBody, MAX_ATTACHMENT_BYTES, type SendEmailBody } from './schemas.ts';
+import { type DraftEmailBody, MAX_ADDRESSES, MAX_ATTACHMENT_BYTES, type SendEmailBody } from './schemas.ts';
 
 export type SendEmailInput = Static<typeof SendEmailBody>;
 export type DraftEmailInput = Static<typeof DraftEmailBody>;
@@ -53,7 +53,8 @@ export function toResource(ctx: Ctx, r: repo.EmailRow, links: { files: string[];
     },
     relationships: {
       $contact: { cardinality: 'has_many' as const, objectType: 'contact' as const, values: links.contacts },
-      $attachment: { cardinality: 'has_many' as const, objectType: 'file' as const, values: full ? links.files : [] },
+      // At METADATA the attachments are withheld by leaving the key out (docs/emails.md §Who reads what).
+      ...(full ? { $attachment: { cardinality: 'has_many' as const, objectType: 'file' as const, values: links.files } } : {}),
       $owner: { cardinality: 'has_one' as const, objectType: 'member' as const, values: [r.owner_id] },
     },
   };
@@ -98,7 +99,20 @@ async function ownMailbox(ctx: Ctx, userId: string, from: string): Promise<Mailb
   return mailbox;
 }
 
-/** Each attachment must be a COMPLETED file of the workspace of at most 3 MB; duplicates collapse. */
+/** At most MAX_ADDRESSES recipients across to, cc and bcc; `param` names the first one over. */
+function checkRecipients(input: { to?: string[] | undefined; cc?: string[] | undefined; bcc?: string[] | undefined }): void {
+  let n = 0;
+  for (const list of ['to', 'cc', 'bcc'] as const) {
+    const addresses = input[list] ?? [];
+    if (n + addresses.length > MAX_ADDRESSES)
+      throw new AppError('invalid_value', `An e-mail has at most ${MAX_ADDRESSES} recipients across to, cc and bcc.`, {
+        param: `${list}[${MAX_ADDRESSES - n}]`,
+      });
+    n += addresses.length;
+  }
+}
+
+/** Each attachment must be a COMPLETED file of the workspace of at most 20 MiB; duplicates collapse. */
 async function checkAttachments(ctx: Ctx, ids: string[]): Promise<string[]> {
   const out: string[] = [];
   for (const [i, id] of ids.entries()) {
@@ -117,6 +131,7 @@ async function checkAttachments(ctx: Ctx, ids: string[]): Promise<string[]> {
 
 export async function sendEmail(ctx: Ctx, input: SendEmailInput) {
   const userId = requireUser(ctx);
+  checkRecipients(input);
   const mailbox = await ownMailbox(ctx, userId, input.from);
   const files = await checkAttachments(ctx, input.attachments ?? []);
   const at = isoNow(ctx.now);
@@ -153,6 +168,7 @@ export async function draftEmail(ctx: Ctx, input: DraftEmailInput) {
   const filled =
     [input.to, input.cc, input.bcc, input.attachments].some((a) => (a?.length ?? 0) > 0) || Boolean(input.subject) || Boolean(input.messageBody?.content);
   if (!filled) throw new AppError('parameter_missing', 'A draft needs at least one of to, cc, bcc, subject, messageBody or attachments besides from.');
+  checkRecipients(input);
   const mailbox = await ownMailbox(ctx, userId, input.from);
   const files = await checkAttachments(ctx, input.attachments ?? []);
   const at = isoNow(ctx.now);

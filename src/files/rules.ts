@@ -19,7 +19,7 @@ export const PURPOSE_RULES: Record<Purpose, { mimeTypes: readonly string[] | nul
   knowledge_user: { mimeTypes: KNOWLEDGE_TYPES, maxBytes: 100 * MB },
   knowledge_workspace: { mimeTypes: KNOWLEDGE_TYPES, maxBytes: 100 * MB },
   // The attachment limit of e-mails (docs/emails.md), checked again when an e-mail is sent.
-  email_attachment: { mimeTypes: null, maxBytes: 3 * MB },
+  email_attachment: { mimeTypes: null, maxBytes: 20 * MB },
 };
 
 // RFC 9110 tokens for type and subtype, then optional `; name=value` parameters.

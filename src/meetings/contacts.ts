@@ -1,15 +1,19 @@
-// `autoCreateRecords` (docs/meetings.md §Contacts created for attendees): inside the create
+// `autoCreateRecords` (docs/meetings.md §Records created for attendees): inside the create
 // transaction, each organizer or attendee address that matches no member and no contact becomes
 // a contact (`$email` = [address]) linked to every account whose `$website` host is the
-// address's domain. Written as every writer of records writes (docs/records.md): the row in the
-// stored format, its value-index rows and trigrams, its place in the ranked listing, its relationship rows.
+// address's domain; a domain no account has, unless a public mail provider's, first becomes an
+// account of its own (`$name` the domain, `$website` its https address), one per domain, which the
+// new contacts of that domain are linked to. Written as every writer of records writes
+// (docs/records.md): the row in the stored format, its value-index rows and trigrams, its place in
+// the ranked listing, its relationship rows.
 import { lockScope, rankInsert } from '../db/rank.ts';
-import { loadDefinitions } from '../definitions/service.ts';
+import { loadDefinitions, type TypeDefinitions } from '../definitions/service.ts';
 import type { Ctx } from '../lib/context.ts';
 import { foldText } from '../lib/fold.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import { valueRows } from '../records/index-values.ts';
 import { contactIdsByEmails, RECORDS, replaceRelationships, writeValueIndex } from '../records/repository.ts';
+import { isMailProvider } from './mail-providers.ts';
 import { accountsByHosts, memberEmails } from './repository.ts';
 
 /** The domain of an address, folded: what follows its last `@`. */
@@ -17,7 +21,39 @@ function domainOf(folded: string): string {
   return folded.slice(folded.lastIndexOf('@') + 1);
 }
 
-/** Creates the missing contacts for `addresses` (as written); returns their ids. */
+async function definitions(ctx: Ctx, objectType: string): Promise<TypeDefinitions> {
+  const defs = await loadDefinitions(ctx, { objectType });
+  if (!defs) throw new Error(`the ${objectType} definitions are missing`);
+  return defs;
+}
+
+/** Inserts new records of one kind (their rows, value index and ranked places); returns their ids. */
+async function insertRecords(ctx: Ctx, kind: 'contact' | 'account', all: ReadonlyArray<Record<string, unknown>>): Promise<string[]> {
+  if (all.length === 0) return [];
+  const ws = ctx.actor.workspaceId;
+  const defs = await definitions(ctx, kind);
+  const at = isoNow(ctx.now);
+  await lockScope(ctx.db, RECORDS, [ws, kind]);
+  const ids: string[] = [];
+  for (const values of all) {
+    const id = newId(kind === 'contact' ? 'con' : 'acc', ctx.now);
+    await ctx.db
+      .insertInto('records')
+      .values({ id, workspace_id: ws, kind, external_id: null, fields: JSON.stringify(values), created_at: at, updated_at: at })
+      .execute();
+    await writeValueIndex(ctx.db, defs, [], valueRows(ws, defs, id, values));
+    ids.push(id);
+  }
+  await rankInsert(
+    ctx.db,
+    RECORDS,
+    [ws, kind],
+    ids.map((id) => ({ ts: at, id })),
+  );
+  return ids;
+}
+
+/** Creates the missing contacts for `addresses` (as written), and the accounts of their unknown domains; returns the contacts' ids. */
 export async function createMissingContacts(ctx: Ctx, addresses: readonly string[]): Promise<string[]> {
   const ws = ctx.actor.workspaceId;
   const byFolded = new Map<string, string>();
@@ -28,21 +64,22 @@ export async function createMissingContacts(ctx: Ctx, addresses: readonly string
   const known = await contactIdsByEmails(ctx.db, ws, folded);
   const missing = folded.filter((e) => !members.has(e) && !known.has(e));
   if (missing.length === 0) return [];
-  const defs = await loadDefinitions(ctx, { objectType: 'contact' });
-  if (!defs) throw new Error('the contact definitions are missing');
   const accounts = await accountsByHosts(ctx.db, ws, missing.map(domainOf));
-  const at = isoNow(ctx.now);
-  await lockScope(ctx.db, RECORDS, [ws, 'contact']);
-  const ids: string[] = [];
+  const newDomains = [...new Set(missing.map(domainOf))].filter((d) => !accounts.has(d) && !isMailProvider(d));
+  const made = await insertRecords(
+    ctx,
+    'account',
+    newDomains.map((d) => ({ $name: d, $website: [`https://${d}`] })),
+  );
+  newDomains.forEach((d, i) => accounts.set(d, [made[i] as string]));
+  const ids = await insertRecords(
+    ctx,
+    'contact',
+    missing.map((email) => ({ $email: [byFolded.get(email) as string] })),
+  );
   const touched = new Set<string>();
-  for (const email of missing) {
-    const id = newId('con', ctx.now);
-    const values = { $email: [byFolded.get(email) as string] };
-    await ctx.db
-      .insertInto('records')
-      .values({ id, workspace_id: ws, kind: 'contact', external_id: null, fields: JSON.stringify(values), created_at: at, updated_at: at })
-      .execute();
-    await writeValueIndex(ctx.db, defs, [], valueRows(ws, defs, id, values));
+  for (const [i, email] of missing.entries()) {
+    const id = ids[i] as string;
     const linked = accounts.get(domainOf(email)) ?? [];
     await replaceRelationships(
       ctx.db,
@@ -50,19 +87,12 @@ export async function createMissingContacts(ctx: Ctx, addresses: readonly string
       linked.map((target_id, position) => ({ source_id: id, name: '$account', object_type: 'account', target_id, position })),
     );
     for (const a of linked) touched.add(a);
-    ids.push(id);
   }
-  await rankInsert(
-    ctx.db,
-    RECORDS,
-    [ws, 'contact'],
-    ids.map((id) => ({ ts: at, id })),
-  );
   // A new account–contact link moves both records' updatedAt (docs/records.md).
   if (touched.size > 0)
     await ctx.db
       .updateTable('records')
-      .set({ updated_at: at })
+      .set({ updated_at: isoNow(ctx.now) })
       .where('id', 'in', [...touched])
       .execute();
   return ids;

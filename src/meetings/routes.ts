@@ -6,6 +6,8 @@ import type { FastifyInstance } from 'fastify';
 import type { PluginOptions } from '../http/context.ts';
 import { serviceContext } from '../http/service-context.ts';
 import { PageQuery } from '../lib/paging.ts';
+import { Definitions } from '../records/entity-schemas.ts';
+import { meetingDefinitions } from './definitions.ts';
 import { CreateMeetingBody, Meeting, MeetingList, MeetingParams, UpdateMeetingBody } from './schemas.ts';
 import * as service from './service.ts';
 
@@ -65,5 +67,14 @@ export async function meetingRoutes(base: FastifyInstance, opts: PluginOptions):
       schema: { summary: 'List meetings, newest start first', tags: ['Meetings'], querystring: PageQuery, response: { 200: MeetingList } },
     },
     (request) => service.listMeetings(ctx(request), request.query),
+  );
+
+  app.get(
+    '/v1/meetings/definitions',
+    {
+      config: { operation: 'getMeetingDefinitions', scopes: ['meetings:read'], category: 'Read' },
+      schema: { summary: 'The field and relationship definitions of meetings', tags: ['Meetings'], response: { 200: Definitions } },
+    },
+    (request) => meetingDefinitions(ctx(request)),
   );
 }

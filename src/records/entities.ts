@@ -22,12 +22,12 @@ export interface EntityType {
   article: 'a' | 'an';
   /** Whether lists hold records of the type (docs/lists). */
   listable: boolean;
-  /** Whether the type has GET /v1/<plural>/definitions (notes have none). */
+  /** Whether the type has GET /v1/<plural>/definitions. */
   definitions: boolean;
   /** Whether a create must name relationships (a required one). */
   createNeedsRelationships: boolean;
-  /** Update operations: `any` ({add, remove} or {replace}); `single`: {add} or {remove} only (notes). */
-  updateOperations: 'any' | 'single';
+  /** Update operations: `any` ({add, remove} or {replace}); `addRemove`: {add, remove} only, no replace (notes). */
+  updateOperations: 'any' | 'addRemove';
 }
 
 const base = { listable: false, definitions: true, createNeedsRelationships: false, updateOperations: 'any' } as const;
@@ -37,7 +37,7 @@ export const ENTITY_TYPES: Readonly<Record<RecordKind, EntityType & { objectType
   contact: { ...base, objectType: 'contact', idKind: 'con', plural: 'contacts', article: 'a', listable: true },
   opportunity: { ...base, objectType: 'opportunity', idKind: 'opp', plural: 'opportunities', article: 'an', listable: true, createNeedsRelationships: true },
   task: { ...base, objectType: 'task', idKind: 'tsk', plural: 'tasks', article: 'a', createNeedsRelationships: true },
-  note: { ...base, objectType: 'note', idKind: 'nte', plural: 'notes', article: 'a', definitions: false, updateOperations: 'single' },
+  note: { ...base, objectType: 'note', idKind: 'nte', plural: 'notes', article: 'a', updateOperations: 'addRemove' },
 };
 
 /** The engine's view of a custom object type: records with ids `rec_…`, every definition operators added. */

@@ -123,16 +123,16 @@ export const UpdateBody = Type.Object(
   { additionalProperties: false },
 );
 
-/** Notes: each relationship takes {add} or {remove}, never both, never replace. */
-const SingleOperation = Type.Object(
+/** Notes: each relationship takes add, remove or both, never replace. */
+const AddRemoveOperation = Type.Object(
   { add: Type.Optional(Ids), remove: Type.Optional(Ids) },
-  { additionalProperties: false, description: '{add} or {remove} (not both).' },
+  { additionalProperties: false, description: '{add}, {remove} or both; the same id in both is conflicting_membership_change.' },
 );
 
-export const UpdateBodySingle = Type.Object(
+export const UpdateBodyAddRemove = Type.Object(
   {
     fields: Type.Optional(WriteFields),
-    relationships: Type.Optional(Type.Record(Type.String(), SingleOperation, { description: 'Relationship key → an operation.' })),
+    relationships: Type.Optional(Type.Record(Type.String(), AddRemoveOperation, { description: 'Relationship key → an operation.' })),
   },
   { additionalProperties: false },
 );

@@ -17,7 +17,7 @@ import {
   EntitySchema,
   RecordIdParams,
   UpdateBody,
-  UpdateBodySingle,
+  UpdateBodyAddRemove,
 } from './entity-schemas.ts';
 import { createRecord, updateRecord } from './entity-writes.ts';
 
@@ -65,7 +65,7 @@ export async function recordRoutes(base: FastifyInstance, opts: PluginOptions): 
           summary: `Update the fields and relationships of ${article} ${objectType}`,
           tags,
           params: RecordIdParams,
-          body: type.updateOperations === 'single' ? UpdateBodySingle : UpdateBody,
+          body: type.updateOperations === 'addRemove' ? UpdateBodyAddRemove : UpdateBody,
           response: { 200: Entity },
         },
       },

@@ -67,14 +67,15 @@ export function checkCreateRelationships(defs: TypeDefinitions, raw: Record<stri
 
 const OPERATION_KEYS = new Set(['add', 'remove', 'replace']);
 
-const SINGLE_KEYS = new Set(['add', 'remove']);
+const ADD_REMOVE_KEYS = new Set(['add', 'remove']);
 
 /**
  * The relationships of an update: each key an operation object {add, remove} or {replace}; with
- * `single` (notes), {add} or {remove}: both → invalid_value, replace → unknown_field.
+ * `addRemove` (notes), {add}, {remove} or both, and replace → unknown_field. The same id in add
+ * and remove → conflicting_membership_change.
  */
-export function checkUpdateRelationships(defs: TypeDefinitions, raw: Record<string, unknown>, operations: 'any' | 'single' = 'any'): RelationshipWrite[] {
-  const known = operations === 'single' ? SINGLE_KEYS : OPERATION_KEYS;
+export function checkUpdateRelationships(defs: TypeDefinitions, raw: Record<string, unknown>, operations: 'any' | 'addRemove' = 'any'): RelationshipWrite[] {
+  const known = operations === 'addRemove' ? ADD_REMOVE_KEYS : OPERATION_KEYS;
   return Object.entries(raw).map(([key, v]) => {
     const def = defs.relationships.get(key) as RelationshipDef;
     const param = `relationships.${key}`;
@@ -83,8 +84,6 @@ export function checkUpdateRelationships(defs: TypeDefinitions, raw: Record<stri
       if (!known.has(k)) throw new AppError('unknown_field', `"${param}.${k}" is not ${[...known].join(', ')}.`, { param: `${param}.${k}` });
     const has = (k: string) => Object.hasOwn(op, k);
     if (!has('add') && !has('remove') && !has('replace')) throw new AppError('parameter_missing', `"${param}" needs ${[...known].join(' or ')}.`, { param });
-    if (operations === 'single' && has('add') && has('remove'))
-      throw new AppError('invalid_value', `"${param}": give either add or remove, not both.`, { param });
     if (has('replace') && (has('add') || has('remove')))
       throw new AppError('invalid_value', `"${param}": replace cannot be combined with add or remove.`, { param: `${param}.replace` });
     if (has('replace')) {

@@ -66,6 +66,8 @@ export const SCOPE_TABLE: Record<string, readonly Scope[]> = {
   updateObjectRecord: ['custom_objects:update'],
   getChannel: ['channels:read'],
   listChannels: ['channels:read'],
+  getNoteDefinitions: ['notes:read'],
+  getMeetingDefinitions: ['meetings:read'],
 };
 
 /** The path segment before an id parameter names the kind of the id. */
@@ -144,8 +146,14 @@ export const BODIES: Record<string, (c: Canary) => unknown> = {
     attachments: [c.ids.file],
   }),
   draftEmail: (c) => ({ from: c.mailbox, subject: `draft ${c.tag}`, messageBody: { content: `<p>draft ${c.tag}</p>` }, attachments: [c.ids.file] }),
-  createNote: (c) => ({ fields: { $title: `made ${c.tag}`, $content: 'body' }, relationships: { $account: [c.ids.account], $opportunity: c.ids.opportunity } }),
-  updateNote: (c) => ({ fields: { $title: `renamed ${c.tag}` }, relationships: { $account: { add: [c.ids.account] } } }),
+  createNote: (c) => ({
+    fields: { $title: `made ${c.tag}`, $content: 'body' },
+    relationships: { $account: [c.ids.account], $opportunity: c.ids.opportunity, $contact: [c.ids.contact] },
+  }),
+  updateNote: (c) => ({
+    fields: { $title: `renamed ${c.tag}` },
+    relationships: { $account: { add: [c.ids.account] }, $contact: { add: c.ids.contact, remove: [] } },
+  }),
   createTask: (c) => ({ fields: { $title: `made ${c.tag}`, $status: 'TODO' }, relationships: { $assignedTo: c.userId, $account: c.ids.account } }),
   createObjectRecord: (c) => ({ fields: { name: `made ${c.tag}` }, relationships: { client: c.ids.account } }),
   updateObjectRecord: (c) => ({ fields: { name: `renamed ${c.tag}` }, relationships: { client: { replace: c.ids.account } } }),

@@ -26,12 +26,13 @@ export interface EmailWorld {
   /** ann owns `full` (others see FULL) and `meta` (others see METADATA); bob owns `bob`. */
   addresses: { full: string; meta: string; bob: string };
   mailboxes: { full: string; meta: string; bob: string };
-  files: { small: string; second: string; big: string; pending: string };
+  files: { small: string; second: string; big: string; edge: string; pending: string };
   smallBytes: Buffer;
 }
 
 /** Files of these sizes, imported as COMPLETED api files; the pending one is made through the API. */
-export async function seedEmailWorld(t: TestApp, opts: { scopes?: Parameters<typeof keyFor>[3] } = {}): Promise<EmailWorld> {
+/** `bigFiles`: also files of exactly the attachment limit (`edge`) and one byte over it (`big`); otherwise both are ''. */
+export async function seedEmailWorld(t: TestApp, opts: { scopes?: Parameters<typeof keyFor>[3]; bigFiles?: boolean } = {}): Promise<EmailWorld> {
   const db = t.deps.db.kysely;
   const tag = randomBytes(4).toString('hex');
   const ws = await createWorkspace(systemCtx(db), { name: `Emails ${tag}` });
@@ -39,7 +40,11 @@ export async function seedEmailWorld(t: TestApp, opts: { scopes?: Parameters<typ
   const smallBytes = Buffer.from(`attachment bytes ${tag}\n`);
   writeFileSync(join(dir, 'small.txt'), smallBytes);
   writeFileSync(join(dir, 'second.bin'), randomBytes(70_000));
-  writeFileSync(join(dir, 'big.bin'), Buffer.alloc(3 * 1024 * 1024 + 1, 7));
+  const LIMIT = 20 * 1024 * 1024;
+  if (opts.bigFiles) {
+    writeFileSync(join(dir, 'edge.bin'), Buffer.alloc(LIMIT, 7));
+    writeFileSync(join(dir, 'big.bin'), Buffer.alloc(LIMIT + 1, 7));
+  }
   const addresses = { full: `ann-${tag}@acme.test`, meta: `ann.private-${tag}@acme.test`, bob: `bob-${tag}@acme.test` };
   try {
     const imported = await importInto(t, ws.id, [
@@ -50,7 +55,16 @@ export async function seedEmailWorld(t: TestApp, opts: { scopes?: Parameters<typ
       { object: 'mailbox', externalId: 'mb-bob', user: 'u-bob', address: addresses.bob, othersSee: 'FULL' },
       { object: 'file', externalId: 'f-small', source: 'api', filename: 'notes.txt', mimeType: 'text/plain', path: join(dir, 'small.txt') },
       { object: 'file', externalId: 'f-second', source: 'api', filename: 'data.bin', mimeType: 'application/octet-stream', path: join(dir, 'second.bin') },
-      { object: 'file', externalId: 'f-big', source: 'api', filename: 'big.bin', mimeType: 'application/octet-stream', path: join(dir, 'big.bin') },
+      ...(opts.bigFiles
+        ? ['edge', 'big'].map((n) => ({
+            object: 'file',
+            externalId: `f-${n}`,
+            source: 'api',
+            filename: `${n}.bin`,
+            mimeType: 'application/octet-stream',
+            path: join(dir, `${n}.bin`),
+          }))
+        : []),
     ]);
     const id = (object: string, ext: string) => imported.ids[object]?.[ext] as string;
     const users = { ann: id('user', 'u-ann'), bob: id('user', 'u-bob') };
@@ -69,7 +83,13 @@ export async function seedEmailWorld(t: TestApp, opts: { scopes?: Parameters<typ
       keys,
       addresses,
       mailboxes: { full: id('mailbox', 'mb-full'), meta: id('mailbox', 'mb-meta'), bob: id('mailbox', 'mb-bob') },
-      files: { small: id('file', 'f-small'), second: id('file', 'f-second'), big: id('file', 'f-big'), pending: pending.json().id },
+      files: {
+        small: id('file', 'f-small'),
+        second: id('file', 'f-second'),
+        big: id('file', 'f-big') ?? '',
+        edge: id('file', 'f-edge') ?? '',
+        pending: pending.json().id,
+      },
       smallBytes,
     };
   } finally {
