@@ -7,6 +7,7 @@ import { Authenticator } from './auth/authenticator.ts';
 import { openDb } from './db/database.ts';
 import type { Db } from './db/types.ts';
 import { migrate } from './db/migrate.ts';
+import { takeMigrationNotes } from './db/migration-notes.ts';
 import { refreshStatistics } from './db/statistics.ts';
 import type { Deps } from './http/context.ts';
 import { createMetrics } from './metrics/registry.ts';
@@ -20,6 +21,8 @@ export async function openDatabase(config: Config, logger?: Logger, opts: { writ
   try {
     const applied = await migrate(db);
     if (applied.length > 0) logger?.info({ applied }, 'migrations applied');
+    // What data migrations changed, and what they had to keep as it was (src/db/migration-notes.ts).
+    for (const note of takeMigrationNotes()) logger?.info({ migration: note.migration, ...note.counts }, note.message);
     await refreshStatistics(db);
   } catch (err) {
     await db.close();

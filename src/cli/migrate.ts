@@ -1,6 +1,7 @@
 import { loadConfig } from '../config.ts';
 import { openDb } from '../db/database.ts';
 import { migrate } from '../db/migrate.ts';
+import { takeMigrationNotes } from '../db/migration-notes.ts';
 import { type Io, parse, print } from './io.ts';
 
 export const usage = `rolodex migrate [--json]`;
@@ -11,7 +12,9 @@ export async function run(args: string[], io: Io): Promise<void> {
   const db = openDb({ dataDir: config.dataDir, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}) });
   try {
     const applied = await migrate(db);
-    print(io, values.json as boolean, { applied }, applied.length ? `applied ${applied.join(', ')}` : 'database is up to date');
+    const notes = takeMigrationNotes();
+    const text = [applied.length ? `applied ${applied.join(', ')}` : 'database is up to date', ...notes.map((n) => `${n.migration}: ${n.message}`)].join('\n');
+    print(io, values.json as boolean, notes.length > 0 ? { applied, notes } : { applied }, text);
   } finally {
     await db.close();
   }

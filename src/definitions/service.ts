@@ -123,7 +123,7 @@ export function cachedDefinitions(ctx: Ctx, objectType: string): TypeDefinitions
 }
 
 /** The definitions as stored now, merged with the catalogue (no cache). Shared by every caller: never modified. */
-async function buildDefinitions(ctx: Ctx, objectType: string): Promise<TypeDefinitions | null> {
+export async function buildDefinitions(ctx: Ctx, objectType: string): Promise<TypeDefinitions | null> {
   const ws = ctx.actor.workspaceId;
   // A custom object type has no system definitions, only what operators added.
   const catalogue = SYSTEM_CATALOGUES[objectType] ?? ((await repo.findObjectType(ctx.db, ws, objectType)) ? NO_SYSTEM_DEFINITIONS : null);

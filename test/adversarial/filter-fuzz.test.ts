@@ -89,11 +89,14 @@ await eachDialect('filter fuzz', (ctx) => {
       await addOption(c, { objectType: type, fieldKey: 'tier', label: 'Gold' });
       await addField(c, { objectType: type, key: 'tags', label: 'Tags', valueType: 'MULTI_SELECT' });
       await addField(c, { objectType: type, key: 'site', label: 'Site', valueType: 'URL' });
+      // Filter values read into the stored forms first (E.164, profile URLs): fuzzed as well.
+      await addField(c, { objectType: type, key: 'phone', label: 'Phone', valueType: 'TELEPHONE', defaultCountry: 'DE' });
+      await addField(c, { objectType: type, key: 'handle', label: 'Handle', valueType: 'SOCIAL_HANDLE', handleService: 'TWITTER' });
     }
     await addField(c, { objectType: SLUG, key: 'name', label: 'Name', valueType: 'TEXT' });
     await addRelationship(c, { objectType: SLUG, key: 'owner_account', label: 'Account', cardinality: 'has_one', targetType: 'account' });
     const acc = await call(t, secret, 'POST', '/v1/accounts', {
-      fields: { $name: "O'Hare % _ Inc", seats: 12, vip: true, tier: 'Gold', site: 'https://ohare.example' },
+      fields: { $name: "O'Hare % _ Inc", seats: 12, vip: true, tier: 'Gold', site: 'https://ohare.example', phone: '030 1234567', handle: '@ohare' },
     });
     assert.equal(acc.statusCode, 200, acc.body);
     ids.push(acc.json().id);
@@ -166,7 +169,24 @@ await eachDialect('filter fuzz', (ctx) => {
               '[greaterThanOrEqual]',
               '[-lessThanOrEqual]',
             ),
-            fc.constantFrom('', '12', 'Gold', ' gOLD ', 'true', 'a', "O'Hare", '%', '_', '\\', '2026-03-01T10:00:00Z', ...ids),
+            fc.constantFrom(
+              '',
+              '12',
+              'Gold',
+              ' gOLD ',
+              'true',
+              'a',
+              "O'Hare",
+              '%',
+              '_',
+              '\\',
+              '2026-03-01T10:00:00Z',
+              '030 123',
+              '+49 (30) 1234567 x9',
+              '@ohare',
+              'https://x.com/',
+              ...ids,
+            ),
           ),
           { minLength: 1, maxLength: 2 },
         );
