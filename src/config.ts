@@ -55,6 +55,14 @@ export interface Config {
   /** Every header name accepted as the version header, as configured; Service-Version among them. */
   versionHeaders: string[];
   mail: MailConfig;
+  /** PostgreSQL: the server's limit on one statement of `serve`, and the process's wait for an answer (+1 s); 0: none (docs/reliability.md §Lost connections). */
+  databaseStatementTimeoutMs: number;
+  /** How long /readyz waits for the database's answer before it answers 503. */
+  readinessTimeoutMs: number;
+  /** /healthz fails when a transaction has waited this long for a connection (docs/deploy.md §Probes). */
+  livenessStallMs: number;
+  /** How long a Redis command of the rate limiter may take before the local buckets answer. */
+  redisCommandTimeoutMs: number;
 }
 
 /** A wrong environment variable; `param` names it. */
@@ -211,5 +219,9 @@ export function loadConfig(env: Env = process.env): Config {
     sweepIntervalSeconds: int(env, 'SWEEP_INTERVAL_SECONDS', 60, 1, 86400),
     versionHeaders: versionHeaders(env),
     mail: mail(env),
+    databaseStatementTimeoutMs: int(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 5000, 0, 3_600_000),
+    readinessTimeoutMs: int(env, 'READINESS_TIMEOUT_MS', 2000, 100, 60_000),
+    livenessStallMs: int(env, 'LIVENESS_STALL_MS', 30_000, 100, 3_600_000),
+    redisCommandTimeoutMs: int(env, 'REDIS_COMMAND_TIMEOUT_MS', 20, 1, 10_000),
   };
 }
