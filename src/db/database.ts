@@ -91,7 +91,9 @@ function openPostgres(databaseUrl: string, schema: string | undefined, poolSize:
       if (clients[lane] !== old) return;
       clients[lane] = client(lane === 'shared' ? PIPELINED : transactions);
       abandon(old);
-      old.end({ timeout: 0 }).catch(() => {});
+      // Ended gently: a connection still opening (postgres.js then reads the server's types in a
+      // promise nobody handles) is not torn down under it; one that stays wedged goes after a minute.
+      old.end({ timeout: 60 }).catch(() => {});
     },
   };
   return { clients, gate: new TransactionGate(transactions) };
