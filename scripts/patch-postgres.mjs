@@ -12,6 +12,9 @@
 //   Now a close forgets the pending write.
 // - A connection that closed while a transaction held it went back to the idle connections on
 //   release, with no socket and nothing to open it again. Now it stays closed until needed.
+// - A connection that closed while it read the server's array types (the first thing a new
+//   connection does) rejected a promise nobody handled. The statement it was opened for is failed
+//   by the close itself; now that promise's rejection is handled.
 //
 // The script fails the install when it finds neither the code it mends nor its mends, so that an
 // upgrade of postgres.js is looked at.
@@ -55,20 +58,29 @@ const RELEASE_MENDED = `
         : onopen(c)
     }`;
 
+const TYPES = `
+        return fetchArrayTypes()
+`;
+const TYPES_MENDED = `
+        return fetchArrayTypes().catch(() => {}) // ${MARK}: closed while reading types, the statement failed already
+`;
+
 /** [code, mended code, how many times it appears] for each file of the package that is mended. */
 const MENDS = {
   'src/connection.js': [
     [NEXT_WRITE, NEXT_WRITE_MENDED, 1],
     [CANCEL, CANCEL_MENDED, 2],
+    [TYPES, TYPES_MENDED, 1],
   ],
   'src/index.js': [[RELEASE, RELEASE_MENDED, 1]],
 };
 
 /** The mended source, or null when it is not the code the mends were written for. */
 export function mend(file, source) {
-  if (source.includes(MARK)) return source;
   let out = source;
   for (const [code, mended, times] of MENDS[file]) {
+    // Each mend once: a file mended by an earlier version of this script takes the newer mends only.
+    if (out.split(mended).length - 1 === times) continue;
     if (out.split(code).length - 1 !== times) return null;
     out = out.replaceAll(code, mended);
   }

@@ -66,7 +66,7 @@ export async function buildApp(config: Config, deps: Deps): Promise<FastifyInsta
   await installOpenApi(app);
 
   const opts: PluginOptions = { config, deps, links: createLinks(config.publicAppUrl), metrics };
-  await app.register(healthRoutes(deps, [() => deps.blobs.ping()]));
+  await app.register(healthRoutes(deps, [() => deps.blobs.ping()], { readinessTimeoutMs: config.readinessTimeoutMs, stallMs: config.livenessStallMs }));
   await app.register(authRoutes);
   await app.register(listRoutes, opts);
   await app.register(messageRoutes, opts);

@@ -57,6 +57,14 @@ export interface Config {
   mail: MailConfig;
   /** Whether /mcp is served (docs/mcp.md). */
   mcp: boolean;
+  /** PostgreSQL: the server's limit on one statement of `serve`, and the process's wait for an answer (+1 s); 0: none (docs/reliability.md §Lost connections). */
+  databaseStatementTimeoutMs: number;
+  /** How long /readyz waits for the database's answer before it answers 503. */
+  readinessTimeoutMs: number;
+  /** /healthz fails when a transaction has waited this long for a connection (docs/deploy.md §Probes). */
+  livenessStallMs: number;
+  /** How long a Redis command of the rate limiter may take before the local buckets answer. */
+  redisCommandTimeoutMs: number;
 }
 
 /** A wrong environment variable; `param` names it. */
@@ -226,5 +234,9 @@ export function loadConfig(env: Env = process.env): Config {
     versionHeaders: versionHeaders(env),
     mail: mail(env),
     mcp: onOff(env, 'MCP', true),
+    databaseStatementTimeoutMs: int(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 5000, 0, 3_600_000),
+    readinessTimeoutMs: int(env, 'READINESS_TIMEOUT_MS', 2000, 100, 60_000),
+    livenessStallMs: int(env, 'LIVENESS_STALL_MS', 30_000, 100, 3_600_000),
+    redisCommandTimeoutMs: int(env, 'REDIS_COMMAND_TIMEOUT_MS', 25, 1, 10_000),
   };
 }

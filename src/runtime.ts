@@ -16,8 +16,14 @@ import { createRateLimiter } from './rate-limit/factory.ts';
 import { createBlobStore } from './blobs/index.ts';
 import type { BlobStore } from './blobs/blob-store.ts';
 
-export async function openDatabase(config: Config, logger?: Logger, opts: { writerThread?: boolean } = {}): Promise<Db> {
-  const db = openDb({ dataDir: config.dataDir, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}), ...opts });
+/**
+ * The database, migrated. With `statementTimeoutMs` (the server's, on PostgreSQL) the migrations
+ * run first on a connection without it, since building an index may take longer.
+ */
+export async function openDatabase(config: Config, logger?: Logger, opts: { writerThread?: boolean; statementTimeoutMs?: number } = {}): Promise<Db> {
+  const { statementTimeoutMs, ...rest } = opts;
+  const limited = Boolean(statementTimeoutMs && config.databaseUrl);
+  const db = openDb({ dataDir: config.dataDir, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}), ...rest });
   try {
     const applied = await migrate(db);
     if (applied.length > 0) logger?.info({ applied }, 'migrations applied');
@@ -28,7 +34,9 @@ export async function openDatabase(config: Config, logger?: Logger, opts: { writ
     await db.close();
     throw err;
   }
-  return db;
+  if (!limited) return db;
+  await db.close();
+  return openDb({ dataDir: config.dataDir, databaseUrl: config.databaseUrl!, statementTimeoutMs: statementTimeoutMs! });
 }
 
 /** S3 when configured, else local disk under DATA_DIR/blobs. */
@@ -39,9 +47,10 @@ export function openBlobStore(config: Config): Promise<BlobStore> {
 
 /** `worker`: a cluster worker, whose primary has migrated already and keeps the local rate limits. */
 export async function openDeps(config: Config, logger: Logger, opts: { worker?: boolean } = {}): Promise<Deps> {
+  const statementTimeoutMs = config.databaseStatementTimeoutMs;
   const db = opts.worker
-    ? openDb({ dataDir: config.dataDir, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}) })
-    : await openDatabase(config, logger);
+    ? openDb({ dataDir: config.dataDir, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}), statementTimeoutMs })
+    : await openDatabase(config, logger, { statementTimeoutMs });
   const metrics = createMetrics();
   if (opts.worker) metrics.text = clusterMetricsText(metrics.registry);
   const rateLimiter = await createRateLimiter(config, logger, { metrics, worker: opts.worker ?? false });

@@ -9,10 +9,12 @@ import { filesEnv } from './files/service.ts';
 import { startSweeper } from './jobs/sweeper.ts';
 import { startMailDispatcher } from './jobs/mail-dispatcher.ts';
 import { createMailTransport } from './mail/index.ts';
+import { installProcessGuards } from './process-guards.ts';
 
 /** `worker`: one of the processes of `serve --workers N` (see src/cluster.ts). */
 export async function startServer(config: Config, opts: { worker?: boolean } = {}): Promise<FastifyInstance> {
   const logger = createLogger(config.logLevel);
+  installProcessGuards(logger);
   const deps = await openDeps(config, logger, opts);
   const app = await buildApp(config, deps);
   const sweeper = startSweeper({ db: deps.db, files: filesEnv(config, deps.blobs) }, logger, config.sweepIntervalSeconds * 1000);

@@ -51,6 +51,8 @@ export function batchedRead<R>(spec: BatchedRead<R>): (db: Executor, key: string
   let compiled: CompiledQuery | undefined;
 
   const flush = (db: Executor, batch: Map<string, Waiter<R>[]>) => {
+    // Every waiter is settled exactly once, whatever happens: a failure while sorting the rows
+    // fails the batch's callers instead of escaping as a rejection nobody handles.
     const settle = (rows: R[]) => {
       const byKey = new Map<string, R[]>();
       for (const r of rows) {
@@ -64,18 +66,15 @@ export function batchedRead<R>(spec: BatchedRead<R>): (db: Executor, key: string
     const fail = (err: unknown) => {
       for (const waiters of batch.values()) for (const w of waiters) w.reject(err);
     };
-    try {
-      const keys = [...batch.keys()];
-      if (!isPostgres(db)) {
-        spec.many(db, keys).then(settle, fail);
-        return;
-      }
+    const keys = [...batch.keys()];
+    new Promise<R[]>((resolve) => {
+      if (!isPostgres(db)) return resolve(spec.many(db, keys));
       compiled ??= spec.query(db).compile();
       const params = compiled.parameters.map((p) => (p === KEYS ? keys : p));
-      Promise.resolve(fastReader(db)!.all<R>('', compiled.sql, params)).then(settle, fail);
-    } catch (err) {
-      fail(err);
-    }
+      resolve(fastReader(db)!.all<R>('', compiled.sql, params));
+    })
+      .then(settle)
+      .catch(fail);
   };
 
   return (db, key) => {

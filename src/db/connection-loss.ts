@@ -6,8 +6,9 @@ const SOCKET = new Set(['ECONNRESET', 'EPIPE', 'ECONNREFUSED', 'EHOSTUNREACH', '
 const DRIVER = new Set(['CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED']);
 // SQLSTATE: the server shutting down (admin or crash) or not yet accepting connections.
 const SHUTDOWN = new Set(['57P01', '57P02', '57P03']);
-// A connection that could not be made in time: lost too, but only after a wait.
-const TIMEOUT = new Set(['ETIMEDOUT', 'CONNECT_TIMEOUT']);
+// A connection that could not be made in time, or a statement the server did not answer in time
+// (src/db/pg-deadline.ts): lost too, but only after a wait.
+const TIMEOUT = new Set(['ETIMEDOUT', 'CONNECT_TIMEOUT', 'DATABASE_DEADLINE']);
 
 function codeOf(err: unknown): string | undefined {
   const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;

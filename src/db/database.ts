@@ -2,6 +2,7 @@
 import { join } from 'node:path';
 import { Kysely, sql } from 'kysely';
 import postgres from 'postgres';
+import { abandon, DEADLINE_GRACE_MS, denseRows } from './pg-deadline.ts';
 import { type Clients, PostgresJsDialect, runRead, TransactionGate } from './postgres.ts';
 import { registerFastReader } from './prepared.ts';
 import { rankUpkeepSettled } from './rank-append.ts';
@@ -19,6 +20,12 @@ export interface DbOptions {
   poolSize?: number;
   /** SQLite: statements run on a thread of their own (src/db/sqlite-writer.ts), for `rolodex import`. */
   writerThread?: boolean;
+  /**
+   * PostgreSQL: the server cancels a statement that runs longer (`statement_timeout`), and the
+   * process stops waiting for an answer or a connection a second later (src/db/pg-deadline.ts).
+   * 0 or absent: no limit (the CLI, migrations). The server passes DATABASE_STATEMENT_TIMEOUT_MS.
+   */
+  statementTimeoutMs?: number;
 }
 
 // COUNT(*) and BIGINT (int8), and NUMERIC (what SUM gives), come back as numbers: the API wants
@@ -45,8 +52,17 @@ function hostOf(url: string): { url: string; host?: string } {
   return { url: u.toString(), host };
 }
 
-function openPostgres(databaseUrl: string, schema: string | undefined, poolSize: number): { clients: Clients; gate: TransactionGate } {
+// After a failed connection attempt postgres.js waits before the next one, up to 20 s by default,
+// and statements queued for a connection wait that long: a short wait instead, so that they fail
+// (or go out) within their deadline (docs/reliability.md §Lost connections).
+const reconnectBackoff = () => 0.1 + Math.random() * 0.2;
+
+function openPostgres(databaseUrl: string, schema: string | undefined, poolSize: number, timeoutMs: number): { clients: Clients; gate: TransactionGate } {
   const { url, host } = hostOf(databaseUrl);
+  const connection: Record<string, string | number> = {
+    ...(schema ? { search_path: schema } : {}),
+    ...(timeoutMs ? { statement_timeout: timeoutMs } : {}),
+  };
   const client = (max: number) =>
     postgres(url, {
       max,
@@ -56,12 +72,31 @@ function openPostgres(databaseUrl: string, schema: string | undefined, poolSize:
       transform: { undefined: null },
       // The server's notices (e.g. "relation already exists, skipping") are not the app's logs.
       onnotice: () => {},
-      ...(schema ? { connection: { search_path: schema } } : {}),
+      backoff: reconnectBackoff,
+      ...(timeoutMs ? { connect_timeout: Math.ceil(timeoutMs / 1000) } : {}),
+      ...(Object.keys(connection).length ? { connection } : {}),
     });
   // Transactions may wait on each other's locks while holding their connections; they have their
   // own, so reads never wait for one (docs/deploy.md §Database connections).
   const transactions = Math.max(1, poolSize - PIPELINED);
-  return { clients: { shared: client(PIPELINED), tx: client(transactions) }, gate: new TransactionGate(transactions) };
+  const clients: Clients = {
+    shared: client(PIPELINED),
+    tx: client(transactions),
+    deadlineMs: timeoutMs ? timeoutMs + DEADLINE_GRACE_MS : 0,
+    // The server answers every statement within its timeout, if only to cancel it: a lane whose
+    // statement missed the deadline has a connection the driver lost track of. Its client is
+    // replaced; what it still carries fails as a lost connection (503), and the new one connects
+    // afresh (docs/reliability.md §Lost connections).
+    missed: (lane, old) => {
+      if (clients[lane] !== old) return;
+      clients[lane] = client(lane === 'shared' ? PIPELINED : transactions);
+      abandon(old);
+      // Ended gently: a connection still opening (postgres.js then reads the server's types in a
+      // promise nobody handles) is not torn down under it; one that stays wedged goes after a minute.
+      old.end({ timeout: 60 }).catch(() => {});
+    },
+  };
+  return { clients, gate: new TransactionGate(transactions) };
 }
 
 // A schema named in the URL (`?options=-c search_path=x`) counts as the schema in use.
@@ -74,15 +109,14 @@ export function openDb(opts: DbOptions): Db {
   if (opts.databaseUrl) {
     const schema = opts.schema ?? schemaOf(opts.databaseUrl);
     const poolSize = opts.poolSize ?? 10;
-    const { clients, gate } = openPostgres(opts.databaseUrl, opts.schema, poolSize);
+    const { clients, gate } = openPostgres(opts.databaseUrl, opts.schema, poolSize, opts.statementTimeoutMs ?? 0);
     const kysely = new Kysely<Database>({ dialect: new PostgresJsDialect(clients, gate) });
     // Every statement with parameters is prepared once per connection (src/db/postgres.ts), and
     // prepared again by postgres.js when a migration changed what it reads.
     registerFastReader(kysely, {
-      all: async <R>(_name: string, text: string, params: readonly unknown[]) =>
-        Array.from(await runRead(clients.shared, { sql: text, parameters: params })) as R[],
+      all: async <R>(_name: string, text: string, params: readonly unknown[]) => denseRows<R>(await runRead(clients, { sql: text, parameters: params })),
     });
-    const pool: PoolStats = { size: poolSize, transactions: () => gate.held, waiting: () => gate.waiting };
+    const pool: PoolStats = { size: poolSize, transactions: () => gate.held, waiting: () => gate.waiting, oldestWaitMs: () => gate.oldestWaitMs() };
     // The ranked index's upkeep runs after the answers it follows (src/db/rank-append.ts): let it finish.
     const close = async () => {
       await rankUpkeepSettled();

@@ -30,6 +30,7 @@ import type { Dialect, Kysely, TransactionSettings } from 'kysely';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type postgres from 'postgres';
 import { isAbruptConnectionLoss } from './connection-loss.ts';
+import { DeadlineError, denseRows, withDeadline } from './pg-deadline.ts';
 import { GroupCommit, groupable } from './group-commit.ts';
 import { isDeferred, markQueued, settleQueued, wantsRows } from './pipeline.ts';
 
@@ -40,7 +41,7 @@ type Reserved = postgres.ReservedSql;
 export class TransactionGate {
   readonly limit: number;
   #held = 0;
-  #waiting: (() => void)[] = [];
+  #waiting: { since: number; resolve: () => void }[] = [];
 
   constructor(limit: number) {
     this.limit = limit;
@@ -54,28 +55,62 @@ export class TransactionGate {
     return this.#waiting.length;
   }
 
-  async enter(): Promise<void> {
+  /** How long the first in line has waited (0: nobody waits). */
+  oldestWaitMs(now = performance.now()): number {
+    const first = this.#waiting[0];
+    return first === undefined ? 0 : now - first.since;
+  }
+
+  /** Waits for a place; with `deadlineMs`, fails with DeadlineError when none came in time. */
+  async enter(deadlineMs = 0): Promise<void> {
     if (this.#held < this.limit) {
       this.#held++;
       return;
     }
     // The leaver hands its place over directly, so a newcomer cannot overtake a waiter.
-    await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    const waiter = { since: performance.now(), resolve: () => {} };
+    const turn = new Promise<void>((resolve) => {
+      waiter.resolve = resolve;
+      this.#waiting.push(waiter);
+    });
+    if (!deadlineMs) return turn;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        // Already handed a place: keeps it (turn settles the race). Still in line: leaves it.
+        const at = this.#waiting.indexOf(waiter);
+        if (at < 0) return;
+        this.#waiting.splice(at, 1);
+        reject(new DeadlineError());
+      }, deadlineMs);
+    });
+    try {
+      await Promise.race([turn, late]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   leave(): void {
     const next = this.#waiting.shift();
-    if (next) next();
+    if (next) next.resolve();
     else this.#held--;
   }
 }
 
 type Rows = postgres.RowList<postgres.Row[]>;
 
-/** The connections of one process: `shared` for statements outside transactions, `tx` to reserve. */
+/**
+ * The connections of one process: `shared` for statements outside transactions, `tx` to reserve.
+ * `deadlineMs` (0: none) bounds the wait for each statement's answer and for a connection
+ * (src/db/pg-deadline.ts); `missed` is told of a lane that let a statement miss it, and may
+ * replace that lane's client (src/db/database.ts).
+ */
 export interface Clients {
   shared: Client;
   tx: Client;
+  deadlineMs: number;
+  missed(lane: 'shared' | 'tx', client: Client): void;
 }
 
 // Every statement this process sends to PostgreSQL goes through run(): a test that checks what a
@@ -92,11 +127,24 @@ export function observeStatements(fn: Observer | undefined): void {
 // Prepared: postgres.js sends a statement it has not prepared on that connection as a describe
 // and then a bind, in two round trips; a prepared one goes out whole, in one. A statement without
 // parameters goes out as simple text (one round trip, and several statements may be given).
-export function run(on: Client | Reserved, q: { sql: string; parameters: readonly unknown[] }): Promise<Rows> {
+export function run(
+  on: Client | Reserved,
+  q: { sql: string; parameters: readonly unknown[] },
+  deadlineMs = 0,
+  missed?: () => void,
+  client?: Client,
+): Promise<Rows> {
   const answered = observer?.(q.sql);
   const query = on.unsafe(q.sql, q.parameters as postgres.ParameterOrJSON<never>[], { prepare: true });
-  if (answered) query.then(answered, answered);
-  return query;
+  const out = withDeadline(query, deadlineMs, missed, client);
+  if (answered) out.then(answered, answered);
+  return out;
+}
+
+/** Runs `q` on the shared client, within the deadline. */
+function runShared(clients: Clients, q: { sql: string; parameters: readonly unknown[] }): Promise<Rows> {
+  const on = clients.shared;
+  return run(on, q, clients.deadlineMs, () => clients.missed('shared', on), on);
 }
 
 const RETRY_AFTER_MS = [20, 200];
@@ -110,10 +158,10 @@ const RETRY_AFTER_MS = [20, 200];
  * the fast reader, whose statements are reads by contract (on SQLite they run on a read-only
  * connection), and Kysely's selects without a WITH clause, which could hide a write.
  */
-export async function runRead(on: Client, q: { sql: string; parameters: readonly unknown[] }): Promise<Rows> {
+export async function runRead(clients: Clients, q: { sql: string; parameters: readonly unknown[] }): Promise<Rows> {
   for (let attempt = 0; ; attempt++) {
     try {
-      return await run(on, q);
+      return await runShared(clients, q);
     } catch (err) {
       const wait = RETRY_AFTER_MS[attempt];
       if (wait === undefined || !isAbruptConnectionLoss(err)) throw err;
@@ -129,7 +177,7 @@ function isPlainSelect(query: CompiledQuery): boolean {
 
 // Rows as plain arrays, as pg gave them (postgres.js returns an Array subclass with extra members).
 function toResult<R>(r: Rows): QueryResult<R> {
-  const rows = Array.from(r) as R[];
+  const rows = denseRows<R>(r);
   const command = r.command;
   if (command === 'INSERT' || command === 'UPDATE' || command === 'DELETE' || command === 'MERGE') return { numAffectedRows: BigInt(r.count), rows };
   return { rows };
@@ -189,12 +237,12 @@ function grouped(batch: CompiledQuery[], read: (i: number) => boolean): Group[] 
 }
 
 /** Runs `queries` in one write; fails with the first failure (later ones only report the abort). */
-async function sendAll(on: Reserved, queries: CompiledQuery[]): Promise<Rows[]> {
+async function sendAll(on: Lease, queries: CompiledQuery[]): Promise<Rows[]> {
   transactionWrites++;
   const { batch, padded } = flushing(queries);
   // The last statement (the one awaited, or COMMIT) and the padding after it are read.
   const groups = grouped(batch, (i) => i >= queries.length - 1 || wantsRows(queries[i]!));
-  const settled = await Promise.allSettled(groups.map((q) => run(on, q)));
+  const settled = await Promise.allSettled(groups.map((q) => run(on.reserved, q, on.deadlineMs, on.missed, on.from)));
   const failed = settled.find((s) => s.status === 'rejected');
   if (failed) throw failed.reason;
   const results: Rows[] = [];
@@ -209,32 +257,61 @@ async function sendAll(on: Reserved, queries: CompiledQuery[]): Promise<Rows[]> 
 }
 
 /** Sends `queued` (BEGIN first) and COMMIT in one write; fails if PostgreSQL rolled it back. */
-async function commitAll(on: Reserved, queued: CompiledQuery[]): Promise<void> {
+async function commitAll(on: Lease, queued: CompiledQuery[]): Promise<void> {
   const results = await sendAll(on, [...queued, CompiledQuery.raw('commit')]);
   // PostgreSQL answers COMMIT with ROLLBACK when an earlier error aborted the transaction.
   if (results.at(-1)?.command === 'ROLLBACK') throw new AbortedTransactionError();
 }
 
+/** A connection reserved for one transaction, with the deadline of its statements. */
+interface Lease {
+  reserved: Reserved;
+  from: Client;
+  deadlineMs: number;
+  missed: () => void;
+}
+
+/** A connection of `clients.tx`, or DeadlineError when none comes in time (one that comes late goes back). */
+async function lease(clients: Clients, waitMs: number): Promise<Lease> {
+  const from = clients.tx;
+  const missed = () => clients.missed('tx', from);
+  const pending = from.reserve();
+  try {
+    const reserved = await withDeadline(pending, waitMs, missed, from);
+    return { reserved, from, deadlineMs: clients.deadlineMs, missed };
+  } catch (err) {
+    if (err instanceof DeadlineError)
+      pending.then(
+        (r) => r.release(),
+        () => {},
+      );
+    throw err;
+  }
+}
+
 class PostgresJsConnection implements DatabaseConnection {
   readonly #clients: Clients;
   readonly #gate: TransactionGate;
-  readonly #group: GroupCommit<Reserved>;
-  #tx: { reserved: Reserved; queued: CompiledQuery[]; sent: boolean } | undefined;
+  readonly #group: GroupCommit<Lease>;
+  #tx: { lease: Lease; queued: CompiledQuery[]; sent: boolean } | undefined;
 
-  constructor(clients: Clients, gate: TransactionGate, group: GroupCommit<Reserved>) {
+  constructor(clients: Clients, gate: TransactionGate, group: GroupCommit<Lease>) {
     this.#clients = clients;
     this.#gate = gate;
     this.#group = group;
   }
 
   async begin(settings: TransactionSettings): Promise<void> {
-    await this.#gate.enter();
+    // One deadline for the place in line and the connection together.
+    const deadline = this.#clients.deadlineMs;
+    const started = performance.now();
+    await this.#gate.enter(deadline);
     try {
-      const reserved = await this.#clients.tx.reserve();
+      const leased = await lease(this.#clients, deadline && Math.max(1, deadline - (performance.now() - started)));
       let begin = 'begin';
       if (settings.isolationLevel) begin += ` isolation level ${settings.isolationLevel}`;
       if (settings.accessMode) begin += ` ${settings.accessMode}`;
-      this.#tx = { reserved, queued: [CompiledQuery.raw(begin)], sent: false };
+      this.#tx = { lease: leased, queued: [CompiledQuery.raw(begin)], sent: false };
     } catch (err) {
       this.#gate.leave();
       throw err;
@@ -249,18 +326,18 @@ class PostgresJsConnection implements DatabaseConnection {
     try {
       // Nothing sent yet: no transaction on the server to roll back, nor any statement to commit.
       if (!tx.sent && (command === 'rollback' || tx.queued.length === 1)) return;
-      if (command === 'rollback') await sendAll(tx.reserved, [CompiledQuery.raw('rollback')]);
-      else if (!tx.sent && groupable(tx.queued)) await this.#group.commit(tx.reserved, tx.queued);
-      else await commitAll(tx.reserved, tx.queued);
+      if (command === 'rollback') await sendAll(tx.lease, [CompiledQuery.raw('rollback')]);
+      else if (!tx.sent && groupable(tx.queued)) await this.#group.commit(tx.lease, tx.queued);
+      else await commitAll(tx.lease, tx.queued);
     } finally {
-      tx.reserved.release();
+      tx.lease.reserved.release();
       this.#gate.leave();
     }
   }
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     const tx = this.#tx;
-    if (!tx) return toResult<R>(await (isPlainSelect(query) ? runRead : run)(this.#clients.shared, query));
+    if (!tx) return toResult<R>(await (isPlainSelect(query) ? runRead : runShared)(this.#clients, query));
     if (isDeferred(query)) {
       markQueued(query);
       tx.queued.push(query);
@@ -269,7 +346,7 @@ class PostgresJsConnection implements DatabaseConnection {
     const batch = [...tx.queued, query];
     tx.queued = [];
     tx.sent = true;
-    return toResult<R>((await sendAll(tx.reserved, batch)).at(-1)!);
+    return toResult<R>((await sendAll(tx.lease, batch)).at(-1)!);
   }
 
   // eslint-disable-next-line require-yield
@@ -281,7 +358,7 @@ class PostgresJsConnection implements DatabaseConnection {
 class PostgresJsDriver implements Driver {
   readonly #clients: Clients;
   readonly #gate: TransactionGate;
-  readonly #group = new GroupCommit<Reserved>(commitAll);
+  readonly #group = new GroupCommit<Lease>(commitAll);
 
   constructor(clients: Clients, gate: TransactionGate) {
     this.#clients = clients;

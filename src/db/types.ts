@@ -31,4 +31,6 @@ export interface PoolStats {
   transactions(): number;
   /** Transactions waiting for one. */
   waiting(): number;
+  /** How long the transaction that has waited longest for a connection has waited (0: none waits). */
+  oldestWaitMs?(): number;
 }

@@ -92,10 +92,17 @@ export function installIdempotency(app: FastifyInstance, deps: Deps): void {
     if (!idem || idem.finished) return payload;
     idem.finished = true;
     const status = reply.statusCode;
-    if (status >= 200 && status < 300 && typeof payload === 'string') {
-      await finishKey(deps.db.kysely, idem.ref, idem.lockedAt, status, payload);
-    } else {
-      await releaseKey(deps.db.kysely, idem.ref, idem.lockedAt);
+    // The answer is decided: a failure to record it (the database went away meanwhile) is logged
+    // and never replaces it, since an error thrown here would leave the service's error shape. A
+    // claim left behind is taken over once its lease runs out.
+    try {
+      if (status >= 200 && status < 300 && typeof payload === 'string') {
+        await finishKey(deps.db.kysely, idem.ref, idem.lockedAt, status, payload);
+      } else {
+        await releaseKey(deps.db.kysely, idem.ref, idem.lockedAt);
+      }
+    } catch (err) {
+      request.log.warn({ err }, 'the Idempotency-Key could not be settled');
     }
     return payload;
   }

@@ -49,6 +49,7 @@ export async function createRateLimiter(config: Config, logger: Logger, opts: Li
     url: config.redisUrl,
     limits: config.rateLimits,
     leaseMs: config.rateLimitLeaseMs,
+    commandTimeoutMs: config.redisCommandTimeoutMs,
     fallback: local,
     logger,
     ...(opts.metrics ? { metrics: opts.metrics } : {}),

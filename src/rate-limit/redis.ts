@@ -7,6 +7,11 @@
 // with per-instance limits. Commands fail fast while disconnected (no offline queue) and ioredis
 // keeps reconnecting in the background; the first success switches back and is logged too.
 //
+// A Redis that accepts connections but does not answer (stopped, swapping, a proxy whose far side
+// is gone) costs a request at most `commandTimeoutMs` (REDIS_COMMAND_TIMEOUT_MS): a command not
+// answered by then fails, its requests are decided locally, and Redis is left alone for a second
+// (QUIET_MS) before the next request tries it again (docs/reliability.md §Redis).
+//
 // Every request takes a token. Requests of one bucket that arrive in one turn share one script
 // call, and a fast bucket's tokens may be leased (shared.ts): one script run on Redis and one reply
 // to parse for many requests. Auto-pipelining then gathers the calls of different buckets issued
@@ -67,13 +72,22 @@ export interface RedisLimiterOptions {
   leaseMs?: number;
   /** Monotonic milliseconds for leases (tests). */
   clock?: () => number;
+  /** How long one command may go unanswered before the request is decided locally. */
+  commandTimeoutMs?: number;
 }
+
+/** How long a Redis that let a command time out is left alone. */
+const QUIET_MS = 1000;
+/** How long start-up waits for Redis before it serves with local limits. */
+const START_MS = 1000;
 
 export class RedisRateLimiter implements RateLimiter {
   readonly redis: LimiterRedis;
   readonly #opts: RedisLimiterOptions;
   #degraded = false;
   #closing = false;
+  /** Until when (performance.now()) requests are decided locally after a command timed out. */
+  #quietUntil = 0;
   readonly #buckets: SharedBuckets;
 
   constructor(opts: RedisLimiterOptions) {
@@ -82,13 +96,17 @@ export class RedisRateLimiter implements RateLimiter {
       limits: opts.limits,
       prefix: opts.prefix ?? 'rolodex:rl:',
       take: (key, rate, n, extra, give) =>
-        this.redis.rolodexTake(key, rate, n, extra, give).then(([taken, before, now, leased]) => ({ taken, before: Number(before), now: Number(now), leased })),
+        this.redis.rolodexTake(key, rate, n, extra, give).then(([taken, before, now, leased]) => {
+          // Answering again after a command timed out (the connection itself never dropped).
+          if (this.#degraded) this.#up();
+          return { taken, before: Number(before), now: Number(now), leased };
+        }),
       leaseMs: opts.leaseMs ?? 0,
       ...(opts.clock ? { clock: opts.clock } : {}),
-      reachable: () => this.redis.status === 'ready',
+      reachable: () => this.redis.status === 'ready' && (this.#quietUntil === 0 || performance.now() >= this.#quietUntil),
       alone: (workspaceId, category) => this.#local(workspaceId, category),
       // Closing with requests in flight is not an outage.
-      failed: (err) => this.#closing || this.#down(err),
+      failed: (err) => this.#closing || this.#failed(err),
     });
     const redis = new Redis(opts.url, {
       lazyConnect: true,
@@ -96,7 +114,7 @@ export class RedisRateLimiter implements RateLimiter {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       connectTimeout: 1000,
-      commandTimeout: 1000,
+      commandTimeout: opts.commandTimeoutMs ?? 25,
       retryStrategy: (times) => Math.min(100 * times, 2000),
     });
     redis.defineCommand('rolodexTake', { numberOfKeys: 1, lua: TAKE_LUA });
@@ -111,10 +129,16 @@ export class RedisRateLimiter implements RateLimiter {
 
   /** Connects, but never fails start-up: an unreachable Redis means local limits until it returns. */
   async start(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    // A Redis that accepts the connection and never answers would hold start-up: it is waited for
+    // START_MS at most, then keeps connecting in the background.
+    const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, START_MS)));
     try {
-      await this.redis.connect();
+      await Promise.race([this.redis.connect(), late]);
     } catch (err) {
       this.#down(err as Error);
+    } finally {
+      clearTimeout(timer);
     }
   }
 
@@ -133,6 +157,11 @@ export class RedisRateLimiter implements RateLimiter {
     await this.#opts.fallback.close();
   }
 
+  #failed(err: Error): void {
+    if (/timed out/i.test(err.message)) this.#quietUntil = performance.now() + QUIET_MS;
+    this.#down(err);
+  }
+
   #down(err: Error): void {
     this.#opts.metrics?.redisUp.set(0);
     if (this.#degraded) return;
@@ -141,6 +170,7 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   #up(): void {
+    this.#quietUntil = 0;
     this.#opts.metrics?.redisUp.set(1);
     if (!this.#degraded) return;
     this.#degraded = false;
