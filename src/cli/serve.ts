@@ -1,6 +1,5 @@
-import { runCluster } from '../cluster.ts';
 import { loadConfig } from '../config.ts';
-import { startServer } from '../server.ts';
+import { probePort } from '../lifecycle.ts';
 import { type Io, parse } from './io.ts';
 
 export const usage = `rolodex serve [--port N] [--host H] [--workers N]   (what npm start runs; workers default to the number of cores)`;
@@ -12,12 +11,16 @@ export async function run(args: string[], io: Io): Promise<void> {
   if (values.host !== undefined) env.HOST = String(values.host);
   if (values.workers !== undefined) env.WORKERS = String(values.workers);
   const config = loadConfig(env);
+  // Before the server's modules load, so that a port in use is told at once.
+  await probePort(config.port, config.host);
   if (config.workers > 1) {
+    const { runCluster } = await import('../cluster.ts');
     await (
       await runCluster(config, env)
     ).ready;
     return;
   }
+  const { startServer } = await import('../server.ts');
   const app = await startServer(config);
   const addr = app.server.address();
   const where = typeof addr === 'object' && addr ? `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}` : String(addr);
