@@ -19,8 +19,8 @@ const FIRST_DELAY_MS = 1000;
 const MAX_DELAY_MS = 30_000;
 
 export interface ClusterHandle {
-  /** Resolves once every worker listens; rejects (after stopping them) when the port cannot be bound. */
-  ready: Promise<void>;
+  /** Resolves with the port once every worker listens; rejects (after stopping them) when the port cannot be bound. */
+  ready: Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -45,8 +45,8 @@ export async function runCluster(config: Config, env: Record<string, string | un
   let listening = 0;
   let delay = 0;
   let settled = false;
-  let settle: { resolve: () => void; reject: (err: Error) => void } = { resolve: () => {}, reject: () => {} };
-  const ready = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
+  let settle: { resolve: (port: number) => void; reject: (err: Error) => void } = { resolve: () => {}, reject: () => {} };
+  const ready = new Promise<number>((resolve, reject) => (settle = { resolve, reject }));
   const workerEnv = Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
   const fork = (): Worker => {
     const worker = cluster.fork(workerEnv);
@@ -57,7 +57,7 @@ export async function runCluster(config: Config, env: Record<string, string | un
       settled = true;
       const where = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${m.port ?? config.port}`;
       logger.info({ workers: config.workers, address: where }, `rolodex listening on ${where} with ${config.workers} workers`);
-      settle.resolve();
+      settle.resolve(m.port ?? config.port);
     });
     worker.on('exit', (code, signal) => {
       if (stopping) return;

@@ -1,7 +1,9 @@
 // The life of a server process (docs/deploy.md §Start and stop): binding the port, and saying so
 // in one line when that cannot be done (a port in use is an operator's mistake, not a crash); the
 // signals that stop it and how long a stop may take; and stopping with the wrapper that started it.
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 import { InputError } from './lib/errors.ts';
 
 /** The port cannot be bound; the message is the whole story, printed as one line. */
@@ -54,4 +56,29 @@ export function watchParent(env: Record<string, string | undefined>): void {
     process.kill(process.pid, 'SIGTERM');
   }, PARENT_CHECK_MS);
   timer.unref();
+}
+
+/** Where a running server notes its address, for `rolodex demo` run with the same DATA_DIR. */
+const ADDRESS_FILE = 'server.json';
+
+/** Notes the address this process serves on (0.0.0.0 and :: are reached through 127.0.0.1). */
+export function noteAddress(dataDir: string, host: string, port: number): void {
+  const reach = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  const url = `http://${reach.includes(':') ? `[${reach}]` : reach}:${port}`;
+  try {
+    writeFileSync(join(dataDir, ADDRESS_FILE), JSON.stringify({ pid: process.pid, url }) + '\n');
+  } catch {
+    // Only a convenience for `rolodex demo`: a read-only DATA_DIR serves as well.
+  }
+}
+
+/** The address of the server running on this DATA_DIR, if one is (its process still exists). */
+export function runningServerUrl(dataDir: string): string | undefined {
+  try {
+    const { pid, url } = JSON.parse(readFileSync(join(dataDir, ADDRESS_FILE), 'utf8')) as { pid: number; url: string };
+    process.kill(pid, 0);
+    return url;
+  } catch {
+    return undefined;
+  }
 }

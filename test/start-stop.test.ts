@@ -13,7 +13,7 @@ import { operatorCtx, systemCtx } from '../src/lib/context.ts';
 import { createWorkspace } from '../src/workspaces/service.ts';
 import { createTestDb, type TestDb, testDialects } from './helpers/db.ts';
 import { alive, BIN, cleanUp, halfSentRequest, launch, type Launched, until } from './helpers/launch.ts';
-import { freePort } from './helpers/process.ts';
+import { freePort, rolodexCli } from './helpers/process.ts';
 
 // Bounds are generous: the suite shares two cores; the goals (1 s, 10 s) are met on a quiet machine.
 const START_MS = 60_000;
@@ -155,6 +155,21 @@ describe('wrappers [sqlite]', () => {
     l.child.kill('SIGKILL');
     await allStopped(l);
     assert.match(l.output(), /all workers stopped/);
+  });
+
+  test('rolodex demo prints the address of the server running on its DATA_DIR, whatever its port', async () => {
+    const s = await server(tdb, 'bin', { WORKERS: '2' });
+    l = s.l;
+    const demo = rolodexCli({ DATA_DIR: tdb.dataDir, PORT: '', PUBLIC_BASE_URL: '' }, 'demo', '--json');
+    assert.equal(demo.code, 0, demo.stderr);
+    const out = JSON.parse(demo.stdout) as { baseUrl: string; examples: string[] };
+    assert.equal(out.baseUrl, s.base);
+    assert.ok(
+      out.examples.every((e) => !e.includes('http') || e.includes(s.base)),
+      out.examples.join('\n'),
+    );
+    l.child.kill('SIGTERM');
+    await allStopped(l);
   });
 
   test('a worker that dies is replaced, and the next wait is longer', async () => {

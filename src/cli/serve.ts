@@ -1,5 +1,5 @@
 import { loadConfig } from '../config.ts';
-import { probePort } from '../lifecycle.ts';
+import { noteAddress, probePort } from '../lifecycle.ts';
 import { type Io, parse } from './io.ts';
 
 export const usage = `rolodex serve [--port N] [--host H] [--workers N]   (what npm start runs; workers default to the number of cores)`;
@@ -15,14 +15,13 @@ export async function run(args: string[], io: Io): Promise<void> {
   await probePort(config.port, config.host);
   if (config.workers > 1) {
     const { runCluster } = await import('../cluster.ts');
-    await (
-      await runCluster(config, env)
-    ).ready;
+    noteAddress(config.dataDir, config.host, await (await runCluster(config, env)).ready);
     return;
   }
   const { startServer } = await import('../server.ts');
   const app = await startServer(config);
   const addr = app.server.address();
+  if (typeof addr === 'object' && addr) noteAddress(config.dataDir, config.host, addr.port);
   const where = typeof addr === 'object' && addr ? `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}` : String(addr);
   app.log.info({ address: where, database: config.databaseUrl ? 'postgres' : 'sqlite', dataDir: config.dataDir }, `rolodex listening on ${where}`);
 }
