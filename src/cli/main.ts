@@ -1,8 +1,8 @@
 // `rolodex <command>`: the operator CLI. Exit codes: 0 done, 1 refused or failed, 2 wrong usage.
-import { readFileSync } from 'node:fs';
 import { watchParent } from '../lifecycle.ts';
 import { InputError } from '../lib/errors.ts';
 import { type Io, processIo, UsageError } from './io.ts';
+import { version } from './version.ts';
 
 interface Command {
   usage: string;
@@ -23,6 +23,8 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   demo: () => import('./demo.ts'),
   knowledge: () => import('./knowledge.ts'),
   mailbox: () => import('./mailbox.ts'),
+  backup: () => import('./backup.ts'),
+  restore: async () => (await import('./backup.ts')).restore,
 };
 
 async function help(): Promise<string> {
@@ -30,11 +32,6 @@ async function help(): Promise<string> {
   return `usage:\n${commands
     .map((c) => c.usage.replace(/^/gm, '  '))
     .join('\n')}\n  rolodex --version\n\nEvery command reads the server's configuration (DATA_DIR, DATABASE_URL, …); --json prints only JSON.`;
-}
-
-/** The version of package.json, which is the version of the service. */
-export function version(): string {
-  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 }
 
 export async function main(argv: string[], io: Io = processIo): Promise<number> {
