@@ -1,27 +1,39 @@
 // `rolodex serve --workers N`: N worker processes share one port (node:cluster). The primary
-// migrates the database once before forking, keeps the rate-limit buckets that all workers share
-// when there is no Redis (and while Redis is down), sums the workers' metrics, replaces a worker
-// that dies, and on SIGTERM/SIGINT stops every worker gracefully before exiting.
+// probes the port and migrates the database once before forking, keeps the rate-limit buckets
+// that all workers share when there is no Redis (and while Redis is down), sums the workers'
+// metrics, replaces a worker that dies (waiting longer each time workers die young), and on
+// SIGTERM/SIGINT/SIGHUP stops every worker gracefully before exiting (docs/deploy.md §Start and stop).
 import cluster, { type Worker } from 'node:cluster';
 import { fileURLToPath } from 'node:url';
 import type { Config } from './config.ts';
+import { ListenError, probePort, STOP_SIGNALS, STOP_TIMEOUT_MS } from './lifecycle.ts';
 import { serveClusterMetrics } from './metrics/cluster.ts';
 import { serveClusterRateLimits } from './rate-limit/cluster.ts';
 import { createLogger } from './logger.ts';
 import { openDatabase } from './runtime.ts';
 
 const WORKER_ENTRY = fileURLToPath(new URL('./cluster-worker.ts', import.meta.url));
-const STOP_TIMEOUT_MS = 15_000;
+/** A worker that lived this long counts as healthy: the next replacement waits the least again. */
+const HEALTHY_MS = 30_000;
+const FIRST_DELAY_MS = 1000;
+const MAX_DELAY_MS = 30_000;
 
 export interface ClusterHandle {
-  /** Resolves once every worker listens. */
-  ready: Promise<void>;
+  /** Resolves with the port once every worker listens; rejects (after stopping them) when the port cannot be bound. */
+  ready: Promise<number>;
   stop(): Promise<void>;
+}
+
+interface WorkerMessage {
+  rolodex?: string;
+  port?: number;
+  message?: string;
 }
 
 /** `env` is the environment the configuration was read from; every worker reads it again. */
 export async function runCluster(config: Config, env: Record<string, string | undefined>): Promise<ClusterHandle> {
   const logger = createLogger(config.logLevel);
+  await probePort(config.port, config.host);
   const db = await openDatabase(config, logger);
   await db.close();
 
@@ -31,28 +43,30 @@ export async function runCluster(config: Config, env: Record<string, string | un
 
   let stopping = false;
   let listening = 0;
-  let markReady: () => void = () => {};
-  const ready = new Promise<void>((resolve) => (markReady = resolve));
+  let delay = 0;
+  let settled = false;
+  let settle: { resolve: (port: number) => void; reject: (err: Error) => void } = { resolve: () => {}, reject: () => {} };
+  const ready = new Promise<number>((resolve, reject) => (settle = { resolve, reject }));
   const workerEnv = Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
   const fork = (): Worker => {
     const worker = cluster.fork(workerEnv);
-    worker.on('message', (m: unknown) => {
-      if ((m as { rolodex?: string })?.rolodex !== 'worker-listening') return;
-      if (++listening === config.workers) {
-        logger.info(
-          { workers: config.workers, port: config.port, host: config.host },
-          `rolodex listening on ${config.host}:${config.port} with ${config.workers} workers`,
-        );
-        markReady();
-      }
+    const bornAt = Date.now();
+    worker.on('message', (m: WorkerMessage) => {
+      if (m?.rolodex === 'worker-failed' && m.message) void fail(new ListenError(m.message));
+      if (m?.rolodex !== 'worker-listening' || settled || ++listening < config.workers) return;
+      settled = true;
+      const where = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${m.port ?? config.port}`;
+      logger.info({ workers: config.workers, address: where }, `rolodex listening on ${where} with ${config.workers} workers`);
+      settle.resolve(m.port ?? config.port);
+    });
+    worker.on('exit', (code, signal) => {
+      if (stopping) return;
+      delay = Date.now() - bornAt >= HEALTHY_MS ? FIRST_DELAY_MS : Math.min(MAX_DELAY_MS, Math.max(FIRST_DELAY_MS, delay * 2));
+      logger.error({ pid: worker.process.pid, code, signal, delayMs: delay }, `worker died; starting another in ${delay / 1000} s`);
+      setTimeout(() => !stopping && fork(), delay);
     });
     return worker;
   };
-  cluster.on('exit', (worker, code, signal) => {
-    if (stopping) return;
-    logger.error({ pid: worker.process.pid, code, signal }, 'worker died; starting another');
-    setTimeout(() => !stopping && fork(), 1000).unref();
-  });
   for (let i = 0; i < config.workers; i++) fork();
 
   const stop = async (): Promise<void> => {
@@ -77,7 +91,20 @@ export async function runCluster(config: Config, env: Record<string, string | un
     clearTimeout(force);
     logger.info('all workers stopped');
   };
+  // A port that cannot be bound will not become free by retrying: stop, and say why once.
+  const fail = async (err: ListenError): Promise<void> => {
+    if (stopping) return;
+    await stop();
+    if (!settled) {
+      settled = true;
+      settle.reject(err);
+    } else {
+      logger.error(err.message);
+      process.exit(1);
+    }
+  };
   const onSignal = (signal: string) => {
+    if (stopping) return;
     logger.info({ signal }, 'shutting down');
     stop().then(
       () => process.exit(0),
@@ -87,7 +114,6 @@ export async function runCluster(config: Config, env: Record<string, string | un
       },
     );
   };
-  process.once('SIGTERM', () => onSignal('SIGTERM'));
-  process.once('SIGINT', () => onSignal('SIGINT'));
+  for (const signal of STOP_SIGNALS) process.on(signal, () => onSignal(signal));
   return { ready, stop };
 }

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { Authenticator } from './auth/authenticator.ts';
-import { openDb } from './db/database.ts';
+import { openDb, ping } from './db/database.ts';
+import { InputError } from './lib/errors.ts';
 import type { Db } from './db/types.ts';
 import { migrate } from './db/migrate.ts';
 import { takeMigrationNotes } from './db/migration-notes.ts';
@@ -25,6 +26,7 @@ export async function openDatabase(config: Config, logger?: Logger, opts: { writ
   const limited = Boolean(statementTimeoutMs && config.databaseUrl);
   const db = openDb({ dataDir: config.dataDir, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}), ...rest });
   try {
+    await reachDatabase(db, config);
     const applied = await migrate(db);
     if (applied.length > 0) logger?.info({ applied }, 'migrations applied');
     // What data migrations changed, and what they had to keep as it was (src/db/migration-notes.ts).
@@ -37,6 +39,34 @@ export async function openDatabase(config: Config, logger?: Logger, opts: { writ
   if (!limited) return db;
   await db.close();
   return openDb({ dataDir: config.dataDir, databaseUrl: config.databaseUrl!, statementTimeoutMs: statementTimeoutMs! });
+}
+
+const REASONS: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ENOTFOUND: 'no such host',
+  EAI_AGAIN: 'the host name cannot be resolved now',
+  ETIMEDOUT: 'timed out',
+  CONNECT_TIMEOUT: 'timed out',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  ENOENT: 'no such socket',
+};
+
+/**
+ * A trivial query before anything else, so that a database that cannot be reached, or refuses
+ * the credentials, is reported in plain words naming where it was looked for (never the password).
+ */
+export async function reachDatabase(db: Db, config: Config): Promise<void> {
+  try {
+    await ping(db);
+  } catch (err) {
+    const e = err as { code?: string; message?: string };
+    if (!config.databaseUrl) throw new InputError(`cannot open the SQLite database in ${config.dataDir}: ${e.message ?? String(err)}`, 'DATA_DIR');
+    const u = new URL(config.databaseUrl);
+    const where = `${u.searchParams.get('host') ?? u.hostname}${u.port ? `:${u.port}` : ''}${u.pathname}`;
+    const reason = (e.code && REASONS[e.code]) ?? e.message ?? String(err);
+    throw new InputError(`cannot reach the PostgreSQL database at ${where} (${reason}): is it running, and is DATABASE_URL right?`, 'DATABASE_URL');
+  }
 }
 
 /** S3 when configured, else local disk under DATA_DIR/blobs. */

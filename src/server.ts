@@ -1,8 +1,11 @@
 // The entry point: read the configuration, open the dependencies, listen, and shut down
-// gracefully on SIGTERM/SIGINT (stop accepting, let requests in flight finish, close the pools).
+// gracefully on SIGTERM/SIGINT/SIGHUP (stop accepting, let requests in flight finish, close the
+// pools). The background jobs start only once the port is bound, so a server that cannot listen
+// leaves nothing running (docs/deploy.md §Start and stop).
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
 import type { Config } from './config.ts';
+import { listenError, probePort, STOP_SIGNALS, STOP_TIMEOUT_MS } from './lifecycle.ts';
 import { createLogger } from './logger.ts';
 import { closeDeps, openDeps } from './runtime.ts';
 import { filesEnv } from './files/service.ts';
@@ -15,8 +18,28 @@ import { installProcessGuards } from './process-guards.ts';
 export async function startServer(config: Config, opts: { worker?: boolean } = {}): Promise<FastifyInstance> {
   const logger = createLogger(config.logLevel);
   installProcessGuards(logger);
+  // A worker's port is bound by the cluster's primary, which has probed it already.
+  if (!opts.worker) await probePort(config.port, config.host);
   const deps = await openDeps(config, logger, opts);
-  const app = await buildApp(config, deps);
+  let stopJobs = async (): Promise<void> => {};
+  let app: FastifyInstance;
+  try {
+    app = await buildApp(config, deps);
+  } catch (err) {
+    await closeDeps(deps);
+    throw err;
+  }
+  app.addHook('onClose', async () => {
+    await stopJobs();
+    await closeDeps(deps);
+  });
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (err) {
+    await app.close();
+    throw listenError(err, config.port, config.host);
+  }
+
   const sweeper = startSweeper({ db: deps.db, files: filesEnv(config, deps.blobs) }, logger, config.sweepIntervalSeconds * 1000);
   const dispatcher = config.mail.dispatch
     ? startMailDispatcher({
@@ -28,12 +51,10 @@ export async function startServer(config: Config, opts: { worker?: boolean } = {
         mail: config.mail,
       })
     : null;
-  app.addHook('onClose', async () => {
+  stopJobs = async () => {
     await dispatcher?.stop();
     await sweeper.stop();
-    await closeDeps(deps);
-  });
-  await app.listen({ port: config.port, host: config.host });
+  };
 
   let stopping = false;
   const stop = (signal: string) => {
@@ -43,17 +64,21 @@ export async function startServer(config: Config, opts: { worker?: boolean } = {
     const force = setTimeout(() => {
       logger.error('shutdown took too long; exiting');
       process.exit(1);
-    }, 10_000);
+    }, STOP_TIMEOUT_MS);
     force.unref();
     app.close().then(
-      () => process.exit(0),
+      () => {
+        logger.info('stopped');
+        process.exit(0);
+      },
       (err: unknown) => {
         logger.error({ err }, 'error while shutting down');
         process.exit(1);
       },
     );
   };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
+  // `on`, not `once`: a second signal (Ctrl-C reaches a wrapper and the server both) must not
+  // end the process before the requests in flight are answered.
+  for (const signal of STOP_SIGNALS) process.on(signal, () => stop(signal));
   return app;
 }

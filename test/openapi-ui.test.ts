@@ -8,6 +8,7 @@ import { buildTestApp, type TestApp } from './helpers/app.ts';
 import { IN_CI } from './helpers/services.ts';
 import { pipelineRoutes } from './pipeline-routes.ts';
 
+const HOST_NAME = 'rolodex.example';
 const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const ARGS = [
   '--headless',
@@ -28,19 +29,31 @@ if (!existsSync(CHROMIUM)) {
     let t: TestApp;
     let browser: Browser;
     let base: string;
+    let local: string;
     before(async () => {
       // The test routes make the page list more than one operation, with several tags and methods.
       t = await buildTestApp('sqlite', { routes: pipelineRoutes });
-      base = await t.app.listen({ port: 0, host: '127.0.0.1' });
-      browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, timeout: 30_000 });
+      local = await t.app.listen({ port: 0, host: '127.0.0.1' });
+      // Opened by a name that is not loopback, as an operator on another machine would, over
+      // plain HTTP: Chromium treats 127.0.0.1 as secure, which would hide a page that only works there.
+      base = local.replace('127.0.0.1', HOST_NAME);
+      browser = await chromium.launch({ executablePath: CHROMIUM, args: [...ARGS, `--host-resolver-rules=MAP ${HOST_NAME} 127.0.0.1`], timeout: 30_000 });
     });
     after(async () => {
       await browser?.close();
       await t?.close();
     });
 
+    test('the page asks no upgrade to https: it is served over plain HTTP', async () => {
+      const res = await fetch(`${local}/docs/static/index.html`, { headers: { host: new URL(base).host } });
+      assert.equal(res.status, 200);
+      const csp = res.headers.get('content-security-policy') ?? '';
+      assert.match(csp, /default-src 'self'/);
+      assert.doesNotMatch(csp, /upgrade-insecure-requests/);
+    });
+
     test('the page loads from this server and lists every operation', async () => {
-      const doc = (await (await fetch(`${base}/openapi.json`)).json()) as { paths: Record<string, Record<string, { operationId: string }>> };
+      const doc = (await (await fetch(`${local}/openapi.json`)).json()) as { paths: Record<string, Record<string, { operationId: string }>> };
       const expected = Object.values(doc.paths)
         .flatMap((item) => Object.values(item).map((op) => op.operationId))
         .sort();

@@ -2,6 +2,7 @@
 import { createKey } from '../auth/service.ts';
 import { runImport } from '../import/run.ts';
 import { systemCtx } from '../lib/context.ts';
+import { runningServerUrl } from '../lifecycle.ts';
 import { openBlobStore } from '../runtime.ts';
 import { createWorkspace } from '../workspaces/service.ts';
 import { demoParts } from './demo-parts.ts';
@@ -39,7 +40,10 @@ export async function run(args: string[], io: Io): Promise<void> {
       await blobs.close();
     }
   });
-  const base = out.config.publicBaseUrl;
+  // The address clients use: PUBLIC_BASE_URL when set, else that of the server running on this
+  // DATA_DIR (whatever --port it was given), else the one PORT and HOST describe.
+  const running = io.env.PUBLIC_BASE_URL ? undefined : runningServerUrl(out.config.dataDir);
+  const base = running ?? out.config.publicBaseUrl;
   const fill = (l: string) => l.replaceAll('{base}', base).replaceAll('{key}', out.keys.admin.secret);
   // Every example runs as printed, with the admin key (test/demo.test.ts runs them with curl).
   const examples = [`curl -s -H "Authorization: Bearer {key}" -H "Service-Version: 2026-03-01" {base}/v1/auth/validate`, ...out.lines].map(fill);
@@ -53,7 +57,7 @@ export async function run(args: string[], io: Io): Promise<void> {
     'keys (shown once):',
     ...Object.entries(keys).map(([name, k]) => `  ${name.padEnd(10)} ${k.secret}  (${k.subjectType}, ${k.scopes.length ? k.scopes.join(',') : 'full access'})`),
     '',
-    'try:',
+    running || io.env.PUBLIC_BASE_URL ? `try (the server at ${base}):` : `try (once \`rolodex serve\` runs at ${base}):`,
     ...examples.map((l) => `  ${l}`),
     ...(mcp ? ['', 'connect an MCP client (docs/mcp.md), e.g. Claude Code:', `  ${mcp}`] : []),
   ].join('\n');

@@ -6,7 +6,6 @@ import type { Db } from '../db/types.ts';
 import { type Ctx, operatorCtx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
 import { createLinks } from '../lib/links.ts';
-import { openDatabase } from '../runtime.ts';
 
 /**
  * Wrong usage: the message is shown with the command's usage line; exit code 2. Any other
@@ -55,6 +54,8 @@ export function print(io: Io, json: boolean | undefined, data: unknown, human: s
 
 export async function withDb<T>(io: Io, fn: (db: Db, config: Config) => Promise<T>, opts: { writerThread?: boolean } = {}): Promise<T> {
   const config = loadConfig(io.env);
+  // Loaded here: the database layer is large, and `rolodex --version` or `serve` need none of it first.
+  const { openDatabase } = await import('../runtime.ts');
   const db = await openDatabase(config, undefined, opts);
   try {
     return await fn(db, config);

@@ -1,53 +1,52 @@
 // `rolodex <command>`: the operator CLI. Exit codes: 0 done, 1 refused or failed, 2 wrong usage.
-import { MigrationError } from '../db/migrate.ts';
+import { watchParent } from '../lifecycle.ts';
 import { InputError } from '../lib/errors.ts';
 import { type Io, processIo, UsageError } from './io.ts';
-import * as channel from './channel.ts';
-import * as definition from './definition.ts';
-import * as demo from './demo.ts';
-import * as importCmd from './import.ts';
-import * as key from './key.ts';
-import * as knowledge from './knowledge.ts';
-import * as mailbox from './mailbox.ts';
-import * as migrate from './migrate.ts';
-import * as serve from './serve.ts';
-import * as user from './user.ts';
-import * as workspace from './workspace.ts';
+import { version } from './version.ts';
 
 interface Command {
   usage: string;
   run(args: string[], io: Io): Promise<void>;
 }
 
-const COMMANDS: Record<string, Command> = {
-  serve,
-  migrate,
-  workspace,
-  user,
-  key,
-  import: importCmd,
-  channel,
-  definition,
-  demo,
-  knowledge,
-  mailbox,
+// Each command is loaded when it runs: `serve` then holds in memory only what the server uses, and
+// `--version` or a port in use answers without loading the rest.
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  serve: () => import('./serve.ts'),
+  migrate: () => import('./migrate.ts'),
+  workspace: () => import('./workspace.ts'),
+  user: () => import('./user.ts'),
+  key: () => import('./key.ts'),
+  import: () => import('./import.ts'),
+  channel: () => import('./channel.ts'),
+  definition: () => import('./definition.ts'),
+  demo: () => import('./demo.ts'),
+  knowledge: () => import('./knowledge.ts'),
+  mailbox: () => import('./mailbox.ts'),
+  backup: () => import('./backup.ts'),
+  restore: async () => (await import('./backup.ts')).restore,
 };
 
-function help(): string {
-  return `usage:\n${Object.values(COMMANDS)
+async function help(): Promise<string> {
+  const commands = await Promise.all(Object.values(COMMANDS).map((load) => load()));
+  return `usage:\n${commands
     .map((c) => c.usage.replace(/^/gm, '  '))
-    .join('\n')}\n\nEvery command reads the server's configuration (DATA_DIR, DATABASE_URL, …); --json prints only JSON.`;
+    .join('\n')}\n  rolodex --version\n\nEvery command reads the server's configuration (DATA_DIR, DATABASE_URL, …); --json prints only JSON.`;
 }
 
 export async function main(argv: string[], io: Io = processIo): Promise<number> {
   const [name, ...args] = argv;
+  if (name === '--version' || name === '-v' || name === 'version') {
+    io.out(`rolodex ${version()} (Node.js ${process.versions.node})`);
+    return 0;
+  }
   if (!name || name === 'help' || name === '--help' || name === '-h') {
-    io.out(help());
+    io.out(await help());
     return name ? 0 : 2;
   }
-  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  const command = Object.hasOwn(COMMANDS, name) ? await COMMANDS[name]!() : undefined;
   if (!command) {
-    io.err(`rolodex: unknown command "${name}"\n${help()}`);
+    io.err(`rolodex: unknown command "${name}"\n${await help()}`);
     return 2;
   }
   if (args.includes('--help') || args.includes('-h')) {
@@ -62,8 +61,9 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
       io.err(`rolodex ${name}: ${err.message}\nusage:\n${command.usage}`);
       return 2;
     }
-    if (err instanceof InputError || err instanceof MigrationError) {
-      io.err(`rolodex ${name}: ${err.message}`);
+    // A MigrationError (src/db/migrate.ts) is told by its name: importing it would load every migration.
+    if (err instanceof InputError || (err as Error | undefined)?.name === 'MigrationError') {
+      io.err(`rolodex ${name}: ${(err as Error).message}`);
       return 1;
     }
     io.err(`rolodex ${name}: unexpected error: ${(err as Error).stack ?? String(err)}`);
@@ -71,5 +71,11 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   }
 }
 
-// Run only when executed directly (bin/rolodex.js or `node src/cli/main.ts`), not when imported by tests.
-if (import.meta.main) process.exitCode = await main(process.argv.slice(2));
+/** The CLI as a process (bin/rolodex.js, `node src/cli/main.ts`): it stops with the wrapper that started it. */
+export async function runProcess(argv: string[]): Promise<number> {
+  watchParent(process.env);
+  return main(argv);
+}
+
+// Run only when executed directly, not when imported by tests.
+if (import.meta.main) process.exitCode = await runProcess(process.argv.slice(2));

@@ -2,6 +2,7 @@ import { loadConfig } from '../config.ts';
 import { openDb } from '../db/database.ts';
 import { migrate } from '../db/migrate.ts';
 import { takeMigrationNotes } from '../db/migration-notes.ts';
+import { reachDatabase } from '../runtime.ts';
 import { type Io, parse, print } from './io.ts';
 
 export const usage = `rolodex migrate [--json]`;
@@ -11,6 +12,7 @@ export async function run(args: string[], io: Io): Promise<void> {
   const config = loadConfig(io.env);
   const db = openDb({ dataDir: config.dataDir, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}) });
   try {
+    await reachDatabase(db, config);
     const applied = await migrate(db);
     const notes = takeMigrationNotes();
     const text = [applied.length ? `applied ${applied.join(', ')}` : 'database is up to date', ...notes.map((n) => `${n.migration}: ${n.message}`)].join('\n');

@@ -1,6 +1,5 @@
-import { runCluster } from '../cluster.ts';
 import { loadConfig } from '../config.ts';
-import { startServer } from '../server.ts';
+import { noteAddress, probePort } from '../lifecycle.ts';
 import { type Io, parse } from './io.ts';
 
 export const usage = `rolodex serve [--port N] [--host H] [--workers N]   (what npm start runs; workers default to the number of cores)`;
@@ -12,14 +11,17 @@ export async function run(args: string[], io: Io): Promise<void> {
   if (values.host !== undefined) env.HOST = String(values.host);
   if (values.workers !== undefined) env.WORKERS = String(values.workers);
   const config = loadConfig(env);
+  // Before the server's modules load, so that a port in use is told at once.
+  await probePort(config.port, config.host);
   if (config.workers > 1) {
-    await (
-      await runCluster(config, env)
-    ).ready;
+    const { runCluster } = await import('../cluster.ts');
+    noteAddress(config.dataDir, config.host, await (await runCluster(config, env)).ready);
     return;
   }
+  const { startServer } = await import('../server.ts');
   const app = await startServer(config);
   const addr = app.server.address();
+  if (typeof addr === 'object' && addr) noteAddress(config.dataDir, config.host, addr.port);
   const where = typeof addr === 'object' && addr ? `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}` : String(addr);
   app.log.info({ address: where, database: config.databaseUrl ? 'postgres' : 'sqlite', dataDir: config.dataDir }, `rolodex listening on ${where}`);
 }

@@ -132,6 +132,11 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
     // the validator badge (which would call a public service) is off.
     uiConfig: { validatorUrl: null, displayOperationId: true, deepLinking: true, docExpansion: 'list', tryItOutEnabled: false },
     staticCSP: true,
+    // The server speaks plain HTTP (TLS ends at a proxy, if any), so the page must load its assets
+    // over the scheme it came by: `upgrade-insecure-requests` would send every asset of a page
+    // opened at http://<host>:<port>/docs to https and leave it blank. Behind an https proxy the
+    // assets are same-origin, so https already (docs/deploy.md §The API reference).
+    transformStaticCSP: (header: string) => header.replace(/\s*upgrade-insecure-requests;?/g, ''),
     transformSpecification: (spec) => spec,
     transformSpecificationClone: false,
   });

@@ -29,6 +29,9 @@ export const meetingsPart: DemoPart = {
       return [board.id, intro.id];
     });
     const h = '-H "Authorization: Bearer {key}" -H "Service-Version: 2026-03-01"';
-    return [`curl -s ${h} {base}/v1/meetings`, `curl -s ${h} {base}/v1/meetings/${made[0]}   # METADATA for the workspace key: no description`];
+    return [
+      `curl -s ${h} {base}/v1/meetings`,
+      `curl -s ${h} {base}/v1/meetings/${made[0]}   # FULL for Ann, its organizer (this key); METADATA, without the description, for a workspace key`,
+    ];
   },
 };

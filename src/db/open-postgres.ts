@@ -1,0 +1,104 @@
+// PostgreSQL through postgres.js: opened by openDb (src/db/database.ts) only when DATABASE_URL is set.
+import { Kysely } from 'kysely';
+import postgres from 'postgres';
+import { abandon, DEADLINE_GRACE_MS, denseRows } from './pg-deadline.ts';
+import { type Clients, PostgresJsDialect, runRead, TransactionGate } from './postgres.ts';
+import { registerFastReader } from './prepared.ts';
+import { rankUpkeepSettled } from './rank-append.ts';
+import type { Database, Db, PoolStats } from './types.ts';
+
+// COUNT(*) and BIGINT (int8), and NUMERIC (what SUM gives), come back as numbers: the API wants
+// numbers, and no count comes near 2^53.
+const NUMBERS: Record<string, postgres.PostgresType> = {
+  int8: { to: 20, from: [20], serialize: (v: unknown) => String(v), parse: (v: string) => Number(v) },
+  numeric: { to: 1700, from: [1700], serialize: (v: unknown) => String(v), parse: (v: string) => Number(v) },
+};
+
+// Connections of the shared client, which pipelines every statement outside a transaction
+// (src/db/postgres.ts); the rest of the pool is for transactions. One: a second spread the same
+// statements over two sockets and two backends to wake, and cost each read more CPU
+// (docs/performance.md §Pipelined PostgreSQL connections).
+const PIPELINED = 1;
+
+// libpq's `?host=` (the directory of a Unix socket, `?host=/var/run/postgresql`, as psql and pg
+// read it) is not read from the URL by postgres.js, which would send it to the server as a
+// setting; it is given as the host instead (docs/deploy.md §Database connections).
+function hostOf(url: string): { url: string; host?: string } {
+  const u = new URL(url);
+  const host = u.searchParams.get('host');
+  if (!host) return { url };
+  u.searchParams.delete('host');
+  return { url: u.toString(), host };
+}
+
+// After a failed connection attempt postgres.js waits before the next one, up to 20 s by default,
+// and statements queued for a connection wait that long: a short wait instead, so that they fail
+// (or go out) within their deadline (docs/reliability.md §Lost connections).
+const reconnectBackoff = () => 0.1 + Math.random() * 0.2;
+
+function openPostgres(databaseUrl: string, schema: string | undefined, poolSize: number, timeoutMs: number): { clients: Clients; gate: TransactionGate } {
+  const { url, host } = hostOf(databaseUrl);
+  const connection: Record<string, string | number> = {
+    ...(schema ? { search_path: schema } : {}),
+    ...(timeoutMs ? { statement_timeout: timeoutMs } : {}),
+  };
+  const client = (max: number) =>
+    postgres(url, {
+      max,
+      ...(host ? { host } : {}),
+      types: NUMBERS,
+      // pg sent undefined as NULL; Kysely never binds undefined, but raw fragments might.
+      transform: { undefined: null },
+      // The server's notices (e.g. "relation already exists, skipping") are not the app's logs.
+      onnotice: () => {},
+      backoff: reconnectBackoff,
+      ...(timeoutMs ? { connect_timeout: Math.ceil(timeoutMs / 1000) } : {}),
+      ...(Object.keys(connection).length ? { connection } : {}),
+    });
+  // Transactions may wait on each other's locks while holding their connections; they have their
+  // own, so reads never wait for one (docs/deploy.md §Database connections).
+  const transactions = Math.max(1, poolSize - PIPELINED);
+  const clients: Clients = {
+    shared: client(PIPELINED),
+    tx: client(transactions),
+    deadlineMs: timeoutMs ? timeoutMs + DEADLINE_GRACE_MS : 0,
+    // The server answers every statement within its timeout, if only to cancel it: a lane whose
+    // statement missed the deadline has a connection the driver lost track of. Its client is
+    // replaced; what it still carries fails as a lost connection (503), and the new one connects
+    // afresh (docs/reliability.md §Lost connections).
+    missed: (lane, old) => {
+      if (clients[lane] !== old) return;
+      clients[lane] = client(lane === 'shared' ? PIPELINED : transactions);
+      abandon(old);
+      // Ended gently: a connection still opening (postgres.js then reads the server's types in a
+      // promise nobody handles) is not torn down under it; one that stays wedged goes after a minute.
+      old.end({ timeout: 60 }).catch(() => {});
+    },
+  };
+  return { clients, gate: new TransactionGate(transactions) };
+}
+
+// A schema named in the URL (`?options=-c search_path=x`) counts as the schema in use.
+function schemaOf(url: string): string | undefined {
+  const options = new URL(url).searchParams.get('options') ?? '';
+  return /search_path=([A-Za-z_][A-Za-z0-9_]*)/.exec(options)?.[1];
+}
+
+export function openPostgresDb(opts: { schema?: string; poolSize?: number; statementTimeoutMs?: number }, databaseUrl: string): Db {
+  const schema = opts.schema ?? schemaOf(databaseUrl);
+  const poolSize = opts.poolSize ?? 10;
+  const { clients, gate } = openPostgres(databaseUrl, opts.schema, poolSize, opts.statementTimeoutMs ?? 0);
+  const kysely = new Kysely<Database>({ dialect: new PostgresJsDialect(clients, gate) });
+  // Every statement with parameters is prepared once per connection (src/db/postgres.ts), and
+  // prepared again by postgres.js when a migration changed what it reads.
+  registerFastReader(kysely, {
+    all: async <R>(_name: string, text: string, params: readonly unknown[]) => denseRows<R>(await runRead(clients, { sql: text, parameters: params })),
+  });
+  const pool: PoolStats = { size: poolSize, transactions: () => gate.held, waiting: () => gate.waiting, oldestWaitMs: () => gate.oldestWaitMs() };
+  // The ranked index's upkeep runs after the answers it follows (src/db/rank-append.ts): let it finish.
+  const close = async () => {
+    await rankUpkeepSettled();
+    await kysely.destroy();
+  };
+  return { kysely, dialect: 'postgres', pool, ...(schema ? { schema } : {}), close };
+}

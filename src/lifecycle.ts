@@ -1,0 +1,84 @@
+// The life of a server process (docs/deploy.md §Start and stop): binding the port, and saying so
+// in one line when that cannot be done (a port in use is an operator's mistake, not a crash); the
+// signals that stop it and how long a stop may take; and stopping with the wrapper that started it.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { InputError } from './lib/errors.ts';
+
+/** The port cannot be bound; the message is the whole story, printed as one line. */
+export class ListenError extends InputError {
+  override name = 'ListenError';
+}
+
+/** A ListenError for the errors that mean the port cannot be had, else the error itself. */
+export function listenError(err: unknown, port: number, host: string): Error {
+  const code = (err as NodeJS.ErrnoException)?.code;
+  if (code === 'EADDRINUSE') return new ListenError(`port ${port} on ${host} is already in use`, 'PORT');
+  if (code === 'EACCES') return new ListenError(`port ${port} on ${host} needs privileges this user does not have`, 'PORT');
+  if (code === 'EADDRNOTAVAIL') return new ListenError(`address ${host} is not one of this machine's (HOST)`, 'HOST');
+  return err instanceof Error ? err : new Error(String(err));
+}
+
+/**
+ * Binds and releases the port at once, before anything slow (migrations, workers) starts, so a
+ * port in use is reported within a second. The real bind can still fail if another process takes
+ * the port in between; that failure is reported the same way.
+ */
+export async function probePort(port: number, host: string): Promise<void> {
+  if (port === 0) return;
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err) => reject(listenError(err, port, host)));
+    server.listen({ port, host, exclusive: true }, () => server.close(() => resolve()));
+  });
+}
+
+/** How long a stop may take before the process exits anyway. */
+export const STOP_TIMEOUT_MS = 10_000;
+export const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
+
+/** How often a process started by a wrapper checks that the wrapper is still there. */
+const PARENT_CHECK_MS = 500;
+
+/**
+ * Under a wrapper (npm start, npx, bin/rolodex.js re-running itself under Node 24) the process
+ * stops, as on SIGTERM, when the wrapper is gone: a wrapper killed with SIGKILL, or a shell
+ * between npm and Node that dies of the signal npm forwards, must not leave it running. A process
+ * started directly (systemd, a container, a shell) is left alone, so `nohup` keeps working.
+ */
+export function watchParent(env: Record<string, string | undefined>): void {
+  if (env.ROLODEX_WATCH_PARENT !== '1' && !env.npm_lifecycle_event) return;
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(timer);
+    process.kill(process.pid, 'SIGTERM');
+  }, PARENT_CHECK_MS);
+  timer.unref();
+}
+
+/** Where a running server notes its address, for `rolodex demo` run with the same DATA_DIR. */
+const ADDRESS_FILE = 'server.json';
+
+/** Notes the address this process serves on (0.0.0.0 and :: are reached through 127.0.0.1). */
+export function noteAddress(dataDir: string, host: string, port: number): void {
+  const reach = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  const url = `http://${reach.includes(':') ? `[${reach}]` : reach}:${port}`;
+  try {
+    writeFileSync(join(dataDir, ADDRESS_FILE), JSON.stringify({ pid: process.pid, url }) + '\n');
+  } catch {
+    // Only a convenience for `rolodex demo`: a read-only DATA_DIR serves as well.
+  }
+}
+
+/** The address of the server running on this DATA_DIR, if one is (its process still exists). */
+export function runningServerUrl(dataDir: string): string | undefined {
+  try {
+    const { pid, url } = JSON.parse(readFileSync(join(dataDir, ADDRESS_FILE), 'utf8')) as { pid: number; url: string };
+    process.kill(pid, 0);
+    return url;
+  } catch {
+    return undefined;
+  }
+}
