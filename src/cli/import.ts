@@ -9,10 +9,11 @@ import { ImportError } from '../import/kind.ts';
 import { takeDatabaseAlone, useImportCache } from '../import/repository.ts';
 import { openBlobStore } from '../runtime.ts';
 import { refreshStatistics } from '../db/statistics.ts';
+import { csvSource } from '../records/csv.ts';
 import { requireWorkspace } from '../workspaces/service.ts';
 import { type Io, operator, parse, print, required, UsageError, withDb } from './io.ts';
 
-export const usage = `rolodex import --workspace W FILE [--commit atomic|batched] [--json]   (NDJSON or a JSON array; see docs/import.md)`;
+export const usage = `rolodex import --workspace W FILE [--format ndjson|csv] [--type T] [--commit atomic|batched] [--json]   (NDJSON, a JSON array, or CSV of one type; see docs/import.md)`;
 
 function progressBar(io: Io) {
   let last = 0;
@@ -29,17 +30,27 @@ function progressBar(io: Io) {
 }
 
 export async function run(args: string[], io: Io): Promise<void> {
-  const { values, positionals } = parse(args, { workspace: { type: 'string' }, commit: { type: 'string' } });
+  const { values, positionals } = parse(args, {
+    workspace: { type: 'string' },
+    commit: { type: 'string' },
+    format: { type: 'string' },
+    type: { type: 'string' },
+  });
   const workspaceId = required(values, 'workspace');
   const file = positionals[0];
   if (!file) throw new UsageError('the file to import is required');
   const commit = values.commit as CommitMode | undefined;
   if (commit !== undefined && commit !== 'atomic' && commit !== 'batched') throw new UsageError('--commit is atomic or batched');
-  let source: ImportSource;
+  const format = (values.format as string | undefined) ?? (file.toLowerCase().endsWith('.csv') ? 'csv' : 'ndjson');
+  if (format !== 'csv' && format !== 'ndjson' && format !== 'json') throw new UsageError('--format is ndjson or csv');
+  const type = values.type as string | undefined;
+  if (format === 'csv' && !type) throw new UsageError("a CSV import needs --type (account, contact, opportunity, note, task or a custom type's slug)");
+  if (format !== 'csv' && type) throw new UsageError('--type is for CSV files (--format csv)');
+  let source: ImportSource | undefined;
   const read = performance.now();
   try {
     await access(file);
-    source = await fileSource(file);
+    if (format !== 'csv') source = await fileSource(file);
   } catch (err) {
     throw new InputError(`cannot read ${file}: ${(err as Error).message}`);
   }
@@ -56,7 +67,8 @@ export async function run(args: string[], io: Io): Promise<void> {
         // A server sharing the SQLite file would wait for one long transaction: the import then
         // commits chunk by chunk (docs/import.md §Sharing the database).
         const mode = commit ?? (alone.journal === 'wal' ? 'batched' : 'atomic');
-        const result = await runImport(ctx, { kinds: importKinds({ blobs }), source, commit: mode, onProgress: progressBar(io) });
+        const input = source ?? (await csvSource(ctx, file, type as string));
+        const result = await runImport(ctx, { kinds: importKinds({ blobs }), source: input, commit: mode, onProgress: progressBar(io) });
         const analysed = performance.now();
         await refreshStatistics(db, { bulk: true });
         return {
