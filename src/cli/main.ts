@@ -5,6 +5,7 @@ import { type Io, processIo, UsageError } from './io.ts';
 import * as channel from './channel.ts';
 import * as definition from './definition.ts';
 import * as demo from './demo.ts';
+import * as exportCmd from './export.ts';
 import * as importCmd from './import.ts';
 import * as key from './key.ts';
 import * as knowledge from './knowledge.ts';
@@ -26,6 +27,7 @@ const COMMANDS: Record<string, Command> = {
   user,
   key,
   import: importCmd,
+  export: exportCmd,
   channel,
   definition,
   demo,
