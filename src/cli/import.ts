@@ -1,17 +1,19 @@
-import { readFile } from 'node:fs/promises';
+import { access } from 'node:fs/promises';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/types.ts';
 import { InputError } from '../lib/errors.ts';
 import { importKinds } from './import-kinds.ts';
-import { ImportFailed, runImport, secondsSince } from '../import/run.ts';
+import { type CommitMode, ImportFailed, runImport, secondsSince } from '../import/run.ts';
+import { fileSource, type ImportSource } from '../import/source.ts';
 import { ImportError } from '../import/kind.ts';
 import { takeDatabaseAlone, useImportCache } from '../import/repository.ts';
 import { openBlobStore } from '../runtime.ts';
 import { refreshStatistics } from '../db/statistics.ts';
+import { csvSource } from '../records/csv.ts';
 import { requireWorkspace } from '../workspaces/service.ts';
 import { type Io, operator, parse, print, required, UsageError, withDb } from './io.ts';
 
-export const usage = `rolodex import --workspace W FILE [--json]   (NDJSON or a JSON array; see docs/import.md)`;
+export const usage = `rolodex import --workspace W FILE [--format ndjson|csv] [--type T] [--commit atomic|batched] [--json]   (NDJSON, a JSON array, or CSV of one type; see docs/import.md)`;
 
 function progressBar(io: Io) {
   let last = 0;
@@ -28,14 +30,27 @@ function progressBar(io: Io) {
 }
 
 export async function run(args: string[], io: Io): Promise<void> {
-  const { values, positionals } = parse(args, { workspace: { type: 'string' } });
+  const { values, positionals } = parse(args, {
+    workspace: { type: 'string' },
+    commit: { type: 'string' },
+    format: { type: 'string' },
+    type: { type: 'string' },
+  });
   const workspaceId = required(values, 'workspace');
   const file = positionals[0];
   if (!file) throw new UsageError('the file to import is required');
-  let text: string;
+  const commit = values.commit as CommitMode | undefined;
+  if (commit !== undefined && commit !== 'atomic' && commit !== 'batched') throw new UsageError('--commit is atomic or batched');
+  const format = (values.format as string | undefined) ?? (file.toLowerCase().endsWith('.csv') ? 'csv' : 'ndjson');
+  if (format !== 'csv' && format !== 'ndjson' && format !== 'json') throw new UsageError('--format is ndjson or csv');
+  const type = values.type as string | undefined;
+  if (format === 'csv' && !type) throw new UsageError("a CSV import needs --type (account, contact, opportunity, note, task or a custom type's slug)");
+  if (format !== 'csv' && type) throw new UsageError('--type is for CSV files (--format csv)');
+  let source: ImportSource | undefined;
   const read = performance.now();
   try {
-    text = await readFile(file, 'utf8');
+    await access(file);
+    if (format !== 'csv') source = await fileSource(file);
   } catch (err) {
     throw new InputError(`cannot read ${file}: ${(err as Error).message}`);
   }
@@ -49,10 +64,19 @@ export async function run(args: string[], io: Io): Promise<void> {
     try {
       const alone = await takeDatabaseAlone(db.kysely);
       try {
-        const result = await runImport(ctx, { kinds: importKinds({ blobs }), text, onProgress: progressBar(io) });
+        // A server sharing the SQLite file would wait for one long transaction: the import then
+        // commits chunk by chunk (docs/import.md §Sharing the database).
+        const mode = commit ?? (alone.journal === 'wal' ? 'batched' : 'atomic');
+        const input = source ?? (await csvSource(ctx, file, type as string));
+        const result = await runImport(ctx, { kinds: importKinds({ blobs }), source: input, commit: mode, onProgress: progressBar(io) });
         const analysed = performance.now();
         await refreshStatistics(db, { bulk: true });
-        return { ...result, phases: { ...result.phases, statistics: secondsSince(analysed) }, ...(alone.journal ? { journal: alone.journal } : {}) };
+        return {
+          ...result,
+          commit: mode,
+          phases: { ...result.phases, statistics: secondsSince(analysed) },
+          ...(alone.journal ? { journal: alone.journal } : {}),
+        };
       } finally {
         await alone.restore();
       }
@@ -62,7 +86,10 @@ export async function run(args: string[], io: Io): Promise<void> {
   };
   // On SQLite, statements run on a thread of their own while the next batch is built (docs/import.md §Speed).
   const result = await withDb(io, apply, { writerThread: true }).catch((err: unknown) => {
-    if (err instanceof ImportFailed) throw new InputError(`import failed, nothing was written:\n${err.message}`);
+    if (err instanceof ImportFailed) {
+      const what = err.committed ? 'the chunks written before the error stay (run it again once fixed)' : 'nothing was written';
+      throw new InputError(`import failed, ${what}:\n${err.message}`);
+    }
     if (err instanceof ImportError) throw new InputError(`import failed, nothing was written:\n${err.message}`);
     throw err;
   });

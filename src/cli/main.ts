@@ -18,6 +18,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   user: () => import('./user.ts'),
   key: () => import('./key.ts'),
   import: () => import('./import.ts'),
+  export: () => import('./export.ts'),
   channel: () => import('./channel.ts'),
   definition: () => import('./definition.ts'),
   demo: () => import('./demo.ts'),

@@ -156,6 +156,7 @@ export const definitionKind: ImportKind<DefinitionInput> = {
   check,
   // Definitions are matched by key, never referenced by externalId.
   lookup: async () => new Map(),
+  whole: true,
   async upsert(ctx, items) {
     // Types first, then fields, relationships and options: each may name one of the same file.
     const rank = { type: 0, field: 1, relationship: 2, option: 3 };

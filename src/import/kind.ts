@@ -34,6 +34,8 @@ export interface ImportContext extends Ctx {
   known(object: string, externalId: string): string | undefined;
   /** The id of a new object: the import's ids grow in the order they are drawn (`idSequence`). */
   newId(kind: IdKind): string;
+  /** Whether a kind may drop and rebuild indexes around its rows: only when the import writes in one transaction (docs/import.md §Speed). */
+  bulkLoad?: boolean;
 }
 
 /**
@@ -55,6 +57,8 @@ export interface ImportKind<T = unknown> {
   scope?(value: T): string;
   /** Other object names this kind registers ids under and resolves (custom types' slugs). */
   covers?(object: string): boolean;
+  /** Whether upsert needs every item of the kind in one call (definitions order their own lines); else it gets them a chunk at a time. */
+  whole?: boolean;
   upsert(ctx: ImportContext, items: ImportItem<T>[]): Promise<void>;
   link?(ctx: ImportContext, items: ImportItem<T>[]): Promise<void>;
 }

@@ -1,10 +1,16 @@
-// Runs one import: parse (NDJSON or a JSON array), check every object, then apply all of it in
-// one transaction, kind by kind in dependency order, so an import is all-or-nothing.
+// Runs one import (docs/import.md): reads the source once to check every object (every bad one is
+// reported, up to MAX_REPORTED), keeping each checked line on disk by kind, then writes kind by
+// kind in dependency order, a chunk at a time, so that memory holds one chunk and not the file.
+// `atomic` writes everything in one transaction; `batched` commits each chunk, so that a server
+// sharing the database waits for one chunk at most (docs/import.md §Sharing the database).
 import type { Ctx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
 import { settled } from '../db/pipeline.ts';
 import { idSequence } from '../lib/ids.ts';
+import type { Executor } from '../db/types.ts';
 import { ImportError, type ImportContext, type ImportItem, type ImportKind } from './kind.ts';
+import { type ImportSource, textSource } from './source.ts';
+import { Spill } from './spill.ts';
 
 export interface ImportResult {
   counts: Record<string, number>;
@@ -14,152 +20,194 @@ export interface ImportResult {
   phases: Record<string, number>;
 }
 
+export type CommitMode = 'atomic' | 'batched';
+
 export interface ImportInput {
   /** The kinds this import may hold (src/cli/import-kinds.ts lists them all). */
   kinds: ImportKind<any>[];
-  /** NDJSON or a JSON array. */
-  text: string;
+  /** The objects; `text` (NDJSON or a JSON array in memory) is the short form. */
+  source?: ImportSource;
+  text?: string;
+  /** One transaction (the default), or a transaction per chunk (docs/import.md §Sharing the database). */
+  commit?: CommitMode;
   onProgress?: (phase: string, done: number, total: number) => void;
 }
 
-const MAX_REPORTED = 50;
+/** Objects written per call of a kind: a transaction of their own when batched. Tests make them smaller. */
+export const IMPORT_CHUNK: Record<CommitMode, number> = { atomic: 50_000, batched: 250 };
+/** Bad objects reported by name; the rest are counted. */
+export const MAX_REPORTED = 100;
 
 /** Seconds since `start` (a `performance.now()`), to the millisecond: the unit of a summary's `phases`. */
 export function secondsSince(start: number): number {
   return Math.round(performance.now() - start) / 1000;
 }
 
-/**
- * The text's objects, one at a time, with the line (NDJSON) or item number (JSON array) of each.
- * One at a time so that each is checked, and the parsed object dropped, before the next is
- * parsed: held until the whole file was parsed, a million of them outlived the young generation
- * and were traced by every full garbage collection until the end of the checks.
- */
-function* parseImport(text: string): Generator<{ line: number; value: unknown }> {
-  const trimmed = text.trimStart();
-  if (trimmed.startsWith('[')) {
-    let arr: unknown;
-    try {
-      arr = JSON.parse(text);
-    } catch (err) {
-      throw new ImportError(0, '(file)', `not valid JSON: ${(err as Error).message}`);
-    }
-    const items = arr as unknown[];
-    for (let i = 0; i < items.length; i++) yield { line: i + 1, value: items[i] };
-    return;
-  }
-  const lines = text.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const l = (lines[i] as string).trim();
-    if (l === '') continue;
-    let value: unknown;
-    try {
-      value = JSON.parse(l);
-    } catch (err) {
-      throw new ImportError(i + 1, '(line)', `not valid JSON: ${(err as Error).message}`);
-    }
-    yield { line: i + 1, value };
-  }
-}
-
 export class ImportFailed extends Error {
   override name = 'ImportFailed';
   readonly errors: ImportError[];
-  constructor(errors: ImportError[]) {
-    super(errors.map((e) => e.message).join('\n'));
+  /** Bad objects beyond the ones reported. */
+  readonly more: number;
+  /** Whether chunks of a batched import were committed before the error. */
+  committed = false;
+  constructor(errors: ImportError[], more = 0) {
+    super(errors.map((e) => e.message).join('\n') + (more > 0 ? `\n… and ${more} more bad objects` : ''));
     this.errors = errors;
+    this.more = more;
   }
 }
 
-/** Imports into ctx.actor's workspace; ctx.db is the database (the import opens its own transaction). */
-export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportResult> {
-  const { kinds, text } = input;
-  const byObject = new Map(kinds.map((k) => [k.object, k]));
-  const groups = new Map<string, ImportItem<unknown>[]>(kinds.map((k) => [k.object, []]));
+type Raw = Record<string, unknown>;
+
+/** Checks one object's envelope and shape; returns its kind and checked value, or throws InputError. */
+function checkObject(byObject: Map<string, ImportKind<any>>, value: unknown): { kind: ImportKind<any>; raw: Raw; checked: unknown; name: string } {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new InputError('each entry must be a JSON object', '(object)');
+  const raw = value as Raw;
+  const kind = byObject.get(raw.object as string);
+  if (!kind) throw new InputError(`must be one of ${[...byObject.keys()].join(', ')}`, 'object');
+  const ext = raw.externalId;
+  if (typeof ext !== 'string' || ext.length < 1 || ext.length > 255) throw new InputError('must be a string of 1 to 255 characters', 'externalId');
+  const checked: unknown = kind.check(raw);
+  const scope = kind.scope?.(checked);
+  return { kind, raw, checked, name: scope === undefined ? kind.object : `${kind.object} ${scope}` };
+}
+
+/** Pass 1: every object checked, the good ones spilled by kind; throws ImportFailed listing the bad ones. */
+async function checkAll(byObject: Map<string, ImportKind<any>>, source: ImportSource, spill: Spill): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
   const errors: ImportError[] = [];
+  let more = 0;
+  const fail = (e: ImportError) => (errors.length < MAX_REPORTED ? errors.push(e) : more++);
   const seen = new Set<string>();
+  for await (const { line, value, error } of source.objects()) {
+    if (error) {
+      fail(error);
+      continue;
+    }
+    try {
+      const { kind, raw, name } = checkObject(byObject, value);
+      const key = `${name}\u0000${raw.externalId as string}`;
+      if (seen.has(key)) throw new InputError(`"${raw.externalId as string}" appears twice for ${name}`, 'externalId');
+      seen.add(key);
+      counts.set(kind.object, (counts.get(kind.object) ?? 0) + 1);
+      if (errors.length === 0) await spill.add(kind.object, line, raw);
+    } catch (err) {
+      if (!(err instanceof InputError) || err instanceof ImportError) throw err;
+      fail(new ImportError(line, err.param ?? '(object)', err.message));
+    }
+  }
+  if (errors.length > 0) throw new ImportFailed(errors, more);
+  await spill.finish();
+  return counts;
+}
+
+/** The spilled objects of one kind, checked again, in chunks of `size`. */
+async function* chunksOf(kind: ImportKind<any>, spill: Spill, size: number): AsyncGenerator<ImportItem<unknown>[]> {
+  let chunk: ImportItem<unknown>[] = [];
+  for await (const { line, raw } of spill.read(kind.object)) {
+    chunk.push({ line, externalId: raw.externalId as string, value: kind.check(raw) });
+    if (chunk.length >= size) {
+      yield chunk;
+      chunk = [];
+    }
+  }
+  if (chunk.length > 0) yield chunk;
+}
+
+/** Imports into ctx.actor's workspace; ctx.db is the database (the import opens its own transactions). */
+export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportResult> {
+  const { kinds } = input;
+  const source = input.source ?? textSource(input.text ?? '');
+  const mode = input.commit ?? 'atomic';
+  const byObject = new Map(kinds.map((k) => [k.object, k]));
   const phases: Record<string, number> = {};
   let mark = performance.now();
   const phase = (name: string) => {
     phases[name] = secondsSince(mark);
     mark = performance.now();
   };
-  let objects = 0;
-  for (const { line, value } of parseImport(text)) {
-    objects++;
-    if (errors.length >= MAX_REPORTED) break;
-    try {
-      if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new InputError('each entry must be a JSON object', '(object)');
-      const raw = value as Record<string, unknown>;
-      const kind = byObject.get(raw.object as string);
-      if (!kind) throw new InputError(`must be one of ${[...byObject.keys()].join(', ')}`, 'object');
-      const ext = raw.externalId;
-      if (typeof ext !== 'string' || ext.length < 1 || ext.length > 255) throw new InputError('must be a string of 1 to 255 characters', 'externalId');
-      const checked: unknown = kind.check(raw);
-      const scope = kind.scope?.(checked);
-      const name = scope === undefined ? kind.object : `${kind.object} ${scope}`;
-      if (seen.has(`${name}:${ext}`)) throw new InputError(`"${ext}" appears twice for ${name}`, 'externalId');
-      seen.add(`${name}:${ext}`);
-      groups.get(kind.object)?.push({ line, externalId: ext, value: checked });
-    } catch (err) {
-      if (!(err instanceof InputError) || err instanceof ImportError) throw err;
-      errors.push(new ImportError(line, err.param ?? '(object)', err.message));
-    }
-  }
-  if (errors.length > 0) throw new ImportFailed(errors);
-  phase('check');
-  const total = objects * 2;
-
-  const ids: Record<string, Record<string, string>> = {};
-  const register = (object: string, externalId: string, id: string) => {
-    (ids[object] ??= {})[externalId] = id;
-  };
-
+  const spill = await Spill.open();
   const undo: Array<() => Promise<void>> = [];
+  let committed = false;
   try {
-    for (const kind of kinds) {
-      const items = groups.get(kind.object) as ImportItem<unknown>[];
-      if (!kind.prepare || items.length === 0) continue;
-      const prepared = await kind.prepare(ctx, items);
-      undo.push(() => prepared.undo());
-    }
-    if (undo.length > 0) phase('prepare');
-    await ctx.db.transaction().execute(async (tx) => {
-      const inTx = { ...ctx, db: tx };
-      const known = (object: string, externalId: string): string | undefined => ids[object]?.[externalId];
-      const resolve = async (object: string, externalId: string, at: { line: number; field: string }): Promise<string> => {
-        const registered = known(object, externalId);
-        if (registered) return registered;
-        const kind = byObject.get(object) ?? kinds.find((k) => k.covers?.(object));
-        const found = kind ? (await kind.lookup(inTx, [externalId], object)).get(externalId) : undefined;
-        if (!found) throw new ImportError(at.line, at.field, `no ${object} with externalId "${externalId}" in this import or the workspace`);
-        return found;
-      };
-      const importCtx: ImportContext = { ...inTx, resolve, register, known, newId: idSequence(ctx.now) };
+    const counts = await checkAll(byObject, source, spill);
+    phase('check');
+    let total = 0;
+    for (const n of counts.values()) total += n * 2;
+
+    const ids: Record<string, Record<string, string>> = {};
+    const register = (object: string, externalId: string, id: string) => {
+      (ids[object] ??= {})[externalId] = id;
+    };
+    const known = (object: string, externalId: string): string | undefined => ids[object]?.[externalId];
+    const resolve = async (object: string, externalId: string, at: { line: number; field: string }): Promise<string> => {
+      const registered = known(object, externalId);
+      if (registered) return registered;
+      const kind = byObject.get(object) ?? kinds.find((k) => k.covers?.(object));
+      const found = kind ? (await kind.lookup(importCtx, [externalId], object)).get(externalId) : undefined;
+      if (!found) throw new ImportError(at.line, at.field, `no ${object} with externalId "${externalId}" in this import or the workspace`);
+      return found;
+    };
+    // One context for the whole import (the record kinds keep their state by it); its `db` is the
+    // transaction of the chunk being written.
+    const importCtx: ImportContext = { ...ctx, resolve, register, known, newId: idSequence(ctx.now), bulkLoad: mode === 'atomic' };
+    const inTransaction = async (db: Executor, fn: () => Promise<unknown>) => {
+      if (mode === 'atomic') return fn();
+      await db.transaction().execute(async (tx) => {
+        importCtx.db = tx;
+        await fn();
+        await settled(tx);
+      });
+      committed = true;
+    };
+    const writeAll = async (db: Executor) => {
+      importCtx.db = db;
       let done = 0;
       for (const step of ['upsert', 'link'] as const) {
         for (const kind of kinds) {
-          const items = groups.get(kind.object) as ImportItem<unknown>[];
-          if (items.length === 0) continue;
-          await inLine(items, async () => (step === 'upsert' ? kind.upsert(importCtx, items) : kind.link?.(importCtx, items)));
-          done += items.length;
-          input.onProgress?.(step, done, total);
+          if (!counts.has(kind.object) || (step === 'link' && !kind.link)) {
+            done += counts.get(kind.object) ?? 0;
+            continue;
+          }
+          const size = kind.whole ? Infinity : IMPORT_CHUNK[mode];
+          for await (const items of chunksOf(kind, spill, size)) {
+            if (step === 'upsert' && kind.prepare) {
+              const prepared = await kind.prepare(ctx, items);
+              undo.push(() => prepared.undo());
+            }
+            await inTransaction(db, () => inLine(items, async () => (step === 'upsert' ? kind.upsert(importCtx, items) : kind.link?.(importCtx, items))));
+            done += items.length;
+            input.onProgress?.(step, done, total);
+          }
         }
       }
-      // The kinds send most of their writes without waiting for them: their work ends here, not at COMMIT.
-      await settled(tx);
+    };
+    if (mode === 'atomic') {
+      await ctx.db.transaction().execute(async (tx) => {
+        await writeAll(tx);
+        // The kinds send most of their writes without waiting for them: their work ends here, not at COMMIT.
+        await settled(tx);
+        phase('write');
+      });
+      // With SQLite's WAL, the commit includes the checkpoint that copies what was written into the database.
+      phase('commit');
+    } else {
+      await writeAll(ctx.db);
       phase('write');
-    });
-    // With SQLite's WAL, the commit includes the checkpoint that copies what was written into the database.
-    phase('commit');
+    }
+    const out: Record<string, number> = {};
+    for (const [object, n] of counts) out[object] = n;
+    return { counts: out, ids, phases };
   } catch (err) {
-    for (const u of undo) await u().catch(() => {});
-    if (err instanceof ImportError) throw new ImportFailed([err]);
-    throw err;
+    // Batched, the chunks committed stay (docs/import.md §Sharing the database): only the bytes of
+    // files of an atomic import are removed.
+    if (mode === 'atomic') for (const u of undo) await u().catch(() => {});
+    const failed = err instanceof ImportError ? new ImportFailed([err]) : err;
+    if (failed instanceof ImportFailed) failed.committed = committed;
+    throw failed;
+  } finally {
+    await spill.remove();
   }
-  const counts: Record<string, number> = {};
-  for (const [object, items] of groups) if (items.length > 0) counts[object] = items.length;
-  return { counts, ids, phases };
 }
 
 // Kinds should raise ImportError with the item's line; a bare InputError is tied to the item when

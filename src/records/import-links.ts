@@ -18,8 +18,8 @@ export interface ImportState {
   defs: Map<string, TypeDefinitions>;
   /** Types this import bulk-loaded: every one of their records is new, so none has links to replace. */
   allNew: Set<string>;
-  /** Items whose links went out with their batch (linkEarly). */
-  linked: Set<ImportItem<RecordInput>>;
+  /** Lines of the items whose links went out with their batch (linkEarly). */
+  linked: Set<number>;
 }
 
 const states = new WeakMap<ImportContext, ImportState>();
@@ -73,7 +73,7 @@ export async function linkEarly(ctx: ImportContext, kind: string, defs: TypeDefi
       }
     }
     for (const r of own) rows.push(r);
-    linked.add(item);
+    linked.add(item.line);
   }
   await repo.replaceRelationships(ctx.db, [], rows);
 }
@@ -86,7 +86,7 @@ export async function link(kind: string, ctx: ImportContext, items: ImportItem<R
   const rows: repo.RelationshipRow[] = [];
   const sources: string[] = [];
   for (const item of items) {
-    if (state.linked.has(item)) continue;
+    if (state.linked.has(item.line)) continue;
     const source = await ctx.resolve(kind, item.externalId, { line: item.line, field: 'externalId' });
     sources.push(source);
     for (const name of Object.keys(item.value.relationships)) {

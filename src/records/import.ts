@@ -135,7 +135,10 @@ async function upsertOfType(ctx: ImportContext, type: EntityType, defs: TypeDefi
   // once, sorted, after its rows (docs/import.md §Speed). Only into a type without records, so
   // that no row of these tables is updated or deleted meanwhile.
   const bulk =
-    items.length >= BULK_LOAD.min && items.length >= BULK_LOAD.share * (await repo.recordCount(ctx.db)) && !(await repo.hasRecords(ctx.db, ws, kind));
+    ctx.bulkLoad !== false &&
+    items.length >= BULK_LOAD.min &&
+    items.length >= BULK_LOAD.share * (await repo.recordCount(ctx.db)) &&
+    !(await repo.hasRecords(ctx.db, ws, kind));
   // The records that exist, looked up once before any is written: looked up batch by batch, the
   // lookups read a table growing under them, and PostgreSQL, whose statistics still count the
   // rows from before the import, scanned the type's listing index for each (docs/performance.md

@@ -1,0 +1,105 @@
+// Where an import's objects come from (docs/import.md §Format): an NDJSON file read line by line,
+// a JSON array, or text in memory. A source can be read again from its start: the runner reads
+// it once to check every object and once per step to write them, so that it never holds the
+// whole file (docs/import.md §Memory).
+import { createReadStream } from 'node:fs';
+import { open, readFile } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
+import { ImportError } from './kind.ts';
+
+export interface SourceObject {
+  /** The line (NDJSON, CSV) or item number (JSON array) the object came from. */
+  line: number;
+  value: unknown;
+  /** Set when the line could not be parsed: the runner reports it with the others. */
+  error?: ImportError;
+}
+
+export interface ImportSource {
+  /** The objects from the start, one at a time; each call reads the input again. */
+  objects(): AsyncIterable<SourceObject>;
+}
+
+function parseLine(text: string, line: number): SourceObject | undefined {
+  const l = text.trim();
+  if (l === '') return undefined;
+  try {
+    return { line, value: JSON.parse(l) };
+  } catch (err) {
+    return { line, value: undefined, error: new ImportError(line, '(line)', `not valid JSON: ${(err as Error).message}`) };
+  }
+}
+
+function* arrayItems(text: string): Generator<SourceObject> {
+  let arr: unknown;
+  try {
+    arr = JSON.parse(text);
+  } catch (err) {
+    throw new ImportError(0, '(file)', `not valid JSON: ${(err as Error).message}`);
+  }
+  if (!Array.isArray(arr)) throw new ImportError(0, '(file)', 'a JSON file must hold an array of objects');
+  for (let i = 0; i < arr.length; i++) yield { line: i + 1, value: arr[i] };
+}
+
+/** NDJSON or a JSON array held in memory (the demo, tests). */
+export function textSource(text: string): ImportSource {
+  return {
+    async *objects() {
+      if (text.trimStart().startsWith('[')) {
+        yield* arrayItems(text);
+        return;
+      }
+      let line = 0;
+      let start = 0;
+      while (start <= text.length) {
+        let end = text.indexOf('\n', start);
+        if (end < 0) end = text.length;
+        line++;
+        const o = parseLine(text.slice(start, end), line);
+        if (o) yield o;
+        start = end + 1;
+      }
+    },
+  };
+}
+
+/** The first character of the file that is not white space, or '' for an empty file. */
+async function firstCharacter(path: string): Promise<string> {
+  const handle = await open(path, 'r');
+  try {
+    const buf = Buffer.alloc(4096);
+    for (let pos = 0; ;) {
+      const { bytesRead } = await handle.read(buf, 0, buf.length, pos);
+      if (bytesRead === 0) return '';
+      const m = /\S/.exec(buf.subarray(0, bytesRead).toString('utf8'));
+      if (m) return m[0];
+      pos += bytesRead;
+    }
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * A file of NDJSON, streamed line by line: memory holds one line at a time. A file whose first
+ * character is `[` is a JSON array, parsed whole (docs/import.md §Memory: NDJSON is the format
+ * for large imports).
+ */
+export async function fileSource(path: string): Promise<ImportSource> {
+  const array = (await firstCharacter(path)) === '[';
+  return {
+    async *objects() {
+      if (array) {
+        yield* arrayItems(await readFile(path, 'utf8'));
+        return;
+      }
+      const lines = createInterface({ input: createReadStream(path, { encoding: 'utf8' }), crlfDelay: Infinity });
+      let line = 0;
+      for await (const text of lines) {
+        line++;
+        const o = parseLine(text, line);
+        if (o) yield o;
+      }
+    },
+  };
+}

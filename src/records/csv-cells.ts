@@ -1,0 +1,62 @@
+// The value of one CSV cell for a field (docs/import.md §CSV): typed by the field's definition.
+// Lists (a multi-valued field, MULTI_SELECT) are separated by `;`; select cells name option labels
+// (an unknown one is refused with the valid labels); a FULL_NAME cell is split at its first run of
+// spaces; an ADDRESS is given as columns `<field>.<member>` or as a JSON object.
+import type { FieldDef } from '../definitions/service.ts';
+import { InputError } from '../lib/errors.ts';
+
+const TRUE = new Set(['true', 'yes', 'y', '1']);
+const FALSE = new Set(['false', 'no', 'n', '0']);
+
+function option(def: FieldDef, label: string): string {
+  const options = def.options ?? [];
+  if (options.some((o) => o.label === label)) return label;
+  const folded = options.find((o) => o.label.toLowerCase() === label.toLowerCase());
+  if (folded) return folded.label;
+  const valid = options.map((o) => o.label).join(', ');
+  throw new InputError(`"${label}" is not an option of ${def.label}; valid labels: ${valid || '(none)'}`);
+}
+
+function scalar(def: FieldDef, cell: string): unknown {
+  switch (def.valueType) {
+    case 'NUMBER':
+    case 'CURRENCY': {
+      const n = Number(cell);
+      if (!Number.isFinite(n)) throw new InputError(`"${cell}" is not a number`);
+      return n;
+    }
+    case 'CHECKBOX': {
+      const c = cell.toLowerCase();
+      if (TRUE.has(c)) return true;
+      if (FALSE.has(c)) return false;
+      throw new InputError(`"${cell}" is not a checkbox value (true, false, yes, no, 1, 0)`);
+    }
+    case 'SINGLE_SELECT':
+    case 'MULTI_SELECT':
+      return option(def, cell);
+    case 'FULL_NAME': {
+      const m = /^(\S+)\s+(.+)$/.exec(cell);
+      return m ? { firstName: m[1], lastName: m[2] } : { firstName: cell };
+    }
+    case 'ADDRESS':
+      if (!cell.startsWith('{')) throw new InputError(`an address is given as columns ${def.key}.street, ${def.key}.city, … or as a JSON object`);
+      try {
+        return JSON.parse(cell) as unknown;
+      } catch {
+        throw new InputError('is not a JSON object');
+      }
+    default:
+      return cell;
+  }
+}
+
+export function cellValue(def: FieldDef, cell: string): unknown {
+  if (def.multipleValues || def.valueType === 'MULTI_SELECT') {
+    return cell
+      .split(';')
+      .map((s) => s.trim())
+      .filter((s) => s !== '')
+      .map((s) => scalar(def, s));
+  }
+  return scalar(def, cell);
+}

@@ -1,0 +1,143 @@
+// CSV import of one record type (docs/import.md §CSV): each row becomes the import line of one
+// record. The header names fields and relationships by key or label; cells are typed by the
+// field's definition; select cells name option labels; relationship cells name externalIds. Every
+// row is checked against the workspace's definitions as it is read, so that every bad row is
+// reported with its line and column before anything is written. Parsed by csv-parse, streaming.
+import { createReadStream } from 'node:fs';
+import { parse } from 'csv-parse';
+import { loadDefinitions, type FieldDef, type RelationshipDef, type TypeDefinitions } from '../definitions/service.ts';
+import { RESERVED_TYPES } from '../definitions/object-types.ts';
+import { ENTITY_TYPES } from './entities.ts';
+import { ImportError } from '../import/kind.ts';
+import type { ImportSource, SourceObject } from '../import/source.ts';
+import type { Ctx } from '../lib/context.ts';
+import { AppError, InputError } from '../lib/errors.ts';
+import { cellValue } from './csv-cells.ts';
+import { checkFieldValues } from './write-fields.ts';
+
+type Column = { kind: 'externalId' } | { kind: 'field'; def: FieldDef; member?: string } | { kind: 'relationship'; def: RelationshipDef };
+
+const fold = (s: string) => s.trim().toLowerCase();
+
+/** What a header cell names, or an InputError listing what it may name. */
+function column(defs: TypeDefinitions, header: string): Column {
+  const h = header.trim();
+  if (fold(h) === 'externalid' || fold(h) === 'external id') return { kind: 'externalId' };
+  const find = <T extends { key: string; label: string }>(defs: Map<string, T>, name: string): T | undefined =>
+    defs.get(name) ?? [...defs.values()].find((d) => fold(d.label) === fold(name) || fold(d.key) === fold(name));
+  const field = find(defs.fields, h);
+  if (field) return { kind: 'field', def: field };
+  const dot = h.lastIndexOf('.');
+  if (dot > 0) {
+    const parent = find(defs.fields, h.slice(0, dot));
+    if (parent && (parent.valueType === 'FULL_NAME' || parent.valueType === 'ADDRESS')) return { kind: 'field', def: parent, member: h.slice(dot + 1) };
+  }
+  const rel = find(defs.relationships, h);
+  if (rel) {
+    if (rel.storage.kind !== 'own') throw new InputError(`relationship ${rel.key} is not stored on ${defs.objectType}: import it from the other end`, h);
+    return { kind: 'relationship', def: rel };
+  }
+  const fields = [...defs.fields.values()].map((d) => `${d.key} (${d.label})`).join(', ');
+  const rels = [...defs.relationships.values()].filter((d) => d.storage.kind === 'own').map((d) => `${d.key} (${d.label})`);
+  throw new InputError(
+    `names no field or relationship of ${defs.objectType}; fields: ${fields}${rels.length ? `; relationships: ${rels.join(', ')}` : ''}; and externalId`,
+    h,
+  );
+}
+
+/** The import line of one row; throws ImportError naming the row's line and the bad column. */
+function rowObject(line: number, type: string, defs: TypeDefinitions, headers: string[], columns: Column[], cells: string[]): Record<string, unknown> {
+  if (cells.length !== headers.length) throw new ImportError(line, '(row)', `has ${cells.length} cells, the header ${headers.length}`);
+  const system = Object.hasOwn(ENTITY_TYPES, type);
+  const fields: Record<string, { value: unknown }> = {};
+  const relationships: Record<string, { values: string[] }> = {};
+  const at = new Map<string, string>();
+  let externalId: string | undefined;
+  for (let i = 0; i < columns.length; i++) {
+    const col = columns[i] as Column;
+    const header = headers[i] as string;
+    const cell = (cells[i] as string).trim();
+    if (cell === '') continue;
+    try {
+      if (col.kind === 'externalId') externalId = cell;
+      else if (col.kind === 'relationship') {
+        const values = cell
+          .split(';')
+          .map((s) => s.trim())
+          .filter((s) => s !== '');
+        if (col.def.cardinality === 'has_one' && values.length > 1) throw new InputError('holds at most one externalId (has_one)', header);
+        relationships[col.def.key] = { values };
+      } else {
+        const key = col.def.key;
+        at.set(key, header);
+        if (col.member !== undefined) {
+          const obj = (fields[key]?.value ?? {}) as Record<string, unknown>;
+          obj[col.member] = col.member === 'latitude' || col.member === 'longitude' ? Number(cell) : cell;
+          fields[key] = { value: obj };
+        } else fields[key] = { value: cellValue(col.def, cell) };
+      }
+    } catch (err) {
+      if (err instanceof InputError) throw new ImportError(line, header, err.message);
+      throw err;
+    }
+  }
+  if (externalId === undefined) throw new ImportError(line, 'externalId', 'is required (a column named externalId)');
+  // The values as the API would check them, so that a bad cell is reported now, with its column.
+  try {
+    checkFieldValues(defs, Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, v.value])));
+  } catch (err) {
+    if (!(err instanceof AppError)) throw err;
+    const key = /^fields\.([^.[]+)/.exec(err.param ?? '')?.[1] ?? '';
+    throw new ImportError(line, at.get(key) ?? key, err.message);
+  }
+  return { object: system ? type : 'record', ...(system ? {} : { objectType: type }), externalId, fields, relationships };
+}
+
+/** The rows of a CSV file of records of `type`, as import lines; the type's definitions are read once. */
+export async function csvSource(ctx: Ctx, path: string, type: string): Promise<ImportSource> {
+  if (RESERVED_TYPES.has(type) && !Object.hasOwn(ENTITY_TYPES, type)) throw new InputError(`"${type}" has no records to import`, 'type');
+  const defs = await loadDefinitions(ctx, { objectType: type });
+  if (!defs) throw new InputError(`no object type "${type}" in the workspace (account, contact, opportunity, note, task or a custom type's slug)`, 'type');
+  return {
+    async *objects(): AsyncGenerator<SourceObject> {
+      const parser = createReadStream(path).pipe(parse({ bom: true, info: true, relax_column_count: true, skip_empty_lines: true }));
+      let headers: string[] | undefined;
+      let columns: Column[] = [];
+      try {
+        for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
+          if (!headers) {
+            headers = record;
+            const bad: ImportError[] = [];
+            columns = headers.map((h) => {
+              try {
+                return column(defs, h);
+              } catch (err) {
+                if (!(err instanceof InputError)) throw err;
+                bad.push(new ImportError(info.lines, err.param ?? h, err.message));
+                return { kind: 'externalId' };
+              }
+            });
+            if (!columns.some((c) => c.kind === 'externalId'))
+              bad.push(new ImportError(info.lines, 'externalId', 'the header needs a column named externalId'));
+            // A header that names nothing makes every row wrong: it alone is reported.
+            if (bad.length > 0) {
+              for (const e of bad) yield { line: info.lines, value: undefined, error: e };
+              return;
+            }
+            continue;
+          }
+          try {
+            yield { line: info.lines, value: rowObject(info.lines, type, defs, headers, columns, record) };
+          } catch (err) {
+            if (!(err instanceof ImportError)) throw err;
+            yield { line: info.lines, value: undefined, error: err };
+          }
+        }
+      } catch (err) {
+        const e = err as { code?: string; lines?: number; message: string };
+        if (!e.code?.startsWith('CSV_')) throw err;
+        yield { line: e.lines ?? 0, value: undefined, error: new ImportError(e.lines ?? 0, '(row)', `not valid CSV: ${e.message}`) };
+      }
+    },
+  };
+}

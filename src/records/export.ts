@@ -1,0 +1,173 @@
+// `rolodex export` of definitions and records (docs/import.md §Export): each as the line that
+// `rolodex import` reads back, paged by keyset (`id > last`) so that memory holds one page. A
+// record without an externalId is exported under its server id, and references name their
+// targets the same way, so an export imported into an empty workspace links what it linked.
+import { loadDefinitions, type TypeDefinitions } from '../definitions/service.ts';
+import type { Ctx } from '../lib/context.ts';
+import { chunks } from '../db/chunks.ts';
+
+export type Line = Record<string, unknown>;
+const PAGE = 500;
+
+/** Custom object types, fields, relationships, and options added to system select fields. */
+export async function* definitionLines(ctx: Ctx): AsyncGenerator<Line> {
+  const ws = ctx.actor.workspaceId;
+  const db = ctx.db;
+  for (const t of await db.selectFrom('object_types').selectAll().where('workspace_id', '=', ws).orderBy('created_at').orderBy('slug').execute())
+    yield { object: 'definition', externalId: `type:${t.slug}`, definition: 'type', slug: t.slug, label: t.label };
+  const options = await db
+    .selectFrom('select_options')
+    .selectAll()
+    .where('workspace_id', '=', ws)
+    .orderBy('object_type')
+    .orderBy('field_key')
+    .orderBy('position')
+    .execute();
+  const fields = await db
+    .selectFrom('field_definitions')
+    .selectAll()
+    .where('workspace_id', '=', ws)
+    .orderBy('object_type')
+    .orderBy('position')
+    .orderBy('id')
+    .execute();
+  for (const f of fields) {
+    const config = JSON.parse(f.config) as { currency?: string; unique?: boolean; multipleValues?: boolean; handleService?: string };
+    const labels = options.filter((o) => o.object_type === f.object_type && o.field_key === f.key).map((o) => o.label);
+    yield {
+      object: 'definition',
+      externalId: `field:${f.object_type}:${f.key}`,
+      definition: 'field',
+      objectType: f.object_type,
+      key: f.key,
+      label: f.label,
+      valueType: f.value_type,
+      ...(f.description !== null ? { description: f.description } : {}),
+      ...(config.currency ? { currency: config.currency } : {}),
+      ...(config.unique ? { unique: true } : {}),
+      ...(config.multipleValues ? { multipleValues: true } : {}),
+      ...(config.handleService ? { handleService: config.handleService } : {}),
+      ...(labels.length > 0 ? { options: labels } : {}),
+    };
+  }
+  const rels = await db
+    .selectFrom('relationship_definitions')
+    .selectAll()
+    .where('workspace_id', '=', ws)
+    .orderBy('object_type')
+    .orderBy('position')
+    .orderBy('id')
+    .execute();
+  for (const r of rels)
+    yield {
+      object: 'definition',
+      externalId: `relationship:${r.object_type}:${r.key}`,
+      definition: 'relationship',
+      objectType: r.object_type,
+      key: r.key,
+      label: r.label,
+      cardinality: r.cardinality,
+      targetType: r.target_type,
+      ...(r.description !== null ? { description: r.description } : {}),
+    };
+  for (const o of options.filter((x) => x.field_key.startsWith('$')))
+    yield {
+      object: 'definition',
+      externalId: `option:${o.object_type}:${o.field_key}:${o.id}`,
+      definition: 'option',
+      objectType: o.object_type,
+      field: o.field_key,
+      label: o.label,
+      ...(o.description !== null ? { description: o.description } : {}),
+    };
+}
+
+/** The workspace's custom object types' slugs, in creation order. */
+export async function customTypes(ctx: Ctx): Promise<string[]> {
+  const rows = await ctx.db
+    .selectFrom('object_types')
+    .select('slug')
+    .where('workspace_id', '=', ctx.actor.workspaceId)
+    .orderBy('created_at')
+    .orderBy('slug')
+    .execute();
+  return rows.map((r) => r.slug);
+}
+
+/** Server id → the externalId an export names it by, for records and users. */
+async function exportedIds(ctx: Ctx, ids: string[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (const part of chunks([...new Set(ids)])) {
+    for (const r of await ctx.db.selectFrom('records').select(['id', 'external_id']).where('id', 'in', part).execute()) out.set(r.id, r.external_id ?? r.id);
+    for (const r of await ctx.db.selectFrom('users').select(['id', 'external_id']).where('id', 'in', part).execute()) out.set(r.id, r.external_id ?? r.id);
+  }
+  return out;
+}
+
+/** A stored value as an import line's value: select option ids become their labels. */
+function exportedValue(defs: TypeDefinitions, key: string, value: unknown): unknown {
+  const def = defs.fields.get(key);
+  if (!def?.options) return value;
+  const label = (id: unknown) => def.options?.find((o) => o.id === id)?.label ?? id;
+  return Array.isArray(value) ? value.map(label) : label(value);
+}
+
+/** The records of one type (a system kind or a custom type's slug), a page at a time. */
+export async function* recordLines(ctx: Ctx, type: string, system: boolean): AsyncGenerator<Line> {
+  const defs = await loadDefinitions(ctx, { objectType: type });
+  if (!defs) return;
+  let last = '';
+  for (;;) {
+    const rows = await ctx.db
+      .selectFrom('records')
+      .selectAll()
+      .where('workspace_id', '=', ctx.actor.workspaceId)
+      .where('kind', '=', type)
+      .where('id', '>', last)
+      .orderBy('id')
+      .limit(PAGE)
+      .execute();
+    if (rows.length === 0) return;
+    last = (rows[rows.length - 1] as { id: string }).id;
+    const links = await ctx.db
+      .selectFrom('entity_relationships')
+      .selectAll()
+      .where(
+        'source_id',
+        'in',
+        rows.map((r) => r.id),
+      )
+      .orderBy('source_id')
+      .orderBy('name')
+      .orderBy('position')
+      .execute();
+    // Files are not exported: a link to one is left out (docs/import.md §Export).
+    const kept = links.filter((l) => l.object_type !== 'file');
+    const names = await exportedIds(
+      ctx,
+      kept.map((l) => l.target_id),
+    );
+    for (const row of rows) {
+      const stored = JSON.parse(row.fields) as Record<string, unknown>;
+      const fields: Record<string, { value: unknown; valueType: string }> = {};
+      for (const [key, value] of Object.entries(stored)) {
+        const def = defs.fields.get(key);
+        if (def && value !== null) fields[key] = { value: exportedValue(defs, key, value), valueType: def.valueType };
+      }
+      const relationships: Record<string, { objectType: string; values: string[] }> = {};
+      for (const l of kept) {
+        if (l.source_id !== row.id) continue;
+        const target = names.get(l.target_id);
+        if (target === undefined) continue;
+        (relationships[l.name] ??= { objectType: l.object_type, values: [] }).values.push(target);
+      }
+      yield {
+        object: system ? type : 'record',
+        ...(system ? {} : { objectType: type }),
+        externalId: row.external_id ?? row.id,
+        fields,
+        relationships,
+      };
+    }
+  }
+}
