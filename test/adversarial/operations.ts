@@ -64,6 +64,14 @@ export const SCOPE_TABLE: Record<string, readonly Scope[]> = {
   createObjectRecord: ['custom_objects:create'],
   getObjectRecord: ['custom_objects:read'],
   updateObjectRecord: ['custom_objects:update'],
+  deleteAccount: ['accounts:delete'],
+  deleteContact: ['contacts:delete'],
+  deleteOpportunity: ['opportunities:delete'],
+  deleteTask: ['tasks:delete'],
+  deleteNote: ['notes:delete'],
+  deleteMeeting: ['meetings:delete'],
+  deleteList: ['lists:delete'],
+  deleteObjectRecord: ['custom_objects:delete'],
 };
 
 /** The path segment before an id parameter names the kind of the id. */
@@ -122,6 +130,14 @@ export const BODIES: Record<string, (c: Canary) => unknown> = {
   updateList: (c) => ({ fields: { $name: `renamed ${c.tag}` }, relationships: { $contacts: { add: [c.ids.contact] } } }),
   createFile: (c) => ({ filename: `new-${c.tag}.txt`, mimeType: 'text/plain', sizeBytes: 3 }),
   completeFile: () => ({}),
+  deleteAccount: () => ({}),
+  deleteContact: () => ({}),
+  deleteOpportunity: () => ({}),
+  deleteTask: () => ({}),
+  deleteNote: () => ({}),
+  deleteMeeting: () => ({}),
+  deleteList: () => ({}),
+  deleteObjectRecord: () => ({}),
   cancelFile: () => ({}),
   createAccount: (c) => ({ fields: { $name: `made ${c.tag}`, $industry: ['Software'] }, relationships: { $contact: [c.ids.contact] } }),
   updateAccount: (c) => ({ fields: { $name: `renamed ${c.tag}`, $primaryAddress: { city: 'Berlin' } }, relationships: { $contact: { add: [c.ids.contact] } } }),
@@ -150,8 +166,21 @@ export const BODIES: Record<string, (c: Canary) => unknown> = {
   updateTask: (c) => ({ fields: { $status: 'IN_PROGRESS' }, relationships: { $opportunity: { replace: c.ids.opportunity } } }),
 };
 
-/** Operations that act on another object than the kind's canary (cancel needs a PENDING file). */
-const OBJECT_FOR: Record<string, string> = { cancelFile: 'pendingFile' };
+/**
+ * Operations that act on another object than the kind's canary, named by their last path
+ * parameter (cancel needs a PENDING file; a delete takes a spare, so the canary's stay live).
+ */
+const OBJECT_FOR: Record<string, string> = {
+  cancelFile: 'pendingFile',
+  deleteAccount: 'spareAccount',
+  deleteContact: 'spareContact',
+  deleteOpportunity: 'spareOpportunity',
+  deleteTask: 'spareTask',
+  deleteNote: 'spareNote',
+  deleteMeeting: 'spareMeeting',
+  deleteList: 'spareList',
+  deleteObjectRecord: 'spareCustomRecord',
+};
 
 export interface HappyRequest {
   method: Operation['method'];
@@ -163,8 +192,10 @@ export interface HappyRequest {
 /** The request of `op` that succeeds for the canary's own key and objects. */
 export function happyRequest(op: Operation, c: Canary, params: Record<string, string> = {}): HappyRequest {
   const values: Record<string, string> = {};
-  for (const [name, kind] of Object.entries(idKinds(op))) {
-    const id = params[name] ?? c.ids[OBJECT_FOR[op.operationId] ?? kind];
+  const kinds = Object.entries(idKinds(op));
+  for (const [name, kind] of kinds) {
+    const last = name === kinds[kinds.length - 1]?.[0];
+    const id = params[name] ?? c.ids[(last ? OBJECT_FOR[op.operationId] : undefined) ?? kind];
     if (!id) throw new Error(`${op.operationId}: the canary workspace has no ${kind}`);
     values[name] = id;
   }

@@ -199,6 +199,35 @@ export async function seedCanary(t: TestApp, label: string, operations: Set<stri
     if (meeting.statusCode !== 200) throw new Error(`canary meeting: ${meeting.statusCode} ${meeting.body}`);
     ids.meeting = meeting.json().id;
   }
+
+  // Spare records for the deletes (and merges), so that the canary's own stay live for every
+  // other operation: `spare<Kind>` names each.
+  const spares: Array<[string, string, string, unknown]> = [
+    ['deleteAccount', 'spareAccount', '/v1/accounts', { fields: { $name: `Spare ${tag}` } }],
+    ['deleteContact', 'spareContact', '/v1/contacts', { fields: { $name: { firstName: 'Spare', lastName: tag } } }],
+    [
+      'deleteOpportunity',
+      'spareOpportunity',
+      '/v1/opportunities',
+      { fields: { $name: `Spare ${tag}`, $stage: 'Lead' }, relationships: { $account: ids.account } },
+    ],
+    ['deleteTask', 'spareTask', '/v1/tasks', { fields: { $title: `Spare ${tag}`, $status: 'TODO' }, relationships: { $assignedTo: user.id } }],
+    ['deleteNote', 'spareNote', '/v1/notes', { fields: { $title: `Spare ${tag}` } }],
+    ['deleteList', 'spareList', '/v1/lists', { fields: { $name: `Spare ${tag}`, $objectType: 'account' } }],
+    [
+      'deleteMeeting',
+      'spareMeeting',
+      '/v1/meetings',
+      { fields: { $title: `Spare ${tag}`, $startDate: '2026-01-03T10:00:00Z', $endDate: '2026-01-03T11:00:00Z' } },
+    ],
+    ['deleteObjectRecord', 'spareCustomRecord', `/v1/objects/${ids.objectType}/values`, { fields: { name: `Spare ${tag}` } }],
+  ];
+  for (const [op, name, url, body] of spares) {
+    if (!operations.has(op)) continue;
+    const res = await call(t, secret, 'POST', url, body);
+    if (res.statusCode !== 200) throw new Error(`canary ${name}: ${res.statusCode} ${res.body}`);
+    ids[name] = res.json().id;
+  }
   return canary;
 }
 
