@@ -26,6 +26,7 @@ import * as m0023 from './migrations/0023_partial_num_index.ts';
 import * as m0024 from './migrations/0024_trigram_packs.ts';
 import * as m0025 from './migrations/0025_leaner_indexes.ts';
 import * as m0030 from './migrations/0030_trash.ts';
+import * as m0031 from './migrations/0031_merges.ts';
 
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -51,6 +52,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0024_trigram_packs': m0024,
   '0025_leaner_indexes': m0025,
   '0030_trash': m0030,
+  '0031_merges': m0031,
 };
 
 export class MigrationError extends Error {

@@ -72,7 +72,16 @@ export const SCOPE_TABLE: Record<string, readonly Scope[]> = {
   deleteMeeting: ['meetings:delete'],
   deleteList: ['lists:delete'],
   deleteObjectRecord: ['custom_objects:delete'],
+  mergeAccounts: ['accounts:update', 'accounts:delete'],
+  mergeContacts: ['contacts:update', 'contacts:delete'],
+  mergeOpportunities: ['opportunities:update', 'opportunities:delete'],
+  mergeObjectValues: ['custom_objects:update', 'custom_objects:delete'],
+  // The read scope of the merged type, checked by the handler once the merge is read (docs/merge.md).
+  getMerge: [],
 };
+
+/** Operations whose scope depends on the object read: the scopes a key needs for the canary's. */
+export const SCOPES_OF_OBJECT: Record<string, readonly Scope[]> = { getMerge: ['accounts:read'] };
 
 /** The path segment before an id parameter names the kind of the id. */
 const KIND_BY_SEGMENT: Record<string, string> = {
@@ -90,6 +99,7 @@ const KIND_BY_SEGMENT: Record<string, string> = {
   tasks: 'task',
   objects: 'objectType',
   values: 'customRecord',
+  merges: 'merge',
 };
 
 export const ID_PREFIX: Record<string, string> = {
@@ -108,6 +118,7 @@ export const ID_PREFIX: Record<string, string> = {
   note: 'nte',
   task: 'tsk',
   customRecord: 'rec',
+  merge: 'mrg',
 };
 
 /** param name → kind of object it names, for every path parameter of the operation. */
@@ -138,6 +149,10 @@ export const BODIES: Record<string, (c: Canary) => unknown> = {
   deleteMeeting: () => ({}),
   deleteList: () => ({}),
   deleteObjectRecord: () => ({}),
+  mergeAccounts: (c) => ({ primaryId: c.ids.account, duplicateId: c.ids.mergeAccount }),
+  mergeContacts: (c) => ({ primaryId: c.ids.contact, duplicateId: c.ids.mergeContact }),
+  mergeOpportunities: (c) => ({ primaryId: c.ids.opportunity, duplicateId: c.ids.mergeOpportunity }),
+  mergeObjectValues: (c) => ({ primaryId: c.ids.customRecord, duplicateId: c.ids.mergeCustomRecord }),
   cancelFile: () => ({}),
   createAccount: (c) => ({ fields: { $name: `made ${c.tag}`, $industry: ['Software'] }, relationships: { $contact: [c.ids.contact] } }),
   updateAccount: (c) => ({ fields: { $name: `renamed ${c.tag}`, $primaryAddress: { city: 'Berlin' } }, relationships: { $contact: { add: [c.ids.contact] } } }),
