@@ -15,7 +15,7 @@ export async function startServer(config: Config, opts: { worker?: boolean } = {
   const logger = createLogger(config.logLevel);
   const deps = await openDeps(config, logger, opts);
   const app = await buildApp(config, deps);
-  const sweeper = startSweeper({ db: deps.db, files: filesEnv(config, deps.blobs) }, logger, config.sweepIntervalSeconds * 1000);
+  const sweeper = startSweeper({ db: deps.db, files: filesEnv(config, deps.blobs) }, logger, config.sweepIntervalSeconds * 1000, config.trashRetentionDays);
   const dispatcher = config.mail.dispatch
     ? startMailDispatcher({
         db: deps.db,

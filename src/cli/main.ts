@@ -11,6 +11,7 @@ import * as knowledge from './knowledge.ts';
 import * as mailbox from './mailbox.ts';
 import * as migrate from './migrate.ts';
 import * as serve from './serve.ts';
+import * as trash from './trash.ts';
 import * as user from './user.ts';
 import * as workspace from './workspace.ts';
 
@@ -31,6 +32,7 @@ const COMMANDS: Record<string, Command> = {
   demo,
   knowledge,
   mailbox,
+  trash,
 };
 
 function help(): string {
