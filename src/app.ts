@@ -28,6 +28,7 @@ import { objectRoutes } from './objects/routes.ts';
 import { registerDerived } from './records/derived.ts';
 import { recordRoutes } from './records/routes.ts';
 import { trashRoutes } from './trash/routes.ts';
+import { mergeRoutes } from './merges/routes.ts';
 
 export async function buildApp(config: Config, deps: Deps): Promise<FastifyInstance> {
   // Typed as Fastify's logger, so that the app is a plain FastifyInstance rather than one typed by pino.
@@ -80,6 +81,7 @@ export async function buildApp(config: Config, deps: Deps): Promise<FastifyInsta
   await app.register(emailRoutes, opts);
   await app.register(channelRoutes, opts);
   await app.register(trashRoutes, opts);
+  await app.register(mergeRoutes, opts);
   // Loaded only when served, so that MCP=off costs nothing (docs/mcp.md).
   if (config.mcp) await app.register((await import('./mcp/routes.ts')).mcpRoutes, { deps });
   return app;

@@ -52,6 +52,8 @@ export interface Config {
   uploadTtlSeconds: number;
   downloadTtlSeconds: number;
   sweepIntervalSeconds: number;
+  /** Days a record stays in the trash before the sweeper purges it; 0 keeps it (docs/trash.md). */
+  trashRetentionDays: number;
   /** Every header name accepted as the version header, as configured; Service-Version among them. */
   versionHeaders: string[];
   mail: MailConfig;
@@ -231,6 +233,7 @@ export function loadConfig(env: Env = process.env): Config {
     uploadTtlSeconds: int(env, 'UPLOAD_TTL_SECONDS', 3600, 60, 7 * 86400),
     downloadTtlSeconds: int(env, 'DOWNLOAD_TTL_SECONDS', 900, 10, 7 * 86400),
     sweepIntervalSeconds: int(env, 'SWEEP_INTERVAL_SECONDS', 60, 1, 86400),
+    trashRetentionDays: int(env, 'TRASH_RETENTION_DAYS', 30, 0, 36500),
     versionHeaders: versionHeaders(env),
     mail: mail(env),
     mcp: onOff(env, 'MCP', true),

@@ -40,7 +40,7 @@ export async function startServer(config: Config, opts: { worker?: boolean } = {
     throw listenError(err, config.port, config.host);
   }
 
-  const sweeper = startSweeper({ db: deps.db, files: filesEnv(config, deps.blobs) }, logger, config.sweepIntervalSeconds * 1000);
+  const sweeper = startSweeper({ db: deps.db, files: filesEnv(config, deps.blobs) }, logger, config.sweepIntervalSeconds * 1000, config.trashRetentionDays);
   const dispatcher = config.mail.dispatch
     ? startMailDispatcher({
         db: deps.db,

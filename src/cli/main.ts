@@ -19,6 +19,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   key: () => import('./key.ts'),
   import: () => import('./import.ts'),
   export: () => import('./export.ts'),
+  trash: () => import('./trash.ts'),
   channel: () => import('./channel.ts'),
   definition: () => import('./definition.ts'),
   demo: () => import('./demo.ts'),

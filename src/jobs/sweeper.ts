@@ -1,5 +1,6 @@
 // The background sweeper (docs/design.md §Files): persists EXPIRED for upload sessions past their
-// deadline, deletes the bytes nothing points to any more, and purges old idempotency keys. Started
+// deadline, deletes the bytes nothing points to any more, purges old idempotency keys and the trash
+// older than TRASH_RETENTION_DAYS (docs/trash.md). Started
 // by the server entry point, never at import; every instance may run one, since each step is a
 // compare-and-set or an idempotent delete.
 import type { Logger } from 'pino';
@@ -9,6 +10,7 @@ import { dropPendingEntry } from '../knowledge/repository.ts';
 import * as repo from '../files/repository.ts';
 import { type FilesEnv, type FilesSystemCtx, releaseAt } from '../files/service.ts';
 import type { Db } from '../db/types.ts';
+import { purgeExpiredTrash } from '../trash/restore.ts';
 
 const BATCH = 200;
 const MAX_BATCHES = 20;
@@ -22,11 +24,12 @@ export interface SweepResult {
   blobsDeleted: number;
   idempotencyKeysPurged: number;
   tempFilesRemoved: number;
+  trashPurged: number;
 }
 
 /** One round at ctx.now; `temp` also walks the blob store for stale temp files. */
-export async function sweepOnce(ctx: FilesSystemCtx, input: { temp?: boolean } = {}): Promise<SweepResult> {
-  const result: SweepResult = { expired: 0, blobsDeleted: 0, idempotencyKeysPurged: 0, tempFilesRemoved: 0 };
+export async function sweepOnce(ctx: FilesSystemCtx, input: { temp?: boolean; trashRetentionDays?: number } = {}): Promise<SweepResult> {
+  const result: SweepResult = { expired: 0, blobsDeleted: 0, idempotencyKeysPurged: 0, tempFilesRemoved: 0, trashPurged: 0 };
   const { db, now, files: env } = ctx;
   for (let b = 0; b < MAX_BATCHES; b++) {
     const rows = await repo.overdueSessions(db, isoNow(now), BATCH);
@@ -52,6 +55,7 @@ export async function sweepOnce(ctx: FilesSystemCtx, input: { temp?: boolean } =
   }
   result.idempotencyKeysPurged = await purgeExpiredKeys(db, now);
   if (input.temp) result.tempFilesRemoved = await env.blobs.removeStaleTemp(now - STALE_TEMP_MS);
+  if (input.trashRetentionDays) result.trashPurged = await purgeExpiredTrash(db, now, input.trashRetentionDays * 86_400_000, BATCH * MAX_BATCHES);
   return result;
 }
 
@@ -59,7 +63,7 @@ export interface Sweeper {
   stop(): Promise<void>;
 }
 
-export function startSweeper(deps: { db: Db; files: FilesEnv }, logger: Logger, intervalMs: number): Sweeper {
+export function startSweeper(deps: { db: Db; files: FilesEnv }, logger: Logger, intervalMs: number, trashRetentionDays = 0): Sweeper {
   let running: Promise<void> | null = null;
   let stopped = false;
   let lastTemp = 0;
@@ -68,9 +72,9 @@ export function startSweeper(deps: { db: Db; files: FilesEnv }, logger: Logger, 
     const now = Date.now();
     const temp = now - lastTemp >= STALE_TEMP_MS;
     if (temp) lastTemp = now;
-    running = sweepOnce({ db: deps.db.kysely, now, files: deps.files }, { temp })
+    running = sweepOnce({ db: deps.db.kysely, now, files: deps.files }, { temp, trashRetentionDays })
       .then((r) => {
-        if (r.expired || r.blobsDeleted || r.idempotencyKeysPurged || r.tempFilesRemoved) logger.info(r, 'sweep');
+        if (r.expired || r.blobsDeleted || r.idempotencyKeysPurged || r.tempFilesRemoved || r.trashPurged) logger.info(r, 'sweep');
       })
       .catch((err: unknown) => logger.warn({ err }, 'sweep failed; next round retries'))
       .finally(() => {

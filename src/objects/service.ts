@@ -7,6 +7,7 @@ import type { Page } from '../lib/paging.ts';
 import { getDefinitions } from '../records/definitions-view.ts';
 import { customEntityType, type EntityType, getRecord, listRecords } from '../records/entities.ts';
 import { createRecord, updateRecord, type WriteInput } from '../records/entity-writes.ts';
+import { type MergeInput, mergeRecords } from '../merges/service.ts';
 import { trashRecord } from '../trash/service.ts';
 
 async function requireType(ctx: Ctx, slug: string): Promise<EntityType> {
@@ -42,4 +43,8 @@ export async function updateObjectRecord(ctx: Ctx, input: WriteInput & { entityS
 
 export async function deleteObjectRecord(ctx: Ctx, input: { entitySlug: string; id: string }) {
   return trashRecord(ctx, await requireType(ctx, input.entitySlug), input);
+}
+
+export async function mergeObjectRecords(ctx: Ctx, input: MergeInput & { entitySlug: string }) {
+  return mergeRecords(ctx, await requireType(ctx, input.entitySlug), input);
 }

@@ -87,7 +87,7 @@ async function applyRelationships(
 }
 
 /** A value in a form where equal values compare equal (object members sorted). */
-function canonical(v: unknown): string {
+export function canonical(v: unknown): string {
   if (v !== null && typeof v === 'object' && !Array.isArray(v))
     return JSON.stringify(Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1))));
   return JSON.stringify(v);

@@ -4,7 +4,8 @@
 // would take a unique value another record now holds. A purge erases the entry and every row that
 // still names the record. Each runs in the caller's transaction.
 import { loadDefinitions } from '../definitions/service.ts';
-import type { Ctx } from '../lib/context.ts';
+import type { Executor } from '../db/types.ts';
+import { type Ctx, operatorCtx } from '../lib/context.ts';
 import { AppError, notFound } from '../lib/errors.ts';
 import { isoNow } from '../lib/ids.ts';
 import * as lists from '../lists/repository.ts';
@@ -163,4 +164,25 @@ export async function purge(ctx: Ctx, input: { ids?: readonly string[]; olderTha
   }
   for (const entry of entries) await purgeEntry(ctx, entry, out);
   return out;
+}
+
+/**
+ * The sweeper's retention: purges entries of any workspace deleted more than `ageMs` before `now`,
+ * at most `limit`, each in a transaction of its own. Returns how many.
+ */
+export async function purgeExpiredTrash(db: Executor, now: number, ageMs: number, limit: number): Promise<number> {
+  const due = await repo.expiredTrash(db, isoNow(now - ageMs), limit);
+  let n = 0;
+  for (const entry of due) {
+    // Another process may have purged or restored it meanwhile: then there is nothing to do.
+    const done = await db
+      .transaction()
+      .execute((tx) => purge(operatorCtx(tx, entry.workspace_id, { now }), { ids: [entry.id] }))
+      .catch((err: unknown) => {
+        if (err instanceof AppError && err.code === 'resource_not_found') return undefined;
+        throw err;
+      });
+    if (done) n++;
+  }
+  return n;
 }

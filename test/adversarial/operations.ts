@@ -68,7 +68,24 @@ export const SCOPE_TABLE: Record<string, readonly Scope[]> = {
   listChannels: ['channels:read'],
   getNoteDefinitions: ['notes:read'],
   getMeetingDefinitions: ['meetings:read'],
+  deleteAccount: ['accounts:delete'],
+  deleteContact: ['contacts:delete'],
+  deleteOpportunity: ['opportunities:delete'],
+  deleteTask: ['tasks:delete'],
+  deleteNote: ['notes:delete'],
+  deleteMeeting: ['meetings:delete'],
+  deleteList: ['lists:delete'],
+  deleteObjectRecord: ['custom_objects:delete'],
+  mergeAccounts: ['accounts:update', 'accounts:delete'],
+  mergeContacts: ['contacts:update', 'contacts:delete'],
+  mergeOpportunities: ['opportunities:update', 'opportunities:delete'],
+  mergeObjectValues: ['custom_objects:update', 'custom_objects:delete'],
+  // The read scope of the merged type, checked by the handler once the merge is read (docs/merge.md).
+  getMerge: [],
 };
+
+/** Operations whose scope depends on the object read: the scopes a key needs for the canary's. */
+export const SCOPES_OF_OBJECT: Record<string, readonly Scope[]> = { getMerge: ['accounts:read'] };
 
 /** The path segment before an id parameter names the kind of the id. */
 const KIND_BY_SEGMENT: Record<string, string> = {
@@ -86,6 +103,7 @@ const KIND_BY_SEGMENT: Record<string, string> = {
   tasks: 'task',
   objects: 'objectType',
   values: 'customRecord',
+  merges: 'merge',
 };
 
 export const ID_PREFIX: Record<string, string> = {
@@ -104,6 +122,7 @@ export const ID_PREFIX: Record<string, string> = {
   note: 'nte',
   task: 'tsk',
   customRecord: 'rec',
+  merge: 'mrg',
 };
 
 /** param name → kind of object it names, for every path parameter of the operation. */
@@ -126,6 +145,18 @@ export const BODIES: Record<string, (c: Canary) => unknown> = {
   updateList: (c) => ({ fields: { $name: `renamed ${c.tag}` }, relationships: { $contacts: { add: [c.ids.contact] } } }),
   createFile: (c) => ({ filename: `new-${c.tag}.txt`, mimeType: 'text/plain', sizeBytes: 3 }),
   completeFile: () => ({}),
+  deleteAccount: () => ({}),
+  deleteContact: () => ({}),
+  deleteOpportunity: () => ({}),
+  deleteTask: () => ({}),
+  deleteNote: () => ({}),
+  deleteMeeting: () => ({}),
+  deleteList: () => ({}),
+  deleteObjectRecord: () => ({}),
+  mergeAccounts: (c) => ({ primaryId: c.ids.account, duplicateId: c.ids.mergeAccount }),
+  mergeContacts: (c) => ({ primaryId: c.ids.contact, duplicateId: c.ids.mergeContact }),
+  mergeOpportunities: (c) => ({ primaryId: c.ids.opportunity, duplicateId: c.ids.mergeOpportunity }),
+  mergeObjectValues: (c) => ({ primaryId: c.ids.customRecord, duplicateId: c.ids.mergeCustomRecord }),
   cancelFile: () => ({}),
   createAccount: (c) => ({ fields: { $name: `made ${c.tag}`, $industry: ['Software'] }, relationships: { $contact: [c.ids.contact] } }),
   updateAccount: (c) => ({ fields: { $name: `renamed ${c.tag}`, $primaryAddress: { city: 'Berlin' } }, relationships: { $contact: { add: [c.ids.contact] } } }),
@@ -160,8 +191,21 @@ export const BODIES: Record<string, (c: Canary) => unknown> = {
   updateTask: (c) => ({ fields: { $status: 'IN_PROGRESS' }, relationships: { $opportunity: { replace: c.ids.opportunity } } }),
 };
 
-/** Operations that act on another object than the kind's canary (cancel needs a PENDING file). */
-const OBJECT_FOR: Record<string, string> = { cancelFile: 'pendingFile' };
+/**
+ * Operations that act on another object than the kind's canary, named by their last path
+ * parameter (cancel needs a PENDING file; a delete takes a spare, so the canary's stay live).
+ */
+const OBJECT_FOR: Record<string, string> = {
+  cancelFile: 'pendingFile',
+  deleteAccount: 'spareAccount',
+  deleteContact: 'spareContact',
+  deleteOpportunity: 'spareOpportunity',
+  deleteTask: 'spareTask',
+  deleteNote: 'spareNote',
+  deleteMeeting: 'spareMeeting',
+  deleteList: 'spareList',
+  deleteObjectRecord: 'spareCustomRecord',
+};
 
 export interface HappyRequest {
   method: Operation['method'];
@@ -173,8 +217,10 @@ export interface HappyRequest {
 /** The request of `op` that succeeds for the canary's own key and objects. */
 export function happyRequest(op: Operation, c: Canary, params: Record<string, string> = {}): HappyRequest {
   const values: Record<string, string> = {};
-  for (const [name, kind] of Object.entries(idKinds(op))) {
-    const id = params[name] ?? c.ids[OBJECT_FOR[op.operationId] ?? kind];
+  const kinds = Object.entries(idKinds(op));
+  for (const [name, kind] of kinds) {
+    const last = name === kinds[kinds.length - 1]?.[0];
+    const id = params[name] ?? c.ids[(last ? OBJECT_FOR[op.operationId] : undefined) ?? kind];
     if (!id) throw new Error(`${op.operationId}: the canary workspace has no ${kind}`);
     values[name] = id;
   }

@@ -199,6 +199,54 @@ export async function seedCanary(t: TestApp, label: string, operations: Set<stri
     if (meeting.statusCode !== 200) throw new Error(`canary meeting: ${meeting.statusCode} ${meeting.body}`);
     ids.meeting = meeting.json().id;
   }
+
+  // Spare records for the deletes (and merges), so that the canary's own stay live for every
+  // other operation: `spare<Kind>` names each.
+  const spares: Array<[string, string, string, unknown]> = [
+    ['deleteAccount', 'spareAccount', '/v1/accounts', { fields: { $name: `Spare ${tag}` } }],
+    ['deleteContact', 'spareContact', '/v1/contacts', { fields: { $name: { firstName: 'Spare', lastName: tag } } }],
+    [
+      'deleteOpportunity',
+      'spareOpportunity',
+      '/v1/opportunities',
+      { fields: { $name: `Spare ${tag}`, $stage: 'Lead' }, relationships: { $account: ids.account } },
+    ],
+    ['deleteTask', 'spareTask', '/v1/tasks', { fields: { $title: `Spare ${tag}`, $status: 'TODO' }, relationships: { $assignedTo: user.id } }],
+    ['deleteNote', 'spareNote', '/v1/notes', { fields: { $title: `Spare ${tag}` } }],
+    ['deleteList', 'spareList', '/v1/lists', { fields: { $name: `Spare ${tag}`, $objectType: 'account' } }],
+    [
+      'deleteMeeting',
+      'spareMeeting',
+      '/v1/meetings',
+      { fields: { $title: `Spare ${tag}`, $startDate: '2026-01-03T10:00:00Z', $endDate: '2026-01-03T11:00:00Z' } },
+    ],
+    ['deleteObjectRecord', 'spareCustomRecord', `/v1/objects/${ids.objectType}/values`, { fields: { name: `Spare ${tag}` } }],
+  ];
+  spares.push(
+    ['mergeAccounts', 'mergeAccount', '/v1/accounts', { fields: { $name: `Twin ${tag}` } }],
+    ['mergeContacts', 'mergeContact', '/v1/contacts', { fields: { $name: { firstName: 'Twin', lastName: tag } } }],
+    [
+      'mergeOpportunities',
+      'mergeOpportunity',
+      '/v1/opportunities',
+      { fields: { $name: `Twin ${tag}`, $stage: 'Lead' }, relationships: { $account: ids.account } },
+    ],
+    ['mergeObjectValues', 'mergeCustomRecord', `/v1/objects/${ids.objectType}/values`, { fields: { name: `Twin ${tag}` } }],
+    ['getMerge', 'mergeSource', '/v1/accounts', { fields: { $name: `Merged ${tag}` } }],
+  );
+  for (const [op, name, url, body] of spares) {
+    if (!operations.has(op)) continue;
+    const res = await call(t, secret, 'POST', url, body);
+    if (res.statusCode !== 200) throw new Error(`canary ${name}: ${res.statusCode} ${res.body}`);
+    ids[name] = res.json().id;
+  }
+  if (operations.has('getMerge') && ids.mergeSource) {
+    // A merge of two spare accounts, for the merge read.
+    const twin = (await call(t, secret, 'POST', '/v1/accounts', { fields: { $name: `Merged twin ${tag}` } })).json().id;
+    const res = await call(t, secret, 'POST', '/v1/accounts/merge', { primaryId: ids.mergeSource, duplicateId: twin });
+    if (res.statusCode !== 200) throw new Error(`canary merge: ${res.statusCode} ${res.body}`);
+    ids.merge = res.json().merge.id;
+  }
   return canary;
 }
 

@@ -1,0 +1,92 @@
+// `rolodex trash list | restore | purge` (docs/trash.md): the operator's side of the trash. Each
+// restore and the purge run in one transaction; after a purge on SQLite the write-ahead log is
+// checkpointed and truncated, so that no copy of an erased value stays in it.
+import { setTimeout } from 'node:timers/promises';
+import { sql } from 'kysely';
+import type { Executor } from '../db/types.ts';
+import { isPostgres } from '../db/rank-def.ts';
+import { AppError, InputError } from '../lib/errors.ts';
+import { listTrash } from '../trash/repository.ts';
+import { purge, restore } from '../trash/restore.ts';
+import { type Io, operator, parse, print, required, UsageError, withDb } from './io.ts';
+
+export const usage = `rolodex trash list --workspace W [--type T] [--json]
+rolodex trash restore --workspace W ID... [--json]
+rolodex trash purge --workspace W [--older-than 30d] [ID...] [--json]`;
+
+/** `30d`, `12h`, `90m` or a number of days → milliseconds. */
+export function parseAge(text: string): number {
+  const m = /^(\d+)([dhm]?)$/.exec(text.trim());
+  if (!m) throw new UsageError(`--older-than takes a number of days (30d), hours (12h) or minutes (90m), not "${text}"`, 'older-than');
+  const unit = m[2] === 'h' ? 3_600_000 : m[2] === 'm' ? 60_000 : 86_400_000;
+  return Number(m[1]) * unit;
+}
+
+/**
+ * Copies the SQLite log into the database and truncates it, so that the log keeps no copy of what
+ * the purge erased. A reader of another process (a server's) may hold the log for a moment: tried
+ * again for up to five seconds, and an operator is told if it still could not.
+ */
+async function truncateLog(db: Executor): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    const r = await sql<{ busy: number; log: number }>`pragma wal_checkpoint(TRUNCATE)`.execute(db);
+    const row = r.rows[0];
+    if (row && Number(row.busy) === 0 && Number(row.log) === 0) return;
+    await setTimeout(50);
+  }
+  throw new InputError(
+    'the purge is committed, but the write-ahead log could not be truncated while other connections read it; run the purge again when the server is idle',
+  );
+}
+
+/** A refusal of the service as the operator's error: the code and the field it names. */
+function asInput(err: unknown): never {
+  if (err instanceof AppError) throw new InputError(`${err.code}: ${err.message}${err.param ? ` (${err.param})` : ''}`, err.param);
+  throw err;
+}
+
+export async function run(args: string[], io: Io): Promise<void> {
+  const [sub, ...rest] = args;
+  const { values, positionals } = parse(rest, { workspace: { type: 'string' }, type: { type: 'string' }, 'older-than': { type: 'string' } });
+  const workspaceId = required(values, 'workspace');
+  const json = values.json as boolean;
+  if (sub === 'list') {
+    const rows = await withDb(io, (db, config) =>
+      listTrash(operator(db, config, workspaceId).db, workspaceId, typeof values.type === 'string' ? { type: values.type } : {}),
+    );
+    const items = rows.map((r) => ({ id: r.id, objectType: r.object_type, deletedAt: r.deleted_at, mergedInto: r.merged_into }));
+    const human = items.map((i) => `${i.id}  ${i.objectType}  deleted ${i.deletedAt}${i.mergedInto ? `  merged into ${i.mergedInto}` : ''}`).join('\n');
+    return print(io, json, items, human || 'the trash is empty');
+  }
+  if (sub === 'restore') {
+    if (positionals.length === 0) throw new UsageError('name at least one id to restore');
+    const done = await withDb(io, async (db, config) => {
+      const out = [];
+      for (const id of positionals)
+        out.push(
+          await db.kysely
+            .transaction()
+            .execute((tx) => restore({ ...operator(db, config, workspaceId), db: tx }, { id }))
+            .catch(asInput),
+        );
+      return out;
+    });
+    return print(io, json, done, done.map((r) => `restored ${r.objectType} ${r.id} with ${r.links} links`).join('\n'));
+  }
+  if (sub === 'purge') {
+    const olderThan = typeof values['older-than'] === 'string' ? parseAge(values['older-than']) : undefined;
+    if (olderThan !== undefined && positionals.length > 0) throw new UsageError('--older-than and ids exclude each other');
+    const counts = await withDb(io, async (db, config) => {
+      const ctx = operator(db, config, workspaceId);
+      const out = await db.kysely
+        .transaction()
+        .execute((tx) => purge({ ...ctx, db: tx }, { ids: positionals, ...(olderThan === undefined ? {} : { olderThanMs: olderThan }) }))
+        .catch(asInput);
+      if (!isPostgres(db.kysely)) await truncateLog(db.kysely);
+      return out;
+    });
+    const human = `purged ${counts.records} records: ${counts.values} field values, ${counts.valueIndexRows} value-index rows, ${counts.relationships} relationships, ${counts.listMemberships} list memberships, ${counts.storedResponses} stored responses`;
+    return print(io, json, counts, human);
+  }
+  throw new UsageError(`unknown subcommand "${sub ?? ''}"`);
+}

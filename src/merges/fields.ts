@@ -1,0 +1,76 @@
+// How a merge resolves the primary's fields (docs/merge.md §Fields): a resolution names the
+// primary's value, the duplicate's, or a value checked as a write checks it; without one, the
+// primary's value when set, else the duplicate's; MULTI_SELECT keeps the primary's set (the union
+// with `multiSelectUnion`); multi-valued EMAIL, URL, TELEPHONE and SOCIAL_HANDLE fields take the
+// union, the primary's values first, duplicates removed as their filters compare them.
+import type { TypeDefinitions } from '../definitions/service.ts';
+import { AppError } from '../lib/errors.ts';
+import { foldText } from '../lib/fold.ts';
+import { checkFieldKeys, checkFieldValues } from '../records/write-fields.ts';
+
+export type Resolution = 'primary' | 'duplicate' | { value: unknown };
+
+const UNION_TYPES = new Set(['EMAIL', 'URL', 'TELEPHONE', 'SOCIAL_HANDLE']);
+
+/** A write check's error with its param under `fieldResolutions.<key>` instead of `fields.<key>`. */
+function under(key: string, fn: () => void): void {
+  try {
+    fn();
+  } catch (err) {
+    if (!(err instanceof AppError) || !err.param?.startsWith(`fields.${key}`)) throw err;
+    throw new AppError(err.code, err.message, { param: `fieldResolutions.${key}${err.param.slice(`fields.${key}`.length)}` });
+  }
+}
+
+/** Checks every resolution; returns the checked values of `{value}` ones (null: unset). */
+export function checkResolutions(defs: TypeDefinitions, resolutions: Readonly<Record<string, Resolution>>): Map<string, unknown> {
+  const values = new Map<string, unknown>();
+  for (const [key, r] of Object.entries(resolutions)) {
+    under(key, () => checkFieldKeys(defs, { [key]: null }, 'update'));
+    if (typeof r === 'object') under(key, () => values.set(key, checkFieldValues(defs, { [key]: r.value }).get(key)));
+  }
+  return values;
+}
+
+function union(a: readonly unknown[], b: readonly unknown[], same: (x: unknown) => unknown): unknown[] {
+  const seen = new Set(a.map(same));
+  const out = [...a];
+  for (const x of b) {
+    const k = same(x);
+    if (!seen.has(k)) {
+      seen.add(k);
+      out.push(x);
+    }
+  }
+  return out;
+}
+
+/** The primary's stored fields after the merge. */
+export function mergeFields(
+  defs: TypeDefinitions,
+  primary: Readonly<Record<string, unknown>>,
+  duplicate: Readonly<Record<string, unknown>>,
+  resolutions: Readonly<Record<string, Resolution>>,
+  checked: ReadonlyMap<string, unknown>,
+  multiSelectUnion: boolean,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...primary };
+  for (const [key, def] of defs.fields) {
+    const has = (o: Readonly<Record<string, unknown>>) => Object.hasOwn(o, key);
+    const p = has(primary) ? primary[key] : undefined;
+    const d = has(duplicate) ? duplicate[key] : undefined;
+    const r = Object.hasOwn(resolutions, key) ? resolutions[key] : undefined;
+    let v: unknown;
+    if (r === 'primary') v = p;
+    else if (r === 'duplicate') v = d;
+    else if (r !== undefined) v = checked.get(key) ?? undefined;
+    else if (def.readOnly) v = p;
+    else if (def.valueType === 'MULTI_SELECT') v = p === undefined ? d : multiSelectUnion && Array.isArray(d) ? union(p as unknown[], d, (x) => x) : p;
+    else if (def.multipleValues && UNION_TYPES.has(def.valueType) && (Array.isArray(p) || Array.isArray(d)))
+      v = union((p as unknown[] | undefined) ?? [], (d as unknown[] | undefined) ?? [], (x) => (typeof x === 'string' ? foldText(x) : x));
+    else v = p ?? d;
+    if (v === undefined || v === null) delete out[key];
+    else out[key] = v;
+  }
+  return out;
+}

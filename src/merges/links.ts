@@ -1,0 +1,46 @@
+// Moving every link of a merge's duplicate onto its primary (docs/merge.md §Links): the rows other
+// records hold to it point to the primary (one row kept where a record held both); its own rows
+// join the primary's (has_many: the union, in order; has_one: the primary's when set, else the
+// duplicate's, with a warning when both were set and differed); rows held by other trash entries
+// are renamed. Returns how many links moved.
+import type { TypeDefinitions } from '../definitions/service.ts';
+import type { Ctx } from '../lib/context.ts';
+import * as repo from './repository.ts';
+
+export async function moveLinks(ctx: Ctx, defs: TypeDefinitions, primaryId: string, duplicateId: string, warnings: string[]): Promise<number> {
+  const db = ctx.db;
+  let moved = 0;
+  // Who already links to the primary, under which name (the primary itself included).
+  const self = (await repo.ownRows(db, primaryId)).filter((r) => r.target_id === primaryId);
+  const toPrimary = new Set([...(await repo.rowsTo(db, primaryId)), ...self].map((r) => `${r.source_id}\u0000${r.name}`));
+  // rowsTo leaves out the duplicate's own rows: they follow below.
+  for (const r of await repo.rowsTo(db, duplicateId)) {
+    const key = `${r.source_id}\u0000${r.name}`;
+    if (toPrimary.has(key)) await repo.deleteRow(db, r);
+    else {
+      await repo.retarget(db, r, primaryId);
+      toPrimary.add(key);
+      moved++;
+    }
+  }
+
+  const mine = new Map<string, repo.Row[]>();
+  for (const r of await repo.ownRows(db, primaryId)) mine.set(r.name, [...(mine.get(r.name) ?? []), r]);
+  const added: repo.Row[] = [];
+  for (const r of await repo.ownRows(db, duplicateId)) {
+    const target = r.target_id === duplicateId ? primaryId : r.target_id;
+    const held = mine.get(r.name) ?? [];
+    if (held.some((h) => h.target_id === target)) continue;
+    if (defs.relationships.get(r.name)?.cardinality === 'has_one' && held.length > 0) {
+      warnings.push(`${r.name}: the primary's ${held[0]?.target_id} was kept; the duplicate's ${target} was dropped.`);
+      continue;
+    }
+    const row = { ...r, source_id: primaryId, target_id: target, position: held.reduce((m, h) => Math.max(m, h.position + 1), 0) };
+    mine.set(r.name, [...held, row]);
+    added.push(row);
+  }
+  await repo.deleteOwnRows(db, duplicateId);
+  await repo.insertRows(db, added);
+  moved += added.length;
+  return moved + (await repo.repointHeld(db, duplicateId, primaryId));
+}

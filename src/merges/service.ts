@@ -1,0 +1,124 @@
+// Merging two records of one type (docs/merge.md): the primary keeps its id and takes the
+// resolved fields and every link of the duplicate, which goes to the trash marked as merged, all
+// in the caller's one transaction. The merge is recorded (`mrg_…`) with status `done`.
+import type { Ctx } from '../lib/context.ts';
+import { AppError, notFound } from '../lib/errors.ts';
+import { isoNow, newId } from '../lib/ids.ts';
+import * as lists from '../lists/repository.ts';
+import { type Entity, type EntityType, getRecord, requireDefinitions } from '../records/entities.ts';
+import * as records from '../records/entity-repository.ts';
+import { canonical } from '../records/entity-writes.ts';
+import { valueRows } from '../records/index-values.ts';
+import { writeValueIndex } from '../records/repository.ts';
+import { takeRecord } from '../trash/service.ts';
+import { checkResolutions, mergeFields, type Resolution } from './fields.ts';
+import { moveLinks } from './links.ts';
+import * as repo from './repository.ts';
+
+export interface MergeInput {
+  primaryId: string;
+  duplicateId: string;
+  fieldResolutions?: Record<string, Resolution>;
+  options?: { multiSelectUnion?: boolean };
+}
+
+export interface MergeResult {
+  merge: { id: string; status: repo.MergeRow['status'] };
+  primary: Entity;
+  summary: { fieldWriteCount: number; syncRepointedCount: number; warnings: string[] };
+}
+
+async function live(ctx: Ctx, type: EntityType, id: string, param: string): Promise<records.RecordRow> {
+  const row = await records.findRecord(ctx.db, ctx.actor.workspaceId, type.objectType, id);
+  if (!row) throw new AppError('relationship_entity_missing', `No live ${type.objectType} with id "${id}" exists; nothing was merged.`, { param });
+  return row;
+}
+
+export async function mergeRecords(ctx: Ctx, type: EntityType, input: MergeInput): Promise<MergeResult> {
+  const ws = ctx.actor.workspaceId;
+  if (input.primaryId === input.duplicateId) throw new AppError('invalid_value', 'primaryId and duplicateId name the same record.', { param: 'duplicateId' });
+  // The type's listing is locked first: merges and deletes of the type take turns.
+  await records.lockRecords(ctx.db, ws, type.objectType);
+  const primary = await live(ctx, type, input.primaryId, 'primaryId');
+  const duplicate = await live(ctx, type, input.duplicateId, 'duplicateId');
+  const defs = await requireDefinitions(ctx, type.objectType);
+  const resolutions = input.fieldResolutions ?? {};
+  const checked = checkResolutions(defs, resolutions);
+  if (type.objectType === 'opportunity') {
+    const [a, b] = await Promise.all([repo.ownRows(ctx.db, primary.id), repo.ownRows(ctx.db, duplicate.id)]);
+    const account = (rows: repo.Row[]) => rows.filter((r) => r.name === '$account').map((r) => r.target_id);
+    if (account(a).join() !== account(b).join())
+      throw new AppError('invalid_value', 'Opportunities merge only when they belong to the same $account.', { param: 'duplicateId' });
+  }
+
+  const duplicateBefore = await getRecord(ctx, type, { id: duplicate.id });
+  const warnings: string[] = [];
+  let repointed = await moveLinks(ctx, defs, primary.id, duplicate.id, warnings);
+  const memberships = await lists.takeMemberships(ctx.db, duplicate.id);
+  repointed += (
+    await lists.putMemberships(
+      ctx.db,
+      memberships.map((m) => ({ ...m, entity_id: primary.id })),
+    )
+  ).length;
+  // The duplicate leaves before the primary takes its values: its unique values are free then.
+  await takeRecord(ctx, duplicate, duplicateBefore, primary.id);
+
+  const before = JSON.parse(primary.fields) as Record<string, unknown>;
+  const after = mergeFields(
+    defs,
+    before,
+    JSON.parse(duplicate.fields) as Record<string, unknown>,
+    resolutions,
+    checked,
+    input.options?.multiSelectUnion === true,
+  );
+  const changed = [...defs.fields.keys()].filter((k) => canonical(before[k] ?? null) !== canonical(after[k] ?? null));
+  for (const key of changed) {
+    if (!defs.fields.get(key)?.unique || after[key] === undefined) continue;
+    const v = after[key];
+    for (const x of Array.isArray(v) ? v : [v])
+      if (await records.valueTaken(ctx.db, ws, type.objectType, key, x, primary.id))
+        throw new AppError('duplicate_value', `Another ${type.objectType} already holds the merged value of "${key}".`, { param: `fieldResolutions.${key}` });
+  }
+  const at = isoNow(ctx.now);
+  if (changed.length > 0) {
+    await writeValueIndex(ctx.db, defs, [primary.id], valueRows(ws, defs, primary.id, after));
+    await records.updateRecord(ctx.db, primary.id, { fields: JSON.stringify(after), updated_at: at });
+  } else if (repointed > 0) await records.updateRecord(ctx.db, primary.id, { updated_at: at });
+
+  const row: repo.MergeRow = {
+    id: newId('mrg', ctx.now),
+    workspace_id: ws,
+    entity_type: type.objectType,
+    primary_id: primary.id,
+    duplicate_id: duplicate.id,
+    status: 'done',
+    created_at: at,
+    updated_at: at,
+  };
+  await repo.insertMerge(ctx.db, row);
+  return {
+    merge: { id: row.id, status: row.status },
+    primary: await getRecord(ctx, type, { id: primary.id }),
+    summary: { fieldWriteCount: changed.length, syncRepointedCount: repointed, warnings },
+  };
+}
+
+export function toResource(row: repo.MergeRow) {
+  return {
+    id: row.id,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    entityType: row.entity_type,
+    primaryId: row.primary_id,
+    duplicateId: row.duplicate_id,
+    status: row.status,
+  };
+}
+
+export async function getMerge(ctx: Ctx, input: { id: string }) {
+  const row = await repo.findMerge(ctx.db, ctx.actor.workspaceId, input.id);
+  if (!row) throw notFound('merge', input.id);
+  return toResource(row);
+}
