@@ -1,10 +1,7 @@
 // `rolodex trash list | restore | purge` (docs/trash.md): the operator's side of the trash. Each
 // restore and the purge run in one transaction; after a purge on SQLite the write-ahead log is
 // checkpointed and truncated, so that no copy of an erased value stays in it.
-import { setTimeout } from 'node:timers/promises';
-import { sql } from 'kysely';
-import type { Executor } from '../db/types.ts';
-import { isPostgres } from '../db/rank-def.ts';
+import { truncateLog } from '../db/erase.ts';
 import { AppError, InputError } from '../lib/errors.ts';
 import { listTrash } from '../trash/repository.ts';
 import { purge, restore } from '../trash/restore.ts';
@@ -20,23 +17,6 @@ export function parseAge(text: string): number {
   if (!m) throw new UsageError(`--older-than takes a number of days (30d), hours (12h) or minutes (90m), not "${text}"`, 'older-than');
   const unit = m[2] === 'h' ? 3_600_000 : m[2] === 'm' ? 60_000 : 86_400_000;
   return Number(m[1]) * unit;
-}
-
-/**
- * Copies the SQLite log into the database and truncates it, so that the log keeps no copy of what
- * the purge erased. A reader of another process (a server's) may hold the log for a moment: tried
- * again for up to five seconds, and an operator is told if it still could not.
- */
-async function truncateLog(db: Executor): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    const r = await sql<{ busy: number; log: number }>`pragma wal_checkpoint(TRUNCATE)`.execute(db);
-    const row = r.rows[0];
-    if (row && Number(row.busy) === 0 && Number(row.log) === 0) return;
-    await setTimeout(50);
-  }
-  throw new InputError(
-    'the purge is committed, but the write-ahead log could not be truncated while other connections read it; run the purge again when the server is idle',
-  );
 }
 
 /** A refusal of the service as the operator's error: the code and the field it names. */
@@ -82,7 +62,7 @@ export async function run(args: string[], io: Io): Promise<void> {
         .transaction()
         .execute((tx) => purge({ ...ctx, db: tx }, { ids: positionals, ...(olderThan === undefined ? {} : { olderThanMs: olderThan }) }))
         .catch(asInput);
-      if (!isPostgres(db.kysely)) await truncateLog(db.kysely);
+      await truncateLog(db);
       return out;
     });
     const human = `purged ${counts.records} records: ${counts.values} field values, ${counts.valueIndexRows} value-index rows, ${counts.relationships} relationships, ${counts.listMemberships} list memberships, ${counts.storedResponses} stored responses`;

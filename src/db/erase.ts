@@ -1,0 +1,25 @@
+// What erasure needs of the database beyond deleting rows: on SQLite, the write-ahead log keeps
+// copies of the pages a purge rewrote until it is checkpointed and truncated. PostgreSQL needs
+// nothing here (docs/trash.md).
+import { setTimeout } from 'node:timers/promises';
+import { sql } from 'kysely';
+import { InputError } from '../lib/errors.ts';
+import type { Db } from './types.ts';
+
+/**
+ * Copies the SQLite log into the database and truncates it, so that the log keeps no copy of what
+ * the purge erased. A reader of another process (a server's) may hold the log for a moment: tried
+ * again for up to five seconds, and an operator is told if it still could not.
+ */
+export async function truncateLog(db: Db): Promise<void> {
+  if (db.dialect !== 'sqlite') return;
+  for (let i = 0; i < 100; i++) {
+    const r = await sql<{ busy: number; log: number }>`pragma wal_checkpoint(TRUNCATE)`.execute(db.kysely);
+    const row = r.rows[0];
+    if (row && Number(row.busy) === 0 && Number(row.log) === 0) return;
+    await setTimeout(50);
+  }
+  throw new InputError(
+    'the purge is committed, but the write-ahead log could not be truncated while other connections read it; run the purge again when the server is idle',
+  );
+}
