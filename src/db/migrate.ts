@@ -25,6 +25,7 @@ import * as m0022 from './migrations/0022_rank_deltas.ts';
 import * as m0023 from './migrations/0023_partial_num_index.ts';
 import * as m0024 from './migrations/0024_trigram_packs.ts';
 import * as m0025 from './migrations/0025_leaner_indexes.ts';
+import * as m0040 from './migrations/0040_change_log.ts';
 
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -49,6 +50,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0023_partial_num_index': m0023,
   '0024_trigram_packs': m0024,
   '0025_leaner_indexes': m0025,
+  '0040_change_log': m0040,
 };
 
 export class MigrationError extends Error {

@@ -7,6 +7,7 @@ import type { Page } from '../lib/paging.ts';
 import { getDefinitions } from '../records/definitions-view.ts';
 import { customEntityType, type EntityType, getRecord, listRecords } from '../records/entities.ts';
 import { createRecord, updateRecord, type WriteInput } from '../records/entity-writes.ts';
+import { fieldHistory, type HistoryInput } from '../records/history.ts';
 
 async function requireType(ctx: Ctx, slug: string): Promise<EntityType> {
   const found = await findObjectType(ctx, slug);
@@ -37,4 +38,8 @@ export async function createObjectRecord(ctx: Ctx, input: WriteInput & { entityS
 
 export async function updateObjectRecord(ctx: Ctx, input: WriteInput & { entitySlug: string; id: string }) {
   return updateRecord(ctx, await requireType(ctx, input.entitySlug), input);
+}
+
+export async function objectFieldHistory(ctx: Ctx, input: HistoryInput & { entitySlug: string }) {
+  return fieldHistory(ctx, await requireType(ctx, input.entitySlug), input);
 }

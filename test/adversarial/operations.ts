@@ -64,6 +64,10 @@ export const SCOPE_TABLE: Record<string, readonly Scope[]> = {
   createObjectRecord: ['custom_objects:create'],
   getObjectRecord: ['custom_objects:read'],
   updateObjectRecord: ['custom_objects:update'],
+  getAccountFieldHistory: ['accounts:read'],
+  getContactFieldHistory: ['contacts:read'],
+  getOpportunityFieldHistory: ['opportunities:read'],
+  getObjectRecordFieldHistory: ['custom_objects:read'],
 };
 
 /** The path segment before an id parameter names the kind of the id. */
@@ -82,7 +86,14 @@ const KIND_BY_SEGMENT: Record<string, string> = {
   tasks: 'task',
   objects: 'objectType',
   values: 'customRecord',
+  fields: 'fieldKey',
 };
+
+/** Path parameters that name no object of a workspace (the same in every workspace): not ids. */
+export const NOT_IDS = new Set(['fieldKey']);
+
+/** The field whose history the happy request reads. */
+const FIELD_KEY_FOR: Record<string, string> = { getObjectRecordFieldHistory: 'name' };
 
 export const ID_PREFIX: Record<string, string> = {
   list: 'lst',
@@ -164,7 +175,7 @@ export interface HappyRequest {
 export function happyRequest(op: Operation, c: Canary, params: Record<string, string> = {}): HappyRequest {
   const values: Record<string, string> = {};
   for (const [name, kind] of Object.entries(idKinds(op))) {
-    const id = params[name] ?? c.ids[OBJECT_FOR[op.operationId] ?? kind];
+    const id = params[name] ?? (kind === 'fieldKey' ? (FIELD_KEY_FOR[op.operationId] ?? '$name') : c.ids[OBJECT_FOR[op.operationId] ?? kind]);
     if (!id) throw new Error(`${op.operationId}: the canary workspace has no ${kind}`);
     values[name] = id;
   }
