@@ -8,6 +8,7 @@ import { closeDeps, openDeps } from './runtime.ts';
 import { filesEnv } from './files/service.ts';
 import { startSweeper } from './jobs/sweeper.ts';
 import { startMailDispatcher } from './jobs/mail-dispatcher.ts';
+import { startWebhookDispatcher } from './jobs/webhook-dispatcher.ts';
 import { createMailTransport } from './mail/index.ts';
 
 /** `worker`: one of the processes of `serve --workers N` (see src/cluster.ts). */
@@ -15,7 +16,11 @@ export async function startServer(config: Config, opts: { worker?: boolean } = {
   const logger = createLogger(config.logLevel);
   const deps = await openDeps(config, logger, opts);
   const app = await buildApp(config, deps);
-  const sweeper = startSweeper({ db: deps.db, files: filesEnv(config, deps.blobs) }, logger, config.sweepIntervalSeconds * 1000);
+  const sweeper = startSweeper(
+    { db: deps.db, files: filesEnv(config, deps.blobs), eventRetentionDays: config.eventRetentionDays },
+    logger,
+    config.sweepIntervalSeconds * 1000,
+  );
   const dispatcher = config.mail.dispatch
     ? startMailDispatcher({
         db: deps.db,
@@ -26,7 +31,9 @@ export async function startServer(config: Config, opts: { worker?: boolean } = {
         mail: config.mail,
       })
     : null;
+  const webhooks = config.webhooks.dispatch ? startWebhookDispatcher({ db: deps.db, logger, webhooks: config.webhooks }) : null;
   app.addHook('onClose', async () => {
+    await webhooks?.stop();
     await dispatcher?.stop();
     await sweeper.stop();
     await closeDeps(deps);

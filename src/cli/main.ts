@@ -12,6 +12,7 @@ import * as mailbox from './mailbox.ts';
 import * as migrate from './migrate.ts';
 import * as serve from './serve.ts';
 import * as user from './user.ts';
+import * as webhook from './webhook.ts';
 import * as workspace from './workspace.ts';
 
 interface Command {
@@ -31,6 +32,7 @@ const COMMANDS: Record<string, Command> = {
   demo,
   knowledge,
   mailbox,
+  webhook,
 };
 
 function help(): string {
