@@ -10,6 +10,8 @@ export interface Received {
 export interface TestReceiver {
   url: string;
   received: Received[];
+  /** Requests held unanswered (hold mode). */
+  held: Received[];
   status: number;
   hold: boolean;
   onHold: (() => void) | null;
@@ -22,6 +24,7 @@ export async function startReceiver(): Promise<TestReceiver> {
   const r: TestReceiver = {
     url: '',
     received: [],
+    held: [],
     status: 204,
     hold: false,
     onHold: null,
@@ -38,6 +41,7 @@ export async function startReceiver(): Promise<TestReceiver> {
     req.on('end', () => {
       if (r.hold) {
         held.push(res);
+        r.held.push({ headers: req.headers as Record<string, string>, body: Buffer.concat(chunks).toString() });
         r.onHold?.();
         return;
       }
