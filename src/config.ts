@@ -167,7 +167,7 @@ function mail(env: Env): MailConfig {
 function webhooks(env: Env): WebhookConfig {
   return {
     dispatch: bool(env, 'WEBHOOK_DISPATCH', true),
-    pollMs: int(env, 'WEBHOOK_POLL_MS', 200, 10, 60_000),
+    pollMs: int(env, 'WEBHOOK_POLL_MS', 500, 10, 60_000),
     leaseMs: int(env, 'WEBHOOK_LEASE_MS', 60_000, 1000, 3_600_000),
     retryBaseMs: int(env, 'WEBHOOK_RETRY_BASE_MS', 5_000, 10, 86_400_000),
     retryMaxMs: int(env, 'WEBHOOK_RETRY_MAX_MS', 3_600_000, 10, 86_400_000),

@@ -158,6 +158,7 @@ await eachDialect('field history and events', (ctx) => {
     await refused(`${base}/$name/history?after=garbage`, 400, 'invalid_parameter', 'after');
     await refused(`${base}/$name/history?limit=0`, 400, 'invalid_parameter');
     await refused(`${base}/$name/history?limit=101`, 400, 'invalid_parameter');
+    await refused(`${base}/$name/history?offset=3`, 400, 'invalid_parameter');
     await refused(`/v1/accounts/acc_nope/fields/$name/history`, 404, 'resource_not_found');
     await refused(`/v1/contacts/${acc.id}/fields/$name/history`, 404, 'resource_not_found');
     const other = await seedWorkspace(ctx());

@@ -55,6 +55,10 @@ await eachDialect(
       assert.equal(r.code, 0, r.err);
       return r.json() as { id: string; secret: string };
     }
+    const depth = async (t: TestApp) => {
+      const text = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
+      return Number(/^rolodex_webhook_outbox_depth (\d+)$/m.exec(text)?.[1]);
+    };
     const bodies = (subId?: string) =>
       receiver.received
         .filter((x) => subId === undefined || x.headers['x-sub'] === subId)
@@ -128,6 +132,7 @@ await eachDialect(
       receiver.status = 500;
       const con = (await call(t, s.secret, 'POST', '/v1/contacts', { fields: { $email: ['a@x.test'] } })).json();
       await eventually('tried several times', () => receiver.received.length >= 3);
+      assert.equal(await depth(t), 1, 'the delivery waits in the outbox between attempts');
       assert.equal(new Set(receiver.ids()).size, 1, 'every attempt carries the same webhook-id');
       await eventually(
         'disabled',
@@ -136,7 +141,7 @@ await eachDialect(
       );
       const shown = (await rolodex(t, ENV, 'webhook', 'list', '--workspace', s.workspaceId)).out;
       assert.match(shown, /disabled since .*last error HTTP 500/);
-      assert.equal((await t.deps.db.kysely.selectFrom('webhook_deliveries').selectAll().execute()).length, 0);
+      assert.equal(await depth(t), 0);
       // Disabled: new events are not queued for it.
       await call(t, s.secret, 'POST', `/v1/contacts/${con.id}`, { fields: { $email: ['b@x.test'] } });
       assert.equal((await t.deps.db.kysely.selectFrom('webhook_deliveries').selectAll().execute()).length, 0);

@@ -9,11 +9,13 @@
 // again when the lease ends, with the same webhook-id: delivery is at least once.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import { Gauge } from 'prom-client';
 import type { Logger } from 'pino';
 import type { WebhookConfig } from '../config.ts';
 import type { Db } from '../db/types.ts';
 import * as outbox from '../webhooks/repository.ts';
 import { deliver } from '../webhooks/sender.ts';
+import type { Metrics } from '../metrics/registry.ts';
 import { keepLease } from './mail-lease.ts';
 
 export interface WebhookDispatcherDeps {
@@ -163,4 +165,18 @@ export function startWebhookDispatcher(deps: WebhookDispatcherDeps): Dispatcher 
       await loop;
     },
   };
+}
+
+/** /metrics: the webhook deliveries still to make, read from the database at each scrape. */
+export function webhookDepthGauge(metrics: Metrics, db: Db): void {
+  new Gauge({
+    name: 'rolodex_webhook_outbox_depth',
+    help: 'Webhook deliveries queued and not yet made (retries included).',
+    registers: [metrics.registry],
+    // Every worker of a cluster reads the same database: the sum would count each row N times.
+    aggregator: 'max',
+    async collect() {
+      this.set(await outbox.outboxDepth(db.kysely));
+    },
+  });
 }
