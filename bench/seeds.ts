@@ -193,7 +193,7 @@ export async function seedMemberList(db: Executor, workspaceId: string, contacts
     const at = isoNow(T0 + 1 + i / 1000);
     await db.transaction().execute(async (tx) => {
       const added = await addMembers(tx, id, contacts.slice(i, Math.min(n, i + 1000)), at);
-      await updateList(tx, id, { delta: added, at });
+      await updateList(tx, id, { delta: added.length, at });
     });
   }
   return id;

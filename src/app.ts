@@ -11,6 +11,7 @@ import { healthRoutes } from './http/health.ts';
 import { installIdempotency } from './http/idempotency.ts';
 import { installMetrics } from './http/metrics.ts';
 import { outboxDepthGauge } from './jobs/mail-dispatcher.ts';
+import { webhookDepthGauge } from './jobs/webhook-dispatcher.ts';
 import { createMetrics } from './metrics/registry.ts';
 import { installOpenApi } from './http/openapi.ts';
 import { installPipeline } from './http/pipeline.ts';
@@ -64,6 +65,7 @@ export async function buildApp(config: Config, deps: Deps): Promise<FastifyInsta
   const metrics = deps.metrics ?? createMetrics();
   installMetrics(app, deps, metrics);
   outboxDepthGauge(metrics, deps.db);
+  webhookDepthGauge(metrics, deps.db);
   await installOpenApi(app);
 
   const opts: PluginOptions = { config, deps, links: createLinks(config.publicAppUrl), metrics };

@@ -34,6 +34,23 @@ export interface MailConfig {
   concurrency: number;
 }
 
+/** Delivery of outbound webhooks (docs/events.md §Delivery). */
+export interface WebhookConfig {
+  /** Whether this process runs a webhook dispatcher. */
+  dispatch: boolean;
+  pollMs: number;
+  leaseMs: number;
+  retryBaseMs: number;
+  retryMaxMs: number;
+  /** An endpoint failing this long is disabled (24 hours). */
+  disableAfterMs: number;
+  /** How long one POST may take. */
+  timeoutMs: number;
+  concurrency: number;
+  /** Whether private, loopback and link-local addresses may be targets. */
+  allowPrivate: boolean;
+}
+
 export interface Config {
   port: number;
   host: string;
@@ -67,6 +84,9 @@ export interface Config {
   livenessStallMs: number;
   /** How long a Redis command of the rate limiter may take before the local buckets answer. */
   redisCommandTimeoutMs: number;
+  webhooks: WebhookConfig;
+  /** Days events are kept (docs/events.md); 0 keeps them forever. */
+  eventRetentionDays: number;
 }
 
 /** A wrong environment variable; `param` names it. */
@@ -156,6 +176,20 @@ function mail(env: Env): MailConfig {
   };
 }
 
+function webhooks(env: Env): WebhookConfig {
+  return {
+    dispatch: bool(env, 'WEBHOOK_DISPATCH', true),
+    pollMs: int(env, 'WEBHOOK_POLL_MS', 500, 10, 60_000),
+    leaseMs: int(env, 'WEBHOOK_LEASE_MS', 60_000, 1000, 3_600_000),
+    retryBaseMs: int(env, 'WEBHOOK_RETRY_BASE_MS', 5_000, 10, 86_400_000),
+    retryMaxMs: int(env, 'WEBHOOK_RETRY_MAX_MS', 3_600_000, 10, 86_400_000),
+    disableAfterMs: int(env, 'WEBHOOK_DISABLE_AFTER_MS', 86_400_000, 1000, 30 * 86_400_000),
+    timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 300_000),
+    concurrency: int(env, 'WEBHOOK_CONCURRENCY', 16, 1, 256),
+    allowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
+  };
+}
+
 function bool(env: Env, name: string, fallback: boolean): boolean {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -241,5 +275,7 @@ export function loadConfig(env: Env = process.env): Config {
     readinessTimeoutMs: int(env, 'READINESS_TIMEOUT_MS', 2000, 100, 60_000),
     livenessStallMs: int(env, 'LIVENESS_STALL_MS', 30_000, 100, 3_600_000),
     redisCommandTimeoutMs: int(env, 'REDIS_COMMAND_TIMEOUT_MS', 25, 1, 10_000),
+    webhooks: webhooks(env),
+    eventRetentionDays: int(env, 'EVENT_RETENTION_DAYS', 30, 0, 36_500),
   };
 }

@@ -11,6 +11,7 @@ import { closeDeps, openDeps } from './runtime.ts';
 import { filesEnv } from './files/service.ts';
 import { startSweeper } from './jobs/sweeper.ts';
 import { startMailDispatcher } from './jobs/mail-dispatcher.ts';
+import { startWebhookDispatcher } from './jobs/webhook-dispatcher.ts';
 import { createMailTransport } from './mail/index.ts';
 import { installProcessGuards } from './process-guards.ts';
 
@@ -40,7 +41,16 @@ export async function startServer(config: Config, opts: { worker?: boolean } = {
     throw listenError(err, config.port, config.host);
   }
 
-  const sweeper = startSweeper({ db: deps.db, files: filesEnv(config, deps.blobs) }, logger, config.sweepIntervalSeconds * 1000, config.trashRetentionDays);
+  const sweeper = startSweeper(
+    {
+      db: deps.db,
+      files: filesEnv(config, deps.blobs),
+      trashRetentionDays: config.trashRetentionDays,
+      eventRetentionDays: config.eventRetentionDays,
+    },
+    logger,
+    config.sweepIntervalSeconds * 1000,
+  );
   const dispatcher = config.mail.dispatch
     ? startMailDispatcher({
         db: deps.db,
@@ -51,7 +61,9 @@ export async function startServer(config: Config, opts: { worker?: boolean } = {
         mail: config.mail,
       })
     : null;
+  const webhooks = config.webhooks.dispatch ? startWebhookDispatcher({ db: deps.db, logger, webhooks: config.webhooks }) : null;
   stopJobs = async () => {
+    await webhooks?.stop();
     await dispatcher?.stop();
     await sweeper.stop();
   };

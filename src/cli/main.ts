@@ -20,6 +20,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   import: () => import('./import.ts'),
   export: () => import('./export.ts'),
   trash: () => import('./trash.ts'),
+  webhook: () => import('./webhook.ts'),
   channel: () => import('./channel.ts'),
   definition: () => import('./definition.ts'),
   demo: () => import('./demo.ts'),

@@ -27,6 +27,7 @@ import * as m0024 from './migrations/0024_trigram_packs.ts';
 import * as m0025 from './migrations/0025_leaner_indexes.ts';
 import * as m0030 from './migrations/0030_trash.ts';
 import * as m0031 from './migrations/0031_merges.ts';
+import * as m0040 from './migrations/0040_change_log.ts';
 import * as m0055 from './migrations/0055_default_country.ts';
 import * as m0056 from './migrations/0056_value_forms.ts';
 
@@ -55,6 +56,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0025_leaner_indexes': m0025,
   '0030_trash': m0030,
   '0031_merges': m0031,
+  '0040_change_log': m0040,
   '0055_default_country': m0055,
   '0056_value_forms': m0056,
 };

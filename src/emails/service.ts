@@ -5,6 +5,7 @@
 import type { Static } from '@sinclair/typebox';
 import { findFile } from '../files/repository.ts';
 import { effectiveStatus } from '../files/rules.ts';
+import { appendEvent } from '../changes/service.ts';
 import type { Ctx } from '../lib/context.ts';
 import { AppError, notFound } from '../lib/errors.ts';
 import { isoNow, newId } from '../lib/ids.ts';
@@ -160,6 +161,8 @@ export async function sendEmail(ctx: Ctx, input: SendEmailInput) {
     },
   ]);
   await enqueue(ctx.db, { email_id: id, workspace_id: ws, attempts: 0, next_attempt_at: at, lease_owner: null, last_error: null, created_at: at });
+  // The sender owns the mailbox, so it reads the e-mail in FULL, as a full-access key does.
+  await appendEvent(ctx, { type: 'email.sent', object: await getEmail(ctx, { id }) });
   return { sentAt: at };
 }
 

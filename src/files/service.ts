@@ -7,6 +7,7 @@ import type { Static } from '@sinclair/typebox';
 import type { BlobStore } from '../blobs/blob-store.ts';
 import type { Config } from '../config.ts';
 import { activateEntry, addPendingEntry, dropPendingEntry } from '../knowledge/repository.ts';
+import { appendEvent } from '../changes/service.ts';
 import type { Ctx, SystemCtx } from '../lib/context.ts';
 import { AppError, notFound } from '../lib/errors.ts';
 import { isoNow, newId } from '../lib/ids.ts';
@@ -185,7 +186,9 @@ export async function commitCompletion(ctx: Ctx, input: CompletionCheck) {
   const set = { status: 'COMPLETED' as const, md5, size_bytes: size, completed_at: at, expires_at: null };
   if (!(await repo.transition(ctx.db, input.row.id, { blobKey }, set, at))) return null;
   await activateEntry(ctx.db, input.row.id, ctx.now);
-  return toResource(ctx, { ...input.row, ...set });
+  const file = toResource(ctx, { ...input.row, ...set });
+  await appendEvent(ctx, { type: 'file.completed', object: file });
+  return file;
 }
 
 /** Cancels in write()'s transaction; returns the resource and the blob to delete once committed. */

@@ -18,7 +18,18 @@ export interface Lease {
   end(): void;
 }
 
-export function keepLease(db: Db, logger: Logger, token: string, leaseMs: number, claimedAt: number, ids: readonly string[]): Lease {
+/** How a lease is renewed: the ids of the rows `token` still holds. The webhook outbox passes its own. */
+export type Renew = (db: Db['kysely'], token: string, leaseMs: number) => Promise<string[]>;
+
+export function keepLease(
+  db: Db,
+  logger: Logger,
+  token: string,
+  leaseMs: number,
+  claimedAt: number,
+  ids: readonly string[],
+  renewRows: Renew = outbox.renewLease,
+): Lease {
   let heldUntil = claimedAt + leaseMs;
   let held = new Set(ids);
   let renewing: Promise<void> | null = null;
@@ -30,7 +41,7 @@ export function keepLease(db: Db, logger: Logger, token: string, leaseMs: number
     renewing ??= (async () => {
       const sentAt = performance.now();
       try {
-        held = new Set(await outbox.renewLease(db.kysely, token, leaseMs));
+        held = new Set(await renewRows(db.kysely, token, leaseMs));
         heldUntil = sentAt + leaseMs;
       } catch (err) {
         logger.warn({ err }, 'could not renew the outbox lease');

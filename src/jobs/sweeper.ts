@@ -4,6 +4,7 @@
 // by the server entry point, never at import; every instance may run one, since each step is a
 // compare-and-set or an idempotent delete.
 import type { Logger } from 'pino';
+import { purgeEvents } from '../changes/repository.ts';
 import { purgeExpiredKeys } from '../idempotency/repository.ts';
 import { isoNow } from '../lib/ids.ts';
 import { dropPendingEntry } from '../knowledge/repository.ts';
@@ -25,11 +26,19 @@ export interface SweepResult {
   idempotencyKeysPurged: number;
   tempFilesRemoved: number;
   trashPurged: number;
+  eventsPurged: number;
 }
 
-/** One round at ctx.now; `temp` also walks the blob store for stale temp files. */
-export async function sweepOnce(ctx: FilesSystemCtx, input: { temp?: boolean; trashRetentionDays?: number } = {}): Promise<SweepResult> {
-  const result: SweepResult = { expired: 0, blobsDeleted: 0, idempotencyKeysPurged: 0, tempFilesRemoved: 0, trashPurged: 0 };
+/**
+ * One round at ctx.now; `temp` also walks the blob store for stale temp files; `trashRetentionDays`
+ * (TRASH_RETENTION_DAYS) purges older trash; `eventRetentionDays` (EVENT_RETENTION_DAYS, 0: forever)
+ * purges older events no webhook delivery waits for.
+ */
+export async function sweepOnce(
+  ctx: FilesSystemCtx,
+  input: { temp?: boolean; trashRetentionDays?: number; eventRetentionDays?: number } = {},
+): Promise<SweepResult> {
+  const result: SweepResult = { expired: 0, blobsDeleted: 0, idempotencyKeysPurged: 0, tempFilesRemoved: 0, trashPurged: 0, eventsPurged: 0 };
   const { db, now, files: env } = ctx;
   for (let b = 0; b < MAX_BATCHES; b++) {
     const rows = await repo.overdueSessions(db, isoNow(now), BATCH);
@@ -54,6 +63,15 @@ export async function sweepOnce(ctx: FilesSystemCtx, input: { temp?: boolean; tr
     if (due.length < BATCH) break;
   }
   result.idempotencyKeysPurged = await purgeExpiredKeys(db, now);
+  const days = input.eventRetentionDays ?? 0;
+  if (days > 0) {
+    const before = isoNow(now - days * 86_400_000);
+    for (let b = 0; b < MAX_BATCHES; b++) {
+      const n = await purgeEvents(db, before, 1000);
+      result.eventsPurged += n;
+      if (n < 1000) break;
+    }
+  }
   if (input.temp) result.tempFilesRemoved = await env.blobs.removeStaleTemp(now - STALE_TEMP_MS);
   if (input.trashRetentionDays) result.trashPurged = await purgeExpiredTrash(db, now, input.trashRetentionDays * 86_400_000, BATCH * MAX_BATCHES);
   return result;
@@ -63,7 +81,7 @@ export interface Sweeper {
   stop(): Promise<void>;
 }
 
-export function startSweeper(deps: { db: Db; files: FilesEnv }, logger: Logger, intervalMs: number, trashRetentionDays = 0): Sweeper {
+export function startSweeper(deps: { db: Db; files: FilesEnv; trashRetentionDays?: number; eventRetentionDays?: number }, logger: Logger, intervalMs: number): Sweeper {
   let running: Promise<void> | null = null;
   let stopped = false;
   let lastTemp = 0;
@@ -72,9 +90,12 @@ export function startSweeper(deps: { db: Db; files: FilesEnv }, logger: Logger, 
     const now = Date.now();
     const temp = now - lastTemp >= STALE_TEMP_MS;
     if (temp) lastTemp = now;
-    running = sweepOnce({ db: deps.db.kysely, now, files: deps.files }, { temp, trashRetentionDays })
+    running = sweepOnce(
+      { db: deps.db.kysely, now, files: deps.files },
+      { temp, trashRetentionDays: deps.trashRetentionDays ?? 0, eventRetentionDays: deps.eventRetentionDays ?? 0 },
+    )
       .then((r) => {
-        if (r.expired || r.blobsDeleted || r.idempotencyKeysPurged || r.tempFilesRemoved || r.trashPurged) logger.info(r, 'sweep');
+        if (r.expired || r.blobsDeleted || r.idempotencyKeysPurged || r.tempFilesRemoved || r.trashPurged || r.eventsPurged) logger.info(r, 'sweep');
       })
       .catch((err: unknown) => logger.warn({ err }, 'sweep failed; next round retries'))
       .finally(() => {

@@ -12,6 +12,8 @@ export interface Actor {
   userId: string | null;
   /** The user's role; null for the workspace itself. */
   role: 'admin' | 'member' | null;
+  /** The API key acting (absent for an operator: the CLI, the import, tests). */
+  keyId?: string;
 }
 
 export interface Ctx {

@@ -27,7 +27,9 @@ export type IdKind =
   | 'eml'
   | 'rec'
   | 'mbx'
-  | 'mrg';
+  | 'mrg'
+  | 'evt'
+  | 'whk';
 
 /** The low `5 × chars` bits of `v` (an integer below 2^53) as `chars` characters, most significant first. */
 function encode(v: number, chars: number): string {

@@ -69,8 +69,9 @@ export async function pageMemberIds(db: Executor, listId: string, page: Page): P
 }
 
 /** Adds members (existing ones are left as they are); returns how many were new. */
-export async function addMembers(tx: Executor, listId: string, ids: string[], at: string): Promise<number> {
-  if (ids.length === 0) return 0;
+/** Adds the ids not yet members; returns those it added. */
+export async function addMembers(tx: Executor, listId: string, ids: string[], at: string): Promise<string[]> {
+  if (ids.length === 0) return [];
   await lockScope(tx, LIST_MEMBERS, [listId]);
   const added: string[] = [];
   for (const part of chunks(ids)) {
@@ -88,11 +89,12 @@ export async function addMembers(tx: Executor, listId: string, ids: string[], at
     [listId],
     added.map((id) => ({ ts: at, id })),
   );
-  return added.length;
+  return added;
 }
 
-export async function removeMembers(tx: Executor, listId: string, ids: string[]): Promise<number> {
-  if (ids.length === 0) return 0;
+/** Removes the ids that are members; returns those it removed. */
+export async function removeMembers(tx: Executor, listId: string, ids: string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
   await lockScope(tx, LIST_MEMBERS, [listId]);
   const removed: { ts: string; id: string }[] = [];
   for (const part of chunks(ids)) {
@@ -105,7 +107,7 @@ export async function removeMembers(tx: Executor, listId: string, ids: string[])
     for (const r of rows) removed.push({ ts: r.added_at, id: r.entity_id });
   }
   await rankDelete(tx, LIST_MEMBERS, [listId], removed);
-  return removed.length;
+  return removed.map((r) => r.id);
 }
 
 export async function updateList(tx: Executor, id: string, changes: { name?: string; delta: number; at: string }): Promise<void> {

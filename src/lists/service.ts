@@ -1,6 +1,7 @@
 // Rules of lists (docs/design.md §Lists): names, object types, members and their checks. No HTTP
 // here.
 import type { Static } from '@sinclair/typebox';
+import { appendEvent } from '../changes/service.ts';
 import type { Ctx } from '../lib/context.ts';
 import { AppError, notFound } from '../lib/errors.ts';
 import { isoNow, newId } from '../lib/ids.ts';
@@ -100,11 +101,15 @@ export async function createList(ctx: Ctx, input: CreateListInput) {
     updated_at: at,
   };
   await repo.insertList(ctx.db, row);
-  if (initial.size > 0) {
-    row.member_count = await repo.addMembers(ctx.db, row.id, [...initial.keys()], at);
+  const added = await repo.addMembers(ctx.db, row.id, [...initial.keys()], at);
+  if (added.length > 0) {
+    row.member_count = added.length;
     await repo.updateList(ctx.db, row.id, { delta: row.member_count, at });
   }
-  return toResource(ctx, row);
+  const list = toResource(ctx, row);
+  await appendEvent(ctx, { type: 'list.created', object: list });
+  if (added.length > 0) await appendEvent(ctx, { type: 'list.members_added', object: list, members: added });
+  return list;
 }
 
 export async function updateList(ctx: Ctx, input: UpdateListInput) {
@@ -120,12 +125,19 @@ export async function updateList(ctx: Ctx, input: UpdateListInput) {
   }
   await requireEntities(ctx, row.object_type, new Map([...add, ...remove]));
   const at = isoNow(ctx.now);
-  const delta = (await repo.addMembers(ctx.db, row.id, [...add.keys()], at)) - (await repo.removeMembers(ctx.db, row.id, [...remove.keys()]));
+  const added = await repo.addMembers(ctx.db, row.id, [...add.keys()], at);
+  const removed = await repo.removeMembers(ctx.db, row.id, [...remove.keys()]);
+  const delta = added.length - removed.length;
+  const before = row.name;
   if (name !== undefined || delta !== 0) {
     await repo.updateList(ctx.db, row.id, { ...(name !== undefined ? { name } : {}), delta, at });
     row.name = name ?? row.name;
   }
-  return toResource(ctx, row);
+  const list = toResource(ctx, row);
+  if (row.name !== before) await appendEvent(ctx, { type: 'list.updated', object: list, changes: { $name: { from: before, to: row.name } } });
+  if (added.length > 0) await appendEvent(ctx, { type: 'list.members_added', object: list, members: added });
+  if (removed.length > 0) await appendEvent(ctx, { type: 'list.members_removed', object: list, members: removed });
+  return list;
 }
 
 export async function getList(ctx: Ctx, input: { id: string }) {

@@ -6,11 +6,13 @@
 // new contacts of that domain are linked to. Written as every writer of records writes
 // (docs/records.md): the row in the stored format, its value-index rows and trigrams, its place in
 // the ranked listing, its relationship rows.
+import { appendEvent, recordCreated } from '../changes/service.ts';
 import { lockScope, rankInsert } from '../db/rank.ts';
 import { loadDefinitions, type TypeDefinitions } from '../definitions/service.ts';
 import type { Ctx } from '../lib/context.ts';
 import { foldText } from '../lib/fold.ts';
 import { isoNow, newId } from '../lib/ids.ts';
+import { loadEntities } from '../records/entities.ts';
 import { valueRows } from '../records/index-values.ts';
 import { contactIdsByEmails, RECORDS, replaceRelationships, writeValueIndex } from '../records/repository.ts';
 import { isMailProvider } from './mail-providers.ts';
@@ -95,5 +97,13 @@ export async function createMissingContacts(ctx: Ctx, addresses: readonly string
       .set({ updated_at: isoNow(ctx.now) })
       .where('id', 'in', [...touched])
       .execute();
+  // The change log, as for a contact created through the API (docs/events.md).
+  for (const entity of await loadEntities(ctx, { kind: 'contact', ids })) {
+    await recordCreated(ctx, {
+      recordId: entity.id,
+      fields: Object.fromEntries(Object.entries(entity.fields).flatMap(([k, f]) => (f.value === null ? [] : [[k, f.value]]))),
+    });
+    await appendEvent(ctx, { type: 'contact.created', object: entity });
+  }
   return ids;
 }

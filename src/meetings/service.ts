@@ -3,6 +3,7 @@
 // meeting's privacy setting. A meeting's description and transcript are read from storage only
 // for meetings the caller sees at FULL.
 import type { Static } from '@sinclair/typebox';
+import { appendEvent, type Changes } from '../changes/service.ts';
 import type { Ctx } from '../lib/context.ts';
 import { AppError, notFound } from '../lib/errors.ts';
 import { foldText } from '../lib/fold.ts';
@@ -121,7 +122,15 @@ export async function createMeeting(ctx: Ctx, input: CreateMeetingInput) {
   };
   await repo.insertMeeting(ctx.db, row, { meeting_id: row.id, description: f.$description ?? null, transcript_id: transcriptId }, addresses.map(foldText));
   if (input.autoCreateRecords === true) await createMissingContacts(ctx, addresses);
+  await appendEvent(ctx, { type: 'meeting.created', object: await fullResource(ctx, row.id) });
   return getMeeting(ctx, { id: row.id });
+}
+
+/** The meeting as a full-access key reads it: what its events carry (docs/events.md). */
+async function fullResource(ctx: Ctx, id: string) {
+  const row = (await repo.findMeeting(ctx.db, ctx.actor.workspaceId, id)) as repo.MeetingRow;
+  const [contents, derived] = await Promise.all([repo.contentsOf(ctx.db, [id]), relationshipsOf(ctx, [row])]);
+  return toResource(ctx, row, 'FULL', contents.get(id), derived.get(id) as Derived);
 }
 
 export type UpdateMeetingInput = { id: string } & Static<typeof UpdateMeetingBody>;
@@ -136,16 +145,20 @@ export async function updateMeeting(ctx: Ctx, input: UpdateMeetingInput) {
   const privacy = input.fields?.$privacySetting;
   const replace = input.relationships?.$transcript?.replace;
   const transcriptId = replace === undefined ? undefined : await checkTranscript(ctx, replace, '.replace');
-  let changed = false;
+  const changes: Changes = {};
   if (privacy !== undefined && privacy !== row.privacy_setting) {
     await repo.updateMeeting(ctx.db, row.id, { privacy_setting: privacy });
-    changed = true;
+    changes.$privacySetting = { from: row.privacy_setting, to: privacy };
   }
-  if (transcriptId !== undefined && transcriptId !== (await repo.transcriptOf(ctx.db, row.id))) {
+  const transcriptBefore = transcriptId === undefined ? undefined : await repo.transcriptOf(ctx.db, row.id);
+  if (transcriptId !== undefined && transcriptId !== transcriptBefore) {
     await repo.setTranscript(ctx.db, row.id, transcriptId);
-    changed = true;
+    changes.$transcript = { from: transcriptBefore ? [transcriptBefore] : [], to: transcriptId ? [transcriptId] : [] };
   }
   // An update that changes nothing leaves updatedAt alone (docs/meetings.md).
-  if (changed) await repo.updateMeeting(ctx.db, row.id, { updated_at: isoNow(ctx.now) });
+  if (Object.keys(changes).length > 0) {
+    await repo.updateMeeting(ctx.db, row.id, { updated_at: isoNow(ctx.now) });
+    await appendEvent(ctx, { type: 'meeting.updated', object: await fullResource(ctx, row.id), changes });
+  }
   return getMeeting(ctx, { id: row.id });
 }

@@ -7,6 +7,7 @@ import { serviceContext } from '../http/service-context.ts';
 import { FilteredPageQuery } from '../filters/schemas.ts';
 import { Envelope } from '../lib/paging.ts';
 import { CreateBody, CustomObjectRecord, Definitions, UpdateBody } from '../records/entity-schemas.ts';
+import { FieldHistoryPage, HistoryQuery, ObjectHistoryParams } from '../records/history-schemas.ts';
 import { ObjectTypeList, SlugIdParams, SlugParams } from './schemas.ts';
 import * as service from './service.ts';
 
@@ -75,6 +76,21 @@ export async function objectRoutes(base: FastifyInstance, opts: PluginOptions): 
       schema: { summary: 'Retrieve a record of a custom object type', tags, params: SlugIdParams, response: { 200: CustomObjectRecord } },
     },
     (request) => service.getObjectRecord(ctx(request), request.params),
+  );
+
+  app.get(
+    '/v1/objects/:entitySlug/values/:id/fields/:fieldKey/history',
+    {
+      config: { operation: 'getObjectRecordFieldHistory', scopes: ['custom_objects:read'], category: 'Read', errors: ['resource_not_found', 'unknown_field'] },
+      schema: {
+        summary: 'The values one field of a custom object record held, newest first',
+        tags,
+        params: ObjectHistoryParams,
+        querystring: HistoryQuery,
+        response: { 200: FieldHistoryPage },
+      },
+    },
+    (request) => service.objectFieldHistory(ctx(request), { ...request.params, ...request.query }),
   );
 
   app.post(

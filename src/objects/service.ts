@@ -9,6 +9,7 @@ import { customEntityType, type EntityType, getRecord, listRecords } from '../re
 import { createRecord, updateRecord, type WriteInput } from '../records/entity-writes.ts';
 import { type MergeInput, mergeRecords } from '../merges/service.ts';
 import { trashRecord } from '../trash/service.ts';
+import { fieldHistory, type HistoryInput } from '../records/history.ts';
 
 async function requireType(ctx: Ctx, slug: string): Promise<EntityType> {
   const found = await findObjectType(ctx, slug);
@@ -47,4 +48,8 @@ export async function deleteObjectRecord(ctx: Ctx, input: { entitySlug: string; 
 
 export async function mergeObjectRecords(ctx: Ctx, input: MergeInput & { entitySlug: string }) {
   return mergeRecords(ctx, await requireType(ctx, input.entitySlug), input);
+}
+
+export async function objectFieldHistory(ctx: Ctx, input: HistoryInput & { entitySlug: string }) {
+  return fieldHistory(ctx, await requireType(ctx, input.entitySlug), input);
 }

@@ -1,6 +1,7 @@
 // Creating and updating records (docs/records.md §The API). Order of checks: the body's
 // shape (route schema), then keys of fields and relationships, then values, then what needs the
 // database (unique values, ids); nothing is written before every check has passed.
+import { appendEvent, type Changes, recordCreated, recordFieldChanges } from '../changes/service.ts';
 import { SYSTEM_CATALOGUES } from '../definitions/catalogue.ts';
 import type { TypeDefinitions } from '../definitions/service.ts';
 import type { Ctx } from '../lib/context.ts';
@@ -61,7 +62,7 @@ function twoSided(defs: TypeDefinitions, w: RelationshipWrite): boolean {
   );
 }
 
-/** Applies relationship writes to one record; returns whether any set changed. */
+/** Applies relationship writes to one record; adds each changed set to `changes` (the event's). */
 async function applyRelationships(
   ctx: Ctx,
   defs: TypeDefinitions,
@@ -69,6 +70,7 @@ async function applyRelationships(
   writes: readonly RelationshipWrite[],
   current: Map<string, string[]>,
   at: string,
+  changes: Changes = {},
 ) {
   let changed = false;
   for (const w of writes) {
@@ -78,6 +80,7 @@ async function applyRelationships(
     const removed = before.filter((x) => !next.includes(x));
     if (added.length === 0 && removed.length === 0 && next.join() === before.join()) continue;
     changed = true;
+    changes[w.def.key] = { from: before, to: next };
     const storage = w.def.storage;
     if (storage.kind === 'inverse') await repo.linkFromSources(ctx.db, id, defs.objectType, storage.key, added, removed);
     else await repo.replaceOwn(ctx.db, id, w.def.key, w.def.objectType, next);
@@ -127,7 +130,10 @@ export async function createRecord(ctx: Ctx, type: EntityType, input: WriteInput
   await applyRelationships(ctx, defs, id, writes, new Map(), at);
   const own = new Map<string, string[]>();
   for (const w of writes) if (w.def.storage.kind === 'own') own.set(w.def.key, plan(w, []));
-  return toEntity(ctx, defs, row, (await relationshipValues(ctx, defs, [id], new Map([[id, own]]))).get(id));
+  const entity = toEntity(ctx, defs, row, (await relationshipValues(ctx, defs, [id], new Map([[id, own]]))).get(id));
+  await recordCreated(ctx, { recordId: id, fields: stored });
+  await appendEvent(ctx, { type: `${type.objectType}.created`, object: entity });
+  return entity;
 }
 
 export async function updateRecord(ctx: Ctx, type: EntityType, input: WriteInput & { id: string }): Promise<Entity> {
@@ -146,17 +152,21 @@ export async function updateRecord(ctx: Ctx, type: EntityType, input: WriteInput
   await checkIds(ctx, writes);
   const stored = JSON.parse(row.fields) as Record<string, unknown>;
   let fieldsChanged = false;
+  const changes: Changes = {};
+  const fieldChanges = new Map<string, unknown>();
   for (const [key, v] of values) {
     const before = Object.hasOwn(stored, key) ? stored[key] : null;
     if (canonical(before) === canonical(v)) continue;
     fieldsChanged = true;
+    changes[key] = { from: before, to: v };
+    fieldChanges.set(key, v);
     if (v === null) delete stored[key];
     else stored[key] = v;
   }
   const at = isoNow(ctx.now);
   const current =
     writes.length > 0 ? ((await relationshipValues(ctx, defs, [row.id])).get(row.id) ?? new Map<string, string[]>()) : new Map<string, string[]>();
-  const relsChanged = await applyRelationships(ctx, defs, row.id, writes, current, at);
+  const relsChanged = await applyRelationships(ctx, defs, row.id, writes, current, at, changes);
   if (fieldsChanged) {
     row.fields = JSON.stringify(stored);
     await writeValueIndex(ctx.db, defs, [row.id], valueRows(ws, defs, row.id, stored));
@@ -165,5 +175,8 @@ export async function updateRecord(ctx: Ctx, type: EntityType, input: WriteInput
     row.updated_at = at;
     await repo.updateRecord(ctx.db, row.id, { fields: row.fields, updated_at: at });
   }
-  return toEntity(ctx, defs, row, (await relationshipValues(ctx, defs, [row.id])).get(row.id));
+  const entity = toEntity(ctx, defs, row, (await relationshipValues(ctx, defs, [row.id])).get(row.id));
+  if (fieldsChanged) await recordFieldChanges(ctx, { recordId: row.id, changes: fieldChanges });
+  if (fieldsChanged || relsChanged) await appendEvent(ctx, { type: `${type.objectType}.updated`, object: entity, changes });
+  return entity;
 }

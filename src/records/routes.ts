@@ -20,6 +20,11 @@ import {
   UpdateBodyAddRemove,
 } from './entity-schemas.ts';
 import { createRecord, updateRecord } from './entity-writes.ts';
+import { fieldHistory } from './history.ts';
+import { FieldHistoryPage, HistoryParams, HistoryQuery } from './history-schemas.ts';
+
+/** The system types with field value history (custom objects have theirs under /v1/objects). */
+const WITH_HISTORY = new Set(['account', 'contact', 'opportunity']);
 
 const WRITE_ERRORS = [
   'unknown_relationship',
@@ -90,6 +95,22 @@ export async function recordRoutes(base: FastifyInstance, opts: PluginOptions): 
       },
       (request) => getRecord(ctx(request), type, request.params),
     );
+
+    if (WITH_HISTORY.has(objectType))
+      app.get(
+        `/v1/${plural}/:id/fields/:fieldKey/history`,
+        {
+          config: { operation: `get${One}FieldHistory`, scopes: [scope('read')], category: 'Read', errors: ['resource_not_found', 'unknown_field'] },
+          schema: {
+            summary: `The values one field of ${article} ${objectType} held, newest first`,
+            tags,
+            params: HistoryParams,
+            querystring: HistoryQuery,
+            response: { 200: FieldHistoryPage },
+          },
+        },
+        (request) => fieldHistory(ctx(request), type, { ...request.params, ...request.query }),
+      );
 
     app.get(
       `/v1/${plural}`,

@@ -82,6 +82,10 @@ export const SCOPE_TABLE: Record<string, readonly Scope[]> = {
   mergeObjectValues: ['custom_objects:update', 'custom_objects:delete'],
   // The read scope of the merged type, checked by the handler once the merge is read (docs/merge.md).
   getMerge: [],
+  getAccountFieldHistory: ['accounts:read'],
+  getContactFieldHistory: ['contacts:read'],
+  getOpportunityFieldHistory: ['opportunities:read'],
+  getObjectRecordFieldHistory: ['custom_objects:read'],
 };
 
 /** Operations whose scope depends on the object read: the scopes a key needs for the canary's. */
@@ -104,7 +108,14 @@ const KIND_BY_SEGMENT: Record<string, string> = {
   objects: 'objectType',
   values: 'customRecord',
   merges: 'merge',
+  fields: 'fieldKey',
 };
+
+/** Path parameters that name no object of a workspace (the same in every workspace): not ids. */
+export const NOT_IDS = new Set(['fieldKey']);
+
+/** The field whose history the happy request reads. */
+const FIELD_KEY_FOR: Record<string, string> = { getObjectRecordFieldHistory: 'name' };
 
 export const ID_PREFIX: Record<string, string> = {
   list: 'lst',
@@ -220,7 +231,8 @@ export function happyRequest(op: Operation, c: Canary, params: Record<string, st
   const kinds = Object.entries(idKinds(op));
   for (const [name, kind] of kinds) {
     const last = name === kinds[kinds.length - 1]?.[0];
-    const id = params[name] ?? c.ids[(last ? OBJECT_FOR[op.operationId] : undefined) ?? kind];
+    const id =
+      params[name] ?? (kind === 'fieldKey' ? (FIELD_KEY_FOR[op.operationId] ?? '$name') : c.ids[(last ? OBJECT_FOR[op.operationId] : undefined) ?? kind]);
     if (!id) throw new Error(`${op.operationId}: the canary workspace has no ${kind}`);
     values[name] = id;
   }

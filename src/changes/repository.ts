@@ -1,0 +1,87 @@
+// SQL of the change log (docs/events.md, docs/history.md). Everything here runs in the caller's
+// transaction and only inserts new rows (deferredInsert): on PostgreSQL it goes out with the
+// write's next statement and keeps a create fit for a group commit (src/db/group-commit.ts).
+import { sql } from 'kysely';
+import { deferredInsert } from '../db/pipeline.ts';
+import type { Executor } from '../db/types.ts';
+import { fanOut } from '../webhooks/repository.ts';
+import type { EventsTable, FieldHistoryTable } from './tables.ts';
+
+export type EventRow = Omit<EventsTable, 'seq'>;
+export type HistoryRow = Pick<FieldHistoryTable, 'seq' | 'value' | 'recorded_at' | 'is_create'>;
+
+/** Appends the event and queues it for every live subscription of its workspace that takes its type. */
+export async function insertEvent(tx: Executor, row: EventRow): Promise<void> {
+  await deferredInsert(tx, tx.insertInto('events').values(row));
+  await fanOut(tx, row.id);
+}
+
+/** The starting snapshot of a record: every field it holds, as one `*` row. */
+export async function insertSnapshot(tx: Executor, row: Omit<FieldHistoryTable, 'field' | 'seq'>): Promise<void> {
+  await deferredInsert(tx, tx.insertInto('field_history').values({ ...row, field: '*', seq: 0 }));
+}
+
+/**
+ * One row per changed field, each numbered after the field's last one. Runs after the write that
+ * took the record's row, so two writers of one record number their rows one after the other.
+ */
+export async function insertChanges(
+  tx: Executor,
+  input: { recordId: string; workspaceId: string; at: string; values: ReadonlyArray<[field: string, json: string | null]> },
+): Promise<void> {
+  if (input.values.length === 0) return;
+  const rows = sql.join(input.values.map(([f, v]) => sql`(cast(${f} as text), cast(${v} as text))`));
+  await deferredInsert(
+    tx,
+    sql`insert into field_history (record_id, field, seq, workspace_id, value, recorded_at, is_create)
+      select ${input.recordId}, v.column1,
+        coalesce((select max(h.seq) from field_history as h where h.record_id = ${input.recordId} and h.field = v.column1), 0) + 1,
+        ${input.workspaceId}, v.column2, ${input.at}, 0
+      from (values ${rows}) as v`,
+  );
+}
+
+/** Up to `limit` rows of one field older than `before` (a seq), newest first. */
+export async function historyRows(db: Executor, recordId: string, field: string, before: number, limit: number): Promise<HistoryRow[]> {
+  const rows = await db
+    .selectFrom('field_history')
+    .select(['seq', 'value', 'recorded_at', 'is_create'])
+    .where('record_id', '=', recordId)
+    .where('field', '=', field)
+    .where('seq', '<', before)
+    .orderBy('seq', 'desc')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => ({ ...r, seq: Number(r.seq), is_create: Number(r.is_create) }));
+}
+
+/** The record's starting snapshot, when it has one. */
+export async function snapshotOf(db: Executor, recordId: string): Promise<HistoryRow | undefined> {
+  const row = await historyRows(db, recordId, '*', 1, 1);
+  return row[0];
+}
+
+/** Events of a workspace from `since` on (replays), oldest first. */
+export async function eventsSince(db: Executor, workspaceId: string, since: string, afterSeq: number, limit: number) {
+  return db
+    .selectFrom('events')
+    .select(['seq', 'id', 'type', 'occurred_at'])
+    .where('workspace_id', '=', workspaceId)
+    .where('occurred_at', '>=', since)
+    .where('seq', '>', afterSeq)
+    .orderBy('seq')
+    .limit(limit)
+    .execute();
+}
+
+/** Deletes events older than `before` that no delivery waits for; how many. */
+export async function purgeEvents(db: Executor, before: string, limit: number): Promise<number> {
+  const old = db
+    .selectFrom('events')
+    .select('id')
+    .where('occurred_at', '<', before)
+    .where((eb) => eb.not(eb.exists(eb.selectFrom('webhook_deliveries as d').select('d.id').whereRef('d.event_id', '=', 'events.id'))))
+    .limit(limit);
+  const r = await db.deleteFrom('events').where('id', 'in', old).executeTakeFirst();
+  return Number(r.numDeletedRows);
+}

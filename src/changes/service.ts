@@ -1,0 +1,97 @@
+// The change log (docs/events.md): every write appends its events, and a record write its field
+// changes, in the write's own transaction (ctx.db inside write()). A write that rolls back leaves
+// nothing; a write that changed nothing calls nothing here. One call per fact:
+//   appendEvent(ctx, { type: 'contact.updated', object, changes })
+//   recordCreated(ctx, { recordId, fields })        the record's starting snapshot (isCreate)
+//   recordFieldChanges(ctx, { recordId, changes })  one history row per changed field
+import type { Actor, Ctx } from '../lib/context.ts';
+import { isoNow, newId } from '../lib/ids.ts';
+import * as repo from './repository.ts';
+
+export interface Change {
+  from: unknown;
+  to: unknown;
+}
+
+export type Changes = Record<string, Change>;
+
+export interface EventActor {
+  type: 'user' | 'workspace_key' | 'operator';
+  id: string | null;
+}
+
+export interface EventInput {
+  /** `<type>.created`, `<type>.updated`, `list.members_added`, … (docs/events.md §Types). */
+  type: string;
+  /** The resource as the API returns it to a full-access key; its `id` names the event's object. */
+  object: { readonly id: string };
+  /** On updates and merges: what changed, key by key. */
+  changes?: Changes;
+  /** On list.members_added and list.members_removed: the records added or removed. */
+  members?: readonly string[];
+}
+
+export interface Event {
+  id: string;
+  type: string;
+  occurredAt: string;
+  workspaceId: string;
+  actor: EventActor;
+  data: { object: unknown; changes?: Changes; members?: readonly string[] };
+}
+
+/** Who acted: a user's key, a workspace key, or an operator (the CLI, the import: no key). */
+export function eventActor(actor: Actor): EventActor {
+  if (actor.subjectType === 'user') return { type: 'user', id: actor.userId };
+  if (actor.keyId !== undefined) return { type: 'workspace_key', id: actor.keyId };
+  return { type: 'operator', id: null };
+}
+
+/** Appends one event in the caller's transaction; returns it. */
+export async function appendEvent(ctx: Ctx, input: EventInput): Promise<Event> {
+  const event: Event = {
+    id: newId('evt', ctx.now),
+    type: input.type,
+    occurredAt: isoNow(ctx.now),
+    workspaceId: ctx.actor.workspaceId,
+    actor: eventActor(ctx.actor),
+    data: {
+      object: input.object,
+      ...(input.changes === undefined ? {} : { changes: input.changes }),
+      ...(input.members === undefined ? {} : { members: input.members }),
+    },
+  };
+  await repo.insertEvent(ctx.db, {
+    id: event.id,
+    workspace_id: event.workspaceId,
+    type: event.type,
+    object_id: input.object.id,
+    occurred_at: event.occurredAt,
+    body: JSON.stringify(event),
+  });
+  return event;
+}
+
+/** The record's value of every field when it was created (fields absent are unset). */
+export async function recordCreated(ctx: Ctx, input: { recordId: string; fields: Record<string, unknown> }): Promise<void> {
+  await repo.insertSnapshot(ctx.db, {
+    record_id: input.recordId,
+    workspace_id: ctx.actor.workspaceId,
+    value: JSON.stringify(input.fields),
+    recorded_at: isoNow(ctx.now),
+    is_create: 1,
+  });
+}
+
+/**
+ * The new value of each changed field (null: cleared). Call it after the statement that updated
+ * the record's row, which orders concurrent writers of one record.
+ */
+export async function recordFieldChanges(ctx: Ctx, input: { recordId: string; changes: ReadonlyMap<string, unknown> }): Promise<void> {
+  await repo.insertChanges(ctx.db, {
+    recordId: input.recordId,
+    workspaceId: ctx.actor.workspaceId,
+    at: isoNow(ctx.now),
+    values: [...input.changes].map(([k, v]) => [k, v === null || v === undefined ? null : JSON.stringify(v)]),
+  });
+}

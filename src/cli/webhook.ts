@@ -1,0 +1,74 @@
+// `rolodex webhook …`: outbound webhook subscriptions (docs/events.md §Webhooks). The signing
+// secret is printed once, by `add`.
+import { loadConfig } from '../config.ts';
+import { addWebhook, listWebhooks, removeWebhook, replayWebhook, type Subscription, testWebhook } from '../webhooks/service.ts';
+import { type Io, operator, parse, print, required, UsageError, withDb } from './io.ts';
+
+export const usage = `rolodex webhook add --workspace W --url URL (--events a,b | --all) [--description D] [--json]
+rolodex webhook list [--workspace W] [--json]
+rolodex webhook remove WEBHOOK_ID [--json]
+rolodex webhook test WEBHOOK_ID [--json]
+rolodex webhook replay WEBHOOK_ID --since TIME [--json]
+  (events: contact.created, list.members_added, …; add prints the whsec_ signing secret once; replay re-sends stored events and enables a disabled endpoint)`;
+
+const line = (w: Subscription) =>
+  `${w.id}  ${w.url}  ${w.status}${w.disabledAt ? ` since ${w.disabledAt}` : w.failingSince ? ` since ${w.failingSince}` : ''}  events ${
+    w.events === 'all' ? 'all' : w.events.join(',')
+  }${w.description ? `  (${w.description})` : ''}${w.lastError && w.status !== 'active' ? `  last error ${w.lastError}` : ''}`;
+
+function id(positionals: string[], what: string): string {
+  const value = positionals[0];
+  if (!value) throw new UsageError(`the id of the webhook to ${what} is required`);
+  return value;
+}
+
+export async function run(args: string[], io: Io): Promise<void> {
+  const [sub, ...rest] = args;
+  const { values, positionals } = parse(rest, {
+    workspace: { type: 'string' },
+    url: { type: 'string' },
+    events: { type: 'string' },
+    all: { type: 'boolean' },
+    description: { type: 'string' },
+    since: { type: 'string' },
+  });
+  const json = values.json as boolean | undefined;
+  const allowPrivate = loadConfig(io.env).webhooks.allowPrivate;
+  if (sub === 'add') {
+    const workspaceId = required(values, 'workspace');
+    const url = required(values, 'url');
+    const events =
+      values.all === true
+        ? 'all'
+        : ((values.events as string | undefined) ?? '')
+            .split(',')
+            .map((e) => e.trim())
+            .filter(Boolean);
+    if (values.all === true && values.events !== undefined) throw new UsageError('give --events or --all, not both');
+    const description = (values.description as string | undefined) ?? null;
+    const w = await withDb(io, (db, config) => addWebhook(operator(db, config, workspaceId), { url, events, description, allowPrivate }));
+    print(io, json, w, `added webhook ${line(w)}\nsigning secret (shown once): ${w.secret}`);
+  } else if (sub === 'list') {
+    const workspaceId = values.workspace as string | undefined;
+    const all = await withDb(io, (db) => listWebhooks(db.kysely, workspaceId === undefined ? {} : { workspaceId }));
+    print(io, json, all, all.map(line).join('\n') || 'no webhooks');
+  } else if (sub === 'remove') {
+    const webhookId = id(positionals, 'remove');
+    await withDb(io, (db) => removeWebhook(db.kysely, { id: webhookId }));
+    print(io, json, { id: webhookId, removed: true }, `removed webhook ${webhookId}`);
+  } else if (sub === 'test') {
+    const webhookId = id(positionals, 'test');
+    const r = await withDb(io, (db, config) =>
+      testWebhook(db.kysely, { id: webhookId, now: Date.now(), timeoutMs: config.webhooks.timeoutMs, allowPrivate: config.webhooks.allowPrivate }),
+    );
+    print(io, json, r, r.ok ? `webhook.test ${r.eventId} delivered (HTTP ${r.status})` : `webhook.test ${r.eventId} failed: ${r.error}`);
+    if (!r.ok) process.exitCode = 1;
+  } else if (sub === 'replay') {
+    const webhookId = id(positionals, 'replay');
+    const since = required(values, 'since');
+    const n = await withDb(io, (db) => replayWebhook(db.kysely, { id: webhookId, since }));
+    print(io, json, { id: webhookId, queued: n }, `queued ${n} events for ${webhookId}`);
+  } else {
+    throw new UsageError(`unknown subcommand "${sub ?? ''}"`);
+  }
+}

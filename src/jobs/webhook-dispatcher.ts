@@ -1,0 +1,182 @@
+// The webhook dispatcher (docs/events.md §Delivery): delivers the webhook outbox after commit,
+// never inside a transaction, as the mail dispatcher does the e-mail outbox. Each round claims due
+// rows under a token with a lease (src/jobs/mail-lease.ts), starts a POST only while it holds the
+// row with time to spare, and settles while it holds it: a 2xx → the row leaves the outbox (many
+// to a commit); anything else → tried again with exponential backoff and jitter, until the
+// endpoint has been failing for WEBHOOK_DISABLE_AFTER_MS (24 hours), when it is disabled. A claim
+// takes at most one row per subscription and object (the oldest), so one object's events arrive
+// in order. A crash after the endpoint answered and before the settle committed sends the event
+// again when the lease ends, with the same webhook-id: delivery is at least once.
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { Gauge } from 'prom-client';
+import type { Logger } from 'pino';
+import type { WebhookConfig } from '../config.ts';
+import type { Db } from '../db/types.ts';
+import * as outbox from '../webhooks/repository.ts';
+import { deliver } from '../webhooks/sender.ts';
+import type { Metrics } from '../metrics/registry.ts';
+import { keepLease } from './mail-lease.ts';
+
+export interface WebhookDispatcherDeps {
+  db: Db;
+  logger: Logger;
+  webhooks: WebhookConfig;
+}
+
+export interface Dispatcher {
+  stop(): Promise<void>;
+}
+
+/** Delay before attempt `attempts + 1`: doubling from the base up to the maximum, ±25 % jitter. */
+export function webhookBackoffMs(cfg: Pick<WebhookConfig, 'retryBaseMs' | 'retryMaxMs'>, attempts: number, random = Math.random()): number {
+  const plain = Math.min(cfg.retryBaseMs * 2 ** Math.max(0, attempts - 1), cfg.retryMaxMs);
+  return Math.round(plain * (0.75 + random * 0.5));
+}
+
+export function startWebhookDispatcher(deps: WebhookDispatcherDeps): Dispatcher {
+  const { db, logger, webhooks: cfg } = deps;
+  const instance = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  let round = 0;
+  let stopping = false;
+  let wake: (() => void) | null = null;
+
+  /** Delivered rows waiting for a commit; one settle at a time, each taking all that arrived. */
+  function settler(token: string) {
+    const pending: string[] = [];
+    let running: Promise<void> | null = null;
+    const run = async () => {
+      while (pending.length > 0) {
+        const batch = pending.splice(0);
+        try {
+          const settled = await outbox.settleDelivered(db.kysely, token, batch);
+          const late = batch.filter((id) => !settled.has(id));
+          if (late.length > 0)
+            logger.warn({ deliveries: late.length }, 'webhooks delivered after their lease ran out; they may be sent again (same webhook-id)');
+        } catch (err) {
+          logger.warn({ err, deliveries: batch.length }, 'could not settle delivered webhooks; the lease will bring them back (same webhook-id)');
+        }
+      }
+    };
+    return {
+      add(id: string) {
+        pending.push(id);
+        running ??= run().finally(() => (running = null));
+      },
+      async drain() {
+        while (running) await running;
+      },
+    };
+  }
+
+  async function once(): Promise<number> {
+    const token = `${instance}:${++round}`;
+    const claimedAt = performance.now();
+    const rows = await outbox.claimDue(db.kysely, { token, leaseMs: cfg.leaseMs, limit: cfg.concurrency * 8 });
+    if (rows.length === 0) return 0;
+    const lease = keepLease(
+      db,
+      logger,
+      token,
+      cfg.leaseMs,
+      claimedAt,
+      rows.map((r) => r.id),
+      outbox.renewLease,
+    );
+    const settled = settler(token);
+    const untried: string[] = [];
+    try {
+      const { events, subs } = await outbox.deliveriesOf(db.kysely, rows);
+      const queue = [...rows];
+      const worker = async () => {
+        for (let row = queue.shift(); row; row = queue.shift()) {
+          if (stopping || !(await lease.holds(row.id))) {
+            untried.push(row.id);
+            continue;
+          }
+          const sub = subs.get(row.subscription_id);
+          const body = events.get(row.event_id);
+          if (!sub || body === undefined) {
+            // The subscription was removed or the event purged meanwhile: nothing to send.
+            settled.add(row.id);
+            continue;
+          }
+          const attempt = await deliver({
+            url: sub.url,
+            secret: sub.secret,
+            eventId: row.event_id,
+            body,
+            timeoutMs: cfg.timeoutMs,
+            allowPrivate: cfg.allowPrivate,
+          });
+          if (attempt.ok) {
+            settled.add(row.id);
+            continue;
+          }
+          const error = attempt.error ?? 'ERROR';
+          const outcome = await outbox
+            .failed(db.kysely, row, token, { delayMs: webhookBackoffMs(cfg, row.attempts), error, disableAfterMs: cfg.disableAfterMs })
+            .catch((err: unknown) => {
+              logger.warn({ err }, 'could not record a failed webhook; the lease will bring it back');
+              return false as const;
+            });
+          logger.warn({ subscription: sub.id, eventId: row.event_id, error, attempts: row.attempts, outcome }, 'webhook delivery failed');
+          if (outcome === 'disabled') logger.warn({ subscription: sub.id }, 'webhook endpoint failing for too long; disabled');
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(cfg.concurrency, rows.length) }, worker));
+      await settled.drain();
+      if (untried.length > 0) await outbox.release(db.kysely, token, untried);
+    } finally {
+      lease.end();
+    }
+    return rows.length;
+  }
+
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        wake = null;
+        resolve();
+      }, ms);
+      wake = () => {
+        clearTimeout(timer);
+        wake = null;
+        resolve();
+      };
+    });
+
+  const loop = (async () => {
+    while (!stopping) {
+      let claimed = 0;
+      try {
+        claimed = await once();
+      } catch (err) {
+        logger.warn({ err }, 'webhook round failed; the next one retries');
+      }
+      if (claimed === 0 && !stopping) await sleep(cfg.pollMs);
+    }
+  })();
+
+  return {
+    async stop() {
+      stopping = true;
+      wake?.();
+      await loop;
+    },
+  };
+}
+
+/** /metrics: the webhook deliveries still to make, read from the database at each scrape. */
+export function webhookDepthGauge(metrics: Metrics, db: Db): void {
+  new Gauge({
+    name: 'rolodex_webhook_outbox_depth',
+    help: 'Webhook deliveries queued and not yet made (retries included).',
+    registers: [metrics.registry],
+    // Every worker of a cluster reads the same database: the sum would count each row N times.
+    aggregator: 'max',
+    async collect() {
+      this.set(await outbox.outboxDepth(db.kysely));
+    },
+  });
+}

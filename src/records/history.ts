@@ -1,0 +1,134 @@
+// Field value history (docs/history.md): one field of one record, newest first, in cursor pages.
+// Rows are read through the history's primary key (record, field, seq) from the cursor down, so a
+// page costs the same at any depth. Consecutive identical values show as the oldest of them: an
+// entry is shown only when the next older one holds another value. The oldest entry comes from the
+// record's starting snapshot (`*`): its value of the field then, null when it had none.
+import { historyRows, type HistoryRow, snapshotOf } from '../changes/repository.ts';
+import type { FieldDef } from '../definitions/service.ts';
+import type { Ctx } from '../lib/context.ts';
+import { AppError, notFound } from '../lib/errors.ts';
+import { type EntityType, requireDefinitions } from './entities.ts';
+import { findRecord, type RecordRow } from './entity-repository.ts';
+
+export interface HistoryInput {
+  id: string;
+  fieldKey: string;
+  after?: string | undefined;
+  limit: number;
+}
+
+interface Entry {
+  seq: number;
+  value: unknown;
+  recordedAt: string;
+  isCreate: boolean;
+}
+
+const ADDRESS_PARTS = ['street', 'street2', 'city', 'state', 'postalCode', 'country'] as const;
+
+const text = (v: unknown): string => (typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v));
+
+/** The value as a person reads it (docs/history.md §displayValue). */
+export function displayValue(def: FieldDef, value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  const label = (id: unknown) => def.options?.find((o) => o.id === id)?.label ?? String(id);
+  switch (def.valueType) {
+    case 'SINGLE_SELECT':
+      return label(value);
+    case 'MULTI_SELECT':
+      return (value as unknown[]).map(label).join(', ');
+    case 'FULL_NAME': {
+      const n = value as { firstName?: string | null; lastName?: string | null };
+      return [n.firstName, n.lastName].filter((p) => typeof p === 'string' && p !== '').join(' ');
+    }
+    case 'ADDRESS': {
+      const a = value as Record<string, unknown>;
+      return ADDRESS_PARTS.map((k) => a[k])
+        .filter((p) => typeof p === 'string' && p !== '')
+        .join(', ');
+    }
+    case 'CURRENCY':
+      return def.currency ? `${text(value)} ${def.currency}` : text(value);
+    default:
+      return Array.isArray(value) ? value.map(text).join(', ') : text(value);
+  }
+}
+
+/** A value in a form where equal values compare equal (object members sorted). */
+function canonical(v: unknown): string {
+  if (v !== null && typeof v === 'object' && !Array.isArray(v))
+    return JSON.stringify(Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1))));
+  return JSON.stringify(v ?? null);
+}
+
+const toEntry = (r: HistoryRow): Entry => ({
+  seq: r.seq,
+  value: r.value === null ? null : JSON.parse(r.value),
+  recordedAt: r.recorded_at,
+  isCreate: r.is_create === 1,
+});
+
+function encodeCursor(seq: number): string {
+  return Buffer.from(`h${seq}`).toString('base64url');
+}
+
+function decodeCursor(after: string | undefined): number {
+  if (after === undefined) return 2 ** 31 - 1;
+  const m = /^h(0|[1-9]\d{0,9})$/.exec(Buffer.from(after, 'base64url').toString());
+  if (!m || Number(m[1]) >= 2 ** 31 - 1 || encodeCursor(Number(m[1])) !== after)
+    throw new AppError('invalid_parameter', '"after" is not a cursor this endpoint returned.', { param: 'after' });
+  return Number(m[1]);
+}
+
+/** The entries older than seq `before`, newest first: the field's rows, then the starting one. */
+async function* entries(ctx: Ctx, row: RecordRow, key: string, before: number, batch: number): AsyncGenerator<Entry> {
+  let bound = before;
+  for (;;) {
+    const rows = await historyRows(ctx.db, row.id, key, bound, batch);
+    for (const r of rows) yield toEntry(r);
+    if (rows.length < batch) break;
+    bound = rows[rows.length - 1]!.seq;
+  }
+  if (before === 0) return;
+  const start = await snapshotOf(ctx.db, row.id);
+  if (start) {
+    const fields = JSON.parse(start.value ?? '{}') as Record<string, unknown>;
+    yield { seq: 0, value: Object.hasOwn(fields, key) ? fields[key] : null, recordedAt: start.recorded_at, isCreate: start.is_create === 1 };
+  } else {
+    // A record no history was written for (a writer that records none): its value now.
+    const fields = JSON.parse(row.fields) as Record<string, unknown>;
+    yield { seq: 0, value: Object.hasOwn(fields, key) ? fields[key] : null, recordedAt: row.updated_at, isCreate: false };
+  }
+}
+
+export async function fieldHistory(ctx: Ctx, type: EntityType, input: HistoryInput) {
+  const before = decodeCursor(input.after);
+  const row = await findRecord(ctx.db, ctx.actor.workspaceId, type.objectType, input.id);
+  if (!row) throw notFound(type.objectType, input.id);
+  const defs = await requireDefinitions(ctx, type.objectType);
+  const def = defs.fields.get(input.fieldKey);
+  if (!def) throw new AppError('unknown_field', `"${input.fieldKey}" is not a field of ${type.article} ${type.objectType}.`, { param: 'fieldKey' });
+  const shown: Entry[] = [];
+  let held: Entry | undefined;
+  for await (const e of entries(ctx, row, def.key, before, input.limit + 2)) {
+    if (held && canonical(held.value) !== canonical(e.value)) {
+      shown.push(held);
+      if (shown.length > input.limit) break;
+    }
+    held = e;
+  }
+  if (held && shown.length <= input.limit) shown.push(held);
+  const hasMore = shown.length > input.limit;
+  const page = shown.slice(0, input.limit);
+  return {
+    data: page.map((e) => ({
+      value: e.value,
+      valueType: def.valueType,
+      displayValue: displayValue(def, e.value),
+      recordedAt: e.recordedAt,
+      isCreate: e.isCreate,
+    })),
+    hasMore,
+    nextCursor: hasMore ? encodeCursor(page[page.length - 1]!.seq) : null,
+  };
+}

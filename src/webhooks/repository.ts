@@ -1,0 +1,210 @@
+// SQL of outbound webhooks (docs/events.md §Delivery): subscriptions, and the outbox of deliveries
+// worked like the e-mail outbox (src/emails/outbox-repository.ts): a claim takes due rows under a
+// token with a lease, the holder settles each row only while it still holds the token, and every
+// time is the database's clock. A row is claimable only when no earlier event of the same object
+// waits for the same subscription, so each object's events arrive in order.
+import { type RawBuilder, sql } from 'kysely';
+import { chunks } from '../db/chunks.ts';
+import { deferredInsert } from '../db/pipeline.ts';
+import { isPostgres } from '../db/dialect.ts';
+import type { Executor } from '../db/types.ts';
+import type { WebhookDeliveriesTable, WebhookSubscriptionsTable } from './tables.ts';
+
+export type SubscriptionRow = WebhookSubscriptionsTable;
+export type DeliveryRow = WebhookDeliveriesTable;
+
+/** The database's time `plusMs` from now, in the stored format (UTC, milliseconds, `Z`). */
+export function dbTime(db: Executor, plusMs: number): RawBuilder<string> {
+  const ms = Math.round(plusMs);
+  if (isPostgres(db)) return sql<string>`to_char((now() + cast(${`${ms} milliseconds`} as interval)) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+  return sql<string>`strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ${`${ms >= 0 ? '+' : ''}${ms / 1000} seconds`})`;
+}
+
+/** Queues event `eventId` (inserted before, in the same transaction) for each live subscription that takes its type. */
+export async function fanOut(tx: Executor, eventId: string, onlySubscription?: string): Promise<void> {
+  await deferredInsert(
+    tx,
+    sql`insert into webhook_deliveries (id, subscription_id, event_id, event_seq, object_id, next_attempt_at, attempts)
+      select e.id || ':' || s.id, s.id, e.id, e.seq, e.object_id, ${dbTime(tx, 0)}, 0
+      from events as e join webhook_subscriptions as s on s.workspace_id = e.workspace_id
+      where e.id = ${eventId} and s.disabled_at is null
+        ${onlySubscription === undefined ? sql`` : sql`and s.id = ${onlySubscription}`}
+        and (s.all_events = 1 or exists (select 1 from webhook_subscription_events as t where t.subscription_id = s.id and t.type = e.type))
+      on conflict (id) do nothing`,
+  );
+}
+
+export async function insertSubscription(tx: Executor, row: SubscriptionRow, types: readonly string[]): Promise<void> {
+  await tx.insertInto('webhook_subscriptions').values(row).execute();
+  if (types.length > 0)
+    await tx
+      .insertInto('webhook_subscription_events')
+      .values(types.map((type) => ({ subscription_id: row.id, type })))
+      .execute();
+}
+
+export async function findSubscription(db: Executor, id: string): Promise<SubscriptionRow | undefined> {
+  return db.selectFrom('webhook_subscriptions').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function subscriptionTypes(db: Executor, ids: readonly string[]): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  for (const part of chunks([...ids])) {
+    const rows = await db.selectFrom('webhook_subscription_events').selectAll().where('subscription_id', 'in', part).orderBy('type').execute();
+    for (const r of rows) out.set(r.subscription_id, [...(out.get(r.subscription_id) ?? []), r.type]);
+  }
+  return out;
+}
+
+export async function listSubscriptions(db: Executor, workspaceId: string | undefined): Promise<SubscriptionRow[]> {
+  let q = db.selectFrom('webhook_subscriptions').selectAll().orderBy('created_at').orderBy('id');
+  if (workspaceId !== undefined) q = q.where('workspace_id', '=', workspaceId);
+  return q.execute();
+}
+
+export async function deleteSubscription(tx: Executor, id: string): Promise<boolean> {
+  await tx.deleteFrom('webhook_deliveries').where('subscription_id', '=', id).execute();
+  await tx.deleteFrom('webhook_subscription_events').where('subscription_id', '=', id).execute();
+  const r = await tx.deleteFrom('webhook_subscriptions').where('id', '=', id).executeTakeFirst();
+  return Number(r.numDeletedRows) === 1;
+}
+
+/** Claims up to `limit` due rows for `token` for `leaseMs`; `attempts` counts this one. */
+export async function claimDue(db: Executor, input: { token: string; leaseMs: number; limit: number }): Promise<DeliveryRow[]> {
+  // A read first: an idle outbox costs no write (on SQLite, no write lock every poll).
+  const any = await db.selectFrom('webhook_deliveries').select('id').where('next_attempt_at', '<=', dbTime(db, 0)).limit(1).executeTakeFirst();
+  if (!any) return [];
+  let due = db
+    .selectFrom('webhook_deliveries as d')
+    .select('d.id')
+    .where('d.next_attempt_at', '<=', dbTime(db, 0))
+    .where((eb) =>
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom('webhook_deliveries as o')
+            .select('o.id')
+            .whereRef('o.subscription_id', '=', 'd.subscription_id')
+            .whereRef('o.object_id', '=', 'd.object_id')
+            .whereRef('o.event_seq', '<', 'd.event_seq'),
+        ),
+      ),
+    )
+    .orderBy('d.event_seq')
+    .limit(input.limit);
+  if (isPostgres(db)) due = due.forUpdate().skipLocked();
+  const rows = await db
+    .updateTable('webhook_deliveries')
+    .set({ lease_owner: input.token, next_attempt_at: dbTime(db, input.leaseMs), attempts: sql<number>`attempts + 1` })
+    .where('id', 'in', due)
+    .returningAll()
+    .execute();
+  return rows.sort((a, b) => Number(a.event_seq) - Number(b.event_seq));
+}
+
+/** Extends the lease of the rows `token` still holds; returns their ids. */
+export async function renewLease(db: Executor, token: string, leaseMs: number): Promise<string[]> {
+  const rows = await db
+    .updateTable('webhook_deliveries')
+    .set({ next_attempt_at: dbTime(db, leaseMs) })
+    .where('lease_owner', '=', token)
+    .returning('id')
+    .execute();
+  return rows.map((r) => r.id);
+}
+
+/** Gives back rows not tried: due at once, this attempt uncounted. */
+export async function release(db: Executor, token: string, ids: readonly string[]): Promise<void> {
+  for (const part of chunks([...ids]))
+    await db
+      .updateTable('webhook_deliveries')
+      .set({ lease_owner: null, next_attempt_at: dbTime(db, 0), attempts: sql<number>`attempts - 1` })
+      .where('lease_owner', '=', token)
+      .where('id', 'in', part)
+      .execute();
+}
+
+/** What delivering these rows needs: the events' bodies and the subscriptions' addresses and secrets. */
+export async function deliveriesOf(db: Executor, rows: readonly DeliveryRow[]) {
+  const events = new Map<string, string>();
+  for (const part of chunks([...new Set(rows.map((r) => r.event_id))])) {
+    for (const e of await db.selectFrom('events').select(['id', 'body']).where('id', 'in', part).execute()) events.set(e.id, e.body);
+  }
+  const subs = new Map<string, SubscriptionRow>();
+  for (const part of chunks([...new Set(rows.map((r) => r.subscription_id))])) {
+    for (const s of await db.selectFrom('webhook_subscriptions').selectAll().where('id', 'in', part).execute()) subs.set(s.id, s);
+  }
+  return { events, subs };
+}
+
+/** Delivered rows leave the outbox and their subscriptions count as healthy again; returns the ids settled. */
+export async function settleDelivered(db: Executor, token: string, ids: readonly string[]): Promise<Set<string>> {
+  const settled = new Set<string>();
+  if (ids.length === 0) return settled;
+  await db.transaction().execute(async (tx) => {
+    for (const part of chunks([...ids], 200)) {
+      const gone = await tx
+        .deleteFrom('webhook_deliveries')
+        .where('lease_owner', '=', token)
+        .where('id', 'in', part)
+        .returning(['id', 'subscription_id'])
+        .execute();
+      for (const g of gone) settled.add(g.id);
+      const subs = [...new Set(gone.map((g) => g.subscription_id))];
+      if (subs.length > 0)
+        await tx
+          .updateTable('webhook_subscriptions')
+          .set({ failing_since: null, last_error: null })
+          .where('id', 'in', subs)
+          .where('failing_since', 'is not', null)
+          .execute();
+    }
+  });
+  return settled;
+}
+
+/**
+ * A failed attempt: tried again `delayMs` from now, or, when the subscription has been failing
+ * for `disableAfterMs`, the subscription is disabled and its queued rows dropped. False when
+ * `token` no longer holds the row.
+ */
+export async function failed(
+  db: Executor,
+  row: DeliveryRow,
+  token: string,
+  input: { delayMs: number; error: string; disableAfterMs: number },
+): Promise<'retry' | 'disabled' | false> {
+  return db.transaction().execute(async (tx) => {
+    const r = await tx
+      .updateTable('webhook_deliveries')
+      .set({ next_attempt_at: dbTime(tx, input.delayMs), lease_owner: null, last_error: input.error })
+      .where('id', '=', row.id)
+      .where('lease_owner', '=', token)
+      .executeTakeFirst();
+    if (Number(r.numUpdatedRows) !== 1) return false;
+    await tx
+      .updateTable('webhook_subscriptions')
+      .set({ failing_since: sql<string>`coalesce(failing_since, ${dbTime(tx, 0)})`, last_error: input.error })
+      .where('id', '=', row.subscription_id)
+      .execute();
+    const gone = await tx
+      .updateTable('webhook_subscriptions')
+      .set({ disabled_at: dbTime(tx, 0) })
+      .where('id', '=', row.subscription_id)
+      .where('disabled_at', 'is', null)
+      .where('failing_since', '<=', dbTime(tx, -input.disableAfterMs))
+      .executeTakeFirst();
+    if (Number(gone.numUpdatedRows) === 0) return 'retry';
+    await tx.deleteFrom('webhook_deliveries').where('subscription_id', '=', row.subscription_id).execute();
+    return 'disabled';
+  });
+}
+
+/** Webhook deliveries waiting (for /metrics). */
+export async function outboxDepth(db: Executor): Promise<number> {
+  const row = await db
+    .selectFrom('webhook_deliveries')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}

@@ -1,0 +1,132 @@
+// Webhook subscriptions, operator data (docs/events.md §Webhooks): added, listed, removed, tested
+// and replayed from the command line. Secrets are shown once, when a subscription is added.
+import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Executor } from '../db/types.ts';
+import type { Ctx } from '../lib/context.ts';
+import { InputError } from '../lib/errors.ts';
+import { isoNow, newId } from '../lib/ids.ts';
+import { workspaceExists } from '../workspaces/repository.ts';
+import * as repo from './repository.ts';
+import { type Attempt, checkUrl, deliver, TargetError } from './sender.ts';
+
+/** `<object type>.<action>`: the object a system type, a custom slug, list, email or file. */
+const EVENT_TYPE = /^[a-z][a-z0-9_]{0,62}\.(created|updated|deleted|restored|merged|members_added|members_removed|sent|completed)$/;
+
+export interface AddWebhookInput {
+  url: string;
+  /** The event types it takes; 'all' for every one. */
+  events: readonly string[] | 'all';
+  description?: string | null;
+  allowPrivate: boolean;
+}
+
+function describe(row: repo.SubscriptionRow, types: readonly string[] | undefined) {
+  return {
+    id: row.id,
+    workspaceId: row.workspace_id,
+    url: row.url,
+    description: row.description,
+    events: row.all_events === 1 ? ('all' as const) : (types ?? []),
+    createdAt: row.created_at,
+    status: row.disabled_at ? ('disabled' as const) : row.failing_since ? ('failing' as const) : ('active' as const),
+    failingSince: row.failing_since,
+    disabledAt: row.disabled_at,
+    lastError: row.last_error,
+  };
+}
+
+export type Subscription = ReturnType<typeof describe>;
+
+export async function addWebhook(ctx: Ctx, input: AddWebhookInput): Promise<Subscription & { secret: string }> {
+  try {
+    checkUrl(input.url, input.allowPrivate);
+  } catch (err) {
+    if (err instanceof TargetError) throw new InputError(err.message, 'url');
+    throw err;
+  }
+  const types = input.events === 'all' ? [] : [...new Set(input.events)];
+  if (input.events !== 'all' && types.length === 0) throw new InputError('name the event types (--events a,b) or take them all (--all)', 'events');
+  for (const t of types) if (!EVENT_TYPE.test(t)) throw new InputError(`"${t}" is not an event type (docs/events.md §Types)`, 'events');
+  if (!(await workspaceExists(ctx.db, ctx.actor.workspaceId))) throw new InputError(`no workspace "${ctx.actor.workspaceId}"`, 'workspace');
+  const row: repo.SubscriptionRow = {
+    id: newId('whk', ctx.now),
+    workspace_id: ctx.actor.workspaceId,
+    url: input.url,
+    description: input.description ?? null,
+    secret: `whsec_${randomBytes(32).toString('base64')}`,
+    all_events: input.events === 'all' ? 1 : 0,
+    created_at: isoNow(ctx.now),
+    failing_since: null,
+    last_error: null,
+    disabled_at: null,
+  };
+  await repo.insertSubscription(ctx.db, row, types);
+  return { ...describe(row, types), secret: row.secret };
+}
+
+export async function listWebhooks(db: Executor, input: { workspaceId?: string }): Promise<Subscription[]> {
+  const rows = await repo.listSubscriptions(db, input.workspaceId);
+  const types = await repo.subscriptionTypes(
+    db,
+    rows.map((r) => r.id),
+  );
+  return rows.map((r) => describe(r, types.get(r.id)));
+}
+
+async function requireSubscription(db: Executor, id: string): Promise<repo.SubscriptionRow> {
+  const row = await repo.findSubscription(db, id);
+  if (!row) throw new InputError(`no webhook "${id}"`, 'id');
+  return row;
+}
+
+export async function removeWebhook(db: Executor, input: { id: string }): Promise<void> {
+  await requireSubscription(db, input.id);
+  await repo.deleteSubscription(db, input.id);
+}
+
+/** Sends one `webhook.test` event now, signed as every delivery is; nothing is stored. */
+export async function testWebhook(
+  db: Executor,
+  input: { id: string; now: number; timeoutMs: number; allowPrivate: boolean },
+): Promise<Attempt & { eventId: string }> {
+  const row = await requireSubscription(db, input.id);
+  const event = {
+    id: newId('evt', input.now),
+    type: 'webhook.test',
+    occurredAt: isoNow(input.now),
+    workspaceId: row.workspace_id,
+    actor: { type: 'operator', id: null },
+    data: { object: { id: row.id, url: row.url, description: row.description } },
+  };
+  const attempt = await deliver({
+    url: row.url,
+    secret: row.secret,
+    eventId: event.id,
+    body: JSON.stringify(event),
+    timeoutMs: input.timeoutMs,
+    allowPrivate: input.allowPrivate,
+  });
+  return { ...attempt, eventId: event.id };
+}
+
+/**
+ * Queues again every stored event of the subscription's workspace from `since` on that it takes
+ * (each with its own webhook-id, as first sent); a disabled subscription is enabled again.
+ * Returns how many were queued (events already queued for it are not queued twice).
+ */
+export async function replayWebhook(db: Executor, input: { id: string; since: string }): Promise<number> {
+  if (Number.isNaN(Date.parse(input.since))) throw new InputError(`"${input.since}" is not a time (ISO 8601, e.g. 2026-03-01T00:00:00Z)`, 'since');
+  const since = new Date(input.since).toISOString();
+  await requireSubscription(db, input.id);
+  return db.transaction().execute(async (tx) => {
+    await tx.updateTable('webhook_subscriptions').set({ disabled_at: null, failing_since: null }).where('id', '=', input.id).execute();
+    const r = await sql`insert into webhook_deliveries (id, subscription_id, event_id, event_seq, object_id, next_attempt_at, attempts)
+      select e.id || ':' || s.id, s.id, e.id, e.seq, e.object_id, ${repo.dbTime(tx, 0)}, 0
+      from webhook_subscriptions as s join events as e on e.workspace_id = s.workspace_id
+      where s.id = ${input.id} and e.occurred_at >= ${since}
+        and (s.all_events = 1 or exists (select 1 from webhook_subscription_events as t where t.subscription_id = s.id and t.type = e.type))
+      on conflict (id) do nothing`.execute(tx);
+    return Number(r.numAffectedRows ?? 0);
+  });
+}
