@@ -1,8 +1,7 @@
 // Checks one field value against its valueType (docs/design.md §Record values) and returns it
 // normalized (DATETIME to UTC with milliseconds, country codes to upper case, TELEPHONE to E.164,
-// SOCIAL_HANDLE to its profile URL). A null value means
-// unset and is valid for every type. Throws InputError whose param is the sub-path of the bad
-// part below the value.
+// SOCIAL_HANDLE to its profile URL). A null value means unset and is valid for every type. Throws
+// InputError whose param is the sub-path of the bad part below the value.
 import { InputError } from '../lib/errors.ts';
 import type { ValueType } from '../lib/resource-schemas.ts';
 import type { HandleService } from '../definitions/catalogue.ts';

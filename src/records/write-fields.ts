@@ -145,7 +145,6 @@ export function checkFieldValues(defs: TypeDefinitions, raw: Record<string, unkn
     }
     // A multi-valued field also takes one string: a list of one (docs/records.md §Writing fields).
     if (def.multipleValues && typeof v === 'string') {
-      checkShape(def, [v], param);
       values.set(key, [checkOne(def, v, param)]);
       continue;
     }
