@@ -34,7 +34,7 @@ export interface ImportInput {
 }
 
 /** Objects written per call of a kind: a transaction of their own when batched. Tests make them smaller. */
-export const IMPORT_CHUNK: Record<CommitMode, number> = { atomic: 50_000, batched: 250 };
+export const IMPORT_CHUNK: Record<CommitMode, number> = { atomic: 10_000, batched: 250 };
 /** Bad objects reported by name; the rest are counted. */
 export const MAX_REPORTED = 100;
 

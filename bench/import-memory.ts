@@ -1,0 +1,135 @@
+// Peak resident memory and time of `rolodex import` (docs/import.md §Memory), NDJSON and CSV of
+// the same contacts, each into a fresh workspace of one database that already holds the
+// definitions and accounts. The import runs as a child process; its peak resident set (VmHWM)
+// is read from /proc (Linux) while it runs. Prints, per format, seconds, contacts/s and the peak
+// in MiB, then CSV's rate as a share of NDJSON's, measured in the same run.
+//   node bench/import-memory.ts [--contacts 100000] [--dialect sqlite|postgres]
+import { spawn } from 'node:child_process';
+import { createWriteStream, readFileSync, rmSync, statSync } from 'node:fs';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { systemCtx } from '../src/lib/context.ts';
+import { createWorkspace } from '../src/workspaces/service.ts';
+import { createTestDb } from '../test/helpers/db.ts';
+import { MAIN } from './run.ts';
+
+const { values: args } = parseArgs({ options: { contacts: { type: 'string', default: '100000' }, dialect: { type: 'string', default: 'sqlite' } } });
+const CONTACTS = Number(args.contacts);
+const ACCOUNTS = Math.max(1, Math.floor(CONTACTS / 50));
+const TITLES = ['CEO', 'CTO', 'Engineer', 'Sales lead', 'Designer'];
+
+async function write(path: string, lines: () => Generator<string>): Promise<void> {
+  const out = createWriteStream(path);
+  for (const l of lines()) if (!out.write(`${l}\n`)) await once(out, 'drain');
+  out.end();
+  await once(out, 'finish');
+}
+
+function* setup(): Generator<string> {
+  yield JSON.stringify({
+    object: 'definition',
+    externalId: 'd-title',
+    definition: 'field',
+    objectType: 'contact',
+    key: 'title',
+    label: 'Title',
+    valueType: 'TEXT',
+  });
+  yield JSON.stringify({
+    object: 'definition',
+    externalId: 'd-score',
+    definition: 'field',
+    objectType: 'contact',
+    key: 'score',
+    label: 'Score',
+    valueType: 'NUMBER',
+  });
+  for (let a = 0; a < ACCOUNTS; a++)
+    yield JSON.stringify({ object: 'account', externalId: `a${a}`, fields: { $name: { value: `Company ${a}`, valueType: 'TEXT' } } });
+}
+
+const contact = (i: number) => ({
+  first: `Ann${i % 97}`,
+  last: `Lee${i}`,
+  emails: [`ann.${i}@acme.test`, ...(i % 2 ? [`lee.${i}@globex.test`] : [])],
+  title: TITLES[i % TITLES.length] as string,
+  score: i % 1000,
+  account: `a${i % ACCOUNTS}`,
+});
+
+function* ndjson(): Generator<string> {
+  for (let i = 0; i < CONTACTS; i++) {
+    const c = contact(i);
+    yield JSON.stringify({
+      object: 'contact',
+      externalId: `c${i}`,
+      fields: {
+        $name: { value: { firstName: c.first, lastName: c.last }, valueType: 'FULL_NAME' },
+        $email: { value: c.emails, valueType: 'EMAIL' },
+        title: { value: c.title, valueType: 'TEXT' },
+        score: { value: c.score, valueType: 'NUMBER' },
+      },
+      relationships: { $account: { values: [c.account] } },
+    });
+  }
+}
+
+function* csv(): Generator<string> {
+  yield 'externalId,$name.firstName,$name.lastName,Email,Title,Score,Accounts';
+  for (let i = 0; i < CONTACTS; i++) {
+    const c = contact(i);
+    yield `c${i},${c.first},${c.last},${c.emails.join(';')},${c.title},${c.score},${c.account}`;
+  }
+}
+
+/** Runs `rolodex import`; returns its seconds and peak resident memory in MiB. */
+async function rolodexImport(env: Record<string, string>, args: string[]): Promise<{ seconds: number; peakMiB: number; out: string }> {
+  const t0 = performance.now();
+  const child = spawn(process.execPath, [MAIN, 'import', ...args, '--json'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (d) => (out += String(d)));
+  let peak = 0;
+  const poll = setInterval(() => {
+    try {
+      const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
+      if (m) peak = Math.max(peak, Number(m[1]) / 1024);
+    } catch {
+      // gone, or not Linux
+    }
+  }, 50);
+  const [code] = (await once(child, 'exit')) as [number];
+  clearInterval(poll);
+  if (code !== 0) throw new Error(`rolodex import exited ${code}: ${out}`);
+  return { seconds: (performance.now() - t0) / 1000, peakMiB: peak, out };
+}
+
+const dialect = args.dialect === 'postgres' ? 'postgres' : 'sqlite';
+const tdb = await createTestDb(dialect);
+const env: Record<string, string> = { DATA_DIR: tdb.dataDir, LOG_LEVEL: 'warn', ...(tdb.databaseUrl ? { DATABASE_URL: tdb.databaseUrl } : {}) };
+try {
+  const [wn, wc] = [await createWorkspace(systemCtx(tdb.db.kysely), { name: 'ndjson' }), await createWorkspace(systemCtx(tdb.db.kysely), { name: 'csv' })];
+  if (dialect === 'sqlite') await tdb.db.close();
+  const files = { setup: join(tdb.dataDir, 'setup.ndjson'), ndjson: join(tdb.dataDir, 'contacts.ndjson'), csv: join(tdb.dataDir, 'contacts.csv') };
+  await write(files.setup, setup);
+  await write(files.ndjson, ndjson);
+  await write(files.csv, csv);
+  for (const ws of [wn, wc]) await rolodexImport(env, ['--workspace', ws.id, files.setup]);
+  const mib = (f: string) => (statSync(f).size / 2 ** 20).toFixed(1);
+  process.stdout.write(`${CONTACTS} contacts on ${dialect}; files: NDJSON ${mib(files.ndjson)} MiB, CSV ${mib(files.csv)} MiB\n`);
+  const n = await rolodexImport(env, ['--workspace', wn.id, files.ndjson]);
+  const c = await rolodexImport(env, ['--workspace', wc.id, '--type', 'contact', files.csv]);
+  for (const [name, r] of [
+    ['NDJSON', n],
+    ['CSV', c],
+  ] as const) {
+    const commit = (JSON.parse(r.out) as { commit: string }).commit;
+    process.stdout.write(
+      `  ${name.padEnd(7)} ${r.seconds.toFixed(1)} s  ${Math.round(CONTACTS / r.seconds)} contacts/s  peak RSS ${r.peakMiB.toFixed(0)} MiB  (${commit})\n`,
+    );
+  }
+  process.stdout.write(`  CSV rate / NDJSON rate: ${(n.seconds / c.seconds).toFixed(2)}\n`);
+} finally {
+  if (dialect === 'sqlite') rmSync(tdb.dataDir, { recursive: true, force: true });
+  else await tdb.drop?.();
+}
