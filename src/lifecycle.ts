@@ -36,7 +36,8 @@ export async function probePort(port: number, host: string): Promise<void> {
 
 /** How long a stop may take before the process exits anyway. */
 export const STOP_TIMEOUT_MS = 10_000;
-export const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
+// SIGHUP keeps its default: a handler would undo the ignoring `nohup` sets up.
+export const STOP_SIGNALS = ['SIGTERM', 'SIGINT'] as const;
 
 /** How often a process started by a wrapper checks that the wrapper is still there. */
 const PARENT_CHECK_MS = 500;
