@@ -36,22 +36,36 @@ export async function probePort(port: number, host: string): Promise<void> {
 
 /** How long a stop may take before the process exits anyway. */
 export const STOP_TIMEOUT_MS = 10_000;
-export const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
+// SIGHUP keeps its default: a handler would undo the ignoring `nohup` sets up.
+export const STOP_SIGNALS = ['SIGTERM', 'SIGINT'] as const;
 
 /** How often a process started by a wrapper checks that the wrapper is still there. */
 const PARENT_CHECK_MS = 500;
 
+/** The parent of process `pid` (Linux's /proc), or undefined where that cannot be read. */
+function parentOf(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Under a wrapper (npm start, npx, bin/rolodex.js re-running itself under Node 24) the process
  * stops, as on SIGTERM, when the wrapper is gone: a wrapper killed with SIGKILL, or a shell
- * between npm and Node that dies of the signal npm forwards, must not leave it running. A process
- * started directly (systemd, a container, a shell) is left alone, so `nohup` keeps working.
+ * between npm and Node that dies of the signal npm forwards, must not leave it running. Under npm
+ * the shell npm runs the command with may stay between them (`npx`): then npm, the shell's
+ * parent, is watched too. A process started directly (systemd, a container, a shell) is left
+ * alone, so `nohup` keeps working.
  */
 export function watchParent(env: Record<string, string | undefined>): void {
   if (env.ROLODEX_WATCH_PARENT !== '1' && !env.npm_lifecycle_event) return;
   const parent = process.ppid;
+  const grandparent = env.npm_lifecycle_event ? parentOf(parent) : undefined;
   const timer = setInterval(() => {
-    if (process.ppid === parent) return;
+    if (process.ppid === parent && (grandparent === undefined || parentOf(parent) === grandparent)) return;
     clearInterval(timer);
     process.kill(process.pid, 'SIGTERM');
   }, PARENT_CHECK_MS);

@@ -131,6 +131,13 @@ describe('wrappers [sqlite]', () => {
     assert.match(l.output(), /"msg":"stopped"/);
   });
 
+  test('npx rolodex serve: SIGKILL of npx leaves no server', async () => {
+    l = (await server(tdb, 'npx')).l;
+    l.child.kill('SIGKILL');
+    await allStopped(l);
+    assert.match(l.output(), /"msg":"stopped"/, 'stopped gracefully, not killed');
+  });
+
   test('npx rolodex serve: Ctrl-C (SIGINT to the process group) stops the server', async () => {
     l = (await server(tdb, 'npx', {}, { detached: true })).l;
     process.kill(-l.child.pid!, 'SIGINT');

@@ -29,7 +29,7 @@ export interface DbOptions {
 
 export function openDb(opts: DbOptions): Db {
   // PostgreSQL's driver is loaded only when a database URL is configured: the embedded mode keeps
-  // in memory only what it uses (docs/performance.md §Idle memory).
+  // in memory only what it uses.
   if (opts.databaseUrl) return (require('./open-postgres.ts') as typeof import('./open-postgres.ts')).openPostgresDb(opts, opts.databaseUrl);
   const file = opts.sqliteFile ?? join(opts.dataDir, 'rolodex.db');
   const dialect = opts.writerThread ? new ThreadedSqliteDialect(file) : new NodeSqliteDialect(file);
