@@ -9,6 +9,8 @@ import { filesEnv } from './files/service.ts';
 import { startSweeper } from './jobs/sweeper.ts';
 import { startMailDispatcher } from './jobs/mail-dispatcher.ts';
 import { createMailTransport } from './mail/index.ts';
+import { startEnrichmentRunner } from './jobs/enrichment.ts';
+import { PROVIDERS, userAgent } from './enrichment/providers.ts';
 
 /** `worker`: one of the processes of `serve --workers N` (see src/cluster.ts). */
 export async function startServer(config: Config, opts: { worker?: boolean } = {}): Promise<FastifyInstance> {
@@ -26,7 +28,17 @@ export async function startServer(config: Config, opts: { worker?: boolean } = {
         mail: config.mail,
       })
     : null;
+  const enrichment =
+    config.enrichment.mode === 'off'
+      ? null
+      : startEnrichmentRunner({
+          db: deps.db,
+          logger,
+          config: config.enrichment,
+          execute: { providers: PROVIDERS, userAgent: userAgent(config.publicBaseUrl) },
+        });
   app.addHook('onClose', async () => {
+    await enrichment?.stop();
     await dispatcher?.stop();
     await sweeper.stop();
     await closeDeps(deps);

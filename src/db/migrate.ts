@@ -25,6 +25,7 @@ import * as m0022 from './migrations/0022_rank_deltas.ts';
 import * as m0023 from './migrations/0023_partial_num_index.ts';
 import * as m0024 from './migrations/0024_trigram_packs.ts';
 import * as m0025 from './migrations/0025_leaner_indexes.ts';
+import * as m0060 from './migrations/0060_enrichment_runs.ts';
 
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -49,6 +50,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0023_partial_num_index': m0023,
   '0024_trigram_packs': m0024,
   '0025_leaner_indexes': m0025,
+  '0060_enrichment_runs': m0060,
 };
 
 export class MigrationError extends Error {
