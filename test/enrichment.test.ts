@@ -8,7 +8,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { executeRun } from '../src/enrichment/execute.ts';
+import type { EnrichmentProvider } from '../src/enrichment/provider.ts';
 import { PROVIDERS } from '../src/enrichment/providers.ts';
+import { claimDue } from '../src/enrichment/repository.ts';
 import { type EnrichmentRunner, startEnrichmentRunner } from '../src/jobs/enrichment.ts';
 import { createLogger } from '../src/logger.ts';
 import { call, eachDialect, keyFor, seedWorkspace, type TestApp } from './helpers/app.ts';
@@ -218,6 +221,30 @@ await eachDialect(
       assert.equal((await call(t, other.secret, 'GET', `/v1/enrichmentRun/${run.id}`)).statusCode, 404);
       assert.equal((await call(t, other.secret, 'POST', `/v1/enrichmentRun/accounts/${acc.id}`)).statusCode, 404);
       await settled(t, s.secret, run.id);
+    });
+
+    test('a run whose lookups outlast its timeout ends timed_out and writes nothing', async () => {
+      const t = ctx();
+      const s = await seedWorkspace(t);
+      const acc = (await call(t, s.secret, 'POST', '/v1/accounts', { fields: { $name: 'Slow', $website: [site.base] } })).json();
+      const db = t.deps.db.kysely;
+      await r.stop();
+      let runId = '';
+      try {
+        runId = (await call(t, s.secret, 'POST', `/v1/enrichmentRun/accounts/${acc.id}`)).json().enrichmentRun.id;
+        const rows = await claimDue(db, { token: 'test-token', leaseMs: 60_000, limit: 100, maxAttempts: 3, at: new Date().toISOString() });
+        const row = rows.find((x) => x.id === runId);
+        assert.ok(row);
+        const hanging: EnrichmentProvider = { name: 'hang', fills: () => ['$linkedIn'], canLookUp: () => true, lookUp: () => new Promise(() => {}) };
+        const env = { providers: [hanging], userAgent: 'RolodexEnrichment/1.0 (+test)', allowPrivate: true, timeoutMs: 150 };
+        assert.equal(await executeRun(db, row, 'test-token', env), 'timed_out');
+      } finally {
+        r = runner(t);
+      }
+      const run = (await call(t, s.secret, 'GET', `/v1/enrichmentRun/${runId}`)).json();
+      assert.equal(run.status, 'timed_out');
+      assert.ok(run.completedAt);
+      assert.equal((await call(t, s.secret, 'GET', `/v1/accounts/${acc.id}`)).json().fields.$linkedIn.value, null);
     });
 
     test('a run left running by a dead process is retried; past its attempts it is failed', async () => {

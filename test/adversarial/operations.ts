@@ -64,6 +64,16 @@ export const SCOPE_TABLE: Record<string, readonly Scope[]> = {
   createObjectRecord: ['custom_objects:create'],
   getObjectRecord: ['custom_objects:read'],
   updateObjectRecord: ['custom_objects:update'],
+  enrichAccount: ['accounts:update'],
+  enrichContact: ['contacts:update'],
+  // The read scope of the run's record type, checked once the run is found: see OBJECT_SCOPES.
+  getEnrichmentRun: [],
+};
+
+/** Operations whose scope depends on the object they name: what the canary's object needs. */
+export const OBJECT_SCOPES: Record<string, readonly Scope[]> = {
+  // The canary's run is on its account.
+  getEnrichmentRun: ['accounts:read'],
 };
 
 /** The path segment before an id parameter names the kind of the id. */
@@ -82,6 +92,7 @@ const KIND_BY_SEGMENT: Record<string, string> = {
   tasks: 'task',
   objects: 'objectType',
   values: 'customRecord',
+  enrichmentRun: 'enrichmentRun',
 };
 
 export const ID_PREFIX: Record<string, string> = {
@@ -100,6 +111,7 @@ export const ID_PREFIX: Record<string, string> = {
   note: 'nte',
   task: 'tsk',
   customRecord: 'rec',
+  enrichmentRun: 'enr',
 };
 
 /** param name → kind of object it names, for every path parameter of the operation. */
@@ -148,6 +160,8 @@ export const BODIES: Record<string, (c: Canary) => unknown> = {
   createObjectRecord: (c) => ({ fields: { name: `made ${c.tag}` }, relationships: { client: c.ids.account } }),
   updateObjectRecord: (c) => ({ fields: { name: `renamed ${c.tag}` }, relationships: { client: { replace: c.ids.account } } }),
   updateTask: (c) => ({ fields: { $status: 'IN_PROGRESS' }, relationships: { $opportunity: { replace: c.ids.opportunity } } }),
+  enrichAccount: () => ({ fields: ['$linkedIn'] }),
+  enrichContact: () => ({}),
 };
 
 /** Operations that act on another object than the kind's canary (cancel needs a PENDING file). */
