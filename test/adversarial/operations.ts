@@ -207,3 +207,6 @@ export async function ownerView(t: TestApp, ops: Operation[], c: Canary): Promis
 export function randomId(kind: string): string {
   return newId((ID_PREFIX[kind] ?? 'obj') as IdKind);
 }
+
+/** The tools of /mcp (docs/mcp.md §Tools): test/adversarial/mcp.test.ts drives every operation above through them. */
+export const MCP_TOOLS = ['get_current_user', 'search_api_docs', 'get_api_details', 'read_from_rolodex', 'write_to_rolodex'] as const;
