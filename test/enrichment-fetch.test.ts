@@ -4,6 +4,10 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../src/config.ts';
 import { FETCH_LIMITS, FetchRefused, isSpecialAddress, safeFetch } from '../src/enrichment/fetch.ts';
 import { readPage } from '../src/enrichment/html.ts';
 import { robotsAllow } from '../src/enrichment/robots.ts';
@@ -104,4 +108,15 @@ test('robots.txt: our group over *, longest rule wins, Allow on a tie, wildcards
   assert.equal(robotsAllow('User-agent: a\nUser-agent: *\nDisallow: /\n', 'RolodexEnrichment', '/'), false);
   assert.equal(robotsAllow('', 'RolodexEnrichment', '/'), true);
   assert.equal(robotsAllow('# nothing\nUser-agent: *\nDisallow:\n', 'RolodexEnrichment', '/'), true);
+});
+
+test('ENRICHMENT and MCP are validated at start-up; ENRICHMENT=off starts no run', async () => {
+  const DATA_DIR = mkdtempSync(join(tmpdir(), 'rolodex-config-'));
+  assert.equal(loadConfig({ DATA_DIR }).enrichment.mode, 'manual');
+  assert.equal(loadConfig({ DATA_DIR }).mcp, true);
+  assert.equal(loadConfig({ DATA_DIR, MCP: 'off' }).mcp, false);
+  assert.equal(loadConfig({ DATA_DIR, ENRICHMENT: 'on-create' }).enrichment.mode, 'on-create');
+  assert.throws(() => loadConfig({ DATA_DIR, ENRICHMENT: 'always' }), /ENRICHMENT must be one of off, manual, on-create/);
+  assert.throws(() => loadConfig({ DATA_DIR, MCP: 'maybe' }), /MCP must be on or off/);
+  assert.throws(() => loadConfig({ DATA_DIR, ENRICH_TIMEOUT_MS: '5000', ENRICH_LEASE_MS: '5000' }), /ENRICH_LEASE_MS/);
 });

@@ -297,3 +297,21 @@ await eachDialect(
   },
   { env: { ENRICHMENT: 'on-create', ENRICH_POLL_MS: '20' } },
 );
+
+await eachDialect(
+  'enrichment off',
+  (ctx) => {
+    test('ENRICHMENT=off: a request starts no run and answers skipped, no_operations', async () => {
+      const t = ctx();
+      const s = await seedWorkspace(t);
+      const acc = (await call(t, s.secret, 'POST', '/v1/accounts', { fields: { $name: 'Off', $website: [site.base] } })).json();
+      assert.deepEqual((await call(t, s.secret, 'POST', `/v1/enrichmentRun/accounts/${acc.id}`)).json(), {
+        enrichmentRun: null,
+        status: 'skipped',
+        reason: 'no_operations',
+      });
+      assert.equal(await t.deps.db.kysely.selectFrom('enrichment_runs').select('id').executeTakeFirst(), undefined);
+    });
+  },
+  { env: { ENRICHMENT: 'off' } },
+);
