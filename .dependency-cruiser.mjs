@@ -10,7 +10,7 @@
 //   transport  src/http/, src/mcp/ and each resource's routes.ts / *-routes.ts
 //   app        src/app.ts, src/server.ts, src/runtime.ts, src/cluster*.ts, src/cli/, src/docs/
 const RESOURCES =
-  'auth|definitions|filters|objects|workspaces|users|members|records|lists|messages|channels|files|knowledge|idempotency|meetings|mailboxes|emails|changes|webhooks';
+  'auth|definitions|filters|objects|workspaces|users|members|records|lists|messages|channels|files|knowledge|idempotency|meetings|mailboxes|emails|changes|webhooks|enrichment';
 const ROUTES = '(^|/)[a-z-]*routes[.]ts$';
 
 const LAYERS = [

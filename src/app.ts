@@ -3,6 +3,9 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import type { Config } from './config.ts';
 import { authRoutes } from './auth/routes.ts';
 import { emailRoutes } from './emails/routes.ts';
+import { PROVIDERS } from './enrichment/providers.ts';
+import { enrichmentRoutes } from './enrichment/routes.ts';
+import { requestRun } from './enrichment/service.ts';
 import { fileRoutes } from './files/routes.ts';
 import { JSON_BODY_LIMIT, installJsonParser } from './http/body.ts';
 import type { Deps, PluginOptions } from './http/context.ts';
@@ -30,6 +33,17 @@ import { registerDerived } from './records/derived.ts';
 import { recordRoutes } from './records/routes.ts';
 import { trashRoutes } from './trash/routes.ts';
 import { mergeRoutes } from './merges/routes.ts';
+
+/** ENRICHMENT=on-create: a run queued in the transaction of every account and contact created (docs/enrichment.md). */
+async function onCreateHooks(config: Config): Promise<Pick<PluginOptions, 'onCreate'>> {
+  if (config.enrichment.mode !== 'on-create') return {};
+  const env = { mode: config.enrichment.mode, providers: PROVIDERS };
+  return {
+    onCreate: async (ctx, objectType, id) => {
+      if (objectType === 'account' || objectType === 'contact') await requestRun(ctx, env, { entityType: objectType, entityId: id, trigger: 'creation' });
+    },
+  };
+}
 
 export async function buildApp(config: Config, deps: Deps): Promise<FastifyInstance> {
   // Typed as Fastify's logger, so that the app is a plain FastifyInstance rather than one typed by pino.
@@ -68,7 +82,7 @@ export async function buildApp(config: Config, deps: Deps): Promise<FastifyInsta
   webhookDepthGauge(metrics, deps.db);
   await installOpenApi(app);
 
-  const opts: PluginOptions = { config, deps, links: createLinks(config.publicAppUrl), metrics };
+  const opts: PluginOptions = { config, deps, links: createLinks(config.publicAppUrl), metrics, ...(await onCreateHooks(config)) };
   await app.register(healthRoutes(deps, [() => deps.blobs.ping()], { readinessTimeoutMs: config.readinessTimeoutMs, stallMs: config.livenessStallMs }));
   await app.register(authRoutes);
   await app.register(listRoutes, opts);
@@ -85,6 +99,7 @@ export async function buildApp(config: Config, deps: Deps): Promise<FastifyInsta
   await app.register(trashRoutes, opts);
   await app.register(mergeRoutes, opts);
   // Loaded only when served, so that MCP=off costs nothing (docs/mcp.md).
+  await app.register(enrichmentRoutes, opts);
   if (config.mcp) await app.register((await import('./mcp/routes.ts')).mcpRoutes, { deps });
   return app;
 }

@@ -51,6 +51,24 @@ export interface WebhookConfig {
   allowPrivate: boolean;
 }
 
+/** Enrichment runs (docs/enrichment.md). */
+export interface EnrichmentConfig {
+  /** off: no run starts; manual: runs on request; on-create: also one for every account and contact created through the API. */
+  mode: 'off' | 'manual' | 'on-create';
+  /** Lets the website provider reach private, loopback and link-local addresses (tests, closed networks). */
+  allowPrivate: boolean;
+  /** How often an idle runner looks for due runs. */
+  pollMs: number;
+  /** How long a claim holds a run without renewal before another runner may take it. */
+  leaseMs: number;
+  /** How long a run may take before it ends as timed_out. */
+  timeoutMs: number;
+  /** Claims of a run (its first included) before a run left by a dead process is failed. */
+  maxAttempts: number;
+  /** Runs one runner executes at once. */
+  concurrency: number;
+}
+
 export interface Config {
   port: number;
   host: string;
@@ -87,6 +105,7 @@ export interface Config {
   webhooks: WebhookConfig;
   /** Days events are kept (docs/events.md); 0 keeps them forever. */
   eventRetentionDays: number;
+  enrichment: EnrichmentConfig;
 }
 
 /** A wrong environment variable; `param` names it. */
@@ -198,6 +217,25 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
   throw new ConfigError(`${name} must be true or false (got "${raw}")`, name);
 }
 
+const ENRICHMENT_MODES = ['off', 'manual', 'on-create'] as const;
+
+function enrichment(env: Env): EnrichmentConfig {
+  const mode = env.ENRICHMENT || 'manual';
+  if (!(ENRICHMENT_MODES as readonly string[]).includes(mode))
+    throw new ConfigError(`ENRICHMENT must be one of ${ENRICHMENT_MODES.join(', ')} (got "${mode}")`, 'ENRICHMENT');
+  const timeoutMs = int(env, 'ENRICH_TIMEOUT_MS', 30_000, 100, 600_000);
+  return {
+    mode: mode as EnrichmentConfig['mode'],
+    allowPrivate: bool(env, 'ENRICH_ALLOW_PRIVATE', false),
+    pollMs: int(env, 'ENRICH_POLL_MS', 1000, 10, 60_000),
+    // The lease outlasts the timeout, so a live runner never loses a run it is still allowed to finish.
+    leaseMs: int(env, 'ENRICH_LEASE_MS', Math.max(60_000, timeoutMs * 2), timeoutMs + 1000, 3_600_000),
+    timeoutMs,
+    maxAttempts: int(env, 'ENRICH_MAX_ATTEMPTS', 3, 1, 100),
+    concurrency: int(env, 'ENRICH_CONCURRENCY', 4, 1, 64),
+  };
+}
+
 function onOff(env: Env, name: string, fallback: boolean): boolean {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -277,5 +315,6 @@ export function loadConfig(env: Env = process.env): Config {
     redisCommandTimeoutMs: int(env, 'REDIS_COMMAND_TIMEOUT_MS', 25, 1, 10_000),
     webhooks: webhooks(env),
     eventRetentionDays: int(env, 'EVENT_RETENTION_DAYS', 30, 0, 36_500),
+    enrichment: enrichment(env),
   };
 }

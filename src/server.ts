@@ -14,6 +14,8 @@ import { startMailDispatcher } from './jobs/mail-dispatcher.ts';
 import { startWebhookDispatcher } from './jobs/webhook-dispatcher.ts';
 import { createMailTransport } from './mail/index.ts';
 import { installProcessGuards } from './process-guards.ts';
+import { startEnrichmentRunner } from './jobs/enrichment.ts';
+import { PROVIDERS, userAgent } from './enrichment/providers.ts';
 
 /** `worker`: one of the processes of `serve --workers N` (see src/cluster.ts). */
 export async function startServer(config: Config, opts: { worker?: boolean } = {}): Promise<FastifyInstance> {
@@ -61,8 +63,18 @@ export async function startServer(config: Config, opts: { worker?: boolean } = {
         mail: config.mail,
       })
     : null;
+  const enrichment =
+    config.enrichment.mode === 'off'
+      ? null
+      : startEnrichmentRunner({
+          db: deps.db,
+          logger,
+          config: config.enrichment,
+          execute: { providers: PROVIDERS, userAgent: userAgent(config.publicBaseUrl) },
+        });
   const webhooks = config.webhooks.dispatch ? startWebhookDispatcher({ db: deps.db, logger, webhooks: config.webhooks }) : null;
   stopJobs = async () => {
+    await enrichment?.stop();
     await webhooks?.stop();
     await dispatcher?.stop();
     await sweeper.stop();

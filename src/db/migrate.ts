@@ -30,6 +30,7 @@ import * as m0031 from './migrations/0031_merges.ts';
 import * as m0040 from './migrations/0040_change_log.ts';
 import * as m0055 from './migrations/0055_default_country.ts';
 import * as m0056 from './migrations/0056_value_forms.ts';
+import * as m0060 from './migrations/0060_enrichment_runs.ts';
 
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -59,6 +60,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0040_change_log': m0040,
   '0055_default_country': m0055,
   '0056_value_forms': m0056,
+  '0060_enrichment_runs': m0060,
 };
 
 export class MigrationError extends Error {

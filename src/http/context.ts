@@ -7,6 +7,7 @@ import type { Authenticator } from '../auth/authenticator.ts';
 import type { BlobStore } from '../blobs/blob-store.ts';
 import type { Principal, Scope } from '../auth/scopes.ts';
 import type { ErrorCode } from '../lib/errors.ts';
+import type { Ctx } from '../lib/context.ts';
 import type { Links } from '../lib/links.ts';
 import type { Metrics } from '../metrics/registry.ts';
 import type { RateCategory, RateLimiter } from '../rate-limit/bucket.ts';
@@ -46,4 +47,6 @@ export interface PluginOptions {
   deps: Deps;
   links: Links;
   metrics: Metrics;
+  /** Runs in the transaction of every record created through the API (ENRICHMENT=on-create queues a run). */
+  onCreate?: (ctx: Ctx, objectType: string, id: string) => Promise<unknown>;
 }

@@ -81,7 +81,11 @@ export interface Sweeper {
   stop(): Promise<void>;
 }
 
-export function startSweeper(deps: { db: Db; files: FilesEnv; trashRetentionDays?: number; eventRetentionDays?: number }, logger: Logger, intervalMs: number): Sweeper {
+export function startSweeper(
+  deps: { db: Db; files: FilesEnv; trashRetentionDays?: number; eventRetentionDays?: number },
+  logger: Logger,
+  intervalMs: number,
+): Sweeper {
   let running: Promise<void> | null = null;
   let stopped = false;
   let lastTemp = 0;

@@ -29,7 +29,8 @@ export type IdKind =
   | 'mbx'
   | 'mrg'
   | 'evt'
-  | 'whk';
+  | 'whk'
+  | 'enr';
 
 /** The low `5 × chars` bits of `v` (an integer below 2^53) as `chars` characters, most significant first. */
 function encode(v: number, chars: number): string {

@@ -46,8 +46,25 @@ async function send(env: ToolEnv, input: Parameters<ToolEnv['dispatch']>[0]): Pr
   return text(res.body === '' ? JSON.stringify({ status: res.status }) : res.body, !ok);
 }
 
+// Built once: a stateless endpoint registers the tools on a new server for every request.
 const Scalar = z.union([z.string(), z.number(), z.boolean()]);
 const Query = z.record(z.string(), z.union([Scalar, z.null(), z.array(Scalar)]));
+const SEARCH_INPUT = {
+  query: z.string().max(500).describe('Words to look for; empty lists every operation'),
+  limit: z.number().int().min(1).max(200).optional(),
+};
+const DETAILS_INPUT = {
+  operationId: z.string().max(200).optional(),
+  method: z.enum(['GET', 'POST', 'DELETE']).optional(),
+  path: z.string().max(500).optional().describe('The documented path, e.g. /v1/accounts/{id}'),
+};
+const READ_INPUT = { path: z.string().max(8192).describe('A path under /v1, optionally with ?query'), query: Query.optional() };
+const WRITE_INPUT = {
+  method: z.enum(['POST', 'DELETE']).optional().describe('POST unless given'),
+  path: z.string().max(8192),
+  body: z.record(z.string(), z.unknown()).optional(),
+  idempotencyKey: z.string().min(1).max(255).optional(),
+};
 
 export function registerTools(server: McpServer, env: ToolEnv): void {
   server.registerTool(
@@ -64,10 +81,7 @@ export function registerTools(server: McpServer, env: ToolEnv): void {
     {
       description:
         'Find API operations by words (e.g. "create contact", "list members"). Returns method, path, operationId and summary of each match; call get_api_details for one of them.',
-      inputSchema: {
-        query: z.string().max(500).describe('Words to look for; empty lists every operation'),
-        limit: z.number().int().min(1).max(200).optional(),
-      },
+      inputSchema: SEARCH_INPUT,
       annotations: { readOnlyHint: true },
     },
     async ({ query, limit }) => json(env.catalogue().search(query, limit ?? 25)),
@@ -78,11 +92,7 @@ export function registerTools(server: McpServer, env: ToolEnv): void {
     {
       description:
         'One API operation in full: parameters, request body schema, response schemas, required scopes and rate category. Name it by operationId, or by method and path as search_api_docs returned them.',
-      inputSchema: {
-        operationId: z.string().max(200).optional(),
-        method: z.enum(['GET', 'POST', 'DELETE']).optional(),
-        path: z.string().max(500).optional().describe('The documented path, e.g. /v1/accounts/{id}'),
-      },
+      inputSchema: DETAILS_INPUT,
       annotations: { readOnlyHint: true },
     },
     async (input) => {
@@ -98,7 +108,7 @@ export function registerTools(server: McpServer, env: ToolEnv): void {
     {
       description:
         'Send a GET request to the API, e.g. path "/v1/accounts" with query {"limit": 25, "$name[contains]": "acme"}. Only paths under /v1. Returns the JSON response; an error comes back as the JSON error object.',
-      inputSchema: { path: z.string().max(8192).describe('A path under /v1, optionally with ?query'), query: Query.optional() },
+      inputSchema: READ_INPUT,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     async ({ path, query }) => {
@@ -117,12 +127,7 @@ export function registerTools(server: McpServer, env: ToolEnv): void {
     {
       description:
         'Send a POST (create, update) or DELETE request to the API under /v1 with a JSON body. Give an idempotencyKey to make a retry safe. Read the operation with get_api_details first: field keys and option ids are per workspace.',
-      inputSchema: {
-        method: z.enum(['POST', 'DELETE']).optional().describe('POST unless given'),
-        path: z.string().max(8192),
-        body: z.record(z.string(), z.unknown()).optional(),
-        idempotencyKey: z.string().min(1).max(255).optional(),
-      },
+      inputSchema: WRITE_INPUT,
       annotations: { destructiveHint: true, openWorldHint: false },
     },
     async ({ method, path, body, idempotencyKey }) => {

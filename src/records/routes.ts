@@ -59,7 +59,12 @@ export async function recordRoutes(base: FastifyInstance, opts: PluginOptions): 
           response: { 200: Entity },
         },
       },
-      (request, reply) => write(request, reply, (c) => createRecord(c, type, request.body)),
+      (request, reply) =>
+        write(request, reply, async (c) => {
+          const entity = await createRecord(c, type, request.body);
+          await opts.onCreate?.(c, objectType, entity.id);
+          return entity;
+        }),
     );
 
     app.post(

@@ -80,16 +80,24 @@ export const SCOPE_TABLE: Record<string, readonly Scope[]> = {
   mergeContacts: ['contacts:update', 'contacts:delete'],
   mergeOpportunities: ['opportunities:update', 'opportunities:delete'],
   mergeObjectValues: ['custom_objects:update', 'custom_objects:delete'],
-  // The read scope of the merged type, checked by the handler once the merge is read (docs/merge.md).
+  // The read scope of the merged type, checked once the merge is found: see OBJECT_SCOPES.
   getMerge: [],
   getAccountFieldHistory: ['accounts:read'],
   getContactFieldHistory: ['contacts:read'],
   getOpportunityFieldHistory: ['opportunities:read'],
   getObjectRecordFieldHistory: ['custom_objects:read'],
+  enrichAccount: ['accounts:update'],
+  enrichContact: ['contacts:update'],
+  // The read scope of the run's record type, checked once the run is found: see OBJECT_SCOPES.
+  getEnrichmentRun: [],
 };
 
-/** Operations whose scope depends on the object read: the scopes a key needs for the canary's. */
-export const SCOPES_OF_OBJECT: Record<string, readonly Scope[]> = { getMerge: ['accounts:read'] };
+/** Operations whose scope depends on the object they name: what the canary's object needs. */
+export const OBJECT_SCOPES: Record<string, readonly Scope[]> = {
+  // The canary's run is on its account, and its merge merged two accounts.
+  getEnrichmentRun: ['accounts:read'],
+  getMerge: ['accounts:read'],
+};
 
 /** The path segment before an id parameter names the kind of the id. */
 const KIND_BY_SEGMENT: Record<string, string> = {
@@ -109,6 +117,7 @@ const KIND_BY_SEGMENT: Record<string, string> = {
   values: 'customRecord',
   merges: 'merge',
   fields: 'fieldKey',
+  enrichmentRun: 'enrichmentRun',
 };
 
 /** Path parameters that name no object of a workspace (the same in every workspace): not ids. */
@@ -134,6 +143,7 @@ export const ID_PREFIX: Record<string, string> = {
   task: 'tsk',
   customRecord: 'rec',
   merge: 'mrg',
+  enrichmentRun: 'enr',
 };
 
 /** param name → kind of object it names, for every path parameter of the operation. */
@@ -200,6 +210,8 @@ export const BODIES: Record<string, (c: Canary) => unknown> = {
   createObjectRecord: (c) => ({ fields: { name: `made ${c.tag}` }, relationships: { client: c.ids.account } }),
   updateObjectRecord: (c) => ({ fields: { name: `renamed ${c.tag}` }, relationships: { client: { replace: c.ids.account } } }),
   updateTask: (c) => ({ fields: { $status: 'IN_PROGRESS' }, relationships: { $opportunity: { replace: c.ids.opportunity } } }),
+  enrichAccount: () => ({ fields: ['$linkedIn'] }),
+  enrichContact: () => ({}),
 };
 
 /**
@@ -261,3 +273,6 @@ export async function ownerView(t: TestApp, ops: Operation[], c: Canary): Promis
 export function randomId(kind: string): string {
   return newId((ID_PREFIX[kind] ?? 'obj') as IdKind);
 }
+
+/** The tools of /mcp (docs/mcp.md §Tools): test/adversarial/mcp.test.ts drives every operation above through them. */
+export const MCP_TOOLS = ['get_current_user', 'search_api_docs', 'get_api_details', 'read_from_rolodex', 'write_to_rolodex'] as const;

@@ -8,7 +8,7 @@ import { PUBLIC_SCOPES, type Scope } from '../../src/auth/scopes.ts';
 import { eachDialect, keyFor } from '../helpers/app.ts';
 import { type Canary, seedCanary, tableCounts } from '../helpers/canary.ts';
 import { loadDocument, type Operation, operationsOf } from '../helpers/openapi-ops.ts';
-import { happyRequest, ownerView, SCOPE_TABLE, SCOPES_OF_OBJECT, sendHappy } from './operations.ts';
+import { happyRequest, OBJECT_SCOPES, ownerView, SCOPE_TABLE, sendHappy } from './operations.ts';
 
 await eachDialect('scope matrix', (ctx) => {
   let ops: Operation[] = [];
@@ -24,8 +24,7 @@ await eachDialect('scope matrix', (ctx) => {
     assert.deepEqual(missing, [], `routes without a row in SCOPE_TABLE (test/adversarial/operations.ts): ${missing.join(', ')}`);
     for (const op of ops) assert.deepEqual([...op.scopes].sort(), [...SCOPE_TABLE[op.operationId]!].sort(), `${op.operationId}: x-scopes differ from the spec`);
     for (const op of ops)
-      if (op.operationId !== 'validateCredential' && !(op.operationId in SCOPES_OF_OBJECT))
-        assert.ok(op.scopes.length >= 1, `${op.operationId} requires no scope`);
+      if (op.operationId !== 'validateCredential') assert.ok(op.scopes.length >= 1 || op.operationId in OBJECT_SCOPES, `${op.operationId} requires no scope`);
     const unserved = Object.keys(SCOPE_TABLE).filter((id) => !ops.some((o) => o.operationId === id));
     // A resource arrives with its branch, all its operations at once: a row may wait only while no
     // operation of its resource (scope family) is served.
@@ -43,7 +42,7 @@ await eachDialect('scope matrix', (ctx) => {
     // Reads first, so that the writes' successes do not change what a later refusal is compared with.
     const ordered = [...ops].sort((a, b) => Number(a.method !== 'GET') - Number(b.method !== 'GET'));
     for (const op of ordered) {
-      const required = SCOPES_OF_OBJECT[op.operationId] ?? SCOPE_TABLE[op.operationId] ?? [];
+      const required = OBJECT_SCOPES[op.operationId] ?? SCOPE_TABLE[op.operationId] ?? [];
       const req = happyRequest(op, canary);
       const extra: Record<string, string> = op.idempotent ? { 'idempotency-key': `scope-${op.operationId}` } : {};
       for (const missing of required) {

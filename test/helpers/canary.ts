@@ -13,6 +13,8 @@ import { defineObjectType } from '../../src/definitions/object-types.ts';
 import { addField, addRelationship } from '../../src/definitions/service.ts';
 import { call, headers, type TestApp } from './app.ts';
 import { systemCtx, operatorCtx } from '../../src/lib/context.ts';
+import { insertRun } from '../../src/enrichment/repository.ts';
+import { newId } from '../../src/lib/ids.ts';
 
 export interface Canary {
   tag: string;
@@ -246,6 +248,23 @@ export async function seedCanary(t: TestApp, label: string, operations: Set<stri
     const res = await call(t, secret, 'POST', '/v1/accounts/merge', { primaryId: ids.mergeSource, duplicateId: twin });
     if (res.statusCode !== 200) throw new Error(`canary merge: ${res.statusCode} ${res.body}`);
     ids.merge = res.json().merge.id;
+  }
+  if (operations.has('getEnrichmentRun') && ids.account) {
+    // A finished run on the account: the canary's account has no website, so a request would skip.
+    const at = new Date().toISOString();
+    ids.enrichmentRun = newId('enr');
+    const run = { id: ids.enrichmentRun, workspace_id: ws.id, entity_type: 'account' as const, entity_id: ids.account, trigger: 'manual' as const };
+    const times = { created_at: at, updated_at: at, started_at: at, completed_at: at, due_at: at };
+    await insertRun(db, {
+      ...run,
+      ...times,
+      status: 'completed',
+      target_fields: '["$linkedIn"]',
+      named_fields: '[]',
+      lease_owner: null,
+      attempts: 1,
+      error: null,
+    });
   }
   return canary;
 }

@@ -1,0 +1,112 @@
+// One claimed run, from lookup to outcome (docs/enrichment.md §Runs). The lookups run outside any
+// transaction and within the run's timeout; the writes then happen in one transaction that first
+// checks the runner still holds the run, re-reads the record and writes only the targets that are
+// still empty (or were named), each value checked by the records engine as an API write would be.
+import type { Executor } from '../db/types.ts';
+import { operatorCtx } from '../lib/context.ts';
+import { isoNow } from '../lib/ids.ts';
+import { ENTITY_TYPES, requireDefinitions } from '../records/entities.ts';
+import { updateRecord } from '../records/entity-writes.ts';
+import { checkFieldKeys, checkFieldValues } from '../records/write-fields.ts';
+import { emailDomain, type EnrichmentProvider, firstValue } from './provider.ts';
+import * as repo from './repository.ts';
+import { ACCOUNT_LINK, isEmpty, loadSubject } from './service.ts';
+import type { RunStatus } from './tables.ts';
+
+export interface ExecuteEnv {
+  providers: readonly EnrichmentProvider[];
+  userAgent: string;
+  allowPrivate: boolean;
+  timeoutMs: number;
+}
+
+export class RunTimedOut extends Error {
+  override name = 'RunTimedOut';
+}
+
+const hostOf = (v: unknown): string | null => {
+  if (typeof v !== 'string') return null;
+  try {
+    return new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(v) ? v : `https://${v}`).hostname.toLowerCase().replace(/^www\./, '');
+  } catch {
+    return null;
+  }
+};
+
+/** The oldest account of the workspace one of whose websites is on `domain`. */
+async function accountFor(db: Executor, workspaceId: string, domain: string): Promise<string | null> {
+  const want = domain.replace(/^www\./, '');
+  for (const row of await repo.accountsMentioning(db, workspaceId, want)) {
+    const sites = (JSON.parse(row.fields) as Record<string, unknown>).$website;
+    if ((Array.isArray(sites) ? sites : [sites]).some((s) => hostOf(s) === want)) return row.id;
+  }
+  return null;
+}
+
+/** Rejects when `signal` aborts, so that a lookup that ignores its signal still cannot outlast the run. */
+function bounded<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => reject(new RunTimedOut('the run timed out'));
+    if (signal.aborted) return abort();
+    signal.addEventListener('abort', abort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
+  });
+}
+
+/** Executes `row`, claimed under `token`; returns the outcome written, or null when the run was no longer held. */
+export async function executeRun(db: Executor, row: repo.RunRow, token: string, env: ExecuteEnv): Promise<RunStatus | null> {
+  const ws = row.workspace_id;
+  const targets = JSON.parse(row.target_fields) as string[];
+  const named = new Set(JSON.parse(row.named_fields) as string[]);
+  const end = async (status: Exclude<RunStatus, 'queued' | 'running'>, error: string | null) =>
+    (await repo.finish(db, row.id, token, status, isoNow(Date.now()), error)) ? status : null;
+  const subject = await loadSubject(operatorCtx(db, ws), row.entity_type, row.entity_id);
+  if (!subject) return end('completed', null);
+
+  const signal = AbortSignal.timeout(env.timeoutMs);
+  const found: Record<string, unknown> = {};
+  let account: string | null = null;
+  try {
+    for (const p of env.providers) {
+      const mine = p.fills(row.entity_type).filter((k) => targets.includes(k) && !(k in found));
+      if (mine.length === 0 || !p.canLookUp(subject)) continue;
+      Object.assign(found, await bounded(p.lookUp(subject, mine, { userAgent: env.userAgent, allowPrivate: env.allowPrivate, signal }), signal));
+    }
+    const domain = targets.includes(ACCOUNT_LINK) ? emailDomain(subject) : null;
+    if (domain) account = await bounded(accountFor(db, ws, domain), signal);
+  } catch (err) {
+    if (signal.aborted || err instanceof RunTimedOut) return end('timed_out', 'timeout');
+    return end('failed', err instanceof Error ? err.name : 'error');
+  }
+
+  return db.transaction().execute(async (tx) => {
+    if (!(await repo.holds(tx, row.id, token))) return null;
+    const ctx = operatorCtx(tx, ws);
+    const current = await loadSubject(ctx, row.entity_type, row.entity_id);
+    if (current) {
+      const defs = await requireDefinitions(ctx, row.entity_type);
+      const fields: Record<string, unknown> = {};
+      for (const [key, value] of Object.entries(found)) {
+        if (!named.has(key) && !isEmpty(current, key)) continue;
+        const v = defs.fields.get(key)?.multipleValues ? [firstValue(value)] : value;
+        try {
+          checkFieldKeys(defs, { [key]: v }, 'update');
+          checkFieldValues(defs, { [key]: v });
+          fields[key] = v;
+        } catch {
+          // A value the field does not take (a page's odd link) is left out, not the whole run.
+        }
+      }
+      const link =
+        account !== null && (named.has(ACCOUNT_LINK) || isEmpty(current, ACCOUNT_LINK)) && !current.relationships.get(ACCOUNT_LINK)?.includes(account);
+      if (Object.keys(fields).length > 0 || link)
+        await updateRecord(ctx, ENTITY_TYPES[row.entity_type], {
+          id: row.entity_id,
+          fields,
+          ...(link ? { relationships: { [ACCOUNT_LINK]: { add: [account] } } } : {}),
+        });
+    }
+    await repo.finish(tx, row.id, token, 'completed', isoNow(Date.now()), null);
+    return 'completed' as const;
+  });
+}

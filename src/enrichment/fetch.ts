@@ -1,0 +1,135 @@
+// The one way an enrichment provider reaches the internet (docs/enrichment.md §The website
+// provider): GET over http or https, 5 s per fetch, at most 1 MiB of body, at most 3 redirects,
+// an identifying User-Agent, and never a private, loopback, link-local or otherwise special
+// address unless allowed. The address is checked where the connection is made, after DNS
+// resolution (the socket's own lookup), for every hop of a redirect, so a name that resolves to
+// an internal address, or a redirect to one, is refused; an address literal is checked as is.
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { BlockList, isIP, type LookupFunction } from 'node:net';
+
+export const FETCH_LIMITS = { timeoutMs: 5000, maxBytes: 1024 * 1024, maxRedirects: 3 };
+
+export interface Fetched {
+  status: number;
+  /** The address the body came from, after redirects. */
+  url: URL;
+  contentType: string;
+  body: string;
+  /** Whether the body was cut at maxBytes. */
+  truncated: boolean;
+}
+
+export class FetchRefused extends Error {
+  override name = 'FetchRefused';
+}
+
+const SPECIAL = new BlockList();
+for (const [net, prefix] of [
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const)
+  SPECIAL.addSubnet(net, prefix, 'ipv4');
+for (const [net, prefix] of [
+  ['::', 128],
+  ['::1', 128],
+  ['64:ff9b::', 96],
+  ['100::', 64],
+  ['2001:db8::', 32],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
+] as const)
+  SPECIAL.addSubnet(net, prefix, 'ipv6');
+
+/** Whether `address` is private, loopback, link-local or otherwise not a public internet host. */
+export function isSpecialAddress(address: string): boolean {
+  const family = isIP(address);
+  if (family === 4) return SPECIAL.check(address, 'ipv4');
+  if (family !== 6) return true;
+  // An IPv4 address carried in IPv6 (::ffff:a.b.c.d) is judged as itself.
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return SPECIAL.check(mapped[1] as string, 'ipv4');
+  return SPECIAL.check(address, 'ipv6');
+}
+
+function guardedLookup(allowPrivate: boolean): LookupFunction {
+  return (hostname, options, callback) => {
+    dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
+      if (err) return callback(err, '', 0);
+      const refused = addresses.find((a) => !allowPrivate && isSpecialAddress(a.address));
+      if (refused || addresses.length === 0) return callback(new FetchRefused(`${hostname} resolves to a private or special address`), '', 0);
+      if (options.all) return callback(null, addresses, 0);
+      const first = addresses[0] as LookupAddress;
+      callback(null, first.address, first.family);
+    });
+  };
+}
+
+function once(url: URL, opts: { userAgent: string; allowPrivate: boolean; signal: AbortSignal }): Promise<IncomingMessage> {
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (isIP(host) && !opts.allowPrivate && isSpecialAddress(host)) return Promise.reject(new FetchRefused(`${host} is a private or special address`));
+  const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise((resolve, reject) => {
+    const req = request(url, {
+      method: 'GET',
+      headers: { 'user-agent': opts.userAgent, accept: 'text/html,text/plain;q=0.9,*/*;q=0.5' },
+      lookup: guardedLookup(opts.allowPrivate),
+      signal: opts.signal,
+    });
+    req.on('response', resolve);
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function readCapped(res: IncomingMessage, maxBytes: number): Promise<{ body: string; truncated: boolean }> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of res as AsyncIterable<Buffer>) {
+    const room = maxBytes - size;
+    chunks.push(chunk.length > room ? chunk.subarray(0, room) : chunk);
+    size += Math.min(chunk.length, room);
+    if (size >= maxBytes) {
+      res.destroy();
+      return { body: Buffer.concat(chunks).toString('utf8'), truncated: true };
+    }
+  }
+  return { body: Buffer.concat(chunks).toString('utf8'), truncated: false };
+}
+
+/** GETs `start`, following up to maxRedirects redirects, within the limits above. */
+export async function safeFetch(start: URL, opts: { userAgent: string; allowPrivate: boolean; signal?: AbortSignal }): Promise<Fetched> {
+  const timeout = AbortSignal.timeout(FETCH_LIMITS.timeoutMs);
+  const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
+  let url = start;
+  for (let hop = 0; ; hop++) {
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new FetchRefused(`${url.protocol} is not http or https`);
+    if (url.username || url.password) throw new FetchRefused('an address with credentials is refused');
+    const res = await once(url, { userAgent: opts.userAgent, allowPrivate: opts.allowPrivate, signal });
+    const status = res.statusCode ?? 0;
+    const location = res.headers.location;
+    if (status >= 300 && status < 400 && location) {
+      res.resume();
+      if (hop >= FETCH_LIMITS.maxRedirects) throw new FetchRefused(`more than ${FETCH_LIMITS.maxRedirects} redirects`);
+      url = new URL(location, url);
+      continue;
+    }
+    const { body, truncated } = await readCapped(res, FETCH_LIMITS.maxBytes);
+    return { status, url, contentType: String(res.headers['content-type'] ?? ''), body, truncated };
+  }
+}

@@ -1,0 +1,99 @@
+// What the website provider reads from a home page (docs/enrichment.md §The website provider),
+// parsed by htmlparser2's tokenizer, never by regular expressions over the markup: the title, the
+// description, the links to the company's social profiles and its logo. Relative addresses are
+// resolved against the page's own address (or its <base href>).
+import { Parser } from 'htmlparser2';
+
+export type SocialService = 'linkedIn' | 'twitter' | 'facebook' | 'instagram';
+
+export interface PageFacts {
+  title: string | null;
+  description: string | null;
+  logo: string | null;
+  social: Partial<Record<SocialService, string>>;
+}
+
+const SOCIAL_HOSTS: Record<SocialService, readonly string[]> = {
+  linkedIn: ['linkedin.com'],
+  twitter: ['twitter.com', 'x.com'],
+  facebook: ['facebook.com', 'fb.com'],
+  instagram: ['instagram.com'],
+};
+
+// Paths on those hosts that are never a profile: share buttons, login pages, the site's own pages.
+const NOT_PROFILE = /^\/(?:share|sharer|intent|home|login|signup|dialog|plugins|policies|legal|about|help|tr)(?:[/.?]|$)/i;
+
+function socialOf(href: URL): SocialService | null {
+  if (href.protocol !== 'https:' && href.protocol !== 'http:') return null;
+  const host = href.hostname.toLowerCase();
+  if (href.pathname.length <= 1 || NOT_PROFILE.test(href.pathname)) return null;
+  for (const [service, hosts] of Object.entries(SOCIAL_HOSTS) as [SocialService, readonly string[]][])
+    if (hosts.some((h) => host === h || host.endsWith(`.${h}`))) return service;
+  return null;
+}
+
+const clean = (s: string) => s.replace(/\s+/g, ' ').trim();
+
+export function readPage(html: string, pageUrl: URL): PageFacts {
+  let base = pageUrl;
+  let title: string | null = null;
+  let inTitle = false;
+  let titleText = '';
+  const meta = new Map<string, string>();
+  const icons = new Map<string, string>();
+  const social: Partial<Record<SocialService, string>> = {};
+  const resolve = (href: string | undefined): URL | null => {
+    if (!href) return null;
+    try {
+      return new URL(href.trim(), base);
+    } catch {
+      return null;
+    }
+  };
+
+  const parser = new Parser(
+    {
+      onopentag(name, attrs) {
+        if (name === 'title' && title === null) {
+          inTitle = true;
+          titleText = '';
+        } else if (name === 'base') {
+          const b = resolve(attrs.href);
+          if (b) base = b;
+        } else if (name === 'meta') {
+          const key = (attrs.property ?? attrs.name ?? attrs.itemprop ?? '').toLowerCase();
+          if (key && attrs.content !== undefined && !meta.has(key)) meta.set(key, attrs.content);
+        } else if (name === 'link') {
+          const rels = (attrs.rel ?? '').toLowerCase().split(/\s+/);
+          for (const rel of ['apple-touch-icon', 'icon', 'logo']) if (rels.includes(rel) && attrs.href && !icons.has(rel)) icons.set(rel, attrs.href);
+        } else if (name === 'a') {
+          const href = resolve(attrs.href);
+          const service = href && socialOf(href);
+          if (href && service && !social[service]) social[service] = `https://${href.hostname.toLowerCase()}${href.pathname.replace(/\/+$/, '')}`;
+        }
+      },
+      ontext(text) {
+        if (inTitle) titleText += text;
+      },
+      onclosetag(name) {
+        if (name === 'title' && inTitle) {
+          inTitle = false;
+          title = clean(titleText) || null;
+        }
+      },
+    },
+    { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true },
+  );
+  parser.write(html);
+  parser.end();
+
+  const description = meta.get('description') ?? meta.get('og:description') ?? null;
+  const logoHref = meta.get('og:logo') ?? icons.get('logo') ?? icons.get('apple-touch-icon') ?? icons.get('icon') ?? meta.get('og:image');
+  const logo = resolve(logoHref);
+  return {
+    title: title ?? (meta.get('og:title') ? clean(meta.get('og:title') as string) : null),
+    description: description === null ? null : clean(description) || null,
+    logo: logo && (logo.protocol === 'https:' || logo.protocol === 'http:') ? logo.href : null,
+    social,
+  };
+}

@@ -1,0 +1,54 @@
+// The contract of an enrichment provider (docs/enrichment.md §Adding a provider): what it can
+// fill, whether a record holds what it needs, and the lookup itself. A provider only reads the
+// outside world and returns values; the run decides what is written (only empty fields unless
+// named, through the records engine's own checks) and when, under its lease.
+import type { RunRow } from './repository.ts';
+
+export type EntityType = RunRow['entity_type'];
+
+/** The record a run enriches, as stored: values by field key, own relationships by key. */
+export interface Subject {
+  entityType: EntityType;
+  id: string;
+  fields: Readonly<Record<string, unknown>>;
+  relationships: ReadonlyMap<string, readonly string[]>;
+}
+
+export interface ProviderEnv {
+  /** The User-Agent every outside request sends. */
+  userAgent: string;
+  /** Whether private, loopback and link-local addresses may be reached (tests only). */
+  allowPrivate: boolean;
+  /** Aborted when the run times out. */
+  signal: AbortSignal;
+}
+
+export interface EnrichmentProvider {
+  readonly name: string;
+  /** The field keys of `entityType` it can fill (system `$…` keys, or custom keys a workspace may define). */
+  fills(entityType: EntityType): readonly string[];
+  /** Whether the record holds what a lookup needs (a website, an e-mail domain). */
+  canLookUp(subject: Subject): boolean;
+  /** Values found for `targets`, by field key; a target it found nothing for is absent. */
+  lookUp(subject: Subject, targets: readonly string[], env: ProviderEnv): Promise<Record<string, unknown>>;
+}
+
+/** The first value of a field that holds one value or a list. */
+export function firstValue(v: unknown): unknown {
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** The domain of a contact's first e-mail address, lower-cased; null when it has none. */
+export function emailDomain(subject: Subject): string | null {
+  const email = firstValue(subject.fields.$email);
+  if (typeof email !== 'string') return null;
+  const at = email.lastIndexOf('@');
+  const domain =
+    at === -1
+      ? ''
+      : email
+          .slice(at + 1)
+          .trim()
+          .toLowerCase();
+  return domain.includes('.') ? domain : null;
+}

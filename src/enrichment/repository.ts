@@ -1,0 +1,158 @@
+// SQL of enrichment runs (docs/enrichment.md §Runs). A run in flight (queued or running) is unique
+// per record (a partial unique index), so a second request finds the first. A runner claims due
+// runs under a token of its own: a queued run, or a running one whose lease has ended (its runner
+// died or stalled); the claim moves due_at to the end of the new lease and counts an attempt. A
+// run's outcome is written only while its claimant still holds it. On PostgreSQL concurrent
+// claims skip each other's locked rows (FOR UPDATE SKIP LOCKED); SQLite has one writer at a time.
+// Lease times are the database's clock, never an instance's.
+import { type RawBuilder, sql } from 'kysely';
+import { isPostgres } from '../db/dialect.ts';
+import type { Executor } from '../db/types.ts';
+import type { EnrichmentRunsTable, RunStatus } from './tables.ts';
+
+export type RunRow = EnrichmentRunsTable;
+
+const IN_FLIGHT = ['queued', 'running'] as const;
+// The partial unique index's own condition, as text: SQLite matches an ON CONFLICT target only to
+// an index whose WHERE the target's WHERE implies, which a bound parameter never proves.
+const IN_FLIGHT_SQL = sql<boolean>`status in ('queued', 'running')`;
+
+/** The database's time `plusMs` from now, in the stored format (UTC, milliseconds, `Z`). */
+function dbTime(db: Executor, plusMs: number): RawBuilder<string> {
+  const ms = Math.round(plusMs);
+  if (isPostgres(db)) return sql<string>`to_char((now() + cast(${`${ms} milliseconds`} as interval)) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+  return sql<string>`strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ${`${ms >= 0 ? '+' : ''}${ms / 1000} seconds`})`;
+}
+
+/** Inserts `row` unless the record has a run in flight; false when it has. */
+export async function insertRun(tx: Executor, row: RunRow): Promise<boolean> {
+  const r = await tx
+    .insertInto('enrichment_runs')
+    .values({ ...row, due_at: dbTime(tx, 0) })
+    .onConflict((oc) => oc.columns(['workspace_id', 'entity_id']).where(IN_FLIGHT_SQL).doNothing())
+    .returning('id')
+    .executeTakeFirst();
+  return r !== undefined;
+}
+
+export function findRun(db: Executor, workspaceId: string, id: string): Promise<RunRow | undefined> {
+  return db.selectFrom('enrichment_runs').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+}
+
+export function activeRun(db: Executor, workspaceId: string, entityId: string): Promise<RunRow | undefined> {
+  return db
+    .selectFrom('enrichment_runs')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('entity_id', '=', entityId)
+    .where('status', 'in', IN_FLIGHT)
+    .executeTakeFirst();
+}
+
+/**
+ * Fails the runs whose lease ended after their last allowed attempt, then claims up to `limit`
+ * due runs for `token` for `leaseMs`. Returns the claimed rows.
+ */
+export async function claimDue(db: Executor, input: { token: string; leaseMs: number; limit: number; maxAttempts: number; at: string }): Promise<RunRow[]> {
+  // A read first: an idle table costs no write (on SQLite, no write lock every poll).
+  const any = await db
+    .selectFrom('enrichment_runs')
+    .select('id')
+    .where('status', 'in', IN_FLIGHT)
+    .where('due_at', '<=', dbTime(db, 0))
+    .limit(1)
+    .executeTakeFirst();
+  if (!any) return [];
+  await db
+    .updateTable('enrichment_runs')
+    .set({ status: 'failed', completed_at: input.at, updated_at: input.at, lease_owner: null, error: 'abandoned' })
+    .where('status', '=', 'running')
+    .where('due_at', '<=', dbTime(db, 0))
+    .where('attempts', '>=', input.maxAttempts)
+    .execute();
+  let due = db
+    .selectFrom('enrichment_runs')
+    .select('id')
+    .where('status', 'in', IN_FLIGHT)
+    .where('due_at', '<=', dbTime(db, 0))
+    .orderBy('due_at')
+    .limit(input.limit);
+  if (isPostgres(db)) due = due.forUpdate().skipLocked();
+  return db
+    .updateTable('enrichment_runs')
+    .set({
+      status: 'running',
+      lease_owner: input.token,
+      due_at: dbTime(db, input.leaseMs),
+      attempts: sql<number>`attempts + 1`,
+      started_at: sql<string>`coalesce(started_at, ${input.at})`,
+      updated_at: input.at,
+    })
+    .where('id', 'in', due)
+    .returningAll()
+    .execute();
+}
+
+/** Extends the lease of the runs `token` still holds; returns their ids. */
+export async function renewLease(db: Executor, token: string, leaseMs: number): Promise<string[]> {
+  const rows = await db
+    .updateTable('enrichment_runs')
+    .set({ due_at: dbTime(db, leaseMs) })
+    .where('lease_owner', '=', token)
+    .where('status', '=', 'running')
+    .returning('id')
+    .execute();
+  return rows.map((r) => r.id);
+}
+
+/** Whether `token` still holds run `id`; taken FOR UPDATE inside a transaction on PostgreSQL. */
+export async function holds(tx: Executor, id: string, token: string): Promise<boolean> {
+  let q = tx.selectFrom('enrichment_runs').select('id').where('id', '=', id).where('lease_owner', '=', token).where('status', '=', 'running');
+  if (isPostgres(tx)) q = q.forUpdate();
+  return (await q.executeTakeFirst()) !== undefined;
+}
+
+/** Ends run `id` with `status` while `token` holds it; false when it no longer does. */
+export async function finish(
+  db: Executor,
+  id: string,
+  token: string,
+  status: Exclude<RunStatus, 'queued' | 'running'>,
+  at: string,
+  error: string | null,
+): Promise<boolean> {
+  const r = await db
+    .updateTable('enrichment_runs')
+    .set({ status, completed_at: at, updated_at: at, lease_owner: null, error })
+    .where('id', '=', id)
+    .where('lease_owner', '=', token)
+    .where('status', '=', 'running')
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
+}
+
+/** Gives back runs not started (a runner stopping): due at once, this attempt uncounted. */
+export async function release(db: Executor, token: string, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db
+    .updateTable('enrichment_runs')
+    .set({ status: 'queued', lease_owner: null, due_at: dbTime(db, 0), attempts: sql<number>`attempts - 1` })
+    .where('lease_owner', '=', token)
+    .where('id', 'in', ids)
+    .execute();
+}
+
+/** Accounts whose stored values mention `domain` (lower-case letters, digits, dots and hyphens), oldest first. */
+export async function accountsMentioning(db: Executor, workspaceId: string, domain: string): Promise<{ id: string; fields: string }[]> {
+  if (!/^[a-z0-9.-]+$/.test(domain)) return [];
+  return db
+    .selectFrom('records')
+    .select(['id', 'fields'])
+    .where('workspace_id', '=', workspaceId)
+    .where('kind', '=', 'account')
+    .where(sql<string>`lower(fields)`, 'like', `%${domain}%`)
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(100)
+    .execute();
+}

@@ -1,0 +1,70 @@
+// The enrichment operations (docs/enrichment.md): start a run on an account or a contact, and
+// read a run. The scope of a POST is the record type's update scope, one route per type; a GET
+// needs the read scope of the run's record type, known once the run is found.
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import type { Scope } from '../auth/scopes.ts';
+import type { PluginOptions } from '../http/context.ts';
+import { serviceContext } from '../http/service-context.ts';
+import { AppError } from '../lib/errors.ts';
+import { PROVIDERS } from './providers.ts';
+import { EnrichAnswer, EnrichBody, EnrichmentRun, EntityIdParams, RunIdParams } from './schemas.ts';
+import { type EnrichmentEnv, getRun, requestRun } from './service.ts';
+
+const TYPES = [
+  { plural: 'accounts', entityType: 'account', operation: 'enrichAccount' },
+  { plural: 'contacts', entityType: 'contact', operation: 'enrichContact' },
+] as const;
+
+export async function enrichmentRoutes(base: FastifyInstance, opts: PluginOptions): Promise<void> {
+  const app = base.withTypeProvider<TypeBoxTypeProvider>();
+  const { ctx, write } = serviceContext(opts);
+  const env: EnrichmentEnv = { mode: opts.config.enrichment.mode, providers: PROVIDERS };
+  const tags = ['Enrichment'];
+
+  for (const { plural, entityType, operation } of TYPES) {
+    app.post(
+      `/v1/enrichmentRun/${plural}/:entityId`,
+      {
+        config: { operation, scopes: [`${plural}:update` as Scope], category: 'Write', idempotent: true },
+        schema: {
+          summary: `Enrich ${entityType === 'account' ? 'an account' : 'a contact'}: start a run that fills empty fields in the background`,
+          tags,
+          params: EntityIdParams,
+          body: EnrichBody,
+          response: { 200: EnrichAnswer },
+        },
+        // The body is optional: a POST without one asks for every empty field.
+        preValidation: (request, _reply, done) => {
+          request.body ??= {};
+          done();
+        },
+      },
+      (request, reply) =>
+        write(request, reply, (c) => requestRun(c, env, { entityType, entityId: request.params.entityId, fields: request.body?.fields, trigger: 'manual' })),
+    );
+  }
+
+  app.get(
+    '/v1/enrichmentRun/:runId',
+    {
+      // The scope depends on the run's record type: checked below, once the run is found.
+      config: { operation: 'getEnrichmentRun', scopes: [], category: 'Read', errors: ['insufficient_scope'] },
+      schema: {
+        summary: 'Retrieve an enrichment run',
+        description: 'Requires `accounts:read` for a run on an account, `contacts:read` for one on a contact.',
+        tags,
+        params: RunIdParams,
+        response: { 200: EnrichmentRun },
+      },
+    },
+    async (request) => {
+      const run = await getRun(ctx(request), request.params);
+      const needed = `${run.entityType}s:read` as Scope;
+      const granted = request.principal.scopes;
+      if (granted !== null && !granted.includes(needed))
+        throw new AppError('insufficient_scope', `This API key lacks the scope ${needed} needed to read this run.`);
+      return run;
+    },
+  );
+}

@@ -1,0 +1,122 @@
+// Enrichment runs (docs/enrichment.md): a request decides what a run would fill and whether it
+// can, then queues it in the caller's transaction; the runner (src/jobs/enrichment.ts) executes it
+// after the answer. One run per record is in flight at a time.
+import type { TypeDefinitions } from '../definitions/service.ts';
+import type { Ctx } from '../lib/context.ts';
+import { AppError, notFound } from '../lib/errors.ts';
+import { isoNow, newId } from '../lib/ids.ts';
+import { requireDefinitions } from '../records/entities.ts';
+import * as records from '../records/entity-repository.ts';
+import { emailDomain, type EnrichmentProvider, type EntityType, type Subject } from './provider.ts';
+import * as repo from './repository.ts';
+
+export interface EnrichmentEnv {
+  mode: 'off' | 'manual' | 'on-create';
+  providers: readonly EnrichmentProvider[];
+}
+
+/** The target a contact's run fills from its e-mail domain, without a provider. */
+export const ACCOUNT_LINK = '$account';
+
+export function toResource(row: repo.RunRow) {
+  return {
+    id: row.id,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    entityId: row.entity_id,
+    entityType: row.entity_type,
+    status: row.status,
+    startedAt: row.started_at,
+    completedAt: row.completed_at,
+    targetFields: JSON.parse(row.target_fields) as string[],
+    trigger: row.trigger,
+  };
+}
+
+export type RunResource = ReturnType<typeof toResource>;
+export interface RunAnswer {
+  enrichmentRun: RunResource | null;
+  status: 'started' | 'already_running' | 'skipped';
+  reason: 'no_targets' | 'no_operations' | null;
+}
+
+/** The stored record as providers see it; undefined when it does not exist in the workspace. */
+export async function loadSubject(ctx: Ctx, entityType: EntityType, id: string): Promise<Subject | undefined> {
+  const row = await records.findRecord(ctx.db, ctx.actor.workspaceId, entityType, id);
+  if (!row) return undefined;
+  const rels = (await records.ownRelationships(ctx.db, [id])).get(id) ?? new Map<string, string[]>();
+  return { entityType, id, fields: JSON.parse(row.fields) as Record<string, unknown>, relationships: rels };
+}
+
+/** Whether `key` holds nothing on the record. */
+export function isEmpty(subject: Subject, key: string): boolean {
+  if (key === ACCOUNT_LINK && subject.entityType === 'contact') return (subject.relationships.get(key) ?? []).length === 0;
+  const v = subject.fields[key];
+  return v === undefined || v === null || v === '' || (Array.isArray(v) && v.length === 0);
+}
+
+/** The keys a run on this type can fill in this workspace: what a provider fills and the workspace defines. */
+function fillable(env: EnrichmentEnv, defs: TypeDefinitions, entityType: EntityType): string[] {
+  const keys = new Set<string>(entityType === 'contact' ? [ACCOUNT_LINK] : []);
+  for (const p of env.providers) for (const k of p.fills(entityType)) if (defs.fields.has(k) && !defs.fields.get(k)?.readOnly) keys.add(k);
+  return [...keys];
+}
+
+/** Whether some part of the run can look anything up for `targets`. */
+function canOperate(env: EnrichmentEnv, subject: Subject, targets: readonly string[]): boolean {
+  if (targets.includes(ACCOUNT_LINK) && emailDomain(subject) !== null) return true;
+  return env.providers.some((p) => p.canLookUp(subject) && p.fills(subject.entityType).some((k) => targets.includes(k)));
+}
+
+export async function requestRun(
+  ctx: Ctx,
+  env: EnrichmentEnv,
+  input: { entityType: EntityType; entityId: string; fields?: readonly string[] | undefined; trigger: 'creation' | 'manual' },
+): Promise<RunAnswer> {
+  const subject = await loadSubject(ctx, input.entityType, input.entityId);
+  if (!subject) throw notFound(input.entityType, input.entityId);
+  const defs = await requireDefinitions(ctx, input.entityType);
+  const can = fillable(env, defs, input.entityType);
+  const named = input.fields ? [...new Set(input.fields)] : null;
+  for (const [i, key] of (named ?? []).entries()) {
+    if (!can.includes(key))
+      throw new AppError('invalid_value', `"${key}" is not a field enrichment fills on ${input.entityType}s; it fills ${can.join(', ')}.`, {
+        param: `fields.${i}`,
+      });
+  }
+  // The name of an account is its own: replaced by the page's title only when asked by name.
+  const targets = named ?? can.filter((k) => k !== '$name' && isEmpty(subject, k));
+  const skipped = (reason: RunAnswer['reason']): RunAnswer => ({ enrichmentRun: null, status: 'skipped', reason });
+  if (env.mode === 'off') return skipped('no_operations');
+  if (targets.length === 0) return skipped('no_targets');
+  if (!canOperate(env, subject, targets)) return skipped('no_operations');
+  const at = isoNow(ctx.now);
+  const row: repo.RunRow = {
+    id: newId('enr', ctx.now),
+    workspace_id: ctx.actor.workspaceId,
+    entity_type: input.entityType,
+    entity_id: input.entityId,
+    status: 'queued',
+    trigger: input.trigger,
+    target_fields: JSON.stringify(targets),
+    named_fields: JSON.stringify(named ?? []),
+    created_at: at,
+    updated_at: at,
+    started_at: null,
+    completed_at: null,
+    due_at: at,
+    lease_owner: null,
+    attempts: 0,
+    error: null,
+  };
+  if (await repo.insertRun(ctx.db, row)) return { enrichmentRun: toResource(row), status: 'started', reason: null };
+  const active = await repo.activeRun(ctx.db, ctx.actor.workspaceId, input.entityId);
+  // The run in flight may have ended between the two statements: then this request starts none.
+  return active ? { enrichmentRun: toResource(active), status: 'already_running', reason: null } : skipped('no_targets');
+}
+
+export async function getRun(ctx: Ctx, input: { runId: string }): Promise<RunResource> {
+  const row = await repo.findRun(ctx.db, ctx.actor.workspaceId, input.runId);
+  if (!row) throw notFound('enrichment run', input.runId);
+  return toResource(row);
+}

@@ -1,0 +1,63 @@
+// The website provider (docs/enrichment.md §The website provider): reads an account's home page,
+// the first `$website`, after asking its robots.txt, and finds the title, the description, the
+// social profile links and the logo. Every fetch goes through safeFetch's limits and address
+// checks. It fills accounts only: a contact's `$account` comes from its e-mail domain, which
+// needs no fetch (src/enrichment/runner.ts).
+import { safeFetch } from './fetch.ts';
+import { readPage, type SocialService } from './html.ts';
+import { type EnrichmentProvider, firstValue, type Subject } from './provider.ts';
+import { robotsAllow } from './robots.ts';
+
+/** The product token robots.txt groups may name. */
+export const ROBOTS_TOKEN = 'RolodexEnrichment';
+
+const SOCIAL_FIELDS: Record<string, SocialService> = { $linkedIn: 'linkedIn', $twitter: 'twitter', $facebook: 'facebook', $instagram: 'instagram' };
+
+/** The account's home page: its first website, https:// assumed when no scheme is given. */
+export function homePage(subject: Subject): URL | null {
+  const raw = firstValue(subject.fields.$website);
+  if (typeof raw !== 'string' || raw.trim() === '') return null;
+  try {
+    const url = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(raw.trim()) ? raw.trim() : `https://${raw.trim()}`);
+    return url.protocol === 'http:' || url.protocol === 'https:' ? new URL('/', url) : null;
+  } catch {
+    return null;
+  }
+}
+
+export const websiteProvider: EnrichmentProvider = {
+  name: 'website',
+  fills: (entityType) => (entityType === 'account' ? ['$name', ...Object.keys(SOCIAL_FIELDS), 'description', 'logo'] : []),
+  canLookUp: (subject) => subject.entityType === 'account' && homePage(subject) !== null,
+  async lookUp(subject, targets, env) {
+    const home = homePage(subject);
+    if (!home) return {};
+    const opts = { userAgent: env.userAgent, allowPrivate: env.allowPrivate, signal: env.signal };
+    // A robots.txt that cannot be read (absent, an error page) allows everything, as RFC 9309 says
+    // of 4xx; an address refused here is refused for the home page too.
+    const robots = await safeFetch(new URL('/robots.txt', home), opts).catch((err: unknown) => {
+      if (err instanceof Error && err.name === 'FetchRefused') throw err;
+      return null;
+    });
+    if (robots && robots.status >= 500) throw new Error('robots.txt answered a server error');
+    if (robots && robots.status >= 200 && robots.status < 300 && !robotsAllow(robots.body, ROBOTS_TOKEN, home.pathname)) return {};
+    const page = await safeFetch(home, opts);
+    if (page.status < 200 || page.status >= 300 || !/html/i.test(page.contentType)) return {};
+    const facts = readPage(page.body, page.url);
+    const found: Record<string, unknown> = {};
+    for (const key of targets) {
+      const service = SOCIAL_FIELDS[key];
+      const value = service
+        ? facts.social[service]
+        : key === '$name'
+          ? facts.title
+          : key === 'description'
+            ? facts.description
+            : key === 'logo'
+              ? facts.logo
+              : undefined;
+      if (value) found[key] = value;
+    }
+    return found;
+  },
+};
