@@ -151,7 +151,15 @@ async function buildDefinitions(ctx: Ctx, objectType: string): Promise<TypeDefin
     });
   }
   for (const row of custom.fields) {
-    const config = JSON.parse(row.config) as { currency?: string; unique?: boolean; multipleValues?: boolean; handleService?: HandleService };
+    const config = JSON.parse(row.config) as {
+      currency?: string;
+      unique?: boolean;
+      multipleValues?: boolean;
+      handleService?: HandleService;
+      archived?: boolean;
+    };
+    // An archived field is hidden from definitions, responses, filters and writes; its values stay (docs/records.md §Correcting definitions).
+    if (config.archived) continue;
     const valueType = row.value_type as ValueType;
     fields.set(row.key, {
       id: row.id,
