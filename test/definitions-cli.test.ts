@@ -298,7 +298,6 @@ for (const dialect of await testDialects()) {
       assert.equal((await rolodex('import', '--workspace', ws, importFile('base.ndjson', DEFINITIONS))).code, 0);
       const before = await list(ws, 'account');
       const cases: Array<[object, string]> = [
-        [{ ...DEFINITIONS[1], label: 'Level' }, 'line 2: label: field "tier" of account exists with label "Tier", not "Level"'],
         [{ ...DEFINITIONS[2], currency: 'USD' }, 'line 2: currency: field "arr" of account exists with currency "EUR", not "USD"'],
         [
           { ...DEFINITIONS[3], cardinality: 'has_one' },

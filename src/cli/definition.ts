@@ -2,6 +2,7 @@
 // select options and list a type's definitions (docs/records.md §Definitions, docs/activities.md
 // §Custom objects); there is no API for it.
 import type { HandleService } from '../definitions/catalogue.ts';
+import { renameDefinition, renameOption, setArchived } from '../definitions/corrections.ts';
 import { defineObjectType, listObjectTypes } from '../definitions/object-types.ts';
 import { addField, addOption, addRelationship, type FieldDef, loadDefinitions, type RelationshipDef } from '../definitions/service.ts';
 import { InputError } from '../lib/errors.ts';
@@ -12,6 +13,9 @@ import { type Io, operator, parse, print, required, UsageError, withDb } from '.
 export const usage = `rolodex definition add --workspace W --type T --key K --label L --value-type V [--description D] [--currency C] [--unique] [--multiple-values] [--handle-service S] [--default-country CC] [--json]
 rolodex definition add --workspace W --type T --key K --label L --relationship --cardinality has_one|has_many --target T [--description D] [--json]
 rolodex definition option add --workspace W --type T --field K --label L [--description D] [--json]
+rolodex definition rename --workspace W --type T --key K --label L [--description D] [--json]
+rolodex definition option rename --workspace W --type T --field K --option LABEL_OR_ID --label L [--json]
+rolodex definition archive|unarchive --workspace W --type T --key K [--json]
 rolodex definition list --workspace W --type T [--json]
 rolodex definition type add --workspace W --slug S --label L [--json]
 rolodex definition types --workspace W [--json]
@@ -34,6 +38,7 @@ const OPTIONS = {
   target: { type: 'string' },
   field: { type: 'string' },
   slug: { type: 'string' },
+  option: { type: 'string' },
 } as const;
 
 const CARDINALITIES = ['has_one', 'has_many'] as const;
@@ -51,10 +56,12 @@ const relationshipLine = (r: RelationshipDef) => `${r.key}  ${r.cardinality} ${r
 
 export async function run(args: string[], io: Io): Promise<void> {
   const [sub, ...rest] = args;
-  if (!['add', 'option', 'list', 'type', 'types'].includes(sub ?? '')) throw new UsageError(`unknown subcommand "${sub ?? ''}"`);
+  if (!['add', 'option', 'list', 'type', 'types', 'rename', 'archive', 'unarchive'].includes(sub ?? ''))
+    throw new UsageError(`unknown subcommand "${sub ?? ''}"`);
   const isOption = sub === 'option';
   const isType = sub === 'type';
-  if ((isOption || isType) && rest[0] !== 'add') throw new UsageError(`unknown subcommand "${sub} ${rest[0] ?? ''}"`);
+  if (isType && rest[0] !== 'add') throw new UsageError(`unknown subcommand "${sub} ${rest[0] ?? ''}"`);
+  if (isOption && rest[0] !== 'add' && rest[0] !== 'rename') throw new UsageError(`unknown subcommand "${sub} ${rest[0] ?? ''}"`);
   const { values } = parse(isOption || isType ? rest.slice(1) : rest, OPTIONS);
   const workspaceId = required(values, 'workspace');
   const text = (name: string) => values[name] as string | undefined;
@@ -78,7 +85,24 @@ export async function run(args: string[], io: Io): Promise<void> {
     return;
   }
   const objectType = required(values, 'type');
-  if (isOption) {
+  if (isOption && rest[0] === 'rename') {
+    const input = { objectType, fieldKey: required(values, 'field'), option: required(values, 'option'), label: required(values, 'label') };
+    const option = await inWorkspace((ctx) => renameOption(ctx, input));
+    print(io, json, option, `renamed option ${option.id} of ${objectType} ${input.fieldKey} to "${option.label}"`);
+  } else if (sub === 'rename') {
+    const input = {
+      objectType,
+      key: required(values, 'key'),
+      label: required(values, 'label'),
+      ...(text('description') !== undefined ? { description: text('description') } : {}),
+    };
+    const def = await inWorkspace((ctx) => renameDefinition(ctx, input));
+    print(io, json, def, `renamed ${objectType} ${input.key} (${def.id}) to "${def.label}"`);
+  } else if (sub === 'archive' || sub === 'unarchive') {
+    const input = { objectType, key: required(values, 'key'), archived: sub === 'archive' };
+    const def = await inWorkspace((ctx) => ctx.db.transaction().execute((tx) => setArchived({ ...ctx, db: tx }, input)));
+    print(io, json, def, `${sub}d ${objectType} ${input.key} (${def.id})`);
+  } else if (isOption) {
     const input = { objectType, fieldKey: required(values, 'field'), label: required(values, 'label'), description: text('description') ?? null };
     const option = await inWorkspace((ctx) => addOption(ctx, input));
     print(io, json, option, `added option ${option.id} "${option.label}" to ${objectType} ${input.fieldKey}`);

@@ -3,6 +3,7 @@
 // label), so that importing the same definitions again changes nothing and a different one under
 // a taken key is refused.
 import { type ImportContext, ImportError, type ImportItem, type ImportKind, onlyFields, str } from '../import/kind.ts';
+import { renameDefinition } from './corrections.ts';
 import { InputError } from '../lib/errors.ts';
 import { VALUE_TYPES, type ValueType } from '../lib/resource-schemas.ts';
 import type { HandleService } from './catalogue.ts';
@@ -117,8 +118,6 @@ async function apply(ctx: ImportContext, item: ImportItem<DefinitionInput>, defs
     if (def?.system) throw new ImportError(line, 'key', `"${f.key}" is a system field of ${f.objectType}; add options to it with definition "option"`);
     if (def) {
       const pairs: Array<[string, unknown, unknown]> = [
-        ['label', def.label, f.label],
-        ['description', def.description, f.description],
         ['valueType', def.valueType, f.valueType],
         ['currency', def.currency, f.currency ?? null],
         ['unique', def.unique, f.unique],
@@ -126,6 +125,9 @@ async function apply(ctx: ImportContext, item: ImportItem<DefinitionInput>, defs
         ['handleService', def.handleService, f.handleService ?? null],
       ];
       same(line, `field "${f.key}" of ${f.objectType}`, pairs);
+      // Label and description are corrected in place, keeping the id (docs/records.md §Correcting definitions).
+      if (def.label !== f.label || def.description !== f.description)
+        await renameDefinition(ctx, { objectType: f.objectType, key: f.key, label: f.label, description: f.description });
     } else def = await addField(ctx, f);
     for (const label of v.options) if (!def.options?.some((o) => o.label === label)) await addOption(ctx, { objectType: f.objectType, fieldKey: f.key, label });
     return def.id;
@@ -136,12 +138,12 @@ async function apply(ctx: ImportContext, item: ImportItem<DefinitionInput>, defs
     if (!def) return (await addRelationship(ctx, r)).id;
     if (def.system) throw new ImportError(line, 'key', `"${r.key}" is a system relationship of ${r.objectType}`);
     const pairs: Array<[string, unknown, unknown]> = [
-      ['label', def.label, r.label],
-      ['description', def.description, r.description],
       ['cardinality', def.cardinality, r.cardinality],
       ['targetType', def.objectType, r.targetType],
     ];
     same(line, `relationship "${r.key}" of ${r.objectType}`, pairs);
+    if (def.label !== r.label || def.description !== r.description)
+      await renameDefinition(ctx, { objectType: r.objectType, key: r.key, label: r.label, description: r.description });
     return def.id;
   }
   const o = v.option;

@@ -131,3 +131,46 @@ export async function bumpDefinitionsVersion(db: Executor, workspaceId: string):
     .onConflict((oc) => oc.column('workspace_id').doUpdateSet((eb) => ({ version: eb('definition_versions.version', '+', 1) })))
     .execute();
 }
+
+/** The custom field row of a key (archived ones included). */
+export function findFieldRow(db: Executor, workspaceId: string, objectType: string, key: string): Promise<FieldRow | undefined> {
+  return db
+    .selectFrom('field_definitions')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('object_type', '=', objectType)
+    .where('key', '=', key)
+    .executeTakeFirst();
+}
+
+export async function updateField(db: Executor, id: string, set: Partial<Pick<FieldRow, 'label' | 'description' | 'config'>>): Promise<void> {
+  await db.updateTable('field_definitions').set(set).where('id', '=', id).execute();
+}
+
+export async function updateRelationship(
+  db: Executor,
+  workspaceId: string,
+  objectType: string,
+  key: string,
+  set: Partial<Pick<RelationshipRow, 'label' | 'description'>>,
+): Promise<number> {
+  const r = await db
+    .updateTable('relationship_definitions')
+    .set(set)
+    .where('workspace_id', '=', workspaceId)
+    .where('object_type', '=', objectType)
+    .where('key', '=', key)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows);
+}
+
+export async function updateOptionLabel(db: Executor, workspaceId: string, id: string, label: string): Promise<number> {
+  const r = await db.updateTable('select_options').set({ label }).where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+  return Number(r.numUpdatedRows);
+}
+
+/** The records of a type whose stored values hold `key` (a field brought back from the archive). */
+export async function recordsHolding(db: Executor, workspaceId: string, kind: string, key: string): Promise<{ id: string; fields: string }[]> {
+  const rows = await db.selectFrom('records').select(['id', 'fields']).where('workspace_id', '=', workspaceId).where('kind', '=', kind).execute();
+  return rows.filter((r) => Object.hasOwn(JSON.parse(r.fields) as object, key));
+}

@@ -164,7 +164,10 @@ export async function buildDefinitions(ctx: Ctx, objectType: string): Promise<Ty
       multipleValues?: boolean;
       handleService?: HandleService;
       defaultCountry?: string;
+      archived?: boolean;
     };
+    // An archived field is hidden from definitions, responses, filters and writes; its values stay (docs/records.md §Correcting definitions).
+    if (config.archived) continue;
     const valueType = row.value_type as ValueType;
     fields.set(row.key, {
       id: row.id,

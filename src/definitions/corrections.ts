@@ -1,0 +1,83 @@
+// Definitions are operator data that can be corrected (docs/records.md §Correcting definitions): a
+// custom field's or relationship's label and description, a select option's label, and a custom
+// field archived (hidden everywhere, its values kept) or brought back. Ids never change. Every
+// write moves the workspace's definitions version (its triggers), so every process sees it.
+import type { Ctx } from '../lib/context.ts';
+import { InputError } from '../lib/errors.ts';
+import { requireDefinitions } from '../records/entities.ts';
+import { valueRows } from '../records/index-values.ts';
+import { writeValueIndex } from '../records/repository.ts';
+import * as repo from './repository.ts';
+import { loadDefinitions } from './service.ts';
+
+export interface RenameInput {
+  objectType: string;
+  key: string;
+  label: string;
+  description?: string | null;
+}
+
+function checkLabel(label: string): string {
+  const l = label.trim();
+  if (l.length < 1 || l.length > 255) throw new InputError('must be 1 to 255 characters', 'label');
+  return l;
+}
+
+/** Renames a custom field or relationship of the type (a field first, as keys are shared). */
+export async function renameDefinition(ctx: Ctx, input: RenameInput): Promise<{ id: string; label: string }> {
+  const label = checkLabel(input.label);
+  const ws = ctx.actor.workspaceId;
+  const defs = await loadDefinitions(ctx, { objectType: input.objectType });
+  if (!defs) throw new InputError(`unknown object type "${input.objectType}"`, 'type');
+  if (defs.fields.get(input.key)?.system || defs.relationships.get(input.key)?.system)
+    throw new InputError(`"${input.key}" is a system definition: its label is fixed`, 'key');
+  const set = { label, ...(input.description !== undefined ? { description: input.description } : {}) };
+  const field = await repo.findFieldRow(ctx.db, ws, input.objectType, input.key);
+  if (field) {
+    await repo.updateField(ctx.db, field.id, set);
+    return { id: field.id, label };
+  }
+  const rel = defs.relationships.get(input.key);
+  if (!rel || (await repo.updateRelationship(ctx.db, ws, input.objectType, input.key, set)) === 0)
+    throw new InputError(`${input.objectType} has no custom field or relationship "${input.key}"`, 'key');
+  return { id: rel.id, label };
+}
+
+/** Renames an option of a select field, named by its id or its current label. */
+export async function renameOption(
+  ctx: Ctx,
+  input: { objectType: string; fieldKey: string; option: string; label: string },
+): Promise<{ id: string; label: string }> {
+  const label = checkLabel(input.label);
+  const defs = await loadDefinitions(ctx, { objectType: input.objectType });
+  const field = defs?.fields.get(input.fieldKey);
+  if (!field?.options) throw new InputError(`${input.objectType} has no select field "${input.fieldKey}"`, 'field');
+  const option = field.options.find((o) => o.id === input.option) ?? field.options.find((o) => o.label === input.option);
+  if (!option) throw new InputError(`"${input.fieldKey}" has no option "${input.option}"`, 'option');
+  if (field.options.some((o) => o.id !== option.id && o.label === label)) throw new InputError(`"${input.fieldKey}" already has an option "${label}"`, 'label');
+  if ((await repo.updateOptionLabel(ctx.db, ctx.actor.workspaceId, option.id, label)) === 0)
+    throw new InputError(`option ${option.id} is a default option: its label is fixed`, 'option');
+  return { id: option.id, label };
+}
+
+/**
+ * Archives a custom field (hidden from definitions, responses, filters and writes; the stored
+ * values stay) or brings it back. Bringing it back indexes its values again, since writes made
+ * while it was archived indexed the records without it.
+ */
+export async function setArchived(ctx: Ctx, input: { objectType: string; key: string; archived: boolean }): Promise<{ id: string; archived: boolean }> {
+  const ws = ctx.actor.workspaceId;
+  const row = await repo.findFieldRow(ctx.db, ws, input.objectType, input.key);
+  if (!row) throw new InputError(`${input.objectType} has no custom field "${input.key}"`, 'key');
+  const config = JSON.parse(row.config) as Record<string, unknown>;
+  if (Boolean(config.archived) === input.archived) return { id: row.id, archived: input.archived };
+  if (input.archived) config.archived = true;
+  else delete config.archived;
+  await repo.updateField(ctx.db, row.id, { config: JSON.stringify(config) });
+  if (!input.archived) {
+    const defs = await requireDefinitions(ctx, input.objectType);
+    for (const r of await repo.recordsHolding(ctx.db, ws, input.objectType, input.key))
+      await writeValueIndex(ctx.db, defs, [r.id], valueRows(ws, defs, r.id, JSON.parse(r.fields) as Record<string, unknown>));
+  }
+  return { id: row.id, archived: input.archived };
+}
