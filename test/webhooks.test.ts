@@ -157,6 +157,29 @@ await eachDialect(
       await rolodex(t, ENV, 'webhook', 'remove', sub.id);
     });
 
+    test("one event an endpoint always refuses is given up after the limit; its object's later events then go", async () => {
+      const t = ctx();
+      const s = await seedWorkspace(t);
+      const sub = await subscribe(s, '--events', 'account.created,account.updated');
+      receiver.received.length = 0;
+      receiver.statusFor = (body) => (body.includes('poison') && JSON.parse(body).type === 'account.created' ? 400 : 204);
+      const acc = (await call(t, s.secret, 'POST', '/v1/accounts', { fields: { $name: 'poison' } })).json();
+      await call(t, s.secret, 'POST', `/v1/accounts/${acc.id}`, { fields: { $name: 'cured' } });
+      // Other objects keep succeeding, so the endpoint itself is never disabled.
+      const stop = Date.now() + 1800;
+      while (Date.now() < stop) {
+        await call(t, s.secret, 'POST', '/v1/accounts', { fields: { $name: 'fine' } });
+        await new Promise((r) => setTimeout(r, 150));
+      }
+      await eventually('the later event of the object arrives', () => bodies().some((b) => b.data.object.fields.$name.value === 'cured'), 20_000);
+      const ofAcc = receiver.received.filter((x) => JSON.parse(x.body).data.object.id === acc.id).map((x) => JSON.parse(x.body).type);
+      assert.ok(ofAcc.filter((x) => x === 'account.created').length >= 2, 'the refused event was tried again');
+      assert.equal(ofAcc[ofAcc.length - 1], 'account.updated');
+      assert.equal((await rolodex(t, ENV, 'webhook', 'list', '--workspace', s.workspaceId, '--json')).json()[0].status, 'active');
+      receiver.statusFor = null;
+      await rolodex(t, ENV, 'webhook', 'remove', sub.id);
+    });
+
     test('private and loopback targets need WEBHOOK_ALLOW_PRIVATE; bad input is refused', async () => {
       const t = ctx();
       const s = await seedWorkspace(t);

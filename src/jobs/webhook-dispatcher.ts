@@ -122,6 +122,7 @@ export function startWebhookDispatcher(deps: WebhookDispatcherDeps): Dispatcher 
             });
           logger.warn({ subscription: sub.id, eventId: row.event_id, error, attempts: row.attempts, outcome }, 'webhook delivery failed');
           if (outcome === 'disabled') logger.warn({ subscription: sub.id }, 'webhook endpoint failing for too long; disabled');
+          if (outcome === 'given_up') logger.warn({ subscription: sub.id, eventId: row.event_id }, 'webhook delivery failing for too long; given up');
         }
       };
       await Promise.all(Array.from({ length: Math.min(cfg.concurrency, rows.length) }, worker));

@@ -164,20 +164,27 @@ export async function settleDelivered(db: Executor, token: string, ids: readonly
 }
 
 /**
- * A failed attempt: tried again `delayMs` from now, or, when the subscription has been failing
- * for `disableAfterMs`, the subscription is disabled and its queued rows dropped. False when
- * `token` no longer holds the row.
+ * A failed attempt: tried again `delayMs` from now; given up when its first failure was
+ * `disableAfterMs` ago (so that one event an endpoint always refuses does not hold back its
+ * object's later ones for ever); and when the subscription has been failing for `disableAfterMs`,
+ * the subscription is disabled and its queued rows dropped. False when `token` no longer holds
+ * the row.
  */
 export async function failed(
   db: Executor,
   row: DeliveryRow,
   token: string,
   input: { delayMs: number; error: string; disableAfterMs: number },
-): Promise<'retry' | 'disabled' | false> {
+): Promise<'retry' | 'given_up' | 'disabled' | false> {
   return db.transaction().execute(async (tx) => {
     const r = await tx
       .updateTable('webhook_deliveries')
-      .set({ next_attempt_at: dbTime(tx, input.delayMs), lease_owner: null, last_error: input.error })
+      .set({
+        next_attempt_at: dbTime(tx, input.delayMs),
+        lease_owner: null,
+        last_error: input.error,
+        first_failed_at: sql<string>`coalesce(first_failed_at, ${dbTime(tx, 0)})`,
+      })
       .where('id', '=', row.id)
       .where('lease_owner', '=', token)
       .executeTakeFirst();
@@ -194,9 +201,16 @@ export async function failed(
       .where('disabled_at', 'is', null)
       .where('failing_since', '<=', dbTime(tx, -input.disableAfterMs))
       .executeTakeFirst();
-    if (Number(gone.numUpdatedRows) === 0) return 'retry';
-    await tx.deleteFrom('webhook_deliveries').where('subscription_id', '=', row.subscription_id).execute();
-    return 'disabled';
+    if (Number(gone.numUpdatedRows) > 0) {
+      await tx.deleteFrom('webhook_deliveries').where('subscription_id', '=', row.subscription_id).execute();
+      return 'disabled';
+    }
+    const expired = await tx
+      .deleteFrom('webhook_deliveries')
+      .where('id', '=', row.id)
+      .where('first_failed_at', '<=', dbTime(tx, -input.disableAfterMs))
+      .executeTakeFirst();
+    return Number(expired.numDeletedRows) > 0 ? 'given_up' : 'retry';
   });
 }
 

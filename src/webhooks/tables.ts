@@ -32,6 +32,7 @@ export interface WebhookDeliveriesTable {
   lease_owner: string | null;
   attempts: number;
   last_error: string | null;
+  first_failed_at: string | null;
 }
 
 declare module '../db/types.ts' {

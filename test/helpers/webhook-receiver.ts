@@ -13,6 +13,8 @@ export interface TestReceiver {
   /** Requests held unanswered (hold mode). */
   held: Received[];
   status: number;
+  /** When set, the status of each request by its body (instead of `status`). */
+  statusFor: ((body: string) => number) | null;
   hold: boolean;
   onHold: (() => void) | null;
   ids(): string[];
@@ -26,6 +28,7 @@ export async function startReceiver(): Promise<TestReceiver> {
     received: [],
     held: [],
     status: 204,
+    statusFor: null,
     hold: false,
     onHold: null,
     ids: () => r.received.map((x) => x.headers['webhook-id']!),
@@ -45,8 +48,9 @@ export async function startReceiver(): Promise<TestReceiver> {
         r.onHold?.();
         return;
       }
-      r.received.push({ headers: req.headers as Record<string, string>, body: Buffer.concat(chunks).toString() });
-      res.statusCode = r.status;
+      const body = Buffer.concat(chunks).toString();
+      r.received.push({ headers: req.headers as Record<string, string>, body });
+      res.statusCode = r.statusFor ? r.statusFor(body) : r.status;
       res.end();
     });
   });

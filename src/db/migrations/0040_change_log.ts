@@ -73,6 +73,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('lease_owner', 'text')
     .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('last_error', 'text')
+    // Its first failure: a delivery still failing WEBHOOK_DISABLE_AFTER_MS later is given up.
+    .addColumn('first_failed_at', 'text')
     .execute();
   await db.schema.createIndex('webhook_deliveries_due').on('webhook_deliveries').columns(['next_attempt_at']).execute();
   await db.schema.createIndex('webhook_deliveries_order').on('webhook_deliveries').columns(['subscription_id', 'object_id', 'event_seq']).execute();
