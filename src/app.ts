@@ -10,6 +10,7 @@ import { fileRoutes } from './files/routes.ts';
 import { JSON_BODY_LIMIT, installJsonParser } from './http/body.ts';
 import type { Deps, PluginOptions } from './http/context.ts';
 import { frameworkError, installErrorHandling } from './http/error-handler.ts';
+import { clientError } from './http/client-error.ts';
 import { healthRoutes } from './http/health.ts';
 import { installIdempotency } from './http/idempotency.ts';
 import { installMetrics } from './http/metrics.ts';
@@ -66,6 +67,7 @@ export async function buildApp(config: Config, deps: Deps): Promise<FastifyInsta
     // cap of 100 would answer longer ones with a bare 414 first.
     routerOptions: { maxParamLength: 2048 },
     frameworkErrors: frameworkError,
+    clientErrorHandler: clientError,
   });
   app.decorateRequest('principal', null as never);
   app.decorateRequest('startedAt', 0);

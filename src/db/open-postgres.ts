@@ -2,7 +2,8 @@
 import { Kysely } from 'kysely';
 import postgres from 'postgres';
 import { abandon, DEADLINE_GRACE_MS, denseRows } from './pg-deadline.ts';
-import { type Clients, PostgresJsDialect, runRead, TransactionGate } from './postgres.ts';
+import { type Clients, PostgresJsDialect, runRead } from './postgres.ts';
+import { TransactionGate } from './transaction-gate.ts';
 import { registerFastReader } from './prepared.ts';
 import { rankUpkeepSettled } from './rank-append.ts';
 import type { Database, Db, PoolStats } from './types.ts';

@@ -5,6 +5,7 @@
 // value.
 import type { FieldDef, OptionDef, RelationshipDef, TypeDefinitions } from '../definitions/service.ts';
 import { AppError } from '../lib/errors.ts';
+import { parseIsoDateTime } from '../lib/dates.ts';
 import { foldText, INDEXED_TEXT_BYTES } from '../lib/fold.ts';
 import type { ValueType } from '../lib/resource-schemas.ts';
 import { phoneNeedle } from '../records/phone.ts';
@@ -145,8 +146,8 @@ function fieldFilter(param: string, field: FieldDef, given: Operator | undefined
     case 'DATETIME': {
       // A `+` in a query string decodes to a space; an offset written unencoded is still meant as +.
       const s = v.replace(/ (\d{2}:\d{2})$/, '+$1');
-      const ms = Date.parse(s);
-      if (!ISO_DATETIME.test(s) || Number.isNaN(ms)) throw bad(param, 'the value must be an ISO 8601 date-time with a time zone');
+      const ms = parseIsoDateTime(s);
+      if (!ISO_DATETIME.test(s) || Number.isNaN(ms)) throw bad(param, 'the value must be an ISO 8601 date-time with a time zone naming a real date and time');
       return { ...base, kind: 'num', op: op as NumFilter['op'], value: ms };
     }
     case 'CHECKBOX':

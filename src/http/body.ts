@@ -28,11 +28,32 @@ export function deeperThan(value: unknown, max: number): boolean {
   return false;
 }
 
+// Bodies are UTF-8 (docs/errors.md §Request bodies): bytes that are not are refused, never
+// replaced by U+FFFD, and a body declared in another charset is refused rather than misread.
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The charset parameter of a Content-Type, unquoted, or null. */
+function charsetOf(contentType: string | undefined): string | null {
+  const m = /;\s*charset\s*=\s*("?)([^";\s]*)\1/i.exec(contentType ?? '');
+  return m ? m[2]! : null;
+}
+
 export function installJsonParser(app: FastifyInstance): void {
   const parse = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser(['application/json', 'text/plain']);
-  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: JSON_BODY_LIMIT }, (req, body, done) => {
-    const text = body as string;
+  app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: JSON_BODY_LIMIT }, (req, body, done) => {
+    const charset = charsetOf(req.headers['content-type']);
+    if (charset !== null && !/^utf-?8$/i.test(charset))
+      return done(
+        new AppError('unsupported_media_type', `Request bodies are JSON in UTF-8; charset "${charset}" is not accepted.`, { param: 'Content-Type' }),
+        undefined,
+      );
+    let text: string;
+    try {
+      text = STRICT_UTF8.decode(body as Buffer);
+    } catch {
+      return done(new AppError('invalid_json', 'The request body is not valid UTF-8.'), undefined);
+    }
     if (text.trim() === '') return done(null, undefined);
     void parse(req, text, (err, value) => {
       if (err) return done(new AppError('invalid_json', `The request body is not valid JSON: ${err.message}`), undefined);

@@ -62,7 +62,27 @@ export function installValidators(app: FastifyInstance): void {
     // A route without a query schema ignores its query string, NULs included.
     const param = findNulKey(request.params) ?? (request.routeOptions.schema?.querystring ? findNulKey(request.query) : null);
     if (param !== null) throw new AppError('invalid_parameter', `Parameter "${param}" contains a NUL character.`, { param });
+    const loose = looseInteger(request.routeOptions.schema?.querystring, request.query);
+    if (loose !== null) throw new AppError('invalid_parameter', `Parameter "${loose}" must be a whole number written in decimal digits.`, { param: loose });
   });
+}
+
+// An integer in a query string is plain decimal digits, a minus sign before a negative one
+// (docs/errors.md §Numbers in query strings). The coercion would read `1e1`, `0x10`, ` 5 `, `+5`
+// and `-0` as numbers too: refused rather than reshaped.
+const PLAIN_INTEGER = /^(?:\d+|-[1-9]\d*)$/;
+
+/** The first query parameter declared an integer whose value is not written as one, or null. */
+function looseInteger(schema: unknown, query: unknown): string | null {
+  const properties = (schema as { properties?: Record<string, { type?: unknown }> } | undefined)?.properties;
+  if (!properties || query === null || typeof query !== 'object') return null;
+  for (const [name, prop] of Object.entries(properties)) {
+    if (prop.type !== 'integer') continue;
+    const raw = (query as Record<string, unknown>)[name];
+    const values = Array.isArray(raw) ? raw : raw === undefined ? [] : [raw];
+    if (values.some((v) => typeof v !== 'string' || !PLAIN_INTEGER.test(v))) return name;
+  }
+  return null;
 }
 
 /** `/fields/$name` + `/relationships/$contacts/add/2` → `fields.$name`, `relationships.$contacts.add[2]`. */

@@ -61,6 +61,9 @@ export const ERROR_CODES = {
   // 500, 503
   internal_error: 500,
   service_unavailable: 503,
+  // before routing: what Node's HTTP parser refuses (src/http/client-error.ts)
+  malformed_request: 400,
+  headers_too_large: 431,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -97,6 +100,7 @@ export const ERROR_TYPES: Record<number, string> = {
   416: 'range_not_satisfiable',
   422: 'unprocessable_content',
   429: 'too_many_requests',
+  431: 'request_header_fields_too_large',
   500: 'internal_server_error',
   503: 'service_unavailable',
 };

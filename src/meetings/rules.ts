@@ -4,6 +4,7 @@
 import { findFile } from '../files/repository.ts';
 import type { Ctx } from '../lib/context.ts';
 import { AppError } from '../lib/errors.ts';
+import { parseIsoDateTime } from '../lib/dates.ts';
 import { foldText } from '../lib/fold.ts';
 
 const FIELDS = ['$title', '$startDate', '$endDate', '$description', '$meetingUrl', '$organizerEmail', '$attendeeEmails', '$privacySetting'];
@@ -45,7 +46,7 @@ export function checkUpdateKeys(input: { fields?: Record<string, unknown>; relat
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i;
 
 function instant(value: string, param: string): number {
-  const ms = ISO.test(value) ? Date.parse(value) : NaN;
+  const ms = ISO.test(value) ? parseIsoDateTime(value) : NaN;
   if (Number.isNaN(ms))
     throw new AppError('invalid_value', `"${param}" must be an ISO 8601 date-time with a time zone, such as 2026-03-01T09:00:00Z.`, { param });
   return ms;

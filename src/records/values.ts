@@ -3,8 +3,9 @@
 // SOCIAL_HANDLE to its profile URL). A null value means unset and is valid for every type. Throws
 // InputError whose param is the sub-path of the bad part below the value.
 import { InputError } from '../lib/errors.ts';
-import type { ValueType } from '../lib/resource-schemas.ts';
 import type { HandleService } from '../definitions/catalogue.ts';
+import { parseIsoDateTime } from '../lib/dates.ts';
+import type { ValueType } from '../lib/resource-schemas.ts';
 import { isCountryCode } from './countries.ts';
 import { normalizePhone } from './phone.ts';
 import { normalizeHandle } from './social.ts';
@@ -86,8 +87,9 @@ function number(v: unknown): number {
 
 function datetime(v: unknown): string {
   const s = string(v, 64, 'an ISO 8601 date-time string');
-  const ms = Date.parse(s);
-  if (!ISO_DATETIME.test(s) || Number.isNaN(ms)) throw bad('must be an ISO 8601 date-time with a time zone, such as "2026-03-01T09:30:00Z"');
+  const ms = parseIsoDateTime(s);
+  if (!ISO_DATETIME.test(s) || Number.isNaN(ms))
+    throw bad('must be an ISO 8601 date-time with a time zone naming a real date and time, such as "2026-03-01T09:30:00Z"');
   return new Date(ms).toISOString();
 }
 

@@ -70,6 +70,10 @@ export function classifier(): Classifier {
       if (op.query.length === 0) return false;
       const query: Record<string, string | string[]> = {};
       for (const [k, v] of req.query) query[k] = k in query ? ([] as string[]).concat(query[k]!, v) : v;
+      // An integer is decimal digits (docs/errors.md §Numbers in query strings): the coercion below would read `+5` or `1e1` as one.
+      for (const p of op.query)
+        if ((p.schema as { type?: unknown }).type === 'integer' && p.name in query && [query[p.name]].flat().some((v) => !/^(?:\d+|-[1-9]\d*)$/.test(v!)))
+          return true;
       const querySchema = {
         type: 'object',
         properties: Object.fromEntries(op.query.map((p) => [p.name, p.schema])),
@@ -83,7 +87,7 @@ export function classifier(): Classifier {
 
 export async function send(t: TestApp, secret: string, op: Operation, req: FuzzRequest, url: string): Promise<LightMyRequestResponse> {
   const extra: Record<string, string> = { ...req.headers };
-  let payload: string | undefined;
+  let payload: string | Buffer | undefined;
   if (op.method !== 'GET') {
     if (req.raw !== undefined) payload = req.raw;
     else if (req.body !== undefined) payload = JSON.stringify(req.body);

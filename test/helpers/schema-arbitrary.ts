@@ -9,7 +9,7 @@ export interface FuzzRequest {
   query: Array<[string, string]>;
   /** undefined: no body; a string: sent as is (broken JSON). */
   body?: unknown;
-  raw?: string;
+  raw?: string | Buffer;
   contentType?: string | null;
   headers?: Record<string, string>;
   /** A path already encoded by the mutation (invalid percent-encoding and such). */
@@ -22,6 +22,10 @@ export interface FuzzRequest {
 const HINTS: Record<string, unknown[]> = {
   $objectType: ['account', 'contact', 'opportunity', '$contact', 'Account'],
   $name: ['Q1 targets', '  padded  ', 'x'],
+  // Date-times the impossibleDate mutation can turn into dates that do not exist.
+  $startDate: ['2026-01-05T09:00:00Z'],
+  $endDate: ['2026-01-05T10:00:00+01:00'],
+  $dueAt: ['2026-12-01T09:00:00Z'],
   filename: ['report.pdf', 'notes.txt', 'a'],
   mimeType: ['text/plain', 'application/pdf', 'image/png', 'application/vnd.openxmlformats-officedocument.wordprocessingml.document'],
   sizeBytes: [1, 10, 1024, 536_870_912, 536_870_913],
@@ -136,6 +140,9 @@ export const MUTATIONS = [
   'queryBad',
   'pathBad',
   'idempotencyKeyBad',
+  'invalidUtf8',
+  'charset',
+  'impossibleDate',
 ] as const;
 export type Mutation = (typeof MUTATIONS)[number];
 
@@ -157,6 +164,9 @@ const BODY_MUTATIONS: Mutation[] = [
   'brokenJson',
   'notAnObject',
   'contentType',
+  'invalidUtf8',
+  'charset',
+  'impossibleDate',
 ];
 
 /** The mutations that apply to this operation: body ones only where there is a body, and so on. */
@@ -203,7 +213,11 @@ const nth = <T>(xs: T[], i: number): T | undefined => (xs.length === 0 ? undefin
 const LONG = 'x'.repeat(10 * 1024);
 const WRONG_TYPES: unknown[] = [1, 'text', true, null, [], {}, 1.5, '10'];
 const BAD_NUMBERS = [-1, 0, 1e308, -1e308, 2 ** 53 + 2, 0.5, 536_870_913, 1e21];
-const BAD_QUERY = ['0', '26', '-1', 'abc', '1.5', '1e3', '', ' 1', '99999999999999999999', '0x10', LONG, '\u0000', '[]'];
+const BAD_QUERY = ['0', '26', '-1', 'abc', '1.5', '1e3', '', ' 1', '99999999999999999999', '0x10', LONG, '\u0000', '[]', '1e1', '+5', '-0', ' 5 ', '5.0'];
+// Byte sequences that are not UTF-8: a lone continuation byte, truncated, overlong, a surrogate, past U+10FFFF.
+const NOT_UTF8 = [[0xff], [0x80], [0xc3], [0xe2, 0x82], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80], [0xf8, 0x88, 0x80, 0x80, 0x80]];
+const IMPOSSIBLE_DATES = ['2026-02-30T00:00:00Z', '2025-02-29T10:00:00Z', '2026-04-31T09:00:00Z', '2026-03-01T24:00:00Z', '2026-03-01T10:00:00+25:00'];
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}T/;
 const BAD_PATH = [LONG.slice(0, 300), '%00', '%ED%A0%80', '%zz', '%', 'a%2Fb', '..%2F..%2Fetc', '%F0%9F%92%A9', '%C0%AF', '%00' + 'a'.repeat(10)];
 const BAD_KEYS = ['k'.repeat(256), 'caf\u00e9', 'tab\there', '', ' '.repeat(300)];
 
@@ -262,6 +276,31 @@ export function mutate(op: Operation, req: FuzzRequest, m: MutationChoice): { re
     }
     case 'brokenJson':
       return broken();
+    case 'invalidUtf8': {
+      // Bytes that are not UTF-8 inside a string of the body (or the body alone).
+      const marker = '__NOT_UTF8__';
+      const strs = all.filter((p) => typeof p.value === 'string');
+      const target = nth(strs, m.pick);
+      const text = target ? JSON.stringify(setAt(body, target.path, marker)) : `"${marker}"`;
+      const [before = '', after = ''] = text.split(marker);
+      const raw = Buffer.concat([Buffer.from(before), Buffer.from(NOT_UTF8[m.variant % NOT_UTF8.length]!), Buffer.from(after)]);
+      return { req: { ...req, raw, invalid: true }, label: 'invalidUtf8' };
+    }
+    case 'charset': {
+      const ct = [
+        'application/json; charset=iso-8859-1',
+        'application/json; charset="latin1"',
+        'application/json;charset=utf-16le',
+        'application/json; charset=windows-1252',
+      ][m.variant % 4]!;
+      return { req: { ...req, raw: JSON.stringify(body), contentType: ct, invalid: true }, label: 'charset' };
+    }
+    case 'impossibleDate': {
+      const dates = all.filter((p) => typeof p.value === 'string' && DATE_TIME.test(p.value));
+      const target = nth(dates, m.pick);
+      if (!target) return broken();
+      return { req: { ...req, body: setAt(body, target.path, IMPOSSIBLE_DATES[m.variant % IMPOSSIBLE_DATES.length]), invalid: true }, label: 'impossibleDate' };
+    }
     case 'notAnObject':
       return { req: { ...req, body: [[], 1, 'text', true, [body]][m.variant % 5] }, label: 'notAnObject' };
     case 'contentType': {

@@ -1,0 +1,39 @@
+// Requests Node's HTTP parser refuses before Fastify sees them (docs/errors.md §Before routing):
+// headers and URL over the size limit (431), a Content-Length together with Transfer-Encoding,
+// a byte not allowed in a header, a malformed request line (400). They are answered in the
+// service's error shape, with a request id, whenever the connection can still take an answer;
+// the connection is closed after it, since the parser cannot tell where the next request starts.
+import type { Socket } from 'node:net';
+import { SERVICE_VERSION } from './context.ts';
+import { AppError } from '../lib/errors.ts';
+import { newId } from '../lib/ids.ts';
+
+const REASONS: Record<number, string> = { 400: 'Bad Request', 431: 'Request Header Fields Too Large' };
+
+function errorFor(code: string | undefined): AppError {
+  if (code === 'HPE_HEADER_OVERFLOW') return new AppError('headers_too_large', 'The request line and headers are larger than the server accepts (16 KiB).');
+  return new AppError('malformed_request', 'The request is not well-formed HTTP/1.1 (its framing or a header is invalid).');
+}
+
+export function clientError(err: Error & { code?: string }, socket: Socket): void {
+  // Nothing to answer: the client went away, or the request timed out before it was complete.
+  if (err.code === 'ECONNRESET' || err.code === 'ERR_HTTP_REQUEST_TIMEOUT' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const error = errorFor(err.code);
+  const requestId = newId('req');
+  const body = JSON.stringify(error.body(requestId));
+  socket.end(
+    [
+      `HTTP/1.1 ${error.status} ${REASONS[error.status] ?? 'Bad Request'}`,
+      'Content-Type: application/json; charset=utf-8',
+      `Content-Length: ${Buffer.byteLength(body)}`,
+      `X-Request-Id: ${requestId}`,
+      `Service-Version: ${SERVICE_VERSION}`,
+      'Connection: close',
+      '',
+      body,
+    ].join('\r\n'),
+  );
+}
