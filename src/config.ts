@@ -312,7 +312,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseStatementTimeoutMs: int(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 5000, 0, 3_600_000),
     readinessTimeoutMs: int(env, 'READINESS_TIMEOUT_MS', 2000, 100, 60_000),
     livenessStallMs: int(env, 'LIVENESS_STALL_MS', 30_000, 100, 3_600_000),
-    redisCommandTimeoutMs: int(env, 'REDIS_COMMAND_TIMEOUT_MS', 25, 1, 10_000),
+    redisCommandTimeoutMs: int(env, 'REDIS_COMMAND_TIMEOUT_MS', 200, 1, 10_000),
     webhooks: webhooks(env),
     eventRetentionDays: int(env, 'EVENT_RETENTION_DAYS', 30, 0, 36_500),
     enrichment: enrichment(env),

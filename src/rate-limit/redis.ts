@@ -114,7 +114,7 @@ export class RedisRateLimiter implements RateLimiter {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       connectTimeout: 1000,
-      commandTimeout: opts.commandTimeoutMs ?? 25,
+      commandTimeout: opts.commandTimeoutMs ?? 200,
       retryStrategy: (times) => Math.min(100 * times, 2000),
     });
     redis.defineCommand('rolodexTake', { numberOfKeys: 1, lua: TAKE_LUA });
