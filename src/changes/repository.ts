@@ -2,9 +2,10 @@
 // transaction and only inserts new rows (deferredInsert): on PostgreSQL it goes out with the
 // write's next statement and keeps a create fit for a group commit (src/db/group-commit.ts).
 import { sql } from 'kysely';
+import { chunks } from '../db/chunks.ts';
 import { deferredInsert } from '../db/pipeline.ts';
 import type { Executor } from '../db/types.ts';
-import { fanOut } from '../webhooks/repository.ts';
+import { dropDeliveriesOf, fanOut } from '../webhooks/repository.ts';
 import type { EventsTable, FieldHistoryTable } from './tables.ts';
 
 export type EventRow = Omit<EventsTable, 'seq'>;
@@ -84,4 +85,23 @@ export async function purgeEvents(db: Executor, before: string, limit: number): 
     .limit(limit);
   const r = await db.deleteFrom('events').where('id', 'in', old).executeTakeFirst();
   return Number(r.numDeletedRows);
+}
+
+/**
+ * Erases what the change log holds of a record being purged (docs/trash.md): its field history,
+ * and every event of the workspace that names it (its own, and those that carry its id, such as a
+ * merge's or a list's), with their queued deliveries.
+ */
+export async function eraseChangesOf(tx: Executor, workspaceId: string, id: string): Promise<{ events: number; historyRows: number }> {
+  const named = await tx
+    .selectFrom('events')
+    .select('id')
+    .where('workspace_id', '=', workspaceId)
+    .where((eb) => eb.or([eb('object_id', '=', id), eb('body', 'like', `%${id}%`)]))
+    .execute();
+  const ids = named.map((e) => e.id);
+  await dropDeliveriesOf(tx, ids);
+  for (const part of chunks(ids)) await tx.deleteFrom('events').where('id', 'in', part).execute();
+  const history = await tx.deleteFrom('field_history').where('workspace_id', '=', workspaceId).where('record_id', '=', id).executeTakeFirst();
+  return { events: ids.length, historyRows: Number(history.numDeletedRows) };
 }

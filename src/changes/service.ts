@@ -29,6 +29,8 @@ export interface EventInput {
   changes?: Changes;
   /** On list.members_added and list.members_removed: the records added or removed. */
   members?: readonly string[];
+  /** On merges: the record merged into the object, then trashed. */
+  duplicateId?: string;
 }
 
 export interface Event {
@@ -37,7 +39,7 @@ export interface Event {
   occurredAt: string;
   workspaceId: string;
   actor: EventActor;
-  data: { object: unknown; changes?: Changes; members?: readonly string[] };
+  data: { object: unknown; changes?: Changes; members?: readonly string[]; duplicateId?: string };
 }
 
 /** Who acted: a user's key, a workspace key, or an operator (the CLI, the import: no key). */
@@ -59,6 +61,7 @@ export async function appendEvent(ctx: Ctx, input: EventInput): Promise<Event> {
       object: input.object,
       ...(input.changes === undefined ? {} : { changes: input.changes }),
       ...(input.members === undefined ? {} : { members: input.members }),
+      ...(input.duplicateId === undefined ? {} : { duplicateId: input.duplicateId }),
     },
   };
   await repo.insertEvent(ctx.db, {

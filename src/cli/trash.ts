@@ -65,7 +65,7 @@ export async function run(args: string[], io: Io): Promise<void> {
       await truncateLog(db);
       return out;
     });
-    const human = `purged ${counts.records} records: ${counts.values} field values, ${counts.valueIndexRows} value-index rows, ${counts.relationships} relationships, ${counts.listMemberships} list memberships, ${counts.storedResponses} stored responses`;
+    const human = `purged ${counts.records} records: ${counts.values} field values, ${counts.valueIndexRows} value-index rows, ${counts.relationships} relationships, ${counts.listMemberships} list memberships, ${counts.storedResponses} stored responses, ${counts.events} events, ${counts.historyRows} history rows`;
     return print(io, json, counts, human);
   }
   throw new UsageError(`unknown subcommand "${sub ?? ''}"`);

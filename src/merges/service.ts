@@ -1,6 +1,7 @@
 // Merging two records of one type (docs/merge.md): the primary keeps its id and takes the
 // resolved fields and every link of the duplicate, which goes to the trash marked as merged, all
 // in the caller's one transaction. The merge is recorded (`mrg_…`) with status `done`.
+import { appendEvent, recordFieldChanges } from '../changes/service.ts';
 import type { Ctx } from '../lib/context.ts';
 import { AppError, notFound } from '../lib/errors.ts';
 import { isoNow, newId } from '../lib/ids.ts';
@@ -98,9 +99,17 @@ export async function mergeRecords(ctx: Ctx, type: EntityType, input: MergeInput
     updated_at: at,
   };
   await repo.insertMerge(ctx.db, row);
+  const merged = await getRecord(ctx, type, { id: primary.id });
+  if (changed.length > 0) await recordFieldChanges(ctx, { recordId: primary.id, changes: new Map(changed.map((k) => [k, after[k] ?? null])) });
+  await appendEvent(ctx, {
+    type: `${type.objectType}.merged`,
+    object: merged,
+    changes: Object.fromEntries(changed.map((k) => [k, { from: before[k] ?? null, to: after[k] ?? null }])),
+    duplicateId: duplicate.id,
+  });
   return {
     merge: { id: row.id, status: row.status },
-    primary: await getRecord(ctx, type, { id: primary.id }),
+    primary: merged,
     summary: { fieldWriteCount: changed.length, syncRepointedCount: repointed, warnings },
   };
 }

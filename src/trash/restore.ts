@@ -3,6 +3,8 @@
 // that entry, to come back with it; one whose other end was purged is gone), refusing one that
 // would take a unique value another record now holds. A purge erases the entry and every row that
 // still names the record. Each runs in the caller's transaction.
+import { eraseChangesOf } from '../changes/repository.ts';
+import { appendEvent } from '../changes/service.ts';
 import { loadDefinitions } from '../definitions/service.ts';
 import type { Executor } from '../db/types.ts';
 import { type Ctx, operatorCtx } from '../lib/context.ts';
@@ -123,6 +125,8 @@ export async function restore(ctx: Ctx, input: { id: string }): Promise<Restored
   }
   const links = await restoreLinks(ctx, entry.id);
   await repo.deleteTrash(ctx.db, entry.id);
+  // The resource as it was deleted: what a full-access key reads again now.
+  await appendEvent(ctx, { type: `${entry.object_type}.restored`, object: JSON.parse(entry.resource) as { id: string } });
   return { id: entry.id, objectType: entry.object_type, links };
 }
 
@@ -133,6 +137,9 @@ export interface Purged {
   relationships: number;
   listMemberships: number;
   storedResponses: number;
+  /** Events that named the record, and its field history rows (docs/events.md, docs/history.md). */
+  events: number;
+  historyRows: number;
 }
 
 /** Erases one entry and every row still naming its record; adds what it removed to `into`. */
@@ -145,12 +152,15 @@ async function purgeEntry(ctx: Ctx, entry: repo.TrashRow, into: Purged): Promise
   into.relationships += held.links;
   into.listMemberships += held.members;
   into.storedResponses += await repo.eraseResponses(ctx.db, entry.workspace_id, entry.id);
+  const changes = await eraseChangesOf(ctx.db, entry.workspace_id, entry.id);
+  into.events += changes.events;
+  into.historyRows += changes.historyRows;
   await repo.deleteTrash(ctx.db, entry.id);
 }
 
 /** Purges the named entries, or every entry deleted more than `olderThanMs` ago (all when 0). */
 export async function purge(ctx: Ctx, input: { ids?: readonly string[]; olderThanMs?: number }): Promise<Purged> {
-  const out: Purged = { records: 0, values: 0, valueIndexRows: 0, relationships: 0, listMemberships: 0, storedResponses: 0 };
+  const out: Purged = { records: 0, values: 0, valueIndexRows: 0, relationships: 0, listMemberships: 0, storedResponses: 0, events: 0, historyRows: 0 };
   const entries: repo.TrashRow[] = [];
   if (input.ids && input.ids.length > 0) {
     for (const id of input.ids) {

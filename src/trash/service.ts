@@ -3,6 +3,7 @@
 // condition of its own. Its relationship rows (both ends) and list memberships are held under its
 // trash entry; the answer is the resource as a retrieve gave it just before, and a second delete
 // answers it again. Each function runs inside the caller's one transaction (ctx.db).
+import { appendEvent } from '../changes/service.ts';
 import type { Ctx } from '../lib/context.ts';
 import { notFound } from '../lib/errors.ts';
 import { foldText } from '../lib/fold.ts';
@@ -68,6 +69,7 @@ export async function trashRecord(ctx: Ctx, type: EntityType, input: { id: strin
   if (!row) return JSON.parse((await again(ctx, type.objectType, input.id)).resource) as Entity;
   const resource = await getRecord(ctx, type, input);
   await takeRecord(ctx, row, resource);
+  await appendEvent(ctx, { type: `${type.objectType}.deleted`, object: resource });
   return resource;
 }
 
@@ -99,6 +101,7 @@ export async function trashMeeting(ctx: Ctx, input: { id: string }): Promise<Mee
   const full = meetingResource(ctx, row, 'FULL', contents, derived ?? { contact: [], account: [], opportunity: [] });
   await repo.takeLinks(ctx.db, row.id, row.id);
   await insertEntry(ctx, row.id, 'meeting', full, { meeting: { row, contents, participants } });
+  await appendEvent(ctx, { type: 'meeting.deleted', object: full });
   return meetingFor(ctx, full, participants);
 }
 
@@ -110,5 +113,6 @@ export async function trashList(ctx: Ctx, input: { id: string }): Promise<Return
   // Its memberships are kept for a restore, held by the list's entry.
   await repo.holdMembers(ctx.db, row.id, await lists.takeList(ctx.db, row));
   await insertEntry(ctx, row.id, 'list', resource, { list: row });
+  await appendEvent(ctx, { type: 'list.deleted', object: resource });
   return resource;
 }

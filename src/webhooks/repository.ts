@@ -222,3 +222,8 @@ export async function outboxDepth(db: Executor): Promise<number> {
     .executeTakeFirstOrThrow();
   return Number(row.n);
 }
+
+/** Drops the queued deliveries of these events (an erasure removes the events themselves). */
+export async function dropDeliveriesOf(tx: Executor, eventIds: string[]): Promise<void> {
+  for (const part of chunks(eventIds)) await tx.deleteFrom('webhook_deliveries').where('event_id', 'in', part).execute();
+}
