@@ -75,7 +75,16 @@ await eachDialect('trash, operator side', (ctx) => {
     );
     const purged = await cli(t, ['trash', 'purge', '--workspace', s.workspaceId, con.id, '--json']);
     assert.equal(purged.code, 0, purged.err);
-    assert.deepEqual(JSON.parse(purged.out), { records: 1, values: 3, valueIndexRows: 3, relationships: 1, listMemberships: 1, storedResponses: 3, events: 4, historyRows: 2 });
+    assert.deepEqual(JSON.parse(purged.out), {
+      records: 1,
+      values: 3,
+      valueIndexRows: 3,
+      relationships: 1,
+      listMemberships: 1,
+      storedResponses: 3,
+      events: 4,
+      historyRows: 2,
+    });
     assert.deepEqual(await foundIn(t, canary), []);
     assert.equal((await ok(s, 'GET', `/v1/lists/${list.id}/contacts`)).totalCount, 0);
     assert.deepEqual((await ok(s, 'GET', `/v1/accounts/${acc.id}`)).relationships.$contact.values, []);
