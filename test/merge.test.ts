@@ -84,7 +84,7 @@ await eachDialect('merge', (ctx) => {
     await addField(operatorCtx(db, s.workspaceId), { objectType: 'account', key: 'code', label: 'Code', valueType: 'TEXT', unique: true });
     const a = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'A', $industry: ['Software'], code: 'A1' } });
     const b = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'B', $industry: ['Retail'], code: 'B1' } });
-    await refused(s, '/v1/accounts/merge', {}, 400, 'missing_field');
+    await refused(s, '/v1/accounts/merge', {}, 400, 'parameter_missing');
     await refused(s, '/v1/accounts/merge', { primaryId: a.id, duplicateId: a.id }, 400, 'invalid_value', 'duplicateId');
     await refused(s, '/v1/accounts/merge', { primaryId: 'acc_nope', duplicateId: b.id }, 400, 'relationship_entity_missing', 'primaryId');
     await refused(
