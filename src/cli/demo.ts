@@ -45,7 +45,7 @@ export async function run(args: string[], io: Io): Promise<void> {
   const running = io.env.PUBLIC_BASE_URL ? undefined : runningServerUrl(out.config.dataDir);
   const base = running ?? out.config.publicBaseUrl;
   const fill = (l: string) => l.replaceAll('{base}', base).replaceAll('{key}', out.keys.admin.secret);
-  // Every example runs as printed, with the admin key (test/demo.test.ts runs them with curl).
+  // Every example runs as printed, with the admin key (test/ops/demo.test.ts runs them with curl).
   const examples = [`curl -s -H "Authorization: Bearer {key}" -H "Service-Version: 2026-03-01" {base}/v1/auth/validate`, ...out.lines].map(fill);
   const mcp = out.config.mcp ? fill('claude mcp add --transport http rolodex {base}/mcp --header "Authorization: Bearer {key}"') : null;
   const keys = Object.fromEntries(Object.entries(out.keys).map(([k, v]) => [k, { id: v.id, secret: v.secret, subjectType: v.subjectType, scopes: v.scopes }]));

@@ -138,7 +138,7 @@ export function transactionRoundTrips(): number {
 // connection (2.3 backends on average under 50 concurrent list creates; docs/performance.md
 // §Batches written at once). A batch therefore ends with a statement of at least 1 KiB, which
 // postgres.js writes at once with everything before it: COMMIT with a padding comment, or, after
-// a statement with parameters, an empty one. test/pg-batch-writes.test.ts watches the writes.
+// a statement with parameters, an empty one. test/guards/pg-batch-writes.test.ts watches the writes.
 const PADDING = `/*${' '.repeat(1024)}*/`;
 
 function flushing(queries: CompiledQuery[]): { batch: CompiledQuery[]; padded: boolean } {

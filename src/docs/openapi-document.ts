@@ -1,5 +1,5 @@
 // The OpenAPI document exactly as the server serves it, without a server: `npm run openapi`
-// writes it to docs/openapi.json, and test/openapi.test.ts fails when the two drift apart.
+// writes it to docs/openapi.json, and test/ops/openapi.test.ts fails when the two drift apart.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';

@@ -1,6 +1,6 @@
 // The errors of the service. AppError is the one error an API response is made from: every code is
 // declared in ERROR_CODES with its status, so a code cannot be thrown without being catalogued
-// (test/errors-catalogue.test.ts checks that each one is documented in docs/errors.md). InputError
+// (test/ops/errors-catalogue.test.ts checks that each one is documented in docs/errors.md). InputError
 // is the one base of every other error about bad input (CLI arguments, import lines, values).
 
 export const ERROR_CODES = {

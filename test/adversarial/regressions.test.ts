@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { eachDialect, headers, seedWorkspace } from '../helpers/app.ts';
-import { pipelineRoutes } from '../pipeline-routes.ts';
+import { pipelineRoutes } from '../helpers/pipeline-routes.ts';
 
 function assertShape(res: { statusCode: number; headers: Record<string, unknown>; json(): any }, status: number, code: string) {
   assert.equal(res.statusCode, status, JSON.stringify(res.json()));

@@ -1,4 +1,4 @@
-// Faults for the fault suite (test/faults.test.ts) and bench/faults.ts: an app on PostgreSQL whose
+// Faults for the fault suite (test/ops/faults.test.ts) and bench/faults.ts: an app on PostgreSQL whose
 // connections carry an application name of their own, so that only its backends are terminated
 // (other suites share the server); a driver that sends mixed requests over HTTP and records every
 // answer; and a terminator that ends the app's backends as a failover, a restart or a pooler does.

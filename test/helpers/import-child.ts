@@ -1,4 +1,4 @@
-// An import in a process of its own, for test/import-alone.test.ts to kill: the writer thread and
+// An import in a process of its own, for test/api/import-alone.test.ts to kill: the writer thread and
 // journal of `rolodex import` (src/cli/import.ts), with a page cache small enough that the
 // transaction spills pages into the database file long before it commits.
 //   node test/helpers/import-child.ts DATA_DIR WORKSPACE_ID FILE

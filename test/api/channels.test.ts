@@ -1,0 +1,164 @@
+// Channels and messages through `rolodex import` and `rolodex channel …`: validation naming line
+// and field (never echoing text), re-import updating in place with counts kept, CLI changes.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { main } from '../../src/cli/main.ts';
+import type { Io } from '../../src/cli/io.ts';
+import { ImportFailed } from '../../src/import/run.ts';
+import { call, eachDialect, type TestApp } from '../helpers/app.ts';
+import { importObjects, message, seedPeople } from '../helpers/messages.ts';
+
+function cli(t: TestApp) {
+  return async (...argv: string[]) => {
+    let out = '';
+    let err = '';
+    const io: Io = {
+      out: (s) => void (out += s),
+      err: (s) => void (err += s),
+      env: { DATA_DIR: t.tdb.dataDir, ...(t.tdb.databaseUrl ? { DATABASE_URL: t.tdb.databaseUrl } : {}), LOG_LEVEL: 'silent' },
+      isTty: false,
+    };
+    const code = await main(argv, io);
+    return { code, out, err };
+  };
+}
+
+async function counts(t: TestApp, workspaceId: string) {
+  const rows = await t.deps.db.kysely.selectFrom('channels').select(['external_id', 'message_count']).where('workspace_id', '=', workspaceId).execute();
+  return Object.fromEntries(rows.map((r) => [r.external_id, Number(r.message_count)]));
+}
+
+await eachDialect('channels and message import', (ctx) => {
+  test('bad objects are refused naming line and field, nothing written, no text echoed', async () => {
+    const t = ctx();
+    const { workspaceId } = await seedPeople(t);
+    const secret = 'SECRET-TEXT-42';
+    const cases: Array<[Record<string, unknown>, RegExp]> = [
+      [{ object: 'channel', externalId: 'c', provider: 'slack', name: 'c', visibility: 'secret', members: [] }, /line 2: visibility/],
+      [{ object: 'channel', externalId: 'c', provider: 'slack', name: 'c', visibility: 'public', members: ['u-nobody'] }, /line 2: members\[0\]: no user/],
+      [message('m', 'nope', '2026-03-01T00:00:00Z', secret), /line 2: channel: no channel/],
+      [message('m', 'c0', 'yesterday', secret), /line 2: fields\.\$sentAt\.value/],
+      [
+        {
+          ...message('m', 'c0', '2026-03-01T00:00:00Z', secret),
+          fields: { $text: { value: secret, valueType: 'MARKDOWN' }, $sentAt: { value: '2026-03-01T00:00:00Z' } },
+        },
+        /fields\.\$text\.valueType/,
+      ],
+      [
+        { ...message('m', 'c0', '2026-03-01T00:00:00Z', secret), fields: { $text: { value: 7 }, $sentAt: { value: '2026-03-01T00:00:00Z' } } },
+        /fields\.\$text\.value/,
+      ],
+      [{ ...message('m', 'c0', '2026-03-01T00:00:00Z', secret), colour: 'red' }, /line 2: colour/],
+      [
+        { ...message('m', 'c0', '2026-03-01T00:00:00Z', secret), relationships: { $files: { objectType: 'file', values: ['f-1'] } } },
+        /relationships\.\$files\.values\[0\]: no file/,
+      ],
+    ];
+    for (const [obj, expected] of cases) {
+      const channel = { object: 'channel', externalId: 'c0', provider: 'slack', name: 'c0', visibility: 'public', members: [] };
+      await assert.rejects(importObjects(t, workspaceId, [channel, obj]), (err: unknown) => {
+        assert.ok(err instanceof ImportFailed, String(err));
+        assert.match(err.message, expected);
+        assert.ok(!err.message.includes(secret), 'the error repeats message text');
+        return true;
+      });
+    }
+    assert.deepEqual(await counts(t, workspaceId), {}, 'a failed import wrote nothing');
+  });
+
+  test('re-import updates in place, moves messages between channels and keeps counts', async () => {
+    const t = ctx();
+    const { workspaceId, callers } = await seedPeople(t);
+    const chans = [
+      { object: 'channel', externalId: 'a', provider: 'slack', name: 'a', visibility: 'public', members: ['u-alice'] },
+      { object: 'channel', externalId: 'b', provider: 'slack', name: 'b', visibility: 'private', members: ['u-alice'] },
+    ];
+    const first = await importObjects(t, workspaceId, [
+      ...chans,
+      message('m1', 'a', '2026-03-01T00:00:00Z', 'one'),
+      message('m2', 'a', '2026-03-02T00:00:00Z', 'two'),
+    ]);
+    assert.deepEqual(await counts(t, workspaceId), { a: 2, b: 0 });
+    const bob = callers[1]!.secret;
+    assert.equal((await call(t, bob, 'GET', '/v1/messages')).json().totalCount, 2);
+    // m2 moves to the private channel, m1 is edited, m3 is new; the channel b now includes bob.
+    const second = await importObjects(t, workspaceId, [
+      message('m2', 'b', '2026-03-02T00:00:00Z', 'two'),
+      message('m1', 'a', '2026-03-01T00:00:00Z', 'one, edited', { $editedAt: { value: '2026-03-03T00:00:00Z', valueType: 'DATETIME' } }),
+      message('m3', 'b', '2026-03-04T00:00:00Z', 'three'),
+    ]);
+    assert.equal(second.ids.message?.m1, first.ids.message?.m1);
+    assert.deepEqual(await counts(t, workspaceId), { a: 1, b: 2 });
+    const bobList = (await call(t, bob, 'GET', '/v1/messages')).json();
+    assert.equal(bobList.totalCount, 1);
+    assert.deepEqual(bobList.data[0].fields.$text.value, 'one, edited');
+    assert.equal(bobList.data[0].fields.$editedAt.value, '2026-03-03T00:00:00.000Z');
+    // Re-importing the channel changes its visibility and replaces its members.
+    await importObjects(t, workspaceId, [{ ...chans[1], visibility: 'restricted', members: ['u-bob'] }]);
+    const after = (await call(t, bob, 'GET', '/v1/messages')).json();
+    assert.equal(after.totalCount, 3);
+    assert.deepEqual(
+      after.data.map((m: { accessLevel: string }) => m.accessLevel),
+      ['FULL', 'FULL', 'FULL'],
+    );
+    const alice = (await call(t, callers[0]!.secret, 'GET', '/v1/messages')).json();
+    assert.deepEqual(
+      alice.data.map((m: { accessLevel: string }) => m.accessLevel),
+      ['METADATA', 'METADATA', 'FULL'],
+    );
+  });
+
+  test('rolodex channel create, list, visibility, add-members, remove-members', async () => {
+    const t = ctx();
+    const { workspaceId, callers, users } = await seedPeople(t);
+    const run = cli(t);
+    const created = await run(
+      'channel',
+      'create',
+      '--workspace',
+      workspaceId,
+      '--provider',
+      'slack',
+      '--name',
+      'ops',
+      '--visibility',
+      'private',
+      '--external-id',
+      'ops',
+      '--json',
+    );
+    assert.equal(created.code, 0, created.err);
+    const channel = JSON.parse(created.out);
+    assert.equal(channel.visibility, 'private');
+    await importObjects(t, workspaceId, [message('m', 'ops', '2026-03-01T00:00:00Z', 'ops talk')]);
+    const bob = callers[1]!.secret;
+    assert.equal((await call(t, bob, 'GET', '/v1/messages')).json().totalCount, 0);
+
+    const added = await run('channel', 'add-members', '--workspace', workspaceId, channel.id, 'u-bob', '--json');
+    assert.equal(added.code, 0, added.err);
+    assert.equal(JSON.parse(added.out).members, 1);
+    assert.equal((await call(t, bob, 'GET', '/v1/messages')).json().data[0].accessLevel, 'FULL');
+
+    assert.equal((await run('channel', 'visibility', '--workspace', workspaceId, 'ops', 'restricted')).code, 0);
+    assert.equal((await run('channel', 'remove-members', '--workspace', workspaceId, 'ops', users.bob as string)).code, 0);
+    assert.equal((await call(t, bob, 'GET', '/v1/messages')).json().data[0].accessLevel, 'METADATA');
+
+    const list = await run('channel', 'list', '--workspace', workspaceId, '--json');
+    assert.deepEqual(
+      JSON.parse(list.out).map((c: { externalId: string; visibility: string; members: number; messages: number }) => [
+        c.externalId,
+        c.visibility,
+        c.members,
+        c.messages,
+      ]),
+      [['ops', 'restricted', 0, 1]],
+    );
+    const bad = await run('channel', 'visibility', '--workspace', workspaceId, 'ops', 'secret');
+    assert.equal(bad.code, 1);
+    assert.match(bad.err, /visibility must be one of/);
+    assert.equal((await run('channel', 'add-members', '--workspace', workspaceId, 'nope', 'u-bob')).code, 1);
+    assert.equal((await run('channel', 'add-members', '--workspace', workspaceId, 'ops', 'u-nobody')).code, 1);
+    assert.equal((await run('channel', 'add-members', '--workspace', workspaceId, 'ops')).code, 2);
+  });
+});

@@ -1,0 +1,90 @@
+// Definitions are operator data that can be corrected (docs/records.md §Correcting definitions), on
+// both databases: `rolodex definition rename`, `definition option rename`, `definition archive |
+// unarchive` (an archived field leaves definitions, responses, filters and writes; its values come
+// back with unarchive), and a re-import with another label or description, each keeping the id.
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import type { Io } from '../../src/cli/io.ts';
+import { main } from '../../src/cli/main.ts';
+import { call, eachDialect, type Seeded, seedWorkspace, type TestApp } from '../helpers/app.ts';
+
+async function cli(t: TestApp, ...args: string[]) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const env = { DATA_DIR: t.tdb.dataDir, ...(t.tdb.databaseUrl ? { DATABASE_URL: t.tdb.databaseUrl } : {}) };
+  const io: Io = { out: (s) => out.push(s), err: (s) => err.push(s), env, isTty: false };
+  const code = await main(args, io);
+  assert.equal(code, 0, `${args.join(' ')}: ${err.join('')}`);
+  return JSON.parse(out.join(''));
+}
+
+await eachDialect('definitions corrected', (ctx) => {
+  async function ok(s: Seeded, method: 'GET' | 'POST', url: string, body?: unknown) {
+    const res = await call(ctx(), s.secret, method, url, body);
+    assert.equal(res.statusCode, 200, `${method} ${url}: ${res.body}`);
+    return res.json();
+  }
+
+  test('rename, option rename, archive and unarchive keep ids and values', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const ws = ['--workspace', s.workspaceId, '--type', 'account'];
+    const tier = await cli(t, 'definition', 'add', ...ws, '--key', 'tier', '--label', 'Tier', '--value-type', 'TEXT', '--json');
+    const size = await cli(t, 'definition', 'add', ...ws, '--key', 'size', '--label', 'Size', '--value-type', 'SINGLE_SELECT', '--json');
+    const small = await cli(t, 'definition', 'option', 'add', ...ws, '--field', 'size', '--label', 'Small', '--json');
+    const acc = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'Acme', tier: 'gold', size: 'Small' } });
+
+    assert.deepEqual(await cli(t, 'definition', 'rename', ...ws, '--key', 'tier', '--label', 'Level', '--description', 'Customer level', '--json'), {
+      id: tier.id,
+      label: 'Level',
+    });
+    await cli(t, 'definition', 'option', 'rename', ...ws, '--field', 'size', '--option', 'Small', '--label', 'S', '--json');
+    const listed = await cli(t, 'definition', 'list', ...ws, '--json');
+    const t2 = listed.fields.find((f: { key: string }) => f.key === 'tier');
+    assert.deepEqual([t2.id, t2.label, t2.description], [tier.id, 'Level', 'Customer level']);
+    const s2 = listed.fields.find((f: { key: string }) => f.key === 'size');
+    assert.deepEqual([s2.id, s2.options], [size.id, [{ id: small.id, label: 'S', description: null }]]);
+    assert.equal((await ok(s, 'GET', `/v1/accounts/${acc.id}`)).fields.size.value, small.id);
+
+    await cli(t, 'definition', 'archive', ...ws, '--key', 'tier', '--json');
+    assert.equal((await ok(s, 'GET', `/v1/accounts/${acc.id}`)).fields.tier, undefined);
+    assert.equal(JSON.stringify(await ok(s, 'GET', '/v1/accounts/definitions')).includes('"tier"'), false);
+    const write = await call(t, s.secret, 'POST', `/v1/accounts/${acc.id}`, { fields: { tier: 'x' } });
+    assert.deepEqual([write.statusCode, write.json().error.code, write.json().error.param], [400, 'unknown_field', 'fields.tier']);
+    assert.equal((await call(t, s.secret, 'GET', '/v1/accounts?tier[equal]=gold')).statusCode, 400);
+    // A write meanwhile re-indexes the record without the archived field.
+    await ok(s, 'POST', `/v1/accounts/${acc.id}`, { fields: { $name: 'Acme Inc' } });
+
+    await cli(t, 'definition', 'unarchive', ...ws, '--key', 'tier', '--json');
+    assert.equal((await ok(s, 'GET', `/v1/accounts/${acc.id}`)).fields.tier.value, 'gold');
+    assert.equal((await ok(s, 'GET', '/v1/accounts?tier[equal]=gold')).totalCount, 1);
+  });
+
+  test('a re-import with another label or description corrects it, keeping its id', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const line = (label: string, description: string | null) =>
+      JSON.stringify({
+        object: 'definition',
+        externalId: 'd-tier',
+        definition: 'field',
+        objectType: 'account',
+        key: 'tier',
+        label,
+        description,
+        valueType: 'TEXT',
+      });
+    const file = join(t.tdb.dataDir, 'defs.ndjson');
+    writeFileSync(file, `${line('Tier', null)}\n`);
+    const first = await cli(t, 'import', '--workspace', s.workspaceId, file, '--json');
+    writeFileSync(file, `${line('Level', 'Customer level')}\n`);
+    const second = await cli(t, 'import', '--workspace', s.workspaceId, file, '--json');
+    assert.deepEqual(second.ids, first.ids);
+    const tier = (await cli(t, 'definition', 'list', '--workspace', s.workspaceId, '--type', 'account', '--json')).fields.find(
+      (f: { key: string }) => f.key === 'tier',
+    );
+    assert.deepEqual([tier.label, tier.description], ['Level', 'Customer level']);
+  });
+});

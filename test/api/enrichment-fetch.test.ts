@@ -1,0 +1,122 @@
+// The website provider's parts (docs/enrichment.md §The website provider): the address checks,
+// the fetch limits (redirects, size, time), the HTML reading and robots.txt.
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, test } from 'node:test';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../../src/config.ts';
+import { FETCH_LIMITS, FetchRefused, isSpecialAddress, safeFetch } from '../../src/enrichment/fetch.ts';
+import { readPage } from '../../src/enrichment/html.ts';
+import { robotsAllow } from '../../src/enrichment/robots.ts';
+
+let server: Server;
+let base = '';
+before(async () => {
+  server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    const hops = Number(url.searchParams.get('hops') ?? 0);
+    if (url.pathname === '/hop') {
+      res.writeHead(302, { location: hops > 1 ? `/hop?hops=${hops - 1}` : '/page' }).end();
+    } else if (url.pathname === '/big') {
+      res.writeHead(200, { 'content-type': 'text/html' }).end('x'.repeat(2 * 1024 * 1024));
+    } else if (url.pathname === '/slow') {
+      setTimeout(() => res.writeHead(200).end('late'), FETCH_LIMITS.timeoutMs + 1000).unref();
+    } else res.writeHead(200, { 'content-type': 'text/html' }).end(`<title>${String(req.headers['user-agent'])}</title>`);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+after(() => {
+  server.closeAllConnections();
+  server.close();
+});
+
+const allowed = { userAgent: 'RolodexEnrichment/1.0 (+test)', allowPrivate: true };
+const refusedOnly = { userAgent: 'RolodexEnrichment/1.0 (+test)', allowPrivate: false };
+
+test('private, loopback, link-local and special addresses are recognised; public ones are not', () => {
+  for (const a of [
+    '127.0.0.1',
+    '10.1.2.3',
+    '172.20.0.1',
+    '192.168.1.1',
+    '169.254.169.254',
+    '100.64.0.1',
+    '0.0.0.0',
+    '224.0.0.1',
+    '::1',
+    '::',
+    'fe80::1',
+    'fc00::1',
+    'fd12::1',
+    '::ffff:127.0.0.1',
+    '::ffff:10.0.0.1',
+    'not an ip',
+  ])
+    assert.equal(isSpecialAddress(a), true, a);
+  for (const a of ['8.8.8.8', '93.184.216.34', '2606:4700:4700::1111', '::ffff:8.8.8.8']) assert.equal(isSpecialAddress(a), false, a);
+});
+
+test('without ENRICH_ALLOW_PRIVATE a loopback address is refused, as a literal and after DNS resolution', async () => {
+  const port = new URL(base).port;
+  for (const url of [`${base}/`, `http://localhost:${port}/`, `http://[::1]:${port}/`, `http://0x7f000001:${port}/`])
+    await assert.rejects(safeFetch(new URL(url), refusedOnly), FetchRefused, url);
+});
+
+test('the fetch sends the User-Agent, follows up to 3 redirects and refuses a fourth', async () => {
+  const three = await safeFetch(new URL(`${base}/hop?hops=3`), allowed);
+  assert.equal(three.status, 200);
+  assert.equal(three.url.pathname, '/page');
+  assert.match(three.body, /RolodexEnrichment\/1\.0/);
+  await assert.rejects(safeFetch(new URL(`${base}/hop?hops=4`), allowed), /more than 3 redirects/);
+  await assert.rejects(safeFetch(new URL('file:///etc/passwd'), allowed), FetchRefused);
+  await assert.rejects(safeFetch(new URL(`http://user:pw@127.0.0.1:${new URL(base).port}/`), allowed), FetchRefused);
+});
+
+test('a body is cut at 1 MiB and a fetch gives up after 5 s', async () => {
+  const big = await safeFetch(new URL(`${base}/big`), allowed);
+  assert.equal(big.truncated, true);
+  assert.equal(big.body.length, FETCH_LIMITS.maxBytes);
+  const started = Date.now();
+  await assert.rejects(safeFetch(new URL(`${base}/slow`), allowed));
+  const took = Date.now() - started;
+  assert.ok(took >= FETCH_LIMITS.timeoutMs - 100 && took < FETCH_LIMITS.timeoutMs + 900, `took ${took} ms`);
+});
+
+test('the page is read by a parser: title, description, logo and profiles; comments and scripts are not links', () => {
+  const html = `<html><head><base href="https://cdn.acme.test/"><TITLE>Acme &mdash;  Anvils</TITLE>
+    <meta property="og:description" content="Anvils since 1949"><link rel="shortcut icon" href="favicon.ico">
+    <script>var s = '<a href="https://twitter.com/fake">';</script></head>
+    <body><!-- <a href="https://linkedin.com/company/old"> --><a href='https://www.linkedin.com/company/acme/'>in</a>
+    <a href="https://twitter.com/intent/tweet?text=hi">tweet</a><a href="https://facebook.com/sharer/sharer.php?u=x">share</a>
+    <a href="https://evil.test/?next=https://instagram.com/x">no</a></body></html>`;
+  const facts = readPage(html, new URL('https://acme.test/'));
+  assert.equal(facts.title, 'Acme — Anvils');
+  assert.equal(facts.description, 'Anvils since 1949');
+  assert.equal(facts.logo, 'https://cdn.acme.test/favicon.ico');
+  assert.deepEqual(facts.social, { linkedIn: 'https://www.linkedin.com/company/acme' });
+});
+
+test('robots.txt: our group over *, longest rule wins, Allow on a tie, wildcards and $', () => {
+  assert.equal(robotsAllow('User-agent: *\nDisallow: /', 'RolodexEnrichment', '/'), false);
+  assert.equal(robotsAllow('User-agent: *\nDisallow: /\n\nUser-agent: rolodexenrichment\nAllow: /', 'RolodexEnrichment', '/'), true);
+  assert.equal(robotsAllow('User-agent: RolodexEnrichment\nDisallow: /private\n', 'RolodexEnrichment', '/'), true);
+  assert.equal(robotsAllow('User-agent: *\nDisallow: /*.php$\nAllow: /$\nDisallow: /', 'RolodexEnrichment', '/'), true);
+  assert.equal(robotsAllow('User-agent: a\nUser-agent: *\nDisallow: /\n', 'RolodexEnrichment', '/'), false);
+  assert.equal(robotsAllow('', 'RolodexEnrichment', '/'), true);
+  assert.equal(robotsAllow('# nothing\nUser-agent: *\nDisallow:\n', 'RolodexEnrichment', '/'), true);
+});
+
+test('ENRICHMENT and MCP are validated at start-up; ENRICHMENT=off starts no run', async () => {
+  const DATA_DIR = mkdtempSync(join(tmpdir(), 'rolodex-config-'));
+  assert.equal(loadConfig({ DATA_DIR }).enrichment.mode, 'manual');
+  assert.equal(loadConfig({ DATA_DIR }).mcp, true);
+  assert.equal(loadConfig({ DATA_DIR, MCP: 'off' }).mcp, false);
+  assert.equal(loadConfig({ DATA_DIR, ENRICHMENT: 'on-create' }).enrichment.mode, 'on-create');
+  assert.throws(() => loadConfig({ DATA_DIR, ENRICHMENT: 'always' }), /ENRICHMENT must be one of off, manual, on-create/);
+  assert.throws(() => loadConfig({ DATA_DIR, MCP: 'maybe' }), /MCP must be on or off/);
+  assert.throws(() => loadConfig({ DATA_DIR, ENRICH_TIMEOUT_MS: '5000', ENRICH_LEASE_MS: '5000' }), /ENRICH_LEASE_MS/);
+});

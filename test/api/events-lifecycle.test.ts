@@ -1,0 +1,58 @@
+// Events and history of the trash and of merges (docs/events.md §Types, docs/history.md), on both
+// databases: a delete appends `<type>.deleted` with the resource as it was, a restore
+// `<type>.restored`, a merge one `<type>.merged` naming both records with the primary's changes,
+// and the primary's history records the values the merge changed; a re-delete appends nothing.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { operatorCtx } from '../../src/lib/context.ts';
+import { restore } from '../../src/trash/restore.ts';
+import { call, eachDialect, seedWorkspace } from '../helpers/app.ts';
+
+await eachDialect('events of deletes, restores and merges', (ctx) => {
+  async function events(workspaceId: string) {
+    const rows = await ctx().deps.db.kysely.selectFrom('events').selectAll().where('workspace_id', '=', workspaceId).orderBy('seq').execute();
+    return rows.map((r) => JSON.parse(r.body));
+  }
+  async function ok(secret: string, method: 'GET' | 'POST' | 'DELETE', url: string, body?: unknown) {
+    const res = await call(ctx(), secret, method, url, body);
+    assert.equal(res.statusCode, 200, `${method} ${url}: ${res.body}`);
+    return res.json();
+  }
+
+  test('a delete, a second delete and a restore', async () => {
+    const s = await seedWorkspace(ctx());
+    const acc = await ok(s.secret, 'POST', '/v1/accounts', { fields: { $name: 'Gone' } });
+    const deleted = await ok(s.secret, 'DELETE', `/v1/accounts/${acc.id}`);
+    await ok(s.secret, 'DELETE', `/v1/accounts/${acc.id}`);
+    const db = ctx().deps.db.kysely;
+    await db.transaction().execute((tx) => restore(operatorCtx(tx, s.workspaceId), { id: acc.id }));
+    const evs = await events(s.workspaceId);
+    assert.deepEqual(
+      evs.map((e) => e.type),
+      ['account.created', 'account.deleted', 'account.restored'],
+    );
+    assert.deepEqual(evs[1].data.object, deleted);
+    assert.equal(evs[2].data.object.id, acc.id);
+    assert.equal(evs[2].actor.type, 'operator');
+  });
+
+  test('a merge: one event naming both records, and the primary history of what it changed', async () => {
+    const s = await seedWorkspace(ctx());
+    const primary = await ok(s.secret, 'POST', '/v1/contacts', { fields: { $email: ['p@x.test'] } });
+    const duplicate = await ok(s.secret, 'POST', '/v1/contacts', { fields: { $email: ['d@x.test'], $profilePhotoUrl: 'https://x.test/d.png' } });
+    await ok(s.secret, 'POST', '/v1/contacts/merge', { primaryId: primary.id, duplicateId: duplicate.id });
+    const merged = (await events(s.workspaceId)).filter((e) => e.type === 'contact.merged');
+    assert.equal(merged.length, 1);
+    assert.equal(merged[0].data.object.id, primary.id);
+    assert.equal(merged[0].data.duplicateId, duplicate.id);
+    assert.deepEqual(merged[0].data.changes.$profilePhotoUrl, { from: null, to: 'https://x.test/d.png' });
+    const history = await ok(s.secret, 'GET', `/v1/contacts/${primary.id}/fields/$profilePhotoUrl/history`);
+    assert.deepEqual(
+      history.data.map((h: { value: unknown; isCreate: boolean }) => [h.value, h.isCreate]),
+      [
+        ['https://x.test/d.png', false],
+        [null, true],
+      ],
+    );
+  });
+});

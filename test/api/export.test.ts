@@ -1,0 +1,165 @@
+// `rolodex export` (docs/import.md §Export): a workspace built through the API, exported and
+// imported into an empty workspace, reads the same through the API (ids differ: records are
+// compared by externalId, or the original's id that the export names them by).
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import type { Io } from '../../src/cli/io.ts';
+import { main } from '../../src/cli/main.ts';
+import { importKinds } from '../../src/cli/import-kinds.ts';
+import { addField, addRelationship } from '../../src/definitions/service.ts';
+import { defineObjectType } from '../../src/definitions/object-types.ts';
+import { runImport } from '../../src/import/run.ts';
+import { operatorCtx } from '../../src/lib/context.ts';
+import { call, eachDialect, seedWorkspace, type Seeded, type TestApp } from '../helpers/app.ts';
+
+async function rolodex(t: TestApp, args: string[]): Promise<{ code: number; out: string; err: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const env = { DATA_DIR: t.tdb.dataDir, ...(t.tdb.databaseUrl ? { DATABASE_URL: t.tdb.databaseUrl } : {}) };
+  const io: Io = { out: (s) => out.push(s), err: (s) => err.push(s), env, isTty: false };
+  const code = await main(args, io);
+  return { code, out: out.join('\n'), err: err.join('\n') };
+}
+
+type Entity = { id: string; externalId: string | null; fields: Record<string, { value: unknown }>; relationships: Record<string, { values: string[] }> };
+
+/** Option id → label of every select field of a type, read through the API. */
+async function optionLabels(t: TestApp, s: Seeded, plural: string): Promise<Map<string, string>> {
+  const labels = new Map<string, string>();
+  const res = await call(t, s.secret, 'GET', `/v1/${plural}/definitions`);
+  if (res.statusCode !== 200) return labels;
+  const walk = (v: unknown) => {
+    if (Array.isArray(v)) v.forEach(walk);
+    else if (v && typeof v === 'object') {
+      const o = v as Record<string, unknown>;
+      if (typeof o.id === 'string' && typeof o.label === 'string') labels.set(o.id, o.label);
+      Object.values(o).forEach(walk);
+    }
+  };
+  walk(res.json());
+  return labels;
+}
+
+/** What an entity holds, with ids replaced by names (`name`) and option ids by labels. */
+function normalized(e: Entity, name: (id: string) => string, labels: Map<string, string>) {
+  const fields: Record<string, unknown> = {};
+  for (const [k, f] of Object.entries(e.fields)) {
+    const v = f.value;
+    fields[k] = Array.isArray(v) ? v.map((x) => (typeof x === 'string' ? (labels.get(x) ?? x) : x)) : typeof v === 'string' ? (labels.get(v) ?? v) : v;
+  }
+  const relationships: Record<string, string[]> = {};
+  for (const [k, r] of Object.entries(e.relationships)) relationships[k] = r.values.map(name).toSorted();
+  return { fields, relationships };
+}
+
+await eachDialect('rolodex export', (ctx) => {
+  test('export, then import into an empty workspace, reproduces every record, definition and link', async () => {
+    const t = ctx();
+    const a = await seedWorkspace(t);
+    const op = operatorCtx(t.deps.db.kysely, a.workspaceId);
+    await defineObjectType(op, { slug: 'project', label: 'Projects' });
+    await addField(op, { objectType: 'project', key: 'name', label: 'Name', valueType: 'TEXT' });
+    await addField(op, { objectType: 'project', key: 'budget', label: 'Budget', valueType: 'CURRENCY', currency: 'EUR' });
+    await addRelationship(op, { objectType: 'project', key: 'client', label: 'Client', cardinality: 'has_one', targetType: 'account' });
+    const tier = {
+      object: 'definition',
+      externalId: 'd',
+      definition: 'field',
+      objectType: 'account',
+      key: 'tier',
+      label: 'Tier',
+      valueType: 'SINGLE_SELECT',
+      options: ['Gold', 'Silver'],
+    };
+    const hold = { object: 'definition', externalId: 'o', definition: 'option', objectType: 'opportunity', field: '$stage', label: 'On hold' };
+    const imported = { object: 'contact', externalId: 'c-ext', fields: { $name: { value: { firstName: 'Cy' }, valueType: 'FULL_NAME' } }, relationships: {} };
+    await runImport(op, { kinds: importKinds(), text: [tier, hold, imported].map((o) => JSON.stringify(o)).join('\n') });
+
+    const ok = async (method: 'GET' | 'POST', url: string, body?: unknown): Promise<Entity> => {
+      const r = await call(t, a.secret, method, url, body);
+      assert.equal(r.statusCode, 200, `${url}: ${r.body}`);
+      return r.json<Entity>();
+    };
+    const acme = await ok('POST', '/v1/accounts', {
+      fields: { $name: 'Acme', tier: 'Gold', $website: ['https://acme.test'], $primaryAddress: { city: 'Berlin', country: 'DE' } },
+    });
+    const beta = await ok('POST', '/v1/accounts', { fields: { $name: 'Beta' }, relationships: { $owner: a.userId } });
+    const ann = await ok('POST', '/v1/contacts', {
+      fields: { $name: { firstName: 'Ann', lastName: 'Lee' }, $email: ['ann@acme.test'] },
+      relationships: { $account: [acme.id, beta.id] },
+    });
+    const deal = await ok('POST', '/v1/opportunities', {
+      fields: { $name: 'Deal', $stage: 'On hold' },
+      relationships: { $account: acme.id, $champion: ann.id, $owner: a.userId },
+    });
+    const note = await ok('POST', '/v1/notes', { fields: { $title: 'Call', $content: '# Notes' }, relationships: { $account: acme.id } });
+    const task = await ok('POST', '/v1/tasks', {
+      fields: { $title: 'Follow up', $status: 'TODO' },
+      relationships: { $assignedTo: a.userId, $account: acme.id },
+    });
+    const apollo = await ok('POST', '/v1/objects/project/values', { fields: { name: 'Apollo', budget: 1200 }, relationships: { client: acme.id } });
+    const cy = (await call(t, a.secret, 'GET', '/v1/contacts?limit=25')).json().data.find((c: Entity) => c.externalId === 'c-ext') as Entity;
+
+    const file = join(t.tdb.dataDir, 'export.ndjson');
+    const ex = await rolodex(t, ['export', '--workspace', a.workspaceId, file]);
+    assert.equal(ex.code, 0, ex.err);
+    const lines = readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { object: string });
+    const firstOther = lines.findIndex((l) => l.object !== 'definition');
+    assert.ok(firstOther > 0 && lines.slice(firstOther).every((l) => l.object !== 'definition'), 'definitions come first');
+    assert.equal(lines[firstOther]?.object, 'user', 'then users');
+
+    const b = await seedWorkspace(t);
+    const im = await rolodex(t, ['import', '--workspace', b.workspaceId, file, '--json']);
+    assert.equal(im.code, 0, im.err);
+    const ids = JSON.parse(im.out).ids as Record<string, Record<string, string>>;
+    assert.deepEqual(JSON.parse(im.out).counts, { definition: 6, user: 1, account: 2, contact: 2, opportunity: 1, note: 1, task: 1, record: 1 });
+
+    // The names the export gives: an externalId, else the original's id.
+    const copyName = new Map<string, string>();
+    for (const byExt of Object.values(ids)) for (const [ext, id] of Object.entries(byExt)) copyName.set(id, ext);
+    const origName = (id: string) => (id === cy.id ? 'c-ext' : id);
+    const cases: [string, string, Entity][] = [
+      ['accounts', 'account', acme],
+      ['accounts', 'account', beta],
+      ['contacts', 'contact', ann],
+      ['contacts', 'contact', cy],
+      ['opportunities', 'opportunity', deal],
+      ['notes', 'note', note],
+      ['tasks', 'task', task],
+      ['objects/project/values', 'project', apollo],
+    ];
+    for (const [plural, object, orig] of cases) {
+      const name = orig.externalId ?? orig.id;
+      const copyId = ids[object]?.[name];
+      assert.ok(copyId, `${object} ${name} was imported`);
+      const copy = (await call(t, b.secret, 'GET', `/v1/${plural}/${copyId}`)).json<Entity>();
+      const [la, lb] = [await optionLabels(t, a, plural), await optionLabels(t, b, plural)];
+      const fresh = (await call(t, a.secret, 'GET', `/v1/${plural}/${orig.id}`)).json<Entity>();
+      assert.deepEqual(
+        normalized(copy, (id) => copyName.get(id) ?? `?${id}`, lb),
+        normalized(fresh, origName, la),
+        `${object} ${name}`,
+      );
+      assert.equal(copy.externalId, name);
+    }
+    const tiers = await optionLabels(t, b, 'accounts');
+    assert.equal(tiers.get((await call(t, b.secret, 'GET', `/v1/accounts/${ids.account?.[acme.id]}`)).json().fields.tier.value), 'Gold');
+
+    // --types narrows the records; definitions and users always come.
+    const only = await rolodex(t, ['export', '--workspace', a.workspaceId, '--types', 'contact', '--include-trash', file]);
+    assert.equal(only.code, 0, only.err);
+    const kinds = new Set(
+      readFileSync(file, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as { object: string }).object),
+    );
+    assert.deepEqual([...kinds].toSorted(), ['contact', 'definition', 'user']);
+    assert.equal((await rolodex(t, ['export', '--workspace', a.workspaceId, '--types', 'nope', file])).code, 2);
+  });
+});

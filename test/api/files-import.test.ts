@@ -1,0 +1,180 @@
+// Files loaded by `rolodex import` (sources api, app, chat_attachment; bytes read from a path),
+// which of them the API lists, re-import, all-or-nothing failure, the Knowledge CLI and the demo.
+import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import type { Io } from '../../src/cli/io.ts';
+import { main } from '../../src/cli/main.ts';
+import { filesEnv } from '../../src/files/service.ts';
+import { sweepOnce } from '../../src/jobs/sweeper.ts';
+import { operatorCtx } from '../../src/lib/context.ts';
+import { importKinds } from '../../src/cli/import-kinds.ts';
+import { ImportFailed, runImport } from '../../src/import/run.ts';
+import { call, eachDialect, seedWorkspace, type TestApp } from '../helpers/app.ts';
+import { download, md5, uploadFile } from '../helpers/files.ts';
+
+function captureIo(t: TestApp): Io & { stdout: string[]; stderr: string[] } {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  const env = { DATA_DIR: t.tdb.dataDir, ...(t.tdb.databaseUrl ? { DATABASE_URL: t.tdb.databaseUrl } : {}) };
+  return { out: (x) => stdout.push(x), err: (x) => stderr.push(x), env, isTty: false, stdout, stderr };
+}
+
+function sampleFiles(): { dir: string; write(name: string, content: string | Buffer): string } {
+  const dir = mkdtempSync(join(tmpdir(), 'rolodex-import-files-'));
+  return { dir, write: (name, content) => (writeFileSync(join(dir, name), content), join(dir, name)) };
+}
+
+const importText = (objects: object[]) => objects.map((o) => JSON.stringify(o)).join('\n');
+const run = (t: TestApp, ws: string, objects: object[]) =>
+  runImport(operatorCtx(t.deps.db.kysely, ws), { kinds: importKinds({ blobs: t.deps.blobs }), text: importText(objects) });
+
+function blobCount(t: TestApp, ws: string): number {
+  try {
+    return readdirSync(join(t.config.dataDir, 'blobs', ws)).length;
+  } catch {
+    return 0;
+  }
+}
+
+await eachDialect('file import', (ctx) => {
+  test('imported files of every source are fetchable by id and url; only api ones are listed and counted', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const f = sampleFiles();
+    const result = await run(t, s.workspaceId, [
+      { object: 'file', externalId: 'api-1', source: 'api', filename: 'report.pdf', mimeType: 'application/pdf', path: f.write('a', '%PDF api') },
+      { object: 'file', externalId: 'app-1', source: 'app', filename: 'logo.png', mimeType: 'image/png', path: f.write('b', 'png bytes') },
+      { object: 'file', externalId: 'chat-1', source: 'chat_attachment', filename: 'shot.png', mimeType: 'image/png', path: f.write('c', 'chat bytes') },
+    ]);
+    assert.deepEqual(result.counts, { file: 3 });
+    await uploadFile(t, s.secret, Buffer.from('via api'));
+    const list = (await call(t, s.secret, 'GET', '/v1/files')).json();
+    assert.equal(list.totalCount, 2);
+    assert.equal(list.data.length, 2);
+    assert.ok(list.data.some((x: { id: string }) => x.id === result.ids.file?.['api-1']));
+    for (const [ext, content] of [
+      ['api-1', '%PDF api'],
+      ['app-1', 'png bytes'],
+      ['chat-1', 'chat bytes'],
+    ] as const) {
+      const id = result.ids.file?.[ext] as string;
+      const got = (await call(t, s.secret, 'GET', `/v1/files/${id}`)).json();
+      assert.equal(got.status, 'COMPLETED');
+      assert.equal(got.sizeBytes, content.length);
+      assert.equal(got.expiresAt, null);
+      assert.ok(got.completedAt);
+      const row = await t.deps.db.kysely.selectFrom('files').select('md5').where('id', '=', id).executeTakeFirstOrThrow();
+      assert.equal(row.md5, md5(content));
+      const url = (await call(t, s.secret, 'GET', `/v1/files/${id}/url`)).json().url;
+      assert.equal((await download(t, url)).bytes.toString(), content);
+      // Completed, so cancel is refused like any completed file.
+      assert.equal((await call(t, s.secret, 'POST', `/v1/files/${id}/cancel`)).statusCode, 409);
+    }
+  });
+
+  test('re-importing updates the same files, moves them in and out of the listing, and frees the old bytes', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const f = sampleFiles();
+    const first = await run(t, s.workspaceId, [
+      { object: 'file', externalId: 'x', source: 'app', filename: 'old.txt', mimeType: 'text/plain', path: f.write('x1', 'old') },
+    ]);
+    assert.equal((await call(t, s.secret, 'GET', '/v1/files')).json().totalCount, 0);
+    const second = await run(t, s.workspaceId, [
+      { object: 'file', externalId: 'x', source: 'api', filename: 'new.txt', mimeType: 'text/plain', path: f.write('x2', 'newer') },
+    ]);
+    const id = first.ids.file?.x as string;
+    assert.equal(second.ids.file?.x, id);
+    const list = (await call(t, s.secret, 'GET', '/v1/files')).json();
+    assert.equal(list.totalCount, 1);
+    assert.equal(list.data[0].filename, 'new.txt');
+    assert.equal(list.data[0].sizeBytes, 5);
+    assert.equal(blobCount(t, s.workspaceId), 2);
+    await sweepOnce({ db: t.deps.db.kysely, now: Date.now(), files: filesEnv(t.config, t.deps.blobs) });
+    assert.equal(blobCount(t, s.workspaceId), 1);
+    const url = (await call(t, s.secret, 'GET', `/v1/files/${id}/url`)).json().url;
+    assert.equal((await download(t, url)).bytes.toString(), 'newer');
+    await run(t, s.workspaceId, [
+      { object: 'file', externalId: 'x', source: 'chat_attachment', filename: 'n.txt', mimeType: 'text/plain', path: f.write('x3', 'z') },
+    ]);
+    assert.equal((await call(t, s.secret, 'GET', '/v1/files')).json().totalCount, 0);
+  });
+
+  test('a failing import writes nothing and leaves no bytes behind; errors name the line and field', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const f = sampleFiles();
+    const ok = { object: 'file', externalId: 'ok', source: 'api', filename: 'a.txt', mimeType: 'text/plain', path: f.write('ok', 'fine') };
+    const checks: Array<[object, string]> = [
+      [{ ...ok, externalId: 'b', source: 'email' }, 'source'],
+      [{ ...ok, externalId: 'b', filename: 'a\u0000b' }, 'filename'],
+      [{ ...ok, externalId: 'b', mimeType: 'nope' }, 'mimeType'],
+      [{ ...ok, externalId: 'b', path: undefined }, 'path'],
+      [{ ...ok, externalId: 'b', sizeBytes: 3 }, 'sizeBytes'],
+    ];
+    for (const [bad, field] of checks) {
+      await assert.rejects(
+        run(t, s.workspaceId, [ok, bad]),
+        (err: unknown) => err instanceof ImportFailed && err.errors[0]?.line === 2 && err.errors[0]?.field === field,
+      );
+    }
+    await assert.rejects(run(t, s.workspaceId, [ok, { ...ok, externalId: 'missing', path: join(f.dir, 'nope') }]), (err: unknown) => {
+      return err instanceof ImportFailed && err.errors[0]?.line === 2 && err.errors[0]?.field === 'path' && /ENOENT/.test(err.message);
+    });
+    assert.equal(blobCount(t, s.workspaceId), 0);
+    // A failure inside the transaction (a user whose email clashes) undoes the copied bytes too.
+    const user = { object: 'user', externalId: 'u1', email: 'same@example.test' };
+    await assert.rejects(run(t, s.workspaceId, [ok, user, { ...user, externalId: 'u2' }]), ImportFailed);
+    assert.equal(blobCount(t, s.workspaceId), 0);
+    assert.equal((await t.deps.db.kysely.selectFrom('files').select('id').where('workspace_id', '=', s.workspaceId).execute()).length, 0);
+  });
+
+  test('rolodex knowledge list shows completed knowledge files; rolodex demo gains files', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t, { role: 'admin' });
+    await uploadFile(t, s.secret, Buffer.from('# mine'), { filename: 'mine.md', mimeType: 'text/markdown', purpose: 'knowledge_user' });
+    const io = captureIo(t);
+    assert.equal(await main(['knowledge', 'list', '--workspace', s.workspaceId, '--json'], io), 0, io.stderr.join(''));
+    const items = JSON.parse(io.stdout.join(''));
+    assert.equal(items.length, 1);
+    assert.equal(items[0].filename, 'mine.md');
+    assert.equal(items[0].owner, 'user');
+    assert.equal(items[0].userId, s.userId);
+    const none = captureIo(t);
+    assert.equal(await main(['knowledge', 'list', '--workspace', s.workspaceId, '--workspace-only'], none), 0);
+    assert.match(none.stdout.join(''), /no knowledge files/);
+    assert.equal(await main(['knowledge', 'list', '--workspace', 'ws_nope'], captureIo(t)), 1);
+
+    const demo = captureIo(t);
+    assert.equal(await main(['demo', '--json'], demo), 0, demo.stderr.join(''));
+    const out = JSON.parse(demo.stdout.join(''));
+    assert.equal(out.counts.file, 3);
+    for (const kind of ['user', 'channel', 'account', 'contact', 'opportunity', 'message']) assert.ok(out.counts[kind] > 0, `the demo has no ${kind}`);
+    const key = out.keys.admin.secret as string;
+    const messages = (await call(t, key, 'GET', '/v1/messages')).json();
+    assert.ok(
+      messages.data.some((m: { relationships: { $files: { values: string[] } } }) =>
+        m.relationships.$files.values.includes(out.ids.file['file-chat-screenshot']),
+      ),
+      'a demo message links its attachment',
+    );
+    const list = (await call(t, key, 'GET', '/v1/files')).json();
+    assert.equal(list.totalCount, 1);
+    const meetings = (await call(t, out.keys.workspace.secret, 'GET', '/v1/meetings')).json();
+    assert.deepEqual(
+      meetings.data.map((m: { accessLevel: string }) => m.accessLevel),
+      ['FULL', 'METADATA'],
+      'the demo meetings: one open, one private to its attendees',
+    );
+    const logo = (await call(t, key, 'GET', `/v1/files/${out.ids.file['file-logo']}`)).json();
+    assert.equal(logo.status, 'COMPLETED');
+    const url = (await call(t, key, 'GET', `/v1/files/${out.ids.file['file-chat-screenshot']}/url`)).json().url;
+    assert.equal((await download(t, url)).status, 200);
+    const kn = captureIo(t);
+    assert.equal(await main(['knowledge', 'list', '--workspace', out.workspace.id, '--json'], kn), 0);
+    assert.equal(JSON.parse(kn.stdout.join(''))[0].fileId, out.ids.file['file-handbook']);
+  });
+});

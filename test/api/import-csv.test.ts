@@ -1,0 +1,128 @@
+// `rolodex import --format csv --type T` (docs/import.md §CSV): headers by key or label, typed
+// cells, select labels, relationships by externalId; every bad row reported (up to 100, then a
+// count) with its line, column and a select's valid labels; NDJSON reports every bad line too.
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import type { Io } from '../../src/cli/io.ts';
+import { main } from '../../src/cli/main.ts';
+import { call, eachDialect, seedWorkspace, type TestApp } from '../helpers/app.ts';
+
+async function rolodex(t: TestApp, args: string[]): Promise<{ code: number; out: string; err: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const env = { DATA_DIR: t.tdb.dataDir, ...(t.tdb.databaseUrl ? { DATABASE_URL: t.tdb.databaseUrl } : {}) };
+  const io: Io = { out: (s) => out.push(s), err: (s) => err.push(s), env, isTty: false };
+  const code = await main(args, io);
+  return { code, out: out.join('\n'), err: err.join('\n') };
+}
+
+function file(t: TestApp, name: string, text: string): string {
+  const path = join(t.tdb.dataDir, name);
+  writeFileSync(path, text);
+  return path;
+}
+
+const TIER = JSON.stringify({
+  object: 'definition',
+  externalId: 'd-tier',
+  definition: 'field',
+  objectType: 'account',
+  key: 'tier',
+  label: 'Tier',
+  valueType: 'SINGLE_SELECT',
+  options: ['Gold', 'Silver'],
+});
+
+await eachDialect('rolodex import of CSV', (ctx) => {
+  test('accounts and contacts from CSV: headers by key or label, lists, selects by label, links by externalId', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const ws = s.workspaceId;
+    assert.equal((await rolodex(t, ['import', '--workspace', ws, file(t, 'defs.ndjson', TIER)])).code, 0);
+    const accounts = file(
+      t,
+      'accounts.csv',
+      '\ufeffexternalId,Name,tier,Website,$primaryAddress.city,Primary address.country\r\n' +
+        'a1,Acme,Gold,https://acme.test;https://acme.example,Berlin,DE\r\n' +
+        'a2,"Globex, Inc.",silver,,,\r\n',
+    );
+    const r1 = await rolodex(t, ['import', '--workspace', ws, '--type', 'account', accounts, '--json']);
+    assert.equal(r1.code, 0, r1.err);
+    assert.deepEqual(JSON.parse(r1.out).counts, { account: 2 });
+    const contacts = file(
+      t,
+      'people.txt',
+      'External ID,$name.firstName,$name.lastName,Email,Accounts\nc1,Ann,Lee,ann@acme.test;ann@globex.test,a1;a2\nc2,Bo,,,\n',
+    );
+    const r2 = await rolodex(t, ['import', '--workspace', ws, '--format', 'csv', '--type', 'contact', contacts, '--json']);
+    assert.equal(r2.code, 0, r2.err);
+    const ids = JSON.parse(r2.out).ids;
+
+    const ann = (await call(t, s.secret, 'GET', `/v1/contacts/${ids.contact.c1}`)).json();
+    assert.deepEqual(ann.fields.$name.value, { firstName: 'Ann', lastName: 'Lee' });
+    assert.deepEqual(ann.fields.$email.value, ['ann@acme.test', 'ann@globex.test']);
+    const accs = (await call(t, s.secret, 'GET', '/v1/accounts')).json().data as { id: string; fields: Record<string, { value: unknown }> }[];
+    const byName = new Map(accs.map((a) => [a.fields.$name?.value, a]));
+    assert.deepEqual(ann.relationships.$account.values.toSorted(), [byName.get('Acme')?.id, byName.get('Globex, Inc.')?.id].toSorted());
+    const acme = byName.get('Acme') as { fields: Record<string, { value: unknown }> };
+    assert.deepEqual(acme.fields.$website?.value, ['https://acme.test', 'https://acme.example']);
+    assert.deepEqual(acme.fields.$primaryAddress?.value, { city: 'Berlin', country: 'DE' });
+    // Select values come back as option ids: Gold and silver (matched without case) are two options.
+    const globex = byName.get('Globex, Inc.') as { fields: Record<string, { value: unknown }> };
+    assert.equal(typeof acme.fields.tier?.value, 'string');
+    assert.equal(typeof globex.fields.tier?.value, 'string');
+    assert.notEqual(acme.fields.tier?.value, globex.fields.tier?.value);
+  });
+
+  test('every bad row is reported, up to 100 and then a count, with line, column and the valid labels; nothing is written', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const ws = s.workspaceId;
+    assert.equal((await rolodex(t, ['import', '--workspace', ws, file(t, 'defs.ndjson', TIER)])).code, 0);
+    const rows = ['externalId,Name,Tier,Website'];
+    for (let i = 0; i < 150; i++) rows.push(`a${i},Acme ${i},${i % 50 === 7 ? 'Gold' : 'Platinum'},`);
+    rows.push('b1,,Gold,not a url');
+    const r = await rolodex(t, ['import', '--workspace', ws, '--type', 'account', file(t, 'bad.csv', rows.join('\n'))]);
+    assert.equal(r.code, 1);
+    const lines = r.err.split('\n').filter((l) => /^line \d+:/.test(l));
+    assert.equal(lines.length, 100, r.err.slice(0, 500));
+    assert.match(r.err, /^line 2: Tier: "Platinum" is not an option of Tier; valid labels: Gold, Silver$/m);
+    assert.doesNotMatch(r.err, /^line 9:/m, 'a good row is not reported');
+    assert.match(r.err, /… and 48 more bad objects/);
+    assert.equal((await call(t, s.secret, 'GET', '/v1/accounts')).json().totalCount, 0);
+
+    const header = await rolodex(t, ['import', '--workspace', ws, '--type', 'account', file(t, 'header.csv', 'externalId,Nmae\na1,Acme\n')]);
+    assert.equal(header.code, 1);
+    assert.match(header.err, /line 1: Nmae: names no field or relationship of account; fields: \$name \(Name\)/);
+    const usage = await rolodex(t, ['import', '--workspace', ws, file(t, 'x.csv', 'externalId\n')]);
+    assert.equal(usage.code, 2, usage.err);
+    assert.match(usage.err, /--type/);
+    const last = await rolodex(t, ['import', '--workspace', ws, '--type', 'account', file(t, 'one.csv', 'externalId,Name,Website\nb1,B,not a url\n')]);
+    assert.match(last.err, /line 2: Website: /);
+  });
+
+  test('NDJSON: every bad line is reported, JSON errors and shape errors alike', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const good = (i: number) => JSON.stringify({ object: 'account', externalId: `a${i}`, fields: { $name: { value: `A${i}`, valueType: 'TEXT' } } });
+    const text = [
+      good(1),
+      '{not json',
+      good(2),
+      JSON.stringify({ object: 'acount', externalId: 'x' }),
+      '{"object":',
+      good(3),
+      JSON.stringify({ object: 'account' }),
+    ].join('\n');
+    const r = await rolodex(t, ['import', '--workspace', s.workspaceId, file(t, 'bad.ndjson', text)]);
+    assert.equal(r.code, 1);
+    const lines = r.err.split('\n').filter((l) => /^line \d+:/.test(l));
+    assert.deepEqual(
+      lines.map((l) => /^line (\d+): ([^:]+):/.exec(l)?.slice(1, 3).join(' ')),
+      ['2 (line)', '4 object', '5 (line)', '7 externalId'],
+    );
+    assert.equal((await call(t, s.secret, 'GET', '/v1/accounts')).json().totalCount, 0);
+  });
+});

@@ -1,0 +1,164 @@
+// Idempotency-Key on the two list POSTs (docs/design.md §Idempotency): byte-identical replays, 422
+// on reuse with another body, keys per operation, failures not stored, and 50 concurrent identical
+// creates giving exactly one list, on both databases.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { buildApp } from '../../src/app.ts';
+import { Authenticator } from '../../src/auth/authenticator.ts';
+import { openDb } from '../../src/db/database.ts';
+import { call, eachDialect, headers, seedWorkspace } from '../helpers/app.ts';
+import { TEST_DATABASE_URL } from '../helpers/services.ts';
+import { assertError, seedRecords } from '../helpers/lists-fixtures.ts';
+
+await eachDialect('lists idempotency', (ctx) => {
+  test('a create replays byte-identically with Idempotent-Replayed: true and creates nothing more', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const body = { fields: { $name: 'once', $objectType: 'contact' } };
+    const first = await call(t, s.secret, 'POST', '/v1/lists', body, { 'idempotency-key': 'create-1' });
+    assert.equal(first.statusCode, 200);
+    assert.equal(first.headers['idempotent-replayed'], undefined);
+    // Same body, keys in another order: the same canonical fingerprint.
+    const again = await call(t, s.secret, 'POST', '/v1/lists', { fields: { $objectType: 'contact', $name: 'once' } }, { 'idempotency-key': 'create-1' });
+    assert.equal(again.statusCode, 200);
+    assert.equal(again.headers['idempotent-replayed'], 'true');
+    assert.equal(again.body, first.body);
+    assert.equal((await call(t, s.secret, 'GET', '/v1/lists')).json().totalCount, 1);
+    // Without a key every request is new.
+    await call(t, s.secret, 'POST', '/v1/lists', body);
+    assert.equal((await call(t, s.secret, 'GET', '/v1/lists')).json().totalCount, 2);
+  });
+
+  test('the same key with another body is 422 idempotency_key_reused; keys are per workspace', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const other = await seedWorkspace(t);
+    await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: 'a', $objectType: 'contact' } }, { 'idempotency-key': 'k' });
+    assertError(
+      await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: 'b', $objectType: 'contact' } }, { 'idempotency-key': 'k' }),
+      422,
+      'idempotency_key_reused',
+      'Idempotency-Key',
+    );
+    assert.equal((await call(t, s.secret, 'GET', '/v1/lists')).json().totalCount, 1);
+    const theirs = await call(t, other.secret, 'POST', '/v1/lists', { fields: { $name: 'b', $objectType: 'contact' } }, { 'idempotency-key': 'k' });
+    assert.equal(theirs.statusCode, 200);
+    assert.equal(theirs.headers['idempotent-replayed'], undefined);
+  });
+
+  test('an update replays its first response without applying it again', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const [a] = await seedRecords(t, s.workspaceId, 'contact', 1);
+    const list = (await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: 'v1', $objectType: 'contact' } })).json();
+    const body = { fields: { $name: 'v2' }, relationships: { $contacts: { add: [a] } } };
+    const first = await call(t, s.secret, 'POST', `/v1/lists/${list.id}`, body, { 'idempotency-key': 'upd' });
+    await call(t, s.secret, 'POST', `/v1/lists/${list.id}`, { fields: { $name: 'v3' }, relationships: { $contacts: { remove: [a] } } });
+    const replay = await call(t, s.secret, 'POST', `/v1/lists/${list.id}`, body, { 'idempotency-key': 'upd' });
+    assert.equal(replay.headers['idempotent-replayed'], 'true');
+    assert.equal(replay.body, first.body);
+    assert.equal(JSON.parse(replay.body).fields.$name.value, 'v2');
+    assert.equal((await call(t, s.secret, 'GET', `/v1/lists/${list.id}`)).json().fields.$name.value, 'v3');
+    assert.equal((await call(t, s.secret, 'GET', `/v1/lists/${list.id}/contacts`)).json().totalCount, 0);
+    // Keys live per operation: the same key on createList names another, independent request.
+    const created = await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: 'v2', $objectType: 'contact' } }, { 'idempotency-key': 'upd' });
+    assert.equal(created.statusCode, 200, created.body);
+    assert.equal(created.headers['idempotent-replayed'], undefined);
+    assert.notEqual(created.json().id, list.id);
+    assert.equal((await call(t, s.secret, 'GET', '/v1/lists')).json().totalCount, 2);
+    // Each operation still replays its own first response under that key.
+    const createdAgain = await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: 'v2', $objectType: 'contact' } }, { 'idempotency-key': 'upd' });
+    assert.equal(createdAgain.body, created.body);
+    assert.equal((await call(t, s.secret, 'POST', `/v1/lists/${list.id}`, body, { 'idempotency-key': 'upd' })).body, first.body);
+  });
+
+  test('a refused update (400 from the handler) stores nothing: retried with the same key once fixed, it runs and succeeds', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const list = (await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: 'v1', $objectType: 'contact' } })).json();
+    // An id that will exist once the contact is imported under it.
+    const [a] = await seedRecords(t, s.workspaceId, 'contact', 1);
+    const other = await seedWorkspace(t);
+    const [elsewhere] = await seedRecords(t, other.workspaceId, 'contact', 1);
+    const body = { relationships: { $contacts: { add: [a] } }, fields: { $name: 'fixed' } };
+    const missing = { relationships: { $contacts: { add: [elsewhere] } }, fields: { $name: 'fixed' } };
+    const first = await call(t, s.secret, 'POST', `/v1/lists/${list.id}`, missing, { 'idempotency-key': 'bad' });
+    assertError(first, 400, 'relationship_entity_missing');
+    const again = await call(t, s.secret, 'POST', `/v1/lists/${list.id}`, missing, { 'idempotency-key': 'bad' });
+    assertError(again, 400, 'relationship_entity_missing');
+    assert.equal(again.headers['idempotent-replayed'], undefined, 'judged again, not replayed');
+    // The client fixes the request and retries under the same key: nothing was stored, so it is
+    // a new request under a free key, and it succeeds.
+    const fixed = await call(t, s.secret, 'POST', `/v1/lists/${list.id}`, body, { 'idempotency-key': 'bad' });
+    assert.equal(fixed.statusCode, 200, fixed.body);
+    assert.equal(fixed.json().fields.$name.value, 'fixed');
+    assert.equal((await call(t, s.secret, 'GET', `/v1/lists/${list.id}/contacts`)).json().totalCount, 1);
+    const replay = await call(t, s.secret, 'POST', `/v1/lists/${list.id}`, body, { 'idempotency-key': 'bad' });
+    assert.equal(replay.headers['idempotent-replayed'], 'true');
+    assert.equal(replay.body, fixed.body);
+  });
+
+  test('50 concurrent identical creates make exactly one list; the others replay it or get 409', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const [a, b] = await seedRecords(t, s.workspaceId, 'contact', 2);
+    const body = { fields: { $name: 'race', $objectType: 'contact' }, relationships: { $contacts: [a, b] } };
+    const results = await Promise.all(Array.from({ length: 50 }, () => call(t, s.secret, 'POST', '/v1/lists', body, { 'idempotency-key': 'race-1' })));
+    const ok = results.filter((r) => r.statusCode === 200);
+    const conflicts = results.filter((r) => r.statusCode === 409);
+    assert.equal(ok.length + conflicts.length, 50, results.map((r) => r.statusCode).join(','));
+    assert.ok(ok.length >= 1);
+    assert.equal(new Set(ok.map((r) => r.json().id)).size, 1);
+    assert.equal(ok.filter((r) => r.headers['idempotent-replayed'] !== 'true').length, 1);
+    for (const c of conflicts) {
+      assert.equal(c.json().error.code, 'idempotency_conflict');
+      assert.equal(c.headers['retry-after'], '1');
+    }
+    const rows = await t.deps.db.kysely.selectFrom('lists').select(['id', 'member_count']).where('workspace_id', '=', s.workspaceId).execute();
+    assert.equal(rows.length, 1);
+    assert.equal(Number(rows[0]?.member_count), 2);
+    assert.equal((await call(t, s.secret, 'GET', '/v1/lists')).json().totalCount, 1);
+    const after = await call(t, s.secret, 'POST', '/v1/lists', body, { 'idempotency-key': 'race-1' });
+    assert.equal(after.headers['idempotent-replayed'], 'true');
+    assert.equal(after.json().id, ok[0]?.json().id);
+  });
+
+  test('two server instances on one database: 50 concurrent creates split between them make one list', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    // A second app with its own connection (pool) to the same database stands for another process.
+    const db2 = t.tdb.sqliteFile
+      ? openDb({ dataDir: t.tdb.dataDir, sqliteFile: t.tdb.sqliteFile })
+      : openDb({ dataDir: t.tdb.dataDir, databaseUrl: TEST_DATABASE_URL, ...(t.tdb.schema ? { schema: t.tdb.schema } : {}) });
+    const app2 = await buildApp(t.config, { db: db2, logger: t.deps.logger, auth: new Authenticator(db2), blobs: t.deps.blobs });
+    try {
+      const payload = JSON.stringify({ fields: { $name: 'two instances', $objectType: 'account' } });
+      const results = await Promise.all(
+        Array.from({ length: 50 }, (_, i) =>
+          (i % 2 ? app2 : t.app).inject({
+            method: 'POST',
+            url: '/v1/lists',
+            headers: headers(s.secret, { 'content-type': 'application/json', 'idempotency-key': 'multi' }),
+            payload,
+          }),
+        ),
+      );
+      const ok = results.filter((r) => r.statusCode === 200);
+      assert.ok(
+        results.every((r) => r.statusCode === 200 || r.statusCode === 409),
+        results.map((r) => r.statusCode).join(','),
+      );
+      assert.equal(new Set(ok.map((r) => r.json().id)).size, 1);
+      assert.equal(ok.filter((r) => r.headers['idempotent-replayed'] !== 'true').length, 1);
+      const n = await t.deps.db.kysely
+        .selectFrom('lists')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('workspace_id', '=', s.workspaceId)
+        .executeTakeFirstOrThrow();
+      assert.equal(Number(n.n), 1);
+    } finally {
+      await app2.close();
+      await db2.close();
+    }
+  });
+});

@@ -1,0 +1,170 @@
+// The MCP endpoint (docs/mcp.md) through the official SDK's client against a listening app, on both
+// databases: the five tools, a tool call that is the REST call (scopes, idempotency, errors), the
+// paths a tool cannot reach, and authentication by the API keys.
+import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
+import { before, test } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { call, eachDialect, keyFor, seedWorkspace, type Seeded, type TestApp } from '../helpers/app.ts';
+
+type ToolResult = { content: { type: string; text: string }[]; isError?: boolean };
+
+async function connect(base: string, secret: string): Promise<Client> {
+  const client = new Client({ name: 'rolodex-test', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${secret}` } } });
+  await client.connect(transport);
+  return client;
+}
+
+async function tool(client: Client, name: string, args: Record<string, unknown> = {}): Promise<{ isError: boolean; json: any; text: string }> {
+  const r = (await client.callTool({ name, arguments: args })) as ToolResult;
+  const text = r.content[0]?.text ?? '';
+  return { isError: r.isError === true, json: JSON.parse(text), text };
+}
+
+await eachDialect('mcp', (ctx) => {
+  let base = '';
+  let s: Seeded;
+  before(async () => {
+    const t = ctx();
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+    s = await seedWorkspace(t);
+  });
+
+  test('lists the five tools; get_current_user names the member and never the key', async () => {
+    const client = await connect(base, s.secret);
+    try {
+      const { tools } = await client.listTools();
+      assert.deepEqual(tools.map((x) => x.name).sort(), ['get_api_details', 'get_current_user', 'read_from_rolodex', 'search_api_docs', 'write_to_rolodex']);
+      const me = await tool(client, 'get_current_user');
+      assert.equal(me.isError, false);
+      assert.equal(me.json.subjectType, 'user');
+      assert.equal(me.json.id, s.userId);
+      assert.equal(me.json.workspace.id, s.workspaceId);
+      assert.equal(me.json.fullAccess, true);
+      assert.ok(!me.text.includes(s.secret));
+    } finally {
+      await client.close();
+    }
+  });
+
+  test('search_api_docs finds operations by words; get_api_details shows one with its scopes and schemas', async () => {
+    const client = await connect(base, s.secret);
+    try {
+      const found = await tool(client, 'search_api_docs', { query: 'create contact' });
+      assert.ok(found.json.operations.some((o: any) => o.method === 'POST' && o.path === '/v1/contacts' && o.operationId === 'createContact'));
+      assert.ok(found.json.operations.every((o: any) => o.path.startsWith('/v1')));
+      const byId = await tool(client, 'get_api_details', { operationId: 'createContact' });
+      assert.equal(byId.json.path, '/v1/contacts');
+      assert.deepEqual(byId.json.scopes, ['contacts:create']);
+      assert.equal(byId.json.requestBody.type, 'object');
+      assert.ok(byId.json.responses['200'].schema);
+      const byPath = await tool(client, 'get_api_details', { method: 'GET', path: '/v1/lists/{id}' });
+      assert.equal(byPath.json.operationId, 'getList');
+      const none = await tool(client, 'get_api_details', { operationId: 'nothingLikeThis' });
+      assert.equal(none.isError, true);
+      assert.equal(none.json.error.code, 'resource_not_found');
+    } finally {
+      await client.close();
+    }
+  });
+
+  test('read and write with a scoped key are the REST calls: same answers, idempotency, scope refusal', async () => {
+    const t = ctx();
+    const key = await keyFor(t, s.workspaceId, s.userId, ['accounts:create', 'accounts:read']);
+    const client = await connect(base, key);
+    try {
+      const body = { fields: { $name: 'Acme MCP' } };
+      const created = await tool(client, 'write_to_rolodex', { path: '/v1/accounts', body, idempotencyKey: 'mcp-create-1' });
+      assert.equal(created.isError, false);
+      assert.match(created.json.id, /^acc_/);
+      const again = await tool(client, 'write_to_rolodex', { path: '/v1/accounts', body, idempotencyKey: 'mcp-create-1' });
+      assert.equal(again.json.id, created.json.id, 'the idempotency key replays the first answer');
+      const read = await tool(client, 'read_from_rolodex', { path: `/v1/accounts/${created.json.id}` });
+      assert.deepEqual(read.json, (await call(t, key, 'GET', `/v1/accounts/${created.json.id}`)).json());
+      const listed = await tool(client, 'read_from_rolodex', { path: '/v1/accounts?limit=1', query: { offset: 0 } });
+      assert.equal(listed.json.data.length, 1);
+      const refused = await tool(client, 'read_from_rolodex', { path: '/v1/contacts' });
+      assert.equal(refused.isError, true);
+      assert.equal(refused.json.error.code, 'insufficient_scope');
+      const invalid = await tool(client, 'write_to_rolodex', { path: '/v1/accounts', body: { fields: { $name: 'x' }, extra: 1 } });
+      assert.equal(invalid.isError, true);
+      assert.equal(invalid.json.error.code, 'unknown_field');
+      const missing = await tool(client, 'read_from_rolodex', { path: '/v1/accounts/acc_01aaaaaaaaaaaaaaaaaaaaaaaa' });
+      assert.equal(missing.json.error.code, 'resource_not_found');
+    } finally {
+      await client.close();
+    }
+  });
+
+  test('no path outside /v1 is reachable: other prefixes, absolute URLs, dot segments, encodings', async () => {
+    const client = await connect(base, s.secret);
+    try {
+      const paths = [
+        '/mcp',
+        '/openapi.json',
+        '/healthz',
+        '/metrics',
+        'v1/accounts',
+        'http://127.0.0.1/v1/accounts',
+        '//evil.test/v1/accounts',
+        '/v1/../metrics',
+        '/v1/%2e%2e/metrics',
+        '/v1/%2E%2E/healthz',
+        '/v1/.%2e/healthz',
+        '/v1/./accounts',
+        '/v1/accounts/..%2fmetrics',
+        '/v1\\..\\metrics',
+        '/v1/accounts#frag',
+        '/v1x/accounts',
+        '/v1//accounts',
+        '/v1/accounts/%zz',
+        '/uploads/anything',
+      ];
+      for (const path of paths) {
+        const r = await tool(client, 'read_from_rolodex', { path });
+        assert.equal(r.isError, true, path);
+        assert.equal(r.json.error.code, 'invalid_parameter', path);
+        assert.equal(r.json.error.param, 'path', path);
+        const w = await tool(client, 'write_to_rolodex', { method: 'DELETE', path });
+        assert.equal(w.json.error.code, 'invalid_parameter', path);
+      }
+    } finally {
+      await client.close();
+    }
+  });
+
+  test('no key or a bad key: 401 with WWW-Authenticate; GET and DELETE answer 405; the SDK client is refused', async () => {
+    for (const headers of [{}, { authorization: 'Bearer nope' }]) {
+      const res = await fetch(`${base}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      });
+      assert.equal(res.status, 401);
+      assert.match(res.headers.get('www-authenticate') ?? '', /^Bearer /);
+      assert.match(((await res.json()) as { error: { code: string } }).error.code, /^(missing|invalid)_api_key$/);
+    }
+    for (const method of ['GET', 'DELETE']) {
+      const res = await fetch(`${base}/mcp`, { method, headers: { authorization: `Bearer ${s.secret}`, accept: 'text/event-stream' } });
+      assert.equal(res.status, 405);
+      await res.body?.cancel();
+    }
+    await assert.rejects(connect(base, 'sk_wrong'));
+  });
+});
+
+await eachDialect(
+  'mcp off',
+  (ctx) => {
+    test('MCP=off serves no /mcp route', async () => {
+      const t: TestApp = ctx();
+      const s2 = await seedWorkspace(t);
+      const res = await t.app.inject({ method: 'POST', url: '/mcp', headers: { authorization: `Bearer ${s2.secret}` } });
+      assert.equal(res.statusCode, 404);
+    });
+  },
+  { env: { MCP: 'off' } },
+);

@@ -1,0 +1,183 @@
+// Merges through the API (docs/merge.md) on both databases: field resolution, the union of
+// multi-valued identity fields, every link moved to the primary, list memberships kept once,
+// meetings repointed through the merged addresses, the duplicate in the trash for good; the
+// refusals; and a property test: on random graphs no link that touched either record is lost or
+// duplicated.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import fc from 'fast-check';
+import { addField, addRelationship } from '../../src/definitions/service.ts';
+import { operatorCtx } from '../../src/lib/context.ts';
+import { restore } from '../../src/trash/restore.ts';
+import { call, eachDialect, keyFor, type Seeded, seedWorkspace } from '../helpers/app.ts';
+
+await eachDialect('merge', (ctx) => {
+  async function ok(s: Seeded, method: 'GET' | 'POST' | 'DELETE', url: string, body?: unknown, extra: Record<string, string> = {}) {
+    const res = await call(ctx(), s.secret, method, url, body, extra);
+    assert.equal(res.statusCode, 200, `${method} ${url}: ${res.body}`);
+    return res.json();
+  }
+  async function refused(s: Seeded, url: string, body: unknown, status: number, code: string, param?: string) {
+    const res = await call(ctx(), s.secret, 'POST', url, body);
+    assert.equal(res.statusCode, status, `${url} ${JSON.stringify(body)}: ${res.body}`);
+    assert.equal(res.json().error.code, code, res.body);
+    if (param !== undefined) assert.equal(res.json().error.param, param, res.body);
+  }
+
+  test('contacts: fields, $email union, links, memberships, meetings; the duplicate is trashed for good', async () => {
+    const s = await seedWorkspace(ctx());
+    const acc = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'Acme' } });
+    const p = await ok(s, 'POST', '/v1/contacts', { fields: { $name: { firstName: 'Ann' }, $email: ['ann@acme.test'] } });
+    const d = await ok(s, 'POST', '/v1/contacts', {
+      fields: { $name: { firstName: 'Annie' }, $email: ['ANN@acme.test', 'ann@home.test'], $profilePhotoUrl: 'https://img.test/a.png' },
+      relationships: { $account: acc.id },
+    });
+    const both = await ok(s, 'POST', '/v1/lists', { fields: { $name: 'Both', $objectType: 'contact' }, relationships: { $contacts: [p.id, d.id] } });
+    const dupOnly = await ok(s, 'POST', '/v1/lists', { fields: { $name: 'Dup', $objectType: 'contact' }, relationships: { $contacts: [d.id] } });
+    const meeting = await ok(s, 'POST', '/v1/meetings', {
+      fields: { $title: 'Call', $startDate: '2025-02-01T10:00:00Z', $endDate: '2025-02-01T11:00:00Z', $attendeeEmails: ['ann@home.test'] },
+    });
+    assert.deepEqual((await ok(s, 'GET', `/v1/meetings/${meeting.id}`)).relationships.$contact.values, [d.id]);
+
+    const h = { 'idempotency-key': 'merge-1' };
+    const out = await ok(s, 'POST', '/v1/contacts/merge', { primaryId: p.id, duplicateId: d.id }, h);
+    assert.match(out.merge.id, /^mrg_/);
+    assert.equal(out.merge.status, 'done');
+    assert.deepEqual(out.primary.fields.$name.value, { firstName: 'Ann' });
+    assert.deepEqual(out.primary.fields.$email.value, ['ann@acme.test', 'ann@home.test']);
+    assert.equal(out.primary.fields.$profilePhotoUrl.value, 'https://img.test/a.png');
+    assert.deepEqual(out.primary.relationships.$account.values, [acc.id]);
+    assert.equal(out.summary.fieldWriteCount, 2);
+    // The account's link and the one membership moved; the list that held both keeps the primary's.
+    assert.equal(out.summary.syncRepointedCount, 2);
+    assert.deepEqual(await ok(s, 'POST', '/v1/contacts/merge', { primaryId: p.id, duplicateId: d.id }, h), out);
+    assert.deepEqual(await ok(s, 'GET', `/v1/contacts/${p.id}`), out.primary);
+    assert.equal((await call(ctx(), s.secret, 'GET', `/v1/contacts/${d.id}`)).statusCode, 404);
+    assert.deepEqual((await ok(s, 'GET', `/v1/accounts/${acc.id}`)).relationships.$contact.values, [p.id]);
+    const bothPage = await ok(s, 'GET', `/v1/lists/${both.id}/contacts`);
+    assert.deepEqual([bothPage.data.map((r: { id: string }) => r.id), bothPage.totalCount], [[p.id], 1]);
+    assert.deepEqual(
+      (await ok(s, 'GET', `/v1/lists/${dupOnly.id}/contacts`)).data.map((r: { id: string }) => r.id),
+      [p.id],
+    );
+    assert.deepEqual((await ok(s, 'GET', `/v1/meetings/${meeting.id}`)).relationships.$contact.values, [p.id]);
+    assert.equal((await ok(s, 'GET', '/v1/contacts')).totalCount, 1);
+
+    const merge = await ok(s, 'GET', `/v1/merges/${out.merge.id}`);
+    assert.deepEqual(
+      { ...merge, createdAt: 'x', updatedAt: 'x' },
+      { id: out.merge.id, createdAt: 'x', updatedAt: 'x', entityType: 'contact', primaryId: p.id, duplicateId: d.id, status: 'done' },
+    );
+    const accountsOnly = { ...s, secret: await keyFor(ctx(), s.workspaceId, s.userId, ['accounts:read']) };
+    assert.equal((await call(ctx(), accountsOnly.secret, 'GET', `/v1/merges/${out.merge.id}`)).statusCode, 403);
+    const db = ctx().deps.db.kysely;
+    await assert.rejects(
+      db.transaction().execute((tx) => restore(operatorCtx(tx, s.workspaceId), { id: d.id })),
+      /merged into/,
+    );
+    await refused(s, '/v1/contacts/merge', { primaryId: p.id, duplicateId: d.id }, 400, 'relationship_entity_missing', 'duplicateId');
+  });
+
+  test('resolutions, multiSelectUnion, and the refusals', async () => {
+    const s = await seedWorkspace(ctx());
+    const db = ctx().deps.db.kysely;
+    await addField(operatorCtx(db, s.workspaceId), { objectType: 'account', key: 'code', label: 'Code', valueType: 'TEXT', unique: true });
+    const a = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'A', $industry: ['Software'], code: 'A1' } });
+    const b = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'B', $industry: ['Retail'], code: 'B1' } });
+    await refused(s, '/v1/accounts/merge', {}, 400, 'parameter_missing');
+    await refused(s, '/v1/accounts/merge', { primaryId: a.id, duplicateId: a.id }, 400, 'invalid_value', 'duplicateId');
+    await refused(s, '/v1/accounts/merge', { primaryId: 'acc_nope', duplicateId: b.id }, 400, 'relationship_entity_missing', 'primaryId');
+    await refused(
+      s,
+      '/v1/accounts/merge',
+      { primaryId: a.id, duplicateId: b.id, fieldResolutions: { nope: 'primary' } },
+      400,
+      'unknown_field',
+      'fieldResolutions.nope',
+    );
+    await refused(
+      s,
+      '/v1/accounts/merge',
+      { primaryId: a.id, duplicateId: b.id, fieldResolutions: { $name: { value: 5 } } },
+      400,
+      'invalid_type',
+      'fieldResolutions.$name',
+    );
+    await refused(s, '/v1/accounts/merge', { primaryId: a.id, duplicateId: b.id, extra: 1 }, 400, 'unknown_field', 'extra');
+    const out = await ok(s, 'POST', '/v1/accounts/merge', {
+      primaryId: a.id,
+      duplicateId: b.id,
+      fieldResolutions: { $name: { value: 'AB' }, code: 'duplicate' },
+      options: { multiSelectUnion: true },
+    });
+    assert.equal(out.primary.fields.$name.value, 'AB');
+    assert.equal(out.primary.fields.code.value, 'B1');
+    assert.equal(out.primary.fields.$industry.value.length, 2);
+    assert.equal(out.summary.fieldWriteCount, 3);
+
+    const x = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'X' } });
+    const o1 = await ok(s, 'POST', '/v1/opportunities', { fields: { $name: 'O1', $stage: 'Lead' }, relationships: { $account: a.id } });
+    const o2 = await ok(s, 'POST', '/v1/opportunities', { fields: { $name: 'O2', $stage: 'Lead' }, relationships: { $account: x.id } });
+    await refused(s, '/v1/opportunities/merge', { primaryId: o1.id, duplicateId: o2.id }, 400, 'invalid_value', 'duplicateId');
+  });
+
+  test('property: on random graphs, no link that touched either record is lost or duplicated', async () => {
+    const s = await seedWorkspace(ctx());
+    const db = ctx().deps.db.kysely;
+    const op = operatorCtx(db, s.workspaceId);
+    await addRelationship(op, { objectType: 'contact', key: 'peers', label: 'Peers', cardinality: 'has_many', targetType: 'contact' });
+    await addRelationship(op, { objectType: 'contact', key: 'best', label: 'Best account', cardinality: 'has_one', targetType: 'account' });
+    const accounts = await Promise.all(['A', 'B'].map(async (n) => (await ok(s, 'POST', '/v1/accounts', { fields: { $name: n } })).id as string));
+    const lists = await Promise.all(
+      ['L1', 'L2'].map(async (n) => (await ok(s, 'POST', '/v1/lists', { fields: { $name: n, $objectType: 'contact' } })).id as string),
+    );
+
+    const graph = fc.record({
+      account: fc.array(fc.array(fc.integer({ min: 0, max: 1 }), { maxLength: 2 }), { minLength: 4, maxLength: 4 }),
+      best: fc.array(fc.option(fc.integer({ min: 0, max: 1 }), { nil: null }), { minLength: 4, maxLength: 4 }),
+      peers: fc.array(fc.array(fc.integer({ min: 0, max: 3 }), { maxLength: 4 }), { minLength: 4, maxLength: 4 }),
+      members: fc.array(fc.array(fc.integer({ min: 0, max: 1 }), { maxLength: 2 }), { minLength: 4, maxLength: 4 }),
+    });
+    type Link = string;
+    async function links(ids: readonly string[]): Promise<Link[]> {
+      const rels = await db
+        .selectFrom('entity_relationships')
+        .select(['source_id', 'name', 'target_id'])
+        .where((eb) => eb.or([eb('source_id', 'in', ids), eb('target_id', 'in', ids)]))
+        .execute();
+      const mem = await db.selectFrom('list_members').select(['list_id', 'entity_id']).where('entity_id', 'in', ids).execute();
+      return [...rels.map((r) => `${r.source_id} ${r.name} ${r.target_id}`), ...mem.map((m) => `${m.list_id} member ${m.entity_id}`)].sort();
+    }
+    await fc.assert(
+      fc.asyncProperty(graph, async (g) => {
+        const contacts: string[] = [];
+        for (let i = 0; i < 4; i++) {
+          const best = g.best[i];
+          const relationships = {
+            $account: [...new Set((g.account[i] ?? []).map((j) => accounts[j] as string))],
+            ...(best === null || best === undefined ? {} : { best: accounts[best] }),
+          };
+          const body = { fields: { $name: { firstName: `C${i}` } }, relationships };
+          contacts.push((await ok(s, 'POST', '/v1/contacts', body)).id);
+        }
+        for (let i = 0; i < 4; i++) {
+          const peers = [...new Set((g.peers[i] ?? []).map((j) => contacts[j] as string))];
+          if (peers.length > 0) await ok(s, 'POST', `/v1/contacts/${contacts[i]}`, { relationships: { peers: { add: peers } } });
+          for (const l of new Set(g.members[i] ?? [])) await ok(s, 'POST', `/v1/lists/${lists[l]}`, { relationships: { $contacts: { add: [contacts[i]] } } });
+        }
+        const [p, d] = [contacts[0] as string, contacts[1] as string];
+        const before = await links([p, d]);
+        // A has_one keeps the primary's link when both are set (the duplicate's is dropped, with a warning).
+        const conflict = g.best[0] !== null && g.best[1] !== null && g.best[0] !== g.best[1];
+        const expected = [
+          ...new Set(before.filter((l) => !(conflict && l === `${d} best ${accounts[g.best[1] as number]}`)).map((l) => l.replaceAll(d, p))),
+        ].sort();
+        await ok(s, 'POST', '/v1/contacts/merge', { primaryId: p, duplicateId: d });
+        const after = await links([p, d]);
+        assert.deepEqual(after, expected);
+        assert.equal(new Set(after).size, after.length, 'no link twice');
+      }),
+      { numRuns: 20 },
+    );
+  });
+});

@@ -1,0 +1,127 @@
+// The operator's side of the trash (docs/trash.md) on both databases: `rolodex trash list`,
+// `restore` (refused when a unique value is taken, naming the field), `purge` as erasure (a canary
+// value planted in a record, its update, its stored idempotent answers, its links and memberships
+// is found nowhere afterwards: not in the SQLite file and its log, not in any PostgreSQL table of
+// the schema), and the sweeper's TRASH_RETENTION_DAYS.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { sql } from 'kysely';
+import type { Io } from '../../src/cli/io.ts';
+import { main } from '../../src/cli/main.ts';
+import { addField } from '../../src/definitions/service.ts';
+import { sweepOnce } from '../../src/jobs/sweeper.ts';
+import { filesEnv } from '../../src/files/service.ts';
+import { operatorCtx } from '../../src/lib/context.ts';
+import { call, eachDialect, type Seeded, seedWorkspace, type TestApp } from '../helpers/app.ts';
+import { tableNames } from '../helpers/canary.ts';
+
+async function cli(t: TestApp, args: string[]): Promise<{ code: number; out: string; err: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const env = { DATA_DIR: t.tdb.dataDir, ...(t.tdb.databaseUrl ? { DATABASE_URL: t.tdb.databaseUrl } : {}) };
+  const io: Io = { out: (s) => out.push(s), err: (s) => err.push(s), env, isTty: false };
+  const code = await main(args, io);
+  return { code, out: out.join(''), err: err.join('') };
+}
+
+/** Where the canary still is: SQLite files (database and log), or PostgreSQL tables of the schema. */
+async function foundIn(t: TestApp, canary: string): Promise<string[]> {
+  if (!t.tdb.schema) {
+    const files = ['rolodex.db', 'rolodex.db-wal'].map((f) => join(t.tdb.dataDir, f)).filter((f) => existsSync(f));
+    assert.ok(files.length > 0);
+    return files.filter((f) => readFileSync(f).includes(canary));
+  }
+  const hits: string[] = [];
+  for (const name of await tableNames(t)) {
+    const r = await sql<{ n: number }>`select count(*) as n from ${sql.table(name)} as x where x::text like ${`%${canary}%`}`.execute(t.deps.db.kysely);
+    if (Number(r.rows[0]?.n) > 0) hits.push(name);
+  }
+  return hits;
+}
+
+await eachDialect('trash, operator side', (ctx) => {
+  async function ok(s: Seeded, method: 'GET' | 'POST' | 'DELETE', url: string, body?: unknown, extra: Record<string, string> = {}) {
+    const res = await call(ctx(), s.secret, method, url, body, extra);
+    assert.equal(res.statusCode, 200, `${method} ${url}: ${res.body}`);
+    return res.json();
+  }
+
+  test('purge erases a canary value from every table, index and log', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const canary = `zqcanary${randomBytes(6).toString('hex')}`;
+    await addField(operatorCtx(t.deps.db.kysely, s.workspaceId), { objectType: 'contact', key: 'code', label: 'Code', valueType: 'TEXT', unique: true });
+    const acc = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'Acme' } });
+    const con = await ok(
+      s,
+      'POST',
+      '/v1/contacts',
+      { fields: { $name: { firstName: canary }, $email: [`${canary}@x.test`], code: canary }, relationships: { $account: acc.id } },
+      { 'idempotency-key': 'create-canary' },
+    );
+    await ok(s, 'POST', `/v1/contacts/${con.id}`, { fields: { code: `${canary}2` } }, { 'idempotency-key': 'update-canary' });
+    const list = await ok(s, 'POST', '/v1/lists', { fields: { $name: 'L', $objectType: 'contact' }, relationships: { $contacts: [con.id] } });
+    await ok(s, 'DELETE', `/v1/contacts/${con.id}`, undefined, { 'idempotency-key': 'delete-canary' });
+    assert.ok((await foundIn(t, canary)).length > 0, 'the canary is there before the purge');
+
+    const listed = await cli(t, ['trash', 'list', '--workspace', s.workspaceId, '--type', 'contact', '--json']);
+    assert.equal(listed.code, 0, listed.err);
+    assert.deepEqual(
+      JSON.parse(listed.out).map((i: { id: string }) => i.id),
+      [con.id],
+    );
+    const purged = await cli(t, ['trash', 'purge', '--workspace', s.workspaceId, con.id, '--json']);
+    assert.equal(purged.code, 0, purged.err);
+    assert.deepEqual(JSON.parse(purged.out), {
+      records: 1,
+      values: 3,
+      valueIndexRows: 3,
+      relationships: 1,
+      listMemberships: 1,
+      storedResponses: 3,
+      events: 4,
+      historyRows: 2,
+    });
+    assert.deepEqual(await foundIn(t, canary), []);
+    assert.equal((await ok(s, 'GET', `/v1/lists/${list.id}/contacts`)).totalCount, 0);
+    assert.deepEqual((await ok(s, 'GET', `/v1/accounts/${acc.id}`)).relationships.$contact.values, []);
+    const again = await cli(t, ['trash', 'restore', '--workspace', s.workspaceId, con.id]);
+    assert.equal(again.code, 1);
+  });
+
+  test('restore from the command line; a taken unique value is refused naming the field', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    await addField(operatorCtx(t.deps.db.kysely, s.workspaceId), { objectType: 'account', key: 'code', label: 'Code', valueType: 'TEXT', unique: true });
+    const a = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'A', code: 'K1' } });
+    await ok(s, 'DELETE', `/v1/accounts/${a.id}`);
+    const b = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'B', code: 'K1' } });
+    const refused = await cli(t, ['trash', 'restore', '--workspace', s.workspaceId, a.id]);
+    assert.equal(refused.code, 1);
+    assert.match(refused.err, /duplicate_value.*fields\.code/);
+    await ok(s, 'DELETE', `/v1/accounts/${b.id}`);
+    const restored = await cli(t, ['trash', 'restore', '--workspace', s.workspaceId, a.id]);
+    assert.equal(restored.code, 0, restored.err);
+    assert.equal((await ok(s, 'GET', `/v1/accounts/${a.id}`)).fields.code.value, 'K1');
+    assert.equal((await cli(t, ['trash', 'purge', '--workspace', s.workspaceId, '--older-than', 'soon'])).code, 2);
+  });
+
+  test('the sweeper purges the trash older than TRASH_RETENTION_DAYS; 0 keeps it', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const a = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'Old' } });
+    await ok(s, 'DELETE', `/v1/accounts/${a.id}`);
+    const sweep = (days: number, now: number) =>
+      sweepOnce({ db: t.deps.db.kysely, now, files: filesEnv(t.config, t.deps.blobs) }, { trashRetentionDays: days });
+    const day = 86_400_000;
+    assert.equal((await sweep(0, Date.now() + 400 * day)).trashPurged, 0);
+    assert.equal((await sweep(30, Date.now() + 29 * day)).trashPurged, 0);
+    // Other tests of this database may have trash of their own, as old.
+    assert.ok((await sweep(30, Date.now() + 31 * day)).trashPurged >= 1);
+    const listed = await cli(t, ['trash', 'list', '--workspace', s.workspaceId, '--json']);
+    assert.deepEqual(JSON.parse(listed.out), []);
+  });
+});

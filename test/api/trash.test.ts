@@ -1,0 +1,195 @@
+// The trash through the API (docs/trash.md) on both databases: the eight deletes answer the
+// resource as retrieved just before and again on a repeat; a trashed record is gone from
+// retrieves, updates, listings and their totalCount, filters, list-member pages, other records'
+// relationships (inverse and derived) and meetings' derived links; writes naming it are refused
+// with relationship_entity_inactive; its unique values are free; a restore brings every link back.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { addField } from '../../src/definitions/service.ts';
+import { operatorCtx } from '../../src/lib/context.ts';
+import { RECORDS } from '../../src/records/repository.ts';
+import { restore } from '../../src/trash/restore.ts';
+import { call, eachDialect, keyFor, type Seeded, seedWorkspace } from '../helpers/app.ts';
+import { checkEntries } from '../helpers/rank.ts';
+
+await eachDialect('trash', (ctx) => {
+  async function ok(s: Seeded, method: 'GET' | 'POST' | 'DELETE', url: string, body?: unknown) {
+    const res = await call(ctx(), s.secret, method, url, body);
+    assert.equal(res.statusCode, 200, `${method} ${url}: ${res.body}`);
+    return res.json();
+  }
+  async function refused(s: Seeded, method: 'GET' | 'POST' | 'DELETE', url: string, body: unknown, status: number, code: string, param?: string) {
+    const res = await call(ctx(), s.secret, method, url, body);
+    assert.equal(res.statusCode, status, `${method} ${url}: ${res.body}`);
+    assert.equal(res.json().error.code, code, res.body);
+    if (param !== undefined) assert.equal(res.json().error.param, param, res.body);
+  }
+  const ids = (page: { data: { id: string }[] }) => page.data.map((r) => r.id);
+  const restoreAs = (s: Seeded, id: string) => {
+    const db = ctx().deps.db.kysely;
+    return db.transaction().execute((tx) => restore(operatorCtx(tx, s.workspaceId), { id }));
+  };
+
+  test('an account in the trash: invisible everywhere, links hidden, back after a restore', async () => {
+    const s = await seedWorkspace(ctx());
+    const acc = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'Acme', $website: ['https://acme.test'] } });
+    const other = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'Other' } });
+    const con = await ok(s, 'POST', '/v1/contacts', {
+      fields: { $name: { firstName: 'Ann' }, $email: ['ann@acme.test'] },
+      relationships: { $account: acc.id },
+    });
+    const opp = await ok(s, 'POST', '/v1/opportunities', { fields: { $name: 'Deal', $stage: 'Lead' }, relationships: { $account: acc.id } });
+    const note = await ok(s, 'POST', '/v1/notes', { fields: { $title: 'Call' }, relationships: { $account: acc.id } });
+    const list = await ok(s, 'POST', '/v1/lists', { fields: { $name: 'L', $objectType: 'account' }, relationships: { $accounts: [acc.id, other.id] } });
+    const before = await ok(s, 'GET', `/v1/accounts/${acc.id}`);
+
+    const deleted = await ok(s, 'DELETE', `/v1/accounts/${acc.id}`);
+    assert.deepEqual(deleted, before);
+    assert.deepEqual(await ok(s, 'DELETE', `/v1/accounts/${acc.id}`, {}), before, 'a repeated delete answers the same body');
+    await refused(s, 'GET', `/v1/accounts/${acc.id}`, undefined, 404, 'resource_not_found');
+    await refused(s, 'POST', `/v1/accounts/${acc.id}`, { fields: { $name: 'x' } }, 404, 'resource_not_found');
+    await refused(s, 'DELETE', `/v1/contacts/${acc.id}`, undefined, 404, 'resource_not_found');
+    const page = await ok(s, 'GET', '/v1/accounts');
+    assert.deepEqual(ids(page), [other.id]);
+    assert.equal(page.totalCount, 1);
+    assert.equal((await ok(s, 'GET', '/v1/accounts?$name[equal]=Acme')).totalCount, 0);
+    const members = await ok(s, 'GET', `/v1/lists/${list.id}/accounts`);
+    assert.deepEqual([ids(members), members.totalCount], [[other.id], 1]);
+    // Its contact, opportunity and note are untouched; only the link is hidden.
+    const c = await ok(s, 'GET', `/v1/contacts/${con.id}`);
+    assert.deepEqual([c.relationships.$account.values, c.updatedAt], [[], con.updatedAt]);
+    assert.deepEqual((await ok(s, 'GET', `/v1/opportunities/${opp.id}`)).relationships.$account.values, []);
+    assert.deepEqual((await ok(s, 'GET', `/v1/notes/${note.id}`)).relationships.$account.values, []);
+    assert.equal((await ok(s, 'GET', `/v1/contacts?$account[equal]=${acc.id}`)).totalCount, 0);
+    // Writes naming it are refused.
+    await refused(
+      s,
+      'POST',
+      `/v1/contacts/${con.id}`,
+      { relationships: { $account: { add: acc.id } } },
+      400,
+      'relationship_entity_inactive',
+      'relationships.$account.add',
+    );
+    await refused(
+      s,
+      'POST',
+      '/v1/contacts',
+      { fields: { $name: { firstName: 'B' } }, relationships: { $account: [acc.id] } },
+      400,
+      'relationship_entity_inactive',
+      'relationships.$account[0]',
+    );
+    await refused(
+      s,
+      'POST',
+      `/v1/lists/${list.id}`,
+      { relationships: { $accounts: { add: [acc.id] } } },
+      400,
+      'relationship_entity_inactive',
+      'relationships.$accounts.add[0]',
+    );
+    await checkEntries(ctx().deps.db.kysely, RECORDS, [s.workspaceId, 'account']);
+
+    await restoreAs(s, acc.id);
+    assert.deepEqual(await ok(s, 'GET', `/v1/accounts/${acc.id}`), before);
+    assert.deepEqual((await ok(s, 'GET', `/v1/contacts/${con.id}`)).relationships.$account.values, [acc.id]);
+    assert.deepEqual((await ok(s, 'GET', `/v1/opportunities/${opp.id}`)).relationships.$account.values, [acc.id]);
+    assert.equal((await ok(s, 'GET', '/v1/accounts')).totalCount, 2);
+    assert.equal((await ok(s, 'GET', `/v1/lists/${list.id}/accounts`)).totalCount, 2);
+    assert.equal((await ok(s, 'GET', '/v1/accounts?$name[equal]=Acme')).totalCount, 1);
+    await checkEntries(ctx().deps.db.kysely, RECORDS, [s.workspaceId, 'account']);
+  });
+
+  test('bodies, scopes, and every type: contacts, opportunities, tasks, notes, meetings, lists, custom records', async () => {
+    const s = await seedWorkspace(ctx());
+    const acc = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'Acme' } });
+    await refused(s, 'DELETE', `/v1/accounts/${acc.id}`, { force: true }, 400, 'unknown_field', 'force');
+    const noScope = { ...s, secret: await keyFor(ctx(), s.workspaceId, s.userId, ['accounts:read', 'accounts:update']) };
+    await refused(noScope, 'DELETE', `/v1/accounts/${acc.id}`, undefined, 403, 'insufficient_scope');
+    const withScope = { ...s, secret: await keyFor(ctx(), s.workspaceId, s.userId, ['accounts:delete']) };
+    assert.equal((await ok(withScope, 'DELETE', `/v1/accounts/${acc.id}`)).id, acc.id);
+
+    const con = await ok(s, 'POST', '/v1/contacts', { fields: { $name: { firstName: 'Ann' }, $email: ['ann@x.test'] } });
+    const meeting = await ok(s, 'POST', '/v1/meetings', {
+      fields: { $title: 'Kickoff', $startDate: '2025-01-01T10:00:00Z', $endDate: '2025-01-01T11:00:00Z', $attendeeEmails: ['ann@x.test'] },
+    });
+    assert.deepEqual((await ok(s, 'GET', `/v1/contacts/${con.id}`)).relationships.$meeting.values, [meeting.id]);
+    assert.deepEqual(await ok(s, 'DELETE', `/v1/meetings/${meeting.id}`), meeting);
+    assert.deepEqual((await ok(s, 'GET', `/v1/contacts/${con.id}`)).relationships.$meeting.values, []);
+    assert.equal((await ok(s, 'GET', '/v1/meetings')).totalCount, 0);
+    await refused(s, 'GET', `/v1/meetings/${meeting.id}`, undefined, 404, 'resource_not_found');
+    await restoreAs(s, meeting.id);
+    assert.deepEqual(await ok(s, 'GET', `/v1/meetings/${meeting.id}`), meeting);
+
+    // A trashed contact leaves the meeting's derived $contact.
+    assert.deepEqual(await ok(s, 'DELETE', `/v1/contacts/${con.id}`), await ok(s, 'DELETE', `/v1/contacts/${con.id}`));
+    assert.deepEqual((await ok(s, 'GET', `/v1/meetings/${meeting.id}`)).relationships.$contact.values, []);
+
+    const list = await ok(s, 'POST', '/v1/lists', { fields: { $name: 'L', $objectType: 'contact' } });
+    const listed = await ok(s, 'GET', `/v1/lists/${list.id}`);
+    assert.deepEqual(await ok(s, 'DELETE', `/v1/lists/${list.id}`), listed);
+    assert.equal((await ok(s, 'GET', '/v1/lists')).totalCount, 0);
+    await refused(s, 'GET', `/v1/lists/${list.id}/contacts`, undefined, 404, 'resource_not_found');
+
+    const task = await ok(s, 'POST', '/v1/tasks', { fields: { $title: 'T', $status: 'TODO' }, relationships: { $assignedTo: s.userId } });
+    assert.equal((await ok(s, 'DELETE', `/v1/tasks/${task.id}`)).id, task.id);
+    assert.equal((await ok(s, 'GET', '/v1/tasks')).totalCount, 0);
+    const note = await ok(s, 'POST', '/v1/notes', { fields: { $title: 'N' } });
+    assert.equal((await ok(s, 'DELETE', `/v1/notes/${note.id}`)).id, note.id);
+    const acc2 = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'B' } });
+    const opp = await ok(s, 'POST', '/v1/opportunities', { fields: { $name: 'Deal', $stage: 'Lead' }, relationships: { $account: acc2.id } });
+    assert.equal((await ok(s, 'DELETE', `/v1/opportunities/${opp.id}`)).id, opp.id);
+    assert.deepEqual((await ok(s, 'GET', `/v1/accounts/${acc2.id}`)).relationships.$opportunity.values, []);
+
+    const db = ctx().deps.db.kysely;
+    const { defineObjectType } = await import('../../src/definitions/object-types.ts');
+    await defineObjectType(operatorCtx(db, s.workspaceId), { slug: 'project', label: 'Project' });
+    await addField(operatorCtx(db, s.workspaceId), { objectType: 'project', key: 'title', label: 'Title', valueType: 'TEXT' });
+    const rec = await ok(s, 'POST', '/v1/objects/project/values', { fields: { title: 'P' } });
+    assert.deepEqual(await ok(s, 'DELETE', `/v1/objects/project/values/${rec.id}`), rec);
+    assert.equal((await ok(s, 'GET', '/v1/objects/project')).totalCount, 0);
+    await refused(s, 'GET', `/v1/objects/project/values/${rec.id}`, undefined, 404, 'resource_not_found');
+  });
+
+  test('unique values are released; a restore that would collide is refused naming the field', async () => {
+    const s = await seedWorkspace(ctx());
+    const db = ctx().deps.db.kysely;
+    await addField(operatorCtx(db, s.workspaceId), { objectType: 'account', key: 'code', label: 'Code', valueType: 'TEXT', unique: true });
+    const a = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'A', code: 'X1' } });
+    await refused(s, 'POST', '/v1/accounts', { fields: { $name: 'B', code: 'x1' } }, 409, 'duplicate_value', 'fields.code');
+    await ok(s, 'DELETE', `/v1/accounts/${a.id}`);
+    const b = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'B', code: 'x1' } });
+    await assert.rejects(restoreAs(s, a.id), (err: Error & { code?: string; param?: string }) => err.code === 'duplicate_value' && err.param === 'fields.code');
+    await ok(s, 'DELETE', `/v1/accounts/${b.id}`);
+    await restoreAs(s, a.id);
+    assert.equal((await ok(s, 'GET', `/v1/accounts/${a.id}`)).fields.code.value, 'X1');
+  });
+
+  test('links between two trashed records come back with whichever is restored last', async () => {
+    const s = await seedWorkspace(ctx());
+    const acc = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'Acme' } });
+    const con = await ok(s, 'POST', '/v1/contacts', { fields: { $name: { firstName: 'Ann' } }, relationships: { $account: acc.id } });
+    const list = await ok(s, 'POST', '/v1/lists', { fields: { $name: 'L', $objectType: 'contact' }, relationships: { $contacts: [con.id] } });
+    await ok(s, 'DELETE', `/v1/accounts/${acc.id}`);
+    await ok(s, 'DELETE', `/v1/contacts/${con.id}`);
+    await ok(s, 'DELETE', `/v1/lists/${list.id}`);
+    await restoreAs(s, con.id);
+    assert.deepEqual((await ok(s, 'GET', `/v1/contacts/${con.id}`)).relationships.$account.values, []);
+    await restoreAs(s, acc.id);
+    assert.deepEqual((await ok(s, 'GET', `/v1/contacts/${con.id}`)).relationships.$account.values, [acc.id]);
+    assert.deepEqual((await ok(s, 'GET', `/v1/accounts/${acc.id}`)).relationships.$contact.values, [con.id]);
+    await restoreAs(s, list.id);
+    assert.deepEqual(ids(await ok(s, 'GET', `/v1/lists/${list.id}/contacts`)), [con.id]);
+  });
+
+  test('Idempotency-Key on a delete', async () => {
+    const s = await seedWorkspace(ctx());
+    const acc = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'Acme' } });
+    const h = { 'idempotency-key': 'del-1' };
+    const first = await call(ctx(), s.secret, 'DELETE', `/v1/accounts/${acc.id}`, undefined, h);
+    const second = await call(ctx(), s.secret, 'DELETE', `/v1/accounts/${acc.id}`, undefined, h);
+    assert.equal(first.statusCode, 200);
+    assert.equal(second.body, first.body);
+  });
+});

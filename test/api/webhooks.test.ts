@@ -1,0 +1,224 @@
+// Outbound webhooks (docs/events.md) on both databases: `rolodex webhook add|list|remove|test|
+// replay`; deliveries signed per Standard Webhooks (verified here with the standardwebhooks
+// package, as a receiver would), each object's events in order, only the types subscribed to,
+// nothing for a write that changed nothing or failed; a failing endpoint is retried and disabled
+// after WEBHOOK_DISABLE_AFTER_MS; private targets need WEBHOOK_ALLOW_PRIVATE; old events are
+// swept after EVENT_RETENTION_DAYS.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { Webhook } from 'standardwebhooks';
+import type { Io } from '../../src/cli/io.ts';
+import { main } from '../../src/cli/main.ts';
+import { filesEnv } from '../../src/files/service.ts';
+import { sweepOnce } from '../../src/jobs/sweeper.ts';
+import { type Dispatcher, startWebhookDispatcher } from '../../src/jobs/webhook-dispatcher.ts';
+import { lookup } from 'node:dns/promises';
+import { hostname } from 'node:os';
+import { deliver, isPrivateAddress } from '../../src/webhooks/sender.ts';
+import { call, eachDialect, type Seeded, seedWorkspace, type TestApp } from '../helpers/app.ts';
+import { eventually } from '../helpers/smtp.ts';
+import { startReceiver, type TestReceiver } from '../helpers/webhook-receiver.ts';
+
+const ENV = {
+  WEBHOOK_ALLOW_PRIVATE: 'true',
+  WEBHOOK_POLL_MS: '20',
+  WEBHOOK_RETRY_BASE_MS: '50',
+  WEBHOOK_RETRY_MAX_MS: '100',
+  WEBHOOK_DISABLE_AFTER_MS: '1000',
+};
+
+await eachDialect(
+  'webhooks',
+  (ctx) => {
+    let receiver: TestReceiver;
+    let dispatcher: Dispatcher;
+    before(async () => {
+      receiver = await startReceiver();
+      const t = ctx();
+      dispatcher = startWebhookDispatcher({ db: t.deps.db, logger: t.deps.logger, webhooks: t.config.webhooks });
+    });
+    after(async () => {
+      await dispatcher.stop();
+      await receiver.stop();
+    });
+
+    async function rolodex(t: TestApp, extraEnv: Record<string, string>, ...args: string[]) {
+      const stdout: string[] = [];
+      const stderr: string[] = [];
+      const env = { DATA_DIR: t.tdb.dataDir, ...(t.tdb.databaseUrl ? { DATABASE_URL: t.tdb.databaseUrl } : {}), ...extraEnv };
+      const io: Io = { out: (x) => stdout.push(x), err: (x) => stderr.push(x), env, isTty: false };
+      const code = await main(args, io);
+      return { code, out: stdout.join(''), err: stderr.join(''), json: () => JSON.parse(stdout.join('')) };
+    }
+    async function subscribe(s: Seeded, ...flags: string[]) {
+      const r = await rolodex(ctx(), ENV, 'webhook', 'add', '--workspace', s.workspaceId, '--url', receiver.url, ...flags, '--json');
+      assert.equal(r.code, 0, r.err);
+      return r.json() as { id: string; secret: string };
+    }
+    const depth = async (t: TestApp) => {
+      const text = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
+      return Number(/^rolodex_webhook_outbox_depth (\d+)$/m.exec(text)?.[1]);
+    };
+    const bodies = (subId?: string) =>
+      receiver.received
+        .filter((x) => subId === undefined || x.headers['x-sub'] === subId)
+        .map((x) => JSON.parse(x.body) as { id: string; type: string; data: any });
+
+    test('signed deliveries in order per record, only the types taken, nothing for a no-op or a failed write', async () => {
+      const t = ctx();
+      const s = await seedWorkspace(t);
+      const all = await subscribe(s, '--all', '--description', 'everything');
+      assert.match(all.secret, /^whsec_/);
+      const some = await subscribe(s, '--events', 'account.created');
+      receiver.received.length = 0;
+      const acc = (await call(t, s.secret, 'POST', '/v1/accounts', { fields: { $name: 'v0' } })).json();
+      for (let i = 1; i <= 5; i++) await call(t, s.secret, 'POST', `/v1/accounts/${acc.id}`, { fields: { $name: `v${i}` } });
+      await call(t, s.secret, 'POST', `/v1/accounts/${acc.id}`, { fields: { $name: 'v5' } });
+      assert.equal((await call(t, s.secret, 'POST', `/v1/accounts/${acc.id}`, { fields: { $name: 7 } })).statusCode, 400);
+      await eventually('7 deliveries', () => receiver.received.length >= 7, 20_000);
+      await new Promise((r) => setTimeout(r, 300));
+      assert.equal(receiver.received.length, 7);
+      for (const x of receiver.received) {
+        const body = JSON.parse(x.body) as { id: string };
+        assert.equal(x.headers['webhook-id'], body.id);
+        assert.match(x.headers['webhook-signature']!, /^v1,/);
+        assert.equal(x.headers['content-type'], 'application/json');
+        // Exactly one of the two secrets verifies it; which one names the subscription.
+        const asAll = (() => {
+          try {
+            new Webhook(all.secret).verify(x.body, x.headers);
+            return true;
+          } catch {
+            return false;
+          }
+        })();
+        if (!asAll) new Webhook(some.secret).verify(x.body, x.headers);
+        x.headers['x-sub'] = asAll ? all.id : some.id;
+      }
+      assert.deepEqual(
+        bodies(all.id).map((b) => (b.type === 'account.created' ? 'created' : b.data.object.fields.$name.value)),
+        ['created', 'v1', 'v2', 'v3', 'v4', 'v5'],
+      );
+      assert.deepEqual(
+        bodies(some.id).map((b) => b.type),
+        ['account.created'],
+      );
+      // The same event under both subscriptions carries the same webhook-id.
+      assert.equal(bodies(some.id)[0]!.id, bodies(all.id)[0]!.id);
+      assert.equal((await t.deps.db.kysely.selectFrom('webhook_deliveries').selectAll().execute()).length, 0);
+
+      const list = await rolodex(t, ENV, 'webhook', 'list', '--workspace', s.workspaceId, '--json');
+      assert.deepEqual(
+        list.json().map((w: any) => [w.id, w.status, w.events]),
+        [
+          [all.id, 'active', 'all'],
+          [some.id, 'active', ['account.created']],
+        ],
+      );
+      assert.ok(!list.out.includes(all.secret), 'list never shows a secret');
+      const test1 = await rolodex(t, ENV, 'webhook', 'test', all.id, '--json');
+      assert.equal(test1.code, 0, test1.err);
+      const last = receiver.received[receiver.received.length - 1]!;
+      assert.equal(JSON.parse(last.body).type, 'webhook.test');
+      new Webhook(all.secret).verify(last.body, last.headers);
+      for (const id of [all.id, some.id]) assert.equal((await rolodex(t, ENV, 'webhook', 'remove', id)).code, 0);
+    });
+
+    test('a failing endpoint is retried with the same webhook-id, disabled after the limit, and replay sends again', async () => {
+      const t = ctx();
+      const s = await seedWorkspace(t);
+      const sub = await subscribe(s, '--events', 'contact.created,contact.updated');
+      receiver.received.length = 0;
+      receiver.status = 500;
+      const con = (await call(t, s.secret, 'POST', '/v1/contacts', { fields: { $email: ['a@x.test'] } })).json();
+      await eventually('tried several times', () => receiver.received.length >= 3);
+      assert.equal(await depth(t), 1, 'the delivery waits in the outbox between attempts');
+      assert.equal(new Set(receiver.ids()).size, 1, 'every attempt carries the same webhook-id');
+      await eventually(
+        'disabled',
+        async () => (await rolodex(t, ENV, 'webhook', 'list', '--workspace', s.workspaceId, '--json')).json()[0].status === 'disabled',
+        20_000,
+      );
+      const shown = (await rolodex(t, ENV, 'webhook', 'list', '--workspace', s.workspaceId)).out;
+      assert.match(shown, /disabled since .*last error HTTP 500/);
+      assert.equal(await depth(t), 0);
+      // Disabled: new events are not queued for it.
+      await call(t, s.secret, 'POST', `/v1/contacts/${con.id}`, { fields: { $email: ['b@x.test'] } });
+      assert.equal((await t.deps.db.kysely.selectFrom('webhook_deliveries').selectAll().execute()).length, 0);
+
+      receiver.status = 200;
+      receiver.received.length = 0;
+      const replay = await rolodex(t, ENV, 'webhook', 'replay', sub.id, '--since', '2000-01-01T00:00:00Z', '--json');
+      assert.equal(replay.json().queued, 2);
+      await eventually('replayed', () => receiver.received.length >= 2);
+      const types = bodies().map((b) => b.type);
+      assert.deepEqual(types, ['contact.created', 'contact.updated']);
+      assert.equal((await rolodex(t, ENV, 'webhook', 'list', '--workspace', s.workspaceId, '--json')).json()[0].status, 'active');
+      await rolodex(t, ENV, 'webhook', 'remove', sub.id);
+    });
+
+    test("one event an endpoint always refuses is given up after the limit; its object's later events then go", async () => {
+      const t = ctx();
+      const s = await seedWorkspace(t);
+      const sub = await subscribe(s, '--events', 'account.created,account.updated');
+      receiver.received.length = 0;
+      receiver.statusFor = (body) => (body.includes('poison') && JSON.parse(body).type === 'account.created' ? 400 : 204);
+      const acc = (await call(t, s.secret, 'POST', '/v1/accounts', { fields: { $name: 'poison' } })).json();
+      await call(t, s.secret, 'POST', `/v1/accounts/${acc.id}`, { fields: { $name: 'cured' } });
+      // Other objects keep succeeding, so the endpoint itself is never disabled.
+      const stop = Date.now() + 1800;
+      while (Date.now() < stop) {
+        await call(t, s.secret, 'POST', '/v1/accounts', { fields: { $name: 'fine' } });
+        await new Promise((r) => setTimeout(r, 150));
+      }
+      await eventually('the later event of the object arrives', () => bodies().some((b) => b.data.object.fields.$name.value === 'cured'), 20_000);
+      const ofAcc = receiver.received.filter((x) => JSON.parse(x.body).data.object.id === acc.id).map((x) => JSON.parse(x.body).type);
+      assert.ok(ofAcc.filter((x) => x === 'account.created').length >= 2, 'the refused event was tried again');
+      assert.equal(ofAcc[ofAcc.length - 1], 'account.updated');
+      assert.equal((await rolodex(t, ENV, 'webhook', 'list', '--workspace', s.workspaceId, '--json')).json()[0].status, 'active');
+      receiver.statusFor = null;
+      await rolodex(t, ENV, 'webhook', 'remove', sub.id);
+    });
+
+    test('private and loopback targets need WEBHOOK_ALLOW_PRIVATE; bad input is refused', async () => {
+      const t = ctx();
+      const s = await seedWorkspace(t);
+      for (const url of ['http://127.0.0.1:9/x', 'http://localhost/x', 'http://[::1]/x', 'http://10.1.2.3/x', 'http://169.254.169.254/latest']) {
+        const r = await rolodex(t, { WEBHOOK_ALLOW_PRIVATE: 'false' }, 'webhook', 'add', '--workspace', s.workspaceId, '--url', url, '--all');
+        assert.equal(r.code, 1, url);
+        assert.match(r.err, /WEBHOOK_ALLOW_PRIVATE/);
+      }
+      for (const a of ['127.0.0.1', '10.0.0.1', '192.168.1.1', '172.20.0.1', '::1', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1', '0.0.0.0', '100.64.0.1'])
+        assert.equal(isPrivateAddress(a), true, a);
+      for (const a of ['93.184.216.34', '2606:2800:220:1::1', '8.8.8.8']) assert.equal(isPrivateAddress(a), false, a);
+      // A name is checked on the addresses the connection is made to, after DNS resolution.
+      const name = hostname();
+      if ((await lookup(name, { all: true })).every((a) => isPrivateAddress(a.address))) {
+        const url = receiver.url.replace('127.0.0.1', name);
+        const send = (allowPrivate: boolean) =>
+          deliver({ url, secret: `whsec_${'A'.repeat(44)}`, eventId: 'evt_x', body: '{}', timeoutMs: 5000, allowPrivate });
+        assert.deepEqual(await send(false), { ok: false, error: 'PRIVATE_TARGET' });
+        assert.equal((await send(true)).ok, true);
+      }
+      const bad = await rolodex(t, ENV, 'webhook', 'add', '--workspace', s.workspaceId, '--url', receiver.url, '--events', 'contact.exploded');
+      assert.equal(bad.code, 1);
+      const none = await rolodex(t, ENV, 'webhook', 'add', '--workspace', s.workspaceId, '--url', 'ftp://x.test/');
+      assert.equal(none.code, 1);
+    });
+
+    test('events older than EVENT_RETENTION_DAYS are swept', async () => {
+      const t = ctx();
+      const s = await seedWorkspace(t);
+      await call(t, s.secret, 'POST', '/v1/accounts', { fields: { $name: 'old' } });
+      await call(t, s.secret, 'POST', '/v1/accounts', { fields: { $name: 'new' } });
+      const db = t.deps.db.kysely;
+      const [first] = await db.selectFrom('events').select('id').where('workspace_id', '=', s.workspaceId).orderBy('seq').execute();
+      await db.updateTable('events').set({ occurred_at: '2000-01-01T00:00:00.000Z' }).where('id', '=', first!.id).execute();
+      const r = await sweepOnce({ db, now: Date.now(), files: filesEnv(t.config, t.deps.blobs) }, { eventRetentionDays: 30 });
+      assert.ok(r.eventsPurged >= 1);
+      const left = await db.selectFrom('events').select('id').where('workspace_id', '=', s.workspaceId).execute();
+      assert.equal(left.length, 1);
+    });
+  },
+  { env: ENV },
+);

@@ -1,0 +1,196 @@
+// The operator CLI on both databases: workspaces, users and keys, --json output, and clear
+// refusals with the documented exit codes (1 refused, 2 wrong usage).
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { main } from '../../src/cli/main.ts';
+import type { Io } from '../../src/cli/io.ts';
+import { openDb } from '../../src/db/database.ts';
+import { loadDefinitions } from '../../src/definitions/service.ts';
+import { operatorCtx } from '../../src/lib/context.ts';
+import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
+
+function captureIo(env: Record<string, string>): Io & { stdout: string[]; stderr: string[] } {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  return { out: (t) => stdout.push(t), err: (t) => stderr.push(t), env, isTty: false, stdout, stderr };
+}
+
+for (const dialect of await testDialects()) {
+  describe(`cli [${dialect}]`, () => {
+    let tdb: TestDb;
+    let env: Record<string, string>;
+    before(async () => {
+      tdb = await createTestDb(dialect);
+      env = { DATA_DIR: tdb.dataDir, ...(tdb.databaseUrl ? { DATABASE_URL: tdb.databaseUrl } : {}) };
+    });
+    after(async () => tdb.drop());
+
+    async function rolodex(...args: string[]) {
+      const io = captureIo(env);
+      const code = await main(args, io);
+      return { code, io, json: () => JSON.parse(io.stdout.join('')) };
+    }
+
+    test('workspace, user and key creation print JSON that works together', async () => {
+      const ws = await rolodex('workspace', 'create', '--name', 'Acme', '--json');
+      assert.equal(ws.code, 0, ws.io.stderr.join(''));
+      assert.match(ws.json().id, /^ws_/);
+      assert.equal(ws.json().name, 'Acme');
+      const user = await rolodex('user', 'create', '--workspace', ws.json().id, '--email', 'Ann@Acme.test', '--role', 'admin', '--json');
+      assert.equal(user.code, 0, user.io.stderr.join(''));
+      assert.equal(user.json().email, 'ann@acme.test');
+      assert.equal(user.json().role, 'admin');
+      const key = await rolodex('key', 'create', '--workspace', ws.json().id, '--user', user.json().id, '--scopes', 'lists:read,files:read', '--json');
+      assert.equal(key.code, 0, key.io.stderr.join(''));
+      assert.deepEqual(Object.keys(key.json()).sort(), ['expiresAt', 'id', 'scopes', 'secret', 'subjectType']);
+      assert.equal(key.json().subjectType, 'user');
+      assert.deepEqual(key.json().scopes, ['lists:read', 'files:read']);
+      assert.match(key.json().secret, /^rdx_/);
+      const wsKey = await rolodex('key', 'create', '--workspace', ws.json().id, '--json');
+      assert.equal(wsKey.json().subjectType, 'workspace');
+      assert.deepEqual(wsKey.json().scopes, []);
+
+      const list = await rolodex('key', 'list', '--workspace', ws.json().id, '--json');
+      assert.equal(list.json().length, 2);
+      assert.ok(!JSON.stringify(list.json()).includes(key.json().secret.slice(13)), 'listing never shows a secret');
+      const revoked = await rolodex('key', 'revoke', key.json().id, '--json');
+      assert.equal(revoked.code, 0);
+      assert.ok(revoked.json().revokedAt);
+      const workspaces = await rolodex('workspace', 'list', '--json');
+      assert.ok(workspaces.json().some((w: { id: string }) => w.id === ws.json().id));
+    });
+
+    test('bad input is refused with a clear message and a non-zero exit', async () => {
+      const ws = (await rolodex('workspace', 'create', '--name', 'Beta', '--json')).json();
+      const cases: Array<[string[], number, RegExp]> = [
+        [['key', 'create', '--workspace', ws.id, '--scopes', 'lists:read,root'], 2, /unknown scope "root"/],
+        [['key', 'create', '--workspace', ws.id, '--expires-in', 'soon'], 2, /invalid duration/],
+        [['key', 'create', '--workspace', 'ws_missing'], 1, /no workspace/],
+        [['key', 'create', '--workspace', ws.id, '--user', 'usr_missing'], 1, /no user/],
+        [['user', 'create', '--workspace', ws.id, '--email', 'not-an-email'], 1, /invalid email/],
+        [['user', 'create', '--workspace', ws.id, '--email', 'x@y.test', '--role', 'owner'], 1, /role must be/],
+        [['user', 'create', '--workspace', ws.id], 2, /--email is required/],
+        [['workspace', 'create'], 2, /--name is required/],
+        [['workspace', 'create', '--name', 'x', '--bogus'], 2, /bogus/],
+        [['key', 'revoke', 'key_missing'], 1, /no key/],
+        [['frobnicate'], 2, /unknown command/],
+      ];
+      for (const [args, code, message] of cases) {
+        const r = await rolodex(...args);
+        assert.equal(r.code, code, `${args.join(' ')}: ${r.io.stderr.join('')}`);
+        assert.match(r.io.stderr.join(''), message, args.join(' '));
+        assert.equal(r.io.stdout.join(''), '', 'nothing on stdout when refused');
+      }
+      const dup = await rolodex('user', 'create', '--workspace', ws.id, '--email', 'dup@y.test');
+      assert.equal(dup.code, 0);
+      const again = await rolodex('user', 'create', '--workspace', ws.id, '--email', 'DUP@y.test');
+      assert.equal(again.code, 1);
+      assert.match(again.io.stderr.join(''), /already exists/);
+    });
+
+    test('definition: custom object types, their fields, relationships and options; refusals', async () => {
+      const ws = (await rolodex('workspace', 'create', '--name', 'Gamma', '--json')).json();
+      const w = ['--workspace', ws.id];
+      const type = await rolodex('definition', 'type', 'add', ...w, '--slug', 'project', '--label', 'Projects', '--json');
+      assert.equal(type.code, 0, type.io.stderr.join(''));
+      assert.deepEqual(type.json(), { objectType: 'project', label: 'Projects' });
+      const field = await rolodex(
+        'definition',
+        'add',
+        ...w,
+        '--type',
+        'project',
+        '--key',
+        'phase',
+        '--label',
+        'Phase',
+        '--value-type',
+        'SINGLE_SELECT',
+        '--json',
+      );
+      assert.equal(field.code, 0, field.io.stderr.join(''));
+      assert.match(field.json().id, /^fld_/);
+      const option = await rolodex('definition', 'option', 'add', ...w, '--type', 'project', '--field', 'phase', '--label', 'Planning', '--json');
+      assert.equal(option.code, 0, option.io.stderr.join(''));
+      const rel = await rolodex(
+        'definition',
+        'add',
+        ...w,
+        '--relationship',
+        '--type',
+        'project',
+        '--key',
+        'client',
+        '--label',
+        'Client',
+        '--target',
+        'account',
+        '--cardinality',
+        'has_one',
+        '--json',
+      );
+      assert.equal(rel.code, 0, rel.io.stderr.join(''));
+      assert.equal(rel.json().cardinality, 'has_one');
+      const types = await rolodex('definition', 'types', ...w, '--json');
+      assert.deepEqual(types.json(), [{ objectType: 'project', label: 'Projects' }]);
+      const cases: Array<[string[], number, RegExp]> = [
+        [['definition', 'type', 'add', ...w, '--slug', 'account', '--label', 'X'], 1, /system type/],
+        [['definition', 'type', 'add', ...w, '--slug', 'Bad Slug', '--label', 'X'], 1, /must match/],
+        [['definition', 'type', 'add', ...w, '--slug', 'project', '--label', 'X'], 1, /exists/],
+        [['definition', 'add', ...w, '--type', 'note', '--key', 'x', '--label', 'X', '--value-type', 'TEXT'], 1, /no custom fields/],
+        [['definition', 'add', ...w, '--type', 'project', '--key', 'x', '--label', 'X', '--value-type', 'WORDS'], 2, /--value-type is one of/],
+        [
+          ['definition', 'add', ...w, '--relationship', '--type', 'project', '--key', 'y', '--label', 'Y', '--cardinality', 'has_many', '--target', 'nothing'],
+          1,
+          /unknown object type/,
+        ],
+        [['definition', 'frob', ...w], 2, /unknown subcommand/],
+      ];
+      for (const [args, code, message] of cases) {
+        const r = await rolodex(...args);
+        assert.equal(r.code, code, `${args.join(' ')}: ${r.io.stderr.join('')}`);
+        assert.match(r.io.stderr.join(''), message, args.join(' '));
+      }
+    });
+
+    test('default countries of telephone numbers: the workspace set, a field added with one (docs/records.md §Telephone numbers)', async () => {
+      const ws = (await rolodex('workspace', 'create', '--name', 'Phones', '--json')).json().id as string;
+      const w = ['--workspace', ws, '--type', 'contact', '--value-type', 'TELEPHONE'];
+      assert.equal((await rolodex('definition', 'add', ...w, '--key', 'de', '--label', 'DE', '--default-country', 'DE')).code, 0);
+      assert.equal((await rolodex('definition', 'add', ...w, '--key', 'any', '--label', 'Any')).code, 0);
+      const set = await rolodex('workspace', 'set', '--workspace', ws, '--default-country', 'fr', '--json');
+      assert.deepEqual([set.code, set.json()], [0, { workspaceId: ws, defaultCountry: 'FR' }]);
+      const db = openDb({ dataDir: tdb.dataDir, ...(tdb.databaseUrl ? { databaseUrl: tdb.databaseUrl } : {}) });
+      try {
+        const defs = (await loadDefinitions(operatorCtx(db.kysely, ws), { objectType: 'contact' }))!;
+        assert.deepEqual([defs.fields.get('de')?.defaultCountry, defs.fields.get('any')?.defaultCountry], ['DE', 'FR']);
+      } finally {
+        await db.close();
+      }
+      assert.equal((await rolodex('workspace', 'set', '--workspace', ws, '--default-country', 'none')).code, 0);
+      for (const [args, code, message] of [
+        [['workspace', 'set', '--workspace', ws, '--default-country', 'XX'], 1, /country code/],
+        [['workspace', 'set', '--workspace', ws], 2, /--default-country is required/],
+        [['workspace', 'set', '--workspace', 'ws_nothing', '--default-country', 'DE'], 1, /no workspace/],
+        [
+          ['definition', 'add', '--workspace', ws, '--type', 'contact', '--key', 'x', '--label', 'X', '--value-type', 'TEXT', '--default-country', 'DE'],
+          1,
+          /TELEPHONE/,
+        ],
+      ] as const) {
+        const r = await rolodex(...args);
+        assert.equal(r.code, code, `${args.join(' ')}: ${r.io.stderr.join('')}`);
+        assert.match(r.io.stderr.join(''), message, args.join(' '));
+      }
+    });
+  });
+}
+
+test('a wrong configuration value names the variable', async () => {
+  const io = captureIo({ DATA_DIR: '/tmp', PORT: 'eighty' });
+  assert.equal(await main(['migrate'], io), 1);
+  assert.match(io.stderr.join(''), /PORT must be a whole number/);
+  const io2 = captureIo({ DATA_DIR: '/tmp', DATABASE_URL: 'mysql://x' });
+  assert.equal(await main(['migrate'], io2), 1);
+  assert.match(io2.stderr.join(''), /DATABASE_URL must be a URL starting with postgres:/);
+});

@@ -1,0 +1,28 @@
+// The embedded mode (SQLite, disk blobs, no Redis, no SMTP) loads none of the drivers of the
+// services it does not use: a started server's loaded packages are listed by a child process.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const CHILD = fileURLToPath(new URL('../helpers/loaded-modules.ts', import.meta.url));
+const UNUSED = [/^postgres$/, /^pg$/, /^@aws-sdk\//, /^@smithy\//, /^ioredis$/, /^nodemailer$/];
+
+test('an embedded server loads neither PostgreSQL, S3, Redis nor SMTP code', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'rolodex-modules-'));
+  try {
+    const r = spawnSync(process.execPath, [CHILD, dataDir], { encoding: 'utf8', timeout: 120_000 });
+    assert.equal(r.status, 0, r.stderr);
+    const loaded = r.stdout.split('\n').filter(Boolean);
+    assert.ok(loaded.includes('fastify') && loaded.includes('kysely'), `the app was built: ${loaded.join(' ')}`);
+    assert.deepEqual(
+      loaded.filter((p) => UNUSED.some((re) => re.test(p))),
+      [],
+    );
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,137 @@
+// Bad input is refused, never reshaped (docs/errors.md §Dates, §Request bodies, §Numbers in query
+// strings, §Before routing): impossible calendar dates, bytes that are not UTF-8, a body in another
+// charset, integers in query strings written any other way than decimal digits, and what Node's
+// HTTP parser refuses before routing, answered in the documented shape.
+import assert from 'node:assert/strict';
+import { connect } from 'node:net';
+import { test } from 'node:test';
+import { call, eachDialect, headers, seedWorkspace } from '../helpers/app.ts';
+import { meetingBody } from '../helpers/meetings.ts';
+
+const IMPOSSIBLE = [
+  '2026-02-30T00:00:00Z',
+  '2025-02-29T10:00:00Z',
+  '2026-04-31T09:00:00Z',
+  '2026-03-01T24:00:00Z',
+  '2026-03-01T10:60:00Z',
+  '2026-03-01T10:00:00+25:00',
+];
+
+/** Sends raw bytes to `port` and resolves to everything the server answered before it closed. */
+function raw(port: number, bytes: string | Buffer): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.end(bytes));
+    let out = '';
+    socket.on('data', (c) => (out += String(c)));
+    socket.on('close', () => resolve(out));
+    socket.on('error', reject);
+  });
+}
+
+function errorOf(answer: string): { status: number; code: string; requestId: string; header: string | undefined } {
+  const [head = '', body = ''] = answer.split('\r\n\r\n');
+  const e = (JSON.parse(body) as { error: { code: string; requestId: string } }).error;
+  return { status: Number(head.split(' ')[1]), code: e.code, requestId: e.requestId, header: /x-request-id: (\S+)/i.exec(head)?.[1] };
+}
+
+await eachDialect('bad input refused', (ctx) => {
+  test('impossible calendar dates: 400 invalid_value in record fields and meeting dates, invalid_parameter in filters', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    for (const date of IMPOSSIBLE) {
+      const task = await call(t, s.secret, 'POST', '/v1/tasks', {
+        fields: { $title: 'T', $status: 'TODO', $dueAt: date },
+        relationships: { $assignedTo: s.userId },
+      });
+      assert.equal(task.statusCode, 400, `${date}: ${task.body}`);
+      assert.deepEqual([task.json().error.code, task.json().error.param], ['invalid_value', 'fields.$dueAt']);
+      const meeting = await call(t, s.secret, 'POST', '/v1/meetings', meetingBody({ $startDate: date }));
+      assert.equal(meeting.statusCode, 400, `${date}: ${meeting.body}`);
+      assert.deepEqual([meeting.json().error.code, meeting.json().error.param], ['invalid_value', 'fields.$startDate']);
+      const listed = await call(t, s.secret, 'GET', `/v1/tasks?${encodeURIComponent('$dueAt[greaterThan]')}=${encodeURIComponent(date)}`);
+      assert.equal(listed.statusCode, 400, `${date}: ${listed.body}`);
+      assert.equal(listed.json().error.code, 'invalid_parameter');
+    }
+    const real = await call(t, s.secret, 'GET', `/v1/tasks?${encodeURIComponent('$dueAt[greaterThan]')}=${encodeURIComponent('2026-02-28T00:00:00Z')}`);
+    assert.equal(real.statusCode, 200, real.body);
+    // A real leap day is a date like any other.
+    const leap = await call(t, s.secret, 'POST', '/v1/tasks', {
+      fields: { $title: 'T', $status: 'TODO', $dueAt: '2028-02-29T09:00:00Z' },
+      relationships: { $assignedTo: s.userId },
+    });
+    assert.equal(leap.statusCode, 200, leap.body);
+    assert.equal(leap.json().fields.$dueAt.value, '2028-02-29T09:00:00.000Z');
+  });
+
+  test('a JSON body that is not UTF-8 is 400 invalid_json, never stored with U+FFFD', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    for (const bad of [[0xff], [0xc3], [0xe2, 0x82], [0xed, 0xa0, 0x80], [0xc0, 0xaf], [0xf8, 0x88, 0x80, 0x80, 0x80], [0x80], [0xf4, 0x90, 0x80, 0x80]]) {
+      const payload = Buffer.concat([Buffer.from('{"fields":{"$name":"A'), Buffer.from(bad), Buffer.from('","$objectType":"account"}}')]);
+      const res = await t.app.inject({ method: 'POST', url: '/v1/lists', headers: headers(s.secret, { 'content-type': 'application/json' }), payload });
+      assert.equal(res.statusCode, 400, `${bad.join(',')}: ${res.body}`);
+      assert.equal(res.json().error.code, 'invalid_json');
+    }
+    const ok = await t.app.inject({
+      method: 'POST',
+      url: '/v1/lists',
+      headers: headers(s.secret, { 'content-type': 'application/json; charset=UTF-8' }),
+      payload: JSON.stringify({ fields: { $name: 'Zoë ✓', $objectType: 'account' } }),
+    });
+    assert.equal(ok.statusCode, 200, ok.body);
+    assert.equal(ok.json().fields.$name.value, 'Zoë ✓');
+  });
+
+  test('a body declared in a charset other than UTF-8 is 415 unsupported_media_type', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    for (const type of ['application/json; charset=iso-8859-1', 'application/json;charset="latin1"', 'application/json; charset=utf-16']) {
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/v1/lists',
+        headers: headers(s.secret, { 'content-type': type }),
+        payload: '{"fields":{"$name":"A","$objectType":"account"}}',
+      });
+      assert.equal(res.statusCode, 415, `${type}: ${res.body}`);
+      assert.deepEqual([res.json().error.code, res.json().error.param], ['unsupported_media_type', 'Content-Type']);
+    }
+  });
+
+  test('limit and offset only as decimal digits: 1e1, 0x10, " 5 ", +5, -0 and 5.0 are 400 invalid_parameter', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    for (const name of ['limit', 'offset']) {
+      for (const v of ['1e1', '0x10', ' 5 ', '+5', '-0', '5.0', '', '0b1']) {
+        const res = await call(t, s.secret, 'GET', `/v1/lists?${name}=${encodeURIComponent(v)}`);
+        assert.equal(res.statusCode, 400, `${name}=${JSON.stringify(v)}: ${res.body}`);
+        assert.deepEqual([res.json().error.code, res.json().error.param], ['invalid_parameter', name]);
+      }
+    }
+    assert.equal((await call(t, s.secret, 'GET', '/v1/lists?limit=10&offset=0')).statusCode, 200);
+  });
+
+  test('what Node refuses before routing is answered in the documented shape with a request id', async () => {
+    const t = ctx();
+    await t.app.listen({ host: '127.0.0.1', port: 0 });
+    const port = (t.app.server.address() as { port: number }).port;
+    const cases: Array<[string, string, number, string]> = [
+      ['oversized headers', `GET /v1/lists HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'headers_too_large'],
+      ['an oversized URL', `GET /v1/lists?q=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`, 431, 'headers_too_large'],
+      [
+        'Content-Length with Transfer-Encoding',
+        'POST /v1/lists HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+        400,
+        'malformed_request',
+      ],
+      ['a DEL byte in a header', 'GET /v1/lists HTTP/1.1\r\nHost: x\r\nX-Bad: a\x7fb\r\n\r\n', 400, 'malformed_request'],
+      ['a malformed request line', 'GET\r\n\r\n', 400, 'malformed_request'],
+    ];
+    for (const [name, bytes, status, code] of cases) {
+      const e = errorOf(await raw(port, bytes));
+      assert.equal(e.status, status, name);
+      assert.equal(e.code, code, name);
+      assert.match(e.requestId, /^req_/, name);
+      assert.equal(e.header, e.requestId, name);
+    }
+  });
+});
