@@ -4,10 +4,11 @@
 // address unless allowed. The address is checked where the connection is made, after DNS
 // resolution (the socket's own lookup), for every hop of a redirect, so a name that resolves to
 // an internal address, or a redirect to one, is refused; an address literal is checked as is.
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { lookup as dnsLookup } from 'node:dns';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
+import { isSpecialAddress, publicLookup } from '../lib/public-address.ts';
 
 export const FETCH_LIMITS = { timeoutMs: 5000, maxBytes: 1024 * 1024, maxRedirects: 3 };
 
@@ -25,59 +26,11 @@ export class FetchRefused extends Error {
   override name = 'FetchRefused';
 }
 
-const SPECIAL = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.0.2.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['198.51.100.0', 24],
-  ['203.0.113.0', 24],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const)
-  SPECIAL.addSubnet(net, prefix, 'ipv4');
-for (const [net, prefix] of [
-  ['::', 128],
-  ['::1', 128],
-  ['64:ff9b::', 96],
-  ['100::', 64],
-  ['2001:db8::', 32],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['fec0::', 10],
-  ['ff00::', 8],
-] as const)
-  SPECIAL.addSubnet(net, prefix, 'ipv6');
+const publicOnly = publicLookup((hostname) => new FetchRefused(`${hostname} resolves to a private or special address`));
 
-/** Whether `address` is private, loopback, link-local or otherwise not a public internet host. */
-export function isSpecialAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 4) return SPECIAL.check(address, 'ipv4');
-  if (family !== 6) return true;
-  // An IPv4 address carried in IPv6 (::ffff:a.b.c.d) is judged as itself.
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return SPECIAL.check(mapped[1] as string, 'ipv4');
-  return SPECIAL.check(address, 'ipv6');
-}
-
+/** The socket's lookup: every answer checked unless private targets are allowed. */
 function guardedLookup(allowPrivate: boolean): LookupFunction {
-  return (hostname, options, callback) => {
-    dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
-      if (err) return callback(err, '', 0);
-      const refused = addresses.find((a) => !allowPrivate && isSpecialAddress(a.address));
-      if (refused || addresses.length === 0) return callback(new FetchRefused(`${hostname} resolves to a private or special address`), '', 0);
-      if (options.all) return callback(null, addresses, 0);
-      const first = addresses[0] as LookupAddress;
-      callback(null, first.address, first.family);
-    });
-  };
+  return allowPrivate ? dnsLookup : publicOnly;
 }
 
 function once(url: URL, opts: { userAgent: string; allowPrivate: boolean; signal: AbortSignal }): Promise<IncomingMessage> {

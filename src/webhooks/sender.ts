@@ -4,44 +4,11 @@
 // public addresses; the check runs on the addresses the connection is made to (the request's own
 // DNS lookup), so a name that resolves elsewhere between a check and the connection gains nothing.
 // Redirects are not followed.
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-
-const PRIVATE = new BlockList();
-for (const [net, bits] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const)
-  PRIVATE.addSubnet(net, bits, 'ipv4');
-for (const [net, bits] of [
-  ['::', 127],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['ff00::', 8],
-  ['64:ff9b::', 96],
-] as const)
-  PRIVATE.addSubnet(net, bits, 'ipv6');
-
-/** Whether an address is private, loopback, link-local, multicast or otherwise not public. */
-export function isPrivateAddress(address: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return PRIVATE.check(mapped[1]!, 'ipv4');
-  const family = isIP(address);
-  if (family === 0) return true;
-  return PRIVATE.check(address, family === 4 ? 'ipv4' : 'ipv6');
-}
+import { isSpecialAddress, publicLookup } from '../lib/public-address.ts';
 
 export class TargetError extends Error {
   override name = 'TargetError';
@@ -58,24 +25,15 @@ export function checkUrl(raw: string, allowPrivate: boolean): URL {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TargetError('the URL must start with http:// or https://');
   if (url.username || url.password) throw new TargetError('the URL must not carry credentials');
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (!allowPrivate && (host === 'localhost' || (isIP(host) !== 0 && isPrivateAddress(host))))
+  if (!allowPrivate && (host === 'localhost' || (isIP(host) !== 0 && isSpecialAddress(host))))
     throw new TargetError(`${host} is a private or loopback address; set WEBHOOK_ALLOW_PRIVATE=true to allow it`);
   return url;
 }
 
-type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
-
-/** dns.lookup that refuses private answers: the connection is made only to addresses it passed. */
-function publicLookup(hostname: string, options: { all?: boolean; family?: number }, callback: LookupCallback): void {
-  dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
-    if (err) return callback(err, []);
-    const bad = addresses.find((a) => isPrivateAddress(a.address));
-    if (bad) return callback(new TargetError(`${hostname} resolves to ${bad.address}, a private address; set WEBHOOK_ALLOW_PRIVATE=true to allow it`), []);
-    if (options.all) return callback(null, addresses);
-    const first = addresses[0]!;
-    callback(null, first.address, first.family);
-  });
-}
+// Connections are made only to addresses this lookup passed.
+const publicOnly = publicLookup(
+  (hostname, address) => new TargetError(`${hostname} resolves to ${address}, a private address; set WEBHOOK_ALLOW_PRIVATE=true to allow it`),
+);
 
 export interface Attempt {
   ok: boolean;
@@ -117,7 +75,7 @@ export function deliver(input: { url: string; secret: string; eventId: string; b
       settled = true;
       resolve(a);
     };
-    const req = send(url, { method: 'POST', headers, ...(input.allowPrivate ? {} : { lookup: publicLookup as never }) }, (res) => {
+    const req = send(url, { method: 'POST', headers, ...(input.allowPrivate ? {} : { lookup: publicOnly }) }, (res) => {
       const status = res.statusCode ?? 0;
       res.resume();
       res.on('end', () => done(status >= 200 && status < 300 ? { ok: true, status } : { ok: false, status, error: `HTTP ${status}` }));

@@ -8,7 +8,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config.ts';
-import { FETCH_LIMITS, FetchRefused, isSpecialAddress, safeFetch } from '../../src/enrichment/fetch.ts';
+import { FETCH_LIMITS, FetchRefused, safeFetch } from '../../src/enrichment/fetch.ts';
+import { isSpecialAddress } from '../../src/lib/public-address.ts';
 import { readPage } from '../../src/enrichment/html.ts';
 import { robotsAllow } from '../../src/enrichment/robots.ts';
 

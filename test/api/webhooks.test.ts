@@ -14,7 +14,8 @@ import { sweepOnce } from '../../src/jobs/sweeper.ts';
 import { type Dispatcher, startWebhookDispatcher } from '../../src/jobs/webhook-dispatcher.ts';
 import { lookup } from 'node:dns/promises';
 import { hostname } from 'node:os';
-import { deliver, isPrivateAddress } from '../../src/webhooks/sender.ts';
+import { isSpecialAddress } from '../../src/lib/public-address.ts';
+import { deliver } from '../../src/webhooks/sender.ts';
 import { call, eachDialect, type Seeded, seedWorkspace, type TestApp } from '../helpers/app.ts';
 import { eventually } from '../helpers/smtp.ts';
 import { startReceiver, type TestReceiver } from '../helpers/webhook-receiver.ts';
@@ -189,11 +190,11 @@ await eachDialect(
         assert.match(r.err, /WEBHOOK_ALLOW_PRIVATE/);
       }
       for (const a of ['127.0.0.1', '10.0.0.1', '192.168.1.1', '172.20.0.1', '::1', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1', '0.0.0.0', '100.64.0.1'])
-        assert.equal(isPrivateAddress(a), true, a);
-      for (const a of ['93.184.216.34', '2606:2800:220:1::1', '8.8.8.8']) assert.equal(isPrivateAddress(a), false, a);
+        assert.equal(isSpecialAddress(a), true, a);
+      for (const a of ['93.184.216.34', '2606:2800:220:1::1', '8.8.8.8']) assert.equal(isSpecialAddress(a), false, a);
       // A name is checked on the addresses the connection is made to, after DNS resolution.
       const name = hostname();
-      if ((await lookup(name, { all: true })).every((a) => isPrivateAddress(a.address))) {
+      if ((await lookup(name, { all: true })).every((a) => isSpecialAddress(a.address))) {
         const url = receiver.url.replace('127.0.0.1', name);
         const send = (allowPrivate: boolean) =>
           deliver({ url, secret: `whsec_${'A'.repeat(44)}`, eventId: 'evt_x', body: '{}', timeoutMs: 5000, allowPrivate });
