@@ -4,6 +4,7 @@
 // is renewed while they execute. A run left `running` by a process that died comes due again when
 // its lease ends and is retried, up to ENRICH_MAX_ATTEMPTS claims, then failed. Claims never
 // overlap (SKIP LOCKED on PostgreSQL, one writer on SQLite), and a record has one run in flight.
+import { startPoller } from './poller.ts';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
@@ -30,9 +31,6 @@ export function startEnrichmentRunner(deps: {
   const env: ExecuteEnv = { ...deps.execute, timeoutMs: config.timeoutMs, allowPrivate: config.allowPrivate };
   const instance = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   let round = 0;
-  let stopping = false;
-  let wake: (() => void) | null = null;
-  let woken = false;
 
   async function once(): Promise<number> {
     const token = `${instance}:${++round}`;
@@ -65,44 +63,11 @@ export function startEnrichmentRunner(deps: {
     return rows.length;
   }
 
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      if (woken) {
-        woken = false;
-        return resolve();
-      }
-      const timer = setTimeout(() => {
-        wake = null;
-        resolve();
-      }, ms);
-      wake = () => {
-        clearTimeout(timer);
-        wake = null;
-        resolve();
-      };
-    });
-
-  const loop = (async () => {
-    while (!stopping) {
-      let claimed = 0;
-      try {
-        claimed = await once();
-      } catch (err) {
-        logger.warn({ err }, 'enrichment round failed; the next one retries');
-      }
-      if (claimed === 0 && !stopping) await sleep(config.pollMs);
-    }
-  })();
-
+  const poller = startPoller(once, { pollMs: config.pollMs, logger, what: 'enrichment' });
   return {
-    wake() {
-      if (wake) wake();
-      else woken = true;
-    },
+    wake: () => poller.wake(),
     async stop() {
-      stopping = true;
-      wake?.();
-      await loop;
+      await poller.stop();
     },
   };
 }

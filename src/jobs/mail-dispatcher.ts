@@ -9,6 +9,7 @@
 // PostgreSQL, one writer on SQLite), so a row is sent by one dispatcher at a time. The one window
 // left is a crash (or a stall longer than the lease) after the SMTP server accepted a message and
 // before its settle committed: the lease runs out and the message goes again, same Message-ID.
+import { startPoller } from './poller.ts';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Gauge } from 'prom-client';
@@ -71,8 +72,6 @@ export function startMailDispatcher(deps: DispatcherDeps): Dispatcher {
   const { db, transport, logger, metrics, mail } = deps;
   const instance = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   let round = 0;
-  let stopping = false;
-  let wake: (() => void) | null = null;
 
   /** Outcomes waiting for a commit, and the settle under way (one at a time). */
   function settler(token: string) {
@@ -155,7 +154,7 @@ export function startMailDispatcher(deps: DispatcherDeps): Dispatcher {
       const queue = [...rows];
       const worker = async () => {
         for (let row = queue.shift(); row; row = queue.shift()) {
-          if (stopping || !(await lease.holds(row.email_id))) {
+          if (poller.stopping || !(await lease.holds(row.email_id))) {
             untried.push(row.email_id);
             continue;
           }
@@ -173,36 +172,10 @@ export function startMailDispatcher(deps: DispatcherDeps): Dispatcher {
     return rows.length;
   }
 
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(() => {
-        wake = null;
-        resolve();
-      }, ms);
-      wake = () => {
-        clearTimeout(timer);
-        wake = null;
-        resolve();
-      };
-    });
-
-  const loop = (async () => {
-    while (!stopping) {
-      let claimed = 0;
-      try {
-        claimed = await once();
-      } catch (err) {
-        logger.warn({ err }, 'outbox round failed; the next one retries');
-      }
-      if (claimed === 0 && !stopping) await sleep(mail.pollMs);
-    }
-  })();
-
+  const poller = startPoller(once, { pollMs: mail.pollMs, logger, what: 'outbox' });
   return {
     async stop() {
-      stopping = true;
-      wake?.();
-      await loop;
+      await poller.stop();
       await transport.close();
     },
   };

@@ -7,6 +7,7 @@
 // takes at most one row per subscription and object (the oldest), so one object's events arrive
 // in order. A crash after the endpoint answered and before the settle committed sends the event
 // again when the lease ends, with the same webhook-id: delivery is at least once.
+import { startPoller } from './poller.ts';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Gauge } from 'prom-client';
@@ -38,8 +39,6 @@ export function startWebhookDispatcher(deps: WebhookDispatcherDeps): Dispatcher 
   const { db, logger, webhooks: cfg } = deps;
   const instance = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   let round = 0;
-  let stopping = false;
-  let wake: (() => void) | null = null;
 
   /** Delivered rows waiting for a commit; one settle at a time, each taking all that arrived. */
   function settler(token: string) {
@@ -90,7 +89,7 @@ export function startWebhookDispatcher(deps: WebhookDispatcherDeps): Dispatcher 
       const queue = [...rows];
       const worker = async () => {
         for (let row = queue.shift(); row; row = queue.shift()) {
-          if (stopping || !(await lease.holds(row.id))) {
+          if (poller.stopping || !(await lease.holds(row.id))) {
             untried.push(row.id);
             continue;
           }
@@ -134,36 +133,10 @@ export function startWebhookDispatcher(deps: WebhookDispatcherDeps): Dispatcher 
     return rows.length;
   }
 
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(() => {
-        wake = null;
-        resolve();
-      }, ms);
-      wake = () => {
-        clearTimeout(timer);
-        wake = null;
-        resolve();
-      };
-    });
-
-  const loop = (async () => {
-    while (!stopping) {
-      let claimed = 0;
-      try {
-        claimed = await once();
-      } catch (err) {
-        logger.warn({ err }, 'webhook round failed; the next one retries');
-      }
-      if (claimed === 0 && !stopping) await sleep(cfg.pollMs);
-    }
-  })();
-
+  const poller = startPoller(once, { pollMs: cfg.pollMs, logger, what: 'webhook' });
   return {
     async stop() {
-      stopping = true;
-      wake?.();
-      await loop;
+      await poller.stop();
     },
   };
 }
