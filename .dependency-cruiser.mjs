@@ -10,7 +10,7 @@
 //   transport  src/http/, src/mcp/ and each resource's routes.ts / *-routes.ts
 //   app        src/app.ts, src/server.ts, src/runtime.ts, src/cluster*.ts, src/cli/, src/docs/
 const RESOURCES =
-  'auth|definitions|filters|objects|workspaces|users|members|records|lists|messages|channels|files|knowledge|idempotency|meetings|mailboxes|emails|changes|webhooks|enrichment';
+  'auth|definitions|objects|workspaces|users|members|records|lists|messages|channels|files|knowledge|idempotency|meetings|mailboxes|emails|changes|webhooks|enrichment';
 const ROUTES = '(^|/)[a-z-]*routes[.]ts$';
 
 const LAYERS = [
@@ -50,6 +50,14 @@ export default {
       severity: 'error',
       from: { path: `^src/(lib|db|blobs|rate-limit|metrics|mail|import|jobs|${RESOURCES})/`, pathNot: ROUTES },
       to: { path: ['^src/http/', '(^|/)node_modules/(fastify|@fastify/[^/]+)/', `^src/(${RESOURCES})/${ROUTES.slice(6)}`] },
+    },
+    {
+      name: 'dialect-sealed',
+      comment:
+        "Which database a handle talks to is the database layer's business: a module asks src/db/portable.ts for what it means (docs/architecture.md §Database layer).",
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/db/' },
+      to: { path: '^src/db/dialect[.]ts$' },
     },
     ...upward,
   ],

@@ -6,13 +6,15 @@
 //   and database, every create carrying a website so that on-create queues a run: at least 0.9.
 //   The website is a private address, so every run the creates queue fails at once in the
 //   background: what is measured is the cost of queueing, and of the runner beside the creates.
-//   node bench/agents.ts [--dialect sqlite|postgres] [--workers 1]
+//   node bench/agents.ts [--dialect sqlite|postgres] [--workers 1] [--only mcp|create]
 // BENCH_SECONDS, BENCH_ROUNDS and BENCH_CONNECTIONS apply as in bench/run.ts.
 import { parseArgs } from 'node:util';
 import type { DialectName } from '../src/db/types.ts';
 import { load, pairedRounds, seedContext, startServer, stop } from './run.ts';
 
-const { values: args } = parseArgs({ options: { dialect: { type: 'string', default: 'sqlite' }, workers: { type: 'string', default: '1' } } });
+const { values: args } = parseArgs({
+  options: { dialect: { type: 'string', default: 'sqlite' }, workers: { type: 'string', default: '1' }, only: { type: 'string' } },
+});
 const dialect = args.dialect as DialectName;
 const workers = Number(args.workers);
 const VERSION = { 'service-version': '2026-03-01' };
@@ -77,5 +79,5 @@ async function onCreate(): Promise<void> {
   }
 }
 
-await toolCall();
-await onCreate();
+if (args.only !== 'create') await toolCall();
+if (args.only !== 'mcp') await onCreate();

@@ -12,8 +12,8 @@
 // seeding (1,000,000 contacts take many minutes to seed). Drop it by hand when done.
 // --explain prints the plan of every statement the module runs for each filter (EXPLAIN QUERY
 // PLAN on SQLite, EXPLAIN ANALYZE on PostgreSQL); PROFILE=1 times those statements in process.
-// Seeding writes rows in bulk with the value and trigram indexes dropped, then builds them again
-// from their own stored definitions, so the tables end as the migrations made them.
+// Seeding (bench/filter-seed.ts) writes rows in bulk with the value and trigram indexes dropped,
+// then builds them again from their own stored definitions, so the tables end as the migrations made them.
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -22,17 +22,14 @@ import { CompiledQuery, type RawBuilder, sql } from 'kysely';
 import { createKey } from '../src/auth/service.ts';
 import { openDb } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
-import { rankRebuildAll } from '../src/db/rank.ts';
 import type { DialectName, Executor } from '../src/db/types.ts';
-import { addField, loadDefinitions, type TypeDefinitions } from '../src/definitions/service.ts';
-import { trigramRows } from '../src/filters/repository.ts';
-import { parseFilters, planFilters, walkRows } from '../src/filters/service.ts';
+import { addField, loadDefinitions } from '../src/definitions/service.ts';
+import { parseFilters, planFilters, walkRows } from '../src/records/filter/service.ts';
 import { operatorCtx, systemCtx } from '../src/lib/context.ts';
-import { valueRows } from '../src/records/index-values.ts';
-import { RECORDS } from '../src/records/repository.ts';
 import { createWorkspace } from '../src/workspaces/service.ts';
 import { createTestDb, type TestDb, withSearchPath } from '../test/helpers/db.ts';
 import { TEST_DATABASE_URL } from '../test/helpers/services.ts';
+import { seedFilterContacts } from './filter-seed.ts';
 import { latency, MAIN, median, startBaseline, startServer, stop } from './run.ts';
 
 const { values: args } = parseArgs({
@@ -46,59 +43,6 @@ const { values: args } = parseArgs({
 });
 const N = Number(args.size);
 const ROUNDS = Number(args.rounds);
-const T0 = Date.UTC(2026, 0, 1);
-const FIRST = Array.from({ length: 100 }, (_, i) => `Given${String(i).padStart(2, '0')}`);
-const TABLES = ['record_values', 'record_trigrams'];
-
-/** The secondary indexes of the value and trigram tables, as statements that create them again. */
-async function indexes(db: Executor, dialect: DialectName): Promise<{ name: string; ddl: string }[]> {
-  if (dialect === 'sqlite') {
-    const r = await sql<{ name: string; sql: string }>`select name, sql from sqlite_master where type = 'index' and sql is not null
-      and tbl_name in (${sql.join(TABLES)})`.execute(db);
-    return r.rows.map((x) => ({ name: x.name, ddl: x.sql }));
-  }
-  const r = await sql<{ name: string; ddl: string }>`select indexname as name, indexdef as ddl from pg_indexes where schemaname = current_schema()
-    and tablename in (${sql.join(TABLES)}) and indexname not like '%_pkey'`.execute(db);
-  return r.rows;
-}
-
-async function seed(db: Executor, dialect: DialectName, ws: string, defs: TypeDefinitions): Promise<void> {
-  const fields = new Set(['$email']);
-  const built = await indexes(db, dialect);
-  for (const i of built) await sql`drop index ${sql.id(i.name)}`.execute(db);
-  const insert = async (tx: Executor, table: 'records' | 'record_values' | 'record_trigrams', rows: object[], per: number) => {
-    for (let k = 0; k < rows.length; k += per)
-      await tx
-        .insertInto(table)
-        .values(rows.slice(k, k + per))
-        .execute();
-  };
-  for (let i = 0; i < N; i += 20_000) {
-    await db.transaction().execute(async (tx) => {
-      const records = [];
-      const values = [];
-      for (let j = i; j < Math.min(N, i + 20_000); j++) {
-        const id = `con_${String(j).padStart(8, '0')}`;
-        const at = new Date(T0 + j * 1000).toISOString();
-        const v = {
-          $name: { firstName: FIRST[j % 100], lastName: `Family${j}` },
-          $email: [`person${j}@company${j % (N / 1000)}.example`],
-          code: `code${j % (N / 100)}`,
-          // A permutation of 0..N-1: any interval of 10,000 holds 10,000 contacts.
-          score: (j * 7919) % N,
-        };
-        records.push({ id, workspace_id: ws, kind: 'contact' as const, external_id: null, fields: JSON.stringify(v), created_at: at, updated_at: at });
-        values.push(...valueRows(ws, defs, id, v));
-      }
-      await insert(tx, 'records', records, 500);
-      await insert(tx, 'record_values', values, 800);
-      await insert(tx, 'record_trigrams', trigramRows(values, fields), 1000);
-    });
-  }
-  for (const i of built) await sql.raw(i.ddl).execute(db);
-  await rankRebuildAll(db, RECORDS);
-}
-
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) * p)]!;
 
 async function explain(db: Executor, dialect: DialectName, what: string, q: RawBuilder<unknown>): Promise<void> {
@@ -138,7 +82,7 @@ async function seeded(dialect: DialectName): Promise<{ tdb: TestDb; ws: string; 
   const defs = (await loadDefinitions(ctx, { objectType: 'contact' }))!;
   const key = await createKey(ctx, { userId: null, scopes: null, expiresInMs: null });
   const t0 = performance.now();
-  await seed(db, dialect, ws, defs);
+  await seedFilterContacts(db, dialect, ws, defs, N);
   await sql.raw(dialect === 'postgres' ? 'vacuum analyze' : 'analyze').execute(db);
   console.log(`[${dialect}] seeded ${N} contacts in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
   if (note === null) return { tdb, ws, secret: key.secret };

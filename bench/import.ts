@@ -12,7 +12,7 @@
 // alone and writes through a rollback journal (docs/import.md §Speed); with --shared it keeps it
 // open, as a running server would, and the import writes through the WAL.
 import { spawn } from 'node:child_process';
-import { createWriteStream, readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +21,7 @@ import { createKey } from '../src/auth/service.ts';
 import { operatorCtx, systemCtx } from '../src/lib/context.ts';
 import { createWorkspace } from '../src/workspaces/service.ts';
 import { createTestDb } from '../test/helpers/db.ts';
+import { accountsFor, writeNdjson } from './import-data.ts';
 import { latency, MAIN, startServer, stop } from './run.ts';
 
 const { values: args } = parseArgs({
@@ -35,46 +36,7 @@ const { values: args } = parseArgs({
   },
 });
 const CONTACTS = Number(args.contacts);
-const ACCOUNTS = Math.max(1, Math.floor(CONTACTS / 50));
-
-const FIRST = ['Ann', 'Bob', 'Chloé', 'Dmitri', 'Eva', 'Farid', 'Grace', 'Hiro', 'Ines', 'José', 'Kai', 'Lena', 'Mona', 'Nils', 'Olu', 'Priya'];
-const LAST = ['Smith', 'Lee', 'García', 'Müller', 'Nguyen', 'Okafor', 'Rossi', 'Sato', 'Kowalski', 'Dubois', 'Haddad', 'Jensen', 'Silva'];
-const DOMAINS = ['acme.test', 'globex.test', 'initech.test', 'umbrella.test', 'hooli.test', 'example.org', 'mail.test'];
-const TITLES = ['CEO', 'CTO', 'Engineer', 'Sales lead', 'Designer', 'Buyer', 'Analyst', 'Head of Operations'];
-const TIERS = ['Gold', 'Silver', 'Bronze'];
-
-/** Definitions, accounts and contacts, one object a line, written as a stream (a 1M file is ~400 MB). */
-async function writeFile(path: string): Promise<void> {
-  const out = createWriteStream(path);
-  const write = async (o: unknown) => {
-    if (!out.write(`${JSON.stringify(o)}\n`)) await once(out, 'drain');
-  };
-  const def = (key: string, label: string, valueType: string, extra: Record<string, unknown> = {}) =>
-    write({ object: 'definition', externalId: `d-${key}`, definition: 'field', objectType: 'contact', key, label, valueType, ...extra });
-  await def('title', 'Title', 'TEXT');
-  await def('phone', 'Phone', 'TELEPHONE');
-  await def('score', 'Score', 'NUMBER');
-  await def('tier', 'Tier', 'SINGLE_SELECT', { options: TIERS });
-  await def('since', 'Customer since', 'DATETIME');
-  for (let a = 0; a < ACCOUNTS; a++) await write({ object: 'account', externalId: `a${a}`, fields: { $name: { value: `Company ${a}`, valueType: 'TEXT' } } });
-  for (let i = 0; i < CONTACTS; i++) {
-    const first = FIRST[i % FIRST.length] as string;
-    const last = LAST[(i * 7) % LAST.length] as string;
-    const emails = Array.from({ length: 1 + (i % 3) }, (_, k) => `${first.toLowerCase()}.${i}${k ? `.${k}` : ''}@${DOMAINS[(i + k) % DOMAINS.length]}`);
-    const fields: Record<string, unknown> = {
-      $name: { value: { firstName: first, lastName: `${last}` }, valueType: 'FULL_NAME' },
-      $email: { value: emails, valueType: 'EMAIL' },
-      title: { value: TITLES[i % TITLES.length], valueType: 'TEXT' },
-      score: { value: i % 1000, valueType: 'NUMBER' },
-    };
-    if (i % 2 === 0) fields.phone = { value: `+1 555 ${String(i % 10_000_000).padStart(7, '0')}`, valueType: 'TELEPHONE' };
-    if (i % 3 === 0) fields.tier = { value: TIERS[i % TIERS.length], valueType: 'SINGLE_SELECT' };
-    if (i % 4 === 0) fields.since = { value: new Date(Date.UTC(2020, 0, 1) + i * 60_000).toISOString(), valueType: 'DATETIME' };
-    await write({ object: 'contact', externalId: `c${i}`, fields, relationships: { $account: { objectType: 'account', values: [`a${i % ACCOUNTS}`] } } });
-  }
-  out.end();
-  await once(out, 'finish');
-}
+const ACCOUNTS = accountsFor(CONTACTS);
 
 async function pages(dataDir: string, databaseUrl: string | undefined, secret: string): Promise<void> {
   const srv = await startServer({ dataDir, databaseUrl }, 1);
@@ -109,7 +71,7 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<void> {
     const key = await createKey(operatorCtx(db.kysely, ws.id), { userId: null, scopes: null, expiresInMs: null });
     const file = join(dataDir, 'import.ndjson');
     const w0 = performance.now();
-    await writeFile(file);
+    await writeNdjson(file, CONTACTS);
     const writeSeconds = (performance.now() - w0) / 1000;
     if (dialect === 'sqlite' && !args.shared) {
       await db.close();

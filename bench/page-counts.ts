@@ -16,7 +16,7 @@ import { CompiledQuery, sql } from 'kysely';
 import type { DialectName, Executor } from '../src/db/types.ts';
 import { partedPostgres, partedSqlite } from '../src/db/rank-parted.ts';
 import { pagePostgres, pageSqlite, type Stmt } from '../src/db/rank-sql.ts';
-import { type PartedRead, type RankDef, rankRebuild, scopeKey } from '../src/db/rank.ts';
+import { type PartedRead, type RankDef, rankRebuild, partitionKey } from '../src/db/rank.ts';
 import { operatorCtx, systemCtx } from '../src/lib/context.ts';
 import { LIST_MEMBERS } from '../src/lists/repository.ts';
 import { MESSAGES, messageReader } from '../src/messages/repository.ts';
@@ -110,7 +110,7 @@ async function run(dialect: DialectName): Promise<void> {
         ['90%', (set.n * 9) / 10],
         ['last', set.n - LIMIT],
       ] as const) {
-        const values: Values = { ...set.read?.args, scope: scopeKey(set.def, set.by), k: Math.floor(k), limit: LIMIT };
+        const values: Values = { ...set.read?.args, scope: partitionKey(set.def, set.by), k: Math.floor(k), limit: LIMIT };
         set.by.forEach((v, i) => (values[`by${i}`] = v));
         const count =
           dialect === 'postgres' ? await postgresCount(db, set.def, values, set.read) : await sqliteCount(db, tdb.sqliteFile!, set.def, values, set.read);

@@ -10,13 +10,15 @@
 // workspace key (public and restricted channels: the shared part of the ranked set) at 0, 25%,
 // 50%, 75% and the last page of --messages messages in 30 channels of every visibility.
 //   node bench/pages.ts [--dialect sqlite|postgres|both] [--sizes 10000,100000,1000000] [--messages 150000] [--requests 200] [--explain]
+// With --type tasks it measures the task listing instead, with and without filters (bench/task-pages.ts):
+//   node bench/pages.ts --type tasks [--dialect sqlite|postgres|both] [--tasks 1000000] [--requests 200]
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { CompiledQuery, sql } from 'kysely';
 import { createKey } from '../src/auth/service.ts';
 import type { DialectName } from '../src/db/types.ts';
 import { pagePostgres } from '../src/db/rank-sql.ts';
-import { rankRebuild, scopeKey } from '../src/db/rank.ts';
+import { rankRebuild, partitionKey } from '../src/db/rank.ts';
 import { operatorCtx, systemCtx } from '../src/lib/context.ts';
 
 import { LIST_MEMBERS } from '../src/lists/repository.ts';
@@ -25,6 +27,7 @@ import { createWorkspace } from '../src/workspaces/service.ts';
 import { createTestDb } from '../test/helpers/db.ts';
 import { latency, start, startBaseline, startServer, stop } from './run.ts';
 import { seedMemberList, seedRankedContacts, seedMessages } from './seeds.ts';
+import { taskPages } from './task-pages.ts';
 import { createUser } from '../src/users/service.ts';
 
 const { values: args } = parseArgs({
@@ -34,6 +37,8 @@ const { values: args } = parseArgs({
     requests: { type: 'string', default: '200' },
     messages: { type: 'string', default: '150000' },
     explain: { type: 'boolean', default: false },
+    type: { type: 'string', default: 'contacts' },
+    tasks: { type: 'string', default: '1000000' },
   },
 });
 const SIZES = args.sizes.split(',').map(Number);
@@ -154,7 +159,7 @@ async function run(dialect: DialectName): Promise<void> {
       const n = Math.max(...SIZES);
       const list = lists.get(n) as string;
       const stmt = pagePostgres(LIST_MEMBERS, false, 25);
-      const values: Record<string, unknown> = { scope: scopeKey(LIST_MEMBERS, [list]), k: n / 2, limit: 25, by0: list };
+      const values: Record<string, unknown> = { scope: partitionKey(LIST_MEMBERS, [list]), k: n / 2, limit: 25, by0: list };
       const params = stmt.args.map((a) => values[a]);
       const plan = await db.executeQuery<{ 'QUERY PLAN': string }>(CompiledQuery.raw(`explain (analyze, buffers) ${stmt.sql}`, params));
       console.log(
@@ -168,4 +173,6 @@ async function run(dialect: DialectName): Promise<void> {
 }
 
 console.log(`${REQUESTS} requests per figure (median, p95), one at a time over keep-alive; baseline = bare Fastify, same client`);
-for (const dialect of args.dialect === 'both' ? (['sqlite', 'postgres'] as const) : [args.dialect as DialectName]) await run(dialect);
+if (args.type !== 'contacts' && args.type !== 'tasks') throw new Error(`--type: contacts or tasks, not ${args.type}`);
+for (const dialect of args.dialect === 'both' ? (['sqlite', 'postgres'] as const) : [args.dialect as DialectName])
+  await (args.type === 'tasks' ? taskPages(dialect, Number(args.tasks), REQUESTS) : run(dialect));

@@ -15,7 +15,7 @@ import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
 import type { DialectName } from '../src/db/types.ts';
 import { ROUTES } from './routes.ts';
-import { baselineFor, load, MAIN, median, seedContext, startBaseline, startServer, stop } from './run.ts';
+import { baselineFor, load, MAIN, median, routeRotation, seedContext, startBaseline, startServer, stop } from './run.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -96,7 +96,7 @@ try {
         method: route.method,
         headers,
         ...(body !== undefined ? { body } : {}),
-        ...(route.paths ? { paths: route.paths(ctx) } : {}),
+        ...routeRotation(route, ctx),
         seconds: SECONDS,
       });
       // A failing route is fast: a ratio counts only when every answer was a success.

@@ -99,6 +99,13 @@ async function main(): Promise<void> {
     console.log(`  limits on Redis                ${fmt(viaRedis)}  ratio ${viaRedis.ratio.toFixed(2)} (${range(viaRedis.ratios)})`);
     console.log(`  limits in the cluster primary  ${fmt(viaPrimary)}  ratio ${viaPrimary.ratio.toFixed(2)} (${range(viaPrimary.ratios)})`);
     if (viaBefore) console.log(`  limits on Redis, ${args.before}  ${fmt(viaBefore)}  ratio ${viaBefore.ratio.toFixed(2)} (${range(viaBefore.ratios)})`);
+    // Decisions the Redis servers made locally (a command unanswered within REDIS_COMMAND_TIMEOUT_MS):
+    // under load, a deadline shorter than Redis's answers on a busy machine shows here.
+    const fallbacks = async (s: { url: string }) =>
+      Number(/^rolodex_rate_limit_redis_fallback_total (\d+)/m.exec(await (await fetch(`${s.url}/metrics`)).text())?.[1] ?? NaN);
+    console.log(
+      `  decided locally for want of a timely Redis answer: ${await fallbacks(onRedis)}${onBefore ? ` (${args.before}: ${await fallbacks(onBefore)})` : ''}`,
+    );
     const perRead = (c: RedisCounts) => `${c.calls} script calls in ${c.reads} socket reads (${(c.calls / c.reads).toFixed(1)} per read)`;
     console.log(`  Redis, limits on Redis: ${perRead(viaRedis.redis)}`);
     if (viaBefore) console.log(`  Redis, ${args.before}: ${perRead(viaBefore.redis)}`);

@@ -21,10 +21,15 @@ export interface BenchRoute {
   /** When given, the requests take these paths in turn instead of `path` (reads of many rows). */
   paths?(ctx: BenchContext): string[];
   body?(ctx: BenchContext): unknown;
+  /** When given, the i-th request's body instead of `body` (updates that each change something). */
+  bodies?(ctx: BenchContext): (i: number) => unknown;
   /** Extra headers (e.g. Idempotency-Key: none by default, so every POST creates). */
   headers?: Record<string, string>;
   seed?(ctx: BenchContext): Promise<void>;
 }
+
+/** Loads started with a route's `bodies`: each load's names differ from every earlier one's. */
+let loads = 0;
 
 export const ROUTES: BenchRoute[] = [
   { name: 'GET /v1/auth/validate', method: 'GET', path: () => '/v1/auth/validate' },
@@ -62,6 +67,18 @@ export const ROUTES: BenchRoute[] = [
     method: 'POST',
     path: () => '/v1/contacts',
     body: () => ({ fields: { $name: { firstName: 'Bench', lastName: 'Create' }, $email: ['create@bench.test'] } }),
+  },
+  {
+    name: 'POST /v1/contacts/{id}, 1,000 contacts in turn',
+    method: 'POST',
+    seed: (c) => seedContacts(c, 1000),
+    path: (c) => `/v1/contacts/${(c.state.contactIds as string[])[0]}`,
+    paths: (c) => (c.state.contactIds as string[]).map((id) => `/v1/contacts/${id}`),
+    // A name each request has not set before: every update changes the contact.
+    bodies: () => {
+      const run = `${Date.now().toString(36)}.${++loads}`;
+      return (i) => ({ fields: { $name: { firstName: 'Bench', lastName: `Update ${run}.${i}` } } });
+    },
   },
   { name: 'GET /v1/contacts', method: 'GET', path: () => '/v1/contacts' },
   {

@@ -116,16 +116,24 @@ export interface LoadOptions {
   seconds?: number;
   /** Paths the requests take in turn, each connection's next request the next path (`url` gives the host). */
   paths?: string[];
+  /** When given, the i-th request's body (writes that must differ from the one before, or they change nothing). */
+  bodyOf?: (i: number) => string;
 }
 
 /** One measurement of `url` (autocannon, or wrk under BENCH_CLIENT=wrk), after a one-second warm-up (JIT, caches, pool connections). */
 export async function load(url: string, o: LoadOptions = {}): Promise<Measurement> {
   const headers = { ...o.headers };
   if (o.body !== undefined) headers['content-type'] = 'application/json';
+  if (CLIENT === 'wrk' && o.bodyOf) throw new Error('BENCH_CLIENT=wrk sends one body: this route needs autocannon');
   if (CLIENT === 'wrk') return wrkLoad(url, { ...o, headers }, o.seconds ?? SECONDS, o.connections ?? CONNECTIONS);
-  const paths = o.paths;
+  const { paths, bodyOf } = o;
+  if (bodyOf) headers['content-type'] = 'application/json';
   let next = 0;
-  const rotate = paths ? { requests: [{ setupRequest: (req: { path?: string }) => ({ ...req, path: paths[next++ % paths.length] }) }] } : {};
+  const setup = (req: { path?: string }) => {
+    const i = next++;
+    return { ...req, ...(paths ? { path: paths[i % paths.length] } : {}), ...(bodyOf ? { body: bodyOf(i) } : {}) };
+  };
+  const rotate = paths || bodyOf ? { requests: [{ setupRequest: setup }] } : {};
   const opts = {
     url,
     method: o.method ?? 'GET',
@@ -187,7 +195,14 @@ export async function pairedRounds(reference: () => Promise<Measurement>, subjec
  * the same paths as a query string the hello-world route ignores.
  */
 export function baselineFor(route: BenchRoute, ctx: BenchContext): LoadOptions {
-  return route.paths ? { paths: route.paths(ctx).map((p) => `/?${p}`) } : {};
+  if (route.paths) return { paths: route.paths(ctx).map((p) => `/?${p}`) };
+  return route.bodies ? { paths: ['/?a', '/?b'] } : {};
+}
+
+/** The paths and bodies a route's requests take in turn, if any. */
+export function routeRotation(route: BenchRoute, ctx: BenchContext): Pick<LoadOptions, 'paths' | 'bodyOf'> {
+  const bodies = route.bodies?.(ctx);
+  return { ...(route.paths ? { paths: route.paths(ctx) } : {}), ...(bodies ? { bodyOf: (i: number) => JSON.stringify(bodies(i)) } : {}) };
 }
 
 /** The bare Fastify baseline (bench/baseline.ts) in its own process. */
@@ -200,7 +215,7 @@ export async function startBaseline(): Promise<{ child: ChildProcess; url: strin
 async function measure(url: string, route: BenchRoute, ctx: BenchContext): Promise<Measurement> {
   const headers: Record<string, string> = { authorization: `Bearer ${ctx.secret}`, 'service-version': '2026-03-01', ...route.headers };
   const body = route.body ? JSON.stringify(route.body(ctx)) : undefined;
-  return load(url, { method: route.method, headers, ...(body !== undefined ? { body } : {}), ...(route.paths ? { paths: route.paths(ctx) } : {}) });
+  return load(url, { method: route.method, headers, ...(body !== undefined ? { body } : {}), ...routeRotation(route, ctx) });
 }
 
 let vacuumChecked = false;

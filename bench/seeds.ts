@@ -8,8 +8,8 @@ import { addMembers, insertList, LIST_MEMBERS, updateList } from '../src/lists/r
 import { MESSAGES } from '../src/messages/repository.ts';
 import { RECORDS } from '../src/records/repository.ts';
 import type { BenchContext } from './routes.ts';
-import { ENTITY_TYPES } from '../src/records/entities.ts';
-import { createRecord } from '../src/records/entity-writes.ts';
+import { RECORD_TYPES } from '../src/records/service.ts';
+import { createRecord } from '../src/records/service.ts';
 import { operatorCtx } from '../src/lib/context.ts';
 
 const BATCH = 500;
@@ -150,8 +150,9 @@ export async function seedMessages(ctx: BenchContext, n = Number(process.env.BEN
 export async function seedContact(ctx: BenchContext): Promise<void> {
   const id = await ctx.db.kysely.transaction().execute(async (tx) => {
     const op = operatorCtx(tx, ctx.workspaceId);
-    const account = await createRecord(op, ENTITY_TYPES.account, { fields: { $name: 'Bench account' } });
-    const contact = await createRecord(op, ENTITY_TYPES.contact, {
+    const account = await createRecord(op, { type: RECORD_TYPES.account, fields: { $name: 'Bench account' } });
+    const contact = await createRecord(op, {
+      type: RECORD_TYPES.contact,
       fields: { $name: { firstName: 'Bench', lastName: 'Contact' }, $email: ['bench@contact.test'] },
       relationships: { $account: account.id },
     });
@@ -164,11 +165,11 @@ export async function seedContact(ctx: BenchContext): Promise<void> {
 export async function seedContacts(ctx: BenchContext, n: number): Promise<void> {
   ctx.state.contactIds = await ctx.db.kysely.transaction().execute(async (tx) => {
     const op = operatorCtx(tx, ctx.workspaceId);
-    const account = await createRecord(op, ENTITY_TYPES.account, { fields: { $name: 'Bench account' } });
+    const account = await createRecord(op, { type: RECORD_TYPES.account, fields: { $name: 'Bench account' } });
     const ids: string[] = [];
     for (let i = 0; i < n; i++) {
       const fields = { $name: { firstName: 'Bench', lastName: `Contact ${i}` }, $email: [`bench.${i}@contact.test`] };
-      ids.push((await createRecord(op, ENTITY_TYPES.contact, { fields, relationships: { $account: account.id } })).id);
+      ids.push((await createRecord(op, { type: RECORD_TYPES.contact, fields, relationships: { $account: account.id } })).id);
     }
     return ids;
   });

@@ -2,15 +2,25 @@
 // .dependency-cruiser.mjs: files and lines, import cycles (type-only imports included), imports
 // from the domain into the transport, and imports that point up the layers of
 // docs/architecture.md §Layers. DIR (default: this checkout) lets one measure another checkout
-// with today's rules, e.g. an older commit in a `git worktree`.
+// with today's rules, e.g. an older commit in a `git worktree`. `--route 'METHOD /path'` (and
+// `--body JSON`) also lists the files one such request runs through (scripts/route-trace.ts).
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
+import { printTrace, traceRoute } from './route-trace.ts';
 
 const here = resolve(import.meta.dirname, '..');
-const dir = resolve(process.argv[2] ?? here);
+const args = process.argv.slice(2);
+const option = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
+const positional = args.filter((a, i) => !a.startsWith('--') && !['--route', '--body'].includes(args[i - 1] ?? ''));
+const dir = resolve(positional[0] ?? here);
 const bin = join(here, 'node_modules/.bin/depcruise');
 const config = join(here, '.dependency-cruiser.mjs');
+
+interface Module {
+  source: string;
+  dependencies: Array<{ resolved: string }>;
+}
 
 interface Violation {
   from: string;
@@ -30,7 +40,8 @@ const out = execFileSync(bin, ['src', '--config', config, '--output-type', 'json
   maxBuffer: 64 * 1024 * 1024,
   encoding: 'utf8',
 });
-const violations = (JSON.parse(out) as { summary: { violations: Violation[] } }).summary.violations;
+const cruise = JSON.parse(out) as { modules: Module[]; summary: { violations: Violation[] } };
+const violations = cruise.summary.violations;
 
 const sources = files(join(dir, 'src'));
 const lines = sources.map((f) => readFileSync(f, 'utf8').split('\n').length - 1).sort((a, b) => a - b);
@@ -50,7 +61,14 @@ console.log(`import cycles: ${cycles.size}`);
 console.log(`domain -> transport imports: ${uniquePairs(byRule.get('domain-not-transport') ?? [])}`);
 console.log(`upward imports (a layer importing one above it): ${uniquePairs(upward)}`);
 for (const [name, vs] of [...byRule].sort()) console.log(`  ${name}: ${uniquePairs(vs)}`);
-if (process.argv.includes('--list')) {
+if (args.includes('--list') && !args.includes('--route')) {
   for (const c of cycles) console.log(`cycle: ${c}`);
   for (const v of violations) if (v.rule.name !== 'no-circular') console.log(`${v.rule.name}: ${v.from} -> ${v.to}`);
+}
+
+const route = option('--route');
+if (route) {
+  const imports = new Map(cruise.modules.map((m) => [m.source, m.dependencies.map((d) => d.resolved)]));
+  const body = option('--body');
+  printTrace(route, await traceRoute(dir, route, body === undefined ? {} : JSON.parse(body), imports));
 }

@@ -5,7 +5,7 @@ import { authRoutes } from './auth/routes.ts';
 import { emailRoutes } from './emails/routes.ts';
 import { PROVIDERS } from './enrichment/providers.ts';
 import { enrichmentRoutes } from './enrichment/routes.ts';
-import { requestRun } from './enrichment/service.ts';
+import { queueCreated } from './enrichment/service.ts';
 import { fileRoutes } from './files/routes.ts';
 import { JSON_BODY_LIMIT, installJsonParser } from './http/body.ts';
 import type { Deps, PluginOptions } from './http/context.ts';
@@ -22,7 +22,7 @@ import { installPipeline } from './http/pipeline.ts';
 import { requestIdFor } from './http/request-id.ts';
 import { versionHeaders } from './http/version.ts';
 import { installValidators } from './http/validation.ts';
-import { createLinks } from './lib/links.ts';
+import { createHttpLinks } from './lib/links.ts';
 import { listRoutes } from './lists/routes.ts';
 import { meetingIdsFor } from './meetings/derived.ts';
 import { meetingRoutes } from './meetings/routes.ts';
@@ -30,7 +30,7 @@ import { memberRoutes } from './members/routes.ts';
 import { messageRoutes } from './messages/routes.ts';
 import { channelRoutes } from './channels/routes.ts';
 import { objectRoutes } from './objects/routes.ts';
-import { registerDerived } from './records/derived.ts';
+import { registerDerived } from './records/service.ts';
 import { recordRoutes } from './records/routes.ts';
 import { trashRoutes } from './trash/routes.ts';
 import { mergeRoutes } from './merges/routes.ts';
@@ -40,8 +40,8 @@ async function onCreateHooks(config: Config): Promise<Pick<PluginOptions, 'onCre
   if (config.enrichment.mode !== 'on-create') return {};
   const env = { mode: config.enrichment.mode, providers: PROVIDERS };
   return {
-    onCreate: async (ctx, objectType, id) => {
-      if (objectType === 'account' || objectType === 'contact') await requestRun(ctx, env, { entityType: objectType, entityId: id, trigger: 'creation' });
+    onCreate: async (ctx, objectType, defs, resource) => {
+      if (objectType === 'account' || objectType === 'contact') await queueCreated(ctx, env, objectType, defs, resource);
     },
   };
 }
@@ -71,6 +71,7 @@ export async function buildApp(config: Config, deps: Deps): Promise<FastifyInsta
   });
   app.decorateRequest('principal', null as never);
   app.decorateRequest('startedAt', 0);
+  app.decorateRequest('endBudget', null as never);
 
   installValidators(app);
   installJsonParser(app);
@@ -84,7 +85,7 @@ export async function buildApp(config: Config, deps: Deps): Promise<FastifyInsta
   webhookDepthGauge(metrics, deps.db);
   await installOpenApi(app);
 
-  const opts: PluginOptions = { config, deps, links: createLinks(config.publicAppUrl), metrics, ...(await onCreateHooks(config)) };
+  const opts: PluginOptions = { config, deps, links: createHttpLinks(config.publicAppUrl), metrics, ...(await onCreateHooks(config)) };
   await app.register(healthRoutes(deps, [() => deps.blobs.ping()], { readinessTimeoutMs: config.readinessTimeoutMs, stallMs: config.livenessStallMs }));
   await app.register(authRoutes);
   await app.register(listRoutes, opts);

@@ -4,6 +4,8 @@
 //   appendEvent(ctx, { type: 'contact.updated', object, changes })
 //   recordCreated(ctx, { recordId, fields })        the record's starting snapshot (isCreate)
 //   recordFieldChanges(ctx, { recordId, changes })  one history row per changed field
+// Writers of many records at once (the import) call appendEvents, recordCreatedMany and
+// recordFieldChangesMany once per chunk: multi-row statements, not one per record.
 import type { Actor, Ctx } from '../lib/context.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import * as repo from './repository.ts';
@@ -49,10 +51,9 @@ export function eventActor(actor: Actor): EventActor {
   return { type: 'operator', id: null };
 }
 
-/** Appends one event in the caller's transaction; returns it. */
-export async function appendEvent(ctx: Ctx, input: EventInput): Promise<Event> {
-  const event: Event = {
-    id: newId('evt', ctx.now),
+function eventOf(ctx: Ctx, input: EventInput, ids: (kind: 'evt') => string): Event {
+  return {
+    id: ids('evt'),
     type: input.type,
     occurredAt: isoNow(ctx.now),
     workspaceId: ctx.actor.workspaceId,
@@ -64,15 +65,34 @@ export async function appendEvent(ctx: Ctx, input: EventInput): Promise<Event> {
       ...(input.duplicateId === undefined ? {} : { duplicateId: input.duplicateId }),
     },
   };
-  await repo.insertEvent(ctx.db, {
-    id: event.id,
-    workspace_id: event.workspaceId,
-    type: event.type,
-    object_id: input.object.id,
-    occurred_at: event.occurredAt,
-    body: JSON.stringify(event),
-  });
-  return event;
+}
+
+const rowOf = (event: Event, input: EventInput): repo.EventRow => ({
+  id: event.id,
+  workspace_id: event.workspaceId,
+  type: event.type,
+  object_id: input.object.id,
+  occurred_at: event.occurredAt,
+  body: JSON.stringify(event),
+});
+
+/** Appends one event in the caller's transaction; returns it. */
+export async function appendEvent(ctx: Ctx, input: EventInput): Promise<Event> {
+  return (await appendEvents(ctx, [input]))[0]!;
+}
+
+/**
+ * Appends several events in the caller's transaction, in order, in multi-row statements (and one
+ * per statement for their deliveries). `ids` draws their ids: a writer of many (the import) passes
+ * its id sequence, so that they are appended to the ids' index in order rather than spread over it.
+ */
+export async function appendEvents(ctx: Ctx, inputs: readonly EventInput[], ids: (kind: 'evt') => string = (k) => newId(k, ctx.now)): Promise<Event[]> {
+  const events = inputs.map((input) => eventOf(ctx, input, ids));
+  await repo.insertEvents(
+    ctx.db,
+    events.map((e, i) => rowOf(e, inputs[i]!)),
+  );
+  return events;
 }
 
 /** The record's value of every field when it was created (fields absent are unset). */
@@ -86,15 +106,29 @@ export async function recordCreated(ctx: Ctx, input: { recordId: string; fields:
   });
 }
 
+/** recordCreated for many records (an import's chunk), in multi-row statements. */
+export async function recordCreatedMany(ctx: Ctx, inputs: ReadonlyArray<{ recordId: string; fields: Record<string, unknown> }>): Promise<void> {
+  const at = isoNow(ctx.now);
+  const ws = ctx.actor.workspaceId;
+  await repo.insertSnapshots(
+    ctx.db,
+    inputs.map((r) => ({ record_id: r.recordId, workspace_id: ws, value: JSON.stringify(r.fields), recorded_at: at, is_create: 1 })),
+  );
+}
+
 /**
  * The new value of each changed field (null: cleared). Call it after the statement that updated
  * the record's row, which orders concurrent writers of one record.
  */
 export async function recordFieldChanges(ctx: Ctx, input: { recordId: string; changes: ReadonlyMap<string, unknown> }): Promise<void> {
-  await repo.insertChanges(ctx.db, {
-    recordId: input.recordId,
-    workspaceId: ctx.actor.workspaceId,
-    at: isoNow(ctx.now),
-    values: [...input.changes].map(([k, v]) => [k, v === null || v === undefined ? null : JSON.stringify(v)]),
-  });
+  await recordFieldChangesMany(ctx, [input]);
+}
+
+/** recordFieldChanges for many records (an import's chunk), in multi-row statements. */
+export async function recordFieldChangesMany(ctx: Ctx, inputs: ReadonlyArray<{ recordId: string; changes: ReadonlyMap<string, unknown> }>): Promise<void> {
+  const values: [string, string, string | null][] = [];
+  for (const { recordId, changes } of inputs)
+    for (const [k, v] of changes) values.push([recordId, k, v === null || v === undefined ? null : JSON.stringify(v)]);
+  if (values.length === 0) return;
+  await repo.insertChanges(ctx.db, { workspaceId: ctx.actor.workspaceId, at: isoNow(ctx.now), values });
 }

@@ -2,7 +2,8 @@
 // select options and list a type's definitions (docs/records.md §Definitions, docs/activities.md
 // §Custom objects); there is no API for it.
 import type { HandleService } from '../definitions/catalogue.ts';
-import { renameDefinition, renameOption, setArchived } from '../definitions/corrections.ts';
+import { renameDefinition, renameOption } from '../definitions/corrections.ts';
+import { setArchived } from '../records/service.ts';
 import { defineObjectType, listObjectTypes } from '../definitions/object-types.ts';
 import { addField, addOption, addRelationship, type FieldDef, loadDefinitions, type RelationshipDef } from '../definitions/service.ts';
 import { InputError } from '../lib/errors.ts';

@@ -3,7 +3,7 @@
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
-import { ENTITY_TYPES } from '../records/entities.ts';
+import { RECORD_TYPES } from '../records/service.ts';
 import { customTypes, definitionLines, recordLines } from '../records/export.ts';
 import { userLines } from '../users/export.ts';
 import { requireWorkspace } from '../workspaces/service.ts';
@@ -35,7 +35,7 @@ export async function run(args: string[], io: Io): Promise<void> {
     const ctx = operator(db, config, workspaceId);
     await requireWorkspace(ctx);
     const custom = await customTypes(ctx);
-    const types = [...SYSTEM_ORDER.filter((t) => Object.hasOwn(ENTITY_TYPES, t)), ...custom];
+    const types = [...SYSTEM_ORDER.filter((t) => Object.hasOwn(RECORD_TYPES, t)), ...custom];
     for (const t of wanted ?? []) if (!types.includes(t)) throw new UsageError(`--types: "${t}" is not a type of the workspace (${types.join(', ')})`);
     for await (const line of definitionLines(ctx)) await write(line);
     for await (const line of userLines(ctx)) await write(line);

@@ -6,7 +6,7 @@ import { importKinds } from './import-kinds.ts';
 import { type CommitMode, ImportFailed, runImport, secondsSince } from '../import/run.ts';
 import { fileSource, type ImportSource } from '../import/source.ts';
 import { ImportError } from '../import/kind.ts';
-import { takeDatabaseAlone, useImportCache } from '../import/repository.ts';
+import { takeDatabaseAlone, useBulkCache } from '../db/bulk-load.ts';
 import { openBlobStore } from '../runtime.ts';
 import { refreshStatistics } from '../db/statistics.ts';
 import { csvSource } from '../records/csv.ts';
@@ -59,7 +59,7 @@ export async function run(args: string[], io: Io): Promise<void> {
   const apply = async (db: Db, config: Config) => {
     const ctx = operator(db, config, workspaceId);
     await requireWorkspace(ctx);
-    await useImportCache(db.kysely);
+    await useBulkCache(db.kysely);
     const blobs = await openBlobStore(config);
     try {
       const alone = await takeDatabaseAlone(db.kysely);

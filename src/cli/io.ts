@@ -5,7 +5,7 @@ import { loadConfig, type Config } from '../config.ts';
 import type { Db } from '../db/types.ts';
 import { type Ctx, operatorCtx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
-import { createLinks } from '../lib/links.ts';
+import { createHttpLinks } from '../lib/links.ts';
 
 /**
  * Wrong usage: the message is shown with the command's usage line; exit code 2. Any other
@@ -66,5 +66,5 @@ export async function withDb<T>(io: Io, fn: (db: Db, config: Config) => Promise<
 
 /** The ctx of an operator command on one workspace (one clock for the whole command). */
 export function operator(db: Db, config: Config, workspaceId: string): Ctx {
-  return operatorCtx(db.kysely, workspaceId, { links: createLinks(config.publicAppUrl) });
+  return operatorCtx(db.kysely, workspaceId, { links: createHttpLinks(config.publicAppUrl) });
 }

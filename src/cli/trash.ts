@@ -1,7 +1,8 @@
 // `rolodex trash list | restore | purge` (docs/trash.md): the operator's side of the trash. Each
-// restore and the purge run in one transaction; after a purge on SQLite the write-ahead log is
+// restore and the purge run in one transaction (a restore's followed by its listing's upkeep); after a purge on SQLite the write-ahead log is
 // checkpointed and truncated, so that no copy of an erased value stays in it.
 import { truncateLog } from '../db/erase.ts';
+import { transactionThen } from '../db/pipeline.ts';
 import { AppError, InputError } from '../lib/errors.ts';
 import { listTrash } from '../trash/repository.ts';
 import { purge, restore } from '../trash/restore.ts';
@@ -42,13 +43,11 @@ export async function run(args: string[], io: Io): Promise<void> {
     if (positionals.length === 0) throw new UsageError('name at least one id to restore');
     const done = await withDb(io, async (db, config) => {
       const out = [];
+      // As an API write: the listing's counts are kept after COMMIT (src/trash/restore.ts), and
+      // closing the database waits for that.
+      const failed = (err: unknown) => io.err(`a follow-up of a committed restore failed: ${err instanceof Error ? err.message : String(err)}`);
       for (const id of positionals)
-        out.push(
-          await db.kysely
-            .transaction()
-            .execute((tx) => restore({ ...operator(db, config, workspaceId), db: tx }, { id }))
-            .catch(asInput),
-        );
+        out.push(await transactionThen(db.kysely, (tx) => restore({ ...operator(db, config, workspaceId), db: tx }, { id }), failed).catch(asInput));
       return out;
     });
     return print(io, json, done, done.map((r) => `restored ${r.objectType} ${r.id} with ${r.links} links`).join('\n'));

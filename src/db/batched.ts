@@ -15,6 +15,7 @@
 import { type Compilable, type CompiledQuery, type RawBuilder, sql } from 'kysely';
 import { perTurn } from '../lib/per-turn.ts';
 import { fastReader } from './prepared.ts';
+import { outsideBudget, withinBudget } from './request-budget.ts';
 import { isPostgres } from './dialect.ts';
 import type { Executor } from './types.ts';
 
@@ -80,8 +81,10 @@ export function batchedRead<R>(spec: BatchedRead<R>): (db: Executor, key: string
   return (db, key) => {
     if (!fastReader(db)) return spec.single(db, key);
     let gather = gatherers.get(db);
-    if (!gather) gatherers.set(db, (gather = perTurn((batch: Map<string, Waiter<R>[]>) => flush(db, batch))));
+    // The batch is read for several requests at once: outside the budget of the one that began it,
+    // each caller waiting within its own (src/db/request-budget.ts).
+    if (!gather) gatherers.set(db, (gather = perTurn((batch: Map<string, Waiter<R>[]>) => outsideBudget(() => flush(db, batch)))));
     const add = gather;
-    return new Promise<R[]>((resolve, reject) => add(key, { resolve, reject }));
+    return withinBudget(new Promise<R[]>((resolve, reject) => add(key, { resolve, reject })));
   };
 }

@@ -9,6 +9,9 @@ const SHUTDOWN = new Set(['57P01', '57P02', '57P03']);
 // A connection that could not be made in time, or a statement the server did not answer in time
 // (src/db/pg-deadline.ts): lost too, but only after a wait.
 const TIMEOUT = new Set(['ETIMEDOUT', 'CONNECT_TIMEOUT', 'DATABASE_DEADLINE']);
+// A statement not sent because the database refused a connection just now (src/db/pg-refused.ts):
+// not worth sending again at once.
+const REFUSED = 'DATABASE_REFUSED';
 
 function codeOf(err: unknown): string | undefined {
   const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
@@ -25,5 +28,15 @@ export function isAbruptConnectionLoss(err: unknown): boolean {
 
 /** The connection was lost or could not be made: the database is not reachable now. */
 export function isConnectionLoss(err: unknown): boolean {
-  return isAbruptConnectionLoss(err) || TIMEOUT.has(codeOf(err) ?? '');
+  const code = codeOf(err) ?? '';
+  return isAbruptConnectionLoss(err) || TIMEOUT.has(code) || code === REFUSED;
+}
+
+/**
+ * PostgreSQL cancelled a statement that ran past `statement_timeout` (SQLSTATE 57014): the
+ * database did not answer in time. The process cancels none of its statements once sent
+ * (src/db/pg-deadline.ts), so a cancellation that reaches a caller is the server's timeout.
+ */
+export function isStatementTimeout(err: unknown): boolean {
+  return codeOf(err) === '57014';
 }

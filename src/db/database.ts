@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { Kysely, sql } from 'kysely';
 import { registerFastReader } from './prepared.ts';
+import { registerScanner } from './scan.ts';
 import { NodeSqliteDialect } from './sqlite.ts';
 import { ThreadedSqliteDialect } from './sqlite-writer.ts';
 import type { Database, Db } from './types.ts';
@@ -36,8 +37,10 @@ export function openDb(opts: DbOptions): Db {
   const kysely = new Kysely<Database>({ dialect });
   // The writer thread's handle reads through the thread too: a second connection in the process
   // would keep `rolodex import` from having the file alone (src/db/sqlite-writer.ts).
-  if (!opts.writerThread)
+  if (!opts.writerThread) {
     registerFastReader(kysely, { all: (_name, sql, params) => dialect.reader.all(sql, params), snapshot: (fn) => dialect.reader.snapshot(fn) });
+    registerScanner(kysely, (sql, params) => dialect.scans.all(sql, params));
+  }
   return {
     kysely,
     dialect: 'sqlite',

@@ -1,5 +1,6 @@
 // Which database a handle talks to. A handle and its transactions share the adapter its dialect
-// made, so the answer is read from that object, never guessed from compiled SQL.
+// made, so the answer is read from that object, never guessed from compiled SQL. Only the database
+// layer asks (a rule of `npm run deps`); a module says what it means through src/db/portable.ts.
 import { PostgresAdapter } from 'kysely';
 import type { DialectName, Executor } from './types.ts';
 

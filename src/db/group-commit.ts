@@ -1,5 +1,5 @@
 // Group commit on PostgreSQL: transactions that reach COMMIT in the same turn of the event loop,
-// having sent nothing yet, and made only of statements that insert new rows or take a scope's lock
+// having sent nothing yet, and made only of statements that insert new rows or take a partition's lock
 // for inserts (markGroupable, src/db/pipeline.ts), go out as one transaction: one BEGIN, their
 // statements one transaction after the other, one COMMIT. Concurrent creates of one workspace thus
 // share the write to PostgreSQL, its wake-up, the commit and its WAL flush (docs/performance.md
@@ -10,7 +10,7 @@
 // before it, as it would after those transactions committed. Each statement keeps its own answer. If
 // anything in the group fails, PostgreSQL rolls all of it back, and each transaction is sent again
 // on its own, so one transaction's failure is never another's. Their statements take shared locks
-// only (the scope's, and a foreign key's on the row it points to), besides their new rows, so
+// only (the partition's, and a foreign key's on the row it points to), besides their new rows, so
 // joining them adds no wait of one transaction on another.
 import { CompiledQuery } from 'kysely';
 import { isGroupable } from './pipeline.ts';

@@ -2,8 +2,11 @@
 import { Kysely } from 'kysely';
 import postgres from 'postgres';
 import { abandon, DEADLINE_GRACE_MS, denseRows } from './pg-deadline.ts';
-import { type Clients, PostgresJsDialect, runRead } from './postgres.ts';
-import { TransactionGate } from './transaction-gate.ts';
+import { Refusals } from './pg-refused.ts';
+import { PostgresJsDialect } from './postgres.ts';
+import { type Clients, runRead } from './pg-lanes.ts';
+import { withinBudget } from './request-budget.ts';
+import { Gate } from './gate.ts';
 import { registerFastReader } from './prepared.ts';
 import { rankUpkeepSettled } from './rank-append.ts';
 import type { Database, Db, PoolStats } from './types.ts';
@@ -15,11 +18,16 @@ const NUMBERS: Record<string, postgres.PostgresType> = {
   numeric: { to: 1700, from: [1700], serialize: (v: unknown) => String(v), parse: (v: string) => Number(v) },
 };
 
-// Connections of the shared client, which pipelines every statement outside a transaction
-// (src/db/postgres.ts); the rest of the pool is for transactions. One: a second spread the same
+// Connections of the shared client, which pipelines every statement outside a transaction but
+// scans (src/db/pg-lanes.ts); the pool less these and the scan lane's is for transactions. One: a second spread the same
 // statements over two sockets and two backends to wake, and cost each read more CPU
 // (docs/performance.md §Pipelined PostgreSQL connections).
 const PIPELINED = 1;
+
+// Connections of the scan lane (src/db/pg-lanes.ts), each carrying one scan at a time, taken from
+// the pool. Two: with one, heavy filtered listings sent together wait for each other in turn, and
+// point reads keep their latency with either (docs/performance.md §Slow scans beside point reads).
+const SCANS = 2;
 
 // libpq's `?host=` (the directory of a Unix socket, `?host=/var/run/postgresql`, as psql and pg
 // read it) is not read from the URL by postgres.js, which would send it to the server as a
@@ -37,12 +45,18 @@ function hostOf(url: string): { url: string; host?: string } {
 // (or go out) within their deadline (docs/reliability.md §Lost connections).
 const reconnectBackoff = () => 0.1 + Math.random() * 0.2;
 
-function openPostgres(databaseUrl: string, schema: string | undefined, poolSize: number, timeoutMs: number): { clients: Clients; gate: TransactionGate } {
+function openPostgres(
+  databaseUrl: string,
+  schema: string | undefined,
+  poolSize: number,
+  timeoutMs: number,
+): { clients: Clients; gate: Gate; endReplaced: () => Promise<unknown> } {
   const { url, host } = hostOf(databaseUrl);
   const connection: Record<string, string | number> = {
     ...(schema ? { search_path: schema } : {}),
     ...(timeoutMs ? { statement_timeout: timeoutMs } : {}),
   };
+  const connectTimeoutS = Math.ceil(timeoutMs / 1000);
   const client = (max: number) =>
     postgres(url, {
       max,
@@ -53,30 +67,42 @@ function openPostgres(databaseUrl: string, schema: string | undefined, poolSize:
       // The server's notices (e.g. "relation already exists, skipping") are not the app's logs.
       onnotice: () => {},
       backoff: reconnectBackoff,
-      ...(timeoutMs ? { connect_timeout: Math.ceil(timeoutMs / 1000) } : {}),
+      ...(timeoutMs ? { connect_timeout: connectTimeoutS } : {}),
       ...(Object.keys(connection).length ? { connection } : {}),
     });
   // Transactions may wait on each other's locks while holding their connections; they have their
   // own, so reads never wait for one (docs/deploy.md §Database connections).
-  const transactions = Math.max(1, poolSize - PIPELINED);
+  const transactions = Math.max(1, poolSize - PIPELINED - SCANS);
+  const replaced = new Set<Promise<void>>();
+  const sizes = { shared: PIPELINED, scan: SCANS, tx: transactions };
   const clients: Clients = {
     shared: client(PIPELINED),
+    scan: client(SCANS),
+    scanGate: new Gate(SCANS),
     tx: client(transactions),
     deadlineMs: timeoutMs ? timeoutMs + DEADLINE_GRACE_MS : 0,
+    refusals: new Refusals(),
     // The server answers every statement within its timeout, if only to cancel it: a lane whose
     // statement missed the deadline has a connection the driver lost track of. Its client is
     // replaced; what it still carries fails as a lost connection (503), and the new one connects
     // afresh (docs/reliability.md §Lost connections).
     missed: (lane, old) => {
       if (clients[lane] !== old) return;
-      clients[lane] = client(lane === 'shared' ? PIPELINED : transactions);
+      clients[lane] = client(sizes[lane]);
       abandon(old);
       // Ended gently: a connection still opening (postgres.js then reads the server's types in a
-      // promise nobody handles) is not torn down under it; one that stays wedged goes after a minute.
-      old.end({ timeout: 60 }).catch(() => {});
+      // promise nobody handles) is not torn down under it, and an opening ends within the connect
+      // timeout; one that stays wedged is torn down a second after that. Closing the handle waits
+      // for these ends, so that no replaced client outlives it and keeps the process alive.
+      const ending: Promise<void> = old
+        .end({ timeout: connectTimeoutS + 1 })
+        .catch(() => {})
+        .finally(() => replaced.delete(ending));
+      replaced.add(ending);
     },
   };
-  return { clients, gate: new TransactionGate(transactions) };
+  const endReplaced = () => Promise.all(replaced);
+  return { clients, gate: new Gate(transactions), endReplaced };
 }
 
 // A schema named in the URL (`?options=-c search_path=x`) counts as the schema in use.
@@ -88,18 +114,28 @@ function schemaOf(url: string): string | undefined {
 export function openPostgresDb(opts: { schema?: string; poolSize?: number; statementTimeoutMs?: number }, databaseUrl: string): Db {
   const schema = opts.schema ?? schemaOf(databaseUrl);
   const poolSize = opts.poolSize ?? 10;
-  const { clients, gate } = openPostgres(databaseUrl, opts.schema, poolSize, opts.statementTimeoutMs ?? 0);
+  const { clients, gate, endReplaced } = openPostgres(databaseUrl, opts.schema, poolSize, opts.statementTimeoutMs ?? 0);
   const kysely = new Kysely<Database>({ dialect: new PostgresJsDialect(clients, gate) });
   // Every statement with parameters is prepared once per connection (src/db/postgres.ts), and
   // prepared again by postgres.js when a migration changed what it reads.
   registerFastReader(kysely, {
-    all: async <R>(_name: string, text: string, params: readonly unknown[]) => denseRows<R>(await runRead(clients, { sql: text, parameters: params })),
+    all: async <R>(_name: string, text: string, params: readonly unknown[]) =>
+      denseRows<R>(await withinBudget(runRead(clients, { sql: text, parameters: params }))),
   });
-  const pool: PoolStats = { size: poolSize, transactions: () => gate.held, waiting: () => gate.waiting, oldestWaitMs: () => gate.oldestWaitMs() };
+  const pool: PoolStats = {
+    size: poolSize,
+    transactionSlots: gate.limit,
+    transactions: () => gate.held,
+    waiting: () => gate.waiting,
+    oldestWaitMs: () => gate.oldestWaitMs(),
+    scans: () => clients.scanGate.held,
+    scansWaiting: () => clients.scanGate.waiting,
+  };
   // The ranked index's upkeep runs after the answers it follows (src/db/rank-append.ts): let it finish.
   const close = async () => {
     await rankUpkeepSettled();
     await kysely.destroy();
+    await endReplaced();
   };
-  return { kysely, dialect: 'postgres', pool, ...(schema ? { schema } : {}), close };
+  return { kysely, dialect: 'postgres', pool, requestBudgetMs: clients.deadlineMs, ...(schema ? { schema } : {}), close };
 }

@@ -11,6 +11,7 @@
 // and work that can wait until then is registered with `afterCommit` on a transaction opened by
 // `transactionThen`, which runs it once the transaction committed.
 import { type Compilable, type CompiledQuery, type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
+import { outsideBudget } from './request-budget.ts';
 import type { Database, Executor } from './types.ts';
 
 const marked = new WeakSet<CompiledQuery>();
@@ -27,7 +28,7 @@ export function isDeferred(query: CompiledQuery): boolean {
 // joining them adds no wait of one transaction on another.
 const groupable = new WeakSet<CompiledQuery>();
 
-/** Marks `query` as one that only inserts new rows or takes a scope's lock for inserts. */
+/** Marks `query` as one that only inserts new rows or takes a partition's lock for inserts. */
 export function markGroupable(query: CompiledQuery): CompiledQuery {
   groupable.add(query);
   return query;
@@ -104,7 +105,8 @@ export async function transactionThen<T>(db: Kysely<Database>, fn: (tx: Transact
     return fn(tx);
   });
   for (const f of later) {
-    const done = f.fn(db).catch(failed);
+    // Work the answer does not wait for is no part of the request's budget (src/db/request-budget.ts).
+    const done = (f.wait ? f.fn(db) : outsideBudget(() => f.fn(db))).catch(failed);
     if (f.wait) await done;
   }
   return result;

@@ -1,9 +1,10 @@
 // Kysely over postgres.js (docs/design.md §Database). postgres.js pipelines: every query issued in
 // one turn of the event loop goes out in one socket write, and a connection carries many queries
 // at once. So a query outside a transaction takes no connection of its own: it goes to the shared
-// client, which spreads queries over its few connections. A transaction reserves a connection of
-// its own from a second client, so that transactions waiting on each other's locks never leave
-// reads without a connection, and TransactionGate makes them wait in order for one.
+// client, which spreads queries over its few connections, or, a scan, to the scan lane
+// (src/db/pg-lanes.ts). A transaction reserves a connection of its own from a third client, so
+// that transactions waiting on each other's locks never leave reads without a connection, and a
+// Gate makes them wait in order for one.
 //
 // The shared client keeps few connections (PIPELINED): postgres.js sends a query to an idle
 // connection first and opens a new one while it may, so under load a larger pool spreads the same
@@ -27,88 +28,13 @@ import {
   type QueryResult,
 } from 'kysely';
 import type { Dialect, Kysely, TransactionSettings } from 'kysely';
-import { setTimeout as sleep } from 'node:timers/promises';
-import type postgres from 'postgres';
-import { isAbruptConnectionLoss } from './connection-loss.ts';
 import { DeadlineError, denseRows, withDeadline } from './pg-deadline.ts';
-import type { TransactionGate } from './transaction-gate.ts';
+import { type Client, type Clients, type Reserved, type Rows, run, runRead, runScan, runShared, unlessRefused } from './pg-lanes.ts';
+import { budgetLeft, withinBudget } from './request-budget.ts';
+import { isScan } from './scan.ts';
+import type { Gate } from './gate.ts';
 import { GroupCommit, groupable } from './group-commit.ts';
 import { isDeferred, markQueued, settleQueued, wantsRows } from './pipeline.ts';
-
-type Client = postgres.Sql;
-type Reserved = postgres.ReservedSql;
-
-type Rows = postgres.RowList<postgres.Row[]>;
-
-/**
- * The connections of one process: `shared` for statements outside transactions, `tx` to reserve.
- * `deadlineMs` (0: none) bounds the wait for each statement's answer and for a connection
- * (src/db/pg-deadline.ts); `missed` is told of a lane that let a statement miss it, and may
- * replace that lane's client (src/db/database.ts).
- */
-export interface Clients {
-  shared: Client;
-  tx: Client;
-  deadlineMs: number;
-  missed(lane: 'shared' | 'tx', client: Client): void;
-}
-
-// Every statement this process sends to PostgreSQL goes through run(): a test that checks what a
-// request reads from storage, not only what it answers, watches here (test/helpers/sql-spy.ts).
-// The observer may return a function, called once the statement's answer came.
-type Observer = (sql: string) => void | (() => void);
-let observer: Observer | undefined;
-
-/** Sets (or, with undefined, clears) the one observer of every statement sent to PostgreSQL. */
-export function observeStatements(fn: Observer | undefined): void {
-  observer = fn;
-}
-
-// Prepared: postgres.js sends a statement it has not prepared on that connection as a describe
-// and then a bind, in two round trips; a prepared one goes out whole, in one. A statement without
-// parameters goes out as simple text (one round trip, and several statements may be given).
-export function run(
-  on: Client | Reserved,
-  q: { sql: string; parameters: readonly unknown[] },
-  deadlineMs = 0,
-  missed?: () => void,
-  client?: Client,
-): Promise<Rows> {
-  const answered = observer?.(q.sql);
-  const query = on.unsafe(q.sql, q.parameters as postgres.ParameterOrJSON<never>[], { prepare: true });
-  const out = withDeadline(query, deadlineMs, missed, client);
-  if (answered) out.then(answered, answered);
-  return out;
-}
-
-/** Runs `q` on the shared client, within the deadline. */
-function runShared(clients: Clients, q: { sql: string; parameters: readonly unknown[] }): Promise<Rows> {
-  const on = clients.shared;
-  return run(on, q, clients.deadlineMs, () => clients.missed('shared', on), on);
-}
-
-const RETRY_AFTER_MS = [20, 200];
-
-/**
- * A read outside a transaction whose connection was lost is sent again: reading twice changes
- * nothing, and postgres.js opens a new connection for it. The error can arrive before postgres.js
- * has seen the socket close, and until then it may hand the read to the dying connection once more,
- * so a second try waits a little longer. A write is never sent again, since it may have been
- * applied before the connection went (docs/design.md §Database, "A lost connection"). Callers:
- * the fast reader, whose statements are reads by contract (on SQLite they run on a read-only
- * connection), and Kysely's selects without a WITH clause, which could hide a write.
- */
-export async function runRead(clients: Clients, q: { sql: string; parameters: readonly unknown[] }): Promise<Rows> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await runShared(clients, q);
-    } catch (err) {
-      const wait = RETRY_AFTER_MS[attempt];
-      if (wait === undefined || !isAbruptConnectionLoss(err)) throw err;
-      await sleep(wait);
-    }
-  }
-}
 
 function isPlainSelect(query: CompiledQuery): boolean {
   const node = query.query;
@@ -147,7 +73,7 @@ function flushing(queries: CompiledQuery[]): { batch: CompiledQuery[]; padded: b
   return { batch: [...queries, CompiledQuery.raw(PADDING)], padded: true };
 }
 
-// Consecutive statements without parameters whose answer nobody reads (BEGIN and a scope's lock,
+// Consecutive statements without parameters whose answer nobody reads (BEGIN and a partition's lock,
 // src/db/rank-lock.ts) go out as one simple query: each statement sent on its own costs the
 // server about 50 µs of CPU in postgres.js (building its messages, reading its answer) on a list
 // create of 500 (docs/performance.md §Fewer statements per create). Only those: postgres.js
@@ -215,13 +141,14 @@ interface Lease {
 async function lease(clients: Clients, waitMs: number): Promise<Lease> {
   const from = clients.tx;
   const missed = () => clients.missed('tx', from);
-  const pending = from.reserve();
+  let pending: Promise<Reserved> | undefined;
   try {
-    const reserved = await withDeadline(pending, waitMs, missed, from);
+    const reserved = await withinBudget(unlessRefused(clients, 'tx', from, () => withDeadline((pending = from.reserve()), waitMs, missed, from)));
     return { reserved, from, deadlineMs: clients.deadlineMs, missed };
   } catch (err) {
+    // A connection that comes after its wait was given up goes back at once.
     if (err instanceof DeadlineError)
-      pending.then(
+      pending?.then(
         (r) => r.release(),
         () => {},
       );
@@ -229,13 +156,20 @@ async function lease(clients: Clients, waitMs: number): Promise<Lease> {
   }
 }
 
+/** A transaction under way: its connection, the statements not sent yet (BEGIN first), and whether any went out. */
+interface OpenTx {
+  lease: Lease;
+  queued: CompiledQuery[];
+  sent: boolean;
+}
+
 class PostgresJsConnection implements DatabaseConnection {
   readonly #clients: Clients;
-  readonly #gate: TransactionGate;
+  readonly #gate: Gate;
   readonly #group: GroupCommit<Lease>;
-  #tx: { lease: Lease; queued: CompiledQuery[]; sent: boolean } | undefined;
+  #tx: OpenTx | undefined;
 
-  constructor(clients: Clients, gate: TransactionGate, group: GroupCommit<Lease>) {
+  constructor(clients: Clients, gate: Gate, group: GroupCommit<Lease>) {
     this.#clients = clients;
     this.#gate = gate;
     this.#group = group;
@@ -245,7 +179,7 @@ class PostgresJsConnection implements DatabaseConnection {
     // One deadline for the place in line and the connection together.
     const deadline = this.#clients.deadlineMs;
     const started = performance.now();
-    await this.#gate.enter(deadline);
+    await this.#gate.enter(budgetLeft(deadline));
     try {
       const leased = await lease(this.#clients, deadline && Math.max(1, deadline - (performance.now() - started)));
       let begin = 'begin';
@@ -263,21 +197,25 @@ class PostgresJsConnection implements DatabaseConnection {
     const tx = this.#tx;
     if (!tx) return;
     this.#tx = undefined;
-    try {
-      // Nothing sent yet: no transaction on the server to roll back, nor any statement to commit.
-      if (!tx.sent && (command === 'rollback' || tx.queued.length === 1)) return;
-      if (command === 'rollback') await sendAll(tx.lease, [CompiledQuery.raw('rollback')]);
-      else if (!tx.sent && groupable(tx.queued)) await this.#group.commit(tx.lease, tx.queued);
-      else await commitAll(tx.lease, tx.queued);
-    } finally {
+    const ended = this.#send(tx, command).finally(() => {
+      // Only once COMMIT or ROLLBACK has its answer: the connection goes back with no transaction open.
       tx.lease.reserved.release();
       this.#gate.leave();
-    }
+    });
+    await withinBudget(ended);
+  }
+
+  async #send(tx: OpenTx, command: 'commit' | 'rollback'): Promise<void> {
+    // Nothing sent yet: no transaction on the server to roll back, nor any statement to commit.
+    if (!tx.sent && (command === 'rollback' || tx.queued.length === 1)) return;
+    if (command === 'rollback') await sendAll(tx.lease, [CompiledQuery.raw('rollback')]);
+    else if (!tx.sent && groupable(tx.queued)) await this.#group.commit(tx.lease, tx.queued);
+    else await commitAll(tx.lease, tx.queued);
   }
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     const tx = this.#tx;
-    if (!tx) return toResult<R>(await (isPlainSelect(query) ? runRead : runShared)(this.#clients, query));
+    if (!tx) return toResult<R>(await withinBudget((isScan(query) ? runScan : isPlainSelect(query) ? runRead : runShared)(this.#clients, query)));
     if (isDeferred(query)) {
       markQueued(query);
       tx.queued.push(query);
@@ -286,7 +224,7 @@ class PostgresJsConnection implements DatabaseConnection {
     const batch = [...tx.queued, query];
     tx.queued = [];
     tx.sent = true;
-    return toResult<R>((await sendAll(tx.lease, batch)).at(-1)!);
+    return toResult<R>((await withinBudget(sendAll(tx.lease, batch))).at(-1)!);
   }
 
   // eslint-disable-next-line require-yield
@@ -297,10 +235,10 @@ class PostgresJsConnection implements DatabaseConnection {
 
 class PostgresJsDriver implements Driver {
   readonly #clients: Clients;
-  readonly #gate: TransactionGate;
+  readonly #gate: Gate;
   readonly #group = new GroupCommit<Lease>(commitAll);
 
-  constructor(clients: Clients, gate: TransactionGate) {
+  constructor(clients: Clients, gate: Gate) {
     this.#clients = clients;
     this.#gate = gate;
   }
@@ -330,15 +268,16 @@ class PostgresJsDriver implements Driver {
   }
 
   async destroy(): Promise<void> {
-    await Promise.all([this.#clients.shared.end({ timeout: 5 }), this.#clients.tx.end({ timeout: 5 })]);
+    const { shared, scan, tx } = this.#clients;
+    await Promise.all([shared.end({ timeout: 5 }), scan.end({ timeout: 5 }), tx.end({ timeout: 5 })]);
   }
 }
 
 export class PostgresJsDialect implements Dialect {
   readonly #clients: Clients;
-  readonly #gate: TransactionGate;
+  readonly #gate: Gate;
 
-  constructor(clients: Clients, gate: TransactionGate) {
+  constructor(clients: Clients, gate: Gate) {
     this.#clients = clients;
     this.#gate = gate;
   }

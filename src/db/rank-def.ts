@@ -1,24 +1,24 @@
-// Ranked sets (docs/pages.md): what a set is, the sizes of its buckets, and the scope keys.
+// Ranked sets (docs/pages.md): what a set is, the sizes of its buckets, and the partition keys.
 
 export interface RankDef {
-  /** Prefix of the scope keys of this set in rank_buckets. */
+  /** Prefix of the partition keys of this set in rank_buckets. */
   name: string;
   table: string;
-  /** Equality columns that select one scope's rows; a scope is named by their values. */
+  /** Equality columns that select one partition's rows; a partition is named by their values. */
   by: readonly string[];
   /** Constant conditions every ranked row meets (e.g. only listable files). */
   where?: Readonly<Record<string, string>>;
-  /** The order key: newest first by `ts`, ties by `id` (descending). `id` is unique in a scope. */
+  /** The order key: newest first by `ts`, ties by `id` (descending). `id` is unique in a partition. */
   ts: string;
   id: string;
   /**
-   * Parts of a scope, counted apart on every entry (docs/pages.md §Parts): a row whose `when`
+   * Parts of a partition, counted apart on every entry (docs/pages.md §Parts): a row whose `when`
    * column holds `value` belongs to the part named by its `column` (never ''); every other row to
    * the shared part ''. A reader counts and reads only the parts it may see.
    */
   part?: { column: string; when: { column: string; value: string } };
   /**
-   * Creates may take the scope's lock shared and count their rows as deltas (docs/pages.md §Creates
+   * Creates may take the partition's lock shared and count their rows as deltas (docs/pages.md §Creates
    * that only insert); only then do pages read the deltas. Not with parts.
    */
   appends?: boolean;
@@ -36,11 +36,11 @@ export interface RankSizes {
   leaf: { max: number; target: number; min: number };
   /** Entries below per entry of the levels above. */
   fanout: { max: number; target: number; min: number };
-  /** Count deltas a scope gathers before they are folded into its entries (docs/pages.md §Creates that only insert). */
+  /** Count deltas a partition gathers before they are folded into its entries (docs/pages.md §Creates that only insert). */
   fold: number;
 }
 
-/** Levels of entries per scope; changing it needs a migration that rebuilds every scope. */
+/** Levels of entries per partition; changing it needs a migration that rebuilds every partition. */
 export const LEVELS = 2;
 
 export const DEFAULT_SIZES: RankSizes = { leaf: { max: 1024, target: 512, min: 128 }, fanout: { max: 64, target: 32, min: 8 }, fold: 256 };
@@ -67,7 +67,7 @@ export function defineRank(def: RankDef): RankDef {
   }
   // Written into the statements as a literal, so that a partial index on it can serve them.
   if (def.part && !LITERAL.test(def.part.when.value)) throw new Error(`rank ${def.name}: "${def.part.when.value}" is not a plain value`);
-  if (def.by.length === 0) throw new Error(`rank ${def.name}: at least one scope column`);
+  if (def.by.length === 0) throw new Error(`rank ${def.name}: at least one partition column`);
   if (def.part && def.appends) throw new Error(`rank ${def.name}: a set with parts counts every insert in place`);
   return Object.freeze({ ...def });
 }
@@ -86,8 +86,8 @@ export function inPart(def: RankDef, alias: string, shared: boolean): string {
   return `${alias}."${p.when.column}" ${shared ? '<>' : '='} '${p.when.value}'`;
 }
 
-/** The scope's key in rank_buckets. */
-export function scopeKey(def: RankDef, values: readonly string[]): string {
-  if (values.length !== def.by.length) throw new Error(`rank ${def.name}: ${values.length} scope values for ${def.by.length} columns`);
+/** The partition's key in rank_buckets. */
+export function partitionKey(def: RankDef, values: readonly string[]): string {
+  if (values.length !== def.by.length) throw new Error(`rank ${def.name}: ${values.length} partition values for ${def.by.length} columns`);
   return [def.name, ...values].join(':');
 }

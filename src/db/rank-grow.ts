@@ -1,14 +1,14 @@
 // The split of a leaf that creates took past its maximum, and of the entries above it that the
 // split took past theirs, as statements that need no answer (docs/pages.md §Creates that only
 // insert). Each one checks its entry itself and does nothing when it is within bounds, so the
-// upkeep of a scope (src/db/rank-append.ts) sends the lock, the fold, every split and COMMIT in
-// one write: the scope's exclusive lock is held for no round trip to this process. Split one
-// statement at a time and each awaited (rank-write.ts Scope.split), it was held over eight, each
-// a turn of a busy event loop, and every create of the scope waited behind it (30-50 ms).
+// upkeep of a partition (src/db/rank-append.ts) sends the lock, the fold, every split and COMMIT in
+// one write: the partition's exclusive lock is held for no round trip to this process. Split one
+// statement at a time and each awaited (rank-write.ts Partition.split), it was held over eight, each
+// a turn of a busy event loop, and every create of the partition waited behind it (30-50 ms).
 // Only the growth creates cause: no merge, no parts (sets that append have none).
 import { CompiledQuery } from 'kysely';
 import { LEVELS, type RankDef, rankSizes } from './rank-def.ts';
-import { Builder, cached, q, scoped, type Stmt } from './rank-sql.ts';
+import { Builder, cached, q, inPartition, type Stmt } from './rank-sql.ts';
 
 /**
  * CTEs `r` (each child with its position and piece) and `f` (each piece's first position and
@@ -19,7 +19,7 @@ function pieces(target: number): string {
     f as (select piece, min(rn) as first, sum(w) as n from r group by piece)`;
 }
 
-/** The children of entry `up` (lo) below `hi`, or to the scope's end when `hi` is empty: two branches, each a closed range. */
+/** The children of entry `up` (lo) below `hi`, or to the partition's end when `hi` is empty: two branches, each a closed range. */
 function below(select: (range: string) => string, lo: string, up: string): string {
   const from = `(${lo}) >= (select lo_ts, lo_id from ${up})`;
   return `${select(`${from} and (${lo}) < (select lo_ts, lo_id from hi)`)} union all ${select(`${from} and not exists (select 1 from hi)`)}`;
@@ -32,7 +32,7 @@ function leafStatement(def: RankDef): Stmt {
     const b = new Builder(true);
     const [S, LT, LI] = [b.p('scope'), b.p('lo_ts'), b.p('lo_id')];
     const [T, ts, id] = [q(def.table), `t.${q(def.ts)}`, `t.${q(def.id)}`];
-    const where = scoped(def, b);
+    const where = inPartition(def, b);
     const rows = (range: string) => `select ${ts} as ts, ${id} as id from ${T} t where ${where} and exists (select 1 from e) and ${range}`;
     return b.done(`with e as (select lo_ts, lo_id from rank_buckets where scope = ${S} and level = 0 and lo_ts = ${LT} and lo_id = ${LI} and n > ${max}),
       hi as (select lo_ts, lo_id from rank_buckets where scope = ${S} and level = 0 and (lo_ts, lo_id) > (${LT}, ${LI}) order by lo_ts, lo_id limit 1),

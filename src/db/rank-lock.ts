@@ -1,11 +1,12 @@
-// Who may write a ranked scope at the same time (docs/pages.md §Keeping it exact, §Creates that only
-// insert). On PostgreSQL a scope has an advisory lock, taken in one of two modes:
+// Who may write a ranked partition at the same time (docs/pages.md §Keeping it exact, §Creates that only
+// insert). On PostgreSQL a partition has an advisory lock, taken in one of two modes:
 // - 'write' (exclusive): the writer moves counts in place, splits and merges entries. It first
-//   folds the scope's pending count deltas into the entries, so that it sees exact counts.
-// - 'insert' (shared): the transaction only adds rows. It records their counts as deltas, rows of
-//   their own that no other writer touches, so creates of one scope run side by side; no entry
-//   moves meanwhile, since moving one needs the lock exclusively.
-// A transaction that took a scope for inserts cannot then take it for writes: two such
+//   folds the partition's pending count deltas into the entries, so that it sees exact counts.
+// - 'insert' (shared): the transaction only adds rows, or deletes rows it holds (a record moved to
+//   the trash). It records their counts as deltas, rows of their own that no other writer touches,
+//   so creates and deletes of one partition run side by side; no entry moves meanwhile, since
+//   moving one needs the lock exclusively. Two deletes of one row meet on the row itself.
+// A transaction that took a partition for inserts cannot then take it for writes: two such
 // transactions would each wait for the other's shared lock. Such a caller takes 'write' first.
 // SQLite has one writer at a time: no lock, no deltas.
 import { createHash } from 'node:crypto';
@@ -13,27 +14,27 @@ import { CompiledQuery, sql } from 'kysely';
 import { deferred, markGroupable, runsFollowUps } from './pipeline.ts';
 import type { Executor } from './types.ts';
 import { isPostgres } from './dialect.ts';
-import { type RankDef, scopeKey } from './rank-def.ts';
+import { type RankDef, partitionKey } from './rank-def.ts';
 
 export type LockMode = 'write' | 'insert';
 
 const held = new WeakMap<object, Map<string, LockMode>>();
 
-/** The mode in which `tx` holds the scope, if it took it. */
+/** The mode in which `tx` holds the partition, if it took it. */
 export function heldMode(tx: Executor, scope: string): LockMode | undefined {
   return held.get(tx)?.get(scope);
 }
 
 /**
- * Call before writing the scope's rows: on PostgreSQL, serializes the scope's writers ('write'), or
+ * Call before writing the partition's rows: on PostgreSQL, serializes the partition's writers ('write'), or
  * lets inserters run together ('insert'). The lock is sent with the transaction's next awaited
  * statement (src/db/pipeline.ts), before it. 'insert' is taken as 'write' for a set that does not
  * declare `appends`, and outside an API write (`transactionThen`), where no upkeep can follow the
  * commit.
  */
-export async function lockScope(tx: Executor, def: RankDef, values: readonly string[], mode: LockMode = 'write'): Promise<void> {
+export async function lockPartition(tx: Executor, def: RankDef, values: readonly string[], mode: LockMode = 'write'): Promise<void> {
   if (!isPostgres(tx)) return;
-  const scope = scopeKey(def, values);
+  const scope = partitionKey(def, values);
   // Only a transaction holds the lock (until it ends); the map dies with it.
   let modes = held.get(tx);
   if (!modes && tx.isTransaction) held.set(tx, (modes = new Map<string, LockMode>()));
@@ -44,7 +45,7 @@ export async function lockScope(tx: Executor, def: RankDef, values: readonly str
   modes?.set(scope, want);
   // The lock goes out within BEGIN's simple query when it is the transaction's first statement
   // (src/db/postgres.ts), which binds no parameters: its key is a number computed here, so no
-  // text of the scope enters the statement.
+  // text of the partition enters the statement.
   const lock = want === 'insert' ? 'pg_advisory_xact_lock_shared' : 'pg_advisory_xact_lock';
   const statement = CompiledQuery.raw(`select ${lock}(${lockKey(scope)})`);
   await deferred(tx, { compile: () => (want === 'insert' ? markGroupable(statement) : statement) });
@@ -52,12 +53,12 @@ export async function lockScope(tx: Executor, def: RankDef, values: readonly str
   if (def.appends) await deferred(tx, foldDeltas(scope));
 }
 
-/** The scope's advisory-lock key: the first 64 bits of its SHA-256, as a signed bigint. */
+/** The partition's advisory-lock key: the first 64 bits of its SHA-256, as a signed bigint. */
 function lockKey(scope: string): string {
   return createHash('sha256').update(scope).digest().readBigInt64BE(0).toString();
 }
 
-/** Moves the scope's pending deltas into its entries' counts; only under the exclusive lock. */
+/** Moves the partition's pending deltas into its entries' counts; only under the exclusive lock. */
 function foldDeltas(scope: string) {
   return sql`with taken as (delete from rank_deltas where scope = ${scope} returning level, lo_ts, lo_id, d),
     g as (select level, lo_ts, lo_id, sum(d) as d from taken group by level, lo_ts, lo_id)

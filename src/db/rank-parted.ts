@@ -1,13 +1,13 @@
 // The page of a set with parts (docs/pages.md §Parts) as a reader sees it: only the parts it may
 // see are counted and read. The levels are descended as for any set, with each entry's count the
 // sum of its rows in those parts (rank_parts); inside the leaf the row at the position is found
-// through the table's scope index, skipping rows of other parts (at most one leaf is read); the
+// through the table's partition index, skipping rows of other parts (at most one leaf is read); the
 // page then gathers the rows at or below it from each visible part through that part's own
 // index (at most `limit` from each), so rows of parts the reader does not see are never walked.
 // - PostgreSQL: one statement, the parts given as SQL (so that they come from the same snapshot).
 // - SQLite: statements with bound values in one read transaction, as in src/db/rank-sql.ts.
 import { inPart, LEVELS, partOf, type RankDef } from './rank-def.ts';
-import { Builder, cached, leafAnchor, pickEntry, q, scoped, type Stmt, within } from './rank-sql.ts';
+import { Builder, cached, leafAnchor, pickEntry, q, inPartition, type Stmt, within } from './rank-sql.ts';
 import type { SqlitePageStep } from './rank-sql.ts';
 
 /** What a reader sees of a set with parts, and how its page's rows are read. */
@@ -38,7 +38,7 @@ export function partedPostgres(def: RankDef, read: PartedRead, limit: number): S
     const p = (a: string) => b.p(a);
     const { T, ts, id, partCol } = names(def);
     const [S, K] = [p('scope'), p('k')];
-    const where = scoped(def, b);
+    const where = inPartition(def, b);
     const top = LEVELS - 1;
     const total = '(select total from tot)';
     const counts = (l: number, range = 'true') => `select r.lo_ts, r.lo_id, sum(r.n) as n from parts join rank_parts r
@@ -164,7 +164,7 @@ export function* partedSqlite(def: RankDef, read: PartedRead, args: Record<strin
   const anchor = (yield step(
     `anchor:${next !== undefined}:${down}`,
     (p, b) =>
-      `select ${ts} as ts, ${id} as id from ${T} t where ${scoped(def, b)} and (${ts}, ${id}) >= (${p('lo_ts')}, ${p('lo_id')})` +
+      `select ${ts} as ts, ${id} as id from ${T} t where ${inPartition(def, b)} and (${ts}, ${id}) >= (${p('lo_ts')}, ${p('lo_id')})` +
       (next ? ` and (${ts}, ${id}) < (${p('hi_ts')}, ${p('hi_id')})` : '') +
       ` and ${partOf(def, 't')} in (select value from json_each(${p('parts')})) order by ${ts}${down ? ' desc' : ''}, ${id}${down ? ' desc' : ''} limit 1 offset ${p('skip')}`,
     { lo_ts: at.lo_ts, lo_id: at.lo_id, hi_ts: next?.lo_ts, hi_id: next?.lo_id, parts: json, skip: down ? at.n - 1 - at.pos : at.pos },
@@ -177,7 +177,7 @@ export function* partedSqlite(def: RankDef, read: PartedRead, args: Record<strin
     const rows = yield step(
       `part:${shared}`,
       (p, b) =>
-        `select ${ts} as rank_ts, ${id} as rank_id from ${T} t where ${scoped(def, b)}${shared ? '' : ` and ${partCol} = ${p('part')}`} and ${inPart(def, 't', shared)} and ${below(p)}`,
+        `select ${ts} as rank_ts, ${id} as rank_id from ${T} t where ${inPartition(def, b)}${shared ? '' : ` and ${partCol} = ${p('part')}`} and ${inPart(def, 't', shared)} and ${below(p)}`,
       { part, a_ts: anchor.ts, a_id: anchor.id },
     );
     found.push(...rows);
@@ -190,7 +190,7 @@ export function* partedSqlite(def: RankDef, read: PartedRead, args: Record<strin
   // never reorders it): without statistics the planner walked the workspace's whole index and
   // probed the id list per row, 200-750 ms for 50,000 messages (docs/performance.md).
   const page = (p: (a: string) => string, b: Builder) =>
-    `(select t.* from json_each(${p('ids')}) j cross join ${T} t on ${scoped(def, b)} and ${id} = j.value)`;
+    `(select t.* from json_each(${p('ids')}) j cross join ${T} t on ${inPartition(def, b)} and ${id} = j.value)`;
   const rows = yield step('rows', (p, b) => `select * from (${read.rows(p, page(p, b))}) f order by rank_ts desc, rank_id desc`, { ids: JSON.stringify(ids) });
   return { total, rows };
 }

@@ -1,5 +1,5 @@
 // The parts of a ranked set (docs/pages.md §Parts), kept in rank_parts next to rank_buckets: for
-// every entry of a scope with parts, the number of its rows in each part, so that a reader who may
+// every entry of a partition with parts, the number of its rows in each part, so that a reader who may
 // see only some parts counts only those. Rows of rank_parts with n = 0 are removed, so an entry
 // has a row per part it holds, and a reader reads only the rows of its own parts.
 import { type RawBuilder, sql } from 'kysely';
@@ -42,7 +42,7 @@ export async function mergeParts(tx: Executor, scope: string, level: number, fro
   await sql`delete from rank_parts where ${own}`.execute(tx);
 }
 
-/** Counts the parts of entry `e` again from `children` (scope, ts, id, part, w): its rows or the entries below. */
+/** Counts the parts of entry `e` again from `children` (partition, ts, id, part, w): its rows or the entries below. */
 export async function recountParts(tx: Executor, scope: string, level: number, e: { lo_ts: string; lo_id: string }, children: RawBuilder<unknown>) {
   await sql`delete from rank_parts where scope = ${scope} and level = ${int(level)} and lo_ts = ${e.lo_ts} and lo_id = ${e.lo_id}`.execute(tx);
   await sql`insert into rank_parts (scope, level, lo_ts, lo_id, part, n)
@@ -50,7 +50,7 @@ export async function recountParts(tx: Executor, scope: string, level: number, e
 }
 
 /**
- * The counts per (entry of `level`, part) of `children` (scope, ts, id, part, w), each child
+ * The counts per (entry of `level`, part) of `children` (partition, ts, id, part, w), each child
  * counted by the entry whose range holds its key: the entries and the children sorted together,
  * each child takes the last entry before it. One pass, whatever the number of entries: the entry
  * is the first row of its run (`b`), taken by a window, not by joining the runs back to their
@@ -68,7 +68,7 @@ export function perEntry(level: number, own: RawBuilder<unknown>, children: RawB
     select scope, lo_ts, lo_id, part, sum(w) as n from y where kind = 1 and b > 0 group by scope, lo_ts, lo_id, part`;
 }
 
-/** Builds the parts of every entry of the scopes `own` selects, once their entries are built. */
+/** Builds the parts of every entry of the partitions `own` selects, once their entries are built. */
 export async function buildParts(db: Executor, def: RankDef, levels: number, own: RawBuilder<unknown>, rows: RawBuilder<unknown>): Promise<void> {
   for (let level = 0; level < levels; level++) {
     const children = level === 0 ? rows : sql`select scope, lo_ts as ts, lo_id as id, part, n as w from rank_parts where level = ${int(level - 1)} and ${own}`;

@@ -4,7 +4,7 @@
 //   under the entry picked above it, read between that entry's lo and its upper neighbour; the
 //   leaf is then read through the table's index between its lo and its newest row. Every range is
 //   bounded on both sides, so that even a generic plan (a named statement after five runs) that
-//   sorts instead of streaming reads one entry's worth per level, never the whole scope.
+//   sorts instead of streaming reads one entry's worth per level, never the whole partition.
 // - SQLite compares a row value with a subquery's result on the first column only, so a bound
 //   computed inside the statement would scan every row sharing the bound's timestamp. Its page
 //   is a few statements with bound parameters instead, run in one read transaction.
@@ -38,8 +38,8 @@ export class Builder {
 
 export const q = (name: string) => `"${name}"`;
 
-/** Conditions selecting the scope's rows of the table under alias `t`. */
-export function scoped(def: RankDef, b: Builder): string {
+/** Conditions selecting the partition's rows of the table under alias `t`. */
+export function inPartition(def: RankDef, b: Builder): string {
   const parts = def.by.map((c, i) => `t.${q(c)} = ${b.p(`by${i}`)}`);
   Object.keys(def.where ?? {}).forEach((c, i) => parts.push(`t.${q(c)} = ${b.p(`where${i}`)}`));
   return parts.join(' and ');
@@ -83,7 +83,7 @@ export function pickEntry(name: string, entries: string, pos: string, hiAbove: s
 
 /**
  * CTEs `last` (the newest row of the leaf `leaf`: the one below its upper neighbour, else the
- * newest of the scope) and `anchor` (the `visible` row at the leaf's position), read between the
+ * newest of the partition) and `anchor` (the `visible` row at the leaf's position), read between the
  * leaf's lo and `last`: bounded on both sides in one index range, so no plan reads past the leaf.
  */
 export function leafAnchor(T: string, where: string, ts: string, id: string, leaf = 'p0', visible = ''): string[] {
@@ -110,11 +110,11 @@ export function pagePostgres(def: RankDef, rows: boolean, limit: number, bounded
   return cached(def, `pg:${rows}:${limit}:${bounded}`, () => {
     const b = new Builder(true);
     const [S, K, T, ts, id] = [b.p('scope'), b.p('k'), q(def.table), `t.${q(def.ts)}`, `t.${q(def.id)}`];
-    const where = scoped(def, b);
+    const where = inPartition(def, b);
     const top = LEVELS - 1;
     const total = '(select total from tot)';
     // A set whose creates append deltas (docs/pages.md §Creates that only insert): each entry is
-    // counted with the scope's pending deltas, read once (a few rows at most) and joined by entry;
+    // counted with the partition's pending deltas, read once (a few rows at most) and joined by entry;
     // their columns are renamed so that the ranges' bare lo_ts, lo_id stay the entry's.
     const deltas = def.appends === true;
     const entries = (l: number, range = 'true') =>
@@ -184,7 +184,7 @@ function rowsSqlite(def: RankDef, capped: boolean, rows: boolean): Stmt {
   return cached(def, `lite:rows:${capped}:${rows}`, () => {
     const b = new Builder(false);
     const [T, ts, id] = [q(def.table), `t.${q(def.ts)}`, `t.${q(def.id)}`];
-    const where = scoped(def, b);
+    const where = inPartition(def, b);
     const keys = `select ${ts} as rank_ts, ${id} as rank_id from ${T} t where ${where}${capped ? ` and (${ts}, ${id}) < (${b.p('hi_ts')}, ${b.p('hi_id')})` : ''}
       order by ${ts} desc, ${id} desc limit ${b.p('limit')} offset ${b.p('skip')}`;
     if (!rows) return b.done(keys);

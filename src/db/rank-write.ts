@@ -4,19 +4,19 @@
 // their maximum are split and those that shrank below their minimum merged into a neighbour, and
 // the levels above are kept in shape the same way, counting entries below instead of rows.
 // A set with parts also keeps, per entry, its count in each part (src/db/rank-parts.ts).
-// Writers of one scope are serialized: SQLite has one writer at a time; on PostgreSQL every writer
-// takes the scope's advisory lock exclusively before it writes the scope's rows (lockScope), except
+// Writers of one partition are serialized: SQLite has one writer at a time; on PostgreSQL every writer
+// takes the partition's advisory lock exclusively before it writes the partition's rows (lockPartition), except
 // creates that only insert, which count themselves as deltas (src/db/rank-append.ts). There, in a
 // transaction that runs follow-ups (an API write), the counts go out with COMMIT and a leaf out of
 // bounds is split or merged in a transaction of its own after it (docs/pages.md §Keeping it exact).
-import { type RawBuilder, sql } from 'kysely';
+import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { afterCommit, deferred, deferredRows } from './pipeline.ts';
-import { lockScope } from './rank-lock.ts';
-import type { Executor } from './types.ts';
+import { lockPartition } from './rank-lock.ts';
+import type { Database, Executor } from './types.ts';
 import { isPostgres } from './dialect.ts';
-import { LEVELS, type RankDef, type RankKey, rankSizes, scopeKey } from './rank-def.ts';
+import { LEVELS, type RankDef, type RankKey, rankSizes, partitionKey } from './rank-def.ts';
 import { addParts, mergeParts, perEntry, recountParts, rowPart } from './rank-parts.ts';
-import { build, col, int, pieces, scopedRows } from './rank-build.ts';
+import { build, col, int, pieces, partitionRows } from './rank-build.ts';
 
 export interface Entry {
   lo_ts: string;
@@ -26,13 +26,8 @@ export interface Entry {
 
 const CHUNK = 400;
 
-/** The keys were deleted in this transaction (rows that were there). */
-export async function rankDelete(tx: Executor, def: RankDef, values: readonly string[], keys: readonly RankKey[]): Promise<void> {
-  await rankChange(tx, def, values, { removed: keys });
-}
-
 /**
- * Rows of the scope changed in this transaction: `removed` are the keys (and parts) that are no
+ * Rows of the partition changed in this transaction: `removed` are the keys (and parts) that are no
  * longer there, `added` those that are new; a row whose key or part changed is in both. Every count
  * moves before any entry is split or merged, since those read the rows as they are now.
  */
@@ -45,10 +40,10 @@ export async function rankChange(
   const [added, removed] = [change.added ?? [], change.removed ?? []];
   if (added.length + removed.length === 0) return;
   if (def.part && [...added, ...removed].some((k) => typeof k.part !== 'string')) throw new Error(`rank ${def.name}: a key without its part`);
-  const s = new Scope(tx, def, values);
-  await lockScope(tx, def, values);
+  const s = new Partition(tx, def, values);
+  await lockPartition(tx, def, values);
   await s.ensureBase();
-  // A batch of several leaves' worth, and at least half as large as the scope was, is cheaper to
+  // A batch of several leaves' worth, and at least half as large as the partition was, is cheaper to
   // count again from the index.
   if (added.length >= 4 * rankSizes().leaf.max && added.length * 2 >= (await s.total())) return s.rebuild();
   const later = isPostgres(tx) && !def.part ? laterCheck(tx, def, values) : undefined;
@@ -78,7 +73,7 @@ const outOfBounds = (e: Entry) => e.n > rankSizes().leaf.max || (e.n < rankSizes
 
 /**
  * Where the transaction runs follow-ups: the list that will hold the leaves' new counts, read after
- * COMMIT; a leaf left out of bounds is then checked under the scope's lock, in a transaction of its
+ * COMMIT; a leaf left out of bounds is then checked under the partition's lock, in a transaction of its
  * own (check re-reads it: another writer may have fixed it meanwhile). Until then the leaf is only
  * larger or smaller than its bounds, its count exact. Elsewhere undefined.
  */
@@ -90,24 +85,38 @@ function laterCheck(tx: Executor, def: RankDef, values: readonly string[]): { re
     const out = [...touched.values()].filter(outOfBounds);
     if (out.length === 0) return;
     await db.transaction().execute(async (t) => {
-      await lockScope(t, def, values);
-      const s = new Scope(t, def, values);
+      await lockPartition(t, def, values);
+      const s = new Partition(t, def, values);
       for (const e of out) await s.check(0, e);
     });
   });
   return registered ? counts : undefined;
 }
 
+/** Splits or merges each of `leaves` that is out of bounds, in a transaction of its own under the partition's exclusive lock. */
+export async function rankCheckLeaves(
+  db: Kysely<Database>,
+  def: RankDef,
+  values: readonly string[],
+  leaves: readonly { lo_ts: string; lo_id: string }[],
+): Promise<void> {
+  await db.transaction().execute(async (t) => {
+    await lockPartition(t, def, values);
+    const s = new Partition(t, def, values);
+    for (const e of leaves) await s.check(0, e);
+  });
+}
+
 /**
- * Rows of the scope moved from part `from` to part `to` in this transaction, their keys unchanged
+ * Rows of the partition moved from part `from` to part `to` in this transaction, their keys unchanged
  * (`rows` selects their keys as ts, id): only the counts per part change, entry by entry, in one
  * pass over those rows per level.
  */
 export async function rankMoveRows(tx: Executor, def: RankDef, values: readonly string[], rows: RawBuilder<unknown>, from: string, to: string): Promise<void> {
   if (!def.part) throw new Error(`rank ${def.name}: no parts`);
   if (from === to) return;
-  const scope = scopeKey(def, values);
-  await lockScope(tx, def, values);
+  const scope = partitionKey(def, values);
+  await lockPartition(tx, def, values);
   for (let level = 0; level < LEVELS; level++) {
     const children = sql`select cast(${scope} as text) as scope, ts, id, cast(${from} as text) as part, 1 as w from (${rows}) r`;
     const counts = await sql<{ lo_ts: string; lo_id: string; n: number }>`${perEntry(level, sql`scope = ${scope}`, children)}`.execute(tx);
@@ -119,13 +128,13 @@ export async function rankMoveRows(tx: Executor, def: RankDef, values: readonly 
   }
 }
 
-/** Counts the scope again from its rows (after a bulk load). */
+/** Counts the partition again from its rows (after a bulk load). */
 export async function rankRebuild(tx: Executor, def: RankDef, values: readonly string[]): Promise<void> {
-  await lockScope(tx, def, values);
-  await new Scope(tx, def, values).rebuild();
+  await lockPartition(tx, def, values);
+  await new Partition(tx, def, values).rebuild();
 }
 
-class Scope {
+class Partition {
   readonly tx: Executor;
   readonly def: RankDef;
   readonly values: readonly string[];
@@ -135,7 +144,7 @@ class Scope {
     this.tx = tx;
     this.def = def;
     this.values = values;
-    this.scope = scopeKey(def, values);
+    this.scope = partitionKey(def, values);
   }
 
   async ensureBase(): Promise<void> {
@@ -250,23 +259,23 @@ class Scope {
     return sql`(${ts}, ${id}) >= (${e.lo_ts}, ${e.lo_id})${upper}`;
   }
 
-  /** Rows (level 0) or entries one level down (above) covered by `e`, as (scope, ts, id, w). */
+  /** Rows (level 0) or entries one level down (above) covered by `e`, as (partition, ts, id, w). */
   children(level: number, e: Entry, hi: Entry | undefined): RawBuilder<unknown> {
     if (level === 0) {
       const [ts, id] = [col('t', this.def.ts), col('t', this.def.id)];
       return sql`select ${this.scope} as scope, ${ts} as ts, ${id} as id, 1 as w from ${sql.table(this.def.table)} t
-        where ${scopedRows(this.def, this.values)} and ${this.range(ts, id, e, hi)}`;
+        where ${partitionRows(this.def, this.values)} and ${this.range(ts, id, e, hi)}`;
     }
     return sql`select scope, lo_ts as ts, lo_id as id, n as w from rank_buckets
       where scope = ${this.scope} and level = ${int(level - 1)} and ${this.range(sql.ref('lo_ts'), sql.ref('lo_id'), e, hi)}`;
   }
 
-  /** Rows (level 0) or parts of the entries one level down, as (scope, ts, id, part, w), in [e.lo, hi). */
+  /** Rows (level 0) or parts of the entries one level down, as (partition, ts, id, part, w), in [e.lo, hi). */
   partChildren(level: number, e: Entry, hi: Entry | undefined): RawBuilder<unknown> {
     if (level === 0) {
       const [ts, id] = [col('t', this.def.ts), col('t', this.def.id)];
       return sql`select cast(${this.scope} as text) as scope, ${ts} as ts, ${id} as id, ${rowPart(this.def)} as part, 1 as w from ${sql.table(this.def.table)} t
-        where ${scopedRows(this.def, this.values)} and ${this.range(ts, id, e, hi)}`;
+        where ${partitionRows(this.def, this.values)} and ${this.range(ts, id, e, hi)}`;
     }
     return sql`select scope, lo_ts as ts, lo_id as id, part, n as w from rank_parts
       where scope = ${this.scope} and level = ${int(level - 1)} and ${this.range(sql.ref('lo_ts'), sql.ref('lo_id'), e, hi)}`;

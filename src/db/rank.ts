@@ -1,7 +1,7 @@
 // Pages at any offset for the cost of the first (docs/pages.md): an order-statistic index kept in
 // SQL next to the rows it counts. A ranked set is a table, the equality columns that cut it into
-// scopes (a list's members, a workspace's lists) and an order key (timestamp, id) read newest
-// first. `rank_buckets` holds, per scope, LEVELS levels of entries: each entry counts the rows
+// partitions (a list's members, a workspace's lists) and an order key (timestamp, id) read newest
+// first. `rank_buckets` holds, per partition, LEVELS levels of entries: each entry counts the rows
 // whose key lies between its `lo` and the next entry's `lo` on its level; level 0 entries hold
 // about a thousand rows, and every boundary of a level is also one of the level below, so an
 // entry above covers a few dozen entries below. A page descends the levels with running sums,
@@ -10,19 +10,19 @@ import { CompiledQuery, sql } from 'kysely';
 import type { Executor } from './types.ts';
 import { fastReader } from './prepared.ts';
 import { isPostgres } from './dialect.ts';
-import { type RankDef, type RankKey, scopeKey } from './rank-def.ts';
+import { type RankDef, type RankKey, partitionKey } from './rank-def.ts';
 import { type Stmt, pagePostgres, pageSqlite, type SqlitePageStep } from './rank-sql.ts';
 import { type PartedRead, partedPostgres, partedSqlite } from './rank-parted.ts';
 
-export { defineRank, LEVELS, type RankDef, type RankKey, type RankSizes, rankSizes, scopeKey, setRankSizes } from './rank-def.ts';
-export { rankChange, rankDelete, rankMoveRows, rankRebuild } from './rank-write.ts';
+export { defineRank, LEVELS, type RankDef, type RankKey, type RankSizes, rankSizes, partitionKey, setRankSizes } from './rank-def.ts';
+export { rankChange, rankMoveRows, rankRebuild } from './rank-write.ts';
 export { rankRebuildAll } from './rank-build.ts';
-export { type LockMode, lockScope } from './rank-lock.ts';
-export { rankInsert, rankUpkeepSettled } from './rank-append.ts';
+export { type LockMode, lockPartition } from './rank-lock.ts';
+export { rankDelete, rankInsert, rankUpkeepSettled } from './rank-append.ts';
 export type { PartedRead } from './rank-parted.ts';
 
 export interface RankPage<R> {
-  /** Rows in the scope (the sum of its top-level entries). */
+  /** Rows in the partition (the sum of its top-level entries). */
   total: number;
   rows: R[];
 }
@@ -64,7 +64,7 @@ async function pageOnPostgres<R>(db: Executor, stmt: Stmt, args: Record<string, 
 async function rankedPageOnPostgres<R>(db: Executor, def: RankDef, args: Record<string, unknown>, rows: boolean): Promise<RankPage<R>> {
   const most = Math.max(Number(args.limit), SHARED_LIMIT);
   let { total, found } = await runOnPostgres(db, pagePostgres(def, rows, most), args);
-  // The bounded read holds the page in two leaves; fewer rows than the scope has from the offset
+  // The bounded read holds the page in two leaves; fewer rows than the partition has from the offset
   // on means the lower leaf was short (rank-sql.ts, pagePostgres): read again without the bound.
   if (found.length < Math.min(most, total - Number(args.k))) ({ total, found } = await runOnPostgres(db, pagePostgres(def, rows, most, false), args));
   return toPage(total, found, Number(args.limit), rows);
@@ -110,7 +110,7 @@ async function pageOnSqlite<R>(db: Executor, steps: Steps, rows: boolean): Promi
 }
 
 /**
- * The page at `offset` (newest first) of a scope and the scope's size, read in one snapshot. With
+ * The page at `offset` (newest first) of a partition and the partition's size, read in one snapshot. With
  * `rows`, the table's rows; otherwise their keys.
  */
 export async function rankPage(db: Executor, def: RankDef, values: readonly string[], page: { offset: number; limit: number }): Promise<RankPage<RankKey>>;
@@ -134,14 +134,14 @@ export async function rankPage<R>(
 }
 
 function pageArgs(def: RankDef, values: readonly string[], page: { offset: number; limit: number }): Record<string, unknown> {
-  const args: Record<string, unknown> = { scope: scopeKey(def, values), k: page.offset, limit: page.limit };
+  const args: Record<string, unknown> = { scope: partitionKey(def, values), k: page.offset, limit: page.limit };
   def.by.forEach((_c, i) => (args[`by${i}`] = values[i]));
   Object.values(def.where ?? {}).forEach((v, i) => (args[`where${i}`] = v));
   return args;
 }
 
 /**
- * The page at `offset` (newest first) of a scope of a set with parts, as `read` sees it: only the
+ * The page at `offset` (newest first) of a partition of a set with parts, as `read` sees it: only the
  * rows of the parts it sees are counted and listed; its rows are those `read.rows` selects.
  */
 export async function rankPartedPage<R>(

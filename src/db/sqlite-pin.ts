@@ -27,6 +27,9 @@ const REFRESH_MS = 50;
 /** About SQLite's auto-checkpoint size (1,000 pages of 4 KiB, with frame headers). */
 export const WAL_LIMIT = 4 * 1024 * 1024;
 
+/** The pin's own read, run on its timer for no request (a test's statement spy leaves it out). */
+export const PIN_READ = 'SELECT 1 FROM sqlite_master LIMIT 1';
+
 export class ReadSlotPin {
   readonly #db: DatabaseSync;
   readonly #read: StatementSync;
@@ -37,7 +40,7 @@ export class ReadSlotPin {
     this.#wal = `${file}-wal`;
     this.#db = new DatabaseSync(file, { readOnly: true, timeout: 5000 });
     // A read transaction takes its slot at its first read, not at BEGIN.
-    this.#read = this.#db.prepare('SELECT 1 FROM sqlite_master LIMIT 1');
+    this.#read = this.#db.prepare(PIN_READ);
     this.#hold();
     this.#timer = setInterval(() => this.#hold(), REFRESH_MS).unref();
   }

@@ -4,7 +4,8 @@
 // processes sharing one file queue on the busy timeout instead of failing on lock upgrade.
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { ReadSlotPin, WAL_LIMIT } from './sqlite-pin.ts';
-import { CompiledQuery, type DatabaseConnection, type Driver, SqliteDialect, SqliteDriver, type SqliteDatabase, type SqliteStatement } from 'kysely';
+import { ScanThread } from './sqlite-scan.ts';
+import { type Driver, SqliteDialect, SqliteDriver, type SqliteDatabase, type SqliteStatement } from 'kysely';
 
 const STATEMENT_CACHE = 500;
 
@@ -58,9 +59,47 @@ function wrap(stmt: StatementSync): SqliteStatement {
   };
 }
 
+/** How long a write waits for another process's write transaction before it fails (`database is locked`). */
+export const BUSY_TIMEOUT_MS = 5000;
+const SQLITE_BUSY = 5;
+
+/**
+ * BEGIN IMMEDIATE, waiting for the write lock without blocking the event loop. SQLite's own busy
+ * handler sleeps on the calling thread, between tries up to 100 ms apart: while another process
+ * (a batched `rolodex import`) held the lock, every request of the server, reads included, stood
+ * still, and a writer that tried every 100 ms seldom found the lock free between two of the
+ * import's transactions (docs/import.md §Sharing the database). Here the BEGIN does not wait
+ * inside SQLite: it is tried again a few milliseconds later, for up to BUSY_TIMEOUT_MS, while the
+ * process serves other requests.
+ */
+export async function beginImmediate(raw: DatabaseSync, timeoutMs = BUSY_TIMEOUT_MS): Promise<void> {
+  raw.exec('PRAGMA busy_timeout = 0');
+  try {
+    const deadline = performance.now() + timeoutMs;
+    for (let pause = 1; ; pause = Math.min(pause * 2, 4)) {
+      try {
+        raw.exec('BEGIN IMMEDIATE');
+        return;
+      } catch (err) {
+        if ((err as { errcode?: number }).errcode !== SQLITE_BUSY || performance.now() >= deadline) throw err;
+      }
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
+  } finally {
+    raw.exec(`PRAGMA busy_timeout = ${timeoutMs}`);
+  }
+}
+
 class ImmediateSqliteDriver extends SqliteDriver {
-  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  readonly #open: () => Promise<CachedDatabase>;
+
+  constructor(open: () => Promise<CachedDatabase>) {
+    super({ database: open });
+    this.#open = open;
+  }
+
+  override async beginTransaction(): Promise<void> {
+    await beginImmediate((await this.#open()).raw);
   }
 }
 
@@ -69,7 +108,7 @@ export function openConnection(file: string): CachedDatabase {
   const raw = new DatabaseSync(file, { timeout: 5000 });
   // WAL lets readers proceed while one writer writes; NORMAL sync is durable across process
   // crashes in WAL mode (only an OS crash can lose the last transactions).
-  raw.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;');
+  raw.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS};`);
   // SQLite's default page cache is 2 MB: a large write (an import writing the value and trigram
   // indexes) would evict and read back index pages for every batch. 64 MB keeps them.
   raw.exec('PRAGMA cache_size = -65536;');
@@ -87,6 +126,7 @@ export class NodeSqliteDialect extends SqliteDialect {
   #db: CachedDatabase | undefined;
   #reader: CachedDatabase | undefined;
   #pin: ReadSlotPin | undefined;
+  #scans: ScanThread | undefined;
 
   constructor(file: string) {
     // The writing connection is opened by createDriver below, when Kysely first needs it: a
@@ -116,8 +156,22 @@ export class NodeSqliteDialect extends SqliteDialect {
     return this.#reader;
   }
 
+  /**
+   * The thread that runs scans outside a transaction (src/db/sqlite-scan.ts), made after the
+   * writing connection, as the reader is.
+   */
+  get scans(): ScanThread {
+    if (!this.#scans) {
+      this.#db ??= openConnection(this.#file);
+      this.#scans = new ScanThread(this.#file);
+    }
+    return this.#scans;
+  }
+
   /** Closes every connection; the read-only ones first, as they cannot checkpoint. */
   close(): void {
+    this.#scans?.close();
+    this.#scans = undefined;
     this.#pin?.close();
     this.#pin = undefined;
     this.#reader?.close();
@@ -126,6 +180,6 @@ export class NodeSqliteDialect extends SqliteDialect {
   }
 
   override createDriver(): Driver {
-    return new ImmediateSqliteDriver({ database: async () => (this.#db ??= openConnection(this.#file)) });
+    return new ImmediateSqliteDriver(async () => (this.#db ??= openConnection(this.#file)));
   }
 }

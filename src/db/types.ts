@@ -19,6 +19,8 @@ export interface Db {
   dialect: DialectName;
   /** PostgreSQL pool use, for metrics; absent on SQLite. */
   pool?: PoolStats;
+  /** How long an API request may wait on the database in all (src/db/request-budget.ts); absent or 0: no limit. */
+  requestBudgetMs?: number;
   /** The PostgreSQL schema in use when not the default one. */
   schema?: string;
   close(): Promise<void>;
@@ -27,10 +29,16 @@ export interface Db {
 export interface PoolStats {
   /** Connections the pool may open. */
   size: number;
-  /** Transactions holding a connection of their own (at most the pool less its pipelined connections). */
+  /** Transactions that may hold a connection at once: the pool less its pipelined and scan connections. */
+  transactionSlots: number;
+  /** Transactions holding a connection of their own (at most `transactionSlots`). */
   transactions(): number;
   /** Transactions waiting for one. */
   waiting(): number;
   /** How long the transaction that has waited longest for a connection has waited (0: none waits). */
   oldestWaitMs?(): number;
+  /** Scans running on the scan lane's connections (src/db/scan.ts). */
+  scans?(): number;
+  /** Scans waiting for one of them. */
+  scansWaiting?(): number;
 }

@@ -1,12 +1,10 @@
 // Definitions are operator data that can be corrected (docs/records.md §Correcting definitions): a
 // custom field's or relationship's label and description, a select option's label, and a custom
-// field archived (hidden everywhere, its values kept) or brought back. Ids never change. Every
+// field archived (hidden everywhere, its values kept) or brought back (setArchived, in
+// src/records/definitions-view.ts, which indexes the values again). Ids never change. Every
 // write moves the workspace's definitions version (its triggers), so every process sees it.
 import type { Ctx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
-import { requireDefinitions } from '../records/entities.ts';
-import { valueRows } from '../records/index-values.ts';
-import { writeValueIndex } from '../records/repository.ts';
 import * as repo from './repository.ts';
 import { loadDefinitions } from './service.ts';
 
@@ -58,26 +56,4 @@ export async function renameOption(
   if ((await repo.updateOptionLabel(ctx.db, ctx.actor.workspaceId, option.id, label)) === 0)
     throw new InputError(`option ${option.id} is a default option: its label is fixed`, 'option');
   return { id: option.id, label };
-}
-
-/**
- * Archives a custom field (hidden from definitions, responses, filters and writes; the stored
- * values stay) or brings it back. Bringing it back indexes its values again, since writes made
- * while it was archived indexed the records without it.
- */
-export async function setArchived(ctx: Ctx, input: { objectType: string; key: string; archived: boolean }): Promise<{ id: string; archived: boolean }> {
-  const ws = ctx.actor.workspaceId;
-  const row = await repo.findFieldRow(ctx.db, ws, input.objectType, input.key);
-  if (!row) throw new InputError(`${input.objectType} has no custom field "${input.key}"`, 'key');
-  const config = JSON.parse(row.config) as Record<string, unknown>;
-  if (Boolean(config.archived) === input.archived) return { id: row.id, archived: input.archived };
-  if (input.archived) config.archived = true;
-  else delete config.archived;
-  await repo.updateField(ctx.db, row.id, { config: JSON.stringify(config) });
-  if (!input.archived) {
-    const defs = await requireDefinitions(ctx, input.objectType);
-    for (const r of await repo.recordsHolding(ctx.db, ws, input.objectType, input.key))
-      await writeValueIndex(ctx.db, defs, [r.id], valueRows(ws, defs, r.id, JSON.parse(r.fields) as Record<string, unknown>));
-  }
-  return { id: row.id, archived: input.archived };
 }

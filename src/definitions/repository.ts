@@ -168,9 +168,3 @@ export async function updateOptionLabel(db: Executor, workspaceId: string, id: s
   const r = await db.updateTable('select_options').set({ label }).where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
   return Number(r.numUpdatedRows);
 }
-
-/** The records of a type whose stored values hold `key` (a field brought back from the archive). */
-export async function recordsHolding(db: Executor, workspaceId: string, kind: string, key: string): Promise<{ id: string; fields: string }[]> {
-  const rows = await db.selectFrom('records').select(['id', 'fields']).where('workspace_id', '=', workspaceId).where('kind', '=', kind).execute();
-  return rows.filter((r) => Object.hasOwn(JSON.parse(r.fields) as object, key));
-}

@@ -6,7 +6,7 @@ import { InputError } from '../lib/errors.ts';
 import { derivedId, isoNow, newId } from '../lib/ids.ts';
 import type { ValueType } from '../lib/resource-schemas.ts';
 import { type HandleService, type Storage, SYSTEM_CATALOGUES, type SystemCatalogue } from './catalogue.ts';
-import { isPhoneCountry } from '../records/phone.ts';
+import { isPhoneCountry } from '../lib/phone.ts';
 import * as repo from './repository.ts';
 
 export const CUSTOM_KEY = /^[a-z][a-z0-9_]{0,62}$/;

@@ -3,7 +3,7 @@
 // once (docs/records.md §Value index).
 import type { Executor } from '../db/types.ts';
 import { foldText } from '../lib/fold.ts';
-import { contactIdsByEmails } from '../records/repository.ts';
+import { contactIdsByEmails } from '../records/index/repository.ts';
 
 /** The contact ids of each e-mail, given its addresses, sorted; one query for all of them. */
 export async function contactsOf(db: Executor, workspaceId: string, addressesByEmail: string[][]): Promise<string[][]> {

@@ -4,6 +4,7 @@
 // name the field and never repeat a value: subjects and bodies must not reach any output.
 import { type ImportItem, type ImportKind, onlyFields, str, upsertByExternalId } from '../import/kind.ts';
 import { fileRelationship, optionalText as text, typedField } from '../import/checks.ts';
+import { parseIsoDateTime } from '../lib/dates.ts';
 import { InputError } from '../lib/errors.ts';
 import { isoNow } from '../lib/ids.ts';
 import { checkAddress } from '../mailboxes/service.ts';
@@ -45,8 +46,10 @@ function addresses(where: string, v: unknown): string[] {
 
 function sentAt(v: unknown): string {
   const where = 'fields.$sentAt.value';
-  const ms = typeof v === 'string' && /^\d{4}-\d{2}-\d{2}T.*(Z|[+-]\d{2}:?\d{2})$/i.test(v) ? Date.parse(v) : NaN;
-  if (Number.isNaN(ms)) throw new InputError('is required: an ISO 8601 date-time with a time zone, such as 2026-03-01T12:00:00.000Z', where);
+  // The API's rule (docs/errors.md §Dates): a time zone, and a real date and time, never reshaped.
+  const ms = typeof v === 'string' ? parseIsoDateTime(v) : NaN;
+  if (Number.isNaN(ms))
+    throw new InputError('is required: an ISO 8601 date-time with a time zone, of a real date and time, such as 2026-03-01T12:00:00.000Z', where);
   return new Date(ms).toISOString();
 }
 

@@ -5,9 +5,9 @@
 // On PostgreSQL concurrent claims skip each other's locked rows (FOR UPDATE SKIP LOCKED); SQLite
 // has one writer at a time, so a claim is atomic there anyway. Lease times are the database's
 // clock, never an instance's: instances whose clocks disagree still agree on when a lease ends.
-import { type RawBuilder, sql } from 'kysely';
+import { sql } from 'kysely';
 import { chunks } from '../db/chunks.ts';
-import { isPostgres } from '../db/dialect.ts';
+import { claimable, timeFromNow } from '../db/portable.ts';
 import type { Executor } from '../db/types.ts';
 import type { DeliveryStatus, EmailOutboxTable } from './tables.ts';
 
@@ -17,26 +17,19 @@ export async function enqueue(tx: Executor, row: OutboxRow): Promise<void> {
   await tx.insertInto('email_outbox').values(row).execute();
 }
 
-/** The database's time `plusMs` from now, in the stored format (UTC, milliseconds, `Z`). */
-function dbTime(db: Executor, plusMs: number): RawBuilder<string> {
-  const ms = Math.round(plusMs);
-  if (isPostgres(db)) return sql<string>`to_char((now() + cast(${`${ms} milliseconds`} as interval)) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-  return sql<string>`strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ${`${ms >= 0 ? '+' : ''}${ms / 1000} seconds`})`;
-}
-
 /**
  * Claims up to `limit` due rows for `token` for `leaseMs` from the database's now; `attempts`
  * counts this one. The lease starts no earlier than the call, so the caller may count it from then.
  */
 export async function claimDue(db: Executor, input: { token: string; leaseMs: number; limit: number }): Promise<OutboxRow[]> {
   // A read first: an idle outbox costs no write (on SQLite, no write lock every poll).
-  const any = await db.selectFrom('email_outbox').select('email_id').where('next_attempt_at', '<=', dbTime(db, 0)).limit(1).executeTakeFirst();
+  const any = await db.selectFrom('email_outbox').select('email_id').where('next_attempt_at', '<=', timeFromNow(db, 0)).limit(1).executeTakeFirst();
   if (!any) return [];
-  let due = db.selectFrom('email_outbox').select('email_id').where('next_attempt_at', '<=', dbTime(db, 0)).orderBy('next_attempt_at').limit(input.limit);
-  if (isPostgres(db)) due = due.forUpdate().skipLocked();
+  let due = db.selectFrom('email_outbox').select('email_id').where('next_attempt_at', '<=', timeFromNow(db, 0)).orderBy('next_attempt_at').limit(input.limit);
+  due = claimable(db, due);
   return db
     .updateTable('email_outbox')
-    .set({ lease_owner: input.token, next_attempt_at: dbTime(db, input.leaseMs), attempts: sql<number>`attempts + 1` })
+    .set({ lease_owner: input.token, next_attempt_at: timeFromNow(db, input.leaseMs), attempts: sql<number>`attempts + 1` })
     .where('email_id', 'in', due)
     .returningAll()
     .execute();
@@ -46,7 +39,7 @@ export async function claimDue(db: Executor, input: { token: string; leaseMs: nu
 export async function renewLease(db: Executor, token: string, leaseMs: number): Promise<string[]> {
   const rows = await db
     .updateTable('email_outbox')
-    .set({ next_attempt_at: dbTime(db, leaseMs) })
+    .set({ next_attempt_at: timeFromNow(db, leaseMs) })
     .where('lease_owner', '=', token)
     .returning('email_id')
     .execute();
@@ -58,7 +51,7 @@ export async function release(db: Executor, token: string, emailIds: string[]): 
   for (const part of chunks(emailIds)) {
     await db
       .updateTable('email_outbox')
-      .set({ lease_owner: null, next_attempt_at: dbTime(db, 0), attempts: sql<number>`attempts - 1` })
+      .set({ lease_owner: null, next_attempt_at: timeFromNow(db, 0), attempts: sql<number>`attempts - 1` })
       .where('lease_owner', '=', token)
       .where('email_id', 'in', part)
       .execute();
@@ -111,7 +104,7 @@ export async function retryLater(db: Executor, emailId: string, token: string, i
   return db.transaction().execute(async (tx) => {
     const r = await tx
       .updateTable('email_outbox')
-      .set({ next_attempt_at: dbTime(tx, input.delayMs), lease_owner: null, last_error: input.error })
+      .set({ next_attempt_at: timeFromNow(tx, input.delayMs), lease_owner: null, last_error: input.error })
       .where('email_id', '=', emailId)
       .where('lease_owner', '=', token)
       .executeTakeFirst();

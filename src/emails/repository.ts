@@ -4,7 +4,7 @@
 // (docs/pages.md), so a page at any offset costs what the first does.
 import { type RawBuilder, sql } from 'kysely';
 import { chunks } from '../db/chunks.ts';
-import { defineRank, lockScope, rankDelete, rankInsert, rankPage } from '../db/rank.ts';
+import { defineRank, lockPartition, rankDelete, rankInsert, rankPage } from '../db/rank.ts';
 import type { Executor } from '../db/types.ts';
 import type { Page } from '../lib/paging.ts';
 import type { EmailBodiesTable, EmailDraftsTable, EmailsTable } from './tables.ts';
@@ -86,7 +86,7 @@ export type NewEmail = EmailsTable & { body: Omit<EmailBodiesTable, 'email_id'>;
 /** Inserts e-mails of one workspace with their bodies and files, and ranks them. */
 export async function insertEmails(tx: Executor, workspaceId: string, emails: NewEmail[]): Promise<void> {
   if (emails.length === 0) return;
-  await lockScope(tx, EMAILS, [workspaceId]);
+  await lockPartition(tx, EMAILS, [workspaceId]);
   for (const part of chunks(emails, 200)) {
     await tx
       .insertInto('emails')
@@ -133,7 +133,7 @@ export async function updateEmail(
   set: EmailChanges,
   body: Omit<EmailBodiesTable, 'email_id'>,
 ): Promise<void> {
-  if (set.sent_at !== oldSentAt) await lockScope(tx, EMAILS, [workspaceId]);
+  if (set.sent_at !== oldSentAt) await lockPartition(tx, EMAILS, [workspaceId]);
   await tx.updateTable('emails').set(set).where('id', '=', id).execute();
   await tx.updateTable('email_bodies').set(body).where('email_id', '=', id).execute();
   if (set.sent_at !== oldSentAt) {

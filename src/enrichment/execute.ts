@@ -5,8 +5,8 @@
 import type { Executor } from '../db/types.ts';
 import { operatorCtx } from '../lib/context.ts';
 import { isoNow } from '../lib/ids.ts';
-import { ENTITY_TYPES, requireDefinitions } from '../records/entities.ts';
-import { updateRecord } from '../records/entity-writes.ts';
+import { RECORD_TYPES, requireDefinitions } from '../records/service.ts';
+import { updateRecord } from '../records/service.ts';
 import { checkFieldKeys, checkFieldValues } from '../records/write-fields.ts';
 import { emailDomain, type EnrichmentProvider, firstValue } from './provider.ts';
 import * as repo from './repository.ts';
@@ -18,6 +18,8 @@ export interface ExecuteEnv {
   userAgent: string;
   allowPrivate: boolean;
   timeoutMs: number;
+  /** Writes an outcome reached without a write to the record; true while the run was still held. Defaults to one statement per run. */
+  finish?: (outcome: repo.Outcome) => Promise<boolean>;
 }
 
 export class RunTimedOut extends Error {
@@ -58,8 +60,8 @@ export async function executeRun(db: Executor, row: repo.RunRow, token: string, 
   const ws = row.workspace_id;
   const targets = JSON.parse(row.target_fields) as string[];
   const named = new Set(JSON.parse(row.named_fields) as string[]);
-  const end = async (status: Exclude<RunStatus, 'queued' | 'running'>, error: string | null) =>
-    (await repo.finish(db, row.id, token, status, isoNow(Date.now()), error)) ? status : null;
+  const end = async (status: repo.Outcome['status'], error: string | null) =>
+    (await (env.finish ? env.finish({ id: row.id, status, error }) : repo.finish(db, row.id, token, status, isoNow(Date.now()), error))) ? status : null;
   const subject = await loadSubject(operatorCtx(db, ws), row.entity_type, row.entity_id);
   if (!subject) return end('completed', null);
 
@@ -100,7 +102,8 @@ export async function executeRun(db: Executor, row: repo.RunRow, token: string, 
       const link =
         account !== null && (named.has(ACCOUNT_LINK) || isEmpty(current, ACCOUNT_LINK)) && !current.relationships.get(ACCOUNT_LINK)?.includes(account);
       if (Object.keys(fields).length > 0 || link)
-        await updateRecord(ctx, ENTITY_TYPES[row.entity_type], {
+        await updateRecord(ctx, {
+          type: RECORD_TYPES[row.entity_type],
           id: row.entity_id,
           fields,
           ...(link ? { relationships: { [ACCOUNT_LINK]: { add: [account] } } } : {}),

@@ -4,11 +4,11 @@
 // named, through the records engine's own checks) and when, under its lease.
 import type { RunRow } from './repository.ts';
 
-export type EntityType = RunRow['entity_type'];
+export type RecordType = RunRow['entity_type'];
 
 /** The record a run enriches, as stored: values by field key, own relationships by key. */
 export interface Subject {
-  entityType: EntityType;
+  entityType: RecordType;
   id: string;
   fields: Readonly<Record<string, unknown>>;
   relationships: ReadonlyMap<string, readonly string[]>;
@@ -26,7 +26,7 @@ export interface ProviderEnv {
 export interface EnrichmentProvider {
   readonly name: string;
   /** The field keys of `entityType` it can fill (system `$…` keys, or custom keys a workspace may define). */
-  fills(entityType: EntityType): readonly string[];
+  fills(entityType: RecordType): readonly string[];
   /** Whether the record holds what a lookup needs (a website, an e-mail domain). */
   canLookUp(subject: Subject): boolean;
   /** Values found for `targets`, by field key; a target it found nothing for is absent. */

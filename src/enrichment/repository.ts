@@ -5,34 +5,41 @@
 // run's outcome is written only while its claimant still holds it. On PostgreSQL concurrent
 // claims skip each other's locked rows (FOR UPDATE SKIP LOCKED); SQLite has one writer at a time.
 // Lease times are the database's clock, never an instance's.
-import { type RawBuilder, sql } from 'kysely';
-import { isPostgres } from '../db/dialect.ts';
+import { sql } from 'kysely';
+import { deferredInsert } from '../db/pipeline.ts';
+import { claimable, lockedForUpdate, timeFromNow } from '../db/portable.ts';
 import type { Executor } from '../db/types.ts';
 import type { EnrichmentRunsTable, RunStatus } from './tables.ts';
 
 export type RunRow = EnrichmentRunsTable;
 
-const IN_FLIGHT = ['queued', 'running'] as const;
-// The partial unique index's own condition, as text: SQLite matches an ON CONFLICT target only to
-// an index whose WHERE the target's WHERE implies, which a bound parameter never proves.
+// The partial indexes' own condition, as text, in every statement that is to use one: SQLite uses
+// a partial index (and matches an ON CONFLICT target to one) only where the statement's WHERE
+// implies the index's, which a bound parameter never proves, nor does PostgreSQL's generic plan of
+// a prepared statement. A claim thus reads the runs in flight, never the ones that ended
+// (test/guards/enrichment-claim-plan.test.ts).
 const IN_FLIGHT_SQL = sql<boolean>`status in ('queued', 'running')`;
-
-/** The database's time `plusMs` from now, in the stored format (UTC, milliseconds, `Z`). */
-function dbTime(db: Executor, plusMs: number): RawBuilder<string> {
-  const ms = Math.round(plusMs);
-  if (isPostgres(db)) return sql<string>`to_char((now() + cast(${`${ms} milliseconds`} as interval)) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-  return sql<string>`strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ${`${ms >= 0 ? '+' : ''}${ms / 1000} seconds`})`;
-}
 
 /** Inserts `row` unless the record has a run in flight; false when it has. */
 export async function insertRun(tx: Executor, row: RunRow): Promise<boolean> {
   const r = await tx
     .insertInto('enrichment_runs')
-    .values({ ...row, due_at: dbTime(tx, 0) })
+    .values({ ...row, due_at: timeFromNow(tx, 0) })
     .onConflict((oc) => oc.columns(['workspace_id', 'entity_id']).where(IN_FLIGHT_SQL).doNothing())
     .returning('id')
     .executeTakeFirst();
   return r !== undefined;
+}
+
+/** As insertRun, for a record created in `tx`, which has no run in flight: sent with the transaction's next statement, unanswered. */
+export async function queueRun(tx: Executor, row: RunRow): Promise<void> {
+  await deferredInsert(
+    tx,
+    tx
+      .insertInto('enrichment_runs')
+      .values({ ...row, due_at: timeFromNow(tx, 0) })
+      .onConflict((oc) => oc.columns(['workspace_id', 'entity_id']).where(IN_FLIGHT_SQL).doNothing()),
+  );
 }
 
 export function findRun(db: Executor, workspaceId: string, id: string): Promise<RunRow | undefined> {
@@ -45,7 +52,7 @@ export function activeRun(db: Executor, workspaceId: string, entityId: string): 
     .selectAll()
     .where('workspace_id', '=', workspaceId)
     .where('entity_id', '=', entityId)
-    .where('status', 'in', IN_FLIGHT)
+    .where(IN_FLIGHT_SQL)
     .executeTakeFirst();
 }
 
@@ -55,35 +62,24 @@ export function activeRun(db: Executor, workspaceId: string, entityId: string): 
  */
 export async function claimDue(db: Executor, input: { token: string; leaseMs: number; limit: number; maxAttempts: number; at: string }): Promise<RunRow[]> {
   // A read first: an idle table costs no write (on SQLite, no write lock every poll).
-  const any = await db
-    .selectFrom('enrichment_runs')
-    .select('id')
-    .where('status', 'in', IN_FLIGHT)
-    .where('due_at', '<=', dbTime(db, 0))
-    .limit(1)
-    .executeTakeFirst();
+  const any = await db.selectFrom('enrichment_runs').select('id').where(IN_FLIGHT_SQL).where('due_at', '<=', timeFromNow(db, 0)).limit(1).executeTakeFirst();
   if (!any) return [];
   await db
     .updateTable('enrichment_runs')
     .set({ status: 'failed', completed_at: input.at, updated_at: input.at, lease_owner: null, error: 'abandoned' })
+    .where(IN_FLIGHT_SQL)
     .where('status', '=', 'running')
-    .where('due_at', '<=', dbTime(db, 0))
+    .where('due_at', '<=', timeFromNow(db, 0))
     .where('attempts', '>=', input.maxAttempts)
     .execute();
-  let due = db
-    .selectFrom('enrichment_runs')
-    .select('id')
-    .where('status', 'in', IN_FLIGHT)
-    .where('due_at', '<=', dbTime(db, 0))
-    .orderBy('due_at')
-    .limit(input.limit);
-  if (isPostgres(db)) due = due.forUpdate().skipLocked();
+  let due = db.selectFrom('enrichment_runs').select('id').where(IN_FLIGHT_SQL).where('due_at', '<=', timeFromNow(db, 0)).orderBy('due_at').limit(input.limit);
+  due = claimable(db, due);
   return db
     .updateTable('enrichment_runs')
     .set({
       status: 'running',
       lease_owner: input.token,
-      due_at: dbTime(db, input.leaseMs),
+      due_at: timeFromNow(db, input.leaseMs),
       attempts: sql<number>`attempts + 1`,
       started_at: sql<string>`coalesce(started_at, ${input.at})`,
       updated_at: input.at,
@@ -97,7 +93,8 @@ export async function claimDue(db: Executor, input: { token: string; leaseMs: nu
 export async function renewLease(db: Executor, token: string, leaseMs: number): Promise<string[]> {
   const rows = await db
     .updateTable('enrichment_runs')
-    .set({ due_at: dbTime(db, leaseMs) })
+    .set({ due_at: timeFromNow(db, leaseMs) })
+    .where(IN_FLIGHT_SQL)
     .where('lease_owner', '=', token)
     .where('status', '=', 'running')
     .returning('id')
@@ -108,7 +105,7 @@ export async function renewLease(db: Executor, token: string, leaseMs: number): 
 /** Whether `token` still holds run `id`; taken FOR UPDATE inside a transaction on PostgreSQL. */
 export async function holds(tx: Executor, id: string, token: string): Promise<boolean> {
   let q = tx.selectFrom('enrichment_runs').select('id').where('id', '=', id).where('lease_owner', '=', token).where('status', '=', 'running');
-  if (isPostgres(tx)) q = q.forUpdate();
+  q = lockedForUpdate(tx, q);
   return (await q.executeTakeFirst()) !== undefined;
 }
 
@@ -131,12 +128,38 @@ export async function finish(
   return Number(r.numUpdatedRows) === 1;
 }
 
+export interface Outcome {
+  id: string;
+  status: Exclude<RunStatus, 'queued' | 'running'>;
+  error: string | null;
+}
+
+/** Ends the runs of `outcomes` that `token` still holds, in one statement; returns the ids it ended. */
+export async function finishAll(db: Executor, token: string, outcomes: readonly Outcome[], at: string): Promise<Set<string>> {
+  if (outcomes.length === 0) return new Set();
+  const ids = outcomes.map((o) => o.id);
+  const pick = (value: (o: Outcome) => string | null) =>
+    sql<string>`case id ${sql.join(
+      outcomes.map((o) => sql`when ${o.id} then ${value(o)}`),
+      sql` `,
+    )} end`;
+  const rows = await db
+    .updateTable('enrichment_runs')
+    .set({ status: pick((o) => o.status) as never, error: pick((o) => o.error), completed_at: at, updated_at: at, lease_owner: null })
+    .where('id', 'in', ids)
+    .where('lease_owner', '=', token)
+    .where('status', '=', 'running')
+    .returning('id')
+    .execute();
+  return new Set(rows.map((r) => r.id));
+}
+
 /** Gives back runs not started (a runner stopping): due at once, this attempt uncounted. */
 export async function release(db: Executor, token: string, ids: readonly string[]): Promise<void> {
   if (ids.length === 0) return;
   await db
     .updateTable('enrichment_runs')
-    .set({ status: 'queued', lease_owner: null, due_at: dbTime(db, 0), attempts: sql<number>`attempts - 1` })
+    .set({ status: 'queued', lease_owner: null, due_at: timeFromNow(db, 0), attempts: sql<number>`attempts - 1` })
     .where('lease_owner', '=', token)
     .where('id', 'in', ids)
     .execute();

@@ -5,9 +5,10 @@ import type { TypeDefinitions } from '../definitions/service.ts';
 import type { Ctx } from '../lib/context.ts';
 import { AppError, notFound } from '../lib/errors.ts';
 import { isoNow, newId } from '../lib/ids.ts';
-import { requireDefinitions } from '../records/entities.ts';
-import * as records from '../records/entity-repository.ts';
-import { emailDomain, type EnrichmentProvider, type EntityType, type Subject } from './provider.ts';
+import { requireDefinitions } from '../records/service.ts';
+import * as records from '../records/repository.ts';
+import type { RecordResource } from '../records/resource.ts';
+import { emailDomain, type EnrichmentProvider, type RecordType, type Subject } from './provider.ts';
 import * as repo from './repository.ts';
 
 export interface EnrichmentEnv {
@@ -41,7 +42,7 @@ export interface RunAnswer {
 }
 
 /** The stored record as providers see it; undefined when it does not exist in the workspace. */
-export async function loadSubject(ctx: Ctx, entityType: EntityType, id: string): Promise<Subject | undefined> {
+export async function loadSubject(ctx: Ctx, entityType: RecordType, id: string): Promise<Subject | undefined> {
   const row = await records.findRecord(ctx.db, ctx.actor.workspaceId, entityType, id);
   if (!row) return undefined;
   const rels = (await records.ownRelationships(ctx.db, [id])).get(id) ?? new Map<string, string[]>();
@@ -56,7 +57,7 @@ export function isEmpty(subject: Subject, key: string): boolean {
 }
 
 /** The keys a run on this type can fill in this workspace: what a provider fills and the workspace defines. */
-function fillable(env: EnrichmentEnv, defs: TypeDefinitions, entityType: EntityType): string[] {
+function fillable(env: EnrichmentEnv, defs: TypeDefinitions, entityType: RecordType): string[] {
   const keys = new Set<string>(entityType === 'contact' ? [ACCOUNT_LINK] : []);
   for (const p of env.providers) for (const k of p.fills(entityType)) if (defs.fields.has(k) && !defs.fields.get(k)?.readOnly) keys.add(k);
   return [...keys];
@@ -68,34 +69,35 @@ function canOperate(env: EnrichmentEnv, subject: Subject, targets: readonly stri
   return env.providers.some((p) => p.canLookUp(subject) && p.fills(subject.entityType).some((k) => targets.includes(k)));
 }
 
-export async function requestRun(
+const skipped = (reason: RunAnswer['reason']): RunAnswer => ({ enrichmentRun: null, status: 'skipped', reason });
+
+/** The run `subject` would have, or why it has none; `named` the fields asked for by name. */
+function planRun(
   ctx: Ctx,
   env: EnrichmentEnv,
-  input: { entityType: EntityType; entityId: string; fields?: readonly string[] | undefined; trigger: 'creation' | 'manual' },
-): Promise<RunAnswer> {
-  const subject = await loadSubject(ctx, input.entityType, input.entityId);
-  if (!subject) throw notFound(input.entityType, input.entityId);
-  const defs = await requireDefinitions(ctx, input.entityType);
-  const can = fillable(env, defs, input.entityType);
+  defs: TypeDefinitions,
+  subject: Subject,
+  input: { fields?: readonly string[] | undefined; trigger: 'creation' | 'manual' },
+): repo.RunRow | RunAnswer {
+  const can = fillable(env, defs, subject.entityType);
   const named = input.fields ? [...new Set(input.fields)] : null;
   for (const [i, key] of (named ?? []).entries()) {
     if (!can.includes(key))
-      throw new AppError('invalid_value', `"${key}" is not a field enrichment fills on ${input.entityType}s; it fills ${can.join(', ')}.`, {
+      throw new AppError('invalid_value', `"${key}" is not a field enrichment fills on ${subject.entityType}s; it fills ${can.join(', ')}.`, {
         param: `fields.${i}`,
       });
   }
   // The name of an account is its own: replaced by the page's title only when asked by name.
   const targets = named ?? can.filter((k) => k !== '$name' && isEmpty(subject, k));
-  const skipped = (reason: RunAnswer['reason']): RunAnswer => ({ enrichmentRun: null, status: 'skipped', reason });
   if (env.mode === 'off') return skipped('no_operations');
   if (targets.length === 0) return skipped('no_targets');
   if (!canOperate(env, subject, targets)) return skipped('no_operations');
   const at = isoNow(ctx.now);
-  const row: repo.RunRow = {
+  return {
     id: newId('enr', ctx.now),
     workspace_id: ctx.actor.workspaceId,
-    entity_type: input.entityType,
-    entity_id: input.entityId,
+    entity_type: subject.entityType,
+    entity_id: subject.id,
     status: 'queued',
     trigger: input.trigger,
     target_fields: JSON.stringify(targets),
@@ -109,10 +111,39 @@ export async function requestRun(
     attempts: 0,
     error: null,
   };
+}
+
+const isAnswer = (plan: repo.RunRow | RunAnswer): plan is RunAnswer => 'status' in plan && 'reason' in plan;
+
+export async function requestRun(
+  ctx: Ctx,
+  env: EnrichmentEnv,
+  input: { entityType: RecordType; entityId: string; fields?: readonly string[] | undefined; trigger: 'creation' | 'manual' },
+): Promise<RunAnswer> {
+  const subject = await loadSubject(ctx, input.entityType, input.entityId);
+  if (!subject) throw notFound(input.entityType, input.entityId);
+  const row = planRun(ctx, env, await requireDefinitions(ctx, input.entityType), subject, input);
+  if (isAnswer(row)) return row;
   if (await repo.insertRun(ctx.db, row)) return { enrichmentRun: toResource(row), status: 'started', reason: null };
   const active = await repo.activeRun(ctx.db, ctx.actor.workspaceId, input.entityId);
   // The run in flight may have ended between the two statements: then this request starts none.
   return active ? { enrichmentRun: toResource(active), status: 'already_running', reason: null } : skipped('no_targets');
+}
+
+/**
+ * ENRICHMENT=on-create: queues the run of a record just created, in the create's transaction. The
+ * record is the resource the create answers and `defs` the definitions it was checked against,
+ * neither read again, and the run's row goes out with the
+ * create's own statements (src/db/pipeline.ts): no record created in this transaction has a run
+ * in flight yet, so nothing waits for the insert's answer (docs/enrichment.md §Runs).
+ */
+export async function queueCreated(ctx: Ctx, env: EnrichmentEnv, entityType: RecordType, defs: TypeDefinitions, resource: RecordResource): Promise<void> {
+  const fields: Record<string, unknown> = {};
+  for (const [key, f] of Object.entries(resource.fields)) if (f.value !== null) fields[key] = f.value;
+  const relationships = new Map(Object.entries(resource.relationships).map(([key, r]) => [key, r.values]));
+  const subject: Subject = { entityType, id: resource.id, fields, relationships };
+  const row = planRun(ctx, env, defs, subject, { trigger: 'creation' });
+  if (!isAnswer(row)) await repo.queueRun(ctx.db, row);
 }
 
 export async function getRun(ctx: Ctx, input: { runId: string }): Promise<RunResource> {

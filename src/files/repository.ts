@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import { chunks } from '../db/chunks.ts';
 import type { Executor } from '../db/types.ts';
 import { lookupExternalIds } from '../import/repository.ts';
-import { defineRank, lockScope, rankDelete, rankInsert, rankPage } from '../db/rank.ts';
+import { defineRank, lockPartition, rankDelete, rankInsert, rankPage } from '../db/rank.ts';
 import type { FileSource, FilesTable } from './tables.ts';
 
 export type FileRow = FilesTable;
@@ -16,7 +16,7 @@ export const LISTED_FILES = defineRank({ name: 'files', table: 'files', by: ['wo
 /** Inserts a file; `ranked: false` leaves ranking a batch to the caller (rankFiles). */
 export async function insertFile(db: Executor, row: FileRow, opts: { ranked?: boolean } = {}): Promise<void> {
   const listed = isListable(row.source);
-  if (listed && opts.ranked !== false) await lockScope(db, LISTED_FILES, [row.workspace_id]);
+  if (listed && opts.ranked !== false) await lockPartition(db, LISTED_FILES, [row.workspace_id]);
   await db.insertInto('files').values(row).execute();
   if (!listed) return;
   await bumpCount(db, row.workspace_id, 1);
@@ -31,7 +31,7 @@ export async function rankFiles(db: Executor, workspaceId: string, listed: FileR
 }
 
 export async function lockListing(db: Executor, workspaceId: string): Promise<void> {
-  await lockScope(db, LISTED_FILES, [workspaceId]);
+  await lockPartition(db, LISTED_FILES, [workspaceId]);
 }
 
 export async function bumpCount(db: Executor, workspaceId: string, by: number): Promise<void> {

@@ -8,8 +8,10 @@ import type { BlobStore } from '../blobs/blob-store.ts';
 import type { Principal, Scope } from '../auth/scopes.ts';
 import type { ErrorCode } from '../lib/errors.ts';
 import type { Ctx } from '../lib/context.ts';
-import type { Links } from '../lib/links.ts';
+import type { HttpLinks } from '../lib/links.ts';
 import type { Metrics } from '../metrics/registry.ts';
+import type { RecordResource } from '../records/resource.ts';
+import type { TypeDefinitions } from '../definitions/service.ts';
 import type { RateCategory, RateLimiter } from '../rate-limit/bucket.ts';
 
 export interface Deps {
@@ -35,6 +37,8 @@ declare module 'fastify' {
     principal: Principal;
     /** ms since epoch when the request arrived; one clock for a whole request. */
     startedAt: number;
+    /** Ends the request's budget of waits on the database once it has answered (src/db/request-budget.ts). */
+    endBudget: () => void;
   }
 }
 
@@ -45,8 +49,8 @@ export const SUPPORTED_VERSIONS = [SERVICE_VERSION] as const;
 export interface PluginOptions {
   config: Config;
   deps: Deps;
-  links: Links;
+  links: HttpLinks;
   metrics: Metrics;
   /** Runs in the transaction of every record created through the API (ENRICHMENT=on-create queues a run). */
-  onCreate?: (ctx: Ctx, objectType: string, id: string) => Promise<unknown>;
+  onCreate?: (ctx: Ctx, objectType: string, defs: TypeDefinitions, resource: RecordResource) => Promise<void>;
 }

@@ -1,7 +1,7 @@
 // Every failure leaves the server in one shape: {"error": {type, code, message, param?, requestId}}.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SERVICE_VERSION } from './context.ts';
-import { isConnectionLoss } from '../db/connection-loss.ts';
+import { isConnectionLoss, isStatementTimeout } from '../db/connection-loss.ts';
 import { AppError } from '../lib/errors.ts';
 import { validationError } from './validation.ts';
 
@@ -56,6 +56,16 @@ export function installErrorHandling(app: FastifyInstance): void {
         request,
         reply,
         new AppError('service_unavailable', 'A dependency of the service is not reachable; retry shortly.', { headers: { 'Retry-After': '1' } }),
+      );
+    }
+    // A statement the database cancelled at DATABASE_STATEMENT_TIMEOUT_MS: the database did not
+    // answer in time, which is not the request's fault (docs/errors.md, service_unavailable).
+    if (isStatementTimeout(error)) {
+      request.log.warn({ err: error }, 'database statement timed out');
+      return sendError(
+        request,
+        reply,
+        new AppError('service_unavailable', 'The database did not answer in time; retry shortly.', { headers: { 'Retry-After': '1' } }),
       );
     }
     request.log.error({ err: error }, 'unhandled error');

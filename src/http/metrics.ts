@@ -16,13 +16,18 @@ function poolGauges(deps: Deps, metrics: Metrics): void {
         this.set(read());
       },
     });
-  // Queries outside transactions go over the pipelined connection kept for them, so only
-  // transactions take a connection of their own from the rest: those are what can run out.
+  // Queries outside transactions go over the pipelined connection kept for them, or, scans, over
+  // the scan lane's; transactions take a connection of their own from the rest. Transactions and
+  // scans are what can run out of connections.
   gauge('rolodex_db_pool_connections', 'PostgreSQL connections the pool may open.', () => pool.size);
-  gauge('rolodex_db_pool_transactions', 'PostgreSQL transactions holding a connection (at most the pool less its pipelined connection).', () =>
+  gauge('rolodex_db_pool_transactions', 'PostgreSQL transactions holding a connection (at most the pool less its pipelined and scan connections).', () =>
     pool.transactions(),
   );
   gauge('rolodex_db_pool_waiting', 'PostgreSQL transactions waiting for a connection.', () => pool.waiting());
+  if (pool.scans && pool.scansWaiting) {
+    gauge('rolodex_db_pool_scans', 'PostgreSQL scans (filtered listings) running on the scan connections.', () => pool.scans?.() ?? 0);
+    gauge('rolodex_db_pool_scans_waiting', 'PostgreSQL scans waiting for a scan connection.', () => pool.scansWaiting?.() ?? 0);
+  }
 }
 
 /** Counts every response and serves /metrics. */

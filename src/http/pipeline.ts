@@ -2,6 +2,7 @@
 // → version header (400) → rate limit (429) → scope (403). Body parsing and schema validation
 // follow in Fastify's own stages, so a request refused here is never parsed and changes nothing.
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import { startRequestBudget } from '../db/request-budget.ts';
 import { AppError } from '../lib/errors.ts';
 import type { AuthResult } from '../auth/authenticator.ts';
 import type { RateDecision } from '../rate-limit/bucket.ts';
@@ -108,7 +109,11 @@ export function installPipeline(app: FastifyInstance, deps: Deps, version: Versi
     reply.header('X-Request-Id', request.id).header('Service-Version', SERVICE_VERSION);
     if (echo) echo(request, reply);
     // Only routes that declare an operation are API routes; health, docs and byte endpoints are not.
-    if (!request.routeOptions.config.operation) return done();
+    // All of an API request's waits on the database share one deadline (docs/reliability.md §Lost
+    // connections); byte endpoints stream bodies of any length and wait per statement only.
+    const api = Boolean(request.routeOptions.config.operation);
+    request.endBudget = startRequestBudget(api ? deps.db.requestBudgetMs : 0);
+    if (!api) return done();
     let waiting: void | Promise<void>;
     try {
       waiting = check(deps, version, request, reply);
@@ -120,6 +125,7 @@ export function installPipeline(app: FastifyInstance, deps: Deps, version: Versi
   });
 
   app.addHook('onResponse', (request, reply, done) => {
+    request.endBudget?.();
     // One line per request. The route pattern, never the raw URL: byte endpoints carry capability
     // tokens in their paths, and nothing secret may reach a log line.
     if (!deps.logger.isLevelEnabled('info')) return done();

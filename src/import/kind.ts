@@ -28,6 +28,8 @@ export interface ImportContext extends Ctx {
   /** Server id of an object of this import or already in the workspace; throws ImportError naming
    *  the line and field when there is none. */
   resolve(object: string, externalId: string, at: { line: number; field: string }): Promise<string>;
+  /** Server ids of several externalIds of one object, registered or in the workspace, in one lookup; those found nowhere are absent. */
+  resolveAll(object: string, externalIds: Iterable<string>): Promise<Map<string, string>>;
   /** Records the server id of an imported object (for resolve and the id map). */
   register(object: string, externalId: string, id: string): void;
   /** The server id of an object this import has registered so far, without the database. */

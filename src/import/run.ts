@@ -33,8 +33,14 @@ export interface ImportInput {
   onProgress?: (phase: string, done: number, total: number) => void;
 }
 
-/** Objects written per call of a kind: a transaction of their own when batched. Tests make them smaller. */
+/** Objects written per call of a kind: a transaction of their own when batched (the first chunk's size; see Pace). Tests make them smaller. */
 export const IMPORT_CHUNK: Record<CommitMode, number> = { atomic: 10_000, batched: 250 };
+/**
+ * A batched import's chunks (docs/import.md §Sharing the database): each holds the write lock for
+ * about `holdMs`, whatever the machine's speed and the objects' size, so that a server's write
+ * waits for one short chunk; `pauseMs` is how long the lock is then left free for it.
+ */
+export const BATCHED = { holdMs: 40, pauseMs: 5, min: 10, max: 2000 };
 /** Bad objects reported by name; the rest are counted. */
 export const MAX_REPORTED = 100;
 
@@ -101,12 +107,30 @@ async function checkAll(byObject: Map<string, ImportKind<any>>, source: ImportSo
   return counts;
 }
 
-/** The spilled objects of one kind, checked again, in chunks of `size`. */
-async function* chunksOf(kind: ImportKind<any>, spill: Spill, size: number): AsyncGenerator<ImportItem<unknown>[]> {
+/**
+ * The size of the next chunk of a batched import's step: the last chunk's size scaled by how far
+ * its hold of the write lock was from BATCHED.holdMs (at most doubled or halved at a time), so
+ * that the chunks settle at the size that takes about that long, fixed costs included.
+ */
+class Pace {
+  #size = IMPORT_CHUNK.batched;
+
+  size(): number {
+    return this.#size;
+  }
+
+  took(ms: number, objects: number): void {
+    const scale = Math.max(0.5, Math.min(2, BATCHED.holdMs / Math.max(1, ms)));
+    this.#size = Math.max(BATCHED.min, Math.min(BATCHED.max, Math.round(objects * scale)));
+  }
+}
+
+/** The spilled objects of one kind, checked again, in chunks of `size()` objects. */
+async function* chunksOf(kind: ImportKind<any>, spill: Spill, size: () => number): AsyncGenerator<ImportItem<unknown>[]> {
   let chunk: ImportItem<unknown>[] = [];
   for await (const { line, raw } of spill.read(kind.object)) {
     chunk.push({ line, externalId: raw.externalId as string, value: kind.check(raw) });
-    if (chunk.length >= size) {
+    if (chunk.length >= size()) {
       yield chunk;
       chunk = [];
     }
@@ -140,25 +164,43 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
       (ids[object] ??= {})[externalId] = id;
     };
     const known = (object: string, externalId: string): string | undefined => ids[object]?.[externalId];
+    const kindOf = (object: string) => byObject.get(object) ?? kinds.find((k) => k.covers?.(object));
     const resolve = async (object: string, externalId: string, at: { line: number; field: string }): Promise<string> => {
       const registered = known(object, externalId);
       if (registered) return registered;
-      const kind = byObject.get(object) ?? kinds.find((k) => k.covers?.(object));
+      const kind = kindOf(object);
       const found = kind ? (await kind.lookup(importCtx, [externalId], object)).get(externalId) : undefined;
       if (!found) throw new ImportError(at.line, at.field, `no ${object} with externalId "${externalId}" in this import or the workspace`);
       return found;
     };
+    const resolveAll = async (object: string, externalIds: Iterable<string>): Promise<Map<string, string>> => {
+      const out = new Map<string, string>();
+      const missing: string[] = [];
+      for (const externalId of new Set(externalIds)) {
+        const registered = known(object, externalId);
+        if (registered) out.set(externalId, registered);
+        else missing.push(externalId);
+      }
+      const kind = kindOf(object);
+      if (missing.length > 0 && kind) for (const [externalId, id] of await kind.lookup(importCtx, missing, object)) out.set(externalId, id);
+      return out;
+    };
     // One context for the whole import (the record kinds keep their state by it); its `db` is the
     // transaction of the chunk being written.
-    const importCtx: ImportContext = { ...ctx, resolve, register, known, newId: idSequence(ctx.now), bulkLoad: mode === 'atomic' };
-    const inTransaction = async (db: Executor, fn: () => Promise<unknown>) => {
+    const importCtx: ImportContext = { ...ctx, resolve, resolveAll, register, known, newId: idSequence(ctx.now), bulkLoad: mode === 'atomic' };
+    const inTransaction = async (db: Executor, pace: Pace, objects: number, fn: () => Promise<unknown>) => {
       if (mode === 'atomic') return fn();
+      let began = 0;
       await db.transaction().execute(async (tx) => {
+        began = performance.now();
         importCtx.db = tx;
         await fn();
         await settled(tx);
       });
+      pace.took(performance.now() - began, objects);
       committed = true;
+      // The lock is left free for a moment: a server's write waiting for it takes it now.
+      await new Promise((resolve) => setTimeout(resolve, BATCHED.pauseMs));
     };
     const writeAll = async (db: Executor) => {
       importCtx.db = db;
@@ -169,13 +211,16 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
             done += counts.get(kind.object) ?? 0;
             continue;
           }
-          const size = kind.whole ? Infinity : IMPORT_CHUNK[mode];
+          const pace = new Pace();
+          const size = () => (kind.whole ? Infinity : mode === 'batched' ? pace.size() : IMPORT_CHUNK.atomic);
           for await (const items of chunksOf(kind, spill, size)) {
             if (step === 'upsert' && kind.prepare) {
               const prepared = await kind.prepare(ctx, items);
               undo.push(() => prepared.undo());
             }
-            await inTransaction(db, () => inLine(items, async () => (step === 'upsert' ? kind.upsert(importCtx, items) : kind.link?.(importCtx, items))));
+            await inTransaction(db, pace, items.length, () =>
+              inLine(items, async () => (step === 'upsert' ? kind.upsert(importCtx, items) : kind.link?.(importCtx, items))),
+            );
             done += items.length;
             input.onProgress?.(step, done, total);
           }

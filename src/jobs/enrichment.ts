@@ -42,6 +42,7 @@ export function startEnrichmentRunner(deps: {
       at: isoNow(Date.now()),
     });
     if (rows.length === 0) return 0;
+    const roundEnv = { ...env, finish: finisher(token) };
     const renew = setInterval(() => {
       repo.renewLease(db.kysely, token, config.leaseMs).catch((err: unknown) => logger.warn({ err }, 'could not renew the enrichment lease'));
     }, config.leaseMs / 3);
@@ -49,7 +50,7 @@ export function startEnrichmentRunner(deps: {
       await Promise.all(
         rows.map(async (row) => {
           try {
-            const status = await executeRun(db.kysely, row, token, env);
+            const status = await executeRun(db.kysely, row, token, roundEnv);
             logger.info({ runId: row.id, ws: row.workspace_id, status }, 'enrichment run ended');
           } catch (err) {
             logger.warn({ err, runId: row.id }, 'enrichment run failed');
@@ -61,6 +62,35 @@ export function startEnrichmentRunner(deps: {
       clearInterval(renew);
     }
     return rows.length;
+  }
+
+  /**
+   * The outcomes of a round's runs that end without a write to their record (a failed lookup, a
+   * timeout) and that come in one turn of the event loop are written together, in one statement:
+   * runs claimed together mostly end together, and on SQLite each statement is a write of its own.
+   */
+  function finisher(token: string): (outcome: repo.Outcome) => Promise<boolean> {
+    let batch: { outcome: repo.Outcome; done: (held: boolean) => void; failed: (err: unknown) => void }[] = [];
+    const flush = () => {
+      const these = batch;
+      batch = [];
+      repo
+        .finishAll(
+          db.kysely,
+          token,
+          these.map((b) => b.outcome),
+          isoNow(Date.now()),
+        )
+        .then(
+          (ended) => these.forEach((b) => b.done(ended.has(b.outcome.id))),
+          (err: unknown) => these.forEach((b) => b.failed(err)),
+        );
+    };
+    return (outcome) =>
+      new Promise<boolean>((done, failed) => {
+        if (batch.length === 0) setImmediate(flush);
+        batch.push({ outcome, done, failed });
+      });
   }
 
   const poller = startPoller(once, { pollMs: config.pollMs, logger, what: 'enrichment' });

@@ -2,7 +2,7 @@
 // command, the import, a test or a background job builds it, and the service neither knows nor
 // cares which (docs/architecture.md §The service convention).
 import type { Executor } from '../db/types.ts';
-import { createLinks, type Links } from './links.ts';
+import { createHttpLinks, type HttpLinks } from './links.ts';
 
 /** Who acts: an API key's principal, or an operator acting on one workspace. */
 export interface Actor {
@@ -22,19 +22,19 @@ export interface Ctx {
   actor: Actor;
   /** The one clock of the request or command, ms since epoch: every timestamp and expiry check uses it. */
   now: number;
-  links: Links;
+  links: HttpLinks;
 }
 
 /** The ctx of work that acts on no workspace: creating or listing workspaces, background jobs. */
 export type SystemCtx = Pick<Ctx, 'db' | 'now'>;
 
-const NO_LINKS = createLinks(undefined);
+const NO_LINKS = createHttpLinks(undefined);
 
 export function systemCtx(db: Executor, now: number = Date.now()): SystemCtx {
   return { db, now };
 }
 
 /** An operator (the CLI, the import, the demo, tests) acting on one workspace with the workspace's authority. */
-export function operatorCtx(db: Executor, workspaceId: string, opts: { now?: number; links?: Links } = {}): Ctx {
+export function operatorCtx(db: Executor, workspaceId: string, opts: { now?: number; links?: HttpLinks } = {}): Ctx {
   return { db, actor: { workspaceId, subjectType: 'workspace', userId: null, role: null }, now: opts.now ?? Date.now(), links: opts.links ?? NO_LINKS };
 }

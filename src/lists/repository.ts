@@ -2,12 +2,12 @@
 // orders are ranked (docs/pages.md) so that a page at any offset costs what the first does.
 import { sql } from 'kysely';
 import type { Executor } from '../db/types.ts';
-import { deferredInsert } from '../db/pipeline.ts';
+import { deferred, deferredInsert } from '../db/pipeline.ts';
 import { prepared } from '../db/prepared.ts';
 import { batchedRead, jsonKeys, KEYS } from '../db/batched.ts';
 import type { Page } from '../lib/paging.ts';
 import { chunks } from '../db/chunks.ts';
-import { defineRank, lockScope, rankDelete, rankInsert, rankPage, rankRebuild, scopeKey } from '../db/rank.ts';
+import { defineRank, lockPartition, rankDelete, rankInsert, rankPage, rankRebuild, partitionKey } from '../db/rank.ts';
 import type { ListsTable } from './tables.ts';
 
 export type ListRow = ListsTable;
@@ -20,7 +20,7 @@ export const LIST_MEMBERS = defineRank({ name: 'list_members', table: 'list_memb
 // insert): they run side by side, each adding count deltas of its own. The statements answering
 // nothing go out with COMMIT (src/db/pipeline.ts), so a create is one round trip.
 export async function insertList(tx: Executor, row: ListRow): Promise<void> {
-  await lockScope(tx, LISTS, [row.workspace_id], 'insert');
+  await lockPartition(tx, LISTS, [row.workspace_id], 'insert');
   await deferredInsert(tx, tx.insertInto('lists').values(row));
   await rankInsert(tx, LISTS, [row.workspace_id], [{ ts: row.created_at, id: row.id }]);
 }
@@ -72,7 +72,7 @@ export async function pageMemberIds(db: Executor, listId: string, page: Page): P
 /** Adds the ids not yet members; returns those it added. */
 export async function addMembers(tx: Executor, listId: string, ids: string[], at: string): Promise<string[]> {
   if (ids.length === 0) return [];
-  await lockScope(tx, LIST_MEMBERS, [listId]);
+  await lockPartition(tx, LIST_MEMBERS, [listId]);
   const added: string[] = [];
   for (const part of chunks(ids)) {
     const rows = await tx
@@ -95,7 +95,7 @@ export async function addMembers(tx: Executor, listId: string, ids: string[], at
 /** Removes the ids that are members; returns those it removed. */
 export async function removeMembers(tx: Executor, listId: string, ids: string[]): Promise<string[]> {
   if (ids.length === 0) return [];
-  await lockScope(tx, LIST_MEMBERS, [listId]);
+  await lockPartition(tx, LIST_MEMBERS, [listId]);
   const removed: { ts: string; id: string }[] = [];
   for (const part of chunks(ids)) {
     const rows = await tx
@@ -128,43 +128,77 @@ export interface MembershipRow {
   added_at: string;
 }
 
-/** Removes every membership of `entityId` (its record goes to the trash or is merged): unranked, uncounted, returned. */
+/**
+ * Removes every membership of `entityId` (its record goes to the trash or is merged): unranked,
+ * uncounted, returned. Only the read waits for an answer; the writes go out with the caller's
+ * next statement (src/db/pipeline.ts), one round trip for any number of lists.
+ */
 export async function takeMemberships(tx: Executor, entityId: string): Promise<MembershipRow[]> {
   const rows = await tx.selectFrom('list_members').selectAll().where('entity_id', '=', entityId).orderBy('list_id').execute();
-  for (const r of rows) {
-    await lockScope(tx, LIST_MEMBERS, [r.list_id]);
-    await tx.deleteFrom('list_members').where('list_id', '=', r.list_id).where('entity_id', '=', entityId).execute();
-    await rankDelete(tx, LIST_MEMBERS, [r.list_id], [{ ts: r.added_at, id: entityId }]);
-    await tx
-      .updateTable('lists')
-      .set({ member_count: sql<number>`member_count - 1` })
-      .where('id', '=', r.list_id)
-      .execute();
-  }
+  if (rows.length === 0) return rows;
+  // Every list is locked before its rows move; the rows leave in one statement, so each list's
+  // ranked set then counts rows that are gone, and the counters move in one statement more.
+  for (const r of rows) await lockPartition(tx, LIST_MEMBERS, [r.list_id]);
+  await deferred(tx, tx.deleteFrom('list_members').where('entity_id', '=', entityId));
+  for (const r of rows) await rankDelete(tx, LIST_MEMBERS, [r.list_id], [{ ts: r.added_at, id: entityId }]);
+  await moveCounts(
+    tx,
+    rows.map((r) => r.list_id),
+    -1,
+  );
   return rows;
 }
 
-/** Puts memberships back with their first `added_at` (a restore); those already there are left. Returns those added. */
+/** Adds `by` to the member count of each of `listIds` (distinct), in one statement per chunk. */
+async function moveCounts(tx: Executor, listIds: readonly string[], by: 1 | -1): Promise<void> {
+  for (const part of chunks([...listIds]))
+    await deferred(
+      tx,
+      tx
+        .updateTable('lists')
+        .set({ member_count: sql<number>`member_count + ${by}` })
+        .where('id', 'in', part),
+    );
+}
+
+/**
+ * Puts memberships back with their first `added_at` (a restore, a merge); those already there are
+ * left. Returns those added. The lists are locked before the one read that finds which are there,
+ * so no writer of them adds one meanwhile; the writes then go out with the caller's next statement.
+ */
 export async function putMemberships(tx: Executor, rows: readonly MembershipRow[]): Promise<MembershipRow[]> {
-  const added: MembershipRow[] = [];
-  for (const r of [...rows].sort((a, b) => (a.list_id < b.list_id ? -1 : a.list_id > b.list_id ? 1 : 0))) {
-    await lockScope(tx, LIST_MEMBERS, [r.list_id]);
-    const done = await tx
-      .insertInto('list_members')
-      .values(r)
-      .onConflict((oc) => oc.columns(['list_id', 'entity_id']).doNothing())
-      .returning('entity_id')
-      .execute();
-    if (done.length === 0) continue;
-    await rankInsert(tx, LIST_MEMBERS, [r.list_id], [{ ts: r.added_at, id: r.entity_id }]);
-    await tx
-      .updateTable('lists')
-      .set({ member_count: sql<number>`member_count + 1` })
-      .where('id', '=', r.list_id)
-      .execute();
-    added.push(r);
-  }
+  const sorted = [...rows].sort((a, b) => (a.list_id < b.list_id ? -1 : a.list_id > b.list_id ? 1 : 0));
+  for (const r of sorted) await lockPartition(tx, LIST_MEMBERS, [r.list_id]);
+  const there = new Set<string>();
+  for (const part of chunks(sorted, 300))
+    for (const r of await tx
+      .selectFrom('list_members')
+      .select(['list_id', 'entity_id'])
+      .where((eb) => eb.or(part.map((m) => eb.and([eb('list_id', '=', m.list_id), eb('entity_id', '=', m.entity_id)]))))
+      .execute())
+      there.add(`${r.list_id}\u0000${r.entity_id}`);
+  const added = sorted.filter((r) => {
+    const key = `${r.list_id}\u0000${r.entity_id}`;
+    if (there.has(key)) return false;
+    there.add(key);
+    return true;
+  });
+  if (added.length === 0) return added;
+  for (const part of chunks(added, 500)) await deferred(tx, tx.insertInto('list_members').values(part));
+  for (const r of added) await rankInsert(tx, LIST_MEMBERS, [r.list_id], [{ ts: r.added_at, id: r.entity_id }]);
+  // A list holds an entity once: each list of `added` gains one member.
+  const byEntity = new Map<string, string[]>();
+  for (const r of added) byEntity.set(r.entity_id, [...(byEntity.get(r.entity_id) ?? []), r.list_id]);
+  for (const lists of byEntity.values()) await moveCounts(tx, lists, 1);
   return added;
+}
+
+/** The lists of `ids` that are live in the workspace, by id; one read. */
+export async function findLists(db: Executor, workspaceId: string, ids: readonly string[]): Promise<Map<string, ListRow>> {
+  const out = new Map<string, ListRow>();
+  for (const part of chunks([...new Set(ids)]))
+    for (const r of await db.selectFrom('lists').selectAll().where('workspace_id', '=', workspaceId).where('id', 'in', part).execute()) out.set(r.id, r);
+  return out;
 }
 
 /** Which of `ids` are lists of the workspace. */
@@ -176,12 +210,12 @@ export async function existingLists(db: Executor, ids: readonly string[]): Promi
 
 /** Takes a list out of its tables (the trash): its row, its members and both rankings. Returns the members. */
 export async function takeList(tx: Executor, row: ListRow): Promise<MembershipRow[]> {
-  await lockScope(tx, LISTS, [row.workspace_id]);
-  await lockScope(tx, LIST_MEMBERS, [row.id]);
+  await lockPartition(tx, LISTS, [row.workspace_id]);
+  await lockPartition(tx, LIST_MEMBERS, [row.id]);
   const members = await tx.selectFrom('list_members').selectAll().where('list_id', '=', row.id).execute();
   await tx.deleteFrom('list_members').where('list_id', '=', row.id).execute();
-  // The members' scope is emptied whole: its entries go with it, and a restore counts it again.
-  await sql`delete from rank_buckets where scope = ${scopeKey(LIST_MEMBERS, [row.id])}`.execute(tx);
+  // The members' partition is emptied whole: its entries go with it, and a restore counts it again.
+  await sql`delete from rank_buckets where scope = ${partitionKey(LIST_MEMBERS, [row.id])}`.execute(tx);
   await tx.deleteFrom('lists').where('id', '=', row.id).execute();
   await rankDelete(tx, LISTS, [row.workspace_id], [{ ts: row.created_at, id: row.id }]);
   return members;
@@ -189,8 +223,8 @@ export async function takeList(tx: Executor, row: ListRow): Promise<MembershipRo
 
 /** Puts a list back with `members` (those whose records are live), counted and ranked again. */
 export async function putList(tx: Executor, row: ListRow, members: readonly MembershipRow[]): Promise<void> {
-  await lockScope(tx, LISTS, [row.workspace_id]);
-  await lockScope(tx, LIST_MEMBERS, [row.id]);
+  await lockPartition(tx, LISTS, [row.workspace_id]);
+  await lockPartition(tx, LIST_MEMBERS, [row.id]);
   await tx
     .insertInto('lists')
     .values({ ...row, member_count: members.length })
@@ -202,5 +236,5 @@ export async function putList(tx: Executor, row: ListRow, members: readonly Memb
 
 /** Serializes the writers of the workspace's lists listing (a delete against a delete). */
 export function lockLists(tx: Executor, workspaceId: string): Promise<void> {
-  return lockScope(tx, LISTS, [workspaceId]);
+  return lockPartition(tx, LISTS, [workspaceId]);
 }

@@ -7,8 +7,8 @@ import type { PluginOptions } from '../http/context.ts';
 import { serviceContext } from '../http/service-context.ts';
 import type { Scope } from '../auth/scopes.ts';
 import { PageQuery } from '../lib/paging.ts';
-import { ENTITY_TYPES } from '../records/entities.ts';
-import { CreateListBody, EntityEnvelope, IdParams, List, ListEnvelope, ListIdParams, UpdateListBody } from './schemas.ts';
+import { RECORD_TYPES } from '../records/service.ts';
+import { CreateListBody, RecordEnvelope, IdParams, List, ListEnvelope, ListIdParams, UpdateListBody } from './schemas.ts';
 import * as service from './service.ts';
 
 export async function listRoutes(base: FastifyInstance, opts: PluginOptions): Promise<void> {
@@ -63,7 +63,7 @@ export async function listRoutes(base: FastifyInstance, opts: PluginOptions): Pr
     (request) => service.listLists(ctx(request), request.query),
   );
 
-  for (const def of Object.values(ENTITY_TYPES).filter((t) => t.listable)) {
+  for (const def of Object.values(RECORD_TYPES).filter((t) => t.listable)) {
     const Plural = def.plural[0]?.toUpperCase() + def.plural.slice(1);
     app.get(
       `/v1/lists/:listId/${def.plural}`,
@@ -74,7 +74,7 @@ export async function listRoutes(base: FastifyInstance, opts: PluginOptions): Pr
           tags: ['Lists'],
           params: ListIdParams,
           querystring: PageQuery,
-          response: { 200: EntityEnvelope },
+          response: { 200: RecordEnvelope },
         },
       },
       (request) => service.listMembers(ctx(request), { ...request.params, ...request.query, kind: def.objectType }),

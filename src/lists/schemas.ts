@@ -1,7 +1,7 @@
 // Request and response shapes of the Lists endpoints (docs/design.md §Lists).
 import { Type } from '@sinclair/typebox';
 import { Envelope } from '../lib/paging.ts';
-import { Entity } from '../records/schemas.ts';
+import { AnyRecord } from '../records/schemas.ts';
 
 export const MAX_IDS = 1000;
 
@@ -59,7 +59,7 @@ export const List = Type.Object(
 );
 
 export const ListEnvelope = Envelope(List, 'ListEnvelope');
-export const EntityEnvelope = Envelope(Entity, 'EntityEnvelope');
+export const RecordEnvelope = Envelope(AnyRecord, 'EntityEnvelope');
 
 export const IdParams = Type.Object({ id: Type.String() }, { additionalProperties: false });
 export const ListIdParams = Type.Object({ listId: Type.String() }, { additionalProperties: false });

@@ -1,13 +1,13 @@
 // Rules of lists (docs/design.md §Lists): names, object types, members and their checks. No HTTP
 // here.
 import type { Static } from '@sinclair/typebox';
-import { appendEvent } from '../changes/service.ts';
+import { appendEvent, appendEvents } from '../changes/service.ts';
 import type { Ctx } from '../lib/context.ts';
 import { AppError, notFound } from '../lib/errors.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import { envelope, type Page } from '../lib/paging.ts';
-import { ENTITY_TYPES, loadEntities } from '../records/entities.ts';
-import { existingRecords } from '../records/entity-repository.ts';
+import { RECORD_TYPES, loadRecords } from '../records/service.ts';
+import { existingRecords } from '../records/repository.ts';
 import type { RecordKind } from '../records/tables.ts';
 import { trashedAmong } from '../trash/repository.ts';
 import * as repo from './repository.ts';
@@ -58,7 +58,7 @@ function members(value: Ids | undefined, param: string): Map<string, string> {
 
 /** The one relationship key a list of this type accepts; any other key is refused. */
 function relationshipKey(kind: RecordKind, relationships: object | undefined): string {
-  const key = `$${ENTITY_TYPES[kind].plural}`;
+  const key = `$${RECORD_TYPES[kind].plural}`;
   for (const k of Object.keys(relationships ?? {})) {
     if (k !== key)
       throw new AppError('unknown_relationship', `A list of ${kind} records takes members only under "${key}", not "${k}".`, { param: `relationships.${k}` });
@@ -140,6 +140,23 @@ export async function updateList(ctx: Ctx, input: UpdateListInput) {
   return list;
 }
 
+/**
+ * The events of memberships that a delete, a restore or a merge of `memberId` moved, one per list
+ * it joined or left (docs/events.md §Types): a list's membership is followed by its events alone.
+ * Lists that are not live (held in the trash) have none.
+ */
+export async function membershipsMoved(ctx: Ctx, type: 'list.members_added' | 'list.members_removed', listIds: readonly string[], memberId: string) {
+  if (listIds.length === 0) return;
+  const rows = await repo.findLists(ctx.db, ctx.actor.workspaceId, listIds);
+  await appendEvents(
+    ctx,
+    listIds.flatMap((id) => {
+      const row = rows.get(id);
+      return row ? [{ type, object: toResource(ctx, row), members: [memberId] }] : [];
+    }),
+  );
+}
+
 export async function getList(ctx: Ctx, input: { id: string }) {
   const row = await repo.findList(ctx.db, ctx.actor.workspaceId, input.id);
   if (!row) throw notFound('list', input.id);
@@ -164,5 +181,5 @@ export async function listMembers(ctx: Ctx, input: ListMembersInput) {
   ]);
   if (!row) throw notFound('list', input.listId);
   if (row.object_type !== input.kind) return envelope([], 0);
-  return envelope(await loadEntities(ctx, { kind: input.kind, ids }), total);
+  return envelope(await loadRecords(ctx, { kind: input.kind, ids }), total);
 }

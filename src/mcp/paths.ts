@@ -43,13 +43,14 @@ export function apiTarget(path: string, query: Readonly<Record<string, QueryValu
   for (const [i, segment] of segments.entries()) {
     if (segment === '' && i < segments.length - 1) throw new PathRefused('the path holds an empty segment (//)');
     if (!SEGMENT.test(segment)) throw new PathRefused('the path holds a character that must be percent-encoded');
-    const decoded = decodedSegment(segment);
+    const decoded = segment.includes('%') ? decodedSegment(segment) : segment;
     if (decoded === '.' || decoded === '..') throw new PathRefused('the path holds a . or .. segment');
     if (holds(decoded, '/\\')) throw new PathRefused('the path holds an encoded slash, backslash or control character');
   }
+  const extra = Object.entries(query).filter(([, value]) => value !== undefined && value !== null);
+  if (extra.length === 0 && ownQuery === '') return pathname;
   const params = new URLSearchParams(ownQuery);
-  for (const [key, value] of Object.entries(query)) {
-    if (value === undefined || value === null) continue;
+  for (const [key, value] of extra) {
     for (const v of Array.isArray(value) ? value : [value]) params.append(key, String(v));
   }
   const search = params.toString();

@@ -3,7 +3,13 @@
 // the request they describe through the server's own pipeline (`dispatch`), so a tool call is
 // the REST call with its scopes, rate limits, idempotency, validation and errors. A failed call
 // is a tool error whose text is the API's JSON error object.
+//
+// The tools are registered once per server, and a server answers many requests, at once
+// (src/mcp/routes.ts), so nothing of a request is held by a tool: each call finds its request's
+// ToolEnv through the AuthInfo the SDK hands to the handler (`extra.authInfo`), which the request
+// made for itself (`requestAuth`). A call whose AuthInfo is not one of those fails.
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
 import type { ApiCatalogue } from './catalogue.ts';
@@ -23,6 +29,21 @@ export interface ToolEnv {
   currentUser(): Promise<Record<string, unknown>>;
   /** The id of the MCP request, quoted by the errors made here. */
   requestId: string;
+}
+
+const ENVS = new WeakMap<AuthInfo, ToolEnv>();
+
+/** The AuthInfo of one MCP request, which leads its tool calls to `env` (and to nothing else). */
+export function requestAuth(env: ToolEnv, key: { keyId: string; scopes: readonly string[] | null }): AuthInfo {
+  const info: AuthInfo = { token: '', clientId: key.keyId, scopes: [...(key.scopes ?? [])] };
+  ENVS.set(info, env);
+  return info;
+}
+
+function envOf(extra: { authInfo?: AuthInfo | undefined }): ToolEnv {
+  const env = extra.authInfo && ENVS.get(extra.authInfo);
+  if (!env) throw new Error('a tool call outside an authenticated MCP request');
+  return env;
 }
 
 const text = (t: string, isError = false): CallToolResult => ({ content: [{ type: 'text', text: t }], ...(isError ? { isError: true } : {}) });
@@ -46,7 +67,6 @@ async function send(env: ToolEnv, input: Parameters<ToolEnv['dispatch']>[0]): Pr
   return text(res.body === '' ? JSON.stringify({ status: res.status }) : res.body, !ok);
 }
 
-// Built once: a stateless endpoint registers the tools on a new server for every request.
 const Scalar = z.union([z.string(), z.number(), z.boolean()]);
 const Query = z.record(z.string(), z.union([Scalar, z.null(), z.array(Scalar)]));
 const SEARCH_INPUT = {
@@ -66,14 +86,14 @@ const WRITE_INPUT = {
   idempotencyKey: z.string().min(1).max(255).optional(),
 };
 
-export function registerTools(server: McpServer, env: ToolEnv): void {
+export function registerTools(server: McpServer): void {
   server.registerTool(
     'get_current_user',
     {
       description: 'Who the API key acts as: the member (id, name, email, role) or, for a workspace key, the workspace; with the scopes the key holds.',
       annotations: { readOnlyHint: true },
     },
-    async () => json(await env.currentUser()),
+    async (extra) => json(await envOf(extra).currentUser()),
   );
 
   server.registerTool(
@@ -84,7 +104,12 @@ export function registerTools(server: McpServer, env: ToolEnv): void {
       inputSchema: SEARCH_INPUT,
       annotations: { readOnlyHint: true },
     },
-    async ({ query, limit }) => json(env.catalogue().search(query, limit ?? 25)),
+    async ({ query, limit }, extra) =>
+      json(
+        envOf(extra)
+          .catalogue()
+          .search(query, limit ?? 25),
+      ),
   );
 
   server.registerTool(
@@ -95,7 +120,8 @@ export function registerTools(server: McpServer, env: ToolEnv): void {
       inputSchema: DETAILS_INPUT,
       annotations: { readOnlyHint: true },
     },
-    async (input) => {
+    async (input, extra) => {
+      const env = envOf(extra);
       const details = env.catalogue().details(input);
       if (details) return json(details);
       const error = { type: 'not_found', code: 'resource_not_found', message: 'No such operation; search_api_docs lists them.', requestId: env.requestId };
@@ -111,7 +137,8 @@ export function registerTools(server: McpServer, env: ToolEnv): void {
       inputSchema: READ_INPUT,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    async ({ path, query }) => {
+    async ({ path, query }, extra) => {
+      const env = envOf(extra);
       let url: string;
       try {
         url = apiTarget(path, query);
@@ -130,7 +157,8 @@ export function registerTools(server: McpServer, env: ToolEnv): void {
       inputSchema: WRITE_INPUT,
       annotations: { destructiveHint: true, openWorldHint: false },
     },
-    async ({ method, path, body, idempotencyKey }) => {
+    async ({ method, path, body, idempotencyKey }, extra) => {
+      const env = envOf(extra);
       let url: string;
       try {
         url = apiTarget(path);

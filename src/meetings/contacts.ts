@@ -7,14 +7,15 @@
 // (docs/records.md): the row in the stored format, its value-index rows and trigrams, its place in
 // the ranked listing, its relationship rows.
 import { appendEvent, recordCreated } from '../changes/service.ts';
-import { lockScope, rankInsert } from '../db/rank.ts';
+import { lockPartition, rankInsert } from '../db/rank.ts';
 import { loadDefinitions, type TypeDefinitions } from '../definitions/service.ts';
 import type { Ctx } from '../lib/context.ts';
 import { foldText } from '../lib/fold.ts';
 import { isoNow, newId } from '../lib/ids.ts';
-import { loadEntities } from '../records/entities.ts';
-import { valueRows } from '../records/index-values.ts';
-import { contactIdsByEmails, RECORDS, replaceRelationships, writeValueIndex } from '../records/repository.ts';
+import { loadRecords } from '../records/service.ts';
+import { valueRows } from '../records/index/values.ts';
+import { contactIdsByEmails, writeValueIndex } from '../records/index/repository.ts';
+import { RECORDS, replaceRelationships } from '../records/repository.ts';
 import { isMailProvider } from './mail-providers.ts';
 import { accountsByHosts, memberEmails } from './repository.ts';
 
@@ -35,7 +36,7 @@ async function insertRecords(ctx: Ctx, kind: 'contact' | 'account', all: Readonl
   const ws = ctx.actor.workspaceId;
   const defs = await definitions(ctx, kind);
   const at = isoNow(ctx.now);
-  await lockScope(ctx.db, RECORDS, [ws, kind]);
+  await lockPartition(ctx.db, RECORDS, [ws, kind]);
   const ids: string[] = [];
   for (const values of all) {
     const id = newId(kind === 'contact' ? 'con' : 'acc', ctx.now);
@@ -98,7 +99,7 @@ export async function createMissingContacts(ctx: Ctx, addresses: readonly string
       .where('id', 'in', [...touched])
       .execute();
   // The change log, as for a contact created through the API (docs/events.md).
-  for (const entity of await loadEntities(ctx, { kind: 'contact', ids })) {
+  for (const entity of await loadRecords(ctx, { kind: 'contact', ids })) {
     await recordCreated(ctx, {
       recordId: entity.id,
       fields: Object.fromEntries(Object.entries(entity.fields).flatMap(([k, f]) => (f.value === null ? [] : [[k, f.value]]))),

@@ -5,7 +5,7 @@
 import type { Static } from '@sinclair/typebox';
 import type { Ctx } from '../lib/context.ts';
 import { derivedId } from '../lib/ids.ts';
-import type { Definitions } from '../records/entity-schemas.ts';
+import type { Definitions } from '../records/schemas.ts';
 
 type Out = Static<typeof Definitions>;
 type FieldOut = Out['fieldDefinitions'][string];

@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import { batchedRead, jsonKeys, KEYS } from '../db/batched.ts';
 import { chunks } from '../db/chunks.ts';
 import { prepared } from '../db/prepared.ts';
-import { defineRank, lockScope, rankDelete, rankInsert, rankPage } from '../db/rank.ts';
+import { defineRank, lockPartition, rankDelete, rankInsert, rankPage } from '../db/rank.ts';
 import type { Executor } from '../db/types.ts';
 import { foldText } from '../lib/fold.ts';
 import type { MeetingContentsTable, MeetingsTable } from './tables.ts';
@@ -18,7 +18,7 @@ export const MEETINGS = defineRank({ name: 'meetings', table: 'meetings', by: ['
 
 /** Inserts a meeting with its contents and participants, and ranks it. */
 export async function insertMeeting(tx: Executor, row: MeetingRow, contents: ContentsRow, participants: readonly string[]): Promise<void> {
-  await lockScope(tx, MEETINGS, [row.workspace_id]);
+  await lockPartition(tx, MEETINGS, [row.workspace_id]);
   await tx.insertInto('meetings').values(row).execute();
   await tx.insertInto('meeting_contents').values(contents).execute();
   for (const part of chunks([...participants], 300)) {
@@ -85,10 +85,10 @@ export async function memberEmails(db: Executor, workspaceId: string, emails: re
   return new Set(rows.map((r) => foldText(r.email)).filter((e) => wanted.has(e)));
 }
 
-type Links = Map<string, string[]>;
+type IdsByKey = Map<string, string[]>;
 
-function group(rows: Array<{ key: string; value: string }>): Links {
-  const out: Links = new Map();
+function group(rows: Array<{ key: string; value: string }>): IdsByKey {
+  const out: IdsByKey = new Map();
   for (const r of rows) {
     const list = out.get(r.key) ?? [];
     if (!list.includes(r.value)) list.push(r.value);
@@ -101,7 +101,7 @@ function group(rows: Array<{ key: string; value: string }>): Links {
  * Rows of entity_relationships named `name` whose source is a record of `sourceKind` and whose
  * target is one of `targets`, as target → sources (the inverse index).
  */
-async function sourcesOf(db: Executor, workspaceId: string, name: string, sourceKind: string, targets: readonly string[]): Promise<Links> {
+async function sourcesOf(db: Executor, workspaceId: string, name: string, sourceKind: string, targets: readonly string[]): Promise<IdsByKey> {
   const rows: Array<{ key: string; value: string }> = [];
   for (const part of chunks([...targets])) {
     const found = await db
@@ -120,7 +120,7 @@ async function sourcesOf(db: Executor, workspaceId: string, name: string, source
 }
 
 /** source → targets of the relationship `name` of these sources. */
-async function targetsOf(db: Executor, name: string, sources: readonly string[]): Promise<Links> {
+async function targetsOf(db: Executor, name: string, sources: readonly string[]): Promise<IdsByKey> {
   const rows: Array<{ key: string; value: string }> = [];
   for (const part of chunks([...sources])) {
     rows.push(
@@ -227,7 +227,7 @@ export async function meetingsOfContacts(db: Executor, workspaceId: string, cont
 }
 
 /** The accounts of the workspace whose `$website` host is one of `hosts` (folded), by host. */
-export async function accountsByHosts(db: Executor, workspaceId: string, hosts: readonly string[]): Promise<Links> {
+export async function accountsByHosts(db: Executor, workspaceId: string, hosts: readonly string[]): Promise<IdsByKey> {
   const rows: Array<{ key: string; value: string }> = [];
   for (const part of chunks([...new Set(hosts)])) {
     const found = await db
@@ -246,7 +246,7 @@ export async function accountsByHosts(db: Executor, workspaceId: string, hosts: 
 
 /** Takes a meeting out of its tables and its listing (the trash); returns its contents and participants. */
 export async function takeMeeting(tx: Executor, row: MeetingRow): Promise<{ contents: ContentsRow | undefined; participants: string[] }> {
-  await lockScope(tx, MEETINGS, [row.workspace_id]);
+  await lockPartition(tx, MEETINGS, [row.workspace_id]);
   const contents = await tx.selectFrom('meeting_contents').selectAll().where('meeting_id', '=', row.id).executeTakeFirst();
   const people = await tx.selectFrom('meeting_participants').select('email').where('meeting_id', '=', row.id).execute();
   await tx.deleteFrom('meeting_participants').where('meeting_id', '=', row.id).execute();
@@ -258,5 +258,5 @@ export async function takeMeeting(tx: Executor, row: MeetingRow): Promise<{ cont
 
 /** Serializes the writers of the workspace's meetings listing (a delete against a delete). */
 export function lockMeetings(tx: Executor, workspaceId: string): Promise<void> {
-  return lockScope(tx, MEETINGS, [workspaceId]);
+  return lockPartition(tx, MEETINGS, [workspaceId]);
 }

@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import type { PluginOptions } from '../http/context.ts';
 import { serviceContext } from '../http/service-context.ts';
 import { PageQuery } from '../lib/paging.ts';
-import { Definitions } from '../records/entity-schemas.ts';
+import { Definitions } from '../records/schemas.ts';
 import { meetingDefinitions } from './definitions.ts';
 import { CreateMeetingBody, Meeting, MeetingList, MeetingParams, UpdateMeetingBody } from './schemas.ts';
 import * as service from './service.ts';

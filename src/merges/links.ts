@@ -14,15 +14,19 @@ export async function moveLinks(ctx: Ctx, defs: TypeDefinitions, primaryId: stri
   const self = (await repo.ownRows(db, primaryId)).filter((r) => r.target_id === primaryId);
   const toPrimary = new Set([...(await repo.rowsTo(db, primaryId)), ...self].map((r) => `${r.source_id}\u0000${r.name}`));
   // rowsTo leaves out the duplicate's own rows: they follow below.
+  const dropped: repo.Row[] = [];
+  const kept: repo.Row[] = [];
   for (const r of await repo.rowsTo(db, duplicateId)) {
     const key = `${r.source_id}\u0000${r.name}`;
-    if (toPrimary.has(key)) await repo.deleteRow(db, r);
+    if (toPrimary.has(key)) dropped.push(r);
     else {
-      await repo.retarget(db, r, primaryId);
+      kept.push(r);
       toPrimary.add(key);
       moved++;
     }
   }
+  await repo.deleteRows(db, dropped);
+  await repo.retarget(db, kept, primaryId);
 
   const mine = new Map<string, repo.Row[]>();
   for (const r of await repo.ownRows(db, primaryId)) mine.set(r.name, [...(mine.get(r.name) ?? []), r]);

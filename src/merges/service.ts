@@ -3,14 +3,15 @@
 // in the caller's one transaction. The merge is recorded (`mrg_…`) with status `done`.
 import { appendEvent, recordFieldChanges } from '../changes/service.ts';
 import type { Ctx } from '../lib/context.ts';
-import { AppError, notFound } from '../lib/errors.ts';
+import { AppError } from '../lib/errors.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import * as lists from '../lists/repository.ts';
-import { type Entity, type EntityType, getRecord, requireDefinitions } from '../records/entities.ts';
-import * as records from '../records/entity-repository.ts';
-import { canonical } from '../records/entity-writes.ts';
-import { valueRows } from '../records/index-values.ts';
-import { writeValueIndex } from '../records/repository.ts';
+import { membershipsMoved } from '../lists/service.ts';
+import { type RecordResource, type RecordType, getRecord, requireDefinitions } from '../records/service.ts';
+import * as records from '../records/repository.ts';
+import { canonical } from '../records/service.ts';
+import { valueRows } from '../records/index/values.ts';
+import { valueTaken, writeValueIndex } from '../records/index/repository.ts';
 import { takeRecord } from '../trash/service.ts';
 import { checkResolutions, mergeFields, type Resolution } from './fields.ts';
 import { moveLinks } from './links.ts';
@@ -25,17 +26,17 @@ export interface MergeInput {
 
 export interface MergeResult {
   merge: { id: string; status: repo.MergeRow['status'] };
-  primary: Entity;
+  primary: RecordResource;
   summary: { fieldWriteCount: number; syncRepointedCount: number; warnings: string[] };
 }
 
-async function live(ctx: Ctx, type: EntityType, id: string, param: string): Promise<records.RecordRow> {
+async function live(ctx: Ctx, type: RecordType, id: string, param: string): Promise<records.RecordRow> {
   const row = await records.findRecord(ctx.db, ctx.actor.workspaceId, type.objectType, id);
   if (!row) throw new AppError('relationship_entity_missing', `No live ${type.objectType} with id "${id}" exists; nothing was merged.`, { param });
   return row;
 }
 
-export async function mergeRecords(ctx: Ctx, type: EntityType, input: MergeInput): Promise<MergeResult> {
+export async function mergeRecords(ctx: Ctx, type: RecordType, input: MergeInput): Promise<MergeResult> {
   const ws = ctx.actor.workspaceId;
   if (input.primaryId === input.duplicateId) throw new AppError('invalid_value', 'primaryId and duplicateId name the same record.', { param: 'duplicateId' });
   // The type's listing is locked first: merges and deletes of the type take turns.
@@ -52,16 +53,15 @@ export async function mergeRecords(ctx: Ctx, type: EntityType, input: MergeInput
       throw new AppError('invalid_value', 'Opportunities merge only when they belong to the same $account.', { param: 'duplicateId' });
   }
 
-  const duplicateBefore = await getRecord(ctx, type, { id: duplicate.id });
+  const duplicateBefore = await getRecord(ctx, { type, id: duplicate.id });
   const warnings: string[] = [];
   let repointed = await moveLinks(ctx, defs, primary.id, duplicate.id, warnings);
   const memberships = await lists.takeMemberships(ctx.db, duplicate.id);
-  repointed += (
-    await lists.putMemberships(
-      ctx.db,
-      memberships.map((m) => ({ ...m, entity_id: primary.id })),
-    )
-  ).length;
+  const joined = await lists.putMemberships(
+    ctx.db,
+    memberships.map((m) => ({ ...m, entity_id: primary.id })),
+  );
+  repointed += joined.length;
   // The duplicate leaves before the primary takes its values: its unique values are free then.
   await takeRecord(ctx, duplicate, duplicateBefore, primary.id);
 
@@ -79,7 +79,7 @@ export async function mergeRecords(ctx: Ctx, type: EntityType, input: MergeInput
     if (!defs.fields.get(key)?.unique || after[key] === undefined) continue;
     const v = after[key];
     for (const x of Array.isArray(v) ? v : [v])
-      if (await records.valueTaken(ctx.db, ws, type.objectType, key, x, primary.id))
+      if (await valueTaken(ctx.db, ws, type.objectType, key, x, primary.id))
         throw new AppError('duplicate_value', `Another ${type.objectType} already holds the merged value of "${key}".`, { param: `fieldResolutions.${key}` });
   }
   const at = isoNow(ctx.now);
@@ -99,7 +99,7 @@ export async function mergeRecords(ctx: Ctx, type: EntityType, input: MergeInput
     updated_at: at,
   };
   await repo.insertMerge(ctx.db, row);
-  const merged = await getRecord(ctx, type, { id: primary.id });
+  const merged = await getRecord(ctx, { type, id: primary.id });
   if (changed.length > 0) await recordFieldChanges(ctx, { recordId: primary.id, changes: new Map(changed.map((k) => [k, after[k] ?? null])) });
   await appendEvent(ctx, {
     type: `${type.objectType}.merged`,
@@ -107,6 +107,18 @@ export async function mergeRecords(ctx: Ctx, type: EntityType, input: MergeInput
     changes: Object.fromEntries(changed.map((k) => [k, { from: before[k] ?? null, to: after[k] ?? null }])),
     duplicateId: duplicate.id,
   });
+  await membershipsMoved(
+    ctx,
+    'list.members_removed',
+    memberships.map((m) => m.list_id),
+    duplicate.id,
+  );
+  await membershipsMoved(
+    ctx,
+    'list.members_added',
+    joined.map((m) => m.list_id),
+    primary.id,
+  );
   return {
     merge: { id: row.id, status: row.status },
     primary: merged,
@@ -126,8 +138,8 @@ export function toResource(row: repo.MergeRow) {
   };
 }
 
-export async function getMerge(ctx: Ctx, input: { id: string }) {
-  const row = await repo.findMerge(ctx.db, ctx.actor.workspaceId, input.id);
-  if (!row) throw notFound('merge', input.id);
-  return toResource(row);
+/** The merge `id` of ctx's workspace, if it is of a type of `only` (null: any type); else null. */
+export async function getMerge(ctx: Ctx, input: { id: string; only: repo.MergeTypes | null }) {
+  const row = await repo.findMerge(ctx.db, ctx.actor.workspaceId, input.id, input.only);
+  return row ? toResource(row) : null;
 }

@@ -4,6 +4,7 @@
 import { bumpMessageCounts, findChannel } from '../channels/repository.ts';
 import { type ImportItem, type ImportKind, onlyFields, str, upsertByExternalId } from '../import/kind.ts';
 import { fileRelationship, optionalText as text, typedField } from '../import/checks.ts';
+import { parseIsoDateTime } from '../lib/dates.ts';
 import { InputError } from '../lib/errors.ts';
 import { isoNow } from '../lib/ids.ts';
 import type { Visibility } from '../channels/tables.ts';
@@ -34,8 +35,10 @@ function datetime(where: string, v: unknown, required: boolean): string | null {
     if (required) throw new InputError('is required', where);
     return null;
   }
-  const ms = typeof v === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(v) ? Date.parse(v) : NaN;
-  if (Number.isNaN(ms)) throw new InputError('must be an ISO 8601 date-time such as 2026-03-01T12:00:00.000Z', where);
+  // The API's rule (docs/errors.md §Dates): a time zone, and a real date and time, never reshaped.
+  const ms = typeof v === 'string' ? parseIsoDateTime(v) : NaN;
+  if (Number.isNaN(ms))
+    throw new InputError('must be an ISO 8601 date-time with a time zone, of a real date and time, such as 2026-03-01T12:00:00.000Z', where);
   return new Date(ms).toISOString();
 }
 

@@ -9,7 +9,7 @@
 import { sql } from 'kysely';
 import { accessLevel, type Caller, fullText, visible, visibleText } from '../channels/visibility.ts';
 import { chunks } from '../db/chunks.ts';
-import { defineRank, lockScope, type PartedRead, rankChange, type RankKey, rankMoveRows, rankPartedPage } from '../db/rank.ts';
+import { defineRank, lockPartition, type PartedRead, rankChange, type RankKey, rankMoveRows, rankPartedPage } from '../db/rank.ts';
 import type { Executor } from '../db/types.ts';
 import type { Page } from '../lib/paging.ts';
 import type { MessagesTable } from './tables.ts';
@@ -118,9 +118,9 @@ export async function messagesByExternalId(db: Executor, workspaceId: string, ex
   return found;
 }
 
-/** Call before writing a workspace's messages (docs/pages.md: writers of a scope queue). */
+/** Call before writing a workspace's messages (docs/pages.md: writers of a partition queue). */
 export async function lockMessages(tx: Executor, workspaceId: string): Promise<void> {
-  await lockScope(tx, MESSAGES, [workspaceId]);
+  await lockPartition(tx, MESSAGES, [workspaceId]);
 }
 
 export async function updateMessage(

@@ -5,9 +5,9 @@
 import { defineObjectType } from '../definitions/object-types.ts';
 import { addField, addRelationship } from '../definitions/service.ts';
 import type { DemoPart } from '../import/demo-part.ts';
-import { customEntityType } from '../records/entities.ts';
+import { customRecordType } from '../records/service.ts';
 import { demoCurl } from '../records/demo.ts';
-import { createRecord } from '../records/entity-writes.ts';
+import { createRecord } from '../records/service.ts';
 
 export const objectsPart: DemoPart = {
   async after(ctx) {
@@ -18,7 +18,7 @@ export const objectsPart: DemoPart = {
       await addField(c, { objectType: 'project', key: 'name', label: 'Name', valueType: 'TEXT' });
       await addField(c, { objectType: 'project', key: 'budget', label: 'Budget', valueType: 'CURRENCY', currency: 'USD' });
       await addRelationship(c, { objectType: 'project', key: 'client', label: 'Client', cardinality: 'has_one', targetType: 'account' });
-      return createRecord(c, customEntityType('project'), { fields: { name: 'Volcano lair', budget: 1_000_000 }, relationships: { client: globex } });
+      return createRecord(c, { type: customRecordType('project'), fields: { name: 'Volcano lair', budget: 1_000_000 }, relationships: { client: globex } });
     });
     return [
       demoCurl('GET', '/v1/notes'),

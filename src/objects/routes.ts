@@ -4,10 +4,10 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { PluginOptions } from '../http/context.ts';
 import { serviceContext } from '../http/service-context.ts';
-import { FilteredPageQuery } from '../filters/schemas.ts';
+import { FilteredPageQuery } from '../records/schemas.ts';
 import { Envelope } from '../lib/paging.ts';
-import { CreateBody, CustomObjectRecord, Definitions, UpdateBody } from '../records/entity-schemas.ts';
-import { FieldHistoryPage, HistoryQuery, ObjectHistoryParams } from '../records/history-schemas.ts';
+import { CreateBody, CustomObjectRecord, Definitions, UpdateBody } from '../records/schemas.ts';
+import { FieldHistoryPage, HistoryQuery, ObjectHistoryParams } from '../records/schemas.ts';
 import { ObjectTypeList, SlugIdParams, SlugParams } from './schemas.ts';
 import * as service from './service.ts';
 

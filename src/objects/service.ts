@@ -4,17 +4,17 @@ import { findObjectType, listObjectTypes } from '../definitions/object-types.ts'
 import type { Ctx } from '../lib/context.ts';
 import { AppError } from '../lib/errors.ts';
 import type { Page } from '../lib/paging.ts';
-import { getDefinitions } from '../records/definitions-view.ts';
-import { customEntityType, type EntityType, getRecord, listRecords } from '../records/entities.ts';
-import { createRecord, updateRecord, type WriteInput } from '../records/entity-writes.ts';
+import { getDefinitions } from '../records/service.ts';
+import { customRecordType, type RecordType, getRecord, listRecords } from '../records/service.ts';
+import { createRecord, updateRecord, type WriteInput } from '../records/service.ts';
 import { type MergeInput, mergeRecords } from '../merges/service.ts';
 import { trashRecord } from '../trash/service.ts';
-import { fieldHistory, type HistoryInput } from '../records/history.ts';
+import { fieldHistory, type HistoryInput } from '../records/service.ts';
 
-async function requireType(ctx: Ctx, slug: string): Promise<EntityType> {
+async function requireType(ctx: Ctx, slug: string): Promise<RecordType> {
   const found = await findObjectType(ctx, slug);
   if (!found) throw new AppError('resource_not_found', `No object type "${slug}" exists.`, { param: 'entitySlug' });
-  return customEntityType(found.objectType);
+  return customRecordType(found.objectType);
 }
 
 export async function objectTypes(ctx: Ctx) {
@@ -23,23 +23,23 @@ export async function objectTypes(ctx: Ctx) {
 
 /** `query`: limit, offset and the filters of docs/filtering.md. */
 export async function listObjectRecords(ctx: Ctx, input: { entitySlug: string; query: Page & Readonly<Record<string, unknown>> }) {
-  return listRecords(ctx, await requireType(ctx, input.entitySlug), input.query);
+  return listRecords(ctx, { type: await requireType(ctx, input.entitySlug), query: input.query });
 }
 
 export async function objectDefinitions(ctx: Ctx, input: { entitySlug: string }) {
-  return getDefinitions(ctx, await requireType(ctx, input.entitySlug));
+  return getDefinitions(ctx, { type: await requireType(ctx, input.entitySlug) });
 }
 
 export async function getObjectRecord(ctx: Ctx, input: { entitySlug: string; id: string }) {
-  return getRecord(ctx, await requireType(ctx, input.entitySlug), input);
+  return getRecord(ctx, { ...input, type: await requireType(ctx, input.entitySlug) });
 }
 
 export async function createObjectRecord(ctx: Ctx, input: WriteInput & { entitySlug: string }) {
-  return createRecord(ctx, await requireType(ctx, input.entitySlug), input);
+  return createRecord(ctx, { ...input, type: await requireType(ctx, input.entitySlug) });
 }
 
 export async function updateObjectRecord(ctx: Ctx, input: WriteInput & { entitySlug: string; id: string }) {
-  return updateRecord(ctx, await requireType(ctx, input.entitySlug), input);
+  return updateRecord(ctx, { ...input, type: await requireType(ctx, input.entitySlug) });
 }
 
 export async function deleteObjectRecord(ctx: Ctx, input: { entitySlug: string; id: string }) {
@@ -51,5 +51,5 @@ export async function mergeObjectRecords(ctx: Ctx, input: MergeInput & { entityS
 }
 
 export async function objectFieldHistory(ctx: Ctx, input: HistoryInput & { entitySlug: string }) {
-  return fieldHistory(ctx, await requireType(ctx, input.entitySlug), input);
+  return fieldHistory(ctx, { ...input, type: await requireType(ctx, input.entitySlug) });
 }

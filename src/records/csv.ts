@@ -7,7 +7,7 @@ import { createReadStream } from 'node:fs';
 import { parse } from 'csv-parse';
 import { loadDefinitions, type FieldDef, type RelationshipDef, type TypeDefinitions } from '../definitions/service.ts';
 import { RESERVED_TYPES } from '../definitions/object-types.ts';
-import { ENTITY_TYPES } from './entities.ts';
+import { RECORD_TYPES } from './resource.ts';
 import { ImportError } from '../import/kind.ts';
 import type { ImportSource, SourceObject } from '../import/source.ts';
 import type { Ctx } from '../lib/context.ts';
@@ -48,7 +48,7 @@ function column(defs: TypeDefinitions, header: string): Column {
 /** The import line of one row; throws ImportError naming the row's line and the bad column. */
 function rowObject(line: number, type: string, defs: TypeDefinitions, headers: string[], columns: Column[], cells: string[]): Record<string, unknown> {
   if (cells.length !== headers.length) throw new ImportError(line, '(row)', `has ${cells.length} cells, the header ${headers.length}`);
-  const system = Object.hasOwn(ENTITY_TYPES, type);
+  const system = Object.hasOwn(RECORD_TYPES, type);
   const fields: Record<string, { value: unknown }> = {};
   const relationships: Record<string, { values: string[] }> = {};
   const at = new Map<string, string>();
@@ -95,7 +95,7 @@ function rowObject(line: number, type: string, defs: TypeDefinitions, headers: s
 
 /** The rows of a CSV file of records of `type`, as import lines; the type's definitions are read once. */
 export async function csvSource(ctx: Ctx, path: string, type: string): Promise<ImportSource> {
-  if (RESERVED_TYPES.has(type) && !Object.hasOwn(ENTITY_TYPES, type)) throw new InputError(`"${type}" has no records to import`, 'type');
+  if (RESERVED_TYPES.has(type) && !Object.hasOwn(RECORD_TYPES, type)) throw new InputError(`"${type}" has no records to import`, 'type');
   const defs = await loadDefinitions(ctx, { objectType: type });
   if (!defs) throw new InputError(`no object type "${type}" in the workspace (account, contact, opportunity, note, task or a custom type's slug)`, 'type');
   return {

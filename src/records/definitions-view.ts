@@ -2,12 +2,17 @@
 // shows them. Every field carries id and readOnly; typeConfiguration holds only what applies
 // (select fields always have options, multi-valued fields multipleValues: true).
 import type { Static } from '@sinclair/typebox';
+import { findFieldRow, updateField } from '../definitions/repository.ts';
 import type { Ctx } from '../lib/context.ts';
-import { type EntityType, requireDefinitions } from './entities.ts';
-import type { Definitions, FieldDefinition, RelationshipDefinition } from './entity-schemas.ts';
+import { InputError } from '../lib/errors.ts';
+import { writeValueIndex } from './index/repository.ts';
+import { valueRows } from './index/values.ts';
+import { recordsHolding } from './repository.ts';
+import { type RecordType, requireDefinitions } from './resource.ts';
+import type { Definitions, FieldDefinition, RelationshipDefinition } from './schemas.ts';
 
-export async function getDefinitions(ctx: Ctx, type: EntityType): Promise<Static<typeof Definitions>> {
-  const defs = await requireDefinitions(ctx, type.objectType);
+export async function getDefinitions(ctx: Ctx, input: { type: RecordType }): Promise<Static<typeof Definitions>> {
+  const defs = await requireDefinitions(ctx, input.type.objectType);
   const fieldDefinitions: Record<string, Static<typeof FieldDefinition>> = {};
   for (const [key, f] of defs.fields) {
     fieldDefinitions[key] = {
@@ -36,4 +41,26 @@ export async function getDefinitions(ctx: Ctx, type: EntityType): Promise<Static
     };
   }
   return { objectType: defs.objectType, fieldDefinitions, relationshipDefinitions };
+}
+
+/**
+ * Archives a custom field (hidden from definitions, responses, filters and writes; the stored
+ * values stay) or brings it back. Bringing it back indexes its values again, since writes made
+ * while it was archived indexed the records without it.
+ */
+export async function setArchived(ctx: Ctx, input: { objectType: string; key: string; archived: boolean }): Promise<{ id: string; archived: boolean }> {
+  const ws = ctx.actor.workspaceId;
+  const row = await findFieldRow(ctx.db, ws, input.objectType, input.key);
+  if (!row) throw new InputError(`${input.objectType} has no custom field "${input.key}"`, 'key');
+  const config = JSON.parse(row.config) as Record<string, unknown>;
+  if (Boolean(config.archived) === input.archived) return { id: row.id, archived: input.archived };
+  if (input.archived) config.archived = true;
+  else delete config.archived;
+  await updateField(ctx.db, row.id, { config: JSON.stringify(config) });
+  if (!input.archived) {
+    const defs = await requireDefinitions(ctx, input.objectType);
+    for (const r of await recordsHolding(ctx.db, ws, input.objectType, input.key))
+      await writeValueIndex(ctx.db, defs, [r.id], valueRows(ws, defs, r.id, JSON.parse(r.fields) as Record<string, unknown>));
+  }
+  return { id: row.id, archived: input.archived };
 }

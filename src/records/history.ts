@@ -7,8 +7,8 @@ import { historyRows, type HistoryRow, snapshotOf } from '../changes/repository.
 import type { FieldDef } from '../definitions/service.ts';
 import type { Ctx } from '../lib/context.ts';
 import { AppError, notFound } from '../lib/errors.ts';
-import { type EntityType, requireDefinitions } from './entities.ts';
-import { findRecord, type RecordRow } from './entity-repository.ts';
+import { type RecordType, requireDefinitions } from './resource.ts';
+import { findRecord, type RecordRow } from './repository.ts';
 
 export interface HistoryInput {
   id: string;
@@ -80,10 +80,17 @@ function decodeCursor(after: string | undefined): number {
   return Number(m[1]);
 }
 
-/** The entries older than seq `before`, newest first: the field's rows, then the starting one. */
-async function* entries(ctx: Ctx, row: RecordRow, key: string, before: number, batch: number): AsyncGenerator<Entry> {
+/** Rows read at most at once: a page of 100 entries whose values each repeat about 10 times. */
+const MAX_BATCH = 1000;
+
+/**
+ * The entries older than seq `before`, newest first: the field's rows, then the starting one. Each
+ * read takes twice the rows of the one before: a page whose values repeat (collapsed) needs more
+ * rows than it shows, and gets them in a few reads rather than one per page's worth.
+ */
+async function* entries(ctx: Ctx, row: RecordRow, key: string, before: number, first: number): AsyncGenerator<Entry> {
   let bound = before;
-  for (;;) {
+  for (let batch = first; ; batch = Math.min(batch * 2, MAX_BATCH)) {
     const rows = await historyRows(ctx.db, row.id, key, bound, batch);
     for (const r of rows) yield toEntry(r);
     if (rows.length < batch) break;
@@ -101,7 +108,8 @@ async function* entries(ctx: Ctx, row: RecordRow, key: string, before: number, b
   }
 }
 
-export async function fieldHistory(ctx: Ctx, type: EntityType, input: HistoryInput) {
+export async function fieldHistory(ctx: Ctx, input: HistoryInput & { type: RecordType }) {
+  const { type } = input;
   const before = decodeCursor(input.after);
   const row = await findRecord(ctx.db, ctx.actor.workspaceId, type.objectType, input.id);
   if (!row) throw notFound(type.objectType, input.id);

@@ -11,11 +11,13 @@ import { chunks } from '../db/chunks.ts';
 import { rankInsert, rankRebuild } from '../db/rank.ts';
 import { AppError, InputError } from '../lib/errors.ts';
 import { isoNow } from '../lib/ids.ts';
-import { ENTITY_TYPES, type EntityType, customEntityType, requireDefinitions } from './entities.ts';
+import { RECORD_TYPES, type RecordType, customRecordType, requireDefinitions } from './resource.ts';
+import { fieldChanges, logBatch, type Updated } from './import-changes.ts';
 import { link, linkEarly, type RecordInput, stateOf } from './import-links.ts';
-import { lockRecords } from './entity-repository.ts';
-import { valueRows } from './index-values.ts';
+import { lockRecords } from './repository.ts';
+import { valueRows } from './index/values.ts';
 import * as repo from './repository.ts';
+import { withBulkLoad, writeValueIndex } from './index/repository.ts';
 import type { RecordKind } from './tables.ts';
 import { checkFieldValues } from './write-fields.ts';
 
@@ -126,7 +128,7 @@ function values(defs: TypeDefinitions, item: ImportItem<RecordInput>): Record<st
  * multi-row batches, ranks the new ones and rewrites their value index (writeValueIndex, as the
  * API's writes do). Ids are registered under the type's name.
  */
-async function upsertOfType(ctx: ImportContext, type: EntityType, defs: TypeDefinitions, items: ImportItem<RecordInput>[]): Promise<void> {
+async function upsertOfType(ctx: ImportContext, type: RecordType, defs: TypeDefinitions, items: ImportItem<RecordInput>[]): Promise<void> {
   const ws = ctx.actor.workspaceId;
   const kind = type.objectType;
   const created: { ts: string; id: string }[] = [];
@@ -151,12 +153,12 @@ async function upsertOfType(ctx: ImportContext, type: EntityType, defs: TypeDefi
         kind,
         items.map((i) => i.externalId),
       );
-  await repo.withBulkLoad(ctx.db, bulk, () => writeBatches(ctx, type, defs, items, created, existing, bulk));
+  await withBulkLoad(ctx.db, bulk, () => writeBatches(ctx, type, defs, items, created, existing, bulk));
   const state = stateOf(ctx);
   state.defs.set(kind, defs);
   // A bulk load's type had no records: its listing is counted from the rows at once, with
   // statements nobody waits for, so that the links are resolved while the writer thread still
-  // builds the indexes (docs/import.md §Speed). Counting the new keys one by one read the scope's
+  // builds the indexes (docs/import.md §Speed). Counting the new keys one by one read the partition's
   // total first, which waited for every index build.
   if (bulk) {
     state.allNew.add(kind);
@@ -166,7 +168,7 @@ async function upsertOfType(ctx: ImportContext, type: EntityType, defs: TypeDefi
 
 async function writeBatches(
   ctx: ImportContext,
-  type: EntityType,
+  type: RecordType,
   defs: TypeDefinitions,
   items: ImportItem<RecordInput>[],
   created: { ts: string; id: string }[],
@@ -182,30 +184,69 @@ async function writeBatches(
     const rows: repo.RecordRow[] = [];
     const indexRows: ReturnType<typeof valueRows> = [];
     const updated: string[] = [];
-    const row = (item: ImportItem<RecordInput>, id: string) => {
-      const stored = values(defs, item);
+    const logCreated: { row: repo.RecordRow; stored: Record<string, unknown> }[] = [];
+    const logUpdated: Updated[] = [];
+    // The rows of the batch's existing records, for what the import changes of them.
+    const olds = bulk
+      ? new Map<string, repo.RecordRow>()
+      : await repo.recordRows(
+          ctx.db,
+          batch.flatMap((i) => existing.get(i.externalId) ?? []),
+        );
+    const row = (item: ImportItem<RecordInput>, id: string, stored: Record<string, unknown>, old?: repo.RecordRow) => {
       for (const r of valueRows(ws, defs, id, stored)) indexRows.push(r);
-      rows.push({ id, workspace_id: ws, kind, external_id: item.externalId, fields: JSON.stringify(stored), created_at: at, updated_at: at });
+      const written = {
+        id,
+        workspace_id: ws,
+        kind,
+        external_id: item.externalId,
+        fields: JSON.stringify(stored),
+        created_at: old?.created_at ?? at,
+        updated_at: at,
+      };
+      rows.push(written);
+      return written;
     };
     await upsertByExternalId(ctx, batch, {
       object: kind,
       idKind: type.idKind,
       find: async () => existing,
       update: (item, _old, id) => {
-        row(item, id);
+        const stored = values(defs, item);
+        const old = olds.get(id);
+        const changed = fieldChanges(old ? (JSON.parse(old.fields) as Record<string, unknown>) : {}, stored);
+        // An item that changes no field is not written: its record keeps its row, index rows and updatedAt.
+        if (!changed) return;
+        logUpdated.push({ row: row(item, id, stored, old), ...changed });
         updated.push(id);
       },
       insert: (item, id) => {
-        row(item, id);
+        const stored = values(defs, item);
+        logCreated.push({ row: row(item, id, stored), stored });
         created.push({ ts: at, id });
       },
     });
     // Existing and new rows alike: one multi-row upsert per chunk; a bulk load's are all new.
     await (bulk ? repo.insertRecords(ctx.db, rows) : repo.upsertRecords(ctx.db, rows));
     // A record created just now has no index rows yet: only updated ones have rows to replace.
-    await repo.writeValueIndex(ctx.db, defs, updated, indexRows);
+    await writeValueIndex(ctx.db, defs, updated, indexRows);
+    await logBatch(ctx, defs, logCreated, logUpdated);
     if (bulk) await linkEarly(ctx, kind, defs, batch);
   }
+}
+
+/**
+ * The definitions of `objectType` for this import's records, read once: the definition kind
+ * writes all of its lines before any record kind (src/cli/import-kinds.ts), so they hold for
+ * every chunk, and a batched import does not read them again per transaction.
+ */
+async function definitionsOf(ctx: ImportContext, objectType: string): Promise<TypeDefinitions | null> {
+  const state = stateOf(ctx);
+  const known = state.defs.get(objectType);
+  if (known) return known;
+  const defs = await loadDefinitions(ctx, { objectType });
+  if (defs) state.defs.set(objectType, defs);
+  return defs;
 }
 
 function recordKind(kind: RecordKind): ImportKind<RecordInput> {
@@ -213,7 +254,7 @@ function recordKind(kind: RecordKind): ImportKind<RecordInput> {
     object: kind,
     check: (raw) => check(kind, raw),
     lookup: (ctx, externalIds) => repo.recordsByExternalId(ctx.db, ctx.actor.workspaceId, kind, externalIds),
-    upsert: async (ctx, items) => upsertOfType(ctx, ENTITY_TYPES[kind], await requireDefinitions(ctx, kind), items),
+    upsert: async (ctx, items) => upsertOfType(ctx, RECORD_TYPES[kind], (await definitionsOf(ctx, kind)) ?? (await requireDefinitions(ctx, kind)), items),
     link: (ctx, items) => link(kind, ctx, items),
   };
 }
@@ -259,10 +300,10 @@ export const customRecordKind: ImportKind<CustomRecordInput> = {
     object === undefined ? Promise.resolve(new Map()) : repo.recordsByExternalId(ctx.db, ctx.actor.workspaceId, object, externalIds),
   async upsert(ctx, items) {
     for (const [objectType, group] of byType(items)) {
-      const defs = await loadDefinitions(ctx, { objectType });
+      const defs = await definitionsOf(ctx, objectType);
       if (!defs)
         throw new ImportError((group[0] as ImportItem<CustomRecordInput>).line, 'objectType', `no custom object type "${objectType}" in the workspace`);
-      await upsertOfType(ctx, customEntityType(objectType), defs, group);
+      await upsertOfType(ctx, customRecordType(objectType), defs, group);
     }
   },
   async link(ctx, items) {

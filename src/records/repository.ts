@@ -1,102 +1,272 @@
-// SQL of records and their relationships: the reads behind list memberships and the writes of
-// import.
+// SQL of records (docs/records.md): a record's row and its own relationship rows, read one by
+// one, by page (the ranked listing, docs/pages.md) or in batches (own rows by source, inverse rows
+// by target), and written by the API, the import, the trash and merges.
 import { deferred } from '../db/pipeline.ts';
-import { sql } from 'kysely';
+import { batchedRead, jsonKeys, KEYS } from '../db/batched.ts';
 import { chunks } from '../db/chunks.ts';
+import { sql } from 'kysely';
+import { fastReader, prepared } from '../db/prepared.ts';
 import { insertRows } from '../db/insert-rows.ts';
-import { defineRank } from '../db/rank.ts';
-import { isPostgres } from '../db/dialect.ts';
+import { jsonArraysAgg, lockedAgainstDelete, lockedForUpdate } from '../db/portable.ts';
+import { defineRank, type LockMode, lockPartition, rankDelete, rankInsert, rankPage } from '../db/rank.ts';
 import type { Executor } from '../db/types.ts';
-import type { TypeDefinitions } from '../definitions/service.ts';
-import { replaceTrigrams, withPackedPostings } from '../filters/repository.ts';
 import { lookupExternalIds } from '../import/repository.ts';
-import { foldText } from '../lib/fold.ts';
-import type { EntityRelationshipsTable, RecordValuesTable, RecordsTable } from './tables.ts';
+import type { Page } from '../lib/paging.ts';
+import type { EntityRelationshipsTable, RecordsTable } from './tables.ts';
 
 export type RecordRow = RecordsTable;
 
-/** Records of one type in one workspace, newest first (docs/pages.md); scope values: [workspaceId, type]. */
+/** Records of one type in one workspace, newest first (docs/pages.md); partition values: [workspaceId, type]. */
 export const RECORDS = defineRank({ name: 'records', table: 'records', by: ['workspace_id', 'kind'], ts: 'created_at', id: 'id', appends: true });
 
-/**
- * Rewrites everything that indexes record values: the value index and the trigrams that serve
- * `contains` (docs/filtering.md). The rows of `recordIds` are removed, then `rows` written; `rows`
- * may also hold rows of records created in this transaction, which have none to remove. Every
- * writer of records calls this one function, so no writer can leave filters behind.
- */
-export async function writeValueIndex(tx: Executor, defs: TypeDefinitions, recordIds: readonly string[], rows: readonly RecordValuesTable[]): Promise<void> {
-  // The trigrams first: they read the old values to know which postings to remove.
-  await replaceTrigrams(tx, defs, recordIds, rows);
-  await replaceValues(tx, recordIds, rows);
+/** Relationship values of several records: record id → key → ids. */
+export type RelationshipValues = Map<string, Map<string, string[]>>;
+
+function push(out: RelationshipValues, id: string, key: string, value: string): void {
+  let byKey = out.get(id);
+  if (!byKey) out.set(id, (byKey = new Map<string, string[]>()));
+  const values = byKey.get(key);
+  if (values) values.push(value);
+  else byKey.set(key, [value]);
 }
 
-/** Replaces the value-index rows of `recordIds` by `rows` (docs/records.md §Value index). */
-export async function replaceValues(tx: Executor, recordIds: readonly string[], rows: readonly RecordValuesTable[]): Promise<void> {
-  for (const part of chunks([...recordIds])) await deferred(tx, tx.deleteFrom('record_values').where('record_id', 'in', part));
-  // 6 values a row.
-  await insertRows(tx, 'record_values', ['workspace_id', 'object_type', 'field', 'value_text', 'value_num', 'record_id'], rows, 800);
+// Workspace and type are compared in code: see repository.ts on the primary-key probe.
+export async function findRecord(db: Executor, workspaceId: string, kind: string, id: string): Promise<RecordRow | undefined> {
+  const row = await db.selectFrom('records').selectAll().where('id', '=', id).executeTakeFirst();
+  return row && row.workspace_id === workspaceId && row.kind === kind ? row : undefined;
+}
+
+// The record's own relationship rows come with it as one JSON array of [name, target] pairs in
+// their order, so that the retrieve reads the record, the version and the rows in one statement
+// (docs/performance.md §Record reads and writes).
+const ownRowsOf = (db: Executor) =>
+  sql<
+    string | null
+  >`(select ${jsonArraysAgg(db, [sql`e.name`, sql`e.target_id`], sql`e.name, e.position`)} from entity_relationships as e where e.source_id = r.id)`;
+
+const recordWithVersionOf = (db: Executor) =>
+  db
+    .selectFrom('records as r')
+    .selectAll('r')
+    .select((eb) => eb.selectFrom('definition_versions as v').select('v.version').whereRef('v.workspace_id', '=', 'r.workspace_id').as('defs_version'))
+    .select(ownRowsOf(db).as('own_rows'));
+
+const recordWithVersion = prepared((db: Executor, id: string) => recordWithVersionOf(db).where('r.id', '=', id));
+
+// The id list bound as one JSON array: one statement text whatever the number of ids.
+const recordsWithVersionIn = prepared((db: Executor, idsJson: string) => recordWithVersionOf(db).where('r.id', 'in', jsonKeys(db, idsJson)));
+
+// The records asked for in one turn are read together (src/db/batched.ts).
+const recordById = batchedRead<Awaited<ReturnType<typeof recordWithVersion>>[number]>({
+  query: (db) => recordWithVersionOf(db).where('r.id', '=', sql<string>`any(${KEYS})`),
+  keyOf: (row) => row.id,
+  single: (db, id) => recordWithVersion(db, id),
+  many: (db, ids) => recordsWithVersionIn(db, JSON.stringify(ids)),
+});
+
+/** Records of several ids with their workspace's definitions version and their own relationship rows. */
+export interface RecordsWithVersion {
+  rows: Map<string, RecordRow>;
+  /** Undefined when no record was found: the statement's rows carry it. */
+  defsVersion: number | undefined;
+  own: RelationshipValues;
 }
 
 /**
- * The secondary indexes a bulk load builds after its rows (docs/import.md §Speed), those keyed by
- * something other than the new ids: the value table's by value, and the links' by target (a
- * million contacts link to 20,000 accounts). They would take a bulk import's rows all over their
- * B-trees, one page at a time. The value table's third, `record_values_record`, is keyed by
- * record id, and an import's new ids grow (`idSequence`): its rows are appended at the index's
- * end, on the writer thread, while the main thread builds the next batch; built afterwards, it was
- * 6–7 s of the tail, which nothing else overlaps. Nothing in a bulk load's batches reads the links
- * by target: they only insert. The trigram table has no secondary index; its primary key is the
- * table (docs/filtering.md §Indexes).
+ * The records of `ids` of this kind in this workspace, the definitions version and their own
+ * relationship rows, in one statement (one snapshot): a page's records (docs/pages.md §Round trips
+ * of a page). Outside a transaction the ids join the turn's gathered point reads.
  */
-const DEFERRED_INDEXES = ['record_values_text', 'record_values_num', 'entity_relationships_inverse'];
-
-/**
- * The memory SQLite's sorter may fill before it writes a sorted run, per index build, in KiB.
- * SQLite takes that bound from the connection's cache_size, and only runs past it are sorted on
- * the helper threads (`pragma threads`) while the table is still being read; one run held in
- * memory is sorted on the building thread alone. The text index's entries, many and in no order,
- * sort faster in 64 MB runs on the helpers; the numeric index's, fewer, sort faster as one run
- * under the import's large cache (docs/import.md §Speed).
- */
-const SORT_RUNS: Record<string, number | undefined> = { record_values_text: 65_536 };
-
-/**
- * Runs `fn`, the writes of a bulk import that only creates records (so that nothing reads or
- * deletes these tables' rows meanwhile), when `bulk`: its postings are written as packs on both
- * databases (docs/filtering.md §Indexes, Packs), and on SQLite the indexes of DEFERRED_INDEXES are
- * built after its rows (withIndexesDeferred). Otherwise `fn` just runs.
- */
-export async function withBulkLoad<T>(tx: Executor, bulk: boolean, fn: () => Promise<T>): Promise<T> {
-  if (!bulk) return fn();
-  // The last packs are sent before the index builds: behind them, they would hold the import's
-  // main thread until every build had run (the writer thread takes a bounded queue).
-  return isPostgres(tx) ? withPackedPostings(tx, fn) : withIndexesDeferred(tx, () => withPackedPostings(tx, fn));
-}
-
-/**
- * Runs `fn` with DEFERRED_INDEXES dropped, then creates them again with the very statements that
- * made them, in the same transaction: one sorted build instead of millions of scattered inserts.
- * Atomic like any SQLite DDL (a rollback restores them), and other connections keep reading their
- * snapshot, indexes included. SQLite only: PostgreSQL would lock the tables against readers.
- */
-async function withIndexesDeferred<T>(tx: Executor, fn: () => Promise<T>): Promise<T> {
-  const { rows } = await sql<{ name: string; sql: string }>`select name, sql from sqlite_master
-    where type = 'index' and name in (${sql.join(DEFERRED_INDEXES)})`.execute(tx);
-  const cache = await sql<{ cache_size: number }>`pragma cache_size`.execute(tx);
-  const cacheSize = Number(cache.rows[0]?.cache_size);
-  for (const r of rows) await sql`drop index ${sql.id(r.name)}`.execute(tx);
-  const out = await fn();
-  // Deferred: with the import's writer thread (src/db/sqlite-writer.ts), the next kinds' work is
-  // built while the indexes are. The pragmas go out in the same order, between the builds.
-  const setCache = (size: number) => deferred(tx, sql.raw(`pragma cache_size = ${Math.trunc(size)}`));
-  for (const r of rows) {
-    const runs = SORT_RUNS[r.name];
-    if (runs !== undefined) await setCache(-runs);
-    await deferred(tx, sql.raw(r.sql));
-    if (runs !== undefined) await setCache(cacheSize);
+export async function recordsWithVersion(db: Executor, workspaceId: string, kind: string, ids: readonly string[]): Promise<RecordsWithVersion> {
+  const found = fastReader(db) ? (await Promise.all(ids.map((id) => recordById(db, id)))).flat() : await recordsWithVersionIn(db, JSON.stringify(ids));
+  const out: RecordsWithVersion = { rows: new Map(), defsVersion: undefined, own: new Map() };
+  for (const { defs_version, own_rows, ...row } of found) {
+    if (row.workspace_id !== workspaceId) continue;
+    out.defsVersion = Number(defs_version ?? 0);
+    if (row.kind !== kind) continue;
+    out.rows.set(row.id, row);
+    for (const [name, target] of JSON.parse(own_rows ?? '[]') as [string, string][]) push(out.own, row.id, name, target);
   }
   return out;
 }
+
+/** Inserts a record and ranks it, the partition locked first so that concurrent creates keep the counts right. */
+export async function insertRecord(tx: Executor, row: RecordRow): Promise<void> {
+  await deferred(tx, tx.insertInto('records').values(row));
+  await rankInsert(tx, RECORDS, [row.workspace_id, row.kind], [{ ts: row.created_at, id: row.id }]);
+}
+
+/** 'insert' lets creates run side by side (docs/pages.md §Creates that only insert); checks of unique values need 'write'. */
+export function lockRecords(tx: Executor, workspaceId: string, kind: string, mode: LockMode = 'write'): Promise<void> {
+  return lockPartition(tx, RECORDS, [workspaceId, kind], mode);
+}
+
+export async function updateRecord(tx: Executor, id: string, set: { fields?: string; updated_at: string }): Promise<void> {
+  await tx.updateTable('records').set(set).where('id', '=', id).execute();
+}
+
+/** Moves updatedAt of the other end of a two-sided link (docs/records.md §Writing relationships). */
+export async function touchRecords(tx: Executor, ids: readonly string[], at: string): Promise<void> {
+  for (const part of chunks([...ids])) await tx.updateTable('records').set({ updated_at: at }).where('id', 'in', part).execute();
+}
+
+/** The ids of a page of the type's records, newest first, and their number (docs/pages.md). */
+export async function pageRecordIds(db: Executor, workspaceId: string, kind: string, page: Page): Promise<{ total: number; ids: string[] }> {
+  const { total, rows } = await rankPage(db, RECORDS, [workspaceId, kind], page);
+  return { total, ids: rows.map((r) => r.id) };
+}
+
+/** The own relationship rows of `ids`, by source and key, in their order. */
+export async function ownRelationships(db: Executor, ids: readonly string[]): Promise<RelationshipValues> {
+  const out: RelationshipValues = new Map();
+  for (const part of chunks([...ids])) {
+    const rows = await db
+      .selectFrom('entity_relationships')
+      .select(['source_id', 'name', 'target_id'])
+      .where('source_id', 'in', part)
+      .orderBy('source_id')
+      .orderBy('name')
+      .orderBy('position')
+      .execute();
+    for (const r of rows) push(out, r.source_id, r.name, r.target_id);
+  }
+  return out;
+}
+
+/**
+ * The rows of other types' relationships that point at `ids`, through the (target_id, name)
+ * index: `pairs` maps "<source type>/<name>" to the key it is seen under here. The source's type
+ * is checked by joining its record, because several types use one name (`$account`).
+ */
+export async function inverseRelationships(db: Executor, ids: readonly string[], pairs: ReadonlyMap<string, string>): Promise<RelationshipValues> {
+  const out: RelationshipValues = new Map();
+  if (pairs.size === 0) return out;
+  const names = [...new Set([...pairs.keys()].map((p) => p.slice(p.indexOf('/') + 1)))];
+  for (const part of chunks([...ids])) {
+    const rows = await db
+      .selectFrom('entity_relationships as r')
+      .innerJoin('records as s', 's.id', 'r.source_id')
+      .select(['r.target_id', 'r.name', 'r.source_id', 's.kind'])
+      .where('r.target_id', 'in', part)
+      .where('r.name', 'in', names)
+      .orderBy('r.target_id')
+      .orderBy('s.created_at')
+      .orderBy('r.source_id')
+      .execute();
+    for (const r of rows) {
+      const key = pairs.get(`${r.kind}/${r.name}`);
+      if (key) push(out, r.target_id, key, r.source_id);
+    }
+  }
+  return out;
+}
+
+/** Replaces the own rows of one relationship of one record by `targets`, in order. */
+export async function replaceOwn(tx: Executor, sourceId: string, name: string, objectType: string, targets: readonly string[]): Promise<void> {
+  await tx.deleteFrom('entity_relationships').where('source_id', '=', sourceId).where('name', '=', name).execute();
+  for (const part of chunks(
+    targets.map((target_id, position) => ({ source_id: sourceId, name, object_type: objectType, target_id, position })),
+    1000,
+  ))
+    await tx.insertInto('entity_relationships').values(part).execute();
+}
+
+/** Links or unlinks sources to one target through the sources' own rows (`name`), appended after their others. */
+export async function linkFromSources(
+  tx: Executor,
+  targetId: string,
+  targetType: string,
+  name: string,
+  add: readonly string[],
+  remove: readonly string[],
+): Promise<void> {
+  for (const part of chunks([...remove]))
+    await tx.deleteFrom('entity_relationships').where('target_id', '=', targetId).where('name', '=', name).where('source_id', 'in', part).execute();
+  for (const part of chunks([...add])) {
+    const last = await lastPositions(tx, name, part);
+    await tx
+      .insertInto('entity_relationships')
+      .values(part.map((source_id) => ({ source_id, name, object_type: targetType, target_id: targetId, position: (last.get(source_id) ?? -1) + 1 })))
+      .execute();
+  }
+}
+
+/** Which of `ids` are records of `kind` in the workspace. */
+export async function existingRecords(db: Executor, workspaceId: string, kind: string, ids: readonly string[]): Promise<Set<string>> {
+  const found = new Set<string>();
+  for (const part of chunks([...ids])) {
+    // In a write on PostgreSQL the rows found stay locked against deletion until it commits, so a
+    // record moved to the trash meanwhile cannot be left linked (docs/trash.md).
+    const rows = await lockedAgainstDelete(db, db.selectFrom('records').select(['id', 'workspace_id', 'kind']).where('id', 'in', part)).execute();
+    for (const r of rows) if (r.workspace_id === workspaceId && r.kind === kind) found.add(r.id);
+  }
+  return found;
+}
+
+/**
+ * The record, locked for a delete where rows lock (PostgreSQL, in a transaction): a second delete
+ * of it waits here until the first one commits, then finds it gone. Deletes take the listing's lock
+ * shared (docs/pages.md §Creates that only insert), so this is what makes them take turns.
+ */
+export async function findRecordToDelete(tx: Executor, workspaceId: string, kind: string, id: string): Promise<RecordRow | undefined> {
+  const row = await lockedForUpdate(tx, tx.selectFrom('records').selectAll().where('id', '=', id)).executeTakeFirst();
+  return row && row.workspace_id === workspaceId && row.kind === kind ? row : undefined;
+}
+
+/**
+ * Takes a record's row out of its table and its listing (the trash, a merge's duplicate). Its
+ * listing is taken for inserts, where a delete counts as a delta, unless the caller took it for
+ * writes (a merge).
+ */
+export async function deleteRecord(tx: Executor, row: RecordRow): Promise<void> {
+  await lockRecords(tx, row.workspace_id, row.kind, 'insert');
+  await deferred(tx, tx.deleteFrom('records').where('id', '=', row.id));
+  await rankDelete(tx, RECORDS, [row.workspace_id, row.kind], [{ ts: row.created_at, id: row.id }]);
+}
+
+/** Whether another record of the kind holds this externalId (a restore would collide). */
+export async function externalIdTaken(db: Executor, workspaceId: string, kind: string, externalId: string): Promise<boolean> {
+  const r = await db
+    .selectFrom('records')
+    .select('id')
+    .where('workspace_id', '=', workspaceId)
+    .where('kind', '=', kind)
+    .where('external_id', '=', externalId)
+    .executeTakeFirst();
+  return r !== undefined;
+}
+
+/** The kinds of the records among `ids` (absent: not a live record). */
+export async function kindsOf(db: Executor, ids: readonly string[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (const part of chunks([...ids]))
+    for (const r of await db.selectFrom('records').select(['id', 'kind']).where('id', 'in', part).execute()) out.set(r.id, r.kind);
+  return out;
+}
+
+/** The highest position of each source's rows under `name`, to append after them. */
+export async function lastPositions(db: Executor, name: string, sourceIds: readonly string[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  for (const part of chunks([...sourceIds])) {
+    const rows = await db
+      .selectFrom('entity_relationships')
+      .select(['source_id', (eb) => eb.fn.max('position').as('p')])
+      .where('source_id', 'in', part)
+      .where('name', '=', name)
+      .groupBy('source_id')
+      .execute();
+    for (const r of rows) out.set(r.source_id, Number(r.p));
+  }
+  return out;
+}
+
+/** Inserts relationship rows as they are (positions free). */
+export async function insertRelationshipRows(tx: Executor, rows: readonly RelationshipRow[]): Promise<void> {
+  // Nothing reads their answer: sent with the next statement awaited (src/db/pipeline.ts).
+  for (const part of chunks([...rows], 1000)) await deferred(tx, tx.insertInto('entity_relationships').values(part));
+}
+
+export type RelationshipRow = EntityRelationshipsTable;
 
 /** Rows of the records table (every workspace): what rebuilding the indexes above costs, roughly. */
 export async function recordCount(db: Executor): Promise<number> {
@@ -110,23 +280,31 @@ export async function hasRecords(db: Executor, workspaceId: string, kind: string
   return r.length > 0;
 }
 
-export type RelationshipRow = EntityRelationshipsTable;
-
 export function recordsByExternalId(db: Executor, workspaceId: string, kind: string, externalIds: string[]): Promise<Map<string, string>> {
   return lookupExternalIds(db, 'records', workspaceId, externalIds, kind);
+}
+
+/** The rows of records by id (those an import is about to update), in chunks. */
+export async function recordRows(db: Executor, ids: readonly string[]): Promise<Map<string, RecordRow>> {
+  const out = new Map<string, RecordRow>();
+  for (const part of chunks([...ids])) for (const r of await db.selectFrom('records').selectAll().where('id', 'in', part).execute()) out.set(r.id, r);
+  return out;
 }
 
 /** Inserts new records and overwrites the fields of existing ones (by workspace, kind and externalId). */
 export async function upsertRecords(db: Executor, rows: RecordRow[]): Promise<void> {
   // 7 values a row: 300 rows stay far below SQLite's and PostgreSQL's parameter limits.
+  // Nothing reads them back before the next statement awaited: sent without waiting (src/db/pipeline.ts).
   for (const part of chunks(rows, 300)) {
-    await db
-      .insertInto('records')
-      .values(part)
-      .onConflict((oc) =>
-        oc.columns(['workspace_id', 'kind', 'external_id']).doUpdateSet({ fields: sql`excluded.fields`, updated_at: sql`excluded.updated_at` }),
-      )
-      .execute();
+    await deferred(
+      db,
+      db
+        .insertInto('records')
+        .values(part)
+        .onConflict((oc) =>
+          oc.columns(['workspace_id', 'kind', 'external_id']).doUpdateSet({ fields: sql`excluded.fields`, updated_at: sql`excluded.updated_at` }),
+        ),
+    );
   }
 }
 
@@ -143,29 +321,8 @@ export async function replaceRelationships(tx: Executor, sourceIds: string[], ro
   await insertRows(tx, 'entity_relationships', ['source_id', 'name', 'object_type', 'target_id', 'position'], rows, 1000);
 }
 
-/**
- * The contacts of the workspace whose `$email` holds one of `emails`, ignoring case, by folded
- * address (docs/records.md §Value index). Meetings and emails derive their `$contact` with it.
- */
-export async function contactIdsByEmails(db: Executor, workspaceId: string, emails: readonly string[]): Promise<Map<string, string[]>> {
-  const out = new Map<string, string[]>();
-  const folded = [...new Set(emails.map(foldText))];
-  for (const part of chunks(folded)) {
-    const rows = await db
-      .selectFrom('record_values')
-      .select(['value_text', 'record_id'])
-      .where('workspace_id', '=', workspaceId)
-      .where('object_type', '=', 'contact')
-      .where('field', '=', '$email')
-      .where('value_text', 'in', part)
-      .orderBy('record_id')
-      .execute();
-    for (const r of rows) {
-      const key = r.value_text as string;
-      const ids = out.get(key) ?? [];
-      if (!ids.includes(r.record_id)) ids.push(r.record_id);
-      out.set(key, ids);
-    }
-  }
-  return out;
+/** The records of a type whose stored values hold `key` (a field brought back from the archive). */
+export async function recordsHolding(db: Executor, workspaceId: string, kind: string, key: string): Promise<{ id: string; fields: string }[]> {
+  const rows = await db.selectFrom('records').select(['id', 'fields']).where('workspace_id', '=', workspaceId).where('kind', '=', kind).execute();
+  return rows.filter((r) => Object.hasOwn(JSON.parse(r.fields) as object, key));
 }

@@ -6,22 +6,21 @@ import type { FastifyInstance } from 'fastify';
 import type { PluginOptions } from '../http/context.ts';
 import { serviceContext } from '../http/service-context.ts';
 import type { Scope } from '../auth/scopes.ts';
-import { FilteredPageQuery } from '../filters/schemas.ts';
-import { getDefinitions } from './definitions-view.ts';
-import { ENTITY_TYPES, getRecord, listRecords } from './entities.ts';
 import {
   CreateBody,
   CreateBodyWithRelationships,
   Definitions,
-  EntityEnvelopeSchema,
-  EntitySchema,
+  RecordEnvelopeSchema,
+  RecordSchema,
+  FieldHistoryPage,
+  FilteredPageQuery,
+  HistoryParams,
+  HistoryQuery,
   RecordIdParams,
   UpdateBody,
   UpdateBodyAddRemove,
-} from './entity-schemas.ts';
-import { createRecord, updateRecord } from './entity-writes.ts';
-import { fieldHistory } from './history.ts';
-import { FieldHistoryPage, HistoryParams, HistoryQuery } from './history-schemas.ts';
+} from './schemas.ts';
+import { createRecord, RECORD_TYPES, fieldHistory, getDefinitions, getRecord, listRecords, updateRecord } from './service.ts';
 
 /** The system types with field value history (custom objects have theirs under /v1/objects). */
 const WITH_HISTORY = new Set(['account', 'contact', 'opportunity']);
@@ -39,14 +38,15 @@ const WRITE_ERRORS = [
 export async function recordRoutes(base: FastifyInstance, opts: PluginOptions): Promise<void> {
   const app = base.withTypeProvider<TypeBoxTypeProvider>();
   const { ctx, write } = serviceContext(opts);
+  const { onCreate } = opts;
 
-  for (const type of Object.values(ENTITY_TYPES)) {
+  for (const type of Object.values(RECORD_TYPES)) {
     const { plural, objectType, article } = type;
     const One = objectType[0]?.toUpperCase() + objectType.slice(1);
     const Many = plural[0]?.toUpperCase() + plural.slice(1);
     const tags = [Many];
     const scope = (action: 'create' | 'update' | 'read') => `${plural}:${action}` as Scope;
-    const Entity = EntitySchema(type);
+    const Resource = RecordSchema(type);
 
     app.post(
       `/v1/${plural}`,
@@ -56,15 +56,11 @@ export async function recordRoutes(base: FastifyInstance, opts: PluginOptions): 
           summary: `Create ${article} ${objectType}`,
           tags,
           body: type.createNeedsRelationships ? CreateBodyWithRelationships : CreateBody,
-          response: { 200: Entity },
+          response: { 200: Resource },
         },
       },
       (request, reply) =>
-        write(request, reply, async (c) => {
-          const entity = await createRecord(c, type, request.body);
-          await opts.onCreate?.(c, objectType, entity.id);
-          return entity;
-        }),
+        write(request, reply, (c) => createRecord(c, { type, ...request.body }, onCreate && ((defs, resource) => onCreate(c, objectType, defs, resource)))),
     );
 
     app.post(
@@ -76,10 +72,10 @@ export async function recordRoutes(base: FastifyInstance, opts: PluginOptions): 
           tags,
           params: RecordIdParams,
           body: type.updateOperations === 'addRemove' ? UpdateBodyAddRemove : UpdateBody,
-          response: { 200: Entity },
+          response: { 200: Resource },
         },
       },
-      (request, reply) => write(request, reply, (c) => updateRecord(c, type, { ...request.params, ...request.body })),
+      (request, reply) => write(request, reply, (c) => updateRecord(c, { type, ...request.params, ...request.body })),
     );
 
     if (type.definitions)
@@ -89,16 +85,16 @@ export async function recordRoutes(base: FastifyInstance, opts: PluginOptions): 
           config: { operation: `get${One}Definitions`, scopes: [scope('read')], category: 'Read' },
           schema: { summary: `The field and relationship definitions of ${plural}`, tags, response: { 200: Definitions } },
         },
-        (request) => getDefinitions(ctx(request), type),
+        (request) => getDefinitions(ctx(request), { type }),
       );
 
     app.get(
       `/v1/${plural}/:id`,
       {
         config: { operation: `get${One}`, scopes: [scope('read')], category: 'Read', errors: ['resource_not_found'] },
-        schema: { summary: `Retrieve ${article} ${objectType}`, tags, params: RecordIdParams, response: { 200: Entity } },
+        schema: { summary: `Retrieve ${article} ${objectType}`, tags, params: RecordIdParams, response: { 200: Resource } },
       },
-      (request) => getRecord(ctx(request), type, request.params),
+      (request) => getRecord(ctx(request), { type, ...request.params }),
     );
 
     if (WITH_HISTORY.has(objectType))
@@ -114,16 +110,16 @@ export async function recordRoutes(base: FastifyInstance, opts: PluginOptions): 
             response: { 200: FieldHistoryPage },
           },
         },
-        (request) => fieldHistory(ctx(request), type, { ...request.params, ...request.query }),
+        (request) => fieldHistory(ctx(request), { type, ...request.params, ...request.query }),
       );
 
     app.get(
       `/v1/${plural}`,
       {
         config: { operation: `list${Many}`, scopes: [scope('read')], category: 'Search' },
-        schema: { summary: `List ${plural}, newest first`, tags, querystring: FilteredPageQuery, response: { 200: EntityEnvelopeSchema(type, Entity) } },
+        schema: { summary: `List ${plural}, newest first`, tags, querystring: FilteredPageQuery, response: { 200: RecordEnvelopeSchema(type, Resource) } },
       },
-      (request) => listRecords(ctx(request), type, request.query),
+      (request) => listRecords(ctx(request), { type, query: request.query }),
     );
   }
 }

@@ -7,7 +7,7 @@ import type { HandleService } from '../definitions/catalogue.ts';
 import { parseIsoDateTime } from '../lib/dates.ts';
 import type { ValueType } from '../lib/resource-schemas.ts';
 import { isCountryCode } from './countries.ts';
-import { normalizePhone } from './phone.ts';
+import { normalizePhone } from '../lib/phone.ts';
 import { normalizeHandle } from './social.ts';
 
 /** An InputError whose param is the path below the field's `value`: `.country`, `[2]`, or '' for the value itself. */

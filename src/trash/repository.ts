@@ -1,6 +1,9 @@
 // SQL of the trash (docs/trash.md): the entries, and the relationship rows and list memberships
 // moved out of the live tables while a record is in the trash.
+import { sql } from 'kysely';
 import { chunks } from '../db/chunks.ts';
+import { deferred } from '../db/pipeline.ts';
+import { lockedForUpdate } from '../db/portable.ts';
 import type { Executor } from '../db/types.ts';
 import type { TrashLinksTable, TrashMembersTable, TrashTable } from './tables.ts';
 
@@ -8,12 +11,20 @@ export type TrashRow = TrashTable;
 export type LinkRow = Omit<TrashLinksTable, 'trash_id'>;
 export type MemberRow = Omit<TrashMembersTable, 'trash_id'>;
 
+// The writes of an entry and its held rows are sent without waiting (src/db/pipeline.ts): nothing
+// reads their answer, and an error surfaces with the next statement awaited or COMMIT.
 export async function insertTrash(tx: Executor, row: TrashRow): Promise<void> {
-  await tx.insertInto('trash').values(row).execute();
+  await deferred(tx, tx.insertInto('trash').values(row));
 }
 
 export async function findTrash(db: Executor, workspaceId: string, id: string): Promise<TrashRow | undefined> {
   const row = await db.selectFrom('trash').selectAll().where('id', '=', id).executeTakeFirst();
+  return row?.workspace_id === workspaceId ? row : undefined;
+}
+
+/** The entry, locked where rows lock (PostgreSQL): of two restores of it, the second waits, then finds it gone. */
+export async function findTrashToRestore(tx: Executor, workspaceId: string, id: string): Promise<TrashRow | undefined> {
+  const row = await lockedForUpdate(tx, tx.selectFrom('trash').selectAll().where('id', '=', id)).executeTakeFirst();
   return row?.workspace_id === workspaceId ? row : undefined;
 }
 
@@ -28,7 +39,7 @@ export async function trashedAmong(db: Executor, workspaceId: string, ids: reado
 }
 
 export async function deleteTrash(tx: Executor, id: string): Promise<void> {
-  await tx.deleteFrom('trash').where('id', '=', id).execute();
+  await deferred(tx, tx.deleteFrom('trash').where('id', '=', id));
 }
 
 /** The workspace's trash, oldest first; `before`: deleted before that instant only. */
@@ -44,20 +55,29 @@ export async function expiredTrash(db: Executor, before: string, limit: number):
   return db.selectFrom('trash').select(['id', 'workspace_id']).where('deleted_at', '<', before).orderBy('deleted_at').orderBy('id').limit(limit).execute();
 }
 
-/** Moves every live relationship row touching `id` (as source or target) under the entry `trashId`. */
-export async function takeLinks(tx: Executor, trashId: string, id: string): Promise<LinkRow[]> {
-  const rows = await tx
-    .selectFrom('entity_relationships')
-    .selectAll()
-    .where((eb) => eb.or([eb('source_id', '=', id), eb('target_id', '=', id)]))
-    .execute();
-  if (rows.length === 0) return [];
-  await holdLinks(tx, trashId, rows);
-  await tx
-    .deleteFrom('entity_relationships')
-    .where((eb) => eb.or([eb('source_id', '=', id), eb('target_id', '=', id)]))
-    .execute();
-  return rows;
+/**
+ * Moves every live relationship row touching `id` (as source or target) under the entry `trashId`,
+ * without reading them back: nothing goes out that the caller waits for (src/db/pipeline.ts).
+ * Each side is found through its own index, whatever the statistics say: a record's own rows by
+ * the primary key, the rows others hold to it through the inverse index (target_id, name,
+ * source_id), each then read by its key. One statement with `source_id = ? or target_id = ?` is
+ * planned as a scan of the whole table on SQLite once ANALYZE has seen one target held by many
+ * rows (an account's contacts), docs/performance.md §Plans that must not depend on statistics.
+ */
+export async function takeLinks(tx: Executor, trashId: string, id: string): Promise<void> {
+  // CROSS JOIN keeps the inverse index outside on SQLite; DISTINCT folds the pairs of a source
+  // that holds the record twice under one name.
+  await deferred(
+    tx,
+    sql`insert into trash_links (trash_id, source_id, name, object_type, target_id, position)
+      select ${trashId}, source_id, name, object_type, target_id, position from entity_relationships where source_id = ${id}
+      union all
+      select distinct ${trashId}, r.source_id, r.name, r.object_type, r.target_id, r.position
+      from entity_relationships i cross join entity_relationships r
+      where i.target_id = ${id} and i.source_id <> ${id} and r.source_id = i.source_id and r.name = i.name and r.target_id = i.target_id`,
+  );
+  await deferred(tx, tx.deleteFrom('entity_relationships').where('source_id', '=', id));
+  await deferred(tx, tx.deleteFrom('entity_relationships').where('target_id', '=', id));
 }
 
 export async function holdLinks(tx: Executor, trashId: string, rows: readonly LinkRow[]): Promise<void> {
@@ -65,7 +85,7 @@ export async function holdLinks(tx: Executor, trashId: string, rows: readonly Li
     rows.map((r) => ({ trash_id: trashId, ...r })),
     1000,
   ))
-    await tx.insertInto('trash_links').values(part).execute();
+    await deferred(tx, tx.insertInto('trash_links').values(part));
 }
 
 /** The rows an entry holds, and drops them from it. */
@@ -75,7 +95,7 @@ export async function releaseLinks(tx: Executor, trashId: string): Promise<LinkR
     .select(['source_id', 'name', 'object_type', 'target_id', 'position'])
     .where('trash_id', '=', trashId)
     .execute();
-  await tx.deleteFrom('trash_links').where('trash_id', '=', trashId).execute();
+  if (rows.length > 0) await deferred(tx, tx.deleteFrom('trash_links').where('trash_id', '=', trashId));
   return rows;
 }
 
@@ -84,12 +104,12 @@ export async function holdMembers(tx: Executor, trashId: string, rows: readonly 
     rows.map((r) => ({ trash_id: trashId, ...r })),
     1000,
   ))
-    await tx.insertInto('trash_members').values(part).execute();
+    await deferred(tx, tx.insertInto('trash_members').values(part));
 }
 
 export async function releaseMembers(tx: Executor, trashId: string): Promise<MemberRow[]> {
   const rows = await tx.selectFrom('trash_members').select(['list_id', 'entity_id', 'added_at']).where('trash_id', '=', trashId).execute();
-  await tx.deleteFrom('trash_members').where('trash_id', '=', trashId).execute();
+  if (rows.length > 0) await deferred(tx, tx.deleteFrom('trash_members').where('trash_id', '=', trashId));
   return rows;
 }
 

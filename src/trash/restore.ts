@@ -5,30 +5,36 @@
 // still names the record. Each runs in the caller's transaction.
 import { eraseChangesOf } from '../changes/repository.ts';
 import { appendEvent } from '../changes/service.ts';
-import { loadDefinitions } from '../definitions/service.ts';
+import { loadDefinitions, type TypeDefinitions } from '../definitions/service.ts';
 import type { Executor } from '../db/types.ts';
 import { type Ctx, operatorCtx } from '../lib/context.ts';
 import { AppError, notFound } from '../lib/errors.ts';
 import { isoNow } from '../lib/ids.ts';
 import * as lists from '../lists/repository.ts';
+import { membershipsMoved } from '../lists/service.ts';
 import * as meetings from '../meetings/repository.ts';
-import { requireDefinitions } from '../records/entities.ts';
-import * as records from '../records/entity-repository.ts';
-import { valueRows } from '../records/index-values.ts';
-import { writeValueIndex } from '../records/repository.ts';
+import { requireDefinitions } from '../records/service.ts';
+import * as records from '../records/repository.ts';
+import { valueRows } from '../records/index/values.ts';
+import { valueTaken, writeValueIndex } from '../records/index/repository.ts';
 import * as repo from './repository.ts';
 import type { TrashPayload } from './service.ts';
 
 /** Targets that are never records, so never in the trash: members and files. */
 const NOT_RECORDS = new Set(['member', 'file']);
 
-async function refuseTakenValues(ctx: Ctx, row: records.RecordRow): Promise<void> {
-  const defs = await requireDefinitions(ctx, row.kind);
+/** Whether `row` holds a value no other record may hold: a unique field's, or an externalId. */
+function holdsUnique(defs: TypeDefinitions, row: records.RecordRow): boolean {
+  if (row.external_id !== null) return true;
+  return Object.keys(JSON.parse(row.fields) as object).some((key) => defs.fields.get(key)?.unique);
+}
+
+async function refuseTakenValues(ctx: Ctx, defs: TypeDefinitions, row: records.RecordRow): Promise<void> {
   const stored = JSON.parse(row.fields) as Record<string, unknown>;
   for (const [key, v] of Object.entries(stored)) {
     if (!defs.fields.get(key)?.unique) continue;
     for (const x of Array.isArray(v) ? v : [v])
-      if (await records.valueTaken(ctx.db, row.workspace_id, row.kind, key, x, row.id))
+      if (await valueTaken(ctx.db, row.workspace_id, row.kind, key, x, row.id))
         throw new AppError('duplicate_value', `Another ${row.kind} now holds the value of "${key}"; ${row.id} stays in the trash.`, { param: `fields.${key}` });
   }
   if (row.external_id !== null && (await records.externalIdTaken(ctx.db, row.workspace_id, row.kind, row.external_id)))
@@ -38,8 +44,7 @@ async function refuseTakenValues(ctx: Ctx, row: records.RecordRow): Promise<void
 }
 
 /** Puts back the links an entry held: to live ends as they were, to trashed ends under those ends' entries. */
-async function restoreLinks(ctx: Ctx, id: string): Promise<number> {
-  const rows = await repo.releaseLinks(ctx.db, id);
+async function restoreLinks(ctx: Ctx, id: string, rows: readonly repo.LinkRow[]): Promise<number> {
   const other = (r: repo.LinkRow) => (r.source_id === id ? r.target_id : r.source_id);
   const kinds = await records.kindsOf(ctx.db, rows.map(other));
   const trashed = await repo.trashedAmong(
@@ -68,9 +73,9 @@ async function restoreLinks(ctx: Ctx, id: string): Promise<number> {
   return kept.length;
 }
 
-/** Memberships held by a record's entry: back into live lists, to trashed lists' entries, dropped for purged lists. */
-async function restoreMemberships(ctx: Ctx, id: string): Promise<void> {
-  const rows = await repo.releaseMembers(ctx.db, id);
+/** Memberships held by a record's entry: back into live lists, to trashed lists' entries, dropped for purged lists. Returns the live lists it joined. */
+async function restoreMemberships(ctx: Ctx, rows: readonly repo.MemberRow[]): Promise<string[]> {
+  if (rows.length === 0) return [];
   const live = await lists.existingLists(
     ctx.db,
     rows.map((r) => r.list_id),
@@ -81,10 +86,11 @@ async function restoreMemberships(ctx: Ctx, id: string): Promise<void> {
     rows.map((r) => r.list_id),
   );
   for (const r of rows) if (trashed.has(r.list_id)) await repo.holdMembers(ctx.db, r.list_id, [r]);
-  await lists.putMemberships(
+  const joined = await lists.putMemberships(
     ctx.db,
     rows.filter((r) => live.has(r.list_id)),
   );
+  return joined.map((r) => r.list_id);
 }
 
 export interface Restored {
@@ -93,26 +99,37 @@ export interface Restored {
   links: number;
 }
 
-/** Restores one entry of ctx's workspace; a merged duplicate is refused (a merge is permanent). */
+/**
+ * Restores one entry of ctx's workspace; a merged duplicate is refused (a merge is permanent). A
+ * record's listing is taken as a create takes it (docs/pages.md §Creates that only insert): for
+ * inserts, so that restores, creates and deletes of the type run side by side, unless the record
+ * brings back a value that must stay unique, which is checked under the exclusive lock. Its
+ * counts are kept after COMMIT only in a transaction of `transactionThen`, which the operator's
+ * `rolodex trash restore` uses (elsewhere the lock is taken exclusively).
+ */
 export async function restore(ctx: Ctx, input: { id: string }): Promise<Restored> {
-  const entry = await repo.findTrash(ctx.db, ctx.actor.workspaceId, input.id);
+  const entry = await repo.findTrashToRestore(ctx.db, ctx.actor.workspaceId, input.id);
   if (!entry) throw notFound('trashed record', input.id);
   if (entry.merged_into !== null)
     throw new AppError('invalid_value', `${entry.id} was merged into ${entry.merged_into}; a merge is permanent and cannot be restored.`, { param: 'id' });
   const payload = JSON.parse(entry.payload) as TrashPayload;
+  // The rows the entry holds; a meeting holds no memberships.
+  const members = payload.meeting ? [] : await repo.releaseMembers(ctx.db, entry.id);
+  const links = await repo.releaseLinks(ctx.db, entry.id);
+  let joined: string[] = [];
   if (payload.record) {
     const row = payload.record;
-    await records.lockRecords(ctx.db, row.workspace_id, row.kind);
-    await refuseTakenValues(ctx, row);
-    await records.insertRecord(ctx.db, row);
     const defs = await requireDefinitions(ctx, row.kind);
+    const unique = holdsUnique(defs, row);
+    await records.lockRecords(ctx.db, row.workspace_id, row.kind, unique ? 'write' : 'insert');
+    if (unique) await refuseTakenValues(ctx, defs, row);
+    await records.insertRecord(ctx.db, row);
     await writeValueIndex(ctx.db, defs, [], valueRows(row.workspace_id, defs, row.id, JSON.parse(row.fields) as Record<string, unknown>));
-    await restoreMemberships(ctx, row.id);
+    joined = await restoreMemberships(ctx, members);
   } else if (payload.meeting) {
     const { row, contents, participants } = payload.meeting;
     await meetings.insertMeeting(ctx.db, row, contents ?? { meeting_id: row.id, description: null, transcript_id: null }, participants);
   } else if (payload.list) {
-    const members = await repo.releaseMembers(ctx.db, entry.id);
     const ids = members.map((m) => m.entity_id);
     const live = await records.kindsOf(ctx.db, ids);
     const trashed = await repo.trashedAmong(ctx.db, ctx.actor.workspaceId, ids);
@@ -123,11 +140,12 @@ export async function restore(ctx: Ctx, input: { id: string }): Promise<Restored
       members.filter((m) => live.has(m.entity_id)),
     );
   }
-  const links = await restoreLinks(ctx, entry.id);
+  const restoredLinks = await restoreLinks(ctx, entry.id, links);
   await repo.deleteTrash(ctx.db, entry.id);
   // The resource as it was deleted: what a full-access key reads again now.
   await appendEvent(ctx, { type: `${entry.object_type}.restored`, object: JSON.parse(entry.resource) as { id: string } });
-  return { id: entry.id, objectType: entry.object_type, links };
+  await membershipsMoved(ctx, 'list.members_added', joined, entry.id);
+  return { id: entry.id, objectType: entry.object_type, links: restoredLinks };
 }
 
 export interface Purged {

@@ -9,8 +9,8 @@ import { IdParams, List } from '../lists/schemas.ts';
 import { Meeting, MeetingParams } from '../meetings/schemas.ts';
 import { SlugIdParams } from '../objects/schemas.ts';
 import { deleteObjectRecord } from '../objects/service.ts';
-import { ENTITY_TYPES } from '../records/entities.ts';
-import { CustomObjectRecord, EntitySchema, RecordIdParams } from '../records/entity-schemas.ts';
+import { RECORD_TYPES } from '../records/service.ts';
+import { CustomObjectRecord, RecordSchema, RecordIdParams } from '../records/schemas.ts';
 import { DeleteBody } from './schemas.ts';
 import { trashList, trashMeeting, trashRecord } from './service.ts';
 
@@ -26,7 +26,7 @@ export async function trashRoutes(base: FastifyInstance, opts: PluginOptions): P
   const app = base.withTypeProvider<TypeBoxTypeProvider>();
   const { write } = serviceContext(opts);
 
-  for (const type of Object.values(ENTITY_TYPES)) {
+  for (const type of Object.values(RECORD_TYPES)) {
     const One = type.objectType[0]?.toUpperCase() + type.objectType.slice(1);
     app.delete(
       `/v1/${type.plural}/:id`,
@@ -37,7 +37,7 @@ export async function trashRoutes(base: FastifyInstance, opts: PluginOptions): P
           tags: [type.plural[0]?.toUpperCase() + type.plural.slice(1)],
           params: RecordIdParams,
           body: DeleteBody,
-          response: { 200: EntitySchema(type) },
+          response: { 200: RecordSchema(type) },
         },
       },
       (request, reply) => write(request, reply, (c) => trashRecord(c, type, request.params)),

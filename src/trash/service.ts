@@ -9,14 +9,14 @@ import { notFound } from '../lib/errors.ts';
 import { foldText } from '../lib/fold.ts';
 import { isoNow } from '../lib/ids.ts';
 import * as lists from '../lists/repository.ts';
-import { toResource as listResource } from '../lists/service.ts';
+import { toResource as listResource, membershipsMoved } from '../lists/service.ts';
 import * as meetings from '../meetings/repository.ts';
 import { relationshipsOf } from '../meetings/relationships.ts';
 import { toResource as meetingResource } from '../meetings/service.ts';
-import { type Entity, type EntityType, getRecord, requireDefinitions } from '../records/entities.ts';
-import * as records from '../records/entity-repository.ts';
-import { valueRows } from '../records/index-values.ts';
-import { writeValueIndex } from '../records/repository.ts';
+import { type RecordResource, type RecordType, getRecord, requireDefinitions } from '../records/service.ts';
+import * as records from '../records/repository.ts';
+import { valueRows } from '../records/index/values.ts';
+import { writeValueIndex } from '../records/index/repository.ts';
 import * as repo from './repository.ts';
 
 /** The rows a restore puts back, kept in the entry's payload. */
@@ -48,28 +48,41 @@ async function again(ctx: Ctx, objectType: string, id: string): Promise<repo.Tra
 }
 
 /**
- * Moves a live record (locked by the caller's scope lock) to the trash: its value index and
+ * Moves a live record (locked by the caller's partition lock) to the trash: its value index and
  * trigrams, its relationship rows of either end, its memberships, its row and its rank. A merge
- * calls this for its duplicate after moving the links it keeps (`mergedInto`).
+ * calls this for its duplicate after moving the links it keeps (`mergedInto`). Returns the lists
+ * the record left.
  */
-export async function takeRecord(ctx: Ctx, row: records.RecordRow, resource: unknown, mergedInto: string | null = null): Promise<void> {
+export async function takeRecord(ctx: Ctx, row: records.RecordRow, resource: unknown, mergedInto: string | null = null): Promise<string[]> {
   const defs = await requireDefinitions(ctx, row.kind);
   const indexRows = valueRows(row.workspace_id, defs, row.id, JSON.parse(row.fields) as Record<string, unknown>).length;
   await writeValueIndex(ctx.db, defs, [row.id], []);
   await repo.takeLinks(ctx.db, row.id, row.id);
-  await repo.holdMembers(ctx.db, row.id, await lists.takeMemberships(ctx.db, row.id));
+  const memberships = await lists.takeMemberships(ctx.db, row.id);
+  await repo.holdMembers(ctx.db, row.id, memberships);
   await records.deleteRecord(ctx.db, row);
   await insertEntry(ctx, row.id, row.kind, resource, { record: row, indexRows }, mergedInto);
+  return memberships.map((m) => m.list_id);
 }
 
-export async function trashRecord(ctx: Ctx, type: EntityType, input: { id: string }): Promise<Entity> {
-  // The type's listing is locked first, so two deletes of one record take turns.
-  await records.lockRecords(ctx.db, ctx.actor.workspaceId, type.objectType);
-  const row = await records.findRecord(ctx.db, ctx.actor.workspaceId, type.objectType, input.id);
-  if (!row) return JSON.parse((await again(ctx, type.objectType, input.id)).resource) as Entity;
-  const resource = await getRecord(ctx, type, input);
-  await takeRecord(ctx, row, resource);
+export async function trashRecord(ctx: Ctx, type: RecordType, input: { id: string }): Promise<RecordResource> {
+  // The type's listing is taken for inserts, so deletes and creates of the type run side by side;
+  // the record's own row lock makes two deletes of it take turns (findRecordToDelete).
+  await records.lockRecords(ctx.db, ctx.actor.workspaceId, type.objectType, 'insert');
+  const find = () => records.findRecordToDelete(ctx.db, ctx.actor.workspaceId, type.objectType, input.id);
+  let row = await find();
+  if (!row) {
+    const entry = await repo.findTrash(ctx.db, ctx.actor.workspaceId, input.id);
+    if (entry?.object_type === type.objectType) return JSON.parse(entry.resource) as RecordResource;
+    // A restore, which takes the listing shared too, may have committed between the two reads
+    // (each sees what was committed when it began, on PostgreSQL): the record is live again.
+    row = await find();
+    if (!row) throw notFound(type.objectType, input.id);
+  }
+  const resource = await getRecord(ctx, { ...input, type });
+  const left = await takeRecord(ctx, row, resource);
   await appendEvent(ctx, { type: `${type.objectType}.deleted`, object: resource });
+  await membershipsMoved(ctx, 'list.members_removed', left, row.id);
   return resource;
 }
 

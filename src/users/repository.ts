@@ -4,7 +4,7 @@
 import { sql } from 'kysely';
 import { chunks } from '../db/chunks.ts';
 import { isUniqueViolation } from '../db/database.ts';
-import { defineRank, lockScope, rankInsert, rankPage } from '../db/rank.ts';
+import { defineRank, lockPartition, rankInsert, rankPage } from '../db/rank.ts';
 import type { Executor } from '../db/types.ts';
 import { lookupExternalIds } from '../import/repository.ts';
 import type { Page } from '../lib/paging.ts';
@@ -24,7 +24,7 @@ function atomically<T>(db: Executor, fn: (tx: Executor) => Promise<T>): Promise<
 export async function insertUser(db: Executor, row: UserRow): Promise<boolean> {
   try {
     await atomically(db, async (tx) => {
-      await lockScope(tx, USERS, [row.workspace_id]);
+      await lockPartition(tx, USERS, [row.workspace_id]);
       await tx.insertInto('users').values(row).execute();
       await rankInsert(tx, USERS, [row.workspace_id], [{ ts: row.created_at, id: row.id }]);
       await tx

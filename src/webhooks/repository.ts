@@ -3,31 +3,26 @@
 // token with a lease, the holder settles each row only while it still holds the token, and every
 // time is the database's clock. A row is claimable only when no earlier event of the same object
 // waits for the same subscription, so each object's events arrive in order.
-import { type RawBuilder, sql } from 'kysely';
+import { sql } from 'kysely';
 import { chunks } from '../db/chunks.ts';
 import { deferredInsert } from '../db/pipeline.ts';
-import { isPostgres } from '../db/dialect.ts';
+import { claimable, timeFromNow } from '../db/portable.ts';
 import type { Executor } from '../db/types.ts';
 import type { WebhookDeliveriesTable, WebhookSubscriptionsTable } from './tables.ts';
 
 export type SubscriptionRow = WebhookSubscriptionsTable;
 export type DeliveryRow = WebhookDeliveriesTable;
 
-/** The database's time `plusMs` from now, in the stored format (UTC, milliseconds, `Z`). */
-export function dbTime(db: Executor, plusMs: number): RawBuilder<string> {
-  const ms = Math.round(plusMs);
-  if (isPostgres(db)) return sql<string>`to_char((now() + cast(${`${ms} milliseconds`} as interval)) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-  return sql<string>`strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ${`${ms >= 0 ? '+' : ''}${ms / 1000} seconds`})`;
-}
-
-/** Queues event `eventId` (inserted before, in the same transaction) for each live subscription that takes its type. */
-export async function fanOut(tx: Executor, eventId: string, onlySubscription?: string): Promise<void> {
+/** Queues each of the events `eventIds` (inserted before, in the same transaction) for each live subscription that takes its type. */
+export async function fanOut(tx: Executor, eventIds: string | readonly string[], onlySubscription?: string): Promise<void> {
+  const ids = typeof eventIds === 'string' ? [eventIds] : eventIds;
+  if (ids.length === 0) return;
   await deferredInsert(
     tx,
     sql`insert into webhook_deliveries (id, subscription_id, event_id, event_seq, object_id, next_attempt_at, attempts)
-      select e.id || ':' || s.id, s.id, e.id, e.seq, e.object_id, ${dbTime(tx, 0)}, 0
+      select e.id || ':' || s.id, s.id, e.id, e.seq, e.object_id, ${timeFromNow(tx, 0)}, 0
       from events as e join webhook_subscriptions as s on s.workspace_id = e.workspace_id
-      where e.id = ${eventId} and s.disabled_at is null
+      where e.id in (${sql.join(ids)}) and s.disabled_at is null
         ${onlySubscription === undefined ? sql`` : sql`and s.id = ${onlySubscription}`}
         and (s.all_events = 1 or exists (select 1 from webhook_subscription_events as t where t.subscription_id = s.id and t.type = e.type))
       on conflict (id) do nothing`,
@@ -72,12 +67,12 @@ export async function deleteSubscription(tx: Executor, id: string): Promise<bool
 /** Claims up to `limit` due rows for `token` for `leaseMs`; `attempts` counts this one. */
 export async function claimDue(db: Executor, input: { token: string; leaseMs: number; limit: number }): Promise<DeliveryRow[]> {
   // A read first: an idle outbox costs no write (on SQLite, no write lock every poll).
-  const any = await db.selectFrom('webhook_deliveries').select('id').where('next_attempt_at', '<=', dbTime(db, 0)).limit(1).executeTakeFirst();
+  const any = await db.selectFrom('webhook_deliveries').select('id').where('next_attempt_at', '<=', timeFromNow(db, 0)).limit(1).executeTakeFirst();
   if (!any) return [];
   let due = db
     .selectFrom('webhook_deliveries as d')
     .select('d.id')
-    .where('d.next_attempt_at', '<=', dbTime(db, 0))
+    .where('d.next_attempt_at', '<=', timeFromNow(db, 0))
     .where((eb) =>
       eb.not(
         eb.exists(
@@ -92,10 +87,10 @@ export async function claimDue(db: Executor, input: { token: string; leaseMs: nu
     )
     .orderBy('d.event_seq')
     .limit(input.limit);
-  if (isPostgres(db)) due = due.forUpdate().skipLocked();
+  due = claimable(db, due);
   const rows = await db
     .updateTable('webhook_deliveries')
-    .set({ lease_owner: input.token, next_attempt_at: dbTime(db, input.leaseMs), attempts: sql<number>`attempts + 1` })
+    .set({ lease_owner: input.token, next_attempt_at: timeFromNow(db, input.leaseMs), attempts: sql<number>`attempts + 1` })
     .where('id', 'in', due)
     .returningAll()
     .execute();
@@ -106,7 +101,7 @@ export async function claimDue(db: Executor, input: { token: string; leaseMs: nu
 export async function renewLease(db: Executor, token: string, leaseMs: number): Promise<string[]> {
   const rows = await db
     .updateTable('webhook_deliveries')
-    .set({ next_attempt_at: dbTime(db, leaseMs) })
+    .set({ next_attempt_at: timeFromNow(db, leaseMs) })
     .where('lease_owner', '=', token)
     .returning('id')
     .execute();
@@ -118,7 +113,7 @@ export async function release(db: Executor, token: string, ids: readonly string[
   for (const part of chunks([...ids]))
     await db
       .updateTable('webhook_deliveries')
-      .set({ lease_owner: null, next_attempt_at: dbTime(db, 0), attempts: sql<number>`attempts - 1` })
+      .set({ lease_owner: null, next_attempt_at: timeFromNow(db, 0), attempts: sql<number>`attempts - 1` })
       .where('lease_owner', '=', token)
       .where('id', 'in', part)
       .execute();
@@ -180,10 +175,10 @@ export async function failed(
     const r = await tx
       .updateTable('webhook_deliveries')
       .set({
-        next_attempt_at: dbTime(tx, input.delayMs),
+        next_attempt_at: timeFromNow(tx, input.delayMs),
         lease_owner: null,
         last_error: input.error,
-        first_failed_at: sql<string>`coalesce(first_failed_at, ${dbTime(tx, 0)})`,
+        first_failed_at: sql<string>`coalesce(first_failed_at, ${timeFromNow(tx, 0)})`,
       })
       .where('id', '=', row.id)
       .where('lease_owner', '=', token)
@@ -191,15 +186,15 @@ export async function failed(
     if (Number(r.numUpdatedRows) !== 1) return false;
     await tx
       .updateTable('webhook_subscriptions')
-      .set({ failing_since: sql<string>`coalesce(failing_since, ${dbTime(tx, 0)})`, last_error: input.error })
+      .set({ failing_since: sql<string>`coalesce(failing_since, ${timeFromNow(tx, 0)})`, last_error: input.error })
       .where('id', '=', row.subscription_id)
       .execute();
     const gone = await tx
       .updateTable('webhook_subscriptions')
-      .set({ disabled_at: dbTime(tx, 0) })
+      .set({ disabled_at: timeFromNow(tx, 0) })
       .where('id', '=', row.subscription_id)
       .where('disabled_at', 'is', null)
-      .where('failing_since', '<=', dbTime(tx, -input.disableAfterMs))
+      .where('failing_since', '<=', timeFromNow(tx, -input.disableAfterMs))
       .executeTakeFirst();
     if (Number(gone.numUpdatedRows) > 0) {
       await tx.deleteFrom('webhook_deliveries').where('subscription_id', '=', row.subscription_id).execute();
@@ -208,7 +203,7 @@ export async function failed(
     const expired = await tx
       .deleteFrom('webhook_deliveries')
       .where('id', '=', row.id)
-      .where('first_failed_at', '<=', dbTime(tx, -input.disableAfterMs))
+      .where('first_failed_at', '<=', timeFromNow(tx, -input.disableAfterMs))
       .executeTakeFirst();
     return Number(expired.numDeletedRows) > 0 ? 'given_up' : 'retry';
   });

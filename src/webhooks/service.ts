@@ -2,6 +2,7 @@
 // and replayed from the command line. Secrets are shown once, when a subscription is added.
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
+import { timeFromNow } from '../db/portable.ts';
 import type { Executor } from '../db/types.ts';
 import type { Ctx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
@@ -122,7 +123,7 @@ export async function replayWebhook(db: Executor, input: { id: string; since: st
   return db.transaction().execute(async (tx) => {
     await tx.updateTable('webhook_subscriptions').set({ disabled_at: null, failing_since: null }).where('id', '=', input.id).execute();
     const r = await sql`insert into webhook_deliveries (id, subscription_id, event_id, event_seq, object_id, next_attempt_at, attempts)
-      select e.id || ':' || s.id, s.id, e.id, e.seq, e.object_id, ${repo.dbTime(tx, 0)}, 0
+      select e.id || ':' || s.id, s.id, e.id, e.seq, e.object_id, ${timeFromNow(tx, 0)}, 0
       from webhook_subscriptions as s join events as e on e.workspace_id = s.workspace_id
       where s.id = ${input.id} and e.occurred_at >= ${since}
         and (s.all_events = 1 or exists (select 1 from webhook_subscription_events as t where t.subscription_id = s.id and t.type = e.type))

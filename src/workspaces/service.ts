@@ -3,7 +3,7 @@ import type { Ctx, SystemCtx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import { bumpDefinitionsVersion } from '../definitions/repository.ts';
-import { isPhoneCountry } from '../records/phone.ts';
+import { isPhoneCountry } from '../lib/phone.ts';
 import * as repo from './repository.ts';
 
 export function toResource(row: repo.WorkspaceRow) {

@@ -1,11 +1,12 @@
 // Scope matrix (issue 7, part 3), driven by SCOPE_TABLE: every served operation has a row equal to
 // its documented x-scopes; a key missing exactly one required scope (holding every other public
 // scope) gets 403 insufficient_scope and changes nothing; a key with exactly the required scopes
-// gets through.
+// gets through. A read whose scope depends on the object read (a merge) answers a key that cannot
+// read it exactly as it answers an id that names nothing, so the answer never tells what exists.
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { PUBLIC_SCOPES, type Scope } from '../../src/auth/scopes.ts';
-import { eachDialect, keyFor } from '../helpers/app.ts';
+import { call, eachDialect, keyFor } from '../helpers/app.ts';
 import { type Canary, seedCanary, tableCounts } from '../helpers/canary.ts';
 import { loadDocument, type Operation, operationsOf } from '../helpers/openapi-ops.ts';
 import { happyRequest, OBJECT_SCOPES, ownerView, SCOPE_TABLE, sendHappy } from './operations.ts';
@@ -69,5 +70,35 @@ await eachDialect('scope matrix', (ctx) => {
     console.log(
       `# scope matrix [${t.dialect}]: ${ops.length} operations, ${refused} missing-one-scope calls refused with 403 and no change, ${allowed} exact-scope calls allowed; failures 0`,
     );
+  });
+  test('a merge a key cannot read is answered as a missing one', async () => {
+    const t = ctx();
+    if (!canary.ids.merge) return;
+    const missing = `mrg_${'0'.repeat(26)}`;
+    const answers = async (scopes: Scope[]) => {
+      const secret = await keyFor(t, canary.workspaceId, canary.userId, scopes);
+      const out = [];
+      for (const id of [canary.ids.merge!, missing]) {
+        const res = await call(t, secret, 'GET', `/v1/merges/${id}`);
+        const { code, message } = res.json().error ?? {};
+        out.push({ status: res.statusCode, code, message: String(message).replace(id, 'ID') });
+      }
+      return out;
+    };
+    // The canary's merge merged two accounts: every scope but accounts:read, then no read scope of
+    // a mergeable type at all.
+    for (const scopes of [
+      PUBLIC_SCOPES.filter((s) => s !== 'accounts:read'),
+      PUBLIC_SCOPES.filter((s) => !['accounts:read', 'contacts:read', 'opportunities:read', 'custom_objects:read'].includes(s)),
+    ]) {
+      const [existing, absent] = await answers(scopes);
+      assert.equal(existing!.status, 403, `an account merge without accounts:read: ${JSON.stringify(existing)}`);
+      assert.deepEqual(absent, existing, 'a missing merge must be answered as one the key cannot read');
+      assert.match(existing!.message, /accounts:read/);
+    }
+    // With the read scope of every type a merge can be of: the merge, and 404 for the missing id.
+    const [found, none] = await answers(['accounts:read', 'contacts:read', 'opportunities:read', 'custom_objects:read']);
+    assert.equal(found!.status, 200);
+    assert.deepEqual([none!.status, none!.code], [404, 'resource_not_found']);
   });
 });

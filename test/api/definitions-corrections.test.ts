@@ -47,6 +47,14 @@ await eachDialect('definitions corrected', (ctx) => {
     const s2 = listed.fields.find((f: { key: string }) => f.key === 'size');
     assert.deepEqual([s2.id, s2.options], [size.id, [{ id: small.id, label: 'S', description: null }]]);
     assert.equal((await ok(s, 'GET', `/v1/accounts/${acc.id}`)).fields.size.value, small.id);
+    // The option named by its id instead of its label; filters then take the new label.
+    await cli(t, 'definition', 'option', 'rename', ...ws, '--field', 'size', '--option', small.id, '--label', 'Small size', '--json');
+    const relisted = (await cli(t, 'definition', 'list', ...ws, '--json')).fields.find((f: { key: string }) => f.key === 'size');
+    assert.deepEqual(relisted.options, [{ id: small.id, label: 'Small size', description: null }]);
+    assert.deepEqual(
+      (await ok(s, 'GET', `/v1/accounts?size=${encodeURIComponent('small  SIZE')}`)).data.map((a: { id: string }) => a.id),
+      [acc.id],
+    );
 
     await cli(t, 'definition', 'archive', ...ws, '--key', 'tier', '--json');
     assert.equal((await ok(s, 'GET', `/v1/accounts/${acc.id}`)).fields.tier, undefined);

@@ -7,7 +7,7 @@ import { addField, addOption, addRelationship, loadDefinitions } from '../../src
 import { operatorCtx } from '../../src/lib/context.ts';
 import { InputError } from '../../src/lib/errors.ts';
 import { foldText } from '../../src/lib/fold.ts';
-import { contactIdsByEmails } from '../../src/records/repository.ts';
+import { contactIdsByEmails } from '../../src/records/index/repository.ts';
 import { call, eachDialect, seedWorkspace } from '../helpers/app.ts';
 
 await eachDialect('definitions', (ctx) => {

@@ -1,8 +1,9 @@
 // Enrichment runs (docs/enrichment.md) against a local test site, on both databases: the answers
-// of the POST (started, already_running, skipped with its reasons), the fields a run fills (only
-// empty ones unless named), a contact's account from its e-mail domain, robots.txt, scopes and
-// workspaces, runs left by a dead process, timeouts, on-create runs, and private addresses refused
-// unless ENRICH_ALLOW_PRIVATE=true.
+// of the POST (started, already_running, skipped with its reasons), the fields a run fills (the
+// social profiles, a workspace's own description and logo; only empty ones unless named), a
+// contact's account from its e-mail domain, robots.txt, scopes and workspaces, runs left by a
+// dead process, timeouts, on-create runs, and private addresses refused unless
+// ENRICH_ALLOW_PRIVATE=true.
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,6 +13,8 @@ import { executeRun } from '../../src/enrichment/execute.ts';
 import type { EnrichmentProvider } from '../../src/enrichment/provider.ts';
 import { PROVIDERS } from '../../src/enrichment/providers.ts';
 import { claimDue } from '../../src/enrichment/repository.ts';
+import type { Io } from '../../src/cli/io.ts';
+import { main } from '../../src/cli/main.ts';
 import { type EnrichmentRunner, startEnrichmentRunner } from '../../src/jobs/enrichment.ts';
 import { createLogger } from '../../src/logger.ts';
 import { call, eachDialect, keyFor, seedWorkspace, type TestApp } from '../helpers/app.ts';
@@ -63,6 +66,16 @@ async function settled(t: TestApp, secret: string, runId: string): Promise<any> 
     await sleep(25);
   }
   throw new Error('the run did not end');
+}
+
+/** `rolodex …` against the test app's database; its JSON output. */
+async function cli(t: TestApp, ...args: string[]): Promise<any> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const env = { DATA_DIR: t.tdb.dataDir, ...(t.tdb.databaseUrl ? { DATABASE_URL: t.tdb.databaseUrl } : {}) };
+  const io: Io = { out: (x) => out.push(x), err: (x) => err.push(x), env, isTty: false };
+  assert.equal(await main(args, io), 0, `${args.join(' ')}: ${err.join('')}`);
+  return JSON.parse(out.join(''));
 }
 
 const fieldValues = (entity: any) => Object.fromEntries(Object.entries(entity.fields).map(([k, v]: [string, any]) => [k, v.value]));
@@ -123,6 +136,22 @@ await eachDialect(
       assert.match(String(after.$instagram), /acme\.anvils$/);
       assert.match(String(after.$facebook), /keepme$/, 'a field that held a value keeps it');
       assert.ok(site.userAgents.every((ua) => ua.startsWith('RolodexEnrichment/')));
+    });
+
+    test("a workspace's own description and logo fields are filled from the page, as documented", async () => {
+      const t = ctx();
+      const s = await seedWorkspace(t);
+      const ws = ['--workspace', s.workspaceId, '--type', 'account'];
+      await cli(t, 'definition', 'add', ...ws, '--key', 'description', '--label', 'Description', '--value-type', 'TEXT', '--json');
+      await cli(t, 'definition', 'add', ...ws, '--key', 'logo', '--label', 'Logo', '--value-type', 'URL', '--json');
+      const acc = (await call(t, s.secret, 'POST', '/v1/accounts', { fields: { $name: 'Acme', $website: [site.base] } })).json();
+      const run = (await call(t, s.secret, 'POST', `/v1/enrichmentRun/accounts/${acc.id}`)).json();
+      assert.deepEqual(run.enrichmentRun.targetFields, ['$linkedIn', '$twitter', '$facebook', '$instagram', 'description', 'logo']);
+      assert.equal((await settled(t, s.secret, run.enrichmentRun.id)).status, 'completed');
+      const after = fieldValues((await call(t, s.secret, 'GET', `/v1/accounts/${acc.id}`)).json());
+      assert.equal(after.description, 'We make anvils.');
+      assert.equal(after.logo, `${site.base}/logo.png`);
+      assert.match(String(after.$facebook), /facebook\.com\/acmeanvils$/);
     });
 
     test('named fields are filled even when set; a second request while one is in flight answers already_running', async () => {

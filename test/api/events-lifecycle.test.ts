@@ -1,7 +1,8 @@
 // Events and history of the trash and of merges (docs/events.md §Types, docs/history.md), on both
 // databases: a delete appends `<type>.deleted` with the resource as it was, a restore
 // `<type>.restored`, a merge one `<type>.merged` naming both records with the primary's changes,
-// and the primary's history records the values the merge changed; a re-delete appends nothing.
+// and the primary's history records the values the merge changed; a re-delete appends nothing. The
+// list memberships a delete, a restore or a merge moves append the lists' member events.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { operatorCtx } from '../../src/lib/context.ts';
@@ -54,5 +55,43 @@ await eachDialect('events of deletes, restores and merges', (ctx) => {
         [null, true],
       ],
     );
+  });
+  test("memberships a delete, a restore and a merge move: the lists' member events", async () => {
+    const s = await seedWorkspace(ctx());
+    const [a, b] = [await ok(s.secret, 'POST', '/v1/contacts', { fields: {} }), await ok(s.secret, 'POST', '/v1/contacts', { fields: {} })];
+    const one = await ok(s.secret, 'POST', '/v1/lists', { fields: { $name: 'One', $objectType: 'contact' }, relationships: { $contacts: [a.id] } });
+    const two = await ok(s.secret, 'POST', '/v1/lists', { fields: { $name: 'Two', $objectType: 'contact' }, relationships: { $contacts: [a.id, b.id] } });
+    const seen = (await events(s.workspaceId)).length;
+    const since = async () => (await events(s.workspaceId)).slice(seen).map((e) => [e.type, e.data.object.id, e.data.members ?? null]);
+    const members = async (list: string) => (await ok(s.secret, 'GET', `/v1/lists/${list}/contacts`)).data.map((r: { id: string }) => r.id).sort();
+
+    await ok(s.secret, 'DELETE', `/v1/contacts/${a.id}`);
+    const db = ctx().deps.db.kysely;
+    await db.transaction().execute((tx) => restore(operatorCtx(tx, s.workspaceId), { id: a.id }));
+    await ok(s.secret, 'POST', '/v1/contacts/merge', { primaryId: b.id, duplicateId: a.id });
+    assert.deepEqual(await since(), [
+      ['contact.deleted', a.id, null],
+      ['list.members_removed', one.id, [a.id]],
+      ['list.members_removed', two.id, [a.id]],
+      ['contact.restored', a.id, null],
+      ['list.members_added', one.id, [a.id]],
+      ['list.members_added', two.id, [a.id]],
+      ['contact.merged', b.id, null],
+      ['list.members_removed', one.id, [a.id]],
+      ['list.members_removed', two.id, [a.id]],
+      ['list.members_added', one.id, [b.id]],
+    ]);
+    // Replayed in order, the member events give the lists as their pages show them.
+    const mirror = new Map<string, Set<string>>();
+    for (const e of await events(s.workspaceId)) {
+      if (!e.type.startsWith('list.members_')) continue;
+      const set = mirror.get(e.data.object.id) ?? new Set<string>();
+      for (const m of e.data.members) {
+        if (e.type === 'list.members_added') set.add(m);
+        else set.delete(m);
+      }
+      mirror.set(e.data.object.id, set);
+    }
+    for (const list of [one.id, two.id]) assert.deepEqual([...(mirror.get(list) ?? [])].sort(), await members(list));
   });
 });

@@ -1,12 +1,13 @@
 // Events of the writes outside the record engine (docs/events.md §Types), on both databases:
 // lists (created, updated, members added and removed, nothing for a change that changes nothing),
-// meetings (created, updated, at FULL access), file.completed and email.sent.
+// meetings (created, updated, at FULL access), file.completed and email.sent, and nothing for a
+// completion or a send that fails or changes nothing.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { operatorCtx } from '../../src/lib/context.ts';
 import { addMailbox } from '../../src/mailboxes/service.ts';
 import { call, eachDialect, seedWorkspace } from '../helpers/app.ts';
-import { meetingBody, transcript } from '../helpers/meetings.ts';
+import { meetingBody, pendingTranscript, transcript } from '../helpers/meetings.ts';
 
 await eachDialect('events of lists, meetings, files and e-mails', (ctx) => {
   async function events(workspaceId: string) {
@@ -62,5 +63,36 @@ await eachDialect('events of lists, meetings, files and e-mails', (ctx) => {
     assert.deepEqual(evs[2].data.changes, { $privacySetting: { from: 'FULL', to: 'METADATA' }, $transcript: { from: [], to: [file] } });
     assert.equal(evs[3].data.object.fields.$subject.value, 'Hi');
     assert.equal(evs[3].data.object.fields.$body.value, '<p>hello</p>');
+  });
+  test('nothing for a completion or a send that fails or changes nothing', async () => {
+    const s = await seedWorkspace(ctx());
+    const done = await transcript(ctx(), s.secret, 'done');
+    const pending = await pendingTranscript(ctx(), s.secret);
+    const completed = async () => (await events(s.workspaceId)).filter((e) => e.type === 'file.completed').map((e) => e.data.object.id);
+    assert.deepEqual(await completed(), [done]);
+    // Completing a COMPLETED file again, and a completion refused for its checksum.
+    await ok(s.secret, 'POST', `/v1/files/${done}/complete`, {});
+    const refused = await call(ctx(), s.secret, 'POST', `/v1/files/${pending}/complete`, { md5: '0'.repeat(32) });
+    assert.equal(refused.json().error?.code, 'checksum_mismatch', refused.body);
+    assert.deepEqual(await completed(), [done]);
+    await ok(s.secret, 'POST', `/v1/files/${pending}/complete`, {});
+    assert.deepEqual(await completed(), [done, pending]);
+
+    // A send from an address that is no mailbox of the sender, and one with a PENDING attachment.
+    const me = (await ctx().deps.db.kysely.selectFrom('users').select('email').where('id', '=', s.userId).executeTakeFirstOrThrow()).email;
+    await addMailbox(operatorCtx(ctx().deps.db.kysely, s.workspaceId), { user: s.userId, address: me });
+    const body = { to: ['x@example.test'], subject: 'Hi', messageBody: { content: '<p>hello</p>' } };
+    const other = await pendingTranscript(ctx(), s.secret);
+    for (const bad of [
+      { ...body, from: 'someone.else@example.test' },
+      { ...body, from: me, attachments: [other] },
+    ]) {
+      const res = await call(ctx(), s.secret, 'POST', '/v1/emails/send', bad);
+      assert.ok(res.statusCode >= 400, res.body);
+    }
+    assert.deepEqual(
+      (await events(s.workspaceId)).filter((e) => e.type === 'email.sent'),
+      [],
+    );
   });
 });

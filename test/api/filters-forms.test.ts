@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { defineObjectType } from '../../src/definitions/object-types.ts';
 import { addField, addOption, addRelationship, loadDefinitions } from '../../src/definitions/service.ts';
-import { parseFilters, planFilters } from '../../src/filters/service.ts';
+import { parseFilters, planFilters } from '../../src/records/filter/service.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
 import { call, eachDialect, type Seeded, seedWorkspace } from '../helpers/app.ts';
 

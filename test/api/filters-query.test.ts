@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import Fastify from 'fastify';
 import type { FieldDef, RelationshipDef, TypeDefinitions } from '../../src/definitions/service.ts';
-import { FilteredPageQuery } from '../../src/filters/schemas.ts';
-import { parseFilters } from '../../src/filters/service.ts';
+import { FilteredPageQuery } from '../../src/records/schemas.ts';
+import { parseFilters } from '../../src/records/filter/service.ts';
 import { validationError, installValidators } from '../../src/http/validation.ts';
 import { AppError } from '../../src/lib/errors.ts';
 

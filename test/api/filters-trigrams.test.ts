@@ -6,12 +6,12 @@ import { before, test } from 'node:test';
 import { sql } from 'kysely';
 import type { Executor } from '../../src/db/types.ts';
 import { addField, loadDefinitions, type TypeDefinitions } from '../../src/definitions/service.ts';
-import { trigramRows } from '../../src/filters/repository.ts';
-import { filteredPage, parseFilters } from '../../src/filters/service.ts';
-import { addTrigramKeys, keyScope, trigramKey, trigrams } from '../../src/filters/trigrams.ts';
+import { trigramRows } from '../../src/records/index/repository.ts';
+import { filteredPage, parseFilters } from '../../src/records/filter/service.ts';
+import { addTrigramKeys, fieldHash, trigramKey, trigrams } from '../../src/records/index/trigrams.ts';
 import { type Ctx, operatorCtx } from '../../src/lib/context.ts';
-import { valueRows } from '../../src/records/index-values.ts';
-import { writeValueIndex } from '../../src/records/repository.ts';
+import { valueRows } from '../../src/records/index/values.ts';
+import { writeValueIndex } from '../../src/records/index/repository.ts';
 import { writeRecord } from '../helpers/filters-fixtures.ts';
 import { eachDialect, seedWorkspace } from '../helpers/app.ts';
 
@@ -27,18 +27,18 @@ test('trigram keys: distinct per workspace, type, field and trigram; integers be
     for (const type of ['contact', 'account'])
       for (const field of ['$email', 'phone'])
         for (const t of ['ann', 'nn@', 'éè€', '𝒳ab']) {
-          const k = trigramKey(keyScope(ws, type, field), t);
+          const k = trigramKey(fieldHash(ws, type, field), t);
           assert.ok(Number.isSafeInteger(k) && k >= 0, String(k));
           keys.add(k);
         }
   assert.equal(keys.size, 2 * 2 * 2 * 4);
-  assert.equal(trigramKey(keyScope('ws_a', 'contact', '$email'), 'ann'), trigramKey(keyScope('ws_a', 'contact', '$email'), 'ann'));
+  assert.equal(trigramKey(fieldHash('ws_a', 'contact', '$email'), 'ann'), trigramKey(fieldHash('ws_a', 'contact', '$email'), 'ann'));
   // The scope's parts are separated: moving a character from one part to the next changes the key.
-  assert.notEqual(trigramKey(keyScope('ws_a', 'contact', '$email'), 'ann'), trigramKey(keyScope('ws_', 'acontact', '$email'), 'ann'));
+  assert.notEqual(trigramKey(fieldHash('ws_a', 'contact', '$email'), 'ann'), trigramKey(fieldHash('ws_', 'acontact', '$email'), 'ann'));
 });
 
 test('addTrigramKeys gives the keys of trigrams() through trigramKey, each once, after those already held', () => {
-  const scope = keyScope('ws_a', 'contact', '$email');
+  const scope = fieldHash('ws_a', 'contact', '$email');
   const values = ['ann.smith@acme.test', '+49 30 1234 1234', 'aaaaaa', 'ab', '', 'chloé@x.fr', 'a😀bc😀😀x', '𝒳𝒳𝒳𝒳', 'ßüé中文字符串'];
   for (const v of values) {
     const got: number[] = [];

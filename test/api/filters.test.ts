@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import type { Executor } from '../../src/db/types.ts';
 import { addField, addOption, loadDefinitions, type TypeDefinitions } from '../../src/definitions/service.ts';
-import { filteredPage, parseFilters, planFilters } from '../../src/filters/service.ts';
-import { keyScope, trigramKey } from '../../src/filters/trigrams.ts';
+import { filteredPage, parseFilters, planFilters } from '../../src/records/filter/service.ts';
+import { fieldHash, trigramKey } from '../../src/records/index/trigrams.ts';
 import { type Ctx, operatorCtx } from '../../src/lib/context.ts';
 import { AppError } from '../../src/lib/errors.ts';
 import { foldText } from '../../src/lib/fold.ts';
@@ -301,7 +301,7 @@ await eachDialect('filters', (ctx) => {
     const plan = await planFilters(c, { defs, filters: parseFilters(query, defs), page: { limit: 25, offset: 0 } });
     assert.equal(plan.kind, 'driven');
     assert.ok(
-      plan.kind === 'driven' && plan.sorted.compile(c.db).parameters.includes(trigramKey(keyScope(c.actor.workspaceId, 'account', 'phone'), '567')),
+      plan.kind === 'driven' && plan.sorted.compile(c.db).parameters.includes(trigramKey(fieldHash(c.actor.workspaceId, 'account', 'phone'), '567')),
       'the rarest trigram drives',
     );
     assert.equal(await agrees(c, defs, all, query, (w) => matches(w, 'phone', 'contains', '+49301234567')), 6);

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import { importKinds } from '../../src/cli/import-kinds.ts';
 import { ImportFailed, runImport } from '../../src/import/run.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
-import { PACKS } from '../../src/filters/repository.ts';
+import { PACKS } from '../../src/records/index/repository.ts';
 import { BULK_LOAD, IMPORT_BATCH } from '../../src/records/import.ts';
 import { openDb } from '../../src/db/database.ts';
 import { THREAD_QUEUE } from '../../src/db/sqlite-writer.ts';

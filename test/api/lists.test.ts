@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { operatorCtx } from '../../src/lib/context.ts';
-import { createLinks } from '../../src/lib/links.ts';
+import { createHttpLinks } from '../../src/lib/links.ts';
 import { call, eachDialect, keyFor, seedWorkspace } from '../helpers/app.ts';
 import { assertError, seedRecords, sleep } from '../helpers/lists-fixtures.ts';
 
@@ -31,7 +31,7 @@ await eachDialect('lists', (ctx) => {
     const s = await seedWorkspace(t);
     const { toResource } = await import('../../src/lists/service.ts');
     const row = { id: 'lst_x', workspace_id: s.workspaceId, name: 'n', object_type: 'account' as const, member_count: 0, created_at: 'c', updated_at: 'c' };
-    const c = operatorCtx(t.deps.db.kysely, s.workspaceId, { links: createLinks('https://app.example') });
+    const c = operatorCtx(t.deps.db.kysely, s.workspaceId, { links: createHttpLinks('https://app.example') });
     assert.equal(toResource(c, row).httpLink, 'https://app.example/lists/lst_x');
   });
 

@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { before, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { createRateLimiter } from '../../src/rate-limit/factory.ts';
 import { call, eachDialect, keyFor, seedWorkspace, type Seeded, type TestApp } from '../helpers/app.ts';
 
 type ToolResult = { content: { type: string; text: string }[]; isError?: boolean };
@@ -99,6 +100,40 @@ await eachDialect('mcp', (ctx) => {
     }
   });
 
+  test('two keys of different workspaces and scopes, their calls interleaved at once, each get their own answers', async () => {
+    // The endpoint serves requests on servers it reuses (docs/mcp.md §Sessions): a tool call must
+    // act as its own request's key and nobody else's, however the calls interleave.
+    const t = ctx();
+    const other = await seedWorkspace(t);
+    const keyA = await keyFor(t, s.workspaceId, s.userId, ['accounts:read']);
+    const keyB = await keyFor(t, other.workspaceId, other.userId, ['accounts:read', 'contacts:read']);
+    const accA = (await call(t, s.secret, 'POST', '/v1/accounts', { fields: { $name: 'Only A sees me' } })).json().id as string;
+    const accB = (await call(t, other.secret, 'POST', '/v1/accounts', { fields: { $name: 'Only B sees me' } })).json().id as string;
+    const [a, b] = await Promise.all([connect(base, keyA), connect(base, keyB)]);
+    try {
+      type Expect = (r: Awaited<ReturnType<typeof tool>>) => void;
+      const asks: [Client, string, Record<string, unknown>, Expect][] = [
+        [a, 'read_from_rolodex', { path: `/v1/accounts/${accA}` }, (r) => assert.equal(r.json.fields.$name.value, 'Only A sees me')],
+        [b, 'read_from_rolodex', { path: `/v1/accounts/${accB}` }, (r) => assert.equal(r.json.fields.$name.value, 'Only B sees me')],
+        [a, 'read_from_rolodex', { path: `/v1/accounts/${accB}` }, (r) => assert.equal(r.json.error.code, 'resource_not_found')],
+        [b, 'read_from_rolodex', { path: `/v1/accounts/${accA}` }, (r) => assert.equal(r.json.error.code, 'resource_not_found')],
+        [a, 'read_from_rolodex', { path: '/v1/contacts' }, (r) => assert.equal(r.json.error.code, 'insufficient_scope')],
+        [b, 'read_from_rolodex', { path: '/v1/contacts' }, (r) => assert.equal(r.isError, false)],
+        [a, 'get_current_user', {}, (r) => assert.deepEqual([r.json.workspace.id, r.json.scopes], [s.workspaceId, ['accounts:read']])],
+        [b, 'get_current_user', {}, (r) => assert.deepEqual([r.json.workspace.id, r.json.scopes], [other.workspaceId, ['accounts:read', 'contacts:read']])],
+      ];
+      for (let round = 0; round < 3; round++) {
+        // Every ask eight times over, all sent at once, in an order that mixes the two keys.
+        const all = Array.from({ length: 8 }, (_, i) => asks.map((_, j) => asks[(j * 3 + i) % asks.length] as (typeof asks)[number])).flat();
+        const results = await Promise.all(all.map(([client, name, args]) => tool(client, name, args)));
+        results.forEach((r, i) => (all[i] as (typeof asks)[number])[3](r));
+      }
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
   test('no path outside /v1 is reachable: other prefixes, absolute URLs, dot segments, encodings', async () => {
     const client = await connect(base, s.secret);
     try {
@@ -167,4 +202,36 @@ await eachDialect(
     });
   },
   { env: { MCP: 'off' } },
+);
+
+// The limiter's clock stands still, so no bucket refills between two calls of the test.
+const frozen = Date.now();
+await eachDialect(
+  'mcp rate limits',
+  (ctx) => {
+    test("a tool call spends the workspace's bucket of its category, as the REST call does, and is refused with its error", async () => {
+      const t: TestApp = ctx();
+      await t.app.listen({ port: 0, host: '127.0.0.1' });
+      const s2 = await seedWorkspace(t);
+      const client = await connect(`http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`, s2.secret);
+      try {
+        for (let i = 0; i < 3; i++) assert.equal((await tool(client, 'read_from_rolodex', { path: '/v1/auth/validate' })).isError, false);
+        const refused = await tool(client, 'read_from_rolodex', { path: '/v1/auth/validate' });
+        assert.equal(refused.isError, true);
+        assert.equal(refused.json.error.code, 'rate_limited');
+        assert.equal(refused.json.error.type, 'too_many_requests');
+        assert.equal((await call(t, s2.secret, 'GET', '/v1/auth/validate')).statusCode, 429, 'the REST read finds the bucket the tools emptied');
+        const write = await tool(client, 'write_to_rolodex', { path: '/v1/accounts', body: { fields: { $name: 'Another bucket' } } });
+        assert.equal(write.isError, false, 'writes have a bucket of their own');
+      } finally {
+        await client.close();
+      }
+    });
+  },
+  {
+    env: { RATE_LIMIT_READ: '3' },
+    deps: async (deps, config) => {
+      deps.rateLimiter = await createRateLimiter(config, deps.logger, { metrics: deps.metrics, clock: () => frozen });
+    },
+  },
 );

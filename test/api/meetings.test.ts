@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { loadDefinitions } from '../../src/definitions/service.ts';
-import { filteredPage, parseFilters } from '../../src/filters/service.ts';
+import { filteredPage, parseFilters } from '../../src/records/filter/service.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
 import { meetingIdsFor } from '../../src/meetings/derived.ts';
 import { checkDates } from '../../src/meetings/rules.ts';

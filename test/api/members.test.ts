@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { sql } from 'kysely';
-import { scopeKey, setRankSizes } from '../../src/db/rank.ts';
+import { partitionKey, setRankSizes } from '../../src/db/rank.ts';
 import { USERS } from '../../src/users/repository.ts';
 import type { Io } from '../../src/cli/io.ts';
 import { main } from '../../src/cli/main.ts';
@@ -236,7 +236,7 @@ await eachDialect(
       await checkPages(db, USERS, [s.workspaceId], { limit: 4 });
       // Tampered with (five rows more in the oldest entry of every level), the index shows through:
       // the answer reads it rather than counting rows.
-      await sql`update rank_buckets set n = n + 5 where scope = ${scopeKey(USERS, [s.workspaceId])} and lo_ts = ''`.execute(db);
+      await sql`update rank_buckets set n = n + 5 where scope = ${partitionKey(USERS, [s.workspaceId])} and lo_ts = ''`.execute(db);
       assert.equal((await call(t, s.secret, 'GET', '/v1/members')).json().totalCount, 28);
     });
 

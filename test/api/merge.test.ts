@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { addField, addRelationship } from '../../src/definitions/service.ts';
+import { defineObjectType } from '../../src/definitions/object-types.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
 import { restore } from '../../src/trash/restore.ts';
 import { call, eachDialect, keyFor, type Seeded, seedWorkspace } from '../helpers/app.ts';
@@ -70,12 +71,34 @@ await eachDialect('merge', (ctx) => {
     );
     const accountsOnly = { ...s, secret: await keyFor(ctx(), s.workspaceId, s.userId, ['accounts:read']) };
     assert.equal((await call(ctx(), accountsOnly.secret, 'GET', `/v1/merges/${out.merge.id}`)).statusCode, 403);
+    const contactsOnly = { ...s, secret: await keyFor(ctx(), s.workspaceId, s.userId, ['contacts:read']) };
+    assert.equal((await ok(contactsOnly, 'GET', `/v1/merges/${out.merge.id}`)).id, out.merge.id);
     const db = ctx().deps.db.kysely;
     await assert.rejects(
       db.transaction().execute((tx) => restore(operatorCtx(tx, s.workspaceId), { id: d.id })),
       /merged into/,
     );
     await refused(s, '/v1/contacts/merge', { primaryId: p.id, duplicateId: d.id }, 400, 'relationship_entity_missing', 'duplicateId');
+  });
+
+  test('a merge of a custom type is read with custom_objects:read, and refused alike to a key without it', async () => {
+    const s = await seedWorkspace(ctx());
+    const op = operatorCtx(ctx().deps.db.kysely, s.workspaceId);
+    await defineObjectType(op, { slug: 'project', label: 'Projects' });
+    await addField(op, { objectType: 'project', key: 'name', label: 'Name', valueType: 'TEXT' });
+    const [a, b] = [
+      await ok(s, 'POST', '/v1/objects/project/values', { fields: { name: 'A' } }),
+      await ok(s, 'POST', '/v1/objects/project/values', { fields: { name: 'B' } }),
+    ];
+    const out = await ok(s, 'POST', '/v1/objects/project/merge', { primaryId: a.id, duplicateId: b.id });
+    const custom = { ...s, secret: await keyFor(ctx(), s.workspaceId, s.userId, ['custom_objects:read']) };
+    assert.equal((await ok(custom, 'GET', `/v1/merges/${out.merge.id}`)).entityType, 'project');
+    const others = await keyFor(ctx(), s.workspaceId, s.userId, ['accounts:read', 'contacts:read', 'opportunities:read']);
+    const answers = await Promise.all([out.merge.id, `mrg_${'0'.repeat(26)}`].map((id) => call(ctx(), others, 'GET', `/v1/merges/${id}`)));
+    assert.deepEqual(
+      answers.map((r) => [r.statusCode, r.json().error.code, r.json().error.message.replace(/mrg_\w+/, 'ID')]),
+      [0, 1].map(() => [403, 'insufficient_scope', answers[0]!.json().error.message.replace(/mrg_\w+/, 'ID')]),
+    );
   });
 
   test('resolutions, multiSelectUnion, and the refusals', async () => {

@@ -177,6 +177,11 @@ await eachDialect('records API', (ctx) => {
     assert.deepEqual((await ok(s, 'GET', `/v1/accounts/${acc.id}`)).relationships.$contact.values, []);
     await ok(s, 'POST', `/v1/accounts/${other.id}`, { relationships: { $contact: { replace: null } } });
     assert.deepEqual((await ok(s, 'GET', `/v1/contacts/${con.id}`)).relationships.$account.values, []);
+    // A create that links the other end answers it as a retrieve does (the contacts by creation).
+    const con2 = await ok(s, 'POST', '/v1/contacts', { fields: {} });
+    const third = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'C' }, relationships: { $contact: [con2.id, con.id] } });
+    assert.deepEqual(third.relationships.$contact.values, [con.id, con2.id]);
+    assert.deepEqual((await ok(s, 'GET', `/v1/accounts/${third.id}`)).relationships.$contact.values, [con.id, con2.id]);
 
     const opp = await ok(s, 'POST', '/v1/opportunities', { fields: { $name: 'D', $stage: 'Lead' }, relationships: { $account: acc.id } });
     const url = `/v1/opportunities/${opp.id}`;

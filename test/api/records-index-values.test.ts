@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { FieldDef, TypeDefinitions } from '../../src/definitions/service.ts';
 import type { ValueType } from '../../src/lib/resource-schemas.ts';
-import { valueRows } from '../../src/records/index-values.ts';
+import { valueRows } from '../../src/records/index/values.ts';
 
 function defs(fields: Record<string, ValueType>): TypeDefinitions {
   const map = new Map<string, FieldDef>();

@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import { sql } from 'kysely';
 import { deferred, transactionThen } from '../../src/db/pipeline.ts';
 import { transactionRoundTrips } from '../../src/db/postgres.ts';
+import type { Db } from '../../src/db/types.ts';
 import { insertList, LISTS, type ListRow } from '../../src/lists/repository.ts';
 import { call, eachDialect, seedWorkspace } from '../helpers/app.ts';
 import { checkEntries } from '../helpers/rank.ts';
@@ -16,18 +17,23 @@ function row(workspaceId: string, id: string): ListRow {
   return { id, workspace_id: workspaceId, name: id, object_type: 'account', member_count: 0, created_at: at, updated_at: at };
 }
 
-type Db = Parameters<typeof transactionThen>[0];
+type Handle = Pick<Db, 'kysely' | 'dialect' | 'pool'>;
 type Tx = Parameters<Parameters<typeof transactionThen>[1]>[0];
 
 /**
  * Runs one transaction per item. On PostgreSQL each holds its connection before any goes on, so
- * that all of them reach COMMIT in the same turn (at most 9 hold a connection at once); SQLite
- * runs one transaction at a time, so there they go one after the other. Settles each.
+ * that all of them reach COMMIT in the same turn: the items are at most the pool's transaction
+ * slots, or the last would wait for a connection the others never give back. SQLite runs one
+ * transaction at a time, so there they go one after the other. Settles each.
  */
-async function together<T>(db: Db, postgres: boolean, items: T[], fn: (tx: Tx, item: T) => Promise<void>) {
+async function together<T>(handle: Handle, items: T[], fn: (tx: Tx, item: T) => Promise<void>) {
+  const db = handle.kysely;
+  const postgres = handle.dialect === 'postgres';
   const afterCommitFailures: unknown[] = [];
   let go!: () => void;
   const started = postgres ? new Promise<void>((r) => (go = r)) : Promise.resolve();
+  const slots = handle.pool?.transactionSlots;
+  if (postgres) assert.ok(slots !== undefined && items.length <= slots, `${items.length} transactions at once, ${slots} connections for them`);
   let entered = 0;
   const runs = items.map((item) =>
     transactionThen(
@@ -51,18 +57,18 @@ await eachDialect('transactions committed together', (ctx) => {
   test('creates of one workspace that reach COMMIT together commit in one write, each with its row and its count', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);
-    const ids = Array.from({ length: 8 }, (_, i) => `lst_group_${i}`);
+    const ids = Array.from({ length: 7 }, (_, i) => `lst_group_${i}`);
     const before = transactionRoundTrips();
-    const outcomes = await together(t.deps.db.kysely, t.deps.db.dialect === 'postgres', ids, (tx, id) => insertList(tx, row(s.workspaceId, id)));
+    const outcomes = await together(t.deps.db, ids, (tx, id) => insertList(tx, row(s.workspaceId, id)));
     assert.deepEqual(
       outcomes.map((o) => o.status),
       ids.map(() => 'fulfilled'),
     );
-    if (t.deps.db.dialect === 'postgres') assert.equal(transactionRoundTrips() - before, 1, 'eight creates, one write');
+    if (t.deps.db.dialect === 'postgres') assert.equal(transactionRoundTrips() - before, 1, 'seven creates, one write');
     const page = (await call(t, s.secret, 'GET', '/v1/lists?limit=25')).json();
     assert.deepEqual(page.data.map((l: { id: string }) => l.id).sort(), ids);
-    assert.equal(page.totalCount, 8);
-    assert.equal((await checkEntries(t.deps.db.kysely, LISTS, [s.workspaceId])).total, 8);
+    assert.equal(page.totalCount, 7);
+    assert.equal((await checkEntries(t.deps.db.kysely, LISTS, [s.workspaceId])).total, 7);
   });
 
   test("one transaction's failure is its own: the others of its group commit", async () => {
@@ -71,7 +77,7 @@ await eachDialect('transactions committed together', (ctx) => {
     const taken = (await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: 'taken', $objectType: 'account' } })).json().id as string;
     const ids = ['lst_fail_0', 'lst_fail_1', taken, 'lst_fail_3', 'lst_fail_4'];
     const before = transactionRoundTrips();
-    const outcomes = await together(t.deps.db.kysely, t.deps.db.dialect === 'postgres', ids, (tx, id) => insertList(tx, row(s.workspaceId, id)));
+    const outcomes = await together(t.deps.db, ids, (tx, id) => insertList(tx, row(s.workspaceId, id)));
     assert.deepEqual(
       outcomes.map((o) => o.status),
       ['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled'],
@@ -91,7 +97,7 @@ await eachDialect('transactions committed together', (ctx) => {
     const s = await seedWorkspace(t);
     const ids = ['lst_alone_0', 'lst_alone_1', 'lst_alone_2', 'lst_alone_3'];
     const before = transactionRoundTrips();
-    const outcomes = await together(t.deps.db.kysely, t.deps.db.dialect === 'postgres', ids, async (tx, id) => {
+    const outcomes = await together(t.deps.db, ids, async (tx, id) => {
       await insertList(tx, row(s.workspaceId, id));
       // An update is not an insert of a new row: this transaction may not join a group.
       if (id === 'lst_alone_3') await deferred(tx, sql`update lists set name = 'renamed' where id = ${id}`);

@@ -7,14 +7,12 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { sql } from 'kysely';
 import { transactionThen } from '../../src/db/pipeline.ts';
-import { lockScope, rankUpkeepSettled, scopeKey, setRankSizes } from '../../src/db/rank.ts';
+import { lockPartition, rankUpkeepSettled, partitionKey, setRankSizes } from '../../src/db/rank.ts';
 import { insertList, LISTS } from '../../src/lists/repository.ts';
 import { call, eachDialect, seedWorkspace } from '../helpers/app.ts';
-import { checkCreated, checkEntries } from '../helpers/rank.ts';
+import { checkCreated, checkEntries, timeout } from '../helpers/rank.ts';
 
 setRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 }, fold: 6 });
-
-const timeout = (ms: number) => new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms).unref());
 
 await eachDialect('creates that only insert', (ctx) => {
   test('a create does not wait for another create of its workspace that has not committed', async (tc) => {
@@ -52,16 +50,16 @@ await eachDialect('creates that only insert', (ctx) => {
     if (t.deps.db.dialect !== 'postgres') {
       // SQLite takes no lock: both calls are no-ops.
       await t.deps.db.kysely.transaction().execute(async (tx) => {
-        await lockScope(tx, LISTS, [s.workspaceId], 'insert');
-        await lockScope(tx, LISTS, [s.workspaceId]);
+        await lockPartition(tx, LISTS, [s.workspaceId], 'insert');
+        await lockPartition(tx, LISTS, [s.workspaceId]);
       });
       return;
     }
     await transactionThen(
       t.deps.db.kysely,
       async (tx) => {
-        await lockScope(tx, LISTS, [s.workspaceId], 'insert');
-        await assert.rejects(lockScope(tx, LISTS, [s.workspaceId]), /taken for inserts/);
+        await lockPartition(tx, LISTS, [s.workspaceId], 'insert');
+        await assert.rejects(lockPartition(tx, LISTS, [s.workspaceId]), /taken for inserts/);
       },
       () => {},
     );
@@ -76,7 +74,7 @@ await eachDialect('creates that only insert', (ctx) => {
     for (const r of created) assert.equal(r.statusCode, 200, r.body);
     const db = t.deps.db.kysely;
     await checkCreated(db, LISTS, [s.workspaceId], 40);
-    const d = await sql<{ c: number }>`select count(*) as c from rank_deltas where scope = ${scopeKey(LISTS, [s.workspaceId])}`.execute(db);
+    const d = await sql<{ c: number }>`select count(*) as c from rank_deltas where scope = ${partitionKey(LISTS, [s.workspaceId])}`.execute(db);
     // Two delta rows per create (one per level) unless folded: 80 if nothing was.
     if (t.deps.db.dialect === 'postgres') assert.ok(Number(d.rows[0]?.c) < 40, `${d.rows[0]?.c} delta rows left`);
     else assert.equal(Number(d.rows[0]?.c), 0);
@@ -100,7 +98,7 @@ await eachDialect('creates that only insert', (ctx) => {
       await rankUpkeepSettled();
       const db = t.deps.db.kysely;
       assert.equal((await checkEntries(db, LISTS, [s.workspaceId])).total, 20);
-      const d = await sql<{ c: number }>`select count(*) as c from rank_deltas where scope = ${scopeKey(LISTS, [s.workspaceId])}`.execute(db);
+      const d = await sql<{ c: number }>`select count(*) as c from rank_deltas where scope = ${partitionKey(LISTS, [s.workspaceId])}`.execute(db);
       // 40 delta rows unfolded; a fold is due at 6, after the create that saw them.
       assert.ok(Number(d.rows[0]?.c) <= (t.deps.db.dialect === 'postgres' ? 8 : 0), `${d.rows[0]?.c} delta rows left`);
     } finally {

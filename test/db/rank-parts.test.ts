@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import { sql } from 'kysely';
 import {
   defineRank,
-  lockScope,
+  lockPartition,
   type PartedRead,
   rankChange,
   type RankKey,
@@ -57,7 +57,7 @@ type Row = { ts: string; id: string; vis: string; ch: string };
 const key = (r: Row): RankKey => ({ ts: r.ts, id: r.id, part: r.vis === 'p' ? r.ch : '' });
 
 async function apply(tx: Executor, grp: string, o: Op, step: number): Promise<void> {
-  await lockScope(tx, SET, [grp]);
+  await lockPartition(tx, SET, [grp]);
   const vis = async (ch: string) =>
     (await sql<{ vis: string }>`select vis from rank_part_channels where grp = ${grp} and ch = ${ch}`.execute(tx)).rows[0]?.vis ?? 's';
   if (o.type === 'rebuild') return rankRebuild(tx, SET, [grp]);

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { sql } from 'kysely';
-import { defineRank, lockScope, rankDelete, rankInsert, rankPage, rankRebuild, setRankSizes } from '../../src/db/rank.ts';
+import { defineRank, lockPartition, rankDelete, rankInsert, rankPage, rankRebuild, setRankSizes } from '../../src/db/rank.ts';
 import type { Executor } from '../../src/db/types.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
 import { checkEntries, checkPages, naivePage, noteBucketChanges, untilEverySeen } from '../helpers/rank.ts';
@@ -30,7 +30,7 @@ const op = fc.oneof(
 type Op = typeof op extends fc.Arbitrary<infer T> ? T : never;
 
 async function apply(tx: Executor, grp: string, o: Op, step: number): Promise<void> {
-  await lockScope(tx, SET, [grp]);
+  await lockPartition(tx, SET, [grp]);
   if (o.type === 'rebuild') return rankRebuild(tx, SET, [grp]);
   if (o.type === 'remove' || o.type === 'clear') {
     // clear: a run of rows next to each other in the order, from somewhere in the scope.

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { call, eachDialect, seedWorkspace } from '../helpers/app.ts';
 import { statementsOf } from '../helpers/sql-spy.ts';
-import { type RecordsWithVersion, recordsWithVersion } from '../../src/records/entity-repository.ts';
+import { type RecordsWithVersion, recordsWithVersion } from '../../src/records/repository.ts';
 
 await eachDialect('point reads gathered per turn', (ctx) => {
   test('concurrent reads of lists: one statement, each its own answer', async () => {

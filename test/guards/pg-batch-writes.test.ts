@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { deferred, deferredRows } from '../../src/db/pipeline.ts';
 import { defineRank } from '../../src/db/rank-def.ts';
-import { lockScope } from '../../src/db/rank-lock.ts';
+import { lockPartition } from '../../src/db/rank-lock.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
 import { statementsOf } from '../helpers/sql-spy.ts';
 
@@ -120,7 +120,7 @@ for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
       const def = defineRank({ name: 'batch', table: 'batch_rows', by: ['v'], ts: 'v', id: 'v' });
       const value = "o'k\\n";
       const held = await db.transaction().execute(async (tx) => {
-        await lockScope(tx, def, [value]);
+        await lockPartition(tx, def, [value]);
         const r = await sql<{ c: number }>`select count(*) as c from pg_locks where locktype = 'advisory' and pid = pg_backend_pid()
           and ((classid::bigint << 32) | objid::bigint) = ${sha256Key(`batch:${value}`)}::bigint`.execute(tx);
         return Number(r.rows[0]?.c);

@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import { CompiledQuery, sql } from 'kysely';
 import { partedPostgres, type PartedRead } from '../../src/db/rank-parted.ts';
 import { pagePostgres, type Stmt } from '../../src/db/rank-sql.ts';
-import { defineRank, LEVELS, rankPage, rankRebuild, rankSizes, scopeKey, setRankSizes } from '../../src/db/rank.ts';
+import { defineRank, LEVELS, rankPage, rankRebuild, rankSizes, partitionKey, setRankSizes } from '../../src/db/rank.ts';
 import { isoNow, newId } from '../../src/lib/ids.ts';
 import { addMembers, insertList, LIST_MEMBERS } from '../../src/lists/repository.ts';
 import { MESSAGES, messageReader } from '../../src/messages/repository.ts';
@@ -113,7 +113,7 @@ for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
       const db = tdb.db.kysely;
       const list = await seedList('ws_u');
       for (const offset of [300, 1200, 2500]) {
-        const args = { scope: scopeKey(LIST_MEMBERS, [list]), k: offset, limit: 25, by0: list };
+        const args = { scope: partitionKey(LIST_MEMBERS, [list]), k: offset, limit: 25, by0: list };
         await assertBounded(`unanalyzed list offset ${offset}`, args.scope, await widest(pagePostgres(LIST_MEMBERS, false, 25), args), 1);
       }
       // Leaves of at most 8 rows: a page of 25 leaves the two the bounded read covers, so the page
@@ -137,7 +137,7 @@ for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
       await sql`analyze`.execute(db);
       for (const offset of [0, 300, 1200, 2500, ROWS - 25]) {
         for (const rows of [false, true]) {
-          const args = { scope: scopeKey(LIST_MEMBERS, [list]), k: offset, limit: 25, by0: list };
+          const args = { scope: partitionKey(LIST_MEMBERS, [list]), k: offset, limit: 25, by0: list };
           await assertBounded(`list offset ${offset}`, args.scope, await widest(pagePostgres(LIST_MEMBERS, rows, 25), args), 1);
         }
       }
@@ -172,7 +172,7 @@ for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
         const read: PartedRead = messageReader({ workspaceId: 'ws_m', userId });
         const sees = userId ? (ROWS * 4) / 5 : (ROWS * 2) / 5;
         for (const offset of [0, Math.floor(sees / 3), Math.floor(sees / 2), sees - 25]) {
-          const args = { ...read.args, scope: scopeKey(MESSAGES, ['ws_m']), k: offset, limit: 25, by0: 'ws_m' };
+          const args = { ...read.args, scope: partitionKey(MESSAGES, ['ws_m']), k: offset, limit: 25, by0: 'ws_m' };
           await assertBounded(`${who} offset ${offset}`, args.scope, await widest(partedPostgres(MESSAGES, read, 25), args), parts);
         }
       }
@@ -186,7 +186,7 @@ for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
       const list = await seedList('ws_d');
       const APPENDS = defineRank({ name: 'gp_appends', table: 'list_members', by: ['list_id'], ts: 'added_at', id: 'entity_id', appends: true });
       await db.transaction().execute((tx) => rankRebuild(tx, APPENDS, [list]));
-      const scope = scopeKey(APPENDS, [list]);
+      const scope = partitionKey(APPENDS, [list]);
       const moved = await sql<{ level: number; lo_ts: string; lo_id: string }>`update rank_buckets set n = n - 2
         where scope = ${scope} and (level = ${LEVELS - 1} or lo_ts = '' or lo_id like '%5') returning level, lo_ts, lo_id`.execute(db);
       assert.ok(moved.rows.length > 10, `entries with deltas: ${moved.rows.length}`);

@@ -83,6 +83,33 @@ export function terminator(appName: string, everyMs: number): { stop(): Promise<
   };
 }
 
+/**
+ * Holds `table` of `schema` locked against every other session (as a migration or a long
+ * maintenance statement does) until released; `waiting` resolves once a statement of `appName`
+ * waits for it.
+ */
+export async function lockTable(schema: string, table: string, appName: string): Promise<{ waiting(): Promise<void>; release(): Promise<void> }> {
+  const c = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await c.connect();
+  await c.query('begin');
+  await c.query(`lock table ${schema}.${table} in access exclusive mode`);
+  return {
+    waiting: async () => {
+      for (;;) {
+        // Inside a transaction the activity view is read once, then kept: it is read afresh each time.
+        await c.query('select pg_stat_clear_snapshot()');
+        const r = await c.query("select count(*) as n from pg_stat_activity where application_name = $1 and wait_event_type = 'Lock'", [appName]);
+        if (Number(r.rows[0].n) > 0) return;
+        await wait(20);
+      }
+    },
+    release: async () => {
+      await c.query('rollback');
+      await c.end();
+    },
+  };
+}
+
 export interface Answer {
   route: string;
   status: number;

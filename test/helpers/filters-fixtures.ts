@@ -5,8 +5,9 @@ import type { Executor } from '../../src/db/types.ts';
 import { rankInsert } from '../../src/db/rank.ts';
 import type { TypeDefinitions } from '../../src/definitions/service.ts';
 import { foldText } from '../../src/lib/fold.ts';
-import { valueRows } from '../../src/records/index-values.ts';
-import { RECORDS, writeValueIndex } from '../../src/records/repository.ts';
+import { valueRows } from '../../src/records/index/values.ts';
+import { RECORDS } from '../../src/records/repository.ts';
+import { writeValueIndex } from '../../src/records/index/repository.ts';
 import type { RecordKind, RecordValuesTable } from '../../src/records/tables.ts';
 
 export interface Written {

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { sql } from 'kysely';
 import { importKinds } from '../../src/cli/import-kinds.ts';
 import { openDb } from '../../src/db/database.ts';
-import { takeDatabaseAlone } from '../../src/import/repository.ts';
+import { takeDatabaseAlone } from '../../src/db/bulk-load.ts';
 import { runImport } from '../../src/import/run.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
 

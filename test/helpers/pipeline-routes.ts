@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../src/http/context.ts';
 import { serviceContext } from '../../src/http/service-context.ts';
 import { AppError } from '../../src/lib/errors.ts';
-import { createLinks } from '../../src/lib/links.ts';
+import { createHttpLinks } from '../../src/lib/links.ts';
 import { createUser } from '../../src/users/service.ts';
 
 export const EchoBody = Type.Object(
@@ -20,7 +20,7 @@ export const EchoBody = Type.Object(
 
 export function pipelineRoutes(base: FastifyInstance, deps: Deps): void {
   const app = base.withTypeProvider<TypeBoxTypeProvider>();
-  const { write } = serviceContext({ deps, links: createLinks(undefined) });
+  const { write } = serviceContext({ deps, links: createHttpLinks(undefined) });
   app.post(
     '/v1/test/echo',
     { config: { operation: 'testEcho', scopes: ['lists:create'], category: 'Write' }, schema: { body: EchoBody } },

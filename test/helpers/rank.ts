@@ -1,13 +1,13 @@
-// Checks a scope of rank_buckets against its rows (docs/pages.md): every entry, with its pending
+// Checks a partition of rank_buckets against its rows (docs/pages.md): every entry, with its pending
 // count deltas, counts exactly the rows of its range, every boundary of a level is one of the level below, sizes within bounds, and
 // every page equals the naive ORDER BY … LIMIT … OFFSET over the table.
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import type { Executor } from '../../src/db/types.ts';
-import { LEVELS, type RankDef, rankPage, rankSizes, rankUpkeepSettled, scopeKey } from '../../src/db/rank.ts';
+import { LEVELS, type RankDef, rankPage, rankSizes, rankUpkeepSettled, partitionKey } from '../../src/db/rank.ts';
 
-function scoped(def: RankDef, values: readonly string[]) {
+function inPartition(def: RankDef, values: readonly string[]) {
   const parts = def.by.map((c, i) => sql`${sql.ref(`t.${c}`)} = ${values[i]}`);
   for (const [c, v] of Object.entries(def.where ?? {})) parts.push(sql`${sql.ref(`t.${c}`)} = ${v}`);
   return sql.join(parts, sql` and `);
@@ -28,7 +28,7 @@ export interface BucketChanges {
 }
 
 /**
- * Marks in `seen` the bucket changes between two shapes of one scope (entries per level, lowest
+ * Marks in `seen` the bucket changes between two shapes of one partition (entries per level, lowest
  * first): more entries at a level that had some is a split, fewer after a removal a merge.
  */
 export function noteBucketChanges(seen: BucketChanges, before: readonly number[], after: readonly number[], removal: boolean): void {
@@ -41,7 +41,7 @@ export function noteBucketChanges(seen: BucketChanges, before: readonly number[]
 }
 
 /**
- * Runs `body` on random sequences of 1 to 20 `op`s, each in a scope of its own (`g0`, `g1`, …)
+ * Runs `body` on random sequences of 1 to 20 `op`s, each in a partition of its own (`g0`, `g1`, …)
  * with a random page size, in rounds of `numRuns`, until every kind in `seen` has been marked or 5
  * rounds have passed: random sequences reach every kind of bucket change only most of the time (an
  * upper merge is the rarest, and one round missed it in CI now and then).
@@ -59,13 +59,13 @@ export async function untilEverySeen<O>(
   for (let round = 0; round < 5 && !Object.values(seen).every(Boolean); round++) await fc.assert(property, { numRuns });
 }
 
-/** Asserts the invariants of the scope's entries; returns their shape. */
+/** Asserts the invariants of the partition's entries; returns their shape. */
 export async function checkEntries(db: Executor, def: RankDef, values: readonly string[]): Promise<RankShape> {
-  const scope = scopeKey(def, values);
+  const scope = partitionKey(def, values);
   const [ts, id] = [sql.ref(`t.${def.ts}`), sql.ref(`t.${def.id}`)];
   const r = await sql<{ level: number; lo_ts: string; lo_id: string; n: number; rows: number; children: number; aligned: number }>`
     select e.level, e.lo_ts, e.lo_id, e.n,
-      (select count(*) from ${sql.table(def.table)} t where ${scoped(def, values)} and (${ts}, ${id}) >= (e.lo_ts, e.lo_id)
+      (select count(*) from ${sql.table(def.table)} t where ${inPartition(def, values)} and (${ts}, ${id}) >= (e.lo_ts, e.lo_id)
         and (e.hi_ts is null or (${ts}, ${id}) < (e.hi_ts, e.hi_id))) as rows,
       (select count(*) from rank_buckets c where c.scope = e.scope and c.level = e.level - 1 and (c.lo_ts, c.lo_id) >= (e.lo_ts, e.lo_id)
         and (e.hi_ts is null or (c.lo_ts, c.lo_id) < (e.hi_ts, e.hi_id))) as children,
@@ -75,7 +75,7 @@ export async function checkEntries(db: Executor, def: RankDef, values: readonly 
         lead(lo_ts) over (partition by level order by lo_ts, lo_id) as hi_ts, lead(lo_id) over (partition by level order by lo_ts, lo_id) as hi_id
       from rank_buckets b where scope = ${scope}) e
     order by e.level, e.lo_ts, e.lo_id`.execute(db);
-  const real = await sql<{ c: number }>`select count(*) as c from ${sql.table(def.table)} t where ${scoped(def, values)}`.execute(db);
+  const real = await sql<{ c: number }>`select count(*) as c from ${sql.table(def.table)} t where ${inPartition(def, values)}`.execute(db);
   const total = Number(real.rows[0]?.c);
   const orphans = await sql<{ c: number }>`select count(*) as c from rank_deltas x where x.scope = ${scope}
     and not exists (select 1 from rank_buckets b where b.scope = x.scope and b.level = x.level and b.lo_ts = x.lo_ts and b.lo_id = x.lo_id)`.execute(db);
@@ -113,7 +113,7 @@ export async function checkEntries(db: Executor, def: RankDef, values: readonly 
 /** The naive page: ORDER BY … LIMIT … OFFSET over the table. */
 export async function naivePage(db: Executor, def: RankDef, values: readonly string[], offset: number, limit: number): Promise<string[]> {
   const [ts, id] = [sql.ref(`t.${def.ts}`), sql.ref(`t.${def.id}`)];
-  const r = await sql<{ id: string }>`select ${id} as id from ${sql.table(def.table)} t where ${scoped(def, values)}
+  const r = await sql<{ id: string }>`select ${id} as id from ${sql.table(def.table)} t where ${inPartition(def, values)}
     order by ${ts} desc, ${id} desc limit ${limit} offset ${offset}`.execute(db);
   return r.rows.map((x) => x.id);
 }
@@ -121,7 +121,7 @@ export async function naivePage(db: Executor, def: RankDef, values: readonly str
 /** Asserts that the pages at the given offsets (default: every one, and two past the end) equal the naive pages. */
 export async function checkPages(db: Executor, def: RankDef, values: readonly string[], opts: { limit?: number; offsets?: number[] } = {}): Promise<void> {
   const { total } = await rankPage(db, def, values, { offset: 0, limit: 1 });
-  const real = await sql<{ c: number }>`select count(*) as c from ${sql.table(def.table)} t where ${scoped(def, values)}`.execute(db);
+  const real = await sql<{ c: number }>`select count(*) as c from ${sql.table(def.table)} t where ${inPartition(def, values)}`.execute(db);
   assert.equal(total, Number(real.rows[0]?.c), 'total counts the rows');
   const limit = opts.limit ?? 3;
   const offsets = opts.offsets ?? [...Array.from({ length: total }, (_, i) => i), total, total + 5];
@@ -137,18 +137,18 @@ export async function checkPages(db: Executor, def: RankDef, values: readonly st
 }
 
 /**
- * Asserts the parts of a scope of a set with parts (docs/pages.md §Parts): every entry of every
+ * Asserts the parts of a partition of a set with parts (docs/pages.md §Parts): every entry of every
  * level holds, per part, exactly the number of its rows in that part, and no part row is 0.
  * Counted here from the rows and entries, in JavaScript (keys are ASCII: bytewise order).
  */
 export async function checkParts(db: Executor, def: RankDef, values: readonly string[]): Promise<void> {
   const part = def.part;
   assert.ok(part, `${def.name} has parts`);
-  const scope = scopeKey(def, values);
+  const scope = partitionKey(def, values);
   const rows = (
     await sql<{ ts: string; id: string; part: string }>`select ${sql.ref(`t.${def.ts}`)} as ts, ${sql.ref(`t.${def.id}`)} as id,
       case when ${sql.ref(`t.${part.when.column}`)} = ${part.when.value} then ${sql.ref(`t.${part.column}`)} else '' end as part
-      from ${sql.table(def.table)} t where ${scoped(def, values)}`.execute(db)
+      from ${sql.table(def.table)} t where ${inPartition(def, values)}`.execute(db)
   ).rows;
   const entries = (await sql<{ level: number; lo_ts: string; lo_id: string }>`select level, lo_ts, lo_id from rank_buckets where scope = ${scope}`.execute(db))
     .rows;
@@ -188,3 +188,6 @@ export async function checkCreated(db: Executor, def: RankDef, values: readonly 
   assert.ok((shape.entries[0] ?? 0) > 4, `leaves: ${shape.entries.join(',')}`);
   await checkPages(db, def, values, { limit: 7 });
 }
+
+/** Rejects after `ms`: raced against a statement that must not wait for another transaction. */
+export const timeout = (ms: number) => new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms).unref());

@@ -3,7 +3,8 @@
 // observer, node:sqlite's statement methods are wrapped once, and a spy collects the statements run while it is on. For tests that
 // check what a request reads from storage, not only what it answers.
 import { StatementSync } from 'node:sqlite';
-import { observeStatements } from '../../src/db/postgres.ts';
+import { observeStatements } from '../../src/db/pg-lanes.ts';
+import { PIN_READ } from '../../src/db/sqlite-pin.ts';
 
 interface Spy {
   sent(text: string): void;
@@ -17,8 +18,9 @@ let installed = false;
 function install(): void {
   if (installed) return;
   installed = true;
+  // The read-slot pin's read runs on a timer, whatever the requests do: it is not theirs.
   const record = (text: unknown) => {
-    if (spies.size > 0 && typeof text === 'string') for (const spy of spies) spy.sent(text);
+    if (spies.size > 0 && typeof text === 'string' && text !== PIN_READ) for (const spy of spies) spy.sent(text);
   };
   const answered = () => {
     for (const spy of spies) spy.answered?.();

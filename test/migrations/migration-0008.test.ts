@@ -8,8 +8,8 @@ import { after, before, describe, test } from 'node:test';
 import { migrate } from '../../src/db/migrate.ts';
 import { loadDefinitions, type TypeDefinitions } from '../../src/definitions/service.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
-import { valueRows } from '../../src/records/index-values.ts';
-import { contactIdsByEmails } from '../../src/records/repository.ts';
+import { valueRows } from '../../src/records/index/values.ts';
+import { contactIdsByEmails } from '../../src/records/index/repository.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
 
 // Records are written at 0006: 0007 (run with 0008, as an upgrade does) ranks them.

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { migrate, MIGRATIONS } from '../../src/db/migrate.ts';
-import { filteredPage, parseFilters } from '../../src/filters/service.ts';
+import { filteredPage, parseFilters } from '../../src/records/filter/service.ts';
 import { loadDefinitions } from '../../src/definitions/service.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';

@@ -7,8 +7,8 @@ import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { migrate, MIGRATIONS } from '../../src/db/migrate.ts';
 import { loadDefinitions } from '../../src/definitions/service.ts';
-import { filteredPage, parseFilters } from '../../src/filters/service.ts';
-import { keyScope, trigramKey, trigrams } from '../../src/filters/trigrams.ts';
+import { filteredPage, parseFilters } from '../../src/records/filter/service.ts';
+import { fieldHash, trigramKey, trigrams } from '../../src/records/index/trigrams.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
 
@@ -63,7 +63,7 @@ for (const dialect of await testDialects()) {
       const db = tdb.db.kysely;
       const r = await sql<{ key: unknown; record_id: string }>`select key, record_id from record_trigrams order by record_id, key`.execute(db);
       const got = r.rows.map((x) => `${x.record_id}|${Number(x.key)}`);
-      const scope = keyScope('ws_a', 'contact', '$email');
+      const scope = fieldHash('ws_a', 'contact', '$email');
       const want = new Set(VALUES.flatMap(([id, , text]) => trigrams(text).map((t) => `${id}|${trigramKey(scope, t)}`)));
       assert.deepEqual(got.sort(), [...want].sort());
       // Read from this database's own tables: Kysely's introspection reads every schema of the

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { CompiledQuery, sql } from 'kysely';
 import { migrate } from '../../src/db/migrate.ts';
-import { rankPage, rankRebuildAll, scopeKey, setRankSizes } from '../../src/db/rank.ts';
+import { rankPage, rankRebuildAll, partitionKey, setRankSizes } from '../../src/db/rank.ts';
 import { isoNow } from '../../src/lib/ids.ts';
 import { RECORDS } from '../../src/records/repository.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
@@ -50,7 +50,7 @@ for (const dialect of await testDialects()) {
 
     test('every entry of the ranked index is kept, and pages read as before', async () => {
       assert.deepEqual(await all(), entries);
-      assert.ok(entries.filter((e) => e.scope === scopeKey(RECORDS, ['ws_r', 'contact'])).length > 10);
+      assert.ok(entries.filter((e) => e.scope === partitionKey(RECORDS, ['ws_r', 'contact'])).length > 10);
       const page = await rankPage(tdb.db.kysely, RECORDS, ['ws_r', 'contact'], { offset: 120, limit: 25 });
       assert.equal(page.total, 200);
       assert.deepEqual(

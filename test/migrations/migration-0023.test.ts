@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { CompiledQuery, sql } from 'kysely';
 import { migrate } from '../../src/db/migrate.ts';
-import { driverSql } from '../../src/filters/repository.ts';
+import { driverSql } from '../../src/records/filter/repository.ts';
 import { isoNow } from '../../src/lib/ids.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
 

@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { CompiledQuery, type Kysely, sql } from 'kysely';
 import { migrate } from '../../src/db/migrate.ts';
 import type { Database } from '../../src/db/types.ts';
-import { type Atom, driverSql } from '../../src/filters/repository.ts';
+import { type Atom, driverSql } from '../../src/records/filter/repository.ts';
 import { isoNow } from '../../src/lib/ids.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
 

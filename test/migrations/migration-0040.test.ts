@@ -5,9 +5,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { migrate } from '../../src/db/migrate.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
-import { ENTITY_TYPES } from '../../src/records/entities.ts';
-import { updateRecord } from '../../src/records/entity-writes.ts';
-import { fieldHistory } from '../../src/records/history.ts';
+import { RECORD_TYPES } from '../../src/records/service.ts';
+import { updateRecord } from '../../src/records/service.ts';
+import { fieldHistory } from '../../src/records/service.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
 
 for (const dialect of await testDialects()) {
@@ -35,24 +35,24 @@ for (const dialect of await testDialects()) {
     test('existing records start with one entry: their value then, isCreate false, at updatedAt', async () => {
       await migrate(tdb.db);
       const ctx = operatorCtx(tdb.db.kysely, 'ws_a', { now: Date.parse('2026-03-01T00:00:00.000Z') });
-      const type = ENTITY_TYPES.account;
-      const name = await fieldHistory(ctx, type, { id: 'acc_old', fieldKey: '$name', limit: 20 });
+      const type = RECORD_TYPES.account;
+      const name = await fieldHistory(ctx, { type, id: 'acc_old', fieldKey: '$name', limit: 20 });
       assert.deepEqual(name, {
         data: [{ value: 'Old name', valueType: 'TEXT', displayValue: 'Old name', recordedAt: '2026-02-01T00:00:00.000Z', isCreate: false }],
         hasMore: false,
         nextCursor: null,
       });
-      const unset = await fieldHistory(ctx, type, { id: 'acc_old', fieldKey: '$website', limit: 20 });
+      const unset = await fieldHistory(ctx, { type, id: 'acc_old', fieldKey: '$website', limit: 20 });
       assert.deepEqual(unset.data, [{ value: null, valueType: 'URL', displayValue: null, recordedAt: '2026-02-01T00:00:00.000Z', isCreate: false }]);
 
-      await tdb.db.kysely.transaction().execute((tx) => updateRecord({ ...ctx, db: tx }, type, { id: 'acc_old', fields: { $name: 'New name' } }));
-      const after = await fieldHistory(ctx, type, { id: 'acc_old', fieldKey: '$name', limit: 1 });
+      await tdb.db.kysely.transaction().execute((tx) => updateRecord({ ...ctx, db: tx }, { type, id: 'acc_old', fields: { $name: 'New name' } }));
+      const after = await fieldHistory(ctx, { type, id: 'acc_old', fieldKey: '$name', limit: 1 });
       assert.deepEqual(
         after.data.map((e) => [e.value, e.recordedAt]),
         [['New name', '2026-03-01T00:00:00.000Z']],
       );
       assert.equal(after.hasMore, true);
-      const rest = await fieldHistory(ctx, type, { id: 'acc_old', fieldKey: '$name', limit: 1, after: after.nextCursor! });
+      const rest = await fieldHistory(ctx, { type, id: 'acc_old', fieldKey: '$name', limit: 1, after: after.nextCursor! });
       assert.deepEqual(
         rest.data.map((e) => [e.value, e.isCreate]),
         [['Old name', false]],

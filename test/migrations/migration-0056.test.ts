@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { migrate } from '../../src/db/migrate.ts';
 import { takeMigrationNotes } from '../../src/db/migration-notes.ts';
 import { addField, loadDefinitions, type TypeDefinitions } from '../../src/definitions/service.ts';
-import { filteredPage, parseFilters } from '../../src/filters/service.ts';
+import { filteredPage, parseFilters } from '../../src/records/filter/service.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
 import { writeRecord } from '../helpers/filters-fixtures.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';

@@ -10,7 +10,7 @@ import { sql } from 'kysely';
 import { batchedRead } from '../../src/db/batched.ts';
 import { call, seedWorkspace } from '../helpers/app.ts';
 import { createTestDb, testDialects } from '../helpers/db.ts';
-import { drive, type FaultApp, faultApp, figures, terminator } from '../helpers/faults.ts';
+import { drive, type FaultApp, faultApp, figures, lockTable, terminator } from '../helpers/faults.ts';
 
 const unhandled: unknown[] = [];
 const onUnhandled = (reason: unknown) => unhandled.push(reason);
@@ -98,6 +98,53 @@ for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
         }
         assert.ok(recovered, 'reads and writes succeed again');
         assert.equal((await f.t.app.inject({ method: 'GET', url: '/readyz' })).statusCode, 200);
+        assert.deepEqual(unhandled, []);
+      });
+    });
+
+    describe('a slow scan', () => {
+      // The listing waits until the database cancels it at its statement timeout; a read queued
+      // behind it could not be answered sooner, so one answered within HELD_MS was not.
+      const HELD_MS = 3000;
+      let f: FaultApp;
+      before(async () => {
+        f = await faultApp({ env: { DATABASE_STATEMENT_TIMEOUT_MS: String(2 * HELD_MS) } });
+      });
+      after(() => f.close());
+
+      test('a filtered listing held up holds up no point read, and answers 503 when the database cancels it at its timeout', async () => {
+        const s = await seedWorkspace(f.t);
+        const made = await call(f.t, s.secret, 'POST', '/v1/contacts', {
+          fields: { $name: { firstName: 'Ada', lastName: 'Lovelace' }, $email: ['ada@engine.example'] },
+        });
+        assert.equal(made.statusCode, 200, made.body);
+        const get = (path: string) =>
+          fetch(f.base + path, { headers: { authorization: `Bearer ${s.secret}`, 'service-version': '2026-03-01' }, signal: AbortSignal.timeout(HANG_MS) });
+        const filtered = `/v1/contacts?${encodeURIComponent('$email[contains]')}=engine`;
+        // The trigram index, which the filter reads and a point read does not, is held by another
+        // session: the listing's statement waits as a slow scan runs.
+        const lock = await lockTable(f.t.tdb.schema!, 'record_trigrams', f.appName);
+        let listing: Promise<Response>;
+        try {
+          listing = get(filtered);
+          await lock.waiting();
+          // Sent after the listing's statement, on the same process: answered while it waits.
+          const reads = Promise.all([get(`/v1/contacts/${made.json().id}`), get('/v1/lists?limit=5')]).then((rs) => rs.map((r) => r.status));
+          const outcome = await Promise.race([reads, new Promise((r) => setTimeout(r, HELD_MS, 'held up'))]);
+          assert.deepEqual(outcome, [200, 200], 'point reads do not wait behind the scan');
+          // The database cancels the listing's statement at DATABASE_STATEMENT_TIMEOUT_MS.
+          const res = await listing;
+          const body = await res.text();
+          assert.equal(res.status, 503, body);
+          assert.equal(res.headers.get('retry-after'), '1');
+          assert.equal(JSON.parse(body).error.code, 'service_unavailable');
+          assert.doesNotMatch(body, /57014|statement timeout|statusCode/);
+        } finally {
+          await lock.release();
+        }
+        const after = await get(filtered);
+        assert.equal(after.status, 200);
+        assert.equal(((await after.json()) as { totalCount: number }).totalCount, 1);
         assert.deepEqual(unhandled, []);
       });
     });

@@ -1,7 +1,7 @@
 // Liveness and readiness: /readyz proves the database and the blob store answer.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { TransactionGate } from '../../src/db/transaction-gate.ts';
+import { Gate } from '../../src/db/gate.ts';
 import { eachDialect } from '../helpers/app.ts';
 
 await eachDialect('health', (ctx) => {
@@ -77,13 +77,16 @@ await eachDialect(
     env: { READINESS_TIMEOUT_MS: '200', LIVENESS_STALL_MS: '1000' },
     deps: (deps) => {
       deps.blobs.ping = () => (blobsHang ? new Promise<void>(() => {}) : Promise.resolve());
-      deps.db = { ...deps.db, pool: { size: 2, transactions: () => 1, waiting: () => (stalledMs ? 1 : 0), oldestWaitMs: () => stalledMs } };
+      deps.db = {
+        ...deps.db,
+        pool: { size: 2, transactionSlots: 1, transactions: () => 1, waiting: () => (stalledMs ? 1 : 0), oldestWaitMs: () => stalledMs },
+      };
     },
   },
 );
 
 test('a transaction waiting for a place longer than its deadline fails as a missed deadline and leaves the line', async () => {
-  const gate = new TransactionGate(1);
+  const gate = new Gate(1);
   await gate.enter();
   await assert.rejects(gate.enter(50), { code: 'DATABASE_DEADLINE' });
   assert.equal(gate.waiting, 0);

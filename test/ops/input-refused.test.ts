@@ -5,7 +5,9 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { test } from 'node:test';
+import { ImportFailed } from '../../src/import/run.ts';
 import { call, eachDialect, headers, seedWorkspace } from '../helpers/app.ts';
+import { importObjects } from '../helpers/lists-fixtures.ts';
 import { meetingBody } from '../helpers/meetings.ts';
 
 const IMPOSSIBLE = [
@@ -61,6 +63,49 @@ await eachDialect('bad input refused', (ctx) => {
     });
     assert.equal(leap.statusCode, 200, leap.body);
     assert.equal(leap.json().fields.$dueAt.value, '2028-02-29T09:00:00.000Z');
+  });
+
+  test('rolodex import: an impossible or zone-less date of a message or an e-mail fails the import, naming line and field', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const setup = [
+      { object: 'user', externalId: 'u-ann', email: `ann-${s.workspaceId}@example.test`, role: 'member' },
+      { object: 'channel', externalId: 'c', provider: 'slack', name: 'c', visibility: 'public', members: [] },
+      { object: 'mailbox', externalId: 'mb', user: 'u-ann', address: `ann-${s.workspaceId}@example.test` },
+    ];
+    await importObjects(t, s.workspaceId, setup);
+    const at = (value: string) => ({ value, valueType: 'DATETIME' });
+    const lines = (date: string) => ({
+      message: { object: 'message', externalId: 'm', channel: 'c', fields: { $text: { value: 'hi', valueType: 'TEXT' }, $sentAt: at(date) } },
+      edited: {
+        object: 'message',
+        externalId: 'm',
+        channel: 'c',
+        fields: { $text: { value: 'hi', valueType: 'TEXT' }, $sentAt: at('2026-03-01T00:00:00Z'), $editedAt: at(date) },
+      },
+      email: { object: 'email', externalId: 'e', mailbox: 'mb', fields: { $sentAt: at(date), $from: { value: 'x@example.test', valueType: 'EMAIL' } } },
+    });
+    for (const date of [...IMPOSSIBLE, '2026-03-01T10:00:00']) {
+      for (const [kind, line] of Object.entries(lines(date))) {
+        const field = kind === 'edited' ? '$editedAt' : '$sentAt';
+        await assert.rejects(importObjects(t, s.workspaceId, [line]), (err: unknown) => {
+          assert.ok(err instanceof ImportFailed, `${date} ${kind}: ${String(err)}`);
+          assert.match(err.message, new RegExp(`line 1: fields\\.\\${field}\\.value`), `${date} ${kind}`);
+          return true;
+        });
+      }
+    }
+    const stored = async () => [
+      (await t.deps.db.kysely.selectFrom('messages').select('id').where('workspace_id', '=', s.workspaceId).execute()).length,
+      (await t.deps.db.kysely.selectFrom('emails').select('id').where('workspace_id', '=', s.workspaceId).execute()).length,
+    ];
+    assert.deepEqual(await stored(), [0, 0], 'nothing refused was stored');
+    // The same lines with a real date (a leap day, an offset) import, stored in UTC.
+    const ok = lines('2028-02-29T10:00:00+02:00');
+    await importObjects(t, s.workspaceId, [ok.edited, ok.email]);
+    assert.deepEqual(await stored(), [1, 1]);
+    const sent = await t.deps.db.kysely.selectFrom('emails').select('sent_at').where('workspace_id', '=', s.workspaceId).executeTakeFirstOrThrow();
+    assert.equal(sent.sent_at, '2028-02-29T08:00:00.000Z');
   });
 
   test('a JSON body that is not UTF-8 is 400 invalid_json, never stored with U+FFFD', async () => {

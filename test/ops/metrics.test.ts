@@ -45,6 +45,8 @@ await eachDialect('metrics', (ctx) => {
       assert.equal(value(text, 'rolodex_db_pool_connections'), 10, 'the pool size');
       assert.equal(value(text, 'rolodex_db_pool_transactions'), 0, 'no transaction is running');
       assert.equal(value(text, 'rolodex_db_pool_waiting'), 0);
+      assert.equal(value(text, 'rolodex_db_pool_scans'), 0, 'no scan is running');
+      assert.equal(value(text, 'rolodex_db_pool_scans_waiting'), 0);
     } else {
       assert.equal(value(text, 'rolodex_db_pool_connections'), undefined);
     }

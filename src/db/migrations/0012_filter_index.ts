@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import { SYSTEM_CATALOGUES } from '../../definitions/catalogue.ts';
-import { trigrams } from '../../filters/trigrams.ts';
+import { trigrams } from '../../records/index/trigrams.ts';
 import type { ValueType } from '../../lib/resource-schemas.ts';
 import type { RecordValuesTable } from '../../records/tables.ts';
 

@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import { SYSTEM_CATALOGUES } from '../../definitions/catalogue.ts';
-import { trigramRows } from '../../filters/repository.ts';
+import { trigramRows } from '../../records/index/repository.ts';
 import type { ValueType } from '../../lib/resource-schemas.ts';
 import type { RecordValuesTable } from '../../records/tables.ts';
 

@@ -3,8 +3,8 @@ import type { FieldDef, TypeDefinitions } from '../../definitions/service.ts';
 import { buildDefinitions } from '../../definitions/service.ts';
 import { operatorCtx } from '../../lib/context.ts';
 import { InputError } from '../../lib/errors.ts';
-import { valueRows } from '../../records/index-values.ts';
-import { writeValueIndex } from '../../records/repository.ts';
+import { valueRows } from '../../records/index/values.ts';
+import { writeValueIndex } from '../../records/index/repository.ts';
 import { checkValue } from '../../records/values.ts';
 import { noteMigration } from '../migration-notes.ts';
 

@@ -1,18 +1,17 @@
 // Filtered record listings (docs/filtering.md §Plans): the records of a type that satisfy every
 // filter, newest first by createdAt (ties by id), with an exact totalCount counted through the
 // filters' indexes, never by reading every record of the workspace.
-import { type RawBuilder, sql } from 'kysely';
-import { rankPage } from '../db/rank.ts';
-import type { TypeDefinitions } from '../definitions/service.ts';
-import type { Ctx } from '../lib/context.ts';
-import type { Page } from '../lib/paging.ts';
-import { RECORDS } from '../records/repository.ts';
+import type { TypeDefinitions } from '../../definitions/service.ts';
+import type { Ctx } from '../../lib/context.ts';
+import type { Page } from '../../lib/paging.ts';
+import { trigrams } from '../index/trigrams.ts';
+import { pageRecordIds } from '../repository.ts';
 import { type Filter, parseFilters } from './parse.ts';
-import { type Atom, cappedCount, checkSql, count, driverSql, ids, type Scope, trigramCounts, type ValueCond } from './repository.ts';
-import { trigrams } from './trigrams.ts';
+import * as repo from './repository.ts';
+import type { Atom, FilterPlan, TypeInWorkspace, ValueCond } from './repository.ts';
 
 export { parseFilters, type Filter } from './parse.ts';
-export { replaceTrigrams } from './repository.ts';
+export type { FilterPlan } from './repository.ts';
 
 /** Index reads of one estimate stop after this many rows: enough to tell a selective filter. */
 const ESTIMATE_CAP = 2000;
@@ -70,7 +69,7 @@ function atoms(defs: TypeDefinitions, filters: readonly Filter[]): Planned[] {
 }
 
 /** A `contains` atom read through its rarest trigram (of a few spread over the needle). */
-async function withTrigram(ctx: Ctx, s: Scope, a: Atom): Promise<Atom> {
+async function withTrigram(ctx: Ctx, s: TypeInWorkspace, a: Atom): Promise<Atom> {
   if (a.kind !== 'values' || a.cond.op !== 'contains') return a;
   const all = trigrams(a.cond.text);
   if (all.length === 0) return a;
@@ -80,7 +79,7 @@ async function withTrigram(ctx: Ctx, s: Scope, a: Atom): Promise<Atom> {
   for (let cap = ESTIMATE_CAP; cap <= ESTIMATE_CAP * RECOUNT_MAX; cap *= RECOUNT_STEP) {
     // While every probe reaches the cap, which is rarest is still unknown, and the first one could
     // hold every record of the field: they are counted again further.
-    const counts = await trigramCounts(ctx.db, s, a.field, picks, cap);
+    const counts = await repo.trigramCounts(ctx.db, s, a.field, picks, cap);
     for (const t of picks) if (counts.get(t)! < counts.get(best)!) best = t;
     if (counts.get(best)! < cap) break;
   }
@@ -95,75 +94,33 @@ export function spread<T>(xs: readonly T[], k: number): T[] {
 
 const needsTypeCheck = (a: Atom) => a.kind !== 'values';
 
-/**
- * The statements of a filtered page (docs/filtering.md §Plans).
- * - `negated`: only negated filters; the page walks the listing, the count is the type's total
- *   minus `excluded` (null: no filter at all).
- * - `driven`: a positive filter drives. `sorted` is the page sorted from every match, with the
- *   number of matches beside each id (`n`, a window count), so the matches are read and checked
- *   once for both; `count` counts them alone, for a page past the end. `indexCount`, when the
- *   driver needs no check, counts its index range alone; `walk(rows)` is then the page taken
- *   from the newest `rows` records of the type, each probed by the filter.
- */
-export type FilterPlan =
-  | { kind: 'negated'; page: RawBuilder<unknown>; excluded: RawBuilder<unknown> | null }
-  | {
-      kind: 'driven';
-      sorted: RawBuilder<unknown>;
-      count: RawBuilder<unknown>;
-      indexCount: RawBuilder<unknown> | null;
-      walk: (rows: number) => RawBuilder<unknown>;
-    };
-
 /** How a filtered page is read (docs/filtering.md §Plans); filteredPage runs it, bench/filters.ts explains it. */
 export async function planFilters(ctx: Ctx, input: { defs: TypeDefinitions; filters: readonly Filter[]; page: Page }): Promise<FilterPlan> {
   const { defs, filters, page } = input;
-  const s: Scope = { workspaceId: ctx.actor.workspaceId, objectType: defs.objectType };
+  const s: TypeInWorkspace = { workspaceId: ctx.actor.workspaceId, objectType: defs.objectType };
   const planned = atoms(defs, filters);
   const positives = await Promise.all(planned.filter((p) => !p.negate).map((p) => withTrigram(ctx, s, p.atom)));
   const negatives = planned.filter((p) => p.negate).map((p) => p.atom);
-  const order = sql`order by r.created_at desc, r.id desc limit ${page.limit} offset ${page.offset}`;
-  const inType = sql`r.workspace_id = ${s.workspaceId} and r.kind = ${s.objectType}`;
-  const notChecks = negatives.map((a) => sql`not ${checkSql(ctx.db, a)}`);
 
   if (positives.length === 0) {
-    // Negation only: the type's records minus those matching any negated filter. The page walks
-    // the listing index newest first and skips those; the count is the ranked total minus theirs.
-    const where = sql.join([inType, ...notChecks], sql` and `);
-    const pageSql = sql`select r.id from records r where ${where} ${order}`;
-    if (negatives.length === 0) return { kind: 'negated', page: pageSql, excluded: null };
+    // Negation only: the negated filters' matches are read through their own indexes to be counted.
     const drivers = await Promise.all(negatives.map((a) => withTrigram(ctx, s, a)));
-    const union = sql.join(
-      drivers.map((a) => driverSql(ctx.db, s, a)),
-      sql` union `,
-    );
-    return { kind: 'negated', page: pageSql, excluded: sql`select r.id from (${union}) d cross join records r where r.id = d.record_id and ${inType}` };
+    return repo.negatedPlan(ctx.db, s, negatives, drivers, page);
   }
 
   // The most selective positive filter drives (its index range read once); the others and the
   // negated ones are probed per candidate by record id.
   let driverAt = 0;
   if (positives.length > 1) {
-    const sizes = await Promise.all(positives.map((a) => cappedCount(ctx.db, driverSql(ctx.db, s, a), ESTIMATE_CAP)));
+    const sizes = await Promise.all(positives.map((a) => repo.driverCount(ctx.db, s, a, ESTIMATE_CAP)));
     driverAt = sizes.indexOf(Math.min(...sizes));
   }
   const driver = positives[driverAt]!;
-  const checks: RawBuilder<unknown>[] = [...positives.filter((_, i) => i !== driverAt).map((a) => checkSql(ctx.db, a)), ...notChecks];
-  const from = sql`(${driverSql(ctx.db, s, driver)}) d cross join records r`;
-  const where = sql.join([sql`r.id = d.record_id`, inType, ...checks], sql` and `);
+  const checks = positives.filter((_, i) => i !== driverAt);
   // A driver of the value index is already of this type; with nothing else to check, counting
   // its index range is the count. (A `contains` driver checks its candidates, so it is not one.)
-  const alone = checks.length === 0 && !needsTypeCheck(driver) && !(driver.kind === 'values' && driver.cond.op === 'contains');
-  const probe = checkSql(ctx.db, driver);
-  return {
-    kind: 'driven',
-    sorted: sql`select r.id, count(*) over () as n from ${from} where ${where} ${order}`,
-    count: sql`select r.id from ${from} where ${where}`,
-    indexCount: alone ? driverSql(ctx.db, s, driver) : null,
-    walk: (rows) =>
-      sql`select r.id from (select x.id, x.created_at from records x where x.workspace_id = ${s.workspaceId} and x.kind = ${s.objectType}
-        order by x.created_at desc, x.id desc limit ${rows}) r where ${probe} ${order}`,
-  };
+  const alone = checks.length === 0 && negatives.length === 0 && !needsTypeCheck(driver) && !(driver.kind === 'values' && driver.cond.op === 'contains');
+  return repo.drivenPlan(ctx.db, s, { driver, checks, negatives, page, alone });
 }
 
 /** A walk reads this many times the rows it expects to need, plus two pages, before sorting instead. */
@@ -188,30 +145,25 @@ export async function filteredPage(
 ): Promise<{ totalCount: number; ids: string[] }> {
   const plan = await planFilters(ctx, input);
   const { page } = input;
-  const total = async () => (await rankPage(ctx.db, RECORDS, [ctx.actor.workspaceId, input.defs.objectType], { offset: 0, limit: 1 })).total;
+  const total = async () => (await pageRecordIds(ctx.db, ctx.actor.workspaceId, input.defs.objectType, { offset: 0, limit: 1 })).total;
   if (plan.kind === 'negated') {
-    const [pageIds, n, all] = await Promise.all([ids(ctx.db, plan.page), plan.excluded ? count(ctx.db, plan.excluded) : 0, total()]);
+    const [pageIds, n, all] = await Promise.all([repo.ids(ctx.db, plan.page), plan.excluded ? repo.count(ctx.db, plan.excluded) : 0, total()]);
     return { totalCount: all - n, ids: pageIds };
   }
   if (plan.indexCount) {
-    const [matches, all] = await Promise.all([count(ctx.db, plan.indexCount), total()]);
+    const [matches, all] = await Promise.all([repo.count(ctx.db, plan.indexCount), total()]);
     if (matches === 0 || page.offset >= matches) return { totalCount: matches, ids: [] };
     const rows = walkRows(page, matches, all);
     if (rows !== null) {
-      const walked = await ids(ctx.db, plan.walk(rows));
+      const walked = await repo.ids(ctx.db, plan.walk(rows));
       if (walked.length === Math.min(page.limit, matches - page.offset) || rows >= all) return { totalCount: matches, ids: walked };
     }
-    return { totalCount: matches, ids: (await counted(ctx, plan.sorted)).ids };
+    return { totalCount: matches, ids: (await repo.counted(ctx.db, plan.sorted)).ids };
   }
-  const got = await counted(ctx, plan.sorted);
+  const got = await repo.counted(ctx.db, plan.sorted);
   if (got.n !== null) return { totalCount: got.n, ids: got.ids };
   // A page past the last match has no row to carry the count.
-  return { totalCount: page.offset === 0 ? 0 : await count(ctx.db, plan.count), ids: [] };
-}
-
-async function counted(ctx: Ctx, query: RawBuilder<unknown>): Promise<{ ids: string[]; n: number | null }> {
-  const r = await sql<{ id: string; n: unknown }>`${query}`.execute(ctx.db);
-  return { ids: r.rows.map((x) => x.id), n: r.rows.length > 0 ? Number(r.rows[0]!.n) : null };
+  return { totalCount: page.offset === 0 ? 0 : await repo.count(ctx.db, plan.count), ids: [] };
 }
 
 /**

@@ -1,18 +1,32 @@
-// Records as the API shows them (docs/records.md): the entity resource shaped from the stored
+// Records as the API shows them (docs/records.md): the record resource shaped from the stored
 // values and the type's definitions, every field and relationship present. Reads load the
 // definitions once and every relationship of a page in a few batched queries.
-import { filterQuery } from '../filters/service.ts';
 import type { RelationshipDef, TypeDefinitions } from '../definitions/service.ts';
 import { cachedDefinitions, loadDefinitions } from '../definitions/service.ts';
 import type { Ctx } from '../lib/context.ts';
-import { notFound } from '../lib/errors.ts';
 import type { IdKind } from '../lib/ids.ts';
-import { envelope, type Page } from '../lib/paging.ts';
-import { resolveDerived } from './derived.ts';
-import * as repo from './entity-repository.ts';
+import * as repo from './repository.ts';
 import type { RecordKind } from './tables.ts';
 
-export interface EntityType {
+// Derived relationships (docs/records.md §Definitions): computed when read by the module that owns
+// them, such as `$meeting`. That module registers its resolver when the app is composed; records
+// never import it, so the owner may depend on records and not the other way round. Until one is
+// registered, a derived relationship is empty.
+/** The ids of `key` for each of `ids` (records of `objectType`); a record left out has none. */
+export type DerivedResolver = (ctx: Ctx, input: { objectType: string; key: string; ids: readonly string[] }) => Promise<Map<string, string[]>>;
+
+const resolvers = new Map<string, DerivedResolver>();
+
+export function registerDerived(objectType: string, key: string, resolver: DerivedResolver): void {
+  resolvers.set(`${objectType}/${key}`, resolver);
+}
+
+export async function resolveDerived(ctx: Ctx, objectType: string, key: string, ids: readonly string[]): Promise<Map<string, string[]>> {
+  const resolver = resolvers.get(`${objectType}/${key}`);
+  return resolver ? resolver(ctx, { objectType, key, ids }) : new Map();
+}
+
+export interface RecordType {
   /** A system type, or the slug of a custom object type. */
   objectType: string;
   idKind: IdKind;
@@ -32,7 +46,7 @@ export interface EntityType {
 
 const base = { listable: false, definitions: true, createNeedsRelationships: false, updateOperations: 'any' } as const;
 
-export const ENTITY_TYPES: Readonly<Record<RecordKind, EntityType & { objectType: RecordKind }>> = {
+export const RECORD_TYPES: Readonly<Record<RecordKind, RecordType & { objectType: RecordKind }>> = {
   account: { ...base, objectType: 'account', idKind: 'acc', plural: 'accounts', article: 'an', listable: true },
   contact: { ...base, objectType: 'contact', idKind: 'con', plural: 'contacts', article: 'a', listable: true },
   opportunity: { ...base, objectType: 'opportunity', idKind: 'opp', plural: 'opportunities', article: 'an', listable: true, createNeedsRelationships: true },
@@ -41,16 +55,16 @@ export const ENTITY_TYPES: Readonly<Record<RecordKind, EntityType & { objectType
 };
 
 /** The engine's view of a custom object type: records with ids `rec_…`, every definition operators added. */
-export function customEntityType(slug: string): EntityType {
+export function customRecordType(slug: string): RecordType {
   return { ...base, objectType: slug, idKind: 'rec', plural: `objects/${slug}/values`, article: 'a' };
 }
 
-/** The entity type of a stored record's kind. */
-function typeOfKind(kind: string): EntityType {
-  return Object.hasOwn(ENTITY_TYPES, kind) ? ENTITY_TYPES[kind as RecordKind] : customEntityType(kind);
+/** The record type of a stored record's kind. */
+function typeOfKind(kind: string): RecordType {
+  return Object.hasOwn(RECORD_TYPES, kind) ? RECORD_TYPES[kind as RecordKind] : customRecordType(kind);
 }
 
-export interface Entity {
+export interface RecordResource {
   id: string;
   createdAt: string;
   updatedAt: string | null;
@@ -66,11 +80,11 @@ export async function requireDefinitions(ctx: Ctx, objectType: string, version?:
   return defs;
 }
 
-export function toEntity(ctx: Ctx, defs: TypeDefinitions, row: repo.RecordRow, rels: Map<string, string[]> | undefined): Entity {
+export function toResource(ctx: Ctx, defs: TypeDefinitions, row: repo.RecordRow, rels: Map<string, string[]> | undefined): RecordResource {
   const stored = JSON.parse(row.fields) as Record<string, unknown>;
-  const fields: Entity['fields'] = {};
+  const fields: RecordResource['fields'] = {};
   for (const [key, def] of defs.fields) fields[key] = { value: Object.hasOwn(stored, key) ? stored[key] : null, valueType: def.valueType };
-  const relationships: Entity['relationships'] = {};
+  const relationships: RecordResource['relationships'] = {};
   for (const [key, def] of defs.relationships) relationships[key] = { cardinality: def.cardinality, objectType: def.objectType, values: rels?.get(key) ?? [] };
   return {
     id: row.id,
@@ -97,10 +111,10 @@ interface OtherValues {
   resolved: Map<string, string[]>[];
 }
 
-async function otherRelationships(ctx: Ctx, defs: TypeDefinitions, ids: readonly string[]): Promise<OtherValues> {
+async function otherRelationships(ctx: Ctx, defs: TypeDefinitions, ids: readonly string[], inverseKnown?: repo.RelationshipValues): Promise<OtherValues> {
   const derived = [...defs.relationships.values()].filter((d) => d.storage.kind === 'derived');
   const [inverse, ...resolved] = await Promise.all([
-    repo.inverseRelationships(ctx.db, ids, inversePairs(defs)),
+    inverseKnown ?? repo.inverseRelationships(ctx.db, ids, inversePairs(defs)),
     ...derived.map((d) => resolveDerived(ctx, defs.objectType, d.key, ids)),
   ]);
   return { inverse, derived, resolved };
@@ -121,17 +135,18 @@ function assemble(defs: TypeDefinitions, ids: readonly string[], own: repo.Relat
 
 /**
  * Every relationship of `ids` (records of defs' type): own rows, inverse rows and derived ones,
- * batched. `own`: the own rows when the caller already read them.
+ * batched. `known.own`, `known.inverse`: those rows when the caller already knows them (a create
+ * wrote them), which are then not read.
  */
 export async function relationshipValues(
   ctx: Ctx,
   defs: TypeDefinitions,
   ids: readonly string[],
-  own?: repo.RelationshipValues,
+  known: { own?: repo.RelationshipValues; inverse?: repo.RelationshipValues } = {},
 ): Promise<repo.RelationshipValues> {
   if (ids.length === 0) return new Map();
-  const [own_, others] = await Promise.all([own ?? repo.ownRelationships(ctx.db, ids), otherRelationships(ctx, defs, ids)]);
-  return assemble(defs, ids, own_, others);
+  const [own, others] = await Promise.all([known.own ?? repo.ownRelationships(ctx.db, ids), otherRelationships(ctx, defs, ids, known.inverse)]);
+  return assemble(defs, ids, own, others);
 }
 
 function valuesOf(def: RelationshipDef, id: string, own: repo.RelationshipValues, others: OtherValues): string[] {
@@ -140,35 +155,8 @@ function valuesOf(def: RelationshipDef, id: string, own: repo.RelationshipValues
   return others.resolved[others.derived.indexOf(def)]?.get(id) ?? [];
 }
 
-// A retrieve reads its record as a page does (loadEntities): the record, its definitions version
-// and its own relationship rows in one statement, the definitions from the cache while that
-// version holds, and the derived relationships (a contact's meetings) alongside, in the same step
-// (docs/performance.md §Record reads and writes).
-export async function getRecord(ctx: Ctx, type: EntityType, input: { id: string }): Promise<Entity> {
-  const [entity] = await loadEntities(ctx, { kind: type.objectType, ids: [input.id] });
-  if (!entity) throw notFound(type.objectType, input.id);
-  return entity;
-}
-
-/**
- * One page of a type's records, newest first. Any query key besides limit and offset is a filter
- * (docs/filtering.md); without one the page comes from the ranked listing (docs/pages.md). Either
- * way the page's ids are then read as a member page reads them.
- */
-export async function listRecords(ctx: Ctx, type: EntityType, query: Page & Readonly<Record<string, unknown>>) {
-  const page = { limit: query.limit, offset: query.offset };
-  const filtered = Object.keys(query).some((k) => k !== 'limit' && k !== 'offset');
-  if (filtered) {
-    const defs = await requireDefinitions(ctx, type.objectType);
-    const { totalCount, ids } = await filterQuery(ctx, { defs, query, page });
-    return envelope(await loadEntities(ctx, { kind: type.objectType, ids }), totalCount);
-  }
-  const { total, ids } = await repo.pageRecordIds(ctx.db, ctx.actor.workspaceId, type.objectType, page);
-  return envelope(await loadEntities(ctx, { kind: type.objectType, ids }), total);
-}
-
 /** The records of `ids` of this type in ctx's workspace, in the order of `ids` (others are left out). */
-export async function loadEntities(ctx: Ctx, input: { kind: string; ids: string[] }): Promise<Entity[]> {
+export async function loadRecords(ctx: Ctx, input: { kind: string; ids: string[] }): Promise<RecordResource[]> {
   if (input.ids.length === 0) return [];
   // The records, the definitions' version and the records' own relationship rows come from one
   // statement; the other relationships are read alongside it with the definitions cached from an
@@ -184,5 +172,5 @@ export async function loadEntities(ctx: Ctx, input: { kind: string; ids: string[
   const defs = await requireDefinitions(ctx, input.kind, found.defsVersion);
   const others = guessed && guess === defs ? guessed : await otherRelationships(ctx, defs, ids);
   const rels = assemble(defs, ids, found.own, others);
-  return ids.map((id) => toEntity(ctx, defs, found.rows.get(id) as repo.RecordRow, rels.get(id)));
+  return ids.map((id) => toResource(ctx, defs, found.rows.get(id) as repo.RecordRow, rels.get(id)));
 }

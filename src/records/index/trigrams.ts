@@ -1,7 +1,7 @@
 // Trigrams of folded text (docs/filtering.md §Indexes): what the trigram index stores for a value
 // and what a `contains` needle is looked up by. Code points, not UTF-16 units, so that a letter
 // outside the Basic Multilingual Plane counts as one character on both sides.
-import type { ValueType } from '../lib/resource-schemas.ts';
+import type { ValueType } from '../../lib/resource-schemas.ts';
 
 /** The valueTypes filtered with `contains`, whose values the trigram index holds. */
 export const CONTAINS_TYPES: ReadonlySet<ValueType> = new Set<ValueType>(['EMAIL', 'TELEPHONE', 'URL']);
@@ -40,7 +40,7 @@ export function likeLiteral(s: string): string {
 // (workspace, type, field, trigram), so that a posting is one integer and a record id. Two lists
 // that share a key (a collision) merge; every candidate is checked against its own values, so a
 // collision costs reads, never a wrong answer. Two 32-bit murmur-style lanes with different seeds;
-// the scope part is hashed once per value, the trigram part per trigram.
+// the (workspace, type, field) part is hashed once per value, the trigram part per trigram.
 function mix(h: number, k: number): number {
   k = Math.imul(k, 0xcc9e2d51);
   k = (k << 15) | (k >>> 17);
@@ -59,13 +59,13 @@ function finish(h: number, length: number): number {
 }
 
 /** The hash state of one (workspace, type, field): what trigramKey continues from. */
-export interface KeyScope {
+export interface FieldHash {
   a: number;
   b: number;
   length: number;
 }
 
-export function keyScope(workspaceId: string, objectType: string, field: string): KeyScope {
+export function fieldHash(workspaceId: string, objectType: string, field: string): FieldHash {
   const s = `${workspaceId}\u0000${objectType}\u0000${field}\u0000`;
   let a = 0x9747b28c;
   let b = 0x2f6b1d35;
@@ -77,15 +77,15 @@ export function keyScope(workspaceId: string, objectType: string, field: string)
   return { a, b, length: s.length };
 }
 
-/** The key of `trigram`'s postings in `scope`: a non-negative integer below 2^53. */
-export function trigramKey(scope: KeyScope, trigram: string): number {
-  let { a, b } = scope;
+/** The key of `trigram`'s postings in `base`: a non-negative integer below 2^53. */
+export function trigramKey(base: FieldHash, trigram: string): number {
+  let { a, b } = base;
   for (let i = 0; i < trigram.length; i++) {
     const c = trigram.charCodeAt(i);
     a = mix(a, c);
     b = mix(b, c ^ 0x5bd1e995);
   }
-  return key(a, b, scope.length + trigram.length);
+  return key(a, b, base.length + trigram.length);
 }
 
 function key(a: number, b: number, n: number): number {
@@ -95,25 +95,25 @@ function key(a: number, b: number, n: number): number {
 const SURROGATE = /[\ud800-\udfff]/;
 
 /**
- * Appends to `keys` the key of each trigram of `folded` in `scope` that `keys` does not hold yet:
+ * Appends to `keys` the key of each trigram of `folded` in `base` that `keys` does not hold yet:
  * the keys of `trigrams(folded)` through trigramKey, without building a string or a set per
  * trigram. An import computes some 37 million of them at 1,000,000 contacts (docs/import.md
  * §Speed); text without a surrogate pair, the usual case, is hashed from its code units directly.
  */
-export function addTrigramKeys(scope: KeyScope, folded: string, keys: number[]): void {
+export function addTrigramKeys(base: FieldHash, folded: string, keys: number[]): void {
   if (SURROGATE.test(folded)) {
     for (const t of trigrams(folded)) {
-      const k = trigramKey(scope, t);
+      const k = trigramKey(base, t);
       if (!keys.includes(k)) keys.push(k);
     }
     return;
   }
-  const n = scope.length + 3;
+  const n = base.length + 3;
   for (let i = 0; i + 3 <= folded.length; i++) {
     const c0 = folded.charCodeAt(i);
     const c1 = folded.charCodeAt(i + 1);
     const c2 = folded.charCodeAt(i + 2);
-    const k = key(mix(mix(mix(scope.a, c0), c1), c2), mix(mix(mix(scope.b, c0 ^ 0x5bd1e995), c1 ^ 0x5bd1e995), c2 ^ 0x5bd1e995), n);
+    const k = key(mix(mix(mix(base.a, c0), c1), c2), mix(mix(mix(base.b, c0 ^ 0x5bd1e995), c1 ^ 0x5bd1e995), c2 ^ 0x5bd1e995), n);
     if (!keys.includes(k)) keys.push(k);
   }
 }

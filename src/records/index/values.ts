@@ -1,9 +1,9 @@
 // The rows of the value index for one record (docs/records.md §Value index), from its stored
 // values and its type's definitions. Every writer of records (the API, the import, migrations)
 // builds them here, so the index means the same thing whoever wrote the record.
-import type { TypeDefinitions } from '../definitions/service.ts';
-import { foldText, indexedText } from '../lib/fold.ts';
-import type { RecordValuesTable } from './tables.ts';
+import type { TypeDefinitions } from '../../definitions/service.ts';
+import { foldText, indexedText } from '../../lib/fold.ts';
+import type { RecordValuesTable } from '../tables.ts';
 
 const NUMERIC = new Set(['NUMBER', 'CURRENCY', 'CHECKBOX']);
 const ADDRESS_PARTS = ['street', 'street2', 'city', 'state', 'postalCode', 'country'] as const;

@@ -1,8 +1,9 @@
-// The transactions of one process that may hold a PostgreSQL connection at once (src/db/postgres.ts).
+// How many of one process's transactions, or of its scans, may hold a PostgreSQL connection at once
+// (src/db/postgres.ts).
 import { DeadlineError } from './pg-deadline.ts';
 
-/** Lets at most `limit` transactions hold a connection at a time; the others wait in order. */
-export class TransactionGate {
+/** Lets at most `limit` holders in at a time; the others wait in order. */
+export class Gate {
   readonly limit: number;
   #held = 0;
   #waiting: { since: number; resolve: () => void }[] = [];

@@ -3,7 +3,7 @@
 /**
  * One posting: a record holds a trigram (three consecutive code points of the folded text) in one
  * field whose valueType is filtered with `contains` (EMAIL, TELEPHONE, URL). `key` stands for the
- * workspace, type, field and trigram (trigramKey, src/filters/trigrams.ts); the primary key
+ * workspace, type, field and trigram (trigramKey, src/records/index/trigrams.ts); the primary key
  * (key, record_id) is the whole table (WITHOUT ROWID on SQLite). Written in the transaction of
  * every record write, next to record_values.
  */
@@ -27,7 +27,7 @@ export interface RecordTrigramPacksTable {
 }
 
 // Adds the tables to the one Database type (src/db/types.ts) that Kysely checks queries against.
-declare module '../db/types.ts' {
+declare module '../../db/types.ts' {
   interface Database {
     record_trigrams: RecordTrigramsTable;
     record_trigram_packs: RecordTrigramPacksTable;

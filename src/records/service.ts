@@ -1,24 +1,46 @@
-// Creating and updating records (docs/records.md §The API). Order of checks: the body's
-// shape (route schema), then keys of fields and relationships, then values, then what needs the
-// database (unique values, ids); nothing is written before every check has passed.
+// The records module's service (docs/records.md §The API): what the routes, the other modules and
+// the CLI call, each `fn(ctx, input)` with the record type in `input`. Writes check, in order, the
+// body's shape (route schema), then keys of fields and relationships, then values, then what needs
+// the database (unique values, ids); nothing is written before every check has passed. Reads shape
+// rows through src/records/resource.ts.
 import { appendEvent, type Changes, recordCreated, recordFieldChanges } from '../changes/service.ts';
 import { SYSTEM_CATALOGUES } from '../definitions/catalogue.ts';
 import type { TypeDefinitions } from '../definitions/service.ts';
 import type { Ctx } from '../lib/context.ts';
 import { AppError, notFound } from '../lib/errors.ts';
+import { envelope, type Page } from '../lib/paging.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import { trashedAmong } from '../trash/repository.ts';
 import { existingUserIds } from '../users/repository.ts';
-import { type Entity, type EntityType, relationshipValues, requireDefinitions, toEntity } from './entities.ts';
-import * as repo from './entity-repository.ts';
-import { valueRows } from './index-values.ts';
-import { writeValueIndex } from './repository.ts';
+import { filterQuery } from './filter/service.ts';
+import { type RecordResource, type RecordType, loadRecords, relationshipValues, requireDefinitions, toResource } from './resource.ts';
+import * as repo from './repository.ts';
+import { valueRows } from './index/values.ts';
+import { valueTaken, writeValueIndex } from './index/repository.ts';
 import { checkFieldKeys, checkFieldValues } from './write-fields.ts';
 import { checkCreateRelationships, checkRelationshipKeys, checkUpdateRelationships, idsByType, plan, type RelationshipWrite } from './write-relationships.ts';
+
+export {
+  customRecordType,
+  type DerivedResolver,
+  type RecordResource,
+  RECORD_TYPES,
+  type RecordType,
+  loadRecords,
+  registerDerived,
+  requireDefinitions,
+} from './resource.ts';
+export { getDefinitions, setArchived } from './definitions-view.ts';
+export { fieldHistory, type HistoryInput } from './history.ts';
 
 export interface WriteInput {
   fields?: Record<string, unknown>;
   relationships?: Record<string, unknown>;
+}
+
+/** Which type a call is about: a system type of RECORD_TYPES, or customRecordType(slug). */
+export interface OfType {
+  type: RecordType;
 }
 
 /** True when the write sets a unique field: its check needs the listing's lock to itself, so two writers cannot both take one value. */
@@ -30,13 +52,13 @@ async function checkUnique(ctx: Ctx, defs: TypeDefinitions, values: Map<string, 
   for (const [key, v] of values) {
     if (v === null || !defs.fields.get(key)?.unique) continue;
     for (const x of Array.isArray(v) ? v : [v]) {
-      if (await repo.valueTaken(ctx.db, ctx.actor.workspaceId, defs.objectType, key, x, recordId))
+      if (await valueTaken(ctx.db, ctx.actor.workspaceId, defs.objectType, key, x, recordId))
         throw new AppError('duplicate_value', `Another ${defs.objectType} already holds this value of "${key}".`, { param: `fields.${key}` });
     }
   }
 }
 
-/** Every id names an entity of the workspace of the relationship's type (members: its users), else relationship_entity_missing. */
+/** Every id names an resource of the workspace of the relationship's type (members: its users), else relationship_entity_missing. */
 async function checkIds(ctx: Ctx, writes: readonly RelationshipWrite[]): Promise<void> {
   const ws = ctx.actor.workspaceId;
   for (const [objectType, ids] of idsByType(writes)) {
@@ -96,7 +118,13 @@ export function canonical(v: unknown): string {
   return JSON.stringify(v);
 }
 
-export async function createRecord(ctx: Ctx, type: EntityType, input: WriteInput): Promise<Entity> {
+/** `created`, when given, runs in the create's transaction once the record is written, with the definitions it was checked against. */
+export async function createRecord(
+  ctx: Ctx,
+  input: OfType & WriteInput,
+  created?: (defs: TypeDefinitions, resource: RecordResource) => Promise<void>,
+): Promise<RecordResource> {
+  const { type } = input;
   const defs = await requireDefinitions(ctx, type.objectType);
   const fields = input.fields ?? {};
   const relationships = input.relationships ?? {};
@@ -125,18 +153,24 @@ export async function createRecord(ctx: Ctx, type: EntityType, input: WriteInput
   };
   await repo.insertRecord(ctx.db, row);
   // A new record has no index rows to remove, and its own relationship rows are those just
-  // written: neither is read back (docs/performance.md §Record reads and writes).
+  // written: neither is read back. No other record can name it before it commits, so its inverse
+  // relationships (a contact's notes) are empty unless this create linked some, and are read only
+  // then, in their stored order (docs/performance.md §Record reads and writes).
   await writeValueIndex(ctx.db, defs, [], valueRows(ws, defs, id, stored));
   await applyRelationships(ctx, defs, id, writes, new Map(), at);
   const own = new Map<string, string[]>();
   for (const w of writes) if (w.def.storage.kind === 'own') own.set(w.def.key, plan(w, []));
-  const entity = toEntity(ctx, defs, row, (await relationshipValues(ctx, defs, [id], new Map([[id, own]]))).get(id));
+  const linksInverse = writes.some((w) => w.def.storage.kind === 'inverse');
+  const known = { own: new Map([[id, own]]), inverse: linksInverse ? undefined : new Map() };
+  const resource = toResource(ctx, defs, row, (await relationshipValues(ctx, defs, [id], known)).get(id));
   await recordCreated(ctx, { recordId: id, fields: stored });
-  await appendEvent(ctx, { type: `${type.objectType}.created`, object: entity });
-  return entity;
+  await appendEvent(ctx, { type: `${type.objectType}.created`, object: resource });
+  await created?.(defs, resource);
+  return resource;
 }
 
-export async function updateRecord(ctx: Ctx, type: EntityType, input: WriteInput & { id: string }): Promise<Entity> {
+export async function updateRecord(ctx: Ctx, input: OfType & WriteInput & { id: string }): Promise<RecordResource> {
+  const { type } = input;
   const ws = ctx.actor.workspaceId;
   const row = await repo.findRecord(ctx.db, ws, type.objectType, input.id);
   if (!row) throw notFound(type.objectType, input.id);
@@ -175,8 +209,37 @@ export async function updateRecord(ctx: Ctx, type: EntityType, input: WriteInput
     row.updated_at = at;
     await repo.updateRecord(ctx.db, row.id, { fields: row.fields, updated_at: at });
   }
-  const entity = toEntity(ctx, defs, row, (await relationshipValues(ctx, defs, [row.id])).get(row.id));
+  const resource = toResource(ctx, defs, row, (await relationshipValues(ctx, defs, [row.id])).get(row.id));
   if (fieldsChanged) await recordFieldChanges(ctx, { recordId: row.id, changes: fieldChanges });
-  if (fieldsChanged || relsChanged) await appendEvent(ctx, { type: `${type.objectType}.updated`, object: entity, changes });
-  return entity;
+  if (fieldsChanged || relsChanged) await appendEvent(ctx, { type: `${type.objectType}.updated`, object: resource, changes });
+  return resource;
+}
+
+// A retrieve reads its record as a page does (loadRecords): the record, its definitions version
+// and its own relationship rows in one statement, the definitions from the cache while that
+// version holds, and the derived relationships (a contact's meetings) alongside, in the same step
+// (docs/performance.md §Record reads and writes).
+export async function getRecord(ctx: Ctx, input: OfType & { id: string }): Promise<RecordResource> {
+  const { type } = input;
+  const [resource] = await loadRecords(ctx, { kind: type.objectType, ids: [input.id] });
+  if (!resource) throw notFound(type.objectType, input.id);
+  return resource;
+}
+
+/**
+ * One page of a type's records, newest first. Any query key besides limit and offset is a filter
+ * (docs/filtering.md); without one the page comes from the ranked listing (docs/pages.md). Either
+ * way the page's ids are then read as a member page reads them.
+ */
+export async function listRecords(ctx: Ctx, input: OfType & { query: Page & Readonly<Record<string, unknown>> }) {
+  const { type, query } = input;
+  const page = { limit: query.limit, offset: query.offset };
+  const filtered = Object.keys(query).some((k) => k !== 'limit' && k !== 'offset');
+  if (filtered) {
+    const defs = await requireDefinitions(ctx, type.objectType);
+    const { totalCount, ids } = await filterQuery(ctx, { defs, query, page });
+    return envelope(await loadRecords(ctx, { kind: type.objectType, ids }), totalCount);
+  }
+  const { total, ids } = await repo.pageRecordIds(ctx.db, ctx.actor.workspaceId, type.objectType, page);
+  return envelope(await loadRecords(ctx, { kind: type.objectType, ids }), total);
 }

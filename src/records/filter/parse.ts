@@ -3,13 +3,13 @@
 // against the type's definitions. Anything that is not a filter this type allows is refused with
 // invalid_parameter naming the query key; nothing of a key or value reaches SQL except as a bound
 // value.
-import type { FieldDef, OptionDef, RelationshipDef, TypeDefinitions } from '../definitions/service.ts';
-import { AppError } from '../lib/errors.ts';
-import { parseIsoDateTime } from '../lib/dates.ts';
-import { foldText, INDEXED_TEXT_BYTES } from '../lib/fold.ts';
-import type { ValueType } from '../lib/resource-schemas.ts';
-import { phoneNeedle } from '../records/phone.ts';
-import { isServiceUrl, profileUrl } from '../records/social.ts';
+import type { FieldDef, OptionDef, RelationshipDef, TypeDefinitions } from '../../definitions/service.ts';
+import { AppError } from '../../lib/errors.ts';
+import { parseIsoDateTime } from '../../lib/dates.ts';
+import { foldText, INDEXED_TEXT_BYTES } from '../../lib/fold.ts';
+import type { ValueType } from '../../lib/resource-schemas.ts';
+import { phoneNeedle } from '../../lib/phone.ts';
+import { isServiceUrl, profileUrl } from '../social.ts';
 
 export type Operator = 'equal' | 'greaterThan' | 'greaterThanOrEqual' | 'lessThan' | 'lessThanOrEqual' | 'startsWith' | 'contains';
 const OPERATORS: readonly Operator[] = ['equal', 'greaterThan', 'greaterThanOrEqual', 'lessThan', 'lessThanOrEqual', 'startsWith', 'contains'];

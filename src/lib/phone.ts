@@ -2,7 +2,7 @@
 // in E.164, with the extension as `;ext=N`. A number written without `+` is read in the default
 // country of its field (or workspace); without one it cannot be placed and is refused.
 import { type CountryCode, isSupportedCountry, parsePhoneNumberFromString } from 'libphonenumber-js';
-import { InputError } from '../lib/errors.ts';
+import { InputError } from './errors.ts';
 
 export function isPhoneCountry(code: string): boolean {
   return isSupportedCountry(code);

@@ -1,0 +1,157 @@
+// A server's writes while `rolodex import` runs on the same database (docs/import.md §Sharing the
+// database). A server (one process) serves a stream of `POST /v1/contacts` into another workspace
+// at a fixed rate, first alone (the baseline), then during an import of --contacts contacts (with
+// their accounts and 5 field definitions) into a workspace of their own; meanwhile a reader polls
+// the imported workspace's `totalCount` of contacts and accounts, each of which must be 0 or the
+// whole import at every read. The stream is open-loop: each request leaves at its scheduled time
+// whatever the earlier ones are doing, and its latency counts from that time. Prints p50, p99 and
+// the slowest write, failures, what the reader saw, the import's seconds and the load average.
+//   node bench/import-sharing.ts [--contacts 100000] [--dialect sqlite|postgres|both] [--rate 20]
+//     [--baseline 5] [--commit atomic|batched] [--same]
+// With --same the stream creates its contacts in the imported workspace instead (the same listing
+// as the import's), and the reader checks the accounts only.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { createKey } from '../src/auth/service.ts';
+import { operatorCtx, systemCtx } from '../src/lib/context.ts';
+import { createWorkspace } from '../src/workspaces/service.ts';
+import { createTestDb } from '../test/helpers/db.ts';
+import { accountsFor, writeNdjson } from './import-data.ts';
+import { MAIN, startServer, stop } from './run.ts';
+
+const { values: args } = parseArgs({
+  options: {
+    contacts: { type: 'string', default: '100000' },
+    dialect: { type: 'string', default: 'sqlite' },
+    rate: { type: 'string', default: '20' },
+    baseline: { type: 'string', default: '5' },
+    commit: { type: 'string' },
+    same: { type: 'boolean', default: false },
+  },
+});
+const CONTACTS = Number(args.contacts);
+const ACCOUNTS = accountsFor(CONTACTS);
+const RATE = Number(args.rate);
+
+interface Stream {
+  latencies: number[];
+  failures: string[];
+}
+
+/** POSTs at RATE per second until `until` resolves; each latency from the request's scheduled time. */
+async function writeStream(url: string, secret: string, until: Promise<unknown>): Promise<Stream> {
+  const out: Stream = { latencies: [], failures: [] };
+  let done = false;
+  void until.then(() => (done = true));
+  const pending: Promise<void>[] = [];
+  const t0 = performance.now();
+  for (let i = 0; !done; i++) {
+    const at = t0 + (i * 1000) / RATE;
+    const wait = at - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    if (done) break;
+    pending.push(
+      (async () => {
+        try {
+          const res = await fetch(`${url}/v1/contacts`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json', 'service-version': '2026-03-01' },
+            body: JSON.stringify({ fields: { $name: { firstName: 'Bo', lastName: `W${i}` }, $email: [`bo.${i}@stream.test`] } }),
+          });
+          const body = await res.text();
+          out.latencies.push(performance.now() - at);
+          if (res.status !== 200) out.failures.push(`${res.status} ${body.slice(0, 200)}`);
+        } catch (err) {
+          out.failures.push(String(err));
+        }
+      })(),
+    );
+  }
+  await Promise.all(pending);
+  return out;
+}
+
+/** Reads the imported workspace's totals until `until` resolves; every total seen, per listing. */
+async function reader(url: string, secret: string, until: Promise<unknown>): Promise<{ contacts: Set<number>; accounts: Set<number> }> {
+  const seen = { contacts: new Set<number>(), accounts: new Set<number>() };
+  let done = false;
+  void until.then(() => (done = true));
+  while (!done) {
+    for (const [path, set] of [
+      ['contacts', seen.contacts],
+      ['accounts', seen.accounts],
+    ] as const) {
+      const res = await fetch(`${url}/v1/${path}?limit=1`, { headers: { authorization: `Bearer ${secret}`, 'service-version': '2026-03-01' } });
+      const body = (await res.json()) as { totalCount?: number };
+      if (res.status !== 200) throw new Error(`GET /v1/${path}: ${res.status} ${JSON.stringify(body)}`);
+      set.add(body.totalCount as number);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return seen;
+}
+
+function summary(s: Stream): string {
+  const sorted = [...s.latencies].sort((a, b) => a - b);
+  const at = (q: number) => (sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] ?? NaN).toFixed(1);
+  return `${sorted.length} writes  p50 ${at(0.5)} ms  p99 ${at(0.99)} ms  max ${(sorted[sorted.length - 1] ?? NaN).toFixed(0)} ms  failed ${s.failures.length}`;
+}
+
+async function run(dialect: 'sqlite' | 'postgres'): Promise<void> {
+  const tdb = await createTestDb(dialect);
+  const env = { ...process.env, DATA_DIR: tdb.dataDir, LOG_LEVEL: 'warn', ...(tdb.databaseUrl ? { DATABASE_URL: tdb.databaseUrl } : {}) };
+  try {
+    const target = await createWorkspace(systemCtx(tdb.db.kysely), { name: 'imported' });
+    const other = await createWorkspace(systemCtx(tdb.db.kysely), { name: 'writes' });
+    const keyOf = async (ws: string) => (await createKey(operatorCtx(tdb.db.kysely, ws), { userId: null, scopes: null, expiresInMs: null })).secret;
+    const [targetKey, otherKey] = [await keyOf(target.id), await keyOf(other.id)];
+    const file = join(tdb.dataDir, 'import.ndjson');
+    await writeNdjson(file, CONTACTS);
+    const srv = await startServer(tdb, 1, process.env.XBEGIN ? { XBEGIN: process.env.XBEGIN } : {});
+    try {
+      const baseline = await writeStream(srv.url, otherKey, new Promise((r) => setTimeout(r, Number(args.baseline) * 1000)));
+      const load0 = loadavg()[0] as number;
+      const t0 = performance.now();
+      const child = spawn(process.execPath, [MAIN, 'import', '--workspace', target.id, file, '--json', ...(args.commit ? ['--commit', args.commit] : [])], {
+        env,
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      let out = '';
+      child.stdout.on('data', (d) => (out += String(d)));
+      const exited = once(child, 'exit') as Promise<[number]>;
+      const streamKey = args.same ? targetKey : otherKey;
+      const [during, seen] = await Promise.all([writeStream(srv.url, streamKey, exited), reader(srv.url, targetKey, exited)]);
+      const [code] = await exited;
+      const seconds = (performance.now() - t0) / 1000;
+      if (code !== 0) throw new Error(`import failed (${code})`);
+      const { commit, journal } = JSON.parse(out) as { commit: string; journal?: string };
+      const whole = (set: Set<number>, n: number) => [...set].every((x) => x === 0 || x === n);
+      process.stdout.write(
+        [
+          `== ${dialect}: import of ${CONTACTS} contacts, ${ACCOUNTS} accounts (${commit}${journal ? `, ${journal}` : ''}) while a server writes ${RATE}/s into ${args.same ? 'the same' : 'another'} workspace`,
+          `  import                 ${seconds.toFixed(1)} s`,
+          `  writes before          ${summary(baseline)}`,
+          `  writes during          ${summary(during)}`,
+          ...(during.failures.length ? [`  first failure          ${during.failures[0]}`] : []),
+          ...(args.same
+            ? []
+            : [
+                `  reader saw contacts    ${[...seen.contacts].sort((a, b) => a - b).join(', ')}  (${whole(seen.contacts, CONTACTS) ? 'none or all' : 'PART OF THE IMPORT'})`,
+              ]),
+          `  reader saw accounts    ${[...seen.accounts].sort((a, b) => a - b).join(', ')}  (${whole(seen.accounts, ACCOUNTS) ? 'none or all' : 'PART OF THE IMPORT'})`,
+          `  load average (1 min)   ${load0.toFixed(2)} before, ${(loadavg()[0] as number).toFixed(2)} after`,
+          '',
+        ].join('\n'),
+      );
+    } finally {
+      await stop(srv.child);
+    }
+  } finally {
+    await tdb.drop();
+  }
+}
+
+for (const dialect of args.dialect === 'both' ? (['sqlite', 'postgres'] as const) : [args.dialect as 'sqlite' | 'postgres']) await run(dialect);

@@ -1,0 +1,102 @@
+// What a bulk load asks of the database beyond its statements: SQLite's session settings, its
+// journal, and index builds after the rows (docs/import.md §Speed). PostgreSQL needs none of it:
+// each function is then a no-op, so that the import's code is one for both databases.
+import { availableParallelism } from 'node:os';
+import { sql } from 'kysely';
+import { isPostgres } from './dialect.ts';
+import { deferred } from './pipeline.ts';
+import type { Executor } from './types.ts';
+
+/**
+ * Runs `fn`, then on SQLite builds the indexes named in `indexes` after its rows: they are
+ * dropped first and created again with the very statements that made them, in the same
+ * transaction, one sorted build instead of scattered inserts. Atomic like any SQLite DDL (a
+ * rollback restores them), and other connections keep reading their snapshot, indexes included.
+ * `sortRunsKiB` gives an index's build the memory its sorter may fill before it writes a sorted
+ * run. On PostgreSQL, which would lock the tables against readers, `fn` just runs.
+ */
+export async function withIndexesBuiltAfter<T>(
+  tx: Executor,
+  indexes: readonly string[],
+  sortRunsKiB: Readonly<Record<string, number | undefined>>,
+  fn: () => Promise<T>,
+): Promise<T> {
+  if (isPostgres(tx)) return fn();
+  const { rows } = await sql<{ name: string; sql: string }>`select name, sql from sqlite_master
+    where type = 'index' and name in (${sql.join([...indexes])})`.execute(tx);
+  const cache = await sql<{ cache_size: number }>`pragma cache_size`.execute(tx);
+  const cacheSize = Number(cache.rows[0]?.cache_size);
+  for (const r of rows) await sql`drop index ${sql.id(r.name)}`.execute(tx);
+  const out = await fn();
+  // Deferred: with the import's writer thread (src/db/sqlite-writer.ts), the next kinds' work is
+  // built while the indexes are. The pragmas go out in the same order, between the builds.
+  const setCache = (size: number) => deferred(tx, sql.raw(`pragma cache_size = ${Math.trunc(size)}`));
+  for (const r of rows) {
+    const runs = sortRunsKiB[r.name];
+    if (runs !== undefined) await setCache(-runs);
+    await deferred(tx, sql.raw(r.sql));
+    if (runs !== undefined) await setCache(cacheSize);
+  }
+  return out;
+}
+
+/**
+ * Gives the command's SQLite connection a page cache of 1 GB (the server's is 64 MB,
+ * src/db/sqlite.ts): a large import's one transaction then keeps the pages it writes instead of
+ * spilling them to the WAL and reading them back, and index builds sort in memory
+ * (docs/import.md §Speed). Nothing to do on PostgreSQL, whose cache is the server's.
+ */
+export async function useBulkCache(db: Executor): Promise<void> {
+  if (isPostgres(db)) return;
+  await sql`pragma cache_size = -1048576`.execute(db);
+  // The sorts of a bulk load (the value indexes' builds) may use
+  // helper threads: the command has the processors to itself meanwhile (docs/import.md §Speed).
+  await sql.raw(`pragma threads = ${Math.min(4, availableParallelism())}`).execute(db);
+}
+
+/** How an import's pages reach the database file; undefined on PostgreSQL. */
+export type ImportJournal = 'rollback' | 'wal' | undefined;
+
+/**
+ * SQLite: when no other connection has the database open, switches it to a rollback journal for
+ * the import, and `restore` switches it back to WAL (docs/import.md §Speed, The database alone).
+ * Through the WAL every page the import writes is written twice: into the log, then copied into
+ * the database by the checkpoint of the commit. With a rollback journal the pages go straight to
+ * the database file, and only the pages the file held before are saved to the journal, to be put
+ * back if the import fails. Leaving WAL needs every other connection closed, which is how "alone"
+ * is known: with the server or another command connected, the switch fails at once (no busy wait)
+ * and the import writes through the WAL, as the server does. Synchronous FULL is the rollback
+ * journal's durable setting (WAL's NORMAL is not, there).
+ */
+export async function takeDatabaseAlone(db: Executor): Promise<{ journal: ImportJournal; restore: () => Promise<void> }> {
+  if (isPostgres(db)) return { journal: undefined, restore: async () => {} };
+  const busy = (await sql<{ timeout: number }>`pragma busy_timeout`.execute(db)).rows[0]?.timeout ?? 5000;
+  await sql`pragma busy_timeout = 0`.execute(db);
+  const alone = await unlessBusy(
+    async () => (await sql<{ journal_mode: string }>`pragma journal_mode = delete`.execute(db)).rows[0]?.journal_mode === 'delete',
+  );
+  await sql.raw(`pragma busy_timeout = ${Math.trunc(busy)}`).execute(db);
+  if (alone !== true) return { journal: 'wal', restore: async () => {} };
+  await sql`pragma synchronous = full`.execute(db);
+  return {
+    journal: 'rollback',
+    restore: async () => {
+      // A process that opened the file meanwhile waited for the import's lock and sets WAL
+      // itself once it has it (src/db/sqlite.ts): this switch then gives way to it.
+      await unlessBusy(() => sql`pragma journal_mode = wal`.execute(db));
+      await sql`pragma synchronous = normal`.execute(db);
+    },
+  };
+}
+
+const SQLITE_BUSY = 5;
+
+/** `fn`'s result, or undefined when SQLite answered that the database is locked. */
+async function unlessBusy<T>(fn: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await fn();
+  } catch (err) {
+    if ((err as { errcode?: number }).errcode !== SQLITE_BUSY) throw err;
+    return undefined;
+  }
+}

@@ -1,0 +1,77 @@
+// The SQL that differs between SQLite and PostgreSQL, said once for each need. The modules ask for
+// what they mean (a time from now, a row claimed by one worker, code point order); which database
+// they talk to is this layer's business, never theirs (docs/architecture.md §Database layer).
+import { type RawBuilder, type SelectQueryBuilder, sql } from 'kysely';
+import { isPostgres } from './dialect.ts';
+import type { Executor } from './types.ts';
+
+/** The database's time `plusMs` from now, in the stored format (UTC, milliseconds, `Z`). */
+export function timeFromNow(db: Executor, plusMs: number): RawBuilder<string> {
+  const ms = Math.round(plusMs);
+  if (isPostgres(db)) return sql<string>`to_char((now() + cast(${`${ms} milliseconds`} as interval)) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+  return sql<string>`strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ${`${ms >= 0 ? '+' : ''}${ms / 1000} seconds`})`;
+}
+
+/**
+ * The rows a worker claims: on PostgreSQL each locked by the first claimer and skipped by the
+ * others, so that two processes never claim one row. SQLite has one writer at a time, which is
+ * the same guarantee.
+ */
+export function claimable<DB, TB extends keyof DB, O>(db: Executor, q: SelectQueryBuilder<DB, TB, O>): SelectQueryBuilder<DB, TB, O> {
+  return isPostgres(db) ? q.forUpdate().skipLocked() : q;
+}
+
+/**
+ * Rows a transaction goes on to update or delete: on PostgreSQL locked until it ends, so that a
+ * second writer of them waits for it. Outside a transaction, or on SQLite (one writer at a time),
+ * as they are.
+ */
+export function lockedForUpdate<DB, TB extends keyof DB, O>(db: Executor, q: SelectQueryBuilder<DB, TB, O>): SelectQueryBuilder<DB, TB, O> {
+  return db.isTransaction && isPostgres(db) ? q.forUpdate() : q;
+}
+
+/**
+ * Rows a write relies on: in a transaction on PostgreSQL they stay locked against deletion until
+ * it commits. Outside a transaction, or on SQLite (one writer at a time), as they are.
+ */
+export function lockedAgainstDelete<DB, TB extends keyof DB, O>(db: Executor, q: SelectQueryBuilder<DB, TB, O>): SelectQueryBuilder<DB, TB, O> {
+  return db.isTransaction && isPostgres(db) ? q.forKeyShare() : q;
+}
+
+/**
+ * A text column compared in code point order: SQLite compares text as bytes; PostgreSQL is told
+ * "C", which the indexes that serve such comparisons are built with.
+ */
+export function codePointOrder(db: Executor, column: RawBuilder<unknown>): RawBuilder<unknown> {
+  return isPostgres(db) ? sql`${column} collate "C"` : column;
+}
+
+/**
+ * A FROM item holding one row per element of a JSON array of strings `json`, each as
+ * `<alias>.value` (text). It may name columns of the items before it.
+ */
+export function jsonTextElements(db: Executor, json: RawBuilder<unknown>, alias: string): RawBuilder<unknown> {
+  return isPostgres(db) ? sql`jsonb_array_elements_text(cast(${json} as jsonb)) as ${sql.id(alias)}(value)` : sql`json_each(${json}) as ${sql.id(alias)}`;
+}
+
+/**
+ * An aggregate: the JSON text of an array holding, for each row of the group in `orderBy`'s
+ * order, the array of `items`; null for no rows. Both databases hand over the same string.
+ */
+export function jsonArraysAgg(db: Executor, items: RawBuilder<unknown>[], orderBy: RawBuilder<unknown>): RawBuilder<string | null> {
+  const list = sql.join(items);
+  return isPostgres(db)
+    ? sql<string | null>`json_agg(json_build_array(${list}) order by ${orderBy})::text`
+    : sql<string | null>`json_group_array(json_array(${list}) order by ${orderBy})`;
+}
+
+/**
+ * Ends a correlated subquery (an EXISTS or NOT EXISTS) that must run as written: a probe through
+ * an index for each outer row. PostgreSQL otherwise turns it into a join planned from estimates,
+ * and a generic plan (a named statement after five runs) estimates without the bound values: it
+ * may then read the subquery's table once for every outer row (docs/filtering.md §Plans).
+ * `OFFSET 0` keeps the subquery as it is; SQLite runs such a subquery per row anyway.
+ */
+export function probeEnd(db: Executor): RawBuilder<unknown> {
+  return isPostgres(db) ? sql` offset 0` : sql``;
+}

@@ -1,0 +1,141 @@
+// The Streamable HTTP transport of the stateless endpoint (docs/mcp.md §Sessions): each POST's
+// JSON-RPC messages in, their responses out as one JSON answer. It implements the SDK's Transport
+// interface for the SDK's server, and answers as the SDK's own stateless JSON transport does (the
+// same statuses, checks and JSON-RPC error bodies) without going through a Web Request and
+// Response: the body arrives parsed by Fastify and the answer leaves as the value to send.
+//
+// One transport, connected once to one server, answers any number of POSTs, one after the other
+// or at once. Each request of a POST reaches the server under an id of the transport's own, never
+// the client's, and its response goes back to that POST under the client's id: two POSTs that use
+// the same ids never see each other's answers, and a cancellation reaches only a request of its
+// own POST. Nothing of a POST is kept once it is answered.
+import type { IncomingHttpHeaders } from 'node:http';
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
+import { MAX_BATCH_SIZE } from '@modelcontextprotocol/sdk/server/requestBody.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  isInitializeRequest,
+  type JSONRPCMessage,
+  JSONRPCMessageSchema,
+  type RequestId,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from '@modelcontextprotocol/sdk/types.js';
+
+export interface Answer {
+  status: number;
+  /** The JSON value to send; undefined for an empty 202. */
+  body?: unknown;
+}
+
+const refusal = (status: number, code: number, message: string): Answer => ({ status, body: { jsonrpc: '2.0', error: { code, message }, id: null } });
+
+/** Whether a message holds a method (a request or notification); a response holds none. */
+const hasMethod = (m: JSONRPCMessage): m is JSONRPCMessage & { method: string } => 'method' in m;
+const isRequest = (m: JSONRPCMessage) => hasMethod(m) && 'id' in m;
+const isInitialize = (m: JSONRPCMessage) => hasMethod(m) && m.method === 'initialize' && isInitializeRequest(m);
+
+/** One POST under way: the client's request ids, in order, with their responses once sent. */
+interface Exchange {
+  responses: Map<RequestId, JSONRPCMessage | undefined>;
+  settle: () => void;
+}
+
+export class EndpointTransport implements Transport {
+  onclose?: (() => void) | undefined;
+  onerror?: ((error: Error) => void) | undefined;
+  onmessage?: Transport['onmessage'];
+  // The requests the server is answering, by the id it knows them under.
+  readonly #pending = new Map<number, { exchange: Exchange; id: RequestId }>();
+  #next = 0;
+
+  async start(): Promise<void> {}
+
+  async close(): Promise<void> {
+    this.#pending.clear();
+    this.onclose?.();
+  }
+
+  /** A response goes to the POST of its request, under the client's id; anything else the server sends has no stream to go to. */
+  async send(message: JSONRPCMessage): Promise<void> {
+    if (hasMethod(message)) return;
+    const id = (message as { id?: RequestId }).id;
+    const to = typeof id === 'number' ? this.#pending.get(id) : undefined;
+    if (!to) return;
+    this.#pending.delete(id as number);
+    const { exchange } = to;
+    if (!exchange.responses.has(to.id) || exchange.responses.get(to.id) !== undefined) return;
+    exchange.responses.set(to.id, { ...message, id: to.id });
+    for (const m of exchange.responses.values()) if (m === undefined) return;
+    exchange.settle();
+  }
+
+  /** Answers one POST: `body` as Fastify parsed it, `headers` as received. */
+  async answer(body: unknown, headers: IncomingHttpHeaders, authInfo: AuthInfo): Promise<Answer> {
+    const accept = headers.accept ?? '';
+    if (!accept.includes('application/json') || !accept.includes('text/event-stream'))
+      return refusal(406, -32000, 'Not Acceptable: Client must accept both application/json and text/event-stream');
+    if (Array.isArray(body) && body.length > MAX_BATCH_SIZE) return refusal(400, -32600, `Invalid Request: Batch must not exceed ${MAX_BATCH_SIZE} messages`);
+    let messages: JSONRPCMessage[];
+    try {
+      messages = (Array.isArray(body) ? body : [body]).map((m) => plainRequest(m) ?? JSONRPCMessageSchema.parse(m));
+    } catch {
+      return refusal(400, -32700, 'Parse error: Invalid JSON-RPC message');
+    }
+    const initializing = messages.some(isInitialize);
+    if (initializing && messages.length > 1) return refusal(400, -32600, 'Invalid Request: Only one initialization request is allowed');
+    const version = headers['mcp-protocol-version'];
+    if (!initializing && typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version))
+      return refusal(400, -32000, `Bad Request: Unsupported protocol version: ${version} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`);
+    const extra = { authInfo, requestInfo: { headers } };
+    const exchange: Exchange = { responses: new Map(), settle: () => {} };
+    const done = new Promise<void>((resolve) => (exchange.settle = resolve));
+    // The ids the server knows this POST's requests under, by the client's id.
+    const ours = new Map<RequestId, number>();
+    const inbound: JSONRPCMessage[] = [];
+    for (const m of messages) {
+      if (isRequest(m)) {
+        const id = (m as { id: RequestId }).id;
+        const own = ++this.#next;
+        ours.set(id, own);
+        exchange.responses.set(id, undefined);
+        this.#pending.set(own, { exchange, id });
+        inbound.push({ ...m, id: own });
+      } else if (hasMethod(m)) inbound.push(m);
+      // A response from the client answers nothing: this server sends no requests.
+    }
+    for (const m of inbound) {
+      const message = hasMethod(m) && m.method === 'notifications/cancelled' ? cancellation(m, ours) : m;
+      if (message) this.onmessage?.(message, extra);
+    }
+    if (exchange.responses.size === 0) return { status: 202 };
+    await done;
+    const responses = [...exchange.responses.values()];
+    return { status: 200, body: responses.length === 1 ? responses[0] : responses };
+  }
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const REQUEST_KEYS = new Set(['jsonrpc', 'id', 'method', 'params']);
+
+/**
+ * The commonest message, a request whose params carry no `_meta`, checked by hand: what
+ * JSONRPCMessageSchema.parse returns for it (test/api/mcp-transport.test.ts holds them equal),
+ * without the schema's walk through every kind of message. Undefined for any other message, which
+ * the schema then parses.
+ */
+export function plainRequest(m: unknown): JSONRPCMessage | undefined {
+  if (!isRecord(m) || m.jsonrpc !== '2.0' || typeof m.method !== 'string') return undefined;
+  const { id, params } = m;
+  if (typeof id !== 'string' && !Number.isSafeInteger(id)) return undefined;
+  for (const key in m) if (!REQUEST_KEYS.has(key)) return undefined;
+  if (params === undefined) return Object.hasOwn(m, 'params') ? undefined : { jsonrpc: '2.0', id: id as RequestId, method: m.method };
+  if (!isRecord(params) || Object.hasOwn(params, '_meta')) return undefined;
+  return { jsonrpc: '2.0', id: id as RequestId, method: m.method, params: { ...params } };
+}
+
+/** A cancellation of a request of the same POST, under the server's id for it; undefined for any other. */
+function cancellation(m: JSONRPCMessage, ours: ReadonlyMap<RequestId, number>): JSONRPCMessage | undefined {
+  const params = (m as { params?: { requestId?: RequestId } }).params;
+  const own = params?.requestId === undefined ? undefined : ours.get(params.requestId);
+  return own === undefined ? undefined : { ...m, params: { ...params, requestId: own } };
+}

@@ -1,0 +1,69 @@
+// The change log of the record kinds of `rolodex import` (docs/history.md, docs/events.md): for
+// each batch, in the transaction that writes its rows and after them, the starting snapshot and
+// `<type>.created` of every new record, and the changed fields and `<type>.updated` of every record
+// whose fields the import changed, in a few multi-row statements per batch. An item that changes
+// nothing is not written at all (see writeBatches), so it logs nothing.
+import { appendEvents, type Changes, type EventInput, recordCreatedMany, recordFieldChangesMany } from '../changes/service.ts';
+import type { TypeDefinitions } from '../definitions/service.ts';
+import type { ImportContext } from '../import/kind.ts';
+import { relationshipValues, toResource } from './resource.ts';
+import type { RecordRow } from './repository.ts';
+import { canonical } from './service.ts';
+
+export interface Updated {
+  /** The row as written. */
+  row: RecordRow;
+  changes: Changes;
+  /** The new value of each changed field (null: cleared), for the field history. */
+  values: Map<string, unknown>;
+}
+
+/**
+ * What an import's values change of a record's stored ones: an import replaces every field, so a
+ * key held by either side and not equal (as the API compares values) changed. Undefined: nothing.
+ */
+export function fieldChanges(before: Record<string, unknown>, after: Record<string, unknown>): Omit<Updated, 'row'> | undefined {
+  const changes: Changes = {};
+  const values = new Map<string, unknown>();
+  for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    const from = Object.hasOwn(before, key) ? before[key] : null;
+    const to = Object.hasOwn(after, key) ? after[key] : null;
+    if (canonical(from) === canonical(to)) continue;
+    changes[key] = { from, to };
+    values.set(key, to);
+  }
+  return values.size === 0 ? undefined : { changes, values };
+}
+
+/**
+ * Logs one batch. The events' `data.object` is the record as the API shows it at this point: its
+ * relationships are those it holds before the import's link step (none for a new record).
+ */
+export async function logBatch(
+  ctx: ImportContext,
+  defs: TypeDefinitions,
+  created: ReadonlyArray<{ row: RecordRow; stored: Record<string, unknown> }>,
+  updated: readonly Updated[],
+): Promise<void> {
+  if (created.length === 0 && updated.length === 0) return;
+  const type = defs.objectType;
+  const createdIds = created.map((c) => c.row.id);
+  const updatedIds = updated.map((u) => u.row.id);
+  // A new record's own and inverse relationships are empty until the link step: not read.
+  const [newRels, oldRels] = await Promise.all([
+    relationshipValues(ctx, defs, createdIds, { own: new Map(), inverse: new Map() }),
+    relationshipValues(ctx, defs, updatedIds),
+  ]);
+  const events: EventInput[] = [];
+  for (const { row } of created) events.push({ type: `${type}.created`, object: toResource(ctx, defs, row, newRels.get(row.id)) });
+  for (const u of updated) events.push({ type: `${type}.updated`, object: toResource(ctx, defs, u.row, oldRels.get(u.row.id)), changes: u.changes });
+  await recordCreatedMany(
+    ctx,
+    created.map((c) => ({ recordId: c.row.id, fields: c.stored })),
+  );
+  await recordFieldChangesMany(
+    ctx,
+    updated.map((u) => ({ recordId: u.row.id, changes: u.values })),
+  );
+  await appendEvents(ctx, events, (kind) => ctx.newId(kind));
+}

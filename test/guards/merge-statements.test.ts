@@ -1,0 +1,38 @@
+// A merge moves its links and memberships in batches (docs/merge.md §Links, docs/performance.md
+// §Merges in batches): the rows other records hold to the duplicate are retargeted and deleted with
+// one statement each, a record's memberships leave with one delete and one member-count update,
+// and the lists' member events are appended with one insert, whatever the number of lists.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { call, eachDialect, seedWorkspace } from '../helpers/app.ts';
+import { statementsOf } from '../helpers/sql-spy.ts';
+
+await eachDialect('merge statements', (ctx) => {
+  test('a merge of two contacts in 12 lists, with 12 notes naming them: no statement per link or per list', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const contact = async (name: string) => {
+      const r = await call(t, s.secret, 'POST', '/v1/contacts', { fields: { $name: { firstName: name, lastName: 'M' } } });
+      assert.equal(r.statusCode, 200, r.body);
+      return r.json().id as string;
+    };
+    const [a, b] = [await contact('a'), await contact('b')];
+    for (let i = 0; i < 12; i++) {
+      const members = i < 4 ? [a] : i < 8 ? [b] : [a, b];
+      const list = await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: `l${i}`, $objectType: 'contact' }, relationships: { $contacts: members } });
+      assert.equal(list.statusCode, 200, list.body);
+      const note = await call(t, s.secret, 'POST', '/v1/notes', { fields: { $title: `n${i}` }, relationships: { $contact: i < 6 ? [b] : [a, b] } });
+      assert.equal(note.statusCode, 200, note.body);
+    }
+    const { result, statements } = await statementsOf(() => call(t, s.secret, 'POST', '/v1/contacts/merge', { primaryId: a, duplicateId: b }));
+    assert.equal(result.statusCode, 200, result.body);
+    const count = (re: RegExp) => statements.filter((x) => re.test(x)).length;
+    assert.equal(count(/^insert into "events"/), 3, 'the merged event, the members removed from 8 lists, the members added to 4');
+    assert.equal(count(/^update "?entity_relationships"? set "?target_id/), 1, 'the notes naming only the duplicate');
+    assert.equal(count(/^delete from "?entity_relationships"? where \(source_id/), 1, 'the notes naming both');
+    assert.equal(count(/^delete from "list_members"/), 1);
+    assert.equal(count(/^update "lists" set "member_count"/), 2, 'down for the duplicate’s 8 lists, up for the primary’s 4 new ones');
+    const page = (await call(t, s.secret, 'GET', `/v1/contacts/${a}`)).json();
+    assert.equal(page.relationships.$note.values.length, 12);
+  });
+});

@@ -1,0 +1,105 @@
+// PostgreSQL refusing connections (docs/reliability.md §Lost connections): a burst of requests is
+// answered 503 at once, none waiting in line for a refused connection attempt of its own until its
+// deadline, and the service recovers by itself once the database accepts connections again.
+// Between the app and PostgreSQL stands a relay that stops listening (connections refused) and
+// listens again on the same port.
+import assert from 'node:assert/strict';
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { testDialects } from '../helpers/db.ts';
+import { type FaultApp, faultApp } from '../helpers/faults.ts';
+import { seedWorkspace } from '../helpers/app.ts';
+import { TEST_DATABASE_URL } from '../helpers/services.ts';
+
+// The deadline of every wait is DATABASE_STATEMENT_TIMEOUT_MS and a second: 6 s. An answer within
+// half of it did not wait for it.
+const ENV = { DATABASE_STATEMENT_TIMEOUT_MS: '5000' };
+const PROMPT_MS = 3000;
+
+/** A relay to PostgreSQL on a port of its own, which can refuse connections and accept them again. */
+async function relay(): Promise<{ port: number; refuse(): Promise<void>; accept(): Promise<void>; close(): Promise<void> }> {
+  const target = new URL(TEST_DATABASE_URL);
+  const sockets = new Set<Socket>();
+  let server: Server | undefined;
+  let port = 0;
+  const listen = async () => {
+    server = createServer((client) => {
+      const up = connect(Number(target.port || 5432), target.hostname);
+      for (const s of [client, up]) {
+        sockets.add(s);
+        s.on('error', () => {});
+        s.on('close', () => sockets.delete(s));
+      }
+      client.pipe(up).pipe(client);
+    });
+    await new Promise<void>((r) => server!.listen(port, '127.0.0.1', r));
+    port = (server.address() as { port: number }).port;
+  };
+  const refuse = async () => {
+    const closing = new Promise((r) => server?.close(r));
+    for (const s of sockets) s.destroy();
+    await closing;
+    server = undefined;
+  };
+  await listen();
+  return { port, refuse, accept: listen, close: refuse };
+}
+
+for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
+  describe(`PostgreSQL refusing connections, then accepting them again [${dialect}]`, () => {
+    let r: Awaited<ReturnType<typeof relay>>;
+    let f: FaultApp;
+    before(async () => {
+      r = await relay();
+      f = await faultApp({ env: ENV, databaseUrl: (url) => url.replace(/@[^/]+\//, `@127.0.0.1:${r.port}/`) });
+    });
+    after(async () => {
+      await f.close();
+      await r.close();
+    });
+
+    test('a burst is answered 503 at once, and the service recovers by itself', async () => {
+      const s = await seedWorkspace(f.t);
+      const get = (path: string) =>
+        fetch(f.base + path, { headers: { authorization: `Bearer ${s.secret}`, 'service-version': '2026-03-01' }, signal: AbortSignal.timeout(15_000) });
+      assert.equal((await get('/v1/lists')).status, 200);
+
+      await r.refuse();
+      const started = performance.now();
+      const answers = await Promise.all(
+        Array.from({ length: 40 }, (_, i) =>
+          (i % 3 === 0
+            ? fetch(`${f.base}/v1/lists`, {
+                method: 'POST',
+                headers: { authorization: `Bearer ${s.secret}`, 'service-version': '2026-03-01', 'content-type': 'application/json' },
+                body: JSON.stringify({ fields: { $name: `L${i}`, $objectType: 'account' } }),
+                signal: AbortSignal.timeout(15_000),
+              })
+            : get(i % 3 === 1 ? '/v1/lists' : '/v1/contacts')
+          ).then(async (res) => ({ status: res.status, body: await res.text(), ms: performance.now() - started })),
+        ),
+      );
+      for (const a of answers) {
+        assert.equal(a.status, 503, a.body);
+        assert.equal(JSON.parse(a.body).error.code, 'service_unavailable');
+      }
+      const longest = Math.max(...answers.map((a) => a.ms));
+      assert.ok(longest < PROMPT_MS, `the last answer came after ${Math.round(longest)} ms`);
+
+      await r.accept();
+      let status = 0;
+      for (let i = 0; i < 100 && status !== 200; i++) {
+        status = (await get('/v1/lists')).status;
+        if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      assert.equal(status, 200, 'reads succeed again');
+      const write = await fetch(`${f.base}/v1/lists`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${s.secret}`, 'service-version': '2026-03-01', 'content-type': 'application/json' },
+        body: JSON.stringify({ fields: { $name: 'After', $objectType: 'account' } }),
+      });
+      assert.equal(write.status, 200, await write.text());
+      assert.equal((await f.t.app.inject({ method: 'GET', url: '/readyz' })).statusCode, 200);
+    });
+  });
+}
