@@ -8,9 +8,10 @@
 // keeps reconnecting in the background; the first success switches back and is logged too.
 //
 // A Redis that accepts connections but does not answer (stopped, swapping, a proxy whose far side
-// is gone) costs a request at most `commandTimeoutMs` (REDIS_COMMAND_TIMEOUT_MS): a command not
-// answered by then fails, its requests are decided locally, and Redis is left alone for a second
-// (QUIET_MS) before the next request tries it again (docs/reliability.md §Redis).
+// is gone) costs a request at most a command's deadline, which follows Redis's recent answers
+// (deadline.ts; a few milliseconds for a near Redis, REDIS_COMMAND_TIMEOUT_MS at most): a command
+// not answered by then fails, its requests are decided locally, and Redis is left alone for a
+// second (QUIET_MS) before the next request tries it again (docs/reliability.md §Redis).
 //
 // Every request takes a token. Requests of one bucket that arrive in one turn share one script
 // call, and a fast bucket's tokens may be leased (shared.ts): one script run on Redis and one reply
@@ -21,6 +22,7 @@ import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Metrics } from '../metrics/registry.ts';
 import type { Limits, RateCategory, RateLimiter } from './bucket.ts';
+import { CommandDeadline, CommandLate } from './deadline.ts';
 import { type Decision, SharedBuckets } from './shared.ts';
 
 const TAKE_LUA = `
@@ -72,7 +74,7 @@ export interface RedisLimiterOptions {
   leaseMs?: number;
   /** Monotonic milliseconds for leases (tests). */
   clock?: () => number;
-  /** How long one command may go unanswered before the request is decided locally. */
+  /** The longest one command may go unanswered before its requests are decided locally (deadline.ts). */
   commandTimeoutMs?: number;
 }
 
@@ -89,14 +91,16 @@ export class RedisRateLimiter implements RateLimiter {
   /** Until when (performance.now()) requests are decided locally after a command timed out. */
   #quietUntil = 0;
   readonly #buckets: SharedBuckets;
+  readonly #deadline: CommandDeadline;
 
   constructor(opts: RedisLimiterOptions) {
     this.#opts = opts;
+    this.#deadline = new CommandDeadline(opts.commandTimeoutMs ?? 200);
     this.#buckets = new SharedBuckets({
       limits: opts.limits,
       prefix: opts.prefix ?? 'rolodex:rl:',
       take: (key, rate, n, extra, give) =>
-        this.redis.rolodexTake(key, rate, n, extra, give).then(([taken, before, now, leased]) => {
+        this.#deadline.within(this.redis.rolodexTake(key, rate, n, extra, give)).then(([taken, before, now, leased]) => {
           // Answering again after a command timed out (the connection itself never dropped).
           if (this.#degraded) this.#up();
           return { taken, before: Number(before), now: Number(now), leased };
@@ -114,7 +118,6 @@ export class RedisRateLimiter implements RateLimiter {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       connectTimeout: 1000,
-      commandTimeout: opts.commandTimeoutMs ?? 200,
       retryStrategy: (times) => Math.min(100 * times, 2000),
     });
     redis.defineCommand('rolodexTake', { numberOfKeys: 1, lua: TAKE_LUA });
@@ -133,8 +136,10 @@ export class RedisRateLimiter implements RateLimiter {
     // A Redis that accepts the connection and never answers would hold start-up: it is waited for
     // START_MS at most, then keeps connecting in the background.
     const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, START_MS)));
+    const started = performance.now();
     try {
-      await Promise.race([this.redis.connect(), late]);
+      // Connecting ends with Redis's answer to a first command: its time is the first round trip.
+      await Promise.race([this.redis.connect().then(() => this.#deadline.answered(performance.now() - started)), late]);
     } catch (err) {
       this.#down(err as Error);
     } finally {
@@ -158,7 +163,7 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   #failed(err: Error): void {
-    if (/timed out/i.test(err.message)) this.#quietUntil = performance.now() + QUIET_MS;
+    if (err instanceof CommandLate) this.#quietUntil = performance.now() + QUIET_MS;
     this.#down(err);
   }
 

@@ -9,6 +9,7 @@ import { Writable } from 'node:stream';
 import { after, describe, test } from 'node:test';
 import { createLogger } from '../../src/logger.ts';
 import { createRateLimiter } from '../../src/rate-limit/factory.ts';
+import { CommandDeadline, FLOOR_MS } from '../../src/rate-limit/deadline.ts';
 import { MemoryRateLimiter } from '../../src/rate-limit/memory.ts';
 import { RedisRateLimiter } from '../../src/rate-limit/redis.ts';
 import { call, eachDialect, seedWorkspace } from '../helpers/app.ts';
@@ -43,7 +44,7 @@ async function silentServer(upstream?: string): Promise<{ url: string; silence()
   };
 }
 
-function limiter(url: string) {
+function limiter(url: string, commandTimeoutMs = 25) {
   const logger = createLogger('info', new Writable({ write: (_c, _e, cb) => cb() }));
   return new RedisRateLimiter({
     url,
@@ -51,7 +52,7 @@ function limiter(url: string) {
     prefix: `test:${randomBytes(6).toString('hex')}:`,
     fallback: new MemoryRateLimiter(limits),
     logger,
-    commandTimeoutMs: 25,
+    commandTimeoutMs,
   });
 }
 
@@ -114,6 +115,72 @@ if (redis || IN_CI) {
       } finally {
         await l.close();
         await s.close();
+      }
+    });
+  });
+}
+
+describe("a command's deadline", () => {
+  test('follows how fast Redis answered, between the floor and REDIS_COMMAND_TIMEOUT_MS', () => {
+    const d = new CommandDeadline(200);
+    assert.equal(d.ms, 200, 'nothing answered yet: the ceiling');
+    for (let i = 0; i < 20; i++) d.answered(0.3);
+    assert.equal(d.ms, FLOOR_MS, 'prompt answers: the floor');
+    for (let i = 0; i < 20; i++) d.answered(30 + (i % 2) * 20);
+    const late: number = d.ms;
+    assert.ok(late >= 40 && late < 200, `answers read 30-50 ms late: ${late} ms`);
+    for (let i = 0; i < 20; i++) d.answered(5000);
+    assert.equal(d.ms, 200, 'never above the ceiling');
+  });
+});
+
+if (redis || IN_CI) {
+  describe('a Redis that falls silent after answering promptly', () => {
+    test('costs the request that meets the silence a few milliseconds, not REDIS_COMMAND_TIMEOUT_MS', async () => {
+      const s = await silentServer(TEST_REDIS_URL);
+      const l = limiter(s.url, 2000);
+      try {
+        await l.start();
+        for (let i = 0; i < 30; i++) assert.equal((await l.consume(`ws${i}`, 'Read'))?.allowed, true);
+        s.silence();
+        const started = performance.now();
+        assert.equal((await l.consume('ws', 'Write'))?.allowed, true);
+        const waited = performance.now() - started;
+        assert.ok(waited < 500, `waited ${Math.round(waited)} ms for a silent Redis`);
+      } finally {
+        await l.close();
+        await s.close();
+      }
+    });
+  });
+
+  describe('a busy event loop', () => {
+    test('a reply that came within the deadline but was read after it is not taken for a silent Redis', async () => {
+      const l = limiter(TEST_REDIS_URL, 5);
+      try {
+        await l.start();
+        const calls = countCalls(l);
+        // eslint-disable-next-line @typescript-eslint/unbound-method -- called with its own `this` below
+        const take = l.redis.rolodexTake;
+        let busy = true;
+        l.redis.rolodexTake = function (this: typeof l.redis, ...args) {
+          const out = take.apply(this, args);
+          // Once the command is written, the loop is kept busy for 40 ms: the reply is in the socket
+          // within a millisecond, and the command's 5 ms deadline has passed before the loop reads it.
+          if (busy)
+            setImmediate(() => {
+              const until = performance.now() + 40;
+              while (performance.now() < until);
+            });
+          return out;
+        };
+        assert.equal((await l.consume('ws', 'Read'))?.allowed, true);
+        busy = false;
+        assert.equal(calls.n, 1);
+        assert.equal((await l.consume('ws', 'Read'))?.allowed, true);
+        assert.equal(calls.n, 2, 'Redis is asked again: the first command was not counted late');
+      } finally {
+        await l.close();
       }
     });
   });
