@@ -43,25 +43,33 @@ export class CommandDeadline {
   }
 
   /**
-   * `p`, or CommandLate when it has no answer by the deadline. The deadline is judged after the
-   * event loop's next poll for I/O: a timer fires before the loop reads its sockets, so on a busy
-   * loop a reply that came in time but was not read yet would otherwise count as late. An answer
-   * after the deadline is read and dropped; its time still counts towards the next deadlines.
+   * `p`, or CommandLate when it has no answer by the deadline; `silent` is called when it has none
+   * by the ceiling either. Both are judged after the event loop's next poll for I/O: a timer fires
+   * before the loop reads its sockets, so on a busy loop a reply that came in time but was not read
+   * yet would otherwise count as late. An answer after the deadline is read and dropped; its time
+   * still counts towards the next deadlines.
    */
-  within<T>(p: Promise<T>): Promise<T> {
+  within<T>(p: Promise<T>, silent: () => void): Promise<T> {
     const ms = this.ms;
     const sent = performance.now();
+    let done = false;
     const answered = p.then((v) => {
+      done = true;
       this.answered(performance.now() - sent);
       return v;
     });
-    let timer: NodeJS.Timeout | undefined;
+    const timers: NodeJS.Timeout[] = [];
     const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => setImmediate(() => reject(new CommandLate(ms))), ms);
+      const judge = (after: number, then: () => void) => timers.push(setTimeout(() => setImmediate(() => done || then()), after));
+      // At the ceiling the silence is told first, so the late requests already see it.
+      judge(this.#ceiling, silent);
+      judge(ms, () => reject(new CommandLate(ms)));
     });
     const out = Promise.race([answered, late]);
-    const done = () => clearTimeout(timer);
-    out.then(done, done);
+    answered.then(
+      () => timers.forEach(clearTimeout),
+      () => timers.forEach(clearTimeout),
+    );
     return out;
   }
 }

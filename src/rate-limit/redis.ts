@@ -9,9 +9,11 @@
 //
 // A Redis that accepts connections but does not answer (stopped, swapping, a proxy whose far side
 // is gone) costs a request at most a command's deadline, which follows Redis's recent answers
-// (deadline.ts; a few milliseconds for a near Redis, REDIS_COMMAND_TIMEOUT_MS at most): a command
-// not answered by then fails, its requests are decided locally, and Redis is left alone for a
-// second (QUIET_MS) before the next request tries it again (docs/reliability.md §Redis).
+// (deadline.ts; a few milliseconds for a near Redis, REDIS_COMMAND_TIMEOUT_MS at most). A command
+// late for its deadline has its requests decided on the level Redis last reported for their bucket
+// (last-known.ts): a busy Redis still keeps the shared limit. One unanswered by
+// REDIS_COMMAND_TIMEOUT_MS means a silent Redis: requests are decided locally, and Redis is left
+// alone for a second (QUIET_MS) before the next request tries it again (docs/reliability.md §Redis).
 //
 // Every request takes a token. Requests of one bucket that arrive in one turn share one script
 // call, and a fast bucket's tokens may be leased (shared.ts): one script run on Redis and one reply
@@ -100,17 +102,20 @@ export class RedisRateLimiter implements RateLimiter {
       limits: opts.limits,
       prefix: opts.prefix ?? 'rolodex:rl:',
       take: (key, rate, n, extra, give) =>
-        this.#deadline.within(this.redis.rolodexTake(key, rate, n, extra, give)).then(([taken, before, now, leased]) => {
-          // Answering again after a command timed out (the connection itself never dropped).
-          if (this.#degraded) this.#up();
-          return { taken, before: Number(before), now: Number(now), leased };
-        }),
+        this.#deadline
+          .within(this.redis.rolodexTake(key, rate, n, extra, give), () => this.#silent())
+          .then(([taken, before, now, leased]) => {
+            // Answering again after a command timed out (the connection itself never dropped).
+            if (this.#degraded) this.#up();
+            return { taken, before: Number(before), now: Number(now), leased };
+          }),
       leaseMs: opts.leaseMs ?? 0,
       ...(opts.clock ? { clock: opts.clock } : {}),
       reachable: () => this.redis.status === 'ready' && (this.#quietUntil === 0 || performance.now() >= this.#quietUntil),
       alone: (workspaceId, category) => this.#local(workspaceId, category),
       // Closing with requests in flight is not an outage.
-      failed: (err) => this.#closing || this.#failed(err),
+      failed: (err) => this.#closing || err instanceof CommandLate || this.#down(err),
+      decidedLate: () => this.#opts.metrics?.redisFallbacks.inc(),
     });
     const redis = new Redis(opts.url, {
       lazyConnect: true,
@@ -162,9 +167,11 @@ export class RedisRateLimiter implements RateLimiter {
     await this.#opts.fallback.close();
   }
 
-  #failed(err: Error): void {
-    if (err instanceof CommandLate) this.#quietUntil = performance.now() + QUIET_MS;
-    this.#down(err);
+  /** A command had no answer by the ceiling: Redis is taken for gone, and left alone a while. */
+  #silent(): void {
+    if (this.#closing) return;
+    this.#quietUntil = performance.now() + QUIET_MS;
+    this.#down(new Error(`Redis command unanswered after ${this.#opts.commandTimeoutMs ?? 200} ms`));
   }
 
   #down(err: Error): void {

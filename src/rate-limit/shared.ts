@@ -6,6 +6,8 @@
 // Measured with bench/ratelimit.ts (docs/performance.md §Redis rate limits: pipelining, one call per bucket, leases).
 import { perTurn } from '../lib/per-turn.ts';
 import { bucketKey, decide, type Limits, type RateCategory, type RateDecision, type Taken } from './bucket.ts';
+import { CommandLate } from './deadline.ts';
+import { LastKnown } from './last-known.ts';
 import { Leases } from './lease.ts';
 
 export type Decision = RateDecision | null | Promise<RateDecision | null>;
@@ -40,17 +42,22 @@ export interface SharedBucketsOptions {
   clock?: () => number;
   /** Told of each failed call, before its requests are decided alone. */
   failed(err: Error): void;
+  /** Told of each request decided on the last known level because its call was late. */
+  decidedLate?(): void;
 }
 
 export class SharedBuckets {
   readonly #o: SharedBucketsOptions;
   readonly #leases: Leases;
+  readonly #known: LastKnown;
   /** Requests by bucket, gathered until the end of the turn (src/lib/per-turn.ts). */
   readonly #gather = perTurn<string, Waiter>((batch) => this.#flush(batch));
 
   constructor(o: SharedBucketsOptions) {
     this.#o = o;
-    this.#leases = new Leases(o.leaseMs, o.clock ?? (() => performance.now()));
+    const clock = o.clock ?? (() => performance.now());
+    this.#leases = new Leases(o.leaseMs, clock);
+    this.#known = new LastKnown(clock);
   }
 
   /** A lease's decision at once, else the next call's (or one decided alone). */
@@ -62,6 +69,12 @@ export class SharedBuckets {
     if (leased) return leased;
     if (!this.#o.reachable()) return this.#o.alone(workspaceId, category);
     return new Promise((resolve) => this.#gather(key, { workspaceId, category, rate, resolve }));
+  }
+
+  #late(key: string, rate: number): RateDecision | undefined {
+    const d = this.#known.decide(key, rate);
+    if (d) this.#o.decidedLate?.();
+    return d;
   }
 
   /** One call per bucket for the requests gathered in this turn. */
@@ -79,11 +92,14 @@ export class SharedBuckets {
           // As if one after another: the i-th request sees what the i-1 before it left.
           waiters.forEach((w, i) => w.resolve(i < taken ? decide(rate, before - i, true, now) : decide(rate, before - taken, false, now)));
           this.#leases.grant(key, ask, leased, before - taken - leased, now);
+          this.#known.note(key, before - taken - leased, now);
         },
         (err: Error) => {
           this.#leases.drop(key);
           this.#o.failed(err);
-          for (const w of waiters) w.resolve(this.#o.alone(workspaceId, category));
+          // A late keeper still keeps the bucket: its requests are decided on what it last said of
+          // it (last-known.ts), not on this process's own bucket, which would pass a whole burst.
+          for (const w of waiters) w.resolve((err instanceof CommandLate && this.#late(key, rate)) || this.#o.alone(workspaceId, category));
         },
       );
     }

@@ -17,10 +17,11 @@ import { IN_CI, services, TEST_REDIS_URL } from '../helpers/services.ts';
 
 const limits = { Read: 2, Write: 2, Search: 2 };
 
-/** A TCP server that accepts connections and never writes a byte; or, with `upstream`, a relay to Redis that can go silent. */
-async function silentServer(upstream?: string): Promise<{ url: string; silence(): void; close(): Promise<void> }> {
+/** A TCP server that accepts connections and never writes a byte; or, with `upstream`, a relay to Redis that can go silent or slow. */
+async function silentServer(upstream?: string): Promise<{ url: string; silence(): void; delay(ms: number): void; close(): Promise<void> }> {
   const sockets = new Set<Socket>();
   let silent = !upstream;
+  let delayMs = 0;
   const server: Server = createServer((client) => {
     sockets.add(client);
     client.on('error', () => {});
@@ -31,12 +32,19 @@ async function silentServer(upstream?: string): Promise<{ url: string; silence()
     up.on('error', () => {});
     client.on('data', (c) => up.write(c));
     // Once silent, what Redis answers is dropped: the connection stays open, the answers never come.
-    up.on('data', (c) => silent || client.write(c));
+    // Slow, each answer is held `delayMs`, in order.
+    let queue = Promise.resolve();
+    up.on('data', (c) => {
+      if (silent) return;
+      const ms = delayMs;
+      queue = queue.then(() => (ms ? new Promise((r) => setTimeout(r, ms)) : undefined)).then(() => void client.write(c));
+    });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
     url: `redis://127.0.0.1:${(server.address() as { port: number }).port}`,
     silence: () => (silent = true),
+    delay: (ms) => (delayMs = ms),
     close: async () => {
       for (const s of sockets) s.destroy();
       await new Promise((r) => server.close(r));
@@ -44,13 +52,13 @@ async function silentServer(upstream?: string): Promise<{ url: string; silence()
   };
 }
 
-function limiter(url: string, commandTimeoutMs = 25) {
+function limiter(url: string, commandTimeoutMs = 25, rates = limits, prefix = `test:${randomBytes(6).toString('hex')}:`) {
   const logger = createLogger('info', new Writable({ write: (_c, _e, cb) => cb() }));
   return new RedisRateLimiter({
     url,
-    limits,
-    prefix: `test:${randomBytes(6).toString('hex')}:`,
-    fallback: new MemoryRateLimiter(limits),
+    limits: rates,
+    prefix,
+    fallback: new MemoryRateLimiter(rates),
     logger,
     commandTimeoutMs,
   });
@@ -104,6 +112,8 @@ if (redis || IN_CI) {
         // The first request after the silence waits for its command's deadline, then local buckets decide.
         assert.equal((await l.consume('ws', 'Write'))?.allowed, true);
         assert.equal(calls.n, 2);
+        // Unanswered past REDIS_COMMAND_TIMEOUT_MS (25 ms here), the command means a silent Redis.
+        await new Promise((r) => setTimeout(r, 40));
         const next = await Promise.all([1, 2].map(() => Promise.resolve(l.consume('ws', 'Write'))));
         assert.deepEqual(
           next.map((d) => d?.allowed),
@@ -149,6 +159,38 @@ if (redis || IN_CI) {
         assert.ok(waited < 500, `waited ${Math.round(waited)} ms for a silent Redis`);
       } finally {
         await l.close();
+        await s.close();
+      }
+    });
+  });
+
+  describe('a Redis that answers late', () => {
+    test('keeps the shared limit: late requests are decided on the level Redis last reported, not on local buckets', async () => {
+      const s = await silentServer(TEST_REDIS_URL);
+      const rates = { Read: 20, Write: 20, Search: 20 };
+      const prefix = `test:${randomBytes(6).toString('hex')}:`;
+      const [a, b] = [limiter(s.url, 2000, rates, prefix), limiter(s.url, 2000, rates, prefix)] as const;
+      try {
+        await Promise.all([a.start(), b.start()]);
+        // Prompt answers bring each deadline down to a few milliseconds.
+        for (let i = 0; i < 20; i++) for (const l of [a, b]) assert.equal((await l.consume(`warm${i}`, 'Read'))?.allowed, true);
+        // One call of `a` takes the whole bucket; `b` is refused: both last heard of it empty.
+        const drained = await Promise.all(Array.from({ length: 20 }, () => Promise.resolve(a.consume('ws', 'Read'))));
+        assert.ok(drained.every((d) => d?.allowed));
+        assert.equal((await b.consume('ws', 'Read'))?.allowed, false);
+        const started = performance.now();
+        s.delay(30);
+        let passed = 0;
+        for (let turn = 0; turn < 3; turn++) {
+          const ds = await Promise.all(Array.from({ length: 10 }, (_, i) => Promise.resolve((i % 2 ? a : b).consume('ws', 'Read'))));
+          passed += ds.filter((d) => d?.allowed).length;
+        }
+        s.delay(0);
+        // Each process sees the bucket refill, not the other's requests: at most twice the refill.
+        const bound = Math.ceil((2 * (performance.now() - started) * rates.Read) / 1000) + 2;
+        assert.ok(passed <= bound, `${passed} passed while Redis answered late; at most ${bound}`);
+      } finally {
+        await Promise.all([a.close(), b.close()]);
         await s.close();
       }
     });
