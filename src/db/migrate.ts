@@ -31,6 +31,7 @@ import * as m0040 from './migrations/0040_change_log.ts';
 import * as m0055 from './migrations/0055_default_country.ts';
 import * as m0056 from './migrations/0056_value_forms.ts';
 import * as m0060 from './migrations/0060_enrichment_runs.ts';
+import * as m0061 from './migrations/0061_delivery_order.ts';
 
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -61,6 +62,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0055_default_country': m0055,
   '0056_value_forms': m0056,
   '0060_enrichment_runs': m0060,
+  '0061_delivery_order': m0061,
 };
 
 export class MigrationError extends Error {

@@ -64,12 +64,13 @@ export async function deleteSubscription(tx: Executor, id: string): Promise<bool
   return Number(r.numDeletedRows) === 1;
 }
 
-/** Claims up to `limit` due rows for `token` for `leaseMs`; `attempts` counts this one. */
-export async function claimDue(db: Executor, input: { token: string; leaseMs: number; limit: number }): Promise<DeliveryRow[]> {
-  // A read first: an idle outbox costs no write (on SQLite, no write lock every poll).
-  const any = await db.selectFrom('webhook_deliveries').select('id').where('next_attempt_at', '<=', timeFromNow(db, 0)).limit(1).executeTakeFirst();
-  if (!any) return [];
-  let due = db
+/**
+ * The first `limit` due rows in event order whose object has no earlier event waiting for the same
+ * subscription. The walk follows event_seq's index and stops at `limit` rows, so a claim reads the
+ * rows in flight ahead of them and no more, whatever the backlog (test/guards/webhook-claim-plan).
+ */
+export function dueInOrder(db: Executor, limit: number) {
+  const due = db
     .selectFrom('webhook_deliveries as d')
     .select('d.id')
     .where('d.next_attempt_at', '<=', timeFromNow(db, 0))
@@ -86,8 +87,16 @@ export async function claimDue(db: Executor, input: { token: string; leaseMs: nu
       ),
     )
     .orderBy('d.event_seq')
-    .limit(input.limit);
-  due = claimable(db, due);
+    .limit(limit);
+  return claimable(db, due);
+}
+
+/** Claims up to `limit` due rows for `token` for `leaseMs`; `attempts` counts this one. */
+export async function claimDue(db: Executor, input: { token: string; leaseMs: number; limit: number }): Promise<DeliveryRow[]> {
+  // A read first: an idle outbox costs no write (on SQLite, no write lock every poll).
+  const any = await db.selectFrom('webhook_deliveries').select('id').where('next_attempt_at', '<=', timeFromNow(db, 0)).limit(1).executeTakeFirst();
+  if (!any) return [];
+  const due = dueInOrder(db, input.limit);
   const rows = await db
     .updateTable('webhook_deliveries')
     .set({ lease_owner: input.token, next_attempt_at: timeFromNow(db, input.leaseMs), attempts: sql<number>`attempts + 1` })
