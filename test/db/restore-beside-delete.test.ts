@@ -12,7 +12,7 @@ import { transactionThen } from '../../src/db/pipeline.ts';
 import type { Database } from '../../src/db/types.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
 import { RECORD_TYPES } from '../../src/records/service.ts';
-import { restore } from '../../src/trash/restore.ts';
+import { purge, restore } from '../../src/trash/restore.ts';
 import { trashList, trashRecord } from '../../src/trash/service.ts';
 import { call, eachDialect, type Seeded, seedWorkspace, type TestApp } from '../helpers/app.ts';
 
@@ -135,6 +135,33 @@ await eachDialect('a restore beside a change of its other ends', (ctx) => {
     assert.equal(restored.id, account);
     assert.deepEqual(await strays(t.deps.db.kysely, [contact, account]), NONE);
     assert.deepEqual((await ok(s, 'GET', `/v1/contacts/${contact}`)).relationships.$account.values, [account]);
+  });
+
+  test('a purge of the other end while the restore that holds a link under it is open: nothing names it after', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const { contact, account } = await linked(s);
+    await ok(s, 'DELETE', `/v1/accounts/${account}`);
+    const db = t.deps.db.kysely;
+    const purged = await holdOpen(
+      t,
+      (tx) => restore(operatorCtx(tx, s.workspaceId), { id: contact }),
+      () =>
+        transactionThen(
+          db,
+          (tx) => purge(operatorCtx(tx, s.workspaceId), { ids: [account] }),
+          () => {},
+        ),
+    );
+    assert.equal(purged.relationships, 1);
+    assert.deepEqual(await strays(db, [contact, account]), NONE);
+    const held = await db
+      .selectFrom('trash_links')
+      .select('trash_id')
+      .where((eb) => eb.or([eb('source_id', '=', account), eb('target_id', '=', account)]))
+      .execute();
+    assert.deepEqual(held, []);
+    assert.deepEqual((await ok(s, 'GET', `/v1/contacts/${contact}`)).relationships.$account.values, []);
   });
 
   test('a delete of a member while its list’s restore is open: the membership goes to the trash with it', async () => {
