@@ -7,6 +7,7 @@ import { prepared } from '../db/prepared.ts';
 import { batchedRead, jsonKeys, KEYS } from '../db/batched.ts';
 import type { Page } from '../lib/paging.ts';
 import { chunks } from '../db/chunks.ts';
+import { lockedAgainstDelete, lockedForUpdate } from '../db/portable.ts';
 import { defineRank, lockPartition, rankDelete, rankInsert, rankPage, rankRebuild, partitionKey } from '../db/rank.ts';
 import type { ListsTable } from './tables.ts';
 
@@ -45,6 +46,16 @@ const listById = batchedRead<ListRow>({
 
 export async function findList(db: Executor, workspaceId: string, id: string): Promise<ListRow | undefined> {
   const [row] = await listById(db, id);
+  return row?.workspace_id === workspaceId ? row : undefined;
+}
+
+/**
+ * The list, locked for a delete where rows lock (PostgreSQL, in a transaction): a delete waits here
+ * for a write that locked it against deletion (a restore putting members into it), then reads its
+ * members with that write committed.
+ */
+export async function findListToDelete(tx: Executor, workspaceId: string, id: string): Promise<ListRow | undefined> {
+  const row = await lockedForUpdate(tx, tx.selectFrom('lists').selectAll().where('id', '=', id)).executeTakeFirst();
   return row?.workspace_id === workspaceId ? row : undefined;
 }
 
@@ -201,10 +212,15 @@ export async function findLists(db: Executor, workspaceId: string, ids: readonly
   return out;
 }
 
-/** Which of `ids` are lists of the workspace. */
+/**
+ * Which of `ids` are lists. In a write on PostgreSQL the lists found stay locked against deletion
+ * until it commits: a restore never puts a member into a list moved to the trash meanwhile
+ * (docs/trash.md §Restore).
+ */
 export async function existingLists(db: Executor, ids: readonly string[]): Promise<Set<string>> {
   const out = new Set<string>();
-  for (const part of chunks([...ids])) for (const r of await db.selectFrom('lists').select('id').where('id', 'in', part).execute()) out.add(r.id);
+  for (const part of chunks([...ids]))
+    for (const r of await lockedAgainstDelete(db, db.selectFrom('lists').select('id').where('id', 'in', part)).execute()) out.add(r.id);
   return out;
 }
 

@@ -236,11 +236,15 @@ export async function externalIdTaken(db: Executor, workspaceId: string, kind: s
   return r !== undefined;
 }
 
-/** The kinds of the records among `ids` (absent: not a live record). */
+/**
+ * The kinds of the records among `ids` (absent: not a live record). In a write on PostgreSQL the
+ * records found stay locked against deletion until it commits: a restore that links to them never
+ * leaves a link to a record moved to the trash meanwhile (docs/trash.md §Restore).
+ */
 export async function kindsOf(db: Executor, ids: readonly string[]): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   for (const part of chunks([...ids]))
-    for (const r of await db.selectFrom('records').select(['id', 'kind']).where('id', 'in', part).execute()) out.set(r.id, r.kind);
+    for (const r of await lockedAgainstDelete(db, db.selectFrom('records').select(['id', 'kind']).where('id', 'in', part)).execute()) out.set(r.id, r.kind);
   return out;
 }
 

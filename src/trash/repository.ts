@@ -3,7 +3,7 @@
 import { sql } from 'kysely';
 import { chunks } from '../db/chunks.ts';
 import { deferred } from '../db/pipeline.ts';
-import { lockedForUpdate } from '../db/portable.ts';
+import { lockedAgainstDelete, lockedForUpdate } from '../db/portable.ts';
 import type { Executor } from '../db/types.ts';
 import type { TrashLinksTable, TrashMembersTable, TrashTable } from './tables.ts';
 
@@ -22,17 +22,25 @@ export async function findTrash(db: Executor, workspaceId: string, id: string): 
   return row?.workspace_id === workspaceId ? row : undefined;
 }
 
-/** The entry, locked where rows lock (PostgreSQL): of two restores of it, the second waits, then finds it gone. */
-export async function findTrashToRestore(tx: Executor, workspaceId: string, id: string): Promise<TrashRow | undefined> {
+/**
+ * The entry, locked where rows lock (PostgreSQL) by a restore or a purge of it: of two, the second
+ * waits, then finds it gone; a restore that moves rows under it (trashedAmong) commits first, so
+ * that the restore or purge then finds them.
+ */
+export async function findTrashLocked(tx: Executor, workspaceId: string, id: string): Promise<TrashRow | undefined> {
   const row = await lockedForUpdate(tx, tx.selectFrom('trash').selectAll().where('id', '=', id)).executeTakeFirst();
   return row?.workspace_id === workspaceId ? row : undefined;
 }
 
-/** Which of `ids` are in the workspace's trash (as records of `objectType`, when given). */
+/**
+ * Which of `ids` are in the workspace's trash (as records of `objectType`, when given). In a write
+ * on PostgreSQL the entries found stay locked against deletion until it commits: a restore or purge
+ * of one waits for a restore that moves rows under it (docs/trash.md §Restore).
+ */
 export async function trashedAmong(db: Executor, workspaceId: string, ids: readonly string[], objectType?: string): Promise<Set<string>> {
   const out = new Set<string>();
   for (const part of chunks([...ids])) {
-    const rows = await db.selectFrom('trash').select(['id', 'workspace_id', 'object_type']).where('id', 'in', part).execute();
+    const rows = await lockedAgainstDelete(db, db.selectFrom('trash').select(['id', 'workspace_id', 'object_type']).where('id', 'in', part)).execute();
     for (const r of rows) if (r.workspace_id === workspaceId && (objectType === undefined || r.object_type === objectType)) out.add(r.id);
   }
   return out;
@@ -42,12 +50,16 @@ export async function deleteTrash(tx: Executor, id: string): Promise<void> {
   await deferred(tx, tx.deleteFrom('trash').where('id', '=', id));
 }
 
-/** The workspace's trash, oldest first; `before`: deleted before that instant only. */
-export async function listTrash(db: Executor, workspaceId: string, opts: { type?: string; before?: string } = {}): Promise<TrashRow[]> {
+/**
+ * The workspace's trash, oldest first; `before`: deleted before that instant only; `locked`: each
+ * entry locked as findTrashLocked locks it (a purge).
+ */
+export async function listTrash(db: Executor, workspaceId: string, opts: { type?: string; before?: string; locked?: boolean } = {}): Promise<TrashRow[]> {
   let q = db.selectFrom('trash').selectAll().where('workspace_id', '=', workspaceId);
   if (opts.type) q = q.where('object_type', '=', opts.type);
   if (opts.before) q = q.where('deleted_at', '<', opts.before);
-  return q.orderBy('deleted_at').orderBy('id').execute();
+  q = q.orderBy('deleted_at').orderBy('id');
+  return (opts.locked ? lockedForUpdate(db, q) : q).execute();
 }
 
 /** Entries of every workspace deleted before `before` (the sweeper's retention), at most `limit`. */

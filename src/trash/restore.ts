@@ -43,15 +43,36 @@ async function refuseTakenValues(ctx: Ctx, defs: TypeDefinitions, row: records.R
     });
 }
 
-/** Puts back the links an entry held: to live ends as they were, to trashed ends under those ends' entries. */
-async function restoreLinks(ctx: Ctx, id: string, rows: readonly repo.LinkRow[]): Promise<number> {
-  const other = (r: repo.LinkRow) => (r.source_id === id ? r.target_id : r.source_id);
-  const kinds = await records.kindsOf(ctx.db, rows.map(other));
+/** The other ends of an entry's links: the live records' kinds, and which ends are in the trash. */
+interface Ends {
+  kinds: Map<string, string>;
+  trashed: Set<string>;
+}
+
+const otherEnd = (id: string) => (r: repo.LinkRow) => (r.source_id === id ? r.target_id : r.source_id);
+
+/**
+ * Reads the other ends of the links, each locked against deletion until the restore commits
+ * (docs/trash.md §Restore): a delete of a live end waits and then moves the restored link with it,
+ * a restore or purge of a trashed end waits and then finds the link held under its entry. A delete
+ * of an end takes its type's listing, then the end, then its lists' locks: a restore reads the ends
+ * after its own listing's lock and before any list's, so that neither waits for the other in a
+ * circle.
+ */
+async function readEnds(ctx: Ctx, id: string, rows: readonly repo.LinkRow[]): Promise<Ends> {
+  const ids = rows.map(otherEnd(id));
+  const kinds = await records.kindsOf(ctx.db, ids);
   const trashed = await repo.trashedAmong(
     ctx.db,
     ctx.actor.workspaceId,
-    rows.map(other).filter((x) => !kinds.has(x)),
+    ids.filter((x) => !kinds.has(x)),
   );
+  return { kinds, trashed };
+}
+
+/** Puts back the links an entry held: to live ends as they were, to trashed ends under those ends' entries. */
+async function restoreLinks(ctx: Ctx, id: string, rows: readonly repo.LinkRow[], { kinds, trashed }: Ends): Promise<number> {
+  const other = otherEnd(id);
   const back: repo.LinkRow[] = [];
   for (const r of rows) {
     const end = other(r);
@@ -73,7 +94,11 @@ async function restoreLinks(ctx: Ctx, id: string, rows: readonly repo.LinkRow[])
   return kept.length;
 }
 
-/** Memberships held by a record's entry: back into live lists, to trashed lists' entries, dropped for purged lists. Returns the live lists it joined. */
+/**
+ * Memberships held by a record's entry: back into live lists, to trashed lists' entries, dropped
+ * for purged lists; the lists read are locked against deletion until the restore commits, as the
+ * ends of links are. Returns the live lists it joined.
+ */
 async function restoreMemberships(ctx: Ctx, rows: readonly repo.MemberRow[]): Promise<string[]> {
   if (rows.length === 0) return [];
   const live = await lists.existingLists(
@@ -108,7 +133,7 @@ export interface Restored {
  * `rolodex trash restore` uses (elsewhere the lock is taken exclusively).
  */
 export async function restore(ctx: Ctx, input: { id: string }): Promise<Restored> {
-  const entry = await repo.findTrashToRestore(ctx.db, ctx.actor.workspaceId, input.id);
+  const entry = await repo.findTrashLocked(ctx.db, ctx.actor.workspaceId, input.id);
   if (!entry) throw notFound('trashed record', input.id);
   if (entry.merged_into !== null)
     throw new AppError('invalid_value', `${entry.id} was merged into ${entry.merged_into}; a merge is permanent and cannot be restored.`, { param: 'id' });
@@ -116,20 +141,23 @@ export async function restore(ctx: Ctx, input: { id: string }): Promise<Restored
   // The rows the entry holds; a meeting holds no memberships.
   const members = payload.meeting ? [] : await repo.releaseMembers(ctx.db, entry.id);
   const links = await repo.releaseLinks(ctx.db, entry.id);
+  const record = payload.record;
+  const defs = record ? await requireDefinitions(ctx, record.kind) : undefined;
+  const unique = record !== undefined && defs !== undefined && holdsUnique(defs, record);
+  // The listing first, then the ends, then lists: in the order a delete of an end takes them.
+  if (record) await records.lockRecords(ctx.db, record.workspace_id, record.kind, unique ? 'write' : 'insert');
+  const ends = await readEnds(ctx, entry.id, links);
   let joined: string[] = [];
-  if (payload.record) {
-    const row = payload.record;
-    const defs = await requireDefinitions(ctx, row.kind);
-    const unique = holdsUnique(defs, row);
-    await records.lockRecords(ctx.db, row.workspace_id, row.kind, unique ? 'write' : 'insert');
-    if (unique) await refuseTakenValues(ctx, defs, row);
-    await records.insertRecord(ctx.db, row);
-    await writeValueIndex(ctx.db, defs, [], valueRows(row.workspace_id, defs, row.id, JSON.parse(row.fields) as Record<string, unknown>));
+  if (record && defs) {
+    if (unique) await refuseTakenValues(ctx, defs, record);
+    await records.insertRecord(ctx.db, record);
+    await writeValueIndex(ctx.db, defs, [], valueRows(record.workspace_id, defs, record.id, JSON.parse(record.fields) as Record<string, unknown>));
     joined = await restoreMemberships(ctx, members);
   } else if (payload.meeting) {
     const { row, contents, participants } = payload.meeting;
     await meetings.insertMeeting(ctx.db, row, contents ?? { meeting_id: row.id, description: null, transcript_id: null }, participants);
   } else if (payload.list) {
+    // The members read are locked against deletion until the restore commits, as the ends of links are.
     const ids = members.map((m) => m.entity_id);
     const live = await records.kindsOf(ctx.db, ids);
     const trashed = await repo.trashedAmong(ctx.db, ctx.actor.workspaceId, ids);
@@ -140,7 +168,7 @@ export async function restore(ctx: Ctx, input: { id: string }): Promise<Restored
       members.filter((m) => live.has(m.entity_id)),
     );
   }
-  const restoredLinks = await restoreLinks(ctx, entry.id, links);
+  const restoredLinks = await restoreLinks(ctx, entry.id, links, ends);
   await repo.deleteTrash(ctx.db, entry.id);
   // The resource as it was deleted: what a full-access key reads again now.
   await appendEvent(ctx, { type: `${entry.object_type}.restored`, object: JSON.parse(entry.resource) as { id: string } });
@@ -182,13 +210,13 @@ export async function purge(ctx: Ctx, input: { ids?: readonly string[]; olderTha
   const entries: repo.TrashRow[] = [];
   if (input.ids && input.ids.length > 0) {
     for (const id of input.ids) {
-      const entry = await repo.findTrash(ctx.db, ctx.actor.workspaceId, id);
+      const entry = await repo.findTrashLocked(ctx.db, ctx.actor.workspaceId, id);
       if (!entry) throw notFound('trashed record', id);
       entries.push(entry);
     }
   } else {
     const before = input.olderThanMs === undefined ? undefined : isoNow(ctx.now - input.olderThanMs);
-    entries.push(...(await repo.listTrash(ctx.db, ctx.actor.workspaceId, before === undefined ? {} : { before })));
+    entries.push(...(await repo.listTrash(ctx.db, ctx.actor.workspaceId, before === undefined ? { locked: true } : { before, locked: true })));
   }
   for (const entry of entries) await purgeEntry(ctx, entry, out);
   return out;

@@ -120,7 +120,8 @@ export async function trashMeeting(ctx: Ctx, input: { id: string }): Promise<Mee
 
 export async function trashList(ctx: Ctx, input: { id: string }): Promise<ReturnType<typeof listResource>> {
   await lists.lockLists(ctx.db, ctx.actor.workspaceId);
-  const row = await lists.findList(ctx.db, ctx.actor.workspaceId, input.id);
+  // Locked before its members are read: a restore that put members into it has committed.
+  const row = await lists.findListToDelete(ctx.db, ctx.actor.workspaceId, input.id);
   if (!row) return JSON.parse((await again(ctx, 'list', input.id)).resource) as ReturnType<typeof listResource>;
   const resource = listResource(ctx, row);
   // Its memberships are kept for a restore, held by the list's entry.
