@@ -52,12 +52,12 @@ export default {
       to: { path: ['^src/http/', '(^|/)node_modules/(fastify|@fastify/[^/]+)/', `^src/(${RESOURCES})/${ROUTES.slice(6)}`] },
     },
     {
-      name: 'dialect-sealed',
+      name: 'db-sealed',
       comment:
-        "Which database a handle talks to is the database layer's business: a module asks src/db/portable.ts for what it means (docs/architecture.md §Database layer).",
+        'The database layer is imported through src/db/index.ts only: which database a handle talks to, and how a read is sent, stay inside it (docs/architecture.md §Database layer).',
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/db/' },
-      to: { path: '^src/db/dialect[.]ts$' },
+      to: { path: '^src/db/', pathNot: '^src/db/index[.]ts$' },
     },
     ...upward,
   ],

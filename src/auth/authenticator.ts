@@ -1,6 +1,6 @@
 // Checking API keys, for the request pipeline. Lookups go by SHA-256 hash; a short in-process cache
 // spares the database on hot paths and is bounded to CACHE_MS so a revocation takes effect within it.
-import type { Db } from '../db/types.ts';
+import type { Db } from '../db/index.ts';
 import { isoNow } from '../lib/ids.ts';
 import { type AuthKeyRow, findKeyByHash, touchKey } from './repository.ts';
 import type { Principal, Scope } from './scopes.ts';

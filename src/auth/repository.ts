@@ -1,6 +1,5 @@
 // SQL of API keys. The lookup by hash is a prepared read: every request that is not cached makes it.
-import { prepared } from '../db/prepared.ts';
-import type { Executor } from '../db/types.ts';
+import { prepared, type Executor } from '../db/index.ts';
 import type { ApiKeysTable } from './tables.ts';
 
 export type KeyRow = ApiKeysTable;

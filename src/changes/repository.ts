@@ -2,10 +2,7 @@
 // transaction and only inserts new rows (deferredInsert): on PostgreSQL it goes out with the
 // write's next statement and keeps a create fit for a group commit (src/db/group-commit.ts).
 import { sql } from 'kysely';
-import { chunks } from '../db/chunks.ts';
-import { insertRows } from '../db/insert-rows.ts';
-import { deferredInsert } from '../db/pipeline.ts';
-import type { Executor } from '../db/types.ts';
+import { chunks, deferredInsert, insertRows, type Executor } from '../db/index.ts';
 import { dropDeliveriesOf, fanOut } from '../webhooks/repository.ts';
 import type { EventsTable, FieldHistoryTable } from './tables.ts';
 

@@ -2,7 +2,7 @@
 // of each in the ranked index of src/messages/repository.ts), so it is only ever changed here,
 // with that copy and the index.
 import { sql } from 'kysely';
-import type { Executor } from '../db/types.ts';
+import type { Executor } from '../db/index.ts';
 import { lookupExternalIds } from '../import/repository.ts';
 import type { Page } from '../lib/paging.ts';
 import { lockMessages, rankChannelMoved } from '../messages/repository.ts';

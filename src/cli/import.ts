@@ -1,14 +1,12 @@
 import { access } from 'node:fs/promises';
 import type { Config } from '../config.ts';
-import type { Db } from '../db/types.ts';
+import { refreshStatistics, takeDatabaseAlone, useBulkCache, type Db } from '../db/index.ts';
 import { InputError } from '../lib/errors.ts';
 import { importKinds } from './import-kinds.ts';
 import { type CommitMode, ImportFailed, runImport, secondsSince } from '../import/run.ts';
 import { fileSource, type ImportSource } from '../import/source.ts';
 import { ImportError } from '../import/kind.ts';
-import { takeDatabaseAlone, useBulkCache } from '../db/bulk-load.ts';
 import { openBlobStore } from '../runtime.ts';
-import { refreshStatistics } from '../db/statistics.ts';
 import { csvSource } from '../records/csv.ts';
 import { requireWorkspace } from '../workspaces/service.ts';
 import { type Io, operator, parse, print, required, UsageError, withDb } from './io.ts';

@@ -2,7 +2,7 @@
 // and opening the database with the same configuration as the server.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { loadConfig, type Config } from '../config.ts';
-import type { Db } from '../db/types.ts';
+import type { Db } from '../db/index.ts';
 import { type Ctx, operatorCtx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
 import { createHttpLinks } from '../lib/links.ts';

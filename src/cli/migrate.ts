@@ -1,7 +1,5 @@
 import { loadConfig } from '../config.ts';
-import { openDb } from '../db/database.ts';
-import { migrate } from '../db/migrate.ts';
-import { takeMigrationNotes } from '../db/migration-notes.ts';
+import { migrate, openDb, takeMigrationNotes } from '../db/index.ts';
 import { reachDatabase } from '../runtime.ts';
 import { type Io, parse, print } from './io.ts';
 

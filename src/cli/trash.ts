@@ -1,8 +1,7 @@
 // `rolodex trash list | restore | purge` (docs/trash.md): the operator's side of the trash. Each
 // restore and the purge run in one transaction (a restore's followed by its listing's upkeep); after a purge on SQLite the write-ahead log is
 // checkpointed and truncated, so that no copy of an erased value stays in it.
-import { truncateLog } from '../db/erase.ts';
-import { transactionThen } from '../db/pipeline.ts';
+import { transactionThen, truncateLog } from '../db/index.ts';
 import { AppError, InputError } from '../lib/errors.ts';
 import { listTrash } from '../trash/repository.ts';
 import { purge, restore } from '../trash/restore.ts';

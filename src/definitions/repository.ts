@@ -1,6 +1,5 @@
 // SQL of the definitions operators add (docs/records.md §Definitions).
-import { prepared } from '../db/prepared.ts';
-import type { Executor } from '../db/types.ts';
+import { prepared, type Executor } from '../db/index.ts';
 import type { FieldDefinitionsTable, ObjectTypesTable, RelationshipDefinitionsTable, SelectOptionsTable } from './tables.ts';
 
 export type FieldRow = FieldDefinitionsTable;

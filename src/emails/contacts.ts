@@ -1,7 +1,7 @@
 // The `$contact` relationship of e-mails: the contacts whose `$email` holds, ignoring case, any of
 // an e-mail's addresses, computed when read (never stored), so a contact's new address counts at
 // once (docs/records.md §Value index).
-import type { Executor } from '../db/types.ts';
+import type { Executor } from '../db/index.ts';
 import { foldText } from '../lib/fold.ts';
 import { contactIdsByEmails } from '../records/index/repository.ts';
 

@@ -6,9 +6,7 @@
 // has one writer at a time, so a claim is atomic there anyway. Lease times are the database's
 // clock, never an instance's: instances whose clocks disagree still agree on when a lease ends.
 import { sql } from 'kysely';
-import { chunks } from '../db/chunks.ts';
-import { claimable, timeFromNow } from '../db/portable.ts';
-import type { Executor } from '../db/types.ts';
+import { chunks, claimable, timeFromNow, type Executor } from '../db/index.ts';
 import type { DeliveryStatus, EmailOutboxTable } from './tables.ts';
 
 export type OutboxRow = EmailOutboxTable;

@@ -3,9 +3,7 @@
 // for a FULL row, and the body is read by a query of its own, asked only for a FULL row. A workspace's e-mails are a ranked set
 // (docs/pages.md), so a page at any offset costs what the first does.
 import { type RawBuilder, sql } from 'kysely';
-import { chunks } from '../db/chunks.ts';
-import { defineRank, lockPartition, rankDelete, rankInsert, rankPage } from '../db/rank.ts';
-import type { Executor } from '../db/types.ts';
+import { chunks, defineRank, lockPartition, rankDelete, rankInsert, rankPage, type Executor } from '../db/index.ts';
 import type { Page } from '../lib/paging.ts';
 import type { EmailBodiesTable, EmailDraftsTable, EmailsTable } from './tables.ts';
 

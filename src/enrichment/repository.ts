@@ -6,9 +6,7 @@
 // claims skip each other's locked rows (FOR UPDATE SKIP LOCKED); SQLite has one writer at a time.
 // Lease times are the database's clock, never an instance's.
 import { sql } from 'kysely';
-import { deferredInsert } from '../db/pipeline.ts';
-import { claimable, lockedForUpdate, timeFromNow } from '../db/portable.ts';
-import type { Executor } from '../db/types.ts';
+import { claimable, deferredInsert, lockedForUpdate, timeFromNow, type Executor } from '../db/index.ts';
 import type { EnrichmentRunsTable, RunStatus } from './tables.ts';
 
 export type RunRow = EnrichmentRunsTable;

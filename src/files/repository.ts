@@ -2,10 +2,8 @@
 // a new PUT, cancel vs complete, the sweeper vs anyone) are compare-and-set on status and blob
 // key, so the loser sees zero rows changed instead of overwriting.
 import { sql } from 'kysely';
-import { chunks } from '../db/chunks.ts';
-import type { Executor } from '../db/types.ts';
+import { chunks, defineRank, lockPartition, rankDelete, rankInsert, rankPage, type Executor } from '../db/index.ts';
 import { lookupExternalIds } from '../import/repository.ts';
-import { defineRank, lockPartition, rankDelete, rankInsert, rankPage } from '../db/rank.ts';
 import type { FileSource, FilesTable } from './tables.ts';
 
 export type FileRow = FilesTable;

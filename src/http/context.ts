@@ -2,7 +2,7 @@
 // declarations (operation name, scopes, rate category) that the pipeline enforces.
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
-import type { Db } from '../db/types.ts';
+import type { Db } from '../db/index.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
 import type { BlobStore } from '../blobs/blob-store.ts';
 import type { Principal, Scope } from '../auth/scopes.ts';

@@ -1,7 +1,7 @@
 // Every failure leaves the server in one shape: {"error": {type, code, message, param?, requestId}}.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SERVICE_VERSION } from './context.ts';
-import { isConnectionLoss, isStatementTimeout } from '../db/connection-loss.ts';
+import { isConnectionLoss, isStatementTimeout } from '../db/index.ts';
 import { AppError } from '../lib/errors.ts';
 import { validationError } from './validation.ts';
 

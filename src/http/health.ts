@@ -6,7 +6,7 @@
 // proves, within a deadline, that the database answers a trivial query and the blob store is
 // there: it never waits longer than READINESS_TIMEOUT_MS.
 import type { FastifyInstance } from 'fastify';
-import { ping } from '../db/database.ts';
+import { ping } from '../db/index.ts';
 import type { Deps } from './context.ts';
 import { AppError } from '../lib/errors.ts';
 

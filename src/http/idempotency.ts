@@ -4,8 +4,7 @@
 // gives its key back and runs again when retried.
 import { hash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Executor } from '../db/types.ts';
-import { transactionThen } from '../db/pipeline.ts';
+import { transactionThen, type Executor } from '../db/index.ts';
 import type { Deps } from './context.ts';
 import { AppError } from '../lib/errors.ts';
 import { MAX_BODY_DEPTH, tooDeep } from './body.ts';

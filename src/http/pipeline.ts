@@ -2,7 +2,7 @@
 // → version header (400) → rate limit (429) → scope (403). Body parsing and schema validation
 // follow in Fastify's own stages, so a request refused here is never parsed and changes nothing.
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
-import { startRequestBudget } from '../db/request-budget.ts';
+import { startRequestBudget } from '../db/index.ts';
 import { AppError } from '../lib/errors.ts';
 import type { AuthResult } from '../auth/authenticator.ts';
 import type { RateDecision } from '../rate-limit/bucket.ts';

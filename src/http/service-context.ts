@@ -4,7 +4,7 @@
 // request's principal as the actor, its one clock (request.startedAt), the app's links, and
 // whatever the module bound once at registration (`extra`, e.g. the files module's blob store).
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Executor } from '../db/types.ts';
+import type { Executor } from '../db/index.ts';
 import type { Ctx } from '../lib/context.ts';
 import type { PluginOptions } from './context.ts';
 import { inTransaction } from './idempotency.ts';

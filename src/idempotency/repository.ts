@@ -3,7 +3,7 @@
 // handler's transaction turns it into 'done' with the successful response, so the stored response
 // and the writes commit together; a failure gives the claim back (releaseKey). A pending claim
 // whose holder died (crash, lost connection) can be taken over once its lease has run out.
-import type { Executor } from '../db/types.ts';
+import type { Executor } from '../db/index.ts';
 
 export const RETENTION_MS = 24 * 3600 * 1000;
 export const LEASE_MS = 30_000;

@@ -1,6 +1,5 @@
 // The one query the import runs for every kind: server ids by externalId.
-import { chunks } from '../db/chunks.ts';
-import type { Executor } from '../db/types.ts';
+import { chunks, type Executor } from '../db/index.ts';
 
 /** Tables whose rows carry a workspace and an externalId. */
 export type ExternalTable = 'users' | 'channels' | 'files' | 'records';

@@ -5,9 +5,8 @@
 // sharing the database waits for one chunk at most (docs/import.md §Sharing the database).
 import type { Ctx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
-import { settled } from '../db/pipeline.ts';
+import { settled, type Executor } from '../db/index.ts';
 import { idSequence } from '../lib/ids.ts';
-import type { Executor } from '../db/types.ts';
 import { ImportError, type ImportContext, type ImportItem, type ImportKind } from './kind.ts';
 import { type ImportSource, textSource } from './source.ts';
 import { Spill } from './spill.ts';

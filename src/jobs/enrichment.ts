@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { EnrichmentConfig } from '../config.ts';
-import type { Db } from '../db/types.ts';
+import type { Db } from '../db/index.ts';
 import { type ExecuteEnv, executeRun } from '../enrichment/execute.ts';
 import * as repo from '../enrichment/repository.ts';
 import { isoNow } from '../lib/ids.ts';

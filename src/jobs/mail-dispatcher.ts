@@ -16,7 +16,7 @@ import { Gauge } from 'prom-client';
 import type { Logger } from 'pino';
 import type { BlobStore } from '../blobs/blob-store.ts';
 import type { MailConfig } from '../config.ts';
-import type { Db } from '../db/types.ts';
+import type { Db } from '../db/index.ts';
 import * as outbox from '../emails/outbox-repository.ts';
 import { isoNow } from '../lib/ids.ts';
 import { MailError, type MailTransport, type OutgoingMail } from '../mail/transport.ts';

@@ -7,7 +7,7 @@
 // row whose lease ran out (a slow database, a process starved of CPU) may have been taken by
 // another dispatcher: sending it here too would deliver it twice.
 import type { Logger } from 'pino';
-import type { Db } from '../db/types.ts';
+import type { Db } from '../db/index.ts';
 import * as outbox from '../emails/outbox-repository.ts';
 
 export interface Lease {

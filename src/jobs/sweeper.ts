@@ -10,7 +10,7 @@ import { isoNow } from '../lib/ids.ts';
 import { dropPendingEntry } from '../knowledge/repository.ts';
 import * as repo from '../files/repository.ts';
 import { type FilesEnv, type FilesSystemCtx, releaseAt } from '../files/service.ts';
-import type { Db } from '../db/types.ts';
+import type { Db } from '../db/index.ts';
 import { purgeExpiredTrash } from '../trash/restore.ts';
 
 const BATCH = 200;

@@ -13,7 +13,7 @@ import { hostname } from 'node:os';
 import { Gauge } from 'prom-client';
 import type { Logger } from 'pino';
 import type { WebhookConfig } from '../config.ts';
-import type { Db } from '../db/types.ts';
+import type { Db } from '../db/index.ts';
 import * as outbox from '../webhooks/repository.ts';
 import { deliver } from '../webhooks/sender.ts';
 import type { Metrics } from '../metrics/registry.ts';

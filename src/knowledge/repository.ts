@@ -1,7 +1,7 @@
 // Knowledge: the files a user or a workspace has made available to the assistant. An entry is
 // written 'pending' when a knowledge-purpose upload session is created, becomes 'active' when the
 // file completes, and is removed when the session is cancelled or expires.
-import type { Executor } from '../db/types.ts';
+import type { Executor } from '../db/index.ts';
 import { newId, isoNow } from '../lib/ids.ts';
 
 export interface KnowledgeOwner {

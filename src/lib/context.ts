@@ -1,7 +1,7 @@
 // The first argument of every service function: fn(ctx, input). Transport-free: a route, a CLI
 // command, the import, a test or a background job builds it, and the service neither knows nor
 // cares which (docs/architecture.md §The service convention).
-import type { Executor } from '../db/types.ts';
+import type { Executor } from '../db/index.ts';
 import { createHttpLinks, type HttpLinks } from './links.ts';
 
 /** Who acts: an API key's principal, or an operator acting on one workspace. */

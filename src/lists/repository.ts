@@ -1,14 +1,26 @@
 // SQL of lists and memberships. Counts are kept (lists per workspace, members per list), and both
 // orders are ranked (docs/pages.md) so that a page at any offset costs what the first does.
 import { sql } from 'kysely';
-import type { Executor } from '../db/types.ts';
-import { deferred, deferredInsert } from '../db/pipeline.ts';
-import { prepared } from '../db/prepared.ts';
-import { batchedRead, jsonKeys, KEYS } from '../db/batched.ts';
+import {
+  batchedRead,
+  chunks,
+  deferred,
+  deferredInsert,
+  defineRank,
+  jsonKeys,
+  KEYS,
+  lockedAgainstDelete,
+  lockedForUpdate,
+  lockPartition,
+  partitionKey,
+  prepared,
+  rankDelete,
+  rankInsert,
+  rankPage,
+  rankRebuild,
+  type Executor,
+} from '../db/index.ts';
 import type { Page } from '../lib/paging.ts';
-import { chunks } from '../db/chunks.ts';
-import { lockedAgainstDelete, lockedForUpdate } from '../db/portable.ts';
-import { defineRank, lockPartition, rankDelete, rankInsert, rankPage, rankRebuild, partitionKey } from '../db/rank.ts';
 import type { ListsTable } from './tables.ts';
 
 export type ListRow = ListsTable;

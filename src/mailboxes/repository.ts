@@ -1,8 +1,6 @@
 // SQL of mailboxes. Addresses are stored lower-cased; a removed mailbox keeps its row (its mail
 // still resolves its owner and visibility through it) and frees its address.
-import { isUniqueViolation } from '../db/database.ts';
-import type { Executor } from '../db/types.ts';
-import { chunks } from '../db/chunks.ts';
+import { chunks, isUniqueViolation, type Executor } from '../db/index.ts';
 import type { MailboxesTable } from './tables.ts';
 
 export type MailboxRow = MailboxesTable;

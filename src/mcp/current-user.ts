@@ -1,7 +1,7 @@
 // What `get_current_user` answers (docs/mcp.md §Tools): the member a user key acts as, or the
 // workspace of a workspace key, with the key's scopes. Never the key itself or its secret.
 import { PUBLIC_SCOPES, type Principal } from '../auth/scopes.ts';
-import type { Executor } from '../db/types.ts';
+import type { Executor } from '../db/index.ts';
 import { findUser } from '../users/repository.ts';
 import { fullName } from '../users/service.ts';
 import { findWorkspace } from '../workspaces/repository.ts';

@@ -7,7 +7,7 @@
 // (docs/records.md): the row in the stored format, its value-index rows and trigrams, its place in
 // the ranked listing, its relationship rows.
 import { appendEvent, recordCreated } from '../changes/service.ts';
-import { lockPartition, rankInsert } from '../db/rank.ts';
+import { lockPartition, rankInsert } from '../db/index.ts';
 import { loadDefinitions, type TypeDefinitions } from '../definitions/service.ts';
 import type { Ctx } from '../lib/context.ts';
 import { foldText } from '../lib/fold.ts';

@@ -2,11 +2,7 @@
 // addresses, the ranked listing, and the reads behind the derived relationships of meetings and
 // of records (docs/meetings.md).
 import { sql } from 'kysely';
-import { batchedRead, jsonKeys, KEYS } from '../db/batched.ts';
-import { chunks } from '../db/chunks.ts';
-import { prepared } from '../db/prepared.ts';
-import { defineRank, lockPartition, rankDelete, rankInsert, rankPage } from '../db/rank.ts';
-import type { Executor } from '../db/types.ts';
+import { batchedRead, chunks, defineRank, jsonKeys, KEYS, lockPartition, prepared, rankDelete, rankInsert, rankPage, type Executor } from '../db/index.ts';
 import { foldText } from '../lib/fold.ts';
 import type { MeetingContentsTable, MeetingsTable } from './tables.ts';
 

@@ -1,9 +1,7 @@
 // SQL of merges (docs/merge.md): the merge rows, and the moves of every link of a duplicate onto
 // its primary: relationship rows others hold to it, its own rows, and rows held in the trash.
-import { chunks } from '../db/chunks.ts';
+import { chunks, deferred, type Executor } from '../db/index.ts';
 import { sql } from 'kysely';
-import { deferred } from '../db/pipeline.ts';
-import type { Executor } from '../db/types.ts';
 import type { MergesTable } from './tables.ts';
 
 export type MergeRow = MergesTable;

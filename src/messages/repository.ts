@@ -8,9 +8,7 @@
 // the private channels it is a member of.
 import { sql } from 'kysely';
 import { accessLevel, type Caller, fullText, visible, visibleText } from '../channels/visibility.ts';
-import { chunks } from '../db/chunks.ts';
-import { defineRank, lockPartition, type PartedRead, rankChange, type RankKey, rankMoveRows, rankPartedPage } from '../db/rank.ts';
-import type { Executor } from '../db/types.ts';
+import { chunks, defineRank, lockPartition, rankChange, rankMoveRows, rankPartedPage, type Executor, type PartedRead, type RankKey } from '../db/index.ts';
 import type { Page } from '../lib/paging.ts';
 import type { MessagesTable } from './tables.ts';
 

@@ -4,7 +4,7 @@
 // targets the same way, so an export imported into an empty workspace links what it linked.
 import { loadDefinitions, type TypeDefinitions } from '../definitions/service.ts';
 import type { Ctx } from '../lib/context.ts';
-import { chunks } from '../db/chunks.ts';
+import { chunks } from '../db/index.ts';
 
 export type Line = Record<string, unknown>;
 const PAGE = 500;

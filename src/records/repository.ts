@@ -1,15 +1,27 @@
 // SQL of records (docs/records.md): a record's row and its own relationship rows, read one by
 // one, by page (the ranked listing, docs/pages.md) or in batches (own rows by source, inverse rows
 // by target), and written by the API, the import, the trash and merges.
-import { deferred } from '../db/pipeline.ts';
-import { batchedRead, jsonKeys, KEYS } from '../db/batched.ts';
-import { chunks } from '../db/chunks.ts';
+import {
+  batchedRead,
+  chunks,
+  deferred,
+  defineRank,
+  fastReader,
+  insertRows,
+  jsonArraysAgg,
+  jsonKeys,
+  KEYS,
+  lockedAgainstDelete,
+  lockedForUpdate,
+  lockPartition,
+  prepared,
+  rankDelete,
+  rankInsert,
+  rankPage,
+  type Executor,
+  type LockMode,
+} from '../db/index.ts';
 import { sql } from 'kysely';
-import { fastReader, prepared } from '../db/prepared.ts';
-import { insertRows } from '../db/insert-rows.ts';
-import { jsonArraysAgg, lockedAgainstDelete, lockedForUpdate } from '../db/portable.ts';
-import { defineRank, type LockMode, lockPartition, rankDelete, rankInsert, rankPage } from '../db/rank.ts';
-import type { Executor } from '../db/types.ts';
 import { lookupExternalIds } from '../import/repository.ts';
 import type { Page } from '../lib/paging.ts';
 import type { EntityRelationshipsTable, RecordsTable } from './tables.ts';

@@ -1,10 +1,7 @@
 // SQL of the trash (docs/trash.md): the entries, and the relationship rows and list memberships
 // moved out of the live tables while a record is in the trash.
 import { sql } from 'kysely';
-import { chunks } from '../db/chunks.ts';
-import { deferred } from '../db/pipeline.ts';
-import { lockedAgainstDelete, lockedForUpdate } from '../db/portable.ts';
-import type { Executor } from '../db/types.ts';
+import { chunks, deferred, lockedAgainstDelete, lockedForUpdate, type Executor } from '../db/index.ts';
 import type { TrashLinksTable, TrashMembersTable, TrashTable } from './tables.ts';
 
 export type TrashRow = TrashTable;

@@ -6,7 +6,7 @@
 import { eraseChangesOf } from '../changes/repository.ts';
 import { appendEvent } from '../changes/service.ts';
 import { loadDefinitions, type TypeDefinitions } from '../definitions/service.ts';
-import type { Executor } from '../db/types.ts';
+import type { Executor } from '../db/index.ts';
 import { type Ctx, operatorCtx } from '../lib/context.ts';
 import { AppError, notFound } from '../lib/errors.ts';
 import { isoNow } from '../lib/ids.ts';

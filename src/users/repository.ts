@@ -2,10 +2,7 @@
 // first (docs/pages.md), both kept by insertUser (users are never deleted), so that a page of
 // members at any offset, and its totalCount, cost what the first does.
 import { sql } from 'kysely';
-import { chunks } from '../db/chunks.ts';
-import { isUniqueViolation } from '../db/database.ts';
-import { defineRank, lockPartition, rankInsert, rankPage } from '../db/rank.ts';
-import type { Executor } from '../db/types.ts';
+import { chunks, defineRank, isUniqueViolation, lockPartition, rankInsert, rankPage, type Executor } from '../db/index.ts';
 import { lookupExternalIds } from '../import/repository.ts';
 import type { Page } from '../lib/paging.ts';
 import type { UsersTable } from './tables.ts';

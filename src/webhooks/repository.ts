@@ -4,10 +4,7 @@
 // time is the database's clock. A row is claimable only when no earlier event of the same object
 // waits for the same subscription, so each object's events arrive in order.
 import { sql } from 'kysely';
-import { chunks } from '../db/chunks.ts';
-import { deferredInsert } from '../db/pipeline.ts';
-import { claimable, timeFromNow } from '../db/portable.ts';
-import type { Executor } from '../db/types.ts';
+import { chunks, claimable, deferredInsert, timeFromNow, type Executor } from '../db/index.ts';
 import type { WebhookDeliveriesTable, WebhookSubscriptionsTable } from './tables.ts';
 
 export type SubscriptionRow = WebhookSubscriptionsTable;

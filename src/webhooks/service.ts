@@ -2,8 +2,7 @@
 // and replayed from the command line. Secrets are shown once, when a subscription is added.
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
-import { timeFromNow } from '../db/portable.ts';
-import type { Executor } from '../db/types.ts';
+import { timeFromNow, type Executor } from '../db/index.ts';
 import type { Ctx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
 import { isoNow, newId } from '../lib/ids.ts';

@@ -1,5 +1,5 @@
 // SQL of workspaces.
-import type { Executor } from '../db/types.ts';
+import type { Executor } from '../db/index.ts';
 import type { WorkspacesTable } from './tables.ts';
 
 export type WorkspaceRow = WorkspacesTable;

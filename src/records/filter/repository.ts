@@ -4,9 +4,7 @@
 // so they are sent as scans (src/db/scan.ts): on PostgreSQL a slow one never holds up the point
 // reads of other requests.
 import { type RawBuilder, sql } from 'kysely';
-import { codePointOrder, jsonTextElements, probeEnd } from '../../db/portable.ts';
-import { scan } from '../../db/scan.ts';
-import type { Executor } from '../../db/types.ts';
+import { codePointOrder, jsonTextElements, probeEnd, scan, type Executor } from '../../db/index.ts';
 import type { Page } from '../../lib/paging.ts';
 import { fieldHash, likeLiteral, prefixEnd, trigramKey } from '../index/trigrams.ts';
 

@@ -1,12 +1,8 @@
 // SQL of the value index (docs/records.md §Value index, docs/filtering.md §Indexes): the rows of
 // record_values and the trigram postings of `contains`, rewritten together in the transaction of
 // every record write, and the bulk form an import writes them in.
-import { deferred } from '../../db/pipeline.ts';
+import { chunks, deferred, insertRows, withIndexesBuiltAfter, type Executor } from '../../db/index.ts';
 import { sql } from 'kysely';
-import { chunks } from '../../db/chunks.ts';
-import { insertRows } from '../../db/insert-rows.ts';
-import { withIndexesBuiltAfter } from '../../db/bulk-load.ts';
-import type { Executor } from '../../db/types.ts';
 import type { TypeDefinitions } from '../../definitions/service.ts';
 import { foldText, indexedText } from '../../lib/fold.ts';
 import type { RecordValuesTable } from '../tables.ts';

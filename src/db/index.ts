@@ -1,0 +1,29 @@
+// The database layer's API (docs/architecture.md §Database layer). Modules import the database
+// layer from here only (npm run check holds it): how a read is sent, batched or prepared, how a
+// listing is ranked, and which database answers stay behind these names.
+export type { Db, Executor } from './types.ts';
+export { isUniqueViolation, openDb, ping } from './database.ts';
+export { migrate } from './migrate.ts';
+export { takeMigrationNotes } from './migration-notes.ts';
+export { isConnectionLoss, isStatementTimeout } from './connection-loss.ts';
+export { startRequestBudget } from './request-budget.ts';
+
+// Statements: sent with the transaction's next round trip, after it, or gathered per turn.
+export { deferred, deferredInsert, settled, transactionThen } from './pipeline.ts';
+export { batchedRead, jsonKeys, KEYS } from './batched.ts';
+export { fastReader, prepared } from './prepared.ts';
+export { insertRows } from './insert-rows.ts';
+export { chunks } from './chunks.ts';
+export { scan } from './scan.ts';
+
+// What a statement means on either database.
+export { claimable, codePointOrder, jsonArraysAgg, jsonTextElements, lockedAgainstDelete, lockedForUpdate, probeEnd, timeFromNow } from './portable.ts';
+
+// Ranked listings: pages at any offset, and their upkeep.
+export type { LockMode, PartedRead, RankKey } from './rank.ts';
+export { defineRank, lockPartition, partitionKey, rankChange, rankDelete, rankInsert, rankMoveRows, rankPage, rankPartedPage, rankRebuild } from './rank.ts';
+
+// Bulk loads (imports), the log's retention, the planner's statistics.
+export { takeDatabaseAlone, useBulkCache, withIndexesBuiltAfter } from './bulk-load.ts';
+export { truncateLog } from './erase.ts';
+export { refreshStatistics } from './statistics.ts';
