@@ -19,7 +19,7 @@ import { createTransport } from 'nodemailer';
 import { SMTPServer } from 'smtp-server';
 import { createKey } from '../src/auth/service.ts';
 import { importKinds } from '../src/cli/import-kinds.ts';
-import { rankRebuild } from '../src/db/rank.ts';
+import { rankRebuild } from '../src/db/rank/index.ts';
 import type { DialectName, Executor } from '../src/db/types.ts';
 import { EMAILS } from '../src/emails/repository.ts';
 import { runImport } from '../src/import/run.ts';

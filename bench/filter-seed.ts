@@ -2,7 +2,7 @@
 // the value and trigram indexes dropped, which are then built again from their own stored
 // definitions, so the tables end as the migrations made them.
 import { sql } from 'kysely';
-import { rankRebuildAll } from '../src/db/rank.ts';
+import { rankRebuildAll } from '../src/db/rank/index.ts';
 import type { DialectName, Executor } from '../src/db/types.ts';
 import type { TypeDefinitions } from '../src/definitions/service.ts';
 import { trigramRows } from '../src/records/index/repository.ts';

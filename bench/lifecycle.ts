@@ -19,7 +19,7 @@ import autocannon from 'autocannon';
 import { sql } from 'kysely';
 import type { DialectName } from '../src/db/types.ts';
 import { transactionThen } from '../src/db/pipeline.ts';
-import { rankRebuild } from '../src/db/rank.ts';
+import { rankRebuild } from '../src/db/rank/index.ts';
 import { operatorCtx } from '../src/lib/context.ts';
 import { createList } from '../src/lists/service.ts';
 import { RECORDS } from '../src/records/repository.ts';

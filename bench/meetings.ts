@@ -10,7 +10,7 @@
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
 import { createKey } from '../src/auth/service.ts';
-import { rankRebuild } from '../src/db/rank.ts';
+import { rankRebuild } from '../src/db/rank/index.ts';
 import type { DialectName, Executor } from '../src/db/types.ts';
 import { operatorCtx, systemCtx } from '../src/lib/context.ts';
 import { isoNow, newId } from '../src/lib/ids.ts';

@@ -9,7 +9,7 @@ import { sql } from 'kysely';
 import { createWorkspace } from '../src/workspaces/service.ts';
 import { createUser } from '../src/users/service.ts';
 import { findPage, MESSAGES } from '../src/messages/repository.ts';
-import { rankRebuild } from '../src/db/rank.ts';
+import { rankRebuild } from '../src/db/rank/index.ts';
 import { buildTestApp, call, keyFor, type TestApp } from '../test/helpers/app.ts';
 import { testDialects } from '../test/helpers/db.ts';
 import { TEST_DATABASE_URL } from '../test/helpers/services.ts';

@@ -17,8 +17,8 @@ import { parseArgs } from 'node:util';
 import { CompiledQuery, sql } from 'kysely';
 import { createKey } from '../src/auth/service.ts';
 import type { DialectName } from '../src/db/types.ts';
-import { pagePostgres } from '../src/db/rank-sql.ts';
-import { rankRebuild, partitionKey } from '../src/db/rank.ts';
+import { pagePostgres } from '../src/db/rank/sql.ts';
+import { rankRebuild, partitionKey } from '../src/db/rank/index.ts';
 import { operatorCtx, systemCtx } from '../src/lib/context.ts';
 
 import { LIST_MEMBERS } from '../src/lists/repository.ts';

@@ -3,7 +3,7 @@
 import type { Executor } from '../src/db/types.ts';
 import { isoNow, newId } from '../src/lib/ids.ts';
 import { createList } from '../src/lists/service.ts';
-import { rankRebuild } from '../src/db/rank.ts';
+import { rankRebuild } from '../src/db/rank/index.ts';
 import { addMembers, insertList, LIST_MEMBERS, updateList } from '../src/lists/repository.ts';
 import { MESSAGES } from '../src/messages/repository.ts';
 import { RECORDS } from '../src/records/repository.ts';

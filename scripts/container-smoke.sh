@@ -54,7 +54,7 @@ if (bad.length) {
   process.exit(1);
 }
 // The drivers the embedded mode leaves out load from this install.
-for (const f of ['./src/db/open-postgres.ts', './src/blobs/s3.ts', './src/rate-limit/redis.ts', './src/mail/smtp.ts']) await import(f);
+for (const f of ['./src/db/postgres/open.ts', './src/blobs/s3.ts', './src/rate-limit/redis.ts', './src/mail/smtp.ts']) await import(f);
 JS
 
 node src/cli/main.ts --version

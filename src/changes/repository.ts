@@ -1,6 +1,6 @@
 // SQL of the change log (docs/events.md, docs/history.md). Everything here runs in the caller's
 // transaction and only inserts new rows (deferredInsert): on PostgreSQL it goes out with the
-// write's next statement and keeps a create fit for a group commit (src/db/group-commit.ts).
+// write's next statement and keeps a create fit for a group commit (src/db/postgres/group-commit.ts).
 import { sql } from 'kysely';
 import { chunks, deferredInsert, insertRows, type Executor } from '../db/index.ts';
 import { dropDeliveriesOf, fanOut } from '../webhooks/repository.ts';

@@ -28,7 +28,7 @@ export async function withIndexesBuiltAfter<T>(
   const cacheSize = Number(cache.rows[0]?.cache_size);
   for (const r of rows) await sql`drop index ${sql.id(r.name)}`.execute(tx);
   const out = await fn();
-  // Deferred: with the import's writer thread (src/db/sqlite-writer.ts), the next kinds' work is
+  // Deferred: with the import's writer thread (src/db/sqlite/writer.ts), the next kinds' work is
   // built while the indexes are. The pragmas go out in the same order, between the builds.
   const setCache = (size: number) => deferred(tx, sql.raw(`pragma cache_size = ${Math.trunc(size)}`));
   for (const r of rows) {
@@ -42,7 +42,7 @@ export async function withIndexesBuiltAfter<T>(
 
 /**
  * Gives the command's SQLite connection a page cache of 1 GB (the server's is 64 MB,
- * src/db/sqlite.ts): a large import's one transaction then keeps the pages it writes instead of
+ * src/db/sqlite/connection.ts): a large import's one transaction then keeps the pages it writes instead of
  * spilling them to the WAL and reading them back, and index builds sort in memory
  * (docs/import.md §Speed). Nothing to do on PostgreSQL, whose cache is the server's.
  */
@@ -82,7 +82,7 @@ export async function takeDatabaseAlone(db: Executor): Promise<{ journal: Import
     journal: 'rollback',
     restore: async () => {
       // A process that opened the file meanwhile waited for the import's lock and sets WAL
-      // itself once it has it (src/db/sqlite.ts): this switch then gives way to it.
+      // itself once it has it (src/db/sqlite/connection.ts): this switch then gives way to it.
       await unlessBusy(() => sql`pragma journal_mode = wal`.execute(db));
       await sql`pragma synchronous = normal`.execute(db);
     },

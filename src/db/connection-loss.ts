@@ -7,9 +7,9 @@ const DRIVER = new Set(['CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DES
 // SQLSTATE: the server shutting down (admin or crash) or not yet accepting connections.
 const SHUTDOWN = new Set(['57P01', '57P02', '57P03']);
 // A connection that could not be made in time, or a statement the server did not answer in time
-// (src/db/pg-deadline.ts): lost too, but only after a wait.
+// (src/db/postgres/deadline.ts): lost too, but only after a wait.
 const TIMEOUT = new Set(['ETIMEDOUT', 'CONNECT_TIMEOUT', 'DATABASE_DEADLINE']);
-// A statement not sent because the database refused a connection just now (src/db/pg-refused.ts):
+// A statement not sent because the database refused a connection just now (src/db/postgres/refused.ts):
 // not worth sending again at once.
 const REFUSED = 'DATABASE_REFUSED';
 
@@ -35,7 +35,7 @@ export function isConnectionLoss(err: unknown): boolean {
 /**
  * PostgreSQL cancelled a statement that ran past `statement_timeout` (SQLSTATE 57014): the
  * database did not answer in time. The process cancels none of its statements once sent
- * (src/db/pg-deadline.ts), so a cancellation that reaches a caller is the server's timeout.
+ * (src/db/postgres/deadline.ts), so a cancellation that reaches a caller is the server's timeout.
  */
 export function isStatementTimeout(err: unknown): boolean {
   return codeOf(err) === '57014';

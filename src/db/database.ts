@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { Kysely, sql } from 'kysely';
 import { registerFastReader } from './prepared.ts';
 import { registerScanner } from './scan.ts';
-import { NodeSqliteDialect } from './sqlite.ts';
-import { ThreadedSqliteDialect } from './sqlite-writer.ts';
+import { NodeSqliteDialect } from './sqlite/connection.ts';
+import { ThreadedSqliteDialect } from './sqlite/writer.ts';
 import type { Database, Db } from './types.ts';
 
 const require = createRequire(import.meta.url);
@@ -18,11 +18,11 @@ export interface DbOptions {
   /** SQLite file; defaults to DATA_DIR/rolodex.db. */
   sqliteFile?: string;
   poolSize?: number;
-  /** SQLite: statements run on a thread of their own (src/db/sqlite-writer.ts), for `rolodex import`. */
+  /** SQLite: statements run on a thread of their own (src/db/sqlite/writer.ts), for `rolodex import`. */
   writerThread?: boolean;
   /**
    * PostgreSQL: the server cancels a statement that runs longer (`statement_timeout`), and the
-   * process stops waiting for an answer or a connection a second later (src/db/pg-deadline.ts).
+   * process stops waiting for an answer or a connection a second later (src/db/postgres/deadline.ts).
    * 0 or absent: no limit (the CLI, migrations). The server passes DATABASE_STATEMENT_TIMEOUT_MS.
    */
   statementTimeoutMs?: number;
@@ -31,12 +31,12 @@ export interface DbOptions {
 export function openDb(opts: DbOptions): Db {
   // PostgreSQL's driver is loaded only when a database URL is configured: the embedded mode keeps
   // in memory only what it uses.
-  if (opts.databaseUrl) return (require('./open-postgres.ts') as typeof import('./open-postgres.ts')).openPostgresDb(opts, opts.databaseUrl);
+  if (opts.databaseUrl) return (require('./postgres/open.ts') as typeof import('./postgres/open.ts')).openPostgresDb(opts, opts.databaseUrl);
   const file = opts.sqliteFile ?? join(opts.dataDir, 'rolodex.db');
   const dialect = opts.writerThread ? new ThreadedSqliteDialect(file) : new NodeSqliteDialect(file);
   const kysely = new Kysely<Database>({ dialect });
   // The writer thread's handle reads through the thread too: a second connection in the process
-  // would keep `rolodex import` from having the file alone (src/db/sqlite-writer.ts).
+  // would keep `rolodex import` from having the file alone (src/db/sqlite/writer.ts).
   if (!opts.writerThread) {
     registerFastReader(kysely, { all: (_name, sql, params) => dialect.reader.all(sql, params), snapshot: (fn) => dialect.reader.snapshot(fn) });
     registerScanner(kysely, (sql, params) => dialect.scans.all(sql, params));

@@ -1,6 +1,6 @@
 // How many of one process's transactions, or of its scans, may hold a PostgreSQL connection at once
-// (src/db/postgres.ts).
-import { DeadlineError } from './pg-deadline.ts';
+// (src/db/postgres/connection.ts).
+import { DeadlineError } from './postgres/deadline.ts';
 
 /** Lets at most `limit` holders in at a time; the others wait in order. */
 export class Gate {

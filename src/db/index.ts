@@ -20,8 +20,19 @@ export { scan } from './scan.ts';
 export { claimable, codePointOrder, jsonArraysAgg, jsonTextElements, lockedAgainstDelete, lockedForUpdate, probeEnd, timeFromNow } from './portable.ts';
 
 // Ranked listings: pages at any offset, and their upkeep.
-export type { LockMode, PartedRead, RankKey } from './rank.ts';
-export { defineRank, lockPartition, partitionKey, rankChange, rankDelete, rankInsert, rankMoveRows, rankPage, rankPartedPage, rankRebuild } from './rank.ts';
+export type { LockMode, PartedRead, RankKey } from './rank/index.ts';
+export {
+  defineRank,
+  lockPartition,
+  partitionKey,
+  rankChange,
+  rankDelete,
+  rankInsert,
+  rankMoveRows,
+  rankPage,
+  rankPartedPage,
+  rankRebuild,
+} from './rank/index.ts';
 
 // Bulk loads (imports), the log's retention, the planner's statistics.
 export { takeDatabaseAlone, useBulkCache, withIndexesBuiltAfter } from './bulk-load.ts';

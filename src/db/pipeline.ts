@@ -1,9 +1,9 @@
 // Statements whose answer the caller does not need (a lock, an insert, a counter's update) can be
 // marked `deferred`: on PostgreSQL, inside a transaction, they go out together with the next
-// statement that is awaited, or with COMMIT (src/db/postgres.ts), in order, so that a transaction
+// statement that is awaited, or with COMMIT (src/db/postgres/connection.ts), in order, so that a transaction
 // holding a lock spends one round trip where it spent several. An error of a deferred statement
 // surfaces there, as that statement's own error. The writer thread of `rolodex import` on SQLite
-// (src/db/sqlite-writer.ts) does the same: it sends a deferred statement without waiting for it.
+// (src/db/sqlite/writer.ts) does the same: it sends a deferred statement without waiting for it.
 // Elsewhere on SQLite, and outside a transaction, a deferred statement runs at once, as any other.
 //
 // A statement whose answer is only needed after COMMIT (a ranked leaf's new count, to split it if
@@ -22,9 +22,9 @@ export function isDeferred(query: CompiledQuery): boolean {
   return marked.has(query);
 }
 
-// A statement that only inserts new rows, or takes a scope's lock for inserts (src/db/rank-lock.ts):
+// A statement that only inserts new rows, or takes a scope's lock for inserts (src/db/rank/lock.ts):
 // on PostgreSQL, transactions made of nothing else may commit together, as one
-// (src/db/group-commit.ts). Such statements take shared locks only, besides their new rows, so
+// (src/db/postgres/group-commit.ts). Such statements take shared locks only, besides their new rows, so
 // joining them adds no wait of one transaction on another.
 const groupable = new WeakSet<CompiledQuery>();
 

@@ -5,7 +5,7 @@
 // - SQLite: a second, read-only connection, called synchronously. WAL gives every statement on it
 //   the last committed state, and it never queues behind a write transaction that holds the main
 //   connection across awaits (nor can it see that transaction's uncommitted rows).
-// - PostgreSQL: the shared client, which prepares a statement once per connection (src/db/postgres.ts).
+// - PostgreSQL: the shared client, which prepares a statement once per connection (src/db/postgres/connection.ts).
 // Inside a transaction it runs on the transaction's connection, through Kysely.
 import { hash } from 'node:crypto';
 import { type Compilable, CompiledQuery } from 'kysely';
@@ -14,7 +14,7 @@ import type { Executor } from './types.ts';
 export interface FastReader {
   all<R>(name: string, sql: string, params: readonly unknown[]): R[] | Promise<R[]>;
   /** SQLite: runs `fn` synchronously in one read transaction of the reader, so that several
-   *  statements see one snapshot (src/db/rank.ts). */
+   *  statements see one snapshot (src/db/rank/index.ts). */
   snapshot?<T>(fn: (all: <R>(sql: string, params: readonly unknown[]) => R[]) => T): T;
 }
 

@@ -1,6 +1,6 @@
 // One deadline for all of a request's waits on PostgreSQL (docs/reliability.md §Lost connections).
 // Each wait has a deadline of its own (a place among the transactions, a connection, a statement's
-// answer: src/db/pg-deadline.ts), and those add up: a write that waited for a place and then for
+// answer: src/db/postgres/deadline.ts), and those add up: a write that waited for a place and then for
 // its statements could wait twice the deadline before its 503, more with a second transaction.
 // An API request therefore starts a budget of one deadline, carried by its async context; every
 // wait of the request ends at the budget's end at the latest, as DeadlineError (503). The waits
@@ -10,7 +10,7 @@
 // after COMMIT that the answer does not wait for, a batch of reads gathered from several requests)
 // runs outside any request's budget. Once the request has answered, its budget no longer applies.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { DeadlineError } from './pg-deadline.ts';
+import { DeadlineError } from './postgres/deadline.ts';
 
 interface Budget {
   /** performance.now() at which every wait of the request ends. */

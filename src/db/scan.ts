@@ -1,9 +1,9 @@
 // Scans: reads that may go through many rows whatever their page holds, a filtered listing's
 // matches and their count (docs/design.md §Database, "Scans"). On PostgreSQL, outside a
 // transaction, a scan goes on a lane of its own instead of the connection every other statement
-// outside a transaction is pipelined on (src/db/pg-lanes.ts): a scan of hundreds of milliseconds
+// outside a transaction is pipelined on (src/db/postgres/lanes.ts): a scan of hundreds of milliseconds
 // there held every point read sent after it until it finished. On SQLite, outside a transaction,
-// a scan runs on a thread of its own (src/db/sqlite-scan.ts), not on the main thread. Inside a
+// a scan runs on a thread of its own (src/db/sqlite/scan.ts), not on the main thread. Inside a
 // transaction a scan runs as any other statement: it reads what the transaction wrote.
 import type { Compilable, CompiledQuery, RawBuilder } from 'kysely';
 import type { Executor } from './types.ts';

@@ -14,7 +14,7 @@ export type Executor = Kysely<Database> | Transaction<Database>;
 
 export interface Db {
   /** On PostgreSQL, `kysely.connection()` does not pin one session (queries outside a transaction
-   *  are pipelined over the pool, src/db/postgres.ts): session state needs a transaction. */
+   *  are pipelined over the pool, src/db/postgres/connection.ts): session state needs a transaction. */
   kysely: Kysely<Database>;
   dialect: DialectName;
   /** PostgreSQL pool use, for metrics; absent on SQLite. */

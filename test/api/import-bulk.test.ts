@@ -11,7 +11,7 @@ import { operatorCtx } from '../../src/lib/context.ts';
 import { PACKS } from '../../src/records/index/repository.ts';
 import { BULK_LOAD, IMPORT_BATCH } from '../../src/records/import.ts';
 import { openDb } from '../../src/db/database.ts';
-import { THREAD_QUEUE } from '../../src/db/sqlite-writer.ts';
+import { THREAD_QUEUE } from '../../src/db/sqlite/writer.ts';
 import { call, eachDialect, seedWorkspace, type TestApp } from '../helpers/app.ts';
 
 const N = 60;
@@ -66,7 +66,7 @@ const QUERIES = [
 
 /**
  * `thread` (SQLite): through a connection of the same file whose statements run on the writer
- * thread of `rolodex import` (src/db/sqlite-writer.ts), with at most 2 statements in flight.
+ * thread of `rolodex import` (src/db/sqlite/writer.ts), with at most 2 statements in flight.
  */
 async function importWith(t: TestApp, bulk: boolean, small = false, thread = false): Promise<{ secret: string; byId: Map<string, string> }> {
   const seeded = await seedWorkspace(t);

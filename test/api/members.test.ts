@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { sql } from 'kysely';
-import { partitionKey, setRankSizes } from '../../src/db/rank.ts';
+import { partitionKey, setRankSizes } from '../../src/db/rank/index.ts';
 import { USERS } from '../../src/users/repository.ts';
 import type { Io } from '../../src/cli/io.ts';
 import { main } from '../../src/cli/main.ts';

@@ -13,7 +13,7 @@ import { createDiskBlobStore } from '../../src/blobs/disk.ts';
 import { changeMembers, setVisibility } from '../../src/channels/service.ts';
 import { importKinds } from '../../src/cli/import-kinds.ts';
 import { openDb } from '../../src/db/database.ts';
-import { setRankSizes } from '../../src/db/rank.ts';
+import { setRankSizes } from '../../src/db/rank/index.ts';
 import type { Db } from '../../src/db/types.ts';
 import { runImport } from '../../src/import/run.ts';
 import { operatorCtx } from '../../src/lib/context.ts';

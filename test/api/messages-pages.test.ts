@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { changeMembers, setVisibility } from '../../src/channels/service.ts';
-import { setRankSizes } from '../../src/db/rank.ts';
+import { setRankSizes } from '../../src/db/rank/index.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
 import { MESSAGES } from '../../src/messages/repository.ts';
 import { call, eachDialect, type TestApp } from '../helpers/app.ts';

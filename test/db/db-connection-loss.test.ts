@@ -17,7 +17,7 @@ import { createTestDb, testDialects } from '../helpers/db.ts';
 async function closeReadConnection(t: TestApp): Promise<void> {
   const db = t.deps.db.kysely;
   const { rows } = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(db);
-  // A transaction has a connection of its own (src/db/postgres.ts), so this is another backend.
+  // A transaction has a connection of its own (src/db/postgres/connection.ts), so this is another backend.
   await db.transaction().execute((tx) => sql`select pg_terminate_backend(${rows[0]!.pid})`.execute(tx));
 }
 

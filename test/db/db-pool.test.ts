@@ -1,5 +1,5 @@
 // Transactions that wait on each other's locks hold their connections while they wait. They take
-// them from their own part of the PostgreSQL pool (src/db/postgres.ts), so reads keep being answered
+// them from their own part of the PostgreSQL pool (src/db/postgres/connection.ts), so reads keep being answered
 // while any number of writers queue on one lock; and reads, pipelined, keep to a few connections
 // whatever the load (docs/deploy.md §Database connections).
 import assert from 'node:assert/strict';

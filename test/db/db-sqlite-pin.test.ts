@@ -1,4 +1,4 @@
-// The read-slot pin (src/db/sqlite-pin.ts) keeps a read transaction open so that other reads of the
+// The read-slot pin (src/db/sqlite/pin.ts) keeps a read transaction open so that other reads of the
 // process skip their lock calls. It must change nothing that reads see, and must not hold
 // checkpoints back for longer than its refresh period, nor keep the WAL file from being reused.
 import assert from 'node:assert/strict';
@@ -11,7 +11,7 @@ import { openDb } from '../../src/db/database.ts';
 import type { Db, Executor } from '../../src/db/types.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { prepared } from '../../src/db/prepared.ts';
-import { WAL_LIMIT } from '../../src/db/sqlite-pin.ts';
+import { WAL_LIMIT } from '../../src/db/sqlite/pin.ts';
 
 const names = prepared((db: Executor, like: string) => db.selectFrom('workspaces').select('name').where('name', 'like', like).orderBy('name'));
 const read = async (db: Db, like: string) => (await names(db.kysely, like)).map((r) => r.name);

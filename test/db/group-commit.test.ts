@@ -1,4 +1,4 @@
-// Transactions committed together (src/db/group-commit.ts): on PostgreSQL, creates that reach
+// Transactions committed together (src/db/postgres/group-commit.ts): on PostgreSQL, creates that reach
 // COMMIT in the same turn, made only of inserts and scope locks for inserts, go out as one
 // transaction, and a failure in the group is met by each transaction on its own. On SQLite every
 // transaction commits by itself; the outcomes checked here are the same on both.
@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { sql } from 'kysely';
 import { deferred, transactionThen } from '../../src/db/pipeline.ts';
-import { transactionRoundTrips } from '../../src/db/postgres.ts';
+import { transactionRoundTrips } from '../../src/db/postgres/connection.ts';
 import type { Db } from '../../src/db/types.ts';
 import { insertList, LISTS, type ListRow } from '../../src/lists/repository.ts';
 import { call, eachDialect, seedWorkspace } from '../helpers/app.ts';

@@ -12,7 +12,7 @@ import { Authenticator } from '../../src/auth/authenticator.ts';
 import { createDiskBlobStore } from '../../src/blobs/disk.ts';
 import { openDb } from '../../src/db/database.ts';
 import type { Db } from '../../src/db/types.ts';
-import { rankUpkeepSettled, setRankSizes } from '../../src/db/rank.ts';
+import { rankUpkeepSettled, setRankSizes } from '../../src/db/rank/index.ts';
 import { LISTED_FILES } from '../../src/files/repository.ts';
 import { LIST_MEMBERS, LISTS } from '../../src/lists/repository.ts';
 import { buildTestApp, headers, seedWorkspace, type TestApp } from '../helpers/app.ts';

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { sql } from 'kysely';
 import { transactionThen } from '../../src/db/pipeline.ts';
-import { partitionKey, rankSizes, rankUpkeepSettled, setRankSizes } from '../../src/db/rank.ts';
+import { partitionKey, rankSizes, rankUpkeepSettled, setRankSizes } from '../../src/db/rank/index.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
 import { RECORDS } from '../../src/records/repository.ts';
 import { createRecord, RECORD_TYPES } from '../../src/records/service.ts';

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { sql } from 'kysely';
 import { transactionThen } from '../../src/db/pipeline.ts';
-import { lockPartition, rankUpkeepSettled, partitionKey, setRankSizes } from '../../src/db/rank.ts';
+import { lockPartition, rankUpkeepSettled, partitionKey, setRankSizes } from '../../src/db/rank/index.ts';
 import { insertList, LISTS } from '../../src/lists/repository.ts';
 import { call, eachDialect, seedWorkspace } from '../helpers/app.ts';
 import { checkCreated, checkEntries, timeout } from '../helpers/rank.ts';

@@ -18,7 +18,7 @@ import {
   rankPartedPage,
   rankRebuild,
   setRankSizes,
-} from '../../src/db/rank.ts';
+} from '../../src/db/rank/index.ts';
 import type { Executor } from '../../src/db/types.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
 import { checkEntries, checkParts, noteBucketChanges, untilEverySeen } from '../helpers/rank.ts';

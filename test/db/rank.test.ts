@@ -1,4 +1,4 @@
-// The order-statistic index of src/db/rank.ts (docs/pages.md) against the naive ORDER BY … LIMIT …
+// The order-statistic index of src/db/rank/index.ts (docs/pages.md) against the naive ORDER BY … LIMIT …
 // OFFSET, on both databases: random inserts and removals (identical timestamps, ties by id, bulk
 // adds, rows of the table outside the ranked set) with tiny buckets so that leaves and the level
 // above split and merge; after every step each entry counts exactly its rows, and at the end
@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { sql } from 'kysely';
-import { defineRank, lockPartition, rankDelete, rankInsert, rankPage, rankRebuild, setRankSizes } from '../../src/db/rank.ts';
+import { defineRank, lockPartition, rankDelete, rankInsert, rankPage, rankRebuild, setRankSizes } from '../../src/db/rank/index.ts';
 import type { Executor } from '../../src/db/types.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
 import { checkEntries, checkPages, naivePage, noteBucketChanges, untilEverySeen } from '../helpers/rank.ts';

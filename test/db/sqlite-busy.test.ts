@@ -1,6 +1,6 @@
 // A write transaction of the server waits for another process's write lock (a batched
 // `rolodex import` sharing the file: docs/import.md §Sharing the database) without stopping the
-// process: BEGIN IMMEDIATE is tried again between turns of the event loop (src/db/sqlite.ts,
+// process: BEGIN IMMEDIATE is tried again between turns of the event loop (src/db/sqlite/connection.ts,
 // beginImmediate), so other requests are served meanwhile, and it fails as before, with
 // `database is locked`, once the wait passes its limit. SQLite only.
 import assert from 'node:assert/strict';
@@ -11,7 +11,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { openDb } from '../../src/db/database.ts';
-import { beginImmediate } from '../../src/db/sqlite.ts';
+import { beginImmediate } from '../../src/db/sqlite/connection.ts';
 import type { Db } from '../../src/db/types.ts';
 
 describe('waiting for the SQLite write lock', () => {

@@ -1,4 +1,4 @@
-// Scans on SQLite run on a thread of their own (src/db/sqlite-scan.ts, docs/design.md §Database):
+// Scans on SQLite run on a thread of their own (src/db/sqlite/scan.ts, docs/design.md §Database):
 // a statement sent while one runs is answered first, a scan's error reaches its caller, and inside
 // a transaction a scan reads what the transaction wrote.
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// The SQLite connection on a writer thread of `rolodex import` (src/db/sqlite-writer.ts): statements
+// The SQLite connection on a writer thread of `rolodex import` (src/db/sqlite/writer.ts): statements
 // run in the order sent; inside a transaction a deferred statement is not waited for, and its
 // error is the error of the next statement awaited, after which the transaction rolls back whole
 // and the connection serves the next one. SQLite only: the thread is how node:sqlite, which runs
@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { isUniqueViolation, openDb } from '../../src/db/database.ts';
 import { deferred, deferredRows } from '../../src/db/pipeline.ts';
-import { THREAD_QUEUE } from '../../src/db/sqlite-writer.ts';
+import { THREAD_QUEUE } from '../../src/db/sqlite/writer.ts';
 import type { Db } from '../../src/db/types.ts';
 
 describe('the SQLite writer thread', () => {

@@ -5,12 +5,12 @@
 // PostgreSQL.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { transactionRoundTrips } from '../../src/db/postgres.ts';
+import { transactionRoundTrips } from '../../src/db/postgres/connection.ts';
 import { call, eachDialect, seedWorkspace, type TestApp } from '../helpers/app.ts';
 import { statementsOf } from '../helpers/sql-spy.ts';
 
 const RUN_INSERT = 'insert into "enrichment_runs"';
-// A workspace's lock key is a number of its own (src/db/rank-lock.ts): the statements are compared without it.
+// A workspace's lock key is a number of its own (src/db/rank/lock.ts): the statements are compared without it.
 const shape = (statement: string) => statement.replace(/\(-?\d{6,}\)/g, '(N)');
 
 /** The statements and transaction round trips of each of 5 account creates, each with a website. */

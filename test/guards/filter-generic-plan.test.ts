@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { CompiledQuery, type RawBuilder, sql } from 'kysely';
-import { rankRebuildAll } from '../../src/db/rank.ts';
+import { rankRebuildAll } from '../../src/db/rank/index.ts';
 import { loadDefinitions, type TypeDefinitions } from '../../src/definitions/service.ts';
 import { parseFilters, planFilters } from '../../src/records/filter/service.ts';
 import { type Ctx, operatorCtx, systemCtx } from '../../src/lib/context.ts';

@@ -1,4 +1,4 @@
-// A transaction's batch goes out in one turn of the event loop on PostgreSQL (src/db/postgres.ts,
+// A transaction's batch goes out in one turn of the event loop on PostgreSQL (src/db/postgres/connection.ts,
 // docs/performance.md §Batches written at once): postgres.js writes its first KiB at once and
 // would leave the rest, COMMIT included, to the next setImmediate, while PostgreSQL held the
 // transaction open. Every socket write of the batch must happen before the event loop turns.
@@ -8,8 +8,8 @@ import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { deferred, deferredRows } from '../../src/db/pipeline.ts';
-import { defineRank } from '../../src/db/rank-def.ts';
-import { lockPartition } from '../../src/db/rank-lock.ts';
+import { defineRank } from '../../src/db/rank/def.ts';
+import { lockPartition } from '../../src/db/rank/lock.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
 import { statementsOf } from '../helpers/sql-spy.ts';
 

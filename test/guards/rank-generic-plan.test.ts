@@ -9,9 +9,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { CompiledQuery, sql } from 'kysely';
-import { partedPostgres, type PartedRead } from '../../src/db/rank-parted.ts';
-import { pagePostgres, type Stmt } from '../../src/db/rank-sql.ts';
-import { defineRank, LEVELS, rankPage, rankRebuild, rankSizes, partitionKey, setRankSizes } from '../../src/db/rank.ts';
+import { partedPostgres, type PartedRead } from '../../src/db/rank/parted.ts';
+import { pagePostgres, type Stmt } from '../../src/db/rank/sql.ts';
+import { defineRank, LEVELS, rankPage, rankRebuild, rankSizes, partitionKey, setRankSizes } from '../../src/db/rank/index.ts';
 import { isoNow, newId } from '../../src/lib/ids.ts';
 import { addMembers, insertList, LIST_MEMBERS } from '../../src/lists/repository.ts';
 import { MESSAGES, messageReader } from '../../src/messages/repository.ts';

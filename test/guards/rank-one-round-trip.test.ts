@@ -3,8 +3,8 @@
 // its maximum is split after COMMIT, in a transaction of its own. Tiny leaves make creates split.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { transactionRoundTrips } from '../../src/db/postgres.ts';
-import { setRankSizes } from '../../src/db/rank.ts';
+import { transactionRoundTrips } from '../../src/db/postgres/connection.ts';
+import { setRankSizes } from '../../src/db/rank/index.ts';
 import { LISTS } from '../../src/lists/repository.ts';
 import { RECORDS } from '../../src/records/repository.ts';
 import { call, eachDialect, seedWorkspace } from '../helpers/app.ts';

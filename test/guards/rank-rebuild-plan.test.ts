@@ -1,4 +1,4 @@
-// Counting a ranked scope from its rows (rankRebuild, src/db/rank-build.ts) reads the scope's rows
+// Counting a ranked scope from its rows (rankRebuild, src/db/rank/build.ts) reads the scope's rows
 // a fixed number of times, whatever PostgreSQL's statistics say. An import rebuilds a scope right
 // after writing its rows, on statistics from before them (docs/performance.md §Bulk import): the
 // planner then made the scope's count the inner side of a nested loop and counted the scope again
@@ -10,7 +10,7 @@ import { sql } from 'kysely';
 import { settled } from '../../src/db/pipeline.ts';
 import { systemCtx } from '../../src/lib/context.ts';
 import { createWorkspace } from '../../src/workspaces/service.ts';
-import { rankPage, rankRebuild } from '../../src/db/rank.ts';
+import { rankPage, rankRebuild } from '../../src/db/rank/index.ts';
 import { RECORDS } from '../../src/records/repository.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
 

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { CompiledQuery, sql } from 'kysely';
-import { rankPartedPage, rankRebuild } from '../../src/db/rank.ts';
+import { rankPartedPage, rankRebuild } from '../../src/db/rank/index.ts';
 import { isoNow, newId } from '../../src/lib/ids.ts';
 import { MESSAGES, messageReader } from '../../src/messages/repository.ts';
 import { createTestDb, type TestDb } from '../helpers/db.ts';

@@ -2,7 +2,7 @@
 // ranked set, value index, trigram index), and a full-scan oracle of the filter rules
 // (docs/filtering.md) to compare the module's answers with.
 import type { Executor } from '../../src/db/types.ts';
-import { rankInsert } from '../../src/db/rank.ts';
+import { rankInsert } from '../../src/db/rank/index.ts';
 import type { TypeDefinitions } from '../../src/definitions/service.ts';
 import { foldText } from '../../src/lib/fold.ts';
 import { valueRows } from '../../src/records/index/values.ts';

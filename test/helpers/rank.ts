@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import type { Executor } from '../../src/db/types.ts';
-import { LEVELS, type RankDef, rankPage, rankSizes, rankUpkeepSettled, partitionKey } from '../../src/db/rank.ts';
+import { LEVELS, type RankDef, rankPage, rankSizes, rankUpkeepSettled, partitionKey } from '../../src/db/rank/index.ts';
 
 function inPartition(def: RankDef, values: readonly string[]) {
   const parts = def.by.map((c, i) => sql`${sql.ref(`t.${c}`)} = ${values[i]}`);

@@ -3,8 +3,8 @@
 // observer, node:sqlite's statement methods are wrapped once, and a spy collects the statements run while it is on. For tests that
 // check what a request reads from storage, not only what it answers.
 import { StatementSync } from 'node:sqlite';
-import { observeStatements } from '../../src/db/pg-lanes.ts';
-import { PIN_READ } from '../../src/db/sqlite-pin.ts';
+import { observeStatements } from '../../src/db/postgres/lanes.ts';
+import { PIN_READ } from '../../src/db/sqlite/pin.ts';
 
 interface Spy {
   sent(text: string): void;

@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { setVisibility } from '../../src/channels/service.ts';
 import { importKinds } from '../../src/cli/import-kinds.ts';
 import { migrate } from '../../src/db/migrate.ts';
-import { setRankSizes } from '../../src/db/rank.ts';
+import { setRankSizes } from '../../src/db/rank/index.ts';
 import type { Executor } from '../../src/db/types.ts';
 import { runImport } from '../../src/import/run.ts';
 import { operatorCtx } from '../../src/lib/context.ts';

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { CompiledQuery, sql } from 'kysely';
 import { migrate } from '../../src/db/migrate.ts';
-import { rankPage, rankRebuildAll, partitionKey, setRankSizes } from '../../src/db/rank.ts';
+import { rankPage, rankRebuildAll, partitionKey, setRankSizes } from '../../src/db/rank/index.ts';
 import { isoNow } from '../../src/lib/ids.ts';
 import { RECORDS } from '../../src/records/repository.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';

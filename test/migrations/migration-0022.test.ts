@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { migrate } from '../../src/db/migrate.ts';
 import { transactionThen } from '../../src/db/pipeline.ts';
-import { rankPage, rankRebuildAll, rankUpkeepSettled, setRankSizes } from '../../src/db/rank.ts';
+import { rankPage, rankRebuildAll, rankUpkeepSettled, setRankSizes } from '../../src/db/rank/index.ts';
 import { isoNow } from '../../src/lib/ids.ts';
 import { insertList, LISTS } from '../../src/lists/repository.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';

@@ -16,7 +16,7 @@ import * as m0001 from '../../src/db/migrations/0001_foundation.ts';
 import * as m0002 from '../../src/db/migrations/0002_lists.ts';
 import * as m0003 from '../../src/db/migrations/0003_messages.ts';
 import * as m0004 from '../../src/db/migrations/0004_files.ts';
-import { setRankSizes } from '../../src/db/rank.ts';
+import { setRankSizes } from '../../src/db/rank/index.ts';
 import { LISTED_FILES } from '../../src/files/repository.ts';
 import { isoNow, newId } from '../../src/lib/ids.ts';
 import { addMembers, LIST_MEMBERS, LISTS, removeMembers } from '../../src/lists/repository.ts';

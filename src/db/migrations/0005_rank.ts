@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { defineRank, rankRebuildAll } from '../rank.ts';
+import { defineRank, rankRebuildAll } from '../rank/index.ts';
 
 // The order-statistic index of docs/pages.md, built for the rows already there. The sets are
 // spelled out here as they were when this migration was written.

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { defineRank, rankRebuildAll } from '../rank.ts';
+import { defineRank, rankRebuildAll } from '../rank/index.ts';
 
 // Definitions as data, the value index of records, and ranked record listings (docs/records.md,
 // docs/pages.md). Existing records keep their rows; 0008 converts their values to the new field

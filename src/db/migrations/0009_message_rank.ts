@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import { defineRank, rankRebuildAll } from '../rank.ts';
+import { defineRank, rankRebuildAll } from '../rank/index.ts';
 
 // Pages at any offset for messages and members (docs/pages.md): the counts per part of a set with
 // parts, the index a message page reads the shared part through, and the ranked index of the

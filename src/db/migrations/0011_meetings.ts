@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { defineRank, rankRebuildAll } from '../rank.ts';
+import { defineRank, rankRebuildAll } from '../rank/index.ts';
 
 // The host of a URL, lower case, as the value index keeps it (docs/records.md §Value index),
 // spelled out here as it was when this migration was written.

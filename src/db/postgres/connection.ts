@@ -2,7 +2,7 @@
 // one turn of the event loop goes out in one socket write, and a connection carries many queries
 // at once. So a query outside a transaction takes no connection of its own: it goes to the shared
 // client, which spreads queries over its few connections, or, a scan, to the scan lane
-// (src/db/pg-lanes.ts). A transaction reserves a connection of its own from a third client, so
+// (src/db/postgres/lanes.ts). A transaction reserves a connection of its own from a third client, so
 // that transactions waiting on each other's locks never leave reads without a connection, and a
 // Gate makes them wait in order for one.
 //
@@ -28,13 +28,13 @@ import {
   type QueryResult,
 } from 'kysely';
 import type { Dialect, Kysely, TransactionSettings } from 'kysely';
-import { DeadlineError, denseRows, withDeadline } from './pg-deadline.ts';
-import { type Client, type Clients, type Reserved, type Rows, run, runRead, runScan, runShared, unlessRefused } from './pg-lanes.ts';
-import { budgetLeft, withinBudget } from './request-budget.ts';
-import { isScan } from './scan.ts';
-import type { Gate } from './gate.ts';
+import { DeadlineError, denseRows, withDeadline } from './deadline.ts';
+import { type Client, type Clients, type Reserved, type Rows, run, runRead, runScan, runShared, unlessRefused } from './lanes.ts';
+import { budgetLeft, withinBudget } from '../request-budget.ts';
+import { isScan } from '../scan.ts';
+import type { Gate } from '../gate.ts';
 import { GroupCommit, groupable } from './group-commit.ts';
-import { isDeferred, markQueued, settleQueued, wantsRows } from './pipeline.ts';
+import { isDeferred, markQueued, settleQueued, wantsRows } from '../pipeline.ts';
 
 function isPlainSelect(query: CompiledQuery): boolean {
   const node = query.query;
@@ -74,7 +74,7 @@ function flushing(queries: CompiledQuery[]): { batch: CompiledQuery[]; padded: b
 }
 
 // Consecutive statements without parameters whose answer nobody reads (BEGIN and a partition's lock,
-// src/db/rank-lock.ts) go out as one simple query: each statement sent on its own costs the
+// src/db/rank/lock.ts) go out as one simple query: each statement sent on its own costs the
 // server about 50 µs of CPU in postgres.js (building its messages, reading its answer) on a list
 // create of 500 (docs/performance.md §Fewer statements per create). Only those: postgres.js
 // merges the answers of such a query in ways that do not map back to its statements (statements

@@ -6,7 +6,7 @@
 // missed a deadline is (everything waiting on it fails at once, as 503), and for a moment the
 // statements that come next fail at once too, without waiting in line for another refused
 // attempt; the first one after that moment tries to connect again.
-import { isConnectionLoss } from './connection-loss.ts';
+import { isConnectionLoss } from '../connection-loss.ts';
 
 // Errors that say no connection could be made: nothing listens, no route, no such host, or the
 // server is starting or shutting down (SQLSTATE 57P03, cannot connect now).

@@ -3,8 +3,8 @@
 // of a small query's cost), and starts write transactions with BEGIN IMMEDIATE so that several
 // processes sharing one file queue on the busy timeout instead of failing on lock upgrade.
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
-import { ReadSlotPin, WAL_LIMIT } from './sqlite-pin.ts';
-import { ScanThread } from './sqlite-scan.ts';
+import { ReadSlotPin, WAL_LIMIT } from './pin.ts';
+import { ScanThread } from './scan.ts';
 import { type Driver, SqliteDialect, SqliteDriver, type SqliteDatabase, type SqliteStatement } from 'kysely';
 
 const STATEMENT_CACHE = 500;
@@ -113,7 +113,7 @@ export function openConnection(file: string): CachedDatabase {
   // indexes) would evict and read back index pages for every batch. 64 MB keeps them.
   raw.exec('PRAGMA cache_size = -65536;');
   // When the WAL restarts, the file shrinks back to this size: the read-slot pin lets go while it
-  // is larger (src/db/sqlite-pin.ts).
+  // is larger (src/db/sqlite/pin.ts).
   raw.exec(`PRAGMA journal_size_limit = ${WAL_LIMIT};`);
   // Deleted content is overwritten with zeros, in the page and in freed pages, so that a purged
   // record's values (and the old versions of updated rows) leave the file (docs/trash.md §Purge).
@@ -130,7 +130,7 @@ export class NodeSqliteDialect extends SqliteDialect {
 
   constructor(file: string) {
     // The writing connection is opened by createDriver below, when Kysely first needs it: a
-    // subclass whose driver writes elsewhere (src/db/sqlite-writer.ts) never opens it, so that it
+    // subclass whose driver writes elsewhere (src/db/sqlite/writer.ts) never opens it, so that it
     // is the only connection of its process to the file.
     super({ database: () => Promise.reject(new Error('unused: createDriver opens the connection')) });
     this.#file = file;
@@ -143,7 +143,7 @@ export class NodeSqliteDialect extends SqliteDialect {
 
   /**
    * The read-only connection of src/db/prepared.ts, opened on first use (after migrations, by a
-   * process that serves reads), with the pin of src/db/sqlite-pin.ts.
+   * process that serves reads), with the pin of src/db/sqlite/pin.ts.
    */
   get reader(): CachedDatabase {
     if (!this.#reader) {
@@ -157,7 +157,7 @@ export class NodeSqliteDialect extends SqliteDialect {
   }
 
   /**
-   * The thread that runs scans outside a transaction (src/db/sqlite-scan.ts), made after the
+   * The thread that runs scans outside a transaction (src/db/sqlite/scan.ts), made after the
    * writing connection, as the reader is.
    */
   get scans(): ScanThread {

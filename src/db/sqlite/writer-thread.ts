@@ -1,10 +1,10 @@
-// The thread that holds the connection of src/db/sqlite-writer.ts: it runs the statements it is
+// The thread that holds the connection of src/db/sqlite/writer.ts: it runs the statements it is
 // sent, in the order sent. A statement sent without waiting for it (id 0: a deferred one,
 // src/db/pipeline.ts) is acknowledged once run; if it fails, its error is the answer of the next
 // statement awaited, and every statement until then is skipped, as the transaction is lost anyway.
 // ROLLBACK always runs.
 import { parentPort, workerData } from 'node:worker_threads';
-import { openConnection } from './sqlite.ts';
+import { openConnection } from './connection.ts';
 
 export interface Request {
   /** 0 for a statement nobody waits for. */

@@ -9,9 +9,9 @@
 // bounded by a few batches, not by the file. If the thread dies, every statement after fails.
 import { Worker } from 'node:worker_threads';
 import { CompiledQuery, type DatabaseConnection, type Driver, type QueryResult } from 'kysely';
-import { isDeferred, markQueued, settleQueued, wantsRows } from './pipeline.ts';
-import { NodeSqliteDialect } from './sqlite.ts';
-import type { Reply, Request, ThreadError } from './sqlite-writer-thread.ts';
+import { isDeferred, markQueued, settleQueued, wantsRows } from '../pipeline.ts';
+import { NodeSqliteDialect } from './connection.ts';
+import type { Reply, Request, ThreadError } from './writer-thread.ts';
 
 /** Deferred statements sent and not yet run, at most: a few batches of rows (docs/import.md §Speed). Tests make it smaller. */
 export const THREAD_QUEUE = { statements: 64 };
@@ -133,7 +133,7 @@ class ThreadDriver implements Driver {
   }
 
   async init(): Promise<void> {
-    const worker = new Worker(new URL('./sqlite-writer-thread.ts', import.meta.url), { workerData: { file: this.#file } });
+    const worker = new Worker(new URL('./writer-thread.ts', import.meta.url), { workerData: { file: this.#file } });
     const connection = new ThreadConnection(worker);
     await connection.ready();
     this.#connection = connection;
@@ -144,7 +144,7 @@ class ThreadDriver implements Driver {
   }
 
   async beginTransaction(c: ThreadConnection): Promise<void> {
-    // BEGIN IMMEDIATE, as src/db/sqlite.ts: several processes sharing the file queue for the lock.
+    // BEGIN IMMEDIATE, as src/db/sqlite/connection.ts: several processes sharing the file queue for the lock.
     await c.executeQuery(CompiledQuery.raw('begin immediate'));
     c.inTransaction = true;
   }

@@ -1,4 +1,4 @@
-// The SQL of a page of src/db/rank.ts, generated once per ranked set. Positions are counted from
+// The SQL of a page of src/db/rank/index.ts, generated once per ranked set. Positions are counted from
 // the oldest row: the newest row of the page at offset k of n rows is at position n - 1 - k.
 // - PostgreSQL: one statement (one snapshot). Each level keeps a running sum over the entries
 //   under the entry picked above it, read between that entry's lo and its upper neighbour; the
@@ -9,7 +9,7 @@
 //   computed inside the statement would scan every row sharing the bound's timestamp. Its page
 //   is a few statements with bound parameters instead, run in one read transaction.
 import { hash } from 'node:crypto';
-import { LEVELS, type RankDef } from './rank-def.ts';
+import { LEVELS, type RankDef } from './def.ts';
 
 export interface Stmt {
   /** A statement name for PostgreSQL, derived from the text. */
@@ -103,7 +103,7 @@ export function leafAnchor(T: string, where: string, ts: string, id: string, lea
  * the page fits in the leaf, else the lo of the leaf below it. Without a lower bound, a plan made
  * without statistics may read every row below the anchor and sort them. Two leaves hold a page
  * unless the lower one is under its minimum (a merge not yet made): the caller then finds the page
- * short and reads it again unbounded (src/db/rank.ts).
+ * short and reads it again unbounded (src/db/rank/index.ts).
  */
 export function pagePostgres(def: RankDef, rows: boolean, limit: number, bounded = true): Stmt {
   if (!Number.isSafeInteger(limit) || limit < 1) throw new Error(`rank: limit ${limit}`);

@@ -5,10 +5,10 @@
 // page then gathers the rows at or below it from each visible part through that part's own
 // index (at most `limit` from each), so rows of parts the reader does not see are never walked.
 // - PostgreSQL: one statement, the parts given as SQL (so that they come from the same snapshot).
-// - SQLite: statements with bound values in one read transaction, as in src/db/rank-sql.ts.
-import { inPart, LEVELS, partOf, type RankDef } from './rank-def.ts';
-import { Builder, cached, leafAnchor, pickEntry, q, inPartition, type Stmt, within } from './rank-sql.ts';
-import type { SqlitePageStep } from './rank-sql.ts';
+// - SQLite: statements with bound values in one read transaction, as in src/db/rank/sql.ts.
+import { inPart, LEVELS, partOf, type RankDef } from './def.ts';
+import { Builder, cached, leafAnchor, pickEntry, q, inPartition, type Stmt, within } from './sql.ts';
+import type { SqlitePageStep } from './sql.ts';
 
 /** What a reader sees of a set with parts, and how its page's rows are read. */
 export interface PartedRead {
@@ -19,7 +19,7 @@ export interface PartedRead {
   /** The page's rows: a select over the relation `page` (the page's rows of the table, in no
    *  order) with the table's key as `rank_ts` and `rank_id` and whatever else the reader wants. */
   rows(p: (arg: string) => string, page: string): string;
-  /** Values of the arguments used above (the names of src/db/rank.ts's own are taken). */
+  /** Values of the arguments used above (the names of src/db/rank/index.ts's own are taken). */
   args: Record<string, unknown>;
 }
 

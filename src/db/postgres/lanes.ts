@@ -2,21 +2,21 @@
 // every query issued in one turn of the event loop goes out in one socket write, and a connection
 // carries many queries at once, answered in order. So:
 // - `shared`: every statement outside a transaction but scans, pipelined on one connection
-//   (src/db/open-postgres.ts). Its statements are point reads and small writes, each answered in
+//   (src/db/postgres/open.ts). Its statements are point reads and small writes, each answered in
 //   a few milliseconds, so none waits long behind the others.
 // - `scan`: the scans outside a transaction (src/db/scan.ts). A scan may run for hundreds of
 //   milliseconds, and every statement pipelined behind it on a connection waits until it ends;
 //   on the shared connection that was every read of the process. Here each scan has a connection
 //   of its own, at most `scanGate.limit` of them at once, and the others wait for a place in order
 //   (within the deadline, then 503 as a missed one), not behind one another on a connection.
-// - `tx`: a connection reserved by each transaction (src/db/postgres.ts).
+// - `tx`: a connection reserved by each transaction (src/db/postgres/connection.ts).
 import { setTimeout as sleep } from 'node:timers/promises';
 import type postgres from 'postgres';
-import { isAbruptConnectionLoss } from './connection-loss.ts';
-import type { Gate } from './gate.ts';
-import { withDeadline } from './pg-deadline.ts';
-import type { Refusals } from './pg-refused.ts';
-import { budgetLeft } from './request-budget.ts';
+import { isAbruptConnectionLoss } from '../connection-loss.ts';
+import type { Gate } from '../gate.ts';
+import { withDeadline } from './deadline.ts';
+import type { Refusals } from './refused.ts';
+import { budgetLeft } from '../request-budget.ts';
 
 export type Client = postgres.Sql;
 export type Reserved = postgres.ReservedSql;
@@ -31,8 +31,8 @@ interface Statement {
 /**
  * The connections of one process, by lane; `scanGate` lets in at most as many scans as `scan` has
  * connections. `deadlineMs` (0: none) bounds the wait for each statement's answer, for a place
- * and for a connection (src/db/pg-deadline.ts); `missed` is told of a lane that let a statement
- * miss it, and may replace that lane's client (src/db/open-postgres.ts).
+ * and for a connection (src/db/postgres/deadline.ts); `missed` is told of a lane that let a statement
+ * miss it, and may replace that lane's client (src/db/postgres/open.ts).
  */
 export interface Clients {
   shared: Client;
@@ -41,7 +41,7 @@ export interface Clients {
   tx: Client;
   deadlineMs: number;
   missed(lane: Lane, client: Client): void;
-  /** Connections refused just now (src/db/pg-refused.ts). */
+  /** Connections refused just now (src/db/postgres/refused.ts). */
   refusals: Refusals;
 }
 

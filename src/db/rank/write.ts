@@ -3,20 +3,20 @@
 // statement per level and 400 keys, each key found through the index), then leaves that grew past
 // their maximum are split and those that shrank below their minimum merged into a neighbour, and
 // the levels above are kept in shape the same way, counting entries below instead of rows.
-// A set with parts also keeps, per entry, its count in each part (src/db/rank-parts.ts).
+// A set with parts also keeps, per entry, its count in each part (src/db/rank/parts.ts).
 // Writers of one partition are serialized: SQLite has one writer at a time; on PostgreSQL every writer
 // takes the partition's advisory lock exclusively before it writes the partition's rows (lockPartition), except
-// creates that only insert, which count themselves as deltas (src/db/rank-append.ts). There, in a
+// creates that only insert, which count themselves as deltas (src/db/rank/append.ts). There, in a
 // transaction that runs follow-ups (an API write), the counts go out with COMMIT and a leaf out of
 // bounds is split or merged in a transaction of its own after it (docs/pages.md §Keeping it exact).
 import { type Kysely, type RawBuilder, sql } from 'kysely';
-import { afterCommit, deferred, deferredRows } from './pipeline.ts';
-import { lockPartition } from './rank-lock.ts';
-import type { Database, Executor } from './types.ts';
-import { isPostgres } from './dialect.ts';
-import { LEVELS, type RankDef, type RankKey, rankSizes, partitionKey } from './rank-def.ts';
-import { addParts, mergeParts, perEntry, recountParts, rowPart } from './rank-parts.ts';
-import { build, col, int, pieces, partitionRows } from './rank-build.ts';
+import { afterCommit, deferred, deferredRows } from '../pipeline.ts';
+import { lockPartition } from './lock.ts';
+import type { Database, Executor } from '../types.ts';
+import { isPostgres } from '../dialect.ts';
+import { LEVELS, type RankDef, type RankKey, rankSizes, partitionKey } from './def.ts';
+import { addParts, mergeParts, perEntry, recountParts, rowPart } from './parts.ts';
+import { build, col, int, pieces, partitionRows } from './build.ts';
 
 export interface Entry {
   lo_ts: string;

@@ -1,14 +1,14 @@
 // The split of a leaf that creates took past its maximum, and of the entries above it that the
 // split took past theirs, as statements that need no answer (docs/pages.md §Creates that only
 // insert). Each one checks its entry itself and does nothing when it is within bounds, so the
-// upkeep of a partition (src/db/rank-append.ts) sends the lock, the fold, every split and COMMIT in
+// upkeep of a partition (src/db/rank/append.ts) sends the lock, the fold, every split and COMMIT in
 // one write: the partition's exclusive lock is held for no round trip to this process. Split one
-// statement at a time and each awaited (rank-write.ts Partition.split), it was held over eight, each
+// statement at a time and each awaited (write.ts Partition.split), it was held over eight, each
 // a turn of a busy event loop, and every create of the partition waited behind it (30-50 ms).
 // Only the growth creates cause: no merge, no parts (sets that append have none).
 import { CompiledQuery } from 'kysely';
-import { LEVELS, type RankDef, rankSizes } from './rank-def.ts';
-import { Builder, cached, q, inPartition, type Stmt } from './rank-sql.ts';
+import { LEVELS, type RankDef, rankSizes } from './def.ts';
+import { Builder, cached, q, inPartition, type Stmt } from './sql.ts';
 
 /**
  * CTEs `r` (each child with its position and piece) and `f` (each piece's first position and

@@ -1,11 +1,11 @@
 // Counting a ranked partition from its rows (docs/pages.md): after a bulk load (rankRebuild) and in
 // migrations (rankRebuildAll), and the cutting of children into pieces that splits share.
 import { type RawBuilder, sql } from 'kysely';
-import { deferred } from './pipeline.ts';
-import type { Executor } from './types.ts';
-import { isPostgres } from './dialect.ts';
-import { LEVELS, type RankDef, rankSizes, partitionKey } from './rank-def.ts';
-import { buildParts, rowPart } from './rank-parts.ts';
+import { deferred } from '../pipeline.ts';
+import type { Executor } from '../types.ts';
+import { isPostgres } from '../dialect.ts';
+import { LEVELS, type RankDef, rankSizes, partitionKey } from './def.ts';
+import { buildParts, rowPart } from './parts.ts';
 
 export const int = (v: number) => sql`cast(${v} as integer)`;
 export const col = (alias: string, name: string) => sql.ref(`${alias}.${name}`);

@@ -4,7 +4,7 @@
 // too long itself (`statement_timeout`, set on the connections); the process's own deadline is
 // that timeout and a grace, so it fires only when the server could not answer at all: a connection
 // closed under a statement that the driver never failed, or one that is wedged. The lane whose
-// statement missed its deadline is then replaced (`missed`, src/db/open-postgres.ts).
+// statement missed its deadline is then replaced (`missed`, src/db/postgres/open.ts).
 import type postgres from 'postgres';
 
 /** A statement that got no answer before its deadline. */

@@ -13,7 +13,7 @@
 // only (the partition's, and a foreign key's on the row it points to), besides their new rows, so
 // joining them adds no wait of one transaction on another.
 import { CompiledQuery } from 'kysely';
-import { isGroupable } from './pipeline.ts';
+import { isGroupable } from '../pipeline.ts';
 
 /** Sends BEGIN, `queued` and COMMIT in one write; fails if the transaction did not commit. */
 export type CommitAll<C> = (on: C, queued: CompiledQuery[]) => Promise<void>;

@@ -3,8 +3,8 @@
 // see only some parts counts only those. Rows of rank_parts with n = 0 are removed, so an entry
 // has a row per part it holds, and a reader reads only the rows of its own parts.
 import { type RawBuilder, sql } from 'kysely';
-import type { Executor } from './types.ts';
-import { partOf, type RankDef } from './rank-def.ts';
+import type { Executor } from '../types.ts';
+import { partOf, type RankDef } from './def.ts';
 
 export interface PartDelta {
   lo_ts: string;

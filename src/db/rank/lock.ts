@@ -11,10 +11,10 @@
 // SQLite has one writer at a time: no lock, no deltas.
 import { createHash } from 'node:crypto';
 import { CompiledQuery, sql } from 'kysely';
-import { deferred, markGroupable, runsFollowUps } from './pipeline.ts';
-import type { Executor } from './types.ts';
-import { isPostgres } from './dialect.ts';
-import { type RankDef, partitionKey } from './rank-def.ts';
+import { deferred, markGroupable, runsFollowUps } from '../pipeline.ts';
+import type { Executor } from '../types.ts';
+import { isPostgres } from '../dialect.ts';
+import { type RankDef, partitionKey } from './def.ts';
 
 export type LockMode = 'write' | 'insert';
 
@@ -44,7 +44,7 @@ export async function lockPartition(tx: Executor, def: RankDef, values: readonly
   if (before === 'insert') throw new Error(`rank ${def.name}: ${scope} was taken for inserts; a transaction that also moves entries takes it for writes first`);
   modes?.set(scope, want);
   // The lock goes out within BEGIN's simple query when it is the transaction's first statement
-  // (src/db/postgres.ts), which binds no parameters: its key is a number computed here, so no
+  // (src/db/postgres/connection.ts), which binds no parameters: its key is a number computed here, so no
   // text of the partition enters the statement.
   const lock = want === 'insert' ? 'pg_advisory_xact_lock_shared' : 'pg_advisory_xact_lock';
   const statement = CompiledQuery.raw(`select ${lock}(${lockKey(scope)})`);

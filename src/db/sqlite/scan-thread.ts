@@ -1,9 +1,9 @@
-// The thread of src/db/sqlite-scan.ts: a read-only connection that runs the scans it is sent, one
+// The thread of src/db/sqlite/scan.ts: a read-only connection that runs the scans it is sent, one
 // after the other, each its own snapshot of the last commit.
 import { DatabaseSync } from 'node:sqlite';
 import { parentPort, workerData } from 'node:worker_threads';
-import { CachedDatabase } from './sqlite.ts';
-import type { ScanError, ScanReply, ScanRequest } from './sqlite-scan.ts';
+import { CachedDatabase } from './connection.ts';
+import type { ScanError, ScanReply, ScanRequest } from './scan.ts';
 
 const port = parentPort!;
 const db = new CachedDatabase(new DatabaseSync((workerData as { file: string }).file, { readOnly: true, timeout: 5000 }));

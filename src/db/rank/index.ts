@@ -7,19 +7,19 @@
 // entry above covers a few dozen entries below. A page descends the levels with running sums,
 // then skips at most one leaf's rows through the table's own index.
 import { CompiledQuery, sql } from 'kysely';
-import type { Executor } from './types.ts';
-import { fastReader } from './prepared.ts';
-import { isPostgres } from './dialect.ts';
-import { type RankDef, type RankKey, partitionKey } from './rank-def.ts';
-import { type Stmt, pagePostgres, pageSqlite, type SqlitePageStep } from './rank-sql.ts';
-import { type PartedRead, partedPostgres, partedSqlite } from './rank-parted.ts';
+import type { Executor } from '../types.ts';
+import { fastReader } from '../prepared.ts';
+import { isPostgres } from '../dialect.ts';
+import { type RankDef, type RankKey, partitionKey } from './def.ts';
+import { type Stmt, pagePostgres, pageSqlite, type SqlitePageStep } from './sql.ts';
+import { type PartedRead, partedPostgres, partedSqlite } from './parted.ts';
 
-export { defineRank, LEVELS, type RankDef, type RankKey, type RankSizes, rankSizes, partitionKey, setRankSizes } from './rank-def.ts';
-export { rankChange, rankMoveRows, rankRebuild } from './rank-write.ts';
-export { rankRebuildAll } from './rank-build.ts';
-export { type LockMode, lockPartition } from './rank-lock.ts';
-export { rankDelete, rankInsert, rankUpkeepSettled } from './rank-append.ts';
-export type { PartedRead } from './rank-parted.ts';
+export { defineRank, LEVELS, type RankDef, type RankKey, type RankSizes, rankSizes, partitionKey, setRankSizes } from './def.ts';
+export { rankChange, rankMoveRows, rankRebuild } from './write.ts';
+export { rankRebuildAll } from './build.ts';
+export { type LockMode, lockPartition } from './lock.ts';
+export { rankDelete, rankInsert, rankUpkeepSettled } from './append.ts';
+export type { PartedRead } from './parted.ts';
 
 export interface RankPage<R> {
   /** Rows in the partition (the sum of its top-level entries). */
@@ -65,7 +65,7 @@ async function rankedPageOnPostgres<R>(db: Executor, def: RankDef, args: Record<
   const most = Math.max(Number(args.limit), SHARED_LIMIT);
   let { total, found } = await runOnPostgres(db, pagePostgres(def, rows, most), args);
   // The bounded read holds the page in two leaves; fewer rows than the partition has from the offset
-  // on means the lower leaf was short (rank-sql.ts, pagePostgres): read again without the bound.
+  // on means the lower leaf was short (sql.ts, pagePostgres): read again without the bound.
   if (found.length < Math.min(most, total - Number(args.k))) ({ total, found } = await runOnPostgres(db, pagePostgres(def, rows, most, false), args));
   return toPage(total, found, Number(args.limit), rows);
 }

@@ -1,15 +1,15 @@
 // PostgreSQL through postgres.js: opened by openDb (src/db/database.ts) only when DATABASE_URL is set.
 import { Kysely } from 'kysely';
 import postgres from 'postgres';
-import { abandon, DEADLINE_GRACE_MS, denseRows } from './pg-deadline.ts';
-import { Refusals } from './pg-refused.ts';
-import { PostgresJsDialect } from './postgres.ts';
-import { type Clients, runRead } from './pg-lanes.ts';
-import { withinBudget } from './request-budget.ts';
-import { Gate } from './gate.ts';
-import { registerFastReader } from './prepared.ts';
-import { rankUpkeepSettled } from './rank-append.ts';
-import type { Database, Db, PoolStats } from './types.ts';
+import { abandon, DEADLINE_GRACE_MS, denseRows } from './deadline.ts';
+import { Refusals } from './refused.ts';
+import { PostgresJsDialect } from './connection.ts';
+import { type Clients, runRead } from './lanes.ts';
+import { withinBudget } from '../request-budget.ts';
+import { Gate } from '../gate.ts';
+import { registerFastReader } from '../prepared.ts';
+import { rankUpkeepSettled } from '../rank/append.ts';
+import type { Database, Db, PoolStats } from '../types.ts';
 
 // COUNT(*) and BIGINT (int8), and NUMERIC (what SUM gives), come back as numbers: the API wants
 // numbers, and no count comes near 2^53.
@@ -19,12 +19,12 @@ const NUMBERS: Record<string, postgres.PostgresType> = {
 };
 
 // Connections of the shared client, which pipelines every statement outside a transaction but
-// scans (src/db/pg-lanes.ts); the pool less these and the scan lane's is for transactions. One: a second spread the same
+// scans (src/db/postgres/lanes.ts); the pool less these and the scan lane's is for transactions. One: a second spread the same
 // statements over two sockets and two backends to wake, and cost each read more CPU
 // (docs/performance.md §Pipelined PostgreSQL connections).
 const PIPELINED = 1;
 
-// Connections of the scan lane (src/db/pg-lanes.ts), each carrying one scan at a time, taken from
+// Connections of the scan lane (src/db/postgres/lanes.ts), each carrying one scan at a time, taken from
 // the pool. Two: with one, heavy filtered listings sent together wait for each other in turn, and
 // point reads keep their latency with either (docs/performance.md §Slow scans beside point reads).
 const SCANS = 2;
@@ -116,7 +116,7 @@ export function openPostgresDb(opts: { schema?: string; poolSize?: number; state
   const poolSize = opts.poolSize ?? 10;
   const { clients, gate, endReplaced } = openPostgres(databaseUrl, opts.schema, poolSize, opts.statementTimeoutMs ?? 0);
   const kysely = new Kysely<Database>({ dialect: new PostgresJsDialect(clients, gate) });
-  // Every statement with parameters is prepared once per connection (src/db/postgres.ts), and
+  // Every statement with parameters is prepared once per connection (src/db/postgres/connection.ts), and
   // prepared again by postgres.js when a migration changed what it reads.
   registerFastReader(kysely, {
     all: async <R>(_name: string, text: string, params: readonly unknown[]) =>
@@ -131,7 +131,7 @@ export function openPostgresDb(opts: { schema?: string; poolSize?: number; state
     scans: () => clients.scanGate.held,
     scansWaiting: () => clients.scanGate.waiting,
   };
-  // The ranked index's upkeep runs after the answers it follows (src/db/rank-append.ts): let it finish.
+  // The ranked index's upkeep runs after the answers it follows (src/db/rank/append.ts): let it finish.
   const close = async () => {
     await rankUpkeepSettled();
     await kysely.destroy();

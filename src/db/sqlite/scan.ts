@@ -36,7 +36,7 @@ export class ScanThread {
   }
 
   #start(): Worker {
-    const worker = new Worker(new URL('./sqlite-scan-thread.ts', import.meta.url), { workerData: { file: this.#file } });
+    const worker = new Worker(new URL('./scan-thread.ts', import.meta.url), { workerData: { file: this.#file } });
     // Only a scan waiting for its answer keeps the process alive for it.
     worker.unref();
     worker.on('message', (m: ScanReply) => {

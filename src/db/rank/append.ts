@@ -8,13 +8,13 @@
 // are folded in, each under the partition's exclusive lock in a transaction of its own. Any other
 // transaction goes through rankChange.
 import { type Compilable, CompiledQuery, type Kysely, sql } from 'kysely';
-import { afterCommit, deferred, deferredRows, markGroupable } from './pipeline.ts';
-import { growStatements } from './rank-grow.ts';
-import { Builder, type Stmt } from './rank-sql.ts';
-import type { Database, Executor } from './types.ts';
-import { heldMode, lockPartition } from './rank-lock.ts';
-import { LEVELS, type RankDef, type RankKey, rankSizes, partitionKey } from './rank-def.ts';
-import { type Entry, rankChange, rankCheckLeaves } from './rank-write.ts';
+import { afterCommit, deferred, deferredRows, markGroupable } from '../pipeline.ts';
+import { growStatements } from './grow.ts';
+import { Builder, type Stmt } from './sql.ts';
+import type { Database, Executor } from '../types.ts';
+import { heldMode, lockPartition } from './lock.ts';
+import { LEVELS, type RankDef, type RankKey, rankSizes, partitionKey } from './def.ts';
+import { type Entry, rankChange, rankCheckLeaves } from './write.ts';
 
 const CHUNK = 400;
 
@@ -64,7 +64,7 @@ async function runUpkeep(db: Kysely<Database>, def: RankDef, values: readonly st
       const fold = u.fold;
       u.fold = false;
       // Taken for writes, the partition's deltas are folded in first, so the splits count exact rows;
-      // nothing is awaited, so all of it goes out with COMMIT (src/db/rank-grow.ts).
+      // nothing is awaited, so all of it goes out with COMMIT (src/db/rank/grow.ts).
       if (out.length > 0 || fold)
         await db.transaction().execute(async (t) => {
           await lockPartition(t, def, values);
