@@ -9,7 +9,7 @@ export { isConnectionLoss, isStatementTimeout } from './connection-loss.ts';
 export { startRequestBudget } from './request-budget.ts';
 
 // Statements: sent with the transaction's next round trip, after it, or gathered per turn.
-export { deferred, deferredInsert, settled, transactionThen } from './pipeline.ts';
+export { afterCommit, deferred, deferredInsert, settled, transactionThen } from './pipeline.ts';
 export { batchedRead, jsonKeys, KEYS } from './batched.ts';
 export { fastReader, prepared } from './prepared.ts';
 export { insertRows } from './insert-rows.ts';

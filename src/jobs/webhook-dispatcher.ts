@@ -1,12 +1,14 @@
 // The webhook dispatcher (docs/events.md §Delivery): delivers the webhook outbox after commit,
-// never inside a transaction, as the mail dispatcher does the e-mail outbox. Each round claims due
-// rows under a token with a lease (src/jobs/mail-lease.ts), starts a POST only while it holds the
-// row with time to spare, and settles while it holds it: a 2xx → the row leaves the outbox (many
-// to a commit); anything else → tried again with exponential backoff and jitter, until the
-// endpoint has been failing for WEBHOOK_DISABLE_AFTER_MS (24 hours), when it is disabled. A claim
-// takes at most one row per subscription and object (the oldest), so one object's events arrive
-// in order. A crash after the endpoint answered and before the settle committed sends the event
-// again when the lease ends, with the same webhook-id: delivery is at least once.
+// never inside a transaction, as the mail dispatcher does the e-mail outbox. A commit that queued
+// deliveries in this process starts a round at once; writes of other processes are found at the
+// next poll. Each round claims due rows under a token with a lease (src/jobs/mail-lease.ts),
+// starts a POST only while it holds the row with time to spare, and settles while it holds it: a
+// 2xx → the row leaves the outbox (many to a statement); anything else → tried again with
+// exponential backoff and jitter, until the endpoint has been failing for WEBHOOK_DISABLE_AFTER_MS
+// (24 hours), when it is disabled. A claim takes at most one row per subscription and object (the
+// oldest), so one object's events arrive in order. A crash after the endpoint answered and before
+// the settle committed sends the event again when the lease ends, with the same webhook-id:
+// delivery is at least once.
 import { startPoller } from './poller.ts';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -15,6 +17,7 @@ import type { Logger } from 'pino';
 import type { WebhookConfig } from '../config.ts';
 import type { Db } from '../db/index.ts';
 import * as outbox from '../webhooks/repository.ts';
+import { onQueued } from '../webhooks/queued.ts';
 import { deliver } from '../webhooks/sender.ts';
 import type { Metrics } from '../metrics/registry.ts';
 import { keepLease } from './mail-lease.ts';
@@ -39,17 +42,19 @@ export function startWebhookDispatcher(deps: WebhookDispatcherDeps): Dispatcher 
   const { db, logger, webhooks: cfg } = deps;
   const instance = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   let round = 0;
+  /** The settles of the last round with rows, which may still be committing. */
+  let tail: Promise<void> = Promise.resolve();
 
   /** Delivered rows waiting for a commit; one settle at a time, each taking all that arrived. */
   function settler(token: string) {
-    const pending: string[] = [];
+    const pending: outbox.DeliveryRow[] = [];
     let running: Promise<void> | null = null;
     const run = async () => {
       while (pending.length > 0) {
         const batch = pending.splice(0);
         try {
           const settled = await outbox.settleDelivered(db.kysely, token, batch);
-          const late = batch.filter((id) => !settled.has(id));
+          const late = batch.filter((r) => !settled.has(r.id));
           if (late.length > 0)
             logger.warn({ deliveries: late.length }, 'webhooks delivered after their lease ran out; they may be sent again (same webhook-id)');
         } catch (err) {
@@ -58,8 +63,8 @@ export function startWebhookDispatcher(deps: WebhookDispatcherDeps): Dispatcher 
       }
     };
     return {
-      add(id: string) {
-        pending.push(id);
+      add(row: outbox.DeliveryRow) {
+        pending.push(row);
         running ??= run().finally(() => (running = null));
       },
       async drain() {
@@ -97,7 +102,7 @@ export function startWebhookDispatcher(deps: WebhookDispatcherDeps): Dispatcher 
           const body = events.get(row.event_id);
           if (!sub || body === undefined) {
             // The subscription was removed or the event purged meanwhile: nothing to send.
-            settled.add(row.id);
+            settled.add(row);
             continue;
           }
           const attempt = await deliver({
@@ -109,7 +114,7 @@ export function startWebhookDispatcher(deps: WebhookDispatcherDeps): Dispatcher 
             allowPrivate: cfg.allowPrivate,
           });
           if (attempt.ok) {
-            settled.add(row.id);
+            settled.add(row);
             continue;
           }
           const error = attempt.error ?? 'ERROR';
@@ -125,18 +130,33 @@ export function startWebhookDispatcher(deps: WebhookDispatcherDeps): Dispatcher 
         }
       };
       await Promise.all(Array.from({ length: Math.min(cfg.concurrency, rows.length) }, worker));
-      await settled.drain();
-      if (untried.length > 0) await outbox.release(db.kysely, token, untried);
-    } finally {
+    } catch (err) {
       lease.end();
+      throw err;
     }
+    // Every row is sent or left untried; committing the outcomes, under the lease, is the only work
+    // left, and the next claim does not wait for it: a row sent and not yet settled is still leased,
+    // so neither it nor a later event of its object can be claimed meanwhile. At most one round's
+    // settles run beside the next round.
+    await tail;
+    tail = (async () => {
+      try {
+        await settled.drain();
+        if (untried.length > 0) await outbox.release(db.kysely, token, untried);
+      } finally {
+        lease.end();
+      }
+    })().catch((err: unknown) => logger.warn({ err }, 'could not give back untried webhooks; the lease will bring them back'));
     return rows.length;
   }
 
   const poller = startPoller(once, { pollMs: cfg.pollMs, logger, what: 'webhook' });
+  const unsubscribe = onQueued(() => poller.wake());
   return {
     async stop() {
+      unsubscribe();
       await poller.stop();
+      await tail;
     },
   };
 }

@@ -4,13 +4,17 @@
 // time is the database's clock. A row is claimable only when no earlier event of the same object
 // waits for the same subscription, so each object's events arrive in order.
 import { sql } from 'kysely';
-import { chunks, claimable, deferredInsert, timeFromNow, type Executor } from '../db/index.ts';
+import { afterCommit, chunks, claimable, deferredInsert, timeFromNow, type Executor } from '../db/index.ts';
+import { queued } from './queued.ts';
 import type { WebhookDeliveriesTable, WebhookSubscriptionsTable } from './tables.ts';
 
 export type SubscriptionRow = WebhookSubscriptionsTable;
 export type DeliveryRow = WebhookDeliveriesTable;
 
-/** Queues each of the events `eventIds` (inserted before, in the same transaction) for each live subscription that takes its type. */
+/**
+ * Queues each of the events `eventIds` (inserted before, in the same transaction) for each live
+ * subscription that takes its type; once the transaction commits, wakes this process's dispatcher.
+ */
 export async function fanOut(tx: Executor, eventIds: string | readonly string[], onlySubscription?: string): Promise<void> {
   const ids = typeof eventIds === 'string' ? [eventIds] : eventIds;
   if (ids.length === 0) return;
@@ -24,6 +28,7 @@ export async function fanOut(tx: Executor, eventIds: string | readonly string[],
         and (s.all_events = 1 or exists (select 1 from webhook_subscription_events as t where t.subscription_id = s.id and t.type = e.type))
       on conflict (id) do nothing`,
   );
+  afterCommit(tx, async () => queued());
 }
 
 export async function insertSubscription(tx: Executor, row: SubscriptionRow, types: readonly string[]): Promise<void> {
@@ -127,40 +132,50 @@ export async function release(db: Executor, token: string, ids: readonly string[
 
 /** What delivering these rows needs: the events' bodies and the subscriptions' addresses and secrets. */
 export async function deliveriesOf(db: Executor, rows: readonly DeliveryRow[]) {
-  const events = new Map<string, string>();
-  for (const part of chunks([...new Set(rows.map((r) => r.event_id))])) {
-    for (const e of await db.selectFrom('events').select(['id', 'body']).where('id', 'in', part).execute()) events.set(e.id, e.body);
-  }
-  const subs = new Map<string, SubscriptionRow>();
-  for (const part of chunks([...new Set(rows.map((r) => r.subscription_id))])) {
-    for (const s of await db.selectFrom('webhook_subscriptions').selectAll().where('id', 'in', part).execute()) subs.set(s.id, s);
-  }
+  // Both reads go out together: on PostgreSQL, in one write to the shared connection.
+  const [events, subs] = await Promise.all([
+    (async () => {
+      const out = new Map<string, string>();
+      for (const part of chunks([...new Set(rows.map((r) => r.event_id))])) {
+        for (const e of await db.selectFrom('events').select(['id', 'body']).where('id', 'in', part).execute()) out.set(e.id, e.body);
+      }
+      return out;
+    })(),
+    (async () => {
+      const out = new Map<string, SubscriptionRow>();
+      for (const part of chunks([...new Set(rows.map((r) => r.subscription_id))])) {
+        for (const s of await db.selectFrom('webhook_subscriptions').selectAll().where('id', 'in', part).execute()) out.set(s.id, s);
+      }
+      return out;
+    })(),
+  ]);
   return { events, subs };
 }
 
-/** Delivered rows leave the outbox and their subscriptions count as healthy again; returns the ids settled. */
-export async function settleDelivered(db: Executor, token: string, ids: readonly string[]): Promise<Set<string>> {
+/**
+ * Delivered rows leave the outbox and their subscriptions count as healthy again; returns the ids
+ * settled. Single statements, no transaction: on PostgreSQL they go out on the shared connection
+ * rather than wait for one of the transactions' (src/db/pg-lanes.ts), which the API's writes keep
+ * busy. The subscriptions are cleared first: the endpoint answered 2xx whether or not the delete
+ * then commits, and a row it leaves behind is only sent again.
+ */
+export async function settleDelivered(db: Executor, token: string, rows: readonly Pick<DeliveryRow, 'id' | 'subscription_id'>[]): Promise<Set<string>> {
   const settled = new Set<string>();
-  if (ids.length === 0) return settled;
-  await db.transaction().execute(async (tx) => {
-    for (const part of chunks([...ids], 200)) {
-      const gone = await tx
-        .deleteFrom('webhook_deliveries')
-        .where('lease_owner', '=', token)
-        .where('id', 'in', part)
-        .returning(['id', 'subscription_id'])
-        .execute();
-      for (const g of gone) settled.add(g.id);
-      const subs = [...new Set(gone.map((g) => g.subscription_id))];
-      if (subs.length > 0)
-        await tx
-          .updateTable('webhook_subscriptions')
-          .set({ failing_since: null, last_error: null })
-          .where('id', 'in', subs)
-          .where('failing_since', 'is not', null)
-          .execute();
-    }
-  });
+  if (rows.length === 0) return settled;
+  for (const part of chunks([...new Set(rows.map((r) => r.subscription_id))]))
+    await db
+      .updateTable('webhook_subscriptions')
+      .set({ failing_since: null, last_error: null })
+      .where('id', 'in', part)
+      .where('failing_since', 'is not', null)
+      .execute();
+  for (const part of chunks(
+    rows.map((r) => r.id),
+    200,
+  )) {
+    const gone = await db.deleteFrom('webhook_deliveries').where('lease_owner', '=', token).where('id', 'in', part).returning('id').execute();
+    for (const g of gone) settled.add(g.id);
+  }
   return settled;
 }
 
