@@ -155,7 +155,7 @@ export async function deliveriesOf(db: Executor, rows: readonly DeliveryRow[]) {
 /**
  * Delivered rows leave the outbox and their subscriptions count as healthy again; returns the ids
  * settled. Single statements, no transaction: on PostgreSQL they go out on the shared connection
- * rather than wait for one of the transactions' (src/db/pg-lanes.ts), which the API's writes keep
+ * rather than wait for one of the transactions' (src/db/postgres/lanes.ts), which the API's writes keep
  * busy. The subscriptions are cleared first: the endpoint answered 2xx whether or not the delete
  * then commits, and a row it leaves behind is only sent again.
  */
