@@ -2,9 +2,12 @@
 // disk (no S3, no Redis), started --starts times on the same migrated data directory. Each start
 // answers /healthz, then sits idle for a second before its VmRSS is read. Prints every sample
 // and the median: a process should load only what its configuration uses (docs/performance.md).
+// Beside it, the floor: a bare `node` process that only waits on a timer, started the same way.
 // Also how often the idle process wakes (context switches of all its threads over the next 2 s):
 // on a small virtual machine every wake-up takes time from the processes that have work.
 //   node bench/idle-rss.ts [--starts 7]
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -45,6 +48,18 @@ async function sample(dataDir: string): Promise<{ rss: number; wakeups: number }
   }
 }
 
+/** VmRSS of a bare Node process idle on a timer, a second after it started. */
+async function floorMb(): Promise<number> {
+  const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+  try {
+    await new Promise((r) => setTimeout(r, 1000));
+    return rssMb(child.pid!);
+  } finally {
+    child.kill();
+    await once(child, 'exit');
+  }
+}
+
 const dataDir = mkdtempSync(join(tmpdir(), 'rolodex-rss-'));
 try {
   await sample(dataDir); // migrates the data directory; not counted
@@ -52,9 +67,12 @@ try {
   for (let i = 0; i < Number(args.starts); i++) samples.push(await sample(dataDir));
   const rss = samples.map((s) => s.rss);
   const wakeups = samples.map((s) => s.wakeups);
+  const floor: number[] = [];
+  for (let i = 0; i < 3; i++) floor.push(await floorMb());
   console.log(
     `idle RSS, disk blobs, SQLite, 1 process: median ${median(rss).toFixed(1)} MB (${rss.map((s) => s.toFixed(1)).join(', ')}); load average ${loadavg()[0]!.toFixed(1)}`,
   );
+  console.log(`floor, bare node idle on a timer: median ${median(floor).toFixed(1)} MB (${floor.map((s) => s.toFixed(1)).join(', ')})`);
   console.log(`idle wake-ups per second: median ${median(wakeups)} (${wakeups.join(', ')})`);
 } finally {
   rmSync(dataDir, { recursive: true, force: true });
