@@ -16,6 +16,7 @@ import { createMailTransport } from './mail/index.ts';
 import { installProcessGuards } from './process-guards.ts';
 import { startEnrichmentRunner } from './jobs/enrichment.ts';
 import { PROVIDERS, userAgent } from './enrichment/providers.ts';
+import { shrinkHeap } from './lib/gc.ts';
 
 /** `worker`: one of the processes of `serve --workers N` (see src/cluster.ts). */
 export async function startServer(config: Config, opts: { worker?: boolean } = {}): Promise<FastifyInstance> {
@@ -37,6 +38,11 @@ export async function startServer(config: Config, opts: { worker?: boolean } = {
     await closeDeps(deps);
   });
   try {
+    await app.ready();
+    // Start-up grew the young generation to its largest, and an idle process never shrinks it:
+    // given back once, before the port is bound so that no request waits on the pause, it grows
+    // again with the first load (docs/performance.md §Idle memory and wake-ups).
+    shrinkHeap();
     await app.listen({ port: config.port, host: config.host });
   } catch (err) {
     await app.close();

@@ -13,26 +13,9 @@
 // collected. A minor GC (a scavenge: about a millisecond; the wrappers of the chunks are young)
 // every 16 MB transferred frees them early, so an upload's resident memory stays flat
 // (bench/files-upload.ts).
-import v8 from 'node:v8';
-import vm from 'node:vm';
+import { collectYoung } from '../lib/gc.ts';
 
 const EVERY_BYTES = 16 * 1024 * 1024;
-
-type Gc = (opts?: { type: 'minor' | 'major' }) => void;
-let gc: Gc | null | undefined;
-
-function collector(): Gc | null {
-  if (gc === undefined) {
-    try {
-      // Exposes gc to new contexts only; the application's global scope is unchanged.
-      v8.setFlagsFromString('--expose-gc');
-      gc = vm.runInNewContext('gc') as Gc;
-    } catch {
-      gc = null;
-    }
-  }
-  return gc;
-}
 
 /** Returns a counter to call with each chunk's size; it runs a minor GC every 16 MB. */
 export function reclaimer(): (bytes: number) => void {
@@ -41,6 +24,6 @@ export function reclaimer(): (bytes: number) => void {
     since += bytes;
     if (since < EVERY_BYTES) return;
     since = 0;
-    collector()?.({ type: 'minor' });
+    collectYoung();
   };
 }
