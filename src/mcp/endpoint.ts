@@ -1,0 +1,97 @@
+// The MCP endpoint's servers (docs/mcp.md): the official SDK's server with the tools registered on
+// it, connected once to one transport that answers every POST, at once if they come at once; an
+// `initialize` is answered by a server and transport of its own that are then dropped, so that no
+// server keeps what a client declared of itself (docs/mcp.md §Sessions). Loaded with the first
+// request to /mcp (src/mcp/routes.ts).
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { type Deps, SERVICE_VERSION } from '../http/context.ts';
+import { apiCatalogue, type ApiCatalogue } from './catalogue.ts';
+import { dispatchInMemory } from './dispatch.ts';
+import { currentUser } from './current-user.ts';
+import { type Dispatched, registerTools, requestAuth, type ToolEnv } from './tools.ts';
+import { EndpointTransport } from './transport.ts';
+
+const SERVER_INFO = { name: 'rolodex', version: SERVICE_VERSION };
+const INSTRUCTIONS =
+  'Rolodex is a CRM. Find an operation with search_api_docs, read it with get_api_details, then call it with read_from_rolodex (GET) or write_to_rolodex (POST, DELETE). Field keys and select option ids differ per workspace: read GET /v1/<type>/definitions before writing.';
+
+/** Whether the JSON-RPC body holds an `initialize` request. */
+function initializes(body: unknown): boolean {
+  const one = (m: unknown) => typeof m === 'object' && m !== null && (m as { method?: unknown }).method === 'initialize';
+  return Array.isArray(body) ? body.some(one) : one(body);
+}
+
+export interface McpEndpoint {
+  /** The answer to an authenticated POST of JSON-RPC messages. */
+  answer(request: FastifyRequest): Promise<{ status: number; body?: unknown }>;
+  close(): Promise<void>;
+}
+
+export async function mcpEndpoint(app: FastifyInstance, deps: Deps): Promise<McpEndpoint> {
+  // The servers' validator is used only for elicitation answers, which these tools never ask
+  // for; one per process spares each server compiling its own.
+  const jsonSchemaValidator = new AjvJsonSchemaValidator();
+  const newServer = () => {
+    const server = new McpServer(SERVER_INFO, { instructions: INSTRUCTIONS, jsonSchemaValidator });
+    registerTools(server);
+    return server;
+  };
+  const shared = newServer();
+  const sharedTransport = new EndpointTransport();
+  await shared.connect(sharedTransport);
+  let catalogue: ApiCatalogue | undefined;
+  // The document is complete once the app is ready, which every request comes after.
+  const docs = () => (catalogue ??= apiCatalogue(app.swagger() as unknown as Record<string, unknown>));
+
+  function toolEnv(request: FastifyRequest): ToolEnv {
+    // The caller's own Authorization header is passed on as it came and never copied elsewhere:
+    // every tool call is authenticated again, exactly as the REST call would be.
+    const authorization = request.headers.authorization as string;
+    return {
+      catalogue: docs,
+      currentUser: () => currentUser(deps.db.kysely, request.principal),
+      requestId: request.id,
+      async dispatch({ method, url, body, idempotencyKey }): Promise<Dispatched> {
+        const headers: Record<string, string> = { authorization, 'service-version': SERVICE_VERSION };
+        if (request.headers.host) headers.host = request.headers.host;
+        if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
+        if (body !== undefined) headers['content-type'] = 'application/json';
+        const socket = request.raw.socket as { remoteAddress?: string; encrypted?: boolean } | undefined;
+        return dispatchInMemory(app, {
+          method,
+          url,
+          headers,
+          body: body === undefined ? undefined : JSON.stringify(body),
+          remoteAddress: socket?.remoteAddress,
+          encrypted: socket?.encrypted === true,
+        });
+      },
+    };
+  }
+
+  /** Answers an `initialize` on a server of its own, closed and dropped after it. */
+  async function alone(request: FastifyRequest, auth: ReturnType<typeof requestAuth>) {
+    const server = newServer();
+    const transport = new EndpointTransport();
+    await server.connect(transport);
+    try {
+      return await transport.answer(request.body, request.headers, auth);
+    } finally {
+      // Closed once the protocol is done with the request (its bookkeeping ends in the microtasks
+      // after the answer is handed over), off the answer's path.
+      setImmediate(() => {
+        server.close().catch((err: unknown) => deps.logger.warn({ err }, 'an MCP server did not close'));
+      });
+    }
+  }
+
+  return {
+    async answer(request) {
+      const auth = requestAuth(toolEnv(request), request.principal);
+      return initializes(request.body) ? await alone(request, auth) : await sharedTransport.answer(request.body, request.headers, auth);
+    },
+    close: () => shared.close(),
+  };
+}
