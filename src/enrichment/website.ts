@@ -4,7 +4,7 @@
 // checks. It fills accounts only: a contact's `$account` comes from its e-mail domain, which
 // needs no fetch (src/enrichment/runner.ts).
 import { safeFetch } from './fetch.ts';
-import { readPage, type SocialService } from './html.ts';
+import type { SocialService } from './html.ts';
 import { type EnrichmentProvider, firstValue, type Subject } from './provider.ts';
 import { robotsAllow } from './robots.ts';
 
@@ -43,6 +43,8 @@ export const websiteProvider: EnrichmentProvider = {
     if (robots && robots.status >= 200 && robots.status < 300 && !robotsAllow(robots.body, ROBOTS_TOKEN, home.pathname)) return {};
     const page = await safeFetch(home, opts);
     if (page.status < 200 || page.status >= 300 || !/html/i.test(page.contentType)) return {};
+    // The HTML parser loads with the first page read: a process that runs no enrichment never holds it.
+    const { readPage } = await import('./html.ts');
     const facts = readPage(page.body, page.url);
     const found: Record<string, unknown> = {};
     for (const key of targets) {
