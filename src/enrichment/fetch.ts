@@ -5,9 +5,9 @@
 // resolution (the socket's own lookup), for every hop of a redirect, so a name that resolves to
 // an internal address, or a redirect to one, is refused; an address literal is checked as is.
 import { lookup as dnsLookup } from 'node:dns';
-import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import type { IncomingMessage } from 'node:http';
 import { isIP, type LookupFunction } from 'node:net';
+import { httpRequest, httpsRequest } from '../lib/outbound-http.ts';
 import { isSpecialAddress, publicLookup } from '../lib/public-address.ts';
 
 export const FETCH_LIMITS = { timeoutMs: 5000, maxBytes: 1024 * 1024, maxRedirects: 3 };

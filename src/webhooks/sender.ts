@@ -4,10 +4,9 @@
 // public addresses; the check runs on the addresses the connection is made to (the request's own
 // DNS lookup), so a name that resolves elsewhere between a check and the connection gains nothing.
 // Redirects are not followed.
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import { Webhook } from 'standardwebhooks';
+import { httpRequest, httpsRequest } from '../lib/outbound-http.ts';
 import { isSpecialAddress, publicLookup } from '../lib/public-address.ts';
 
 export class TargetError extends Error {

@@ -1,6 +1,7 @@
 // The embedded mode (SQLite, disk blobs, no Redis, no SMTP) loads none of the drivers of the
 // services it does not use, nor the MCP SDK before a request to /mcp, nor the HTML parser before
-// an enrichment run reads a page: a started server's loaded packages are listed by a child process.
+// an enrichment run reads a page, nor Node's bundled fetch, which it never calls: a started server's
+// loaded packages are listed by a child process.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -10,7 +11,18 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 const CHILD = fileURLToPath(new URL('../helpers/loaded-modules.ts', import.meta.url));
-const UNUSED = [/^postgres$/, /^pg$/, /^@aws-sdk\//, /^@smithy\//, /^ioredis$/, /^nodemailer$/, /^@modelcontextprotocol\//, /^zod$/, /^htmlparser2$/];
+const UNUSED = [
+  /^postgres$/,
+  /^pg$/,
+  /^@aws-sdk\//,
+  /^@smithy\//,
+  /^ioredis$/,
+  /^nodemailer$/,
+  /^@modelcontextprotocol\//,
+  /^zod$/,
+  /^htmlparser2$/,
+  /^node:undici$/,
+];
 
 test('an embedded server loads neither PostgreSQL, S3, Redis nor SMTP code, nor MCP or the HTML parser before they are needed', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'rolodex-modules-'));
