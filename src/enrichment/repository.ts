@@ -66,7 +66,10 @@ export async function claimDue(db: Executor, input: { token: string; leaseMs: nu
   const any = await db.selectFrom('enrichment_runs').select('id').where(IN_FLIGHT_SQL).where('due_at', '<=', timeFromNow(db, 0)).limit(1).executeTakeFirst();
   if (!any) return [];
   const due = () =>
-    claimable(db, db.selectFrom('enrichment_runs').select('id').where(IN_FLIGHT_SQL).where('due_at', '<=', timeFromNow(db, 0)).orderBy('due_at').limit(input.limit));
+    claimable(
+      db,
+      db.selectFrom('enrichment_runs').select('id').where(IN_FLIGHT_SQL).where('due_at', '<=', timeFromNow(db, 0)).orderBy('due_at').limit(input.limit),
+    );
   await db
     .updateTable('enrichment_runs')
     .set({ status: 'failed', completed_at: input.at, updated_at: input.at, lease_owner: null, error: 'abandoned' })
