@@ -8,16 +8,33 @@
 //   background: what is measured is the cost of queueing, and of the runner beside the creates.
 //   node bench/agents.ts [--dialect sqlite|postgres] [--workers 1] [--only mcp|create]
 // BENCH_SECONDS, BENCH_ROUNDS and BENCH_CONNECTIONS apply as in bench/run.ts.
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import type { DialectName } from '../src/db/types.ts';
-import { load, pairedRounds, seedContext, startServer, stop } from './run.ts';
+import type { Db, DialectName } from '../src/db/types.ts';
+import { load, type Measurement, median, pairedRounds, seedContext, startServer, stop } from './run.ts';
 
 const { values: args } = parseArgs({
   options: { dialect: { type: 'string', default: 'sqlite' }, workers: { type: 'string', default: '1' }, only: { type: 'string' } },
 });
 const dialect = args.dialect as DialectName;
 const workers = Number(args.workers);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const VERSION = { 'service-version': '2026-03-01' };
+
+/** utime + stime of a process, in ms (clock ticks of 10 ms): CPU moves less with the machine's load than a rate. */
+function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) * 10;
+}
+
+/** `measure`, and the server's CPU per request over it (load() warms up for a second first), in µs. */
+async function withCpu(pid: number, perRequest: number[], measure: () => Promise<Measurement>): Promise<Measurement> {
+  const before = cpuMs(pid);
+  const m = await measure();
+  perRequest.push(((cpuMs(pid) - before) * 1000) / Math.max(1, m.rps * (SECONDS + 1)));
+  return m;
+}
 
 async function toolCall(): Promise<void> {
   const { tdb, ctx } = await seedContext(dialect);
@@ -56,14 +73,20 @@ async function onCreate(): Promise<void> {
   const manual = await seedContext(dialect);
   const eager = await seedContext(dialect);
   const a = await startServer(manual.tdb, workers, { ENRICHMENT: 'manual' });
-  const b = await startServer(eager.tdb, workers, { ENRICHMENT: 'on-create', ENRICH_POLL_MS: '100' });
+  const b = await startServer(eager.tdb, workers, { ENRICHMENT: 'on-create', ENRICH_POLL_MS: '100', ...JSON.parse(process.env.BENCH_EAGER_ENV ?? '{}') });
   try {
     const body = JSON.stringify({ fields: { $name: 'Bench account', $website: ['https://10.0.0.1'] } });
     const opts = (secret: string) => ({ method: 'POST', headers: { authorization: `Bearer ${secret}`, ...VERSION }, body });
+    const cpuA: number[] = [];
+    const cpuB: number[] = [];
+    const totalBefore = [cpuMs(a.child.pid!), cpuMs(b.child.pid!)];
     const r = await pairedRounds(
-      () => load(`${a.url}/v1/accounts`, opts(manual.ctx.secret)),
-      () => load(`${b.url}/v1/accounts`, opts(eager.ctx.secret)),
+      () => withCpu(a.child.pid!, cpuA, () => load(`${a.url}/v1/accounts`, opts(manual.ctx.secret))),
+      () => withCpu(b.child.pid!, cpuB, () => load(`${b.url}/v1/accounts`, opts(eager.ctx.secret))),
     );
+    // The runs queued in the last round still execute: the whole-run CPU waits for the queue to empty.
+    await drained(eager.tdb.db);
+    const total = [cpuMs(a.child.pid!) - totalBefore[0]!, cpuMs(b.child.pid!) - totalBefore[1]!];
     const runs = await eager.tdb.db.kysely
       .selectFrom('enrichment_runs')
       .select((eb) => eb.fn.countAll<number>().as('n'))
@@ -71,11 +94,32 @@ async function onCreate(): Promise<void> {
     console.log(
       `account creates, ENRICHMENT=on-create vs manual [${dialect}/${workers}]: ${Math.round(r.rps)} against ${r.referenceRps.join(', ')} req/s; ratio ${r.ratio.toFixed(2)} (rounds ${r.ratios.map((x) => x.toFixed(2)).join(', ')}); p50 ${r.p50} ms; runs queued ${Number(runs.n)}; non-2xx ${r.non2xx}, errors ${r.errors}`,
     );
+    const accounts = await manual.tdb.db.kysely
+      .selectFrom('records')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('kind', '=', 'account')
+      .executeTakeFirstOrThrow();
+    console.log(
+      `  CPU per create while loaded: on-create ${Math.round(median(cpuB))} µs against ${Math.round(median(cpuA))} µs, ratio ${(median(cpuB) / median(cpuA)).toFixed(2)} (rounds ${cpuB.map((c, i) => (c / cpuA[i]!).toFixed(2)).join(', ')}); whole run with the runner's backlog: ${total[1]} against ${total[0]} ms of CPU for ${Number(runs.n)} and ${Number(accounts.n)} creates`,
+    );
   } finally {
     await stop(a.child);
     await stop(b.child);
     await manual.tdb.drop();
     await eager.tdb.drop();
+  }
+}
+
+/** Resolves once no run is in flight (at most a minute). */
+async function drained(db: Db): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    const left = await db.kysely
+      .selectFrom('enrichment_runs')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('status', 'in', ['queued', 'running'])
+      .executeTakeFirstOrThrow();
+    if (Number(left.n) === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
 

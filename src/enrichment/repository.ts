@@ -55,23 +55,26 @@ export function activeRun(db: Executor, workspaceId: string, entityId: string): 
 }
 
 /**
- * Fails the runs whose lease ended after their last allowed attempt, then claims up to `limit`
- * due runs for `token` for `leaseMs`. Returns the claimed rows.
+ * Claims up to `limit` due runs for `token` for `leaseMs`, the earliest due first; those of them
+ * whose lease ended after their last allowed attempt are failed instead. Returns the claimed rows.
+ * Both statements read only the `limit` earliest due runs, however many are due behind them.
  */
 export async function claimDue(db: Executor, input: { token: string; leaseMs: number; limit: number; maxAttempts: number; at: string }): Promise<RunRow[]> {
   // A read first: an idle table costs no write (on SQLite, no write lock every poll).
   const any = await db.selectFrom('enrichment_runs').select('id').where(IN_FLIGHT_SQL).where('due_at', '<=', timeFromNow(db, 0)).limit(1).executeTakeFirst();
   if (!any) return [];
+  const due = () =>
+    claimable(
+      db,
+      db.selectFrom('enrichment_runs').select('id').where(IN_FLIGHT_SQL).where('due_at', '<=', timeFromNow(db, 0)).orderBy('due_at').limit(input.limit),
+    );
   await db
     .updateTable('enrichment_runs')
     .set({ status: 'failed', completed_at: input.at, updated_at: input.at, lease_owner: null, error: 'abandoned' })
-    .where(IN_FLIGHT_SQL)
+    .where('id', 'in', due())
     .where('status', '=', 'running')
-    .where('due_at', '<=', timeFromNow(db, 0))
     .where('attempts', '>=', input.maxAttempts)
     .execute();
-  let due = db.selectFrom('enrichment_runs').select('id').where(IN_FLIGHT_SQL).where('due_at', '<=', timeFromNow(db, 0)).orderBy('due_at').limit(input.limit);
-  due = claimable(db, due);
   return db
     .updateTable('enrichment_runs')
     .set({
@@ -82,7 +85,7 @@ export async function claimDue(db: Executor, input: { token: string; leaseMs: nu
       started_at: sql<string>`coalesce(started_at, ${input.at})`,
       updated_at: input.at,
     })
-    .where('id', 'in', due)
+    .where('id', 'in', due())
     .returningAll()
     .execute();
 }

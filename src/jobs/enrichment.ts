@@ -2,8 +2,10 @@
 // claims due runs under a token of its own with a lease (src/enrichment/repository.ts), executes
 // them outside any request, and writes each outcome only while it still holds the run; the lease
 // is renewed while they execute. A run left `running` by a process that died comes due again when
-// its lease ends and is retried, up to ENRICH_MAX_ATTEMPTS claims, then failed. Claims never
-// overlap (SKIP LOCKED on PostgreSQL, one writer on SQLite), and a record has one run in flight.
+// its lease ends and is retried, up to ENRICH_MAX_ATTEMPTS claims, then failed. While runs pile up,
+// a claim takes more of them at once (fewer claims per run); they still execute ENRICH_CONCURRENCY
+// at a time. Claims never overlap (SKIP LOCKED on PostgreSQL, one writer on SQLite), and a record
+// has one run in flight.
 import { startPoller } from './poller.ts';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -13,6 +15,9 @@ import type { Db } from '../db/index.ts';
 import { type ExecuteEnv, executeRun } from '../enrichment/execute.ts';
 import * as repo from '../enrichment/repository.ts';
 import { isoNow } from '../lib/ids.ts';
+
+/** A claim takes at most this many times ENRICH_CONCURRENCY runs (docs/enrichment.md §Runs). */
+export const CLAIM_GROWTH = 8;
 
 export interface EnrichmentRunner {
   /** Looks for due runs now rather than at the next poll. */
@@ -31,33 +36,46 @@ export function startEnrichmentRunner(deps: {
   const env: ExecuteEnv = { ...deps.execute, timeoutMs: config.timeoutMs, allowPrivate: config.allowPrivate };
   const instance = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   let round = 0;
+  // How many runs the next claim takes: ENRICH_CONCURRENCY, doubled after every full claim (runs pile
+  // up) to at most CLAIM_GROWTH times it, back to it after one that is not full.
+  let take = config.concurrency;
 
   async function once(): Promise<number> {
     const token = `${instance}:${++round}`;
     const rows = await repo.claimDue(db.kysely, {
       token,
       leaseMs: config.leaseMs,
-      limit: config.concurrency,
+      limit: take,
       maxAttempts: config.maxAttempts,
       at: isoNow(Date.now()),
     });
+    take = rows.length === take ? Math.min(take * 2, config.concurrency * CLAIM_GROWTH) : config.concurrency;
     if (rows.length === 0) return 0;
     const roundEnv = { ...env, finish: finisher(token) };
     const renew = setInterval(() => {
       repo.renewLease(db.kysely, token, config.leaseMs).catch((err: unknown) => logger.warn({ err }, 'could not renew the enrichment lease'));
     }, config.leaseMs / 3);
+    const waiting = [...rows];
+    const untried: string[] = [];
+    // ENRICH_CONCURRENCY runs at a time; a stopping runner gives back those it has not started.
+    const lane = async () => {
+      for (let row = waiting.shift(); row; row = waiting.shift()) {
+        if (poller.stopping) {
+          untried.push(row.id);
+          continue;
+        }
+        try {
+          const status = await executeRun(db.kysely, row, token, roundEnv);
+          logger.info({ runId: row.id, ws: row.workspace_id, status }, 'enrichment run ended');
+        } catch (err) {
+          logger.warn({ err, runId: row.id }, 'enrichment run failed');
+          await repo.finish(db.kysely, row.id, token, 'failed', isoNow(Date.now()), 'error').catch(() => undefined);
+        }
+      }
+    };
     try {
-      await Promise.all(
-        rows.map(async (row) => {
-          try {
-            const status = await executeRun(db.kysely, row, token, roundEnv);
-            logger.info({ runId: row.id, ws: row.workspace_id, status }, 'enrichment run ended');
-          } catch (err) {
-            logger.warn({ err, runId: row.id }, 'enrichment run failed');
-            await repo.finish(db.kysely, row.id, token, 'failed', isoNow(Date.now()), 'error').catch(() => undefined);
-          }
-        }),
-      );
+      await Promise.all(Array.from({ length: Math.min(config.concurrency, rows.length) }, lane));
+      if (untried.length > 0) await repo.release(db.kysely, token, untried);
     } finally {
       clearInterval(renew);
     }

@@ -1,9 +1,10 @@
 // The loop every background job of a server runs (the mail and webhook dispatchers, the
 // enrichment runner): a round claims and works what is due and says how many it claimed; an
 // empty round sleeps `pollMs`, a full one goes again at once; a failed round is logged and the
-// next one retries. `wake` ends a sleep early (or makes the next one end at once); `stop` lets
+// next one retries. A round is background work (src/db/background.ts). `wake` ends a sleep early (or makes the next one end at once); `stop` lets
 // the round under way finish, and a round sees `stopping` to leave its unstarted work alone.
 import type { Logger } from 'pino';
+import { inBackground } from '../db/index.ts';
 
 export interface Poller {
   readonly stopping: boolean;
@@ -39,7 +40,8 @@ export function startPoller(round: () => Promise<number>, opts: { pollMs: number
     while (!stopping) {
       let claimed = 0;
       try {
-        claimed = await round();
+        // No request waits for a round: on SQLite its writes let the requests' go first (src/db/background.ts).
+        claimed = await inBackground(round);
       } catch (err) {
         opts.logger.warn({ err }, `${opts.what} round failed; the next one retries`);
       }

@@ -5,7 +5,17 @@
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { ReadSlotPin, WAL_LIMIT } from './pin.ts';
 import { ScanThread } from './scan.ts';
-import { type Driver, SqliteDialect, SqliteDriver, type SqliteDatabase, type SqliteStatement } from 'kysely';
+import {
+  type DatabaseConnection,
+  type DialectAdapter,
+  type Driver,
+  SqliteAdapter,
+  SqliteDialect,
+  SqliteDriver,
+  type SqliteDatabase,
+  type SqliteStatement,
+} from 'kysely';
+import { WriterTurn } from '../background.ts';
 
 const STATEMENT_CACHE = 500;
 
@@ -90,12 +100,32 @@ export async function beginImmediate(raw: DatabaseSync, timeoutMs = BUSY_TIMEOUT
   }
 }
 
+/**
+ * Kysely queues the callers of a single connection itself, in arrival order; here the driver does,
+ * so that background work lets requests go first (src/db/background.ts).
+ */
+class WriterTurnAdapter extends SqliteAdapter {
+  override get supportsMultipleConnections(): boolean {
+    return true;
+  }
+}
+
 class ImmediateSqliteDriver extends SqliteDriver {
   readonly #open: () => Promise<CachedDatabase>;
+  readonly #turn = new WriterTurn();
 
   constructor(open: () => Promise<CachedDatabase>) {
     super({ database: open });
     this.#open = open;
+  }
+
+  override async acquireConnection(): Promise<DatabaseConnection> {
+    await this.#turn.enter();
+    return super.acquireConnection();
+  }
+
+  override async releaseConnection(): Promise<void> {
+    this.#turn.leave();
   }
 
   override async beginTransaction(): Promise<void> {
@@ -177,6 +207,10 @@ export class NodeSqliteDialect extends SqliteDialect {
     this.#reader?.close();
     this.#reader = undefined;
     this.#db?.close();
+  }
+
+  override createAdapter(): DialectAdapter {
+    return new WriterTurnAdapter();
   }
 
   override createDriver(): Driver {

@@ -8,7 +8,7 @@
 // awaited, or of COMMIT. At most THREAD_QUEUE.statements of them wait at a time: memory stays
 // bounded by a few batches, not by the file. If the thread dies, every statement after fails.
 import { Worker } from 'node:worker_threads';
-import { CompiledQuery, type DatabaseConnection, type Driver, type QueryResult } from 'kysely';
+import { CompiledQuery, type DatabaseConnection, type DialectAdapter, type Driver, type QueryResult, SqliteAdapter } from 'kysely';
 import { isDeferred, markQueued, settleQueued, wantsRows } from '../pipeline.ts';
 import { NodeSqliteDialect } from './connection.ts';
 import type { Reply, Request, ThreadError } from './writer-thread.ts';
@@ -172,6 +172,11 @@ class ThreadDriver implements Driver {
  * handle no fast reader.
  */
 export class ThreadedSqliteDialect extends NodeSqliteDialect {
+  /** Kysely's own queue of the connection's callers, in arrival order: `rolodex import` has no background work. */
+  override createAdapter(): DialectAdapter {
+    return new SqliteAdapter();
+  }
+
   override createDriver(): Driver {
     return new ThreadDriver(this.file);
   }

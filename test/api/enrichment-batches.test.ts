@@ -1,0 +1,100 @@
+// A runner's claims while runs pile up (docs/enrichment.md §Runs), on both databases: a claim takes
+// more runs each time the last one was full, so a backlog is drained in fewer claims than runs over
+// ENRICH_CONCURRENCY, while no more than ENRICH_CONCURRENCY runs execute at once; a runner that stops
+// gives back the runs it claimed and has not started, queued, their attempt uncounted.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { EnrichmentProvider } from '../../src/enrichment/provider.ts';
+import { CLAIM_GROWTH, startEnrichmentRunner } from '../../src/jobs/enrichment.ts';
+import { createLogger } from '../../src/logger.ts';
+import { statementsOf } from '../helpers/sql-spy.ts';
+import { call, eachDialect, seedWorkspace, type TestApp } from '../helpers/app.ts';
+
+const CONCURRENCY = 2;
+const RUNS = 60;
+
+/** A provider that finds nothing after `ms`, counting the lookups under way. */
+function slowProvider(ms: number) {
+  const seen = { now: 0, most: 0, started: 0 };
+  const provider: EnrichmentProvider = {
+    name: 'slow',
+    fills: () => ['$linkedIn'],
+    canLookUp: () => true,
+    async lookUp() {
+      seen.started++;
+      seen.most = Math.max(seen.most, ++seen.now);
+      await sleep(ms);
+      seen.now--;
+      return {};
+    },
+  };
+  return { provider, seen };
+}
+
+/** Queues `n` runs in a new workspace; its id. */
+async function queueRuns(t: TestApp, n: number): Promise<string> {
+  const s = await seedWorkspace(t);
+  for (let i = 0; i < n; i++) await call(t, s.secret, 'POST', '/v1/accounts', { fields: { $name: `A${i}`, $website: ['https://10.0.0.1'] } });
+  return s.workspaceId;
+}
+
+const inFlight = async (t: TestApp) =>
+  Number(
+    (
+      await t.deps.db.kysely
+        .selectFrom('enrichment_runs')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('status', 'in', ['queued', 'running'])
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
+
+await eachDialect(
+  'enrichment claims while runs pile up',
+  (ctx) => {
+    test(`${RUNS} runs due: fewer claims than ${RUNS / CONCURRENCY}, never more than ${CONCURRENCY} lookups at once`, async () => {
+      const t = ctx();
+      await queueRuns(t, RUNS);
+      const { provider, seen } = slowProvider(5);
+      const { statements } = await statementsOf(async () => {
+        const r = startEnrichmentRunner({
+          db: t.deps.db,
+          logger: createLogger('silent'),
+          config: t.config.enrichment,
+          execute: { providers: [provider], userAgent: 'test' },
+        });
+        for (let i = 0; i < 400 && (await inFlight(t)) > 0; i++) await sleep(25);
+        await r.stop();
+      });
+      assert.equal(await inFlight(t), 0);
+      assert.equal(seen.started, RUNS);
+      assert.ok(seen.most <= CONCURRENCY, `${seen.most} lookups at once`);
+      const claims = statements.filter((s) => /^update "enrichment_runs" set "status" = .*"lease_owner" = .*"attempts" = attempts \+ 1/i.test(s)).length;
+      // 2, 4, 8, 16, then 16 a claim (CLAIM_GROWTH times the concurrency): 7 claims, and one that finds none.
+      assert.ok(claims <= 8, `${claims} claims for ${RUNS} runs`);
+      assert.ok(claims > Math.ceil(RUNS / (CONCURRENCY * CLAIM_GROWTH)), `${claims} claims`);
+    });
+
+    test('a runner that stops gives back the runs it claimed and has not started', async () => {
+      const t = ctx();
+      const ws = await queueRuns(t, 40);
+      const { provider, seen } = slowProvider(50);
+      const r = startEnrichmentRunner({
+        db: t.deps.db,
+        logger: createLogger('silent'),
+        config: t.config.enrichment,
+        execute: { providers: [provider], userAgent: 'test' },
+      });
+      // Two full claims (2, then 4) and the third (8) under way.
+      for (let i = 0; i < 400 && seen.started < 7; i++) await sleep(5);
+      await r.stop();
+      const rows = await t.deps.db.kysely.selectFrom('enrichment_runs').select(['status', 'attempts', 'lease_owner']).where('workspace_id', '=', ws).execute();
+      const ended = rows.filter((row) => row.status === 'completed').length;
+      assert.equal(ended, seen.started, 'every run started ended');
+      assert.ok(ended < 40);
+      for (const row of rows.filter((x) => x.status !== 'completed')) assert.deepEqual({ ...row }, { status: 'queued', attempts: 0, lease_owner: null });
+    });
+  },
+  { env: { ENRICHMENT: 'on-create', ENRICH_CONCURRENCY: String(CONCURRENCY), ENRICH_POLL_MS: '20' } },
+);
