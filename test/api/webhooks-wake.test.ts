@@ -14,12 +14,10 @@ await eachDialect(
   'webhook dispatcher woken by a commit',
   (ctx) => {
     let receiver: TestReceiver;
-    let dispatcher: Dispatcher | undefined;
     before(async () => {
       receiver = await startReceiver();
     });
     after(async () => {
-      await dispatcher?.stop();
       await receiver.stop();
     });
 
@@ -28,14 +26,20 @@ await eachDialect(
       assert.equal(t.config.webhooks.pollMs, 60_000);
       const s = await seedWorkspace(t);
       await addWebhook(operatorCtx(t.deps.db.kysely, s.workspaceId), { url: receiver.url, events: 'all', allowPrivate: true });
-      dispatcher = startWebhookDispatcher({ db: t.deps.db, logger: t.deps.logger, webhooks: t.config.webhooks });
-      // Its first round finds the outbox empty; it then sleeps its poll interval.
-      await new Promise((r) => setTimeout(r, 500));
-      const started = Date.now();
-      const c = (await call(t, s.secret, 'POST', '/v1/contacts', { fields: { $name: { firstName: 'Prompt' } } })).json();
-      await eventually('the create delivered', () => receiver.received.length === 1, 10_000);
-      assert.equal((JSON.parse(receiver.received[0]!.body) as { data: { object: { id: string } } }).data.object.id, c.id);
-      assert.ok(Date.now() - started < 10_000);
+      // Stopped within the test, as a server stops its jobs before it closes its database: the
+      // app's own teardown closes the database first.
+      const dispatcher: Dispatcher = startWebhookDispatcher({ db: t.deps.db, logger: t.deps.logger, webhooks: t.config.webhooks });
+      try {
+        // Its first round finds the outbox empty; it then sleeps its poll interval.
+        await new Promise((r) => setTimeout(r, 500));
+        const started = Date.now();
+        const c = (await call(t, s.secret, 'POST', '/v1/contacts', { fields: { $name: { firstName: 'Prompt' } } })).json();
+        await eventually('the create delivered', () => receiver.received.length === 1, 10_000);
+        assert.equal((JSON.parse(receiver.received[0]!.body) as { data: { object: { id: string } } }).data.object.id, c.id);
+        assert.ok(Date.now() - started < 10_000);
+      } finally {
+        await dispatcher.stop();
+      }
     });
   },
   { env: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_MS: '60000' } },
