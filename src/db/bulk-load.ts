@@ -40,15 +40,20 @@ export async function withIndexesBuiltAfter<T>(
   return out;
 }
 
+/** The page cache of the import's SQLite connection, in KiB: a bound, whatever the import's size (docs/import.md §Memory). */
+export const IMPORT_CACHE_KIB = 65_536;
+
 /**
- * Gives the command's SQLite connection a page cache of 1 GB (the server's is 64 MB,
- * src/db/sqlite/connection.ts): a large import's one transaction then keeps the pages it writes instead of
- * spilling them to the WAL and reading them back, and index builds sort in memory
- * (docs/import.md §Speed). Nothing to do on PostgreSQL, whose cache is the server's.
+ * Gives the command's SQLite connection a page cache of IMPORT_CACHE_KIB and lets its sorts use
+ * helper threads (docs/import.md §Speed). The cache is a bound, not a size to fill: an atomic
+ * import's one transaction keeps every page it writes in the cache until the cache is full, so a
+ * cache larger than what the import writes held all of it, and the process grew with the import.
+ * Past the bound SQLite writes dirty pages to the file and reads them back from the system's
+ * cache. Nothing to do on PostgreSQL, whose cache is the server's.
  */
 export async function useBulkCache(db: Executor): Promise<void> {
   if (isPostgres(db)) return;
-  await sql`pragma cache_size = -1048576`.execute(db);
+  await sql.raw(`pragma cache_size = -${IMPORT_CACHE_KIB}`).execute(db);
   // The sorts of a bulk load (the value indexes' builds) may use
   // helper threads: the command has the processors to itself meanwhile (docs/import.md §Speed).
   await sql.raw(`pragma threads = ${Math.min(4, availableParallelism())}`).execute(db);

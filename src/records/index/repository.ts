@@ -46,8 +46,8 @@ const DEFERRED_INDEXES = ['record_values_text', 'record_values_num', 'entity_rel
  * SQLite takes that bound from the connection's cache_size, and only runs past it are sorted on
  * the helper threads (`pragma threads`) while the table is still being read; one run held in
  * memory is sorted on the building thread alone. The text index's entries, many and in no order,
- * sort faster in 64 MB runs on the helpers; the numeric index's, fewer, sort faster as one run
- * under the import's large cache (docs/import.md §Speed).
+ * sort faster in 64 MB runs on the helpers; the numeric index's sort under the import's cache
+ * (docs/import.md §Speed).
  */
 const SORT_RUNS: Record<string, number | undefined> = { record_values_text: 65_536 };
 

@@ -1,0 +1,45 @@
+// `rolodex import` runs under V8 flags that keep its heap near what it holds (docs/import.md
+// §Memory): the process starts Node again with them, whichever entry started it.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+/** A young generation of 2 × 16 MB, an old one that grows by 30% of what survived a full collection. */
+const IMPORT_FLAGS = ['--max-semi-space-size=16', '--heap-growing-percent=30'];
+const ENTRIES = { 'src/cli/main.ts': '../../src/cli/main.ts', 'bin/rolodex.js': '../../bin/rolodex.js' };
+
+for (const [name, path] of Object.entries(ENTRIES)) {
+  test(`rolodex import started by ${name} runs under its V8 flags; other commands do not`, () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rolodex-flags-'));
+    try {
+      // Loaded by every start of Node in the process: says which flags that one had.
+      const probe = join(dir, 'probe.mjs');
+      writeFileSync(
+        probe,
+        "import { isMainThread } from 'node:worker_threads';\nif (isMainThread) process.stderr.write(`flags ${JSON.stringify(process.execArgv)}\\n`);\n",
+      );
+      const run = (command: string) => {
+        const r = spawnSync(process.execPath, [`--import=${probe}`, fileURLToPath(new URL(path, import.meta.url)), command, '--help'], { encoding: 'utf8' });
+        assert.equal(r.status, 0, r.stderr);
+        assert.match(r.stdout, new RegExp(`^rolodex ${command} `));
+        return r.stderr
+          .split('\n')
+          .filter((l) => l.startsWith('flags '))
+          .map((l) => JSON.parse(l.slice(6)) as string[]);
+      };
+      const starts = run('import');
+      assert.deepEqual(starts.at(-1)!.slice(0, IMPORT_FLAGS.length), IMPORT_FLAGS);
+      assert.ok(starts.length <= 2, `Node started ${starts.length} times`);
+      assert.ok(
+        run('export').every((flags) => !flags.some((f) => IMPORT_FLAGS.includes(f))),
+        'export runs under no flag of import',
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+}
