@@ -54,7 +54,7 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
     }),
     redisFallbacks: new Counter({
       name: 'rolodex_rate_limit_redis_fallback_total',
-      help: 'Rate-limit decisions made locally because Redis was unreachable.',
+      help: 'Rate-limit decisions made without an answer from Redis: unreachable or silent (local buckets), or late (the level it last reported).',
       registers,
     }),
     redisUp: new Gauge({
