@@ -14,10 +14,10 @@ import { foldText } from '../lib/fold.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import { loadRecords } from '../records/service.ts';
 import { valueRows } from '../records/index/values.ts';
-import { contactIdsByEmails, writeValueIndex } from '../records/index/repository.ts';
+import { accountsByHosts, contactIdsByEmails, writeValueIndex } from '../records/index/repository.ts';
 import { RECORDS, replaceRelationships } from '../records/repository.ts';
 import { isMailProvider } from './mail-providers.ts';
-import { accountsByHosts, memberEmails } from './repository.ts';
+import { memberEmails } from './repository.ts';
 
 /** The domain of an address, folded: what follows its last `@`. */
 function domainOf(folded: string): string {

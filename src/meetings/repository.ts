@@ -222,24 +222,6 @@ export async function meetingsOfContacts(db: Executor, workspaceId: string, cont
   return out;
 }
 
-/** The accounts of the workspace whose `$website` host is one of `hosts` (folded), by host. */
-export async function accountsByHosts(db: Executor, workspaceId: string, hosts: readonly string[]): Promise<IdsByKey> {
-  const rows: Array<{ key: string; value: string }> = [];
-  for (const part of chunks([...new Set(hosts)])) {
-    const found = await db
-      .selectFrom('record_values')
-      .select(['value_text', 'record_id'])
-      .where('workspace_id', '=', workspaceId)
-      .where('object_type', '=', 'account')
-      .where('field', '=', '$website.host')
-      .where('value_text', 'in', part)
-      .orderBy('record_id')
-      .execute();
-    for (const r of found) rows.push({ key: r.value_text as string, value: r.record_id });
-  }
-  return group(rows);
-}
-
 /** Takes a meeting out of its tables and its listing (the trash); returns its contents and participants. */
 export async function takeMeeting(tx: Executor, row: MeetingRow): Promise<{ contents: ContentsRow | undefined; participants: string[] }> {
   await lockPartition(tx, MEETINGS, [row.workspace_id]);

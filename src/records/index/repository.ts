@@ -65,19 +65,24 @@ export async function withBulkLoad<T>(tx: Executor, bulk: boolean, fn: () => Pro
 }
 
 /**
- * The contacts of the workspace whose `$email` holds one of `emails`, ignoring case, by folded
- * address (docs/records.md §Value index). Meetings and emails derive their `$contact` with it.
+ * The records of `objectType` in the workspace whose `field` holds one of the index values
+ * `values` (folded as the index stores them), by value, each value's ids in id order.
  */
-export async function contactIdsByEmails(db: Executor, workspaceId: string, emails: readonly string[]): Promise<Map<string, string[]>> {
+export async function recordIdsByValues(
+  db: Executor,
+  workspaceId: string,
+  objectType: string,
+  field: string,
+  values: readonly string[],
+): Promise<Map<string, string[]>> {
   const out = new Map<string, string[]>();
-  const folded = [...new Set(emails.map(foldText))];
-  for (const part of chunks(folded)) {
+  for (const part of chunks([...new Set(values)])) {
     const rows = await db
       .selectFrom('record_values')
       .select(['value_text', 'record_id'])
       .where('workspace_id', '=', workspaceId)
-      .where('object_type', '=', 'contact')
-      .where('field', '=', '$email')
+      .where('object_type', '=', objectType)
+      .where('field', '=', field)
       .where('value_text', 'in', part)
       .orderBy('record_id')
       .execute();
@@ -89,6 +94,19 @@ export async function contactIdsByEmails(db: Executor, workspaceId: string, emai
     }
   }
   return out;
+}
+
+/**
+ * The contacts of the workspace whose `$email` holds one of `emails`, ignoring case, by folded
+ * address (docs/records.md §Value index). Meetings and emails derive their `$contact` with it.
+ */
+export function contactIdsByEmails(db: Executor, workspaceId: string, emails: readonly string[]): Promise<Map<string, string[]>> {
+  return recordIdsByValues(db, workspaceId, 'contact', '$email', emails.map(foldText));
+}
+
+/** The accounts of the workspace whose `$website` host is one of `hosts` (folded), by host. */
+export function accountsByHosts(db: Executor, workspaceId: string, hosts: readonly string[]): Promise<Map<string, string[]>> {
+  return recordIdsByValues(db, workspaceId, 'account', '$website.host', hosts);
 }
 
 /** Whether another record of the type holds this value of a field (unique fields), through the value index. */
