@@ -18,17 +18,19 @@ export const FLOOR_MS = 5;
 
 export class CommandDeadline {
   readonly #ceiling: number;
+  readonly #floor: number;
   #srtt: number | undefined;
   #rttvar = 0;
 
-  constructor(ceilingMs: number) {
+  constructor(ceilingMs: number, floorMs = FLOOR_MS) {
     this.#ceiling = ceilingMs;
+    this.#floor = Math.min(floorMs, ceilingMs);
   }
 
   /** The deadline of the next command, in ms. */
   get ms(): number {
     if (this.#srtt === undefined) return this.#ceiling;
-    return Math.min(this.#ceiling, Math.max(Math.min(FLOOR_MS, this.#ceiling), this.#srtt + 4 * this.#rttvar));
+    return Math.min(this.#ceiling, Math.max(this.#floor, this.#srtt + 4 * this.#rttvar));
   }
 
   /** A command was answered `rtt` ms after it was sent (RFC 6298 §2, with its gains 1/8 and 1/4). */
@@ -53,23 +55,31 @@ export class CommandDeadline {
     const ms = this.ms;
     const sent = performance.now();
     let done = false;
-    const answered = p.then((v) => {
-      done = true;
-      this.answered(performance.now() - sent);
-      return v;
-    });
-    const timers: NodeJS.Timeout[] = [];
+    const answered = p.then(
+      (v) => {
+        done = true;
+        this.answered(performance.now() - sent);
+        return v;
+      },
+      (err: unknown) => {
+        done = true;
+        throw err;
+      },
+    );
+    let timer: NodeJS.Timeout | undefined;
+    // One timer at a time: the ceiling's is set only once the deadline has passed unanswered.
+    const judge = (at: number, then: () => void) => (timer = setTimeout(() => setImmediate(() => done || then()), at - (performance.now() - sent)));
     const late = new Promise<never>((_, reject) => {
-      const judge = (after: number, then: () => void) => timers.push(setTimeout(() => setImmediate(() => done || then()), after));
-      // At the ceiling the silence is told first, so the late requests already see it.
-      judge(this.#ceiling, silent);
-      judge(ms, () => reject(new CommandLate(ms)));
+      judge(ms, () => {
+        // At the ceiling the silence is told first, so the late requests already see it.
+        if (ms >= this.#ceiling) silent();
+        else judge(this.#ceiling, silent);
+        reject(new CommandLate(ms));
+      });
     });
     const out = Promise.race([answered, late]);
-    answered.then(
-      () => timers.forEach(clearTimeout),
-      () => timers.forEach(clearTimeout),
-    );
+    const stop = () => clearTimeout(timer);
+    answered.then(stop, stop);
     return out;
   }
 }

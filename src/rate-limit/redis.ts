@@ -78,6 +78,8 @@ export interface RedisLimiterOptions {
   clock?: () => number;
   /** The longest one command may go unanswered before its requests are decided locally (deadline.ts). */
   commandTimeoutMs?: number;
+  /** The shortest deadline (deadline.ts FLOOR_MS); tests that count script calls raise it to the ceiling. */
+  commandFloorMs?: number;
 }
 
 /** How long a Redis that let a command time out is left alone. */
@@ -97,7 +99,7 @@ export class RedisRateLimiter implements RateLimiter {
 
   constructor(opts: RedisLimiterOptions) {
     this.#opts = opts;
-    this.#deadline = new CommandDeadline(opts.commandTimeoutMs ?? 200);
+    this.#deadline = new CommandDeadline(opts.commandTimeoutMs ?? 200, opts.commandFloorMs);
     this.#buckets = new SharedBuckets({
       limits: opts.limits,
       prefix: opts.prefix ?? 'rolodex:rl:',

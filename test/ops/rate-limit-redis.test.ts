@@ -41,6 +41,9 @@ function limiter(url: string, prefix: string, metrics?: Metrics, o: { limits?: t
     fallback: new MemoryRateLimiter(lim),
     logger: log.logger,
     leaseMs: o.leaseMs ?? config().rateLimitLeaseMs,
+    // The calls these tests count are Redis's to answer however busy the machine: no adaptive deadline.
+    commandTimeoutMs: 1000,
+    commandFloorMs: 1000,
     ...(o.clock ? { clock: o.clock } : {}),
     ...(metrics ? { metrics } : {}),
   });
