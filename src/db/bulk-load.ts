@@ -8,36 +8,37 @@ import { deferred } from './pipeline.ts';
 import type { Executor } from './types.ts';
 
 /**
- * Runs `fn`, then on SQLite builds the indexes named in `indexes` after its rows: they are
- * dropped first and created again with the very statements that made them, in the same
- * transaction, one sorted build instead of scattered inserts. Atomic like any SQLite DDL (a
- * rollback restores them), and other connections keep reading their snapshot, indexes included.
- * `sortRunsKiB` gives an index's build the memory its sorter may fill before it writes a sorted
- * run. On PostgreSQL, which would lock the tables against readers, `fn` just runs.
+ * On SQLite, drops the indexes named in `indexes` and returns the step that builds them again
+ * with the very statements that made them, in the same transaction: one sorted build after the
+ * rows instead of scattered inserts. The caller runs that step once its rows are written (a bulk
+ * load may span several chunks of an import). Atomic like any SQLite DDL (a rollback restores
+ * them), and other connections keep reading their snapshot, indexes included. `sortRunsKiB`
+ * gives an index's build the memory its sorter may fill before it writes a sorted run. On
+ * PostgreSQL, which would lock the tables against readers, nothing is dropped and the step does
+ * nothing.
  */
-export async function withIndexesBuiltAfter<T>(
+export async function dropIndexesUntilBuilt(
   tx: Executor,
   indexes: readonly string[],
   sortRunsKiB: Readonly<Record<string, number | undefined>>,
-  fn: () => Promise<T>,
-): Promise<T> {
-  if (isPostgres(tx)) return fn();
+): Promise<() => Promise<void>> {
+  if (isPostgres(tx)) return async () => {};
   const { rows } = await sql<{ name: string; sql: string }>`select name, sql from sqlite_master
     where type = 'index' and name in (${sql.join([...indexes])})`.execute(tx);
   const cache = await sql<{ cache_size: number }>`pragma cache_size`.execute(tx);
   const cacheSize = Number(cache.rows[0]?.cache_size);
   for (const r of rows) await sql`drop index ${sql.id(r.name)}`.execute(tx);
-  const out = await fn();
-  // Deferred: with the import's writer thread (src/db/sqlite/writer.ts), the next kinds' work is
-  // built while the indexes are. The pragmas go out in the same order, between the builds.
-  const setCache = (size: number) => deferred(tx, sql.raw(`pragma cache_size = ${Math.trunc(size)}`));
-  for (const r of rows) {
-    const runs = sortRunsKiB[r.name];
-    if (runs !== undefined) await setCache(-runs);
-    await deferred(tx, sql.raw(r.sql));
-    if (runs !== undefined) await setCache(cacheSize);
-  }
-  return out;
+  return async () => {
+    // Deferred: with the import's writer thread (src/db/sqlite/writer.ts), the next kinds' work is
+    // built while the indexes are. The pragmas go out in the same order, between the builds.
+    const setCache = (size: number) => deferred(tx, sql.raw(`pragma cache_size = ${Math.trunc(size)}`));
+    for (const r of rows) {
+      const runs = sortRunsKiB[r.name];
+      if (runs !== undefined) await setCache(-runs);
+      await deferred(tx, sql.raw(r.sql));
+      if (runs !== undefined) await setCache(cacheSize);
+    }
+  };
 }
 
 /** The page cache of the import's SQLite connection, in KiB: a bound, whatever the import's size (docs/import.md §Memory). */

@@ -36,6 +36,6 @@ export {
 } from './rank/index.ts';
 
 // Bulk loads (imports), the log's retention, the planner's statistics.
-export { takeDatabaseAlone, useBulkCache, withIndexesBuiltAfter } from './bulk-load.ts';
+export { dropIndexesUntilBuilt, takeDatabaseAlone, useBulkCache } from './bulk-load.ts';
 export { truncateLog } from './erase.ts';
 export { refreshStatistics } from './statistics.ts';

@@ -38,6 +38,8 @@ export interface ImportContext extends Ctx {
   newId(kind: IdKind): string;
   /** Whether a kind may drop and rebuild indexes around its rows: only when the import writes in one transaction (docs/import.md §Speed). */
   bulkLoad?: boolean;
+  /** How many objects of a kind (`ImportKind.object`) this import holds, over all of its chunks. */
+  total?(object: string): number;
 }
 
 /**
@@ -62,6 +64,8 @@ export interface ImportKind<T = unknown> {
   /** Whether upsert needs every item of the kind in one call (definitions order their own lines); else it gets them a chunk at a time. */
   whole?: boolean;
   upsert(ctx: ImportContext, items: ImportItem<T>[]): Promise<void>;
+  /** Runs once after the last chunk of the kind's upserts, in that chunk's transaction: ends what its chunks began together (a bulk load). */
+  finish?(ctx: ImportContext): Promise<void>;
   link?(ctx: ImportContext, items: ImportItem<T>[]): Promise<void>;
 }
 

@@ -186,7 +186,16 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
     };
     // One context for the whole import (the record kinds keep their state by it); its `db` is the
     // transaction of the chunk being written.
-    const importCtx: ImportContext = { ...ctx, resolve, resolveAll, register, known, newId: idSequence(ctx.now), bulkLoad: mode === 'atomic' };
+    const importCtx: ImportContext = {
+      ...ctx,
+      resolve,
+      resolveAll,
+      register,
+      known,
+      newId: idSequence(ctx.now),
+      bulkLoad: mode === 'atomic',
+      total: (object) => counts.get(object) ?? 0,
+    };
     const inTransaction = async (db: Executor, pace: Pace, objects: number, fn: () => Promise<unknown>) => {
       if (mode === 'atomic') return fn();
       let began = 0;
@@ -212,13 +221,20 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
           }
           const pace = new Pace();
           const size = () => (kind.whole ? Infinity : mode === 'batched' ? pace.size() : IMPORT_CHUNK.atomic);
+          let left = counts.get(kind.object) ?? 0;
           for await (const items of chunksOf(kind, spill, size)) {
             if (step === 'upsert' && kind.prepare) {
               const prepared = await kind.prepare(ctx, items);
               undo.push(() => prepared.undo());
             }
+            left -= items.length;
             await inTransaction(db, pace, items.length, () =>
-              inLine(items, async () => (step === 'upsert' ? kind.upsert(importCtx, items) : kind.link?.(importCtx, items))),
+              inLine(items, async () => {
+                if (step === 'link') return kind.link?.(importCtx, items);
+                await kind.upsert(importCtx, items);
+                // The last chunk's transaction also ends what the kind's chunks began together.
+                if (left === 0) await kind.finish?.(importCtx);
+              }),
             );
             done += items.length;
             input.onProgress?.(step, done, total);

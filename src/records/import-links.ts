@@ -3,6 +3,7 @@
 // where every target is already known.
 import { type RelationshipDef, type TypeDefinitions } from '../definitions/service.ts';
 import { ImportError, type ImportContext, type ImportItem } from '../import/kind.ts';
+import type { BulkLoad } from './index/repository.ts';
 import { requireDefinitions } from './resource.ts';
 import * as repo from './repository.ts';
 
@@ -20,13 +21,15 @@ export interface ImportState {
   allNew: Set<string>;
   /** Lines of the items whose links went out with their batch (linkEarly). */
   linked: Set<number>;
+  /** Per type, decided at its first chunk: the bulk load spanning its chunks and the kind that ends it, or null (no bulk load). */
+  loads: Map<string, { kind: string; load: BulkLoad } | null>;
 }
 
 const states = new WeakMap<ImportContext, ImportState>();
 
 export function stateOf(ctx: ImportContext): ImportState {
   let state = states.get(ctx);
-  if (state === undefined) states.set(ctx, (state = { defs: new Map(), allNew: new Set(), linked: new Set() }));
+  if (state === undefined) states.set(ctx, (state = { defs: new Map(), allNew: new Set(), linked: new Set(), loads: new Map() }));
   return state;
 }
 

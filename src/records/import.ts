@@ -16,7 +16,7 @@ import { link, linkEarly, type RecordInput, stateOf } from './import-links.ts';
 import { lockRecords } from './repository.ts';
 import { valueRows } from './index/values.ts';
 import * as repo from './repository.ts';
-import { withBulkLoad, writeValueIndex } from './index/repository.ts';
+import { startBulkLoad, writeValueIndex } from './index/repository.ts';
 import type { RecordKind } from './tables.ts';
 import { checkFieldValues } from './write-fields.ts';
 
@@ -127,19 +127,13 @@ function values(defs: TypeDefinitions, item: ImportItem<RecordInput>): Record<st
  * multi-row batches, ranks the new ones and rewrites their value index (writeValueIndex, as the
  * API's writes do). Ids are registered under the type's name.
  */
-async function upsertOfType(ctx: ImportContext, type: RecordType, defs: TypeDefinitions, items: ImportItem<RecordInput>[]): Promise<void> {
+async function upsertOfType(ctx: ImportContext, owner: string, type: RecordType, defs: TypeDefinitions, items: ImportItem<RecordInput>[]): Promise<void> {
   const ws = ctx.actor.workspaceId;
   const kind = type.objectType;
   const created: { ts: string; id: string }[] = [];
   await lockRecords(ctx.db, ws, kind);
-  // A load of new records that at least doubles the tables builds their value indexes
-  // once, sorted, after its rows (docs/import.md §Speed). Only into a type without records, so
-  // that no row of these tables is updated or deleted meanwhile.
-  const bulk =
-    ctx.bulkLoad !== false &&
-    items.length >= BULK_LOAD.min &&
-    items.length >= BULK_LOAD.share * (await repo.recordCount(ctx.db)) &&
-    !(await repo.hasRecords(ctx.db, ws, kind));
+  const state = stateOf(ctx);
+  const bulk = await bulkLoadOf(ctx, kind, owner);
   // The records that exist, looked up once before any is written: looked up batch by batch, the
   // lookups read a table growing under them, and PostgreSQL, whose statistics still count the
   // rows from before the import, scanned the type's listing index for each (docs/performance.md
@@ -152,17 +146,47 @@ async function upsertOfType(ctx: ImportContext, type: RecordType, defs: TypeDefi
         kind,
         items.map((i) => i.externalId),
       );
-  await withBulkLoad(ctx.db, bulk, () => writeBatches(ctx, type, defs, items, created, existing, bulk));
-  const state = stateOf(ctx);
+  await writeBatches(ctx, type, defs, items, created, existing, bulk);
   state.defs.set(kind, defs);
-  // A bulk load's type had no records: its listing is counted from the rows at once, with
-  // statements nobody waits for, so that the links are resolved while the writer thread still
-  // builds the indexes (docs/import.md §Speed). Counting the new keys one by one read the partition's
-  // total first, which waited for every index build.
-  if (bulk) {
-    state.allNew.add(kind);
-    await rankRebuild(ctx.db, repo.RECORDS, [ws, kind]);
-  } else await rankInsert(ctx.db, repo.RECORDS, [ws, kind], created);
+  if (!bulk) await rankInsert(ctx.db, repo.RECORDS, [ws, kind], created);
+}
+
+/**
+ * Whether this import bulk-loads the type `kind` (docs/import.md §Speed), decided at the type's
+ * first chunk for all of them: a load of at least `BULK_LOAD.min` new records that at least
+ * doubles the tables (counting every object of the import's kind `owner`), into a type without
+ * records, in one transaction. Every later chunk of the type then holds new records too: the
+ * type had none, and an import's externalIds are unique per type. The load starts here and ends
+ * with the kind's upserts (`finishKind`).
+ */
+async function bulkLoadOf(ctx: ImportContext, kind: string, owner: string): Promise<boolean> {
+  const state = stateOf(ctx);
+  const decided = state.loads.get(kind);
+  if (decided !== undefined) return decided !== null;
+  const total = ctx.total?.(owner) ?? 0;
+  const bulk =
+    ctx.bulkLoad !== false &&
+    total >= BULK_LOAD.min &&
+    total >= BULK_LOAD.share * (await repo.recordCount(ctx.db)) &&
+    !(await repo.hasRecords(ctx.db, ctx.actor.workspaceId, kind));
+  state.loads.set(kind, bulk ? { kind: owner, load: await startBulkLoad(ctx.db) } : null);
+  if (bulk) state.allNew.add(kind);
+  return bulk;
+}
+
+/**
+ * Ends the bulk loads of the kind `owner`'s types, after their last rows: postings packed, the
+ * indexes built, and the listing counted from the rows at once, with statements nobody waits
+ * for, so that the links are resolved while the writer thread still builds the indexes
+ * (docs/import.md §Speed). Counting the new keys one by one read the partition's total first,
+ * which waited for every index build.
+ */
+async function finishKind(ctx: ImportContext, owner: string): Promise<void> {
+  for (const [kind, entry] of stateOf(ctx).loads) {
+    if (entry === null || entry.kind !== owner) continue;
+    await entry.load.end();
+    await rankRebuild(ctx.db, repo.RECORDS, [ctx.actor.workspaceId, kind]);
+  }
 }
 
 async function writeBatches(
@@ -253,7 +277,8 @@ function recordKind(kind: RecordKind): ImportKind<RecordInput> {
     object: kind,
     check: (raw) => check(kind, raw),
     lookup: (ctx, externalIds) => repo.recordsByExternalId(ctx.db, ctx.actor.workspaceId, kind, externalIds),
-    upsert: async (ctx, items) => upsertOfType(ctx, RECORD_TYPES[kind], (await definitionsOf(ctx, kind)) ?? (await requireDefinitions(ctx, kind)), items),
+    upsert: async (ctx, items) => upsertOfType(ctx, kind, RECORD_TYPES[kind], (await definitionsOf(ctx, kind)) ?? (await requireDefinitions(ctx, kind)), items),
+    finish: (ctx) => finishKind(ctx, kind),
     link: (ctx, items) => link(kind, ctx, items),
   };
 }
@@ -302,9 +327,10 @@ export const customRecordKind: ImportKind<CustomRecordInput> = {
       const defs = await definitionsOf(ctx, objectType);
       if (!defs)
         throw new ImportError((group[0] as ImportItem<CustomRecordInput>).line, 'objectType', `no custom object type "${objectType}" in the workspace`);
-      await upsertOfType(ctx, customRecordType(objectType), defs, group);
+      await upsertOfType(ctx, 'record', customRecordType(objectType), defs, group);
     }
   },
+  finish: (ctx) => finishKind(ctx, 'record'),
   async link(ctx, items) {
     for (const [objectType, group] of byType(items)) await link(objectType, ctx, group);
   },

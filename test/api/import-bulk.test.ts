@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { type KyselyPlugin, sql } from 'kysely';
 import { test } from 'node:test';
 import { importKinds } from '../../src/cli/import-kinds.ts';
-import { ImportFailed, runImport } from '../../src/import/run.ts';
+import { IMPORT_CHUNK, ImportFailed, runImport } from '../../src/import/run.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
 import { PACKS } from '../../src/records/index/repository.ts';
 import { BULK_LOAD, IMPORT_BATCH } from '../../src/records/import.ts';
@@ -67,10 +67,12 @@ const QUERIES = [
 /**
  * `thread` (SQLite): through a connection of the same file whose statements run on the writer
  * thread of `rolodex import` (src/db/sqlite/writer.ts), with at most 2 statements in flight.
+ * `chunk`: the import reads and writes each kind that many objects at a time.
  */
-async function importWith(t: TestApp, bulk: boolean, small = false, thread = false): Promise<{ secret: string; byId: Map<string, string> }> {
+async function importWith(t: TestApp, bulk: boolean, small = false, thread = false, chunk?: number): Promise<{ secret: string; byId: Map<string, string> }> {
   const seeded = await seedWorkspace(t);
-  const saved = [{ ...BULK_LOAD }, { ...IMPORT_BATCH }, { ...PACKS }, { ...THREAD_QUEUE }] as const;
+  const saved = [{ ...BULK_LOAD }, { ...IMPORT_BATCH }, { ...PACKS }, { ...THREAD_QUEUE }, { ...IMPORT_CHUNK }] as const;
+  if (chunk !== undefined) IMPORT_CHUNK.atomic = chunk;
   Object.assign(BULK_LOAD, bulk ? { min: 1, share: 0 } : { min: Infinity });
   // Batches of 7 contacts, packs written every 150 postings or so: several packs per key.
   if (small) {
@@ -92,6 +94,7 @@ async function importWith(t: TestApp, bulk: boolean, small = false, thread = fal
     Object.assign(IMPORT_BATCH, saved[1]);
     Object.assign(PACKS, saved[2]);
     Object.assign(THREAD_QUEUE, saved[3]);
+    Object.assign(IMPORT_CHUNK, saved[4]);
   }
 }
 
@@ -133,6 +136,10 @@ await eachDialect('bulk import', (ctx) => {
     assert.equal(await count(t, 'record_trigrams'), postings);
     // The same through the writer thread of `rolodex import`, with its inserts in flight.
     const threaded = t.dialect === 'sqlite' ? await importWith(t, true, true, true) : small;
+    // The contacts read in four chunks: the bulk load spans them all, the type having had no
+    // records when its first chunk began (no posting row, the indexes built once after them).
+    const chunked = await importWith(t, true, false, false, 16);
+    assert.equal(await count(t, 'record_trigrams'), postings);
     assert.deepEqual(await indexes(t), before);
     for (const q of QUERIES) {
       const page = async (w: { secret: string; byId: Map<string, string> }) => {
@@ -155,6 +162,7 @@ await eachDialect('bulk import', (ctx) => {
       assert.deepEqual(await page(bulk), a, q);
       assert.deepEqual(await page(small), a, q);
       assert.deepEqual(await page(threaded), a, q);
+      assert.deepEqual(await page(chunked), a, q);
     }
     // The other end of each contact's account, read by target (entity_relationships_inverse, which
     // a bulk load builds after its rows).
@@ -179,6 +187,7 @@ await eachDialect('bulk import', (ctx) => {
     assert.deepEqual(await accounts(bulk), inverse);
     assert.deepEqual(await accounts(small), inverse);
     assert.deepEqual(await accounts(threaded), inverse);
+    assert.deepEqual(await accounts(chunked), inverse);
   });
 
   test('a bulk import that fails leaves the indexes as they were, and no posting', async () => {

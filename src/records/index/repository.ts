@@ -1,7 +1,7 @@
 // SQL of the value index (docs/records.md §Value index, docs/filtering.md §Indexes): the rows of
 // record_values and the trigram postings of `contains`, rewritten together in the transaction of
 // every record write, and the bulk form an import writes them in.
-import { chunks, deferred, insertRows, withIndexesBuiltAfter, type Executor } from '../../db/index.ts';
+import { chunks, deferred, dropIndexesUntilBuilt, insertRows, type Executor } from '../../db/index.ts';
 import { sql } from 'kysely';
 import type { TypeDefinitions } from '../../definitions/service.ts';
 import { foldText, indexedText } from '../../lib/fold.ts';
@@ -51,17 +51,31 @@ const DEFERRED_INDEXES = ['record_values_text', 'record_values_num', 'entity_rel
  */
 const SORT_RUNS: Record<string, number | undefined> = { record_values_text: 65_536 };
 
+/** A bulk load in progress: `end` writes what it still holds and builds what it dropped. */
+export interface BulkLoad {
+  end(): Promise<void>;
+}
+
 /**
- * Runs `fn`, the writes of a bulk import that only creates records (so that nothing reads or
- * deletes these tables' rows meanwhile), when `bulk`: its postings are written as packs on both
- * databases (docs/filtering.md §Indexes, Packs), and on SQLite the indexes of DEFERRED_INDEXES are
- * built after its rows. Otherwise `fn` just runs.
+ * Starts a bulk load in `tx`: the writes of an import that only creates records of a type that
+ * had none, over as many of its chunks as it takes, so that nothing reads, rewrites or deletes
+ * these tables' rows of that type until `end`. Meanwhile its postings are gathered into packs on
+ * both databases (docs/filtering.md §Indexes, Packs), and on SQLite the indexes of
+ * DEFERRED_INDEXES are dropped, to be built once after every row (docs/import.md §Speed).
  */
-export async function withBulkLoad<T>(tx: Executor, bulk: boolean, fn: () => Promise<T>): Promise<T> {
-  if (!bulk) return fn();
-  // The last packs are sent before the index builds: behind them, they would hold the import's
-  // main thread until every build had run (the writer thread takes a bounded queue).
-  return withIndexesBuiltAfter(tx, DEFERRED_INDEXES, SORT_RUNS, () => withPackedPostings(tx, fn));
+export async function startBulkLoad(tx: Executor): Promise<BulkLoad> {
+  const build = await dropIndexesUntilBuilt(tx, DEFERRED_INDEXES, SORT_RUNS);
+  const pending: Pending = { byKey: new Map(), postings: 0 };
+  packing.set(tx, pending);
+  return {
+    async end() {
+      packing.delete(tx);
+      // The last packs are sent before the index builds: behind them, they would hold the
+      // import's main thread until every build had run (the writer thread takes a bounded queue).
+      await writePacks(tx, pending);
+      await build();
+    },
+  };
 }
 
 /**
@@ -185,23 +199,6 @@ async function writePacks(tx: Executor, pending: Pending): Promise<void> {
   pending.byKey = new Map();
   pending.postings = 0;
   await insertRows(tx, 'record_trigram_packs', ['key', 'first_id', 'prefix', 'tails', 'n'], rows, 500);
-}
-
-/**
- * Runs `fn` (the writes of an import that only creates records of a type that had none) with its
- * postings written as packs, in the same transaction. Nothing rewrites those records meanwhile,
- * so no pack holds a stale id when the import commits.
- */
-export async function withPackedPostings<T>(tx: Executor, fn: () => Promise<T>): Promise<T> {
-  const pending: Pending = { byKey: new Map(), postings: 0 };
-  packing.set(tx, pending);
-  try {
-    const out = await fn();
-    await writePacks(tx, pending);
-    return out;
-  } finally {
-    packing.delete(tx);
-  }
 }
 
 /** Postings grouped by key (addPostings) as one pack per key, in key order: its ids sorted, their common prefix kept once. */
