@@ -38,8 +38,8 @@ export interface ImportContext extends Ctx {
   newId(kind: IdKind): string;
   /** Whether a kind may drop and rebuild indexes around its rows: only when the import writes in one transaction (docs/import.md §Speed). */
   bulkLoad?: boolean;
-  /** How many objects of a kind (`ImportKind.object`) this import holds, over all of its chunks. */
-  total?(object: string): number;
+  /** How many objects of a kind (`ImportKind.object`) this import holds over all of its chunks; with `scope`, of that scope of the kind (`ImportKind.scope`). */
+  total?(object: string, scope?: string): number;
 }
 
 /**

@@ -77,9 +77,18 @@ function checkObject(byObject: Map<string, ImportKind<any>>, value: unknown): { 
   return { kind, raw, checked, name: scope === undefined ? kind.object : `${kind.object} ${scope}` };
 }
 
-/** Pass 1: every object checked, the good ones spilled by kind; throws ImportFailed listing the bad ones. */
-async function checkAll(byObject: Map<string, ImportKind<any>>, source: ImportSource, spill: Spill): Promise<Map<string, number>> {
+/**
+ * Pass 1: every object checked, the good ones spilled by kind; throws ImportFailed listing the bad
+ * ones. Returns the count of each kind's objects, and of each scope of a kind that has scopes
+ * (`record project`).
+ */
+async function checkAll(
+  byObject: Map<string, ImportKind<any>>,
+  source: ImportSource,
+  spill: Spill,
+): Promise<{ counts: Map<string, number>; scoped: Map<string, number> }> {
   const counts = new Map<string, number>();
+  const scoped = new Map<string, number>();
   const errors: ImportError[] = [];
   let more = 0;
   const fail = (e: ImportError) => (errors.length < MAX_REPORTED ? errors.push(e) : more++);
@@ -95,6 +104,7 @@ async function checkAll(byObject: Map<string, ImportKind<any>>, source: ImportSo
       if (seen.has(key)) throw new InputError(`"${raw.externalId as string}" appears twice for ${name}`, 'externalId');
       seen.add(key);
       counts.set(kind.object, (counts.get(kind.object) ?? 0) + 1);
+      if (name !== kind.object) scoped.set(name, (scoped.get(name) ?? 0) + 1);
       if (errors.length === 0) await spill.add(kind.object, line, raw);
     } catch (err) {
       if (!(err instanceof InputError) || err instanceof ImportError) throw err;
@@ -103,7 +113,7 @@ async function checkAll(byObject: Map<string, ImportKind<any>>, source: ImportSo
   }
   if (errors.length > 0) throw new ImportFailed(errors, more);
   await spill.finish();
-  return counts;
+  return { counts, scoped };
 }
 
 /**
@@ -153,7 +163,7 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
   const undo: Array<() => Promise<void>> = [];
   let committed = false;
   try {
-    const counts = await checkAll(byObject, source, spill);
+    const { counts, scoped } = await checkAll(byObject, source, spill);
     phase('check');
     let total = 0;
     for (const n of counts.values()) total += n * 2;
@@ -194,7 +204,7 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
       known,
       newId: idSequence(ctx.now),
       bulkLoad: mode === 'atomic',
-      total: (object) => counts.get(object) ?? 0,
+      total: (object, scope) => (scope === undefined ? counts.get(object) : scoped.get(`${object} ${scope}`)) ?? 0,
     };
     const inTransaction = async (db: Executor, pace: Pace, objects: number, fn: () => Promise<unknown>) => {
       if (mode === 'atomic') return fn();

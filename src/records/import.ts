@@ -154,7 +154,7 @@ async function upsertOfType(ctx: ImportContext, owner: string, type: RecordType,
 /**
  * Whether this import bulk-loads the type `kind` (docs/import.md §Speed), decided at the type's
  * first chunk for all of them: a load of at least `BULK_LOAD.min` new records that at least
- * doubles the tables (counting every object of the import's kind `owner`), into a type without
+ * doubles the tables (counting the type's objects in the whole import), into a type without
  * records, in one transaction. Every later chunk of the type then holds new records too: the
  * type had none, and an import's externalIds are unique per type. The load starts here and ends
  * with the kind's upserts (`finishKind`).
@@ -163,7 +163,7 @@ async function bulkLoadOf(ctx: ImportContext, kind: string, owner: string): Prom
   const state = stateOf(ctx);
   const decided = state.loads.get(kind);
   if (decided !== undefined) return decided !== null;
-  const total = ctx.total?.(owner) ?? 0;
+  const total = (owner === kind ? ctx.total?.(owner) : ctx.total?.(owner, kind)) ?? 0;
   const bulk =
     ctx.bulkLoad !== false &&
     total >= BULK_LOAD.min &&
