@@ -16,6 +16,7 @@ import { link, linkEarly, type RecordInput, stateOf } from './import-links.ts';
 import { lockRecords } from './repository.ts';
 import { valueRows } from './index/values.ts';
 import * as repo from './repository.ts';
+import { rankFacetsAfterLoad } from './index/facets.ts';
 import { withBulkLoad, writeValueIndex } from './index/repository.ts';
 import type { RecordKind } from './tables.ts';
 import { checkFieldValues } from './write-fields.ts';
@@ -162,6 +163,7 @@ async function upsertOfType(ctx: ImportContext, type: RecordType, defs: TypeDefi
   if (bulk) {
     state.allNew.add(kind);
     await rankRebuild(ctx.db, repo.RECORDS, [ws, kind]);
+    await rankFacetsAfterLoad(ctx.db, defs, ws);
   } else await rankInsert(ctx.db, repo.RECORDS, [ws, kind], created);
 }
 

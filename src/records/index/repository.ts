@@ -7,17 +7,19 @@ import type { TypeDefinitions } from '../../definitions/service.ts';
 import { foldText, indexedText } from '../../lib/fold.ts';
 import type { RecordValuesTable } from '../tables.ts';
 import type { RecordTrigramPacksTable, RecordTrigramsTable } from './tables.ts';
+import { writeFacets } from './facets.ts';
 import { addTrigramKeys, CONTAINS_TYPES, type FieldHash, fieldHash } from './trigrams.ts';
 
 /**
- * Rewrites everything that indexes record values: the value index and the trigrams that serve
- * `contains` (docs/filtering.md). The rows of `recordIds` are removed, then `rows` written; `rows`
+ * Rewrites everything that indexes record values: the value index, the trigrams that serve
+ * `contains` and the ranked sets of listed values (docs/filtering.md). The rows of `recordIds` are removed, then `rows` written; `rows`
  * may also hold rows of records created in this transaction, which have none to remove. Every
  * writer of records calls this one function, so no writer can leave filters behind.
  */
 export async function writeValueIndex(tx: Executor, defs: TypeDefinitions, recordIds: readonly string[], rows: readonly RecordValuesTable[]): Promise<void> {
   // The trigrams first: they read the old values to know which postings to remove.
   await replaceTrigrams(tx, defs, recordIds, rows);
+  await writeFacets(tx, defs, recordIds, rows, packing.get(tx) !== undefined && recordIds.length === 0);
   await replaceValues(tx, recordIds, rows);
 }
 
