@@ -7,6 +7,7 @@ import { sql } from 'kysely';
 import {
   chunks,
   deferred,
+  deferredRows,
   defineRank,
   lockedForUpdate,
   lockPartition,
@@ -71,10 +72,12 @@ export async function writeFacets(
   // Every partition is taken before any of its rows is written, in one order for every writer.
   const parts = new Map([...gone, ...come].map((r) => [partition(r).join('\u0000'), partition(r)]));
   for (const k of [...parts.keys()].sort()) await lockPartition(tx, FACETS, parts.get(k)!, 'insert');
-  const deleted: RecordFacetsTable[] = [];
-  for (const part of chunks(gone, 100)) deleted.push(...(await deleteFacets(part).execute(tx)).rows);
+  // The deletes go out with the first insert (src/db/pipeline.ts), whose answer comes after theirs.
+  const deletes: { readonly rows?: RecordFacetsTable[] }[] = [];
+  for (const part of chunks(gone, 100)) deletes.push(come.length > 0 ? await deferredRows(tx, deleteFacets(part)) : await deleteFacets(part).execute(tx));
   const inserted: RecordFacetsTable[] = [];
   for (const part of chunks(come, 300)) inserted.push(...(await insertFacets(part, true).execute(tx)).rows);
+  const deleted = deletes.flatMap((d) => d.rows ?? []);
   for (const [rowsOf, count] of [
     [deleted, rankDelete],
     [inserted, rankInsert],
@@ -102,7 +105,8 @@ export async function writeFacets(
  * would remove the same old row and each add its own value, leaving the record in two sets.
  */
 async function facetsOf(db: Executor, recordIds: readonly string[], fields: ReadonlySet<string>): Promise<RecordFacetsTable[]> {
-  for (const part of chunks([...recordIds])) await lockedForUpdate(db, db.selectFrom('records').select('id').where('id', 'in', part)).execute();
+  // Nothing reads the lock's answer: it goes out with the read, which runs after it.
+  for (const part of chunks([...recordIds])) await deferred(db, lockedForUpdate(db, db.selectFrom('records').select('id').where('id', 'in', part)));
   const out: RecordFacetsTable[] = [];
   for (const part of chunks([...recordIds]))
     out.push(
