@@ -5,6 +5,7 @@ import { sql } from 'kysely';
 import { rankRebuildAll } from '../src/db/rank/index.ts';
 import type { DialectName, Executor } from '../src/db/types.ts';
 import type { TypeDefinitions } from '../src/definitions/service.ts';
+import { FACETS, rankedFields } from '../src/records/index/facets.ts';
 import { trigramRows } from '../src/records/index/repository.ts';
 import { valueRows } from '../src/records/index/values.ts';
 import { RECORDS } from '../src/records/repository.ts';
@@ -95,4 +96,13 @@ async function seedRecords(
   }
   for (const i of built) await sql.raw(i.ddl).execute(db);
   await rankRebuildAll(db, RECORDS);
+  // The ranked sets of listed values (a task's `$status`, docs/filtering.md §Ranked values), as
+  // writeValueIndex would have written them.
+  const ranked = [...rankedFields(defs)];
+  if (ranked.length > 0) {
+    await sql`insert into record_facets (workspace_id, object_type, field, value_text, created_at, record_id)
+      select v.workspace_id, v.object_type, v.field, v.value_text, r.created_at, r.id from record_values v join records r on r.id = v.record_id
+      where v.workspace_id = ${ws} and v.object_type = ${kind} and v.field in (${sql.join(ranked)}) and v.value_text is not null`.execute(db);
+    await rankRebuildAll(db, FACETS);
+  }
 }

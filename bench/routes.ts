@@ -2,7 +2,8 @@
 // freshly migrated database before the server starts (and may keep ids in `ctx.state`); `path`
 // and `body` then build the request. Add a route by adding an entry here.
 import type { Db } from '../src/db/types.ts';
-import { seedBigList, seedContact, seedContacts, seedList, seedLists, seedMessages } from './seeds.ts';
+import { TASK_STATUSES } from '../src/definitions/catalogue.ts';
+import { seedBigList, seedContact, seedContacts, seedList, seedLists, seedMessages, seedTasks } from './seeds.ts';
 
 export interface BenchContext {
   db: Db;
@@ -78,6 +79,24 @@ export const ROUTES: BenchRoute[] = [
     bodies: () => {
       const run = `${Date.now().toString(36)}.${++loads}`;
       return (i) => ({ fields: { $name: { firstName: 'Bench', lastName: `Update ${run}.${i}` } } });
+    },
+  },
+  {
+    name: 'POST /v1/tasks',
+    method: 'POST',
+    path: () => '/v1/tasks',
+    body: (c) => ({ fields: { $title: 'Bench task', $status: 'TODO' }, relationships: { $assignedTo: c.userId } }),
+  },
+  {
+    name: 'POST /v1/tasks/{id}, 1,000 tasks in turn',
+    method: 'POST',
+    seed: (c) => seedTasks(c, 1000),
+    path: (c) => `/v1/tasks/${(c.state.taskIds as string[])[0]}`,
+    paths: (c) => (c.state.taskIds as string[]).map((id) => `/v1/tasks/${id}`),
+    // A new title and the next status: each update moves its task from one status's ranked set to another's.
+    bodies: () => {
+      const run = `${Date.now().toString(36)}.${++loads}`;
+      return (i) => ({ fields: { $title: `Update ${run}.${i}`, $status: TASK_STATUSES[(loads + Math.floor(i / 1000) + (i % 1000)) % 4] } });
     },
   },
   { name: 'GET /v1/contacts', method: 'GET', path: () => '/v1/contacts' },

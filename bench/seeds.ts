@@ -1,5 +1,6 @@
 // Seeds for bench/routes.ts: rows written in bulk through Kysely (the importer and the API are
 // not what these routes measure), then the kept counters and ranked index the API relies on.
+import { TASK_STATUSES } from '../src/definitions/catalogue.ts';
 import type { Executor } from '../src/db/types.ts';
 import { isoNow, newId } from '../src/lib/ids.ts';
 import { createList } from '../src/lists/service.ts';
@@ -170,6 +171,19 @@ export async function seedContacts(ctx: BenchContext, n: number): Promise<void> 
     for (let i = 0; i < n; i++) {
       const fields = { $name: { firstName: 'Bench', lastName: `Contact ${i}` }, $email: [`bench.${i}@contact.test`] };
       ids.push((await createRecord(op, { type: RECORD_TYPES.contact, fields, relationships: { $account: account.id } })).id);
+    }
+    return ids;
+  });
+}
+
+/** `n` tasks created through the service, assigned to the bench user, their statuses in turn. */
+export async function seedTasks(ctx: BenchContext, n: number): Promise<void> {
+  ctx.state.taskIds = await ctx.db.kysely.transaction().execute(async (tx) => {
+    const op = operatorCtx(tx, ctx.workspaceId);
+    const ids: string[] = [];
+    for (let i = 0; i < n; i++) {
+      const fields = { $title: `Task ${i}`, $status: TASK_STATUSES[i % 4] };
+      ids.push((await createRecord(op, { type: RECORD_TYPES.task, fields, relationships: { $assignedTo: ctx.userId } })).id);
     }
     return ids;
   });

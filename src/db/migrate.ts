@@ -32,6 +32,7 @@ import * as m0055 from './migrations/0055_default_country.ts';
 import * as m0056 from './migrations/0056_value_forms.ts';
 import * as m0060 from './migrations/0060_enrichment_runs.ts';
 import * as m0061 from './migrations/0061_delivery_order.ts';
+import * as m0062 from './migrations/0062_record_facets.ts';
 
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -63,6 +64,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0056_value_forms': m0056,
   '0060_enrichment_runs': m0060,
   '0061_delivery_order': m0061,
+  '0062_record_facets': m0062,
 };
 
 export class MigrationError extends Error {

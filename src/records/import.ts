@@ -16,6 +16,7 @@ import { link, linkEarly, type RecordInput, stateOf } from './import-links.ts';
 import { lockRecords } from './repository.ts';
 import { valueRows } from './index/values.ts';
 import * as repo from './repository.ts';
+import { rankFacetsAfterLoad } from './index/facets.ts';
 import { startBulkLoad, writeValueIndex } from './index/repository.ts';
 import type { RecordKind } from './tables.ts';
 import { checkFieldValues } from './write-fields.ts';
@@ -169,14 +170,14 @@ async function bulkLoadOf(ctx: ImportContext, kind: string, owner: string): Prom
     total >= BULK_LOAD.min &&
     total >= BULK_LOAD.share * (await repo.recordCount(ctx.db)) &&
     !(await repo.hasRecords(ctx.db, ctx.actor.workspaceId, kind));
-  state.loads.set(kind, bulk ? { kind: owner, load: await startBulkLoad(ctx.db) } : null);
+  state.loads.set(kind, bulk ? { kind: owner, load: await startBulkLoad(ctx.db, kind) } : null);
   if (bulk) state.allNew.add(kind);
   return bulk;
 }
 
 /**
  * Ends the bulk loads of the kind `owner`'s types, after their last rows: postings packed, the
- * indexes built, and the listing counted from the rows at once, with statements nobody waits
+ * indexes built, and the listing and the ranked values' sets counted from the rows at once, with statements nobody waits
  * for, so that the links are resolved while the writer thread still builds the indexes
  * (docs/import.md §Speed). Counting the new keys one by one read the partition's total first,
  * which waited for every index build.
@@ -186,6 +187,7 @@ async function finishKind(ctx: ImportContext, owner: string): Promise<void> {
     if (entry === null || entry.kind !== owner) continue;
     await entry.load.end();
     await rankRebuild(ctx.db, repo.RECORDS, [ctx.actor.workspaceId, kind]);
+    await rankFacetsAfterLoad(ctx.db, stateOf(ctx).defs.get(kind) as TypeDefinitions, ctx.actor.workspaceId);
   }
 }
 

@@ -4,6 +4,7 @@
 import type { TypeDefinitions } from '../../definitions/service.ts';
 import type { Ctx } from '../../lib/context.ts';
 import type { Page } from '../../lib/paging.ts';
+import { pageByValue, rankedFields } from '../index/facets.ts';
 import { trigrams } from '../index/trigrams.ts';
 import { pageRecordIds } from '../repository.ts';
 import { type Filter, parseFilters } from './parse.ts';
@@ -138,13 +139,25 @@ export function walkRows(page: Page, matches: number, all: number): number | nul
   return expected < matches ? Math.min(all, Math.ceil(WALK_SLACK * expected) + 2 * page.limit) : null;
 }
 
+/**
+ * The one `equal` filter on a field ranked per value (docs/filtering.md §Ranked values), when it is
+ * the whole query: its page and count are those of the value's ranked set.
+ */
+function rankedValue(defs: TypeDefinitions, filters: readonly Filter[]): { field: string; value: string } | undefined {
+  const [f] = filters;
+  if (filters.length !== 1 || f?.kind !== 'text' || f.op !== 'equal' || f.negate) return undefined;
+  return rankedFields(defs).has(f.field) ? { field: f.field, value: f.value } : undefined;
+}
+
 /** One page of the records of `defs.objectType` that satisfy every filter, and how many do. */
 export async function filteredPage(
   ctx: Ctx,
   input: { defs: TypeDefinitions; filters: readonly Filter[]; page: Page },
 ): Promise<{ totalCount: number; ids: string[] }> {
-  const plan = await planFilters(ctx, input);
   const { page } = input;
+  const ranked = rankedValue(input.defs, input.filters);
+  if (ranked) return pageByValue(ctx.db, ctx.actor.workspaceId, input.defs.objectType, ranked.field, ranked.value, page);
+  const plan = await planFilters(ctx, input);
   const total = async () => (await pageRecordIds(ctx.db, ctx.actor.workspaceId, input.defs.objectType, { offset: 0, limit: 1 })).total;
   if (plan.kind === 'negated') {
     const [pageIds, n, all] = await Promise.all([repo.ids(ctx.db, plan.page), plan.excluded ? repo.count(ctx.db, plan.excluded) : 0, total()]);

@@ -7,17 +7,19 @@ import type { TypeDefinitions } from '../../definitions/service.ts';
 import { foldText, indexedText } from '../../lib/fold.ts';
 import type { RecordValuesTable } from '../tables.ts';
 import type { RecordTrigramPacksTable, RecordTrigramsTable } from './tables.ts';
+import { writeFacets } from './facets.ts';
 import { addTrigramKeys, CONTAINS_TYPES, type FieldHash, fieldHash } from './trigrams.ts';
 
 /**
- * Rewrites everything that indexes record values: the value index and the trigrams that serve
- * `contains` (docs/filtering.md). The rows of `recordIds` are removed, then `rows` written; `rows`
+ * Rewrites everything that indexes record values: the value index, the trigrams that serve
+ * `contains` and the ranked sets of listed values (docs/filtering.md). The rows of `recordIds` are removed, then `rows` written; `rows`
  * may also hold rows of records created in this transaction, which have none to remove. Every
  * writer of records calls this one function, so no writer can leave filters behind.
  */
 export async function writeValueIndex(tx: Executor, defs: TypeDefinitions, recordIds: readonly string[], rows: readonly RecordValuesTable[]): Promise<void> {
   // The trigrams first: they read the old values to know which postings to remove.
   await replaceTrigrams(tx, defs, recordIds, rows);
+  await writeFacets(tx, defs, recordIds, rows, packing.get(tx)?.objectType === defs.objectType && recordIds.length === 0);
   await replaceValues(tx, recordIds, rows);
 }
 
@@ -57,15 +59,15 @@ export interface BulkLoad {
 }
 
 /**
- * Starts a bulk load in `tx`: the writes of an import that only creates records of a type that
- * had none, over as many of its chunks as it takes, so that nothing reads, rewrites or deletes
- * these tables' rows of that type until `end`. Meanwhile its postings are gathered into packs on
- * both databases (docs/filtering.md §Indexes, Packs), and on SQLite the indexes of
+ * Starts a bulk load of `objectType` in `tx`: the writes of an import that only creates records
+ * of a type that had none, over as many of its chunks as it takes, so that nothing reads,
+ * rewrites or deletes these tables' rows of that type until `end`. Meanwhile the postings of new
+ * records are gathered into packs on both databases (docs/filtering.md §Indexes, Packs), and on SQLite the indexes of
  * DEFERRED_INDEXES are dropped, to be built once after every row (docs/import.md §Speed).
  */
-export async function startBulkLoad(tx: Executor): Promise<BulkLoad> {
+export async function startBulkLoad(tx: Executor, objectType: string): Promise<BulkLoad> {
   const build = await dropIndexesUntilBuilt(tx, DEFERRED_INDEXES, SORT_RUNS);
-  const pending: Pending = { byKey: new Map(), postings: 0 };
+  const pending: Pending = { byKey: new Map(), postings: 0, objectType };
   packing.set(tx, pending);
   return {
     async end() {
@@ -187,6 +189,8 @@ const packing = new WeakMap<object, Pending>();
 interface Pending {
   byKey: Map<number, string[]>;
   postings: number;
+  /** The type bulk-loaded: its new records' ranked sets are counted after the load (rankFacetsAfterLoad). */
+  objectType: string;
 }
 
 // Postings gathered over several batches before their packs are written (about 27,000 contacts):

@@ -26,10 +26,25 @@ export interface RecordTrigramPacksTable {
   n: number;
 }
 
+/**
+ * A record's value of a field whose definition lists its values (a task's `$status`), with the
+ * record's createdAt: the rows of one (workspace, type, field, value) are a ranked partition
+ * (docs/filtering.md §Ranked values). Written with record_values, in the same transaction.
+ */
+export interface RecordFacetsTable {
+  workspace_id: string;
+  object_type: string;
+  field: string;
+  value_text: string;
+  created_at: string;
+  record_id: string;
+}
+
 // Adds the tables to the one Database type (src/db/types.ts) that Kysely checks queries against.
 declare module '../../db/types.ts' {
   interface Database {
     record_trigrams: RecordTrigramsTable;
     record_trigram_packs: RecordTrigramPacksTable;
+    record_facets: RecordFacetsTable;
   }
 }

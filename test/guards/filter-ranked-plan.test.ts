@@ -1,0 +1,116 @@
+// A deep page of a ranked value (docs/filtering.md §Ranked values) reads what the first page
+// reads: the value's ranked set, never the value index's matches. Without it, `$status=TODO` deep
+// in 1,000,000 tasks sorted a quarter of a million matches (seconds; docs/performance.md §Task
+// pages). Counted, not timed, on 40,000 tasks (10,000 holding the value), the page at the last
+// offset of the matches:
+// - PostgreSQL: the index entries and table rows the page's statements read, from the
+//   transaction's own statistics (pg_stat_xact_user_indexes, pg_stat_xact_user_tables): at most
+//   one leaf and a few hundred entries, far below the 10,000 matches;
+// - SQLite, which keeps no such counts: no statement reads the value index or sorts (EXPLAIN QUERY
+//   PLAN of each statement the page ran: no record_values, no temporary B-tree).
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { CompiledQuery, sql } from 'kysely';
+import { rankRebuildAll } from '../../src/db/rank/index.ts';
+import { loadDefinitions, type TypeDefinitions } from '../../src/definitions/service.ts';
+import { operatorCtx, systemCtx } from '../../src/lib/context.ts';
+import { filterQuery } from '../../src/records/filter/service.ts';
+import { FACETS } from '../../src/records/index/facets.ts';
+import { valueRows } from '../../src/records/index/values.ts';
+import { RECORDS, type RecordRow } from '../../src/records/repository.ts';
+import { createWorkspace } from '../../src/workspaces/service.ts';
+import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
+import { statementsOf } from '../helpers/sql-spy.ts';
+
+const TASKS = 40_000;
+const STATUSES = ['TODO', 'IN_PROGRESS', 'COMPLETE', 'CANCELLED'];
+const T0 = Date.UTC(2026, 0, 1);
+
+for (const dialect of await testDialects()) {
+  describe(`a deep page of a ranked value [${dialect}]`, () => {
+    let tdb: TestDb;
+    let ws: string;
+    let defs: TypeDefinitions;
+    before(async () => {
+      tdb = await createTestDb(dialect);
+      const db = tdb.db.kysely;
+      ws = (await createWorkspace(systemCtx(db), { name: 'ranked values' })).id;
+      defs = (await loadDefinitions(operatorCtx(db, ws), { objectType: 'task' }))!;
+      for (let i = 0; i < TASKS; i += 2000) {
+        const records: RecordRow[] = [];
+        const values: ReturnType<typeof valueRows> = [];
+        for (let j = i; j < i + 2000; j++) {
+          const id = `tsk_${String(j).padStart(6, '0')}`;
+          const at = new Date(T0 + j * 1000).toISOString();
+          const v = { $title: `Task ${j}`, $status: STATUSES[j % 4] };
+          records.push({ id, workspace_id: ws, kind: 'task', external_id: null, fields: JSON.stringify(v), created_at: at, updated_at: at });
+          values.push(...valueRows(ws, defs, id, v));
+        }
+        await db.transaction().execute(async (tx) => {
+          for (let k = 0; k < records.length; k += 500)
+            await tx
+              .insertInto('records')
+              .values(records.slice(k, k + 500))
+              .execute();
+          for (let k = 0; k < values.length; k += 800)
+            await tx
+              .insertInto('record_values')
+              .values(values.slice(k, k + 800))
+              .execute();
+        });
+      }
+      // The ranked values as writeValueIndex writes them, counted once.
+      await sql`insert into record_facets (workspace_id, object_type, field, value_text, created_at, record_id)
+        select v.workspace_id, v.object_type, v.field, v.value_text, r.created_at, r.id from record_values v join records r on r.id = v.record_id
+        where v.field = '$status'`.execute(db);
+      await rankRebuildAll(db, RECORDS);
+      await rankRebuildAll(db, FACETS);
+      await sql`analyze`.execute(db);
+    });
+    after(() => tdb.drop());
+
+    const matches = TASKS / 4;
+    const page = { limit: 25, offset: matches - 25 };
+
+    test('the last page of $status=TODO is exact', async () => {
+      const got = await filterQuery(operatorCtx(tdb.db.kysely, ws), { defs, query: { $status: 'TODO' }, page });
+      assert.equal(got.totalCount, matches);
+      // The oldest TODO tasks: j = 96, 92, …, 0.
+      assert.deepEqual(
+        got.ids,
+        Array.from({ length: 25 }, (_, k) => `tsk_${String((24 - k) * 4).padStart(6, '0')}`),
+      );
+    });
+
+    if (dialect === 'postgres')
+      test('it reads at most a leaf and a few hundred entries, not the matches', async () => {
+        const read = await tdb.db.kysely.transaction().execute(async (tx) => {
+          // Index entries read (an index's tuples returned) and rows read by sequential scans (a table's).
+          const counted = sql<{ n: number | string }>`select coalesce(sum(pg_stat_get_xact_tuples_returned(c.oid)), 0) as n from pg_class c
+            where c.relnamespace = current_schema()::regnamespace and c.relkind in ('r', 'i')`;
+          const before = Number((await counted.execute(tx)).rows[0]?.n);
+          const got = await filterQuery(operatorCtx(tx, ws), { defs, query: { $status: 'TODO' }, page });
+          assert.equal(got.totalCount, matches);
+          return Number((await counted.execute(tx)).rows[0]?.n) - before;
+        });
+        assert.ok(read > 0, 'the statistics count the page');
+        assert.ok(read < 2500, `the page read ${read} index entries and rows for ${matches} matches`);
+      });
+    else
+      test('its statements read the ranked set alone: no value index, no sort of matches', async () => {
+        const db = tdb.db.kysely;
+        const { result, statements } = await statementsOf(() => filterQuery(operatorCtx(db, ws), { defs, query: { $status: 'TODO' }, page }));
+        assert.equal(result.totalCount, matches);
+        const read = new Set<string>();
+        for (const s of statements) {
+          if (/^\s*(begin|commit)\b/i.test(s)) continue;
+          const tables = new Set([...s.matchAll(/\b(?:from|join)\s+"?([a-z_]+)"?/gi)].map((m) => m[1]!));
+          for (const t of tables) read.add(t);
+          // The only sort a ranked page makes is of one level's entries, never of rows.
+          const plan = (await db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${s}`))).rows.map((r) => r.detail);
+          if (plan.some((d) => /TEMP B-TREE/.test(d))) assert.deepEqual([...tables], ['rank_buckets'], `${s}\n${plan.join('\n')}`);
+        }
+        assert.deepEqual([...read].sort(), ['rank_buckets', 'record_facets'], statements.join('\n'));
+      });
+  });
+}
