@@ -1,7 +1,9 @@
 // A merge moves its links and memberships in batches (docs/merge.md §Links, docs/performance.md
 // §Merges in batches): the rows other records hold to the duplicate are retargeted and deleted with
 // one statement each, a record's memberships leave with one delete and one member-count update,
-// and the lists' member events are appended with one insert, whatever the number of lists.
+// their lists' ranked member sets move with one statement per level across the lists
+// (docs/pages.md §Changes across partitions), and the lists' member events are appended with one
+// insert, whatever the number of lists.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { call, eachDialect, seedWorkspace } from '../helpers/app.ts';
@@ -32,6 +34,10 @@ await eachDialect('merge statements', (ctx) => {
     assert.equal(count(/^delete from "?entity_relationships"? where \(source_id/), 1, 'the notes naming both');
     assert.equal(count(/^delete from "list_members"/), 1);
     assert.equal(count(/^update "lists" set "member_count"/), 2, 'down for the duplicate’s 8 lists, up for the primary’s 4 new ones');
+    // The lists' ranked member sets move across lists: a base row and one count update per level
+    // for the 8 lists left, the same for the 4 joined, and the same for the contacts' listing.
+    assert.equal(count(/^insert into rank_buckets/), 3, 'base rows: the lists left, the lists joined, the listing');
+    assert.equal(count(/update rank_buckets set n = n \+/), 6, 'two levels each: the lists left, the lists joined, the listing');
     const page = (await call(t, s.secret, 'GET', `/v1/contacts/${a}`)).json();
     assert.equal(page.relationships.$note.values.length, 12);
   });
