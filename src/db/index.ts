@@ -10,7 +10,7 @@ export { startRequestBudget } from './request-budget.ts';
 export { inBackground } from './background.ts';
 
 // Statements: sent with the transaction's next round trip, after it, or gathered per turn.
-export { afterCommit, deferred, deferredInsert, settled, transactionThen } from './pipeline.ts';
+export { afterCommit, deferred, deferredInsert, deferredRows, settled, transactionThen } from './pipeline.ts';
 export { batchedRead, jsonKeys, KEYS } from './batched.ts';
 export { fastReader, prepared } from './prepared.ts';
 export { insertRows } from './insert-rows.ts';

@@ -6,7 +6,7 @@ import type { Ctx } from '../lib/context.ts';
 import { AppError } from '../lib/errors.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import * as lists from '../lists/repository.ts';
-import { membershipsMoved } from '../lists/service.ts';
+import { membershipMoves } from '../lists/service.ts';
 import { type RecordResource, type RecordType, getRecord, requireDefinitions } from '../records/service.ts';
 import * as records from '../records/repository.ts';
 import { canonical } from '../records/service.ts';
@@ -107,18 +107,10 @@ export async function mergeRecords(ctx: Ctx, type: RecordType, input: MergeInput
     changes: Object.fromEntries(changed.map((k) => [k, { from: before[k] ?? null, to: after[k] ?? null }])),
     duplicateId: duplicate.id,
   });
-  await membershipsMoved(
-    ctx,
-    'list.members_removed',
-    memberships.map((m) => m.list_id),
-    duplicate.id,
-  );
-  await membershipsMoved(
-    ctx,
-    'list.members_added',
-    joined.map((m) => m.list_id),
-    primary.id,
-  );
+  await membershipMoves(ctx, [
+    { type: 'list.members_removed', listIds: memberships.map((m) => m.list_id), memberId: duplicate.id },
+    { type: 'list.members_added', listIds: joined.map((m) => m.list_id), memberId: primary.id },
+  ]);
   return {
     merge: { id: row.id, status: row.status },
     primary: merged,
