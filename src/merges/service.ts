@@ -30,9 +30,10 @@ export interface MergeResult {
   summary: { fieldWriteCount: number; syncRepointedCount: number; warnings: string[] };
 }
 
-async function live(ctx: Ctx, type: RecordType, id: string, param: string): Promise<records.RecordRow> {
-  const row = await records.findRecord(ctx.db, ctx.actor.workspaceId, type.objectType, id);
-  if (!row) throw new AppError('relationship_entity_missing', `No live ${type.objectType} with id "${id}" exists; nothing was merged.`, { param });
+function live(ctx: Ctx, rows: ReadonlyMap<string, records.RecordRow>, type: RecordType, id: string, param: string): records.RecordRow {
+  const row = rows.get(id);
+  if (row?.workspace_id !== ctx.actor.workspaceId || row.kind !== type.objectType)
+    throw new AppError('relationship_entity_missing', `No live ${type.objectType} with id "${id}" exists; nothing was merged.`, { param });
   return row;
 }
 
@@ -41,8 +42,10 @@ export async function mergeRecords(ctx: Ctx, type: RecordType, input: MergeInput
   if (input.primaryId === input.duplicateId) throw new AppError('invalid_value', 'primaryId and duplicateId name the same record.', { param: 'duplicateId' });
   // The type's listing is locked first: merges and deletes of the type take turns.
   await records.lockRecords(ctx.db, ws, type.objectType);
-  const primary = await live(ctx, type, input.primaryId, 'primaryId');
-  const duplicate = await live(ctx, type, input.duplicateId, 'duplicateId');
+  // Both records in one read.
+  const rows = await records.recordRows(ctx.db, [input.primaryId, input.duplicateId]);
+  const primary = live(ctx, rows, type, input.primaryId, 'primaryId');
+  const duplicate = live(ctx, rows, type, input.duplicateId, 'duplicateId');
   const defs = await requireDefinitions(ctx, type.objectType);
   const resolutions = input.fieldResolutions ?? {};
   const checked = checkResolutions(defs, resolutions);

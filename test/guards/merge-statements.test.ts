@@ -4,7 +4,7 @@
 // their lists' ranked member sets move with one statement per level across the lists
 // (docs/pages.md §Changes across partitions), and the lists' member events are appended with one
 // insert, whatever the number of lists. On PostgreSQL the reads that need no other's answer go
-// out together, so the merge's transaction waits for at most 19 round trips.
+// out together, so the merge's transaction waits for at most 18 round trips.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { transactionRoundTrips } from '../../src/db/postgres/connection.ts';
@@ -44,13 +44,14 @@ await eachDialect('merge statements', (ctx) => {
     assert.equal(count(/^insert into rank_buckets/), 3, 'base rows: the lists left, the lists joined, the listing');
     assert.equal(count(/update rank_buckets set n = n \+/), 6, 'two levels each: the lists left, the lists joined, the listing');
     if (t.dialect === 'postgres') {
-      // Reads go out together where none needs another's answer: the links of both records in one
-      // round trip, the held rows' three renames in one, the lists of both kinds of member events
-      // read once (27 round trips before).
+      // Reads go out together where none needs another's answer: both records in one read, their
+      // links in one round trip, the held rows' three renames in one, the lists of both kinds of
+      // member events read once (27 round trips before).
       const shown = JSON.stringify(steps.map((x) => x.at(-2) ?? x[0]));
-      assert.ok(waited <= 19, `the merge's transaction waits for ${waited} round trips: ${shown}`);
+      assert.ok(waited <= 18, `the merge's transaction waits for ${waited} round trips: ${shown}`);
       assert.equal(count(/^select \* from "entity_relationships"/), 2, 'the rows of both records and the rows held to them, two reads');
       assert.equal(count(/^select \* from "lists"/), 1, 'the lists of the member events, read once');
+      assert.equal(count(/^select \* from "records"/), 1, 'both records, read once');
     }
     const page = (await call(t, s.secret, 'GET', `/v1/contacts/${a}`)).json();
     assert.equal(page.relationships.$note.values.length, 12);
