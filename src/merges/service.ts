@@ -66,7 +66,7 @@ export async function mergeRecords(ctx: Ctx, type: RecordType, input: MergeInput
   );
   repointed += joined.length;
   // The duplicate leaves before the primary takes its values: its unique values are free then.
-  await takeRecord(ctx, duplicate, duplicateBefore, primary.id);
+  await takeRecord(ctx, duplicate, duplicateBefore, { into: primary.id, defs });
 
   const before = JSON.parse(primary.fields) as Record<string, unknown>;
   const after = mergeFields(
