@@ -7,13 +7,18 @@
 //   service the same way: the restore's ratio, at least 0.5.
 // - merge: `POST /v1/contacts/merge` of two contacts with 100 links each (40 accounts of their
 //   own, 40 notes that name them, 20 list memberships; half of each shared by the pair), one at a
-//   time through HTTP: the median, at most 50 ms.
+//   time through HTTP: the median, at most 50 ms. With --before DIR (another checkout, e.g. a
+//   worktree of the commit before a change), a server of each checkout runs on the one seeded
+//   database and the merges alternate between them, pair by pair, the first of each pair swapped
+//   each time: both medians and the median of the pairs' ratios, under the same load, and the CPU
+//   each merge cost (bench/proc-cpu.ts), which moves less with the load than the latency.
 // - pages: --pages contacts, 10% of them (every tenth) then deleted through HTTP: pages of
 //   GET /v1/contacts at 0, 25%, 50%, 75% and the last, before and after, each the median of
 //   --requests sequential requests with its exact totalCount: at most 10 ms at every offset.
-//   node bench/lifecycle.ts [--dialect sqlite|postgres] [--only delete|merge|pages] [--contacts 12000] [--merges 30] [--pages 100000]
+//   node bench/lifecycle.ts [--dialect sqlite|postgres] [--only delete|merge|pages] [--contacts 12000] [--merges 30] [--before DIR] [--pages 100000]
 // BENCH_SECONDS, BENCH_ROUNDS and BENCH_CONNECTIONS apply as in bench/run.ts.
 import { loadavg } from 'node:os';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { sql } from 'kysely';
@@ -25,7 +30,8 @@ import { createList } from '../src/lists/service.ts';
 import { RECORDS } from '../src/records/repository.ts';
 import { createRecord, RECORD_TYPES, updateRecord } from '../src/records/service.ts';
 import { restore } from '../src/trash/restore.ts';
-import { latency, type Measurement, median, pairedRounds, seedContext, startServer, stop } from './run.ts';
+import { backends, cpuMs, family } from './proc-cpu.ts';
+import { latency, MAIN, type Measurement, median, pairedRounds, seedContext, startServer, stop } from './run.ts';
 import { seedRankedContacts } from './seeds.ts';
 
 const { values: args } = parseArgs({
@@ -35,6 +41,7 @@ const { values: args } = parseArgs({
     contacts: { type: 'string', default: '12000' },
     concurrency: { type: 'string', default: '8' },
     merges: { type: 'string', default: '30' },
+    before: { type: 'string' },
     pages: { type: 'string', default: '100000' },
     requests: { type: 'string', default: '200' },
   },
@@ -172,23 +179,51 @@ async function merges(): Promise<void> {
     }
   });
   await sql.raw(dialect === 'postgres' ? 'vacuum analyze' : 'analyze').execute(db);
-  const server = await startServer(tdb, 1);
+  const sides = [{ name: 'this checkout', main: MAIN }, ...(args.before ? [{ name: 'before', main: join(resolve(args.before), 'src/cli/main.ts') }] : [])];
+  const servers: { name: string; child: Awaited<ReturnType<typeof startServer>>['child']; url: string; times: number[] }[] = [];
   try {
+    for (const side of sides) servers.push({ name: side.name, ...(await startServer(tdb, 1, {}, side.main)), times: [] });
     const headers = { authorization: `Bearer ${ctx.secret}`, ...VERSION, 'content-type': 'application/json' };
-    const times: number[] = [];
-    for (const [primaryId, duplicateId] of pairs) {
+    const merge = async (s: (typeof servers)[number], [primaryId, duplicateId]: [string, string]) => {
       const t0 = performance.now();
-      const res = await fetch(`${server.url}/v1/contacts/merge`, { method: 'POST', headers, body: JSON.stringify({ primaryId, duplicateId }) });
+      const res = await fetch(`${s.url}/v1/contacts/merge`, { method: 'POST', headers, body: JSON.stringify({ primaryId, duplicateId }) });
       const body = (await res.json()) as { summary?: { syncRepointedCount: number } };
-      times.push(performance.now() - t0);
-      if (res.status !== 200) throw new Error(`merge: ${res.status} ${JSON.stringify(body)}`);
+      s.times.push(performance.now() - t0);
+      if (res.status !== 200) throw new Error(`merge (${s.name}): ${res.status} ${JSON.stringify(body)}`);
+    };
+    // A merge on each first warms its caches and connections; the CPU of the merges after it is
+    // counted: the server's processes and, on PostgreSQL, the backends serving them.
+    for (const [j, s] of servers.entries()) await merge(s, pairs[j]!);
+    for (const s of servers) s.times.length = 0;
+    const procs = (s: (typeof servers)[number]) => {
+      const own = family(s.child.pid!);
+      return { own, pg: dialect === 'postgres' ? backends(own) : [] };
+    };
+    const cpu = (ps: number[]) => ps.reduce((n, p) => n + cpuMs(p), 0);
+    const before = servers.map((s) => procs(s)).map((p) => ({ own: cpu(p.own), pg: cpu(p.pg) }));
+    for (let i = servers.length; i + servers.length <= pairs.length; i += servers.length) {
+      const order = (i / servers.length) % 2 ? [...servers].reverse() : servers;
+      for (const [j, s] of order.entries()) await merge(s, pairs[i + j]!);
     }
-    const sorted = [...times].sort((a, b) => a - b);
-    console.log(
-      `POST /v1/contacts/merge, 100 links each [${dialect}]: median ${median(times).toFixed(1)} ms, p90 ${sorted[Math.floor(sorted.length * 0.9)]!.toFixed(1)} ms, min ${sorted[0]!.toFixed(1)} ms over ${times.length}; load ${load1()}`,
-    );
+    const used = servers.map((s, k) => {
+      const p = procs(s);
+      return { own: (cpu(p.own) - before[k]!.own) / s.times.length, pg: (cpu(p.pg) - before[k]!.pg) / s.times.length };
+    });
+    for (const [k, s] of servers.entries()) {
+      const sorted = [...s.times].sort((a, b) => a - b);
+      const pg = dialect === 'postgres' ? `, PostgreSQL ${used[k]!.pg.toFixed(1)} ms` : '';
+      console.log(
+        `POST /v1/contacts/merge, 100 links each [${dialect}]${servers.length > 1 ? ` ${s.name}` : ''}: median ${median(s.times).toFixed(1)} ms, p90 ${sorted[Math.floor(sorted.length * 0.9)]!.toFixed(1)} ms, min ${sorted[0]!.toFixed(1)} ms over ${s.times.length}; CPU per merge: server ${used[k]!.own.toFixed(1)} ms${pg}; load ${load1()}`,
+      );
+    }
+    if (servers.length > 1) {
+      const ratios = servers[0]!.times.map((x, i) => x / servers[1]!.times[i]!);
+      console.log(
+        `this checkout against before, pair by pair: median ratio ${median(ratios).toFixed(2)}; ratio of medians ${(median(servers[0]!.times) / median(servers[1]!.times)).toFixed(2)}`,
+      );
+    }
   } finally {
-    await stop(server.child);
+    for (const s of servers) await stop(s.child);
     await tdb.drop();
   }
 }

@@ -7,13 +7,12 @@
 // requests/s (docs/performance.md §Pipelined PostgreSQL connections). Linux only.
 //   node bench/paired.ts --before DIR [--dialect postgres|sqlite] [--workers 1] [--route 'GET /v1/lists/{id}'] [--rounds 4]
 // BENCH_SECONDS (default 3) and BENCH_CONNECTIONS apply as in bench/run.ts.
-import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
 import type { DialectName } from '../src/db/types.ts';
+import { backends, cpuMs, family } from './proc-cpu.ts';
 import { ROUTES } from './routes.ts';
 import { baselineFor, load, MAIN, median, routeRotation, seedContext, startBaseline, startServer, stop } from './run.ts';
 
@@ -30,45 +29,6 @@ if (!args.before) throw new Error('--before DIR is required');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const route = ROUTES.find((r) => r.name === args.route);
 if (!route) throw new Error(`no route ${args.route} in bench/routes.ts`);
-
-/** utime + stime of a process, in ms (clock ticks of 10 ms). */
-function cpuMs(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[11]) + Number(f[12])) * 10;
-  } catch {
-    return 0;
-  }
-}
-
-/** The server and its worker processes. */
-function family(pid: number): number[] {
-  const pids = [pid];
-  for (const p of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    try {
-      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) pids.push(Number(p));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return pids;
-}
-
-/** PostgreSQL backends whose client is one of `pids`, matched by the client's port. */
-function backends(pids: number[]): number[] {
-  const mine = new Set(pids);
-  const ports = new Set<string>();
-  const byPort = new Map<string, number>();
-  for (const line of execFileSync('ss', ['-tnpH'], { encoding: 'utf8' }).split('\n')) {
-    const m = /127\.0\.0\.1:(\d+)\s+127\.0\.0\.1:(\d+)\s+users:\(\("[^"]*",pid=(\d+)/.exec(line);
-    if (!m) continue;
-    if (m[2] === '5432' && mine.has(Number(m[3]))) ports.add(m[1]!);
-    if (m[1] === '5432') byPort.set(m[2]!, Number(m[3]));
-  }
-  return [...ports].flatMap((p) => byPort.get(p) ?? []);
-}
 
 const dialect = args.dialect as DialectName;
 const { tdb, ctx } = await seedContext(dialect);

@@ -27,6 +27,7 @@ export {
   lockPartition,
   partitionKey,
   rankChange,
+  rankChangeAcross,
   rankDelete,
   rankInsert,
   rankMoveRows,

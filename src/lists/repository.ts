@@ -14,6 +14,7 @@ import {
   lockPartition,
   partitionKey,
   prepared,
+  rankChangeAcross,
   rankDelete,
   rankInsert,
   rankPage,
@@ -159,11 +160,16 @@ export interface MembershipRow {
 export async function takeMemberships(tx: Executor, entityId: string): Promise<MembershipRow[]> {
   const rows = await tx.selectFrom('list_members').selectAll().where('entity_id', '=', entityId).orderBy('list_id').execute();
   if (rows.length === 0) return rows;
-  // Every list is locked before its rows move; the rows leave in one statement, so each list's
-  // ranked set then counts rows that are gone, and the counters move in one statement more.
+  // Every list is locked before its rows move; the rows leave in one statement, then every list's
+  // ranked set counts them out with one statement per level across the lists (docs/pages.md
+  // §Changes across partitions), and the counters move in one statement more.
   for (const r of rows) await lockPartition(tx, LIST_MEMBERS, [r.list_id]);
   await deferred(tx, tx.deleteFrom('list_members').where('entity_id', '=', entityId));
-  for (const r of rows) await rankDelete(tx, LIST_MEMBERS, [r.list_id], [{ ts: r.added_at, id: entityId }]);
+  await rankChangeAcross(
+    tx,
+    LIST_MEMBERS,
+    rows.map((r) => ({ values: [r.list_id], removed: [{ ts: r.added_at, id: entityId }] })),
+  );
   await moveCounts(
     tx,
     rows.map((r) => r.list_id),
@@ -208,7 +214,14 @@ export async function putMemberships(tx: Executor, rows: readonly MembershipRow[
   });
   if (added.length === 0) return added;
   for (const part of chunks(added, 500)) await deferred(tx, tx.insertInto('list_members').values(part));
-  for (const r of added) await rankInsert(tx, LIST_MEMBERS, [r.list_id], [{ ts: r.added_at, id: r.entity_id }]);
+  // Counted in with one statement per level across the lists (docs/pages.md §Changes across partitions).
+  const byList = new Map<string, { ts: string; id: string }[]>();
+  for (const r of added) byList.set(r.list_id, [...(byList.get(r.list_id) ?? []), { ts: r.added_at, id: r.entity_id }]);
+  await rankChangeAcross(
+    tx,
+    LIST_MEMBERS,
+    [...byList].map(([list, keys]) => ({ values: [list], added: keys })),
+  );
   // A list holds an entity once: each list of `added` gains one member.
   const byEntity = new Map<string, string[]>();
   for (const r of added) byEntity.set(r.entity_id, [...(byEntity.get(r.entity_id) ?? []), r.list_id]);

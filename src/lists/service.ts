@@ -145,15 +145,29 @@ export async function updateList(ctx: Ctx, input: UpdateListInput) {
  * it joined or left (docs/events.md §Types): a list's membership is followed by its events alone.
  * Lists that are not live (held in the trash) have none.
  */
-export async function membershipsMoved(ctx: Ctx, type: 'list.members_added' | 'list.members_removed', listIds: readonly string[], memberId: string) {
-  if (listIds.length === 0) return;
-  const rows = await repo.findLists(ctx.db, ctx.actor.workspaceId, listIds);
+export async function membershipsMoved(ctx: Ctx, type: MembershipMove['type'], listIds: readonly string[], memberId: string) {
+  await membershipMoves(ctx, [{ type, listIds, memberId }]);
+}
+
+export interface MembershipMove {
+  type: 'list.members_added' | 'list.members_removed';
+  listIds: readonly string[];
+  memberId: string;
+}
+
+/** Several moves' events (a merge's removals and additions), in order: their lists read once, the events appended together. */
+export async function membershipMoves(ctx: Ctx, moves: readonly MembershipMove[]) {
+  const ids = moves.flatMap((m) => m.listIds);
+  if (ids.length === 0) return;
+  const rows = await repo.findLists(ctx.db, ctx.actor.workspaceId, ids);
   await appendEvents(
     ctx,
-    listIds.flatMap((id) => {
-      const row = rows.get(id);
-      return row ? [{ type, object: toResource(ctx, row), members: [memberId] }] : [];
-    }),
+    moves.flatMap((m) =>
+      m.listIds.flatMap((id) => {
+        const row = rows.get(id);
+        return row ? [{ type: m.type, object: toResource(ctx, row), members: [m.memberId] }] : [];
+      }),
+    ),
   );
 }
 

@@ -10,13 +10,16 @@ import * as repo from './repository.ts';
 export async function moveLinks(ctx: Ctx, defs: TypeDefinitions, primaryId: string, duplicateId: string, warnings: string[]): Promise<number> {
   const db = ctx.db;
   let moved = 0;
+  // Every row either record holds or is held by, in one round trip; what the moves below change
+  // of them is followed here, not read again.
+  const rows = await repo.pairRows(db, [primaryId, duplicateId]);
   // Who already links to the primary, under which name (the primary itself included).
-  const self = (await repo.ownRows(db, primaryId)).filter((r) => r.target_id === primaryId);
-  const toPrimary = new Set([...(await repo.rowsTo(db, primaryId)), ...self].map((r) => `${r.source_id}\u0000${r.name}`));
-  // rowsTo leaves out the duplicate's own rows: they follow below.
+  const self = rows.own[0].filter((r) => r.target_id === primaryId);
+  const toPrimary = new Set([...rows.to[0], ...self].map((r) => `${r.source_id}\u0000${r.name}`));
+  // rows.to leaves out the duplicate's own rows: they follow below.
   const dropped: repo.Row[] = [];
   const kept: repo.Row[] = [];
-  for (const r of await repo.rowsTo(db, duplicateId)) {
+  for (const r of rows.to[1]) {
     const key = `${r.source_id}\u0000${r.name}`;
     if (toPrimary.has(key)) dropped.push(r);
     else {
@@ -28,10 +31,17 @@ export async function moveLinks(ctx: Ctx, defs: TypeDefinitions, primaryId: stri
   await repo.deleteRows(db, dropped);
   await repo.retarget(db, kept, primaryId);
 
+  // The primary's own rows as the moves left them: those dropped are gone, those kept point to it.
+  const key = (r: repo.Row) => `${r.source_id}\u0000${r.name}\u0000${r.position}`;
+  const [gone, turned] = [new Set(dropped.map(key)), new Set(kept.map(key))];
   const mine = new Map<string, repo.Row[]>();
-  for (const r of await repo.ownRows(db, primaryId)) mine.set(r.name, [...(mine.get(r.name) ?? []), r]);
+  for (const r of rows.own[0]) {
+    if (gone.has(key(r))) continue;
+    const now = turned.has(key(r)) ? { ...r, target_id: primaryId } : r;
+    mine.set(r.name, [...(mine.get(r.name) ?? []), now]);
+  }
   const added: repo.Row[] = [];
-  for (const r of await repo.ownRows(db, duplicateId)) {
+  for (const r of rows.own[1]) {
     const target = r.target_id === duplicateId ? primaryId : r.target_id;
     const held = mine.get(r.name) ?? [];
     if (held.some((h) => h.target_id === target)) continue;

@@ -1,13 +1,14 @@
 // SQL of merges (docs/merge.md): the merge rows, and the moves of every link of a duplicate onto
 // its primary: relationship rows others hold to it, its own rows, and rows held in the trash.
-import { chunks, deferred, type Executor } from '../db/index.ts';
+import { chunks, deferred, deferredRows, type Executor } from '../db/index.ts';
 import { sql } from 'kysely';
 import type { MergesTable } from './tables.ts';
 
 export type MergeRow = MergesTable;
 
+/** Answers nothing the merge needs: goes out with its next read (src/db/pipeline.ts). */
 export async function insertMerge(tx: Executor, row: MergeRow): Promise<void> {
-  await tx.insertInto('merges').values(row).execute();
+  await deferred(tx, tx.insertInto('merges').values(row));
 }
 
 /** Types of merges a read may find: the built-in `types` named, and with `custom` every custom type. */
@@ -41,9 +42,27 @@ export async function ownRows(db: Executor, id: string): Promise<Row[]> {
   return db.selectFrom('entity_relationships').selectAll().where('source_id', '=', id).orderBy('name').orderBy('position').execute();
 }
 
-/** Rows other records hold to `id` (`id` as target, not as source). */
-export async function rowsTo(db: Executor, id: string): Promise<Row[]> {
-  return db.selectFrom('entity_relationships').selectAll().where('target_id', '=', id).where('source_id', '!=', id).execute();
+export interface PairRows {
+  /** Rows whose source is each record, by name and position. */
+  own: [Row[], Row[]];
+  /** Rows other records hold to each record (the record as target, not as source). */
+  to: [Row[], Row[]];
+}
+
+/**
+ * The rows of both records and the rows held to them, read together: the second read goes out
+ * with the first (src/db/pipeline.ts), one round trip for both.
+ */
+export async function pairRows(db: Executor, ids: readonly [string, string]): Promise<PairRows> {
+  const own = await deferredRows(
+    db,
+    db.selectFrom('entity_relationships').selectAll().where('source_id', 'in', ids).orderBy('source_id').orderBy('name').orderBy('position'),
+  );
+  const to = await db.selectFrom('entity_relationships').selectAll().where('target_id', 'in', ids).execute();
+  const rows = own.rows ?? [];
+  const mine = (id: string) => rows.filter((r) => r.source_id === id);
+  const held = (id: string) => to.filter((r) => r.target_id === id && r.source_id !== id);
+  return { own: [mine(ids[0]), mine(ids[1])], to: [held(ids[0]), held(ids[1])] };
 }
 
 // The moves answer nothing the merge needs: they go out with its next read (src/db/pipeline.ts),
@@ -67,18 +86,24 @@ export async function insertRows(tx: Executor, rows: readonly Row[]): Promise<vo
   for (const part of chunks([...rows], 1000)) await deferred(tx, tx.insertInto('entity_relationships').values(part));
 }
 
-/** Rows and memberships that other trash entries hold for the duplicate now name the primary; sent together, one round trip. */
+/**
+ * Rows and memberships that other trash entries hold for the duplicate now name the primary; the
+ * first two updates go out with the third (src/db/pipeline.ts), one round trip. Returns how many moved.
+ */
 export async function repointHeld(tx: Executor, from: string, to: string): Promise<number> {
-  const moved = await Promise.all([
-    ...(['source_id', 'target_id'] as const).map((col) =>
-      tx
-        .updateTable('trash_links')
-        .set({ [col]: to })
-        .where(col, '=', from)
-        .where('trash_id', '!=', from)
-        .executeTakeFirst(),
-    ),
-    tx.updateTable('trash_members').set({ entity_id: to }).where('entity_id', '=', from).where('trash_id', '!=', from).executeTakeFirst(),
-  ]);
-  return moved.reduce((n, r) => n + Number(r.numUpdatedRows), 0);
+  const links = [];
+  for (const col of ['source_id', 'target_id'] as const)
+    links.push(
+      await deferredRows(
+        tx,
+        tx
+          .updateTable('trash_links')
+          .set({ [col]: to })
+          .where(col, '=', from)
+          .where('trash_id', '!=', from)
+          .returning('trash_id'),
+      ),
+    );
+  const members = await tx.updateTable('trash_members').set({ entity_id: to }).where('entity_id', '=', from).where('trash_id', '!=', from).executeTakeFirst();
+  return links.reduce((n, r) => n + (r.rows?.length ?? 0), Number(members.numUpdatedRows));
 }

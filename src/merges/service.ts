@@ -6,7 +6,7 @@ import type { Ctx } from '../lib/context.ts';
 import { AppError } from '../lib/errors.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import * as lists from '../lists/repository.ts';
-import { membershipsMoved } from '../lists/service.ts';
+import { membershipMoves } from '../lists/service.ts';
 import { type RecordResource, type RecordType, getRecord, requireDefinitions } from '../records/service.ts';
 import * as records from '../records/repository.ts';
 import { canonical } from '../records/service.ts';
@@ -30,9 +30,10 @@ export interface MergeResult {
   summary: { fieldWriteCount: number; syncRepointedCount: number; warnings: string[] };
 }
 
-async function live(ctx: Ctx, type: RecordType, id: string, param: string): Promise<records.RecordRow> {
-  const row = await records.findRecord(ctx.db, ctx.actor.workspaceId, type.objectType, id);
-  if (!row) throw new AppError('relationship_entity_missing', `No live ${type.objectType} with id "${id}" exists; nothing was merged.`, { param });
+function live(ctx: Ctx, rows: ReadonlyMap<string, records.RecordRow>, type: RecordType, id: string, param: string): records.RecordRow {
+  const row = rows.get(id);
+  if (row?.workspace_id !== ctx.actor.workspaceId || row.kind !== type.objectType)
+    throw new AppError('relationship_entity_missing', `No live ${type.objectType} with id "${id}" exists; nothing was merged.`, { param });
   return row;
 }
 
@@ -41,8 +42,10 @@ export async function mergeRecords(ctx: Ctx, type: RecordType, input: MergeInput
   if (input.primaryId === input.duplicateId) throw new AppError('invalid_value', 'primaryId and duplicateId name the same record.', { param: 'duplicateId' });
   // The type's listing is locked first: merges and deletes of the type take turns.
   await records.lockRecords(ctx.db, ws, type.objectType);
-  const primary = await live(ctx, type, input.primaryId, 'primaryId');
-  const duplicate = await live(ctx, type, input.duplicateId, 'duplicateId');
+  // Both records in one read.
+  const rows = await records.recordRows(ctx.db, [input.primaryId, input.duplicateId]);
+  const primary = live(ctx, rows, type, input.primaryId, 'primaryId');
+  const duplicate = live(ctx, rows, type, input.duplicateId, 'duplicateId');
   const defs = await requireDefinitions(ctx, type.objectType);
   const resolutions = input.fieldResolutions ?? {};
   const checked = checkResolutions(defs, resolutions);
@@ -63,7 +66,7 @@ export async function mergeRecords(ctx: Ctx, type: RecordType, input: MergeInput
   );
   repointed += joined.length;
   // The duplicate leaves before the primary takes its values: its unique values are free then.
-  await takeRecord(ctx, duplicate, duplicateBefore, primary.id);
+  await takeRecord(ctx, duplicate, duplicateBefore, { into: primary.id, defs });
 
   const before = JSON.parse(primary.fields) as Record<string, unknown>;
   const after = mergeFields(
@@ -107,18 +110,10 @@ export async function mergeRecords(ctx: Ctx, type: RecordType, input: MergeInput
     changes: Object.fromEntries(changed.map((k) => [k, { from: before[k] ?? null, to: after[k] ?? null }])),
     duplicateId: duplicate.id,
   });
-  await membershipsMoved(
-    ctx,
-    'list.members_removed',
-    memberships.map((m) => m.list_id),
-    duplicate.id,
-  );
-  await membershipsMoved(
-    ctx,
-    'list.members_added',
-    joined.map((m) => m.list_id),
-    primary.id,
-  );
+  await membershipMoves(ctx, [
+    { type: 'list.members_removed', listIds: memberships.map((m) => m.list_id), memberId: duplicate.id },
+    { type: 'list.members_added', listIds: joined.map((m) => m.list_id), memberId: primary.id },
+  ]);
   return {
     merge: { id: row.id, status: row.status },
     primary: merged,

@@ -4,6 +4,7 @@
 // trash entry; the answer is the resource as a retrieve gave it just before, and a second delete
 // answers it again. Each function runs inside the caller's one transaction (ctx.db).
 import { appendEvent } from '../changes/service.ts';
+import type { TypeDefinitions } from '../definitions/service.ts';
 import type { Ctx } from '../lib/context.ts';
 import { notFound } from '../lib/errors.ts';
 import { foldText } from '../lib/fold.ts';
@@ -50,18 +51,19 @@ async function again(ctx: Ctx, objectType: string, id: string): Promise<repo.Tra
 /**
  * Moves a live record (locked by the caller's partition lock) to the trash: its value index and
  * trigrams, its relationship rows of either end, its memberships, its row and its rank. A merge
- * calls this for its duplicate after moving the links it keeps (`mergedInto`). Returns the lists
- * the record left.
+ * calls this for its duplicate (`merged`: the primary it went into, and the type's definitions the
+ * merge read) after moving the links it keeps and every membership, so none is left to take.
+ * Returns the lists the record left.
  */
-export async function takeRecord(ctx: Ctx, row: records.RecordRow, resource: unknown, mergedInto: string | null = null): Promise<string[]> {
-  const defs = await requireDefinitions(ctx, row.kind);
+export async function takeRecord(ctx: Ctx, row: records.RecordRow, resource: unknown, merged?: { into: string; defs: TypeDefinitions }): Promise<string[]> {
+  const defs = merged?.defs ?? (await requireDefinitions(ctx, row.kind));
   const indexRows = valueRows(row.workspace_id, defs, row.id, JSON.parse(row.fields) as Record<string, unknown>).length;
   await writeValueIndex(ctx.db, defs, [row.id], []);
   await repo.takeLinks(ctx.db, row.id, row.id);
-  const memberships = await lists.takeMemberships(ctx.db, row.id);
+  const memberships = merged ? [] : await lists.takeMemberships(ctx.db, row.id);
   await repo.holdMembers(ctx.db, row.id, memberships);
   await records.deleteRecord(ctx.db, row);
-  await insertEntry(ctx, row.id, row.kind, resource, { record: row, indexRows }, mergedInto);
+  await insertEntry(ctx, row.id, row.kind, resource, { record: row, indexRows }, merged?.into ?? null);
   return memberships.map((m) => m.list_id);
 }
 

@@ -19,6 +19,7 @@ export { rankChange, rankMoveRows, rankRebuild } from './write.ts';
 export { rankRebuildAll } from './build.ts';
 export { type LockMode, lockPartition } from './lock.ts';
 export { rankDelete, rankInsert, rankUpkeepSettled } from './append.ts';
+export { type PartitionChange, rankChangeAcross } from './across.ts';
 export type { PartedRead } from './parted.ts';
 
 export interface RankPage<R> {

@@ -69,7 +69,7 @@ export async function rankChange(
   for (const e of touched.values()) if (outOfBounds(e)) await s.check(0, e);
 }
 
-const outOfBounds = (e: Entry) => e.n > rankSizes().leaf.max || (e.n < rankSizes().leaf.min && e.lo_ts !== '');
+export const outOfBounds = (e: Entry) => e.n > rankSizes().leaf.max || (e.n < rankSizes().leaf.min && e.lo_ts !== '');
 
 /**
  * Where the transaction runs follow-ups: the list that will hold the leaves' new counts, read after
@@ -105,6 +105,17 @@ export async function rankCheckLeaves(
     const s = new Partition(t, def, values);
     for (const e of leaves) await s.check(0, e);
   });
+}
+
+/** Splits or merges each of `leaves` that is out of bounds, in `tx`, which holds the partition's exclusive lock. */
+export async function rankCheckLeavesIn(
+  tx: Executor,
+  def: RankDef,
+  values: readonly string[],
+  leaves: readonly { lo_ts: string; lo_id: string }[],
+): Promise<void> {
+  const s = new Partition(tx, def, values);
+  for (const e of leaves) await s.check(0, e);
 }
 
 /**
