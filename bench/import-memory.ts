@@ -2,19 +2,24 @@
 // the same contacts, each into a fresh workspace of one database that already holds the
 // definitions and accounts. The import runs as a child process; its peak resident set (VmHWM)
 // is read from /proc (Linux) while it runs. Prints, per format, seconds, contacts/s and the peak
-// in MiB, then CSV's rate as a share of NDJSON's, measured in the same run.
-//   node bench/import-memory.ts [--contacts 100000] [--dialect sqlite|postgres]
+// in MiB, then CSV's rate as a share of NDJSON's, measured in the same run: with --rounds N, N
+// pairs into fresh workspaces, every other pair importing CSV first, and the median of the pairs'
+// ratios, with the load average after each pair.
+//   node bench/import-memory.ts [--contacts 100000] [--dialect sqlite|postgres] [--rounds 1]
 import { spawn } from 'node:child_process';
 import { createWriteStream, readFileSync, rmSync, statSync } from 'node:fs';
 import { once } from 'node:events';
 import { join } from 'node:path';
+import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { systemCtx } from '../src/lib/context.ts';
 import { createWorkspace } from '../src/workspaces/service.ts';
 import { createTestDb } from '../test/helpers/db.ts';
-import { MAIN } from './run.ts';
+import { MAIN, median } from './run.ts';
 
-const { values: args } = parseArgs({ options: { contacts: { type: 'string', default: '100000' }, dialect: { type: 'string', default: 'sqlite' } } });
+const { values: args } = parseArgs({
+  options: { contacts: { type: 'string', default: '100000' }, dialect: { type: 'string', default: 'sqlite' }, rounds: { type: 'string', default: '1' } },
+});
 const CONTACTS = Number(args.contacts);
 const ACCOUNTS = Math.max(1, Math.floor(CONTACTS / 50));
 const TITLES = ['CEO', 'CTO', 'Engineer', 'Sales lead', 'Designer'];
@@ -108,27 +113,46 @@ const dialect = args.dialect === 'postgres' ? 'postgres' : 'sqlite';
 const tdb = await createTestDb(dialect);
 const env: Record<string, string> = { DATA_DIR: tdb.dataDir, LOG_LEVEL: 'warn', ...(tdb.databaseUrl ? { DATABASE_URL: tdb.databaseUrl } : {}) };
 try {
-  const [wn, wc] = [await createWorkspace(systemCtx(tdb.db.kysely), { name: 'ndjson' }), await createWorkspace(systemCtx(tdb.db.kysely), { name: 'csv' })];
-  if (dialect === 'sqlite') await tdb.db.close();
   const files = { setup: join(tdb.dataDir, 'setup.ndjson'), ndjson: join(tdb.dataDir, 'contacts.ndjson'), csv: join(tdb.dataDir, 'contacts.csv') };
   await write(files.setup, setup);
   await write(files.ndjson, ndjson);
   await write(files.csv, csv);
-  for (const ws of [wn, wc]) await rolodexImport(env, ['--workspace', ws.id, files.setup]);
+  const rounds: Array<{ wn: string; wc: string }> = [];
+  for (let r = 0; r < Number(args.rounds); r++) {
+    const ctx = systemCtx(tdb.db.kysely);
+    rounds.push({ wn: (await createWorkspace(ctx, { name: `ndjson ${r}` })).id, wc: (await createWorkspace(ctx, { name: `csv ${r}` })).id });
+  }
+  if (dialect === 'sqlite') await tdb.db.close();
+  for (const { wn, wc } of rounds) for (const ws of [wn, wc]) await rolodexImport(env, ['--workspace', ws, files.setup]);
   const mib = (f: string) => (statSync(f).size / 2 ** 20).toFixed(1);
   process.stdout.write(`${CONTACTS} contacts on ${dialect}; files: NDJSON ${mib(files.ndjson)} MiB, CSV ${mib(files.csv)} MiB\n`);
-  const n = await rolodexImport(env, ['--workspace', wn.id, files.ndjson]);
-  const c = await rolodexImport(env, ['--workspace', wc.id, '--type', 'contact', files.csv]);
-  for (const [name, r] of [
-    ['NDJSON', n],
-    ['CSV', c],
-  ] as const) {
-    const commit = (JSON.parse(r.out) as { commit: string }).commit;
+  const ratios: number[] = [];
+  for (const [r, { wn, wc }] of rounds.entries()) {
+    const runN = () => rolodexImport(env, ['--workspace', wn, files.ndjson]);
+    const runC = () => rolodexImport(env, ['--workspace', wc, '--type', 'contact', files.csv]);
+    let n: Awaited<ReturnType<typeof runN>>, c: Awaited<ReturnType<typeof runC>>;
+    if (r % 2 === 0) {
+      n = await runN();
+      c = await runC();
+    } else {
+      c = await runC();
+      n = await runN();
+    }
+    for (const [name, res] of [
+      ['NDJSON', n],
+      ['CSV', c],
+    ] as const) {
+      const commit = (JSON.parse(res.out) as { commit: string }).commit;
+      process.stdout.write(
+        `  ${name.padEnd(7)} ${res.seconds.toFixed(1)} s  ${Math.round(CONTACTS / res.seconds)} contacts/s  peak RSS ${res.peakMiB.toFixed(0)} MiB  (${commit})\n`,
+      );
+    }
+    ratios.push(n.seconds / c.seconds);
     process.stdout.write(
-      `  ${name.padEnd(7)} ${r.seconds.toFixed(1)} s  ${Math.round(CONTACTS / r.seconds)} contacts/s  peak RSS ${r.peakMiB.toFixed(0)} MiB  (${commit})\n`,
+      `  round ${r + 1} (${r % 2 === 0 ? 'NDJSON' : 'CSV'} first): CSV rate / NDJSON rate ${(n.seconds / c.seconds).toFixed(2)}, load ${loadavg()[0]!.toFixed(1)}\n`,
     );
   }
-  process.stdout.write(`  CSV rate / NDJSON rate: ${(n.seconds / c.seconds).toFixed(2)}\n`);
+  process.stdout.write(`CSV rate / NDJSON rate: median ${median(ratios).toFixed(2)} of ${ratios.map((x) => x.toFixed(2)).join(', ')}\n`);
 } finally {
   if (dialect === 'sqlite') rmSync(tdb.dataDir, { recursive: true, force: true });
   else await tdb.drop?.();

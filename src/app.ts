@@ -22,6 +22,7 @@ import { installPipeline } from './http/pipeline.ts';
 import { requestIdFor } from './http/request-id.ts';
 import { versionHeaders } from './http/version.ts';
 import { installValidators } from './http/validation.ts';
+import { lazySchemas, type LazySchemas } from './http/lazy-schemas.ts';
 import { createHttpLinks } from './lib/links.ts';
 import { listRoutes } from './lists/routes.ts';
 import { meetingIdsFor } from './meetings/derived.ts';
@@ -46,7 +47,15 @@ async function onCreateHooks(config: Config): Promise<Pick<PluginOptions, 'onCre
   };
 }
 
+const schemasOf = new WeakMap<FastifyInstance, LazySchemas>();
+
+/** Compiles every route schema not compiled yet, as the first requests would (tests); how many it compiled. */
+export function compileRouteSchemas(app: FastifyInstance): number {
+  return schemasOf.get(app)?.compileAll() ?? 0;
+}
+
 export async function buildApp(config: Config, deps: Deps): Promise<FastifyInstance> {
+  const schemas = lazySchemas();
   // Typed as Fastify's logger, so that the app is a plain FastifyInstance rather than one typed by pino.
   const loggerInstance: FastifyBaseLogger = deps.logger;
   const app: FastifyInstance = Fastify({
@@ -68,12 +77,15 @@ export async function buildApp(config: Config, deps: Deps): Promise<FastifyInsta
     routerOptions: { maxParamLength: 2048 },
     frameworkErrors: frameworkError,
     clientErrorHandler: clientError,
+    // Each response serializer is compiled by the first response it writes (src/http/lazy-schemas.ts).
+    schemaController: { compilersFactory: { buildSerializer: schemas.buildSerializer } },
   });
+  schemasOf.set(app, schemas);
   app.decorateRequest('principal', null as never);
   app.decorateRequest('startedAt', 0);
   app.decorateRequest('endBudget', null as never);
 
-  installValidators(app);
+  installValidators(app, schemas);
   installJsonParser(app);
   installErrorHandling(app);
   installPipeline(app, deps, versionHeaders(config.versionHeaders));

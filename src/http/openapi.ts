@@ -3,8 +3,7 @@
 // scopes, rate category, idempotency) is documented here in one place, so a route added later
 // gets its operationId, security, headers and error responses without writing any of them.
 import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
-import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifySchema, type RouteOptions } from 'fastify';
 import { SERVICE_VERSION } from './context.ts';
 import { ERROR_CODES, type ErrorCode, ERROR_TYPES } from '../lib/errors.ts';
 import { errorResponse, ErrorBody, RATE_HEADERS } from './openapi-schemas.ts';
@@ -126,6 +125,50 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
     transformObject: (d) => withUsedTags((d as { openapiObject: Doc }).openapiObject) as object,
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  installReference(app);
+}
+
+/** Headers of the reference's own answer that this server's reply sets itself. */
+const HOP_HEADERS = new Set(['content-length', 'connection', 'keep-alive', 'transfer-encoding', 'date']);
+
+/**
+ * The interactive reference at /docs (Swagger UI with its static files, glob and yaml) is an app of
+ * its own, built by the first request under /docs and kept; each request is handed to it in memory.
+ * A server that never serves the reference never loads it (docs/performance.md §Loading only what
+ * is configured).
+ */
+function installReference(app: FastifyInstance): void {
+  let reference: Promise<FastifyInstance> | undefined;
+  const handler = async (req: FastifyRequest, reply: FastifyReply) => {
+    reference ??= referenceApp(app.swagger.bind(app)).catch((err: unknown) => {
+      reference = undefined;
+      throw err;
+    });
+    const res = await (await reference).inject({ method: 'GET', url: req.url, headers: req.headers });
+    const found = res.statusCode !== 404;
+    for (const [name, value] of Object.entries(res.headers))
+      if (value !== undefined && !HOP_HEADERS.has(name) && (found || name !== 'content-type')) reply.header(name, value);
+    // A path the reference lacks gets this server's own 404.
+    if (!found) return reply.callNotFound();
+    reply.code(res.statusCode);
+    return res.rawPayload.length > 0 ? reply.send(res.rawPayload) : reply.send();
+  };
+  app.get('/docs', { schema: { hide: true } }, handler);
+  app.get('/docs/*', { schema: { hide: true } }, handler);
+}
+
+/** Swagger UI over `spec`, the document of the app it serves. */
+async function referenceApp(spec: FastifyInstance['swagger']): Promise<FastifyInstance> {
+  const { default: swaggerUi } = await import('@fastify/swagger-ui');
+  const app = Fastify();
+  // Swagger UI asks for @fastify/swagger by its plugin name: here it is the served app's document.
+  const document = Object.assign(
+    async (instance: FastifyInstance) => {
+      instance.decorate('swagger', spec);
+    },
+    { [Symbol.for('skip-override')]: true, [Symbol.for('plugin-meta')]: { name: '@fastify/swagger' } },
+  );
+  await app.register(document);
   await app.register(swaggerUi, {
     routePrefix: '/docs',
     // The reference must work without the internet: the UI's assets come from this server, and
@@ -140,4 +183,6 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
     transformSpecification: (spec) => spec,
     transformSpecificationClone: false,
   });
+  await app.ready();
+  return app;
 }

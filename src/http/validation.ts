@@ -5,6 +5,7 @@ import AjvModule, { type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifyInstance, FastifySchemaValidationError } from 'fastify';
 import { AppError } from '../lib/errors.ts';
+import type { LazySchemas } from './lazy-schemas.ts';
 
 // ajv and ajv-formats are CommonJS with a default export; under Node's ESM loader it is nested.
 function cjsDefault<T>(module: unknown): T {
@@ -51,10 +52,11 @@ export function findNulKey(parts: unknown): string | null {
   return null;
 }
 
-export function installValidators(app: FastifyInstance): void {
+export function installValidators(app: FastifyInstance, schemas: LazySchemas): void {
   const strict = makeAjv(false);
   const coercing = makeAjv(true);
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? strict : coercing).compile(schema));
+  // Each validator is compiled by the first request it checks (src/http/lazy-schemas.ts).
+  app.setValidatorCompiler(schemas.validators(({ schema, httpPart }) => (httpPart === 'body' ? strict : coercing).compile(schema as object)));
   // No id or parameter holds a NUL character, and PostgreSQL cannot even compare text with one
   // (it fails the query): refused as input, the same on both databases.
   app.addHook('preValidation', async (request) => {

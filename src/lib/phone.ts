@@ -1,15 +1,29 @@
 // TELEPHONE values (docs/records.md §Telephone numbers): validated with libphonenumber-js and stored
 // in E.164, with the extension as `;ext=N`. A number written without `+` is read in the default
 // country of its field (or workspace); without one it cannot be placed and is refused.
-import { type CountryCode, isSupportedCountry, parsePhoneNumberFromString } from 'libphonenumber-js';
+import { createRequire } from 'node:module';
+import type { CountryCode } from 'libphonenumber-js';
 import { InputError } from './errors.ts';
 
+type Lib = typeof import('libphonenumber-js');
+let lib: Lib | undefined;
+const require = createRequire(import.meta.url);
+/**
+ * libphonenumber-js, loaded by the first number or country checked rather than at start: its
+ * metadata stays out of a process that never sees a TELEPHONE value (docs/performance.md
+ * §Loading only what is configured). Loaded synchronously, since the checks that need it are.
+ */
+function phoneLib(): Lib {
+  return (lib ??= require('libphonenumber-js') as Lib);
+}
+
 export function isPhoneCountry(code: string): boolean {
-  return isSupportedCountry(code);
+  return phoneLib().isSupportedCountry(code);
 }
 
 /** `+E164` or `+E164;ext=N` when `text` is a valid number (a national one read in `country`), else null. */
 export function e164(text: string, country: string | null): string | null {
+  const { isSupportedCountry, parsePhoneNumberFromString } = phoneLib();
   const region: CountryCode | undefined = country !== null && isSupportedCountry(country) ? country : undefined;
   // The whole text must be the number (no extraction from surrounding words).
   const p = parsePhoneNumberFromString(text.replace(/^\s*tel:/i, ''), { ...(region ? { defaultCountry: region } : {}), extract: false });

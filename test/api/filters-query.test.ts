@@ -9,6 +9,7 @@ import type { FieldDef, RelationshipDef, TypeDefinitions } from '../../src/defin
 import { FilteredPageQuery } from '../../src/records/schemas.ts';
 import { parseFilters } from '../../src/records/filter/service.ts';
 import { validationError, installValidators } from '../../src/http/validation.ts';
+import { lazySchemas } from '../../src/http/lazy-schemas.ts';
 import { AppError } from '../../src/lib/errors.ts';
 
 const field = (key: string, valueType: string) => ({ key, valueType, multipleValues: false, options: null }) as unknown as FieldDef;
@@ -23,7 +24,7 @@ const defs: TypeDefinitions = {
 
 async function app() {
   const a = Fastify();
-  installValidators(a);
+  installValidators(a, lazySchemas());
   a.setErrorHandler((err: Error & { validation?: never; validationContext?: string }, _req, reply) => {
     const e = err instanceof AppError ? err : err.validation ? validationError(err.validation, err.validationContext ?? 'body') : null;
     if (!e) throw err;

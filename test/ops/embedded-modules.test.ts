@@ -1,7 +1,9 @@
 // The embedded mode (SQLite, disk blobs, no Redis, no SMTP) loads none of the drivers of the
 // services it does not use, nor the MCP SDK before a request to /mcp, nor the HTML parser before
-// an enrichment run reads a page, nor Node's bundled fetch, which it never calls: a started server's
-// loaded packages are listed by a child process.
+// an enrichment run reads a page, nor libphonenumber-js before a telephone number is checked,
+// nor Swagger UI (with its static files' server) before a request under /docs, nor Node's
+// bundled fetch, which it never calls: a started server's loaded packages are listed by a child
+// process.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -22,6 +24,10 @@ const UNUSED = [
   /^zod$/,
   /^htmlparser2$/,
   /^node:undici$/,
+  /^libphonenumber-js$/,
+  /^@fastify\/swagger-ui$/,
+  /^@fastify\/static$/,
+  /^glob$/,
 ];
 
 test('an embedded server loads neither PostgreSQL, S3, Redis nor SMTP code, nor MCP or the HTML parser before they are needed', () => {
