@@ -4,16 +4,19 @@
 // time is the database's clock. A row is claimable only when no earlier event of the same object
 // waits for the same subscription, so each object's events arrive in order.
 import { sql } from 'kysely';
-import { afterCommit, chunks, claimable, deferredInsert, timeFromNow, type Executor } from '../db/index.ts';
-import { queued } from './queued.ts';
+import { chunks, claimable, deferredInsert, signalAfterCommit, timeFromNow, type Executor } from '../db/index.ts';
 import type { WebhookDeliveriesTable, WebhookSubscriptionsTable } from './tables.ts';
 
 export type SubscriptionRow = WebhookSubscriptionsTable;
 export type DeliveryRow = WebhookDeliveriesTable;
 
+/** The commit signal (src/db/signals.ts) of a write that queued deliveries: it wakes every dispatcher. */
+export const QUEUED = 'webhooks';
+
 /**
  * Queues each of the events `eventIds` (inserted before, in the same transaction) for each live
- * subscription that takes its type; once the transaction commits, wakes this process's dispatcher.
+ * subscription that takes its type; once the transaction commits, wakes the dispatchers of every
+ * process sharing the database.
  */
 export async function fanOut(tx: Executor, eventIds: string | readonly string[], onlySubscription?: string): Promise<void> {
   const ids = typeof eventIds === 'string' ? [eventIds] : eventIds;
@@ -28,7 +31,7 @@ export async function fanOut(tx: Executor, eventIds: string | readonly string[],
         and (s.all_events = 1 or exists (select 1 from webhook_subscription_events as t where t.subscription_id = s.id and t.type = e.type))
       on conflict (id) do nothing`,
   );
-  afterCommit(tx, async () => queued());
+  signalAfterCommit(tx, QUEUED);
 }
 
 export async function insertSubscription(tx: Executor, row: SubscriptionRow, types: readonly string[]): Promise<void> {
