@@ -12,7 +12,7 @@ export { onSignal, signal, signalAfterCommit } from './signals.ts';
 export { relayClusterSignals } from './sqlite/signals.ts';
 
 // Statements: sent with the transaction's next round trip, after it, or gathered per turn.
-export { afterCommit, deferred, deferredInsert, settled, transactionThen } from './pipeline.ts';
+export { afterCommit, deferred, deferredInsert, deferredInsertRows, settled, transactionThen } from './pipeline.ts';
 export { batchedRead, jsonKeys, KEYS } from './batched.ts';
 export { fastReader, prepared } from './prepared.ts';
 export { insertRows } from './insert-rows.ts';

@@ -25,11 +25,13 @@ export function registerSignals(kysely: Kysely<Database>, hub: SignalHub): void 
 }
 
 /**
- * In a transaction of `transactionThen`, signals `channel` once it committed; elsewhere nothing is
- * sent (the listeners find the work when they next look).
+ * In a transaction of `transactionThen`, signals `channel` once it committed, if `when()` (asked
+ * then) is true; elsewhere nothing is sent (the listeners find the work when they next look).
  */
-export function signalAfterCommit(tx: Executor, channel: string): void {
-  afterCommit(tx, async (db) => hubs.get(db)?.send(channel));
+export function signalAfterCommit(tx: Executor, channel: string, when: () => boolean = () => true): void {
+  afterCommit(tx, async (db) => {
+    if (when()) hubs.get(db)?.send(channel);
+  });
 }
 
 /** Signals `channel` now: for work a caller committed already. */
