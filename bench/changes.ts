@@ -14,8 +14,8 @@
 //   its receipt, and from the create's answer (after its commit) to the receipt: p99 at most 1 s.
 //   Every event must arrive once: missing and duplicate deliveries are printed. The receiver's own
 //   rate (autocannon, 32 connections, a small body) is printed as the machine's reference.
-//   With --dispatchers 1 the first server runs no dispatcher (WEBHOOK_DISPATCH=false): the half of
-//   the events it takes reach the endpoint only through the other server's dispatcher.
+//   With --dispatchers 1 the first server takes every create and runs no dispatcher
+//   (WEBHOOK_DISPATCH=false): every event reaches the endpoint through the other server's.
 //   With --before PATH (another checkout's src/cli/main.ts) only (b) runs, --rounds times, each
 //   round once with that checkout's servers and once with this one's (alternating, fresh servers
 //   each time): the median p99 lag of each and their ratio.
@@ -201,7 +201,7 @@ async function webhooks(): Promise<void> {
       for (; sent < due; sent++) {
         const i = sent;
         inFlight.push(
-          fetch(`${servers[i % 2]!.url}/v1/contacts`, {
+          fetch(`${servers[args.dispatchers === '1' ? 0 : i % 2]!.url}/v1/contacts`, {
             method: 'POST',
             headers,
             body: JSON.stringify({ fields: { $name: { firstName: 'Steady', lastName: `${i}` }, $email: [`steady.${i}@hooks.test`] } }),

@@ -8,7 +8,9 @@ export { takeMigrationNotes } from './migration-notes.ts';
 export { isConnectionLoss, isStatementTimeout } from './connection-loss.ts';
 export { startRequestBudget } from './request-budget.ts';
 export { inBackground } from './background.ts';
-export { onSignal, signal, signalAfterCommit } from './signals.ts';
+
+// Commit signals: a commit wakes the listeners of every process sharing the database.
+export { onSignal, signalAfterCommit } from './signals.ts';
 export { relayClusterSignals } from './sqlite/signals.ts';
 
 // Statements: sent with the transaction's next round trip, after it, or gathered per turn.

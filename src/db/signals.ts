@@ -34,11 +34,6 @@ export function signalAfterCommit(tx: Executor, channel: string, when: () => boo
   });
 }
 
-/** Signals `channel` now: for work a caller committed already. */
-export function signal(db: Db, channel: string): void {
-  hubs.get(db.kysely)?.send(channel);
-}
-
 /** Calls `fn` after each commit signalled on `channel` by any process sharing the database; returns the unsubscribe. */
 export function onSignal(db: Db, channel: string, fn: () => void): () => void {
   return hubs.get(db.kysely)?.listen(channel, fn) ?? (() => {});
