@@ -18,7 +18,7 @@
 //   (WEBHOOK_DISPATCH=false): every event reaches the endpoint through the other server's.
 //   With --before PATH (another checkout's src/cli/main.ts) only (b) runs, --rounds times, each
 //   round once with that checkout's servers and once with this one's (alternating, fresh servers
-//   each time): the median p99 lag of each and their ratio.
+//   each time): the medians of each round's p50 and p99 lags, and their ratios.
 //   node bench/changes.ts [--dialect sqlite|postgres] [--only history|webhooks] [--changes 100000] [--backlog 20000] [--rate 200] [--seconds 20]
 //     [--dispatchers 1|2] [--before PATH --rounds 3]
 // Other environment: WEBHOOK_* settings are passed to the servers as they are (defaults otherwise).
@@ -227,28 +227,36 @@ async function webhooks(): Promise<void> {
     console.log(
       `${label}${total} creates at ${sentRate.toFixed(0)}/s over ${args.seconds} s, 2 servers, ${args.dispatchers} dispatching [${dialect}]: lag from occurredAt ${ms(fromEvent)}; from the create's answer ${ms(fromAnswer)}; ${failures.length} failed creates${failures.length ? ` (${[...new Set(failures)].join(', ')}; servers exited: ${servers.map((x) => x.child.exitCode).join(', ')})` : ''}; ${made.size} events: ${state2}; load ${load1()}`,
     );
-    return fromEvent;
+    return { fromEvent, fromAnswer };
   };
 
   try {
     if (args.before) {
-      const p99 = { before: [] as number[], after: [] as number[] };
+      type Lags = Awaited<ReturnType<typeof steady>>;
+      const lags = { before: [] as Lags[], after: [] as Lags[] };
       for (let r = 0; r < Number(args.rounds); r++) {
         const order = r % 2 === 0 ? (['before', 'after'] as const) : (['after', 'before'] as const);
         for (const name of order) {
           servers = await startBoth(name === 'before' ? args.before : MAIN);
           try {
-            p99[name].push(pct(await steady(`${name}, round ${r + 1}: `), 0.99));
+            lags[name].push(await steady(`${name}, round ${r + 1}: `));
           } finally {
             for (const s of servers) await stop(s.child);
             servers = [];
           }
         }
       }
-      const [b, a] = [median(p99.before), median(p99.after)];
-      console.log(
-        `p99 lag from occurredAt, median of ${args.rounds} rounds [${dialect}, ${args.dispatchers} dispatching]: before ${b} ms, after ${a} ms (after/before ${(a / b).toFixed(2)}); load ${load1()}`,
-      );
+      // Each figure: the median over the rounds of that round's percentile.
+      const of = (name: 'before' | 'after', key: keyof Lags, p: number) => median(lags[name].map((l) => pct(l[key], p)));
+      for (const [key, what] of [
+        ['fromEvent', 'from occurredAt'],
+        ['fromAnswer', "from the create's answer"],
+      ] as const) {
+        const [b50, a50, b99, a99] = [of('before', key, 0.5), of('after', key, 0.5), of('before', key, 0.99), of('after', key, 0.99)];
+        console.log(
+          `lag ${what}, medians of ${args.rounds} rounds [${dialect}, ${args.dispatchers} dispatching]: p50 before ${b50} ms, after ${a50} ms (${(a50 / b50).toFixed(2)}); p99 before ${b99} ms, after ${a99} ms (${(a99 / b99).toFixed(2)}); load ${load1()}`,
+        );
+      }
       return;
     }
     // The receiver alone, as the reference of what this machine delivers to it.
