@@ -5,9 +5,9 @@
 //   that every notifying commit waits on in turn. After commit, one NOTIFY per channel is in flight
 //   at a time and the commits meanwhile share the next one, sent once it is answered, so each
 //   commit is followed by a NOTIFY sent after it. A NOTIFY's transaction commits like a write (it
-//   has a transaction id), and waiting for its WAL flush would hold up every read pipelined behind
-//   it: it commits with synchronous_commit off, since nothing is lost if it is. A process that
-//   dies between its commit and its NOTIFY leaves the work to the listeners' polls.
+//   has a transaction id), and the reads pipelined behind it would wait for its WAL flush: it
+//   commits with synchronous_commit off, since nothing is lost if it is. A process that dies
+//   between its commit and its NOTIFY leaves the work to the listeners' polls.
 // - A process that listens keeps one connection of its own (outside the pool) with a LISTEN per
 //   channel. That connection is watched: when it closes, or does not answer a heartbeat in time,
 //   it is dropped and opened again, waiting longer after each failure; every LISTEN that takes
@@ -70,8 +70,8 @@ export function postgresSignals(clients: Clients, schema: string | undefined, li
       return;
     }
     sending.set(channel, false);
-    // Both names are hex: written into the text, the four statements go out as one simple query.
-    runShared(clients, { sql: `begin; set local synchronous_commit to off; notify ${nameOf(channel)}, '${origin}'; commit`, parameters: [] })
+    // One statement, its own transaction: one that failed leaves no transaction open on the shared connection.
+    runShared(clients, { sql: `select set_config('synchronous_commit', 'off', true), pg_notify($1, $2)`, parameters: [nameOf(channel), origin] })
       .catch(() => {})
       .finally(() => {
         const again = sending.get(channel) === true;
