@@ -14,7 +14,13 @@
 //   its receipt, and from the create's answer (after its commit) to the receipt: p99 at most 1 s.
 //   Every event must arrive once: missing and duplicate deliveries are printed. The receiver's own
 //   rate (autocannon, 32 connections, a small body) is printed as the machine's reference.
+//   With --dispatchers 1 the first server takes every create and runs no dispatcher
+//   (WEBHOOK_DISPATCH=false): every event reaches the endpoint through the other server's.
+//   With --before PATH (another checkout's src/cli/main.ts) only (b) runs, --rounds times, each
+//   round once with that checkout's servers and once with this one's (alternating, fresh servers
+//   each time): the medians of each round's p50 and p99 lags, and their ratios.
 //   node bench/changes.ts [--dialect sqlite|postgres] [--only history|webhooks] [--changes 100000] [--backlog 20000] [--rate 200] [--seconds 20]
+//     [--dispatchers 1|2] [--before PATH --rounds 3]
 // Other environment: WEBHOOK_* settings are passed to the servers as they are (defaults otherwise).
 import { createServer } from 'node:http';
 import { loadavg } from 'node:os';
@@ -28,7 +34,7 @@ import { operatorCtx } from '../src/lib/context.ts';
 import { isoNow, newId } from '../src/lib/ids.ts';
 import { createRecord, RECORD_TYPES } from '../src/records/service.ts';
 import { addWebhook } from '../src/webhooks/service.ts';
-import { latency, seedContext, startServer, stop } from './run.ts';
+import { latency, MAIN, median, seedContext, startServer, stop } from './run.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -39,6 +45,9 @@ const { values: args } = parseArgs({
     backlog: { type: 'string', default: '20000' },
     rate: { type: 'string', default: '200' },
     seconds: { type: 'string', default: '20' },
+    dispatchers: { type: 'string', default: '2' },
+    before: { type: 'string' },
+    rounds: { type: 'string', default: '3' },
   },
 });
 const dialect = args.dialect as DialectName;
@@ -149,7 +158,9 @@ async function webhooks(): Promise<void> {
   await addWebhook(operatorCtx(db, ctx.workspaceId), { url: hook.url, events: 'all', allowPrivate: true });
   const passed = Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('WEBHOOK_'))) as Record<string, string>;
   const extra = { WEBHOOK_ALLOW_PRIVATE: 'true', EMAIL_DISPATCH: 'false', ...passed };
-  const servers = [await startServer(tdb, 1, extra), await startServer(tdb, 1, extra)];
+  const envOf = (i: number) => (i === 0 && args.dispatchers === '1' ? { ...extra, WEBHOOK_DISPATCH: 'false' } : extra);
+  const startBoth = async (main = MAIN) => [await startServer(tdb, 1, envOf(0), main), await startServer(tdb, 1, envOf(1), main)];
+  let servers = args.before ? [] : await startBoth();
   /** Waits until `expected` events arrived (or 60 s without progress), then 2 s for late duplicates; what is missing and doubled. */
   const settle = async (expected: Set<string>) => {
     let last = -1;
@@ -174,7 +185,80 @@ async function webhooks(): Promise<void> {
     return `${missing} missing, ${doubled} duplicates, ${foreign} unexpected, ${queued} left in the outbox`;
   };
   const eventIds = async () => new Set((await db.selectFrom('events').select('id').where('workspace_id', '=', ctx.workspaceId).execute()).map((e) => e.id));
+  /** (b) Creates at a steady rate through HTTP, alternating between the servers; the lags of their events. */
+  const steady = async (label: string) => {
+    const earlier = await eventIds();
+    hook.reset();
+    const rate = Number(args.rate);
+    const total = rate * Number(args.seconds);
+    const headers = { authorization: `Bearer ${ctx.secret}`, ...VERSION, 'content-type': 'application/json' };
+    const answered = new Map<string, number>();
+    const failures: string[] = [];
+    const inFlight: Promise<void>[] = [];
+    const start = Date.now();
+    for (let sent = 0; sent < total;) {
+      const due = Math.min(total, Math.floor(((Date.now() - start) * rate) / 1000) + 1);
+      for (; sent < due; sent++) {
+        const i = sent;
+        inFlight.push(
+          fetch(`${servers[args.dispatchers === '1' ? 0 : i % 2]!.url}/v1/contacts`, {
+            method: 'POST',
+            headers,
+            body: JSON.stringify({ fields: { $name: { firstName: 'Steady', lastName: `${i}` }, $email: [`steady.${i}@hooks.test`] } }),
+          })
+            .then(async (res) => {
+              const body = (await res.json()) as { id: string };
+              if (res.status === 200) answered.set(body.id, Date.now());
+              else failures.push(`HTTP ${res.status}`);
+            })
+            .catch((err: Error & { cause?: { code?: string } }) => void failures.push(err.cause?.code ?? err.message)),
+        );
+      }
+      await sleep(5);
+    }
+    await Promise.all(inFlight);
+    const sentRate = total / ((Date.now() - start) / 1000);
+    const made = new Set([...(await eventIds())].filter((id) => !earlier.has(id)));
+    const state2 = await settle(made);
+    const got = [...hook.got.values()].filter((x) => answered.has(x.objectId));
+    const fromEvent = got.map((x) => x.at - x.occurredAt);
+    const fromAnswer = got.map((x) => x.at - answered.get(x.objectId)!);
+    const ms = (xs: number[]) => `p50 ${pct(xs, 0.5)} ms, p99 ${pct(xs, 0.99)} ms, max ${Math.max(...xs)} ms`;
+    console.log(
+      `${label}${total} creates at ${sentRate.toFixed(0)}/s over ${args.seconds} s, 2 servers, ${args.dispatchers} dispatching [${dialect}]: lag from occurredAt ${ms(fromEvent)}; from the create's answer ${ms(fromAnswer)}; ${failures.length} failed creates${failures.length ? ` (${[...new Set(failures)].join(', ')}; servers exited: ${servers.map((x) => x.child.exitCode).join(', ')})` : ''}; ${made.size} events: ${state2}; load ${load1()}`,
+    );
+    return { fromEvent, fromAnswer };
+  };
+
   try {
+    if (args.before) {
+      type Lags = Awaited<ReturnType<typeof steady>>;
+      const lags = { before: [] as Lags[], after: [] as Lags[] };
+      for (let r = 0; r < Number(args.rounds); r++) {
+        const order = r % 2 === 0 ? (['before', 'after'] as const) : (['after', 'before'] as const);
+        for (const name of order) {
+          servers = await startBoth(name === 'before' ? args.before : MAIN);
+          try {
+            lags[name].push(await steady(`${name}, round ${r + 1}: `));
+          } finally {
+            for (const s of servers) await stop(s.child);
+            servers = [];
+          }
+        }
+      }
+      // Each figure: the median over the rounds of that round's percentile.
+      const of = (name: 'before' | 'after', key: keyof Lags, p: number) => median(lags[name].map((l) => pct(l[key], p)));
+      for (const [key, what] of [
+        ['fromEvent', 'from occurredAt'],
+        ['fromAnswer', "from the create's answer"],
+      ] as const) {
+        const [b50, a50, b99, a99] = [of('before', key, 0.5), of('after', key, 0.5), of('before', key, 0.99), of('after', key, 0.99)];
+        console.log(
+          `lag ${what}, medians of ${args.rounds} rounds [${dialect}, ${args.dispatchers} dispatching]: p50 before ${b50} ms, after ${a50} ms (${(a50 / b50).toFixed(2)}); p99 before ${b99} ms, after ${a99} ms (${(a99 / b99).toFixed(2)}); load ${load1()}`,
+        );
+      }
+      return;
+    }
     // The receiver alone, as the reference of what this machine delivers to it.
     const sample = JSON.stringify({ id: 'evt_x', type: 'contact.created', occurredAt: new Date().toISOString(), data: { object: { id: 'x' } } });
     const alone = await autocannon({ url: hook.url, method: 'POST', connections: 32, duration: 3, body: sample, headers: { 'webhook-id': 'ref' } });
@@ -219,45 +303,7 @@ async function webhooks(): Promise<void> {
     );
     hook.reset();
 
-    // (b) Creates at a steady rate through HTTP, alternating between the servers.
-    const rate = Number(args.rate);
-    const total = rate * Number(args.seconds);
-    const headers = { authorization: `Bearer ${ctx.secret}`, ...VERSION, 'content-type': 'application/json' };
-    const answered = new Map<string, number>();
-    const failures: string[] = [];
-    const inFlight: Promise<void>[] = [];
-    const start = Date.now();
-    for (let sent = 0; sent < total;) {
-      const due = Math.min(total, Math.floor(((Date.now() - start) * rate) / 1000) + 1);
-      for (; sent < due; sent++) {
-        const i = sent;
-        inFlight.push(
-          fetch(`${servers[i % 2]!.url}/v1/contacts`, {
-            method: 'POST',
-            headers,
-            body: JSON.stringify({ fields: { $name: { firstName: 'Steady', lastName: `${i}` }, $email: [`steady.${i}@hooks.test`] } }),
-          })
-            .then(async (res) => {
-              const body = (await res.json()) as { id: string };
-              if (res.status === 200) answered.set(body.id, Date.now());
-              else failures.push(`HTTP ${res.status}`);
-            })
-            .catch((err: Error & { cause?: { code?: string } }) => void failures.push(err.cause?.code ?? err.message)),
-        );
-      }
-      await sleep(5);
-    }
-    await Promise.all(inFlight);
-    const sentRate = total / ((Date.now() - start) / 1000);
-    const steady = new Set([...(await eventIds())].filter((id) => !backlog.has(id) && !modelIds.has(id)));
-    const state2 = await settle(steady);
-    const got = [...hook.got.values()].filter((x) => answered.has(x.objectId));
-    const fromEvent = got.map((x) => x.at - x.occurredAt);
-    const fromAnswer = got.map((x) => x.at - answered.get(x.objectId)!);
-    const ms = (xs: number[]) => `p50 ${pct(xs, 0.5)} ms, p99 ${pct(xs, 0.99)} ms, max ${Math.max(...xs)} ms`;
-    console.log(
-      `${total} creates at ${sentRate.toFixed(0)}/s over ${args.seconds} s, 2 servers [${dialect}]: lag from occurredAt ${ms(fromEvent)}; from the create's answer ${ms(fromAnswer)}; ${failures.length} failed creates${failures.length ? ` (${[...new Set(failures)].join(', ')}; servers exited: ${servers.map((x) => x.child.exitCode).join(', ')})` : ''}; ${steady.size} events: ${state2}; load ${load1()}`,
-    );
+    await steady('');
   } finally {
     for (const s of servers) await stop(s.child);
     await hook.stop();

@@ -1,8 +1,9 @@
 // `rolodex serve --workers N`: N worker processes share one port (node:cluster). The primary
 // probes the port and migrates the database once before forking, keeps the rate-limit buckets
 // that all workers share when there is no Redis (and while Redis is down), sums the workers'
-// metrics, replaces a worker that dies (waiting longer each time workers die young), and on
-// SIGTERM/SIGINT stops every worker gracefully before exiting (docs/deploy.md §Start and stop).
+// metrics, relays the workers' commit signals to each other (src/db/sqlite/signals.ts), replaces
+// a worker that dies (waiting longer each time workers die young), and on SIGTERM/SIGINT stops
+// every worker gracefully before exiting (docs/deploy.md §Start and stop).
 import cluster, { type Worker } from 'node:cluster';
 import { fileURLToPath } from 'node:url';
 import type { Config } from './config.ts';
@@ -11,6 +12,7 @@ import { serveClusterMetrics } from './metrics/cluster.ts';
 import { serveClusterRateLimits } from './rate-limit/cluster.ts';
 import { createLogger } from './logger.ts';
 import { openDatabase } from './runtime.ts';
+import { relayClusterSignals } from './db/index.ts';
 
 const WORKER_ENTRY = fileURLToPath(new URL('./cluster-worker.ts', import.meta.url));
 /** A worker that lived this long counts as healthy: the next replacement waits the least again. */
@@ -39,6 +41,7 @@ export async function runCluster(config: Config, env: Record<string, string | un
 
   serveClusterRateLimits(cluster);
   serveClusterMetrics(cluster);
+  relayClusterSignals(cluster);
   cluster.setupPrimary({ exec: WORKER_ENTRY, args: [] });
 
   let stopping = false;

@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { Kysely, sql } from 'kysely';
 import { registerFastReader } from './prepared.ts';
 import { registerScanner } from './scan.ts';
+import { registerSignals } from './signals.ts';
+import { sqliteSignals } from './sqlite/signals.ts';
 import { NodeSqliteDialect } from './sqlite/connection.ts';
 import { ThreadedSqliteDialect } from './sqlite/writer.ts';
 import type { Database, Db } from './types.ts';
@@ -41,11 +43,14 @@ export function openDb(opts: DbOptions): Db {
     registerFastReader(kysely, { all: (_name, sql, params) => dialect.reader.all(sql, params), snapshot: (fn) => dialect.reader.snapshot(fn) });
     registerScanner(kysely, (sql, params) => dialect.scans.all(sql, params));
   }
+  const signals = sqliteSignals(file);
+  registerSignals(kysely, signals);
   return {
     kysely,
     dialect: 'sqlite',
     close: async () => {
       // Kysely's destroy() only closes a database it has used, and knows nothing of the reader.
+      await signals.close();
       dialect.close();
       await kysely.destroy();
     },

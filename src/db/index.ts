@@ -9,8 +9,12 @@ export { isConnectionLoss, isStatementTimeout } from './connection-loss.ts';
 export { startRequestBudget } from './request-budget.ts';
 export { inBackground } from './background.ts';
 
+// Commit signals: a commit wakes the listeners of every process sharing the database.
+export { onSignal, signalAfterCommit } from './signals.ts';
+export { relayClusterSignals } from './sqlite/signals.ts';
+
 // Statements: sent with the transaction's next round trip, after it, or gathered per turn.
-export { afterCommit, deferred, deferredInsert, deferredRows, settled, transactionThen } from './pipeline.ts';
+export { afterCommit, deferred, deferredInsert, deferredInsertRows, deferredRows, settled, transactionThen } from './pipeline.ts';
 export { batchedRead, jsonKeys, KEYS } from './batched.ts';
 export { fastReader, prepared } from './prepared.ts';
 export { insertRows } from './insert-rows.ts';

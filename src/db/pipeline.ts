@@ -81,8 +81,16 @@ export async function settled(tx: Executor): Promise<void> {
  * As `deferred`; `rows` holds the statement's rows once it ran: at once where deferred statements
  * run at once, otherwise after the awaited statement (or COMMIT) it went out with.
  */
-export async function deferredRows<R>(tx: Executor, query: Compilable<R> | RawBuilder<R>): Promise<{ readonly rows?: R[] }> {
-  const compiled = compileIn(tx, query);
+export function deferredRows<R>(tx: Executor, query: Compilable<R> | RawBuilder<R>): Promise<{ readonly rows?: R[] }> {
+  return rowsLater(tx, compileIn(tx, query));
+}
+
+/** As `deferredRows`, for a statement that only inserts new rows (see markGroupable). */
+export function deferredInsertRows<R>(tx: Executor, query: Compilable<R> | RawBuilder<R>): Promise<{ readonly rows?: R[] }> {
+  return rowsLater(tx, markGroupable(compileIn(tx, query)));
+}
+
+async function rowsLater<R>(tx: Executor, compiled: CompiledQuery): Promise<{ readonly rows?: R[] }> {
   const out: { rows?: R[] } = {};
   sinks.set(compiled, (rows) => (out.rows = rows as R[]));
   const r = await tx.executeQuery<R>(compiled);

@@ -1,7 +1,7 @@
 // The webhook dispatcher (docs/events.md §Delivery): delivers the webhook outbox after commit,
 // never inside a transaction, as the mail dispatcher does the e-mail outbox. A commit that queued
-// deliveries in this process starts a round at once; writes of other processes are found at the
-// next poll. Each round claims due rows under a token with a lease (src/jobs/mail-lease.ts),
+// deliveries, in any process sharing the database, starts a round at once (a commit signal,
+// src/db/signals.ts); the poll finds what a lost signal, or a write without one, left. Each round claims due rows under a token with a lease (src/jobs/mail-lease.ts),
 // starts a POST only while it holds the row with time to spare, and settles while it holds it: a
 // 2xx → the row leaves the outbox (many to a statement); anything else → tried again with
 // exponential backoff and jitter, until the endpoint has been failing for WEBHOOK_DISABLE_AFTER_MS
@@ -15,9 +15,8 @@ import { hostname } from 'node:os';
 import { Gauge } from 'prom-client';
 import type { Logger } from 'pino';
 import type { WebhookConfig } from '../config.ts';
-import type { Db } from '../db/index.ts';
+import { type Db, onSignal } from '../db/index.ts';
 import * as outbox from '../webhooks/repository.ts';
-import { onQueued } from '../webhooks/queued.ts';
 import { deliver } from '../webhooks/sender.ts';
 import type { Metrics } from '../metrics/registry.ts';
 import { keepLease } from './mail-lease.ts';
@@ -151,7 +150,7 @@ export function startWebhookDispatcher(deps: WebhookDispatcherDeps): Dispatcher 
   }
 
   const poller = startPoller(once, { pollMs: cfg.pollMs, logger, what: 'webhook' });
-  const unsubscribe = onQueued(() => poller.wake());
+  const unsubscribe = onSignal(db, outbox.QUEUED, () => poller.wake());
   return {
     async stop() {
       unsubscribe();

@@ -4,21 +4,24 @@
 // time is the database's clock. A row is claimable only when no earlier event of the same object
 // waits for the same subscription, so each object's events arrive in order.
 import { sql } from 'kysely';
-import { afterCommit, chunks, claimable, deferredInsert, timeFromNow, type Executor } from '../db/index.ts';
-import { queued } from './queued.ts';
+import { chunks, claimable, deferredInsertRows, signalAfterCommit, timeFromNow, type Executor } from '../db/index.ts';
 import type { WebhookDeliveriesTable, WebhookSubscriptionsTable } from './tables.ts';
 
 export type SubscriptionRow = WebhookSubscriptionsTable;
 export type DeliveryRow = WebhookDeliveriesTable;
 
+/** The commit signal (src/db/signals.ts) of a write that queued deliveries: it wakes every dispatcher. */
+export const QUEUED = 'webhooks';
+
 /**
  * Queues each of the events `eventIds` (inserted before, in the same transaction) for each live
- * subscription that takes its type; once the transaction commits, wakes this process's dispatcher.
+ * subscription that takes its type; once the transaction commits, if any was queued, wakes the
+ * dispatchers of every process sharing the database.
  */
 export async function fanOut(tx: Executor, eventIds: string | readonly string[], onlySubscription?: string): Promise<void> {
   const ids = typeof eventIds === 'string' ? [eventIds] : eventIds;
   if (ids.length === 0) return;
-  await deferredInsert(
+  const queued = await deferredInsertRows(
     tx,
     sql`insert into webhook_deliveries (id, subscription_id, event_id, event_seq, object_id, next_attempt_at, attempts)
       select e.id || ':' || s.id, s.id, e.id, e.seq, e.object_id, ${timeFromNow(tx, 0)}, 0
@@ -26,9 +29,11 @@ export async function fanOut(tx: Executor, eventIds: string | readonly string[],
       where e.id in (${sql.join(ids)}) and s.disabled_at is null
         ${onlySubscription === undefined ? sql`` : sql`and s.id = ${onlySubscription}`}
         and (s.all_events = 1 or exists (select 1 from webhook_subscription_events as t where t.subscription_id = s.id and t.type = e.type))
-      on conflict (id) do nothing`,
+      on conflict (id) do nothing
+      returning 1 as queued`,
   );
-  afterCommit(tx, async () => queued());
+  // A write no subscription takes signals nothing.
+  signalAfterCommit(tx, QUEUED, () => (queued.rows?.length ?? 0) > 0);
 }
 
 export async function insertSubscription(tx: Executor, row: SubscriptionRow, types: readonly string[]): Promise<void> {

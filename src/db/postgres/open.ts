@@ -5,6 +5,8 @@ import { abandon, DEADLINE_GRACE_MS, denseRows } from './deadline.ts';
 import { Refusals } from './refused.ts';
 import { PostgresJsDialect } from './connection.ts';
 import { type Clients, runRead } from './lanes.ts';
+import { type ListenClient, postgresSignals } from './signals.ts';
+import { registerSignals } from '../signals.ts';
 import { withinBudget } from '../request-budget.ts';
 import { Gate } from '../gate.ts';
 import { registerFastReader } from '../prepared.ts';
@@ -45,21 +47,25 @@ function hostOf(url: string): { url: string; host?: string } {
 // (or go out) within their deadline (docs/reliability.md §Lost connections).
 const reconnectBackoff = () => 0.1 + Math.random() * 0.2;
 
+// postgres.js calls `onnotify` with each NOTIFY its connection receives (it is not in its types).
+type ClientOptions = Partial<postgres.Options<Record<string, postgres.PostgresType>>> & { onnotify?: (channel: string, payload: string) => void };
+
 function openPostgres(
   databaseUrl: string,
   schema: string | undefined,
   poolSize: number,
   timeoutMs: number,
-): { clients: Clients; gate: Gate; endReplaced: () => Promise<unknown> } {
+): { clients: Clients; gate: Gate; endReplaced: () => Promise<unknown>; listen: ListenClient } {
   const { url, host } = hostOf(databaseUrl);
   const connection: Record<string, string | number> = {
     ...(schema ? { search_path: schema } : {}),
     ...(timeoutMs ? { statement_timeout: timeoutMs } : {}),
   };
   const connectTimeoutS = Math.ceil(timeoutMs / 1000);
-  const client = (max: number) =>
+  const client = (max: number, own: ClientOptions = {}) =>
     postgres(url, {
       max,
+      ...own,
       ...(host ? { host } : {}),
       types: NUMBERS,
       // pg sent undefined as NULL; Kysely never binds undefined, but raw fragments might.
@@ -102,7 +108,10 @@ function openPostgres(
     },
   };
   const endReplaced = () => Promise.all(replaced);
-  return { clients, gate: new Gate(transactions), endReplaced };
+  // The LISTEN connection of commit signals (src/db/postgres/signals.ts): never closed for its age
+  // (postgres.js closes others after 30 to 60 minutes), and the server's types are not read on it.
+  const listen: ListenClient = (notified, closed) => client(1, { max_lifetime: null, fetch_types: false, onnotify: notified, onclose: closed });
+  return { clients, gate: new Gate(transactions), endReplaced, listen };
 }
 
 // A schema named in the URL (`?options=-c search_path=x`) counts as the schema in use.
@@ -114,8 +123,10 @@ function schemaOf(url: string): string | undefined {
 export function openPostgresDb(opts: { schema?: string; poolSize?: number; statementTimeoutMs?: number }, databaseUrl: string): Db {
   const schema = opts.schema ?? schemaOf(databaseUrl);
   const poolSize = opts.poolSize ?? 10;
-  const { clients, gate, endReplaced } = openPostgres(databaseUrl, opts.schema, poolSize, opts.statementTimeoutMs ?? 0);
+  const { clients, gate, endReplaced, listen } = openPostgres(databaseUrl, opts.schema, poolSize, opts.statementTimeoutMs ?? 0);
   const kysely = new Kysely<Database>({ dialect: new PostgresJsDialect(clients, gate) });
+  const signals = postgresSignals(clients, schema, listen);
+  registerSignals(kysely, signals);
   // Every statement with parameters is prepared once per connection (src/db/postgres/connection.ts), and
   // prepared again by postgres.js when a migration changed what it reads.
   registerFastReader(kysely, {
@@ -134,6 +145,7 @@ export function openPostgresDb(opts: { schema?: string; poolSize?: number; state
   // The ranked index's upkeep runs after the answers it follows (src/db/rank/append.ts): let it finish.
   const close = async () => {
     await rankUpkeepSettled();
+    await signals.close();
     await kysely.destroy();
     await endReplaced();
   };
