@@ -14,6 +14,7 @@ import type { EnrichmentConfig } from '../config.ts';
 import type { Db } from '../db/index.ts';
 import { type ExecuteEnv, executeRun } from '../enrichment/execute.ts';
 import * as repo from '../enrichment/repository.ts';
+import { loadSubjects } from '../enrichment/service.ts';
 import { isoNow } from '../lib/ids.ts';
 
 /** A claim takes at most this many times ENRICH_CONCURRENCY runs (docs/enrichment.md §Runs). */
@@ -55,6 +56,12 @@ export function startEnrichmentRunner(deps: {
     const renew = setInterval(() => {
       repo.renewLease(db.kysely, token, config.leaseMs).catch((err: unknown) => logger.warn({ err }, 'could not renew the enrichment lease'));
     }, config.leaseMs / 3);
+    // The records of the runs taken, read together rather than one run at a time; a run reads its
+    // own when that read failed.
+    const subjects = await loadSubjects(db.kysely, rows).catch((err: unknown) => {
+      logger.warn({ err }, 'could not read the records of the enrichment runs claimed');
+      return undefined;
+    });
     const waiting = [...rows];
     const untried: string[] = [];
     // ENRICH_CONCURRENCY runs at a time; a stopping runner gives back those it has not started.
@@ -65,7 +72,7 @@ export function startEnrichmentRunner(deps: {
           continue;
         }
         try {
-          const status = await executeRun(db.kysely, row, token, roundEnv);
+          const status = await executeRun(db.kysely, row, token, roundEnv, subjects && (subjects.get(row.entity_id) ?? null));
           logger.info({ runId: row.id, ws: row.workspace_id, status }, 'enrichment run ended');
         } catch (err) {
           logger.warn({ err, runId: row.id }, 'enrichment run failed');
