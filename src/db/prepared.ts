@@ -92,3 +92,28 @@ export function prepared<A extends unknown[], R>(build: (db: Executor, ...args: 
   };
   return Object.assign(run, { committed });
 }
+
+/**
+ * A write statement built and compiled once per dialect, as `prepared` builds a read; each call
+ * binds its arguments into a new compiled statement, to be run as any other (`deferredInsert`,
+ * `executeQuery`). For the writes of a hot path whose shape never changes (a run queued with every
+ * create, docs/enrichment.md §Runs), where Kysely's building and compiling cost more than the
+ * database's own work. The same rules for `build` as for `prepared`.
+ */
+export function preparedWrite<A extends unknown[]>(build: (db: Executor, ...args: A) => Compilable) {
+  const arity = build.length - 1;
+  // By the dialect adapter, which a handle shares with its transactions.
+  const cache = new WeakMap<object, Compiled>();
+  return (db: Executor, ...args: A): { compile(): CompiledQuery } => {
+    if (args.length !== arity) throw new Error(`prepared write: ${args.length} arguments for ${arity} parameters`);
+    const adapter = db.getExecutor().adapter;
+    let compiled = cache.get(adapter);
+    if (!compiled) {
+      compiled = compile(db, build, arity);
+      cache.set(adapter, compiled);
+    }
+    const { sql } = compiled;
+    const params = compiled.params.map((p) => ('arg' in p ? args[p.arg] : p.value));
+    return { compile: () => CompiledQuery.raw(sql, params) };
+  };
+}

@@ -8,7 +8,7 @@ import { isoNow } from '../lib/ids.ts';
 import { RECORD_TYPES, requireDefinitions } from '../records/service.ts';
 import { updateRecord } from '../records/service.ts';
 import { checkFieldKeys, checkFieldValues } from '../records/write-fields.ts';
-import { emailDomain, type EnrichmentProvider, firstValue } from './provider.ts';
+import { emailDomain, type EnrichmentProvider, firstValue, type Subject } from './provider.ts';
 import * as repo from './repository.ts';
 import { ACCOUNT_LINK, isEmpty, loadSubject } from './service.ts';
 import type { RunStatus } from './tables.ts';
@@ -55,14 +55,18 @@ function bounded<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
-/** Executes `row`, claimed under `token`; returns the outcome written, or null when the run was no longer held. */
-export async function executeRun(db: Executor, row: repo.RunRow, token: string, env: ExecuteEnv): Promise<RunStatus | null> {
+/**
+ * Executes `row`, claimed under `token`; returns the outcome written, or null when the run was no
+ * longer held. `subject` is its record as the claim read it (null: it no longer exists); read here
+ * when not given.
+ */
+export async function executeRun(db: Executor, row: repo.RunRow, token: string, env: ExecuteEnv, subject?: Subject | null): Promise<RunStatus | null> {
   const ws = row.workspace_id;
   const targets = JSON.parse(row.target_fields) as string[];
   const named = new Set(JSON.parse(row.named_fields) as string[]);
   const end = async (status: repo.Outcome['status'], error: string | null) =>
     (await (env.finish ? env.finish({ id: row.id, status, error }) : repo.finish(db, row.id, token, status, isoNow(Date.now()), error))) ? status : null;
-  const subject = await loadSubject(operatorCtx(db, ws), row.entity_type, row.entity_id);
+  if (subject === undefined) subject = (await loadSubject(operatorCtx(db, ws), row.entity_type, row.entity_id)) ?? null;
   if (!subject) return end('completed', null);
 
   const signal = AbortSignal.timeout(env.timeoutMs);

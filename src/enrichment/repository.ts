@@ -6,7 +6,7 @@
 // claims skip each other's locked rows (FOR UPDATE SKIP LOCKED); SQLite has one writer at a time.
 // Lease times are the database's clock, never an instance's.
 import { sql } from 'kysely';
-import { claimable, deferredInsert, lockedForUpdate, timeFromNow, type Executor } from '../db/index.ts';
+import { claimable, deferredInsert, lockedForUpdate, preparedWrite, timeFromNow, type Executor } from '../db/index.ts';
 import type { EnrichmentRunsTable, RunStatus } from './tables.ts';
 
 export type RunRow = EnrichmentRunsTable;
@@ -29,14 +29,34 @@ export async function insertRun(tx: Executor, row: RunRow): Promise<boolean> {
   return r !== undefined;
 }
 
+// A queued run's row as a create queues it: compiled once, since it goes with every create of an
+// account or contact under ENRICHMENT=on-create. The columns a queued run leaves empty are left out.
+const queuedRun = preparedWrite(
+  (db: Executor, id: string, workspaceId: string, entityType: string, entityId: string, trigger: string, targets: string, named: string, at: string) =>
+    db
+      .insertInto('enrichment_runs')
+      .values({
+        id,
+        workspace_id: workspaceId,
+        entity_type: entityType as RunRow['entity_type'],
+        entity_id: entityId,
+        status: 'queued',
+        trigger: trigger as RunRow['trigger'],
+        target_fields: targets,
+        named_fields: named,
+        created_at: at,
+        updated_at: at,
+        due_at: timeFromNow(db, 0),
+        attempts: sql.lit(0),
+      })
+      .onConflict((oc) => oc.columns(['workspace_id', 'entity_id']).where(IN_FLIGHT_SQL).doNothing()),
+);
+
 /** As insertRun, for a record created in `tx`, which has no run in flight: sent with the transaction's next statement, unanswered. */
 export async function queueRun(tx: Executor, row: RunRow): Promise<void> {
   await deferredInsert(
     tx,
-    tx
-      .insertInto('enrichment_runs')
-      .values({ ...row, due_at: timeFromNow(tx, 0) })
-      .onConflict((oc) => oc.columns(['workspace_id', 'entity_id']).where(IN_FLIGHT_SQL).doNothing()),
+    queuedRun(tx, row.id, row.workspace_id, row.entity_type, row.entity_id, row.trigger, row.target_fields, row.named_fields, row.created_at),
   );
 }
 

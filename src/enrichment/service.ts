@@ -1,6 +1,7 @@
 // Enrichment runs (docs/enrichment.md): a request decides what a run would fill and whether it
 // can, then queues it in the caller's transaction; the runner (src/jobs/enrichment.ts) executes it
 // after the answer. One run per record is in flight at a time.
+import type { Executor } from '../db/index.ts';
 import type { TypeDefinitions } from '../definitions/service.ts';
 import type { Ctx } from '../lib/context.ts';
 import { AppError, notFound } from '../lib/errors.ts';
@@ -47,6 +48,36 @@ export async function loadSubject(ctx: Ctx, entityType: RecordType, id: string):
   if (!row) return undefined;
   const rels = (await records.ownRelationships(ctx.db, [id])).get(id) ?? new Map<string, string[]>();
   return { entityType, id, fields: JSON.parse(row.fields) as Record<string, unknown>, relationships: rels };
+}
+
+/**
+ * The stored records of `runs` as providers see them, by record id, read together (one statement
+ * per workspace and type, outside any transaction on the reading connection): a runner's claim
+ * reads the records of the runs it takes at once. A record that no longer exists is absent.
+ */
+export async function loadSubjects(
+  db: Executor,
+  runs: readonly { workspace_id: string; entity_type: RecordType; entity_id: string }[],
+): Promise<Map<string, Subject>> {
+  const groups = new Map<string, { ws: string; entityType: RecordType; ids: string[] }>();
+  for (const r of runs) {
+    const key = `${r.workspace_id} ${r.entity_type}`;
+    const g = groups.get(key) ?? { ws: r.workspace_id, entityType: r.entity_type, ids: [] };
+    g.ids.push(r.entity_id);
+    groups.set(key, g);
+  }
+  const out = new Map<string, Subject>();
+  for (const { ws, entityType, ids } of groups.values()) {
+    const found = await records.recordsWithVersion(db, ws, entityType, ids);
+    for (const [id, row] of found.rows)
+      out.set(id, {
+        entityType,
+        id,
+        fields: JSON.parse(row.fields) as Record<string, unknown>,
+        relationships: found.own.get(id) ?? new Map<string, string[]>(),
+      });
+  }
+  return out;
 }
 
 /** Whether `key` holds nothing on the record. */

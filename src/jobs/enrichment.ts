@@ -14,6 +14,7 @@ import type { EnrichmentConfig } from '../config.ts';
 import type { Db } from '../db/index.ts';
 import { type ExecuteEnv, executeRun } from '../enrichment/execute.ts';
 import * as repo from '../enrichment/repository.ts';
+import { loadSubjects } from '../enrichment/service.ts';
 import { isoNow } from '../lib/ids.ts';
 
 /** A claim takes at most this many times ENRICH_CONCURRENCY runs (docs/enrichment.md §Runs). */
@@ -55,26 +56,48 @@ export function startEnrichmentRunner(deps: {
     const renew = setInterval(() => {
       repo.renewLease(db.kysely, token, config.leaseMs).catch((err: unknown) => logger.warn({ err }, 'could not renew the enrichment lease'));
     }, config.leaseMs / 3);
+    // The records of the runs taken, read together rather than one run at a time; a run reads its
+    // own when that read failed.
+    const subjects = await loadSubjects(db.kysely, rows).catch((err: unknown) => {
+      logger.warn({ err }, 'could not read the records of the enrichment runs claimed');
+      return undefined;
+    });
     const waiting = [...rows];
     const untried: string[] = [];
-    // ENRICH_CONCURRENCY runs at a time; a stopping runner gives back those it has not started.
+    const ending: Promise<void>[] = [];
+    // ENRICH_CONCURRENCY runs at a time; a stopping runner gives back those it has not started. A
+    // run's lane takes the next run once the run has reached its outcome: an outcome that writes
+    // nothing to the record waits for the others reached in the same turn (finisher), the next
+    // run need not.
     const lane = async () => {
       for (let row = waiting.shift(); row; row = waiting.shift()) {
         if (poller.stopping) {
           untried.push(row.id);
           continue;
         }
-        try {
-          const status = await executeRun(db.kysely, row, token, roundEnv);
-          logger.info({ runId: row.id, ws: row.workspace_id, status }, 'enrichment run ended');
-        } catch (err) {
-          logger.warn({ err, runId: row.id }, 'enrichment run failed');
-          await repo.finish(db.kysely, row.id, token, 'failed', isoNow(Date.now()), 'error').catch(() => undefined);
-        }
+        const reached = Promise.withResolvers<void>();
+        const runEnv: ExecuteEnv = {
+          ...roundEnv,
+          finish: (outcome) => {
+            reached.resolve();
+            return roundEnv.finish(outcome);
+          },
+        };
+        const run = row;
+        const done = executeRun(db.kysely, run, token, runEnv, subjects && (subjects.get(run.entity_id) ?? null)).then(
+          (status) => void logger.info({ runId: run.id, ws: run.workspace_id, status }, 'enrichment run ended'),
+          async (err: unknown) => {
+            logger.warn({ err, runId: run.id }, 'enrichment run failed');
+            await repo.finish(db.kysely, run.id, token, 'failed', isoNow(Date.now()), 'error').catch(() => undefined);
+          },
+        );
+        ending.push(done);
+        await Promise.race([done, reached.promise]);
       }
     };
     try {
       await Promise.all(Array.from({ length: Math.min(config.concurrency, rows.length) }, lane));
+      await Promise.all(ending);
       if (untried.length > 0) await repo.release(db.kysely, token, untried);
     } finally {
       clearInterval(renew);

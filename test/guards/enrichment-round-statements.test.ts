@@ -1,0 +1,54 @@
+// A runner's round reads the records of the runs it claimed together, and writes the outcomes its
+// runs reach together (docs/enrichment.md §Runs): one read of records per claim, not one per run,
+// and one outcome statement per claim when every run fails at once, not one per lane's run.
+// Checked on the statements the runner sends while it drains runs that fail at once.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { EnrichmentProvider } from '../../src/enrichment/provider.ts';
+import { startEnrichmentRunner } from '../../src/jobs/enrichment.ts';
+import { createLogger } from '../../src/logger.ts';
+import { call, eachDialect, seedWorkspace, type TestApp } from '../helpers/app.ts';
+import { statementsOf } from '../helpers/sql-spy.ts';
+
+const RUNS = 16;
+
+const failing: EnrichmentProvider = {
+  name: 'failing',
+  fills: () => ['$linkedIn'],
+  canLookUp: () => true,
+  lookUp: () => Promise.reject(new Error('nothing here')),
+};
+
+const inFlight = async (t: TestApp) =>
+  (await t.deps.db.kysely.selectFrom('enrichment_runs').select('id').where('status', 'in', ['queued', 'running']).execute()).length;
+
+await eachDialect(
+  'an enrichment runner draining runs that fail at once',
+  (ctx) => {
+    test('reads the records and writes the outcomes once per claim', async () => {
+      const t = ctx();
+      const s = await seedWorkspace(t);
+      for (let i = 0; i < RUNS; i++) await call(t, s.secret, 'POST', '/v1/accounts', { fields: { $name: `A${i}`, $website: ['https://10.0.0.1'] } });
+      const { statements } = await statementsOf(async () => {
+        const r = startEnrichmentRunner({
+          db: t.deps.db,
+          logger: createLogger('silent'),
+          config: t.config.enrichment,
+          execute: { providers: [failing], userAgent: 'test' },
+        });
+        for (let i = 0; i < 400 && (await inFlight(t)) > 0; i++) await sleep(25);
+        await r.stop();
+      });
+      assert.equal(await inFlight(t), 0);
+      const claims = statements.filter((q) => /^update "enrichment_runs" set "status" = .*"attempts" = attempts \+ 1/i.test(q)).length;
+      const recordReads = statements.filter((q) => /\bfrom "records"/i.test(q)).length;
+      const outcomes = statements.filter((q) => /^update "enrichment_runs" set "status" = case/i.test(q)).length;
+      // ENRICH_CONCURRENCY=2: claims of 2, 4, 8 and the last 2.
+      assert.ok(claims >= 3 && claims <= 5, `${claims} claims`);
+      assert.ok(recordReads <= claims, `${recordReads} reads of records for ${claims} claims of ${RUNS} runs`);
+      assert.ok(outcomes <= claims, `${outcomes} outcome statements for ${claims} claims of ${RUNS} runs`);
+    });
+  },
+  { env: { ENRICHMENT: 'on-create', ENRICH_CONCURRENCY: '2', ENRICH_POLL_MS: '20' } },
+);
