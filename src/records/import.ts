@@ -177,10 +177,12 @@ async function bulkLoadOf(ctx: ImportContext, kind: string, owner: string): Prom
 
 /**
  * Ends the bulk loads of the kind `owner`'s types, after their last rows: postings packed, the
- * indexes built, and the listing and the ranked values' sets counted from the rows at once, with statements nobody waits
- * for, so that the links are resolved while the writer thread still builds the indexes
- * (docs/import.md §Speed). Counting the new keys one by one read the partition's total first,
- * which waited for every index build.
+ * indexes built, and the listing and the ranked values' sets counted from the rows at once, with
+ * statements nobody waits for, so that the links are resolved while the writer thread still
+ * builds the indexes (docs/import.md §Speed). Counting the new keys one by one read the
+ * partition's total first, which waited for every index build. When two types of a kind load at
+ * once, the second load's packs take the postings of both, and the first load's build makes the
+ * indexes both dropped: each type's sets are still counted from its rows.
  */
 async function finishKind(ctx: ImportContext, owner: string): Promise<void> {
   for (const [kind, entry] of stateOf(ctx).loads) {
