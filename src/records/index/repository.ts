@@ -62,8 +62,9 @@ export interface BulkLoad {
  * Starts a bulk load of `objectType` in `tx`: the writes of an import that only creates records
  * of a type that had none, over as many of its chunks as it takes, so that nothing reads,
  * rewrites or deletes these tables' rows of that type until `end`. Meanwhile the postings of new
- * records are gathered into packs on both databases (docs/filtering.md §Indexes, Packs), and on SQLite the indexes of
- * DEFERRED_INDEXES are dropped, to be built once after every row (docs/import.md §Speed).
+ * records are gathered into packs on both databases (docs/filtering.md §Indexes, Packs), and on
+ * SQLite the indexes of DEFERRED_INDEXES are dropped, to be built once after every row
+ * (docs/import.md §Speed).
  */
 export async function startBulkLoad(tx: Executor, objectType: string): Promise<BulkLoad> {
   const build = await dropIndexesUntilBuilt(tx, DEFERRED_INDEXES, SORT_RUNS);
