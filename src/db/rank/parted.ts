@@ -7,7 +7,7 @@
 // - PostgreSQL: one statement, the parts given as SQL (so that they come from the same snapshot).
 // - SQLite: statements with bound values in one read transaction, as in src/db/rank/sql.ts.
 import { inPart, LEVELS, partOf, type RankDef } from './def.ts';
-import { Builder, cached, leafAnchor, pickEntry, q, inPartition, type Stmt, within } from './sql.ts';
+import { Builder, cached, descend, leafAnchor, pickEntry, q, inPartition, type Stmt } from './sql.ts';
 import type { SqlitePageStep } from './sql.ts';
 
 /** What a reader sees of a set with parts, and how its page's rows are read. */
@@ -48,17 +48,7 @@ export function partedPostgres(def: RankDef, read: PartedRead, limit: number): S
       `tot as (select coalesce(sum(r.n), 0) as total from parts join rank_parts r on r.scope = ${S} and r.level = ${top} and r.part = parts.part)`,
       pickEntry(`p${top}`, counts(top), `${total} - 1 - ${K}`, null, `${K} < ${total} and `),
     ];
-    for (let l = top - 1; l >= 0; l--) {
-      const up = `p${l + 1}`;
-      ctes.push(
-        pickEntry(
-          `p${l}`,
-          within((range) => counts(l, range), up, 'r.lo_ts, r.lo_id'),
-          `(select pos from ${up})`,
-          up,
-        ),
-      );
-    }
+    ctes.push(...descend(top, counts, 'r.lo_ts, r.lo_id'));
     // p0's upper neighbour among the entries of every part: the leaf's range in the table.
     ctes.push(`leaf as (select p0.lo_ts, p0.lo_id, p0.pos, h.lo_ts as hi_ts, h.lo_id as hi_id from p0 left join lateral
       (select lo_ts, lo_id from rank_buckets where scope = ${S} and level = 0 and (lo_ts, lo_id) > (p0.lo_ts, p0.lo_id) order by lo_ts, lo_id limit 1) h on true)`);

@@ -82,6 +82,27 @@ export function pickEntry(name: string, entries: string, pos: string, hiAbove: s
 }
 
 /**
+ * CTEs `p{top-1}` down to `p0`: at each level the entry of `entries(level, range)` holding the
+ * position left by the entry picked one level up, within that entry's range (`within`). `lo` names
+ * the entries' lo_ts, lo_id columns as `entries` selects them.
+ */
+export function descend(top: number, entries: (level: number, range: string) => string, lo: string): string[] {
+  const out: string[] = [];
+  for (let l = top - 1; l >= 0; l--) {
+    const up = `p${l + 1}`;
+    out.push(
+      pickEntry(
+        `p${l}`,
+        within((range) => entries(l, range), up, lo),
+        `(select pos from ${up})`,
+        up,
+      ),
+    );
+  }
+  return out;
+}
+
+/**
  * CTEs `last` (the newest row of the leaf `leaf`: the one below its upper neighbour, else the
  * newest of the partition) and `anchor` (the `visible` row at the leaf's position), read between the
  * leaf's lo and `last`: bounded on both sides in one index range, so no plan reads past the leaf.
@@ -131,17 +152,7 @@ export function pagePostgres(def: RankDef, rows: boolean, limit: number, bounded
         : [`tot as (select coalesce(sum(n), 0) as total from rank_buckets where scope = ${S} and level = ${top})`]),
       pickEntry(`p${top}`, entries(top), `${total} - 1 - ${K}`, null, `${K} < ${total} and `),
     ];
-    for (let l = top - 1; l >= 0; l--) {
-      const up = `p${l + 1}`;
-      parts.push(
-        pickEntry(
-          `p${l}`,
-          within((range) => entries(l, range), up, 'lo_ts, lo_id'),
-          `(select pos from ${up})`,
-          up,
-        ),
-      );
-    }
+    parts.push(...descend(top, entries, 'lo_ts, lo_id'));
     parts.push(...leafAnchor(T, where, ts, id));
     let floor = '';
     if (bounded) {
