@@ -56,12 +56,23 @@ const ownRowsOf = (db: Executor) =>
     string | null
   >`(select ${jsonArraysAgg(db, [sql`e.name`, sql`e.target_id`], sql`e.name, e.position`)} from entity_relationships as e where e.source_id = r.id)`;
 
+// The rows of other records' relationships that point at the record come with it too, as one JSON
+// array of [name, source, source's type] in the order an inverse relationship shows its records
+// (the source's creation, then its id), so that a retrieve reads them in the same statement rather
+// than in one of their own; which of them a type shows, and under which key, its definitions say
+// (`inverseValues`).
+const inverseRowsOf = (db: Executor) =>
+  sql<
+    string | null
+  >`(select ${jsonArraysAgg(db, [sql`e.name`, sql`e.source_id`, sql`s.kind`], sql`s.created_at, e.source_id`)} from entity_relationships as e inner join records as s on s.id = e.source_id where e.target_id = r.id)`;
+
 const recordWithVersionOf = (db: Executor) =>
   db
     .selectFrom('records as r')
     .selectAll('r')
     .select((eb) => eb.selectFrom('definition_versions as v').select('v.version').whereRef('v.workspace_id', '=', 'r.workspace_id').as('defs_version'))
-    .select(ownRowsOf(db).as('own_rows'));
+    .select(ownRowsOf(db).as('own_rows'))
+    .select(inverseRowsOf(db).as('inverse_rows'));
 
 const recordWithVersion = prepared((db: Executor, id: string) => recordWithVersionOf(db).where('r.id', '=', id));
 
@@ -82,7 +93,11 @@ export interface RecordsWithVersion {
   /** Undefined when no record was found: the statement's rows carry it. */
   defsVersion: number | undefined;
   own: RelationshipValues;
+  /** The rows pointing at each record, as read: [name, source id, source's type] (`inverseValues`). */
+  inverse: Map<string, InverseRow[]>;
 }
+
+export type InverseRow = [name: string, sourceId: string, sourceKind: string];
 
 /**
  * The records of `ids` of this kind in this workspace, the definitions version and their own
@@ -91,13 +106,14 @@ export interface RecordsWithVersion {
  */
 export async function recordsWithVersion(db: Executor, workspaceId: string, kind: string, ids: readonly string[]): Promise<RecordsWithVersion> {
   const found = fastReader(db) ? (await Promise.all(ids.map((id) => recordById(db, id)))).flat() : await recordsWithVersionIn(db, JSON.stringify(ids));
-  const out: RecordsWithVersion = { rows: new Map(), defsVersion: undefined, own: new Map() };
-  for (const { defs_version, own_rows, ...row } of found) {
+  const out: RecordsWithVersion = { rows: new Map(), defsVersion: undefined, own: new Map(), inverse: new Map() };
+  for (const { defs_version, own_rows, inverse_rows, ...row } of found) {
     if (row.workspace_id !== workspaceId) continue;
     out.defsVersion = Number(defs_version ?? 0);
     if (row.kind !== kind) continue;
     out.rows.set(row.id, row);
     for (const [name, target] of JSON.parse(own_rows ?? '[]') as [string, string][]) push(out.own, row.id, name, target);
+    out.inverse.set(row.id, JSON.parse(inverse_rows ?? '[]') as InverseRow[]);
   }
   return out;
 }
@@ -170,6 +186,17 @@ export async function inverseRelationships(db: Executor, ids: readonly string[],
       if (key) push(out, r.target_id, key, r.source_id);
     }
   }
+  return out;
+}
+
+/** The inverse relationship values of rows read with their records: `pairs` as in `inverseRelationships`. */
+export function inverseValues(read: ReadonlyMap<string, readonly InverseRow[]>, pairs: ReadonlyMap<string, string>): RelationshipValues {
+  const out: RelationshipValues = new Map();
+  for (const [id, rows] of read)
+    for (const [name, source, kind] of rows) {
+      const key = pairs.get(`${kind}/${name}`);
+      if (key) push(out, id, key, source);
+    }
   return out;
 }
 

@@ -104,6 +104,9 @@ function inversePairs(defs: TypeDefinitions): Map<string, string> {
   return pairs;
 }
 
+/** Inverse rows known to come from elsewhere: `otherRelationships` does not read them. */
+const NOT_READ: repo.RelationshipValues = new Map();
+
 /** The relationships of a type that are not the records' own rows: inverse and derived ones. */
 interface OtherValues {
   inverse: repo.RelationshipValues;
@@ -158,19 +161,20 @@ function valuesOf(def: RelationshipDef, id: string, own: repo.RelationshipValues
 /** The records of `ids` of this type in ctx's workspace, in the order of `ids` (others are left out). */
 export async function loadRecords(ctx: Ctx, input: { kind: string; ids: string[] }): Promise<RecordResource[]> {
   if (input.ids.length === 0) return [];
-  // The records, the definitions' version and the records' own relationship rows come from one
-  // statement; the other relationships are read alongside it with the definitions cached from an
+  // The records, the definitions' version, the records' own relationship rows and the rows pointing
+  // at them come from one statement; the derived relationships are read alongside it with the definitions cached from an
   // earlier request, and read again only if the version shows that cache was stale (docs/pages.md
   // §Round trips of a page). Rows of ids not found are read and dropped: never shown.
   const guess = cachedDefinitions(ctx, input.kind);
   const [found, guessed] = await Promise.all([
     repo.recordsWithVersion(ctx.db, ctx.actor.workspaceId, input.kind, input.ids),
-    guess ? otherRelationships(ctx, guess, input.ids) : undefined,
+    guess ? otherRelationships(ctx, guess, input.ids, NOT_READ) : undefined,
   ]);
   const ids = input.ids.filter((id) => found.rows.has(id));
   if (ids.length === 0) return [];
   const defs = await requireDefinitions(ctx, input.kind, found.defsVersion);
-  const others = guessed && guess === defs ? guessed : await otherRelationships(ctx, defs, ids);
+  const inverse = repo.inverseValues(found.inverse, inversePairs(defs));
+  const others = guessed && guess === defs ? { ...guessed, inverse } : await otherRelationships(ctx, defs, ids, inverse);
   const rels = assemble(defs, ids, found.own, others);
   return ids.map((id) => toResource(ctx, defs, found.rows.get(id) as repo.RecordRow, rels.get(id)));
 }

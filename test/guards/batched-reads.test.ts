@@ -36,7 +36,7 @@ await eachDialect('point reads gathered per turn', (ctx) => {
     ]);
   });
 
-  test('concurrent reads of contacts: one statement for the records and one for their meetings', async () => {
+  test('concurrent reads of contacts: one statement for the records and the rows pointing at them, one for their meetings', async () => {
     const t = ctx();
     const [a, b] = [await seedWorkspace(t), await seedWorkspace(t)];
     const contact = async (secret: string, first: string) => {
@@ -50,20 +50,31 @@ await eachDialect('point reads gathered per turn', (ctx) => {
       fields: { $title: 'Call', $startDate: '2026-01-01T10:00:00Z', $endDate: '2026-01-01T11:00:00Z', $attendeeEmails: ['ann@x.test'] },
     });
     assert.equal(meeting.statusCode, 200, meeting.body);
+    const note = await call(t, a.secret, 'POST', '/v1/notes', { fields: { $title: 'About ann' }, relationships: { $contact: [mine[0]] } });
+    assert.equal(note.statusCode, 200, note.body);
+    // Both keys looked up just before (cached for a second), so that every read starts in one turn.
+    for (const secret of [a.secret, b.secret]) assert.equal((await call(t, secret, 'GET', '/v1/auth/validate')).statusCode, 200);
     const { result, statements } = await statementsOf(() =>
       Promise.all([...[...mine, theirs].map((id) => call(t, a.secret, 'GET', `/v1/contacts/${id}`)), call(t, b.secret, 'GET', `/v1/contacts/${theirs}`)]),
     );
     assert.deepEqual(
-      result.map((r) => [r.statusCode, r.statusCode === 200 ? r.json().relationships.$meeting.values.length : r.json().error.code]),
+      result.map((r) =>
+        r.statusCode === 200 ? [200, r.json().relationships.$meeting.values.length, r.json().relationships.$note.values] : [r.statusCode, r.json().error.code],
+      ),
       [
-        [200, 1],
-        [200, 0],
+        [200, 1, [note.json().id]],
+        [200, 0, []],
         [404, 'resource_not_found'],
-        [200, 0],
+        [200, 0, []],
       ],
-      "ann's meeting shows on ann of the same workspace only",
+      "ann's meeting and note show on ann of the same workspace only",
     );
     assert.equal(statements.filter((s) => /from "records" as "r"/.test(s)).length, 1, statements.join('\n'));
+    assert.deepEqual(
+      statements.filter((s) => /entity_relationships/.test(s) && !/from "records" as "r"/.test(s)),
+      [],
+      'the inverse rows come with the records',
+    );
     assert.equal(statements.filter((s) => /from "record_values" as "v" inner join "meeting_participants"/.test(s)).length, 1, statements.join('\n'));
   });
 
