@@ -6,6 +6,9 @@
 // through `ss`), read from /proc. CPU per request moves less with the machine's load than
 // requests/s (docs/performance.md §Pipelined PostgreSQL connections). Linux only.
 //   node bench/paired.ts --before DIR [--dialect postgres|sqlite] [--workers 1] [--route 'GET /v1/lists/{id}'] [--rounds 4]
+// With --separate each side seeds a database of its own with its own code (its bench/run.ts and
+// bench/routes.ts), for a checkout whose migrations differ from this one's: the route is then
+// found by name in each checkout, and each server reads the rows its own seed wrote.
 // BENCH_SECONDS (default 3) and BENCH_CONNECTIONS apply as in bench/run.ts.
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -23,28 +26,46 @@ const { values: args } = parseArgs({
     workers: { type: 'string', default: '1' },
     route: { type: 'string', default: 'GET /v1/lists/{id}' },
     rounds: { type: 'string', default: '4' },
+    separate: { type: 'boolean', default: false },
   },
 });
 if (!args.before) throw new Error('--before DIR is required');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
-const route = ROUTES.find((r) => r.name === args.route);
-if (!route) throw new Error(`no route ${args.route} in bench/routes.ts`);
-
 const dialect = args.dialect as DialectName;
-const { tdb, ctx } = await seedContext(dialect);
-await route.seed?.(ctx);
-await sql.raw(dialect === 'postgres' ? 'vacuum analyze' : 'analyze').execute(tdb.db.kysely);
+const beforeDir = resolve(args.before);
+
+/** One side's seeded database and its route, seeded by `dir`'s own bench code when --separate. */
+async function seeded(dir: string | undefined) {
+  const bench = dir ? ((await import(join(dir, 'bench/run.ts'))) as { seedContext: typeof seedContext }) : { seedContext };
+  const routes = dir ? ((await import(join(dir, 'bench/routes.ts'))) as { ROUTES: typeof ROUTES }).ROUTES : ROUTES;
+  const route = routes.find((r) => r.name === args.route);
+  if (!route) throw new Error(`no route ${args.route} in ${dir ?? '.'}/bench/routes.ts`);
+  const { tdb, ctx } = await bench.seedContext(dialect);
+  await route.seed?.(ctx);
+  await sql.raw(dialect === 'postgres' ? 'vacuum analyze' : 'analyze').execute(tdb.db.kysely);
+  return { tdb, ctx, route };
+}
+
+const mine = await seeded(undefined);
+const theirs = args.separate ? await seeded(beforeDir) : mine;
+const { route, ctx } = mine;
 const baseline = await startBaseline();
 const sides = [
-  { name: 'this checkout', main: MAIN },
-  { name: 'before', main: join(resolve(args.before), 'src/cli/main.ts') },
+  { name: 'this checkout', main: MAIN, ...mine },
+  { name: 'before', main: join(beforeDir, 'src/cli/main.ts'), ...theirs },
 ];
 const servers = [];
 for (const side of sides)
-  servers.push({ ...side, ...(await startServer(tdb, Number(args.workers), {}, side.main)), ratios: [] as number[], cpu: [] as number[], pg: [] as number[] });
-const headers = { authorization: `Bearer ${ctx.secret}`, 'service-version': '2026-03-01' };
-const body = route.body ? JSON.stringify(route.body(ctx)) : undefined;
-console.error(`${route.name}, ${dialect}, ${args.workers} worker(s), ${args.rounds} rounds of ${SECONDS} s; load ${loadavg()[0]!.toFixed(1)}`);
+  servers.push({
+    ...side,
+    ...(await startServer(side.tdb, Number(args.workers), {}, side.main)),
+    ratios: [] as number[],
+    cpu: [] as number[],
+    pg: [] as number[],
+  });
+console.error(
+  `${route.name}, ${dialect}, ${args.workers} worker(s), ${args.rounds} rounds of ${SECONDS} s${args.separate ? ', a database each' : ''}; load ${loadavg()[0]!.toFixed(1)}`,
+);
 try {
   for (let i = 0; i < Number(args.rounds); i++) {
     const base = await load(baseline.url, { ...baselineFor(route, ctx), seconds: SECONDS });
@@ -52,11 +73,13 @@ try {
     for (const s of i % 2 ? [...servers].reverse() : servers) {
       const pids = family(s.child.pid!);
       const before = new Map([...pids, ...backends(pids)].map((p) => [p, cpuMs(p)]));
-      const m = await load(s.url + route.path(ctx), {
-        method: route.method,
+      const headers = { authorization: `Bearer ${s.ctx.secret}`, 'service-version': '2026-03-01' };
+      const body = s.route.body ? JSON.stringify(s.route.body(s.ctx)) : undefined;
+      const m = await load(s.url + s.route.path(s.ctx), {
+        method: s.route.method,
         headers,
         ...(body !== undefined ? { body } : {}),
-        ...routeRotation(route, ctx),
+        ...routeRotation(s.route, s.ctx),
         seconds: SECONDS,
       });
       // A failing route is fast: a ratio counts only when every answer was a success.
@@ -84,5 +107,5 @@ try {
 } finally {
   for (const s of servers) await stop(s.child);
   await stop(baseline.child);
-  await tdb.drop();
+  for (const { tdb } of new Set([mine, theirs])) await tdb.drop();
 }
