@@ -5,13 +5,15 @@
 // its lease ends and is retried, up to ENRICH_MAX_ATTEMPTS claims, then failed. While runs pile up,
 // a claim takes more of them at once (fewer claims per run); they still execute ENRICH_CONCURRENCY
 // at a time. Claims never overlap (SKIP LOCKED on PostgreSQL, one writer on SQLite), and a record
-// has one run in flight.
+// has one run in flight. With ENRICHMENT=on-create a round first records the runs of the records
+// created since the last (src/enrichment/creation.ts), and claims them in the same round.
 import { startPoller } from './poller.ts';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { EnrichmentConfig } from '../config.ts';
-import type { Db } from '../db/index.ts';
+import { type Db, logEnd } from '../db/index.ts';
+import { CREATION_BATCH, recordCreationRuns } from '../enrichment/creation.ts';
 import { type ExecuteEnv, executeRun } from '../enrichment/execute.ts';
 import * as repo from '../enrichment/repository.ts';
 import { loadSubjects } from '../enrichment/service.ts';
@@ -40,8 +42,16 @@ export function startEnrichmentRunner(deps: {
   // How many runs the next claim takes: ENRICH_CONCURRENCY, doubled after every full claim (runs pile
   // up) to at most CLAIM_GROWTH times it, back to it after one that is not full.
   let take = config.concurrency;
+  const creations = config.mode === 'on-create' ? { env: { mode: config.mode, providers: deps.execute.providers }, end: logEnd() } : null;
 
+  // A round that recorded runs claims them; it goes again at once when it claimed some, or when the
+  // log held more events than one step reads.
   async function once(): Promise<number> {
+    const read = creations ? await recordCreationRuns(db.kysely, creations.env, creations.end) : 0;
+    return (read === CREATION_BATCH ? read : 0) + (await claimAndRun());
+  }
+
+  async function claimAndRun(): Promise<number> {
     const token = `${instance}:${++round}`;
     const rows = await repo.claimDue(db.kysely, {
       token,
