@@ -6,12 +6,12 @@
 //   is that end.
 // - PostgreSQL numbers events from a sequence when they are inserted, so a transaction still open
 //   may commit an event below the last one visible. Each call takes a mark: the last event
-//   visible to its snapshot and the snapshot's xmax (the first transaction id not yet given out).
-//   The mark is settled once the oldest transaction running is at or past that xmax: every
-//   transaction that could hold an event at or below it has ended. This holds for an event whose
-//   transaction had an id when the event was numbered, which a transaction has from its first
-//   write: the log's readers rely on it only for events inserted after a row of their own (a
-//   record's `<type>.created` follows the record's insert).
+//   visible to its statement's snapshot, and the transactions that then hold the lock every
+//   insert into the log takes on it before numbering its row (RowExclusiveLock on `events`, held
+//   until the transaction ends). The mark is settled once none of them holds it any more: each
+//   event at or below the mark was then visible, or belonged to one of them (one that committed
+//   between the snapshot and the read of the locks is seen by any later statement). Only the
+//   writers of this database's log count, not the transactions of the whole server.
 import { sql } from 'kysely';
 import { isPostgres } from './dialect.ts';
 import type { Executor } from './types.ts';
@@ -21,13 +21,13 @@ export interface LogEnd {
   settled(db: Executor): Promise<number>;
 }
 
-/** Marks kept while a long transaction holds the horizon back: more only delay a later end. */
+/** Marks kept while a long transaction writes the log: more would only settle later. */
 const MARKS = 64;
 
 /** A reader's view of the settled end; on PostgreSQL it keeps the marks of its calls (in memory: a new one starts over). */
 export function logEnd(): LogEnd {
   let end = 0;
-  const marks: { last: number; xmax: bigint }[] = [];
+  const marks: { last: number; writers: Set<string> }[] = [];
   return {
     async settled(db) {
       if (!isPostgres(db)) {
@@ -35,13 +35,16 @@ export function logEnd(): LogEnd {
         end = Math.max(end, Number(r.rows[0]?.last ?? 0));
         return end;
       }
-      // One statement, one snapshot: the last event it sees and the transactions it does not.
-      const r = await sql<{ last: string | null; xmin: string; xmax: string }>`select (select max(seq) from events) as last,
-          cast(pg_snapshot_xmin(pg_current_snapshot()) as text) as xmin, cast(pg_snapshot_xmax(pg_current_snapshot()) as text) as xmax`.execute(db);
+      // One statement: the last event its snapshot sees, then the transactions that may hold one
+      // below it (virtual transaction ids: unique, and a transaction has one before it writes).
+      const r = await sql<{ last: string | null; writers: string | null }>`select (select max(seq) from events) as last,
+          (select string_agg(l.virtualtransaction, ' ') from pg_locks as l
+            where l.locktype = 'relation' and l.relation = cast('events' as regclass) and l.mode = 'RowExclusiveLock'
+              and l.database = (select oid from pg_database where datname = current_database())) as writers`.execute(db);
       const row = r.rows[0]!;
-      if (marks.length < MARKS) marks.push({ last: Number(row.last ?? 0), xmax: BigInt(row.xmax) });
-      const horizon = BigInt(row.xmin);
-      while (marks.length > 0 && marks[0]!.xmax <= horizon) end = Math.max(end, marks.shift()!.last);
+      const writers = new Set(row.writers ? row.writers.split(' ') : []);
+      if (marks.length < MARKS) marks.push({ last: Number(row.last ?? 0), writers });
+      while (marks.length > 0 && ![...marks[0]!.writers].some((w) => writers.has(w))) end = Math.max(end, marks.shift()!.last);
       return end;
     },
   };

@@ -14,9 +14,9 @@ import { operatorCtx } from '../lib/context.ts';
 import { isoNow } from '../lib/ids.ts';
 import { requireDefinitions } from '../records/service.ts';
 import type { RecordResource } from '../records/resource.ts';
-import type { RecordType } from './provider.ts';
+import type { RecordType, Subject } from './provider.ts';
 import * as repo from './repository.ts';
-import { type EnrichmentEnv, planCreated } from './service.ts';
+import { type EnrichmentEnv, planCreated, subjectOf } from './service.ts';
 
 const CREATED = ['account.created', 'contact.created'];
 
@@ -43,20 +43,40 @@ function byApiKey(body: string): boolean {
 /** The run id of the event `evt_…`: `enr_` and the same characters. */
 const runIdOf = (eventId: string) => `enr_${eventId.slice(eventId.indexOf('_') + 1)}`;
 
+/** Runs a step may claim as it records them, under the round's token and lease. */
+export interface FreshClaim {
+  token: string;
+  leaseMs: number;
+  limit: number;
+}
+
+export interface CreationStep {
+  /** Events considered: 0 when there were none, or another runner moved the cursor first. */
+  read: number;
+  /** The runs recorded claimed, with their records as the events carry them. */
+  claimed: repo.RunRow[];
+  subjects: Map<string, Subject>;
+}
+
 /**
- * One step: records the creation runs of the events past the cursor, up to CREATION_BATCH of them;
- * how many events it considered (0: none, or another runner moved the cursor first).
+ * One step: records the creation runs of the events past the cursor, up to CREATION_BATCH of them.
+ * With `claim`, and when no other run is due (so that runs queued before never wait behind the
+ * creates that keep coming), the first `claim.limit` of them are recorded claimed: the round
+ * executes them from the records the events carry, with no claim and no read of its own.
  */
-export async function recordCreationRuns(db: Executor, env: EnrichmentEnv, end: LogEnd): Promise<number> {
+export async function recordCreationRuns(db: Executor, env: EnrichmentEnv, end: LogEnd, claim?: FreshClaim): Promise<CreationStep> {
+  const none: CreationStep = { read: 0, claimed: [], subjects: new Map() };
   const from = await repo.cursorSeq(db);
-  if (from === undefined) return 0;
+  if (from === undefined) return none;
   const upTo = await end.settled(db);
-  if (upTo <= from) return 0;
+  if (upTo <= from) return none;
   const events = await eventsAfter(db, { after: from, upTo, types: CREATED, limit: CREATION_BATCH });
   const to = events.length === CREATION_BATCH ? Number(events.at(-1)!.seq) : upTo;
   const now = Date.now();
+  const at = isoNow(now);
   const defs = new Map<string, TypeDefinitions>();
   const rows: repo.RunRow[] = [];
+  const subjects = new Map<string, Subject>();
   for (const e of events) {
     if (!byApiKey(e.body)) continue;
     const event = JSON.parse(e.body) as { id: string; type: string; workspaceId: string; data: { object: RecordResource } };
@@ -65,13 +85,20 @@ export async function recordCreationRuns(db: Executor, env: EnrichmentEnv, end: 
     const key = `${event.workspaceId} ${entityType}`;
     let d = defs.get(key);
     if (!d) defs.set(key, (d = await requireDefinitions(ctx, entityType)));
-    const row = planCreated(ctx, env, d, entityType, event.data.object, runIdOf(event.id));
-    if (row) rows.push(row);
+    const subject = subjectOf(entityType, event.data.object);
+    const row = planCreated(ctx, env, d, subject, runIdOf(event.id));
+    if (row) {
+      rows.push(row);
+      subjects.set(subject.id, subject);
+    }
   }
-  const moved = await db.transaction().execute(async (tx) => {
-    if (!(await repo.moveCursor(tx, from, to, isoNow(now)))) return false;
-    await repo.insertRuns(tx, rows);
-    return true;
+  const take = claim && rows.length > 0 && !(await repo.anyDue(db)) ? Math.min(claim.limit, rows.length) : 0;
+  for (let i = 0; i < take; i++) rows[i] = { ...rows[i]!, status: 'running', lease_owner: claim!.token, attempts: 1, started_at: at };
+  const recorded = await db.transaction().execute(async (tx) => {
+    if (!(await repo.moveCursor(tx, from, to, at))) return null;
+    return repo.insertRuns(tx, rows, claim?.leaseMs ?? 0);
   });
-  return moved ? Math.max(1, events.length) : 0;
+  if (!recorded) return none;
+  const claimed = rows.slice(0, take).filter((r) => recorded.has(r.id));
+  return { read: Math.max(1, events.length), claimed, subjects };
 }

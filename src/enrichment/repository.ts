@@ -32,15 +32,29 @@ export async function insertRun(tx: Executor, row: RunRow): Promise<boolean> {
 /**
  * Records the runs of `rows` (ENRICHMENT=on-create's, from the change log) in multi-row statements,
  * each unless its id is taken (a run recorded before) or its record has a run in flight (a POST
- * that came first): one statement per 200 runs, not one per run.
+ * that came first): one statement per 200 runs, not one per run. A row recorded `running` is
+ * claimed as it is, its lease ending `leaseMs` from now. Returns the ids recorded.
  */
-export async function insertRuns(tx: Executor, rows: readonly RunRow[]): Promise<void> {
-  for (const part of chunks([...rows], 200))
-    await tx
+export async function insertRuns(tx: Executor, rows: readonly RunRow[], leaseMs: number): Promise<Set<string>> {
+  const out = new Set<string>();
+  for (const part of chunks([...rows], 200)) {
+    const recorded = await tx
       .insertInto('enrichment_runs')
-      .values(part.map((row) => ({ ...row, due_at: timeFromNow(tx, 0) })))
+      .values(part.map((row) => ({ ...row, due_at: timeFromNow(tx, row.status === 'running' ? leaseMs : 0) })))
       .onConflict((oc) => oc.doNothing())
+      .returning('id')
       .execute();
+    for (const r of recorded) out.add(r.id);
+  }
+  return out;
+}
+
+/** Whether some run is due (a read: an idle table costs no write). */
+export async function anyDue(db: Executor): Promise<boolean> {
+  return (
+    (await db.selectFrom('enrichment_runs').select('id').where(IN_FLIGHT_SQL).where('due_at', '<=', timeFromNow(db, 0)).limit(1).executeTakeFirst()) !==
+    undefined
+  );
 }
 
 const CURSOR = 'creation';
@@ -91,8 +105,7 @@ export function activeRun(db: Executor, workspaceId: string, entityId: string): 
  */
 export async function claimDue(db: Executor, input: { token: string; leaseMs: number; limit: number; maxAttempts: number; at: string }): Promise<RunRow[]> {
   // A read first: an idle table costs no write (on SQLite, no write lock every poll).
-  const any = await db.selectFrom('enrichment_runs').select('id').where(IN_FLIGHT_SQL).where('due_at', '<=', timeFromNow(db, 0)).limit(1).executeTakeFirst();
-  if (!any) return [];
+  if (!(await anyDue(db))) return [];
   const due = () =>
     claimable(
       db,

@@ -162,23 +162,20 @@ export async function requestRun(
   return active ? { enrichmentRun: toResource(active), status: 'already_running', reason: null } : skipped('no_targets');
 }
 
-/**
- * ENRICHMENT=on-create: the run of a record created through the API, planned from the resource
- * its `<type>.created` event carries, or null when it needs none. `id` is the run's id, drawn from
- * the event's, so that the run of one event is recorded once.
- */
-export function planCreated(
-  ctx: Ctx,
-  env: EnrichmentEnv,
-  defs: TypeDefinitions,
-  entityType: RecordType,
-  resource: RecordResource,
-  id: string,
-): repo.RunRow | null {
+/** A record as the API answered it (an event's `data.object`), as providers see it. */
+export function subjectOf(entityType: RecordType, resource: RecordResource): Subject {
   const fields: Record<string, unknown> = {};
   for (const [key, f] of Object.entries(resource.fields)) if (f.value !== null) fields[key] = f.value;
   const relationships = new Map(Object.entries(resource.relationships).map(([key, r]) => [key, r.values]));
-  const subject: Subject = { entityType, id: resource.id, fields, relationships };
+  return { entityType, id: resource.id, fields, relationships };
+}
+
+/**
+ * ENRICHMENT=on-create: the run of `subject`, a record created through the API as its
+ * `<type>.created` event carries it, or null when it needs none. `id` is the run's id, drawn from
+ * the event's, so that the run of one event is recorded once.
+ */
+export function planCreated(ctx: Ctx, env: EnrichmentEnv, defs: TypeDefinitions, subject: Subject, id: string): repo.RunRow | null {
   const row = planRun(ctx, env, defs, subject, { trigger: 'creation' });
   return isAnswer(row) ? null : { ...row, id };
 }

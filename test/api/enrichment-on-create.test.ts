@@ -7,23 +7,22 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { purgeEvents } from '../../src/changes/repository.ts';
-import { logEnd } from '../../src/db/index.ts';
-import { prepareCreationLog, recordCreationRuns } from '../../src/enrichment/creation.ts';
+import { prepareCreationLog } from '../../src/enrichment/creation.ts';
 import type { EnrichmentProvider } from '../../src/enrichment/provider.ts';
 import { cursorSeq } from '../../src/enrichment/repository.ts';
 import { startEnrichmentRunner } from '../../src/jobs/enrichment.ts';
 import { createLogger } from '../../src/logger.ts';
 import { call, eachDialect, seedWorkspace, type TestApp } from '../helpers/app.ts';
+import { readCreationLog } from '../helpers/enrichment.ts';
 import { importObjects } from '../helpers/lists-fixtures.ts';
 
+// Looks an account up by its website, as the website provider does, and finds nothing.
 const failing: EnrichmentProvider = {
   name: 'failing',
   fills: () => ['$linkedIn'],
-  canLookUp: () => true,
+  canLookUp: (subject) => subject.entityType === 'account' && Array.isArray(subject.fields.$website) && subject.fields.$website.length > 0,
   lookUp: () => Promise.reject(new Error('nothing here')),
 };
-
-const ENV = { mode: 'on-create' as const, providers: [failing] };
 
 const runner = (t: TestApp) =>
   startEnrichmentRunner({ db: t.deps.db, logger: createLogger('silent'), config: t.config.enrichment, execute: { providers: [failing], userAgent: 'test' } });
@@ -31,18 +30,9 @@ const runner = (t: TestApp) =>
 const runsOf = (t: TestApp, ids: readonly string[]) =>
   t.deps.db.kysely.selectFrom('enrichment_runs').select(['id', 'entity_id', 'trigger', 'status']).where('entity_id', 'in', ids).execute();
 
-// On PostgreSQL the log's end settles once the transactions open on the server end, those of other
-// databases included (src/db/log-end.ts): the waits allow for a test of another file meanwhile.
 const TRIES = 3000;
 
-/** Steps a reader of the log until it has read all of it. */
-async function readAll(t: TestApp, end = logEnd()): Promise<void> {
-  for (let i = 0; i < TRIES; i++) {
-    if ((await recordCreationRuns(t.deps.db.kysely, ENV, end)) === 0 && (await cursorSeq(t.deps.db.kysely)) === (await lastSeq(t))) return;
-    await sleep(10);
-  }
-  throw new Error('the log was not read to its end');
-}
+const readAll = (t: TestApp) => readCreationLog(t, [failing]);
 
 const lastSeq = async (t: TestApp) =>
   Number(

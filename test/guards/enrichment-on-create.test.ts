@@ -3,16 +3,17 @@
 // round trips on PostgreSQL, and its run is recorded afterwards by a runner reading the change log.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { logEnd } from '../../src/db/index.ts';
 import { transactionRoundTrips } from '../../src/db/postgres/connection.ts';
-import { recordCreationRuns } from '../../src/enrichment/creation.ts';
-import { PROVIDERS } from '../../src/enrichment/providers.ts';
 import { call, eachDialect, seedWorkspace, type TestApp } from '../helpers/app.ts';
+import { readCreationLog } from '../helpers/enrichment.ts';
 import { statementsOf } from '../helpers/sql-spy.ts';
 
 const ENRICHMENT = /\benrichment_/;
 // A workspace's lock key is a number of its own (src/db/rank/lock.ts): the statements are compared without it.
 const shape = (statement: string) => statement.replace(/\(-?\d{6,}\)/g, '(N)');
+// The key's lookup is cached for a while and its last use written now and then (src/auth/authenticator.ts):
+// whether a create reads or touches it depends on the clock, not on what the create writes.
+const written = (statements: string[]) => statements.filter((s) => !s.includes('"api_keys"')).map(shape);
 
 /** The statements and transaction round trips of each of 5 account creates, each with a website. */
 async function creates(t: TestApp): Promise<{ statements: string[][]; trips: number[] }> {
@@ -35,7 +36,7 @@ const manual = new Map<string, Awaited<ReturnType<typeof creates>>>();
 await eachDialect(
   'account creates, ENRICHMENT=manual',
   (ctx) => {
-    test('queue no run', async () => {
+    test('write nothing for enrichment', async () => {
       const t = ctx();
       const seen = await creates(t);
       assert.equal(seen.statements.flat().filter((s) => ENRICHMENT.test(s)).length, 0);
@@ -55,16 +56,12 @@ await eachDialect(
       assert.ok(before, 'the manual creates ran first');
       for (const [i, statements] of seen.statements.entries()) {
         assert.equal(statements.filter((s) => ENRICHMENT.test(s)).length, 0, statements.join('\n'));
-        assert.deepEqual(statements.map(shape), before.statements[i]?.map(shape));
+        assert.deepEqual(written(statements), written(before.statements[i] ?? []));
       }
       if (t.dialect === 'postgres') assert.deepEqual(seen.trips, before.trips);
       const db = t.deps.db.kysely;
       assert.equal((await db.selectFrom('enrichment_runs').select('id').execute()).length, 0);
-      const end = logEnd();
-      for (let i = 0; i < 3000 && (await db.selectFrom('enrichment_runs').select('id').execute()).length < 5; i++) {
-        await recordCreationRuns(db, { mode: 'on-create', providers: PROVIDERS }, end);
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
+      await readCreationLog(t);
       const runs = await db.selectFrom('enrichment_runs').select('trigger').execute();
       assert.deepEqual(
         runs.map((r) => r.trigger),
