@@ -124,6 +124,20 @@ await eachDialect(
       assert.deepEqual(new Set(runs.map((x) => x.entity_id)), new Set(ids));
     });
 
+    test('events read again (a cursor set back) record no second run, even once the first ended', async () => {
+      const t = ctx();
+      const db = t.deps.db.kysely;
+      const s = await seedWorkspace(t);
+      await readAll(t);
+      const from = await cursorSeq(db);
+      const ids = await createAccounts(t, s.secret, 3, 'again');
+      await readAll(t);
+      await db.updateTable('enrichment_runs').set({ status: 'completed' }).where('entity_id', 'in', ids).execute();
+      await db.updateTable('enrichment_cursor').set({ seq: from! }).execute();
+      await readAll(t);
+      assert.equal((await runsOf(t, ids)).length, 3);
+    });
+
     test('a POST before the runner keeps its run; the record gets no second one', async () => {
       const t = ctx();
       const s = await seedWorkspace(t);
