@@ -3,12 +3,14 @@
 // - a `read_from_rolodex` tool call (POST /mcp, one JSON-RPC tools/call) against the same REST
 //   GET of an account, on one server: at least 0.5;
 // - account creates with ENRICHMENT=on-create against ENRICHMENT=manual, each on its own server
-//   and database, every create carrying a website so that on-create queues a run: at least 0.9.
-//   The website is a private address, so every run the creates queue fails at once in the
-//   background: what is measured is the cost of queueing, and of the runner beside the creates.
+//   and database, every create carrying a website so that on-create plans a run: at least 0.9.
+//   The website is a private address, so every run fails at once in the background: what is
+//   measured is the cost of the runner recording the runs from the change log and executing them
+//   beside the creates.
 //   node bench/agents.ts [--dialect sqlite|postgres] [--workers 1] [--only mcp|create]
 // BENCH_SECONDS, BENCH_ROUNDS and BENCH_CONNECTIONS apply as in bench/run.ts.
 import { readFileSync } from 'node:fs';
+import { sql } from 'kysely';
 import { parseArgs } from 'node:util';
 import type { Db, DialectName } from '../src/db/types.ts';
 import { load, type Measurement, median, pairedRounds, seedContext, startServer, stop } from './run.ts';
@@ -110,15 +112,14 @@ async function onCreate(): Promise<void> {
   }
 }
 
-/** Resolves once no run is in flight (at most a minute). */
+/** Resolves once the runners have read the whole change log and no run is in flight (at most a minute). */
 async function drained(db: Db): Promise<void> {
   for (let i = 0; i < 600; i++) {
-    const left = await db.kysely
-      .selectFrom('enrichment_runs')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('status', 'in', ['queued', 'running'])
-      .executeTakeFirstOrThrow();
-    if (Number(left.n) === 0) return;
+    const left = await sql<{ n: number | string; behind: number | string | null }>`select
+        (select count(*) from enrichment_runs where status in ('queued', 'running')) as n,
+        (select max(seq) from events) - (select seq from enrichment_cursor) as behind`.execute(db.kysely);
+    const row = left.rows[0]!;
+    if (Number(row.n) === 0 && Number(row.behind ?? 0) <= 0) return;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }

@@ -1,7 +1,7 @@
-// The cost of queueing a run in the create's transaction (docs/performance.md §Enrichment on
-// create), without the runner: account creates through the app in process, ENRICHMENT=manual
-// against on-create, alternated in rounds, each create with a website so that on-create queues a
-// run. Per create: the process's CPU, and the pages the commit writes to the WAL (SQLite; every
+// What ENRICHMENT=on-create adds to the create itself (docs/performance.md §Enrichment on create),
+// without the runner: account creates through the app in process, ENRICHMENT=manual against
+// on-create, alternated in rounds, each create with a website so that on-create plans a run (the
+// runners record it from the change log: the create should cost what it costs under manual). Per create: the process's CPU, and the pages the commit writes to the WAL (SQLite; every
 // page a transaction changes is one more WAL frame, and the WAL's checkpoints copy them again).
 //   node bench/on-create-cost.ts [--dialect sqlite|postgres] [--rounds 7] [--creates 200]
 import { statSync } from 'node:fs';

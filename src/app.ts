@@ -3,9 +3,8 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import type { Config } from './config.ts';
 import { authRoutes } from './auth/routes.ts';
 import { emailRoutes } from './emails/routes.ts';
-import { PROVIDERS } from './enrichment/providers.ts';
 import { enrichmentRoutes } from './enrichment/routes.ts';
-import { queueCreated } from './enrichment/service.ts';
+import { prepareCreationLog } from './enrichment/creation.ts';
 import { fileRoutes } from './files/routes.ts';
 import { JSON_BODY_LIMIT, installJsonParser } from './http/body.ts';
 import type { Deps, PluginOptions } from './http/context.ts';
@@ -35,17 +34,6 @@ import { registerDerived } from './records/service.ts';
 import { recordRoutes } from './records/routes.ts';
 import { trashRoutes } from './trash/routes.ts';
 import { mergeRoutes } from './merges/routes.ts';
-
-/** ENRICHMENT=on-create: a run queued in the transaction of every account and contact created (docs/enrichment.md). */
-async function onCreateHooks(config: Config): Promise<Pick<PluginOptions, 'onCreate'>> {
-  if (config.enrichment.mode !== 'on-create') return {};
-  const env = { mode: config.enrichment.mode, providers: PROVIDERS };
-  return {
-    onCreate: async (ctx, objectType, defs, resource) => {
-      if (objectType === 'account' || objectType === 'contact') await queueCreated(ctx, env, objectType, defs, resource);
-    },
-  };
-}
 
 const schemasOf = new WeakMap<FastifyInstance, LazySchemas>();
 
@@ -97,7 +85,11 @@ export async function buildApp(config: Config, deps: Deps): Promise<FastifyInsta
   webhookDepthGauge(metrics, deps.db);
   await installOpenApi(app);
 
-  const opts: PluginOptions = { config, deps, links: createHttpLinks(config.publicAppUrl), metrics, ...(await onCreateHooks(config)) };
+  const opts: PluginOptions = { config, deps, links: createHttpLinks(config.publicAppUrl), metrics };
+  // ENRICHMENT=on-create: the runners record the runs of created records from the change log, the
+  // creates write nothing for them; the log's cursor starts at its end before the first request
+  // (docs/enrichment.md §Runs).
+  await prepareCreationLog(deps.db.kysely, config.enrichment.mode);
   await app.register(healthRoutes(deps, [() => deps.blobs.ping()], { readinessTimeoutMs: config.readinessTimeoutMs, stallMs: config.livenessStallMs }));
   await app.register(authRoutes);
   await app.register(listRoutes, opts);

@@ -98,14 +98,44 @@ export async function eventsSince(db: Executor, workspaceId: string, since: stri
     .execute();
 }
 
-/** Deletes events older than `before` that no delivery waits for; how many. */
-export async function purgeEvents(db: Executor, before: string, limit: number): Promise<number> {
-  const old = db
+/** The number of the last event written (0: none). */
+export async function lastEventSeq(db: Executor): Promise<number> {
+  const r = await db
+    .selectFrom('events')
+    .select((eb) => eb.fn.max('seq').as('last'))
+    .executeTakeFirst();
+  return Number(r?.last ?? 0);
+}
+
+/**
+ * The events of `types` numbered after `after` and up to `upTo`, in order, at most `limit`: a
+ * reader of the log past a cursor of its own (docs/enrichment.md §Runs). It walks the key from
+ * `after`, so its cost follows what it reads, not the log's length.
+ */
+export function eventsAfter(db: Executor, input: { after: number; upTo: number; types: readonly string[]; limit: number }) {
+  return db
+    .selectFrom('events')
+    .select(['seq', 'body'])
+    .where('seq', '>', input.after)
+    .where('seq', '<=', input.upTo)
+    .where('type', 'in', input.types)
+    .orderBy('seq')
+    .limit(input.limit)
+    .execute();
+}
+
+/**
+ * Deletes events older than `before` that no delivery waits for, and none numbered after
+ * `keepAfter` (a reader's cursor that has not passed them yet); how many.
+ */
+export async function purgeEvents(db: Executor, before: string, limit: number, keepAfter?: number): Promise<number> {
+  let old = db
     .selectFrom('events')
     .select('id')
     .where('occurred_at', '<', before)
     .where((eb) => eb.not(eb.exists(eb.selectFrom('webhook_deliveries as d').select('d.id').whereRef('d.event_id', '=', 'events.id'))))
     .limit(limit);
+  if (keepAfter !== undefined) old = old.where('seq', '<=', keepAfter);
   const r = await db.deleteFrom('events').where('id', 'in', old).executeTakeFirst();
   return Number(r.numDeletedRows);
 }

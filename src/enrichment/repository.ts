@@ -6,7 +6,7 @@
 // claims skip each other's locked rows (FOR UPDATE SKIP LOCKED); SQLite has one writer at a time.
 // Lease times are the database's clock, never an instance's.
 import { sql } from 'kysely';
-import { claimable, deferredInsert, lockedForUpdate, preparedWrite, timeFromNow, type Executor } from '../db/index.ts';
+import { chunks, claimable, lockedForUpdate, timeFromNow, type Executor } from '../db/index.ts';
 import type { EnrichmentRunsTable, RunStatus } from './tables.ts';
 
 export type RunRow = EnrichmentRunsTable;
@@ -29,35 +29,59 @@ export async function insertRun(tx: Executor, row: RunRow): Promise<boolean> {
   return r !== undefined;
 }
 
-// A queued run's row as a create queues it: compiled once, since it goes with every create of an
-// account or contact under ENRICHMENT=on-create. The columns a queued run leaves empty are left out.
-const queuedRun = preparedWrite(
-  (db: Executor, id: string, workspaceId: string, entityType: string, entityId: string, trigger: string, targets: string, named: string, at: string) =>
-    db
+/**
+ * Records the runs of `rows` (ENRICHMENT=on-create's, from the change log) in multi-row statements,
+ * each unless its id is taken (a run recorded before) or its record has a run in flight (a POST
+ * that came first): one statement per 200 runs, not one per run. A row recorded `running` is
+ * claimed as it is, its lease ending `leaseMs` from now. Returns the ids recorded.
+ */
+export async function insertRuns(tx: Executor, rows: readonly RunRow[], leaseMs: number): Promise<Set<string>> {
+  const out = new Set<string>();
+  for (const part of chunks([...rows], 200)) {
+    const recorded = await tx
       .insertInto('enrichment_runs')
-      .values({
-        id,
-        workspace_id: workspaceId,
-        entity_type: entityType as RunRow['entity_type'],
-        entity_id: entityId,
-        status: 'queued',
-        trigger: trigger as RunRow['trigger'],
-        target_fields: targets,
-        named_fields: named,
-        created_at: at,
-        updated_at: at,
-        due_at: timeFromNow(db, 0),
-        attempts: sql.lit(0),
-      })
-      .onConflict((oc) => oc.columns(['workspace_id', 'entity_id']).where(IN_FLIGHT_SQL).doNothing()),
-);
+      .values(part.map((row) => ({ ...row, due_at: timeFromNow(tx, row.status === 'running' ? leaseMs : 0) })))
+      .onConflict((oc) => oc.doNothing())
+      .returning('id')
+      .execute();
+    for (const r of recorded) out.add(r.id);
+  }
+  return out;
+}
 
-/** As insertRun, for a record created in `tx`, which has no run in flight: sent with the transaction's next statement, unanswered. */
-export async function queueRun(tx: Executor, row: RunRow): Promise<void> {
-  await deferredInsert(
-    tx,
-    queuedRun(tx, row.id, row.workspace_id, row.entity_type, row.entity_id, row.trigger, row.target_fields, row.named_fields, row.created_at),
+/** Whether some run is due (a read: an idle table costs no write). */
+export async function anyDue(db: Executor): Promise<boolean> {
+  return (
+    (await db.selectFrom('enrichment_runs').select('id').where(IN_FLIGHT_SQL).where('due_at', '<=', timeFromNow(db, 0)).limit(1).executeTakeFirst()) !==
+    undefined
   );
+}
+
+const CURSOR = 'creation';
+
+/** The on-create cursor: the last event considered; undefined while there is none (not on-create). */
+export async function cursorSeq(db: Executor): Promise<number | undefined> {
+  const row = await db.selectFrom('enrichment_cursor').select('seq').where('name', '=', CURSOR).executeTakeFirst();
+  return row ? Number(row.seq) : undefined;
+}
+
+/** Starts the cursor at `seq` unless it exists. */
+export async function openCursor(db: Executor, seq: number, at: string): Promise<void> {
+  await db
+    .insertInto('enrichment_cursor')
+    .values({ name: CURSOR, seq, updated_at: at })
+    .onConflict((oc) => oc.column('name').doNothing())
+    .execute();
+}
+
+export async function dropCursor(db: Executor): Promise<void> {
+  await db.deleteFrom('enrichment_cursor').where('name', '=', CURSOR).execute();
+}
+
+/** Moves the cursor from `from` to `to`; false when it is no longer at `from` (another runner moved it). */
+export async function moveCursor(tx: Executor, from: number, to: number, at: string): Promise<boolean> {
+  const r = await tx.updateTable('enrichment_cursor').set({ seq: to, updated_at: at }).where('name', '=', CURSOR).where('seq', '=', from).executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
 }
 
 export function findRun(db: Executor, workspaceId: string, id: string): Promise<RunRow | undefined> {
@@ -81,8 +105,7 @@ export function activeRun(db: Executor, workspaceId: string, entityId: string): 
  */
 export async function claimDue(db: Executor, input: { token: string; leaseMs: number; limit: number; maxAttempts: number; at: string }): Promise<RunRow[]> {
   // A read first: an idle table costs no write (on SQLite, no write lock every poll).
-  const any = await db.selectFrom('enrichment_runs').select('id').where(IN_FLIGHT_SQL).where('due_at', '<=', timeFromNow(db, 0)).limit(1).executeTakeFirst();
-  if (!any) return [];
+  if (!(await anyDue(db))) return [];
   const due = () =>
     claimable(
       db,

@@ -1,6 +1,7 @@
 // Enrichment runs (docs/enrichment.md): a request decides what a run would fill and whether it
 // can, then queues it in the caller's transaction; the runner (src/jobs/enrichment.ts) executes it
-// after the answer. One run per record is in flight at a time.
+// after the answer. With ENRICHMENT=on-create the runner also plans the runs of the records the API
+// created, from the change log (./creation.ts). One run per record is in flight at a time.
 import type { Executor } from '../db/index.ts';
 import type { TypeDefinitions } from '../definitions/service.ts';
 import type { Ctx } from '../lib/context.ts';
@@ -161,20 +162,22 @@ export async function requestRun(
   return active ? { enrichmentRun: toResource(active), status: 'already_running', reason: null } : skipped('no_targets');
 }
 
-/**
- * ENRICHMENT=on-create: queues the run of a record just created, in the create's transaction. The
- * record is the resource the create answers and `defs` the definitions it was checked against,
- * neither read again, and the run's row goes out with the
- * create's own statements (src/db/pipeline.ts): no record created in this transaction has a run
- * in flight yet, so nothing waits for the insert's answer (docs/enrichment.md §Runs).
- */
-export async function queueCreated(ctx: Ctx, env: EnrichmentEnv, entityType: RecordType, defs: TypeDefinitions, resource: RecordResource): Promise<void> {
+/** A record as the API answered it (an event's `data.object`), as providers see it. */
+export function subjectOf(entityType: RecordType, resource: RecordResource): Subject {
   const fields: Record<string, unknown> = {};
   for (const [key, f] of Object.entries(resource.fields)) if (f.value !== null) fields[key] = f.value;
   const relationships = new Map(Object.entries(resource.relationships).map(([key, r]) => [key, r.values]));
-  const subject: Subject = { entityType, id: resource.id, fields, relationships };
+  return { entityType, id: resource.id, fields, relationships };
+}
+
+/**
+ * ENRICHMENT=on-create: the run of `subject`, a record created through the API as its
+ * `<type>.created` event carries it, or null when it needs none. `id` is the run's id, drawn from
+ * the event's, so that the run of one event is recorded once.
+ */
+export function planCreated(ctx: Ctx, env: EnrichmentEnv, defs: TypeDefinitions, subject: Subject, id: string): repo.RunRow | null {
   const row = planRun(ctx, env, defs, subject, { trigger: 'creation' });
-  if (!isAnswer(row)) await repo.queueRun(ctx.db, row);
+  return isAnswer(row) ? null : { ...row, id };
 }
 
 export async function getRun(ctx: Ctx, input: { runId: string }): Promise<RunResource> {

@@ -22,9 +22,18 @@ export interface EnrichmentRunsTable {
   error: string | null;
 }
 
+/** ENRICHMENT=on-create's place in the change log (docs/enrichment.md §Runs). */
+export interface EnrichmentCursorTable {
+  name: string;
+  /** The last event considered: its creation run, if it needed one, is recorded. */
+  seq: number | string;
+  updated_at: string;
+}
+
 // Adds these tables to the one Database type (src/db/types.ts) that Kysely checks queries against.
 declare module '../db/types.ts' {
   interface Database {
     enrichment_runs: EnrichmentRunsTable;
+    enrichment_cursor: EnrichmentCursorTable;
   }
 }

@@ -7,11 +7,8 @@ import type { Authenticator } from '../auth/authenticator.ts';
 import type { BlobStore } from '../blobs/blob-store.ts';
 import type { Principal, Scope } from '../auth/scopes.ts';
 import type { ErrorCode } from '../lib/errors.ts';
-import type { Ctx } from '../lib/context.ts';
 import type { HttpLinks } from '../lib/links.ts';
 import type { Metrics } from '../metrics/registry.ts';
-import type { RecordResource } from '../records/resource.ts';
-import type { TypeDefinitions } from '../definitions/service.ts';
 import type { RateCategory, RateLimiter } from '../rate-limit/bucket.ts';
 
 export interface Deps {
@@ -51,6 +48,4 @@ export interface PluginOptions {
   deps: Deps;
   links: HttpLinks;
   metrics: Metrics;
-  /** Runs in the transaction of every record created through the API (ENRICHMENT=on-create queues a run). */
-  onCreate?: (ctx: Ctx, objectType: string, defs: TypeDefinitions, resource: RecordResource) => Promise<void>;
 }

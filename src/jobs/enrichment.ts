@@ -5,15 +5,18 @@
 // its lease ends and is retried, up to ENRICH_MAX_ATTEMPTS claims, then failed. While runs pile up,
 // a claim takes more of them at once (fewer claims per run); they still execute ENRICH_CONCURRENCY
 // at a time. Claims never overlap (SKIP LOCKED on PostgreSQL, one writer on SQLite), and a record
-// has one run in flight.
+// has one run in flight. With ENRICHMENT=on-create a round first records the runs of the records
+// created since the last (src/enrichment/creation.ts), and claims them in the same round.
 import { startPoller } from './poller.ts';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { EnrichmentConfig } from '../config.ts';
-import type { Db } from '../db/index.ts';
+import { type Db, logEnd } from '../db/index.ts';
+import { CREATION_BATCH, recordCreationRuns } from '../enrichment/creation.ts';
 import { type ExecuteEnv, executeRun } from '../enrichment/execute.ts';
 import * as repo from '../enrichment/repository.ts';
+import type { Subject } from '../enrichment/provider.ts';
 import { loadSubjects } from '../enrichment/service.ts';
 import { isoNow } from '../lib/ids.ts';
 
@@ -40,28 +43,36 @@ export function startEnrichmentRunner(deps: {
   // How many runs the next claim takes: ENRICH_CONCURRENCY, doubled after every full claim (runs pile
   // up) to at most CLAIM_GROWTH times it, back to it after one that is not full.
   let take = config.concurrency;
+  const creations = config.mode === 'on-create' ? { env: { mode: config.mode, providers: deps.execute.providers }, end: logEnd() } : null;
 
+  // A round first records the runs of the records created since the last, claiming up to the
+  // largest claim of them as it records them when no other run is due (src/enrichment/creation.ts);
+  // it claims due runs when it claimed none that way. It goes again at once when it claimed runs,
+  // or when the log held more events than one step reads.
   async function once(): Promise<number> {
     const token = `${instance}:${++round}`;
-    const rows = await repo.claimDue(db.kysely, {
-      token,
-      leaseMs: config.leaseMs,
-      limit: take,
-      maxAttempts: config.maxAttempts,
-      at: isoNow(Date.now()),
-    });
-    take = rows.length === take ? Math.min(take * 2, config.concurrency * CLAIM_GROWTH) : config.concurrency;
-    if (rows.length === 0) return 0;
-    const roundEnv = { ...env, finish: finisher(token) };
-    const renew = setInterval(() => {
-      repo.renewLease(db.kysely, token, config.leaseMs).catch((err: unknown) => logger.warn({ err }, 'could not renew the enrichment lease'));
-    }, config.leaseMs / 3);
+    const limit = config.concurrency * CLAIM_GROWTH;
+    const fresh = creations ? await recordCreationRuns(db.kysely, creations.env, creations.end, { token, leaseMs: config.leaseMs, limit }) : null;
+    const more = fresh?.read === CREATION_BATCH ? 1 : 0;
+    if (fresh && fresh.claimed.length > 0) return more + (await execute(token, fresh.claimed, fresh.subjects));
+    const rows = await repo.claimDue(db.kysely, { token, leaseMs: config.leaseMs, limit: take, maxAttempts: config.maxAttempts, at: isoNow(Date.now()) });
+    take = rows.length === take ? Math.min(take * 2, limit) : config.concurrency;
+    if (rows.length === 0) return more;
     // The records of the runs taken, read together rather than one run at a time; a run reads its
     // own when that read failed.
     const subjects = await loadSubjects(db.kysely, rows).catch((err: unknown) => {
       logger.warn({ err }, 'could not read the records of the enrichment runs claimed');
       return undefined;
     });
+    return more + (await execute(token, rows, subjects));
+  }
+
+  /** Executes the runs claimed under `token`, renewing their lease meanwhile; how many. */
+  async function execute(token: string, rows: repo.RunRow[], subjects: Map<string, Subject> | undefined): Promise<number> {
+    const roundEnv = { ...env, finish: finisher(token) };
+    const renew = setInterval(() => {
+      repo.renewLease(db.kysely, token, config.leaseMs).catch((err: unknown) => logger.warn({ err }, 'could not renew the enrichment lease'));
+    }, config.leaseMs / 3);
     const waiting = [...rows];
     const untried: string[] = [];
     const ending: Promise<void>[] = [];

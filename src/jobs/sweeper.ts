@@ -5,6 +5,7 @@
 // compare-and-set or an idempotent delete.
 import type { Logger } from 'pino';
 import { purgeEvents } from '../changes/repository.ts';
+import { cursorSeq } from '../enrichment/repository.ts';
 import { purgeExpiredKeys } from '../idempotency/repository.ts';
 import { isoNow } from '../lib/ids.ts';
 import { dropPendingEntry } from '../knowledge/repository.ts';
@@ -32,7 +33,7 @@ export interface SweepResult {
 /**
  * One round at ctx.now; `temp` also walks the blob store for stale temp files; `trashRetentionDays`
  * (TRASH_RETENTION_DAYS) purges older trash; `eventRetentionDays` (EVENT_RETENTION_DAYS, 0: forever)
- * purges older events no webhook delivery waits for.
+ * purges older events no webhook delivery waits for and ENRICHMENT=on-create has read.
  */
 export async function sweepOnce(
   ctx: FilesSystemCtx,
@@ -66,8 +67,10 @@ export async function sweepOnce(
   const days = input.eventRetentionDays ?? 0;
   if (days > 0) {
     const before = isoNow(now - days * 86_400_000);
+    // The events ENRICHMENT=on-create has not read yet stay (docs/enrichment.md §Runs).
+    const unread = await cursorSeq(db);
     for (let b = 0; b < MAX_BATCHES; b++) {
-      const n = await purgeEvents(db, before, 1000);
+      const n = await purgeEvents(db, before, 1000, unread);
       result.eventsPurged += n;
       if (n < 1000) break;
     }

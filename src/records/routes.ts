@@ -38,7 +38,6 @@ const WRITE_ERRORS = [
 export async function recordRoutes(base: FastifyInstance, opts: PluginOptions): Promise<void> {
   const app = base.withTypeProvider<TypeBoxTypeProvider>();
   const { ctx, write } = serviceContext(opts);
-  const { onCreate } = opts;
 
   for (const type of Object.values(RECORD_TYPES)) {
     const { plural, objectType, article } = type;
@@ -59,8 +58,7 @@ export async function recordRoutes(base: FastifyInstance, opts: PluginOptions): 
           response: { 200: Resource },
         },
       },
-      (request, reply) =>
-        write(request, reply, (c) => createRecord(c, { type, ...request.body }, onCreate && ((defs, resource) => onCreate(c, objectType, defs, resource)))),
+      (request, reply) => write(request, reply, (c) => createRecord(c, { type, ...request.body })),
     );
 
     app.post(

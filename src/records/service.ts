@@ -118,12 +118,7 @@ export function canonical(v: unknown): string {
   return JSON.stringify(v);
 }
 
-/** `created`, when given, runs in the create's transaction once the record is written, with the definitions it was checked against. */
-export async function createRecord(
-  ctx: Ctx,
-  input: OfType & WriteInput,
-  created?: (defs: TypeDefinitions, resource: RecordResource) => Promise<void>,
-): Promise<RecordResource> {
+export async function createRecord(ctx: Ctx, input: OfType & WriteInput): Promise<RecordResource> {
   const { type } = input;
   const defs = await requireDefinitions(ctx, type.objectType);
   const fields = input.fields ?? {};
@@ -165,7 +160,6 @@ export async function createRecord(
   const resource = toResource(ctx, defs, row, (await relationshipValues(ctx, defs, [id], known)).get(id));
   await recordCreated(ctx, { recordId: id, fields: stored });
   await appendEvent(ctx, { type: `${type.objectType}.created`, object: resource });
-  await created?.(defs, resource);
   return resource;
 }
 

@@ -9,6 +9,7 @@ import type { EnrichmentProvider } from '../../src/enrichment/provider.ts';
 import { startEnrichmentRunner } from '../../src/jobs/enrichment.ts';
 import { createLogger } from '../../src/logger.ts';
 import { call, eachDialect, seedWorkspace, type TestApp } from '../helpers/app.ts';
+import { readCreationLog } from '../helpers/enrichment.ts';
 import { statementsOf } from '../helpers/sql-spy.ts';
 
 const RUNS = 16;
@@ -30,6 +31,7 @@ await eachDialect(
       const t = ctx();
       const s = await seedWorkspace(t);
       for (let i = 0; i < RUNS; i++) await call(t, s.secret, 'POST', '/v1/accounts', { fields: { $name: `A${i}`, $website: ['https://10.0.0.1'] } });
+      await readCreationLog(t);
       const { statements } = await statementsOf(async () => {
         const r = startEnrichmentRunner({
           db: t.deps.db,

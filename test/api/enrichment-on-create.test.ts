@@ -1,0 +1,183 @@
+// ENRICHMENT=on-create (docs/enrichment.md §Runs), on both databases: the runners record the run of
+// every account and contact created through the API from the change log, after the create, with
+// trigger "creation"; an import records none; two runners record one run per record; a POST that
+// comes first keeps its run; a switch from manual starts from the log's end; the sweeper keeps the
+// events the runners have not read.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { purgeEvents } from '../../src/changes/repository.ts';
+import { prepareCreationLog } from '../../src/enrichment/creation.ts';
+import type { EnrichmentProvider } from '../../src/enrichment/provider.ts';
+import { cursorSeq } from '../../src/enrichment/repository.ts';
+import { startEnrichmentRunner } from '../../src/jobs/enrichment.ts';
+import { createLogger } from '../../src/logger.ts';
+import { call, eachDialect, seedWorkspace, type TestApp } from '../helpers/app.ts';
+import { readCreationLog } from '../helpers/enrichment.ts';
+import { importObjects } from '../helpers/lists-fixtures.ts';
+
+// Looks an account up by its website, as the website provider does, and finds nothing.
+const failing: EnrichmentProvider = {
+  name: 'failing',
+  fills: () => ['$linkedIn'],
+  canLookUp: (subject) => subject.entityType === 'account' && Array.isArray(subject.fields.$website) && subject.fields.$website.length > 0,
+  lookUp: () => Promise.reject(new Error('nothing here')),
+};
+
+const runner = (t: TestApp) =>
+  startEnrichmentRunner({ db: t.deps.db, logger: createLogger('silent'), config: t.config.enrichment, execute: { providers: [failing], userAgent: 'test' } });
+
+const runsOf = (t: TestApp, ids: readonly string[]) =>
+  t.deps.db.kysely.selectFrom('enrichment_runs').select(['id', 'entity_id', 'trigger', 'status']).where('entity_id', 'in', ids).execute();
+
+const TRIES = 3000;
+
+const readAll = (t: TestApp) => readCreationLog(t, [failing]);
+
+const lastSeq = async (t: TestApp) =>
+  Number(
+    (
+      await t.deps.db.kysely
+        .selectFrom('events')
+        .select((eb) => eb.fn.max('seq').as('s'))
+        .executeTakeFirstOrThrow()
+    ).s ?? 0,
+  );
+
+async function createAccounts(t: TestApp, secret: string, n: number, prefix: string): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++)
+    ids.push(
+      (await call(t, secret, 'POST', '/v1/accounts', { fields: { $name: `${prefix}${i}`, $website: [`https://${prefix}${i}.example.test`] } })).json().id,
+    );
+  return ids;
+}
+
+await eachDialect(
+  'enrichment on-create, from the change log',
+  (ctx) => {
+    test('a created account or contact gets a run with trigger creation once a runner has read the log', async () => {
+      const t = ctx();
+      const s = await seedWorkspace(t);
+      const [acc] = await createAccounts(t, s.secret, 1, 'site');
+      const con = (await call(t, s.secret, 'POST', '/v1/contacts', { fields: { $email: ['ann@site0.example.test'] } })).json().id;
+      const plain = (await call(t, s.secret, 'POST', '/v1/accounts', { fields: { $name: 'No site' } })).json().id;
+      assert.deepEqual(await runsOf(t, [acc!, con, plain]), [], 'the create writes no run');
+      const r = runner(t);
+      try {
+        for (let i = 0; i < TRIES && (await runsOf(t, [acc!, con])).length < 2; i++) await sleep(10);
+      } finally {
+        await r.stop();
+      }
+      const runs = await runsOf(t, [acc!, con, plain]);
+      assert.deepEqual(
+        runs.map((x) => [x.entity_id, x.trigger]).sort(),
+        [
+          [acc, 'creation'],
+          [con, 'creation'],
+        ].sort(),
+      );
+      const run = (await call(t, s.secret, 'GET', `/v1/enrichmentRun/${runs.find((x) => x.entity_id === acc)!.id}`)).json();
+      assert.equal(run.trigger, 'creation');
+      assert.equal(run.entityId, acc);
+    });
+
+    test('an import records no run', async () => {
+      const t = ctx();
+      const s = await seedWorkspace(t);
+      await importObjects(t, s.workspaceId, [
+        {
+          object: 'account',
+          externalId: 'a1',
+          fields: { $name: { value: 'Imported', valueType: 'TEXT' }, $website: { value: ['https://imported.example.test'] } },
+        },
+        { object: 'contact', externalId: 'c1', fields: { $email: { value: ['bo@imported.example.test'], valueType: 'EMAIL' } } },
+      ]);
+      const imported = (await t.deps.db.kysely.selectFrom('records').select('id').where('workspace_id', '=', s.workspaceId).execute()).map((r) => r.id);
+      assert.equal(imported.length, 2);
+      const [api] = await createAccounts(t, s.secret, 1, 'api');
+      await readAll(t);
+      assert.deepEqual((await runsOf(t, imported)).length, 0);
+      assert.deepEqual((await runsOf(t, [api!])).length, 1);
+    });
+
+    test('two runners record one run per record', async () => {
+      const t = ctx();
+      const s = await seedWorkspace(t);
+      const ids = await createAccounts(t, s.secret, 30, 'two');
+      const a = runner(t);
+      const b = runner(t);
+      try {
+        for (let i = 0; i < TRIES; i++) {
+          const runs = await runsOf(t, ids);
+          if (runs.length >= ids.length && runs.every((x) => x.status === 'failed') && (await cursorSeq(t.deps.db.kysely)) === (await lastSeq(t))) break;
+          await sleep(10);
+        }
+        // Both go on reading the log meanwhile: nothing is recorded twice.
+        await sleep(100);
+      } finally {
+        await a.stop();
+        await b.stop();
+      }
+      const runs = await runsOf(t, ids);
+      assert.equal(runs.length, ids.length, 'one run per record');
+      assert.deepEqual(new Set(runs.map((x) => x.entity_id)), new Set(ids));
+    });
+
+    test('events read again (a cursor set back) record no second run, even once the first ended', async () => {
+      const t = ctx();
+      const db = t.deps.db.kysely;
+      const s = await seedWorkspace(t);
+      await readAll(t);
+      const from = await cursorSeq(db);
+      const ids = await createAccounts(t, s.secret, 3, 'again');
+      await readAll(t);
+      await db.updateTable('enrichment_runs').set({ status: 'completed' }).where('entity_id', 'in', ids).execute();
+      await db.updateTable('enrichment_cursor').set({ seq: from! }).execute();
+      await readAll(t);
+      assert.equal((await runsOf(t, ids)).length, 3);
+    });
+
+    test('a POST before the runner keeps its run; the record gets no second one', async () => {
+      const t = ctx();
+      const s = await seedWorkspace(t);
+      const [acc] = await createAccounts(t, s.secret, 1, 'first');
+      const started = (await call(t, s.secret, 'POST', `/v1/enrichmentRun/accounts/${acc}`)).json();
+      assert.equal(started.status, 'started');
+      await readAll(t);
+      assert.deepEqual(
+        (await runsOf(t, [acc!])).map((x) => x.trigger),
+        ['manual'],
+      );
+    });
+
+    test('a switch from manual starts from the log’s end', async () => {
+      const t = ctx();
+      const db = t.deps.db.kysely;
+      const s = await seedWorkspace(t);
+      await prepareCreationLog(db, 'manual');
+      assert.equal(await cursorSeq(db), undefined);
+      const before = await createAccounts(t, s.secret, 2, 'manual');
+      await prepareCreationLog(db, 'on-create');
+      const after = await createAccounts(t, s.secret, 1, 'eager');
+      await readAll(t);
+      assert.equal((await runsOf(t, before)).length, 0, 'no run for what was created under manual');
+      assert.equal((await runsOf(t, after)).length, 1);
+    });
+
+    test('the events past the cursor outlive their retention', async () => {
+      const t = ctx();
+      const db = t.deps.db.kysely;
+      const s = await seedWorkspace(t);
+      const future = new Date(Date.now() + 86_400_000).toISOString();
+      await readAll(t);
+      while ((await purgeEvents(db, future, 1000, await cursorSeq(db))) > 0);
+      const ids = await createAccounts(t, s.secret, 2, 'kept');
+      assert.equal(await purgeEvents(db, future, 1000, await cursorSeq(db)), 0);
+      await readAll(t);
+      assert.equal((await runsOf(t, ids)).length, 2);
+      assert.ok((await purgeEvents(db, future, 1000, await cursorSeq(db))) >= 2);
+    });
+  },
+  { env: { ENRICHMENT: 'on-create', ENRICH_POLL_MS: '20' } },
+);
