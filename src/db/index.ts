@@ -15,8 +15,8 @@ export { relayClusterSignals } from './sqlite/signals.ts';
 
 // Statements: sent with the transaction's next round trip, after it, or gathered per turn.
 export { afterCommit, deferred, deferredInsert, deferredInsertRows, deferredRows, settled, transactionThen } from './pipeline.ts';
-export { batchedRead, jsonKeys, KEYS } from './batched.ts';
-export { fastReader, prepared, preparedWrite } from './prepared.ts';
+export { type KeyedRead, keyedRead } from './keyed.ts';
+export { prepared, preparedWrite } from './prepared.ts';
 export { insertRows } from './insert-rows.ts';
 export { chunks } from './chunks.ts';
 export { scan } from './scan.ts';
