@@ -52,6 +52,22 @@ export default tseslint.config(
       '@typescript-eslint/no-unsafe-return': 'off',
     },
   },
+  {
+    // Every transaction is opened by write() (src/db/write.ts): its Tx carries what the database
+    // layer keeps for it (docs/architecture.md §Database layer).
+    files: ['**/*.ts'],
+    ignores: ['src/db/write.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: 'CallExpression[callee.property.name=/^(transaction|startTransaction)$/]',
+          message:
+            'Open a transaction with write() from src/db/index.ts: its Tx carries what the database layer keeps for it (docs/architecture.md §Database layer).',
+        },
+      ],
+    },
+  },
   // Plain JavaScript (this file, the bin shim, the dependency rules) has no types to check.
   { files: ['**/*.js', '**/*.mjs'], ...tseslint.configs.disableTypeChecked },
 );

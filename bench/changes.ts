@@ -35,6 +35,7 @@ import { isoNow, newId } from '../src/lib/ids.ts';
 import { createRecord, RECORD_TYPES } from '../src/records/service.ts';
 import { addWebhook } from '../src/webhooks/service.ts';
 import { latency, MAIN, median, seedContext, startServer, stop } from './run.ts';
+import { write } from '../src/db/write.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -77,7 +78,7 @@ async function history(): Promise<void> {
       recorded_at: new Date(start + i * 1000).toISOString(),
       is_create: 0,
     }));
-    await db.transaction().execute(async (tx) => {
+    await write(db, async (tx) => {
       for (const part of chunks(rows, 1000)) await tx.insertInto('field_history').values(part).execute();
     });
     return c.id;
@@ -277,7 +278,7 @@ async function webhooks(): Promise<void> {
     hook.reset();
     const n = Number(args.backlog);
     const t0 = performance.now();
-    await db.transaction().execute(async (tx) => {
+    await write(db, async (tx) => {
       const rows = Array.from({ length: n }, () => {
         const id = newId('evt', Date.now());
         const objectId = newId('con', Date.now());

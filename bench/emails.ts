@@ -29,6 +29,7 @@ import { createWorkspace } from '../src/workspaces/service.ts';
 import { createTestDb } from '../test/helpers/db.ts';
 import { freePort } from '../test/helpers/process.ts';
 import { latency, median, start, stop } from './run.ts';
+import { write } from '../src/db/write.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -92,7 +93,7 @@ async function world(db: Executor, name: string): Promise<World> {
 async function seedEmails(db: Executor, w: World, n: number, queued: boolean): Promise<void> {
   const boxes = await db.selectFrom('mailboxes').select(['id', 'address']).where('workspace_id', '=', w.workspaceId).orderBy('address').execute();
   for (let i = 0; i < n; i += 20_000) {
-    await db.transaction().execute(async (tx) => {
+    await write(db, async (tx) => {
       for (let j = i; j < Math.min(n, i + 20_000); j += 400) {
         const rows = Array.from({ length: Math.min(400, n - j) }, (_, k) => {
           const at = isoNow(T0 + j + k);
@@ -139,7 +140,7 @@ async function seedEmails(db: Executor, w: World, n: number, queued: boolean): P
       }
     });
   }
-  await db.transaction().execute((tx) => rankRebuild(tx, EMAILS, [w.workspaceId]));
+  await write(db, (tx) => rankRebuild(tx, EMAILS, [w.workspaceId]));
 }
 
 function serverEnv(dataDir: string, databaseUrl: string | undefined, port: number, extra: Record<string, string> = {}): Record<string, string> {

@@ -9,6 +9,7 @@ import { FACETS, rankedFields } from '../src/records/index/facets.ts';
 import { trigramRows } from '../src/records/index/repository.ts';
 import { valueRows } from '../src/records/index/values.ts';
 import { RECORDS } from '../src/records/repository.ts';
+import { write } from '../src/db/write.ts';
 
 const T0 = Date.UTC(2026, 0, 1);
 const FIRST = Array.from({ length: 100 }, (_, i) => `Given${String(i).padStart(2, '0')}`);
@@ -79,7 +80,7 @@ async function seedRecords(
   };
   const prefix = kind === 'contact' ? 'con' : 'tsk';
   for (let i = 0; i < n; i += 20_000) {
-    await db.transaction().execute(async (tx) => {
+    await write(db, async (tx) => {
       const records = [];
       const values = [];
       for (let j = i; j < Math.min(n, i + 20_000); j++) {

@@ -2,7 +2,7 @@
 // - delete: `DELETE /v1/contacts/{id}` against `POST /v1/contacts/{id}` (an update that changes
 //   the contact's name), each over --contacts contacts that link to an account, taken in turn
 //   through HTTP, measured back to back in rounds (pairedRounds): at least 0.5. Between rounds the
-//   deleted contacts are restored, as `rolodex trash restore` does (one transactionThen per id,
+//   deleted contacts are restored, as `rolodex trash restore` does (one write with follow-ups per id,
 //   --concurrency at a time, in this process), timed against as many updates through the update
 //   service the same way: the restore's ratio, at least 0.5.
 // - merge: `POST /v1/contacts/merge` of two contacts with 100 links each (40 accounts of their
@@ -23,7 +23,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { sql } from 'kysely';
 import type { DialectName } from '../src/db/types.ts';
-import { transactionThen } from '../src/db/pipeline.ts';
+import { write } from '../src/db/write.ts';
 import { rankRebuild } from '../src/db/rank/index.ts';
 import { operatorCtx } from '../src/lib/context.ts';
 import { createList } from '../src/lists/service.ts';
@@ -87,7 +87,7 @@ async function deletes(): Promise<void> {
   const { tdb, ctx } = await seedContext(dialect);
   const db = tdb.db.kysely;
   const n = Number(args.contacts);
-  const ids = await db.transaction().execute(async (tx) => {
+  const ids = await write(db, async (tx) => {
     const op = operatorCtx(tx, ctx.workspaceId);
     const account = await createRecord(op, { type: RECORD_TYPES.account, fields: { $name: 'Bench account' } });
     const out: string[] = [];
@@ -118,13 +118,11 @@ async function deletes(): Promise<void> {
       const trashed = (await db.selectFrom('trash').select('id').where('workspace_id', '=', ctx.workspaceId).execute()).map((r) => r.id);
       const op = (tx: typeof db) => operatorCtx(tx, ctx.workspaceId);
       const fail = (err: unknown) => console.error(err);
-      const back = await rate(trashed, concurrency, (id) => transactionThen(db, (tx) => restore(op(tx), { id }), fail));
+      const back = await rate(trashed, concurrency, (id) => write(db, (tx) => restore(op(tx), { id }), { followUpFailed: fail }));
       const edits = await rate(trashed, concurrency, (id) =>
-        transactionThen(
-          db,
-          (tx) => updateRecord(op(tx), { type: RECORD_TYPES.contact, id, fields: { $name: { firstName: 'Bench', lastName: `Again ${updated++}` } } }),
-          fail,
-        ),
+        write(db, (tx) => updateRecord(op(tx), { type: RECORD_TYPES.contact, id, fields: { $name: { firstName: 'Bench', lastName: `Again ${updated++}` } } }), {
+          followUpFailed: fail,
+        }),
       );
       restores.push({ restore: back, update: edits });
       console.error(`  deletes ${Math.round(m.rps)}/s; restored ${trashed.length} at ${Math.round(back)}/s, updates ${Math.round(edits)}/s; load ${load1()}`);
@@ -148,7 +146,7 @@ async function merges(): Promise<void> {
   const { tdb, ctx } = await seedContext(dialect);
   const db = tdb.db.kysely;
   const pairs: [string, string][] = [];
-  await db.transaction().execute(async (tx) => {
+  await write(db, async (tx) => {
     const op = operatorCtx(tx, ctx.workspaceId);
     const record = async (type: keyof typeof RECORD_TYPES, fields: Record<string, unknown>, relationships?: Record<string, unknown>) =>
       (await createRecord(op, { type: RECORD_TYPES[type], fields, ...(relationships ? { relationships } : {}) })).id;
@@ -234,7 +232,7 @@ async function pages(): Promise<void> {
   const n = Number(args.pages);
   const t0 = performance.now();
   const ids = await seedRankedContacts(db, ctx.workspaceId, n, Date.UTC(2026, 0, 1));
-  await db.transaction().execute((tx) => rankRebuild(tx, RECORDS, [ctx.workspaceId, 'contact']));
+  await write(db, (tx) => rankRebuild(tx, RECORDS, [ctx.workspaceId, 'contact']));
   await sql.raw(dialect === 'postgres' ? 'vacuum analyze' : 'analyze').execute(db);
   console.error(`${dialect}: seeded ${n} contacts in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
   const server = await startServer(tdb, 1);

@@ -20,6 +20,7 @@ import { createUser } from '../src/users/service.ts';
 import { createWorkspace } from '../src/workspaces/service.ts';
 import { createTestDb } from '../test/helpers/db.ts';
 import { latency, start, startBaseline, startServer, stop } from './run.ts';
+import { write } from '../src/db/write.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -36,7 +37,7 @@ const T0 = Date.UTC(2025, 0, 1);
 /** 1,000 contacts (c<i>@bench.test), each of one of 100 accounts, each account with an opportunity. */
 async function seedRecords(db: Executor, ws: string): Promise<void> {
   const at = isoNow(T0);
-  await db.transaction().execute(async (tx) => {
+  await write(db, async (tx) => {
     const accounts = Array.from({ length: 100 }, (_, i) => newId('acc', T0 + i));
     const row = (id: string, kind: 'account' | 'contact' | 'opportunity', fields: object) => ({
       id,
@@ -90,7 +91,7 @@ async function seedRecords(db: Executor, ws: string): Promise<void> {
 
 async function seedMeetings(db: Executor, ws: string, n: number, userEmail: string): Promise<void> {
   for (let i = 0; i < n; i += 10_000) {
-    await db.transaction().execute(async (tx) => {
+    await write(db, async (tx) => {
       for (let j = i; j < Math.min(n, i + 10_000); j += 250) {
         const rows = Array.from({ length: Math.min(250, n - j) }, (_, k) => {
           const m = j + k;
@@ -127,7 +128,7 @@ async function seedMeetings(db: Executor, ws: string, n: number, userEmail: stri
       }
     });
   }
-  await db.transaction().execute((tx) => rankRebuild(tx, MEETINGS, [ws]));
+  await write(db, (tx) => rankRebuild(tx, MEETINGS, [ws]));
 }
 
 async function run(dialect: DialectName): Promise<void> {

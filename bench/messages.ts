@@ -15,6 +15,7 @@ import { testDialects } from '../test/helpers/db.ts';
 import { TEST_DATABASE_URL } from '../test/helpers/services.ts';
 import { channelsFor, loadPostgres, loadSqlite, type Shape } from './messages-data.ts';
 import { systemCtx, operatorCtx } from '../src/lib/context.ts';
+import { write } from '../src/db/write.ts';
 
 const { values } = parseArgs({ options: { messages: { type: 'string' }, dialect: { type: 'string' }, runs: { type: 'string' } } });
 const shape: Shape = { channels: 5000, public: 1000, restricted: 1000, messages: Number(values.messages ?? 1_000_000), memberOf: 200 };
@@ -54,7 +55,7 @@ async function benchDialect(dialect: 'sqlite' | 'postgres') {
     if (dialect === 'sqlite') loadSqlite(t.tdb.sqliteFile as string, ws.id, user.id, shape, gen);
     else await loadPostgres(TEST_DATABASE_URL, t.tdb.schema as string, ws.id, user.id, shape, gen);
     // Written straight into the tables: the ranked index is counted from them (docs/pages.md).
-    await db.transaction().execute((tx) => rankRebuild(tx, MESSAGES, [ws.id]));
+    await write(db, (tx) => rankRebuild(tx, MESSAGES, [ws.id]));
     console.log(`\n[${dialect}] loaded ${shape.messages.toLocaleString()} messages in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 
     const userKey = await keyFor(t, ws.id, user.id);

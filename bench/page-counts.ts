@@ -25,6 +25,7 @@ import { RECORDS } from '../src/records/repository.ts';
 import { createWorkspace } from '../src/workspaces/service.ts';
 import { createTestDb } from '../test/helpers/db.ts';
 import { seedMemberList, seedMessages, seedRankedContacts } from './seeds.ts';
+import { write } from '../src/db/write.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -86,7 +87,7 @@ async function run(dialect: DialectName): Promise<void> {
     for (const n of SIZES) {
       const ws = await createWorkspace(systemCtx(db), { name: `Counts ${n}` });
       const contacts = await seedRankedContacts(db, ws.id, n, T0);
-      await db.transaction().execute((tx) => rankRebuild(tx, RECORDS, [ws.id, 'contact']));
+      await write(db, (tx) => rankRebuild(tx, RECORDS, [ws.id, 'contact']));
       sets.push({ label: 'contacts', def: RECORDS, by: [ws.id, 'contact'], n });
       if (n === Math.max(...SIZES)) largest = { ws: ws.id, contacts };
     }

@@ -29,6 +29,7 @@ import { latency, start, startBaseline, startServer, stop } from './run.ts';
 import { seedMemberList, seedRankedContacts, seedMessages } from './seeds.ts';
 import { taskPages } from './task-pages.ts';
 import { createUser } from '../src/users/service.ts';
+import { write } from '../src/db/write.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -57,7 +58,7 @@ async function run(dialect: DialectName): Promise<void> {
     const key = await createKey(operatorCtx(db, ws.id), { userId: null, scopes: null, expiresInMs: null });
     const contacts = await seedRankedContacts(db, ws.id, Math.max(...SIZES), T0);
     // The rows went in directly, so the contact listing's ranked set is built once (docs/pages.md).
-    await db.transaction().execute((tx) => rankRebuild(tx, RECORDS, [ws.id, 'contact']));
+    await write(db, (tx) => rankRebuild(tx, RECORDS, [ws.id, 'contact']));
     const lists = new Map<number, string>();
     for (const n of SIZES) lists.set(n, await seedMemberList(db, ws.id, contacts, n, T0));
     const user = await createUser(operatorCtx(db, ws.id), { email: 'pages@bench.test', role: 'admin' });

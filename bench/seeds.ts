@@ -12,6 +12,7 @@ import type { BenchContext } from './routes.ts';
 import { RECORD_TYPES } from '../src/records/service.ts';
 import { createRecord } from '../src/records/service.ts';
 import { operatorCtx } from '../src/lib/context.ts';
+import { write } from '../src/db/write.ts';
 
 const BATCH = 500;
 
@@ -46,7 +47,7 @@ export async function seedList(ctx: BenchContext): Promise<void> {
   await insertBatches(ctx.db.kysely, 'records', rows);
   // Written straight into the table: the ranked listing of contacts is counted from it.
   await rankRebuild(ctx.db.kysely, RECORDS, [ctx.workspaceId, 'contact']);
-  const list = await ctx.db.kysely.transaction().execute((tx) =>
+  const list = await write(ctx.db.kysely, (tx) =>
     createList(operatorCtx(tx, ctx.workspaceId, { now }), {
       fields: { $name: 'Bench list', $objectType: 'contact' },
       relationships: { $contacts: rows.map((r) => r.id) },
@@ -58,7 +59,7 @@ export async function seedList(ctx: BenchContext): Promise<void> {
 /** `n` empty contact lists, created as the API creates them; their ids in `ctx.state.listIds`. */
 export async function seedLists(ctx: BenchContext, n: number): Promise<void> {
   const ids: string[] = [];
-  await ctx.db.kysely.transaction().execute(async (tx) => {
+  await write(ctx.db.kysely, async (tx) => {
     for (let i = 0; i < n; i++) ids.push((await createList(operatorCtx(tx, ctx.workspaceId), { fields: { $name: `List ${i}`, $objectType: 'contact' } })).id);
   });
   ctx.state.listIds = ids;
@@ -69,7 +70,7 @@ export async function seedBigList(ctx: BenchContext, n = Number(process.env.BENC
   const now = Date.now();
   const rows = contacts(ctx.workspaceId, n, now, 'big');
   const listId = newId('lst', now);
-  await ctx.db.kysely.transaction().execute(async (tx) => {
+  await write(ctx.db.kysely, async (tx) => {
     await insertBatches(tx, 'records', rows);
     await tx
       .insertInto('lists')
@@ -129,7 +130,7 @@ export async function seedMessages(ctx: BenchContext, n = Number(process.env.BEN
       updated_at: at,
     };
   });
-  await ctx.db.kysely.transaction().execute(async (tx) => {
+  await write(ctx.db.kysely, async (tx) => {
     await insertBatches(tx, 'channels', channels);
     await insertBatches(
       tx,
@@ -149,7 +150,7 @@ export async function seedMessages(ctx: BenchContext, n = Number(process.env.BEN
 
 /** One contact created through the record API's service, linked to an account: for GET /v1/contacts/{id}. */
 export async function seedContact(ctx: BenchContext): Promise<void> {
-  const id = await ctx.db.kysely.transaction().execute(async (tx) => {
+  const id = await write(ctx.db.kysely, async (tx) => {
     const op = operatorCtx(tx, ctx.workspaceId);
     const account = await createRecord(op, { type: RECORD_TYPES.account, fields: { $name: 'Bench account' } });
     const contact = await createRecord(op, {
@@ -164,7 +165,7 @@ export async function seedContact(ctx: BenchContext): Promise<void> {
 
 /** `n` contacts of one account, created as the API creates them; their ids in `ctx.state.contactIds`. */
 export async function seedContacts(ctx: BenchContext, n: number): Promise<void> {
-  ctx.state.contactIds = await ctx.db.kysely.transaction().execute(async (tx) => {
+  ctx.state.contactIds = await write(ctx.db.kysely, async (tx) => {
     const op = operatorCtx(tx, ctx.workspaceId);
     const account = await createRecord(op, { type: RECORD_TYPES.account, fields: { $name: 'Bench account' } });
     const ids: string[] = [];
@@ -178,7 +179,7 @@ export async function seedContacts(ctx: BenchContext, n: number): Promise<void> 
 
 /** `n` tasks created through the service, assigned to the bench user, their statuses in turn. */
 export async function seedTasks(ctx: BenchContext, n: number): Promise<void> {
-  ctx.state.taskIds = await ctx.db.kysely.transaction().execute(async (tx) => {
+  ctx.state.taskIds = await write(ctx.db.kysely, async (tx) => {
     const op = operatorCtx(tx, ctx.workspaceId);
     const ids: string[] = [];
     for (let i = 0; i < n; i++) {
@@ -192,21 +193,19 @@ export async function seedTasks(ctx: BenchContext, n: number): Promise<void> {
 /** `n` contacts written directly, their ids one millisecond apart from `T0`, oldest first; 10,000 per transaction. */
 export async function seedRankedContacts(db: Executor, workspaceId: string, n: number, T0: number): Promise<string[]> {
   const rows = contacts(workspaceId, n, T0 + n, 'c');
-  for (let i = 0; i < n; i += 10_000) await db.transaction().execute((tx) => insertBatches(tx, 'records', rows.slice(i, i + 10_000)));
+  for (let i = 0; i < n; i += 10_000) await write(db, (tx) => insertBatches(tx, 'records', rows.slice(i, i + 10_000)));
   return rows.map((r) => r.id);
 }
 
 /** A list of the first `n` contacts, 1,000 per transaction, each batch joining 1 ms after the last. */
 export async function seedMemberList(db: Executor, workspaceId: string, contacts: string[], n: number, T0: number): Promise<string> {
   const id = newId('lst', T0);
-  await db
-    .transaction()
-    .execute((tx) =>
-      insertList(tx, { id, workspace_id: workspaceId, name: `${n}`, object_type: 'contact', member_count: 0, created_at: isoNow(T0), updated_at: isoNow(T0) }),
-    );
+  await write(db, (tx) =>
+    insertList(tx, { id, workspace_id: workspaceId, name: `${n}`, object_type: 'contact', member_count: 0, created_at: isoNow(T0), updated_at: isoNow(T0) }),
+  );
   for (let i = 0; i < n; i += 1000) {
     const at = isoNow(T0 + 1 + i / 1000);
-    await db.transaction().execute(async (tx) => {
+    await write(db, async (tx) => {
       const added = await addMembers(tx, id, contacts.slice(i, Math.min(n, i + 1000)), at);
       await updateList(tx, id, { delta: added.length, at });
     });

@@ -2,6 +2,7 @@
 // §Operator CLI). Changes apply to the very next API request; nothing about visibility is cached.
 import { changeMembers, createChannel, listChannels, setVisibility, VISIBILITIES } from '../channels/service.ts';
 import { type Io, operator, parse, print, required, UsageError, withDb } from './io.ts';
+import { write } from '../db/index.ts';
 
 export const usage = `rolodex channel create --workspace W --provider P --name N --visibility ${VISIBILITIES.join('|')} [--external-id X] [--json]
 rolodex channel list --workspace W [--json]
@@ -49,7 +50,7 @@ export async function run(args: string[], io: Io): Promise<void> {
     const v = more[0];
     if (!v) throw new UsageError(`the new visibility (${VISIBILITIES.join(', ')}) is required`);
     const c = await withDb(io, (db, config) =>
-      db.kysely.transaction().execute((tx) => setVisibility({ ...operator(db, config, workspaceId), db: tx }, { channel: ref, visibility: v })),
+      write(db.kysely, (tx) => setVisibility({ ...operator(db, config, workspaceId), db: tx }, { channel: ref, visibility: v })),
     );
     print(io, json, c, `channel ${line(c)}`);
   } else if (sub === 'add-members' || sub === 'remove-members') {
@@ -57,7 +58,7 @@ export async function run(args: string[], io: Io): Promise<void> {
     if (more.length === 0) throw new UsageError('at least one user (id, externalId or email) is required');
     const change = sub === 'add-members' ? { add: more } : { remove: more };
     const c = await withDb(io, (db, config) =>
-      db.kysely.transaction().execute((tx) => changeMembers({ ...operator(db, config, workspaceId), db: tx }, { channel: ref, ...change })),
+      write(db.kysely, (tx) => changeMembers({ ...operator(db, config, workspaceId), db: tx }, { channel: ref, ...change })),
     );
     print(io, json, c, `channel ${line(c)}`);
   } else {

@@ -10,6 +10,7 @@ import { InputError } from '../lib/errors.ts';
 import { VALUE_TYPES, type ValueType } from '../lib/resource-schemas.ts';
 import { requireWorkspace } from '../workspaces/service.ts';
 import { type Io, operator, parse, print, required, UsageError, withDb } from './io.ts';
+import { write } from '../db/index.ts';
 
 export const usage = `rolodex definition add --workspace W --type T --key K --label L --value-type V [--description D] [--currency C] [--unique] [--multiple-values] [--handle-service S] [--default-country CC] [--json]
 rolodex definition add --workspace W --type T --key K --label L --relationship --cardinality has_one|has_many --target T [--description D] [--json]
@@ -101,7 +102,7 @@ export async function run(args: string[], io: Io): Promise<void> {
     print(io, json, def, `renamed ${objectType} ${input.key} (${def.id}) to "${def.label}"`);
   } else if (sub === 'archive' || sub === 'unarchive') {
     const input = { objectType, key: required(values, 'key'), archived: sub === 'archive' };
-    const def = await inWorkspace((ctx) => ctx.db.transaction().execute((tx) => setArchived({ ...ctx, db: tx }, input)));
+    const def = await inWorkspace((ctx) => write(ctx.db, (tx) => setArchived({ ...ctx, db: tx }, input)));
     print(io, json, def, `${sub}d ${objectType} ${input.key} (${def.id})`);
   } else if (isOption) {
     const input = { objectType, fieldKey: required(values, 'field'), label: required(values, 'label'), description: text('description') ?? null };

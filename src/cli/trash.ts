@@ -1,7 +1,7 @@
 // `rolodex trash list | restore | purge` (docs/trash.md): the operator's side of the trash. Each
 // restore and the purge run in one transaction (a restore's followed by its listing's upkeep); after a purge on SQLite the write-ahead log is
 // checkpointed and truncated, so that no copy of an erased value stays in it.
-import { transactionThen, truncateLog } from '../db/index.ts';
+import { truncateLog, write } from '../db/index.ts';
 import { AppError, InputError } from '../lib/errors.ts';
 import { listTrash } from '../trash/repository.ts';
 import { purge, restore } from '../trash/restore.ts';
@@ -46,7 +46,7 @@ export async function run(args: string[], io: Io): Promise<void> {
       // closing the database waits for that.
       const failed = (err: unknown) => io.err(`a follow-up of a committed restore failed: ${err instanceof Error ? err.message : String(err)}`);
       for (const id of positionals)
-        out.push(await transactionThen(db.kysely, (tx) => restore({ ...operator(db, config, workspaceId), db: tx }, { id }), failed).catch(asInput));
+        out.push(await write(db.kysely, (tx) => restore({ ...operator(db, config, workspaceId), db: tx }, { id }), { followUpFailed: failed }).catch(asInput));
       return out;
     });
     return print(io, json, done, done.map((r) => `restored ${r.objectType} ${r.id} with ${r.links} links`).join('\n'));
@@ -56,10 +56,9 @@ export async function run(args: string[], io: Io): Promise<void> {
     if (olderThan !== undefined && positionals.length > 0) throw new UsageError('--older-than and ids exclude each other');
     const counts = await withDb(io, async (db, config) => {
       const ctx = operator(db, config, workspaceId);
-      const out = await db.kysely
-        .transaction()
-        .execute((tx) => purge({ ...ctx, db: tx }, { ids: positionals, ...(olderThan === undefined ? {} : { olderThanMs: olderThan }) }))
-        .catch(asInput);
+      const out = await write(db.kysely, (tx) =>
+        purge({ ...ctx, db: tx }, { ids: positionals, ...(olderThan === undefined ? {} : { olderThanMs: olderThan }) }),
+      ).catch(asInput);
       await truncateLog(db);
       return out;
     });

@@ -1,6 +1,7 @@
 import { systemCtx } from '../lib/context.ts';
 import { createWorkspace, listWorkspaces, setDefaultCountry } from '../workspaces/service.ts';
 import { type Io, operator, parse, print, required, UsageError, withDb } from './io.ts';
+import { write } from '../db/index.ts';
 
 export const usage = `rolodex workspace create --name NAME [--json]
 rolodex workspace list [--json]
@@ -21,9 +22,7 @@ export async function run(args: string[], io: Io): Promise<void> {
     const workspaceId = required(values, 'workspace');
     const given = required(values, 'default-country');
     const set = await withDb(io, (db, config) =>
-      db.kysely
-        .transaction()
-        .execute((tx) => setDefaultCountry({ ...operator(db, config, workspaceId), db: tx }, { country: given === 'none' ? null : given })),
+      write(db.kysely, (tx) => setDefaultCountry({ ...operator(db, config, workspaceId), db: tx }, { country: given === 'none' ? null : given })),
     );
     print(io, values.json as boolean, { workspaceId, defaultCountry: set }, `workspace ${workspaceId}: default country ${set ?? 'none'}`);
   } else {

@@ -5,7 +5,7 @@ import { availableParallelism } from 'node:os';
 import { sql } from 'kysely';
 import { isPostgres } from './dialect.ts';
 import { deferred } from './pipeline.ts';
-import type { Executor } from './types.ts';
+import type { Executor, Tx } from './types.ts';
 
 /**
  * On SQLite, drops the indexes named in `indexes` and returns the step that builds them again
@@ -18,7 +18,7 @@ import type { Executor } from './types.ts';
  * nothing.
  */
 export async function dropIndexesUntilBuilt(
-  tx: Executor,
+  tx: Tx,
   indexes: readonly string[],
   sortRunsKiB: Readonly<Record<string, number | undefined>>,
 ): Promise<() => Promise<void>> {

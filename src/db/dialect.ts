@@ -2,10 +2,10 @@
 // made, so the answer is read from that object, never guessed from compiled SQL. Only the database
 // layer asks (a rule of `npm run deps`); a module says what it means through src/db/portable.ts.
 import { PostgresAdapter } from 'kysely';
-import type { DialectName, Executor } from './types.ts';
+import { type DialectName, type Executor, type Tx, TX_STATE } from './types.ts';
 
 export function dialectOf(db: Executor): DialectName {
-  return db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite';
+  return (db as Partial<Tx>)[TX_STATE]?.dialect ?? (db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite');
 }
 
 export function isPostgres(db: Executor): boolean {

@@ -1,7 +1,7 @@
 // The database layer's API (docs/architecture.md §Database layer). Modules import the database
 // layer from here only (npm run check holds it): how a read is sent, batched or prepared, how a
 // listing is ranked, and which database answers stay behind these names.
-export type { Db, Executor } from './types.ts';
+export type { BulkLoadState, Db, Executor, Tx } from './types.ts';
 export { isUniqueViolation, openDb, ping } from './database.ts';
 export { migrate } from './migrate.ts';
 export { takeMigrationNotes } from './migration-notes.ts';
@@ -13,10 +13,13 @@ export { inBackground } from './background.ts';
 export { onSignal, signalAfterCommit } from './signals.ts';
 export { relayClusterSignals } from './sqlite/signals.ts';
 
+// Transactions: every one is opened by `write`, and its state is a field of its `Tx`.
+export { afterCommit, write, type WriteOptions } from './write.ts';
+
 // Statements: sent with the transaction's next round trip, after it, or gathered per turn.
-export { afterCommit, deferred, deferredInsert, deferredInsertRows, deferredRows, settled, transactionThen } from './pipeline.ts';
-export { batchedRead, jsonKeys, KEYS } from './batched.ts';
-export { fastReader, prepared, preparedWrite } from './prepared.ts';
+export { deferred, deferredInsert, deferredInsertRows, deferredRows, settled } from './pipeline.ts';
+export { type KeyedRead, keyedRead } from './keyed.ts';
+export { prepared, preparedWrite } from './prepared.ts';
 export { insertRows } from './insert-rows.ts';
 export { chunks } from './chunks.ts';
 export { scan } from './scan.ts';

@@ -8,11 +8,9 @@
 //
 // A statement whose answer is only needed after COMMIT (a ranked leaf's new count, to split it if
 // it grew too large: docs/pages.md §Keeping it exact) goes out the same way with `deferredRows`,
-// and work that can wait until then is registered with `afterCommit` on a transaction opened by
-// `transactionThen`, which runs it once the transaction committed.
-import { type Compilable, type CompiledQuery, type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
-import { outsideBudget } from './request-budget.ts';
-import type { Database, Executor } from './types.ts';
+// and work that can wait until then is registered with `afterCommit` (src/db/write.ts).
+import { type Compilable, type CompiledQuery, type RawBuilder, sql } from 'kysely';
+import type { Executor } from './types.ts';
 
 const marked = new WeakSet<CompiledQuery>();
 const queued = new WeakSet<CompiledQuery>();
@@ -96,42 +94,4 @@ async function rowsLater<R>(tx: Executor, compiled: CompiledQuery): Promise<{ re
   const r = await tx.executeQuery<R>(compiled);
   if (!queued.has(compiled)) out.rows = r.rows;
   return out;
-}
-
-type FollowUp = { fn: (db: Kysely<Database>) => Promise<void>; wait: boolean };
-const followUps = new WeakMap<object, FollowUp[]>();
-
-/**
- * Runs `fn` in a transaction of `db`, then, once it committed, what `fn` registered with
- * `afterCommit`, in order. The transaction's outcome is the caller's: a follow-up's failure goes to
- * `failed`, not to the caller, since what it follows is committed.
- */
-export async function transactionThen<T>(db: Kysely<Database>, fn: (tx: Transaction<Database>) => Promise<T>, failed: (err: unknown) => void): Promise<T> {
-  const later: FollowUp[] = [];
-  const result = await db.transaction().execute((tx) => {
-    followUps.set(tx, later);
-    return fn(tx);
-  });
-  for (const f of later) {
-    // Work the answer does not wait for is no part of the request's budget (src/db/request-budget.ts).
-    const done = (f.wait ? f.fn(db) : outsideBudget(() => f.fn(db))).catch(failed);
-    if (f.wait) await done;
-  }
-  return result;
-}
-
-/**
- * In a transaction of `transactionThen`, registers `fn` to run after COMMIT and returns true;
- * elsewhere false. With `wait: false` the caller's answer does not wait for it (work whose result
- * nobody sees, such as a ranked index's upkeep); its failure still goes to `failed`.
- */
-export function afterCommit(tx: Executor, fn: FollowUp['fn'], opts: { wait?: boolean } = {}): boolean {
-  const list = followUps.get(tx);
-  list?.push({ fn, wait: opts.wait ?? true });
-  return list !== undefined;
-}
-
-/** True in a transaction of `transactionThen`: work registered with `afterCommit` will run. */
-export function runsFollowUps(tx: Executor): boolean {
-  return followUps.has(tx);
 }

@@ -6,7 +6,7 @@
 // that dies between its commit and its signal, a listening connection being replaced); listeners
 // still look on their own at intervals, and a signal only makes them look sooner.
 import type { Kysely } from 'kysely';
-import { afterCommit } from './pipeline.ts';
+import { afterCommit } from './write.ts';
 import type { Database, Db, Executor } from './types.ts';
 
 /** One database handle's signals; each dialect makes its own (src/db/postgres/signals.ts, src/db/sqlite/signals.ts). */
@@ -25,7 +25,7 @@ export function registerSignals(kysely: Kysely<Database>, hub: SignalHub): void 
 }
 
 /**
- * In a transaction of `transactionThen`, signals `channel` once it committed, if `when()` (asked
+ * In a write that runs follow-ups (src/db/write.ts), signals `channel` once it committed, if `when()` (asked
  * then) is true; elsewhere nothing is sent (the listeners find the work when they next look).
  */
 export function signalAfterCommit(tx: Executor, channel: string, when: () => boolean = () => true): void {

@@ -10,7 +10,45 @@ import type { Kysely, Transaction } from 'kysely';
 export interface Database {}
 
 export type DialectName = 'sqlite' | 'postgres';
-export type Executor = Kysely<Database> | Transaction<Database>;
+/** A database handle, or a transaction opened by `write` (src/db/write.ts). */
+export type Executor = Kysely<Database> | Tx;
+
+/**
+ * A transaction opened by `write` (src/db/write.ts, docs/architecture.md §Database layer): Kysely's
+ * transaction, and what the layer keeps for it while it runs, so that no signature hides it.
+ */
+export type Tx = Transaction<Database> & {
+  /** The bulk load in progress in the transaction, if any (src/records/index/repository.ts, docs/import.md §Speed). */
+  bulk: BulkLoadState | undefined;
+  /** The layer's own state of the transaction; only src/db/ reads it. */
+  readonly [TX_STATE]: TxState;
+};
+
+/** A bulk load in progress: the object type it loads, and what its writer gathers until it ends. */
+export interface BulkLoadState {
+  readonly objectType: string;
+}
+
+/** The key of a transaction's state that only the database layer reads. */
+export const TX_STATE: unique symbol = Symbol('rolodex.tx');
+
+/** Work that runs once a transaction committed (`afterCommit`), on the handle it was opened on. */
+export interface FollowUp {
+  fn: (db: Kysely<Database>) => Promise<void>;
+  /** Whether the caller's answer waits for it. */
+  wait: boolean;
+}
+
+/** Who may write a ranked partition beside the transaction (src/db/rank/lock.ts). */
+export type LockMode = 'write' | 'insert';
+
+export interface TxState {
+  readonly dialect: DialectName;
+  /** What runs once the transaction committed (`afterCommit`); undefined where the write runs none. */
+  readonly followUps: FollowUp[] | undefined;
+  /** The ranked partitions the transaction has locked, and how (src/db/rank/lock.ts). */
+  readonly held: Map<string, LockMode>;
+}
 
 export interface Db {
   /** On PostgreSQL, `kysely.connection()` does not pin one session (queries outside a transaction

@@ -6,7 +6,7 @@
 // has one writer at a time, so a claim is atomic there anyway. Lease times are the database's
 // clock, never an instance's: instances whose clocks disagree still agree on when a lease ends.
 import { sql } from 'kysely';
-import { chunks, claimable, timeFromNow, type Executor } from '../db/index.ts';
+import { chunks, claimable, timeFromNow, type Executor, write } from '../db/index.ts';
 import type { DeliveryStatus, EmailOutboxTable } from './tables.ts';
 
 export type OutboxRow = EmailOutboxTable;
@@ -72,7 +72,7 @@ export interface Outcome {
 export async function settle(db: Executor, token: string, outcomes: readonly Outcome[]): Promise<Set<string>> {
   const settled = new Set<string>();
   if (outcomes.length === 0) return settled;
-  await db.transaction().execute(async (tx) => {
+  await write(db, async (tx) => {
     for (const part of chunks([...outcomes], 200)) {
       const gone = await tx
         .deleteFrom('email_outbox')
@@ -99,7 +99,7 @@ export async function settle(db: Executor, token: string, outcomes: readonly Out
 
 /** A failed attempt to try again `delayMs` from now; false when `token` no longer holds the row. */
 export async function retryLater(db: Executor, emailId: string, token: string, input: { delayMs: number; attempts: number; error: string }): Promise<boolean> {
-  return db.transaction().execute(async (tx) => {
+  return write(db, async (tx) => {
     const r = await tx
       .updateTable('email_outbox')
       .set({ next_attempt_at: timeFromNow(tx, input.delayMs), lease_owner: null, last_error: input.error })

@@ -7,7 +7,7 @@
 // of two runners that read the same events, one records them and the other's transaction records
 // nothing. A run's id is drawn from its event's, and a record with a run in flight (a POST that
 // came first) gets none: a run is recorded once per event, and one per record is in flight.
-import type { Executor, LogEnd } from '../db/index.ts';
+import { type Executor, type LogEnd, write } from '../db/index.ts';
 import type { TypeDefinitions } from '../definitions/service.ts';
 import { eventsAfter, lastEventSeq } from '../changes/repository.ts';
 import { operatorCtx } from '../lib/context.ts';
@@ -94,7 +94,7 @@ export async function recordCreationRuns(db: Executor, env: EnrichmentEnv, end: 
   }
   const take = claim && rows.length > 0 && !(await repo.anyDue(db)) ? Math.min(claim.limit, rows.length) : 0;
   for (let i = 0; i < take; i++) rows[i] = { ...rows[i]!, status: 'running', lease_owner: claim!.token, attempts: 1, started_at: at };
-  const recorded = await db.transaction().execute(async (tx) => {
+  const recorded = await write(db, async (tx) => {
     if (!(await repo.moveCursor(tx, from, to, at))) return null;
     return repo.insertRuns(tx, rows, claim?.leaseMs ?? 0);
   });

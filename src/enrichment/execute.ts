@@ -2,7 +2,7 @@
 // transaction and within the run's timeout; the writes then happen in one transaction that first
 // checks the runner still holds the run, re-reads the record and writes only the targets that are
 // still empty (or were named), each value checked by the records engine as an API write would be.
-import type { Executor } from '../db/index.ts';
+import { type Executor, write } from '../db/index.ts';
 import { operatorCtx } from '../lib/context.ts';
 import { isoNow } from '../lib/ids.ts';
 import { RECORD_TYPES, requireDefinitions } from '../records/service.ts';
@@ -85,7 +85,7 @@ export async function executeRun(db: Executor, row: repo.RunRow, token: string, 
     return end('failed', err instanceof Error ? err.name : 'error');
   }
 
-  return db.transaction().execute(async (tx) => {
+  return write(db, async (tx) => {
     if (!(await repo.holds(tx, row.id, token))) return null;
     const ctx = operatorCtx(tx, ws);
     const current = await loadSubject(ctx, row.entity_type, row.entity_id);

@@ -10,6 +10,7 @@ import * as repo from './repository.ts';
 import { effectiveStatus } from './rules.ts';
 import { busy, collect, type FilesSystemCtx, newBlobKey } from './service.ts';
 import { verifyToken } from './tokens.ts';
+import { write } from '../db/index.ts';
 
 // A blob written by a PUT is registered as garbage until the swap adopts it, so a crash in between
 // leaks nothing; the margin keeps the sweeper off it while the session can still adopt it.
@@ -81,7 +82,7 @@ export async function receiveUpload(ctx: FilesSystemCtx, input: UploadInput) {
       );
     }
     const old = current.blob_key;
-    const adopted = await ctx.db.transaction().execute(async (tx) => {
+    const adopted = await write(ctx.db, async (tx) => {
       if (!(await repo.transition(tx, row.id, { blobKey: old }, { blob_key: key }, isoNow(at)))) return false;
       await repo.dropGarbage(tx, key);
       if (old) await repo.addGarbage(tx, old, isoNow(at));

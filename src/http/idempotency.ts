@@ -4,7 +4,7 @@
 // gives its key back and runs again when retried.
 import { hash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { transactionThen, type Executor } from '../db/index.ts';
+import { type Tx, write } from '../db/index.ts';
 import type { Deps } from './context.ts';
 import { AppError } from '../lib/errors.ts';
 import { MAX_BODY_DEPTH, tooDeep } from './body.ts';
@@ -116,12 +116,12 @@ function hooks<T>(h: T | T[] | undefined): T[] {
  * stored in that same transaction, so a crash leaves either both or neither. Routes call it through
  * serviceContext's write() (service-context.ts), which hands the service a ctx on the transaction.
  */
-export async function inTransaction<T>(deps: Deps, request: FastifyRequest, reply: FastifyReply, fn: (tx: Executor) => Promise<T>): Promise<T> {
+export async function inTransaction<T>(deps: Deps, request: FastifyRequest, reply: FastifyReply, fn: (tx: Tx) => Promise<T>): Promise<T> {
   const idem = request.idempotency;
   let stored = false;
   // Follow-ups (a ranked leaf to split: docs/pages.md §Keeping it exact) run after COMMIT.
   const followUpFailed = (err: unknown) => request.log.error({ err }, 'a follow-up of a committed write failed');
-  const result = await transactionThen(
+  const result = await write(
     deps.db.kysely,
     async (tx) => {
       const value = await fn(tx);
@@ -137,7 +137,7 @@ export async function inTransaction<T>(deps: Deps, request: FastifyRequest, repl
       }
       return value;
     },
-    followUpFailed,
+    { followUpFailed },
   );
   // Only once committed: a transaction that failed to commit leaves the claim to settle, which
   // gives it back instead of leaving it pending until its lease runs out.

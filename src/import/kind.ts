@@ -2,6 +2,7 @@
 // §Import format). A kind checks an object's shape without the database, then, inside the one
 // import transaction, upserts its rows by externalId (phase 1) and resolves its references (phase
 // 2), so objects may reference each other in any order.
+import type { Tx } from '../db/index.ts';
 import type { Ctx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
 import type { IdKind } from '../lib/ids.ts';
@@ -25,6 +26,8 @@ export interface ImportItem<T> {
 }
 
 export interface ImportContext extends Ctx {
+  /** The transaction of the chunk being written (the import's one transaction when atomic). */
+  db: Tx;
   /** Server id of an object of this import or already in the workspace; throws ImportError naming
    *  the line and field when there is none. */
   resolve(object: string, externalId: string, at: { line: number; field: string }): Promise<string>;

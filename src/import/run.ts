@@ -5,7 +5,7 @@
 // sharing the database waits for one chunk at most (docs/import.md §Sharing the database).
 import type { Ctx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
-import { settled, type Executor } from '../db/index.ts';
+import { settled, type Tx, write } from '../db/index.ts';
 import { idSequence } from '../lib/ids.ts';
 import { ImportError, type ImportContext, type ImportItem, type ImportKind } from './kind.ts';
 import { type ImportSource, textSource } from './source.ts';
@@ -195,9 +195,14 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
       return out;
     };
     // One context for the whole import (the record kinds keep their state by it); its `db` is the
-    // transaction of the chunk being written.
+    // transaction of the chunk being written, opened before any kind runs.
+    let open: Tx | undefined;
     const importCtx: ImportContext = {
       ...ctx,
+      get db(): Tx {
+        if (!open) throw new Error('the import has no transaction open');
+        return open;
+      },
       resolve,
       resolveAll,
       register,
@@ -206,12 +211,12 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
       bulkLoad: mode === 'atomic',
       total: (object, scope) => (scope === undefined ? counts.get(object) : scoped.get(`${object} ${scope}`)) ?? 0,
     };
-    const inTransaction = async (db: Executor, pace: Pace, objects: number, fn: () => Promise<unknown>) => {
+    const inTransaction = async (pace: Pace, objects: number, fn: () => Promise<unknown>) => {
       if (mode === 'atomic') return fn();
       let began = 0;
-      await db.transaction().execute(async (tx) => {
+      await write(ctx.db, async (tx) => {
         began = performance.now();
-        importCtx.db = tx;
+        open = tx;
         await fn();
         await settled(tx);
       });
@@ -220,8 +225,7 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
       // The lock is left free for a moment: a server's write waiting for it takes it now.
       await new Promise((resolve) => setTimeout(resolve, BATCHED.pauseMs));
     };
-    const writeAll = async (db: Executor) => {
-      importCtx.db = db;
+    const writeAll = async () => {
       let done = 0;
       for (const step of ['upsert', 'link'] as const) {
         for (const kind of kinds) {
@@ -238,7 +242,7 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
               undo.push(() => prepared.undo());
             }
             left -= items.length;
-            await inTransaction(db, pace, items.length, () =>
+            await inTransaction(pace, items.length, () =>
               inLine(items, async () => {
                 if (step === 'link') return kind.link?.(importCtx, items);
                 await kind.upsert(importCtx, items);
@@ -253,8 +257,9 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
       }
     };
     if (mode === 'atomic') {
-      await ctx.db.transaction().execute(async (tx) => {
-        await writeAll(tx);
+      await write(ctx.db, async (tx) => {
+        open = tx;
+        await writeAll();
         // The kinds send most of their writes without waiting for them: their work ends here, not at COMMIT.
         await settled(tx);
         phase('write');
@@ -262,7 +267,7 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
       // With SQLite's WAL, the commit includes the checkpoint that copies what was written into the database.
       phase('commit');
     } else {
-      await writeAll(ctx.db);
+      await writeAll();
       phase('write');
     }
     const out: Record<string, number> = {};

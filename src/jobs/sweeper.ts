@@ -11,7 +11,7 @@ import { isoNow } from '../lib/ids.ts';
 import { dropPendingEntry } from '../knowledge/repository.ts';
 import * as repo from '../files/repository.ts';
 import { type FilesEnv, type FilesSystemCtx, releaseAt } from '../files/service.ts';
-import type { Db } from '../db/index.ts';
+import { type Db, write } from '../db/index.ts';
 import { purgeExpiredTrash } from '../trash/restore.ts';
 
 const BATCH = 200;
@@ -44,7 +44,7 @@ export async function sweepOnce(
   for (let b = 0; b < MAX_BATCHES; b++) {
     const rows = await repo.overdueSessions(db, isoNow(now), BATCH);
     for (const row of rows) {
-      const moved = await db.transaction().execute(async (tx) => {
+      const moved = await write(db, async (tx) => {
         if (!(await repo.transition(tx, row.id, { blobKey: row.blob_key }, { status: 'EXPIRED', expires_at: null }))) return false;
         await dropPendingEntry(tx, row.id);
         if (row.blob_key) await repo.addGarbage(tx, row.blob_key, releaseAt(env, row, now));

@@ -2,11 +2,12 @@
 // importable).
 import type { DemoPart } from '../import/demo-part.ts';
 import { createList } from './service.ts';
+import { write } from '../db/index.ts';
 
 export const listsPart: DemoPart = {
   async after(ctx) {
     const ids = (kind: string, ...ext: string[]) => ext.map((e) => ctx.imported.ids[kind]?.[e] as string);
-    const made = await ctx.db.transaction().execute(async (tx) => {
+    const made = await write(ctx.db, async (tx) => {
       const c = { ...ctx, db: tx };
       return [
         await createList(c, {

@@ -2,18 +2,15 @@
 // orders are ranked (docs/pages.md) so that a page at any offset costs what the first does.
 import { sql } from 'kysely';
 import {
-  batchedRead,
   chunks,
   deferred,
   deferredInsert,
   defineRank,
-  jsonKeys,
-  KEYS,
+  keyedRead,
   lockedAgainstDelete,
   lockedForUpdate,
   lockPartition,
   partitionKey,
-  prepared,
   rankChangeAcross,
   rankDelete,
   rankInsert,
@@ -39,23 +36,9 @@ export async function insertList(tx: Executor, row: ListRow): Promise<void> {
   await rankInsert(tx, LISTS, [row.workspace_id], [{ ts: row.created_at, id: row.id }]);
 }
 
-// GET /v1/lists/{id} is the hottest read.
-const findListQuery = prepared((db: Executor, id: string) => db.selectFrom('lists').selectAll().where('id', '=', id));
-
-const findListsQuery = prepared((db: Executor, idsJson: string) => db.selectFrom('lists').selectAll().where('id', 'in', jsonKeys(db, idsJson)));
-
-// Outside a transaction, the lists asked for in one turn are read together (src/db/batched.ts);
-// the workspace is checked here, as the one-row statement checks it.
-const listById = batchedRead<ListRow>({
-  query: (db) =>
-    db
-      .selectFrom('lists')
-      .selectAll()
-      .where('id', '=', sql<string>`any(${KEYS})`),
-  keyOf: (row) => row.id,
-  single: (db, id) => findListQuery(db, id),
-  many: (db, ids) => findListsQuery(db, JSON.stringify(ids)),
-});
+// GET /v1/lists/{id} is the hottest read: outside a transaction, the lists asked for in one turn
+// are read together (src/db/keyed.ts); the workspace is checked here, as on every form.
+const listById = keyedRead<ListRow>({ select: (db) => db.selectFrom('lists').selectAll(), key: 'id', keyOf: (row) => row.id });
 
 export async function findList(db: Executor, workspaceId: string, id: string): Promise<ListRow | undefined> {
   const [row] = await listById(db, id);
@@ -78,7 +61,7 @@ export async function findListToDelete(tx: Executor, workspaceId: string, id: st
  * round trip later (docs/pages.md §Round trips of a page).
  */
 export async function findListAlongside(db: Executor, workspaceId: string, id: string): Promise<ListRow | undefined> {
-  const [row] = await findListQuery(db, id);
+  const [row] = await listById.now(db, id);
   return row?.workspace_id === workspaceId ? row : undefined;
 }
 

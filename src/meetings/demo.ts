@@ -3,13 +3,14 @@
 // open to the workspace with an attendee nobody knows yet, made a contact by autoCreateRecords.
 import type { DemoPart } from '../import/demo-part.ts';
 import { createMeeting } from './service.ts';
+import { write } from '../db/index.ts';
 
 const DAY = 86_400_000;
 
 export const meetingsPart: DemoPart = {
   async after(ctx) {
     const at = (days: number, hours: number) => new Date(Date.parse('2026-02-02T09:00:00.000Z') + days * DAY + hours * 3_600_000).toISOString();
-    const made = await ctx.db.transaction().execute(async (tx) => {
+    const made = await write(ctx.db, async (tx) => {
       const c = { ...ctx, db: tx };
       const board = await createMeeting(c, {
         fields: {

@@ -1,8 +1,7 @@
 // SQL of meetings: the row, its contents (read only for FULL rows), its participants' folded
 // addresses, the ranked listing, and the reads behind the derived relationships of meetings and
 // of records (docs/meetings.md).
-import { sql } from 'kysely';
-import { batchedRead, chunks, defineRank, jsonKeys, KEYS, lockPartition, prepared, rankDelete, rankInsert, rankPage, type Executor } from '../db/index.ts';
+import { chunks, defineRank, keyedRead, lockPartition, prepared, rankDelete, rankInsert, rankPage, type Executor } from '../db/index.ts';
 import { foldText } from '../lib/fold.ts';
 import type { MeetingContentsTable, MeetingsTable } from './tables.ts';
 
@@ -200,17 +199,9 @@ function contactMeetings(db: Executor) {
     .where('v.object_type', '=', 'contact');
 }
 
-const meetingsOfOneContact = prepared((db: Executor, contactId: string) => contactMeetings(db).where('v.record_id', '=', contactId));
-const meetingsOfSomeContacts = prepared((db: Executor, idsJson: string) => contactMeetings(db).where('v.record_id', 'in', jsonKeys(db, idsJson)));
-
-// The meetings of the contacts asked for in one turn are read together (src/db/batched.ts). A
+// The meetings of the contacts asked for in one turn are read together (src/db/keyed.ts). A
 // record id is unique across workspaces; the workspace is still checked on each row.
-const meetingsByContact = batchedRead<ContactMeeting & { workspaceId: string }>({
-  query: (db) => contactMeetings(db).where('v.record_id', '=', sql<string>`any(${KEYS})`),
-  keyOf: (row) => row.contactId,
-  single: (db, id) => meetingsOfOneContact(db, id),
-  many: (db, ids) => meetingsOfSomeContacts(db, JSON.stringify(ids)),
-});
+const meetingsByContact = keyedRead({ select: contactMeetings, key: 'v.record_id', keyOf: (row) => row.contactId });
 
 /** contact → the meetings one of its `$email` addresses takes part in, with their `$startDate` (a pair may repeat). */
 export async function meetingsOfContacts(db: Executor, workspaceId: string, contactIds: readonly string[]): Promise<ContactMeeting[]> {

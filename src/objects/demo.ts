@@ -8,11 +8,12 @@ import type { DemoPart } from '../import/demo-part.ts';
 import { customRecordType } from '../records/service.ts';
 import { demoCurl } from '../records/demo.ts';
 import { createRecord } from '../records/service.ts';
+import { write } from '../db/index.ts';
 
 export const objectsPart: DemoPart = {
   async after(ctx) {
     const globex = ctx.imported.ids.account?.['a-globex'] as string;
-    const project = await ctx.db.transaction().execute(async (tx) => {
+    const project = await write(ctx.db, async (tx) => {
       const c = { ...ctx, db: tx };
       await defineObjectType(c, { slug: 'project', label: 'Projects' });
       await addField(c, { objectType: 'project', key: 'name', label: 'Name', valueType: 'TEXT' });

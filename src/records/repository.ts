@@ -2,19 +2,15 @@
 // one, by page (the ranked listing, docs/pages.md) or in batches (own rows by source, inverse rows
 // by target), and written by the API, the import, the trash and merges.
 import {
-  batchedRead,
   chunks,
   deferred,
   defineRank,
-  fastReader,
   insertRows,
   jsonArraysAgg,
-  jsonKeys,
-  KEYS,
+  keyedRead,
   lockedAgainstDelete,
   lockedForUpdate,
   lockPartition,
-  prepared,
   rankDelete,
   rankInsert,
   rankPage,
@@ -74,18 +70,8 @@ const recordWithVersionOf = (db: Executor) =>
     .select(ownRowsOf(db).as('own_rows'))
     .select(inverseRowsOf(db).as('inverse_rows'));
 
-const recordWithVersion = prepared((db: Executor, id: string) => recordWithVersionOf(db).where('r.id', '=', id));
-
-// The id list bound as one JSON array: one statement text whatever the number of ids.
-const recordsWithVersionIn = prepared((db: Executor, idsJson: string) => recordWithVersionOf(db).where('r.id', 'in', jsonKeys(db, idsJson)));
-
-// The records asked for in one turn are read together (src/db/batched.ts).
-const recordById = batchedRead<Awaited<ReturnType<typeof recordWithVersion>>[number]>({
-  query: (db) => recordWithVersionOf(db).where('r.id', '=', sql<string>`any(${KEYS})`),
-  keyOf: (row) => row.id,
-  single: (db, id) => recordWithVersion(db, id),
-  many: (db, ids) => recordsWithVersionIn(db, JSON.stringify(ids)),
-});
+// The records asked for in one turn are read together (src/db/keyed.ts).
+const recordById = keyedRead({ select: recordWithVersionOf, key: 'r.id', keyOf: (row) => row.id });
 
 /** Records of several ids with their workspace's definitions version and their own relationship rows. */
 export interface RecordsWithVersion {
@@ -105,7 +91,7 @@ export type InverseRow = [name: string, sourceId: string, sourceKind: string];
  * of a page). Outside a transaction the ids join the turn's gathered point reads.
  */
 export async function recordsWithVersion(db: Executor, workspaceId: string, kind: string, ids: readonly string[]): Promise<RecordsWithVersion> {
-  const found = fastReader(db) ? (await Promise.all(ids.map((id) => recordById(db, id)))).flat() : await recordsWithVersionIn(db, JSON.stringify(ids));
+  const found = await recordById.many(db, ids);
   const out: RecordsWithVersion = { rows: new Map(), defsVersion: undefined, own: new Map(), inverse: new Map() };
   for (const { defs_version, own_rows, inverse_rows, ...row } of found) {
     if (row.workspace_id !== workspaceId) continue;

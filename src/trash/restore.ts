@@ -6,7 +6,7 @@
 import { eraseChangesOf } from '../changes/repository.ts';
 import { appendEvent } from '../changes/service.ts';
 import { loadDefinitions, type TypeDefinitions } from '../definitions/service.ts';
-import type { Executor } from '../db/index.ts';
+import { type Executor, write } from '../db/index.ts';
 import { type Ctx, operatorCtx } from '../lib/context.ts';
 import { AppError, notFound } from '../lib/errors.ts';
 import { isoNow } from '../lib/ids.ts';
@@ -129,8 +129,9 @@ export interface Restored {
  * record's listing is taken as a create takes it (docs/pages.md §Creates that only insert): for
  * inserts, so that restores, creates and deletes of the type run side by side, unless the record
  * brings back a value that must stay unique, which is checked under the exclusive lock. Its
- * counts are kept after COMMIT only in a transaction of `transactionThen`, which the operator's
- * `rolodex trash restore` uses (elsewhere the lock is taken exclusively).
+ * counts are kept after COMMIT only in a write that runs follow-ups (`write` with
+ * `followUpFailed`), which the operator's `rolodex trash restore` uses (elsewhere the lock is taken
+ * exclusively).
  */
 export async function restore(ctx: Ctx, input: { id: string }): Promise<Restored> {
   const entry = await repo.findTrashLocked(ctx.db, ctx.actor.workspaceId, input.id);
@@ -231,13 +232,10 @@ export async function purgeExpiredTrash(db: Executor, now: number, ageMs: number
   let n = 0;
   for (const entry of due) {
     // Another process may have purged or restored it meanwhile: then there is nothing to do.
-    const done = await db
-      .transaction()
-      .execute((tx) => purge(operatorCtx(tx, entry.workspace_id, { now }), { ids: [entry.id] }))
-      .catch((err: unknown) => {
-        if (err instanceof AppError && err.code === 'resource_not_found') return undefined;
-        throw err;
-      });
+    const done = await write(db, (tx) => purge(operatorCtx(tx, entry.workspace_id, { now }), { ids: [entry.id] })).catch((err: unknown) => {
+      if (err instanceof AppError && err.code === 'resource_not_found') return undefined;
+      throw err;
+    });
     if (done) n++;
   }
   return n;

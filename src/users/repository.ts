@@ -2,7 +2,7 @@
 // first (docs/pages.md), both kept by insertUser (users are never deleted), so that a page of
 // members at any offset, and its totalCount, cost what the first does.
 import { sql } from 'kysely';
-import { chunks, defineRank, isUniqueViolation, lockPartition, rankInsert, rankPage, type Executor } from '../db/index.ts';
+import { chunks, defineRank, isUniqueViolation, lockPartition, rankInsert, rankPage, type Executor, write } from '../db/index.ts';
 import { lookupExternalIds } from '../import/repository.ts';
 import type { Page } from '../lib/paging.ts';
 import type { UsersTable } from './tables.ts';
@@ -14,7 +14,7 @@ export const USERS = defineRank({ name: 'users', table: 'users', by: ['workspace
 
 /** Runs fn in the caller's transaction, or in one of its own. */
 function atomically<T>(db: Executor, fn: (tx: Executor) => Promise<T>): Promise<T> {
-  return db.isTransaction ? fn(db) : db.transaction().execute(fn);
+  return db.isTransaction ? fn(db) : write(db, fn);
 }
 
 /** False when the workspace has a user with this email already. */

@@ -4,7 +4,7 @@
 // time is the database's clock. A row is claimable only when no earlier event of the same object
 // waits for the same subscription, so each object's events arrive in order.
 import { sql } from 'kysely';
-import { chunks, claimable, deferredInsertRows, signalAfterCommit, timeFromNow, type Executor } from '../db/index.ts';
+import { chunks, claimable, deferredInsertRows, signalAfterCommit, timeFromNow, type Executor, write } from '../db/index.ts';
 import type { WebhookDeliveriesTable, WebhookSubscriptionsTable } from './tables.ts';
 
 export type SubscriptionRow = WebhookSubscriptionsTable;
@@ -197,7 +197,7 @@ export async function failed(
   token: string,
   input: { delayMs: number; error: string; disableAfterMs: number },
 ): Promise<'retry' | 'given_up' | 'disabled' | false> {
-  return db.transaction().execute(async (tx) => {
+  return write(db, async (tx) => {
     const r = await tx
       .updateTable('webhook_deliveries')
       .set({

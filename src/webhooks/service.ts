@@ -2,7 +2,7 @@
 // and replayed from the command line. Secrets are shown once, when a subscription is added.
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
-import { timeFromNow, type Executor } from '../db/index.ts';
+import { timeFromNow, type Executor, write } from '../db/index.ts';
 import type { Ctx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
 import { isoNow, newId } from '../lib/ids.ts';
@@ -119,7 +119,7 @@ export async function replayWebhook(db: Executor, input: { id: string; since: st
   if (Number.isNaN(Date.parse(input.since))) throw new InputError(`"${input.since}" is not a time (ISO 8601, e.g. 2026-03-01T00:00:00Z)`, 'since');
   const since = new Date(input.since).toISOString();
   await requireSubscription(db, input.id);
-  return db.transaction().execute(async (tx) => {
+  return write(db, async (tx) => {
     await tx.updateTable('webhook_subscriptions').set({ disabled_at: null, failing_since: null }).where('id', '=', input.id).execute();
     const r = await sql`insert into webhook_deliveries (id, subscription_id, event_id, event_seq, object_id, next_attempt_at, attempts)
       select e.id || ':' || s.id, s.id, e.id, e.seq, e.object_id, ${timeFromNow(tx, 0)}, 0

@@ -9,6 +9,7 @@ import { InputError } from '../../src/lib/errors.ts';
 import { foldText } from '../../src/lib/fold.ts';
 import { contactIdsByEmails } from '../../src/records/index/repository.ts';
 import { call, eachDialect, seedWorkspace } from '../helpers/app.ts';
+import { write } from '../../src/db/write.ts';
 
 await eachDialect('definitions', (ctx) => {
   test('system definitions: every workspace has them, with ids of its own that do not change', async () => {
@@ -80,7 +81,7 @@ await eachDialect('definition order', (ctx) => {
     const { workspaceId, secret } = await seedWorkspace(t);
     // One clock for all: before positions, the ids' random part decided the order among them.
     const keys = Array.from({ length: 24 }, (_, i) => `f${(i * 7) % 24}_${i}`);
-    await t.deps.db.kysely.transaction().execute(async (tx) => {
+    await write(t.deps.db.kysely, async (tx) => {
       const c = operatorCtx(tx, workspaceId, { now: Date.parse('2026-05-01T00:00:00Z') });
       for (const k of keys) await addField(c, { objectType: 'account', key: k, label: k.toUpperCase(), valueType: 'TEXT' });
       for (const k of keys) await addRelationship(c, { objectType: 'account', key: `r${k}`, label: k, cardinality: 'has_many', targetType: 'contact' });

@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import { operatorCtx } from '../../src/lib/context.ts';
 import { restore } from '../../src/trash/restore.ts';
 import { call, eachDialect, seedWorkspace } from '../helpers/app.ts';
+import { write } from '../../src/db/write.ts';
 
 await eachDialect('events of deletes, restores and merges', (ctx) => {
   async function events(workspaceId: string) {
@@ -26,7 +27,7 @@ await eachDialect('events of deletes, restores and merges', (ctx) => {
     const deleted = await ok(s.secret, 'DELETE', `/v1/accounts/${acc.id}`);
     await ok(s.secret, 'DELETE', `/v1/accounts/${acc.id}`);
     const db = ctx().deps.db.kysely;
-    await db.transaction().execute((tx) => restore(operatorCtx(tx, s.workspaceId), { id: acc.id }));
+    await write(db, (tx) => restore(operatorCtx(tx, s.workspaceId), { id: acc.id }));
     const evs = await events(s.workspaceId);
     assert.deepEqual(
       evs.map((e) => e.type),
@@ -67,7 +68,7 @@ await eachDialect('events of deletes, restores and merges', (ctx) => {
 
     await ok(s.secret, 'DELETE', `/v1/contacts/${a.id}`);
     const db = ctx().deps.db.kysely;
-    await db.transaction().execute((tx) => restore(operatorCtx(tx, s.workspaceId), { id: a.id }));
+    await write(db, (tx) => restore(operatorCtx(tx, s.workspaceId), { id: a.id }));
     await ok(s.secret, 'POST', '/v1/contacts/merge', { primaryId: b.id, duplicateId: a.id });
     assert.deepEqual(await since(), [
       ['contact.deleted', a.id, null],

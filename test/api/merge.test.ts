@@ -11,6 +11,7 @@ import { defineObjectType } from '../../src/definitions/object-types.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
 import { restore } from '../../src/trash/restore.ts';
 import { call, eachDialect, keyFor, type Seeded, seedWorkspace } from '../helpers/app.ts';
+import { write } from '../../src/db/write.ts';
 
 await eachDialect('merge', (ctx) => {
   async function ok(s: Seeded, method: 'GET' | 'POST' | 'DELETE', url: string, body?: unknown, extra: Record<string, string> = {}) {
@@ -75,7 +76,7 @@ await eachDialect('merge', (ctx) => {
     assert.equal((await ok(contactsOnly, 'GET', `/v1/merges/${out.merge.id}`)).id, out.merge.id);
     const db = ctx().deps.db.kysely;
     await assert.rejects(
-      db.transaction().execute((tx) => restore(operatorCtx(tx, s.workspaceId), { id: d.id })),
+      write(db, (tx) => restore(operatorCtx(tx, s.workspaceId), { id: d.id })),
       /merged into/,
     );
     await refused(s, '/v1/contacts/merge', { primaryId: p.id, duplicateId: d.id }, 400, 'relationship_entity_missing', 'duplicateId');

@@ -23,6 +23,7 @@ import { testDialects } from '../helpers/db.ts';
 import { message, seedPeople, visibleByScan } from '../helpers/messages.ts';
 import { checkEntries, checkParts } from '../helpers/rank.ts';
 import { TEST_DATABASE_URL } from '../helpers/services.ts';
+import { write } from '../../src/db/write.ts';
 
 setRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 } });
 
@@ -97,9 +98,7 @@ for (const dialect of await testDialects()) {
         if (i % 3 === 0) {
           const channel = pick(CHANNELS);
           const visibility = pick(VISIBILITIES);
-          work.push(
-            (dbs[(i + 1) % 2] as Db['kysely']).transaction().execute((tx) => setVisibility({ ...operatorCtx(tx, workspaceId) }, { channel, visibility })),
-          );
+          work.push(write(dbs[(i + 1) % 2] as Db['kysely'], (tx) => setVisibility({ ...operatorCtx(tx, workspaceId) }, { channel, visibility })));
         }
         if (i % 4 === 1)
           work.push(changeMembers(operatorCtx(dbs[i % 2] as Db['kysely'], workspaceId), { channel: pick(CHANNELS), add: ['u-carol'], remove: ['u-bob'] }));

@@ -12,6 +12,7 @@ import { MESSAGES } from '../../src/messages/repository.ts';
 import { call, eachDialect, type TestApp } from '../helpers/app.ts';
 import { importObjects, message, seedPeople, visibleByScan } from '../helpers/messages.ts';
 import { checkEntries, checkParts } from '../helpers/rank.ts';
+import { write } from '../../src/db/write.ts';
 
 setRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 } });
 
@@ -88,7 +89,7 @@ await eachDialect('messages pages', (ctx) => {
       ['pri-none', 'restricted'],
       ['pri-b', 'private'],
     ] as const)
-      await db.transaction().execute((tx) => setVisibility({ ...ops, db: tx }, { channel, visibility }));
+      await write(db, (tx) => setVisibility({ ...ops, db: tx }, { channel, visibility }));
     await check('visibility changes');
 
     // Memberships do not touch the index: they change which parts a caller reads.

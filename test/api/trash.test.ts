@@ -11,6 +11,7 @@ import { RECORDS } from '../../src/records/repository.ts';
 import { restore } from '../../src/trash/restore.ts';
 import { call, eachDialect, keyFor, type Seeded, seedWorkspace } from '../helpers/app.ts';
 import { checkEntries } from '../helpers/rank.ts';
+import { write } from '../../src/db/write.ts';
 
 await eachDialect('trash', (ctx) => {
   async function ok(s: Seeded, method: 'GET' | 'POST' | 'DELETE', url: string, body?: unknown) {
@@ -27,7 +28,7 @@ await eachDialect('trash', (ctx) => {
   const ids = (page: { data: { id: string }[] }) => page.data.map((r) => r.id);
   const restoreAs = (s: Seeded, id: string) => {
     const db = ctx().deps.db.kysely;
-    return db.transaction().execute((tx) => restore(operatorCtx(tx, s.workspaceId), { id }));
+    return write(db, (tx) => restore(operatorCtx(tx, s.workspaceId), { id }));
   };
 
   test('an account in the trash: invisible everywhere, links hidden, back after a restore', async () => {

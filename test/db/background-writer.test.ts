@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
 import { BACKGROUND_WAIT, inBackground } from '../../src/db/background.ts';
 import { createTestDb, type TestDb } from '../helpers/db.ts';
+import { write } from '../../src/db/write.ts';
 
 describe('background writes on SQLite [sqlite]', () => {
   let tdb: TestDb;
@@ -16,7 +17,7 @@ describe('background writes on SQLite [sqlite]', () => {
   });
   after(() => tdb.drop());
 
-  const write = (who: string) => sql`insert into order_log (who) values (${who})`.execute(tdb.db.kysely);
+  const insert = (who: string) => sql`insert into order_log (who) values (${who})`.execute(tdb.db.kysely);
   const order = async () => (await sql<{ who: string }>`select who from order_log order by n`.execute(tdb.db.kysely)).rows.map((r) => r.who);
   const clear = () => sql`delete from order_log`.execute(tdb.db.kysely);
 
@@ -24,7 +25,7 @@ describe('background writes on SQLite [sqlite]', () => {
   function holdWriter(): { release: () => void; done: Promise<void> } {
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
-    const done = tdb.db.kysely.transaction().execute(async (tx) => {
+    const done = write(tdb.db.kysely, async (tx) => {
       await sql`insert into order_log (who) values ('holder')`.execute(tx);
       await held;
     });
@@ -35,9 +36,9 @@ describe('background writes on SQLite [sqlite]', () => {
     await clear();
     const holder = holdWriter();
     await sleep(5);
-    const background = inBackground(() => write('background'));
+    const background = inBackground(() => insert('background'));
     await sleep(5);
-    const request = write('request');
+    const request = insert('request');
     holder.release();
     await Promise.all([holder.done, background, request]);
     assert.deepEqual(await order(), ['holder', 'request', 'background']);
@@ -45,7 +46,7 @@ describe('background writes on SQLite [sqlite]', () => {
 
   test('a background write with nothing queued beside it runs at once', async () => {
     await clear();
-    await inBackground(() => write('background'));
+    await inBackground(() => insert('background'));
     assert.deepEqual(await order(), ['background']);
   });
 
@@ -55,14 +56,14 @@ describe('background writes on SQLite [sqlite]', () => {
     let stop = false;
     const stream = async (name: string) => {
       for (let i = 0; i < 200 && !stop; i++)
-        await tdb.db.kysely.transaction().execute(async (tx) => {
+        await write(tdb.db.kysely, async (tx) => {
           await sql`insert into order_log (who) values (${name})`.execute(tx);
           await sleep(10);
         });
     };
     const streams = [stream('a'), stream('b')];
     await sleep(30);
-    await inBackground(() => write('background'));
+    await inBackground(() => insert('background'));
     stop = true;
     await Promise.all(streams);
     const log = await order();

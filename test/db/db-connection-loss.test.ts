@@ -12,13 +12,14 @@ import { openDb } from '../../src/db/database.ts';
 import { Authenticator } from '../../src/auth/authenticator.ts';
 import { buildTestApp, call, seedWorkspace, type TestApp } from '../helpers/app.ts';
 import { createTestDb, testDialects } from '../helpers/db.ts';
+import { write } from '../../src/db/write.ts';
 
 /** Ends, from another connection, the backend of the connection that serves reads outside transactions. */
 async function closeReadConnection(t: TestApp): Promise<void> {
   const db = t.deps.db.kysely;
   const { rows } = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(db);
   // A transaction has a connection of its own (src/db/postgres/connection.ts), so this is another backend.
-  await db.transaction().execute((tx) => sql`select pg_terminate_backend(${rows[0]!.pid})`.execute(tx));
+  await write(db, (tx) => sql`select pg_terminate_backend(${rows[0]!.pid})`.execute(tx));
 }
 
 for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
@@ -73,28 +74,22 @@ for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
       const t = await createTestDb(dialect);
       const db = t.db.kysely;
       try {
-        const failed = await db
-          .transaction()
-          .execute(async (tx) => {
-            const { rows } = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(tx);
-            await sql`select pg_terminate_backend(${rows[0]!.pid})`.execute(db);
-            await wait(100);
-            await sql`select 1`.execute(tx);
-          })
-          .then(
-            () => null,
-            (err: unknown) => err,
-          );
+        const failed = await write(db, async (tx) => {
+          const { rows } = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(tx);
+          await sql`select pg_terminate_backend(${rows[0]!.pid})`.execute(db);
+          await wait(100);
+          await sql`select 1`.execute(tx);
+        }).then(
+          () => null,
+          (err: unknown) => err,
+        );
         assert.ok(isConnectionLoss(failed), `failed with ${String(failed)}`);
         let committed = false;
         for (let i = 0; i < 3 && !committed; i++) {
-          committed = await db
-            .transaction()
-            .execute((tx) => sql`select 1`.execute(tx))
-            .then(
-              () => true,
-              (err: unknown) => (isConnectionLoss(err) ? wait(50).then(() => false) : Promise.reject(err as Error)),
-            );
+          committed = await write(db, (tx) => sql`select 1`.execute(tx)).then(
+            () => true,
+            (err: unknown) => (isConnectionLoss(err) ? wait(50).then(() => false) : Promise.reject(err as Error)),
+          );
         }
         assert.ok(committed);
       } finally {

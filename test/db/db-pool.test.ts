@@ -10,6 +10,7 @@ import type { Db } from '../../src/db/types.ts';
 import { findList } from '../../src/lists/repository.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
 import { TEST_DATABASE_URL } from '../helpers/services.ts';
+import { write } from '../../src/db/write.ts';
 
 const POOL = 4;
 const WRITERS = 12;
@@ -33,14 +34,14 @@ for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
       const held = new Promise<void>((r) => (release = r));
       let holding!: () => void;
       const taken = new Promise<void>((r) => (holding = r));
-      const holder = db.kysely.transaction().execute(async (tx) => {
+      const holder = write(db.kysely, async (tx) => {
         await lock.execute(tx);
         holding();
         await held;
       });
       await taken;
       // Every one of these waits for the holder, inside its transaction.
-      const writers = Array.from({ length: WRITERS }, () => db.kysely.transaction().execute(async (tx) => void (await lock.execute(tx))));
+      const writers = Array.from({ length: WRITERS }, () => write(db.kysely, async (tx) => void (await lock.execute(tx))));
       try {
         await new Promise((r) => setTimeout(r, 200));
         // Reads through Kysely and through the prepared fast path, while the lock is still held.
@@ -70,7 +71,7 @@ for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
         const distinct = new Set(pids.filter((p) => p !== 0));
         assert.equal(distinct.size, 1, `pipelined on 1 connection, not ${distinct.size}`);
         // A transaction still has a connection of its own.
-        const inTx = await big.kysely.transaction().execute(async (tx) => (await backend.execute(tx)).rows[0]!.pid);
+        const inTx = await write(big.kysely, async (tx) => (await backend.execute(tx)).rows[0]!.pid);
         assert.ok(!distinct.has(inTx), 'a transaction does not share a pipelined connection');
       } finally {
         await big.close();

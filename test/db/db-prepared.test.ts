@@ -8,6 +8,7 @@ import type { Executor } from '../../src/db/types.ts';
 import { prepared } from '../../src/db/prepared.ts';
 import { findList } from '../../src/lists/repository.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
+import { write } from '../../src/db/write.ts';
 
 // node:sqlite returns rows without a prototype; compare plain copies.
 const plain = <R>(rows: R[]) => rows.map((r) => ({ ...r }));
@@ -35,7 +36,7 @@ for (const dialect of await testDialects()) {
       let release!: () => void;
       const held = new Promise<void>((r) => (release = r));
       let inside: unknown;
-      const tx = db.transaction().execute(async (trx) => {
+      const tx = write(db, async (trx) => {
         await insert(trx, 'ws_pending', 'w-pending');
         inside = await workspaceName(trx, 'ws_pending');
         await held;
@@ -56,7 +57,7 @@ for (const dialect of await testDialects()) {
       const db = t.db.kysely;
       let during: unknown;
       await assert.rejects(
-        db.transaction().execute(async (trx) => {
+        write(db, async (trx) => {
           await insert(trx, 'ws_rolled_back', 'w-rolled-back');
           // From outside, while the row is written but not committed.
           during = await workspaceName(db, 'ws_rolled_back');

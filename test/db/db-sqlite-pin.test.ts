@@ -12,6 +12,7 @@ import type { Db, Executor } from '../../src/db/types.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { prepared } from '../../src/db/prepared.ts';
 import { WAL_LIMIT } from '../../src/db/sqlite/pin.ts';
+import { write } from '../../src/db/write.ts';
 
 const names = prepared((db: Executor, like: string) => db.selectFrom('workspaces').select('name').where('name', 'like', like).orderBy('name'));
 const read = async (db: Db, like: string) => (await names(db.kysely, like)).map((r) => r.name);
@@ -71,7 +72,7 @@ test('under steady writes the WAL is reused: its file stays near the auto-checkp
   const name = 'w'.repeat(2000);
   // About 20 MB of WAL frames in 200 commits, with the pin refreshed many times meanwhile.
   for (let i = 0; i < 200; i++) {
-    await db.kysely.transaction().execute(async (tx) => {
+    await write(db.kysely, async (tx) => {
       const rows = Array.from({ length: 25 }, (_, j) => ({ id: `ws_steady_${i}_${j}`, name: `${name}${i}-${j}`, created_at: new Date().toISOString() }));
       await tx.insertInto('workspaces').values(rows).execute();
     });

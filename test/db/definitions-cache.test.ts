@@ -10,6 +10,7 @@ import { operatorCtx } from '../../src/lib/context.ts';
 import { call, eachDialect, seedWorkspace } from '../helpers/app.ts';
 import { elsewhere, rolodex } from '../helpers/outside.ts';
 import { statementsOf } from '../helpers/sql-spy.ts';
+import { write } from '../../src/db/write.ts';
 
 await eachDialect('definitions seen by a running server', (t) => {
   test('a field or relationship added, changed or removed outside the server shows in its next request', async () => {
@@ -80,14 +81,12 @@ await eachDialect('definitions seen by a running server', (t) => {
     const id = created.json().id as string;
     assert.equal((await call(t(), s.secret, 'GET', `/v1/accounts/${id}`)).json().fields.arr, undefined);
     await assert.rejects(
-      t()
-        .deps.db.kysely.transaction()
-        .execute(async (tx) => {
-          // addField reads the definitions back inside the transaction, with the new field.
-          const field = await addField(operatorCtx(tx, s.workspaceId), { objectType: 'account', key: 'arr', label: 'ARR', valueType: 'NUMBER' });
-          assert.equal(field.key, 'arr');
-          throw new Error('rolled back');
-        }),
+      write(t().deps.db.kysely, async (tx) => {
+        // addField reads the definitions back inside the transaction, with the new field.
+        const field = await addField(operatorCtx(tx, s.workspaceId), { objectType: 'account', key: 'arr', label: 'ARR', valueType: 'NUMBER' });
+        assert.equal(field.key, 'arr');
+        throw new Error('rolled back');
+      }),
       /rolled back/,
     );
     // One change committed elsewhere brings the workspace to the version the rolled-back

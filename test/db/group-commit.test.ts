@@ -5,9 +5,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { sql } from 'kysely';
-import { deferred, transactionThen } from '../../src/db/pipeline.ts';
+import { deferred } from '../../src/db/pipeline.ts';
+import { write } from '../../src/db/write.ts';
 import { transactionRoundTrips } from '../../src/db/postgres/connection.ts';
-import type { Db } from '../../src/db/types.ts';
+import type { Db, Tx } from '../../src/db/types.ts';
 import { insertList, LISTS, type ListRow } from '../../src/lists/repository.ts';
 import { call, eachDialect, seedWorkspace } from '../helpers/app.ts';
 import { checkEntries } from '../helpers/rank.ts';
@@ -18,7 +19,6 @@ function row(workspaceId: string, id: string): ListRow {
 }
 
 type Handle = Pick<Db, 'kysely' | 'dialect' | 'pool'>;
-type Tx = Parameters<Parameters<typeof transactionThen>[1]>[0];
 
 /**
  * Runs one transaction per item. On PostgreSQL each holds its connection before any goes on, so
@@ -36,14 +36,14 @@ async function together<T>(handle: Handle, items: T[], fn: (tx: Tx, item: T) => 
   if (postgres) assert.ok(slots !== undefined && items.length <= slots, `${items.length} transactions at once, ${slots} connections for them`);
   let entered = 0;
   const runs = items.map((item) =>
-    transactionThen(
+    write(
       db,
       async (tx) => {
         if (++entered === items.length && postgres) go();
         await started;
         await fn(tx, item);
       },
-      (err) => afterCommitFailures.push(err),
+      { followUpFailed: (err) => afterCommitFailures.push(err) },
     ),
   );
   const outcomes = await Promise.allSettled(runs);

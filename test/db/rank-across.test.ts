@@ -5,7 +5,7 @@
 // transaction, where leaves out of bounds are split or merged before COMMIT instead of after it.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { transactionThen } from '../../src/db/pipeline.ts';
+import { write } from '../../src/db/write.ts';
 import { rankUpkeepSettled, setRankSizes } from '../../src/db/rank/index.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
 import { LIST_MEMBERS } from '../../src/lists/repository.ts';
@@ -40,14 +40,10 @@ await eachDialect('ranked member sets changed across lists', (ctx) => {
     // d's, moves a membership of the fourth list to a primary that was not in it.
     for (let k = 0; k < 10; k++) await ok('POST', '/v1/contacts/merge', { primaryId: cs[2 * k], duplicateId: cs[2 * k + 1] });
     for (let k = 0; k < 9; k++) await ok('POST', '/v1/contacts/merge', { primaryId: cs[2 * k], duplicateId: ds[k] });
-    await db.transaction().execute((tx) => mergeRecords(operatorCtx(tx, s.workspaceId), RECORD_TYPES.contact, { primaryId: cs[18]!, duplicateId: ds[9]! }));
+    await write(db, (tx) => mergeRecords(operatorCtx(tx, s.workspaceId), RECORD_TYPES.contact, { primaryId: cs[18]!, duplicateId: ds[9]! }));
     await ok('DELETE', `/v1/contacts/${cs[0]}`);
     await ok('DELETE', `/v1/contacts/${cs[20]}`);
-    await transactionThen(
-      db,
-      (tx) => restore(operatorCtx(tx, s.workspaceId), { id: cs[0]! }),
-      (err) => assert.fail(String(err)),
-    );
+    await write(db, (tx) => restore(operatorCtx(tx, s.workspaceId), { id: cs[0]! }), { followUpFailed: (err) => assert.fail(String(err)) });
     await rankUpkeepSettled();
     const totals: number[] = [];
     for (const list of lists) {

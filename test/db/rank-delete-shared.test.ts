@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { sql } from 'kysely';
-import { transactionThen } from '../../src/db/pipeline.ts';
+import { write } from '../../src/db/write.ts';
 import { partitionKey, rankSizes, rankUpkeepSettled, setRankSizes } from '../../src/db/rank/index.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
 import { RECORDS } from '../../src/records/repository.ts';
@@ -24,7 +24,7 @@ await eachDialect('deletes beside creates', (ctx) => {
     const first = await call(t, s.secret, 'POST', '/v1/contacts', { fields: { $name: { firstName: 'Ada', lastName: 'First' } } });
     assert.equal(first.statusCode, 200, first.body);
     if (t.deps.db.dialect !== 'postgres') return; // one writer at a time: nothing runs side by side
-    await transactionThen(
+    await write(
       t.deps.db.kysely,
       async (tx) => {
         await createRecord(operatorCtx(tx, s.workspaceId), { type: RECORD_TYPES.contact, fields: { $name: { firstName: 'Held', lastName: 'Open' } } });
@@ -32,7 +32,7 @@ await eachDialect('deletes beside creates', (ctx) => {
         const r = await Promise.race([call(t, s.secret, 'DELETE', `/v1/contacts/${first.json().id}`), timeout(5000)]);
         assert.equal(r.statusCode, 200, r.body);
       },
-      (err) => tc.diagnostic(String(err)),
+      { followUpFailed: (err) => tc.diagnostic(String(err)) },
     );
     const page = (await call(t, s.secret, 'GET', '/v1/contacts')).json();
     assert.equal(page.totalCount, 1);
@@ -78,7 +78,7 @@ await eachDialect('deletes beside creates', (ctx) => {
     await rankUpkeepSettled();
     await checkEntries(db, RECORDS, [s.workspaceId, 'contact']);
     const [a, b] = inLeaf.slice(first);
-    await transactionThen(
+    await write(
       db,
       async (tx) => {
         await trashRecord(operatorCtx(tx, s.workspaceId), RECORD_TYPES.contact, { id: a! });
@@ -87,7 +87,7 @@ await eachDialect('deletes beside creates', (ctx) => {
         const r = await Promise.race([call(t, s.secret, 'DELETE', `/v1/contacts/${b}`), timeout(5000)]);
         assert.equal(r.statusCode, 200, r.body);
       },
-      (err) => tc.diagnostic(String(err)),
+      { followUpFailed: (err) => tc.diagnostic(String(err)) },
     );
     await rankUpkeepSettled();
     const shape = await checkEntries(db, RECORDS, [s.workspaceId, 'contact']);

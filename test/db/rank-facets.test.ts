@@ -15,6 +15,7 @@ import { BULK_LOAD } from '../../src/records/import.ts';
 import { restore } from '../../src/trash/restore.ts';
 import { call, eachDialect, type Seeded, seedWorkspace, type TestApp } from '../helpers/app.ts';
 import { checkEntries, checkPages } from '../helpers/rank.ts';
+import { write } from '../../src/db/write.ts';
 
 setRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 }, fold: 6 });
 const saved = { ...BULK_LOAD };
@@ -85,7 +86,7 @@ await eachDialect('ranked values of tasks', (ctx) => {
     for (const id of trashed) assert.equal((await call(t, s.secret, 'DELETE', `/v1/tasks/${id}`)).statusCode, 200);
     await checkStatuses(t, s);
     const db = t.deps.db.kysely;
-    for (const id of trashed.slice(0, 10)) await db.transaction().execute((tx) => restore(operatorCtx(tx, s.workspaceId), { id }));
+    for (const id of trashed.slice(0, 10)) await write(db, (tx) => restore(operatorCtx(tx, s.workspaceId), { id }));
     await checkStatuses(t, s);
     // Every facet row is a value-index row of the same record, and the other way round.
     const stray = await sql<{ n: number }>`select count(*) as n from record_facets f where not exists (select 1 from record_values v

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { sql } from 'kysely';
-import { transactionThen } from '../../src/db/pipeline.ts';
+import { write } from '../../src/db/write.ts';
 import { lockPartition, rankUpkeepSettled, partitionKey, setRankSizes } from '../../src/db/rank/index.ts';
 import { insertList, LISTS } from '../../src/lists/repository.ts';
 import { call, eachDialect, seedWorkspace } from '../helpers/app.ts';
@@ -28,7 +28,7 @@ await eachDialect('creates that only insert', (ctx) => {
     }
     const at = new Date().toISOString();
     const row = { id: 'lst_held', workspace_id: s.workspaceId, name: 'held', object_type: 'account' as const, member_count: 0, created_at: at, updated_at: at };
-    await transactionThen(
+    await write(
       t.deps.db.kysely,
       async (tx) => {
         await insertList(tx, row);
@@ -36,7 +36,7 @@ await eachDialect('creates that only insert', (ctx) => {
         const r = await Promise.race([call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: 'beside', $objectType: 'account' } }), timeout(5000)]);
         assert.equal(r.statusCode, 200, r.body);
       },
-      (err) => tc.diagnostic(String(err)),
+      { followUpFailed: (err) => tc.diagnostic(String(err)) },
     );
     const page = (await call(t, s.secret, 'GET', '/v1/lists')).json();
     assert.deepEqual(page.data.map((l: { fields: { $name: { value: string } } }) => l.fields.$name.value).sort(), ['beside', 'first', 'held']);
@@ -49,19 +49,19 @@ await eachDialect('creates that only insert', (ctx) => {
     const s = await seedWorkspace(t);
     if (t.deps.db.dialect !== 'postgres') {
       // SQLite takes no lock: both calls are no-ops.
-      await t.deps.db.kysely.transaction().execute(async (tx) => {
+      await write(t.deps.db.kysely, async (tx) => {
         await lockPartition(tx, LISTS, [s.workspaceId], 'insert');
         await lockPartition(tx, LISTS, [s.workspaceId]);
       });
       return;
     }
-    await transactionThen(
+    await write(
       t.deps.db.kysely,
       async (tx) => {
         await lockPartition(tx, LISTS, [s.workspaceId], 'insert');
         await assert.rejects(lockPartition(tx, LISTS, [s.workspaceId]), /taken for inserts/);
       },
-      () => {},
+      { followUpFailed: () => {} },
     );
   });
 

@@ -22,6 +22,7 @@ import {
 import type { Executor } from '../../src/db/types.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
 import { checkEntries, checkParts, noteBucketChanges, untilEverySeen } from '../helpers/rank.ts';
+import { write } from '../../src/db/write.ts';
 
 // A row is in part `ch` when `vis` is 'p', else in the shared part.
 const SET = defineRank({
@@ -164,7 +165,7 @@ for (const dialect of await testDialects()) {
       await untilEverySeen(seen, op, 60, async (grp, ops, limit) => {
         let before = [0, 0];
         for (const [step, o] of ops.entries()) {
-          await db.transaction().execute((tx) => apply(tx, grp, o, step));
+          await write(db, (tx) => apply(tx, grp, o, step));
           const shape = await checkEntries(db, SET, [grp]);
           await checkParts(db, SET, [grp]);
           noteBucketChanges(seen, before, shape.entries, o.type === 'remove' || o.type === 'clear');
@@ -173,7 +174,7 @@ for (const dialect of await testDialects()) {
         }
         await checkReaders(db, grp, limit);
         // Inside a transaction the page is read through it (SQLite: the write connection).
-        await db.transaction().execute((tx) => checkReaders(tx, grp, 25, [0, 7, 40]));
+        await write(db, (tx) => checkReaders(tx, grp, 25, [0, 7, 40]));
       });
       assert.deepEqual(seen, { leafSplit: true, leafMerge: true, upperSplit: true, upperMerge: true, moved: true });
     });

@@ -1,12 +1,12 @@
 // Restores beside creates and deletes (docs/trash.md §Restore, docs/pages.md §Creates that only
-// insert): on PostgreSQL a restore in a transaction of `transactionThen` (as `rolodex trash restore`
+// insert): on PostgreSQL a restore in a write that runs follow-ups (as `rolodex trash restore`
 // runs it) takes its listing's lock shared and counts a +1 delta, as a create does, unless it brings
 // back a unique value; two restores of one entry meet on the entry's row. Tiny buckets make leaves
 // split and merge within a few writes. SQLite has one writer and writes no deltas.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { sql } from 'kysely';
-import { transactionThen } from '../../src/db/pipeline.ts';
+import { write } from '../../src/db/write.ts';
 import { rankUpkeepSettled, setRankSizes } from '../../src/db/rank/index.ts';
 import { AppError } from '../../src/lib/errors.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
@@ -20,11 +20,7 @@ setRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5,
 
 /** As `rolodex trash restore` runs one id. */
 function restoreAs(t: TestApp, workspaceId: string, id: string) {
-  return transactionThen(
-    t.deps.db.kysely,
-    (tx) => restore(operatorCtx(tx, workspaceId), { id }),
-    () => {},
-  );
+  return write(t.deps.db.kysely, (tx) => restore(operatorCtx(tx, workspaceId), { id }), { followUpFailed: () => {} });
 }
 
 async function contacts(t: TestApp, secret: string, n: number, name: string): Promise<string[]> {
@@ -44,7 +40,7 @@ await eachDialect('restores beside creates', (ctx) => {
     const [id] = await contacts(t, s.secret, 1, 'Gone');
     assert.equal((await call(t, s.secret, 'DELETE', `/v1/contacts/${id}`)).statusCode, 200);
     if (t.deps.db.dialect !== 'postgres') return; // one writer at a time: nothing runs side by side
-    await transactionThen(
+    await write(
       t.deps.db.kysely,
       async (tx) => {
         await createRecord(operatorCtx(tx, s.workspaceId), { type: RECORD_TYPES.contact, fields: { $name: { firstName: 'Held', lastName: 'Open' } } });
@@ -52,7 +48,7 @@ await eachDialect('restores beside creates', (ctx) => {
         const r = await Promise.race([restoreAs(t, s.workspaceId, id!), timeout(5000)]);
         assert.equal(r.id, id);
       },
-      (err) => tc.diagnostic(String(err)),
+      { followUpFailed: (err) => tc.diagnostic(String(err)) },
     );
     await rankUpkeepSettled();
     assert.equal((await call(t, s.secret, 'GET', '/v1/contacts')).json().totalCount, 2);

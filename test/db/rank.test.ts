@@ -11,6 +11,7 @@ import { defineRank, lockPartition, rankDelete, rankInsert, rankPage, rankRebuil
 import type { Executor } from '../../src/db/types.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
 import { checkEntries, checkPages, naivePage, noteBucketChanges, untilEverySeen } from '../helpers/rank.ts';
+import { write } from '../../src/db/write.ts';
 
 const SET = defineRank({ name: 'rank_test', table: 'rank_test', by: ['grp'], where: { kind: 'a' }, ts: 'ts', id: 'id' });
 setRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 } });
@@ -90,14 +91,14 @@ for (const dialect of await testDialects()) {
       await untilEverySeen(seen, op, 30, async (grp, ops, limit) => {
         let before = [0, 0];
         for (const [step, o] of ops.entries()) {
-          await db.transaction().execute((tx) => apply(tx, grp, o, step));
+          await write(db, (tx) => apply(tx, grp, o, step));
           const shape = await checkEntries(db, SET, [grp]);
           noteBucketChanges(seen, before, shape.entries, o.type === 'remove' || o.type === 'clear');
           before = shape.entries;
         }
         await checkPages(db, SET, [grp], { limit });
         // Inside a transaction the page is read through it (SQLite: the write connection).
-        await db.transaction().execute((tx) => checkPages(tx, SET, [grp], { limit: 25, offsets: [0, 7, 40] }));
+        await write(db, (tx) => checkPages(tx, SET, [grp], { limit: 25, offsets: [0, 7, 40] }));
       });
       assert.deepEqual(seen, { leafSplit: true, leafMerge: true, upperSplit: true, upperMerge: true });
     });
@@ -106,7 +107,7 @@ for (const dialect of await testDialects()) {
       const db = tdb.db.kysely;
       const ids = Array.from({ length: 90 }, (_, i) => `t${String((i * 37) % 90).padStart(2, '0')}`);
       for (let i = 0; i < ids.length; i += 3) {
-        await db.transaction().execute(async (tx) => {
+        await write(db, async (tx) => {
           const part = ids.slice(i, i + 3);
           await sql`insert into rank_test (grp, kind, ts, id) values ${sql.join(part.map((id) => sql`('ties', 'a', ${ts(1)}, ${id})`))}`.execute(tx);
           await rankInsert(

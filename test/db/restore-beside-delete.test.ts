@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { type Kysely, type Transaction, sql } from 'kysely';
-import { transactionThen } from '../../src/db/pipeline.ts';
+import { write } from '../../src/db/write.ts';
 import type { Database } from '../../src/db/types.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
 import { RECORD_TYPES } from '../../src/records/service.ts';
@@ -18,11 +18,7 @@ import { call, eachDialect, type Seeded, seedWorkspace, type TestApp } from '../
 
 /** As `rolodex trash restore` runs one id. */
 function restoreAs(db: Kysely<Database>, workspaceId: string, id: string) {
-  return transactionThen(
-    db,
-    (tx) => restore(operatorCtx(tx, workspaceId), { id }),
-    () => {},
-  );
+  return write(db, (tx) => restore(operatorCtx(tx, workspaceId), { id }), { followUpFailed: () => {} });
 }
 
 /**
@@ -32,7 +28,7 @@ function restoreAs(db: Kysely<Database>, workspaceId: string, id: string) {
 async function holdOpen<T>(t: TestApp, open: (tx: Transaction<Database>) => Promise<unknown>, beside: () => Promise<T>): Promise<T> {
   const db = t.deps.db.kysely;
   let running: Promise<T> | undefined;
-  await transactionThen(
+  await write(
     db,
     async (tx) => {
       await open(tx);
@@ -51,7 +47,7 @@ async function holdOpen<T>(t: TestApp, open: (tx: Transaction<Database>) => Prom
         if (Number(blocked.rows[0]!.n) > 0) break;
       }
     },
-    () => {},
+    { followUpFailed: () => {} },
   );
   return running!;
 }
@@ -146,12 +142,7 @@ await eachDialect('a restore beside a change of its other ends', (ctx) => {
     const purged = await holdOpen(
       t,
       (tx) => restore(operatorCtx(tx, s.workspaceId), { id: contact }),
-      () =>
-        transactionThen(
-          db,
-          (tx) => purge(operatorCtx(tx, s.workspaceId), { ids: [account] }),
-          () => {},
-        ),
+      () => write(db, (tx) => purge(operatorCtx(tx, s.workspaceId), { ids: [account] }), { followUpFailed: () => {} }),
     );
     assert.equal(purged.relationships, 1);
     assert.deepEqual(await strays(db, [contact, account]), NONE);

@@ -13,6 +13,7 @@ import { sql } from 'kysely';
 import { openDb } from '../../src/db/database.ts';
 import { beginImmediate } from '../../src/db/sqlite/connection.ts';
 import type { Db } from '../../src/db/types.ts';
+import { write } from '../../src/db/write.ts';
 
 describe('waiting for the SQLite write lock', () => {
   let dir: string;
@@ -38,7 +39,7 @@ describe('waiting for the SQLite write lock', () => {
     // Released by a timer: a wait that blocked the thread would never see it fire.
     const release = setTimeout(() => other.exec('COMMIT'), 200);
     try {
-      const n = await db.kysely.transaction().execute(async (tx) => {
+      const n = await write(db.kysely, async (tx) => {
         await sql`insert into t (k) values (2)`.execute(tx);
         return Number((await sql<{ n: number }>`select count(*) as n from t`.execute(tx)).rows[0]?.n);
       });

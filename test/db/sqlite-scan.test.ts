@@ -10,6 +10,7 @@ import { sql } from 'kysely';
 import { openDb } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { scan } from '../../src/db/scan.ts';
+import { write } from '../../src/db/write.ts';
 
 async function withDb(fn: (db: ReturnType<typeof openDb>) => Promise<void>): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'rolodex-scan-'));
@@ -49,17 +50,14 @@ test("a scan's error reaches its caller, and the next scan runs", async () => {
 
 test('inside a transaction a scan reads what the transaction wrote', async () => {
   await withDb(async (db) => {
-    await db.kysely
-      .transaction()
-      .execute(async (tx) => {
-        await sql`insert into workspaces (id, name, created_at) values ('ws_scan', 'Scan', '2026-01-01T00:00:00.000Z')`.execute(tx);
-        const rows = await scan(tx, sql<{ n: number }>`select count(*) as n from workspaces where id = 'ws_scan'`);
-        assert.deepEqual(
-          rows.map((r) => ({ ...r })),
-          [{ n: 1 }],
-        );
-        throw new Error('rolled back');
-      })
-      .catch((err: Error) => assert.equal(err.message, 'rolled back'));
+    await write(db.kysely, async (tx) => {
+      await sql`insert into workspaces (id, name, created_at) values ('ws_scan', 'Scan', '2026-01-01T00:00:00.000Z')`.execute(tx);
+      const rows = await scan(tx, sql<{ n: number }>`select count(*) as n from workspaces where id = 'ws_scan'`);
+      assert.deepEqual(
+        rows.map((r) => ({ ...r })),
+        [{ n: 1 }],
+      );
+      throw new Error('rolled back');
+    }).catch((err: Error) => assert.equal(err.message, 'rolled back'));
   });
 });

@@ -13,6 +13,7 @@ import { isUniqueViolation, openDb } from '../../src/db/database.ts';
 import { deferred, deferredRows } from '../../src/db/pipeline.ts';
 import { THREAD_QUEUE } from '../../src/db/sqlite/writer.ts';
 import type { Db } from '../../src/db/types.ts';
+import { write } from '../../src/db/write.ts';
 
 describe('the SQLite writer thread', () => {
   let dir: string;
@@ -32,7 +33,7 @@ describe('the SQLite writer thread', () => {
     const saved = { ...THREAD_QUEUE };
     Object.assign(THREAD_QUEUE, { statements: 3 });
     try {
-      const sent = await db.kysely.transaction().execute(async (tx) => {
+      const sent = await write(db.kysely, async (tx) => {
         for (let k = 0; k < 200; k++) await deferred(tx, sql`insert into t (k, v) values (${k}, ${`v${k}`})`);
         await deferred(tx, sql`update t set v = 'last' where k = 199`);
         return (await sql<{ n: number; v: string }>`select count(*) as n, max(case when k = 199 then v end) as v from t`.execute(tx)).rows[0];
@@ -48,7 +49,7 @@ describe('the SQLite writer thread', () => {
     const before = await count();
     let reached = false;
     await assert.rejects(
-      db.kysely.transaction().execute(async (tx) => {
+      write(db.kysely, async (tx) => {
         await deferred(tx, sql`insert into t (k, v) values (1000, 'a')`);
         await deferred(tx, sql`insert into t (k, v) values (1000, 'again')`);
         await deferred(tx, sql`insert into t (k, v) values (1001, 'after')`);
@@ -61,19 +62,19 @@ describe('the SQLite writer thread', () => {
     assert.equal(await count(), before);
     // The connection serves the next transaction, and COMMIT reports a deferred error too.
     await assert.rejects(
-      db.kysely.transaction().execute(async (tx) => {
+      write(db.kysely, async (tx) => {
         await deferred(tx, sql`insert into t (k, v) values (2000, 'a')`);
         await deferred(tx, sql`insert into t (k, v) values (2000, 'b')`);
       }),
       (err: unknown) => isUniqueViolation(err),
     );
     assert.equal(await count(), before);
-    await db.kysely.transaction().execute((tx) => deferred(tx, sql`insert into t (k, v) values (3000, 'c')`));
+    await write(db.kysely, (tx) => deferred(tx, sql`insert into t (k, v) values (3000, 'c')`));
     assert.equal(await count(), before + 1);
   });
 
   test('a deferred statement whose rows are read after COMMIT (deferredRows) gets them', async () => {
-    const out = await db.kysely.transaction().execute((tx) => deferredRows<{ k: number }>(tx, sql`insert into t (k, v) values (4000, 'd') returning k`));
+    const out = await write(db.kysely, (tx) => deferredRows<{ k: number }>(tx, sql`insert into t (k, v) values (4000, 'd') returning k`));
     assert.deepEqual(
       out.rows?.map((r) => r.k),
       [4000],

@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import { call, eachDialect, seedWorkspace } from '../helpers/app.ts';
 import { statementsOf } from '../helpers/sql-spy.ts';
 import { type RecordsWithVersion, recordsWithVersion } from '../../src/records/repository.ts';
+import { write } from '../../src/db/write.ts';
 
 await eachDialect('point reads gathered per turn', (ctx) => {
   test('concurrent reads of lists: one statement, each its own answer', async () => {
@@ -99,7 +100,7 @@ await eachDialect('point reads gathered per turn', (ctx) => {
       own: [...r.own].map(([id, m]) => [id, [...m]]).sort(),
     });
     const outside = shape(await recordsWithVersion(t.deps.db.kysely, s.workspaceId, 'contact', ids));
-    const inside = shape(await t.deps.db.kysely.transaction().execute((tx) => recordsWithVersion(tx, s.workspaceId, 'contact', ids)));
+    const inside = shape(await write(t.deps.db.kysely, (tx) => recordsWithVersion(tx, s.workspaceId, 'contact', ids)));
     assert.deepEqual(inside, outside);
     assert.deepEqual(outside.ids, [...contacts].sort());
     assert.deepEqual(outside.own, contacts.map((id) => [id, [['$account', [account]]]]).sort());

@@ -11,6 +11,7 @@ import { claimDue } from '../../src/enrichment/repository.ts';
 import { isoNow } from '../../src/lib/ids.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
 import { statementsOf } from '../helpers/sql-spy.ts';
+import { write } from '../../src/db/write.ts';
 
 const BACKLOG = 3000;
 const LIMIT = 4;
@@ -54,7 +55,7 @@ for (const dialect of await testDialects()) {
 
     if (dialect === 'postgres')
       test(`claiming ${LIMIT} runs reads about ${LIMIT} rows`, async () => {
-        await tdb.db.kysely.transaction().execute(async (tx) => {
+        await write(tdb.db.kysely, async (tx) => {
           const read = async () =>
             Number(
               (

@@ -17,6 +17,7 @@ import { valueRows } from '../../src/records/index/values.ts';
 import { RECORDS } from '../../src/records/repository.ts';
 import { createWorkspace } from '../../src/workspaces/service.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
+import { write } from '../../src/db/write.ts';
 
 const TASKS = 3000;
 const STATUSES = ['TODO', 'IN_PROGRESS', 'COMPLETE', 'CANCELLED'];
@@ -81,7 +82,7 @@ for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
       const c = q.compile(tdb.db.kysely);
       let out = 0;
       // One transaction: the setting and the prepared statement live on its connection only.
-      await tdb.db.kysely.transaction().execute(async (tx) => {
+      await write(tdb.db.kysely, async (tx) => {
         await sql`set local plan_cache_mode = force_generic_plan`.execute(tx);
         const params = c.parameters.map((p) => (typeof p === 'number' ? String(p) : `'${String(p).replaceAll("'", "''")}'`));
         await tx.executeQuery(CompiledQuery.raw(`prepare filter_generic as ${c.sql}`));

@@ -21,6 +21,7 @@ import { RECORDS, type RecordRow } from '../../src/records/repository.ts';
 import { createWorkspace } from '../../src/workspaces/service.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
 import { statementsOf } from '../helpers/sql-spy.ts';
+import { write } from '../../src/db/write.ts';
 
 const TASKS = 40_000;
 const STATUSES = ['TODO', 'IN_PROGRESS', 'COMPLETE', 'CANCELLED'];
@@ -46,7 +47,7 @@ for (const dialect of await testDialects()) {
           records.push({ id, workspace_id: ws, kind: 'task', external_id: null, fields: JSON.stringify(v), created_at: at, updated_at: at });
           values.push(...valueRows(ws, defs, id, v));
         }
-        await db.transaction().execute(async (tx) => {
+        await write(db, async (tx) => {
           for (let k = 0; k < records.length; k += 500)
             await tx
               .insertInto('records')
@@ -84,7 +85,7 @@ for (const dialect of await testDialects()) {
 
     if (dialect === 'postgres')
       test('it reads at most a leaf and a few hundred entries, not the matches', async () => {
-        const read = await tdb.db.kysely.transaction().execute(async (tx) => {
+        const read = await write(tdb.db.kysely, async (tx) => {
           // Index entries read (an index's tuples returned) and rows read by sequential scans (a table's).
           const counted = sql<{ n: number | string }>`select coalesce(sum(pg_stat_get_xact_tuples_returned(c.oid)), 0) as n from pg_class c
             where c.relnamespace = current_schema()::regnamespace and c.relkind in ('r', 'i')`;

@@ -9,6 +9,7 @@ import { insertRows } from '../../src/db/insert-rows.ts';
 import type { RecordValuesTable } from '../../src/records/tables.ts';
 import { eachDialect } from '../helpers/app.ts';
 import { statementsOf } from '../helpers/sql-spy.ts';
+import { write } from '../../src/db/write.ts';
 
 type Row = RecordValuesTable;
 const row = (i: number, over: Partial<Row> = {}): Row => ({
@@ -38,7 +39,7 @@ await eachDialect('multi-row inserts', (ctx) => {
   for (const [name, rows] of Object.entries(CASES)) {
     test(`${name}: every row as given`, async () => {
       const db = ctx().deps.db.kysely;
-      await db.transaction().execute(async (tx) => {
+      await write(db, async (tx) => {
         await sql`delete from record_values where workspace_id like 'ir_%'`.execute(tx);
         await insertRows(tx, 'record_values', COLUMNS, rows, 4);
         const got = await tx
@@ -56,7 +57,7 @@ await eachDialect('multi-row inserts', (ctx) => {
     const t = ctx();
     const rows = CASES['chunks that share different columns'] as Row[];
     const { statements } = await statementsOf(() =>
-      t.deps.db.kysely.transaction().execute(async (tx) => {
+      write(t.deps.db.kysely, async (tx) => {
         await sql`delete from record_values where workspace_id like 'ir_%'`.execute(tx);
         await insertRows(tx, 'record_values', COLUMNS, rows, 4);
       }),

@@ -12,6 +12,7 @@ import { defineRank } from '../../src/db/rank/def.ts';
 import { lockPartition } from '../../src/db/rank/lock.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
 import { statementsOf } from '../helpers/sql-spy.ts';
+import { write } from '../../src/db/write.ts';
 
 for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
   describe(`batches of a transaction [${dialect}]`, () => {
@@ -24,11 +25,11 @@ for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
 
     test('a batch over 1 KiB, COMMIT included, is written within one turn of the event loop', async () => {
       const db = tdb.db.kysely;
-      const write = async () =>
-        db.transaction().execute(async (tx) => {
+      const batch = async () =>
+        write(db, async (tx) => {
           for (let i = 0; i < 3; i++) await deferred(tx, sql`insert into batch_rows (v) values (${'x'.repeat(600)})`);
         });
-      await write(); // statements prepared on the connection: later batches carry no text
+      await batch(); // statements prepared on the connection: later batches carry no text
       let turn = 0;
       let ticking = true;
       const tick = () => {
@@ -50,7 +51,7 @@ for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
         },
       });
       try {
-        for (let i = 0; i < 5; i++) await write();
+        for (let i = 0; i < 5; i++) await batch();
       } finally {
         Reflect.deleteProperty(proto, 'write');
         ticking = false;
@@ -67,7 +68,7 @@ for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
     test('statements without parameters whose answer nobody reads go out with BEGIN as one simple query', async () => {
       const db = tdb.db.kysely;
       const { result: got, statements: sent } = await statementsOf(() =>
-        db.transaction().execute(async (tx) => {
+        write(db, async (tx) => {
           await deferred(tx, sql`select 1 as a`);
           await deferred(tx, sql`select 2 as b`);
           return (await sql<{ c: string }>`select ${'x'} as c`.execute(tx)).rows;
@@ -84,7 +85,7 @@ for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
       // simple query: grouped, SET's answer would have stood for BEGIN's, and the awaited
       // statement would have found none of its own.
       const { result: got, statements: sent } = await statementsOf(() =>
-        db.transaction().execute(async (tx) => {
+        write(db, async (tx) => {
           const set = await sql`set local statement_timeout = 5000`.execute(tx);
           const rows = await deferredRows(tx, sql<{ a: number }>`select 1 as a`);
           const prep = await sql`prepare batch_probe as select 2`.execute(tx);
@@ -101,7 +102,7 @@ for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
       const db = tdb.db.kysely;
       const { statements: sent } = await statementsOf(() =>
         assert.rejects(
-          db.transaction().execute(async (tx) => {
+          write(db, async (tx) => {
             await deferred(tx, sql`select 1 / 0`);
             await deferred(tx, sql`select 2`);
             await deferred(tx, sql`insert into batch_rows (v) values (${'kept?'})`);
@@ -111,7 +112,7 @@ for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
         ),
       );
       assert.equal(sent[0], 'begin;\nselect 1 / 0;\nselect 2', JSON.stringify(sent));
-      const rows = await db.transaction().execute((tx) => sql<{ c: number }>`select count(*) as c from batch_rows where v = 'kept?'`.execute(tx));
+      const rows = await write(db, (tx) => sql<{ c: number }>`select count(*) as c from batch_rows where v = 'kept?'`.execute(tx));
       assert.equal(Number(rows.rows[0]?.c), 0);
     });
 
@@ -119,7 +120,7 @@ for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
       const db = tdb.db.kysely;
       const def = defineRank({ name: 'batch', table: 'batch_rows', by: ['v'], ts: 'v', id: 'v' });
       const value = "o'k\\n";
-      const held = await db.transaction().execute(async (tx) => {
+      const held = await write(db, async (tx) => {
         await lockPartition(tx, def, [value]);
         const r = await sql<{ c: number }>`select count(*) as c from pg_locks where locktype = 'advisory' and pid = pg_backend_pid()
           and ((classid::bigint << 32) | objid::bigint) = ${sha256Key(`batch:${value}`)}::bigint`.execute(tx);

@@ -17,6 +17,7 @@ import { addMembers, insertList, LIST_MEMBERS } from '../../src/lists/repository
 import { MESSAGES, messageReader } from '../../src/messages/repository.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
 import { checkEntries, checkPages } from '../helpers/rank.ts';
+import { write } from '../../src/db/write.ts';
 
 // Small leaves and wide upper entries: many leaves under few upper entries, so that reading every
 // leaf from an entry's lo to the end of the scope would show.
@@ -50,7 +51,7 @@ for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
       const params = stmt.args.map((a) => args[a]);
       const out = new Map<string, number>();
       // One transaction: the setting and the prepared statement live on its connection only.
-      await tdb.db.kysely.transaction().execute(async (c) => {
+      await write(tdb.db.kysely, async (c) => {
         await sql`set local plan_cache_mode = force_generic_plan`.execute(c);
         try {
           await c.executeQuery(CompiledQuery.raw(`prepare rank_generic as ${stmt.sql}`));
@@ -96,7 +97,7 @@ for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
       const db = tdb.db.kysely;
       await sql`insert into workspaces (id, name, created_at) values (${ws}, ${ws}, ${isoNow(T0)})`.execute(db);
       const list = newId('lst', T0);
-      await db.transaction().execute(async (tx) => {
+      await write(db, async (tx) => {
         await insertList(tx, { id: list, workspace_id: ws, name: ws, object_type: 'contact', member_count: 0, created_at: isoNow(T0), updated_at: isoNow(T0) });
         for (let i = 0; i < ROWS; i += 100) {
           const ids = Array.from({ length: 100 }, (_, k) => newId('con', T0 + i + k));
@@ -163,7 +164,7 @@ for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
         await sql`insert into messages (id, workspace_id, channel_id, channel_visibility, external_id, sent_at, edited_at, provider, provider_thread_id, text_type, created_at, updated_at)
           values ${sql.join(rows)}`.execute(db);
       }
-      await db.transaction().execute((tx) => rankRebuild(tx, MESSAGES, ['ws_m']));
+      await write(db, (tx) => rankRebuild(tx, MESSAGES, ['ws_m']));
       await sql`analyze`.execute(db);
       for (const [who, userId, parts] of [
         ['workspace key', null, 1],
@@ -185,7 +186,7 @@ for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
       const db = tdb.db.kysely;
       const list = await seedList('ws_d');
       const APPENDS = defineRank({ name: 'gp_appends', table: 'list_members', by: ['list_id'], ts: 'added_at', id: 'entity_id', appends: true });
-      await db.transaction().execute((tx) => rankRebuild(tx, APPENDS, [list]));
+      await write(db, (tx) => rankRebuild(tx, APPENDS, [list]));
       const scope = partitionKey(APPENDS, [list]);
       const moved = await sql<{ level: number; lo_ts: string; lo_id: string }>`update rank_buckets set n = n - 2
         where scope = ${scope} and (level = ${LEVELS - 1} or lo_ts = '' or lo_id like '%5') returning level, lo_ts, lo_id`.execute(db);

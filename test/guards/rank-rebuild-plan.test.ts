@@ -13,6 +13,7 @@ import { createWorkspace } from '../../src/workspaces/service.ts';
 import { rankPage, rankRebuild } from '../../src/db/rank/index.ts';
 import { RECORDS } from '../../src/records/repository.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
+import { write } from '../../src/db/write.ts';
 
 const ROWS = 2000;
 
@@ -29,7 +30,7 @@ for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
     after(() => tdb.drop());
 
     test(`a scope of ${ROWS} rows is read a few times, not once per row`, async () => {
-      await tdb.db.kysely.transaction().execute(async (tx) => {
+      await write(tdb.db.kysely, async (tx) => {
         await sql`insert into records (id, workspace_id, kind, external_id, fields, created_at, updated_at)
           select 'con_' || lpad(g::text, 8, '0'), ${ws}, 'contact', 'c' || g, '{}', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z'
           from generate_series(1, ${ROWS}) as g`.execute(tx);

@@ -12,6 +12,7 @@ import { isoNow, newId } from '../../src/lib/ids.ts';
 import { MESSAGES, messageReader } from '../../src/messages/repository.ts';
 import { createTestDb, type TestDb } from '../helpers/db.ts';
 import { statementsOf } from '../helpers/sql-spy.ts';
+import { write } from '../../src/db/write.ts';
 
 const T0 = Date.UTC(2026, 0, 1);
 
@@ -35,7 +36,7 @@ describe('a message page on SQLite without statistics [sqlite]', () => {
     });
     await sql`insert into messages (id, workspace_id, channel_id, channel_visibility, external_id, sent_at, edited_at, provider, provider_thread_id, text_type, created_at, updated_at)
       values ${sql.join(rows)}`.execute(db);
-    await db.transaction().execute((tx) => rankRebuild(tx, MESSAGES, ['ws_p']));
+    await write(db, (tx) => rankRebuild(tx, MESSAGES, ['ws_p']));
   });
   after(() => tdb.drop());
 

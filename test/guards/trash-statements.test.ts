@@ -3,11 +3,11 @@
 // and the inverse index, never a scan of entity_relationships, even once ANALYZE has seen one
 // account held by every contact (SQLite then planned `source_id = ? or target_id = ?` as a scan);
 // on PostgreSQL the statements nobody reads go out with the next one awaited, so a delete waits
-// for 8 round trips and a restore through `transactionThen` for 6 (13 and 12 before).
+// for 8 round trips and a restore in a write with follow-ups for 6 (13 and 12 before).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CompiledQuery, sql } from 'kysely';
-import { transactionThen } from '../../src/db/pipeline.ts';
+import { write } from '../../src/db/write.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
 import { restore } from '../../src/trash/restore.ts';
 import { call, eachDialect, seedWorkspace } from '../helpers/app.ts';
@@ -31,20 +31,10 @@ await eachDialect('trash statements', (ctx) => {
     await sql`analyze`.execute(db);
     // The first of each warms the caches (definitions, prepared statements).
     for (const id of ids.slice(0, 2)) assert.equal((await call(t, s.secret, 'DELETE', `/v1/contacts/${id}`)).statusCode, 200);
-    await transactionThen(
-      db,
-      (tx) => restore(operatorCtx(tx, s.workspaceId), { id: ids[0]! }),
-      () => {},
-    );
+    await write(db, (tx) => restore(operatorCtx(tx, s.workspaceId), { id: ids[0]! }), { followUpFailed: () => {} });
     const removed = await stepsOf(() => call(t, s.secret, 'DELETE', `/v1/contacts/${ids[2]}`));
     assert.equal(removed.result.statusCode, 200, removed.result.body);
-    const back = await stepsOf(() =>
-      transactionThen(
-        db,
-        (tx) => restore(operatorCtx(tx, s.workspaceId), { id: ids[1]! }),
-        () => {},
-      ),
-    );
+    const back = await stepsOf(() => write(db, (tx) => restore(operatorCtx(tx, s.workspaceId), { id: ids[1]! }), { followUpFailed: () => {} }));
     assert.equal(back.result.links, 1);
     assert.deepEqual((await call(t, s.secret, 'GET', `/v1/contacts/${ids[1]}`)).json().relationships.$account.values, [account]);
     if (t.dialect === 'sqlite') {

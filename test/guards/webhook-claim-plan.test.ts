@@ -9,6 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { CompiledQuery, sql } from 'kysely';
 import { claimDue, dueInOrder } from '../../src/webhooks/repository.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
+import { write } from '../../src/db/write.ts';
 
 const BACKLOG = 5000;
 const LIMIT = 16;
@@ -34,7 +35,7 @@ for (const dialect of await testDialects()) {
 
     if (dialect === 'postgres')
       test(`claiming ${LIMIT} rows reads about ${LIMIT} rows, in event order`, async () => {
-        await tdb.db.kysely.transaction().execute(async (tx) => {
+        await write(tdb.db.kysely, async (tx) => {
           const read = async () =>
             Number(
               (

@@ -12,6 +12,7 @@ import type { RecordKind } from '../../src/records/tables.ts';
 import { call, type TestApp } from './app.ts';
 import { createSession, putBytes, uploadFile } from './files.ts';
 import type { Operation, ResponseChecker } from './openapi-ops.ts';
+import { write } from '../../src/db/write.ts';
 
 const PREFIX = { account: 'acc', contact: 'con', opportunity: 'opp', task: 'tsk', note: 'nte' } as const;
 
@@ -29,7 +30,7 @@ export async function putRecord(
   const defs = await loadDefinitions(ctx, { objectType: kind });
   assert.ok(defs);
   const at = isoNow();
-  await db.transaction().execute(async (tx) => {
+  await write(db, async (tx) => {
     await tx.deleteFrom('records').where('id', '=', id).execute();
     await tx
       .insertInto('records')

@@ -6,7 +6,7 @@
 import cluster from 'node:cluster';
 import { dirname } from 'node:path';
 import { openDb } from '../../src/db/database.ts';
-import { onSignal, relayClusterSignals, signalAfterCommit, transactionThen } from '../../src/db/index.ts';
+import { onSignal, relayClusterSignals, signalAfterCommit, write } from '../../src/db/index.ts';
 
 const file = process.argv[2]!;
 
@@ -29,13 +29,13 @@ if (cluster.isPrimary) {
     onSignal(db, 'test', () => process.send?.({ t: 'heard' }));
     process.send?.({ t: 'listening' });
   } else {
-    await transactionThen(
+    await write(
       db.kysely,
       async (tx) => {
         await tx.selectNoFrom((eb) => eb.lit(1).as('one')).execute();
         signalAfterCommit(tx, 'test');
       },
-      () => {},
+      { followUpFailed: () => {} },
     );
   }
 }

@@ -17,6 +17,7 @@ import { USERS } from '../../src/users/repository.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
 import { message, visibleByScan } from '../helpers/messages.ts';
 import { checkEntries, checkPages, checkParts } from '../helpers/rank.ts';
+import { write } from '../../src/db/write.ts';
 
 setRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 } });
 
@@ -147,7 +148,7 @@ for (const dialect of await testDialects()) {
           .map((o) => JSON.stringify(o))
           .join('\n'),
       });
-      await db.transaction().execute((tx) => setVisibility(operatorCtx(tx, 'ws_a'), { channel: 'c0', visibility: 'private' }));
+      await write(db, (tx) => setVisibility(operatorCtx(tx, 'ws_a'), { channel: 'c0', visibility: 'private' }));
       await checkCallers(db, 'ws_a', [null, 'usr_000', 'usr_001', 'usr_002']);
     });
   });

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { migrate } from '../../src/db/migrate.ts';
-import { transactionThen } from '../../src/db/pipeline.ts';
+import { write } from '../../src/db/write.ts';
 import { rankPage, rankRebuildAll, rankUpkeepSettled, setRankSizes } from '../../src/db/rank/index.ts';
 import { isoNow } from '../../src/lib/ids.ts';
 import { insertList, LISTS } from '../../src/lists/repository.ts';
@@ -60,11 +60,7 @@ for (const dialect of await testDialects()) {
           created_at: at,
           updated_at: at,
         };
-        await transactionThen(
-          db,
-          (tx) => insertList(tx, row),
-          (err) => assert.fail(String(err)),
-        );
+        await write(db, (tx) => insertList(tx, row), { followUpFailed: (err) => assert.fail(String(err)) });
       }
       await rankUpkeepSettled();
       assert.equal((await checkEntries(db, LISTS, ['ws_l'])).total, 80);

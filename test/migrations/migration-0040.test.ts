@@ -9,6 +9,7 @@ import { RECORD_TYPES } from '../../src/records/service.ts';
 import { updateRecord } from '../../src/records/service.ts';
 import { fieldHistory } from '../../src/records/service.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
+import { write } from '../../src/db/write.ts';
 
 for (const dialect of await testDialects()) {
   describe(`migration 0040_change_log [${dialect}]`, () => {
@@ -45,7 +46,7 @@ for (const dialect of await testDialects()) {
       const unset = await fieldHistory(ctx, { type, id: 'acc_old', fieldKey: '$website', limit: 20 });
       assert.deepEqual(unset.data, [{ value: null, valueType: 'URL', displayValue: null, recordedAt: '2026-02-01T00:00:00.000Z', isCreate: false }]);
 
-      await tdb.db.kysely.transaction().execute((tx) => updateRecord({ ...ctx, db: tx }, { type, id: 'acc_old', fields: { $name: 'New name' } }));
+      await write(tdb.db.kysely, (tx) => updateRecord({ ...ctx, db: tx }, { type, id: 'acc_old', fields: { $name: 'New name' } }));
       const after = await fieldHistory(ctx, { type, id: 'acc_old', fieldKey: '$name', limit: 1 });
       assert.deepEqual(
         after.data.map((e) => [e.value, e.recordedAt]),

@@ -23,6 +23,7 @@ import { addMembers, LIST_MEMBERS, LISTS, removeMembers } from '../../src/lists/
 import { testDialects } from '../helpers/db.ts';
 import { checkEntries, checkPages } from '../helpers/rank.ts';
 import { TEST_DATABASE_URL } from '../helpers/services.ts';
+import { write } from '../../src/db/write.ts';
 
 setRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 } });
 
@@ -143,7 +144,7 @@ for (const dialect of await testDialects()) {
       assert.equal((await checkEntries(k, LISTED_FILES, ['ws_b'])).total, 0);
 
       // The built index keeps up with later writes.
-      await k.transaction().execute(async (tx) => {
+      await write(k, async (tx) => {
         await removeMembers(
           tx,
           big,

@@ -9,6 +9,7 @@ import type { Database } from '../../src/db/types.ts';
 import { call, seedWorkspace } from '../helpers/app.ts';
 import { testDialects } from '../helpers/db.ts';
 import { type FaultApp, faultApp } from '../helpers/faults.ts';
+import { write } from '../../src/db/write.ts';
 
 // The database cancels a statement after 3 s; every wait of the process ends a second later (4 s).
 const TIMEOUT_MS = 3000;
@@ -44,7 +45,7 @@ for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
       const slotsFreed = new Promise<void>((r) => (releaseSlots = r));
       const rowFreed = new Promise<void>((r) => (releaseRow = r));
       const hold = (fn: (tx: Transaction<Database>) => Promise<unknown>, until: Promise<void>) =>
-        f.db.kysely.transaction().execute(async (tx) => {
+        write(f.db.kysely, async (tx) => {
           await fn(tx);
           await until;
         });

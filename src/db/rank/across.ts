@@ -6,7 +6,8 @@
 // counted again, a set with parts, and a partition taken for inserts go through rankChange,
 // rankInsert and rankDelete as before.
 import { type Kysely, type RawBuilder, sql } from 'kysely';
-import { afterCommit, deferred, deferredRows } from '../pipeline.ts';
+import { deferred, deferredRows } from '../pipeline.ts';
+import { afterCommit } from '../write.ts';
 import type { Database, Executor } from '../types.ts';
 import { isPostgres } from '../dialect.ts';
 import { heldMode, lockPartition } from './lock.ts';

@@ -8,7 +8,8 @@
 // are folded in, each under the partition's exclusive lock in a transaction of its own. Any other
 // transaction goes through rankChange.
 import { type Compilable, CompiledQuery, type Kysely, sql } from 'kysely';
-import { afterCommit, deferred, deferredRows, markGroupable } from '../pipeline.ts';
+import { deferred, deferredRows, markGroupable } from '../pipeline.ts';
+import { afterCommit, write } from '../write.ts';
 import { growStatements } from './grow.ts';
 import { Builder, type Stmt } from './sql.ts';
 import type { Database, Executor } from '../types.ts';
@@ -66,7 +67,7 @@ async function runUpkeep(db: Kysely<Database>, def: RankDef, values: readonly st
       // Taken for writes, the partition's deltas are folded in first, so the splits count exact rows;
       // nothing is awaited, so all of it goes out with COMMIT (src/db/rank/grow.ts).
       if (out.length > 0 || fold)
-        await db.transaction().execute(async (t) => {
+        await write(db, async (t) => {
           await lockPartition(t, def, values);
           for (const e of out) for (const stmt of growStatements(def, scope, values, e)) await deferred(t, { compile: () => stmt });
         });

@@ -11,33 +11,31 @@
 // SQLite has one writer at a time: no lock, no deltas.
 import { createHash } from 'node:crypto';
 import { CompiledQuery, sql } from 'kysely';
-import { deferred, markGroupable, runsFollowUps } from '../pipeline.ts';
-import type { Executor } from '../types.ts';
+import { deferred, markGroupable } from '../pipeline.ts';
+import type { Executor, LockMode } from '../types.ts';
+import { runsFollowUps, txState } from '../write.ts';
 import { isPostgres } from '../dialect.ts';
 import { type RankDef, partitionKey } from './def.ts';
 
-export type LockMode = 'write' | 'insert';
-
-const held = new WeakMap<object, Map<string, LockMode>>();
+export type { LockMode };
 
 /** The mode in which `tx` holds the partition, if it took it. */
 export function heldMode(tx: Executor, scope: string): LockMode | undefined {
-  return held.get(tx)?.get(scope);
+  return txState(tx)?.held.get(scope);
 }
 
 /**
  * Call before writing the partition's rows: on PostgreSQL, serializes the partition's writers ('write'), or
  * lets inserters run together ('insert'). The lock is sent with the transaction's next awaited
  * statement (src/db/pipeline.ts), before it. 'insert' is taken as 'write' for a set that does not
- * declare `appends`, and outside an API write (`transactionThen`), where no upkeep can follow the
- * commit.
+ * declare `appends`, and in a write that runs no follow-ups (src/db/write.ts), where no upkeep can
+ * follow the commit.
  */
 export async function lockPartition(tx: Executor, def: RankDef, values: readonly string[], mode: LockMode = 'write'): Promise<void> {
   if (!isPostgres(tx)) return;
   const scope = partitionKey(def, values);
-  // Only a transaction holds the lock (until it ends); the map dies with it.
-  let modes = held.get(tx);
-  if (!modes && tx.isTransaction) held.set(tx, (modes = new Map<string, LockMode>()));
+  // Only a transaction holds the lock (until it ends), and keeps what it holds in its state.
+  const modes = txState(tx)?.held;
   const before = modes?.get(scope);
   const want: LockMode = mode === 'insert' && def.appends && runsFollowUps(tx) ? 'insert' : 'write';
   if (before === 'write' || before === want) return;

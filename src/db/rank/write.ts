@@ -10,7 +10,8 @@
 // transaction that runs follow-ups (an API write), the counts go out with COMMIT and a leaf out of
 // bounds is split or merged in a transaction of its own after it (docs/pages.md §Keeping it exact).
 import { type Kysely, type RawBuilder, sql } from 'kysely';
-import { afterCommit, deferred, deferredRows } from '../pipeline.ts';
+import { deferred, deferredRows } from '../pipeline.ts';
+import { afterCommit, write } from '../write.ts';
 import { lockPartition } from './lock.ts';
 import type { Database, Executor } from '../types.ts';
 import { isPostgres } from '../dialect.ts';
@@ -84,7 +85,7 @@ function laterCheck(tx: Executor, def: RankDef, values: readonly string[]): { re
     for (const c of counts) for (const e of c.rows ?? []) touched.set(`${e.lo_ts}\u0000${e.lo_id}`, { ...e, n: Number(e.n) });
     const out = [...touched.values()].filter(outOfBounds);
     if (out.length === 0) return;
-    await db.transaction().execute(async (t) => {
+    await write(db, async (t) => {
       await lockPartition(t, def, values);
       const s = new Partition(t, def, values);
       for (const e of out) await s.check(0, e);
@@ -100,7 +101,7 @@ export async function rankCheckLeaves(
   values: readonly string[],
   leaves: readonly { lo_ts: string; lo_id: string }[],
 ): Promise<void> {
-  await db.transaction().execute(async (t) => {
+  await write(db, async (t) => {
     await lockPartition(t, def, values);
     const s = new Partition(t, def, values);
     for (const e of leaves) await s.check(0, e);

@@ -1,7 +1,7 @@
 // SQL of the value index (docs/records.md §Value index, docs/filtering.md §Indexes): the rows of
 // record_values and the trigram postings of `contains`, rewritten together in the transaction of
 // every record write, and the bulk form an import writes them in.
-import { chunks, deferred, dropIndexesUntilBuilt, insertRows, type Executor } from '../../db/index.ts';
+import { type BulkLoadState, chunks, deferred, dropIndexesUntilBuilt, insertRows, type Executor, type Tx } from '../../db/index.ts';
 import { sql } from 'kysely';
 import type { TypeDefinitions } from '../../definitions/service.ts';
 import { foldText, indexedText } from '../../lib/fold.ts';
@@ -19,7 +19,7 @@ import { addTrigramKeys, CONTAINS_TYPES, type FieldHash, fieldHash } from './tri
 export async function writeValueIndex(tx: Executor, defs: TypeDefinitions, recordIds: readonly string[], rows: readonly RecordValuesTable[]): Promise<void> {
   // The trigrams first: they read the old values to know which postings to remove.
   await replaceTrigrams(tx, defs, recordIds, rows);
-  await writeFacets(tx, defs, recordIds, rows, packing.get(tx)?.objectType === defs.objectType && recordIds.length === 0);
+  await writeFacets(tx, defs, recordIds, rows, loading(tx)?.objectType === defs.objectType && recordIds.length === 0);
   await replaceValues(tx, recordIds, rows);
 }
 
@@ -66,13 +66,13 @@ export interface BulkLoad {
  * SQLite the indexes of DEFERRED_INDEXES are dropped, to be built once after every row
  * (docs/import.md §Speed).
  */
-export async function startBulkLoad(tx: Executor, objectType: string): Promise<BulkLoad> {
+export async function startBulkLoad(tx: Tx, objectType: string): Promise<BulkLoad> {
   const build = await dropIndexesUntilBuilt(tx, DEFERRED_INDEXES, SORT_RUNS);
   const pending: Pending = { byKey: new Map(), postings: 0, objectType };
-  packing.set(tx, pending);
+  tx.bulk = pending;
   return {
     async end() {
-      packing.delete(tx);
+      tx.bulk = undefined;
       // The last packs are sent before the index builds: behind them, they would hold the
       // import's main thread until every build had run (the writer thread takes a bounded queue).
       await writePacks(tx, pending);
@@ -147,7 +147,7 @@ export async function replaceTrigrams(tx: Executor, defs: TypeDefinitions, recor
   const fields = new Set([...defs.fields.values()].filter((f) => CONTAINS_TYPES.has(f.valueType)).map((f) => f.key));
   if (fields.size === 0) return;
   // New records of a bulk import: nothing to compare, their postings are gathered for packs.
-  const pending = packing.get(tx);
+  const pending = loading(tx);
   if (pending !== undefined && recordIds.length === 0) {
     pending.postings += addPostings(rows, fields, pending.byKey);
     if (pending.postings >= PACKS.postings) await writePacks(tx, pending);
@@ -183,15 +183,20 @@ export async function replaceTrigrams(tx: Executor, defs: TypeDefinitions, recor
 
 // A bulk import's postings (docs/import.md §Speed, docs/filtering.md §Indexes, Packs): one row per
 // key for every PACKS.postings gathered instead of one per posting, because a posting row per
-// (key, record) makes a bulk import's posting table its largest and slowest write.
-const packing = new WeakMap<object, Pending>();
+// (key, record) makes a bulk import's posting table its largest and slowest write. They are kept
+// on the transaction as its bulk load (`Tx.bulk`), which only startBulkLoad sets.
 
 /** Postings gathered for packs, by key, in the order of their records. */
-interface Pending {
+interface Pending extends BulkLoadState {
   byKey: Map<number, string[]>;
   postings: number;
   /** The type bulk-loaded: its new records' ranked sets are counted after the load (rankFacetsAfterLoad). */
-  objectType: string;
+  readonly objectType: string;
+}
+
+/** The bulk load in progress in `db`, if it is a transaction that started one. */
+function loading(db: Executor): Pending | undefined {
+  return 'bulk' in db ? (db.bulk as Pending | undefined) : undefined;
 }
 
 // Postings gathered over several batches before their packs are written (about 27,000 contacts):

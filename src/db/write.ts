@@ -1,0 +1,61 @@
+// Write transactions (docs/architecture.md §Database layer). Every transaction is opened by
+// `write`, which hands its work a `Tx` (src/db/types.ts): Kysely's transaction and what the layer
+// keeps for it while it runs (its dialect, the work that follows its commit, the ranked partitions
+// it locked, a bulk load in progress) as fields of that one object, so that none of it lives in a
+// table beside the transaction.
+//
+// Work that can wait until the transaction committed is registered with `afterCommit` on a write
+// opened with `followUpFailed`, which runs it once the transaction committed (a ranked leaf's split
+// when it grew too large, docs/pages.md §Keeping it exact; a commit signal).
+import type { Kysely } from 'kysely';
+import { dialectOf } from './dialect.ts';
+import { outsideBudget } from './request-budget.ts';
+import { type Database, type Executor, type FollowUp, type Tx, TX_STATE, type TxState } from './types.ts';
+
+export interface WriteOptions {
+  /**
+   * Runs what the work registered with `afterCommit`, in order, once the transaction committed; a
+   * follow-up's failure goes here, not to the caller, since what it follows is committed. Without
+   * it nothing can be registered (an API write gives it; the CLI's and jobs' writes need not).
+   */
+  followUpFailed?: (err: unknown) => void;
+}
+
+/** Runs `fn` in a transaction of `db`; its outcome is the caller's (a throw rolls back). */
+export async function write<T>(db: Kysely<Database>, fn: (tx: Tx) => Promise<T>, opts: WriteOptions = {}): Promise<T> {
+  const failed = opts.followUpFailed;
+  const later: FollowUp[] | undefined = failed ? [] : undefined;
+  const result = await db.transaction().execute((t) => {
+    const state: TxState = { dialect: dialectOf(t), followUps: later, held: new Map() };
+    return fn(Object.assign(t, { bulk: undefined, [TX_STATE]: state }));
+  });
+  for (const f of later ?? []) {
+    // Work the answer does not wait for is no part of the request's budget (src/db/request-budget.ts).
+    const done = (f.wait ? f.fn(db) : outsideBudget(() => f.fn(db))).catch(failed);
+    if (f.wait) await done;
+  }
+  return result;
+}
+
+/** The layer's state of `db` when it is a transaction of `write`; undefined for a handle. */
+export function txState(db: Executor): TxState | undefined {
+  const state = (db as Partial<Tx>)[TX_STATE];
+  if (!state && db.isTransaction) throw new Error('a transaction not opened by write() (src/db/write.ts)');
+  return state;
+}
+
+/**
+ * In a write opened with `followUpFailed`, registers `fn` to run after COMMIT and returns true;
+ * elsewhere false. With `wait: false` the caller's answer does not wait for it (work whose result
+ * nobody sees, such as a ranked index's upkeep); its failure still goes to `followUpFailed`.
+ */
+export function afterCommit(tx: Executor, fn: FollowUp['fn'], opts: { wait?: boolean } = {}): boolean {
+  const list = txState(tx)?.followUps;
+  list?.push({ fn, wait: opts.wait ?? true });
+  return list !== undefined;
+}
+
+/** True in a write opened with `followUpFailed`: work registered with `afterCommit` will run. */
+export function runsFollowUps(tx: Executor): boolean {
+  return txState(tx)?.followUps !== undefined;
+}
