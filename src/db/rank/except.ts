@@ -55,37 +55,66 @@ function totalsStmt(defs: readonly RankDef[], pg: boolean): Stmt {
   return b.done(`select ${cols.join(', ')}`);
 }
 
+// The rows of a partition at or older than a key X. On each level, the entry holding X is the one
+// with the greatest lo at or below it; the entries of a level older than its entry and newer than
+// the entry of the level above count whole, and the leaf's own rows up to X are counted through the
+// table's index (at most one leaf).
+
+/** Conditions selecting the partition's rows of the table under alias `t`, its values named with `prefix`. */
+function inPartitionAs(def: RankDef, b: Builder, prefix: string): string {
+  const parts = def.by.map((c, i) => `t.${q(c)} = ${b.p(`${prefix}by${i}`)}`);
+  Object.keys(def.where ?? {}).forEach((c, i) => parts.push(`t.${q(c)} = ${b.p(`${prefix}where${i}`)}`));
+  return parts.join(' and ');
+}
+
+/** PostgreSQL: the CTEs finding the entries holding X, and the count as an expression; bounds computed inside. */
+function heldPostgres(def: RankDef, b: Builder, prefix: string, X: string): { ctes: string[]; n: string } {
+  const S = b.p(`${prefix}scope`);
+  const levels = Array.from({ length: LEVELS }, (_, l) => l);
+  const e = (l: number) => `(select lo_ts, lo_id from ${prefix}e${l})`;
+  const ctes = levels.map(
+    (l) =>
+      `${prefix}e${l} as (select lo_ts, lo_id from rank_buckets where scope = ${S} and level = ${l} and (lo_ts, lo_id) <= ${X} order by lo_ts desc, lo_id desc limit 1)`,
+  );
+  const sums = levels.map((l) => levelSum(def, true, S, l, `(lo_ts, lo_id) < ${e(l)}${l < LEVELS - 1 ? ` and (lo_ts, lo_id) >= ${e(l + 1)}` : ''}`));
+  const [T, ts, id] = [q(def.table), `t.${q(def.ts)}`, `t.${q(def.id)}`];
+  const rows = `(select count(*) from ${T} t where ${inPartitionAs(def, b, prefix)} and (${ts}, ${id}) >= ${e(0)} and (${ts}, ${id}) <= ${X})`;
+  return { ctes, n: `cast(${[...sums, rows].join(' + ')} as bigint)` };
+}
+
 /**
- * The rows of the partition at or older than the key (x_ts, x_id). On each level, the entry holding
- * the key is the one with the greatest lo at or below it; the entries of a level older than its
- * entry and newer than the entry of the level above count whole, and the leaf's own rows up to the
- * key are counted through the table's index (at most one leaf). PostgreSQL: one statement, its
- * bounds computed inside it. SQLite uses a bound computed inside a statement for the first column
- * only (src/db/rank/sql.ts), so it reads the entries first and counts with their bounds as parameters.
+ * PostgreSQL: a probe as one statement (one round trip): the outer row at offset `k` (the one-row
+ * page of src/db/rank/sql.ts, its placeholders kept) and, for each inner partition `i`, its rows at
+ * or older than that row's key (`n{i}`).
  */
-function holdersStmt(def: RankDef, pg: boolean): Stmt {
-  return cached(def, `except:holders:${pg}`, () => {
-    const b = new Builder(pg);
+function probePostgres(outer: RankDef, inner: readonly RankDef[]): Stmt {
+  return cached(outer, `except:probe:${inner.map((d) => d.name).join(',')}`, () => {
+    const seekStmt = pagePostgres(outer, false, 1);
+    const b = new Builder(true);
+    for (const a of seekStmt.args) b.p(a);
+    const X = '(select x_ts, x_id from x)';
+    const held = inner.map((d, i) => heldPostgres(d, b, `i${i}`, X));
+    const ctes = [
+      `seek as (${seekStmt.sql})`,
+      'x as (select rank_ts as x_ts, rank_id as x_id from seek where rank_id is not null)',
+      ...held.flatMap((h) => h.ctes),
+    ];
+    return b.done(`with ${ctes.join(',\n')}\nselect ${['x_ts', 'x_id', ...held.map((h, i) => `${h.n} as n${i}`)].join(', ')} from x`);
+  });
+}
+
+/** SQLite uses a bound computed inside a statement for its first column only (src/db/rank/sql.ts): the entries holding X first. */
+function entriesSqlite(def: RankDef): Stmt {
+  return cached(def, 'except:entries:lite', () => {
+    const b = new Builder(false);
     const [S, X] = [b.p('scope'), `(${b.p('x_ts')}, ${b.p('x_id')})`];
-    const levels = Array.from({ length: LEVELS }, (_, l) => l);
-    if (!pg)
-      return b.done(
-        levels
-          .map(
-            (l) =>
-              `select * from (select ${l} as level, lo_ts, lo_id from rank_buckets where scope = ${S} and level = ${l} and (lo_ts, lo_id) <= ${X} order by lo_ts desc, lo_id desc limit 1)`,
-          )
-          .join(' union all '),
-      );
-    const [T, ts, id] = [q(def.table), `t.${q(def.ts)}`, `t.${q(def.id)}`];
-    const e = (l: number) => `(select lo_ts, lo_id from e${l})`;
-    const ctes = levels.map(
-      (l) =>
-        `e${l} as (select lo_ts, lo_id from rank_buckets where scope = ${S} and level = ${l} and (lo_ts, lo_id) <= ${X} order by lo_ts desc, lo_id desc limit 1)`,
+    return b.done(
+      Array.from(
+        { length: LEVELS },
+        (_, l) =>
+          `select * from (select ${l} as level, lo_ts, lo_id from rank_buckets where scope = ${S} and level = ${l} and (lo_ts, lo_id) <= ${X} order by lo_ts desc, lo_id desc limit 1)`,
+      ).join(' union all '),
     );
-    const sums = levels.map((l) => levelSum(def, true, S, l, `(lo_ts, lo_id) < ${e(l)}${l < LEVELS - 1 ? ` and (lo_ts, lo_id) >= ${e(l + 1)}` : ''}`));
-    const rows = `(select count(*) from ${T} t where ${inPartition(def, b)} and (${ts}, ${id}) >= ${e(0)} and (${ts}, ${id}) <= ${X})`;
-    return b.done(`with ${ctes.join(', ')} select cast(${[...sums, rows].join(' + ')} as bigint) as n`);
   });
 }
 
@@ -128,24 +157,48 @@ function walkStmt(outer: RankDef, inner: readonly RankDef[], pg: boolean, cap: n
   });
 }
 
-/** The outer row at `offset`, newest first (one row of a ranked page). */
-function* seek(outer: RankPartition, scope: string, pg: boolean, offset: number): Generator<SqlitePageStep, Key, Row[]> {
-  const args = { ...partitionArgs(outer, '', scope), k: offset, limit: 1 };
-  const found = pg ? yield { stmt: pagePostgres(outer.def, false, 1), args } : (yield* pageSqlite(outer.def, args, false)).rows;
-  const r = found.find((x) => x.rank_id !== null && x.rank_id !== undefined);
+/** SQLite: the outer row at `offset`, newest first (one row of a ranked page). */
+function* seekSqlite(outer: RankPartition, scope: string, offset: number): Generator<SqlitePageStep, Key, Row[]> {
+  const found = (yield* pageSqlite(outer.def, { ...partitionArgs(outer, '', scope), k: offset, limit: 1 }, false)).rows;
+  const r = found[0];
   if (!r) throw new Error(`rank ${outer.def.name}: no row at ${offset} of ${scope}`);
   return { ts: r.rank_ts, id: r.rank_id };
 }
 
-/** The rows of one inner partition at or older than `key`. */
-function* holders(p: RankPartition, scope: string, pg: boolean, key: Key): Generator<SqlitePageStep, number, Row[]> {
+/** SQLite: the rows of one inner partition at or older than `key`. */
+function* heldSqlite(p: RankPartition, scope: string, key: Key): Generator<SqlitePageStep, number, Row[]> {
   const args = { ...partitionArgs(p, '', scope), x_ts: key.ts, x_id: key.id };
-  if (pg) return Number((yield { stmt: holdersStmt(p.def, true), args })[0]?.n ?? 0);
-  const entries = yield { stmt: holdersStmt(p.def, false), args };
+  const entries = yield { stmt: entriesSqlite(p.def), args };
   if (entries.length < LEVELS) return 0;
   const bounds: Record<string, unknown> = {};
   for (const e of entries) Object.assign(bounds, { [`lo${String(e.level)}_ts`]: e.lo_ts, [`lo${String(e.level)}_id`]: e.lo_id });
   return Number((yield { stmt: holdersCountSqlite(p.def), args: { ...args, ...bounds } })[0]?.n ?? 0);
+}
+
+/** The outer row at offset `o` and the rows of each inner partition newer than it. */
+function* probe(
+  outer: RankPartition,
+  inner: readonly RankPartition[],
+  scopes: readonly string[],
+  held: readonly number[],
+  pg: boolean,
+  o: number,
+): Generator<SqlitePageStep, { key: Key; newer: number }, Row[]> {
+  if (!pg) {
+    const key = yield* seekSqlite(outer, scopes[0]!, o);
+    let newer = 0;
+    for (let i = 0; i < inner.length; i++) newer += held[i]! - (yield* heldSqlite(inner[i]!, scopes[i + 1]!, key));
+    return { key, newer };
+  }
+  const args: Record<string, unknown> = { ...partitionArgs(outer, '', scopes[0]!), k: o, limit: 1 };
+  inner.forEach((p, i) => Object.assign(args, partitionArgs(p, `i${i}`, scopes[i + 1]!)));
+  const stmt = probePostgres(
+    outer.def,
+    inner.map((p) => p.def),
+  );
+  const r = (yield { stmt, args })[0];
+  if (!r) throw new Error(`rank ${outer.def.name}: no row at ${o} of ${scopes[0]!}`);
+  return { key: { ts: r.x_ts, id: r.x_id }, newer: held.reduce((sum, h, i) => sum + h - Number(r[`n${i}`]), 0) };
 }
 
 /**
@@ -190,9 +243,7 @@ export function* exceptSteps(
       let o = guess - a > b - guess ? guess - margin : guess + margin;
       if (slow >= 2) o = (a + b) / 2;
       o = Math.min(b - 1, Math.max(a + 1, Math.min(k + innerRows, Math.max(k, Math.round(o)))));
-      const key = yield* seek(outer, scopes[0]!, pg, o);
-      let newer = 0;
-      for (let i = 0; i < inner.length; i++) newer += held[i]! - (yield* holders(inner[i]!, scopes[i + 1]!, pg, key));
+      const { key, newer } = yield* probe(outer, inner, scopes, held, pg, o);
       const h = o - newer;
       if (h <= k) [a, ha, keyA] = [o, h, key];
       else [b, hb] = [o, h];
@@ -201,7 +252,7 @@ export function* exceptSteps(
       lastWidth = b - a;
     }
     // Without a probe below it, a is 0: the newest row.
-    keyA ??= yield* seek(outer, scopes[0]!, pg, 0);
+    keyA ??= (yield* probe(outer, [], scopes, [], pg, 0)).key;
     // The k-th row is within [a, b); the page's other rows follow it at the difference's density.
     const least = b - a + Math.ceil((2 * (want - rows.length) * all!) / Math.max(total, 1)) + want;
     const { unit } = EXCEPT_WALK;
