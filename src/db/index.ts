@@ -28,7 +28,7 @@ export { scan } from './scan.ts';
 export { claimable, codePointOrder, jsonArraysAgg, jsonTextElements, lockedAgainstDelete, lockedForUpdate, probeEnd, timeFromNow } from './portable.ts';
 
 // Ranked listings: pages at any offset, and their upkeep.
-export type { LockMode, PartedRead, RankKey } from './rank/index.ts';
+export type { LockMode, PartedRead, RankKey, RankPartition } from './rank/index.ts';
 export {
   defineRank,
   lockPartition,
@@ -36,6 +36,7 @@ export {
   rankChange,
   rankChangeAcross,
   rankDelete,
+  rankExceptPage,
   rankInsert,
   rankMoveRows,
   rankPage,

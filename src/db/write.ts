@@ -37,6 +37,15 @@ export async function write<T>(db: Kysely<Database>, fn: (tx: Tx) => Promise<T>,
   return result;
 }
 
+/**
+ * Runs the reads of `fn` on one snapshot: a `repeatable read` transaction, for reads of several
+ * statements that must agree (a ranked page found by counting). It writes nothing, so it carries
+ * none of `write`'s state.
+ */
+export async function snapshotRead<T>(db: Kysely<Database>, fn: (tx: Executor) => Promise<T>): Promise<T> {
+  return db.transaction().setIsolationLevel('repeatable read').execute(fn);
+}
+
 /** The layer's state of `db` when it is a transaction of `write`; undefined for a handle. */
 export function txState(db: Executor): TxState | undefined {
   const state = (db as Partial<Tx>)[TX_STATE];

@@ -10,9 +10,11 @@ import { CompiledQuery, sql } from 'kysely';
 import type { Executor } from '../types.ts';
 import { fastReader } from '../prepared.ts';
 import { isPostgres } from '../dialect.ts';
+import { snapshotRead } from '../write.ts';
 import { type RankDef, type RankKey, partitionKey } from './def.ts';
 import { type Stmt, pagePostgres, pageSqlite, type SqlitePageStep } from './sql.ts';
 import { type PartedRead, partedPostgres, partedSqlite } from './parted.ts';
+import { exceptSteps, type RankPartition } from './except.ts';
 
 export { defineRank, LEVELS, type RankDef, type RankKey, type RankSizes, rankSizes, partitionKey, setRankSizes } from './def.ts';
 export { rankChange, rankMoveRows, rankRebuild } from './write.ts';
@@ -21,6 +23,7 @@ export { type LockMode, lockPartition } from './lock.ts';
 export { rankDelete, rankInsert, rankUpkeepSettled } from './append.ts';
 export { type PartitionChange, rankChangeAcross } from './across.ts';
 export type { PartedRead } from './parted.ts';
+export { EXCEPT_WALK, type RankPartition } from './except.ts';
 
 export interface RankPage<R> {
   /** Rows in the partition (the sum of its top-level entries). */
@@ -155,4 +158,28 @@ export async function rankPartedPage<R>(
   const args = { ...read.args, ...pageArgs(def, values, page) };
   if (isPostgres(db)) return pageOnPostgres<R>(db, partedPostgres(def, read, Math.max(page.limit, SHARED_LIMIT)), args, true);
   return pageOnSqlite<R>(db, partedSqlite(def, read, args), true);
+}
+
+/**
+ * The page at `offset` (newest first) of the rows of `outer` that none of `inner` holds, and their
+ * number, read in one snapshot (src/db/rank/except.ts, docs/pages.md §Differences of sets). The inner
+ * partitions are disjoint, and each of their rows is a row of `outer` under the same key.
+ */
+export async function rankExceptPage(
+  db: Executor,
+  outer: RankPartition,
+  inner: readonly RankPartition[],
+  page: { offset: number; limit: number },
+): Promise<RankPage<RankKey>> {
+  const scope = (p: RankPartition) => partitionKey(p.def, p.values);
+  if (!isPostgres(db)) return pageOnSqlite<RankKey>(db, exceptSteps(outer, inner, page, false, scope), false);
+  // Several statements see one snapshot only inside a transaction that keeps it.
+  const run = async (tx: Executor) => {
+    const found = await driveAsync(
+      exceptSteps(outer, inner, page, true, scope),
+      async (s) => (await tx.executeQuery<Row>(CompiledQuery.raw(s.stmt.sql, bind(s.stmt, s.args)))).rows,
+    );
+    return { total: found.total, rows: found.rows.map((r) => ({ ts: r.rank_ts, id: r.rank_id }) as RankKey) };
+  };
+  return db.isTransaction ? run(db) : snapshotRead(db, run);
 }

@@ -4,7 +4,7 @@
 import type { TypeDefinitions } from '../../definitions/service.ts';
 import type { Ctx } from '../../lib/context.ts';
 import type { Page } from '../../lib/paging.ts';
-import { pageByValue, rankedFields } from '../index/facets.ts';
+import { pageByValue, pageWithoutValues, rankedFields } from '../index/facets.ts';
 import { trigrams } from '../index/trigrams.ts';
 import { pageRecordIds } from '../repository.ts';
 import { type Filter, parseFilters } from './parse.ts';
@@ -140,13 +140,16 @@ export function walkRows(page: Page, matches: number, all: number): number | nul
 }
 
 /**
- * The one `equal` filter on a field ranked per value (docs/filtering.md §Ranked values), when it is
- * the whole query: its page and count are those of the value's ranked set.
+ * A query answered by the ranked sets of one field alone (docs/filtering.md §Ranked values): one
+ * `equal` (the value's set), or only negated `equal`s of one single-valued field (the listing
+ * without their sets).
  */
-function rankedValue(defs: TypeDefinitions, filters: readonly Filter[]): { field: string; value: string } | undefined {
+function rankedValue(defs: TypeDefinitions, filters: readonly Filter[]): { field: string; values: string[]; negate: boolean } | undefined {
   const [f] = filters;
-  if (filters.length !== 1 || f?.kind !== 'text' || f.op !== 'equal' || f.negate) return undefined;
-  return rankedFields(defs).has(f.field) ? { field: f.field, value: f.value } : undefined;
+  if (f?.kind !== 'text' || !rankedFields(defs).has(f.field)) return undefined;
+  const same = filters.every((g) => g.kind === 'text' && g.op === 'equal' && g.field === f.field && g.negate === f.negate);
+  if (!same || (!f.negate && filters.length > 1) || (f.negate && defs.fields.get(f.field)?.multipleValues === true)) return undefined;
+  return { field: f.field, values: filters.map((g) => (g as typeof f).value), negate: f.negate };
 }
 
 /** One page of the records of `defs.objectType` that satisfy every filter, and how many do. */
@@ -156,7 +159,9 @@ export async function filteredPage(
 ): Promise<{ totalCount: number; ids: string[] }> {
   const { page } = input;
   const ranked = rankedValue(input.defs, input.filters);
-  if (ranked) return pageByValue(ctx.db, ctx.actor.workspaceId, input.defs.objectType, ranked.field, ranked.value, page);
+  const { workspaceId } = ctx.actor;
+  if (ranked?.negate) return pageWithoutValues(ctx.db, workspaceId, input.defs.objectType, ranked.field, ranked.values, page);
+  if (ranked) return pageByValue(ctx.db, workspaceId, input.defs.objectType, ranked.field, ranked.values[0]!, page);
   const plan = await planFilters(ctx, input);
   const total = async () => (await pageRecordIds(ctx.db, ctx.actor.workspaceId, input.defs.objectType, { offset: 0, limit: 1 })).total;
   if (plan.kind === 'negated') {

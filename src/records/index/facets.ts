@@ -12,6 +12,7 @@ import {
   lockedForUpdate,
   lockPartition,
   rankDelete,
+  rankExceptPage,
   rankInsert,
   rankPage,
   rankRebuild,
@@ -20,6 +21,7 @@ import {
 } from '../../db/index.ts';
 import type { TypeDefinitions } from '../../definitions/service.ts';
 import type { Page } from '../../lib/paging.ts';
+import { RECORDS } from '../repository.ts';
 import type { RecordValuesTable } from '../tables.ts';
 import type { RecordFacetsTable } from './tables.ts';
 
@@ -156,5 +158,16 @@ export async function rankFacetsAfterLoad(tx: Executor, defs: TypeDefinitions, w
 /** A page of the records holding `value` in `field`, newest first, and their number: one ranked partition. */
 export async function pageByValue(db: Executor, workspaceId: string, objectType: string, field: string, value: string, page: Page) {
   const { total, rows } = await rankPage(db, FACETS, [workspaceId, objectType, field, value], page);
+  return { totalCount: total, ids: rows.map((r) => r.id) };
+}
+
+/**
+ * A page of the records of the type holding none of `values` in `field` (unset included), newest
+ * first, and their number: the type's listing without the values' sets, counted (docs/filtering.md
+ * §Ranked values). The sets are disjoint because a ranked field holds one value.
+ */
+export async function pageWithoutValues(db: Executor, workspaceId: string, objectType: string, field: string, values: readonly string[], page: Page) {
+  const inner = [...new Set(values)].map((v) => ({ def: FACETS, values: [workspaceId, objectType, field, v] }));
+  const { total, rows } = await rankExceptPage(db, { def: RECORDS, values: [workspaceId, objectType] }, inner, page);
   return { totalCount: total, ids: rows.map((r) => r.id) };
 }
