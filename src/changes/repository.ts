@@ -35,11 +35,10 @@ export async function insertSnapshot(tx: Executor, row: Omit<FieldHistoryTable, 
   await deferredInsert(tx, tx.insertInto('field_history').values({ ...row, field: '*', seq: 0 }));
 }
 
-/** Starting snapshots of many records (an import's), a multi-row statement per 1,000. */
-export async function insertSnapshots(tx: Executor, rows: readonly Omit<FieldHistoryTable, 'field' | 'seq'>[]): Promise<void> {
+/** Starting snapshots of many records (an import's: field `*`, seq 0), a multi-row statement per 1,000. */
+export async function insertSnapshots(tx: Executor, rows: readonly FieldHistoryTable[]): Promise<void> {
   // 7 values a row.
-  const full = rows.map((r) => ({ ...r, field: '*', seq: 0 }));
-  await insertRows(tx, 'field_history', ['record_id', 'field', 'seq', 'workspace_id', 'value', 'recorded_at', 'is_create'], full, 1000);
+  await insertRows(tx, 'field_history', ['record_id', 'field', 'seq', 'workspace_id', 'value', 'recorded_at', 'is_create'], rows, 1000);
 }
 
 /**

@@ -9,6 +9,7 @@
 import type { Actor, Ctx } from '../lib/context.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import * as repo from './repository.ts';
+import type { FieldHistoryTable } from './tables.ts';
 
 export interface Change {
   from: unknown;
@@ -95,6 +96,37 @@ export async function appendEvents(ctx: Ctx, inputs: readonly EventInput[], ids:
   return events;
 }
 
+/** An event of appendEventsJson: its object already serialised (the resource's JSON text). */
+export interface EventJsonInput {
+  type: string;
+  /** The id of the object `json` holds. */
+  objectId: string;
+  /** JSON text of the resource as the API returns it to a full-access key. */
+  json: string;
+  changes?: Changes;
+}
+
+/**
+ * appendEvents for a writer of many that has each object as JSON text already (the import): each
+ * body is the same text JSON.stringify gives the event appendEvents builds (docs/events.md
+ * §Shape), assembled around the object's text, so no event object is built and no object is
+ * serialised twice.
+ */
+export async function appendEventsJson(ctx: Ctx, inputs: readonly EventJsonInput[], ids: (kind: 'evt') => string): Promise<void> {
+  if (inputs.length === 0) return;
+  const at = isoNow(ctx.now);
+  const ws = ctx.actor.workspaceId;
+  const middle = `,"occurredAt":${JSON.stringify(at)},"workspaceId":${JSON.stringify(ws)},"actor":${JSON.stringify(eventActor(ctx.actor))},"data":{"object":`;
+  const rows: repo.EventRow[] = [];
+  for (const input of inputs) {
+    const id = ids('evt');
+    const changes = input.changes === undefined ? '' : `,"changes":${JSON.stringify(input.changes)}`;
+    const body = `{"id":${JSON.stringify(id)},"type":${JSON.stringify(input.type)}${middle}${input.json}${changes}}}`;
+    rows.push({ id, workspace_id: ws, type: input.type, object_id: input.objectId, occurred_at: at, body });
+  }
+  await repo.insertEvents(ctx.db, rows);
+}
+
 /** The record's value of every field when it was created (fields absent are unset). */
 export async function recordCreated(ctx: Ctx, input: { recordId: string; fields: Record<string, unknown> }): Promise<void> {
   await repo.insertSnapshot(ctx.db, {
@@ -106,14 +138,16 @@ export async function recordCreated(ctx: Ctx, input: { recordId: string; fields:
   });
 }
 
-/** recordCreated for many records (an import's chunk), in multi-row statements. */
-export async function recordCreatedMany(ctx: Ctx, inputs: ReadonlyArray<{ recordId: string; fields: Record<string, unknown> }>): Promise<void> {
+/**
+ * recordCreated for many records (an import's chunk), in multi-row statements. `json` is the JSON
+ * text of the record's fields, as its row stores them (not serialised again).
+ */
+export async function recordCreatedMany(ctx: Ctx, inputs: ReadonlyArray<{ recordId: string; json: string }>): Promise<void> {
   const at = isoNow(ctx.now);
   const ws = ctx.actor.workspaceId;
-  await repo.insertSnapshots(
-    ctx.db,
-    inputs.map((r) => ({ record_id: r.recordId, workspace_id: ws, value: JSON.stringify(r.fields), recorded_at: at, is_create: 1 })),
-  );
+  const rows: FieldHistoryTable[] = [];
+  for (const r of inputs) rows.push({ record_id: r.recordId, field: '*', seq: 0, workspace_id: ws, value: r.json, recorded_at: at, is_create: 1 });
+  await repo.insertSnapshots(ctx.db, rows);
 }
 
 /**

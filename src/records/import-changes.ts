@@ -3,16 +3,19 @@
 // `<type>.created` of every new record, and the changed fields and `<type>.updated` of every record
 // whose fields the import changed, in a few multi-row statements per batch. An item that changes
 // nothing is not written at all (see writeBatches), so it logs nothing.
-import { appendEvents, type Changes, type EventInput, recordCreatedMany, recordFieldChangesMany } from '../changes/service.ts';
+import { appendEventsJson, type Changes, type EventJsonInput, recordCreatedMany, recordFieldChangesMany } from '../changes/service.ts';
 import type { TypeDefinitions } from '../definitions/service.ts';
 import type { ImportContext } from '../import/kind.ts';
-import { relationshipValues, toResource } from './resource.ts';
+import { relationshipValues } from './resource.ts';
+import { resourceJson } from './resource-json.ts';
 import type { RecordRow } from './repository.ts';
 import { canonical } from './service.ts';
 
 export interface Updated {
   /** The row as written. */
   row: RecordRow;
+  /** Its stored values (what `row.fields` serialises). */
+  stored: Record<string, unknown>;
   changes: Changes;
   /** The new value of each changed field (null: cleared), for the field history. */
   values: Map<string, unknown>;
@@ -22,7 +25,7 @@ export interface Updated {
  * What an import's values change of a record's stored ones: an import replaces every field, so a
  * key held by either side and not equal (as the API compares values) changed. Undefined: nothing.
  */
-export function fieldChanges(before: Record<string, unknown>, after: Record<string, unknown>): Omit<Updated, 'row'> | undefined {
+export function fieldChanges(before: Record<string, unknown>, after: Record<string, unknown>): Omit<Updated, 'row' | 'stored'> | undefined {
   const changes: Changes = {};
   const values = new Map<string, unknown>();
   for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
@@ -37,7 +40,9 @@ export function fieldChanges(before: Record<string, unknown>, after: Record<stri
 
 /**
  * Logs one batch. The events' `data.object` is the record as the API shows it at this point: its
- * relationships are those it holds before the import's link step (none for a new record).
+ * relationships are those it holds before the import's link step (none for a new record). Each
+ * object is serialised once, from the values the batch stored (resourceJson), and a new record's
+ * snapshot is its row's stored JSON.
  */
 export async function logBatch(
   ctx: ImportContext,
@@ -54,16 +59,19 @@ export async function logBatch(
     relationshipValues(ctx, defs, createdIds, { own: new Map(), inverse: new Map() }),
     relationshipValues(ctx, defs, updatedIds),
   ]);
-  const events: EventInput[] = [];
-  for (const { row } of created) events.push({ type: `${type}.created`, object: toResource(ctx, defs, row, newRels.get(row.id)) });
-  for (const u of updated) events.push({ type: `${type}.updated`, object: toResource(ctx, defs, u.row, oldRels.get(u.row.id)), changes: u.changes });
+  const events: EventJsonInput[] = [];
+  const createdType = `${type}.created`;
+  const updatedType = `${type}.updated`;
+  for (const { row, stored } of created) events.push({ type: createdType, objectId: row.id, json: resourceJson(ctx, defs, row, stored, newRels.get(row.id)) });
+  for (const u of updated)
+    events.push({ type: updatedType, objectId: u.row.id, json: resourceJson(ctx, defs, u.row, u.stored, oldRels.get(u.row.id)), changes: u.changes });
   await recordCreatedMany(
     ctx,
-    created.map((c) => ({ recordId: c.row.id, fields: c.stored })),
+    created.map((c) => ({ recordId: c.row.id, json: c.row.fields })),
   );
   await recordFieldChangesMany(
     ctx,
     updated.map((u) => ({ recordId: u.row.id, changes: u.values })),
   );
-  await appendEvents(ctx, events, (kind) => ctx.newId(kind));
+  await appendEventsJson(ctx, events, (kind) => ctx.newId(kind));
 }

@@ -244,7 +244,7 @@ async function writeBatches(
         const changed = fieldChanges(old ? (JSON.parse(old.fields) as Record<string, unknown>) : {}, stored);
         // An item that changes no field is not written: its record keeps its row, index rows and updatedAt.
         if (!changed) return;
-        logUpdated.push({ row: row(item, id, stored, old), ...changed });
+        logUpdated.push({ row: row(item, id, stored, old), stored, ...changed });
         updated.push(id);
       },
       insert: (item, id) => {

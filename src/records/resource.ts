@@ -60,7 +60,7 @@ export function customRecordType(slug: string): RecordType {
 }
 
 /** The record type of a stored record's kind. */
-function typeOfKind(kind: string): RecordType {
+export function typeOfKind(kind: string): RecordType {
   return Object.hasOwn(RECORD_TYPES, kind) ? RECORD_TYPES[kind as RecordKind] : customRecordType(kind);
 }
 

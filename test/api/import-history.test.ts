@@ -7,7 +7,11 @@ import { afterEach, test } from 'node:test';
 import { importKinds } from '../../src/cli/import-kinds.ts';
 import { type CommitMode, runImport } from '../../src/import/run.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
+import { appendEvents, appendEventsJson } from '../../src/changes/service.ts';
+import { createHttpLinks } from '../../src/lib/links.ts';
 import { BULK_LOAD } from '../../src/records/import.ts';
+import { requireDefinitions, toResource } from '../../src/records/resource.ts';
+import { resourceJson } from '../../src/records/resource-json.ts';
 import { call, eachDialect, type Seeded, seedWorkspace } from '../helpers/app.ts';
 
 const contact = (externalId: string, first: string, last: string, email: string) => ({
@@ -132,5 +136,39 @@ await eachDialect('import: events and field history', (ctx) => {
         [['n7@x.test'], true],
       ],
     );
+  });
+
+  test('an import event body is the text JSON.stringify gives the event appendEvents builds', async () => {
+    const s = await seedWorkspace(ctx());
+    const db = ctx().deps.db.kysely;
+    const octx = operatorCtx(db, s.workspaceId, { links: createHttpLinks('https://crm.test') });
+    const defs = await requireDefinitions(octx, 'contact');
+    const stored = { $name: { firstName: 'Ann "Q"', lastName: 'Lee\n\u2028' }, $email: ['a@x.test', 'b@x.test'] };
+    const row = {
+      id: 'con_json1',
+      workspace_id: s.workspaceId,
+      kind: 'contact',
+      external_id: 'c"1',
+      fields: JSON.stringify(stored),
+      created_at: '2026-03-01T09:00:00.000Z',
+      updated_at: '2026-03-02T09:00:00.000Z',
+    };
+    const changes = { $name: { from: null, to: stored.$name } };
+    for (const rels of [undefined, new Map<string, string[]>(), new Map([['$account', ['acc_1', 'acc_2']]])]) {
+      const json = resourceJson(octx, defs, row, stored, rels);
+      assert.equal(json, JSON.stringify(toResource(octx, defs, row, rels)));
+      await db.transaction().execute(async (tx) => {
+        const t = { ...octx, db: tx };
+        await appendEvents(t, [{ type: 'contact.updated', object: JSON.parse(json), changes }], () => `evt_a${rels?.size ?? 'u'}`);
+        await appendEventsJson(t, [{ type: 'contact.updated', objectId: row.id, json, changes }], () => `evt_b${rels?.size ?? 'u'}`);
+      });
+      const [a, b] = await db
+        .selectFrom('events')
+        .select(['id', 'body'])
+        .where('id', 'in', [`evt_a${rels?.size ?? 'u'}`, `evt_b${rels?.size ?? 'u'}`])
+        .orderBy('id')
+        .execute();
+      assert.equal(b!.body.replace('"evt_b', '"evt_a'), a!.body);
+    }
   });
 });
