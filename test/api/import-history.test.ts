@@ -7,6 +7,7 @@ import { afterEach, test } from 'node:test';
 import { importKinds } from '../../src/cli/import-kinds.ts';
 import { type CommitMode, runImport } from '../../src/import/run.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
+import { write } from '../../src/db/index.ts';
 import { appendEvents, appendEventsJson } from '../../src/changes/service.ts';
 import { createHttpLinks } from '../../src/lib/links.ts';
 import { BULK_LOAD } from '../../src/records/import.ts';
@@ -157,7 +158,7 @@ await eachDialect('import: events and field history', (ctx) => {
     for (const rels of [undefined, new Map<string, string[]>(), new Map([['$account', ['acc_1', 'acc_2']]])]) {
       const json = resourceJson(octx, defs, row, stored, rels);
       assert.equal(json, JSON.stringify(toResource(octx, defs, row, rels)));
-      await db.transaction().execute(async (tx) => {
+      await write(db, async (tx) => {
         const t = { ...octx, db: tx };
         await appendEvents(t, [{ type: 'contact.updated', object: JSON.parse(json), changes }], () => `evt_a${rels?.size ?? 'u'}`);
         await appendEventsJson(t, [{ type: 'contact.updated', objectId: row.id, json, changes }], () => `evt_b${rels?.size ?? 'u'}`);
