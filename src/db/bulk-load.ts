@@ -41,6 +41,17 @@ export async function dropIndexesUntilBuilt(
   };
 }
 
+/**
+ * Plans each statement of the transaction with its own values, on PostgreSQL (`plan_cache_mode`
+ * for this transaction only). An import's tables grow by the hundred thousand inside its
+ * transaction while its statements repeat, and a generic plan chosen while a table was small (a
+ * scan of the change log compared with a thousand ids, say) is kept as the table grows: each run
+ * of the statement then reads the table whole (docs/import.md §Speed). Nothing to do on SQLite.
+ */
+export async function planWithValues(tx: Tx): Promise<void> {
+  if (isPostgres(tx)) await sql`set local plan_cache_mode = force_custom_plan`.execute(tx);
+}
+
 /** The page cache of the import's SQLite connection, in KiB: a bound, whatever the import's size (docs/import.md §Memory). */
 export const IMPORT_CACHE_KIB = 65_536;
 

@@ -5,7 +5,7 @@
 // sharing the database waits for one chunk at most (docs/import.md §Sharing the database).
 import type { Ctx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
-import { settled, type Tx, write } from '../db/index.ts';
+import { planWithValues, settled, type Tx, write } from '../db/index.ts';
 import { idSequence } from '../lib/ids.ts';
 import { ImportError, type ImportContext, type ImportItem, type ImportKind } from './kind.ts';
 import { type ImportSource, textSource } from './source.ts';
@@ -217,6 +217,7 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
       await write(ctx.db, async (tx) => {
         began = performance.now();
         open = tx;
+        await planWithValues(tx);
         await fn();
         await settled(tx);
       });
@@ -259,6 +260,7 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
     if (mode === 'atomic') {
       await write(ctx.db, async (tx) => {
         open = tx;
+        await planWithValues(tx);
         await writeAll();
         // The kinds send most of their writes without waiting for them: their work ends here, not at COMMIT.
         await settled(tx);
