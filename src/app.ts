@@ -4,7 +4,6 @@ import type { Config } from './config.ts';
 import { authRoutes } from './auth/routes.ts';
 import { emailRoutes } from './emails/routes.ts';
 import { enrichmentRoutes } from './enrichment/routes.ts';
-import { prepareCreationLog } from './enrichment/creation.ts';
 import { fileRoutes } from './files/routes.ts';
 import { JSON_BODY_LIMIT, installJsonParser } from './http/body.ts';
 import type { Deps, PluginOptions } from './http/context.ts';
@@ -86,10 +85,6 @@ export async function buildApp(config: Config, deps: Deps): Promise<FastifyInsta
   await installOpenApi(app);
 
   const opts: PluginOptions = { config, deps, links: createHttpLinks(config.publicAppUrl), metrics };
-  // ENRICHMENT=on-create: the runners record the runs of created records from the change log, the
-  // creates write nothing for them; the log's cursor starts at its end before the first request
-  // (docs/enrichment.md §Runs).
-  await prepareCreationLog(deps.db.kysely, config.enrichment.mode);
   await app.register(healthRoutes(deps, [() => deps.blobs.ping()], { readinessTimeoutMs: config.readinessTimeoutMs, stallMs: config.livenessStallMs }));
   await app.register(authRoutes);
   await app.register(listRoutes, opts);

@@ -11,7 +11,7 @@ import { ListenError, probePort, STOP_SIGNALS, STOP_TIMEOUT_MS } from './lifecyc
 import { serveClusterMetrics } from './metrics/cluster.ts';
 import { serveClusterRateLimits } from './rate-limit/cluster.ts';
 import { createLogger } from './logger.ts';
-import { openDatabase } from './runtime.ts';
+import { openDatabase, prepareServerDatabase } from './runtime.ts';
 import { relayClusterSignals } from './db/index.ts';
 
 const WORKER_ENTRY = fileURLToPath(new URL('./cluster-worker.ts', import.meta.url));
@@ -37,7 +37,11 @@ export async function runCluster(config: Config, env: Record<string, string | un
   const logger = createLogger(config.logLevel);
   await probePort(config.port, config.host);
   const db = await openDatabase(config, logger);
-  await db.close();
+  try {
+    await prepareServerDatabase(db, config);
+  } finally {
+    await db.close();
+  }
 
   serveClusterRateLimits(cluster);
   serveClusterMetrics(cluster);

@@ -12,6 +12,7 @@ import { clusterMetricsText } from './metrics/cluster.ts';
 import { createRateLimiter } from './rate-limit/factory.ts';
 import { createBlobStore } from './blobs/index.ts';
 import type { BlobStore } from './blobs/blob-store.ts';
+import { prepareCreationLog } from './enrichment/creation.ts';
 
 /**
  * The database, migrated. With `statementTimeoutMs` (the server's, on PostgreSQL) the migrations
@@ -65,6 +66,15 @@ export async function reachDatabase(db: Db, config: Config): Promise<void> {
   }
 }
 
+/**
+ * What a server (not the CLI, not a cluster's worker) sets up in the migrated database before it
+ * answers: with ENRICHMENT=on-create the change log's cursor of the creation runs starts at the
+ * log's end, and without it the cursor goes (docs/enrichment.md §Runs).
+ */
+export async function prepareServerDatabase(db: Db, config: Config): Promise<void> {
+  await prepareCreationLog(db.kysely, config.enrichment.mode);
+}
+
 /** S3 when configured, else local disk under DATA_DIR/blobs. */
 export function openBlobStore(config: Config): Promise<BlobStore> {
   if (config.s3) return createBlobStore({ kind: 's3', ...config.s3, spoolDir: config.dataDir });
@@ -77,6 +87,7 @@ export async function openDeps(config: Config, logger: Logger, opts: { worker?: 
   const db = opts.worker
     ? openDb({ dataDir: config.dataDir, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}), statementTimeoutMs })
     : await openDatabase(config, logger, { statementTimeoutMs });
+  if (!opts.worker) await prepareServerDatabase(db, config);
   const metrics = createMetrics();
   if (opts.worker) metrics.text = clusterMetricsText(metrics.registry);
   const rateLimiter = await createRateLimiter(config, logger, { metrics, worker: opts.worker ?? false });

@@ -17,6 +17,7 @@ import { createLogger } from '../../src/logger.ts';
 import { createMetrics } from '../../src/metrics/registry.ts';
 import { createWorkspace } from '../../src/workspaces/service.ts';
 import { createUser } from '../../src/users/service.ts';
+import { prepareServerDatabase } from '../../src/runtime.ts';
 import { createTestDb, type TestDb, testDialects } from './db.ts';
 
 export const VERSION = '2026-03-01';
@@ -61,6 +62,8 @@ export async function buildTestApp(dialect: DialectName, opts: TestAppOptions = 
   });
   const logger = createLogger('info', sink);
   const deps: Deps = { db: tdb.db, logger, auth: new Authenticator(tdb.db), blobs: createDiskBlobStore(join(tdb.dataDir, 'blobs')), metrics: createMetrics() };
+  // What the server's start does after migrating (src/runtime.ts), before any test replaces deps.
+  await prepareServerDatabase(tdb.db, config);
   await opts.deps?.(deps, config);
   let app: FastifyInstance;
   try {
