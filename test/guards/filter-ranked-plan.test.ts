@@ -11,21 +11,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { CompiledQuery, sql } from 'kysely';
-import { rankRebuildAll } from '../../src/db/rank/index.ts';
-import { loadDefinitions, type TypeDefinitions } from '../../src/definitions/service.ts';
-import { operatorCtx, systemCtx } from '../../src/lib/context.ts';
+import { type TypeDefinitions } from '../../src/definitions/service.ts';
+import { operatorCtx } from '../../src/lib/context.ts';
 import { filterQuery } from '../../src/records/filter/service.ts';
-import { FACETS } from '../../src/records/index/facets.ts';
-import { valueRows } from '../../src/records/index/values.ts';
-import { RECORDS, type RecordRow } from '../../src/records/repository.ts';
-import { createWorkspace } from '../../src/workspaces/service.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
+import { seedRankedTasks, TASKS } from '../helpers/ranked-tasks.ts';
 import { statementsOf } from '../helpers/sql-spy.ts';
 import { write } from '../../src/db/write.ts';
-
-const TASKS = 40_000;
-const STATUSES = ['TODO', 'IN_PROGRESS', 'COMPLETE', 'CANCELLED'];
-const T0 = Date.UTC(2026, 0, 1);
 
 for (const dialect of await testDialects()) {
   describe(`a deep page of a ranked value [${dialect}]`, () => {
@@ -34,39 +26,7 @@ for (const dialect of await testDialects()) {
     let defs: TypeDefinitions;
     before(async () => {
       tdb = await createTestDb(dialect);
-      const db = tdb.db.kysely;
-      ws = (await createWorkspace(systemCtx(db), { name: 'ranked values' })).id;
-      defs = (await loadDefinitions(operatorCtx(db, ws), { objectType: 'task' }))!;
-      for (let i = 0; i < TASKS; i += 2000) {
-        const records: RecordRow[] = [];
-        const values: ReturnType<typeof valueRows> = [];
-        for (let j = i; j < i + 2000; j++) {
-          const id = `tsk_${String(j).padStart(6, '0')}`;
-          const at = new Date(T0 + j * 1000).toISOString();
-          const v = { $title: `Task ${j}`, $status: STATUSES[j % 4] };
-          records.push({ id, workspace_id: ws, kind: 'task', external_id: null, fields: JSON.stringify(v), created_at: at, updated_at: at });
-          values.push(...valueRows(ws, defs, id, v));
-        }
-        await write(db, async (tx) => {
-          for (let k = 0; k < records.length; k += 500)
-            await tx
-              .insertInto('records')
-              .values(records.slice(k, k + 500))
-              .execute();
-          for (let k = 0; k < values.length; k += 800)
-            await tx
-              .insertInto('record_values')
-              .values(values.slice(k, k + 800))
-              .execute();
-        });
-      }
-      // The ranked values as writeValueIndex writes them, counted once.
-      await sql`insert into record_facets (workspace_id, object_type, field, value_text, created_at, record_id)
-        select v.workspace_id, v.object_type, v.field, v.value_text, r.created_at, r.id from record_values v join records r on r.id = v.record_id
-        where v.field = '$status'`.execute(db);
-      await rankRebuildAll(db, RECORDS);
-      await rankRebuildAll(db, FACETS);
-      await sql`analyze`.execute(db);
+      ({ ws, defs } = await seedRankedTasks(tdb, 'ranked values'));
     });
     after(() => tdb.drop());
 
