@@ -34,6 +34,7 @@ import * as m0060 from './migrations/0060_enrichment_runs.ts';
 import * as m0061 from './migrations/0061_delivery_order.ts';
 import * as m0062 from './migrations/0062_record_facets.ts';
 import * as m0063 from './migrations/0063_enrichment_cursor.ts';
+import * as m0064 from './migrations/0064_relationship_target_estimate.ts';
 
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -67,6 +68,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0061_delivery_order': m0061,
   '0062_record_facets': m0062,
   '0063_enrichment_cursor': m0063,
+  '0064_relationship_target_estimate': m0064,
 };
 
 export class MigrationError extends Error {
