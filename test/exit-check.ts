@@ -3,6 +3,8 @@
 // a pool) never does: the whole run then hangs with nothing to say why. So once a file's tests and
 // hooks are done, a process still alive a minute later names what holds it and fails its file.
 // The timer is unref'd: it never keeps alive a process that would exit on its own.
+// A file whose process ends with a failing status before its tests are done is reported by the
+// runner only as "test failed": the process says first who ended it and with which status.
 import { after } from 'node:test';
 
 const GRACE_MS = 60_000;
@@ -12,4 +14,8 @@ after(() => {
     process.stderr.write(`exit-check: still running ${GRACE_MS / 1000} s after the last test; open handles: ${process.getActiveResourcesInfo().join(', ')}\n`);
     process.exit(1);
   }, GRACE_MS).unref();
+});
+
+process.on('exit', (code) => {
+  if (code !== 0) process.stderr.write(`exit-check: ${process.argv[1] ?? 'this file'} exits with status ${code}\n${new Error('exited from').stack ?? ''}\n`);
 });
