@@ -3,7 +3,7 @@
 // import transaction, upserts its rows by externalId (phase 1) and resolves its references (phase
 // 2), so objects may reference each other in any order.
 import type { Tx } from '../db/index.ts';
-import type { Ctx } from '../lib/context.ts';
+import type { Ctx, WriteCtx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
 import type { IdKind } from '../lib/ids.ts';
 
@@ -25,7 +25,7 @@ export interface ImportItem<T> {
   value: T;
 }
 
-export interface ImportContext extends Ctx {
+export interface ImportContext extends WriteCtx {
   /** The transaction of the chunk being written (the import's one transaction when atomic). */
   db: Tx;
   /** Server id of an object of this import or already in the workspace; throws ImportError naming
