@@ -37,6 +37,11 @@ export interface ImportContext extends WriteCtx {
   register(object: string, externalId: string, id: string): void;
   /** The server id of an object this import has registered so far, without the database. */
   known(object: string, externalId: string): string | undefined;
+  /**
+   * What a kind keeps for the whole import, over every chunk and transaction (the record kinds'
+   * definitions, bulk loads and early links): under `key`, made by `make` at its first use.
+   */
+  kept<S>(key: symbol, make: () => S): S;
   /** The id of a new object: the import's ids grow in the order they are drawn (`idSequence`). */
   newId(kind: IdKind): string;
   /** Whether a kind may drop and rebuild indexes around its rows: only when the import writes in one transaction (docs/import.md §Speed). */
