@@ -65,9 +65,10 @@ async function history(): Promise<void> {
   const n = Number(args.changes);
   const field = '$profilePhotoUrl';
   const t0 = performance.now();
-  const op = operatorCtx(db, ctx.workspaceId);
   const make = async (label: string, valueOf: (seq: number) => string) => {
-    const c = await createRecord(op, { type: RECORD_TYPES.contact, fields: { $name: { firstName: 'History', lastName: label } } });
+    const c = await write(db, (tx) =>
+      createRecord(operatorCtx(tx, ctx.workspaceId), { type: RECORD_TYPES.contact, fields: { $name: { firstName: 'History', lastName: label } } }),
+    );
     const start = Date.UTC(2026, 0, 1);
     const rows = Array.from({ length: n }, (_, i) => ({
       record_id: c.id,
@@ -268,11 +269,12 @@ async function webhooks(): Promise<void> {
 
     // (a) A backlog committed at once, both dispatchers polling: copies of a real contact.created
     // event, each with an id and an object of its own, appended through the change log's insertEvents.
-    const op = operatorCtx(db, ctx.workspaceId);
-    const model = await createRecord(op, {
-      type: RECORD_TYPES.contact,
-      fields: { $name: { firstName: 'Model', lastName: 'Event' }, $email: ['model@hooks.test'] },
-    });
+    const model = await write(db, (tx) =>
+      createRecord(operatorCtx(tx, ctx.workspaceId), {
+        type: RECORD_TYPES.contact,
+        fields: { $name: { firstName: 'Model', lastName: 'Event' }, $email: ['model@hooks.test'] },
+      }),
+    );
     const modelEvent = await db.selectFrom('events').selectAll().where('object_id', '=', model.id).executeTakeFirstOrThrow();
     await settle(await eventIds());
     hook.reset();

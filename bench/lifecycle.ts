@@ -22,7 +22,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { sql } from 'kysely';
-import type { DialectName } from '../src/db/types.ts';
+import type { DialectName, Tx } from '../src/db/types.ts';
 import { write } from '../src/db/write.ts';
 import { rankRebuild } from '../src/db/rank/index.ts';
 import { operatorCtx } from '../src/lib/context.ts';
@@ -116,7 +116,7 @@ async function deletes(): Promise<void> {
       // first the answers still in flight when the load stopped land.
       await new Promise((r) => setTimeout(r, 1000));
       const trashed = (await db.selectFrom('trash').select('id').where('workspace_id', '=', ctx.workspaceId).execute()).map((r) => r.id);
-      const op = (tx: typeof db) => operatorCtx(tx, ctx.workspaceId);
+      const op = (tx: Tx) => operatorCtx(tx, ctx.workspaceId);
       const fail = (err: unknown) => console.error(err);
       const back = await rate(trashed, concurrency, (id) => write(db, (tx) => restore(op(tx), { id }), { followUpFailed: fail }));
       const edits = await rate(trashed, concurrency, (id) =>

@@ -2,7 +2,7 @@
 // transaction and only inserts new rows (deferredInsert): on PostgreSQL it goes out with the
 // write's next statement and keeps a create fit for a group commit (src/db/postgres/group-commit.ts).
 import { sql } from 'kysely';
-import { chunks, deferredInsert, insertRows, type Executor } from '../db/index.ts';
+import { chunks, deferredInsert, insertRows, type Executor, type Tx } from '../db/index.ts';
 import { dropDeliveriesOf, fanOut } from '../webhooks/repository.ts';
 import type { EventsTable, FieldHistoryTable } from './tables.ts';
 
@@ -13,7 +13,7 @@ export type HistoryRow = Pick<FieldHistoryTable, 'seq' | 'value' | 'recorded_at'
  * Appends the events, in order (each numbered after the one before it), and queues each for every
  * live subscription of its workspace that takes its type.
  */
-export async function insertEvents(tx: Executor, rows: readonly EventRow[]): Promise<void> {
+export async function insertEvents(tx: Tx, rows: readonly EventRow[]): Promise<void> {
   // One event (an API write's) stays fit for a group commit; many (an import's chunk) go out as
   // prepared multi-row statements of 6 values a row, without Kysely's building of each value.
   if (rows.length === 1) {
@@ -31,12 +31,12 @@ export async function insertEvents(tx: Executor, rows: readonly EventRow[]): Pro
 }
 
 /** The starting snapshot of a record: every field it holds, as one `*` row. */
-export async function insertSnapshot(tx: Executor, row: Omit<FieldHistoryTable, 'field' | 'seq'>): Promise<void> {
+export async function insertSnapshot(tx: Tx, row: Omit<FieldHistoryTable, 'field' | 'seq'>): Promise<void> {
   await deferredInsert(tx, tx.insertInto('field_history').values({ ...row, field: '*', seq: 0 }));
 }
 
 /** Starting snapshots of many records (an import's: field `*`, seq 0), a multi-row statement per 1,000. */
-export async function insertSnapshots(tx: Executor, rows: readonly FieldHistoryTable[]): Promise<void> {
+export async function insertSnapshots(tx: Tx, rows: readonly FieldHistoryTable[]): Promise<void> {
   // 7 values a row.
   await insertRows(tx, 'field_history', ['record_id', 'field', 'seq', 'workspace_id', 'value', 'recorded_at', 'is_create'], rows, 1000);
 }
@@ -47,7 +47,7 @@ export async function insertSnapshots(tx: Executor, rows: readonly FieldHistoryT
  * record number their rows one after the other.
  */
 export async function insertChanges(
-  tx: Executor,
+  tx: Tx,
   input: { workspaceId: string; at: string; values: ReadonlyArray<[recordId: string, field: string, json: string | null]> },
 ): Promise<void> {
   // 3 values a row.

@@ -6,7 +6,7 @@
 //   recordFieldChanges(ctx, { recordId, changes })  one history row per changed field
 // Writers of many records at once (the import) call appendEvents, recordCreatedMany and
 // recordFieldChangesMany once per chunk: multi-row statements, not one per record.
-import type { Actor, Ctx } from '../lib/context.ts';
+import type { Actor, Ctx, WriteCtx } from '../lib/context.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import * as repo from './repository.ts';
 import type { FieldHistoryTable } from './tables.ts';
@@ -78,7 +78,7 @@ const rowOf = (event: Event, input: EventInput): repo.EventRow => ({
 });
 
 /** Appends one event in the caller's transaction; returns it. */
-export async function appendEvent(ctx: Ctx, input: EventInput): Promise<Event> {
+export async function appendEvent(ctx: WriteCtx, input: EventInput): Promise<Event> {
   return (await appendEvents(ctx, [input]))[0]!;
 }
 
@@ -87,7 +87,7 @@ export async function appendEvent(ctx: Ctx, input: EventInput): Promise<Event> {
  * per statement for their deliveries). `ids` draws their ids: a writer of many (the import) passes
  * its id sequence, so that they are appended to the ids' index in order rather than spread over it.
  */
-export async function appendEvents(ctx: Ctx, inputs: readonly EventInput[], ids: (kind: 'evt') => string = (k) => newId(k, ctx.now)): Promise<Event[]> {
+export async function appendEvents(ctx: WriteCtx, inputs: readonly EventInput[], ids: (kind: 'evt') => string = (k) => newId(k, ctx.now)): Promise<Event[]> {
   const events = inputs.map((input) => eventOf(ctx, input, ids));
   await repo.insertEvents(
     ctx.db,
@@ -112,7 +112,7 @@ export interface EventJsonInput {
  * §Shape), assembled around the object's text, so no event object is built and no object is
  * serialised twice.
  */
-export async function appendEventsJson(ctx: Ctx, inputs: readonly EventJsonInput[], ids: (kind: 'evt') => string): Promise<void> {
+export async function appendEventsJson(ctx: WriteCtx, inputs: readonly EventJsonInput[], ids: (kind: 'evt') => string): Promise<void> {
   if (inputs.length === 0) return;
   const at = isoNow(ctx.now);
   const ws = ctx.actor.workspaceId;
@@ -128,7 +128,7 @@ export async function appendEventsJson(ctx: Ctx, inputs: readonly EventJsonInput
 }
 
 /** The record's value of every field when it was created (fields absent are unset). */
-export async function recordCreated(ctx: Ctx, input: { recordId: string; fields: Record<string, unknown> }): Promise<void> {
+export async function recordCreated(ctx: WriteCtx, input: { recordId: string; fields: Record<string, unknown> }): Promise<void> {
   await repo.insertSnapshot(ctx.db, {
     record_id: input.recordId,
     workspace_id: ctx.actor.workspaceId,
@@ -142,7 +142,7 @@ export async function recordCreated(ctx: Ctx, input: { recordId: string; fields:
  * recordCreated for many records (an import's chunk), in multi-row statements. `json` is the JSON
  * text of the record's fields, as its row stores them (not serialised again).
  */
-export async function recordCreatedMany(ctx: Ctx, inputs: ReadonlyArray<{ recordId: string; json: string }>): Promise<void> {
+export async function recordCreatedMany(ctx: WriteCtx, inputs: ReadonlyArray<{ recordId: string; json: string }>): Promise<void> {
   const at = isoNow(ctx.now);
   const ws = ctx.actor.workspaceId;
   const rows: FieldHistoryTable[] = [];
@@ -154,12 +154,12 @@ export async function recordCreatedMany(ctx: Ctx, inputs: ReadonlyArray<{ record
  * The new value of each changed field (null: cleared). Call it after the statement that updated
  * the record's row, which orders concurrent writers of one record.
  */
-export async function recordFieldChanges(ctx: Ctx, input: { recordId: string; changes: ReadonlyMap<string, unknown> }): Promise<void> {
+export async function recordFieldChanges(ctx: WriteCtx, input: { recordId: string; changes: ReadonlyMap<string, unknown> }): Promise<void> {
   await recordFieldChangesMany(ctx, [input]);
 }
 
 /** recordFieldChanges for many records (an import's chunk), in multi-row statements. */
-export async function recordFieldChangesMany(ctx: Ctx, inputs: ReadonlyArray<{ recordId: string; changes: ReadonlyMap<string, unknown> }>): Promise<void> {
+export async function recordFieldChangesMany(ctx: WriteCtx, inputs: ReadonlyArray<{ recordId: string; changes: ReadonlyMap<string, unknown> }>): Promise<void> {
   const values: [string, string, string | null][] = [];
   for (const { recordId, changes } of inputs)
     for (const [k, v] of changes) values.push([recordId, k, v === null || v === undefined ? null : JSON.stringify(v)]);

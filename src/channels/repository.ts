@@ -2,7 +2,7 @@
 // of each in the ranked index of src/messages/repository.ts), so it is only ever changed here,
 // with that copy and the index.
 import { sql } from 'kysely';
-import type { Executor } from '../db/index.ts';
+import type { Executor, Tx } from '../db/index.ts';
 import { lookupExternalIds } from '../import/repository.ts';
 import type { Page } from '../lib/paging.ts';
 import { lockMessages, rankChannelMoved } from '../messages/repository.ts';
@@ -38,7 +38,7 @@ export function channelsByExternalId(db: Executor, workspaceId: string, external
 }
 
 /** Sets a channel's visibility, its messages' copy of it and their part; call inside one transaction. */
-export async function setVisibility(db: Executor, channelId: string, v: Visibility, at: string): Promise<void> {
+export async function setVisibility(db: Tx, channelId: string, v: Visibility, at: string): Promise<void> {
   const { workspace_id } = await db.selectFrom('channels').select('workspace_id').where('id', '=', channelId).executeTakeFirstOrThrow();
   // Queues behind any writer of the workspace's messages; the visibility is read after that.
   await lockMessages(db, workspace_id);

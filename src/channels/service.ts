@@ -2,7 +2,7 @@
 // (docs/design.md §Message visibility, §Operator CLI), read through the API (docs/messages.md
 // §Channels). No public endpoint changes them. Nothing about visibility is cached, so a change here
 // applies to the very next API request.
-import type { Ctx } from '../lib/context.ts';
+import type { Ctx, WriteCtx } from '../lib/context.ts';
 import { InputError, notFound } from '../lib/errors.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import { envelope, type Page } from '../lib/paging.ts';
@@ -73,7 +73,7 @@ async function findChannel(ctx: Ctx, ref: string): Promise<repo.ChannelRow> {
 }
 
 /** Call inside one transaction: the messages' copy of the visibility changes with it. */
-export async function setVisibility(ctx: Ctx, input: { channel: string; visibility: string }) {
+export async function setVisibility(ctx: WriteCtx, input: { channel: string; visibility: string }) {
   const channel = await findChannel(ctx, input.channel);
   const v = checkVisibility(input.visibility);
   await repo.setVisibility(ctx.db, channel.id, v, isoNow(ctx.now));

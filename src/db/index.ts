@@ -14,7 +14,7 @@ export { onSignal, signalAfterCommit } from './signals.ts';
 export { relayClusterSignals } from './sqlite/signals.ts';
 
 // Transactions: every one is opened by `write`, and its state is a field of its `Tx`.
-export { afterCommit, write, type WriteOptions } from './write.ts';
+export { afterCommit, inWrite, write, type WriteOptions } from './write.ts';
 
 // Statements: sent with the transaction's next round trip, after it, or gathered per turn.
 export { deferred, deferredInsert, deferredInsertRows, deferredRows, settled } from './pipeline.ts';

@@ -9,7 +9,7 @@
 import { CompiledQuery } from 'kysely';
 import { deferred } from './pipeline.ts';
 import { isPostgres } from './dialect.ts';
-import type { Database, Executor } from './types.ts';
+import type { Database, Tx } from './types.ts';
 
 const texts = new Map<string, string>();
 
@@ -51,7 +51,7 @@ function sharedColumns<R>(pg: boolean, columns: readonly (keyof R)[], part: read
 
 /** Inserts `rows` into `table`, `perStatement` rows a statement (columns × rows stays below the parameter limits). */
 export async function insertRows<T extends keyof Database>(
-  db: Executor,
+  db: Tx,
   table: T,
   columns: readonly (keyof Database[T] & string)[],
   rows: readonly Database[T][],

@@ -10,7 +10,7 @@
 // it grew too large: docs/pages.md §Keeping it exact) goes out the same way with `deferredRows`,
 // and work that can wait until then is registered with `afterCommit` (src/db/write.ts).
 import { type Compilable, type CompiledQuery, type RawBuilder, sql } from 'kysely';
-import type { Executor } from './types.ts';
+import type { Executor, Tx } from './types.ts';
 
 const marked = new WeakSet<CompiledQuery>();
 const queued = new WeakSet<CompiledQuery>();
@@ -58,12 +58,20 @@ function compileIn(tx: Executor, query: Compilable | RawBuilder<unknown>): Compi
 }
 
 /** Runs `query` in `tx`, sending it with the next statement whose answer is awaited. */
-export async function deferred(tx: Executor, query: Compilable | RawBuilder<unknown>): Promise<void> {
+export async function deferred(tx: Tx, query: Compilable | RawBuilder<unknown>): Promise<void> {
   await tx.executeQuery(compileIn(tx, query));
 }
 
+/**
+ * As `deferred`, on any executor: for the layer's own statements that also run in a migration's
+ * transaction, which `write` did not open, or outside a transaction, where they run at once.
+ */
+export async function deferredOn(db: Executor, query: Compilable | RawBuilder<unknown>): Promise<void> {
+  await db.executeQuery(compileIn(db, query));
+}
+
 /** As `deferred`, for a statement that only inserts new rows (see markGroupable). */
-export async function deferredInsert(tx: Executor, query: Compilable | RawBuilder<unknown>): Promise<void> {
+export async function deferredInsert(tx: Tx, query: Compilable | RawBuilder<unknown>): Promise<void> {
   await tx.executeQuery(markGroupable(compileIn(tx, query)));
 }
 
@@ -71,7 +79,7 @@ export async function deferredInsert(tx: Executor, query: Compilable | RawBuilde
  * Resolves once every statement sent in `tx` before it has run: with an awaited statement that
  * answers nothing, which goes out behind the deferred ones and is answered after them.
  */
-export async function settled(tx: Executor): Promise<void> {
+export async function settled(tx: Tx): Promise<void> {
   await sql`select 1`.execute(tx);
 }
 
@@ -79,16 +87,16 @@ export async function settled(tx: Executor): Promise<void> {
  * As `deferred`; `rows` holds the statement's rows once it ran: at once where deferred statements
  * run at once, otherwise after the awaited statement (or COMMIT) it went out with.
  */
-export function deferredRows<R>(tx: Executor, query: Compilable<R> | RawBuilder<R>): Promise<{ readonly rows?: R[] }> {
+export function deferredRows<R>(tx: Tx, query: Compilable<R> | RawBuilder<R>): Promise<{ readonly rows?: R[] }> {
   return rowsLater(tx, compileIn(tx, query));
 }
 
 /** As `deferredRows`, for a statement that only inserts new rows (see markGroupable). */
-export function deferredInsertRows<R>(tx: Executor, query: Compilable<R> | RawBuilder<R>): Promise<{ readonly rows?: R[] }> {
+export function deferredInsertRows<R>(tx: Tx, query: Compilable<R> | RawBuilder<R>): Promise<{ readonly rows?: R[] }> {
   return rowsLater(tx, markGroupable(compileIn(tx, query)));
 }
 
-async function rowsLater<R>(tx: Executor, compiled: CompiledQuery): Promise<{ readonly rows?: R[] }> {
+async function rowsLater<R>(tx: Tx, compiled: CompiledQuery): Promise<{ readonly rows?: R[] }> {
   const out: { rows?: R[] } = {};
   sinks.set(compiled, (rows) => (out.rows = rows as R[]));
   const r = await tx.executeQuery<R>(compiled);

@@ -7,7 +7,7 @@
 // still look on their own at intervals, and a signal only makes them look sooner.
 import type { Kysely } from 'kysely';
 import { afterCommit } from './write.ts';
-import type { Database, Db, Executor } from './types.ts';
+import type { Database, Db, Tx } from './types.ts';
 
 /** One database handle's signals; each dialect makes its own (src/db/postgres/signals.ts, src/db/sqlite/signals.ts). */
 export interface SignalHub {
@@ -28,7 +28,7 @@ export function registerSignals(kysely: Kysely<Database>, hub: SignalHub): void 
  * In a write that runs follow-ups (src/db/write.ts), signals `channel` once it committed, if `when()` (asked
  * then) is true; elsewhere nothing is sent (the listeners find the work when they next look).
  */
-export function signalAfterCommit(tx: Executor, channel: string, when: () => boolean = () => true): void {
+export function signalAfterCommit(tx: Tx, channel: string, when: () => boolean = () => true): void {
   afterCommit(tx, async (db) => {
     if (when()) hubs.get(db)?.send(channel);
   });

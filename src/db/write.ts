@@ -46,6 +46,19 @@ export async function snapshotRead<T>(db: Kysely<Database>, fn: (tx: Executor) =
   return db.transaction().setIsolationLevel('repeatable read').execute(fn);
 }
 
+/**
+ * Runs `fn` in `db` when it is a transaction of `write`, else in a `write` of its own (without
+ * follow-ups): for work that is one transaction whoever calls it.
+ */
+export function inWrite<T>(db: Executor, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  return isTx(db) ? fn(db) : write(db, fn);
+}
+
+/** Whether `db` is a transaction of `write` (a Tx) rather than a database handle. */
+export function isTx(db: Executor): db is Tx {
+  return txState(db) !== undefined;
+}
+
 /** The layer's state of `db` when it is a transaction of `write`; undefined for a handle. */
 export function txState(db: Executor): TxState | undefined {
   const state = (db as Partial<Tx>)[TX_STATE];
@@ -58,13 +71,13 @@ export function txState(db: Executor): TxState | undefined {
  * elsewhere false. With `wait: false` the caller's answer does not wait for it (work whose result
  * nobody sees, such as a ranked index's upkeep); its failure still goes to `followUpFailed`.
  */
-export function afterCommit(tx: Executor, fn: FollowUp['fn'], opts: { wait?: boolean } = {}): boolean {
+export function afterCommit(tx: Tx, fn: FollowUp['fn'], opts: { wait?: boolean } = {}): boolean {
   const list = txState(tx)?.followUps;
   list?.push({ fn, wait: opts.wait ?? true });
   return list !== undefined;
 }
 
 /** True in a write opened with `followUpFailed`: work registered with `afterCommit` will run. */
-export function runsFollowUps(tx: Executor): boolean {
+export function runsFollowUps(tx: Tx): boolean {
   return txState(tx)?.followUps !== undefined;
 }

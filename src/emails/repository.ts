@@ -3,7 +3,7 @@
 // for a FULL row, and the body is read by a query of its own, asked only for a FULL row. A workspace's e-mails are a ranked set
 // (docs/pages.md), so a page at any offset costs what the first does.
 import { type RawBuilder, sql } from 'kysely';
-import { chunks, defineRank, lockPartition, rankDelete, rankInsert, rankPage, type Executor } from '../db/index.ts';
+import { chunks, defineRank, lockPartition, rankDelete, rankInsert, rankPage, type Executor, type Tx } from '../db/index.ts';
 import type { Page } from '../lib/paging.ts';
 import type { EmailBodiesTable, EmailDraftsTable, EmailsTable } from './tables.ts';
 
@@ -82,7 +82,7 @@ export async function filesOf(db: Executor, emailIds: string[]): Promise<Map<str
 export type NewEmail = EmailsTable & { body: Omit<EmailBodiesTable, 'email_id'>; files: string[] };
 
 /** Inserts e-mails of one workspace with their bodies and files, and ranks them. */
-export async function insertEmails(tx: Executor, workspaceId: string, emails: NewEmail[]): Promise<void> {
+export async function insertEmails(tx: Tx, workspaceId: string, emails: NewEmail[]): Promise<void> {
   if (emails.length === 0) return;
   await lockPartition(tx, EMAILS, [workspaceId]);
   for (const part of chunks(emails, 200)) {
@@ -124,7 +124,7 @@ export type EmailChanges = Pick<EmailsTable, 'mailbox_id' | 'from_address' | 'to
 
 /** Updates an imported e-mail; a new $sentAt moves it in the ranked order. */
 export async function updateEmail(
-  tx: Executor,
+  tx: Tx,
   workspaceId: string,
   id: string,
   oldSentAt: string,

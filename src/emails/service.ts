@@ -6,7 +6,7 @@ import type { Static } from '@sinclair/typebox';
 import { findFile } from '../files/repository.ts';
 import { effectiveStatus } from '../files/rules.ts';
 import { appendEvent } from '../changes/service.ts';
-import type { Ctx } from '../lib/context.ts';
+import type { Ctx, WriteCtx } from '../lib/context.ts';
 import { AppError, notFound } from '../lib/errors.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import { envelope, type Page } from '../lib/paging.ts';
@@ -130,7 +130,7 @@ async function checkAttachments(ctx: Ctx, ids: string[]): Promise<string[]> {
   return out;
 }
 
-export async function sendEmail(ctx: Ctx, input: SendEmailInput) {
+export async function sendEmail(ctx: WriteCtx, input: SendEmailInput) {
   const userId = requireUser(ctx);
   checkRecipients(input);
   const mailbox = await ownMailbox(ctx, userId, input.from);
@@ -166,7 +166,7 @@ export async function sendEmail(ctx: Ctx, input: SendEmailInput) {
   return { sentAt: at };
 }
 
-export async function draftEmail(ctx: Ctx, input: DraftEmailInput) {
+export async function draftEmail(ctx: WriteCtx, input: DraftEmailInput) {
   const userId = requireUser(ctx);
   const filled =
     [input.to, input.cc, input.bcc, input.attachments].some((a) => (a?.length ?? 0) > 0) || Boolean(input.subject) || Boolean(input.messageBody?.content);

@@ -4,7 +4,7 @@
 // created, from the change log (./creation.ts). One run per record is in flight at a time.
 import type { Executor } from '../db/index.ts';
 import type { TypeDefinitions } from '../definitions/service.ts';
-import type { Ctx } from '../lib/context.ts';
+import type { Ctx, WriteCtx } from '../lib/context.ts';
 import { AppError, notFound } from '../lib/errors.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import { requireDefinitions } from '../records/service.ts';
@@ -148,7 +148,7 @@ function planRun(
 const isAnswer = (plan: repo.RunRow | RunAnswer): plan is RunAnswer => 'status' in plan && 'reason' in plan;
 
 export async function requestRun(
-  ctx: Ctx,
+  ctx: WriteCtx,
   env: EnrichmentEnv,
   input: { entityType: RecordType; entityId: string; fields?: readonly string[] | undefined; trigger: 'creation' | 'manual' },
 ): Promise<RunAnswer> {

@@ -2,7 +2,7 @@
 // a new PUT, cancel vs complete, the sweeper vs anyone) are compare-and-set on status and blob
 // key, so the loser sees zero rows changed instead of overwriting.
 import { sql } from 'kysely';
-import { chunks, defineRank, lockPartition, rankDelete, rankInsert, rankPage, type Executor } from '../db/index.ts';
+import { chunks, defineRank, lockPartition, rankDelete, rankInsert, rankPage, type Executor, type Tx } from '../db/index.ts';
 import { lookupExternalIds } from '../import/repository.ts';
 import type { FileSource, FilesTable } from './tables.ts';
 
@@ -12,7 +12,7 @@ export type FileRow = FilesTable;
 export const LISTED_FILES = defineRank({ name: 'files', table: 'files', by: ['workspace_id'], where: { source: 'api' }, ts: 'created_at', id: 'id' });
 
 /** Inserts a file; `ranked: false` leaves ranking a batch to the caller (rankFiles). */
-export async function insertFile(db: Executor, row: FileRow, opts: { ranked?: boolean } = {}): Promise<void> {
+export async function insertFile(db: Tx, row: FileRow, opts: { ranked?: boolean } = {}): Promise<void> {
   const listed = isListable(row.source);
   if (listed && opts.ranked !== false) await lockPartition(db, LISTED_FILES, [row.workspace_id]);
   await db.insertInto('files').values(row).execute();
@@ -22,13 +22,13 @@ export async function insertFile(db: Executor, row: FileRow, opts: { ranked?: bo
 }
 
 /** Ranks files that became listable and unranks those that stopped being listable, in batches. */
-export async function rankFiles(db: Executor, workspaceId: string, listed: FileRow[], unlisted: FileRow[]): Promise<void> {
+export async function rankFiles(db: Tx, workspaceId: string, listed: FileRow[], unlisted: FileRow[]): Promise<void> {
   const key = (r: FileRow) => ({ ts: r.created_at, id: r.id });
   await rankInsert(db, LISTED_FILES, [workspaceId], listed.map(key));
   await rankDelete(db, LISTED_FILES, [workspaceId], unlisted.map(key));
 }
 
-export async function lockListing(db: Executor, workspaceId: string): Promise<void> {
+export async function lockListing(db: Tx, workspaceId: string): Promise<void> {
   await lockPartition(db, LISTED_FILES, [workspaceId]);
 }
 

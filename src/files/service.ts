@@ -8,7 +8,7 @@ import type { BlobStore } from '../blobs/blob-store.ts';
 import type { Config } from '../config.ts';
 import { activateEntry, addPendingEntry, dropPendingEntry } from '../knowledge/repository.ts';
 import { appendEvent } from '../changes/service.ts';
-import type { Ctx, SystemCtx } from '../lib/context.ts';
+import type { Ctx, SystemCtx, WriteCtx } from '../lib/context.ts';
 import { AppError, notFound } from '../lib/errors.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import { envelope, type Page } from '../lib/paging.ts';
@@ -36,6 +36,8 @@ export function filesEnv(config: Config, blobs: BlobStore): FilesEnv {
 
 /** The ctx of the files API: a request's ctx with the module's env. */
 export type FilesCtx = Ctx & { files: FilesEnv };
+/** The files module's ctx in a write: ctx.db is the transaction. */
+export type FilesWriteCtx = WriteCtx & { files: FilesEnv };
 /** The ctx of file work that acts for no caller: the byte endpoints (the token is the capability), the sweeper. */
 export type FilesSystemCtx = SystemCtx & { files: FilesEnv };
 
@@ -86,7 +88,7 @@ function checkPurpose(actor: Ctx['actor'], input: CreateFileInput, essence: stri
   }
 }
 
-export async function createFile(ctx: FilesCtx, input: CreateFileInput) {
+export async function createFile(ctx: FilesWriteCtx, input: CreateFileInput) {
   if (hasControlCharacters(input.filename)) throw new AppError('invalid_value', '"filename" must not contain control characters.', { param: 'filename' });
   const essence = mimeEssence(input.mimeType);
   if (!essence) throw new AppError('invalid_value', '"mimeType" must be a MIME type such as text/plain.', { param: 'mimeType' });
@@ -179,7 +181,7 @@ export async function checkCompletion(ctx: FilesCtx, input: { id: string; md5?: 
 }
 
 /** Commits a checked completion, in write()'s transaction. Returns null when the file changed since the check (retry it). */
-export async function commitCompletion(ctx: Ctx, input: CompletionCheck) {
+export async function commitCompletion(ctx: WriteCtx, input: CompletionCheck) {
   if (!input.verified) return toResource(ctx, input.row);
   const { blobKey, md5, size } = input.verified;
   const at = isoNow(ctx.now);
@@ -192,7 +194,7 @@ export async function commitCompletion(ctx: Ctx, input: CompletionCheck) {
 }
 
 /** Cancels in write()'s transaction; returns the resource and the blob to delete once committed. */
-export async function cancelFile(ctx: FilesCtx, input: { id: string }) {
+export async function cancelFile(ctx: FilesWriteCtx, input: { id: string }) {
   const { id } = input;
   for (let attempt = 0; attempt < 5; attempt++) {
     const row = await repo.findFile(ctx.db, ctx.actor.workspaceId, id);

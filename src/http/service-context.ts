@@ -4,7 +4,7 @@
 // request's principal as the actor, its one clock (request.startedAt), the app's links, and
 // whatever the module bound once at registration (`extra`, e.g. the files module's blob store).
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Executor } from '../db/index.ts';
+import type { Executor, Tx } from '../db/index.ts';
 import type { Ctx } from '../lib/context.ts';
 import type { PluginOptions } from './context.ts';
 import { inTransaction } from './idempotency.ts';
@@ -13,10 +13,10 @@ export interface ServiceContext<C extends Ctx> {
   /** The ctx of a read: ctx.db is the database. */
   ctx: (request: FastifyRequest) => C;
   /**
-   * Runs a write in one transaction, ctx.db being that transaction; with an Idempotency-Key the
-   * serialized response commits in the same transaction (docs/design.md §Idempotency).
+   * Runs a write in one transaction, ctx.db being that transaction (a `WriteCtx`); with an
+   * Idempotency-Key the serialized response commits in the same transaction (docs/design.md §Idempotency).
    */
-  write: <T>(request: FastifyRequest, reply: FastifyReply, fn: (ctx: C) => Promise<T>) => Promise<T>;
+  write: <T>(request: FastifyRequest, reply: FastifyReply, fn: (ctx: C & { db: Tx }) => Promise<T>) => Promise<T>;
 }
 
 export function serviceContext(opts: Pick<PluginOptions, 'deps' | 'links'>): ServiceContext<Ctx>;
@@ -24,8 +24,8 @@ export function serviceContext<E extends object>(opts: Pick<PluginOptions, 'deps
 export function serviceContext(opts: Pick<PluginOptions, 'deps' | 'links'>, extra?: object): ServiceContext<Ctx> {
   const { deps, links } = opts;
   const make = extra
-    ? (request: FastifyRequest, db: Executor): Ctx => ({ db, actor: request.principal, now: request.startedAt, links, ...extra })
-    : (request: FastifyRequest, db: Executor): Ctx => ({ db, actor: request.principal, now: request.startedAt, links });
+    ? <D extends Executor>(request: FastifyRequest, db: D): Ctx<D> => ({ db, actor: request.principal, now: request.startedAt, links, ...extra })
+    : <D extends Executor>(request: FastifyRequest, db: D): Ctx<D> => ({ db, actor: request.principal, now: request.startedAt, links });
   const db = deps.db.kysely;
   return {
     ctx: (request) => make(request, db),

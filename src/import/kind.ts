@@ -3,7 +3,7 @@
 // import transaction, upserts its rows by externalId (phase 1) and resolves its references (phase
 // 2), so objects may reference each other in any order.
 import type { Tx } from '../db/index.ts';
-import type { Ctx } from '../lib/context.ts';
+import type { Ctx, WriteCtx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
 import type { IdKind } from '../lib/ids.ts';
 
@@ -25,7 +25,7 @@ export interface ImportItem<T> {
   value: T;
 }
 
-export interface ImportContext extends Ctx {
+export interface ImportContext extends WriteCtx {
   /** The transaction of the chunk being written (the import's one transaction when atomic). */
   db: Tx;
   /** Server id of an object of this import or already in the workspace; throws ImportError naming
@@ -37,6 +37,11 @@ export interface ImportContext extends Ctx {
   register(object: string, externalId: string, id: string): void;
   /** The server id of an object this import has registered so far, without the database. */
   known(object: string, externalId: string): string | undefined;
+  /**
+   * What a kind keeps for the whole import, over every chunk and transaction (the record kinds'
+   * definitions, bulk loads and early links): under `key`, made by `make` at its first use.
+   */
+  kept<S>(key: symbol, make: () => S): S;
   /** The id of a new object: the import's ids grow in the order they are drawn (`idSequence`). */
   newId(kind: IdKind): string;
   /** Whether a kind may drop and rebuild indexes around its rows: only when the import writes in one transaction (docs/import.md §Speed). */

@@ -194,9 +194,10 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
       if (missing.length > 0 && kind) for (const [externalId, id] of await kind.lookup(importCtx, missing, object)) out.set(externalId, id);
       return out;
     };
-    // One context for the whole import (the record kinds keep their state by it); its `db` is the
+    // One context for the whole import (the record kinds keep their state in it, `kept`); its `db` is the
     // transaction of the chunk being written, opened before any kind runs.
     let open: Tx | undefined;
+    const kept = new Map<symbol, unknown>();
     const importCtx: ImportContext = {
       ...ctx,
       get db(): Tx {
@@ -207,6 +208,10 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
       resolveAll,
       register,
       known,
+      kept<S>(key: symbol, make: () => S): S {
+        if (!kept.has(key)) kept.set(key, make());
+        return kept.get(key) as S;
+      },
       newId: idSequence(ctx.now),
       bulkLoad: mode === 'atomic',
       total: (object, scope) => (scope === undefined ? counts.get(object) : scoped.get(`${object} ${scope}`)) ?? 0,

@@ -17,6 +17,7 @@ import {
   rankPage,
   rankRebuild,
   type Executor,
+  type Tx,
 } from '../db/index.ts';
 import type { Page } from '../lib/paging.ts';
 import type { ListsTable } from './tables.ts';
@@ -30,7 +31,7 @@ export const LIST_MEMBERS = defineRank({ name: 'list_members', table: 'list_memb
 // Creates of a workspace's lists take its lock for inserts (docs/pages.md §Creates that only
 // insert): they run side by side, each adding count deltas of its own. The statements answering
 // nothing go out with COMMIT (src/db/pipeline.ts), so a create is one round trip.
-export async function insertList(tx: Executor, row: ListRow): Promise<void> {
+export async function insertList(tx: Tx, row: ListRow): Promise<void> {
   await lockPartition(tx, LISTS, [row.workspace_id], 'insert');
   await deferredInsert(tx, tx.insertInto('lists').values(row));
   await rankInsert(tx, LISTS, [row.workspace_id], [{ ts: row.created_at, id: row.id }]);
@@ -77,7 +78,7 @@ export async function pageMemberIds(db: Executor, listId: string, page: Page): P
 
 /** Adds members (existing ones are left as they are); returns how many were new. */
 /** Adds the ids not yet members; returns those it added. */
-export async function addMembers(tx: Executor, listId: string, ids: string[], at: string): Promise<string[]> {
+export async function addMembers(tx: Tx, listId: string, ids: string[], at: string): Promise<string[]> {
   if (ids.length === 0) return [];
   await lockPartition(tx, LIST_MEMBERS, [listId]);
   const added: string[] = [];
@@ -100,7 +101,7 @@ export async function addMembers(tx: Executor, listId: string, ids: string[], at
 }
 
 /** Removes the ids that are members; returns those it removed. */
-export async function removeMembers(tx: Executor, listId: string, ids: string[]): Promise<string[]> {
+export async function removeMembers(tx: Tx, listId: string, ids: string[]): Promise<string[]> {
   if (ids.length === 0) return [];
   await lockPartition(tx, LIST_MEMBERS, [listId]);
   const removed: { ts: string; id: string }[] = [];
@@ -140,7 +141,7 @@ export interface MembershipRow {
  * uncounted, returned. Only the read waits for an answer; the writes go out with the caller's
  * next statement (src/db/pipeline.ts), one round trip for any number of lists.
  */
-export async function takeMemberships(tx: Executor, entityId: string): Promise<MembershipRow[]> {
+export async function takeMemberships(tx: Tx, entityId: string): Promise<MembershipRow[]> {
   const rows = await tx.selectFrom('list_members').selectAll().where('entity_id', '=', entityId).orderBy('list_id').execute();
   if (rows.length === 0) return rows;
   // Every list is locked before its rows move; the rows leave in one statement, then every list's
@@ -162,7 +163,7 @@ export async function takeMemberships(tx: Executor, entityId: string): Promise<M
 }
 
 /** Adds `by` to the member count of each of `listIds` (distinct), in one statement per chunk. */
-async function moveCounts(tx: Executor, listIds: readonly string[], by: 1 | -1): Promise<void> {
+async function moveCounts(tx: Tx, listIds: readonly string[], by: 1 | -1): Promise<void> {
   for (const part of chunks([...listIds]))
     await deferred(
       tx,
@@ -178,7 +179,7 @@ async function moveCounts(tx: Executor, listIds: readonly string[], by: 1 | -1):
  * left. Returns those added. The lists are locked before the one read that finds which are there,
  * so no writer of them adds one meanwhile; the writes then go out with the caller's next statement.
  */
-export async function putMemberships(tx: Executor, rows: readonly MembershipRow[]): Promise<MembershipRow[]> {
+export async function putMemberships(tx: Tx, rows: readonly MembershipRow[]): Promise<MembershipRow[]> {
   const sorted = [...rows].sort((a, b) => (a.list_id < b.list_id ? -1 : a.list_id > b.list_id ? 1 : 0));
   for (const r of sorted) await lockPartition(tx, LIST_MEMBERS, [r.list_id]);
   const there = new Set<string>();
@@ -233,7 +234,7 @@ export async function existingLists(db: Executor, ids: readonly string[]): Promi
 }
 
 /** Takes a list out of its tables (the trash): its row, its members and both rankings. Returns the members. */
-export async function takeList(tx: Executor, row: ListRow): Promise<MembershipRow[]> {
+export async function takeList(tx: Tx, row: ListRow): Promise<MembershipRow[]> {
   await lockPartition(tx, LISTS, [row.workspace_id]);
   await lockPartition(tx, LIST_MEMBERS, [row.id]);
   const members = await tx.selectFrom('list_members').selectAll().where('list_id', '=', row.id).execute();
@@ -246,7 +247,7 @@ export async function takeList(tx: Executor, row: ListRow): Promise<MembershipRo
 }
 
 /** Puts a list back with `members` (those whose records are live), counted and ranked again. */
-export async function putList(tx: Executor, row: ListRow, members: readonly MembershipRow[]): Promise<void> {
+export async function putList(tx: Tx, row: ListRow, members: readonly MembershipRow[]): Promise<void> {
   await lockPartition(tx, LISTS, [row.workspace_id]);
   await lockPartition(tx, LIST_MEMBERS, [row.id]);
   await tx
@@ -259,6 +260,6 @@ export async function putList(tx: Executor, row: ListRow, members: readonly Memb
 }
 
 /** Serializes the writers of the workspace's lists listing (a delete against a delete). */
-export function lockLists(tx: Executor, workspaceId: string): Promise<void> {
+export function lockLists(tx: Tx, workspaceId: string): Promise<void> {
   return lockPartition(tx, LISTS, [workspaceId]);
 }

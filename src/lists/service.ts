@@ -2,7 +2,7 @@
 // here.
 import type { Static } from '@sinclair/typebox';
 import { appendEvent, appendEvents } from '../changes/service.ts';
-import type { Ctx } from '../lib/context.ts';
+import type { Ctx, WriteCtx } from '../lib/context.ts';
 import { AppError, notFound } from '../lib/errors.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import { envelope, type Page } from '../lib/paging.ts';
@@ -82,7 +82,7 @@ function under<T>(relationships: object | undefined, key: string): T | undefined
   return relationships && Object.hasOwn(relationships, key) ? (relationships as Record<string, T>)[key] : undefined;
 }
 
-export async function createList(ctx: Ctx, input: CreateListInput) {
+export async function createList(ctx: WriteCtx, input: CreateListInput) {
   const name = checkName(input.fields.$name);
   // Own keys only: "__proto__" or "constructor" would otherwise find Object's own members.
   const kind = Object.hasOwn(OBJECT_TYPES, input.fields.$objectType) ? OBJECT_TYPES[input.fields.$objectType] : undefined;
@@ -112,7 +112,7 @@ export async function createList(ctx: Ctx, input: CreateListInput) {
   return list;
 }
 
-export async function updateList(ctx: Ctx, input: UpdateListInput) {
+export async function updateList(ctx: WriteCtx, input: UpdateListInput) {
   const row = await repo.findList(ctx.db, ctx.actor.workspaceId, input.id);
   if (!row) throw notFound('list', input.id);
   const name = input.fields?.$name === undefined ? undefined : checkName(input.fields.$name);
@@ -145,7 +145,7 @@ export async function updateList(ctx: Ctx, input: UpdateListInput) {
  * it joined or left (docs/events.md §Types): a list's membership is followed by its events alone.
  * Lists that are not live (held in the trash) have none.
  */
-export async function membershipsMoved(ctx: Ctx, type: MembershipMove['type'], listIds: readonly string[], memberId: string) {
+export async function membershipsMoved(ctx: WriteCtx, type: MembershipMove['type'], listIds: readonly string[], memberId: string) {
   await membershipMoves(ctx, [{ type, listIds, memberId }]);
 }
 
@@ -156,7 +156,7 @@ export interface MembershipMove {
 }
 
 /** Several moves' events (a merge's removals and additions), in order: their lists read once, the events appended together. */
-export async function membershipMoves(ctx: Ctx, moves: readonly MembershipMove[]) {
+export async function membershipMoves(ctx: WriteCtx, moves: readonly MembershipMove[]) {
   const ids = moves.flatMap((m) => m.listIds);
   if (ids.length === 0) return;
   const rows = await repo.findLists(ctx.db, ctx.actor.workspaceId, ids);

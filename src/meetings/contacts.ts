@@ -9,7 +9,7 @@
 import { appendEvent, recordCreated } from '../changes/service.ts';
 import { lockPartition, rankInsert } from '../db/index.ts';
 import { loadDefinitions, type TypeDefinitions } from '../definitions/service.ts';
-import type { Ctx } from '../lib/context.ts';
+import type { Ctx, WriteCtx } from '../lib/context.ts';
 import { foldText } from '../lib/fold.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import { loadRecords } from '../records/service.ts';
@@ -31,7 +31,7 @@ async function definitions(ctx: Ctx, objectType: string): Promise<TypeDefinition
 }
 
 /** Inserts new records of one kind (their rows, value index and ranked places); returns their ids. */
-async function insertRecords(ctx: Ctx, kind: 'contact' | 'account', all: ReadonlyArray<Record<string, unknown>>): Promise<string[]> {
+async function insertRecords(ctx: WriteCtx, kind: 'contact' | 'account', all: ReadonlyArray<Record<string, unknown>>): Promise<string[]> {
   if (all.length === 0) return [];
   const ws = ctx.actor.workspaceId;
   const defs = await definitions(ctx, kind);
@@ -57,7 +57,7 @@ async function insertRecords(ctx: Ctx, kind: 'contact' | 'account', all: Readonl
 }
 
 /** Creates the missing contacts for `addresses` (as written), and the accounts of their unknown domains; returns the contacts' ids. */
-export async function createMissingContacts(ctx: Ctx, addresses: readonly string[]): Promise<string[]> {
+export async function createMissingContacts(ctx: WriteCtx, addresses: readonly string[]): Promise<string[]> {
   const ws = ctx.actor.workspaceId;
   const byFolded = new Map<string, string>();
   for (const a of addresses) if (!byFolded.has(foldText(a))) byFolded.set(foldText(a), a);

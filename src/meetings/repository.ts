@@ -1,7 +1,7 @@
 // SQL of meetings: the row, its contents (read only for FULL rows), its participants' folded
 // addresses, the ranked listing, and the reads behind the derived relationships of meetings and
 // of records (docs/meetings.md).
-import { chunks, defineRank, keyedRead, lockPartition, prepared, rankDelete, rankInsert, rankPage, type Executor } from '../db/index.ts';
+import { chunks, defineRank, keyedRead, lockPartition, prepared, rankDelete, rankInsert, rankPage, type Executor, type Tx } from '../db/index.ts';
 import { foldText } from '../lib/fold.ts';
 import type { MeetingContentsTable, MeetingsTable } from './tables.ts';
 
@@ -12,7 +12,7 @@ export type ContentsRow = MeetingContentsTable;
 export const MEETINGS = defineRank({ name: 'meetings', table: 'meetings', by: ['workspace_id'], ts: 'start_date', id: 'id' });
 
 /** Inserts a meeting with its contents and participants, and ranks it. */
-export async function insertMeeting(tx: Executor, row: MeetingRow, contents: ContentsRow, participants: readonly string[]): Promise<void> {
+export async function insertMeeting(tx: Tx, row: MeetingRow, contents: ContentsRow, participants: readonly string[]): Promise<void> {
   await lockPartition(tx, MEETINGS, [row.workspace_id]);
   await tx.insertInto('meetings').values(row).execute();
   await tx.insertInto('meeting_contents').values(contents).execute();
@@ -214,7 +214,7 @@ export async function meetingsOfContacts(db: Executor, workspaceId: string, cont
 }
 
 /** Takes a meeting out of its tables and its listing (the trash); returns its contents and participants. */
-export async function takeMeeting(tx: Executor, row: MeetingRow): Promise<{ contents: ContentsRow | undefined; participants: string[] }> {
+export async function takeMeeting(tx: Tx, row: MeetingRow): Promise<{ contents: ContentsRow | undefined; participants: string[] }> {
   await lockPartition(tx, MEETINGS, [row.workspace_id]);
   const contents = await tx.selectFrom('meeting_contents').selectAll().where('meeting_id', '=', row.id).executeTakeFirst();
   const people = await tx.selectFrom('meeting_participants').select('email').where('meeting_id', '=', row.id).execute();
@@ -226,6 +226,6 @@ export async function takeMeeting(tx: Executor, row: MeetingRow): Promise<{ cont
 }
 
 /** Serializes the writers of the workspace's meetings listing (a delete against a delete). */
-export function lockMeetings(tx: Executor, workspaceId: string): Promise<void> {
+export function lockMeetings(tx: Tx, workspaceId: string): Promise<void> {
   return lockPartition(tx, MEETINGS, [workspaceId]);
 }

@@ -4,7 +4,7 @@
 // for meetings the caller sees at FULL.
 import type { Static } from '@sinclair/typebox';
 import { appendEvent, type Changes } from '../changes/service.ts';
-import type { Ctx } from '../lib/context.ts';
+import type { Ctx, WriteCtx } from '../lib/context.ts';
 import { AppError, notFound } from '../lib/errors.ts';
 import { foldText } from '../lib/fold.ts';
 import { isoNow, newId } from '../lib/ids.ts';
@@ -96,7 +96,7 @@ export async function getMeeting(ctx: Ctx, input: { id: string }) {
 
 export type CreateMeetingInput = Static<typeof CreateMeetingBody>;
 
-export async function createMeeting(ctx: Ctx, input: CreateMeetingInput) {
+export async function createMeeting(ctx: WriteCtx, input: CreateMeetingInput) {
   checkCreateKeys(input);
   const f = input.fields;
   const { start, end } = checkDates(f.$startDate, f.$endDate, ctx.now);
@@ -135,7 +135,7 @@ async function fullResource(ctx: Ctx, id: string) {
 
 export type UpdateMeetingInput = { id: string } & Static<typeof UpdateMeetingBody>;
 
-export async function updateMeeting(ctx: Ctx, input: UpdateMeetingInput) {
+export async function updateMeeting(ctx: WriteCtx, input: UpdateMeetingInput) {
   checkUpdateKeys(input);
   const row = await repo.findMeeting(ctx.db, ctx.actor.workspaceId, input.id);
   if (!row) throw notFound('meeting', input.id);

@@ -4,10 +4,10 @@
 // duplicate's, with a warning when both were set and differed); rows held by other trash entries
 // are renamed. Returns how many links moved.
 import type { TypeDefinitions } from '../definitions/service.ts';
-import type { Ctx } from '../lib/context.ts';
+import type { WriteCtx } from '../lib/context.ts';
 import * as repo from './repository.ts';
 
-export async function moveLinks(ctx: Ctx, defs: TypeDefinitions, primaryId: string, duplicateId: string, warnings: string[]): Promise<number> {
+export async function moveLinks(ctx: WriteCtx, defs: TypeDefinitions, primaryId: string, duplicateId: string, warnings: string[]): Promise<number> {
   const db = ctx.db;
   let moved = 0;
   // Every row either record holds or is held by, in one round trip; what the moves below change

@@ -1,13 +1,13 @@
 // SQL of merges (docs/merge.md): the merge rows, and the moves of every link of a duplicate onto
 // its primary: relationship rows others hold to it, its own rows, and rows held in the trash.
-import { chunks, deferred, deferredRows, type Executor } from '../db/index.ts';
+import { chunks, deferred, deferredRows, type Executor, type Tx } from '../db/index.ts';
 import { sql } from 'kysely';
 import type { MergesTable } from './tables.ts';
 
 export type MergeRow = MergesTable;
 
 /** Answers nothing the merge needs: goes out with its next read (src/db/pipeline.ts). */
-export async function insertMerge(tx: Executor, row: MergeRow): Promise<void> {
+export async function insertMerge(tx: Tx, row: MergeRow): Promise<void> {
   await deferred(tx, tx.insertInto('merges').values(row));
 }
 
@@ -53,7 +53,7 @@ export interface PairRows {
  * The rows of both records and the rows held to them, read together: the second read goes out
  * with the first (src/db/pipeline.ts), one round trip for both.
  */
-export async function pairRows(db: Executor, ids: readonly [string, string]): Promise<PairRows> {
+export async function pairRows(db: Tx, ids: readonly [string, string]): Promise<PairRows> {
   const own = await deferredRows(
     db,
     db.selectFrom('entity_relationships').selectAll().where('source_id', 'in', ids).orderBy('source_id').orderBy('name').orderBy('position'),
@@ -70,19 +70,19 @@ export async function pairRows(db: Executor, ids: readonly [string, string]): Pr
 const keys = (rows: readonly Pick<Row, 'source_id' | 'name' | 'position'>[]) =>
   sql`(source_id, name, position) in (values ${sql.join(rows.map((r) => sql`(cast(${r.source_id} as text), cast(${r.name} as text), cast(${r.position} as integer))`))})`;
 
-export async function deleteRows(tx: Executor, rows: readonly Pick<Row, 'source_id' | 'name' | 'position'>[]): Promise<void> {
+export async function deleteRows(tx: Tx, rows: readonly Pick<Row, 'source_id' | 'name' | 'position'>[]): Promise<void> {
   for (const part of chunks([...rows], 300)) await deferred(tx, sql`delete from entity_relationships where ${keys(part)}`);
 }
 
-export async function retarget(tx: Executor, rows: readonly Pick<Row, 'source_id' | 'name' | 'position'>[], targetId: string): Promise<void> {
+export async function retarget(tx: Tx, rows: readonly Pick<Row, 'source_id' | 'name' | 'position'>[], targetId: string): Promise<void> {
   for (const part of chunks([...rows], 300)) await deferred(tx, sql`update entity_relationships set target_id = ${targetId} where ${keys(part)}`);
 }
 
-export async function deleteOwnRows(tx: Executor, id: string): Promise<void> {
+export async function deleteOwnRows(tx: Tx, id: string): Promise<void> {
   await deferred(tx, tx.deleteFrom('entity_relationships').where('source_id', '=', id));
 }
 
-export async function insertRows(tx: Executor, rows: readonly Row[]): Promise<void> {
+export async function insertRows(tx: Tx, rows: readonly Row[]): Promise<void> {
   for (const part of chunks([...rows], 1000)) await deferred(tx, tx.insertInto('entity_relationships').values(part));
 }
 
@@ -90,7 +90,7 @@ export async function insertRows(tx: Executor, rows: readonly Row[]): Promise<vo
  * Rows and memberships that other trash entries hold for the duplicate now name the primary; the
  * first two updates go out with the third (src/db/pipeline.ts), one round trip. Returns how many moved.
  */
-export async function repointHeld(tx: Executor, from: string, to: string): Promise<number> {
+export async function repointHeld(tx: Tx, from: string, to: string): Promise<number> {
   const links = [];
   for (const col of ['source_id', 'target_id'] as const)
     links.push(

@@ -2,7 +2,7 @@
 // resolved fields and every link of the duplicate, which goes to the trash marked as merged, all
 // in the caller's one transaction. The merge is recorded (`mrg_…`) with status `done`.
 import { appendEvent, recordFieldChanges } from '../changes/service.ts';
-import type { Ctx } from '../lib/context.ts';
+import type { Ctx, WriteCtx } from '../lib/context.ts';
 import { AppError } from '../lib/errors.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import * as lists from '../lists/repository.ts';
@@ -37,7 +37,7 @@ function live(ctx: Ctx, rows: ReadonlyMap<string, records.RecordRow>, type: Reco
   return row;
 }
 
-export async function mergeRecords(ctx: Ctx, type: RecordType, input: MergeInput): Promise<MergeResult> {
+export async function mergeRecords(ctx: WriteCtx, type: RecordType, input: MergeInput): Promise<MergeResult> {
   const ws = ctx.actor.workspaceId;
   if (input.primaryId === input.duplicateId) throw new AppError('invalid_value', 'primaryId and duplicateId name the same record.', { param: 'duplicateId' });
   // The type's listing is locked first: merges and deletes of the type take turns.

@@ -8,7 +8,18 @@
 // the private channels it is a member of.
 import { sql } from 'kysely';
 import { accessLevel, type Caller, fullText, visible, visibleText } from '../channels/visibility.ts';
-import { chunks, defineRank, lockPartition, rankChange, rankMoveRows, rankPartedPage, type Executor, type PartedRead, type RankKey } from '../db/index.ts';
+import {
+  chunks,
+  defineRank,
+  lockPartition,
+  rankChange,
+  rankMoveRows,
+  rankPartedPage,
+  type Executor,
+  type PartedRead,
+  type RankKey,
+  type Tx,
+} from '../db/index.ts';
 import type { Page } from '../lib/paging.ts';
 import type { MessagesTable } from './tables.ts';
 
@@ -117,7 +128,7 @@ export async function messagesByExternalId(db: Executor, workspaceId: string, ex
 }
 
 /** Call before writing a workspace's messages (docs/pages.md: writers of a partition queue). */
-export async function lockMessages(tx: Executor, workspaceId: string): Promise<void> {
+export async function lockMessages(tx: Tx, workspaceId: string): Promise<void> {
   await lockPartition(tx, MESSAGES, [workspaceId]);
 }
 
@@ -148,12 +159,12 @@ export async function insertMessages(db: Executor, rows: NewMessageRow[]): Promi
 }
 
 /** The workspace's messages in `removed` are gone or changed, those in `added` are new or changed (after lockMessages and the writes). */
-export async function rankMessages(tx: Executor, workspaceId: string, change: { added: StoredMessage[]; removed: StoredMessage[] }): Promise<void> {
+export async function rankMessages(tx: Tx, workspaceId: string, change: { added: StoredMessage[]; removed: StoredMessage[] }): Promise<void> {
   await rankChange(tx, MESSAGES, [workspaceId], { added: change.added.map(rankKey), removed: change.removed.map(rankKey) });
 }
 
 /** A channel became private or stopped being so: its messages move between the shared part and its own (after lockMessages). */
-export async function rankChannelMoved(tx: Executor, workspaceId: string, channelId: string, wasPrivate: boolean): Promise<void> {
+export async function rankChannelMoved(tx: Tx, workspaceId: string, channelId: string, wasPrivate: boolean): Promise<void> {
   const rows = sql`select sent_at as ts, id from messages where channel_id = ${channelId}`;
   await rankMoveRows(tx, MESSAGES, [workspaceId], rows, wasPrivate ? channelId : '', wasPrivate ? '' : channelId);
 }

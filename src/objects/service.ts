@@ -1,7 +1,7 @@
 // Records of custom object types (docs/activities.md §Custom objects) through the one record
 // engine: the slug names the type; an unknown slug, or an id of another type, is not found.
 import { findObjectType, listObjectTypes } from '../definitions/object-types.ts';
-import type { Ctx } from '../lib/context.ts';
+import type { Ctx, WriteCtx } from '../lib/context.ts';
 import { AppError } from '../lib/errors.ts';
 import type { Page } from '../lib/paging.ts';
 import { getDefinitions } from '../records/service.ts';
@@ -34,19 +34,19 @@ export async function getObjectRecord(ctx: Ctx, input: { entitySlug: string; id:
   return getRecord(ctx, { ...input, type: await requireType(ctx, input.entitySlug) });
 }
 
-export async function createObjectRecord(ctx: Ctx, input: WriteInput & { entitySlug: string }) {
+export async function createObjectRecord(ctx: WriteCtx, input: WriteInput & { entitySlug: string }) {
   return createRecord(ctx, { ...input, type: await requireType(ctx, input.entitySlug) });
 }
 
-export async function updateObjectRecord(ctx: Ctx, input: WriteInput & { entitySlug: string; id: string }) {
+export async function updateObjectRecord(ctx: WriteCtx, input: WriteInput & { entitySlug: string; id: string }) {
   return updateRecord(ctx, { ...input, type: await requireType(ctx, input.entitySlug) });
 }
 
-export async function deleteObjectRecord(ctx: Ctx, input: { entitySlug: string; id: string }) {
+export async function deleteObjectRecord(ctx: WriteCtx, input: { entitySlug: string; id: string }) {
   return trashRecord(ctx, await requireType(ctx, input.entitySlug), input);
 }
 
-export async function mergeObjectRecords(ctx: Ctx, input: MergeInput & { entitySlug: string }) {
+export async function mergeObjectRecords(ctx: WriteCtx, input: MergeInput & { entitySlug: string }) {
   return mergeRecords(ctx, await requireType(ctx, input.entitySlug), input);
 }
 

@@ -3,7 +3,7 @@
 // (select fields always have options, multi-valued fields multipleValues: true).
 import type { Static } from '@sinclair/typebox';
 import { findFieldRow, updateField } from '../definitions/repository.ts';
-import type { Ctx } from '../lib/context.ts';
+import type { Ctx, WriteCtx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
 import { writeValueIndex } from './index/repository.ts';
 import { valueRows } from './index/values.ts';
@@ -48,7 +48,7 @@ export async function getDefinitions(ctx: Ctx, input: { type: RecordType }): Pro
  * values stay) or brings it back. Bringing it back indexes its values again, since writes made
  * while it was archived indexed the records without it.
  */
-export async function setArchived(ctx: Ctx, input: { objectType: string; key: string; archived: boolean }): Promise<{ id: string; archived: boolean }> {
+export async function setArchived(ctx: WriteCtx, input: { objectType: string; key: string; archived: boolean }): Promise<{ id: string; archived: boolean }> {
   const ws = ctx.actor.workspaceId;
   const row = await findFieldRow(ctx.db, ws, input.objectType, input.key);
   if (!row) throw new InputError(`${input.objectType} has no custom field "${input.key}"`, 'key');

@@ -25,12 +25,11 @@ export interface ImportState {
   loads: Map<string, { kind: string; load: BulkLoad } | null>;
 }
 
-const states = new WeakMap<ImportContext, ImportState>();
+const STATE = Symbol('records.import');
 
+/** The record kinds' state in this import, kept on its context. */
 export function stateOf(ctx: ImportContext): ImportState {
-  let state = states.get(ctx);
-  if (state === undefined) states.set(ctx, (state = { defs: new Map(), allNew: new Set(), linked: new Set(), loads: new Map() }));
-  return state;
+  return ctx.kept<ImportState>(STATE, () => ({ defs: new Map(), allNew: new Set(), linked: new Set(), loads: new Map() }));
 }
 
 /** Relationship `name` of an item of `kind`, checked: stored on the type, of the type named, within its cardinality. */

@@ -16,6 +16,7 @@ import {
   rankPage,
   type Executor,
   type LockMode,
+  type Tx,
 } from '../db/index.ts';
 import { sql } from 'kysely';
 import { lookupExternalIds } from '../import/repository.ts';
@@ -105,13 +106,13 @@ export async function recordsWithVersion(db: Executor, workspaceId: string, kind
 }
 
 /** Inserts a record and ranks it, the partition locked first so that concurrent creates keep the counts right. */
-export async function insertRecord(tx: Executor, row: RecordRow): Promise<void> {
+export async function insertRecord(tx: Tx, row: RecordRow): Promise<void> {
   await deferred(tx, tx.insertInto('records').values(row));
   await rankInsert(tx, RECORDS, [row.workspace_id, row.kind], [{ ts: row.created_at, id: row.id }]);
 }
 
 /** 'insert' lets creates run side by side (docs/pages.md §Creates that only insert); checks of unique values need 'write'. */
-export function lockRecords(tx: Executor, workspaceId: string, kind: string, mode: LockMode = 'write'): Promise<void> {
+export function lockRecords(tx: Tx, workspaceId: string, kind: string, mode: LockMode = 'write'): Promise<void> {
   return lockPartition(tx, RECORDS, [workspaceId, kind], mode);
 }
 
@@ -243,7 +244,7 @@ export async function findRecordToDelete(tx: Executor, workspaceId: string, kind
  * listing is taken for inserts, where a delete counts as a delta, unless the caller took it for
  * writes (a merge).
  */
-export async function deleteRecord(tx: Executor, row: RecordRow): Promise<void> {
+export async function deleteRecord(tx: Tx, row: RecordRow): Promise<void> {
   await lockRecords(tx, row.workspace_id, row.kind, 'insert');
   await deferred(tx, tx.deleteFrom('records').where('id', '=', row.id));
   await rankDelete(tx, RECORDS, [row.workspace_id, row.kind], [{ ts: row.created_at, id: row.id }]);
@@ -290,7 +291,7 @@ export async function lastPositions(db: Executor, name: string, sourceIds: reado
 }
 
 /** Inserts relationship rows as they are (positions free). */
-export async function insertRelationshipRows(tx: Executor, rows: readonly RelationshipRow[]): Promise<void> {
+export async function insertRelationshipRows(tx: Tx, rows: readonly RelationshipRow[]): Promise<void> {
   // Nothing reads their answer: sent with the next statement awaited (src/db/pipeline.ts).
   for (const part of chunks([...rows], 1000)) await deferred(tx, tx.insertInto('entity_relationships').values(part));
 }
@@ -321,7 +322,7 @@ export async function recordRows(db: Executor, ids: readonly string[]): Promise<
 }
 
 /** Inserts new records and overwrites the fields of existing ones (by workspace, kind and externalId). */
-export async function upsertRecords(db: Executor, rows: RecordRow[]): Promise<void> {
+export async function upsertRecords(db: Tx, rows: RecordRow[]): Promise<void> {
   // 7 values a row: 300 rows stay far below SQLite's and PostgreSQL's parameter limits.
   // Nothing reads them back before the next statement awaited: sent without waiting (src/db/pipeline.ts).
   for (const part of chunks(rows, 300)) {
@@ -338,13 +339,13 @@ export async function upsertRecords(db: Executor, rows: RecordRow[]): Promise<vo
 }
 
 /** Inserts records known to be new (a bulk load's: docs/import.md §Speed) without Kysely's per-value building. */
-export async function insertRecords(db: Executor, rows: RecordRow[]): Promise<void> {
+export async function insertRecords(db: Tx, rows: RecordRow[]): Promise<void> {
   // 7 values a row.
   await insertRows(db, 'records', ['id', 'workspace_id', 'kind', 'external_id', 'fields', 'created_at', 'updated_at'], rows, 1000);
 }
 
 /** Replaces every relationship of the given sources by `rows` (re-imports replace, never merge). */
-export async function replaceRelationships(tx: Executor, sourceIds: string[], rows: RelationshipRow[]): Promise<void> {
+export async function replaceRelationships(tx: Tx, sourceIds: string[], rows: RelationshipRow[]): Promise<void> {
   for (const part of chunks(sourceIds)) await deferred(tx, tx.deleteFrom('entity_relationships').where('source_id', 'in', part));
   // 5 values a row.
   await insertRows(tx, 'entity_relationships', ['source_id', 'name', 'object_type', 'target_id', 'position'], rows, 1000);

@@ -6,7 +6,7 @@
 import { appendEvent, type Changes, recordCreated, recordFieldChanges } from '../changes/service.ts';
 import { SYSTEM_CATALOGUES } from '../definitions/catalogue.ts';
 import type { TypeDefinitions } from '../definitions/service.ts';
-import type { Ctx } from '../lib/context.ts';
+import type { Ctx, WriteCtx } from '../lib/context.ts';
 import { AppError, notFound } from '../lib/errors.ts';
 import { envelope, type Page } from '../lib/paging.ts';
 import { isoNow, newId } from '../lib/ids.ts';
@@ -118,7 +118,7 @@ export function canonical(v: unknown): string {
   return JSON.stringify(v);
 }
 
-export async function createRecord(ctx: Ctx, input: OfType & WriteInput): Promise<RecordResource> {
+export async function createRecord(ctx: WriteCtx, input: OfType & WriteInput): Promise<RecordResource> {
   const { type } = input;
   const defs = await requireDefinitions(ctx, type.objectType);
   const fields = input.fields ?? {};
@@ -163,7 +163,7 @@ export async function createRecord(ctx: Ctx, input: OfType & WriteInput): Promis
   return resource;
 }
 
-export async function updateRecord(ctx: Ctx, input: OfType & WriteInput & { id: string }): Promise<RecordResource> {
+export async function updateRecord(ctx: WriteCtx, input: OfType & WriteInput & { id: string }): Promise<RecordResource> {
   const { type } = input;
   const ws = ctx.actor.workspaceId;
   const row = await repo.findRecord(ctx.db, ws, type.objectType, input.id);

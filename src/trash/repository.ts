@@ -1,7 +1,7 @@
 // SQL of the trash (docs/trash.md): the entries, and the relationship rows and list memberships
 // moved out of the live tables while a record is in the trash.
 import { sql } from 'kysely';
-import { chunks, deferred, lockedAgainstDelete, lockedForUpdate, type Executor } from '../db/index.ts';
+import { chunks, deferred, lockedAgainstDelete, lockedForUpdate, type Executor, type Tx } from '../db/index.ts';
 import type { TrashLinksTable, TrashMembersTable, TrashTable } from './tables.ts';
 
 export type TrashRow = TrashTable;
@@ -10,7 +10,7 @@ export type MemberRow = Omit<TrashMembersTable, 'trash_id'>;
 
 // The writes of an entry and its held rows are sent without waiting (src/db/pipeline.ts): nothing
 // reads their answer, and an error surfaces with the next statement awaited or COMMIT.
-export async function insertTrash(tx: Executor, row: TrashRow): Promise<void> {
+export async function insertTrash(tx: Tx, row: TrashRow): Promise<void> {
   await deferred(tx, tx.insertInto('trash').values(row));
 }
 
@@ -43,7 +43,7 @@ export async function trashedAmong(db: Executor, workspaceId: string, ids: reado
   return out;
 }
 
-export async function deleteTrash(tx: Executor, id: string): Promise<void> {
+export async function deleteTrash(tx: Tx, id: string): Promise<void> {
   await deferred(tx, tx.deleteFrom('trash').where('id', '=', id));
 }
 
@@ -73,7 +73,7 @@ export async function expiredTrash(db: Executor, before: string, limit: number):
  * planned as a scan of the whole table on SQLite once ANALYZE has seen one target held by many
  * rows (an account's contacts), docs/performance.md §Plans that must not depend on statistics.
  */
-export async function takeLinks(tx: Executor, trashId: string, id: string): Promise<void> {
+export async function takeLinks(tx: Tx, trashId: string, id: string): Promise<void> {
   // CROSS JOIN keeps the inverse index outside on SQLite; DISTINCT folds the pairs of a source
   // that holds the record twice under one name.
   await deferred(
@@ -89,7 +89,7 @@ export async function takeLinks(tx: Executor, trashId: string, id: string): Prom
   await deferred(tx, tx.deleteFrom('entity_relationships').where('target_id', '=', id));
 }
 
-export async function holdLinks(tx: Executor, trashId: string, rows: readonly LinkRow[]): Promise<void> {
+export async function holdLinks(tx: Tx, trashId: string, rows: readonly LinkRow[]): Promise<void> {
   for (const part of chunks(
     rows.map((r) => ({ trash_id: trashId, ...r })),
     1000,
@@ -98,7 +98,7 @@ export async function holdLinks(tx: Executor, trashId: string, rows: readonly Li
 }
 
 /** The rows an entry holds, and drops them from it. */
-export async function releaseLinks(tx: Executor, trashId: string): Promise<LinkRow[]> {
+export async function releaseLinks(tx: Tx, trashId: string): Promise<LinkRow[]> {
   const rows = await tx
     .selectFrom('trash_links')
     .select(['source_id', 'name', 'object_type', 'target_id', 'position'])
@@ -108,7 +108,7 @@ export async function releaseLinks(tx: Executor, trashId: string): Promise<LinkR
   return rows;
 }
 
-export async function holdMembers(tx: Executor, trashId: string, rows: readonly MemberRow[]): Promise<void> {
+export async function holdMembers(tx: Tx, trashId: string, rows: readonly MemberRow[]): Promise<void> {
   for (const part of chunks(
     rows.map((r) => ({ trash_id: trashId, ...r })),
     1000,
@@ -116,7 +116,7 @@ export async function holdMembers(tx: Executor, trashId: string, rows: readonly 
     await deferred(tx, tx.insertInto('trash_members').values(part));
 }
 
-export async function releaseMembers(tx: Executor, trashId: string): Promise<MemberRow[]> {
+export async function releaseMembers(tx: Tx, trashId: string): Promise<MemberRow[]> {
   const rows = await tx.selectFrom('trash_members').select(['list_id', 'entity_id', 'added_at']).where('trash_id', '=', trashId).execute();
   if (rows.length > 0) await deferred(tx, tx.deleteFrom('trash_members').where('trash_id', '=', trashId));
   return rows;

@@ -7,7 +7,7 @@ import { eraseChangesOf } from '../changes/repository.ts';
 import { appendEvent } from '../changes/service.ts';
 import { loadDefinitions, type TypeDefinitions } from '../definitions/service.ts';
 import { type Executor, write } from '../db/index.ts';
-import { type Ctx, operatorCtx } from '../lib/context.ts';
+import { type Ctx, operatorCtx, type WriteCtx } from '../lib/context.ts';
 import { AppError, notFound } from '../lib/errors.ts';
 import { isoNow } from '../lib/ids.ts';
 import * as lists from '../lists/repository.ts';
@@ -71,7 +71,7 @@ async function readEnds(ctx: Ctx, id: string, rows: readonly repo.LinkRow[]): Pr
 }
 
 /** Puts back the links an entry held: to live ends as they were, to trashed ends under those ends' entries. */
-async function restoreLinks(ctx: Ctx, id: string, rows: readonly repo.LinkRow[], { kinds, trashed }: Ends): Promise<number> {
+async function restoreLinks(ctx: WriteCtx, id: string, rows: readonly repo.LinkRow[], { kinds, trashed }: Ends): Promise<number> {
   const other = otherEnd(id);
   const back: repo.LinkRow[] = [];
   for (const r of rows) {
@@ -99,7 +99,7 @@ async function restoreLinks(ctx: Ctx, id: string, rows: readonly repo.LinkRow[],
  * for purged lists; the lists read are locked against deletion until the restore commits, as the
  * ends of links are. Returns the live lists it joined.
  */
-async function restoreMemberships(ctx: Ctx, rows: readonly repo.MemberRow[]): Promise<string[]> {
+async function restoreMemberships(ctx: WriteCtx, rows: readonly repo.MemberRow[]): Promise<string[]> {
   if (rows.length === 0) return [];
   const live = await lists.existingLists(
     ctx.db,
@@ -133,7 +133,7 @@ export interface Restored {
  * `followUpFailed`), which the operator's `rolodex trash restore` uses (elsewhere the lock is taken
  * exclusively).
  */
-export async function restore(ctx: Ctx, input: { id: string }): Promise<Restored> {
+export async function restore(ctx: WriteCtx, input: { id: string }): Promise<Restored> {
   const entry = await repo.findTrashLocked(ctx.db, ctx.actor.workspaceId, input.id);
   if (!entry) throw notFound('trashed record', input.id);
   if (entry.merged_into !== null)
@@ -190,7 +190,7 @@ export interface Purged {
 }
 
 /** Erases one entry and every row still naming its record; adds what it removed to `into`. */
-async function purgeEntry(ctx: Ctx, entry: repo.TrashRow, into: Purged): Promise<void> {
+async function purgeEntry(ctx: WriteCtx, entry: repo.TrashRow, into: Purged): Promise<void> {
   const payload = JSON.parse(entry.payload) as TrashPayload;
   const held = await repo.eraseHeld(ctx.db, entry.id);
   into.records++;
@@ -206,7 +206,7 @@ async function purgeEntry(ctx: Ctx, entry: repo.TrashRow, into: Purged): Promise
 }
 
 /** Purges the named entries, or every entry deleted more than `olderThanMs` ago (all when 0). */
-export async function purge(ctx: Ctx, input: { ids?: readonly string[]; olderThanMs?: number }): Promise<Purged> {
+export async function purge(ctx: WriteCtx, input: { ids?: readonly string[]; olderThanMs?: number }): Promise<Purged> {
   const out: Purged = { records: 0, values: 0, valueIndexRows: 0, relationships: 0, listMemberships: 0, storedResponses: 0, events: 0, historyRows: 0 };
   const entries: repo.TrashRow[] = [];
   if (input.ids && input.ids.length > 0) {

@@ -5,7 +5,7 @@
 // answers it again. Each function runs inside the caller's one transaction (ctx.db).
 import { appendEvent } from '../changes/service.ts';
 import type { TypeDefinitions } from '../definitions/service.ts';
-import type { Ctx } from '../lib/context.ts';
+import type { Ctx, WriteCtx } from '../lib/context.ts';
 import { notFound } from '../lib/errors.ts';
 import { foldText } from '../lib/fold.ts';
 import { isoNow } from '../lib/ids.ts';
@@ -29,7 +29,7 @@ export interface TrashPayload {
   list?: lists.ListRow;
 }
 
-async function insertEntry(ctx: Ctx, id: string, objectType: string, resource: unknown, payload: TrashPayload, mergedInto: string | null = null) {
+async function insertEntry(ctx: WriteCtx, id: string, objectType: string, resource: unknown, payload: TrashPayload, mergedInto: string | null = null) {
   await repo.insertTrash(ctx.db, {
     id,
     workspace_id: ctx.actor.workspaceId,
@@ -55,7 +55,12 @@ async function again(ctx: Ctx, objectType: string, id: string): Promise<repo.Tra
  * merge read) after moving the links it keeps and every membership, so none is left to take.
  * Returns the lists the record left.
  */
-export async function takeRecord(ctx: Ctx, row: records.RecordRow, resource: unknown, merged?: { into: string; defs: TypeDefinitions }): Promise<string[]> {
+export async function takeRecord(
+  ctx: WriteCtx,
+  row: records.RecordRow,
+  resource: unknown,
+  merged?: { into: string; defs: TypeDefinitions },
+): Promise<string[]> {
   const defs = merged?.defs ?? (await requireDefinitions(ctx, row.kind));
   const indexRows = valueRows(row.workspace_id, defs, row.id, JSON.parse(row.fields) as Record<string, unknown>).length;
   await writeValueIndex(ctx.db, defs, [row.id], []);
@@ -67,7 +72,7 @@ export async function takeRecord(ctx: Ctx, row: records.RecordRow, resource: unk
   return memberships.map((m) => m.list_id);
 }
 
-export async function trashRecord(ctx: Ctx, type: RecordType, input: { id: string }): Promise<RecordResource> {
+export async function trashRecord(ctx: WriteCtx, type: RecordType, input: { id: string }): Promise<RecordResource> {
   // The type's listing is taken for inserts, so deletes and creates of the type run side by side;
   // the record's own row lock makes two deletes of it take turns (findRecordToDelete).
   await records.lockRecords(ctx.db, ctx.actor.workspaceId, type.objectType, 'insert');
@@ -103,7 +108,7 @@ async function meetingFor(ctx: Ctx, full: Meeting, participants: readonly string
   };
 }
 
-export async function trashMeeting(ctx: Ctx, input: { id: string }): Promise<Meeting> {
+export async function trashMeeting(ctx: WriteCtx, input: { id: string }): Promise<Meeting> {
   await meetings.lockMeetings(ctx.db, ctx.actor.workspaceId);
   const row = await meetings.findMeeting(ctx.db, ctx.actor.workspaceId, input.id);
   if (!row) {
@@ -120,7 +125,7 @@ export async function trashMeeting(ctx: Ctx, input: { id: string }): Promise<Mee
   return meetingFor(ctx, full, participants);
 }
 
-export async function trashList(ctx: Ctx, input: { id: string }): Promise<ReturnType<typeof listResource>> {
+export async function trashList(ctx: WriteCtx, input: { id: string }): Promise<ReturnType<typeof listResource>> {
   await lists.lockLists(ctx.db, ctx.actor.workspaceId);
   // Locked before its members are read: a restore that put members into it has committed.
   const row = await lists.findListToDelete(ctx.db, ctx.actor.workspaceId, input.id);

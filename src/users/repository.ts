@@ -2,7 +2,7 @@
 // first (docs/pages.md), both kept by insertUser (users are never deleted), so that a page of
 // members at any offset, and its totalCount, cost what the first does.
 import { sql } from 'kysely';
-import { chunks, defineRank, isUniqueViolation, lockPartition, rankInsert, rankPage, type Executor, write } from '../db/index.ts';
+import { chunks, defineRank, isUniqueViolation, lockPartition, rankInsert, rankPage, inWrite, type Executor } from '../db/index.ts';
 import { lookupExternalIds } from '../import/repository.ts';
 import type { Page } from '../lib/paging.ts';
 import type { UsersTable } from './tables.ts';
@@ -12,15 +12,10 @@ export type UserRow = UsersTable;
 /** A workspace's users, newest first. */
 export const USERS = defineRank({ name: 'users', table: 'users', by: ['workspace_id'], ts: 'created_at', id: 'id' });
 
-/** Runs fn in the caller's transaction, or in one of its own. */
-function atomically<T>(db: Executor, fn: (tx: Executor) => Promise<T>): Promise<T> {
-  return db.isTransaction ? fn(db) : write(db, fn);
-}
-
 /** False when the workspace has a user with this email already. */
 export async function insertUser(db: Executor, row: UserRow): Promise<boolean> {
   try {
-    await atomically(db, async (tx) => {
+    await inWrite(db, async (tx) => {
       await lockPartition(tx, USERS, [row.workspace_id]);
       await tx.insertInto('users').values(row).execute();
       await rankInsert(tx, USERS, [row.workspace_id], [{ ts: row.created_at, id: row.id }]);

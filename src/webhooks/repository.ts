@@ -4,7 +4,7 @@
 // time is the database's clock. A row is claimable only when no earlier event of the same object
 // waits for the same subscription, so each object's events arrive in order.
 import { sql } from 'kysely';
-import { chunks, claimable, deferredInsertRows, signalAfterCommit, timeFromNow, type Executor, write } from '../db/index.ts';
+import { chunks, claimable, deferredInsertRows, signalAfterCommit, timeFromNow, type Executor, write, type Tx } from '../db/index.ts';
 import type { WebhookDeliveriesTable, WebhookSubscriptionsTable } from './tables.ts';
 
 export type SubscriptionRow = WebhookSubscriptionsTable;
@@ -18,7 +18,7 @@ export const QUEUED = 'webhooks';
  * subscription that takes its type; once the transaction commits, if any was queued, wakes the
  * dispatchers of every process sharing the database.
  */
-export async function fanOut(tx: Executor, eventIds: string | readonly string[], onlySubscription?: string): Promise<void> {
+export async function fanOut(tx: Tx, eventIds: string | readonly string[], onlySubscription?: string): Promise<void> {
   const ids = typeof eventIds === 'string' ? [eventIds] : eventIds;
   if (ids.length === 0) return;
   const queued = await deferredInsertRows(

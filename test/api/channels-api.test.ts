@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { changeMembers, setVisibility } from '../../src/channels/service.ts';
+import { write } from '../../src/db/write.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
 import { call, eachDialect, keyFor, seedWorkspace, type TestApp } from '../helpers/app.ts';
 import { expectedAccess, importObjects, message, seedPeople, type Caller } from '../helpers/messages.ts';
@@ -125,7 +126,7 @@ await eachDialect('channels API', (ctx) => {
     const s = await seed(t);
     const [alice, bob, , wsKey] = s.callers as [Caller, Caller, Caller, Caller];
     const id = s.ids['c-private-u-alice'] as string;
-    const ops = operatorCtx(t.deps.db.kysely, s.workspaceId);
+    const db = t.deps.db.kysely;
     const sees = async () =>
       Promise.all(
         [alice, bob, wsKey].map(async (c) => {
@@ -136,9 +137,9 @@ await eachDialect('channels API', (ctx) => {
         }),
       );
     assert.deepEqual(await sees(), [true, false, false]);
-    await changeMembers(ops, { channel: 'c-private-u-alice', add: ['u-bob'], remove: ['u-alice'] });
+    await write(db, (tx) => changeMembers(operatorCtx(tx, s.workspaceId), { channel: 'c-private-u-alice', add: ['u-bob'], remove: ['u-alice'] }));
     assert.deepEqual(await sees(), [false, true, false]);
-    await setVisibility(ops, { channel: 'c-private-u-alice', visibility: 'restricted' });
+    await write(db, (tx) => setVisibility(operatorCtx(tx, s.workspaceId), { channel: 'c-private-u-alice', visibility: 'restricted' }));
     assert.deepEqual(await sees(), [true, true, true]);
   });
 

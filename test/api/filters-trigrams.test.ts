@@ -3,8 +3,9 @@
 // found from the old values (there is no index by record), and `contains` answers from them.
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
-import { sql } from 'kysely';
-import type { Executor } from '../../src/db/types.ts';
+import { type Kysely, sql } from 'kysely';
+import type { Database, Executor } from '../../src/db/types.ts';
+import { write } from '../../src/db/write.ts';
 import { addField, loadDefinitions, type TypeDefinitions } from '../../src/definitions/service.ts';
 import { trigramRows } from '../../src/records/index/repository.ts';
 import { filteredPage, parseFilters } from '../../src/records/filter/service.ts';
@@ -52,7 +53,7 @@ test('addTrigramKeys gives the keys of trigrams() through trigramKey, each once,
 });
 
 await eachDialect('trigram postings', (ctx) => {
-  let c: Ctx;
+  let c: Ctx<Kysely<Database>>;
   let defs: TypeDefinitions;
   const at = '2026-02-01T00:00:00.000Z';
   before(async () => {
@@ -75,7 +76,7 @@ await eachDialect('trigram postings', (ctx) => {
 
     // One address kept, one replaced, the phone removed: postings of both shared and lost trigrams.
     const second = { $email: ['ann@acme.test', 'zed@work.example'] };
-    await writeValueIndex(c.db, defs, ['con_t1'], valueRows(c.actor.workspaceId, defs, 'con_t1', second));
+    await write(c.db, (tx) => writeValueIndex(tx, defs, ['con_t1'], valueRows(c.actor.workspaceId, defs, 'con_t1', second)));
     assert.deepEqual(await stored(c.db, 'con_t1'), expected('con_t1', second));
     assert.deepEqual(await find({ '$email[contains]': 'home.t' }), []);
     assert.deepEqual(await find({ '$email[contains]': 'work.ex' }), ['con_t1']);
@@ -85,7 +86,7 @@ await eachDialect('trigram postings', (ctx) => {
     assert.deepEqual(await stored(c.db, 'con_t2'), expected('con_t2', { $email: ['bo@acme.test'] }));
 
     // Every value removed: no posting left.
-    await writeValueIndex(c.db, defs, ['con_t1'], []);
+    await write(c.db, (tx) => writeValueIndex(tx, defs, ['con_t1'], []));
     assert.deepEqual(await stored(c.db, 'con_t1'), []);
     assert.deepEqual(await find({ '$email[contains]': 'acme.t' }), ['con_t2']);
   });

@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import { changeMembers, setVisibility } from '../../src/channels/service.ts';
 import { call, eachDialect } from '../helpers/app.ts';
 import { type Caller, expectedAccess, importObjects, message, seedPeople } from '../helpers/messages.ts';
+import { write } from '../../src/db/write.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
 
 const VISIBILITIES = ['public', 'restricted', 'private'];
@@ -126,13 +127,13 @@ await eachDialect('messages visibility', (ctx) => {
       return access;
     };
     assert.deepEqual([await state(alice), await state(bob), await state(wsKey)], ['FULL', null, null]);
-    await setVisibility(operatorCtx(db, workspaceId), { channel: 'c', visibility: 'restricted' });
+    await write(db, (tx) => setVisibility(operatorCtx(tx, workspaceId), { channel: 'c', visibility: 'restricted' }));
     assert.deepEqual([await state(alice), await state(bob), await state(wsKey)], ['FULL', 'METADATA', 'METADATA']);
-    await changeMembers(operatorCtx(db, workspaceId), { channel: 'c', add: ['u-bob'], remove: ['u-alice'] });
+    await write(db, (tx) => changeMembers(operatorCtx(tx, workspaceId), { channel: 'c', add: ['u-bob'], remove: ['u-alice'] }));
     assert.deepEqual([await state(alice), await state(bob), await state(wsKey)], ['METADATA', 'FULL', 'METADATA']);
-    await setVisibility(operatorCtx(db, workspaceId), { channel: 'c', visibility: 'public' });
+    await write(db, (tx) => setVisibility(operatorCtx(tx, workspaceId), { channel: 'c', visibility: 'public' }));
     assert.deepEqual([await state(alice), await state(bob), await state(wsKey)], ['FULL', 'FULL', 'FULL']);
-    await setVisibility(operatorCtx(db, workspaceId), { channel: 'c', visibility: 'private' });
+    await write(db, (tx) => setVisibility(operatorCtx(tx, workspaceId), { channel: 'c', visibility: 'private' }));
     assert.deepEqual([await state(alice), await state(bob), await state(wsKey)], [null, 'FULL', null]);
   });
 

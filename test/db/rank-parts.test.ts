@@ -19,7 +19,7 @@ import {
   rankRebuild,
   setRankSizes,
 } from '../../src/db/rank/index.ts';
-import type { Executor } from '../../src/db/types.ts';
+import type { Executor, Tx } from '../../src/db/types.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
 import { checkEntries, checkParts, noteBucketChanges, untilEverySeen } from '../helpers/rank.ts';
 import { write } from '../../src/db/write.ts';
@@ -57,7 +57,7 @@ type Row = { ts: string; id: string; vis: string; ch: string };
 
 const key = (r: Row): RankKey => ({ ts: r.ts, id: r.id, part: r.vis === 'p' ? r.ch : '' });
 
-async function apply(tx: Executor, grp: string, o: Op, step: number): Promise<void> {
+async function apply(tx: Tx, grp: string, o: Op, step: number): Promise<void> {
   await lockPartition(tx, SET, [grp]);
   const vis = async (ch: string) =>
     (await sql<{ vis: string }>`select vis from rank_part_channels where grp = ${grp} and ch = ${ch}`.execute(tx)).rows[0]?.vis ?? 's';

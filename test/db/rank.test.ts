@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import { defineRank, lockPartition, rankDelete, rankInsert, rankPage, rankRebuild, setRankSizes } from '../../src/db/rank/index.ts';
-import type { Executor } from '../../src/db/types.ts';
+import type { Tx } from '../../src/db/types.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
 import { checkEntries, checkPages, naivePage, noteBucketChanges, untilEverySeen } from '../helpers/rank.ts';
 import { write } from '../../src/db/write.ts';
@@ -30,7 +30,7 @@ const op = fc.oneof(
 );
 type Op = typeof op extends fc.Arbitrary<infer T> ? T : never;
 
-async function apply(tx: Executor, grp: string, o: Op, step: number): Promise<void> {
+async function apply(tx: Tx, grp: string, o: Op, step: number): Promise<void> {
   await lockPartition(tx, SET, [grp]);
   if (o.type === 'rebuild') return rankRebuild(tx, SET, [grp]);
   if (o.type === 'remove' || o.type === 'clear') {

@@ -7,9 +7,9 @@
 // other side waits for the open transaction, which is the same guarantee.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { type Kysely, type Transaction, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { write } from '../../src/db/write.ts';
-import type { Database } from '../../src/db/types.ts';
+import type { Database, Tx } from '../../src/db/types.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
 import { RECORD_TYPES } from '../../src/records/service.ts';
 import { purge, restore } from '../../src/trash/restore.ts';
@@ -25,7 +25,7 @@ function restoreAs(db: Kysely<Database>, workspaceId: string, id: string) {
  * Runs `open` in a transaction, then starts `beside` and lets it run until it answers or, on
  * PostgreSQL, waits for that transaction; then commits. Returns `beside`'s outcome.
  */
-async function holdOpen<T>(t: TestApp, open: (tx: Transaction<Database>) => Promise<unknown>, beside: () => Promise<T>): Promise<T> {
+async function holdOpen<T>(t: TestApp, open: (tx: Tx) => Promise<unknown>, beside: () => Promise<T>): Promise<T> {
   const db = t.deps.db.kysely;
   let running: Promise<T> | undefined;
   await write(

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { isUniqueViolation, openDb } from '../../src/db/database.ts';
-import { deferred, deferredRows } from '../../src/db/pipeline.ts';
+import { deferred, deferredOn, deferredRows } from '../../src/db/pipeline.ts';
 import { THREAD_QUEUE } from '../../src/db/sqlite/writer.ts';
 import type { Db } from '../../src/db/types.ts';
 import { write } from '../../src/db/write.ts';
@@ -82,6 +82,6 @@ describe('the SQLite writer thread', () => {
   });
 
   test('outside a transaction a deferred statement is awaited, and its error is its own', async () => {
-    await assert.rejects(deferred(db.kysely, sql`insert into t (k, v) values (4000, 'twice')`), (err: unknown) => isUniqueViolation(err));
+    await assert.rejects(deferredOn(db.kysely, sql`insert into t (k, v) values (4000, 'twice')`), (err: unknown) => isUniqueViolation(err));
   });
 });

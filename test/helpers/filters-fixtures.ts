@@ -2,6 +2,7 @@
 // ranked set, value index, trigram index), and a full-scan oracle of the filter rules
 // (docs/filtering.md) to compare the module's answers with.
 import type { Executor } from '../../src/db/types.ts';
+import { inWrite } from '../../src/db/write.ts';
 import { rankInsert } from '../../src/db/rank/index.ts';
 import type { TypeDefinitions } from '../../src/definitions/service.ts';
 import { foldText } from '../../src/lib/fold.ts';
@@ -17,29 +18,32 @@ export interface Written {
   rels: Map<string, string[]>;
 }
 
+/** Writes the record in `db`'s transaction, or in one of its own on a handle. */
 export async function writeRecord(
   db: Executor,
   defs: TypeDefinitions,
   ws: string,
   r: { id: string; createdAt: string; values: Record<string, unknown>; rels?: Record<string, string[]> },
 ): Promise<Written> {
-  const kind = defs.objectType as RecordKind;
-  await db
-    .insertInto('records')
-    .values({ id: r.id, workspace_id: ws, kind, external_id: null, fields: JSON.stringify(r.values), created_at: r.createdAt, updated_at: r.createdAt })
-    .execute();
-  await rankInsert(db, RECORDS, [ws, kind], [{ ts: r.createdAt, id: r.id }]);
-  const rows = valueRows(ws, defs, r.id, r.values);
-  await writeValueIndex(db, defs, [r.id], rows);
-  const rels = new Map(Object.entries(r.rels ?? {}));
-  for (const [name, targets] of rels) {
-    const objectType = defs.relationships.get(name)!.objectType;
-    await db
-      .insertInto('entity_relationships')
-      .values(targets.map((target_id, position) => ({ source_id: r.id, name, object_type: objectType, target_id, position })))
+  return inWrite(db, async (tx) => {
+    const kind = defs.objectType as RecordKind;
+    await tx
+      .insertInto('records')
+      .values({ id: r.id, workspace_id: ws, kind, external_id: null, fields: JSON.stringify(r.values), created_at: r.createdAt, updated_at: r.createdAt })
       .execute();
-  }
-  return { id: r.id, createdAt: r.createdAt, rows, rels };
+    await rankInsert(tx, RECORDS, [ws, kind], [{ ts: r.createdAt, id: r.id }]);
+    const rows = valueRows(ws, defs, r.id, r.values);
+    await writeValueIndex(tx, defs, [r.id], rows);
+    const rels = new Map(Object.entries(r.rels ?? {}));
+    for (const [name, targets] of rels) {
+      const objectType = defs.relationships.get(name)!.objectType;
+      await tx
+        .insertInto('entity_relationships')
+        .values(targets.map((target_id, position) => ({ source_id: r.id, name, object_type: objectType, target_id, position })))
+        .execute();
+    }
+    return { id: r.id, createdAt: r.createdAt, rows, rels };
+  });
 }
 
 export type Op = 'equal' | 'greaterThan' | 'greaterThanOrEqual' | 'lessThan' | 'lessThanOrEqual' | 'startsWith' | 'contains';

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { Tx } from '../types.ts';
 import type { FieldDef, TypeDefinitions } from '../../definitions/service.ts';
 import { buildDefinitions } from '../../definitions/service.ts';
 import { operatorCtx } from '../../lib/context.ts';
@@ -75,8 +76,10 @@ async function migrateType(db: Kysely<any>, workspaceId: string, defs: TypeDefin
         .execute();
     if (changed.length > 0) {
       const index = changed.flatMap((r) => valueRows(workspaceId, defs, r.id, r.values));
+      // The migrator's transaction carries none of write()'s state (src/db/write.ts); the layer
+      // refuses to read it there, as for any transaction write() did not open.
       await writeValueIndex(
-        db,
+        db as unknown as Tx,
         defs,
         changed.map((r) => r.id),
         index,

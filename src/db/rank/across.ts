@@ -8,7 +8,7 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { deferred, deferredRows } from '../pipeline.ts';
 import { afterCommit } from '../write.ts';
-import type { Database, Executor } from '../types.ts';
+import type { Database, Tx } from '../types.ts';
 import { isPostgres } from '../dialect.ts';
 import { heldMode, lockPartition } from './lock.ts';
 import { LEVELS, type RankDef, type RankKey, rankSizes, partitionKey } from './def.ts';
@@ -38,7 +38,7 @@ type ScopedEntry = Entry & { scope: string };
  * every partition is locked (in the order given) before its counts move, and every count moves
  * before any leaf is split or merged.
  */
-export async function rankChangeAcross(tx: Executor, def: RankDef, changes: readonly PartitionChange[]): Promise<void> {
+export async function rankChangeAcross(tx: Tx, def: RankDef, changes: readonly PartitionChange[]): Promise<void> {
   const together: PartitionChange[] = [];
   for (const c of changes) {
     const [added, removed] = [c.added ?? [], c.removed ?? []];
@@ -108,7 +108,7 @@ function countUpdate(level: number, keys: readonly Signed[]): RawBuilder<ScopedE
  * hold the leaves' new counts, read after COMMIT; each partition with a leaf out of bounds is then
  * checked in a transaction of its own under its lock. Elsewhere undefined.
  */
-function laterChecks(tx: Executor, def: RankDef, values: ReadonlyMap<string, readonly string[]>): { readonly rows?: ScopedEntry[] }[] | undefined {
+function laterChecks(tx: Tx, def: RankDef, values: ReadonlyMap<string, readonly string[]>): { readonly rows?: ScopedEntry[] }[] | undefined {
   const counts: { readonly rows?: ScopedEntry[] }[] = [];
   const registered = afterCommit(tx, async (db: Kysely<Database>) => {
     const touched = new Map<string, ScopedEntry>();

@@ -12,7 +12,7 @@ import { deferred, deferredRows, markGroupable } from '../pipeline.ts';
 import { afterCommit, write } from '../write.ts';
 import { growStatements } from './grow.ts';
 import { Builder, type Stmt } from './sql.ts';
-import type { Database, Executor } from '../types.ts';
+import type { Database, Tx } from '../types.ts';
 import { heldMode, lockPartition } from './lock.ts';
 import { LEVELS, type RankDef, type RankKey, rankSizes, partitionKey } from './def.ts';
 import { type Entry, rankChange, rankCheckLeaves } from './write.ts';
@@ -132,7 +132,7 @@ function appendQuery(scope: string, keys: readonly RankKey[], sign: 1 | -1): Com
 }
 
 /** The keys were inserted in this transaction (rows that were not there before). */
-export async function rankInsert(tx: Executor, def: RankDef, values: readonly string[], keys: readonly RankKey[]): Promise<void> {
+export async function rankInsert(tx: Tx, def: RankDef, values: readonly string[], keys: readonly RankKey[]): Promise<void> {
   if (keys.length === 0) return;
   if (heldMode(tx, partitionKey(def, values)) !== 'insert') return rankChange(tx, def, values, { added: keys });
   await countDeltas(tx, def, values, keys, 1);
@@ -144,7 +144,7 @@ export async function rankInsert(tx: Executor, def: RankDef, values: readonly st
  * entry holding a deleted row is found by its key as it would be for an insert, and no entry moves
  * while the lock is shared, so the row's entry is still the one that holds it.
  */
-export async function rankDelete(tx: Executor, def: RankDef, values: readonly string[], keys: readonly RankKey[]): Promise<void> {
+export async function rankDelete(tx: Tx, def: RankDef, values: readonly string[], keys: readonly RankKey[]): Promise<void> {
   if (keys.length === 0) return;
   if (heldMode(tx, partitionKey(def, values)) !== 'insert') return rankChange(tx, def, values, { removed: keys });
   await countDeltas(tx, def, values, keys, -1);
@@ -166,7 +166,7 @@ function countWritten(scope: string, keys: number): boolean {
   return true;
 }
 
-async function countDeltas(tx: Executor, def: RankDef, values: readonly string[], keys: readonly RankKey[], sign: 1 | -1): Promise<void> {
+async function countDeltas(tx: Tx, def: RankDef, values: readonly string[], keys: readonly RankKey[], sign: 1 | -1): Promise<void> {
   const scope = partitionKey(def, values);
   const leaves: { readonly rows?: Leaf[] }[] = [];
   for (let i = 0; i < keys.length; i += CHUNK) leaves.push(await deferredRows(tx, appendQuery(scope, keys.slice(i, i + CHUNK), sign)));

@@ -1,7 +1,7 @@
 // Counting a ranked partition from its rows (docs/pages.md): after a bulk load (rankRebuild) and in
 // migrations (rankRebuildAll), and the cutting of children into pieces that splits share.
 import { type RawBuilder, sql } from 'kysely';
-import { deferred } from '../pipeline.ts';
+import { deferredOn } from '../pipeline.ts';
 import type { Executor } from '../types.ts';
 import { isPostgres } from '../dialect.ts';
 import { LEVELS, type RankDef, rankSizes, partitionKey } from './def.ts';
@@ -53,7 +53,7 @@ export async function build(db: Executor, def: RankDef, values?: readonly string
     from ${sql.table(def.table)} t where ${partitionRows(def, values)}`;
   if (values) await buildLeaves(db, def, values, leaf.target);
   else {
-    await deferred(
+    await deferredOn(
       db,
       sql`${pieces(rows(false), leaf.target)}
         insert into rank_buckets (scope, level, lo_ts, lo_id, n)
@@ -61,7 +61,7 @@ export async function build(db: Executor, def: RankDef, values?: readonly string
     );
   }
   for (let level = 1; level < LEVELS; level++) {
-    await deferred(
+    await deferredOn(
       db,
       sql`${pieces(sql`select scope, lo_ts as ts, lo_id as id, n as w from rank_buckets where level = ${int(level - 1)} and ${own}`, fanout.target)}
         insert into rank_buckets (scope, level, lo_ts, lo_id, n)
@@ -83,7 +83,7 @@ export async function build(db: Executor, def: RankDef, values?: readonly string
 async function buildLeaves(db: Executor, def: RankDef, values: readonly string[], target: number): Promise<void> {
   const from = sql`from ${sql.table(def.table)} t where ${partitionRows(def, values)}`;
   const [ts, id] = [col('t', def.ts), col('t', def.id)];
-  await deferred(
+  await deferredOn(
     db,
     sql`with k as materialized (select count(*) as cnt ${from}),
       r as (select ${ts} as ts, ${id} as id, row_number() over (order by ${ts}, ${id}) - 1 as rn ${from}),

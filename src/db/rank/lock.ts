@@ -12,7 +12,7 @@
 import { createHash } from 'node:crypto';
 import { CompiledQuery, sql } from 'kysely';
 import { deferred, markGroupable } from '../pipeline.ts';
-import type { Executor, LockMode } from '../types.ts';
+import type { LockMode, Tx } from '../types.ts';
 import { runsFollowUps, txState } from '../write.ts';
 import { isPostgres } from '../dialect.ts';
 import { type RankDef, partitionKey } from './def.ts';
@@ -20,7 +20,7 @@ import { type RankDef, partitionKey } from './def.ts';
 export type { LockMode };
 
 /** The mode in which `tx` holds the partition, if it took it. */
-export function heldMode(tx: Executor, scope: string): LockMode | undefined {
+export function heldMode(tx: Tx, scope: string): LockMode | undefined {
   return txState(tx)?.held.get(scope);
 }
 
@@ -31,7 +31,7 @@ export function heldMode(tx: Executor, scope: string): LockMode | undefined {
  * declare `appends`, and in a write that runs no follow-ups (src/db/write.ts), where no upkeep can
  * follow the commit.
  */
-export async function lockPartition(tx: Executor, def: RankDef, values: readonly string[], mode: LockMode = 'write'): Promise<void> {
+export async function lockPartition(tx: Tx, def: RankDef, values: readonly string[], mode: LockMode = 'write'): Promise<void> {
   if (!isPostgres(tx)) return;
   const scope = partitionKey(def, values);
   // Only a transaction holds the lock (until it ends), and keeps what it holds in its state.

@@ -3,7 +3,7 @@
 // see only some parts counts only those. Rows of rank_parts with n = 0 are removed, so an entry
 // has a row per part it holds, and a reader reads only the rows of its own parts.
 import { type RawBuilder, sql } from 'kysely';
-import type { Executor } from '../types.ts';
+import type { Executor, Tx } from '../types.ts';
 import { partOf, type RankDef } from './def.ts';
 
 export interface PartDelta {
@@ -18,7 +18,7 @@ const text = (v: string) => sql`cast(${v} as text)`;
 const CHUNK = 300;
 
 /** Moves the counts of (entry, part) by d; the rows that reach 0 are removed. */
-export async function addParts(tx: Executor, scope: string, level: number, deltas: readonly PartDelta[]): Promise<void> {
+export async function addParts(tx: Tx, scope: string, level: number, deltas: readonly PartDelta[]): Promise<void> {
   const moved = deltas.filter((x) => x.d !== 0);
   for (let i = 0; i < moved.length; i += CHUNK) {
     const part = moved.slice(i, i + CHUNK);
@@ -35,7 +35,7 @@ export async function addParts(tx: Executor, scope: string, level: number, delta
 }
 
 /** The entry `from` is gone from its level: `into` (the entry below it) takes over its parts. */
-export async function mergeParts(tx: Executor, scope: string, level: number, from: { lo_ts: string; lo_id: string }, into: { lo_ts: string; lo_id: string }) {
+export async function mergeParts(tx: Tx, scope: string, level: number, from: { lo_ts: string; lo_id: string }, into: { lo_ts: string; lo_id: string }) {
   const own = sql`scope = ${scope} and level = ${int(level)} and lo_ts = ${from.lo_ts} and lo_id = ${from.lo_id}`;
   await sql`insert into rank_parts (scope, level, lo_ts, lo_id, part, n) select scope, level, ${text(into.lo_ts)}, ${text(into.lo_id)}, part, n
     from rank_parts where ${own} on conflict (scope, level, lo_ts, lo_id, part) do update set n = rank_parts.n + excluded.n`.execute(tx);
@@ -43,7 +43,7 @@ export async function mergeParts(tx: Executor, scope: string, level: number, fro
 }
 
 /** Counts the parts of entry `e` again from `children` (partition, ts, id, part, w): its rows or the entries below. */
-export async function recountParts(tx: Executor, scope: string, level: number, e: { lo_ts: string; lo_id: string }, children: RawBuilder<unknown>) {
+export async function recountParts(tx: Tx, scope: string, level: number, e: { lo_ts: string; lo_id: string }, children: RawBuilder<unknown>) {
   await sql`delete from rank_parts where scope = ${scope} and level = ${int(level)} and lo_ts = ${e.lo_ts} and lo_id = ${e.lo_id}`.execute(tx);
   await sql`insert into rank_parts (scope, level, lo_ts, lo_id, part, n)
     select ${scope}, ${int(level)}, ${text(e.lo_ts)}, ${text(e.lo_id)}, part, sum(w) from (${children}) x group by part`.execute(tx);

@@ -13,7 +13,7 @@ import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { deferred, deferredRows } from '../pipeline.ts';
 import { afterCommit, write } from '../write.ts';
 import { lockPartition } from './lock.ts';
-import type { Database, Executor } from '../types.ts';
+import type { Database, Tx } from '../types.ts';
 import { isPostgres } from '../dialect.ts';
 import { LEVELS, type RankDef, type RankKey, rankSizes, partitionKey } from './def.ts';
 import { addParts, mergeParts, perEntry, recountParts, rowPart } from './parts.ts';
@@ -33,7 +33,7 @@ const CHUNK = 400;
  * moves before any entry is split or merged, since those read the rows as they are now.
  */
 export async function rankChange(
-  tx: Executor,
+  tx: Tx,
   def: RankDef,
   values: readonly string[],
   change: { added?: readonly RankKey[]; removed?: readonly RankKey[] },
@@ -78,7 +78,7 @@ export const outOfBounds = (e: Entry) => e.n > rankSizes().leaf.max || (e.n < ra
  * own (check re-reads it: another writer may have fixed it meanwhile). Until then the leaf is only
  * larger or smaller than its bounds, its count exact. Elsewhere undefined.
  */
-function laterCheck(tx: Executor, def: RankDef, values: readonly string[]): { readonly rows?: Entry[] }[] | undefined {
+function laterCheck(tx: Tx, def: RankDef, values: readonly string[]): { readonly rows?: Entry[] }[] | undefined {
   const counts: { readonly rows?: Entry[] }[] = [];
   const registered = afterCommit(tx, async (db) => {
     const touched = new Map<string, Entry>();
@@ -109,12 +109,7 @@ export async function rankCheckLeaves(
 }
 
 /** Splits or merges each of `leaves` that is out of bounds, in `tx`, which holds the partition's exclusive lock. */
-export async function rankCheckLeavesIn(
-  tx: Executor,
-  def: RankDef,
-  values: readonly string[],
-  leaves: readonly { lo_ts: string; lo_id: string }[],
-): Promise<void> {
+export async function rankCheckLeavesIn(tx: Tx, def: RankDef, values: readonly string[], leaves: readonly { lo_ts: string; lo_id: string }[]): Promise<void> {
   const s = new Partition(tx, def, values);
   for (const e of leaves) await s.check(0, e);
 }
@@ -124,7 +119,7 @@ export async function rankCheckLeavesIn(
  * (`rows` selects their keys as ts, id): only the counts per part change, entry by entry, in one
  * pass over those rows per level.
  */
-export async function rankMoveRows(tx: Executor, def: RankDef, values: readonly string[], rows: RawBuilder<unknown>, from: string, to: string): Promise<void> {
+export async function rankMoveRows(tx: Tx, def: RankDef, values: readonly string[], rows: RawBuilder<unknown>, from: string, to: string): Promise<void> {
   if (!def.part) throw new Error(`rank ${def.name}: no parts`);
   if (from === to) return;
   const scope = partitionKey(def, values);
@@ -141,18 +136,18 @@ export async function rankMoveRows(tx: Executor, def: RankDef, values: readonly 
 }
 
 /** Counts the partition again from its rows (after a bulk load). */
-export async function rankRebuild(tx: Executor, def: RankDef, values: readonly string[]): Promise<void> {
+export async function rankRebuild(tx: Tx, def: RankDef, values: readonly string[]): Promise<void> {
   await lockPartition(tx, def, values);
   await new Partition(tx, def, values).rebuild();
 }
 
 class Partition {
-  readonly tx: Executor;
+  readonly tx: Tx;
   readonly def: RankDef;
   readonly values: readonly string[];
   readonly scope: string;
 
-  constructor(tx: Executor, def: RankDef, values: readonly string[]) {
+  constructor(tx: Tx, def: RankDef, values: readonly string[]) {
     this.tx = tx;
     this.def = def;
     this.values = values;

@@ -18,6 +18,7 @@ import {
   rankRebuild,
   type Executor,
   type RankKey,
+  type Tx,
 } from '../../db/index.ts';
 import type { TypeDefinitions } from '../../definitions/service.ts';
 import type { Page } from '../../lib/paging.ts';
@@ -52,7 +53,7 @@ const sameValue = (r: Facet) => `${r.record_id}\u0000${r.field}\u0000${r.value_t
  * its rows alone: its sets are counted from them once it ends (rankFacetsAfterLoad).
  */
 export async function writeFacets(
-  tx: Executor,
+  tx: Tx,
   defs: TypeDefinitions,
   recordIds: readonly string[],
   rows: readonly RecordValuesTable[],
@@ -106,7 +107,7 @@ export async function writeFacets(
  * the first one left, which it read in a snapshot of its own. Read before the first committed, both
  * would remove the same old row and each add its own value, leaving the record in two sets.
  */
-async function facetsOf(db: Executor, recordIds: readonly string[], fields: ReadonlySet<string>): Promise<RecordFacetsTable[]> {
+async function facetsOf(db: Tx, recordIds: readonly string[], fields: ReadonlySet<string>): Promise<RecordFacetsTable[]> {
   // Nothing reads the lock's answer: it goes out with the read, which runs after it.
   for (const part of chunks([...recordIds])) await deferred(db, lockedForUpdate(db, db.selectFrom('records').select('id').where('id', 'in', part)));
   const out: RecordFacetsTable[] = [];
@@ -141,7 +142,7 @@ function insertFacets(rows: readonly Facet[], returning: boolean) {
 }
 
 /** After a bulk load of a type's first records: each value's set counted from its rows. */
-export async function rankFacetsAfterLoad(tx: Executor, defs: TypeDefinitions, workspaceId: string): Promise<void> {
+export async function rankFacetsAfterLoad(tx: Tx, defs: TypeDefinitions, workspaceId: string): Promise<void> {
   const fields = rankedFields(defs);
   if (fields.size === 0) return;
   const found = await tx

@@ -16,7 +16,7 @@ import { addTrigramKeys, CONTAINS_TYPES, type FieldHash, fieldHash } from './tri
  * may also hold rows of records created in this transaction, which have none to remove. Every
  * writer of records calls this one function, so no writer can leave filters behind.
  */
-export async function writeValueIndex(tx: Executor, defs: TypeDefinitions, recordIds: readonly string[], rows: readonly RecordValuesTable[]): Promise<void> {
+export async function writeValueIndex(tx: Tx, defs: TypeDefinitions, recordIds: readonly string[], rows: readonly RecordValuesTable[]): Promise<void> {
   // The trigrams first: they read the old values to know which postings to remove.
   await replaceTrigrams(tx, defs, recordIds, rows);
   await writeFacets(tx, defs, recordIds, rows, loading(tx)?.objectType === defs.objectType && recordIds.length === 0);
@@ -24,7 +24,7 @@ export async function writeValueIndex(tx: Executor, defs: TypeDefinitions, recor
 }
 
 /** Replaces the value-index rows of `recordIds` by `rows` (docs/records.md §Value index). */
-export async function replaceValues(tx: Executor, recordIds: readonly string[], rows: readonly RecordValuesTable[]): Promise<void> {
+export async function replaceValues(tx: Tx, recordIds: readonly string[], rows: readonly RecordValuesTable[]): Promise<void> {
   for (const part of chunks([...recordIds])) await deferred(tx, tx.deleteFrom('record_values').where('record_id', 'in', part));
   // 6 values a row.
   await insertRows(tx, 'record_values', ['workspace_id', 'object_type', 'field', 'value_text', 'value_num', 'record_id'], rows, 800);
@@ -143,7 +143,7 @@ export async function valueTaken(db: Executor, workspaceId: string, kind: string
  * deleted and inserted and no index by record is needed. Call it in the same transaction, before
  * replaceValues.
  */
-export async function replaceTrigrams(tx: Executor, defs: TypeDefinitions, recordIds: readonly string[], rows: readonly RecordValuesTable[]): Promise<void> {
+export async function replaceTrigrams(tx: Tx, defs: TypeDefinitions, recordIds: readonly string[], rows: readonly RecordValuesTable[]): Promise<void> {
   const fields = new Set([...defs.fields.values()].filter((f) => CONTAINS_TYPES.has(f.valueType)).map((f) => f.key));
   if (fields.size === 0) return;
   // New records of a bulk import: nothing to compare, their postings are gathered for packs.
@@ -204,7 +204,7 @@ function loading(db: Executor): Pending | undefined {
 // memory stays bounded by a few batches and not by the file. Tests make it smaller.
 export const PACKS = { postings: 1_000_000 };
 
-async function writePacks(tx: Executor, pending: Pending): Promise<void> {
+async function writePacks(tx: Tx, pending: Pending): Promise<void> {
   const rows = packs(pending.byKey);
   pending.byKey = new Map();
   pending.postings = 0;
