@@ -185,7 +185,9 @@ async function exceptOnPostgres(
   firstRows: (found: Row[]) => ExceptResult | undefined,
 ): Promise<ExceptResult> {
   if (first) {
-    const found = firstRows((await db.executeQuery(raw(first))).rows);
+    const reader = fastReader(db);
+    const params = bind(first.stmt, first.args);
+    const found = firstRows(reader ? await reader.all<Row>(first.stmt.name, first.stmt.sql, params) : (await db.executeQuery(raw(first))).rows);
     if (found) return found;
   }
   if (db.isTransaction) return driveAsync(steps(), (b) => together(db, b));
