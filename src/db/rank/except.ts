@@ -177,13 +177,16 @@ export function* exceptSteps(
     let lastWidth = b - a;
     let slow = 0;
     for (let probes = 0; b - a > EXCEPT_WALK.within && probes < MAX_PROBES; probes++) {
-      // Interpolated from the bracket's density; probed a margin either side of the guess at once,
-      // so that the two usually become the bracket's ends, about twice the margin apart.
+      // Interpolated from the bracket's density, then placed a margin past the guess on the far
+      // side, so that the probe usually becomes that end and leaves a bracket of about the margin.
+      // On PostgreSQL, where each batch is a round trip, the near side is probed in the same batch,
+      // so that the two usually become both ends; on SQLite a probe costs its statements alone.
       const guess = a + ((k - ha + 0.5) * (b - a)) / (hb - ha);
       const margin = EXCEPT_WALK.within / 4;
       const place = (o: number) => Math.min(b - 1, Math.max(a + 1, Math.min(k + innerRows, Math.max(k, Math.round(o)))));
+      const far = guess - a > b - guess ? guess - margin : guess + margin;
+      const near = pg ? [guess - margin, guess + margin].filter((o) => o > a && o < b) : [far];
       // Two rounds in turn that did not halve the bracket make the next one bisect it.
-      const near = [guess - margin, guess + margin].filter((o) => o > a && o < b);
       const os = slow >= 2 || near.length === 0 ? [place((a + b) / 2)] : [...new Set(near.map(place))];
       probes += os.length - 1;
       for (const { o, key, newer } of yield* probe(outer, inner, scopes, held, pg, os)) {
