@@ -99,6 +99,18 @@ export const ROUTES: BenchRoute[] = [
       return (i) => ({ fields: { $title: `Update ${run}.${i}`, $status: TASK_STATUSES[(loads + Math.floor(i / 1000) + (i % 1000)) % 4] } });
     },
   },
+  {
+    name: 'GET /v1/tasks?$status[-equal]=TODO, first page of 2,000 tasks',
+    method: 'GET',
+    seed: (c) => seedTasks(c, 2000),
+    path: () => '/v1/tasks?$status[-equal]=TODO&limit=25',
+  },
+  {
+    name: 'GET /v1/tasks?$status[-equal]=TODO, middle of 2,000 tasks',
+    method: 'GET',
+    seed: (c) => seedTasks(c, 2000),
+    path: () => '/v1/tasks?$status[-equal]=TODO&limit=25&offset=750',
+  },
   { name: 'GET /v1/contacts', method: 'GET', path: () => '/v1/contacts' },
   {
     name: 'GET /v1/contacts, 25 at offset 500 of 1,000',

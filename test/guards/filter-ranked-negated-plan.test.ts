@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { CompiledQuery, sql } from 'kysely';
 import { write } from '../../src/db/index.ts';
-import { exceptSteps } from '../../src/db/rank/except.ts';
+import { exceptSteps, oneByOne } from '../../src/db/rank/except.ts';
 import { partitionKey } from '../../src/db/rank/index.ts';
 import { type TypeDefinitions } from '../../src/definitions/service.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
@@ -21,7 +21,7 @@ import { FACETS } from '../../src/records/index/facets.ts';
 import { RECORDS } from '../../src/records/repository.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
 import { seedRankedTasks, TASKS } from '../helpers/ranked-tasks.ts';
-import { statementsOf } from '../helpers/sql-spy.ts';
+import { statementsOf, stepsOf } from '../helpers/sql-spy.ts';
 
 for (const dialect of await testDialects()) {
   describe(`a deep page of a negated ranked value [${dialect}]`, () => {
@@ -51,6 +51,27 @@ for (const dialect of await testDialects()) {
     });
 
     if (dialect === 'postgres')
+      test('it waits for one round trip near the top and three deep in the listing', async () => {
+        // Each step is a round trip the request waits for (test/helpers/sql-spy.ts). The first page
+        // is one statement; the last is BEGIN with the sizes, the two probes around the guessed
+        // offset, the walk with COMMIT (docs/pages.md §Differences of sets).
+        const db = tdb.db.kysely;
+        for (const [at, most] of [
+          [{ limit: 25, offset: 0 }, 1],
+          [{ limit: 25, offset: 100 }, 1],
+          [{ limit: 25, offset: matches / 2 }, 3],
+          [page, 3],
+        ] as const) {
+          const { result, steps } = await stepsOf(() => filterQuery(operatorCtx(db, ws), { defs, query, page: at }));
+          assert.equal(result.totalCount, matches);
+          assert.equal(result.ids.length, 25);
+          assert.ok(
+            steps.length <= most,
+            `offset ${at.offset}: ${steps.length} steps\n${steps.map((x) => x.map((q) => q.slice(0, 120)).join(' | ')).join('\n')}`,
+          );
+        }
+      });
+    if (dialect === 'postgres')
       test('it reads a few leaves, not the 30,000 rows before the offset', async () => {
         const read = await write(tdb.db.kysely, async (tx) => {
           const counted = sql<{ n: number | string }>`select coalesce(sum(pg_stat_get_xact_tuples_returned(c.oid)), 0) as n from pg_class c
@@ -73,7 +94,9 @@ for (const dialect of await testDialects()) {
         assert.deepEqual([...read].sort(), ['rank_buckets', 'record_facets', 'records'], statements.join('\n'));
         // The same steps driven here: each is a bounded read of the ranked sets, or a walk of `cap` rows.
         const outer = { def: RECORDS, values: [ws, 'task'] };
-        const steps = exceptSteps(outer, [{ def: FACETS, values: [ws, 'task', '$status', 'todo'] }], page, false, (p) => partitionKey(p.def, p.values));
+        const steps = oneByOne(
+          exceptSteps(outer, [{ def: FACETS, values: [ws, 'task', '$status', 'todo'] }], page, false, (p) => partitionKey(p.def, p.values)),
+        );
         let [count, walked] = [0, 0];
         for (let step = steps.next(); !step.done;) {
           const { stmt, args } = step.value;

@@ -9,202 +9,139 @@
 // both bounded like a page), guessing where the row lies from the density of the bracket, until it
 // is short; then one bounded walk of the outer rows from the bracket's start, each probed against
 // the inner sets by key, gives the page. A walk that runs out before the page is full (a run of
-// inner rows longer than expected) searches again for the rest.
+// inner rows longer than expected) searches again for the rest. Statements that need no answer of
+// one another go out as one batch (the two probes either side of a guess), so that on PostgreSQL
+// a deep page waits for three round trips: the sizes, the probes, the walk (docs/pages.md §Differences of sets).
 import { LEVELS, type RankDef } from './def.ts';
-import { Builder, cached, inPartition, pagePostgres, pageSqlite, q, type SqlitePageStep, type Stmt } from './sql.ts';
+import { type ExceptBatch, type Key, levelSum, partitionArgs, probe, type RankPartition, type Row } from './except-probe.ts';
+import { Builder, cached, inPartition, q, type SqlitePageStep, type Stmt } from './sql.ts';
 
-/** One partition of a ranked set. */
-export interface RankPartition {
-  def: RankDef;
-  values: readonly string[];
-}
+export type { ExceptBatch, RankPartition } from './except-probe.ts';
 
-type Row = Record<string, unknown>;
-type Steps = Generator<SqlitePageStep, { total: number; rows: Row[] }, Row[]>;
-interface Key {
-  ts: unknown;
-  id: unknown;
+export interface ExceptResult {
+  total: number;
+  rows: Row[];
 }
+type Steps = Generator<ExceptBatch, ExceptResult, Row[][]>;
 
 /**
  * A bracket at most `within` outer rows wide is walked rather than searched further; a walk's length
- * is rounded up to a multiple of `unit`. Tests make both tiny, so that walks run out.
+ * is rounded up to a multiple of `unit`. A page whose offset plus limit is at most `first` is first
+ * tried as one statement on PostgreSQL (`firstPagePostgres`). Tests make them tiny, so that walks run out.
  */
-export const EXCEPT_WALK = { within: 512, unit: 128 };
+export const EXCEPT_WALK = { within: 512, unit: 128, first: 256 };
 /** Probes of one search; a search halves its bracket at least every third probe, so 2⁵³ rows need fewer. */
 const MAX_PROBES = 120;
 
-function partitionArgs(p: RankPartition, prefix: string, scope: string): Record<string, unknown> {
-  const args: Record<string, unknown> = { [`${prefix}scope`]: scope };
-  p.def.by.forEach((_c, i) => (args[`${prefix}by${i}`] = p.values[i]));
-  Object.values(p.def.where ?? {}).forEach((v, i) => (args[`${prefix}where${i}`] = v));
+/** The partitions' sizes, one column each (`n0`, `n1`, …). */
+function totalsSql(defs: readonly RankDef[], b: Builder): string {
+  return `select ${defs.map((d, i) => `cast(${levelSum(d, b.pg, b.p(`s${i}`), LEVELS - 1, 'true')} as bigint) as n${i}`).join(', ')}`;
+}
+
+function totalsStmt(defs: readonly RankDef[], pg: boolean): Stmt {
+  const b = new Builder(pg);
+  return b.done(totalsSql(defs, b));
+}
+
+/**
+ * The outer rows from the key (x_ts, x_id) down, or from the newest (`top`), at most `cap` of them,
+ * that no inner partition holds, after skipping `skip` such rows: each outer row is looked up in
+ * each inner set by its key. On PostgreSQL a named statement gets a generic plan, planned without
+ * its values: `cap` is written into the text (rounded up, so that few texts exist) so that the
+ * stretch is always an index range read newest first and cut there, and each lookup ends with
+ * `offset 0` so that it stays a lookup per row rather than becoming a join over the inner set
+ * (docs/filtering.md §Plans).
+ */
+function walkSql(b: Builder, outer: RankDef, inner: readonly RankDef[], cap: number, top: boolean): string {
+  const [T, ts, id] = [q(outer.table), `t.${q(outer.ts)}`, `t.${q(outer.id)}`];
+  const absent = inner.map((d, i) => {
+    const by = d.by.map((c, j) => `s.${q(c)} = ${b.p(`i${i}by${j}`)}`);
+    Object.keys(d.where ?? {}).forEach((c, j) => by.push(`s.${q(c)} = ${b.p(`i${i}where${j}`)}`));
+    return `not exists (select 1 from ${q(d.table)} s where ${by.join(' and ')} and s.${q(d.ts)} = w.rank_ts and s.${q(d.id)} = w.rank_id${b.pg ? ' offset 0' : ''})`;
+  });
+  const from = top ? '' : ` and (${ts}, ${id}) <= (${b.p('x_ts')}, ${b.p('x_id')})`;
+  const stretch = `select ${ts} as rank_ts, ${id} as rank_id from ${T} t where ${inPartition(outer, b)}${from}
+      order by ${ts} desc, ${id} desc limit ${cap}`;
+  return `select w.rank_ts, w.rank_id from (${stretch}) w where ${absent.join(' and ')}
+      order by w.rank_ts desc, w.rank_id desc limit ${b.p('limit')} offset ${b.p('skip')}`;
+}
+
+const names = (inner: readonly RankDef[]) => inner.map((d) => d.name).join(',');
+
+function walkStmt(outer: RankDef, inner: readonly RankDef[], pg: boolean, cap: number, top: boolean): Stmt {
+  return cached(outer, `except:walk:${pg}:${cap}:${top}:${names(inner)}`, () => {
+    const b = new Builder(pg);
+    return b.done(walkSql(b, outer, inner, cap, top));
+  });
+}
+
+/** A walk's length: `least` rounded up to a multiple of `unit`, or past 16 units to a power of two. */
+function walkCap(least: number): number {
+  const { unit } = EXCEPT_WALK;
+  return least <= 16 * unit ? unit * Math.ceil(least / unit) : 2 ** Math.ceil(Math.log2(least));
+}
+
+function walkArgs(outer: RankPartition, inner: readonly RankPartition[], scopes: readonly string[]): Record<string, unknown> {
+  const args = partitionArgs(outer, '', scopes[0]!);
+  inner.forEach((p, i) => Object.assign(args, partitionArgs(p, `i${i}`, scopes[i + 1]!)));
   return args;
 }
 
-/** Entries' counts on `level` in a range, deltas added where the set keeps them (PostgreSQL). */
-function levelSum(def: RankDef, pg: boolean, S: string, level: number, range: string): string {
-  const n = `(select coalesce(sum(n), 0) from rank_buckets where scope = ${S} and level = ${level} and ${range})`;
-  if (!pg || def.appends !== true) return n;
-  return `${n} + (select coalesce(sum(d), 0) from rank_deltas where scope = ${S} and level = ${level} and ${range})`;
-}
-
-/** The partitions' sizes, one column each (`n0`, `n1`, …), in one statement. */
-function totalsStmt(defs: readonly RankDef[], pg: boolean): Stmt {
-  const b = new Builder(pg);
-  const cols = defs.map((d, i) => `cast(${levelSum(d, pg, b.p(`s${i}`), LEVELS - 1, 'true')} as bigint) as n${i}`);
-  return b.done(`select ${cols.join(', ')}`);
-}
-
-// The rows of a partition at or older than a key X. On each level, the entry holding X is the one
-// with the greatest lo at or below it; the entries of a level older than its entry and newer than
-// the entry of the level above count whole, and the leaf's own rows up to X are counted through the
-// table's index (at most one leaf).
-
-/** Conditions selecting the partition's rows of the table under alias `t`, its values named with `prefix`. */
-function inPartitionAs(def: RankDef, b: Builder, prefix: string): string {
-  const parts = def.by.map((c, i) => `t.${q(c)} = ${b.p(`${prefix}by${i}`)}`);
-  Object.keys(def.where ?? {}).forEach((c, i) => parts.push(`t.${q(c)} = ${b.p(`${prefix}where${i}`)}`));
-  return parts.join(' and ');
-}
-
-/** PostgreSQL: the CTEs finding the entries holding X, and the count as an expression; bounds computed inside. */
-function heldPostgres(def: RankDef, b: Builder, prefix: string, X: string): { ctes: string[]; n: string } {
-  const S = b.p(`${prefix}scope`);
-  const levels = Array.from({ length: LEVELS }, (_, l) => l);
-  const e = (l: number) => `(select lo_ts, lo_id from ${prefix}e${l})`;
-  const ctes = levels.map(
-    (l) =>
-      `${prefix}e${l} as (select lo_ts, lo_id from rank_buckets where scope = ${S} and level = ${l} and (lo_ts, lo_id) <= ${X} order by lo_ts desc, lo_id desc limit 1)`,
-  );
-  const sums = levels.map((l) => levelSum(def, true, S, l, `(lo_ts, lo_id) < ${e(l)}${l < LEVELS - 1 ? ` and (lo_ts, lo_id) >= ${e(l + 1)}` : ''}`));
-  const [T, ts, id] = [q(def.table), `t.${q(def.ts)}`, `t.${q(def.id)}`];
-  const rows = `(select count(*) from ${T} t where ${inPartitionAs(def, b, prefix)} and (${ts}, ${id}) >= ${e(0)} and (${ts}, ${id}) <= ${X})`;
-  return { ctes, n: `cast(${[...sums, rows].join(' + ')} as bigint)` };
-}
-
 /**
- * PostgreSQL: a probe as one statement (one round trip): the outer row at offset `k` (the one-row
- * page of src/db/rank/sql.ts, its placeholders kept) and, for each inner partition `i`, its rows at
- * or older than that row's key (`n{i}`).
+ * PostgreSQL, a page near the top (offset + limit at most EXCEPT_WALK.first): one statement, so one
+ * snapshot without a transaction, holding the sizes (`n0`, `n1`, …) and a walk from the newest
+ * outer row twice as long as the page's end, enough whenever at least half the outer rows are in
+ * no inner set. `firstPageRows` says whether it held the page; if not, the caller reads it by
+ * exceptSteps. Undefined for a deeper page.
  */
-function probePostgres(outer: RankDef, inner: readonly RankDef[]): Stmt {
-  return cached(outer, `except:probe:${inner.map((d) => d.name).join(',')}`, () => {
-    const seekStmt = pagePostgres(outer, false, 1);
-    const b = new Builder(true);
-    for (const a of seekStmt.args) b.p(a);
-    const X = '(select x_ts, x_id from x)';
-    const held = inner.map((d, i) => heldPostgres(d, b, `i${i}`, X));
-    const ctes = [
-      `seek as (${seekStmt.sql})`,
-      'x as (select rank_ts as x_ts, rank_id as x_id from seek where rank_id is not null)',
-      ...held.flatMap((h) => h.ctes),
-    ];
-    return b.done(`with ${ctes.join(',\n')}\nselect ${['x_ts', 'x_id', ...held.map((h, i) => `${h.n} as n${i}`)].join(', ')} from x`);
-  });
-}
-
-/** SQLite uses a bound computed inside a statement for its first column only (src/db/rank/sql.ts): the entries holding X first. */
-function entriesSqlite(def: RankDef): Stmt {
-  return cached(def, 'except:entries:lite', () => {
-    const b = new Builder(false);
-    const [S, X] = [b.p('scope'), `(${b.p('x_ts')}, ${b.p('x_id')})`];
-    return b.done(
-      Array.from(
-        { length: LEVELS },
-        (_, l) =>
-          `select * from (select ${l} as level, lo_ts, lo_id from rank_buckets where scope = ${S} and level = ${l} and (lo_ts, lo_id) <= ${X} order by lo_ts desc, lo_id desc limit 1)`,
-      ).join(' union all '),
-    );
-  });
-}
-
-/** SQLite's count once the entries holding the key are known (`lo{l}_ts`, `lo{l}_id`). */
-function holdersCountSqlite(def: RankDef): Stmt {
-  return cached(def, 'except:count:lite', () => {
-    const b = new Builder(false);
-    const S = b.p('scope');
-    const lo = (l: number) => `(${b.p(`lo${l}_ts`)}, ${b.p(`lo${l}_id`)})`;
-    const sums = Array.from({ length: LEVELS }, (_, l) =>
-      levelSum(def, false, S, l, `(lo_ts, lo_id) < ${lo(l)}${l < LEVELS - 1 ? ` and (lo_ts, lo_id) >= ${lo(l + 1)}` : ''}`),
-    );
-    const [T, ts, id] = [q(def.table), `t.${q(def.ts)}`, `t.${q(def.id)}`];
-    const rows = `(select count(*) from ${T} t where ${inPartition(def, b)} and (${ts}, ${id}) >= ${lo(0)} and (${ts}, ${id}) <= (${b.p('x_ts')}, ${b.p('x_id')}))`;
-    return b.done(`select ${[...sums, rows].join(' + ')} as n`);
-  });
-}
-
-/**
- * The outer rows from the key (x_ts, x_id) down, at most `cap` of them, that no inner partition
- * holds, after skipping `skip` such rows: each outer row is looked up in each inner set by its key.
- * On PostgreSQL a named statement gets a generic plan, planned without its values: `cap` is written
- * into the text (rounded up, so that few texts exist) so that the stretch is always an index
- * range read newest first and cut there, and each lookup ends with `offset 0` so that it stays a
- * lookup per row rather than becoming a join over the inner set (docs/filtering.md §Plans).
- */
-function walkStmt(outer: RankDef, inner: readonly RankDef[], pg: boolean, cap: number): Stmt {
-  return cached(outer, `except:walk:${pg}:${cap}:${inner.map((d) => d.name).join(',')}`, () => {
-    const b = new Builder(pg);
-    const [T, ts, id] = [q(outer.table), `t.${q(outer.ts)}`, `t.${q(outer.id)}`];
-    const absent = inner.map((d, i) => {
-      const by = d.by.map((c, j) => `s.${q(c)} = ${b.p(`i${i}by${j}`)}`);
-      Object.keys(d.where ?? {}).forEach((c, j) => by.push(`s.${q(c)} = ${b.p(`i${i}where${j}`)}`));
-      return `not exists (select 1 from ${q(d.table)} s where ${by.join(' and ')} and s.${q(d.ts)} = w.rank_ts and s.${q(d.id)} = w.rank_id${pg ? ' offset 0' : ''})`;
-    });
-    const stretch = `select ${ts} as rank_ts, ${id} as rank_id from ${T} t where ${inPartition(outer, b)} and (${ts}, ${id}) <= (${b.p('x_ts')}, ${b.p('x_id')})
-      order by ${ts} desc, ${id} desc limit ${cap}`;
-    return b.done(`select w.rank_ts, w.rank_id from (${stretch}) w where ${absent.join(' and ')}
-      order by w.rank_ts desc, w.rank_id desc limit ${b.p('limit')} offset ${b.p('skip')}`);
-  });
-}
-
-/** SQLite: the outer row at `offset`, newest first (one row of a ranked page). */
-function* seekSqlite(outer: RankPartition, scope: string, offset: number): Generator<SqlitePageStep, Key, Row[]> {
-  const found = (yield* pageSqlite(outer.def, { ...partitionArgs(outer, '', scope), k: offset, limit: 1 }, false)).rows;
-  const r = found[0];
-  if (!r) throw new Error(`rank ${outer.def.name}: no row at ${offset} of ${scope}`);
-  return { ts: r.rank_ts, id: r.rank_id };
-}
-
-/** SQLite: the rows of one inner partition at or older than `key`. */
-function* heldSqlite(p: RankPartition, scope: string, key: Key): Generator<SqlitePageStep, number, Row[]> {
-  const args = { ...partitionArgs(p, '', scope), x_ts: key.ts, x_id: key.id };
-  const entries = yield { stmt: entriesSqlite(p.def), args };
-  if (entries.length < LEVELS) return 0;
-  const bounds: Record<string, unknown> = {};
-  for (const e of entries) Object.assign(bounds, { [`lo${String(e.level)}_ts`]: e.lo_ts, [`lo${String(e.level)}_id`]: e.lo_id });
-  return Number((yield { stmt: holdersCountSqlite(p.def), args: { ...args, ...bounds } })[0]?.n ?? 0);
-}
-
-/** The outer row at offset `o` and the rows of each inner partition newer than it. */
-function* probe(
+export function firstPagePostgres(
   outer: RankPartition,
   inner: readonly RankPartition[],
-  scopes: readonly string[],
-  held: readonly number[],
-  pg: boolean,
-  o: number,
-): Generator<SqlitePageStep, { key: Key; newer: number }, Row[]> {
-  if (!pg) {
-    const key = yield* seekSqlite(outer, scopes[0]!, o);
-    let newer = 0;
-    for (let i = 0; i < inner.length; i++) newer += held[i]! - (yield* heldSqlite(inner[i]!, scopes[i + 1]!, key));
-    return { key, newer };
+  page: { offset: number; limit: number },
+  scopeOf: (p: RankPartition) => string,
+): SqlitePageStep | undefined {
+  const end = page.offset + page.limit;
+  if (end > EXCEPT_WALK.first) return undefined;
+  const defs = inner.map((p) => p.def);
+  const cap = walkCap(2 * end);
+  const stmt = cached(outer.def, `except:first:${cap}:${names(defs)}`, () => {
+    const b = new Builder(true);
+    const totals = totalsSql([outer.def, ...defs], b);
+    const walk = walkSql(b, outer.def, defs, cap, true);
+    return b.done(`with tot as (${totals}), walk as (${walk})
+      select tot.*, walk.rank_ts, walk.rank_id from tot left join walk on true order by walk.rank_ts desc, walk.rank_id desc`);
+  });
+  const scopes = [outer, ...inner].map(scopeOf);
+  const args = { ...walkArgs(outer, inner, scopes), ...Object.fromEntries(scopes.map((s, i) => [`s${i}`, s])), skip: page.offset, limit: page.limit };
+  return { stmt, args };
+}
+
+/** The page firstPagePostgres read, or undefined when its walk ran out before the page's end. */
+export function firstPageRows(found: readonly Row[], page: { offset: number; limit: number }, inner: number): ExceptResult | undefined {
+  const sizes = found[0] ?? {};
+  const all = Number(sizes.n0 ?? 0);
+  const total = all - Array.from({ length: inner }, (_, i) => Number(sizes[`n${i + 1}`] ?? 0)).reduce((x, y) => x + y, 0);
+  const rows = found.filter((r) => r.rank_id !== null).map((r) => ({ rank_ts: r.rank_ts, rank_id: r.rank_id }));
+  const want = Math.max(0, Math.min(page.limit, total - page.offset));
+  // A walk covering every outer row holds the page whatever its length.
+  return rows.length >= want || all <= walkCap(2 * (page.offset + page.limit)) ? { total, rows } : undefined;
+}
+
+/** The batches' statements one after another (SQLite, where every statement is answered as it runs). */
+export function* oneByOne(batches: Steps): Generator<SqlitePageStep, ExceptResult, Row[]> {
+  let next = batches.next();
+  while (!next.done) {
+    const answers: Row[][] = [];
+    for (const step of next.value.steps) answers.push(yield step);
+    next = batches.next(answers);
   }
-  const args: Record<string, unknown> = { ...partitionArgs(outer, '', scopes[0]!), k: o, limit: 1 };
-  inner.forEach((p, i) => Object.assign(args, partitionArgs(p, `i${i}`, scopes[i + 1]!)));
-  const stmt = probePostgres(
-    outer.def,
-    inner.map((p) => p.def),
-  );
-  const r = (yield { stmt, args })[0];
-  if (!r) throw new Error(`rank ${outer.def.name}: no row at ${o} of ${scopes[0]!}`);
-  return { key: { ts: r.x_ts, id: r.x_id }, newer: held.reduce((sum, h, i) => sum + h - Number(r[`n${i}`]), 0) };
+  return next.value;
 }
 
 /**
  * The page at `page.offset` of the outer partition without the inner ones, newest first, and the
- * difference's size, as steps run in one snapshot (src/db/rank/index.ts). The inner partitions are
- * disjoint and every row of each is an outer row with the same key.
+ * difference's size, as batches of statements run in one snapshot (src/db/rank/index.ts). The
+ * inner partitions are disjoint and every row of each is an outer row with the same key.
  */
 export function* exceptSteps(
   outer: RankPartition,
@@ -214,14 +151,18 @@ export function* exceptSteps(
   scopeOf: (p: RankPartition) => string,
 ): Steps {
   const scopes = [outer, ...inner].map(scopeOf);
-  const sizes =
-    (yield {
-      stmt: totalsStmt(
-        [outer, ...inner].map((p) => p.def),
-        pg,
-      ),
-      args: Object.fromEntries(scopes.map((s, i) => [`s${i}`, s])),
-    })[0] ?? {};
+  const [sizeRows] = yield {
+    steps: [
+      {
+        stmt: totalsStmt(
+          [outer, ...inner].map((p) => p.def),
+          pg,
+        ),
+        args: Object.fromEntries(scopes.map((s, i) => [`s${i}`, s])),
+      },
+    ],
+  };
+  const sizes = sizeRows![0] ?? {};
   const [all, ...held] = scopes.map((_s, i) => Number(sizes[`n${i}`] ?? 0));
   const innerRows = held.reduce((x, y) => x + y, 0);
   const total = all! - innerRows;
@@ -238,46 +179,35 @@ export function* exceptSteps(
     for (let probes = 0; b - a > EXCEPT_WALK.within && probes < MAX_PROBES; probes++) {
       // Interpolated from the bracket's density, then placed a margin past the guess on the far
       // side, so that the probe usually becomes that end and leaves a bracket of about the margin.
+      // On PostgreSQL, where each batch is a round trip, the near side is probed in the same batch,
+      // so that the two usually become both ends; on SQLite a probe costs its statements alone.
       const guess = a + ((k - ha + 0.5) * (b - a)) / (hb - ha);
       const margin = EXCEPT_WALK.within / 4;
-      let o = guess - a > b - guess ? guess - margin : guess + margin;
-      if (slow >= 2) o = (a + b) / 2;
-      o = Math.min(b - 1, Math.max(a + 1, Math.min(k + innerRows, Math.max(k, Math.round(o)))));
-      const { key, newer } = yield* probe(outer, inner, scopes, held, pg, o);
-      const h = o - newer;
-      if (h <= k) [a, ha, keyA] = [o, h, key];
-      else [b, hb] = [o, h];
-      // Two probes in turn that did not halve the bracket make the next one bisect it.
+      const place = (o: number) => Math.min(b - 1, Math.max(a + 1, Math.min(k + innerRows, Math.max(k, Math.round(o)))));
+      const far = guess - a > b - guess ? guess - margin : guess + margin;
+      const near = pg ? [guess - margin, guess + margin].filter((o) => o > a && o < b) : [far];
+      // Two rounds in turn that did not halve the bracket make the next one bisect it.
+      const os = slow >= 2 || near.length === 0 ? [place((a + b) / 2)] : [...new Set(near.map(place))];
+      probes += os.length - 1;
+      for (const { o, key, newer } of yield* probe(outer, inner, scopes, held, pg, os)) {
+        const h = o - newer;
+        if (h <= k && o > a) [a, ha, keyA] = [o, h, key];
+        else if (h > k && o < b) [b, hb] = [o, h];
+      }
       slow = b - a > lastWidth / 2 ? slow + 1 : 0;
       lastWidth = b - a;
     }
-    // Without a probe below it, a is 0: the newest row.
-    keyA ??= (yield* probe(outer, [], scopes, [], pg, 0)).key;
     // The k-th row is within [a, b); the page's other rows follow it at the difference's density.
-    const least = b - a + Math.ceil((2 * (want - rows.length) * all!) / Math.max(total, 1)) + want;
-    const { unit } = EXCEPT_WALK;
-    const cap = least <= 16 * unit ? unit * Math.ceil(least / unit) : 2 ** Math.ceil(Math.log2(least));
-    const args: Record<string, unknown> = {
-      ...partitionArgs(outer, '', scopes[0]!),
-      x_ts: keyA.ts,
-      x_id: keyA.id,
-      skip: k - ha,
-      limit: want - rows.length,
-    };
-    inner.forEach((p, i) => Object.assign(args, partitionArgs(p, `i${i}`, scopes[i + 1]!)));
-    const got = yield {
-      stmt: walkStmt(
-        outer.def,
-        inner.map((p) => p.def),
-        pg,
-        cap,
-      ),
-      args,
-    };
+    // Without a probe below it, a is 0 and the walk starts at the newest row.
+    const cap = walkCap(b - a + Math.ceil((2 * (want - rows.length) * all!) / Math.max(total, 1)) + want);
+    const args: Record<string, unknown> = { ...walkArgs(outer, inner, scopes), skip: k - ha, limit: want - rows.length };
+    if (keyA) Object.assign(args, { x_ts: keyA.ts, x_id: keyA.id });
+    const defs = inner.map((p) => p.def);
+    const [got] = yield { steps: [{ stmt: walkStmt(outer.def, defs, pg, cap, keyA === null), args }], last: true };
     // The k-th row lies within the walk (cap ≥ b − a), so a walk that finds nothing means the counts are wrong.
-    if (got.length === 0) throw new Error(`rank ${outer.def.name}: the counts of ${scopes.join(', ')} are out of step with their rows`);
-    rows.push(...got);
-    k += got.length;
+    if (got!.length === 0) throw new Error(`rank ${outer.def.name}: the counts of ${scopes.join(', ')} are out of step with their rows`);
+    rows.push(...got!);
+    k += got!.length;
   }
   return { total, rows };
 }

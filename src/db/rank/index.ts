@@ -11,10 +11,11 @@ import type { Executor } from '../types.ts';
 import { fastReader } from '../prepared.ts';
 import { isPostgres } from '../dialect.ts';
 import { snapshotRead } from '../write.ts';
+import { deferredRows } from '../pipeline.ts';
 import { type RankDef, type RankKey, partitionKey } from './def.ts';
 import { type Stmt, pagePostgres, pageSqlite, type SqlitePageStep } from './sql.ts';
 import { type PartedRead, partedPostgres, partedSqlite } from './parted.ts';
-import { exceptSteps, type RankPartition } from './except.ts';
+import { type ExceptBatch, type ExceptResult, exceptSteps, firstPagePostgres, firstPageRows, oneByOne, type RankPartition } from './except.ts';
 
 export { defineRank, LEVELS, type RankDef, type RankKey, type RankSizes, rankSizes, partitionKey, setRankSizes } from './def.ts';
 export { rankChange, rankMoveRows, rankRebuild } from './write.ts';
@@ -82,7 +83,7 @@ function drive<T>(steps: Generator<SqlitePageStep, T, Row[]>, all: (s: SqlitePag
   return next.value;
 }
 
-async function driveAsync<T>(steps: Generator<SqlitePageStep, T, Row[]>, all: (s: SqlitePageStep) => Promise<Row[]>): Promise<T> {
+async function driveAsync<S, A, T>(steps: Generator<S, T, A>, all: (s: S) => Promise<A>): Promise<T> {
   let next = steps.next();
   while (!next.done) next = steps.next(await all(next.value));
   return next.value;
@@ -160,6 +161,51 @@ export async function rankPartedPage<R>(
   return pageOnSqlite<R>(db, partedSqlite(def, read, args), true);
 }
 
+const raw = (s: SqlitePageStep) => CompiledQuery.raw(s.stmt.sql, bind(s.stmt, s.args)) as CompiledQuery<Row>;
+
+/** A batch's statements in one round trip: those before the last go out with it (src/db/pipeline.ts). */
+async function together(tx: Executor, batch: ExceptBatch): Promise<Row[][]> {
+  const early: { readonly rows?: Row[] }[] = [];
+  for (const s of batch.steps.slice(0, -1)) early.push(await deferredRows(tx, { compile: () => raw(s) }));
+  const last = (await tx.executeQuery(raw(batch.steps.at(-1)!))).rows;
+  return [...early.map((e) => e.rows ?? []), last];
+}
+
+/**
+ * PostgreSQL: a page near the top is first read as one statement (its own snapshot); when that
+ * does not hold it, the batches of exceptSteps run in a `repeatable read` transaction (or the
+ * caller's), one round trip each. The walk that usually ends the page goes out with COMMIT; when
+ * it does not end it (the walk ran short), the page is read again in a new snapshot, each batch
+ * awaited.
+ */
+async function exceptOnPostgres(
+  db: Executor,
+  steps: () => Generator<ExceptBatch, ExceptResult, Row[][]>,
+  first: SqlitePageStep | undefined,
+  firstRows: (found: Row[]) => ExceptResult | undefined,
+): Promise<ExceptResult> {
+  if (first) {
+    const reader = fastReader(db);
+    const params = bind(first.stmt, first.args);
+    const found = firstRows(reader ? await reader.all<Row>(first.stmt.name, first.stmt.sql, params) : (await db.executeQuery(raw(first))).rows);
+    if (found) return found;
+  }
+  if (db.isTransaction) return driveAsync(steps(), (b) => together(db, b));
+  const started = steps();
+  const ended = await snapshotRead(db, async (tx) => {
+    let next = started.next();
+    while (!next.done && next.value.last !== true) next = started.next(await together(tx, next.value));
+    if (next.done) return next.value;
+    const held: { readonly rows?: Row[] }[] = [];
+    for (const s of next.value.steps) held.push(await deferredRows(tx, { compile: () => raw(s) }));
+    return held;
+  });
+  if (!Array.isArray(ended)) return ended;
+  const next = started.next(ended.map((h) => h.rows ?? []));
+  if (next.done) return next.value;
+  return snapshotRead(db, (tx) => driveAsync(steps(), (b) => together(tx, b)));
+}
+
 /**
  * The page at `offset` (newest first) of the rows of `outer` that none of `inner` holds, and their
  * number, read in one snapshot (src/db/rank/except.ts, docs/pages.md §Differences of sets). The inner
@@ -172,14 +218,12 @@ export async function rankExceptPage(
   page: { offset: number; limit: number },
 ): Promise<RankPage<RankKey>> {
   const scope = (p: RankPartition) => partitionKey(p.def, p.values);
-  if (!isPostgres(db)) return pageOnSqlite<RankKey>(db, exceptSteps(outer, inner, page, false, scope), false);
-  // Several statements see one snapshot only inside a transaction that keeps it.
-  const run = async (tx: Executor) => {
-    const found = await driveAsync(
-      exceptSteps(outer, inner, page, true, scope),
-      async (s) => (await tx.executeQuery<Row>(CompiledQuery.raw(s.stmt.sql, bind(s.stmt, s.args)))).rows,
-    );
-    return { total: found.total, rows: found.rows.map((r) => ({ ts: r.rank_ts, id: r.rank_id }) as RankKey) };
-  };
-  return db.isTransaction ? run(db) : snapshotRead(db, run);
+  if (!isPostgres(db)) return pageOnSqlite<RankKey>(db, oneByOne(exceptSteps(outer, inner, page, false, scope)), false);
+  const found = await exceptOnPostgres(
+    db,
+    () => exceptSteps(outer, inner, page, true, scope),
+    firstPagePostgres(outer, inner, page, scope),
+    (rows) => firstPageRows(rows, page, inner.length),
+  );
+  return { total: found.total, rows: found.rows.map((r) => ({ ts: r.rank_ts, id: r.rank_id }) as RankKey) };
 }
