@@ -9,8 +9,8 @@
 // A statement whose answer is only needed after COMMIT (a ranked leaf's new count, to split it if
 // it grew too large: docs/pages.md §Keeping it exact) goes out the same way with `deferredRows`,
 // and work that can wait until then is registered with `afterCommit` (src/db/write.ts).
-import { type Compilable, type CompiledQuery, type RawBuilder, sql } from 'kysely';
-import type { Executor, Tx } from './types.ts';
+import { type Compilable, type CompiledQuery, type RawBuilder, sql, type Transaction } from 'kysely';
+import type { Database, Executor, Tx } from './types.ts';
 
 const marked = new WeakSet<CompiledQuery>();
 const queued = new WeakSet<CompiledQuery>();
@@ -87,7 +87,7 @@ export async function settled(tx: Tx): Promise<void> {
  * As `deferred`; `rows` holds the statement's rows once it ran: at once where deferred statements
  * run at once, otherwise after the awaited statement (or COMMIT) it went out with.
  */
-export function deferredRows<R>(tx: Tx, query: Compilable<R> | RawBuilder<R>): Promise<{ readonly rows?: R[] }> {
+export function deferredRows<R>(tx: Transaction<Database>, query: Compilable<R> | RawBuilder<R>): Promise<{ readonly rows?: R[] }> {
   return rowsLater(tx, compileIn(tx, query));
 }
 
@@ -96,7 +96,7 @@ export function deferredInsertRows<R>(tx: Tx, query: Compilable<R> | RawBuilder<
   return rowsLater(tx, markGroupable(compileIn(tx, query)));
 }
 
-async function rowsLater<R>(tx: Tx, compiled: CompiledQuery): Promise<{ readonly rows?: R[] }> {
+async function rowsLater<R>(tx: Transaction<Database>, compiled: CompiledQuery): Promise<{ readonly rows?: R[] }> {
   const out: { rows?: R[] } = {};
   sinks.set(compiled, (rows) => (out.rows = rows as R[]));
   const r = await tx.executeQuery<R>(compiled);

@@ -7,7 +7,7 @@
 // Work that can wait until the transaction committed is registered with `afterCommit` on a write
 // opened with `followUpFailed`, which runs it once the transaction committed (a ranked leaf's split
 // when it grew too large, docs/pages.md §Keeping it exact; a commit signal).
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { dialectOf } from './dialect.ts';
 import { outsideBudget } from './request-budget.ts';
 import { type Database, type Executor, type FollowUp, type Tx, TX_STATE, type TxState } from './types.ts';
@@ -42,7 +42,7 @@ export async function write<T>(db: Kysely<Database>, fn: (tx: Tx) => Promise<T>,
  * statements that must agree (a ranked page found by counting). It writes nothing, so it carries
  * none of `write`'s state.
  */
-export async function snapshotRead<T>(db: Kysely<Database>, fn: (tx: Executor) => Promise<T>): Promise<T> {
+export async function snapshotRead<T>(db: Kysely<Database>, fn: (tx: Transaction<Database>) => Promise<T>): Promise<T> {
   return db.transaction().setIsolationLevel('repeatable read').execute(fn);
 }
 

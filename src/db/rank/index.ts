@@ -6,8 +6,8 @@
 // about a thousand rows, and every boundary of a level is also one of the level below, so an
 // entry above covers a few dozen entries below. A page descends the levels with running sums,
 // then skips at most one leaf's rows through the table's own index.
-import { CompiledQuery, sql } from 'kysely';
-import type { Executor } from '../types.ts';
+import { CompiledQuery, sql, type Transaction } from 'kysely';
+import type { Database, Executor } from '../types.ts';
 import { fastReader } from '../prepared.ts';
 import { isPostgres } from '../dialect.ts';
 import { snapshotRead } from '../write.ts';
@@ -164,7 +164,7 @@ export async function rankPartedPage<R>(
 const raw = (s: SqlitePageStep) => CompiledQuery.raw(s.stmt.sql, bind(s.stmt, s.args)) as CompiledQuery<Row>;
 
 /** A batch's statements in one round trip: those before the last go out with it (src/db/pipeline.ts). */
-async function together(tx: Executor, batch: ExceptBatch): Promise<Row[][]> {
+async function together(tx: Transaction<Database>, batch: ExceptBatch): Promise<Row[][]> {
   const early: { readonly rows?: Row[] }[] = [];
   for (const s of batch.steps.slice(0, -1)) early.push(await deferredRows(tx, { compile: () => raw(s) }));
   const last = (await tx.executeQuery(raw(batch.steps.at(-1)!))).rows;
@@ -190,7 +190,7 @@ async function exceptOnPostgres(
     const found = firstRows(reader ? await reader.all<Row>(first.stmt.name, first.stmt.sql, params) : (await db.executeQuery(raw(first))).rows);
     if (found) return found;
   }
-  if (db.isTransaction) return driveAsync(steps(), (b) => together(db, b));
+  if (db.isTransaction) return driveAsync(steps(), (b) => together(db as Transaction<Database>, b));
   const started = steps();
   const ended = await snapshotRead(db, async (tx) => {
     let next = started.next();
