@@ -180,6 +180,7 @@ await eachDialect(
       const t = ctx();
       const db = t.deps.db.kysely;
       const s = await seedWorkspace(t);
+      await prepareCreationLog(db, 'on-create');
       await readAll(t);
       const seq = await cursorSeq(db);
       const old = new Date(Date.now() - CURSOR_BEAT_MS - 1000).toISOString();
@@ -204,6 +205,7 @@ await eachDialect(
       const t = ctx();
       const db = t.deps.db.kysely;
       const s = await seedWorkspace(t);
+      await prepareCreationLog(db, 'on-create');
       await readAll(t);
       // The sweep runs two days on, with a retention of one: every event is old enough to go.
       const now = Date.now() + 2 * 86_400_000;
