@@ -176,6 +176,25 @@ await eachDialect(
       assert.equal((await runsOf(t, ids)).length, 2, 'the runs of the creates before the other servers started');
     });
 
+    test('a runner that finds no cursor (dropped by an earlier version started with manual) opens it at the log’s end', async () => {
+      const t = ctx();
+      const db = t.deps.db.kysely;
+      const s = await seedWorkspace(t);
+      await db.deleteFrom('enrichment_cursor').execute();
+      const [acc] = await createAccounts(t, s.secret, 1, 'dropped');
+      const r = runner(t);
+      try {
+        for (let i = 0; i < TRIES && (await cursorSeq(db)) === undefined; i++) await sleep(10);
+      } finally {
+        await r.stop();
+      }
+      assert.equal(await cursorSeq(db), await lastEventSeq(db), 'opened at the log’s end');
+      const [later] = await createAccounts(t, s.secret, 1, 'reopened');
+      await readAll(t);
+      assert.equal((await runsOf(t, [acc!])).length, 0);
+      assert.equal((await runsOf(t, [later!])).length, 1);
+    });
+
     test('an idle runner touches its cursor; a stale one is restarted at the log’s end by an on-create server', async () => {
       const t = ctx();
       const db = t.deps.db.kysely;
