@@ -6,10 +6,13 @@
 //   and database, every create carrying a website so that on-create plans a run: at least 0.9.
 //   The website is a private address, so every run fails at once in the background: what is
 //   measured is the cost of the runner recording the runs from the change log and executing them
-//   beside the creates.
+//   beside the creates. Each on-create measurement is followed by the wait until its runner has
+//   drained what it left, so that its background work never falls in the manual side's window;
+//   each round prints the machine's load.
 //   node bench/agents.ts [--dialect sqlite|postgres] [--workers 1] [--only mcp|create]
 // BENCH_SECONDS, BENCH_ROUNDS and BENCH_CONNECTIONS apply as in bench/run.ts.
 import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { sql } from 'kysely';
 import { parseArgs } from 'node:util';
 import type { Db, DialectName } from '../src/db/types.ts';
@@ -84,10 +87,14 @@ async function onCreate(): Promise<void> {
     const totalBefore = [cpuMs(a.child.pid!), cpuMs(b.child.pid!)];
     const r = await pairedRounds(
       () => withCpu(a.child.pid!, cpuA, () => load(`${a.url}/v1/accounts`, opts(manual.ctx.secret))),
-      () => withCpu(b.child.pid!, cpuB, () => load(`${b.url}/v1/accounts`, opts(eager.ctx.secret))),
+      async () => {
+        const m = await withCpu(b.child.pid!, cpuB, () => load(`${b.url}/v1/accounts`, opts(eager.ctx.secret)));
+        // The runs it queued still execute, before the next measurement of either side.
+        await drained(eager.tdb.db);
+        console.error(`  round: on-create ${Math.round(m.rps)} req/s, load ${loadavg()[0]!.toFixed(1)}`);
+        return m;
+      },
     );
-    // The runs queued in the last round still execute: the whole-run CPU waits for the queue to empty.
-    await drained(eager.tdb.db);
     const total = [cpuMs(a.child.pid!) - totalBefore[0]!, cpuMs(b.child.pid!) - totalBefore[1]!];
     const runs = await eager.tdb.db.kysely
       .selectFrom('enrichment_runs')

@@ -69,7 +69,8 @@ export async function reachDatabase(db: Db, config: Config): Promise<void> {
 /**
  * What a server (not the CLI, not a cluster's worker) sets up in the migrated database before it
  * answers: with ENRICHMENT=on-create the change log's cursor of the creation runs starts at the
- * log's end, and without it the cursor goes (docs/enrichment.md §Runs).
+ * log's end unless a runner keeps it; other modes leave it to the on-create instances that may
+ * share the database (docs/enrichment.md §Runs).
  */
 export async function prepareServerDatabase(db: Db, config: Config): Promise<void> {
   await prepareCreationLog(db.kysely, config.enrichment.mode);

@@ -7,6 +7,8 @@
 // of two runners that read the same events, one records them and the other's transaction records
 // nothing. A run's id is drawn from its event's, and a record with a run in flight (a POST that
 // came first) gets none: a run is recorded once per event, and one per record is in flight.
+// Instances of other modes may share the database and leave the cursor alone; its `updated_at`,
+// moved or touched by every runner at least every CURSOR_BEAT_MS, tells whether one is alive.
 import { type Executor, type LogEnd, write } from '../db/index.ts';
 import type { TypeDefinitions } from '../definitions/service.ts';
 import { eventsAfter, lastEventSeq } from '../changes/repository.ts';
@@ -24,14 +26,35 @@ const CREATED = ['account.created', 'contact.created'];
 export const CREATION_BATCH = 500;
 
 /**
- * At start-up: with on-create, the cursor starts at the log's end unless it exists, so a server
- * switched from manual plans no runs for what was created before; otherwise it is dropped, so that
- * a later switch to on-create starts from the log's end again.
+ * A runner touches the cursor at least this often, moving it or not, so that its `updated_at` tells
+ * whether an on-create runner is alive (docs/enrichment.md §Runs).
  */
-export async function prepareCreationLog(db: Executor, mode: EnrichmentEnv['mode']): Promise<void> {
-  if (mode !== 'on-create') return repo.dropCursor(db);
-  if ((await repo.cursorSeq(db)) !== undefined) return;
-  await repo.openCursor(db, await lastEventSeq(db), isoNow(Date.now()));
+export const CURSOR_BEAT_MS = 60_000;
+
+/**
+ * A cursor no runner has moved or touched for this long has no runner left: the sweeper no longer
+ * keeps the events past it, and a server started with on-create restarts it at the log's end. An
+ * hour: far more than a beat (a round of the runner takes at most a claim's runs, each within its
+ * timeout), and less than EVENT_RETENTION_DAYS' least, a day.
+ */
+export const CURSOR_STALE_MS = 3_600_000;
+
+/** The time before which a cursor's last move or touch leaves it stale, at `now`. */
+export const staleBefore = (now: number) => isoNow(now - CURSOR_STALE_MS);
+
+/**
+ * At start-up, with on-create: the cursor starts at the log's end unless a runner keeps it (it
+ * exists and is not stale), so a server switched from manual plans no runs for what was created
+ * before. With manual or off it is left alone: an on-create instance sharing the database may be
+ * reading the log with it.
+ */
+export async function prepareCreationLog(db: Executor, mode: EnrichmentEnv['mode'], now = Date.now()): Promise<void> {
+  if (mode !== 'on-create') return;
+  const cursor = await repo.readCursor(db);
+  if (cursor && cursor.updatedAt >= staleBefore(now)) return;
+  const end = await lastEventSeq(db);
+  if (cursor) await repo.restartStaleCursor(db, end, isoNow(now), staleBefore(now));
+  else await repo.openCursor(db, end, isoNow(now));
 }
 
 /** Whether the event was written by an API key (its actor comes before its data in the body). */
@@ -66,14 +89,19 @@ export interface CreationStep {
  */
 export async function recordCreationRuns(db: Executor, env: EnrichmentEnv, end: LogEnd, claim?: FreshClaim): Promise<CreationStep> {
   const none: CreationStep = { read: 0, claimed: [], subjects: new Map() };
-  const from = await repo.cursorSeq(db);
-  if (from === undefined) return none;
-  const upTo = await end.settled(db);
-  if (upTo <= from) return none;
-  const events = await eventsAfter(db, { after: from, upTo, types: CREATED, limit: CREATION_BATCH });
-  const to = events.length === CREATION_BATCH ? Number(events.at(-1)!.seq) : upTo;
+  const cursor = await repo.readCursor(db);
   const now = Date.now();
   const at = isoNow(now);
+  // A cursor dropped under a runner (by a server of an earlier version started with manual) opens again at the log's end.
+  if (!cursor) return (await repo.openCursor(db, await lastEventSeq(db), at), none);
+  const from = cursor.seq;
+  const upTo = await end.settled(db);
+  if (upTo <= from) {
+    if (cursor.updatedAt < isoNow(now - CURSOR_BEAT_MS)) await repo.moveCursor(db, from, from, at);
+    return none;
+  }
+  const events = await eventsAfter(db, { after: from, upTo, types: CREATED, limit: CREATION_BATCH });
+  const to = events.length === CREATION_BATCH ? Number(events.at(-1)!.seq) : upTo;
   const defs = new Map<string, TypeDefinitions>();
   const rows: repo.RunRow[] = [];
   const subjects = new Map<string, Subject>();

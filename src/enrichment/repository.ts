@@ -59,10 +59,27 @@ export async function anyDue(db: Executor): Promise<boolean> {
 
 const CURSOR = 'creation';
 
-/** The on-create cursor: the last event considered; undefined while there is none (not on-create). */
+/** The on-create cursor: the last event considered, and when a runner last moved or touched it. */
+export interface Cursor {
+  seq: number;
+  updatedAt: string;
+}
+
+/** The on-create cursor; undefined while there is none (no server has run with on-create). */
+export async function readCursor(db: Executor): Promise<Cursor | undefined> {
+  const row = await db.selectFrom('enrichment_cursor').select(['seq', 'updated_at']).where('name', '=', CURSOR).executeTakeFirst();
+  return row ? { seq: Number(row.seq), updatedAt: row.updated_at } : undefined;
+}
+
+/** The on-create cursor's place: the last event considered; undefined while there is none. */
 export async function cursorSeq(db: Executor): Promise<number | undefined> {
-  const row = await db.selectFrom('enrichment_cursor').select('seq').where('name', '=', CURSOR).executeTakeFirst();
-  return row ? Number(row.seq) : undefined;
+  return (await readCursor(db))?.seq;
+}
+
+/** The cursor's place unless no runner has moved or touched it since `staleBefore`: undefined then. */
+export async function liveCursorSeq(db: Executor, staleBefore: string): Promise<number | undefined> {
+  const c = await readCursor(db);
+  return c && c.updatedAt >= staleBefore ? c.seq : undefined;
 }
 
 /** Starts the cursor at `seq` unless it exists. */
@@ -74,8 +91,15 @@ export async function openCursor(db: Executor, seq: number, at: string): Promise
     .execute();
 }
 
-export async function dropCursor(db: Executor): Promise<void> {
-  await db.deleteFrom('enrichment_cursor').where('name', '=', CURSOR).execute();
+/** Restarts the cursor at `seq` if no runner has moved or touched it since `staleBefore`; whether it did. */
+export async function restartStaleCursor(db: Executor, seq: number, at: string, staleBefore: string): Promise<boolean> {
+  const r = await db
+    .updateTable('enrichment_cursor')
+    .set({ seq, updated_at: at })
+    .where('name', '=', CURSOR)
+    .where('updated_at', '<', staleBefore)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
 }
 
 /** Moves the cursor from `from` to `to`; false when it is no longer at `from` (another runner moved it). */

@@ -47,24 +47,36 @@ export function startEnrichmentRunner(deps: {
 
   // A round first records the runs of the records created since the last, claiming up to the
   // largest claim of them as it records them when no other run is due (src/enrichment/creation.ts);
-  // it claims due runs when it claimed none that way. It goes again at once when it claimed runs,
-  // or when the log held more events than one step reads.
+  // it claims due runs when it claimed none that way. It goes again at once only when its claim
+  // came back full or the log held more events than one step reads: a round that took all there
+  // was sleeps a poll, so that creates that keep coming are recorded a poll's worth at a time, not
+  // a few per round, each round's own statements over again.
   async function once(): Promise<number> {
     const token = `${instance}:${++round}`;
     const limit = config.concurrency * CLAIM_GROWTH;
     const fresh = creations ? await recordCreationRuns(db.kysely, creations.env, creations.end, { token, leaseMs: config.leaseMs, limit }) : null;
     const more = fresh?.read === CREATION_BATCH ? 1 : 0;
-    if (fresh && fresh.claimed.length > 0) return more + (await execute(token, fresh.claimed, fresh.subjects));
-    const rows = await repo.claimDue(db.kysely, { token, leaseMs: config.leaseMs, limit: take, maxAttempts: config.maxAttempts, at: isoNow(Date.now()) });
-    take = rows.length === take ? Math.min(take * 2, limit) : config.concurrency;
+    if (fresh && fresh.claimed.length > 0) {
+      const n = await execute(token, fresh.claimed, fresh.subjects);
+      return more + (n === limit ? n : 0);
+    }
+    const size = take;
+    const rows = await repo.claimDue(db.kysely, { token, leaseMs: config.leaseMs, limit: size, maxAttempts: config.maxAttempts, at: isoNow(Date.now()) });
+    take = rows.length === size ? Math.min(size * 2, limit) : config.concurrency;
     if (rows.length === 0) return more;
+    const n = await executeClaimed(token, rows);
+    return more + (n === size ? n : 0);
+  }
+
+  /** Executes the due runs claimed under `token`, with their records read together; how many. */
+  async function executeClaimed(token: string, rows: repo.RunRow[]): Promise<number> {
     // The records of the runs taken, read together rather than one run at a time; a run reads its
     // own when that read failed.
     const subjects = await loadSubjects(db.kysely, rows).catch((err: unknown) => {
       logger.warn({ err }, 'could not read the records of the enrichment runs claimed');
       return undefined;
     });
-    return more + (await execute(token, rows, subjects));
+    return execute(token, rows, subjects);
   }
 
   /** Executes the runs claimed under `token`, renewing their lease meanwhile; how many. */

@@ -5,7 +5,8 @@
 // compare-and-set or an idempotent delete.
 import type { Logger } from 'pino';
 import { purgeEvents } from '../changes/repository.ts';
-import { cursorSeq } from '../enrichment/repository.ts';
+import { staleBefore } from '../enrichment/creation.ts';
+import { liveCursorSeq } from '../enrichment/repository.ts';
 import { purgeExpiredKeys } from '../idempotency/repository.ts';
 import { isoNow } from '../lib/ids.ts';
 import { dropPendingEntry } from '../knowledge/repository.ts';
@@ -67,8 +68,10 @@ export async function sweepOnce(
   const days = input.eventRetentionDays ?? 0;
   if (days > 0) {
     const before = isoNow(now - days * 86_400_000);
-    // The events ENRICHMENT=on-create has not read yet stay (docs/enrichment.md §Runs).
-    const unread = await cursorSeq(db);
+    // The events ENRICHMENT=on-create has not read yet stay while a runner keeps its cursor; a stale
+    // cursor has none left, and the next on-create server restarts it at the log's end
+    // (docs/enrichment.md §Runs).
+    const unread = await liveCursorSeq(db, staleBefore(now));
     for (let b = 0; b < MAX_BATCHES; b++) {
       const n = await purgeEvents(db, before, 1000, unread);
       result.eventsPurged += n;

@@ -1,13 +1,16 @@
 // ENRICHMENT=on-create (docs/enrichment.md §Runs), on both databases: the runners record the run of
 // every account and contact created through the API from the change log, after the create, with
 // trigger "creation"; an import records none; two runners record one run per record; a POST that
-// comes first keeps its run; a switch from manual starts from the log's end; the sweeper keeps the
-// events the runners have not read.
+// comes first keeps its run; a switch from manual starts from the log's end; servers of other modes
+// leave the cursor alone; a stale cursor restarts at the log's end; the sweeper keeps the events a
+// live cursor has not passed.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { lastEventSeq, purgeEvents } from '../../src/changes/repository.ts';
-import { prepareCreationLog } from '../../src/enrichment/creation.ts';
+import { CURSOR_BEAT_MS, CURSOR_STALE_MS, prepareCreationLog } from '../../src/enrichment/creation.ts';
+import { filesEnv } from '../../src/files/service.ts';
+import { sweepOnce } from '../../src/jobs/sweeper.ts';
 import type { EnrichmentProvider } from '../../src/enrichment/provider.ts';
 import { cursorSeq } from '../../src/enrichment/repository.ts';
 import { startEnrichmentRunner } from '../../src/jobs/enrichment.ts';
@@ -150,14 +153,98 @@ await eachDialect(
       const t = ctx();
       const db = t.deps.db.kysely;
       const s = await seedWorkspace(t);
-      await prepareCreationLog(db, 'manual');
-      assert.equal(await cursorSeq(db), undefined);
+      await db.deleteFrom('enrichment_cursor').execute();
       const before = await createAccounts(t, s.secret, 2, 'manual');
       await prepareCreationLog(db, 'on-create');
       const after = await createAccounts(t, s.secret, 1, 'eager');
       await readAll(t);
       assert.equal((await runsOf(t, before)).length, 0, 'no run for what was created under manual');
       assert.equal((await runsOf(t, after)).length, 1);
+    });
+
+    test('a server started with manual or off leaves the cursor to the on-create instances sharing the database', async () => {
+      const t = ctx();
+      const db = t.deps.db.kysely;
+      const s = await seedWorkspace(t);
+      await readAll(t);
+      const ids = await createAccounts(t, s.secret, 2, 'rolling');
+      const at = await cursorSeq(db);
+      await prepareCreationLog(db, 'manual');
+      await prepareCreationLog(db, 'off');
+      assert.equal(await cursorSeq(db), at);
+      await readAll(t);
+      assert.equal((await runsOf(t, ids)).length, 2, 'the runs of the creates before the other servers started');
+    });
+
+    test('a runner that finds no cursor (dropped by an earlier version started with manual) opens it at the log’s end', async () => {
+      const t = ctx();
+      const db = t.deps.db.kysely;
+      const s = await seedWorkspace(t);
+      await db.deleteFrom('enrichment_cursor').execute();
+      const [acc] = await createAccounts(t, s.secret, 1, 'dropped');
+      const r = runner(t);
+      try {
+        for (let i = 0; i < TRIES && (await cursorSeq(db)) === undefined; i++) await sleep(10);
+      } finally {
+        await r.stop();
+      }
+      assert.equal(await cursorSeq(db), await lastEventSeq(db), 'opened at the log’s end');
+      const [later] = await createAccounts(t, s.secret, 1, 'reopened');
+      await readAll(t);
+      assert.equal((await runsOf(t, [acc!])).length, 0);
+      assert.equal((await runsOf(t, [later!])).length, 1);
+    });
+
+    test('an idle runner touches its cursor; a stale one is restarted at the log’s end by an on-create server', async () => {
+      const t = ctx();
+      const db = t.deps.db.kysely;
+      const s = await seedWorkspace(t);
+      await prepareCreationLog(db, 'on-create');
+      await readAll(t);
+      const seq = await cursorSeq(db);
+      const old = new Date(Date.now() - CURSOR_BEAT_MS - 1000).toISOString();
+      await db.updateTable('enrichment_cursor').set({ updated_at: old }).execute();
+      await readAll(t);
+      const beat = (await db.selectFrom('enrichment_cursor').select(['seq', 'updated_at']).executeTakeFirstOrThrow()).updated_at;
+      assert.ok(beat > old, 'touched by a round with nothing to read');
+      await prepareCreationLog(db, 'on-create');
+      assert.equal(await cursorSeq(db), seq, 'a live cursor is kept');
+      await db
+        .updateTable('enrichment_cursor')
+        .set({ updated_at: new Date(Date.now() - CURSOR_STALE_MS - 1000).toISOString() })
+        .execute();
+      const missed = await createAccounts(t, s.secret, 2, 'stale');
+      await prepareCreationLog(db, 'on-create');
+      assert.equal(await cursorSeq(db), await lastEventSeq(db), 'a stale cursor restarts at the log’s end');
+      await readAll(t);
+      assert.equal((await runsOf(t, missed)).length, 0, 'no run for what was created with no runner alive');
+    });
+
+    test('the sweeper keeps the events past a live cursor and ignores a stale one', async () => {
+      const t = ctx();
+      const db = t.deps.db.kysely;
+      const s = await seedWorkspace(t);
+      await prepareCreationLog(db, 'on-create');
+      await readAll(t);
+      // The sweep runs two days on, with a retention of one: every event is old enough to go.
+      const now = Date.now() + 2 * 86_400_000;
+      const sweep = () => sweepOnce({ db, now, files: filesEnv(t.config, t.deps.blobs) }, { eventRetentionDays: 1 });
+      const touched = (ms: number) =>
+        db
+          .updateTable('enrichment_cursor')
+          .set({ updated_at: new Date(now - ms).toISOString() })
+          .execute();
+      await touched(0);
+      await sweep();
+      await createAccounts(t, s.secret, 2, 'swept');
+      await touched(CURSOR_STALE_MS - 60_000);
+      assert.equal((await sweep()).eventsPurged, 0, 'unread events stay while a runner keeps the cursor');
+      await touched(CURSOR_STALE_MS + 60_000);
+      assert.ok((await sweep()).eventsPurged >= 2, 'a stale cursor keeps nothing');
+      // The next on-create server restarts it at the log's end, which may now lie below it.
+      await prepareCreationLog(db, 'on-create', now);
+      assert.equal(await cursorSeq(db), await lastEventSeq(db));
+      await touched(now - Date.now());
     });
 
     test('the events past the cursor outlive their retention', async () => {
