@@ -66,6 +66,24 @@ for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
       assert.equal(await count(), 4);
     });
 
+    test('at most EAGER.batches batches are in flight: the next deferred statement waits for them to land', async () => {
+      await sql`delete from eager_rows`.execute(tdb.db.kysely);
+      const batches = EAGER.batches;
+      EAGER.batches = 2;
+      try {
+        await write(tdb.db.kysely, async (tx) => {
+          const slow = sql`insert into eager_rows (v) select ${'s'} || pg_sleep(0.3)::text || ${'x'} || ${'y'} || ${'z'}`;
+          await deferred(tx, slow);
+          const t0 = performance.now();
+          await deferred(tx, rows('a', 'b', 'c', 'd'));
+          assert.ok(performance.now() - t0 >= 250, 'the second batch in flight waited for the first to land');
+        });
+      } finally {
+        EAGER.batches = batches;
+      }
+      assert.equal(await count(), 5);
+    });
+
     test("a failing batch sent without waiting is the next awaited statement's failure, and nothing is committed", async () => {
       await sql`delete from eager_rows`.execute(tdb.db.kysely);
       await assert.rejects(

@@ -174,9 +174,11 @@ interface OpenTx {
  * builds its next rows, instead of waiting, queued, for the next statement awaited, as on SQLite
  * its writer thread does. postgres.js keeps a connection's statements in order, so the next
  * statement awaited (or COMMIT) still runs after them, and the first failure of such a batch is
- * that statement's failure. A request's few small statements never reach it.
+ * that statement's failure. A request's few small statements never reach it. At most `batches`
+ * such batches are in flight: the caller then waits for them (and gets their failure), so that a
+ * writer faster than the server holds a bounded amount of its statements in memory.
  */
-export const EAGER = { params: 20_000 };
+export const EAGER = { params: 20_000, batches: 8 };
 
 /** Waits for the batches sent without waiting; throws the first failure among them. */
 async function landed(tx: OpenTx): Promise<void> {
@@ -239,8 +241,10 @@ class PostgresJsConnection implements DatabaseConnection {
     } else if (!tx.sent && groupable(tx.queued)) await this.#group.commit(tx.lease, tx.queued);
     else {
       const committed = commitAll(tx.lease, tx.queued);
+      committed.catch(() => {});
       // A failure of a batch sent without waiting is the commit's failure (PostgreSQL rolled back).
-      await Promise.all([landed(tx), committed]);
+      await landed(tx);
+      await committed;
     }
   }
 
@@ -259,6 +263,7 @@ class PostgresJsConnection implements DatabaseConnection {
         tx.queued = [];
         tx.weight = 0;
         tx.sent = true;
+        if (tx.inFlight.length >= EAGER.batches) await landed(tx);
       }
       return { rows: [] };
     }
