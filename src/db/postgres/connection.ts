@@ -156,11 +156,38 @@ async function lease(clients: Clients, waitMs: number): Promise<Lease> {
   }
 }
 
-/** A transaction under way: its connection, the statements not sent yet (BEGIN first), and whether any went out. */
+/**
+ * A transaction under way: its connection, the statements not sent yet (BEGIN first), whether any
+ * went out, the parameters of the queued ones, and the batches sent without waiting (see EAGER).
+ */
 interface OpenTx {
   lease: Lease;
   queued: CompiledQuery[];
   sent: boolean;
+  weight: number;
+  inFlight: Promise<unknown>[];
+}
+
+/**
+ * Deferred statements go out without waiting once their parameters reach this many: a bulk write
+ * (an import's multi-row inserts, docs/import.md §Speed) then runs on the server while the caller
+ * builds its next rows, instead of waiting, queued, for the next statement awaited, as on SQLite
+ * its writer thread does. postgres.js keeps a connection's statements in order, so the next
+ * statement awaited (or COMMIT) still runs after them, and the first failure of such a batch is
+ * that statement's failure. A request's few small statements never reach it. At most `batches`
+ * such batches are in flight: the caller then waits for them (and gets their failure), so that a
+ * writer faster than the server holds a bounded amount of its statements in memory.
+ */
+export const EAGER = { params: 20_000, batches: 8 };
+
+/** Waits for the batches sent without waiting; throws the first failure among them. */
+async function landed(tx: OpenTx): Promise<void> {
+  if (tx.inFlight.length === 0) return;
+  const sent = tx.inFlight;
+  tx.inFlight = [];
+  const settled = await Promise.allSettled(sent);
+  const failed = settled.find((r) => r.status === 'rejected');
+  if (failed) throw failed.reason;
 }
 
 class PostgresJsConnection implements DatabaseConnection {
@@ -185,7 +212,7 @@ class PostgresJsConnection implements DatabaseConnection {
       let begin = 'begin';
       if (settings.isolationLevel) begin += ` isolation level ${settings.isolationLevel}`;
       if (settings.accessMode) begin += ` ${settings.accessMode}`;
-      this.#tx = { lease: leased, queued: [CompiledQuery.raw(begin)], sent: false };
+      this.#tx = { lease: leased, queued: [CompiledQuery.raw(begin)], sent: false, weight: 0, inFlight: [] };
     } catch (err) {
       this.#gate.leave();
       throw err;
@@ -208,9 +235,17 @@ class PostgresJsConnection implements DatabaseConnection {
   async #send(tx: OpenTx, command: 'commit' | 'rollback'): Promise<void> {
     // Nothing sent yet: no transaction on the server to roll back, nor any statement to commit.
     if (!tx.sent && (command === 'rollback' || tx.queued.length === 1)) return;
-    if (command === 'rollback') await sendAll(tx.lease, [CompiledQuery.raw('rollback')]);
-    else if (!tx.sent && groupable(tx.queued)) await this.#group.commit(tx.lease, tx.queued);
-    else await commitAll(tx.lease, tx.queued);
+    if (command === 'rollback') {
+      await Promise.allSettled(tx.inFlight);
+      await sendAll(tx.lease, [CompiledQuery.raw('rollback')]);
+    } else if (!tx.sent && groupable(tx.queued)) await this.#group.commit(tx.lease, tx.queued);
+    else {
+      const committed = commitAll(tx.lease, tx.queued);
+      committed.catch(() => {});
+      // A failure of a batch sent without waiting is the commit's failure (PostgreSQL rolled back).
+      await landed(tx);
+      await committed;
+    }
   }
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
@@ -219,12 +254,27 @@ class PostgresJsConnection implements DatabaseConnection {
     if (isDeferred(query)) {
       markQueued(query);
       tx.queued.push(query);
+      tx.weight += query.parameters.length;
+      if (tx.weight >= EAGER.params) {
+        const sent = sendAll(tx.lease, tx.queued);
+        // Read by the next statement awaited, or by COMMIT (landed).
+        sent.catch(() => {});
+        tx.inFlight.push(sent);
+        tx.queued = [];
+        tx.weight = 0;
+        tx.sent = true;
+        if (tx.inFlight.length >= EAGER.batches) await landed(tx);
+      }
       return { rows: [] };
     }
     const batch = [...tx.queued, query];
     tx.queued = [];
+    tx.weight = 0;
     tx.sent = true;
-    return toResult<R>((await withinBudget(sendAll(tx.lease, batch))).at(-1)!);
+    const answered = withinBudget(sendAll(tx.lease, batch));
+    answered.catch(() => {});
+    await landed(tx);
+    return toResult<R>((await answered).at(-1)!);
   }
 
   // eslint-disable-next-line require-yield
