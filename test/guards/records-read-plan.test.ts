@@ -2,7 +2,7 @@
 // rows of other records pointing at it. Every record's rows are found through the inverse index,
 // whatever the statistics say (docs/design.md §Database statistics): here a thousand contacts
 // all point at one account, so the sampled statistics see a single target, and a plan built on
-// them scanned all of `entity_relationships` once per record of a page. Checked on the statement
+// them scans all of `entity_relationships` once per record of a page. Checked on the statement
 // a page of 25 contacts sends: on PostgreSQL by EXPLAIN ANALYZE of its generic plan (the rows
 // every node handled stay near the page's), on SQLite by its query plan (no scan of the table).
 import assert from 'node:assert/strict';
