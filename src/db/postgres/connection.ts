@@ -273,7 +273,8 @@ class PostgresJsConnection implements DatabaseConnection {
     tx.sent = true;
     const answered = withinBudget(sendAll(tx.lease, batch));
     answered.catch(() => {});
-    await landed(tx);
+    // A request's statements send no eager batch: they pass without an extra turn.
+    if (tx.inFlight.length > 0) await landed(tx);
     return toResult<R>((await answered).at(-1)!);
   }
 
