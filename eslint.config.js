@@ -68,6 +68,28 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // A test file registers every suite synchronously: node:test runs the file's root `after`
+    // hooks once the tests registered so far are done, so a suite registered after a top-level
+    // await can start after them (docs/architecture.md §Writing a test file).
+    files: ['test/**/*.test.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: 'CallExpression[callee.property.name=/^(transaction|startTransaction)$/]',
+          message:
+            'Open a transaction with write() from src/db/index.ts: its Tx carries what the database layer keeps for it (docs/architecture.md §Database layer).',
+        },
+        {
+          selector:
+            ':matches(Program > ExpressionStatement > AwaitExpression, Program > VariableDeclaration > VariableDeclarator > AwaitExpression, Program > ForOfStatement[await=true], Program > ForOfStatement > AwaitExpression)',
+          message:
+            'No top-level await in a test file: register every suite synchronously and do asynchronous set-up in a before hook (docs/architecture.md §Writing a test file).',
+        },
+      ],
+    },
+  },
   // Plain JavaScript (this file, the bin shim, the dependency rules) has no types to check.
   { files: ['**/*.js', '**/*.mjs'], ...tseslint.configs.disableTypeChecked },
 );

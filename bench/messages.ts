@@ -11,8 +11,7 @@ import { createUser } from '../src/users/service.ts';
 import { findPage, MESSAGES } from '../src/messages/repository.ts';
 import { rankRebuild } from '../src/db/rank/index.ts';
 import { buildTestApp, call, keyFor, type TestApp } from '../test/helpers/app.ts';
-import { testDialects } from '../test/helpers/db.ts';
-import { TEST_DATABASE_URL } from '../test/helpers/services.ts';
+import { probeServices, TEST_DATABASE_URL } from '../test/helpers/services.ts';
 import { channelsFor, loadPostgres, loadSqlite, type Shape } from './messages-data.ts';
 import { systemCtx, operatorCtx } from '../src/lib/context.ts';
 import { write } from '../src/db/write.ts';
@@ -89,7 +88,7 @@ async function benchDialect(dialect: 'sqlite' | 'postgres') {
   }
 }
 
-const available = await testDialects();
+const available = (await probeServices()).postgres ? ['sqlite', 'postgres'] : ['sqlite'];
 const wanted = values.dialect === 'sqlite' || values.dialect === 'postgres' ? [values.dialect] : ['sqlite', 'postgres'];
 console.log(
   `messages bench: ${shape.messages.toLocaleString()} messages, ${shape.channels} channels (${shape.public} public, ${shape.restricted} restricted), caller member of ${shape.memberOf}; ${RUNS} runs each`,

@@ -19,7 +19,7 @@ import { Agent, request } from 'node:http';
 import { loadavg } from 'node:os';
 import { sql } from 'kysely';
 import type { DialectName } from '../src/db/types.ts';
-import { services } from '../test/helpers/services.ts';
+import { probeServices } from '../test/helpers/services.ts';
 import { seedContext, startServer, stop } from './run.ts';
 import { seedBigList, seedList } from './seeds.ts';
 
@@ -107,7 +107,7 @@ function report(title: string, run: { latencies: Map<string, number[]>; failures
 }
 
 async function main(): Promise<void> {
-  const pg = (await services()).postgres;
+  const pg = (await probeServices()).postgres;
   let setups: { dialect: DialectName; workers: number }[] = [
     { dialect: 'sqlite', workers: 1 },
     { dialect: 'postgres', workers: 1 },

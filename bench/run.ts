@@ -24,7 +24,7 @@ import type { DialectName } from '../src/db/types.ts';
 import { createWorkspace } from '../src/workspaces/service.ts';
 import { createUser } from '../src/users/service.ts';
 import { createTestDb } from '../test/helpers/db.ts';
-import { services } from '../test/helpers/services.ts';
+import { probeServices } from '../test/helpers/services.ts';
 import { type BenchContext, type BenchRoute, ROUTES } from './routes.ts';
 import { wrkLoad } from './wrk.ts';
 import { freePort } from '../test/helpers/process.ts';
@@ -268,7 +268,7 @@ export async function startServer(
 async function main(): Promise<void> {
   const wanted = process.env.BENCH_ROUTES?.split('|');
   const routes = ROUTES.filter((r) => !wanted || wanted.some((w) => r.name.includes(w)));
-  const pg = (await services()).postgres;
+  const pg = (await probeServices()).postgres;
   let setups = [
     { dialect: 'sqlite' as DialectName, workers: 1 },
     { dialect: 'sqlite' as DialectName, workers: WORKERS },

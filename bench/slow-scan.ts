@@ -20,7 +20,7 @@ import { addField, loadDefinitions } from '../src/definitions/service.ts';
 import { operatorCtx, systemCtx } from '../src/lib/context.ts';
 import { createWorkspace } from '../src/workspaces/service.ts';
 import { createTestDb } from '../test/helpers/db.ts';
-import { services } from '../test/helpers/services.ts';
+import { probeServices } from '../test/helpers/services.ts';
 import { seedFilterContacts } from './filter-seed.ts';
 import { MAIN, median, startServer, stop } from './run.ts';
 
@@ -155,7 +155,7 @@ async function run(dialect: DialectName, workers: number): Promise<void> {
   }
 }
 
-const pg = (await services()).postgres;
+const pg = (await probeServices()).postgres;
 console.log(
   `${N} contacts; point reads at ${RATE}/s; ${SCANNERS} scanners; ${ROUNDS} rounds of ${SECONDS} s per phase; load average before: ${load()}\nheavy listing: GET ${decodeURIComponent(HEAVY)}`,
 );

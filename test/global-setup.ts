@@ -1,9 +1,10 @@
 // Runs once before the whole suite: says loudly which services are missing, and under CI=true
 // refuses to run without them (a missing database must fail CI, never skip it).
-import { IN_CI, services, TEST_DATABASE_URL, TEST_REDIS_URL } from './helpers/services.ts';
+import { IN_CI, probeServices, publishServices, TEST_DATABASE_URL, TEST_REDIS_URL } from './helpers/services.ts';
 
 export async function globalSetup(): Promise<void> {
-  const s = await services();
+  const s = await probeServices();
+  publishServices(s);
   const missing: string[] = [];
   if (!s.postgres) missing.push(`PostgreSQL at ${TEST_DATABASE_URL} (set TEST_DATABASE_URL)`);
   if (!s.redis) missing.push(`Redis at ${TEST_REDIS_URL} (set TEST_REDIS_URL)`);

@@ -13,7 +13,7 @@ import { seeded } from './crash-workload.ts';
 
 const POINTS = Number(process.env.CRASH_POINTS ?? 6);
 
-for (const dialect of await testDialects()) {
+for (const dialect of testDialects()) {
   describe(`merge crash consistency [${dialect}]`, () => {
     let tdb: TestDb;
     let env: Record<string, string>;

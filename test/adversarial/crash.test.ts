@@ -24,7 +24,7 @@ const POINTS = Number(process.env.CRASH_POINTS ?? 15);
 const SEED = Number(process.env.CRASH_SEED ?? 7);
 const CLIENTS = 4;
 
-for (const dialect of await testDialects()) {
+for (const dialect of testDialects()) {
   describe(`crash consistency [${dialect}]`, () => {
     let tdb: TestDb;
     let env: Record<string, string>;

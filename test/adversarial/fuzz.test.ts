@@ -55,7 +55,7 @@ async function fuzzOperation(t: TestApp, canary: Canary, op: Operation, runs: nu
   return tally;
 }
 
-await eachDialect('fuzz', (ctx) => {
+eachDialect('fuzz', (ctx) => {
   let ops: Operation[] = [];
   let canary: Canary;
   before(async () => {

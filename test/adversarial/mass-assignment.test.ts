@@ -46,7 +46,7 @@ function inject(body: unknown, path: string[], field: string, value: unknown): u
   return copy;
 }
 
-await eachDialect('mass assignment', (ctx) => {
+eachDialect('mass assignment', (ctx) => {
   let ops: Operation[] = [];
   let a: Canary;
   let b: Canary;

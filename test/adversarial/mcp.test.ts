@@ -15,7 +15,7 @@ import { happyRequest, MCP_TOOLS, OBJECT_SCOPES, SCOPE_TABLE, sendHappy } from '
 
 const strip = (text: string) => text.replace(/req_[0-9a-z]{26}/g, '<REQ>');
 
-await eachDialect('mcp matrix', (ctx) => {
+eachDialect('mcp matrix', (ctx) => {
   let ops: Operation[] = [];
   let a: Canary;
   let b: Canary;

@@ -14,7 +14,7 @@ function assertShape(res: { statusCode: number; headers: Record<string, unknown>
   assert.equal(res.headers['service-version'], '2026-03-01');
 }
 
-await eachDialect(
+eachDialect(
   'fuzz regressions',
   (ctx) => {
     test('a path that is not valid percent-encoding gets 400 invalid_parameter in the error shape', async () => {

@@ -11,7 +11,7 @@ import { type Canary, seedCanary, tableCounts } from '../helpers/canary.ts';
 import { loadDocument, type Operation, operationsOf } from '../helpers/openapi-ops.ts';
 import { happyRequest, OBJECT_SCOPES, ownerView, SCOPE_TABLE, sendHappy } from './operations.ts';
 
-await eachDialect('scope matrix', (ctx) => {
+eachDialect('scope matrix', (ctx) => {
   let ops: Operation[] = [];
   let canary: Canary;
   before(async () => {

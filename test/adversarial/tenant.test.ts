@@ -45,7 +45,7 @@ async function foreignVsRandom(t: TestApp, where: string, b: Canary, send: (id: 
   return f.statusCode as number;
 }
 
-await eachDialect('tenant matrix', (ctx) => {
+eachDialect('tenant matrix', (ctx) => {
   let ops: Operation[] = [];
   let a: Canary;
   let b: Canary;

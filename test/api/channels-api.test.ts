@@ -39,7 +39,7 @@ async function seed(t: TestApp) {
   return { ...people, callers, ids };
 }
 
-await eachDialect('channels API', (ctx) => {
+eachDialect('channels API', (ctx) => {
   let ops: Map<string, Operation>;
   const checker = responseChecker();
   before(async () => {

@@ -28,7 +28,7 @@ async function counts(t: TestApp, workspaceId: string) {
   return Object.fromEntries(rows.map((r) => [r.external_id, Number(r.message_count)]));
 }
 
-await eachDialect('channels and message import', (ctx) => {
+eachDialect('channels and message import', (ctx) => {
   test('bad objects are refused naming line and field, nothing written, no text echoed', async () => {
     const t = ctx();
     const { workspaceId } = await seedPeople(t);

@@ -9,7 +9,7 @@ import type { Io } from '../../src/cli/io.ts';
 import { main } from '../../src/cli/main.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
 
-for (const dialect of await testDialects()) {
+for (const dialect of testDialects()) {
   describe(`definitions cli [${dialect}]`, () => {
     let tdb: TestDb;
     let env: Record<string, string>;

@@ -20,7 +20,7 @@ async function cli(t: TestApp, ...args: string[]) {
   return JSON.parse(out.join(''));
 }
 
-await eachDialect('definitions corrected', (ctx) => {
+eachDialect('definitions corrected', (ctx) => {
   async function ok(s: Seeded, method: 'GET' | 'POST', url: string, body?: unknown) {
     const res = await call(ctx(), s.secret, method, url, body);
     assert.equal(res.statusCode, 200, `${method} ${url}: ${res.body}`);

@@ -11,7 +11,7 @@ import { contactIdsByEmails } from '../../src/records/index/repository.ts';
 import { call, eachDialect, seedWorkspace } from '../helpers/app.ts';
 import { write } from '../../src/db/write.ts';
 
-await eachDialect('definitions', (ctx) => {
+eachDialect('definitions', (ctx) => {
   test('system definitions: every workspace has them, with ids of its own that do not change', async () => {
     const t = ctx();
     const a = operatorCtx(t.deps.db.kysely, (await seedWorkspace(t)).workspaceId);
@@ -75,7 +75,7 @@ await eachDialect('definitions', (ctx) => {
   });
 });
 
-await eachDialect('definition order', (ctx) => {
+eachDialect('definition order', (ctx) => {
   test('definitions created at the same instant list in the order they were created, through the API too', async () => {
     const t = ctx();
     const { workspaceId, secret } = await seedWorkspace(t);

@@ -20,7 +20,7 @@ function expected(caller: 'ann' | 'bob' | 'workspace', othersSee: Level): Level 
   return caller === 'ann' ? 'FULL' : othersSee;
 }
 
-await eachDialect('emails access', (ctx) => {
+eachDialect('emails access', (ctx) => {
   test('owner, other user and workspace key × FULL and METADATA mailboxes, on list and retrieve, with no canary leak', async () => {
     const t = ctx();
     const w = await seedEmailWorld(t);

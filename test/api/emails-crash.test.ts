@@ -26,7 +26,7 @@ async function api(base: string, secret: string, method: string, path: string, b
   return { status: res.status, json: (await res.json()) as any };
 }
 
-for (const dialect of await testDialects()) {
+for (const dialect of testDialects()) {
   describe(`e-mail delivery across processes [${dialect}]`, () => {
     let tdb: TestDb;
     let smtp: TestSmtp;

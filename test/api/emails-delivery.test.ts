@@ -12,10 +12,11 @@ import { type EmailWorld, seedEmailWorld, sendBody } from '../helpers/emails.ts'
 import { freePort } from '../helpers/process.ts';
 import { eventually, startTestSmtp, type TestSmtp } from '../helpers/smtp.ts';
 
-// Chosen before the suites are registered: their servers are configured with it.
-const SMTP_PORT = await freePort();
+// Chosen before any suite builds its server: each is configured with it.
+let SMTP_PORT: number;
 let smtp: TestSmtp;
 before(async () => {
+  SMTP_PORT = await freePort();
   smtp = await startTestSmtp(SMTP_PORT);
 });
 after(async () => {
@@ -47,7 +48,7 @@ async function sendOne(t: TestApp, w: EmailWorld, body: unknown, extra: Record<s
   return { id: newest.id, sentAt: res.json().sentAt };
 }
 
-await eachDialect(
+eachDialect(
   'emails delivery',
   (ctx) => {
     let w: EmailWorld;
@@ -174,5 +175,13 @@ await eachDialect(
       assert.equal(await metric(t, 'rolodex_email_delivery_failures_total{transport="smtp",final="true"}'), finalBefore + 1);
     });
   },
-  { env: { SMTP_URL: `smtp://127.0.0.1:${SMTP_PORT}`, EMAIL_POLL_MS: '50', EMAIL_RETRY_BASE_MS: '200', EMAIL_RETRY_MAX_MS: '400', EMAIL_LEASE_MS: '5000' } },
+  {
+    env: () => ({
+      SMTP_URL: `smtp://127.0.0.1:${SMTP_PORT}`,
+      EMAIL_POLL_MS: '50',
+      EMAIL_RETRY_BASE_MS: '200',
+      EMAIL_RETRY_MAX_MS: '400',
+      EMAIL_LEASE_MS: '5000',
+    }),
+  },
 );

@@ -43,7 +43,7 @@ function recorder(sent: string[]): MailTransport {
   };
 }
 
-await eachDialect('e-mail lease', (ctx) => {
+eachDialect('e-mail lease', (ctx) => {
   let w: EmailWorld;
   const dispatchers: Dispatcher[] = [];
   before(async () => {

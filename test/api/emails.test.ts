@@ -15,7 +15,7 @@ async function rows(t: TestApp, table: 'emails' | 'email_outbox' | 'email_drafts
   return (t.deps.db.kysely as any).selectFrom(table).selectAll().where('workspace_id', '=', workspaceId).execute() as Promise<any[]>;
 }
 
-await eachDialect('emails', (ctx) => {
+eachDialect('emails', (ctx) => {
   let w: EmailWorld;
   test('seed', async () => {
     w = await seedEmailWorld(ctx(), { bigFiles: true });

@@ -52,7 +52,7 @@ const inFlight = async (t: TestApp) =>
     ).n,
   );
 
-await eachDialect(
+eachDialect(
   'enrichment claims while runs pile up',
   (ctx) => {
     test(`${RUNS} runs due: fewer claims than ${RUNS / CONCURRENCY}, never more than ${CONCURRENCY} lookups at once`, async () => {

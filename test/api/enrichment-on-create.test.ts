@@ -46,7 +46,7 @@ async function createAccounts(t: TestApp, secret: string, n: number, prefix: str
   return ids;
 }
 
-await eachDialect(
+eachDialect(
   'enrichment on-create, from the change log',
   (ctx) => {
     test('a created account or contact gets a run with trigger creation once a runner has read the log', async () => {

@@ -89,7 +89,7 @@ after(() => {
   site.server.close();
 });
 
-await eachDialect(
+eachDialect(
   'enrichment',
   (ctx) => {
     let r: EnrichmentRunner;
@@ -301,7 +301,7 @@ await eachDialect(
   { env: { ENRICH_ALLOW_PRIVATE: 'true', ENRICH_POLL_MS: '20' } },
 );
 
-await eachDialect(
+eachDialect(
   'enrichment on-create, private addresses refused',
   (ctx) => {
     let r: EnrichmentRunner;
@@ -333,7 +333,7 @@ await eachDialect(
   { env: { ENRICHMENT: 'on-create', ENRICH_POLL_MS: '20' } },
 );
 
-await eachDialect(
+eachDialect(
   'enrichment off',
   (ctx) => {
     test('ENRICHMENT=off: a request starts no run and answers skipped, no_operations', async () => {

@@ -10,7 +10,7 @@ import { restore } from '../../src/trash/restore.ts';
 import { call, eachDialect, seedWorkspace } from '../helpers/app.ts';
 import { write } from '../../src/db/write.ts';
 
-await eachDialect('events of deletes, restores and merges', (ctx) => {
+eachDialect('events of deletes, restores and merges', (ctx) => {
   async function events(workspaceId: string) {
     const rows = await ctx().deps.db.kysely.selectFrom('events').selectAll().where('workspace_id', '=', workspaceId).orderBy('seq').execute();
     return rows.map((r) => JSON.parse(r.body));

@@ -9,7 +9,7 @@ import { addMailbox } from '../../src/mailboxes/service.ts';
 import { call, eachDialect, seedWorkspace } from '../helpers/app.ts';
 import { meetingBody, pendingTranscript, transcript } from '../helpers/meetings.ts';
 
-await eachDialect('events of lists, meetings, files and e-mails', (ctx) => {
+eachDialect('events of lists, meetings, files and e-mails', (ctx) => {
   async function events(workspaceId: string) {
     const rows = await ctx().deps.db.kysely.selectFrom('events').selectAll().where('workspace_id', '=', workspaceId).orderBy('seq').execute();
     return rows.map((r) => JSON.parse(r.body));

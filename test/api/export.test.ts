@@ -54,7 +54,7 @@ function normalized(e: Entity, name: (id: string) => string, labels: Map<string,
   return { fields, relationships };
 }
 
-await eachDialect('rolodex export', (ctx) => {
+eachDialect('rolodex export', (ctx) => {
   test('export, then import into an empty workspace, reproduces every record, definition and link', async () => {
     const t = ctx();
     const a = await seedWorkspace(t);

@@ -36,7 +36,7 @@ function flip(s: string, i: number): string {
   return s.slice(0, i) + r + s.slice(i + 1);
 }
 
-await eachDialect('file bytes (disk)', (ctx) => {
+eachDialect('file bytes (disk)', (ctx) => {
   test('tampered (one character), expired, or other-file upload tokens → 403 with nothing written', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);

@@ -50,7 +50,7 @@ function slowPut(url: string, total: number, atLeast: number): Promise<void> {
   });
 }
 
-for (const dialect of await testDialects()) {
+for (const dialect of testDialects()) {
   describe(`files survive SIGKILL mid-upload [${dialect}]`, () => {
     let tdb: TestDb;
     let server: ServerProcess | undefined;

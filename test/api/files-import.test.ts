@@ -39,7 +39,7 @@ function blobCount(t: TestApp, ws: string): number {
   }
 }
 
-await eachDialect('file import', (ctx) => {
+eachDialect('file import', (ctx) => {
   test('imported files of every source are fetchable by id and url; only api ones are listed and counted', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);

@@ -326,5 +326,5 @@ function suite(backend: Backend) {
 }
 
 for (const backend of ['disk', 's3'] as const) {
-  await eachDialect(`files (${backend})`, suite(backend), backendDeps(backend));
+  eachDialect(`files (${backend})`, suite(backend), backendDeps(backend));
 }

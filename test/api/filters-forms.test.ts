@@ -10,7 +10,7 @@ import { parseFilters, planFilters } from '../../src/records/filter/service.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
 import { call, eachDialect, type Seeded, seedWorkspace } from '../helpers/app.ts';
 
-await eachDialect('filter forms', (ctx) => {
+eachDialect('filter forms', (ctx) => {
   async function post(s: Seeded, url: string, body: unknown): Promise<string> {
     const res = await call(ctx(), s.secret, 'POST', url, body);
     assert.equal(res.statusCode, 200, res.body);

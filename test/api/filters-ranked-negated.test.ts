@@ -62,7 +62,7 @@ async function checkNegations(t: TestApp, s: Seeded): Promise<void> {
   }
 }
 
-await eachDialect('negated ranked values of tasks', (ctx) => {
+eachDialect('negated ranked values of tasks', (ctx) => {
   test('pages without one or more statuses are exact through creates, status changes, trash and restore', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);

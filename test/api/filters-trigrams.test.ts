@@ -52,7 +52,7 @@ test('addTrigramKeys gives the keys of trigrams() through trigramKey, each once,
   assert.deepEqual(held, [trigramKey(scope, 'acm'), 7, trigramKey(scope, 'cme')]);
 });
 
-await eachDialect('trigram postings', (ctx) => {
+eachDialect('trigram postings', (ctx) => {
   let c: Ctx<Kysely<Database>>;
   let defs: TypeDefinitions;
   const at = '2026-02-01T00:00:00.000Z';

@@ -127,7 +127,7 @@ async function agrees(c: Ctx, defs: TypeDefinitions, all: Written[], query: Reco
   return want.length;
 }
 
-await eachDialect('filters', (ctx) => {
+eachDialect('filters', (ctx) => {
   let c: Ctx;
   let defs: TypeDefinitions;
   let all: Written[];

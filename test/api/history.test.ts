@@ -11,7 +11,7 @@ import { operatorCtx } from '../../src/lib/context.ts';
 import { call, eachDialect, keyFor, type Seeded, seedWorkspace } from '../helpers/app.ts';
 import { loadDocument, type Operation, operationFor, operationsOf, responseChecker } from '../helpers/openapi-ops.ts';
 
-await eachDialect('field history and events', (ctx) => {
+eachDialect('field history and events', (ctx) => {
   let ops: Operation[];
   const checker = responseChecker();
   before(async () => {

@@ -8,7 +8,7 @@ import { pipelineRoutes } from '../helpers/pipeline-routes.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
 import { createUser } from '../../src/users/service.ts';
 
-await eachDialect(
+eachDialect(
   'idempotency',
   (ctx) => {
     const countUsers = async (ws: string) =>

@@ -109,7 +109,7 @@ async function importInChild(tdb: TestDb, workspaceId: string, text: string, kil
   return { code, signal, grew, err };
 }
 
-for (const dialect of await testDialects()) {
+for (const dialect of testDialects()) {
   describe(`rolodex import and the database alone [${dialect}]`, () => {
     test('an import nothing else is connected to writes through a rollback journal (SQLite) and leaves the file in WAL mode', async () => {
       const { tdb, workspaceId, env, drop } = await freshDatabase(dialect);

@@ -112,7 +112,7 @@ async function indexes(t: TestApp): Promise<string[]> {
   return r.rows.map((x) => x.sql);
 }
 
-await eachDialect('bulk import', (ctx) => {
+eachDialect('bulk import', (ctx) => {
   test('a bulk import leaves the same indexes, and every filter and totalCount answer as after an ordinary one', async () => {
     const t = ctx();
     const before = await indexes(t);

@@ -35,7 +35,7 @@ const TIER = JSON.stringify({
   options: ['Gold', 'Silver'],
 });
 
-await eachDialect('rolodex import of CSV', (ctx) => {
+eachDialect('rolodex import of CSV', (ctx) => {
   test('accounts and contacts from CSV: headers by key or label, lists, selects by label, links by externalId', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);

@@ -63,7 +63,7 @@ async function failure(t: TestApp, workspaceId: string, objects: unknown[]): Pro
   assert.fail('the import should have failed');
 }
 
-await eachDialect('import of custom-object records', (ctx) => {
+eachDialect('import of custom-object records', (ctx) => {
   test('records of custom types import with their values and relationships, and filters find them', async () => {
     const t = ctx();
     const { workspaceId, secret } = await setUp(t);
@@ -185,7 +185,7 @@ await eachDialect('import of custom-object records', (ctx) => {
   });
 });
 
-await eachDialect('docs/import.md examples', (ctx) => {
+eachDialect('docs/import.md examples', (ctx) => {
   test('the examples of docs/import.md import as they are', async () => {
     const t = ctx();
     const { workspaceId } = await setUp(t);
@@ -198,7 +198,7 @@ await eachDialect('docs/import.md examples', (ctx) => {
   });
 });
 
-await eachDialect('import of custom object types', (ctx) => {
+eachDialect('import of custom object types', (ctx) => {
   test('one file defines a type, its fields and records; importing it again changes nothing', async () => {
     const t = ctx();
     const { workspaceId, secret } = await seedWorkspace(t);

@@ -23,7 +23,7 @@ const contact = (externalId: string, first: string, last: string, email: string)
 const ndjson = (objects: unknown[]) => objects.map((o) => JSON.stringify(o)).join('\n');
 const BULK = { ...BULK_LOAD };
 
-await eachDialect('import: events and field history', (ctx) => {
+eachDialect('import: events and field history', (ctx) => {
   afterEach(() => Object.assign(BULK_LOAD, BULK));
 
   async function run(s: Seeded, objects: unknown[], commit: CommitMode = 'atomic') {

@@ -73,7 +73,7 @@ const SAMPLE = [
   { object: 'user', externalId: 'u1', email: 'owner@acme.test', name: 'Owner', role: 'member' },
 ];
 
-await eachDialect('import records', (ctx) => {
+eachDialect('import records', (ctx) => {
   test('objects in any order, references by externalId, stored with the entity shape', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);

@@ -27,7 +27,7 @@ function contacts(n: number): string {
   return lines.join('\n');
 }
 
-await eachDialect('rolodex import sharing the database with a server', (ctx) => {
+eachDialect('rolodex import sharing the database with a server', (ctx) => {
   test("the server's writes to another workspace succeed during an import, and none waits for the whole import", async () => {
     const t = ctx();
     // Enough contacts that one transaction for all of them holds SQLite's writers for seconds (on

@@ -10,7 +10,7 @@ import { call, eachDialect, headers, seedWorkspace } from '../helpers/app.ts';
 import { TEST_DATABASE_URL } from '../helpers/services.ts';
 import { assertError, seedRecords } from '../helpers/lists-fixtures.ts';
 
-await eachDialect('lists idempotency', (ctx) => {
+eachDialect('lists idempotency', (ctx) => {
   test('a create replays byte-identically with Idempotent-Replayed: true and creates nothing more', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);

@@ -6,7 +6,7 @@ import { call, eachDialect, seedWorkspace } from '../helpers/app.ts';
 import { assertError, seedRecords, sleep } from '../helpers/lists-fixtures.ts';
 import { newestFirst } from '../helpers/order.ts';
 
-await eachDialect('lists pagination', (ctx) => {
+eachDialect('lists pagination', (ctx) => {
   test('limit and offset: bounds, boundaries, pages from both ends agree with newest-first order', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);

@@ -10,7 +10,7 @@ import { assertError, seedRecords, sleep } from '../helpers/lists-fixtures.ts';
 const ID = /^lst_[0-9a-z]{26}$/;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-await eachDialect('lists', (ctx) => {
+eachDialect('lists', (ctx) => {
   test('create returns the list resource exactly; get and list return the same', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);

@@ -20,7 +20,7 @@ function rolodex(t: TestApp) {
   };
 }
 
-await eachDialect('mailboxes', (ctx) => {
+eachDialect('mailboxes', (ctx) => {
   test('rolodex mailbox add, list and remove; the new mailbox sends at once, the removed one no more', async () => {
     const t = ctx();
     const w = await seedEmailWorld(t);

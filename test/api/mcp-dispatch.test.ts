@@ -17,7 +17,7 @@ interface Sent {
   headers?: Record<string, string>;
 }
 
-await eachDialect('mcp dispatch', (ctx) => {
+eachDialect('mcp dispatch', (ctx) => {
   let s: Seeded;
   let accountId = '';
   before(async () => {

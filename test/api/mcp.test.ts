@@ -24,7 +24,7 @@ async function tool(client: Client, name: string, args: Record<string, unknown> 
   return { isError: r.isError === true, json: JSON.parse(text), text };
 }
 
-await eachDialect('mcp', (ctx) => {
+eachDialect('mcp', (ctx) => {
   let base = '';
   let s: Seeded;
   before(async () => {
@@ -191,7 +191,7 @@ await eachDialect('mcp', (ctx) => {
   });
 });
 
-await eachDialect(
+eachDialect(
   'mcp off',
   (ctx) => {
     test('MCP=off serves no /mcp route', async () => {
@@ -206,7 +206,7 @@ await eachDialect(
 
 // The limiter's clock stands still, so no bucket refills between two calls of the test.
 const frozen = Date.now();
-await eachDialect(
+eachDialect(
   'mcp rate limits',
   (ctx) => {
     test("a tool call spends the workspace's bucket of its category, as the REST call does, and is refused with its error", async () => {

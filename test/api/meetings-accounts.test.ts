@@ -17,7 +17,7 @@ test('public mail providers, with their domains per country, are recognised; com
     assert.equal(isMailProvider(d), false, d);
 });
 
-await eachDialect('meetings: accounts for attendee domains', (ctx) => {
+eachDialect('meetings: accounts for attendee domains', (ctx) => {
   let ops: Map<string, Operation>;
   const checker = responseChecker();
   before(async () => {

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { call, eachDialect, type Seeded, seedWorkspace } from '../helpers/app.ts';
 
-await eachDialect('derived $meeting on records', (ctx) => {
+eachDialect('derived $meeting on records', (ctx) => {
   async function ok(s: Seeded, method: 'GET' | 'POST', url: string, body?: unknown) {
     const res = await call(ctx(), s.secret, method, url, body);
     assert.equal(res.statusCode, 200, `${method} ${url}: ${res.body}`);

@@ -25,7 +25,7 @@ test('dates: the request clock is the boundary; start after end is refused', () 
   assert.deepEqual(checkDates('2026-03-01T13:00:00+02:00', '2026-03-01T11:30:00Z', now).start, '2026-03-01T11:00:00.000Z');
 });
 
-await eachDialect('meetings', (ctx) => {
+eachDialect('meetings', (ctx) => {
   let ops: Map<string, Operation>;
   const checker = responseChecker();
   before(async () => {

@@ -28,7 +28,7 @@ async function cli(t: TestApp, ...args: string[]): Promise<{ code: number; json(
   return { code, json: () => JSON.parse(stdout.join('')), err: stderr.join('') };
 }
 
-await eachDialect(
+eachDialect(
   'members',
   (ctx) => {
     let ops: Map<string, Operation>;

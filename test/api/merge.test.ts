@@ -13,7 +13,7 @@ import { restore } from '../../src/trash/restore.ts';
 import { call, eachDialect, keyFor, type Seeded, seedWorkspace } from '../helpers/app.ts';
 import { write } from '../../src/db/write.ts';
 
-await eachDialect('merge', (ctx) => {
+eachDialect('merge', (ctx) => {
   async function ok(s: Seeded, method: 'GET' | 'POST' | 'DELETE', url: string, body?: unknown, extra: Record<string, string> = {}) {
     const res = await call(ctx(), s.secret, method, url, body, extra);
     assert.equal(res.statusCode, 200, `${method} ${url}: ${res.body}`);

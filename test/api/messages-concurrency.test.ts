@@ -35,7 +35,7 @@ const CHANNELS = ['c0', 'c1', 'c2', 'c3', 'c4'];
 const VISIBILITIES = ['public', 'restricted', 'private'] as const;
 const at = (i: number) => new Date(Date.UTC(2026, 2, 1, 0, i % 9)).toISOString();
 
-for (const dialect of await testDialects()) {
+for (const dialect of testDialects()) {
   describe(`message pages under concurrent writers [${dialect}]`, () => {
     let t: TestApp;
     let db2: Db;

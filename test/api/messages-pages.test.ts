@@ -28,7 +28,7 @@ const CHANNELS = [
 // 12 instants: many messages share one, so every page boundary cuts through ties.
 const at = (i: number) => new Date(Date.UTC(2026, 2, 1, 0, i % 12)).toISOString();
 
-await eachDialect('messages pages', (ctx) => {
+eachDialect('messages pages', (ctx) => {
   test('every caller kind: every page and totalCount equal a full scan, through imports, moves and visibility changes', async () => {
     const t = ctx();
     const { workspaceId, users, callers } = await seedPeople(t);

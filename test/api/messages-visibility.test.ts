@@ -30,7 +30,7 @@ async function fetchAll(t: Parameters<typeof call>[0], secret: string) {
   return { ids, total, bodies, items: bodies.flatMap((b) => JSON.parse(b).data) };
 }
 
-await eachDialect('messages visibility', (ctx) => {
+eachDialect('messages visibility', (ctx) => {
   test('the matrix holds on get, list and totalCount, and no canary leaks', async () => {
     const t = ctx();
     const { workspaceId, callers } = await seedPeople(t);

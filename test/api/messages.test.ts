@@ -7,7 +7,7 @@ import { call, eachDialect } from '../helpers/app.ts';
 import { importObjects, message, seedPeople } from '../helpers/messages.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
 
-await eachDialect('messages', (ctx) => {
+eachDialect('messages', (ctx) => {
   test('a message has exactly the resource shape of the spec', async () => {
     const t = ctx();
     const { workspaceId, callers } = await seedPeople(t);

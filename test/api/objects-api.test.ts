@@ -10,7 +10,7 @@ import { operatorCtx } from '../../src/lib/context.ts';
 import { call, eachDialect, type Seeded, seedWorkspace } from '../helpers/app.ts';
 import { loadDocument, type Operation, operationFor, operationsOf, responseChecker } from '../helpers/openapi-ops.ts';
 
-await eachDialect('custom objects API', (ctx) => {
+eachDialect('custom objects API', (ctx) => {
   let ops: Operation[];
   const checker = responseChecker();
   before(async () => {

@@ -8,7 +8,7 @@ import { call, eachDialect, type Seeded, seedWorkspace, type TestApp } from '../
 import { newestFirst } from '../helpers/order.ts';
 import { loadDocument, type Operation, operationFor, operationsOf, responseChecker } from '../helpers/openapi-ops.ts';
 
-await eachDialect('records API', (ctx) => {
+eachDialect('records API', (ctx) => {
   let ops: Operation[];
   const checker = responseChecker();
   before(async () => {

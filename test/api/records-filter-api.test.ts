@@ -10,7 +10,7 @@ import { operatorCtx } from '../../src/lib/context.ts';
 import { call, eachDialect, type Seeded, seedWorkspace } from '../helpers/app.ts';
 import { newestFirst } from '../helpers/order.ts';
 
-await eachDialect('records filtered through HTTP', (ctx) => {
+eachDialect('records filtered through HTTP', (ctx) => {
   async function post(s: Seeded, url: string, body: unknown) {
     const res = await call(ctx(), s.secret, 'POST', url, body);
     assert.equal(res.statusCode, 200, res.body);

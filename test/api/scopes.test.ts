@@ -39,7 +39,7 @@ test('the public scopes are the 39 of the contract', () => {
   assert.deepEqual([...PUBLIC_SCOPES].sort(), [...CONTRACT].sort());
 });
 
-await eachDialect('scopes', (ctx) => {
+eachDialect('scopes', (ctx) => {
   test('every scope is accepted by the CLI, alone and all together, and reported by validate', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);

@@ -42,7 +42,7 @@ async function foundIn(t: TestApp, canary: string): Promise<string[]> {
   return hits;
 }
 
-await eachDialect('trash, operator side', (ctx) => {
+eachDialect('trash, operator side', (ctx) => {
   async function ok(s: Seeded, method: 'GET' | 'POST' | 'DELETE', url: string, body?: unknown, extra: Record<string, string> = {}) {
     const res = await call(ctx(), s.secret, method, url, body, extra);
     assert.equal(res.statusCode, 200, `${method} ${url}: ${res.body}`);

@@ -13,7 +13,7 @@ import { call, eachDialect, keyFor, type Seeded, seedWorkspace } from '../helper
 import { checkEntries } from '../helpers/rank.ts';
 import { write } from '../../src/db/write.ts';
 
-await eachDialect('trash', (ctx) => {
+eachDialect('trash', (ctx) => {
   async function ok(s: Seeded, method: 'GET' | 'POST' | 'DELETE', url: string, body?: unknown) {
     const res = await call(ctx(), s.secret, method, url, body);
     assert.equal(res.statusCode, 200, `${method} ${url}: ${res.body}`);

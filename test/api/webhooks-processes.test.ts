@@ -25,7 +25,7 @@ async function api(base: string, secret: string, method: string, path: string, b
   return { status: res.status, json: (await res.json()) as any };
 }
 
-for (const dialect of await testDialects()) {
+for (const dialect of testDialects()) {
   describe(`webhook delivery across processes [${dialect}]`, () => {
     let tdb: TestDb;
     let receiver: TestReceiver;

@@ -39,7 +39,7 @@ async function terminate(pid: number): Promise<void> {
   await c.end();
 }
 
-for (const dialect of await testDialects()) {
+for (const dialect of testDialects()) {
   describe(`webhook dispatcher of another instance woken by a commit [${dialect}]`, () => {
     let receiver: TestReceiver;
     let t: TestApp;

@@ -10,7 +10,7 @@ import { call, eachDialect, seedWorkspace } from '../helpers/app.ts';
 import { eventually } from '../helpers/smtp.ts';
 import { startReceiver, type TestReceiver } from '../helpers/webhook-receiver.ts';
 
-await eachDialect(
+eachDialect(
   'webhook dispatcher woken by a commit',
   (ctx) => {
     let receiver: TestReceiver;

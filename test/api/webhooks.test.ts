@@ -28,7 +28,7 @@ const ENV = {
   WEBHOOK_DISABLE_AFTER_MS: '1000',
 };
 
-await eachDialect(
+eachDialect(
   'webhooks',
   (ctx) => {
     let receiver: TestReceiver;

@@ -22,7 +22,7 @@ async function closeReadConnection(t: TestApp): Promise<void> {
   await write(db, (tx) => sql`select pg_terminate_backend(${rows[0]!.pid})`.execute(tx));
 }
 
-for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
+for (const dialect of testDialects().filter((d) => d === 'postgres')) {
   describe(`a lost database connection [${dialect}]`, () => {
     test('reads whose connection was closed under them are answered from a new one', async () => {
       const t = await buildTestApp(dialect);

@@ -15,7 +15,7 @@ import { write } from '../../src/db/write.ts';
 const POOL = 4;
 const WRITERS = 12;
 
-for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
+for (const dialect of testDialects().filter((d) => d === 'postgres')) {
   describe(`database pool [${dialect}]`, () => {
     let t: TestDb;
     let db: Db;

@@ -19,7 +19,7 @@ const namesAfterQuery = prepared((db: Executor, prefix: string, limit: number) =
 );
 const namesAfter = async (db: Executor, prefix: string, limit: number) => plain(await namesAfterQuery(db, prefix, limit));
 
-for (const dialect of await testDialects()) {
+for (const dialect of testDialects()) {
   describe(`prepared reads [${dialect}]`, () => {
     let t: TestDb;
     before(async () => {

@@ -7,7 +7,7 @@ import { sql } from 'kysely';
 import { openDb } from '../../src/db/database.ts';
 import { createTestDb, testDialects } from '../helpers/db.ts';
 
-for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
+for (const dialect of testDialects().filter((d) => d === 'postgres')) {
   test(`DATABASE_URL with ?host=<socket directory> connects through the socket [${dialect}]`, async () => {
     const t = await createTestDb(dialect);
     try {

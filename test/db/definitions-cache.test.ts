@@ -12,7 +12,7 @@ import { elsewhere, rolodex } from '../helpers/outside.ts';
 import { statementsOf } from '../helpers/sql-spy.ts';
 import { write } from '../../src/db/write.ts';
 
-await eachDialect('definitions seen by a running server', (t) => {
+eachDialect('definitions seen by a running server', (t) => {
   test('a field or relationship added, changed or removed outside the server shows in its next request', async () => {
     const s = await seedWorkspace(t());
     const ws = s.workspaceId;

@@ -53,7 +53,7 @@ async function together<T>(handle: Handle, items: T[], fn: (tx: Tx, item: T) => 
   return outcomes;
 }
 
-await eachDialect('transactions committed together', (ctx) => {
+eachDialect('transactions committed together', (ctx) => {
   test('creates of one workspace that reach COMMIT together commit in one write, each with its row and its count', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);

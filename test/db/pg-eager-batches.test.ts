@@ -33,7 +33,7 @@ async function writesDuring<T>(fn: (writes: () => number) => Promise<T>): Promis
 
 const turn = () => new Promise((r) => setImmediate(r));
 
-for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
+for (const dialect of testDialects().filter((d) => d === 'postgres')) {
   describe(`deferred statements sent without waiting [${dialect}]`, () => {
     let tdb: TestDb;
     const params = EAGER.params;

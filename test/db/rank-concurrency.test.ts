@@ -28,7 +28,7 @@ function rng(seed: number) {
   return () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
 }
 
-for (const dialect of await testDialects()) {
+for (const dialect of testDialects()) {
   describe(`ranked pages under concurrent writers [${dialect}]`, () => {
     let t: TestApp;
     let db2: Db;

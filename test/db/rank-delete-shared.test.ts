@@ -17,7 +17,7 @@ import { checkEntries, checkPages, timeout } from '../helpers/rank.ts';
 
 setRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 }, fold: 6 });
 
-await eachDialect('deletes beside creates', (ctx) => {
+eachDialect('deletes beside creates', (ctx) => {
   test('a delete does not wait for a create of its type that has not committed', async (tc) => {
     const t = ctx();
     const s = await seedWorkspace(t);

@@ -62,7 +62,7 @@ async function checkStatuses(t: TestApp, s: Seeded): Promise<void> {
   }
 }
 
-await eachDialect('ranked values of tasks', (ctx) => {
+eachDialect('ranked values of tasks', (ctx) => {
   test('creates, status changes, trash and restore keep every status set exact', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);

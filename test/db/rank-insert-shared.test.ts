@@ -14,7 +14,7 @@ import { checkCreated, checkEntries, timeout } from '../helpers/rank.ts';
 
 setRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 }, fold: 6 });
 
-await eachDialect('creates that only insert', (ctx) => {
+eachDialect('creates that only insert', (ctx) => {
   test('a create does not wait for another create of its workspace that has not committed', async (tc) => {
     const t = ctx();
     const s = await seedWorkspace(t);

@@ -140,7 +140,7 @@ async function checkReaders(db: Executor, grp: string, limit: number, offsets?: 
   }
 }
 
-for (const dialect of await testDialects()) {
+for (const dialect of testDialects()) {
   describe(`rank with parts [${dialect}]`, () => {
     let tdb: TestDb;
     before(async () => {

@@ -33,7 +33,7 @@ async function contacts(t: TestApp, secret: string, n: number, name: string): Pr
   return ids;
 }
 
-await eachDialect('restores beside creates', (ctx) => {
+eachDialect('restores beside creates', (ctx) => {
   test('a restore does not wait for a create of its type that has not committed', async (tc) => {
     const t = ctx();
     const s = await seedWorkspace(t);

@@ -73,7 +73,7 @@ async function apply(tx: Tx, grp: string, o: Op, step: number): Promise<void> {
   );
 }
 
-for (const dialect of await testDialects()) {
+for (const dialect of testDialects()) {
   describe(`rank [${dialect}]`, () => {
     let tdb: TestDb;
     before(async () => {

@@ -70,7 +70,7 @@ async function strays(db: Kysely<Database>, ids: readonly string[]): Promise<Rec
 }
 const NONE = { links: 0, members: 0, heldLinks: 0, heldMembers: 0 };
 
-await eachDialect('a restore beside a change of its other ends', (ctx) => {
+eachDialect('a restore beside a change of its other ends', (ctx) => {
   async function ok(s: Seeded, method: 'GET' | 'POST' | 'DELETE', url: string, body?: unknown) {
     const res = await call(ctx(), s.secret, method, url, body);
     assert.equal(res.statusCode, 200, `${method} ${url}: ${res.body}`);

@@ -8,7 +8,7 @@ import { afterCommit, write } from '../../src/db/write.ts';
 import type { Executor } from '../../src/db/types.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
 
-for (const dialect of await testDialects()) {
+for (const dialect of testDialects()) {
   describe(`write transactions [${dialect}]`, () => {
     let t: TestDb;
     before(async () => {

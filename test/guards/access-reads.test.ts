@@ -23,7 +23,7 @@ async function reads(run: () => ReturnType<typeof call>, tables: RegExp) {
   return { res: result.json(), touching: statements.filter((s) => tables.test(s)).length, blobs: blobReads - blobsBefore };
 }
 
-await eachDialect(
+eachDialect(
   'reads of a caller without FULL access',
   (ctx) => {
     test('e-mails: no body or attachment row is read for a METADATA reader, on list and retrieve', async () => {

@@ -9,7 +9,7 @@ import { statementsOf } from '../helpers/sql-spy.ts';
 import { type RecordsWithVersion, recordsWithVersion } from '../../src/records/repository.ts';
 import { write } from '../../src/db/write.ts';
 
-await eachDialect('point reads gathered per turn', (ctx) => {
+eachDialect('point reads gathered per turn', (ctx) => {
   test('concurrent reads of lists: one statement, each its own answer', async () => {
     const t = ctx();
     const [a, b] = [await seedWorkspace(t), await seedWorkspace(t)];

@@ -17,7 +17,7 @@ const BACKLOG = 3000;
 const LIMIT = 4;
 const LONG_AGO = '2026-01-01T00:00:00.000Z';
 
-for (const dialect of await testDialects()) {
+for (const dialect of testDialects()) {
   describe(`an enrichment claim with ${BACKLOG} runs due [${dialect}]`, () => {
     let tdb: TestDb;
     before(async () => {

@@ -33,7 +33,7 @@ async function creates(t: TestApp): Promise<{ statements: string[][]; trips: num
 
 const manual = new Map<string, Awaited<ReturnType<typeof creates>>>();
 
-await eachDialect(
+eachDialect(
   'account creates, ENRICHMENT=manual',
   (ctx) => {
     test('write nothing for enrichment', async () => {
@@ -46,7 +46,7 @@ await eachDialect(
   { env: { ENRICHMENT: 'manual' } },
 );
 
-await eachDialect(
+eachDialect(
   'account creates, ENRICHMENT=on-create',
   (ctx) => {
     test('each runs the statements of a create under manual; a runner records its run from the log', async () => {

@@ -24,7 +24,7 @@ const failing: EnrichmentProvider = {
 const inFlight = async (t: TestApp) =>
   (await t.deps.db.kysely.selectFrom('enrichment_runs').select('id').where('status', 'in', ['queued', 'running']).execute()).length;
 
-await eachDialect(
+eachDialect(
   'an enrichment runner draining runs that fail at once',
   (ctx) => {
     test('reads the records and writes the outcomes once per claim', async () => {

@@ -35,7 +35,7 @@ function work(n: PlanNode): number {
   return n['Actual Rows'] * n['Actual Loops'] + (n.Plans ?? []).reduce((s, c) => s + work(c), 0);
 }
 
-for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
+for (const dialect of testDialects().filter((d) => d === 'postgres')) {
   describe(`filtered pages under a generic plan [${dialect}]`, () => {
     let tdb: TestDb;
     let ctx: Ctx;

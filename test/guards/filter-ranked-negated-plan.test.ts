@@ -23,7 +23,7 @@ import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
 import { seedRankedTasks, TASKS } from '../helpers/ranked-tasks.ts';
 import { statementsOf, stepsOf } from '../helpers/sql-spy.ts';
 
-for (const dialect of await testDialects()) {
+for (const dialect of testDialects()) {
   describe(`a deep page of a negated ranked value [${dialect}]`, () => {
     let tdb: TestDb;
     let ws: string;

@@ -19,7 +19,7 @@ import { seedRankedTasks, TASKS } from '../helpers/ranked-tasks.ts';
 import { statementsOf } from '../helpers/sql-spy.ts';
 import { write } from '../../src/db/write.ts';
 
-for (const dialect of await testDialects()) {
+for (const dialect of testDialects()) {
   describe(`a deep page of a ranked value [${dialect}]`, () => {
     let tdb: TestDb;
     let ws: string;

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import { call, eachDialect, seedWorkspace } from '../helpers/app.ts';
 import { statementsOf } from '../helpers/sql-spy.ts';
 
-await eachDialect('history reads', (ctx) => {
+eachDialect('history reads', (ctx) => {
   test('a page of 20 entries over runs of 10 identical values: at most 4 reads of the field', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);

@@ -15,7 +15,7 @@ const text = (n: number) =>
     JSON.stringify({ object: 'contact', externalId: `c${i}`, fields: { $name: { value: { firstName: 'A', lastName: `${i}` } } } }),
   ).join('\n');
 
-await eachDialect('import plans', (ctx) => {
+eachDialect('import plans', (ctx) => {
   for (const commit of ['atomic', 'batched'] as const)
     test(`a ${commit} import sets the plan mode first in each of its transactions`, async () => {
       const t = ctx();

@@ -35,7 +35,7 @@ const CASES: Record<string, Row[]> = {
 
 const COLUMNS = ['workspace_id', 'object_type', 'field', 'value_text', 'value_num', 'record_id'] as const;
 
-await eachDialect('multi-row inserts', (ctx) => {
+eachDialect('multi-row inserts', (ctx) => {
   for (const [name, rows] of Object.entries(CASES)) {
     test(`${name}: every row as given`, async () => {
       const db = ctx().deps.db.kysely;

@@ -20,7 +20,7 @@ async function importFile(t: TestApp, workspaceId: string, line: object): Promis
   await rolodex(t, 'import', '--workspace', workspaceId, file);
 }
 
-await eachDialect('steps of a page', (ctx) => {
+eachDialect('steps of a page', (ctx) => {
   test('member and contact pages: two steps on PostgreSQL, the same answer as before', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);

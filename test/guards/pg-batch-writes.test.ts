@@ -14,7 +14,7 @@ import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
 import { statementsOf } from '../helpers/sql-spy.ts';
 import { write } from '../../src/db/write.ts';
 
-for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
+for (const dialect of testDialects().filter((d) => d === 'postgres')) {
   describe(`batches of a transaction [${dialect}]`, () => {
     let tdb: TestDb;
     before(async () => {

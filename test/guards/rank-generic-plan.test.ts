@@ -38,7 +38,7 @@ function* scans(n: PlanNode): Generator<PlanNode> {
   for (const c of n.Plans ?? []) yield* scans(c);
 }
 
-for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
+for (const dialect of testDialects().filter((d) => d === 'postgres')) {
   describe(`ranked pages under a generic plan [${dialect}]`, () => {
     let tdb: TestDb;
     before(async () => {

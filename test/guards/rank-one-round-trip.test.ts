@@ -24,7 +24,7 @@ async function roundTripsOf(n: number, request: (i: number) => Promise<{ statusC
   return trips;
 }
 
-await eachDialect('ranked creates in one round trip', (ctx) => {
+eachDialect('ranked creates in one round trip', (ctx) => {
   test('POST /v1/lists: one round trip on PostgreSQL, leaves split after COMMIT, counts and pages exact', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);

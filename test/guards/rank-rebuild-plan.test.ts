@@ -17,7 +17,7 @@ import { write } from '../../src/db/write.ts';
 
 const ROWS = 2000;
 
-for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
+for (const dialect of testDialects().filter((d) => d === 'postgres')) {
   describe(`rankRebuild on statistics from before the rows [${dialect}]`, () => {
     let tdb: TestDb;
     let ws: string;

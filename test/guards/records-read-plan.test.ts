@@ -30,7 +30,7 @@ interface PlanNode {
 const work = (n: PlanNode): number =>
   (n['Actual Rows'] + (n['Rows Removed by Filter'] ?? 0)) * n['Actual Loops'] + (n.Plans ?? []).reduce((s, c) => s + work(c), 0);
 
-for (const dialect of await testDialects()) {
+for (const dialect of testDialects()) {
   describe(`a page of records reads the rows pointing at them through the index [${dialect}]`, () => {
     let tdb: TestDb;
     let ws = '';

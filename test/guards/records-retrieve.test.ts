@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import { call, eachDialect, seedWorkspace } from '../helpers/app.ts';
 import { statementsOf, stepsOf } from '../helpers/sql-spy.ts';
 
-await eachDialect('retrieve of a record', (ctx) => {
+eachDialect('retrieve of a record', (ctx) => {
   test('one statement reads the record with its own relationships, in their order', async () => {
     const t = ctx();
     const w = await seedWorkspace(t);

@@ -13,7 +13,7 @@ import { restore } from '../../src/trash/restore.ts';
 import { call, eachDialect, seedWorkspace } from '../helpers/app.ts';
 import { stepsOf } from '../helpers/sql-spy.ts';
 
-await eachDialect('trash statements', (ctx) => {
+eachDialect('trash statements', (ctx) => {
   test('a delete and a restore of a contact linked to an account held by every contact', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);

@@ -14,7 +14,7 @@ import { write } from '../../src/db/write.ts';
 const BACKLOG = 5000;
 const LIMIT = 16;
 
-for (const dialect of await testDialects()) {
+for (const dialect of testDialects()) {
   describe(`a webhook claim with a backlog of ${BACKLOG} deliveries [${dialect}]`, () => {
     let tdb: TestDb;
     before(async () => {

@@ -34,7 +34,8 @@ export interface TestApp {
 }
 
 export interface TestAppOptions {
-  env?: Record<string, string>;
+  /** A function is called when the app is built: for values known only once a `before` hook ran. */
+  env?: Record<string, string> | (() => Record<string, string>);
   /** Adjusts the dependencies before the app is built (a rate limiter, a blob store…). */
   deps?: (deps: Deps, config: Config) => Promise<void> | void;
   /** Extra routes for tests of the shared pipeline, registered before the app is ready. */
@@ -51,7 +52,7 @@ export async function buildTestApp(dialect: DialectName, opts: TestAppOptions = 
     RATE_LIMIT_WRITE: '0',
     RATE_LIMIT_SEARCH: '0',
     ...(tdb.databaseUrl ? { DATABASE_URL: tdb.databaseUrl } : {}),
-    ...opts.env,
+    ...(typeof opts.env === 'function' ? opts.env() : opts.env),
   });
   const chunks: string[] = [];
   const sink = new Writable({
@@ -95,8 +96,8 @@ export async function buildTestApp(dialect: DialectName, opts: TestAppOptions = 
  * Registers `fn`'s tests once per dialect (SQLite, and PostgreSQL when reachable), each with its
  * own fresh app and database.
  */
-export async function eachDialect(name: string, fn: (ctx: () => TestApp) => void, opts: TestAppOptions = {}): Promise<void> {
-  for (const dialect of await testDialects()) {
+export function eachDialect(name: string, fn: (ctx: () => TestApp) => void, opts: TestAppOptions = {}): void {
+  for (const dialect of testDialects()) {
     describe(`${name} [${dialect}]`, () => {
       let t: TestApp | undefined;
       before(async () => {

@@ -22,9 +22,8 @@ export interface TestDb {
 }
 
 /** The dialects this run can test: SQLite always; PostgreSQL when reachable (and always in CI). */
-export async function testDialects(): Promise<DialectName[]> {
-  const s = await services();
-  return s.postgres || IN_CI ? ['sqlite', 'postgres'] : ['sqlite'];
+export function testDialects(): DialectName[] {
+  return services().postgres || IN_CI ? ['sqlite', 'postgres'] : ['sqlite'];
 }
 
 export function withSearchPath(url: string, schema: string): string {

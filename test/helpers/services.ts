@@ -1,6 +1,9 @@
-// Which external services the tests can use. PostgreSQL and Redis are probed once per test
-// process. On a laptop without them the suites that need them are not registered (and the global
-// setup says so loudly); under CI=true their absence fails the run instead.
+// Which external services the tests can use. The global setup probes PostgreSQL and Redis once
+// per run and hands the answer to every test process in ROLODEX_TEST_SERVICES, so that a test file
+// registers all its suites synchronously: node:test runs a file's root `after` hooks as soon as the
+// tests registered so far are done, and a suite registered after a top-level await may start after
+// them. On a laptop without the services the suites that need them are not registered (and the
+// global setup says so loudly); under CI=true their absence fails the run instead.
 import { createConnection } from 'node:net';
 import pg from 'pg';
 
@@ -37,9 +40,32 @@ function probeTcp(url: string): Promise<boolean> {
   });
 }
 
-let cached: Promise<{ postgres: boolean; redis: boolean }> | undefined;
+export interface Services {
+  postgres: boolean;
+  redis: boolean;
+}
 
-export function services(): Promise<{ postgres: boolean; redis: boolean }> {
+const ENV = 'ROLODEX_TEST_SERVICES';
+let cached: Promise<Services> | undefined;
+
+/** Probes the services once per process: for the global setup and the benchmarks. */
+export function probeServices(): Promise<Services> {
   cached ??= Promise.all([probePostgres(), probeTcp(TEST_REDIS_URL)]).then(([postgres, redis]) => ({ postgres, redis }));
   return cached;
+}
+
+/** Hands the probe's answer to the test processes the runner starts after the global setup. */
+export function publishServices(s: Services): void {
+  process.env[ENV] = Object.entries(s)
+    .filter(([, up]) => up)
+    .map(([name]) => name)
+    .join(',');
+}
+
+/** The services the global setup found, known without waiting. */
+export function services(): Services {
+  const published = process.env[ENV];
+  if (published === undefined) throw new Error(`${ENV} is not set: run the tests with --test-global-setup=test/global-setup.ts (npm test does)`);
+  const up = new Set(published.split(','));
+  return { postgres: up.has('postgres'), redis: up.has('redis') };
 }

@@ -8,7 +8,7 @@ import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
 
 const at = '2026-03-01T10:00:00.000Z';
 
-for (const dialect of await testDialects()) {
+for (const dialect of testDialects()) {
   describe(`migration 0006_platform [${dialect}]`, () => {
     let tdb: TestDb;
     before(async () => {

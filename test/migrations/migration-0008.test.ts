@@ -102,7 +102,7 @@ const RELATIONSHIPS = [
   ...rel('opp_b1', '$contacts', 'contact', ['con_b1']),
 ];
 
-for (const dialect of await testDialects()) {
+for (const dialect of testDialects()) {
   describe(`migration 0008_records_data [${dialect}]`, () => {
     let tdb: TestDb;
     let db: any;

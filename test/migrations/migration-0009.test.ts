@@ -113,7 +113,7 @@ async function checkCallers(db: Executor, workspaceId: string, userIds: Array<st
   return shape;
 }
 
-for (const dialect of await testDialects()) {
+for (const dialect of testDialects()) {
   describe(`migration 0009_message_rank [${dialect}]`, () => {
     let tdb: TestDb;
     before(async () => {

@@ -11,7 +11,7 @@ import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
 
 const at = '2026-03-01T10:00:00.000Z';
 
-for (const dialect of await testDialects()) {
+for (const dialect of testDialects()) {
   describe(`migration 0012_filter_index [${dialect}]`, () => {
     let tdb: TestDb;
     before(async () => {

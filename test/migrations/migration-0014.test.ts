@@ -8,7 +8,7 @@ import { addField, loadDefinitions } from '../../src/definitions/service.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
 
-for (const dialect of await testDialects()) {
+for (const dialect of testDialects()) {
   describe(`migration 0014_definition_order [${dialect}]`, () => {
     let tdb: TestDb;
     before(async () => {

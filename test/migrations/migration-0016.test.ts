@@ -22,7 +22,7 @@ async function columns(tdb: TestDb, name: string): Promise<string[]> {
   return r.rows.map((x) => x.name);
 }
 
-for (const dialect of await testDialects()) {
+for (const dialect of testDialects()) {
   describe(`migration 0016_value_probe [${dialect}]`, () => {
     let tdb: TestDb;
     before(async () => {

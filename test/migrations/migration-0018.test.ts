@@ -23,7 +23,7 @@ const VALUES: [string, string, string][] = [
   ...MORE.map((id, i): [string, string, string] => [id, '$email', `person.${i}.number${i * 7}@company${i}.example`]),
 ];
 
-for (const dialect of await testDialects()) {
+for (const dialect of testDialects()) {
   describe(`migration 0018_compact_trigrams [${dialect}]`, () => {
     let tdb: TestDb;
     before(async () => {

@@ -17,7 +17,7 @@ setRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5,
 const T0 = Date.UTC(2026, 0, 1);
 type Entry = { scope: string; level: number; lo_ts: string; lo_id: string; n: number };
 
-for (const dialect of await testDialects()) {
+for (const dialect of testDialects()) {
   describe(`migration 0021_rank_clustered [${dialect}]`, () => {
     let tdb: TestDb;
     let entries: Entry[];

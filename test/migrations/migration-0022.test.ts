@@ -16,7 +16,7 @@ import { checkEntries, checkPages } from '../helpers/rank.ts';
 setRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 } });
 const T0 = Date.UTC(2026, 0, 1);
 
-for (const dialect of await testDialects()) {
+for (const dialect of testDialects()) {
   describe(`migration 0022_rank_deltas [${dialect}]`, () => {
     let tdb: TestDb;
     let entries: unknown[];

@@ -12,7 +12,7 @@ import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
 
 const AT = isoNow(Date.UTC(2026, 0, 1));
 
-for (const dialect of await testDialects()) {
+for (const dialect of testDialects()) {
   describe(`migration 0023_partial_num_index [${dialect}]`, () => {
     let tdb: TestDb;
     const values = async () =>

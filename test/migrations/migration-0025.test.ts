@@ -16,7 +16,7 @@ const AT = isoNow(Date.UTC(2026, 0, 1));
 const id = (k: number) => `con_${String(k).padStart(3, '0')}`;
 const SCOPE = { workspaceId: 'ws_n', objectType: 'contact' };
 
-for (const dialect of await testDialects()) {
+for (const dialect of testDialects()) {
   describe(`migration 0025_leaner_indexes [${dialect}]`, () => {
     let tdb: TestDb;
     const rows = async () => ({

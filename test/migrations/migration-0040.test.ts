@@ -11,7 +11,7 @@ import { fieldHistory } from '../../src/records/service.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
 import { write } from '../../src/db/write.ts';
 
-for (const dialect of await testDialects()) {
+for (const dialect of testDialects()) {
   describe(`migration 0040_change_log [${dialect}]`, () => {
     let tdb: TestDb;
     before(async () => {

@@ -14,7 +14,7 @@ import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
 
 const AT = '2026-03-01T10:00:00.000Z';
 
-for (const dialect of await testDialects()) {
+for (const dialect of testDialects()) {
   describe(`migration 0056_value_forms [${dialect}]`, () => {
     let tdb: TestDb;
     before(async () => {

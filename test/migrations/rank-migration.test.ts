@@ -93,7 +93,7 @@ async function seed(db: Db) {
   return { ws, big, empty: lists[1] as string };
 }
 
-for (const dialect of await testDialects()) {
+for (const dialect of testDialects()) {
   describe(`migration 0005_rank [${dialect}]`, () => {
     let db: Db;
     let dataDir: string;

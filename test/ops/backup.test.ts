@@ -20,7 +20,7 @@ function cli(env: Record<string, string>) {
   return { io, out: () => out, err: () => err };
 }
 
-for (const dialect of await testDialects()) {
+for (const dialect of testDialects()) {
   describe(`backup and restore [${dialect}]`, () => {
     let t: TestApp;
     let server: ServerProcess | undefined;

@@ -28,7 +28,7 @@ test('canonicalJson refuses a value nested deeper than the bound, without overfl
     );
 });
 
-await eachDialect(
+eachDialect(
   'body depth',
   (ctx) => {
     for (const [label, body] of [

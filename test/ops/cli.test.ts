@@ -15,7 +15,7 @@ function captureIo(env: Record<string, string>): Io & { stdout: string[]; stderr
   return { out: (t) => stdout.push(t), err: (t) => stderr.push(t), env, isTty: false, stdout, stderr };
 }
 
-for (const dialect of await testDialects()) {
+for (const dialect of testDialects()) {
   describe(`cli [${dialect}]`, () => {
     let tdb: TestDb;
     let env: Record<string, string>;

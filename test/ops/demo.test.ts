@@ -12,7 +12,7 @@ import { eachDialect } from '../helpers/app.ts';
 
 const run = promisify(execFile);
 
-await eachDialect('rolodex demo', (ctx) => {
+eachDialect('rolodex demo', (ctx) => {
   test('every printed curl line works against a live server', async () => {
     const t = ctx();
     await t.app.listen({ host: '127.0.0.1', port: 0 });

@@ -22,7 +22,7 @@ after(() => process.off('unhandledRejection', onUnhandled));
 const HANG_MS = 15_000;
 const ENV = { DATABASE_STATEMENT_TIMEOUT_MS: '2000' };
 
-for (const dialect of await testDialects()) {
+for (const dialect of testDialects()) {
   describe(`the database layer under faults [${dialect}]`, () => {
     test('a batched read whose rows cannot be sorted fails its callers instead of leaving them waiting', async () => {
       const t = await createTestDb(dialect);
@@ -52,7 +52,7 @@ for (const dialect of await testDialects()) {
   });
 }
 
-for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
+for (const dialect of testDialects().filter((d) => d === 'postgres')) {
   describe(`PostgreSQL faults [${dialect}]`, () => {
     test('a statement that fails after sending rows leaves the next one its own rows, no more', async () => {
       const t = await createTestDb(dialect);

@@ -17,7 +17,7 @@ function assertError(res: { statusCode: number; headers: Record<string, unknown>
   return body.error;
 }
 
-await eachDialect(
+eachDialect(
   'pipeline',
   (ctx) => {
     test('validate reports a scoped user key exactly', async () => {

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import { Gate } from '../../src/db/gate.ts';
 import { eachDialect } from '../helpers/app.ts';
 
-await eachDialect('health', (ctx) => {
+eachDialect('health', (ctx) => {
   test('/healthz and /readyz answer 200 when everything is up', async () => {
     const t = ctx();
     assert.deepEqual((await t.app.inject({ method: 'GET', url: '/healthz' })).json(), { status: 'ok' });
@@ -13,7 +13,7 @@ await eachDialect('health', (ctx) => {
 });
 
 let blobsDown = false;
-await eachDialect(
+eachDialect(
   'health with the blob store down',
   (ctx) => {
     test('/readyz is 503 service_unavailable while /healthz still answers', async () => {
@@ -44,7 +44,7 @@ await eachDialect(
 // docs/deploy.md §Probes: readiness never hangs; liveness sees a stalled pool but not a database that is down.
 let stalledMs = 0;
 let blobsHang = false;
-await eachDialect(
+eachDialect(
   'probes with deadlines',
   (ctx) => {
     test('/readyz answers 503 within READINESS_TIMEOUT_MS when a dependency does not answer at all', async () => {

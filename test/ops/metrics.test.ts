@@ -17,7 +17,7 @@ function value(text: string, series: string): number | undefined {
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
 
-await eachDialect('metrics', (ctx) => {
+eachDialect('metrics', (ctx) => {
   test('requests are counted by operation and status, with a latency histogram', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);

@@ -45,7 +45,7 @@ async function relay(): Promise<{ port: number; refuse(): Promise<void>; accept(
   return { port, refuse, accept: listen, close: refuse };
 }
 
-for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
+for (const dialect of testDialects().filter((d) => d === 'postgres')) {
   describe(`PostgreSQL refusing connections, then accepting them again [${dialect}]`, () => {
     let r: Awaited<ReturnType<typeof relay>>;
     let f: FaultApp;

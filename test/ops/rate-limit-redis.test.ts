@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer, type Server, type Socket, connect } from 'node:net';
 import { Writable } from 'node:stream';
-import { after, describe, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import { loadConfig } from '../../src/config.ts';
 import type { RateLimiter } from '../../src/rate-limit/bucket.ts';
 import { createLogger } from '../../src/logger.ts';
@@ -97,7 +97,7 @@ async function until(fn: () => boolean, ms: number): Promise<void> {
   }
 }
 
-const { redis } = await services();
+const { redis } = services();
 if (redis || IN_CI) {
   describe('rate limits on Redis', () => {
     const open: RateLimiter[] = [];
@@ -281,8 +281,11 @@ if (redis || IN_CI) {
 }
 
 // Through the HTTP API with REDIS_URL pointing at a port where nothing listens.
-const closedPort = await freePort();
-await eachDialect(
+let closedPort: number;
+before(async () => {
+  closedPort = await freePort();
+});
+eachDialect(
   'rate limits with Redis unreachable',
   (ctx) => {
     test('the server keeps serving with local limits and says so in the logs', async () => {
@@ -301,7 +304,7 @@ await eachDialect(
     });
   },
   {
-    env: { RATE_LIMIT_READ: '3', REDIS_URL: `redis://127.0.0.1:${closedPort}` },
+    env: () => ({ RATE_LIMIT_READ: '3', REDIS_URL: `redis://127.0.0.1:${closedPort}` }),
     deps: async (deps, config) => {
       assert.equal(loadConfig({ REDIS_URL: config.redisUrl!, DATA_DIR: config.dataDir }).redisUrl, config.redisUrl);
       deps.metrics = createMetrics({ defaults: false });

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { Writable } from 'node:stream';
-import { after, describe, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import { createLogger } from '../../src/logger.ts';
 import { createRateLimiter } from '../../src/rate-limit/factory.ts';
 import { CommandDeadline, FLOOR_MS } from '../../src/rate-limit/deadline.ts';
@@ -96,7 +96,7 @@ describe('a Redis that accepts connections and never answers', () => {
   });
 });
 
-const { redis } = await services();
+const { redis } = services();
 if (redis || IN_CI) {
   describe('a Redis that stops answering on an open connection', () => {
     test('the request that meets the silence is decided locally, and so are the next ones, without asking Redis', async () => {
@@ -229,9 +229,12 @@ if (redis || IN_CI) {
 }
 
 // Through the HTTP API, on both databases, with REDIS_URL pointing at a server that never answers.
-const silent = await silentServer();
+let silent: Awaited<ReturnType<typeof silentServer>>;
+before(async () => {
+  silent = await silentServer();
+});
 after(() => silent.close());
-await eachDialect(
+eachDialect(
   'the API with a silent Redis',
   (ctx) => {
     test('requests are answered with local limits', async () => {
@@ -246,7 +249,7 @@ await eachDialect(
     });
   },
   {
-    env: { RATE_LIMIT_READ: '3', REDIS_URL: silent.url },
+    env: () => ({ RATE_LIMIT_READ: '3', REDIS_URL: silent.url }),
     deps: async (deps, config) => {
       deps.rateLimiter = await createRateLimiter(config, deps.logger, { clock: () => 0 });
     },

@@ -63,7 +63,7 @@ describe('token bucket arithmetic', () => {
   });
 });
 
-await eachDialect(
+eachDialect(
   'rate limits',
   (ctx) => {
     test('every /v1 response carries the three X-RateLimit headers', async () => {

@@ -24,7 +24,7 @@ const onUnhandled = (reason: unknown) => unhandled.push(reason);
 before(() => process.on('unhandledRejection', onUnhandled));
 after(() => process.off('unhandledRejection', onUnhandled));
 
-for (const dialect of (await testDialects()).filter((d) => d === 'postgres')) {
+for (const dialect of testDialects().filter((d) => d === 'postgres')) {
   describe(`one deadline per request [${dialect}]`, () => {
     let f: FaultApp;
     before(async () => {

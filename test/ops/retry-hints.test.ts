@@ -39,7 +39,7 @@ test('every code of a status clients retry (409, 429, 5xx) has a retry decision,
   assert.equal(new AppError('invalid_value', 'x').headers['x-should-retry'], undefined);
 });
 
-await eachDialect('retry hints', (ctx) => {
+eachDialect('retry hints', (ctx) => {
   test('invalid_file_state and upload_incomplete say x-should-retry: false, on the API and the byte endpoint', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);

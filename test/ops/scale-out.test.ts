@@ -17,7 +17,7 @@ import { IN_CI, services, TEST_REDIS_URL } from '../helpers/services.ts';
 import { systemCtx, operatorCtx } from '../../src/lib/context.ts';
 
 const READ_LIMIT = 20;
-const available = await services();
+const available = services();
 
 if (IN_CI || (available.postgres && available.redis)) {
   describe('scale-out: two processes on PostgreSQL + Redis + S3', () => {

@@ -68,7 +68,7 @@ describe('a port in use', () => {
   }
 });
 
-for (const dialect of await testDialects()) {
+for (const dialect of testDialects()) {
   describe(`npm start [${dialect}]`, () => {
     let tdb: TestDb;
     let secret = '';

@@ -24,7 +24,7 @@ function versionError(res: { statusCode: number; headers: Record<string, unknown
 }
 
 // With no configuration, the original's clients (Lightfield-Version) work unchanged.
-await eachDialect('version header aliases by default', (ctx) => {
+eachDialect('version header aliases by default', (ctx) => {
   test('either accepted name is enough; the answer echoes the name used beside Service-Version', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);
@@ -60,7 +60,7 @@ await eachDialect('version header aliases by default', (ctx) => {
   });
 });
 
-await eachDialect(
+eachDialect(
   'version header without aliases',
   (ctx) => {
     test('VERSION_HEADERS=Service-Version accepts only Service-Version and echoes nothing else', async () => {

@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
 import { rolodexCli, startServerProcess, type ServerProcess } from '../helpers/process.ts';
 
-for (const dialect of await testDialects()) {
+for (const dialect of testDialects()) {
   describe(`walkthrough [${dialect}]`, () => {
     let tdb: TestDb;
     let env: Record<string, string>;

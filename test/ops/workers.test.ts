@@ -15,9 +15,9 @@ import { systemCtx, operatorCtx } from '../../src/lib/context.ts';
 const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 const LIMIT = 20;
 
-const variants: Array<{ dialect: 'sqlite' | 'postgres'; redis: boolean }> = (await testDialects()).map((dialect) => ({ dialect, redis: false }));
+const variants: Array<{ dialect: 'sqlite' | 'postgres'; redis: boolean }> = testDialects().map((dialect) => ({ dialect, redis: false }));
 // With REDIS_URL the workers share the bucket through Redis instead of the primary.
-if ((await services()).redis || IN_CI) variants.push({ dialect: 'sqlite', redis: true });
+if (services().redis || IN_CI) variants.push({ dialect: 'sqlite', redis: true });
 
 for (const { dialect, redis } of variants) {
   describe(`serve --workers 2 [${dialect}${redis ? ' + redis' : ''}]`, () => {
