@@ -6,10 +6,11 @@
 // transaction's own statistics (pg_stat_xact_user_tables); SQLite: each update finds its rows by id.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { CompiledQuery, sql } from 'kysely';
+import { sql } from 'kysely';
 import { claimDue } from '../../src/enrichment/repository.ts';
 import { isoNow } from '../../src/lib/ids.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
+import { sqlitePlan } from '../helpers/plans.ts';
 import { statementsOf } from '../helpers/sql-spy.ts';
 import { write } from '../../src/db/write.ts';
 
@@ -78,7 +79,7 @@ for (const dialect of testDialects()) {
         const updates = statements.filter((s) => /^update "enrichment_runs"/i.test(s));
         assert.equal(updates.length, 2, updates.join('\n'));
         for (const text of updates) {
-          const plan = (await db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${text}`))).rows.map((r) => r.detail);
+          const plan = await sqlitePlan(db, text);
           // The top-level search is the update's own: by primary key, from the subquery's ids.
           assert.match(
             plan[0] ?? '',

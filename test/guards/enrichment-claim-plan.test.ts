@@ -9,6 +9,7 @@ import { sql } from 'kysely';
 import { claimDue } from '../../src/enrichment/repository.ts';
 import { isoNow } from '../../src/lib/ids.ts';
 import { createTestDb, type TestDb } from '../helpers/db.ts';
+import { sqlitePlan } from '../helpers/plans.ts';
 import { statementsOf } from '../helpers/sql-spy.ts';
 
 describe('an enrichment claim on SQLite [sqlite]', () => {
@@ -35,7 +36,7 @@ describe('an enrichment claim on SQLite [sqlite]', () => {
     assert.equal(claims.length, 3, claims.join('\n'));
     for (const text of claims) {
       // Unbound parameters plan as NULL: the plan is the one any values get.
-      const plan = (await sql.raw<{ detail: string }>(`explain query plan ${text}`).execute(db)).rows.map((r) => r.detail);
+      const plan = await sqlitePlan(db, text);
       assert.ok(!plan.some((d) => /^SCAN enrichment_runs\b/.test(d)), `${text}\n${plan.join('\n')}`);
     }
   });

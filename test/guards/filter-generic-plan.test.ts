@@ -8,7 +8,7 @@
 // the page walks or matches.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { CompiledQuery, type RawBuilder, sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import { rankRebuildAll } from '../../src/db/rank/index.ts';
 import { loadDefinitions, type TypeDefinitions } from '../../src/definitions/service.ts';
 import { parseFilters, planFilters } from '../../src/records/filter/service.ts';
@@ -17,23 +17,11 @@ import { valueRows } from '../../src/records/index/values.ts';
 import { RECORDS } from '../../src/records/repository.ts';
 import { createWorkspace } from '../../src/workspaces/service.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
-import { write } from '../../src/db/write.ts';
+import { genericPlan, work } from '../helpers/plans.ts';
 
 const TASKS = 3000;
 const STATUSES = ['TODO', 'IN_PROGRESS', 'COMPLETE', 'CANCELLED'];
 const T0 = Date.UTC(2026, 0, 1);
-
-interface PlanNode {
-  'Node Type': string;
-  'Actual Rows': number;
-  'Actual Loops': number;
-  Plans?: PlanNode[];
-}
-
-/** The rows every node of a plan handled, over all its loops, summed. */
-function work(n: PlanNode): number {
-  return n['Actual Rows'] * n['Actual Loops'] + (n.Plans ?? []).reduce((s, c) => s + work(c), 0);
-}
 
 for (const dialect of testDialects().filter((d) => d === 'postgres')) {
   describe(`filtered pages under a generic plan [${dialect}]`, () => {
@@ -77,25 +65,10 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
     });
     after(() => tdb.drop());
 
-    /** The work of one statement's generic plan (EXPLAIN ANALYZE under force_generic_plan). */
+    /** The rows every node of one statement's generic plan returned, summed. */
     async function genericWork(q: RawBuilder<unknown>): Promise<number> {
       const c = q.compile(tdb.db.kysely);
-      let out = 0;
-      // One transaction: the setting and the prepared statement live on its connection only.
-      await write(tdb.db.kysely, async (tx) => {
-        await sql`set local plan_cache_mode = force_generic_plan`.execute(tx);
-        const params = c.parameters.map((p) => (typeof p === 'number' ? String(p) : `'${String(p).replaceAll("'", "''")}'`));
-        await tx.executeQuery(CompiledQuery.raw(`prepare filter_generic as ${c.sql}`));
-        try {
-          const r = await tx.executeQuery<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(
-            CompiledQuery.raw(`explain (analyze, format json) execute filter_generic(${params.join(', ')})`),
-          );
-          out = work(r.rows[0]!['QUERY PLAN'][0]!.Plan);
-        } finally {
-          await sql`deallocate filter_generic`.execute(tx);
-        }
-      });
-      return out;
+      return work(await genericPlan(tdb.db.kysely, c.sql, c.parameters));
     }
 
     async function statements(query: Record<string, string>, offset: number): Promise<[string, RawBuilder<unknown>][]> {

@@ -10,11 +10,12 @@
 //   PLAN of each statement the page ran: no record_values, no temporary B-tree).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { CompiledQuery, sql } from 'kysely';
+import { sql } from 'kysely';
 import { type TypeDefinitions } from '../../src/definitions/service.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
 import { filterQuery } from '../../src/records/filter/service.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
+import { sqlitePlan } from '../helpers/plans.ts';
 import { seedRankedTasks, TASKS } from '../helpers/ranked-tasks.ts';
 import { statementsOf } from '../helpers/sql-spy.ts';
 import { write } from '../../src/db/write.ts';
@@ -68,7 +69,7 @@ for (const dialect of testDialects()) {
           const tables = new Set([...s.matchAll(/\b(?:from|join)\s+"?([a-z_]+)"?/gi)].map((m) => m[1]!));
           for (const t of tables) read.add(t);
           // The only sort a ranked page makes is of one level's entries, never of rows.
-          const plan = (await db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${s}`))).rows.map((r) => r.detail);
+          const plan = await sqlitePlan(db, s);
           if (plan.some((d) => /TEMP B-TREE/.test(d))) assert.deepEqual([...tables], ['rank_buckets'], `${s}\n${plan.join('\n')}`);
         }
         assert.deepEqual([...read].sort(), ['rank_buckets', 'record_facets'], statements.join('\n'));

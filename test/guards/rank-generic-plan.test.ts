@@ -8,7 +8,7 @@
 // workspace key and by a member of private channels.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { CompiledQuery, sql } from 'kysely';
+import { sql } from 'kysely';
 import { partedPostgres, type PartedRead } from '../../src/db/rank/parted.ts';
 import { pagePostgres, type Stmt } from '../../src/db/rank/sql.ts';
 import { defineRank, LEVELS, rankPage, rankRebuild, rankSizes, partitionKey, setRankSizes } from '../../src/db/rank/index.ts';
@@ -16,6 +16,7 @@ import { isoNow, newId } from '../../src/lib/ids.ts';
 import { addMembers, insertList, LIST_MEMBERS } from '../../src/lists/repository.ts';
 import { MESSAGES, messageReader } from '../../src/messages/repository.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
+import { genericPlan, scans } from '../helpers/plans.ts';
 import { checkEntries, checkPages } from '../helpers/rank.ts';
 import { write } from '../../src/db/write.ts';
 
@@ -24,19 +25,6 @@ import { write } from '../../src/db/write.ts';
 setRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 64, target: 32, min: 8 } });
 const ROWS = 3000;
 const T0 = Date.UTC(2026, 0, 1);
-
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  'Actual Rows': number;
-  'Actual Loops': number;
-  Plans?: PlanNode[];
-}
-
-function* scans(n: PlanNode): Generator<PlanNode> {
-  if (n['Relation Name']) yield n;
-  for (const c of n.Plans ?? []) yield* scans(c);
-}
 
 for (const dialect of testDialects().filter((d) => d === 'postgres')) {
   describe(`ranked pages under a generic plan [${dialect}]`, () => {
@@ -49,27 +37,13 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
     /** The largest number of rows any scan of the statement returns, per relation, at this offset. */
     async function widest(stmt: Stmt, args: Record<string, unknown>): Promise<Map<string, number>> {
       const params = stmt.args.map((a) => args[a]);
+      const plan = await genericPlan(tdb.db.kysely, stmt.sql, params);
+      assert.doesNotMatch(JSON.stringify(plan), /"Custom Plan Provider"/);
       const out = new Map<string, number>();
-      // One transaction: the setting and the prepared statement live on its connection only.
-      await write(tdb.db.kysely, async (c) => {
-        await sql`set local plan_cache_mode = force_generic_plan`.execute(c);
-        try {
-          await c.executeQuery(CompiledQuery.raw(`prepare rank_generic as ${stmt.sql}`));
-          const values = params.map((p) => (typeof p === 'string' ? `'${p.replaceAll("'", "''")}'` : typeof p === 'number' ? String(p) : 'null'));
-          const r = await c.executeQuery<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(
-            CompiledQuery.raw(`explain (analyze, format json) execute rank_generic(${values.join(', ')})`),
-          );
-          const plan = (r.rows[0] as { 'QUERY PLAN': Array<{ Plan: PlanNode }> })['QUERY PLAN'][0] as { Plan: PlanNode };
-          assert.doesNotMatch(JSON.stringify(plan), /"Custom Plan Provider"/);
-          for (const s of scans(plan.Plan)) {
-            const rows = s['Actual Rows'] * s['Actual Loops'];
-            const rel = s['Relation Name'] as string;
-            out.set(rel, Math.max(out.get(rel) ?? 0, rows));
-          }
-        } finally {
-          await sql`deallocate rank_generic`.execute(c);
-        }
-      });
+      for (const s of scans(plan)) {
+        const rel = s['Relation Name'];
+        out.set(rel, Math.max(out.get(rel) ?? 0, s['Actual Rows'] * s['Actual Loops']));
+      }
       return out;
     }
 

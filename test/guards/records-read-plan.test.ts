@@ -7,28 +7,15 @@
 // every node handled stay near the page's), on SQLite by its query plan (no scan of the table).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { CompiledQuery, sql } from 'kysely';
+import { sql } from 'kysely';
 import { systemCtx } from '../../src/lib/context.ts';
 import { recordsWithVersion } from '../../src/records/repository.ts';
 import { createWorkspace } from '../../src/workspaces/service.ts';
-import { write } from '../../src/db/write.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
+import { genericPlan, sqlitePlan, work } from '../helpers/plans.ts';
 import { statementsOf } from '../helpers/sql-spy.ts';
 
 const CONTACTS = 1000;
-
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  'Actual Rows': number;
-  'Actual Loops': number;
-  'Rows Removed by Filter'?: number;
-  Plans?: PlanNode[];
-}
-
-/** The rows every node of a plan read, returned or filtered out, over all its loops, summed. */
-const work = (n: PlanNode): number =>
-  (n['Actual Rows'] + (n['Rows Removed by Filter'] ?? 0)) * n['Actual Loops'] + (n.Plans ?? []).reduce((s, c) => s + work(c), 0);
 
 for (const dialect of testDialects()) {
   describe(`a page of records reads the rows pointing at them through the index [${dialect}]`, () => {
@@ -75,22 +62,12 @@ for (const dialect of testDialects()) {
       const text = statements.find((s) => /inverse_rows/.test(s));
       assert.ok(text, JSON.stringify(statements));
       if (dialect === 'sqlite') {
-        const plan = await db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${text}`, [JSON.stringify(page)]));
-        const details = plan.rows.map((r) => r.detail);
+        const details = await sqlitePlan(db, text, [JSON.stringify(page)]);
         assert.ok(!details.some((d) => /^SCAN (entity_relationships|e)\b/.test(d)), JSON.stringify(details));
         return;
       }
-      let rows = 0;
-      // One transaction: the setting and the prepared statement live on its connection only.
-      await write(db, async (tx) => {
-        await sql`set local plan_cache_mode = force_generic_plan`.execute(tx);
-        await tx.executeQuery(CompiledQuery.raw(`prepare records_generic as ${text}`));
-        const r = await tx.executeQuery<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(
-          CompiledQuery.raw(`explain (analyze, format json) execute records_generic('{${page.join(',')}}')`),
-        );
-        rows = work(r.rows[0]!['QUERY PLAN'][0]!.Plan);
-        await sql`deallocate records_generic`.execute(tx);
-      });
+      // Every node's rows count with those its filters dropped: a scan filtering the table handled all of it.
+      const rows = work(await genericPlan(db, text, [`{${page.join(',')}}`]), { removed: true });
       // 25 records, each with its subqueries' few rows: a scan per record handles 25 × 1,000.
       assert.ok(rows < 1000, `the plan handled ${rows} rows for a page of 25`);
     });

@@ -6,11 +6,12 @@
 // are checked in test/guards/rank-generic-plan.test.ts.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { CompiledQuery, sql } from 'kysely';
+import { sql } from 'kysely';
 import { rankPartedPage, rankRebuild } from '../../src/db/rank/index.ts';
 import { isoNow, newId } from '../../src/lib/ids.ts';
 import { MESSAGES, messageReader } from '../../src/messages/repository.ts';
 import { createTestDb, type TestDb } from '../helpers/db.ts';
+import { sqlitePlan } from '../helpers/plans.ts';
 import { statementsOf } from '../helpers/sql-spy.ts';
 import { write } from '../../src/db/write.ts';
 
@@ -54,8 +55,7 @@ describe('a message page on SQLite without statistics [sqlite]', () => {
       assert.equal(result.rows.length, 25);
       const rowsStatement = statements.find((s) => /json_each\([^)]*\) j (cross )?join "messages" t/.test(s));
       assert.ok(rowsStatement, 'the page reads its rows by their ids');
-      const plan = await db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${rowsStatement}`));
-      const steps = plan.rows.map((r) => r.detail);
+      const steps = await sqlitePlan(db, rowsStatement);
       const ids = steps.findIndex((d) => /^SCAN j\b/.test(d));
       const table = steps.findIndex((d) => /^SEARCH t\b/.test(d));
       assert.ok(ids >= 0 && table > ids, `the id list drives the lookups: ${JSON.stringify(steps)}`);

@@ -6,11 +6,12 @@
 // for 8 round trips and a restore in a write with follow-ups for 6 (13 and 12 before).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { CompiledQuery, sql } from 'kysely';
+import { sql } from 'kysely';
 import { write } from '../../src/db/write.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
 import { restore } from '../../src/trash/restore.ts';
 import { call, eachDialect, seedWorkspace } from '../helpers/app.ts';
+import { sqlitePlan } from '../helpers/plans.ts';
 import { stepsOf } from '../helpers/sql-spy.ts';
 
 eachDialect('trash statements', (ctx) => {
@@ -44,8 +45,7 @@ eachDialect('trash statements', (ctx) => {
         .filter((x) => /^(insert into trash_links|delete from "?entity_relationships|select \* from "entity_relationships")/.test(x));
       assert.ok(moving.length >= 2, JSON.stringify(moving));
       for (const statement of moving) {
-        const plan = await db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${statement}`));
-        const details = plan.rows.map((r) => r.detail);
+        const details = await sqlitePlan(db, statement);
         assert.ok(!details.some((d) => /^SCAN (entity_relationships|[eir])\b/.test(d)), `${statement}: ${JSON.stringify(details)}`);
       }
     } else {

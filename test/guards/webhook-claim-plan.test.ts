@@ -6,9 +6,10 @@
 // SQLite: the plan of the selection (no sort of the due rows).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { CompiledQuery, sql } from 'kysely';
+import { sql } from 'kysely';
 import { claimDue, dueInOrder } from '../../src/webhooks/repository.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
+import { sqlitePlan } from '../helpers/plans.ts';
 import { write } from '../../src/db/write.ts';
 
 const BACKLOG = 5000;
@@ -57,7 +58,7 @@ for (const dialect of testDialects()) {
       test('the selection follows event_seq and sorts nothing', async () => {
         const db = tdb.db.kysely;
         const q = dueInOrder(db, LIMIT).compile();
-        const plan = (await db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${q.sql}`, [...q.parameters]))).rows.map((r) => r.detail);
+        const plan = await sqlitePlan(db, q.sql, q.parameters);
         assert.ok(
           plan.some((d) => d.includes('webhook_deliveries_seq')),
           plan.join('\n'),
