@@ -6,21 +6,13 @@ import type { PluginOptions } from '../http/context.ts';
 import { serviceContext } from '../http/service-context.ts';
 import { FilteredPageQuery } from '../records/schemas.ts';
 import { Envelope } from '../lib/paging.ts';
-import { CreateBody, CustomObjectRecord, Definitions, UpdateBody } from '../records/schemas.ts';
+import { CreateBody, CustomObjectRecord, Definitions, UpdateBody, WRITE_ERRORS } from '../records/schemas.ts';
 import { FieldHistoryPage, HistoryQuery, ObjectHistoryParams } from '../records/schemas.ts';
 import { ObjectTypeList, SlugIdParams, SlugParams } from './schemas.ts';
 import * as service from './service.ts';
 
-const WRITE_ERRORS = [
-  'resource_not_found',
-  'unknown_relationship',
-  'read_only_field',
-  'read_only_relationship',
-  'relationship_entity_missing',
-  'relationship_entity_inactive',
-  'conflicting_membership_change',
-  'duplicate_value',
-] as const;
+/** A custom object's write also answers 404 for a type that is not the workspace's. */
+const OBJECT_WRITE_ERRORS = ['resource_not_found', ...WRITE_ERRORS] as const;
 
 export async function objectRoutes(base: FastifyInstance, opts: PluginOptions): Promise<void> {
   const app = base.withTypeProvider<TypeBoxTypeProvider>();
@@ -63,7 +55,7 @@ export async function objectRoutes(base: FastifyInstance, opts: PluginOptions): 
   app.post(
     '/v1/objects/:entitySlug/values',
     {
-      config: { operation: 'createObjectRecord', scopes: ['custom_objects:create'], category: 'Write', idempotent: true, errors: [...WRITE_ERRORS] },
+      config: { operation: 'createObjectRecord', scopes: ['custom_objects:create'], category: 'Write', idempotent: true, errors: [...OBJECT_WRITE_ERRORS] },
       schema: { summary: 'Create a record of a custom object type', tags, params: SlugParams, body: CreateBody, response: { 200: CustomObjectRecord } },
     },
     (request, reply) => write(request, reply, (c) => service.createObjectRecord(c, { ...request.params, ...request.body })),
@@ -96,7 +88,7 @@ export async function objectRoutes(base: FastifyInstance, opts: PluginOptions): 
   app.post(
     '/v1/objects/:entitySlug/values/:id',
     {
-      config: { operation: 'updateObjectRecord', scopes: ['custom_objects:update'], category: 'Write', idempotent: true, errors: [...WRITE_ERRORS] },
+      config: { operation: 'updateObjectRecord', scopes: ['custom_objects:update'], category: 'Write', idempotent: true, errors: [...OBJECT_WRITE_ERRORS] },
       schema: {
         summary: 'Update the fields and relationships of a record of a custom object type',
         tags,

@@ -19,21 +19,12 @@ import {
   RecordIdParams,
   UpdateBody,
   UpdateBodyAddRemove,
+  WRITE_ERRORS,
 } from './schemas.ts';
 import { createRecord, RECORD_TYPES, fieldHistory, getDefinitions, getRecord, listRecords, updateRecord } from './service.ts';
 
 /** The system types with field value history (custom objects have theirs under /v1/objects). */
 const WITH_HISTORY = new Set(['account', 'contact', 'opportunity']);
-
-const WRITE_ERRORS = [
-  'unknown_relationship',
-  'read_only_field',
-  'read_only_relationship',
-  'relationship_entity_missing',
-  'relationship_entity_inactive',
-  'conflicting_membership_change',
-  'duplicate_value',
-] as const;
 
 export async function recordRoutes(base: FastifyInstance, opts: PluginOptions): Promise<void> {
   const app = base.withTypeProvider<TypeBoxTypeProvider>();

@@ -139,6 +139,17 @@ export const UpdateBodyAddRemove = Type.Object(
   { additionalProperties: false },
 );
 
+/** The errors a record write may answer besides the pipeline's (docs/errors.md), for every record type. */
+export const WRITE_ERRORS = [
+  'unknown_relationship',
+  'read_only_field',
+  'read_only_relationship',
+  'relationship_entity_missing',
+  'relationship_entity_inactive',
+  'conflicting_membership_change',
+  'duplicate_value',
+] as const;
+
 export const RecordIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 255 }) }, { additionalProperties: false });
 
 const Option = Type.Object({ id: Type.String(), label: Type.String(), description: Type.Optional(nullable(Type.String())) }, { additionalProperties: false });
