@@ -10,6 +10,7 @@
 // left is a crash (or a stall longer than the lease) after the SMTP server accepted a message and
 // before its settle committed: the lease runs out and the message goes again, same Message-ID.
 import { startPoller } from './poller.ts';
+import { createSettler, type Settler } from './settler.ts';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Gauge } from 'prom-client';
@@ -73,36 +74,22 @@ export function startMailDispatcher(deps: DispatcherDeps): Dispatcher {
   const instance = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   let round = 0;
 
-  /** Outcomes waiting for a commit, and the settle under way (one at a time). */
-  function settler(token: string) {
-    const pending: outbox.Outcome[] = [];
-    let running: Promise<void> | null = null;
-    const run = async (): Promise<void> => {
-      while (pending.length > 0) {
-        const batch = pending.splice(0);
-        try {
-          const settled = await outbox.settle(db.kysely, token, batch);
-          for (const o of batch) {
-            if (!settled.has(o.emailId) && o.status !== 'failed')
-              logger.warn({ emailId: o.emailId }, 'e-mail delivered after its lease ran out; another dispatcher may deliver it again (same Message-ID)');
-          }
-        } catch (err) {
-          logger.warn({ err, emails: batch.length }, 'could not settle delivered e-mails; the lease will bring them back (same Message-ID)');
+  /** Outcomes waiting for a commit, settled together (src/jobs/settler.ts). */
+  function settler(token: string): Settler<outbox.Outcome> {
+    return createSettler(async (batch) => {
+      try {
+        const settled = await outbox.settle(db.kysely, token, batch);
+        for (const o of batch) {
+          if (!settled.has(o.emailId) && o.status !== 'failed')
+            logger.warn({ emailId: o.emailId }, 'e-mail delivered after its lease ran out; another dispatcher may deliver it again (same Message-ID)');
         }
+      } catch (err) {
+        logger.warn({ err, emails: batch.length }, 'could not settle delivered e-mails; the lease will bring them back (same Message-ID)');
       }
-    };
-    return {
-      add(o: outbox.Outcome) {
-        pending.push(o);
-        running ??= run().finally(() => (running = null));
-      },
-      async drain() {
-        while (running) await running;
-      },
-    };
+    });
   }
 
-  async function deliver(row: outbox.OutboxRow, email: Delivery | undefined, lease: Lease, settled: ReturnType<typeof settler>): Promise<void> {
+  async function deliver(row: outbox.OutboxRow, email: Delivery | undefined, lease: Lease, settled: Settler<outbox.Outcome>): Promise<void> {
     const id = row.email_id;
     let failure: MailError | null = null;
     if (!email) failure = new MailError('the e-mail is gone', { permanent: true, code: 'MISSING' });

@@ -10,6 +10,7 @@
 // the settle committed sends the event again when the lease ends, with the same webhook-id:
 // delivery is at least once.
 import { startPoller } from './poller.ts';
+import { createSettler, type Settler } from './settler.ts';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Gauge } from 'prom-client';
@@ -44,32 +45,17 @@ export function startWebhookDispatcher(deps: WebhookDispatcherDeps): Dispatcher 
   /** The settles of the last round with rows, which may still be committing. */
   let tail: Promise<void> = Promise.resolve();
 
-  /** Delivered rows waiting for a commit; one settle at a time, each taking all that arrived. */
-  function settler(token: string) {
-    const pending: outbox.DeliveryRow[] = [];
-    let running: Promise<void> | null = null;
-    const run = async () => {
-      while (pending.length > 0) {
-        const batch = pending.splice(0);
-        try {
-          const settled = await outbox.settleDelivered(db.kysely, token, batch);
-          const late = batch.filter((r) => !settled.has(r.id));
-          if (late.length > 0)
-            logger.warn({ deliveries: late.length }, 'webhooks delivered after their lease ran out; they may be sent again (same webhook-id)');
-        } catch (err) {
-          logger.warn({ err, deliveries: batch.length }, 'could not settle delivered webhooks; the lease will bring them back (same webhook-id)');
-        }
+  /** Delivered rows waiting for a commit, settled together (src/jobs/settler.ts). */
+  function settler(token: string): Settler<outbox.DeliveryRow> {
+    return createSettler(async (batch) => {
+      try {
+        const settled = await outbox.settleDelivered(db.kysely, token, batch);
+        const late = batch.filter((r) => !settled.has(r.id));
+        if (late.length > 0) logger.warn({ deliveries: late.length }, 'webhooks delivered after their lease ran out; they may be sent again (same webhook-id)');
+      } catch (err) {
+        logger.warn({ err, deliveries: batch.length }, 'could not settle delivered webhooks; the lease will bring them back (same webhook-id)');
       }
-    };
-    return {
-      add(row: outbox.DeliveryRow) {
-        pending.push(row);
-        running ??= run().finally(() => (running = null));
-      },
-      async drain() {
-        while (running) await running;
-      },
-    };
+    });
   }
 
   async function once(): Promise<number> {
