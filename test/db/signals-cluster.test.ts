@@ -14,7 +14,7 @@ const CHILD = new URL('../helpers/signal-cluster-child.ts', import.meta.url).pat
 test('a commit in one worker signals a listener in another, through the primary', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'rolodex-signals-'));
   try {
-    const { stdout } = await promisify(execFile)(process.execPath, [CHILD, join(dir, 'rolodex.db')], { timeout: 30_000 });
+    const { stdout } = await promisify(execFile)(process.execPath, [CHILD, join(dir, 'rolodex.db')], { timeout: 60_000 });
     assert.equal(stdout.trim(), 'heard');
   } finally {
     rmSync(dir, { recursive: true, force: true });
