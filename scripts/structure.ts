@@ -3,7 +3,8 @@
 // from the domain into the transport, and imports that point up the layers of
 // docs/architecture.md §Layers. DIR (default: this checkout) lets one measure another checkout
 // with today's rules, e.g. an older commit in a `git worktree`. `--route 'METHOD /path'` (and
-// `--body JSON`) also lists the files one such request runs through (scripts/route-trace.ts).
+// `--body JSON`, by default `{"fields":{}}`, a record create's) also lists the files one such
+// request runs through (scripts/route-trace.ts).
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
@@ -70,5 +71,5 @@ const route = option('--route');
 if (route) {
   const imports = new Map(cruise.modules.map((m) => [m.source, m.dependencies.map((d) => d.resolved)]));
   const body = option('--body');
-  printTrace(route, await traceRoute(dir, route, body === undefined ? {} : JSON.parse(body), imports));
+  printTrace(route, await traceRoute(dir, route, body === undefined ? { fields: {} } : JSON.parse(body), imports));
 }
