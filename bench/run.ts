@@ -226,7 +226,7 @@ export async function seedContext(dialect: DialectName) {
   if (dialect === 'postgres' && !vacuumChecked) {
     vacuumChecked = true;
     // A test server may run without it; creates then slow down run after run (docs/performance.md
-    // §Where a list create goes, November 28), which a figure has to say.
+    // §Creates side by side), which a figure has to say.
     const { rows } = await sql<{ autovacuum: string }>`show autovacuum`.execute(db);
     if (rows[0]?.autovacuum !== 'on') console.error('PostgreSQL runs with autovacuum off: its create figures drift down as dead rows pile up');
   }
