@@ -18,6 +18,8 @@ export class UsageError extends InputError {
 
 export interface Io {
   out(text: string): void;
+  /** Writes to stdout as is, no line end added: output written in pieces (`rolodex import --json`). Without it, `out` takes the pieces. */
+  write?(text: string): void;
   err(text: string): void;
   env: Record<string, string | undefined>;
   /** Whether stderr is a terminal (progress bars are drawn only then). */
@@ -26,6 +28,7 @@ export interface Io {
 
 export const processIo: Io = {
   out: (t) => process.stdout.write(t.endsWith('\n') ? t : t + '\n'),
+  write: (t) => process.stdout.write(t),
   err: (t) => process.stderr.write(t.endsWith('\n') ? t : t + '\n'),
   env: process.env,
   isTty: Boolean(process.stderr.isTTY),
