@@ -15,6 +15,12 @@ import type { Reply, Request, ThreadError } from './writer-thread.ts';
 
 /** Deferred statements sent and not yet run, at most: a few batches of rows (docs/import.md §Speed). Tests make it smaller. */
 export const THREAD_QUEUE = { statements: 64 };
+/**
+ * The writer thread's young generation, in MB. What the thread allocates (a statement's
+ * parameters, the rows read) dies with the statement, so a small young generation costs it
+ * short collections only, where the process's V8 flags would give it 2 × 16 MB (docs/import.md §Memory).
+ */
+export const THREAD_YOUNG_MB = 8;
 
 function rebuild(e: ThreadError): Error {
   return Object.assign(new Error(e.message), { name: e.name, code: e.code, errcode: e.errcode, errstr: e.errstr });
@@ -133,7 +139,10 @@ class ThreadDriver implements Driver {
   }
 
   async init(): Promise<void> {
-    const worker = new Worker(new URL('./writer-thread.ts', import.meta.url), { workerData: { file: this.#file } });
+    const worker = new Worker(new URL('./writer-thread.ts', import.meta.url), {
+      workerData: { file: this.#file },
+      resourceLimits: { maxYoungGenerationSizeMb: THREAD_YOUNG_MB },
+    });
     const connection = new ThreadConnection(worker);
     await connection.ready();
     this.#connection = connection;
