@@ -36,7 +36,7 @@ const IDS_PER_WRITE = 4096;
  * The map is written from the store a few thousand entries at a time, never built whole: it
  * grows with the file (docs/import.md §Memory).
  */
-function printJson(io: Io, summary: { counts: Record<string, number> } & Record<string, unknown>, ids: ImportIds): void {
+async function printJson(io: Io, summary: { counts: Record<string, number> } & Record<string, unknown>, ids: ImportIds): Promise<void> {
   const write = (text: string) => (io.write ? io.write(text) : io.out(text));
   const { counts, ...rest } = summary;
   let piece = `{"counts":${JSON.stringify(counts)},"ids":{`;
@@ -48,13 +48,13 @@ function printJson(io: Io, summary: { counts: Record<string, number> } & Record<
       piece += `${first ? '' : ','}${JSON.stringify(externalId)}:${JSON.stringify(id)}`;
       first = false;
       if (++n % IDS_PER_WRITE === 0) {
-        write(piece);
+        await write(piece);
         piece = '';
       }
     }
     piece += '}';
   }
-  write(`${piece}},${JSON.stringify(rest).slice(1)}\n`);
+  await write(`${piece}},${JSON.stringify(rest).slice(1)}\n`);
 }
 
 export async function run(args: string[], io: Io): Promise<void> {
@@ -129,7 +129,7 @@ export async function run(args: string[], io: Io): Promise<void> {
       .map(([k, n]) => `${n} ${k}`)
       .join(', ');
     const { ids: _none, ...rest } = result;
-    if (values.json) printJson(io, { ...rest, phases: { read: reading, ...result.phases }, seconds }, ids);
+    if (values.json) await printJson(io, { ...rest, phases: { read: reading, ...result.phases }, seconds }, ids);
     else print(io, false, undefined, `imported ${summary || 'nothing'} in ${seconds.toFixed(1)} s`);
   } finally {
     await ids.close();
