@@ -6,6 +6,7 @@ import { importKinds } from './import-kinds.ts';
 import { type CommitMode, ImportFailed, runImport, secondsSince } from '../import/run.ts';
 import { fileSource, type ImportSource } from '../import/source.ts';
 import { ImportError } from '../import/kind.ts';
+import { ImportIds } from '../import/ids.ts';
 import { openBlobStore } from '../runtime.ts';
 import { csvSource } from '../records/csv.ts';
 import { requireWorkspace } from '../workspaces/service.ts';
@@ -25,6 +26,35 @@ function progressBar(io: Io) {
       `\r${phase.padEnd(7)} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${Math.round((done / total) * 100)}%${done >= total ? '\n' : ''}`,
     );
   };
+}
+
+/** Entries of the id map written at a time. */
+const IDS_PER_WRITE = 4096;
+
+/**
+ * The --json summary: `summary` with the id map of `ids` as its `ids` member, after `counts`.
+ * The map is written from the store a few thousand entries at a time, never built whole: it
+ * grows with the file (docs/import.md §Memory).
+ */
+async function printJson(io: Io, summary: { counts: Record<string, number> } & Record<string, unknown>, ids: ImportIds): Promise<void> {
+  const write = (text: string) => (io.write ? io.write(text) : io.out(text));
+  const { counts, ...rest } = summary;
+  let piece = `{"counts":${JSON.stringify(counts)},"ids":{`;
+  let n = 0;
+  for (const [i, object] of ids.objects().entries()) {
+    piece += `${i > 0 ? ',' : ''}${JSON.stringify(object)}:{`;
+    let first = true;
+    for (const [externalId, id] of ids.entries(object)) {
+      piece += `${first ? '' : ','}${JSON.stringify(externalId)}:${JSON.stringify(id)}`;
+      first = false;
+      if (++n % IDS_PER_WRITE === 0) {
+        await write(piece);
+        piece = '';
+      }
+    }
+    piece += '}';
+  }
+  await write(`${piece}},${JSON.stringify(rest).slice(1)}\n`);
 }
 
 export async function run(args: string[], io: Io): Promise<void> {
@@ -54,6 +84,8 @@ export async function run(args: string[], io: Io): Promise<void> {
   }
   const started = Date.now();
   const reading = secondsSince(read);
+  // The ids stay in this store until they are printed (--json); the result holds none of them.
+  const ids = await ImportIds.open();
   const apply = async (db: Db, config: Config) => {
     const ctx = operator(db, config, workspaceId);
     await requireWorkspace(ctx);
@@ -66,7 +98,7 @@ export async function run(args: string[], io: Io): Promise<void> {
         // commits chunk by chunk (docs/import.md §Sharing the database).
         const mode = commit ?? (alone.journal === 'wal' ? 'batched' : 'atomic');
         const input = source ?? (await csvSource(ctx, file, type as string));
-        const result = await runImport(ctx, { kinds: importKinds({ blobs }), source: input, commit: mode, onProgress: progressBar(io) });
+        const result = await runImport(ctx, { kinds: importKinds({ blobs }), source: input, commit: mode, onProgress: progressBar(io), ids });
         const analysed = performance.now();
         await refreshStatistics(db, { bulk: true });
         return {
@@ -82,23 +114,24 @@ export async function run(args: string[], io: Io): Promise<void> {
       await blobs.close();
     }
   };
-  // On SQLite, statements run on a thread of their own while the next batch is built (docs/import.md §Speed).
-  const result = await withDb(io, apply, { writerThread: true }).catch((err: unknown) => {
-    if (err instanceof ImportFailed) {
-      const what = err.committed ? 'the chunks written before the error stay (run it again once fixed)' : 'nothing was written';
-      throw new InputError(`import failed, ${what}:\n${err.message}`);
-    }
-    if (err instanceof ImportError) throw new InputError(`import failed, nothing was written:\n${err.message}`);
-    throw err;
-  });
-  const seconds = (Date.now() - started) / 1000;
-  const summary = Object.entries(result.counts)
-    .map(([k, n]) => `${n} ${k}`)
-    .join(', ');
-  print(
-    io,
-    values.json as boolean,
-    { ...result, phases: { read: reading, ...result.phases }, seconds },
-    `imported ${summary || 'nothing'} in ${seconds.toFixed(1)} s`,
-  );
+  try {
+    // On SQLite, statements run on a thread of their own while the next batch is built (docs/import.md §Speed).
+    const result = await withDb(io, apply, { writerThread: true }).catch((err: unknown) => {
+      if (err instanceof ImportFailed) {
+        const what = err.committed ? 'the chunks written before the error stay (run it again once fixed)' : 'nothing was written';
+        throw new InputError(`import failed, ${what}:\n${err.message}`);
+      }
+      if (err instanceof ImportError) throw new InputError(`import failed, nothing was written:\n${err.message}`);
+      throw err;
+    });
+    const seconds = (Date.now() - started) / 1000;
+    const summary = Object.entries(result.counts)
+      .map(([k, n]) => `${n} ${k}`)
+      .join(', ');
+    const { ids: _none, ...rest } = result;
+    if (values.json) await printJson(io, { ...rest, phases: { read: reading, ...result.phases }, seconds }, ids);
+    else print(io, false, undefined, `imported ${summary || 'nothing'} in ${seconds.toFixed(1)} s`);
+  } finally {
+    await ids.close();
+  }
 }

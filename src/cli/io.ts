@@ -1,5 +1,6 @@
 // Shared plumbing of the CLI commands: argument parsing, output (--json puts only JSON on stdout),
 // and opening the database with the same configuration as the server.
+import { once } from 'node:events';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { loadConfig, type Config } from '../config.ts';
 import type { Db } from '../db/index.ts';
@@ -18,6 +19,12 @@ export class UsageError extends InputError {
 
 export interface Io {
   out(text: string): void;
+  /**
+   * Writes to stdout as is, no line end added: output written in pieces (`rolodex import --json`).
+   * A promise when stdout holds more than it has written yet: the next piece waits for it, so
+   * the pieces do not pile up in memory. Without it, `out` takes the pieces.
+   */
+  write?(text: string): void | Promise<void>;
   err(text: string): void;
   env: Record<string, string | undefined>;
   /** Whether stderr is a terminal (progress bars are drawn only then). */
@@ -26,6 +33,7 @@ export interface Io {
 
 export const processIo: Io = {
   out: (t) => process.stdout.write(t.endsWith('\n') ? t : t + '\n'),
+  write: (t) => (process.stdout.write(t) ? undefined : once(process.stdout, 'drain').then(() => undefined)),
   err: (t) => process.stderr.write(t.endsWith('\n') ? t : t + '\n'),
   env: process.env,
   isTty: Boolean(process.stderr.isTTY),

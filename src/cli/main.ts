@@ -75,13 +75,13 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
 }
 
 /**
- * V8 flags a command's process runs under. `import`: a young generation of 2 × 16 MB (V8 sizes it
+ * V8 flags a command's process runs under. `import`: a young generation of 2 × 4 MB (V8 sizes it
  * by the machine's memory, up to 2 × 64 MB) and an old generation allowed to grow by 30% of what
  * survived the last full collection (by up to four times otherwise), so that the heap stays near
  * what the import holds, whatever the machine (docs/import.md §Memory).
  */
 export const NODE_FLAGS: Readonly<Record<string, readonly string[]>> = {
-  import: ['--max-semi-space-size=16', '--heap-growing-percent=30'],
+  import: ['--max-semi-space-size=4', '--heap-growing-percent=30'],
 };
 
 /** The CLI as a process (bin/rolodex.js, `node src/cli/main.ts`): it stops with the wrapper that started it. */

@@ -34,7 +34,7 @@ function statement(pg: boolean, table: string, columns: readonly string[], rows:
     const picks = shared.map((s) => (s ? '?' : `column${++k}`));
     text = `${into} select ${picks.join(', ')} from (values ${Array.from({ length: rows }, tuple).join(', ')})`;
   }
-  // Full chunks share one text; the last chunk of each call has its own length.
+  // A few texts per table (statementSizes); the bound keeps the map small whatever the callers.
   if (texts.size >= 200) texts.clear();
   texts.set(key, text);
   return text;
@@ -49,6 +49,27 @@ function sharedColumns<R>(pg: boolean, columns: readonly (keyof R)[], part: read
   return shared.every(Boolean) ? none : shared;
 }
 
+/**
+ * The row counts of the statements that insert `total` rows: `perStatement` each, then the rest as
+ * descending powers of two (300 → 256, 32, 8, 4). A statement's text, and so its prepared form,
+ * depends on its row count, and a prepared statement of a few thousand parameters takes some
+ * hundreds of KB of the connection's memory: with any rest length every batch's last statement
+ * would be a text of its own, and the connection's statement cache would fill with them
+ * (docs/import.md §Memory). These counts are a few per table, each prepared once.
+ */
+export function statementSizes(total: number, perStatement: number): number[] {
+  const out: number[] = [];
+  let left = total;
+  for (; left >= perStatement; left -= perStatement) out.push(perStatement);
+  for (let p = 2 ** Math.floor(Math.log2(Math.max(1, left))); left > 0; p /= 2) {
+    if (p <= left) {
+      out.push(p);
+      left -= p;
+    }
+  }
+  return out;
+}
+
 /** Inserts `rows` into `table`, `perStatement` rows a statement (columns × rows stays below the parameter limits). */
 export async function insertRows<T extends keyof Database>(
   db: Tx,
@@ -58,8 +79,10 @@ export async function insertRows<T extends keyof Database>(
   perStatement: number,
 ): Promise<void> {
   const pg = isPostgres(db);
-  for (let i = 0; i < rows.length; i += perStatement) {
-    const part = rows.slice(i, i + perStatement);
+  let i = 0;
+  for (const size of statementSizes(rows.length, perStatement)) {
+    const part = rows.slice(i, i + size);
+    i += size;
     const shared = sharedColumns(pg, columns, part);
     const params: unknown[] = [];
     const first = part[0] as Database[T];

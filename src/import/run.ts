@@ -8,12 +8,13 @@ import { InputError } from '../lib/errors.ts';
 import { planWithValues, settled, type Tx, write } from '../db/index.ts';
 import { idSequence } from '../lib/ids.ts';
 import { ImportError, type ImportContext, type ImportItem, type ImportKind } from './kind.ts';
+import { ImportIds } from './ids.ts';
 import { type ImportSource, textSource } from './source.ts';
 import { Spill } from './spill.ts';
 
 export interface ImportResult {
   counts: Record<string, number>;
-  /** object → externalId → server id */
+  /** object → externalId → server id; empty when the caller gave its own store (`ImportInput.ids`), which holds them. */
   ids: Record<string, Record<string, string>>;
   /** Seconds each step took, in order (docs/import.md §Rules). */
   phases: Record<string, number>;
@@ -30,6 +31,12 @@ export interface ImportInput {
   /** One transaction (the default), or a transaction per chunk (docs/import.md §Sharing the database). */
   commit?: CommitMode;
   onProgress?: (phase: string, done: number, total: number) => void;
+  /**
+   * Where the import keeps its externalIds and ids (docs/import.md §Memory), when the caller reads
+   * them afterwards: it stays open, and the result's `ids` is empty. Without it the import uses
+   * a store of its own and returns every id in `ids`.
+   */
+  ids?: ImportIds;
 }
 
 /** Objects written per call of a kind: a transaction of their own when batched (the first chunk's size; see Pace). Tests make them smaller. */
@@ -86,13 +93,13 @@ async function checkAll(
   byObject: Map<string, ImportKind<any>>,
   source: ImportSource,
   spill: Spill,
+  ids: ImportIds,
 ): Promise<{ counts: Map<string, number>; scoped: Map<string, number> }> {
   const counts = new Map<string, number>();
   const scoped = new Map<string, number>();
   const errors: ImportError[] = [];
   let more = 0;
   const fail = (e: ImportError) => (errors.length < MAX_REPORTED ? errors.push(e) : more++);
-  const seen = new Set<string>();
   for await (const { line, value, error } of source.objects()) {
     if (error) {
       fail(error);
@@ -100,9 +107,7 @@ async function checkAll(
     }
     try {
       const { kind, raw, name } = checkObject(byObject, value);
-      const key = `${name}\u0000${raw.externalId as string}`;
-      if (seen.has(key)) throw new InputError(`"${raw.externalId as string}" appears twice for ${name}`, 'externalId');
-      seen.add(key);
+      if (!ids.see(name, raw.externalId as string)) throw new InputError(`"${raw.externalId as string}" appears twice for ${name}`, 'externalId');
       counts.set(kind.object, (counts.get(kind.object) ?? 0) + 1);
       if (name !== kind.object) scoped.set(name, (scoped.get(name) ?? 0) + 1);
       if (errors.length === 0) await spill.add(kind.object, line, raw);
@@ -160,19 +165,17 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
     mark = performance.now();
   };
   const spill = await Spill.open();
+  const store = input.ids ?? (await ImportIds.open());
   const undo: Array<() => Promise<void>> = [];
   let committed = false;
   try {
-    const { counts, scoped } = await checkAll(byObject, source, spill);
+    const { counts, scoped } = await checkAll(byObject, source, spill, store);
     phase('check');
     let total = 0;
     for (const n of counts.values()) total += n * 2;
 
-    const ids: Record<string, Record<string, string>> = {};
-    const register = (object: string, externalId: string, id: string) => {
-      (ids[object] ??= {})[externalId] = id;
-    };
-    const known = (object: string, externalId: string): string | undefined => ids[object]?.[externalId];
+    const register = (object: string, externalId: string, id: string) => store.set(object, externalId, id);
+    const known = (object: string, externalId: string): string | undefined => store.get(object, externalId);
     const kindOf = (object: string) => byObject.get(object) ?? kinds.find((k) => k.covers?.(object));
     const resolve = async (object: string, externalId: string, at: { line: number; field: string }): Promise<string> => {
       const registered = known(object, externalId);
@@ -279,7 +282,7 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
     }
     const out: Record<string, number> = {};
     for (const [object, n] of counts) out[object] = n;
-    return { counts: out, ids, phases };
+    return { counts: out, ids: input.ids ? {} : store.toRecord(), phases };
   } catch (err) {
     // Batched, the chunks committed stay (docs/import.md §Sharing the database): only the bytes of
     // files of an atomic import are removed.
@@ -289,6 +292,7 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
     throw failed;
   } finally {
     await spill.remove();
+    if (!input.ids) await store.close();
   }
 }
 

@@ -20,16 +20,37 @@ export interface ImportState {
   /** Types this import bulk-loaded: every one of their records is new, so none has links to replace. */
   allNew: Set<string>;
   /** Lines of the items whose links went out with their batch (linkEarly). */
-  linked: Set<number>;
+  linked: LineSet;
   /** Per type, decided at its first chunk: the bulk load spanning its chunks and the kind that ends it, or null (no bulk load). */
   loads: Map<string, { kind: string; load: BulkLoad } | null>;
 }
 
 const STATE = Symbol('records.import');
 
+/**
+ * A set of input lines as one bit a line: an import of a million records marks most of them
+ * (linkEarly), and a Set of numbers would hold some 30 bytes of heap for each (docs/import.md §Memory).
+ */
+export class LineSet {
+  #bits = new Uint8Array(1024);
+
+  add(line: number): void {
+    if (line >> 3 >= this.#bits.length) {
+      const grown = new Uint8Array(Math.max(this.#bits.length * 2, (line >> 3) + 1));
+      grown.set(this.#bits);
+      this.#bits = grown;
+    }
+    this.#bits[line >> 3]! |= 1 << (line & 7);
+  }
+
+  has(line: number): boolean {
+    return line >> 3 < this.#bits.length && (this.#bits[line >> 3]! & (1 << (line & 7))) !== 0;
+  }
+}
+
 /** The record kinds' state in this import, kept on its context. */
 export function stateOf(ctx: ImportContext): ImportState {
-  return ctx.kept<ImportState>(STATE, () => ({ defs: new Map(), allNew: new Set(), linked: new Set(), loads: new Map() }));
+  return ctx.kept<ImportState>(STATE, () => ({ defs: new Map(), allNew: new Set(), linked: new LineSet(), loads: new Map() }));
 }
 
 /** Relationship `name` of an item of `kind`, checked: stored on the type, of the type named, within its cardinality. */

@@ -9,9 +9,9 @@ import { useBulkCache } from '../../src/db/index.ts';
 import { createTestDb } from '../helpers/db.ts';
 
 /** At most this much of the import's memory, in KiB, is SQLite's page cache. */
-const BOUND_KIB = 65_536;
+const BOUND_KIB = 16_384;
 
-test("rolodex import's SQLite connection caches at most 64 MiB of pages", async () => {
+test("rolodex import's SQLite connection caches at most 16 MiB of pages", async () => {
   const tdb = await createTestDb('sqlite');
   const db = openDb({ dataDir: tdb.dataDir, sqliteFile: tdb.sqliteFile, writerThread: true });
   try {

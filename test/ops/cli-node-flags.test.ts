@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-/** A young generation of 2 × 16 MB, an old one that grows by 30% of what survived a full collection. */
-const IMPORT_FLAGS = ['--max-semi-space-size=16', '--heap-growing-percent=30'];
+/** A young generation of 2 × 4 MB, an old one that grows by 30% of what survived a full collection. */
+const IMPORT_FLAGS = ['--max-semi-space-size=4', '--heap-growing-percent=30'];
 const ENTRIES = { 'src/cli/main.ts': '../../src/cli/main.ts', 'bin/rolodex.js': '../../bin/rolodex.js' };
 
 for (const [name, path] of Object.entries(ENTRIES)) {

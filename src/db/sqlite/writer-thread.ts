@@ -34,6 +34,20 @@ function describe(err: unknown): ThreadError {
   return { message: String(e?.message ?? err), name: String(e?.name ?? 'Error'), code: e?.code, errcode: e?.errcode, errstr: e?.errstr };
 }
 
+/**
+ * Parameters above which a statement's values are let go once it ran. node:sqlite binds text as
+ * a copy that SQLite keeps until the statement is bound again, and the connection caches its
+ * statements (src/db/sqlite/connection.ts): each multi-row insert of an import kept its last rows'
+ * values, up to a few MB for a statement of trigram packs or events, for as long as it stayed in
+ * the cache (docs/import.md §Memory). Binding nulls (`iterate`, which binds without running)
+ * frees them.
+ */
+const RELEASE_PARAMS = 64;
+
+function release(stmt: { iterate(params: readonly unknown[]): unknown }, params: readonly unknown[]): void {
+  if (params.length > RELEASE_PARAMS) stmt.iterate(new Array<null>(params.length).fill(null));
+}
+
 const port = parentPort!;
 const db = openConnection((workerData as { file: string }).file);
 let failed: ThreadError | undefined;
@@ -59,6 +73,7 @@ port.on('message', (m: Request | 'close') => {
       const r = stmt.run(m.params);
       reply = { id: m.id, rows: [], changes: Number(r.changes), lastInsertRowid: Number(r.lastInsertRowid) };
     }
+    release(stmt, m.params);
     port.postMessage(m.id === 0 ? { done: true } : reply);
   } catch (err) {
     if (!deferred) port.postMessage({ id: m.id, error: describe(err) });

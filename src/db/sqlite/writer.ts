@@ -5,16 +5,34 @@
 // deferred statement (src/db/pipeline.ts: the multi-row inserts of src/db/insert-rows.ts) is sent
 // without waiting for it inside a transaction, so the next batch is built while SQLite writes the
 // last one. As on PostgreSQL, a deferred statement's error is the error of the next statement
-// awaited, or of COMMIT. At most THREAD_QUEUE.statements of them wait at a time: memory stays
-// bounded by a few batches, not by the file. If the thread dies, every statement after fails.
+// awaited, or of COMMIT. At most THREAD_QUEUE's count and bytes of them wait at a time: memory
+// stays bounded by a few batches, not by the file. If the thread dies, every statement after fails.
 import { Worker } from 'node:worker_threads';
 import { CompiledQuery, type DatabaseConnection, type DialectAdapter, type Driver, type QueryResult, SqliteAdapter } from 'kysely';
 import { isDeferred, markQueued, settleQueued, wantsRows } from '../pipeline.ts';
 import { NodeSqliteDialect } from './connection.ts';
 import type { Reply, Request, ThreadError } from './writer-thread.ts';
 
-/** Deferred statements sent and not yet run, at most: a few batches of rows (docs/import.md §Speed). Tests make it smaller. */
-export const THREAD_QUEUE = { statements: 64 };
+/**
+ * Deferred statements sent and not yet run, at most: a few batches of rows (docs/import.md
+ * §Speed), and at most about `bytes` of their text and values, which wait as copies in the
+ * process's memory until the thread takes them (docs/import.md §Memory); a statement larger than
+ * that goes alone. Tests make them smaller.
+ */
+export const THREAD_QUEUE = { statements: 64, bytes: 16 * 2 ** 20 };
+
+/** About how many bytes a statement's copy for the thread takes: its text and values. */
+function weight(q: CompiledQuery): number {
+  let n = q.sql.length;
+  for (const p of q.parameters) n += typeof p === 'string' ? p.length : 8;
+  return n;
+}
+/**
+ * The writer thread's young generation, in MB. What the thread allocates (a statement's
+ * parameters, the rows read) dies with the statement, so a small young generation costs it
+ * short collections only, where the process's V8 flags would give it 2 × 16 MB (docs/import.md §Memory).
+ */
+export const THREAD_YOUNG_MB = 8;
 
 function rebuild(e: ThreadError): Error {
   return Object.assign(new Error(e.message), { name: e.name, code: e.code, errcode: e.errcode, errstr: e.errstr });
@@ -26,6 +44,9 @@ class ThreadConnection implements DatabaseConnection {
   readonly #queued = new Map<number, CompiledQuery>();
   #next = 1;
   #inFlight = 0;
+  /** The weights of the deferred statements in flight, in the order sent (the thread answers in order). */
+  readonly #weights: number[] = [];
+  #bytes = 0;
   #room: (() => void) | undefined;
   #broken: Error | undefined;
   inTransaction = false;
@@ -40,6 +61,7 @@ class ThreadConnection implements DatabaseConnection {
       }
       if ('done' in m || queued !== undefined) {
         this.#inFlight--;
+        this.#bytes -= this.#weights.shift() ?? 0;
         const room = this.#room;
         this.#room = undefined;
         room?.();
@@ -66,6 +88,11 @@ class ThreadConnection implements DatabaseConnection {
     this.#room?.();
   }
 
+  /** Whether a deferred statement of weight `w` waits for room: the thread has enough queued. */
+  #full(w: number): boolean {
+    return this.#inFlight >= THREAD_QUEUE.statements || (this.#inFlight > 0 && this.#bytes + w > THREAD_QUEUE.bytes);
+  }
+
   /** Resolves once the thread answered `id -1` (it opened the database) or failed. */
   ready(): Promise<void> {
     return new Promise((resolve, reject) => {
@@ -76,9 +103,12 @@ class ThreadConnection implements DatabaseConnection {
   async executeQuery<R>(q: CompiledQuery): Promise<QueryResult<R>> {
     const request: Request = { id: 0, sql: q.sql, params: q.parameters };
     if (this.inTransaction && isDeferred(q)) {
-      while (this.#inFlight >= THREAD_QUEUE.statements && this.#broken === undefined) await new Promise<void>((r) => (this.#room = r));
+      const w = weight(q);
+      while (this.#full(w) && this.#broken === undefined) await new Promise<void>((r) => (this.#room = r));
       if (this.#broken !== undefined) throw this.#broken;
       this.#inFlight++;
+      this.#weights.push(w);
+      this.#bytes += w;
       // Rows read after COMMIT (deferredRows) come back with an id of their own, as on PostgreSQL.
       if (wantsRows(q)) {
         request.id = this.#next++;
@@ -133,7 +163,10 @@ class ThreadDriver implements Driver {
   }
 
   async init(): Promise<void> {
-    const worker = new Worker(new URL('./writer-thread.ts', import.meta.url), { workerData: { file: this.#file } });
+    const worker = new Worker(new URL('./writer-thread.ts', import.meta.url), {
+      workerData: { file: this.#file },
+      resourceLimits: { maxYoungGenerationSizeMb: THREAD_YOUNG_MB },
+    });
     const connection = new ThreadConnection(worker);
     await connection.ready();
     this.#connection = connection;

@@ -48,10 +48,12 @@ const DEFERRED_INDEXES = ['record_values_text', 'record_values_num', 'entity_rel
  * SQLite takes that bound from the connection's cache_size, and only runs past it are sorted on
  * the helper threads (`pragma threads`) while the table is still being read; one run held in
  * memory is sorted on the building thread alone. The text index's entries, many and in no order,
- * sort faster in 64 MB runs on the helpers; the numeric index's sort under the import's cache
- * (docs/import.md §Speed).
+ * sort faster in runs on the helpers (docs/import.md §Speed). Each helper holds a run of its own
+ * while the building thread fills the next, so the sorter may hold (helpers + 1) runs at once:
+ * runs of 8 MB for every index keep that within the import's memory bound (docs/import.md
+ * §Memory); under the import's cache the other two took (helpers + 1) × 16 MB.
  */
-const SORT_RUNS: Record<string, number | undefined> = { record_values_text: 65_536 };
+const SORT_RUNS: Record<string, number | undefined> = { record_values_text: 8192, record_values_num: 8192, entity_relationships_inverse: 8192 };
 
 /** A bulk load in progress: `end` writes what it still holds and builds what it dropped. */
 export interface BulkLoad {
