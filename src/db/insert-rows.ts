@@ -51,22 +51,27 @@ function sharedColumns<R>(pg: boolean, columns: readonly (keyof R)[], part: read
 
 /**
  * The row counts of the statements that insert `total` rows: `perStatement` each, then the rest as
- * descending powers of two (300 → 256, 32, 8, 4). A statement's text, and so its prepared form,
- * depends on its row count, and a prepared statement of a few thousand parameters takes some
- * hundreds of KB of the connection's memory: with any rest length every batch's last statement
- * would be a text of its own, and the connection's statement cache would fill with them
- * (docs/import.md §Memory). These counts are a few per table, each prepared once.
+ * descending powers of two down to SMALL_ROWS, and what is left of it in one statement
+ * (1,300 by 500 → 500, 500, 256, 44). A statement's text, and so its prepared form, depends on
+ * its row count, and a prepared statement of a few thousand parameters takes some hundreds of KB
+ * of the connection's memory: with any rest length every batch's last statement would be a text
+ * of its own, and the connection's statement cache would fill with them (docs/import.md §Memory).
+ * Below SMALL_ROWS a count is one statement whatever it is: those statements are small, there are
+ * at most SMALL_ROWS of them a table, and a request's few rows stay one statement.
  */
+export const SMALL_ROWS = 64;
+
 export function statementSizes(total: number, perStatement: number): number[] {
   const out: number[] = [];
   let left = total;
   for (; left >= perStatement; left -= perStatement) out.push(perStatement);
-  for (let p = 2 ** Math.floor(Math.log2(Math.max(1, left))); left > 0; p /= 2) {
+  for (let p = 2 ** Math.floor(Math.log2(Math.max(1, left))); left > SMALL_ROWS; p /= 2) {
     if (p <= left) {
       out.push(p);
       left -= p;
     }
   }
+  if (left > 0) out.push(left);
   return out;
 }
 
