@@ -7,11 +7,16 @@
 // whatever the earlier ones are doing, and its latency counts from that time. Prints p50, p99 and
 // the slowest write, failures, what the reader saw, the import's seconds and the load average.
 //   node bench/import-sharing.ts [--contacts 100000] [--dialect sqlite|postgres|both] [--rate 20]
-//     [--baseline 5] [--commit atomic|batched] [--same]
+//     [--baseline 5] [--commit atomic|batched] [--same] [--seed 0]
+// With --seed S, S contacts are first imported (atomic, before the server starts) into a workspace
+// of their own, so that the timed import writes into B-trees of that size; --rate 0 sends no
+// writes (the reader still polls). The import's rate (contacts/s) and its peak resident memory
+// (VmHWM, read from /proc every 250 ms) are printed too.
 // With --same the stream creates its contacts in the imported workspace instead (the same listing
 // as the import's), and the reader checks the accounts only.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -30,6 +35,7 @@ const { values: args } = parseArgs({
     baseline: { type: 'string', default: '5' },
     commit: { type: 'string' },
     same: { type: 'boolean', default: false },
+    seed: { type: 'string', default: '0' },
   },
 });
 const CONTACTS = Number(args.contacts);
@@ -48,6 +54,7 @@ async function writeStream(url: string, secret: string, until: Promise<unknown>)
   void until.then(() => (done = true));
   const pending: Promise<void>[] = [];
   const t0 = performance.now();
+  if (RATE <= 0) await until;
   for (let i = 0; !done; i++) {
     const at = t0 + (i * 1000) / RATE;
     const wait = at - performance.now();
@@ -110,6 +117,14 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<void> {
     const [targetKey, otherKey] = [await keyOf(target.id), await keyOf(other.id)];
     const file = join(tdb.dataDir, 'import.ndjson');
     await writeNdjson(file, CONTACTS);
+    if (Number(args.seed) > 0) {
+      const seeded = await createWorkspace(systemCtx(tdb.db.kysely), { name: 'seed' });
+      const seedFile = join(tdb.dataDir, 'seed.ndjson');
+      await writeNdjson(seedFile, Number(args.seed));
+      const seeding = spawn(process.execPath, [MAIN, 'import', '--workspace', seeded.id, seedFile, '--json', '--commit', 'atomic'], { env, stdio: 'ignore' });
+      const [seedCode] = (await once(seeding, 'exit')) as [number];
+      if (seedCode !== 0) throw new Error(`seed import failed (${seedCode})`);
+    }
     const srv = await startServer(tdb, 1, process.env.XBEGIN ? { XBEGIN: process.env.XBEGIN } : {});
     try {
       const baseline = await writeStream(srv.url, otherKey, new Promise((r) => setTimeout(r, Number(args.baseline) * 1000)));
@@ -121,10 +136,19 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<void> {
       });
       let out = '';
       child.stdout.on('data', (d) => (out += String(d)));
+      let peakKb = NaN;
+      const poll = setInterval(() => {
+        try {
+          peakKb = Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1]);
+        } catch {
+          // gone, or not Linux
+        }
+      }, 250);
       const exited = once(child, 'exit') as Promise<[number]>;
       const streamKey = args.same ? targetKey : otherKey;
       const [during, seen] = await Promise.all([writeStream(srv.url, streamKey, exited), reader(srv.url, targetKey, exited)]);
       const [code] = await exited;
+      clearInterval(poll);
       const seconds = (performance.now() - t0) / 1000;
       if (code !== 0) throw new Error(`import failed (${code})`);
       const { commit, journal } = JSON.parse(out) as { commit: string; journal?: string };
@@ -132,7 +156,7 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<void> {
       process.stdout.write(
         [
           `== ${dialect}: import of ${CONTACTS} contacts, ${ACCOUNTS} accounts (${commit}${journal ? `, ${journal}` : ''}) while a server writes ${RATE}/s into ${args.same ? 'the same' : 'another'} workspace`,
-          `  import                 ${seconds.toFixed(1)} s`,
+          `  import                 ${seconds.toFixed(1)} s  ${Math.round(CONTACTS / seconds)} contacts/s  peak ${Math.round(peakKb / 1024)} MiB resident${Number(args.seed) > 0 ? `  (beside ${args.seed} seeded contacts)` : ''}`,
           `  writes before          ${summary(baseline)}`,
           `  writes during          ${summary(during)}`,
           ...(during.failures.length ? [`  first failure          ${during.failures[0]}`] : []),
