@@ -71,17 +71,6 @@ export async function useBulkCache(db: Executor): Promise<void> {
   await sql.raw(`pragma threads = ${Math.min(4, availableParallelism())}`).execute(db);
 }
 
-/**
- * SQLite, a batched import on the writer thread (docs/import.md §Sharing the database): turns the
- * connection's automatic checkpoint off, so that the thread checkpoints after each COMMIT's reply
- * instead (src/db/sqlite/writer-thread.ts). Inside COMMIT the checkpoint counted in the chunk's hold
- * of the write lock, which it does not hold, and the chunks were sized down for it.
- */
-export async function checkpointAfterCommits(db: Executor): Promise<void> {
-  if (isPostgres(db)) return;
-  await sql`pragma wal_autocheckpoint = 0`.execute(db);
-}
-
 /** How an import's pages reach the database file; undefined on PostgreSQL. */
 export type ImportJournal = 'rollback' | 'wal' | undefined;
 

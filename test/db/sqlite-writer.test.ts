@@ -4,12 +4,11 @@
 // and the connection serves the next one. SQLite only: the thread is how node:sqlite, which runs
 // on the calling thread, gets a second core.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { endianness, tmpdir } from 'node:os';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { checkpointAfterCommits } from '../../src/db/bulk-load.ts';
 import { isUniqueViolation, openDb } from '../../src/db/database.ts';
 import { deferred, deferredOn, deferredRows } from '../../src/db/pipeline.ts';
 import { THREAD_QUEUE } from '../../src/db/sqlite/writer.ts';
@@ -84,26 +83,5 @@ describe('the SQLite writer thread', () => {
 
   test('outside a transaction a deferred statement is awaited, and its error is its own', async () => {
     await assert.rejects(deferredOn(db.kysely, sql`insert into t (k, v) values (4000, 'twice')`), (err: unknown) => isUniqueViolation(err));
-  });
-
-  test('with the automatic checkpoint off, the thread checkpoints after each commit (a batched import, docs/import.md §Sharing the database)', async () => {
-    // The WAL index's header (the -shm file, native byte order): the last frame of the log at
-    // byte 16, and how many of its frames a checkpoint has copied into the database at byte 96.
-    const frames = () => {
-      const shm = readFileSync(join(dir, 'rolodex.db-shm'));
-      const u32 = (at: number) => (endianness() === 'LE' ? shm.readUInt32LE(at) : shm.readUInt32BE(at));
-      return { last: u32(16), copied: u32(96) };
-    };
-    await checkpointAfterCommits(db.kysely);
-    try {
-      await write(db.kysely, (tx) => deferred(tx, sql`insert into t (k, v) values (5000, 'e')`));
-      // The checkpoint runs on the thread before the next statement.
-      await sql`select 1`.execute(db.kysely);
-      const { last, copied } = frames();
-      assert.ok(last > 0, 'the commit went through the WAL');
-      assert.equal(copied, last, 'every frame of the WAL is in the database');
-    } finally {
-      await sql`pragma wal_autocheckpoint = 1000`.execute(db.kysely);
-    }
   });
 });

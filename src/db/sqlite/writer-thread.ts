@@ -37,24 +37,6 @@ function describe(err: unknown): ThreadError {
 const port = parentPort!;
 const db = openConnection((workerData as { file: string }).file);
 let failed: ThreadError | undefined;
-const autocheckpoint = db.prepare('pragma wal_autocheckpoint');
-
-/**
- * With SQLite's automatic checkpoint off (a batched import, `checkpointAfterCommits`, src/db/bulk-load.ts),
- * the checkpoint it would have run at the end of COMMIT runs here, after COMMIT's reply. The write
- * lock is free by then (SQLite checkpoints after the commit has released it), so the import's
- * measure of its hold of the lock, which ends at the reply, leaves the copy out (docs/import.md
- * §Sharing the database); and it runs before the import's next statement, so that the pages the
- * import wrote are copied by the import and not by the next commit of a server.
- */
-function checkpointAfterCommit(): void {
-  if ((autocheckpoint.all([])[0] as { wal_autocheckpoint: number }).wal_autocheckpoint !== 0) return;
-  try {
-    db.raw.exec('PRAGMA wal_checkpoint(PASSIVE)');
-  } catch {
-    // Busy (another process checkpoints): the pages are copied by that or the next checkpoint.
-  }
-}
 
 port.on('message', (m: Request | 'close') => {
   if (m === 'close') {
@@ -78,7 +60,6 @@ port.on('message', (m: Request | 'close') => {
       reply = { id: m.id, rows: [], changes: Number(r.changes), lastInsertRowid: Number(r.lastInsertRowid) };
     }
     port.postMessage(m.id === 0 ? { done: true } : reply);
-    if (/^\s*commit\b/i.test(m.sql)) checkpointAfterCommit();
   } catch (err) {
     if (!deferred) port.postMessage({ id: m.id, error: describe(err) });
     else {
