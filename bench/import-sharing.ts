@@ -7,11 +7,19 @@
 // whatever the earlier ones are doing, and its latency counts from that time. Prints p50, p99 and
 // the slowest write, failures, what the reader saw, the import's seconds and the load average.
 //   node bench/import-sharing.ts [--contacts 100000] [--dialect sqlite|postgres|both] [--rate 20]
-//     [--baseline 5] [--commit atomic|batched] [--same]
+//     [--baseline 5] [--commit atomic|batched] [--same] [--seed 0]
+// With --seed S, S contacts are first imported (atomic, before the server starts) into a workspace
+// of their own, so that the timed import writes into B-trees of that size; --rate 0 sends no
+// writes (the reader still polls). The import's rate (contacts/s) and its peak resident memory
+// (VmHWM, read from /proc every 250 ms) are printed too. With --against DIR (another checkout)
+// and --rounds R, the import is run R times with this checkout's CLI and R times with DIR's,
+// alternating (and which goes first), each into a fresh workspace of the same database and beside
+// the same server, and the medians are printed.
 // With --same the stream creates its contacts in the imported workspace instead (the same listing
 // as the import's), and the reader checks the accounts only.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -30,6 +38,9 @@ const { values: args } = parseArgs({
     baseline: { type: 'string', default: '5' },
     commit: { type: 'string' },
     same: { type: 'boolean', default: false },
+    seed: { type: 'string', default: '0' },
+    against: { type: 'string' },
+    rounds: { type: 'string', default: '1' },
   },
 });
 const CONTACTS = Number(args.contacts);
@@ -48,6 +59,7 @@ async function writeStream(url: string, secret: string, until: Promise<unknown>)
   void until.then(() => (done = true));
   const pending: Promise<void>[] = [];
   const t0 = performance.now();
+  if (RATE <= 0) await until;
   for (let i = 0; !done; i++) {
     const at = t0 + (i * 1000) / RATE;
     const wait = at - performance.now();
@@ -94,9 +106,14 @@ async function reader(url: string, secret: string, until: Promise<unknown>): Pro
   return seen;
 }
 
+function quantile(s: Stream, q: number): number {
+  const sorted = [...s.latencies].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] ?? NaN;
+}
+
 function summary(s: Stream): string {
   const sorted = [...s.latencies].sort((a, b) => a - b);
-  const at = (q: number) => (sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] ?? NaN).toFixed(1);
+  const at = (q: number) => quantile(s, q).toFixed(1);
   return `${sorted.length} writes  p50 ${at(0.5)} ms  p99 ${at(0.99)} ms  max ${(sorted[sorted.length - 1] ?? NaN).toFixed(0)} ms  failed ${s.failures.length}`;
 }
 
@@ -104,48 +121,80 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<void> {
   const tdb = await createTestDb(dialect);
   const env = { ...process.env, DATA_DIR: tdb.dataDir, LOG_LEVEL: 'warn', ...(tdb.databaseUrl ? { DATABASE_URL: tdb.databaseUrl } : {}) };
   try {
-    const target = await createWorkspace(systemCtx(tdb.db.kysely), { name: 'imported' });
     const other = await createWorkspace(systemCtx(tdb.db.kysely), { name: 'writes' });
     const keyOf = async (ws: string) => (await createKey(operatorCtx(tdb.db.kysely, ws), { userId: null, scopes: null, expiresInMs: null })).secret;
-    const [targetKey, otherKey] = [await keyOf(target.id), await keyOf(other.id)];
+    const otherKey = await keyOf(other.id);
     const file = join(tdb.dataDir, 'import.ndjson');
     await writeNdjson(file, CONTACTS);
+    if (Number(args.seed) > 0) {
+      const seeded = await createWorkspace(systemCtx(tdb.db.kysely), { name: 'seed' });
+      const seedFile = join(tdb.dataDir, 'seed.ndjson');
+      await writeNdjson(seedFile, Number(args.seed));
+      const seeding = spawn(process.execPath, [MAIN, 'import', '--workspace', seeded.id, seedFile, '--json', '--commit', 'atomic'], { env, stdio: 'ignore' });
+      const [seedCode] = (await once(seeding, 'exit')) as [number];
+      if (seedCode !== 0) throw new Error(`seed import failed (${seedCode})`);
+    }
     const srv = await startServer(tdb, 1, process.env.XBEGIN ? { XBEGIN: process.env.XBEGIN } : {});
     try {
       const baseline = await writeStream(srv.url, otherKey, new Promise((r) => setTimeout(r, Number(args.baseline) * 1000)));
-      const load0 = loadavg()[0] as number;
-      const t0 = performance.now();
-      const child = spawn(process.execPath, [MAIN, 'import', '--workspace', target.id, file, '--json', ...(args.commit ? ['--commit', args.commit] : [])], {
-        env,
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
-      let out = '';
-      child.stdout.on('data', (d) => (out += String(d)));
-      const exited = once(child, 'exit') as Promise<[number]>;
-      const streamKey = args.same ? targetKey : otherKey;
-      const [during, seen] = await Promise.all([writeStream(srv.url, streamKey, exited), reader(srv.url, targetKey, exited)]);
-      const [code] = await exited;
-      const seconds = (performance.now() - t0) / 1000;
-      if (code !== 0) throw new Error(`import failed (${code})`);
-      const { commit, journal } = JSON.parse(out) as { commit: string; journal?: string };
-      const whole = (set: Set<number>, n: number) => [...set].every((x) => x === 0 || x === n);
-      process.stdout.write(
-        [
-          `== ${dialect}: import of ${CONTACTS} contacts, ${ACCOUNTS} accounts (${commit}${journal ? `, ${journal}` : ''}) while a server writes ${RATE}/s into ${args.same ? 'the same' : 'another'} workspace`,
-          `  import                 ${seconds.toFixed(1)} s`,
-          `  writes before          ${summary(baseline)}`,
-          `  writes during          ${summary(during)}`,
-          ...(during.failures.length ? [`  first failure          ${during.failures[0]}`] : []),
-          ...(args.same
-            ? []
-            : [
-                `  reader saw contacts    ${[...seen.contacts].sort((a, b) => a - b).join(', ')}  (${whole(seen.contacts, CONTACTS) ? 'none or all' : 'PART OF THE IMPORT'})`,
-              ]),
-          `  reader saw accounts    ${[...seen.accounts].sort((a, b) => a - b).join(', ')}  (${whole(seen.accounts, ACCOUNTS) ? 'none or all' : 'PART OF THE IMPORT'})`,
-          `  load average (1 min)   ${load0.toFixed(2)} before, ${(loadavg()[0] as number).toFixed(2)} after`,
-          '',
-        ].join('\n'),
-      );
+      const mains = [MAIN, ...(args.against ? [join(args.against, 'src/cli/main.ts')] : [])];
+      const results: { main: string; rate: number; p99: number }[] = [];
+      for (let round = 0; round < Number(args.rounds); round++)
+        for (const main of round % 2 === 0 ? mains : [...mains].reverse()) {
+          const target = await createWorkspace(systemCtx(tdb.db.kysely), { name: 'imported' });
+          const targetKey = await keyOf(target.id);
+          const load0 = loadavg()[0] as number;
+          const t0 = performance.now();
+          const child = spawn(process.execPath, [main, 'import', '--workspace', target.id, file, '--json', ...(args.commit ? ['--commit', args.commit] : [])], {
+            env,
+            stdio: ['ignore', 'pipe', 'inherit'],
+          });
+          let out = '';
+          child.stdout.on('data', (d) => (out += String(d)));
+          let peakKb = NaN;
+          const poll = setInterval(() => {
+            try {
+              peakKb = Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1]);
+            } catch {
+              // gone, or not Linux
+            }
+          }, 250);
+          const exited = once(child, 'exit') as Promise<[number]>;
+          const streamKey = args.same ? targetKey : otherKey;
+          const [during, seen] = await Promise.all([writeStream(srv.url, streamKey, exited), reader(srv.url, targetKey, exited)]);
+          const [code] = await exited;
+          clearInterval(poll);
+          const seconds = (performance.now() - t0) / 1000;
+          if (code !== 0) throw new Error(`import failed (${code})`);
+          results.push({ main, rate: CONTACTS / seconds, p99: quantile(during, 0.99) });
+          const { commit, journal } = JSON.parse(out) as { commit: string; journal?: string };
+          const whole = (set: Set<number>, n: number) => [...set].every((x) => x === 0 || x === n);
+          process.stdout.write(
+            [
+              `== ${dialect} (${main === MAIN ? 'this checkout' : args.against}): import of ${CONTACTS} contacts, ${ACCOUNTS} accounts (${commit}${journal ? `, ${journal}` : ''}) while a server writes ${RATE}/s into ${args.same ? 'the same' : 'another'} workspace`,
+              `  import                 ${seconds.toFixed(1)} s  ${Math.round(CONTACTS / seconds)} contacts/s  peak ${Math.round(peakKb / 1024)} MiB resident${Number(args.seed) > 0 ? `  (beside ${args.seed} seeded contacts)` : ''}`,
+              `  writes before          ${summary(baseline)}`,
+              `  writes during          ${summary(during)}`,
+              ...(during.failures.length ? [`  first failure          ${during.failures[0]}`] : []),
+              ...(args.same
+                ? []
+                : [
+                    `  reader saw contacts    ${[...seen.contacts].sort((a, b) => a - b).join(', ')}  (${whole(seen.contacts, CONTACTS) ? 'none or all' : 'PART OF THE IMPORT'})`,
+                  ]),
+              `  reader saw accounts    ${[...seen.accounts].sort((a, b) => a - b).join(', ')}  (${whole(seen.accounts, ACCOUNTS) ? 'none or all' : 'PART OF THE IMPORT'})`,
+              `  load average (1 min)   ${load0.toFixed(2)} before, ${(loadavg()[0] as number).toFixed(2)} after`,
+              '',
+            ].join('\n'),
+          );
+        }
+      if (mains.length > 1 || Number(args.rounds) > 1)
+        for (const main of mains) {
+          const mine = results.filter((r) => r.main === main);
+          const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+          process.stdout.write(
+            `median of ${mine.length} (${main === MAIN ? 'this checkout' : args.against}): ${Math.round(median(mine.map((r) => r.rate)))} contacts/s (${mine.map((r) => Math.round(r.rate)).join(', ')}), write p99 ${median(mine.map((r) => r.p99)).toFixed(0)} ms (${mine.map((r) => r.p99.toFixed(0)).join(', ')})\n`,
+          );
+        }
     } finally {
       await stop(srv.child);
     }

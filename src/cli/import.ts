@@ -1,6 +1,6 @@
 import { access } from 'node:fs/promises';
 import type { Config } from '../config.ts';
-import { refreshStatistics, takeDatabaseAlone, useBulkCache, type Db } from '../db/index.ts';
+import { refreshStatistics, statementJournalsInMemory, takeDatabaseAlone, useBulkCache, type Db } from '../db/index.ts';
 import { InputError } from '../lib/errors.ts';
 import { importKinds } from './import-kinds.ts';
 import { type CommitMode, ImportFailed, runImport, secondsSince } from '../import/run.ts';
@@ -97,6 +97,7 @@ export async function run(args: string[], io: Io): Promise<void> {
         // A server sharing the SQLite file would wait for one long transaction: the import then
         // commits chunk by chunk (docs/import.md §Sharing the database).
         const mode = commit ?? (alone.journal === 'wal' ? 'batched' : 'atomic');
+        if (mode === 'batched') await statementJournalsInMemory(db.kysely);
         const input = source ?? (await csvSource(ctx, file, type as string));
         const result = await runImport(ctx, { kinds: importKinds({ blobs }), source: input, commit: mode, onProgress: progressBar(io), ids });
         const analysed = performance.now();

@@ -71,6 +71,18 @@ export async function useBulkCache(db: Executor): Promise<void> {
   await sql.raw(`pragma threads = ${Math.min(4, availableParallelism())}`).execute(db);
 }
 
+/**
+ * SQLite, a batched import (docs/import.md §Sharing the database): a statement that may fail
+ * half-way inside a transaction (a multi-row insert under a unique key) first saves each page it
+ * changes to a statement journal, a temporary file once past 64 KiB; kept in memory instead, it is
+ * no write to the file system inside a chunk's hold of the lock. A batched chunk is small, so one
+ * statement's journal is too.
+ */
+export async function statementJournalsInMemory(db: Executor): Promise<void> {
+  if (isPostgres(db)) return;
+  await sql`pragma temp_store = memory`.execute(db);
+}
+
 /** How an import's pages reach the database file; undefined on PostgreSQL. */
 export type ImportJournal = 'rollback' | 'wal' | undefined;
 

@@ -45,7 +45,7 @@ export {
 } from './rank/index.ts';
 
 // Bulk loads (imports), the log's retention, the planner's statistics.
-export { dropIndexesUntilBuilt, planWithValues, takeDatabaseAlone, useBulkCache } from './bulk-load.ts';
+export { dropIndexesUntilBuilt, planWithValues, statementJournalsInMemory, takeDatabaseAlone, useBulkCache } from './bulk-load.ts';
 export { truncateLog } from './erase.ts';
 export { type LogEnd, logEnd } from './log-end.ts';
 export { refreshStatistics } from './statistics.ts';
