@@ -139,7 +139,16 @@ eachDialect(
         'disabled',
         async () => (await rolodex(t, ENV, 'webhook', 'list', '--workspace', s.workspaceId, '--json')).json()[0].status === 'disabled',
         20_000,
-      );
+      ).catch((err: Error) => {
+        // What the dispatcher said, and what the receiver got, say why when it does not happen.
+        const said = t
+          .logs()
+          .split('\n')
+          .filter((l) => /webhook/i.test(l))
+          .slice(-15)
+          .join('\n');
+        throw new Error(`${err.message}; ${receiver.received.length} attempts received; the log:\n${said}`);
+      });
       const shown = (await rolodex(t, ENV, 'webhook', 'list', '--workspace', s.workspaceId)).out;
       assert.match(shown, /disabled since .*last error HTTP 500/);
       assert.equal(await depth(t), 0);
@@ -183,6 +192,7 @@ eachDialect(
 
     test('private and loopback targets need WEBHOOK_ALLOW_PRIVATE; bad input is refused', async () => {
       const t = ctx();
+      receiver.status = 200;
       const s = await seedWorkspace(t);
       for (const url of ['http://127.0.0.1:9/x', 'http://localhost/x', 'http://[::1]/x', 'http://10.1.2.3/x', 'http://169.254.169.254/latest']) {
         const r = await rolodex(t, { WEBHOOK_ALLOW_PRIVATE: 'false' }, 'webhook', 'add', '--workspace', s.workspaceId, '--url', url, '--all');

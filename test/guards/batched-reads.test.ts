@@ -53,11 +53,17 @@ eachDialect('point reads gathered per turn', (ctx) => {
     assert.equal(meeting.statusCode, 200, meeting.body);
     const note = await call(t, a.secret, 'POST', '/v1/notes', { fields: { $title: 'About ann' }, relationships: { $contact: [mine[0]] } });
     assert.equal(note.statusCode, 200, note.body);
-    // Both keys looked up just before (cached for a second), so that every read starts in one turn.
-    for (const secret of [a.secret, b.secret]) assert.equal((await call(t, secret, 'GET', '/v1/auth/validate')).statusCode, 200);
-    const { result, statements } = await statementsOf(() =>
-      Promise.all([...[...mine, theirs].map((id) => call(t, a.secret, 'GET', `/v1/contacts/${id}`)), call(t, b.secret, 'GET', `/v1/contacts/${theirs}`)]),
-    );
+    // Both keys looked up just before (cached for a second), so that every read starts in one turn;
+    // on a machine so loaded that the second passed before the reads (a key looked up again among
+    // them), measured again.
+    const measure = async () => {
+      for (const secret of [a.secret, b.secret]) assert.equal((await call(t, secret, 'GET', '/v1/auth/validate')).statusCode, 200);
+      return statementsOf(() =>
+        Promise.all([...[...mine, theirs].map((id) => call(t, a.secret, 'GET', `/v1/contacts/${id}`)), call(t, b.secret, 'GET', `/v1/contacts/${theirs}`)]),
+      );
+    };
+    let { result, statements } = await measure();
+    for (let again = 0; again < 3 && statements.some((x) => /from "api_keys"/.test(x)); again++) ({ result, statements } = await measure());
     assert.deepEqual(
       result.map((r) =>
         r.statusCode === 200 ? [200, r.json().relationships.$meeting.values.length, r.json().relationships.$note.values] : [r.statusCode, r.json().error.code],
