@@ -20,6 +20,13 @@ const globals = {
   TextDecoder: 'readonly',
 };
 
+// ESLint keeps one no-restricted-syntax list per file (a later block replaces an earlier one), so
+// the blocks that set it share this entry.
+const ONLY_WRITE_OPENS_TRANSACTIONS = {
+  selector: 'CallExpression[callee.property.name=/^(transaction|startTransaction)$/]',
+  message: 'Open a transaction with write() from src/db/index.ts: its Tx carries what the database layer keeps for it (docs/architecture.md §Database layer).',
+};
+
 export default tseslint.config(
   { ignores: ['node_modules/**', 'data/**', 'coverage/**'] },
   js.configs.recommended,
@@ -58,14 +65,7 @@ export default tseslint.config(
     files: ['**/*.ts'],
     ignores: ['src/db/write.ts'],
     rules: {
-      'no-restricted-syntax': [
-        'error',
-        {
-          selector: 'CallExpression[callee.property.name=/^(transaction|startTransaction)$/]',
-          message:
-            'Open a transaction with write() from src/db/index.ts: its Tx carries what the database layer keeps for it (docs/architecture.md §Database layer).',
-        },
-      ],
+      'no-restricted-syntax': ['error', ONLY_WRITE_OPENS_TRANSACTIONS],
     },
   },
   {
@@ -76,11 +76,7 @@ export default tseslint.config(
     rules: {
       'no-restricted-syntax': [
         'error',
-        {
-          selector: 'CallExpression[callee.property.name=/^(transaction|startTransaction)$/]',
-          message:
-            'Open a transaction with write() from src/db/index.ts: its Tx carries what the database layer keeps for it (docs/architecture.md §Database layer).',
-        },
+        ONLY_WRITE_OPENS_TRANSACTIONS,
         {
           selector:
             ':matches(Program > ExpressionStatement > AwaitExpression, Program > VariableDeclaration > VariableDeclarator > AwaitExpression, Program > ForOfStatement[await=true], Program > ForOfStatement > AwaitExpression)',

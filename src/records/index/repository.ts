@@ -51,7 +51,7 @@ const DEFERRED_INDEXES = ['record_values_text', 'record_values_num', 'entity_rel
  * sort faster in runs on the helpers (docs/import.md §Speed). Each helper holds a run of its own
  * while the building thread fills the next, so the sorter may hold (helpers + 1) runs at once:
  * runs of 8 MB for every index keep that within the import's memory bound (docs/import.md
- * §Memory); under the import's cache the other two took (helpers + 1) × 16 MB.
+ * §Memory), where the cache's own bound would let each run grow to the cache's size.
  */
 const SORT_RUNS: Record<string, number | undefined> = { record_values_text: 8192, record_values_num: 8192, entity_relationships_inverse: 8192 };
 
