@@ -125,15 +125,21 @@ export function eventsAfter(db: Executor, input: { after: number; upTo: number; 
 
 /**
  * Deletes events older than `before` that no delivery waits for, and none numbered after
- * `keepAfter` (a reader's cursor that has not passed them yet); how many.
+ * `keepAfter` (a reader's cursor that has not passed them yet); how many. The events are appended
+ * in time order, so those to go are the oldest by `seq`: the boundary is the first event not older
+ * than `before`, found by walking `seq` from the oldest through the events that go (docs/events.md
+ * §Storage); an event appended a moment out of order stays until the next sweep.
  */
 export async function purgeEvents(db: Executor, before: string, limit: number, keepAfter?: number): Promise<number> {
+  const young = await db.selectFrom('events').select('seq').where('occurred_at', '>=', before).orderBy('seq').limit(1).executeTakeFirst();
   let old = db
     .selectFrom('events')
     .select('id')
     .where('occurred_at', '<', before)
     .where((eb) => eb.not(eb.exists(eb.selectFrom('webhook_deliveries as d').select('d.id').whereRef('d.event_id', '=', 'events.id'))))
+    .orderBy('seq')
     .limit(limit);
+  if (young) old = old.where('seq', '<', young.seq);
   if (keepAfter !== undefined) old = old.where('seq', '<=', keepAfter);
   const r = await db.deleteFrom('events').where('id', 'in', old).executeTakeFirst();
   return Number(r.numDeletedRows);

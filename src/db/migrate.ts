@@ -35,6 +35,7 @@ import * as m0061 from './migrations/0061_delivery_order.ts';
 import * as m0062 from './migrations/0062_record_facets.ts';
 import * as m0063 from './migrations/0063_enrichment_cursor.ts';
 import * as m0064 from './migrations/0064_relationship_target_estimate.ts';
+import * as m0065 from './migrations/0065_change_log_pages.ts';
 
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -69,6 +70,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0062_record_facets': m0062,
   '0063_enrichment_cursor': m0063,
   '0064_relationship_target_estimate': m0064,
+  '0065_change_log_pages': m0065,
 };
 
 export class MigrationError extends Error {
