@@ -1,4 +1,5 @@
 // `rolodex <command>`: the operator CLI. Exit codes: 0 done, 1 refused or failed, 2 wrong usage.
+import { enableCompileCache } from 'node:module';
 import { watchParent } from '../lifecycle.ts';
 import { InputError } from '../lib/errors.ts';
 import { type Io, processIo, UsageError } from './io.ts';
@@ -88,9 +89,14 @@ export const NODE_FLAGS: Readonly<Record<string, readonly string[]>> = {
 export async function runProcess(argv: string[]): Promise<number> {
   const flags = NODE_FLAGS[argv[0] ?? ''];
   // Heap sizes are set when Node starts: the process becomes Node started with them, under the
-  // same id, descriptors and environment (where process.execve exists: not on Windows).
+  // same id, descriptors and environment (where process.execve exists: not on Windows). It starts
+  // with Node's compile cache on, whichever entry started this one (bin/rolodex.js turns it on,
+  // `node src/cli/main.ts` does not): from the second run on, neither it nor its threads load
+  // Node's TypeScript stripper, which each would hold to its end (docs/import.md §Memory).
   if (flags && process.execve && process.argv[1] && !flags.every((f) => process.execArgv.includes(f))) {
-    process.execve(process.execPath, [process.execPath, ...flags, ...process.execArgv, process.argv[1], ...argv], process.env);
+    const cache = enableCompileCache();
+    const env = cache.directory ? { ...process.env, NODE_COMPILE_CACHE: cache.directory } : process.env;
+    process.execve(process.execPath, [process.execPath, ...flags, ...process.execArgv, process.argv[1], ...argv], env);
   }
   watchParent(process.env);
   return main(argv);
