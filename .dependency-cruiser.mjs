@@ -59,13 +59,21 @@ export default {
       from: { path: '^src/', pathNot: '^src/db/' },
       to: { path: '^src/db/', pathNot: '^src/db/index[.]ts$' },
     },
+    {
+      name: 'sqlite-in-db',
+      comment:
+        'node:sqlite is opened inside the database layer only (docs/architecture.md §Database layer): a temporary store of a command is a scratch store (src/db/scratch.ts).',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/db/' },
+      to: { path: '^(node:)?sqlite$', dependencyTypes: ['core'] },
+    },
     ...upward,
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
-    includeOnly: ['^src/', 'node_modules/(fastify|@fastify)'],
+    includeOnly: ['^src/', 'node_modules/(fastify|@fastify)', '^(node:)?sqlite$'],
     exclude: { path: '^src/db/migrations/' },
   },
 };

@@ -1,10 +1,11 @@
 // Peak resident memory and time of `rolodex import` (docs/import.md §Memory), NDJSON and CSV of
 // the same contacts, each into a fresh workspace of one database that already holds the
 // definitions and accounts. The import runs as a child process; its peak resident set (VmHWM)
-// is read from /proc (Linux) while it runs. Prints, per format, seconds, contacts/s and the peak
-// in MiB, then CSV's rate as a share of NDJSON's, measured in the same run: with --rounds N, N
-// pairs into fresh workspaces, every other pair importing CSV first, and the median of the pairs'
-// ratios, with the load average after each pair.
+// and CPU time (every thread's, to the last 50 ms) are read from /proc (Linux) while it runs.
+// Prints, per format, seconds, CPU seconds, contacts/s and the peak in MiB, then CSV's rate as a
+// share of NDJSON's, measured in the same run: with --rounds N, N pairs into fresh workspaces,
+// every other pair importing CSV first, and the median of the pairs' ratios, with the load
+// average after each pair.
 //   node bench/import-memory.ts [--contacts 100000] [--dialect sqlite|postgres] [--rounds 1]
 import { spawn } from 'node:child_process';
 import { createWriteStream, readFileSync, rmSync, statSync } from 'node:fs';
@@ -88,17 +89,24 @@ function* csv(): Generator<string> {
   }
 }
 
-/** Runs `rolodex import`; returns its seconds and peak resident memory in MiB. */
-async function rolodexImport(env: Record<string, string>, args: string[]): Promise<{ seconds: number; peakMiB: number; out: string }> {
+/** Clock ticks per second of /proc's CPU times (USER_HZ). */
+const TICKS = 100;
+
+/** Runs `rolodex import`; returns its seconds, CPU seconds and peak resident memory in MiB. */
+async function rolodexImport(env: Record<string, string>, args: string[]): Promise<{ seconds: number; cpu: number; peakMiB: number; out: string }> {
   const t0 = performance.now();
   const child = spawn(process.execPath, [MAIN, 'import', ...args, '--json'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout.on('data', (d) => (out += String(d)));
   let peak = 0;
+  let cpu = 0;
   const poll = setInterval(() => {
     try {
       const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
       if (m) peak = Math.max(peak, Number(m[1]) / 1024);
+      // utime and stime, the 12th and 13th fields after the command's name.
+      const times = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      cpu = (Number(times[11]) + Number(times[12])) / TICKS;
     } catch {
       // gone, or not Linux
     }
@@ -106,7 +114,7 @@ async function rolodexImport(env: Record<string, string>, args: string[]): Promi
   const [code] = (await once(child, 'exit')) as [number];
   clearInterval(poll);
   if (code !== 0) throw new Error(`rolodex import exited ${code}: ${out}`);
-  return { seconds: (performance.now() - t0) / 1000, peakMiB: peak, out };
+  return { seconds: (performance.now() - t0) / 1000, cpu, peakMiB: peak, out };
 }
 
 const dialect = args.dialect === 'postgres' ? 'postgres' : 'sqlite';
@@ -144,7 +152,7 @@ try {
     ] as const) {
       const commit = (JSON.parse(res.out) as { commit: string }).commit;
       process.stdout.write(
-        `  ${name.padEnd(7)} ${res.seconds.toFixed(1)} s  ${Math.round(CONTACTS / res.seconds)} contacts/s  peak RSS ${res.peakMiB.toFixed(0)} MiB  (${commit})\n`,
+        `  ${name.padEnd(7)} ${res.seconds.toFixed(1)} s  CPU ${res.cpu.toFixed(1)} s  ${Math.round(CONTACTS / res.seconds)} contacts/s  peak RSS ${res.peakMiB.toFixed(0)} MiB  (${commit})\n`,
       );
     }
     ratios.push(n.seconds / c.seconds);

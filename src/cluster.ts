@@ -11,7 +11,8 @@ import { ListenError, probePort, STOP_SIGNALS, STOP_TIMEOUT_MS } from './lifecyc
 import { serveClusterMetrics } from './metrics/cluster.ts';
 import { serveClusterRateLimits } from './rate-limit/cluster.ts';
 import { createLogger } from './logger.ts';
-import { openDatabase, prepareServerDatabase } from './runtime.ts';
+import { openDatabase } from './runtime.ts';
+import { prepareServerDatabase } from './server-deps.ts';
 import { relayClusterSignals } from './db/index.ts';
 
 const WORKER_ENTRY = fileURLToPath(new URL('./cluster-worker.ts', import.meta.url));

@@ -1,18 +1,13 @@
-// Opening and closing what the server and the CLI share: the database (migrated) and the
-// services built on it. Nothing here runs at import time.
+// Opening what the server and the CLI share: the database (migrated) and the blob store. What only
+// a server uses (src/server-deps.ts) is not loaded here, so that a command holds in memory only
+// what it uses (docs/import.md §Memory). Nothing here runs at import time.
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
-import { Authenticator } from './auth/authenticator.ts';
 import { migrate, openDb, ping, refreshStatistics, takeMigrationNotes, type Db } from './db/index.ts';
 import { InputError } from './lib/errors.ts';
-import type { Deps } from './http/context.ts';
-import { createMetrics } from './metrics/registry.ts';
-import { clusterMetricsText } from './metrics/cluster.ts';
-import { createRateLimiter } from './rate-limit/factory.ts';
 import { createBlobStore } from './blobs/index.ts';
 import type { BlobStore } from './blobs/blob-store.ts';
-import { prepareCreationLog } from './enrichment/creation.ts';
 
 /**
  * The database, migrated. With `statementTimeoutMs` (the server's, on PostgreSQL) the migrations
@@ -66,37 +61,8 @@ export async function reachDatabase(db: Db, config: Config): Promise<void> {
   }
 }
 
-/**
- * What a server (not the CLI, not a cluster's worker) sets up in the migrated database before it
- * answers: with ENRICHMENT=on-create the change log's cursor of the creation runs starts at the
- * log's end unless a runner keeps it; other modes leave it to the on-create instances that may
- * share the database (docs/enrichment.md §Runs).
- */
-export async function prepareServerDatabase(db: Db, config: Config): Promise<void> {
-  await prepareCreationLog(db.kysely, config.enrichment.mode);
-}
-
 /** S3 when configured, else local disk under DATA_DIR/blobs. */
 export function openBlobStore(config: Config): Promise<BlobStore> {
   if (config.s3) return createBlobStore({ kind: 's3', ...config.s3, spoolDir: config.dataDir });
   return createBlobStore({ kind: 'disk', dir: join(config.dataDir, 'blobs') });
-}
-
-/** `worker`: a cluster worker, whose primary has migrated already and keeps the local rate limits. */
-export async function openDeps(config: Config, logger: Logger, opts: { worker?: boolean } = {}): Promise<Deps> {
-  const statementTimeoutMs = config.databaseStatementTimeoutMs;
-  const db = opts.worker
-    ? openDb({ dataDir: config.dataDir, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}), statementTimeoutMs })
-    : await openDatabase(config, logger, { statementTimeoutMs });
-  if (!opts.worker) await prepareServerDatabase(db, config);
-  const metrics = createMetrics();
-  if (opts.worker) metrics.text = clusterMetricsText(metrics.registry);
-  const rateLimiter = await createRateLimiter(config, logger, { metrics, worker: opts.worker ?? false });
-  return { db, logger, auth: new Authenticator(db), metrics, blobs: await openBlobStore(config), ...(rateLimiter ? { rateLimiter } : {}) };
-}
-
-export async function closeDeps(deps: Deps): Promise<void> {
-  await deps.rateLimiter?.close();
-  await deps.blobs.close();
-  await deps.db.close();
 }

@@ -7,7 +7,7 @@ import { buildApp } from './app.ts';
 import type { Config } from './config.ts';
 import { listenError, probePort, STOP_SIGNALS, STOP_TIMEOUT_MS } from './lifecycle.ts';
 import { createLogger } from './logger.ts';
-import { closeDeps, openDeps } from './runtime.ts';
+import { closeDeps, openDeps } from './server-deps.ts';
 import { filesEnv } from './files/service.ts';
 import { startSweeper } from './jobs/sweeper.ts';
 import { startMailDispatcher } from './jobs/mail-dispatcher.ts';

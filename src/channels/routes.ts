@@ -4,7 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { PluginOptions } from '../http/context.ts';
 import { serviceContext } from '../http/service-context.ts';
-import { PageQuery } from '../lib/paging.ts';
+import { PageQuery } from '../lib/paging-schemas.ts';
 import { Channel, ChannelList, ChannelParams } from './schemas.ts';
 import * as service from './service.ts';
 

@@ -1,7 +1,7 @@
 // The channel resource (read-only; docs/messages.md §Channels), exactly: every property the service
 // returns is listed, so serialization keeps them and drops anything else.
 import { type TSchema, Type } from '@sinclair/typebox';
-import { Envelope } from '../lib/paging.ts';
+import { Envelope } from '../lib/paging-schemas.ts';
 
 const text = (description: string, value: TSchema = Type.String()) =>
   Type.Object({ value, valueType: Type.Literal('TEXT') }, { additionalProperties: false, description });

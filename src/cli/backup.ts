@@ -6,7 +6,6 @@
 // copies the local blobs, if any.
 import { cp, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { backup, DatabaseSync } from 'node:sqlite';
 import { loadConfig, type Config } from '../config.ts';
 import { InputError } from '../lib/errors.ts';
 import { type Io, parse, UsageError } from './io.ts';
@@ -53,12 +52,9 @@ export async function runBackup(dir: string, config: Config): Promise<{ manifest
   else {
     const source = join(config.dataDir, 'rolodex.db');
     if (!(await exists(source))) throw new InputError(`no database in ${config.dataDir} (DATA_DIR)`, 'DATA_DIR');
-    const db = new DatabaseSync(source, { readOnly: true, timeout: 5000 });
-    try {
-      await backup(db, join(dir, 'rolodex.db'));
-    } finally {
-      db.close();
-    }
+    // Loaded here: the database layer is large, and a backup of PostgreSQL needs none of it.
+    const { copySqliteDatabase } = await import('../db/index.ts');
+    await copySqliteDatabase(source, join(dir, 'rolodex.db'));
     files.push('rolodex.db');
   }
   if (!config.s3 && (await copyBlobs(join(config.dataDir, 'blobs'), join(dir, 'blobs')))) files.push('blobs/');

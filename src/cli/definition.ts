@@ -7,7 +7,7 @@ import { setArchived } from '../records/service.ts';
 import { defineObjectType, listObjectTypes } from '../definitions/object-types.ts';
 import { addField, addOption, addRelationship, type FieldDef, loadDefinitions, type RelationshipDef } from '../definitions/service.ts';
 import { InputError } from '../lib/errors.ts';
-import { VALUE_TYPES, type ValueType } from '../lib/resource-schemas.ts';
+import { VALUE_TYPES, type ValueType } from '../lib/value-types.ts';
 import { requireWorkspace } from '../workspaces/service.ts';
 import { type Io, operator, parse, print, required, UsageError, withDb } from './io.ts';
 import { write } from '../db/index.ts';

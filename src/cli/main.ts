@@ -1,4 +1,5 @@
 // `rolodex <command>`: the operator CLI. Exit codes: 0 done, 1 refused or failed, 2 wrong usage.
+import { enableCompileCache } from 'node:module';
 import { watchParent } from '../lifecycle.ts';
 import { InputError } from '../lib/errors.ts';
 import { type Io, processIo, UsageError } from './io.ts';
@@ -84,13 +85,32 @@ export const NODE_FLAGS: Readonly<Record<string, readonly string[]>> = {
   import: ['--max-semi-space-size=4', '--heap-growing-percent=30'],
 };
 
+/**
+ * glibc's malloc arenas a command's process may use, at most. `import`: two, the main thread's and
+ * one that the others share (the writer thread, libuv's, V8's and SQLite's helpers), where glibc
+ * would give each thread an arena of its own, up to eight per processor, each keeping the memory
+ * its thread freed for that thread (docs/import.md §Memory). MALLOC_ARENA_MAX, when set, wins.
+ */
+export const MALLOC_ARENAS: Readonly<Record<string, number>> = { import: 2 };
+
 /** The CLI as a process (bin/rolodex.js, `node src/cli/main.ts`): it stops with the wrapper that started it. */
 export async function runProcess(argv: string[]): Promise<number> {
   const flags = NODE_FLAGS[argv[0] ?? ''];
-  // Heap sizes are set when Node starts: the process becomes Node started with them, under the
-  // same id, descriptors and environment (where process.execve exists: not on Windows).
+  // Heap sizes are set when Node starts, and malloc's arenas when the process does: the process
+  // becomes Node started with them (MALLOC_ARENAS in its environment), under the same id,
+  // descriptors and otherwise the same environment (where process.execve exists: not on
+  // Windows). It starts with Node's compile cache on, whichever entry started this one (bin/rolodex.js turns it on,
+  // `node src/cli/main.ts` does not): from the second run on, neither it nor its threads load
+  // Node's TypeScript stripper, which each would hold to its end (docs/import.md §Memory).
   if (flags && process.execve && process.argv[1] && !flags.every((f) => process.execArgv.includes(f))) {
-    process.execve(process.execPath, [process.execPath, ...flags, ...process.execArgv, process.argv[1], ...argv], process.env);
+    const cache = enableCompileCache();
+    const arenas = MALLOC_ARENAS[argv[0]!];
+    const env = {
+      ...process.env,
+      ...(cache.directory ? { NODE_COMPILE_CACHE: cache.directory } : {}),
+      ...(arenas !== undefined && process.env.MALLOC_ARENA_MAX === undefined ? { MALLOC_ARENA_MAX: String(arenas) } : {}),
+    };
+    process.execve(process.execPath, [process.execPath, ...flags, ...process.execArgv, process.argv[1], ...argv], env);
   }
   watchParent(process.env);
   return main(argv);

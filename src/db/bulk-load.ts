@@ -111,7 +111,7 @@ export async function takeDatabaseAlone(db: Executor): Promise<{ journal: Import
     journal: 'rollback',
     restore: async () => {
       // A process that opened the file meanwhile waited for the import's lock and sets WAL
-      // itself once it has it (src/db/sqlite/connection.ts): this switch then gives way to it.
+      // itself once it has it (src/db/sqlite/cached.ts): this switch then gives way to it.
       await unlessBusy(() => sql`pragma journal_mode = wal`.execute(db));
       await sql`pragma synchronous = normal`.execute(db);
     },

@@ -1,7 +1,7 @@
 // Multi-row inserts of many uniform rows (the value and trigram indexes, docs/import.md §Speed)
 // without Kysely's building and compiling of every value, which cost an import more CPU than
 // SQLite's own work on those rows. The statement text depends only on the table, the columns and
-// the number of rows, so it is built once and prepared once per connection (src/db/sqlite/connection.ts,
+// the number of rows, so it is built once and prepared once per connection (src/db/sqlite/cached.ts,
 // src/db/postgres/connection.ts). Values are bound parameters, as everywhere. The rows answer nothing, so
 // on PostgreSQL inside a transaction they go out with the next statement awaited
 // (src/db/pipeline.ts): a record create writes its row, counts, values and postings in one round

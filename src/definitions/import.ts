@@ -5,7 +5,7 @@
 import { type ImportContext, ImportError, type ImportItem, type ImportKind, onlyFields, str } from '../import/kind.ts';
 import { renameDefinition } from './corrections.ts';
 import { InputError } from '../lib/errors.ts';
-import { VALUE_TYPES, type ValueType } from '../lib/resource-schemas.ts';
+import { VALUE_TYPES, type ValueType } from '../lib/value-types.ts';
 import type { HandleService } from './catalogue.ts';
 import { defineObjectType, findObjectType } from './object-types.ts';
 import { type AddFieldInput, addField, addOption, addRelationship, loadDefinitions, type TypeDefinitions } from './service.ts';

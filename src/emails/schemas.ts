@@ -1,14 +1,8 @@
 // Request and response shapes of the e-mail endpoints (docs/emails.md), closed and exact: every
 // property the service returns is listed, so serialization keeps them and drops nothing.
 import { type TSchema, Type } from '@sinclair/typebox';
-import { PURPOSE_RULES } from '../files/rules.ts';
-import { Envelope } from '../lib/paging.ts';
-
-/** Recipients of one e-mail: to, cc and bcc together (each list alone is held to it by its schema). */
-export const MAX_ADDRESSES = 500;
-export const MAX_ATTACHMENTS = 5;
-/** 20 MiB (20,971,520 bytes): the limit of the email_attachment purpose, whatever a file's purpose. */
-export const MAX_ATTACHMENT_BYTES = PURPOSE_RULES.email_attachment.maxBytes;
+import { MAX_ADDRESSES, MAX_ATTACHMENTS } from './limits.ts';
+import { Envelope } from '../lib/paging-schemas.ts';
 
 const Address = Type.String({ format: 'email', maxLength: 320, description: 'A bare e-mail address, without a display name.' });
 const Addresses = (minItems: number, description: string) => Type.Array(Address, { minItems, maxItems: MAX_ADDRESSES, description });

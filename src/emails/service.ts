@@ -14,7 +14,8 @@ import { findOwnMailbox, type MailboxRow } from '../mailboxes/repository.ts';
 import { contactsOf } from './contacts.ts';
 import { enqueue } from './outbox-repository.ts';
 import * as repo from './repository.ts';
-import { type DraftEmailBody, MAX_ADDRESSES, MAX_ATTACHMENT_BYTES, type SendEmailBody } from './schemas.ts';
+import { MAX_ADDRESSES, MAX_ATTACHMENT_BYTES } from './limits.ts';
+import type { DraftEmailBody, SendEmailBody } from './schemas.ts';
 
 export type SendEmailInput = Static<typeof SendEmailBody>;
 export type DraftEmailInput = Static<typeof DraftEmailBody>;

@@ -5,7 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { PluginOptions } from '../http/context.ts';
 import { serviceContext } from '../http/service-context.ts';
-import { PageQuery } from '../lib/paging.ts';
+import { PageQuery } from '../lib/paging-schemas.ts';
 import { byteRoutes } from './byte-routes.ts';
 import { CancelFileBody, CompleteFileBody, CreateFileBody, FileDownloadAddress, FileIdParams, FileList, FileResource, FileUploadSession } from './schemas.ts';
 import * as service from './service.ts';

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Envelope } from '../lib/paging.ts';
+import { Envelope } from '../lib/paging-schemas.ts';
 import { MAX_FILE_BYTES, PURPOSES } from './rules.ts';
 
 const Timestamp = Type.String({ format: 'date-time' });

@@ -2,23 +2,7 @@
 // the relationship object ({cardinality, objectType, values}).
 import { Type } from '@sinclair/typebox';
 
-export const VALUE_TYPES = [
-  'ADDRESS',
-  'CHECKBOX',
-  'CURRENCY',
-  'DATETIME',
-  'EMAIL',
-  'FULL_NAME',
-  'MARKDOWN',
-  'MULTI_SELECT',
-  'NUMBER',
-  'SINGLE_SELECT',
-  'SOCIAL_HANDLE',
-  'TELEPHONE',
-  'TEXT',
-  'URL',
-] as const;
-export type ValueType = (typeof VALUE_TYPES)[number];
+export { VALUE_TYPES, type ValueType } from './value-types.ts';
 
 export const FieldValue = Type.Object(
   {

@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import type { PluginOptions } from '../http/context.ts';
 import { serviceContext } from '../http/service-context.ts';
 import type { Scope } from '../auth/scopes.ts';
-import { PageQuery } from '../lib/paging.ts';
+import { PageQuery } from '../lib/paging-schemas.ts';
 import { RECORD_TYPES } from '../records/service.ts';
 import { CreateListBody, RecordEnvelope, IdParams, List, ListEnvelope, ListIdParams, UpdateListBody } from './schemas.ts';
 import * as service from './service.ts';

@@ -1,6 +1,6 @@
 // Request and response shapes of the Lists endpoints (docs/design.md §Lists).
 import { Type } from '@sinclair/typebox';
-import { Envelope } from '../lib/paging.ts';
+import { Envelope } from '../lib/paging-schemas.ts';
 import { AnyRecord } from '../records/schemas.ts';
 
 export const MAX_IDS = 1000;

@@ -5,7 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { PluginOptions } from '../http/context.ts';
 import { serviceContext } from '../http/service-context.ts';
-import { PageQuery } from '../lib/paging.ts';
+import { PageQuery } from '../lib/paging-schemas.ts';
 import { Definitions } from '../records/schemas.ts';
 import { meetingDefinitions } from './definitions.ts';
 import { CreateMeetingBody, Meeting, MeetingList, MeetingParams, UpdateMeetingBody } from './schemas.ts';

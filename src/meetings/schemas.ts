@@ -1,7 +1,7 @@
 // Request and response shapes of the meeting endpoints (docs/meetings.md). The resource is exact:
 // every field and relationship is listed, so serialization keeps them and drops anything else.
 import { type TSchema, Type } from '@sinclair/typebox';
-import { Envelope } from '../lib/paging.ts';
+import { Envelope } from '../lib/paging-schemas.ts';
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 

@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { PluginOptions } from '../http/context.ts';
 import { serviceContext } from '../http/service-context.ts';
-import { PageQuery } from '../lib/paging.ts';
+import { PageQuery } from '../lib/paging-schemas.ts';
 import { Member, MemberEnvelope, MemberIdParams } from './schemas.ts';
 import * as service from './service.ts';
 

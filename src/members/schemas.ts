@@ -1,7 +1,7 @@
 // Request and response shapes of the Members endpoints (docs/design.md §Members). The member
 // resource is closed: exactly these members, the four fields always present.
 import { type TSchema, Type } from '@sinclair/typebox';
-import { Envelope } from '../lib/paging.ts';
+import { Envelope } from '../lib/paging-schemas.ts';
 
 const field = <V extends TSchema, T extends string>(value: V, valueType: T) =>
   Type.Object({ value, valueType: Type.Literal(valueType) }, { additionalProperties: false });

@@ -1,7 +1,7 @@
 // The message resource (read-only), exactly: every property the service returns is listed, so
 // serialization keeps them and drops anything else.
 import { Type } from '@sinclair/typebox';
-import { Envelope } from '../lib/paging.ts';
+import { Envelope } from '../lib/paging-schemas.ts';
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
 

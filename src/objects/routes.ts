@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import type { PluginOptions } from '../http/context.ts';
 import { serviceContext } from '../http/service-context.ts';
 import { FilteredPageQuery } from '../records/schemas.ts';
-import { Envelope } from '../lib/paging.ts';
+import { Envelope } from '../lib/paging-schemas.ts';
 import { CreateBody, CustomObjectRecord, Definitions, UpdateBody, WRITE_ERRORS } from '../records/schemas.ts';
 import { FieldHistoryPage, HistoryQuery, ObjectHistoryParams } from '../records/schemas.ts';
 import { ObjectTypeList, SlugIdParams, SlugParams } from './schemas.ts';

@@ -6,7 +6,7 @@
 // value history (docs/history.md).
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { SYSTEM_CATALOGUES, type SystemCatalogue, type SystemField } from '../definitions/catalogue.ts';
-import { Envelope, PageQuery } from '../lib/paging.ts';
+import { Envelope, PageQuery } from '../lib/paging-schemas.ts';
 import { FieldValue, Fields, Relationship, Relationships, VALUE_TYPES, type ValueType } from '../lib/resource-schemas.ts';
 import { MAX_FILTERS, MAX_VALUE_LENGTH } from './filter/parse.ts';
 import type { RecordType } from './resource.ts';

@@ -175,7 +175,7 @@ for (const dialect of testDialects()) {
       assert.equal(r.signal, 'SIGKILL', 'the import ended before it could be killed');
       assert.ok(existsSync(`${file}-journal`), 'the killed import left its journal');
       // The server's way in, its first read on the fast reader: the writing connection is opened
-      // first, which puts the old pages back and sets WAL (src/db/sqlite/connection.ts).
+      // first, which puts the old pages back and sets WAL (src/db/sqlite/cached.ts).
       const db = openDb({ dataDir: tdb.dataDir });
       try {
         assert.equal(await definitionsVersion(db.kysely, workspaceId), 0);

@@ -17,7 +17,7 @@ import { createLogger } from '../../src/logger.ts';
 import { createMetrics } from '../../src/metrics/registry.ts';
 import { createWorkspace } from '../../src/workspaces/service.ts';
 import { createUser } from '../../src/users/service.ts';
-import { prepareServerDatabase } from '../../src/runtime.ts';
+import { prepareServerDatabase } from '../../src/server-deps.ts';
 import { createTestDb, type TestDb, testDialects } from './db.ts';
 
 export const VERSION = '2026-03-01';

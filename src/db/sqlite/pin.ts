@@ -18,7 +18,7 @@
 // auto-checkpoint size ran a checkpoint with its syncs: 94 MB of WAL after 600 contact creates, and
 // the commit the largest cost of a create (docs/performance.md §Record reads and writes). So the
 // pin lets go while the WAL file is larger than WAL_LIMIT, the size the writer connection truncates
-// it to when it restarts (`journal_size_limit`, src/db/sqlite/connection.ts): the next checkpoint completes,
+// it to when it restarts (`journal_size_limit`, src/db/sqlite/cached.ts): the next checkpoint completes,
 // the next write restarts the WAL and truncates the file, and the pin takes its slot again.
 import { statSync } from 'node:fs';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';

@@ -2,7 +2,7 @@
 // after the other, each its own snapshot of the last commit.
 import { DatabaseSync } from 'node:sqlite';
 import { parentPort, workerData } from 'node:worker_threads';
-import { CachedDatabase } from './connection.ts';
+import { CachedDatabase } from './cached.ts';
 import type { ScanError, ScanReply, ScanRequest } from './scan.ts';
 
 const port = parentPort!;

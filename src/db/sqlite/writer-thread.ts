@@ -4,7 +4,7 @@
 // statement awaited, and every statement until then is skipped, as the transaction is lost anyway.
 // ROLLBACK always runs.
 import { parentPort, workerData } from 'node:worker_threads';
-import { openConnection } from './connection.ts';
+import { openConnection } from './cached.ts';
 
 export interface Request {
   /** 0 for a statement nobody waits for. */
@@ -37,7 +37,7 @@ function describe(err: unknown): ThreadError {
 /**
  * Parameters above which a statement's values are let go once it ran. node:sqlite binds text as
  * a copy that SQLite keeps until the statement is bound again, and the connection caches its
- * statements (src/db/sqlite/connection.ts): each multi-row insert of an import kept its last rows'
+ * statements (src/db/sqlite/cached.ts): each multi-row insert of an import kept its last rows'
  * values, up to a few MB for a statement of trigram packs or events, for as long as it stayed in
  * the cache (docs/import.md §Memory). Binding nulls (`iterate`, which binds without running)
  * frees them.

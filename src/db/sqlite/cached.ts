@@ -1,0 +1,81 @@
+// A connection of node:sqlite with its prepared statements cached (preparing is a large part of a
+// small query's cost), and the settings every writing connection has. Kysely's adapter
+// (src/db/sqlite/connection.ts) is built on it; the threads that hold a connection of their own
+// (src/db/sqlite/writer-thread.ts, scan-thread.ts) load this file and not Kysely, whose modules
+// they never run (docs/import.md §Memory).
+import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import type { SqliteDatabase, SqliteStatement } from 'kysely';
+import { WAL_LIMIT } from './pin.ts';
+
+const STATEMENT_CACHE = 500;
+
+export class CachedDatabase implements SqliteDatabase {
+  readonly raw: DatabaseSync;
+  #cache = new Map<string, SqliteStatement>();
+
+  constructor(raw: DatabaseSync) {
+    this.raw = raw;
+  }
+
+  prepare(sql: string): SqliteStatement {
+    let stmt = this.#cache.get(sql);
+    if (stmt) return stmt;
+    stmt = wrap(this.raw.prepare(sql));
+    if (this.#cache.size >= STATEMENT_CACHE) {
+      const oldest = this.#cache.keys().next().value as string;
+      this.#cache.delete(oldest);
+    }
+    this.#cache.set(sql, stmt);
+    return stmt;
+  }
+
+  all<R>(sql: string, params: readonly unknown[]): R[] {
+    return this.prepare(sql).all(params) as R[];
+  }
+
+  /** Runs `fn` inside one read transaction: every statement of it sees the same snapshot. */
+  snapshot<T>(fn: (all: <R>(sql: string, params: readonly unknown[]) => R[]) => T): T {
+    this.raw.exec('BEGIN');
+    try {
+      return fn((sql, params) => this.all(sql, params));
+    } finally {
+      this.raw.exec('COMMIT');
+    }
+  }
+
+  close(): void {
+    this.#cache.clear();
+    if (this.raw.isOpen) this.raw.close();
+  }
+}
+
+function wrap(stmt: StatementSync): SqliteStatement {
+  const reader = stmt.columns().length > 0;
+  return {
+    reader,
+    all: (params) => stmt.all(...(params as never[])),
+    run: (params) => stmt.run(...(params as never[])),
+    iterate: (params) => stmt.iterate(...(params as never[])) as IterableIterator<unknown>,
+  };
+}
+
+/** How long a write waits for another process's write transaction before it fails (`database is locked`). */
+export const BUSY_TIMEOUT_MS = 5000;
+
+/** A writing connection to `file`, with the settings every one of them has. */
+export function openConnection(file: string): CachedDatabase {
+  const raw = new DatabaseSync(file, { timeout: 5000 });
+  // WAL lets readers proceed while one writer writes; NORMAL sync is durable across process
+  // crashes in WAL mode (only an OS crash can lose the last transactions).
+  raw.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS};`);
+  // SQLite's default page cache is 2 MB: a large write (an import writing the value and trigram
+  // indexes) would evict and read back index pages for every batch. 64 MB keeps them.
+  raw.exec('PRAGMA cache_size = -65536;');
+  // When the WAL restarts, the file shrinks back to this size: the read-slot pin lets go while it
+  // is larger (src/db/sqlite/pin.ts).
+  raw.exec(`PRAGMA journal_size_limit = ${WAL_LIMIT};`);
+  // Deleted content is overwritten with zeros, in the page and in freed pages, so that a purged
+  // record's values (and the old versions of updated rows) leave the file (docs/trash.md §Purge).
+  raw.exec('PRAGMA secure_delete = ON;');
+  return new CachedDatabase(raw);
+}

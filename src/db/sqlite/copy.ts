@@ -1,0 +1,13 @@
+// A consistent copy of a SQLite database while other processes write to it (`rolodex backup`,
+// docs/deploy.md §Backups): SQLite's online backup, page by page, from a read-only connection.
+import { backup, DatabaseSync } from 'node:sqlite';
+
+/** Copies the database in `source` into the new file `target`. */
+export async function copySqliteDatabase(source: string, target: string): Promise<void> {
+  const db = new DatabaseSync(source, { readOnly: true, timeout: 5000 });
+  try {
+    await backup(db, target);
+  } finally {
+    db.close();
+  }
+}
