@@ -208,11 +208,12 @@ if (redis || IN_CI) {
         let busy = true;
         l.redis.rolodexTake = function (this: typeof l.redis, ...args) {
           const out = take.apply(this, args);
-          // Once the command is written, the loop is kept busy for 40 ms: the reply is in the socket
-          // within a millisecond, and the command's 5 ms deadline has passed before the loop reads it.
+          // Once the command is written, the loop is kept busy for 200 ms: the reply is in the socket
+          // long before that (Redis answers within a millisecond, within tens of them on a loaded
+          // machine), and the command's 5 ms deadline has passed before the loop reads it.
           if (busy)
             setImmediate(() => {
-              const until = performance.now() + 40;
+              const until = performance.now() + 200;
               while (performance.now() < until);
             });
           return out;
