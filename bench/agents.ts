@@ -11,11 +11,11 @@
 //   each round prints the machine's load.
 //   node bench/agents.ts [--dialect sqlite|postgres] [--workers 1] [--only mcp|create]
 // BENCH_SECONDS, BENCH_ROUNDS and BENCH_CONNECTIONS apply as in bench/run.ts.
-import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { sql } from 'kysely';
 import { parseArgs } from 'node:util';
 import type { Db, DialectName } from '../src/db/types.ts';
+import { backends, cpuMs, family } from './proc-cpu.ts';
 import { load, type Measurement, median, pairedRounds, seedContext, startServer, stop } from './run.ts';
 
 const { values: args } = parseArgs({
@@ -26,18 +26,22 @@ const workers = Number(args.workers);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const VERSION = { 'service-version': '2026-03-01' };
 
-/** utime + stime of a process, in ms (clock ticks of 10 ms): CPU moves less with the machine's load than a rate. */
-function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(f[11]) + Number(f[12])) * 10;
+/** The CPU a measurement cost per request, in µs: the server's processes, and on PostgreSQL the backends serving them. */
+interface Cost {
+  server: number[];
+  pg: number[];
 }
 
-/** `measure`, and the server's CPU per request over it (load() warms up for a second first), in µs. */
-async function withCpu(pid: number, perRequest: number[], measure: () => Promise<Measurement>): Promise<Measurement> {
-  const before = cpuMs(pid);
+/** `measure`, and its CPU per request (load() warms up for a second first; docs/performance.md §Agents). */
+async function withCpu(pid: number, cost: Cost, measure: () => Promise<Measurement>): Promise<Measurement> {
+  const pids = family(pid);
+  const pg = backends(pids);
+  const before = new Map([...pids, ...pg].map((p) => [p, cpuMs(p)]));
   const m = await measure();
-  perRequest.push(((cpuMs(pid) - before) * 1000) / Math.max(1, m.rps * (SECONDS + 1)));
+  const used = (ps: number[]) => ps.reduce((n, p) => n + cpuMs(p) - (before.get(p) ?? 0), 0);
+  const requests = Math.max(1, m.rps * (SECONDS + 1));
+  cost.server.push((used(family(pid)) * 1000) / requests);
+  cost.pg.push((used(backends(family(pid))) * 1000) / requests);
   return m;
 }
 
@@ -82,13 +86,13 @@ async function onCreate(): Promise<void> {
   try {
     const body = JSON.stringify({ fields: { $name: 'Bench account', $website: ['https://10.0.0.1'] } });
     const opts = (secret: string) => ({ method: 'POST', headers: { authorization: `Bearer ${secret}`, ...VERSION }, body });
-    const cpuA: number[] = [];
-    const cpuB: number[] = [];
+    const costA: Cost = { server: [], pg: [] };
+    const costB: Cost = { server: [], pg: [] };
     const totalBefore = [cpuMs(a.child.pid!), cpuMs(b.child.pid!)];
     const r = await pairedRounds(
-      () => withCpu(a.child.pid!, cpuA, () => load(`${a.url}/v1/accounts`, opts(manual.ctx.secret))),
+      () => withCpu(a.child.pid!, costA, () => load(`${a.url}/v1/accounts`, opts(manual.ctx.secret))),
       async () => {
-        const m = await withCpu(b.child.pid!, cpuB, () => load(`${b.url}/v1/accounts`, opts(eager.ctx.secret)));
+        const m = await withCpu(b.child.pid!, costB, () => load(`${b.url}/v1/accounts`, opts(eager.ctx.secret)));
         // The runs it queued still execute, before the next measurement of either side.
         await drained(eager.tdb.db);
         console.error(`  round: on-create ${Math.round(m.rps)} req/s, load ${loadavg()[0]!.toFixed(1)}`);
@@ -109,8 +113,12 @@ async function onCreate(): Promise<void> {
       .where('kind', '=', 'account')
       .executeTakeFirstOrThrow();
     console.log(
-      `  CPU per create while loaded: on-create ${Math.round(median(cpuB))} µs against ${Math.round(median(cpuA))} µs, ratio ${(median(cpuB) / median(cpuA)).toFixed(2)} (rounds ${cpuB.map((c, i) => (c / cpuA[i]!).toFixed(2)).join(', ')}); whole run with the runner's backlog: ${total[1]} against ${total[0]} ms of CPU for ${Number(runs.n)} and ${Number(accounts.n)} creates`,
+      `  CPU per create while loaded, server: on-create ${Math.round(median(costB.server))} µs against ${Math.round(median(costA.server))} µs, ratio ${(median(costB.server) / median(costA.server)).toFixed(2)} (rounds ${costB.server.map((c, i) => (c / costA.server[i]!).toFixed(2)).join(', ')}); whole run with the runner's backlog: ${total[1]} against ${total[0]} ms of CPU for ${Number(runs.n)} and ${Number(accounts.n)} creates`,
     );
+    if (dialect === 'postgres')
+      console.log(
+        `  CPU per create while loaded, PostgreSQL's backends: on-create ${Math.round(median(costB.pg))} µs against ${Math.round(median(costA.pg))} µs, ratio ${(median(costB.pg) / median(costA.pg)).toFixed(2)}`,
+      );
   } finally {
     await stop(a.child);
     await stop(b.child);
