@@ -7,8 +7,7 @@
 // every other pair importing CSV first, and the median of the pairs' ratios, with the load
 // average after each pair.
 //   node bench/import-memory.ts [--contacts 100000] [--dialect sqlite|postgres] [--rounds 1]
-import { spawn } from 'node:child_process';
-import { createWriteStream, readFileSync, rmSync, statSync } from 'node:fs';
+import { createWriteStream, rmSync, statSync } from 'node:fs';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { loadavg } from 'node:os';
@@ -16,6 +15,7 @@ import { parseArgs } from 'node:util';
 import { systemCtx } from '../src/lib/context.ts';
 import { createWorkspace } from '../src/workspaces/service.ts';
 import { createTestDb } from '../test/helpers/db.ts';
+import { runImport } from './import-child.ts';
 import { MAIN, median } from './run.ts';
 
 const { values: args } = parseArgs({
@@ -89,32 +89,11 @@ function* csv(): Generator<string> {
   }
 }
 
-/** Clock ticks per second of /proc's CPU times (USER_HZ). */
-const TICKS = 100;
-
 /** Runs `rolodex import`; returns its seconds, CPU seconds and peak resident memory in MiB. */
 async function rolodexImport(env: Record<string, string>, args: string[]): Promise<{ seconds: number; cpu: number; peakMiB: number; out: string }> {
-  const t0 = performance.now();
-  const child = spawn(process.execPath, [MAIN, 'import', ...args, '--json'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  child.stdout.on('data', (d) => (out += String(d)));
-  let peak = 0;
-  let cpu = 0;
-  const poll = setInterval(() => {
-    try {
-      const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
-      if (m) peak = Math.max(peak, Number(m[1]) / 1024);
-      // utime and stime, the 12th and 13th fields after the command's name.
-      const times = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      cpu = (Number(times[11]) + Number(times[12])) / TICKS;
-    } catch {
-      // gone, or not Linux
-    }
-  }, 50);
-  const [code] = (await once(child, 'exit')) as [number];
-  clearInterval(poll);
-  if (code !== 0) throw new Error(`rolodex import exited ${code}: ${out}`);
-  return { seconds: (performance.now() - t0) / 1000, cpu, peakMiB: peak, out };
+  const run = await runImport(MAIN, args, { ...process.env, ...env }, { everyMs: 50 });
+  if (run.code !== 0) throw new Error(`rolodex import exited ${run.code}: ${run.out}`);
+  return run;
 }
 
 const dialect = args.dialect === 'postgres' ? 'postgres' : 'sqlite';

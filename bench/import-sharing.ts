@@ -19,7 +19,6 @@
 // as the import's), and the reader checks the accounts only.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -28,6 +27,7 @@ import { operatorCtx, systemCtx } from '../src/lib/context.ts';
 import { createWorkspace } from '../src/workspaces/service.ts';
 import { createTestDb } from '../test/helpers/db.ts';
 import { accountsFor, writeNdjson } from './import-data.ts';
+import { runImport } from './import-child.ts';
 import { MAIN, startServer, stop } from './run.ts';
 
 const { values: args } = parseArgs({
@@ -144,27 +144,10 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<void> {
           const target = await createWorkspace(systemCtx(tdb.db.kysely), { name: 'imported' });
           const targetKey = await keyOf(target.id);
           const load0 = loadavg()[0] as number;
-          const t0 = performance.now();
-          const child = spawn(process.execPath, [main, 'import', '--workspace', target.id, file, '--json', ...(args.commit ? ['--commit', args.commit] : [])], {
-            env,
-            stdio: ['ignore', 'pipe', 'inherit'],
-          });
-          let out = '';
-          child.stdout.on('data', (d) => (out += String(d)));
-          let peakKb = NaN;
-          const poll = setInterval(() => {
-            try {
-              peakKb = Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1]);
-            } catch {
-              // gone, or not Linux
-            }
-          }, 250);
-          const exited = once(child, 'exit') as Promise<[number]>;
+          const exited = runImport(main, ['--workspace', target.id, file, ...(args.commit ? ['--commit', args.commit] : [])], env);
           const streamKey = args.same ? targetKey : otherKey;
           const [during, seen] = await Promise.all([writeStream(srv.url, streamKey, exited), reader(srv.url, targetKey, exited)]);
-          const [code] = await exited;
-          clearInterval(poll);
-          const seconds = (performance.now() - t0) / 1000;
+          const { code, out, seconds, peakMiB } = await exited;
           if (code !== 0) throw new Error(`import failed (${code})`);
           results.push({ main, rate: CONTACTS / seconds, p99: quantile(during, 0.99) });
           const { commit, journal } = JSON.parse(out) as { commit: string; journal?: string };
@@ -172,7 +155,7 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<void> {
           process.stdout.write(
             [
               `== ${dialect} (${main === MAIN ? 'this checkout' : args.against}): import of ${CONTACTS} contacts, ${ACCOUNTS} accounts (${commit}${journal ? `, ${journal}` : ''}) while a server writes ${RATE}/s into ${args.same ? 'the same' : 'another'} workspace`,
-              `  import                 ${seconds.toFixed(1)} s  ${Math.round(CONTACTS / seconds)} contacts/s  peak ${Math.round(peakKb / 1024)} MiB resident${Number(args.seed) > 0 ? `  (beside ${args.seed} seeded contacts)` : ''}`,
+              `  import                 ${seconds.toFixed(1)} s  ${Math.round(CONTACTS / seconds)} contacts/s  peak ${Math.round(peakMiB)} MiB resident${Number(args.seed) > 0 ? `  (beside ${args.seed} seeded contacts)` : ''}`,
               `  writes before          ${summary(baseline)}`,
               `  writes during          ${summary(during)}`,
               ...(during.failures.length ? [`  first failure          ${during.failures[0]}`] : []),

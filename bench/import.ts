@@ -11,9 +11,7 @@
 // On SQLite the bench closes its own connection before the import, which then has the database
 // alone and writes through a rollback journal (docs/import.md §Speed); with --shared it keeps it
 // open, as a running server would, and the import writes through the WAL.
-import { spawn } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
-import { once } from 'node:events';
+import { rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -22,6 +20,7 @@ import { operatorCtx, systemCtx } from '../src/lib/context.ts';
 import { createWorkspace } from '../src/workspaces/service.ts';
 import { createTestDb } from '../test/helpers/db.ts';
 import { accountsFor, writeNdjson } from './import-data.ts';
+import { runImport } from './import-child.ts';
 import { latency, MAIN, startServer, stop } from './run.ts';
 
 const { values: args } = parseArgs({
@@ -79,27 +78,7 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<void> {
     }
     const nodeArgs = args['node-args'].split(' ').filter((a) => a !== '');
     const load0 = loadavg()[0] as number;
-    const t0 = performance.now();
-    const child = spawn(process.execPath, [...nodeArgs, MAIN, 'import', '--workspace', ws.id, file, '--json'], {
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    child.stdout.on('data', (d) => (out += String(d)));
-    // CPU seconds of the import (user + system), read from /proc while it runs (Linux): the part
-    // of its cost that a loaded machine does not inflate.
-    let cpu = NaN;
-    const poll = setInterval(() => {
-      try {
-        const f = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-        cpu = (Number(f[11]) + Number(f[12])) / 100;
-      } catch {
-        // gone, or not Linux
-      }
-    }, 250);
-    const [code] = (await once(child, 'exit')) as [number];
-    clearInterval(poll);
-    const seconds = (performance.now() - t0) / 1000;
+    const { code, out, seconds, cpu } = await runImport(MAIN, ['--workspace', ws.id, file], { ...process.env, ...env }, { nodeArgs });
     if (code !== 0) throw new Error(`import failed (${code})`);
     const { counts, phases, journal } = JSON.parse(out) as { counts: Record<string, number>; phases: Record<string, number>; journal?: string };
     const rows = Object.values(counts).reduce((a, b) => a + b, 0);
