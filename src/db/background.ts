@@ -41,12 +41,18 @@ export class WriterTurn {
     return this.#first.length + this.#later.length;
   }
 
-  async enter(): Promise<void> {
+  /** Whether a statement or transaction holds the connection. */
+  get held(): boolean {
+    return this.#held;
+  }
+
+  /** Waits for the connection; `foreground` queues with the requests whatever the caller's context. */
+  async enter(foreground = false): Promise<void> {
     if (!this.#held) {
       this.#held = true;
       return;
     }
-    await new Promise<void>((resolve) => (isBackground() ? this.#later : this.#first).push({ since: performance.now(), resolve }));
+    await new Promise<void>((resolve) => (isBackground() && !foreground ? this.#later : this.#first).push({ since: performance.now(), resolve }));
   }
 
   /** Hands the connection to the next waiter directly, so that a newcomer cannot overtake it. */

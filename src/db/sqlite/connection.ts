@@ -6,7 +6,8 @@ import { DatabaseSync } from 'node:sqlite';
 import { BUSY_TIMEOUT_MS, CachedDatabase, openConnection } from './cached.ts';
 import { ReadSlotPin } from './pin.ts';
 import { ScanThread } from './scan.ts';
-import { type DatabaseConnection, type DialectAdapter, type Driver, SqliteAdapter, SqliteDialect, SqliteDriver } from 'kysely';
+import { type CompiledQuery, type DatabaseConnection, type DialectAdapter, type Driver, type QueryResult, SqliteAdapter, SqliteDialect, SqliteDriver } from 'kysely';
+import { SqliteGroupCommit } from './group-commit.ts';
 import { WriterTurn } from '../background.ts';
 
 const SQLITE_BUSY = 5;
@@ -48,9 +49,37 @@ class WriterTurnAdapter extends SqliteAdapter {
   }
 }
 
+/**
+ * One holder's use of the writing connection, from acquire to release: whether it is inside a
+ * transaction, and whether its transaction handed the connection on to a group commit.
+ */
+class Holding implements DatabaseConnection {
+  inTx = false;
+  handedOver = false;
+  readonly #inner: DatabaseConnection;
+  readonly #outside: () => void;
+
+  constructor(inner: DatabaseConnection, outside: () => void) {
+    this.#inner = inner;
+    this.#outside = outside;
+  }
+
+  executeQuery<R>(q: CompiledQuery): Promise<QueryResult<R>> {
+    if (!this.inTx) this.#outside();
+    return this.#inner.executeQuery(q);
+  }
+
+  streamQuery<R>(q: CompiledQuery, chunkSize: number): AsyncIterableIterator<QueryResult<R>> {
+    if (!this.inTx) this.#outside();
+    return this.#inner.streamQuery(q, chunkSize);
+  }
+}
+
 class ImmediateSqliteDriver extends SqliteDriver {
   readonly #open: () => Promise<CachedDatabase>;
   readonly #turn = new WriterTurn();
+  readonly #group = new SqliteGroupCommit();
+  #flushing = false;
 
   constructor(open: () => Promise<CachedDatabase>) {
     super({ database: open });
@@ -59,15 +88,58 @@ class ImmediateSqliteDriver extends SqliteDriver {
 
   override async acquireConnection(): Promise<DatabaseConnection> {
     await this.#turn.enter();
-    return super.acquireConnection();
+    const raw = (await this.#open()).raw;
+    // A statement outside a transaction sees only what is committed, as it would without groups.
+    return new Holding(await super.acquireConnection(), () => this.#group.commit(raw));
   }
 
-  override async releaseConnection(): Promise<void> {
-    this.#turn.leave();
+  // Kysely hands back the connection acquireConnection returned (SqliteDriver declares no parameter).
+  override async releaseConnection(c?: DatabaseConnection): Promise<void> {
+    if (!(c as Holding).handedOver) this.#turn.leave();
   }
 
-  override async beginTransaction(): Promise<void> {
-    await beginImmediate((await this.#open()).raw);
+  override async beginTransaction(c: Holding): Promise<void> {
+    const raw = (await this.#open()).raw;
+    await this.#group.begin(raw, () => beginImmediate(raw));
+    c.inTx = true;
+  }
+
+  override async commitTransaction(c: Holding): Promise<void> {
+    const raw = (await this.#open()).raw;
+    c.inTx = false;
+    const committed = this.#group.end(raw);
+    if (this.#group.full || !this.#group.open) {
+      this.#group.commit(raw);
+    } else {
+      // The transactions that start before the next turn of the event loop join the group.
+      c.handedOver = true;
+      this.#turn.leave();
+      this.#flushSoon(raw);
+    }
+    await committed;
+  }
+
+  override async rollbackTransaction(c: Holding): Promise<void> {
+    if (!c.inTx) return;
+    c.inTx = false;
+    this.#group.rollback((await this.#open()).raw);
+  }
+
+  /** COMMITs the open group unless a member is under way (closing the connection then rolls it back). */
+  settle(raw: DatabaseSync): void {
+    if (!this.#turn.held) this.#group.commit(raw);
+  }
+
+  #flushSoon(raw: DatabaseSync): void {
+    if (this.#flushing) return;
+    this.#flushing = true;
+    setImmediate(() => {
+      void this.#turn.enter(true).then(() => {
+        this.#flushing = false;
+        this.#group.commit(raw);
+        this.#turn.leave();
+      });
+    });
   }
 }
 
@@ -77,6 +149,7 @@ export class NodeSqliteDialect extends SqliteDialect {
   #reader: CachedDatabase | undefined;
   #pin: ReadSlotPin | undefined;
   #scans: ScanThread | undefined;
+  #driver: ImmediateSqliteDriver | undefined;
 
   constructor(file: string) {
     // The writing connection is opened by createDriver below, when Kysely first needs it: a
@@ -126,6 +199,7 @@ export class NodeSqliteDialect extends SqliteDialect {
     this.#pin = undefined;
     this.#reader?.close();
     this.#reader = undefined;
+    if (this.#db) this.#driver?.settle(this.#db.raw);
     this.#db?.close();
   }
 
@@ -134,6 +208,7 @@ export class NodeSqliteDialect extends SqliteDialect {
   }
 
   override createDriver(): Driver {
-    return new ImmediateSqliteDriver(async () => (this.#db ??= openConnection(this.#file)));
+    this.#driver = new ImmediateSqliteDriver(async () => (this.#db ??= openConnection(this.#file)));
+    return this.#driver;
   }
 }
