@@ -57,7 +57,7 @@ for (const dialect of testDialects()) {
       const db = tdb.db.kysely;
       const indexes =
         dialect === 'postgres'
-          ? await sql<{ name: string }>`select indexname as name from pg_indexes where tablename = 'events'`.execute(db)
+          ? await sql<{ name: string }>`select indexname as name from pg_indexes where tablename = 'events' and schemaname = current_schema()`.execute(db)
           : await sql<{ name: string }>`select name from sqlite_master where type = 'index' and tbl_name = 'events'`.execute(db);
       assert.ok(!indexes.rows.some((r) => r.name === 'events_occurred'), JSON.stringify(indexes.rows));
       assert.ok(indexes.rows.some((r) => r.name === 'events_workspace_seq'));
