@@ -34,7 +34,10 @@ describe('group commit on SQLite [sqlite]', () => {
   test('each of many concurrent transactions settles once its writes are committed', async () => {
     const names = Array.from({ length: 20 }, (_, i) => `w${String(i).padStart(2, '0')}`);
     const seen = await Promise.all(names.map((n) => insert(n).then(() => committed().includes(n))));
-    assert.deepEqual(seen, names.map(() => true));
+    assert.deepEqual(
+      seen,
+      names.map(() => true),
+    );
     assert.deepEqual(committed(), names);
   });
 

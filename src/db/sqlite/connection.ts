@@ -6,7 +6,16 @@ import { DatabaseSync } from 'node:sqlite';
 import { BUSY_TIMEOUT_MS, CachedDatabase, openConnection } from './cached.ts';
 import { ReadSlotPin } from './pin.ts';
 import { ScanThread } from './scan.ts';
-import { type CompiledQuery, type DatabaseConnection, type DialectAdapter, type Driver, type QueryResult, SqliteAdapter, SqliteDialect, SqliteDriver } from 'kysely';
+import {
+  type CompiledQuery,
+  type DatabaseConnection,
+  type DialectAdapter,
+  type Driver,
+  type QueryResult,
+  SqliteAdapter,
+  SqliteDialect,
+  SqliteDriver,
+} from 'kysely';
 import { SqliteGroupCommit } from './group-commit.ts';
 import { WriterTurn } from '../background.ts';
 
