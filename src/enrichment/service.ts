@@ -52,31 +52,24 @@ export async function loadSubject(ctx: Ctx, entityType: RecordType, id: string):
 }
 
 /**
- * The stored records of `runs` as providers see them, by record id, read together (one statement
- * per workspace and type, outside any transaction on the reading connection): a runner's claim
- * reads the records of the runs it takes at once. A record that no longer exists is absent.
+ * The stored records of `runs` as providers see them, by record id, read together: a runner's
+ * claim reads the rows and own relationships of the records of all the runs it takes in two
+ * statements, whatever their workspaces and types, and nothing a provider does not see (a page's
+ * read of records also gathers their inverse relationships). A record that no longer exists in its
+ * run's workspace and type is absent.
  */
 export async function loadSubjects(
   db: Executor,
   runs: readonly { workspace_id: string; entity_type: RecordType; entity_id: string }[],
 ): Promise<Map<string, Subject>> {
-  const groups = new Map<string, { ws: string; entityType: RecordType; ids: string[] }>();
-  for (const r of runs) {
-    const key = `${r.workspace_id} ${r.entity_type}`;
-    const g = groups.get(key) ?? { ws: r.workspace_id, entityType: r.entity_type, ids: [] };
-    g.ids.push(r.entity_id);
-    groups.set(key, g);
-  }
+  const ids = runs.map((r) => r.entity_id);
+  const [rows, rels] = await Promise.all([records.recordRows(db, ids), records.ownRelationships(db, ids)]);
   const out = new Map<string, Subject>();
-  for (const { ws, entityType, ids } of groups.values()) {
-    const found = await records.recordsWithVersion(db, ws, entityType, ids);
-    for (const [id, row] of found.rows)
-      out.set(id, {
-        entityType,
-        id,
-        fields: JSON.parse(row.fields) as Record<string, unknown>,
-        relationships: found.own.get(id) ?? new Map<string, string[]>(),
-      });
+  for (const r of runs) {
+    const row = rows.get(r.entity_id);
+    if (!row || row.workspace_id !== r.workspace_id || row.kind !== r.entity_type) continue;
+    const fields = JSON.parse(row.fields) as Record<string, unknown>;
+    out.set(row.id, { entityType: r.entity_type, id: row.id, fields, relationships: rels.get(row.id) ?? new Map<string, string[]>() });
   }
   return out;
 }

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { EnrichmentProvider } from '../../src/enrichment/provider.ts';
+import type { EnrichmentProvider, Subject } from '../../src/enrichment/provider.ts';
 import { CLAIM_GROWTH, startEnrichmentRunner } from '../../src/jobs/enrichment.ts';
 import { createLogger } from '../../src/logger.ts';
 import { statementsOf } from '../helpers/sql-spy.ts';
@@ -76,6 +76,40 @@ eachDialect(
       // 2, 4, 8, 16, then 16 a claim (CLAIM_GROWTH times the concurrency): 7 claims, and one that finds none.
       assert.ok(claims <= 8, `${claims} claims for ${RUNS} runs`);
       assert.ok(claims > Math.ceil(RUNS / (CONCURRENCY * CLAIM_GROWTH)), `${claims} claims`);
+    });
+
+    test("a claimed run's provider sees its record as stored: values and own relationships", async () => {
+      const t = ctx();
+      const s = await seedWorkspace(t);
+      const seen: Subject[] = [];
+      const recording: EnrichmentProvider = {
+        name: 'recording',
+        fills: (type) => (type === 'contact' ? ['$profilePhotoUrl'] : ['$linkedIn']),
+        canLookUp: () => true,
+        async lookUp(subject) {
+          seen.push(subject);
+          return {};
+        },
+      };
+      const account = (await call(t, s.secret, 'POST', '/v1/accounts', { fields: { $name: 'Acme' } })).json() as { id: string };
+      const created = await call(t, s.secret, 'POST', '/v1/contacts', {
+        fields: { $name: { firstName: 'Ada', lastName: 'L' }, $email: ['ada@acme.example'] },
+        relationships: { $account: account.id },
+      });
+      assert.equal(created.statusCode, 200, created.body);
+      const contact = created.json() as { id: string };
+      await readCreationLog(t, [recording]);
+      const r = startEnrichmentRunner({
+        db: t.deps.db,
+        logger: createLogger('silent'),
+        config: t.config.enrichment,
+        execute: { providers: [recording], userAgent: 'test' },
+      });
+      for (let i = 0; i < 400 && (await inFlight(t)) > 0; i++) await sleep(25);
+      await r.stop();
+      const mine = seen.find((x) => x.id === contact.id);
+      assert.ok(mine, `the contact's run looked up: ${seen.map((x) => x.id).join(', ')}`);
+      assert.deepEqual({ email: mine.fields.$email, account: mine.relationships.get('$account') }, { email: ['ada@acme.example'], account: [account.id] });
     });
 
     test('a runner that stops gives back the runs it claimed and has not started', async () => {
