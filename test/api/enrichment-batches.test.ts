@@ -91,13 +91,13 @@ eachDialect(
           return {};
         },
       };
-      const account = (await call(t, s.secret, 'POST', '/v1/accounts', { fields: { $name: 'Acme' } })).json() as { id: string };
+      const account = (await call(t, s.secret, 'POST', '/v1/accounts', { fields: { $name: 'Acme' } })).json<{ id: string }>();
       const created = await call(t, s.secret, 'POST', '/v1/contacts', {
         fields: { $name: { firstName: 'Ada', lastName: 'L' }, $email: ['ada@acme.example'] },
         relationships: { $account: account.id },
       });
       assert.equal(created.statusCode, 200, created.body);
-      const contact = created.json() as { id: string };
+      const contact = created.json<{ id: string }>();
       await readCreationLog(t, [recording]);
       const r = startEnrichmentRunner({
         db: t.deps.db,
