@@ -6,6 +6,7 @@
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import type { SqliteDatabase, SqliteStatement } from 'kysely';
 import { WAL_LIMIT } from './pin.ts';
+import { BUSY_TIMEOUT_MS } from './settings.ts';
 
 const STATEMENT_CACHE = 500;
 
@@ -59,12 +60,11 @@ function wrap(stmt: StatementSync): SqliteStatement {
   };
 }
 
-/** How long a write waits for another process's write transaction before it fails (`database is locked`). */
-export const BUSY_TIMEOUT_MS = 5000;
+export { BUSY_TIMEOUT_MS };
 
 /** A writing connection to `file`, with the settings every one of them has. */
 export function openConnection(file: string): CachedDatabase {
-  const raw = new DatabaseSync(file, { timeout: 5000 });
+  const raw = new DatabaseSync(file, { timeout: BUSY_TIMEOUT_MS });
   // WAL lets readers proceed while one writer writes; NORMAL sync is durable across process
   // crashes in WAL mode (only an OS crash can lose the last transactions).
   raw.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS};`);

@@ -182,7 +182,7 @@ export class NodeSqliteDialect extends SqliteDialect {
       // The writing connection first: opening it sets WAL, and puts back the pages of an import
       // killed under a rollback journal (docs/import.md §Speed), which a read-only one cannot.
       this.#db ??= openConnection(this.#file);
-      this.#reader = new CachedDatabase(new DatabaseSync(this.#file, { readOnly: true, timeout: 5000 }));
+      this.#reader = new CachedDatabase(new DatabaseSync(this.#file, { readOnly: true, timeout: BUSY_TIMEOUT_MS }));
       this.#pin = new ReadSlotPin(this.#file);
     }
     return this.#reader;

@@ -22,6 +22,7 @@
 // the next write restarts the WAL and truncates the file, and the pin takes its slot again.
 import { statSync } from 'node:fs';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import { BUSY_TIMEOUT_MS } from './settings.ts';
 
 const REFRESH_MS = 50;
 /** About SQLite's auto-checkpoint size (1,000 pages of 4 KiB, with frame headers). */
@@ -38,7 +39,7 @@ export class ReadSlotPin {
 
   constructor(file: string) {
     this.#wal = `${file}-wal`;
-    this.#db = new DatabaseSync(file, { readOnly: true, timeout: 5000 });
+    this.#db = new DatabaseSync(file, { readOnly: true, timeout: BUSY_TIMEOUT_MS });
     // A read transaction takes its slot at its first read, not at BEGIN.
     this.#read = this.#db.prepare(PIN_READ);
     this.#hold();

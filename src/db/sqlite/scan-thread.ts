@@ -3,10 +3,11 @@
 import { DatabaseSync } from 'node:sqlite';
 import { parentPort, workerData } from 'node:worker_threads';
 import { CachedDatabase } from './cached.ts';
+import { BUSY_TIMEOUT_MS } from './settings.ts';
 import type { ScanError, ScanReply, ScanRequest } from './scan.ts';
 
 const port = parentPort!;
-const db = new CachedDatabase(new DatabaseSync((workerData as { file: string }).file, { readOnly: true, timeout: 5000 }));
+const db = new CachedDatabase(new DatabaseSync((workerData as { file: string }).file, { readOnly: true, timeout: BUSY_TIMEOUT_MS }));
 
 port.on('message', (m: ScanRequest | 'close') => {
   if (m === 'close') {
