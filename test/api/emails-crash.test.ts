@@ -122,7 +122,11 @@ for (const dialect of testDialects()) {
       await first.stop('SIGKILL');
       await smtp.start();
       const second = await start();
-      await eventually('delivered after the restart', () => copies(messageId) === 1, 30_000);
+      await eventually('delivered after the restart', () => copies(messageId) === 1, 30_000).catch(async (err: Error) => {
+        // Where the mail stands, so that a failure says whether it was given up, leased or waiting.
+        const outbox = await tdb.db.kysely.selectFrom('email_outbox').selectAll().where('email_id', '=', id).executeTakeFirst();
+        throw new Error(`${err.message}; e-mail ${await status(id)}, outbox ${JSON.stringify(outbox ?? null)}, now ${new Date().toISOString()}`);
+      });
       await eventually('recorded as sent', async () => (await status(id)) === 'sent');
       await new Promise((r) => setTimeout(r, LEASE_MS * 2));
       assert.equal(copies(messageId), 1);
