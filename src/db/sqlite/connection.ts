@@ -134,9 +134,13 @@ class ImmediateSqliteDriver extends SqliteDriver {
     this.#group.rollback((await this.#open()).raw);
   }
 
-  /** COMMITs the open group unless a member is under way (closing the connection then rolls it back). */
+  /**
+   * Before the connection closes: COMMITs the open group, or fails its members when one is under way
+   * (closing rolls the transaction back), so that none of them waits for ever.
+   */
   settle(raw: DatabaseSync): void {
     if (!this.#turn.held) this.#group.commit(raw);
+    else this.#group.abandon(new Error('the SQLite connection closed before the transaction committed'));
   }
 
   #flushSoon(raw: DatabaseSync): void {
@@ -145,8 +149,12 @@ class ImmediateSqliteDriver extends SqliteDriver {
     setImmediate(() => {
       void this.#turn.enter(true).then(() => {
         this.#flushing = false;
-        this.#group.commit(raw);
-        this.#turn.leave();
+        try {
+          if (raw.isOpen) this.#group.commit(raw);
+          else this.#group.abandon(new Error('the SQLite connection closed before the transaction committed'));
+        } finally {
+          this.#turn.leave();
+        }
       });
     });
   }

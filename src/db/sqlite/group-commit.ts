@@ -90,11 +90,19 @@ export class SqliteGroupCommit {
     try {
       raw.exec('COMMIT');
     } catch (err) {
-      if (raw.isTransaction) raw.exec('ROLLBACK');
-      for (const m of open.members) m.reject(err);
+      try {
+        if (raw.isOpen && raw.isTransaction) raw.exec('ROLLBACK');
+      } finally {
+        for (const m of open.members) m.reject(err);
+      }
       return;
     }
     for (const m of open.members) m.resolve();
+  }
+
+  /** Fails the open group's members (its connection is closing with a member under way). */
+  abandon(err: Error): void {
+    this.#fail(err);
   }
 
   #fail(err: Error): void {
