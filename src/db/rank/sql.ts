@@ -106,12 +106,15 @@ export function descend(top: number, entries: (level: number, range: string) => 
  * CTEs `last` (the newest row of the leaf `leaf`: the one below its upper neighbour, else the
  * newest of the partition) and `anchor` (the `visible` row at the leaf's position), read between the
  * leaf's lo and `last`: bounded on both sides in one index range, so no plan reads past the leaf.
+ * Without a leaf (an empty partition, or an offset past its end) neither reads the table: a scan
+ * visits every index entry it passes, those of rows no reader can see included, and another
+ * transaction may hold any number of them (an import's, docs/import.md §Sharing the database).
  */
 export function leafAnchor(T: string, where: string, ts: string, id: string, leaf = 'p0', visible = ''): string[] {
   const newest = (range: string) => `(select ${ts} as ts, ${id} as id from ${T} t where ${where} and ${range} order by ${ts} desc, ${id} desc limit 1)`;
   return [
-    `last as (select ts, id from (${newest(`(${ts}, ${id}) < (select hi_ts, hi_id from ${leaf})`)} union all ${newest(`(select hi_ts from ${leaf}) is null`)}) l)`,
-    `anchor as (select ${ts} as ts, ${id} as id from ${T} t where ${where}${visible} and (${ts}, ${id}) >= (select lo_ts, lo_id from ${leaf})
+    `last as (select ts, id from (${newest(`(${ts}, ${id}) < (select hi_ts, hi_id from ${leaf})`)} union all ${newest(`exists (select 1 from ${leaf}) and (select hi_ts from ${leaf}) is null`)}) l)`,
+    `anchor as (select ${ts} as ts, ${id} as id from ${T} t where exists (select 1 from ${leaf}) and ${where}${visible} and (${ts}, ${id}) >= (select lo_ts, lo_id from ${leaf})
       and (${ts}, ${id}) <= (select ts, id from last) order by ${ts}, ${id} limit 1 offset (select pos from ${leaf}))`,
   ];
 }
