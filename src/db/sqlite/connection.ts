@@ -20,6 +20,7 @@ import { SqliteGroupCommit } from './group-commit.ts';
 import { WriterTurn } from '../background.ts';
 
 const SQLITE_BUSY = 5;
+const CLOSED = 'the SQLite connection closed before the transaction committed';
 
 /**
  * BEGIN IMMEDIATE, waiting for the write lock without blocking the event loop. SQLite's own busy
@@ -140,7 +141,7 @@ class ImmediateSqliteDriver extends SqliteDriver {
    */
   settle(raw: DatabaseSync): void {
     if (!this.#turn.held) this.#group.commit(raw);
-    else this.#group.abandon(new Error('the SQLite connection closed before the transaction committed'));
+    else this.#group.fail(new Error(CLOSED));
   }
 
   #flushSoon(raw: DatabaseSync): void {
@@ -151,7 +152,7 @@ class ImmediateSqliteDriver extends SqliteDriver {
         this.#flushing = false;
         try {
           if (raw.isOpen) this.#group.commit(raw);
-          else this.#group.abandon(new Error('the SQLite connection closed before the transaction committed'));
+          else this.#group.fail(new Error(CLOSED));
         } finally {
           this.#turn.leave();
         }

@@ -38,7 +38,7 @@ export class SqliteGroupCommit {
 
   /** Starts a member: in the open group, or in a new SQLite transaction that `begin` opens. */
   async begin(raw: DatabaseSync, begin: () => Promise<void>): Promise<void> {
-    if (this.#open && !raw.isTransaction) this.#fail(new Error(ENDED));
+    if (this.#open && !raw.isTransaction) this.fail(new Error(ENDED));
     if (this.#open) {
       raw.exec(`SAVEPOINT ${SAVEPOINT}`);
       this.#open.first = false;
@@ -53,7 +53,7 @@ export class SqliteGroupCommit {
     const open = this.#open;
     if (!open || !raw.isTransaction) {
       const err = new Error(ENDED);
-      this.#fail(err);
+      this.fail(err);
       return Promise.reject(err);
     }
     if (!open.first) raw.exec(`RELEASE ${SAVEPOINT}`);
@@ -66,7 +66,7 @@ export class SqliteGroupCommit {
   rollback(raw: DatabaseSync): void {
     const open = this.#open;
     if (!open) return;
-    if (!raw.isTransaction) return this.#fail(new Error(ENDED));
+    if (!raw.isTransaction) return this.fail(new Error(ENDED));
     if (open.first) {
       this.#open = undefined;
       raw.exec('ROLLBACK');
@@ -100,12 +100,8 @@ export class SqliteGroupCommit {
     for (const m of open.members) m.resolve();
   }
 
-  /** Fails the open group's members (its connection is closing with a member under way). */
-  abandon(err: Error): void {
-    this.#fail(err);
-  }
-
-  #fail(err: Error): void {
+  /** Fails the open group's members, none of them committed (SQLite ended its transaction, or the connection is closing). */
+  fail(err: Error): void {
     const open = this.#open;
     this.#open = undefined;
     for (const m of open?.members ?? []) m.reject(err);
