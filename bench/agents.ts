@@ -11,6 +11,10 @@
 //   each round prints the machine's load.
 //   node bench/agents.ts [--dialect sqlite|postgres] [--workers 1] [--only mcp|create]
 // BENCH_SECONDS, BENCH_ROUNDS and BENCH_CONNECTIONS apply as in bench/run.ts.
+// BENCH_EAGER_ENV and BENCH_MANUAL_ENV (JSON objects) add variables to the on-create and the manual
+// server's environment: BENCH_EAGER_ENV='{"ENRICHMENT":"manual"}' measures two servers that differ
+// in nothing (the bench's own bias and noise), '{"ENRICH_MAX_DEFER_MS":"0"}' a runner that never
+// waits for the load, and '{"NODE_OPTIONS":"--cpu-prof"}' on both profiles them side by side.
 import { loadavg } from 'node:os';
 import { sql } from 'kysely';
 import { parseArgs } from 'node:util';
@@ -81,7 +85,7 @@ async function toolCall(): Promise<void> {
 async function onCreate(): Promise<void> {
   const manual = await seedContext(dialect);
   const eager = await seedContext(dialect);
-  const a = await startServer(manual.tdb, workers, { ENRICHMENT: 'manual' });
+  const a = await startServer(manual.tdb, workers, { ENRICHMENT: 'manual', ...JSON.parse(process.env.BENCH_MANUAL_ENV ?? '{}') });
   const b = await startServer(eager.tdb, workers, { ENRICHMENT: 'on-create', ENRICH_POLL_MS: '100', ...JSON.parse(process.env.BENCH_EAGER_ENV ?? '{}') });
   try {
     const body = JSON.stringify({ fields: { $name: 'Bench account', $website: ['https://10.0.0.1'] } });

@@ -67,6 +67,8 @@ export interface EnrichmentConfig {
   maxAttempts: number;
   /** Runs one runner executes at once. */
   concurrency: number;
+  /** How long a round may wait while the process is busy with requests; 0: rounds never wait. */
+  maxDeferMs: number;
 }
 
 export interface Config {
@@ -233,6 +235,8 @@ function enrichment(env: Env): EnrichmentConfig {
     timeoutMs,
     maxAttempts: int(env, 'ENRICH_MAX_ATTEMPTS', 3, 1, 100),
     concurrency: int(env, 'ENRICH_CONCURRENCY', 4, 1, 64),
+    // At most a minute, so that an on-create runner still moves or touches its cursor about as often as CURSOR_BEAT_MS says.
+    maxDeferMs: int(env, 'ENRICH_MAX_DEFER_MS', 10_000, 0, 60_000),
   };
 }
 

@@ -6,7 +6,10 @@
 // a claim takes more of them at once (fewer claims per run); they still execute ENRICH_CONCURRENCY
 // at a time. Claims never overlap (SKIP LOCKED on PostgreSQL, one writer on SQLite), and a record
 // has one run in flight. With ENRICHMENT=on-create a round first records the runs of the records
-// created since the last (src/enrichment/creation.ts), and claims them in the same round.
+// created since the last (src/enrichment/creation.ts), and claims them in the same round. A round
+// waits while the process's requests keep it busy, for at most ENRICH_MAX_DEFER_MS (docs/enrichment.md
+// §Under load): the runs are work no caller waits for, and they take the CPU those requests need.
+import { watchLoad } from './load.ts';
 import { startPoller } from './poller.ts';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -23,6 +26,9 @@ import { isoNow } from '../lib/ids.ts';
 /** A claim takes at most this many times ENRICH_CONCURRENCY runs (docs/enrichment.md §Runs). */
 export const CLAIM_GROWTH = 8;
 
+/** How often a deferred round looks at the load again, in ms (at most ENRICH_POLL_MS). */
+export const DEFER_CHECK_MS = 100;
+
 export interface EnrichmentRunner {
   /** Looks for due runs now rather than at the next poll. */
   wake(): void;
@@ -35,6 +41,8 @@ export function startEnrichmentRunner(deps: {
   logger: Logger;
   config: EnrichmentConfig;
   execute: Omit<ExecuteEnv, 'timeoutMs' | 'allowPrivate'>;
+  /** Whether the process is busy with requests; by default its event loop's utilization (./load.ts). */
+  busy?: () => boolean;
 }): EnrichmentRunner {
   const { db, logger, config } = deps;
   const env: ExecuteEnv = { ...deps.execute, timeoutMs: config.timeoutMs, allowPrivate: config.allowPrivate };
@@ -157,11 +165,16 @@ export function startEnrichmentRunner(deps: {
       });
   }
 
-  const poller = startPoller(once, { pollMs: config.pollMs, logger, what: 'enrichment' });
+  // The load is watched only where a round may wait for it.
+  const watch = config.maxDeferMs > 0 && !deps.busy ? watchLoad() : null;
+  const busy = config.maxDeferMs > 0 ? (deps.busy ?? watch?.busy) : undefined;
+  const defer = busy ? { busy, maxMs: config.maxDeferMs, checkMs: Math.min(config.pollMs, DEFER_CHECK_MS) } : undefined;
+  const poller = startPoller(once, { pollMs: config.pollMs, logger, what: 'enrichment', ...(defer ? { defer } : {}) });
   return {
     wake: () => poller.wake(),
     async stop() {
       await poller.stop();
+      watch?.stop();
     },
   };
 }

@@ -1,8 +1,10 @@
 // The loop every background job of a server runs (the mail and webhook dispatchers, the
 // enrichment runner): a round claims and works what is due and says how many it claimed; an
 // empty round sleeps `pollMs`, a full one goes again at once; a failed round is logged and the
-// next one retries. A round is background work (src/db/background.ts). `wake` ends a sleep early (or makes the next one end at once); `stop` lets
-// the round under way finish, and a round sees `stopping` to leave its unstarted work alone.
+// next one retries. A round is background work (src/db/background.ts). With `defer`, a round
+// waits while the process is busy, for at most `maxMs` (docs/enrichment.md §Under load). `wake`
+// ends a sleep early (or makes the next one end at once); `stop` lets the round under way finish,
+// and a round sees `stopping` to leave its unstarted work alone.
 import type { Logger } from 'pino';
 import { inBackground } from '../db/index.ts';
 
@@ -12,7 +14,14 @@ export interface Poller {
   stop(): Promise<void>;
 }
 
-export function startPoller(round: () => Promise<number>, opts: { pollMs: number; logger: Logger; what: string }): Poller {
+/** Rounds that step aside for the requests: while `busy()`, a round waits, looking again every `checkMs`, for at most `maxMs`. */
+export interface Defer {
+  busy: () => boolean;
+  maxMs: number;
+  checkMs: number;
+}
+
+export function startPoller(round: () => Promise<number>, opts: { pollMs: number; logger: Logger; what: string; defer?: Defer }): Poller {
   let stopping = false;
   let wake: (() => void) | null = null;
   let woken = false;
@@ -34,10 +43,18 @@ export function startPoller(round: () => Promise<number>, opts: { pollMs: number
       };
     });
 
+  // A wake during the wait does not end it: the round is due already, and waits for the load.
+  const yieldToLoad = async ({ busy, maxMs, checkMs }: Defer) => {
+    const until = Date.now() + maxMs;
+    while (!stopping && busy() && Date.now() < until) await sleep(Math.min(checkMs, until - Date.now()));
+  };
+
   const loop = (async () => {
     // The first round starts after the caller has its Poller, which the round may read.
     await Promise.resolve();
     while (!stopping) {
+      if (opts.defer) await yieldToLoad(opts.defer);
+      if (stopping) break;
       let claimed = 0;
       try {
         // No request waits for a round: on SQLite its writes let the requests' go first (src/db/background.ts).

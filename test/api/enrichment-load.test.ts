@@ -1,0 +1,127 @@
+// A runner under load (docs/enrichment.md §Under load), on both databases: while the process is
+// busy with requests a round waits, and runs once the process is not, or once it has waited
+// ENRICH_MAX_DEFER_MS; and the load watch reads the event loop's utilization.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { EnrichmentProvider } from '../../src/enrichment/provider.ts';
+import { startEnrichmentRunner } from '../../src/jobs/enrichment.ts';
+import { watchLoad } from '../../src/jobs/load.ts';
+import { createLogger } from '../../src/logger.ts';
+import { call, eachDialect, seedWorkspace, type TestApp } from '../helpers/app.ts';
+import { readCreationLog } from '../helpers/enrichment.ts';
+
+const RUNS = 3;
+
+/** A provider that finds nothing, noting when each lookup began. */
+function timedProvider() {
+  const started: number[] = [];
+  const provider: EnrichmentProvider = {
+    name: 'timed',
+    fills: () => ['$linkedIn'],
+    canLookUp: () => true,
+    async lookUp() {
+      started.push(Date.now());
+      return {};
+    },
+  };
+  return { provider, started };
+}
+
+async function queueRuns(t: TestApp, n: number): Promise<void> {
+  const s = await seedWorkspace(t);
+  for (let i = 0; i < n; i++) await call(t, s.secret, 'POST', '/v1/accounts', { fields: { $name: `A${i}`, $website: ['https://site.example'] } });
+  await readCreationLog(t);
+}
+
+async function waitFor(what: string, done: () => boolean): Promise<void> {
+  for (let i = 0; i < 1000 && !done(); i++) await sleep(10);
+  assert.ok(done(), `timed out waiting for: ${what}`);
+}
+
+eachDialect(
+  'an enrichment runner while the process is busy',
+  (ctx) => {
+    test('waits while busy, and executes the runs once the process is not', async () => {
+      const t = ctx();
+      await queueRuns(t, RUNS);
+      const { provider, started } = timedProvider();
+      let busy = true;
+      const r = startEnrichmentRunner({
+        db: t.deps.db,
+        logger: createLogger('silent'),
+        config: { ...t.config.enrichment, maxDeferMs: 60_000 },
+        execute: { providers: [provider], userAgent: 'test' },
+        busy: () => busy,
+      });
+      try {
+        r.wake();
+        await sleep(300);
+        assert.equal(started.length, 0, 'no run executed while busy');
+        const freed = Date.now();
+        busy = false;
+        await waitFor(`${RUNS} lookups`, () => started.length === RUNS);
+        assert.ok(started[0]! >= freed);
+      } finally {
+        await r.stop();
+      }
+    });
+
+    test('waits at most ENRICH_MAX_DEFER_MS', async () => {
+      const t = ctx();
+      await queueRuns(t, RUNS);
+      const { provider, started } = timedProvider();
+      const maxDeferMs = 400;
+      const began = Date.now();
+      const r = startEnrichmentRunner({
+        db: t.deps.db,
+        logger: createLogger('silent'),
+        config: { ...t.config.enrichment, maxDeferMs },
+        execute: { providers: [provider], userAgent: 'test' },
+        busy: () => true,
+      });
+      try {
+        await waitFor(`${RUNS} lookups`, () => started.length === RUNS);
+        assert.ok(started[0]! - began >= maxDeferMs, `the first lookup came ${started[0]! - began} ms after the start`);
+      } finally {
+        await r.stop();
+      }
+    });
+
+    test('ENRICH_MAX_DEFER_MS=0: never waits', async () => {
+      const t = ctx();
+      await queueRuns(t, RUNS);
+      const { provider, started } = timedProvider();
+      const r = startEnrichmentRunner({
+        db: t.deps.db,
+        logger: createLogger('silent'),
+        config: { ...t.config.enrichment, maxDeferMs: 0 },
+        execute: { providers: [provider], userAgent: 'test' },
+        busy: () => true,
+      });
+      try {
+        await waitFor(`${RUNS} lookups`, () => started.length === RUNS);
+      } finally {
+        await r.stop();
+      }
+    });
+  },
+  { env: { ENRICHMENT: 'on-create', ENRICH_POLL_MS: '20', ENRICH_MAX_DEFER_MS: '60000' } },
+);
+
+test('the load watch: busy while the event loop runs code, not while it waits', async () => {
+  const watch = watchLoad(50);
+  try {
+    // Code that runs 20 ms at a stretch, the timers getting a turn between stretches.
+    for (const end = Date.now() + 400; Date.now() < end;) {
+      const stretch = Date.now() + 20;
+      while (Date.now() < stretch);
+      await new Promise(setImmediate);
+    }
+    assert.equal(watch.busy(), true);
+    await sleep(300);
+    assert.equal(watch.busy(), false);
+  } finally {
+    watch.stop();
+  }
+});
