@@ -10,7 +10,7 @@ import { CLAIM_GROWTH, startEnrichmentRunner } from '../../src/jobs/enrichment.t
 import { createLogger } from '../../src/logger.ts';
 import { statementsOf } from '../helpers/sql-spy.ts';
 import { call, eachDialect, seedWorkspace, type TestApp } from '../helpers/app.ts';
-import { readCreationLog } from '../helpers/enrichment.ts';
+import { queueRuns, readCreationLog } from '../helpers/enrichment.ts';
 
 const CONCURRENCY = 2;
 const RUNS = 60;
@@ -31,14 +31,6 @@ function slowProvider(ms: number) {
     },
   };
   return { provider, seen };
-}
-
-/** Queues `n` runs in a new workspace (on-create, the log read): its id. */
-async function queueRuns(t: TestApp, n: number): Promise<string> {
-  const s = await seedWorkspace(t);
-  for (let i = 0; i < n; i++) await call(t, s.secret, 'POST', '/v1/accounts', { fields: { $name: `A${i}`, $website: ['https://10.0.0.1'] } });
-  await readCreationLog(t);
-  return s.workspaceId;
 }
 
 const inFlight = async (t: TestApp) =>

@@ -12,8 +12,8 @@ import { startEnrichmentRunner } from '../../src/jobs/enrichment.ts';
 import { watchLoad } from '../../src/jobs/load.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
-import { call, eachDialect, seedWorkspace, type TestApp } from '../helpers/app.ts';
-import { readCreationLog } from '../helpers/enrichment.ts';
+import { eachDialect, type TestApp } from '../helpers/app.ts';
+import { queueRuns } from '../helpers/enrichment.ts';
 
 const RUNS = 3;
 
@@ -32,10 +32,15 @@ function timedProvider() {
   return { provider, started };
 }
 
-async function queueRuns(t: TestApp, n: number): Promise<void> {
-  const s = await seedWorkspace(t);
-  for (let i = 0; i < n; i++) await call(t, s.secret, 'POST', '/v1/accounts', { fields: { $name: `A${i}`, $website: ['https://site.example'] } });
-  await readCreationLog(t);
+/** A runner of the test app's database with `provider`, waiting at most `maxDeferMs` while `busy()`. */
+function startRunner(t: TestApp, provider: EnrichmentProvider, maxDeferMs: number, busy: () => boolean) {
+  return startEnrichmentRunner({
+    db: t.deps.db,
+    logger: createLogger('silent'),
+    config: { ...t.config.enrichment, maxDeferMs },
+    execute: { providers: [provider], userAgent: 'test' },
+    busy,
+  });
 }
 
 async function waitFor(what: string, done: () => boolean): Promise<void> {
@@ -51,13 +56,7 @@ eachDialect(
       await queueRuns(t, RUNS);
       const { provider, started } = timedProvider();
       let busy = true;
-      const r = startEnrichmentRunner({
-        db: t.deps.db,
-        logger: createLogger('silent'),
-        config: { ...t.config.enrichment, maxDeferMs: 60_000 },
-        execute: { providers: [provider], userAgent: 'test' },
-        busy: () => busy,
-      });
+      const r = startRunner(t, provider, 60_000, () => busy);
       try {
         r.wake();
         await sleep(300);
@@ -77,13 +76,7 @@ eachDialect(
       const { provider, started } = timedProvider();
       const maxDeferMs = 400;
       const began = Date.now();
-      const r = startEnrichmentRunner({
-        db: t.deps.db,
-        logger: createLogger('silent'),
-        config: { ...t.config.enrichment, maxDeferMs },
-        execute: { providers: [provider], userAgent: 'test' },
-        busy: () => true,
-      });
+      const r = startRunner(t, provider, maxDeferMs, () => true);
       try {
         await waitFor(`${RUNS} lookups`, () => started.length === RUNS);
         assert.ok(started[0]! - began >= maxDeferMs, `the first lookup came ${started[0]! - began} ms after the start`);
@@ -96,13 +89,7 @@ eachDialect(
       const t = ctx();
       await queueRuns(t, RUNS);
       const { provider, started } = timedProvider();
-      const r = startEnrichmentRunner({
-        db: t.deps.db,
-        logger: createLogger('silent'),
-        config: { ...t.config.enrichment, maxDeferMs: 0 },
-        execute: { providers: [provider], userAgent: 'test' },
-        busy: () => true,
-      });
+      const r = startRunner(t, provider, 0, () => true);
       try {
         await waitFor(`${RUNS} lookups`, () => started.length === RUNS);
       } finally {

@@ -7,7 +7,7 @@ import { recordCreationRuns } from '../../src/enrichment/creation.ts';
 import type { EnrichmentProvider } from '../../src/enrichment/provider.ts';
 import { PROVIDERS } from '../../src/enrichment/providers.ts';
 import { cursorSeq } from '../../src/enrichment/repository.ts';
-import type { TestApp } from './app.ts';
+import { call, seedWorkspace, type TestApp } from './app.ts';
 
 /**
  * Reads the change log to its end. On PostgreSQL its end settles once the transactions writing this
@@ -21,4 +21,12 @@ export async function readCreationLog(t: TestApp, providers: readonly Enrichment
     await sleep(10);
   }
   throw new Error('the change log was not read to its end');
+}
+
+/** Queues `n` runs in a new workspace (on-create, the log read): accounts whose website is a private address. Its id. */
+export async function queueRuns(t: TestApp, n: number): Promise<string> {
+  const s = await seedWorkspace(t);
+  for (let i = 0; i < n; i++) await call(t, s.secret, 'POST', '/v1/accounts', { fields: { $name: `A${i}`, $website: ['https://10.0.0.1'] } });
+  await readCreationLog(t);
+  return s.workspaceId;
 }
