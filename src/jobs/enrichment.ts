@@ -166,9 +166,9 @@ export function startEnrichmentRunner(deps: {
   }
 
   // The load is watched only where a round may wait for it.
-  const watch = config.maxDeferMs > 0 && !deps.busy ? watchLoad() : null;
-  const busy = config.maxDeferMs > 0 ? (deps.busy ?? watch?.busy) : undefined;
-  const defer = busy ? { busy, maxMs: config.maxDeferMs, checkMs: Math.min(config.pollMs, DEFER_CHECK_MS) } : undefined;
+  const watch = deps.busy || config.maxDeferMs === 0 ? null : watchLoad();
+  const busy = deps.busy ?? watch?.busy;
+  const defer = busy && { busy, maxMs: config.maxDeferMs, checkMs: Math.min(config.pollMs, DEFER_CHECK_MS) };
   const poller = startPoller(once, { pollMs: config.pollMs, logger, what: 'enrichment', ...(defer ? { defer } : {}) });
   return {
     wake: () => poller.wake(),

@@ -60,8 +60,6 @@ function wrap(stmt: StatementSync): SqliteStatement {
   };
 }
 
-export { BUSY_TIMEOUT_MS };
-
 /** A writing connection to `file`, with the settings every one of them has. */
 export function openConnection(file: string): CachedDatabase {
   const raw = new DatabaseSync(file, { timeout: BUSY_TIMEOUT_MS });

@@ -3,7 +3,8 @@
 // and starts write transactions with BEGIN IMMEDIATE so that several processes sharing one file
 // queue on the busy timeout instead of failing on lock upgrade.
 import { DatabaseSync } from 'node:sqlite';
-import { BUSY_TIMEOUT_MS, CachedDatabase, openConnection } from './cached.ts';
+import { CachedDatabase, openConnection } from './cached.ts';
+import { BUSY_TIMEOUT_MS } from './settings.ts';
 import { ReadSlotPin } from './pin.ts';
 import { ScanThread } from './scan.ts';
 import {
@@ -66,10 +67,12 @@ class WriterTurnAdapter extends SqliteAdapter {
 class Holding implements DatabaseConnection {
   inTx = false;
   handedOver = false;
+  readonly raw: DatabaseSync;
   readonly #inner: DatabaseConnection;
   readonly #outside: () => void;
 
-  constructor(inner: DatabaseConnection, outside: () => void) {
+  constructor(raw: DatabaseSync, inner: DatabaseConnection, outside: () => void) {
+    this.raw = raw;
     this.#inner = inner;
     this.#outside = outside;
   }
@@ -100,7 +103,7 @@ class ImmediateSqliteDriver extends SqliteDriver {
     await this.#turn.enter();
     const raw = (await this.#open()).raw;
     // A statement outside a transaction sees only what is committed, as it would without groups.
-    return new Holding(await super.acquireConnection(), () => this.#group.commit(raw));
+    return new Holding(raw, await super.acquireConnection(), () => this.#group.commit(raw));
   }
 
   // Kysely hands back the connection acquireConnection returned (SqliteDriver declares no parameter).
@@ -109,13 +112,12 @@ class ImmediateSqliteDriver extends SqliteDriver {
   }
 
   override async beginTransaction(c: Holding): Promise<void> {
-    const raw = (await this.#open()).raw;
-    await this.#group.begin(raw, () => beginImmediate(raw));
+    await this.#group.begin(c.raw, () => beginImmediate(c.raw));
     c.inTx = true;
   }
 
   override async commitTransaction(c: Holding): Promise<void> {
-    const raw = (await this.#open()).raw;
+    const raw = c.raw;
     c.inTx = false;
     const committed = this.#group.end(raw);
     if (this.#group.full || !this.#group.open) {
@@ -132,7 +134,7 @@ class ImmediateSqliteDriver extends SqliteDriver {
   override async rollbackTransaction(c: Holding): Promise<void> {
     if (!c.inTx) return;
     c.inTx = false;
-    this.#group.rollback((await this.#open()).raw);
+    this.#group.rollback(c.raw);
   }
 
   /**
