@@ -6,11 +6,10 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { EnrichmentProvider, Subject } from '../../src/enrichment/provider.ts';
-import { CLAIM_GROWTH, startEnrichmentRunner } from '../../src/jobs/enrichment.ts';
-import { createLogger } from '../../src/logger.ts';
+import { CLAIM_GROWTH } from '../../src/jobs/enrichment.ts';
 import { statementsOf } from '../helpers/sql-spy.ts';
 import { call, eachDialect, seedWorkspace, type TestApp } from '../helpers/app.ts';
-import { queueRuns, readCreationLog } from '../helpers/enrichment.ts';
+import { queueRuns, readCreationLog, startTestRunner } from '../helpers/enrichment.ts';
 
 const CONCURRENCY = 2;
 const RUNS = 60;
@@ -52,12 +51,7 @@ eachDialect(
       await queueRuns(t, RUNS);
       const { provider, seen } = slowProvider(5);
       const { statements } = await statementsOf(async () => {
-        const r = startEnrichmentRunner({
-          db: t.deps.db,
-          logger: createLogger('silent'),
-          config: t.config.enrichment,
-          execute: { providers: [provider], userAgent: 'test' },
-        });
+        const r = startTestRunner(t, [provider]);
         for (let i = 0; i < 400 && (await inFlight(t)) > 0; i++) await sleep(25);
         await r.stop();
       });
@@ -91,12 +85,7 @@ eachDialect(
       assert.equal(created.statusCode, 200, created.body);
       const contact = created.json<{ id: string }>();
       await readCreationLog(t, [recording]);
-      const r = startEnrichmentRunner({
-        db: t.deps.db,
-        logger: createLogger('silent'),
-        config: t.config.enrichment,
-        execute: { providers: [recording], userAgent: 'test' },
-      });
+      const r = startTestRunner(t, [recording]);
       for (let i = 0; i < 400 && (await inFlight(t)) > 0; i++) await sleep(25);
       await r.stop();
       const mine = seen.find((x) => x.id === contact.id);
@@ -108,12 +97,7 @@ eachDialect(
       const t = ctx();
       const ws = await queueRuns(t, 40);
       const { provider, seen } = slowProvider(50);
-      const r = startEnrichmentRunner({
-        db: t.deps.db,
-        logger: createLogger('silent'),
-        config: t.config.enrichment,
-        execute: { providers: [provider], userAgent: 'test' },
-      });
+      const r = startTestRunner(t, [provider]);
       // Two full claims (2, then 4) and the third (8) under way.
       for (let i = 0; i < 400 && seen.started < 7; i++) await sleep(5);
       await r.stop();

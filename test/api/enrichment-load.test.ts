@@ -8,12 +8,10 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { EnrichmentProvider } from '../../src/enrichment/provider.ts';
-import { startEnrichmentRunner } from '../../src/jobs/enrichment.ts';
 import { watchLoad } from '../../src/jobs/load.ts';
 import { loadConfig } from '../../src/config.ts';
-import { createLogger } from '../../src/logger.ts';
 import { eachDialect, type TestApp } from '../helpers/app.ts';
-import { queueRuns } from '../helpers/enrichment.ts';
+import { queueRuns, startTestRunner } from '../helpers/enrichment.ts';
 
 const RUNS = 3;
 
@@ -32,16 +30,9 @@ function timedProvider() {
   return { provider, started };
 }
 
-/** A runner of the test app's database with `provider`, waiting at most `maxDeferMs` while `busy()`. */
-function startRunner(t: TestApp, provider: EnrichmentProvider, maxDeferMs: number, busy: () => boolean) {
-  return startEnrichmentRunner({
-    db: t.deps.db,
-    logger: createLogger('silent'),
-    config: { ...t.config.enrichment, maxDeferMs },
-    execute: { providers: [provider], userAgent: 'test' },
-    busy,
-  });
-}
+/** A runner with `provider`, waiting at most `maxDeferMs` while `busy()`. */
+const startRunner = (t: TestApp, provider: EnrichmentProvider, maxDeferMs: number, busy: () => boolean) =>
+  startTestRunner(t, [provider], { config: { maxDeferMs }, busy });
 
 async function waitFor(what: string, done: () => boolean): Promise<void> {
   for (let i = 0; i < 1000 && !done(); i++) await sleep(10);

@@ -13,10 +13,8 @@ import { filesEnv } from '../../src/files/service.ts';
 import { sweepOnce } from '../../src/jobs/sweeper.ts';
 import type { EnrichmentProvider } from '../../src/enrichment/provider.ts';
 import { cursorSeq } from '../../src/enrichment/repository.ts';
-import { startEnrichmentRunner } from '../../src/jobs/enrichment.ts';
-import { createLogger } from '../../src/logger.ts';
 import { call, eachDialect, seedWorkspace, type TestApp } from '../helpers/app.ts';
-import { readCreationLog } from '../helpers/enrichment.ts';
+import { readCreationLog, startTestRunner } from '../helpers/enrichment.ts';
 import { importObjects } from '../helpers/lists-fixtures.ts';
 
 // Looks an account up by its website, as the website provider does, and finds nothing.
@@ -27,8 +25,7 @@ const failing: EnrichmentProvider = {
   lookUp: () => Promise.reject(new Error('nothing here')),
 };
 
-const runner = (t: TestApp) =>
-  startEnrichmentRunner({ db: t.deps.db, logger: createLogger('silent'), config: t.config.enrichment, execute: { providers: [failing], userAgent: 'test' } });
+const runner = (t: TestApp) => startTestRunner(t, [failing]);
 
 const runsOf = (t: TestApp, ids: readonly string[]) =>
   t.deps.db.kysely.selectFrom('enrichment_runs').select(['id', 'entity_id', 'trigger', 'status']).where('entity_id', 'in', ids).execute();

@@ -15,8 +15,8 @@ import { PROVIDERS } from '../../src/enrichment/providers.ts';
 import { claimDue } from '../../src/enrichment/repository.ts';
 import type { Io } from '../../src/cli/io.ts';
 import { main } from '../../src/cli/main.ts';
-import { type EnrichmentRunner, startEnrichmentRunner } from '../../src/jobs/enrichment.ts';
-import { createLogger } from '../../src/logger.ts';
+import type { EnrichmentRunner } from '../../src/jobs/enrichment.ts';
+import { startTestRunner } from '../helpers/enrichment.ts';
 import { call, eachDialect, keyFor, seedWorkspace, type TestApp } from '../helpers/app.ts';
 
 const PAGE = `<!doctype html><html><head><title> Acme &amp; Co </title>
@@ -51,12 +51,7 @@ async function testSite(): Promise<{ base: string; server: Server; userAgents: s
 }
 
 function runner(t: TestApp): EnrichmentRunner {
-  return startEnrichmentRunner({
-    db: t.deps.db,
-    logger: createLogger('silent'),
-    config: t.config.enrichment,
-    execute: { providers: PROVIDERS, userAgent: 'RolodexEnrichment/1.0 (+test)' },
-  });
+  return startTestRunner(t, PROVIDERS, { userAgent: 'RolodexEnrichment/1.0 (+test)' });
 }
 
 async function settled(t: TestApp, secret: string, runId: string): Promise<any> {

@@ -8,10 +8,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { EnrichmentProvider } from '../../src/enrichment/provider.ts';
-import { startEnrichmentRunner } from '../../src/jobs/enrichment.ts';
-import { createLogger } from '../../src/logger.ts';
 import { call, eachDialect, seedWorkspace, type TestApp } from '../helpers/app.ts';
-import { readCreationLog } from '../helpers/enrichment.ts';
+import { readCreationLog, startTestRunner } from '../helpers/enrichment.ts';
 import { statementsOf } from '../helpers/sql-spy.ts';
 
 const RUNS = 16;
@@ -35,12 +33,7 @@ eachDialect(
       for (let i = 0; i < RUNS; i++) await call(t, s.secret, 'POST', '/v1/accounts', { fields: { $name: `A${i}`, $website: ['https://10.0.0.1'] } });
       await readCreationLog(t);
       const { statements } = await statementsOf(async () => {
-        const r = startEnrichmentRunner({
-          db: t.deps.db,
-          logger: createLogger('silent'),
-          config: t.config.enrichment,
-          execute: { providers: [failing], userAgent: 'test' },
-        });
+        const r = startTestRunner(t, [failing]);
         for (let i = 0; i < 400 && (await inFlight(t)) > 0; i++) await sleep(25);
         await r.stop();
       });
@@ -61,12 +54,7 @@ eachDialect(
       await readCreationLog(t);
       const { statements } = await statementsOf(async () => {
         // A poll far longer than the test: every round after the first starts at once or not at all.
-        const r = startEnrichmentRunner({
-          db: t.deps.db,
-          logger: createLogger('silent'),
-          config: { ...t.config.enrichment, pollMs: 600_000 },
-          execute: { providers: [failing], userAgent: 'test' },
-        });
+        const r = startTestRunner(t, [failing], { config: { pollMs: 600_000 } });
         for (let i = 0; i < 400 && (await inFlight(t)) > 0; i++) await sleep(25);
         await sleep(200);
         await r.stop();

@@ -4,7 +4,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { logEnd } from '../../src/db/index.ts';
 import { lastEventSeq } from '../../src/changes/repository.ts';
 import { recordCreationRuns } from '../../src/enrichment/creation.ts';
+import type { EnrichmentConfig } from '../../src/config.ts';
 import type { EnrichmentProvider } from '../../src/enrichment/provider.ts';
+import { type EnrichmentRunner, startEnrichmentRunner } from '../../src/jobs/enrichment.ts';
+import { createLogger } from '../../src/logger.ts';
 import { PROVIDERS } from '../../src/enrichment/providers.ts';
 import { cursorSeq } from '../../src/enrichment/repository.ts';
 import { call, seedWorkspace, type TestApp } from './app.ts';
@@ -29,4 +32,19 @@ export async function queueRuns(t: TestApp, n: number): Promise<string> {
   for (let i = 0; i < n; i++) await call(t, s.secret, 'POST', '/v1/accounts', { fields: { $name: `A${i}`, $website: ['https://10.0.0.1'] } });
   await readCreationLog(t);
   return s.workspaceId;
+}
+
+/** A runner of the test app's database with `providers`, silent; `config` overrides the app's enrichment settings. */
+export function startTestRunner(
+  t: TestApp,
+  providers: readonly EnrichmentProvider[],
+  opts: { config?: Partial<EnrichmentConfig>; busy?: () => boolean; userAgent?: string } = {},
+): EnrichmentRunner {
+  return startEnrichmentRunner({
+    db: t.deps.db,
+    logger: createLogger('silent'),
+    config: { ...t.config.enrichment, ...opts.config },
+    execute: { providers, userAgent: opts.userAgent ?? 'test' },
+    ...(opts.busy ? { busy: opts.busy } : {}),
+  });
 }
