@@ -53,7 +53,7 @@ export async function planWithValues(tx: Tx): Promise<void> {
 }
 
 /** The page cache of the import's SQLite connection, in KiB: a bound, whatever the import's size (docs/import.md §Memory). */
-export const IMPORT_CACHE_KIB = 16_384;
+export const IMPORT_CACHE_KIB = 4_096;
 
 /**
  * Gives the command's SQLite connection a page cache of IMPORT_CACHE_KIB and lets its sorts use

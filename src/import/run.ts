@@ -40,7 +40,7 @@ export interface ImportInput {
 }
 
 /** Objects written per call of a kind: a transaction of their own when batched (the first chunk's size; see Pace). Tests make them smaller. */
-export const IMPORT_CHUNK: Record<CommitMode, number> = { atomic: 5000, batched: 250 };
+export const IMPORT_CHUNK: Record<CommitMode, number> = { atomic: 1000, batched: 250 };
 /**
  * A batched import's chunks (docs/import.md §Sharing the database): each holds the write lock for
  * about `holdMs`, whatever the machine's speed and the objects' size, so that a server's write

@@ -19,7 +19,7 @@ import type { Reply, Request, ThreadError } from './writer-thread.ts';
  * process's memory until the thread takes them (docs/import.md §Memory); a statement larger than
  * that goes alone. Tests make them smaller.
  */
-export const THREAD_QUEUE = { statements: 64, bytes: 16 * 2 ** 20 };
+export const THREAD_QUEUE = { statements: 64, bytes: 4 * 2 ** 20 };
 
 /** About how many bytes a statement's copy for the thread takes: its text and values. */
 function weight(q: CompiledQuery): number {

@@ -50,10 +50,10 @@ const DEFERRED_INDEXES = ['record_values_text', 'record_values_num', 'entity_rel
  * memory is sorted on the building thread alone. The text index's entries, many and in no order,
  * sort faster in runs on the helpers (docs/import.md §Speed). Each helper holds a run of its own
  * while the building thread fills the next, so the sorter may hold (helpers + 1) runs at once:
- * runs of 8 MB for every index keep that within the import's memory bound (docs/import.md
+ * runs of 4 MB for every index keep that within the import's memory bound (docs/import.md
  * §Memory), where the cache's own bound would let each run grow to the cache's size.
  */
-const SORT_RUNS: Record<string, number | undefined> = { record_values_text: 8192, record_values_num: 8192, entity_relationships_inverse: 8192 };
+const SORT_RUNS: Record<string, number | undefined> = { record_values_text: 4096, record_values_num: 4096, entity_relationships_inverse: 4096 };
 
 /** A bulk load in progress: `end` writes what it still holds and builds what it dropped. */
 export interface BulkLoad {
@@ -201,10 +201,12 @@ function loading(db: Executor): Pending | undefined {
   return 'bulk' in db ? (db.bulk as Pending | undefined) : undefined;
 }
 
-// Postings gathered over several batches before their packs are written (about 27,000 contacts):
-// a pack row costs SQLite mostly per row, so fewer and longer ones cost less. Bounded, so that
-// memory stays bounded by a few batches and not by the file. Tests make it smaller.
-export const PACKS = { postings: 1_000_000 };
+// Postings gathered over several batches before their packs are written (some 7,000 contacts of
+// a few e-mails each): a pack row costs SQLite mostly per row, so fewer and longer ones cost less.
+// Bounded, because the gathered postings and the packs built from them are held at once while
+// they are written: the bound is part of the import's memory bound (docs/import.md §Memory).
+// Tests make it smaller.
+export const PACKS = { postings: 250_000 };
 
 async function writePacks(tx: Tx, pending: Pending): Promise<void> {
   const rows = packs(pending.byKey);
