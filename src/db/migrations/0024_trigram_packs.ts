@@ -1,8 +1,8 @@
 import { type Kysely, sql } from 'kysely';
 
 // Packed postings of the trigram index (docs/filtering.md §Indexes, Packs): a bulk import writes
-// the postings of each key as one row for every million postings it gathers, the record ids under
-// that key, where the posting table took one row each (some 37 million rows at 1,000,000
+// the postings of each key as one row for every pack of postings it gathers (`PACKS`,
+// src/records/index/repository.ts), the record ids under that key, where the posting table took one row each (some 37 million rows at 1,000,000
 // contacts). The ids share most of their characters (an import's ids share kind and time,
 // docs/import.md §Speed), so a row keeps their common prefix once and the rest as a JSON array.
 // `first_id` (the least id) makes each row's key unique; `n` counts the ids, for choosing a
