@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config.ts';
@@ -111,8 +111,9 @@ test('robots.txt: our group over *, longest rule wins, Allow on a tie, wildcards
   assert.equal(robotsAllow('# nothing\nUser-agent: *\nDisallow:\n', 'RolodexEnrichment', '/'), true);
 });
 
-test('ENRICHMENT and MCP are validated at start-up; ENRICHMENT=off starts no run', async () => {
+test('ENRICHMENT and MCP are validated at start-up; ENRICHMENT=off starts no run', async (t) => {
   const DATA_DIR = mkdtempSync(join(tmpdir(), 'rolodex-config-'));
+  t.after(() => rmSync(DATA_DIR, { recursive: true, force: true }));
   assert.equal(loadConfig({ DATA_DIR }).enrichment.mode, 'manual');
   assert.equal(loadConfig({ DATA_DIR }).mcp, true);
   assert.equal(loadConfig({ DATA_DIR, MCP: 'off' }).mcp, false);

@@ -2,7 +2,7 @@
 // busy with requests a round waits, and runs once the process is not, or once it has waited
 // ENRICH_MAX_DEFER_MS; and the load watch reads the event loop's utilization.
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -108,8 +108,9 @@ test('the load watch: busy while the event loop runs code, not while it waits', 
   }
 });
 
-test('ENRICH_MAX_DEFER_MS: 10 s by default, 0 to 60,000, anything else refused at start-up', () => {
+test('ENRICH_MAX_DEFER_MS: 10 s by default, 0 to 60,000, anything else refused at start-up', (t) => {
   const DATA_DIR = mkdtempSync(join(tmpdir(), 'rolodex-config-'));
+  t.after(() => rmSync(DATA_DIR, { recursive: true, force: true }));
   assert.equal(loadConfig({ DATA_DIR }).enrichment.maxDeferMs, 10_000);
   assert.equal(loadConfig({ DATA_DIR, ENRICH_MAX_DEFER_MS: '0' }).enrichment.maxDeferMs, 0);
   for (const bad of ['-1', '60001', 'soon', '1.5']) assert.throws(() => loadConfig({ DATA_DIR, ENRICH_MAX_DEFER_MS: bad }), /ENRICH_MAX_DEFER_MS/, bad);

@@ -1,10 +1,10 @@
 // Files loaded by `rolodex import` (sources api, app, chat_attachment; bytes read from a path),
 // which of them the API lists, re-import, all-or-nothing failure, the Knowledge CLI and the demo.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import type { Io } from '../../src/cli/io.ts';
 import { main } from '../../src/cli/main.ts';
 import { filesEnv } from '../../src/files/service.ts';
@@ -22,8 +22,14 @@ function captureIo(t: TestApp): Io & { stdout: string[]; stderr: string[] } {
   return { out: (x) => stdout.push(x), err: (x) => stderr.push(x), env, isTty: false, stdout, stderr };
 }
 
+const sampleDirs: string[] = [];
+after(() => {
+  for (const dir of sampleDirs) rmSync(dir, { recursive: true, force: true });
+});
+
 function sampleFiles(): { dir: string; write(name: string, content: string | Buffer): string } {
   const dir = mkdtempSync(join(tmpdir(), 'rolodex-import-files-'));
+  sampleDirs.push(dir);
   return { dir, write: (name, content) => (writeFileSync(join(dir, name), content), join(dir, name)) };
 }
 

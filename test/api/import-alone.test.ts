@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { describe, test } from 'node:test';
@@ -92,7 +92,12 @@ async function importInChild(tdb: TestDb, workspaceId: string, text: string, kil
   const input = join(tdb.dataDir, 'import.ndjson');
   writeFileSync(input, text);
   const size = statSync(file).size;
-  const child = spawn(process.execPath, ['test/helpers/import-child.ts', tdb.dataDir, workspaceId, input], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // A killed import cannot remove its spill files and id store: they go under the data
+  // directory, which the test's `drop` removes.
+  const tmp = join(tdb.dataDir, 'tmp');
+  mkdirSync(tmp, { recursive: true });
+  const env = { ...process.env, TMPDIR: tmp };
+  const child = spawn(process.execPath, ['test/helpers/import-child.ts', tdb.dataDir, workspaceId, input], { stdio: ['ignore', 'pipe', 'pipe'], env });
   let said = '';
   let err = '';
   child.stdout.on('data', (d) => (said += String(d)));

@@ -3,7 +3,7 @@
 // response echoes the name the request used, and a missing, unsupported or contradicted version
 // is 400 version_header naming the accepted names and versions.
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -77,8 +77,9 @@ eachDialect(
   { env: { VERSION_HEADERS: 'Service-Version' } },
 );
 
-test('VERSION_HEADERS is parsed and validated once, naming the variable', () => {
+test('VERSION_HEADERS is parsed and validated once, naming the variable', (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'rolodex-version-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
   const load = (v?: string) => loadConfig({ DATA_DIR: dir, SIGNING_SECRET: 'x'.repeat(32), ...(v === undefined ? {} : { VERSION_HEADERS: v }) });
   assert.deepEqual(load().versionHeaders, ['Service-Version', 'Lightfield-Version']);
   assert.deepEqual(load('').versionHeaders, ['Service-Version', 'Lightfield-Version']);

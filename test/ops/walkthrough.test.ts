@@ -13,18 +13,20 @@ for (const dialect of testDialects()) {
     let tdb: TestDb;
     let env: Record<string, string>;
     let server: ServerProcess;
+    let root: string;
     let dataDir: string;
     before(async () => {
       tdb = await createTestDb(dialect);
       // A data directory the server has never seen: it must create what it needs.
-      dataDir = join(mkdtempSync(join(tmpdir(), 'rolodex-walk-')), 'data');
+      root = mkdtempSync(join(tmpdir(), 'rolodex-walk-'));
+      dataDir = join(root, 'data');
       env = { DATA_DIR: dataDir, ...(tdb.databaseUrl ? { DATABASE_URL: tdb.databaseUrl } : {}) };
       server = await startServerProcess(env);
     });
     after(async () => {
       await server?.stop('SIGKILL');
       await tdb.drop();
-      rmSync(dataDir, { recursive: true, force: true });
+      if (root) rmSync(root, { recursive: true, force: true });
     });
 
     test('workspace → user → key → /v1/auth/validate, then a graceful stop', async () => {
