@@ -36,6 +36,7 @@ import * as m0062 from './migrations/0062_record_facets.ts';
 import * as m0063 from './migrations/0063_enrichment_cursor.ts';
 import * as m0064 from './migrations/0064_relationship_target_estimate.ts';
 import * as m0065 from './migrations/0065_change_log_pages.ts';
+import * as m0066 from './migrations/0066_value_text_code_points.ts';
 
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -71,6 +72,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0063_enrichment_cursor': m0063,
   '0064_relationship_target_estimate': m0064,
   '0065_change_log_pages': m0065,
+  '0066_value_text_code_points': m0066,
 };
 
 export class MigrationError extends Error {

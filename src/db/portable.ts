@@ -39,14 +39,6 @@ export function lockedAgainstDelete<DB, TB extends keyof DB, O>(db: Executor, q:
 }
 
 /**
- * A text column compared in code point order: SQLite compares text as bytes; PostgreSQL is told
- * "C", which the indexes that serve such comparisons are built with.
- */
-export function codePointOrder(db: Executor, column: RawBuilder<unknown>): RawBuilder<unknown> {
-  return isPostgres(db) ? sql`${column} collate "C"` : column;
-}
-
-/**
  * A FROM item holding one row per element of a JSON array of strings `json`, each as
  * `<alias>.value` (text). It may name columns of the items before it.
  */

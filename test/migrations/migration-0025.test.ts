@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { CompiledQuery, type Kysely, sql } from 'kysely';
-import { migrate } from '../../src/db/migrate.ts';
+import { MIGRATIONS, migrate } from '../../src/db/migrate.ts';
 import type { Database } from '../../src/db/types.ts';
 import { type Atom, driverSql } from '../../src/records/filter/repository.ts';
 import { isoNow } from '../../src/lib/ids.ts';
@@ -36,7 +36,8 @@ for (const dialect of testDialects()) {
       const links = Array.from({ length: 40 }, (_, k) => sql`(${id(k)}, '$account', 'account', ${`acc_${k % 4}`}, 0)`);
       await sql`insert into entity_relationships (source_id, name, object_type, target_id, position) values ${sql.join(links)}`.execute(db);
       before0025 = await rows();
-      await migrate(tdb.db);
+      // Through this migration only: 0066 replaces the PostgreSQL prefix index (migration-0066.test.ts).
+      await migrate(tdb.db, Object.fromEntries(Object.entries(MIGRATIONS).filter(([name]) => name <= '0025_leaner_indexes')));
     });
     after(() => tdb.drop());
 
@@ -73,7 +74,9 @@ for (const dialect of testDialects()) {
         name: 'startsWith',
         atom: { kind: 'values', field: 'title', cond: { op: 'startsWith', text: 't3' }, multiRow: false },
         found: [id(3), ...Array.from({ length: 10 }, (_, k) => id(30 + k))],
-        index: dialect === 'sqlite' ? /record_values_text/ : /record_values_prefix/,
+        // Today's statement names no collation (migration 0066 gives the column its own), so at
+        // 0025 either text index of PostgreSQL may answer it.
+        index: TEXT,
       },
       {
         name: 'contains without a trigram',

@@ -4,7 +4,7 @@
 // so they are sent as scans (src/db/scan.ts): on PostgreSQL a slow one never holds up the point
 // reads of other requests.
 import { type RawBuilder, sql } from 'kysely';
-import { codePointOrder, jsonTextElements, probeEnd, scan, type Executor } from '../../db/index.ts';
+import { jsonTextElements, probeEnd, scan, type Executor } from '../../db/index.ts';
 import type { Page } from '../../lib/paging.ts';
 import { fieldHash, likeLiteral, prefixEnd, trigramKey } from '../index/trigrams.ts';
 
@@ -28,7 +28,7 @@ export interface TypeInWorkspace {
   objectType: string;
 }
 
-function valueCond(db: Executor, c: ValueCond): RawBuilder<unknown> {
+function valueCond(c: ValueCond): RawBuilder<unknown> {
   switch (c.op) {
     case 'equal':
       return sql`v.value_text = ${c.text}`;
@@ -36,17 +36,13 @@ function valueCond(db: Executor, c: ValueCond): RawBuilder<unknown> {
       // Said outright: SQLite's planner does not infer it from LIKE, and the text index holds only
       // rows that have a text (migration 0025).
       return sql`v.value_text is not null and v.value_text like ${`%${likeLiteral(c.text)}%`} escape '\\'`;
-    case 'set': {
+    case 'set':
       // A non-empty text: the part of the text index above the empty string.
-      const col = codePointOrder(db, sql`v.value_text`);
-      return sql`${col} > ''`;
-    }
+      return sql`v.value_text > ''`;
     case 'startsWith': {
-      // Code point order on both databases, which the record_values_prefix index (migration 0012)
-      // is built in.
-      const col = codePointOrder(db, sql`v.value_text`);
+      // A range in code point order, the order of value_text on both databases (migration 0066).
       const end = prefixEnd(c.text);
-      return end === null ? sql`${col} >= ${c.text}` : sql`${col} >= ${c.text} and ${col} < ${end}`;
+      return end === null ? sql`v.value_text >= ${c.text}` : sql`v.value_text >= ${c.text} and v.value_text < ${end}`;
     }
     case 'num': {
       const parts: RawBuilder<unknown>[] = [];
@@ -81,11 +77,11 @@ export function driverSql(db: Executor, s: TypeInWorkspace, a: Atom): RawBuilder
     const key = keyOf(s, a.field, a.trigram);
     return sql`select c.record_id from (select g.record_id from record_trigrams g where g.key = ${key}
       union ${packedIds(db, key)}) c
-      where exists (select 1 from record_values v where v.record_id = c.record_id and v.field = ${a.field} and ${valueCond(db, a.cond)}${probeEnd(db)})`;
+      where exists (select 1 from record_values v where v.record_id = c.record_id and v.field = ${a.field} and ${valueCond(a.cond)}${probeEnd(db)})`;
   }
   return a.multiRow
-    ? sql`select distinct v.record_id from record_values v where ${where} and ${valueCond(db, a.cond)}`
-    : sql`select v.record_id from record_values v where ${where} and ${valueCond(db, a.cond)}`;
+    ? sql`select distinct v.record_id from record_values v where ${where} and ${valueCond(a.cond)}`
+    : sql`select v.record_id from record_values v where ${where} and ${valueCond(a.cond)}`;
 }
 
 /** Whether the record `r.id` satisfies an atom, probing by record id (a probe per record, whatever the plan). */
@@ -95,7 +91,7 @@ export function checkSql(db: Executor, a: Atom): RawBuilder<unknown> {
     return sql`exists (select 1 from entity_relationships e where e.source_id = r.id and e.name = ${a.name} and e.target_id = ${a.id}${end})`;
   if (a.kind === 'inverse')
     return sql`exists (select 1 from entity_relationships e where e.source_id = ${a.id} and e.name = ${a.name} and e.target_id = r.id${end})`;
-  return sql`exists (select 1 from record_values v where v.record_id = r.id and v.field = ${a.field} and ${valueCond(db, a.cond)}${end})`;
+  return sql`exists (select 1 from record_values v where v.record_id = r.id and v.field = ${a.field} and ${valueCond(a.cond)}${end})`;
 }
 
 function toNumber(v: unknown): number {
