@@ -5,7 +5,8 @@
 // the imported workspace's `totalCount` of contacts and accounts, each of which must be 0 or the
 // whole import at every read. The stream is open-loop: each request leaves at its scheduled time
 // whatever the earlier ones are doing, and its latency counts from that time. Prints p50, p99 and
-// the slowest write, failures, what the reader saw, the import's seconds and the load average.
+// the slowest write, failures, what the reader saw, the import's seconds and steps, the writes over
+// 100 ms with their time into the import (the steps place them), and the load average.
 //   node bench/import-sharing.ts [--contacts 100000] [--dialect sqlite|postgres|both] [--rate 20]
 //     [--baseline 5] [--commit atomic|batched] [--same] [--seed 0]
 // With --seed S, S contacts are first imported (atomic, before the server starts) into a workspace
@@ -50,11 +51,15 @@ const RATE = Number(args.rate);
 interface Stream {
   latencies: number[];
   failures: string[];
+  /** The writes that took over SLOW_MS: seconds from the stream's start to the write's scheduled time, and its latency. */
+  slow: Array<{ at: number; ms: number }>;
 }
+
+const SLOW_MS = 100;
 
 /** POSTs at RATE per second until `until` resolves; each latency from the request's scheduled time. */
 async function writeStream(url: string, secret: string, until: Promise<unknown>): Promise<Stream> {
-  const out: Stream = { latencies: [], failures: [] };
+  const out: Stream = { latencies: [], failures: [], slow: [] };
   let done = false;
   void until.then(() => (done = true));
   const pending: Promise<void>[] = [];
@@ -74,7 +79,9 @@ async function writeStream(url: string, secret: string, until: Promise<unknown>)
             body: JSON.stringify({ fields: { $name: { firstName: 'Bo', lastName: `W${i}` }, $email: [`bo.${i}@stream.test`] } }),
           });
           const body = await res.text();
-          out.latencies.push(performance.now() - at);
+          const ms = performance.now() - at;
+          out.latencies.push(ms);
+          if (ms > SLOW_MS) out.slow.push({ at: (at - t0) / 1000, ms });
           if (res.status !== 200) out.failures.push(`${res.status} ${body.slice(0, 200)}`);
         } catch (err) {
           out.failures.push(String(err));
@@ -109,6 +116,12 @@ async function reader(url: string, secret: string, until: Promise<unknown>): Pro
 function quantile(s: Stream, q: number): number {
   const sorted = [...s.latencies].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] ?? NaN;
+}
+
+/** The slowest writes over SLOW_MS (up to 10), each as `latency@seconds into the import`. */
+function slowest(s: Stream): string {
+  const top = [...s.slow].sort((a, b) => b.ms - a.ms).slice(0, 10);
+  return top.map((w) => `${w.ms.toFixed(0)} ms@${w.at.toFixed(1)} s`).join(', ');
 }
 
 function summary(s: Stream): string {
@@ -150,8 +163,13 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<void> {
           const { code, out, seconds, peakMiB } = await exited;
           if (code !== 0) throw new Error(`import failed (${code})`);
           results.push({ main, rate: CONTACTS / seconds, p99: quantile(during, 0.99) });
-          const { commit, journal } = JSON.parse(out) as { commit: string; journal?: string };
+          const { commit, journal, phases } = JSON.parse(out) as { commit: string; journal?: string; phases?: Record<string, number> };
           const whole = (set: Set<number>, n: number) => [...set].every((x) => x === 0 || x === n);
+          // A batched import shows its rows chunk by chunk: thousands of totals, given as a range.
+          const totals = (set: Set<number>) => {
+            const sorted = [...set].sort((a, b) => a - b);
+            return sorted.length <= 12 ? sorted.join(', ') : `${sorted.length} different totals from ${sorted[0]} to ${sorted.at(-1)}`;
+          };
           process.stdout.write(
             [
               `== ${dialect} (${main === MAIN ? 'this checkout' : args.against}): import of ${CONTACTS} contacts, ${ACCOUNTS} accounts (${commit}${journal ? `, ${journal}` : ''}) while a server writes ${RATE}/s into ${args.same ? 'the same' : 'another'} workspace`,
@@ -159,12 +177,16 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<void> {
               `  writes before          ${summary(baseline)}`,
               `  writes during          ${summary(during)}`,
               ...(during.failures.length ? [`  first failure          ${during.failures[0]}`] : []),
+              `  import's steps (s)     ${Object.entries(phases ?? {})
+                .map(([k, v]) => `${k} ${v.toFixed(2)}`)
+                .join(', ')}`,
+              `  writes over ${SLOW_MS} ms     ${during.slow.length}${during.slow.length ? `: ${slowest(during)}` : ''}`,
               ...(args.same
                 ? []
                 : [
-                    `  reader saw contacts    ${[...seen.contacts].sort((a, b) => a - b).join(', ')}  (${whole(seen.contacts, CONTACTS) ? 'none or all' : 'PART OF THE IMPORT'})`,
+                    `  reader saw contacts    ${totals(seen.contacts)}  (${whole(seen.contacts, CONTACTS) ? 'none or all' : 'PART OF THE IMPORT'})`,
                   ]),
-              `  reader saw accounts    ${[...seen.accounts].sort((a, b) => a - b).join(', ')}  (${whole(seen.accounts, ACCOUNTS) ? 'none or all' : 'PART OF THE IMPORT'})`,
+              `  reader saw accounts    ${totals(seen.accounts)}  (${whole(seen.accounts, ACCOUNTS) ? 'none or all' : 'PART OF THE IMPORT'})`,
               `  load average (1 min)   ${load0.toFixed(2)} before, ${(loadavg()[0] as number).toFixed(2)} after`,
               '',
             ].join('\n'),
