@@ -7,12 +7,21 @@
 import { sql } from 'kysely';
 import type { Db } from './types.ts';
 
+/** How long the write lock is left free after each index: a waiting writer tries every 4 ms at most (`beginImmediate`). */
+const PAUSE_MS = 5;
+
 /**
- * Brings statistics up to date where they are missing or stale: SQLite's PRAGMA optimize, which
- * analyzes only tables never analyzed or grown or shrunk many times since, each from a bounded
- * sample (analysis_limit) so that a large table costs milliseconds; on PostgreSQL, after a bulk
- * write (`bulk`), ANALYZE of the schema's tables, so that the first requests after an import do
- * not wait for autovacuum.
+ * Brings statistics up to date where they are missing or stale: on SQLite the tables PRAGMA
+ * optimize picks (never analyzed, or grown or shrunk many times since), each from a bounded sample
+ * (analysis_limit); on PostgreSQL, after a bulk write (`bulk`), ANALYZE of the schema's tables, so
+ * that the first requests after an import do not wait for autovacuum.
+ *
+ * An ANALYZE holds SQLite's write lock while it runs, and the sample bounds the rows it reads, not
+ * its count of an index's entries; so PRAGMA optimize itself, one statement, held the lock for as
+ * long as every count took, seconds after a large import, and a server sharing the file waited
+ * that long to write. The tables it would analyze are analyzed one index per statement instead,
+ * which writes the same statistics, and the lock is left free for PAUSE_MS after each: a writer of
+ * another process waits for one index's count at most.
  */
 export async function refreshStatistics(db: Db, opts: { bulk?: boolean } = {}): Promise<void> {
   if (db.dialect === 'postgres') {
@@ -23,6 +32,18 @@ export async function refreshStatistics(db: Db, opts: { bulk?: boolean } = {}): 
     return;
   }
   await sql`pragma analysis_limit = 1000`.execute(db.kysely);
-  // 0x10002: consider every table, not only those this connection has used.
-  await sql`pragma optimize = 0x10002`.execute(db.kysely);
+  // 0x10000: every table, not only those this connection has used; 0x2: those that need it;
+  // 0x1: only list the ANALYZE statements it would run, as `ANALYZE "main"."table"`.
+  const planned = await sql<{ optimize: string }>`pragma optimize = 0x10003`.execute(db.kysely);
+  for (const { optimize } of planned.rows) {
+    const table = /^ANALYZE "main"\."(.+)"$/.exec(optimize)?.[1]?.replaceAll('""', '"');
+    if (table === undefined) continue;
+    // A table counts its rows as part of the ANALYZE of a whole index; with none but partial
+    // indexes (or none at all) only the table's own ANALYZE writes its row count.
+    const indexes = (await sql<{ name: string; partial: number }>`select name, partial from pragma_index_list(${table})`.execute(db.kysely)).rows;
+    for (const name of indexes.some((i) => !i.partial) ? indexes.map((i) => i.name) : [table]) {
+      await sql`analyze ${sql.id(name)}`.execute(db.kysely);
+      await new Promise((resolve) => setTimeout(resolve, PAUSE_MS));
+    }
+  }
 }

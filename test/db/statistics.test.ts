@@ -1,0 +1,103 @@
+// The planner's statistics (src/db/statistics.ts, docs/design.md §Database statistics). On SQLite
+// the tables PRAGMA optimize picks are analyzed one index per statement, with the write lock free
+// between them: the statistics are the ones PRAGMA optimize itself writes, and another
+// connection's writes get in while they are gathered. On PostgreSQL a bulk write's schema is
+// analyzed.
+import assert from 'node:assert/strict';
+import { DatabaseSync } from 'node:sqlite';
+import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
+import { refreshStatistics } from '../../src/db/statistics.ts';
+import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
+
+const AT = '2026-01-01T00:00:00.000Z';
+
+/**
+ * A workspace with `n` contacts, each with a name and an e-mail in the value index; and a table
+ * whose only index is partial, whose row count only an ANALYZE of the table itself writes.
+ */
+async function fill(tdb: TestDb, n: number): Promise<void> {
+  const db = tdb.db.kysely;
+
+  await sql`insert into workspaces (id, name, created_at) values ('ws_s', 's', ${AT})`.execute(db);
+  for (let from = 0; from < n; from += 500) {
+    const ids = Array.from({ length: Math.min(500, n - from) }, (_, k) => `con_${String(from + k).padStart(6, '0')}`);
+    await sql`insert into records (id, workspace_id, kind, external_id, fields, created_at, updated_at)
+      values ${sql.join(ids.map((id) => sql`(${id}, 'ws_s', 'contact', null, '{}', ${AT}, ${AT})`))}`.execute(db);
+    const values = ids.flatMap((id, k) => [
+      sql`('ws_s', 'contact', '$name', ${`name ${(from + k) % 97}`}, null, ${id})`,
+      sql`('ws_s', 'contact', '$email', ${`${id}@example.com`}, null, ${id})`,
+      sql`('ws_s', 'contact', 'score', null, ${(from + k) % 10}, ${id})`,
+    ]);
+    await sql`insert into record_values (workspace_id, object_type, field, value_text, value_num, record_id) values ${sql.join(values)}`.execute(db);
+  }
+  await sql`create table partial_only (k integer primary key, v text)`.execute(db);
+  await sql`create index partial_only_v on partial_only (v) where v is not null`.execute(db);
+  await sql`insert into partial_only (k, v) select row_number() over (order by id), case when id like '%0' then null else substr(id, 1, 8) end from records`.execute(db);
+}
+
+for (const dialect of testDialects()) {
+  describe(`statistics [${dialect}]`, () => {
+    let whole: TestDb;
+    let spread: TestDb;
+    let shared: TestDb;
+    before(async () => {
+      [whole, spread, shared] = await Promise.all([createTestDb(dialect), createTestDb(dialect), createTestDb(dialect)]);
+      for (const t of [whole, spread, shared]) await fill(t, 3000);
+    });
+    after(async () => {
+      for (const t of [whole, spread, shared]) await t.drop();
+    });
+
+    test('analyzed index by index, the statistics are those of one pass', async () => {
+      // The reference: PRAGMA optimize's own pass on SQLite, which the function ran before.
+      if (dialect === 'sqlite') {
+        await sql`pragma analysis_limit = 1000`.execute(whole.db.kysely);
+        await sql`pragma optimize = 0x10002`.execute(whole.db.kysely);
+      } else await refreshStatistics(whole.db, { bulk: true });
+      await refreshStatistics(spread.db, { bulk: true });
+      if (dialect === 'sqlite') {
+        const stat = async (t: TestDb) =>
+          (await sql<{ tbl: string; idx: string | null; stat: string }>`select tbl, idx, stat from sqlite_stat1 order by tbl, idx`.execute(t.db.kysely)).rows;
+        const one = await stat(whole);
+        assert.ok(
+          one.some((r) => r.tbl === 'record_values' && r.idx === 'record_values_record'),
+          'the value index was analyzed',
+        );
+        assert.deepEqual(await stat(spread), one);
+      } else {
+        const tuples = async (t: TestDb) =>
+          Number(
+            (await sql<{ n: number }>`select reltuples as n from pg_class where oid = 'record_values'::regclass`.execute(t.db.kysely)).rows[0]?.n,
+          );
+        assert.equal(await tuples(whole), 9000);
+        assert.equal(await tuples(spread), 9000);
+      }
+    });
+
+    if (dialect === 'sqlite') {
+      test("another connection's writes get in while the statistics are gathered, and none finds the lock held", async () => {
+        const other = new DatabaseSync(shared.sqliteFile as string, { timeout: 0 });
+        other.exec('create table if not exists beside (k integer primary key)');
+        let written = 0;
+        const busy: string[] = [];
+        const writer = setInterval(() => {
+          try {
+            other.exec('insert into beside default values');
+            written++;
+          } catch (err) {
+            busy.push(String(err));
+          }
+        }, 1);
+        try {
+          await refreshStatistics(shared.db, { bulk: true });
+        } finally {
+          clearInterval(writer);
+          other.close();
+        }
+        assert.deepEqual(busy, []);
+        assert.ok(written >= 3, `${written} writes got in meanwhile`);
+      });
+    }
+  });
+}
