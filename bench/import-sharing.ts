@@ -183,9 +183,7 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<void> {
               `  writes over ${SLOW_MS} ms     ${during.slow.length}${during.slow.length ? `: ${slowest(during)}` : ''}`,
               ...(args.same
                 ? []
-                : [
-                    `  reader saw contacts    ${totals(seen.contacts)}  (${whole(seen.contacts, CONTACTS) ? 'none or all' : 'PART OF THE IMPORT'})`,
-                  ]),
+                : [`  reader saw contacts    ${totals(seen.contacts)}  (${whole(seen.contacts, CONTACTS) ? 'none or all' : 'PART OF THE IMPORT'})`]),
               `  reader saw accounts    ${totals(seen.accounts)}  (${whole(seen.accounts, ACCOUNTS) ? 'none or all' : 'PART OF THE IMPORT'})`,
               `  load average (1 min)   ${load0.toFixed(2)} before, ${(loadavg()[0] as number).toFixed(2)} after`,
               '',

@@ -33,7 +33,9 @@ async function fill(tdb: TestDb, n: number): Promise<void> {
   }
   await sql`create table partial_only (k integer primary key, v text)`.execute(db);
   await sql`create index partial_only_v on partial_only (v) where v is not null`.execute(db);
-  await sql`insert into partial_only (k, v) select row_number() over (order by id), case when id like '%0' then null else substr(id, 1, 8) end from records`.execute(db);
+  await sql`insert into partial_only (k, v) select row_number() over (order by id), case when id like '%0' then null else substr(id, 1, 8) end from records`.execute(
+    db,
+  );
 }
 
 for (const dialect of testDialects()) {
@@ -67,9 +69,7 @@ for (const dialect of testDialects()) {
         assert.deepEqual(await stat(spread), one);
       } else {
         const tuples = async (t: TestDb) =>
-          Number(
-            (await sql<{ n: number }>`select reltuples as n from pg_class where oid = 'record_values'::regclass`.execute(t.db.kysely)).rows[0]?.n,
-          );
+          Number((await sql<{ n: number }>`select reltuples as n from pg_class where oid = 'record_values'::regclass`.execute(t.db.kysely)).rows[0]?.n);
         assert.equal(await tuples(whole), 9000);
         assert.equal(await tuples(spread), 9000);
       }
