@@ -3,9 +3,28 @@
 // - `genericPlan`: on PostgreSQL, EXPLAIN ANALYZE of the generic plan of a statement, the plan a
 //   named statement keeps for any values after five runs (docs/filtering.md §Plans).
 // - `work` and `scans`: what the nodes of such a plan handled, to bound it.
+// - `indexPlan`: either database's plan of a statement as text, on tables too small for
+//   PostgreSQL to want an index unless told not to scan them (the migrations' tests).
 import { CompiledQuery, type Kysely, sql } from 'kysely';
-import type { Database } from '../../src/db/types.ts';
+import type { Database, DialectName } from '../../src/db/types.ts';
 import { write } from '../../src/db/write.ts';
+
+/**
+ * The plan of `compiled` as text, one step or node a line: SQLite's EXPLAIN QUERY PLAN, or
+ * PostgreSQL's EXPLAIN with table scans disabled, so that on a few rows it still takes an index
+ * it can prove usable, and only such an index.
+ */
+export async function indexPlan(db: Kysely<Database>, dialect: DialectName, compiled: CompiledQuery): Promise<string> {
+  const postgres = dialect === 'postgres';
+  return db.connection().execute(async (c) => {
+    if (postgres) await c.executeQuery(CompiledQuery.raw('set enable_seqscan = off'));
+    const r = await c.executeQuery<Record<string, string>>(
+      CompiledQuery.raw(`explain ${postgres ? '' : 'query plan '}${compiled.sql}`, [...compiled.parameters]),
+    );
+    if (postgres) await c.executeQuery(CompiledQuery.raw('reset enable_seqscan'));
+    return r.rows.map((x) => Object.values(x).join(' ')).join('\n');
+  });
+}
 
 /** A node of PostgreSQL's `explain (analyze, format json)`: the fields the guards read. */
 export interface PlanNode {

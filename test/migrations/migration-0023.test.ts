@@ -4,11 +4,12 @@
 // still answered from it on both databases.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { CompiledQuery, sql } from 'kysely';
+import { sql } from 'kysely';
 import { migrate } from '../../src/db/migrate.ts';
 import { driverSql } from '../../src/records/filter/repository.ts';
 import { isoNow } from '../../src/lib/ids.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
+import { indexPlan } from '../helpers/plans.ts';
 
 const AT = isoNow(Date.UTC(2026, 0, 1));
 
@@ -53,15 +54,8 @@ for (const dialect of testDialects()) {
       const compiled = query.compile(db);
       const found = (await db.executeQuery<{ record_id: string }>(compiled)).rows.map((r) => r.record_id).sort();
       assert.deepEqual(found, ['con_037', 'con_038', 'con_039']);
-      const plan = await db.connection().execute(async (c) => {
-        // 80 rows: PostgreSQL would rather scan the table; told not to, it still may only take an index it can prove usable.
-        if (dialect === 'postgres') await c.executeQuery(CompiledQuery.raw('set enable_seqscan = off'));
-        const r = await c.executeQuery<Record<string, string>>(
-          CompiledQuery.raw(`explain ${dialect === 'sqlite' ? 'query plan ' : ''}${compiled.sql}`, [...compiled.parameters]),
-        );
-        if (dialect === 'postgres') await c.executeQuery(CompiledQuery.raw('reset enable_seqscan'));
-        return r.rows.map((x) => Object.values(x).join(' ')).join('\n');
-      });
+      // 80 rows: PostgreSQL would rather scan the table; told not to, it still may only take an index it can prove usable.
+      const plan = await indexPlan(db, dialect, compiled);
       assert.match(plan, /record_values_num/, plan);
     });
   });

@@ -5,12 +5,12 @@
 // the same records, on both databases.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { CompiledQuery, type Kysely, sql } from 'kysely';
+import { sql } from 'kysely';
 import { MIGRATIONS, migrate } from '../../src/db/migrate.ts';
-import type { Database } from '../../src/db/types.ts';
 import { type Atom, driverSql } from '../../src/records/filter/repository.ts';
 import { isoNow } from '../../src/lib/ids.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
+import { indexPlan } from '../helpers/plans.ts';
 
 const AT = isoNow(Date.UTC(2026, 0, 1));
 const id = (k: number) => `con_${String(k).padStart(3, '0')}`;
@@ -54,18 +54,6 @@ for (const dialect of testDialects()) {
       assert.equal(await indexDef('entity_relationships_target'), undefined);
     });
 
-    /** The plan of `compiled` (PostgreSQL told not to scan tables: 80 rows are too few for it to want an index). */
-    async function plan(db: Kysely<Database>, compiled: CompiledQuery): Promise<string> {
-      return db.connection().execute(async (c) => {
-        if (dialect === 'postgres') await c.executeQuery(CompiledQuery.raw('set enable_seqscan = off'));
-        const r = await c.executeQuery<Record<string, string>>(
-          CompiledQuery.raw(`explain ${dialect === 'sqlite' ? 'query plan ' : ''}${compiled.sql}`, [...compiled.parameters]),
-        );
-        if (dialect === 'postgres') await c.executeQuery(CompiledQuery.raw('reset enable_seqscan'));
-        return r.rows.map((x) => Object.values(x).join(' ')).join('\n');
-      });
-    }
-
     // On PostgreSQL either text index answers `=` and LIKE; both are partial now.
     const TEXT = dialect === 'sqlite' ? /record_values_text/ : /record_values_(text|prefix)/;
     const atoms: Array<{ name: string; atom: Atom; found: string[]; index: RegExp }> = [
@@ -97,7 +85,7 @@ for (const dialect of testDialects()) {
         const compiled = driverSql(db, SCOPE, atom).compile(db);
         const got = (await db.executeQuery<{ record_id: string }>(compiled)).rows.map((r) => r.record_id).sort();
         assert.deepEqual(got, found);
-        const p = await plan(db, compiled);
+        const p = await indexPlan(db, dialect, compiled);
         assert.match(p, index, p);
       });
     }
@@ -116,7 +104,7 @@ for (const dialect of testDialects()) {
         .compile();
       const got = (await db.executeQuery<{ record_id: string }>(compiled)).rows.map((r) => r.record_id).sort();
       assert.equal(got.length, 40);
-      const p = await plan(db, compiled);
+      const p = await indexPlan(db, dialect, compiled);
       assert.match(p, TEXT, p);
     });
   });

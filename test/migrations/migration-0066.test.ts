@@ -6,12 +6,12 @@
 // columns) still read.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { CompiledQuery, type Kysely, sql } from 'kysely';
+import { sql } from 'kysely';
 import { migrate } from '../../src/db/migrate.ts';
-import type { Database } from '../../src/db/types.ts';
 import { meetingsOfContacts } from '../../src/meetings/repository.ts';
 import { type Atom, driverSql } from '../../src/records/filter/repository.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
+import { indexPlan } from '../helpers/plans.ts';
 
 const AT = '2026-01-01T00:00:00.000Z';
 const SCOPE = { workspaceId: 'ws_n', objectType: 'contact' };
@@ -67,18 +67,6 @@ for (const dialect of testDialects()) {
       );
     });
 
-    /** The plan of `compiled` (PostgreSQL told not to scan tables: a few rows are too few for it to want an index). */
-    async function plan(db: Kysely<Database>, compiled: CompiledQuery): Promise<string> {
-      return db.connection().execute(async (c) => {
-        if (dialect === 'postgres') await c.executeQuery(CompiledQuery.raw('set enable_seqscan = off'));
-        const r = await c.executeQuery<Record<string, string>>(
-          CompiledQuery.raw(`explain ${dialect === 'sqlite' ? 'query plan ' : ''}${compiled.sql}`, [...compiled.parameters]),
-        );
-        if (dialect === 'postgres') await c.executeQuery(CompiledQuery.raw('reset enable_seqscan'));
-        return r.rows.map((x) => Object.values(x).join(' ')).join('\n');
-      });
-    }
-
     const title = (cond: Extract<Atom, { kind: 'values' }>['cond']): Atom => ({ kind: 'values', field: 'title', cond, multiRow: false });
     const atoms: Array<{ name: string; atom: Atom; found: string[] }> = [
       { name: 'equal', atom: title({ op: 'equal', text: 'azur' }), found: ['con_3'] },
@@ -95,7 +83,7 @@ for (const dialect of testDialects()) {
         const compiled = driverSql(db, SCOPE, atom).compile(db);
         const got = (await db.executeQuery<{ record_id: string }>(compiled)).rows.map((r) => r.record_id).sort();
         assert.deepEqual(got, found);
-        const p = await plan(db, compiled);
+        const p = await indexPlan(db, dialect, compiled);
         assert.match(p, /record_values_text/, p);
       });
     }
@@ -112,7 +100,7 @@ for (const dialect of testDialects()) {
         const join = sql`select p.meeting_id from record_values v
           join meeting_participants p on p.workspace_id = v.workspace_id and p.email = v.value_text
           where v.record_id = 'con_2' and v.field = '$email'`.compile(tdb.db.kysely);
-        const p = await plan(tdb.db.kysely, join);
+        const p = await indexPlan(tdb.db.kysely, dialect, join);
         assert.match(p, /Index (Only )?Scan using meeting_participants_email[^\n]*\n\s*Index Cond: [^\n]*email = v\.value_text/, p);
       }
       const one = await meetingsOfContacts(tdb.db.kysely, 'ws_n', ['con_2']);
