@@ -17,11 +17,11 @@ const PAUSE_MS = 5;
  * that the first requests after an import do not wait for autovacuum.
  *
  * An ANALYZE holds SQLite's write lock while it runs, and the sample bounds the rows it reads, not
- * its count of an index's entries; so PRAGMA optimize itself, one statement, held the lock for as
- * long as every count took, seconds after a large import, and a server sharing the file waited
- * that long to write. The tables it would analyze are analyzed one index per statement instead,
- * which writes the same statistics, and the lock is left free for PAUSE_MS after each: a writer of
- * another process waits for one index's count at most.
+ * its count of an index's entries; PRAGMA optimize, one statement, would hold the lock for as long
+ * as every count takes (seconds after a large import), and a server sharing the file would wait
+ * that long to write. So the tables it picks are analyzed one index per statement, which writes
+ * the same statistics, and the lock is left free for PAUSE_MS after each: a writer of another
+ * process waits for one index's count at most (docs/design.md §Database statistics).
  */
 export async function refreshStatistics(db: Db, opts: { bulk?: boolean } = {}): Promise<void> {
   if (db.dialect === 'postgres') {

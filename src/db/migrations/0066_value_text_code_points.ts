@@ -3,10 +3,10 @@ import { isPostgres } from '../dialect.ts';
 
 // The value index's text is compared in code point order on both databases (docs/filtering.md
 // §Indexes): SQLite compares text as bytes of UTF-8, and on PostgreSQL `record_values.value_text`
-// now has the "C" collation itself, so that one index, `record_values_text`, answers equality,
-// `in`, LIKE and the ranges of `startsWith` and `set`. Before, that index was in the database's
-// collation and a second one, `record_values_prefix`, held the same entries in "C" for the ranges:
-// every text value was written to two B-trees. `meeting_participants.email` takes the same
+// has the "C" collation itself, so that one index, `record_values_text`, answers equality, `in`,
+// LIKE and the ranges of `startsWith` and `set`, and `record_values_prefix`, a copy of its entries
+// in "C" for the ranges beside an index in the database's collation, goes: every text value is
+// written to one B-tree instead of two. `meeting_participants.email` takes the same
 // collation: the meetings of a contact join it to the contact's `$email` values, PostgreSQL
 // compares a "C" column with one in the database's collation in "C", and only an index in "C"
 // then finds the participants by address. Equality is the same in either collation (both are
