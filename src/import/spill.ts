@@ -1,16 +1,22 @@
 // The checked objects of an import, kept on disk by kind between the check and the writes
 // (docs/import.md §Memory): one temporary NDJSON file per kind, `line<TAB>json` a line, read back
-// kind by kind in dependency order. The directory is removed when the import ends.
+// kind by kind in dependency order. The directory is removed when the import ends, also when the
+// check fails while a file's write is still under way: a file's error is kept and thrown by the
+// next `add` or by `finish`, never left unhandled, so a failed import reports its bad lines
+// instead of crashing.
 import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { once } from 'node:events';
+import { finished } from 'node:stream/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
 export class Spill {
-  private readonly dir: string;
+  /** The directory of this import's files. */
+  readonly dir: string;
   private readonly files = new Map<string, WriteStream>();
+  private failure: Error | undefined;
 
   private constructor(dir: string) {
     this.dir = dir;
@@ -25,17 +31,24 @@ export class Spill {
   }
 
   async add(object: string, line: number, raw: unknown): Promise<void> {
+    if (this.failure) throw this.failure;
     let out = this.files.get(object);
-    if (!out) this.files.set(object, (out = createWriteStream(this.path(object))));
+    if (!out) {
+      out = createWriteStream(this.path(object));
+      out.on('error', (err) => (this.failure ??= err));
+      this.files.set(object, out);
+    }
     if (!out.write(`${line}\t${JSON.stringify(raw)}\n`)) await once(out, 'drain');
   }
 
   /** Flushes every file; reads may start. */
   async finish(): Promise<void> {
     for (const out of this.files.values()) {
+      if (out.closed) continue;
       out.end();
-      await once(out, 'close');
+      await finished(out).catch(() => {});
     }
+    if (this.failure) throw this.failure;
   }
 
   async *read(object: string): AsyncGenerator<{ line: number; raw: Record<string, unknown> }> {
@@ -49,7 +62,11 @@ export class Spill {
   }
 
   async remove(): Promise<void> {
-    for (const out of this.files.values()) if (!out.closed) out.destroy();
+    for (const out of this.files.values()) {
+      if (out.closed) continue;
+      out.destroy();
+      await finished(out).catch(() => {});
+    }
     await rm(this.dir, { recursive: true, force: true });
   }
 }
