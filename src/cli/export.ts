@@ -1,8 +1,13 @@
 // `rolodex export --workspace W [--types a,b] [--include-trash] [FILE]`: the workspace as NDJSON
-// in the import format (docs/import.md §Export), written as it is read, to FILE or stdout.
-import { createWriteStream } from 'node:fs';
+// in the import format (docs/import.md §Export), written as it is read, to FILE or stdout. FILE
+// is written under a temporary name beside it and takes its name only when the export is
+// complete, so a failed export leaves FILE as it was.
 import { once } from 'node:events';
+import { open, rename, rm } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import type { Writable } from 'node:stream';
+import { finished } from 'node:stream/promises';
+import { InputError } from '../lib/errors.ts';
 import { RECORD_TYPES } from '../records/service.ts';
 import { customTypes, definitionLines, recordLines } from '../records/export.ts';
 import { userLines } from '../users/export.ts';
@@ -12,6 +17,8 @@ import { type Io, operator, parse, required, UsageError, withDb } from './io.ts'
 export const usage = `rolodex export --workspace W [--types account,contact,…] [--include-trash] [FILE]   (NDJSON in the import format; stdout without FILE)`;
 
 const SYSTEM_ORDER = ['account', 'contact', 'opportunity', 'note', 'task'];
+
+type Write = (line: unknown) => Promise<void>;
 
 export async function run(args: string[], io: Io): Promise<void> {
   const { values, positionals } = parse(args, { workspace: { type: 'string' }, types: { type: 'string' }, 'include-trash': { type: 'boolean' } });
@@ -26,10 +33,14 @@ export async function run(args: string[], io: Io): Promise<void> {
         )
       : undefined;
   const file = positionals[0];
-  const out: Writable = file ? createWriteStream(file) : process.stdout;
-  const write = async (line: unknown) => {
-    if (!out.write(`${JSON.stringify(line)}\n`)) await once(out, 'drain');
-  };
+  const records = file
+    ? await toFile(file, (write) => exportLines(io, workspaceId, wanted, write))
+    : await toStdout((write) => exportLines(io, workspaceId, wanted, write));
+  if (file) io.err(`exported ${records} records to ${file}`);
+}
+
+/** Writes the workspace's lines; returns how many records it wrote. */
+async function exportLines(io: Io, workspaceId: string, wanted: Set<string> | undefined, write: Write): Promise<number> {
   let count = 0;
   await withDb(io, async (db, config) => {
     const ctx = operator(db, config, workspaceId);
@@ -47,9 +58,45 @@ export async function run(args: string[], io: Io): Promise<void> {
       }
     }
   });
-  if (file) {
+  return count;
+}
+
+/** A stream's writer, waiting when it is full; a write error is thrown by the next write. */
+function writer(out: Writable, name: string): { write: Write; failed: () => Error | undefined } {
+  let failure: Error | undefined;
+  out.on('error', (err: Error) => (failure ??= new InputError(`cannot write ${name}: ${err.message}`)));
+  const write: Write = async (line) => {
+    if (failure) throw failure;
+    if (!out.write(`${JSON.stringify(line)}\n`)) await once(out, 'drain');
+  };
+  return { write, failed: () => failure };
+}
+
+async function toStdout(body: (write: Write) => Promise<number>): Promise<number> {
+  return body(writer(process.stdout, 'stdout').write);
+}
+
+async function toFile(file: string, body: (write: Write) => Promise<number>): Promise<number> {
+  const partial = join(dirname(file), `.${basename(file)}.${process.pid}.partial`);
+  let out: Writable;
+  try {
+    out = (await open(partial, 'wx', 0o600)).createWriteStream();
+  } catch (err) {
+    throw new InputError(`cannot write ${file}: ${(err as Error).message}`);
+  }
+  const { write, failed } = writer(out, file);
+  try {
+    const count = await body(write);
     out.end();
-    await once(out, 'close');
-    io.err(`exported ${count} records to ${file}`);
+    await finished(out).catch(() => {});
+    const failure = failed();
+    if (failure) throw failure;
+    await rename(partial, file);
+    return count;
+  } catch (err) {
+    out.destroy();
+    await finished(out).catch(() => {});
+    await rm(partial, { force: true });
+    throw err;
   }
 }

@@ -2,7 +2,7 @@
 // imported into an empty workspace, reads the same through the API (ids differ: records are
 // compared by externalId, or the original's id that the export names them by).
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { Io } from '../../src/cli/io.ts';
@@ -160,6 +160,29 @@ eachDialect('rolodex export', (ctx) => {
         .map((l) => (JSON.parse(l) as { object: string }).object),
     );
     assert.deepEqual([...kinds].toSorted(), ['contact', 'definition', 'user']);
-    assert.equal((await rolodex(t, ['export', '--workspace', a.workspaceId, '--types', 'nope', file])).code, 2);
+  });
+
+  test('a failed export leaves FILE as it was; a FILE that cannot be written is one plain error', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const file = join(t.tdb.dataDir, 'kept.ndjson');
+    writeFileSync(file, 'what was there\n');
+    const usage = await rolodex(t, ['export', '--workspace', s.workspaceId, '--types', 'nope', file]);
+    assert.equal(usage.code, 2, usage.err);
+    const missing = await rolodex(t, ['export', '--workspace', 'ws_missing', file]);
+    assert.equal(missing.code, 1, missing.err);
+    assert.equal(readFileSync(file, 'utf8'), 'what was there\n');
+    assert.deepEqual(
+      readdirSync(t.tdb.dataDir).filter((n) => n.includes('kept.ndjson')),
+      ['kept.ndjson'],
+    );
+
+    const nowhere = await rolodex(t, ['export', '--workspace', s.workspaceId, join(t.tdb.dataDir, 'no', 'such', 'dir', 'x.ndjson')]);
+    assert.equal(nowhere.code, 1);
+    assert.match(nowhere.err, /^rolodex export: cannot write .*x\.ndjson: ENOENT/);
+
+    const done = await rolodex(t, ['export', '--workspace', s.workspaceId, file]);
+    assert.equal(done.code, 0, done.err);
+    assert.match(readFileSync(file, 'utf8'), /^\{"object":"user"/m);
   });
 });
