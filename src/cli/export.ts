@@ -11,6 +11,7 @@ import { InputError } from '../lib/errors.ts';
 import { RECORD_TYPES } from '../records/service.ts';
 import { customTypes, definitionLines, recordLines } from '../records/export.ts';
 import { userLines } from '../users/export.ts';
+import { heldRows, trashedRecordLines } from '../trash/export.ts';
 import { requireWorkspace } from '../workspaces/service.ts';
 import { type Io, operator, parse, required, UsageError, withDb } from './io.ts';
 
@@ -33,17 +34,18 @@ export async function run(args: string[], io: Io): Promise<void> {
         )
       : undefined;
   const file = positionals[0];
-  const records = file
-    ? await toFile(file, (write) => exportLines(io, workspaceId, wanted, write))
-    : await toStdout((write) => exportLines(io, workspaceId, wanted, write));
+  const body = (write: Write) => exportLines(io, { workspaceId, wanted, trash: values['include-trash'] === true }, write);
+  const records = file ? await toFile(file, body) : await toStdout(body);
   if (file) io.err(`exported ${records} records to ${file}`);
 }
 
 /** Writes the workspace's lines; returns how many records it wrote. */
-async function exportLines(io: Io, workspaceId: string, wanted: Set<string> | undefined, write: Write): Promise<number> {
+async function exportLines(io: Io, opts: { workspaceId: string; wanted: Set<string> | undefined; trash: boolean }, write: Write): Promise<number> {
+  const { wanted } = opts;
   let count = 0;
   await withDb(io, async (db, config) => {
-    const ctx = operator(db, config, workspaceId);
+    const ctx = operator(db, config, opts.workspaceId);
+    const held = opts.trash ? heldRows(ctx) : undefined;
     await requireWorkspace(ctx);
     const custom = await customTypes(ctx);
     const types = [...SYSTEM_ORDER.filter((t) => Object.hasOwn(RECORD_TYPES, t)), ...custom];
@@ -52,7 +54,13 @@ async function exportLines(io: Io, workspaceId: string, wanted: Set<string> | un
     for await (const line of userLines(ctx)) await write(line);
     for (const type of types) {
       if (wanted && !wanted.has(type)) continue;
-      for await (const line of recordLines(ctx, type, !custom.includes(type))) {
+      const system = !custom.includes(type);
+      for await (const line of recordLines(ctx, type, system, held)) {
+        await write(line);
+        count++;
+      }
+      if (!held) continue;
+      for await (const line of trashedRecordLines(ctx, type, system, held)) {
         await write(line);
         count++;
       }

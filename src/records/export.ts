@@ -5,6 +5,8 @@
 import { loadDefinitions, type TypeDefinitions } from '../definitions/service.ts';
 import type { Ctx } from '../lib/context.ts';
 import { chunks } from '../db/index.ts';
+import type { RecordRow } from './repository.ts';
+import type { EntityRelationshipsTable as LinkRow } from './tables.ts';
 
 export type Line = Record<string, unknown>;
 const PAGE = 500;
@@ -94,13 +96,24 @@ export async function customTypes(ctx: Ctx): Promise<string[]> {
   return rows.map((r) => r.slug);
 }
 
-/** Server id → the externalId an export names it by, for records and users. */
-async function exportedIds(ctx: Ctx, ids: string[]): Promise<Map<string, string>> {
+/**
+ * What `--include-trash` adds (src/trash/export.ts): the relationship rows of these sources that
+ * the trash holds, and the names of trashed records. Without it, only the live tables are read.
+ */
+export interface HeldRows {
+  links(sourceIds: readonly string[]): Promise<LinkRow[]>;
+  names(ids: readonly string[]): Promise<Map<string, string>>;
+}
+
+/** Server id → the externalId an export names it by, for records and users (and trashed records). */
+async function exportedIds(ctx: Ctx, ids: string[], held?: HeldRows): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   for (const part of chunks([...new Set(ids)])) {
     for (const r of await ctx.db.selectFrom('records').select(['id', 'external_id']).where('id', 'in', part).execute()) out.set(r.id, r.external_id ?? r.id);
     for (const r of await ctx.db.selectFrom('users').select(['id', 'external_id']).where('id', 'in', part).execute()) out.set(r.id, r.external_id ?? r.id);
   }
+  const missing = [...new Set(ids)].filter((id) => !out.has(id));
+  if (held && missing.length > 0) for (const [id, name] of await held.names(missing)) out.set(id, name);
   return out;
 }
 
@@ -113,7 +126,7 @@ function exportedValue(defs: TypeDefinitions, key: string, value: unknown): unkn
 }
 
 /** The records of one type (a system kind or a custom type's slug), a page at a time. */
-export async function* recordLines(ctx: Ctx, type: string, system: boolean): AsyncGenerator<Line> {
+export async function* recordLines(ctx: Ctx, type: string, system: boolean, held?: HeldRows): AsyncGenerator<Line> {
   const defs = await loadDefinitions(ctx, { objectType: type });
   if (!defs) return;
   let last = '';
@@ -129,45 +142,55 @@ export async function* recordLines(ctx: Ctx, type: string, system: boolean): Asy
       .execute();
     if (rows.length === 0) return;
     last = (rows[rows.length - 1] as { id: string }).id;
-    const links = await ctx.db
-      .selectFrom('entity_relationships')
-      .selectAll()
-      .where(
-        'source_id',
-        'in',
-        rows.map((r) => r.id),
-      )
-      .orderBy('source_id')
-      .orderBy('name')
-      .orderBy('position')
-      .execute();
-    // Files are not exported: a link to one is left out (docs/import.md §Export).
-    const kept = links.filter((l) => l.object_type !== 'file');
-    const names = await exportedIds(
-      ctx,
-      kept.map((l) => l.target_id),
-    );
-    for (const row of rows) {
-      const stored = JSON.parse(row.fields) as Record<string, unknown>;
-      const fields: Record<string, { value: unknown; valueType: string }> = {};
-      for (const [key, value] of Object.entries(stored)) {
-        const def = defs.fields.get(key);
-        if (def && value !== null) fields[key] = { value: exportedValue(defs, key, value), valueType: def.valueType };
-      }
-      const relationships: Record<string, { objectType: string; values: string[] }> = {};
-      for (const l of kept) {
-        if (l.source_id !== row.id) continue;
-        const target = names.get(l.target_id);
-        if (target === undefined) continue;
-        (relationships[l.name] ??= { objectType: l.object_type, values: [] }).values.push(target);
-      }
-      yield {
-        object: system ? type : 'record',
-        ...(system ? {} : { objectType: type }),
-        externalId: row.external_id ?? row.id,
-        fields,
-        relationships,
-      };
-    }
+    yield* pageLines(ctx, defs, rows, system, held);
   }
 }
+
+/**
+ * The lines of a page of record rows of one type, live or held by the trash: fields as stored
+ * (selects as labels), relationships the row is the source of, live and, with `held`, held.
+ */
+export async function* pageLines(ctx: Ctx, defs: TypeDefinitions, rows: readonly RecordRow[], system: boolean, held?: HeldRows): AsyncGenerator<Line> {
+  const ids = rows.map((r) => r.id);
+  const live = await ctx.db
+    .selectFrom('entity_relationships')
+    .selectAll()
+    .where('source_id', 'in', ids)
+    .orderBy('source_id')
+    .orderBy('name')
+    .orderBy('position')
+    .execute();
+  const links = held ? [...live, ...(await held.links(ids))].toSorted(byPlace) : live;
+  // Files are not exported: a link to one is left out (docs/import.md §Export).
+  const kept = links.filter((l) => l.object_type !== 'file');
+  const names = await exportedIds(
+    ctx,
+    kept.map((l) => l.target_id),
+    held,
+  );
+  for (const row of rows) {
+    const stored = JSON.parse(row.fields) as Record<string, unknown>;
+    const fields: Record<string, { value: unknown; valueType: string }> = {};
+    for (const [key, value] of Object.entries(stored)) {
+      const def = defs.fields.get(key);
+      if (def && value !== null) fields[key] = { value: exportedValue(defs, key, value), valueType: def.valueType };
+    }
+    const relationships: Record<string, { objectType: string; values: string[] }> = {};
+    for (const l of kept) {
+      if (l.source_id !== row.id) continue;
+      const target = names.get(l.target_id);
+      if (target === undefined) continue;
+      (relationships[l.name] ??= { objectType: l.object_type, values: [] }).values.push(target);
+    }
+    yield {
+      object: system ? row.kind : 'record',
+      ...(system ? {} : { objectType: row.kind }),
+      externalId: row.external_id ?? row.id,
+      fields,
+      relationships,
+    };
+  }
+}
+
+const byPlace = (a: LinkRow, b: LinkRow) =>
+  a.source_id < b.source_id ? -1 : a.source_id > b.source_id ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : a.position - b.position;

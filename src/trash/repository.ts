@@ -140,3 +140,39 @@ export async function eraseResponses(tx: Executor, workspaceId: string, id: stri
   const r = await tx.deleteFrom('idempotency_keys').where('workspace_id', '=', workspaceId).where('body', 'like', `%${id}%`).executeTakeFirst();
   return Number(r.numDeletedRows);
 }
+
+/**
+ * A page of the workspace's trashed records of one type (merged ones left out: their data lives in
+ * the primary), in the order of deletion: after `after`, at most `limit`.
+ */
+export async function trashedRecordsPage(
+  db: Executor,
+  workspaceId: string,
+  type: string,
+  after: { deletedAt: string; id: string } | undefined,
+  limit: number,
+): Promise<TrashRow[]> {
+  let q = db.selectFrom('trash').selectAll().where('workspace_id', '=', workspaceId).where('object_type', '=', type).where('merged_into', 'is', null);
+  if (after) q = q.where((eb) => eb.or([eb('deleted_at', '>', after.deletedAt), eb.and([eb('deleted_at', '=', after.deletedAt), eb('id', '>', after.id)])]));
+  return q.orderBy('deleted_at').orderBy('id').limit(limit).execute();
+}
+
+/** The held relationship rows whose source is one of `sourceIds`, whichever entry holds them. */
+export async function heldLinksFrom(db: Executor, sourceIds: readonly string[]): Promise<LinkRow[]> {
+  const out: LinkRow[] = [];
+  for (const part of chunks([...sourceIds]))
+    out.push(
+      ...(await db.selectFrom('trash_links').select(['source_id', 'name', 'object_type', 'target_id', 'position']).where('source_id', 'in', part).execute()),
+    );
+  return out;
+}
+
+/** The entries among `ids` of the workspace's trashed records, merged ones left out. */
+export async function trashedRecords(db: Executor, workspaceId: string, ids: readonly string[]): Promise<TrashRow[]> {
+  const out: TrashRow[] = [];
+  for (const part of chunks([...ids]))
+    out.push(
+      ...(await db.selectFrom('trash').selectAll().where('id', 'in', part).where('workspace_id', '=', workspaceId).where('merged_into', 'is', null).execute()),
+    );
+  return out;
+}

@@ -162,6 +162,50 @@ eachDialect('rolodex export', (ctx) => {
     assert.deepEqual([...kinds].toSorted(), ['contact', 'definition', 'user']);
   });
 
+  test('--include-trash writes the records in the trash and the links the trash holds; without it they are left out', async () => {
+    const t = ctx();
+    const a = await seedWorkspace(t);
+    const post = async (url: string, body: unknown): Promise<Entity> => (await call(t, a.secret, 'POST', url, body)).json<Entity>();
+    const acme = await post('/v1/accounts', { fields: { $name: 'Acme' } });
+    const beta = await post('/v1/accounts', { fields: { $name: 'Beta' } });
+    const ann = await post('/v1/contacts', { fields: { $name: { firstName: 'Ann' } }, relationships: { $account: [acme.id, beta.id] } });
+    const bo = await post('/v1/contacts', { fields: { $name: { firstName: 'Bo' } }, relationships: { $account: [beta.id] } });
+    assert.equal((await call(t, a.secret, 'DELETE', `/v1/contacts/${ann.id}`)).statusCode, 200);
+    assert.equal((await call(t, a.secret, 'DELETE', `/v1/accounts/${beta.id}`)).statusCode, 200);
+
+    type RecordLine = { object: string; externalId: string; relationships: Record<string, { values: string[] }> };
+    const exported = async (...flags: string[]): Promise<Map<string, RecordLine>> => {
+      const file = join(t.tdb.dataDir, `export${flags.join('')}.ndjson`);
+      const r = await rolodex(t, ['export', '--workspace', a.workspaceId, ...flags, file]);
+      assert.equal(r.code, 0, r.err);
+      const lines = readFileSync(file, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as RecordLine)
+        .filter((l) => l.object === 'account' || l.object === 'contact');
+      return new Map(lines.map((l) => [l.externalId, l]));
+    };
+    const live = await exported();
+    assert.deepEqual([...live.keys()].toSorted(), [acme.id, bo.id].toSorted());
+    assert.deepEqual(live.get(bo.id)?.relationships, {});
+
+    const all = await exported('--include-trash');
+    assert.deepEqual([...all.keys()].toSorted(), [acme.id, beta.id, ann.id, bo.id].toSorted());
+    assert.deepEqual(all.get(ann.id)?.relationships.$account?.values.toSorted(), [acme.id, beta.id].toSorted());
+    assert.deepEqual(all.get(bo.id)?.relationships.$account?.values, [beta.id]);
+
+    // Imported, the records that were in the trash are live, linked as they were before their delete.
+    const b = await seedWorkspace(t);
+    const im = await rolodex(t, ['import', '--workspace', b.workspaceId, join(t.tdb.dataDir, 'export--include-trash.ndjson'), '--json']);
+    assert.equal(im.code, 0, im.err);
+    const ids = JSON.parse(im.out).ids as Record<string, Record<string, string>>;
+    const copy = (object: string, id: string) => ids[object]?.[id] as string;
+    const annCopy = (await call(t, b.secret, 'GET', `/v1/contacts/${copy('contact', ann.id)}`)).json<Entity>();
+    assert.deepEqual(annCopy.relationships.$account?.values.toSorted(), [copy('account', acme.id), copy('account', beta.id)].toSorted());
+    const boCopy = (await call(t, b.secret, 'GET', `/v1/contacts/${copy('contact', bo.id)}`)).json<Entity>();
+    assert.deepEqual(boCopy.relationships.$account?.values, [copy('account', beta.id)]);
+  });
+
   test('a failed export leaves FILE as it was; a FILE that cannot be written is one plain error', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);

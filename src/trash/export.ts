@@ -1,0 +1,46 @@
+// `rolodex export --include-trash` (docs/import.md §Export): records in the trash are written as
+// live ones are, after the live records of their type, and the relationship rows the trash holds
+// count as the links of their source, live or trashed. The import format has no trash: imported,
+// such records are live.
+import { loadDefinitions } from '../definitions/service.ts';
+import type { Ctx } from '../lib/context.ts';
+import { type HeldRows, type Line, pageLines } from '../records/export.ts';
+import type { RecordRow } from '../records/repository.ts';
+import * as repo from './repository.ts';
+import type { TrashPayload } from './service.ts';
+
+const PAGE = 500;
+
+/** What the trash holds for an export's lines: links of given sources, names of trashed records. */
+export function heldRows(ctx: Ctx): HeldRows {
+  return {
+    links: (sourceIds) => repo.heldLinksFrom(ctx.db, sourceIds),
+    async names(ids) {
+      const out = new Map<string, string>();
+      for (const entry of await repo.trashedRecords(ctx.db, ctx.actor.workspaceId, ids)) {
+        const row = recordOf(entry);
+        if (row) out.set(row.id, row.external_id ?? row.id);
+      }
+      return out;
+    },
+  };
+}
+
+function recordOf(entry: repo.TrashRow): RecordRow | undefined {
+  return (JSON.parse(entry.payload) as TrashPayload).record;
+}
+
+/** The trashed records of one type (a system kind or a custom type's slug), a page at a time. */
+export async function* trashedRecordLines(ctx: Ctx, type: string, system: boolean, held: HeldRows): AsyncGenerator<Line> {
+  const defs = await loadDefinitions(ctx, { objectType: type });
+  if (!defs) return;
+  let after: { deletedAt: string; id: string } | undefined;
+  for (;;) {
+    const entries = await repo.trashedRecordsPage(ctx.db, ctx.actor.workspaceId, type, after, PAGE);
+    const last = entries.at(-1);
+    if (!last) return;
+    after = { deletedAt: last.deleted_at, id: last.id };
+    const rows = entries.map(recordOf).filter((r) => r !== undefined);
+    yield* pageLines(ctx, defs, rows, system, held);
+  }
+}
