@@ -176,3 +176,24 @@ export async function pageVisibleChannels(db: Executor, caller: Caller, page: Pa
     ),
   };
 }
+
+// The reads of `rolodex export` (docs/import.md §Export).
+
+/** Up to `limit` of the workspace's channels whose id is after `after`, by id (a keyset page). */
+export async function channelsAfter(db: Executor, workspaceId: string, after: string, limit: number): Promise<ChannelRow[]> {
+  return db.selectFrom('channels').selectAll().where('workspace_id', '=', workspaceId).where('id', '>', after).orderBy('id').limit(limit).execute();
+}
+
+/** The members of these channels, each user named by its externalId, else its id; oldest first. */
+export async function memberNames(db: Executor, channelIds: string[]): Promise<Array<{ channel_id: string; name: string }>> {
+  if (channelIds.length === 0) return [];
+  return db
+    .selectFrom('channel_members as cm')
+    .innerJoin('users as u', 'u.id', 'cm.user_id')
+    .select((eb) => ['cm.channel_id', eb.fn.coalesce('u.external_id', 'u.id').as('name')])
+    .where('cm.channel_id', 'in', channelIds)
+    .orderBy('cm.channel_id')
+    .orderBy('cm.created_at')
+    .orderBy('cm.user_id')
+    .execute();
+}

@@ -7,7 +7,9 @@ import { open, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
+import { channelLines } from '../channels/export.ts';
 import { InputError } from '../lib/errors.ts';
+import { messageLines } from '../messages/export.ts';
 import { RECORD_TYPES } from '../records/service.ts';
 import { customTypes, definitionLines, recordLines } from '../records/export.ts';
 import { userLines } from '../users/export.ts';
@@ -52,6 +54,7 @@ async function exportLines(io: Io, opts: { workspaceId: string; wanted: Set<stri
     for (const t of wanted ?? []) if (!types.includes(t)) throw new UsageError(`--types: "${t}" is not a type of the workspace (${types.join(', ')})`);
     for await (const line of definitionLines(ctx)) await write(line);
     for await (const line of userLines(ctx)) await write(line);
+    for await (const line of channelLines(ctx)) await write(line);
     for (const type of types) {
       if (wanted && !wanted.has(type)) continue;
       const system = !custom.includes(type);
@@ -65,6 +68,7 @@ async function exportLines(io: Io, opts: { workspaceId: string; wanted: Set<stri
         count++;
       }
     }
+    for await (const line of messageLines(ctx)) await write(line);
   });
   return count;
 }

@@ -178,3 +178,21 @@ export async function replaceMessageFiles(db: Executor, messageId: string, fileI
       .values(fileIds.map((file_id, position) => ({ message_id: messageId, file_id, position })))
       .execute();
 }
+
+/** A message as `rolodex export` reads it (docs/import.md §Export): its row, its text, and its channel's externalId, else id. */
+export type ExportedMessage = MessagesTable & { text: string; channel: string };
+
+/** Up to `limit` of the workspace's messages whose id is after `after`, by id (a keyset page). */
+export async function messagesAfter(db: Executor, workspaceId: string, after: string, limit: number): Promise<ExportedMessage[]> {
+  return db
+    .selectFrom('messages as m')
+    .innerJoin('message_texts as t', 't.message_id', 'm.id')
+    .innerJoin('channels as c', 'c.id', 'm.channel_id')
+    .selectAll('m')
+    .select((eb) => ['t.text', eb.fn.coalesce('c.external_id', 'c.id').as('channel')])
+    .where('m.workspace_id', '=', workspaceId)
+    .where('m.id', '>', after)
+    .orderBy('m.id')
+    .limit(limit)
+    .execute();
+}
