@@ -10,6 +10,8 @@ import { finished } from 'node:stream/promises';
 import { InputError } from '../lib/errors.ts';
 import { RECORD_TYPES } from '../records/service.ts';
 import { customTypes, definitionLines, recordLines } from '../records/export.ts';
+import { emailLines } from '../emails/export.ts';
+import { mailboxLines } from '../mailboxes/export.ts';
 import { userLines } from '../users/export.ts';
 import { heldRows, trashedRecordLines } from '../trash/export.ts';
 import { requireWorkspace } from '../workspaces/service.ts';
@@ -52,6 +54,7 @@ async function exportLines(io: Io, opts: { workspaceId: string; wanted: Set<stri
     for (const t of wanted ?? []) if (!types.includes(t)) throw new UsageError(`--types: "${t}" is not a type of the workspace (${types.join(', ')})`);
     for await (const line of definitionLines(ctx)) await write(line);
     for await (const line of userLines(ctx)) await write(line);
+    for await (const line of mailboxLines(ctx)) await write(line);
     for (const type of types) {
       if (wanted && !wanted.has(type)) continue;
       const system = !custom.includes(type);
@@ -65,6 +68,7 @@ async function exportLines(io: Io, opts: { workspaceId: string; wanted: Set<stri
         count++;
       }
     }
+    for await (const line of emailLines(ctx)) await write(line);
   });
   return count;
 }
