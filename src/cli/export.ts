@@ -12,6 +12,8 @@ import { InputError } from '../lib/errors.ts';
 import { messageLines } from '../messages/export.ts';
 import { RECORD_TYPES } from '../records/service.ts';
 import { customTypes, definitionLines, recordLines } from '../records/export.ts';
+import { emailLines } from '../emails/export.ts';
+import { mailboxLines } from '../mailboxes/export.ts';
 import { userLines } from '../users/export.ts';
 import { heldRows, trashedRecordLines } from '../trash/export.ts';
 import { requireWorkspace } from '../workspaces/service.ts';
@@ -55,6 +57,7 @@ async function exportLines(io: Io, opts: { workspaceId: string; wanted: Set<stri
     for await (const line of definitionLines(ctx)) await write(line);
     for await (const line of userLines(ctx)) await write(line);
     for await (const line of channelLines(ctx)) await write(line);
+    for await (const line of mailboxLines(ctx)) await write(line);
     for (const type of types) {
       if (wanted && !wanted.has(type)) continue;
       const system = !custom.includes(type);
@@ -69,6 +72,7 @@ async function exportLines(io: Io, opts: { workspaceId: string; wanted: Set<stri
       }
     }
     for await (const line of messageLines(ctx)) await write(line);
+    for await (const line of emailLines(ctx)) await write(line);
   });
   return count;
 }

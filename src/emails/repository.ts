@@ -153,3 +153,25 @@ export async function replaceEmailFiles(tx: Executor, emailId: string, fileIds: 
 export async function insertDraft(tx: Executor, row: EmailDraftsTable): Promise<void> {
   await tx.insertInto('email_drafts').values(row).execute();
 }
+
+/** An e-mail as an export writes it: its mailbox's externalId (else id) and its body. */
+export type ExportedEmailRow = Pick<EmailsTable, 'id' | 'external_id' | 'from_address' | 'to_json' | 'cc_json' | 'bcc_json' | 'subject' | 'sent_at'> & {
+  mailbox: string;
+  html: string | null;
+  text: string | null;
+};
+
+/** A page of the workspace's e-mails (sent and received; drafts are apart), by id after `after`. */
+export async function emailsPage(db: Executor, workspaceId: string, after: string, limit: number): Promise<ExportedEmailRow[]> {
+  return db
+    .selectFrom('emails as e')
+    .innerJoin('mailboxes as m', 'm.id', 'e.mailbox_id')
+    .leftJoin('email_bodies as b', 'b.email_id', 'e.id')
+    .select(['e.id', 'e.external_id', 'e.from_address', 'e.to_json', 'e.cc_json', 'e.bcc_json', 'e.subject', 'e.sent_at', 'b.html', 'b.text'])
+    .select((eb) => eb.fn.coalesce('m.external_id', 'm.id').as('mailbox'))
+    .where('e.workspace_id', '=', workspaceId)
+    .where('e.id', '>', after)
+    .orderBy('e.id')
+    .limit(limit)
+    .execute();
+}

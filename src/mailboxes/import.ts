@@ -1,7 +1,10 @@
 // The `mailbox` import kind (docs/import.md): `user` (externalId), `address`, optional `othersSee`
-// (FULL, the default, or METADATA). A re-import updates the mailbox, and brings back one that was
-// removed.
+// (FULL, the default, or METADATA) and `removedAt`. A re-import updates the mailbox: without
+// `removedAt` it is live (one that was removed comes back), with it removed, as an export writes a
+// removed mailbox (docs/emails.md §Mailboxes).
 import { ImportError, type ImportKind, onlyFields, str, upsertByExternalId } from '../import/kind.ts';
+import { parseIsoDateTime } from '../lib/dates.ts';
+import { InputError } from '../lib/errors.ts';
 import { isoNow } from '../lib/ids.ts';
 import * as repo from './repository.ts';
 import { checkAddress, checkOthersSee } from './service.ts';
@@ -11,16 +14,27 @@ export interface MailboxInput {
   user: string;
   address: string;
   othersSee: OthersSee;
+  /** null for a live mailbox. */
+  removedAt: string | null;
+}
+
+function removedAt(v: unknown): string | null {
+  if (v === undefined || v === null) return null;
+  // The API's rule (docs/errors.md §Dates): a time zone, and a real date and time.
+  const ms = typeof v === 'string' ? parseIsoDateTime(v) : NaN;
+  if (Number.isNaN(ms)) throw new InputError('must be an ISO 8601 date-time with a time zone, such as 2026-03-01T12:00:00.000Z', 'removedAt');
+  return new Date(ms).toISOString();
 }
 
 export const mailboxKind: ImportKind<MailboxInput> = {
   object: 'mailbox',
   check(raw) {
-    onlyFields(raw, ['user', 'address', 'othersSee']);
+    onlyFields(raw, ['user', 'address', 'othersSee', 'removedAt']);
     return {
       user: str(raw, 'user', { required: true, max: 255 }) as string,
       address: checkAddress(raw.address),
       othersSee: checkOthersSee(raw.othersSee),
+      removedAt: removedAt(raw.removedAt),
     };
   },
   lookup: (ctx, externalIds) => repo.mailboxesByExternalId(ctx.db, ctx.actor.workspaceId, externalIds),
@@ -33,7 +47,7 @@ export const mailboxKind: ImportKind<MailboxInput> = {
       find: (externalIds) => mailboxKind.lookup(ctx, externalIds),
       async update({ line, value }, _old, id) {
         const userId = await ctx.resolve('user', value.user, { line, field: 'user' });
-        const set = { user_id: userId, address: value.address, others_see: value.othersSee, removed_at: null, updated_at: at };
+        const set = { user_id: userId, address: value.address, others_see: value.othersSee, removed_at: value.removedAt, updated_at: at };
         if (!(await repo.updateMailbox(ctx.db, id, set))) throw taken(line, value.address);
       },
       async insert({ line, externalId, value }, id) {
@@ -47,7 +61,7 @@ export const mailboxKind: ImportKind<MailboxInput> = {
           external_id: externalId,
           created_at: at,
           updated_at: at,
-          removed_at: null,
+          removed_at: value.removedAt,
         };
         if (!(await repo.insertMailbox(ctx.db, row))) throw taken(line, value.address);
       },

@@ -75,3 +75,17 @@ export async function mailboxesByExternalId(db: Executor, workspaceId: string, e
   }
   return found;
 }
+
+/** A page of the workspace's mailboxes, removed ones too, by id after `after`, with the owner's externalId (else id). */
+export async function mailboxesPage(db: Executor, workspaceId: string, after: string, limit: number): Promise<(MailboxRow & { owner: string })[]> {
+  return db
+    .selectFrom('mailboxes as m')
+    .innerJoin('users as u', 'u.id', 'm.user_id')
+    .selectAll('m')
+    .select((eb) => eb.fn.coalesce('u.external_id', 'u.id').as('owner'))
+    .where('m.workspace_id', '=', workspaceId)
+    .where('m.id', '>', after)
+    .orderBy('m.id')
+    .limit(limit)
+    .execute();
+}

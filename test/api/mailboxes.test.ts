@@ -1,6 +1,6 @@
 // Mailboxes and imported mail on both databases: `rolodex mailbox add|list|remove` with --json and
-// its refusals, the `mailbox` and `email` import kinds (errors name the line and field and never
-// repeat a subject or body), and the demo's e-mail lines.
+// its refusals, the `mailbox` and `email` import kinds (a removed mailbox imported with removedAt;
+// errors name the line and field and never repeat a subject or body), and the demo's e-mail lines.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Io } from '../../src/cli/io.ts';
@@ -75,6 +75,26 @@ eachDialect('mailboxes', (ctx) => {
     assert.ok(!(await cli('mailbox', 'list', '--workspace', w.workspaceId)).stdout.includes('sales@acme.test'));
     // The address is free again.
     assert.equal((await cli('mailbox', 'add', '--workspace', w.workspaceId, '--user', w.users.ann, '--address', 'sales@acme.test')).code, 0);
+  });
+
+  test('the mailbox import kind: removedAt imports it removed, freeing its address; a re-import without it brings it back', async () => {
+    const t = ctx();
+    const w = await seedEmailWorld(t);
+    const cli = rolodex(t);
+    const box = { object: 'mailbox', externalId: 'mb-gone', user: 'u-ann', address: w.addresses.full };
+    await assert.rejects(
+      importInto(t, w.workspaceId, [{ ...box, removedAt: 'yesterday' }]),
+      (err: unknown) => err instanceof ImportFailed && err.message.includes('line 1: removedAt:'),
+    );
+    // The live mb-full keeps the address; the removed mailbox is not listed.
+    const gone = await importInto(t, w.workspaceId, [{ ...box, removedAt: '2026-01-01T00:00:00+01:00' }]);
+    const id = gone.ids.mailbox?.['mb-gone'] as string;
+    const row = await t.deps.db.kysely.selectFrom('mailboxes').select('removed_at').where('id', '=', id).executeTakeFirstOrThrow();
+    assert.equal(row.removed_at, '2025-12-31T23:00:00.000Z');
+    const listed = async () => (await cli('mailbox', 'list', '--workspace', w.workspaceId, '--json')).json().map((m: { id: string }) => m.id);
+    assert.ok(!(await listed()).includes(id));
+    await importInto(t, w.workspaceId, [{ ...box, address: 'gone@acme.test' }]);
+    assert.ok((await listed()).includes(id));
   });
 
   test('the email import kind: all or nothing, errors name line and field and never the content', async () => {

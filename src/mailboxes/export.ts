@@ -1,0 +1,27 @@
+// `rolodex export` of a workspace's mailboxes (docs/import.md §Export), as `mailbox` import lines,
+// paged by keyset. A mailbox or its owner without an externalId is named by its server id, as the
+// `user` lines name users. A removed mailbox is written with its `removedAt`: its mail stays, and
+// the import keeps it removed (docs/emails.md §Mailboxes).
+import type { Ctx } from '../lib/context.ts';
+import * as repo from './repository.ts';
+
+const PAGE = 500;
+
+export async function* mailboxLines(ctx: Ctx): AsyncGenerator<Record<string, unknown>> {
+  let last = '';
+  for (;;) {
+    const rows = await repo.mailboxesPage(ctx.db, ctx.actor.workspaceId, last, PAGE);
+    const end = rows.at(-1);
+    if (!end) return;
+    last = end.id;
+    for (const m of rows)
+      yield {
+        object: 'mailbox',
+        externalId: m.external_id ?? m.id,
+        user: m.owner,
+        address: m.address,
+        othersSee: m.others_see,
+        ...(m.removed_at !== null ? { removedAt: m.removed_at } : {}),
+      };
+  }
+}
