@@ -2,16 +2,13 @@
 // paged by keyset. A channel without an externalId is exported under its server id, and members
 // are named as the `user` lines name users: a user's externalId, else its server id.
 import type { Ctx } from '../lib/context.ts';
-import { type ChannelRow, channelsAfter, memberNames } from './repository.ts';
+import { keysetPages } from '../lib/paging.ts';
+import { channelsAfter, memberNames } from './repository.ts';
 
 const PAGE = 500;
 
 export async function* channelLines(ctx: Ctx): AsyncGenerator<Record<string, unknown>> {
-  let last = '';
-  for (;;) {
-    const rows = await channelsAfter(ctx.db, ctx.actor.workspaceId, last, PAGE);
-    if (rows.length === 0) return;
-    last = (rows[rows.length - 1] as ChannelRow).id;
+  for await (const rows of keysetPages((after) => channelsAfter(ctx.db, ctx.actor.workspaceId, after, PAGE))) {
     const members = new Map<string, string[]>();
     const ids = rows.map((r) => r.id);
     for (const m of await memberNames(ctx.db, ids)) {

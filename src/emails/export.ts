@@ -5,6 +5,7 @@
 // externalId (one sent through the API) is written under its server id, and its mailbox is named
 // as the `mailbox` lines name it.
 import type { Ctx } from '../lib/context.ts';
+import { keysetPages } from '../lib/paging.ts';
 import * as repo from './repository.ts';
 
 const PAGE = 500;
@@ -12,12 +13,7 @@ const PAGE = 500;
 const addresses = (json: string) => ({ value: JSON.parse(json) as string[], valueType: 'EMAIL' });
 
 export async function* emailLines(ctx: Ctx): AsyncGenerator<Record<string, unknown>> {
-  let last = '';
-  for (;;) {
-    const rows = await repo.emailsPage(ctx.db, ctx.actor.workspaceId, last, PAGE);
-    const end = rows.at(-1);
-    if (!end) return;
-    last = end.id;
+  for await (const rows of keysetPages((after) => repo.emailsPage(ctx.db, ctx.actor.workspaceId, after, PAGE))) {
     for (const e of rows) {
       // A TEXT body keeps its text, from which the import makes the same escaped HTML.
       const body = e.text !== null ? { value: e.text, valueType: 'TEXT' } : e.html !== null ? { value: e.html, valueType: 'HTML' } : undefined;

@@ -13,3 +13,19 @@ export interface Page {
 export function envelope<T>(data: T[], totalCount: number) {
   return { data, object: 'list' as const, totalCount };
 }
+
+/**
+ * Every row of a read paged by id (keyset: the rows whose id is after `after`, `''` first), a page
+ * at a time: an export's reads, so that memory holds one page whatever the table's size
+ * (docs/import.md §Export), and each page is one short statement.
+ */
+export async function* keysetPages<R extends { id: string }>(page: (after: string) => Promise<R[]>): AsyncGenerator<R[]> {
+  let after = '';
+  for (;;) {
+    const rows = await page(after);
+    const last = rows.at(-1);
+    if (!last) return;
+    after = last.id;
+    yield rows;
+  }
+}

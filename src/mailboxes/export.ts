@@ -3,17 +3,13 @@
 // `user` lines name users. A removed mailbox is written with its `removedAt`: its mail stays, and
 // the import keeps it removed (docs/emails.md §Mailboxes).
 import type { Ctx } from '../lib/context.ts';
+import { keysetPages } from '../lib/paging.ts';
 import * as repo from './repository.ts';
 
 const PAGE = 500;
 
 export async function* mailboxLines(ctx: Ctx): AsyncGenerator<Record<string, unknown>> {
-  let last = '';
-  for (;;) {
-    const rows = await repo.mailboxesPage(ctx.db, ctx.actor.workspaceId, last, PAGE);
-    const end = rows.at(-1);
-    if (!end) return;
-    last = end.id;
+  for await (const rows of keysetPages((after) => repo.mailboxesPage(ctx.db, ctx.actor.workspaceId, after, PAGE))) {
     for (const m of rows)
       yield {
         object: 'mailbox',

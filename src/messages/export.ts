@@ -3,16 +3,13 @@
 // externalId, else its server id; a message without an externalId is exported under its server
 // id. Files are not exported, so a line has no `$files`, and the imported message has none.
 import type { Ctx } from '../lib/context.ts';
-import { type ExportedMessage, messagesAfter } from './repository.ts';
+import { keysetPages } from '../lib/paging.ts';
+import { messagesAfter } from './repository.ts';
 
 const PAGE = 500;
 
 export async function* messageLines(ctx: Ctx): AsyncGenerator<Record<string, unknown>> {
-  let last = '';
-  for (;;) {
-    const rows = await messagesAfter(ctx.db, ctx.actor.workspaceId, last, PAGE);
-    if (rows.length === 0) return;
-    last = (rows[rows.length - 1] as ExportedMessage).id;
+  for await (const rows of keysetPages((after) => messagesAfter(ctx.db, ctx.actor.workspaceId, after, PAGE))) {
     for (const m of rows)
       yield {
         object: 'message',

@@ -1,20 +1,12 @@
 // `rolodex export` of a workspace's users (docs/import.md §Export), as `user` import lines, paged
 // by keyset. A user without an externalId is exported under its server id.
 import type { Ctx } from '../lib/context.ts';
+import { keysetPages } from '../lib/paging.ts';
 
 export async function* userLines(ctx: Ctx): AsyncGenerator<Record<string, unknown>> {
-  let last = '';
-  for (;;) {
-    const rows = await ctx.db
-      .selectFrom('users')
-      .selectAll()
-      .where('workspace_id', '=', ctx.actor.workspaceId)
-      .where('id', '>', last)
-      .orderBy('id')
-      .limit(500)
-      .execute();
-    if (rows.length === 0) return;
-    last = (rows[rows.length - 1] as { id: string }).id;
+  const page = (after: string) =>
+    ctx.db.selectFrom('users').selectAll().where('workspace_id', '=', ctx.actor.workspaceId).where('id', '>', after).orderBy('id').limit(500).execute();
+  for await (const rows of keysetPages(page)) {
     for (const u of rows)
       yield {
         object: 'user',

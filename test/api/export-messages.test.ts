@@ -6,18 +6,8 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import type { Io } from '../../src/cli/io.ts';
-import { main } from '../../src/cli/main.ts';
 import { call, eachDialect, keyFor, seedWorkspace, type TestApp } from '../helpers/app.ts';
-
-async function rolodex(t: TestApp, args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const env = { DATA_DIR: t.tdb.dataDir, ...(t.tdb.databaseUrl ? { DATABASE_URL: t.tdb.databaseUrl } : {}) };
-  const io: Io = { out: (s) => out.push(s), err: (s) => err.push(s), env, isTty: false };
-  const code = await main(args, io);
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
+import { rolodex } from '../helpers/cli.ts';
 
 type Entity = {
   id: string;

@@ -5,23 +5,13 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import type { Io } from '../../src/cli/io.ts';
-import { main } from '../../src/cli/main.ts';
 import { importKinds } from '../../src/cli/import-kinds.ts';
 import { addField, addRelationship } from '../../src/definitions/service.ts';
 import { defineObjectType } from '../../src/definitions/object-types.ts';
 import { runImport } from '../../src/import/run.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
 import { call, eachDialect, seedWorkspace, type Seeded, type TestApp } from '../helpers/app.ts';
-
-async function rolodex(t: TestApp, args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const env = { DATA_DIR: t.tdb.dataDir, ...(t.tdb.databaseUrl ? { DATABASE_URL: t.tdb.databaseUrl } : {}) };
-  const io: Io = { out: (s) => out.push(s), err: (s) => err.push(s), env, isTty: false };
-  const code = await main(args, io);
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
+import { rolodex } from '../helpers/cli.ts';
 
 type Entity = { id: string; externalId: string | null; fields: Record<string, { value: unknown }>; relationships: Record<string, { values: string[] }> };
 

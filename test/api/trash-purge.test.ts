@@ -9,23 +9,13 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { sql } from 'kysely';
-import type { Io } from '../../src/cli/io.ts';
-import { main } from '../../src/cli/main.ts';
 import { addField } from '../../src/definitions/service.ts';
 import { sweepOnce } from '../../src/jobs/sweeper.ts';
 import { filesEnv } from '../../src/files/service.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
 import { call, eachDialect, type Seeded, seedWorkspace, type TestApp } from '../helpers/app.ts';
 import { tableNames } from '../helpers/canary.ts';
-
-async function cli(t: TestApp, args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const env = { DATA_DIR: t.tdb.dataDir, ...(t.tdb.databaseUrl ? { DATABASE_URL: t.tdb.databaseUrl } : {}) };
-  const io: Io = { out: (s) => out.push(s), err: (s) => err.push(s), env, isTty: false };
-  const code = await main(args, io);
-  return { code, out: out.join(''), err: err.join('') };
-}
+import { rolodex as cli } from '../helpers/cli.ts';
 
 /** Where the canary still is: SQLite files (database and log), or PostgreSQL tables of the schema. */
 async function foundIn(t: TestApp, canary: string): Promise<string[]> {
