@@ -201,7 +201,16 @@ export async function seedRankedContacts(db: Executor, workspaceId: string, n: n
 export async function seedMemberList(db: Executor, workspaceId: string, contacts: string[], n: number, T0: number): Promise<string> {
   const id = newId('lst', T0);
   await write(db, (tx) =>
-    insertList(tx, { id, workspace_id: workspaceId, name: `${n}`, object_type: 'contact', member_count: 0, created_at: isoNow(T0), updated_at: isoNow(T0) }),
+    insertList(tx, {
+      id,
+      workspace_id: workspaceId,
+      external_id: null,
+      name: `${n}`,
+      object_type: 'contact',
+      member_count: 0,
+      created_at: isoNow(T0),
+      updated_at: isoNow(T0),
+    }),
   );
   for (let i = 0; i < n; i += 1000) {
     const at = isoNow(T0 + 1 + i / 1000);

@@ -9,6 +9,7 @@ import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { channelLines } from '../channels/export.ts';
 import { InputError } from '../lib/errors.ts';
+import { listLines } from '../lists/export.ts';
 import { messageLines } from '../messages/export.ts';
 import { RECORD_TYPES } from '../records/service.ts';
 import { customTypes, definitionLines, recordLines } from '../records/export.ts';
@@ -71,6 +72,7 @@ async function exportLines(io: Io, opts: { workspaceId: string; wanted: Set<stri
         count++;
       }
     }
+    for await (const line of listLines(ctx, wanted)) await write(line);
     for await (const line of messageLines(ctx)) await write(line);
     for await (const line of emailLines(ctx)) await write(line);
   });

@@ -7,6 +7,7 @@ import { definitionKind } from '../definitions/import.ts';
 import { emailKind } from '../emails/import.ts';
 import { fileKind } from '../files/import.ts';
 import type { ImportKind } from '../import/kind.ts';
+import { listKind } from '../lists/import.ts';
 import { mailboxKind } from '../mailboxes/import.ts';
 import { messageKind } from '../messages/import.ts';
 import { accountKind, contactKind, customRecordKind, noteKind, opportunityKind, taskKind } from '../records/import.ts';
@@ -26,6 +27,7 @@ export function importKinds(deps: { blobs?: BlobStore } = {}): ImportKind<any>[]
     noteKind,
     taskKind,
     customRecordKind,
+    listKind,
     messageKind,
     emailKind,
   ];

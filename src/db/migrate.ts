@@ -37,6 +37,7 @@ import * as m0063 from './migrations/0063_enrichment_cursor.ts';
 import * as m0064 from './migrations/0064_relationship_target_estimate.ts';
 import * as m0065 from './migrations/0065_change_log_pages.ts';
 import * as m0066 from './migrations/0066_value_text_code_points.ts';
+import * as m0067 from './migrations/0067_list_external_ids.ts';
 
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -73,6 +74,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0064_relationship_target_estimate': m0064,
   '0065_change_log_pages': m0065,
   '0066_value_text_code_points': m0066,
+  '0067_list_external_ids': m0067,
 };
 
 export class MigrationError extends Error {

@@ -2,7 +2,7 @@
 import { chunks, type Executor } from '../db/index.ts';
 
 /** Tables whose rows carry a workspace and an externalId. */
-export type ExternalTable = 'users' | 'channels' | 'files' | 'records';
+export type ExternalTable = 'users' | 'channels' | 'files' | 'records' | 'lists';
 
 /**
  * Server ids of a workspace's rows by externalId, in chunks. `kind` narrows the records table to

@@ -263,3 +263,25 @@ export async function putList(tx: Tx, row: ListRow, members: readonly Membership
 export function lockLists(tx: Tx, workspaceId: string): Promise<void> {
   return lockPartition(tx, LISTS, [workspaceId]);
 }
+
+/** The workspace's lists with these externalIds (imported lists), by externalId. */
+export async function listsByExternalId(db: Executor, workspaceId: string, externalIds: readonly string[]): Promise<Map<string, ListRow>> {
+  const out = new Map<string, ListRow>();
+  for (const part of chunks([...externalIds]))
+    for (const row of await db.selectFrom('lists').selectAll().where('workspace_id', '=', workspaceId).where('external_id', 'in', part).execute())
+      out.set(row.external_id as string, row);
+  return out;
+}
+
+/** Every member of a list, in the order they joined (an import replacing them, an export). */
+export async function memberIdsInOrder(db: Executor, listId: string): Promise<string[]> {
+  const rows = await db.selectFrom('list_members').select('entity_id').where('list_id', '=', listId).orderBy('added_at').orderBy('entity_id').execute();
+  return rows.map((r) => r.entity_id);
+}
+
+/** A page of the workspace's lists, oldest first, after the list `after` (created_at, id). */
+export async function listsAfter(db: Executor, workspaceId: string, after: { createdAt: string; id: string } | undefined, limit: number): Promise<ListRow[]> {
+  let q = db.selectFrom('lists').selectAll().where('workspace_id', '=', workspaceId);
+  if (after) q = q.where((eb) => eb.or([eb('created_at', '>', after.createdAt), eb.and([eb('created_at', '=', after.createdAt), eb('id', '>', after.id)])]));
+  return q.orderBy('created_at').orderBy('id').limit(limit).execute();
+}

@@ -94,6 +94,7 @@ export async function createList(ctx: WriteCtx, input: CreateListInput) {
   const row: repo.ListRow = {
     id: newId('lst', ctx.now),
     workspace_id: ctx.actor.workspaceId,
+    external_id: null,
     name,
     object_type: kind,
     member_count: 0,

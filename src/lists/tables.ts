@@ -4,6 +4,8 @@ import type { RecordKind } from '../records/tables.ts';
 export interface ListsTable {
   id: string;
   workspace_id: string;
+  /** Given by `rolodex import` only; unique in the workspace. */
+  external_id: string | null;
   name: string;
   object_type: RecordKind;
   member_count: number;

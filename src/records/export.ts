@@ -4,6 +4,7 @@
 // targets the same way, so an export imported into an empty workspace links what it linked.
 import { loadDefinitions, type TypeDefinitions } from '../definitions/service.ts';
 import type { Ctx } from '../lib/context.ts';
+import { keysetPages } from '../lib/paging.ts';
 import { chunks } from '../db/index.ts';
 import type { RecordRow } from './repository.ts';
 import type { EntityRelationshipsTable as LinkRow } from './tables.ts';
@@ -106,7 +107,7 @@ export interface HeldRows {
 }
 
 /** Server id → the externalId an export names it by, for records and users (and trashed records). */
-async function exportedIds(ctx: Ctx, ids: string[], held?: HeldRows): Promise<Map<string, string>> {
+export async function exportedIds(ctx: Ctx, ids: string[], held?: HeldRows): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   for (const part of chunks([...new Set(ids)])) {
     for (const r of await ctx.db.selectFrom('records').select(['id', 'external_id']).where('id', 'in', part).execute()) out.set(r.id, r.external_id ?? r.id);
@@ -129,19 +130,17 @@ function exportedValue(defs: TypeDefinitions, key: string, value: unknown): unkn
 export async function* recordLines(ctx: Ctx, type: string, system: boolean, held?: HeldRows): AsyncGenerator<Line> {
   const defs = await loadDefinitions(ctx, { objectType: type });
   if (!defs) return;
-  let last = '';
-  for (;;) {
-    const rows = await ctx.db
+  const page = (after: string) =>
+    ctx.db
       .selectFrom('records')
       .selectAll()
       .where('workspace_id', '=', ctx.actor.workspaceId)
       .where('kind', '=', type)
-      .where('id', '>', last)
+      .where('id', '>', after)
       .orderBy('id')
       .limit(PAGE)
       .execute();
-    if (rows.length === 0) return;
-    last = (rows[rows.length - 1] as { id: string }).id;
+  for await (const rows of keysetPages(page)) {
     yield* pageLines(ctx, defs, rows, system, held);
   }
 }

@@ -30,7 +30,16 @@ eachDialect('lists', (ctx) => {
     const t = ctx();
     const s = await seedWorkspace(t);
     const { toResource } = await import('../../src/lists/service.ts');
-    const row = { id: 'lst_x', workspace_id: s.workspaceId, name: 'n', object_type: 'account' as const, member_count: 0, created_at: 'c', updated_at: 'c' };
+    const row = {
+      id: 'lst_x',
+      workspace_id: s.workspaceId,
+      external_id: null,
+      name: 'n',
+      object_type: 'account' as const,
+      member_count: 0,
+      created_at: 'c',
+      updated_at: 'c',
+    };
     const c = operatorCtx(t.deps.db.kysely, s.workspaceId, { links: createHttpLinks('https://app.example') });
     assert.equal(toResource(c, row).httpLink, 'https://app.example/lists/lst_x');
   });

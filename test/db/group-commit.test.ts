@@ -15,7 +15,7 @@ import { checkEntries } from '../helpers/rank.ts';
 
 function row(workspaceId: string, id: string): ListRow {
   const at = new Date().toISOString();
-  return { id, workspace_id: workspaceId, name: id, object_type: 'account', member_count: 0, created_at: at, updated_at: at };
+  return { id, workspace_id: workspaceId, external_id: null, name: id, object_type: 'account', member_count: 0, created_at: at, updated_at: at };
 }
 
 type Handle = Pick<Db, 'kysely' | 'dialect' | 'pool'>;

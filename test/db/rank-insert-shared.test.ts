@@ -27,7 +27,16 @@ eachDialect('creates that only insert', (ctx) => {
       return;
     }
     const at = new Date().toISOString();
-    const row = { id: 'lst_held', workspace_id: s.workspaceId, name: 'held', object_type: 'account' as const, member_count: 0, created_at: at, updated_at: at };
+    const row = {
+      id: 'lst_held',
+      workspace_id: s.workspaceId,
+      external_id: null,
+      name: 'held',
+      object_type: 'account' as const,
+      member_count: 0,
+      created_at: at,
+      updated_at: at,
+    };
     await write(
       t.deps.db.kysely,
       async (tx) => {

@@ -72,7 +72,16 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
       await sql`insert into workspaces (id, name, created_at) values (${ws}, ${ws}, ${isoNow(T0)})`.execute(db);
       const list = newId('lst', T0);
       await write(db, async (tx) => {
-        await insertList(tx, { id: list, workspace_id: ws, name: ws, object_type: 'contact', member_count: 0, created_at: isoNow(T0), updated_at: isoNow(T0) });
+        await insertList(tx, {
+          id: list,
+          workspace_id: ws,
+          external_id: null,
+          name: ws,
+          object_type: 'contact',
+          member_count: 0,
+          created_at: isoNow(T0),
+          updated_at: isoNow(T0),
+        });
         for (let i = 0; i < ROWS; i += 100) {
           const ids = Array.from({ length: 100 }, (_, k) => newId('con', T0 + i + k));
           await addMembers(tx, list, ids, isoNow(T0 + i));

@@ -54,6 +54,7 @@ for (const dialect of testDialects()) {
         const row = {
           id: `lst_${String(k).padStart(4, '0')}`,
           workspace_id: 'ws_l',
+          external_id: null,
           name: `l${k}`,
           object_type: 'account' as const,
           member_count: 0,
