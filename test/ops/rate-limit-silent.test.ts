@@ -208,12 +208,13 @@ if (redis || IN_CI) {
         let busy = true;
         l.redis.rolodexTake = function (this: typeof l.redis, ...args) {
           const out = take.apply(this, args);
-          // Once the command is written, the loop is kept busy for 200 ms: the reply is in the socket
-          // long before that (Redis answers within a millisecond, within tens of them on a loaded
-          // machine), and the command's 5 ms deadline has passed before the loop reads it.
+          // Once the command is written, the loop is kept busy for a second: the reply is in the
+          // socket long before that (Redis answers within a millisecond, within a few hundred on a
+          // machine loaded by other test processes), and the command's 5 ms deadline has passed
+          // before the loop reads it.
           if (busy)
             setImmediate(() => {
-              const until = performance.now() + 200;
+              const until = performance.now() + 1000;
               while (performance.now() < until);
             });
           return out;
