@@ -72,7 +72,7 @@ async function exportLines(io: Io, opts: { workspaceId: string; wanted: Set<stri
         count++;
       }
     }
-    for await (const line of listLines(ctx, wanted)) await write(line);
+    for await (const line of listLines(ctx, wanted, held)) await write(line);
     for await (const line of messageLines(ctx)) await write(line);
     for await (const line of emailLines(ctx)) await write(line);
   });

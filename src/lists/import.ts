@@ -87,7 +87,7 @@ async function replaceMembers(ctx: ImportContext, { line, externalId, value }: I
   const removed = await repo.removeMembers(
     ctx.db,
     id,
-    (await repo.memberIdsInOrder(ctx.db, id)).filter((m) => !keep.has(m)),
+    (await repo.membersInOrder(ctx.db, id)).map((m) => m.entity_id).filter((m) => !keep.has(m)),
   );
   const added = await repo.addMembers(ctx.db, id, wanted, at);
   const delta = added.length - removed.length;

@@ -274,9 +274,8 @@ export async function listsByExternalId(db: Executor, workspaceId: string, exter
 }
 
 /** Every member of a list, in the order they joined (an import replacing them, an export). */
-export async function memberIdsInOrder(db: Executor, listId: string): Promise<string[]> {
-  const rows = await db.selectFrom('list_members').select('entity_id').where('list_id', '=', listId).orderBy('added_at').orderBy('entity_id').execute();
-  return rows.map((r) => r.entity_id);
+export async function membersInOrder(db: Executor, listId: string): Promise<{ entity_id: string; added_at: string }[]> {
+  return db.selectFrom('list_members').select(['entity_id', 'added_at']).where('list_id', '=', listId).orderBy('added_at').orderBy('entity_id').execute();
 }
 
 /** A page of the workspace's lists, oldest first, after the list `after` (created_at, id). */

@@ -104,6 +104,8 @@ export async function customTypes(ctx: Ctx): Promise<string[]> {
 export interface HeldRows {
   links(sourceIds: readonly string[]): Promise<LinkRow[]>;
   names(ids: readonly string[]): Promise<Map<string, string>>;
+  /** The memberships of a live list that the trash holds for its trashed members. */
+  members(listId: string): Promise<{ entity_id: string; added_at: string }[]>;
 }
 
 /** Server id → the externalId an export names it by, for records and users (and trashed records). */

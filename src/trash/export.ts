@@ -1,7 +1,7 @@
 // `rolodex export --include-trash` (docs/import.md §Export): records in the trash are written as
 // live ones are, after the live records of their type, and the relationship rows the trash holds
-// count as the links of their source, live or trashed. The import format has no trash: imported,
-// such records are live.
+// count as the links of their source, live or trashed, as the memberships it holds count as members
+// of their lists. The import format has no trash: imported, such records are live.
 import { loadDefinitions } from '../definitions/service.ts';
 import type { Ctx } from '../lib/context.ts';
 import { type HeldRows, type Line, pageLines } from '../records/export.ts';
@@ -15,6 +15,7 @@ const PAGE = 500;
 export function heldRows(ctx: Ctx): HeldRows {
   return {
     links: (sourceIds) => repo.heldLinksFrom(ctx.db, sourceIds),
+    members: (listId) => repo.heldMembersOf(ctx.db, listId),
     async names(ids) {
       const out = new Map<string, string>();
       for (const entry of await repo.trashedRecords(ctx.db, ctx.actor.workspaceId, ids)) {

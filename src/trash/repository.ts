@@ -176,3 +176,8 @@ export async function trashedRecords(db: Executor, workspaceId: string, ids: rea
     );
   return out;
 }
+
+/** The memberships of `listId` held for its members in the trash, whichever entry holds them. */
+export async function heldMembersOf(db: Executor, listId: string): Promise<{ entity_id: string; added_at: string }[]> {
+  return db.selectFrom('trash_members').select(['entity_id', 'added_at']).where('list_id', '=', listId).where('trash_id', '<>', listId).execute();
+}

@@ -152,7 +152,7 @@ eachDialect('rolodex export', (ctx) => {
     assert.deepEqual([...kinds].toSorted(), ['contact', 'definition', 'user']);
   });
 
-  test('--include-trash writes the records in the trash and the links the trash holds; without it they are left out', async () => {
+  test('--include-trash writes the records in the trash, the links and memberships the trash holds; without it they are left out', async () => {
     const t = ctx();
     const a = await seedWorkspace(t);
     const post = async (url: string, body: unknown): Promise<Entity> => (await call(t, a.secret, 'POST', url, body)).json<Entity>();
@@ -160,10 +160,11 @@ eachDialect('rolodex export', (ctx) => {
     const beta = await post('/v1/accounts', { fields: { $name: 'Beta' } });
     const ann = await post('/v1/contacts', { fields: { $name: { firstName: 'Ann' } }, relationships: { $account: [acme.id, beta.id] } });
     const bo = await post('/v1/contacts', { fields: { $name: { firstName: 'Bo' } }, relationships: { $account: [beta.id] } });
+    await post('/v1/lists', { fields: { $name: 'Both', $objectType: 'contact' }, relationships: { $contacts: [ann.id, bo.id] } });
     assert.equal((await call(t, a.secret, 'DELETE', `/v1/contacts/${ann.id}`)).statusCode, 200);
     assert.equal((await call(t, a.secret, 'DELETE', `/v1/accounts/${beta.id}`)).statusCode, 200);
 
-    type RecordLine = { object: string; externalId: string; relationships: Record<string, { values: string[] }> };
+    type RecordLine = { object: string; externalId: string; relationships: Record<string, { values: string[] }>; members?: string[] };
     const exported = async (...flags: string[]): Promise<Map<string, RecordLine>> => {
       const file = join(t.tdb.dataDir, `export${flags.join('')}.ndjson`);
       const r = await rolodex(t, ['export', '--workspace', a.workspaceId, ...flags, file]);
@@ -172,15 +173,18 @@ eachDialect('rolodex export', (ctx) => {
         .trim()
         .split('\n')
         .map((l) => JSON.parse(l) as RecordLine)
-        .filter((l) => l.object === 'account' || l.object === 'contact');
+        .filter((l) => l.object === 'account' || l.object === 'contact' || l.object === 'list');
       return new Map(lines.map((l) => [l.externalId, l]));
     };
     const live = await exported();
-    assert.deepEqual([...live.keys()].toSorted(), [acme.id, bo.id].toSorted());
+    const listId = [...live.values()].find((l) => l.object === 'list')?.externalId as string;
+    assert.deepEqual([...live.keys()].toSorted(), [acme.id, bo.id, listId].toSorted());
     assert.deepEqual(live.get(bo.id)?.relationships, {});
+    assert.deepEqual(live.get(listId)?.members, [bo.id]);
 
     const all = await exported('--include-trash');
-    assert.deepEqual([...all.keys()].toSorted(), [acme.id, beta.id, ann.id, bo.id].toSorted());
+    assert.deepEqual([...all.keys()].toSorted(), [acme.id, beta.id, ann.id, bo.id, listId].toSorted());
+    assert.deepEqual(all.get(listId)?.members?.toSorted(), [ann.id, bo.id].toSorted());
     assert.deepEqual(all.get(ann.id)?.relationships.$account?.values.toSorted(), [acme.id, beta.id].toSorted());
     assert.deepEqual(all.get(bo.id)?.relationships.$account?.values, [beta.id]);
 
@@ -194,6 +198,8 @@ eachDialect('rolodex export', (ctx) => {
     assert.deepEqual(annCopy.relationships.$account?.values.toSorted(), [copy('account', acme.id), copy('account', beta.id)].toSorted());
     const boCopy = (await call(t, b.secret, 'GET', `/v1/contacts/${copy('contact', bo.id)}`)).json<Entity>();
     assert.deepEqual(boCopy.relationships.$account?.values, [copy('account', beta.id)]);
+    const members = (await call(t, b.secret, 'GET', `/v1/lists/${copy('list', listId)}/contacts`)).json().data as Entity[];
+    assert.deepEqual(members.map((m) => m.id).toSorted(), [copy('contact', ann.id), copy('contact', bo.id)].toSorted());
   });
 
   test('a failed export leaves FILE as it was; a FILE that cannot be written is one plain error', async () => {
