@@ -1,7 +1,8 @@
-// `rolodex export --workspace W [--types a,b] [--include-trash] [FILE]`: the workspace as NDJSON
-// in the import format (docs/import.md §Export), written as it is read, to FILE or stdout. FILE
-// is written under a temporary name beside it and takes its name only when the export is
-// complete, so a failed export leaves FILE as it was.
+// `rolodex export --workspace W [--types a,b] [--include-trash] [--files DIR] [FILE]`: the
+// workspace as NDJSON in the import format (docs/import.md §Export), written as it is read, to
+// FILE or stdout. FILE is written under a temporary name beside it and takes its name only when
+// the export is complete, so a failed export leaves FILE as it was. With `--files DIR`, the files'
+// bytes are copied into DIR and the lines link to them; a failed export removes DIR if it made it.
 import { once } from 'node:events';
 import { open, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
@@ -14,20 +15,27 @@ import { messageLines } from '../messages/export.ts';
 import { RECORD_TYPES } from '../records/service.ts';
 import { customTypes, definitionLines, recordLines } from '../records/export.ts';
 import { emailLines } from '../emails/export.ts';
+import { fileLines, fileNames, filesDir } from '../files/export.ts';
 import { mailboxLines } from '../mailboxes/export.ts';
 import { userLines } from '../users/export.ts';
 import { heldRows, trashedRecordLines } from '../trash/export.ts';
+import { openBlobStore } from '../runtime.ts';
 import { requireWorkspace } from '../workspaces/service.ts';
 import { type Io, operator, parse, required, UsageError, withDb } from './io.ts';
 
-export const usage = `rolodex export --workspace W [--types account,contact,…] [--include-trash] [FILE]   (NDJSON in the import format; stdout without FILE)`;
+export const usage = `rolodex export --workspace W [--types account,contact,…] [--include-trash] [--files DIR] [FILE]   (NDJSON in the import format; stdout without FILE)`;
 
 const SYSTEM_ORDER = ['account', 'contact', 'opportunity', 'note', 'task'];
 
 type Write = (line: unknown) => Promise<void>;
 
 export async function run(args: string[], io: Io): Promise<void> {
-  const { values, positionals } = parse(args, { workspace: { type: 'string' }, types: { type: 'string' }, 'include-trash': { type: 'boolean' } });
+  const { values, positionals } = parse(args, {
+    workspace: { type: 'string' },
+    types: { type: 'string' },
+    'include-trash': { type: 'boolean' },
+    files: { type: 'string' },
+  });
   const workspaceId = required(values, 'workspace');
   const wanted =
     typeof values.types === 'string'
@@ -39,42 +47,53 @@ export async function run(args: string[], io: Io): Promise<void> {
         )
       : undefined;
   const file = positionals[0];
-  const body = (write: Write) => exportLines(io, { workspaceId, wanted, trash: values['include-trash'] === true }, write);
-  const records = file ? await toFile(file, body) : await toStdout(body);
+  if (values.files === '') throw new UsageError('--files names a directory', 'files');
+  const dir = typeof values.files === 'string' ? await filesDir(values.files) : undefined;
+  const body = (write: Write) => exportLines(io, { workspaceId, wanted, trash: values['include-trash'] === true, files: dir?.path }, write);
+  const records = await (file ? toFile(file, body) : toStdout(body)).catch(async (err: unknown) => {
+    await dir?.discard();
+    throw err;
+  });
   if (file) io.err(`exported ${records} records to ${file}`);
 }
 
-/** Writes the workspace's lines; returns how many records it wrote. */
-async function exportLines(io: Io, opts: { workspaceId: string; wanted: Set<string> | undefined; trash: boolean }, write: Write): Promise<number> {
+/** Writes the workspace's lines; returns how many records it wrote. `files`: the directory the files are copied into. */
+async function exportLines(
+  io: Io,
+  opts: { workspaceId: string; wanted: Set<string> | undefined; trash: boolean; files: string | undefined },
+  write: Write,
+): Promise<number> {
   const { wanted } = opts;
   let count = 0;
   await withDb(io, async (db, config) => {
     const ctx = operator(db, config, opts.workspaceId);
     const held = opts.trash ? heldRows(ctx) : undefined;
+    const files = opts.files ? fileNames(ctx) : undefined;
     await requireWorkspace(ctx);
     const custom = await customTypes(ctx);
     const types = [...SYSTEM_ORDER.filter((t) => Object.hasOwn(RECORD_TYPES, t)), ...custom];
     for (const t of wanted ?? []) if (!types.includes(t)) throw new UsageError(`--types: "${t}" is not a type of the workspace (${types.join(', ')})`);
     for await (const line of definitionLines(ctx)) await write(line);
     for await (const line of userLines(ctx)) await write(line);
+    if (opts.files) for await (const line of fileLines(ctx, opts.files, () => openBlobStore(config))) await write(line);
     for await (const line of channelLines(ctx)) await write(line);
     for await (const line of mailboxLines(ctx)) await write(line);
     for (const type of types) {
       if (wanted && !wanted.has(type)) continue;
       const system = !custom.includes(type);
-      for await (const line of recordLines(ctx, type, system, held)) {
+      for await (const line of recordLines(ctx, type, system, held, files)) {
         await write(line);
         count++;
       }
       if (!held) continue;
-      for await (const line of trashedRecordLines(ctx, type, system, held)) {
+      for await (const line of trashedRecordLines(ctx, type, system, held, files)) {
         await write(line);
         count++;
       }
     }
     for await (const line of listLines(ctx, wanted, held)) await write(line);
-    for await (const line of messageLines(ctx)) await write(line);
-    for await (const line of emailLines(ctx)) await write(line);
+    for await (const line of messageLines(ctx, files)) await write(line);
+    for await (const line of emailLines(ctx, files)) await write(line);
   });
   return count;
 }

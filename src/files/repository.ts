@@ -121,3 +121,28 @@ export async function garbageNotBefore(db: Executor, blobKey: string): Promise<s
 export async function dropGarbage(db: Executor, blobKey: string): Promise<void> {
   await db.deleteFrom('blob_garbage').where('blob_key', '=', blobKey).execute();
 }
+
+/** The workspace's files that `rolodex export --files` begun at `by` writes: those COMPLETED by then. */
+function exported(db: Executor, workspaceId: string, by: string) {
+  return db
+    .selectFrom('files')
+    .where('workspace_id', '=', workspaceId)
+    .where('status', '=', 'COMPLETED')
+    .where('completed_at', '<=', by)
+    .where('blob_key', 'is not', null);
+}
+
+/** Up to `limit` of the files an export begun at `by` writes, whose id is after `after`, by id (a keyset page). */
+export async function exportedFilesAfter(db: Executor, workspaceId: string, by: string, after: string, limit: number): Promise<FileRow[]> {
+  return exported(db, workspaceId, by).selectAll().where('id', '>', after).orderBy('id').limit(limit).execute();
+}
+
+/** Id → externalId, else id, of those of these files that an export begun at `by` writes. */
+export async function exportedFileNames(db: Executor, workspaceId: string, by: string, ids: readonly string[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (const part of chunks([...new Set(ids)])) {
+    const rows = await exported(db, workspaceId, by).select(['id', 'external_id']).where('id', 'in', part).execute();
+    for (const r of rows) out.set(r.id, r.external_id ?? r.id);
+  }
+  return out;
+}

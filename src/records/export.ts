@@ -2,7 +2,9 @@
 // `rolodex import` reads back, paged by keyset (`id > last`) so that memory holds one page. A
 // record without an externalId is exported under its server id, and references name their
 // targets the same way, so an export imported into an empty workspace links what it linked.
+// Links to files are written only when the export writes the files (`FileNames`).
 import { loadDefinitions, type TypeDefinitions } from '../definitions/service.ts';
+import type { FileNames } from '../files/export.ts';
 import type { Ctx } from '../lib/context.ts';
 import { keysetPages } from '../lib/paging.ts';
 import { chunks } from '../db/index.ts';
@@ -128,8 +130,8 @@ function exportedValue(defs: TypeDefinitions, key: string, value: unknown): unkn
   return Array.isArray(value) ? value.map(label) : label(value);
 }
 
-/** The records of one type (a system kind or a custom type's slug), a page at a time. */
-export async function* recordLines(ctx: Ctx, type: string, system: boolean, held?: HeldRows): AsyncGenerator<Line> {
+/** The records of one type (a system kind or a custom type's slug), a page at a time; `files`: with their links to files. */
+export async function* recordLines(ctx: Ctx, type: string, system: boolean, held?: HeldRows, files?: FileNames): AsyncGenerator<Line> {
   const defs = await loadDefinitions(ctx, { objectType: type });
   if (!defs) return;
   const page = (after: string) =>
@@ -143,15 +145,23 @@ export async function* recordLines(ctx: Ctx, type: string, system: boolean, held
       .limit(PAGE)
       .execute();
   for await (const rows of keysetPages(page)) {
-    yield* pageLines(ctx, defs, rows, system, held);
+    yield* pageLines(ctx, defs, rows, system, held, files);
   }
 }
 
 /**
  * The lines of a page of record rows of one type, live or held by the trash: fields as stored
  * (selects as labels), relationships the row is the source of, live and, with `held`, held.
+ * Links to files are written with `files` only, naming the files it names.
  */
-export async function* pageLines(ctx: Ctx, defs: TypeDefinitions, rows: readonly RecordRow[], system: boolean, held?: HeldRows): AsyncGenerator<Line> {
+export async function* pageLines(
+  ctx: Ctx,
+  defs: TypeDefinitions,
+  rows: readonly RecordRow[],
+  system: boolean,
+  held?: HeldRows,
+  files?: FileNames,
+): AsyncGenerator<Line> {
   const ids = rows.map((r) => r.id);
   const live = await ctx.db
     .selectFrom('entity_relationships')
@@ -162,13 +172,14 @@ export async function* pageLines(ctx: Ctx, defs: TypeDefinitions, rows: readonly
     .orderBy('position')
     .execute();
   const links = held ? [...live, ...(await held.links(ids))].toSorted(byPlace) : live;
-  // Files are not exported: a link to one is left out (docs/import.md §Export).
-  const kept = links.filter((l) => l.object_type !== 'file');
+  // Without the files, a link to one is left out (docs/import.md §Export).
+  const kept = files ? links : links.filter((l) => !isFileLink(l));
   const names = await exportedIds(
     ctx,
-    kept.map((l) => l.target_id),
+    kept.filter((l) => !isFileLink(l)).map((l) => l.target_id),
     held,
   );
+  if (files) for (const [id, name] of await files(kept.filter(isFileLink).map((l) => l.target_id))) names.set(id, name);
   for (const row of rows) {
     const stored = JSON.parse(row.fields) as Record<string, unknown>;
     const fields: Record<string, { value: unknown; valueType: string }> = {};
@@ -192,6 +203,8 @@ export async function* pageLines(ctx: Ctx, defs: TypeDefinitions, rows: readonly
     };
   }
 }
+
+const isFileLink = (l: LinkRow) => l.object_type === 'file';
 
 const byPlace = (a: LinkRow, b: LinkRow) =>
   a.source_id < b.source_id ? -1 : a.source_id > b.source_id ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : a.position - b.position;

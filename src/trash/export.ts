@@ -3,6 +3,7 @@
 // count as the links of their source, live or trashed, as the memberships it holds count as members
 // of their lists. The import format has no trash: imported, such records are live.
 import { loadDefinitions } from '../definitions/service.ts';
+import type { FileNames } from '../files/export.ts';
 import type { Ctx } from '../lib/context.ts';
 import { type HeldRows, type Line, pageLines } from '../records/export.ts';
 import type { RecordRow } from '../records/repository.ts';
@@ -31,8 +32,8 @@ function recordOf(entry: repo.TrashRow): RecordRow | undefined {
   return (JSON.parse(entry.payload) as TrashPayload).record;
 }
 
-/** The trashed records of one type (a system kind or a custom type's slug), a page at a time. */
-export async function* trashedRecordLines(ctx: Ctx, type: string, system: boolean, held: HeldRows): AsyncGenerator<Line> {
+/** The trashed records of one type (a system kind or a custom type's slug), a page at a time; `files`: with their links to files. */
+export async function* trashedRecordLines(ctx: Ctx, type: string, system: boolean, held: HeldRows, files?: FileNames): AsyncGenerator<Line> {
   const defs = await loadDefinitions(ctx, { objectType: type });
   if (!defs) return;
   let after: { deletedAt: string; id: string } | undefined;
@@ -42,6 +43,6 @@ export async function* trashedRecordLines(ctx: Ctx, type: string, system: boolea
     if (!last) return;
     after = { deletedAt: last.deleted_at, id: last.id };
     const rows = entries.map(recordOf).filter((r) => r !== undefined);
-    yield* pageLines(ctx, defs, rows, system, held);
+    yield* pageLines(ctx, defs, rows, system, held, files);
   }
 }
