@@ -10,6 +10,7 @@ import { finished } from 'node:stream/promises';
 import { channelLines } from '../channels/export.ts';
 import { InputError } from '../lib/errors.ts';
 import { listLines } from '../lists/export.ts';
+import { meetingLines } from '../meetings/export.ts';
 import { messageLines } from '../messages/export.ts';
 import { RECORD_TYPES } from '../records/service.ts';
 import { customTypes, definitionLines, recordLines } from '../records/export.ts';
@@ -73,6 +74,7 @@ async function exportLines(io: Io, opts: { workspaceId: string; wanted: Set<stri
       }
     }
     for await (const line of listLines(ctx, wanted)) await write(line);
+    for await (const line of meetingLines(ctx)) await write(line);
     for await (const line of messageLines(ctx)) await write(line);
     for await (const line of emailLines(ctx)) await write(line);
   });

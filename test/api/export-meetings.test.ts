@@ -3,10 +3,10 @@
 // the API checks a create, with the API's events and derived relationships; an export writes every
 // live meeting, and its import into an empty workspace reads the same through the API.
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { call, eachDialect, seedWorkspace, type TestApp } from '../helpers/app.ts';
+import { call, eachDialect, keyFor, seedWorkspace, type TestApp } from '../helpers/app.ts';
 import { rolodex } from '../helpers/cli.ts';
 import { ago, meetingBody } from '../helpers/meetings.ts';
 
@@ -168,6 +168,80 @@ eachDialect('meetings through import and export', (ctx) => {
     );
     assert.equal((await call(t, s.secret, 'GET', '/v1/meetings?limit=25')).json().totalCount, 0);
     assert.equal((await call(t, s.secret, 'GET', '/v1/contacts?limit=25')).json().totalCount, 0);
+  });
+
+  test('export writes every live meeting; imported into an empty workspace, the meetings read the same', async () => {
+    const t = ctx();
+    const a = await seedWorkspace(t);
+    const post = async (url: string, body: unknown): Promise<Meeting> => {
+      const r = await call(t, a.secret, 'POST', url, body);
+      assert.equal(r.statusCode, 200, `${url}: ${r.body}`);
+      return r.json<Meeting>();
+    };
+    const acme = await post('/v1/accounts', { fields: { $name: 'Acme' } });
+    await post('/v1/contacts', { fields: { $email: ['ann@acme.test'] }, relationships: { $account: [acme.id] } });
+    await post('/v1/opportunities', { fields: { $name: 'Deal', $stage: 'Lead' }, relationships: { $account: acme.id } });
+    await post('/v1/lists', { fields: { $name: 'Hot', $objectType: 'account' } });
+    await post(
+      '/v1/meetings',
+      meetingBody({
+        $organizerEmail: 'Ann@Acme.test',
+        $attendeeEmails: ['bo@beta.test'],
+        $description: 'Notes',
+        $meetingUrl: 'https://meet.test/x',
+        $privacySetting: 'METADATA',
+      }),
+    );
+    await post('/v1/meetings', meetingBody({ $title: 'Bare', $startDate: ago(86_400_000), $endDate: ago(86_400_000) }));
+    await post('/v1/meetings', meetingBody({ $title: 'Nobody', $attendeeEmails: [], $privacySetting: 'FULL' }));
+    const gone = await post('/v1/meetings', meetingBody({ $title: 'Trashed' }));
+    assert.equal((await call(t, a.secret, 'DELETE', `/v1/meetings/${gone.id}`)).statusCode, 200);
+    await importJson(t, a.workspaceId, 'a.ndjson', [meeting('m-imp', { ...past, $attendeeEmails: ['ann@acme.test'] })]);
+
+    const out = join(t.tdb.dataDir, 'export.ndjson');
+    const exportMeetings = async (ws: string) => {
+      const ex = await rolodex(t, ['export', '--workspace', ws, out]);
+      assert.equal(ex.code, 0, ex.err);
+      return readFileSync(out, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { object: string; externalId: string });
+    };
+    const lines = await exportMeetings(a.workspaceId);
+    const objects = lines.map((l) => l.object);
+    assert.ok(objects.lastIndexOf('list') < objects.indexOf('meeting'), 'meetings come after the lists');
+    assert.equal(objects.filter((o) => o === 'meeting').length, 4);
+    assert.ok(!lines.some((l) => l.externalId === gone.id), 'a meeting in the trash is not written');
+
+    const b = await seedWorkspace(t);
+    const im = await rolodex(t, ['import', '--workspace', b.workspaceId, out, '--json']);
+    assert.equal(im.code, 0, im.err);
+    const ids = (JSON.parse(im.out) as { ids: Ids }).ids;
+    // Both sides read with a workspace key, whose access follows the privacy setting alone.
+    const read = async (ws: string) => (await call(t, await keyFor(t, ws, null), 'GET', '/v1/meetings?limit=25')).json().data as Meeting[];
+    const original = await read(a.workspaceId);
+    const copy = await read(b.workspaceId);
+    const rename = (kind: string, values: string[] | undefined) => (values ?? []).map((v) => ids[kind]?.[v]).toSorted();
+    assert.deepEqual(
+      copy.map((m) => [m.id, m.accessLevel, m.fields, derived(m)]),
+      original.map((m) => [
+        ids.meeting?.[m.externalId ?? m.id],
+        m.accessLevel,
+        m.fields,
+        {
+          $contact: rename('contact', m.relationships.$contact?.values),
+          $account: rename('account', m.relationships.$account?.values),
+          $opportunity: rename('opportunity', m.relationships.$opportunity?.values),
+        },
+      ]),
+    );
+    assert.ok(original.some((m) => m.relationships.$opportunity?.values.length === 1));
+    // What a full-access export holds (descriptions included) comes back line for line.
+    const again = await exportMeetings(b.workspaceId);
+    assert.deepEqual(
+      again.filter((l) => l.object === 'meeting'),
+      lines.filter((l) => l.object === 'meeting'),
+    );
   });
 
   test('a trashed meeting whose externalId another meeting now holds stays in the trash', async () => {
