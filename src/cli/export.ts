@@ -11,6 +11,7 @@ import { finished } from 'node:stream/promises';
 import { channelLines } from '../channels/export.ts';
 import { InputError } from '../lib/errors.ts';
 import { listLines } from '../lists/export.ts';
+import { meetingLines } from '../meetings/export.ts';
 import { messageLines } from '../messages/export.ts';
 import { RECORD_TYPES } from '../records/service.ts';
 import { customTypes, definitionLines, recordLines } from '../records/export.ts';
@@ -92,6 +93,7 @@ async function exportLines(
       }
     }
     for await (const line of listLines(ctx, wanted, held)) await write(line);
+    for await (const line of meetingLines(ctx)) await write(line);
     for await (const line of messageLines(ctx, files)) await write(line);
     for await (const line of emailLines(ctx, files)) await write(line);
   });

@@ -9,6 +9,7 @@ import { fileKind } from '../files/import.ts';
 import type { ImportKind } from '../import/kind.ts';
 import { listKind } from '../lists/import.ts';
 import { mailboxKind } from '../mailboxes/import.ts';
+import { meetingKind } from '../meetings/import.ts';
 import { messageKind } from '../messages/import.ts';
 import { accountKind, contactKind, customRecordKind, noteKind, opportunityKind, taskKind } from '../records/import.ts';
 import { userKind } from '../users/import.ts';
@@ -28,6 +29,7 @@ export function importKinds(deps: { blobs?: BlobStore } = {}): ImportKind<any>[]
     taskKind,
     customRecordKind,
     listKind,
+    meetingKind,
     messageKind,
     emailKind,
   ];

@@ -38,6 +38,7 @@ import * as m0064 from './migrations/0064_relationship_target_estimate.ts';
 import * as m0065 from './migrations/0065_change_log_pages.ts';
 import * as m0066 from './migrations/0066_value_text_code_points.ts';
 import * as m0067 from './migrations/0067_list_external_ids.ts';
+import * as m0068 from './migrations/0068_meeting_external_ids.ts';
 
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -75,6 +76,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0065_change_log_pages': m0065,
   '0066_value_text_code_points': m0066,
   '0067_list_external_ids': m0067,
+  '0068_meeting_external_ids': m0068,
 };
 
 export class MigrationError extends Error {

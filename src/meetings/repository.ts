@@ -1,7 +1,7 @@
 // SQL of meetings: the row, its contents (read only for FULL rows), its participants' folded
 // addresses, the ranked listing, and the reads behind the derived relationships of meetings and
 // of records (docs/meetings.md).
-import { chunks, defineRank, keyedRead, lockPartition, prepared, rankDelete, rankInsert, rankPage, type Executor, type Tx } from '../db/index.ts';
+import { chunks, defineRank, keyedRead, lockPartition, prepared, rankChange, rankDelete, rankInsert, rankPage, type Executor, type Tx } from '../db/index.ts';
 import { foldText } from '../lib/fold.ts';
 import type { MeetingContentsTable, MeetingsTable } from './tables.ts';
 
@@ -11,18 +11,76 @@ export type ContentsRow = MeetingContentsTable;
 /** A workspace's meetings, newest `$startDate` first, ties by id (docs/pages.md). */
 export const MEETINGS = defineRank({ name: 'meetings', table: 'meetings', by: ['workspace_id'], ts: 'start_date', id: 'id' });
 
-/** Inserts a meeting with its contents and participants, and ranks it. */
-export async function insertMeeting(tx: Tx, row: MeetingRow, contents: ContentsRow, participants: readonly string[]): Promise<void> {
-  await lockPartition(tx, MEETINGS, [row.workspace_id]);
-  await tx.insertInto('meetings').values(row).execute();
-  await tx.insertInto('meeting_contents').values(contents).execute();
-  for (const part of chunks([...participants], 300)) {
+export interface NewMeeting {
+  row: MeetingRow;
+  contents: ContentsRow;
+  /** Folded, each once. */
+  participants: readonly string[];
+}
+
+/** The participants' rows of meetings, in statements of 300 rows. */
+async function insertParticipants(tx: Tx, meetings: ReadonlyArray<Pick<NewMeeting, 'row' | 'participants'>>): Promise<void> {
+  const rows = meetings.flatMap(({ row, participants }) => participants.map((email) => ({ meeting_id: row.id, workspace_id: row.workspace_id, email })));
+  for (const part of chunks(rows, 300)) await tx.insertInto('meeting_participants').values(part).execute();
+}
+
+/** Inserts meetings of one workspace with their contents and participants, and ranks them. */
+export async function insertMeetings(tx: Tx, workspaceId: string, meetings: readonly NewMeeting[]): Promise<void> {
+  if (meetings.length === 0) return;
+  await lockPartition(tx, MEETINGS, [workspaceId]);
+  for (const part of chunks([...meetings], 100)) {
     await tx
-      .insertInto('meeting_participants')
-      .values(part.map((email) => ({ meeting_id: row.id, workspace_id: row.workspace_id, email })))
+      .insertInto('meetings')
+      .values(part.map((m) => m.row))
+      .execute();
+    await tx
+      .insertInto('meeting_contents')
+      .values(part.map((m) => m.contents))
       .execute();
   }
-  await rankInsert(tx, MEETINGS, [row.workspace_id], [{ ts: row.start_date, id: row.id }]);
+  await insertParticipants(tx, meetings);
+  await rankInsert(
+    tx,
+    MEETINGS,
+    [workspaceId],
+    meetings.map((m) => ({ ts: m.row.start_date, id: m.row.id })),
+  );
+}
+
+/** Inserts a meeting with its contents and participants, and ranks it. */
+export function insertMeeting(tx: Tx, row: MeetingRow, contents: ContentsRow, participants: readonly string[]): Promise<void> {
+  return insertMeetings(tx, row.workspace_id, [{ row, contents, participants }]);
+}
+
+export type StoredMeeting = MeetingRow & Pick<ContentsRow, 'description' | 'transcript_id'>;
+
+/** The workspace's meetings that hold these externalIds, with their contents, by externalId. */
+export async function meetingsByExternalId(db: Executor, workspaceId: string, externalIds: readonly string[]): Promise<Map<string, StoredMeeting>> {
+  const out = new Map<string, StoredMeeting>();
+  for (const part of chunks([...externalIds])) {
+    const rows = await db
+      .selectFrom('meetings as m')
+      .leftJoin('meeting_contents as c', 'c.meeting_id', 'm.id')
+      .selectAll('m')
+      .select(['c.description', 'c.transcript_id'])
+      .where('m.workspace_id', '=', workspaceId)
+      .where('m.external_id', 'in', part)
+      .execute();
+    for (const r of rows) out.set(r.external_id as string, r);
+  }
+  return out;
+}
+
+/** Rewrites a meeting's row, description and participants in place (its id, transcript and createdAt stay), and moves it in the listing. */
+export async function replaceMeeting(tx: Tx, old: MeetingRow, row: MeetingRow, description: string | null, participants: readonly string[]): Promise<void> {
+  const { id, workspace_id: _ws, created_at: _c, ...set } = row;
+  await tx.updateTable('meetings').set(set).where('id', '=', id).execute();
+  await tx.updateTable('meeting_contents').set({ description }).where('meeting_id', '=', id).execute();
+  await tx.deleteFrom('meeting_participants').where('meeting_id', '=', id).execute();
+  await insertParticipants(tx, [{ row, participants }]);
+  if (old.start_date !== row.start_date) {
+    await rankChange(tx, MEETINGS, [row.workspace_id], { removed: [{ ts: old.start_date, id }], added: [{ ts: row.start_date, id }] });
+  }
 }
 
 export async function findMeeting(db: Executor, workspaceId: string, id: string): Promise<MeetingRow | undefined> {

@@ -8,7 +8,11 @@ import { parseIsoDateTime } from '../lib/dates.ts';
 import { foldText } from '../lib/fold.ts';
 
 const FIELDS = ['$title', '$startDate', '$endDate', '$description', '$meetingUrl', '$organizerEmail', '$attendeeEmails', '$privacySetting'];
-const DERIVED = ['$contact', '$account', '$opportunity'];
+/** The relationships computed from the participants' addresses when read; never written. */
+export const DERIVED = ['$contact', '$account', '$opportunity'];
+
+/** The largest values a meeting holds (docs/meetings.md §Writes), for the API's schemas and the import alike. */
+export const LIMITS = { title: 1000, description: 100_000, meetingUrl: 2048, address: 254, attendees: 1000 } as const;
 
 function checkRelationshipKeys(relationships: Record<string, unknown> | undefined): void {
   if (relationships === undefined) return;
@@ -63,12 +67,17 @@ export function checkDates(startDate: string, endDate: string, now: number): { s
   return { start: new Date(start).toISOString(), end: new Date(end).toISOString() };
 }
 
+/** The index of the first attendee that repeats an earlier one, ignoring case; -1 when none does. */
+export function repeatedAttendee(attendees: readonly string[]): number {
+  const folded = attendees.map(foldText);
+  return folded.findIndex((a, i) => folded.indexOf(a) !== i);
+}
+
 /** The organizer and attendees, each address once (ignoring case), as first written. */
 export function participants(organizer: string | null, attendees: readonly string[] | null): string[] {
   const seen = new Map<string, string>();
   for (const a of [...(organizer === null ? [] : [organizer]), ...(attendees ?? [])]) if (!seen.has(foldText(a))) seen.set(foldText(a), a);
-  const folded = (attendees ?? []).map(foldText);
-  const twice = folded.findIndex((a, i) => folded.indexOf(a) !== i);
+  const twice = repeatedAttendee(attendees ?? []);
   if (twice >= 0) {
     const param = `fields.$attendeeEmails[${twice}]`;
     throw new AppError('invalid_value', `"${param}" repeats an address of the array (ignoring case).`, { param });

@@ -2,12 +2,11 @@
 // every field and relationship is listed, so serialization keeps them and drops anything else.
 import { type TSchema, Type } from '@sinclair/typebox';
 import { Envelope } from '../lib/paging-schemas.ts';
+import { LIMITS } from './rules.ts';
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 
-export const MAX_ATTENDEES = 1000;
-
-const Email = Type.String({ format: 'email', maxLength: 254 });
+const Email = Type.String({ format: 'email', maxLength: LIMITS.address });
 const DateTime = Type.String({ maxLength: 64, description: 'ISO 8601 date-time with a time zone, not later than now.' });
 const Privacy = Type.Union([Type.Literal('FULL'), Type.Literal('METADATA'), Type.Null()], {
   description: 'FULL, METADATA, or null (not set: resolves as FULL).',
@@ -26,13 +25,13 @@ export const CreateMeetingBody = Type.Object(
   {
     fields: Type.Object(
       {
-        $title: Type.String({ minLength: 1, maxLength: 1000 }),
+        $title: Type.String({ minLength: 1, maxLength: LIMITS.title }),
         $startDate: DateTime,
         $endDate: DateTime,
-        $description: Type.Optional(Nullable(Type.String({ maxLength: 100_000 }))),
-        $meetingUrl: Type.Optional(Nullable(Type.String({ format: 'uri', maxLength: 2048 }))),
+        $description: Type.Optional(Nullable(Type.String({ maxLength: LIMITS.description }))),
+        $meetingUrl: Type.Optional(Nullable(Type.String({ format: 'uri', maxLength: LIMITS.meetingUrl }))),
         $organizerEmail: Type.Optional(Nullable(Email)),
-        $attendeeEmails: Type.Optional(Type.Array(Email, { maxItems: MAX_ATTENDEES, uniqueItems: true })),
+        $attendeeEmails: Type.Optional(Type.Array(Email, { maxItems: LIMITS.attendees, uniqueItems: true })),
         $privacySetting: Type.Optional(Privacy),
       },
       { additionalProperties: false },

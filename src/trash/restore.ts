@@ -156,6 +156,11 @@ export async function restore(ctx: WriteCtx, input: { id: string }): Promise<Res
     joined = await restoreMemberships(ctx, members);
   } else if (payload.meeting) {
     const { row, contents, participants } = payload.meeting;
+    await meetings.lockMeetings(ctx.db, row.workspace_id);
+    if (row.external_id !== null && (await meetings.meetingsByExternalId(ctx.db, row.workspace_id, [row.external_id])).size > 0)
+      throw new AppError('duplicate_value', `Another meeting now holds externalId "${row.external_id}"; ${row.id} stays in the trash.`, {
+        param: 'externalId',
+      });
     await meetings.insertMeeting(ctx.db, row, contents ?? { meeting_id: row.id, description: null, transcript_id: null }, participants);
   } else if (payload.list) {
     // The members read are locked against deletion until the restore commits, as the ends of links are.
