@@ -163,6 +163,11 @@ export async function restore(ctx: WriteCtx, input: { id: string }): Promise<Res
       });
     await meetings.insertMeeting(ctx.db, row, contents ?? { meeting_id: row.id, description: null, transcript_id: null }, participants);
   } else if (payload.list) {
+    const externalId = payload.list.external_id ?? null;
+    if (externalId !== null && (await lists.listsByExternalId(ctx.db, payload.list.workspace_id, [externalId])).size > 0)
+      throw new AppError('duplicate_value', `Another list now holds externalId "${externalId}"; ${payload.list.id} stays in the trash.`, {
+        param: 'externalId',
+      });
     // The members read are locked against deletion until the restore commits, as the ends of links are.
     const ids = members.map((m) => m.entity_id);
     const live = await records.kindsOf(ctx.db, ids);

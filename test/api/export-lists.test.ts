@@ -172,4 +172,21 @@ eachDialect('lists through import and export', (ctx) => {
       .map((l) => l.name);
     assert.deepEqual(names, ['Contacts']);
   });
+
+  test('a trashed list whose externalId another list now holds stays in the trash', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const ws = s.workspaceId;
+    const line = { object: 'list', externalId: 'l-1', name: 'L', objectType: 'contact' };
+    const first = await rolodex(t, ['import', '--workspace', ws, file(t, 'one.ndjson', [line]), '--json']);
+    const old = JSON.parse(first.out).ids.list['l-1'] as string;
+    assert.equal((await call(t, s.secret, 'DELETE', `/v1/lists/${old}`)).statusCode, 200);
+    const second = await rolodex(t, ['import', '--workspace', ws, file(t, 'two.ndjson', [{ ...line, name: 'New' }]), '--json']);
+    assert.notEqual(JSON.parse(second.out).ids.list['l-1'], old);
+    const r = await rolodex(t, ['trash', 'restore', '--workspace', ws, old]);
+    assert.equal(r.code, 1);
+    assert.match(r.err, /duplicate_value|externalId "l-1"/);
+    assert.match(r.err, /stays in the trash/);
+    assert.deepEqual(await lists(t, s), [['New', 'contact', []]]);
+  });
 });
