@@ -1,4 +1,4 @@
-import { access } from 'node:fs/promises';
+import { access, stat } from 'node:fs/promises';
 import type { Config } from '../config.ts';
 import { refreshStatistics, statementJournalsInMemory, takeDatabaseAlone, useBulkCache, type Db } from '../db/index.ts';
 import { InputError } from '../lib/errors.ts';
@@ -78,6 +78,7 @@ export async function run(args: string[], io: Io): Promise<void> {
   const read = performance.now();
   try {
     await access(file);
+    if (!(await stat(file)).isFile()) throw new Error('not a file');
     if (format !== 'csv') source = await fileSource(file);
   } catch (err) {
     throw new InputError(`cannot read ${file}: ${(err as Error).message}`);

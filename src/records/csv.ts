@@ -100,7 +100,10 @@ export async function csvSource(ctx: Ctx, path: string, type: string): Promise<I
   if (!defs) throw new InputError(`no object type "${type}" in the workspace (account, contact, opportunity, note, task or a custom type's slug)`, 'type');
   return {
     async *objects(): AsyncGenerator<SourceObject> {
-      const parser = createReadStream(path).pipe(parse({ bom: true, info: true, relax_column_count: true, skip_empty_lines: true }));
+      const parser = parse({ bom: true, info: true, relax_column_count: true, skip_empty_lines: true });
+      // A read error ends the rows with that error instead of going unhandled (pipe forwards none).
+      const input = createReadStream(path).on('error', (err) => parser.destroy(new InputError(`cannot read ${path}: ${err.message}`)));
+      input.pipe(parser);
       let headers: string[] | undefined;
       let columns: Column[] = [];
       try {

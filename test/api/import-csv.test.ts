@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { call, eachDialect, seedWorkspace, type TestApp } from '../helpers/app.ts';
 import { rolodex } from '../helpers/cli.ts';
+import { csvSource } from '../../src/records/csv.ts';
+import { operatorCtx } from '../../src/lib/context.ts';
 
 function file(t: TestApp, name: string, text: string): string {
   const path = join(t.tdb.dataDir, name);
@@ -114,5 +116,28 @@ eachDialect('rolodex import of CSV', (ctx) => {
       ['2 (line)', '4 object', '5 (line)', '7 externalId'],
     );
     assert.equal((await call(t, s.secret, 'GET', '/v1/accounts')).json().totalCount, 0);
+  });
+
+  test('a file that cannot be read is one plain error, never an unhandled one', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    for (const format of ['csv', 'ndjson']) {
+      const r = await rolodex(t, [
+        'import',
+        '--workspace',
+        s.workspaceId,
+        '--format',
+        format,
+        ...(format === 'csv' ? ['--type', 'account'] : []),
+        t.tdb.dataDir,
+      ]);
+      assert.equal(r.code, 1, r.err);
+      assert.match(r.err, /^rolodex import: cannot read .*: not a file$/);
+    }
+    // A read that fails once the rows are being read ends them with the error.
+    const source = await csvSource(operatorCtx(t.deps.db.kysely, s.workspaceId), t.tdb.dataDir, 'account');
+    await assert.rejects(async () => {
+      for await (const row of source.objects()) assert.fail(`a row of a directory: ${JSON.stringify(row)}`);
+    }, /cannot read .*EISDIR/);
   });
 });
