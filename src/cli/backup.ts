@@ -44,8 +44,13 @@ function pgGuidance(config: Config, action: 'backup' | 'restore'): string {
 }
 
 export async function runBackup(dir: string, config: Config): Promise<{ manifest: Manifest; notes: string[] }> {
-  if ((await exists(dir)) && (await readdir(dir)).length > 0) throw new InputError(`${dir} is not empty: back up into a new directory`, 'DIR');
-  await mkdir(dir, { recursive: true, mode: 0o700 });
+  try {
+    if ((await exists(dir)) && (await readdir(dir)).length > 0) throw new InputError(`${dir} is not empty: back up into a new directory`, 'DIR');
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+  } catch (err) {
+    if (err instanceof InputError) throw err;
+    throw new InputError(`cannot write ${dir}: ${(err as Error).message}`, 'DIR');
+  }
   const files: string[] = [];
   const notes: string[] = [];
   if (config.databaseUrl) notes.push(pgGuidance(config, 'backup'));

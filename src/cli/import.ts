@@ -78,7 +78,7 @@ export async function run(args: string[], io: Io): Promise<void> {
   const read = performance.now();
   try {
     await access(file);
-    if (!(await stat(file)).isFile()) throw new Error('not a file');
+    if ((await stat(file)).isDirectory()) throw new Error('a directory, not a file');
     if (format !== 'csv') source = await fileSource(file);
   } catch (err) {
     throw new InputError(`cannot read ${file}: ${(err as Error).message}`);

@@ -132,7 +132,7 @@ eachDialect('rolodex import of CSV', (ctx) => {
         t.tdb.dataDir,
       ]);
       assert.equal(r.code, 1, r.err);
-      assert.match(r.err, /^rolodex import: cannot read .*: not a file$/);
+      assert.match(r.err, /^rolodex import: cannot read .*: a directory, not a file$/);
     }
     // A read that fails once the rows are being read ends them with the error.
     const source = await csvSource(operatorCtx(t.deps.db.kysely, s.workspaceId), t.tdb.dataDir, 'account');

@@ -51,6 +51,9 @@ for (const dialect of testDialects()) {
       assert.match(b.out(), dialect === 'sqlite' ? /backed up rolodex\.db, blobs\/, signing-secret/ : /backed up blobs\/, signing-secret/);
       const again = cli({ DATA_DIR: t.tdb.dataDir, ...db });
       assert.equal(await main(['backup', dir], again.io), 1, 'a backup never overwrites another');
+      const inFile = cli({ DATA_DIR: t.tdb.dataDir, ...db });
+      assert.equal(await main(['backup', join(dir, 'backup.json', 'x')], inFile.io), 1);
+      assert.match(inFile.err(), /^rolodex backup: cannot write .*: ENOTDIR/);
 
       const fresh = tmp('restored');
       const r = cli({ DATA_DIR: fresh, ...db });
