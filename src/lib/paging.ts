@@ -15,17 +15,26 @@ export function envelope<T>(data: T[], totalCount: number) {
 }
 
 /**
- * Every row of a read paged by id (keyset: the rows whose id is after `after`, `''` first), a page
- * at a time: an export's reads, so that memory holds one page whatever the table's size
- * (docs/import.md §Export), and each page is one short statement.
+ * Every row of a keyset-paged read, a page at a time: `page(after)` reads the rows after the key
+ * `after` (none: from the first), and `keyOf` gives a row's key. An export's reads, so that memory
+ * holds one page whatever the table's size (docs/import.md §Export), and each page is one short
+ * statement.
  */
-export async function* keysetPages<R extends { id: string }>(page: (after: string) => Promise<R[]>): AsyncGenerator<R[]> {
-  let after = '';
+export async function* keysetPagesBy<R, K>(page: (after: K | undefined) => Promise<R[]>, keyOf: (row: R) => K): AsyncGenerator<R[]> {
+  let after: K | undefined;
   for (;;) {
     const rows = await page(after);
     const last = rows.at(-1);
-    if (!last) return;
-    after = last.id;
+    if (last === undefined) return;
+    after = keyOf(last);
     yield rows;
   }
+}
+
+/** As keysetPagesBy, for a read paged by id (`''` before the first). */
+export function keysetPages<R extends { id: string }>(page: (after: string) => Promise<R[]>): AsyncGenerator<R[]> {
+  return keysetPagesBy(
+    (after: string | undefined) => page(after ?? ''),
+    (row) => row.id,
+  );
 }

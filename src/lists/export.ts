@@ -2,6 +2,7 @@
 // first so that the imported lists keep their order. A member is named as the record lines name
 // it (its externalId, else its server id); a list without an externalId by its server id.
 import type { Ctx } from '../lib/context.ts';
+import { keysetPagesBy } from '../lib/paging.ts';
 import { exportedIds, type HeldRows } from '../records/export.ts';
 import * as repo from './repository.ts';
 
@@ -12,12 +13,8 @@ const PAGE = 100;
  * `held` (`--include-trash`): the memberships the trash holds for trashed members count too.
  */
 export async function* listLines(ctx: Ctx, types?: ReadonlySet<string>, held?: HeldRows): AsyncGenerator<Record<string, unknown>> {
-  let after: { createdAt: string; id: string } | undefined;
-  for (;;) {
-    const rows = await repo.listsAfter(ctx.db, ctx.actor.workspaceId, after, PAGE);
-    const last = rows.at(-1);
-    if (!last) return;
-    after = { createdAt: last.created_at, id: last.id };
+  const page = (after: { createdAt: string; id: string } | undefined) => repo.listsAfter(ctx.db, ctx.actor.workspaceId, after, PAGE);
+  for await (const rows of keysetPagesBy(page, (row) => ({ createdAt: row.created_at, id: row.id }))) {
     for (const row of rows) {
       if (types && !types.has(row.object_type)) continue;
       // A list's line holds all of its members: memory follows the largest list, not the workspace.

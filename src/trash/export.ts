@@ -5,6 +5,7 @@
 import { loadDefinitions } from '../definitions/service.ts';
 import type { FileNames } from '../files/export.ts';
 import type { Ctx } from '../lib/context.ts';
+import { keysetPagesBy } from '../lib/paging.ts';
 import { type HeldRows, type Line, pageLines } from '../records/export.ts';
 import type { RecordRow } from '../records/repository.ts';
 import * as repo from './repository.ts';
@@ -36,12 +37,8 @@ function recordOf(entry: repo.TrashRow): RecordRow | undefined {
 export async function* trashedRecordLines(ctx: Ctx, type: string, system: boolean, held: HeldRows, files?: FileNames): AsyncGenerator<Line> {
   const defs = await loadDefinitions(ctx, { objectType: type });
   if (!defs) return;
-  let after: { deletedAt: string; id: string } | undefined;
-  for (;;) {
-    const entries = await repo.trashedRecordsPage(ctx.db, ctx.actor.workspaceId, type, after, PAGE);
-    const last = entries.at(-1);
-    if (!last) return;
-    after = { deletedAt: last.deleted_at, id: last.id };
+  const page = (after: { deletedAt: string; id: string } | undefined) => repo.trashedRecordsPage(ctx.db, ctx.actor.workspaceId, type, after, PAGE);
+  for await (const entries of keysetPagesBy(page, (entry) => ({ deletedAt: entry.deleted_at, id: entry.id }))) {
     const rows = entries.map(recordOf).filter((r) => r !== undefined);
     yield* pageLines(ctx, defs, rows, system, held, files);
   }
