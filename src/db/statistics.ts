@@ -5,10 +5,15 @@
 // Statements on hot paths are written so that no plan can do that; fresh statistics are the second
 // line.
 import { sql } from 'kysely';
+import { type Stat1Row, sampledStat, tableStat } from './sqlite/stat1.ts';
 import type { Db } from './types.ts';
+import { write } from './write.ts';
 
 /** How long the write lock is left free after each index: a waiting writer tries every 4 ms at most (`beginImmediate`). */
 const PAUSE_MS = 5;
+
+/** How many entries of an index SQLite's analysis reads (`pragma analysis_limit`). */
+const SAMPLE = 1000;
 
 /**
  * Brings statistics up to date where they are missing or stale: on SQLite the tables PRAGMA
@@ -17,11 +22,11 @@ const PAUSE_MS = 5;
  * that the first requests after an import do not wait for autovacuum.
  *
  * An ANALYZE holds SQLite's write lock while it runs, and the sample bounds the rows it reads, not
- * its count of an index's entries; PRAGMA optimize, one statement, would hold the lock for as long
- * as every count takes (seconds after a large import), and a server sharing the file would wait
- * that long to write. So the tables it picks are analyzed one index per statement, which writes
- * the same statistics, and the lock is left free for PAUSE_MS after each: a writer of another
- * process waits for one index's count at most (docs/design.md §Database statistics).
+ * its count of an index's entries: seconds for the indexes of a large import, which a server
+ * sharing the file would wait to write. So each index's row is computed from reads, which take no
+ * lock (src/db/sqlite/stat1.ts), and all the rows are written by one short transaction; an index
+ * those reads cannot describe is analyzed by an ANALYZE of its own, with the lock left free for
+ * PAUSE_MS after it (docs/design.md §Database statistics).
  */
 export async function refreshStatistics(db: Db, opts: { bulk?: boolean } = {}): Promise<void> {
   if (db.dialect === 'postgres') {
@@ -31,19 +36,46 @@ export async function refreshStatistics(db: Db, opts: { bulk?: boolean } = {}): 
     if (r.rows.length > 0) await sql.raw(`analyze ${r.rows.map((t) => t.name).join(', ')}`).execute(db.kysely);
     return;
   }
-  await sql`pragma analysis_limit = 1000`.execute(db.kysely);
+  await sql`pragma analysis_limit = ${sql.lit(SAMPLE)}`.execute(db.kysely);
   // 0x10000: every table, not only those this connection has used; 0x2: those that need it;
   // 0x1: only list the ANALYZE statements it would run, as `ANALYZE "main"."table"`.
   const planned = await sql<{ optimize: string }>`pragma optimize = 0x10003`.execute(db.kysely);
+  const computed: Stat1Row[] = [];
   for (const { optimize } of planned.rows) {
     const table = /^ANALYZE "main"\."(.+)"$/.exec(optimize)?.[1]?.replaceAll('""', '"');
     if (table === undefined) continue;
-    // A table counts its rows as part of the ANALYZE of a whole index; with none but partial
-    // indexes (or none at all) only the table's own ANALYZE writes its row count.
-    const indexes = (await sql<{ name: string; partial: number }>`select name, partial from pragma_index_list(${table})`.execute(db.kysely)).rows;
-    for (const name of indexes.some((i) => !i.partial) ? indexes.map((i) => i.name) : [table]) {
-      await sql`analyze ${sql.id(name)}`.execute(db.kysely);
-      await new Promise((resolve) => setTimeout(resolve, PAUSE_MS));
+    const indexes = (
+      await sql<{
+        name: string;
+        origin: string;
+        unique: number;
+        partial: number;
+      }>`select name, origin, "unique", partial from pragma_index_list(${table})`.execute(db.kysely)
+    ).rows;
+    for (const index of indexes) {
+      const row = await sampledStat(db.kysely, table, index, SAMPLE);
+      if (row) computed.push(row);
+      else {
+        await sql`analyze ${sql.id(index.name)}`.execute(db.kysely);
+        await new Promise((resolve) => setTimeout(resolve, PAUSE_MS));
+      }
     }
+    // A table counts its rows as part of the analysis of a whole index; with none but partial
+    // indexes (or none at all) only the table's own ANALYZE writes its row count.
+    if (!indexes.some((i) => !i.partial)) computed.push(await tableStat(db.kysely, table));
   }
+  if (computed.length === 0) return;
+  const keys = sql.join(computed.map((c) => sql`(${c.tbl}, ${c.idx})`));
+  const rows = computed.filter((c) => c.stat !== null).map((c) => sql`(${c.tbl}, ${c.idx}, ${c.stat})`);
+  // A write of its own: it waits for the lock without stopping the thread (`beginImmediate`) and
+  // holds it for four short statements. ANALYZE of the schema table analyzes nothing: it creates
+  // sqlite_stat1 when missing, and makes this connection's planner read the rows again.
+  await write(db.kysely, async (tx) => {
+    await sql`analyze sqlite_schema`.execute(tx);
+    await sql`delete from sqlite_stat1 where exists (select 1 from (values ${keys}) k where k.column1 = sqlite_stat1.tbl and k.column2 is sqlite_stat1.idx)`.execute(
+      tx,
+    );
+    if (rows.length > 0) await sql`insert into sqlite_stat1 (tbl, idx, stat) values ${sql.join(rows)}`.execute(tx);
+    await sql`analyze sqlite_schema`.execute(tx);
+  });
 }

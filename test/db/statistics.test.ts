@@ -1,10 +1,10 @@
 // The planner's statistics (src/db/statistics.ts, docs/design.md §Database statistics). On SQLite
-// the tables PRAGMA optimize picks are analyzed one index per statement, with the write lock free
-// between them: the statistics are the ones PRAGMA optimize itself writes, and another
-// connection's writes get in while they are gathered. On PostgreSQL a bulk write's schema is
+// each index of the tables PRAGMA optimize picks is described from reads and the rows written in
+// one short transaction: the statistics are the ones PRAGMA optimize itself writes, and they are
+// gathered while another connection holds the write lock. On PostgreSQL a bulk write's schema is
 // analyzed.
 import assert from 'node:assert/strict';
-import { DatabaseSync } from 'node:sqlite';
+import { DatabaseSync, StatementSync } from 'node:sqlite';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { refreshStatistics } from '../../src/db/statistics.ts';
@@ -13,7 +13,8 @@ import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
 const AT = '2026-01-01T00:00:00.000Z';
 
 /**
- * A workspace with `n` contacts, each with a name and an e-mail in the value index; and a table
+ * A workspace with `n` contacts, each with a name and an e-mail in the value index and postings
+ * in the trigram index (a WITHOUT ROWID table, whose row SQLite names after the table); and a table
  * whose only index is partial, whose row count only an ANALYZE of the table itself writes.
  */
 async function fill(tdb: TestDb, n: number): Promise<void> {
@@ -30,6 +31,8 @@ async function fill(tdb: TestDb, n: number): Promise<void> {
       sql`('ws_s', 'contact', 'score', null, ${(from + k) % 10}, ${id})`,
     ]);
     await sql`insert into record_values (workspace_id, object_type, field, value_text, value_num, record_id) values ${sql.join(values)}`.execute(db);
+    const postings = ids.flatMap((id, k) => [0, 1, 2].map((t) => sql`(${((from + k) % 40) * 3 + t}, ${id})`));
+    await sql`insert into record_trigrams (key, record_id) values ${sql.join(postings)}`.execute(db);
   }
   await sql`create table partial_only (k integer primary key, v text)`.execute(db);
   await sql`create index partial_only_v on partial_only (v) where v is not null`.execute(db);
@@ -76,27 +79,41 @@ for (const dialect of testDialects()) {
     });
 
     if (dialect === 'sqlite') {
-      test("another connection's writes get in while the statistics are gathered, and none finds the lock held", async () => {
+      test('another connection takes the write lock while the indexes are read; the statistics wait for it', async () => {
+        const stat = async () => (await sql<{ n: number }>`select count(*) as n from sqlite_stat1`.execute(shared.db.kysely)).rows[0]?.n ?? 0;
         const other = new DatabaseSync(shared.sqliteFile as string, { timeout: 0 });
         other.exec('create table if not exists beside (k integer primary key)');
-        let written = 0;
-        const busy: string[] = [];
-        const writer = setInterval(() => {
-          try {
+        // At the first count of an index's entries, the other connection begins a write (refused at
+        // once if the lock were held) and keeps it for 100 ms.
+        const all = Reflect.get(StatementSync.prototype, 'all') as (...args: unknown[]) => unknown;
+        const proto = StatementSync.prototype as unknown as Record<string, unknown>;
+        let taken = false;
+        let released = false;
+        proto.all = function (this: StatementSync, ...args: unknown[]) {
+          if (!taken && /count\(\*\)/.test(this.sourceSQL)) {
+            taken = true;
+            other.exec('begin immediate');
             other.exec('insert into beside default values');
-            written++;
-          } catch (err) {
-            busy.push(String(err));
+            setTimeout(() => {
+              released = true;
+              other.exec('commit');
+            }, 100);
           }
-        }, 1);
+          return all.apply(this, args);
+        };
         try {
           await refreshStatistics(shared.db, { bulk: true });
         } finally {
-          clearInterval(writer);
+          proto.all = all;
+          if (other.isTransaction) other.exec('rollback');
           other.close();
         }
-        assert.deepEqual(busy, []);
-        assert.ok(written >= 3, `${written} writes got in meanwhile`);
+        assert.ok(taken, 'the indexes are read while the lock is free');
+        assert.ok(released, 'the statistics are written once the other write is done');
+        assert.ok(Number(await stat()) > 0, 'the rows are written');
+        const trigrams = (await sql<{ stat: string }>`select stat from sqlite_stat1 where tbl = 'record_trigrams'`.execute(shared.db.kysely)).rows;
+        assert.equal(trigrams.length, 1);
+        assert.match(trigrams[0]!.stat, /^9000 \d+ 1$/, 'the postings counted, each (key, record) once');
       });
     }
   });
