@@ -1,8 +1,10 @@
-// A file's purpose through `rolodex import` (docs/import.md §`channel`, `message`, `file`;
-// docs/files.md §Purposes): the `purpose` of a file line is checked as the API's create checks it
-// (values, content type, size ceiling), errors naming the line and the field; what it does is seen
-// through the API, which takes an imported meeting_transcript file as a meeting's transcript and
-// refuses a file without it. A re-import may give a file a purpose, never change the one it has.
+// Transcripts through `rolodex import` (docs/import.md §`channel`, `message`, `file` and §`meeting`;
+// docs/files.md §Purposes, docs/meetings.md §Writes): the `purpose` of a file line is checked as the
+// API's create checks it (values, content type, size ceiling), and a meeting line names its
+// transcript file by externalId, checked as the API checks `$transcript`; errors name the line and
+// the field. What a purpose does is seen through the API, which takes an imported meeting_transcript
+// file as a meeting's transcript and refuses a file without it. A re-import may give a file a
+// purpose, never change the one it has, and replaces a meeting's transcript when the line names one.
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -108,5 +110,91 @@ eachDialect('a file purpose through import', (ctx) => {
     assert.equal(kept.code, 1);
     assert.match(kept.err, /^line 1: mimeType: "image\/png" is not allowed for purpose meeting_transcript/m);
     assert.equal(await asTranscript(t, s.secret, ids['f-1'] as string), 200);
+  });
+});
+
+type Meeting = { id: string; updatedAt: string; relationships: Record<string, { values: string[] }> };
+
+const meetingLine = (externalId: string, transcript?: string, title = 'Kick-off') => ({
+  object: 'meeting',
+  externalId,
+  fields: { $title: { value: title }, $startDate: { value: '2025-01-10T09:00:00Z' }, $endDate: { value: '2025-01-10T09:30:00Z' } },
+  ...(transcript === undefined ? {} : { relationships: { $transcript: { objectType: 'file', values: [transcript] } } }),
+});
+
+eachDialect('a meeting transcript through import', (ctx) => {
+  test('a meeting line names its transcript by externalId, on any line; a re-import replaces it, and a line naming none keeps it', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const ws = s.workspaceId;
+    const get = async (id: string) => (await call(t, s.secret, 'GET', `/v1/meetings/${id}`)).json<Meeting>();
+    const first = await importLines(t, ws, [
+      fileLine(t, 'f-early', { purpose: 'meeting_transcript' }),
+      meetingLine('m-1', 'f-late'),
+      meetingLine('m-2', 'f-early'),
+      meetingLine('m-3'),
+      fileLine(t, 'f-late', { purpose: 'meeting_transcript', mimeType: 'application/json' }),
+    ]);
+    assert.equal(first.code, 0, first.err);
+    const [files, meetings] = [first.ids.file as Record<string, string>, first.ids.meeting as Record<string, string>];
+    const m1 = await get(meetings['m-1'] as string);
+    assert.deepEqual(m1.relationships.$transcript?.values, [files['f-late']]);
+    assert.deepEqual((await get(meetings['m-2'] as string)).relationships.$transcript?.values, [files['f-early']]);
+    assert.deepEqual((await get(meetings['m-3'] as string)).relationships.$transcript?.values, []);
+
+    // A file already in the workspace; the title stays, so only the transcript changes.
+    const second = await importLines(t, ws, [meetingLine('m-1', 'f-early')]);
+    assert.equal(second.code, 0, second.err);
+    const m1b = await get(meetings['m-1'] as string);
+    assert.deepEqual(m1b.relationships.$transcript?.values, [files['f-early']]);
+    assert.notEqual(m1b.updatedAt, m1.updatedAt);
+    for (const line of [meetingLine('m-1'), meetingLine('m-1', 'f-early')]) {
+      assert.equal((await importLines(t, ws, [line])).code, 0);
+      const again = await get(meetings['m-1'] as string);
+      assert.deepEqual(again.relationships.$transcript?.values, [files['f-early']]);
+      assert.equal(again.updatedAt, m1b.updatedAt, 'nothing changed, nothing written');
+    }
+
+    const log = await t.deps.db.kysely.selectFrom('events').select(['type', 'body']).where('workspace_id', '=', ws).orderBy('seq').execute();
+    const events = log
+      .filter((e) => e.type.startsWith('meeting.'))
+      .map((e) => JSON.parse(e.body) as { type: string; data: { object: Meeting; changes?: object } });
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['meeting.created', 'meeting.created', 'meeting.created', 'meeting.updated'],
+    );
+    assert.deepEqual(events[0]?.data.object.relationships.$transcript?.values, [files['f-late']]);
+    assert.deepEqual(events[3]?.data.changes, { $transcript: { from: [files['f-late']], to: [files['f-early']] } });
+  });
+
+  test('a transcript naming a missing file, or a file without purpose meeting_transcript, is refused with the line and the field; nothing is written', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const ws = s.workspaceId;
+    const missing = await importLines(t, ws, [fileLine(t, 'f-1', { purpose: 'meeting_transcript' }), meetingLine('m-1', 'f-1'), meetingLine('m-2', 'f-9')]);
+    assert.equal(missing.code, 1);
+    assert.match(missing.err, /^line 3: relationships\.\$transcript\.values\[0\]: no file with externalId "f-9" in this import or the workspace$/m);
+    const plain = await importLines(t, ws, [fileLine(t, 'f-2'), meetingLine('m-1', 'f-2')]);
+    assert.equal(plain.code, 1);
+    assert.match(plain.err, /^line 2: relationships\.\$transcript\.values\[0\]: file "f-2" has no purpose meeting_transcript/m);
+    const shape = await importLines(t, ws, [
+      meetingLine('m-1'),
+      { ...meetingLine('m-2'), relationships: { $transcript: { values: [] } } },
+      { ...meetingLine('m-3'), relationships: { $transcript: { values: ['f-1', 'f-2'] } } },
+      { ...meetingLine('m-4'), relationships: { $transcript: { objectType: 'contact', values: ['f-1'] } } },
+      { ...meetingLine('m-5'), relationships: { $files: { values: ['f-1'] } } },
+      { ...meetingLine('m-6'), relationships: { $account: { values: ['a-1'] } } },
+    ]);
+    assert.equal(shape.code, 1);
+    assert.deepEqual(reported(shape.err), [
+      '2 relationships.$transcript.values',
+      '3 relationships.$transcript.values',
+      '4 relationships.$transcript.objectType',
+      '5 relationships.$files',
+      '6 relationships.$account',
+    ]);
+    const count = async (table: 'files' | 'meetings') =>
+      (await t.deps.db.kysely.selectFrom(table).select('id').where('workspace_id', '=', ws).execute()).length;
+    assert.deepEqual([await count('files'), await count('meetings')], [0, 0]);
   });
 });
