@@ -1,8 +1,8 @@
 // `rolodex export --files DIR` (docs/import.md §Export, docs/files.md §Listing and import): every
 // COMPLETED file of the workspace as a `file` import line, paged by keyset, its bytes copied out
-// of blob storage into DIR under the file's id, `path` the copy's absolute path, and its purpose. A file
-// without an externalId is written under its server id, and links to files name them the same
-// way (`fileNames`). Files still uploading, cancelled or expired are not written, nor files
+// of blob storage into DIR under the file's id, `path` the copy's absolute path, with its purpose
+// when the import takes it. A file without an externalId is written under its server id, and links
+// to files name them the same way (`fileNames`). Files still uploading, cancelled or expired are not written, nor files
 // completed after the export began (its ctx.now): the `file` lines and the links name the same
 // files, whenever each is read, so that every link of the export finds its file on import.
 import { createWriteStream } from 'node:fs';

@@ -1,6 +1,6 @@
 // The reads of `rolodex export` of meetings (docs/import.md §Export): the workspace's meetings in
-// id order, a page at a time, each with its description and transcript. The meetings table holds no meeting in
-// the trash, so none is read.
+// id order, a page at a time, each with its description and transcript. The meetings table holds
+// no meeting in the trash, so none is read.
 import type { Executor } from '../db/index.ts';
 import type { MeetingRow } from './repository.ts';
 
