@@ -93,7 +93,7 @@ async function exportLines(
       }
     }
     for await (const line of listLines(ctx, wanted, held)) await write(line);
-    for await (const line of meetingLines(ctx)) await write(line);
+    for await (const line of meetingLines(ctx, files)) await write(line);
     for await (const line of messageLines(ctx, files)) await write(line);
     for await (const line of emailLines(ctx, files)) await write(line);
   });

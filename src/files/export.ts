@@ -1,8 +1,8 @@
 // `rolodex export --files DIR` (docs/import.md §Export, docs/files.md §Listing and import): every
 // COMPLETED file of the workspace as a `file` import line, paged by keyset, its bytes copied out
-// of blob storage into DIR under the file's id, and `path` the copy's absolute path. A file
-// without an externalId is written under its server id, and links to files name them the same
-// way (`fileNames`). Files still uploading, cancelled or expired are not written, nor files
+// of blob storage into DIR under the file's id, `path` the copy's absolute path, with its purpose
+// when the import takes it. A file without an externalId is written under its server id, and links
+// to files name them the same way (`fileNames`). Files still uploading, cancelled or expired are not written, nor files
 // completed after the export began (its ctx.now): the `file` lines and the links name the same
 // files, whenever each is read, so that every link of the export finds its file on import.
 import { createWriteStream } from 'node:fs';
@@ -14,9 +14,11 @@ import type { Ctx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
 import { isoNow } from '../lib/ids.ts';
 import { keysetPages } from '../lib/paging.ts';
+import { IMPORTED_PURPOSES } from './import.ts';
 import * as repo from './repository.ts';
 
 const PAGE = 500;
+const IMPORTED: readonly string[] = IMPORTED_PURPOSES;
 
 /** Server id → the externalId an export names a file by, for the files it writes; others are absent. */
 export type FileNames = (ids: readonly string[]) => Promise<Map<string, string>>;
@@ -63,7 +65,9 @@ export async function* fileLines(ctx: Ctx, dir: string, open: () => Promise<Blob
     for await (const rows of keysetPages((after) => repo.exportedFilesAfter(ctx.db, ctx.actor.workspaceId, isoNow(ctx.now), after, PAGE))) {
       for (const f of rows) {
         const path = await copyOut(blobs, f, dir);
-        yield { object: 'file', externalId: f.external_id ?? f.id, source: f.source, filename: f.filename, mimeType: f.mime_type, path };
+        const line = { object: 'file', externalId: f.external_id ?? f.id, source: f.source, filename: f.filename, mimeType: f.mime_type, path };
+        // Only a purpose the import takes is written; a knowledge one is left out, as the Knowledge is.
+        yield IMPORTED.includes(f.purpose ?? '') ? { ...line, purpose: f.purpose } : line;
       }
     }
   } finally {

@@ -1,7 +1,9 @@
-// Import kind `file` (docs/design.md §Import format): `source`, `filename`, `mimeType` and `path`.
-// The bytes are copied into blob storage before the transaction (prepare), their size and MD5
-// computed on the way, never trusted; a failed import deletes the copies; re-importing replaces a
-// file's bytes and leaves the old ones to the sweeper.
+// Import kind `file` (docs/design.md §Import format): `source`, `filename`, `mimeType`, `path` and
+// an optional `purpose`. The bytes are copied into blob storage before the transaction (prepare),
+// their size and MD5 computed on the way, never trusted; a failed import deletes the copies;
+// re-importing replaces a file's bytes and leaves the old ones to the sweeper. A purpose is checked
+// with the rule of the API's create (docs/files.md §Purposes) and, as there, never changes once a
+// file has one: a meeting's transcript stays a meeting_transcript file (docs/meetings.md §Writes).
 import { open } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import type { BlobStore } from '../blobs/blob-store.ts';
@@ -10,7 +12,7 @@ import { type ImportItem, type ImportKind, ImportError, onlyFields, str, upsertB
 import { InputError } from '../lib/errors.ts';
 import { isoNow } from '../lib/ids.ts';
 import * as repo from './repository.ts';
-import { hasControlCharacters, MAX_FILE_BYTES, mimeEssence } from './rules.ts';
+import { ceilingOf, hasControlCharacters, mimeEssence, mimeTypeRefusal, type Purpose, PURPOSES, purposeRule } from './rules.ts';
 import type { FileSource } from './tables.ts';
 
 interface FileInput {
@@ -18,11 +20,35 @@ interface FileInput {
   filename: string;
   mimeType: string;
   path: string;
+  /** The purpose the line gives; null when it gives none (a re-import then keeps the file's). */
+  purpose: ImportedPurpose | null;
   /** Filled by prepare. */
   blob?: { key: string; size: number; md5: string };
 }
 
 const SOURCES: FileSource[] = ['api', 'app', 'chat_attachment'];
+
+/**
+ * The purposes a line may give: those that only decide what the file may be used for. A knowledge
+ * purpose also adds the file to a user's or the workspace's Knowledge, which the import does not
+ * make (docs/import.md §`channel`, `message`, `file`); the export writes no other.
+ */
+export const IMPORTED_PURPOSES = ['meeting_transcript', 'email_attachment'] as const satisfies readonly Purpose[];
+export type ImportedPurpose = (typeof IMPORTED_PURPOSES)[number];
+
+/** The line's purpose, checked against its MIME type (`essence`) as the API's create checks it. */
+function purposeOf(raw: Record<string, unknown>, essence: string): ImportedPurpose | null {
+  const purpose = str(raw, 'purpose');
+  if (purpose === null) return null;
+  if (!(IMPORTED_PURPOSES as readonly string[]).includes(purpose)) {
+    if ((PURPOSES as readonly string[]).includes(purpose))
+      throw new InputError('is not imported: a knowledge purpose adds the file to a Knowledge, which the import does not make', 'purpose');
+    throw new InputError(`must be one of ${IMPORTED_PURPOSES.join(', ')}`, 'purpose');
+  }
+  const refused = mimeTypeRefusal(purpose as ImportedPurpose, essence);
+  if (refused) throw new InputError(refused, 'mimeType');
+  return purpose as ImportedPurpose;
+}
 
 async function copyIn(blobs: BlobStore, workspaceId: string, item: ImportItem<FileInput>): Promise<void> {
   const key = `${workspaceId}/import-${randomBytes(8).toString('hex')}`;
@@ -30,17 +56,33 @@ async function copyIn(blobs: BlobStore, workspaceId: string, item: ImportItem<Fi
     // Opened first: a stream that fails to open would raise its error before anyone listens.
     const handle = await open(item.value.path, 'r');
     try {
-      const stat = await blobs.put(key, handle.createReadStream(), { maxBytes: MAX_FILE_BYTES, contentType: item.value.mimeType });
+      const stat = await blobs.put(key, handle.createReadStream(), { maxBytes: purposeRule(item.value.purpose).maxBytes, contentType: item.value.mimeType });
       item.value.blob = { key, ...stat };
     } finally {
       await handle.close().catch(() => {});
     }
   } catch (err) {
-    if (err instanceof BlobTooLargeError) throw new ImportError(item.line, 'path', `the file is larger than ${MAX_FILE_BYTES} bytes (512 MB)`);
+    if (err instanceof BlobTooLargeError) throw new ImportError(item.line, 'path', `the file is over ${ceilingOf(item.value.purpose)}`);
     const code = (err as NodeJS.ErrnoException).code;
     if (code) throw new ImportError(item.line, 'path', `cannot read "${item.value.path}": ${code}`);
     throw err;
   }
+}
+
+/**
+ * The purpose a re-imported file ends with: the line's, which may give one the file lacks but never
+ * change one it has (the API gives a purpose once, at create); else the file's, whose rule the
+ * line's type and bytes then meet as they meet a purpose the line gives (checked with the line, and
+ * by prepare).
+ */
+function purposeAfter({ line, value }: ImportItem<FileInput>, stored: Purpose | null): Purpose | null {
+  if (stored === null) return value.purpose;
+  if (value.purpose !== null && value.purpose !== stored)
+    throw new ImportError(line, 'purpose', `the file has purpose ${stored}, given when it was created; a file's purpose never changes`);
+  const refused = mimeTypeRefusal(stored, mimeEssence(value.mimeType) as string);
+  if (refused) throw new ImportError(line, 'mimeType', `${refused} (the purpose the file has)`);
+  if ((value.blob?.size ?? 0) > purposeRule(stored).maxBytes) throw new ImportError(line, 'path', `the file is over ${ceilingOf(stored)}`);
+  return stored;
 }
 
 /** The kind, bound to the blob store the bytes are copied into (none: an import holding files is refused). */
@@ -52,16 +94,18 @@ export function fileKind(blobs: BlobStore | undefined): ImportKind<FileInput> {
   return {
     object: 'file',
     check(raw) {
-      onlyFields(raw, ['source', 'filename', 'mimeType', 'path']);
+      onlyFields(raw, ['source', 'filename', 'mimeType', 'path', 'purpose']);
       const source = str(raw, 'source', { required: true }) as FileSource;
       if (!SOURCES.includes(source)) throw new InputError(`must be one of ${SOURCES.join(', ')}`, 'source');
       const filename = str(raw, 'filename', { required: true, max: 255 }) as string;
       if (filename === '' || hasControlCharacters(filename)) throw new InputError('must be 1 to 255 characters without control characters', 'filename');
       const mimeType = str(raw, 'mimeType', { required: true, max: 255 }) as string;
-      if (!mimeEssence(mimeType)) throw new InputError('must be a MIME type such as text/plain', 'mimeType');
+      const essence = mimeEssence(mimeType);
+      if (!essence) throw new InputError('must be a MIME type such as text/plain', 'mimeType');
+      const purpose = purposeOf(raw, essence);
       const path = str(raw, 'path', { required: true }) as string;
       if (path === '') throw new InputError('must name a file', 'path');
-      return { source, filename, mimeType, path };
+      return { source, filename, mimeType, path, purpose };
     },
     async prepare(ctx, items) {
       const blobs = store();
@@ -84,7 +128,7 @@ export function fileKind(blobs: BlobStore | undefined): ImportKind<FileInput> {
       await repo.lockListing(ctx.db, ws);
       const listed: repo.FileRow[] = [];
       const unlisted: repo.FileRow[] = [];
-      const fieldsOf = ({ line, value: { source, filename, mimeType, blob } }: ImportItem<FileInput>) => {
+      const fieldsOf = ({ line, value: { source, filename, mimeType, blob } }: ImportItem<FileInput>, purpose: Purpose | null) => {
         if (!blob) throw new ImportError(line, 'path', 'the bytes were not copied');
         return {
           source,
@@ -95,6 +139,7 @@ export function fileKind(blobs: BlobStore | undefined): ImportKind<FileInput> {
           blob_key: blob.key,
           status: 'COMPLETED' as const,
           expires_at: null,
+          purpose,
         };
       };
       await upsertByExternalId(ctx, items, {
@@ -102,7 +147,7 @@ export function fileKind(blobs: BlobStore | undefined): ImportKind<FileInput> {
         idKind: 'fil',
         find: (externalIds) => repo.fileRowsByExternalId(ctx.db, ws, externalIds),
         async update(item, old) {
-          const fields = fieldsOf(item);
+          const fields = fieldsOf(item, purposeAfter(item, old.purpose as Purpose | null));
           await repo.updateFile(ctx.db, old.id, { ...fields, completed_at: old.completed_at ?? at });
           if (old.blob_key) await repo.addGarbage(ctx.db, old.blob_key, at);
           const delta = (repo.isListable(fields.source) ? 1 : 0) - (repo.isListable(old.source) ? 1 : 0);
@@ -114,11 +159,10 @@ export function fileKind(blobs: BlobStore | undefined): ImportKind<FileInput> {
             id,
             workspace_id: ws,
             external_id: item.externalId,
-            ...fieldsOf(item),
+            ...fieldsOf(item, item.value.purpose),
             created_at: at,
             completed_at: at,
             upload_deadline: at,
-            purpose: null,
           };
           await repo.insertFile(ctx.db, row, { ranked: false });
           if (repo.isListable(row.source)) listed.push(row);

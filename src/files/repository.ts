@@ -44,6 +44,15 @@ export async function findFile(db: Executor, workspaceId: string, id: string): P
   return db.selectFrom('files').selectAll().where('id', '=', id).where('workspace_id', '=', workspaceId).executeTakeFirst();
 }
 
+/** The workspace's files among these ids, by id; the others are absent. */
+export async function findFiles(db: Executor, workspaceId: string, ids: readonly string[]): Promise<Map<string, FileRow>> {
+  const found = new Map<string, FileRow>();
+  for (const part of chunks([...new Set(ids)])) {
+    for (const r of await db.selectFrom('files').selectAll().where('workspace_id', '=', workspaceId).where('id', 'in', part).execute()) found.set(r.id, r);
+  }
+  return found;
+}
+
 /** By id alone: for the byte endpoints, whose signed token names the file. */
 export async function findFileById(db: Executor, id: string): Promise<FileRow | undefined> {
   return db.selectFrom('files').selectAll().where('id', '=', id).executeTakeFirst();

@@ -22,6 +22,26 @@ export const PURPOSE_RULES: Record<Purpose, { mimeTypes: readonly string[] | nul
   email_attachment: { mimeTypes: null, maxBytes: 20 * MB },
 };
 
+/** What a file of this purpose may hold; without one, any valid MIME type up to MAX_FILE_BYTES. */
+export function purposeRule(purpose: Purpose | null | undefined): { mimeTypes: readonly string[] | null; maxBytes: number } {
+  return purpose ? PURPOSE_RULES[purpose] : { mimeTypes: null, maxBytes: MAX_FILE_BYTES };
+}
+
+/**
+ * Why a file of this MIME type (its essence) may not have the purpose, or null when it may: the
+ * one check of the API's create and of the import (docs/files.md §Purposes), worded for both.
+ */
+export function mimeTypeRefusal(purpose: Purpose | null | undefined, essence: string): string | null {
+  const { mimeTypes } = purposeRule(purpose);
+  if (!mimeTypes || mimeTypes.includes(essence)) return null;
+  return `"${essence}" is not allowed for purpose ${purpose}; allowed: ${mimeTypes.join(', ')}`;
+}
+
+/** `the ceiling of N bytes for purpose P` (`for any file` without one): the size bound of the API's create and of the import, named alike. */
+export function ceilingOf(purpose: Purpose | null | undefined): string {
+  return `the ceiling of ${purposeRule(purpose).maxBytes} bytes ${purpose ? `for purpose ${purpose}` : 'for any file'}`;
+}
+
 // RFC 9110 tokens for type and subtype, then optional `; name=value` parameters.
 const TOKEN = "[A-Za-z0-9!#$%&'*+.^_`|~-]+";
 const MIME = new RegExp(`^(${TOKEN})/(${TOKEN})(?:[ \\t]*;[ \\t]*${TOKEN}=(?:${TOKEN}|"[^"\\\\\\x00-\\x1f\\x7f]*"))*$`);

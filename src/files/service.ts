@@ -14,7 +14,7 @@ import { isoNow, newId } from '../lib/ids.ts';
 import { envelope, type Page } from '../lib/paging.ts';
 import * as repo from './repository.ts';
 import type { FileRow } from './repository.ts';
-import { effectiveStatus, hasControlCharacters, MAX_FILE_BYTES, mimeEssence, PURPOSE_RULES } from './rules.ts';
+import { ceilingOf, effectiveStatus, hasControlCharacters, mimeEssence, mimeTypeRefusal, purposeRule } from './rules.ts';
 import type { CreateFileBody } from './schemas.ts';
 import { signToken } from './tokens.ts';
 
@@ -76,15 +76,10 @@ function checkPurpose(actor: Ctx['actor'], input: CreateFileInput, essence: stri
   if (input.purpose === 'knowledge_workspace' && actor.subjectType === 'user' && actor.role !== 'admin') {
     throw new AppError('admin_required', 'Purpose knowledge_workspace needs a workspace key or the key of an admin user.', { param: 'purpose' });
   }
-  const rule = input.purpose ? PURPOSE_RULES[input.purpose] : { mimeTypes: null, maxBytes: MAX_FILE_BYTES };
-  if (rule.mimeTypes && !rule.mimeTypes.includes(essence)) {
-    throw new AppError('mime_type_not_allowed', `mimeType "${essence}" is not allowed for purpose ${input.purpose}; allowed: ${rule.mimeTypes.join(', ')}.`, {
-      param: 'mimeType',
-    });
-  }
-  if (input.sizeBytes > rule.maxBytes) {
-    const what = input.purpose ? `for purpose ${input.purpose}` : 'for any file';
-    throw new AppError('file_too_large', `sizeBytes ${input.sizeBytes} is over the ceiling of ${rule.maxBytes} bytes ${what}.`, { param: 'sizeBytes' });
+  const refused = mimeTypeRefusal(input.purpose, essence);
+  if (refused) throw new AppError('mime_type_not_allowed', `mimeType ${refused}.`, { param: 'mimeType' });
+  if (input.sizeBytes > purposeRule(input.purpose).maxBytes) {
+    throw new AppError('file_too_large', `sizeBytes ${input.sizeBytes} is over ${ceilingOf(input.purpose)}.`, { param: 'sizeBytes' });
   }
 }
 

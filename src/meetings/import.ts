@@ -1,11 +1,14 @@
 // The `meeting` import kind (docs/import.md §`meeting`, docs/meetings.md §Import): a meeting's
 // fields shaped as the API returns them, checked as the API checks a create, the past-only rule
-// included. A re-import by externalId replaces every field and keeps the meeting's id, createdAt and
-// transcript. The derived relationships follow from the participants' addresses when read: the
-// import makes no records for them. The events are those of the API's create and update.
+// included, and optionally its transcript, a file named by externalId and checked as the API checks
+// `$transcript`. A re-import by externalId replaces every field, and the transcript when the line
+// names one, and keeps the meeting's id and createdAt. The derived relationships follow from the
+// participants' addresses when read: the import makes no records for them. The events are those of
+// the API's create and update.
 import { appendEvents, type Changes, type EventInput } from '../changes/service.ts';
-import { optionalText, typedField } from '../import/checks.ts';
-import { type ImportKind, onlyFields, upsertByExternalId } from '../import/kind.ts';
+import { type FileRow, findFiles } from '../files/repository.ts';
+import { fileRelationship, optionalText, typedField } from '../import/checks.ts';
+import { type ImportContext, ImportError, type ImportItem, type ImportKind, onlyFields, upsertByExternalId } from '../import/kind.ts';
 import type { Ctx } from '../lib/context.ts';
 import { parseIsoDateTime } from '../lib/dates.ts';
 import { InputError } from '../lib/errors.ts';
@@ -14,7 +17,7 @@ import { isEmailFormat, isUriFormat } from '../lib/formats.ts';
 import { isoNow } from '../lib/ids.ts';
 import { relationshipsOf, type Derived } from './relationships.ts';
 import * as repo from './repository.ts';
-import { DERIVED, LIMITS, participants, repeatedAttendee } from './rules.ts';
+import { DERIVED, LIMITS, participants, repeatedAttendee, transcriptRefusal } from './rules.ts';
 import { toResource } from './service.ts';
 import type { PrivacySetting } from './tables.ts';
 
@@ -27,6 +30,8 @@ export interface MeetingInput {
   organizer: string | null;
   attendees: string[] | null;
   privacy: PrivacySetting | null;
+  /** The externalId of the transcript file the line names; null when it names none. */
+  transcript: string | null;
 }
 
 const FIELD_TYPES: Record<string, readonly string[]> = {
@@ -71,21 +76,27 @@ function privacy(v: unknown): PrivacySetting | null {
   return v;
 }
 
-/** A line has no relationships: the transcript is a file link, which the import does not make, and the others are derived. */
-function noRelationships(v: unknown): void {
-  if (v === undefined || v === null) return;
-  if (typeof v !== 'object' || Array.isArray(v)) throw new InputError('must be an object', 'relationships');
-  for (const key of Object.keys(v)) {
-    const where = `relationships.${key}`;
-    if (DERIVED.includes(key)) throw new InputError("is derived from the participants' addresses when read and cannot be imported", where);
-    if (key === '$transcript') throw new InputError('is not imported: a transcript is a file, and the import links no files to meetings', where);
-    throw new InputError('is not a relationship of meetings', where);
+/**
+ * The line's one importable relationship, `$transcript`: the externalId of one file, or null when
+ * the line names none. The others are derived when read; a transcript is replaced, never removed,
+ * as through the API (docs/meetings.md §Writes), so a line names exactly one.
+ */
+function transcriptOf(raw: Record<string, unknown>): string | null {
+  const rels = raw.relationships;
+  if (typeof rels === 'object' && rels !== null && !Array.isArray(rels)) {
+    for (const key of Object.keys(rels)) {
+      if (DERIVED.includes(key)) throw new InputError("is derived from the participants' addresses when read and cannot be imported", `relationships.${key}`);
+    }
   }
+  const files = fileRelationship(raw, '$transcript', 'meetings');
+  if (files === null) return null;
+  if (files.length !== 1) throw new InputError('must hold one file externalId: a meeting has one transcript', 'relationships.$transcript.values');
+  return files[0] as string;
 }
 
 export function checkMeeting(raw: Record<string, unknown>): MeetingInput {
   onlyFields(raw, ['fields', 'relationships']);
-  noRelationships(raw.relationships);
+  const transcript = transcriptOf(raw);
   const fields = raw.fields;
   if (typeof fields !== 'object' || fields === null || Array.isArray(fields)) throw new InputError('must be an object', 'fields');
   const f = fields as Record<string, unknown>;
@@ -110,6 +121,7 @@ export function checkMeeting(raw: Record<string, unknown>): MeetingInput {
     organizer: organizer === undefined || organizer === null ? null : address('fields.$organizerEmail.value', organizer),
     attendees: attendees(value('$attendeeEmails')),
     privacy: privacy(value('$privacySetting')),
+    transcript,
   };
 }
 
@@ -139,15 +151,43 @@ interface Written {
 
 const NO_DERIVED: Derived = { contact: [], account: [], opportunity: [] };
 
-/** The fields that differ between two states of a meeting, as the API shows them. */
-function fieldChanges(ctx: Ctx, before: Written, after: Written): Changes {
-  const fieldsOf = (w: Written) => toResource(ctx, w.row, 'FULL', w.contents, NO_DERIVED).fields;
-  const [from, to] = [fieldsOf(before), fieldsOf(after)];
+/** The fields and the transcript that differ between two states of a meeting, as the API shows them and its update names them. */
+function changesOf(ctx: Ctx, before: Written, after: Written): Changes {
+  const shown = (w: Written) => toResource(ctx, w.row, 'FULL', w.contents, NO_DERIVED);
+  const [from, to] = [shown(before), shown(after)];
   const changes: Changes = {};
-  for (const key of Object.keys(to) as Array<keyof typeof to>) {
-    if (JSON.stringify(from[key].value) !== JSON.stringify(to[key].value)) changes[key] = { from: from[key].value, to: to[key].value };
+  for (const key of Object.keys(to.fields) as Array<keyof typeof to.fields>) {
+    const [a, b] = [from.fields[key].value, to.fields[key].value];
+    if (JSON.stringify(a) !== JSON.stringify(b)) changes[key] = { from: a, to: b };
   }
+  const [a, b] = [from.relationships.$transcript.values, to.relationships.$transcript.values];
+  if (a[0] !== b[0]) changes.$transcript = { from: a, to: b };
   return changes;
+}
+
+/**
+ * The transcript file id of each line that names one (by the line's externalId), checked as the
+ * API checks `$transcript`: a file of this import or of the workspace, COMPLETED, of purpose
+ * meeting_transcript (docs/meetings.md §Writes). Every file of the import is written before the
+ * first meeting (docs/import.md §`meeting`), so a file on any line of the file is found.
+ */
+async function transcriptsOf(ctx: ImportContext, items: ImportItem<MeetingInput>[]): Promise<Map<string, string>> {
+  const field = 'relationships.$transcript.values[0]';
+  const ids = new Map<string, string>();
+  for (const { line, externalId, value } of items) {
+    if (value.transcript !== null) ids.set(externalId, await ctx.resolve('file', value.transcript, { line, field }));
+  }
+  const files = await findFiles(ctx.db, ctx.actor.workspaceId, [...ids.values()]);
+  for (const { line, externalId, value } of items) {
+    const id = ids.get(externalId);
+    // The file exists: resolve found it, in the workspace or among the files this import wrote.
+    const refusal = id === undefined ? null : transcriptRefusal(files.get(id) as FileRow);
+    if (refusal === 'not_completed') throw new ImportError(line, field, `file "${value.transcript}" is not COMPLETED: a transcript is a COMPLETED file`);
+    if (refusal === 'not_a_transcript') {
+      throw new ImportError(line, field, `file "${value.transcript}" has no purpose meeting_transcript: only such a file can be a transcript`);
+    }
+  }
+  return ids;
 }
 
 export const meetingKind: ImportKind<MeetingInput> = {
@@ -163,6 +203,7 @@ export const meetingKind: ImportKind<MeetingInput> = {
     const fresh: repo.NewMeeting[] = [];
     const written: Written[] = [];
     const folded = (v: MeetingInput) => participants(v.organizer, v.attendees).map(foldText);
+    const transcripts = await transcriptsOf(ctx, items);
     await upsertByExternalId(ctx, items, {
       object: 'meeting',
       idKind: 'mtg',
@@ -170,15 +211,18 @@ export const meetingKind: ImportKind<MeetingInput> = {
       async update({ externalId, value }, old, id) {
         const { description: oldDescription, transcript_id, ...oldRow } = old;
         const before = { row: oldRow, contents: { meeting_id: id, description: oldDescription, transcript_id } };
-        const after = { row: rowOf(ws, id, externalId, value, old.created_at, at), contents: { ...before.contents, description: value.description } };
-        const changes = fieldChanges(ctx, before, after);
+        // A line that names no transcript keeps the meeting's: nothing removes a transcript.
+        const contents = { meeting_id: id, description: value.description, transcript_id: transcripts.get(externalId) ?? transcript_id };
+        const after = { row: rowOf(ws, id, externalId, value, old.created_at, at), contents };
+        const changes = changesOf(ctx, before, after);
         // A line that changes nothing writes nothing and leaves updatedAt alone, as the API's update does.
         if (Object.keys(changes).length === 0) return;
-        await repo.replaceMeeting(ctx.db, oldRow, after.row, value.description, folded(value));
+        await repo.replaceMeeting(ctx.db, oldRow, after.row, contents, folded(value));
         written.push({ ...after, changes });
       },
       insert({ externalId, value }, id) {
-        const w = { row: rowOf(ws, id, externalId, value, at, at), contents: { meeting_id: id, description: value.description, transcript_id: null } };
+        const contents = { meeting_id: id, description: value.description, transcript_id: transcripts.get(externalId) ?? null };
+        const w = { row: rowOf(ws, id, externalId, value, at, at), contents };
         fresh.push({ ...w, participants: folded(value) });
         written.push(w);
       },

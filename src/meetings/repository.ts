@@ -71,11 +71,17 @@ export async function meetingsByExternalId(db: Executor, workspaceId: string, ex
   return out;
 }
 
-/** Rewrites a meeting's row, description and participants in place (its id, transcript and createdAt stay), and moves it in the listing. */
-export async function replaceMeeting(tx: Tx, old: MeetingRow, row: MeetingRow, description: string | null, participants: readonly string[]): Promise<void> {
+/** Rewrites a meeting's row, contents and participants in place (its id and createdAt stay), and moves it in the listing. */
+export async function replaceMeeting(
+  tx: Tx,
+  old: MeetingRow,
+  row: MeetingRow,
+  contents: Pick<ContentsRow, 'description' | 'transcript_id'>,
+  participants: readonly string[],
+): Promise<void> {
   const { id, workspace_id: _ws, created_at: _c, ...set } = row;
   await tx.updateTable('meetings').set(set).where('id', '=', id).execute();
-  await tx.updateTable('meeting_contents').set({ description }).where('meeting_id', '=', id).execute();
+  await tx.updateTable('meeting_contents').set(contents).where('meeting_id', '=', id).execute();
   await tx.deleteFrom('meeting_participants').where('meeting_id', '=', id).execute();
   await insertParticipants(tx, [{ row, participants }]);
   if (old.start_date !== row.start_date) {

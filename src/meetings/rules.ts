@@ -1,7 +1,7 @@
 // The checks of meeting writes beyond their schemas (docs/meetings.md §Writes): keys first
 // (unknown and read-only fields and relationships), then values (dates in the past, addresses),
 // then ids (the transcript file).
-import { findFile } from '../files/repository.ts';
+import { type FileRow, findFile } from '../files/repository.ts';
 import type { Ctx } from '../lib/context.ts';
 import { AppError } from '../lib/errors.ts';
 import { parseIsoDateTime } from '../lib/dates.ts';
@@ -85,14 +85,26 @@ export function participants(organizer: string | null, attendees: readonly strin
   return [...seen.values()];
 }
 
+/**
+ * What keeps a file of the workspace from being a meeting's transcript, or null when it may be one:
+ * it is COMPLETED and has purpose meeting_transcript (docs/meetings.md §Writes). The one rule of
+ * the API's writes and of the import.
+ */
+export function transcriptRefusal(file: Pick<FileRow, 'status' | 'purpose'>): 'not_completed' | 'not_a_transcript' | null {
+  // A PENDING file past its expiry is EXPIRED already (docs/design.md §Files): either way not COMPLETED.
+  if (file.status !== 'COMPLETED') return 'not_completed';
+  if (file.purpose !== 'meeting_transcript') return 'not_a_transcript';
+  return null;
+}
+
 /** The file id if it may be the meeting's transcript: a COMPLETED `meeting_transcript` file of the workspace. */
 export async function checkTranscript(ctx: Ctx, fileId: string, suffix: string): Promise<string> {
   const param = `relationships.$transcript${suffix}`;
   const file = await findFile(ctx.db, ctx.actor.workspaceId, fileId);
   if (!file) throw new AppError('relationship_entity_missing', `No file with id "${fileId}" exists in this workspace.`, { param });
-  // A PENDING file past its expiry is EXPIRED already (docs/design.md §Files): either way not COMPLETED.
-  if (file.status !== 'COMPLETED') throw new AppError('invalid_value', `The transcript must be a COMPLETED file; "${fileId}" is not.`, { param });
-  if (file.purpose !== 'meeting_transcript') {
+  const refusal = transcriptRefusal(file);
+  if (refusal === 'not_completed') throw new AppError('invalid_value', `The transcript must be a COMPLETED file; "${fileId}" is not.`, { param });
+  if (refusal === 'not_a_transcript') {
     throw new AppError('invalid_value', `The transcript must be a file created with purpose meeting_transcript; "${fileId}" was not.`, { param });
   }
   return file.id;
