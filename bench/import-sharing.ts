@@ -30,6 +30,7 @@ import { createTestDb } from '../test/helpers/db.ts';
 import { accountsFor, writeNdjson } from './import-data.ts';
 import { runImport } from './import-child.ts';
 import { MAIN, startServer, stop } from './run.ts';
+import { quantile, slowest, streamWrites, summary } from './write-stream.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -48,50 +49,8 @@ const CONTACTS = Number(args.contacts);
 const ACCOUNTS = accountsFor(CONTACTS);
 const RATE = Number(args.rate);
 
-interface Stream {
-  latencies: number[];
-  failures: string[];
-  /** The writes that took over SLOW_MS: seconds from the stream's start to the write's scheduled time, and its latency. */
-  slow: Array<{ at: number; ms: number }>;
-}
-
 const SLOW_MS = 100;
-
-/** POSTs at RATE per second until `until` resolves; each latency from the request's scheduled time. */
-async function writeStream(url: string, secret: string, until: Promise<unknown>): Promise<Stream> {
-  const out: Stream = { latencies: [], failures: [], slow: [] };
-  let done = false;
-  void until.then(() => (done = true));
-  const pending: Promise<void>[] = [];
-  const t0 = performance.now();
-  if (RATE <= 0) await until;
-  for (let i = 0; !done; i++) {
-    const at = t0 + (i * 1000) / RATE;
-    const wait = at - performance.now();
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    if (done) break;
-    pending.push(
-      (async () => {
-        try {
-          const res = await fetch(`${url}/v1/contacts`, {
-            method: 'POST',
-            headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json', 'service-version': '2026-03-01' },
-            body: JSON.stringify({ fields: { $name: { firstName: 'Bo', lastName: `W${i}` }, $email: [`bo.${i}@stream.test`] } }),
-          });
-          const body = await res.text();
-          const ms = performance.now() - at;
-          out.latencies.push(ms);
-          if (ms > SLOW_MS) out.slow.push({ at: (at - t0) / 1000, ms });
-          if (res.status !== 200) out.failures.push(`${res.status} ${body.slice(0, 200)}`);
-        } catch (err) {
-          out.failures.push(String(err));
-        }
-      })(),
-    );
-  }
-  await Promise.all(pending);
-  return out;
-}
+const writeStream = (url: string, secret: string, until: Promise<unknown>) => streamWrites(url, secret, RATE, until, SLOW_MS);
 
 /** Reads the imported workspace's totals until `until` resolves; every total seen, per listing. */
 async function reader(url: string, secret: string, until: Promise<unknown>): Promise<{ contacts: Set<number>; accounts: Set<number> }> {
@@ -111,23 +70,6 @@ async function reader(url: string, secret: string, until: Promise<unknown>): Pro
     await new Promise((r) => setTimeout(r, 50));
   }
   return seen;
-}
-
-function quantile(s: Stream, q: number): number {
-  const sorted = [...s.latencies].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] ?? NaN;
-}
-
-/** The slowest writes over SLOW_MS (up to 10), each as `latency@seconds into the import`. */
-function slowest(s: Stream): string {
-  const top = [...s.slow].sort((a, b) => b.ms - a.ms).slice(0, 10);
-  return top.map((w) => `${w.ms.toFixed(0)} ms@${w.at.toFixed(1)} s`).join(', ');
-}
-
-function summary(s: Stream): string {
-  const sorted = [...s.latencies].sort((a, b) => a - b);
-  const at = (q: number) => quantile(s, q).toFixed(1);
-  return `${sorted.length} writes  p50 ${at(0.5)} ms  p99 ${at(0.99)} ms  max ${(sorted[sorted.length - 1] ?? NaN).toFixed(0)} ms  failed ${s.failures.length}`;
 }
 
 async function run(dialect: 'sqlite' | 'postgres'): Promise<void> {
