@@ -1,10 +1,11 @@
 // Configuration is read from the environment once, at start-up, and passed down. A wrong value
 // stops the process with a message naming the variable and what it expects.
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { InputError } from './lib/errors.ts';
+import { makeDirectorySync } from './lib/directories.ts';
 
 export interface S3Config {
   bucket: string;
@@ -287,7 +288,11 @@ export function loadConfig(env: Env = process.env): Config {
   const redisUrl = url(env, 'REDIS_URL', ['redis:', 'rediss:']);
   const s3Config = s3(env);
   const publicHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
-  mkdirSync(dataDir, { recursive: true });
+  try {
+    makeDirectorySync(dataDir);
+  } catch (err) {
+    throw new ConfigError(`DATA_DIR ${dataDir} cannot be created: ${(err as Error).message}`, 'DATA_DIR');
+  }
   return {
     port,
     host,

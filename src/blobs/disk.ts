@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { access, constants, mkdir, open, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { access, constants, open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { removeStaleFiles } from './stale.ts';
 import { Readable } from 'node:stream';
@@ -16,6 +16,7 @@ import {
   type PutOptions,
 } from './blob-store.ts';
 import { MeterStream } from './meter.ts';
+import { makeDirectory } from '../lib/directories.ts';
 
 /*
  * Layout: key `ws_x/fil_y` lives at `<root>/ws_x/fil_y.blob`: the raw bytes
@@ -63,7 +64,7 @@ async function fsyncDir(dir: string): Promise<void> {
 
 /** mkdir -p, then fsync the parent of every directory it created so they survive a crash. */
 async function ensureDir(dir: string): Promise<void> {
-  const firstCreated = await mkdir(dir, { recursive: true });
+  const firstCreated = await makeDirectory(dir);
   if (firstCreated === undefined) return;
   for (let d = dir; ; d = path.dirname(d)) {
     await fsyncDir(path.dirname(d));

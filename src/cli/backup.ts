@@ -4,12 +4,13 @@
 // the snapshot has its bytes), `signing-secret` when DATA_DIR holds one, and `backup.json`
 // describing it. On PostgreSQL the database is backed up by pg_dump; the command says how and
 // copies the local blobs, if any.
-import { cp, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { cp, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { loadConfig, type Config } from '../config.ts';
 import { InputError } from '../lib/errors.ts';
 import { type Io, parse, UsageError } from './io.ts';
 import { version } from './version.ts';
+import { makeDirectory } from '../lib/directories.ts';
 
 export const usage = `rolodex backup DIR [--json]    (a consistent copy of DATA_DIR's database and blobs, while the server runs)`;
 
@@ -46,7 +47,7 @@ function pgGuidance(config: Config, action: 'backup' | 'restore'): string {
 export async function runBackup(dir: string, config: Config): Promise<{ manifest: Manifest; notes: string[] }> {
   try {
     if ((await exists(dir)) && (await readdir(dir)).length > 0) throw new InputError(`${dir} is not empty: back up into a new directory`, 'DIR');
-    await mkdir(dir, { recursive: true, mode: 0o700 });
+    await makeDirectory(dir, 0o700);
   } catch (err) {
     if (err instanceof InputError) throw err;
     throw new InputError(`cannot write ${dir}: ${(err as Error).message}`, 'DIR');

@@ -6,7 +6,7 @@
 // completed after the export began (its ctx.now): the `file` lines and the links name the same
 // files, whenever each is read, so that every link of the export finds its file on import.
 import { createWriteStream } from 'node:fs';
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { rename, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { BlobNotFoundError, type BlobStore } from '../blobs/blob-store.ts';
@@ -16,6 +16,7 @@ import { isoNow } from '../lib/ids.ts';
 import { keysetPages } from '../lib/paging.ts';
 import { IMPORTED_PURPOSES } from './import.ts';
 import * as repo from './repository.ts';
+import { makeDirectory } from '../lib/directories.ts';
 
 const PAGE = 500;
 const IMPORTED: readonly string[] = IMPORTED_PURPOSES;
@@ -46,7 +47,7 @@ export async function filesDir(dir: string): Promise<{ path: string; discard: ()
   const path = resolve(dir);
   let made: string | undefined;
   try {
-    made = await mkdir(path, { recursive: true, mode: 0o700 });
+    made = await makeDirectory(path, 0o700);
   } catch (err) {
     throw new InputError(`cannot write ${dir}: ${(err as Error).message}`, 'files');
   }

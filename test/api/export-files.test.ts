@@ -191,5 +191,11 @@ eachDialect('rolodex export --files', (ctx) => {
     assert.equal((await rolodex(t, ['export', '--workspace', a.workspaceId, '--files', dir, file])).code, 1);
     assert.deepEqual(readdirSync(dir), ['kept']);
     assert.ok(!existsSync(file));
+
+    // A DIR that cannot be made although its parent exists (all of /proc): one line, where Node's
+    // own recursive mkdir never returned.
+    const proc = await rolodex(t, ['export', '--workspace', a.workspaceId, '--files', '/proc/rolodex-export/x', file]);
+    assert.equal(proc.code, 1);
+    assert.match(proc.err, /cannot write \/proc\/rolodex-export\/x: ENOENT/);
   });
 });

@@ -54,6 +54,11 @@ for (const dialect of testDialects()) {
       const inFile = cli({ DATA_DIR: t.tdb.dataDir, ...db });
       assert.equal(await main(['backup', join(dir, 'backup.json', 'x')], inFile.io), 1);
       assert.match(inFile.err(), /^rolodex backup: cannot write .*: ENOTDIR/);
+      // Where a directory cannot be made although its parent exists (all of /proc), Node's own
+      // recursive mkdir never returned.
+      const inProc = cli({ DATA_DIR: t.tdb.dataDir, ...db });
+      assert.equal(await main(['backup', '/proc/rolodex-backup/x'], inProc.io), 1);
+      assert.match(inProc.err(), /^rolodex backup: cannot write \/proc\/rolodex-backup\/x: ENOENT/);
 
       const fresh = tmp('restored');
       const r = cli({ DATA_DIR: fresh, ...db });

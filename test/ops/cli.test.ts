@@ -193,4 +193,9 @@ test('a wrong configuration value names the variable', async () => {
   const io2 = captureIo({ DATA_DIR: '/tmp', DATABASE_URL: 'mysql://x' });
   assert.equal(await main(['migrate'], io2), 1);
   assert.match(io2.stderr.join(''), /DATABASE_URL must be a URL starting with postgres:/);
+  // Under /proc no directory can be made although the parent exists: one line, where Node's
+  // recursive mkdir looped for ever.
+  const io3 = captureIo({ DATA_DIR: '/proc/rolodex-data/x' });
+  assert.equal(await main(['migrate'], io3), 1);
+  assert.match(io3.stderr.join(''), /DATA_DIR \/proc\/rolodex-data\/x cannot be created: ENOENT/);
 });
