@@ -70,6 +70,7 @@ async function main(): Promise<void> {
             await new Promise((r) => setTimeout(r, 1000));
           })();
           const s: Stream = await streamWrites(srv.url, secret, Number(args.rate), refreshed);
+          await refreshed;
           const max = Math.max(...s.latencies);
           const r = results.get(dir) ?? { seconds: [], max: [] };
           results.set(dir, { seconds: [...r.seconds, seconds], max: [...r.max, max] });

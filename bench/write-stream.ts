@@ -13,7 +13,11 @@ export interface Stream {
 export async function streamWrites(url: string, secret: string, rate: number, until: Promise<unknown>, slowMs = 100): Promise<Stream> {
   const out: Stream = { latencies: [], failures: [], slow: [] };
   let done = false;
-  void until.then(() => (done = true));
+  // Ends when `until` settles either way; the caller awaits it for its outcome.
+  void until.then(
+    () => (done = true),
+    () => (done = true),
+  );
   const pending: Promise<void>[] = [];
   const t0 = performance.now();
   if (rate <= 0) await until;
