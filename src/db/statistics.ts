@@ -45,12 +45,7 @@ export async function refreshStatistics(db: Db, opts: { bulk?: boolean } = {}): 
     const table = /^ANALYZE "main"\."(.+)"$/.exec(optimize)?.[1]?.replaceAll('""', '"');
     if (table === undefined) continue;
     const indexes = (
-      await sql<{
-        name: string;
-        origin: string;
-        unique: number;
-        partial: number;
-      }>`select name, origin, "unique", partial from pragma_index_list(${table})`.execute(db.kysely)
+      await sql<{ name: string; origin: string; partial: number }>`select name, origin, partial from pragma_index_list(${table})`.execute(db.kysely)
     ).rows;
     for (const index of indexes) {
       const row = await sampledStat(db.kysely, table, index, SAMPLE);

@@ -1,8 +1,9 @@
 // The statistics of an index described from reads (src/db/sqlite/stat1.ts, docs/design.md
 // §Database statistics) are the row SQLite's own `ANALYZE index` writes under the same
 // analysis_limit, for any table: values repeated or not, runs longer than the sample, NULLs,
-// unique and partial indexes, WITHOUT ROWID primary keys. Compared with the SQLite Node.js bundles,
-// so a version that computes its rows otherwise fails here. SQLite only: PostgreSQL keeps its own.
+// unique indexes (of columns that may or may not be null) and partial ones, WITHOUT ROWID primary
+// keys. Compared with the SQLite Node.js bundles, so a version that computes its rows otherwise
+// fails here. SQLite only: PostgreSQL keeps its own.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import fc from 'fast-check';
@@ -29,7 +30,7 @@ const run = fc.record({ a: value, b: value, c: value, times: fc.oneof(fc.constan
 const shape = fc.record({
   runs: fc.array(run, { maxLength: 40 }),
   columns: fc.constantFrom(['a'], ['a', 'b'], ['b', 'a', 'c'], ['c', 'b']),
-  kind: fc.constantFrom('plain', 'unique', 'partial', 'without rowid'),
+  kind: fc.constantFrom('plain', 'unique', 'unique not null', 'partial', 'without rowid'),
   limit: fc.constantFrom(1000, 50, 7),
 });
 
@@ -40,11 +41,16 @@ test('the row of every index is the one ANALYZE writes', async () => {
     fc.asyncProperty(shape, async ({ runs, columns, kind, limit }) => {
       const t = `t${n++}`;
       const cols = columns.join(', ');
-      const body = kind === 'without rowid' ? `a, b, c, primary key (${cols})) without rowid` : 'a, b, c)';
+      const body =
+        kind === 'without rowid'
+          ? `a, b, c, primary key (${cols})) without rowid`
+          : kind === 'unique not null'
+            ? 'a not null, b not null, c not null)'
+            : 'a, b, c)';
       await sql.raw(`create table ${t} (${body}`).execute(db);
       let rows = runs.flatMap((r) => Array.from({ length: r.times }, () => [r.a, r.b, r.c]));
-      if (kind === 'without rowid') rows = rows.map((r) => r.map((v) => v ?? 0));
-      if (kind === 'unique' || kind === 'without rowid') {
+      if (kind === 'without rowid' || kind === 'unique not null') rows = rows.map((r) => r.map((v) => v ?? 0));
+      if (kind !== 'plain' && kind !== 'partial') {
         const seen = new Set<string>();
         rows = rows.filter((r) => {
           const key = JSON.stringify(columns.map((c) => r['abc'.indexOf(c)]));
@@ -57,16 +63,10 @@ test('the row of every index is the one ANALYZE writes', async () => {
       }
       if (kind !== 'without rowid') {
         const where = kind === 'partial' ? ` where ${columns[0]} is not null` : '';
-        await sql.raw(`create ${kind === 'unique' ? 'unique ' : ''}index ${t}_i on ${t} (${cols})${where}`).execute(db);
+        await sql.raw(`create ${kind.startsWith('unique') ? 'unique ' : ''}index ${t}_i on ${t} (${cols})${where}`).execute(db);
       }
-      const [index] = (
-        await sql<{
-          name: string;
-          origin: string;
-          unique: number;
-          partial: number;
-        }>`select name, origin, "unique", partial from pragma_index_list(${t})`.execute(db)
-      ).rows;
+      const [index] = (await sql<{ name: string; origin: string; partial: number }>`select name, origin, partial from pragma_index_list(${t})`.execute(db))
+        .rows;
       const ours = await sampledStat(db, t, index!, limit);
       await sql`pragma analysis_limit = ${sql.lit(limit)}`.execute(db);
       await sql`analyze ${sql.id(index!.name)}`.execute(db);

@@ -25,7 +25,6 @@ export interface Stat1Row {
 interface IndexInfo {
   name: string;
   origin: string;
-  unique: number;
   partial: number;
 }
 
@@ -45,12 +44,6 @@ async function shape(db: Kysely<any>, table: string, index: IndexInfo) {
   if (keys.some((c) => c.cid < 0 || c.name === null || c.desc !== 0 || c.coll !== 'BINARY')) return undefined;
   const [meta] = await query<{ wr: number }>(db, sql`select wr from pragma_table_list(${table})`);
   const primary = meta?.wr === 1 && index.origin === 'pk';
-  const notNull = new Set(
-    (await query<{ name: string; notnull: number }>(db, sql`select name, "notnull" from pragma_table_info(${table})`))
-      .filter((c) => c.notnull)
-      .map((c) => c.name),
-  );
-  const uniqueNotNull = index.unique === 1 && keys.every((c) => notNull.has(c.name!));
   let where = '';
   if (index.partial) {
     const [def] = await query<{ sql: string }>(db, sql`select sql from sqlite_schema where type = 'index' and name = ${index.name}`);
@@ -60,9 +53,6 @@ async function shape(db: Kysely<any>, table: string, index: IndexInfo) {
   }
   return {
     columns: keys.map((c) => q(c.name!)),
-    // The columns compared from one entry to the next: the last key column of a unique index
-    // whose columns cannot be null, or of a WITHOUT ROWID table's primary key, differs always.
-    tested: primary || uniqueNotNull ? keys.length - 1 : keys.length,
     // A WITHOUT ROWID table's primary key is the table: its row is named after the table.
     idx: primary ? table : index.name,
     from: `${q(table)}${primary ? '' : ` indexed by ${q(index.name)}`}`,
@@ -74,20 +64,18 @@ async function shape(db: Kysely<any>, table: string, index: IndexInfo) {
 class Walk {
   readonly distinctAfter: number[];
   readonly width: number;
-  readonly tested: number;
   read = 0;
   #previous: unknown[] | undefined;
 
-  constructor(width: number, tested: number) {
+  constructor(width: number) {
     this.width = width;
-    this.tested = tested;
     this.distinctAfter = new Array<number>(width).fill(0);
   }
 
   push(entry: unknown[]): void {
     if (this.#previous !== undefined) {
       let changed = 0;
-      while (changed < this.tested && same(entry[changed], this.#previous[changed])) changed++;
+      while (changed < this.width && same(entry[changed], this.#previous[changed])) changed++;
       for (let i = changed; i < this.width; i++) this.distinctAfter[i]!++;
     }
     this.#previous = entry;
@@ -127,7 +115,7 @@ export async function sampledStat(db: Kysely<any>, table: string, index: IndexIn
   // An empty index gets no row, unless it is partial: then one of zeros.
   if (entries === 0) return { tbl: table, idx: s.idx, stat: s.where ? Array.from({ length: s.columns.length + 1 }, () => '0').join(' ') : null };
   const columns = sql.raw(s.columns.join(', '));
-  const walk = new Walk(s.columns.length, s.tested);
+  const walk = new Walk(s.columns.length);
   const take = async (conds: RawBuilder<unknown>[], n: number, offset = 0) => {
     const got = await query<Record<string, unknown>>(db, sql`select ${columns} from ${from}${where(conds)} order by ${columns} limit ${n} offset ${offset}`);
     for (const r of got) walk.push(Object.values(r));
