@@ -12,15 +12,23 @@ export class ImportIds {
   readonly #store: ScratchStore;
   readonly #seen: ScratchMap;
   readonly #ids: ScratchMap;
+  readonly #claimed: ScratchMap;
 
   private constructor(store: ScratchStore) {
     this.#store = store;
     this.#seen = store.table('seen');
     this.#ids = store.table('ids');
+    this.#claimed = store.table('claimed');
   }
 
   static async open(): Promise<ImportIds> {
-    return new ImportIds(await ScratchStore.open({ tables: ['seen', 'ids'], cacheKiB: IDS_CACHE_KIB, prefix: 'rolodex-import-ids-' }));
+    return new ImportIds(await ScratchStore.open({ tables: ['seen', 'ids', 'claimed'], cacheKiB: IDS_CACHE_KIB, prefix: 'rolodex-import-ids-' }));
+  }
+
+  /** Claims `value` of a unique field (`group`) for `line`: the line that claimed it first, or undefined when it is now this line's. */
+  claim(group: string, value: string, line: number): number | undefined {
+    if (this.#claimed.add(group, value, String(line))) return undefined;
+    return Number(this.#claimed.get(group, value));
   }
 
   /** The store's file (removed by close). */

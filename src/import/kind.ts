@@ -44,6 +44,11 @@ export interface ImportContext extends WriteCtx {
   kept<S>(key: symbol, make: () => S): S;
   /** The id of a new object: the import's ids grow in the order they are drawn (`idSequence`). */
   newId(kind: IdKind): string;
+  /**
+   * Claims a value of a unique field (`group` names the type and field) for `line`, over the whole
+   * import: the line that claimed it first, or undefined when it is now this line's.
+   */
+  claim(group: string, value: string, line: number): number | undefined;
   /** Whether a kind may drop and rebuild indexes around its rows: only when the import writes in one transaction (docs/import.md §Speed). */
   bulkLoad?: boolean;
   /** How many objects of a kind (`ImportKind.object`) this import holds over all of its chunks; with `scope`, of that scope of the kind (`ImportKind.scope`). */

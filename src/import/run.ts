@@ -216,6 +216,7 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
         return kept.get(key) as S;
       },
       newId: idSequence(ctx.now),
+      claim: (group, value, line) => store.claim(group, value, line),
       bulkLoad: mode === 'atomic',
       total: (object, scope) => (scope === undefined ? counts.get(object) : scoped.get(`${object} ${scope}`)) ?? 0,
     };

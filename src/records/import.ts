@@ -12,6 +12,7 @@ import { AppError, InputError } from '../lib/errors.ts';
 import { isoNow } from '../lib/ids.ts';
 import { RECORD_TYPES, type RecordType, customRecordType, requireDefinitions } from './resource.ts';
 import { fieldChanges, logBatch, type Updated } from './import-changes.ts';
+import { checkUniqueValues, type UniqueValue, uniqueValues } from './import-unique.ts';
 import { link, linkEarly, type RecordInput, stateOf } from './import-links.ts';
 import { lockRecords } from './repository.ts';
 import { valueRows } from './index/values.ts';
@@ -213,6 +214,7 @@ async function writeBatches(
     const updated: string[] = [];
     const logCreated: { row: repo.RecordRow; stored: Record<string, unknown> }[] = [];
     const logUpdated: Updated[] = [];
+    const unique: UniqueValue[] = [];
     // The rows of the batch's existing records, for what the import changes of them.
     const olds = bulk
       ? new Map<string, repo.RecordRow>()
@@ -240,6 +242,7 @@ async function writeBatches(
       find: async () => existing,
       update: (item, _old, id) => {
         const stored = values(defs, item);
+        unique.push(...uniqueValues(defs, item.line, id, stored));
         const old = olds.get(id);
         const changed = fieldChanges(old ? (JSON.parse(old.fields) as Record<string, unknown>) : {}, stored);
         // An item that changes no field is not written: its record keeps its row, index rows and updatedAt.
@@ -249,10 +252,12 @@ async function writeBatches(
       },
       insert: (item, id) => {
         const stored = values(defs, item);
+        unique.push(...uniqueValues(defs, item.line, id, stored));
         logCreated.push({ row: row(item, id, stored), stored });
         created.push({ ts: at, id });
       },
     });
+    if (unique.length > 0) await checkUniqueValues(ctx, kind, unique, !bulk);
     // Existing and new rows alike: one multi-row upsert per chunk; a bulk load's are all new.
     await (bulk ? repo.insertRecords(ctx.db, rows) : repo.upsertRecords(ctx.db, rows));
     // A record created just now has no index rows yet: only updated ones have rows to replace.
