@@ -114,14 +114,6 @@ function values(defs: TypeDefinitions, item: ImportItem<RecordInput>): Record<st
     if (valueType !== undefined && valueType !== def.valueType) throw new ImportError(item.line, `fields.${key}.valueType`, `must be ${def.valueType}`);
     raw[key] = value;
   }
-  // What the API's create requires, and its update cannot clear: the import replaces every field
-  // and relationship of a record, so a line gives them all (docs/import.md §Rules).
-  for (const def of defs.fields.values())
-    if (def.required && (raw[def.key] === undefined || raw[def.key] === null))
-      throw new ImportError(item.line, `fields.${def.key}`, `is required: every ${defs.objectType} has one, as through the API`);
-  for (const def of defs.relationships.values())
-    if (def.required && !(item.value.relationships[def.key]?.values.length ?? 0))
-      throw new ImportError(item.line, `relationships.${def.key}`, `is required: every ${defs.objectType} has one, as through the API`);
   try {
     const checked = checkFieldValues(defs, raw);
     return Object.fromEntries([...checked].filter(([, v]) => v !== null));

@@ -51,12 +51,7 @@ const records = [
     relationships: { $account: { values: ['a1'] } },
   },
   { object: 'contact', externalId: 'c-bo', fields: { $email: { value: ['bo@beta.test'], valueType: 'EMAIL' } } },
-  {
-    object: 'opportunity',
-    externalId: 'o1',
-    fields: { $name: { value: 'Deal', valueType: 'TEXT' }, $stage: { value: 'Lead', valueType: 'SINGLE_SELECT' } },
-    relationships: { $account: { values: ['a1'] } },
-  },
+  { object: 'opportunity', externalId: 'o1', fields: { $name: { value: 'Deal', valueType: 'TEXT' } }, relationships: { $account: { values: ['a1'] } } },
 ];
 
 const derived = (m: Meeting) => Object.fromEntries(['$contact', '$account', '$opportunity'].map((k) => [k, m.relationships[k]?.values]));
