@@ -28,8 +28,6 @@ interface IndexInfo {
   partial: number;
 }
 
-const q = (name: string) => `"${name.replaceAll('"', '""')}"`;
-
 async function query<T>(db: Kysely<any>, statement: RawBuilder<unknown>): Promise<T[]> {
   return (await sql<T>`${statement}`.execute(db)).rows;
 }
@@ -52,10 +50,10 @@ async function shape(db: Kysely<any>, table: string, index: IndexInfo) {
     where = found[1]!;
   }
   return {
-    columns: keys.map((c) => q(c.name!)),
+    columns: keys.map((c) => sql.id(c.name!)),
     // A WITHOUT ROWID table's primary key is the table: its row is named after the table.
     idx: primary ? table : index.name,
-    from: `${q(table)}${primary ? '' : ` indexed by ${q(index.name)}`}`,
+    from: primary ? sql.id(table) : sql`${sql.id(table)} indexed by ${sql.id(index.name)}`,
     where,
   };
 }
@@ -106,7 +104,7 @@ function statText(w: Walk, entries: number, skipped: boolean): string {
 export async function sampledStat(db: Kysely<any>, table: string, index: IndexInfo, limit: number): Promise<Stat1Row | undefined> {
   const s = await shape(db, table, index);
   if (!s) return undefined;
-  const from = sql.raw(s.from);
+  const from = s.from;
   const partial = s.where ? [sql`(${sql.raw(s.where)})`] : [];
   const where = (conds: RawBuilder<unknown>[]) => (conds.length ? sql` where ${sql.join(conds, sql` and `)}` : sql``);
   // Without a condition SQLite counts the B-tree's cells page by page, as ANALYZE does.
@@ -114,7 +112,7 @@ export async function sampledStat(db: Kysely<any>, table: string, index: IndexIn
   const entries = Number(counted?.n ?? 0);
   // An empty index gets no row, unless it is partial: then one of zeros.
   if (entries === 0) return { tbl: table, idx: s.idx, stat: s.where ? Array.from({ length: s.columns.length + 1 }, () => '0').join(' ') : null };
-  const columns = sql.raw(s.columns.join(', '));
+  const columns = sql.join(s.columns);
   const walk = new Walk(s.columns.length);
   const take = async (conds: RawBuilder<unknown>[], n: number, offset = 0) => {
     const got = await query<Record<string, unknown>>(db, sql`select ${columns} from ${from}${where(conds)} order by ${columns} limit ${n} offset ${offset}`);
@@ -130,7 +128,7 @@ export async function sampledStat(db: Kysely<any>, table: string, index: IndexIn
     // reads up to `limit` more entries.
     if (walk.distinctAfter[0] === 0) {
       const v = Object.values(first.at(-1)!)[0];
-      const lead = sql.raw(s.columns[0]!);
+      const lead = s.columns[0]!;
       await take([...partial, v === null ? sql`${lead} is not null` : sql`${lead} > ${v}`], limit, 1);
     }
   }
@@ -139,7 +137,7 @@ export async function sampledStat(db: Kysely<any>, table: string, index: IndexIn
 
 /** The row ANALYZE writes for a table's own count (one with no index but partial ones). */
 export async function tableStat(db: Kysely<any>, table: string): Promise<Stat1Row> {
-  const [counted] = await query<{ n: number }>(db, sql`select count(*) as n from ${sql.raw(q(table))}`);
+  const [counted] = await query<{ n: number }>(db, sql`select count(*) as n from ${sql.id(table)}`);
   const n = Number(counted?.n ?? 0);
   return { tbl: table, idx: null, stat: n === 0 ? null : String(n) };
 }
