@@ -31,6 +31,8 @@ export { claimable, jsonArraysAgg, jsonTextElements, lockedAgainstDelete, locked
 export type { LockMode, PartedRead, RankKey, RankPartition } from './rank/index.ts';
 export {
   defineRank,
+  LATE_KEYS,
+  lockLate,
   lockPartition,
   partitionKey,
   rankChange,
@@ -42,6 +44,7 @@ export {
   rankPage,
   rankPartedPage,
   rankRebuild,
+  takeLateLocks,
 } from './rank/index.ts';
 
 // Bulk loads (imports), the log's retention, the planner's statistics.

@@ -1,6 +1,7 @@
 // The types every layer above sees: one Kysely type for both dialects. The few places that must
 // differ per dialect ask `db.dialect`.
 import type { Kysely, Transaction } from 'kysely';
+import type { RankDef, RankKey } from './rank/def.ts';
 
 /**
  * Every table, by name. Empty here: each module adds its own tables from its tables.ts
@@ -48,6 +49,25 @@ export interface TxState {
   readonly followUps: FollowUp[] | undefined;
   /** The ranked partitions the transaction has locked, and how (src/db/rank/lock.ts). */
   readonly held: Map<string, LockMode>;
+  /** Listings whose locks and counts wait until just before COMMIT (src/db/rank/late.ts); undefined when none do. */
+  late?: LateRanks;
+}
+
+/** A ranked partition's keys written by a transaction that takes its locks late (src/db/rank/late.ts). */
+export interface LatePartition {
+  readonly def: RankDef;
+  readonly values: readonly string[];
+  added: RankKey[];
+  removed: RankKey[];
+  /** Counted again from its rows instead (past the budget of keys, or a rebuild asked for). */
+  rebuild: boolean;
+}
+
+export interface LateRanks {
+  /** In the order first touched: the order their locks are taken in. */
+  readonly partitions: Map<string, LatePartition>;
+  /** Keys held in all. */
+  keys: number;
 }
 
 export interface Db {

@@ -25,10 +25,22 @@ export class ImportIds {
     return new ImportIds(await ScratchStore.open({ tables: ['seen', 'ids', 'claimed'], cacheKiB: IDS_CACHE_KIB, prefix: 'rolodex-import-ids-' }));
   }
 
-  /** Claims `value` of a unique field (`group`) for `line`: the line that claimed it first, or undefined when it is now this line's. */
-  claim(group: string, value: string, line: number): number | undefined {
-    if (this.#claimed.add(group, value, String(line))) return undefined;
-    return Number(this.#claimed.get(group, value));
+  /**
+   * Claims `value` of a unique field (`group`) for `line`, keeping `note` with it: the line that
+   * claimed it first, or undefined when it is now this line's.
+   */
+  claim(group: string, value: string, line: number, note = ''): number | undefined {
+    if (this.#claimed.add(group, value, `${line}\t${note}`)) return undefined;
+    return Number.parseInt(this.#claimed.get(group, value)!, 10);
+  }
+
+  /** Every claim, group by group: its group, value, line and note. */
+  *claims(): Generator<{ group: string; value: string; line: number; note: string }> {
+    for (const group of this.#claimed.groups())
+      for (const [value, kept] of this.#claimed.entries(group)) {
+        const tab = kept!.indexOf('\t');
+        yield { group, value, line: Number.parseInt(kept!, 10), note: kept!.slice(tab + 1) };
+      }
   }
 
   /** The store's file (removed by close). */

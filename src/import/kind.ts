@@ -46,9 +46,12 @@ export interface ImportContext extends WriteCtx {
   newId(kind: IdKind): string;
   /**
    * Claims a value of a unique field (`group` names the type and field) for `line`, over the whole
-   * import: the line that claimed it first, or undefined when it is now this line's.
+   * import, keeping `note` with it: the line that claimed it first, or undefined when it is now
+   * this line's.
    */
-  claim(group: string, value: string, line: number): number | undefined;
+  claim(group: string, value: string, line: number, note?: string): number | undefined;
+  /** Every value claimed so far, group by group. */
+  claims(): Iterable<{ group: string; value: string; line: number; note: string }>;
   /** Whether a kind may drop and rebuild indexes around its rows: only when the import writes in one transaction (docs/import.md §Speed). */
   bulkLoad?: boolean;
   /** How many objects of a kind (`ImportKind.object`) this import holds over all of its chunks; with `scope`, of that scope of the kind (`ImportKind.scope`). */
@@ -80,6 +83,12 @@ export interface ImportKind<T = unknown> {
   /** Runs once after the last chunk of the kind's upserts, in that chunk's transaction: ends what its chunks began together (a bulk load). */
   finish?(ctx: ImportContext): Promise<void>;
   link?(ctx: ImportContext, items: ImportItem<T>[]): Promise<void>;
+  /**
+   * Runs once in an atomic import, just before COMMIT, once the listings' locks that the import
+   * takes late are held (docs/import.md §Sharing the database): checks again, under them, what its
+   * chunks checked without them (unique values).
+   */
+  underLocks?(ctx: ImportContext): Promise<void>;
 }
 
 /**

@@ -5,7 +5,7 @@
 // sharing the database waits for one chunk at most (docs/import.md §Sharing the database).
 import type { Ctx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
-import { planWithValues, settled, type Tx, write } from '../db/index.ts';
+import { lockLate, planWithValues, settled, takeLateLocks, type Tx, write } from '../db/index.ts';
 import { idSequence } from '../lib/ids.ts';
 import { ImportError, type ImportContext, type ImportItem, type ImportKind } from './kind.ts';
 import { ImportIds } from './ids.ts';
@@ -216,7 +216,8 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
         return kept.get(key) as S;
       },
       newId: idSequence(ctx.now),
-      claim: (group, value, line) => store.claim(group, value, line),
+      claim: (group, value, line, note) => store.claim(group, value, line, note),
+      claims: () => store.claims(),
       bulkLoad: mode === 'atomic',
       total: (object, scope) => (scope === undefined ? counts.get(object) : scoped.get(`${object} ${scope}`)) ?? 0,
     };
@@ -269,8 +270,13 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
     if (mode === 'atomic') {
       await write(ctx.db, async (tx) => {
         open = tx;
+        // The listings' locks are taken just before COMMIT, so that a server's creates into them
+        // do not wait for the whole import (docs/import.md §Sharing the database).
+        lockLate(tx);
         await planWithValues(tx);
         await writeAll();
+        if (await takeLateLocks(tx))
+          for (const kind of kinds) if (counts.has(kind.object)) await inLine([], () => kind.underLocks?.(importCtx) ?? Promise.resolve());
         // The kinds send most of their writes without waiting for them: their work ends here, not at COMMIT.
         await settled(tx);
         phase('write');

@@ -1,8 +1,11 @@
 // The import's check of unique fields (docs/records.md §Definitions, docs/import.md §Rules): a
 // value of a field defined `unique` is refused when another line of the import holds it, or another
 // record of the workspace, compared as the API compares it (through the value index: folded text,
-// numbers as numbers). The API's writes check it under the lock of the type's listing; the import
-// writes a type under that lock too (atomic: from its first chunk; batched: SQLite's one writer).
+// numbers as numbers). The API's writes check it under the lock of the type's listing. A batched
+// import writes each chunk under it too (SQLite's one writer); an atomic one on PostgreSQL takes
+// it only just before COMMIT (docs/import.md §Sharing the database), so its chunks' checks do not
+// see what the API committed meanwhile, and every claimed value is checked again under the lock
+// (`recheckUniqueValues`).
 import type { TypeDefinitions } from '../definitions/service.ts';
 import { ImportError, type ImportContext } from '../import/kind.ts';
 import { foldText, indexedText } from '../lib/fold.ts';
@@ -38,10 +41,42 @@ export async function checkUniqueValues(ctx: ImportContext, kind: string, values
     throw new ImportError(u.line, `fields.${u.field}.value`, `${JSON.stringify(u.value)}: ${why}; "${u.field}" is unique`);
   };
   for (const u of values) {
-    const first = ctx.claim(`${kind}\u0000${u.field}`, indexed(u.value), u.line);
+    const first = ctx.claim(`${kind}\u0000${u.field}`, indexed(u.value), u.line, `${u.id}\t${JSON.stringify(u.value)}`);
     if (first !== undefined && first !== u.line) refuse(u, `line ${first} gives it too`);
   }
-  if (!inWorkspace) return;
+  if (inWorkspace) await heldElsewhere(ctx, kind, values, `another ${kind} already holds it`);
+}
+
+/**
+ * Checks every value the import claimed for the types `ofType` accepts against the rest of the
+ * workspace again, under the listings' locks: a value an API write took while the import ran is
+ * refused as one taken before it is.
+ */
+export async function recheckUniqueValues(ctx: ImportContext, ofType: (type: string) => boolean): Promise<void> {
+  let batch: UniqueValue[] = [];
+  let group = '';
+  const flush = async () => {
+    const kind = group.slice(0, group.indexOf('\u0000'));
+    if (batch.length > 0) await heldElsewhere(ctx, kind, batch, `another ${kind} holds it, written while this import ran`);
+    batch = [];
+  };
+  for (const c of ctx.claims()) {
+    if (c.group !== group) await flush();
+    group = c.group;
+    const [kind, field] = c.group.split('\u0000') as [string, string];
+    if (!ofType(kind)) continue;
+    const tab = c.note.indexOf('\t');
+    batch.push({ line: c.line, id: c.note.slice(0, tab), field, value: JSON.parse(c.note.slice(tab + 1)) as UniqueValue['value'] });
+    if (batch.length >= 1000) await flush();
+  }
+  await flush();
+}
+
+/** Refuses the first value that a record of the type other than the value's own holds. */
+async function heldElsewhere(ctx: ImportContext, kind: string, values: readonly UniqueValue[], why: string): Promise<void> {
+  const refuse = (u: UniqueValue) => {
+    throw new ImportError(u.line, `fields.${u.field}.value`, `${JSON.stringify(u.value)}: ${why}; "${u.field}" is unique`);
+  };
   const ws = ctx.actor.workspaceId;
   for (const field of new Set(values.map((u) => u.field))) {
     const texts = values.filter((u) => u.field === field && typeof u.value === 'string');
@@ -52,10 +87,7 @@ export async function checkUniqueValues(ctx: ImportContext, kind: string, values
       field,
       texts.map((u) => indexed(u.value).slice(2)),
     );
-    for (const u of texts) if ((holders.get(indexed(u.value).slice(2)) ?? []).some((id) => id !== u.id)) refuse(u, `another ${kind} already holds it`);
-    for (const u of values) {
-      if (u.field === field && typeof u.value !== 'string' && (await valueTaken(ctx.db, ws, kind, field, u.value, u.id)))
-        refuse(u, `another ${kind} already holds it`);
-    }
+    for (const u of texts) if ((holders.get(indexed(u.value).slice(2)) ?? []).some((id) => id !== u.id)) refuse(u);
+    for (const u of values) if (u.field === field && typeof u.value !== 'string' && (await valueTaken(ctx.db, ws, kind, field, u.value, u.id))) refuse(u);
   }
 }

@@ -12,7 +12,7 @@ import { AppError, InputError } from '../lib/errors.ts';
 import { isoNow } from '../lib/ids.ts';
 import { RECORD_TYPES, type RecordType, customRecordType, requireDefinitions } from './resource.ts';
 import { fieldChanges, logBatch, type Updated } from './import-changes.ts';
-import { checkUniqueValues, type UniqueValue, uniqueValues } from './import-unique.ts';
+import { checkUniqueValues, recheckUniqueValues, type UniqueValue, uniqueValues } from './import-unique.ts';
 import { link, linkEarly, type RecordInput, stateOf } from './import-links.ts';
 import { lockRecords } from './repository.ts';
 import { valueRows } from './index/values.ts';
@@ -218,7 +218,7 @@ async function writeBatches(
     // The rows of the batch's existing records, for what the import changes of them.
     const olds = bulk
       ? new Map<string, repo.RecordRow>()
-      : await repo.recordRows(
+      : await repo.recordRowsToUpdate(
           ctx.db,
           batch.flatMap((i) => existing.get(i.externalId) ?? []),
         );
@@ -244,6 +244,8 @@ async function writeBatches(
         const stored = values(defs, item);
         unique.push(...uniqueValues(defs, item.line, id, stored));
         const old = olds.get(id);
+        // Found by its externalId before the batch, and gone now: deleted by another writer meanwhile.
+        if (!old) throw new ImportError(item.line, 'externalId', `the ${kind} "${item.externalId}" was deleted while this import ran; import again`);
         const changed = fieldChanges(old ? (JSON.parse(old.fields) as Record<string, unknown>) : {}, stored);
         // An item that changes no field is not written: its record keeps its row, index rows and updatedAt.
         if (!changed) return;
@@ -259,12 +261,33 @@ async function writeBatches(
     });
     if (unique.length > 0) await checkUniqueValues(ctx, kind, unique, !bulk);
     // Existing and new rows alike: one multi-row upsert per chunk; a bulk load's are all new.
-    await (bulk ? repo.insertRecords(ctx.db, rows) : repo.upsertRecords(ctx.db, rows));
+    const written = bulk ? undefined : await repo.upsertRecords(ctx.db, rows);
+    if (bulk) await repo.insertRecords(ctx.db, rows);
     // A record created just now has no index rows yet: only updated ones have rows to replace.
     await writeValueIndex(ctx.db, defs, updated, indexRows);
     await logBatch(ctx, defs, logCreated, logUpdated);
     if (bulk) await linkEarly(ctx, kind, defs, batch);
+    await writtenAsMeant(ctx, kind, batch, rows, written);
   }
+}
+
+/**
+ * Every row of the batch was written under the id the import gave it. A row held by another id
+ * is one a writer gave the same externalId while the import ran (a record restored from the
+ * trash): the upsert leaves it alone, and the import stops rather than count a record it did not write.
+ */
+async function writtenAsMeant(
+  ctx: ImportContext,
+  kind: string,
+  batch: ImportItem<RecordInput>[],
+  rows: repo.RecordRow[],
+  written?: repo.Written,
+): Promise<void> {
+  const ids = await written?.();
+  if (ids === undefined || ids.size === rows.length) return;
+  const missed = rows.find((r) => !ids.has(r.id))!;
+  const line = batch.find((i) => i.externalId === missed.external_id)?.line ?? 0;
+  throw new ImportError(line, 'externalId', `another ${kind} took "${missed.external_id}" while this import ran (restored from the trash); import again`);
 }
 
 /**
@@ -289,6 +312,7 @@ function recordKind(kind: RecordKind): ImportKind<RecordInput> {
     upsert: async (ctx, items) => upsertOfType(ctx, kind, RECORD_TYPES[kind], (await definitionsOf(ctx, kind)) ?? (await requireDefinitions(ctx, kind)), items),
     finish: (ctx) => finishKind(ctx, kind),
     link: (ctx, items) => link(kind, ctx, items),
+    underLocks: (ctx) => recheckUniqueValues(ctx, (type) => type === kind),
   };
 }
 
@@ -340,6 +364,7 @@ export const customRecordKind: ImportKind<CustomRecordInput> = {
     }
   },
   finish: (ctx) => finishKind(ctx, 'record'),
+  underLocks: (ctx) => recheckUniqueValues(ctx, (type) => !RESERVED_TYPES.has(type)),
   async link(ctx, items) {
     for (const [objectType, group] of byType(items)) await link(objectType, ctx, group);
   },

@@ -4,6 +4,7 @@
 import {
   chunks,
   deferred,
+  deferredRows,
   defineRank,
   insertRows,
   jsonArraysAgg,
@@ -14,6 +15,7 @@ import {
   rankDelete,
   rankInsert,
   rankPage,
+  settled,
   type Executor,
   type LockMode,
   type Tx,
@@ -321,21 +323,50 @@ export async function recordRows(db: Executor, ids: readonly string[]): Promise<
   return out;
 }
 
-/** Inserts new records and overwrites the fields of existing ones (by workspace, kind and externalId). */
-export async function upsertRecords(db: Tx, rows: RecordRow[]): Promise<void> {
+/**
+ * The rows of records an import is about to update, locked (PostgreSQL) so that no other writer
+ * deletes one before the import's upsert: one deleted before this read is missing from the map.
+ */
+export async function recordRowsToUpdate(db: Tx, ids: readonly string[]): Promise<Map<string, RecordRow>> {
+  const out = new Map<string, RecordRow>();
+  for (const part of chunks([...ids]))
+    for (const r of await lockedForUpdate(db, db.selectFrom('records').selectAll().where('id', 'in', part)).execute()) out.set(r.id, r);
+  return out;
+}
+
+/** The ids of the rows an upsert wrote, once its statements ran. */
+export type Written = () => Promise<Set<string>>;
+
+/**
+ * Inserts new records and overwrites the fields of existing ones (by workspace, kind and
+ * externalId), only where the existing row has the id given: a row another writer gave the same
+ * externalId is left as it is, and its id is missing from what `Written` returns.
+ */
+export async function upsertRecords(db: Tx, rows: RecordRow[]): Promise<Written> {
   // 7 values a row: 300 rows stay far below SQLite's and PostgreSQL's parameter limits.
   // Nothing reads them back before the next statement awaited: sent without waiting (src/db/pipeline.ts).
+  const sent: { readonly rows?: { id: string }[] }[] = [];
   for (const part of chunks(rows, 300)) {
-    await deferred(
-      db,
-      db
-        .insertInto('records')
-        .values(part)
-        .onConflict((oc) =>
-          oc.columns(['workspace_id', 'kind', 'external_id']).doUpdateSet({ fields: sql`excluded.fields`, updated_at: sql`excluded.updated_at` }),
-        ),
+    sent.push(
+      await deferredRows(
+        db,
+        db
+          .insertInto('records')
+          .values(part)
+          .onConflict((oc) =>
+            oc
+              .columns(['workspace_id', 'kind', 'external_id'])
+              .doUpdateSet({ fields: sql`excluded.fields`, updated_at: sql`excluded.updated_at` })
+              .whereRef('records.id', '=', 'excluded.id'),
+          )
+          .returning('id'),
+      ),
     );
   }
+  return async () => {
+    if (sent.some((s) => s.rows === undefined)) await settled(db);
+    return new Set(sent.flatMap((s) => s.rows ?? []).map((r) => r.id));
+  };
 }
 
 /** Inserts records known to be new (a bulk load's: docs/import.md §Speed) without Kysely's per-value building. */

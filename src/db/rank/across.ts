@@ -11,6 +11,7 @@ import { afterCommit } from '../write.ts';
 import type { Database, Tx } from '../types.ts';
 import { isPostgres } from '../dialect.ts';
 import { heldMode, lockPartition } from './lock.ts';
+import { noteLate } from './late.ts';
 import { LEVELS, type RankDef, type RankKey, rankSizes, partitionKey } from './def.ts';
 import { int } from './build.ts';
 import { type Entry, outOfBounds, rankChange, rankCheckLeaves, rankCheckLeavesIn } from './write.ts';
@@ -42,7 +43,7 @@ export async function rankChangeAcross(tx: Tx, def: RankDef, changes: readonly P
   const together: PartitionChange[] = [];
   for (const c of changes) {
     const [added, removed] = [c.added ?? [], c.removed ?? []];
-    if (added.length + removed.length === 0) continue;
+    if (added.length + removed.length === 0 || noteLate(tx, def, c.values, c)) continue;
     const mode = heldMode(tx, partitionKey(def, c.values));
     if (mode === 'insert') {
       await rankDelete(tx, def, c.values, removed);

@@ -14,6 +14,7 @@ import { growStatements } from './grow.ts';
 import { Builder, type Stmt } from './sql.ts';
 import type { Database, Tx } from '../types.ts';
 import { heldMode, lockPartition } from './lock.ts';
+import { noteLate } from './late.ts';
 import { LEVELS, type RankDef, type RankKey, rankSizes, partitionKey } from './def.ts';
 import { type Entry, rankChange, rankCheckLeaves } from './write.ts';
 
@@ -133,7 +134,7 @@ function appendQuery(scope: string, keys: readonly RankKey[], sign: 1 | -1): Com
 
 /** The keys were inserted in this transaction (rows that were not there before). */
 export async function rankInsert(tx: Tx, def: RankDef, values: readonly string[], keys: readonly RankKey[]): Promise<void> {
-  if (keys.length === 0) return;
+  if (keys.length === 0 || noteLate(tx, def, values, { added: keys })) return;
   if (heldMode(tx, partitionKey(def, values)) !== 'insert') return rankChange(tx, def, values, { added: keys });
   await countDeltas(tx, def, values, keys, 1);
 }
@@ -145,7 +146,7 @@ export async function rankInsert(tx: Tx, def: RankDef, values: readonly string[]
  * while the lock is shared, so the row's entry is still the one that holds it.
  */
 export async function rankDelete(tx: Tx, def: RankDef, values: readonly string[], keys: readonly RankKey[]): Promise<void> {
-  if (keys.length === 0) return;
+  if (keys.length === 0 || noteLate(tx, def, values, { removed: keys })) return;
   if (heldMode(tx, partitionKey(def, values)) !== 'insert') return rankChange(tx, def, values, { removed: keys });
   await countDeltas(tx, def, values, keys, -1);
 }

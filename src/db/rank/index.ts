@@ -18,7 +18,8 @@ import { type PartedRead, partedPostgres, partedSqlite } from './parted.ts';
 import { type ExceptBatch, type ExceptResult, exceptSteps, firstPagePostgres, firstPageRows, oneByOne, type RankPartition } from './except.ts';
 
 export { defineRank, LEVELS, type RankDef, type RankKey, type RankSizes, rankSizes, partitionKey, setRankSizes } from './def.ts';
-export { rankChange, rankMoveRows, rankRebuild } from './write.ts';
+export { rankChange, rankMoveRows, rankRebuild, takeLateLocks } from './write.ts';
+export { LATE_KEYS, lockLate } from './late.ts';
 export { rankRebuildAll } from './build.ts';
 export { type LockMode, lockPartition } from './lock.ts';
 export { rankDelete, rankInsert, rankUpkeepSettled } from './append.ts';

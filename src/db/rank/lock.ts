@@ -16,6 +16,7 @@ import type { LockMode, Tx } from '../types.ts';
 import { runsFollowUps, txState } from '../write.ts';
 import { isPostgres } from '../dialect.ts';
 import { type RankDef, partitionKey } from './def.ts';
+import { latePartition } from './late.ts';
 
 export type { LockMode };
 
@@ -33,6 +34,8 @@ export function heldMode(tx: Tx, scope: string): LockMode | undefined {
  */
 export async function lockPartition(tx: Tx, def: RankDef, values: readonly string[], mode: LockMode = 'write'): Promise<void> {
   if (!isPostgres(tx)) return;
+  // A transaction that takes its locks late takes this one just before COMMIT (src/db/rank/late.ts).
+  if (latePartition(tx, def, values)) return;
   const scope = partitionKey(def, values);
   // Only a transaction holds the lock (until it ends), and keeps what it holds in its state.
   const modes = txState(tx)?.held;

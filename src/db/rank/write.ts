@@ -13,6 +13,7 @@ import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { deferred, deferredRows } from '../pipeline.ts';
 import { afterCommit, write } from '../write.ts';
 import { lockPartition } from './lock.ts';
+import { endLate, noteLate } from './late.ts';
 import type { Database, Tx } from '../types.ts';
 import { isPostgres } from '../dialect.ts';
 import { LEVELS, type RankDef, type RankKey, rankSizes, partitionKey } from './def.ts';
@@ -39,7 +40,7 @@ export async function rankChange(
   change: { added?: readonly RankKey[]; removed?: readonly RankKey[] },
 ): Promise<void> {
   const [added, removed] = [change.added ?? [], change.removed ?? []];
-  if (added.length + removed.length === 0) return;
+  if (added.length + removed.length === 0 || noteLate(tx, def, values, change)) return;
   if (def.part && [...added, ...removed].some((k) => typeof k.part !== 'string')) throw new Error(`rank ${def.name}: a key without its part`);
   const s = new Partition(tx, def, values);
   await lockPartition(tx, def, values);
@@ -137,6 +138,7 @@ export async function rankMoveRows(tx: Tx, def: RankDef, values: readonly string
 
 /** Counts the partition again from its rows (after a bulk load). */
 export async function rankRebuild(tx: Tx, def: RankDef, values: readonly string[]): Promise<void> {
+  if (noteLate(tx, def, values, { rebuild: true })) return;
   await lockPartition(tx, def, values);
   await new Partition(tx, def, values).rebuild();
 }
@@ -345,4 +347,21 @@ class Partition {
       this.tx,
     );
   }
+}
+
+/**
+ * Ends a transaction's late locks (src/db/rank/late.ts), just before its COMMIT: locks every
+ * partition it noted, exclusively, in the order it touched them, and counts what it wrote in each.
+ * True when locks were taken late (the caller then checks again, under them, what it checked
+ * without them).
+ */
+export async function takeLateLocks(tx: Tx): Promise<boolean> {
+  const late = endLate(tx);
+  if (!late) return false;
+  for (const p of late) await lockPartition(tx, p.def, p.values);
+  for (const p of late) {
+    if (p.rebuild) await rankRebuild(tx, p.def, p.values);
+    else await rankChange(tx, p.def, p.values, { added: p.added, removed: p.removed });
+  }
+  return true;
 }

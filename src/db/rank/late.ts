@@ -1,0 +1,80 @@
+// Late locks for a long transaction (docs/pages.md §Long transactions). A transaction that writes
+// for minutes (an atomic import) and locked each listing at its first row would hold that lock
+// until it commits, and every create of that listing would wait for it and fail past the
+// statement timeout. Marked with `lockLate`, such a transaction neither locks the partitions of
+// the sets that declare `appends` nor counts its keys in them as it writes: it notes the keys it
+// inserted and deleted per partition (or, past a budget, that the partition is to be counted
+// again), and `takeLateLocks` (src/db/rank/write.ts), just before COMMIT, locks those partitions
+// exclusively in the order it first touched them and counts everything at once.
+//
+// The counts stay exact meanwhile: nobody else sees the transaction's rows before it commits, so
+// every other writer's counts and splits agree with the rows it sees; under the exclusive lock
+// the transaction then sees the others' committed rows, already counted, and its own, which it
+// counts now. Whatever the transaction checked without the lock (a unique value) it checks again
+// after `takeLateLocks`, under it.
+//
+// Only PostgreSQL locks partitions: on SQLite the transaction holds the only writer anyway, and
+// nothing is deferred.
+import type { LatePartition, LateRanks, Tx } from '../types.ts';
+import { txState } from '../write.ts';
+import { type RankDef, type RankKey, partitionKey } from './def.ts';
+
+/** Keys held in all before the largest partition's are dropped and that partition is counted again instead. */
+export const LATE_KEYS = { max: 100_000 };
+
+/** Marks `tx` (a write of PostgreSQL) as taking its listings' locks late; a no-op on SQLite. */
+export function lockLate(tx: Tx): void {
+  const state = txState(tx);
+  if (state?.dialect === 'postgres') state.late = { partitions: new Map(), keys: 0 };
+}
+
+/** The partition's pending work when `tx` defers it (the set declares `appends`), noted as touched. */
+export function latePartition(tx: Tx, def: RankDef, values: readonly string[]): LatePartition | undefined {
+  const late = txState(tx)?.late;
+  if (!late || !def.appends) return undefined;
+  const scope = partitionKey(def, values);
+  let p = late.partitions.get(scope);
+  if (!p) late.partitions.set(scope, (p = { def, values: [...values], added: [], removed: [], rebuild: false }));
+  return p;
+}
+
+/** Notes keys inserted or deleted in a deferred partition, or that it is to be counted again; false when `tx` does not defer it. */
+export function noteLate(
+  tx: Tx,
+  def: RankDef,
+  values: readonly string[],
+  change: { added?: readonly RankKey[]; removed?: readonly RankKey[]; rebuild?: boolean },
+): boolean {
+  const p = latePartition(tx, def, values);
+  if (!p) return false;
+  const late = txState(tx)!.late!;
+  if (change.rebuild) drop(late, p);
+  if (p.rebuild) return true;
+  for (const k of change.added ?? []) p.added.push(k);
+  for (const k of change.removed ?? []) p.removed.push(k);
+  late.keys += (change.added?.length ?? 0) + (change.removed?.length ?? 0);
+  while (late.keys > LATE_KEYS.max) drop(late, largest(late));
+  return true;
+}
+
+function drop(late: LateRanks, p: LatePartition): void {
+  late.keys -= p.added.length + p.removed.length;
+  p.added = [];
+  p.removed = [];
+  p.rebuild = true;
+}
+
+function largest(late: LateRanks): LatePartition {
+  let best: LatePartition | undefined;
+  for (const p of late.partitions.values()) if (!best || p.added.length + p.removed.length > best.added.length + best.removed.length) best = p;
+  return best!;
+}
+
+/** Ends the deferral: the partitions `tx` noted, in the order first touched; undefined when it took no lock late. */
+export function endLate(tx: Tx): LatePartition[] | undefined {
+  const state = txState(tx);
+  const late = state?.late;
+  if (!state || !late) return undefined;
+  state.late = undefined;
+  return [...late.partitions.values()];
+}
