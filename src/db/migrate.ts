@@ -39,6 +39,7 @@ import * as m0065 from './migrations/0065_change_log_pages.ts';
 import * as m0066 from './migrations/0066_value_text_code_points.ts';
 import * as m0067 from './migrations/0067_list_external_ids.ts';
 import * as m0068 from './migrations/0068_meeting_external_ids.ts';
+import * as m0069 from './migrations/0069_record_external_ids_partial.ts';
 
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -77,6 +78,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0066_value_text_code_points': m0066,
   '0067_list_external_ids': m0067,
   '0068_meeting_external_ids': m0068,
+  '0069_record_external_ids_partial': m0069,
 };
 
 export class MigrationError extends Error {

@@ -356,6 +356,7 @@ export async function upsertRecords(db: Tx, rows: RecordRow[]): Promise<Written>
           .onConflict((oc) =>
             oc
               .columns(['workspace_id', 'kind', 'external_id'])
+              .where('external_id', 'is not', null)
               .doUpdateSet({ fields: sql`excluded.fields`, updated_at: sql`excluded.updated_at` })
               .whereRef('records.id', '=', 'excluded.id'),
           )
