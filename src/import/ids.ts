@@ -48,6 +48,11 @@ export class ImportIds {
     return this.#store.path;
   }
 
+  /** The externalIds seen under `name`, in order. */
+  *seenOf(name: string): Generator<string> {
+    for (const [externalId] of this.#seen.entries(name)) yield externalId;
+  }
+
   /** Notes `externalId` as seen under `name`; false when it was already. */
   see(name: string, externalId: string): boolean {
     return this.#seen.add(name, externalId);

@@ -37,6 +37,8 @@ export interface ImportContext extends WriteCtx {
   register(object: string, externalId: string, id: string): void;
   /** The server id of an object this import has registered so far, without the database. */
   known(object: string, externalId: string): string | undefined;
+  /** Every externalId the import holds under `name` (a kind's object, or `<object> <scope>`), in order. */
+  externalIds(name: string): Iterable<string>;
   /**
    * What a kind keeps for the whole import, over every chunk and transaction (the record kinds'
    * definitions, bulk loads and early links): under `key`, made by `make` at its first use.

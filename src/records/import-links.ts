@@ -23,6 +23,8 @@ export interface ImportState {
   linked: LineSet;
   /** Per type, decided at its first chunk: the bulk load spanning its chunks and the kind that ends it, or null (no bulk load). */
   loads: Map<string, { kind: string; load: BulkLoad } | null>;
+  /** Types whose existing records were looked up, all at their first chunk. */
+  lookedUp: Set<string>;
 }
 
 const STATE = Symbol('records.import');
@@ -50,7 +52,7 @@ export class LineSet {
 
 /** The record kinds' state in this import, kept on its context. */
 export function stateOf(ctx: ImportContext): ImportState {
-  return ctx.kept<ImportState>(STATE, () => ({ defs: new Map(), allNew: new Set(), linked: new LineSet(), loads: new Map() }));
+  return ctx.kept<ImportState>(STATE, () => ({ defs: new Map(), allNew: new Set(), linked: new LineSet(), loads: new Map(), lookedUp: new Set() }));
 }
 
 /** Relationship `name` of an item of `kind`, checked: stored on the type, of the type named, within its cardinality. */

@@ -24,6 +24,8 @@ import { checkFieldValues } from './write-fields.ts';
 
 /** Records whose rows are built and written together; the import's transaction holds them all. Tests make it smaller. */
 export const IMPORT_BATCH = { size: 5000 };
+/** ExternalIds looked up a statement (`existingOf`). */
+const LOOKUP_BATCH = 500;
 /**
  * When an import of one type builds the value indexes after its rows (docs/import.md
  * §Speed): at least `min` records, and at least `share` of the records table's rows. Tests force
@@ -136,21 +138,45 @@ async function upsertOfType(ctx: ImportContext, owner: string, type: RecordType,
   await lockRecords(ctx.db, ws, kind);
   const state = stateOf(ctx);
   const bulk = await bulkLoadOf(ctx, kind, owner);
-  // The records that exist, looked up once before any is written: looked up batch by batch, the
-  // lookups read a table growing under them, and PostgreSQL, whose statistics still count the
-  // rows from before the import, scanned the type's listing index for each (docs/performance.md
-  // §Bulk import). A bulk load has none to look up.
-  const existing = bulk
-    ? new Map<string, string>()
-    : await repo.recordsByExternalId(
-        ctx.db,
-        ws,
-        kind,
-        items.map((i) => i.externalId),
-      );
+  // A bulk load's type had no records: none to look up.
+  const existing = bulk ? new Map<string, string>() : await existingOf(ctx, owner, kind, items);
   await writeBatches(ctx, type, defs, items, created, existing, bulk);
   state.defs.set(kind, defs);
   if (!bulk) await rankInsert(ctx.db, repo.RECORDS, [ws, kind], created);
+}
+
+/**
+ * The records of the items that exist, by externalId. Every externalId of the type in the import
+ * is looked up at the type's first chunk, before any of its rows is written, and the ids found are
+ * registered (on disk, docs/import.md §Memory); a chunk then only asks what was registered (an
+ * import's externalIds are unique per type, so no earlier chunk of it registered one of its own).
+ * Looked up chunk by chunk, the lookups read a table growing under them, and PostgreSQL, whose
+ * statistics still count the rows from before the import, chose the type's listing index over
+ * the externalIds' one: each lookup read every row the import had written so far (docs/import.md
+ * §Speed).
+ */
+async function existingOf(ctx: ImportContext, owner: string, kind: string, items: ImportItem<RecordInput>[]): Promise<Map<string, string>> {
+  const state = stateOf(ctx);
+  if (!state.lookedUp.has(kind)) {
+    state.lookedUp.add(kind);
+    const name = owner === kind ? kind : `${owner} ${kind}`;
+    let batch: string[] = [];
+    const flush = async () => {
+      for (const [externalId, id] of await repo.recordsByExternalId(ctx.db, ctx.actor.workspaceId, kind, batch)) ctx.register(kind, externalId, id);
+      batch = [];
+    };
+    for (const externalId of ctx.externalIds(name)) {
+      batch.push(externalId);
+      if (batch.length >= LOOKUP_BATCH) await flush();
+    }
+    await flush();
+  }
+  const out = new Map<string, string>();
+  for (const item of items) {
+    const id = ctx.known(kind, item.externalId);
+    if (id !== undefined) out.set(item.externalId, id);
+  }
+  return out;
 }
 
 /**

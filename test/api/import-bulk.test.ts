@@ -253,13 +253,15 @@ eachDialect('bulk import', (ctx) => {
       },
       transformResult: async ({ result }) => result,
     };
-    const saved = [{ ...BULK_LOAD }, { ...IMPORT_BATCH }] as const;
+    const saved = [{ ...BULK_LOAD }, { ...IMPORT_BATCH }, { ...IMPORT_CHUNK }] as const;
     Object.assign(BULK_LOAD, { min: Infinity });
     Object.assign(IMPORT_BATCH, { size: 7 });
+    // Chunks of 20 objects: each type's records span several chunks, as a large import's do.
+    Object.assign(IMPORT_CHUNK, { atomic: 20 });
     try {
       const run = () => runImport(operatorCtx(t.deps.db.kysely.withPlugin(counter), seeded.workspaceId), { kinds: importKinds(), text: TEXT });
-      // Nine batches of new contacts, then nine of the same contacts updated: one lookup per type
-      // (the accounts' and the contacts') each time.
+      // Three chunks of nine batches of new contacts, then the same contacts updated: one lookup
+      // per type (the accounts' and the contacts') each time.
       const first = await run();
       assert.equal(lookups, 2);
       lookups = 0;
@@ -269,6 +271,7 @@ eachDialect('bulk import', (ctx) => {
     } finally {
       Object.assign(BULK_LOAD, saved[0]);
       Object.assign(IMPORT_BATCH, saved[1]);
+      Object.assign(IMPORT_CHUNK, saved[2]);
     }
     assert.equal((await call(t, seeded.secret, 'GET', '/v1/contacts')).json().totalCount, N);
   });
