@@ -7,7 +7,7 @@
 // its statements again, for the tables' real size. Checked with another session's generic plan of
 // a lookup by record id, made on the empty table (a scan of all of it), and run again while the
 // import waits before its commit: made again, through the index, once the import refreshed the
-// statistics; the same scan without the refresh.
+// statistics.
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { sql } from 'kysely';
@@ -34,54 +34,54 @@ const contact = (i: number) => ({
 
 for (const dialect of testDialects().filter((d) => d === 'postgres')) {
   describe(`statistics during an atomic import [${dialect}]`, () => {
-    for (const refresh of [true, false])
-      test(`another session plans for ${refresh ? 'the grown tables once the import refreshed the statistics' : 'the empty tables until then, without the refresh'}`, async () => {
-        const tdb = await createTestDb(dialect);
-        after(() => tdb.drop());
-        const db = tdb.db.kysely;
-        const ws = `ws_stat_${refresh}`;
-        await sql`insert into workspaces (id, name, created_at) values (${ws}, ${ws}, ${isoNow()})`.execute(db);
-        await sql`analyze record_values`.execute(db);
-        Object.assign(GROWN, { first: 400 });
-        IMPORT_CHUNK.atomic = 200;
-        let refreshed = 0;
-        let paused!: () => void;
-        const atPause = new Promise<void>((resolve) => (paused = resolve));
-        let resume!: () => void;
-        const resumed = new Promise<void>((resolve) => (resume = resolve));
-        const pause: ImportKind = {
-          object: 'pause',
-          check: () => ({}),
-          lookup: async () => new Map(),
-          prepare: async () => {
-            while (refresh && refreshed === 0) await new Promise((r) => setTimeout(r, 20));
-            paused();
-            await resumed;
-            return { undo: async () => {} };
-          },
-          upsert: async () => {},
-        };
-        // Another session, as a server's: it prepares the statement and plans it once, on the
-        // statistics of the empty table, before the import starts.
-        const session = postgres(tdb.databaseUrl!, { max: 1, onnotice: () => {} });
-        after(() => session.end());
-        await session.unsafe('set plan_cache_mode = force_generic_plan');
-        await session.unsafe('prepare by_record (text[]) as select field from record_values where record_id = any($1)');
-        const explain = async () => (await session.unsafe(`explain execute by_record('{con_x}')`)).map((r) => r['QUERY PLAN'] as string).join('\n');
-        assert.match(await explain(), /Seq Scan on record_values/, 'planned for the empty table');
-        const text = [...Array.from({ length: 3000 }, (_, i) => contact(i)), { object: 'pause', externalId: 'p' }].map((o) => JSON.stringify(o)).join('\n');
-        const importing = runImport(operatorCtx(db, ws), {
-          kinds: [...importKinds(), pause],
-          text,
-          commit: 'atomic',
-          ...(refresh ? { refreshStatistics: async () => (await refreshStatistics(tdb.db, { growing: true }), void refreshed++) } : {}),
-        });
-        await Promise.race([atPause, importing]);
-        const plan = await explain();
-        resume();
-        await importing;
-        if (refresh) assert.match(plan, /Index/, `made again for the grown table, through an index:\n${plan}`);
-        else assert.match(plan, /Seq Scan on record_values/, `still the plan made for the empty table:\n${plan}`);
+    // Without the refresh the plan stays the empty table's; that case is not run here, since an
+    // ANALYZE of the whole database by any test running beside this one would make it again too.
+    test('another session plans for the grown tables once the import refreshed the statistics', async () => {
+      const tdb = await createTestDb(dialect);
+      after(() => tdb.drop());
+      const db = tdb.db.kysely;
+      const ws = 'ws_stat';
+      await sql`insert into workspaces (id, name, created_at) values (${ws}, ${ws}, ${isoNow()})`.execute(db);
+      await sql`analyze record_values`.execute(db);
+      Object.assign(GROWN, { first: 400 });
+      IMPORT_CHUNK.atomic = 200;
+      let refreshed = 0;
+      let paused!: () => void;
+      const atPause = new Promise<void>((resolve) => (paused = resolve));
+      let resume!: () => void;
+      const resumed = new Promise<void>((resolve) => (resume = resolve));
+      const pause: ImportKind = {
+        object: 'pause',
+        check: () => ({}),
+        lookup: async () => new Map(),
+        prepare: async () => {
+          while (refreshed === 0) await new Promise((r) => setTimeout(r, 20));
+          paused();
+          await resumed;
+          return { undo: async () => {} };
+        },
+        upsert: async () => {},
+      };
+      // Another session, as a server's: it prepares the statement and plans it once, on the
+      // statistics of the empty table, before the import starts.
+      const session = postgres(tdb.databaseUrl!, { max: 1, onnotice: () => {} });
+      after(() => session.end());
+      await session.unsafe('set plan_cache_mode = force_generic_plan');
+      await session.unsafe('prepare by_record (text[]) as select field from record_values where record_id = any($1)');
+      const explain = async () => (await session.unsafe(`explain execute by_record('{con_x}')`)).map((r) => r['QUERY PLAN'] as string).join('\n');
+      assert.match(await explain(), /Seq Scan on record_values/, 'planned for the empty table');
+      const text = [...Array.from({ length: 3000 }, (_, i) => contact(i)), { object: 'pause', externalId: 'p' }].map((o) => JSON.stringify(o)).join('\n');
+      const importing = runImport(operatorCtx(db, ws), {
+        kinds: [...importKinds(), pause],
+        text,
+        commit: 'atomic',
+        refreshStatistics: async () => (await refreshStatistics(tdb.db, { growing: true }), void refreshed++),
       });
+      await Promise.race([atPause, importing]);
+      const plan = await explain();
+      resume();
+      await importing;
+      assert.match(plan, /Index/, `made again for the grown table, through an index:\n${plan}`);
+    });
   });
 }
