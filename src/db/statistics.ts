@@ -21,12 +21,6 @@ const SAMPLE = 1000;
  * (analysis_limit); on PostgreSQL, after a bulk write (`bulk`), ANALYZE of the schema's tables, so
  * that the first requests after an import do not wait for autovacuum.
  *
- * With `growing`, while a transaction of this process writes many rows and has not committed (an
- * atomic import): on PostgreSQL the same ANALYZE, which counts the pages that transaction added
- * (not its rows, which nobody else sees yet), so that plans other sessions made while the tables
- * were small are made again for their real size (docs/design.md §Database statistics); on SQLite
- * nothing, since that transaction holds the only writer.
- *
  * An ANALYZE holds SQLite's write lock while it runs, and the sample bounds the rows it reads, not
  * its count of an index's entries: seconds for the indexes of a large import, which a server
  * sharing the file would wait to write. So each index's row is computed from reads, which take no
@@ -34,15 +28,14 @@ const SAMPLE = 1000;
  * those reads cannot describe is analyzed by an ANALYZE of its own, with the lock left free for
  * PAUSE_MS after it (docs/design.md §Database statistics).
  */
-export async function refreshStatistics(db: Db, opts: { bulk?: boolean; growing?: boolean } = {}): Promise<void> {
+export async function refreshStatistics(db: Db, opts: { bulk?: boolean } = {}): Promise<void> {
   if (db.dialect === 'postgres') {
-    if (!opts.bulk && !opts.growing) return;
+    if (!opts.bulk) return;
     // Only this schema's tables: a bare ANALYZE would sample every schema of the database.
     const r = await sql<{ name: string }>`select quote_ident(tablename) as name from pg_tables where schemaname = current_schema()`.execute(db.kysely);
     if (r.rows.length > 0) await sql.raw(`analyze ${r.rows.map((t) => t.name).join(', ')}`).execute(db.kysely);
     return;
   }
-  if (opts.growing) return;
   await sql`pragma analysis_limit = ${sql.lit(SAMPLE)}`.execute(db.kysely);
   // 0x10000: every table, not only those this connection has used; 0x2: those that need it;
   // 0x1: only list the ANALYZE statements it would run, as `ANALYZE "main"."table"`.

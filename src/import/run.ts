@@ -37,16 +37,7 @@ export interface ImportInput {
    * a store of its own and returns every id in `ids`.
    */
   ids?: ImportIds;
-  /**
-   * Called, in an atomic import, once 50,000 objects are written and each time they double, on
-   * connections other than the import's: brings up to date the statistics that other sessions plan
-   * with while the import's transaction grows the tables (docs/import.md §Sharing the database).
-   */
-  refreshStatistics?: () => Promise<void>;
 }
-
-/** Objects written before an atomic import first refreshes the statistics (`ImportInput.refreshStatistics`); then each time they double. */
-export const GROWN = { first: 50_000 };
 
 /** Objects written per call of a kind: a transaction of their own when batched (the first chunk's size; see Pace). Tests make them smaller. */
 export const IMPORT_CHUNK: Record<CommitMode, number> = { atomic: 1000, batched: 250 };
@@ -177,8 +168,6 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
   const store = input.ids ?? (await ImportIds.open());
   const undo: Array<() => Promise<void>> = [];
   let committed = false;
-  // One refresh of the statistics at a time, on other connections; the import waits for it only at its end.
-  let refreshing: Promise<void> | undefined;
   try {
     const { counts, scoped } = await checkAll(byObject, source, spill, store);
     phase('check');
@@ -248,16 +237,6 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
       // The lock is left free for a moment: a server's write waiting for it takes it now.
       await new Promise((resolve) => setTimeout(resolve, BATCHED.pauseMs));
     };
-    let refreshAt = GROWN.first;
-    const grown = (done: number) => {
-      if (mode !== 'atomic' || !input.refreshStatistics || refreshing || done < refreshAt) return;
-      refreshAt = done * 2;
-      // It only helps other sessions plan; a failure of it changes nothing the import writes.
-      refreshing = input
-        .refreshStatistics()
-        .catch(() => {})
-        .finally(() => (refreshing = undefined));
-    };
     const writeAll = async () => {
       let done = 0;
       for (const step of ['upsert', 'link'] as const) {
@@ -284,7 +263,6 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
               }),
             );
             done += items.length;
-            grown(done);
             input.onProgress?.(step, done, total);
           }
         }
@@ -298,7 +276,6 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
         lockLate(tx);
         await planWithValues(tx);
         await writeAll();
-        await refreshing;
         // The kinds send most of their writes without waiting for them: their work ends here, not at COMMIT.
         await settled(tx);
         phase('write');
@@ -325,7 +302,6 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
     if (failed instanceof ImportFailed) failed.committed = committed;
     throw failed;
   } finally {
-    await refreshing;
     await spill.remove();
     if (!input.ids) await store.close();
   }

@@ -25,6 +25,8 @@ export interface ImportState {
   loads: Map<string, { kind: string; load: BulkLoad } | null>;
   /** Types whose existing records were looked up, all at their first chunk. */
   lookedUp: Set<string>;
+  /** Upserts whose ids are still to be checked (`writtenAsMeant`, src/records/import.ts). */
+  unchecked: { kind: string; written: repo.Written; meant: { id: string; externalId: string; line: number }[] }[];
 }
 
 const STATE = Symbol('records.import');
@@ -52,7 +54,14 @@ export class LineSet {
 
 /** The record kinds' state in this import, kept on its context. */
 export function stateOf(ctx: ImportContext): ImportState {
-  return ctx.kept<ImportState>(STATE, () => ({ defs: new Map(), allNew: new Set(), linked: new LineSet(), loads: new Map(), lookedUp: new Set() }));
+  return ctx.kept<ImportState>(STATE, () => ({
+    defs: new Map(),
+    allNew: new Set(),
+    linked: new LineSet(),
+    loads: new Map(),
+    lookedUp: new Set(),
+    unchecked: [],
+  }));
 }
 
 /** Relationship `name` of an item of `kind`, checked: stored on the type, of the type named, within its cardinality. */

@@ -14,6 +14,7 @@ import { RECORD_TYPES, type RecordType, customRecordType, requireDefinitions } f
 import { fieldChanges, logBatch, type Updated } from './import-changes.ts';
 import { checkUniqueValues, recheckUniqueValues, type UniqueValue, uniqueValues } from './import-unique.ts';
 import { link, linkEarly, type RecordInput, stateOf } from './import-links.ts';
+import { existingOf, writtenAsMeant } from './import-existing.ts';
 import { lockRecords } from './repository.ts';
 import { valueRows } from './index/values.ts';
 import * as repo from './repository.ts';
@@ -24,8 +25,6 @@ import { checkFieldValues } from './write-fields.ts';
 
 /** Records whose rows are built and written together; the import's transaction holds them all. Tests make it smaller. */
 export const IMPORT_BATCH = { size: 5000 };
-/** ExternalIds looked up a statement (`existingOf`). */
-const LOOKUP_BATCH = 500;
 /**
  * When an import of one type builds the value indexes after its rows (docs/import.md
  * §Speed): at least `min` records, and at least `share` of the records table's rows. Tests force
@@ -146,40 +145,6 @@ async function upsertOfType(ctx: ImportContext, owner: string, type: RecordType,
 }
 
 /**
- * The records of the items that exist, by externalId. Every externalId of the type in the import
- * is looked up at the type's first chunk, before any of its rows is written, and the ids found are
- * registered (on disk, docs/import.md §Memory); a chunk then only asks what was registered (an
- * import's externalIds are unique per type, so no earlier chunk of it registered one of its own).
- * Looked up chunk by chunk, the lookups read a table growing under them, and PostgreSQL, whose
- * statistics still count the rows from before the import, chose the type's listing index over
- * the externalIds' one: each lookup read every row the import had written so far (docs/import.md
- * §Speed).
- */
-async function existingOf(ctx: ImportContext, owner: string, kind: string, items: ImportItem<RecordInput>[]): Promise<Map<string, string>> {
-  const state = stateOf(ctx);
-  if (!state.lookedUp.has(kind)) {
-    state.lookedUp.add(kind);
-    const name = owner === kind ? kind : `${owner} ${kind}`;
-    let batch: string[] = [];
-    const flush = async () => {
-      for (const [externalId, id] of await repo.recordsByExternalId(ctx.db, ctx.actor.workspaceId, kind, batch)) ctx.register(kind, externalId, id);
-      batch = [];
-    };
-    for (const externalId of ctx.externalIds(name)) {
-      batch.push(externalId);
-      if (batch.length >= LOOKUP_BATCH) await flush();
-    }
-    await flush();
-  }
-  const out = new Map<string, string>();
-  for (const item of items) {
-    const id = ctx.known(kind, item.externalId);
-    if (id !== undefined) out.set(item.externalId, id);
-  }
-  return out;
-}
-
-/**
  * Whether this import bulk-loads the type `kind` (docs/import.md §Speed), decided at the type's
  * first chunk for all of them: a load of at least `BULK_LOAD.min` new records that at least
  * doubles the tables (counting the type's objects in the whole import), into a type without
@@ -212,6 +177,7 @@ async function bulkLoadOf(ctx: ImportContext, kind: string, owner: string): Prom
  * indexes both dropped: each type's sets are still counted from its rows.
  */
 async function finishKind(ctx: ImportContext, owner: string): Promise<void> {
+  await writtenAsMeant(ctx, true);
   for (const [kind, entry] of stateOf(ctx).loads) {
     if (entry === null || entry.kind !== owner) continue;
     await entry.load.end();
@@ -293,27 +259,18 @@ async function writeBatches(
     await writeValueIndex(ctx.db, defs, updated, indexRows);
     await logBatch(ctx, defs, logCreated, logUpdated);
     if (bulk) await linkEarly(ctx, kind, defs, batch);
-    await writtenAsMeant(ctx, kind, batch, rows, written);
+    if (written) {
+      const lines = new Map(batch.map((i) => [i.externalId, i.line]));
+      const meant = rows.map((r) => ({ id: r.id, externalId: r.external_id as string, line: lines.get(r.external_id as string) ?? 0 }));
+      const { unchecked } = stateOf(ctx);
+      unchecked.push({ kind, written, meant });
+      // In one transaction the check may wait until the kind's last chunk (`finishKind`): waiting
+      // here for the statements to run would stop the next chunk being built meanwhile
+      // (src/db/pipeline.ts). A chunk that commits on its own is checked before it does, and a few
+      // chunks at most wait, so that memory holds a few chunks' ids.
+      await writtenAsMeant(ctx, !ctx.bulkLoad || unchecked.length > 4);
+    }
   }
-}
-
-/**
- * Every row of the batch was written under the id the import gave it. A row held by another id
- * is one a writer gave the same externalId while the import ran (a record restored from the
- * trash): the upsert leaves it alone, and the import stops rather than count a record it did not write.
- */
-async function writtenAsMeant(
-  ctx: ImportContext,
-  kind: string,
-  batch: ImportItem<RecordInput>[],
-  rows: repo.RecordRow[],
-  written?: repo.Written,
-): Promise<void> {
-  const ids = await written?.();
-  if (ids === undefined || ids.size === rows.length) return;
-  const missed = rows.find((r) => !ids.has(r.id))!;
-  const line = batch.find((i) => i.externalId === missed.external_id)?.line ?? 0;
-  throw new ImportError(line, 'externalId', `another ${kind} took "${missed.external_id}" while this import ran (restored from the trash); import again`);
 }
 
 /**

@@ -334,8 +334,8 @@ export async function recordRowsToUpdate(db: Tx, ids: readonly string[]): Promis
   return out;
 }
 
-/** The ids of the rows an upsert wrote, once its statements ran. */
-export type Written = () => Promise<Set<string>>;
+/** The ids of the rows an upsert wrote: once its statements ran, or at once (undefined when they have not). */
+export type Written = (wait: boolean) => Promise<Set<string> | undefined>;
 
 /**
  * Inserts new records and overwrites the fields of existing ones (by workspace, kind and
@@ -364,8 +364,11 @@ export async function upsertRecords(db: Tx, rows: RecordRow[]): Promise<Written>
       ),
     );
   }
-  return async () => {
-    if (sent.some((s) => s.rows === undefined)) await settled(db);
+  return async (wait) => {
+    if (sent.some((s) => s.rows === undefined)) {
+      if (!wait) return undefined;
+      await settled(db);
+    }
     return new Set(sent.flatMap((s) => s.rows ?? []).map((r) => r.id));
   };
 }
