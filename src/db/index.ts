@@ -31,7 +31,6 @@ export { claimable, jsonArraysAgg, jsonTextElements, lockedAgainstDelete, locked
 export type { LockMode, PartedRead, RankKey, RankPartition } from './rank/index.ts';
 export {
   defineRank,
-  LATE_KEYS,
   lockLate,
   lockPartition,
   partitionKey,

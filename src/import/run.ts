@@ -280,7 +280,7 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
         await settled(tx);
         phase('write');
         if (await takeLateLocks(tx)) {
-          for (const kind of kinds) if (counts.has(kind.object)) await inLine([], () => kind.underLocks?.(importCtx) ?? Promise.resolve());
+          for (const kind of kinds) if (kind.underLocks && counts.has(kind.object)) await inLine([], () => kind.underLocks!(importCtx));
           await settled(tx);
           phase('listings');
         }

@@ -210,9 +210,10 @@ async function writeBatches(
     // The rows of the batch's existing records, for what the import changes of them.
     const olds = bulk
       ? new Map<string, repo.RecordRow>()
-      : await repo.recordRowsToUpdate(
+      : await repo.recordRows(
           ctx.db,
           batch.flatMap((i) => existing.get(i.externalId) ?? []),
+          { lock: true },
         );
     const row = (item: ImportItem<RecordInput>, id: string, stored: Record<string, unknown>, old?: repo.RecordRow) => {
       for (const r of valueRows(ws, defs, id, stored)) indexRows.push(r);

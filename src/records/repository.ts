@@ -316,21 +316,17 @@ export function recordsByExternalId(db: Executor, workspaceId: string, kind: str
   return lookupExternalIds(db, 'records', workspaceId, externalIds, kind);
 }
 
-/** The rows of records by id (those an import is about to update), in chunks. */
-export async function recordRows(db: Executor, ids: readonly string[]): Promise<Map<string, RecordRow>> {
-  const out = new Map<string, RecordRow>();
-  for (const part of chunks([...ids])) for (const r of await db.selectFrom('records').selectAll().where('id', 'in', part).execute()) out.set(r.id, r);
-  return out;
-}
-
 /**
- * The rows of records an import is about to update, locked (PostgreSQL) so that no other writer
- * deletes one before the import's upsert: one deleted before this read is missing from the map.
+ * The rows of records by id, in chunks. With `lock` (PostgreSQL, in a transaction) they stay
+ * locked until it ends, so that no other writer deletes one meanwhile (the rows an import is
+ * about to update): one deleted before this read is missing from the map.
  */
-export async function recordRowsToUpdate(db: Tx, ids: readonly string[]): Promise<Map<string, RecordRow>> {
+export async function recordRows(db: Executor, ids: readonly string[], opts: { lock?: boolean } = {}): Promise<Map<string, RecordRow>> {
   const out = new Map<string, RecordRow>();
-  for (const part of chunks([...ids]))
-    for (const r of await lockedForUpdate(db, db.selectFrom('records').selectAll().where('id', 'in', part)).execute()) out.set(r.id, r);
+  for (const part of chunks([...ids])) {
+    const q = db.selectFrom('records').selectAll().where('id', 'in', part);
+    for (const r of await (opts.lock ? lockedForUpdate(db, q) : q).execute()) out.set(r.id, r);
+  }
   return out;
 }
 

@@ -10,6 +10,7 @@ import { after, test } from 'node:test';
 import { importKinds } from '../../src/cli/import-kinds.ts';
 import { TASK_STATUSES } from '../../src/definitions/catalogue.ts';
 import { rankUpkeepSettled, setRankSizes } from '../../src/db/rank/index.ts';
+import { LATE_KEYS } from '../../src/db/rank/late.ts';
 import type { ImportKind } from '../../src/import/kind.ts';
 import { IMPORT_CHUNK, ImportFailed, runImport } from '../../src/import/run.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
@@ -85,48 +86,54 @@ async function checkSets(t: TestApp, s: Seeded, type: 'task' | 'contact', total:
 }
 
 eachDialect('import beside creates into the same listing', (ctx) => {
-  test('creates answer during the import, and every ranked set of the type counts exactly after it', async () => {
-    const t = ctx();
-    const s = await seedWorkspace(t);
-    const task = (i: number, shift: number) => ({
-      object: 'task',
-      externalId: `t-${i}`,
-      fields: { $title: { value: `Imported ${i}` }, $status: { value: TASK_STATUSES[(i + shift) % 4] } },
-      relationships: { $assignedTo: { values: ['u-1'] } },
+  // With the default budget of late keys, and with one so small that every partition is counted
+  // again from its rows at the end instead (docs/pages.md §Long transactions).
+  for (const budget of [LATE_KEYS.max, 30])
+    test(`creates answer during the import, and every ranked set of the type counts exactly after it (${budget} late keys)`, async () => {
+      const saved = LATE_KEYS.max;
+      LATE_KEYS.max = budget;
+      after(() => (LATE_KEYS.max = saved));
+      const t = ctx();
+      const s = await seedWorkspace(t);
+      const task = (i: number, shift: number) => ({
+        object: 'task',
+        externalId: `t-${i}`,
+        fields: { $title: { value: `Imported ${i}` }, $status: { value: TASK_STATUSES[(i + shift) % 4] } },
+        relationships: { $assignedTo: { values: ['u-1'] } },
+      });
+      const user = { object: 'user', externalId: 'u-1', email: `imp${s.workspaceId}@acme.test`, role: 'member' };
+      // Tasks that exist before: the import moves the status of half of them and creates 170.
+      await runImport(operatorCtx(t.deps.db.kysely, s.workspaceId), {
+        kinds: importKinds(),
+        text: [user, ...Array.from({ length: 60 }, (_, i) => task(i, 0))].map((o) => JSON.stringify(o)).join('\n'),
+      });
+      const waits: number[] = [];
+      const imported = await importWithPause(
+        t,
+        s,
+        Array.from({ length: 200 }, (_, i) => task(i + 30, 1)),
+        async () => {
+          for (let i = 0; i < 12; i++) {
+            const started = performance.now();
+            const body = { fields: { $title: `Api ${i}`, $status: TASK_STATUSES[i % 4] }, relationships: { $assignedTo: s.userId } };
+            const r = await Promise.race([call(t, s.secret, 'POST', '/v1/tasks', body), timeout(5000)]);
+            assert.equal(r.statusCode, 200, r.body);
+            waits.push(performance.now() - started);
+          }
+        },
+      );
+      assert.equal(imported.counts.task, 200);
+      assert.equal(waits.length, 12);
+      await checkSets(t, s, 'task', 60 + 170 + 12);
+      for (const status of TASK_STATUSES) {
+        const want =
+          [...Array(30).keys()].filter((i) => TASK_STATUSES[i % 4] === status).length +
+          [...Array(200).keys()].filter((i) => TASK_STATUSES[(i + 31) % 4] === status).length +
+          [...Array(12).keys()].filter((i) => TASK_STATUSES[i % 4] === status).length;
+        const r = await call(t, s.secret, 'GET', `/v1/tasks?$status=${status}&limit=1`);
+        assert.equal(r.json().totalCount, want, status);
+      }
     });
-    const user = { object: 'user', externalId: 'u-1', email: `imp${s.workspaceId}@acme.test`, role: 'member' };
-    // Tasks that exist before: the import moves the status of half of them and creates 170.
-    await runImport(operatorCtx(t.deps.db.kysely, s.workspaceId), {
-      kinds: importKinds(),
-      text: [user, ...Array.from({ length: 60 }, (_, i) => task(i, 0))].map((o) => JSON.stringify(o)).join('\n'),
-    });
-    const waits: number[] = [];
-    const imported = await importWithPause(
-      t,
-      s,
-      Array.from({ length: 200 }, (_, i) => task(i + 30, 1)),
-      async () => {
-        for (let i = 0; i < 12; i++) {
-          const started = performance.now();
-          const body = { fields: { $title: `Api ${i}`, $status: TASK_STATUSES[i % 4] }, relationships: { $assignedTo: s.userId } };
-          const r = await Promise.race([call(t, s.secret, 'POST', '/v1/tasks', body), timeout(5000)]);
-          assert.equal(r.statusCode, 200, r.body);
-          waits.push(performance.now() - started);
-        }
-      },
-    );
-    assert.equal(imported.counts.task, 200);
-    assert.equal(waits.length, 12);
-    await checkSets(t, s, 'task', 60 + 170 + 12);
-    for (const status of TASK_STATUSES) {
-      const want =
-        [...Array(30).keys()].filter((i) => TASK_STATUSES[i % 4] === status).length +
-        [...Array(200).keys()].filter((i) => TASK_STATUSES[(i + 31) % 4] === status).length +
-        [...Array(12).keys()].filter((i) => TASK_STATUSES[i % 4] === status).length;
-      const r = await call(t, s.secret, 'GET', `/v1/tasks?$status=${status}&limit=1`);
-      assert.equal(r.json().totalCount, want, status);
-    }
-  });
 
   test('a unique value the API takes while the import runs ends up held by one record, and the loser is told why', async () => {
     const t = ctx();

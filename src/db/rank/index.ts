@@ -19,7 +19,7 @@ import { type ExceptBatch, type ExceptResult, exceptSteps, firstPagePostgres, fi
 
 export { defineRank, LEVELS, type RankDef, type RankKey, type RankSizes, rankSizes, partitionKey, setRankSizes } from './def.ts';
 export { rankChange, rankMoveRows, rankRebuild, takeLateLocks } from './write.ts';
-export { LATE_KEYS, lockLate } from './late.ts';
+export { lockLate } from './late.ts';
 export { rankRebuildAll } from './build.ts';
 export { type LockMode, lockPartition } from './lock.ts';
 export { rankDelete, rankInsert, rankUpkeepSettled } from './append.ts';
