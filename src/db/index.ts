@@ -51,6 +51,7 @@ export { dropIndexesUntilBuilt, planWithValues, statementJournalsInMemory, takeD
 export { truncateLog } from './erase.ts';
 export { type LogEnd, logEnd } from './log-end.ts';
 export { refreshStatistics } from './statistics.ts';
+export { replanOthers } from './replan.ts';
 
 // SQLite files outside a handle: a command's scratch store, a backup's consistent copy of the database.
 export { type ScratchMap, ScratchStore } from './scratch.ts';

@@ -5,7 +5,7 @@
 // sharing the database waits for one chunk at most (docs/import.md §Sharing the database).
 import type { Ctx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
-import { lockLate, planWithValues, settled, takeLateLocks, type Tx, write } from '../db/index.ts';
+import { lockLate, planWithValues, replanOthers, settled, takeLateLocks, type Tx, write } from '../db/index.ts';
 import { idSequence } from '../lib/ids.ts';
 import { ImportError, type ImportContext, type ImportItem, type ImportKind } from './kind.ts';
 import { ImportIds } from './ids.ts';
@@ -38,6 +38,12 @@ export interface ImportInput {
    */
   ids?: ImportIds;
 }
+
+/**
+ * Objects an atomic import writes before other sessions plan again for the grown tables
+ * (`replanOthers`); then each time they double (docs/import.md §Sharing the database).
+ */
+export const GROWN = { first: 10_000 };
 
 /** Objects written per call of a kind: a transaction of their own when batched (the first chunk's size; see Pace). Tests make them smaller. */
 export const IMPORT_CHUNK: Record<CommitMode, number> = { atomic: 1000, batched: 250 };
@@ -168,6 +174,8 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
   const store = input.ids ?? (await ImportIds.open());
   const undo: Array<() => Promise<void>> = [];
   let committed = false;
+  // One replanning at a time, on another connection; the import waits for it only at its end.
+  let replanning: Promise<void> | undefined;
   try {
     const { counts, scoped } = await checkAll(byObject, source, spill, store);
     phase('check');
@@ -237,6 +245,15 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
       // The lock is left free for a moment: a server's write waiting for it takes it now.
       await new Promise((resolve) => setTimeout(resolve, BATCHED.pauseMs));
     };
+    let replanAt = GROWN.first;
+    const grown = (done: number) => {
+      if (mode !== 'atomic' || replanning || done < replanAt) return;
+      replanAt = done * 2;
+      // It only changes how other sessions read; a failure of it changes nothing the import writes.
+      replanning = replanOthers(ctx.db)
+        .catch(() => {})
+        .finally(() => (replanning = undefined));
+    };
     const writeAll = async () => {
       let done = 0;
       for (const step of ['upsert', 'link'] as const) {
@@ -263,6 +280,7 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
               }),
             );
             done += items.length;
+            grown(done);
             input.onProgress?.(step, done, total);
           }
         }
@@ -302,6 +320,7 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
     if (failed instanceof ImportFailed) failed.committed = committed;
     throw failed;
   } finally {
+    await replanning;
     await spill.remove();
     if (!input.ids) await store.close();
   }
