@@ -61,6 +61,24 @@ export interface LatePartition {
   removed: RankKey[];
   /** Counted again from its rows instead (past the budget of keys, or a rebuild asked for). */
   rebuild: boolean;
+  /**
+   * While every key noted is an insert, all of one timestamp, each id greater than the last: their
+   * run (src/db/rank/late-run.ts); null once they are not.
+   */
+  run: LateRun | null;
+  /** The keys are no longer held (past the budget), their run is: counted from it, or again from the rows. */
+  dropped: boolean;
+}
+
+/** Keys appended in increasing order by a late transaction: enough to count them without their rows. */
+export interface LateRun {
+  first: RankKey;
+  last: RankKey;
+  count: number;
+  /** The first key of each leaf's worth (`leaf.target` keys) after the first. */
+  cuts: RankKey[];
+  /** `leaf.target` when the run began: the size of every leaf's worth but the last. */
+  target: number;
 }
 
 export interface LateRanks {

@@ -14,7 +14,8 @@ import { heldMode, lockPartition } from './lock.ts';
 import { noteLate } from './late.ts';
 import { LEVELS, type RankDef, type RankKey, rankSizes, partitionKey } from './def.ts';
 import { int } from './build.ts';
-import { type Entry, outOfBounds, rankChange, rankCheckLeaves, rankCheckLeavesIn } from './write.ts';
+import { type Entry, outOfBounds } from './partition.ts';
+import { rankChange, rankCheckLeaves, rankCheckLeavesIn } from './write.ts';
 import { rankDelete, rankInsert } from './append.ts';
 
 const CHUNK = 400;

@@ -16,7 +16,8 @@ import type { Database, Tx } from '../types.ts';
 import { heldMode, lockPartition } from './lock.ts';
 import { noteLate } from './late.ts';
 import { LEVELS, type RankDef, type RankKey, rankSizes, partitionKey } from './def.ts';
-import { type Entry, rankChange, rankCheckLeaves } from './write.ts';
+import type { Entry } from './partition.ts';
+import { rankChange, rankCheckLeaves } from './write.ts';
 
 const CHUNK = 400;
 

@@ -3,9 +3,10 @@
 // until it commits, and every create of that listing would wait for it and fail past the
 // statement timeout. Marked with `lockLate`, such a transaction neither locks the partitions of
 // the sets that declare `appends` nor counts its keys in them as it writes: it notes the keys it
-// inserted and deleted per partition (or, past a budget, that the partition is to be counted
-// again), and `takeLateLocks` (src/db/rank/write.ts), just before COMMIT, locks those partitions
-// exclusively in the order it first touched them and counts everything at once.
+// inserted and deleted per partition (past a budget, only the run of keys it appended in order,
+// src/db/rank/late-run.ts, or that the partition is to be counted again), and `takeLateLocks`
+// (src/db/rank/write.ts), just before COMMIT, locks those partitions exclusively in the order it
+// first touched them and counts everything at once.
 //
 // The counts stay exact meanwhile: nobody else sees the transaction's rows before it commits, so
 // every other writer's counts and splits agree with the rows it sees; under the exclusive lock
@@ -17,7 +18,8 @@
 // nothing is deferred.
 import type { LatePartition, LateRanks, Tx } from '../types.ts';
 import { txState } from '../write.ts';
-import { type RankDef, type RankKey, partitionKey } from './def.ts';
+import { type RankDef, type RankKey, partitionKey, rankSizes } from './def.ts';
+import { extendRun } from './late-run.ts';
 
 /** Keys held in all before the largest partition's are dropped and that partition is counted again instead. */
 export const LATE_KEYS = { max: 100_000 };
@@ -34,7 +36,7 @@ export function latePartition(tx: Tx, def: RankDef, values: readonly string[]): 
   if (!late || !def.appends) return undefined;
   const scope = partitionKey(def, values);
   let p = late.partitions.get(scope);
-  if (!p) late.partitions.set(scope, (p = { def, values: [...values], added: [], removed: [], rebuild: false }));
+  if (!p) late.partitions.set(scope, (p = { def, values: [...values], added: [], removed: [], rebuild: false, run: null, dropped: false }));
   return p;
 }
 
@@ -48,20 +50,30 @@ export function noteLate(
   const p = latePartition(tx, def, values);
   if (!p) return false;
   const late = txState(tx)!.late!;
-  if (change.rebuild) drop(late, p);
+  if (change.rebuild) drop(late, p, true);
   if (p.rebuild) return true;
+  const first = p.added.length + p.removed.length === 0 && !p.dropped;
+  p.run = first || p.run ? extendRun(first ? null : p.run, change, rankSizes().leaf.target) : null;
+  if (p.dropped) {
+    if (!p.run) drop(late, p, true);
+    return true;
+  }
   for (const k of change.added ?? []) p.added.push(k);
   for (const k of change.removed ?? []) p.removed.push(k);
   late.keys += (change.added?.length ?? 0) + (change.removed?.length ?? 0);
-  while (late.keys > LATE_KEYS.max) drop(late, largest(late));
+  while (late.keys > LATE_KEYS.max) drop(late, largest(late), false);
   return true;
 }
 
-function drop(late: LateRanks, p: LatePartition): void {
+/** Lets go of a partition's keys: it is counted from its run if it has one (and no rebuild was asked for), else again from its rows. */
+function drop(late: LateRanks, p: LatePartition, rebuild: boolean): void {
   late.keys -= p.added.length + p.removed.length;
   p.added = [];
   p.removed = [];
-  p.rebuild = true;
+  if (rebuild || !p.run) {
+    p.rebuild = true;
+    p.run = null;
+  } else p.dropped = true;
 }
 
 function largest(late: LateRanks): LatePartition {
