@@ -163,17 +163,19 @@ function group(rows: Array<{ key: string; value: string }>): IdsByKey {
 async function sourcesOf(db: Executor, workspaceId: string, name: string, sourceKind: string, targets: readonly string[]): Promise<IdsByKey> {
   const rows: Array<{ key: string; value: string }> = [];
   for (const part of chunks([...targets])) {
+    // Each source's record read by its id, its type and workspace checked on the rows returned: a
+    // condition on them lets the planner read the workspace's whole listing of the type instead,
+    // which it does when the statistics take the workspace for a small one (docs/design.md
+    // §Database statistics).
     const found = await db
       .selectFrom('entity_relationships as e')
       .innerJoin('records as r', 'r.id', 'e.source_id')
-      .select(['e.target_id as key', 'e.source_id as value'])
+      .select(['e.target_id as key', 'e.source_id as value', 'r.kind', 'r.workspace_id'])
       .where('e.target_id', 'in', part)
       .where('e.name', '=', name)
-      .where('r.kind', '=', sourceKind as 'contact')
-      .where('r.workspace_id', '=', workspaceId)
       .orderBy('e.source_id')
       .execute();
-    rows.push(...found);
+    for (const f of found) if (f.kind === sourceKind && f.workspace_id === workspaceId) rows.push({ key: f.key, value: f.value });
   }
   return group(rows);
 }
@@ -274,8 +276,9 @@ export async function meetingsOfContacts(db: Executor, workspaceId: string, cont
   // Found by record id alone, the workspace checked on each row: a condition on the workspace lets
   // the planner read the workspace's whole `$email` range through the value index instead, which
   // it does when the statistics take the workspace for a small one (docs/design.md §Database statistics).
-  for (const part of chunks([...contactIds])) out.push(...(await contactMeetings(db).where('v.record_id', 'in', part).execute()));
-  return out.filter((r) => r.workspaceId === workspaceId);
+  for (const part of chunks([...contactIds]))
+    for (const r of await contactMeetings(db).where('v.record_id', 'in', part).execute()) if (r.workspaceId === workspaceId) out.push(r);
+  return out;
 }
 
 /** Takes a meeting out of its tables and its listing (the trash); returns its contents and participants. */
