@@ -34,13 +34,18 @@ let tests = 0;
 
 eachDialect('a late transaction’s run of keys', (ctx) => {
   const cases = [
-    { name: 'others write before and after the block: the run is counted as noted', newer: 10, inside: [] as string[] },
-    { name: 'a few rows after the block, in the leaf that holds it: the run is counted as noted', newer: 2, inside: [] as string[] },
-    { name: 'another row inside the block: counted from the rows', newer: 10, inside: ['r0105'] },
+    { name: 'others write before and after the block: the run is counted as noted', newer: 10, atRunTs: [] as string[] },
+    { name: 'a few rows after the block, in the leaf that holds it: the run is counted as noted', newer: 2, atRunTs: [] as string[] },
+    {
+      name: 'rows at the block’s timestamp just below it: the run is counted as noted',
+      newer: 10,
+      atRunTs: Array.from({ length: 12 }, (_, i) => `r0005${String.fromCharCode(97 + i)}`),
+    },
+    { name: 'another row inside the block: counted from the rows', newer: 10, atRunTs: ['r0105'] },
     {
       name: 'entries begin inside the block: counted from the rows',
       newer: 10,
-      inside: Array.from({ length: 12 }, (_, i) => `r0205${String.fromCharCode(97 + i)}`),
+      atRunTs: Array.from({ length: 12 }, (_, i) => `r0205${String.fromCharCode(97 + i)}`),
     },
   ];
   for (const c of cases)
@@ -54,10 +59,10 @@ eachDialect('a late transaction’s run of keys', (ctx) => {
         const ws = s.workspaceId;
         const tag = `t${++tests}`;
         const others = async () => {
-          // Older and newer rows than the block, and the rows inside it, each in a write of its own.
+          // Older and newer rows than the block, and those at its timestamp, each in a write of its own.
           for (let i = 0; i < 10; i++) await write(db, (tx) => insertList(tx, list(ws, '2026-11-30T11:00:00.000Z', `lst_${tag}old${i}`)));
           for (let i = 0; i < c.newer; i++) await write(db, (tx) => insertList(tx, list(ws, '2026-11-30T13:00:00.000Z', `lst_${tag}x${i}`)));
-          for (const id of c.inside) await write(db, (tx) => insertList(tx, list(ws, RUN_TS, `lst_${tag}${id}`)));
+          for (const id of c.atRunTs) await write(db, (tx) => insertList(tx, list(ws, RUN_TS, `lst_${tag}${id}`)));
         };
         try {
           const postgres = t.deps.db.dialect === 'postgres';
@@ -73,7 +78,7 @@ eachDialect('a late transaction’s run of keys', (ctx) => {
           LATE_KEYS.max = saved;
         }
         const shape = await checkEntries(db, LISTS, [ws]);
-        assert.equal(shape.total, 70 + c.newer + c.inside.length);
+        assert.equal(shape.total, 70 + c.newer + c.atRunTs.length);
         await checkPages(db, LISTS, [ws], { limit: 7 });
       });
 });

@@ -51,12 +51,17 @@ export async function appendRun(tx: Tx, def: RankDef, values: readonly string[],
   const leaf = (await s.containing(0, at))!;
   const next = await s.neighbour(0, at, sql`>`, sql`asc`);
   // Each range bounded on both sides by its own keys, so that the index is read from its start.
+  // An index scan ends a row comparison's range only by its first column: the rows below the block
+  // at its own timestamp are counted apart, by id, or the scan would pass over the whole block.
   const [ts, id] = [col('t', def.ts), col('t', def.id)];
   const rows = (range: RawBuilder<unknown>) =>
     sql<{ c: number }>`select count(*) as c from ${sql.table(def.table)} t where ${partitionRows(def, values)} and ${range}`
       .execute(tx)
       .then((r) => Number(r.rows[0]?.c));
-  const below = await rows(sql`(${ts}, ${id}) >= (${leaf.lo_ts}, ${leaf.lo_id}) and (${ts}, ${id}) < (${first.ts}, ${first.id})`);
+  const sameTs = leaf.lo_ts === first.ts ? leaf.lo_id : '';
+  const below =
+    (await rows(sql`(${ts}, ${id}) >= (${leaf.lo_ts}, ${leaf.lo_id}) and ${ts} < ${first.ts}`)) +
+    (await rows(sql`${ts} = ${first.ts} and ${id} >= ${sameTs} and ${id} < ${first.id}`));
   const upper = next ? sql` and (${ts}, ${id}) < (${next.lo_ts}, ${next.lo_id})` : sql``;
   const above = await rows(sql`(${ts}, ${id}) > (${last.ts}, ${last.id})${upper}`);
   if (below + above !== Number(leaf.n)) return false;
