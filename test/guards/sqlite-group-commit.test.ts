@@ -9,6 +9,7 @@ import { after, before, test } from 'node:test';
 import { sql } from 'kysely';
 import { createTestDb, type TestDb } from '../helpers/db.ts';
 import { write } from '../../src/db/write.ts';
+import { GROUP_LIMITS } from '../../src/db/sqlite/group-commit.ts';
 
 let tdb: TestDb;
 let other: DatabaseSync;
@@ -23,6 +24,11 @@ after(async () => {
 });
 
 test('transactions started together share one COMMIT [sqlite]', async () => {
+  // The group's time limit out of the way: on a loaded machine ten transactions can take longer than
+  // it, and the group then commits early, as it should; what is checked here is the grouping.
+  const saved = { ...GROUP_LIMITS };
+  GROUP_LIMITS.ms = 60_000;
+  after(() => Object.assign(GROUP_LIMITS, saved));
   const count = () => Number((other.prepare('select count(*) as n from grouped').get() as { n: number }).n);
   const seenByLast: number[] = [];
   await Promise.all(
