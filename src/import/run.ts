@@ -40,8 +40,9 @@ export interface ImportInput {
 }
 
 /**
- * Objects an atomic import writes before other sessions plan again for the grown tables
- * (`replanOthers`); then each time they double (docs/import.md §Sharing the database).
+ * Objects an atomic import writes (each counted once for its rows and once for its links) before
+ * other sessions plan again for the grown tables (`replanOthers`); then each time they double
+ * (docs/import.md §Sharing the database).
  */
 export const GROWN = { first: 10_000 };
 
