@@ -42,9 +42,13 @@ function kindsWithHook(before: () => Promise<void>): ImportKind[] {
   );
 }
 
-async function idOf(t: TestApp, s: Seeded, externalId: string): Promise<string> {
-  const r = await sql<{ id: string }>`select id from records where workspace_id = ${s.workspaceId} and external_id = ${externalId}`.execute(t.deps.db.kysely);
-  return r.rows[0]!.id;
+/** A workspace with the contacts c-0 … c-9 (last names Old0 … Old9), and the id of c-9. */
+async function withContacts(t: TestApp): Promise<{ s: Seeded; c9: string }> {
+  const s = await seedWorkspace(t);
+  const seed = Array.from({ length: 10 }, (_, i) => JSON.stringify(contact(i, 'Old'))).join('\n');
+  await runImport(operatorCtx(t.deps.db.kysely, s.workspaceId), { kinds: importKinds(), text: seed });
+  const r = await sql<{ id: string }>`select id from records where workspace_id = ${s.workspaceId} and external_id = 'c-9'`.execute(t.deps.db.kysely);
+  return { s, c9: r.rows[0]!.id };
 }
 
 async function importAgain(t: TestApp, s: Seeded, before: () => Promise<void>): Promise<unknown> {
@@ -79,10 +83,7 @@ async function lastNames(t: TestApp, s: Seeded): Promise<string[]> {
 eachDialect('an import beside writers that change its records meanwhile', (ctx) => {
   test('a record deleted between the lookup and its chunk stops the import', async () => {
     const t = ctx();
-    const s = await seedWorkspace(t);
-    const seed = Array.from({ length: 10 }, (_, i) => JSON.stringify(contact(i, 'Old'))).join('\n');
-    await runImport(operatorCtx(t.deps.db.kysely, s.workspaceId), { kinds: importKinds(), text: seed });
-    const c9 = await idOf(t, s, 'c-9');
+    const { s, c9 } = await withContacts(t);
     const failed = await importAgain(t, s, async () => {
       const r = await call(t, s.secret, 'DELETE', `/v1/contacts/${c9}`);
       assert.equal(r.statusCode, 200, r.body);
@@ -99,10 +100,7 @@ eachDialect('an import beside writers that change its records meanwhile', (ctx) 
 
   test('an externalId a restored record takes between the lookup and its chunk stops the import', async () => {
     const t = ctx();
-    const s = await seedWorkspace(t);
-    const seed = Array.from({ length: 10 }, (_, i) => JSON.stringify(contact(i, 'Old'))).join('\n');
-    await runImport(operatorCtx(t.deps.db.kysely, s.workspaceId), { kinds: importKinds(), text: seed });
-    const c9 = await idOf(t, s, 'c-9');
+    const { s, c9 } = await withContacts(t);
     const deleted = await call(t, s.secret, 'DELETE', `/v1/contacts/${c9}`);
     assert.equal(deleted.statusCode, 200, deleted.body);
     const failed = await importAgain(t, s, async () => {
