@@ -12,7 +12,7 @@ import type { Database, Tx } from '../types.ts';
 import { isPostgres } from '../dialect.ts';
 import { heldMode, lockPartition } from './lock.ts';
 import { noteLate } from './late.ts';
-import { LEVELS, type RankDef, type RankKey, rankSizes, partitionKey } from './def.ts';
+import { LEVELS, manyKeys, type RankDef, type RankKey, partitionKey } from './def.ts';
 import { int } from './build.ts';
 import { type Entry, outOfBounds } from './partition.ts';
 import { rankChange, rankCheckLeaves, rankCheckLeavesIn } from './write.ts';
@@ -49,7 +49,7 @@ export async function rankChangeAcross(tx: Tx, def: RankDef, changes: readonly P
     if (mode === 'insert') {
       await rankDelete(tx, def, c.values, removed);
       await rankInsert(tx, def, c.values, added);
-    } else if (def.part || added.length >= 4 * rankSizes().leaf.max) await rankChange(tx, def, c.values, c);
+    } else if (def.part || added.length >= manyKeys()) await rankChange(tx, def, c.values, c);
     else together.push(c);
   }
   if (together.length === 0) return;

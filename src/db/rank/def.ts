@@ -56,6 +56,11 @@ export function rankSizes(): RankSizes {
   return current;
 }
 
+/** Keys of one batch from which a partition is counted as a whole (again from its rows, or from a run) rather than key by key: several full leaves. */
+export function manyKeys(): number {
+  return 4 * current.leaf.max;
+}
+
 const NAME = /^[a-z_][a-z0-9_]*$/;
 const LITERAL = /^[A-Za-z0-9_]+$/;
 

@@ -52,8 +52,9 @@ export function noteLate(
   const late = txState(tx)!.late!;
   if (change.rebuild) drop(late, p, true);
   if (p.rebuild) return true;
-  const first = p.added.length + p.removed.length === 0 && !p.dropped;
-  p.run = first || p.run ? extendRun(first ? null : p.run, change, rankSizes().leaf.target) : null;
+  // A partition's first keys start its run; later ones extend it while it holds.
+  const fresh = p.added.length + p.removed.length === 0 && !p.dropped;
+  if (fresh || p.run) p.run = extendRun(fresh ? null : p.run, change, rankSizes().leaf.target);
   if (p.dropped) {
     if (!p.run) drop(late, p, true);
     return true;

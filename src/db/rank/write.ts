@@ -17,7 +17,7 @@ import { endLate, noteLate } from './late.ts';
 import { appendRun } from './late-run.ts';
 import type { Database, Tx } from '../types.ts';
 import { isPostgres } from '../dialect.ts';
-import { LEVELS, type RankDef, type RankKey, rankSizes, partitionKey } from './def.ts';
+import { LEVELS, manyKeys, type RankDef, type RankKey, partitionKey } from './def.ts';
 import { addParts, perEntry } from './parts.ts';
 import { type Entry, outOfBounds, Partition } from './partition.ts';
 
@@ -42,7 +42,7 @@ export async function rankChange(
   await s.ensureBase();
   // A batch of several leaves' worth, and at least half as large as the partition was, is cheaper to
   // count again from the index.
-  if (added.length >= 4 * rankSizes().leaf.max && added.length * 2 >= (await s.total())) return s.rebuild();
+  if (added.length >= manyKeys() && added.length * 2 >= (await s.total())) return s.rebuild();
   const later = isPostgres(tx) && !def.part ? laterCheck(tx, def, values) : undefined;
   const touched = new Map<string, Entry>();
   for (const [keys, sign] of [
@@ -148,7 +148,7 @@ export async function takeLateLocks(tx: Tx): Promise<boolean> {
   for (const p of late) await lockPartition(tx, p.def, p.values);
   for (const p of late) {
     // A run of keys too many to count one by one is counted from the run, if the partition allows.
-    const run = p.run && (p.dropped || p.run.count >= 4 * rankSizes().leaf.max) ? p.run : undefined;
+    const run = p.run && (p.dropped || p.run.count >= manyKeys()) ? p.run : undefined;
     if (!p.rebuild && run && (await appendRun(tx, p.def, p.values, run))) continue;
     if (p.rebuild || p.dropped) await rankRebuild(tx, p.def, p.values);
     else await rankChange(tx, p.def, p.values, { added: p.added, removed: p.removed });
