@@ -2,6 +2,7 @@
 // applied at start-up and by `rolodex migrate`.
 import { inspect } from 'node:util';
 import { type Migration, type MigrationResultSet, Migrator } from 'kysely/migration';
+import { migratorDb } from './migrator-catalogue.ts';
 import type { Db } from './types.ts';
 import * as m0001 from './migrations/0001_foundation.ts';
 import * as m0002 from './migrations/0002_lists.ts';
@@ -89,41 +90,12 @@ function describe(err: unknown): string {
   return err instanceof Error ? err.message : typeof err === 'string' ? err : inspect(err);
 }
 
-// Kysely's migrator reads every schema's tables through PostgreSQL's introspection, which resolves
-// tables by name: a schema another database on the same server drops meanwhile fails that read
-// with 'schema "…" does not exist', or with 'relation "<schema>.<table>" does not exist' when it
-// drops the tables first, or inside Kysely itself ("Cannot read properties of undefined (reading
-// 'nspname')") when a table's schema went between two of its catalogue reads, or with 'column "…"
-// of relation "…" does not exist' when another database replaced a table meanwhile (its migration
-// 0018 drops and recreates record_trigrams; the introspection resolves the old columns by name).
-// The last names no schema: it counts only when it came from outside every migration (no
-// migration's name in the message), i.e. from the migrator's own reads. Nothing was applied then,
-// so it is safe to try again.
-export function isForeignSchemaRace(err: unknown, own: string | undefined): boolean {
-  if (/reading 'nspname'/.test(describe(err))) return true;
-  if (/^migration {2}failed: column "[^"]+" of relation "[^"]+" does not exist/.test(describe(err))) return true;
-  const m = /(?:schema "([^"]+)"|relation "([^".]+)\.[^"]+") does not exist/.exec(describe(err));
-  const schema = m?.[1] ?? m?.[2];
-  return schema !== undefined && schema !== own;
-}
-
 /** Applies `migrations` (all of them unless a test names an earlier set) that are not applied yet. */
 export async function migrate(db: Db, migrations: Record<string, Migration> = MIGRATIONS): Promise<string[]> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await migrateOnce(db, migrations);
-    } catch (err) {
-      if (attempt >= 5 || !isForeignSchemaRace(err, db.schema)) throw err;
-    }
-  }
-}
-
-async function migrateOnce(db: Db, migrations: Record<string, Migration>): Promise<string[]> {
   const migrator = new Migrator({
-    db: db.kysely,
+    db: migratorDb(db.kysely, db.dialect, db.schema),
     provider: { getMigrations: async () => migrations },
-    // Kysely looks for its own tables by name across schemas; name the schema so that databases
-    // sharing one PostgreSQL server (tests, several tenants) do not see each other's.
+    // Its own tables go to the schema in use, which is all of the catalogue it sees (migratorDb).
     ...(db.schema ? { migrationTableSchema: db.schema } : {}),
   });
   const result: MigrationResultSet = await migrator.migrateToLatest();

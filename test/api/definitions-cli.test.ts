@@ -183,6 +183,7 @@ for (const dialect of testDialects()) {
       const stage = (await list(ws, 'opportunity')).fields.find((f: any) => f.key === '$stage');
       assert.deepEqual(stage.options.at(-1), { id: stage.options.at(-1).id, label: 'On hold', description: 'Paused' });
       const human = await rolodex('definition', 'list', '--workspace', ws, '--type', 'account');
+      assert.equal(human.code, 0, human.err);
       assert.match(human.out, /^ {2}tier {2}SINGLE_SELECT {2}Tier {2}\[Gold\]$/m);
       assert.match(human.out, /^relationships:\n {2}\$owner {2}has_one member {2}Owner$/m);
     });
