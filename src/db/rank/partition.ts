@@ -137,38 +137,81 @@ export class Partition {
     return r.rows[0];
   }
 
-  /** Conditions for keys in [e.lo, hi) on the given columns. */
-  range(ts: RawBuilder<unknown>, id: RawBuilder<unknown>, e: Entry, hi: Entry | undefined): RawBuilder<unknown> {
-    const upper = hi ? sql` and (${ts}, ${id}) < (${hi.lo_ts}, ${hi.lo_id})` : sql``;
-    return sql`(${ts}, ${id}) >= (${e.lo_ts}, ${e.lo_id})${upper}`;
+  /**
+   * Keys in [e.lo, hi) on the given columns, as one or two branches to be read apart, each bounded
+   * on both sides by its own columns: an index scan ends a row comparison's range only by its first
+   * column, so `(ts, id) < hi` alone would read on through every key at hi's timestamp (an
+   * imported block of one timestamp, to its end).
+   */
+  ranges(ts: RawBuilder<unknown>, id: RawBuilder<unknown>, e: Entry, hi: Entry | undefined): RawBuilder<unknown>[] {
+    const from = sql`(${ts}, ${id}) >= (${e.lo_ts}, ${e.lo_id})`;
+    if (!hi) return [from];
+    if (hi.lo_ts === e.lo_ts) return [sql`${ts} = ${e.lo_ts} and ${id} >= ${e.lo_id} and ${id} < ${hi.lo_id}`];
+    return [sql`${from} and ${ts} < ${hi.lo_ts}`, sql`${ts} = ${hi.lo_ts} and ${id} < ${hi.lo_id}`];
+  }
+
+  /** `select` (a statement ending in a condition) for each of the ranges of [e.lo, hi), in one. */
+  inRange(select: (range: RawBuilder<unknown>) => RawBuilder<unknown>, ts: RawBuilder<unknown>, id: RawBuilder<unknown>, e: Entry, hi: Entry | undefined) {
+    return sql.join(this.ranges(ts, id, e, hi).map(select), sql` union all `);
   }
 
   /** Rows (level 0) or entries one level down (above) covered by `e`, as (partition, ts, id, w). */
   children(level: number, e: Entry, hi: Entry | undefined): RawBuilder<unknown> {
     if (level === 0) {
       const [ts, id] = [col('t', this.def.ts), col('t', this.def.id)];
-      return sql`select ${this.scope} as scope, ${ts} as ts, ${id} as id, 1 as w from ${sql.table(this.def.table)} t
-        where ${partitionRows(this.def, this.values)} and ${this.range(ts, id, e, hi)}`;
+      return this.inRange(
+        (range) => sql`select ${this.scope} as scope, ${ts} as ts, ${id} as id, 1 as w from ${sql.table(this.def.table)} t
+        where ${partitionRows(this.def, this.values)} and ${range}`,
+        ts,
+        id,
+        e,
+        hi,
+      );
     }
-    return sql`select scope, lo_ts as ts, lo_id as id, n as w from rank_buckets
-      where scope = ${this.scope} and level = ${int(level - 1)} and ${this.range(sql.ref('lo_ts'), sql.ref('lo_id'), e, hi)}`;
+    return this.inRange(
+      (range) => sql`select scope, lo_ts as ts, lo_id as id, n as w from rank_buckets where scope = ${this.scope} and level = ${int(level - 1)} and ${range}`,
+      sql.ref('lo_ts'),
+      sql.ref('lo_id'),
+      e,
+      hi,
+    );
   }
 
   /** Rows (level 0) or parts of the entries one level down, as (partition, ts, id, part, w), in [e.lo, hi). */
   partChildren(level: number, e: Entry, hi: Entry | undefined): RawBuilder<unknown> {
     if (level === 0) {
       const [ts, id] = [col('t', this.def.ts), col('t', this.def.id)];
-      return sql`select cast(${this.scope} as text) as scope, ${ts} as ts, ${id} as id, ${rowPart(this.def)} as part, 1 as w from ${sql.table(this.def.table)} t
-        where ${partitionRows(this.def, this.values)} and ${this.range(ts, id, e, hi)}`;
+      return this.inRange(
+        (
+          range,
+        ) => sql`select cast(${this.scope} as text) as scope, ${ts} as ts, ${id} as id, ${rowPart(this.def)} as part, 1 as w from ${sql.table(this.def.table)} t
+        where ${partitionRows(this.def, this.values)} and ${range}`,
+        ts,
+        id,
+        e,
+        hi,
+      );
     }
-    return sql`select scope, lo_ts as ts, lo_id as id, part, n as w from rank_parts
-      where scope = ${this.scope} and level = ${int(level - 1)} and ${this.range(sql.ref('lo_ts'), sql.ref('lo_id'), e, hi)}`;
+    return this.inRange(
+      (range) =>
+        sql`select scope, lo_ts as ts, lo_id as id, part, n as w from rank_parts where scope = ${this.scope} and level = ${int(level - 1)} and ${range}`,
+      sql.ref('lo_ts'),
+      sql.ref('lo_id'),
+      e,
+      hi,
+    );
   }
 
   /** Counts the parts of every entry of `level` in [e.lo, hi) again (after a split of e). */
   async recountRange(level: number, e: Entry, hi: Entry | undefined): Promise<void> {
-    const r = await sql<Entry>`select lo_ts, lo_id, n from rank_buckets where scope = ${this.scope} and level = ${int(level)}
-      and ${this.range(sql.ref('lo_ts'), sql.ref('lo_id'), e, hi)} order by lo_ts, lo_id`.execute(this.tx);
+    const entries = this.inRange(
+      (range) => sql`select lo_ts, lo_id, n from rank_buckets where scope = ${this.scope} and level = ${int(level)} and ${range}`,
+      sql.ref('lo_ts'),
+      sql.ref('lo_id'),
+      e,
+      hi,
+    );
+    const r = await sql<Entry>`select * from (${entries}) x order by lo_ts, lo_id`.execute(this.tx);
     for (const [i, x] of r.rows.entries()) await recountParts(this.tx, this.scope, level, x, this.partChildren(level, x, r.rows[i + 1] ?? hi));
   }
 
