@@ -123,6 +123,7 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<void> {
                 .map(([k, v]) => `${k} ${v.toFixed(2)}`)
                 .join(', ')}`,
               `  writes over ${SLOW_MS} ms     ${during.slow.length}${during.slow.length ? `: ${slowest(during)}` : ''}`,
+              `  before, over ${SLOW_MS} ms    ${baseline.slow.length}${baseline.slow.length ? `: ${slowest(baseline)}` : ''}`,
               ...(args.same
                 ? []
                 : [`  reader saw contacts    ${totals(seen.contacts)}  (${whole(seen.contacts, CONTACTS) ? 'none or all' : 'PART OF THE IMPORT'})`]),
