@@ -40,3 +40,13 @@ export function isConnectionLoss(err: unknown): boolean {
 export function isStatementTimeout(err: unknown): boolean {
   return codeOf(err) === '57014';
 }
+
+/**
+ * PostgreSQL cancelled a transaction to end a deadlock (SQLSTATE 40P01), or for a serialization
+ * failure (40001): the conflict lies between transactions, not in the work, and the transaction
+ * rolled back, so the same work run again can succeed.
+ */
+export function isTransactionConflict(err: unknown): boolean {
+  const code = codeOf(err);
+  return code === '40P01' || code === '40001';
+}

@@ -7,7 +7,9 @@
 // Work that can wait until the transaction committed is registered with `afterCommit` on a write
 // opened with `followUpFailed`, which runs it once the transaction committed (a ranked leaf's split
 // when it grew too large, docs/pages.md §Keeping it exact; a commit signal).
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Kysely, Transaction } from 'kysely';
+import { isTransactionConflict } from './connection-loss.ts';
 import { dialectOf } from './dialect.ts';
 import { outsideBudget } from './request-budget.ts';
 import { type Database, type Executor, type FollowUp, type Tx, TX_STATE, type TxState } from './types.ts';
@@ -19,10 +21,35 @@ export interface WriteOptions {
    * it nothing can be registered (an API write gives it; the CLI's and jobs' writes need not).
    */
   followUpFailed?: (err: unknown) => void;
+  /**
+   * `fn` may run again from the start: it changes nothing outside the transaction (an API
+   * request's service). A transaction that PostgreSQL cancels to end a deadlock, or for a
+   * serialization failure, then runs again, up to `CONFLICT_TRIES` times in all, after a pause of
+   * a few milliseconds, instead of failing the caller (docs/design.md §Database, "A conflict
+   * between transactions"), and this is called with the conflict first (to log it). Without it the
+   * conflict is the caller's, as any error.
+   */
+  rerun?: (conflict: unknown) => void;
 }
+
+/** How many times in all a `rerun` write runs when PostgreSQL cancels it for a conflict. */
+export const CONFLICT_TRIES = 4;
 
 /** Runs `fn` in a transaction of `db`; its outcome is the caller's (a throw rolls back). */
 export async function write<T>(db: Kysely<Database>, fn: (tx: Tx) => Promise<T>, opts: WriteOptions = {}): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await writeOnce(db, fn, opts);
+    } catch (err) {
+      if (!opts.rerun || attempt >= CONFLICT_TRIES || !isTransactionConflict(err)) throw err;
+      opts.rerun(err);
+      // Apart, so that two transactions that deadlocked do not meet again at the same moment.
+      await sleep(5 + Math.random() * 20 * attempt);
+    }
+  }
+}
+
+async function writeOnce<T>(db: Kysely<Database>, fn: (tx: Tx) => Promise<T>, opts: WriteOptions): Promise<T> {
   const failed = opts.followUpFailed;
   const later: FollowUp[] | undefined = failed ? [] : undefined;
   const result = await db.transaction().execute((t) => {

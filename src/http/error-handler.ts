@@ -1,7 +1,7 @@
 // Every failure leaves the server in one shape: {"error": {type, code, message, param?, requestId}}.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SERVICE_VERSION } from './context.ts';
-import { isConnectionLoss, isStatementTimeout } from '../db/index.ts';
+import { isConnectionLoss, isStatementTimeout, isTransactionConflict } from '../db/index.ts';
 import { AppError } from '../lib/errors.ts';
 import { validationError } from './validation.ts';
 
@@ -66,6 +66,15 @@ export function installErrorHandling(app: FastifyInstance): void {
         request,
         reply,
         new AppError('service_unavailable', 'The database did not answer in time; retry shortly.', { headers: { 'Retry-After': '1' } }),
+      );
+    }
+    // A write that conflicted with other transactions each time it ran (src/db/write.ts `rerun`).
+    if (isTransactionConflict(error)) {
+      request.log.warn({ err: error }, 'a write conflicted with other transactions every time it ran');
+      return sendError(
+        request,
+        reply,
+        new AppError('service_unavailable', 'The write conflicted with others running at the same time; retry shortly.', { headers: { 'Retry-After': '1' } }),
       );
     }
     request.log.error({ err: error }, 'unhandled error');

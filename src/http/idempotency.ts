@@ -137,7 +137,9 @@ export async function inTransaction<T>(deps: Deps, request: FastifyRequest, repl
       }
       return value;
     },
-    { followUpFailed },
+    // A service changes nothing outside its transaction (docs/architecture.md §The service
+    // convention), so a transaction cancelled by a deadlock runs again.
+    { followUpFailed, rerun: (err) => request.log.warn({ err }, 'the transaction was cancelled by a conflict with another; running it again') },
   );
   // Only once committed: a transaction that failed to commit leaves the claim to settle, which
   // gives it back instead of leaving it pending until its lease runs out.
