@@ -39,6 +39,8 @@ export {
   rankDelete,
   rankExceptPage,
   rankInsert,
+  rankLoadEnd,
+  rankLoadKeys,
   rankMoveRows,
   rankPage,
   rankPartedPage,

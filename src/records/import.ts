@@ -7,7 +7,7 @@ import { SYSTEM_CATALOGUES } from '../definitions/catalogue.ts';
 import { RESERVED_TYPES } from '../definitions/object-types.ts';
 import { CUSTOM_KEY, loadDefinitions, type TypeDefinitions } from '../definitions/service.ts';
 import { ImportError, type ImportContext, type ImportItem, type ImportKind, onlyFields, upsertByExternalId } from '../import/kind.ts';
-import { chunks, rankInsert, rankRebuild } from '../db/index.ts';
+import { chunks, rankInsert, rankLoadEnd, rankLoadKeys } from '../db/index.ts';
 import { AppError, InputError } from '../lib/errors.ts';
 import { isoNow } from '../lib/ids.ts';
 import { RECORD_TYPES, type RecordType, customRecordType, requireDefinitions } from './resource.ts';
@@ -141,7 +141,8 @@ async function upsertOfType(ctx: ImportContext, owner: string, type: RecordType,
   const existing = bulk ? new Map<string, string>() : await existingOf(ctx, owner, kind, items);
   await writeBatches(ctx, type, defs, items, created, existing, bulk);
   state.defs.set(kind, defs);
-  if (!bulk) await rankInsert(ctx.db, repo.RECORDS, [ws, kind], created);
+  if (bulk) rankLoadKeys(ctx.db, repo.RECORDS, [ws, kind], created);
+  else await rankInsert(ctx.db, repo.RECORDS, [ws, kind], created);
 }
 
 /**
@@ -162,7 +163,7 @@ async function bulkLoadOf(ctx: ImportContext, kind: string, owner: string): Prom
     total >= BULK_LOAD.min &&
     total >= BULK_LOAD.share * (await repo.recordCount(ctx.db)) &&
     !(await repo.hasRecords(ctx.db, ctx.actor.workspaceId, kind));
-  state.loads.set(kind, bulk ? { kind: owner, load: await startBulkLoad(ctx.db, kind) } : null);
+  state.loads.set(kind, bulk ? { kind: owner, load: await startBulkLoad(ctx.db, kind, isoNow(ctx.now)) } : null);
   if (bulk) state.allNew.add(kind);
   return bulk;
 }
@@ -171,7 +172,9 @@ async function bulkLoadOf(ctx: ImportContext, kind: string, owner: string): Prom
  * Ends the bulk loads of the kind `owner`'s types, after their last rows: postings packed, the
  * indexes built, and the listing and the ranked values' sets counted from the rows at once, with
  * statements nobody waits for, so that the links are resolved while the writer thread still
- * builds the indexes (docs/import.md §Speed). Counting the new keys one by one read the
+ * builds the indexes (docs/import.md §Speed). In a transaction that takes its locks late the
+ * listing and sets are counted at its end instead, from the keys noted chunk by chunk
+ * (`rankLoadKeys`). Counting the new keys one by one read the
  * partition's total first, which waited for every index build. When two types of a kind load at
  * once, the second load's packs take the postings of both, and the first load's build makes the
  * indexes both dropped: each type's sets are still counted from its rows.
@@ -181,7 +184,7 @@ async function finishKind(ctx: ImportContext, owner: string): Promise<void> {
   for (const [kind, entry] of stateOf(ctx).loads) {
     if (entry === null || entry.kind !== owner) continue;
     await entry.load.end();
-    await rankRebuild(ctx.db, repo.RECORDS, [ctx.actor.workspaceId, kind]);
+    await rankLoadEnd(ctx.db, repo.RECORDS, [ctx.actor.workspaceId, kind]);
     await rankFacetsAfterLoad(ctx.db, stateOf(ctx).defs.get(kind) as TypeDefinitions, ctx.actor.workspaceId);
   }
 }

@@ -14,6 +14,7 @@ import { LATE_KEYS } from '../../src/db/rank/late.ts';
 import type { ImportKind } from '../../src/import/kind.ts';
 import { IMPORT_CHUNK, ImportFailed, runImport } from '../../src/import/run.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
+import { BULK_LOAD } from '../../src/records/import.ts';
 import { FACETS } from '../../src/records/index/facets.ts';
 import { RECORDS } from '../../src/records/repository.ts';
 import { call, eachDialect, seedWorkspace, type Seeded, type TestApp } from '../helpers/app.ts';
@@ -171,4 +172,39 @@ eachDialect('import beside creates into the same listing', (ctx) => {
       await checkSets(t, s, 'contact', 100);
     }
   });
+
+  // A type without records when the import began is bulk-loaded (docs/import.md §Speed): its rows
+  // are written without being counted, and its listing is counted at the end, from the run of its
+  // keys on PostgreSQL (docs/pages.md §Long transactions, A run of keys) or from its rows.
+  for (const budget of [LATE_KEYS.max, 30])
+    test(`a bulk load: creates answer during the import, and every ranked set counts exactly after it (${budget} late keys)`, async () => {
+      const saved = [LATE_KEYS.max, { ...BULK_LOAD }] as const;
+      LATE_KEYS.max = budget;
+      Object.assign(BULK_LOAD, { min: 1, share: 0 });
+      after(() => {
+        LATE_KEYS.max = saved[0];
+        Object.assign(BULK_LOAD, saved[1]);
+      });
+      const t = ctx();
+      const s = await seedWorkspace(t);
+      const task = (i: number) => ({
+        object: 'task',
+        externalId: `t-${i}`,
+        fields: { $title: { value: `Imported ${i}` }, $status: { value: TASK_STATUSES[i % 4] } },
+        relationships: { $assignedTo: { values: ['u-1'] } },
+      });
+      const user = { object: 'user', externalId: 'u-1', email: `bulk${s.workspaceId}@acme.test`, role: 'member' };
+      let created = 0;
+      const imported = await importWithPause(t, s, [user, ...Array.from({ length: 200 }, (_, i) => task(i))], async () => {
+        for (let i = 0; i < 12; i++) {
+          const body = { fields: { $title: `Api ${i}`, $status: TASK_STATUSES[i % 4] }, relationships: { $assignedTo: s.userId } };
+          const r = await Promise.race([call(t, s.secret, 'POST', '/v1/tasks', body), timeout(5000)]);
+          assert.equal(r.statusCode, 200, r.body);
+          created++;
+        }
+      });
+      assert.equal(imported.counts.task, 200);
+      assert.equal(created, 12);
+      await checkSets(t, s, 'task', 200 + 12);
+    });
 });

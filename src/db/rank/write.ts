@@ -13,7 +13,7 @@ import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { deferredRows } from '../pipeline.ts';
 import { afterCommit, write } from '../write.ts';
 import { lockPartition } from './lock.ts';
-import { endLate, noteLate } from './late.ts';
+import { endLate, latePartition, noteLate } from './late.ts';
 import { appendRun } from './late-run.ts';
 import type { Database, Tx } from '../types.ts';
 import { isPostgres } from '../dialect.ts';
@@ -134,6 +134,24 @@ export async function rankRebuild(tx: Tx, def: RankDef, values: readonly string[
   if (noteLate(tx, def, values, { rebuild: true })) return;
   await lockPartition(tx, def, values);
   await new Partition(tx, def, values).rebuild();
+}
+
+/**
+ * Keys loaded into a partition that had no rows when the load began (an import's bulk load, which
+ * writes its rows without counting them), until `rankLoadEnd`. A transaction that takes its locks
+ * late notes them as it notes a create's, so that one run of keys is counted at its end without
+ * reading its rows (docs/pages.md §Long transactions, A run of keys); any other needs none.
+ */
+export function rankLoadKeys(tx: Tx, def: RankDef, values: readonly string[], keys: readonly RankKey[]): void {
+  if (keys.length > 0) noteLate(tx, def, values, { added: keys });
+}
+
+/**
+ * Ends a load into the partition (`rankLoadKeys`): a transaction that takes its locks late counts
+ * the keys it noted at its end; any other counts the partition from its rows now.
+ */
+export async function rankLoadEnd(tx: Tx, def: RankDef, values: readonly string[]): Promise<void> {
+  if (!latePartition(tx, def, values)) await rankRebuild(tx, def, values);
 }
 
 /**

@@ -14,8 +14,9 @@ import {
   rankDelete,
   rankExceptPage,
   rankInsert,
+  rankLoadEnd,
+  rankLoadKeys,
   rankPage,
-  rankRebuild,
   type Executor,
   type RankKey,
   type Tx,
@@ -49,15 +50,17 @@ const sameValue = (r: Facet) => `${r.record_id}\u0000${r.field}\u0000${r.value_t
  * Rewrites the facet rows of `recordIds` (and of the new records among `rows`) to what `rows`, the
  * records' value-index rows, hold, and moves the counts of their ranked sets. Only the rows that
  * change are written; the keys counted are those the statements report deleted or inserted, so the
- * counts follow the rows even when two writes of one record overlap. A bulk load (`bulk`) writes
- * its rows alone: its sets are counted from them once it ends (rankFacetsAfterLoad).
+ * counts follow the rows even when two writes of one record overlap. A bulk load (`loadedAt`, the
+ * `created_at` of its records) writes its rows without reading them back: its sets are counted
+ * once it ends (rankFacetsAfterLoad), from the keys given here when its transaction takes its
+ * locks late (`rankLoadKeys`), else from their rows.
  */
 export async function writeFacets(
   tx: Tx,
   defs: TypeDefinitions,
   recordIds: readonly string[],
   rows: readonly RecordValuesTable[],
-  bulk: boolean,
+  loadedAt: string | undefined,
 ): Promise<void> {
   const fields = rankedFields(defs);
   if (fields.size === 0) return;
@@ -67,8 +70,9 @@ export async function writeFacets(
   const kept = new Set(old.map(sameValue));
   const gone = old.filter((r) => !wanted.has(sameValue(r)));
   const come = [...wanted.values()].filter((r) => !kept.has(sameValue(r)));
-  if (bulk) {
+  if (loadedAt !== undefined) {
     for (const part of chunks(come, 300)) await deferred(tx, insertFacets(part, false));
+    for (const g of byPartition(come.map((r) => ({ ...r, created_at: loadedAt })))) rankLoadKeys(tx, FACETS, g.values, g.keys);
     return;
   }
   if (gone.length + come.length === 0) return;
@@ -85,15 +89,7 @@ export async function writeFacets(
     [deleted, rankDelete],
     [inserted, rankInsert],
   ] as const) {
-    const byPartition = new Map<string, { values: string[]; keys: RankKey[] }>();
-    for (const r of rowsOf) {
-      const values = partition(r);
-      const k = values.join('\u0000');
-      let g = byPartition.get(k);
-      if (!g) byPartition.set(k, (g = { values, keys: [] }));
-      g.keys.push({ ts: r.created_at, id: r.record_id });
-    }
-    for (const g of byPartition.values()) {
+    for (const g of byPartition(rowsOf)) {
       // Taken already unless another write of the record changed it between the read and the delete.
       await lockPartition(tx, FACETS, g.values, 'insert');
       await count(tx, FACETS, g.values, g.keys);
@@ -141,7 +137,20 @@ function insertFacets(rows: readonly Facet[], returning: boolean) {
     on conflict do nothing${returning ? sql` returning ${COLUMNS}` : sql``}`;
 }
 
-/** After a bulk load of a type's first records: each value's set counted from its rows. */
+/** Facet rows by ranked set, each with its keys in the order given. */
+function byPartition(rows: readonly (Facet & { created_at: string })[]): Iterable<{ values: string[]; keys: RankKey[] }> {
+  const out = new Map<string, { values: string[]; keys: RankKey[] }>();
+  for (const r of rows) {
+    const values = partition(r);
+    const k = values.join('\u0000');
+    let g = out.get(k);
+    if (!g) out.set(k, (g = { values, keys: [] }));
+    g.keys.push({ ts: r.created_at, id: r.record_id });
+  }
+  return out.values();
+}
+
+/** After a bulk load of a type's first records: each value's set counted (`rankLoadEnd`). */
 export async function rankFacetsAfterLoad(tx: Tx, defs: TypeDefinitions, workspaceId: string): Promise<void> {
   const fields = rankedFields(defs);
   if (fields.size === 0) return;
@@ -153,7 +162,7 @@ export async function rankFacetsAfterLoad(tx: Tx, defs: TypeDefinitions, workspa
     .where('object_type', '=', defs.objectType)
     .where('field', 'in', [...fields])
     .execute();
-  for (const f of found) await rankRebuild(tx, FACETS, [workspaceId, defs.objectType, f.field, f.value_text]);
+  for (const f of found) await rankLoadEnd(tx, FACETS, [workspaceId, defs.objectType, f.field, f.value_text]);
 }
 
 /** A page of the records holding `value` in `field`, newest first, and their number: one ranked partition. */

@@ -19,7 +19,8 @@ import { addTrigramKeys, CONTAINS_TYPES, type FieldHash, fieldHash } from './tri
 export async function writeValueIndex(tx: Tx, defs: TypeDefinitions, recordIds: readonly string[], rows: readonly RecordValuesTable[]): Promise<void> {
   // The trigrams first: they read the old values to know which postings to remove.
   await replaceTrigrams(tx, defs, recordIds, rows);
-  await writeFacets(tx, defs, recordIds, rows, loading(tx)?.objectType === defs.objectType && recordIds.length === 0);
+  const load = loading(tx);
+  await writeFacets(tx, defs, recordIds, rows, load?.objectType === defs.objectType && recordIds.length === 0 ? load.createdAt : undefined);
   await replaceValues(tx, recordIds, rows);
 }
 
@@ -68,9 +69,9 @@ export interface BulkLoad {
  * SQLite the indexes of DEFERRED_INDEXES are dropped, to be built once after every row
  * (docs/import.md §Speed).
  */
-export async function startBulkLoad(tx: Tx, objectType: string): Promise<BulkLoad> {
+export async function startBulkLoad(tx: Tx, objectType: string, createdAt: string): Promise<BulkLoad> {
   const build = await dropIndexesUntilBuilt(tx, DEFERRED_INDEXES, SORT_RUNS);
-  const pending: Pending = { byKey: new Map(), postings: 0, objectType };
+  const pending: Pending = { byKey: new Map(), postings: 0, objectType, createdAt };
   tx.bulk = pending;
   return {
     async end() {
@@ -194,6 +195,8 @@ interface Pending extends BulkLoadState {
   postings: number;
   /** The type bulk-loaded: its new records' ranked sets are counted after the load (rankFacetsAfterLoad). */
   readonly objectType: string;
+  /** The `created_at` of every record of the load. */
+  readonly createdAt: string;
 }
 
 /** The bulk load in progress in `db`, if it is a transaction that started one. */
