@@ -44,38 +44,32 @@ export function frameworkError(error: FastifyError, request: FastifyRequest, rep
   sendError(request, reply, new AppError('invalid_parameter', message, { param: 'path' }));
 }
 
+/**
+ * Failures of the database that are not the request's fault, answered 503 with `Retry-After: 1`
+ * (docs/errors.md, service_unavailable): the same request can succeed shortly.
+ */
+const UNAVAILABLE: { is: (err: unknown) => boolean; log: string; message: string }[] = [
+  // The database went away under the request (reads were already tried again on a new
+  // connection): the same request can succeed once it is back (docs/design.md §Database).
+  { is: isConnectionLoss, log: 'database not reachable', message: 'A dependency of the service is not reachable; retry shortly.' },
+  // A statement the database cancelled at DATABASE_STATEMENT_TIMEOUT_MS: it did not answer in time.
+  { is: isStatementTimeout, log: 'database statement timed out', message: 'The database did not answer in time; retry shortly.' },
+  // A write that conflicted with other transactions each time it ran (src/db/write.ts `rerun`).
+  {
+    is: isTransactionConflict,
+    log: 'a write conflicted with other transactions every time it ran',
+    message: 'The write conflicted with others running at the same time; retry shortly.',
+  },
+];
+
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const known = error instanceof AppError ? error : fromFastify(error);
     if (known) return sendError(request, reply, known);
-    // The database went away under the request (reads were already tried again on a new
-    // connection): the same request can succeed once it is back (docs/design.md §Database).
-    if (isConnectionLoss(error)) {
-      request.log.warn({ err: error }, 'database not reachable');
-      return sendError(
-        request,
-        reply,
-        new AppError('service_unavailable', 'A dependency of the service is not reachable; retry shortly.', { headers: { 'Retry-After': '1' } }),
-      );
-    }
-    // A statement the database cancelled at DATABASE_STATEMENT_TIMEOUT_MS: the database did not
-    // answer in time, which is not the request's fault (docs/errors.md, service_unavailable).
-    if (isStatementTimeout(error)) {
-      request.log.warn({ err: error }, 'database statement timed out');
-      return sendError(
-        request,
-        reply,
-        new AppError('service_unavailable', 'The database did not answer in time; retry shortly.', { headers: { 'Retry-After': '1' } }),
-      );
-    }
-    // A write that conflicted with other transactions each time it ran (src/db/write.ts `rerun`).
-    if (isTransactionConflict(error)) {
-      request.log.warn({ err: error }, 'a write conflicted with other transactions every time it ran');
-      return sendError(
-        request,
-        reply,
-        new AppError('service_unavailable', 'The write conflicted with others running at the same time; retry shortly.', { headers: { 'Retry-After': '1' } }),
-      );
+    const unavailable = UNAVAILABLE.find((u) => u.is(error));
+    if (unavailable) {
+      request.log.warn({ err: error }, unavailable.log);
+      return sendError(request, reply, new AppError('service_unavailable', unavailable.message, { headers: { 'Retry-After': '1' } }));
     }
     request.log.error({ err: error }, 'unhandled error');
     return sendError(request, reply, new AppError('internal_error', 'Something went wrong on our side; it has been logged.'));
