@@ -50,20 +50,15 @@ export async function appendRun(tx: Tx, def: RankDef, values: readonly string[],
   const at = { lo_ts: first.ts, lo_id: first.id };
   const leaf = (await s.containing(0, at))!;
   const next = await s.neighbour(0, at, sql`>`, sql`asc`);
-  // Each range bounded on both sides by its own keys, so that the index is read from its start.
-  // An index scan ends a row comparison's range only by its first column: the rows below the block
-  // at its own timestamp are counted apart, by id, or the scan would pass over the whole block.
+  const count = (rows: RawBuilder<unknown>) => sql<{ c: number }>`select count(*) as c from (${rows}) x`.execute(tx).then((r) => Number(r.rows[0]?.c));
+  // The leaf's rows below the block: its range up to the block's first key (Partition.ranges reads
+  // it from its start to its end, also at the block's timestamp).
+  const below = await count(s.children(0, leaf, { lo_ts: first.ts, lo_id: first.id, n: 0 }));
   const [ts, id] = [col('t', def.ts), col('t', def.id)];
-  const rows = (range: RawBuilder<unknown>) =>
-    sql<{ c: number }>`select count(*) as c from ${sql.table(def.table)} t where ${partitionRows(def, values)} and ${range}`
-      .execute(tx)
-      .then((r) => Number(r.rows[0]?.c));
-  const sameTs = leaf.lo_ts === first.ts ? leaf.lo_id : '';
-  const below =
-    (await rows(sql`(${ts}, ${id}) >= (${leaf.lo_ts}, ${leaf.lo_id}) and ${ts} < ${first.ts}`)) +
-    (await rows(sql`${ts} = ${first.ts} and ${id} >= ${sameTs} and ${id} < ${first.id}`));
   const upper = next ? sql` and (${ts}, ${id}) < (${next.lo_ts}, ${next.lo_id})` : sql``;
-  const above = await rows(sql`(${ts}, ${id}) > (${last.ts}, ${last.id})${upper}`);
+  const above = await count(
+    sql`select 1 from ${sql.table(def.table)} t where ${partitionRows(def, values)} and (${ts}, ${id}) > (${last.ts}, ${last.id})${upper}`,
+  );
   if (below + above !== Number(leaf.n)) return false;
   // The block's leaves: the first from its first key, then one per cut; the last also takes the
   // rows above the block that the leaf holding it counted.
