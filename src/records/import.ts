@@ -185,7 +185,7 @@ async function finishKind(ctx: ImportContext, owner: string): Promise<void> {
     if (entry === null || entry.kind !== owner) continue;
     await entry.load.end();
     await rankLoadEnd(ctx.db, repo.RECORDS, [ctx.actor.workspaceId, kind]);
-    await rankFacetsAfterLoad(ctx.db, stateOf(ctx).defs.get(kind) as TypeDefinitions, ctx.actor.workspaceId);
+    await rankFacetsAfterLoad(ctx.db, entry.load.facets);
   }
 }
 

@@ -42,6 +42,12 @@ export function rankedFields(defs: TypeDefinitions): Set<string> {
   return new Set([...defs.fields.values()].filter((f) => f.values !== null).map((f) => f.key));
 }
 
+/** What a bulk load's facets need: its records' `created_at`, and the ranked sets its rows went to, by partition. */
+export interface FacetLoad {
+  readonly createdAt: string;
+  readonly sets: Map<string, string[]>;
+}
+
 type Facet = Pick<RecordFacetsTable, 'workspace_id' | 'object_type' | 'field' | 'value_text' | 'record_id'>;
 const partition = (r: Facet): string[] => [r.workspace_id, r.object_type, r.field, r.value_text];
 const sameValue = (r: Facet) => `${r.record_id}\u0000${r.field}\u0000${r.value_text}`;
@@ -50,17 +56,17 @@ const sameValue = (r: Facet) => `${r.record_id}\u0000${r.field}\u0000${r.value_t
  * Rewrites the facet rows of `recordIds` (and of the new records among `rows`) to what `rows`, the
  * records' value-index rows, hold, and moves the counts of their ranked sets. Only the rows that
  * change are written; the keys counted are those the statements report deleted or inserted, so the
- * counts follow the rows even when two writes of one record overlap. A bulk load (`loadedAt`, the
- * `created_at` of its records) writes its rows without reading them back: its sets are counted
- * once it ends (rankFacetsAfterLoad), from the keys given here when its transaction takes its
- * locks late (`rankLoadKeys`), else from their rows.
+ * counts follow the rows even when two writes of one record overlap. A bulk load (`load`) writes
+ * its rows without reading them back and notes the sets they go to: its sets are counted once it
+ * ends (rankFacetsAfterLoad), from the keys given here when its transaction takes its locks late
+ * (`rankLoadKeys`), else from their rows.
  */
 export async function writeFacets(
   tx: Tx,
   defs: TypeDefinitions,
   recordIds: readonly string[],
   rows: readonly RecordValuesTable[],
-  loadedAt: string | undefined,
+  load: FacetLoad | undefined,
 ): Promise<void> {
   const fields = rankedFields(defs);
   if (fields.size === 0) return;
@@ -70,9 +76,12 @@ export async function writeFacets(
   const kept = new Set(old.map(sameValue));
   const gone = old.filter((r) => !wanted.has(sameValue(r)));
   const come = [...wanted.values()].filter((r) => !kept.has(sameValue(r)));
-  if (loadedAt !== undefined) {
+  if (load) {
     for (const part of chunks(come, 300)) await deferred(tx, insertFacets(part, false));
-    for (const g of byPartition(come.map((r) => ({ ...r, created_at: loadedAt })))) rankLoadKeys(tx, FACETS, g.values, g.keys);
+    for (const g of byPartition(come.map((r) => ({ ...r, created_at: load.createdAt })))) {
+      load.sets.set(g.values.join('\u0000'), g.values);
+      rankLoadKeys(tx, FACETS, g.values, g.keys);
+    }
     return;
   }
   if (gone.length + come.length === 0) return;
@@ -150,19 +159,9 @@ function byPartition(rows: readonly (Facet & { created_at: string })[]): Iterabl
   return out.values();
 }
 
-/** After a bulk load of a type's first records: each value's set counted (`rankLoadEnd`). */
-export async function rankFacetsAfterLoad(tx: Tx, defs: TypeDefinitions, workspaceId: string): Promise<void> {
-  const fields = rankedFields(defs);
-  if (fields.size === 0) return;
-  const found = await tx
-    .selectFrom('record_facets')
-    .select(['field', 'value_text'])
-    .distinct()
-    .where('workspace_id', '=', workspaceId)
-    .where('object_type', '=', defs.objectType)
-    .where('field', 'in', [...fields])
-    .execute();
-  for (const f of found) await rankLoadEnd(tx, FACETS, [workspaceId, defs.objectType, f.field, f.value_text]);
+/** After a bulk load of a type's first records: each set its rows went to counted (`rankLoadEnd`). */
+export async function rankFacetsAfterLoad(tx: Tx, load: FacetLoad): Promise<void> {
+  for (const values of load.sets.values()) await rankLoadEnd(tx, FACETS, values);
 }
 
 /** A page of the records holding `value` in `field`, newest first, and their number: one ranked partition. */

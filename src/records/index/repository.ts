@@ -7,7 +7,7 @@ import type { TypeDefinitions } from '../../definitions/service.ts';
 import { foldText, indexedText } from '../../lib/fold.ts';
 import type { RecordValuesTable } from '../tables.ts';
 import type { RecordTrigramPacksTable, RecordTrigramsTable } from './tables.ts';
-import { writeFacets } from './facets.ts';
+import { type FacetLoad, writeFacets } from './facets.ts';
 import { addTrigramKeys, CONTAINS_TYPES, type FieldHash, fieldHash } from './trigrams.ts';
 
 /**
@@ -20,7 +20,7 @@ export async function writeValueIndex(tx: Tx, defs: TypeDefinitions, recordIds: 
   // The trigrams first: they read the old values to know which postings to remove.
   await replaceTrigrams(tx, defs, recordIds, rows);
   const load = loading(tx);
-  await writeFacets(tx, defs, recordIds, rows, load?.objectType === defs.objectType && recordIds.length === 0 ? load.createdAt : undefined);
+  await writeFacets(tx, defs, recordIds, rows, load?.objectType === defs.objectType && recordIds.length === 0 ? load.facets : undefined);
   await replaceValues(tx, recordIds, rows);
 }
 
@@ -59,6 +59,8 @@ const SORT_RUNS: Record<string, number | undefined> = { record_values_text: 4096
 /** A bulk load in progress: `end` writes what it still holds and builds what it dropped. */
 export interface BulkLoad {
   end(): Promise<void>;
+  /** The ranked sets of select values its records went to (rankFacetsAfterLoad). */
+  readonly facets: FacetLoad;
 }
 
 /**
@@ -71,9 +73,10 @@ export interface BulkLoad {
  */
 export async function startBulkLoad(tx: Tx, objectType: string, createdAt: string): Promise<BulkLoad> {
   const build = await dropIndexesUntilBuilt(tx, DEFERRED_INDEXES, SORT_RUNS);
-  const pending: Pending = { byKey: new Map(), postings: 0, objectType, createdAt };
+  const pending: Pending = { byKey: new Map(), postings: 0, objectType, facets: { createdAt, sets: new Map() } };
   tx.bulk = pending;
   return {
+    facets: pending.facets,
     async end() {
       tx.bulk = undefined;
       // The last packs are sent before the index builds: behind them, they would hold the
@@ -195,8 +198,8 @@ interface Pending extends BulkLoadState {
   postings: number;
   /** The type bulk-loaded: its new records' ranked sets are counted after the load (rankFacetsAfterLoad). */
   readonly objectType: string;
-  /** The `created_at` of every record of the load. */
-  readonly createdAt: string;
+  /** Its records' `created_at`, and the ranked sets its facet rows went to. */
+  readonly facets: FacetLoad;
 }
 
 /** The bulk load in progress in `db`, if it is a transaction that started one. */
