@@ -9,18 +9,20 @@ import assert from 'node:assert/strict';
 import { setTimeout as wait } from 'node:timers/promises';
 import { describe, test } from 'node:test';
 import { sql } from 'kysely';
+import pg from 'pg';
 import { importKinds } from '../../src/cli/import-kinds.ts';
 import type { ImportKind } from '../../src/import/kind.ts';
 import { runImport } from '../../src/import/run.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
 import { buildTestApp, call, seedWorkspace } from '../helpers/app.ts';
 import { testDialects } from '../helpers/db.ts';
+import { TEST_DATABASE_URL } from '../helpers/services.ts';
 
 const contact = (i: number) =>
   JSON.stringify({ object: 'contact', externalId: `c-${i}`, fields: { $name: { value: { firstName: 'Ann', lastName: `L${i}` } } } });
 const list = (members: string[]) => JSON.stringify({ object: 'list', externalId: 'l-1', name: 'Hot', objectType: 'contact', members });
 /** The import's kinds, the lists' running `after` once their members are written (the list then held by the import). */
-function kindsWithHook(after: () => Promise<void>): ImportKind[] {
+function kindsWithHook(after: (importPid: number) => Promise<void>): ImportKind[] {
   return importKinds().map((k) =>
     k.object !== 'list'
       ? k
@@ -28,10 +30,26 @@ function kindsWithHook(after: () => Promise<void>): ImportKind[] {
           ...k,
           link: async (ctx, items) => {
             await k.link!(ctx, items);
-            await after();
+            await after((await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(ctx.db)).rows[0]!.pid);
           },
         },
   );
+}
+
+/** Waits until another backend waits for a lock that backend `pid` holds (10 s at most). */
+async function untilBlockedBy(pid: number): Promise<void> {
+  const c = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await c.connect();
+  try {
+    for (let i = 0; i < 200; i++) {
+      const r = await c.query('select count(*)::int as n from pg_stat_activity where $1 = any(pg_blocking_pids(pid))', [pid]);
+      if (r.rows[0].n > 0) return;
+      await wait(50);
+    }
+    throw new Error('the delete never waited for the import');
+  } finally {
+    await c.end();
+  }
 }
 
 // SQLite has one writer at a time: no transaction waits for another's lock while holding one.
@@ -58,10 +76,11 @@ for (const dialect of testDialects().filter((d) => d === 'postgres'))
           .concat(list(['c-0', 'c-1', 'c-3', 'c-4']))
           .join('\n');
         const report = await runImport(ws, {
-          kinds: kindsWithHook(async () => {
+          kinds: kindsWithHook(async (importPid) => {
             deleted = call(app, s.secret, 'DELETE', `/v1/contacts/${c1}`);
             // The delete holds the contacts' listing and waits for the list, which the import holds.
-            await wait(300);
+            // Until then: the delete must wait first, so that its deadlock check runs first.
+            await untilBlockedBy(importPid);
           }),
           text,
           commit: 'atomic',
