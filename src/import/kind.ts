@@ -56,6 +56,13 @@ export interface ImportContext extends WriteCtx {
   claims(): Iterable<{ group: string; value: string; line: number; note: string }>;
   /** Whether a kind may drop and rebuild indexes around its rows: only when the import writes in one transaction (docs/import.md §Speed). */
   bulkLoad?: boolean;
+  /**
+   * Whether the import takes its listings' locks only just before COMMIT (docs/import.md §Sharing
+   * the database): a kind then leaves for `underLocks` its writes to objects that a server's
+   * writers change after taking a listing (an existing list's members), so that both take their
+   * locks in one order.
+   */
+  readonly locksLate?: boolean;
   /** How many objects of a kind (`ImportKind.object`) this import holds over all of its chunks; with `scope`, of that scope of the kind (`ImportKind.scope`). */
   total?(object: string, scope?: string): number;
 }
@@ -88,7 +95,7 @@ export interface ImportKind<T = unknown> {
   /**
    * Runs once in an atomic import, just before COMMIT, once the listings' locks that the import
    * takes late are held (docs/import.md §Sharing the database): checks again, under them, what its
-   * chunks checked without them (unique values).
+   * chunks checked without them (unique values), and writes what it left for then (`locksLate`).
    */
   underLocks?(ctx: ImportContext): Promise<void>;
 }

@@ -209,6 +209,7 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
     // One context for the whole import (the record kinds keep their state in it, `kept`); its `db` is the
     // transaction of the chunk being written, opened before any kind runs.
     let open: Tx | undefined;
+    let late = false;
     const kept = new Map<symbol, unknown>();
     const importCtx: ImportContext = {
       ...ctx,
@@ -229,6 +230,9 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
       claim: (group, value, line, note) => store.claim(group, value, line, note),
       claims: () => store.claims(),
       bulkLoad: mode === 'atomic',
+      get locksLate() {
+        return late;
+      },
       total: (object, scope) => (scope === undefined ? counts.get(object) : scoped.get(`${object} ${scope}`)) ?? 0,
     };
     const inTransaction = async (pace: Pace, objects: number, fn: () => Promise<unknown>) => {
@@ -292,7 +296,7 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
         open = tx;
         // The listings' locks are taken just before COMMIT, so that a server's creates into them
         // do not wait for the whole import (docs/import.md §Sharing the database).
-        lockLate(tx);
+        late = lockLate(tx);
         await planWithValues(tx);
         await writeAll();
         // The kinds send most of their writes without waiting for them: their work ends here, not at COMMIT.

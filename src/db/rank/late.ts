@@ -24,10 +24,16 @@ import { extendRun } from './late-run.ts';
 /** Keys held in all before the largest partition's are dropped and that partition is counted again instead. */
 export const LATE_KEYS = { max: 100_000 };
 
-/** Marks `tx` (a write of PostgreSQL) as taking its listings' locks late; a no-op on SQLite. */
-export function lockLate(tx: Tx): void {
+/**
+ * Marks `tx` (a write of PostgreSQL) as taking its listings' locks late; a no-op on SQLite. True
+ * when it took effect: `takeLateLocks` will then take them, and the caller may leave for that
+ * moment the writes that other writers order after a listing (src/lists/import.ts).
+ */
+export function lockLate(tx: Tx): boolean {
   const state = txState(tx);
-  if (state?.dialect === 'postgres') state.late = { partitions: new Map(), keys: 0 };
+  if (state?.dialect !== 'postgres') return false;
+  state.late = { partitions: new Map(), keys: 0 };
+  return true;
 }
 
 /** The partition's pending work when `tx` defers it (the set declares `appends`), noted as touched. */
