@@ -1,0 +1,96 @@
+// An API write that PostgreSQL cancels for a deadlock runs again; one cancelled on every run is
+// answered 503 `service_unavailable` with `Retry-After: 1` (docs/design.md §Database, "A conflict
+// between transactions"; docs/errors.md). The deadlock is made by another transaction: it holds
+// the row of a list, which a delete of one of the list's members updates (its member count) after
+// taking the contacts' listing; once the delete waits for that row, it asks for a lock the delete
+// holds. The delete waited first, so its deadlock check runs first and PostgreSQL cancels it.
+import assert from 'node:assert/strict';
+import { setTimeout as wait } from 'node:timers/promises';
+import { describe, test } from 'node:test';
+import { sql } from 'kysely';
+import { type Tx, write } from '../../src/db/index.ts';
+import { buildTestApp, call, seedWorkspace, type TestApp } from '../helpers/app.ts';
+import { testDialects } from '../helpers/db.ts';
+
+/** The backend of the transaction waiting for one of `tx`'s locks (10 s at most). */
+async function waiterOf(tx: Tx): Promise<number> {
+  for (let i = 0; i < 200; i++) {
+    // A transaction reads the activity of other backends once, unless told to read it again.
+    await sql`select pg_stat_clear_snapshot()`.execute(tx);
+    const r = await sql<{ pid: number }>`select pid from pg_stat_activity where pg_backend_pid() = any(pg_blocking_pids(pid))`.execute(tx);
+    if (r.rows[0]) return r.rows[0].pid;
+    await wait(50);
+  }
+  throw new Error('no request waited for the list');
+}
+
+/** Deadlocks `deadlocks` runs of the waiting request, each with an advisory lock it holds, then ends. */
+async function holdList(t: TestApp, listId: string, deadlocks: number, started: () => void): Promise<void> {
+  await write(t.deps.db.kysely, async (tx) => {
+    await sql`select id from lists where id = ${listId} for update`.execute(tx);
+    started();
+    for (let i = 0; i < deadlocks; i++) {
+      const pid = await waiterOf(tx);
+      const held = await sql<{ key: string }>`select ((classid::bigint << 32) | objid::bigint)::text as key from pg_locks
+        where pid = ${pid} and locktype = 'advisory' and granted order by key limit 1`.execute(tx);
+      const key = held.rows[0]?.key;
+      assert.ok(key, 'the waiting request holds a partition lock');
+      // Taken in a savepoint, given back at once: the request's next run finds the list's row held again.
+      await sql`savepoint s`.execute(tx);
+      await sql`select pg_advisory_xact_lock(${key}::bigint)`.execute(tx);
+      await sql`rollback to savepoint s`.execute(tx);
+    }
+  });
+}
+
+async function setUp(t: TestApp) {
+  const s = await seedWorkspace(t);
+  const contact = (await call(t, s.secret, 'POST', '/v1/contacts', { fields: { $name: { firstName: 'Ann', lastName: 'Lee' } } })).json();
+  const other = (await call(t, s.secret, 'POST', '/v1/contacts', { fields: { $name: { firstName: 'Bo', lastName: 'Ray' } } })).json();
+  const list = (
+    await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: 'Hot', $objectType: 'contact' }, relationships: { $contacts: [contact.id, other.id] } })
+  ).json();
+  return { s, contact, list };
+}
+
+for (const dialect of testDialects().filter((d) => d === 'postgres'))
+  describe(`an API write cancelled by a deadlock [${dialect}]`, () => {
+    test('cancelled once, it runs again and succeeds: the contact deleted once, the list one member less', async () => {
+      const t = await buildTestApp(dialect);
+      try {
+        const { s, contact, list } = await setUp(t);
+        let held!: () => void;
+        const holding = new Promise<void>((ok) => (held = ok));
+        const holder = holdList(t, list.id, 1, held);
+        await holding;
+        const r = await call(t, s.secret, 'DELETE', `/v1/contacts/${contact.id}`);
+        await holder;
+        assert.equal(r.statusCode, 200, r.body);
+        assert.equal((await call(t, s.secret, 'GET', `/v1/contacts/${contact.id}`)).statusCode, 404);
+        const members = (await call(t, s.secret, 'GET', `/v1/lists/${list.id}/contacts`)).json();
+        assert.equal(members.totalCount, 1);
+      } finally {
+        await t.close();
+      }
+    });
+
+    test('cancelled on each of its runs, it is answered 503 with Retry-After, nothing deleted', async () => {
+      const t = await buildTestApp(dialect);
+      try {
+        const { s, contact, list } = await setUp(t);
+        let held!: () => void;
+        const holding = new Promise<void>((ok) => (held = ok));
+        const holder = holdList(t, list.id, 4, held);
+        await holding;
+        const r = await call(t, s.secret, 'DELETE', `/v1/contacts/${contact.id}`);
+        await holder;
+        assert.equal(r.statusCode, 503, r.body);
+        assert.equal(r.headers['retry-after'], '1');
+        assert.equal(r.json().error.code, 'service_unavailable');
+        assert.equal((await call(t, s.secret, 'GET', `/v1/contacts/${contact.id}`)).statusCode, 200);
+        assert.equal((await call(t, s.secret, 'GET', `/v1/lists/${list.id}/contacts`)).json().totalCount, 2);
+      } finally {
+        await t.close();
+      }
+    });
+  });
