@@ -53,18 +53,25 @@ async function setUp(t: TestApp) {
   return { s, contact, list };
 }
 
+/** The contact's delete, sent once the list's row is held, deadlocked `deadlocks` times. */
+async function deleteDeadlocked(t: TestApp, { s, contact, list }: Awaited<ReturnType<typeof setUp>>, deadlocks: number) {
+  let held!: () => void;
+  const holding = new Promise<void>((ok) => (held = ok));
+  const holder = holdList(t, list.id, deadlocks, held);
+  await holding;
+  const r = await call(t, s.secret, 'DELETE', `/v1/contacts/${contact.id}`);
+  await holder;
+  return r;
+}
+
 for (const dialect of testDialects().filter((d) => d === 'postgres'))
   describe(`an API write cancelled by a deadlock [${dialect}]`, () => {
     test('cancelled once, it runs again and succeeds: the contact deleted once, the list one member less', async () => {
       const t = await buildTestApp(dialect);
       try {
-        const { s, contact, list } = await setUp(t);
-        let held!: () => void;
-        const holding = new Promise<void>((ok) => (held = ok));
-        const holder = holdList(t, list.id, 1, held);
-        await holding;
-        const r = await call(t, s.secret, 'DELETE', `/v1/contacts/${contact.id}`);
-        await holder;
+        const seeded = await setUp(t);
+        const { s, contact, list } = seeded;
+        const r = await deleteDeadlocked(t, seeded, 1);
         assert.equal(r.statusCode, 200, r.body);
         assert.equal((await call(t, s.secret, 'GET', `/v1/contacts/${contact.id}`)).statusCode, 404);
         const members = (await call(t, s.secret, 'GET', `/v1/lists/${list.id}/contacts`)).json();
@@ -77,13 +84,9 @@ for (const dialect of testDialects().filter((d) => d === 'postgres'))
     test('cancelled on each of its runs, it is answered 503 with Retry-After, nothing deleted', async () => {
       const t = await buildTestApp(dialect);
       try {
-        const { s, contact, list } = await setUp(t);
-        let held!: () => void;
-        const holding = new Promise<void>((ok) => (held = ok));
-        const holder = holdList(t, list.id, 4, held);
-        await holding;
-        const r = await call(t, s.secret, 'DELETE', `/v1/contacts/${contact.id}`);
-        await holder;
+        const seeded = await setUp(t);
+        const { s, contact, list } = seeded;
+        const r = await deleteDeadlocked(t, seeded, 4);
         assert.equal(r.statusCode, 503, r.body);
         assert.equal(r.headers['retry-after'], '1');
         assert.equal(r.json().error.code, 'service_unavailable');
