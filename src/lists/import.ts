@@ -27,7 +27,7 @@ const TYPES: readonly RecordKind[] = ['account', 'contact', 'opportunity'];
 
 /** The lists this import created, and the existing ones whose writes wait for `underLocks`. */
 const LEFT = Symbol('lists');
-const left = (ctx: ImportContext) => ctx.kept(LEFT, () => ({ created: new Set<string>(), existing: [] as ImportItem<ListInput>[] }));
+const left = (ctx: ImportContext) => ctx.kept(LEFT, () => ({ created: new Set<string>(), existing: [] as { item: ImportItem<ListInput>; id: string }[] }));
 
 export const listKind: ImportKind<ListInput> = {
   object: 'list',
@@ -80,13 +80,12 @@ export const listKind: ImportKind<ListInput> = {
     const { created, existing } = left(ctx);
     for (const item of items) {
       const id = await ctx.resolve('list', item.externalId, { line: item.line, field: 'externalId' });
-      if (ctx.locksLate && !created.has(id)) existing.push(item);
+      if (ctx.locksLate && !created.has(id)) existing.push({ item, id });
       else await replaceMembers(ctx, item, await listRow(ctx, item, id, 'is gone'));
     }
   },
   async underLocks(ctx) {
-    for (const item of left(ctx).existing) {
-      const id = await ctx.resolve('list', item.externalId, { line: item.line, field: 'externalId' });
+    for (const { item, id } of left(ctx).existing) {
       const row = await listRow(ctx, item, id, 'was deleted while this import ran; import again');
       await replaceMembers(ctx, item, await rename(ctx, row, item.value.name));
     }

@@ -7,7 +7,7 @@
 // above take its number. What that needs is checked under the lock: no entry boundary inside the
 // block, and the leaf holding it counting exactly its rows below and above the block, so that no
 // other row lies inside (else the partition is counted from its rows, as before).
-import { type RawBuilder, sql } from 'kysely';
+import { sql } from 'kysely';
 import type { LateRun, Tx } from '../types.ts';
 import { col, int, partitionRows } from './build.ts';
 import { LEVELS, type RankDef, type RankKey } from './def.ts';
@@ -50,13 +50,12 @@ export async function appendRun(tx: Tx, def: RankDef, values: readonly string[],
   const at = { lo_ts: first.ts, lo_id: first.id };
   const leaf = (await s.containing(0, at))!;
   const next = await s.neighbour(0, at, sql`>`, sql`asc`);
-  const count = (rows: RawBuilder<unknown>) => sql<{ c: number }>`select count(*) as c from (${rows}) x`.execute(tx).then((r) => Number(r.rows[0]?.c));
   // The leaf's rows below the block: its range up to the block's first key (Partition.ranges reads
   // it from its start to its end, also at the block's timestamp).
-  const below = await count(s.children(0, leaf, { lo_ts: first.ts, lo_id: first.id, n: 0 }));
+  const below = await s.countOf(s.children(0, leaf, { ...at, n: 0 }));
   const [ts, id] = [col('t', def.ts), col('t', def.id)];
   const upper = next ? sql` and (${ts}, ${id}) < (${next.lo_ts}, ${next.lo_id})` : sql``;
-  const above = await count(
+  const above = await s.countOf(
     sql`select 1 from ${sql.table(def.table)} t where ${partitionRows(def, values)} and (${ts}, ${id}) > (${last.ts}, ${last.id})${upper}`,
   );
   if (below + above !== Number(leaf.n)) return false;

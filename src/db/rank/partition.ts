@@ -215,6 +215,12 @@ export class Partition {
     for (const [i, x] of r.rows.entries()) await recountParts(this.tx, this.scope, level, x, this.partChildren(level, x, r.rows[i + 1] ?? hi));
   }
 
+  /** How many rows a statement of this partition's rows (`children`, or one of its own) yields. */
+  async countOf(rows: RawBuilder<unknown>): Promise<number> {
+    const r = await sql<{ c: number }>`select count(*) as c from (${rows}) x`.execute(this.tx);
+    return Number(r.rows[0]?.c ?? 0);
+  }
+
   /** Splits or merges the entry at `at` on `level` if it is out of bounds. */
   async check(level: number, at: { lo_ts: string; lo_id: string } | undefined): Promise<void> {
     const e = at && (await this.exact(level, at));
@@ -223,8 +229,7 @@ export class Partition {
     let size = e.n;
     if (level > 0) {
       const hi = await this.neighbour(level, e, sql`>`, sql`asc`);
-      const r = await sql<{ c: number }>`select count(*) as c from (${this.children(level, e, hi)}) x`.execute(this.tx);
-      size = Number(r.rows[0]?.c ?? 0);
+      size = await this.countOf(this.children(level, e, hi));
     }
     if (size > bounds.max) await this.split(level, e);
     else if (size < bounds.min && e.lo_ts !== '') await this.merge(level, e);
