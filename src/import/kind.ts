@@ -2,7 +2,7 @@
 // §Import format). A kind checks an object's shape without the database, then, inside the one
 // import transaction, upserts its rows by externalId (phase 1) and resolves its references (phase
 // 2), so objects may reference each other in any order.
-import type { Tx } from '../db/index.ts';
+import type { Executor, Tx } from '../db/index.ts';
 import type { Ctx, WriteCtx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
 import type { IdKind } from '../lib/ids.ts';
@@ -28,6 +28,11 @@ export interface ImportItem<T> {
 export interface ImportContext extends WriteCtx {
   /** The transaction of the chunk being written (the import's one transaction when atomic). */
   db: Tx;
+  /**
+   * Where `ImportKind.ahead` reads: the database, between a batched import's transactions, so that
+   * its reads hold no lock a server's writes wait for; the import's transaction when atomic.
+   */
+  readonly reader: Executor;
   /** Server id of an object of this import or already in the workspace; throws ImportError naming
    *  the line and field when there is none. */
   resolve(object: string, externalId: string, at: { line: number; field: string }): Promise<string>;
@@ -88,6 +93,11 @@ export interface ImportKind<T = unknown> {
   covers?(object: string): boolean;
   /** Whether upsert needs every item of the kind in one call (definitions order their own lines); else it gets them a chunk at a time. */
   whole?: boolean;
+  /**
+   * Runs before each chunk's upsert, outside the chunk's transaction when batched: reads that need
+   * no lock (`ctx.reader`), such as the records' lookups of the externalIds that exist.
+   */
+  ahead?(ctx: ImportContext, items: ImportItem<T>[]): Promise<void>;
   upsert(ctx: ImportContext, items: ImportItem<T>[]): Promise<void>;
   /** Runs once after the last chunk of the kind's upserts, in that chunk's transaction: ends what its chunks began together (a bulk load). */
   finish?(ctx: ImportContext): Promise<void>;

@@ -229,6 +229,9 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
       newId: idSequence(ctx.now),
       claim: (group, value, line, note) => store.claim(group, value, line, note),
       claims: () => store.claims(),
+      get reader() {
+        return mode === 'atomic' ? importCtx.db : ctx.db;
+      },
       bulkLoad: mode === 'atomic',
       get locksLate() {
         return late;
@@ -275,6 +278,7 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
               const prepared = await kind.prepare(ctx, items);
               undo.push(() => prepared.undo());
             }
+            if (step === 'upsert' && kind.ahead) await inLine(items, () => kind.ahead!(importCtx, items));
             left -= items.length;
             await inTransaction(pace, items.length, () =>
               inLine(items, async () => {

@@ -8,31 +8,36 @@ import * as repo from './repository.ts';
 const LOOKUP_BATCH = 500;
 
 /**
- * The records of the items that exist, by externalId. Every externalId of the type in the import
- * is looked up at the type's first chunk, before any of its rows is written, and the ids found are
- * registered (on disk, docs/import.md §Memory); a chunk then only asks what was registered (an
- * import's externalIds are unique per type, so no earlier chunk of it registered one of its own).
- * Looked up chunk by chunk, the lookups read a table growing under them, and PostgreSQL, whose
- * statistics still count the rows from before the import, chose the type's listing index over
- * the externalIds' one: each lookup read every row the import had written so far (docs/import.md
- * §Speed).
+ * Every externalId of the type `kind` in the import that names a record of the workspace, looked
+ * up once, before any of the type's rows is written, and registered with its id (on disk,
+ * docs/import.md §Memory); a chunk then only asks what was registered (an import's externalIds are
+ * unique per type, so no earlier chunk of it registered one of its own). A batched import looks
+ * them up before its first chunk's transaction (`ahead`, reading `ctx.reader`), so that no
+ * server's write waits for them (docs/import.md §Sharing the database). Looked up chunk by chunk,
+ * the lookups read a table growing under them, and PostgreSQL, whose statistics still count the
+ * rows from before the import, chose the type's listing index over the externalIds' one: each
+ * lookup read every row the import had written so far (docs/import.md §Speed).
  */
-export async function existingOf(ctx: ImportContext, owner: string, kind: string, items: ImportItem<RecordInput>[]): Promise<Map<string, string>> {
+export async function lookUpExisting(ctx: ImportContext, owner: string, kind: string): Promise<void> {
   const state = stateOf(ctx);
-  if (!state.lookedUp.has(kind)) {
-    state.lookedUp.add(kind);
-    const name = owner === kind ? kind : `${owner} ${kind}`;
-    let batch: string[] = [];
-    const flush = async () => {
-      for (const [externalId, id] of await repo.recordsByExternalId(ctx.db, ctx.actor.workspaceId, kind, batch)) ctx.register(kind, externalId, id);
-      batch = [];
-    };
-    for (const externalId of ctx.externalIds(name)) {
-      batch.push(externalId);
-      if (batch.length >= LOOKUP_BATCH) await flush();
-    }
-    await flush();
+  if (state.lookedUp.has(kind)) return;
+  state.lookedUp.add(kind);
+  const name = owner === kind ? kind : `${owner} ${kind}`;
+  let batch: string[] = [];
+  const flush = async () => {
+    for (const [externalId, id] of await repo.recordsByExternalId(ctx.reader, ctx.actor.workspaceId, kind, batch)) ctx.register(kind, externalId, id);
+    batch = [];
+  };
+  for (const externalId of ctx.externalIds(name)) {
+    batch.push(externalId);
+    if (batch.length >= LOOKUP_BATCH) await flush();
   }
+  await flush();
+}
+
+/** The records of the items that exist, by externalId (`lookUpExisting`). */
+export async function existingOf(ctx: ImportContext, owner: string, kind: string, items: ImportItem<RecordInput>[]): Promise<Map<string, string>> {
+  await lookUpExisting(ctx, owner, kind);
   const out = new Map<string, string>();
   for (const item of items) {
     const id = ctx.known(kind, item.externalId);
