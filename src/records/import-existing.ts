@@ -1,5 +1,6 @@
 // The records an import updates rather than creates, and the check that it wrote each under the
 // id it meant (docs/import.md §Speed, §Sharing the database).
+import type { Executor } from '../db/index.ts';
 import { ImportError, type ImportContext, type ImportItem } from '../import/kind.ts';
 import { type RecordInput, stateOf } from './import-links.ts';
 import * as repo from './repository.ts';
@@ -18,14 +19,14 @@ const LOOKUP_BATCH = 500;
  * rows from before the import, chose the type's listing index over the externalIds' one: each
  * lookup read every row the import had written so far (docs/import.md §Speed).
  */
-export async function lookUpExisting(ctx: ImportContext, owner: string, kind: string): Promise<void> {
+export async function lookUpExisting(ctx: ImportContext, owner: string, kind: string, db: Executor = ctx.reader): Promise<void> {
   const state = stateOf(ctx);
   if (state.lookedUp.has(kind)) return;
   state.lookedUp.add(kind);
   const name = owner === kind ? kind : `${owner} ${kind}`;
   let batch: string[] = [];
   const flush = async () => {
-    for (const [externalId, id] of await repo.recordsByExternalId(ctx.reader, ctx.actor.workspaceId, kind, batch)) ctx.register(kind, externalId, id);
+    for (const [externalId, id] of await repo.recordsByExternalId(db, ctx.actor.workspaceId, kind, batch)) ctx.register(kind, externalId, id);
     batch = [];
   };
   for (const externalId of ctx.externalIds(name)) {
@@ -35,9 +36,12 @@ export async function lookUpExisting(ctx: ImportContext, owner: string, kind: st
   await flush();
 }
 
-/** The records of the items that exist, by externalId (`lookUpExisting`). */
+/**
+ * The records of the items that exist, by externalId (`lookUpExisting`); looked up in the chunk's
+ * transaction when no `ahead` did before it (one transaction's first chunk).
+ */
 export async function existingOf(ctx: ImportContext, owner: string, kind: string, items: ImportItem<RecordInput>[]): Promise<Map<string, string>> {
-  await lookUpExisting(ctx, owner, kind);
+  await lookUpExisting(ctx, owner, kind, ctx.db);
   const out = new Map<string, string>();
   for (const item of items) {
     const id = ctx.known(kind, item.externalId);

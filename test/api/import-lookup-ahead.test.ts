@@ -27,7 +27,7 @@ const project = (i: number, name: string) => ({ object: 'record', objectType: 'p
  */
 async function holdLock(t: TestApp, workspaceId: string, kind: string): Promise<{ release: () => Promise<void> }> {
   if (t.tdb.sqliteFile) {
-    const other = new DatabaseSync(t.tdb.sqliteFile);
+    const other = new DatabaseSync(t.tdb.sqliteFile, { timeout: 5000 });
     other.exec('BEGIN IMMEDIATE');
     return {
       release: async () => {
