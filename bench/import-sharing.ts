@@ -8,7 +8,7 @@
 // the slowest write, failures, what the reader saw, the import's seconds and steps, the writes over
 // 100 ms with their time into the import (the steps place them), and the load average.
 //   node bench/import-sharing.ts [--contacts 100000] [--dialect sqlite|postgres|both] [--rate 20]
-//     [--baseline 5] [--commit atomic|batched] [--same] [--seed 0]
+//     [--baseline 5] [--commit atomic|batched] [--same] [--seed 0] [--against DIR] [--rounds 1]
 // With --seed S, S contacts are first imported (atomic, before the server starts) into a workspace
 // of their own, so that the timed import writes into B-trees of that size; --rate 0 sends no
 // writes (the reader still polls). The import's rate (contacts/s) and its peak resident memory
@@ -50,6 +50,11 @@ const ACCOUNTS = accountsFor(CONTACTS);
 const RATE = Number(args.rate);
 
 const SLOW_MS = 100;
+/** The import of a checkout: this one's, or --against's. */
+interface Variant {
+  label: string;
+  main: string;
+}
 const writeStream = (url: string, secret: string, until: Promise<unknown>) => streamWrites(url, secret, RATE, until, SLOW_MS);
 
 /** Reads the imported workspace's totals until `until` resolves; every total seen, per listing. */
@@ -92,19 +97,22 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<void> {
     const srv = await startServer(tdb, 1, process.env.XBEGIN ? { XBEGIN: process.env.XBEGIN } : {});
     try {
       const baseline = await writeStream(srv.url, otherKey, new Promise((r) => setTimeout(r, Number(args.baseline) * 1000)));
-      const mains = [MAIN, ...(args.against ? [join(args.against, 'src/cli/main.ts')] : [])];
-      const results: { main: string; rate: number; p99: number }[] = [];
+      const variants: Variant[] = [
+        { label: 'this checkout', main: MAIN },
+        ...(args.against ? [{ label: args.against, main: join(args.against, 'src/cli/main.ts') }] : []),
+      ];
+      const results: { variant: Variant; rate: number; p99: number; slow: number }[] = [];
       for (let round = 0; round < Number(args.rounds); round++)
-        for (const main of round % 2 === 0 ? mains : [...mains].reverse()) {
+        for (const variant of round % 2 === 0 ? variants : [...variants].reverse()) {
           const target = await createWorkspace(systemCtx(tdb.db.kysely), { name: 'imported' });
           const targetKey = await keyOf(target.id);
           const load0 = loadavg()[0] as number;
-          const exited = runImport(main, ['--workspace', target.id, file, ...(args.commit ? ['--commit', args.commit] : [])], env);
+          const exited = runImport(variant.main, ['--workspace', target.id, file, ...(args.commit ? ['--commit', args.commit] : [])], env);
           const streamKey = args.same ? targetKey : otherKey;
           const [during, seen] = await Promise.all([writeStream(srv.url, streamKey, exited), reader(srv.url, targetKey, exited)]);
           const { code, out, seconds, peakMiB } = await exited;
           if (code !== 0) throw new Error(`import failed (${code})`);
-          results.push({ main, rate: CONTACTS / seconds, p99: quantile(during, 0.99) });
+          results.push({ variant, rate: CONTACTS / seconds, p99: quantile(during, 0.99), slow: during.slow.length });
           const { commit, journal, phases } = JSON.parse(out) as { commit: string; journal?: string; phases?: Record<string, number> };
           const whole = (set: Set<number>, n: number) => [...set].every((x) => x === 0 || x === n);
           // A batched import shows its rows chunk by chunk: thousands of totals, given as a range.
@@ -114,7 +122,7 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<void> {
           };
           process.stdout.write(
             [
-              `== ${dialect} (${main === MAIN ? 'this checkout' : args.against}): import of ${CONTACTS} contacts, ${ACCOUNTS} accounts (${commit}${journal ? `, ${journal}` : ''}) while a server writes ${RATE}/s into ${args.same ? 'the same' : 'another'} workspace`,
+              `== ${dialect} (${variant.label}): import of ${CONTACTS} contacts, ${ACCOUNTS} accounts (${commit}${journal ? `, ${journal}` : ''}) while a server writes ${RATE}/s into ${args.same ? 'the same' : 'another'} workspace`,
               `  import                 ${seconds.toFixed(1)} s  ${Math.round(CONTACTS / seconds)} contacts/s  peak ${Math.round(peakMiB)} MiB resident${Number(args.seed) > 0 ? `  (beside ${args.seed} seeded contacts)` : ''}`,
               `  writes before          ${summary(baseline)}`,
               `  writes during          ${summary(during)}`,
@@ -133,12 +141,13 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<void> {
             ].join('\n'),
           );
         }
-      if (mains.length > 1 || Number(args.rounds) > 1)
-        for (const main of mains) {
-          const mine = results.filter((r) => r.main === main);
+      if (variants.length > 1 || Number(args.rounds) > 1)
+        for (const variant of variants) {
+          const mine = results.filter((r) => r.variant === variant);
           const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+          const list = (xs: number[]) => `${median(xs).toFixed(0)} (${xs.map((x) => x.toFixed(0)).join(', ')})`;
           process.stdout.write(
-            `median of ${mine.length} (${main === MAIN ? 'this checkout' : args.against}): ${Math.round(median(mine.map((r) => r.rate)))} contacts/s (${mine.map((r) => Math.round(r.rate)).join(', ')}), write p99 ${median(mine.map((r) => r.p99)).toFixed(0)} ms (${mine.map((r) => r.p99.toFixed(0)).join(', ')})\n`,
+            `median of ${mine.length} (${variant.label}): ${list(mine.map((r) => r.rate))} contacts/s, write p99 ${list(mine.map((r) => r.p99))} ms, writes over ${SLOW_MS} ms ${list(mine.map((r) => r.slow))}\n`,
           );
         }
     } finally {
