@@ -57,6 +57,12 @@ async function printJson(io: Io, summary: { counts: Record<string, number> } & R
   await write(`${piece}},${JSON.stringify(rest).slice(1)}\n`);
 }
 
+/** "1 contact", "2 contacts", "3 opportunities", "2 mailboxes": a count of one kind of object in the summary. */
+function countOf(n: number, kind: string): string {
+  if (n === 1) return `1 ${kind}`;
+  return `${n} ${kind.endsWith('y') ? `${kind.slice(0, -1)}ies` : kind.endsWith('x') ? `${kind}es` : `${kind}s`}`;
+}
+
 export async function run(args: string[], io: Io): Promise<void> {
   const { values, positionals } = parse(args, {
     workspace: { type: 'string' },
@@ -128,7 +134,7 @@ export async function run(args: string[], io: Io): Promise<void> {
     });
     const seconds = (Date.now() - started) / 1000;
     const summary = Object.entries(result.counts)
-      .map(([k, n]) => `${n} ${k}`)
+      .map(([kind, n]) => countOf(n, kind))
       .join(', ');
     const { ids: _none, ...rest } = result;
     if (values.json) await printJson(io, { ...rest, phases: { read: reading, ...result.phases }, seconds }, ids);

@@ -32,7 +32,9 @@ eachDialect('rolodex import of CSV', (ctx) => {
     const t = ctx();
     const s = await seedWorkspace(t);
     const ws = s.workspaceId;
-    assert.equal((await rolodex(t, ['import', '--workspace', ws, file(t, 'defs.ndjson', TIER)])).code, 0);
+    const defs = await rolodex(t, ['import', '--workspace', ws, file(t, 'defs.ndjson', TIER)]);
+    assert.equal(defs.code, 0, defs.err);
+    assert.match(defs.out, /^imported 1 definition in \d+\.\d s$/);
     const accounts = file(
       t,
       'accounts.csv',
@@ -43,6 +45,9 @@ eachDialect('rolodex import of CSV', (ctx) => {
     const r1 = await rolodex(t, ['import', '--workspace', ws, '--type', 'account', accounts, '--json']);
     assert.equal(r1.code, 0, r1.err);
     assert.deepEqual(JSON.parse(r1.out).counts, { account: 2 });
+    // The same file again changes nothing; without --json the summary counts each kind in words.
+    const again = await rolodex(t, ['import', '--workspace', ws, '--type', 'account', accounts]);
+    assert.match(again.out, /^imported 2 accounts in \d+\.\d s$/);
     const contacts = file(
       t,
       'people.txt',
