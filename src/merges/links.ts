@@ -2,7 +2,7 @@
 // records hold to it point to the primary (one row kept where a record held both); its own rows
 // join the primary's (has_many: the union, in order; has_one: the primary's when set, else the
 // duplicate's, with a warning when both were set and differed); rows held by other trash entries
-// are renamed. Returns how many links moved.
+// are renamed, one row kept where an entry held both. Returns how many links moved.
 import type { TypeDefinitions } from '../definitions/service.ts';
 import type { WriteCtx } from '../lib/context.ts';
 import * as repo from './repository.ts';

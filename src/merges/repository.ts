@@ -87,10 +87,54 @@ export async function insertRows(tx: Tx, rows: readonly Row[]): Promise<void> {
 }
 
 /**
- * Rows and memberships that other trash entries hold for the duplicate now name the primary; the
- * first two updates go out with the third (src/db/pipeline.ts), one round trip. Returns how many moved.
+ * Rows and memberships that other trash entries hold for the duplicate now name the primary, one
+ * row for one link as among live rows (docs/merge.md §Links): a held row of the duplicate whose
+ * entry already holds the same link of the primary (same name and other end: has_many union,
+ * has_one one row; the same list) is dropped, so that the restore of that entry puts each link back
+ * once. Each held row touches one live end and its entry's trashed one, so two rows that become
+ * one link are always held by one entry. The drops go out with the updates, the first four with
+ * the fifth (src/db/pipeline.ts), one round trip. Returns how many moved.
  */
 export async function repointHeld(tx: Tx, from: string, to: string): Promise<number> {
+  for (const [col, end] of [
+    ['source_id', 'target_id'],
+    ['target_id', 'source_id'],
+  ] as const)
+    await deferred(
+      tx,
+      tx
+        .deleteFrom('trash_links')
+        .where(col, '=', from)
+        .where('trash_id', '!=', from)
+        .where((eb) =>
+          eb.exists(
+            eb
+              .selectFrom('trash_links as p')
+              .select('p.trash_id')
+              .whereRef('p.trash_id', '=', 'trash_links.trash_id')
+              .whereRef('p.name', '=', 'trash_links.name')
+              .whereRef(`p.${end}`, '=', `trash_links.${end}`)
+              .where(`p.${col}`, '=', to),
+          ),
+        ),
+    );
+  await deferred(
+    tx,
+    tx
+      .deleteFrom('trash_members')
+      .where('entity_id', '=', from)
+      .where('trash_id', '!=', from)
+      .where((eb) =>
+        eb.exists(
+          eb
+            .selectFrom('trash_members as p')
+            .select('p.trash_id')
+            .whereRef('p.trash_id', '=', 'trash_members.trash_id')
+            .whereRef('p.list_id', '=', 'trash_members.list_id')
+            .where('p.entity_id', '=', to),
+        ),
+      ),
+  );
   const links = [];
   for (const col of ['source_id', 'target_id'] as const)
     links.push(
