@@ -118,6 +118,20 @@ async function restoreMemberships(ctx: WriteCtx, rows: readonly repo.MemberRow[]
   return joined.map((r) => r.list_id);
 }
 
+/**
+ * The held rows with each link once: one row per source, name and target (the lowest position),
+ * one membership per list and member (the earliest), docs/trash.md §Restore. A merge keeps one
+ * held row per link (docs/merge.md §Links); a row held twice all the same comes back once, since
+ * putting both back would break the live tables' keys and keep the record in the trash.
+ */
+function onceEach<T>(rows: readonly T[], key: (r: T) => string, order: (a: T, b: T) => number): T[] {
+  const seen = new Map<string, T>();
+  for (const r of [...rows].sort(order)) if (!seen.has(key(r))) seen.set(key(r), r);
+  return [...seen.values()];
+}
+const linkKey = (r: repo.LinkRow) => `${r.source_id}\u0000${r.name}\u0000${r.target_id}`;
+const memberKey = (r: repo.MemberRow) => `${r.list_id}\u0000${r.entity_id}`;
+
 export interface Restored {
   id: string;
   objectType: string;
@@ -140,8 +154,8 @@ export async function restore(ctx: WriteCtx, input: { id: string }): Promise<Res
     throw new AppError('invalid_value', `${entry.id} was merged into ${entry.merged_into}; a merge is permanent and cannot be restored.`, { param: 'id' });
   const payload = JSON.parse(entry.payload) as TrashPayload;
   // The rows the entry holds; a meeting holds no memberships.
-  const members = payload.meeting ? [] : await repo.releaseMembers(ctx.db, entry.id);
-  const links = await repo.releaseLinks(ctx.db, entry.id);
+  const members = onceEach(payload.meeting ? [] : await repo.releaseMembers(ctx.db, entry.id), memberKey, (a, b) => a.added_at.localeCompare(b.added_at));
+  const links = onceEach(await repo.releaseLinks(ctx.db, entry.id), linkKey, (a, b) => a.position - b.position);
   const record = payload.record;
   const defs = record ? await requireDefinitions(ctx, record.kind) : undefined;
   const unique = record !== undefined && defs !== undefined && holdsUnique(defs, record);

@@ -1,7 +1,8 @@
 // A merge beside the trash (docs/merge.md §Links, docs/trash.md §Restore) on both databases: rows
 // and memberships held in the trash for other trashed records name the primary after a merge, one
 // row where a record held both (has_one: one row, has_many: the union, a list: one membership), so
-// the trashed record is restored with every link exactly once.
+// the trashed record is restored with every link exactly once. A restore also folds held rows
+// that repeat one link (as a merge left them before it deduplicated them), instead of failing.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { operatorCtx } from '../../src/lib/context.ts';
@@ -64,5 +65,32 @@ eachDialect('merge beside the trash', (ctx) => {
     await restoreAs(s, note.id);
     assert.deepEqual(await values(s, `/v1/notes/${note.id}`, '$contact'), [c3.id]);
     assert.deepEqual(await values(s, `/v1/contacts/${c3.id}`, '$note'), [note.id]);
+  });
+
+  test('a restore folds held rows and memberships that repeat one link', async () => {
+    const s = await seedWorkspace(ctx());
+    const db = ctx().deps.db.kysely;
+    const ax = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'AX' } });
+    const [c1, c2] = await Promise.all(['1', '2'].map((n) => ok(s, 'POST', '/v1/contacts', { fields: { $name: { firstName: n } } })));
+    const ox = await ok(s, 'POST', '/v1/opportunities', { fields: { $name: 'OX', $stage: 'Lead' }, relationships: { $account: ax.id } });
+    const note = await ok(s, 'POST', '/v1/notes', { fields: { $title: 'N' }, relationships: { $contact: [c1.id, c2.id] } });
+    const ll = await ok(s, 'POST', '/v1/lists', { fields: { $name: 'LL', $objectType: 'contact' }, relationships: { $contacts: [c1.id] } });
+    for (const r of [ax, note, ll]) await ok(s, 'DELETE', `/v1/${r.id === ax.id ? 'accounts' : r.id === note.id ? 'notes' : 'lists'}/${r.id}`);
+    // What a merge left before it deduplicated: the same link twice under one entry.
+    await db
+      .insertInto('trash_links')
+      .values({ trash_id: ax.id, source_id: ox.id, name: '$account', object_type: 'account', target_id: ax.id, position: 0 })
+      .execute();
+    await db
+      .insertInto('trash_links')
+      .values({ trash_id: note.id, source_id: note.id, name: '$contact', object_type: 'contact', target_id: c1.id, position: 2 })
+      .execute();
+    const member = await db.selectFrom('trash_members').selectAll().where('trash_id', '=', ll.id).executeTakeFirstOrThrow();
+    await db.insertInto('trash_members').values(member).execute();
+    for (const r of [ax, note, ll]) await restoreAs(s, r.id);
+    assert.deepEqual(await values(s, `/v1/opportunities/${ox.id}`, '$account'), [ax.id]);
+    assert.deepEqual(await values(s, `/v1/notes/${note.id}`, '$contact'), [c1.id, c2.id]);
+    const page = await ok(s, 'GET', `/v1/lists/${ll.id}/contacts`);
+    assert.deepEqual([page.data.map((r: { id: string }) => r.id), page.totalCount], [[c1.id], 1]);
   });
 });
