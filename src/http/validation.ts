@@ -15,7 +15,8 @@ const Ajv = cjsDefault<typeof AjvModule.default>(AjvModule);
 const addFormats = cjsDefault<typeof addFormatsModule.default>(addFormatsModule);
 
 function makeAjv(coerce: boolean) {
-  const ajv = new Ajv({ coerceTypes: coerce, useDefaults: coerce, removeAdditional: false, allErrors: false, strict: false });
+  // `verbose` gives a failed union (anyOf) its forms' schemas, which its message lists (`describe`).
+  const ajv = new Ajv({ coerceTypes: coerce, useDefaults: coerce, removeAdditional: false, allErrors: false, strict: false, verbose: true });
   addFormats(ajv);
   return ajv;
 }
@@ -101,17 +102,79 @@ function join(base: string, child: string): string {
   return base === '' ? child : `${base}.${child}`;
 }
 
+// A form of a union that the value does not have: its first error is about the union's own value,
+// and about its JSON type or its literal value. Any other first error (a member missing or unknown,
+// a string too long, an error deeper inside) means the value has that form.
+const OTHER_FORM = new Set(['type', 'const', 'enum']);
+
+/** Why the value failed: a single error, or a union none of whose forms the value has. */
+type Cause = { error: ErrorObject; union?: 'type' | 'value' };
+
+/**
+ * The error that explains a failed validation (docs/errors.md §Values of several forms). Without
+ * `allErrors`, validation stops at the first failing keyword, so a failed union is the last error,
+ * after its forms' errors. A value that has some of the union's forms is judged by the one it gets
+ * deepest into; one that has none is the union's own failure: `value` when it has a form's type
+ * but not its literal value, else `type`.
+ */
+function cause(errors: readonly ErrorObject[]): Cause | undefined {
+  const last = errors.at(-1);
+  if (!last || last.keyword !== 'anyOf') return errors[0] && { error: errors[0] };
+  const forms = new Map<string, ErrorObject[]>();
+  for (const e of errors.slice(0, -1)) {
+    const form = e.schemaPath.startsWith(`${last.schemaPath}/`) ? e.schemaPath.slice(last.schemaPath.length + 1).split('/')[0] : undefined;
+    if (form !== undefined) forms.set(form, [...(forms.get(form) ?? []), e]);
+  }
+  const firsts = [...forms.values()].map((f) => f[0]).filter((e) => e !== undefined);
+  const had = [...forms.values()].filter((f) => f[0] && !(f[0].instancePath === last.instancePath && OTHER_FORM.has(f[0].keyword)));
+  if (had.length === 0) return { error: last, union: firsts.some((e) => e.keyword !== 'type') ? 'value' : 'type' };
+  const causes = had.map(cause).filter((c) => c !== undefined);
+  return causes.reduce((best, c) => (c.error.instancePath.length > best.error.instancePath.length ? c : best));
+}
+
+/** A union's forms as a person reads them: `"primary", "duplicate" or {"value": ...}`. */
+function describe(schemas: unknown): string {
+  const forms = [...new Set(flatForms(schemas))];
+  return forms.length < 2 ? (forms[0] ?? 'valid') : `${forms.slice(0, -1).join(', ')} or ${forms.at(-1)}`;
+}
+
+const ARTICLE: Record<string, string> = {
+  string: 'a string',
+  number: 'a number',
+  integer: 'an integer',
+  boolean: 'a boolean',
+  array: 'an array',
+  null: 'null',
+};
+
+function flatForms(schemas: unknown): string[] {
+  if (!Array.isArray(schemas)) return [];
+  return schemas.flatMap((s: { const?: unknown; enum?: unknown[]; anyOf?: unknown; type?: string; required?: string[] }) => {
+    if (s.const !== undefined) return [JSON.stringify(s.const)];
+    if (s.enum) return s.enum.map((v) => JSON.stringify(v));
+    if (s.anyOf) return flatForms(s.anyOf);
+    if (s.type === 'object') return [s.required?.length ? `{${s.required.map((k) => `${JSON.stringify(k)}: ...`).join(', ')}}` : 'an object'];
+    return [ARTICLE[s.type ?? ''] ?? 'another value'];
+  });
+}
+
 export function validationError(errors: FastifySchemaValidationError[], context: string): AppError {
-  const e = errors[0] as ErrorObject | undefined;
+  const found = cause(errors as ErrorObject[]);
+  const e = found?.error;
   const base = e ? pointerToParam(e.instancePath) : '';
   if (context !== 'body') {
     const p = e?.params as { missingProperty?: string; additionalProperty?: string } | undefined;
     const name = base || p?.additionalProperty || p?.missingProperty || context;
-    const why = p?.additionalProperty ? 'is not a known parameter' : `it ${e?.message ?? 'is invalid'}`;
+    const must = found?.union ? `must be ${describe(e?.schema)}` : (e?.message ?? 'is invalid');
+    const why = p?.additionalProperty ? 'is not a known parameter' : `it ${must}`;
     return new AppError('invalid_parameter', `Invalid ${context === 'params' ? 'path' : 'query'} parameter "${name}": ${why}.`, { param: name });
   }
-  if (!e) return new AppError('invalid_value', 'The request body is invalid.');
+  if (!found || !e) return new AppError('invalid_value', 'The request body is invalid.');
   const where = base === '' ? 'The request body' : `"${base}"`;
+  if (found.union) {
+    const code = found.union === 'type' ? 'invalid_type' : 'invalid_value';
+    return new AppError(code, `${where} must be ${describe(e.schema)}.`, base === '' ? {} : { param: base });
+  }
   switch (e.keyword) {
     case 'additionalProperties': {
       const param = join(base, String((e.params as { additionalProperty: string }).additionalProperty));

@@ -12,13 +12,18 @@ export type Resolution = 'primary' | 'duplicate' | { value: unknown };
 
 const UNION_TYPES = new Set(['EMAIL', 'URL', 'TELEPHONE', 'SOCIAL_HANDLE']);
 
-/** A write check's error with its param under `fieldResolutions.<key>` instead of `fields.<key>`. */
+/**
+ * A write check's error under `fieldResolutions.<key>` instead of `fields.<key>`: its param and
+ * the path its message quotes, so that both name the same member (docs/errors.md).
+ */
 function under(key: string, fn: () => void): void {
   try {
     fn();
   } catch (err) {
-    if (!(err instanceof AppError) || !err.param?.startsWith(`fields.${key}`)) throw err;
-    throw new AppError(err.code, err.message, { param: `fieldResolutions.${key}${err.param.slice(`fields.${key}`.length)}` });
+    const from = `fields.${key}`;
+    if (!(err instanceof AppError) || !err.param?.startsWith(from)) throw err;
+    const to = `fieldResolutions.${key}`;
+    throw new AppError(err.code, err.message.replaceAll(`"${from}`, `"${to}`), { param: `${to}${err.param.slice(from.length)}` });
   }
 }
 

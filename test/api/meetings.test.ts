@@ -206,7 +206,11 @@ eachDialect('meetings', (ctx) => {
       'relationships.$transcript.replace',
     );
     assertError(await call(p.organizer, 'updateMeeting', 'POST', url, { relationships: { $transcript: { replace: null } } }), 400, 'invalid_type');
-    assertError(await call(p.organizer, 'updateMeeting', 'POST', url, { fields: { $privacySetting: 'SECRET' } }), 400, 'invalid_value');
+    // A value of several forms is refused naming them (docs/errors.md §Values of several forms).
+    const secret = assertError(await call(p.organizer, 'updateMeeting', 'POST', url, { fields: { $privacySetting: 'SECRET' } }), 400, 'invalid_value');
+    assert.equal(secret.message, '"fields.$privacySetting" must be "FULL", "METADATA" or null.');
+    const five = assertError(await call(p.organizer, 'updateMeeting', 'POST', url, { fields: { $privacySetting: 5 } }), 400, 'invalid_type');
+    assert.equal(five.message, '"fields.$privacySetting" must be "FULL", "METADATA" or null.');
     const same = await call(p.organizer, 'updateMeeting', 'POST', url, {});
     assert.equal(same.json().updatedAt, m.updatedAt);
     await new Promise((r) => setTimeout(r, 5));

@@ -145,6 +145,27 @@ eachDialect('merge', (ctx) => {
     await refused(s, '/v1/opportunities/merge', { primaryId: o1.id, duplicateId: o2.id }, 400, 'invalid_value', 'duplicateId');
   });
 
+  test('a malformed resolution is refused naming the member at fault, its message naming the param', async () => {
+    const s = await seedWorkspace(ctx());
+    const a = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'A' } });
+    const b = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'B' } });
+    const answer = async (resolution: unknown, status: number, code: string, param: string) => {
+      const body = { primaryId: a.id, duplicateId: b.id, fieldResolutions: { $name: resolution } };
+      const res = await call(ctx(), s.secret, 'POST', '/v1/accounts/merge', body);
+      assert.deepEqual([res.statusCode, res.json().error.code, res.json().error.param], [status, code, param], res.body);
+      assert.ok(res.json().error.message.includes(`"${param}"`), `the message names "${param}": ${res.body}`);
+      return res.json().error.message as string;
+    };
+    await answer({ value: 'x', y: 1 }, 400, 'unknown_field', 'fieldResolutions.$name.y');
+    await answer({}, 400, 'parameter_missing', 'fieldResolutions.$name.value');
+    const forms = '"primary", "duplicate" or {"value": ...}';
+    assert.ok((await answer('both', 400, 'invalid_value', 'fieldResolutions.$name')).includes(forms));
+    assert.ok((await answer(5, 400, 'invalid_type', 'fieldResolutions.$name')).includes(forms));
+    assert.ok((await answer(null, 400, 'invalid_type', 'fieldResolutions.$name')).includes(forms));
+    await answer({ value: 5 }, 400, 'invalid_type', 'fieldResolutions.$name');
+    assert.equal((await ok(s, 'GET', `/v1/accounts/${b.id}`)).id, b.id, 'a refused merge changes nothing');
+  });
+
   test('property: on random graphs, no link that touched either record is lost or duplicated', async () => {
     const s = await seedWorkspace(ctx());
     const db = ctx().deps.db.kysely;
