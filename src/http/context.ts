@@ -28,6 +28,12 @@ declare module 'fastify' {
     category?: RateCategory;
     idempotent?: boolean;
     errors?: readonly ErrorCode[];
+    /**
+     * The body may be absent, which is read as `{}` (src/http/validation.ts); one that is sent,
+     * `null` included, is validated as the body schema says. The OpenAPI document marks the body
+     * not required (src/http/openapi.ts).
+     */
+    optionalBody?: boolean;
   }
   interface FastifyRequest {
     /** The caller (set by the pipeline on every /v1 route); the actor of the services' ctx. */

@@ -81,6 +81,7 @@ function transform({ schema, url, route }: { schema: FastifySchema; url: string;
   s['x-scopes'] = scopes;
   s['x-rate-category'] = c.category;
   if (c.idempotent) s['x-idempotent'] = true;
+  if (c.optionalBody) s[OPTIONAL_BODY] = true;
   // A listing whose query takes keys beyond its named ones takes filters (docs/filtering.md);
   // the parameter list cannot say so, so the operation does, for clients and the fuzz.
   const extra = (s.querystring as { additionalProperties?: unknown } | undefined)?.additionalProperties;
@@ -94,7 +95,21 @@ function transform({ schema, url, route }: { schema: FastifySchema; url: string;
   return { schema: s, url };
 }
 
-type Doc = { tags?: Array<{ name: string }>; paths?: Record<string, Record<string, { tags?: string[] }>> };
+type Doc = { tags?: Array<{ name: string }>; paths?: Record<string, Record<string, Record<string, unknown> & { tags?: string[] }>> };
+
+// @fastify/swagger marks every request body required; a route's `optionalBody` reaches the built
+// operation under this key, which `withOptionalBodies` turns into `requestBody.required: false`.
+const OPTIONAL_BODY = 'x-optional-body';
+
+function withOptionalBodies(doc: Doc): Doc {
+  for (const item of Object.values(doc.paths ?? {}))
+    for (const op of Object.values(item)) {
+      if (op[OPTIONAL_BODY] !== true) continue;
+      delete op[OPTIONAL_BODY];
+      if (typeof op.requestBody === 'object') op.requestBody = { ...op.requestBody, required: false };
+    }
+  return doc;
+}
 
 /** Tags without operations are left out, so the reference shows no empty sections. */
 function withUsedTags(doc: Doc): Doc {
@@ -122,7 +137,7 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
     // Shared schemas appear under their own $id (`#/components/schemas/Error`), not `def-N`.
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
     transform,
-    transformObject: (d) => withUsedTags((d as { openapiObject: Doc }).openapiObject) as object,
+    transformObject: (d) => withUsedTags(withOptionalBodies((d as { openapiObject: Doc }).openapiObject)) as object,
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   installReference(app);

@@ -62,6 +62,10 @@ export function installValidators(app: FastifyInstance, schemas: LazySchemas): v
   // (it fails the query): refused as input, the same on both databases.
   app.addHook('preValidation', async (request) => {
     if (!request.routeOptions.config.operation) return;
+    // Fastify validates an absent body as `null`, so a schema cannot tell the two apart: a route
+    // whose body is optional reads an absent one as `{}`, and a `null` sent is refused by the
+    // schema like any other value that is not an object (docs/errors.md §Request bodies).
+    if (request.routeOptions.config.optionalBody && request.body === undefined) request.body = {};
     // A route without a query schema ignores its query string, NULs included.
     const param = findNulKey(request.params) ?? (request.routeOptions.schema?.querystring ? findNulKey(request.query) : null);
     if (param !== null) throw new AppError('invalid_parameter', `Parameter "${param}" contains a NUL character.`, { param });

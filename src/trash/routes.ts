@@ -19,6 +19,7 @@ const config = (operation: string, scope: string) => ({
   scopes: [scope as Scope],
   category: 'Write' as const,
   idempotent: true,
+  optionalBody: true,
   errors: ['resource_not_found' as const],
 });
 

@@ -9,7 +9,7 @@ import { addField } from '../../src/definitions/service.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
 import { RECORDS } from '../../src/records/repository.ts';
 import { restore } from '../../src/trash/restore.ts';
-import { call, eachDialect, keyFor, type Seeded, seedWorkspace } from '../helpers/app.ts';
+import { call, eachDialect, headers, keyFor, type Seeded, seedWorkspace } from '../helpers/app.ts';
 import { checkEntries } from '../helpers/rank.ts';
 import { write } from '../../src/db/write.ts';
 
@@ -151,6 +151,28 @@ eachDialect('trash', (ctx) => {
     assert.deepEqual(await ok(s, 'DELETE', `/v1/objects/project/values/${rec.id}`), rec);
     assert.equal((await ok(s, 'GET', '/v1/objects/project')).totalCount, 0);
     await refused(s, 'GET', `/v1/objects/project/values/${rec.id}`, undefined, 404, 'resource_not_found');
+  });
+
+  test('a delete takes no body or {}: a null body, or any other JSON, is refused and deletes nothing', async () => {
+    const s = await seedWorkspace(ctx());
+    const acc = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'Acme' } });
+    for (const body of [null, [], 'x', 0]) {
+      const res = await call(ctx(), s.secret, 'DELETE', `/v1/accounts/${acc.id}`, body);
+      assert.deepEqual([res.statusCode, res.json().error?.code], [400, 'invalid_type'], `${JSON.stringify(body)}: ${res.body}`);
+      assert.equal(res.json().error.message, 'The request body must be of type object.', res.body);
+    }
+    assert.deepEqual(await ok(s, 'GET', `/v1/accounts/${acc.id}`), acc, 'nothing was deleted');
+    assert.deepEqual(await ok(s, 'DELETE', `/v1/accounts/${acc.id}`), acc, 'no body');
+    const other = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'Other' } });
+    assert.deepEqual(await ok(s, 'DELETE', `/v1/accounts/${other.id}`, {}), other, '{}');
+    const list = await ok(s, 'POST', '/v1/lists', { fields: { $name: 'L', $objectType: 'contact' } });
+    const empty = await ctx().app.inject({
+      method: 'DELETE',
+      url: `/v1/lists/${list.id}`,
+      headers: headers(s.secret, { 'content-type': 'application/json' }),
+      payload: '',
+    });
+    assert.equal(empty.statusCode, 200, `an empty body is no body: ${empty.body}`);
   });
 
   test('unique values are released; a restore that would collide is refused naming the field', async () => {

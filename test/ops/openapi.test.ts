@@ -123,6 +123,18 @@ describe('OpenAPI document', () => {
     assert.deepEqual(open, []);
   });
 
+  test("a delete's body is optional, and an object when sent (docs/trash.md §Deleting)", async () => {
+    const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    const deletes = operations(doc).filter((o) => o.method === 'delete');
+    assert.equal(deletes.length, 8);
+    for (const { path, op } of deletes)
+      assert.deepEqual(
+        op.requestBody,
+        { required: false, content: { 'application/json': { schema: { type: 'object', properties: {}, additionalProperties: false } } } },
+        `DELETE ${path}`,
+      );
+  });
+
   test('health, metrics and docs routes stay out of the document', async () => {
     const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json();
     for (const p of Object.keys(doc.paths)) assert.ok(!/healthz|readyz|metrics|docs|openapi/.test(p), p);
