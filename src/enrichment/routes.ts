@@ -26,7 +26,8 @@ export async function enrichmentRoutes(base: FastifyInstance, opts: PluginOption
     app.post(
       `/v1/enrichmentRun/${plural}/:entityId`,
       {
-        config: { operation, scopes: [`${plural}:update` as Scope], category: 'Write', idempotent: true },
+        // The body is optional: a POST without one asks for every empty field.
+        config: { operation, scopes: [`${plural}:update` as Scope], category: 'Write', idempotent: true, optionalBody: true },
         schema: {
           summary: `Enrich ${entityType === 'account' ? 'an account' : 'a contact'}: start a run that fills empty fields in the background`,
           tags,
@@ -34,14 +35,9 @@ export async function enrichmentRoutes(base: FastifyInstance, opts: PluginOption
           body: EnrichBody,
           response: { 200: EnrichAnswer },
         },
-        // The body is optional: a POST without one asks for every empty field.
-        preValidation: (request, _reply, done) => {
-          request.body ??= {};
-          done();
-        },
       },
       (request, reply) =>
-        write(request, reply, (c) => requestRun(c, env, { entityType, entityId: request.params.entityId, fields: request.body?.fields, trigger: 'manual' })),
+        write(request, reply, (c) => requestRun(c, env, { entityType, entityId: request.params.entityId, fields: request.body.fields, trigger: 'manual' })),
     );
   }
 

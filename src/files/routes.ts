@@ -40,12 +40,13 @@ export async function fileRoutes(base: FastifyInstance, opts: PluginOptions): Pr
         scopes: ['files:create'],
         category: 'Write',
         idempotent: true,
+        optionalBody: true,
         errors: ['invalid_file_state', 'upload_incomplete', 'checksum_mismatch', 'file_busy'],
       },
       schema: { summary: 'Complete an upload', tags, params: FileIdParams, body: CompleteFileBody, response: { 200: FileResource } },
     },
     async (request, reply) => {
-      const input = { id: request.params.id, md5: request.body?.md5 };
+      const input = { id: request.params.id, md5: request.body.md5 };
       // The stored bytes are checked outside the transaction; the commit re-checks that they are
       // still the ones checked, and the whole thing runs again if a new PUT replaced them.
       const retry = new Error('the file changed since it was checked');
@@ -68,7 +69,14 @@ export async function fileRoutes(base: FastifyInstance, opts: PluginOptions): Pr
   app.post(
     '/v1/files/:id/cancel',
     {
-      config: { operation: 'cancelFile', scopes: ['files:create'], category: 'Write', idempotent: true, errors: ['invalid_file_state', 'file_busy'] },
+      config: {
+        operation: 'cancelFile',
+        scopes: ['files:create'],
+        category: 'Write',
+        idempotent: true,
+        optionalBody: true,
+        errors: ['invalid_file_state', 'file_busy'],
+      },
       schema: { summary: 'Cancel an upload', tags, params: FileIdParams, body: CancelFileBody, response: { 200: FileResource } },
     },
     async (request, reply) => {

@@ -45,14 +45,12 @@ export const CreateFileBody = Type.Object(
 );
 export type CreateFileInput = Static<typeof CreateFileBody>;
 
-// Optional bodies: no body at all arrives as undefined, which these unions accept.
-export const CompleteFileBody = Type.Union([
-  Type.Object(
-    { md5: Type.Optional(Type.String({ pattern: '^[a-f0-9]{32}$', description: 'MD5 hex digest (lowercase) of the bytes.' })) },
-    { additionalProperties: false },
-  ),
-  Type.Null(),
-]);
-export const CancelFileBody = Type.Union([Type.Object({}, { additionalProperties: false }), Type.Null()]);
+// Optional bodies: the routes declare them so (`optionalBody`), which reads an absent one as `{}`;
+// a body that is sent is an object (docs/errors.md §Request bodies).
+export const CompleteFileBody = Type.Object(
+  { md5: Type.Optional(Type.String({ pattern: '^[a-f0-9]{32}$', description: 'MD5 hex digest (lowercase) of the bytes.' })) },
+  { additionalProperties: false },
+);
+export const CancelFileBody = Type.Object({}, { additionalProperties: false });
 
 export const FileIdParams = Type.Object({ id: Type.String() }, { additionalProperties: false });

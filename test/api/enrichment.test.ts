@@ -175,6 +175,10 @@ eachDialect(
       const bad = await call(t, s.secret, 'POST', `/v1/enrichmentRun/accounts/${acc.id}`, { fields: ['$industry'] });
       assert.equal(bad.statusCode, 400);
       assert.equal(bad.json().error.code, 'invalid_value');
+      // An optional body is absent or an object: null is not an absent body (docs/errors.md §Request bodies).
+      const nul = await call(t, s.secret, 'POST', `/v1/enrichmentRun/accounts/${acc.id}`, null);
+      assert.equal(nul.statusCode, 400);
+      assert.equal(nul.json().error.code, 'invalid_type');
     });
 
     test('skipped: no_operations without a website or e-mail domain, no_targets when nothing is empty; 404 for a missing record', async () => {

@@ -117,6 +117,9 @@ function suite(backend: Backend) {
       assertError(await call(t, s.secret, 'POST', `/v1/files/${f.id}/complete`), 409, 'upload_incomplete');
       assert.equal((await putBytes(t, f.uploadUrl, f.uploadHeaders, bytes.subarray(0, 5))).status, backend === 'disk' ? 200 : 403);
       assertError(await call(t, s.secret, 'POST', `/v1/files/${f.id}/complete`, {}), 409, 'upload_incomplete');
+      // An optional body is absent or an object: null is not an absent body (docs/errors.md §Request bodies).
+      assertError(await call(t, s.secret, 'POST', `/v1/files/${f.id}/complete`, null), 400, 'invalid_type');
+      assertError(await call(t, s.secret, 'POST', `/v1/files/${f.id}/cancel`, null), 400, 'invalid_type');
       assert.equal((await putBytes(t, f.uploadUrl, f.uploadHeaders, bytes)).status, 200);
       assertError(await call(t, s.secret, 'POST', `/v1/files/${f.id}/complete`, { md5: md5('other') }), 422, 'checksum_mismatch', 'md5');
       assertError(await call(t, s.secret, 'POST', `/v1/files/${f.id}/complete`, { md5: md5(bytes).toUpperCase() }), 400, 'invalid_value', 'md5');

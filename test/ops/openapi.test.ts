@@ -135,6 +135,16 @@ describe('OpenAPI document', () => {
       );
   });
 
+  test("the other optional bodies (a file's complete and cancel, an enrichment run) are not required and never null (docs/errors.md §Request bodies)", async () => {
+    const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    const optional = operations(doc).filter((o) => /\/(complete|cancel)$|^\/v1\/enrichmentRun\/(accounts|contacts)\//.test(o.path) && o.method === 'post');
+    assert.equal(optional.length, 4);
+    for (const { path, op } of optional) {
+      assert.equal(op.requestBody.required, false, path);
+      assert.equal(op.requestBody.content['application/json'].schema.type, 'object', path);
+    }
+  });
+
   test('health, metrics and docs routes stay out of the document', async () => {
     const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json();
     for (const p of Object.keys(doc.paths)) assert.ok(!/healthz|readyz|metrics|docs|openapi/.test(p), p);
