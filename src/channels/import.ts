@@ -30,6 +30,7 @@ export const channelKind: ImportKind<ChannelInput> = {
     return { provider, name, visibility, members: [...new Set(m as string[])] };
   },
   lookup: (ctx, externalIds) => repo.channelsByExternalId(ctx.db, ctx.actor.workspaceId, externalIds),
+  references: (_ctx, { value }) => value.members.map((externalId, i) => ({ object: 'user', externalId, field: `members[${i}]` })),
   async upsert(ctx, items) {
     const at = isoNow(ctx.now);
     await upsertByExternalId(ctx, items, {

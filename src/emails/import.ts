@@ -82,6 +82,10 @@ export function checkEmail(raw: Record<string, unknown>): EmailInput {
 export const emailKind: ImportKind<EmailInput> = {
   object: 'email',
   check: checkEmail,
+  references: (_ctx, { value }) => [
+    { object: 'mailbox', externalId: value.mailbox, field: 'mailbox' },
+    ...value.attachments.map((externalId, i) => ({ object: 'file', externalId, field: `relationships.$attachment.values[${i}]` })),
+  ],
   async lookup(ctx, externalIds) {
     return new Map([...(await repo.emailsByExternalId(ctx.db, ctx.actor.workspaceId, externalIds))].map(([k, v]) => [k, v.id]));
   },

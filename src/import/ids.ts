@@ -1,8 +1,9 @@
 // What an import knows of its objects' externalIds, kept on disk and not in the JavaScript heap
 // (docs/import.md §Memory): the externalIds its check has seen (to refuse a duplicate) and the
-// server id registered for each (to resolve references and print the id map). Both grow with the
-// file, so they live in a scratch store of the database layer (a temporary SQLite database of its
-// own, with a small page cache): lookups stay synchronous, as the kinds' `known` is.
+// server id registered for each (to resolve references and print the id map), and the references
+// to externalIds that no line holds, checked before the first write. They grow with the file, so
+// they live in a scratch store of the database layer (a temporary SQLite database of its own, with
+// a small page cache): lookups stay synchronous, as the kinds' `known` is.
 import { ScratchStore, type ScratchMap } from '../db/index.ts';
 
 /** Pages of the ids' store held in memory, in KiB: the rest stays in the file (the system's cache). */
@@ -13,16 +14,22 @@ export class ImportIds {
   readonly #seen: ScratchMap;
   readonly #ids: ScratchMap;
   readonly #claimed: ScratchMap;
+  readonly #referenced: ScratchMap;
+  readonly #missing: ScratchMap;
 
   private constructor(store: ScratchStore) {
     this.#store = store;
     this.#seen = store.table('seen');
     this.#ids = store.table('ids');
     this.#claimed = store.table('claimed');
+    this.#referenced = store.table('referenced');
+    this.#missing = store.table('missing');
   }
 
   static async open(): Promise<ImportIds> {
-    return new ImportIds(await ScratchStore.open({ tables: ['seen', 'ids', 'claimed'], cacheKiB: IDS_CACHE_KIB, prefix: 'rolodex-import-ids-' }));
+    return new ImportIds(
+      await ScratchStore.open({ tables: ['seen', 'ids', 'claimed', 'referenced', 'missing'], cacheKiB: IDS_CACHE_KIB, prefix: 'rolodex-import-ids-' }),
+    );
   }
 
   /**
@@ -56,6 +63,39 @@ export class ImportIds {
   /** Notes `externalId` as seen under `name`; false when it was already. */
   see(name: string, externalId: string): boolean {
     return this.#seen.add(name, externalId);
+  }
+
+  /** Whether `externalId` was seen under `name`. */
+  saw(name: string, externalId: string): boolean {
+    return this.#seen.get(name, externalId) !== undefined;
+  }
+
+  /**
+   * Notes a reference to `externalId` of `object` (`Reference.object`) that no line seen so far
+   * holds (src/import/references.ts); each once.
+   */
+  refer(object: string, externalId: string): void {
+    this.#referenced.add(object, externalId);
+  }
+
+  /** The objects referenced (`refer`), in name order. */
+  referencedObjects(): string[] {
+    return this.#referenced.groups();
+  }
+
+  /** The externalIds of `object` referenced, in order. */
+  *referenced(object: string): Generator<string> {
+    for (const [externalId] of this.#referenced.entries(object)) yield externalId;
+  }
+
+  /** Notes that `externalId` of `object` is neither in the file nor in the workspace. */
+  miss(object: string, externalId: string): void {
+    this.#missing.add(object, externalId);
+  }
+
+  /** Whether `externalId` of `object` was found missing (`miss`). */
+  missing(object: string, externalId: string): boolean {
+    return this.#missing.get(object, externalId) !== undefined;
   }
 
   set(object: string, externalId: string, id: string): void {

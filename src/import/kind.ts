@@ -12,11 +12,31 @@ export class ImportError extends InputError {
   override name = 'ImportError';
   readonly line: number;
   readonly field: string;
+  /** What is wrong, without the line and field. */
+  readonly reason: string;
   constructor(line: number, field: string, message: string) {
     super(`line ${line}: ${field}: ${message}`, field);
     this.line = line;
     this.field = field;
+    this.reason = message;
   }
+}
+
+/** An item's reference to another object by externalId, and the field that holds it. */
+export interface Reference {
+  /** The object named, as `ImportContext.resolve` takes it: a kind's object or a custom type's slug. */
+  object: string;
+  externalId: string;
+  field: string;
+}
+
+/**
+ * What `ImportKind.references` reads: `db` is the database (nothing is written yet), `kept` as in
+ * `ImportContext`. `items` is there only once every line is checked: the checked items of a kind.
+ */
+export interface ReferenceContext extends Ctx {
+  kept<S>(key: symbol, make: () => S): S;
+  items?(object: string): AsyncIterable<ImportItem<unknown>>;
 }
 
 export interface ImportItem<T> {
@@ -91,6 +111,15 @@ export interface ImportKind<T = unknown> {
   scope?(value: T): string;
   /** Other object names this kind registers ids under and resolves (custom types' slugs). */
   covers?(object: string): boolean;
+  /**
+   * The item's references to other objects by externalId, those its write resolves (docs/import.md
+   * §Rules): the import finds the ones that name nothing, in the file or the workspace, before
+   * its first write, and reports every line that has one. Null when the item's references cannot
+   * be told before every line is checked (`ctx.items` absent): the kind is then asked again, for
+   * every item, once they are. A reference the kind cannot tell even then is left out: its write
+   * still refuses it.
+   */
+  references?(ctx: ReferenceContext, item: ImportItem<T>): Reference[] | null | Promise<Reference[] | null>;
   /** Whether upsert needs every item of the kind in one call (definitions order their own lines); else it gets them a chunk at a time. */
   whole?: boolean;
   /**

@@ -1,6 +1,7 @@
 // Runs one import (docs/import.md): reads the source once to check every object (every bad one is
-// reported, up to MAX_REPORTED), keeping each checked line on disk by kind, then writes kind by
-// kind in dependency order, a chunk at a time, so that memory holds one chunk and not the file.
+// reported, up to MAX_REPORTED), keeping each checked line on disk by kind, then finds the lines
+// that reference an externalId found nowhere (src/import/references.ts), then writes kind by kind
+// in dependency order, a chunk at a time, so that memory holds one chunk and not the file.
 // `atomic` writes everything in one transaction; `batched` commits each chunk, so that a server
 // sharing the database waits for one chunk at most (docs/import.md §Sharing the database).
 import type { Ctx } from '../lib/context.ts';
@@ -9,6 +10,7 @@ import { lockLate, planWithValues, replanOthers, settled, takeLateLocks, type Tx
 import { idSequence } from '../lib/ids.ts';
 import { ImportError, type ImportContext, type ImportItem, type ImportKind } from './kind.ts';
 import { ImportIds } from './ids.ts';
+import { References } from './references.ts';
 import { type ImportSource, textSource } from './source.ts';
 import { Spill } from './spill.ts';
 
@@ -91,16 +93,23 @@ function checkObject(byObject: Map<string, ImportKind<any>>, value: unknown): { 
   return { kind, raw, checked, name: scope === undefined ? kind.object : `${kind.object} ${scope}` };
 }
 
+/** The error with its field named as the source names it (a CSV file's column), when it does. */
+function placed(source: ImportSource, error: ImportError): ImportError {
+  const column = source.column?.(error.field);
+  return column === undefined || column === error.field ? error : new ImportError(error.line, column, error.reason);
+}
+
 /**
- * Pass 1: every object checked, the good ones spilled by kind; throws ImportFailed listing the bad
- * ones. Returns the count of each kind's objects, and of each scope of a kind that has scopes
- * (`record project`).
+ * Pass 1: every object checked, the good ones spilled by kind and their references noted; throws
+ * ImportFailed listing the bad ones. Returns the count of each kind's objects, and of each scope of
+ * a kind that has scopes (`record project`).
  */
 async function checkAll(
   byObject: Map<string, ImportKind<any>>,
   source: ImportSource,
   spill: Spill,
   ids: ImportIds,
+  references: References,
 ): Promise<{ counts: Map<string, number>; scoped: Map<string, number> }> {
   const counts = new Map<string, number>();
   const scoped = new Map<string, number>();
@@ -113,14 +122,18 @@ async function checkAll(
       continue;
     }
     try {
-      const { kind, raw, name } = checkObject(byObject, value);
-      if (!ids.see(name, raw.externalId as string)) throw new InputError(`"${raw.externalId as string}" appears twice for ${name}`, 'externalId');
+      const { kind, raw, checked, name } = checkObject(byObject, value);
+      const externalId = raw.externalId as string;
+      if (!ids.see(name, externalId)) throw new InputError(`"${externalId}" appears twice for ${name}`, 'externalId');
       counts.set(kind.object, (counts.get(kind.object) ?? 0) + 1);
       if (name !== kind.object) scoped.set(name, (scoped.get(name) ?? 0) + 1);
-      if (errors.length === 0) await spill.add(kind.object, line, raw);
+      if (errors.length === 0) {
+        await spill.add(kind.object, line, raw);
+        await references.note(kind, { line, externalId, value: checked });
+      }
     } catch (err) {
       if (!(err instanceof InputError) || err instanceof ImportError) throw err;
-      fail(new ImportError(line, err.param ?? '(object)', err.message));
+      fail(placed(source, new ImportError(line, err.param ?? '(object)', err.message)));
     }
   }
   if (errors.length > 0) throw new ImportFailed(errors, more);
@@ -177,15 +190,35 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
   let committed = false;
   // One replanning at a time, on another connection; the import waits for it only at its end.
   let replanning: Promise<void> | undefined;
+  const kindOf = (object: string) => byObject.get(object) ?? kinds.find((k) => k.covers?.(object));
+  // What a kind keeps for the whole import, from its check to its last write (`ImportContext.kept`).
+  const kept = new Map<symbol, unknown>();
+  const keep = <S>(key: symbol, make: () => S): S => {
+    if (!kept.has(key)) kept.set(key, make());
+    return kept.get(key) as S;
+  };
   try {
-    const { counts, scoped } = await checkAll(byObject, source, spill, store);
+    // References to externalIds that no line holds are looked up where the store sees those of
+    // their kind: under the kind's object, or `record <slug>` for a custom type.
+    const nameOf = (object: string) => {
+      const kind = kindOf(object);
+      return kind === undefined || kind.object === object ? object : `${kind.object} ${object}`;
+    };
+    const references = new References({ store, kindOf, nameOf }, { ...ctx, kept: keep });
+    const { counts, scoped } = await checkAll(byObject, source, spill, store, references);
+    // Before the first write, so that a reference to nothing writes nothing, in every mode.
+    const nowhere = await references.check(kinds, spill, MAX_REPORTED);
+    if (nowhere.errors.length > 0)
+      throw new ImportFailed(
+        nowhere.errors.map((e) => placed(source, e)),
+        nowhere.more,
+      );
     phase('check');
     let total = 0;
     for (const n of counts.values()) total += n * 2;
 
     const register = (object: string, externalId: string, id: string) => store.set(object, externalId, id);
     const known = (object: string, externalId: string): string | undefined => store.get(object, externalId);
-    const kindOf = (object: string) => byObject.get(object) ?? kinds.find((k) => k.covers?.(object));
     const resolve = async (object: string, externalId: string, at: { line: number; field: string }): Promise<string> => {
       const registered = known(object, externalId);
       if (registered) return registered;
@@ -210,7 +243,6 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
     // transaction of the chunk being written, opened before any kind runs.
     let open: Tx | undefined;
     let late = false;
-    const kept = new Map<symbol, unknown>();
     const importCtx: ImportContext = {
       ...ctx,
       get db(): Tx {
@@ -222,10 +254,7 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
       register,
       known,
       externalIds: (name) => store.seenOf(name),
-      kept<S>(key: symbol, make: () => S): S {
-        if (!kept.has(key)) kept.set(key, make());
-        return kept.get(key) as S;
-      },
+      kept: keep,
       newId: idSequence(ctx.now),
       claim: (group, value, line, note) => store.claim(group, value, line, note),
       claims: () => store.claims(),
@@ -325,7 +354,9 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
     // Batched, the chunks committed stay (docs/import.md §Sharing the database): only the bytes of
     // files of an atomic import are removed.
     if (mode === 'atomic') for (const u of undo) await u().catch(() => {});
-    const failed = err instanceof ImportError ? new ImportFailed([err]) : err;
+    // A reference the check found and the write did not (an object deleted meanwhile), a value a
+    // definition refuses: found while writing, at the first.
+    const failed = err instanceof ImportError ? new ImportFailed([placed(source, err)]) : err;
     if (failed instanceof ImportFailed) failed.committed = committed;
     throw failed;
   } finally {

@@ -18,6 +18,12 @@ export interface SourceObject {
 export interface ImportSource {
   /** The objects from the start, one at a time; each call reads the input again. */
   objects(): AsyncIterable<SourceObject>;
+  /**
+   * The name the input gives the place `field` (an object's JSON path, as `ImportError.field`) once
+   * its objects were read, for an error found after it: a CSV file's column. Undefined when the
+   * path is the input's own name (NDJSON, JSON).
+   */
+  column?(field: string): string | undefined;
 }
 
 function parseLine(text: string, line: number): SourceObject | undefined {

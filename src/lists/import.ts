@@ -44,6 +44,7 @@ export const listKind: ImportKind<ListInput> = {
     });
     return { name, objectType, members: [...new Set(m as string[])] };
   },
+  references: (_ctx, { value }) => value.members.map((externalId, i) => ({ object: value.objectType, externalId, field: `members[${i}]` })),
   async lookup(ctx, externalIds) {
     const rows = await repo.listsByExternalId(ctx.db, ctx.actor.workspaceId, externalIds);
     return new Map([...rows].map(([ext, row]) => [ext, row.id]));

@@ -38,6 +38,7 @@ export const mailboxKind: ImportKind<MailboxInput> = {
     };
   },
   lookup: (ctx, externalIds) => repo.mailboxesByExternalId(ctx.db, ctx.actor.workspaceId, externalIds),
+  references: (_ctx, { value }) => [{ object: 'user', externalId: value.user, field: 'user' }],
   async upsert(ctx, items) {
     const at = isoNow(ctx.now);
     const taken = (line: number, address: string) => new ImportError(line, 'address', `another mailbox of the workspace has the address "${address}"`);

@@ -193,6 +193,8 @@ async function transcriptsOf(ctx: ImportContext, items: ImportItem<MeetingInput>
 export const meetingKind: ImportKind<MeetingInput> = {
   object: 'meeting',
   check: checkMeeting,
+  references: (_ctx, { value }) =>
+    value.transcript === null ? [] : [{ object: 'file', externalId: value.transcript, field: 'relationships.$transcript.values[0]' }],
   async lookup(ctx, externalIds) {
     const rows = await repo.meetingsByExternalId(ctx.db, ctx.actor.workspaceId, externalIds);
     return new Map([...rows].map(([ext, row]) => [ext, row.id]));

@@ -68,6 +68,10 @@ export function checkMessage(raw: Record<string, unknown>): MessageInput {
 export const messageKind: ImportKind<MessageInput> = {
   object: 'message',
   check: checkMessage,
+  references: (_ctx, { value }) => [
+    { object: 'channel', externalId: value.channel, field: 'channel' },
+    ...(value.files ?? []).map((externalId, i) => ({ object: 'file', externalId, field: `relationships.$files.values[${i}]` })),
+  ],
   async lookup(ctx, externalIds) {
     return new Map([...(await repo.messagesByExternalId(ctx.db, ctx.actor.workspaceId, externalIds))].map(([k, v]) => [k, v.id]));
   },

@@ -93,11 +93,48 @@ function rowObject(line: number, type: string, defs: TypeDefinitions, headers: s
   return { object: system ? type : 'record', ...(system ? {} : { objectType: type }), externalId, fields, relationships };
 }
 
+/** What each column of the header names; a cell that names nothing is reported. */
+function headerColumns(defs: TypeDefinitions, headers: string[], line: number): { columns: Column[]; bad: ImportError[] } {
+  const bad: ImportError[] = [];
+  const columns = headers.map((h): Column => {
+    try {
+      return column(defs, h);
+    } catch (err) {
+      if (!(err instanceof InputError)) throw err;
+      bad.push(new ImportError(line, err.param ?? h, err.message));
+      return { kind: 'externalId' };
+    }
+  });
+  return { columns, bad };
+}
+
+/**
+ * The JSON path of each column's place in an import line (`externalId`, `relationships.<key>`,
+ * `fields.<key>`, `fields.<key>.value.<member>`) → its header, for an error found once the rows
+ * were read (`ImportSource.column`).
+ */
+function columnPaths(headers: string[], columns: Column[]): Map<string, string> {
+  const paths = new Map<string, string>();
+  columns.forEach((col, i) => {
+    const path =
+      col.kind === 'externalId'
+        ? 'externalId'
+        : col.kind === 'relationship'
+          ? `relationships.${col.def.key}`
+          : col.member === undefined
+            ? `fields.${col.def.key}`
+            : `fields.${col.def.key}.value.${col.member}`;
+    paths.set(path, headers[i] as string);
+  });
+  return paths;
+}
+
 /** The rows of a CSV file of records of `type`, as import lines; the type's definitions are read once. */
 export async function csvSource(ctx: Ctx, path: string, type: string): Promise<ImportSource> {
   if (RESERVED_TYPES.has(type) && !Object.hasOwn(RECORD_TYPES, type)) throw new InputError(`"${type}" has no records to import`, 'type');
   const defs = await loadDefinitions(ctx, { objectType: type });
   if (!defs) throw new InputError(`no object type "${type}" in the workspace (account, contact, opportunity, note, task or a custom type's slug)`, 'type');
+  let paths = new Map<string, string>();
   return {
     async *objects(): AsyncGenerator<SourceObject> {
       const parser = parse({ bom: true, info: true, relax_column_count: true, skip_empty_lines: true });
@@ -110,16 +147,9 @@ export async function csvSource(ctx: Ctx, path: string, type: string): Promise<I
         for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
           if (!headers) {
             headers = record;
-            const bad: ImportError[] = [];
-            columns = headers.map((h) => {
-              try {
-                return column(defs, h);
-              } catch (err) {
-                if (!(err instanceof InputError)) throw err;
-                bad.push(new ImportError(info.lines, err.param ?? h, err.message));
-                return { kind: 'externalId' };
-              }
-            });
+            const header = headerColumns(defs, headers, info.lines);
+            columns = header.columns;
+            const bad = header.bad;
             if (!columns.some((c) => c.kind === 'externalId'))
               bad.push(new ImportError(info.lines, 'externalId', 'the header needs a column named externalId'));
             // A header that names nothing makes every row wrong: it alone is reported.
@@ -127,6 +157,7 @@ export async function csvSource(ctx: Ctx, path: string, type: string): Promise<I
               for (const e of bad) yield { line: info.lines, value: undefined, error: e };
               return;
             }
+            paths = columnPaths(headers, columns);
             continue;
           }
           try {
@@ -141,6 +172,15 @@ export async function csvSource(ctx: Ctx, path: string, type: string): Promise<I
         if (!e.code?.startsWith('CSV_')) throw err;
         yield { line: e.lines ?? 0, value: undefined, error: new ImportError(e.lines ?? 0, '(row)', `not valid CSV: ${e.message}`) };
       }
+    },
+    // The longest start of the path that a column fills: `relationships.$account.values[1]` is
+    // the column of `relationships.$account`.
+    column(field) {
+      for (let end = field.length; end > 0; end = Math.max(field.lastIndexOf('.', end - 1), field.lastIndexOf('[', end - 1))) {
+        const header = paths.get(field.slice(0, end));
+        if (header !== undefined) return header;
+      }
+      return undefined;
     },
   };
 }

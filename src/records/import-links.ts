@@ -77,7 +77,7 @@ function linkDef(kind: string, defs: TypeDefinitions, item: ImportItem<RecordInp
 }
 
 /** Members are the workspace's users: their externalIds are those of the user kind. */
-const importObject = (def: RelationshipDef) => (def.objectType === 'member' ? 'user' : def.objectType);
+export const importObject = (def: { objectType: string }) => (def.objectType === 'member' ? 'user' : def.objectType);
 
 /**
  * The links of a bulk load's batch whose targets this import has already registered, sent with the

@@ -15,6 +15,7 @@ import { fieldChanges, logBatch, type Updated } from './import-changes.ts';
 import { checkUniqueValues, recheckUniqueValues, type UniqueValue, uniqueValues } from './import-unique.ts';
 import { link, linkEarly, type RecordInput, stateOf } from './import-links.ts';
 import { existingOf, lookUpExisting, writtenAsMeant } from './import-existing.ts';
+import { recordReferences } from './import-references.ts';
 import { lockRecords } from './repository.ts';
 import { valueRows } from './index/values.ts';
 import * as repo from './repository.ts';
@@ -296,6 +297,7 @@ function recordKind(kind: RecordKind): ImportKind<RecordInput> {
     object: kind,
     check: (raw) => check(kind, raw),
     lookup: (ctx, externalIds) => repo.recordsByExternalId(ctx.db, ctx.actor.workspaceId, kind, externalIds),
+    references: (ctx, item) => recordReferences(ctx, kind, item),
     // In one transaction the type's first chunk looks them up, unless it bulk-loads (`upsertOfType`).
     ahead: (ctx) => (ctx.bulkLoad ? Promise.resolve() : lookUpExisting(ctx, kind, kind)),
     upsert: async (ctx, items) => upsertOfType(ctx, kind, RECORD_TYPES[kind], (await definitionsOf(ctx, kind)) ?? (await requireDefinitions(ctx, kind)), items),
@@ -344,6 +346,7 @@ export const customRecordKind: ImportKind<CustomRecordInput> = {
   covers: (object) => !RESERVED_TYPES.has(object) && CUSTOM_KEY.test(object),
   lookup: (ctx, externalIds, object) =>
     object === undefined ? Promise.resolve(new Map()) : repo.recordsByExternalId(ctx.db, ctx.actor.workspaceId, object, externalIds),
+  references: (ctx, item) => recordReferences(ctx, item.value.objectType, item),
   async ahead(ctx, items) {
     if (!ctx.bulkLoad) for (const objectType of byType(items).keys()) await lookUpExisting(ctx, 'record', objectType);
   },

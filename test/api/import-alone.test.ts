@@ -158,10 +158,11 @@ for (const dialect of testDialects()) {
         assert.equal((await rolodexImport(env, workspaceId, FILE(20))).code, 0);
         const before = inspect(tdb.sqliteFile as string);
         const size = statSync(tdb.sqliteFile as string).size;
-        // Checked only in the transaction, once every contact is written: a link to an account that does not exist.
-        const r = await importInChild(tdb, workspaceId, FILE(20_000, 'missing'), false);
+        // Refused only in the transaction, once every contact is written: a relationship no definition names.
+        const bad = { object: 'contact', externalId: 'bad', relationships: { nope: { values: ['a0'] } } };
+        const r = await importInChild(tdb, workspaceId, `${FILE(20_000)}\n${JSON.stringify(bad)}`, false);
         assert.equal(r.code, 1);
-        assert.match(r.err, /no account with externalId "missing"/);
+        assert.match(r.err, /line 20002: relationships\.nope: is not a relationship of contact/);
         assert.ok(r.grew, 'the import wrote pages into the file before it failed');
         assert.deepEqual(inspect(tdb.sqliteFile as string), before);
         assert.equal(statSync(tdb.sqliteFile as string).size, size);

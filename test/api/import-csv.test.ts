@@ -100,6 +100,54 @@ eachDialect('rolodex import of CSV', (ctx) => {
     assert.match(last.err, /line 2: Website: /);
   });
 
+  for (const commit of ['atomic', 'batched'] as const) {
+    test(`${commit}: every row naming an externalId found nowhere is reported with its CSV column before anything is written`, async () => {
+      const t = ctx();
+      const s = await seedWorkspace(t);
+      const ws = s.workspaceId;
+      const accounts = await rolodex(t, ['import', '--workspace', ws, '--type', 'account', file(t, 'a.csv', 'externalId,Name\na-1,Acme\n')]);
+      assert.equal(accounts.code, 0, accounts.err);
+      const contacts = async () => (await call(t, s.secret, 'GET', '/v1/contacts')).json().totalCount as number;
+      const bad = file(t, 'r.csv', 'externalId,name,accounts\nr-1,A,nope1\nr-2,B,nope2\nr-3,C,a-1;nope3\nr-4,D,a-1\n');
+      const r = await rolodex(t, ['import', '--workspace', ws, '--type', 'contact', '--commit', commit, bad]);
+      assert.equal(r.code, 1, r.err);
+      assert.equal(
+        r.err,
+        [
+          'rolodex import: import failed, nothing was written:',
+          'line 2: accounts: no account with externalId "nope1" in this import or the workspace',
+          'line 3: accounts: no account with externalId "nope2" in this import or the workspace',
+          'line 4: accounts: no account with externalId "nope3" in this import or the workspace',
+        ].join('\n'),
+      );
+      assert.equal(await contacts(), 0, 'nothing is written, not even the rows before the first bad one');
+      // Up to 100 bad rows are reported, then a count; still nothing written.
+      const rows = ['externalId,Name,Accounts'];
+      for (let i = 0; i < 150; i++) rows.push(`m-${i},M${i},${i % 50 === 7 ? 'a-1' : `none-${i}`}`);
+      const many = await rolodex(t, ['import', '--workspace', ws, '--type', 'contact', '--commit', commit, file(t, 'm.csv', rows.join('\n'))]);
+      assert.equal(many.code, 1, many.err);
+      const lines = many.err.split('\n').filter((l) => /^line \d+:/.test(l));
+      assert.equal(lines.length, 100, many.err.slice(0, 500));
+      assert.equal(lines[0], 'line 2: Accounts: no account with externalId "none-0" in this import or the workspace');
+      assert.ok(!lines.some((l) => l.startsWith('line 9:')), 'a good row is not reported');
+      assert.match(many.err, /\n… and 47 more bad objects$/);
+      assert.equal(await contacts(), 0);
+      // The same rows once every account exists: the workspace's account is found.
+      const good = await rolodex(t, [
+        'import',
+        '--workspace',
+        ws,
+        '--type',
+        'contact',
+        '--commit',
+        commit,
+        file(t, 'g.csv', 'externalId,name,accounts\nr-3,C,a-1\n'),
+      ]);
+      assert.equal(good.code, 0, good.err);
+      assert.equal(await contacts(), 1);
+    });
+  }
+
   test('NDJSON: every bad line is reported, JSON errors and shape errors alike', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);

@@ -190,7 +190,7 @@ eachDialect('import records', (ctx) => {
     }
     const renamed = await failure(t, s.workspaceId, ndjson([{ object: 'account', externalId: 'x', fields: { $domain: { value: 'https://x.test' } } }]));
     assert.match(renamed.message, /\$website/, 'an earlier system name is refused naming what it became');
-    // A reference that resolves nowhere fails in the transaction: still nothing written.
+    // A reference that resolves nowhere is found before the first write: nothing written.
     const err = await failure(
       t,
       s.workspaceId,
@@ -209,6 +209,77 @@ eachDialect('import records', (ctx) => {
     const users = await t.deps.db.kysely.selectFrom('users').select('id').where('workspace_id', '=', s.workspaceId).execute();
     assert.equal(users.length, 1); // only the seeded one
   });
+
+  for (const commit of ['atomic', 'batched'] as const) {
+    test(`${commit}: every line naming an externalId found nowhere is reported before anything is written, whatever its kind`, async () => {
+      const t = ctx();
+      const s = await seedWorkspace(t);
+      const before = await importObjects(t, s.workspaceId, [{ object: 'account', externalId: 'a-ws', fields: { $name: { value: 'Old', valueType: 'TEXT' } } }]);
+      assert.equal(before.counts.account, 1);
+      const at = (value: unknown, valueType: string) => ({ value, valueType });
+      const objects = [
+        { object: 'user', externalId: 'u1', email: 'owner@acme.test', name: 'Owner' },
+        {
+          object: 'definition',
+          externalId: 'd-partner',
+          definition: 'relationship',
+          objectType: 'contact',
+          key: 'partner',
+          label: 'Partner',
+          cardinality: 'has_one',
+          targetType: 'account',
+        },
+        { object: 'account', externalId: 'a1', fields: { $name: at('Acme', 'TEXT') } },
+        { object: 'contact', externalId: 'c1', relationships: { $account: { values: ['a1', 'a-ws', 'a-none'] } } },
+        { object: 'contact', externalId: 'c2', relationships: { $account: { values: ['a-ws'] }, partner: { values: ['a1'] } } },
+        { object: 'contact', externalId: 'c3', relationships: { partner: { values: ['a-none2'] } } },
+        { object: 'opportunity', externalId: 'o1', relationships: { $champion: { values: ['c2'] }, $owner: { objectType: 'member', values: ['u-none'] } } },
+        { object: 'list', externalId: 'l1', name: 'Hot', objectType: 'contact', members: ['c1', 'c-none'] },
+        { object: 'channel', externalId: 'ch1', provider: 'slack', name: 'general', visibility: 'public', members: ['u1', 'u-none'] },
+        { object: 'message', externalId: 'm1', channel: 'ch-none', fields: { $text: at('Hi', 'TEXT'), $sentAt: at('2026-03-01T09:00:00.000Z', 'DATETIME') } },
+        { object: 'mailbox', externalId: 'mb1', user: 'u-none', address: 'ann@acme.test' },
+        {
+          object: 'email',
+          externalId: 'e1',
+          mailbox: 'mb-none',
+          fields: { $sentAt: at('2026-03-02T09:00:00.000Z', 'DATETIME'), $from: at('b@globex.test', 'EMAIL') },
+        },
+        { object: 'account', externalId: 'a2', relationships: { $files: { values: ['f-none'] } } },
+      ];
+      let failed: ImportFailed | undefined;
+      try {
+        await runImport(operatorCtx(t.deps.db.kysely, s.workspaceId), { kinds: importKinds(), text: ndjson(objects), commit });
+      } catch (err) {
+        if (!(err instanceof ImportFailed)) throw err;
+        failed = err;
+      }
+      assert.ok(failed, 'the import fails');
+      assert.deepEqual(
+        failed.errors.map((e) => `${e.line} ${e.field}`),
+        [
+          '4 relationships.$account.values[2]',
+          '6 relationships.partner.values[0]',
+          '7 relationships.$owner.values[0]',
+          '8 members[1]',
+          '9 members[1]',
+          '10 channel',
+          '11 user',
+          '12 mailbox',
+          '13 relationships.$files.values[0]',
+        ],
+      );
+      assert.match(failed.message, /^line 4: relationships\.\$account\.values\[2\]: no account with externalId "a-none" in this import or the workspace$/m);
+      assert.match(failed.message, /^line 7: relationships\.\$owner\.values\[0\]: no user with externalId "u-none" in this import or the workspace$/m);
+      assert.equal(failed.committed, false);
+      // Nothing is written: not the definition, the user, the records, the list nor the channel.
+      const total = async (path: string) => (await call(t, s.secret, 'GET', path)).json().totalCount as number;
+      assert.deepEqual(
+        [await total('/v1/accounts'), await total('/v1/contacts'), await total('/v1/opportunities'), await total('/v1/lists'), await total('/v1/members')],
+        [1, 0, 0, 0, 1],
+      );
+      assert.equal((await call(t, s.secret, 'GET', '/v1/contacts/definitions')).json().relationshipDefinitions.partner, undefined);
+    });
+  }
 
   test('a JSON array works the same, items numbered from 1', async () => {
     const t = ctx();
