@@ -93,17 +93,46 @@ function rowObject(line: number, type: string, defs: TypeDefinitions, headers: s
   return { object: system ? type : 'record', ...(system ? {} : { objectType: type }), externalId, fields, relationships };
 }
 
-/** What each column of the header names; a cell that names nothing is reported. */
+/**
+ * What each column of the header names, and a column naming what an earlier one names (the
+ * externalId, a relationship, a field, or a member of a field the earlier one names whole or as
+ * the same member): of two such cells one would be taken and the other dropped without a word, so
+ * the header is refused, naming both columns.
+ */
 function headerColumns(defs: TypeDefinitions, headers: string[], line: number): { columns: Column[]; bad: ImportError[] } {
   const bad: ImportError[] = [];
+  // What a column names ("the field $name", "the field $name.firstName") → the first column naming it.
+  const first = new Map<string, string>();
   const columns = headers.map((h): Column => {
+    let col: Column;
     try {
-      return column(defs, h);
+      col = column(defs, h);
     } catch (err) {
       if (!(err instanceof InputError)) throw err;
       bad.push(new ImportError(line, err.param ?? h, err.message));
       return { kind: 'externalId' };
     }
+    let what: string;
+    let earlier: string | undefined;
+    let takes = 'a field takes one column';
+    if (col.kind === 'externalId') {
+      what = 'the externalId';
+      takes = 'the externalId takes one column';
+    } else if (col.kind === 'relationship') {
+      what = `the relationship ${col.def.key}`;
+      takes = 'a relationship takes one column, its externalIds separated by ;';
+    } else if (col.member === undefined) {
+      what = `the field ${col.def.key}`;
+      earlier = first.get(what) ?? first.get(`a member of ${col.def.key}`);
+    } else {
+      const whole = `the field ${col.def.key}`;
+      what = first.has(whole) ? whole : `${whole}.${col.member}`;
+      if (!first.has(`a member of ${col.def.key}`)) first.set(`a member of ${col.def.key}`, h);
+    }
+    earlier ??= first.get(what);
+    if (earlier !== undefined) bad.push(new ImportError(line, h, `names ${what}, as column "${earlier}" does; ${takes}`));
+    else first.set(what, h);
+    return col;
   });
   return { columns, bad };
 }

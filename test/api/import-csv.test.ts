@@ -148,6 +148,57 @@ eachDialect('rolodex import of CSV', (ctx) => {
     });
   }
 
+  test('a header naming one field, relationship or externalId in two columns is refused, naming both; nothing is written', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const ws = s.workspaceId;
+    const cases: Array<[string, string, string]> = [
+      ['account', 'externalId,Name,name\nd-1,A,B\n', 'line 1: name: names the field $name, as column "Name" does; a field takes one column'],
+      [
+        'account',
+        'externalId,externalId,Name\nd-1,d-2,A\n',
+        'line 1: externalId: names the externalId, as column "externalId" does; the externalId takes one column',
+      ],
+      [
+        'contact',
+        'External ID,Accounts,$account\nd-1,a,b\n',
+        'line 1: $account: names the relationship $account, as column "Accounts" does; a relationship takes one column, its externalIds separated by ;',
+      ],
+      [
+        'contact',
+        'externalId,$name.firstName,Name.firstName\nd-1,A,B\n',
+        'line 1: Name.firstName: names the field $name.firstName, as column "$name.firstName" does; a field takes one column',
+      ],
+      [
+        'contact',
+        'externalId,Name,$name.lastName\nd-1,A B,C\n',
+        'line 1: $name.lastName: names the field $name, as column "Name" does; a field takes one column',
+      ],
+      [
+        'contact',
+        'externalId,$name.lastName,Name\nd-1,C,A B\n',
+        'line 1: Name: names the field $name, as column "$name.lastName" does; a field takes one column',
+      ],
+    ];
+    for (const [type, text, error] of cases) {
+      const r = await rolodex(t, ['import', '--workspace', ws, '--type', type, file(t, 'dup.csv', text)]);
+      assert.equal(r.code, 1, r.err);
+      assert.equal(r.err, `rolodex import: import failed, nothing was written:\n${error}`);
+    }
+    assert.equal((await call(t, s.secret, 'GET', '/v1/accounts')).json().totalCount, 0);
+    assert.equal((await call(t, s.secret, 'GET', '/v1/contacts')).json().totalCount, 0);
+    // Two members of one field are two columns of it, as before.
+    const members = await rolodex(t, [
+      'import',
+      '--workspace',
+      ws,
+      '--type',
+      'contact',
+      file(t, 'ok.csv', 'externalId,$name.firstName,Name.lastName\nd-1,A,B\n'),
+    ]);
+    assert.equal(members.code, 0, members.err);
+  });
+
   test('NDJSON: every bad line is reported, JSON errors and shape errors alike', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);
