@@ -56,8 +56,8 @@ const VERSION = { 'service-version': '2026-03-01' };
 const load1 = () => loadavg()[0]!.toFixed(1);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]!;
-/** A cursor of the history API (src/records/history.ts): the seq the next page starts below. */
-const cursor = (seq: number) => Buffer.from(`h${seq}`).toString('base64url');
+/** A cursor of the history API (src/records/history.ts): the seq the next page starts below, of this record's field. */
+const cursor = (recordId: string, field: string, seq: number) => Buffer.from(`h${seq}.${recordId}.${field}`).toString('base64url');
 
 async function history(): Promise<void> {
   const { tdb, ctx } = await seedContext(dialect);
@@ -105,7 +105,7 @@ async function history(): Promise<void> {
         ] as const) {
           // The cursor below which the page starts: the last page holds `limit` entries with the start.
           const seq = label === 'first' ? undefined : label === 'last' ? ((limit - 1) * n) / r.shown + 1 : Math.round(n * (1 - at));
-          const url = `${server.url}/v1/contacts/${r.id}/fields/${field}/history?limit=${limit}${seq === undefined ? '' : `&after=${cursor(seq)}`}`;
+          const url = `${server.url}/v1/contacts/${r.id}/fields/${field}/history?limit=${limit}${seq === undefined ? '' : `&after=${cursor(r.id, field, seq)}`}`;
           const page = await latency(url, headers, Number(args.requests), (body) => {
             // Full pages, the last one with the record's start (at least `limit` entries below every cursor when --changes ≥ 40 × limit).
             if (body.data.length !== limit || body.hasMore !== (label !== 'last'))

@@ -78,6 +78,18 @@ export async function historyRows(db: Executor, recordId: string, field: string,
   return rows.map((r) => ({ ...r, seq: Number(r.seq), is_create: Number(r.is_create) }));
 }
 
+/** Whether the field has its row numbered `seq` (one read by the key). */
+export async function historyRowExists(db: Executor, recordId: string, field: string, seq: number): Promise<boolean> {
+  const row = await db
+    .selectFrom('field_history')
+    .select('seq')
+    .where('record_id', '=', recordId)
+    .where('field', '=', field)
+    .where('seq', '=', seq)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 /** The record's starting snapshot, when it has one. */
 export async function snapshotOf(db: Executor, recordId: string): Promise<HistoryRow | undefined> {
   const row = await historyRows(db, recordId, '*', 1, 1);

@@ -3,7 +3,7 @@
 // page costs the same at any depth. Consecutive identical values show as the oldest of them: an
 // entry is shown only when the next older one holds another value. The oldest entry comes from the
 // record's starting snapshot (`*`): its value of the field then, null when it had none.
-import { historyRows, type HistoryRow, snapshotOf } from '../changes/repository.ts';
+import { historyRowExists, historyRows, type HistoryRow, snapshotOf } from '../changes/repository.ts';
 import type { FieldDef } from '../definitions/service.ts';
 import type { Ctx } from '../lib/context.ts';
 import { AppError, notFound } from '../lib/errors.ts';
@@ -68,16 +68,25 @@ const toEntry = (r: HistoryRow): Entry => ({
   isCreate: r.is_create === 1,
 });
 
-function encodeCursor(seq: number): string {
-  return Buffer.from(`h${seq}`).toString('base64url');
+// A cursor names the last entry a page showed and the record and field it pages, as
+// `h<seq>.<record id>.<field key>` in base64url (opaque to callers): a cursor is taken only on the
+// record and field it came from, in the form this endpoint writes it, and only while it names an
+// entry of that field (docs/history.md §The answer). Anything else is 400 invalid_parameter.
+const TOP = 2 ** 31 - 1;
+
+function encodeCursor(recordId: string, fieldKey: string, seq: number): string {
+  return Buffer.from(`h${seq}.${recordId}.${fieldKey}`).toString('base64url');
 }
 
-function decodeCursor(after: string | undefined): number {
-  if (after === undefined) return 2 ** 31 - 1;
-  const m = /^h(0|[1-9]\d{0,9})$/.exec(Buffer.from(after, 'base64url').toString());
-  if (!m || Number(m[1]) >= 2 ** 31 - 1 || encodeCursor(Number(m[1])) !== after)
-    throw new AppError('invalid_parameter', '"after" is not a cursor this endpoint returned.', { param: 'after' });
-  return Number(m[1]);
+const badCursor = () => new AppError('invalid_parameter', '"after" is not a cursor this endpoint returned for this field of this record.', { param: 'after' });
+
+/** The seq below which the page starts: the cursor's entry, or the top when there is none. */
+function decodeCursor(input: HistoryInput): number {
+  if (input.after === undefined) return TOP;
+  const m = /^h([1-9]\d{0,9})\./.exec(Buffer.from(input.after, 'base64url').toString());
+  const seq = Number(m?.[1]);
+  if (!m || seq >= TOP || encodeCursor(input.id, input.fieldKey, seq) !== input.after) throw badCursor();
+  return seq;
 }
 
 /** Rows read at most at once: a page of 100 entries whose values each repeat about 10 times. */
@@ -110,12 +119,13 @@ async function* entries(ctx: Ctx, row: RecordRow, key: string, before: number, f
 
 export async function fieldHistory(ctx: Ctx, input: HistoryInput & { type: RecordType }) {
   const { type } = input;
-  const before = decodeCursor(input.after);
+  const before = decodeCursor(input);
   const row = await findRecord(ctx.db, ctx.actor.workspaceId, type.objectType, input.id);
   if (!row) throw notFound(type.objectType, input.id);
   const defs = await requireDefinitions(ctx, type.objectType);
   const def = defs.fields.get(input.fieldKey);
   if (!def) throw new AppError('unknown_field', `"${input.fieldKey}" is not a field of ${type.article} ${type.objectType}.`, { param: 'fieldKey' });
+  if (before !== TOP && !(await historyRowExists(ctx.db, row.id, def.key, before))) throw badCursor();
   const shown: Entry[] = [];
   let held: Entry | undefined;
   for await (const e of entries(ctx, row, def.key, before, input.limit + 2)) {
@@ -137,6 +147,6 @@ export async function fieldHistory(ctx: Ctx, input: HistoryInput & { type: Recor
       isCreate: e.isCreate,
     })),
     hasMore,
-    nextCursor: hasMore ? encodeCursor(page[page.length - 1]!.seq) : null,
+    nextCursor: hasMore ? encodeCursor(row.id, def.key, page[page.length - 1]!.seq) : null,
   };
 }

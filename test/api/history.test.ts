@@ -167,6 +167,46 @@ eachDialect('field history and events', (ctx) => {
     await refused(`${base}/$name/history`, 403, 'insufficient_scope', undefined, noRead);
   });
 
+  test('a cursor pages only the record and field it came from; one from elsewhere or forged is refused', async () => {
+    const s = await seedWorkspace(ctx());
+    const a = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'a0', $website: ['https://a0.test'] } });
+    const b = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'b0' } });
+    for (let i = 1; i <= 4; i++) {
+      await ok(s, 'POST', `/v1/accounts/${a.id}`, { fields: { $name: `a${i}`, $website: [`https://a${i}.test`] } });
+      await ok(s, 'POST', `/v1/accounts/${b.id}`, { fields: { $name: `b${i}` } });
+    }
+    const first = await ok(s, 'GET', `/v1/accounts/${a.id}/fields/$name/history?limit=1`);
+    const cursor = first.nextCursor as string;
+    assert.ok(cursor);
+    // Its own record and field: the next page, and so on to the end.
+    const seen = [...first.data.map((e: any) => e.value)];
+    for (let after: string | null = cursor; after;) {
+      const page: any = await ok(s, 'GET', `/v1/accounts/${a.id}/fields/$name/history?limit=2&after=${after}`);
+      seen.push(...page.data.map((e: any) => e.value));
+      after = page.nextCursor;
+    }
+    assert.deepEqual(seen, ['a4', 'a3', 'a2', 'a1', 'a0']);
+    const bPage = await ok(s, 'GET', `/v1/accounts/${b.id}/fields/$name/history?limit=1`);
+
+    const refused = async (url: string) => {
+      const res = await api(s.secret, 'GET', url);
+      assert.equal(res.statusCode, 400, `${url}: ${res.body}`);
+      assert.equal(res.json().error.code, 'invalid_parameter', res.body);
+      assert.equal(res.json().error.param, 'after', res.body);
+    };
+    // Another record's, another field's (of this record), another record's on this one.
+    await refused(`/v1/accounts/${b.id}/fields/$name/history?after=${cursor}`);
+    await refused(`/v1/accounts/${a.id}/fields/$website/history?after=${cursor}`);
+    await refused(`/v1/accounts/${a.id}/fields/$name/history?after=${bPage.nextCursor}`);
+    // Made up: bare positions, and this cursor changed to name an entry the field does not have.
+    const b64 = (x: string) => Buffer.from(x).toString('base64url');
+    await refused(`/v1/accounts/${a.id}/fields/$name/history?after=${b64('h2')}`);
+    await refused(`/v1/accounts/${a.id}/fields/$name/history?after=${b64('h20')}`);
+    const forged = b64(Buffer.from(cursor, 'base64url').toString().replace(/^h\d+/, 'h20'));
+    assert.notEqual(forged, cursor);
+    await refused(`/v1/accounts/${a.id}/fields/$name/history?after=${forged}`);
+  });
+
   test('custom objects: history under /v1/objects, CURRENCY and select display values', async () => {
     const s = await seedWorkspace(ctx());
     const op = operatorCtx(ctx().deps.db.kysely, s.workspaceId);
