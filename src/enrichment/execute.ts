@@ -2,6 +2,7 @@
 // transaction and within the run's timeout; the writes then happen in one transaction that first
 // checks the runner still holds the run, re-reads the record and writes only the targets that are
 // still empty (or were named), each value checked by the records engine as an API write would be.
+// Whatever the outcome, the write of the run's end appends its event (./outcome.ts).
 import { type Executor, write } from '../db/index.ts';
 import { operatorCtx } from '../lib/context.ts';
 import { isoNow } from '../lib/ids.ts';
@@ -9,6 +10,7 @@ import { RECORD_TYPES, requireDefinitions } from '../records/service.ts';
 import { updateRecord } from '../records/service.ts';
 import { checkFieldKeys, checkFieldValues } from '../records/write-fields.ts';
 import { emailDomain, type EnrichmentProvider, firstValue, type Subject } from './provider.ts';
+import { appendRunsEnded, finishRun } from './outcome.ts';
 import * as repo from './repository.ts';
 import { ACCOUNT_LINK, isEmpty, loadSubject } from './service.ts';
 import type { RunStatus } from './tables.ts';
@@ -65,7 +67,7 @@ export async function executeRun(db: Executor, row: repo.RunRow, token: string, 
   const targets = JSON.parse(row.target_fields) as string[];
   const named = new Set(JSON.parse(row.named_fields) as string[]);
   const end = async (status: repo.Outcome['status'], error: string | null) =>
-    (await (env.finish ? env.finish({ id: row.id, status, error }) : repo.finish(db, row.id, token, status, isoNow(Date.now()), error))) ? status : null;
+    (await (env.finish ? env.finish({ id: row.id, status, error }) : finishRun(db, token, { id: row.id, status, error }))) ? status : null;
   if (subject === undefined) subject = (await loadSubject(operatorCtx(db, ws), row.entity_type, row.entity_id)) ?? null;
   if (!subject) return end('completed', null);
 
@@ -87,7 +89,9 @@ export async function executeRun(db: Executor, row: repo.RunRow, token: string, 
 
   return write(db, async (tx) => {
     if (!(await repo.holds(tx, row.id, token))) return null;
-    const ctx = operatorCtx(tx, ws);
+    // One clock for the write: the record's updatedAt, the run's completedAt and its event's occurredAt.
+    const now = Date.now();
+    const ctx = operatorCtx(tx, ws, { now });
     const current = await loadSubject(ctx, row.entity_type, row.entity_id);
     if (current) {
       const defs = await requireDefinitions(ctx, row.entity_type);
@@ -113,7 +117,8 @@ export async function executeRun(db: Executor, row: repo.RunRow, token: string, 
           ...(link ? { relationships: { [ACCOUNT_LINK]: { add: [account] } } } : {}),
         });
     }
-    await repo.finish(tx, row.id, token, 'completed', isoNow(Date.now()), null);
+    const ended = await repo.finish(tx, row.id, token, 'completed', isoNow(now), null);
+    if (ended) await appendRunsEnded(tx, [ended], now);
     return 'completed' as const;
   });
 }

@@ -122,27 +122,34 @@ export function activeRun(db: Executor, workspaceId: string, entityId: string): 
     .executeTakeFirst();
 }
 
+/** The runs a claim took, and those it failed instead (left running after their last attempt). */
+export interface Claim {
+  claimed: RunRow[];
+  abandoned: RunRow[];
+}
+
 /**
  * Claims up to `limit` due runs for `token` for `leaseMs`, the earliest due first; those of them
- * whose lease ended after their last allowed attempt are failed instead. Returns the claimed rows.
- * Both statements read only the `limit` earliest due runs, however many are due behind them.
+ * whose lease ended after their last allowed attempt are failed instead. Both statements read only
+ * the `limit` earliest due runs, however many are due behind them. The caller looks first whether
+ * any run is due (anyDue), so that an idle table costs no write, and appends the events of the
+ * runs failed in the same transaction (./outcome.ts).
  */
-export async function claimDue(db: Executor, input: { token: string; leaseMs: number; limit: number; maxAttempts: number; at: string }): Promise<RunRow[]> {
-  // A read first: an idle table costs no write (on SQLite, no write lock every poll).
-  if (!(await anyDue(db))) return [];
+export async function claimDue(db: Executor, input: { token: string; leaseMs: number; limit: number; maxAttempts: number; at: string }): Promise<Claim> {
   const due = () =>
     claimable(
       db,
       db.selectFrom('enrichment_runs').select('id').where(IN_FLIGHT_SQL).where('due_at', '<=', timeFromNow(db, 0)).orderBy('due_at').limit(input.limit),
     );
-  await db
+  const abandoned = await db
     .updateTable('enrichment_runs')
     .set({ status: 'failed', completed_at: input.at, updated_at: input.at, lease_owner: null, error: 'abandoned' })
     .where('id', 'in', due())
     .where('status', '=', 'running')
     .where('attempts', '>=', input.maxAttempts)
+    .returningAll()
     .execute();
-  return db
+  const claimed = await db
     .updateTable('enrichment_runs')
     .set({
       status: 'running',
@@ -155,6 +162,7 @@ export async function claimDue(db: Executor, input: { token: string; leaseMs: nu
     .where('id', 'in', due())
     .returningAll()
     .execute();
+  return { claimed, abandoned };
 }
 
 /** Extends the lease of the runs `token` still holds; returns their ids. */
@@ -177,7 +185,7 @@ export async function holds(tx: Executor, id: string, token: string): Promise<bo
   return (await q.executeTakeFirst()) !== undefined;
 }
 
-/** Ends run `id` with `status` while `token` holds it; false when it no longer does. */
+/** Ends run `id` with `status` while `token` holds it; the run as it ended, undefined when it no longer held it. */
 export async function finish(
   db: Executor,
   id: string,
@@ -185,15 +193,15 @@ export async function finish(
   status: Exclude<RunStatus, 'queued' | 'running'>,
   at: string,
   error: string | null,
-): Promise<boolean> {
-  const r = await db
+): Promise<RunRow | undefined> {
+  return db
     .updateTable('enrichment_runs')
     .set({ status, completed_at: at, updated_at: at, lease_owner: null, error })
     .where('id', '=', id)
     .where('lease_owner', '=', token)
     .where('status', '=', 'running')
+    .returningAll()
     .executeTakeFirst();
-  return Number(r.numUpdatedRows) === 1;
 }
 
 export interface Outcome {
@@ -202,24 +210,23 @@ export interface Outcome {
   error: string | null;
 }
 
-/** Ends the runs of `outcomes` that `token` still holds, in one statement; returns the ids it ended. */
-export async function finishAll(db: Executor, token: string, outcomes: readonly Outcome[], at: string): Promise<Set<string>> {
-  if (outcomes.length === 0) return new Set();
+/** Ends the runs of `outcomes` that `token` still holds, in one statement; returns the runs it ended, as they ended. */
+export async function finishAll(db: Executor, token: string, outcomes: readonly Outcome[], at: string): Promise<RunRow[]> {
+  if (outcomes.length === 0) return [];
   const ids = outcomes.map((o) => o.id);
   const pick = (value: (o: Outcome) => string | null) =>
     sql<string>`case id ${sql.join(
       outcomes.map((o) => sql`when ${o.id} then ${value(o)}`),
       sql` `,
     )} end`;
-  const rows = await db
+  return db
     .updateTable('enrichment_runs')
     .set({ status: pick((o) => o.status) as never, error: pick((o) => o.error), completed_at: at, updated_at: at, lease_owner: null })
     .where('id', 'in', ids)
     .where('lease_owner', '=', token)
     .where('status', '=', 'running')
-    .returning('id')
+    .returningAll()
     .execute();
-  return new Set(rows.map((r) => r.id));
 }
 
 /** Gives back runs not started (a runner stopping): due at once, this attempt uncounted. */

@@ -18,6 +18,7 @@ import type { EnrichmentConfig } from '../config.ts';
 import { type Db, logEnd } from '../db/index.ts';
 import { CREATION_BATCH, recordCreationRuns } from '../enrichment/creation.ts';
 import { type ExecuteEnv, executeRun } from '../enrichment/execute.ts';
+import { claimRuns, finishRun, finishRuns } from '../enrichment/outcome.ts';
 import * as repo from '../enrichment/repository.ts';
 import type { Subject } from '../enrichment/provider.ts';
 import { loadSubjects } from '../enrichment/service.ts';
@@ -69,7 +70,7 @@ export function startEnrichmentRunner(deps: {
       return more + (n === limit ? n : 0);
     }
     const size = take;
-    const rows = await repo.claimDue(db.kysely, { token, leaseMs: config.leaseMs, limit: size, maxAttempts: config.maxAttempts, at: isoNow(Date.now()) });
+    const rows = await claimRuns(db.kysely, { token, leaseMs: config.leaseMs, limit: size, maxAttempts: config.maxAttempts, at: isoNow(Date.now()) });
     take = rows.length === size ? Math.min(size * 2, limit) : config.concurrency;
     if (rows.length === 0) return more;
     const n = await executeClaimed(token, rows);
@@ -119,7 +120,7 @@ export function startEnrichmentRunner(deps: {
           (status) => void logger.info({ runId: run.id, ws: run.workspace_id, status }, 'enrichment run ended'),
           async (err: unknown) => {
             logger.warn({ err, runId: run.id }, 'enrichment run failed');
-            await repo.finish(db.kysely, run.id, token, 'failed', isoNow(Date.now()), 'error').catch(() => undefined);
+            await finishRun(db.kysely, token, { id: run.id, status: 'failed', error: 'error' }).catch(() => undefined);
           },
         );
         ending.push(done);
@@ -138,7 +139,8 @@ export function startEnrichmentRunner(deps: {
 
   /**
    * The outcomes of a round's runs that end without a write to their record (a failed lookup, a
-   * timeout) and that come in one turn of the event loop are written together, in one statement:
+   * timeout) and that come in one turn of the event loop are written together, in one statement
+   * (and their events in one more per workspace, in the same transaction: src/enrichment/outcome.ts):
    * runs claimed together mostly end together, and on SQLite each statement is a write of its own.
    */
   function finisher(token: string): (outcome: repo.Outcome) => Promise<boolean> {
@@ -146,17 +148,14 @@ export function startEnrichmentRunner(deps: {
     const flush = () => {
       const these = batch;
       batch = [];
-      repo
-        .finishAll(
-          db.kysely,
-          token,
-          these.map((b) => b.outcome),
-          isoNow(Date.now()),
-        )
-        .then(
-          (ended) => these.forEach((b) => b.done(ended.has(b.outcome.id))),
-          (err: unknown) => these.forEach((b) => b.failed(err)),
-        );
+      finishRuns(
+        db.kysely,
+        token,
+        these.map((b) => b.outcome),
+      ).then(
+        (ended) => these.forEach((b) => b.done(ended.has(b.outcome.id))),
+        (err: unknown) => these.forEach((b) => b.failed(err)),
+      );
     };
     return (outcome) =>
       new Promise<boolean>((done, failed) => {

@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { executeRun } from '../../src/enrichment/execute.ts';
 import type { EnrichmentProvider } from '../../src/enrichment/provider.ts';
 import { PROVIDERS } from '../../src/enrichment/providers.ts';
-import { claimDue } from '../../src/enrichment/repository.ts';
+import { claimRuns } from '../../src/enrichment/outcome.ts';
 import type { Io } from '../../src/cli/io.ts';
 import { main } from '../../src/cli/main.ts';
 import type { EnrichmentRunner } from '../../src/jobs/enrichment.ts';
@@ -260,7 +260,7 @@ eachDialect(
       let runId = '';
       try {
         runId = (await call(t, s.secret, 'POST', `/v1/enrichmentRun/accounts/${acc.id}`)).json().enrichmentRun.id;
-        const rows = await claimDue(db, { token: 'test-token', leaseMs: 60_000, limit: 100, maxAttempts: 3, at: new Date().toISOString() });
+        const rows = await claimRuns(db, { token: 'test-token', leaseMs: 60_000, limit: 100, maxAttempts: 3, at: new Date().toISOString() });
         const row = rows.find((x) => x.id === runId);
         assert.ok(row);
         const hanging: EnrichmentProvider = { name: 'hang', fills: () => ['$linkedIn'], canLookUp: () => true, lookUp: () => new Promise(() => {}) };

@@ -1,12 +1,15 @@
 // A runner's claim reads about the runs it takes, however many runs are due behind them
-// (src/enrichment/repository.ts `claimDue`): the runs abandoned after their last attempt are failed
-// among the earliest due only, as the claim takes them. Failing them with a statement of its own
-// over every due run read the whole backlog on every claim, and with on-create the runs queued by a
-// burst of creates made each claim slower than the last. PostgreSQL: rows read, from the
-// transaction's own statistics (pg_stat_xact_user_tables); SQLite: each update finds its rows by id.
+// (src/enrichment/repository.ts `claimDue`, which src/enrichment/outcome.ts `claimRuns` runs): the
+// runs abandoned after their last attempt are failed among the earliest due only, as the claim
+// takes them. Failing them with a statement of its own over every due run read the whole backlog
+// on every claim, and with on-create the runs queued by a burst of creates made each claim slower
+// than the last. PostgreSQL: rows read, from the transaction's own statistics
+// (pg_stat_xact_user_tables); SQLite: each update finds its rows by id.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
+import type { Executor } from '../../src/db/types.ts';
+import { claimRuns } from '../../src/enrichment/outcome.ts';
 import { claimDue } from '../../src/enrichment/repository.ts';
 import { isoNow } from '../../src/lib/ids.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
@@ -40,7 +43,10 @@ for (const dialect of testDialects()) {
     });
     after(() => tdb.drop());
 
-    const claim = (db: Parameters<typeof claimDue>[0]) => claimDue(db, { token: 't', leaseMs: 60_000, limit: LIMIT, maxAttempts: 3, at: isoNow(Date.now()) });
+    const input = () => ({ token: 't', leaseMs: 60_000, limit: LIMIT, maxAttempts: 3, at: isoNow(Date.now()) });
+    // The runner's claim (with the events of the runs it fails); or its statements alone, inside a transaction of the test's.
+    const claim = (db: Executor) => claimRuns(db, input());
+    const claimIn = async (tx: Executor) => (await claimDue(tx, input())).claimed;
 
     const checkOutcome = async (claimed: { id: string }[]) => {
       assert.deepEqual(claimed.map((r) => r.id).sort(), ['enr_00002', 'enr_00003', 'enr_00004', 'enr_00005'], 'the earliest due runs still allowed an attempt');
@@ -65,7 +71,7 @@ for (const dialect of testDialects()) {
               ).rows[0]?.n ?? 0,
             );
           const before = await read();
-          const claimed = await claim(tx);
+          const claimed = await claimIn(tx);
           const n = (await read()) - before;
           assert.ok(n <= 10 * LIMIT, `the claim read ${n} rows of a backlog of ${BACKLOG}`);
           return claimed;

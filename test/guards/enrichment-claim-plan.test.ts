@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { claimDue } from '../../src/enrichment/repository.ts';
+import { claimRuns } from '../../src/enrichment/outcome.ts';
 import { isoNow } from '../../src/lib/ids.ts';
 import { createTestDb, type TestDb } from '../helpers/db.ts';
 import { sqlitePlan } from '../helpers/plans.ts';
@@ -30,7 +30,7 @@ describe('an enrichment claim on SQLite [sqlite]', () => {
 
   test('every statement of a claim reads enrichment_runs through an index', async () => {
     const db = tdb.db.kysely;
-    const { result, statements } = await statementsOf(() => claimDue(db, { token: 't', leaseMs: 60_000, limit: 4, maxAttempts: 3, at: isoNow(Date.now()) }));
+    const { result, statements } = await statementsOf(() => claimRuns(db, { token: 't', leaseMs: 60_000, limit: 4, maxAttempts: 3, at: isoNow(Date.now()) }));
     assert.equal(result.length, 4);
     const claims = statements.filter((s) => s.includes('enrichment_runs'));
     assert.equal(claims.length, 3, claims.join('\n'));
