@@ -10,8 +10,13 @@ import { workspaceExists } from '../workspaces/repository.ts';
 import * as repo from './repository.ts';
 import { type Attempt, checkUrl, deliver, TargetError } from './sender.ts';
 
-/** `<object type>.<action>`: the object a system type, a custom slug, list, email or file. */
-const EVENT_TYPE = /^[a-z][a-z0-9_]{0,62}\.(created|updated|deleted|restored|merged|members_added|members_removed|sent|completed)$/;
+/** `<type>.<action>` of a record, a custom object (its slug), a meeting or a list (docs/events.md §Types). */
+const RESOURCE_EVENT = /^[a-z][a-z0-9_]{0,62}\.(created|updated|deleted|restored|merged)$/;
+
+/** The event types of one kind of object alone (docs/events.md §Types): a subscription names them exactly. */
+const OWN_EVENT_TYPES = new Set(['list.members_added', 'list.members_removed', 'email.sent', 'file.completed', 'enrichment_run.completed']);
+
+const isEventType = (t: string) => RESOURCE_EVENT.test(t) || OWN_EVENT_TYPES.has(t);
 
 export interface AddWebhookInput {
   url: string;
@@ -47,7 +52,7 @@ export async function addWebhook(ctx: Ctx, input: AddWebhookInput): Promise<Subs
   }
   const types = input.events === 'all' ? [] : [...new Set(input.events)];
   if (input.events !== 'all' && types.length === 0) throw new InputError('name the event types (--events a,b) or take them all (--all)', 'events');
-  for (const t of types) if (!EVENT_TYPE.test(t)) throw new InputError(`"${t}" is not an event type (docs/events.md §Types)`, 'events');
+  for (const t of types) if (!isEventType(t)) throw new InputError(`"${t}" is not an event type (docs/events.md §Types)`, 'events');
   if (!(await workspaceExists(ctx.db, ctx.actor.workspaceId))) throw new InputError(`no workspace "${ctx.actor.workspaceId}"`, 'workspace');
   const row: repo.SubscriptionRow = {
     id: newId('whk', ctx.now),
