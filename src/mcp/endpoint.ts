@@ -11,7 +11,7 @@ import { apiCatalogue, type ApiCatalogue } from './catalogue.ts';
 import { dispatchInMemory } from './dispatch.ts';
 import { currentUser } from './current-user.ts';
 import { type Dispatched, registerTools, requestAuth, type ToolEnv } from './tools.ts';
-import { EndpointTransport } from './transport.ts';
+import { EndpointTransport, received } from './transport.ts';
 
 const SERVER_INFO = { name: 'rolodex', version: SERVICE_VERSION };
 const INSTRUCTIONS =
@@ -72,12 +72,12 @@ export async function mcpEndpoint(app: FastifyInstance, deps: Deps): Promise<Mcp
   }
 
   /** Answers an `initialize` on a server of its own, closed and dropped after it. */
-  async function alone(request: FastifyRequest, auth: ReturnType<typeof requestAuth>) {
+  async function alone(request: FastifyRequest, body: unknown, auth: ReturnType<typeof requestAuth>) {
     const server = newServer();
     const transport = new EndpointTransport();
     await server.connect(transport);
     try {
-      return await transport.answer(request.body, request.headers, auth);
+      return await transport.answer(body, request.headers, auth);
     } finally {
       // Closed once the protocol is done with the request (its bookkeeping ends in the microtasks
       // after the answer is handed over), off the answer's path.
@@ -89,8 +89,11 @@ export async function mcpEndpoint(app: FastifyInstance, deps: Deps): Promise<Mcp
 
   return {
     async answer(request) {
+      // The route hands on the bytes as received (src/mcp/routes.ts).
+      const got = received(request.body as Buffer | undefined, request.headers);
+      if ('refusal' in got) return got.refusal;
       const auth = requestAuth(toolEnv(request), request.principal);
-      return initializes(request.body) ? await alone(request, auth) : await sharedTransport.answer(request.body, request.headers, auth);
+      return initializes(got.body) ? await alone(request, got.body, auth) : await sharedTransport.answer(got.body, request.headers, auth);
     },
     close: () => shared.close(),
   };

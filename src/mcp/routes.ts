@@ -26,6 +26,14 @@ export async function mcpRoutes(app: FastifyInstance, opts: { deps: Deps }): Pro
     if (endpoint) await (await endpoint).close();
   });
 
+  // The body reaches the endpoint as the bytes received, whatever its Content-Type: the endpoint
+  // checks the type and parses the JSON as the SDK's transport does, and answers a bad one in
+  // JSON-RPC (docs/mcp.md §Sessions). The API's JSON parser (src/http/body.ts) is not this
+  // route's: its checks of NUL characters, depth and `__proto__` keys belong to the REST call a
+  // tool makes, which answers them as a tool error (docs/mcp.md §Tools).
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+
   async function handle(request: FastifyRequest, reply: FastifyReply) {
     const waiting = authenticate(deps, request);
     if (waiting) await waiting;

@@ -2,7 +2,7 @@
 // JSON-RPC messages in, their responses out as one JSON answer. It implements the SDK's Transport
 // interface for the SDK's server, and answers as the SDK's own stateless JSON transport does (the
 // same statuses, checks and JSON-RPC error bodies) without going through a Web Request and
-// Response: the body arrives parsed by Fastify and the answer leaves as the value to send.
+// Response: the body arrives as the bytes Fastify read and the answer leaves as the value to send.
 //
 // One transport, connected once to one server, answers any number of POSTs, one after the other
 // or at once. Each request of a POST reaches the server under an id of the transport's own, never
@@ -12,6 +12,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { MAX_BATCH_SIZE } from '@modelcontextprotocol/sdk/server/requestBody.js';
+import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   isInitializeRequest,
@@ -28,6 +29,27 @@ export interface Answer {
 }
 
 const refusal = (status: number, code: number, message: string): Answer => ({ status, body: { jsonrpc: '2.0', error: { code, message }, id: null } });
+
+const UTF8 = new TextDecoder();
+
+/**
+ * The checks the SDK's transport makes of a POST before it reads its messages, in its order:
+ * `Accept` (406), `Content-Type` (415), the body as JSON (400). `bytes` is the body as received;
+ * it is decoded and parsed as the SDK does it, with none of the REST body checks (NUL
+ * characters, depth, `__proto__` keys): those belong to the REST call a tool makes, which
+ * answers them as a tool error (docs/mcp.md §Tools). The parsed body, or the refusal.
+ */
+export function received(bytes: Uint8Array | undefined, headers: IncomingHttpHeaders): { body: unknown } | { refusal: Answer } {
+  const accept = headers.accept ?? '';
+  if (!accept.includes('application/json') || !accept.includes('text/event-stream'))
+    return { refusal: refusal(406, -32000, 'Not Acceptable: Client must accept both application/json and text/event-stream') };
+  if (!isJsonContentType(headers['content-type'])) return { refusal: refusal(415, -32000, 'Unsupported Media Type: Content-Type must be application/json') };
+  try {
+    return { body: JSON.parse(bytes === undefined ? '' : UTF8.decode(bytes)) as unknown };
+  } catch {
+    return { refusal: refusal(400, -32700, 'Parse error: Invalid JSON') };
+  }
+}
 
 /** Whether a message holds a method (a request or notification); a response holds none. */
 const hasMethod = (m: JSONRPCMessage): m is JSONRPCMessage & { method: string } => 'method' in m;
@@ -69,11 +91,8 @@ export class EndpointTransport implements Transport {
     exchange.settle();
   }
 
-  /** Answers one POST: `body` as Fastify parsed it, `headers` as received. */
+  /** Answers one POST: `body` as `received` parsed it, `headers` as received. */
   async answer(body: unknown, headers: IncomingHttpHeaders, authInfo: AuthInfo): Promise<Answer> {
-    const accept = headers.accept ?? '';
-    if (!accept.includes('application/json') || !accept.includes('text/event-stream'))
-      return refusal(406, -32000, 'Not Acceptable: Client must accept both application/json and text/event-stream');
     if (Array.isArray(body) && body.length > MAX_BATCH_SIZE) return refusal(400, -32600, `Invalid Request: Batch must not exceed ${MAX_BATCH_SIZE} messages`);
     let messages: JSONRPCMessage[];
     try {

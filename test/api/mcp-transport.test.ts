@@ -1,14 +1,15 @@
 // The endpoint's transport (src/mcp/transport.ts) answers as the SDK's own stateless JSON
 // transport does (docs/mcp.md §Sessions): the same POSTs, sent to an SDK server through each,
 // get the same status and the same JSON-RPC body, for the exchanges a client makes and for the
-// refusals (Accept, batch size, invalid messages, a second initialize, the protocol version).
+// refusals (Accept, Content-Type, invalid JSON, batch size, invalid messages, a second initialize,
+// the protocol version).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import * as z from 'zod';
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
-import { EndpointTransport, plainRequest } from '../../src/mcp/transport.ts';
+import { EndpointTransport, plainRequest, received } from '../../src/mcp/transport.ts';
 
 const ACCEPT = 'application/json, text/event-stream';
 const AUTH = { token: '', clientId: 'key_test', scopes: [] };
@@ -29,14 +30,24 @@ interface Seen {
   body: unknown;
 }
 
+/** A body sent as this text rather than as the JSON of a value. */
+class Raw {
+  readonly text: string;
+  constructor(text: string) {
+    this.text = text;
+  }
+}
+const textOf = (body: unknown) => (body instanceof Raw ? body.text : JSON.stringify(body));
+
 async function viaSdk(body: unknown, headers: Record<string, string>): Promise<Seen> {
   const s = server();
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await s.connect(transport);
   try {
+    // The SDK reads and parses the body itself, as the endpoint does.
     const res = await transport.handleRequest(
-      new Request('http://mcp.test/mcp', { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) }),
-      { parsedBody: body, authInfo: AUTH },
+      new Request('http://mcp.test/mcp', { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: textOf(body) }),
+      { authInfo: AUTH },
     );
     const text = await res.text();
     return { status: res.status, body: text === '' ? undefined : JSON.parse(text) };
@@ -50,7 +61,9 @@ async function viaOurs(body: unknown, headers: Record<string, string>): Promise<
   const transport = new EndpointTransport();
   await s.connect(transport);
   try {
-    const answer = await transport.answer(body, { 'content-type': 'application/json', ...headers }, AUTH);
+    const sent = { 'content-type': 'application/json', ...headers };
+    const got = received(new TextEncoder().encode(textOf(body)), sent);
+    const answer = 'refusal' in got ? got.refusal : await transport.answer(got.body, sent, AUTH);
     // The endpoint sends the value as JSON: compare what a client would read.
     return { status: answer.status, body: answer.body === undefined ? undefined : JSON.parse(JSON.stringify(answer.body)) };
   } finally {
@@ -97,6 +110,18 @@ const CASES: [string, unknown, Record<string, string>][] = [
   ['no protocol version header', ping(19), { accept: ACCEPT }],
   ['Accept without text/event-stream', ping(20), { accept: 'application/json' }],
   ['no Accept', ping(21), {}],
+  ['a body that is not JSON', new Raw('{"jsonrpc": "2.0",'), V],
+  ['an empty body', new Raw(''), V],
+  ['a body with a byte-order mark', new Raw(`\uFEFF${JSON.stringify(ping(22))}`), V],
+  ['Content-Type text/plain', ping(23), { ...V, 'content-type': 'text/plain' }],
+  ['Content-Type text/plain naming application/json', ping(24), { ...V, 'content-type': 'text/plain; a=application/json' }],
+  ['Content-Type with a charset, in capitals', ping(25), { ...V, 'content-type': 'Application/JSON; charset=utf-8' }],
+  ['not JSON and not Acceptable', new Raw('nope'), { accept: 'application/json', 'content-type': 'text/plain' }],
+  [
+    'a NUL and a __proto__ key, which the transport leaves alone',
+    new Raw('{"jsonrpc":"2.0","id":26,"method":"ping","params":{"a\\u0000":{"__proto__":{}}}}'),
+    V,
+  ],
 ];
 
 for (const [name, body, headers] of CASES) {

@@ -171,6 +171,37 @@ eachDialect('mcp', (ctx) => {
     }
   });
 
+  test('bad POSTs are answered as the SDK transport answers them: invalid JSON 400 -32700, not JSON 415 -32000', async () => {
+    const post = async (body: string, contentType?: string) => {
+      const res = await fetch(`${base}/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${s.secret}`,
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2025-06-18',
+          ...(contentType === undefined ? {} : { 'content-type': contentType }),
+        },
+        body,
+      });
+      return { status: res.status, body: (await res.json()) as any };
+    };
+    const list = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    const unsupported = {
+      status: 415,
+      body: { jsonrpc: '2.0', error: { code: -32000, message: 'Unsupported Media Type: Content-Type must be application/json' }, id: null },
+    };
+    assert.deepEqual(await post('{"jsonrpc": "2.0",', 'application/json'), {
+      status: 400,
+      body: { jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: Invalid JSON' }, id: null },
+    });
+    assert.deepEqual(await post(list, 'text/plain'), unsupported);
+    assert.deepEqual(await post(list, 'text/plain; a=application/json'), unsupported);
+    assert.deepEqual(await post(list), unsupported);
+    const ok = await post(list, 'Application/JSON; charset=utf-8');
+    assert.equal(ok.status, 200);
+    assert.equal(ok.body.result.tools.length, 5);
+  });
+
   test('no key or a bad key: 401 with WWW-Authenticate; GET and DELETE answer 405; the SDK client is refused', async () => {
     for (const headers of [{}, { authorization: 'Bearer nope' }]) {
       const res = await fetch(`${base}/mcp`, {
