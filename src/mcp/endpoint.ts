@@ -6,6 +6,7 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { deeperThan, MAX_BODY_DEPTH } from '../http/body.ts';
 import { type Deps, SERVICE_VERSION } from '../http/context.ts';
 import { apiCatalogue, type ApiCatalogue } from './catalogue.ts';
 import { dispatchInMemory } from './dispatch.ts';
@@ -21,6 +22,23 @@ const INSTRUCTIONS =
 function initializes(body: unknown): boolean {
   const one = (m: unknown) => typeof m === 'object' && m !== null && (m as { method?: unknown }).method === 'initialize';
   return Array.isArray(body) ? body.some(one) : one(body);
+}
+
+/** `value` with its arrays and objects below `levels` levels emptied; recursion bounded by `levels`. */
+function cut(value: unknown, levels: number): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return levels === 0 ? [] : value.map((v: unknown) => cut(v, levels - 1));
+  // fromEntries defines each key as its own property, `__proto__` as well, which the API refuses.
+  return levels === 0 ? {} : Object.fromEntries(Object.entries(value).map(([k, v]) => [k, cut(v, levels - 1)]));
+}
+
+/**
+ * A tool's body as the JSON text of its REST call. A body deeper than the API takes
+ * (docs/errors.md) is sent cut one level below the limit: the API refuses it for its depth as it
+ * would the whole, which may be too deep to serialize at all.
+ */
+function bodyText(body: unknown): string {
+  return JSON.stringify(deeperThan(body, MAX_BODY_DEPTH) ? cut(body, MAX_BODY_DEPTH) : body);
 }
 
 export interface McpEndpoint {
@@ -63,7 +81,7 @@ export async function mcpEndpoint(app: FastifyInstance, deps: Deps): Promise<Mcp
           method,
           url,
           headers,
-          body: body === undefined ? undefined : JSON.stringify(body),
+          body: body === undefined ? undefined : bodyText(body),
           remoteAddress: socket?.remoteAddress,
           encrypted: socket?.encrypted === true,
         });

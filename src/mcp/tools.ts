@@ -79,10 +79,17 @@ const DETAILS_INPUT = {
   path: z.string().max(500).optional().describe('The documented path, e.g. /v1/accounts/{id}'),
 };
 const READ_INPUT = { path: z.string().max(8192).describe('A path under /v1, optionally with ?query'), query: Query.optional() };
+// The body goes on to the REST call as it came: a record schema would copy it and drop a
+// `__proto__` key that the API refuses (docs/mcp.md §Tools). Described as the record it is.
+const isObject = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v);
+const Body = z
+  .unknown()
+  .refine(isObject, { message: 'Invalid input: expected object' })
+  .meta({ type: 'object', propertyNames: { type: 'string' }, additionalProperties: {} });
 const WRITE_INPUT = {
   method: z.enum(['POST', 'DELETE']).optional().describe('POST unless given'),
   path: z.string().max(8192),
-  body: z.record(z.string(), z.unknown()).optional(),
+  body: Body.optional(),
   idempotencyKey: z.string().min(1).max(255).optional(),
 };
 

@@ -7,7 +7,7 @@ import { before, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createRateLimiter } from '../../src/rate-limit/factory.ts';
-import { call, eachDialect, keyFor, seedWorkspace, type Seeded, type TestApp } from '../helpers/app.ts';
+import { call, eachDialect, headers, keyFor, seedWorkspace, type Seeded, type TestApp } from '../helpers/app.ts';
 
 type ToolResult = { content: { type: string; text: string }[]; isError?: boolean };
 
@@ -166,6 +166,52 @@ eachDialect('mcp', (ctx) => {
         const w = await tool(client, 'write_to_rolodex', { method: 'DELETE', path });
         assert.equal(w.json.error.code, 'invalid_parameter', path);
       }
+    } finally {
+      await client.close();
+    }
+  });
+
+  test('a body the REST call refuses (a NUL, too deep, a __proto__ key) is a tool error with the REST error; REST depths pass the envelope', async () => {
+    // docs/mcp.md §Tools: the tool call is the REST call; the envelope's own checks never answer
+    // for the body it carries.
+    const t = ctx();
+    const client = await connect(base, s.secret);
+    const nested = (levels: number) => `${'{"a":'.repeat(levels - 1)}{}${'}'.repeat(levels - 1)}`;
+    const rest = async (text: string) =>
+      (await t.app.inject({ method: 'POST', url: '/v1/accounts', headers: headers(s.secret, { 'content-type': 'application/json' }), payload: text })).json();
+    /** The tool's answer to a write of `bodyText`, sent as raw JSON-RPC (the SDK's client cannot serialize the deepest). */
+    const raw = async (bodyText: string) => {
+      const res = await fetch(`${base}/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${s.secret}`,
+          accept: 'application/json, text/event-stream',
+          'content-type': 'application/json',
+          'mcp-protocol-version': '2025-06-18',
+        },
+        body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"write_to_rolodex","arguments":{"path":"/v1/accounts","body":${bodyText}}}}`,
+      });
+      const answer = (await res.json()) as { result?: ToolResult };
+      assert.equal(res.status, 200, JSON.stringify(answer));
+      return answer.result;
+    };
+    try {
+      const bodies: [string, string][] = [
+        ['a NUL', '{"fields":{"$name":"a\\u0000b"}}'],
+        ['64 levels, as deep as REST takes', `{"fields":{"$name":"Deep"},"extra":${nested(63)}}`],
+        ['65 levels', `{"fields":{"$name":"Deep"},"extra":${nested(64)}}`],
+        ['100000 levels', `{"fields":{"$name":"Deep"},"extra":${nested(100_000)}}`],
+        ['a __proto__ key', '{"fields":{"$name":"Proto"},"__proto__":{"a":1}}'],
+      ];
+      for (const [name, text] of bodies) {
+        const result = await raw(text);
+        const expected = await rest(text);
+        assert.equal(result?.isError, true, name);
+        assert.deepEqual({ ...JSON.parse(result.content[0]!.text).error, requestId: '' }, { ...expected.error, requestId: '' }, name);
+      }
+      const nul = await tool(client, 'write_to_rolodex', { path: '/v1/accounts', body: { fields: { $name: 'a\u0000b' } } });
+      assert.equal(nul.isError, true);
+      assert.deepEqual([nul.json.error.code, nul.json.error.param], ['invalid_value', 'fields.$name']);
     } finally {
       await client.close();
     }
