@@ -140,7 +140,7 @@ export function registerTools(server: McpServer): void {
     'read_from_rolodex',
     {
       description:
-        'Send a GET request to the API, e.g. path "/v1/accounts" with query {"limit": 25, "$name[contains]": "acme"}. Only paths under /v1. Returns the JSON response; an error comes back as the JSON error object.',
+        'Send a GET request to the API, e.g. path "/v1/accounts" with query {"limit": 25, "$name[startsWith]": "acme"}. Only paths under /v1. Returns the JSON response; an error comes back as the JSON error object.',
       inputSchema: READ_INPUT,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },

@@ -248,6 +248,22 @@ eachDialect('mcp', (ctx) => {
     assert.equal(ok.body.result.tools.length, 5);
   });
 
+  test("read_from_rolodex's description gives an example query that works", async () => {
+    const t = ctx();
+    await call(t, s.secret, 'POST', '/v1/accounts', { fields: { $name: 'Acme Example' } });
+    const client = await connect(base, s.secret);
+    try {
+      const read = (await client.listTools()).tools.find((x) => x.name === 'read_from_rolodex');
+      const m = /path "([^"]+)" with query (\{.*?\})/.exec(read?.description ?? '');
+      assert.ok(m, read?.description);
+      const r = await tool(client, 'read_from_rolodex', { path: m[1], query: JSON.parse(m[2]!) });
+      assert.equal(r.isError, false, r.text);
+      assert.ok(r.json.data.some((a: any) => a.fields.$name.value === 'Acme Example'));
+    } finally {
+      await client.close();
+    }
+  });
+
   test('no key or a bad key: 401 with WWW-Authenticate; GET and DELETE answer 405; the SDK client is refused', async () => {
     for (const headers of [{}, { authorization: 'Bearer nope' }]) {
       const res = await fetch(`${base}/mcp`, {
