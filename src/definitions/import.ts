@@ -81,11 +81,21 @@ function check(raw: Record<string, unknown>): DefinitionInput {
     'handleService',
     'defaultCountry',
     'options',
+    'archived',
   ]);
   const valueType = oneOf(raw, 'valueType', VALUE_TYPES) as ValueType;
   const currency = str(raw, 'currency') ?? undefined;
   const handleService = oneOf(raw, 'handleService', HANDLE_SERVICES, false) as HandleService | undefined;
-  const field = { objectType, key, label, description, valueType, unique: flag(raw, 'unique'), multipleValues: flag(raw, 'multipleValues') };
+  const field = {
+    objectType,
+    key,
+    label,
+    description,
+    valueType,
+    unique: flag(raw, 'unique'),
+    multipleValues: flag(raw, 'multipleValues'),
+    archived: flag(raw, 'archived'),
+  };
   const options = labels(raw);
   if (options.length > 0 && valueType !== 'SINGLE_SELECT' && valueType !== 'MULTI_SELECT')
     throw new InputError('for SINGLE_SELECT and MULTI_SELECT fields only', 'options');
@@ -114,7 +124,7 @@ async function apply(ctx: ImportContext, item: ImportItem<DefinitionInput>, defs
   if (v.definition === 'field') {
     const f = v.field;
     const d = await defs(f.objectType);
-    let def = d.fields.get(f.key);
+    let def = d.fields.get(f.key) ?? d.archived.get(f.key);
     if (def?.system) throw new ImportError(line, 'key', `"${f.key}" is a system field of ${f.objectType}; add options to it with definition "option"`);
     if (def) {
       const pairs: Array<[string, unknown, unknown]> = [
@@ -123,6 +133,8 @@ async function apply(ctx: ImportContext, item: ImportItem<DefinitionInput>, defs
         ['unique', def.unique, f.unique],
         ['multipleValues', def.multipleValues, f.multipleValues],
         ['handleService', def.handleService, f.handleService ?? null],
+        // Archiving is `rolodex definition archive|unarchive`, which re-indexes (docs/import.md §definition).
+        ['archived', d.archived.has(f.key), f.archived],
       ];
       same(line, `field "${f.key}" of ${f.objectType}`, pairs);
       // Label and description are corrected in place, keeping the id (docs/records.md §Correcting definitions).

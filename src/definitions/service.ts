@@ -59,6 +59,12 @@ export interface TypeDefinitions {
   /** In display order: system fields first, then custom ones by creation. */
   fields: Map<string, FieldDef>;
   relationships: Map<string, RelationshipDef>;
+  /**
+   * The custom fields archived (docs/records.md §Correcting definitions): in none of the above, so
+   * hidden from definitions, responses, filters and writes. Only `rolodex export` and `rolodex
+   * import` read them, to carry their kept values (docs/import.md §Export).
+   */
+  archived: Map<string, FieldDef>;
 }
 
 const SELECTS = new Set<ValueType>(['SINGLE_SELECT', 'MULTI_SELECT']);
@@ -157,6 +163,7 @@ export async function buildDefinitions(ctx: Ctx, objectType: string): Promise<Ty
       defaultCountry: null,
     });
   }
+  const archived = new Map<string, FieldDef>();
   for (const row of custom.fields) {
     const config = JSON.parse(row.config) as {
       currency?: string;
@@ -167,9 +174,8 @@ export async function buildDefinitions(ctx: Ctx, objectType: string): Promise<Ty
       archived?: boolean;
     };
     // An archived field is hidden from definitions, responses, filters and writes; its values stay (docs/records.md §Correcting definitions).
-    if (config.archived) continue;
     const valueType = row.value_type as ValueType;
-    fields.set(row.key, {
+    (config.archived ? archived : fields).set(row.key, {
       id: row.id,
       key: row.key,
       label: row.label,
@@ -188,7 +194,7 @@ export async function buildDefinitions(ctx: Ctx, objectType: string): Promise<Ty
     });
   }
   // A TELEPHONE field without a country of its own takes the workspace's.
-  const phones = [...fields.values()].filter((f) => f.valueType === 'TELEPHONE' && f.defaultCountry === null);
+  const phones = [...fields.values(), ...archived.values()].filter((f) => f.valueType === 'TELEPHONE' && f.defaultCountry === null);
   if (phones.length > 0) {
     const country = await repo.workspaceDefaultCountry(ctx.db, ws);
     for (const f of phones) f.defaultCountry = country;
@@ -211,7 +217,7 @@ export async function buildDefinitions(ctx: Ctx, objectType: string): Promise<Ty
       storage: { kind: 'own' },
     });
   }
-  return { objectType, fields, relationships };
+  return { objectType, fields, relationships, archived };
 }
 
 const MULTI_CAPABLE = new Set<ValueType>(['EMAIL', 'URL', 'TELEPHONE', 'SOCIAL_HANDLE']);
@@ -229,6 +235,8 @@ export interface AddFieldInput {
   handleService?: HandleService;
   /** TELEPHONE only: ISO 3166-1 alpha-2 code of the country national numbers are read in. */
   defaultCountry?: string;
+  /** Added archived (an import of an export, docs/import.md §definition). */
+  archived?: boolean;
 }
 
 async function requireType(ctx: Ctx, objectType: string): Promise<TypeDefinitions> {
@@ -248,7 +256,8 @@ export async function addField(ctx: Ctx, input: AddFieldInput): Promise<FieldDef
   const defs = await requireType(ctx, input.objectType);
   allowsCustom(input.objectType, 'fields');
   if (!CUSTOM_KEY.test(input.key)) throw new InputError('must match ^[a-z][a-z0-9_]{0,62}$', 'key');
-  if (defs.fields.has(input.key) || defs.relationships.has(input.key)) throw new InputError(`"${input.key}" is already defined`, 'key');
+  if (defs.fields.has(input.key) || defs.archived.has(input.key) || defs.relationships.has(input.key))
+    throw new InputError(`"${input.key}" is already defined`, 'key');
   if (input.multipleValues && !MULTI_CAPABLE.has(input.valueType))
     throw new InputError('only EMAIL, URL, TELEPHONE and SOCIAL_HANDLE fields take multipleValues', 'multipleValues');
   if (input.currency !== undefined && (input.valueType !== 'CURRENCY' || !CURRENCY_CODE.test(input.currency)))
@@ -262,6 +271,7 @@ export async function addField(ctx: Ctx, input: AddFieldInput): Promise<FieldDef
     multipleValues: input.multipleValues || undefined,
     handleService: input.handleService,
     defaultCountry: input.defaultCountry?.toUpperCase(),
+    archived: input.archived || undefined,
   };
   const row = {
     id: newId('fld', ctx.now),
@@ -275,13 +285,14 @@ export async function addField(ctx: Ctx, input: AddFieldInput): Promise<FieldDef
     created_at: isoNow(ctx.now),
   };
   await repo.insertField(ctx.db, row);
-  return (await requireType(ctx, input.objectType)).fields.get(input.key) as FieldDef;
+  const added = await requireType(ctx, input.objectType);
+  return (added.fields.get(input.key) ?? added.archived.get(input.key)) as FieldDef;
 }
 
-/** A select option added to a system or custom select field. */
+/** A select option added to a system or custom select field, archived or not. */
 export async function addOption(ctx: Ctx, input: { objectType: string; fieldKey: string; label: string; description?: string | null }): Promise<OptionDef> {
   const defs = await requireType(ctx, input.objectType);
-  const field = defs.fields.get(input.fieldKey);
+  const field = defs.fields.get(input.fieldKey) ?? defs.archived.get(input.fieldKey);
   if (!field?.options) throw new InputError(`"${input.fieldKey}" is not a select field of ${input.objectType}`, 'field');
   if (input.label.length < 1 || input.label.length > 255) throw new InputError('must be 1 to 255 characters', 'label');
   if (field.options.some((o) => o.label === input.label)) throw new InputError(`option "${input.label}" exists`, 'label');
@@ -298,7 +309,8 @@ export async function addRelationship(
   const defs = await requireType(ctx, input.objectType);
   allowsCustom(input.objectType, 'relationships');
   if (!CUSTOM_KEY.test(input.key)) throw new InputError('must match ^[a-z][a-z0-9_]{0,62}$', 'key');
-  if (defs.fields.has(input.key) || defs.relationships.has(input.key)) throw new InputError(`"${input.key}" is already defined`, 'key');
+  if (defs.fields.has(input.key) || defs.archived.has(input.key) || defs.relationships.has(input.key))
+    throw new InputError(`"${input.key}" is already defined`, 'key');
   if (!isSystemType(input.targetType) && input.targetType !== 'member' && !(await repo.findObjectType(ctx.db, ctx.actor.workspaceId, input.targetType)))
     throw new InputError(`unknown object type "${input.targetType}"`, 'targetType');
   await repo.insertRelationship(ctx.db, {

@@ -2,8 +2,10 @@
 // `rolodex import` reads back, paged by keyset (`id > last`) so that memory holds one page. A
 // record without an externalId is exported under its server id, and references name their
 // targets the same way, so an export imported into an empty workspace links what it linked.
-// Links to files are written only when the export writes the files (`FileNames`).
-import { loadDefinitions, type TypeDefinitions } from '../definitions/service.ts';
+// Links to files are written only when the export writes the files (`FileNames`). An archived
+// custom field is written with `archived: true` and the values it keeps as `archivedFields`, so
+// that the import brings it back hidden with its values (docs/import.md §Export).
+import { type FieldDef, loadDefinitions, type TypeDefinitions } from '../definitions/service.ts';
 import type { FileNames } from '../files/export.ts';
 import type { Ctx } from '../lib/context.ts';
 import { keysetPages } from '../lib/paging.ts';
@@ -37,7 +39,7 @@ export async function* definitionLines(ctx: Ctx): AsyncGenerator<Line> {
     .orderBy('id')
     .execute();
   for (const f of fields) {
-    const config = JSON.parse(f.config) as { currency?: string; unique?: boolean; multipleValues?: boolean; handleService?: string };
+    const config = JSON.parse(f.config) as { currency?: string; unique?: boolean; multipleValues?: boolean; handleService?: string; archived?: boolean };
     const labels = options.filter((o) => o.object_type === f.object_type && o.field_key === f.key).map((o) => o.label);
     yield {
       object: 'definition',
@@ -53,6 +55,7 @@ export async function* definitionLines(ctx: Ctx): AsyncGenerator<Line> {
       ...(config.multipleValues ? { multipleValues: true } : {}),
       ...(config.handleService ? { handleService: config.handleService } : {}),
       ...(labels.length > 0 ? { options: labels } : {}),
+      ...(config.archived ? { archived: true } : {}),
     };
   }
   const rels = await db
@@ -123,9 +126,8 @@ export async function exportedIds(ctx: Ctx, ids: string[], held?: HeldRows): Pro
 }
 
 /** A stored value as an import line's value: select option ids become their labels. */
-function exportedValue(defs: TypeDefinitions, key: string, value: unknown): unknown {
-  const def = defs.fields.get(key);
-  if (!def?.options) return value;
+function exportedValue(def: FieldDef, value: unknown): unknown {
+  if (!def.options) return value;
   const label = (id: unknown) => def.options?.find((o) => o.id === id)?.label ?? id;
   return Array.isArray(value) ? value.map(label) : label(value);
 }
@@ -183,9 +185,13 @@ export async function* pageLines(
   for (const row of rows) {
     const stored = JSON.parse(row.fields) as Record<string, unknown>;
     const fields: Record<string, { value: unknown; valueType: string }> = {};
+    const archivedFields: typeof fields = {};
     for (const [key, value] of Object.entries(stored)) {
+      if (value === null) continue;
       const def = defs.fields.get(key);
-      if (def && value !== null) fields[key] = { value: exportedValue(defs, key, value), valueType: def.valueType };
+      if (def) fields[key] = { value: exportedValue(def, value), valueType: def.valueType };
+      const archived = def ? undefined : defs.archived.get(key);
+      if (archived) archivedFields[key] = { value: exportedValue(archived, value), valueType: archived.valueType };
     }
     const relationships: Record<string, { objectType: string; values: string[] }> = {};
     for (const l of kept) {
@@ -199,6 +205,7 @@ export async function* pageLines(
       ...(system ? {} : { objectType: row.kind }),
       externalId: row.external_id ?? row.id,
       fields,
+      ...(Object.keys(archivedFields).length > 0 ? { archivedFields } : {}),
       relationships,
     };
   }

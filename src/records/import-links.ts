@@ -9,6 +9,8 @@ import * as repo from './repository.ts';
 
 export interface RecordInput {
   fields: Record<string, { value: unknown; valueType: string | undefined }>;
+  /** Values of the type's archived fields, kept hidden (docs/import.md §Export). */
+  archivedFields: Record<string, { value: unknown; valueType: string | undefined }>;
   /** relationship key → externalIds of the targets */
   relationships: Record<string, { objectType: string | undefined; values: string[] }>;
 }

@@ -63,17 +63,17 @@ function checkKey(kind: string, name: string, at: () => string, system: Readonly
   }
 }
 
-const MEMBERS = ['fields', 'relationships'];
+const MEMBERS = ['fields', 'archivedFields', 'relationships'];
 const NO_CATALOGUE = { fields: {}, relationships: {} };
 
-function check(kind: string, raw: Record<string, unknown>, members: string[] = MEMBERS): RecordInput {
-  onlyFields(raw, members);
-  const catalogue = SYSTEM_CATALOGUES[kind] ?? NO_CATALOGUE;
+/** `fields` or `archivedFields` of a line: `{value, valueType}` by key. Archived fields are custom ones only. */
+function fieldsOf(kind: string, raw: Record<string, unknown>, member: 'fields' | 'archivedFields', system: Record<string, unknown>): RecordInput['fields'] {
   const fields: RecordInput['fields'] = {};
-  const rawFields = object(raw.fields ?? {}, 'fields');
+  const rawFields = object(raw[member] ?? {}, member);
   for (const name of Object.keys(rawFields)) {
-    const at = () => `fields.${name}`;
-    checkKey(kind, name, at, catalogue.fields, 'field');
+    const at = () => `${member}.${name}`;
+    if (member === 'archivedFields' && name.startsWith('$')) throw new InputError('is a system field, which is never archived', at());
+    checkKey(kind, name, at, system, 'field');
     const e = rawFields[name];
     if (!isObject(e)) throw new InputError('must be an object', at());
     for (const k of Object.keys(e))
@@ -82,6 +82,14 @@ function check(kind: string, raw: Record<string, unknown>, members: string[] = M
     if (e.valueType !== undefined && typeof e.valueType !== 'string') throw new InputError('must be a string', `${at()}.valueType`);
     fields[name] = { value: e.value, valueType: e.valueType };
   }
+  return fields;
+}
+
+function check(kind: string, raw: Record<string, unknown>, members: string[] = MEMBERS): RecordInput {
+  onlyFields(raw, members);
+  const catalogue = SYSTEM_CATALOGUES[kind] ?? NO_CATALOGUE;
+  const fields = fieldsOf(kind, raw, 'fields', catalogue.fields);
+  const archivedFields = raw.archivedFields === undefined ? {} : fieldsOf(kind, raw, 'archivedFields', {});
   const relationships: RecordInput['relationships'] = {};
   const rawRelationships = object(raw.relationships ?? {}, 'relationships');
   for (const name of Object.keys(rawRelationships)) {
@@ -104,16 +112,28 @@ function check(kind: string, raw: Record<string, unknown>, members: string[] = M
     }
     relationships[name] = { objectType: e.objectType, values: values as string[] };
   }
-  return { fields, relationships };
+  return { fields, archivedFields, relationships };
 }
 
-/** The stored values of one item, checked against the definitions as an API write is (read-only fields may be set). */
+/**
+ * The stored values of one item, checked against the definitions as an API write is (read-only
+ * fields may be set); `archivedFields` against the archived fields, whose values are kept hidden.
+ */
 function values(defs: TypeDefinitions, item: ImportItem<RecordInput>): Record<string, unknown> {
+  const active = valuesOf(defs, item, 'fields');
+  if (Object.keys(item.value.archivedFields).length === 0) return active;
+  return { ...active, ...valuesOf({ ...defs, fields: defs.archived }, item, 'archivedFields') };
+}
+
+function valuesOf(defs: TypeDefinitions, item: ImportItem<RecordInput>, member: 'fields' | 'archivedFields'): Record<string, unknown> {
   const raw: Record<string, unknown> = {};
-  for (const [key, { value, valueType }] of Object.entries(item.value.fields)) {
+  for (const [key, { value, valueType }] of Object.entries(item.value[member])) {
     const def = defs.fields.get(key);
-    if (!def) throw new ImportError(item.line, `fields.${key}`, `is not a field of ${defs.objectType}; operators define custom fields first`);
-    if (valueType !== undefined && valueType !== def.valueType) throw new ImportError(item.line, `fields.${key}.valueType`, `must be ${def.valueType}`);
+    if (!def) {
+      const what = member === 'fields' ? 'a field' : 'an archived field';
+      throw new ImportError(item.line, `${member}.${key}`, `is not ${what} of ${defs.objectType}; operators define custom fields first`);
+    }
+    if (valueType !== undefined && valueType !== def.valueType) throw new ImportError(item.line, `${member}.${key}.valueType`, `must be ${def.valueType}`);
     raw[key] = value;
   }
   try {
@@ -121,7 +141,7 @@ function values(defs: TypeDefinitions, item: ImportItem<RecordInput>): Record<st
     return Object.fromEntries([...checked].filter(([, v]) => v !== null));
   } catch (err) {
     if (!(err instanceof AppError)) throw err;
-    const field = (err.param ?? 'fields').replace(/^(fields\.[^.[]+)/, '$1.value');
+    const field = (err.param ?? 'fields').replace(/^fields(\.[^.[]+)?/, (_all, key: string | undefined) => (key ? `${member}${key}.value` : member));
     throw new ImportError(item.line, field, err.message);
   }
 }

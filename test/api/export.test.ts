@@ -6,7 +6,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { importKinds } from '../../src/cli/import-kinds.ts';
-import { addField, addRelationship } from '../../src/definitions/service.ts';
+import { addField, addOption, addRelationship } from '../../src/definitions/service.ts';
 import { defineObjectType } from '../../src/definitions/object-types.ts';
 import { runImport } from '../../src/import/run.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
@@ -53,6 +53,10 @@ eachDialect('rolodex export', (ctx) => {
     await addField(op, { objectType: 'project', key: 'name', label: 'Name', valueType: 'TEXT' });
     await addField(op, { objectType: 'project', key: 'budget', label: 'Budget', valueType: 'CURRENCY', currency: 'EUR' });
     await addRelationship(op, { objectType: 'project', key: 'client', label: 'Client', cardinality: 'has_one', targetType: 'account' });
+    // Two fields archived once their values are written: hidden, their values kept (docs/records.md §Correcting definitions).
+    await addField(op, { objectType: 'account', key: 'old', label: 'Old', valueType: 'TEXT' });
+    await addField(op, { objectType: 'account', key: 'grade', label: 'Grade', valueType: 'SINGLE_SELECT' });
+    await addOption(op, { objectType: 'account', fieldKey: 'grade', label: 'A' });
     const tier = {
       object: 'definition',
       externalId: 'd',
@@ -75,7 +79,9 @@ eachDialect('rolodex export', (ctx) => {
     const acme = await ok('POST', '/v1/accounts', {
       fields: { $name: 'Acme', tier: 'Gold', $website: ['https://acme.test'], $primaryAddress: { city: 'Berlin', country: 'DE' } },
     });
-    const beta = await ok('POST', '/v1/accounts', { fields: { $name: 'Beta' }, relationships: { $owner: a.userId } });
+    const beta = await ok('POST', '/v1/accounts', { fields: { $name: 'Beta', old: 'keep me', grade: 'A' }, relationships: { $owner: a.userId } });
+    for (const key of ['old', 'grade'])
+      assert.equal((await rolodex(t, ['definition', 'archive', '--workspace', a.workspaceId, '--type', 'account', '--key', key])).code, 0);
     const ann = await ok('POST', '/v1/contacts', {
       fields: { $name: { firstName: 'Ann', lastName: 'Lee' }, $email: ['ann@acme.test'] },
       relationships: { $account: [acme.id, beta.id] },
@@ -102,12 +108,26 @@ eachDialect('rolodex export', (ctx) => {
     const firstOther = lines.findIndex((l) => l.object !== 'definition');
     assert.ok(firstOther > 0 && lines.slice(firstOther).every((l) => l.object !== 'definition'), 'definitions come first');
     assert.equal(lines[firstOther]?.object, 'user', 'then users');
+    const oldLine = lines.find((l) => (l as { key?: string }).key === 'old');
+    assert.deepEqual(oldLine, {
+      object: 'definition',
+      externalId: 'field:account:old',
+      definition: 'field',
+      objectType: 'account',
+      key: 'old',
+      label: 'Old',
+      valueType: 'TEXT',
+      archived: true,
+    });
+    const betaLine = lines.find((l) => (l as { externalId?: string }).externalId === beta.id) as unknown as { fields: object; archivedFields?: object };
+    assert.deepEqual(betaLine.archivedFields, { old: { value: 'keep me', valueType: 'TEXT' }, grade: { value: 'A', valueType: 'SINGLE_SELECT' } });
+    assert.ok(!('old' in betaLine.fields));
 
     const b = await seedWorkspace(t);
     const im = await rolodex(t, ['import', '--workspace', b.workspaceId, file, '--json']);
     assert.equal(im.code, 0, im.err);
     const ids = JSON.parse(im.out).ids as Record<string, Record<string, string>>;
-    assert.deepEqual(JSON.parse(im.out).counts, { definition: 6, user: 1, account: 2, contact: 2, opportunity: 1, note: 1, task: 1, record: 1 });
+    assert.deepEqual(JSON.parse(im.out).counts, { definition: 8, user: 1, account: 2, contact: 2, opportunity: 1, note: 1, task: 1, record: 1 });
 
     // The names the export gives: an externalId, else the original's id.
     const copyName = new Map<string, string>();
@@ -140,6 +160,26 @@ eachDialect('rolodex export', (ctx) => {
     const tiers = await optionLabels(t, b, 'accounts');
     assert.equal(tiers.get((await call(t, b.secret, 'GET', `/v1/accounts/${ids.account?.[acme.id]}`)).json().fields.tier.value), 'Gold');
 
+    // The archived fields came archived: hidden from definitions and records, their values kept,
+    // and brought back by unarchive as in the original.
+    const shown = Object.keys((await call(t, b.secret, 'GET', '/v1/accounts/definitions')).json().fieldDefinitions);
+    assert.ok(!shown.includes('old') && !shown.includes('grade'), shown.join());
+    const betaCopy = `/v1/accounts/${ids.account?.[beta.id]}`;
+    assert.ok(!('old' in (await call(t, b.secret, 'GET', betaCopy)).json().fields));
+    const again = await rolodex(t, ['import', '--workspace', b.workspaceId, file]);
+    assert.equal(again.code, 0, `imported again, the archived definitions match: ${again.err}`);
+    for (const [s, key] of [a, b].flatMap((w) => ['old', 'grade'].map((k) => [w, k] as const)))
+      assert.equal((await rolodex(t, ['definition', 'unarchive', '--workspace', s.workspaceId, '--type', 'account', '--key', key])).code, 0);
+    const back = (await call(t, b.secret, 'GET', betaCopy)).json<Entity>();
+    assert.equal(back.fields.old?.value, 'keep me');
+    const unarchived = await rolodex(t, ['import', '--workspace', b.workspaceId, file]);
+    assert.equal(unarchived.code, 1);
+    assert.match(unarchived.err, /archived: field "old" of account exists with archived false, not true/);
+    assert.deepEqual(
+      normalized(back, (id) => copyName.get(id) ?? `?${id}`, await optionLabels(t, b, 'accounts')),
+      normalized((await call(t, a.secret, 'GET', `/v1/accounts/${beta.id}`)).json<Entity>(), origName, await optionLabels(t, a, 'accounts')),
+    );
+
     // --types narrows the records; definitions and users always come.
     const only = await rolodex(t, ['export', '--workspace', a.workspaceId, '--types', 'contact', '--include-trash', file]);
     assert.equal(only.code, 0, only.err);
@@ -150,6 +190,31 @@ eachDialect('rolodex export', (ctx) => {
         .map((l) => (JSON.parse(l) as { object: string }).object),
     );
     assert.deepEqual([...kinds].toSorted(), ['contact', 'definition', 'user']);
+  });
+
+  test('archivedFields hold values of archived custom fields only, checked as fields are, kept hidden', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const op = operatorCtx(t.deps.db.kysely, s.workspaceId);
+    await addField(op, { objectType: 'account', key: 'live', label: 'Live', valueType: 'TEXT' });
+    await addField(op, { objectType: 'account', key: 'gone', label: 'Gone', valueType: 'NUMBER', archived: true });
+    const line = (extra: object) => JSON.stringify({ object: 'account', externalId: 'a', fields: { $name: { value: 'A', valueType: 'TEXT' } }, ...extra });
+    const refused = async (text: string) => {
+      const err = await runImport(op, { kinds: importKinds(), text }).then(
+        () => assert.fail('the import should have failed'),
+        (e: unknown) => e as Error,
+      );
+      return err.message;
+    };
+    assert.match(await refused(line({ archivedFields: { live: { value: 'x' } } })), /archivedFields\.live: is not an archived field of account/);
+    assert.match(await refused(line({ fields: { gone: { value: 1 } } })), /fields\.gone: is not a field of account/);
+    assert.match(await refused(line({ archivedFields: { gone: { value: 'x', valueType: 'NUMBER' } } })), /archivedFields\.gone\.value: /);
+    assert.match(await refused(line({ archivedFields: { $name: { value: 'x' } } })), /archivedFields\.\$name: is a system field/);
+    const ids = (await runImport(op, { kinds: importKinds(), text: line({ archivedFields: { gone: { value: 3, valueType: 'NUMBER' } } }) })).ids;
+    const url = `/v1/accounts/${ids.account?.a}`;
+    assert.ok(!('gone' in (await call(t, s.secret, 'GET', url)).json().fields));
+    assert.equal((await rolodex(t, ['definition', 'unarchive', '--workspace', s.workspaceId, '--type', 'account', '--key', 'gone'])).code, 0);
+    assert.equal((await call(t, s.secret, 'GET', url)).json().fields.gone.value, 3);
   });
 
   test('--include-trash writes the records in the trash, the links and memberships the trash holds; without it they are left out', async () => {

@@ -20,6 +20,7 @@ const defs: TypeDefinitions = {
     ['seats', field('seats', 'NUMBER')],
   ]),
   relationships: new Map<string, RelationshipDef>(),
+  archived: new Map(),
 };
 
 async function app() {

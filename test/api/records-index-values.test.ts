@@ -9,7 +9,7 @@ import { valueRows } from '../../src/records/index/values.ts';
 function defs(fields: Record<string, ValueType>): TypeDefinitions {
   const map = new Map<string, FieldDef>();
   for (const [key, valueType] of Object.entries(fields)) map.set(key, { key, valueType } as FieldDef);
-  return { objectType: 'contact', fields: map, relationships: new Map() };
+  return { objectType: 'contact', fields: map, relationships: new Map(), archived: new Map() };
 }
 
 test('each valueType becomes the rows a filter or a look-up matches', () => {
