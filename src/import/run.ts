@@ -49,13 +49,13 @@ export interface ImportInput {
 export const GROWN = { first: 10_000 };
 
 /** Objects written per call of a kind: a transaction of their own when batched (the first chunk's size; see Pace). Tests make them smaller. */
-export const IMPORT_CHUNK: Record<CommitMode, number> = { atomic: 1000, batched: 250 };
+export const IMPORT_CHUNK: Record<CommitMode, number> = { atomic: 1000, batched: 20 };
 /**
  * A batched import's chunks (docs/import.md §Sharing the database): each holds the write lock for
  * about `holdMs`, whatever the machine's speed and the objects' size, so that a server's write
  * waits for one short chunk; `pauseMs` is how long the lock is then left free for it.
  */
-export const BATCHED = { holdMs: 40, pauseMs: 5, min: 10, max: 2000 };
+export const BATCHED = { holdMs: 40, pauseMs: 5, min: 10, max: 2000, grow: 1.25 };
 /** Bad objects reported by name; the rest are counted. */
 export const MAX_REPORTED = 100;
 
@@ -143,8 +143,11 @@ async function checkAll(
 
 /**
  * The size of the next chunk of a batched import's step: the last chunk's size scaled by how far
- * its hold of the write lock was from BATCHED.holdMs (at most doubled or halved at a time), so
- * that the chunks settle at the size that takes about that long, fixed costs included.
+ * its hold of the write lock was from BATCHED.holdMs, so that the chunks settle at the size that
+ * takes about that long, fixed costs included. Each step starts small (IMPORT_CHUNK.batched) and
+ * grows by at most BATCHED.grow a chunk, while a slow chunk halves the next: a chunk's time varies
+ * with the pages it happens to touch, so a size grown in one leap after a quick chunk is the one
+ * that holds a server's write longest (docs/import.md §Sharing the database).
  */
 class Pace {
   #size = IMPORT_CHUNK.batched;
@@ -154,7 +157,7 @@ class Pace {
   }
 
   took(ms: number, objects: number): void {
-    const scale = Math.max(0.5, Math.min(2, BATCHED.holdMs / Math.max(1, ms)));
+    const scale = Math.max(0.5, Math.min(BATCHED.grow, BATCHED.holdMs / Math.max(1, ms)));
     this.#size = Math.max(BATCHED.min, Math.min(BATCHED.max, Math.round(objects * scale)));
   }
 }
