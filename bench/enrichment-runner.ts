@@ -43,7 +43,18 @@ try {
     config: t.config.enrichment,
     execute: { providers: PROVIDERS, userAgent: 'bench' },
   });
-  while ((await inFlight()) > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+  // The creates queue nothing: the runner records their runs from the change log first
+  // (docs/enrichment.md §Runs), so the backlog is drained once every run is recorded and none is in flight.
+  const recorded = async () =>
+    Number(
+      (
+        await db.kysely
+          .selectFrom('enrichment_runs')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
+  while ((await recorded()) < runs || (await inFlight()) > 0) await new Promise((resolve) => setTimeout(resolve, 20));
   const cpu = process.cpuUsage(cpu0);
   const wall = performance.now() - wall0;
   await runner.stop();
