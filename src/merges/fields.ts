@@ -4,7 +4,6 @@
 // with `multiSelectUnion`); multi-valued EMAIL, URL, TELEPHONE and SOCIAL_HANDLE fields take the
 // union, the primary's values first, duplicates removed as their filters compare them.
 import type { TypeDefinitions } from '../definitions/service.ts';
-import { AppError } from '../lib/errors.ts';
 import { foldText } from '../lib/fold.ts';
 import { checkFieldKeys, checkFieldValues } from '../records/write-fields.ts';
 
@@ -12,27 +11,18 @@ export type Resolution = 'primary' | 'duplicate' | { value: unknown };
 
 const UNION_TYPES = new Set(['EMAIL', 'URL', 'TELEPHONE', 'SOCIAL_HANDLE']);
 
-/**
- * A write check's error under `fieldResolutions.<key>` instead of `fields.<key>`: its param and
- * the path its message quotes, so that both name the same member (docs/errors.md).
- */
-function under(key: string, fn: () => void): void {
-  try {
-    fn();
-  } catch (err) {
-    const from = `fields.${key}`;
-    if (!(err instanceof AppError) || !err.param?.startsWith(from)) throw err;
-    const to = `fieldResolutions.${key}`;
-    throw new AppError(err.code, err.message.replaceAll(`"${from}`, `"${to}`), { param: `${to}${err.param.slice(from.length)}` });
-  }
-}
+/** The body member a resolution's errors name. */
+const RESOLUTIONS = 'fieldResolutions';
 
-/** Checks every resolution; returns the checked values of `{value}` ones (null: unset). */
+/**
+ * Checks every resolution as a write checks its fields, its errors naming `fieldResolutions.<key>`
+ * in param and message (docs/errors.md); returns the checked values of `{value}` ones (null: unset).
+ */
 export function checkResolutions(defs: TypeDefinitions, resolutions: Readonly<Record<string, Resolution>>): Map<string, unknown> {
   const values = new Map<string, unknown>();
   for (const [key, r] of Object.entries(resolutions)) {
-    under(key, () => checkFieldKeys(defs, { [key]: null }, 'update'));
-    if (typeof r === 'object') under(key, () => values.set(key, checkFieldValues(defs, { [key]: r.value }).get(key)));
+    checkFieldKeys(defs, { [key]: null }, 'update', RESOLUTIONS);
+    if (typeof r === 'object') values.set(key, checkFieldValues(defs, { [key]: r.value }, RESOLUTIONS).get(key));
   }
   return values;
 }

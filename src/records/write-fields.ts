@@ -113,18 +113,21 @@ function checkContent(def: FieldDef, v: unknown, param: string): unknown {
   return out;
 }
 
-/** The keys of `fields`: unknown and read-only keys, then required fields absent on create. */
-export function checkFieldKeys(defs: TypeDefinitions, raw: Record<string, unknown>, mode: 'create' | 'update'): void {
+/**
+ * The keys of `fields`: unknown and read-only keys, then required fields absent on create. `at` is
+ * the member the errors name (`fields`; a merge's `fieldResolutions`, docs/merge.md §Fields).
+ */
+export function checkFieldKeys(defs: TypeDefinitions, raw: Record<string, unknown>, mode: 'create' | 'update', at = 'fields'): void {
   for (const key of Object.keys(raw)) {
     const def = defs.fields.get(key);
-    const param = `fields.${key}`;
+    const param = `${at}.${key}`;
     if (!def) throw new AppError('unknown_field', `"${key}" is not a field of ${defs.objectType}.`, { param });
     if (def.readOnly) throw new AppError('read_only_field', `"${key}" is read-only.`, { param });
   }
   if (mode === 'create') {
     for (const def of defs.fields.values()) {
       if (def.required && (!Object.hasOwn(raw, def.key) || raw[def.key] === null))
-        throw new AppError('parameter_missing', `"${def.key}" is required to create a ${defs.objectType}.`, { param: `fields.${def.key}` });
+        throw new AppError('parameter_missing', `"${def.key}" is required to create a ${defs.objectType}.`, { param: `${at}.${def.key}` });
     }
   }
 }
@@ -132,12 +135,13 @@ export function checkFieldKeys(defs: TypeDefinitions, raw: Record<string, unknow
 /**
  * The values of `fields` (keys already checked): each value's JSON type, then its content.
  * Returns the normalized values by key, null for a cleared field; select values as option ids.
+ * `at` is the member the errors name, as in `checkFieldKeys`.
  */
-export function checkFieldValues(defs: TypeDefinitions, raw: Record<string, unknown>): Map<string, unknown> {
+export function checkFieldValues(defs: TypeDefinitions, raw: Record<string, unknown>, at = 'fields'): Map<string, unknown> {
   const values = new Map<string, unknown>();
   for (const [key, v] of Object.entries(raw)) {
     const def = defs.fields.get(key) as FieldDef;
-    const param = `fields.${key}`;
+    const param = `${at}.${key}`;
     if (v === null) {
       if (def.required) throw new AppError('invalid_value', `"${key}" is required and cannot be cleared.`, { param });
       values.set(key, null);
