@@ -43,7 +43,7 @@ function bodyText(body: unknown): string {
 
 export interface McpEndpoint {
   /** The answer to an authenticated POST of JSON-RPC messages. */
-  answer(request: FastifyRequest): Promise<{ status: number; body?: unknown }>;
+  answer(request: FastifyRequest, tooLarge?: number): Promise<{ status: number; body?: unknown }>;
   close(): Promise<void>;
 }
 
@@ -106,9 +106,9 @@ export async function mcpEndpoint(app: FastifyInstance, deps: Deps): Promise<Mcp
   }
 
   return {
-    async answer(request) {
-      // The route hands on the bytes as received (src/mcp/routes.ts).
-      const got = received(request.body as Buffer | undefined, request.headers);
+    async answer(request, tooLarge) {
+      // The route hands on the bytes as received, or the limit they went over (src/mcp/routes.ts).
+      const got = received(tooLarge ?? (request.body as Buffer | undefined), request.headers);
       if ('refusal' in got) return got.refusal;
       const auth = requestAuth(toolEnv(request), request.principal);
       return initializes(got.body) ? await alone(request, got.body, auth) : await sharedTransport.answer(got.body, request.headers, auth);

@@ -6,10 +6,16 @@
 // sessions: an authenticated one answers 405, as the protocol allows. Registered only when MCP is
 // on (src/app.ts); the SDK and the servers (src/mcp/endpoint.ts) load with the first authenticated
 // POST, so that a process nobody asks for MCP does not hold them.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../http/context.ts';
 import { authenticate } from '../http/pipeline.ts';
 import type { McpEndpoint } from './endpoint.ts';
+
+/**
+ * The largest body `/mcp` reads: the SDK's transport's (its DEFAULT_MAX_REQUEST_BODY_SIZE, 4 MiB),
+ * not the API's 1 MiB, so that a client the SDK serves is served here too (docs/mcp.md §Sessions).
+ */
+export const MCP_BODY_LIMIT = 4 * 1024 * 1024;
 
 export async function mcpRoutes(app: FastifyInstance, opts: { deps: Deps }): Promise<void> {
   const { deps } = opts;
@@ -35,8 +41,6 @@ export async function mcpRoutes(app: FastifyInstance, opts: { deps: Deps }): Pro
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
 
   async function handle(request: FastifyRequest, reply: FastifyReply) {
-    const waiting = authenticate(deps, request);
-    if (waiting) await waiting;
     if (request.method !== 'POST') {
       return reply
         .code(405)
@@ -48,5 +52,27 @@ export async function mcpRoutes(app: FastifyInstance, opts: { deps: Deps }): Pro
     return answer.body === undefined ? reply.send() : reply.type('application/json').send(answer.body);
   }
 
-  app.route({ method: ['POST', 'GET', 'DELETE'], url: '/mcp', schema: { hide: true }, handler: handle });
+  app.route({
+    method: ['POST', 'GET', 'DELETE'],
+    url: '/mcp',
+    schema: { hide: true },
+    bodyLimit: MCP_BODY_LIMIT,
+    // The key is checked before any byte of the body is read.
+    onRequest: async (request) => {
+      const waiting = authenticate(deps, request);
+      if (waiting) await waiting;
+    },
+    // A body over the limit is answered as the SDK's transport answers it; any other error goes to
+    // the API's error handler.
+    errorHandler: (err: FastifyError, request, reply) => {
+      if (err.code !== 'FST_ERR_CTP_BODY_TOO_LARGE') throw err;
+      void loaded()
+        .then((endpoint) => endpoint.answer(request, MCP_BODY_LIMIT))
+        .then(
+          (answer) => reply.code(answer.status).type('application/json').send(answer.body),
+          (failed: unknown) => reply.send(failed),
+        );
+    },
+    handler: handle,
+  });
 }

@@ -11,7 +11,7 @@
 // own POST. Nothing of a POST is kept once it is answered.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
-import { MAX_BATCH_SIZE } from '@modelcontextprotocol/sdk/server/requestBody.js';
+import { MAX_BATCH_SIZE, requestBodyTooLargeMessage } from '@modelcontextprotocol/sdk/server/requestBody.js';
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
@@ -34,16 +34,18 @@ const UTF8 = new TextDecoder();
 
 /**
  * The checks the SDK's transport makes of a POST before it reads its messages, in its order:
- * `Accept` (406), `Content-Type` (415), the body as JSON (400). `bytes` is the body as received;
- * it is decoded and parsed as the SDK does it, with none of the REST body checks (NUL
- * characters, depth, `__proto__` keys): those belong to the REST call a tool makes, which
- * answers them as a tool error (docs/mcp.md §Tools). The parsed body, or the refusal.
+ * `Accept` (406), `Content-Type` (415), the body's size (413), the body as JSON (400). `bytes` is
+ * the body as received, or the limit in bytes it went over; it is decoded and parsed as the SDK
+ * does it, with none of the REST body checks (NUL characters, depth, `__proto__` keys): those
+ * belong to the REST call a tool makes, which answers them as a tool error (docs/mcp.md §Tools).
+ * The parsed body, or the refusal.
  */
-export function received(bytes: Uint8Array | undefined, headers: IncomingHttpHeaders): { body: unknown } | { refusal: Answer } {
+export function received(bytes: Uint8Array | number | undefined, headers: IncomingHttpHeaders): { body: unknown } | { refusal: Answer } {
   const accept = headers.accept ?? '';
   if (!accept.includes('application/json') || !accept.includes('text/event-stream'))
     return { refusal: refusal(406, -32000, 'Not Acceptable: Client must accept both application/json and text/event-stream') };
   if (!isJsonContentType(headers['content-type'])) return { refusal: refusal(415, -32000, 'Unsupported Media Type: Content-Type must be application/json') };
+  if (typeof bytes === 'number') return { refusal: refusal(413, -32000, requestBodyTooLargeMessage(bytes)) };
   try {
     return { body: JSON.parse(bytes === undefined ? '' : UTF8.decode(bytes)) as unknown };
   } catch {

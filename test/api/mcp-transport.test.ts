@@ -2,13 +2,15 @@
 // transport does (docs/mcp.md §Sessions): the same POSTs, sent to an SDK server through each,
 // get the same status and the same JSON-RPC body, for the exchanges a client makes and for the
 // refusals (Accept, Content-Type, invalid JSON, batch size, invalid messages, a second initialize,
-// the protocol version).
+// the protocol version, a body over the size limit).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import * as z from 'zod';
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+import { DEFAULT_MAX_REQUEST_BODY_SIZE } from '@modelcontextprotocol/sdk/server/requestBody.js';
+import { MCP_BODY_LIMIT } from '../../src/mcp/routes.ts';
 import { EndpointTransport, plainRequest, received } from '../../src/mcp/transport.ts';
 
 const ACCEPT = 'application/json, text/event-stream';
@@ -62,7 +64,9 @@ async function viaOurs(body: unknown, headers: Record<string, string>): Promise<
   await s.connect(transport);
   try {
     const sent = { 'content-type': 'application/json', ...headers };
-    const got = received(new TextEncoder().encode(textOf(body)), sent);
+    // The route reads at most MCP_BODY_LIMIT bytes, and hands on the limit for a longer body.
+    const bytes = new TextEncoder().encode(textOf(body));
+    const got = received(bytes.length > MCP_BODY_LIMIT ? MCP_BODY_LIMIT : bytes, sent);
     const answer = 'refusal' in got ? got.refusal : await transport.answer(got.body, sent, AUTH);
     // The endpoint sends the value as JSON: compare what a client would read.
     return { status: answer.status, body: answer.body === undefined ? undefined : JSON.parse(JSON.stringify(answer.body)) };
@@ -117,12 +121,20 @@ const CASES: [string, unknown, Record<string, string>][] = [
   ['Content-Type text/plain naming application/json', ping(24), { ...V, 'content-type': 'text/plain; a=application/json' }],
   ['Content-Type with a charset, in capitals', ping(25), { ...V, 'content-type': 'Application/JSON; charset=utf-8' }],
   ['not JSON and not Acceptable', new Raw('nope'), { accept: 'application/json', 'content-type': 'text/plain' }],
+  ['a body of 2 MiB', { ...ping(27), params: { pad: 'x'.repeat(2 << 20) } }, V],
+  ['a body over the limit', { ...ping(28), params: { pad: 'x'.repeat(MCP_BODY_LIMIT) } }, V],
+  ['a body over the limit, not Acceptable', { ...ping(29), params: { pad: 'x'.repeat(MCP_BODY_LIMIT) } }, { accept: 'application/json' }],
+  ['a body over the limit as text/plain', { ...ping(30), params: { pad: 'x'.repeat(MCP_BODY_LIMIT) } }, { ...V, 'content-type': 'text/plain' }],
   [
     'a NUL and a __proto__ key, which the transport leaves alone',
     new Raw('{"jsonrpc":"2.0","id":26,"method":"ping","params":{"a\\u0000":{"__proto__":{}}}}'),
     V,
   ],
 ];
+
+test("the endpoint's body limit is the SDK transport's", () => {
+  assert.equal(MCP_BODY_LIMIT, DEFAULT_MAX_REQUEST_BODY_SIZE);
+});
 
 for (const [name, body, headers] of CASES) {
   test(`as the SDK's transport: ${name}`, async () => {

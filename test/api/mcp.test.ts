@@ -282,6 +282,29 @@ eachDialect('mcp', (ctx) => {
     }
     await assert.rejects(connect(base, 'sk_wrong'));
   });
+  test('a body up to 4 MiB is read as the SDK reads it; a longer one answers 413 in JSON-RPC, after the key is checked', async () => {
+    const post = (body: string, auth: Record<string, string>) =>
+      fetch(`${base}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...auth },
+        body,
+      });
+    const ping = (pad: number) => JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: { pad: 'x'.repeat(pad) } });
+    const me = { authorization: `Bearer ${s.secret}` };
+    const big = await post(ping(2 << 20), me);
+    assert.equal(big.status, 200);
+    assert.deepEqual(await big.json(), { jsonrpc: '2.0', id: 1, result: {} });
+    const over = await post(ping(4 << 20), me);
+    assert.equal(over.status, 413);
+    assert.deepEqual(await over.json(), {
+      jsonrpc: '2.0',
+      error: { code: -32000, message: `Payload Too Large: Request body must not exceed ${4 << 20} bytes` },
+      id: null,
+    });
+    const stranger = await post(ping(4 << 20), {});
+    assert.equal(stranger.status, 401);
+    assert.equal(((await stranger.json()) as { error: { code: string } }).error.code, 'missing_api_key');
+  });
 });
 
 eachDialect(
