@@ -2,12 +2,12 @@
 // checkpoints). A checkpoint copies the pages the WAL holds into the database file and syncs both
 // files. SQLite runs it on the connection whose COMMIT finds the WAL past 1,000 pages, so on the
 // event loop, and every request of the process waits behind its copying and syncing; beside a
-// batched `rolodex import` most of those pages are the import's. Here the writing connection's
-// automatic checkpoint is off, and a thread of its own runs a passive checkpoint (it never waits
-// for readers or writers, and leaves the work to a checkpoint already under way in another
-// process) after the commits, at most one per INTERVAL_MS. The thread starts with the first
-// commit, so a process that never writes never starts it; should it stop, the automatic
-// checkpoint comes back, so the WAL never grows unchecked.
+// batched `rolodex import` most of those pages are the import's, and a server's COMMIT took 30–50
+// ms of them. Here the writing connection's automatic checkpoint is off, and a thread of its own
+// runs a passive checkpoint (it never waits for readers or writers, and leaves the work to a
+// checkpoint already under way in another process) after the commits, at most one per
+// INTERVAL_MS. The thread starts with the first commit, so a process that never writes never
+// starts it; should it stop, the automatic checkpoint comes back, so the WAL never grows unchecked.
 import type { DatabaseSync } from 'node:sqlite';
 import { Worker } from 'node:worker_threads';
 
@@ -18,13 +18,11 @@ const AUTOMATIC = 1000;
 /** A WAL of this many frames, all copied, is truncated, so that the next write starts it again. */
 const RESTART_FRAMES = AUTOMATIC;
 /**
- * The truncation needs the write lock and no reader in the WAL, and waits for neither: it is tried
- * this many times, TRUNCATE_PAUSE_MS apart, while the process's next transaction waits to begin
- * (without blocking the event loop), so that the thread finds the lock free between two writes
- * that follow one another at once, and a write waits at most about that long for it.
+ * How long the truncation waits for the write lock and for the readers of the WAL, on the thread
+ * (a passive checkpoint waits for nothing). Holding the lock, it holds the process's writes,
+ * which wait without blocking the event loop (`beginImmediate`, src/db/sqlite/connection.ts).
  */
-const TRUNCATE_TRIES = 10;
-const TRUNCATE_PAUSE_MS = 0.5;
+const TRUNCATE_WAIT_MS = 50;
 /** How long closing waits for the thread to close its connection. */
 const CLOSE_WAIT_MS = 5000;
 
@@ -43,7 +41,7 @@ const { DatabaseSync } = require('node:sqlite');
 const state = new Int32Array(workerData.shared);
 let db;
 try {
-  db = new DatabaseSync(workerData.file, { timeout: 0 });
+  db = new DatabaseSync(workerData.file, { timeout: ${TRUNCATE_WAIT_MS} });
   const passive = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
   const truncate = db.prepare('PRAGMA wal_checkpoint(TRUNCATE)');
   let seen = 0;
@@ -55,11 +53,7 @@ try {
       const done = passive.get();
       if (done.log >= ${RESTART_FRAMES} && done.checkpointed === done.log) {
         Atomics.store(state, ${TRUNCATING}, 1);
-        try {
-          for (let i = 0; i < ${TRUNCATE_TRIES} && truncate.get().busy !== 0; i++) Atomics.wait(state, ${CLOSING}, 0, ${TRUNCATE_PAUSE_MS});
-        } finally {
-          Atomics.store(state, ${TRUNCATING}, 0);
-        }
+        try { truncate.get(); } finally { Atomics.store(state, ${TRUNCATING}, 0); }
       }
     } catch {}
     Atomics.wait(state, ${CLOSING}, 0, ${INTERVAL_MS});
