@@ -13,11 +13,7 @@ import type { BlobStore } from './blobs/blob-store.ts';
  * The database, migrated. With `statementTimeoutMs` (the server's, on PostgreSQL) the migrations
  * run first on a connection without it, since building an index may take longer.
  */
-export async function openDatabase(
-  config: Config,
-  logger?: Logger,
-  opts: { writerThread?: boolean; serving?: boolean; statementTimeoutMs?: number } = {},
-): Promise<Db> {
+export async function openDatabase(config: Config, logger?: Logger, opts: { writerThread?: boolean; statementTimeoutMs?: number } = {}): Promise<Db> {
   const { statementTimeoutMs, ...rest } = opts;
   const limited = Boolean(statementTimeoutMs && config.databaseUrl);
   const db = openDb({ dataDir: config.dataDir, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}), ...rest });

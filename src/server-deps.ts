@@ -26,8 +26,8 @@ export async function prepareServerDatabase(db: Db, config: Config): Promise<voi
 export async function openDeps(config: Config, logger: Logger, opts: { worker?: boolean } = {}): Promise<Deps> {
   const statementTimeoutMs = config.databaseStatementTimeoutMs;
   const db = opts.worker
-    ? openDb({ dataDir: config.dataDir, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}), statementTimeoutMs, serving: true })
-    : await openDatabase(config, logger, { statementTimeoutMs, serving: true });
+    ? openDb({ dataDir: config.dataDir, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}), statementTimeoutMs })
+    : await openDatabase(config, logger, { statementTimeoutMs });
   if (!opts.worker) await prepareServerDatabase(db, config);
   const metrics = createMetrics();
   if (opts.worker) metrics.text = clusterMetricsText(metrics.registry);

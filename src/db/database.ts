@@ -23,11 +23,6 @@ export interface DbOptions {
   /** SQLite: statements run on a thread of their own (src/db/sqlite/writer.ts), for `rolodex import`. */
   writerThread?: boolean;
   /**
-   * SQLite: the process serves requests, and its WAL checkpoints run on a thread of their own
-   * instead of in its COMMITs (src/db/sqlite/checkpoint.ts).
-   */
-  serving?: boolean;
-  /**
    * PostgreSQL: the server cancels a statement that runs longer (`statement_timeout`), and the
    * process stops waiting for an answer or a connection a second later (src/db/postgres/deadline.ts).
    * 0 or absent: no limit (the CLI, migrations). The server passes DATABASE_STATEMENT_TIMEOUT_MS.
@@ -40,7 +35,7 @@ export function openDb(opts: DbOptions): Db {
   // in memory only what it uses.
   if (opts.databaseUrl) return (require('./postgres/open.ts') as typeof import('./postgres/open.ts')).openPostgresDb(opts, opts.databaseUrl);
   const file = opts.sqliteFile ?? join(opts.dataDir, 'rolodex.db');
-  const dialect = opts.writerThread ? new ThreadedSqliteDialect(file) : new NodeSqliteDialect(file, { serving: opts.serving ?? false });
+  const dialect = opts.writerThread ? new ThreadedSqliteDialect(file) : new NodeSqliteDialect(file);
   const kysely = new Kysely<Database>({ dialect });
   // The writer thread's handle reads through the thread too: a second connection in the process
   // would keep `rolodex import` from having the file alone (src/db/sqlite/writer.ts).

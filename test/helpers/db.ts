@@ -41,8 +41,7 @@ export async function createTestDb(dialect: DialectName, opts: { migrate?: boole
   const dataDir = mkdtempSync(join(tmpdir(), 'rolodex-test-'));
   if (dialect === 'sqlite') {
     const sqliteFile = join(dataDir, 'rolodex.db');
-    // As a server opens it (src/server-deps.ts): the apps under test serve requests.
-    const db = openDb({ dataDir, sqliteFile, serving: true });
+    const db = openDb({ dataDir, sqliteFile });
     if (opts.migrate !== false) await migrate(db, set);
     return {
       db,

@@ -4,7 +4,6 @@
 // queue on the busy timeout instead of failing on lock upgrade.
 import { DatabaseSync } from 'node:sqlite';
 import { CachedDatabase, openConnection } from './cached.ts';
-import { Checkpoints } from './checkpoint.ts';
 import { BUSY_TIMEOUT_MS } from './settings.ts';
 import { ReadSlotPin } from './pin.ts';
 import { ScanThread } from './scan.ts';
@@ -92,16 +91,12 @@ class Holding implements DatabaseConnection {
 class ImmediateSqliteDriver extends SqliteDriver {
   readonly #open: () => Promise<CachedDatabase>;
   readonly #turn = new WriterTurn();
-  readonly #group: SqliteGroupCommit;
+  readonly #group = new SqliteGroupCommit();
   #flushing = false;
 
-  readonly #checkpoints: Checkpoints | undefined;
-
-  constructor(open: () => Promise<CachedDatabase>, checkpoints?: Checkpoints) {
+  constructor(open: () => Promise<CachedDatabase>) {
     super({ database: open });
     this.#open = open;
-    this.#checkpoints = checkpoints;
-    this.#group = new SqliteGroupCommit(checkpoints && (() => checkpoints.committed()));
   }
 
   override async acquireConnection(): Promise<DatabaseConnection> {
@@ -117,12 +112,7 @@ class ImmediateSqliteDriver extends SqliteDriver {
   }
 
   override async beginTransaction(c: Holding): Promise<void> {
-    const checkpoints = this.#checkpoints;
-    await this.#group.begin(c.raw, async () => {
-      const truncating = checkpoints?.beforeWrite();
-      if (truncating) await truncating;
-      await beginImmediate(c.raw);
-    });
+    await this.#group.begin(c.raw, () => beginImmediate(c.raw));
     c.inTx = true;
   }
 
@@ -180,19 +170,13 @@ export class NodeSqliteDialect extends SqliteDialect {
   #pin: ReadSlotPin | undefined;
   #scans: ScanThread | undefined;
   #driver: ImmediateSqliteDriver | undefined;
-  readonly #checkpoints: Checkpoints | undefined;
 
-  /**
-   * `serving`: a process that serves requests, whose WAL checkpoints run on a thread of their own
-   * rather than in the COMMITs of its event loop (src/db/sqlite/checkpoint.ts).
-   */
-  constructor(file: string, opts: { serving?: boolean } = {}) {
+  constructor(file: string) {
     // The writing connection is opened by createDriver below, when Kysely first needs it: a
     // subclass whose driver writes elsewhere (src/db/sqlite/writer.ts) never opens it, so that it
     // is the only connection of its process to the file.
     super({ database: () => Promise.reject(new Error('unused: createDriver opens the connection')) });
     this.#file = file;
-    if (opts.serving) this.#checkpoints = new Checkpoints(file, () => this.#db?.raw);
   }
 
   /** The database file. */
@@ -229,8 +213,6 @@ export class NodeSqliteDialect extends SqliteDialect {
 
   /** Closes every connection; the read-only ones first, as they cannot checkpoint. */
   close(): void {
-    // The thread's connection first, so that the last connection to close is the writing one.
-    this.#checkpoints?.close();
     this.#scans?.close();
     this.#scans = undefined;
     this.#pin?.close();
@@ -246,7 +228,7 @@ export class NodeSqliteDialect extends SqliteDialect {
   }
 
   override createDriver(): Driver {
-    this.#driver = new ImmediateSqliteDriver(async () => (this.#db ??= openConnection(this.#file)), this.#checkpoints);
+    this.#driver = new ImmediateSqliteDriver(async () => (this.#db ??= openConnection(this.#file)));
     return this.#driver;
   }
 }

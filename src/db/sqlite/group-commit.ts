@@ -30,12 +30,6 @@ interface Open {
 
 export class SqliteGroupCommit {
   #open: Open | undefined;
-  readonly #committed: (() => void) | undefined;
-
-  /** `committed` runs after each COMMIT that succeeds. */
-  constructor(committed?: () => void) {
-    this.#committed = committed;
-  }
 
   /** Whether a group holds writes not yet committed. */
   get open(): boolean {
@@ -103,7 +97,6 @@ export class SqliteGroupCommit {
       }
       return;
     }
-    this.#committed?.();
     for (const m of open.members) m.resolve();
   }
 
