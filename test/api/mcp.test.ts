@@ -33,6 +33,18 @@ eachDialect('mcp', (ctx) => {
     base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
     s = await seedWorkspace(t);
   });
+  /** POSTs `body` to /mcp as a client would, with the key; a header of `extra` given as undefined is left out. */
+  const postRaw = (body: string, extra: Record<string, string | undefined> = {}) => {
+    const all: Record<string, string | undefined> = {
+      authorization: `Bearer ${s.secret}`,
+      accept: 'application/json, text/event-stream',
+      'content-type': 'application/json',
+      'mcp-protocol-version': '2025-06-18',
+      ...extra,
+    };
+    const headers = Object.fromEntries(Object.entries(all).filter((e): e is [string, string] => e[1] !== undefined));
+    return fetch(`${base}/mcp`, { method: 'POST', headers, body });
+  };
 
   test('lists the five tools; get_current_user names the member and never the key', async () => {
     const client = await connect(base, s.secret);
@@ -181,16 +193,9 @@ eachDialect('mcp', (ctx) => {
       (await t.app.inject({ method: 'POST', url: '/v1/accounts', headers: headers(s.secret, { 'content-type': 'application/json' }), payload: text })).json();
     /** The tool's answer to a write of `bodyText`, sent as raw JSON-RPC (the SDK's client cannot serialize the deepest). */
     const raw = async (bodyText: string) => {
-      const res = await fetch(`${base}/mcp`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${s.secret}`,
-          accept: 'application/json, text/event-stream',
-          'content-type': 'application/json',
-          'mcp-protocol-version': '2025-06-18',
-        },
-        body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"write_to_rolodex","arguments":{"path":"/v1/accounts","body":${bodyText}}}}`,
-      });
+      const res = await postRaw(
+        `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"write_to_rolodex","arguments":{"path":"/v1/accounts","body":${bodyText}}}}`,
+      );
       const answer = (await res.json()) as { result?: ToolResult };
       assert.equal(res.status, 200, JSON.stringify(answer));
       return answer.result;
@@ -219,16 +224,7 @@ eachDialect('mcp', (ctx) => {
 
   test('bad POSTs are answered as the SDK transport answers them: invalid JSON 400 -32700, not JSON 415 -32000', async () => {
     const post = async (body: string, contentType?: string) => {
-      const res = await fetch(`${base}/mcp`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${s.secret}`,
-          accept: 'application/json, text/event-stream',
-          'mcp-protocol-version': '2025-06-18',
-          ...(contentType === undefined ? {} : { 'content-type': contentType }),
-        },
-        body,
-      });
+      const res = await postRaw(body, { 'content-type': contentType });
       return { status: res.status, body: (await res.json()) as any };
     };
     const list = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
@@ -265,12 +261,8 @@ eachDialect('mcp', (ctx) => {
   });
 
   test('no key or a bad key: 401 with WWW-Authenticate; GET and DELETE answer 405; the SDK client is refused', async () => {
-    for (const headers of [{}, { authorization: 'Bearer nope' }]) {
-      const res = await fetch(`${base}/mcp`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
-      });
+    for (const authorization of [undefined, 'Bearer nope']) {
+      const res = await postRaw(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }), { authorization });
       assert.equal(res.status, 401);
       assert.match(res.headers.get('www-authenticate') ?? '', /^Bearer /);
       assert.match(((await res.json()) as { error: { code: string } }).error.code, /^(missing|invalid)_api_key$/);
@@ -283,25 +275,18 @@ eachDialect('mcp', (ctx) => {
     await assert.rejects(connect(base, 'sk_wrong'));
   });
   test('a body up to 4 MiB is read as the SDK reads it; a longer one answers 413 in JSON-RPC, after the key is checked', async () => {
-    const post = (body: string, auth: Record<string, string>) =>
-      fetch(`${base}/mcp`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...auth },
-        body,
-      });
     const ping = (pad: number) => JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: { pad: 'x'.repeat(pad) } });
-    const me = { authorization: `Bearer ${s.secret}` };
-    const big = await post(ping(2 << 20), me);
+    const big = await postRaw(ping(2 << 20));
     assert.equal(big.status, 200);
     assert.deepEqual(await big.json(), { jsonrpc: '2.0', id: 1, result: {} });
-    const over = await post(ping(4 << 20), me);
+    const over = await postRaw(ping(4 << 20));
     assert.equal(over.status, 413);
     assert.deepEqual(await over.json(), {
       jsonrpc: '2.0',
       error: { code: -32000, message: `Payload Too Large: Request body must not exceed ${4 << 20} bytes` },
       id: null,
     });
-    const stranger = await post(ping(4 << 20), {});
+    const stranger = await postRaw(ping(4 << 20), { authorization: undefined });
     assert.equal(stranger.status, 401);
     assert.equal(((await stranger.json()) as { error: { code: string } }).error.code, 'missing_api_key');
   });
