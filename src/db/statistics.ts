@@ -16,6 +16,15 @@ const PAUSE_MS = 5;
 const SAMPLE = 1000;
 
 /**
+ * A SQLite table with fewer rows gets no statistics (docs/design.md §Database statistics). A
+ * connection's planner keeps the rows it read at its start however much the table grows since,
+ * and one that takes a table for a small one scans all of it for a list of keys instead of looking
+ * each key up; under this floor, a list of the sizes the code sends (up to 1,000 keys) is enough
+ * for that. Without statistics the planner assumes a large table, whatever size it reaches.
+ */
+export const STATISTICS_FLOOR = 20_000;
+
+/**
  * Brings statistics up to date where they are missing or stale: on SQLite the tables PRAGMA
  * optimize picks (never analyzed, or grown or shrunk many times since), each from a bounded sample
  * (analysis_limit); on PostgreSQL, after a bulk write (`bulk`), ANALYZE of the schema's tables, so
@@ -41,25 +50,39 @@ export async function refreshStatistics(db: Db, opts: { bulk?: boolean } = {}): 
   // 0x1: only list the ANALYZE statements it would run, as `ANALYZE "main"."table"`.
   const planned = await sql<{ optimize: string }>`pragma optimize = 0x10003`.execute(db.kysely);
   const computed: Stat1Row[] = [];
+  const small: string[] = [];
   for (const { optimize } of planned.rows) {
     const table = /^ANALYZE "main"\."(.+)"$/.exec(optimize)?.[1]?.replaceAll('""', '"');
     if (table === undefined) continue;
     const indexes = (
       await sql<{ name: string; origin: string; partial: number }>`select name, origin, partial from pragma_index_list(${table})`.execute(db.kysely)
     ).rows;
+    const rows: Stat1Row[] = [];
+    // The table's row count: the largest first number of its rows (a whole index's, or the table's own).
+    let count = 0;
+    const counts = (stat: string | null | undefined) => (count = Math.max(count, Number(stat?.split(' ')[0] ?? 0)));
     for (const index of indexes) {
       const row = await sampledStat(db.kysely, table, index, SAMPLE);
-      if (row) computed.push(row);
-      else {
+      if (row) {
+        rows.push(row);
+        counts(row.stat);
+      } else {
         await sql`analyze ${sql.id(index.name)}`.execute(db.kysely);
+        counts((await sql<{ stat: string }>`select stat from sqlite_stat1 where idx = ${index.name}`.execute(db.kysely)).rows[0]?.stat);
         await new Promise((resolve) => setTimeout(resolve, PAUSE_MS));
       }
     }
     // A table counts its rows as part of the analysis of a whole index; with none but partial
     // indexes (or none at all) only the table's own ANALYZE writes its row count.
-    if (!indexes.some((i) => !i.partial)) computed.push(await tableStat(db.kysely, table));
+    if (!indexes.some((i) => !i.partial)) {
+      const own = await tableStat(db.kysely, table);
+      rows.push(own);
+      counts(own.stat);
+    }
+    if (count < STATISTICS_FLOOR) small.push(table);
+    else computed.push(...rows);
   }
-  if (computed.length === 0) return;
+  if (computed.length === 0 && small.length === 0) return;
   const keys = sql.join(computed.map((c) => sql`(${c.tbl}, ${c.idx})`));
   const rows = computed.filter((c) => c.stat !== null).map((c) => sql`(${c.tbl}, ${c.idx}, ${c.stat})`);
   // A write of its own: it waits for the lock without stopping the thread (`beginImmediate`) and
@@ -67,9 +90,12 @@ export async function refreshStatistics(db: Db, opts: { bulk?: boolean } = {}): 
   // sqlite_stat1 when missing, and makes this connection's planner read the rows again.
   await write(db.kysely, async (tx) => {
     await sql`analyze sqlite_schema`.execute(tx);
-    await sql`delete from sqlite_stat1 where exists (select 1 from (values ${keys}) k where k.column1 = sqlite_stat1.tbl and k.column2 is sqlite_stat1.idx)`.execute(
-      tx,
-    );
+    if (computed.length > 0)
+      await sql`delete from sqlite_stat1 where exists (select 1 from (values ${keys}) k where k.column1 = sqlite_stat1.tbl and k.column2 is sqlite_stat1.idx)`.execute(
+        tx,
+      );
+    // Every row of a small table goes, those an ANALYZE of one of its indexes wrote included.
+    if (small.length > 0) await sql`delete from sqlite_stat1 where tbl in (${sql.join(small)})`.execute(tx);
     if (rows.length > 0) await sql`insert into sqlite_stat1 (tbl, idx, stat) values ${sql.join(rows)}`.execute(tx);
     await sql`analyze sqlite_schema`.execute(tx);
   });

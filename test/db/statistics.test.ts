@@ -1,16 +1,19 @@
 // The planner's statistics (src/db/statistics.ts, docs/design.md §Database statistics). On SQLite
 // each index of the tables PRAGMA optimize picks is described from reads and the rows written in
 // one short transaction: the statistics are the ones PRAGMA optimize itself writes, and they are
-// gathered while another connection holds the write lock. On PostgreSQL a bulk write's schema is
-// analyzed.
+// gathered while another connection holds the write lock; a table under STATISTICS_FLOOR rows
+// gets none. On PostgreSQL a bulk write's schema is analyzed.
 import assert from 'node:assert/strict';
 import { DatabaseSync, StatementSync } from 'node:sqlite';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { refreshStatistics } from '../../src/db/statistics.ts';
+import { refreshStatistics, STATISTICS_FLOOR } from '../../src/db/statistics.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
 
 const AT = '2026-01-01T00:00:00.000Z';
+
+/** Contacts enough for 3 value rows and 3 postings each to pass the floor, and few enough that the records stay under it. */
+const CONTACTS = 7000;
 
 /**
  * A workspace with `n` contacts, each with a name and an e-mail in the value index and postings
@@ -36,7 +39,8 @@ async function fill(tdb: TestDb, n: number): Promise<void> {
   }
   await sql`create table partial_only (k integer primary key, v text)`.execute(db);
   await sql`create index partial_only_v on partial_only (v) where v is not null`.execute(db);
-  await sql`insert into partial_only (k, v) select row_number() over (order by id), case when id like '%0' then null else substr(id, 1, 8) end from records`.execute(
+  await sql`insert into partial_only (k, v)
+    select row_number() over (order by record_id, field), case when record_id like '%0' then null else substr(record_id, 1, 8) end from record_values`.execute(
     db,
   );
 }
@@ -48,7 +52,7 @@ for (const dialect of testDialects()) {
     let shared: TestDb;
     before(async () => {
       [whole, spread, shared] = await Promise.all([createTestDb(dialect), createTestDb(dialect), createTestDb(dialect)]);
-      for (const t of [whole, spread, shared]) await fill(t, 3000);
+      for (const t of [whole, spread, shared]) await fill(t, CONTACTS);
     });
     after(async () => {
       for (const t of [whole, spread, shared]) await t.drop();
@@ -64,17 +68,29 @@ for (const dialect of testDialects()) {
       if (dialect === 'sqlite') {
         const stat = async (t: TestDb) =>
           (await sql<{ tbl: string; idx: string | null; stat: string }>`select tbl, idx, stat from sqlite_stat1 order by tbl, idx`.execute(t.db.kysely)).rows;
-        const one = await stat(whole);
+        // The table's rows: the first number of its largest row.
+        const rowsOf = (rows: Array<{ tbl: string; stat: string }>, tbl: string) =>
+          Math.max(...rows.filter((r) => r.tbl === tbl).map((r) => Number(r.stat.split(' ')[0])));
+        const all = await stat(whole);
+        const one = all.filter((r) => rowsOf(all, r.tbl) >= STATISTICS_FLOOR);
         assert.ok(
           one.some((r) => r.tbl === 'record_values' && r.idx === 'record_values_record'),
           'the value index was analyzed',
         );
-        assert.deepEqual(await stat(spread), one);
+        assert.ok(
+          one.some((r) => r.tbl === 'partial_only' && r.idx === null),
+          "a table with partial indexes only: the table's own row",
+        );
+        assert.ok(
+          all.some((r) => r.tbl === 'records'),
+          'PRAGMA optimize analyzes the records too',
+        );
+        assert.deepEqual(await stat(spread), one, 'the same rows, but none for a table under the floor');
       } else {
         const tuples = async (t: TestDb) =>
           Number((await sql<{ n: number }>`select reltuples as n from pg_class where oid = 'record_values'::regclass`.execute(t.db.kysely)).rows[0]?.n);
-        assert.equal(await tuples(whole), 9000);
-        assert.equal(await tuples(spread), 9000);
+        assert.equal(await tuples(whole), 3 * CONTACTS);
+        assert.equal(await tuples(spread), 3 * CONTACTS);
       }
     });
 
@@ -113,7 +129,26 @@ for (const dialect of testDialects()) {
         assert.ok(Number(await stat()) > 0, 'the rows are written');
         const trigrams = (await sql<{ stat: string }>`select stat from sqlite_stat1 where tbl = 'record_trigrams'`.execute(shared.db.kysely)).rows;
         assert.equal(trigrams.length, 1);
-        assert.match(trigrams[0]!.stat, /^9000 \d+ 1$/, 'the postings counted, each (key, record) once');
+        assert.match(trigrams[0]!.stat, new RegExp(`^${3 * CONTACTS} \\d+ 1$`), 'the postings counted, each (key, record) once');
+      });
+
+      test('a table under the floor has no statistics, not even those taken while it was smaller', async () => {
+        const db = spread.db.kysely;
+        // As if analyzed when it held a few rows (a server started on a young database): it has
+        // grown many times over since, so PRAGMA optimize picks it again.
+        await sql`delete from sqlite_stat1 where tbl = 'records'`.execute(db);
+        await sql`insert into sqlite_stat1 (tbl, idx, stat) values ('records', 'sqlite_autoindex_records_1', '119 1')`.execute(db);
+        await refreshStatistics(spread.db);
+        const rows = (await sql<{ tbl: string }>`select tbl from sqlite_stat1 where tbl in ('records', 'record_values')`.execute(db)).rows;
+        assert.deepEqual(
+          rows.map((r) => r.tbl).filter((t) => t === 'records'),
+          [],
+          `${CONTACTS} records are under the floor of ${STATISTICS_FLOOR}`,
+        );
+        assert.ok(
+          rows.some((r) => r.tbl === 'record_values'),
+          'the value index, over the floor, keeps its rows',
+        );
       });
     }
   });
