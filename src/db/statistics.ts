@@ -27,7 +27,7 @@ export const STATISTICS_FLOOR = 20_000;
 /**
  * Brings statistics up to date where they are missing or stale: on SQLite the tables PRAGMA
  * optimize picks (never analyzed, or grown or shrunk many times since), each from a bounded sample
- * (analysis_limit); on PostgreSQL, after a bulk write (`bulk`), ANALYZE of the schema's tables, so
+ * (analysis_limit), and none for a table under STATISTICS_FLOOR rows; on PostgreSQL, after a bulk write (`bulk`), ANALYZE of the schema's tables, so
  * that the first requests after an import do not wait for autovacuum.
  *
  * An ANALYZE holds SQLite's write lock while it runs, and the sample bounds the rows it reads, not
@@ -60,15 +60,15 @@ export async function refreshStatistics(db: Db, opts: { bulk?: boolean } = {}): 
     const rows: Stat1Row[] = [];
     // The table's row count: the largest first number of its rows (a whole index's, or the table's own).
     let count = 0;
-    const counts = (stat: string | null | undefined) => (count = Math.max(count, Number(stat?.split(' ')[0] ?? 0)));
+    const noteCount = (stat: string | null | undefined) => (count = Math.max(count, Number(stat?.split(' ')[0] ?? 0)));
     for (const index of indexes) {
       const row = await sampledStat(db.kysely, table, index, SAMPLE);
       if (row) {
         rows.push(row);
-        counts(row.stat);
+        noteCount(row.stat);
       } else {
         await sql`analyze ${sql.id(index.name)}`.execute(db.kysely);
-        counts((await sql<{ stat: string }>`select stat from sqlite_stat1 where idx = ${index.name}`.execute(db.kysely)).rows[0]?.stat);
+        noteCount((await sql<{ stat: string }>`select stat from sqlite_stat1 where idx = ${index.name}`.execute(db.kysely)).rows[0]?.stat);
         await new Promise((resolve) => setTimeout(resolve, PAUSE_MS));
       }
     }
@@ -77,7 +77,7 @@ export async function refreshStatistics(db: Db, opts: { bulk?: boolean } = {}): 
     if (!indexes.some((i) => !i.partial)) {
       const own = await tableStat(db.kysely, table);
       rows.push(own);
-      counts(own.stat);
+      noteCount(own.stat);
     }
     if (count < STATISTICS_FLOOR) small.push(table);
     else computed.push(...rows);
