@@ -61,7 +61,8 @@ export async function refreshStatistics(db: Db, opts: { bulk?: boolean } = {}): 
     // The table's row count: the largest first number of its rows (a whole index's, or the table's own).
     let count = 0;
     const noteCount = (stat: string | null | undefined) => (count = Math.max(count, Number(stat?.split(' ')[0] ?? 0)));
-    for (const index of indexes) {
+    // Whole indexes first: the first one counts the table, and a table under the floor needs no more.
+    for (const index of [...indexes].sort((a, b) => a.partial - b.partial)) {
       const row = await sampledStat(db.kysely, table, index, SAMPLE);
       if (row) {
         rows.push(row);
@@ -71,6 +72,7 @@ export async function refreshStatistics(db: Db, opts: { bulk?: boolean } = {}): 
         noteCount((await sql<{ stat: string }>`select stat from sqlite_stat1 where idx = ${index.name}`.execute(db.kysely)).rows[0]?.stat);
         await new Promise((resolve) => setTimeout(resolve, PAUSE_MS));
       }
+      if (!index.partial && count < STATISTICS_FLOOR) break;
     }
     // A table counts its rows as part of the analysis of a whole index; with none but partial
     // indexes (or none at all) only the table's own ANALYZE writes its row count.
@@ -82,7 +84,9 @@ export async function refreshStatistics(db: Db, opts: { bulk?: boolean } = {}): 
     if (count < STATISTICS_FLOOR) small.push(table);
     else computed.push(...rows);
   }
-  if (computed.length === 0 && small.length === 0) return;
+  // A small table's rows go only where it has some: most refreshes then write nothing.
+  const stale = small.length > 0 && (await hasStatistics(db, small));
+  if (computed.length === 0 && !stale) return;
   const keys = sql.join(computed.map((c) => sql`(${c.tbl}, ${c.idx})`));
   const rows = computed.filter((c) => c.stat !== null).map((c) => sql`(${c.tbl}, ${c.idx}, ${c.stat})`);
   // A write of its own: it waits for the lock without stopping the thread (`beginImmediate`) and
@@ -95,8 +99,16 @@ export async function refreshStatistics(db: Db, opts: { bulk?: boolean } = {}): 
         tx,
       );
     // Every row of a small table goes, those an ANALYZE of one of its indexes wrote included.
-    if (small.length > 0) await sql`delete from sqlite_stat1 where tbl in (${sql.join(small)})`.execute(tx);
+    if (stale) await sql`delete from sqlite_stat1 where tbl in (${sql.join(small)})`.execute(tx);
     if (rows.length > 0) await sql`insert into sqlite_stat1 (tbl, idx, stat) values ${sql.join(rows)}`.execute(tx);
     await sql`analyze sqlite_schema`.execute(tx);
   });
+}
+
+/** Whether sqlite_stat1 exists and holds a row of any of `tables`. */
+async function hasStatistics(db: Db, tables: string[]): Promise<boolean> {
+  const made = await sql<{ n: number }>`select count(*) as n from sqlite_schema where name = 'sqlite_stat1'`.execute(db.kysely);
+  if (Number(made.rows[0]?.n ?? 0) === 0) return false;
+  const r = await sql<{ n: number }>`select count(*) as n from sqlite_stat1 where tbl in (${sql.join(tables)})`.execute(db.kysely);
+  return Number(r.rows[0]?.n ?? 0) > 0;
 }
