@@ -1,6 +1,6 @@
 // Which blob store a configuration gets. The S3 store is loaded only when S3 is configured: the
 // AWS SDK is a large tree of modules, and a process keeps in memory only what its configuration
-// uses (about 17 MB of idle resident memory on local disk: docs/performance.md).
+// uses (docs/performance.md §Loading only what is configured).
 import type { BlobStore } from './blob-store.ts';
 import { createDiskBlobStore } from './disk.ts';
 import type { S3BlobStoreConfig } from './s3.ts';

@@ -6,7 +6,7 @@
 //   (GET /v1/lists/{id}) is mostly that overhead. The keys go as one array (`= any($1)`).
 // - SQLite (reads on the read-only connection, src/db/prepared.ts): a statement run between two
 //   requests' other work finds the processor's caches cold and costs several times what it costs
-//   run again at once (a record read: 30 µs against 8). One statement for the turn's keys, bound
+//   run again at once. One statement for the turn's keys, bound
 //   as one JSON array (`jsonKeys`), pays that once.
 //
 // No caller can see an older state than a read of its own would have shown: a batch is sent at

@@ -80,8 +80,8 @@ export function newId(kind: IdKind, now: number = Date.now()): string {
 export function idSequence(now: number = Date.now(), start?: bigint): (kind: IdKind) => string {
   const time = encodeTime(now);
   // 80 bits a sequence; started below 2^79, so that 2^63 steps still fit in 16 characters. Kept as
-  // two halves of 40 bits in numbers (exact below 2^53), each 8 characters: done with BigInt, the
-  // steps and the encoding took about a second of a 1,000,000-contact import's main thread.
+  // two halves of 40 bits in numbers (exact below 2^53), each 8 characters: an import takes an id
+  // per object on its main thread, where BigInt steps and encoding would cost it far more.
   // `start` is for tests.
   const first = start ?? BigInt(`0x${randomHex(10)}`) >> 1n;
   let hi = Number(first >> 40n);

@@ -1,6 +1,6 @@
 // The transport the configuration asks for (docs/config.md): SMTP when SMTP_URL is set, else the
 // log transport. nodemailer is loaded only for SMTP: a process keeps in memory only what its
-// configuration uses (about 7 MB of idle resident memory without it: docs/performance.md).
+// configuration uses (docs/performance.md §Loading only what is configured).
 import type { Logger } from 'pino';
 import type { MailConfig } from '../config.ts';
 import { logTransport } from './log.ts';

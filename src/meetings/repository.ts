@@ -254,7 +254,7 @@ export interface ContactMeeting {
 }
 
 // The contacts' `$email` rows of the value index joined to the meetings those addresses take part
-// in: one statement (one round trip on PostgreSQL) where reading the addresses first took two.
+// in: one statement (one round trip on PostgreSQL), where reading the addresses first takes two.
 function contactMeetings(db: Executor) {
   return db
     .selectFrom('record_values as v')

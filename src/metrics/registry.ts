@@ -26,10 +26,10 @@ export interface Metrics {
 export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
   const registry = new Registry();
   const registers = [registry];
-  // Event-loop lag sampled every 100 ms rather than prom-client's 10: each sample wakes the process.
-  // Two idle workers waking 100 times a second took 14% from a busy neighbour on a small virtual
-  // machine, 3% at 100 ms (docs/performance.md §Event-loop lag sampled every 100 ms). Stalls of 100 ms or more are all
-  // still seen; shorter ones in proportion to their length.
+  // Event-loop lag sampled every 100 ms rather than prom-client's 10: each sample wakes the process,
+  // and an idle process that wakes often takes processor time from its neighbours (docs/performance.md
+  // §Event-loop lag sampled every 100 ms). Stalls of 100 ms or more are all still seen; shorter ones
+  // in proportion to their length.
   if (opts.defaults !== false) collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 100 });
   return {
     registry,

@@ -19,7 +19,7 @@
 // call, and a fast bucket's tokens may be leased (shared.ts): one script run on Redis and one reply
 // to parse for many requests. Auto-pipelining then gathers the calls of different buckets issued
 // in that turn into one write, and their replies come back in one read. Each call keeps its own
-// timeout. Measured with bench/ratelimit.ts (docs/performance.md §Redis rate limits: pipelining, one call per bucket, leases).
+// timeout (docs/performance.md §Redis rate limits: pipelining, one call per bucket, leases).
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Metrics } from '../metrics/registry.ts';

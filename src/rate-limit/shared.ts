@@ -3,7 +3,7 @@
 // share one call that takes up to n tokens at once, with the very decisions n calls in a row would
 // have given (the k-th request sees the tokens the k-1 before it left). A call for a fast bucket
 // may also lease tokens that serve this process's next requests of it without a call (lease.ts).
-// Measured with bench/ratelimit.ts (docs/performance.md §Redis rate limits: pipelining, one call per bucket, leases).
+// Why: docs/performance.md §Redis rate limits: pipelining, one call per bucket, leases.
 import { perTurn } from '../lib/per-turn.ts';
 import { bucketKey, decide, type Limits, type RateCategory, type RateDecision, type Taken } from './bucket.ts';
 import { CommandLate } from './deadline.ts';

@@ -9,9 +9,8 @@
 // The shared client keeps few connections (PIPELINED): postgres.js sends a query to an idle
 // connection first and opens a new one while it may, so under load a larger pool spreads the same
 // queries over more connections, each a socket write, a read and a wake-up of its own backend
-// process per batch. On two cores, 2 connections instead of 10 halved the server's CPU per
-// pipelined read, and 1 instead of 2 cut it further, by up to a sixth with 2 workers
-// (docs/performance.md §Pipelined PostgreSQL connections).
+// process per batch. On few connections each socket write carries more statements, so the server
+// spends less CPU per pipelined read (docs/performance.md §Pipelined PostgreSQL connections).
 //
 // Inside a transaction, a statement marked with `deferred()` (src/db/pipeline.ts) is not sent on
 // its own: it goes out with the next statement that is awaited, or with COMMIT, in one write, and
@@ -58,11 +57,11 @@ export function transactionRoundTrips(): number {
 }
 
 // postgres.js writes its buffer to the socket at once when it reaches 1 KiB, and what is buffered
-// after that only at the next setImmediate: a transaction's batch over 1 KiB went out in two
-// writes, the second (often COMMIT) a turn of the event loop later. Under load that turn took
-// milliseconds, which PostgreSQL spent idle in the transaction, holding its locks and its
-// connection (2.3 backends on average under 50 concurrent list creates; docs/performance.md
-// §Batches written at once). A batch therefore ends with a statement of at least 1 KiB, which
+// after that only at the next setImmediate: a transaction's batch over 1 KiB would go out in two
+// writes, the second (often COMMIT) a turn of the event loop later. Under load that turn takes
+// milliseconds, which PostgreSQL would spend idle in the transaction, holding its locks and its
+// connection (docs/performance.md §Batches written at once). A batch therefore ends with a
+// statement of at least 1 KiB, which
 // postgres.js writes at once with everything before it: COMMIT with a padding comment, or, after
 // a statement with parameters, an empty one. test/guards/pg-batch-writes.test.ts watches the writes.
 const PADDING = `/*${' '.repeat(1024)}*/`;
@@ -75,8 +74,8 @@ function flushing(queries: CompiledQuery[]): { batch: CompiledQuery[]; padded: b
 
 // Consecutive statements without parameters whose answer nobody reads (BEGIN and a partition's lock,
 // src/db/rank/lock.ts) go out as one simple query: each statement sent on its own costs the
-// server about 50 µs of CPU in postgres.js (building its messages, reading its answer) on a list
-// create of 500 (docs/performance.md §Fewer statements per create). Only those: postgres.js
+// process CPU in postgres.js (building its messages, reading its answer) whatever it does
+// (docs/performance.md §Fewer statements per create). Only those: postgres.js
 // merges the answers of such a query in ways that do not map back to its statements (statements
 // without rows fold into the next one's), so a statement whose answer is read (the one awaited,
 // COMMIT, one sent with deferredRows) goes out on its own. A failure aborts the transaction

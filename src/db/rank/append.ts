@@ -29,9 +29,8 @@ interface Leaf extends Entry {
 // Upkeep of a partition after creates and deletes: the split of a leaf past its maximum, the merge
 // of one below its minimum, and the fold of the deltas. Nobody sees its result (pages are exact either way), so no create waits for it; one
 // transaction at a time per partition in this process, and creates that ask meanwhile add their
-// leaves to the next one. When creates waited for it, and each asked for a transaction of its own,
-// they made a convoy of them: 13% more transactions than creates, and a create's p99 of 160 ms
-// under mixed load (docs/performance.md §Creates side by side).
+// leaves to the next one: creates that waited for it, each with a transaction of its own, would
+// queue behind one another under mixed load (docs/performance.md §Creates side by side).
 interface Upkeep {
   leaves: Map<string, Entry>;
   /** Leaves deletes took below their minimum, to merge. */

@@ -2,9 +2,9 @@
 // split took past theirs, as statements that need no answer (docs/pages.md §Creates that only
 // insert). Each one checks its entry itself and does nothing when it is within bounds, so the
 // upkeep of a partition (src/db/rank/append.ts) sends the lock, the fold, every split and COMMIT in
-// one write: the partition's exclusive lock is held for no round trip to this process. Split one
-// statement at a time and each awaited (write.ts Partition.split), it was held over eight, each
-// a turn of a busy event loop, and every create of the partition waited behind it (30-50 ms).
+// one write: the partition's exclusive lock is held for no round trip to this process, where
+// splits awaited one at a time (write.ts Partition.split) would hold it over several turns of a
+// busy event loop, with every create of the partition waiting behind it.
 // Only the growth creates cause: no merge, no parts (sets that append have none).
 import { CompiledQuery } from 'kysely';
 import { LEVELS, type RankDef, rankSizes } from './def.ts';

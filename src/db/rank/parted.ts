@@ -54,10 +54,10 @@ export function partedPostgres(def: RankDef, read: PartedRead, limit: number): S
       (select lo_ts, lo_id from rank_buckets where scope = ${S} and level = 0 and (lo_ts, lo_id) > (p0.lo_ts, p0.lo_id) order by lo_ts, lo_id limit 1) h on true)`);
     ctes.push(...leafAnchor(T, where, ts, id, 'leaf', ` and ${partOf(def, 't')} in (select part from parts)`));
     const below = `(${ts}, ${id}) <= (select ts, id from anchor) order by ${ts} desc, ${id} desc limit ${limit}`;
-    // Both MATERIALIZED: PostgreSQL inlines a CTE used once, and then planned the page inside the
-    // reader's join (the messages reader joins the workspace's channels) and ran it again for
-    // every channel: 22 times in the bench's workspace of 30 channels. Read once, the statement
-    // of a page of messages took about 40% less time (docs/performance.md).
+    // Both MATERIALIZED: PostgreSQL inlines a CTE used once, and would then plan the page inside
+    // the reader's join (the messages reader joins the workspace's channels) and run it again for
+    // every channel; materialized, the page is read once (docs/performance.md §Plans that must
+    // not depend on statistics).
     ctes.push(`page as materialized (select rank_ts, rank_id from (
         (select ${ts} as rank_ts, ${id} as rank_id from ${T} t where ${where} and ${inPart(def, 't', true)}
           and exists (select 1 from parts where part = '') and ${below})
@@ -177,8 +177,8 @@ export function* partedSqlite(def: RankDef, read: PartedRead, args: Record<strin
     .slice(0, Number(args.limit))
     .map((r) => r.rank_id);
   // The page's rows of the table, each through the table's key. CROSS JOIN fixes the order (SQLite
-  // never reorders it): without statistics the planner walked the workspace's whole index and
-  // probed the id list per row, 200-750 ms for 50,000 messages (docs/performance.md).
+  // never reorders it): left to the planner without statistics, the join walks the workspace's
+  // whole index and probes the id list per row (docs/design.md §Database statistics).
   const page = (p: (a: string) => string, b: Builder) =>
     `(select t.* from json_each(${p('ids')}) j cross join ${T} t on ${inPartition(def, b)} and ${id} = j.value)`;
   const rows = yield step('rows', (p, b) => `select * from (${read.rows(p, page(p, b))}) f order by rank_ts desc, rank_id desc`, { ids: JSON.stringify(ids) });

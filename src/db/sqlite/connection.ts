@@ -26,8 +26,8 @@ const CLOSED = 'the SQLite connection closed before the transaction committed';
 /**
  * BEGIN IMMEDIATE, waiting for the write lock without blocking the event loop. SQLite's own busy
  * handler sleeps on the calling thread, between tries up to 100 ms apart: while another process
- * (a batched `rolodex import`) held the lock, every request of the server, reads included, stood
- * still, and a writer that tried every 100 ms seldom found the lock free between two of the
+ * (a batched `rolodex import`) holds the lock, every request of the server, reads included, would
+ * stand still, and a writer that tries every 100 ms seldom finds the lock free between two of the
  * import's transactions (docs/import.md §Sharing the database). Here the BEGIN does not wait
  * inside SQLite: it is tried again a few milliseconds later, for up to BUSY_TIMEOUT_MS, while the
  * process serves other requests.

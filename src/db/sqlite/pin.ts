@@ -14,9 +14,9 @@
 // It must not hold back the reuse of the WAL file, though. SQLite starts writing the WAL from its
 // beginning again only when a write begins after a checkpoint has copied every frame and no other
 // connection holds a read slot; under steady writes a pin that moves every REFRESH_MS always holds
-// one (a newer commit has come meanwhile), so the WAL grew without end and every commit past the
-// auto-checkpoint size ran a checkpoint with its syncs: 94 MB of WAL after 600 contact creates, and
-// the commit the largest cost of a create (docs/performance.md §Record reads and writes). So the
+// one (a newer commit has come meanwhile), so a pin that never let go would let the WAL grow
+// without end, and every commit past the auto-checkpoint size would run a checkpoint with its
+// syncs (docs/performance.md §Record reads and writes). So the
 // pin lets go while the WAL file is larger than WAL_LIMIT, the size the writer connection truncates
 // it to when it restarts (`journal_size_limit`, src/db/sqlite/cached.ts): the next checkpoint completes,
 // the next write restarts the WAL and truncates the file, and the pin takes its slot again.
