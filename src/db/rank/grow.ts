@@ -3,7 +3,7 @@
 // insert). Each one checks its entry itself and does nothing when it is within bounds, so the
 // upkeep of a partition (src/db/rank/append.ts) sends the lock, the fold, every split and COMMIT in
 // one write: the partition's exclusive lock is held for no round trip to this process, where
-// splits awaited one at a time (write.ts Partition.split) would hold it over several turns of a
+// splits awaited one at a time (`Partition.split`, partition.ts) would hold it over several turns of a
 // busy event loop, with every create of the partition waiting behind it.
 // Only the growth creates cause: no merge, no parts (sets that append have none).
 import { CompiledQuery } from 'kysely';
