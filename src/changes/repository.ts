@@ -2,8 +2,8 @@
 // transaction and only inserts new rows (deferredInsert): on PostgreSQL it goes out with the
 // write's next statement and keeps a create fit for a group commit (src/db/postgres/group-commit.ts).
 import { sql } from 'kysely';
-import { chunks, deferredInsert, insertRows, type Executor, type Tx } from '../db/index.ts';
-import { dropDeliveriesOf, fanOut } from '../webhooks/repository.ts';
+import { chunks, deferredInsert, deferredInsertThen, insertRows, type Executor, type Tx } from '../db/index.ts';
+import { dropDeliveriesOf, fanOut, queueFrom, signalIfQueued } from '../webhooks/repository.ts';
 import type { EventsTable, FieldHistoryTable } from './tables.ts';
 
 export type EventRow = Omit<EventsTable, 'seq'>;
@@ -17,8 +17,9 @@ export async function insertEvents(tx: Tx, rows: readonly EventRow[]): Promise<v
   // One event (an API write's) stays fit for a group commit; many (an import's chunk) go out as
   // prepared multi-row statements of 6 values a row, without Kysely's building of each value.
   if (rows.length === 1) {
-    await deferredInsert(tx, tx.insertInto('events').values(rows[0]!));
-    await fanOut(tx, rows[0]!.id);
+    const row = rows[0]!;
+    // The event and its deliveries: one statement where the database allows.
+    signalIfQueued(tx, await deferredInsertThen(tx, 'events', row, (source) => queueFrom(tx, source, sql`e.id = ${row.id}`)));
     return;
   }
   for (const part of chunks([...rows], 1000)) {

@@ -1,9 +1,10 @@
 // The SQL that differs between SQLite and PostgreSQL, said once for each need. The modules ask for
 // what they mean (a time from now, a row claimed by one worker, code point order); which database
 // they talk to is this layer's business, never theirs (docs/architecture.md §Database layer).
-import { type RawBuilder, type SelectQueryBuilder, sql } from 'kysely';
+import { type Insertable, type RawBuilder, type SelectQueryBuilder, sql } from 'kysely';
 import { isPostgres } from './dialect.ts';
-import type { Executor } from './types.ts';
+import { deferredInsert, deferredInsertRows } from './pipeline.ts';
+import type { Database, Executor, Tx } from './types.ts';
 
 /** The database's time `plusMs` from now, in the stored format (UTC, milliseconds, `Z`). */
 export function timeFromNow(db: Executor, plusMs: number): RawBuilder<string> {
@@ -66,4 +67,24 @@ export function jsonArraysAgg(db: Executor, items: RawBuilder<unknown>[], orderB
  */
 export function probeEnd(db: Executor): RawBuilder<unknown> {
   return isPostgres(db) ? sql` offset 0` : sql``;
+}
+
+/**
+ * One row inserted into `table`, then a statement over it that only inserts new rows too (`then`,
+ * whose rows come back as `deferredInsertRows`'s do). `then(source)` reads the row from `source`
+ * and picks it by its key itself: on PostgreSQL `source` holds only the inserted row (the insert
+ * is a data-modifying CTE of the same statement), so the statement never reads the table, whose
+ * statistics may date from when it was small (docs/design.md §Database statistics), and a write
+ * pays one statement for both; elsewhere `source` is the table, into which the row went a
+ * statement before.
+ */
+export function deferredInsertThen<T extends keyof Database, R>(
+  tx: Tx,
+  table: T,
+  row: Insertable<Database[T]>,
+  then: (source: RawBuilder<unknown>) => RawBuilder<R>,
+): Promise<{ readonly rows?: R[] }> {
+  const insert = tx.insertInto(table).values(row);
+  if (isPostgres(tx)) return deferredInsertRows(tx, sql<R>`with inserted as (${insert.returningAll()}) ${then(sql`inserted`)}`);
+  return deferredInsert(tx, insert).then(() => deferredInsertRows(tx, then(sql.table(table))));
 }

@@ -3,7 +3,7 @@
 // token with a lease, the holder settles each row only while it still holds the token, and every
 // time is the database's clock. A row is claimable only when no earlier event of the same object
 // waits for the same subscription, so each object's events arrive in order.
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import { chunks, claimable, deferredInsertRows, signalAfterCommit, timeFromNow, type Executor, write, type Tx } from '../db/index.ts';
 import type { WebhookDeliveriesTable, WebhookSubscriptionsTable } from './tables.ts';
 
@@ -21,18 +21,26 @@ export const QUEUED = 'webhooks';
 export async function fanOut(tx: Tx, eventIds: string | readonly string[], onlySubscription?: string): Promise<void> {
   const ids = typeof eventIds === 'string' ? [eventIds] : eventIds;
   if (ids.length === 0) return;
-  const queued = await deferredInsertRows(
-    tx,
-    sql`insert into webhook_deliveries (id, subscription_id, event_id, event_seq, object_id, next_attempt_at, attempts)
+  signalIfQueued(tx, await deferredInsertRows(tx, queueFrom(tx, sql`events`, sql`e.id in (${sql.join(ids)})`, onlySubscription)));
+}
+
+/**
+ * The statement queueing the events of `source` (read as `e`) that `which` picks, each for every
+ * live subscription that takes its type; its rows say whether it queued any (`signalIfQueued`).
+ */
+export function queueFrom(tx: Tx, source: RawBuilder<unknown>, which: RawBuilder<unknown>, onlySubscription?: string): RawBuilder<{ queued: number }> {
+  return sql<{ queued: number }>`insert into webhook_deliveries (id, subscription_id, event_id, event_seq, object_id, next_attempt_at, attempts)
       select e.id || ':' || s.id, s.id, e.id, e.seq, e.object_id, ${timeFromNow(tx, 0)}, 0
-      from events as e join webhook_subscriptions as s on s.workspace_id = e.workspace_id
-      where e.id in (${sql.join(ids)}) and s.disabled_at is null
+      from ${source} as e join webhook_subscriptions as s on s.workspace_id = e.workspace_id
+      where ${which} and s.disabled_at is null
         ${onlySubscription === undefined ? sql`` : sql`and s.id = ${onlySubscription}`}
         and (s.all_events = 1 or exists (select 1 from webhook_subscription_events as t where t.subscription_id = s.id and t.type = e.type))
       on conflict (id) do nothing
-      returning 1 as queued`,
-  );
-  // A write no subscription takes signals nothing.
+      returning 1 as queued`;
+}
+
+/** Once the transaction commits, wakes the dispatchers if `queued` (a `queueFrom`'s rows) holds any: a write no subscription takes signals nothing. */
+export function signalIfQueued(tx: Tx, queued: { readonly rows?: unknown[] }): void {
   signalAfterCommit(tx, QUEUED, () => (queued.rows?.length ?? 0) > 0);
 }
 
