@@ -225,10 +225,12 @@ export async function seedContext(dialect: DialectName) {
   const db = tdb.db.kysely;
   if (dialect === 'postgres' && !vacuumChecked) {
     vacuumChecked = true;
-    // A test server may run without it; creates then slow down run after run (docs/performance.md
-    // §Creates side by side), which a figure has to say.
+    // A test server may run without it; its dead rows and statistics then date from the seeding,
+    // and creates may slow down round after round (docs/performance.md §Creates side by side),
+    // which a figure has to say. bench/dialects.ts refreshes them between rounds instead.
     const { rows } = await sql<{ autovacuum: string }>`show autovacuum`.execute(db);
-    if (rows[0]?.autovacuum !== 'on') console.error('PostgreSQL runs with autovacuum off: its create figures drift down as dead rows pile up');
+    if (rows[0]?.autovacuum !== 'on')
+      console.error('PostgreSQL runs with autovacuum off: its dead rows and statistics date from the seeding, and create figures may drift down');
   }
   const ws = await createWorkspace(systemCtx(db), { name: 'Bench' });
   const user = await createUser(operatorCtx(db, ws.id), { email: 'bench@example.test', role: 'admin' });
