@@ -12,7 +12,7 @@ import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
 import { ROUTES } from './routes.ts';
-import { load, median, pairedRounds, routeRotation, seedContext, startServer, stop } from './run.ts';
+import { measure, median, pairedRounds, seedContext, startServer, stop } from './run.ts';
 
 const { values: args } = parseArgs({
   options: { route: { type: 'string', default: 'POST /v1/lists' }, rounds: { type: 'string', default: '6' }, workers: { type: 'string', default: '1' } },
@@ -26,21 +26,19 @@ async function serve(dialect: 'sqlite' | 'postgres') {
   await route!.seed?.(ctx);
   await sql.raw(dialect === 'postgres' ? 'vacuum analyze' : 'analyze').execute(tdb.db.kysely);
   const srv = await startServer(tdb, workers);
-  const headers: Record<string, string> = { authorization: `Bearer ${ctx.secret}`, 'service-version': '2026-03-01', ...route!.headers };
-  const body = route!.body ? JSON.stringify(route!.body(ctx)) : undefined;
   const vacuum = dialect === 'postgres' && (await sql<{ autovacuum: string }>`show autovacuum`.execute(tdb.db.kysely)).rows[0]!.autovacuum !== 'on';
-  const measure = async () => {
+  const round = async () => {
     if (vacuum) await sql`vacuum analyze`.execute(tdb.db.kysely);
-    return load(srv.url + route!.path(ctx), { method: route!.method, headers, ...(body !== undefined ? { body } : {}), ...routeRotation(route!, ctx) });
+    return measure(srv.url + route!.path(ctx), route!, ctx);
   };
-  return { measure, close: async () => (await stop(srv.child), await tdb.drop()) };
+  return { round, close: async () => (await stop(srv.child), await tdb.drop()) };
 }
 
 const lite = await serve('sqlite');
 const pg = await serve('postgres');
 try {
   const before = loadavg()[0]!;
-  const p = await pairedRounds(lite.measure, pg.measure, Number(args.rounds));
+  const p = await pairedRounds(lite.round, pg.round, Number(args.rounds));
   console.log(`${route.name}, ${workers} worker(s), ${args.rounds} rounds; load ${before.toFixed(1)} before, ${loadavg()[0]!.toFixed(1)} after`);
   p.ratios.forEach((r, i) => console.log(`round ${i + 1}: SQLite ${p.referenceRps[i]}/s, PostgreSQL ${Math.round(p.referenceRps[i]! * r)}/s: ${r.toFixed(2)}`));
   console.log(

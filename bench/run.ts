@@ -212,7 +212,8 @@ export async function startBaseline(): Promise<{ child: ChildProcess; url: strin
   return { child: await start([BASELINE], { PORT: String(port) }, url), url };
 }
 
-async function measure(url: string, route: BenchRoute, ctx: BenchContext): Promise<Measurement> {
+/** One load of `route` on the server at `url`, with the headers and bodies it takes. */
+export async function measure(url: string, route: BenchRoute, ctx: BenchContext): Promise<Measurement> {
   const headers: Record<string, string> = { authorization: `Bearer ${ctx.secret}`, 'service-version': '2026-03-01', ...route.headers };
   const body = route.body ? JSON.stringify(route.body(ctx)) : undefined;
   return load(url, { method: route.method, headers, ...(body !== undefined ? { body } : {}), ...routeRotation(route, ctx) });

@@ -27,8 +27,9 @@ export const STATISTICS_FLOOR = 20_000;
 /**
  * Brings statistics up to date where they are missing or stale: on SQLite the tables PRAGMA
  * optimize picks (never analyzed, or grown or shrunk many times since), each from a bounded sample
- * (analysis_limit), and none for a table under STATISTICS_FLOOR rows; on PostgreSQL, after a bulk write (`bulk`), ANALYZE of the schema's tables, so
- * that the first requests after an import do not wait for autovacuum.
+ * (analysis_limit), and none for a table under STATISTICS_FLOOR rows; on PostgreSQL, after a bulk
+ * write (`bulk`), ANALYZE of the schema's tables, so that the first requests after an import do
+ * not wait for autovacuum.
  *
  * An ANALYZE holds SQLite's write lock while it runs, and the sample bounds the rows it reads, not
  * its count of an index's entries: seconds for the indexes of a large import, which a server
@@ -87,17 +88,18 @@ export async function refreshStatistics(db: Db, opts: { bulk?: boolean } = {}): 
   // A small table's rows go only where it has some: most refreshes then write nothing.
   const stale = small.length > 0 && (await hasStatistics(db, small));
   if (computed.length === 0 && !stale) return;
-  const keys = sql.join(computed.map((c) => sql`(${c.tbl}, ${c.idx})`));
   const rows = computed.filter((c) => c.stat !== null).map((c) => sql`(${c.tbl}, ${c.idx}, ${c.stat})`);
   // A write of its own: it waits for the lock without stopping the thread (`beginImmediate`) and
   // holds it for four short statements. ANALYZE of the schema table analyzes nothing: it creates
   // sqlite_stat1 when missing, and makes this connection's planner read the rows again.
   await write(db.kysely, async (tx) => {
     await sql`analyze sqlite_schema`.execute(tx);
-    if (computed.length > 0)
+    if (computed.length > 0) {
+      const keys = sql.join(computed.map((c) => sql`(${c.tbl}, ${c.idx})`));
       await sql`delete from sqlite_stat1 where exists (select 1 from (values ${keys}) k where k.column1 = sqlite_stat1.tbl and k.column2 is sqlite_stat1.idx)`.execute(
         tx,
       );
+    }
     // Every row of a small table goes, those an ANALYZE of one of its indexes wrote included.
     if (stale) await sql`delete from sqlite_stat1 where tbl in (${sql.join(small)})`.execute(tx);
     if (rows.length > 0) await sql`insert into sqlite_stat1 (tbl, idx, stat) values ${sql.join(rows)}`.execute(tx);

@@ -18,22 +18,20 @@ export const QUEUED = 'webhooks';
  * subscription that takes its type; once the transaction commits, if any was queued, wakes the
  * dispatchers of every process sharing the database.
  */
-export async function fanOut(tx: Tx, eventIds: string | readonly string[], onlySubscription?: string): Promise<void> {
-  const ids = typeof eventIds === 'string' ? [eventIds] : eventIds;
-  if (ids.length === 0) return;
-  signalIfQueued(tx, await deferredInsertRows(tx, queueFrom(tx, sql`events`, sql`e.id in (${sql.join(ids)})`, onlySubscription)));
+export async function fanOut(tx: Tx, eventIds: readonly string[]): Promise<void> {
+  if (eventIds.length === 0) return;
+  signalIfQueued(tx, await deferredInsertRows(tx, queueFrom(tx, sql`events`, sql`e.id in (${sql.join(eventIds)})`)));
 }
 
 /**
  * The statement queueing the events of `source` (read as `e`) that `which` picks, each for every
  * live subscription that takes its type; its rows say whether it queued any (`signalIfQueued`).
  */
-export function queueFrom(tx: Tx, source: RawBuilder<unknown>, which: RawBuilder<unknown>, onlySubscription?: string): RawBuilder<{ queued: number }> {
+export function queueFrom(tx: Tx, source: RawBuilder<unknown>, which: RawBuilder<unknown>): RawBuilder<{ queued: number }> {
   return sql<{ queued: number }>`insert into webhook_deliveries (id, subscription_id, event_id, event_seq, object_id, next_attempt_at, attempts)
       select e.id || ':' || s.id, s.id, e.id, e.seq, e.object_id, ${timeFromNow(tx, 0)}, 0
       from ${source} as e join webhook_subscriptions as s on s.workspace_id = e.workspace_id
       where ${which} and s.disabled_at is null
-        ${onlySubscription === undefined ? sql`` : sql`and s.id = ${onlySubscription}`}
         and (s.all_events = 1 or exists (select 1 from webhook_subscription_events as t where t.subscription_id = s.id and t.type = e.type))
       on conflict (id) do nothing
       returning 1 as queued`;
