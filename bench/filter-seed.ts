@@ -48,11 +48,14 @@ export async function seedFilterContacts(db: Executor, dialect: DialectName, ws:
  * minute apart from 2026-01-01 in the order of a permutation of 0…n−1 (`taskDueAt(k)` is the k-th
  * minute), so any k consecutive minutes hold k tasks spread over the listing.
  */
-export async function seedFilterTasks(db: Executor, dialect: DialectName, ws: string, defs: TypeDefinitions, n: number): Promise<void> {
+export async function seedFilterTasks(db: Executor, dialect: DialectName, ws: string, defs: TypeDefinitions, n: number, bunched = false): Promise<void> {
   const status = ['TODO', 'IN_PROGRESS', 'COMPLETE', 'CANCELLED'];
+  // Spread: the statuses in turn. Bunched: the newest quarter TODO, the older tasks the other
+  // three in turn, as where the new work is still to do; either way a quarter is TODO.
+  const statusOf = (j: number) => (!bunched ? status[j % 4] : j >= n - Math.floor(n / 4) ? 'TODO' : status[1 + (j % 3)]);
   await seedRecords(db, dialect, ws, defs, n, 'task', new Set(), (j) => ({
     $title: `Task ${j}`,
-    $status: status[j % 4],
+    $status: statusOf(j),
     $dueAt: taskDueAt((j * 7919) % n),
   }));
 }

@@ -11,7 +11,7 @@
 // 50%, 75% and the last page of --messages messages in 30 channels of every visibility.
 //   node bench/pages.ts [--dialect sqlite|postgres|both] [--sizes 10000,100000,1000000] [--messages 150000] [--requests 200] [--explain]
 // With --type tasks it measures the task listing instead, with and without filters (bench/task-pages.ts):
-//   node bench/pages.ts --type tasks [--dialect sqlite|postgres|both] [--tasks 1000000] [--requests 200] [--rounds 5] [--task-filters ranked|all]
+//   node bench/pages.ts --type tasks [--dialect sqlite|postgres|both] [--tasks 1000000] [--requests 200] [--rounds 5] [--task-filters ranked|all] [--task-statuses spread|bunched]
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { CompiledQuery, sql } from 'kysely';
@@ -42,6 +42,7 @@ const { values: args } = parseArgs({
     tasks: { type: 'string', default: '1000000' },
     rounds: { type: 'string', default: '5' },
     'task-filters': { type: 'string', default: 'ranked' },
+    'task-statuses': { type: 'string', default: 'spread' },
   },
 });
 const SIZES = args.sizes.split(',').map(Number);
@@ -179,5 +180,9 @@ console.log(`${REQUESTS} requests per figure (median, p95), one at a time over k
 if (args.type !== 'contacts' && args.type !== 'tasks') throw new Error(`--type: contacts or tasks, not ${args.type}`);
 for (const dialect of args.dialect === 'both' ? (['sqlite', 'postgres'] as const) : [args.dialect as DialectName])
   await (args.type === 'tasks'
-    ? taskPages(dialect, Number(args.tasks), REQUESTS, { rounds: Number(args.rounds), all: args['task-filters'] === 'all' })
+    ? taskPages(dialect, Number(args.tasks), REQUESTS, {
+        rounds: Number(args.rounds),
+        all: args['task-filters'] === 'all',
+        bunched: args['task-statuses'] === 'bunched',
+      })
     : run(dialect));

@@ -8,7 +8,8 @@
 // each, and reported as the median of the rounds' ratios. `--task-filters all` adds
 // `$status[-equal]=TODO` (the listing without a ranked value's set), paired the same way, and a
 // filter no ranked set serves against the bare Fastify baseline: a `$dueAt` range of 10,000
-// minutes (10,000 tasks spread over the listing).
+// minutes (10,000 tasks spread over the listing). The statuses take turns, or with
+// `--task-statuses bunched` the newest quarter of the tasks is TODO and the rest take turns.
 import { loadavg } from 'node:os';
 import { sql } from 'kysely';
 import { createKey } from '../src/auth/service.ts';
@@ -31,7 +32,12 @@ const offsetsOf = (total: number) =>
     ['last', total - 25],
   ] as const;
 
-export async function taskPages(dialect: DialectName, n: number, requests: number, opts: { rounds?: number; all?: boolean } = {}): Promise<void> {
+export async function taskPages(
+  dialect: DialectName,
+  n: number,
+  requests: number,
+  opts: { rounds?: number; all?: boolean; bunched?: boolean } = {},
+): Promise<void> {
   const rounds = opts.rounds ?? 5;
   const tdb = await createTestDb(dialect);
   const db = tdb.db.kysely;
@@ -42,7 +48,7 @@ export async function taskPages(dialect: DialectName, n: number, requests: numbe
     const key = await createKey(ctx, { userId: null, scopes: null, expiresInMs: null });
     const defs = (await loadDefinitions(ctx, { objectType: 'task' }))!;
     const t0 = performance.now();
-    await seedFilterTasks(db, dialect, ws, defs, n);
+    await seedFilterTasks(db, dialect, ws, defs, n, opts.bunched);
     await sql.raw(dialect === 'postgres' ? 'vacuum analyze' : 'analyze').execute(db);
     console.log(`${dialect}: seeded ${n.toLocaleString('en')} tasks in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
 
