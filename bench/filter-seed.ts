@@ -44,14 +44,14 @@ export async function seedFilterContacts(db: Executor, dialect: DialectName, ws:
 
 /**
  * `n` tasks of workspace `ws` (ids `tsk_00000000`…, created a second apart from 2026-01-01), with
- * `$status` cycling through TODO, IN_PROGRESS, COMPLETE, CANCELLED (n/4 each) and `$dueAt` one
- * minute apart from 2026-01-01 in the order of a permutation of 0…n−1 (`taskDueAt(k)` is the k-th
- * minute), so any k consecutive minutes hold k tasks spread over the listing.
+ * `$status` cycling through TODO, IN_PROGRESS, COMPLETE, CANCELLED (n/4 each; `bunched`: the newest
+ * n/4 TODO and the older ones cycling through the other three) and `$dueAt` one minute apart from
+ * 2026-01-01 in the order of a permutation of 0…n−1 (`taskDueAt(k)` is the k-th minute), so any k
+ * consecutive minutes hold k tasks spread over the listing.
  */
 export async function seedFilterTasks(db: Executor, dialect: DialectName, ws: string, defs: TypeDefinitions, n: number, bunched = false): Promise<void> {
   const status = ['TODO', 'IN_PROGRESS', 'COMPLETE', 'CANCELLED'];
-  // Spread: the statuses in turn. Bunched: the newest quarter TODO, the older tasks the other
-  // three in turn, as where the new work is still to do; either way a quarter is TODO.
+  // Bunched is the shape where the new work is still to do; either way a quarter is TODO.
   const statusOf = (j: number) => (!bunched ? status[j % 4] : j >= n - Math.floor(n / 4) ? 'TODO' : status[1 + (j % 3)]);
   await seedRecords(db, dialect, ws, defs, n, 'task', new Set(), (j) => ({
     $title: `Task ${j}`,

@@ -178,6 +178,8 @@ async function run(dialect: DialectName): Promise<void> {
 
 console.log(`${REQUESTS} requests per figure (median, p95), one at a time over keep-alive; baseline = bare Fastify, same client`);
 if (args.type !== 'contacts' && args.type !== 'tasks') throw new Error(`--type: contacts or tasks, not ${args.type}`);
+if (args['task-statuses'] !== 'spread' && args['task-statuses'] !== 'bunched')
+  throw new Error(`--task-statuses: spread or bunched, not ${args['task-statuses']}`);
 for (const dialect of args.dialect === 'both' ? (['sqlite', 'postgres'] as const) : [args.dialect as DialectName])
   await (args.type === 'tasks'
     ? taskPages(dialect, Number(args.tasks), REQUESTS, {
