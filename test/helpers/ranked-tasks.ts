@@ -1,4 +1,4 @@
-// 40,000 tasks written straight into storage for the ranked-value guards: statuses in turn, one
+// 40,000 tasks written straight into storage for the ranked-value guards: statuses in turn (or bunched), one
 // second apart, their value rows, their ranked status sets as writeValueIndex writes them, every
 // set counted once, and the planner's statistics.
 import { sql } from 'kysely';
@@ -16,7 +16,11 @@ export const TASKS = 40_000;
 const STATUSES = ['TODO', 'IN_PROGRESS', 'COMPLETE', 'CANCELLED'];
 const T0 = Date.UTC(2026, 0, 1);
 
-export async function seedRankedTasks(tdb: TestDb, name: string): Promise<{ ws: string; defs: TypeDefinitions }> {
+/**
+ * `bunched`: the newest quarter TODO and the older tasks the other three statuses in turn, as where
+ * the new work is still to do (a quarter TODO either way).
+ */
+export async function seedRankedTasks(tdb: TestDb, name: string, opts: { bunched?: boolean } = {}): Promise<{ ws: string; defs: TypeDefinitions }> {
   const db = tdb.db.kysely;
   const ws = (await createWorkspace(systemCtx(db), { name })).id;
   const defs = (await loadDefinitions(operatorCtx(db, ws), { objectType: 'task' }))!;
@@ -26,7 +30,7 @@ export async function seedRankedTasks(tdb: TestDb, name: string): Promise<{ ws: 
     for (let j = i; j < i + 2000; j++) {
       const id = `tsk_${String(j).padStart(6, '0')}`;
       const at = new Date(T0 + j * 1000).toISOString();
-      const v = { $title: `Task ${j}`, $status: STATUSES[j % 4] };
+      const v = { $title: `Task ${j}`, $status: !opts.bunched ? STATUSES[j % 4] : j >= (TASKS * 3) / 4 ? 'TODO' : STATUSES[1 + (j % 3)] };
       records.push({ id, workspace_id: ws, kind: 'task', external_id: null, fields: JSON.stringify(v), created_at: at, updated_at: at });
       values.push(...valueRows(ws, defs, id, v));
     }

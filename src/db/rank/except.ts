@@ -30,7 +30,7 @@ type Steps = Generator<ExceptBatch, ExceptResult, Row[][]>;
  * tried as one statement on PostgreSQL (`firstPagePostgres`). Tests make them tiny, so that walks run out.
  */
 export const EXCEPT_WALK = { within: 512, unit: 128, first: 256 };
-/** Probes of one search; a search halves its bracket at least every third probe, so 2⁵³ rows need fewer. */
+/** Probes of one search; a search halves its bracket at least every second probe, so 2⁵³ rows need fewer. */
 const MAX_PROBES = 120;
 
 /** The partitions' sizes, one column each (`n0`, `n1`, …). */
@@ -186,8 +186,9 @@ export function* exceptSteps(
       const place = (o: number) => Math.min(b - 1, Math.max(a + 1, Math.min(k + innerRows, Math.max(k, Math.round(o)))));
       const far = guess - a > b - guess ? guess - margin : guess + margin;
       const near = pg ? [guess - margin, guess + margin].filter((o) => o > a && o < b) : [far];
-      // Two rounds in turn that did not halve the bracket make the next one bisect it.
-      const os = slow >= 2 || near.length === 0 ? [place((a + b) / 2)] : [...new Set(near.map(place))];
+      // A round that did not halve the bracket makes the next one bisect it: a row just past a run
+      // of inner rows draws each guess short of it by about the margin (docs/pages.md §Differences of sets).
+      const os = slow >= 1 || near.length === 0 ? [place((a + b) / 2)] : [...new Set(near.map(place))];
       probes += os.length - 1;
       for (const { o, key, newer } of yield* probe(outer, inner, scopes, held, pg, os)) {
         const h = o - newer;
