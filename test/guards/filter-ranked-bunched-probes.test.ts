@@ -51,16 +51,8 @@ for (const dialect of testDialects()) {
         for (let step = steps.next(); !step.done;) {
           const { stmt, args } = step.value;
           count++;
-          step = steps.next(
-            (
-              await db.executeQuery<Record<string, unknown>>(
-                CompiledQuery.raw(
-                  stmt.sql,
-                  stmt.args.map((a) => args[a]),
-                ),
-              )
-            ).rows,
-          );
+          const params = stmt.args.map((a) => args[a]);
+          step = steps.next((await db.executeQuery<Record<string, unknown>>(CompiledQuery.raw(stmt.sql, params))).rows);
         }
         assert.ok(count <= 22, `${count} statements`);
       });

@@ -1,6 +1,6 @@
-// 40,000 tasks written straight into storage for the ranked-value guards: statuses in turn (or bunched), one
-// second apart, their value rows, their ranked status sets as writeValueIndex writes them, every
-// set counted once, and the planner's statistics.
+// 40,000 tasks written straight into storage for the ranked-value guards: statuses in turn (or
+// bunched), one second apart, their value rows, their ranked status sets as writeValueIndex writes
+// them, every set counted once, and the planner's statistics.
 import { sql } from 'kysely';
 import { write } from '../../src/db/index.ts';
 import { rankRebuildAll } from '../../src/db/rank/index.ts';
