@@ -37,6 +37,12 @@ export function queueFrom(tx: Tx, source: RawBuilder<unknown>, which: RawBuilder
       returning 1 as queued`;
 }
 
+/** Queues again for subscription `id` (live) the stored events from `since` on that it takes; how many. */
+export async function queueReplay(tx: Tx, id: string, since: string): Promise<number> {
+  const queued = await queueFrom(tx, sql`events`, sql`s.id = ${id} and e.occurred_at >= ${since}`).execute(tx);
+  return queued.rows.length;
+}
+
 /** Once the transaction commits, wakes the dispatchers if `queued` (a `queueFrom`'s rows) holds any: a write no subscription takes signals nothing. */
 export function signalIfQueued(tx: Tx, queued: { readonly rows?: unknown[] }): void {
   signalAfterCommit(tx, QUEUED, () => (queued.rows?.length ?? 0) > 0);

@@ -1,8 +1,7 @@
 // Webhook subscriptions, operator data (docs/events.md §Webhooks): added, listed, removed, tested
 // and replayed from the command line. Secrets are shown once, when a subscription is added.
 import { randomBytes } from 'node:crypto';
-import { sql } from 'kysely';
-import { timeFromNow, type Executor, write } from '../db/index.ts';
+import { type Executor, write } from '../db/index.ts';
 import type { Ctx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
 import { isoNow, newId } from '../lib/ids.ts';
@@ -126,12 +125,6 @@ export async function replayWebhook(db: Executor, input: { id: string; since: st
   await requireSubscription(db, input.id);
   return write(db, async (tx) => {
     await tx.updateTable('webhook_subscriptions').set({ disabled_at: null, failing_since: null }).where('id', '=', input.id).execute();
-    const r = await sql`insert into webhook_deliveries (id, subscription_id, event_id, event_seq, object_id, next_attempt_at, attempts)
-      select e.id || ':' || s.id, s.id, e.id, e.seq, e.object_id, ${timeFromNow(tx, 0)}, 0
-      from webhook_subscriptions as s join events as e on e.workspace_id = s.workspace_id
-      where s.id = ${input.id} and e.occurred_at >= ${since}
-        and (s.all_events = 1 or exists (select 1 from webhook_subscription_events as t where t.subscription_id = s.id and t.type = e.type))
-      on conflict (id) do nothing`.execute(tx);
-    return Number(r.numAffectedRows ?? 0);
+    return repo.queueReplay(tx, input.id, since);
   });
 }
