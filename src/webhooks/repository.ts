@@ -28,19 +28,25 @@ export async function fanOut(tx: Tx, eventIds: readonly string[]): Promise<void>
  * live subscription that takes its type; its rows say whether it queued any (`signalIfQueued`).
  */
 export function queueFrom(tx: Tx, source: RawBuilder<unknown>, which: RawBuilder<unknown>): RawBuilder<{ queued: number }> {
-  return sql<{ queued: number }>`insert into webhook_deliveries (id, subscription_id, event_id, event_seq, object_id, next_attempt_at, attempts)
+  return sql<{ queued: number }>`${queueing(tx, source, which)} returning 1 as queued`;
+}
+
+function queueing(tx: Tx, source: RawBuilder<unknown>, which: RawBuilder<unknown>): RawBuilder<unknown> {
+  return sql`insert into webhook_deliveries (id, subscription_id, event_id, event_seq, object_id, next_attempt_at, attempts)
       select e.id || ':' || s.id, s.id, e.id, e.seq, e.object_id, ${timeFromNow(tx, 0)}, 0
       from ${source} as e join webhook_subscriptions as s on s.workspace_id = e.workspace_id
       where ${which} and s.disabled_at is null
         and (s.all_events = 1 or exists (select 1 from webhook_subscription_events as t where t.subscription_id = s.id and t.type = e.type))
-      on conflict (id) do nothing
-      returning 1 as queued`;
+      on conflict (id) do nothing`;
 }
 
-/** Queues again for subscription `id` (live) the stored events from `since` on that it takes; how many. */
+/**
+ * Queues again for subscription `id` (live) the stored events from `since` on that it takes; how
+ * many. Counted by the database, not returned row by row: a replay may span the whole history.
+ */
 export async function queueReplay(tx: Tx, id: string, since: string): Promise<number> {
-  const queued = await queueFrom(tx, sql`events`, sql`s.id = ${id} and e.occurred_at >= ${since}`).execute(tx);
-  return queued.rows.length;
+  const r = await queueing(tx, sql`events`, sql`s.id = ${id} and e.occurred_at >= ${since}`).execute(tx);
+  return Number(r.numAffectedRows ?? 0);
 }
 
 /** Once the transaction commits, wakes the dispatchers if `queued` (a `queueFrom`'s rows) holds any: a write no subscription takes signals nothing. */
