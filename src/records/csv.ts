@@ -13,11 +13,17 @@ import type { ImportSource, SourceObject } from '../import/source.ts';
 import type { Ctx } from '../lib/context.ts';
 import { AppError, InputError } from '../lib/errors.ts';
 import { cellValue } from './csv-cells.ts';
-import { checkFieldValues } from './write-fields.ts';
+import { checkFieldValues, valueMembers } from './write-fields.ts';
 
 type Column = { kind: 'externalId' } | { kind: 'field'; def: FieldDef; member?: string } | { kind: 'relationship'; def: RelationshipDef };
 
 const fold = (s: string) => s.trim().toLowerCase();
+
+/** The member of `def`'s value that `name` names, compared without case, spaces, `_` or `-` ("First Name" → firstName). */
+function memberOf(def: FieldDef, name: string): string | undefined {
+  const loose = (s: string) => s.toLowerCase().replace(/[\s_-]+/g, '');
+  return Object.keys(valueMembers(def.valueType)).find((m) => loose(m) === loose(name));
+}
 
 /** What a header cell names, or an InputError listing what it may name. */
 function column(defs: TypeDefinitions, header: string): Column {
@@ -28,15 +34,27 @@ function column(defs: TypeDefinitions, header: string): Column {
   const field = find(defs.fields, h);
   if (field) return { kind: 'field', def: field };
   const dot = h.lastIndexOf('.');
-  if (dot > 0) {
-    const parent = find(defs.fields, h.slice(0, dot));
-    if (parent && (parent.valueType === 'FULL_NAME' || parent.valueType === 'ADDRESS')) return { kind: 'field', def: parent, member: h.slice(dot + 1) };
+  const parent = dot > 0 ? find(defs.fields, h.slice(0, dot)) : undefined;
+  if (parent && Object.keys(valueMembers(parent.valueType)).length > 0) {
+    const member = memberOf(parent, h.slice(dot + 1));
+    if (member === undefined)
+      throw new InputError(
+        `${parent.key} (${parent.valueType}) has no member "${h.slice(dot + 1)}"; its members: ${Object.keys(valueMembers(parent.valueType)).join(', ')}`,
+        h,
+      );
+    return { kind: 'field', def: parent, member };
   }
   const rel = find(defs.relationships, h);
   if (rel) {
     if (rel.storage.kind !== 'own') throw new InputError(`relationship ${rel.key} is not stored on ${defs.objectType}: import it from the other end`, h);
     return { kind: 'relationship', def: rel };
   }
+  // A member named alone, as other CRMs export names and addresses ("First Name", "City"): the
+  // member of the one field of the type whose value has it.
+  const owners = [...defs.fields.values()].filter((d) => memberOf(d, h) !== undefined);
+  if (owners.length === 1) return { kind: 'field', def: owners[0]!, member: memberOf(owners[0]!, h) };
+  if (owners.length > 1)
+    throw new InputError(`names a member of several fields: name one, as ${owners.map((d) => `${d.label}.${memberOf(d, h)}`).join(' or ')}`, h);
   const fields = [...defs.fields.values()].map((d) => `${d.key} (${d.label})`).join(', ');
   const rels = [...defs.relationships.values()].filter((d) => d.storage.kind === 'own').map((d) => `${d.key} (${d.label})`);
   throw new InputError(
@@ -72,7 +90,7 @@ function rowObject(line: number, type: string, defs: TypeDefinitions, headers: s
         at.set(key, header);
         if (col.member !== undefined) {
           const obj = (fields[key]?.value ?? {}) as Record<string, unknown>;
-          obj[col.member] = col.member === 'latitude' || col.member === 'longitude' ? Number(cell) : cell;
+          obj[col.member] = valueMembers(col.def.valueType)[col.member] === 'number' ? Number(cell) : cell;
           fields[key] = { value: obj };
         } else fields[key] = { value: cellValue(col.def, cell) };
       }

@@ -38,6 +38,11 @@ const PART_TYPES: Partial<Record<ValueType, Record<string, 'string' | 'number'>>
   FULL_NAME: { firstName: 'string', lastName: 'string' },
 };
 
+/** The members of a value type's object (`firstName` of a FULL_NAME) and their JSON types; none for the others. */
+export function valueMembers(type: ValueType): Readonly<Record<string, 'string' | 'number'>> {
+  return PART_TYPES[type] ?? {};
+}
+
 const MAX_VALUES = 1000;
 
 function jsonType(v: unknown): string {

@@ -148,6 +148,50 @@ eachDialect('rolodex import of CSV', (ctx) => {
     });
   }
 
+  test('a column may name a member of a name or an address alone, as other CRMs export them, where one field has it', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const ws = s.workspaceId;
+    const people = file(t, 'people.csv', 'externalId,First Name,last_name,Email\nc1,Ann,Lee,ann@acme.test\n');
+    const r1 = await rolodex(t, ['import', '--workspace', ws, '--type', 'contact', people, '--json']);
+    assert.equal(r1.code, 0, r1.err);
+    const ann = (await call(t, s.secret, 'GET', `/v1/contacts/${JSON.parse(r1.out).ids.contact.c1}`)).json();
+    assert.deepEqual(ann.fields.$name.value, { firstName: 'Ann', lastName: 'Lee' });
+    const places = file(t, 'accounts.csv', 'externalId,Name,City,Postal Code,Primary address.Country\na1,Acme,Berlin,10115,de\n');
+    const r2 = await rolodex(t, ['import', '--workspace', ws, '--type', 'account', places]);
+    assert.equal(r2.code, 0, r2.err);
+    const [acme] = (await call(t, s.secret, 'GET', '/v1/accounts')).json().data as { fields: Record<string, { value: unknown }> }[];
+    assert.deepEqual(acme?.fields.$primaryAddress?.value, { city: 'Berlin', postalCode: '10115', country: 'DE' });
+
+    // A member no field has, a member of two fields, and one named after its field's name but unknown to it.
+    const billing = JSON.stringify({
+      object: 'definition',
+      externalId: 'd-billing',
+      definition: 'field',
+      objectType: 'account',
+      key: 'billing',
+      label: 'Billing',
+      valueType: 'ADDRESS',
+    });
+    const defs = await rolodex(t, ['import', '--workspace', ws, file(t, 'defs.ndjson', billing)]);
+    assert.equal(defs.code, 0, defs.err);
+    const cases: Array<[string, string, string]> = [
+      ['account', 'externalId,City\na2,Paris\n', 'line 1: City: names a member of several fields: name one, as Primary address.city or Billing.city'],
+      [
+        'contact',
+        'externalId,Name.fristName\nc2,Bo\n',
+        'line 1: Name.fristName: $name (FULL_NAME) has no member "fristName"; its members: firstName, lastName',
+      ],
+    ];
+    for (const [type, text, error] of cases) {
+      const r = await rolodex(t, ['import', '--workspace', ws, '--type', type, file(t, 'bad.csv', text)]);
+      assert.equal(r.code, 1, r.err);
+      assert.equal(r.err, `rolodex import: import failed, nothing was written:\n${error}`);
+    }
+    assert.equal((await call(t, s.secret, 'GET', '/v1/accounts')).json().totalCount, 1);
+    assert.equal((await call(t, s.secret, 'GET', '/v1/contacts')).json().totalCount, 1);
+  });
+
   test('a header naming one field, relationship or externalId in two columns is refused, naming both; nothing is written', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);
