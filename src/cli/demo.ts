@@ -7,7 +7,7 @@ import { openBlobStore } from '../runtime.ts';
 import { createWorkspace } from '../workspaces/service.ts';
 import { demoParts } from './demo-parts.ts';
 import { importKinds } from './import-kinds.ts';
-import { type Io, operator, parse, print, withDb } from './io.ts';
+import { countOf, type Io, operator, parse, print, withDb } from './io.ts';
 
 export const usage = `rolodex demo [--json]   (creates a sample workspace and prints keys and curl examples)`;
 
@@ -51,7 +51,7 @@ export async function run(args: string[], io: Io): Promise<void> {
   const keys = Object.fromEntries(Object.entries(out.keys).map(([k, v]) => [k, { id: v.id, secret: v.secret, subjectType: v.subjectType, scopes: v.scopes }]));
   const human = [
     `demo workspace ${out.ws.id} (${out.ws.name}): ${Object.entries(out.imported.counts)
-      .map(([k, n]) => `${n} ${k}`)
+      .map(([k, n]) => countOf(n, k))
       .join(', ')}`,
     '',
     'keys (shown once):',

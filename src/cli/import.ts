@@ -10,7 +10,7 @@ import { ImportIds } from '../import/ids.ts';
 import { openBlobStore } from '../runtime.ts';
 import { csvSource } from '../records/csv.ts';
 import { requireWorkspace } from '../workspaces/service.ts';
-import { type Io, operator, parse, print, required, UsageError, withDb } from './io.ts';
+import { countOf, type Io, operator, parse, print, required, UsageError, withDb } from './io.ts';
 
 export const usage = `rolodex import --workspace W FILE [--format ndjson|csv] [--type T] [--commit atomic|batched] [--json]   (NDJSON, a JSON array, or CSV of one type; see docs/import.md)`;
 
@@ -55,12 +55,6 @@ async function printJson(io: Io, summary: { counts: Record<string, number> } & R
     piece += '}';
   }
   await write(`${piece}},${JSON.stringify(rest).slice(1)}\n`);
-}
-
-/** "1 contact", "2 contacts", "3 opportunities", "2 mailboxes": a count of one kind of object in the summary. */
-function countOf(n: number, kind: string): string {
-  if (n === 1) return `1 ${kind}`;
-  return `${n} ${kind.endsWith('y') ? `${kind.slice(0, -1)}ies` : kind.endsWith('x') ? `${kind}es` : `${kind}s`}`;
 }
 
 export async function run(args: string[], io: Io): Promise<void> {

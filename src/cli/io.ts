@@ -76,3 +76,9 @@ export async function withDb<T>(io: Io, fn: (db: Db, config: Config) => Promise<
 export function operator(db: Db, config: Config, workspaceId: string): Ctx {
   return operatorCtx(db.kysely, workspaceId, { links: createHttpLinks(config.publicAppUrl) });
 }
+
+/** "1 contact", "2 contacts", "3 opportunities", "2 mailboxes": a count of one kind of object in the summary. */
+export function countOf(n: number, kind: string): string {
+  if (n === 1) return `1 ${kind}`;
+  return `${n} ${kind.endsWith('y') ? `${kind.slice(0, -1)}ies` : kind.endsWith('x') ? `${kind}es` : `${kind}s`}`;
+}

@@ -154,6 +154,8 @@ eachDialect('mailboxes', (ctx) => {
     assert.equal(out.counts.email, 2);
     // Another demo workspace, as a person sees it: its printed admin key and send line.
     const human = await cli('demo');
+    // Its first line counts what it made, each kind in words.
+    assert.match(human.stdout, /^demo workspace ws_\w+ \(Acme \(demo\)\): 2 users, .*1 opportunity, .*2 mailboxes, 2 emails\n/);
     const line = human.stdout.split('\n').find((l) => l.includes('/v1/emails/send'));
     assert.ok(line, 'a send line is printed');
     const body = JSON.parse(/-d '([^']+)'/.exec(line)![1]!);
