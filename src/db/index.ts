@@ -51,6 +51,7 @@ export {
 // Bulk loads (imports), the log's retention, the planner's statistics.
 export { dropIndexesUntilBuilt, planWithValues, statementJournalsInMemory, takeDatabaseAlone, useBulkCache } from './bulk-load.ts';
 export { truncateLog } from './erase.ts';
+export { restartLongLog } from './log-bound.ts';
 export { type LogEnd, logEnd } from './log-end.ts';
 export { refreshStatistics } from './statistics.ts';
 export { replanOthers } from './replan.ts';

@@ -6,7 +6,7 @@
 // sharing the database waits for one chunk at most (docs/import.md §Sharing the database).
 import type { Ctx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
-import { lockLate, planWithValues, replanOthers, settled, takeLateLocks, type Tx, write } from '../db/index.ts';
+import { lockLate, planWithValues, replanOthers, restartLongLog, settled, takeLateLocks, type Tx, write } from '../db/index.ts';
 import { idSequence } from '../lib/ids.ts';
 import { ImportError, type ImportContext, type ImportItem, type ImportKind } from './kind.ts';
 import { ImportIds } from './ids.ts';
@@ -272,6 +272,9 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
     };
     const inTransaction = async (pace: Pace, objects: number, fn: () => Promise<unknown>) => {
       if (mode === 'atomic') return fn();
+      // Between the chunks, where the server's write that waited has just gone: SQLite's log is
+      // started again once it has grown past a bound (docs/import.md §Sharing the database).
+      await restartLongLog(ctx.db);
       let began = 0;
       await write(ctx.db, async (tx) => {
         began = performance.now();
