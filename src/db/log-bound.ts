@@ -1,19 +1,19 @@
 // The SQLite write-ahead log beside a batched import
 // (docs/import.md §Sharing the database, The log stays short). SQLite starts the log again from
 // its beginning only when a write begins with every frame of it copied into the database and no
-// reader on it. Between an import's chunks, a
-// server's writes and everyone's reads that moment seldom comes, so the log grows for as long as
-// the import writes, each chunk's pages appended again. Past SQLite's auto-checkpoint size every
-// commit then checkpoints, and the connection that at last starts the log again truncates the file
-// inside its commit (`journal_size_limit`, src/db/sqlite/cached.ts): on a server's connection, a
-// stall of its only thread that grows with the file.
+// reader on it. Between an import's chunks, a server's writes and everyone's reads that moment
+// seldom comes, so the log grows for as long as the import writes, each chunk's pages appended
+// again. Past SQLite's auto-checkpoint size every commit then checkpoints, and the connection that
+// at last starts the log again truncates the file inside its commit (`journal_size_limit`,
+// src/db/sqlite/cached.ts): on a server's connection, a stall of its only thread that grows with
+// the file.
 import { statSync } from 'node:fs';
 import { sql } from 'kysely';
 import { isPostgres } from './dialect.ts';
 import type { Executor } from './types.ts';
 
-/** The log's size past which the import starts it again. Tests make it smaller. */
-export const LOG_BOUND = { bytes: 64 * 2 ** 20 };
+/** The log's size, in bytes, past which the import starts it again. */
+export const LOG_BOUND = 64 * 2 ** 20;
 
 /**
  * How long the checkpoint may wait for the server's write and for readers on the log. It holds
@@ -30,7 +30,7 @@ const RESTART_WAIT_MS = 50;
 export async function restartLongLog(db: Executor): Promise<void> {
   if (isPostgres(db)) return;
   const [main] = (await sql<{ file: string }>`select file from pragma_database_list where name = 'main'`.execute(db)).rows;
-  if (!main?.file || (statSync(`${main.file}-wal`, { throwIfNoEntry: false })?.size ?? 0) <= LOG_BOUND.bytes) return;
+  if (!main?.file || (statSync(`${main.file}-wal`, { throwIfNoEntry: false })?.size ?? 0) <= LOG_BOUND) return;
   const busy = (await sql<{ timeout: number }>`pragma busy_timeout`.execute(db)).rows[0]?.timeout ?? 5000;
   await sql.raw(`pragma busy_timeout = ${RESTART_WAIT_MS}`).execute(db);
   try {

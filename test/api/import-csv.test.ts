@@ -163,7 +163,7 @@ eachDialect('rolodex import of CSV', (ctx) => {
     const [acme] = (await call(t, s.secret, 'GET', '/v1/accounts')).json().data as { fields: Record<string, { value: unknown }> }[];
     assert.deepEqual(acme?.fields.$primaryAddress?.value, { city: 'Berlin', postalCode: '10115', country: 'DE' });
 
-    // A member no field has, a member of two fields, and one named after its field's name but unknown to it.
+    // A member of two fields, and a member its field lacks.
     const billing = JSON.stringify({
       object: 'definition',
       externalId: 'd-billing',
