@@ -35,13 +35,11 @@ function column(defs: TypeDefinitions, header: string): Column {
   if (field) return { kind: 'field', def: field };
   const dot = h.lastIndexOf('.');
   const parent = dot > 0 ? find(defs.fields, h.slice(0, dot)) : undefined;
-  if (parent && Object.keys(valueMembers(parent.valueType)).length > 0) {
+  const members = parent ? Object.keys(valueMembers(parent.valueType)) : [];
+  if (parent && members.length > 0) {
     const member = memberOf(parent, h.slice(dot + 1));
     if (member === undefined)
-      throw new InputError(
-        `${parent.key} (${parent.valueType}) has no member "${h.slice(dot + 1)}"; its members: ${Object.keys(valueMembers(parent.valueType)).join(', ')}`,
-        h,
-      );
+      throw new InputError(`${parent.key} (${parent.valueType}) has no member "${h.slice(dot + 1)}"; its members: ${members.join(', ')}`, h);
     return { kind: 'field', def: parent, member };
   }
   const rel = find(defs.relationships, h);
@@ -51,10 +49,13 @@ function column(defs: TypeDefinitions, header: string): Column {
   }
   // A member named alone, as other CRMs export names and addresses ("First Name", "City"): the
   // member of the one field of the type whose value has it.
-  const owners = [...defs.fields.values()].filter((d) => memberOf(d, h) !== undefined);
-  if (owners.length === 1) return { kind: 'field', def: owners[0]!, member: memberOf(owners[0]!, h) };
+  const owners = [...defs.fields.values()].flatMap((def) => {
+    const member = memberOf(def, h);
+    return member === undefined ? [] : [{ kind: 'field' as const, def, member }];
+  });
+  if (owners.length === 1) return owners[0]!;
   if (owners.length > 1)
-    throw new InputError(`names a member of several fields: name one, as ${owners.map((d) => `${d.label}.${memberOf(d, h)}`).join(' or ')}`, h);
+    throw new InputError(`names a member of several fields: name one, as ${owners.map((o) => `${o.def.label}.${o.member}`).join(' or ')}`, h);
   const fields = [...defs.fields.values()].map((d) => `${d.key} (${d.label})`).join(', ');
   const rels = [...defs.relationships.values()].filter((d) => d.storage.kind === 'own').map((d) => `${d.key} (${d.label})`);
   throw new InputError(
