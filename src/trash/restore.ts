@@ -60,7 +60,8 @@ const otherEnd = (id: string) => (r: repo.LinkRow) => (r.source_id === id ? r.ta
  * circle.
  */
 async function readEnds(ctx: Ctx, id: string, rows: readonly repo.LinkRow[]): Promise<Ends> {
-  const ids = rows.map(otherEnd(id));
+  // A link of the record to itself (a merge makes one, docs/merge.md §Links) has no other end.
+  const ids = rows.map(otherEnd(id)).filter((x) => x !== id);
   const kinds = await records.kindsOf(ctx.db, ids);
   const trashed = await repo.trashedAmong(
     ctx.db,
@@ -70,13 +71,17 @@ async function readEnds(ctx: Ctx, id: string, rows: readonly repo.LinkRow[]): Pr
   return { kinds, trashed };
 }
 
-/** Puts back the links an entry held: to live ends as they were, to trashed ends under those ends' entries. */
+/**
+ * Puts back the links an entry held: to live ends as they were, to trashed ends under those ends'
+ * entries, and a link of the record to itself with the record.
+ */
 async function restoreLinks(ctx: WriteCtx, id: string, rows: readonly repo.LinkRow[], { kinds, trashed }: Ends): Promise<number> {
   const other = otherEnd(id);
   const back: repo.LinkRow[] = [];
   for (const r of rows) {
     const end = other(r);
-    if (trashed.has(end)) await repo.holdLinks(ctx.db, end, [r]);
+    if (end === id) back.push(r);
+    else if (trashed.has(end)) await repo.holdLinks(ctx.db, end, [r]);
     else if (r.source_id === id ? kinds.has(end) || NOT_RECORDS.has(r.object_type) : kinds.has(end)) back.push(r);
   }
   // Rows the record owns come back as they were (it has none meanwhile); a row another record

@@ -2,10 +2,11 @@
 // resource as retrieved just before and again on a repeat; a trashed record is gone from
 // retrieves, updates, listings and their totalCount, filters, list-member pages, other records'
 // relationships (inverse and derived) and meetings' derived links; writes naming it are refused
-// with relationship_entity_inactive; its unique values are free; a restore brings every link back.
+// with relationship_entity_inactive; its unique values are free; a restore brings every link back,
+// a link of the record to itself too.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { addField } from '../../src/definitions/service.ts';
+import { addField, addRelationship } from '../../src/definitions/service.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
 import { RECORDS } from '../../src/records/repository.ts';
 import { restore } from '../../src/trash/restore.ts';
@@ -204,6 +205,26 @@ eachDialect('trash', (ctx) => {
     assert.deepEqual((await ok(s, 'GET', `/v1/accounts/${acc.id}`)).relationships.$contact.values, [con.id]);
     await restoreAs(s, list.id);
     assert.deepEqual(ids(await ok(s, 'GET', `/v1/lists/${list.id}/contacts`)), [con.id]);
+  });
+
+  test('a link of a record to itself comes back with it, and nothing stays held', async () => {
+    const s = await seedWorkspace(ctx());
+    const db = ctx().deps.db.kysely;
+    await addRelationship(operatorCtx(db, s.workspaceId), {
+      objectType: 'contact',
+      key: 'buddy',
+      label: 'Buddy',
+      cardinality: 'has_one',
+      targetType: 'contact',
+    });
+    const con = await ok(s, 'POST', '/v1/contacts', { fields: { $name: { firstName: 'Ann' } } });
+    const before = await ok(s, 'POST', `/v1/contacts/${con.id}`, { relationships: { buddy: { replace: con.id } } });
+    assert.deepEqual(before.relationships.buddy.values, [con.id]);
+    await ok(s, 'DELETE', `/v1/contacts/${con.id}`);
+    assert.equal((await restoreAs(s, con.id)).links, 1);
+    assert.deepEqual(await ok(s, 'GET', `/v1/contacts/${con.id}`), before);
+    const held = await db.selectFrom('trash_links').select('trash_id').where('trash_id', '=', con.id).execute();
+    assert.deepEqual(held, [], 'the restored entry holds no rows');
   });
 
   test('Idempotency-Key on a delete', async () => {
