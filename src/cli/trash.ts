@@ -3,8 +3,12 @@
 // checkpointed and truncated, so that no copy of an erased value stays in it.
 import { truncateLog, write } from '../db/index.ts';
 import { AppError, InputError } from '../lib/errors.ts';
+import type { Ctx } from '../lib/context.ts';
+import { RECORD_TYPES } from '../records/service.ts';
+import { customTypes } from '../records/export.ts';
 import { listTrash } from '../trash/repository.ts';
-import { purge, restore } from '../trash/restore.ts';
+import { purge, restore, type Restored } from '../trash/restore.ts';
+import { requireWorkspace } from '../workspaces/service.ts';
 import { type Io, operator, parse, print, required, UsageError, withDb } from './io.ts';
 
 export const usage = `rolodex trash list --workspace W [--type T] [--json]
@@ -19,6 +23,12 @@ export function parseAge(text: string): number {
   return Number(m[1]) * unit;
 }
 
+/** What the trash may hold: the workspace's record types (system, then custom), meetings and lists. */
+async function trashTypes(ctx: Ctx): Promise<string[]> {
+  const system = ['account', 'contact', 'opportunity', 'note', 'task'].filter((t) => Object.hasOwn(RECORD_TYPES, t));
+  return [...system, ...(await customTypes(ctx)), 'meeting', 'list'];
+}
+
 /** A refusal of the service as the operator's error: the code and the field it names. */
 function asInput(err: unknown): never {
   if (err instanceof AppError) throw new InputError(`${err.code}: ${err.message}${err.param ? ` (${err.param})` : ''}`, err.param);
@@ -31,31 +41,49 @@ export async function run(args: string[], io: Io): Promise<void> {
   const workspaceId = required(values, 'workspace');
   const json = values.json as boolean;
   if (sub === 'list') {
-    const rows = await withDb(io, (db, config) =>
-      listTrash(operator(db, config, workspaceId).db, workspaceId, typeof values.type === 'string' ? { type: values.type } : {}),
-    );
+    const rows = await withDb(io, async (db, config) => {
+      const ctx = operator(db, config, workspaceId);
+      await requireWorkspace(ctx);
+      const type = values.type;
+      if (typeof type !== 'string') return listTrash(ctx.db, workspaceId);
+      const types = await trashTypes(ctx);
+      if (!types.includes(type)) throw new UsageError(`--type: "${type}" is not a type of the workspace (${types.join(', ')})`, 'type');
+      return listTrash(ctx.db, workspaceId, { type });
+    });
     const items = rows.map((r) => ({ id: r.id, objectType: r.object_type, deletedAt: r.deleted_at, mergedInto: r.merged_into }));
     const human = items.map((i) => `${i.id}  ${i.objectType}  deleted ${i.deletedAt}${i.mergedInto ? `  merged into ${i.mergedInto}` : ''}`).join('\n');
     return print(io, json, items, human || 'the trash is empty');
   }
   if (sub === 'restore') {
     if (positionals.length === 0) throw new UsageError('name at least one id to restore');
+    const shown = (done: Restored[]) => print(io, json, done, done.map((r) => `restored ${r.objectType} ${r.id} with ${r.links} links`).join('\n'));
     const done = await withDb(io, async (db, config) => {
-      const out = [];
+      await requireWorkspace(operator(db, config, workspaceId));
+      const out: Restored[] = [];
       // As an API write: the listing's counts are kept after COMMIT (src/trash/restore.ts), and
       // closing the database waits for that.
       const failed = (err: unknown) => io.err(`a follow-up of a committed restore failed: ${err instanceof Error ? err.message : String(err)}`);
-      for (const id of positionals)
-        out.push(await write(db.kysely, (tx) => restore({ ...operator(db, config, workspaceId), db: tx }, { id }), { followUpFailed: failed }).catch(asInput));
+      for (const id of positionals) {
+        // Each id is its own transaction: the ones restored before a refusal stay restored, and
+        // are shown before the refusal.
+        const r = await write(db.kysely, (tx) => restore({ ...operator(db, config, workspaceId), db: tx }, { id }), { followUpFailed: failed }).catch(
+          (err: unknown) => {
+            if (out.length > 0) shown(out);
+            return asInput(err);
+          },
+        );
+        out.push(r);
+      }
       return out;
     });
-    return print(io, json, done, done.map((r) => `restored ${r.objectType} ${r.id} with ${r.links} links`).join('\n'));
+    return shown(done);
   }
   if (sub === 'purge') {
     const olderThan = typeof values['older-than'] === 'string' ? parseAge(values['older-than']) : undefined;
     if (olderThan !== undefined && positionals.length > 0) throw new UsageError('--older-than and ids exclude each other');
     const counts = await withDb(io, async (db, config) => {
       const ctx = operator(db, config, workspaceId);
+      await requireWorkspace(ctx);
       const out = await write(db.kysely, (tx) =>
         purge({ ...ctx, db: tx }, { ids: positionals, ...(olderThan === undefined ? {} : { olderThanMs: olderThan }) }),
       ).catch(asInput);

@@ -2,7 +2,7 @@
 // `restore` (refused when a unique value is taken, naming the field), `purge` as erasure (a canary
 // value planted in a record, its update, its stored idempotent answers, its links and memberships
 // is found nowhere afterwards: not in the SQLite file and its log, not in any PostgreSQL table of
-// the schema), and the sweeper's TRASH_RETENTION_DAYS.
+// the schema), the refusal of an unknown workspace or type, and the sweeper's TRASH_RETENTION_DAYS.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
@@ -98,6 +98,26 @@ eachDialect('trash, operator side', (ctx) => {
     assert.equal(restored.code, 0, restored.err);
     assert.equal((await ok(s, 'GET', `/v1/accounts/${a.id}`)).fields.code.value, 'K1');
     assert.equal((await cli(t, ['trash', 'purge', '--workspace', s.workspaceId, '--older-than', 'soon'])).code, 2);
+  });
+
+  test('an unknown workspace or type is refused; a restore of several ids says which came back before one failed', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    for (const args of [['list'], ['restore', 'acc_x'], ['purge']]) {
+      const r = await cli(t, ['trash', ...args, '--workspace', 'ws_nope']);
+      assert.deepEqual([r.code, r.out], [1, ''], `${args[0]}: ${r.err}`);
+      assert.match(r.err, /no workspace with id "ws_nope"/);
+    }
+    const typo = await cli(t, ['trash', 'list', '--workspace', s.workspaceId, '--type', 'contacts']);
+    assert.equal(typo.code, 2, typo.out);
+    assert.match(typo.err, /--type: "contacts" is not a type of the workspace \(account, contact, opportunity, note, task, meeting, list\)/);
+    const a = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'A' } });
+    await ok(s, 'DELETE', `/v1/accounts/${a.id}`);
+    const partial = await cli(t, ['trash', 'restore', '--workspace', s.workspaceId, a.id, 'acc_nope', '--json']);
+    assert.equal(partial.code, 1);
+    assert.match(partial.err, /resource_not_found.*acc_nope/);
+    assert.deepEqual(JSON.parse(partial.out), [{ id: a.id, objectType: 'account', links: 0 }], 'the restore that committed is reported');
+    assert.equal((await ok(s, 'GET', `/v1/accounts/${a.id}`)).id, a.id);
   });
 
   test('the sweeper purges the trash older than TRASH_RETENTION_DAYS; 0 keeps it', async () => {
