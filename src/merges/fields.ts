@@ -2,7 +2,8 @@
 // primary's value, the duplicate's, or a value checked as a write checks it; without one, the
 // primary's value when set, else the duplicate's; MULTI_SELECT keeps the primary's set (the union
 // with `multiSelectUnion`); multi-valued EMAIL, URL, TELEPHONE and SOCIAL_HANDLE fields take the
-// union, the primary's values first, duplicates removed as their filters compare them.
+// union, the primary's values first, duplicates removed as their filters compare them. An
+// archived field keeps the primary's value when set, else takes the duplicate's.
 import type { TypeDefinitions } from '../definitions/service.ts';
 import { foldText } from '../lib/fold.ts';
 import { checkFieldKeys, checkFieldValues } from '../records/write-fields.ts';
@@ -67,5 +68,10 @@ export function mergeFields(
     if (v === undefined || v === null) delete out[key];
     else out[key] = v;
   }
+  // An archived field takes no resolution and is not shown, but its values are kept for an
+  // unarchive (docs/records.md §Correcting definitions): the primary's when set, else the
+  // duplicate's.
+  for (const key of defs.archived.keys())
+    if (Object.hasOwn(duplicate, key) && (duplicate[key] ?? null) !== null && (out[key] ?? null) === null) out[key] = duplicate[key];
   return out;
 }

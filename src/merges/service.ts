@@ -77,7 +77,10 @@ export async function mergeRecords(ctx: WriteCtx, type: RecordType, input: Merge
     checked,
     input.options?.multiSelectUnion === true,
   );
-  const changed = [...defs.fields.keys()].filter((k) => canonical(before[k] ?? null) !== canonical(after[k] ?? null));
+  const differs = (k: string) => canonical(before[k] ?? null) !== canonical(after[k] ?? null);
+  const changed = [...defs.fields.keys()].filter(differs);
+  // An archived field's value taken from the duplicate is stored, neither counted nor recorded.
+  const archivedTaken = [...defs.archived.keys()].some(differs);
   for (const key of changed) {
     if (!defs.fields.get(key)?.unique || after[key] === undefined) continue;
     const v = after[key];
@@ -86,7 +89,7 @@ export async function mergeRecords(ctx: WriteCtx, type: RecordType, input: Merge
         throw new AppError('duplicate_value', `Another ${type.objectType} already holds the merged value of "${key}".`, { param: `fieldResolutions.${key}` });
   }
   const at = isoNow(ctx.now);
-  if (changed.length > 0) {
+  if (changed.length > 0 || archivedTaken) {
     await writeValueIndex(ctx.db, defs, [primary.id], valueRows(ws, defs, primary.id, after));
     await records.updateRecord(ctx.db, primary.id, { fields: JSON.stringify(after), updated_at: at });
   } else if (repointed > 0) await records.updateRecord(ctx.db, primary.id, { updated_at: at });

@@ -1,6 +1,7 @@
 // Merges through the API (docs/merge.md) on both databases: field resolution, the union of
 // multi-valued identity fields, every link moved to the primary, list memberships kept once,
-// meetings repointed through the merged addresses, the duplicate in the trash for good; the
+// meetings repointed through the merged addresses, archived fields carried as active ones are, the
+// duplicate in the trash for good; the
 // refusals; and a property test: on random graphs no link that touched either record is lost or
 // duplicated.
 import assert from 'node:assert/strict';
@@ -9,6 +10,7 @@ import fc from 'fast-check';
 import { addField, addRelationship } from '../../src/definitions/service.ts';
 import { defineObjectType } from '../../src/definitions/object-types.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
+import { setArchived } from '../../src/records/definitions-view.ts';
 import { restore } from '../../src/trash/restore.ts';
 import { call, eachDialect, keyFor, type Seeded, seedWorkspace } from '../helpers/app.ts';
 import { write } from '../../src/db/write.ts';
@@ -143,6 +145,27 @@ eachDialect('merge', (ctx) => {
     const o1 = await ok(s, 'POST', '/v1/opportunities', { fields: { $name: 'O1', $stage: 'Lead' }, relationships: { $account: a.id } });
     const o2 = await ok(s, 'POST', '/v1/opportunities', { fields: { $name: 'O2', $stage: 'Lead' }, relationships: { $account: x.id } });
     await refused(s, '/v1/opportunities/merge', { primaryId: o1.id, duplicateId: o2.id }, 400, 'invalid_value', 'duplicateId');
+  });
+
+  test('an archived field keeps the primary value when set, else takes the duplicate one, back with unarchive', async () => {
+    const s = await seedWorkspace(ctx());
+    const op = operatorCtx(ctx().deps.db.kysely, s.workspaceId);
+    await addField(op, { objectType: 'account', key: 'zone', label: 'Zone', valueType: 'TEXT', unique: true });
+    await addField(op, { objectType: 'account', key: 'tier', label: 'Tier', valueType: 'TEXT' });
+    const p = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'P', tier: 'gold' } });
+    const d = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'D', zone: 'Z9', tier: 'silver' } });
+    const archive = (key: string, archived: boolean) =>
+      write(ctx().deps.db.kysely, (tx) => setArchived({ ...op, db: tx }, { objectType: 'account', key, archived }));
+    await archive('zone', true);
+    await archive('tier', true);
+    const out = await ok(s, 'POST', '/v1/accounts/merge', { primaryId: p.id, duplicateId: d.id });
+    assert.equal(out.summary.fieldWriteCount, 0, 'archived fields are not counted');
+    await archive('zone', false);
+    await archive('tier', false);
+    const merged = await ok(s, 'GET', `/v1/accounts/${p.id}`);
+    assert.deepEqual([merged.fields.zone.value, merged.fields.tier.value], ['Z9', 'gold']);
+    assert.equal((await ok(s, 'GET', '/v1/accounts?zone[equal]=Z9')).totalCount, 1);
+    await refused(s, '/v1/accounts', { fields: { $name: 'E', zone: 'Z9' } }, 409, 'duplicate_value', 'fields.zone');
   });
 
   test('a malformed resolution is refused naming the member at fault, its message naming the param', async () => {
