@@ -98,13 +98,21 @@ export async function createMissingContacts(ctx: WriteCtx, addresses: readonly s
       .set({ updated_at: isoNow(ctx.now) })
       .where('id', 'in', [...touched])
       .execute();
-  // The change log, as for a contact created through the API (docs/events.md).
-  for (const entity of await loadRecords(ctx, { kind: 'contact', ids })) {
+  // The change log, as for accounts and contacts created through the API (docs/events.md,
+  // docs/history.md §Storage): each new record's starting snapshot and its created event.
+  await logCreated(ctx, 'account', made);
+  await logCreated(ctx, 'contact', ids);
+  return ids;
+}
+
+/** The starting snapshot and the `<kind>.created` event of each new record, as they read now. */
+async function logCreated(ctx: WriteCtx, kind: 'contact' | 'account', ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  for (const entity of await loadRecords(ctx, { kind, ids: [...ids] })) {
     await recordCreated(ctx, {
       recordId: entity.id,
       fields: Object.fromEntries(Object.entries(entity.fields).flatMap(([k, f]) => (f.value === null ? [] : [[k, f.value]]))),
     });
-    await appendEvent(ctx, { type: 'contact.created', object: entity });
+    await appendEvent(ctx, { type: `${kind}.created`, object: entity });
   }
-  return ids;
 }

@@ -1,11 +1,12 @@
 // autoCreateRecords (docs/meetings.md §Records created for attendees) on both databases: an
 // unknown attendee domain that is no public mail provider becomes one account, which the new
 // contacts of that domain are linked to; a known domain or a mail provider's makes none; a refused
-// create makes none; the account is a record like any other (listed, counted, found by host).
+// create makes none; the account is a record like any other (listed, counted, found by host, its
+// created event and starting history written as for a create through the API).
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { isMailProvider } from '../../src/meetings/mail-providers.ts';
-import { eachDialect, seedWorkspace } from '../helpers/app.ts';
+import { call, eachDialect, seedWorkspace } from '../helpers/app.ts';
 import { assertError } from '../helpers/files.ts';
 import { checkedCall, meetingBody } from '../helpers/meetings.ts';
 import { loadDocument, type Operation, operationsOf, responseChecker } from '../helpers/openapi-ops.ts';
@@ -74,5 +75,45 @@ eachDialect('meetings: accounts for attendee domains', (ctx) => {
     assertError(await call(s.secret, 'createMeeting', 'POST', '/v1/meetings', future), 400, 'invalid_value');
     assert.equal((await call(s.secret, 'listAccounts', 'GET', '/v1/accounts')).json().totalCount, 0);
     assert.equal((await call(s.secret, 'listContacts', 'GET', '/v1/contacts')).json().totalCount, 0);
+  });
+});
+
+eachDialect('meetings: accounts for attendee domains in the change log', (ctx) => {
+  // docs/events.md §Types and docs/history.md §Storage: an account a meeting creates is a create
+  // like the API's: its `account.created` event and its starting snapshot (isCreate).
+  test('the account made gets its created event, and its history starts with its first values', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const get = async (url: string, body?: unknown) => {
+      const res = await call(t, s.secret, body === undefined ? 'GET' : 'POST', url, body);
+      assert.equal(res.statusCode, 200, `${url}: ${res.body}`);
+      return res.json();
+    };
+    await get('/v1/meetings', meetingBody({ $attendeeEmails: ['amy@zzcorp.test'] }, { autoCreateRecords: true }));
+    const [account] = (await get('/v1/accounts')).data;
+    const [contact] = (await get('/v1/contacts')).data;
+    const rows = await t.deps.db.kysely.selectFrom('events').selectAll().where('workspace_id', '=', s.workspaceId).orderBy('seq').execute();
+    const evs = rows.map((r) => JSON.parse(r.body));
+    assert.deepEqual(
+      evs.map((e) => e.type),
+      ['account.created', 'contact.created', 'meeting.created'],
+    );
+    assert.deepEqual(evs[0].data.object, account);
+    assert.equal(evs[1].data.object.id, contact.id);
+
+    await get(`/v1/accounts/${account.id}`, { fields: { $name: 'ZZ Corp' } });
+    const names = await get(`/v1/accounts/${account.id}/fields/$name/history`);
+    assert.deepEqual(
+      names.data.map((e: any) => [e.value, e.isCreate]),
+      [
+        ['ZZ Corp', false],
+        ['zzcorp.test', true],
+      ],
+    );
+    assert.equal(names.data[1].recordedAt, account.createdAt);
+    const sites = await get(`/v1/accounts/${account.id}/fields/$website/history`);
+    assert.deepEqual(sites.data, [
+      { value: ['https://zzcorp.test'], valueType: 'URL', displayValue: 'https://zzcorp.test', recordedAt: account.createdAt, isCreate: true },
+    ]);
   });
 });
