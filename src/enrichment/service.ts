@@ -105,13 +105,14 @@ function planRun(
   input: { fields?: readonly string[] | undefined; trigger: 'creation' | 'manual' },
 ): repo.RunRow | RunAnswer {
   const can = fillable(env, defs, subject.entityType);
-  const named = input.fields ? [...new Set(input.fields)] : null;
-  for (const [i, key] of (named ?? []).entries()) {
+  // A name refused is named by its place in the array sent (docs/errors.md: `fields[2]`).
+  for (const [i, key] of (input.fields ?? []).entries()) {
     if (!can.includes(key))
       throw new AppError('invalid_value', `"${key}" is not a field enrichment fills on ${subject.entityType}s; it fills ${can.join(', ')}.`, {
-        param: `fields.${i}`,
+        param: `fields[${i}]`,
       });
   }
+  const named = input.fields ? [...new Set(input.fields)] : null;
   // The name of an account is its own: replaced by the page's title only when asked by name.
   const targets = named ?? can.filter((k) => k !== '$name' && isEmpty(subject, k));
   if (env.mode === 'off') return skipped('no_operations');

@@ -175,6 +175,11 @@ eachDialect(
       const bad = await call(t, s.secret, 'POST', `/v1/enrichmentRun/accounts/${acc.id}`, { fields: ['$industry'] });
       assert.equal(bad.statusCode, 400);
       assert.equal(bad.json().error.code, 'invalid_value');
+      // param is the path of the name refused, its index in the array sent (docs/errors.md).
+      assert.equal(bad.json().error.param, 'fields[0]');
+      const third = await call(t, s.secret, 'POST', `/v1/enrichmentRun/accounts/${acc.id}`, { fields: ['$name', '$name', '$industry'] });
+      assert.equal(third.statusCode, 400);
+      assert.equal(third.json().error.param, 'fields[2]');
       // An optional body is absent or an object: null is not an absent body (docs/errors.md §Request bodies).
       const nul = await call(t, s.secret, 'POST', `/v1/enrichmentRun/accounts/${acc.id}`, null);
       assert.equal(nul.statusCode, 400);
