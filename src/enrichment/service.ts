@@ -147,7 +147,7 @@ export async function requestRun(
   input: { entityType: RecordType; entityId: string; fields?: readonly string[] | undefined; trigger: 'creation' | 'manual' },
 ): Promise<RunAnswer> {
   const subject = await loadSubject(ctx, input.entityType, input.entityId);
-  if (!subject) throw notFound(input.entityType, input.entityId);
+  if (!subject) throw notFound(input.entityType, input.entityId, 'entityId');
   const row = planRun(ctx, env, await requireDefinitions(ctx, input.entityType), subject, input);
   if (isAnswer(row)) return row;
   if (await repo.insertRun(ctx.db, row)) return { enrichmentRun: toResource(row), status: 'started', reason: null };
@@ -176,6 +176,6 @@ export function planCreated(ctx: Ctx, env: EnrichmentEnv, defs: TypeDefinitions,
 
 export async function getRun(ctx: Ctx, input: { runId: string }): Promise<RunResource> {
   const row = await repo.findRun(ctx.db, ctx.actor.workspaceId, input.runId);
-  if (!row) throw notFound('enrichment run', input.runId);
+  if (!row) throw notFound('enrichment run', input.runId, 'runId');
   return toResource(row);
 }

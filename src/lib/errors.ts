@@ -155,6 +155,7 @@ export class InputError extends Error {
   }
 }
 
-export function notFound(kind: string, id: string): AppError {
-  return new AppError('resource_not_found', `No ${kind} with id "${id}" exists.`, { param: 'id' });
+/** 404 for an id that names nothing the caller may see; `param` is the path parameter that carried it. */
+export function notFound(kind: string, id: string, param = 'id'): AppError {
+  return new AppError('resource_not_found', `No ${kind} with id "${id}" exists.`, { param });
 }

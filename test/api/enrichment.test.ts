@@ -210,6 +210,11 @@ eachDialect(
       const missing = await call(t, s.secret, 'POST', '/v1/enrichmentRun/accounts/acc_01aaaaaaaaaaaaaaaaaaaaaaaa');
       assert.equal(missing.statusCode, 404);
       assert.equal(missing.json().error.code, 'resource_not_found');
+      // param names the path parameter that carried the id (docs/errors.md).
+      assert.equal(missing.json().error.param, 'entityId');
+      const noRun = await call(t, s.secret, 'GET', '/v1/enrichmentRun/enr_01aaaaaaaaaaaaaaaaaaaaaaaa');
+      assert.equal(noRun.statusCode, 404);
+      assert.equal(noRun.json().error.param, 'runId');
       assert.equal((await call(t, s.secret, 'POST', `/v1/enrichmentRun/contacts/${bare.id}`)).statusCode, 404, 'an account id is no contact');
     });
 
