@@ -51,7 +51,12 @@ export function signatureHeaders(secret: string, eventId: string, body: string, 
   };
 }
 
-/** POSTs `body` (the event, JSON) signed with `secret`; any 2xx is success. */
+/**
+ * POSTs `body` (the event, JSON) signed with `secret`; any 2xx is success. The whole exchange
+ * (connection, request, the answer's status and body) is bounded by `timeoutMs`, not only each
+ * silence: an endpoint that trickles its answer a byte at a time fails with TIMEOUT all the same
+ * (docs/events.md §Delivery).
+ */
 export function deliver(input: { url: string; secret: string; eventId: string; body: string; timeoutMs: number; allowPrivate: boolean }): Promise<Attempt> {
   let url: URL;
   try {
@@ -72,6 +77,7 @@ export function deliver(input: { url: string; secret: string; eventId: string; b
     const done = (a: Attempt) => {
       if (settled) return;
       settled = true;
+      clearTimeout(deadline);
       resolve(a);
     };
     const req = send(url, { method: 'POST', headers, ...(input.allowPrivate ? {} : { lookup: publicOnly }) }, (res) => {
@@ -80,10 +86,10 @@ export function deliver(input: { url: string; secret: string; eventId: string; b
       res.on('end', () => done(status >= 200 && status < 300 ? { ok: true, status } : { ok: false, status, error: `HTTP ${status}` }));
       res.on('error', () => done({ ok: false, status, error: 'RESPONSE_ERROR' }));
     });
-    req.setTimeout(input.timeoutMs, () => {
+    const deadline = setTimeout(() => {
       done({ ok: false, error: 'TIMEOUT' });
       req.destroy();
-    });
+    }, input.timeoutMs);
     req.on('error', (err: NodeJS.ErrnoException) => done({ ok: false, error: err instanceof TargetError ? 'PRIVATE_TARGET' : (err.code ?? 'NETWORK_ERROR') }));
     req.end(payload);
   });
