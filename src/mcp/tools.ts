@@ -13,7 +13,7 @@ import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
 import type { ApiCatalogue } from './catalogue.ts';
-import { apiTarget, PathRefused } from './paths.ts';
+import { apiTarget, PathRefused, type QueryValue } from './paths.ts';
 
 export interface Dispatched {
   status: number;
@@ -67,8 +67,6 @@ async function send(env: ToolEnv, input: Parameters<ToolEnv['dispatch']>[0]): Pr
   return text(res.body === '' ? JSON.stringify({ status: res.status }) : res.body, !ok);
 }
 
-const Scalar = z.union([z.string(), z.number(), z.boolean()]);
-const Query = z.record(z.string(), z.union([Scalar, z.null(), z.array(Scalar)]));
 const SEARCH_INPUT = {
   query: z.string().max(500).describe('Words to look for; empty lists every operation'),
   limit: z.number().int().min(1).max(200).optional(),
@@ -78,14 +76,26 @@ const DETAILS_INPUT = {
   method: z.enum(['GET', 'POST', 'DELETE']).optional(),
   path: z.string().max(500).optional().describe('The documented path, e.g. /v1/accounts/{id}'),
 };
-const READ_INPUT = { path: z.string().max(8192).describe('A path under /v1, optionally with ?query'), query: Query.optional() };
-// The body goes on to the REST call as it came: a record schema would copy it and drop a
-// `__proto__` key that the API refuses (docs/mcp.md §Tools). Described as the record it is.
-const isObject = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v);
+// The query and the body go on to the REST call as they came: a record schema would copy them
+// and drop a `__proto__` key that the API refuses (docs/mcp.md §Tools). Each is checked as it
+// is and described as the record it is.
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isScalar = (v: unknown) => typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v)) || typeof v === 'boolean';
+const isQuery = (v: unknown) => isObject(v) && Object.values(v).every((x) => x === null || isScalar(x) || (Array.isArray(x) && x.every(isScalar)));
+const SCALAR = { type: ['string', 'number', 'boolean'] };
+const Query = z
+  .unknown()
+  .refine(isQuery, { message: 'Invalid input: expected an object of strings, numbers, booleans, null or arrays of them' })
+  .meta({
+    type: 'object',
+    propertyNames: { type: 'string' },
+    additionalProperties: { anyOf: [SCALAR, { type: 'null' }, { type: 'array', items: SCALAR }] },
+  });
 const Body = z
   .unknown()
   .refine(isObject, { message: 'Invalid input: expected object' })
   .meta({ type: 'object', propertyNames: { type: 'string' }, additionalProperties: {} });
+const READ_INPUT = { path: z.string().max(8192).describe('A path under /v1, optionally with ?query'), query: Query.optional() };
 const WRITE_INPUT = {
   method: z.enum(['POST', 'DELETE']).optional().describe('POST unless given'),
   path: z.string().max(8192),
@@ -148,7 +158,7 @@ export function registerTools(server: McpServer): void {
       const env = envOf(extra);
       let url: string;
       try {
-        url = apiTarget(path, query);
+        url = apiTarget(path, query as Record<string, QueryValue> | undefined);
       } catch (err) {
         return refused(env, err);
       }

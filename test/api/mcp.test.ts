@@ -222,6 +222,29 @@ eachDialect('mcp', (ctx) => {
     }
   });
 
+  test("a query's every key reaches the REST call, __proto__ too; a query of other values is refused", async () => {
+    // docs/mcp.md §Tools: `query` is sent as the REST call's query string, key for key; the API
+    // refuses `?__proto__=x` as an unknown filter, so the tool does too (never lists unfiltered).
+    const t = ctx();
+    const call1 = async (query: string) => {
+      const res = await postRaw(
+        `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_from_rolodex","arguments":{"path":"/v1/accounts","query":${query}}}}`,
+      );
+      return ((await res.json()) as { result: ToolResult }).result;
+    };
+    const rest = (await t.app.inject({ method: 'GET', url: '/v1/accounts?__proto__=x', headers: headers(s.secret) })).json();
+    assert.equal(rest.error.code, 'invalid_parameter');
+    for (const query of ['{"__proto__":"x"}', '{"__proto__":["x"]}', '{"limit":1,"__proto__":{"a":1}}']) {
+      const result = await call1(query);
+      assert.equal(result.isError, true, `${query}: ${result.content[0]!.text.slice(0, 200)}`);
+      if (query.includes('{"a"')) assert.match(result.content[0]!.text, /expected an object of strings/);
+      else assert.deepEqual({ ...JSON.parse(result.content[0]!.text).error, requestId: '' }, { ...rest.error, requestId: '' }, query);
+    }
+    const fine = await call1('{"limit":1,"offset":[0],"$name[neq]":null}');
+    assert.equal(fine.isError, undefined, fine.content[0]!.text);
+    assert.ok(Array.isArray(JSON.parse(fine.content[0]!.text).data));
+  });
+
   test('bad POSTs are answered as the SDK transport answers them: invalid JSON 400 -32700, not JSON 415 -32000', async () => {
     const post = async (body: string, contentType?: string) => {
       const res = await postRaw(body, { 'content-type': contentType });
