@@ -6,9 +6,11 @@
 // 2xx → the row leaves the outbox (many to a statement); anything else → tried again with
 // exponential backoff and jitter, until the endpoint has been failing for WEBHOOK_DISABLE_AFTER_MS
 // (24 hours), when it is disabled. A claim takes at most one row per subscription and object (the
-// oldest), so one object's events arrive in order. A crash after the endpoint answered and before
-// the settle committed sends the event again when the lease ends, with the same webhook-id:
-// delivery is at least once.
+// oldest), so one object's events arrive in order. A failing endpoint is tried one delivery at a
+// time (a probe of the claim), and once one of its deliveries fails in a round its rows not yet
+// started are given back: it holds up no other endpoint's deliveries for long. A crash after the
+// endpoint answered and before the settle committed sends the event again when the lease ends,
+// with the same webhook-id: delivery is at least once.
 import { startPoller } from './poller.ts';
 import { createSettler, type Settler } from './settler.ts';
 import { randomBytes } from 'node:crypto';
@@ -61,7 +63,7 @@ export function startWebhookDispatcher(deps: WebhookDispatcherDeps): Dispatcher 
   async function once(): Promise<number> {
     const token = `${instance}:${++round}`;
     const claimedAt = performance.now();
-    const rows = await outbox.claimDue(db.kysely, { token, leaseMs: cfg.leaseMs, limit: cfg.concurrency * 8 });
+    const rows = await outbox.claimDue(db.kysely, { token, leaseMs: cfg.leaseMs, limit: cfg.concurrency * 8, probes: Math.max(1, cfg.concurrency >> 1) });
     if (rows.length === 0) return 0;
     const lease = keepLease(
       db,
@@ -74,12 +76,14 @@ export function startWebhookDispatcher(deps: WebhookDispatcherDeps): Dispatcher 
     );
     const settled = settler(token);
     const untried: string[] = [];
+    /** Subscriptions that failed in this round: their rows not yet started are given back untried. */
+    const failing = new Set<string>();
     try {
       const { events, subs } = await outbox.deliveriesOf(db.kysely, rows);
       const queue = [...rows];
       const worker = async () => {
         for (let row = queue.shift(); row; row = queue.shift()) {
-          if (poller.stopping || !(await lease.holds(row.id))) {
+          if (poller.stopping || failing.has(row.subscription_id) || !(await lease.holds(row.id))) {
             untried.push(row.id);
             continue;
           }
@@ -102,6 +106,7 @@ export function startWebhookDispatcher(deps: WebhookDispatcherDeps): Dispatcher 
             settled.add(row);
             continue;
           }
+          failing.add(row.subscription_id);
           const error = attempt.error ?? 'ERROR';
           const outcome = await outbox
             .failed(db.kysely, row, token, { delayMs: webhookBackoffMs(cfg, row.attempts), error, disableAfterMs: cfg.disableAfterMs })

@@ -89,43 +89,66 @@ export async function deleteSubscription(tx: Executor, id: string): Promise<bool
   return Number(r.numDeletedRows) === 1;
 }
 
+/** Whether `d`'s row is the oldest waiting of its object for its subscription (in order per object). */
+const firstOfObject = (as: string) =>
+  sql<boolean>`not exists (select 1 from webhook_deliveries as o
+    where o.subscription_id = ${sql.ref(`${as}.subscription_id`)} and o.object_id = ${sql.ref(`${as}.object_id`)} and o.event_seq < ${sql.ref(`${as}.event_seq`)})`;
+
 /**
  * The first `limit` due rows in event order whose object has no earlier event waiting for the same
- * subscription. The walk follows event_seq's index and stops at `limit` rows, so a claim reads the
- * rows in flight ahead of them and no more, whatever the backlog (test/guards/webhook-claim-plan).
+ * subscription, of subscriptions that are not failing (`probes` takes theirs). The walk follows
+ * event_seq's index and stops at `limit` rows, so a claim reads the rows in flight, and those of
+ * failing endpoints, ahead of them and no more, whatever the backlog
+ * (test/guards/webhook-claim-plan).
  */
 export function dueInOrder(db: Executor, limit: number) {
   const due = db
     .selectFrom('webhook_deliveries as d')
     .select('d.id')
     .where('d.next_attempt_at', '<=', timeFromNow(db, 0))
-    .where((eb) =>
-      eb.not(
-        eb.exists(
-          eb
-            .selectFrom('webhook_deliveries as o')
-            .select('o.id')
-            .whereRef('o.subscription_id', '=', 'd.subscription_id')
-            .whereRef('o.object_id', '=', 'd.object_id')
-            .whereRef('o.event_seq', '<', 'd.event_seq'),
-        ),
-      ),
-    )
+    .where(firstOfObject('d'))
+    .where(sql<boolean>`not exists (select 1 from webhook_subscriptions as f where f.id = d.subscription_id and f.failing_since is not null)`)
     .orderBy('d.event_seq')
     .limit(limit);
   return claimable(db, due);
 }
 
-/** Claims up to `limit` due rows for `token` for `leaseMs`; `attempts` counts this one. */
-export async function claimDue(db: Executor, input: { token: string; leaseMs: number; limit: number }): Promise<DeliveryRow[]> {
+/**
+ * One due row (in order per object) of each of at most `n` failing subscriptions, picked at
+ * random among them: a failing endpoint is tried one delivery at a time, so that its backlog,
+ * however old, never fills the claims that every other endpoint's deliveries wait for
+ * (docs/events.md §Delivery). The first success makes it healthy again, its rows `dueInOrder`'s.
+ */
+export function probes(db: Executor, n: number) {
+  const probe = sql<string>`(select p.id from webhook_deliveries as p
+    where p.subscription_id = s.id and p.next_attempt_at <= ${timeFromNow(db, 0)} and ${firstOfObject('p')} limit 1)`;
+  const picked = sql`select c.id from (select ${probe} as id from webhook_subscriptions as s
+    where s.failing_since is not null and s.disabled_at is null) as c where c.id is not null order by random() limit ${n}`;
+  return claimable(
+    db,
+    db
+      .selectFrom('webhook_deliveries as d')
+      .select('d.id')
+      .where(sql<boolean>`d.id in (${picked})`),
+  );
+}
+
+/**
+ * Claims for `token` for `leaseMs` up to `limit` due rows of healthy subscriptions and one of each
+ * of up to `probes` failing ones; `attempts` counts this one.
+ */
+export async function claimDue(db: Executor, input: { token: string; leaseMs: number; limit: number; probes?: number }): Promise<DeliveryRow[]> {
   // A read first: an idle outbox costs no write (on SQLite, no write lock every poll).
   const any = await db.selectFrom('webhook_deliveries').select('id').where('next_attempt_at', '<=', timeFromNow(db, 0)).limit(1).executeTakeFirst();
   if (!any) return [];
-  const due = dueInOrder(db, input.limit);
+  const healthy = dueInOrder(db, input.limit);
+  const failing = probes(db, input.probes ?? 1);
   const rows = await db
     .updateTable('webhook_deliveries')
     .set({ lease_owner: input.token, next_attempt_at: timeFromNow(db, input.leaseMs), attempts: sql<number>`attempts + 1` })
-    .where('id', 'in', due)
+    // One list of ids, not two IN tests joined by OR: PostgreSQL would test every row of the
+    // outbox against both instead of reading the ids' rows by key.
+    .where(sql<boolean>`id in (select h.id from (${healthy}) as h union all select f.id from (${failing}) as f)`)
     .returningAll()
     .execute();
   return rows.sort((a, b) => Number(a.event_seq) - Number(b.event_seq));
