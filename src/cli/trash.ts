@@ -25,8 +25,7 @@ export function parseAge(text: string): number {
 
 /** What the trash may hold: the workspace's record types (system, then custom), meetings and lists. */
 async function trashTypes(ctx: Ctx): Promise<string[]> {
-  const system = ['account', 'contact', 'opportunity', 'note', 'task'].filter((t) => Object.hasOwn(RECORD_TYPES, t));
-  return [...system, ...(await customTypes(ctx)), 'meeting', 'list'];
+  return [...Object.keys(RECORD_TYPES), ...(await customTypes(ctx)), 'meeting', 'list'];
 }
 
 /** A refusal of the service as the operator's error: the code and the field it names. */

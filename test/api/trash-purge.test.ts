@@ -110,7 +110,7 @@ eachDialect('trash, operator side', (ctx) => {
     }
     const typo = await cli(t, ['trash', 'list', '--workspace', s.workspaceId, '--type', 'contacts']);
     assert.equal(typo.code, 2, typo.out);
-    assert.match(typo.err, /--type: "contacts" is not a type of the workspace \(account, contact, opportunity, note, task, meeting, list\)/);
+    assert.match(typo.err, /--type: "contacts" is not a type of the workspace \(account, contact, opportunity, task, note, meeting, list\)/);
     const a = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'A' } });
     await ok(s, 'DELETE', `/v1/accounts/${a.id}`);
     const partial = await cli(t, ['trash', 'restore', '--workspace', s.workspaceId, a.id, 'acc_nope', '--json']);
