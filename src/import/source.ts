@@ -2,10 +2,11 @@
 // a JSON array, or text in memory. A source can be read again from its start: the runner reads
 // it once to check every object and once per step to write them, so that it never holds the
 // whole file (docs/import.md §Memory).
-import { createReadStream } from 'node:fs';
+import { isUtf8 } from 'node:buffer';
 import { open, readFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { ImportError } from './kind.ts';
+import { firstInvalid, notUtf8, utf8File } from './utf8.ts';
 
 export interface SourceObject {
   /** The line (NDJSON, CSV) or item number (JSON array) the object came from. */
@@ -39,7 +40,8 @@ function parseLine(text: string, line: number): SourceObject | undefined {
 function* arrayItems(text: string): Generator<SourceObject> {
   let arr: unknown;
   try {
-    arr = JSON.parse(text);
+    // A UTF-8 byte order mark, as editors on Windows write one, is no part of the JSON.
+    arr = JSON.parse(text.startsWith('\ufeff') ? text.slice(1) : text);
   } catch (err) {
     throw new ImportError(0, '(file)', `not valid JSON: ${(err as Error).message}`);
   }
@@ -96,15 +98,26 @@ export async function fileSource(path: string): Promise<ImportSource> {
   return {
     async *objects() {
       if (array) {
-        yield* arrayItems(await readFile(path, 'utf8'));
+        const bytes = await readFile(path);
+        if (!isUtf8(bytes)) {
+          const offset = firstInvalid(bytes);
+          throw await notUtf8(path, offset, bytes[offset] as number, '(file)');
+        }
+        yield* arrayItems(bytes.toString('utf8'));
         return;
       }
-      const lines = createInterface({ input: createReadStream(path, { encoding: 'utf8' }), crlfDelay: Infinity });
+      // Bytes that are not UTF-8 end the lines with their error, reported with the lines before.
+      const lines = createInterface({ input: utf8File(path, '(line)'), crlfDelay: Infinity });
       let line = 0;
-      for await (const text of lines) {
-        line++;
-        const o = parseLine(text, line);
-        if (o) yield o;
+      try {
+        for await (const text of lines) {
+          line++;
+          const o = parseLine(text, line);
+          if (o) yield o;
+        }
+      } catch (err) {
+        if (!(err instanceof ImportError)) throw err;
+        yield { line: err.line, value: undefined, error: err };
       }
     },
   };

@@ -3,12 +3,12 @@
 // field's definition; select cells name option labels; relationship cells name externalIds. Every
 // row is checked against the workspace's definitions as it is read, so that every bad row is
 // reported with its line and column before anything is written. Parsed by csv-parse, streaming.
-import { createReadStream } from 'node:fs';
 import { parse } from 'csv-parse';
 import { loadDefinitions, type FieldDef, type RelationshipDef, type TypeDefinitions } from '../definitions/service.ts';
 import { RESERVED_TYPES } from '../definitions/object-types.ts';
 import { RECORD_TYPES } from './resource.ts';
 import { ImportError } from '../import/kind.ts';
+import { utf8File } from '../import/utf8.ts';
 import type { ImportSource, SourceObject } from '../import/source.ts';
 import type { Ctx } from '../lib/context.ts';
 import { AppError, InputError } from '../lib/errors.ts';
@@ -187,7 +187,15 @@ export async function csvSource(ctx: Ctx, path: string, type: string): Promise<I
     async *objects(): AsyncGenerator<SourceObject> {
       const parser = parse({ bom: true, info: true, relax_column_count: true, skip_empty_lines: true });
       // A read error ends the rows with that error instead of going unhandled (pipe forwards none).
-      const input = createReadStream(path).on('error', (err) => parser.destroy(new InputError(`cannot read ${path}: ${err.message}`)));
+      // A byte that is not UTF-8 ends them after the rows before its line, then is reported.
+      let notUtf8: ImportError | undefined;
+      const input = utf8File(path, '(row)').on('error', (err) => {
+        if (!(err instanceof ImportError)) parser.destroy(new InputError(`cannot read ${path}: ${err.message}`));
+        else {
+          notUtf8 = err;
+          parser.end();
+        }
+      });
       input.pipe(parser);
       let headers: string[] | undefined;
       let columns: Column[] = [];
@@ -218,8 +226,10 @@ export async function csvSource(ctx: Ctx, path: string, type: string): Promise<I
       } catch (err) {
         const e = err as { code?: string; lines?: number; message: string };
         if (!e.code?.startsWith('CSV_')) throw err;
-        yield { line: e.lines ?? 0, value: undefined, error: new ImportError(e.lines ?? 0, '(row)', `not valid CSV: ${e.message}`) };
+        // The rows cut before a byte that is not UTF-8 (a quoted cell left open) are its error alone.
+        if (!notUtf8) yield { line: e.lines ?? 0, value: undefined, error: new ImportError(e.lines ?? 0, '(row)', `not valid CSV: ${e.message}`) };
       }
+      if (notUtf8) yield { line: notUtf8.line, value: undefined, error: notUtf8 };
     },
     // The longest start of the path that a column fills: `relationships.$account.values[1]` is
     // the column of `relationships.$account`.
