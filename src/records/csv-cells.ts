@@ -8,6 +8,17 @@ import { InputError } from '../lib/errors.ts';
 const TRUE = new Set(['true', 'yes', 'y', '1']);
 const FALSE = new Set(['false', 'no', 'n', '0']);
 
+/** A decimal number, as JSON writes one with an optional `+`: `Number`'s hex (`0x10`), binary and octal forms are refused. */
+const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?$/i;
+
+/** The number a NUMBER or CURRENCY cell, or a number member of an ADDRESS, writes in decimal. */
+export function decimal(cell: string): number {
+  const n = DECIMAL.test(cell) ? Number(cell) : NaN;
+  if (Number.isFinite(n)) return n;
+  const separators = /^[+-]?\d{1,3}(?:[,' ]\d{3})+(?:\.\d+)?$/.test(cell) ? ', without thousands separators' : '';
+  throw new InputError(`"${cell}" is not a number: write it in decimal digits, with "." before a fraction${separators}`);
+}
+
 function option(def: FieldDef, label: string): string {
   const options = def.options ?? [];
   if (options.some((o) => o.label === label)) return label;
@@ -20,11 +31,8 @@ function option(def: FieldDef, label: string): string {
 function scalar(def: FieldDef, cell: string): unknown {
   switch (def.valueType) {
     case 'NUMBER':
-    case 'CURRENCY': {
-      const n = Number(cell);
-      if (!Number.isFinite(n)) throw new InputError(`"${cell}" is not a number`);
-      return n;
-    }
+    case 'CURRENCY':
+      return decimal(cell);
     case 'CHECKBOX': {
       const c = cell.toLowerCase();
       if (TRUE.has(c)) return true;

@@ -12,7 +12,7 @@ import { utf8File } from '../import/utf8.ts';
 import type { ImportSource, SourceObject } from '../import/source.ts';
 import type { Ctx } from '../lib/context.ts';
 import { AppError, InputError } from '../lib/errors.ts';
-import { cellValue } from './csv-cells.ts';
+import { cellValue, decimal } from './csv-cells.ts';
 import { checkFieldValues, valueMembers } from './write-fields.ts';
 
 type Column = { kind: 'externalId' } | { kind: 'field'; def: FieldDef; member?: string } | { kind: 'relationship'; def: RelationshipDef };
@@ -88,10 +88,11 @@ function rowObject(line: number, type: string, defs: TypeDefinitions, headers: s
         relationships[col.def.key] = { values };
       } else {
         const key = col.def.key;
-        at.set(key, header);
+        // A member's column is the place of the errors of that member (`fields.$primaryAddress.latitude`).
+        at.set(col.member === undefined ? key : `${key}.${col.member}`, header);
         if (col.member !== undefined) {
           const obj = (fields[key]?.value ?? {}) as Record<string, unknown>;
-          obj[col.member] = valueMembers(col.def.valueType)[col.member] === 'number' ? Number(cell) : cell;
+          obj[col.member] = valueMembers(col.def.valueType)[col.member] === 'number' ? decimal(cell) : cell;
           fields[key] = { value: obj };
         } else fields[key] = { value: cellValue(col.def, cell) };
       }
@@ -106,8 +107,9 @@ function rowObject(line: number, type: string, defs: TypeDefinitions, headers: s
     checkFieldValues(defs, Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, v.value])));
   } catch (err) {
     if (!(err instanceof AppError)) throw err;
-    const key = /^fields\.([^.[]+)/.exec(err.param ?? '')?.[1] ?? '';
-    throw new ImportError(line, at.get(key) ?? key, err.message);
+    const [, key = '', member] = /^fields\.([^.[]+)(?:\.([^.[]+))?/.exec(err.param ?? '') ?? [];
+    const header = (member !== undefined ? at.get(`${key}.${member}`) : undefined) ?? at.get(key);
+    throw new ImportError(line, header ?? key, err.message);
   }
   return { object: system ? type : 'record', ...(system ? {} : { objectType: type }), externalId, fields, relationships };
 }
