@@ -17,6 +17,9 @@ export function listenError(err: unknown, port: number, host: string): Error {
   if (code === 'EADDRINUSE') return new ListenError(`port ${port} on ${host} is already in use`, 'PORT');
   if (code === 'EACCES') return new ListenError(`port ${port} on ${host} needs privileges this user does not have`, 'PORT');
   if (code === 'EADDRNOTAVAIL') return new ListenError(`address ${host} is not one of this machine's (HOST)`, 'HOST');
+  // A HOST name the resolver does not know, or cannot reach (a typo, no DNS): the name is the mistake.
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_FAIL')
+    return new ListenError(`address ${host} does not resolve to an address of this machine (HOST; ${code})`, 'HOST');
   return err instanceof Error ? err : new Error(String(err));
 }
 

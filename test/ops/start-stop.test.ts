@@ -1,5 +1,5 @@
-// Starting and stopping as an operator does (docs/deploy.md §Start and stop): a port in use is one
-// line and exit code 1, in either mode; SIGTERM or SIGINT to `npm start`, `npx rolodex serve`,
+// Starting and stopping as an operator does (docs/deploy.md §Start and stop): a port in use, or a
+// HOST that is no address of this machine, is one line and exit code 1, in either mode; SIGTERM or SIGINT to `npm start`, `npx rolodex serve`,
 // `rolodex serve` or bin/rolodex.js re-running itself under an older Node stops every process of
 // the server after answering the request in flight; SIGKILL of a wrapper leaves no server behind;
 // a worker that dies is replaced, later each time.
@@ -62,6 +62,27 @@ describe('a port in use', () => {
         assert.ok(Date.now() - started < 10_000, `answered in ${Date.now() - started} ms`);
       } finally {
         holder.close();
+        await tdb.drop();
+      }
+    });
+  }
+});
+
+describe('a HOST that is no address of this machine', () => {
+  for (const workers of ['1', '2']) {
+    test(`WORKERS=${workers}: a name that does not resolve, or a foreign address, is one line, exit code 1`, async () => {
+      const tdb = await createTestDb('sqlite');
+      try {
+        for (const [host, line] of [
+          ['no-such-host.invalid', /^rolodex serve: address no-such-host\.invalid does not resolve to an address of this machine \(HOST; E[A-Z_]+\)$/],
+          ['192.0.2.1', /^rolodex serve: address 192\.0\.2\.1 is not one of this machine's \(HOST\)$/],
+        ] as const) {
+          const l = launch(process.execPath, [BIN, 'serve'], { DATA_DIR: tdb.dataDir, PORT: String(await freePort()), WORKERS: workers, HOST: host });
+          const { code } = await l.exited;
+          assert.equal(code, 1, l.output());
+          assert.match(l.output().trim(), line);
+        }
+      } finally {
         await tdb.drop();
       }
     });
