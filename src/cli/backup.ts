@@ -109,7 +109,7 @@ export async function runRestore(dir: string, config: Config): Promise<{ manifes
 }
 
 function target(args: string[], io: Io): { dir: string; json: boolean; config: Config } {
-  const { values, positionals } = parse(args, {});
+  const { values, positionals } = parse(args, {}, Infinity);
   if (positionals.length !== 1) throw new UsageError('give one directory');
   return { dir: resolve(positionals[0]!), json: values.json === true, config: loadConfig(io.env) };
 }

@@ -1,7 +1,7 @@
 // `rolodex channel …`: channels and their members after import (docs/design.md §Message visibility,
 // §Operator CLI). Changes apply to the very next API request; nothing about visibility is cached.
 import { changeMembers, createChannel, listChannels, setVisibility, VISIBILITIES } from '../channels/service.ts';
-import { type Io, operator, parse, print, required, UsageError, withDb } from './io.ts';
+import { type Io, operator, parse, print, required, takes, UsageError, withDb } from './io.ts';
 import { write } from '../db/index.ts';
 
 export const usage = `rolodex channel create --workspace W --provider P --name N --visibility ${VISIBILITIES.join('|')} [--external-id X] [--json]
@@ -18,13 +18,17 @@ const line = (c: Described) =>
 
 export async function run(args: string[], io: Io): Promise<void> {
   const [sub, ...rest] = args;
-  const { values, positionals } = parse(rest, {
-    workspace: { type: 'string' },
-    provider: { type: 'string' },
-    name: { type: 'string' },
-    visibility: { type: 'string' },
-    'external-id': { type: 'string' },
-  });
+  const { values, positionals } = parse(
+    rest,
+    {
+      workspace: { type: 'string' },
+      provider: { type: 'string' },
+      name: { type: 'string' },
+      visibility: { type: 'string' },
+      'external-id': { type: 'string' },
+    },
+    takes(sub, { create: 0, list: 0, visibility: 2, 'add-members': Infinity, 'remove-members': Infinity }),
+  );
   const json = values.json as boolean | undefined;
   const workspaceId = required(values, 'workspace');
   const [channel, ...more] = positionals;

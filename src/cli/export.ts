@@ -31,12 +31,16 @@ const SYSTEM_ORDER = ['account', 'contact', 'opportunity', 'note', 'task'];
 type Write = (line: unknown) => Promise<void>;
 
 export async function run(args: string[], io: Io): Promise<void> {
-  const { values, positionals } = parse(args, {
-    workspace: { type: 'string' },
-    types: { type: 'string' },
-    'include-trash': { type: 'boolean' },
-    files: { type: 'string' },
-  });
+  const { values, positionals } = parse(
+    args,
+    {
+      workspace: { type: 'string' },
+      types: { type: 'string' },
+      'include-trash': { type: 'boolean' },
+      files: { type: 'string' },
+    },
+    1,
+  );
   const workspaceId = required(values, 'workspace');
   const wanted =
     typeof values.types === 'string'

@@ -58,12 +58,16 @@ async function printJson(io: Io, summary: { counts: Record<string, number> } & R
 }
 
 export async function run(args: string[], io: Io): Promise<void> {
-  const { values, positionals } = parse(args, {
-    workspace: { type: 'string' },
-    commit: { type: 'string' },
-    format: { type: 'string' },
-    type: { type: 'string' },
-  });
+  const { values, positionals } = parse(
+    args,
+    {
+      workspace: { type: 'string' },
+      commit: { type: 'string' },
+      format: { type: 'string' },
+      type: { type: 'string' },
+    },
+    1,
+  );
   const workspaceId = required(values, 'workspace');
   const file = positionals[0];
   if (!file) throw new UsageError('the file to import is required');

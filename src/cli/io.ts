@@ -41,12 +41,33 @@ export const processIo: Io = {
 
 export type Options = NonNullable<ParseArgsConfig['options']>;
 
-export function parse(args: string[], options: Options): { values: Record<string, string | boolean | undefined>; positionals: string[] } {
+/**
+ * The options and the other arguments of a command. `takes` is how many arguments other than
+ * options it takes (FILE, an id; `Infinity` for a list of ids): one more is wrong usage, never
+ * ignored, since it is most often a value of an option left unquoted or without its option
+ * (`key create --workspace W lists:read` would otherwise make a full-access key).
+ */
+export function parse(args: string[], options: Options, takes = 0): { values: Record<string, string | boolean | undefined>; positionals: string[] } {
+  let parsed;
   try {
-    return parseArgs({ args, options: { ...options, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+    parsed = parseArgs({
+      args,
+      options: { ...options, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+      allowPositionals: true,
+      strict: true,
+    });
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
+  const extra = parsed.positionals[takes];
+  if (extra !== undefined)
+    throw new UsageError(`unexpected argument "${extra}" (a value is given with its option, quoted if it holds spaces: --name "Ann Lee")`);
+  return parsed;
+}
+
+/** How many arguments other than options subcommand `sub` takes, as `takes` of `parse`; an unknown one is reported as such. */
+export function takes(sub: string | undefined, counts: Record<string, number>): number {
+  return sub !== undefined && Object.hasOwn(counts, sub) ? (counts[sub] as number) : Infinity;
 }
 
 export function required(values: Record<string, unknown>, name: string): string {

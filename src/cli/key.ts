@@ -1,7 +1,7 @@
 import { createKey, listKeys, parseDuration, parseScopes, revokeKey } from '../auth/service.ts';
 import { systemCtx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
-import { type Io, operator, parse, print, required, UsageError, withDb } from './io.ts';
+import { type Io, operator, parse, print, required, takes, UsageError, withDb } from './io.ts';
 
 export const usage = `rolodex key create --workspace W [--user U] [--scopes a,b] [--expires-in 30d] [--json]
 rolodex key list --workspace W [--json]
@@ -9,12 +9,16 @@ rolodex key revoke KEY_ID [--json]`;
 
 export async function run(args: string[], io: Io): Promise<void> {
   const [sub, ...rest] = args;
-  const { values, positionals } = parse(rest, {
-    workspace: { type: 'string' },
-    user: { type: 'string' },
-    scopes: { type: 'string' },
-    'expires-in': { type: 'string' },
-  });
+  const { values, positionals } = parse(
+    rest,
+    {
+      workspace: { type: 'string' },
+      user: { type: 'string' },
+      scopes: { type: 'string' },
+      'expires-in': { type: 'string' },
+    },
+    takes(sub, { create: 0, list: 0, revoke: 1 }),
+  );
   const json = values.json as boolean | undefined;
   if (sub === 'create') {
     const workspaceId = required(values, 'workspace');

@@ -2,7 +2,7 @@
 // §Mailboxes). Changes apply to the very next API request.
 import { systemCtx } from '../lib/context.ts';
 import { addMailbox, listMailboxes, OTHERS_SEE, removeMailbox } from '../mailboxes/service.ts';
-import { type Io, operator, parse, print, required, UsageError, withDb } from './io.ts';
+import { type Io, operator, parse, print, required, takes, UsageError, withDb } from './io.ts';
 
 export const usage = `rolodex mailbox add --workspace W --user U --address A [--others-see ${OTHERS_SEE.join('|')}] [--external-id X] [--json]
 rolodex mailbox list --workspace W [--json]
@@ -15,13 +15,17 @@ const line = (m: Described) => `${m.id}  ${m.address}  owner ${m.userId}  others
 
 export async function run(args: string[], io: Io): Promise<void> {
   const [sub, ...rest] = args;
-  const { values, positionals } = parse(rest, {
-    workspace: { type: 'string' },
-    user: { type: 'string' },
-    address: { type: 'string' },
-    'others-see': { type: 'string' },
-    'external-id': { type: 'string' },
-  });
+  const { values, positionals } = parse(
+    rest,
+    {
+      workspace: { type: 'string' },
+      user: { type: 'string' },
+      address: { type: 'string' },
+      'others-see': { type: 'string' },
+      'external-id': { type: 'string' },
+    },
+    takes(sub, { add: 0, list: 0, remove: 1 }),
+  );
   const json = values.json as boolean | undefined;
   if (sub === 'add') {
     const workspaceId = required(values, 'workspace');

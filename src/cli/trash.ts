@@ -9,7 +9,7 @@ import { customTypes } from '../records/export.ts';
 import { listTrash } from '../trash/repository.ts';
 import { purge, restore, type Restored } from '../trash/restore.ts';
 import { requireWorkspace } from '../workspaces/service.ts';
-import { type Io, operator, parse, print, required, UsageError, withDb } from './io.ts';
+import { type Io, operator, parse, print, required, takes, UsageError, withDb } from './io.ts';
 
 export const usage = `rolodex trash list --workspace W [--type T] [--json]
 rolodex trash restore --workspace W ID... [--json]
@@ -36,7 +36,11 @@ function asInput(err: unknown): never {
 
 export async function run(args: string[], io: Io): Promise<void> {
   const [sub, ...rest] = args;
-  const { values, positionals } = parse(rest, { workspace: { type: 'string' }, type: { type: 'string' }, 'older-than': { type: 'string' } });
+  const { values, positionals } = parse(
+    rest,
+    { workspace: { type: 'string' }, type: { type: 'string' }, 'older-than': { type: 'string' } },
+    takes(sub, { list: 0, restore: Infinity, purge: Infinity }),
+  );
   const workspaceId = required(values, 'workspace');
   const json = values.json as boolean;
   if (sub === 'list') {

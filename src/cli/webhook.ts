@@ -2,7 +2,7 @@
 // secret is printed once, by `add`.
 import { loadConfig } from '../config.ts';
 import { addWebhook, listWebhooks, removeWebhook, replayWebhook, type Subscription, testWebhook } from '../webhooks/service.ts';
-import { type Io, operator, parse, print, required, UsageError, withDb } from './io.ts';
+import { type Io, operator, parse, print, required, takes, UsageError, withDb } from './io.ts';
 
 export const usage = `rolodex webhook add --workspace W --url URL (--events a,b | --all) [--description D] [--json]
 rolodex webhook list [--workspace W] [--json]
@@ -24,14 +24,18 @@ function id(positionals: string[], what: string): string {
 
 export async function run(args: string[], io: Io): Promise<void> {
   const [sub, ...rest] = args;
-  const { values, positionals } = parse(rest, {
-    workspace: { type: 'string' },
-    url: { type: 'string' },
-    events: { type: 'string' },
-    all: { type: 'boolean' },
-    description: { type: 'string' },
-    since: { type: 'string' },
-  });
+  const { values, positionals } = parse(
+    rest,
+    {
+      workspace: { type: 'string' },
+      url: { type: 'string' },
+      events: { type: 'string' },
+      all: { type: 'boolean' },
+      description: { type: 'string' },
+      since: { type: 'string' },
+    },
+    takes(sub, { add: 0, list: 0, remove: 1, test: 1, replay: 1 }),
+  );
   const json = values.json as boolean | undefined;
   const allowPrivate = loadConfig(io.env).webhooks.allowPrivate;
   if (sub === 'add') {

@@ -88,6 +88,36 @@ for (const dialect of testDialects()) {
       assert.match(again.io.stderr.join(''), /already exists/);
     });
 
+    test('an argument a command does not take is wrong usage, not ignored: nothing is done', async () => {
+      const ws = (await rolodex('workspace', 'create', '--name', 'Strays', '--json')).json();
+      const key = (await rolodex('key', 'create', '--workspace', ws.id, '--json')).json();
+      const file = `${tdb.dataDir}/strays.ndjson`;
+      const cases: string[][] = [
+        // A scope without --scopes would make a full-access key; a name left unquoted, a user without it.
+        ['key', 'create', '--workspace', ws.id, 'lists:read'],
+        ['user', 'create', '--workspace', ws.id, '--email', 'bob@y.test', '--name', 'Bob', 'Smith'],
+        ['key', 'revoke', key.id, 'key_other'],
+        ['workspace', 'create', '--name', 'Stray', 'Inc'],
+        ['import', '--workspace', ws.id, file, `${file}.2`],
+        ['export', '--workspace', ws.id, file, `${file}.2`],
+        ['demo', 'now'],
+      ];
+      for (const args of cases) {
+        const r = await rolodex(...args);
+        assert.equal(r.code, 2, `${args.join(' ')}: ${r.io.stderr.join('')}`);
+        assert.match(r.io.stderr.join(''), new RegExp(`^rolodex ${args[0]}: unexpected argument "${args.at(-1)}" \\(`), args.join(' '));
+      }
+      const keys = (await rolodex('key', 'list', '--workspace', ws.id, '--json')).json() as { id: string; revokedAt: string | null }[];
+      assert.deepEqual(
+        keys.map((k) => [k.id, k.revokedAt]),
+        [[key.id, null]],
+      );
+      assert.deepEqual((await rolodex('user', 'list', '--workspace', ws.id, '--json')).json(), []);
+      const names = ((await rolodex('workspace', 'list', '--json')).json() as { name: string }[]).map((w) => w.name);
+      assert.ok(!names.includes('Stray') && !names.includes('Acme (demo)'), names.join(', '));
+      assert.equal((await rolodex('key', 'revoke', key.id)).code, 0, 'the id alone is taken');
+    });
+
     test('definition: custom object types, their fields, relationships and options; refusals', async () => {
       const ws = (await rolodex('workspace', 'create', '--name', 'Gamma', '--json')).json();
       const w = ['--workspace', ws.id];
