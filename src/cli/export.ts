@@ -4,7 +4,7 @@
 // the export is complete, so a failed export leaves FILE as it was. With `--files DIR`, the files'
 // bytes are copied into DIR and the lines link to them; a failed export removes DIR if it made it.
 import { once } from 'node:events';
-import { open, rename, rm } from 'node:fs/promises';
+import { open, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
@@ -129,12 +129,16 @@ async function toFile(file: string, body: (write: Write) => Promise<number>): Pr
   }
   const { write, failed } = writer(out, file);
   try {
+    // A FILE that is a directory is refused before the export, not at its rename after it.
+    if ((await stat(file).catch(() => undefined))?.isDirectory()) throw new InputError(`cannot write ${file}: it is a directory`);
     const count = await body(write);
     out.end();
     await finished(out).catch(() => {});
     const failure = failed();
     if (failure) throw failure;
-    await rename(partial, file);
+    await rename(partial, file).catch((err: Error) => {
+      throw new InputError(`cannot write ${file}: ${err.message}`);
+    });
     return count;
   } catch (err) {
     out.destroy();

@@ -2,7 +2,7 @@
 // imported into an empty workspace, reads the same through the API (ids differ: records are
 // compared by externalId, or the original's id that the export names them by).
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { importKinds } from '../../src/cli/import-kinds.ts';
@@ -285,6 +285,16 @@ eachDialect('rolodex export', (ctx) => {
     const nowhere = await rolodex(t, ['export', '--workspace', s.workspaceId, join(t.tdb.dataDir, 'no', 'such', 'dir', 'x.ndjson')]);
     assert.equal(nowhere.code, 1);
     assert.match(nowhere.err, /^rolodex export: cannot write .*x\.ndjson: ENOENT/);
+    // A FILE that is a directory: one line, the directory as it was, no partial file left.
+    mkdirSync(join(t.tdb.dataDir, 'a-dir'));
+    const dir = await rolodex(t, ['export', '--workspace', s.workspaceId, join(t.tdb.dataDir, 'a-dir')]);
+    assert.equal(dir.code, 1);
+    assert.equal(dir.err, `rolodex export: cannot write ${join(t.tdb.dataDir, 'a-dir')}: it is a directory`);
+    assert.deepEqual(readdirSync(join(t.tdb.dataDir, 'a-dir')), []);
+    assert.deepEqual(
+      readdirSync(t.tdb.dataDir).filter((n) => n.includes('a-dir')),
+      ['a-dir'],
+    );
 
     const done = await rolodex(t, ['export', '--workspace', s.workspaceId, file]);
     assert.equal(done.code, 0, done.err);
