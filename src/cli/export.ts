@@ -104,13 +104,24 @@ async function exportLines(
   return count;
 }
 
-/** A stream's writer, waiting when it is full; a write error is thrown by the next write. */
+/**
+ * A stream's writer, waiting when it is full. A write error, emitted or thrown (stdout to a full
+ * disk, or a pipe whose reader has gone, as `| head`), is one plain InputError, thrown by that
+ * write or the next.
+ */
 function writer(out: Writable, name: string): { write: Write; failed: () => Error | undefined } {
   let failure: Error | undefined;
-  out.on('error', (err: Error) => (failure ??= new InputError(`cannot write ${name}: ${err.message}`)));
+  const fail = (err: Error) => (failure ??= new InputError(`cannot write ${name}: ${err.message}`));
+  out.on('error', fail);
   const write: Write = async (line) => {
     if (failure) throw failure;
-    if (!out.write(`${JSON.stringify(line)}\n`)) await once(out, 'drain');
+    let room: boolean;
+    try {
+      room = out.write(`${JSON.stringify(line)}\n`);
+    } catch (err) {
+      throw fail(err as Error);
+    }
+    if (!room) await once(out, 'drain').catch((err: Error) => Promise.reject(fail(err)));
   };
   return { write, failed: () => failure };
 }

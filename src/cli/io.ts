@@ -33,7 +33,13 @@ export interface Io {
 
 export const processIo: Io = {
   out: (t) => process.stdout.write(t.endsWith('\n') ? t : t + '\n'),
-  write: (t) => (process.stdout.write(t) ? undefined : once(process.stdout, 'drain').then(() => undefined)),
+  write: (t) =>
+    process.stdout.write(t)
+      ? undefined
+      : once(process.stdout, 'drain').then(
+          () => undefined,
+          (err: Error) => Promise.reject(new InputError(`cannot write stdout: ${err.message}`)),
+        ),
   err: (t) => process.stderr.write(t.endsWith('\n') ? t : t + '\n'),
   env: process.env,
   isTty: Boolean(process.stderr.isTTY),

@@ -113,7 +113,19 @@ export async function runProcess(argv: string[]): Promise<number> {
     process.execve(process.execPath, [process.execPath, ...flags, ...process.execArgv, process.argv[1], ...argv], env);
   }
   watchParent(process.env);
-  return main(argv);
+  // stdout that cannot be written (a full disk; a reader gone, as `| head`) is one line and exit
+  // code 1, never an unhandled 'error' event; a command that reported it itself is left alone.
+  // `serve` returns once it listens, and its stdout is then left as it was.
+  let stdoutFailed: Error | undefined;
+  const failed = (err: Error) => (stdoutFailed ??= err);
+  process.stdout.on('error', failed);
+  const code = await main(argv);
+  // The last write's error is emitted after it: an empty write's callback comes after it.
+  await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));
+  process.stdout.off('error', failed);
+  if (stdoutFailed === undefined || code !== 0) return code;
+  process.stderr.write(`rolodex ${argv[0] ?? ''}: cannot write stdout: ${stdoutFailed.message}\n`);
+  return 1;
 }
 
 // Run only when executed directly, not when imported by tests.

@@ -1,6 +1,8 @@
 // The operator CLI on both databases: workspaces, users and keys, --json output, and clear
 // refusals with the documented exit codes (1 refused, 2 wrong usage).
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { main } from '../../src/cli/main.ts';
 import type { Io } from '../../src/cli/io.ts';
@@ -8,6 +10,7 @@ import { openDb } from '../../src/db/database.ts';
 import { loadDefinitions } from '../../src/definitions/service.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
+import { CLI } from '../helpers/process.ts';
 
 function captureIo(env: Record<string, string>): Io & { stdout: string[]; stderr: string[] } {
   const stdout: string[] = [];
@@ -116,6 +119,20 @@ for (const dialect of testDialects()) {
       const names = ((await rolodex('workspace', 'list', '--json')).json() as { name: string }[]).map((w) => w.name);
       assert.ok(!names.includes('Stray') && !names.includes('Acme (demo)'), names.join(', '));
       assert.equal((await rolodex('key', 'revoke', key.id)).code, 0, 'the id alone is taken');
+    });
+
+    test('stdout that cannot be written (a full disk) is one line on stderr and exit code 1', async () => {
+      const ws = (await rolodex('workspace', 'create', '--name', 'Full', '--json')).json();
+      const full = openSync('/dev/full', 'w');
+      try {
+        for (const args of [['workspace', 'list'], ['export', '--workspace', ws.id], ['--version']]) {
+          const r = spawnSync(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', full, 'pipe'], encoding: 'utf8' });
+          assert.equal(r.status, 1, `${args.join(' ')}: ${r.stderr}`);
+          assert.equal(r.stderr, `rolodex ${args[0]}: cannot write stdout: ENOSPC: no space left on device, write\n`, args.join(' '));
+        }
+      } finally {
+        closeSync(full);
+      }
     });
 
     test('definition: custom object types, their fields, relationships and options; refusals', async () => {
