@@ -194,7 +194,7 @@ export async function listMembers(ctx: Ctx, input: ListMembersInput) {
     repo.findListAlongside(ctx.db, ctx.actor.workspaceId, input.listId),
     repo.pageMemberIds(ctx.db, input.listId, input),
   ]);
-  if (!row) throw notFound('list', input.listId);
+  if (!row) throw notFound('list', input.listId, 'listId');
   if (row.object_type !== input.kind) return envelope([], 0);
   return envelope(await loadRecords(ctx, { kind: input.kind, ids }), total);
 }

@@ -6,6 +6,11 @@ import { AppError, InputError } from '../lib/errors.ts';
 import type { ValueType } from '../lib/resource-schemas.ts';
 import { checkValue } from './values.ts';
 
+/** A type's name after its indefinite article, for messages: "an account", "a contact". */
+export function withArticle(objectType: string): string {
+  return `${/^[aeiou]/i.test(objectType) ? 'an' : 'a'} ${objectType}`;
+}
+
 /** The JSON type a value of each valueType must have; a wrong one is invalid_type, never coerced. */
 const JSON_TYPE: Record<ValueType, 'string' | 'number' | 'boolean' | 'array' | 'object'> = {
   TEXT: 'string',
@@ -132,7 +137,7 @@ export function checkFieldKeys(defs: TypeDefinitions, raw: Record<string, unknow
   if (mode === 'create') {
     for (const def of defs.fields.values()) {
       if (def.required && (!Object.hasOwn(raw, def.key) || raw[def.key] === null))
-        throw new AppError('parameter_missing', `"${def.key}" is required to create a ${defs.objectType}.`, { param: `${at}.${def.key}` });
+        throw new AppError('parameter_missing', `"${def.key}" is required to create ${withArticle(defs.objectType)}.`, { param: `${at}.${def.key}` });
     }
   }
 }

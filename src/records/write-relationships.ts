@@ -3,6 +3,7 @@
 // the workspace afterwards (checkIds), and the new sets are computed against what is stored (plan).
 import type { RelationshipDef, TypeDefinitions } from '../definitions/service.ts';
 import { AppError } from '../lib/errors.ts';
+import { withArticle } from './write-fields.ts';
 
 const MAX_IDS = 1000;
 
@@ -48,7 +49,7 @@ export function checkRelationshipKeys(defs: TypeDefinitions, raw: Record<string,
   if (mode === 'create') {
     for (const def of defs.relationships.values()) {
       if (def.required && !Object.hasOwn(raw, def.key))
-        throw new AppError('parameter_missing', `"${def.key}" is required to create a ${defs.objectType}.`, { param: `relationships.${def.key}` });
+        throw new AppError('parameter_missing', `"${def.key}" is required to create ${withArticle(defs.objectType)}.`, { param: `relationships.${def.key}` });
     }
   }
 }

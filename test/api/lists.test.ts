@@ -287,7 +287,8 @@ eachDialect('lists', (ctx) => {
     ] as const) {
       const a = await call(t, s.secret, method, `/v1/lists/${theirs.id}${suffix}`, body);
       const b = await call(t, s.secret, method, `/v1/lists/${random}${suffix}`, body);
-      assertError(a, 404, 'resource_not_found');
+      // The parameter named is the path's: {id}, or {listId} for a page of members.
+      assertError(a, 404, 'resource_not_found', suffix === '' ? 'id' : 'listId');
       assert.deepEqual(strip(a.json()), strip(b.json()));
     }
     assert.equal((await call(t, s.secret, 'GET', '/v1/lists')).json().totalCount, 0);

@@ -84,6 +84,10 @@ eachDialect('records API', (ctx) => {
     const acc = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'Acme' } });
     await refused(s, '/v1/opportunities', { fields: { $name: 'Deal' }, relationships: { $account: acc.id } }, 'parameter_missing', 'fields.$stage');
     await refused(s, '/v1/opportunities', { fields: { $name: 'Deal', $stage: 'Lead' }, relationships: {} }, 'parameter_missing', 'relationships.$account');
+    // The message names the type with its article.
+    assert.equal((await api(s, 'POST', '/v1/accounts', { fields: {} })).json().error.message, '"$name" is required to create an account.');
+    const noAccount = await api(s, 'POST', '/v1/opportunities', { fields: { $name: 'Deal', $stage: 'Lead' }, relationships: {} });
+    assert.equal(noAccount.json().error.message, '"$account" is required to create an opportunity.');
     await refused(s, '/v1/opportunities', { fields: { $name: 'Deal', $stage: 'Nope' }, relationships: { $account: acc.id } }, 'invalid_value', 'fields.$stage');
     await refused(s, '/v1/opportunities', { fields: { $name: 'Deal', $stage: 'Lead' }, relationships: { $account: [acc.id, acc.id + 'x'] } }, 'invalid_value');
     const opp = await ok(s, 'POST', '/v1/opportunities', {
