@@ -25,10 +25,16 @@ for (const [net, prefix] of [
   ['240.0.0.0', 4],
 ] as const)
   SPECIAL.addSubnet(net, prefix, 'ipv4');
+// Besides the special ranges, the forms that carry an IPv4 address inside IPv6 without being
+// judged as that address: IPv4-compatible (::a.b.c.d), IPv4-translated (::ffff:0:a.b.c.d), NAT64,
+// 6to4 and Teredo. No public endpoint needs them, and each can name a private IPv4 address.
 for (const [net, prefix] of [
-  ['::', 128],
+  ['::', 96],
   ['::1', 128],
+  ['::ffff:0:0:0', 96],
   ['64:ff9b::', 96],
+  ['2001::', 32],
+  ['2002::', 16],
   ['100::', 64],
   ['2001:db8::', 32],
   ['fc00::', 7],

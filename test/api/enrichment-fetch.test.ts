@@ -55,6 +55,11 @@ test('private, loopback, link-local and special addresses are recognised; public
     'fd12::1',
     '::ffff:127.0.0.1',
     '::ffff:10.0.0.1',
+    '::ffff:7f00:1',
+    '::7f00:1',
+    '::ffff:0:a9fe:a9fe',
+    '2002:7f00:1::',
+    '2001:0:4136:e378:8000:63bf:3fff:fdd2',
     'not an ip',
   ])
     assert.equal(isSpecialAddress(a), true, a);
