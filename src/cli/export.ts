@@ -51,6 +51,7 @@ export async function run(args: string[], io: Io): Promise<void> {
             .filter((s) => s !== ''),
         )
       : undefined;
+  if (wanted?.size === 0) throw new UsageError('--types names at least one type (account,contact,…)', 'types');
   const file = positionals[0];
   if (values.files === '') throw new UsageError('--files names a directory', 'files');
   const dir = typeof values.files === 'string' ? await filesDir(values.files) : undefined;

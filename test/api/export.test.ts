@@ -274,6 +274,12 @@ eachDialect('rolodex export', (ctx) => {
     writeFileSync(file, 'what was there\n');
     const usage = await rolodex(t, ['export', '--workspace', s.workspaceId, '--types', 'nope', file]);
     assert.equal(usage.code, 2, usage.err);
+    // An empty --types would export no record at all: wrong usage, not an export without records.
+    for (const types of ['', ' , ']) {
+      const empty = await rolodex(t, ['export', '--workspace', s.workspaceId, '--types', types, file]);
+      assert.equal(empty.code, 2, empty.err);
+      assert.match(empty.err, /--types names at least one type/);
+    }
     const missing = await rolodex(t, ['export', '--workspace', 'ws_missing', file]);
     assert.equal(missing.code, 1, missing.err);
     assert.equal(readFileSync(file, 'utf8'), 'what was there\n');
