@@ -3,8 +3,10 @@
 // (select fields always have options, multi-valued fields multipleValues: true).
 import type { Static } from '@sinclair/typebox';
 import { findFieldRow, updateField } from '../definitions/repository.ts';
+import type { Executor } from '../db/index.ts';
 import type { Ctx, WriteCtx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
+import { foldText, indexedText } from '../lib/fold.ts';
 import { writeValueIndex } from './index/repository.ts';
 import { valueRows } from './index/values.ts';
 import { recordsHolding } from './repository.ts';
@@ -59,8 +61,59 @@ export async function setArchived(ctx: WriteCtx, input: { objectType: string; ke
   await updateField(ctx.db, row.id, { config: JSON.stringify(config) });
   if (!input.archived) {
     const defs = await requireDefinitions(ctx, input.objectType);
-    for (const r of await recordsHolding(ctx.db, ws, input.objectType, input.key))
-      await writeValueIndex(ctx.db, defs, [r.id], valueRows(ws, defs, r.id, JSON.parse(r.fields) as Record<string, unknown>));
+    const holding = (await recordsHolding(ctx.db, ws, input.objectType, input.key)).map((r) => ({
+      id: r.id,
+      fields: JSON.parse(r.fields) as Record<string, unknown>,
+    }));
+    const shared = defs.fields.get(input.key)?.unique ? sharedValue(input.key, holding) : undefined;
+    if (shared)
+      throw new InputError(
+        `"${input.key}" is unique, and ${input.objectType} records ${shared.ids.join(' and ')} both hold ${JSON.stringify(shared.value)} (written before a restore checked archived fields): move one of them to the trash, then unarchive`,
+        'key',
+      );
+    for (const r of holding) await writeValueIndex(ctx.db, defs, [r.id], valueRows(ws, defs, r.id, r.fields));
   }
   return { id: row.id, archived: input.archived };
+}
+
+/** A unique field's value in the form its check compares (text folded, numbers as numbers); undefined for any other. */
+function uniqueForm(x: unknown): string | undefined {
+  if (typeof x === 'string') return `t${indexedText(foldText(x))}`;
+  return typeof x === 'number' || typeof x === 'boolean' ? `n${Number(x)}` : undefined;
+}
+
+/**
+ * A value of field `key` that two of `records` hold, compared as a unique field's check compares
+ * them. A unique field is checked on writes only while it is active, so records written before
+ * the check covered archived fields may share one.
+ */
+function sharedValue(key: string, records: readonly { id: string; fields: Record<string, unknown> }[]): { value: unknown; ids: [string, string] } | undefined {
+  const seen = new Map<string, string>();
+  for (const r of records) {
+    const v = r.fields[key];
+    for (const x of Array.isArray(v) ? v : [v]) {
+      const form = uniqueForm(x);
+      if (form === undefined) continue;
+      const other = seen.get(form);
+      if (other !== undefined && other !== r.id) return { value: x, ids: [other, r.id] };
+      seen.set(form, r.id);
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Whether a record of the type other than `exceptId` holds `value` in archived field `key`. The
+ * value index has no rows of an archived field, so the records holding it are read: a restore
+ * asks, for a record whose archived unique field holds a value (docs/trash.md §Restore).
+ */
+export async function archivedValueTaken(db: Executor, workspaceId: string, kind: string, key: string, value: unknown, exceptId: string): Promise<boolean> {
+  const form = uniqueForm(value);
+  if (form === undefined) return false;
+  for (const r of await recordsHolding(db, workspaceId, kind, key)) {
+    if (r.id === exceptId) continue;
+    const v = (JSON.parse(r.fields) as Record<string, unknown>)[key];
+    if ((Array.isArray(v) ? v : [v]).some((x) => uniqueForm(x) === form)) return true;
+  }
+  return false;
 }

@@ -30,7 +30,7 @@ export {
   registerDerived,
   requireDefinitions,
 } from './resource.ts';
-export { getDefinitions, setArchived } from './definitions-view.ts';
+export { archivedValueTaken, getDefinitions, setArchived } from './definitions-view.ts';
 export { fieldHistory, type HistoryInput } from './history.ts';
 
 export interface WriteInput {

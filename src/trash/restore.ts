@@ -13,7 +13,7 @@ import { isoNow } from '../lib/ids.ts';
 import * as lists from '../lists/repository.ts';
 import { membershipsMoved } from '../lists/service.ts';
 import * as meetings from '../meetings/repository.ts';
-import { requireDefinitions } from '../records/service.ts';
+import { archivedValueTaken, requireDefinitions } from '../records/service.ts';
 import * as records from '../records/repository.ts';
 import { valueRows } from '../records/index/values.ts';
 import { valueTaken, writeValueIndex } from '../records/index/repository.ts';
@@ -26,15 +26,19 @@ const NOT_RECORDS = new Set(['member', 'file']);
 /** Whether `row` holds a value no other record may hold: a unique field's, or an externalId. */
 function holdsUnique(defs: TypeDefinitions, row: records.RecordRow): boolean {
   if (row.external_id !== null) return true;
-  return Object.keys(JSON.parse(row.fields) as object).some((key) => defs.fields.get(key)?.unique);
+  return Object.keys(JSON.parse(row.fields) as object).some((key) => (defs.fields.get(key) ?? defs.archived.get(key))?.unique);
 }
 
 async function refuseTakenValues(ctx: Ctx, defs: TypeDefinitions, row: records.RecordRow): Promise<void> {
   const stored = JSON.parse(row.fields) as Record<string, unknown>;
   for (const [key, v] of Object.entries(stored)) {
-    if (!defs.fields.get(key)?.unique) continue;
+    // An archived field's values come back with unarchive, so they stay unique as well; the value
+    // index holds no rows of one, so its holders are read from the records.
+    const archived = defs.archived.get(key)?.unique === true;
+    if (!defs.fields.get(key)?.unique && !archived) continue;
+    const taken = archived ? archivedValueTaken : valueTaken;
     for (const x of Array.isArray(v) ? v : [v])
-      if (await valueTaken(ctx.db, row.workspace_id, row.kind, key, x, row.id))
+      if (await taken(ctx.db, row.workspace_id, row.kind, key, x, row.id))
         throw new AppError('duplicate_value', `Another ${row.kind} now holds the value of "${key}"; ${row.id} stays in the trash.`, { param: `fields.${key}` });
   }
   if (row.external_id !== null && (await records.externalIdTaken(ctx.db, row.workspace_id, row.kind, row.external_id)))

@@ -9,6 +9,7 @@ import { test } from 'node:test';
 import { addField, addRelationship } from '../../src/definitions/service.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
 import { RECORDS } from '../../src/records/repository.ts';
+import { setArchived } from '../../src/records/service.ts';
 import { restore } from '../../src/trash/restore.ts';
 import { call, eachDialect, headers, keyFor, type Seeded, seedWorkspace } from '../helpers/app.ts';
 import { checkEntries } from '../helpers/rank.ts';
@@ -188,6 +189,31 @@ eachDialect('trash', (ctx) => {
     await ok(s, 'DELETE', `/v1/accounts/${b.id}`);
     await restoreAs(s, a.id);
     assert.equal((await ok(s, 'GET', `/v1/accounts/${a.id}`)).fields.code.value, 'X1');
+  });
+
+  test('an archived unique field stays unique: a restore that would share its value is refused, and unarchive refuses records that share one', async () => {
+    const s = await seedWorkspace(ctx());
+    const db = ctx().deps.db.kysely;
+    const op = operatorCtx(db, s.workspaceId);
+    await addField(op, { objectType: 'account', key: 'zone', label: 'Zone', valueType: 'TEXT', unique: true });
+    const archive = (archived: boolean) => write(db, (tx) => setArchived({ ...op, db: tx }, { objectType: 'account', key: 'zone', archived }));
+    const a = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'A', zone: 'Z1' } });
+    await ok(s, 'DELETE', `/v1/accounts/${a.id}`);
+    const b = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'B', zone: 'z1' } });
+    await archive(true);
+    await assert.rejects(restoreAs(s, a.id), (err: Error & { code?: string; param?: string }) => err.code === 'duplicate_value' && err.param === 'fields.zone');
+    // Two records that already share a value (written before the restore checked archived fields)
+    // keep the field archived: unarchive says which, and changes nothing.
+    await db
+      .updateTable('records')
+      .set({ fields: JSON.stringify({ $name: 'C', zone: 'Z1' }) })
+      .where('id', '=', (await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'C' } })).id)
+      .execute();
+    await assert.rejects(archive(false), /"zone" is unique, and account records .* both hold "Z1"/);
+    assert.equal((await ok(s, 'GET', `/v1/accounts/${b.id}`)).fields.zone, undefined);
+    await ok(s, 'DELETE', `/v1/accounts/${b.id}`);
+    await archive(false);
+    assert.equal((await ok(s, 'GET', '/v1/accounts?zone[equal]=z1')).totalCount, 1);
   });
 
   test('links between two trashed records come back with whichever is restored last', async () => {
