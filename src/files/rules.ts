@@ -42,9 +42,11 @@ export function ceilingOf(purpose: Purpose | null | undefined): string {
   return `the ceiling of ${purposeRule(purpose).maxBytes} bytes ${purpose ? `for purpose ${purpose}` : 'for any file'}`;
 }
 
-// RFC 9110 tokens for type and subtype, then optional `; name=value` parameters.
+// RFC 9110 tokens for type and subtype, then optional `; name=value` parameters. A quoted value
+// holds visible ASCII and spaces only: the type is sent back as a Content-Type header (uploadHeaders,
+// downloads, S3's signature), and a header cannot carry other characters (docs/files.md §The flow).
 const TOKEN = "[A-Za-z0-9!#$%&'*+.^_`|~-]+";
-const MIME = new RegExp(`^(${TOKEN})/(${TOKEN})(?:[ \\t]*;[ \\t]*${TOKEN}=(?:${TOKEN}|"[^"\\\\\\x00-\\x1f\\x7f]*"))*$`);
+const MIME = new RegExp(`^(${TOKEN})/(${TOKEN})(?:[ \\t]*;[ \\t]*${TOKEN}=(?:${TOKEN}|"[ !#-\\[\\]-~]*"))*$`);
 
 /** `Text/Plain; charset=utf-8` → `text/plain`, or null when not a valid MIME type. */
 export function mimeEssence(mimeType: string): string | null {

@@ -65,6 +65,9 @@ function suite(backend: Backend) {
         [{ ...ok, filename: 'line\nbreak' }, 400, 'invalid_value', 'filename'],
         [{ ...ok, mimeType: 'textplain' }, 400, 'invalid_value', 'mimeType'],
         [{ ...ok, mimeType: 'text/pl ain' }, 400, 'invalid_value', 'mimeType'],
+        // Served back as a Content-Type header, which cannot carry these characters.
+        [{ ...ok, mimeType: 'text/plain; name="\u0101"' }, 400, 'invalid_value', 'mimeType'],
+        [{ ...ok, mimeType: 'text/plain; name="\u{1F4C4}.txt"' }, 400, 'invalid_value', 'mimeType'],
         [{ ...ok, sizeBytes: 0 }, 400, 'invalid_value', 'sizeBytes'],
         [{ ...ok, sizeBytes: 1.5 }, 400, 'invalid_type', 'sizeBytes'],
         [{ ...ok, sizeBytes: '10' }, 400, 'invalid_type', 'sizeBytes'],
@@ -75,8 +78,9 @@ function suite(backend: Backend) {
       for (const [body, status, code, param] of cases) assertError(await call(t, s.secret, 'POST', '/v1/files', body), status, code, param);
       assert.equal((await call(t, s.secret, 'POST', '/v1/files', { ...ok, sizeBytes: 512 * MB })).statusCode, 200);
       assert.equal((await call(t, s.secret, 'POST', '/v1/files', { ...ok, mimeType: 'Text/Plain; charset=utf-8' })).statusCode, 200);
+      assert.equal((await call(t, s.secret, 'POST', '/v1/files', { ...ok, mimeType: 'text/plain; name="Q1 [draft].txt"' })).statusCode, 200);
       const listed = (await call(t, s.secret, 'GET', '/v1/files')).json();
-      assert.equal(listed.totalCount, 2, 'refused creates leave nothing');
+      assert.equal(listed.totalCount, 3, 'refused creates leave nothing');
     });
 
     test('purpose rules: MIME types, ceilings and who may add to which Knowledge', async () => {
