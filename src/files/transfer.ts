@@ -1,6 +1,7 @@
 // The byte side of files, behind the signed addresses: receiving an upload (streamed through a
 // size guard and MD5 into a fresh blob, then swapped in by compare-and-set) and serving a download
 // (whole or one byte range). No Fastify types here; byte-routes.ts adapts these to HTTP.
+import { validateHeaderValue } from 'node:http';
 import type { Readable } from 'node:stream';
 import { BlobTooLargeError } from '../blobs/blob-store.ts';
 import { contentDisposition } from '../blobs/content-disposition.ts';
@@ -118,6 +119,19 @@ export function parseRange(header: string | undefined, size: number): { start: n
   return { start, end };
 }
 
+/**
+ * The stored type when a header can carry it. A create refuses other types (docs/files.md §The
+ * flow), but rows stored before that rule may hold one; they are served as bytes, not as a 500.
+ */
+function headerSafeType(mimeType: string): string {
+  try {
+    validateHeaderValue('content-type', mimeType);
+    return mimeType;
+  } catch {
+    return 'application/octet-stream';
+  }
+}
+
 export interface DownloadInput {
   token: string;
   /** The Range and If-Range headers, when sent. */
@@ -133,7 +147,7 @@ export async function openDownload(ctx: FilesSystemCtx, input: DownloadInput): P
   const size = Number(row.size_bytes);
   const etag = `"${row.md5}"`;
   const headers: Record<string, string> = {
-    'content-type': row.mime_type,
+    'content-type': headerSafeType(row.mime_type),
     'content-disposition': contentDisposition(row.filename),
     'x-content-type-options': 'nosniff',
     'content-security-policy': "default-src 'none'; sandbox",

@@ -194,6 +194,20 @@ eachDialect('file bytes (disk)', (ctx) => {
     assert.equal(head.headers['content-length'], String(n));
   });
 
+  test('a stored type no header can carry (a row from before the ASCII rule) is served as octet-stream, not a 500', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const done = await uploadFile(t, s.secret, Buffer.from('bytes'), { mimeType: 'text/plain' });
+    await t.deps.db.kysely.updateTable('files').set({ mime_type: 'text/plain; name="\u0101"' }).where('id', '=', done.id).execute();
+    const url = (await call(t, s.secret, 'GET', `/v1/files/${done.id}/url`)).json().url as string;
+    for (const headers of [{}, { range: 'bytes=1-2' }] as Record<string, string>[]) {
+      const got = await download(t, url, headers);
+      assert.equal(got.status, 'range' in headers ? 206 : 200);
+      assert.equal(got.headers['content-type'], 'application/octet-stream');
+      assert.equal(got.bytes.toString(), 'range' in headers ? 'yt' : 'bytes');
+    }
+  });
+
   test('hostile filenames (../, RTL marks, quotes, 255 characters) are stored as given and served safely; NUL is refused', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);
