@@ -42,12 +42,16 @@ export function normalizePhone(text: string, country: string | null): string {
 }
 
 /**
- * A `contains` needle for stored TELEPHONE values (docs/filtering.md §Matching): a whole valid
- * number becomes its E.164 form; otherwise digits written with separators lose the separators
- * (`30 123-4` → `301234`), so that a part of a number matches the E.164 text it is stored as.
+ * A `contains` needle for stored TELEPHONE values (docs/filtering.md §Matching): digits written
+ * with separators lose the separators (`30 123-4` → `301234`), so that a part of a number matches
+ * the E.164 text it is stored as. A whole valid number becomes its E.164 form only when those
+ * digits are not already part of it (a national prefix, `030 1234567` → `+49301234567`): a run of
+ * digits that also reads as a short valid number (`12345` in DE) still matches every stored
+ * number holding it.
  */
 export function phoneNeedle(text: string, country: string | null): string {
+  const digits = /^[\d\s().+-]+$/.test(text) && /\d/.test(text) ? text.replace(/[\s().-]/g, '') : null;
   const whole = e164(text, country);
-  if (whole !== null) return whole;
-  return /^[\d\s().+-]+$/.test(text) && /\d/.test(text) ? text.replace(/[\s().-]/g, '') : text;
+  if (whole !== null && (digits === null || !whole.includes(digits))) return whole;
+  return digits ?? text;
 }

@@ -78,6 +78,11 @@ eachDialect('record values', (ctx) => {
       ['de_phone', '030 1234567', [a.id]],
       ['de_phone[contains]', '+49 30 123', [a.id]],
       ['de_phone', '30-1234', [a.id]],
+      // Digits that also read as a short valid DE number (`+491234`, `+49301234`) are still a part
+      // of the numbers that hold them.
+      ['de_phone[contains]', '1234', [b.id, a.id]],
+      ['de_phone[contains]', '301234', [a.id]],
+      ['de_phone[contains]', '4930123', [a.id]],
       ['phone', '(202) 555-0123', [b.id, a.id]],
       ['phone', '+1 202 555 0123 x42', [a.id]],
       ['phone[-contains]', 'ext=42', [b.id]],
