@@ -73,9 +73,9 @@ function decodeSafe(s: string): string {
 
 /** A SOCIAL_HANDLE value as stored (docs/records.md §Social handles); InputError when it is not one. */
 export function normalizeHandle(text: string, service: HandleService | null): string {
-  if (text.length < 1 || text.length > 255) throw new InputError('must be a handle or profile URL of 1 to 255 characters', '');
+  if (text.length < 1 || [...text].length > 255) throw new InputError('must be a handle or profile URL of 1 to 255 characters', '');
   if (service === null) {
-    if (!/^\S{1,255}$/.test(text)) throw new InputError('must be a handle of 1 to 255 characters without spaces', '');
+    if (!/^\S{1,255}$/u.test(text)) throw new InputError('must be a handle of 1 to 255 characters without spaces', '');
     return text;
   }
   const url = profileUrl(text, service);

@@ -25,9 +25,16 @@ const ADDRESS_STRINGS = ['city', 'country', 'postalCode', 'state', 'street', 'st
 const ADDRESS_KEYS = new Set<string>([...ADDRESS_STRINGS, 'latitude', 'longitude']);
 const NAME_KEYS = new Set(['firstName', 'lastName']);
 
+/** A text's length in characters (code points), as the limits of docs/design.md §Record values count: 😀 is one. */
+function chars(v: string): number {
+  let n = 0;
+  for (const _ of v) n++;
+  return n;
+}
+
 function string(v: unknown, max: number, what = 'a string'): string {
   if (typeof v !== 'string') throw bad(`must be ${what}`);
-  if (v.length > max) throw bad(`must be at most ${max} characters`);
+  if (v.length > max && chars(v) > max) throw bad(`must be at most ${max} characters`);
   return v;
 }
 
@@ -50,7 +57,7 @@ function address(v: unknown): Record<string, unknown> {
       if (typeof x !== 'string' || !isCountryCode(x.toUpperCase())) throw bad('must be an ISO 3166-1 alpha-2 country code such as "DE"', '.country');
       out[k] = x.toUpperCase();
     } else {
-      if (typeof x !== 'string' || x.length > 255) throw bad('must be a string of at most 255 characters', `.${k}`);
+      if (typeof x !== 'string' || chars(x) > 255) throw bad('must be a string of at most 255 characters', `.${k}`);
       out[k] = x;
     }
   }
@@ -63,7 +70,7 @@ function fullName(v: unknown): Record<string, unknown> {
   for (const [k, x] of Object.entries(o)) {
     if (!NAME_KEYS.has(k)) throw bad(`has unknown member "${k}"`, `.${k}`);
     if (x === null || x === undefined) continue;
-    if (typeof x !== 'string' || x.length > 255) throw bad('must be a string of at most 255 characters', `.${k}`);
+    if (typeof x !== 'string' || chars(x) > 255) throw bad('must be a string of at most 255 characters', `.${k}`);
     out[k] = x;
   }
   return out;
@@ -73,7 +80,7 @@ function multiSelect(v: unknown): string[] {
   if (!Array.isArray(v)) throw bad('must be an array of strings');
   const seen = new Set<string>();
   v.forEach((x, i) => {
-    if (typeof x !== 'string' || x.length < 1 || x.length > MAX_OPTION) throw bad(`must be a string of 1 to ${MAX_OPTION} characters`, `[${i}]`);
+    if (typeof x !== 'string' || x.length < 1 || chars(x) > MAX_OPTION) throw bad(`must be a string of 1 to ${MAX_OPTION} characters`, `[${i}]`);
     if (seen.has(x)) throw bad(`"${x}" appears twice`, `[${i}]`);
     seen.add(x);
   });

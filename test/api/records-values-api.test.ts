@@ -122,4 +122,20 @@ eachDialect('record values', (ctx) => {
     ] as const)
       assert.deepEqual(await found(s, '/v1/accounts', key, value), want, `${key}=${value}`);
   });
+
+  test('length limits count characters, not UTF-16 units: an emoji is one (docs/design.md §Record values)', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const c = operatorCtx(t.deps.db.kysely, s.workspaceId);
+    await addField(c, { objectType: 'account', key: 'handle', label: 'Handle', valueType: 'SOCIAL_HANDLE' });
+    const name = '😀'.repeat(10_000);
+    const a = await ok(s, '/v1/accounts', { fields: { $name: name, $primaryAddress: { city: '😀'.repeat(255) }, handle: '😀'.repeat(255) } });
+    assert.equal(a.fields.$name.value, name);
+    assert.equal(a.fields.$primaryAddress.value.city, '😀'.repeat(255));
+    const n = await ok(s, '/v1/contacts', { fields: { $name: { firstName: 'é'.repeat(200) + '😀'.repeat(55) } } });
+    assert.equal(n.fields.$name.value.firstName.length, 310);
+    await refused(s, '/v1/accounts', { fields: { $name: '😀'.repeat(10_001) } }, 'fields.$name');
+    await refused(s, '/v1/accounts', { fields: { $name: 'A', $primaryAddress: { city: '😀'.repeat(256) } } }, 'fields.$primaryAddress.city');
+    await refused(s, '/v1/accounts', { fields: { $name: 'A', handle: '😀'.repeat(256) } }, 'fields.handle');
+  });
 });
