@@ -3,7 +3,7 @@
 // malformed JSON with the service's own code.
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../lib/errors.ts';
-import { findNul } from './validation.ts';
+import { findNul, findString } from './validation.ts';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
 
@@ -64,6 +64,18 @@ export function installJsonParser(app: FastifyInstance): void {
       if (nul !== null)
         return done(
           new AppError('invalid_value', `${nul === '' ? 'The request body' : `"${nul}"`} contains a NUL character.`, nul === '' ? {} : { param: nul }),
+          undefined,
+        );
+      // A JSON escape can name half of a surrogate pair (`"\ud800"`), which no UTF-8 text holds:
+      // stored, it would read back as U+FFFD, so it is refused as input, as such bytes are.
+      const lone = findString(value, (s) => !s.isWellFormed());
+      if (lone !== null)
+        return done(
+          new AppError(
+            'invalid_value',
+            `${lone === '' ? 'The request body' : `"${lone}"`} contains half of a surrogate pair (a \\uD800-\\uDFFF escape without its other half), which UTF-8 text cannot hold.`,
+            lone === '' ? {} : { param: lone },
+          ),
           undefined,
         );
       done(null, value);

@@ -21,12 +21,12 @@ function makeAjv(coerce: boolean) {
   return ajv;
 }
 
-/** The param path of the first string (or key) holding a NUL character, or null. */
-export function findNul(value: unknown, path = ''): string | null {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
+/** The param path of the first string (or key) for which `bad` holds, or null. */
+export function findString(value: unknown, bad: (s: string) => boolean, path = ''): string | null {
+  if (typeof value === 'string') return bad(value) ? path : null;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const hit = findNul(value[i], `${path}[${i}]`);
+      const hit = findString(value[i], bad, `${path}[${i}]`);
       if (hit !== null) return hit;
     }
     return null;
@@ -34,12 +34,19 @@ export function findNul(value: unknown, path = ''): string | null {
   if (value !== null && typeof value === 'object') {
     for (const [k, v] of Object.entries(value)) {
       const here = join(path, k);
-      if (k.includes('\u0000')) return here;
-      const hit = findNul(v, here);
+      if (bad(k)) return here;
+      const hit = findString(v, bad, here);
       if (hit !== null) return hit;
     }
   }
   return null;
+}
+
+const hasNul = (s: string) => s.includes('\u0000');
+
+/** The param path of the first string (or key) holding a NUL character, or null. */
+export function findNul(value: unknown, path = ''): string | null {
+  return findString(value, hasNul, path);
 }
 
 /**

@@ -50,6 +50,24 @@ eachDialect(
       assert.equal((await send('{"name":"ok"}')).statusCode, 200);
     });
 
+    test('half of a surrogate pair in a body string or key is a 400, never stored as U+FFFD; a whole pair is a character', async () => {
+      const t = ctx();
+      const s = await seedWorkspace(t);
+      const send = (payload: string) =>
+        t.app.inject({ method: 'POST', url: '/v1/test/echo', headers: headers(s.secret, { 'content-type': 'application/json' }), payload });
+      for (const [payload, param] of [
+        ['{"name":"a\\ud800b"}', 'name'],
+        ['{"name":"x","nested":{"tags":["\\udc00"]}}', 'nested.tags[0]'],
+        ['{"name":"x","nested":{"\\ud83d":1}}', 'nested.\ud83d'],
+      ] as const) {
+        const res = await send(payload);
+        assertShape(res, 400, 'invalid_value');
+        assert.equal(res.json().error.param, param, payload);
+      }
+      const pair = await send('{"name":"\\ud83d\\ude00"}');
+      assert.equal(pair.statusCode, 200, pair.body);
+    });
+
     test('a $objectType naming a member of Object.prototype is a 400, not a 500', async () => {
       const t = ctx();
       const s = await seedWorkspace(t);
