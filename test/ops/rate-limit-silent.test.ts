@@ -175,10 +175,15 @@ if (redis || IN_CI) {
         await Promise.all([a.start(), b.start()]);
         // Prompt answers bring each deadline down to a few milliseconds.
         for (let i = 0; i < 20; i++) for (const l of [a, b]) assert.equal((await l.consume(`warm${i}`, 'Read'))?.allowed, true);
-        // One call of `a` takes the whole bucket; `b` is refused: both last heard of it empty.
+        // One call of `a` takes the whole bucket; `b` is then refused, once it has taken any token
+        // that came back since (one each 50 ms): both last heard of the bucket empty.
+        const drainStarted = performance.now();
         const drained = await Promise.all(Array.from({ length: 20 }, () => Promise.resolve(a.consume('ws', 'Read'))));
         assert.ok(drained.every((d) => d?.allowed));
-        assert.equal((await b.consume('ws', 'Read'))?.allowed, false);
+        for (let refilled = 0; (await b.consume('ws', 'Read'))?.allowed; refilled++) {
+          const back = Math.floor(((performance.now() - drainStarted) * rates.Read) / 1000);
+          assert.ok(refilled < back, `b was allowed ${refilled + 1} requests from a drained bucket; ${back} tokens came back`);
+        }
         const started = performance.now();
         s.delay(30);
         let passed = 0;
