@@ -41,6 +41,7 @@ import * as m0066 from './migrations/0066_value_text_code_points.ts';
 import * as m0067 from './migrations/0067_list_external_ids.ts';
 import * as m0068 from './migrations/0068_meeting_external_ids.ts';
 import * as m0069 from './migrations/0069_record_external_ids_partial.ts';
+import * as m0070 from './migrations/0070_delivery_probe.ts';
 
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -80,6 +81,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0067_list_external_ids': m0067,
   '0068_meeting_external_ids': m0068,
   '0069_record_external_ids_partial': m0069,
+  '0070_delivery_probe': m0070,
 };
 
 export class MigrationError extends Error {

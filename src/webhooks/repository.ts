@@ -118,10 +118,13 @@ export function dueInOrder(db: Executor, limit: number) {
  * random among them: a failing endpoint is tried one delivery at a time, so that its backlog,
  * however old, never fills the claims that every other endpoint's deliveries wait for
  * (docs/events.md §Delivery). The first success makes it healthy again, its rows `dueInOrder`'s.
+ * Each probe walks its endpoint's due rows by due time (the index `webhook_deliveries_probe`),
+ * never the rows whose retry is backed off (test/guards/webhook-claim-plan).
  */
 export function probes(db: Executor, n: number) {
   const probe = sql<string>`(select p.id from webhook_deliveries as p
-    where p.subscription_id = s.id and p.next_attempt_at <= ${timeFromNow(db, 0)} and ${firstOfObject('p')} limit 1)`;
+    where p.subscription_id = s.id and p.next_attempt_at <= ${timeFromNow(db, 0)} and ${firstOfObject('p')}
+    order by p.next_attempt_at limit 1)`;
   const picked = sql`select c.id from (select ${probe} as id from webhook_subscriptions as s
     where s.failing_since is not null and s.disabled_at is null) as c where c.id is not null order by random() limit ${n}`;
   return claimable(

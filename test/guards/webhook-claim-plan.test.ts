@@ -4,16 +4,29 @@
 // delivery, and a backlog of thousands of events was delivered at a fraction of the rate.
 // PostgreSQL: rows read, from the transaction's own statistics (pg_stat_xact_user_tables);
 // SQLite: the plan of the selection (no sort of the due rows).
+// The probe of a failing endpoint (`probes`) reads its due rows by due time, not the rows whose
+// retry is backed off, however many: without `webhook_deliveries_probe` SQLite walked the
+// endpoint's rows by object and read each backed-off one, every claim.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { claimDue, dueInOrder } from '../../src/webhooks/repository.ts';
+import { claimDue, dueInOrder, probes } from '../../src/webhooks/repository.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
 import { sqlitePlan } from '../helpers/plans.ts';
 import { write } from '../../src/db/write.ts';
+import type { Tx } from '../../src/db/types.ts';
 
 const BACKLOG = 5000;
 const LIMIT = 16;
+
+/** Rows of webhook_deliveries read so far in this transaction (PostgreSQL). */
+const rowsRead = async (tx: Tx) =>
+  Number(
+    (
+      await sql<{ n: string }>`select coalesce(idx_tup_fetch, 0) + coalesce(seq_tup_read, 0) as n
+        from pg_stat_xact_user_tables where relname = 'webhook_deliveries' and schemaname = current_schema()`.execute(tx)
+    ).rows[0]?.n ?? 0,
+  );
 
 for (const dialect of testDialects()) {
   describe(`a webhook claim with a backlog of ${BACKLOG} deliveries [${dialect}]`, () => {
@@ -37,16 +50,9 @@ for (const dialect of testDialects()) {
     if (dialect === 'postgres')
       test(`claiming ${LIMIT} rows reads about ${LIMIT} rows, in event order`, async () => {
         await write(tdb.db.kysely, async (tx) => {
-          const read = async () =>
-            Number(
-              (
-                await sql<{ n: string }>`select coalesce(idx_tup_fetch, 0) + coalesce(seq_tup_read, 0) as n
-                  from pg_stat_xact_user_tables where relname = 'webhook_deliveries' and schemaname = current_schema()`.execute(tx)
-              ).rows[0]?.n ?? 0,
-            );
-          const before = await read();
+          const before = await rowsRead(tx);
           const rows = await claimDue(tx, { token: 't', leaseMs: 60_000, limit: LIMIT });
-          const n = (await read()) - before;
+          const n = (await rowsRead(tx)) - before;
           assert.deepEqual(
             rows.map((r) => Number(r.event_seq)),
             Array.from({ length: LIMIT }, (_, i) => i + 1),
@@ -67,5 +73,52 @@ for (const dialect of testDialects()) {
         const rows = await claimDue(db, { token: 't', leaseMs: 60_000, limit: LIMIT });
         assert.equal(rows.length, LIMIT);
       });
+  });
+}
+
+for (const dialect of testDialects()) {
+  describe(`the probe of a failing endpoint with ${BACKLOG} deliveries backed off [${dialect}]`, () => {
+    let tdb: TestDb;
+    before(async () => {
+      tdb = await createTestDb(dialect);
+      const db = tdb.db.kysely;
+      await sql`insert into workspaces (id, name, created_at) values ('wsp_1', 'W', '2026-01-01T00:00:00.000Z')`.execute(db);
+      await sql`insert into webhook_subscriptions (id, workspace_id, url, secret, all_events, created_at, failing_since)
+        values ('whk_f', 'wsp_1', 'http://127.0.0.1:9/', 'whsec_x', 1, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')`.execute(db);
+      // One event each of BACKLOG objects, every retry but the newest three's backed off.
+      for (let from = 0; from < BACKLOG; from += 500) {
+        const rows = Array.from({ length: 500 }, (_, i) => {
+          const n = from + i + 1;
+          const due = n > BACKLOG - 3 ? '2026-01-01T00:00:00.000Z' : '2999-01-01T00:00:00.000Z';
+          return sql`(${`evt_${n}:whk_f`}, 'whk_f', ${`evt_${n}`}, ${n}, ${`con_${n}`}, ${due}, 1)`;
+        });
+        await sql`insert into webhook_deliveries (id, subscription_id, event_id, event_seq, object_id, next_attempt_at, attempts) values ${sql.join(rows)}`.execute(
+          db,
+        );
+      }
+      await sql`analyze`.execute(db);
+    });
+    after(() => tdb.drop());
+
+    test('reads the due rows only', async () => {
+      if (dialect === 'postgres')
+        await write(tdb.db.kysely, async (tx) => {
+          const before = await rowsRead(tx);
+          const rows = await probes(tx, 1).execute();
+          const n = (await rowsRead(tx)) - before;
+          assert.equal(rows.length, 1);
+          assert.ok(n <= 20, `the probe read ${n} rows of a backlog of ${BACKLOG}`);
+        });
+      else {
+        const db = tdb.db.kysely;
+        const q = probes(db, 1).compile();
+        const plan = await sqlitePlan(db, q.sql, q.parameters);
+        assert.ok(
+          plan.some((d) => d.includes('webhook_deliveries_probe')),
+          plan.join('\n'),
+        );
+        assert.equal((await probes(db, 1).execute()).length, 1);
+      }
+    });
   });
 }
