@@ -47,6 +47,16 @@ export async function findList(db: Executor, workspaceId: string, id: string): P
 }
 
 /**
+ * The list an update changes, locked against deletion where rows lock (PostgreSQL, in a
+ * transaction): a delete that locked it first is waited for, and the list is then found gone
+ * (404), never renamed or given members once it is in the trash (docs/trash.md §Restore).
+ */
+export async function findListToChange(tx: Executor, workspaceId: string, id: string): Promise<ListRow | undefined> {
+  const row = await lockedAgainstDelete(tx, tx.selectFrom('lists').selectAll().where('id', '=', id)).executeTakeFirst();
+  return row?.workspace_id === workspaceId ? row : undefined;
+}
+
+/**
  * The list, locked for a delete where rows lock (PostgreSQL, in a transaction): a delete waits here
  * for a write that locked it against deletion (a restore putting members into it), then reads its
  * members with that write committed.

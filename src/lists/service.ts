@@ -114,7 +114,7 @@ export async function createList(ctx: WriteCtx, input: CreateListInput) {
 }
 
 export async function updateList(ctx: WriteCtx, input: UpdateListInput) {
-  const row = await repo.findList(ctx.db, ctx.actor.workspaceId, input.id);
+  const row = await repo.findListToChange(ctx.db, ctx.actor.workspaceId, input.id);
   if (!row) throw notFound('list', input.id);
   const name = input.fields?.$name === undefined ? undefined : checkName(input.fields.$name);
   const key = relationshipKey(row.object_type, input.relationships);
