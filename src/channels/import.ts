@@ -41,8 +41,8 @@ export const channelKind: ImportKind<ChannelInput> = {
         await repo.updateChannel(ctx.db, id, { provider, name, updated_at: at });
         await repo.setVisibility(ctx.db, id, visibility, at);
       },
-      insert: ({ externalId, value: { provider, name, visibility } }, id) =>
-        repo.insertChannel(ctx.db, {
+      async insert({ line, externalId, value: { provider, name, visibility } }, id) {
+        const row = {
           id,
           workspace_id: ctx.actor.workspaceId,
           external_id: externalId,
@@ -52,7 +52,10 @@ export const channelKind: ImportKind<ChannelInput> = {
           message_count: 0,
           created_at: at,
           updated_at: at,
-        }),
+        };
+        // Only a channel created meanwhile (by the CLI) can hold the externalId the look-up found free.
+        if (!(await repo.insertChannel(ctx.db, row))) throw new ImportError(line, 'externalId', 'another channel of the workspace has this externalId');
+      },
     });
   },
   async link(ctx, items) {

@@ -2,7 +2,7 @@
 // of each in the ranked index of src/messages/repository.ts), so it is only ever changed here,
 // with that copy and the index.
 import { sql } from 'kysely';
-import type { Executor, Tx } from '../db/index.ts';
+import { isUniqueViolation, type Executor, type Tx } from '../db/index.ts';
 import { lookupExternalIds } from '../import/repository.ts';
 import type { Page } from '../lib/paging.ts';
 import { lockMessages, rankChannelMoved } from '../messages/repository.ts';
@@ -11,8 +11,16 @@ import { type Caller, visible } from './visibility.ts';
 
 export type ChannelRow = ChannelsTable;
 
-export async function insertChannel(db: Executor, row: ChannelRow): Promise<void> {
-  await db.insertInto('channels').values(row).execute();
+/** False when another channel of the workspace has this externalId already. */
+export async function insertChannel(db: Executor, row: ChannelRow): Promise<boolean> {
+  try {
+    // The unique index on (workspace_id, external_id) decides, so two operators cannot both take one.
+    await db.insertInto('channels').values(row).execute();
+    return true;
+  } catch (err) {
+    if (isUniqueViolation(err)) return false;
+    throw err;
+  }
 }
 
 export async function updateChannel(db: Executor, id: string, set: Pick<ChannelRow, 'provider' | 'name' | 'updated_at'>): Promise<void> {

@@ -61,7 +61,8 @@ export async function createChannel(ctx: Ctx, input: ChannelInput) {
     created_at: at,
     updated_at: at,
   };
-  await repo.insertChannel(ctx.db, row);
+  if (!(await repo.insertChannel(ctx.db, row)))
+    throw new InputError(`a channel of this workspace has the externalId "${row.external_id}" already`, 'external-id');
   return toResource(row, 0);
 }
 

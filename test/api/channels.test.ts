@@ -161,4 +161,16 @@ eachDialect('channels and message import', (ctx) => {
     assert.equal((await run('channel', 'add-members', '--workspace', workspaceId, 'ops', 'u-nobody')).code, 1);
     assert.equal((await run('channel', 'add-members', '--workspace', workspaceId, 'ops')).code, 2);
   });
+
+  test('rolodex channel create with a taken externalId is refused in one line, nothing created', async () => {
+    const t = ctx();
+    const { workspaceId } = await seedPeople(t);
+    const run = cli(t);
+    const args = ['channel', 'create', '--workspace', workspaceId, '--provider', 'slack', '--name', 'ops', '--visibility', 'public', '--external-id', 'ops'];
+    assert.equal((await run(...args)).code, 0);
+    const again = await run(...args);
+    assert.equal(again.code, 1);
+    assert.equal(again.err, 'rolodex channel: a channel of this workspace has the externalId "ops" already');
+    assert.deepEqual(await counts(t, workspaceId), { ops: 0 });
+  });
 });
