@@ -60,20 +60,30 @@ export async function memberIds(db: Executor, channelId: string): Promise<string
   return (await db.selectFrom('channel_members').select('user_id').where('channel_id', '=', channelId).execute()).map((r) => r.user_id);
 }
 
-/** Adds and removes members; adding a member twice or removing a non-member does nothing. */
+/**
+ * Adds and removes members; adding a member twice or removing a non-member does nothing. A change
+ * of `$members` is a change of the channel: its `updated_at` becomes `at` (docs/messages.md §Channels).
+ */
 export async function changeMembers(db: Executor, channelId: string, add: string[], remove: string[], at: string): Promise<void> {
-  if (remove.length > 0) await db.deleteFrom('channel_members').where('channel_id', '=', channelId).where('user_id', 'in', remove).execute();
-  if (add.length === 0) return;
-  const present = await db.selectFrom('channel_members').select('user_id').where('channel_id', '=', channelId).where('user_id', 'in', add).execute();
+  let changed = 0;
+  if (remove.length > 0)
+    changed += Number(
+      (await db.deleteFrom('channel_members').where('channel_id', '=', channelId).where('user_id', 'in', remove).executeTakeFirst()).numDeletedRows,
+    );
+  const present =
+    add.length === 0 ? [] : await db.selectFrom('channel_members').select('user_id').where('channel_id', '=', channelId).where('user_id', 'in', add).execute();
   const have = new Set(present.map((r) => r.user_id));
   const rows = add.filter((u) => !have.has(u)).map((user_id) => ({ channel_id: channelId, user_id, created_at: at }));
   // A concurrent change may add the same member meanwhile: adding it twice still does nothing.
-  if (rows.length > 0)
+  if (rows.length > 0) {
     await db
       .insertInto('channel_members')
       .values(rows)
       .onConflict((oc) => oc.columns(['channel_id', 'user_id']).doNothing())
       .execute();
+    changed += rows.length;
+  }
+  if (changed > 0) await db.updateTable('channels').set({ updated_at: at }).where('id', '=', channelId).execute();
 }
 
 export async function memberCount(db: Executor, channelId: string): Promise<number> {

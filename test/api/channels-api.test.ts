@@ -143,6 +143,26 @@ eachDialect('channels API', (ctx) => {
     assert.deepEqual(await sees(), [true, true, true]);
   });
 
+  test('a change of $members moves updatedAt; a change that changes nothing leaves it', async () => {
+    const t = ctx();
+    const s = await seed(t);
+    const wsKey = (s.callers[3] as Caller).secret;
+    const id = s.ids['c-public-u-alice'] as string;
+    const db = t.deps.db.kysely;
+    const read = async () => (await call(t, wsKey, 'GET', `/v1/channels/${id}`)).json();
+    const change = (at: string, input: { add?: string[]; remove?: string[] }) =>
+      write(db, (tx) => changeMembers(operatorCtx(tx, s.workspaceId, { now: Date.parse(at) }), { channel: 'c-public-u-alice', ...input }));
+    const before = await read();
+    await change('2030-01-01T00:00:00.000Z', { add: ['u-alice'], remove: ['u-bob'] });
+    assert.equal((await read()).updatedAt, before.updatedAt, 'nothing changed');
+    await change('2030-01-02T00:00:00.000Z', { add: ['u-bob'] });
+    const added = await read();
+    assert.deepEqual(added.relationships.$members.values, [s.users.alice, s.users.bob]);
+    assert.equal(added.updatedAt, '2030-01-02T00:00:00.000Z');
+    await change('2030-01-03T00:00:00.000Z', { remove: ['u-alice'] });
+    assert.equal((await read()).updatedAt, '2030-01-03T00:00:00.000Z');
+  });
+
   test('channels:read is required: messages:read alone is 403 insufficient_scope', async () => {
     const t = ctx();
     const s = await seedPeople(t);
