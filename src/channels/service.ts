@@ -6,6 +6,7 @@ import type { Ctx, WriteCtx } from '../lib/context.ts';
 import { InputError, notFound } from '../lib/errors.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import { envelope, type Page } from '../lib/paging.ts';
+import { checkExternalId } from '../import/kind.ts';
 import { findUserRef } from '../users/service.ts';
 import { requireWorkspace } from '../workspaces/service.ts';
 import * as repo from './repository.ts';
@@ -53,7 +54,7 @@ export async function createChannel(ctx: Ctx, input: ChannelInput) {
   const row: repo.ChannelRow = {
     id: newId('chn', ctx.now),
     workspace_id: ctx.actor.workspaceId,
-    external_id: input.externalId ?? null,
+    external_id: input.externalId == null ? null : checkExternalId(input.externalId, '--external-id', { named: true }),
     provider: checkLabel('provider', input.provider),
     name: checkLabel('name', input.name),
     visibility: checkVisibility(input.visibility),
@@ -62,7 +63,7 @@ export async function createChannel(ctx: Ctx, input: ChannelInput) {
     updated_at: at,
   };
   if (!(await repo.insertChannel(ctx.db, row)))
-    throw new InputError(`a channel of this workspace has the externalId "${row.external_id}" already`, 'external-id');
+    throw new InputError(`a channel of this workspace has the externalId "${row.external_id}" already`, '--external-id');
   return toResource(row, 0);
 }
 

@@ -171,6 +171,16 @@ export async function upsertByExternalId<T, Old extends string | { id: string }>
 }
 
 // Helpers for check() implementations.
+/**
+ * An externalId as every import line must carry one: a string of 1 to 255 characters. The CLI
+ * commands that set one hold it to the same rule, so that an export always imports again.
+ */
+export function checkExternalId(v: unknown, param = 'externalId', opts: { named?: boolean } = {}): string {
+  if (typeof v !== 'string' || v.length < 1 || v.length > 255)
+    throw new InputError(`${opts.named ? `${param} ` : ''}must be a string of 1 to 255 characters`, param);
+  return v;
+}
+
 export function str(raw: Record<string, unknown>, field: string, opts: { required?: boolean; max?: number } = {}): string | null {
   const v = raw[field];
   if (v === undefined || v === null) {

@@ -8,7 +8,7 @@ import type { Ctx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
 import { lockLate, planWithValues, replanOthers, restartLongLog, settled, takeLateLocks, type Tx, write } from '../db/index.ts';
 import { idSequence } from '../lib/ids.ts';
-import { ImportError, type ImportContext, type ImportItem, type ImportKind } from './kind.ts';
+import { checkExternalId, ImportError, type ImportContext, type ImportItem, type ImportKind } from './kind.ts';
 import { ImportIds } from './ids.ts';
 import { References } from './references.ts';
 import { type ImportSource, textSource } from './source.ts';
@@ -86,8 +86,7 @@ function checkObject(byObject: Map<string, ImportKind<any>>, value: unknown): { 
   const raw = value as Raw;
   const kind = byObject.get(raw.object as string);
   if (!kind) throw new InputError(`must be one of ${[...byObject.keys()].join(', ')}`, 'object');
-  const ext = raw.externalId;
-  if (typeof ext !== 'string' || ext.length < 1 || ext.length > 255) throw new InputError('must be a string of 1 to 255 characters', 'externalId');
+  checkExternalId(raw.externalId);
   const checked: unknown = kind.check(raw);
   const scope = kind.scope?.(checked);
   return { kind, raw, checked, name: scope === undefined ? kind.object : `${kind.object} ${scope}` };

@@ -5,6 +5,7 @@
 import type { Ctx, SystemCtx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
 import { isoNow, newId } from '../lib/ids.ts';
+import { checkExternalId } from '../import/kind.ts';
 import { findUserRef } from '../users/service.ts';
 import { requireWorkspace } from '../workspaces/service.ts';
 import * as repo from './repository.ts';
@@ -60,7 +61,7 @@ export async function addMailbox(ctx: Ctx, input: AddMailboxInput) {
     user_id: userId,
     address,
     others_see: othersSee,
-    external_id: input.externalId ?? null,
+    external_id: input.externalId == null ? null : checkExternalId(input.externalId, '--external-id', { named: true }),
     created_at: at,
     updated_at: at,
     removed_at: null,

@@ -173,4 +173,48 @@ eachDialect('channels and message import', (ctx) => {
     assert.equal(again.err, 'rolodex channel: a channel of this workspace has the externalId "ops" already');
     assert.deepEqual(await counts(t, workspaceId), { ops: 0 });
   });
+
+  test('rolodex channel create refuses an --external-id the import would refuse (empty, over 255)', async () => {
+    const t = ctx();
+    const { workspaceId } = await seedPeople(t);
+    const run = cli(t);
+    for (const ext of ['', 'x'.repeat(256)]) {
+      const res = await run(
+        'channel',
+        'create',
+        '--workspace',
+        workspaceId,
+        '--provider',
+        'slack',
+        '--name',
+        'ops',
+        '--visibility',
+        'public',
+        '--external-id',
+        ext,
+      );
+      assert.equal(res.code, 1);
+      assert.equal(res.err, 'rolodex channel: --external-id must be a string of 1 to 255 characters');
+    }
+    assert.deepEqual(await counts(t, workspaceId), {});
+    assert.equal(
+      (
+        await run(
+          'channel',
+          'create',
+          '--workspace',
+          workspaceId,
+          '--provider',
+          'slack',
+          '--name',
+          'ops',
+          '--visibility',
+          'public',
+          '--external-id',
+          'x'.repeat(255),
+        )
+      ).code,
+      0,
+    );
+  });
 });

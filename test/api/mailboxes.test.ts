@@ -56,6 +56,12 @@ eachDialect('mailboxes', (ctx) => {
       1,
     );
     assert.equal((await cli('mailbox', 'add', '--workspace', w.workspaceId, '--address', 'a@acme.test')).code, 2);
+    // An externalId the import would refuse would make the workspace's export fail to import.
+    for (const ext of ['', 'x'.repeat(256)]) {
+      const bad = await cli('mailbox', 'add', '--workspace', w.workspaceId, '--user', w.users.ann, '--address', 'a@acme.test', '--external-id', ext);
+      assert.equal(bad.code, 1);
+      assert.match(bad.stderr, /--external-id must be a string of 1 to 255 characters/);
+    }
 
     const list = await cli('mailbox', 'list', '--workspace', w.workspaceId, '--json');
     assert.equal(list.code, 0);
