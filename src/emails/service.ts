@@ -97,7 +97,7 @@ function requireUser(ctx: Ctx): string {
 
 async function ownMailbox(ctx: Ctx, userId: string, from: string): Promise<MailboxRow> {
   const mailbox = await findOwnMailbox(ctx.db, ctx.actor.workspaceId, userId, from.toLowerCase());
-  if (!mailbox) throw new AppError('unknown_mailbox', `"${from}" is not the address of a mailbox of yours.`, { param: 'from' });
+  if (!mailbox) throw new AppError('unknown_mailbox', '"from" is not the address of a mailbox of yours.', { param: 'from' });
   return mailbox;
 }
 

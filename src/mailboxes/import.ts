@@ -41,7 +41,7 @@ export const mailboxKind: ImportKind<MailboxInput> = {
   references: (_ctx, { value }) => [{ object: 'user', externalId: value.user, field: 'user' }],
   async upsert(ctx, items) {
     const at = isoNow(ctx.now);
-    const taken = (line: number, address: string) => new ImportError(line, 'address', `another mailbox of the workspace has the address "${address}"`);
+    const taken = (line: number) => new ImportError(line, 'address', 'another mailbox of the workspace has this address');
     await upsertByExternalId(ctx, items, {
       object: 'mailbox',
       idKind: 'mbx',
@@ -49,7 +49,7 @@ export const mailboxKind: ImportKind<MailboxInput> = {
       async update({ line, value }, _old, id) {
         const userId = await ctx.resolve('user', value.user, { line, field: 'user' });
         const set = { user_id: userId, address: value.address, others_see: value.othersSee, removed_at: value.removedAt, updated_at: at };
-        if (!(await repo.updateMailbox(ctx.db, id, set))) throw taken(line, value.address);
+        if (!(await repo.updateMailbox(ctx.db, id, set))) throw taken(line);
       },
       async insert({ line, externalId, value }, id) {
         const userId = await ctx.resolve('user', value.user, { line, field: 'user' });
@@ -64,7 +64,7 @@ export const mailboxKind: ImportKind<MailboxInput> = {
           updated_at: at,
           removed_at: value.removedAt,
         };
-        if (!(await repo.insertMailbox(ctx.db, row))) throw taken(line, value.address);
+        if (!(await repo.insertMailbox(ctx.db, row))) throw taken(line);
       },
     });
   },

@@ -66,8 +66,7 @@ export async function addMailbox(ctx: Ctx, input: AddMailboxInput) {
     updated_at: at,
     removed_at: null,
   };
-  if (!(await repo.insertMailbox(ctx.db, row)))
-    throw new InputError(`a mailbox of this workspace has the address "${address}" (or the externalId) already`, 'address');
+  if (!(await repo.insertMailbox(ctx.db, row))) throw new InputError('a mailbox of this workspace has this address (or the externalId) already', 'address');
   return toResource(row);
 }
 
