@@ -3,7 +3,7 @@
 // malformed JSON with the service's own code.
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../lib/errors.ts';
-import { findNul, findString } from './validation.ts';
+import { unstorableText } from '../lib/unstorable.ts';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
 
@@ -58,24 +58,12 @@ export function installJsonParser(app: FastifyInstance): void {
     void parse(req, text, (err, value) => {
       if (err) return done(new AppError('invalid_json', `The request body is not valid JSON: ${err.message}`), undefined);
       if (deeperThan(value, MAX_BODY_DEPTH)) return done(tooDeep(), undefined);
-      // PostgreSQL text cannot hold NUL; refusing it here keeps both databases alike and no
-      // write fails halfway with a database error.
-      const nul = findNul(value);
-      if (nul !== null)
+      // Text neither database stores as sent (a NUL, half of a surrogate pair) is refused here, so
+      // that both databases answer alike and nothing is stored changed (src/lib/unstorable.ts).
+      const bad = unstorableText(value);
+      if (bad !== null)
         return done(
-          new AppError('invalid_value', `${nul === '' ? 'The request body' : `"${nul}"`} contains a NUL character.`, nul === '' ? {} : { param: nul }),
-          undefined,
-        );
-      // A JSON escape can name half of a surrogate pair (`"\ud800"`), which no UTF-8 text holds:
-      // stored, it would read back as U+FFFD, so it is refused as input, as such bytes are.
-      const lone = findString(value, (s) => !s.isWellFormed());
-      if (lone !== null)
-        return done(
-          new AppError(
-            'invalid_value',
-            `${lone === '' ? 'The request body' : `"${lone}"`} contains half of a surrogate pair (a \\uD800-\\uDFFF escape without its other half), which UTF-8 text cannot hold.`,
-            lone === '' ? {} : { param: lone },
-          ),
+          new AppError('invalid_value', `${bad.path === '' ? 'The request body' : `"${bad.path}"`} ${bad.reason}.`, bad.path === '' ? {} : { param: bad.path }),
           undefined,
         );
       done(null, value);

@@ -5,6 +5,7 @@ import AjvModule, { type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifyInstance, FastifySchemaValidationError } from 'fastify';
 import { AppError } from '../lib/errors.ts';
+import { findString, hasNul } from '../lib/unstorable.ts';
 import type { LazySchemas } from './lazy-schemas.ts';
 
 // ajv and ajv-formats are CommonJS with a default export; under Node's ESM loader it is nested.
@@ -20,29 +21,6 @@ function makeAjv(coerce: boolean) {
   addFormats(ajv);
   return ajv;
 }
-
-/** The param path of the first string (or key) for which `bad` holds, or null. */
-export function findString(value: unknown, bad: (s: string) => boolean, path = ''): string | null {
-  if (typeof value === 'string') return bad(value) ? path : null;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const hit = findString(value[i], bad, `${path}[${i}]`);
-      if (hit !== null) return hit;
-    }
-    return null;
-  }
-  if (value !== null && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) {
-      const here = join(path, k);
-      if (bad(k)) return here;
-      const hit = findString(v, bad, here);
-      if (hit !== null) return hit;
-    }
-  }
-  return null;
-}
-
-const hasNul = (s: string) => s.includes('\u0000');
 
 /** The param path of the first string (or key) holding a NUL character, or null. */
 export function findNul(value: unknown, path = ''): string | null {

@@ -8,6 +8,7 @@ import type { Ctx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
 import { lockLate, planWithValues, replanOthers, restartLongLog, settled, takeLateLocks, type Tx, write } from '../db/index.ts';
 import { idSequence } from '../lib/ids.ts';
+import { unstorableText } from '../lib/unstorable.ts';
 import { checkExternalId, ImportError, type ImportContext, type ImportItem, type ImportKind } from './kind.ts';
 import { ImportIds } from './ids.ts';
 import { References } from './references.ts';
@@ -84,6 +85,10 @@ type Raw = Record<string, unknown>;
 function checkObject(byObject: Map<string, ImportKind<any>>, value: unknown): { kind: ImportKind<any>; raw: Raw; checked: unknown; name: string } {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new InputError('each entry must be a JSON object', '(object)');
   const raw = value as Raw;
+  // A string a JSON escape gave a NUL or half of a surrogate pair would be stored changed (or fail
+  // the write on PostgreSQL): refused with its place, as the API refuses such a body.
+  const bad = unstorableText(raw);
+  if (bad !== null) throw new InputError(bad.reason, bad.path);
   const kind = byObject.get(raw.object as string);
   if (!kind) throw new InputError(`must be one of ${[...byObject.keys()].join(', ')}`, 'object');
   checkExternalId(raw.externalId);

@@ -83,3 +83,44 @@ eachDialect('rolodex import of bytes that are not UTF-8', (ctx) => {
     assert.deepEqual(await names(t, s.secret), expected.sort());
   });
 });
+
+eachDialect('rolodex import of text no database stores as sent', (ctx) => {
+  test('a NUL or half of a surrogate pair in a string or key is refused with its line and place, nothing written', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const ws = s.workspaceId;
+    const ndjson = [
+      account('a-1', 'Acme'),
+      '{"object":"account","externalId":"a-2","fields":{"$name":{"value":"A\\ud800B"}}}',
+      '{"object":"list","externalId":"l-1","name":"Hot \\udc00","objectType":"account","members":["a-1"]}',
+      '{"object":"account","externalId":"a-3","fields":{"$name":{"value":"nul\\u0000x"}}}',
+      '{"object":"account","externalId":"a-4","fields":{"\\ud83d":{"value":"x"}}}',
+    ].join('\n');
+    const lone = 'contains half of a surrogate pair (a \\uD800-\\uDFFF escape without its other half), which UTF-8 text cannot hold';
+    const r1 = await rolodex(t, ['import', '--workspace', ws, file(t, 'escapes.ndjson', ndjson)]);
+    assert.equal(r1.code, 1, r1.err);
+    assert.equal(
+      r1.err,
+      [
+        FAILED,
+        `line 2: fields.$name.value: ${lone}`,
+        `line 3: name: ${lone}`,
+        'line 4: fields.$name.value: contains a NUL character',
+        `line 5: fields.\ud83d: ${lone}`,
+      ].join('\n'),
+    );
+    const r2 = await rolodex(t, [
+      'import',
+      '--workspace',
+      ws,
+      file(t, 'escapes.json', `[${account('a-1', 'Acme')},{"object":"list","externalId":"l-1","name":"Hot","objectType":"account","members":["a-1\\ud800"]}]`),
+    ]);
+    assert.equal(r2.err, `${FAILED}\nline 2: members[0]: ${lone}`);
+    // A CSV file holds no escapes, but a NUL byte is UTF-8: refused with its row and column.
+    const r3 = await rolodex(t, ['import', '--workspace', ws, '--type', 'account', file(t, 'nul.csv', 'externalId,Name\na-1,Acme\na-2,"Ac\u0000me"\n')]);
+    assert.equal(r3.err, `${FAILED}\nline 3: Name: contains a NUL character`);
+    assert.deepEqual(await names(t, s.secret), [], 'nothing is written');
+    const lists = (await call(t, s.secret, 'GET', '/v1/lists')).json();
+    assert.equal(lists.data.length, 0);
+  });
+});
