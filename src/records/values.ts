@@ -73,6 +73,9 @@ function fullName(v: unknown): Record<string, unknown> {
     if (typeof x !== 'string' || chars(x) > 255) throw bad('must be a string of at most 255 characters', `.${k}`);
     out[k] = x;
   }
+  // A name with no part that holds a character other than white space names no one: unset is
+  // `null`, so `{}` or `{"firstName": " "}` is refused instead of stored as a name.
+  if (!Object.values(out).some((x) => (x as string).trim() !== '')) throw bad('must have a firstName or a lastName that is not blank (null unsets the field)');
   return out;
 }
 

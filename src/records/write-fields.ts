@@ -163,7 +163,11 @@ export function checkFieldValues(defs: TypeDefinitions, raw: Record<string, unkn
       continue;
     }
     checkShape(def, v, param);
-    values.set(key, checkContent(def, v, param));
+    const value = checkContent(def, v, param);
+    // A required text (a name, a title) of white space alone is as good as none.
+    if (def.required && typeof value === 'string' && value.trim() === '')
+      throw new AppError('invalid_value', `"${key}" is required and cannot be blank.`, { param });
+    values.set(key, value);
   }
   return values;
 }

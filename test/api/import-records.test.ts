@@ -176,6 +176,9 @@ eachDialect('import records', (ctx) => {
         'relationships.$account.values[12]',
       ],
       [{ object: 'contact', externalId: 'x', fields: { $name: 'Ann' } }, 'fields.$name'],
+      // A blank required text and a name with no part are refused as the API refuses them.
+      [{ object: 'account', externalId: 'x', fields: { $name: { value: ' \t' } } }, 'fields.$name.value'],
+      [{ object: 'contact', externalId: 'x', fields: { $name: { value: { firstName: ' ', lastName: null } } } }, 'fields.$name.value'],
       [{ object: 'contact', externalId: 'x', colour: 'red' }, 'colour'],
       [{ object: 'lead', externalId: 'x' }, 'object'],
       // Checks shared with the CLI name their field too (InputError.param, never the message).

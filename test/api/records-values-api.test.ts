@@ -138,4 +138,25 @@ eachDialect('record values', (ctx) => {
     await refused(s, '/v1/accounts', { fields: { $name: 'A', $primaryAddress: { city: '😀'.repeat(256) } } }, 'fields.$primaryAddress.city');
     await refused(s, '/v1/accounts', { fields: { $name: 'A', handle: '😀'.repeat(256) } }, 'fields.handle');
   });
+
+  test('a required text of white space alone, or a FULL_NAME with no part that is not blank, is refused on create, update and merge', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const a = await ok(s, '/v1/accounts', { fields: { $name: ' Acme ' } });
+    assert.equal(a.fields.$name.value, ' Acme ', 'a name with text is kept as written');
+    for (const blank of ['', '   ', '\u3000\t']) {
+      await refused(s, '/v1/accounts', { fields: { $name: blank } }, 'fields.$name');
+      await refused(s, '/v1/opportunities', { fields: { $name: blank, $stage: 'Lead' }, relationships: { $account: a.id } }, 'fields.$name');
+    }
+    for (const name of [{}, { firstName: null, lastName: null }, { firstName: '  ' }, { firstName: '', lastName: ' ' }])
+      await refused(s, '/v1/contacts', { fields: { $name: name } }, 'fields.$name');
+    await refused(s, `/v1/accounts/${a.id}`, { fields: { $name: ' ' } }, 'fields.$name');
+    const c = await ok(s, '/v1/contacts', { fields: { $name: { firstName: 'Ann', lastName: '' } } });
+    await refused(s, `/v1/contacts/${c.id}`, { fields: { $name: {} } }, 'fields.$name');
+    const d = await ok(s, '/v1/contacts', { fields: {} });
+    await refused(s, '/v1/contacts/merge', { primaryId: c.id, duplicateId: d.id, fieldResolutions: { $name: { value: {} } } }, 'fieldResolutions.$name');
+    // null still unsets an optional name; the records are as they were.
+    assert.equal((await ok(s, `/v1/contacts/${c.id}`, { fields: { $name: null } })).fields.$name.value, null);
+    assert.equal((await call(t, s.secret, 'GET', `/v1/accounts/${a.id}`)).json().fields.$name.value, ' Acme ');
+  });
 });
