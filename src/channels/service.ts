@@ -11,6 +11,7 @@ import { findUserRef } from '../users/service.ts';
 import { requireWorkspace } from '../workspaces/service.ts';
 import * as repo from './repository.ts';
 import type { Visibility } from './tables.ts';
+import { longerThan } from '../lib/chars.ts';
 
 export const VISIBILITIES: readonly Visibility[] = ['public', 'restricted', 'private'];
 
@@ -24,7 +25,7 @@ export function checkVisibility(v: unknown): Visibility {
 /** A provider or a name: 1 to 255 characters after trimming; the InputError names `what`. */
 export function checkLabel(what: string, v: unknown): string {
   const s = typeof v === 'string' ? v.trim() : '';
-  if (s.length < 1 || s.length > 255) throw new InputError(`${what} must be a string of 1 to 255 characters`, what);
+  if (s.length < 1 || longerThan(s, 255)) throw new InputError(`${what} must be a string of 1 to 255 characters`, what);
   return s;
 }
 

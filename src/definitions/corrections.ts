@@ -7,6 +7,7 @@ import type { Ctx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
 import * as repo from './repository.ts';
 import { loadDefinitions } from './service.ts';
+import { longerThan } from '../lib/chars.ts';
 
 export interface RenameInput {
   objectType: string;
@@ -17,7 +18,7 @@ export interface RenameInput {
 
 function checkLabel(label: string): string {
   const l = label.trim();
-  if (l.length < 1 || l.length > 255) throw new InputError('must be 1 to 255 characters', 'label');
+  if (l.length < 1 || longerThan(l, 255)) throw new InputError('must be 1 to 255 characters', 'label');
   return l;
 }
 

@@ -9,6 +9,7 @@ import { VALUE_TYPES, type ValueType } from '../lib/value-types.ts';
 import type { HandleService } from './catalogue.ts';
 import { defineObjectType, findObjectType } from './object-types.ts';
 import { type AddFieldInput, addField, addOption, addRelationship, loadDefinitions, type TypeDefinitions } from './service.ts';
+import { longerThan } from '../lib/chars.ts';
 
 const HANDLE_SERVICES = ['TWITTER', 'LINKEDIN', 'FACEBOOK', 'INSTAGRAM'];
 
@@ -37,7 +38,7 @@ function labels(raw: Record<string, unknown>): string[] {
   const v = raw.options ?? [];
   if (!Array.isArray(v)) throw new InputError('must be an array of option labels', 'options');
   v.forEach((x, i) => {
-    if (typeof x !== 'string' || x.length < 1 || x.length > 255) throw new InputError('must be a string of 1 to 255 characters', `options[${i}]`);
+    if (typeof x !== 'string' || x.length < 1 || longerThan(x, 255)) throw new InputError('must be a string of 1 to 255 characters', `options[${i}]`);
     if (v.indexOf(x) !== i) throw new InputError(`"${x}" appears twice`, `options[${i}]`);
   });
   return v as string[];

@@ -8,6 +8,7 @@ import type { ValueType } from '../lib/resource-schemas.ts';
 import { type HandleService, type Storage, SYSTEM_CATALOGUES, type SystemCatalogue } from './catalogue.ts';
 import { isPhoneCountry } from '../lib/phone.ts';
 import * as repo from './repository.ts';
+import { longerThan } from '../lib/chars.ts';
 
 export const CUSTOM_KEY = /^[a-z][a-z0-9_]{0,62}$/;
 
@@ -294,7 +295,7 @@ export async function addOption(ctx: Ctx, input: { objectType: string; fieldKey:
   const defs = await requireType(ctx, input.objectType);
   const field = defs.fields.get(input.fieldKey) ?? defs.archived.get(input.fieldKey);
   if (!field?.options) throw new InputError(`"${input.fieldKey}" is not a select field of ${input.objectType}`, 'field');
-  if (input.label.length < 1 || input.label.length > 255) throw new InputError('must be 1 to 255 characters', 'label');
+  if (input.label.length < 1 || longerThan(input.label, 255)) throw new InputError('must be 1 to 255 characters', 'label');
   if (field.options.some((o) => o.label === input.label)) throw new InputError(`option "${input.label}" exists`, 'label');
   const option = { id: newId('opt', ctx.now), label: input.label, description: input.description ?? null };
   await repo.insertOption(ctx.db, { ...option, workspace_id: ctx.actor.workspaceId, object_type: input.objectType, field_key: input.fieldKey });

@@ -1,6 +1,7 @@
 // Checks shared by the import kinds whose lines carry `fields` of `{value, valueType}` and a
 // relationship to files (messages, e-mails): one wording of each error, one `param` per place.
 import { InputError } from '../lib/errors.ts';
+import { longerThan } from '../lib/chars.ts';
 
 /** `fields[name]` as `{value, valueType}`, with its valueType one of `types[name]`. */
 export function typedField(
@@ -24,7 +25,7 @@ export function typedField(
 export function optionalText(where: string, v: unknown, max: number): string | null {
   if (v === undefined || v === null) return null;
   if (typeof v !== 'string') throw new InputError('must be a string', where);
-  if (v.length > max) throw new InputError(`must be at most ${max} characters`, where);
+  if (longerThan(v, max)) throw new InputError(`must be at most ${max} characters`, where);
   return v;
 }
 

@@ -6,6 +6,7 @@ import type { Executor, Tx } from '../db/index.ts';
 import type { Ctx, WriteCtx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
 import type { IdKind } from '../lib/ids.ts';
+import { longerThan } from '../lib/chars.ts';
 
 /** An error tied to an input line (NDJSON) or array item (JSON). */
 export class ImportError extends InputError {
@@ -176,7 +177,7 @@ export async function upsertByExternalId<T, Old extends string | { id: string }>
  * commands that set one hold it to the same rule, so that an export always imports again.
  */
 export function checkExternalId(v: unknown, param = 'externalId', opts: { named?: boolean } = {}): string {
-  if (typeof v !== 'string' || v.length < 1 || v.length > 255)
+  if (typeof v !== 'string' || v.length < 1 || longerThan(v, 255))
     throw new InputError(`${opts.named ? `${param} ` : ''}must be a string of 1 to 255 characters`, param);
   return v;
 }
@@ -188,7 +189,7 @@ export function str(raw: Record<string, unknown>, field: string, opts: { require
     return null;
   }
   if (typeof v !== 'string') throw new InputError('must be a string', field);
-  if (opts.max !== undefined && v.length > opts.max) throw new InputError(`must be at most ${opts.max} characters`, field);
+  if (opts.max !== undefined && longerThan(v, opts.max)) throw new InputError(`must be at most ${opts.max} characters`, field);
   return v;
 }
 

@@ -4,6 +4,7 @@
 import { createRequire } from 'node:module';
 import type { CountryCode } from 'libphonenumber-js';
 import { InputError } from './errors.ts';
+import { longerThan } from './chars.ts';
 
 type Lib = typeof import('libphonenumber-js');
 let lib: Lib | undefined;
@@ -33,7 +34,7 @@ export function e164(text: string, country: string | null): string | null {
 
 /** A TELEPHONE value as stored: E.164 with an optional `;ext=`; InputError when it is not a valid number. */
 export function normalizePhone(text: string, country: string | null): string {
-  if (text.length > 64) throw new InputError('must be a telephone number of at most 64 characters', '');
+  if (longerThan(text, 64)) throw new InputError('must be a telephone number of at most 64 characters', '');
   const out = e164(text, country);
   if (out !== null) return out;
   if (country === null && !/^\s*(?:tel:)?\+/.test(text))

@@ -16,6 +16,7 @@ import type { RecordKind } from '../records/tables.ts';
 import * as repo from './repository.ts';
 import type { ListRow } from './repository.ts';
 import { toResource } from './service.ts';
+import { longerThan } from '../lib/chars.ts';
 
 interface ListInput {
   name: string;
@@ -34,7 +35,7 @@ export const listKind: ImportKind<ListInput> = {
   check(raw) {
     onlyFields(raw, ['name', 'objectType', 'members']);
     const name = (str(raw, 'name', { required: true }) as string).trim();
-    if (name.length < 1 || name.length > 255) throw new InputError('must be 1 to 255 characters (after trimming spaces)', 'name');
+    if (name.length < 1 || longerThan(name, 255)) throw new InputError('must be 1 to 255 characters (after trimming spaces)', 'name');
     const objectType = str(raw, 'objectType', { required: true }) as RecordKind;
     if (!TYPES.includes(objectType)) throw new InputError(`must be one of ${TYPES.join(', ')}`, 'objectType');
     const m = raw.members ?? [];

@@ -10,6 +10,7 @@ import { findUserRef } from '../users/service.ts';
 import { requireWorkspace } from '../workspaces/service.ts';
 import * as repo from './repository.ts';
 import type { OthersSee } from './tables.ts';
+import { longerThan } from '../lib/chars.ts';
 
 export const OTHERS_SEE: readonly OthersSee[] = ['FULL', 'METADATA'];
 
@@ -18,7 +19,7 @@ const ADDRESS = /^[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)
 
 /** A bare e-mail address, lower-cased; the InputError names `param`. */
 export function checkAddress(v: unknown, param = 'address'): string {
-  if (typeof v !== 'string' || v.length > 320 || !ADDRESS.test(v)) throw new InputError('must be a bare e-mail address such as ann@example.com', param);
+  if (typeof v !== 'string' || longerThan(v, 320) || !ADDRESS.test(v)) throw new InputError('must be a bare e-mail address such as ann@example.com', param);
   return v.toLowerCase();
 }
 

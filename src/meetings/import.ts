@@ -20,6 +20,7 @@ import * as repo from './repository.ts';
 import { DERIVED, LIMITS, participants, repeatedAttendee, transcriptRefusal } from './rules.ts';
 import { toResource } from './service.ts';
 import type { PrivacySetting } from './tables.ts';
+import { longerThan } from '../lib/chars.ts';
 
 export interface MeetingInput {
   title: string;
@@ -54,7 +55,7 @@ function instant(where: string, v: unknown): number {
 }
 
 function address(where: string, v: unknown): string {
-  if (typeof v !== 'string' || v.length > LIMITS.address || !isEmailFormat(v))
+  if (typeof v !== 'string' || longerThan(v, LIMITS.address) || !isEmailFormat(v))
     throw new InputError(`must be an e-mail address of at most ${LIMITS.address} characters`, where);
   return v;
 }

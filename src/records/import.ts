@@ -23,6 +23,7 @@ import { rankFacetsAfterLoad } from './index/facets.ts';
 import { startBulkLoad, writeValueIndex } from './index/repository.ts';
 import type { RecordKind } from './tables.ts';
 import { checkFieldValues } from './write-fields.ts';
+import { longerThan } from '../lib/chars.ts';
 
 /** Records whose rows are built and written together; the import's transaction holds them all. Tests make it smaller. */
 export const IMPORT_BATCH = { size: 5000 };
@@ -106,7 +107,7 @@ function check(kind: string, raw: Record<string, unknown>, members: string[] = M
     const seen = values.length > 8 ? new Set<string>() : undefined;
     for (let i = 0; i < values.length; i++) {
       const v: unknown = values[i];
-      if (typeof v !== 'string' || v.length < 1 || v.length > 255) throw new InputError('must be an externalId string', `${at()}.values[${i}]`);
+      if (typeof v !== 'string' || v.length < 1 || longerThan(v, 255)) throw new InputError('must be an externalId string', `${at()}.values[${i}]`);
       if (seen ? seen.has(v) : values.indexOf(v) < i) throw new InputError(`"${v}" appears twice`, `${at()}.values[${i}]`);
       seen?.add(v);
     }

@@ -3,6 +3,7 @@
 // without a service keeps what was written (one word of 1 to 255 characters).
 import type { HandleService } from '../definitions/catalogue.ts';
 import { InputError } from '../lib/errors.ts';
+import { longerThan } from '../lib/chars.ts';
 
 interface Service {
   /** Host names of the service; any subdomain of one counts (www., mobile., regional ones). */
@@ -73,7 +74,7 @@ function decodeSafe(s: string): string {
 
 /** A SOCIAL_HANDLE value as stored (docs/records.md §Social handles); InputError when it is not one. */
 export function normalizeHandle(text: string, service: HandleService | null): string {
-  if (text.length < 1 || [...text].length > 255) throw new InputError('must be a handle or profile URL of 1 to 255 characters', '');
+  if (text.length < 1 || longerThan(text, 255)) throw new InputError('must be a handle or profile URL of 1 to 255 characters', '');
   if (service === null) {
     if (!/^\S{1,255}$/u.test(text)) throw new InputError('must be a handle of 1 to 255 characters without spaces', '');
     return text;

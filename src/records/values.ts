@@ -2,6 +2,7 @@
 // normalized (DATETIME to UTC with milliseconds, country codes to upper case, TELEPHONE to E.164,
 // SOCIAL_HANDLE to its profile URL). A null value means unset and is valid for every type. Throws
 // InputError whose param is the sub-path of the bad part below the value.
+import { chars } from '../lib/chars.ts';
 import { InputError } from '../lib/errors.ts';
 import type { HandleService } from '../definitions/catalogue.ts';
 import { parseIsoDateTime } from '../lib/dates.ts';
@@ -24,13 +25,6 @@ const MAX_OPTION = 255;
 const ADDRESS_STRINGS = ['city', 'country', 'postalCode', 'state', 'street', 'street2'] as const;
 const ADDRESS_KEYS = new Set<string>([...ADDRESS_STRINGS, 'latitude', 'longitude']);
 const NAME_KEYS = new Set(['firstName', 'lastName']);
-
-/** A text's length in characters (code points), as the limits of docs/design.md §Record values count: 😀 is one. */
-function chars(v: string): number {
-  let n = 0;
-  for (const _ of v) n++;
-  return n;
-}
 
 function string(v: unknown, max: number, what = 'a string'): string {
   if (typeof v !== 'string') throw bad(`must be ${what}`);
@@ -143,7 +137,7 @@ export function checkValue(type: ValueType, v: unknown, field: ValueContext = {}
     case 'SOCIAL_HANDLE':
       return normalizeHandle(string(v, 255), field.handleService ?? null);
     case 'SINGLE_SELECT':
-      return matching(v, /^[\s\S]{1,255}$/, `an option of 1 to ${MAX_OPTION} characters`, MAX_OPTION);
+      return matching(v, /^[\s\S]{1,255}$/u, `an option of 1 to ${MAX_OPTION} characters`, MAX_OPTION);
     case 'MULTI_SELECT':
       return multiSelect(v);
     case 'NUMBER':

@@ -4,6 +4,7 @@
 import type { RelationshipDef, TypeDefinitions } from '../definitions/service.ts';
 import { AppError } from '../lib/errors.ts';
 import { withArticle } from './write-fields.ts';
+import { longerThan } from '../lib/chars.ts';
 
 const MAX_IDS = 1000;
 
@@ -31,7 +32,7 @@ function ids(v: unknown, param: string): Ids {
   if (v.length > MAX_IDS) throw new AppError('invalid_value', `"${param}" holds at most ${MAX_IDS} ids.`, { param });
   v.forEach((id, i) => {
     if (typeof id !== 'string') throw new AppError('invalid_type', `"${param}[${i}]" must be a string.`, { param: `${param}[${i}]` });
-    if (id.length < 1 || id.length > 255) throw new AppError('invalid_value', `"${param}[${i}]" must be 1 to 255 characters.`, { param: `${param}[${i}]` });
+    if (id.length < 1 || longerThan(id, 255)) throw new AppError('invalid_value', `"${param}[${i}]" must be 1 to 255 characters.`, { param: `${param}[${i}]` });
     if (!out.has(id)) out.set(id, `${param}[${i}]`);
   });
   return out;

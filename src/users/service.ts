@@ -6,6 +6,7 @@ import { InputError } from '../lib/errors.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import { requireWorkspace } from '../workspaces/service.ts';
 import * as repo from './repository.ts';
+import { longerThan } from '../lib/chars.ts';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const MAX_NAME = 255;
@@ -61,7 +62,7 @@ const given = (v: string | null | undefined): boolean => v != null && v.trim() !
 
 function namePart(value: string | null | undefined, what: string, param: string): string | null {
   const v = value?.trim() || null;
-  if (v !== null && v.length > MAX_NAME) throw new InputError(`the ${what} must be at most ${MAX_NAME} characters`, param);
+  if (v !== null && longerThan(v, MAX_NAME)) throw new InputError(`the ${what} must be at most ${MAX_NAME} characters`, param);
   return v;
 }
 
@@ -69,7 +70,7 @@ function namePart(value: string | null | undefined, what: string, param: string)
 function imageUrl(value: string | null | undefined, param: string): string | null {
   const v = value?.trim() || null;
   if (v === null) return null;
-  if (v.length > MAX_URL) throw new InputError(`the profile image must be a URL of at most ${MAX_URL} characters`, param);
+  if (longerThan(v, MAX_URL)) throw new InputError(`the profile image must be a URL of at most ${MAX_URL} characters`, param);
   const u = URL.parse(v);
   if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:'))
     throw new InputError(`the profile image must be an absolute http or https URL (got "${v}")`, param);
@@ -82,7 +83,7 @@ function imageUrl(value: string | null | undefined, param: string): string | nul
  */
 export function checkUser(input: UserInput): CheckedUser {
   const email = input.email.trim().toLowerCase();
-  if (!EMAIL.test(email) || email.length > 320) throw new InputError(`invalid email "${input.email}"`, 'email');
+  if (!EMAIL.test(email) || longerThan(email, 320)) throw new InputError(`invalid email "${input.email}"`, 'email');
   const role = input.role ?? 'member';
   if (role !== 'admin' && role !== 'member') throw new InputError(`role must be admin or member (got "${role}")`, 'role');
   const whole = given(input.name);

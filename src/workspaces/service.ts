@@ -5,6 +5,7 @@ import { isoNow, newId } from '../lib/ids.ts';
 import { bumpDefinitionsVersion } from '../definitions/repository.ts';
 import { isPhoneCountry } from '../lib/phone.ts';
 import * as repo from './repository.ts';
+import { longerThan } from '../lib/chars.ts';
 
 export function toResource(row: repo.WorkspaceRow) {
   return { id: row.id, name: row.name, createdAt: row.created_at };
@@ -12,7 +13,7 @@ export function toResource(row: repo.WorkspaceRow) {
 
 export async function createWorkspace(ctx: SystemCtx, input: { name: string }) {
   const name = input.name.trim();
-  if (name.length < 1 || name.length > 255) throw new InputError('workspace name must be 1 to 255 characters', 'name');
+  if (name.length < 1 || longerThan(name, 255)) throw new InputError('workspace name must be 1 to 255 characters', 'name');
   const row = { id: newId('ws', ctx.now), name, created_at: isoNow(ctx.now) };
   await repo.insertWorkspace(ctx.db, row);
   return toResource(row);

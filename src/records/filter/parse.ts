@@ -10,6 +10,7 @@ import { foldText, INDEXED_TEXT_BYTES } from '../../lib/fold.ts';
 import type { ValueType } from '../../lib/resource-schemas.ts';
 import { phoneNeedle } from '../../lib/phone.ts';
 import { isServiceUrl, profileUrl } from '../social.ts';
+import { longerThan } from '../../lib/chars.ts';
 
 export type Operator = 'equal' | 'greaterThan' | 'greaterThanOrEqual' | 'lessThan' | 'lessThanOrEqual' | 'startsWith' | 'contains';
 const OPERATORS: readonly Operator[] = ['equal', 'greaterThan', 'greaterThanOrEqual', 'lessThan', 'lessThanOrEqual', 'startsWith', 'contains'];
@@ -99,7 +100,7 @@ export function parseFilters(query: Readonly<Record<string, unknown>>, defs: Typ
       // An empty `startsWith` asks whether the field holds a non-empty text; any other empty value is refused.
       if (v === '' && !(field && opText === 'startsWith')) throw bad(param, 'the value is empty');
       if (v.includes('\u0000')) throw bad(param, 'the value contains a NUL character');
-      if (v.length > MAX_VALUE_LENGTH) throw bad(param, `the value is longer than ${MAX_VALUE_LENGTH} characters`);
+      if (longerThan(v, MAX_VALUE_LENGTH)) throw bad(param, `the value is longer than ${MAX_VALUE_LENGTH} characters`);
       out.push(field ? fieldFilter(param, field, opText as Operator | undefined, negate, v) : relationshipFilter(param, rel!, opText, negate, v));
     }
   }
