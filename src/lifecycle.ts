@@ -1,7 +1,7 @@
 // The life of a server process (docs/deploy.md §Start and stop): binding the port, and saying so
 // in one line when that cannot be done (a port in use is an operator's mistake, not a crash); the
 // signals that stop it and how long a stop may take; and stopping with the wrapper that started it.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { InputError } from './lib/errors.ts';
@@ -75,27 +75,71 @@ export function watchParent(env: Record<string, string | undefined>): void {
   timer.unref();
 }
 
-/** Where a running server notes its address, for `rolodex demo` run with the same DATA_DIR. */
-const ADDRESS_FILE = 'server.json';
+/**
+ * Where running servers note their addresses, for `rolodex demo` run with the same DATA_DIR: one
+ * file per process (`<pid>.json`), so that a second server on the same DATA_DIR (on another
+ * port) adds its own instead of replacing the first's, and the first is still found once the
+ * second stops. A server that cannot listen notes nothing.
+ */
+const ADDRESS_DIR = 'servers';
 
-/** Notes the address this process serves on (0.0.0.0 and :: are reached through 127.0.0.1). */
+/** Whether process `pid` is still running. */
+function running(pid: unknown): boolean {
+  try {
+    return typeof pid === 'number' && process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+}
+
+/** The noted servers of this DATA_DIR, the earliest noted first; with `dead`, the files of stopped ones. */
+function noted(dataDir: string): { alive: { url: string; at: number }[]; dead: string[] } {
+  const dir = join(dataDir, ADDRESS_DIR);
+  const out = { alive: [] as { url: string; at: number }[], dead: [] as string[] };
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((n) => n.endsWith('.json'));
+  } catch {
+    return out;
+  }
+  for (const name of names) {
+    const file = join(dir, name);
+    try {
+      const { pid, url } = JSON.parse(readFileSync(file, 'utf8')) as { pid: unknown; url: unknown };
+      if (running(pid) && typeof url === 'string') out.alive.push({ url, at: statSync(file).mtimeMs });
+      else out.dead.push(file);
+    } catch {
+      // Being written or removed at this moment, or not a note: not a running server's.
+    }
+  }
+  out.alive.sort((x, y) => x.at - y.at);
+  return out;
+}
+
+/** Notes the address this process serves on (0.0.0.0 and :: are reached through 127.0.0.1) until it exits. */
 export function noteAddress(dataDir: string, host: string, port: number): void {
   const reach = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
   const url = `http://${reach.includes(':') ? `[${reach}]` : reach}:${port}`;
+  const dir = join(dataDir, ADDRESS_DIR);
+  const file = join(dir, `${process.pid}.json`);
   try {
-    writeFileSync(join(dataDir, ADDRESS_FILE), JSON.stringify({ pid: process.pid, url }) + '\n');
+    mkdirSync(dir, { recursive: true });
+    // The notes of servers that stopped without removing theirs (killed) go first.
+    for (const dead of noted(dataDir).dead) rmSync(dead, { force: true });
+    writeFileSync(file, JSON.stringify({ pid: process.pid, url }) + '\n');
+    process.once('exit', () => {
+      try {
+        rmSync(file, { force: true });
+      } catch {
+        // Left behind, it names a stopped process: the next server removes it, `demo` skips it.
+      }
+    });
   } catch {
     // Only a convenience for `rolodex demo`: a read-only DATA_DIR serves as well.
   }
 }
 
-/** The address of the server running on this DATA_DIR, if one is (its process still exists). */
+/** The address of a server running on this DATA_DIR, if one is: the one noted first. */
 export function runningServerUrl(dataDir: string): string | undefined {
-  try {
-    const { pid, url } = JSON.parse(readFileSync(join(dataDir, ADDRESS_FILE), 'utf8')) as { pid: number; url: string };
-    process.kill(pid, 0);
-    return url;
-  } catch {
-    return undefined;
-  }
+  return noted(dataDir).alive[0]?.url;
 }

@@ -9,6 +9,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { createKey } from '../../src/auth/service.ts';
+import { runningServerUrl } from '../../src/lifecycle.ts';
 import { operatorCtx, systemCtx } from '../../src/lib/context.ts';
 import { createWorkspace } from '../../src/workspaces/service.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
@@ -198,6 +199,24 @@ describe('wrappers [sqlite]', () => {
     );
     l.child.kill('SIGTERM');
     await allStopped(l);
+  });
+
+  test('a second server on the same DATA_DIR notes its own address: the first is still found once it stops', async () => {
+    const first = await server(tdb, 'bin', { WORKERS: '1' });
+    l = first.l;
+    const second = await server(tdb, 'bin', { WORKERS: '2' });
+    try {
+      assert.notEqual(second.base, first.base);
+      assert.equal(runningServerUrl(tdb.dataDir), first.base, 'while both run, the one noted first');
+      second.l.child.kill('SIGTERM');
+      await allStopped(second.l);
+      assert.equal(runningServerUrl(tdb.dataDir), first.base, 'the second stopped: the first still runs');
+    } finally {
+      cleanUp(second.l);
+    }
+    l.child.kill('SIGTERM');
+    await allStopped(l);
+    assert.equal(runningServerUrl(tdb.dataDir), undefined, 'none runs');
   });
 
   test('a worker that dies is replaced, and the next wait is longer', async () => {
