@@ -49,7 +49,7 @@ export async function findList(db: Executor, workspaceId: string, id: string): P
 /**
  * The list an update changes, locked against deletion where rows lock (PostgreSQL, in a
  * transaction): a delete that locked it first is waited for, and the list is then found gone
- * (404), never renamed or given members once it is in the trash (docs/trash.md §Restore).
+ * (404), never renamed or given members once it is in the trash (docs/trash.md §A record in the trash is gone from the live tables).
  */
 export async function findListToChange(tx: Executor, workspaceId: string, id: string): Promise<ListRow | undefined> {
   const row = await lockedAgainstDelete(tx, tx.selectFrom('lists').selectAll().where('id', '=', id)).executeTakeFirst();
@@ -234,7 +234,7 @@ export async function findLists(db: Executor, workspaceId: string, ids: readonly
 /**
  * Which of `ids` are lists. In a write on PostgreSQL the lists found stay locked against deletion
  * until it commits: a restore never puts a member into a list moved to the trash meanwhile
- * (docs/trash.md §Restore).
+ * (docs/trash.md §A record in the trash is gone from the live tables).
  */
 export async function existingLists(db: Executor, ids: readonly string[]): Promise<Set<string>> {
   const out = new Set<string>();

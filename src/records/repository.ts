@@ -47,6 +47,12 @@ export async function findRecord(db: Executor, workspaceId: string, kind: string
   return row && row.workspace_id === workspaceId && row.kind === kind ? row : undefined;
 }
 
+/** The record an update changes, locked against deletion: a delete that took it first is waited for, and it is then gone (docs/trash.md §A record in the trash is gone from the live tables). */
+export async function findRecordToChange(tx: Executor, workspaceId: string, kind: string, id: string): Promise<RecordRow | undefined> {
+  const row = await lockedAgainstDelete(tx, tx.selectFrom('records').selectAll().where('id', '=', id)).executeTakeFirst();
+  return row && row.workspace_id === workspaceId && row.kind === kind ? row : undefined;
+}
+
 // The record's own relationship rows come with it as one JSON array of [name, target] pairs in
 // their order, so that the retrieve reads the record, the version and the rows in one statement
 // (docs/performance.md §Record reads and writes).

@@ -166,7 +166,7 @@ export async function createRecord(ctx: WriteCtx, input: OfType & WriteInput): P
 export async function updateRecord(ctx: WriteCtx, input: OfType & WriteInput & { id: string }): Promise<RecordResource> {
   const { type } = input;
   const ws = ctx.actor.workspaceId;
-  const row = await repo.findRecord(ctx.db, ws, type.objectType, input.id);
+  const row = await repo.findRecordToChange(ctx.db, ws, type.objectType, input.id);
   if (!row) throw notFound(type.objectType, input.id);
   const defs = await requireDefinitions(ctx, type.objectType);
   const fields = input.fields ?? {};

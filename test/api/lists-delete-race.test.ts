@@ -1,27 +1,16 @@
-// An update of a list that a delete moves to the trash meanwhile (docs/trash.md §Restore): on
+// An update of a list that a delete moves to the trash meanwhile (docs/trash.md §A record in the trash is gone from the live tables): on
 // PostgreSQL the update reads the list locked against deletion, so it either commits before the
 // delete (which then trashes the list as updated) or waits for it and finds the list gone (404).
 // It never answers 200 for a change that no list holds.
 import assert from 'node:assert/strict';
-import { setTimeout as wait } from 'node:timers/promises';
 import { describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { type Tx, write } from '../../src/db/index.ts';
+import { write } from '../../src/db/index.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
 import { trashList } from '../../src/trash/service.ts';
 import { buildTestApp, call, seedWorkspace, type TestApp } from '../helpers/app.ts';
 import { testDialects } from '../helpers/db.ts';
-
-/** Whether another backend waits for one of `tx`'s locks, within 10 s. */
-async function someoneWaits(tx: Tx): Promise<boolean> {
-  for (let i = 0; i < 200; i++) {
-    await sql`select pg_stat_clear_snapshot()`.execute(tx);
-    const r = await sql<{ pid: number }>`select pid from pg_stat_activity where pg_backend_pid() = any(pg_blocking_pids(pid))`.execute(tx);
-    if (r.rows[0]) return true;
-    await wait(50);
-  }
-  return false;
-}
+import { someoneWaits } from '../helpers/pg-locks.ts';
 
 /**
  * Sends `request` while a delete of the list holds its row, and lets the delete commit once the
