@@ -153,9 +153,11 @@ export function validationError(errors: FastifySchemaValidationError[], context:
   const base = e ? pointerToParam(e.instancePath) : '';
   if (context !== 'body') {
     const p = e?.params as { missingProperty?: string; additionalProperty?: string } | undefined;
-    const name = base || p?.additionalProperty || p?.missingProperty || context;
+    // A parameter with an empty name (`?=1`) is still a parameter, named as sent: "" is its name.
+    const unknown = p?.additionalProperty;
+    const name = base || (unknown ?? (p?.missingProperty || context));
     const must = found?.union ? `must be ${describe(e?.schema)}` : (e?.message ?? 'is invalid');
-    const why = p?.additionalProperty ? 'is not a known parameter' : `it ${must}`;
+    const why = unknown !== undefined ? 'is not a known parameter' : `it ${must}`;
     return new AppError('invalid_parameter', `Invalid ${context === 'params' ? 'path' : 'query'} parameter "${name}": ${why}.`, { param: name });
   }
   if (!found || !e) return new AppError('invalid_value', 'The request body is invalid.');
