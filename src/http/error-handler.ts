@@ -3,6 +3,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { SERVICE_VERSION } from './context.ts';
 import { isConnectionLoss, isStatementTimeout, isTransactionConflict } from '../db/index.ts';
 import { AppError } from '../lib/errors.ts';
+import { notJson } from './body.ts';
 import { validationError } from './validation.ts';
 
 // Fastify's own errors that a client can cause, mapped to catalogue codes.
@@ -10,7 +11,7 @@ function fromFastify(err: FastifyError): AppError | null {
   switch (err.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
     case 'FST_ERR_CTP_INVALID_TYPE':
-      return new AppError('unsupported_media_type', 'Request bodies must be JSON, sent with Content-Type: application/json.', { param: 'Content-Type' });
+      return notJson();
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new AppError('payload_too_large', 'The request body is larger than 1 MiB.');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
@@ -23,6 +24,11 @@ function fromFastify(err: FastifyError): AppError | null {
   if (err.statusCode === 413) return new AppError('payload_too_large', 'The request body is too large.');
   if (err.statusCode === 415) return new AppError('unsupported_media_type', 'Unsupported Content-Type.', { param: 'Content-Type' });
   return null;
+}
+
+/** No endpoint has this method and path (docs/errors.md, route_not_found). */
+export function routeNotFound(request: FastifyRequest): AppError {
+  return new AppError('route_not_found', `No route ${request.method} ${request.url.split('?')[0]}.`);
 }
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, err: AppError): FastifyReply {
@@ -74,7 +80,5 @@ export function installErrorHandling(app: FastifyInstance): void {
     request.log.error({ err: error }, 'unhandled error');
     return sendError(request, reply, new AppError('internal_error', 'Something went wrong on our side; it has been logged.'));
   });
-  app.setNotFoundHandler((request, reply) =>
-    sendError(request, reply, new AppError('route_not_found', `No route ${request.method} ${request.url.split('?')[0]}.`)),
-  );
+  app.setNotFoundHandler((request, reply) => sendError(request, reply, routeNotFound(request)));
 }

@@ -7,6 +7,7 @@ import { AppError } from '../lib/errors.ts';
 import type { AuthResult } from '../auth/authenticator.ts';
 import type { RateDecision } from '../rate-limit/bucket.ts';
 import { type Deps, SERVICE_VERSION } from './context.ts';
+import { routeNotFound } from './error-handler.ts';
 import type { VersionHeaders } from './version.ts';
 
 const AUTH_MESSAGES = {
@@ -108,6 +109,10 @@ export function installPipeline(app: FastifyInstance, deps: Deps, version: Versi
     request.startedAt = Date.now();
     reply.header('X-Request-Id', request.id).header('Service-Version', SERVICE_VERSION);
     if (echo) echo(request, reply);
+    // No endpoint has this method and path: answered before its body is read, so that what the
+    // body holds (malformed or deep JSON, a charset, its size) never changes that answer, and no
+    // caller gets a body parsed without naming an endpoint first.
+    if (request.is404) return done(routeNotFound(request));
     // Only routes that declare an operation are API routes; health, docs and byte endpoints are not.
     // All of an API request's waits on the database share one deadline (docs/reliability.md §Lost
     // connections); byte endpoints stream bodies of any length and wait per statement only.
