@@ -38,9 +38,21 @@ function charsetOf(contentType: string | undefined): string | null {
   return m ? m[2]! : null;
 }
 
+/** A body that is there and is not declared JSON. */
+export function notJson(): AppError {
+  return new AppError('unsupported_media_type', 'Request bodies must be JSON, sent with Content-Type: application/json.', { param: 'Content-Type' });
+}
+
 export function installJsonParser(app: FastifyInstance): void {
   const parse = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser(['application/json', 'text/plain']);
+  // An empty body is no body (docs/errors.md §Request bodies), whatever Content-Type a client sends
+  // with it (some send a form type on every POST): only a body that is there must be JSON.
+  app.addContentTypeParser('*', (req, _payload, done) => {
+    const length = req.headers['content-length'];
+    const empty = req.headers['transfer-encoding'] === undefined && (length === undefined || length === '0');
+    done(empty ? null : notJson(), undefined);
+  });
   app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: JSON_BODY_LIMIT }, (req, body, done) => {
     const charset = charsetOf(req.headers['content-type']);
     if (charset !== null && !/^utf-?8$/i.test(charset))
