@@ -120,6 +120,54 @@ eachDialect(
       assert.equal(e413.type, 'payload_too_large');
     });
 
+    test('an unknown route or method is 404 route_not_found whatever its body, never read', async () => {
+      const t = ctx();
+      const s = await seedWorkspace(t);
+      const deep = '['.repeat(100) + ']'.repeat(100);
+      const big = JSON.stringify({ pad: 'x'.repeat(1024 * 1024) });
+      for (const [method, url] of [
+        ['POST', '/v1/nope'],
+        ['PUT', '/v1/lists/lst_x'],
+        ['PATCH', '/v1/accounts/acc_x'],
+        ['POST', '/nope'],
+      ] as const) {
+        for (const [payload, type] of [
+          ['{"name":', 'application/json'],
+          [deep, 'application/json'],
+          [big, 'application/json'],
+          ['{}', 'application/json; charset=iso-8859-1'],
+          ['{"__proto__":{}}', 'application/json'],
+        ] as const) {
+          const res = await t.app.inject({ method, url, headers: headers(s.secret, { 'content-type': type }), payload });
+          assertError(res, 404, 'route_not_found');
+        }
+      }
+    });
+
+    test('an empty body is no body whatever its Content-Type; a body that is there must be JSON', async () => {
+      const t = ctx();
+      const s = await seedWorkspace(t);
+      const del = async (extra: Record<string, string>, payload?: string) => {
+        const list = await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: 'L', $objectType: 'account' } });
+        return t.app.inject({
+          method: 'DELETE',
+          url: `/v1/lists/${list.json().id}`,
+          headers: headers(s.secret, extra),
+          ...(payload === undefined ? {} : { payload }),
+        });
+      };
+      for (const type of ['application/x-www-form-urlencoded', 'text/plain;charset=UTF-8', 'application/octet-stream']) {
+        const none = await del({ 'content-type': type });
+        assert.equal(none.statusCode, 200, none.body);
+        const zero = await del({ 'content-type': type, 'content-length': '0' }, '');
+        assert.equal(zero.statusCode, 200, zero.body);
+        assertError(await del({ 'content-type': type }, '{}'), 415, 'unsupported_media_type', 'Content-Type');
+      }
+      // A required body is still required: its absence is the body schema's 400, not a 415.
+      const res = await t.app.inject({ method: 'POST', url: '/v1/lists', headers: headers(s.secret, { 'content-type': 'application/x-www-form-urlencoded' }) });
+      assertError(res, 400, 'invalid_type');
+    });
+
     test('query parameters are parsed, range-checked, and refused with invalid_parameter', async () => {
       const t = ctx();
       const s = await seedWorkspace(t);
@@ -129,6 +177,15 @@ eachDialect(
         assertError(await call(t, s.secret, 'GET', `/v1/test/page?${q}`), 400, 'invalid_parameter', 'limit');
       }
       assertError(await call(t, s.secret, 'GET', '/v1/test/page?offset=-1'), 400, 'invalid_parameter', 'offset');
+    });
+
+    test('a query parameter with an empty name is named as sent, never as the query string', async () => {
+      const t = ctx();
+      const s = await seedWorkspace(t);
+      for (const url of ['/v1/lists?=1', '/v1/members?limit=2&=x', '/v1/files?=']) {
+        const err = assertError(await call(t, s.secret, 'GET', url), 400, 'invalid_parameter', '');
+        assert.equal(err.message, 'Invalid query parameter "": is not a known parameter.', url);
+      }
     });
 
     test('no key secret is stored in the database or written to the logs in clear', async () => {
