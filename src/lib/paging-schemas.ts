@@ -6,7 +6,9 @@ import { MAX_PAGE } from './paging.ts';
 export const PageQuery = Type.Object(
   {
     limit: Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: MAX_PAGE, description: 'Page size, 1 to 25.' }),
-    offset: Type.Integer({ minimum: 0, maximum: 1_000_000_000, default: 0, description: 'Items to skip.' }),
+    // Any offset past the end answers `data: []` with the true totalCount (docs/design.md
+    // §Pagination and order); the bound is only the largest integer a JSON number holds exactly.
+    offset: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0, description: 'Items to skip.' }),
   },
   { additionalProperties: false },
 );

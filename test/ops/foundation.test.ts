@@ -179,6 +179,26 @@ eachDialect(
       assertError(await call(t, s.secret, 'GET', '/v1/test/page?offset=-1'), 400, 'invalid_parameter', 'offset');
     });
 
+    test('any offset past the end is data [] with the true totalCount, up to 2^53 - 1', async () => {
+      const t = ctx();
+      const s = await seedWorkspace(t);
+      for (let i = 0; i < 3; i++) await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: `L${i}`, $objectType: 'account' } });
+      await call(t, s.secret, 'POST', '/v1/accounts', { fields: { $name: 'Acme' } });
+      for (const offset of [3, 1_000_000_001, 2 ** 31, Number.MAX_SAFE_INTEGER]) {
+        for (const [url, total] of [
+          ['/v1/lists', 3],
+          ['/v1/accounts', 1],
+          ['/v1/accounts?$name[startsWith]=A', 1],
+          ['/v1/members', 1],
+        ] as const) {
+          const res = await call(t, s.secret, 'GET', `${url}${url.includes('?') ? '&' : '?'}offset=${offset}`);
+          assert.equal(res.statusCode, 200, `${url} ${offset}: ${res.body}`);
+          assert.deepEqual(res.json(), { data: [], object: 'list', totalCount: total }, `${url} ${offset}`);
+        }
+      }
+      assertError(await call(t, s.secret, 'GET', `/v1/lists?offset=${2 ** 53}`), 400, 'invalid_parameter', 'offset');
+    });
+
     test('a query parameter with an empty name is named as sent, never as the query string', async () => {
       const t = ctx();
       const s = await seedWorkspace(t);
