@@ -54,6 +54,16 @@ export function installJsonParser(app: FastifyInstance): void {
     done(empty ? null : notJson(), undefined);
   });
   app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: JSON_BODY_LIMIT }, (req, body, done) => {
+    // A content coding (gzip, br, …) is not decoded: a body declared coded is refused rather than
+    // read as the JSON it is not, or as plain when it was declared otherwise.
+    const coding = req.headers['content-encoding'];
+    if (coding !== undefined && (body as Buffer).length > 0 && !/^\s*identity\s*$/i.test(coding))
+      return done(
+        new AppError('unsupported_media_type', `Request bodies are not content-coded; Content-Encoding "${coding}" is not accepted.`, {
+          param: 'Content-Encoding',
+        }),
+        undefined,
+      );
     const charset = charsetOf(req.headers['content-type']);
     if (charset !== null && !/^utf-?8$/i.test(charset))
       return done(

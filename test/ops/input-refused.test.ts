@@ -1,7 +1,7 @@
 // Bad input is refused, never reshaped (docs/errors.md §Dates, §Request bodies, §Numbers in query
 // strings, §Before routing): impossible calendar dates, bytes that are not UTF-8, a body in another
-// charset, integers in query strings written any other way than decimal digits, and what Node's
-// HTTP parser refuses before routing, answered in the documented shape.
+// charset or content coding, integers in query strings written any other way than decimal digits,
+// and what Node's HTTP parser refuses before routing, answered in the documented shape.
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { test } from 'node:test';
@@ -140,6 +140,36 @@ eachDialect('bad input refused', (ctx) => {
       assert.equal(res.statusCode, 415, `${type}: ${res.body}`);
       assert.deepEqual([res.json().error.code, res.json().error.param], ['unsupported_media_type', 'Content-Type']);
     }
+  });
+
+  test('a body declared content-coded is 415 naming Content-Encoding, never read as plain JSON; identity is plain', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const { gzipSync } = await import('node:zlib');
+    const json = '{"fields":{"$name":"A","$objectType":"account"}}';
+    for (const [coding, payload] of [
+      ['gzip', gzipSync(json)],
+      ['br', json],
+      ['deflate, gzip', json],
+    ] as const) {
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/v1/lists',
+        headers: headers(s.secret, { 'content-type': 'application/json', 'content-encoding': coding }),
+        payload,
+      });
+      assert.equal(res.statusCode, 415, `${coding}: ${res.body}`);
+      assert.deepEqual([res.json().error.code, res.json().error.param], ['unsupported_media_type', 'Content-Encoding']);
+    }
+    const lists = await call(t, s.secret, 'GET', '/v1/lists');
+    assert.equal(lists.json().totalCount, 0, 'nothing was created');
+    const plain = await t.app.inject({
+      method: 'POST',
+      url: '/v1/lists',
+      headers: headers(s.secret, { 'content-type': 'application/json', 'content-encoding': 'identity' }),
+      payload: json,
+    });
+    assert.equal(plain.statusCode, 200, plain.body);
   });
 
   test('limit and offset only as decimal digits: 1e1, 0x10, " 5 ", +5, -0 and 5.0 are 400 invalid_parameter', async () => {
