@@ -9,7 +9,7 @@
 import type { TypeDefinitions } from '../definitions/service.ts';
 import { ImportError, type ImportContext } from '../import/kind.ts';
 import { foldText, indexedText } from '../lib/fold.ts';
-import { recordIdsByValues, valueTaken } from './index/repository.ts';
+import { recordIdsByValues, storedInstant, valueTaken } from './index/repository.ts';
 
 /** One value of a unique field, on the line that writes it into record `id`. */
 export interface UniqueValue {
@@ -79,7 +79,8 @@ async function heldElsewhere(ctx: ImportContext, kind: string, values: readonly 
   };
   const ws = ctx.actor.workspaceId;
   for (const field of new Set(values.map((u) => u.field))) {
-    const texts = values.filter((u) => u.field === field && typeof u.value === 'string');
+    // A DATETIME is indexed as its instant: its values are looked up one by one (valueTaken).
+    const texts = values.filter((u) => u.field === field && typeof u.value === 'string' && storedInstant(u.value) === undefined);
     const holders = await recordIdsByValues(
       ctx.db,
       ws,
@@ -88,6 +89,7 @@ async function heldElsewhere(ctx: ImportContext, kind: string, values: readonly 
       texts.map((u) => indexed(u.value).slice(2)),
     );
     for (const u of texts) if ((holders.get(indexed(u.value).slice(2)) ?? []).some((id) => id !== u.id)) refuse(u);
-    for (const u of values) if (u.field === field && typeof u.value !== 'string' && (await valueTaken(ctx.db, ws, kind, field, u.value, u.id))) refuse(u);
+    const byText = new Set(texts);
+    for (const u of values) if (u.field === field && !byText.has(u) && (await valueTaken(ctx.db, ws, kind, field, u.value, u.id))) refuse(u);
   }
 }

@@ -78,4 +78,21 @@ eachDialect('import: unique fields', (ctx) => {
       BULK_LOAD.min = min;
     }
   });
+
+  test('a unique DATETIME held by a record is refused however the line writes the instant', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const signed = { ...CODE, externalId: 'd-signed', key: 'signed', label: 'Signed', valueType: 'DATETIME' };
+    const line = (externalId: string, at: string) => ({
+      object: 'contact',
+      externalId,
+      fields: { $name: { value: { firstName: externalId } }, signed: { value: at } },
+    });
+    assert.equal((await importLines(t, s, 'dt1', [signed, line('c-1', '2026-03-01T09:00:00Z')])).code, 0);
+    const r = await importLines(t, s, 'dt2', [signed, line('c-2', '2026-03-01T10:00:00+01:00')]);
+    assert.equal(r.code, 1, r.err);
+    assert.match(r.err, /fields\.signed\.value: "2026-03-01T09:00:00\.000Z": another contact already holds it/);
+    // The record holding it may be imported again with it.
+    assert.equal((await importLines(t, s, 'dt3', [signed, line('c-1', '2026-03-01T09:00:00.000Z')])).code, 0);
+  });
 });

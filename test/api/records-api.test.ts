@@ -155,6 +155,24 @@ eachDialect('records API', (ctx) => {
     await ok(s, 'POST', `/v1/accounts/${first.id}`, { fields: { code: 'X-1' } });
   });
 
+  test('a unique DATETIME refuses the same instant, however it is written', async () => {
+    const s = await seedWorkspace(ctx());
+    await addField(operatorCtx(ctx().deps.db.kysely, s.workspaceId), {
+      objectType: 'account',
+      key: 'signed',
+      label: 'Signed',
+      valueType: 'DATETIME',
+      unique: true,
+    });
+    const first = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'A', signed: '2026-03-01T10:00:00+01:00' } });
+    for (const same of ['2026-03-01T09:00:00Z', '2026-03-01T09:00:00.000Z']) {
+      const res = await api(s, 'POST', '/v1/accounts', { fields: { $name: 'B', signed: same } });
+      assert.deepEqual([res.statusCode, res.json().error?.code, res.json().error?.param], [409, 'duplicate_value', 'fields.signed'], same);
+    }
+    await ok(s, 'POST', `/v1/accounts/${first.id}`, { fields: { signed: '2026-03-01T09:00:00Z' } });
+    await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'C', signed: '2026-03-01T09:00:00.001Z' } });
+  });
+
   test('update: null clears, nothing changed leaves updatedAt, relationships add/remove/replace', async () => {
     const s = await seedWorkspace(ctx());
     const t: TestApp = ctx();
