@@ -222,6 +222,9 @@ export async function buildDefinitions(ctx: Ctx, objectType: string): Promise<Ty
 }
 
 const MULTI_CAPABLE = new Set<ValueType>(['EMAIL', 'URL', 'TELEPHONE', 'SOCIAL_HANDLE']);
+// A unique value is compared whole through one row of the value index; an ADDRESS has a row per
+// part and a FULL_NAME's object is never looked up, so neither could hold `unique`.
+const NEVER_UNIQUE = new Set<ValueType>(['ADDRESS', 'FULL_NAME']);
 const CURRENCY_CODE = /^[A-Z]{3}$/;
 
 export interface AddFieldInput {
@@ -259,6 +262,7 @@ export async function addField(ctx: Ctx, input: AddFieldInput): Promise<FieldDef
   if (!CUSTOM_KEY.test(input.key)) throw new InputError('must match ^[a-z][a-z0-9_]{0,62}$', 'key');
   if (defs.fields.has(input.key) || defs.archived.has(input.key) || defs.relationships.has(input.key))
     throw new InputError(`"${input.key}" is already defined`, 'key');
+  if (input.unique && NEVER_UNIQUE.has(input.valueType)) throw new InputError('ADDRESS and FULL_NAME fields cannot be unique', 'unique');
   if (input.multipleValues && !MULTI_CAPABLE.has(input.valueType))
     throw new InputError('only EMAIL, URL, TELEPHONE and SOCIAL_HANDLE fields take multipleValues', 'multipleValues');
   if (input.currency !== undefined && (input.valueType !== 'CURRENCY' || !CURRENCY_CODE.test(input.currency)))

@@ -199,6 +199,11 @@ for (const dialect of testDialects()) {
       assert.equal((await add('--key', 'n', '--label', 'N', '--value-type', 'INTEGER')).code, 2);
       assert.equal((await add('--key', 'n', '--label', 'N', '--value-type', 'TEXT', '--multiple-values')).code, 1);
       assert.equal((await add('--key', 'n', '--label', 'N', '--value-type', 'TEXT', '--currency', 'EUR')).code, 1);
+      // A unique value is compared whole through one row of the value index, which these have not.
+      for (const valueType of ['ADDRESS', 'FULL_NAME']) {
+        const unique = await add('--key', 'n', '--label', 'N', '--value-type', valueType, '--unique');
+        assert.deepEqual([unique.code, unique.err], [1, 'rolodex definition: ADDRESS and FULL_NAME fields cannot be unique'], valueType);
+      }
       assert.equal((await add('--key', 'n', '--label', 'N', '--relationship', '--cardinality', 'many', '--target', 'contact')).code, 2);
       const target = await add('--key', 'n', '--label', 'N', '--relationship', '--cardinality', 'has_one', '--target', 'widget');
       assert.deepEqual([target.code, target.err], [1, 'rolodex definition: unknown object type "widget"']);
