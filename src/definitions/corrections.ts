@@ -6,8 +6,7 @@
 import type { Ctx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
 import * as repo from './repository.ts';
-import { loadDefinitions } from './service.ts';
-import { longerThan } from '../lib/chars.ts';
+import { checkLabel, loadDefinitions } from './service.ts';
 
 export interface RenameInput {
   objectType: string;
@@ -16,15 +15,16 @@ export interface RenameInput {
   description?: string | null;
 }
 
-function checkLabel(label: string): string {
+function trimmedLabel(label: string): string {
   const l = label.trim();
-  if (l.length < 1 || longerThan(l, 255)) throw new InputError('must be 1 to 255 characters', 'label');
+  checkLabel(l);
   return l;
 }
 
 /** Renames a custom field or relationship of the type (a field first, as keys are shared). */
 export async function renameDefinition(ctx: Ctx, input: RenameInput): Promise<{ id: string; label: string }> {
-  const label = checkLabel(input.label);
+  const label = trimmedLabel(input.label);
+  checkLabel(label, input.description);
   const ws = ctx.actor.workspaceId;
   const defs = await loadDefinitions(ctx, { objectType: input.objectType });
   if (!defs) throw new InputError(`unknown object type "${input.objectType}"`, 'type');
@@ -47,7 +47,7 @@ export async function renameOption(
   ctx: Ctx,
   input: { objectType: string; fieldKey: string; option: string; label: string },
 ): Promise<{ id: string; label: string }> {
-  const label = checkLabel(input.label);
+  const label = trimmedLabel(input.label);
   const defs = await loadDefinitions(ctx, { objectType: input.objectType });
   const field = defs?.fields.get(input.fieldKey);
   if (!field?.options) throw new InputError(`${input.objectType} has no select field "${input.fieldKey}"`, 'field');

@@ -4,8 +4,7 @@ import type { Ctx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
 import { isoNow } from '../lib/ids.ts';
 import * as repo from './repository.ts';
-import { CUSTOM_KEY } from './service.ts';
-import { longerThan } from '../lib/chars.ts';
+import { checkLabel, CUSTOM_KEY } from './service.ts';
 
 /** Names a custom type can never take: the system types and the other objects of the API. */
 export const RESERVED_TYPES: ReadonlySet<string> = new Set([
@@ -32,7 +31,7 @@ export interface ObjectType {
 export async function defineObjectType(ctx: Ctx, input: { slug: string; label: string }): Promise<ObjectType> {
   if (!CUSTOM_KEY.test(input.slug)) throw new InputError('must match ^[a-z][a-z0-9_]{0,62}$', 'slug');
   if (RESERVED_TYPES.has(input.slug)) throw new InputError(`"${input.slug}" is the name of a system type`, 'slug');
-  if (input.label.length < 1 || longerThan(input.label, 255)) throw new InputError('must be 1 to 255 characters', 'label');
+  checkLabel(input.label);
   if (await repo.findObjectType(ctx.db, ctx.actor.workspaceId, input.slug)) throw new InputError(`object type "${input.slug}" exists`, 'slug');
   await repo.insertObjectType(ctx.db, { workspace_id: ctx.actor.workspaceId, slug: input.slug, label: input.label, created_at: isoNow(ctx.now) });
   return { objectType: input.slug, label: input.label };

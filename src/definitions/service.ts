@@ -243,6 +243,16 @@ export interface AddFieldInput {
   archived?: boolean;
 }
 
+/**
+ * The bounds of a definition's label (1 to 255 characters, not only white space) and description
+ * (at most 10,000), the same whoever writes them, so that `rolodex export` writes only what the
+ * import kind `definition` reads back (docs/import.md §definition).
+ */
+export function checkLabel(label: string, description?: string | null): void {
+  if (label.trim() === '' || longerThan(label, 255)) throw new InputError('must be 1 to 255 characters, not only white space', 'label');
+  if (description != null && longerThan(description, 10_000)) throw new InputError('must be at most 10,000 characters', 'description');
+}
+
 async function requireType(ctx: Ctx, objectType: string): Promise<TypeDefinitions> {
   const defs = await loadDefinitions(ctx, { objectType });
   if (!defs) throw new InputError(`unknown object type "${objectType}"`, 'objectType');
@@ -259,6 +269,7 @@ function allowsCustom(objectType: string, what: 'fields' | 'relationships'): voi
 export async function addField(ctx: Ctx, input: AddFieldInput): Promise<FieldDef> {
   const defs = await requireType(ctx, input.objectType);
   allowsCustom(input.objectType, 'fields');
+  checkLabel(input.label, input.description);
   if (!CUSTOM_KEY.test(input.key)) throw new InputError('must match ^[a-z][a-z0-9_]{0,62}$', 'key');
   if (defs.fields.has(input.key) || defs.archived.has(input.key) || defs.relationships.has(input.key))
     throw new InputError(`"${input.key}" is already defined`, 'key');
@@ -299,7 +310,7 @@ export async function addOption(ctx: Ctx, input: { objectType: string; fieldKey:
   const defs = await requireType(ctx, input.objectType);
   const field = defs.fields.get(input.fieldKey) ?? defs.archived.get(input.fieldKey);
   if (!field?.options) throw new InputError(`"${input.fieldKey}" is not a select field of ${input.objectType}`, 'field');
-  if (input.label.length < 1 || longerThan(input.label, 255)) throw new InputError('must be 1 to 255 characters', 'label');
+  checkLabel(input.label, input.description);
   if (field.options.some((o) => o.label === input.label)) throw new InputError(`option "${input.label}" exists`, 'label');
   const option = { id: newId('opt', ctx.now), label: input.label, description: input.description ?? null };
   await repo.insertOption(ctx.db, { ...option, workspace_id: ctx.actor.workspaceId, object_type: input.objectType, field_key: input.fieldKey });
@@ -313,6 +324,7 @@ export async function addRelationship(
 ): Promise<RelationshipDef> {
   const defs = await requireType(ctx, input.objectType);
   allowsCustom(input.objectType, 'relationships');
+  checkLabel(input.label, input.description);
   if (!CUSTOM_KEY.test(input.key)) throw new InputError('must match ^[a-z][a-z0-9_]{0,62}$', 'key');
   if (defs.fields.has(input.key) || defs.archived.has(input.key) || defs.relationships.has(input.key))
     throw new InputError(`"${input.key}" is already defined`, 'key');

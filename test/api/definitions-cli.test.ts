@@ -221,6 +221,31 @@ for (const dialect of testDialects()) {
       );
     });
 
+    test('labels and descriptions are bounded as the import reads them back, whoever writes them', async () => {
+      const ws = await workspace();
+      const at = ['--workspace', ws, '--type', 'account'];
+      const long = 'x'.repeat(256);
+      const longer = 'y'.repeat(10_001);
+      const refused = async (args: string[], message: string) => {
+        const r = await rolodex('definition', ...args);
+        assert.deepEqual([r.code, r.err], [1, `rolodex definition: ${message}`], args.join(' '));
+      };
+      const label = 'must be 1 to 255 characters, not only white space';
+      await refused(['add', ...at, '--key', 'a', '--label', long, '--value-type', 'TEXT'], label);
+      await refused(['add', ...at, '--key', 'a', '--label', 'A', '--value-type', 'TEXT', '--description', longer], 'must be at most 10,000 characters');
+      await refused(['add', ...at, '--key', 'r', '--label', long, '--relationship', '--cardinality', 'has_one', '--target', 'contact'], label);
+      await refused(['option', 'add', ...at, '--field', '$headcount', '--label', 'Big', '--description', longer], 'must be at most 10,000 characters');
+      await refused(['type', 'add', '--workspace', ws, '--slug', 'project', '--label', long], label);
+      assert.equal((await rolodex('definition', 'add', ...at, '--key', 'a', '--label', 'A', '--value-type', 'TEXT')).code, 0);
+      await refused(['rename', ...at, '--key', 'a', '--label', 'B', '--description', longer], 'must be at most 10,000 characters');
+      // What is there is exported and imported again as it is.
+      const file = join(tdb.dataDir, `bounded-${ws}.ndjson`);
+      assert.equal((await rolodex('export', '--workspace', ws, file)).code, 0);
+      const other = await workspace();
+      const imported = await rolodex('import', '--workspace', other, file);
+      assert.equal(imported.code, 0, imported.err);
+    });
+
     const importFile = (name: string, objects: object[]) => {
       const file = join(tdb.dataDir, name);
       writeFileSync(file, objects.map((o) => JSON.stringify(o)).join('\n'));
