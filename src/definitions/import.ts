@@ -8,13 +8,14 @@ import { InputError } from '../lib/errors.ts';
 import { VALUE_TYPES, type ValueType } from '../lib/value-types.ts';
 import type { HandleService } from './catalogue.ts';
 import { defineObjectType, findObjectType } from './object-types.ts';
+import { findFieldRow } from './repository.ts';
 import { type AddFieldInput, addField, addOption, addRelationship, loadDefinitions, type TypeDefinitions } from './service.ts';
 import { longerThan } from '../lib/chars.ts';
 
 const HANDLE_SERVICES = ['TWITTER', 'LINKEDIN', 'FACEBOOK', 'INSTAGRAM'];
 
 export type DefinitionInput =
-  | { definition: 'field'; field: AddFieldInput & { description: string | null }; options: string[] }
+  | { definition: 'field'; field: AddFieldInput & { description: string | null }; options: OptionInput[] }
   | {
       definition: 'relationship';
       relationship: { objectType: string; key: string; label: string; description: string | null; cardinality: 'has_one' | 'has_many'; targetType: string };
@@ -34,14 +35,31 @@ function flag(raw: Record<string, unknown>, field: string): boolean {
   return v === true;
 }
 
-function labels(raw: Record<string, unknown>): string[] {
+/** An option of a field line: its label, and its description where the line gives one. */
+interface OptionInput {
+  label: string;
+  description?: string | null;
+}
+
+/** `options` of a field line: labels, or `{label, description?}` for an option with a description. */
+function options(raw: Record<string, unknown>): OptionInput[] {
   const v = raw.options ?? [];
   if (!Array.isArray(v)) throw new InputError('must be an array of option labels', 'options');
-  v.forEach((x, i) => {
-    if (typeof x !== 'string' || x.length < 1 || longerThan(x, 255)) throw new InputError('must be a string of 1 to 255 characters', `options[${i}]`);
-    if (v.indexOf(x) !== i) throw new InputError(`"${x}" appears twice`, `options[${i}]`);
+  const out = v.map((x: unknown, i): OptionInput => {
+    if (typeof x === 'string') return { label: x };
+    if (x === null || typeof x !== 'object' || Array.isArray(x)) throw new InputError('must be a label or an object {label, description}', `options[${i}]`);
+    const o = x as Record<string, unknown>;
+    for (const k of Object.keys(o)) if (k !== 'label' && k !== 'description') throw new InputError('is not a known field', `options[${i}].${k}`);
+    if (typeof o.label !== 'string') throw new InputError('must be a string', `options[${i}].label`);
+    if (o.description !== undefined && o.description !== null && (typeof o.description !== 'string' || longerThan(o.description, 10_000)))
+      throw new InputError('must be a string of at most 10,000 characters, or null', `options[${i}].description`);
+    return { label: o.label, ...(o.description !== undefined ? { description: o.description } : {}) };
   });
-  return v as string[];
+  out.forEach(({ label }, i) => {
+    if (label.length < 1 || longerThan(label, 255)) throw new InputError('must be a string of 1 to 255 characters', `options[${i}]`);
+    if (out.findIndex((o) => o.label === label) !== i) throw new InputError(`"${label}" appears twice`, `options[${i}]`);
+  });
+  return out;
 }
 
 function check(raw: Record<string, unknown>): DefinitionInput {
@@ -97,14 +115,14 @@ function check(raw: Record<string, unknown>): DefinitionInput {
     multipleValues: flag(raw, 'multipleValues'),
     archived: flag(raw, 'archived'),
   };
-  const options = labels(raw);
-  if (options.length > 0 && valueType !== 'SINGLE_SELECT' && valueType !== 'MULTI_SELECT')
+  const listed = options(raw);
+  if (listed.length > 0 && valueType !== 'SINGLE_SELECT' && valueType !== 'MULTI_SELECT')
     throw new InputError('for SINGLE_SELECT and MULTI_SELECT fields only', 'options');
   const defaultCountry = str(raw, 'defaultCountry') ?? undefined;
   return {
     definition: 'field',
     field: { ...field, ...(currency ? { currency } : {}), ...(handleService ? { handleService } : {}), ...(defaultCountry ? { defaultCountry } : {}) },
-    options,
+    options: listed,
   };
 }
 
@@ -112,6 +130,11 @@ function check(raw: Record<string, unknown>): DefinitionInput {
 function same(line: number, what: string, pairs: Array<[string, unknown, unknown]>): void {
   for (const [field, have, want] of pairs)
     if (have !== want) throw new ImportError(line, field, `${what} exists with ${field} ${JSON.stringify(have)}, not ${JSON.stringify(want)}`);
+}
+
+async function ownDefaultCountry(ctx: ImportContext, objectType: string, key: string): Promise<string | null> {
+  const row = await findFieldRow(ctx.db, ctx.actor.workspaceId, objectType, key);
+  return row ? ((JSON.parse(row.config) as { defaultCountry?: string }).defaultCountry ?? null) : null;
 }
 
 async function apply(ctx: ImportContext, item: ImportItem<DefinitionInput>, defs: (type: string) => Promise<TypeDefinitions>): Promise<string> {
@@ -134,6 +157,8 @@ async function apply(ctx: ImportContext, item: ImportItem<DefinitionInput>, defs
         ['unique', def.unique, f.unique],
         ['multipleValues', def.multipleValues, f.multipleValues],
         ['handleService', def.handleService, f.handleService ?? null],
+        // The field's own country, not the workspace's that its definition falls back to.
+        ['defaultCountry', await ownDefaultCountry(ctx, f.objectType, f.key), f.defaultCountry?.toUpperCase() ?? null],
         // Archiving is `rolodex definition archive|unarchive`, which re-indexes (docs/import.md §definition).
         ['archived', d.archived.has(f.key), f.archived],
       ];
@@ -142,7 +167,11 @@ async function apply(ctx: ImportContext, item: ImportItem<DefinitionInput>, defs
       if (def.label !== f.label || def.description !== f.description)
         await renameDefinition(ctx, { objectType: f.objectType, key: f.key, label: f.label, description: f.description });
     } else def = await addField(ctx, f);
-    for (const label of v.options) if (!def.options?.some((o) => o.label === label)) await addOption(ctx, { objectType: f.objectType, fieldKey: f.key, label });
+    for (const [i, o] of v.options.entries()) {
+      const existing = def.options?.find((x) => x.label === o.label);
+      if (!existing) await addOption(ctx, { objectType: f.objectType, fieldKey: f.key, label: o.label, description: o.description ?? null });
+      else if (o.description !== undefined) same(line, `option "${o.label}" of ${f.key}`, [[`options[${i}].description`, existing.description, o.description]]);
+    }
     return def.id;
   }
   if (v.definition === 'relationship') {

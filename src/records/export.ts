@@ -39,8 +39,18 @@ export async function* definitionLines(ctx: Ctx): AsyncGenerator<Line> {
     .orderBy('id')
     .execute();
   for (const f of fields) {
-    const config = JSON.parse(f.config) as { currency?: string; unique?: boolean; multipleValues?: boolean; handleService?: string; archived?: boolean };
-    const labels = options.filter((o) => o.object_type === f.object_type && o.field_key === f.key).map((o) => o.label);
+    const config = JSON.parse(f.config) as {
+      currency?: string;
+      unique?: boolean;
+      multipleValues?: boolean;
+      handleService?: string;
+      defaultCountry?: string;
+      archived?: boolean;
+    };
+    // An option with a description is written whole, so that the import keeps it (docs/import.md §definition).
+    const labels = options
+      .filter((o) => o.object_type === f.object_type && o.field_key === f.key)
+      .map((o) => (o.description === null ? o.label : { label: o.label, description: o.description }));
     yield {
       object: 'definition',
       externalId: `field:${f.object_type}:${f.key}`,
@@ -54,6 +64,7 @@ export async function* definitionLines(ctx: Ctx): AsyncGenerator<Line> {
       ...(config.unique ? { unique: true } : {}),
       ...(config.multipleValues ? { multipleValues: true } : {}),
       ...(config.handleService ? { handleService: config.handleService } : {}),
+      ...(config.defaultCountry ? { defaultCountry: config.defaultCountry } : {}),
       ...(labels.length > 0 ? { options: labels } : {}),
       ...(config.archived ? { archived: true } : {}),
     };
