@@ -29,12 +29,24 @@ function memberOf(def: FieldDef, name: string): string | undefined {
 function column(defs: TypeDefinitions, header: string): Column {
   const h = header.trim();
   if (fold(h) === 'externalid' || fold(h) === 'external id') return { kind: 'externalId' };
-  const find = <T extends { key: string; label: string }>(defs: Map<string, T>, name: string): T | undefined =>
-    defs.get(name) ?? [...defs.values()].find((d) => fold(d.label) === fold(name) || fold(d.key) === fold(name));
-  const field = find(defs.fields, h);
-  if (field) return { kind: 'field', def: field };
+  // A key names its definition; a label (or a key in another case) must name only one of the
+  // fields and the relationships stored on the type, or the column would fill one of them silently.
+  const find = (name: string): FieldDef | RelationshipDef | undefined => {
+    const exact = defs.fields.get(name) ?? defs.relationships.get(name);
+    if (exact) return exact;
+    const named = (d: FieldDef | RelationshipDef) => fold(d.label) === fold(name) || fold(d.key) === fold(name);
+    const rels = [...defs.relationships.values()];
+    const all = [...defs.fields.values(), ...rels.filter((r) => r.storage.kind === 'own')].filter(named);
+    if (all.length > 1)
+      throw new InputError(`names several fields or relationships: name one by its key, ${all.map((d) => `${d.key} (${d.label})`).join(' or ')}`, h);
+    return all[0] ?? rels.find(named);
+  };
+  const isField = (d: FieldDef | RelationshipDef | undefined): d is FieldDef => d !== undefined && defs.fields.get(d.key) === d;
+  const named = find(h);
+  if (isField(named)) return { kind: 'field', def: named };
   const dot = h.lastIndexOf('.');
-  const parent = dot > 0 ? find(defs.fields, h.slice(0, dot)) : undefined;
+  const before = dot > 0 ? find(h.slice(0, dot)) : undefined;
+  const parent = isField(before) ? before : undefined;
   const members = parent ? Object.keys(valueMembers(parent.valueType)) : [];
   if (parent && members.length > 0) {
     const member = memberOf(parent, h.slice(dot + 1));
@@ -42,7 +54,7 @@ function column(defs: TypeDefinitions, header: string): Column {
       throw new InputError(`${parent.key} (${parent.valueType}) has no member "${h.slice(dot + 1)}"; its members: ${members.join(', ')}`, h);
     return { kind: 'field', def: parent, member };
   }
-  const rel = find(defs.relationships, h);
+  const rel = named;
   if (rel) {
     if (rel.storage.kind !== 'own') throw new InputError(`relationship ${rel.key} is not stored on ${defs.objectType}: import it from the other end`, h);
     return { kind: 'relationship', def: rel };

@@ -197,6 +197,40 @@ eachDialect('rolodex import of CSV', (ctx) => {
     assert.equal((await call(t, s.secret, 'GET', '/v1/contacts')).json().totalCount, 1);
   });
 
+  test('a label that several fields or relationships share names none of them: the header is refused, naming their keys', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const ws = s.workspaceId;
+    const field = (key: string, label: string) =>
+      JSON.stringify({ object: 'definition', externalId: `d-${key}`, definition: 'field', objectType: 'account', key, label, valueType: 'TEXT' });
+    const defs = await rolodex(t, ['import', '--workspace', ws, file(t, 'labels.ndjson', [field('site', 'Website'), field('boss', 'owner')].join('\n'))]);
+    assert.equal(defs.code, 0, defs.err);
+    await refusedHeaders(t, ws, [
+      [
+        'account',
+        'externalId,Name,Website\na1,Acme,https://acme.test\n',
+        'line 1: Website: names several fields or relationships: name one by its key, $website (Website) or site (Website)',
+      ],
+      [
+        'account',
+        'externalId,Name,Owner\na1,Acme,u1\n',
+        'line 1: Owner: names several fields or relationships: name one by its key, boss (owner) or $owner (Owner)',
+      ],
+    ]);
+    assert.equal((await call(t, s.secret, 'GET', '/v1/accounts')).json().totalCount, 0);
+    const byKey = await rolodex(t, [
+      'import',
+      '--workspace',
+      ws,
+      '--type',
+      'account',
+      file(t, 'keys.csv', 'externalId,Name,site,$website\na1,Acme,our site,https://acme.test\n'),
+    ]);
+    assert.equal(byKey.code, 0, byKey.err);
+    const [acme] = (await call(t, s.secret, 'GET', '/v1/accounts')).json().data as { fields: Record<string, { value: unknown }> }[];
+    assert.deepEqual([acme?.fields.site?.value, acme?.fields.$website?.value], ['our site', ['https://acme.test']]);
+  });
+
   test('a header naming one field, relationship or externalId in two columns is refused, naming both; nothing is written', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);
