@@ -54,7 +54,13 @@ export async function renameOption(
   const option = field.options.find((o) => o.id === input.option) ?? field.options.find((o) => o.label === input.option);
   if (!option) throw new InputError(`"${input.fieldKey}" has no option "${input.option}"`, 'option');
   if (field.options.some((o) => o.id !== option.id && o.label === label)) throw new InputError(`"${input.fieldKey}" already has an option "${label}"`, 'label');
-  if ((await repo.updateOptionLabel(ctx.db, ctx.actor.workspaceId, option.id, label)) === 0)
+  if ((await repo.updateOption(ctx.db, ctx.actor.workspaceId, option.id, { label })) === 0)
     throw new InputError(`option ${option.id} is a default option: its label is fixed`, 'option');
   return { id: option.id, label };
+}
+
+/** Corrects the description of an option operators added (a re-import of it, docs/import.md §definition). */
+export async function describeOption(ctx: Ctx, input: { optionId: string; description: string | null }): Promise<void> {
+  if ((await repo.updateOption(ctx.db, ctx.actor.workspaceId, input.optionId, { description: input.description })) === 0)
+    throw new InputError(`option ${input.optionId} is a default option: it takes no description`, 'description');
 }

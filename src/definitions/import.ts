@@ -3,7 +3,7 @@
 // label), so that importing the same definitions again changes nothing and a different one under
 // a taken key is refused.
 import { type ImportContext, ImportError, type ImportItem, type ImportKind, onlyFields, str } from '../import/kind.ts';
-import { renameDefinition } from './corrections.ts';
+import { describeOption, renameDefinition } from './corrections.ts';
 import { InputError } from '../lib/errors.ts';
 import { VALUE_TYPES, type ValueType } from '../lib/value-types.ts';
 import type { HandleService } from './catalogue.ts';
@@ -167,10 +167,12 @@ async function apply(ctx: ImportContext, item: ImportItem<DefinitionInput>, defs
       if (def.label !== f.label || def.description !== f.description)
         await renameDefinition(ctx, { objectType: f.objectType, key: f.key, label: f.label, description: f.description });
     } else def = await addField(ctx, f);
-    for (const [i, o] of v.options.entries()) {
+    for (const o of v.options) {
       const existing = def.options?.find((x) => x.label === o.label);
       if (!existing) await addOption(ctx, { objectType: f.objectType, fieldKey: f.key, label: o.label, description: o.description ?? null });
-      else if (o.description !== undefined) same(line, `option "${o.label}" of ${f.key}`, [[`options[${i}].description`, existing.description, o.description]]);
+      // A label alone says nothing of the description; a description given corrects it.
+      else if (o.description !== undefined && o.description !== existing.description)
+        await describeOption(ctx, { optionId: existing.id, description: o.description });
     }
     return def.id;
   }
@@ -189,9 +191,11 @@ async function apply(ctx: ImportContext, item: ImportItem<DefinitionInput>, defs
     return def.id;
   }
   const o = v.option;
-  const existing = (await defs(o.objectType)).fields.get(o.fieldKey)?.options?.find((x) => x.label === o.label);
+  const d = await defs(o.objectType);
+  const existing = (d.fields.get(o.fieldKey) ?? d.archived.get(o.fieldKey))?.options?.find((x) => x.label === o.label);
   if (!existing) return (await addOption(ctx, o)).id;
-  same(line, `option "${o.label}" of ${o.fieldKey}`, [['description', existing.description, o.description]]);
+  // The description is corrected in place, keeping the id (docs/records.md §Correcting definitions).
+  if (existing.description !== o.description) await describeOption(ctx, { optionId: existing.id, description: o.description });
   return existing.id;
 }
 

@@ -163,7 +163,8 @@ export async function updateRelationship(
   return Number(r.numUpdatedRows);
 }
 
-export async function updateOptionLabel(db: Executor, workspaceId: string, id: string, label: string): Promise<number> {
-  const r = await db.updateTable('select_options').set({ label }).where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+/** Updates an option operators added; 0 for a default option, which has no row. */
+export async function updateOption(db: Executor, workspaceId: string, id: string, set: Partial<Pick<OptionRow, 'label' | 'description'>>): Promise<number> {
+  const r = await db.updateTable('select_options').set(set).where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
   return Number(r.numUpdatedRows);
 }

@@ -9,6 +9,7 @@ import { test } from 'node:test';
 import type { Io } from '../../src/cli/io.ts';
 import { main } from '../../src/cli/main.ts';
 import { call, eachDialect, type Seeded, seedWorkspace, type TestApp } from '../helpers/app.ts';
+import { rolodex } from '../helpers/cli.ts';
 
 async function cli(t: TestApp, ...args: string[]) {
   const out: string[] = [];
@@ -94,5 +95,52 @@ eachDialect('definitions corrected', (ctx) => {
       (f: { key: string }) => f.key === 'tier',
     );
     assert.deepEqual([tier.label, tier.description], ['Level', 'Customer level']);
+  });
+
+  test('a re-import of an option with another description corrects it, keeping its id', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const hold = (label: string, description: string | null) => ({
+      object: 'definition',
+      externalId: `d-${label}`,
+      definition: 'option',
+      objectType: 'opportunity',
+      field: '$stage',
+      label,
+      description,
+    });
+    const tier = (description: string) => ({
+      object: 'definition',
+      externalId: 'd-tier',
+      definition: 'field',
+      objectType: 'account',
+      key: 'tier',
+      label: 'Tier',
+      valueType: 'SINGLE_SELECT',
+      options: [{ label: 'Gold', description }, 'Silver'],
+    });
+    const file = join(t.tdb.dataDir, `options-${s.workspaceId}.ndjson`);
+    const load = (...lines: object[]) => {
+      writeFileSync(file, lines.map((l) => JSON.stringify(l)).join('\n'));
+      return cli(t, 'import', '--workspace', s.workspaceId, file, '--json');
+    };
+    const first = await load(hold('On hold', 'Paused'), tier('Top'));
+    const second = await load(hold('On hold', 'Waiting on the client'), tier('Pays the most'));
+    assert.deepEqual(second.ids, first.ids);
+    const stage = (await ok(s, 'GET', '/v1/opportunities/definitions')).fieldDefinitions.$stage.typeConfiguration.options.at(-1);
+    assert.deepEqual(stage, { id: first.ids.definition['d-On hold'], label: 'On hold', description: 'Waiting on the client' });
+    const gold = (await ok(s, 'GET', '/v1/accounts/definitions')).fieldDefinitions.tier.typeConfiguration.options;
+    assert.deepEqual(
+      gold.map((o: { label: string; description: string | null }) => [o.label, o.description]),
+      [
+        ['Gold', 'Pays the most'],
+        ['Silver', null],
+      ],
+    );
+    // A default option has no row, and no description to correct.
+    writeFileSync(file, JSON.stringify(hold('Lead', 'First touch')));
+    const lead = await rolodex(t, ['import', '--workspace', s.workspaceId, file]);
+    assert.equal(lead.code, 1);
+    assert.match(lead.err, /line 1: description: option opt_\w+ is a default option: it takes no description/);
   });
 });
