@@ -3,6 +3,8 @@
 // On PostgreSQL the command gives pg_dump guidance and carries the local blobs.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { DatabaseSync } from 'node:sqlite';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -76,6 +78,36 @@ for (const dialect of testDialects()) {
       const down = await fetch(url.url.replace(/^https?:\/\/[^/]+/, server.baseUrl));
       assert.equal(down.status, 200);
       assert.deepEqual(Buffer.from(await down.arrayBuffer()), bytes);
+    });
+
+    // SQLite's online backup copied a hundred pages at a time and started over whenever another
+    // connection wrote in between: under a steady stream of writes it never ended.
+    test('a backup ends while another connection writes all the time', { skip: dialect !== 'sqlite' && 'pg_dump backs up PostgreSQL' }, async () => {
+      const writer = new DatabaseSync(join(t.tdb.dataDir, 'rolodex.db'), { timeout: 5000 });
+      writer.exec('create table backup_filler (v blob)');
+      const fill = writer.prepare('insert into backup_filler (v) values (randomblob(4000))');
+      writer.exec('begin');
+      for (let i = 0; i < 3000; i++) fill.run();
+      writer.exec('commit');
+      const add = writer.prepare('insert into backup_filler (v) values (randomblob(100))');
+      const writes = setInterval(() => add.run(), 1);
+      const dir = join(tmp('busy'), 'b');
+      const b = cli({ DATA_DIR: t.tdb.dataDir });
+      const done = main(['backup', dir], b.io);
+      const inTime = await Promise.race([done.then(() => true), sleep(20_000).then(() => false)]);
+      clearInterval(writes);
+      const code = await done;
+      writer.exec('drop table backup_filler');
+      writer.close();
+      assert.ok(inTime, 'the backup ended within 20 s while writes went on');
+      assert.equal(code, 0, b.err());
+      const copy = new DatabaseSync(join(dir, 'rolodex.db'), { readOnly: true });
+      try {
+        assert.equal((copy.prepare('pragma quick_check').get() as { quick_check: string }).quick_check, 'ok');
+        assert.ok((copy.prepare('select count(*) as n from backup_filler').get() as { n: number }).n >= 3000);
+      } finally {
+        copy.close();
+      }
     });
   });
 }
