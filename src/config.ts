@@ -1,7 +1,7 @@
 // Configuration is read from the environment once, at start-up, and passed down. A wrong value
 // stops the process with a message naming the variable and what it expects.
 import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { linkSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { InputError } from './lib/errors.ts';
@@ -144,6 +144,30 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
+/** What `DATA_DIR/signing-secret` holds: 32 random bytes or more, as hexadecimal digits. */
+const SECRET_FILE = /^(?:[0-9a-fA-F]{2}){32,}$/;
+
+/**
+ * The secret kept in `file`, or undefined when there is none. A file that cannot be read or does
+ * not hold what rolodex writes (empty, cut short, edited) is refused: read as hexadecimal it gave
+ * a short or empty key, with which anyone could sign upload and download addresses.
+ */
+export function readSigningSecretFile(file: string): Buffer | undefined {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8').trim();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new ConfigError(`${file} cannot be read: ${(err as Error).message}`, 'DATA_DIR');
+  }
+  if (!SECRET_FILE.test(text))
+    throw new ConfigError(
+      `${file} does not hold a signing secret (64 or more hexadecimal digits): put back the one from a backup, or remove it to have a new one made (upload and download addresses given out before stop working)`,
+      'DATA_DIR',
+    );
+  return Buffer.from(text, 'hex');
+}
+
 // The signing secret protects upload and download capabilities. When not given, one is generated
 // and kept in the data directory so that restarts (and sibling workers) agree on it.
 function signingSecret(env: Env, dataDir: string): Buffer {
@@ -153,19 +177,21 @@ function signingSecret(env: Env, dataDir: string): Buffer {
     return Buffer.from(given, 'utf8');
   }
   const file = join(dataDir, 'signing-secret');
-  try {
-    return Buffer.from(readFileSync(file, 'utf8').trim(), 'hex');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-  }
+  const kept = readSigningSecretFile(file);
+  if (kept) return kept;
   const secret = randomBytes(32);
+  // Written aside and linked into place: two processes starting at once cannot each keep a
+  // different secret, and neither reads the other's file before it is whole.
+  const aside = `${file}.${randomBytes(8).toString('hex')}.tmp`;
   try {
-    // 'wx' so that two processes starting at once cannot each write a different secret.
-    writeFileSync(file, secret.toString('hex') + '\n', { mode: 0o600, flag: 'wx' });
+    writeFileSync(aside, secret.toString('hex') + '\n', { mode: 0o600, flag: 'wx' });
+    linkSync(aside, file);
     return secret;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    return Buffer.from(readFileSync(file, 'utf8').trim(), 'hex');
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new ConfigError(`${file} cannot be written: ${(err as Error).message}`, 'DATA_DIR');
+    return readSigningSecretFile(file) as Buffer;
+  } finally {
+    rmSync(aside, { force: true });
   }
 }
 
@@ -173,6 +199,13 @@ function s3(env: Env): S3Config | undefined {
   const bucket = env.S3_BUCKET;
   if (bucket === undefined || bucket === '') return undefined;
   const endpoint = url(env, 'S3_ENDPOINT', ['http:', 'https:']);
+  // One of the two alone was dropped for the SDK's default chain, which then used other
+  // credentials than the operator meant, or none.
+  if (!env.S3_ACCESS_KEY_ID !== !env.S3_SECRET_ACCESS_KEY)
+    throw new ConfigError(
+      `S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY must be set together (only ${env.S3_ACCESS_KEY_ID ? 'S3_ACCESS_KEY_ID' : 'S3_SECRET_ACCESS_KEY'} is set); unset both for the AWS SDK's default chain`,
+      env.S3_ACCESS_KEY_ID ? 'S3_SECRET_ACCESS_KEY' : 'S3_ACCESS_KEY_ID',
+    );
   return {
     bucket,
     region: env.S3_REGION || 'us-east-1',
