@@ -4,9 +4,9 @@
 // the snapshot has its bytes), `signing-secret` when DATA_DIR holds one, and `backup.json`
 // describing it. On PostgreSQL the database is backed up by pg_dump; the command says how and
 // copies the local blobs, if any.
-import { cp, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { cp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { loadConfig, type Config } from '../config.ts';
+import { loadConfig, readSigningSecretFile, type Config } from '../config.ts';
 import { InputError } from '../lib/errors.ts';
 import { type Io, parse, UsageError } from './io.ts';
 import { version } from './version.ts';
@@ -79,32 +79,97 @@ export async function runBackup(dir: string, config: Config): Promise<{ manifest
   return { manifest, notes };
 }
 
-export async function runRestore(dir: string, config: Config): Promise<{ manifest: Manifest; notes: string[] }> {
-  let manifest: Manifest;
+/** The backup's manifest: anything but one that `rolodex backup` writes is refused. */
+async function readManifest(dir: string): Promise<Manifest> {
+  let raw: unknown;
   try {
-    manifest = JSON.parse(await readFile(join(dir, MANIFEST), 'utf8')) as Manifest;
+    raw = JSON.parse(await readFile(join(dir, MANIFEST), 'utf8'));
   } catch {
     throw new InputError(`${dir} is not a backup made by \`rolodex backup\` (no ${MANIFEST})`, 'DIR');
   }
+  const m = (typeof raw === 'object' && raw !== null ? raw : {}) as Partial<Manifest>;
+  if (
+    typeof m.format !== 'number' ||
+    (m.database !== 'sqlite' && m.database !== 'postgres') ||
+    !Array.isArray(m.files) ||
+    !m.files.every((f) => typeof f === 'string')
+  )
+    throw new InputError(`${dir} is not a backup made by \`rolodex backup\` (${MANIFEST} is not its manifest)`, 'DIR');
+  if (m.format !== 1)
+    throw new InputError(
+      `${dir} is a backup of format ${m.format as number}${typeof m.version === 'string' ? ` (rolodex ${m.version})` : ''}; rolodex ${version()} restores format 1`,
+      'DIR',
+    );
+  return m as Manifest;
+}
+
+const isDirectory = (path: string) =>
+  stat(path).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
+
+/** Refuses a backup that lacks a part its manifest lists, or whose signing secret is damaged. */
+async function checkParts(dir: string, manifest: Manifest): Promise<void> {
+  const damaged = (why: string) => new InputError(`the backup in ${dir} is damaged: ${why}`, 'DIR');
+  if (manifest.database === 'sqlite' && !manifest.files.includes('rolodex.db')) throw damaged('its manifest lists no rolodex.db');
+  for (const file of manifest.files) {
+    const path = join(dir, file);
+    if (file === 'blobs/' ? !(await isDirectory(path)) : !(await exists(path))) throw damaged(`${file} is missing`);
+  }
+  if (manifest.files.includes('signing-secret')) {
+    try {
+      readSigningSecretFile(join(dir, 'signing-secret'));
+    } catch {
+      throw damaged('signing-secret does not hold a signing secret');
+    }
+  }
+}
+
+/**
+ * Checks the whole backup and DATA_DIR before it writes anything, then copies the database last,
+ * under a name of its own until it is checked: a refused or failed restore leaves DATA_DIR as it
+ * was, and can be run again.
+ */
+export async function runRestore(dir: string, config: Config): Promise<{ manifest: Manifest; notes: string[] }> {
+  const manifest = await readManifest(dir);
+  await checkParts(dir, manifest);
   const notes: string[] = [];
+  const database = join(config.dataDir, 'rolodex.db');
+  const blobs = join(config.dataDir, 'blobs');
   if (manifest.database === 'sqlite') {
     if (config.databaseUrl)
       throw new InputError('this backup holds an embedded (SQLite) database, but DATABASE_URL is set: unset it to restore', 'DATABASE_URL');
-    if (await exists(join(config.dataDir, 'rolodex.db'))) {
+    if (await exists(database)) {
       throw new InputError(`${config.dataDir} already holds a database: restore into an empty DATA_DIR, with the server stopped`, 'DATA_DIR');
     }
-    await cp(join(dir, 'rolodex.db'), join(config.dataDir, 'rolodex.db'), { errorOnExist: true, force: false });
   } else notes.push(pgGuidance(config, 'restore'));
-  if (manifest.files.includes('blobs/')) {
-    if (await exists(join(config.dataDir, 'blobs'))) {
-      if ((await readdir(join(config.dataDir, 'blobs'))).length > 0)
-        throw new InputError(`${config.dataDir}/blobs is not empty: restore into an empty DATA_DIR`, 'DATA_DIR');
+  if (manifest.files.includes('blobs/') && (await exists(blobs)) && (await readdir(blobs)).length > 0)
+    throw new InputError(`${config.dataDir}/blobs is not empty: restore into an empty DATA_DIR`, 'DATA_DIR');
+
+  const copy = `${database}.restoring`;
+  const written: string[] = [];
+  try {
+    if (manifest.database === 'sqlite') {
+      written.push(copy);
+      await cp(join(dir, 'rolodex.db'), copy, { force: true });
+      const { sqliteDatabaseFault } = await import('../db/index.ts');
+      const fault = sqliteDatabaseFault(copy);
+      if (fault) throw new InputError(`the backup in ${dir} is damaged: rolodex.db is not a whole database (${fault})`, 'DIR');
     }
-    await cp(join(dir, 'blobs'), join(config.dataDir, 'blobs'), { recursive: true });
+    if (manifest.files.includes('blobs/')) {
+      written.push(blobs);
+      await cp(join(dir, 'blobs'), blobs, { recursive: true });
+    }
+    // The secret the backup's upload and download addresses were signed with replaces the one
+    // loading the configuration may have just generated.
+    if (manifest.files.includes('signing-secret')) await cp(join(dir, 'signing-secret'), join(config.dataDir, 'signing-secret'));
+    if (manifest.database === 'sqlite') await rename(copy, database);
+  } catch (err) {
+    await Promise.all(written.map((path) => rm(path, { recursive: true, force: true })));
+    if (err instanceof InputError) throw err;
+    throw new InputError(`cannot restore into ${config.dataDir}: ${(err as Error).message}; nothing was restored`, 'DATA_DIR');
   }
-  // The secret the backup's upload and download addresses were signed with replaces the one
-  // loading the configuration may have just generated.
-  if (manifest.files.includes('signing-secret')) await cp(join(dir, 'signing-secret'), join(config.dataDir, 'signing-secret'));
   return { manifest, notes };
 }
 

@@ -58,4 +58,4 @@ export { replanOthers } from './replan.ts';
 
 // SQLite files outside a handle: a command's scratch store, a backup's consistent copy of the database.
 export { type ScratchMap, ScratchStore } from './scratch.ts';
-export { copySqliteDatabase } from './sqlite/copy.ts';
+export { copySqliteDatabase, sqliteDatabaseFault } from './sqlite/copy.ts';

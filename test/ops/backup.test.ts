@@ -2,7 +2,7 @@
 // DATA_DIR: a server started there answers the same list and the same file bytes through the API.
 // On PostgreSQL the command gives pg_dump guidance and carries the local blobs.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { DatabaseSync } from 'node:sqlite';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
@@ -78,6 +78,47 @@ for (const dialect of testDialects()) {
       const down = await fetch(url.url.replace(/^https?:\/\/[^/]+/, server.baseUrl));
       assert.equal(down.status, 200);
       assert.deepEqual(Buffer.from(await down.arrayBuffer()), bytes);
+    });
+
+    test('a damaged or foreign backup, or a DATA_DIR holding blobs, is refused before anything is restored', async () => {
+      const { secret } = await seedWorkspace(t);
+      await uploadFile(t, secret, Buffer.from('bytes\n'), { filename: 'b.txt', mimeType: 'text/plain' });
+      const db: Record<string, string> = t.tdb.databaseUrl ? { DATABASE_URL: t.tdb.databaseUrl } : {};
+      const good = join(tmp('whole'), 'b');
+      assert.equal(await main(['backup', good], cli({ DATA_DIR: t.tdb.dataDir, ...db }).io), 0);
+      const damage: [string, (dir: string) => void, RegExp][] = [
+        ['a foreign manifest', (d) => writeFileSync(join(d, 'backup.json'), '{"name":"x"}'), /is not a backup made by `rolodex backup`/],
+        ['a newer format', (d) => writeFileSync(join(d, 'backup.json'), '{"format":2,"database":"sqlite","files":[]}'), /is a backup of format 2; /],
+        ['no blobs', (d) => rmSync(join(d, 'blobs'), { recursive: true }), /is damaged: blobs\/ is missing/],
+        ['an empty signing secret', (d) => writeFileSync(join(d, 'signing-secret'), ''), /is damaged: signing-secret does not hold/],
+      ];
+      if (dialect === 'sqlite')
+        damage.push(
+          ['no database', (d) => rmSync(join(d, 'rolodex.db')), /is damaged: rolodex\.db is missing/],
+          ['a database cut short', (d) => truncateSync(join(d, 'rolodex.db'), 40_000), /is damaged: rolodex\.db is not a whole database/],
+          ['a database cut to nothing', (d) => truncateSync(join(d, 'rolodex.db'), 0), /is damaged: rolodex\.db is not a whole database/],
+        );
+      for (const [name, harm, message] of damage) {
+        const dir = join(tmp('damaged'), 'b');
+        cpSync(good, dir, { recursive: true });
+        harm(dir);
+        const target = tmp('target');
+        const r = cli({ DATA_DIR: target, ...db });
+        assert.equal(await main(['restore', dir], r.io), 1, name);
+        assert.match(r.err(), new RegExp(`^rolodex restore: .*${message.source}`), name);
+        assert.deepEqual(readdirSync(target), ['signing-secret'], `${name}: nothing restored`);
+      }
+      // Blobs in DATA_DIR were found only after the database had been copied in, and a second
+      // attempt then found a database.
+      const target = tmp('target');
+      mkdirSync(join(target, 'blobs', 'ws_x'), { recursive: true });
+      const r = cli({ DATA_DIR: target, ...db });
+      assert.equal(await main(['restore', good], r.io), 1);
+      assert.match(r.err(), /blobs is not empty/);
+      assert.deepEqual(readdirSync(target).sort(), ['blobs', 'signing-secret']);
+      rmSync(join(target, 'blobs'), { recursive: true });
+      const again = cli({ DATA_DIR: target, ...db });
+      assert.equal(await main(['restore', good], again.io), 0, again.err());
     });
 
     // SQLite's online backup copied a hundred pages at a time and started over whenever another

@@ -1,5 +1,6 @@
 // A consistent copy of a SQLite database while other processes write to it (`rolodex backup`,
-// docs/deploy.md §Backups): SQLite's online backup, page by page, from a read-only connection.
+// docs/deploy.md §Backups): SQLite's online backup from a read-only connection; and the check
+// that a copy is a whole database (`rolodex restore`).
 import { backup, DatabaseSync } from 'node:sqlite';
 import { BUSY_TIMEOUT_MS } from './settings.ts';
 
@@ -13,5 +14,27 @@ export async function copySqliteDatabase(source: string, target: string): Promis
     await backup(db, target, { rate: 2 ** 31 - 1 });
   } finally {
     db.close();
+  }
+}
+
+/**
+ * Why the file `path` is not a whole SQLite database (not one at all, cut short, damaged), or
+ * null when SQLite's quick check finds nothing wrong with it. The file is opened for writing, so
+ * that closing it removes the write-ahead log it makes: check a copy, never a live database.
+ */
+export function sqliteDatabaseFault(path: string): string | null {
+  let db: DatabaseSync | undefined;
+  try {
+    db = new DatabaseSync(path);
+    const rows = db.prepare('PRAGMA quick_check(1)').all() as { quick_check: string }[];
+    const found = rows[0]?.quick_check;
+    if (found !== 'ok') return found ?? 'no answer from its check';
+    // An empty file passes the check: a file cut to nothing is an empty database.
+    const { n } = db.prepare('SELECT count(*) AS n FROM sqlite_schema').get() as { n: number };
+    return n === 0 ? 'it holds no tables' : null;
+  } catch (err) {
+    return (err as Error).message;
+  } finally {
+    db?.close();
   }
 }
