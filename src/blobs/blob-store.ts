@@ -88,6 +88,17 @@ export class BlobNotFoundError extends Error {
   }
 }
 
+/**
+ * The store did not answer, or not in time, or answered that it cannot serve now (a 5xx): the
+ * same call can succeed shortly. The API answers it 503 `service_unavailable` (docs/errors.md).
+ */
+export class BlobStoreUnavailableError extends Error {
+  constructor(reason: string, options?: ErrorOptions) {
+    super(`the blob store is not reachable: ${reason}`, options);
+    this.name = 'BlobStoreUnavailableError';
+  }
+}
+
 export class InvalidBlobKeyError extends Error {
   constructor(reason: string) {
     super(`invalid blob key: ${reason}`);

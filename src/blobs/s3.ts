@@ -19,6 +19,7 @@ import { pipeline } from 'node:stream/promises';
 import {
   assertValidKey,
   BlobNotFoundError,
+  BlobStoreUnavailableError,
   type BlobRange,
   type BlobStat,
   type BlobStore,
@@ -49,6 +50,29 @@ export interface S3BlobStoreConfig {
 
 const MAX_PRESIGN_SECONDS = 7 * 24 * 3600; // SigV4 hard limit
 
+// The SDK waits for ever on a store that accepts connections but never answers (a stuck proxy,
+// a black-holed address): an API request then hung until its client gave up, and the sweeper
+// with it. A connection must be made within CONNECT_MS and a socket may stay silent for IDLE_MS;
+// a call on an object's metadata (HEAD, DELETE) ends within ANSWER_MS, its retries included.
+// Reads and writes of bytes have no overall limit: large bodies take as long as they take.
+const CONNECT_MS = 5_000;
+const IDLE_MS = 30_000;
+const ANSWER_MS = 10_000;
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/** The store could not be reached, did not answer in time, or answered a 5xx. */
+function unavailable(err: unknown): boolean {
+  const { name, code } = err as { name?: unknown; code?: unknown };
+  if (name === 'TimeoutError' || name === 'AbortError') return true;
+  if (typeof code === 'string' && UNREACHABLE.has(code)) return true;
+  return (errorStatus(err) ?? 0) >= 500;
+}
+
+/** `err`, or a BlobStoreUnavailableError when it says that the store is not reachable now. */
+function translated(err: unknown): unknown {
+  return unavailable(err) ? new BlobStoreUnavailableError((err as Error).message || (err as Error).name, { cause: err }) : err;
+}
+
 function errorStatus(err: unknown): number | undefined {
   return (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
 }
@@ -74,6 +98,7 @@ export function createS3BlobStore(config: S3BlobStoreConfig): BlobStore {
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
     ...(endpoint ? { endpoint } : {}),
+    requestHandler: { connectionTimeout: CONNECT_MS, socketTimeout: IDLE_MS },
     ...(config.accessKeyId && config.secretAccessKey ? { credentials: { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey } } : {}),
   });
   const client = new S3Client(clientConfig(config.endpoint));
@@ -81,6 +106,8 @@ export function createS3BlobStore(config: S3BlobStoreConfig): BlobStore {
   const signer = config.publicEndpoint ? new S3Client(clientConfig(config.publicEndpoint)) : client;
 
   const objectKey = (key: string): string => prefix + assertValidKey(key).join('/');
+  /** The options of a call on metadata: it ends within ANSWER_MS. */
+  const briefly = () => ({ abortSignal: AbortSignal.timeout(ANSWER_MS) });
 
   async function hashObject(key: string): Promise<BlobStat> {
     const hash = createHash('md5');
@@ -115,16 +142,20 @@ export function createS3BlobStore(config: S3BlobStoreConfig): BlobStore {
         await pipeline(body, meter, createWriteStream(spool, { flags: 'wx', mode: 0o600 }));
         const stat = meter.result();
         upload = createReadStream(spool);
-        await client.send(
-          new PutObjectCommand({
-            Bucket: bucket,
-            Key,
-            Body: upload,
-            ContentLength: stat.size,
-            ContentMD5: Buffer.from(stat.md5, 'hex').toString('base64'),
-            ContentType: opts.contentType ?? 'application/octet-stream',
-          }),
-        );
+        await client
+          .send(
+            new PutObjectCommand({
+              Bucket: bucket,
+              Key,
+              Body: upload,
+              ContentLength: stat.size,
+              ContentMD5: Buffer.from(stat.md5, 'hex').toString('base64'),
+              ContentType: opts.contentType ?? 'application/octet-stream',
+            }),
+          )
+          .catch((err: unknown) => {
+            throw translated(err);
+          });
         return stat;
       } finally {
         upload?.destroy();
@@ -135,10 +166,10 @@ export function createS3BlobStore(config: S3BlobStoreConfig): BlobStore {
     async stat(key: string): Promise<BlobStat | null> {
       let head;
       try {
-        head = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: objectKey(key) }));
+        head = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: objectKey(key) }), briefly());
       } catch (err) {
         if (isNotFound(err)) return null;
-        throw err;
+        throw translated(err);
       }
       const etag = (head.ETag ?? '').replaceAll('"', '').toLowerCase();
       // Multipart ETags have a `-N` suffix; SSE-KMS and SSE-C ETags are
@@ -164,7 +195,7 @@ export function createS3BlobStore(config: S3BlobStoreConfig): BlobStore {
       } catch (err) {
         if (isNotFound(err)) throw new BlobNotFoundError(key);
         if (errorStatus(err) === 416) throw new RangeError(`unsatisfiable range for ${key}`);
-        throw err;
+        throw translated(err);
       }
       const body = res.Body;
       if (!(body instanceof Readable)) throw new Error('S3 returned a non-stream body');
@@ -186,9 +217,9 @@ export function createS3BlobStore(config: S3BlobStoreConfig): BlobStore {
 
     async delete(key: string): Promise<void> {
       try {
-        await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: objectKey(key) }));
+        await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: objectKey(key) }), briefly());
       } catch (err) {
-        if (!isNotFound(err)) throw err;
+        if (!isNotFound(err)) throw translated(err);
       }
     },
 
@@ -222,7 +253,7 @@ export function createS3BlobStore(config: S3BlobStoreConfig): BlobStore {
     },
 
     async ping(): Promise<void> {
-      await client.send(new HeadBucketCommand({ Bucket: bucket }));
+      await client.send(new HeadBucketCommand({ Bucket: bucket }), briefly());
     },
 
     removeStaleTemp: (before) => removeStaleFiles(config.spoolDir ?? tmpdir(), /^rolodex-blob-.+\.tmp$/, before, false),

@@ -1,6 +1,7 @@
 // Every failure leaves the server in one shape: {"error": {type, code, message, param?, requestId}}.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SERVICE_VERSION } from './context.ts';
+import { BlobStoreUnavailableError } from '../blobs/blob-store.ts';
 import { isConnectionLoss, isStatementTimeout, isTransactionConflict } from '../db/index.ts';
 import { AppError } from '../lib/errors.ts';
 import { notJson } from './body.ts';
@@ -58,6 +59,12 @@ const UNAVAILABLE: { is: (err: unknown) => boolean; log: string; message: string
   // The database went away under the request (reads were already tried again on a new
   // connection): the same request can succeed once it is back (docs/design.md §Database).
   { is: isConnectionLoss, log: 'database not reachable', message: 'A dependency of the service is not reachable; retry shortly.' },
+  // The blob store (S3) could not be reached, did not answer in time, or answered a 5xx.
+  {
+    is: (err) => err instanceof BlobStoreUnavailableError,
+    log: 'blob store not reachable',
+    message: 'A dependency of the service is not reachable; retry shortly.',
+  },
   // A statement the database cancelled at DATABASE_STATEMENT_TIMEOUT_MS: it did not answer in time.
   { is: isStatementTimeout, log: 'database statement timed out', message: 'The database did not answer in time; retry shortly.' },
   // A write that conflicted with other transactions each time it ran (src/db/write.ts `rerun`).
