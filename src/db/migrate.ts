@@ -2,6 +2,8 @@
 // applied at start-up and by `rolodex migrate`.
 import { inspect } from 'node:util';
 import { type Migration, type MigrationResultSet, Migrator } from 'kysely/migration';
+import { sql } from 'kysely';
+import { noteMigration } from './migration-notes.ts';
 import { migratorDb } from './migrator-catalogue.ts';
 import type { Db } from './types.ts';
 import * as m0001 from './migrations/0001_foundation.ts';
@@ -92,6 +94,30 @@ function describe(err: unknown): string {
   return err instanceof Error ? err.message : typeof err === 'string' ? err : inspect(err);
 }
 
+/**
+ * The database holds migrations this version does not know: a newer release migrated it. When it
+ * holds every migration this version knows too, this version runs on it, as migrations are
+ * additive (docs/deploy.md §Migrations: a rolling deploy, a rollback): nothing is applied, and a
+ * note says so. Otherwise the schema is neither this version's nor a newer one's, and it stops.
+ */
+async function ahead(db: Db, migrations: Record<string, Migration>): Promise<string[]> {
+  const table = db.schema ? `${db.schema}.kysely_migration` : 'kysely_migration';
+  const rows = await sql<{ name: string }>`select name from ${sql.table(table)}`.execute(db.kysely);
+  const executed = new Set(rows.rows.map((r) => r.name));
+  const unknown = [...executed].filter((name) => !Object.hasOwn(migrations, name)).sort();
+  const pending = Object.keys(migrations).filter((name) => !executed.has(name));
+  if (pending.length > 0)
+    throw new MigrationError(
+      `the database has migrations this version does not know (${unknown.join(', ')}) and lacks some it has (${pending.join(', ')}): run the version that migrated it`,
+    );
+  noteMigration({
+    migration: unknown.at(-1) as string,
+    message: `the database was migrated by a newer version (${unknown.join(', ')}); this version applies nothing and runs on it`,
+    counts: {},
+  });
+  return [];
+}
+
 /** Applies `migrations` (all of them unless a test names an earlier set) that are not applied yet. */
 export async function migrate(db: Db, migrations: Record<string, Migration> = MIGRATIONS): Promise<string[]> {
   const migrator = new Migrator({
@@ -102,6 +128,7 @@ export async function migrate(db: Db, migrations: Record<string, Migration> = MI
   });
   const result: MigrationResultSet = await migrator.migrateToLatest();
   const failed = result.results?.find((r) => r.status === 'Error');
+  if (result.error && !failed && /previously executed migration \S+ is missing/.test(describe(result.error))) return ahead(db, migrations);
   if (result.error || failed) {
     const cause = result.error === undefined ? '' : describe(result.error);
     throw new MigrationError(`migration ${failed?.migrationName ?? ''} failed: ${cause}`);
