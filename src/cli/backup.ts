@@ -4,7 +4,8 @@
 // the snapshot has its bytes), `signing-secret` when DATA_DIR holds one, and `backup.json`
 // describing it. On PostgreSQL the database is backed up by pg_dump; the command says how and
 // copies the local blobs, if any.
-import { cp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { constants, type Dirent } from 'node:fs';
+import { copyFile, cp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { loadConfig, readSigningSecretFile, type Config } from '../config.ts';
 import { InputError } from '../lib/errors.ts';
@@ -30,11 +31,30 @@ const exists = (path: string) =>
     () => false,
   );
 
-/** Copies the blob directory, leaving out uploads still being written (`.name.uuid.tmp`). */
-async function copyBlobs(from: string, to: string): Promise<boolean> {
-  if (!(await exists(from))) return false;
-  await cp(from, to, { recursive: true, errorOnExist: true, force: false, filter: (src) => !/\/\.[^/]+\.tmp$/.test(src) });
-  return true;
+const gone = (err: unknown) => (err as NodeJS.ErrnoException).code === 'ENOENT';
+
+/**
+ * Copies the blob directory, leaving out uploads still being written (`.name.uuid.tmp`). The
+ * server keeps deleting blobs no row points to any more (docs/files.md): one deleted between the
+ * listing and its copy is left out, where it failed the whole backup. Returns how many were.
+ */
+async function copyBlobs(from: string, to: string): Promise<number> {
+  await makeDirectory(to, 0o755);
+  let left = 0;
+  let entries: Dirent[];
+  try {
+    entries = await readdir(from, { withFileTypes: true });
+  } catch (err) {
+    if (gone(err)) return 0;
+    throw err;
+  }
+  for (const entry of entries) {
+    if (/^\..+\.tmp$/.test(entry.name)) continue;
+    const [source, target] = [join(from, entry.name), join(to, entry.name)];
+    if (entry.isDirectory()) left += await copyBlobs(source, target);
+    else await copyFile(source, target, constants.COPYFILE_EXCL).catch((err: unknown) => (gone(err) ? void left++ : Promise.reject(err as Error)));
+  }
+  return left;
 }
 
 function pgGuidance(config: Config, action: 'backup' | 'restore'): string {
@@ -63,7 +83,11 @@ export async function runBackup(dir: string, config: Config): Promise<{ manifest
     await copySqliteDatabase(source, join(dir, 'rolodex.db'));
     files.push('rolodex.db');
   }
-  if (!config.s3 && (await copyBlobs(join(config.dataDir, 'blobs'), join(dir, 'blobs')))) files.push('blobs/');
+  if (!config.s3 && (await exists(join(config.dataDir, 'blobs')))) {
+    const left = await copyBlobs(join(config.dataDir, 'blobs'), join(dir, 'blobs'));
+    files.push('blobs/');
+    if (left > 0) notes.push(`${left} blob${left === 1 ? ' was' : 's were'} deleted by the server while the backup ran, and left out.`);
+  }
   if (await exists(join(config.dataDir, 'signing-secret'))) {
     await cp(join(config.dataDir, 'signing-secret'), join(dir, 'signing-secret'));
     files.push('signing-secret');
