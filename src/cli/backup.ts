@@ -57,8 +57,11 @@ async function copyBlobs(from: string, to: string): Promise<number> {
   return left;
 }
 
+/** Where blobs are when the backup holds none of them: the bucket, backed up by the store. */
+const bucketNote = (config: Config) => (config.s3 ? `Blobs are in the S3 bucket "${config.s3.bucket}": use the store's versioning or replication.` : '');
+
 function pgGuidance(config: Config, action: 'backup' | 'restore'): string {
-  const blobs = config.s3 ? `Blobs are in the S3 bucket "${config.s3.bucket}": use the store's versioning or replication.` : '';
+  const blobs = bucketNote(config);
   return action === 'backup'
     ? `The database is PostgreSQL: back it up with its own tools, e.g.\n  pg_dump --format=custom --file=rolodex-$(date +%F).pgdump "$DATABASE_URL"\n(or continuous archiving for point-in-time recovery). ${blobs}`.trim()
     : `The database is PostgreSQL: restore it with its own tools into an empty database, e.g.\n  pg_restore --no-owner --dbname="$DATABASE_URL" rolodex-YYYY-MM-DD.pgdump\nthen run \`rolodex migrate\`. ${blobs}`.trim();
@@ -76,6 +79,8 @@ export async function runBackup(dir: string, config: Config): Promise<{ manifest
   const notes: string[] = [];
   if (config.databaseUrl) notes.push(pgGuidance(config, 'backup'));
   else {
+    // The backup then holds no blob: saying nothing let it pass for a backup of everything.
+    if (config.s3) notes.push(bucketNote(config));
     const source = join(config.dataDir, 'rolodex.db');
     if (!(await exists(source))) throw new InputError(`no database in ${config.dataDir} (DATA_DIR)`, 'DATA_DIR');
     // Loaded here: the database layer is large, and a backup of PostgreSQL needs none of it.

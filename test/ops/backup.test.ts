@@ -145,6 +145,15 @@ for (const dialect of testDialects()) {
       rmSync(garbage, { recursive: true, force: true });
     });
 
+    test('with S3, the backup says that the blobs are in the bucket, not in the backup', async () => {
+      const db: Record<string, string> = t.tdb.databaseUrl ? { DATABASE_URL: t.tdb.databaseUrl } : {};
+      const dir = join(tmp('s3'), 'b');
+      const b = cli({ DATA_DIR: t.tdb.dataDir, S3_BUCKET: 'rolodex-blobs', ...db });
+      assert.equal(await main(['backup', dir], b.io), 0, b.err());
+      assert.doesNotMatch(b.out(), /blobs\/,/);
+      assert.match(b.out(), /Blobs are in the S3 bucket "rolodex-blobs": use the store's versioning or replication\./);
+    });
+
     // SQLite's online backup copied a hundred pages at a time and started over whenever another
     // connection wrote in between: under a steady stream of writes it never ended.
     test('a backup ends while another connection writes all the time', { skip: dialect !== 'sqlite' && 'pg_dump backs up PostgreSQL' }, async () => {
