@@ -334,7 +334,6 @@ for (const dialect of testDialects()) {
           { ...DEFINITIONS[3], cardinality: 'has_one' },
           'line 2: cardinality: relationship "partner" of contact exists with cardinality "has_many", not "has_one"',
         ],
-        [{ ...DEFINITIONS[4], description: 'Frozen' }, 'line 2: description: option "On hold" of $stage exists with description "Paused", not "Frozen"'],
         [
           { object: 'definition', externalId: 'd-name', definition: 'field', objectType: 'account', key: '$name', label: 'Name', valueType: 'TEXT' },
           'line 2: key: "$name" is a system field',
