@@ -68,13 +68,28 @@ function pgGuidance(config: Config, action: 'backup' | 'restore'): string {
 }
 
 export async function runBackup(dir: string, config: Config): Promise<{ manifest: Manifest; notes: string[] }> {
+  let existed: boolean;
   try {
-    if ((await exists(dir)) && (await readdir(dir)).length > 0) throw new InputError(`${dir} is not empty: back up into a new directory`, 'DIR');
+    existed = await exists(dir);
+    if (existed && (await readdir(dir)).length > 0) throw new InputError(`${dir} is not empty: back up into a new directory`, 'DIR');
     await makeDirectory(dir, 0o700);
   } catch (err) {
     if (err instanceof InputError) throw err;
     throw new InputError(`cannot write ${dir}: ${(err as Error).message}`, 'DIR');
   }
+  try {
+    return await backUp(dir, config);
+  } catch (err) {
+    // A backup cut short (a full disk, a blob that cannot be read) is no backup: what it wrote goes,
+    // so that no directory without a manifest is left to pass for one, and the reason is one line.
+    const written = existed ? (await readdir(dir).catch(() => [])).map((name) => join(dir, name)) : [dir];
+    await Promise.all(written.map((path) => rm(path, { recursive: true, force: true })));
+    if (err instanceof InputError) throw err;
+    throw new InputError(`the backup failed: ${(err as Error).message}; nothing was kept in ${dir}`, 'DIR');
+  }
+}
+
+async function backUp(dir: string, config: Config): Promise<{ manifest: Manifest; notes: string[] }> {
   const files: string[] = [];
   const notes: string[] = [];
   if (config.databaseUrl) notes.push(pgGuidance(config, 'backup'));
