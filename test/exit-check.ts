@@ -5,13 +5,32 @@
 // The timer is unref'd: it never keeps alive a process that would exit on its own.
 // A file whose process ends with a failing status before its tests are done is reported by the
 // runner only as "test failed": the process says first who ended it and with which status.
+import { Server, Socket } from 'node:net';
 import { after } from 'node:test';
 
 const GRACE_MS = 60_000;
 
+/** Where each open socket goes: which pool, server or client held on (timers are not handles here). */
+function describeHandles(): string {
+  // The only way to the handles themselves; getActiveResourcesInfo names their kinds only.
+  const handles = (process as unknown as { _getActiveHandles(): unknown[] })._getActiveHandles();
+  return handles
+    .map((h) => {
+      if (h instanceof Socket) {
+        if (h.remotePort === undefined) return `socket (${h.localAddress ?? 'pipe'}${h.localPort ? `:${h.localPort}` : ''})`;
+        return `socket ${h.localPort} -> ${h.remoteAddress}:${h.remotePort}${h.listenerCount('data') > 0 ? ', read' : ''}`;
+      }
+      if (h instanceof Server) return `server ${JSON.stringify(h.address())}`;
+      return (h as object).constructor?.name ?? typeof h;
+    })
+    .join('; ');
+}
+
 after(() => {
   setTimeout(() => {
-    process.stderr.write(`exit-check: still running ${GRACE_MS / 1000} s after the last test; open handles: ${process.getActiveResourcesInfo().join(', ')}\n`);
+    process.stderr.write(
+      `exit-check: still running ${GRACE_MS / 1000} s after the last test; open handles: ${process.getActiveResourcesInfo().join(', ')} (${describeHandles()})\n`,
+    );
     process.exit(1);
   }, GRACE_MS).unref();
 });
