@@ -27,15 +27,17 @@ export function findString(value: unknown, bad: (s: string) => boolean, path = '
 
 export const hasNul = (s: string): boolean => s.includes('\u0000');
 
-/** The place of the first string or key of `value` that cannot be stored as it is, and why; or null. */
+const NUL = 'contains a NUL character';
+const LONE = 'contains half of a surrogate pair (a \\uD800-\\uDFFF escape without its other half), which UTF-8 text cannot hold';
+
+/** The place of the first string or key of `value` that cannot be stored as it is, and why; or null. One walk. */
 export function unstorableText(value: unknown): { path: string; reason: string } | null {
-  const nul = findString(value, hasNul);
-  if (nul !== null) return { path: nul, reason: 'contains a NUL character' };
-  const lone = findString(value, (s) => !s.isWellFormed());
-  if (lone !== null)
-    return {
-      path: lone,
-      reason: 'contains half of a surrogate pair (a \\uD800-\\uDFFF escape without its other half), which UTF-8 text cannot hold',
-    };
-  return null;
+  let reason = NUL;
+  const path = findString(value, (s) => {
+    if (hasNul(s)) reason = NUL;
+    else if (!s.isWellFormed()) reason = LONE;
+    else return false;
+    return true;
+  });
+  return path === null ? null : { path, reason };
 }
