@@ -10,7 +10,7 @@ import { membershipMoves } from '../lists/service.ts';
 import { type RecordResource, type RecordType, getRecord, requireDefinitions } from '../records/service.ts';
 import * as records from '../records/repository.ts';
 import { canonical } from '../records/service.ts';
-import { valueRows } from '../records/index/values.ts';
+import { indexedScalar, valueRows } from '../records/index/values.ts';
 import { valueTaken, writeValueIndex } from '../records/index/repository.ts';
 import { takeRecord } from '../trash/service.ts';
 import { checkResolutions, mergeFields, type Resolution } from './fields.ts';
@@ -82,11 +82,14 @@ export async function mergeRecords(ctx: WriteCtx, type: RecordType, input: Merge
   // An archived field's value taken from the duplicate is stored, neither counted nor recorded.
   const archivedTaken = [...defs.archived.keys()].some(differs);
   for (const key of changed) {
-    if (!defs.fields.get(key)?.unique || after[key] === undefined) continue;
+    const def = defs.fields.get(key);
+    if (!def?.unique || after[key] === undefined) continue;
     const v = after[key];
-    for (const x of Array.isArray(v) ? v : [v])
-      if (await valueTaken(ctx.db, ws, type.objectType, key, x, primary.id))
+    for (const x of Array.isArray(v) ? v : [v]) {
+      const indexed = indexedScalar(def.valueType, x);
+      if (indexed !== undefined && (await valueTaken(ctx.db, ws, type.objectType, key, indexed, primary.id)))
         throw new AppError('duplicate_value', `Another ${type.objectType} already holds the merged value of "${key}".`, { param: `fieldResolutions.${key}` });
+    }
   }
   const at = isoNow(ctx.now);
   if (changed.length > 0 || archivedTaken) {

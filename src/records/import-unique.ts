@@ -8,8 +8,8 @@
 // (`recheckUniqueValues`).
 import type { TypeDefinitions } from '../definitions/service.ts';
 import { ImportError, type ImportContext } from '../import/kind.ts';
-import { foldText, indexedText } from '../lib/fold.ts';
-import { recordIdsByValues, storedInstant, valueTaken } from './index/repository.ts';
+import { recordIdsByValues, valueTaken } from './index/repository.ts';
+import { type IndexedScalar, indexedScalar } from './index/values.ts';
 
 /** One value of a unique field, on the line that writes it into record `id`. */
 export interface UniqueValue {
@@ -17,20 +17,27 @@ export interface UniqueValue {
   id: string;
   field: string;
   value: string | number | boolean;
+  /** The value as the index holds it. */
+  indexed: IndexedScalar;
 }
 
 /** The values of `stored` (a record's checked values) that unique fields hold and the index compares. */
 export function uniqueValues(defs: TypeDefinitions, line: number, id: string, stored: Record<string, unknown>): UniqueValue[] {
   const out: UniqueValue[] = [];
   for (const [field, v] of Object.entries(stored)) {
-    if (v === null || !defs.fields.get(field)?.unique) continue;
-    for (const x of Array.isArray(v) ? (v as unknown[]) : [v])
-      if (typeof x === 'string' || typeof x === 'number' || typeof x === 'boolean') out.push({ line, id, field, value: x });
+    const def = defs.fields.get(field);
+    if (v === null || !def?.unique) continue;
+    for (const x of Array.isArray(v) ? (v as unknown[]) : [v]) {
+      const indexed = indexedScalar(def.valueType, x);
+      if (indexed !== undefined && (typeof x === 'string' || typeof x === 'number' || typeof x === 'boolean')) out.push({ line, id, field, value: x, indexed });
+    }
   }
   return out;
 }
 
-const indexed = (v: UniqueValue['value']) => (typeof v === 'string' ? `t:${indexedText(foldText(v))}` : `n:${Number(v)}`);
+/** A claim's key: the index form, `t:` text or `n:` number, so the import compares as the index does. */
+const claimKey = (x: IndexedScalar) => (x.text !== undefined ? `t:${x.text}` : `n:${x.num}`);
+const fromClaimKey = (key: string): IndexedScalar => (key.startsWith('t:') ? { text: key.slice(2) } : { num: Number(key.slice(2)) });
 
 /**
  * Refuses the first value another line of the import holds or, with `inWorkspace`, another record
@@ -41,7 +48,7 @@ export async function checkUniqueValues(ctx: ImportContext, kind: string, values
     throw new ImportError(u.line, `fields.${u.field}.value`, `${JSON.stringify(u.value)}: ${why}; "${u.field}" is unique`);
   };
   for (const u of values) {
-    const first = ctx.claim(`${kind}\u0000${u.field}`, indexed(u.value), u.line, `${u.id}\t${JSON.stringify(u.value)}`);
+    const first = ctx.claim(`${kind}\u0000${u.field}`, claimKey(u.indexed), u.line, `${u.id}\t${JSON.stringify(u.value)}`);
     if (first !== undefined && first !== u.line) refuse(u, `line ${first} gives it too`);
   }
   if (inWorkspace) await heldElsewhere(ctx, kind, values, `another ${kind} already holds it`);
@@ -66,7 +73,8 @@ export async function recheckUniqueValues(ctx: ImportContext, ofType: (type: str
     const [kind, field] = c.group.split('\u0000') as [string, string];
     if (!ofType(kind)) continue;
     const tab = c.note.indexOf('\t');
-    batch.push({ line: c.line, id: c.note.slice(0, tab), field, value: JSON.parse(c.note.slice(tab + 1)) as UniqueValue['value'] });
+    const value = JSON.parse(c.note.slice(tab + 1)) as UniqueValue['value'];
+    batch.push({ line: c.line, id: c.note.slice(0, tab), field, value, indexed: fromClaimKey(c.value) });
     if (batch.length >= 1000) await flush();
   }
   await flush();
@@ -79,17 +87,16 @@ async function heldElsewhere(ctx: ImportContext, kind: string, values: readonly 
   };
   const ws = ctx.actor.workspaceId;
   for (const field of new Set(values.map((u) => u.field))) {
-    // A DATETIME is indexed as its instant: its values are looked up one by one (valueTaken).
-    const texts = values.filter((u) => u.field === field && typeof u.value === 'string' && storedInstant(u.value) === undefined);
+    // Texts are looked up together; numbers (and DATETIMEs, as instants) one by one.
+    const texts = values.filter((u) => u.field === field && u.indexed.text !== undefined);
     const holders = await recordIdsByValues(
       ctx.db,
       ws,
       kind,
       field,
-      texts.map((u) => indexed(u.value).slice(2)),
+      texts.map((u) => u.indexed.text ?? ''),
     );
-    for (const u of texts) if ((holders.get(indexed(u.value).slice(2)) ?? []).some((id) => id !== u.id)) refuse(u);
-    const byText = new Set(texts);
-    for (const u of values) if (u.field === field && !byText.has(u) && (await valueTaken(ctx.db, ws, kind, field, u.value, u.id))) refuse(u);
+    for (const u of texts) if ((holders.get(u.indexed.text ?? '') ?? []).some((id) => id !== u.id)) refuse(u);
+    for (const u of values) if (u.field === field && u.indexed.num !== undefined && (await valueTaken(ctx.db, ws, kind, field, u.indexed, u.id))) refuse(u);
   }
 }

@@ -15,7 +15,7 @@ import { existingUserIds } from '../users/repository.ts';
 import { filterQuery } from './filter/service.ts';
 import { type RecordResource, type RecordType, loadRecords, relationshipValues, requireDefinitions, toResource } from './resource.ts';
 import * as repo from './repository.ts';
-import { valueRows } from './index/values.ts';
+import { indexedScalar, valueRows } from './index/values.ts';
 import { valueTaken, writeValueIndex } from './index/repository.ts';
 import { checkFieldKeys, checkFieldValues } from './write-fields.ts';
 import { checkCreateRelationships, checkRelationshipKeys, checkUpdateRelationships, idsByType, plan, type RelationshipWrite } from './write-relationships.ts';
@@ -50,9 +50,11 @@ function setsUnique(defs: TypeDefinitions, values: Map<string, unknown>): boolea
 
 async function checkUnique(ctx: Ctx, defs: TypeDefinitions, values: Map<string, unknown>, recordId: string): Promise<void> {
   for (const [key, v] of values) {
-    if (v === null || !defs.fields.get(key)?.unique) continue;
+    const def = defs.fields.get(key);
+    if (v === null || !def?.unique) continue;
     for (const x of Array.isArray(v) ? v : [v]) {
-      if (await valueTaken(ctx.db, ctx.actor.workspaceId, defs.objectType, key, x, recordId))
+      const indexed = indexedScalar(def.valueType, x);
+      if (indexed !== undefined && (await valueTaken(ctx.db, ctx.actor.workspaceId, defs.objectType, key, indexed, recordId)))
         throw new AppError('duplicate_value', `Another ${defs.objectType} already holds this value of "${key}".`, { param: `fields.${key}` });
     }
   }

@@ -15,7 +15,7 @@ import { membershipsMoved } from '../lists/service.ts';
 import * as meetings from '../meetings/repository.ts';
 import { archivedValueTaken, requireDefinitions } from '../records/service.ts';
 import * as records from '../records/repository.ts';
-import { valueRows } from '../records/index/values.ts';
+import { indexedScalar, valueRows } from '../records/index/values.ts';
 import { valueTaken, writeValueIndex } from '../records/index/repository.ts';
 import * as repo from './repository.ts';
 import type { TrashPayload } from './service.ts';
@@ -35,10 +35,15 @@ async function refuseTakenValues(ctx: Ctx, defs: TypeDefinitions, row: records.R
     // An archived field's values come back with unarchive, so they stay unique as well; the value
     // index holds no rows of one, so its holders are read from the records.
     const archived = defs.archived.get(key)?.unique === true;
-    if (!defs.fields.get(key)?.unique && !archived) continue;
-    const taken = archived ? archivedValueTaken : valueTaken;
+    const def = defs.fields.get(key);
+    if (!def?.unique && !archived) continue;
+    const taken = async (x: unknown) => {
+      if (archived || def === undefined) return archivedValueTaken(ctx.db, row.workspace_id, row.kind, key, x, row.id);
+      const indexed = indexedScalar(def.valueType, x);
+      return indexed !== undefined && valueTaken(ctx.db, row.workspace_id, row.kind, key, indexed, row.id);
+    };
     for (const x of Array.isArray(v) ? v : [v])
-      if (await taken(ctx.db, row.workspace_id, row.kind, key, x, row.id))
+      if (await taken(x))
         throw new AppError('duplicate_value', `Another ${row.kind} now holds the value of "${key}"; ${row.id} stays in the trash.`, { param: `fields.${key}` });
   }
   if (row.external_id !== null && (await records.externalIdTaken(ctx.db, row.workspace_id, row.kind, row.external_id)))

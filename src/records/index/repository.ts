@@ -4,8 +4,9 @@
 import { type BulkLoadState, chunks, deferred, dropIndexesUntilBuilt, insertRows, type Executor, type Tx } from '../../db/index.ts';
 import { sql } from 'kysely';
 import type { TypeDefinitions } from '../../definitions/service.ts';
-import { foldText, indexedText } from '../../lib/fold.ts';
+import { foldText } from '../../lib/fold.ts';
 import type { RecordValuesTable } from '../tables.ts';
+import type { IndexedScalar } from './values.ts';
 import type { RecordTrigramPacksTable, RecordTrigramsTable } from './tables.ts';
 import { type FacetLoad, writeFacets } from './facets.ts';
 import { addTrigramKeys, CONTAINS_TYPES, type FieldHash, fieldHash } from './trigrams.ts';
@@ -132,31 +133,21 @@ export function accountsByHosts(db: Executor, workspaceId: string, hosts: readon
   return recordIdsByValues(db, workspaceId, 'account', '$website.host', hosts);
 }
 
-const STORED_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-
-/**
- * The instant of a DATETIME as stored (UTC with milliseconds, docs/records.md §Stored values), or
- * undefined for any other text. The value index holds a DATETIME as that instant, never as text.
- */
-export function storedInstant(value: string): number | undefined {
-  const ms = STORED_INSTANT.test(value) ? Date.parse(value) : NaN;
-  return Number.isFinite(ms) && new Date(ms).toISOString() === value ? ms : undefined;
-}
-
 /**
  * Whether another record of the type holds this value of a field (unique fields), through the value
- * index. A text in the stored form of a DATETIME is also looked up as its instant (value_num): a
- * DATETIME field has only such rows and a text field none, so each finds only its own values.
+ * index; `value` is one scalar in the index's form (indexedScalar, values.ts).
  */
-export async function valueTaken(db: Executor, workspaceId: string, kind: string, field: string, value: unknown, exceptId: string): Promise<boolean> {
-  let q = db.selectFrom('record_values').select('record_id').where('workspace_id', '=', workspaceId).where('object_type', '=', kind).where('field', '=', field);
-  const instant = typeof value === 'string' ? storedInstant(value) : undefined;
-  if (typeof value === 'string' && instant !== undefined)
-    q = q.where((eb) => eb.or([eb('value_text', '=', indexedText(foldText(value))), eb('value_num', '=', instant)]));
-  else if (typeof value === 'string') q = q.where('value_text', '=', indexedText(foldText(value)));
-  else if (typeof value === 'number' || typeof value === 'boolean') q = q.where('value_num', '=', Number(value));
-  else return false;
-  const row = await q.where('record_id', '!=', exceptId).limit(1).executeTakeFirst();
+export async function valueTaken(db: Executor, workspaceId: string, kind: string, field: string, value: IndexedScalar, exceptId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('record_values')
+    .select('record_id')
+    .where('workspace_id', '=', workspaceId)
+    .where('object_type', '=', kind)
+    .where('field', '=', field)
+    .where((eb) => (value.text !== undefined ? eb('value_text', '=', value.text) : eb('value_num', '=', value.num)))
+    .where('record_id', '!=', exceptId)
+    .limit(1)
+    .executeTakeFirst();
   return row !== undefined;
 }
 /**

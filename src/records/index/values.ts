@@ -27,6 +27,23 @@ export function urlHost(v: string): string | null {
   return null;
 }
 
+/** One scalar of a field's value as the value index holds it: folded text, or a number. */
+export type IndexedScalar = { text: string; num?: undefined } | { num: number; text?: undefined };
+
+/**
+ * The index form of `v`, one scalar (an element of a multi-valued field) of a field of
+ * `valueType`, or undefined when the index holds no row for it: a DATETIME as its instant in ms,
+ * numbers, currencies and checkboxes (1/0) as numbers, text folded and cut as indexedText cuts it.
+ * FULL_NAME and ADDRESS values are objects, indexed by valueRows alone.
+ */
+export function indexedScalar(valueType: string, v: unknown): IndexedScalar | undefined {
+  if (valueType === 'DATETIME' && typeof v === 'string') return finite(Date.parse(v));
+  if (NUMERIC.has(valueType) && (typeof v === 'number' || typeof v === 'boolean')) return finite(Number(v));
+  return typeof v === 'string' ? { text: indexedText(foldText(v)) } : undefined;
+}
+
+const finite = (n: number): IndexedScalar | undefined => (Number.isFinite(n) ? { num: n } : undefined);
+
 /**
  * One row per scalar value, so that a value matches when any of its rows does: text folded into
  * value_text (select values are option ids); numbers, currencies and checkboxes (1/0) and
@@ -39,22 +56,18 @@ export function urlHost(v: string): string | null {
  */
 export function valueRows(workspaceId: string, defs: TypeDefinitions, recordId: string, values: Record<string, unknown>): RecordValuesTable[] {
   const rows: RecordValuesTable[] = [];
-  const text = (field: string, v: unknown) => {
-    if (typeof v === 'string')
-      rows.push({ workspace_id: workspaceId, object_type: defs.objectType, field, value_text: indexedText(foldText(v)), value_num: null, record_id: recordId });
+  const add = (field: string, x: IndexedScalar | undefined) => {
+    if (x !== undefined)
+      rows.push({ workspace_id: workspaceId, object_type: defs.objectType, field, value_text: x.text ?? null, value_num: x.num ?? null, record_id: recordId });
   };
-  const num = (field: string, n: number) => {
-    if (Number.isFinite(n)) rows.push({ workspace_id: workspaceId, object_type: defs.objectType, field, value_text: null, value_num: n, record_id: recordId });
-  };
+  const text = (field: string, v: unknown) => add(field, indexedScalar('TEXT', v));
   for (const [key, v] of Object.entries(values)) {
     const def = defs.fields.get(key);
     if (!def || v === null || v === undefined) continue;
-    if (def.valueType === 'DATETIME' && typeof v === 'string') num(key, Date.parse(v));
-    else if (NUMERIC.has(def.valueType) && (typeof v === 'number' || typeof v === 'boolean')) num(key, Number(v));
-    else if (def.valueType === 'FULL_NAME' && typeof v === 'object') text(key, fullNameText(v as Record<string, unknown>));
+    if (def.valueType === 'FULL_NAME' && typeof v === 'object') text(key, fullNameText(v as Record<string, unknown>));
     else if (def.valueType === 'ADDRESS' && typeof v === 'object') for (const part of ADDRESS_PARTS) text(key, (v as Record<string, unknown>)[part]);
-    else if (Array.isArray(v)) for (const x of v) text(key, x);
-    else text(key, v);
+    else if (Array.isArray(v)) for (const x of v) add(key, indexedScalar(def.valueType, x));
+    else add(key, indexedScalar(def.valueType, v));
     if (key === '$website') for (const x of Array.isArray(v) ? v : [v]) if (typeof x === 'string') text('$website.host', urlHost(x));
   }
   return rows;
