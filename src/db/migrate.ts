@@ -2,7 +2,7 @@
 // applied at start-up and by `rolodex migrate`.
 import { inspect } from 'node:util';
 import { type Migration, type MigrationResultSet, Migrator } from 'kysely/migration';
-import { sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { noteMigration } from './migration-notes.ts';
 import { migratorDb } from './migrator-catalogue.ts';
 import type { Db } from './types.ts';
@@ -100,11 +100,7 @@ function describe(err: unknown): string {
  * additive (docs/deploy.md §Migrations: a rolling deploy, a rollback): nothing is applied, and a
  * note says so. Otherwise the schema is neither this version's nor a newer one's, and it stops.
  */
-async function ahead(db: Db, migrations: Record<string, Migration>): Promise<string[]> {
-  const table = db.schema ? `${db.schema}.kysely_migration` : 'kysely_migration';
-  const rows = await sql<{ name: string }>`select name from ${sql.table(table)}`.execute(db.kysely);
-  const executed = new Set(rows.rows.map((r) => r.name));
-  const unknown = [...executed].filter((name) => !Object.hasOwn(migrations, name)).sort();
+function ahead(executed: ReadonlySet<string>, unknown: readonly string[], migrations: Record<string, Migration>): string[] {
   const pending = Object.keys(migrations).filter((name) => !executed.has(name));
   if (pending.length > 0)
     throw new MigrationError(
@@ -118,17 +114,29 @@ async function ahead(db: Db, migrations: Record<string, Migration>): Promise<str
   return [];
 }
 
+/** The names of the migrations applied to the database: none before its first migration. */
+async function appliedNames(db: Db, kysely: Kysely<any>): Promise<Set<string>> {
+  const tables = await kysely.introspection.getTables({ withInternalKyselyTables: true });
+  if (!tables.some((t) => t.name === 'kysely_migration')) return new Set();
+  const table = db.schema ? `${db.schema}.kysely_migration` : 'kysely_migration';
+  const rows = await sql<{ name: string }>`select name from ${sql.table(table)}`.execute(db.kysely);
+  return new Set(rows.rows.map((r) => r.name));
+}
+
 /** Applies `migrations` (all of them unless a test names an earlier set) that are not applied yet. */
 export async function migrate(db: Db, migrations: Record<string, Migration> = MIGRATIONS): Promise<string[]> {
+  const kysely = migratorDb(db.kysely, db.dialect, db.schema);
+  const executed = await appliedNames(db, kysely);
+  const unknown = [...executed].filter((name) => !Object.hasOwn(migrations, name)).sort();
+  if (unknown.length > 0) return ahead(executed, unknown, migrations);
   const migrator = new Migrator({
-    db: migratorDb(db.kysely, db.dialect, db.schema),
+    db: kysely,
     provider: { getMigrations: async () => migrations },
     // Its own tables go to the schema in use, which is all of the catalogue it sees (migratorDb).
     ...(db.schema ? { migrationTableSchema: db.schema } : {}),
   });
   const result: MigrationResultSet = await migrator.migrateToLatest();
   const failed = result.results?.find((r) => r.status === 'Error');
-  if (result.error && !failed && /previously executed migration \S+ is missing/.test(describe(result.error))) return ahead(db, migrations);
   if (result.error || failed) {
     const cause = result.error === undefined ? '' : describe(result.error);
     throw new MigrationError(`migration ${failed?.migrationName ?? ''} failed: ${cause}`);
