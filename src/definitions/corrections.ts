@@ -6,7 +6,7 @@
 import type { Ctx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
 import * as repo from './repository.ts';
-import { checkLabel, loadDefinitions } from './service.ts';
+import { checkLabel, clashingOption, clashMessage, loadDefinitions } from './service.ts';
 
 export interface RenameInput {
   objectType: string;
@@ -53,7 +53,11 @@ export async function renameOption(
   if (!field?.options) throw new InputError(`${input.objectType} has no select field "${input.fieldKey}"`, 'field');
   const option = field.options.find((o) => o.id === input.option) ?? field.options.find((o) => o.label === input.option);
   if (!option) throw new InputError(`"${input.fieldKey}" has no option "${input.option}"`, 'option');
-  if (field.options.some((o) => o.id !== option.id && o.label === label)) throw new InputError(`"${input.fieldKey}" already has an option "${label}"`, 'label');
+  const clash = clashingOption(
+    field.options.filter((o) => o.id !== option.id),
+    label,
+  );
+  if (clash) throw new InputError(clash.label === label ? `"${input.fieldKey}" already has an option "${label}"` : clashMessage(label, clash), 'label');
   if ((await repo.updateOption(ctx.db, ctx.actor.workspaceId, option.id, { label })) === 0)
     throw new InputError(`option ${option.id} is a default option: its label is fixed`, 'option');
   return { id: option.id, label };

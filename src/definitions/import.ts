@@ -7,20 +7,20 @@ import { describeOption, renameDefinition } from './corrections.ts';
 import { InputError } from '../lib/errors.ts';
 import { VALUE_TYPES, type ValueType } from '../lib/value-types.ts';
 import type { HandleService } from './catalogue.ts';
-import { defineObjectType, findObjectType } from './object-types.ts';
+import { defineObjectType, findObjectType, relabelObjectType } from './object-types.ts';
 import { findFieldRow } from './repository.ts';
-import { type AddFieldInput, addField, addOption, addRelationship, loadDefinitions, type TypeDefinitions } from './service.ts';
+import { type AddFieldInput, addField, addOption, addRelationship, clashingOption, clashMessage, loadDefinitions, type TypeDefinitions } from './service.ts';
 import { longerThan } from '../lib/chars.ts';
 
 const HANDLE_SERVICES = ['TWITTER', 'LINKEDIN', 'FACEBOOK', 'INSTAGRAM'];
 
 export type DefinitionInput =
-  | { definition: 'field'; field: AddFieldInput & { description: string | null }; options: OptionInput[] }
+  | { definition: 'field'; field: AddFieldInput; options: OptionInput[] }
   | {
       definition: 'relationship';
-      relationship: { objectType: string; key: string; label: string; description: string | null; cardinality: 'has_one' | 'has_many'; targetType: string };
+      relationship: { objectType: string; key: string; label: string; description?: string | null; cardinality: 'has_one' | 'has_many'; targetType: string };
     }
-  | { definition: 'option'; option: { objectType: string; fieldKey: string; label: string; description: string | null } }
+  | { definition: 'option'; option: { objectType: string; fieldKey: string; label: string; description?: string | null } }
   | { definition: 'type'; type: { slug: string; label: string } };
 
 function oneOf<T extends string>(raw: Record<string, unknown>, field: string, allowed: readonly T[], required = true): T | undefined {
@@ -57,7 +57,13 @@ function options(raw: Record<string, unknown>): OptionInput[] {
   });
   out.forEach(({ label }, i) => {
     if (label.length < 1 || longerThan(label, 255)) throw new InputError('must be a string of 1 to 255 characters', `options[${i}]`);
-    if (out.findIndex((o) => o.label === label) !== i) throw new InputError(`"${label}" appears twice`, `options[${i}]`);
+    // Labels equal but for case or white space would name one option ambiguously (clashingOption).
+    const clash = clashingOption(
+      out.slice(0, i).map((o, j) => ({ id: `options[${j}]`, label: o.label, description: null })),
+      label,
+    );
+    if (clash?.label === label) throw new InputError(`"${label}" appears twice`, `options[${i}]`);
+    if (clash) throw new InputError(`${clashMessage(label, clash)} (${clash.id})`, `options[${i}]`);
   });
   return out;
 }
@@ -72,7 +78,8 @@ function check(raw: Record<string, unknown>): DefinitionInput {
     };
   }
   const objectType = str(raw, 'objectType', { required: true }) as string;
-  const description = str(raw, 'description', { max: 10_000 });
+  // Absent, the description is left as stored; null clears it (docs/import.md §definition).
+  const description = raw.description === undefined ? undefined : str(raw, 'description', { max: 10_000 });
   const label = str(raw, 'label', { required: true, max: 255 }) as string;
   if (kind === 'option') {
     onlyFields(raw, ['definition', 'objectType', 'field', 'label', 'description']);
@@ -142,7 +149,8 @@ async function apply(ctx: ImportContext, item: ImportItem<DefinitionInput>, defs
   if (v.definition === 'type') {
     const existing = await findObjectType(ctx, v.type.slug);
     if (!existing) return (await defineObjectType(ctx, v.type)).objectType;
-    same(line, `object type "${v.type.slug}"`, [['label', existing.label, v.type.label]]);
+    // Another label corrects it in place, as a field's does (docs/import.md §definition).
+    if (existing.label !== v.type.label) await relabelObjectType(ctx, v.type);
     return existing.objectType;
   }
   if (v.definition === 'field') {
@@ -163,12 +171,15 @@ async function apply(ctx: ImportContext, item: ImportItem<DefinitionInput>, defs
         ['archived', d.archived.has(f.key), f.archived],
       ];
       same(line, `field "${f.key}" of ${f.objectType}`, pairs);
-      // Label and description are corrected in place, keeping the id (docs/records.md §Correcting definitions).
-      if (def.label !== f.label || def.description !== f.description)
+      // Label and description are corrected in place, keeping the id (docs/records.md §Correcting
+      // definitions); a line without `description` leaves it as stored.
+      if (def.label !== f.label || (f.description !== undefined && def.description !== f.description))
         await renameDefinition(ctx, { objectType: f.objectType, key: f.key, label: f.label, description: f.description });
     } else def = await addField(ctx, f);
-    for (const o of v.options) {
+    for (const [i, o] of v.options.entries()) {
       const existing = def.options?.find((x) => x.label === o.label);
+      const clash = existing ? undefined : clashingOption(def.options ?? [], o.label);
+      if (clash) throw new ImportError(line, `options[${i}]`, clashMessage(o.label, clash));
       if (!existing) await addOption(ctx, { objectType: f.objectType, fieldKey: f.key, label: o.label, description: o.description ?? null });
       // A label alone says nothing of the description; a description given corrects it.
       else if (o.description !== undefined && o.description !== existing.description)
@@ -186,7 +197,7 @@ async function apply(ctx: ImportContext, item: ImportItem<DefinitionInput>, defs
       ['targetType', def.objectType, r.targetType],
     ];
     same(line, `relationship "${r.key}" of ${r.objectType}`, pairs);
-    if (def.label !== r.label || def.description !== r.description)
+    if (def.label !== r.label || (r.description !== undefined && def.description !== r.description))
       await renameDefinition(ctx, { objectType: r.objectType, key: r.key, label: r.label, description: r.description });
     return def.id;
   }
@@ -194,8 +205,9 @@ async function apply(ctx: ImportContext, item: ImportItem<DefinitionInput>, defs
   const d = await defs(o.objectType);
   const existing = (d.fields.get(o.fieldKey) ?? d.archived.get(o.fieldKey))?.options?.find((x) => x.label === o.label);
   if (!existing) return (await addOption(ctx, o)).id;
-  // The description is corrected in place, keeping the id (docs/records.md §Correcting definitions).
-  if (existing.description !== o.description) await describeOption(ctx, { optionId: existing.id, description: o.description });
+  // The description is corrected in place, keeping the id (docs/records.md §Correcting
+  // definitions); a line without `description` leaves it as stored.
+  if (o.description !== undefined && existing.description !== o.description) await describeOption(ctx, { optionId: existing.id, description: o.description });
   return existing.id;
 }
 

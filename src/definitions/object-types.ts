@@ -37,6 +37,17 @@ export async function defineObjectType(ctx: Ctx, input: { slug: string; label: s
   return { objectType: input.slug, label: input.label };
 }
 
+/**
+ * Gives the custom object type `slug` another label, keeping its slug (a re-import of its line,
+ * docs/import.md §definition); its records and definitions are untouched.
+ */
+export async function relabelObjectType(ctx: Ctx, input: { slug: string; label: string }): Promise<ObjectType> {
+  checkLabel(input.label);
+  if (!(await repo.findObjectType(ctx.db, ctx.actor.workspaceId, input.slug))) throw new InputError(`unknown object type "${input.slug}"`, 'slug');
+  await repo.updateObjectTypeLabel(ctx.db, ctx.actor.workspaceId, input.slug, input.label);
+  return { objectType: input.slug, label: input.label };
+}
+
 /** The workspace's custom object types, ordered by slug. */
 export async function listObjectTypes(ctx: Ctx): Promise<ObjectType[]> {
   return (await repo.listObjectTypes(ctx.db, ctx.actor.workspaceId)).map((r) => ({ objectType: r.slug, label: r.label }));

@@ -116,6 +116,10 @@ export async function insertObjectType(db: Executor, row: ObjectTypeRow): Promis
   await db.insertInto('object_types').values(row).execute();
 }
 
+export async function updateObjectTypeLabel(db: Executor, workspaceId: string, slug: string, label: string): Promise<void> {
+  await db.updateTable('object_types').set({ label }).where('workspace_id', '=', workspaceId).where('slug', '=', slug).execute();
+}
+
 /** The workspace's default country for telephone numbers (migration 0055), or null. */
 export async function workspaceDefaultCountry(db: Executor, workspaceId: string): Promise<string | null> {
   const row = await db.selectFrom('workspaces').select('default_country').where('id', '=', workspaceId).executeTakeFirst();

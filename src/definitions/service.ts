@@ -9,6 +9,7 @@ import { type HandleService, type Storage, SYSTEM_CATALOGUES, type SystemCatalog
 import { isPhoneCountry } from '../lib/phone.ts';
 import * as repo from './repository.ts';
 import { longerThan } from '../lib/chars.ts';
+import { labelKey } from '../lib/fold.ts';
 
 export const CUSTOM_KEY = /^[a-z][a-z0-9_]{0,62}$/;
 
@@ -305,13 +306,30 @@ export async function addField(ctx: Ctx, input: AddFieldInput): Promise<FieldDef
   return (added.fields.get(input.key) ?? added.archived.get(input.key)) as FieldDef;
 }
 
+/**
+ * The option of `options` whose label is `label` as a select filter compares labels (ignoring case
+ * and runs of white space, docs/filtering.md), or undefined. A field's options never share such a
+ * label: a select value or filter naming one by its label then names one option.
+ */
+export function clashingOption(options: readonly OptionDef[], label: string): OptionDef | undefined {
+  const key = labelKey(label);
+  return options.find((o) => o.label === label) ?? options.find((o) => labelKey(o.label) === key);
+}
+
+/** Why `label` cannot join a field that has `clash` (clashingOption). */
+export function clashMessage(label: string, clash: OptionDef): string {
+  if (clash.label === label) return `option "${label}" exists`;
+  return `"${label}" differs from option "${clash.label}" only in case or white space: a label names one option`;
+}
+
 /** A select option added to a system or custom select field, archived or not. */
 export async function addOption(ctx: Ctx, input: { objectType: string; fieldKey: string; label: string; description?: string | null }): Promise<OptionDef> {
   const defs = await requireType(ctx, input.objectType);
   const field = defs.fields.get(input.fieldKey) ?? defs.archived.get(input.fieldKey);
   if (!field?.options) throw new InputError(`"${input.fieldKey}" is not a select field of ${input.objectType}`, 'field');
   checkLabel(input.label, input.description);
-  if (field.options.some((o) => o.label === input.label)) throw new InputError(`option "${input.label}" exists`, 'label');
+  const clash = clashingOption(field.options, input.label);
+  if (clash) throw new InputError(clashMessage(input.label, clash), 'label');
   const option = { id: newId('opt', ctx.now), label: input.label, description: input.description ?? null };
   await repo.insertOption(ctx.db, { ...option, workspace_id: ctx.actor.workspaceId, object_type: input.objectType, field_key: input.fieldKey });
   return option;

@@ -7,6 +7,14 @@ export function foldText(s: string): string {
 }
 
 /**
+ * An option label as select filters compare it (docs/filtering.md): folded, runs of white space as
+ * one space, trimmed. Two options of one field never share it, so a label matches one option.
+ */
+export function labelKey(label: string): string {
+  return foldText(label).replace(/\s+/gu, ' ').trim();
+}
+
+/**
  * The most UTF-8 bytes of a folded text the value index keeps (docs/records.md §Value index):
  * PostgreSQL refuses a B-tree entry over about 2,700 bytes, and a TEXT value may hold 10,000
  * characters. A longer text is indexed by its longest prefix of whole code points within the bound;

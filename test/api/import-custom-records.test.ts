@@ -227,8 +227,13 @@ eachDialect('import of custom object types', (ctx) => {
     const list = (await call(t, secret, 'GET', '/v1/objects/ticket?severity=High')).json();
     assert.equal(list.totalCount, 1);
     assert.deepEqual((await call(t, secret, 'GET', '/v1/objects')).json().data, [{ objectType: 'ticket', label: 'Tickets' }]);
-    const err = await failure(t, workspaceId, [{ object: 'definition', externalId: 'd', definition: 'type', slug: 'ticket', label: 'Issues' }]);
-    assert.match(err.message, /^line 1: label: object type "ticket" exists with label "Tickets", not "Issues"/);
+    // Another label corrects the type in place, as a field's does; its records stay.
+    const relabel = ndjson([{ object: 'definition', externalId: 'd', definition: 'type', slug: 'ticket', label: 'Issues' }]);
+    assert.equal((await runImport(c, { kinds: importKinds(), text: relabel })).ids.definition?.d, 'ticket');
+    assert.deepEqual((await call(t, secret, 'GET', '/v1/objects')).json().data, [{ objectType: 'ticket', label: 'Issues' }]);
+    assert.equal((await call(t, secret, 'GET', '/v1/objects/ticket?severity=High')).json().totalCount, 1);
+    const blank = await failure(t, workspaceId, [{ object: 'definition', externalId: 'd', definition: 'type', slug: 'ticket', label: ' ' }]);
+    assert.match(blank.message, /^line 1: label: must be 1 to 255 characters/);
     const reserved = await failure(t, workspaceId, [{ object: 'definition', externalId: 'd', definition: 'type', slug: 'account', label: 'Accounts' }]);
     assert.match(reserved.message, /^line 1: slug: /);
   });

@@ -6,7 +6,7 @@
 import type { FieldDef, OptionDef, RelationshipDef, TypeDefinitions } from '../../definitions/service.ts';
 import { AppError } from '../../lib/errors.ts';
 import { parseIsoDateTime } from '../../lib/dates.ts';
-import { foldText, INDEXED_TEXT_BYTES } from '../../lib/fold.ts';
+import { foldText, INDEXED_TEXT_BYTES, labelKey } from '../../lib/fold.ts';
 import type { ValueType } from '../../lib/resource-schemas.ts';
 import { phoneNeedle } from '../../lib/phone.ts';
 import { isServiceUrl, profileUrl } from '../social.ts';
@@ -169,11 +169,6 @@ function fieldFilter(param: string, field: FieldDef, given: Operator | undefined
       return { ...base, kind: 'text', op: op as TextFilter['op'], value };
     }
   }
-}
-
-/** A label as select filters compare it: folded, runs of white space as one space, trimmed. */
-function labelKey(label: string): string {
-  return foldText(label).replace(/\s+/gu, ' ').trim();
 }
 
 /**
