@@ -37,8 +37,10 @@ export const channelKind: ImportKind<ChannelInput> = {
       object: 'channel',
       idKind: 'chn',
       find: (externalIds) => channelKind.lookup(ctx, externalIds),
+      // Only a change moves updated_at (docs/messages.md §Channels): a line equal to the channel writes nothing.
       async update({ value: { provider, name, visibility } }, _old, id) {
-        await repo.updateChannel(ctx.db, id, { provider, name, updated_at: at });
+        const stored = await repo.findChannel(ctx.db, id);
+        if (stored.provider !== provider || stored.name !== name) await repo.updateChannel(ctx.db, id, { provider, name, updated_at: at });
         await repo.setVisibility(ctx.db, id, visibility, at);
       },
       async insert({ line, externalId, value: { provider, name, visibility } }, id) {

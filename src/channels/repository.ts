@@ -37,20 +37,24 @@ export async function findChannelByRef(db: Executor, workspaceId: string, ref: s
     .executeTakeFirst();
 }
 
-export async function findChannel(db: Executor, id: string): Promise<Pick<ChannelRow, 'provider' | 'visibility'>> {
-  return db.selectFrom('channels').select(['provider', 'visibility']).where('id', '=', id).executeTakeFirstOrThrow();
+export async function findChannel(db: Executor, id: string): Promise<Pick<ChannelRow, 'provider' | 'name' | 'visibility'>> {
+  return db.selectFrom('channels').select(['provider', 'name', 'visibility']).where('id', '=', id).executeTakeFirstOrThrow();
 }
 
 export function channelsByExternalId(db: Executor, workspaceId: string, externalIds: string[]): Promise<Map<string, string>> {
   return lookupExternalIds(db, 'channels', workspaceId, externalIds);
 }
 
-/** Sets a channel's visibility, its messages' copy of it and their part; call inside one transaction. */
+/**
+ * Sets a channel's visibility, its messages' copy of it and their part; call inside one
+ * transaction. The visibility it has already changes nothing, `updated_at` included.
+ */
 export async function setVisibility(db: Tx, channelId: string, v: Visibility, at: string): Promise<void> {
   const { workspace_id } = await db.selectFrom('channels').select('workspace_id').where('id', '=', channelId).executeTakeFirstOrThrow();
   // Queues behind any writer of the workspace's messages; the visibility is read after that.
   await lockMessages(db, workspace_id);
   const before = await db.selectFrom('channels').select(['workspace_id', 'visibility']).where('id', '=', channelId).executeTakeFirstOrThrow();
+  if (before.visibility === v) return;
   await db.updateTable('channels').set({ visibility: v, updated_at: at }).where('id', '=', channelId).execute();
   await db.updateTable('messages').set({ channel_visibility: v }).where('channel_id', '=', channelId).where('channel_visibility', '<>', v).execute();
   if ((before.visibility === 'private') !== (v === 'private')) await rankChannelMoved(db, before.workspace_id, channelId, before.visibility === 'private');

@@ -108,7 +108,13 @@ export const emailKind: ImportKind<EmailInput> = {
       idKind: 'eml',
       find: (externalIds) => repo.emailsByExternalId(ctx.db, ws, externalIds),
       async update(item, old) {
-        await repo.updateEmail(ctx.db, ws, old.id, old.sentAt, await columns(item), { html: item.value.html, text: item.value.text });
+        const set = await columns(item);
+        const body = { html: item.value.html, text: item.value.text };
+        // A line that changes nothing writes nothing and leaves updatedAt alone (docs/emails.md §Import).
+        const stored = await repo.storedEmail(ctx.db, old.id);
+        const same = (Object.keys(set) as Array<keyof typeof set>).every((k) => k === 'updated_at' || stored[k] === set[k]);
+        if (same && stored.html === body.html && stored.text === body.text) return;
+        await repo.updateEmail(ctx.db, ws, old.id, old.sentAt, set, body);
       },
       async insert(item, id) {
         fresh.push({
@@ -129,13 +135,14 @@ export const emailKind: ImportKind<EmailInput> = {
     await repo.insertEmails(ctx.db, ws, fresh);
   },
   async link(ctx, items) {
+    const at = isoNow(ctx.now);
     for (const item of items) {
       const id = await ctx.resolve('email', item.externalId, { line: item.line, field: 'externalId' });
       const files: string[] = [];
       for (const [i, ext] of item.value.attachments.entries()) {
         files.push(await ctx.resolve('file', ext, { line: item.line, field: `relationships.$attachment.values[${i}]` }));
       }
-      await repo.replaceEmailFiles(ctx.db, id, files);
+      await repo.replaceEmailFiles(ctx.db, id, files, at);
     }
   },
 };

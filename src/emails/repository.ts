@@ -122,6 +122,16 @@ export async function emailsByExternalId(db: Executor, workspaceId: string, exte
 
 export type EmailChanges = Pick<EmailsTable, 'mailbox_id' | 'from_address' | 'to_json' | 'cc_json' | 'bcc_json' | 'subject' | 'sent_at' | 'updated_at'>;
 
+/** An e-mail's columns a re-import writes, and its body, as stored. */
+export async function storedEmail(db: Executor, id: string): Promise<EmailChanges & { html: string | null; text: string | null }> {
+  return db
+    .selectFrom('emails as e')
+    .leftJoin('email_bodies as b', 'b.email_id', 'e.id')
+    .select(['e.mailbox_id', 'e.from_address', 'e.to_json', 'e.cc_json', 'e.bcc_json', 'e.subject', 'e.sent_at', 'e.updated_at', 'b.html', 'b.text'])
+    .where('e.id', '=', id)
+    .executeTakeFirstOrThrow();
+}
+
 /** Updates an imported e-mail; a new $sentAt moves it in the ranked order. */
 export async function updateEmail(
   tx: Tx,
@@ -140,14 +150,20 @@ export async function updateEmail(
   }
 }
 
-/** Sets an e-mail's files, in order. */
-export async function replaceEmailFiles(tx: Executor, emailId: string, fileIds: string[]): Promise<void> {
+/**
+ * Sets an e-mail's files, in order. Another list is a change of the e-mail: its `updated_at`
+ * becomes `at`; the same list writes nothing.
+ */
+export async function replaceEmailFiles(tx: Executor, emailId: string, fileIds: string[], at: string): Promise<void> {
+  const stored = await tx.selectFrom('email_files').select('file_id').where('email_id', '=', emailId).orderBy('position').execute();
+  if (stored.length === fileIds.length && stored.every((r, i) => r.file_id === fileIds[i])) return;
   await tx.deleteFrom('email_files').where('email_id', '=', emailId).execute();
   if (fileIds.length > 0)
     await tx
       .insertInto('email_files')
       .values(fileIds.map((file_id, position) => ({ email_id: emailId, file_id, position })))
       .execute();
+  await tx.updateTable('emails').set({ updated_at: at }).where('id', '=', emailId).execute();
 }
 
 export async function insertDraft(tx: Executor, row: EmailDraftsTable): Promise<void> {

@@ -111,8 +111,12 @@ export const messageKind: ImportKind<MessageInput> = {
       find: (externalIds) => repo.messagesByExternalId(ctx.db, workspaceId, externalIds),
       async update(item, old) {
         const values = await valuesOf(item);
-        await repo.updateMessage(ctx.db, old.id, values, item.value.text);
         bump(old.channel_id, -1);
+        // A line that changes nothing writes nothing and leaves updatedAt alone (docs/messages.md §Import).
+        const stored = await repo.storedMessage(ctx.db, old.id);
+        const same = (Object.keys(values) as Array<keyof typeof values>).every((k) => k === 'updated_at' || stored[k] === values[k]);
+        if (same && stored.text === item.value.text) return;
+        await repo.updateMessage(ctx.db, old.id, values, item.value.text);
         const now = { ...old, ...values };
         const [a, b] = [repo.rankKey(old), repo.rankKey(now)];
         if (a.ts !== b.ts || a.part !== b.part) {
@@ -130,13 +134,14 @@ export const messageKind: ImportKind<MessageInput> = {
     await bumpMessageCounts(ctx.db, delta);
   },
   async link(ctx, items) {
+    const at = isoNow(ctx.now);
     for (const item of items) {
       const id = await ctx.resolve('message', item.externalId, { line: item.line, field: 'externalId' });
       const files: string[] = [];
       for (const [i, ext] of (item.value.files ?? []).entries()) {
         files.push(await ctx.resolve('file', ext, { line: item.line, field: `relationships.$files.values[${i}]` }));
       }
-      await repo.replaceMessageFiles(ctx.db, id, files);
+      await repo.replaceMessageFiles(ctx.db, id, files, at);
     }
   },
 };

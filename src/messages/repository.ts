@@ -132,6 +132,17 @@ export async function lockMessages(tx: Tx, workspaceId: string): Promise<void> {
   await lockPartition(tx, MESSAGES, [workspaceId]);
 }
 
+/** A message's row and text as stored, for what a re-import changes of it. */
+export async function storedMessage(db: Executor, id: string): Promise<MessagesTable & { text: string }> {
+  return db
+    .selectFrom('messages as m')
+    .innerJoin('message_texts as t', 't.message_id', 'm.id')
+    .selectAll('m')
+    .select('t.text')
+    .where('m.id', '=', id)
+    .executeTakeFirstOrThrow();
+}
+
 export async function updateMessage(
   db: Executor,
   id: string,
@@ -169,14 +180,20 @@ export async function rankChannelMoved(tx: Tx, workspaceId: string, channelId: s
   await rankMoveRows(tx, MESSAGES, [workspaceId], rows, wasPrivate ? channelId : '', wasPrivate ? '' : channelId);
 }
 
-/** Sets a message's files, in order. */
-export async function replaceMessageFiles(db: Executor, messageId: string, fileIds: string[]): Promise<void> {
+/**
+ * Sets a message's files, in order. Another list is a change of the message: its `updated_at`
+ * becomes `at`; the same list writes nothing.
+ */
+export async function replaceMessageFiles(db: Executor, messageId: string, fileIds: string[], at: string): Promise<void> {
+  const stored = await db.selectFrom('message_files').select('file_id').where('message_id', '=', messageId).orderBy('position').execute();
+  if (stored.length === fileIds.length && stored.every((r, i) => r.file_id === fileIds[i])) return;
   await db.deleteFrom('message_files').where('message_id', '=', messageId).execute();
   if (fileIds.length > 0)
     await db
       .insertInto('message_files')
       .values(fileIds.map((file_id, position) => ({ message_id: messageId, file_id, position })))
       .execute();
+  await db.updateTable('messages').set({ updated_at: at }).where('id', '=', messageId).execute();
 }
 
 /** A message as `rolodex export` reads it (docs/import.md §Export): its row, its text, and its channel's externalId, else id. */
