@@ -42,6 +42,17 @@ function datetime(where: string, v: unknown, required: boolean): string | null {
   return new Date(ms).toISOString();
 }
 
+/**
+ * `$provider`: null (the channel's provider), else a name held to the rule of a channel's provider
+ * (docs/messages.md §Import): 1 to 255 characters once trimmed.
+ */
+function provider(v: unknown): string | null {
+  const where = 'fields.$provider.value';
+  const s = text(where, v, 255)?.trim() ?? null;
+  if (s === '') throw new InputError("must name the chat provider (1 to 255 characters), or be null for the channel's", where);
+  return s;
+}
+
 export function checkMessage(raw: Record<string, unknown>): MessageInput {
   onlyFields(raw, ['channel', 'fields', 'relationships']);
   const channel = str(raw, 'channel', { required: true, max: 255 }) as string;
@@ -59,7 +70,7 @@ export function checkMessage(raw: Record<string, unknown>): MessageInput {
     textType: (t?.valueType ?? 'TEXT') as TextType,
     sentAt: datetime('fields.$sentAt.value', fieldValue('$sentAt')?.value, true) as string,
     editedAt: datetime('fields.$editedAt.value', fieldValue('$editedAt')?.value, false),
-    provider: text('fields.$provider.value', fieldValue('$provider')?.value, 255),
+    provider: provider(fieldValue('$provider')?.value),
     providerThreadId: text('fields.$providerThreadId.value', fieldValue('$providerThreadId')?.value, 255),
     files: fileRelationship(raw, '$files', 'messages'),
   };

@@ -50,6 +50,11 @@ eachDialect('channels and message import', (ctx) => {
         /fields\.\$text\.value/,
       ],
       [{ ...message('m', 'c0', '2026-03-01T00:00:00Z', secret), colour: 'red' }, /line 2: colour/],
+      // A provider is named or left out (null: the channel's), never empty.
+      ...['', '  '].map((value): [Record<string, unknown>, RegExp] => [
+        message('m', 'c0', '2026-03-01T00:00:00Z', secret, { $provider: { value, valueType: 'TEXT' } }),
+        /line 2: fields\.\$provider\.value: must name the chat provider/,
+      ]),
       [
         { ...message('m', 'c0', '2026-03-01T00:00:00Z', secret), relationships: { $files: { objectType: 'file', values: ['f-1'] } } },
         /relationships\.\$files\.values\[0\]: no file/,
