@@ -68,8 +68,25 @@ function options(raw: Record<string, unknown>): OptionInput[] {
   return out;
 }
 
+/**
+ * A member the line may spell either way: the import format's (`decided`, docs/import.md
+ * §definition) or the one earlier releases wrote (`earlier`), which stays accepted; the value of the
+ * one given, named by it in errors.
+ */
+function spelled(raw: Record<string, unknown>, decided: string, earlier: string): string {
+  if (raw[decided] !== undefined && raw[earlier] !== undefined) throw new InputError(`give "${decided}" or "${earlier}", not both`, earlier);
+  return raw[earlier] !== undefined ? earlier : decided;
+}
+
+/** A relationship's cardinality, in the definitions' upper case or the records' lower case. */
+function cardinality(raw: Record<string, unknown>): 'has_one' | 'has_many' {
+  const v = oneOf(raw, 'cardinality', ['HAS_ONE', 'HAS_MANY', 'has_one', 'has_many'] as const) as string;
+  return v.toLowerCase() as 'has_one' | 'has_many';
+}
+
 function check(raw: Record<string, unknown>): DefinitionInput {
-  const kind = oneOf(raw, 'definition', ['type', 'field', 'relationship', 'option'] as const) as 'type' | 'field' | 'relationship' | 'option';
+  const given = oneOf(raw, 'definition', ['objectType', 'field', 'relationship', 'option', 'type'] as const);
+  const kind = given === 'objectType' ? 'type' : (given as 'type' | 'field' | 'relationship' | 'option');
   if (kind === 'type') {
     onlyFields(raw, ['definition', 'slug', 'label']);
     return {
@@ -87,11 +104,11 @@ function check(raw: Record<string, unknown>): DefinitionInput {
   }
   const key = str(raw, 'key', { required: true }) as string;
   if (kind === 'relationship') {
-    onlyFields(raw, ['definition', 'objectType', 'key', 'label', 'description', 'cardinality', 'targetType']);
-    const cardinality = oneOf(raw, 'cardinality', ['has_one', 'has_many'] as const) as 'has_one' | 'has_many';
+    onlyFields(raw, ['definition', 'objectType', 'key', 'label', 'description', 'cardinality', 'targetObjectType', 'targetType']);
+    const target = spelled(raw, 'targetObjectType', 'targetType');
     return {
       definition: 'relationship',
-      relationship: { objectType, key, label, description, cardinality, targetType: str(raw, 'targetType', { required: true }) as string },
+      relationship: { objectType, key, label, description, cardinality: cardinality(raw), targetType: str(raw, target, { required: true }) as string },
     };
   }
   onlyFields(raw, [
@@ -194,7 +211,7 @@ async function apply(ctx: ImportContext, item: ImportItem<DefinitionInput>, defs
     if (def.system) throw new ImportError(line, 'key', `"${r.key}" is a system relationship of ${r.objectType}`);
     const pairs: Array<[string, unknown, unknown]> = [
       ['cardinality', def.cardinality, r.cardinality],
-      ['targetType', def.objectType, r.targetType],
+      ['targetObjectType', def.objectType, r.targetType],
     ];
     same(line, `relationship "${r.key}" of ${r.objectType}`, pairs);
     if (def.label !== r.label || (r.description !== undefined && def.description !== r.description))
@@ -214,7 +231,14 @@ async function apply(ctx: ImportContext, item: ImportItem<DefinitionInput>, defs
 export const definitionKind: ImportKind<DefinitionInput> = {
   object: 'definition',
   check,
-  // Definitions are matched by key, never referenced by externalId.
+  // Definitions are matched by key, never referenced by externalId; a line's externalId only
+  // names it in the output, and a line without one is named by what it defines, as the export names it.
+  nameOf: (v) => {
+    if (v.definition === 'type') return `type:${v.type.slug}`;
+    if (v.definition === 'field') return `field:${v.field.objectType}:${v.field.key}`;
+    if (v.definition === 'relationship') return `relationship:${v.relationship.objectType}:${v.relationship.key}`;
+    return `option:${v.option.objectType}:${v.option.fieldKey}:${v.option.label}`;
+  },
   lookup: async () => new Map(),
   whole: true,
   async upsert(ctx, items) {

@@ -102,6 +102,12 @@ export interface ImportKind<T = unknown> {
   object: string;
   /** Validates one object (its `object` and `externalId` already checked); throws InputError with the field as param. */
   check(raw: Record<string, unknown>): T;
+  /**
+   * For a kind whose objects are identified by what they are, not by an externalId (definitions):
+   * the name a line without `externalId` takes, from its checked value. Without it, every line
+   * needs an externalId.
+   */
+  nameOf?(value: T): string;
   /** Work outside the transaction, such as copying file bytes; `undo` runs if the import fails. */
   prepare?(ctx: Ctx, items: ImportItem<T>[]): Promise<{ undo(): Promise<void> }>;
   /** Server ids of existing objects of this kind, by externalId; `object` is the name resolved

@@ -91,8 +91,11 @@ function checkObject(byObject: Map<string, ImportKind<any>>, value: unknown): { 
   if (bad !== null) throw new InputError(bad.reason, bad.path);
   const kind = byObject.get(raw.object as string);
   if (!kind) throw new InputError(`must be one of ${[...byObject.keys()].join(', ')}`, 'object');
-  checkExternalId(raw.externalId);
+  const unnamed = raw.externalId === undefined && kind.nameOf !== undefined;
+  if (!unnamed) checkExternalId(raw.externalId);
   const checked: unknown = kind.check(raw);
+  // The spilled line carries the name, so the write and the output's `ids` see it as given.
+  if (unnamed) raw.externalId = kind.nameOf!(checked);
   const scope = kind.scope?.(checked);
   return { kind, raw, checked, name: scope === undefined ? kind.object : `${kind.object} ${scope}` };
 }

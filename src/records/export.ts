@@ -21,7 +21,7 @@ export async function* definitionLines(ctx: Ctx): AsyncGenerator<Line> {
   const ws = ctx.actor.workspaceId;
   const db = ctx.db;
   for (const t of await db.selectFrom('object_types').selectAll().where('workspace_id', '=', ws).orderBy('created_at').orderBy('slug').execute())
-    yield { object: 'definition', externalId: `type:${t.slug}`, definition: 'type', slug: t.slug, label: t.label };
+    yield { object: 'definition', externalId: `type:${t.slug}`, definition: 'objectType', slug: t.slug, label: t.label };
   const options = await db
     .selectFrom('select_options')
     .selectAll()
@@ -85,8 +85,8 @@ export async function* definitionLines(ctx: Ctx): AsyncGenerator<Line> {
       objectType: r.object_type,
       key: r.key,
       label: r.label,
-      cardinality: r.cardinality,
-      targetType: r.target_type,
+      cardinality: r.cardinality.toUpperCase(),
+      targetObjectType: r.target_type,
       ...(r.description !== null ? { description: r.description } : {}),
     };
   for (const o of options.filter((x) => x.field_key.startsWith('$')))
