@@ -89,8 +89,10 @@ function checkObject(byObject: Map<string, ImportKind<any>>, value: unknown): { 
   // the write on PostgreSQL): refused with its place, as the API refuses such a body.
   const bad = unstorableText(raw);
   if (bad !== null) throw new InputError(bad.reason, bad.path);
-  const kind = byObject.get(raw.object as string);
-  if (!kind) throw new InputError(`must be one of ${[...byObject.keys()].join(', ')}`, 'object');
+  // A name no kind has may be a custom object type's slug, which the records' kind covers.
+  const kind =
+    byObject.get(raw.object as string) ?? (typeof raw.object === 'string' ? [...byObject.values()].find((k) => k.covers?.(raw.object as string)) : undefined);
+  if (!kind) throw new InputError(`must be one of ${[...byObject.keys()].join(', ')}, or the slug of a custom object type`, 'object');
   const unnamed = raw.externalId === undefined && kind.nameOf !== undefined;
   if (!unnamed) checkExternalId(raw.externalId);
   const checked: unknown = kind.check(raw);

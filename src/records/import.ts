@@ -336,6 +336,8 @@ export const taskKind = recordKind('task');
 
 export interface CustomRecordInput extends RecordInput {
   objectType: string;
+  /** The member that names the type on the line, for its errors. */
+  typeMember: 'object' | 'objectType';
 }
 
 function byType(items: ImportItem<CustomRecordInput>[]): Map<string, ImportItem<CustomRecordInput>[]> {
@@ -357,11 +359,14 @@ const CUSTOM_MEMBERS = [...MEMBERS, 'objectType'];
 
 export const customRecordKind: ImportKind<CustomRecordInput> = {
   object: 'record',
+  // A line names its type either as `"object": "record", "objectType": slug` or as `"object": slug`
+  // (docs/import.md §record); `covers` gives it the second form's lines.
   check(raw) {
+    if (raw.object !== 'record') return { objectType: raw.object as string, typeMember: 'object', ...check(raw.object as string, raw, MEMBERS) };
     const objectType = raw.objectType;
     if (typeof objectType !== 'string' || !CUSTOM_KEY.test(objectType)) throw new InputError('must be the slug of a custom object type', 'objectType');
     if (RESERVED_TYPES.has(objectType)) throw new InputError(`"${objectType}" is not a custom object type`, 'objectType');
-    return { objectType, ...check(objectType, raw, CUSTOM_MEMBERS) };
+    return { objectType, typeMember: 'objectType', ...check(objectType, raw, CUSTOM_MEMBERS) };
   },
   scope: (value) => value.objectType,
   covers: (object) => !RESERVED_TYPES.has(object) && CUSTOM_KEY.test(object),
@@ -374,8 +379,8 @@ export const customRecordKind: ImportKind<CustomRecordInput> = {
   async upsert(ctx, items) {
     for (const [objectType, group] of byType(items)) {
       const defs = await definitionsOf(ctx, objectType);
-      if (!defs)
-        throw new ImportError((group[0] as ImportItem<CustomRecordInput>).line, 'objectType', `no custom object type "${objectType}" in the workspace`);
+      const first = group[0] as ImportItem<CustomRecordInput>;
+      if (!defs) throw new ImportError(first.line, first.value.typeMember, `no custom object type "${objectType}" in the workspace`);
       await upsertOfType(ctx, 'record', customRecordType(objectType), defs, group);
     }
   },

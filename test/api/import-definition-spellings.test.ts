@@ -1,7 +1,8 @@
-// The import format's definition lines (docs/import.md §definition), on both databases: a file
-// written as the format says (`"definition": "objectType"`, `targetObjectType`, an upper-case
-// cardinality) imports, the spellings earlier releases wrote stay accepted, and `rolodex export`
-// writes the format's own.
+// The import format's definition lines and custom records (docs/import.md §definition, §record),
+// on both databases: a file written as the format says (`"definition": "objectType"`,
+// `targetObjectType`, an upper-case cardinality, no externalId on definitions, `"object": slug`)
+// imports, the spellings earlier releases wrote stay accepted, and `rolodex export` writes the
+// format's own.
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -94,5 +95,19 @@ eachDialect('import: definition lines as the format spells them', (ctx) => {
     const b = await seedWorkspace(t);
     const i = await rolodex(t, ['import', '--workspace', b.workspaceId, out]);
     assert.equal(i.code, 0, i.err);
+  });
+
+  test("a record line whose object is a custom type's slug is a record of that type; an unknown one is refused at object", async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const lines = [...decided, { object: 'project', externalId: 'p-1', fields: { tier: { value: 'Gold', valueType: 'SINGLE_SELECT' } } }];
+    const r = await rolodex(t, ['import', '--workspace', s.workspaceId, file(t, 'slug.ndjson', lines)]);
+    assert.equal(r.code, 0, r.err);
+    const page = await call(t, s.secret, 'GET', '/v1/objects/project');
+    assert.equal(page.statusCode, 200, page.body);
+    assert.equal(page.json().data.length, 1);
+    const typo = await rolodex(t, ['import', '--workspace', s.workspaceId, file(t, 'typo.ndjson', [{ object: 'projects', externalId: 'p-2', fields: {} }])]);
+    assert.notEqual(typo.code, 0);
+    assert.match(typo.err, /line 1: object: no custom object type "projects" in the workspace/);
   });
 });
