@@ -32,10 +32,17 @@ const MESSAGE_FOR: Record<string, string> = {
   version_header: 'The version header is missing: send Service-Version or Lightfield-Version; supported versions: 2026-03-01.',
 };
 
+// The Bearer challenges of RFC 6750 §3 (src/http/bearer.ts).
+const CHALLENGE: Record<number, string> = {
+  401: 'RFC 6750 §3: `Bearer realm="rolodex"`, with `error="invalid_token"` for a key that is unknown, revoked or expired, `error="invalid_request"` for a malformed one, no `error` when none came.',
+  403: 'On `insufficient_scope` (RFC 6750 §3): `Bearer realm="rolodex", error="insufficient_scope"`, with `scope`, the scopes the operation needs.',
+};
+
 /** An OpenAPI response for one status: the error shape, the codes it may carry, an example. */
 export function errorResponse(status: number, type: string, codes: string[]): Record<string, unknown> {
   const headers: Record<string, unknown> = status === 429 ? { ...RATE_HEADERS, 'Retry-After': int('Seconds to wait before retrying.') } : {};
   if (status === 409 && codes.some((c) => c === 'idempotency_conflict' || c === 'file_busy')) headers['Retry-After'] = int('Seconds to wait before retrying.');
+  if (status === 401 || codes.includes('insufficient_scope')) headers['WWW-Authenticate'] = { type: 'string', description: CHALLENGE[status] };
   const final = codes.filter((c) => (RETRYABLE as Record<string, boolean>)[c] === false);
   if (final.length > 0) {
     headers['x-should-retry'] = {

@@ -8,6 +8,7 @@ import type { AuthResult } from '../auth/authenticator.ts';
 import type { RateDecision } from '../rate-limit/bucket.ts';
 import { type Deps, SERVICE_VERSION } from './context.ts';
 import { routeNotFound } from './error-handler.ts';
+import { challenge, readCredential } from './bearer.ts';
 import type { VersionHeaders } from './version.ts';
 
 const AUTH_MESSAGES = {
@@ -16,29 +17,30 @@ const AUTH_MESSAGES = {
   expired: 'The API key has expired.',
 } as const;
 
-function bearer(request: FastifyRequest): string | null {
-  const header = request.headers.authorization;
-  if (typeof header !== 'string') return null;
-  const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
-  return m ? (m[1] as string) : '';
-}
-
-const CHALLENGE = { 'WWW-Authenticate': 'Bearer realm="rolodex"' };
+// Every refusal of the key carries the challenge of RFC 6750 §3 that fits it (./bearer.ts).
+const NO_CREDENTIALS = challenge();
 
 // Each step returns a promise only when it has to wait (a key not cached, a shared rate limit), so
 // that the common request passes the whole pipeline without a tick of the event loop.
 export function authenticate(deps: Deps, request: FastifyRequest): void | Promise<void> {
-  const secret = bearer(request);
-  if (secret === null) {
-    throw new AppError('missing_api_key', 'Send your API key as "Authorization: Bearer <API_KEY>".', { param: 'Authorization', headers: CHALLENGE });
+  const credential = readCredential(request.headers.authorization);
+  if (credential.kind === 'none') {
+    throw new AppError('missing_api_key', 'Send your API key as "Authorization: Bearer <API_KEY>".', { param: 'Authorization', headers: NO_CREDENTIALS });
   }
-  const result = deps.auth.authenticate(secret, request.startedAt);
+  if (credential.kind === 'malformed') {
+    const message = 'The Authorization header is not "Bearer <API_KEY>": the key is missing or is not one token.';
+    throw new AppError('invalid_api_key', message, { param: 'Authorization', headers: challenge('invalid_request', message) });
+  }
+  const result = deps.auth.authenticate(credential.token, request.startedAt);
   if (result instanceof Promise) return result.then((r) => admit(request, r));
   admit(request, result);
 }
 
 function admit(request: FastifyRequest, result: AuthResult): void {
-  if (!result.ok) throw new AppError('invalid_api_key', AUTH_MESSAGES[result.reason], { param: 'Authorization', headers: CHALLENGE });
+  if (!result.ok) {
+    const message = AUTH_MESSAGES[result.reason];
+    throw new AppError('invalid_api_key', message, { param: 'Authorization', headers: challenge('invalid_token', message) });
+  }
   request.principal = result.principal;
 }
 
@@ -66,10 +68,8 @@ function checkScopes(request: FastifyRequest): void {
   if (granted === null) return;
   const missing = needed.filter((s) => !granted.includes(s));
   if (missing.length > 0) {
-    throw new AppError(
-      'insufficient_scope',
-      `This API key lacks the scope${missing.length > 1 ? 's' : ''} ${missing.join(' and ')} needed here (requires ${needed.join(' and ')}).`,
-    );
+    const message = `This API key lacks the scope${missing.length > 1 ? 's' : ''} ${missing.join(' and ')} needed here (requires ${needed.join(' and ')}).`;
+    throw new AppError('insufficient_scope', message, { headers: challenge('insufficient_scope', message, needed) });
   }
 }
 
