@@ -15,7 +15,8 @@ Every \`/v1\` request sends \`Authorization: Bearer <API_KEY>\` and \`Service-Ve
 with \`VERSION_HEADERS\`); a response echoes the name a request used.
 Each operation lists the scopes it needs (\`x-scopes\`) and its rate-limit category
 (\`x-rate-category\`: Read, Write or Search; per workspace, a token bucket refilling at the
-category's quota per second with a burst of one second's quota). Responses carry
+category's quota per second with a burst of one second's quota). Responses to requests the limit
+counts (all but 401, 400 \`version_header\` and 404 \`route_not_found\`, answered before it) carry
 \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\` (Unix seconds); a 429
 adds \`Retry-After\`. Listings marked \`x-filters\` take filters in their query string:
 \`<key>=<value>\` or \`<key>[<operator>]=<value>\`, \`-\` before an operator to negate it. Errors have one shape: \`{"error": {"type", "code", "message", "param"?, "requestId"}}\`.`;

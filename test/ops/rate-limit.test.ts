@@ -1,6 +1,6 @@
 // Rate limits (docs/design.md §Rate limits) through the HTTP API, on both databases: headers on
-// every /v1 response, burst then 429 with Retry-After and no effect, isolation by workspace and
-// category.
+// every answer of a request the limit counts and on none answered before it, burst then 429 with
+// Retry-After and no effect, isolation by workspace and category.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { createMetrics } from '../../src/metrics/registry.ts';
@@ -66,7 +66,7 @@ describe('token bucket arithmetic', () => {
 eachDialect(
   'rate limits',
   (ctx) => {
-    test('every /v1 response carries the three X-RateLimit headers', async () => {
+    test('every answer of a counted request carries the three X-RateLimit headers', async () => {
       const t = ctx();
       const s = await seedWorkspace(t, { scopes: ['lists:read'] });
       const before = Math.floor(now / 1000);
@@ -84,6 +84,38 @@ eachDialect(
       const invalid = await call(t, s.secret, 'GET', '/v1/test/page?limit=99');
       assert.equal(invalid.statusCode, 400);
       assert.deepEqual([rateHeaders(invalid).limit, rateHeaders(invalid).remaining], [4, 3]);
+    });
+
+    test('answers given before the limit is checked carry no X-RateLimit headers and count for nothing', async () => {
+      const t = ctx();
+      const s = await seedWorkspace(t);
+      const refused = [
+        await t.app.inject({ method: 'GET', url: '/v1/auth/validate', headers: { 'service-version': '2026-03-01' } }),
+        await call(t, 'rdx_unknown0_' + 'A'.repeat(43), 'GET', '/v1/auth/validate'),
+        await t.app.inject({ method: 'GET', url: '/v1/auth/validate', headers: { authorization: `Bearer ${s.secret}` } }),
+        await call(t, s.secret, 'GET', '/v1/no-such-route'),
+      ];
+      assert.deepEqual(
+        refused.map((r) => r.statusCode),
+        [401, 401, 400, 404],
+      );
+      for (const r of refused) {
+        assert.deepEqual(
+          Object.keys(r.headers).filter((h) => h.startsWith('x-ratelimit')),
+          [],
+          `${r.statusCode} ${r.json().error.code}`,
+        );
+      }
+      assert.equal(rateHeaders(await call(t, s.secret, 'GET', '/v1/auth/validate')).remaining, 4, 'the refusals took no token');
+      // Refused after it (the body, in Fastify's parsing): counted, and the headers say so.
+      const notJson = await t.app.inject({
+        method: 'POST',
+        url: '/v1/test/echo',
+        headers: { authorization: `Bearer ${s.secret}`, 'service-version': '2026-03-01', 'content-type': 'application/json' },
+        payload: '{',
+      });
+      assert.equal(notJson.statusCode, 400);
+      assert.deepEqual([rateHeaders(notJson).limit, rateHeaders(notJson).remaining], [3, 2]);
     });
 
     test('a burst of one second is served, then 429 rate_limited with Retry-After', async () => {
