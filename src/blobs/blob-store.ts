@@ -99,6 +99,21 @@ export class BlobStoreUnavailableError extends Error {
   }
 }
 
+/**
+ * The store refuses this deployment's settings: the bucket does not exist, the credentials or
+ * the role's permissions are refused, the bucket is in another region or behind another
+ * endpoint. No client can change that, so the API answers it as an unreachable store, 503
+ * `service_unavailable`, and logs this message, which names the setting to fix
+ * (docs/reliability.md §Blob store).
+ */
+export class BlobStoreMisconfiguredError extends BlobStoreUnavailableError {
+  constructor(reason: string, options?: ErrorOptions) {
+    super(reason, options);
+    this.message = `the blob store refuses this deployment's settings: ${reason}`;
+    this.name = 'BlobStoreMisconfiguredError';
+  }
+}
+
 export class InvalidBlobKeyError extends Error {
   constructor(reason: string) {
     super(`invalid blob key: ${reason}`);

@@ -19,7 +19,6 @@ import { pipeline } from 'node:stream/promises';
 import {
   assertValidKey,
   BlobNotFoundError,
-  BlobStoreUnavailableError,
   type BlobRange,
   type BlobStat,
   type BlobStore,
@@ -30,6 +29,7 @@ import {
 } from './blob-store.ts';
 import { contentDisposition } from './content-disposition.ts';
 import { MeterStream } from './meter.ts';
+import { errorStatus, isNotFound, missingBucket, storeError } from './s3-errors.ts';
 
 export interface S3BlobStoreConfig {
   bucket: string;
@@ -58,29 +58,6 @@ const MAX_PRESIGN_SECONDS = 7 * 24 * 3600; // SigV4 hard limit
 const CONNECT_MS = 5_000;
 const IDLE_MS = 30_000;
 const ANSWER_MS = 10_000;
-const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
-
-/** The store could not be reached, did not answer in time, or answered a 5xx. */
-function unavailable(err: unknown): boolean {
-  const { name, code } = err as { name?: unknown; code?: unknown };
-  if (name === 'TimeoutError' || name === 'AbortError') return true;
-  if (typeof code === 'string' && UNREACHABLE.has(code)) return true;
-  return (errorStatus(err) ?? 0) >= 500;
-}
-
-/** `err`, or a BlobStoreUnavailableError when it says that the store is not reachable now. */
-function translated(err: unknown): unknown {
-  return unavailable(err) ? new BlobStoreUnavailableError((err as Error).message || (err as Error).name, { cause: err }) : err;
-}
-
-function errorStatus(err: unknown): number | undefined {
-  return (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
-}
-
-function isNotFound(err: unknown): boolean {
-  const name = (err as Error).name;
-  return name === 'NotFound' || name === 'NoSuchKey' || errorStatus(err) === 404;
-}
 
 function checkExpiry(seconds: number): void {
   if (!Number.isInteger(seconds) || seconds < 1 || seconds > MAX_PRESIGN_SECONDS) {
@@ -108,6 +85,21 @@ export function createS3BlobStore(config: S3BlobStoreConfig): BlobStore {
   const objectKey = (key: string): string => prefix + assertValidKey(key).join('/');
   /** The options of a call on metadata: it ends within ANSWER_MS. */
   const briefly = () => ({ abortSignal: AbortSignal.timeout(ANSWER_MS) });
+  const settings = { bucket, region: config.region };
+  const translated = (err: unknown): unknown => storeError(err, settings);
+
+  /**
+   * Throws unless the bucket is there and takes the server's credentials. An answer to HEAD has no
+   * body, so a 404 to an object's HEAD does not say whether the object or the bucket is missing:
+   * the bucket's own HEAD tells them apart.
+   */
+  async function checkBucket(): Promise<void> {
+    try {
+      await client.send(new HeadBucketCommand({ Bucket: bucket }), briefly());
+    } catch (err) {
+      throw errorStatus(err) === 404 ? missingBucket(settings, err) : translated(err);
+    }
+  }
 
   async function hashObject(key: string): Promise<BlobStat> {
     const hash = createHash('md5');
@@ -168,8 +160,9 @@ export function createS3BlobStore(config: S3BlobStoreConfig): BlobStore {
       try {
         head = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: objectKey(key) }), briefly());
       } catch (err) {
-        if (isNotFound(err)) return null;
-        throw translated(err);
+        if (!isNotFound(err)) throw translated(err);
+        await checkBucket();
+        return null;
       }
       const etag = (head.ETag ?? '').replaceAll('"', '').toLowerCase();
       // Multipart ETags have a `-N` suffix; SSE-KMS and SSE-C ETags are
@@ -237,6 +230,8 @@ export function createS3BlobStore(config: S3BlobStoreConfig): BlobStore {
       const url = await getSignedUrl(signer, command, {
         expiresIn: opts.expiresInSeconds,
         signableHeaders: new Set(['content-type', 'content-length']),
+      }).catch((err: unknown) => {
+        throw translated(err);
       });
       return { url, headers: { 'content-type': opts.contentType } };
     },
@@ -249,12 +244,12 @@ export function createS3BlobStore(config: S3BlobStoreConfig): BlobStore {
         ResponseContentDisposition: contentDisposition(opts.filename),
         ResponseContentType: opts.contentType,
       });
-      return getSignedUrl(signer, command, { expiresIn: opts.expiresInSeconds });
+      return getSignedUrl(signer, command, { expiresIn: opts.expiresInSeconds }).catch((err: unknown) => {
+        throw translated(err);
+      });
     },
 
-    async ping(): Promise<void> {
-      await client.send(new HeadBucketCommand({ Bucket: bucket }), briefly());
-    },
+    ping: checkBucket,
 
     removeStaleTemp: (before) => removeStaleFiles(config.spoolDir ?? tmpdir(), /^rolodex-blob-.+\.tmp$/, before, false),
 

@@ -1,7 +1,7 @@
 // Every failure leaves the server in one shape: {"error": {type, code, message, param?, requestId}}.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SERVICE_VERSION } from './context.ts';
-import { BlobStoreUnavailableError } from '../blobs/blob-store.ts';
+import { BlobStoreMisconfiguredError, BlobStoreUnavailableError } from '../blobs/blob-store.ts';
 import { isConnectionLoss, isStatementTimeout, isTransactionConflict } from '../db/index.ts';
 import { AppError } from '../lib/errors.ts';
 import { notJson } from './body.ts';
@@ -52,10 +52,14 @@ export function frameworkError(error: FastifyError, request: FastifyRequest, rep
 }
 
 /**
- * Failures of the database that are not the request's fault, answered 503 with `Retry-After: 1`
+ * Failures of a dependency (the database, the blob store) that are not the request's fault, answered 503 with `Retry-After: 1`
  * (docs/errors.md, service_unavailable): the same request can succeed shortly.
  */
-const UNAVAILABLE: { is: (err: unknown) => boolean; log: string; message: string }[] = [
+const UNAVAILABLE: { is: (err: unknown) => boolean; log?: string; message: string }[] = [
+  // The blob store refuses this deployment's settings (a bucket that does not exist, refused
+  // credentials): no client can change that. Without a `log`, logged at error under the error's
+  // own message, which names the setting to fix. Before the blob store's entry: it is one of those.
+  { is: (err) => err instanceof BlobStoreMisconfiguredError, message: 'A dependency of the service is not reachable; retry shortly.' },
   // The database went away under the request (reads were already tried again on a new
   // connection): the same request can succeed once it is back (docs/design.md §Database).
   { is: isConnectionLoss, log: 'database not reachable', message: 'A dependency of the service is not reachable; retry shortly.' },
@@ -81,7 +85,8 @@ export function installErrorHandling(app: FastifyInstance): void {
     if (known) return sendError(request, reply, known);
     const unavailable = UNAVAILABLE.find((u) => u.is(error));
     if (unavailable) {
-      request.log.warn({ err: error }, unavailable.log);
+      if (unavailable.log) request.log.warn({ err: error }, unavailable.log);
+      else request.log.error({ err: error }, error.message);
       return sendError(request, reply, new AppError('service_unavailable', unavailable.message, { headers: { 'Retry-After': '1' } }));
     }
     request.log.error({ err: error }, 'unhandled error');
