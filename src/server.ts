@@ -3,6 +3,8 @@
 // pools). The background jobs start only once the port is bound, so a server that cannot listen
 // leaves nothing running (docs/deploy.md §Start and stop).
 import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { BlobStoreMisconfiguredError, type BlobStore } from './blobs/blob-store.ts';
 import { buildApp } from './app.ts';
 import type { Config } from './config.ts';
 import { listenError, probePort, STOP_SIGNALS, STOP_TIMEOUT_MS } from './lifecycle.ts';
@@ -18,8 +20,29 @@ import { startEnrichmentRunner } from './jobs/enrichment.ts';
 import { PROVIDERS, userAgent } from './enrichment/providers.ts';
 import { shrinkHeap } from './lib/gc.ts';
 
-/** `worker`: one of the processes of `serve --workers N` (see src/cluster.ts). */
-export async function startServer(config: Config, opts: { worker?: boolean } = {}): Promise<FastifyInstance> {
+/**
+ * A blob store that this deployment's settings cannot use (a bucket that does not exist, refused
+ * credentials) is said at start, in one line naming the setting to fix, rather than first at an
+ * upload's complete. The server serves on: the rest of the API needs no store, /readyz answers
+ * 503 until it is fixed, and a store that comes right needs no restart (docs/deploy.md §Probes).
+ * Not awaited: a store that does not answer delays no start.
+ */
+function checkBlobStore(blobs: BlobStore, logger: Logger): void {
+  blobs.ping().then(
+    () => {},
+    (err: unknown) => {
+      if (err instanceof BlobStoreMisconfiguredError) logger.error(err.message);
+      else logger.warn({ err }, 'the blob store did not answer at start; /readyz answers 503 until it does');
+    },
+  );
+}
+
+/**
+ * `worker`: one of the processes of `serve --workers N` (see src/cluster.ts). `checkBlobStore`:
+ * this process checks the blob store at start (by default every server but a worker; in a
+ * cluster, its first worker).
+ */
+export async function startServer(config: Config, opts: { worker?: boolean; checkBlobStore?: boolean } = {}): Promise<FastifyInstance> {
   const logger = createLogger(config.logLevel);
   installProcessGuards(logger);
   // A worker's port is bound by the cluster's primary, which has probed it already.
@@ -48,6 +71,7 @@ export async function startServer(config: Config, opts: { worker?: boolean } = {
     await app.close();
     throw listenError(err, config.port, config.host);
   }
+  if (opts.checkBlobStore ?? !opts.worker) checkBlobStore(deps.blobs, logger);
 
   const sweeper = startSweeper(
     {
