@@ -8,7 +8,8 @@
 // or at once. Each request of a POST reaches the server under an id of the transport's own, never
 // the client's, and its response goes back to that POST under the client's id: two POSTs that use
 // the same ids never see each other's answers, and a cancellation reaches only a request of its
-// own POST. Nothing of a POST is kept once it is answered.
+// own POST, which then stops waiting for that request's response (the server sends none), where
+// the SDK's transport would wait for ever. Nothing of a POST is kept once it is answered.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { MAX_BATCH_SIZE, requestBodyTooLargeMessage } from '@modelcontextprotocol/sdk/server/requestBody.js';
@@ -64,6 +65,12 @@ interface Exchange {
   settle: () => void;
 }
 
+/** Settles `exchange` once every request it still waits for is answered. */
+function settleIfAnswered(exchange: Exchange): void {
+  for (const m of exchange.responses.values()) if (m === undefined) return;
+  exchange.settle();
+}
+
 export class EndpointTransport implements Transport {
   onclose?: (() => void) | undefined;
   onerror?: ((error: Error) => void) | undefined;
@@ -89,8 +96,19 @@ export class EndpointTransport implements Transport {
     const { exchange } = to;
     if (!exchange.responses.has(to.id) || exchange.responses.get(to.id) !== undefined) return;
     exchange.responses.set(to.id, { ...message, id: to.id });
-    for (const m of exchange.responses.values()) if (m === undefined) return;
-    exchange.settle();
+    settleIfAnswered(exchange);
+  }
+
+  /**
+   * A request of `exchange` cancelled by a notification of the same POST: the server sends no
+   * response for it (the protocol's rule for a cancelled request), so the POST stops waiting for
+   * one. A request already answered keeps its answer.
+   */
+  #cancelled(exchange: Exchange, own: number): void {
+    const to = this.#pending.get(own);
+    if (!to || exchange.responses.get(to.id) !== undefined) return;
+    this.#pending.delete(own);
+    exchange.responses.delete(to.id);
   }
 
   /** Answers one POST: `body` as `received` parsed it, `headers` as received. */
@@ -124,11 +142,24 @@ export class EndpointTransport implements Transport {
       } else if (hasMethod(m)) inbound.push(m);
       // A response from the client answers nothing: this server sends no requests.
     }
+    // The requests handed to the server so far: a cancellation reaches only those, so one sent
+    // before its request in a batch cancels nothing.
+    const delivered = new Set<number>();
     for (const m of inbound) {
-      const message = hasMethod(m) && m.method === 'notifications/cancelled' ? cancellation(m, ours) : m;
-      if (message) this.onmessage?.(message, extra);
+      // Only a notification cancels; a request of that name is answered as any unknown method.
+      if (hasMethod(m) && m.method === 'notifications/cancelled' && !isRequest(m)) {
+        const cancel = cancellation(m, ours);
+        if (!cancel || !delivered.has(cancel.own)) continue;
+        this.onmessage?.(cancel.message, extra);
+        this.#cancelled(exchange, cancel.own);
+      } else {
+        if (isRequest(m)) delivered.add((m as { id: number }).id);
+        this.onmessage?.(m, extra);
+      }
     }
+    // Nothing to answer: notifications and responses only, or requests all cancelled.
     if (exchange.responses.size === 0) return { status: 202 };
+    settleIfAnswered(exchange);
     await done;
     const responses = [...exchange.responses.values()];
     return { status: 200, body: responses.length === 1 ? responses[0] : responses };
@@ -154,9 +185,9 @@ export function plainRequest(m: unknown): JSONRPCMessage | undefined {
   return { jsonrpc: '2.0', id: id as RequestId, method: m.method, params: { ...params } };
 }
 
-/** A cancellation of a request of the same POST, under the server's id for it; undefined for any other. */
-function cancellation(m: JSONRPCMessage, ours: ReadonlyMap<RequestId, number>): JSONRPCMessage | undefined {
+/** A cancellation of a request of the same POST, under the server's id for it (`own`); undefined for any other. */
+function cancellation(m: JSONRPCMessage, ours: ReadonlyMap<RequestId, number>): { message: JSONRPCMessage; own: number } | undefined {
   const params = (m as { params?: { requestId?: RequestId } }).params;
   const own = params?.requestId === undefined ? undefined : ours.get(params.requestId);
-  return own === undefined ? undefined : { ...m, params: { ...params, requestId: own } };
+  return own === undefined ? undefined : { message: { ...m, params: { ...params, requestId: own } } as JSONRPCMessage, own };
 }

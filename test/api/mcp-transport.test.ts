@@ -125,6 +125,8 @@ const CASES: [string, unknown, Record<string, string>][] = [
   ['a body over the limit', { ...ping(28), params: { pad: 'x'.repeat(MCP_BODY_LIMIT) } }, V],
   ['a body over the limit, not Acceptable', { ...ping(29), params: { pad: 'x'.repeat(MCP_BODY_LIMIT) } }, { accept: 'application/json' }],
   ['a body over the limit as text/plain', { ...ping(30), params: { pad: 'x'.repeat(MCP_BODY_LIMIT) } }, { ...V, 'content-type': 'text/plain' }],
+  ['a request named notifications/cancelled', { jsonrpc: '2.0', id: 31, method: 'notifications/cancelled', params: { requestId: 99 } }, V],
+  ['a request named notifications/cancelled, naming itself', { jsonrpc: '2.0', id: 32, method: 'notifications/cancelled', params: { requestId: 32 } }, V],
   [
     'a NUL and a __proto__ key, which the transport leaves alone',
     new Raw('{"jsonrpc":"2.0","id":26,"method":"ping","params":{"a\\u0000":{"__proto__":{}}}}'),
@@ -137,7 +139,8 @@ test("the endpoint's body limit is the SDK transport's", () => {
 });
 
 for (const [name, body, headers] of CASES) {
-  test(`as the SDK's transport: ${name}`, async () => {
+  // A transport that never answers fails the test rather than holding the run.
+  test(`as the SDK's transport: ${name}`, { timeout: 10_000 }, async () => {
     assert.deepEqual(await viaOurs(body, headers), await viaSdk(body, headers));
   });
 }
@@ -183,6 +186,35 @@ test('a cancellation reaches only a request of its own POST', async () => {
   assert.equal((await slow).status, 200);
   await s.close();
 });
+
+test(
+  'a request cancelled by a notification of its own POST is not waited for: the others are answered, or 202 when none is left',
+  { timeout: 10_000 },
+  async () => {
+    const s = server();
+    let aborted: boolean | undefined;
+    s.registerTool('slow', {}, async (extra) => {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      aborted = extra.signal.aborted;
+      return { content: [{ type: 'text', text: 'done' }] };
+    });
+    const transport = new EndpointTransport();
+    await s.connect(transport);
+    const cancel = (requestId: number | string) => ({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId } });
+    // The SDK's own transport waits for ever on these POSTs: the server sends no response for a
+    // cancelled request.
+    const some = await transport.answer([call(1, 'slow'), ping(2), cancel(1)], V, AUTH);
+    assert.equal(some.status, 200);
+    assert.deepEqual(some.body, { jsonrpc: '2.0', id: 2, result: {} });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal(aborted, true);
+    assert.deepEqual(await transport.answer([ping('p'), cancel('p')], V, AUTH), { status: 202 });
+    // A cancellation sent before its request reaches nothing: the request runs and is answered.
+    const early = await transport.answer([cancel(3), ping(3)], V, AUTH);
+    assert.deepEqual(early, { status: 200, body: { jsonrpc: '2.0', id: 3, result: {} } });
+    await s.close();
+  },
+);
 
 test('a plain request checked by hand is what the schema parses it to; anything else is left to the schema', () => {
   const plain: unknown[] = [

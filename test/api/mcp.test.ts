@@ -267,6 +267,36 @@ eachDialect('mcp', (ctx) => {
     assert.equal(ok.body.result.tools.length, 5);
   });
 
+  test('a request cancelled in its own POST is not waited for; a request named notifications/cancelled is an unknown method', async () => {
+    const post = async (messages: unknown) => {
+      // A POST left unanswered fails here rather than holding the test.
+      const res = await fetch(`${base}/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${s.secret}`,
+          accept: 'application/json, text/event-stream',
+          'content-type': 'application/json',
+          'mcp-protocol-version': '2025-06-18',
+        },
+        body: JSON.stringify(messages),
+        signal: AbortSignal.timeout(5000),
+      });
+      const text = await res.text();
+      return { status: res.status, body: text === '' ? undefined : (JSON.parse(text) as unknown) };
+    };
+    const cancel = (requestId: number) => ({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId } });
+    const me = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_current_user', arguments: {} } };
+    assert.deepEqual(await post([me, cancel(1)]), { status: 202, body: undefined });
+    assert.deepEqual(await post([me, { jsonrpc: '2.0', id: 2, method: 'ping' }, cancel(1)]), {
+      status: 200,
+      body: { jsonrpc: '2.0', id: 2, result: {} },
+    });
+    assert.deepEqual(await post({ jsonrpc: '2.0', id: 3, method: 'notifications/cancelled', params: { requestId: 99 } }), {
+      status: 200,
+      body: { jsonrpc: '2.0', id: 3, error: { code: -32601, message: 'Method not found' } },
+    });
+  });
+
   test("read_from_rolodex's description gives an example query that works", async () => {
     const t = ctx();
     await call(t, s.secret, 'POST', '/v1/accounts', { fields: { $name: 'Acme Example' } });
