@@ -185,4 +185,8 @@ export function registerTools(server: McpServer): void {
       return send(env, { method: method ?? 'POST', url, body, idempotencyKey });
     },
   );
+
+  // The tools are fixed, and a stateless endpoint has no stream to announce a change on, so the
+  // server does not claim `tools.listChanged` (the SDK declares it once a tool is registered).
+  server.server.registerCapabilities({ tools: { listChanged: false } });
 }

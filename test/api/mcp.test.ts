@@ -51,6 +51,8 @@ eachDialect('mcp', (ctx) => {
     try {
       const { tools } = await client.listTools();
       assert.deepEqual(tools.map((x) => x.name).sort(), ['get_api_details', 'get_current_user', 'read_from_rolodex', 'search_api_docs', 'write_to_rolodex']);
+      // The tool list never changes, and there is no stream to say so on: the server claims no notice of it.
+      assert.deepEqual(client.getServerCapabilities()?.tools, { listChanged: false });
       const me = await tool(client, 'get_current_user');
       assert.equal(me.isError, false);
       assert.equal(me.json.subjectType, 'user');
