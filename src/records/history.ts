@@ -99,8 +99,11 @@ const MAX_BATCH = 1000;
  */
 async function* entries(ctx: Ctx, row: RecordRow, key: string, before: number, first: number): AsyncGenerator<Entry> {
   let bound = before;
+  // Whether the field has rows of its own: a cursor names one.
+  let changed = before !== TOP;
   for (let batch = first; ; batch = Math.min(batch * 2, MAX_BATCH)) {
     const rows = await historyRows(ctx.db, row.id, key, bound, batch);
+    if (rows.length > 0) changed = true;
     for (const r of rows) yield toEntry(r);
     if (rows.length < batch) break;
     bound = rows[rows.length - 1]!.seq;
@@ -110,8 +113,11 @@ async function* entries(ctx: Ctx, row: RecordRow, key: string, before: number, f
   if (start) {
     const fields = JSON.parse(start.value ?? '{}') as Record<string, unknown>;
     yield { seq: 0, value: Object.hasOwn(fields, key) ? fields[key] : null, recordedAt: start.recorded_at, isCreate: start.is_create === 1 };
-  } else {
-    // A record no history was written for (a writer that records none): its value now.
+  } else if (!changed) {
+    // A record whose start no writer recorded (a writer of an earlier version), and a field with
+    // no change recorded since: the value it holds now is the one it always held. A field with
+    // changes has no entry below them: its value before the first is unknown, and its value now
+    // is already the newest entry.
     const fields = JSON.parse(row.fields) as Record<string, unknown>;
     yield { seq: 0, value: Object.hasOwn(fields, key) ? fields[key] : null, recordedAt: row.updated_at, isCreate: false };
   }

@@ -207,6 +207,38 @@ eachDialect('field history and events', (ctx) => {
     await refused(`/v1/accounts/${a.id}/fields/$name/history?after=${forged}`);
   });
 
+  test('a record no writer recorded at its start: a field it never changed shows its value; a field it changed shows only the changes', async () => {
+    const s = await seedWorkspace(ctx());
+    const acc = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'Start', $website: ['https://start.test'] } });
+    // As a writer of an earlier version left it: the record without its starting snapshot.
+    const db = ctx().deps.db.kysely;
+    await db.deleteFrom('field_history').where('record_id', '=', acc.id).execute();
+    const alone = await ok(s, 'GET', `/v1/accounts/${acc.id}/fields/$name/history`);
+    assert.deepEqual(
+      alone.data.map((e: any) => [e.value, e.isCreate]),
+      [['Start', false]],
+    );
+    await ok(s, 'POST', `/v1/accounts/${acc.id}`, { fields: { $name: 'Second' } });
+    await ok(s, 'POST', `/v1/accounts/${acc.id}`, { fields: { $name: 'Third' } });
+    // The value before the first recorded change is unknown: no entry stands for it, least of all
+    // the value now, dated now, below the changes that led to it.
+    const changed = await ok(s, 'GET', `/v1/accounts/${acc.id}/fields/$name/history`);
+    assert.deepEqual(
+      changed.data.map((e: any) => e.value),
+      ['Third', 'Second'],
+    );
+    const first = await ok(s, 'GET', `/v1/accounts/${acc.id}/fields/$name/history?limit=1`);
+    assert.equal(first.hasMore, true);
+    const rest = await ok(s, 'GET', `/v1/accounts/${acc.id}/fields/$name/history?limit=1&after=${first.nextCursor}`);
+    assert.deepEqual([rest.data.map((e: any) => e.value), rest.hasMore, rest.nextCursor], [['Second'], false, null]);
+    // A field the record never changed still shows its one value.
+    const site = await ok(s, 'GET', `/v1/accounts/${acc.id}/fields/$website/history`);
+    assert.deepEqual(
+      site.data.map((e: any) => e.value),
+      [['https://start.test']],
+    );
+  });
+
   test('custom objects: history under /v1/objects, CURRENCY and select display values', async () => {
     const s = await seedWorkspace(ctx());
     const op = operatorCtx(ctx().deps.db.kysely, s.workspaceId);
