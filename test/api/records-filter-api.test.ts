@@ -103,6 +103,40 @@ eachDialect('records filtered through HTTP', (ctx) => {
     assert.equal(wide.json<{ error: { code: string; param: string } }>().error.param, '$name[startsWith]');
   });
 
+  test('an inverse relationship filter holds only ids of its own type, though other types name their links alike', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const acme = await post(s, '/v1/accounts', { fields: { $name: 'Acme' } });
+    const other = await post(s, '/v1/accounts', { fields: { $name: 'Other' } });
+    // A contact, an opportunity, a task and a note all link to Acme by a relationship named $account.
+    const contact = await post(s, '/v1/contacts', { fields: { $name: { firstName: 'Ann' } }, relationships: { $account: acme.id } });
+    const opp = await post(s, '/v1/opportunities', { fields: { $name: 'Deal', $stage: 'Lead' }, relationships: { $account: acme.id } });
+    const task = await post(s, '/v1/tasks', {
+      fields: { $title: 'Call', $status: 'TODO' },
+      relationships: { $assignedTo: s.userId, $account: acme.id },
+    });
+    const note = await post(s, '/v1/notes', { fields: { $title: 'Met' }, relationships: { $account: acme.id } });
+    const accounts = async (qs: string) => {
+      const res = await call(t, s.secret, 'GET', `/v1/accounts?${qs}`);
+      assert.equal(res.statusCode, 200, res.body);
+      const body = res.json<{ data: { id: string }[]; totalCount: number }>();
+      assert.equal(body.totalCount, body.data.length, qs);
+      return body.data.map((r) => r.id).sort();
+    };
+    const ids = { $contact: contact.id, $opportunity: opp.id, $task: task.id, $note: note.id };
+    for (const [key, own] of Object.entries(ids)) {
+      assert.deepEqual(await accounts(`${key}=${own}`), [acme.id], key);
+      for (const [otherKey, id] of Object.entries(ids)) {
+        if (otherKey === key) continue;
+        // An id of another type names no record this relationship holds.
+        assert.deepEqual(await accounts(`${key}=${id}`), [], `${key}=${otherKey}'s id`);
+        assert.deepEqual(await accounts(`${encodeURIComponent(`${key}[-equal]`)}=${id}`), [acme.id, other.id].sort(), `${key}[-equal]=${otherKey}'s id`);
+        const both = `${encodeURIComponent(`${key}[-contains]`)}=${id}&${encodeURIComponent('$name[startsWith]')}=ac`;
+        assert.deepEqual(await accounts(both), [acme.id], both);
+      }
+    }
+  });
+
   test('a bad filter or an unknown parameter is invalid_parameter naming its key', async () => {
     const s = await seedWorkspace(ctx());
     for (const [qs, param] of [

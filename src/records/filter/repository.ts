@@ -16,11 +16,15 @@ export type ValueCond =
   | { op: 'set' }
   | { op: 'num'; eq?: number; gt?: number; ge?: number; lt?: number; le?: number };
 
-/** One positive condition of a plan: a field's values or a relationship's ids. */
+/**
+ * One positive condition of a plan: a field's values or a relationship's ids. An inverse one reads
+ * the rows named `name` of `id`, which must be a record of `sourceType`: other types name their
+ * relationships by the same keys (a contact's and a note's `$account`).
+ */
 export type Atom =
   | { kind: 'values'; field: string; cond: ValueCond; multiRow: boolean; trigram?: string }
   | { kind: 'own'; name: string; id: string }
-  | { kind: 'inverse'; name: string; id: string };
+  | { kind: 'inverse'; name: string; sourceType: string; id: string };
 
 /** The records of one type in one workspace, which a filter reads. */
 export interface TypeInWorkspace {
@@ -61,6 +65,14 @@ function keyOf(s: TypeInWorkspace, field: string, trigram: string): number {
   return trigramKey(fieldHash(s.workspaceId, s.objectType, field), trigram);
 }
 
+/**
+ * Whether the id of an inverse atom is a record of the type whose rows it reads: a constant, which
+ * both databases evaluate once per statement.
+ */
+function sourceOfType(a: Extract<Atom, { kind: 'inverse' }>): RawBuilder<unknown> {
+  return sql`exists (select 1 from records s where s.id = ${a.id} and s.kind = ${a.sourceType})`;
+}
+
 /** The record ids of a key's packs (docs/filtering.md §Indexes, Packs), as `record_id`. */
 function packedIds(db: Executor, key: number): RawBuilder<unknown> {
   return sql`select p.prefix || j.value as record_id from record_trigram_packs p cross join ${jsonTextElements(db, sql`p.tails`, 'j')} where p.key = ${key}`;
@@ -69,7 +81,8 @@ function packedIds(db: Executor, key: number): RawBuilder<unknown> {
 /** The ids of the records an atom holds, as `record_id` (distinct). Relationship drivers need a type check. */
 export function driverSql(db: Executor, s: TypeInWorkspace, a: Atom): RawBuilder<unknown> {
   if (a.kind === 'own') return sql`select distinct e.source_id as record_id from entity_relationships e where e.target_id = ${a.id} and e.name = ${a.name}`;
-  if (a.kind === 'inverse') return sql`select distinct e.target_id as record_id from entity_relationships e where e.source_id = ${a.id} and e.name = ${a.name}`;
+  if (a.kind === 'inverse')
+    return sql`select distinct e.target_id as record_id from entity_relationships e where e.source_id = ${a.id} and e.name = ${a.name} and ${sourceOfType(a)}`;
   const where = sql`v.workspace_id = ${s.workspaceId} and v.object_type = ${s.objectType} and v.field = ${a.field}`;
   if (a.cond.op === 'contains' && a.trigram !== undefined) {
     // Candidates from one trigram's postings and packs, each checked against its own values. A
@@ -90,7 +103,7 @@ export function checkSql(db: Executor, a: Atom): RawBuilder<unknown> {
   if (a.kind === 'own')
     return sql`exists (select 1 from entity_relationships e where e.source_id = r.id and e.name = ${a.name} and e.target_id = ${a.id}${end})`;
   if (a.kind === 'inverse')
-    return sql`exists (select 1 from entity_relationships e where e.source_id = ${a.id} and e.name = ${a.name} and e.target_id = r.id${end})`;
+    return sql`exists (select 1 from entity_relationships e where e.source_id = ${a.id} and e.name = ${a.name} and e.target_id = r.id and ${sourceOfType(a)}${end})`;
   return sql`exists (select 1 from record_values v where v.record_id = r.id and v.field = ${a.field} and ${valueCond(a.cond)}${end})`;
 }
 

@@ -42,7 +42,8 @@ function atoms(defs: TypeDefinitions, filters: readonly Filter[]): Planned[] {
   for (const f of filters) {
     if (f.kind === 'relationship') {
       const s = f.relationship.storage;
-      const atom: Atom = s.kind === 'inverse' ? { kind: 'inverse', name: s.key, id: f.id } : { kind: 'own', name: f.relationship.key, id: f.id };
+      const atom: Atom =
+        s.kind === 'inverse' ? { kind: 'inverse', name: s.key, sourceType: s.objectType, id: f.id } : { kind: 'own', name: f.relationship.key, id: f.id };
       out.push({ atom, negate: f.negate });
       continue;
     }
