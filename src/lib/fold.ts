@@ -1,9 +1,13 @@
 // Case folding for matching text without regard to case (docs/records.md §Value index): the same
 // function folds what the value index stores and what a filter or a lookup asks for, so the two
 // always agree. NFKC first, so that compatibility forms (ﬁ, full-width letters) match their
-// plain spelling; then lower case, which JavaScript applies by the Unicode tables.
+// plain spelling; then lower case, which JavaScript applies by the Unicode tables; then the final
+// sigma ς as σ, as Unicode case folding has it. Lower-casing is the one mapping of those tables
+// that depends on context (Σ becomes ς at the end of a word, σ elsewhere), so without that step a
+// text and its prefix could fold differently: `ΑΣ` would fold to `ας` while `ΑΣΤΕΡΙΑ` folds to
+// `αστερια`, and a prefix filter would miss it. Migration 0071 folds the values stored before.
 export function foldText(s: string): string {
-  return s.normalize('NFKC').toLowerCase();
+  return s.normalize('NFKC').toLowerCase().replaceAll('ς', 'σ');
 }
 
 /**

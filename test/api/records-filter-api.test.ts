@@ -103,6 +103,25 @@ eachDialect('records filtered through HTTP', (ctx) => {
     assert.equal(wide.json<{ error: { code: string; param: string } }>().error.param, '$name[startsWith]');
   });
 
+  test('Greek capitals match ignoring case wherever a Σ falls: a prefix ending in Σ finds the longer name', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const aster = await post(s, '/v1/accounts', { fields: { $name: 'ΑΣΤΕΡΙΑ' } });
+    const odos = await post(s, '/v1/accounts', { fields: { $name: 'Οδός' } });
+    const kostas = await post(s, '/v1/contacts', { fields: { $name: { firstName: 'Κώστας', lastName: 'Νίκος' }, $email: ['ΚΩΣΤΑΣ@acme.test'] } });
+    const ids = async (url: string) => {
+      const res = await call(t, s.secret, 'GET', url);
+      assert.equal(res.statusCode, 200, res.body);
+      return res.json<{ data: { id: string }[] }>().data.map((r) => r.id);
+    };
+    const q = (key: string, v: string) => `${encodeURIComponent(key)}=${encodeURIComponent(v)}`;
+    for (const prefix of ['ΑΣ', 'ας', 'ασ', 'ΑΣΤ']) assert.deepEqual(await ids(`/v1/accounts?${q('$name[startsWith]', prefix)}`), [aster.id], prefix);
+    for (const name of ['ΟΔΌΣ', 'οδόσ', 'οδός']) assert.deepEqual(await ids(`/v1/accounts?${q('$name', name)}`), [odos.id], name);
+    assert.deepEqual(await ids(`/v1/contacts?${q('$name[startsWith]', 'ΚΏΣ')}`), [kostas.id]);
+    assert.deepEqual(await ids(`/v1/contacts?${q('$name', 'ΚΏΣΤΑΣ ΝΊΚΟΣ')}`), [kostas.id]);
+    for (const needle of ['ΚΩΣ', 'κως', 'ας@']) assert.deepEqual(await ids(`/v1/contacts?${q('$email', needle)}`), [kostas.id], needle);
+  });
+
   test('an inverse relationship filter holds only ids of its own type, though other types name their links alike', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);
