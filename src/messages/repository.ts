@@ -133,10 +133,10 @@ export async function lockMessages(tx: Tx, workspaceId: string): Promise<void> {
 }
 
 /** A message's row and text as stored, for what a re-import changes of it. */
-export async function storedMessage(db: Executor, id: string): Promise<MessagesTable & { text: string }> {
+export async function storedMessage(db: Executor, id: string): Promise<MessagesTable & { text: string | null }> {
   return db
     .selectFrom('messages as m')
-    .innerJoin('message_texts as t', 't.message_id', 'm.id')
+    .leftJoin('message_texts as t', 't.message_id', 'm.id')
     .selectAll('m')
     .select('t.text')
     .where('m.id', '=', id)
