@@ -45,6 +45,7 @@ import * as m0068 from './migrations/0068_meeting_external_ids.ts';
 import * as m0069 from './migrations/0069_record_external_ids_partial.ts';
 import * as m0070 from './migrations/0070_delivery_probe.ts';
 import * as m0071 from './migrations/0071_final_sigma.ts';
+import * as m0072 from './migrations/0072_delivery_parked.ts';
 
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -86,6 +87,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0069_record_external_ids_partial': m0069,
   '0070_delivery_probe': m0070,
   '0071_final_sigma': m0071,
+  '0072_delivery_parked': m0072,
 };
 
 export class MigrationError extends Error {

@@ -31,9 +31,16 @@ export function queueFrom(tx: Tx, source: RawBuilder<unknown>, which: RawBuilder
   return sql<{ queued: number }>`${queueing(tx, source, which)} returning 1 as queued`;
 }
 
+/**
+ * A row is queued parked (docs/events.md §Delivery) for a failing endpoint, and for one whose
+ * parked rows are not all unparked yet, so that its rows leave the parking in event order.
+ */
+const PARKED = sql`case when s.failing_since is not null
+  or exists (select 1 from webhook_deliveries as q where q.subscription_id = s.id and q.parked = 1) then 1 else 0 end`;
+
 function queueing(tx: Tx, source: RawBuilder<unknown>, which: RawBuilder<unknown>): RawBuilder<unknown> {
-  return sql`insert into webhook_deliveries (id, subscription_id, event_id, event_seq, object_id, next_attempt_at, attempts)
-      select e.id || ':' || s.id, s.id, e.id, e.seq, e.object_id, ${timeFromNow(tx, 0)}, 0
+  return sql`insert into webhook_deliveries (id, subscription_id, event_id, event_seq, object_id, next_attempt_at, attempts, parked)
+      select e.id || ':' || s.id, s.id, e.id, e.seq, e.object_id, ${timeFromNow(tx, 0)}, 0, ${PARKED}
       from ${source} as e join webhook_subscriptions as s on s.workspace_id = e.workspace_id
       where ${which} and s.disabled_at is null
         and (s.all_events = 1 or exists (select 1 from webhook_subscription_events as t where t.subscription_id = s.id and t.type = e.type))
@@ -97,14 +104,16 @@ const firstOfObject = (as: string) =>
 /**
  * The first `limit` due rows in event order whose object has no earlier event waiting for the same
  * subscription, of subscriptions that are not failing (`probes` takes theirs). The walk follows
- * event_seq's index and stops at `limit` rows, so a claim reads the rows in flight, and those of
- * failing endpoints, ahead of them and no more, whatever the backlog
- * (test/guards/webhook-claim-plan).
+ * the index of the rows not parked (`webhook_deliveries_walk`: a failing endpoint's are parked)
+ * and stops at `limit` rows, so a claim reads the rows in flight ahead of them and no more,
+ * whatever the backlog, a failing endpoint's included (test/guards/webhook-claim-plan). The
+ * condition is written as a literal: SQLite uses a partial index only for a term that matches it.
  */
 export function dueInOrder(db: Executor, limit: number) {
   const due = db
     .selectFrom('webhook_deliveries as d')
     .select('d.id')
+    .where(sql<boolean>`d.parked = 0`)
     .where('d.next_attempt_at', '<=', timeFromNow(db, 0))
     .where(firstOfObject('d'))
     .where(sql<boolean>`not exists (select 1 from webhook_subscriptions as f where f.id = d.subscription_id and f.failing_since is not null)`)
@@ -137,6 +146,37 @@ export function probes(db: Executor, n: number) {
 }
 
 /**
+ * Unparks the oldest `n` parked rows of each endpoint that is not failing (any more): an endpoint
+ * that answers again gets its backlog back in event order, `n` rows a claim, so its rows outside
+ * the parking stay about as many as a claim takes, and parking them again, should it fail again,
+ * costs no more. Each endpoint's rows are found through `webhook_deliveries_parked`.
+ */
+export async function unparkRecovered(db: Executor, n: number): Promise<void> {
+  const recovered = await db
+    .selectFrom('webhook_subscriptions as s')
+    .select('s.id')
+    .where('s.failing_since', 'is', null)
+    .where(sql<boolean>`exists (select 1 from webhook_deliveries as p where p.subscription_id = s.id and p.parked = 1)`)
+    .execute();
+  for (const { id } of recovered)
+    await db
+      .updateTable('webhook_deliveries')
+      .set({ parked: 0 })
+      .where(
+        'id',
+        'in',
+        db
+          .selectFrom('webhook_deliveries as p')
+          .select('p.id')
+          .where('p.subscription_id', '=', id)
+          .where(sql<boolean>`p.parked = 1`)
+          .orderBy('p.event_seq')
+          .limit(n),
+      )
+      .execute();
+}
+
+/**
  * Claims for `token` for `leaseMs` up to `limit` due rows of healthy subscriptions and one of each
  * of up to `probes` failing ones; `attempts` counts this one.
  */
@@ -144,6 +184,7 @@ export async function claimDue(db: Executor, input: { token: string; leaseMs: nu
   // A read first: an idle outbox costs no write (on SQLite, no write lock every poll).
   const any = await db.selectFrom('webhook_deliveries').select('id').where('next_attempt_at', '<=', timeFromNow(db, 0)).limit(1).executeTakeFirst();
   if (!any) return [];
+  await unparkRecovered(db, input.limit);
   const healthy = dueInOrder(db, input.limit);
   const failing = probes(db, input.probes ?? 1);
   const rows = await db
@@ -254,11 +295,21 @@ export async function failed(
       .where('lease_owner', '=', token)
       .executeTakeFirst();
     if (Number(r.numUpdatedRows) !== 1) return false;
-    await tx
+    const began = await tx
       .updateTable('webhook_subscriptions')
-      .set({ failing_since: sql<string>`coalesce(failing_since, ${timeFromNow(tx, 0)})`, last_error: input.error })
+      .set({ failing_since: timeFromNow(tx, 0) })
       .where('id', '=', row.subscription_id)
-      .execute();
+      .where('failing_since', 'is', null)
+      .executeTakeFirst();
+    await tx.updateTable('webhook_subscriptions').set({ last_error: input.error }).where('id', '=', row.subscription_id).execute();
+    // The endpoint begins to fail: its rows leave the claim's walk (docs/events.md §Delivery).
+    if (Number(began.numUpdatedRows) > 0)
+      await tx
+        .updateTable('webhook_deliveries')
+        .set({ parked: 1 })
+        .where('subscription_id', '=', row.subscription_id)
+        .where(sql<boolean>`parked = 0`)
+        .execute();
     const gone = await tx
       .updateTable('webhook_subscriptions')
       .set({ disabled_at: timeFromNow(tx, 0) })

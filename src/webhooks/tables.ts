@@ -33,6 +33,11 @@ export interface WebhookDeliveriesTable {
   attempts: number;
   last_error: string | null;
   first_failed_at: string | null;
+  /**
+   * 1: out of the claim's walk in event order (docs/events.md §Delivery): a failing endpoint's
+   * row, or one queued behind a recovered endpoint's parked rows; 0 otherwise.
+   */
+  parked?: number;
 }
 
 declare module '../db/types.ts' {

@@ -1,6 +1,8 @@
 // One failing endpoint holds up no other (docs/events.md §Delivery): while workspace A's endpoint
 // never answers and its backlog of deliveries keeps falling due for retries, workspace B's events
 // still reach B's endpoint about at once, and A's endpoint is still tried (one delivery at a time).
+// Its deliveries are parked while it fails, and once it answers again every one of them arrives,
+// each object's events in order.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { addWebhook } from '../../src/webhooks/service.ts';
@@ -59,6 +61,67 @@ eachDialect(
       const waited = Date.now() - started;
       assert.ok(waited < 2500, `B's event waited ${waited} ms behind A's failing endpoint`);
       await eventually('the dead endpoint is still tried', () => dead.held.length > heldBefore, 5000);
+    });
+  },
+  { env: ENV },
+);
+
+eachDialect(
+  'an endpoint that fails and answers again',
+  (ctx) => {
+    let r: TestReceiver;
+    let dispatcher: Dispatcher;
+    before(async () => {
+      r = await startReceiver();
+      r.status = 500;
+      const t = ctx();
+      dispatcher = startWebhookDispatcher({ db: t.deps.db, logger: t.deps.logger, webhooks: t.config.webhooks });
+    });
+    after(async () => {
+      await dispatcher.stop();
+      await r.stop();
+    });
+
+    test('has its deliveries parked while it fails, then gets every one, each object in order', async () => {
+      const t = ctx();
+      const s = await seedWorkspace(t);
+      const { id: sub } = await addWebhook(operatorCtx(t.deps.db.kysely, s.workspaceId), { url: r.url, events: 'all', allowPrivate: true });
+      const ids: string[] = [];
+      for (let i = 0; i < 12; i++) ids.push((await call(t, s.secret, 'POST', '/v1/accounts', { fields: { $name: `A ${i}` } })).json().id);
+      const db = t.deps.db.kysely;
+      const failing = async () =>
+        (await db.selectFrom('webhook_subscriptions').select('failing_since').where('id', '=', sub).executeTakeFirstOrThrow()).failing_since;
+      await eventually('the endpoint fails', async () => (await failing()) !== null, 10_000);
+      // Queued while it fails: parked from the start, out of the claim's walk.
+      const before = new Set((await db.selectFrom('events').select('id').execute()).map((e) => e.id));
+      for (const id of ids.slice(0, 6)) for (const n of [1, 2]) await call(t, s.secret, 'POST', `/v1/accounts/${id}`, { fields: { $name: `U ${id} ${n}` } });
+      const queued = (await db.selectFrom('webhook_deliveries').select(['event_id', 'parked']).where('subscription_id', '=', sub).execute()).filter(
+        (d) => !before.has(d.event_id),
+      );
+      assert.equal(queued.length, 12);
+      assert.deepEqual(
+        queued.filter((d) => d.parked !== 1),
+        [],
+      );
+      const events = await db.selectFrom('events').select(['id', 'object_id']).where('workspace_id', '=', s.workspaceId).orderBy('seq').execute();
+      const from = r.received.length;
+      r.status = 204;
+      await eventually(
+        'every event arrives',
+        async () => (await db.selectFrom('webhook_deliveries').select('id').where('subscription_id', '=', sub).execute()).length === 0,
+        30_000,
+      );
+      const after = r.received.slice(from).map((x) => x.headers['webhook-id']!);
+      const firsts = after.filter((id, i) => after.indexOf(id) === i);
+      assert.deepEqual(new Set(firsts), new Set(events.map((e) => e.id)));
+      for (const object of new Set(events.map((e) => e.object_id))) {
+        const own = new Set(events.filter((e) => e.object_id === object).map((e) => e.id));
+        assert.deepEqual(
+          firsts.filter((id) => own.has(id)),
+          [...own],
+          `the events of ${object} arrive in order`,
+        );
+      }
     });
   },
   { env: ENV },

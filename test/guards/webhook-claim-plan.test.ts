@@ -4,6 +4,8 @@
 // delivery, and a backlog of thousands of events was delivered at a fraction of the rate.
 // PostgreSQL: rows read, from the transaction's own statistics (pg_stat_xact_user_tables);
 // SQLite: the plan of the selection (no sort of the due rows).
+// A failing endpoint's rows are parked, out of the walk's index (`webhook_deliveries_walk`): a
+// claim behind its backlog reads about the rows it claims, where it stepped over every one.
 // The probe of a failing endpoint (`probes`) reads its due rows by due time, not the rows whose
 // retry is backed off, however many: without `webhook_deliveries_probe` SQLite walked the
 // endpoint's rows by object and read each backed-off one, every claim.
@@ -66,7 +68,7 @@ for (const dialect of testDialects()) {
         const q = dueInOrder(db, LIMIT).compile();
         const plan = await sqlitePlan(db, q.sql, q.parameters);
         assert.ok(
-          plan.some((d) => d.includes('webhook_deliveries_seq')),
+          plan.some((d) => d.includes('webhook_deliveries_walk')),
           plan.join('\n'),
         );
         assert.ok(!plan.some((d) => d.includes('TEMP B-TREE')), plan.join('\n'));
@@ -118,6 +120,57 @@ for (const dialect of testDialects()) {
           plan.join('\n'),
         );
         assert.equal((await probes(db, 1).execute()).length, 1);
+      }
+    });
+  });
+}
+
+for (const dialect of testDialects()) {
+  describe(`a claim behind a failing endpoint's ${BACKLOG} parked deliveries [${dialect}]`, () => {
+    let tdb: TestDb;
+    before(async () => {
+      tdb = await createTestDb(dialect);
+      const db = tdb.db.kysely;
+      await sql`insert into workspaces (id, name, created_at) values ('wsp_1', 'W', '2026-01-01T00:00:00.000Z')`.execute(db);
+      await sql`insert into webhook_subscriptions (id, workspace_id, url, secret, all_events, created_at, failing_since)
+        values ('whk_f', 'wsp_1', 'http://127.0.0.1:9/', 'whsec_x', 1, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z'),
+               ('whk_h', 'wsp_1', 'http://127.0.0.1:9/', 'whsec_y', 1, '2026-01-01T00:00:00.000Z', null)`.execute(db);
+      // The failing endpoint's backlog, all due, older than the healthy endpoint's LIMIT rows.
+      for (let from = 0; from < BACKLOG + LIMIT; from += 500) {
+        const rows = Array.from({ length: Math.min(500, BACKLOG + LIMIT - from) }, (_, i) => {
+          const n = from + i + 1;
+          const [sub, parked] = n <= BACKLOG ? ['whk_f', 1] : ['whk_h', 0];
+          return sql`(${`evt_${n}:${sub}`}, ${sub}, ${`evt_${n}`}, ${n}, ${`con_${n}`}, '2026-01-01T00:00:00.000Z', 0, ${parked})`;
+        });
+        await sql`insert into webhook_deliveries (id, subscription_id, event_id, event_seq, object_id, next_attempt_at, attempts, parked)
+          values ${sql.join(rows)}`.execute(db);
+      }
+      await sql`analyze`.execute(db);
+    });
+    after(() => tdb.drop());
+
+    test(`claims the healthy endpoint's ${LIMIT} rows and one probe, reading about as many`, async () => {
+      const claim = async (tx: Tx) => claimDue(tx, { token: 't', leaseMs: 60_000, limit: LIMIT, probes: 1 });
+      if (dialect === 'postgres')
+        await write(tdb.db.kysely, async (tx) => {
+          const before = await rowsRead(tx);
+          const rows = await claim(tx);
+          const n = (await rowsRead(tx)) - before;
+          assert.equal(rows.filter((r) => r.subscription_id === 'whk_h').length, LIMIT);
+          assert.equal(rows.filter((r) => r.subscription_id === 'whk_f').length, 1);
+          assert.ok(n <= 5 * LIMIT + 20, `the claim read ${n} rows behind a failing backlog of ${BACKLOG}`);
+        });
+      else {
+        const db = tdb.db.kysely;
+        const q = dueInOrder(db, LIMIT).compile();
+        const plan = await sqlitePlan(db, q.sql, q.parameters);
+        assert.ok(
+          plan.some((d) => d.includes('webhook_deliveries_walk')),
+          plan.join('\n'),
+        );
+        const rows = await write(db, claim);
+        assert.equal(rows.filter((r) => r.subscription_id === 'whk_h').length, LIMIT);
+        assert.equal(rows.filter((r) => r.subscription_id === 'whk_f').length, 1);
       }
     });
   });
