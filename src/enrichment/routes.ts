@@ -1,6 +1,8 @@
 // The enrichment operations (docs/enrichment.md): start a run on an account or a contact, and
 // read a run. The scope of a POST is the record type's update scope, one route per type; a GET
-// needs the read scope of the run's record type, known once the run is found.
+// needs the read scope of the run's record type, known once the run is found. A key that holds
+// neither read scope can read no run, and is refused before any run is looked up, so that its
+// answer is the same for every id and never tells which runs exist (docs/enrichment.md).
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Scope } from '../auth/scopes.ts';
@@ -15,6 +17,9 @@ const TYPES = [
   { plural: 'accounts', entityType: 'account', operation: 'enrichAccount' },
   { plural: 'contacts', entityType: 'contact', operation: 'enrichContact' },
 ] as const;
+
+/** The read scopes of the types a run can be on; a key needs one of them to read any run. */
+const RUN_READ_SCOPES: readonly Scope[] = ['accounts:read', 'contacts:read'];
 
 export async function enrichmentRoutes(base: FastifyInstance, opts: PluginOptions): Promise<void> {
   const app = base.withTypeProvider<TypeBoxTypeProvider>();
@@ -55,9 +60,11 @@ export async function enrichmentRoutes(base: FastifyInstance, opts: PluginOption
       },
     },
     async (request) => {
+      const granted = request.principal.scopes;
+      if (granted !== null && !RUN_READ_SCOPES.some((s) => granted.includes(s)))
+        throw new AppError('insufficient_scope', `This API key lacks the scopes ${RUN_READ_SCOPES.join(' and ')}; reading a run needs one of them.`);
       const run = await getRun(ctx(request), request.params);
       const needed = `${run.entityType}s:read` as Scope;
-      const granted = request.principal.scopes;
       if (granted !== null && !granted.includes(needed))
         throw new AppError('insufficient_scope', `This API key lacks the scope ${needed} needed to read this run.`);
       return run;

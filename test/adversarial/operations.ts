@@ -88,7 +88,8 @@ export const SCOPE_TABLE: Record<string, readonly Scope[]> = {
   getObjectRecordFieldHistory: ['custom_objects:read'],
   enrichAccount: ['accounts:update'],
   enrichContact: ['contacts:update'],
-  // The read scope of the run's record type, checked once the run is found: see OBJECT_SCOPES.
+  // The read scope of the run's record type, checked once the run is found (a key holding neither
+  // accounts:read nor contacts:read is refused before the run is looked up): see OBJECT_SCOPES.
   getEnrichmentRun: [],
 };
 

@@ -1,8 +1,9 @@
 // Scope matrix (issue 7, part 3), driven by SCOPE_TABLE: every served operation has a row equal to
 // its documented x-scopes; a key missing exactly one required scope (holding every other public
 // scope) gets 403 insufficient_scope and changes nothing; a key with exactly the required scopes
-// gets through. A read whose scope depends on the object read (a merge) answers a key that cannot
-// read it exactly as it answers an id that names nothing, so the answer never tells what exists.
+// gets through. A read whose scope depends on the object read (a merge; an enrichment run, to a key
+// that can read no run) answers a key that cannot read it exactly as it answers an id that names
+// nothing, so the answer never tells what exists.
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { PUBLIC_SCOPES, type Scope } from '../../src/auth/scopes.ts';
@@ -100,5 +101,27 @@ eachDialect('scope matrix', (ctx) => {
     const [found, none] = await answers(['accounts:read', 'contacts:read', 'opportunities:read', 'custom_objects:read']);
     assert.equal(found!.status, 200);
     assert.deepEqual([none!.status, none!.code], [404, 'resource_not_found']);
+  });
+  test('an enrichment run is answered alike for every id to a key that can read no run', async () => {
+    // docs/enrichment.md §Operations: a key without accounts:read and contacts:read is refused
+    // before the run is looked up.
+    const t = ctx();
+    if (!canary.ids.enrichmentRun) return;
+    const answers = async (scopes: Scope[]) => {
+      const secret = await keyFor(t, canary.workspaceId, canary.userId, scopes);
+      const out = [];
+      for (const id of [canary.ids.enrichmentRun!, `enr_${'0'.repeat(26)}`]) {
+        const res = await call(t, secret, 'GET', `/v1/enrichmentRun/${id}`);
+        const { code, message } = res.json().error ?? {};
+        out.push({ status: res.statusCode, code, message });
+      }
+      return out;
+    };
+    const [existing, absent] = await answers(PUBLIC_SCOPES.filter((s) => !['accounts:read', 'contacts:read'].includes(s)));
+    assert.deepEqual([existing!.status, existing!.code], [403, 'insufficient_scope']);
+    assert.deepEqual(absent, existing, 'a missing run must be answered as one the key cannot read');
+    // With the read scope of another type than the run's: 403 for the run, 404 for the missing id.
+    const [other, none] = await answers(['contacts:read']);
+    assert.deepEqual([other!.status, none!.status], [403, 404]);
   });
 });

@@ -255,6 +255,19 @@ eachDialect(
       const refused = await call(t, contactsOnly, 'GET', `/v1/enrichmentRun/${run.id}`);
       assert.equal(refused.statusCode, 403);
       assert.equal(refused.json().error.code, 'insufficient_scope');
+      // A key with neither read scope is refused alike for a run that exists and an id that names
+      // none: its answer never tells which runs exist.
+      const neither = await keyFor(t, s.workspaceId, s.userId, ['accounts:update', 'contacts:update']);
+      const answer = async (id: string) => {
+        const res = await call(t, neither, 'GET', `/v1/enrichmentRun/${id}`);
+        return { status: res.statusCode, code: res.json().error.code as string, message: res.json().error.message as string };
+      };
+      const existing = await answer(run.id);
+      const absent = await answer(`enr_${'0'.repeat(26)}`);
+      assert.deepEqual([existing.status, existing.code], [403, 'insufficient_scope']);
+      assert.deepEqual(absent, existing);
+      assert.match(existing.message, /accounts:read and contacts:read/);
+      assert.equal((await call(t, contactsOnly, 'GET', `/v1/enrichmentRun/enr_${'0'.repeat(26)}`)).statusCode, 404, 'one read scope: an unknown id is 404');
       const other = await seedWorkspace(t);
       assert.equal((await call(t, other.secret, 'GET', `/v1/enrichmentRun/${run.id}`)).statusCode, 404);
       assert.equal((await call(t, other.secret, 'POST', `/v1/enrichmentRun/accounts/${acc.id}`)).statusCode, 404);
