@@ -1,5 +1,5 @@
 // Every failure leaves the server in one shape: {"error": {type, code, message, param?, requestId}}.
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SERVICE_VERSION } from './context.ts';
 import { BlobStoreMisconfiguredError, BlobStoreUnavailableError } from '../blobs/blob-store.ts';
 import { isConnectionLoss, isStatementTimeout, isTransactionConflict } from '../db/index.ts';
@@ -79,18 +79,27 @@ const UNAVAILABLE: { is: (err: unknown) => boolean; log?: string; message: strin
   },
 ];
 
+/**
+ * A failure of the service as the catalogue's error that answers it: its own, a dependency's 503,
+ * else a 500. What is not the client's fault is logged, never sent: the answer names no database
+ * code, address or stack.
+ */
+export function asAppError(error: unknown, log: FastifyBaseLogger): AppError {
+  if (error instanceof AppError) return error;
+  const unavailable = UNAVAILABLE.find((u) => u.is(error));
+  if (unavailable) {
+    if (unavailable.log) log.warn({ err: error }, unavailable.log);
+    else log.error({ err: error }, (error as Error).message);
+    return new AppError('service_unavailable', unavailable.message, { headers: { 'Retry-After': '1' } });
+  }
+  log.error({ err: error }, 'unhandled error');
+  return new AppError('internal_error', 'Something went wrong on our side; it has been logged.');
+}
+
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const known = error instanceof AppError ? error : fromFastify(error);
-    if (known) return sendError(request, reply, known);
-    const unavailable = UNAVAILABLE.find((u) => u.is(error));
-    if (unavailable) {
-      if (unavailable.log) request.log.warn({ err: error }, unavailable.log);
-      else request.log.error({ err: error }, error.message);
-      return sendError(request, reply, new AppError('service_unavailable', unavailable.message, { headers: { 'Retry-After': '1' } }));
-    }
-    request.log.error({ err: error }, 'unhandled error');
-    return sendError(request, reply, new AppError('internal_error', 'Something went wrong on our side; it has been logged.'));
+    return sendError(request, reply, known ?? asAppError(error, request.log));
   });
   app.setNotFoundHandler((request, reply) => sendError(request, reply, routeNotFound(request)));
 }

@@ -38,6 +38,17 @@ export function findNulKey(parts: unknown): string | null {
   return null;
 }
 
+let strictAjv: ReturnType<typeof makeAjv> | undefined;
+
+/**
+ * A check of a JSON value against `schema` made as a request body's is (strict: nothing coerced,
+ * no unknown property), whose failure is the error that a body's same failure answers.
+ */
+export function bodyCheck(schema: object): (value: unknown) => AppError | undefined {
+  const validate = (strictAjv ??= makeAjv(false)).compile(schema);
+  return (value) => (validate(value) ? undefined : validationError((validate.errors ?? []) as FastifySchemaValidationError[], 'body'));
+}
+
 export function installValidators(app: FastifyInstance, schemas: LazySchemas): void {
   const strict = makeAjv(false);
   const coercing = makeAjv(true);

@@ -3,15 +3,16 @@
 // `initialize` is answered by a server and transport of its own that are then dropped, so that no
 // server keeps what a client declared of itself (docs/mcp.md §Sessions). Loaded with the first
 // request to /mcp (src/mcp/routes.ts).
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { deeperThan, MAX_BODY_DEPTH } from '../http/body.ts';
 import { type Deps, SERVICE_VERSION } from '../http/context.ts';
+import { asAppError } from '../http/error-handler.ts';
 import { apiCatalogue, type ApiCatalogue } from './catalogue.ts';
 import { dispatchInMemory } from './dispatch.ts';
 import { currentUser } from './current-user.ts';
-import { type Dispatched, registerTools, requestAuth, type ToolEnv } from './tools.ts';
+import { CAPABILITIES, type Dispatched, registerTools, requestAuth, type ToolEnv } from './tools.ts';
 import { EndpointTransport, received } from './transport.ts';
 
 const SERVER_INFO = { name: 'rolodex', version: SERVICE_VERSION };
@@ -52,7 +53,7 @@ export async function mcpEndpoint(app: FastifyInstance, deps: Deps): Promise<Mcp
   // for; one per process spares each server compiling its own.
   const jsonSchemaValidator = new AjvJsonSchemaValidator();
   const newServer = () => {
-    const server = new McpServer(SERVER_INFO, { instructions: INSTRUCTIONS, jsonSchemaValidator });
+    const server = new Server(SERVER_INFO, { instructions: INSTRUCTIONS, jsonSchemaValidator, capabilities: CAPABILITIES });
     registerTools(server);
     return server;
   };
@@ -70,6 +71,7 @@ export async function mcpEndpoint(app: FastifyInstance, deps: Deps): Promise<Mcp
     return {
       catalogue: docs,
       currentUser: () => currentUser(deps.db.kysely, request.principal),
+      failure: (err) => asAppError(err, request.log),
       requestId: request.id,
       async dispatch({ method, url, body, idempotencyKey }): Promise<Dispatched> {
         const headers: Record<string, string> = { authorization, 'service-version': SERVICE_VERSION };

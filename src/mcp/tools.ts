@@ -1,17 +1,24 @@
 // The five tools of the MCP endpoint (docs/mcp.md §Tools). Two read the API's description, one
 // names the caller, and two are the API itself: `read_from_rolodex` and `write_to_rolodex` send
 // the request they describe through the server's own pipeline (`dispatch`), so a tool call is
-// the REST call with its scopes, rate limits, idempotency, validation and errors. A failed call
-// is a tool error whose text is the API's JSON error object.
+// the REST call with its scopes, rate limits, idempotency, validation and errors.
 //
-// The tools are registered once per server, and a server answers many requests, at once
+// Every failure of a call is a tool error whose text is the API's JSON error object, its own
+// checks' too: the arguments are checked here as the API checks a request body (src/http/
+// validation.ts). The SDK's server carries the protocol; the tools' two requests, tools/list and
+// tools/call, are answered by the handlers set here.
+//
+// The tools are set once per server, and a server answers many requests, at once
 // (src/mcp/routes.ts), so nothing of a request is held by a tool: each call finds its request's
 // ToolEnv through the AuthInfo the SDK hands to the handler (`extra.authInfo`), which the request
 // made for itself (`requestAuth`). A call whose AuthInfo is not one of those fails.
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { Server, ServerOptions } from '@modelcontextprotocol/sdk/server/index.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { type CallToolRequest, type CallToolResult, ListToolsRequestSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import * as z from 'zod';
+import { bodyCheck } from '../http/validation.ts';
+import { AppError } from '../lib/errors.ts';
 import type { ApiCatalogue } from './catalogue.ts';
 import { apiTarget, PathRefused, type QueryValue } from './paths.ts';
 
@@ -27,6 +34,8 @@ export interface ToolEnv {
   /** Sends one API request as the caller (their key and the version header). */
   dispatch(input: { method: 'GET' | 'POST' | 'DELETE'; url: string; body?: unknown; idempotencyKey?: string | undefined }): Promise<Dispatched>;
   currentUser(): Promise<Record<string, unknown>>;
+  /** The API's error for a failure of the call (logged when it is not the caller's fault). */
+  failure(err: unknown): AppError;
   /** The id of the MCP request, quoted by the errors made here. */
   requestId: string;
 }
@@ -49,144 +58,150 @@ function envOf(extra: { authInfo?: AuthInfo | undefined }): ToolEnv {
 const text = (t: string, isError = false): CallToolResult => ({ content: [{ type: 'text', text: t }], ...(isError ? { isError: true } : {}) });
 const json = (v: unknown): CallToolResult => text(JSON.stringify(v));
 
-function refused(env: ToolEnv, err: unknown): CallToolResult {
-  if (!(err instanceof PathRefused)) throw err;
-  const error = {
-    type: 'bad_request',
-    code: 'invalid_parameter',
-    message: `The path is not allowed: ${err.message}.`,
-    param: 'path',
-    requestId: env.requestId,
-  };
-  return text(JSON.stringify({ error }), true);
-}
-
 async function send(env: ToolEnv, input: Parameters<ToolEnv['dispatch']>[0]): Promise<CallToolResult> {
   const res = await env.dispatch(input);
   const ok = res.status >= 200 && res.status < 300;
   return text(res.body === '' ? JSON.stringify({ status: res.status }) : res.body, !ok);
 }
 
-const SEARCH_INPUT = {
-  query: z.string().max(500).describe('Words to look for; empty lists every operation'),
-  limit: z.number().int().min(1).max(200).optional(),
-};
-const DETAILS_INPUT = {
-  operationId: z.string().max(200).optional(),
-  method: z.enum(['GET', 'POST', 'DELETE']).optional(),
-  path: z.string().max(500).optional().describe('The documented path, e.g. /v1/accounts/{id}'),
-};
-// The query and the body go on to the REST call as they came: a record schema would copy them
-// and drop a `__proto__` key that the API refuses (docs/mcp.md §Tools). Each is checked as it
-// is and described as the record it is.
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isScalar = (v: unknown) => typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v)) || typeof v === 'boolean';
-const isQuery = (v: unknown) => isObject(v) && Object.values(v).every((x) => x === null || isScalar(x) || (Array.isArray(x) && x.every(isScalar)));
-const SCALAR = { type: ['string', 'number', 'boolean'] };
-const Query = z
-  .unknown()
-  .refine(isQuery, { message: 'Invalid input: expected an object of strings, numbers, booleans, null or arrays of them' })
-  .meta({
-    type: 'object',
-    propertyNames: { type: 'string' },
-    additionalProperties: { anyOf: [SCALAR, { type: 'null' }, { type: 'array', items: SCALAR }] },
-  });
-const Body = z
-  .unknown()
-  .refine(isObject, { message: 'Invalid input: expected object' })
-  .meta({ type: 'object', propertyNames: { type: 'string' }, additionalProperties: {} });
-const READ_INPUT = { path: z.string().max(8192).describe('A path under /v1, optionally with ?query'), query: Query.optional() };
-const WRITE_INPUT = {
-  method: z.enum(['POST', 'DELETE']).optional().describe('POST unless given'),
-  path: z.string().max(8192),
-  body: Body.optional(),
-  idempotencyKey: z.string().min(1).max(255).optional(),
-};
+/** The request target of a path a tool was given, or the refusal of the path (docs/mcp.md §What a tool can reach). */
+function target(path: string, query?: Record<string, QueryValue>): string {
+  try {
+    return apiTarget(path, query);
+  } catch (err) {
+    if (!(err instanceof PathRefused)) throw err;
+    throw new AppError('invalid_parameter', `The path is not allowed: ${err.message}.`, { param: 'path' });
+  }
+}
 
-export function registerTools(server: McpServer): void {
-  server.registerTool(
-    'get_current_user',
-    {
-      description: 'Who the API key acts as: the member (id, name, email, role) or, for a workspace key, the workspace; with the scopes the key holds.',
-      annotations: { readOnlyHint: true },
-    },
-    async (extra) => json(await envOf(extra).currentUser()),
-  );
+// The arguments' schemas are JSON Schema, listed as each tool's inputSchema and checked as a body
+// is. The query and the body are checked as they are, never copied, and go on to the REST call as
+// they came: a `__proto__` key too, which the API refuses (docs/mcp.md §Tools). A body is not
+// walked at all: what is inside it is the REST call's to judge.
+const Scalars = [Type.String(), Type.Number(), Type.Boolean()];
+const Query = Type.Unsafe<Record<string, QueryValue>>(
+  Type.Object(
+    {},
+    { additionalProperties: Type.Union([...Scalars, Type.Null(), Type.Array(Type.Union(Scalars))]), description: 'Query parameters; an array repeats its key' },
+  ),
+);
+const Body = Type.Unsafe<Record<string, unknown>>({ type: 'object', description: 'The JSON body' });
+const oneOf = <const T extends string>(values: readonly T[], description?: string) =>
+  Type.Unsafe<T>({ type: 'string', enum: [...values], ...(description ? { description } : {}) });
+const closed = { additionalProperties: false };
 
-  server.registerTool(
-    'search_api_docs',
-    {
-      description:
-        'Find API operations by words (e.g. "create contact", "list members"). Returns method, path, operationId and summary of each match; call get_api_details for one of them.',
-      inputSchema: SEARCH_INPUT,
-      annotations: { readOnlyHint: true },
-    },
-    async ({ query, limit }, extra) =>
-      json(
-        envOf(extra)
-          .catalogue()
-          .search(query, limit ?? 25),
-      ),
-  );
+interface ToolDef<S extends TSchema> {
+  name: string;
+  description: string;
+  input: S;
+  annotations: Tool['annotations'];
+  run(args: Static<S>, env: ToolEnv): CallToolResult | Promise<CallToolResult>;
+}
 
-  server.registerTool(
-    'get_api_details',
-    {
-      description:
-        'One API operation in full: parameters, request body schema, response schemas, required scopes and rate category. Name it by operationId, or by method and path as search_api_docs returned them.',
-      inputSchema: DETAILS_INPUT,
-      annotations: { readOnlyHint: true },
-    },
-    async (input, extra) => {
-      const env = envOf(extra);
+/** A tool of the table, its arguments' check compiled once. */
+function tool<S extends TSchema>(def: ToolDef<S>) {
+  return { ...def, check: bodyCheck(def.input) };
+}
+
+const TOOLS = [
+  tool({
+    name: 'get_current_user',
+    description: 'Who the API key acts as: the member (id, name, email, role) or, for a workspace key, the workspace; with the scopes the key holds.',
+    input: Type.Object({}, closed),
+    annotations: { readOnlyHint: true },
+    run: async (_args, env) => json(await env.currentUser()),
+  }),
+  tool({
+    name: 'search_api_docs',
+    description:
+      'Find API operations by words (e.g. "create contact", "list members"). Returns method, path, operationId and summary of each match; call get_api_details for one of them.',
+    input: Type.Object(
+      {
+        query: Type.String({ maxLength: 500, description: 'Words to look for; empty lists every operation' }),
+        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
+      },
+      closed,
+    ),
+    annotations: { readOnlyHint: true },
+    run: ({ query, limit }, env) => json(env.catalogue().search(query, limit ?? 25)),
+  }),
+  tool({
+    name: 'get_api_details',
+    description:
+      'One API operation in full: parameters, request body schema, response schemas, required scopes and rate category. Name it by operationId, or by method and path as search_api_docs returned them.',
+    input: Type.Object(
+      {
+        operationId: Type.Optional(Type.String({ maxLength: 200 })),
+        method: Type.Optional(oneOf(['GET', 'POST', 'DELETE'])),
+        path: Type.Optional(Type.String({ maxLength: 500, description: 'The documented path, e.g. /v1/accounts/{id}' })),
+      },
+      closed,
+    ),
+    annotations: { readOnlyHint: true },
+    run: (input, env) => {
       const details = env.catalogue().details(input);
-      if (details) return json(details);
-      const error = { type: 'not_found', code: 'resource_not_found', message: 'No such operation; search_api_docs lists them.', requestId: env.requestId };
-      return text(JSON.stringify({ error }), true);
+      if (!details) throw new AppError('resource_not_found', 'No such operation; search_api_docs lists them.');
+      return json(details);
     },
-  );
+  }),
+  tool({
+    name: 'read_from_rolodex',
+    description:
+      'Send a GET request to the API, e.g. path "/v1/accounts" with query {"limit": 25, "$name[startsWith]": "acme"}. Only paths under /v1. Returns the JSON response; an error comes back as the JSON error object.',
+    input: Type.Object(
+      { path: Type.String({ maxLength: 8192, description: 'A path under /v1, optionally with ?query' }), query: Type.Optional(Query) },
+      closed,
+    ),
+    annotations: { readOnlyHint: true, openWorldHint: false },
+    run: ({ path, query }, env) => send(env, { method: 'GET', url: target(path, query) }),
+  }),
+  tool({
+    name: 'write_to_rolodex',
+    description:
+      'Send a POST (create, update) or DELETE request to the API under /v1 with a JSON body. Give an idempotencyKey to make a retry safe. Read the operation with get_api_details first: field keys and option ids are per workspace.',
+    input: Type.Object(
+      {
+        method: Type.Optional(oneOf(['POST', 'DELETE'], 'POST unless given')),
+        path: Type.String({ maxLength: 8192 }),
+        body: Type.Optional(Body),
+        idempotencyKey: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+      },
+      closed,
+    ),
+    annotations: { destructiveHint: true, openWorldHint: false },
+    run: ({ method, path, body, idempotencyKey }, env) => send(env, { method: method ?? 'POST', url: target(path), body, idempotencyKey }),
+  }),
+];
 
-  server.registerTool(
-    'read_from_rolodex',
-    {
-      description:
-        'Send a GET request to the API, e.g. path "/v1/accounts" with query {"limit": 25, "$name[startsWith]": "acme"}. Only paths under /v1. Returns the JSON response; an error comes back as the JSON error object.',
-      inputSchema: READ_INPUT,
-      annotations: { readOnlyHint: true, openWorldHint: false },
-    },
-    async ({ path, query }, extra) => {
-      const env = envOf(extra);
-      let url: string;
-      try {
-        url = apiTarget(path, query as Record<string, QueryValue> | undefined);
-      } catch (err) {
-        return refused(env, err);
-      }
-      return send(env, { method: 'GET', url });
-    },
-  );
+const BY_NAME = new Map<string, (typeof TOOLS)[number]>(TOOLS.map((t) => [t.name, t]));
+const LISTED = { tools: TOOLS.map(({ name, description, input, annotations }): Tool => ({ name, description, inputSchema: input, annotations })) };
 
-  server.registerTool(
-    'write_to_rolodex',
-    {
-      description:
-        'Send a POST (create, update) or DELETE request to the API under /v1 with a JSON body. Give an idempotencyKey to make a retry safe. Read the operation with get_api_details first: field keys and option ids are per workspace.',
-      inputSchema: WRITE_INPUT,
-      annotations: { destructiveHint: true, openWorldHint: false },
-    },
-    async ({ method, path, body, idempotencyKey }, extra) => {
-      const env = envOf(extra);
-      let url: string;
-      try {
-        url = apiTarget(path);
-      } catch (err) {
-        return refused(env, err);
-      }
-      return send(env, { method: method ?? 'POST', url, body, idempotencyKey });
-    },
-  );
+/** One call: the arguments, then the tool. */
+async function callTool(env: ToolEnv, { name, arguments: args = {} }: CallToolRequest['params']): Promise<CallToolResult> {
+  try {
+    const tool = BY_NAME.get(name);
+    if (!tool) throw new AppError('invalid_value', `No tool is named "${name}"; tools/list lists them.`, { param: 'name' });
+    const refused = tool.check(args);
+    if (refused) throw refused;
+    return await tool.run(args, env);
+  } catch (err) {
+    return text(JSON.stringify(env.failure(err).body(env.requestId)), true);
+  }
+}
 
-  // The tools are fixed, and a stateless endpoint has no stream to announce a change on, so the
-  // server does not claim `tools.listChanged` (the SDK declares it once a tool is registered).
-  server.server.registerCapabilities({ tools: { listChanged: false } });
+// The protocol layer reads a tools/call request by its method only: the SDK's server then checks
+// it whole against its CallToolRequestSchema and answers a malformed one (no `params`, `arguments`
+// that is not an object) -32602, invalid params, where a full schema here would make the protocol
+// layer answer it -32603, an internal error.
+const ToolCall = z.looseObject({ method: z.literal('tools/call') });
+
+/** The tools are fixed, and a stateless endpoint has no stream to announce a change on. */
+export const CAPABILITIES: ServerOptions['capabilities'] = { tools: { listChanged: false } };
+
+/** Answers tools/list and tools/call on `server`, which declares CAPABILITIES. */
+export function registerTools(server: Server): void {
+  server.setRequestHandler(ListToolsRequestSchema, () => LISTED);
+  // The request reaches this handler only once the SDK's server has checked it against
+  // CallToolRequestSchema (see ToolCall).
+  server.setRequestHandler(ToolCall, (request, extra) => callTool(envOf(extra), (request as unknown as CallToolRequest).params));
 }

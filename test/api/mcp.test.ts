@@ -234,12 +234,13 @@ eachDialect('mcp', (ctx) => {
       );
       return ((await res.json()) as { result: ToolResult }).result;
     };
+    const pick = (e: { code: string; param: string }) => [e.code, e.param];
     const rest = (await t.app.inject({ method: 'GET', url: '/v1/accounts?__proto__=x', headers: headers(s.secret) })).json();
     assert.equal(rest.error.code, 'invalid_parameter');
     for (const query of ['{"__proto__":"x"}', '{"__proto__":["x"]}', '{"limit":1,"__proto__":{"a":1}}']) {
       const result = await call1(query);
       assert.equal(result.isError, true, `${query}: ${result.content[0]!.text.slice(0, 200)}`);
-      if (query.includes('{"a"')) assert.match(result.content[0]!.text, /expected an object of strings/);
+      if (query.includes('{"a"')) assert.deepEqual(pick(JSON.parse(result.content[0]!.text).error), ['invalid_type', 'query.__proto__']);
       else assert.deepEqual({ ...JSON.parse(result.content[0]!.text).error, requestId: '' }, { ...rest.error, requestId: '' }, query);
     }
     const fine = await call1('{"limit":1,"offset":[0],"$name[neq]":null}');

@@ -1,0 +1,105 @@
+// The MCP tools' own refusals (docs/mcp.md §Tools), on both databases: arguments a tool's schema
+// refuses are a tool error whose text is the API's JSON error object, with the code the same
+// failure of a REST body gets and the argument in `param`; a tools/call without params is
+// JSON-RPC -32602.
+import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
+import { before, test } from 'node:test';
+import { call, eachDialect, seedWorkspace, type Seeded, type TestApp } from '../helpers/app.ts';
+
+type ToolResult = { content: { type: string; text: string }[]; isError?: boolean };
+type Answer = { jsonrpc: '2.0'; id: number; result?: ToolResult; error?: { code: number; message: string } };
+
+/** POSTs JSON-RPC `messages` to /mcp with the key, as a client would. */
+async function post(t: TestApp, secret: string, messages: unknown): Promise<Answer | Answer[]> {
+  const base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+  const res = await fetch(`${base}/mcp`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${secret}`,
+      accept: 'application/json, text/event-stream',
+      'content-type': 'application/json',
+      'mcp-protocol-version': '2025-06-18',
+    },
+    body: JSON.stringify(messages),
+  });
+  assert.equal(res.status, 200);
+  return (await res.json()) as Answer | Answer[];
+}
+
+const toolCall = (id: number, name: string, args?: unknown) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/call',
+  params: { name, ...(args === undefined ? {} : { arguments: args }) },
+});
+
+/** The tool error of one call, as its JSON error object. */
+async function toolError(t: TestApp, secret: string, name: string, args?: unknown) {
+  const answer = (await post(t, secret, toolCall(1, name, args))) as Answer;
+  assert.equal(answer.result?.isError, true, JSON.stringify(answer));
+  return (JSON.parse(answer.result.content[0]!.text) as { error: Record<string, string> }).error;
+}
+
+eachDialect('mcp tool errors', (ctx) => {
+  let s: Seeded;
+  before(async () => {
+    const t = ctx();
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    s = await seedWorkspace(t);
+  });
+
+  test("arguments a tool refuses are a tool error with the API's error object naming the argument", async () => {
+    const t = ctx();
+    const cases: [string, unknown, string, string | undefined][] = [
+      ['read_from_rolodex', {}, 'parameter_missing', 'path'],
+      ['read_from_rolodex', undefined, 'parameter_missing', 'path'],
+      ['read_from_rolodex', { path: 5 }, 'invalid_type', 'path'],
+      ['read_from_rolodex', { path: '/v1/accounts', extra: 1 }, 'unknown_field', 'extra'],
+      ['read_from_rolodex', { path: '/v1/accounts', query: { limit: { a: 1 } } }, 'invalid_type', 'query.limit'],
+      ['read_from_rolodex', { path: '/v1/accounts', query: { $name: [['x']] } }, 'invalid_type', 'query.$name[0]'],
+      ['write_to_rolodex', { path: '/v1/accounts', idempotencyKey: 'k'.repeat(256) }, 'invalid_value', 'idempotencyKey'],
+      ['write_to_rolodex', { path: '/v1/accounts', idempotencyKey: '' }, 'invalid_value', 'idempotencyKey'],
+      ['write_to_rolodex', { path: '/v1/accounts', method: 'PUT' }, 'invalid_value', 'method'],
+      ['write_to_rolodex', { path: '/v1/accounts', body: [1] }, 'invalid_type', 'body'],
+      ['write_to_rolodex', { method: 'DELETE' }, 'parameter_missing', 'path'],
+      ['search_api_docs', { query: 'x', limit: 0 }, 'invalid_value', 'limit'],
+      ['search_api_docs', { query: 'x', limit: 1.5 }, 'invalid_type', 'limit'],
+      ['search_api_docs', {}, 'parameter_missing', 'query'],
+      ['get_api_details', { method: 'PATCH', path: '/v1/accounts' }, 'invalid_value', 'method'],
+      ['get_current_user', { me: true }, 'unknown_field', 'me'],
+      ['no_such_tool', {}, 'invalid_value', 'name'],
+    ];
+    for (const [name, args, code, param] of cases) {
+      const what = `${name} ${JSON.stringify(args)}`;
+      const error = await toolError(t, s.secret, name, args);
+      assert.deepEqual(Object.keys(error).sort(), ['code', 'message', 'param', 'requestId', 'type'], what);
+      assert.deepEqual([error.type, error.code, error.param], ['bad_request', code, param], what);
+      assert.match(error.requestId!, /^req_/, what);
+      assert.doesNotMatch(error.message!, /MCP error|-32602/, what);
+    }
+    // A path refused as text keeps its own code (docs/mcp.md §What a tool can reach).
+    const path = await toolError(t, s.secret, 'read_from_rolodex', { path: '/metrics' });
+    assert.deepEqual([path.code, path.param], ['invalid_parameter', 'path']);
+    // Nothing refused was sent: no account was created by the writes above.
+    assert.equal((await call(t, s.secret, 'GET', '/v1/accounts')).json().totalCount, 0);
+  });
+
+  test('a tools/call without params, or with arguments that are no object, is JSON-RPC -32602', async () => {
+    const t = ctx();
+    const bad = [
+      { jsonrpc: '2.0', id: 1, method: 'tools/call' },
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { arguments: {} } },
+      { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'read_from_rolodex', arguments: 'a string' } },
+    ];
+    const answers = (await post(t, s.secret, bad)) as Answer[];
+    assert.deepEqual(
+      answers.map((a) => [a.id, a.error?.code]),
+      [
+        [1, -32602],
+        [2, -32602],
+        [3, -32602],
+      ],
+    );
+  });
+});
