@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from
 import { startRequestBudget } from '../db/index.ts';
 import { AppError } from '../lib/errors.ts';
 import type { AuthResult } from '../auth/authenticator.ts';
-import type { RateDecision } from '../rate-limit/bucket.ts';
+import type { RateCategory, RateDecision } from '../rate-limit/bucket.ts';
 import { type Deps, SERVICE_VERSION } from './context.ts';
 import { routeNotFound } from './error-handler.ts';
 import { challenge, readCredential } from './bearer.ts';
@@ -52,14 +52,17 @@ function rateLimit(deps: Deps, request: FastifyRequest, reply: FastifyReply): vo
   applyDecision(reply, category, d);
 }
 
-function applyDecision(reply: FastifyReply, category: string, d: RateDecision | null): void {
+/** The refusal of a request that found its bucket empty (docs/errors.md, rate_limited). */
+export function rateLimited(category: RateCategory, d: RateDecision): AppError {
+  return new AppError('rate_limited', `Too many ${category} requests for this workspace; retry after ${d.retryAfter} s.`, {
+    headers: { 'Retry-After': String(d.retryAfter) },
+  });
+}
+
+function applyDecision(reply: FastifyReply, category: RateCategory, d: RateDecision | null): void {
   if (!d) return;
   reply.header('X-RateLimit-Limit', d.limit).header('X-RateLimit-Remaining', d.remaining).header('X-RateLimit-Reset', d.reset);
-  if (!d.allowed) {
-    throw new AppError('rate_limited', `Too many ${category} requests for this workspace; retry after ${d.retryAfter} s.`, {
-      headers: { 'Retry-After': String(d.retryAfter) },
-    });
-  }
+  if (!d.allowed) throw rateLimited(category, d);
 }
 
 function checkScopes(request: FastifyRequest): void {

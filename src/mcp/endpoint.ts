@@ -9,6 +9,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { deeperThan, MAX_BODY_DEPTH } from '../http/body.ts';
 import { type Deps, SERVICE_VERSION } from '../http/context.ts';
 import { asAppError } from '../http/error-handler.ts';
+import { rateLimited } from '../http/pipeline.ts';
 import { apiCatalogue, type ApiCatalogue } from './catalogue.ts';
 import { dispatchInMemory } from './dispatch.ts';
 import { currentUser } from './current-user.ts';
@@ -71,6 +72,12 @@ export async function mcpEndpoint(app: FastifyInstance, deps: Deps): Promise<Mcp
     return {
       catalogue: docs,
       currentUser: () => currentUser(deps.db.kysely, request.principal),
+      async spend(category, tool) {
+        const decision = await deps.rateLimiter?.consume(request.principal.workspaceId, category);
+        if (!decision || decision.allowed) return;
+        deps.metrics?.rateLimited.inc({ operation: tool, category });
+        throw rateLimited(category, decision);
+      },
       failure: (err) => asAppError(err, request.log),
       requestId: request.id,
       async dispatch({ method, url, body, idempotencyKey }): Promise<Dispatched> {

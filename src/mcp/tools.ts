@@ -5,8 +5,9 @@
 //
 // Every failure of a call is a tool error whose text is the API's JSON error object, its own
 // checks' too: the arguments are checked here as the API checks a request body (src/http/
-// validation.ts). The SDK's server carries the protocol; the tools' two requests, tools/list and
-// tools/call, are answered by the handlers set here.
+// validation.ts), and the three tools that are no API call spend a token of the workspace's Read
+// bucket first, as a REST read would. The SDK's server carries the protocol; the tools' two
+// requests, tools/list and tools/call, are answered by the handlers set here.
 //
 // The tools are set once per server, and a server answers many requests, at once
 // (src/mcp/routes.ts), so nothing of a request is held by a tool: each call finds its request's
@@ -19,6 +20,7 @@ import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import * as z from 'zod';
 import { bodyCheck } from '../http/validation.ts';
 import { AppError } from '../lib/errors.ts';
+import type { RateCategory } from '../rate-limit/bucket.ts';
 import type { ApiCatalogue } from './catalogue.ts';
 import { apiTarget, PathRefused, type QueryValue } from './paths.ts';
 
@@ -34,6 +36,8 @@ export interface ToolEnv {
   /** Sends one API request as the caller (their key and the version header). */
   dispatch(input: { method: 'GET' | 'POST' | 'DELETE'; url: string; body?: unknown; idempotencyKey?: string | undefined }): Promise<Dispatched>;
   currentUser(): Promise<Record<string, unknown>>;
+  /** Spends a token of the workspace's bucket of `category` for `tool`; throws the REST 429 when none is left. */
+  spend(category: RateCategory, tool: string): Promise<void>;
   /** The API's error for a failure of the call (logged when it is not the caller's fault). */
   failure(err: unknown): AppError;
   /** The id of the MCP request, quoted by the errors made here. */
@@ -95,6 +99,8 @@ interface ToolDef<S extends TSchema> {
   description: string;
   input: S;
   annotations: Tool['annotations'];
+  /** The bucket a call spends, for a tool that is no API call: an API call spends its operation's. */
+  category?: RateCategory;
   run(args: Static<S>, env: ToolEnv): CallToolResult | Promise<CallToolResult>;
 }
 
@@ -109,6 +115,7 @@ const TOOLS = [
     description: 'Who the API key acts as: the member (id, name, email, role) or, for a workspace key, the workspace; with the scopes the key holds.',
     input: Type.Object({}, closed),
     annotations: { readOnlyHint: true },
+    category: 'Read',
     run: async (_args, env) => json(await env.currentUser()),
   }),
   tool({
@@ -123,6 +130,7 @@ const TOOLS = [
       closed,
     ),
     annotations: { readOnlyHint: true },
+    category: 'Read',
     run: ({ query, limit }, env) => json(env.catalogue().search(query, limit ?? 25)),
   }),
   tool({
@@ -138,6 +146,7 @@ const TOOLS = [
       closed,
     ),
     annotations: { readOnlyHint: true },
+    category: 'Read',
     run: (input, env) => {
       const details = env.catalogue().details(input);
       if (!details) throw new AppError('resource_not_found', 'No such operation; search_api_docs lists them.');
@@ -176,11 +185,12 @@ const TOOLS = [
 const BY_NAME = new Map<string, (typeof TOOLS)[number]>(TOOLS.map((t) => [t.name, t]));
 const LISTED = { tools: TOOLS.map(({ name, description, input, annotations }): Tool => ({ name, description, inputSchema: input, annotations })) };
 
-/** One call: the arguments, then the tool. */
+/** One call: the bucket first (as REST checks the rate limit before the request), then the arguments, then the tool. */
 async function callTool(env: ToolEnv, { name, arguments: args = {} }: CallToolRequest['params']): Promise<CallToolResult> {
   try {
     const tool = BY_NAME.get(name);
     if (!tool) throw new AppError('invalid_value', `No tool is named "${name}"; tools/list lists them.`, { param: 'name' });
+    if (tool.category) await env.spend(tool.category, name);
     const refused = tool.check(args);
     if (refused) throw refused;
     return await tool.run(args, env);

@@ -1,10 +1,12 @@
 // The MCP tools' own refusals (docs/mcp.md §Tools), on both databases: arguments a tool's schema
 // refuses are a tool error whose text is the API's JSON error object, with the code the same
 // failure of a REST body gets and the argument in `param`; a tools/call without params is
-// JSON-RPC -32602.
+// JSON-RPC -32602; the three tools that are no API call spend the workspace's Read bucket, one
+// token a call as a REST read, and an empty bucket answers them with the REST 429.
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { before, test } from 'node:test';
+import { createRateLimiter } from '../../src/rate-limit/factory.ts';
 import { call, eachDialect, seedWorkspace, type Seeded, type TestApp } from '../helpers/app.ts';
 
 type ToolResult = { content: { type: string; text: string }[]; isError?: boolean };
@@ -103,3 +105,61 @@ eachDialect('mcp tool errors', (ctx) => {
     );
   });
 });
+
+// The limiter's clock stands still, so no bucket refills between two calls of the test.
+const frozen = Date.now();
+eachDialect(
+  'mcp tool rate limits',
+  (ctx) => {
+    before(async () => {
+      await ctx().app.listen({ port: 0, host: '127.0.0.1' });
+    });
+
+    test('get_current_user, search_api_docs and get_api_details spend the Read bucket; an empty one answers the REST 429', async () => {
+      const t = ctx();
+      const s = await seedWorkspace(t);
+      const local: [string, unknown][] = [
+        ['get_current_user', {}],
+        ['search_api_docs', { query: 'contact' }],
+        ['get_api_details', { operationId: 'getAccount' }],
+      ];
+      for (const [name, args] of local) assert.equal(((await post(t, s.secret, toolCall(1, name, args))) as Answer).result?.isError, undefined, name);
+      const rest = await call(t, s.secret, 'GET', '/v1/auth/validate');
+      assert.equal(rest.statusCode, 429, 'the REST read finds the bucket the tools emptied');
+      for (const [name, args] of local) {
+        const error = await toolError(t, s.secret, name, args);
+        assert.deepEqual({ ...error, requestId: '' }, { ...rest.json().error, requestId: '' }, name);
+        assert.match(error.message!, /retry after \d+ s/);
+      }
+      const metrics = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
+      assert.match(metrics, /rolodex_rate_limited_total\{operation="get_current_user",category="Read"\} 1/);
+      // The bucket is checked first, as REST checks it before the request: bad arguments too.
+      assert.equal((await toolError(t, s.secret, 'get_current_user', { me: true })).code, 'rate_limited');
+      const write = await post(t, s.secret, toolCall(1, 'write_to_rolodex', { path: '/v1/accounts', body: { fields: { $name: 'Writes' } } }));
+      assert.equal((write as Answer).result?.isError, undefined, 'writes have a bucket of their own');
+    });
+
+    test('a batch of 100 calls gets as many answers as the bucket holds; an API call through a tool spends one token, not two', async () => {
+      const t = ctx();
+      const s = await seedWorkspace(t);
+      const batch = Array.from({ length: 100 }, (_, i) => toolCall(i + 1, 'get_current_user', {}));
+      const answers = (await post(t, s.secret, batch)) as Answer[];
+      assert.equal(answers.filter((a) => a.result?.isError !== true).length, 3);
+      const other = await seedWorkspace(t);
+      const mixed = [toolCall(1, 'get_current_user', {}), toolCall(2, 'read_from_rolodex', { path: '/v1/auth/validate' })];
+      const first = (await post(t, other.secret, mixed)) as Answer[];
+      assert.deepEqual(
+        first.map((a) => a.result?.isError),
+        [undefined, undefined],
+      );
+      assert.equal(((await post(t, other.secret, toolCall(3, 'search_api_docs', { query: '' }))) as Answer).result?.isError, undefined, 'the third token');
+      assert.equal((await toolError(t, other.secret, 'read_from_rolodex', { path: '/v1/auth/validate' })).code, 'rate_limited');
+    });
+  },
+  {
+    env: { RATE_LIMIT_READ: '3' },
+    deps: async (deps, config) => {
+      deps.rateLimiter = await createRateLimiter(config, deps.logger, { metrics: deps.metrics, clock: () => frozen });
+    },
+  },
+);
