@@ -11,7 +11,8 @@ import { listKind } from '../lists/import.ts';
 import { mailboxKind } from '../mailboxes/import.ts';
 import { meetingKind } from '../meetings/import.ts';
 import { messageKind } from '../messages/import.ts';
-import { accountKind, contactKind, customRecordKind, noteKind, opportunityKind, taskKind } from '../records/import.ts';
+import { accountKind, contactKind, noteKind, opportunityKind, taskKind } from '../records/import.ts';
+import { customRecordKind } from '../records/import-custom.ts';
 import { userKind } from '../users/import.ts';
 
 /** `blobs`: where imported files' bytes go; without it an import holding files is refused. */

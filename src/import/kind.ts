@@ -119,6 +119,13 @@ export interface ImportKind<T = unknown> {
   /** Other object names this kind registers ids under and resolves (custom types' slugs). */
   covers?(object: string): boolean;
   /**
+   * For a kind with scopes, once every line is checked and before the first write: which of
+   * `scopes` (every scope the lines name) name nothing, e.g. no custom type of the workspace or of
+   * the file. Each line of those is reported as `unknownScope` makes its error.
+   */
+  unknownScopes?(ctx: ReferenceContext, scopes: readonly string[]): Promise<ReadonlySet<string>>;
+  unknownScope?(item: ImportItem<T>): ImportError;
+  /**
    * The item's references to other objects by externalId, those its write resolves (docs/import.md
    * §Rules): the import finds the ones that name nothing, in the file or the workspace, before
    * its first write, and reports every line that has one. Null when the item's references cannot

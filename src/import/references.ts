@@ -81,13 +81,7 @@ export class References {
    */
   async check(kinds: ImportKind<any>[], spill: Spill, max: number): Promise<{ errors: ImportError[]; more: number }> {
     const { store, kindOf, nameOf } = this.#scope;
-    const ctx: ReferenceContext = {
-      ...this.#ctx,
-      items: (object) => {
-        const kind = kinds.find((k) => k.object === object);
-        return kind ? itemsOf(kind, spill) : (async function* () {})();
-      },
-    };
+    const ctx = this.#withItems(kinds, spill);
     for (const kind of this.#later) for await (const item of itemsOf(kind, spill)) this.#refer((await kind.references!(ctx, item)) ?? []);
 
     let missing = 0;
@@ -123,5 +117,34 @@ export class References {
       }
     }
     return reported;
+  }
+
+  /**
+   * Once every line is checked and spilled: the lines whose scope names nothing
+   * (`ImportKind.unknownScopes`; `scoped` counts the lines of each `<kind> <scope>`), the first
+   * `max` in line order. The spilled lines are read again only when some scope names nothing.
+   */
+  async scopes(kinds: ImportKind<any>[], scoped: ReadonlyMap<string, number>, spill: Spill, max: number): Promise<{ errors: ImportError[]; more: number }> {
+    const reported = new Reported(max);
+    const ctx = this.#withItems(kinds, spill);
+    for (const kind of kinds) {
+      if (!kind.unknownScopes || !kind.unknownScope || !kind.scope) continue;
+      const prefix = `${kind.object} `;
+      const named = [...scoped.keys()].filter((n) => n.startsWith(prefix)).map((n) => n.slice(prefix.length));
+      const unknown = named.length === 0 ? new Set<string>() : await kind.unknownScopes(ctx, named);
+      if (unknown.size === 0) continue;
+      for await (const item of itemsOf(kind, spill)) if (unknown.has(kind.scope(item.value))) reported.add(kind.unknownScope(item));
+    }
+    return reported;
+  }
+
+  #withItems(kinds: ImportKind<any>[], spill: Spill): ReferenceContext {
+    return {
+      ...this.#ctx,
+      items: (object) => {
+        const kind = kinds.find((k) => k.object === object);
+        return kind ? itemsOf(kind, spill) : (async function* () {})();
+      },
+    };
   }
 }

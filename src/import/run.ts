@@ -136,17 +136,20 @@ async function checkAll(
       if (!ids.see(name, externalId)) throw new InputError(`"${externalId}" appears twice for ${name}`, 'externalId');
       counts.set(kind.object, (counts.get(kind.object) ?? 0) + 1);
       if (name !== kind.object) scoped.set(name, (scoped.get(name) ?? 0) + 1);
-      if (errors.length === 0) {
-        await spill.add(kind.object, line, raw);
-        await references.note(kind, { line, externalId, value: checked });
-      }
+      await spill.add(kind.object, line, raw);
+      if (errors.length === 0) await references.note(kind, { line, externalId, value: checked });
     } catch (err) {
       if (!(err instanceof InputError) || err instanceof ImportError) throw err;
       fail(placed(source, new ImportError(line, err.param ?? '(object)', err.message)));
     }
   }
-  if (errors.length > 0) throw new ImportFailed(errors, more);
   await spill.finish();
+  // The types the lines name are known only once every line is read (a definition line may come
+  // last): a line naming none is reported with the others.
+  const unscoped = await references.scopes([...new Set(byObject.values())], scoped, spill, MAX_REPORTED);
+  const all = [...errors, ...unscoped.errors.map((e) => placed(source, e))].sort((a, b) => a.line - b.line);
+  more += unscoped.more + Math.max(0, all.length - MAX_REPORTED);
+  if (all.length > 0) throw new ImportFailed(all.slice(0, MAX_REPORTED), more);
   return { counts, scoped };
 }
 

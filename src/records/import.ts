@@ -4,13 +4,12 @@
 // checker, writes rows in multi-row batches, ranks new records and rewrites their value index;
 // link() resolves references by externalId once every kind has its ids.
 import { SYSTEM_CATALOGUES } from '../definitions/catalogue.ts';
-import { RESERVED_TYPES } from '../definitions/object-types.ts';
 import { CUSTOM_KEY, loadDefinitions, type TypeDefinitions } from '../definitions/service.ts';
 import { ImportError, type ImportContext, type ImportItem, type ImportKind, onlyFields, upsertByExternalId } from '../import/kind.ts';
 import { chunks, rankInsert, rankLoadEnd, rankLoadKeys } from '../db/index.ts';
 import { AppError, InputError } from '../lib/errors.ts';
 import { isoNow } from '../lib/ids.ts';
-import { RECORD_TYPES, type RecordType, customRecordType, requireDefinitions } from './resource.ts';
+import { RECORD_TYPES, type RecordType, requireDefinitions } from './resource.ts';
 import { fieldChanges, logBatch, type Updated } from './import-changes.ts';
 import { checkUniqueValues, recheckUniqueValues, type UniqueValue, uniqueValues } from './import-unique.ts';
 import { link, linkEarly, type RecordInput, stateOf } from './import-links.ts';
@@ -64,7 +63,7 @@ function checkKey(kind: string, name: string, at: () => string, system: Readonly
   }
 }
 
-const MEMBERS = ['fields', 'archivedFields', 'relationships'];
+export const MEMBERS = ['fields', 'archivedFields', 'relationships'];
 const NO_CATALOGUE = { fields: {}, relationships: {} };
 
 /** `fields` or `archivedFields` of a line: `{value, valueType}` by key. Archived fields are custom ones only. */
@@ -86,7 +85,7 @@ function fieldsOf(kind: string, raw: Record<string, unknown>, member: 'fields' |
   return fields;
 }
 
-function check(kind: string, raw: Record<string, unknown>, members: string[] = MEMBERS): RecordInput {
+export function check(kind: string, raw: Record<string, unknown>, members: string[] = MEMBERS): RecordInput {
   onlyFields(raw, members);
   const catalogue = SYSTEM_CATALOGUES[kind] ?? NO_CATALOGUE;
   const fields = fieldsOf(kind, raw, 'fields', catalogue.fields);
@@ -152,7 +151,13 @@ function valuesOf(defs: TypeDefinitions, item: ImportItem<RecordInput>, member: 
  * multi-row batches, ranks the new ones and rewrites their value index (writeValueIndex, as the
  * API's writes do). Ids are registered under the type's name.
  */
-async function upsertOfType(ctx: ImportContext, owner: string, type: RecordType, defs: TypeDefinitions, items: ImportItem<RecordInput>[]): Promise<void> {
+export async function upsertOfType(
+  ctx: ImportContext,
+  owner: string,
+  type: RecordType,
+  defs: TypeDefinitions,
+  items: ImportItem<RecordInput>[],
+): Promise<void> {
   const ws = ctx.actor.workspaceId;
   const kind = type.objectType;
   const created: { ts: string; id: string }[] = [];
@@ -201,7 +206,7 @@ async function bulkLoadOf(ctx: ImportContext, kind: string, owner: string): Prom
  * once, the second load's packs take the postings of both, and the first load's build makes the
  * indexes both dropped: each type's sets are still counted from its rows.
  */
-async function finishKind(ctx: ImportContext, owner: string): Promise<void> {
+export async function finishKind(ctx: ImportContext, owner: string): Promise<void> {
   await writtenAsMeant(ctx, true);
   for (const [kind, entry] of stateOf(ctx).loads) {
     if (entry === null || entry.kind !== owner) continue;
@@ -304,7 +309,7 @@ async function writeBatches(
  * writes all of its lines before any record kind (src/cli/import-kinds.ts), so they hold for
  * every chunk, and a batched import does not read them again per transaction.
  */
-async function definitionsOf(ctx: ImportContext, objectType: string): Promise<TypeDefinitions | null> {
+export async function definitionsOf(ctx: ImportContext, objectType: string): Promise<TypeDefinitions | null> {
   const state = stateOf(ctx);
   const known = state.defs.get(objectType);
   if (known) return known;
@@ -333,60 +338,3 @@ export const contactKind = recordKind('contact');
 export const opportunityKind = recordKind('opportunity');
 export const noteKind = recordKind('note');
 export const taskKind = recordKind('task');
-
-export interface CustomRecordInput extends RecordInput {
-  objectType: string;
-  /** The member that names the type on the line, for its errors. */
-  typeMember: 'object' | 'objectType';
-}
-
-function byType(items: ImportItem<CustomRecordInput>[]): Map<string, ImportItem<CustomRecordInput>[]> {
-  const groups = new Map<string, ImportItem<CustomRecordInput>[]>();
-  for (const item of items) {
-    const group = groups.get(item.value.objectType);
-    if (group === undefined) groups.set(item.value.objectType, [item]);
-    else group.push(item);
-  }
-  return groups;
-}
-
-/**
- * Records of custom object types (docs/import.md §record): `objectType` names the type, whose
- * definitions must exist (in the workspace or as `definition` lines of the same file). Their
- * externalIds are unique per type, and other records reference them under the type's slug.
- */
-const CUSTOM_MEMBERS = [...MEMBERS, 'objectType'];
-
-export const customRecordKind: ImportKind<CustomRecordInput> = {
-  object: 'record',
-  // A line names its type either as `"object": "record", "objectType": slug` or as `"object": slug`
-  // (docs/import.md §record); `covers` gives it the second form's lines.
-  check(raw) {
-    if (raw.object !== 'record') return { objectType: raw.object as string, typeMember: 'object', ...check(raw.object as string, raw, MEMBERS) };
-    const objectType = raw.objectType;
-    if (typeof objectType !== 'string' || !CUSTOM_KEY.test(objectType)) throw new InputError('must be the slug of a custom object type', 'objectType');
-    if (RESERVED_TYPES.has(objectType)) throw new InputError(`"${objectType}" is not a custom object type`, 'objectType');
-    return { objectType, typeMember: 'objectType', ...check(objectType, raw, CUSTOM_MEMBERS) };
-  },
-  scope: (value) => value.objectType,
-  covers: (object) => !RESERVED_TYPES.has(object) && CUSTOM_KEY.test(object),
-  lookup: (ctx, externalIds, object) =>
-    object === undefined ? Promise.resolve(new Map()) : repo.recordsByExternalId(ctx.db, ctx.actor.workspaceId, object, externalIds),
-  references: (ctx, item) => recordReferences(ctx, item.value.objectType, item),
-  async ahead(ctx, items) {
-    if (!ctx.bulkLoad) for (const objectType of byType(items).keys()) await lookUpExisting(ctx, 'record', objectType);
-  },
-  async upsert(ctx, items) {
-    for (const [objectType, group] of byType(items)) {
-      const defs = await definitionsOf(ctx, objectType);
-      const first = group[0] as ImportItem<CustomRecordInput>;
-      if (!defs) throw new ImportError(first.line, first.value.typeMember, `no custom object type "${objectType}" in the workspace`);
-      await upsertOfType(ctx, 'record', customRecordType(objectType), defs, group);
-    }
-  },
-  finish: (ctx) => finishKind(ctx, 'record'),
-  underLocks: (ctx) => recheckUniqueValues(ctx, (type) => !RESERVED_TYPES.has(type)),
-  async link(ctx, items) {
-    for (const [objectType, group] of byType(items)) await link(objectType, ctx, group);
-  },
-};

@@ -108,6 +108,19 @@ eachDialect('import: definition lines as the format spells them', (ctx) => {
     assert.equal(page.json().data.length, 1);
     const typo = await rolodex(t, ['import', '--workspace', s.workspaceId, file(t, 'typo.ndjson', [{ object: 'projects', externalId: 'p-2', fields: {} }])]);
     assert.notEqual(typo.code, 0);
-    assert.match(typo.err, /line 1: object: no custom object type "projects" in the workspace/);
+    assert.match(typo.err, /line 1: object: "projects" is neither a kind of object nor a custom object type of this import or the workspace/);
+  });
+
+  test('a type that neither the file nor the workspace defines is refused before the first write, batched too', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const lines = [
+      { object: 'account', externalId: 'a-1', fields: { $name: { value: 'Acme', valueType: 'TEXT' } } },
+      { object: 'record', objectType: 'nosuch', externalId: 'n-1', fields: {} },
+    ];
+    const r = await rolodex(t, ['import', '--workspace', s.workspaceId, '--commit', 'batched', file(t, 'nosuch.ndjson', lines)]);
+    assert.notEqual(r.code, 0);
+    assert.match(r.err, /line 2: objectType: no custom object type "nosuch" in this import or the workspace/);
+    assert.equal((await call(t, s.secret, 'GET', '/v1/accounts')).json().totalCount, 0);
   });
 });
