@@ -25,7 +25,17 @@ export { chunks } from './chunks.ts';
 export { scan } from './scan.ts';
 
 // What a statement means on either database.
-export { claimable, deferredInsertThen, jsonArraysAgg, jsonTextElements, lockedAgainstDelete, lockedForUpdate, probeEnd, timeFromNow } from './portable.ts';
+export {
+  claimable,
+  deferredInsertThen,
+  jsonArraysAgg,
+  jsonTextElements,
+  lockedAgainstDelete,
+  lockedForChange,
+  lockedForUpdate,
+  probeEnd,
+  timeFromNow,
+} from './portable.ts';
 
 // Ranked listings: pages at any offset, and their upkeep.
 export type { LockMode, PartedRead, RankKey, RankPartition } from './rank/index.ts';

@@ -32,6 +32,17 @@ export function lockedForUpdate<DB, TB extends keyof DB, O>(db: Executor, q: Sel
 }
 
 /**
+ * Rows a transaction reads, changes and writes back (a record's stored fields and its own
+ * relationship rows): on PostgreSQL locked until it ends, so that a second writer of them waits and
+ * then reads what the first committed, never an older version to write back over it. The lock
+ * (`FOR NO KEY UPDATE`) leaves them free to be linked to (`lockedAgainstDelete`) meanwhile.
+ * Outside a transaction, or on SQLite (one writer at a time), as they are.
+ */
+export function lockedForChange<DB, TB extends keyof DB, O>(db: Executor, q: SelectQueryBuilder<DB, TB, O>): SelectQueryBuilder<DB, TB, O> {
+  return db.isTransaction && isPostgres(db) ? q.forNoKeyUpdate() : q;
+}
+
+/**
  * Rows a write relies on: in a transaction on PostgreSQL they stay locked against deletion until
  * it commits. Outside a transaction, or on SQLite (one writer at a time), as they are.
  */

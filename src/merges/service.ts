@@ -42,8 +42,9 @@ export async function mergeRecords(ctx: WriteCtx, type: RecordType, input: Merge
   if (input.primaryId === input.duplicateId) throw new AppError('invalid_value', 'primaryId and duplicateId name the same record.', { param: 'duplicateId' });
   // The type's listing is locked first: merges and deletes of the type take turns.
   await records.lockRecords(ctx.db, ws, type.objectType);
-  // Both records in one read.
-  const rows = await records.recordRows(ctx.db, [input.primaryId, input.duplicateId]);
+  // Both records in one read, locked: an update of either that commits meanwhile is waited for and
+  // then read, so the merged fields never write back over it (docs/records.md §Concurrent writes).
+  const rows = await records.recordRows(ctx.db, [input.primaryId, input.duplicateId], { lock: true });
   const primary = live(ctx, rows, type, input.primaryId, 'primaryId');
   const duplicate = live(ctx, rows, type, input.duplicateId, 'duplicateId');
   const defs = await requireDefinitions(ctx, type.objectType);

@@ -10,6 +10,7 @@ import {
   jsonArraysAgg,
   keyedRead,
   lockedAgainstDelete,
+  lockedForChange,
   lockedForUpdate,
   lockPartition,
   rankDelete,
@@ -47,9 +48,14 @@ export async function findRecord(db: Executor, workspaceId: string, kind: string
   return row && row.workspace_id === workspaceId && row.kind === kind ? row : undefined;
 }
 
-/** The record an update changes, locked against deletion: a delete that took it first is waited for, and it is then gone (docs/trash.md §A record in the trash is gone from the live tables). */
+/**
+ * The record an update changes, locked for it: a delete that took it first is waited for, and it is
+ * then gone (docs/trash.md §A record in the trash is gone from the live tables); another update of
+ * it is waited for, and its fields and relationships are then read as that one left them, so that
+ * neither writes back over the other (docs/records.md §Concurrent writes).
+ */
 export async function findRecordToChange(tx: Executor, workspaceId: string, kind: string, id: string): Promise<RecordRow | undefined> {
-  const row = await lockedAgainstDelete(tx, tx.selectFrom('records').selectAll().where('id', '=', id)).executeTakeFirst();
+  const row = await lockedForChange(tx, tx.selectFrom('records').selectAll().where('id', '=', id)).executeTakeFirst();
   return row && row.workspace_id === workspaceId && row.kind === kind ? row : undefined;
 }
 
@@ -225,13 +231,24 @@ export async function linkFromSources(
   }
 }
 
-/** Which of `ids` are records of `kind` in the workspace. */
-export async function existingRecords(db: Executor, workspaceId: string, kind: string, ids: readonly string[]): Promise<Set<string>> {
+/**
+ * Which of `ids` are records of `kind` in the workspace. `forChange`: the write goes on to change
+ * their own relationship rows (the contacts an account's `$contact` links), so they are locked as
+ * an update of them locks them (findRecordToChange).
+ */
+export async function existingRecords(
+  db: Executor,
+  workspaceId: string,
+  kind: string,
+  ids: readonly string[],
+  opts: { forChange?: boolean } = {},
+): Promise<Set<string>> {
   const found = new Set<string>();
+  const lock = opts.forChange ? lockedForChange : lockedAgainstDelete;
   for (const part of chunks([...ids])) {
     // In a write on PostgreSQL the rows found stay locked against deletion until it commits, so a
     // record moved to the trash meanwhile cannot be left linked (docs/trash.md).
-    const rows = await lockedAgainstDelete(db, db.selectFrom('records').select(['id', 'workspace_id', 'kind']).where('id', 'in', part)).execute();
+    const rows = await lock(db, db.selectFrom('records').select(['id', 'workspace_id', 'kind']).where('id', 'in', part)).execute();
     for (const r of rows) if (r.workspace_id === workspaceId && r.kind === kind) found.add(r.id);
   }
   return found;

@@ -60,14 +60,23 @@ async function checkUnique(ctx: Ctx, defs: TypeDefinitions, values: Map<string, 
   }
 }
 
-/** Every id names an resource of the workspace of the relationship's type (members: its users), else relationship_entity_missing. */
+/**
+ * Every id names an resource of the workspace of the relationship's type (members: its users), else
+ * relationship_entity_missing. The records whose own rows the write changes (the other end of a
+ * writable inverse: an account's `$contact` writes its contacts' `$account` rows) are locked as
+ * their own update locks them, before the write reads the relationship it changes.
+ */
 async function checkIds(ctx: Ctx, writes: readonly RelationshipWrite[]): Promise<void> {
   const ws = ctx.actor.workspaceId;
+  const changed = new Set(writes.filter((w) => w.def.storage.kind === 'inverse').map((w) => w.def.objectType));
   for (const [objectType, ids] of idsByType(writes)) {
     if (ids.size === 0) continue;
     const wanted = [...ids.keys()];
     // Any other type is a record kind: system or custom (a type without records finds none).
-    const found = objectType === 'member' ? await existingUserIds(ctx.db, ws, wanted) : await repo.existingRecords(ctx.db, ws, objectType, wanted);
+    const found =
+      objectType === 'member'
+        ? await existingUserIds(ctx.db, ws, wanted)
+        : await repo.existingRecords(ctx.db, ws, objectType, wanted, { forChange: changed.has(objectType) });
     const missing = [...ids.keys()].filter((id) => !found.has(id));
     const trashed = missing.length === 0 ? new Set<string>() : await trashedAmong(ctx.db, ws, missing, objectType);
     for (const [id, param] of ids) {
