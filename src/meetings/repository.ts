@@ -1,7 +1,21 @@
 // SQL of meetings: the row, its contents (read only for FULL rows), its participants' folded
 // addresses, the ranked listing, and the reads behind the derived relationships of meetings and
 // of records (docs/meetings.md).
-import { chunks, defineRank, keyedRead, lockPartition, prepared, rankChange, rankDelete, rankInsert, rankPage, type Executor, type Tx } from '../db/index.ts';
+import {
+  chunks,
+  defineRank,
+  keyedRead,
+  lockedForChange,
+  lockedForUpdate,
+  lockPartition,
+  prepared,
+  rankChange,
+  rankDelete,
+  rankInsert,
+  rankPage,
+  type Executor,
+  type Tx,
+} from '../db/index.ts';
 import { foldText } from '../lib/fold.ts';
 import type { MeetingContentsTable, MeetingsTable } from './tables.ts';
 
@@ -91,6 +105,19 @@ export async function replaceMeeting(
 
 export async function findMeeting(db: Executor, workspaceId: string, id: string): Promise<MeetingRow | undefined> {
   return db.selectFrom('meetings').selectAll().where('id', '=', id).where('workspace_id', '=', workspaceId).executeTakeFirst();
+}
+
+/**
+ * The meeting an update changes, locked for it (PostgreSQL): a delete or another update of it that
+ * came first is waited for, and the meeting is then read as it left it (gone, for a delete).
+ */
+export async function findMeetingToChange(tx: Executor, workspaceId: string, id: string): Promise<MeetingRow | undefined> {
+  return lockedForChange(tx, tx.selectFrom('meetings').selectAll().where('id', '=', id).where('workspace_id', '=', workspaceId)).executeTakeFirst();
+}
+
+/** The meeting a delete takes to the trash, locked for it: an update of it that came first is waited for and kept. */
+export async function findMeetingToDelete(tx: Executor, workspaceId: string, id: string): Promise<MeetingRow | undefined> {
+  return lockedForUpdate(tx, tx.selectFrom('meetings').selectAll().where('id', '=', id).where('workspace_id', '=', workspaceId)).executeTakeFirst();
 }
 
 /** A page of the workspace's meetings and their count, from one snapshot. */

@@ -137,7 +137,7 @@ export type UpdateMeetingInput = { id: string } & Static<typeof UpdateMeetingBod
 
 export async function updateMeeting(ctx: WriteCtx, input: UpdateMeetingInput) {
   checkUpdateKeys(input);
-  const row = await repo.findMeeting(ctx.db, ctx.actor.workspaceId, input.id);
+  const row = await repo.findMeetingToChange(ctx.db, ctx.actor.workspaceId, input.id);
   if (!row) throw notFound('meeting', input.id);
   if ((await accessOf(ctx, [row], await callerEmail(ctx))).get(row.id) !== 'FULL') {
     throw new AppError('full_access_required', 'Updating a meeting needs FULL access to it; this key has METADATA access.');

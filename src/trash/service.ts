@@ -110,7 +110,8 @@ async function meetingFor(ctx: Ctx, full: Meeting, participants: readonly string
 
 export async function trashMeeting(ctx: WriteCtx, input: { id: string }): Promise<Meeting> {
   await meetings.lockMeetings(ctx.db, ctx.actor.workspaceId);
-  const row = await meetings.findMeeting(ctx.db, ctx.actor.workspaceId, input.id);
+  // Locked: an update of it that came first is waited for, so the entry keeps what it wrote.
+  const row = await meetings.findMeetingToDelete(ctx.db, ctx.actor.workspaceId, input.id);
   if (!row) {
     const entry = await again(ctx, 'meeting', input.id);
     return meetingFor(ctx, JSON.parse(entry.resource) as Meeting, (JSON.parse(entry.payload) as TrashPayload).meeting?.participants ?? []);
