@@ -211,7 +211,12 @@ export async function replaceOwn(tx: Executor, sourceId: string, name: string, o
     await tx.insertInto('entity_relationships').values(part).execute();
 }
 
-/** Links or unlinks sources to one target through the sources' own rows (`name`), appended after their others. */
+/**
+ * Links or unlinks sources to one target through the sources' own rows (`name`), appended after
+ * their others. The sources to add are locked by the caller (existingRecords `forChange`); those to
+ * remove are locked here first, so that an update of one that commits meanwhile is waited for and
+ * its rows are then seen by the delete (docs/records.md §Concurrent writes).
+ */
 export async function linkFromSources(
   tx: Executor,
   targetId: string,
@@ -220,8 +225,10 @@ export async function linkFromSources(
   add: readonly string[],
   remove: readonly string[],
 ): Promise<void> {
-  for (const part of chunks([...remove]))
+  for (const part of chunks([...remove])) {
+    await lockedForChange(tx, tx.selectFrom('records').select('id').where('id', 'in', part)).execute();
     await tx.deleteFrom('entity_relationships').where('target_id', '=', targetId).where('name', '=', name).where('source_id', 'in', part).execute();
+  }
   for (const part of chunks([...add])) {
     const last = await lastPositions(tx, name, part);
     await tx

@@ -102,6 +102,26 @@ for (const dialect of testDialects().filter((d) => d === 'postgres'))
       }
     });
 
+    test("an account's $contact replace removes the link the contact's own update wrote again meanwhile", async () => {
+      const { t, s, as } = await setUp();
+      try {
+        const account = (await call(t, s.secret, 'POST', '/v1/accounts', { fields: { $name: 'Acme' } })).json();
+        const other = (await call(t, s.secret, 'POST', '/v1/accounts', { fields: { $name: 'Globex' } })).json();
+        const contact = (await call(t, s.secret, 'POST', '/v1/contacts', { fields: {}, relationships: { $account: account.id } })).json();
+        const r = await meanwhile(
+          t,
+          (tx) => updateRecord(as(tx), { type: RECORD_TYPES.contact, id: contact.id, relationships: { $account: { replace: [account.id, other.id] } } }),
+          () => call(t, s.secret, 'POST', `/v1/accounts/${account.id}`, { relationships: { $contact: { replace: null } } }),
+        );
+        assert.equal(r.statusCode, 200, r.body);
+        assert.deepEqual(r.json().relationships.$contact.values, []);
+        const got = (await call(t, s.secret, 'GET', `/v1/contacts/${contact.id}`)).json();
+        assert.deepEqual(got.relationships.$account.values, [other.id]);
+      } finally {
+        await t.close();
+      }
+    });
+
     test('updates of one note that each add an account all take effect', async () => {
       const { t, s } = await setUp();
       try {
