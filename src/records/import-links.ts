@@ -6,6 +6,7 @@ import { ImportError, type ImportContext, type ImportItem } from '../import/kind
 import type { BulkLoad } from './index/repository.ts';
 import { requireDefinitions } from './resource.ts';
 import * as repo from './repository.ts';
+import * as importRepo from './import-repository.ts';
 
 export interface RecordInput {
   fields: Record<string, { value: unknown; valueType: string | undefined }>;
@@ -28,7 +29,7 @@ export interface ImportState {
   /** Types whose existing records were looked up, all at their first chunk. */
   lookedUp: Set<string>;
   /** Upserts whose ids are still to be checked (`writtenAsMeant`, src/records/import.ts). */
-  unchecked: { kind: string; written: repo.Written; meant: { id: string; externalId: string; line: number }[] }[];
+  unchecked: { kind: string; written: importRepo.Written; meant: { id: string; externalId: string; line: number }[] }[];
 }
 
 const STATE = Symbol('records.import');

@@ -18,6 +18,7 @@ import { recordReferences } from './import-references.ts';
 import { lockRecords } from './repository.ts';
 import { valueRows } from './index/values.ts';
 import * as repo from './repository.ts';
+import * as importRepo from './import-repository.ts';
 import { rankFacetsAfterLoad } from './index/facets.ts';
 import { startBulkLoad, writeValueIndex } from './index/repository.ts';
 import type { RecordKind } from './tables.ts';
@@ -284,8 +285,8 @@ async function writeBatches(
     });
     if (unique.length > 0) await checkUniqueValues(ctx, kind, unique, !bulk);
     // Existing and new rows alike: one multi-row upsert per chunk; a bulk load's are all new.
-    const written = bulk ? undefined : await repo.upsertRecords(ctx.db, rows);
-    if (bulk) await repo.insertRecords(ctx.db, rows);
+    const written = bulk ? undefined : await importRepo.upsertRecords(ctx.db, rows);
+    if (bulk) await importRepo.insertRecords(ctx.db, rows);
     // A record created just now has no index rows yet: only updated ones have rows to replace.
     await writeValueIndex(ctx.db, defs, updated, indexRows);
     await logBatch(ctx, defs, logCreated, logUpdated);

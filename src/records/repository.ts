@@ -4,7 +4,6 @@
 import {
   chunks,
   deferred,
-  deferredRows,
   defineRank,
   insertRows,
   jsonArraysAgg,
@@ -16,7 +15,6 @@ import {
   rankDelete,
   rankInsert,
   rankPage,
-  settled,
   type Executor,
   type LockMode,
   type Tx,
@@ -358,51 +356,6 @@ export async function recordRows(db: Executor, ids: readonly string[], opts: { l
     for (const r of await (opts.lock ? lockedForUpdate(db, q) : q).execute()) out.set(r.id, r);
   }
   return out;
-}
-
-/** The ids of the rows an upsert wrote: once its statements ran, or at once (undefined when they have not). */
-export type Written = (wait: boolean) => Promise<Set<string> | undefined>;
-
-/**
- * Inserts new records and overwrites the fields of existing ones (by workspace, kind and
- * externalId), only where the existing row has the id given: a row another writer gave the same
- * externalId is left as it is, and its id is missing from what `Written` returns.
- */
-export async function upsertRecords(db: Tx, rows: RecordRow[]): Promise<Written> {
-  // 7 values a row: 300 rows stay far below SQLite's and PostgreSQL's parameter limits.
-  // Nothing reads them back before the next statement awaited: sent without waiting (src/db/pipeline.ts).
-  const sent: { readonly rows?: { id: string }[] }[] = [];
-  for (const part of chunks(rows, 300)) {
-    sent.push(
-      await deferredRows(
-        db,
-        db
-          .insertInto('records')
-          .values(part)
-          .onConflict((oc) =>
-            oc
-              .columns(['workspace_id', 'kind', 'external_id'])
-              .where('external_id', 'is not', null)
-              .doUpdateSet({ fields: sql`excluded.fields`, updated_at: sql`excluded.updated_at` })
-              .whereRef('records.id', '=', 'excluded.id'),
-          )
-          .returning('id'),
-      ),
-    );
-  }
-  return async (wait) => {
-    if (sent.some((s) => s.rows === undefined)) {
-      if (!wait) return undefined;
-      await settled(db);
-    }
-    return new Set(sent.flatMap((s) => s.rows ?? []).map((r) => r.id));
-  };
-}
-
-/** Inserts records known to be new (a bulk load's: docs/import.md §Speed) without Kysely's per-value building. */
-export async function insertRecords(db: Tx, rows: RecordRow[]): Promise<void> {
-  // 7 values a row.
-  await insertRows(db, 'records', ['id', 'workspace_id', 'kind', 'external_id', 'fields', 'created_at', 'updated_at'], rows, 1000);
 }
 
 /** Replaces every relationship of the given sources by `rows` (re-imports replace, never merge). */
