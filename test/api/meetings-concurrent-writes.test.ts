@@ -4,30 +4,15 @@
 // what the update wrote, in its answer and in the trash that a restore brings back.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { type Tx, write } from '../../src/db/index.ts';
+import { write } from '../../src/db/index.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
 import { updateMeeting } from '../../src/meetings/service.ts';
 import { restore } from '../../src/trash/restore.ts';
 import { trashMeeting } from '../../src/trash/service.ts';
-import { buildTestApp, call, seedWorkspace, type TestApp } from '../helpers/app.ts';
+import { buildTestApp, call, seedWorkspace } from '../helpers/app.ts';
 import { testDialects } from '../helpers/db.ts';
 import { meetingBody } from '../helpers/meetings.ts';
-import { someoneWaits } from '../helpers/pg-locks.ts';
-
-/** Runs `change` in a transaction that commits only once `request` (sent after it ran) waits for it. */
-async function meanwhile<T>(t: TestApp, change: (tx: Tx) => Promise<unknown>, request: () => Promise<T>): Promise<T> {
-  let changed!: () => void;
-  const ready = new Promise<void>((ok) => (changed = ok));
-  const holder = write(t.deps.db.kysely, async (tx) => {
-    await change(tx);
-    changed();
-    assert.ok(await someoneWaits(tx), 'the request waits for the change');
-  });
-  await ready;
-  const sent = request();
-  await holder;
-  return sent;
-}
+import { meanwhile } from '../helpers/pg-locks.ts';
 
 for (const dialect of testDialects().filter((d) => d === 'postgres'))
   describe(`a meeting written by two transactions at once [${dialect}]`, () => {

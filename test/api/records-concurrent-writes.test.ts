@@ -5,30 +5,13 @@
 // write its stale copy back over the change (a lost write) nor fail on the rows the change added.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { type Tx, write } from '../../src/db/index.ts';
+import type { Tx } from '../../src/db/index.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
 import { customRecordType, RECORD_TYPES, updateRecord } from '../../src/records/service.ts';
-import { buildTestApp, call, seedWorkspace, type TestApp } from '../helpers/app.ts';
+import { buildTestApp, call, seedWorkspace } from '../helpers/app.ts';
 import { testDialects } from '../helpers/db.ts';
 import { importInto } from '../helpers/emails.ts';
-import { someoneWaits } from '../helpers/pg-locks.ts';
-
-type Change = (tx: Tx) => Promise<unknown>;
-
-/** Runs `change` in a transaction that commits only once `request` (sent after it ran) waits for it. */
-async function meanwhile<T>(t: TestApp, change: Change, request: () => Promise<T>): Promise<T> {
-  let changed!: () => void;
-  const ready = new Promise<void>((ok) => (changed = ok));
-  const holder = write(t.deps.db.kysely, async (tx) => {
-    await change(tx);
-    changed();
-    assert.ok(await someoneWaits(tx), 'the request waits for the change');
-  });
-  await ready;
-  const sent = request();
-  await holder;
-  return sent;
-}
+import { meanwhile } from '../helpers/pg-locks.ts';
 
 for (const dialect of testDialects().filter((d) => d === 'postgres'))
   describe(`writes of a record that another transaction is changing [${dialect}]`, () => {
