@@ -1,8 +1,8 @@
 // The enrichment operations (docs/enrichment.md): start a run on an account or a contact, and
 // read a run. The scope of a POST is the record type's update scope, one route per type; a GET
-// needs the read scope of the run's record type, known once the run is found. A key that holds
-// neither read scope can read no run, and is refused before any run is looked up, so that its
-// answer is the same for every id and never tells which runs exist (docs/enrichment.md).
+// needs the read scope of the run's record type, known once the run is found. A key that lacks a
+// read scope is answered alike for a run it cannot read and an id that names no run, so that it
+// never learns which runs exist (docs/enrichment.md).
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Scope } from '../auth/scopes.ts';
@@ -61,12 +61,17 @@ export async function enrichmentRoutes(base: FastifyInstance, opts: PluginOption
     },
     async (request) => {
       const granted = request.principal.scopes;
-      if (granted !== null && !RUN_READ_SCOPES.some((s) => granted.includes(s)))
+      const missing = granted === null ? [] : RUN_READ_SCOPES.filter((s) => !granted.includes(s));
+      if (missing.length === RUN_READ_SCOPES.length)
         throw new AppError('insufficient_scope', `This API key lacks the scopes ${RUN_READ_SCOPES.join(' and ')}; reading a run needs one of them.`);
-      const run = await getRun(ctx(request), request.params);
-      const needed = `${run.entityType}s:read` as Scope;
-      if (granted !== null && !granted.includes(needed))
-        throw new AppError('insufficient_scope', `This API key lacks the scope ${needed} needed to read this run.`);
+      // A key that cannot read runs of one type is answered alike for such a run and for an id
+      // that names no run, so that it never learns which runs of that type exist.
+      const unreadable = () =>
+        new AppError('insufficient_scope', `This API key lacks the scope ${missing.join(' and ')}: it reads no run on that type, nor learns which exist.`);
+      const run = await getRun(ctx(request), request.params).catch((err: unknown) => {
+        throw missing.length > 0 && err instanceof AppError && err.code === 'resource_not_found' ? unreadable() : err;
+      });
+      if (missing.includes(`${run.entityType}s:read` as Scope)) throw unreadable();
       return run;
     },
   );

@@ -120,8 +120,12 @@ eachDialect('scope matrix', (ctx) => {
     const [existing, absent] = await answers(PUBLIC_SCOPES.filter((s) => !['accounts:read', 'contacts:read'].includes(s)));
     assert.deepEqual([existing!.status, existing!.code], [403, 'insufficient_scope']);
     assert.deepEqual(absent, existing, 'a missing run must be answered as one the key cannot read');
-    // With the read scope of another type than the run's: 403 for the run, 404 for the missing id.
+    // With the read scope of another type than the run's: the run and the missing id alike.
     const [other, none] = await answers(['contacts:read']);
-    assert.deepEqual([other!.status, none!.status], [403, 404]);
+    assert.deepEqual([other!.status, other!.code], [403, 'insufficient_scope']);
+    assert.deepEqual(none, other);
+    // With both read scopes: the run, and 404 for the missing id.
+    const [found, absentToo] = await answers(['accounts:read', 'contacts:read']);
+    assert.deepEqual([found!.status, absentToo!.status], [200, 404]);
   });
 });
