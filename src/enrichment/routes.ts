@@ -7,6 +7,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Scope } from '../auth/scopes.ts';
 import type { PluginOptions } from '../http/context.ts';
+import { challenge } from '../http/bearer.ts';
 import { serviceContext } from '../http/service-context.ts';
 import { AppError } from '../lib/errors.ts';
 import { PROVIDERS } from './providers.ts';
@@ -62,12 +63,13 @@ export async function enrichmentRoutes(base: FastifyInstance, opts: PluginOption
     async (request) => {
       const granted = request.principal.scopes;
       const missing = granted === null ? [] : RUN_READ_SCOPES.filter((s) => !granted.includes(s));
+      // The challenge of RFC 6750 names the scopes the key lacks (src/http/bearer.ts).
+      const refusal = (message: string) => new AppError('insufficient_scope', message, { headers: challenge('insufficient_scope', message, missing) });
       if (missing.length === RUN_READ_SCOPES.length)
-        throw new AppError('insufficient_scope', `This API key lacks the scopes ${RUN_READ_SCOPES.join(' and ')}; reading a run needs one of them.`);
+        throw refusal(`This API key lacks the scopes ${RUN_READ_SCOPES.join(' and ')}; reading a run needs one of them.`);
       // A key that cannot read runs of one type is answered alike for such a run and for an id
       // that names no run, so that it never learns which runs of that type exist.
-      const unreadable = () =>
-        new AppError('insufficient_scope', `This API key lacks the scope ${missing.join(' and ')}: it reads no run on that type, nor learns which exist.`);
+      const unreadable = () => refusal(`This API key lacks the scope ${missing.join(' and ')}: it reads no run on that type, nor learns which exist.`);
       const run = await getRun(ctx(request), request.params).catch((err: unknown) => {
         throw missing.length > 0 && err instanceof AppError && err.code === 'resource_not_found' ? unreadable() : err;
       });

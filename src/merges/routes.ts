@@ -6,6 +6,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Scope } from '../auth/scopes.ts';
 import type { PluginOptions } from '../http/context.ts';
+import { challenge } from '../http/bearer.ts';
 import { serviceContext } from '../http/service-context.ts';
 import { AppError, notFound } from '../lib/errors.ts';
 import { SlugParams } from '../objects/schemas.ts';
@@ -95,11 +96,10 @@ export async function mergeRoutes(base: FastifyInstance, opts: PluginOptions): P
     },
     async (request) => {
       const { only, lacking } = readable(request.principal.scopes);
-      const refused = () =>
-        new AppError(
-          'insufficient_scope',
-          `This API key lacks the scope${lacking.length > 1 ? 's' : ''} ${lacking.join(' and ')}; reading a merge needs the read scope of its type, and ${request.params.id} is no merge of a type this key can read.`,
-        );
+      const refused = () => {
+        const message = `This API key lacks the scope${lacking.length > 1 ? 's' : ''} ${lacking.join(' and ')}; reading a merge needs the read scope of its type, and ${request.params.id} is no merge of a type this key can read.`;
+        return new AppError('insufficient_scope', message, { headers: challenge('insufficient_scope', message, lacking) });
+      };
       if (only && only.types.length === 0 && !only.custom) throw refused();
       const merge = await getMerge(ctx(request), { id: request.params.id, only });
       if (!merge) throw only ? refused() : notFound('merge', request.params.id);

@@ -100,6 +100,18 @@ eachDialect('WWW-Authenticate', (ctx) => {
     assert.equal(parseChallenge(members.headers['www-authenticate']).scope, 'lists:read accounts:read');
   });
 
+  test('a route that learns its scope from the resource (a merge, an enrichment run) challenges alike', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t, { scopes: ['contacts:read'] });
+    for (const url of ['/v1/merges/mrg_x', `/v1/enrichmentRun/enr_${'0'.repeat(26)}`]) {
+      const res = await call(t, s.secret, 'GET', url);
+      assertRefusal(res, 403, 'insufficient_scope');
+      const c = parseChallenge(res.headers['www-authenticate']);
+      assert.deepEqual([c.error, c.error_description], ['insufficient_scope', res.json().error.message], url);
+      assert.ok(c.scope?.split(' ').includes('accounts:read'), `${url}: the scope names what the key lacks`);
+    }
+  });
+
   test('refusals that are not about the key carry no challenge', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);
