@@ -219,7 +219,15 @@ eachDialect('filters', (ctx) => {
       { 'seats[-greaterThan]': '6', 'seats[-lessThan]': '3' },
       (w) => !matches(w, 'seats', 'greaterThan', 6) && !matches(w, 'seats', 'lessThan', 3),
     );
-    for (const bad of ['1e3', '12,5', 'NaN', 'Infinity', '0x10', ' ', '1.2.3']) await rejects(c, defs, { 'seats[equal]': bad }, 'seats[equal]');
+    // A number as the API writes it, with an exponent, reads as that number.
+    await agrees(
+      c,
+      defs,
+      all,
+      { 'seats[greaterThan]': '4e0', 'seats[-greaterThan]': '0.6E+1' },
+      (w) => matches(w, 'seats', 'greaterThan', 4) && !matches(w, 'seats', 'greaterThan', 6),
+    );
+    for (const bad of ['1e', '12,5', 'NaN', 'Infinity', '0x10', ' ', '1.2.3', '1e400']) await rejects(c, defs, { 'seats[equal]': bad }, 'seats[equal]');
     await rejects(c, defs, { 'active[equal]': 'yes' }, 'active[equal]');
     await rejects(c, defs, { tier: 'Bronze' }, 'tier');
   });

@@ -68,7 +68,8 @@ export const MAX_VALUE_LENGTH = 1000;
 const MAX_KEY_LENGTH = 200;
 
 const KEY = /^([^[\]]+)(?:\[(-?)([^[\]]*)\])?$/;
-const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)$/;
+// A decimal number, with an exponent as JSON writes one (the API answers 1e-7 and 1e+21 so).
+const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?$/i;
 const ISO_DATETIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
 
 function bad(param: string, why: string): AppError {
