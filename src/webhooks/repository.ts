@@ -4,7 +4,7 @@
 // time is the database's clock. A row is claimable only when no earlier event of the same object
 // waits for the same subscription, so each object's events arrive in order.
 import { type RawBuilder, sql } from 'kysely';
-import { chunks, claimable, deferredInsertRows, signalAfterCommit, timeFromNow, type Executor, write, type Tx } from '../db/index.ts';
+import { chunks, claimable, deferredInsertRows, lockedForUpdate, signalAfterCommit, timeFromNow, type Executor, write, type Tx } from '../db/index.ts';
 import type { WebhookDeliveriesTable, WebhookSubscriptionsTable } from './tables.ts';
 
 export type SubscriptionRow = WebhookSubscriptionsTable;
@@ -283,6 +283,9 @@ export async function failed(
   input: { delayMs: number; error: string; disableAfterMs: number },
 ): Promise<'retry' | 'given_up' | 'disabled' | false> {
   return write(db, async (tx) => {
+    // The endpoint first: two failures of one endpoint take turns here, before either locks a row
+    // the other's parking would wait for (PostgreSQL).
+    await lockedForUpdate(tx, tx.selectFrom('webhook_subscriptions').select('id').where('id', '=', row.subscription_id)).execute();
     const r = await tx
       .updateTable('webhook_deliveries')
       .set({
@@ -302,13 +305,25 @@ export async function failed(
       .where('failing_since', 'is', null)
       .executeTakeFirst();
     await tx.updateTable('webhook_subscriptions').set({ last_error: input.error }).where('id', '=', row.subscription_id).execute();
-    // The endpoint begins to fail: its rows leave the claim's walk (docs/events.md §Delivery).
+    // The endpoint begins to fail: its rows leave the claim's walk (docs/events.md §Delivery). A row
+    // another statement holds meanwhile (a lease renewed, a row given back) is skipped, never
+    // waited for: it stays in the walk, which steps over it, and the probe still takes it.
     if (Number(began.numUpdatedRows) > 0)
       await tx
         .updateTable('webhook_deliveries')
         .set({ parked: 1 })
-        .where('subscription_id', '=', row.subscription_id)
-        .where(sql<boolean>`parked = 0`)
+        .where(
+          'id',
+          'in',
+          claimable(
+            tx,
+            tx
+              .selectFrom('webhook_deliveries')
+              .select('id')
+              .where('subscription_id', '=', row.subscription_id)
+              .where(sql<boolean>`parked = 0`),
+          ),
+        )
         .execute();
     const gone = await tx
       .updateTable('webhook_subscriptions')
