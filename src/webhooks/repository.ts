@@ -285,7 +285,10 @@ export async function failed(
   return write(db, async (tx) => {
     // The endpoint first: two failures of one endpoint take turns here, before either locks a row
     // the other's parking would wait for (PostgreSQL).
-    await lockedForUpdate(tx, tx.selectFrom('webhook_subscriptions').select('id').where('id', '=', row.subscription_id)).execute();
+    const sub = await lockedForUpdate(
+      tx,
+      tx.selectFrom('webhook_subscriptions').select('failing_since').where('id', '=', row.subscription_id),
+    ).executeTakeFirst();
     const r = await tx
       .updateTable('webhook_deliveries')
       .set({
@@ -298,17 +301,17 @@ export async function failed(
       .where('lease_owner', '=', token)
       .executeTakeFirst();
     if (Number(r.numUpdatedRows) !== 1) return false;
-    const began = await tx
+    // The lock above keeps `failing_since` as read until this transaction ends.
+    const began = sub !== undefined && sub.failing_since === null;
+    await tx
       .updateTable('webhook_subscriptions')
-      .set({ failing_since: timeFromNow(tx, 0) })
+      .set({ last_error: input.error, failing_since: sql<string>`coalesce(failing_since, ${timeFromNow(tx, 0)})` })
       .where('id', '=', row.subscription_id)
-      .where('failing_since', 'is', null)
-      .executeTakeFirst();
-    await tx.updateTable('webhook_subscriptions').set({ last_error: input.error }).where('id', '=', row.subscription_id).execute();
+      .execute();
     // The endpoint begins to fail: its rows leave the claim's walk (docs/events.md §Delivery). A row
     // another statement holds meanwhile (a lease renewed, a row given back) is skipped, never
     // waited for: it stays in the walk, which steps over it, and the probe still takes it.
-    if (Number(began.numUpdatedRows) > 0)
+    if (began)
       await tx
         .updateTable('webhook_deliveries')
         .set({ parked: 1 })

@@ -30,21 +30,38 @@ const rowsRead = async (tx: Tx) =>
     ).rows[0]?.n ?? 0,
   );
 
+/** Inserts `count` deliveries, one event each of as many objects; `row(n)` says where the n-th goes. */
+async function seedDeliveries(
+  db: TestDb['db']['kysely'],
+  count: number,
+  row: (n: number) => { sub: string; due?: string; attempts?: number; parked?: number },
+): Promise<void> {
+  for (let from = 0; from < count; from += 500) {
+    const rows = Array.from({ length: Math.min(500, count - from) }, (_, i) => {
+      const n = from + i + 1;
+      const { sub, due = '2026-01-01T00:00:00.000Z', attempts = 0, parked = 0 } = row(n);
+      return sql`(${`evt_${n}:${sub}`}, ${sub}, ${`evt_${n}`}, ${n}, ${`con_${n}`}, ${due}, ${attempts}, ${parked})`;
+    });
+    await sql`insert into webhook_deliveries (id, subscription_id, event_id, event_seq, object_id, next_attempt_at, attempts, parked)
+      values ${sql.join(rows)}`.execute(db);
+  }
+}
+
+/** A workspace and its subscriptions, each failing since the given time or healthy (null). */
+async function seedSubscriptions(db: TestDb['db']['kysely'], subs: Record<string, string | null>): Promise<void> {
+  await sql`insert into workspaces (id, name, created_at) values ('wsp_1', 'W', '2026-01-01T00:00:00.000Z')`.execute(db);
+  for (const [id, failingSince] of Object.entries(subs))
+    await sql`insert into webhook_subscriptions (id, workspace_id, url, secret, all_events, created_at, failing_since)
+      values (${id}, 'wsp_1', 'http://127.0.0.1:9/', ${`whsec_${id}`}, 1, '2026-01-01T00:00:00.000Z', ${failingSince})`.execute(db);
+}
+
 for (const dialect of testDialects()) {
   describe(`a webhook claim with a backlog of ${BACKLOG} deliveries [${dialect}]`, () => {
     let tdb: TestDb;
     before(async () => {
       tdb = await createTestDb(dialect);
       const db = tdb.db.kysely;
-      for (let from = 0; from < BACKLOG; from += 500) {
-        const rows = Array.from({ length: 500 }, (_, i) => {
-          const n = from + i + 1;
-          return sql`(${`evt_${n}:whk_1`}, 'whk_1', ${`evt_${n}`}, ${n}, ${`con_${n}`}, '2026-01-01T00:00:00.000Z', 0)`;
-        });
-        await sql`insert into webhook_deliveries (id, subscription_id, event_id, event_seq, object_id, next_attempt_at, attempts) values ${sql.join(rows)}`.execute(
-          db,
-        );
-      }
+      await seedDeliveries(db, BACKLOG, () => ({ sub: 'whk_1' }));
       await sql`analyze`.execute(db);
     });
     after(() => tdb.drop());
@@ -84,20 +101,9 @@ for (const dialect of testDialects()) {
     before(async () => {
       tdb = await createTestDb(dialect);
       const db = tdb.db.kysely;
-      await sql`insert into workspaces (id, name, created_at) values ('wsp_1', 'W', '2026-01-01T00:00:00.000Z')`.execute(db);
-      await sql`insert into webhook_subscriptions (id, workspace_id, url, secret, all_events, created_at, failing_since)
-        values ('whk_f', 'wsp_1', 'http://127.0.0.1:9/', 'whsec_x', 1, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')`.execute(db);
+      await seedSubscriptions(db, { whk_f: '2026-01-01T00:00:00.000Z' });
       // One event each of BACKLOG objects, every retry but the newest three's backed off.
-      for (let from = 0; from < BACKLOG; from += 500) {
-        const rows = Array.from({ length: 500 }, (_, i) => {
-          const n = from + i + 1;
-          const due = n > BACKLOG - 3 ? '2026-01-01T00:00:00.000Z' : '2999-01-01T00:00:00.000Z';
-          return sql`(${`evt_${n}:whk_f`}, 'whk_f', ${`evt_${n}`}, ${n}, ${`con_${n}`}, ${due}, 1)`;
-        });
-        await sql`insert into webhook_deliveries (id, subscription_id, event_id, event_seq, object_id, next_attempt_at, attempts) values ${sql.join(rows)}`.execute(
-          db,
-        );
-      }
+      await seedDeliveries(db, BACKLOG, (n) => ({ sub: 'whk_f', attempts: 1, due: n > BACKLOG - 3 ? undefined : '2999-01-01T00:00:00.000Z' }));
       await sql`analyze`.execute(db);
     });
     after(() => tdb.drop());
@@ -131,20 +137,9 @@ for (const dialect of testDialects()) {
     before(async () => {
       tdb = await createTestDb(dialect);
       const db = tdb.db.kysely;
-      await sql`insert into workspaces (id, name, created_at) values ('wsp_1', 'W', '2026-01-01T00:00:00.000Z')`.execute(db);
-      await sql`insert into webhook_subscriptions (id, workspace_id, url, secret, all_events, created_at, failing_since)
-        values ('whk_f', 'wsp_1', 'http://127.0.0.1:9/', 'whsec_x', 1, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z'),
-               ('whk_h', 'wsp_1', 'http://127.0.0.1:9/', 'whsec_y', 1, '2026-01-01T00:00:00.000Z', null)`.execute(db);
+      await seedSubscriptions(db, { whk_f: '2026-01-01T00:00:00.000Z', whk_h: null });
       // The failing endpoint's backlog, all due, older than the healthy endpoint's LIMIT rows.
-      for (let from = 0; from < BACKLOG + LIMIT; from += 500) {
-        const rows = Array.from({ length: Math.min(500, BACKLOG + LIMIT - from) }, (_, i) => {
-          const n = from + i + 1;
-          const [sub, parked] = n <= BACKLOG ? ['whk_f', 1] : ['whk_h', 0];
-          return sql`(${`evt_${n}:${sub}`}, ${sub}, ${`evt_${n}`}, ${n}, ${`con_${n}`}, '2026-01-01T00:00:00.000Z', 0, ${parked})`;
-        });
-        await sql`insert into webhook_deliveries (id, subscription_id, event_id, event_seq, object_id, next_attempt_at, attempts, parked)
-          values ${sql.join(rows)}`.execute(db);
-      }
+      await seedDeliveries(db, BACKLOG + LIMIT, (n) => (n <= BACKLOG ? { sub: 'whk_f', parked: 1 } : { sub: 'whk_h' }));
       await sql`analyze`.execute(db);
     });
     after(() => tdb.drop());
