@@ -106,14 +106,13 @@ export const emailKind: ImportKind<EmailInput> = {
     await upsertByExternalId(ctx, items, {
       object: 'email',
       idKind: 'eml',
-      find: (externalIds) => repo.emailsByExternalId(ctx.db, ws, externalIds),
+      find: (externalIds) => repo.storedEmailsByExternalId(ctx.db, ws, externalIds),
       async update(item, old) {
         const set = await columns(item);
         const body = { html: item.value.html, text: item.value.text };
         // A line that changes nothing writes nothing and leaves updatedAt alone (docs/emails.md §Import).
-        const stored = await repo.storedEmail(ctx.db, old.id);
-        const same = (Object.keys(set) as Array<keyof typeof set>).every((k) => k === 'updated_at' || stored[k] === set[k]);
-        if (same && stored.html === body.html && stored.text === body.text) return;
+        const same = (Object.keys(set) as Array<keyof typeof set>).every((k) => k === 'updated_at' || old[k] === set[k]);
+        if (same && old.html === body.html && old.text === body.text) return;
         await repo.updateEmail(ctx.db, ws, old.id, old.sentAt, set, body);
       },
       async insert(item, id) {

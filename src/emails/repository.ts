@@ -122,14 +122,25 @@ export async function emailsByExternalId(db: Executor, workspaceId: string, exte
 
 export type EmailChanges = Pick<EmailsTable, 'mailbox_id' | 'from_address' | 'to_json' | 'cc_json' | 'bcc_json' | 'subject' | 'sent_at' | 'updated_at'>;
 
-/** An e-mail's columns a re-import writes, and its body, as stored. */
-export async function storedEmail(db: Executor, id: string): Promise<EmailChanges & { html: string | null; text: string | null }> {
-  return db
-    .selectFrom('emails as e')
-    .leftJoin('email_bodies as b', 'b.email_id', 'e.id')
-    .select(['e.mailbox_id', 'e.from_address', 'e.to_json', 'e.cc_json', 'e.bcc_json', 'e.subject', 'e.sent_at', 'e.updated_at', 'b.html', 'b.text'])
-    .where('e.id', '=', id)
-    .executeTakeFirstOrThrow();
+/** E-mails by externalId with the columns a re-import writes and their bodies, as stored. */
+export async function storedEmailsByExternalId(
+  db: Executor,
+  workspaceId: string,
+  externalIds: string[],
+): Promise<Map<string, EmailChanges & { id: string; sentAt: string; html: string | null; text: string | null }>> {
+  const found = new Map<string, EmailChanges & { id: string; sentAt: string; html: string | null; text: string | null }>();
+  for (const part of chunks(externalIds)) {
+    const rows = await db
+      .selectFrom('emails as e')
+      .leftJoin('email_bodies as b', 'b.email_id', 'e.id')
+      .select(['e.id', 'e.external_id', 'e.mailbox_id', 'e.from_address', 'e.to_json', 'e.cc_json', 'e.bcc_json', 'e.subject', 'e.sent_at', 'e.updated_at'])
+      .select(['b.html', 'b.text'])
+      .where('e.workspace_id', '=', workspaceId)
+      .where('e.external_id', 'in', part)
+      .execute();
+    for (const { external_id, ...r } of rows) found.set(external_id as string, { ...r, sentAt: r.sent_at });
+  }
+  return found;
 }
 
 /** Updates an imported e-mail; a new $sentAt moves it in the ranked order. */

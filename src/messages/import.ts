@@ -119,14 +119,13 @@ export const messageKind: ImportKind<MessageInput> = {
     await upsertByExternalId(ctx, items, {
       object: 'message',
       idKind: 'msg',
-      find: (externalIds) => repo.messagesByExternalId(ctx.db, workspaceId, externalIds),
+      find: (externalIds) => repo.storedMessagesByExternalId(ctx.db, workspaceId, externalIds),
       async update(item, old) {
         const values = await valuesOf(item);
         bump(old.channel_id, -1);
         // A line that changes nothing writes nothing and leaves updatedAt alone (docs/messages.md §Import).
-        const stored = await repo.storedMessage(ctx.db, old.id);
-        const same = (Object.keys(values) as Array<keyof typeof values>).every((k) => k === 'updated_at' || stored[k] === values[k]);
-        if (same && stored.text === item.value.text) return;
+        const same = (Object.keys(values) as Array<keyof typeof values>).every((k) => k === 'updated_at' || old[k] === values[k]);
+        if (same && old.text === item.value.text) return;
         await repo.updateMessage(ctx.db, old.id, values, item.value.text);
         const now = { ...old, ...values };
         const [a, b] = [repo.rankKey(old), repo.rankKey(now)];

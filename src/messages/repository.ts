@@ -132,15 +132,25 @@ export async function lockMessages(tx: Tx, workspaceId: string): Promise<void> {
   await lockPartition(tx, MESSAGES, [workspaceId]);
 }
 
-/** A message's row and text as stored, for what a re-import changes of it. */
-export async function storedMessage(db: Executor, id: string): Promise<MessagesTable & { text: string | null }> {
-  return db
-    .selectFrom('messages as m')
-    .leftJoin('message_texts as t', 't.message_id', 'm.id')
-    .selectAll('m')
-    .select('t.text')
-    .where('m.id', '=', id)
-    .executeTakeFirstOrThrow();
+/** Messages by externalId with their rows and texts as stored, for what a re-import changes of them. */
+export async function storedMessagesByExternalId(
+  db: Executor,
+  workspaceId: string,
+  externalIds: string[],
+): Promise<Map<string, MessagesTable & { text: string | null }>> {
+  const found = new Map<string, MessagesTable & { text: string | null }>();
+  for (const part of chunks(externalIds)) {
+    const rows = await db
+      .selectFrom('messages as m')
+      .leftJoin('message_texts as t', 't.message_id', 'm.id')
+      .selectAll('m')
+      .select('t.text')
+      .where('m.workspace_id', '=', workspaceId)
+      .where('m.external_id', 'in', part)
+      .execute();
+    for (const r of rows) found.set(r.external_id as string, r);
+  }
+  return found;
 }
 
 export async function updateMessage(
