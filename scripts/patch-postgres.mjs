@@ -15,6 +15,9 @@
 // - A connection that closed while it read the server's array types (the first thing a new
 //   connection does) rejected a promise nobody handled. The statement it was opened for is failed
 //   by the close itself; now that promise's rejection is handled.
+// - Every connect waits for a timer (the backoff after a lost connection, else a turn of the event
+//   loop). An end that terminated the connection meanwhile left that timer set, and it then opened
+//   a connection nobody could end, which kept the process alive. Now a terminate clears it.
 //
 // The script fails the install when it finds neither the code it mends nor its mends, so that an
 // upgrade of postgres.js is looked at.
@@ -65,12 +68,40 @@ const TYPES_MENDED = `
         return fetchArrayTypes().catch(() => {}) // ${MARK}: closed while reading types, the statement failed already
 `;
 
+const DECLARED = `
+    , terminated = false
+    , incomings = null
+`;
+const DECLARED_MENDED = `
+    , terminated = false
+    , reconnectTimer = null // ${MARK}: the connect a reconnect scheduled
+    , incomings = null
+`;
+const RECONNECT = `
+    setTimeout(connect, closedTime ? Math.max(0, closedTime + delay - performance.now()) : 0)
+`;
+const RECONNECT_MENDED = `
+    reconnectTimer = setTimeout(connect, closedTime ? Math.max(0, closedTime + delay - performance.now()) : 0) // ${MARK}
+`;
+const TERMINATE = `
+  function terminate() {
+    terminated = true
+`;
+const TERMINATE_MENDED = `
+  function terminate() {
+    terminated = true
+    clearTimeout(reconnectTimer) // ${MARK}: a connect scheduled before the end opens nothing after it
+`;
+
 /** [code, mended code, how many times it appears] for each file of the package that is mended. */
 const MENDS = {
   'src/connection.js': [
     [NEXT_WRITE, NEXT_WRITE_MENDED, 1],
     [CANCEL, CANCEL_MENDED, 2],
     [TYPES, TYPES_MENDED, 1],
+    [DECLARED, DECLARED_MENDED, 1],
+    [RECONNECT, RECONNECT_MENDED, 1],
+    [TERMINATE, TERMINATE_MENDED, 1],
   ],
   'src/index.js': [[RELEASE, RELEASE_MENDED, 1]],
 };

@@ -70,6 +70,35 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
       }
     });
 
+    // Each connect waits for a timer, for the backoff after a lost connection: an end meanwhile
+    // left it set, and it opened a connection that nothing ended and that kept the process alive
+    // (scripts/patch-postgres.mjs mends it at install).
+    test('a client ended while a connection waits to open again leaves no connection open', async () => {
+      const t = await createTestDb(dialect);
+      const name = `ended-${process.pid}-${Date.now()}`;
+      const backends = async () =>
+        Number((await sql<{ n: string }>`select count(*) as n from pg_stat_activity where application_name = ${name}`.execute(t.db.kysely)).rows[0]!.n);
+      const client = postgres(t.databaseUrl!, { max: 1, backoff: () => 0.5, connection: { application_name: name }, onnotice: () => {} });
+      try {
+        await client`select 1`;
+        await sql`select pg_terminate_backend(pid) from pg_stat_activity where application_name = ${name}`.execute(t.db.kysely);
+        await wait(100);
+        // This statement finds the connection closed: the client opens another after its backoff.
+        const pending = client`select 2`.execute().then(
+          () => 'answered',
+          (err: Error & { code?: string }) => err.code,
+        );
+        await wait(50);
+        await client.end({ timeout: 0 });
+        assert.equal(await pending, 'CONNECTION_DESTROYED');
+        await wait(1000);
+        assert.equal(await backends(), 0, 'a connection opened after the end');
+      } finally {
+        await client.end();
+        await t.drop();
+      }
+    });
+
     test('a transaction whose connection was closed under it fails as a lost connection, then the next one commits', async () => {
       const t = await createTestDb(dialect);
       const db = t.db.kysely;
