@@ -5,8 +5,22 @@
 // The timer is unref'd: it never keeps alive a process that would exit on its own.
 // A file whose process ends with a failing status before its tests are done is reported by the
 // runner only as "test failed": the process says first who ended it and with which status.
+import { createHook } from 'node:async_hooks';
 import { Server, Socket } from 'node:net';
 import { after } from 'node:test';
+
+// Where each TCP handle was opened, to name the code that left one open. Sockets are few; timers,
+// which are many, are not followed.
+const opened = new WeakMap<object, string>();
+createHook({
+  init(_id, type, _trigger, resource) {
+    if (type !== 'TCPWRAP') return;
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 30;
+    opened.set(resource, new Error().stack?.split('\n').slice(2).join('\n') ?? '');
+    Error.stackTraceLimit = limit;
+  },
+}).enable();
 
 const GRACE_MS = 60_000;
 
@@ -18,7 +32,8 @@ function describeHandles(): string {
     .map((h) => {
       if (h instanceof Socket) {
         if (h.remotePort === undefined) return `socket (${h.localAddress ?? 'pipe'}${h.localPort ? `:${h.localPort}` : ''})`;
-        return `socket ${h.localPort} -> ${h.remoteAddress}:${h.remotePort}${h.listenerCount('data') > 0 ? ', read' : ''}`;
+        const at = opened.get((h as unknown as { _handle: object })._handle);
+        return `socket ${h.localPort} -> ${h.remoteAddress}:${h.remotePort}${h.listenerCount('data') > 0 ? ', read' : ''}${at ? `, opened\n${at}\n` : ''}`;
       }
       if (h instanceof Server) return `server ${JSON.stringify(h.address())}`;
       return (h as object).constructor?.name ?? typeof h;
