@@ -36,8 +36,10 @@ export async function claimKey(db: Executor, ref: KeyRef, fingerprint: string, n
     const row = await whereRef(db.selectFrom('idempotency_keys').selectAll(), ref).executeTakeFirst();
     if (!row) continue; // purged between the two statements: try again
     const expired = now - Date.parse(row.created_at) > RETENTION_MS;
+    // An abandoned claim stored nothing: like any failure it frees its key, whatever the body of
+    // the request that takes it over (docs/design.md §Idempotency).
     const abandoned = row.state === 'pending' && now - Date.parse(row.locked_at) > LEASE_MS;
-    if (expired || (abandoned && row.fingerprint === fingerprint)) {
+    if (expired || abandoned) {
       // Compare-and-set on the old lock so that of several takers exactly one wins.
       const taken = await whereRef(
         db

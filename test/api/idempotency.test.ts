@@ -222,6 +222,39 @@ eachDialect(
       assert.equal(busy.statusCode, 409);
       assert.equal(busy.json().error.code, 'idempotency_conflict');
     });
+
+    test('an abandoned claim stored nothing: a corrected request (another body) takes its key over after the lease', async () => {
+      const t = ctx();
+      const s = await seedWorkspace(t);
+      const claim = async (key: string, lockedAt: string) =>
+        t.deps.db.kysely
+          .insertInto('idempotency_keys')
+          .values({
+            workspace_id: s.workspaceId,
+            operation: 'testCreateUser',
+            key,
+            fingerprint: 'the fingerprint of the request whose holder died',
+            state: 'pending',
+            status_code: null,
+            body: null,
+            locked_at: lockedAt,
+            created_at: lockedAt,
+          })
+          .execute();
+      await claim('died', new Date(Date.now() - 60_000).toISOString());
+      const fixed = await call(t, s.secret, 'POST', '/v1/test/users', { email: 'fixed@x.test' }, { 'idempotency-key': 'died' });
+      assert.equal(fixed.statusCode, 200, fixed.body);
+      assert.equal(fixed.json().email, 'fixed@x.test');
+      const replay = await call(t, s.secret, 'POST', '/v1/test/users', { email: 'fixed@x.test' }, { 'idempotency-key': 'died' });
+      assert.equal(replay.headers['idempotent-replayed'], 'true');
+      assert.equal(replay.body, fixed.body);
+      // Within the lease the holder may still be running: another body is refused, nothing runs.
+      await claim('alive', new Date().toISOString());
+      const early = await call(t, s.secret, 'POST', '/v1/test/users', { email: 'early@x.test' }, { 'idempotency-key': 'alive' });
+      assert.equal(early.statusCode, 422);
+      assert.equal(early.json().error.code, 'idempotency_key_reused');
+      assert.equal(await countUsers(s.workspaceId), 2);
+    });
   },
   { routes: pipelineRoutes },
 );
