@@ -40,9 +40,15 @@ export function canonicalJson(value: unknown, depth = 0): string {
   return JSON.stringify(value) ?? 'null';
 }
 
+/**
+ * The key as HTTP reads a field value: the spaces and tabs around it are no part of it. A socket's
+ * request arrives without them; a request handed in over another way (MCP's write_to_rolodex,
+ * docs/mcp.md §Tools) is read alike, so that one key names one request whichever way it came.
+ */
 function readKey(request: FastifyRequest): string | null {
-  const raw = request.headers['idempotency-key'];
-  if (raw === undefined) return null;
+  const header = request.headers['idempotency-key'];
+  if (header === undefined) return null;
+  const raw = typeof header === 'string' ? header.replace(/^[ \t]+|[ \t]+$/g, '') : header;
   const param = { param: 'Idempotency-Key' };
   if (typeof raw !== 'string' || raw.length === 0)
     throw new AppError('invalid_idempotency_key', 'Idempotency-Key must be 1 to 255 printable ASCII characters.', param);

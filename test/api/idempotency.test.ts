@@ -3,7 +3,8 @@
 // concurrency.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { call, eachDialect, seedWorkspace } from '../helpers/app.ts';
+import { call, eachDialect, seedWorkspace, VERSION } from '../helpers/app.ts';
+import { dispatchInMemory } from '../../src/mcp/dispatch.ts';
 import { pipelineRoutes } from '../helpers/pipeline-routes.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
 import { createUser } from '../../src/users/service.ts';
@@ -80,6 +81,30 @@ eachDialect(
       assert.equal(bad.json().error.param, 'Idempotency-Key');
       const ok = await call(t, s.secret, 'POST', '/v1/test/users', { email: 'f@x.test' }, { 'idempotency-key': 'k'.repeat(255) });
       assert.equal(ok.statusCode, 200);
+      assert.equal(await countUsers(s.workspaceId), 2);
+    });
+
+    test('a key is read as HTTP reads a header: blanks around it are no part of it, whichever way it came', async () => {
+      const t = ctx();
+      const s = await seedWorkspace(t);
+      // The way MCP's write_to_rolodex sends a request (docs/mcp.md §Tools), which no socket trims.
+      const inMemory = (key: string, email: string) =>
+        dispatchInMemory(t.app, {
+          method: 'POST',
+          url: '/v1/test/users',
+          headers: { authorization: `Bearer ${s.secret}`, 'service-version': VERSION, 'content-type': 'application/json', 'idempotency-key': key },
+          body: JSON.stringify({ email }),
+          remoteAddress: '127.0.0.1',
+          encrypted: false,
+        });
+      const blank = await inMemory(' \t ', 'blank@x.test');
+      assert.equal(blank.status, 400, blank.body);
+      assert.equal(JSON.parse(blank.body).error.code, 'invalid_idempotency_key');
+      const padded = await inMemory(' pad\t', 'pad@x.test');
+      assert.equal(padded.status, 200, padded.body);
+      const bare = await call(t, s.secret, 'POST', '/v1/test/users', { email: 'pad@x.test' }, { 'idempotency-key': 'pad' });
+      assert.equal(bare.headers['idempotent-replayed'], 'true', 'the same key as the padded one');
+      assert.equal(bare.body, padded.body);
       assert.equal(await countUsers(s.workspaceId), 2);
     });
 
