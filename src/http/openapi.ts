@@ -62,8 +62,9 @@ function headerParams(route: RouteOptions, own: unknown): Record<string, unknown
       type: 'string',
       minLength: 1,
       maxLength: 255,
-      description: 'Makes a retry safe: the same key and request within 24 hours replays the first response (with Idempotent-Replayed: true).',
-      examples: ['create-list-2026-03-01-0001'],
+      description:
+        'Makes a retry safe: the same key and request within 24 hours replays the first successful response (with Idempotent-Replayed: true); a failure stores nothing, so its retry runs again. A replay answers any key of the workspace that repeats the request: make the key random, never shared.',
+      examples: ['5f0c2b6e-8d4a-4c1e-9b7f-3a2d6e1c0b94'],
     };
   }
   const base = (own ?? {}) as { properties?: Record<string, unknown>; required?: string[] };
