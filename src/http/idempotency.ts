@@ -9,6 +9,7 @@ import type { Deps } from './context.ts';
 import { AppError } from '../lib/errors.ts';
 import { MAX_BODY_DEPTH, tooDeep } from './body.ts';
 import { claimKey, finishKey, type KeyRef, releaseKey } from '../idempotency/repository.ts';
+import type { Principal } from '../auth/scopes.ts';
 
 interface IdempotencyState {
   ref: KeyRef;
@@ -57,6 +58,17 @@ function readKey(request: FastifyRequest): string | null {
   return raw;
 }
 
+/**
+ * What makes two requests under one key the same request: method, path, caller and canonical body.
+ * The caller is part of it because what an answer holds depends on who asked (a user's visibility
+ * and role), so a replay goes only to the caller that was answered (docs/design.md §Idempotency).
+ * Workspace keys see alike, and scopes are checked before this.
+ */
+export function fingerprintOf(method: string, url: string, p: Pick<Principal, 'subjectType' | 'userId'>, body: unknown): string {
+  const caller = p.subjectType === 'user' ? `user ${p.userId}` : 'workspace';
+  return hash('sha256', `${method} ${url}\n${caller}\n${canonicalJson(body)}`, 'hex');
+}
+
 export function installIdempotency(app: FastifyInstance, deps: Deps): void {
   app.decorateRequest('idempotency', null);
 
@@ -70,7 +82,7 @@ export function installIdempotency(app: FastifyInstance, deps: Deps): void {
   async function claim(request: FastifyRequest, reply: FastifyReply) {
     const key = readKey(request);
     if (key === null) return;
-    const fingerprint = hash('sha256', `${request.method} ${request.url}\n${canonicalJson(request.body ?? null)}`, 'hex');
+    const fingerprint = fingerprintOf(request.method, request.url, request.principal, request.body ?? null);
     // The route declares its operation (checkRouteContract makes sure of it).
     const ref: KeyRef = { workspaceId: request.principal.workspaceId, operation: request.routeOptions.config.operation as string, key };
     const claim = await claimKey(deps.db.kysely, ref, fingerprint, request.startedAt);

@@ -63,7 +63,7 @@ function headerParams(route: RouteOptions, own: unknown): Record<string, unknown
       minLength: 1,
       maxLength: 255,
       description:
-        'Makes a retry safe: the same key and request within 24 hours replays the first successful response (with Idempotent-Replayed: true); a failure stores nothing, so its retry runs again. A replay answers any key of the workspace that repeats the request: make the key random, never shared.',
+        'Makes a retry safe: the same key and request within 24 hours replays the first successful response (with Idempotent-Replayed: true); a failure stores nothing, so its retry runs again. Another user repeating it gets 422.',
       examples: ['5f0c2b6e-8d4a-4c1e-9b7f-3a2d6e1c0b94'],
     };
   }

@@ -3,7 +3,7 @@
 // concurrency.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { call, eachDialect, seedWorkspace, VERSION } from '../helpers/app.ts';
+import { call, eachDialect, keyFor, seedWorkspace, VERSION } from '../helpers/app.ts';
 import { dispatchInMemory } from '../../src/mcp/dispatch.ts';
 import { pipelineRoutes } from '../helpers/pipeline-routes.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
@@ -69,6 +69,31 @@ eachDialect(
       assert.equal(res.statusCode, 200);
       assert.equal(res.headers['idempotent-replayed'], undefined);
       assert.equal(await countUsers(b.workspaceId), 2);
+    });
+
+    test('a replay answers only the caller it was made for: another user of the workspace gets 422', async () => {
+      const t = ctx();
+      const a = await seedWorkspace(t);
+      const other = await createUser(operatorCtx(t.deps.db.kysely, a.workspaceId), { email: 'other@x.test', role: 'member' });
+      const otherKey = await keyFor(t, a.workspaceId, other.id);
+      const body = { email: 'f@x.test' };
+      const first = await call(t, a.secret, 'POST', '/v1/test/users', body, { 'idempotency-key': 'mine' });
+      assert.equal(first.statusCode, 200);
+      const stranger = await call(t, otherKey, 'POST', '/v1/test/users', body, { 'idempotency-key': 'mine' });
+      assert.equal(stranger.statusCode, 422, stranger.body);
+      assert.equal(stranger.json().error.code, 'idempotency_key_reused');
+      assert.notEqual(stranger.body, first.body);
+      // The same user's other key is the same caller: its retry is replayed.
+      const rotated = await call(t, await keyFor(t, a.workspaceId, a.userId), 'POST', '/v1/test/users', body, { 'idempotency-key': 'mine' });
+      assert.equal(rotated.headers['idempotent-replayed'], 'true');
+      assert.equal(rotated.body, first.body);
+      // Workspace keys see alike: one's answer is replayed to another.
+      const [w1, w2] = [await keyFor(t, a.workspaceId, null), await keyFor(t, a.workspaceId, null)];
+      const made = await call(t, w1, 'POST', '/v1/test/users', { email: 'g@x.test' }, { 'idempotency-key': 'ours' });
+      const again = await call(t, w2, 'POST', '/v1/test/users', { email: 'g@x.test' }, { 'idempotency-key': 'ours' });
+      assert.equal(again.headers['idempotent-replayed'], 'true');
+      assert.equal(again.body, made.body);
+      assert.equal(await countUsers(a.workspaceId), 4); // the seeded user, the other, and one created by each caller
     });
 
     test('invalid keys are refused before anything happens', async () => {
@@ -206,11 +231,8 @@ eachDialect(
     test('an abandoned claim (crashed holder) is taken over after its lease', async () => {
       const t = ctx();
       const s = await seedWorkspace(t);
-      const { createHash } = await import('node:crypto');
-      const { canonicalJson } = await import('../../src/http/idempotency.ts');
-      const fingerprint = createHash('sha256')
-        .update(`POST /v1/test/users\n${canonicalJson({ email: 'm@x.test' })}`)
-        .digest('hex');
+      const { fingerprintOf } = await import('../../src/http/idempotency.ts');
+      const fingerprint = fingerprintOf('POST', '/v1/test/users', { subjectType: 'user', userId: s.userId }, { email: 'm@x.test' });
       const stale = new Date(Date.now() - 60_000).toISOString();
       await t.deps.db.kysely
         .insertInto('idempotency_keys')
