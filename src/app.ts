@@ -100,8 +100,8 @@ export async function buildApp(config: Config, deps: Deps): Promise<FastifyInsta
   await app.register(channelRoutes, opts);
   await app.register(trashRoutes, opts);
   await app.register(mergeRoutes, opts);
-  // Loaded only when served, so that MCP=off costs nothing (docs/mcp.md).
   await app.register(enrichmentRoutes, opts);
-  if (config.mcp) await app.register((await import('./mcp/routes.ts')).mcpRoutes, { deps });
+  // Loaded only when served, so that MCP=off costs nothing (docs/mcp.md).
+  if (config.mcp) await app.register((await import('./mcp/routes.ts')).mcpRoutes, { deps, origins: config.mcpOrigins });
   return app;
 }

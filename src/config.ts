@@ -6,6 +6,7 @@ import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { InputError } from './lib/errors.ts';
 import { makeDirectorySync } from './lib/directories.ts';
+import { webOrigin } from './lib/origin.ts';
 
 export interface S3Config {
   bucket: string;
@@ -97,6 +98,8 @@ export interface Config {
   mail: MailConfig;
   /** Whether /mcp is served (docs/mcp.md). */
   mcp: boolean;
+  /** The origins a browser may call /mcp from (docs/mcp.md §Origins): PUBLIC_BASE_URL's and MCP_ALLOWED_ORIGINS, or any. */
+  mcpOrigins: readonly string[] | 'any';
   /** PostgreSQL: the server's limit on one statement of `serve`, and the process's wait for an answer (+1 s); 0: none (docs/reliability.md §Lost connections). */
   databaseStatementTimeoutMs: number;
   /** How long /readyz waits for the database's answer before it answers 503. */
@@ -311,6 +314,23 @@ function versionHeaders(env: Env): string[] {
   return names;
 }
 
+/** PUBLIC_BASE_URL's origin and those of MCP_ALLOWED_ORIGINS, serialized as browsers send them; `*`: any. */
+function mcpOrigins(env: Env, publicBaseUrl: string): readonly string[] | 'any' {
+  const raw = env.MCP_ALLOWED_ORIGINS?.trim() ?? '';
+  if (raw === '*') return 'any';
+  const own = new URL(publicBaseUrl).origin;
+  if (raw === '') return [own];
+  const origins = raw.split(',').map((o) => {
+    const origin = webOrigin(o.trim());
+    if (origin) return origin;
+    throw new ConfigError(
+      `MCP_ALLOWED_ORIGINS must be * or a comma-separated list of origins such as https://app.example.com: "${o.trim()}" is not one (got "${raw}")`,
+      'MCP_ALLOWED_ORIGINS',
+    );
+  });
+  return [...new Set([own, ...origins])];
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = int(env, 'PORT', 3000, 0, 65535);
   const host = env.HOST || '127.0.0.1';
@@ -326,12 +346,13 @@ export function loadConfig(env: Env = process.env): Config {
   } catch (err) {
     throw new ConfigError(`DATA_DIR ${dataDir} cannot be created: ${(err as Error).message}`, 'DATA_DIR');
   }
+  const publicBaseUrl = url(env, 'PUBLIC_BASE_URL', ['http:', 'https:']) ?? `http://${publicHost.includes(':') ? `[${publicHost}]` : publicHost}:${port}`;
   return {
     port,
     host,
     dataDir,
     ...(databaseUrl ? { databaseUrl } : {}),
-    publicBaseUrl: url(env, 'PUBLIC_BASE_URL', ['http:', 'https:']) ?? `http://${publicHost.includes(':') ? `[${publicHost}]` : publicHost}:${port}`,
+    publicBaseUrl,
     ...(env.PUBLIC_APP_URL ? { publicAppUrl: url(env, 'PUBLIC_APP_URL', ['http:', 'https:']) } : {}),
     logLevel,
     signingSecret: signingSecret(env, dataDir),
@@ -351,6 +372,7 @@ export function loadConfig(env: Env = process.env): Config {
     versionHeaders: versionHeaders(env),
     mail: mail(env),
     mcp: onOff(env, 'MCP', true),
+    mcpOrigins: mcpOrigins(env, publicBaseUrl),
     databaseStatementTimeoutMs: int(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 5000, 0, 3_600_000),
     readinessTimeoutMs: int(env, 'READINESS_TIMEOUT_MS', 2000, 100, 60_000),
     livenessStallMs: int(env, 'LIVENESS_STALL_MS', 30_000, 100, 3_600_000),

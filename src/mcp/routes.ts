@@ -9,6 +9,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../http/context.ts';
 import { authenticate } from '../http/pipeline.ts';
+import { webOrigin } from '../lib/origin.ts';
 import type { McpEndpoint } from './endpoint.ts';
 
 /**
@@ -17,8 +18,22 @@ import type { McpEndpoint } from './endpoint.ts';
  */
 export const MCP_BODY_LIMIT = 4 * 1024 * 1024;
 
-export async function mcpRoutes(app: FastifyInstance, opts: { deps: Deps }): Promise<void> {
-  const { deps } = opts;
+/**
+ * The refusal of a request whose `Origin` is not one a browser may call from (docs/mcp.md
+ * §Origins), as the SDK's transport words it with its DNS rebinding protection on; undefined for
+ * an allowed one and for none at all (a client that is no browser sends none). A DNS rebinding
+ * attack has a page of another site call this server by that site's host name, so the Host header
+ * agrees with the page; only the Origin header tells the two apart.
+ */
+export function originRefusal(origin: string | undefined, allowed: readonly string[] | 'any') {
+  if (origin === undefined || allowed === 'any') return undefined;
+  const spelled = webOrigin(origin);
+  if (spelled !== undefined && allowed.includes(spelled)) return undefined;
+  return { jsonrpc: '2.0', error: { code: -32000, message: `Invalid Origin header: ${origin}` }, id: null };
+}
+
+export async function mcpRoutes(app: FastifyInstance, opts: { deps: Deps; origins: readonly string[] | 'any' }): Promise<void> {
+  const { deps, origins } = opts;
   let endpoint: Promise<McpEndpoint> | undefined;
   const loaded = () =>
     (endpoint ??= import('./endpoint.ts')
@@ -57,8 +72,10 @@ export async function mcpRoutes(app: FastifyInstance, opts: { deps: Deps }): Pro
     url: '/mcp',
     schema: { hide: true },
     bodyLimit: MCP_BODY_LIMIT,
-    // The key is checked before any byte of the body is read.
-    onRequest: async (request) => {
+    // The origin, then the key, are checked before any byte of the body is read.
+    onRequest: async (request, reply) => {
+      const refused = originRefusal(request.headers.origin, origins);
+      if (refused) return reply.code(403).type('application/json').send(refused);
       const waiting = authenticate(deps, request);
       if (waiting) await waiting;
     },
