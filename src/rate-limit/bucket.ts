@@ -43,11 +43,16 @@ export function decide(rate: number, tokens: number, allowed: boolean, now: numb
   };
 }
 
-/** Refills `bucket` to `now` (mutates it). */
+/**
+ * Refills `bucket` to `now` (mutates it). A `now` before the last refill is a wall clock set back
+ * (Date.now and Redis's TIME both follow the system clock): the refill starts again from `now`,
+ * where measuring from the later `at` would refill nothing, and refuse every request of an empty
+ * bucket, until the clock caught up with it.
+ */
 function refill(bucket: Bucket, rate: number, now: number): void {
   const elapsed = Math.max(0, now - bucket.at);
   bucket.tokens = Math.min(rate, bucket.tokens + (elapsed * rate) / 1000);
-  bucket.at = Math.max(bucket.at, now);
+  bucket.at = now;
 }
 
 /** Takes one token from `bucket` (refilled to `now` first); mutates it. */

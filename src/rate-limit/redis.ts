@@ -43,8 +43,8 @@ if tokens == nil or at == nil then
 end
 if now > at then
   tokens = math.min(rate, tokens + (now - at) * rate / 1000)
-  at = now
 end
+at = now
 tokens = math.min(rate, tokens + give)
 local before = tokens
 local allowed = math.min(n, math.max(0, math.floor(tokens)))

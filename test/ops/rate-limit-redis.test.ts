@@ -125,6 +125,19 @@ if (redis || IN_CI) {
       assert.ok(!a.log.text().includes('unreachable'));
     });
 
+    test("a bucket last refilled later than Redis's clock now says (a clock set back) refills from now", async () => {
+      const prefix = `test:${randomBytes(6).toString('hex')}:`;
+      const { l } = limiter(TEST_REDIS_URL, prefix);
+      open.push(l);
+      await l.start();
+      // Empty, as last refilled an hour ahead of Redis's clock: what a clock stepped back leaves.
+      const [seconds] = await l.redis.time();
+      await l.redis.hset(`${prefix}ws:Read`, 'tokens', '0', 'at', String((Number(seconds) + 3600) * 1000));
+      assert.equal((await l.consume('ws', 'Read'))?.allowed, false);
+      await new Promise((r) => setTimeout(r, 600)); // 2/s: one token back every 500 ms
+      assert.equal((await l.consume('ws', 'Read'))?.allowed, true);
+    });
+
     test('requests of one bucket in the same turn share one script call, with the decisions of calls in a row', async () => {
       const prefix = `test:${randomBytes(6).toString('hex')}:`;
       const { l } = limiter(TEST_REDIS_URL, prefix);

@@ -45,6 +45,18 @@ describe('token bucket arithmetic', () => {
     assert.equal(later.reset, 61);
   });
 
+  test('a wall clock set back restarts the refill from the new time, in a process and in the cluster primary', () => {
+    // An empty bucket, then the system clock stepped back an hour (NTP, a VM resumed).
+    const b = { tokens: 1, at: 3_600_000 };
+    take(b, 1, 3_600_000);
+    assert.equal(take(b, 1, 0).allowed, false, 'no time is known to have passed');
+    assert.equal(take(b, 1, 1000).allowed, true, 'a second on the new clock refills a token');
+    const store = new BucketStore();
+    store.takeMany('k', 2, 2, 0, 0, 3_600_000);
+    assert.equal(store.takeMany('k', 2, 1, 0, 0, 0).taken, 0);
+    assert.equal(store.takeMany('k', 2, 1, 0, 0, 500).taken, 1);
+  });
+
   test('a slow quota asks for a longer wait', () => {
     const b = { tokens: 1, at: 0 };
     take(b, 1, 0);
