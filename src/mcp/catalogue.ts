@@ -20,7 +20,8 @@ interface Operation extends OperationSummary {
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
 
 export interface ApiCatalogue {
-  search(words: string, limit: number): { total: number; operations: OperationSummary[] };
+  /** Without `limit`: the 25 best for words, every operation for none (the catalogue). */
+  search(words: string, limit?: number): { total: number; operations: OperationSummary[] };
   /** One operation by operationId, or by method and path; undefined when there is none. */
   details(input: { operationId?: string | undefined; method?: string | undefined; path?: string | undefined }): Json | undefined;
 }
@@ -74,7 +75,8 @@ export function apiCatalogue(document: Json): ApiCatalogue {
         .map((o) => ({ o, score: terms.filter((t) => o.text.includes(t)).length + (terms.some((t) => o.path.toLowerCase().includes(t)) ? 0.5 : 0) }))
         .filter((x) => terms.length === 0 || x.score >= 1)
         .sort((a, b) => b.score - a.score || a.o.path.localeCompare(b.o.path) || a.o.method.localeCompare(b.o.method));
-      return { total: scored.length, operations: scored.slice(0, limit).map((x) => summaryOf(x.o)) };
+      const cap = limit ?? (terms.length === 0 ? scored.length : 25);
+      return { total: scored.length, operations: scored.slice(0, cap).map((x) => summaryOf(x.o)) };
     },
     details(input) {
       const op = input.operationId

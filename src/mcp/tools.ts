@@ -121,17 +121,17 @@ const TOOLS = [
   tool({
     name: 'search_api_docs',
     description:
-      'Find API operations by words (e.g. "create contact", "list members"). Returns method, path, operationId and summary of each match; call get_api_details for one of them.',
+      'Find API operations by words (e.g. "create contact", "list members"), or list them all without words. Returns method, path, operationId and summary of each match; call get_api_details for one of them.',
     input: Type.Object(
       {
-        query: Type.String({ maxLength: 500, description: 'Words to look for; empty lists every operation' }),
-        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
+        query: Type.Optional(Type.String({ maxLength: 500, description: 'Words to look for; absent or empty lists every operation' })),
+        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, description: 'At most this many; by default 25 for words, all for none' })),
       },
       closed,
     ),
     annotations: { readOnlyHint: true },
     category: 'Read',
-    run: ({ query, limit }, env) => json(env.catalogue().search(query, limit ?? 25)),
+    run: ({ query, limit }, env) => json(env.catalogue().search(query ?? '', limit)),
   }),
   tool({
     name: 'get_api_details',

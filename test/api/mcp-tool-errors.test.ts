@@ -67,7 +67,7 @@ eachDialect('mcp tool errors', (ctx) => {
       ['write_to_rolodex', { method: 'DELETE' }, 'parameter_missing', 'path'],
       ['search_api_docs', { query: 'x', limit: 0 }, 'invalid_value', 'limit'],
       ['search_api_docs', { query: 'x', limit: 1.5 }, 'invalid_type', 'limit'],
-      ['search_api_docs', {}, 'parameter_missing', 'query'],
+      ['search_api_docs', { query: 5 }, 'invalid_type', 'query'],
       ['get_api_details', { method: 'PATCH', path: '/v1/accounts' }, 'invalid_value', 'method'],
       ['get_current_user', { me: true }, 'unknown_field', 'me'],
       ['no_such_tool', {}, 'invalid_value', 'name'],

@@ -68,6 +68,19 @@ eachDialect('mcp', (ctx) => {
   test('search_api_docs finds operations by words; get_api_details shows one with its scopes and schemas', async () => {
     const client = await connect(base, s.secret);
     try {
+      // The catalogue an agent reads first takes no arguments: every /v1 operation the app serves.
+      const document = (await (await fetch(`${base}/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
+      const served = Object.entries(document.paths)
+        .filter(([path]) => path.startsWith('/v1/'))
+        .flatMap(([path, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${path}`))
+        .sort();
+      for (const args of [{}, { query: '' }]) {
+        const all = await tool(client, 'search_api_docs', args);
+        assert.equal(all.isError, false, JSON.stringify(args));
+        assert.equal(all.json.total, served.length);
+        assert.deepEqual(all.json.operations.map((o: any) => `${o.method} ${o.path}`).sort(), served, JSON.stringify(args));
+      }
+      assert.equal((await tool(client, 'search_api_docs', { limit: 3 })).json.operations.length, 3);
       const found = await tool(client, 'search_api_docs', { query: 'create contact' });
       assert.ok(found.json.operations.some((o: any) => o.method === 'POST' && o.path === '/v1/contacts' && o.operationId === 'createContact'));
       assert.ok(found.json.operations.every((o: any) => o.path.startsWith('/v1')));
