@@ -22,6 +22,8 @@ const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
 export interface ApiCatalogue {
   /** Without `limit`: the 25 best for words, every operation for none (the catalogue). */
   search(words: string, limit?: number): { total: number; operations: OperationSummary[] };
+  /** The methods of the operations at a documented path (`/v1/accounts/{id}`), none for another. */
+  methods(path: string): string[];
   /** One operation by operationId, or by method and path; undefined when there is none. */
   details(input: { operationId?: string | undefined; method?: string | undefined; path?: string | undefined }): Json | undefined;
 }
@@ -77,6 +79,9 @@ export function apiCatalogue(document: Json): ApiCatalogue {
         .sort((a, b) => b.score - a.score || a.o.path.localeCompare(b.o.path) || a.o.method.localeCompare(b.o.method));
       const cap = limit ?? (terms.length === 0 ? scored.length : 25);
       return { total: scored.length, operations: scored.slice(0, cap).map((x) => summaryOf(x.o)) };
+    },
+    methods(path) {
+      return operations.filter((o) => o.path === path).map((o) => o.method);
     },
     details(input) {
       const op = input.operationId

@@ -109,6 +109,27 @@ function tool<S extends TSchema>(def: ToolDef<S>) {
   return { ...def, check: bodyCheck(def.input) };
 }
 
+/**
+ * The operation get_api_details names: by operationId, else by path, with the method needed only
+ * when several operations share the path. A call that names none is bad input, never "not found".
+ */
+function detailsOf(catalogue: ApiCatalogue, input: { operationId?: string; method?: string; path?: string }) {
+  let named = input;
+  if (input.operationId === undefined) {
+    if (input.path === undefined)
+      throw new AppError('parameter_missing', 'Name the operation: its operationId, or its path (and method) as search_api_docs returned them.', {
+        param: input.method === undefined ? 'operationId' : 'path',
+      });
+    const methods = catalogue.methods(input.path);
+    if (input.method === undefined && methods.length > 1)
+      throw new AppError('parameter_missing', `${input.path} has the methods ${methods.join(', ')}: name one as method.`, { param: 'method' });
+    named = { ...input, method: input.method ?? methods[0] };
+  }
+  const details = catalogue.details(named);
+  if (!details) throw new AppError('resource_not_found', 'No such operation; search_api_docs lists them.');
+  return details;
+}
+
 const TOOLS = [
   tool({
     name: 'get_current_user',
@@ -136,7 +157,7 @@ const TOOLS = [
   tool({
     name: 'get_api_details',
     description:
-      'One API operation in full: parameters, request body schema, response schemas, required scopes and rate category. Name it by operationId, or by method and path as search_api_docs returned them.',
+      'One API operation in full: parameters, request body schema, response schemas, required scopes and rate category. Name it by operationId, or by path as search_api_docs returned it (with the method when several share the path).',
     input: Type.Object(
       {
         operationId: Type.Optional(Type.String({ maxLength: 200 })),
@@ -147,11 +168,7 @@ const TOOLS = [
     ),
     annotations: { readOnlyHint: true },
     category: 'Read',
-    run: (input, env) => {
-      const details = env.catalogue().details(input);
-      if (!details) throw new AppError('resource_not_found', 'No such operation; search_api_docs lists them.');
-      return json(details);
-    },
+    run: (input, env) => json(detailsOf(env.catalogue(), input)),
   }),
   tool({
     name: 'read_from_rolodex',

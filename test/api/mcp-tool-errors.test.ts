@@ -69,6 +69,9 @@ eachDialect('mcp tool errors', (ctx) => {
       ['search_api_docs', { query: 'x', limit: 1.5 }, 'invalid_type', 'limit'],
       ['search_api_docs', { query: 5 }, 'invalid_type', 'query'],
       ['get_api_details', { method: 'PATCH', path: '/v1/accounts' }, 'invalid_value', 'method'],
+      ['get_api_details', {}, 'parameter_missing', 'operationId'],
+      ['get_api_details', { method: 'GET' }, 'parameter_missing', 'path'],
+      ['get_api_details', { path: '/v1/accounts/{id}' }, 'parameter_missing', 'method'],
       ['get_current_user', { me: true }, 'unknown_field', 'me'],
       ['no_such_tool', {}, 'invalid_value', 'name'],
     ];

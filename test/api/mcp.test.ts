@@ -91,6 +91,10 @@ eachDialect('mcp', (ctx) => {
       assert.ok(byId.json.responses['200'].schema);
       const byPath = await tool(client, 'get_api_details', { method: 'GET', path: '/v1/lists/{id}' });
       assert.equal(byPath.json.operationId, 'getList');
+      // A path that one operation serves needs no method.
+      const sole = await tool(client, 'get_api_details', { path: '/v1/accounts/merge' });
+      assert.equal(sole.isError, false, sole.text);
+      assert.deepEqual([sole.json.method, sole.json.operationId], ['POST', 'mergeAccounts']);
       const none = await tool(client, 'get_api_details', { operationId: 'nothingLikeThis' });
       assert.equal(none.isError, true);
       assert.equal(none.json.error.code, 'resource_not_found');
