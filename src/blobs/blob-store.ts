@@ -16,6 +16,9 @@
  * - `delete` of an absent key succeeds.
  * - `presignPut`/`presignGet` exist only where clients can talk to the store
  *   directly (S3); the server falls back to proxying through `put`/`read`.
+ * - `copy` exists where `presignPut` does: a presigned PUT can overwrite its key
+ *   until the address expires, so bytes that must not change any more are
+ *   copied to a key no client can write. It resolves false for an absent source.
  */
 import type { Readable } from 'node:stream';
 
@@ -63,6 +66,7 @@ export interface BlobStore {
   delete(key: string): Promise<void>;
   presignPut?(key: string, opts: PresignPutOptions): Promise<PresignedPut>;
   presignGet?(key: string, opts: PresignGetOptions): Promise<string>;
+  copy?(from: string, to: string): Promise<boolean>;
   /** Readiness probe: throws when the store cannot be used. */
   ping(): Promise<void>;
   /** Deletes temp files of puts that died (a killed process) and were last written before `before`. */

@@ -59,7 +59,9 @@ export async function fileRoutes(base: FastifyInstance, opts: PluginOptions): Pr
             return done;
           });
         } catch (err) {
+          // Any other failure leaves the copy to the sweeper: only a retry is sure it was not adopted.
           if (err !== retry) throw err;
+          await service.dropCheck(ctx(request), check);
         }
       }
       throw service.busy();

@@ -4,7 +4,7 @@
 // checked.
 import { randomBytes } from 'node:crypto';
 import type { Static } from '@sinclair/typebox';
-import type { BlobStore } from '../blobs/blob-store.ts';
+import type { BlobStat, BlobStore } from '../blobs/blob-store.ts';
 import type { Config } from '../config.ts';
 import { activateEntry, addPendingEntry, dropPendingEntry } from '../knowledge/repository.ts';
 import { appendEvent } from '../changes/service.ts';
@@ -59,6 +59,23 @@ export function toResource(ctx: Pick<Ctx, 'now'>, row: FileRow) {
 /** A fresh key for one upload's bytes: every PUT writes a new object, swapped in by compare-and-set. */
 export function newBlobKey(workspaceId: string, fileId: string): string {
   return `${workspaceId}/${fileId}-${randomBytes(6).toString('hex')}`;
+}
+
+/**
+ * A blob written for a session is registered as garbage until its row adopts it, so a crash in
+ * between leaks nothing; this margin past the session deadline (after which nothing adopts it)
+ * keeps the sweeper off it meanwhile.
+ */
+export const ADOPT_MARGIN_MS = 10 * 60_000;
+
+/** Drops a blob no row adopted, with its garbage row; left to the sweeper when the store fails. */
+export async function discard(ctx: FilesSystemCtx, key: string): Promise<void> {
+  try {
+    await ctx.files.blobs.delete(key);
+    await repo.dropGarbage(ctx.db, key);
+  } catch {
+    // The garbage row remains: the sweeper deletes the blob later.
+  }
 }
 
 /** When an orphaned blob may be deleted: S3 presigned PUTs can still land until the session deadline. */
@@ -153,8 +170,22 @@ function stateError(action: string, status: string): AppError {
 
 export interface CompletionCheck {
   row: FileRow;
-  /** Set when the file still has to move; absent when it was already COMPLETED. */
-  verified?: { blobKey: string; md5: string; size: number };
+  /**
+   * Set when the file still has to move; absent when it was already COMPLETED. `blobKey` is the
+   * row's key as checked; `copy`, when set, the key of the checked bytes the row adopts.
+   */
+  verified?: { blobKey: string; copy?: string; md5: string; size: number };
+}
+
+/** Throws unless `stat` is the whole upload of `row` (and has the given MD5). */
+function checkBytes(row: FileRow, stat: BlobStat | null, md5: string | undefined): asserts stat is BlobStat {
+  if (!stat) throw new AppError('upload_incomplete', 'No bytes have been uploaded for this file yet; PUT them to its uploadUrl first.');
+  if (stat.size !== Number(row.size_bytes)) {
+    throw new AppError('upload_incomplete', `The uploaded bytes are ${stat.size} bytes long but sizeBytes is ${row.size_bytes}; upload the whole file again.`);
+  }
+  if (md5 !== undefined && md5 !== stat.md5) {
+    throw new AppError('checksum_mismatch', `The MD5 of the uploaded bytes is ${stat.md5}, not ${md5}; upload the file again.`, { param: 'md5' });
+  }
 }
 
 /** The checks of complete that read the stored bytes; run outside any transaction. */
@@ -164,24 +195,41 @@ export async function checkCompletion(ctx: FilesCtx, input: { id: string; md5?: 
   const status = effectiveStatus(row, ctx.now);
   if (status === 'COMPLETED') return { row };
   if (status !== 'PENDING') throw stateError('complete', status);
-  const stat = row.blob_key ? await ctx.files.blobs.stat(row.blob_key) : null;
-  if (!stat) throw new AppError('upload_incomplete', 'No bytes have been uploaded for this file yet; PUT them to its uploadUrl first.');
-  if (stat.size !== Number(row.size_bytes)) {
-    throw new AppError('upload_incomplete', `The uploaded bytes are ${stat.size} bytes long but sizeBytes is ${row.size_bytes}; upload the whole file again.`);
+  const { blobs } = ctx.files;
+  const stat = row.blob_key ? await blobs.stat(row.blob_key) : null;
+  checkBytes(row, stat, input.md5);
+  const blobKey = row.blob_key as string;
+  if (!blobs.copy) return { row, verified: { blobKey, md5: stat.md5, size: stat.size } };
+  // The presigned PUT can overwrite the session's key until its deadline, so the file completes
+  // with a copy no address can write; the copy is checked, since a PUT may land meanwhile.
+  const copy = newBlobKey(row.workspace_id, row.id);
+  await repo.addGarbage(ctx.db, copy, isoNow(Date.parse(row.upload_deadline) + ADOPT_MARGIN_MS));
+  try {
+    const copied = (await blobs.copy(blobKey, copy)) ? await blobs.stat(copy) : null;
+    checkBytes(row, copied, input.md5);
+    return { row, verified: { blobKey, copy, md5: copied.md5, size: copied.size } };
+  } catch (err) {
+    await discard(ctx, copy);
+    throw err;
   }
-  if (input.md5 !== undefined && input.md5 !== stat.md5) {
-    throw new AppError('checksum_mismatch', `The MD5 of the uploaded bytes is ${stat.md5}, not ${input.md5}; upload the file again.`, { param: 'md5' });
-  }
-  return { row, verified: { blobKey: row.blob_key as string, md5: stat.md5, size: stat.size } };
+}
+
+/** Drops the copy of a check whose commit did not adopt it. */
+export async function dropCheck(ctx: FilesSystemCtx, check: CompletionCheck): Promise<void> {
+  if (check.verified?.copy) await discard(ctx, check.verified.copy);
 }
 
 /** Commits a checked completion, in write()'s transaction. Returns null when the file changed since the check (retry it). */
-export async function commitCompletion(ctx: WriteCtx, input: CompletionCheck) {
+export async function commitCompletion(ctx: FilesWriteCtx, input: CompletionCheck) {
   if (!input.verified) return toResource(ctx, input.row);
-  const { blobKey, md5, size } = input.verified;
+  const { blobKey, copy, md5, size } = input.verified;
   const at = isoNow(ctx.now);
   const set = { status: 'COMPLETED' as const, md5, size_bytes: size, completed_at: at, expires_at: null };
-  if (!(await repo.transition(ctx.db, input.row.id, { blobKey }, set, at))) return null;
+  if (!(await repo.transition(ctx.db, input.row.id, { blobKey }, copy ? { ...set, blob_key: copy } : set, at))) return null;
+  if (copy) {
+    await repo.dropGarbage(ctx.db, copy);
+    await repo.addGarbage(ctx.db, blobKey, releaseAt(ctx.files, input.row, ctx.now));
+  }
   await activateEntry(ctx.db, input.row.id, ctx.now);
   const file = toResource(ctx, { ...input.row, ...set });
   await appendEvent(ctx, { type: 'file.completed', object: file });

@@ -8,13 +8,9 @@ import { AppError } from '../lib/errors.ts';
 import { isoNow } from '../lib/ids.ts';
 import * as repo from './repository.ts';
 import { effectiveStatus } from './rules.ts';
-import { busy, collect, type FilesSystemCtx, newBlobKey } from './service.ts';
+import { ADOPT_MARGIN_MS, busy, collect, discard, type FilesSystemCtx, newBlobKey } from './service.ts';
 import { verifyToken } from './tokens.ts';
 import { write } from '../db/index.ts';
-
-// A blob written by a PUT is registered as garbage until the swap adopts it, so a crash in between
-// leaks nothing; the margin keeps the sweeper off it while the session can still adopt it.
-const ADOPT_MARGIN_MS = 10 * 60_000;
 
 async function fileFor(ctx: FilesSystemCtx, token: string, kind: 'u' | 'd') {
   const code = kind === 'u' ? 'invalid_upload_token' : 'invalid_download_token';
@@ -27,16 +23,6 @@ async function fileFor(ctx: FilesSystemCtx, token: string, kind: 'u' | 'd') {
   const row = await repo.findFileById(ctx.db, check.cap.fileId);
   if (!row) throw new AppError(code, `This ${what} address is not valid.`);
   return row;
-}
-
-/** Drops a blob no row adopted, with its garbage row; left to the sweeper when the store fails. */
-async function discard(ctx: FilesSystemCtx, key: string): Promise<void> {
-  try {
-    await ctx.files.blobs.delete(key);
-    await repo.dropGarbage(ctx.db, key);
-  } catch {
-    // The garbage row remains: the sweeper deletes the blob later.
-  }
 }
 
 export interface UploadInput {

@@ -329,6 +329,16 @@ describe('s3 store specifics', () => {
     assert.equal(res.headers.get('content-type'), 'application/pdf');
   });
 
+  it('copy: a server-side copy with its own size and MD5; false for an absent source', async () => {
+    const data = Buffer.from('bytes to keep');
+    await b.store.put('ws_c/src', body(data), { maxBytes: 100 });
+    assert.equal(await b.store.copy!('ws_c/src', 'ws_c/dst'), true);
+    await b.store.put('ws_c/src', body(Buffer.from('later')), { maxBytes: 100 });
+    assert.deepEqual(await b.store.stat('ws_c/dst'), { size: data.length, md5: md5(data) });
+    assert.equal(await b.store.copy!('ws_c/absent', 'ws_c/other'), false);
+    assert.equal(await b.store.stat('ws_c/other'), null);
+  });
+
   it('refuses presign lifetimes S3 would reject', async () => {
     await assert.rejects(b.store.presignGet!('ws_p/doc', { expiresInSeconds: 0, filename: 'a', contentType: 'x/y' }), RangeError);
     const opts = { contentType: 'x/y', contentLength: 1, expiresInSeconds: 8 * 24 * 3600 };
