@@ -83,16 +83,25 @@ export function byteRoutes(files: FilesEnv, metrics: Metrics) {
       },
     );
 
-    app.get<{ Params: { token: string } }>('/downloads/:token', { schema: { hide: true } }, async (request, reply) => {
-      const header = (name: string) => {
-        const v = request.headers[name];
-        return typeof v === 'string' ? v : undefined;
-      };
-      const d = await openDownload(ctx(request), { token: request.params.token, range: header('range'), ifRange: header('if-range') });
-      reply.code(d.status).headers(d.headers);
-      const reclaim = reclaimer();
-      d.body.on('data', (chunk: Buffer) => reclaim(chunk.length));
-      return reply.send(d.body);
+    // HEAD is a route of its own: Fastify's implicit one would run the GET and read the whole blob
+    // only to drop it.
+    app.route<{ Params: { token: string } }>({
+      method: ['GET', 'HEAD'],
+      url: '/downloads/:token',
+      schema: { hide: true },
+      handler: async (request, reply) => {
+        const header = (name: string) => {
+          const v = request.headers[name];
+          return typeof v === 'string' ? v : undefined;
+        };
+        const head = request.method === 'HEAD';
+        const d = await openDownload(ctx(request), { token: request.params.token, range: header('range'), ifRange: header('if-range'), head });
+        reply.code(d.status).headers(d.headers);
+        if (!d.body) return reply.send();
+        const reclaim = reclaimer();
+        d.body.on('data', (chunk: Buffer) => reclaim(chunk.length));
+        return reply.send(d.body);
+      },
     });
   };
 }

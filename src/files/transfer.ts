@@ -85,7 +85,8 @@ export async function receiveUpload(ctx: FilesSystemCtx, input: UploadInput) {
 export interface Download {
   status: 200 | 206;
   headers: Record<string, string>;
-  body: Readable;
+  /** Null for a HEAD request, which opens no blob. */
+  body: Readable | null;
 }
 
 /** One `bytes=` range against `size`; null means serve the whole file (absent or multi-range). */
@@ -119,10 +120,12 @@ export interface DownloadInput {
   /** The Range and If-Range headers, when sent. */
   range: string | undefined;
   ifRange: string | undefined;
+  /** A HEAD request: the headers of the same GET, and no bytes read. */
+  head?: boolean;
 }
 
 export async function openDownload(ctx: FilesSystemCtx, input: DownloadInput): Promise<Download> {
-  const { range, ifRange } = input;
+  const { range, ifRange, head } = input;
   const row = await fileFor(ctx, input.token, 'd');
   if (row.status !== 'COMPLETED' || !row.blob_key || !row.md5)
     throw new AppError('invalid_file_state', `This file is ${effectiveStatus(row, ctx.now)}; only COMPLETED files can be downloaded.`);
@@ -145,10 +148,11 @@ export async function openDownload(ctx: FilesSystemCtx, input: DownloadInput): P
       headers: { 'content-range': `bytes */${size}` },
     });
   }
-  if (!wanted) return { status: 200, headers: { ...headers, 'content-length': String(size) }, body: await ctx.files.blobs.read(row.blob_key) };
+  const open = (r?: { start: number; end: number }) => (head ? null : ctx.files.blobs.read(row.blob_key as string, r));
+  if (!wanted) return { status: 200, headers: { ...headers, 'content-length': String(size) }, body: await open() };
   return {
     status: 206,
     headers: { ...headers, 'content-length': String(wanted.end - wanted.start + 1), 'content-range': `bytes ${wanted.start}-${wanted.end}/${size}` },
-    body: await ctx.files.blobs.read(row.blob_key, wanted),
+    body: await open(wanted),
   };
 }

@@ -194,6 +194,38 @@ eachDialect('file bytes (disk)', (ctx) => {
     assert.equal(head.headers['content-length'], String(n));
   });
 
+  test('HEAD of a download answers the headers of the GET and reads no bytes', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const bytes = Buffer.from('0123456789abcdef');
+    const done = await uploadFile(t, s.secret, bytes, { filename: 'h.txt', mimeType: 'text/plain' });
+    const url = (await call(t, s.secret, 'GET', `/v1/files/${done.id}/url`)).json().url as string;
+    const blobs = t.deps.blobs;
+    const read = blobs.read.bind(blobs);
+    let reads = 0;
+    blobs.read = (...args) => {
+      reads++;
+      return read(...args);
+    };
+    try {
+      for (const headers of [{}, { range: 'bytes=2-5' }] as Record<string, string>[]) {
+        const get = await t.app.inject({ method: 'GET', url: pathOf(t, url), headers });
+        const head = await t.app.inject({ method: 'HEAD', url: pathOf(t, url), headers });
+        assert.equal(head.statusCode, get.statusCode);
+        assert.equal(head.rawPayload.length, 0);
+        for (const name of ['content-length', 'content-range', 'content-type', 'content-disposition', 'etag', 'x-content-type-options']) {
+          assert.equal(head.headers[name], get.headers[name], name);
+        }
+      }
+      assert.equal(reads, 2, 'only the GETs read the blob');
+      const past = await t.app.inject({ method: 'HEAD', url: pathOf(t, url), headers: { range: 'bytes=99-' } });
+      assert.equal(past.statusCode, 416);
+      assert.equal(past.headers['content-range'], `bytes */${bytes.length}`);
+    } finally {
+      blobs.read = read;
+    }
+  });
+
   test('a stored type no header can carry (a row from before the ASCII rule) is served as octet-stream, not a 500', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);
