@@ -195,19 +195,35 @@ export async function checkCompletion(ctx: FilesCtx, input: { id: string; md5?: 
   const status = effectiveStatus(row, ctx.now);
   if (status === 'COMPLETED') return { row };
   if (status !== 'PENDING') throw stateError('complete', status);
+  try {
+    return { row, verified: await checkBytesOf(ctx, row, input.md5) };
+  } catch (err) {
+    // A cancel or another complete may have moved the file while its bytes were read (a cancel
+    // deletes them): the answer is then the file's state, not the bytes it no longer has.
+    if (!(err instanceof AppError)) throw err;
+    const now = await repo.findFile(ctx.db, ctx.actor.workspaceId, input.id);
+    const after = now ? effectiveStatus(now, ctx.now) : status;
+    if (now && after === 'COMPLETED') return { row: now };
+    if (after !== 'PENDING') throw stateError('complete', after);
+    throw err;
+  }
+}
+
+/** Reads and checks the PENDING file's stored bytes; what commitCompletion then records. */
+async function checkBytesOf(ctx: FilesCtx, row: FileRow, md5: string | undefined): Promise<NonNullable<CompletionCheck['verified']>> {
   const { blobs } = ctx.files;
   const stat = row.blob_key ? await blobs.stat(row.blob_key) : null;
-  checkBytes(row, stat, input.md5);
+  checkBytes(row, stat, md5);
   const blobKey = row.blob_key as string;
-  if (!blobs.copy) return { row, verified: { blobKey, md5: stat.md5, size: stat.size } };
+  if (!blobs.copy) return { blobKey, md5: stat.md5, size: stat.size };
   // The presigned PUT can overwrite the session's key until its deadline, so the file completes
   // with a copy no address can write; the copy is checked, since a PUT may land meanwhile.
   const copy = newBlobKey(row.workspace_id, row.id);
   await repo.addGarbage(ctx.db, copy, isoNow(Date.parse(row.upload_deadline) + ADOPT_MARGIN_MS));
   try {
     const copied = (await blobs.copy(blobKey, copy)) ? await blobs.stat(copy) : null;
-    checkBytes(row, copied, input.md5);
-    return { row, verified: { blobKey, copy, md5: copied.md5, size: copied.size } };
+    checkBytes(row, copied, md5);
+    return { blobKey, copy, md5: copied.md5, size: copied.size };
   } catch (err) {
     await discard(ctx, copy);
     throw err;

@@ -144,6 +144,31 @@ function suite(backend: Backend) {
       assert.equal((await rowOf(t, f.id)).md5, md5(bytes));
     });
 
+    test('a complete whose file is cancelled while it reads the bytes answers invalid_file_state', async () => {
+      const t = ctx();
+      const s = await seedWorkspace(t);
+      const bytes = Buffer.from('racing bytes');
+      const f = await createSession(t, s.secret, { filename: 'r.txt', mimeType: 'text/plain', sizeBytes: bytes.length });
+      assert.equal((await putBytes(t, f.uploadUrl, f.uploadHeaders, bytes)).status, 200);
+      // The cancel lands after complete read the row as PENDING and before it reads the bytes.
+      const blobs = t.deps.blobs;
+      const stat = blobs.stat.bind(blobs);
+      let cancelled = 0;
+      blobs.stat = async (key) => {
+        blobs.stat = stat;
+        cancelled = (await call(t, s.secret, 'POST', `/v1/files/${f.id}/cancel`)).statusCode;
+        return stat(key);
+      };
+      try {
+        const done = await call(t, s.secret, 'POST', `/v1/files/${f.id}/complete`, { md5: md5(bytes) });
+        assert.equal(cancelled, 200);
+        assertError(done, 409, 'invalid_file_state');
+      } finally {
+        blobs.stat = stat;
+      }
+      assert.equal((await call(t, s.secret, 'GET', `/v1/files/${f.id}`)).json().status, 'CANCELLED');
+    });
+
     test('complete without md5 checks the size only', async () => {
       const t = ctx();
       const s = await seedWorkspace(t);
