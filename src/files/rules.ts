@@ -54,6 +54,15 @@ export function mimeEssence(mimeType: string): string | null {
   return m ? `${m[1]}/${m[2]}`.toLowerCase() : null;
 }
 
+/**
+ * The stored type as a Content-Type header, from the server or from S3 (presigned GET). A create
+ * refuses types that are not visible ASCII (docs/files.md §The flow), but rows stored before that
+ * rule may hold one; they are served as bytes, never as a failed download.
+ */
+export function headerSafeType(mimeType: string): string {
+  return /^[\t\x20-\x7e]*$/.test(mimeType) ? mimeType : 'application/octet-stream';
+}
+
 // C0 and C1 control characters, NUL included. Format characters such as RTL marks are allowed:
 // they are stored as given and neutralised where the name is served (Content-Disposition).
 // eslint-disable-next-line no-control-regex

@@ -14,7 +14,7 @@ import { isoNow, newId } from '../lib/ids.ts';
 import { envelope, type Page } from '../lib/paging.ts';
 import * as repo from './repository.ts';
 import type { FileRow } from './repository.ts';
-import { ceilingOf, effectiveStatus, hasControlCharacters, mimeEssence, mimeTypeRefusal, purposeRule } from './rules.ts';
+import { ceilingOf, effectiveStatus, hasControlCharacters, headerSafeType, mimeEssence, mimeTypeRefusal, purposeRule } from './rules.ts';
 import type { CreateFileBody } from './schemas.ts';
 import { signToken } from './tokens.ts';
 
@@ -278,7 +278,7 @@ export async function downloadAddress(ctx: FilesCtx, input: { id: string }) {
   const env = ctx.files;
   const expires = ctx.now + env.downloadTtlSeconds * 1000;
   const url = env.blobs.presignGet
-    ? await env.blobs.presignGet(row.blob_key, { expiresInSeconds: env.downloadTtlSeconds, filename: row.filename, contentType: row.mime_type })
+    ? await env.blobs.presignGet(row.blob_key, { expiresInSeconds: env.downloadTtlSeconds, filename: row.filename, contentType: headerSafeType(row.mime_type) })
     : `${env.publicBaseUrl}/downloads/${signToken(env.signingSecret, 'd', input.id, expires)}`;
   return { url, expiresAt: isoNow(expires) };
 }

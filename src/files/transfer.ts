@@ -7,7 +7,7 @@ import { contentDisposition } from '../blobs/content-disposition.ts';
 import { AppError } from '../lib/errors.ts';
 import { isoNow } from '../lib/ids.ts';
 import * as repo from './repository.ts';
-import { effectiveStatus } from './rules.ts';
+import { effectiveStatus, headerSafeType } from './rules.ts';
 import { ADOPT_MARGIN_MS, busy, collect, discard, type FilesSystemCtx, newBlobKey } from './service.ts';
 import { verifyToken } from './tokens.ts';
 import { write } from '../db/index.ts';
@@ -103,16 +103,6 @@ export function parseRange(header: string | undefined, size: number): { start: n
   const end = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1);
   if (start >= size || start > end) return 'unsatisfiable';
   return { start, end };
-}
-
-/**
- * The stored type when a header can carry it. A create refuses other types (docs/files.md §The
- * flow), but rows stored before that rule may hold one; they are served as bytes, not as a 500.
- */
-function headerSafeType(mimeType: string): string {
-  // The characters Node's HTTP server lets a header value hold (tab, visible ASCII, Latin-1); the
-  // rule is written here because importing node:http's check loads its lazy exports (undici).
-  return /^[\t\x20-\x7e\x80-\xff]*$/.test(mimeType) ? mimeType : 'application/octet-stream';
 }
 
 export interface DownloadInput {

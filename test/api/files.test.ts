@@ -169,6 +169,17 @@ function suite(backend: Backend) {
       assert.equal((await call(t, s.secret, 'GET', `/v1/files/${f.id}`)).json().status, 'CANCELLED');
     });
 
+    test('a stored type no header can carry (a row from before the ASCII rule) downloads as octet-stream', async () => {
+      const t = ctx();
+      const s = await seedWorkspace(t);
+      const done = await uploadFile(t, s.secret, Buffer.from('bytes'), { mimeType: 'text/plain' });
+      await t.deps.db.kysely.updateTable('files').set({ mime_type: 'text/plain; name="\u0101"' }).where('id', '=', done.id).execute();
+      const got = await download(t, (await call(t, s.secret, 'GET', `/v1/files/${done.id}/url`)).json().url);
+      assert.equal(got.status, 200);
+      assert.equal(got.headers['content-type'], 'application/octet-stream');
+      assert.equal(got.bytes.toString(), 'bytes');
+    });
+
     test('complete without md5 checks the size only', async () => {
       const t = ctx();
       const s = await seedWorkspace(t);
