@@ -49,9 +49,20 @@ export function bodyCheck(schema: object): (value: unknown) => AppError | undefi
   return (value) => (validate(value) ? undefined : validationError((validate.errors ?? []) as FastifySchemaValidationError[], 'body'));
 }
 
+// The query of an operation that defines no query parameter: every key is unknown.
+const NO_QUERY = { type: 'object', properties: {}, additionalProperties: false };
+
 export function installValidators(app: FastifyInstance, schemas: LazySchemas): void {
   const strict = makeAjv(false);
   const coercing = makeAjv(true);
+  // Every operation refuses a query parameter it does not define, as its body refuses an unknown
+  // property (docs/errors.md §Query parameters): a misspelt `limt` or a `sort` the API does not
+  // have is answered, never silently ignored. Routes that are not operations (health, documents,
+  // the byte endpoints) keep ignoring their query.
+  app.addHook('onRoute', (route) => {
+    if (!route.config?.operation || route.schema?.querystring) return;
+    route.schema = { ...route.schema, querystring: NO_QUERY };
+  });
   // Each validator is compiled by the first request it checks (src/http/lazy-schemas.ts).
   app.setValidatorCompiler(schemas.validators(({ schema, httpPart }) => (httpPart === 'body' ? strict : coercing).compile(schema as object)));
   // No id or parameter holds a NUL character, and PostgreSQL cannot even compare text with one
@@ -62,8 +73,7 @@ export function installValidators(app: FastifyInstance, schemas: LazySchemas): v
     // whose body is optional reads an absent one as `{}`, and a `null` sent is refused by the
     // schema like any other value that is not an object (docs/errors.md §Request bodies).
     if (request.routeOptions.config.optionalBody && request.body === undefined) request.body = {};
-    // A route without a query schema ignores its query string, NULs included.
-    const param = findNulKey(request.params) ?? (request.routeOptions.schema?.querystring ? findNulKey(request.query) : null);
+    const param = findNulKey(request.params) ?? findNulKey(request.query);
     if (param !== null) throw new AppError('invalid_parameter', `Parameter "${param}" contains a NUL character.`, { param });
     const loose = looseInteger(request.routeOptions.schema?.querystring, request.query);
     if (loose !== null) throw new AppError('invalid_parameter', `Parameter "${loose}" must be a whole number written in decimal digits.`, { param: loose });
@@ -168,7 +178,10 @@ export function validationError(errors: FastifySchemaValidationError[], context:
     const unknown = p?.additionalProperty;
     const name = base || (unknown ?? (p?.missingProperty || context));
     const must = found?.union ? `must be ${describe(e?.schema)}` : (e?.message ?? 'is invalid');
-    const why = unknown !== undefined ? 'is not a known parameter' : `it ${must}`;
+    // A key sent twice arrives as an array (docs/errors.md §Query parameters): "must be integer"
+    // would not tell the caller what is wrong with `limit=1&limit=2`.
+    const repeated = e?.keyword === 'type' && Array.isArray(e.data);
+    const why = unknown !== undefined ? 'is not a known parameter' : repeated ? 'it is given more than once' : `it ${must}`;
     return new AppError('invalid_parameter', `Invalid ${context === 'params' ? 'path' : 'query'} parameter "${name}": ${why}.`, { param: name });
   }
   if (!found || !e) return new AppError('invalid_value', 'The request body is invalid.');

@@ -66,8 +66,8 @@ export function classifier(): Classifier {
         required: op.pathParams.map((p) => p.name),
       };
       if (!compiled(`${op.operationId} params`, coercing, paramSchema)({ ...params })) return true;
-      // An operation without query parameters has no query schema: the server ignores a query there.
-      if (op.query.length === 0) return false;
+      // Every operation refuses a query parameter it does not define, one without any included
+      // (docs/errors.md §Query parameters).
       const query: Record<string, string | string[]> = {};
       for (const [k, v] of req.query) query[k] = k in query ? ([] as string[]).concat(query[k]!, v) : v;
       // An integer is decimal digits (docs/errors.md §Numbers in query strings): the coercion below would read `+5` or `1e1` as one.
