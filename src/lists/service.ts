@@ -5,7 +5,7 @@ import { appendEvent, appendEvents } from '../changes/service.ts';
 import type { Ctx, WriteCtx } from '../lib/context.ts';
 import { AppError, notFound } from '../lib/errors.ts';
 import { isoNow, newId } from '../lib/ids.ts';
-import { envelope, type Page } from '../lib/paging.ts';
+import { agreeingPage, envelope, type Page } from '../lib/paging.ts';
 import { RECORD_TYPES, loadRecords } from '../records/service.ts';
 import { existingRecords } from '../records/repository.ts';
 import type { RecordKind } from '../records/tables.ts';
@@ -191,11 +191,13 @@ export async function listLists(ctx: Ctx, input: Page) {
 export async function listMembers(ctx: Ctx, input: ListMembersInput) {
   // The page is read alongside the list, by the id in the path: one step instead of two on
   // PostgreSQL (docs/pages.md §Round trips of a page); a page of a list not found is never shown.
-  const [row, { total, ids }] = await Promise.all([
-    repo.findListAlongside(ctx.db, ctx.actor.workspaceId, input.listId),
-    repo.pageMemberIds(ctx.db, input.listId, input),
-  ]);
-  if (!row) throw notFound('list', input.listId, 'listId');
-  if (row.object_type !== input.kind) return envelope([], 0);
-  return envelope(await loadRecords(ctx, { kind: input.kind, ids }), total);
+  return agreeingPage(input, async () => {
+    const [row, { total, ids }] = await Promise.all([
+      repo.findListAlongside(ctx.db, ctx.actor.workspaceId, input.listId),
+      repo.pageMemberIds(ctx.db, input.listId, input),
+    ]);
+    if (!row) throw notFound('list', input.listId, 'listId');
+    if (row.object_type !== input.kind) return { data: [], totalCount: 0 };
+    return { data: await loadRecords(ctx, { kind: input.kind, ids }), totalCount: total };
+  });
 }

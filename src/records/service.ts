@@ -8,7 +8,7 @@ import { SYSTEM_CATALOGUES } from '../definitions/catalogue.ts';
 import type { TypeDefinitions } from '../definitions/service.ts';
 import type { Ctx, WriteCtx } from '../lib/context.ts';
 import { AppError, notFound } from '../lib/errors.ts';
-import { envelope, type Page } from '../lib/paging.ts';
+import { agreeingPage, type Page } from '../lib/paging.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import { trashedAmong } from '../trash/repository.ts';
 import { existingUserIds } from '../users/repository.ts';
@@ -240,11 +240,11 @@ export async function listRecords(ctx: Ctx, input: OfType & { query: Page & Read
   const { type, query } = input;
   const page = { limit: query.limit, offset: query.offset };
   const filtered = Object.keys(query).some((k) => k !== 'limit' && k !== 'offset');
-  if (filtered) {
-    const defs = await requireDefinitions(ctx, type.objectType);
-    const { totalCount, ids } = await filterQuery(ctx, { defs, query, page });
-    return envelope(await loadRecords(ctx, { kind: type.objectType, ids }), totalCount);
-  }
-  const { total, ids } = await repo.pageRecordIds(ctx.db, ctx.actor.workspaceId, type.objectType, page);
-  return envelope(await loadRecords(ctx, { kind: type.objectType, ids }), total);
+  const defs = filtered ? await requireDefinitions(ctx, type.objectType) : undefined;
+  return agreeingPage(page, async () => {
+    const { totalCount, ids } = defs
+      ? await filterQuery(ctx, { defs, query, page })
+      : await repo.pageRecordIds(ctx.db, ctx.actor.workspaceId, type.objectType, page).then((p) => ({ totalCount: p.total, ids: p.ids }));
+    return { data: await loadRecords(ctx, { kind: type.objectType, ids }), totalCount };
+  });
 }
