@@ -16,13 +16,16 @@ import { messageLines } from '../messages/export.ts';
 import { RECORD_TYPES } from '../records/service.ts';
 import { customTypes, definitionLines, recordLines } from '../records/export.ts';
 import { emailLines } from '../emails/export.ts';
-import { fileLines, fileNames, filesDir } from '../files/export.ts';
+import { type FileNames, fileLines, fileNames, filesDir } from '../files/export.ts';
 import { mailboxLines } from '../mailboxes/export.ts';
 import { userLines } from '../users/export.ts';
 import { heldRows, trashedRecordLines } from '../trash/export.ts';
+import { type TrashClashes, trashClashes } from '../trash/export-clashes.ts';
+import type { Config } from '../config.ts';
+import type { Ctx } from '../lib/context.ts';
 import { openBlobStore } from '../runtime.ts';
 import { requireWorkspace } from '../workspaces/service.ts';
-import { type Io, operator, parse, required, UsageError, withDb } from './io.ts';
+import { countOf, type Io, operator, parse, required, UsageError, withDb } from './io.ts';
 
 export const usage = `rolodex export --workspace W [--types account,contact,…] [--include-trash] [--files DIR] [FILE]   (NDJSON in the import format; stdout without FILE)`;
 
@@ -73,35 +76,58 @@ async function exportLines(
   let count = 0;
   await withDb(io, async (db, config) => {
     const ctx = operator(db, config, opts.workspaceId);
-    const held = opts.trash ? heldRows(ctx) : undefined;
     const files = opts.files ? fileNames(ctx) : undefined;
     await requireWorkspace(ctx);
     const custom = await customTypes(ctx);
     const types = [...SYSTEM_ORDER.filter((t) => Object.hasOwn(RECORD_TYPES, t)), ...custom];
     for (const t of wanted ?? []) if (!types.includes(t)) throw new UsageError(`--types: "${t}" is not a type of the workspace (${types.join(', ')})`);
-    for await (const line of definitionLines(ctx)) await write(line);
-    for await (const line of userLines(ctx)) await write(line);
-    if (opts.files) for await (const line of fileLines(ctx, opts.files, () => openBlobStore(config))) await write(line);
-    for await (const line of channelLines(ctx)) await write(line);
-    for await (const line of mailboxLines(ctx)) await write(line);
-    for (const type of types) {
-      if (wanted && !wanted.has(type)) continue;
-      const system = !custom.includes(type);
-      for await (const line of recordLines(ctx, type, system, held, files)) {
-        await write(line);
-        count++;
-      }
-      if (!held) continue;
-      for await (const line of trashedRecordLines(ctx, type, system, held, files)) {
-        await write(line);
-        count++;
-      }
+    // Read before any line: a live record's line may name a trashed record of any type.
+    const clashes = opts.trash ? await trashClashes(ctx, types) : undefined;
+    try {
+      count = await writeLines(ctx, config, { wanted, types, custom, dir: opts.files, files }, clashes, write);
+    } finally {
+      await clashes?.close();
     }
-    for await (const line of listLines(ctx, wanted, held)) await write(line);
-    for await (const line of meetingLines(ctx, files)) await write(line);
-    for await (const line of messageLines(ctx, files)) await write(line);
-    for await (const line of emailLines(ctx, files)) await write(line);
+    if (clashes && clashes.dropped > 0)
+      io.err(
+        `rolodex export: ${countOf(clashes.dropped, 'value')} of unique fields left out of records in the trash: another record holds them (docs/import.md §Export)`,
+      );
   });
+  return count;
+}
+
+/** Writes the lines of the workspace of `ctx`, in the order of docs/import.md §Export; returns how many records it wrote. */
+async function writeLines(
+  ctx: Ctx,
+  config: Config,
+  opts: { wanted: Set<string> | undefined; types: string[]; custom: string[]; dir: string | undefined; files: FileNames | undefined },
+  clashes: TrashClashes | undefined,
+  write: Write,
+): Promise<number> {
+  const held = clashes ? heldRows(ctx, clashes) : undefined;
+  let count = 0;
+  for await (const line of definitionLines(ctx)) await write(line);
+  for await (const line of userLines(ctx)) await write(line);
+  if (opts.dir) for await (const line of fileLines(ctx, opts.dir, () => openBlobStore(config))) await write(line);
+  for await (const line of channelLines(ctx)) await write(line);
+  for await (const line of mailboxLines(ctx)) await write(line);
+  for (const type of opts.types) {
+    if (opts.wanted && !opts.wanted.has(type)) continue;
+    const system = !opts.custom.includes(type);
+    for await (const line of recordLines(ctx, type, system, held, opts.files)) {
+      await write(line);
+      count++;
+    }
+    if (!held || !clashes) continue;
+    for await (const line of trashedRecordLines(ctx, type, system, held, clashes, opts.files)) {
+      await write(line);
+      count++;
+    }
+  }
+  for await (const line of listLines(ctx, opts.wanted, held)) await write(line);
+  for await (const line of meetingLines(ctx, opts.files)) await write(line);
+  for await (const line of messageLines(ctx, opts.files)) await write(line);
+  for await (const line of emailLines(ctx, opts.files)) await write(line);
   return count;
 }
 

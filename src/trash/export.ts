@@ -3,18 +3,20 @@
 // count as the links of their source, live or trashed, as the memberships it holds count as members
 // of their lists. The import format has no trash: imported, such records are live.
 import { loadDefinitions } from '../definitions/service.ts';
+import { recordOf, type TrashClashes } from './export-clashes.ts';
 import type { FileNames } from '../files/export.ts';
 import type { Ctx } from '../lib/context.ts';
 import { keysetPagesBy } from '../lib/paging.ts';
 import { type HeldRows, type Line, pageLines } from '../records/export.ts';
-import type { RecordRow } from '../records/repository.ts';
 import * as repo from './repository.ts';
-import type { TrashPayload } from './service.ts';
 
 const PAGE = 500;
 
-/** What the trash holds for an export's lines: links of given sources, names of trashed records. */
-export function heldRows(ctx: Ctx): HeldRows {
+/**
+ * What the trash holds for an export's lines: links of given sources, names of trashed records
+ * (`clashes`: the externalIds they keep).
+ */
+export function heldRows(ctx: Ctx, clashes: TrashClashes): HeldRows {
   return {
     links: (sourceIds) => repo.heldLinksFrom(ctx.db, sourceIds),
     members: (listId) => repo.heldMembersOf(ctx.db, listId),
@@ -22,24 +24,31 @@ export function heldRows(ctx: Ctx): HeldRows {
       const out = new Map<string, string>();
       for (const entry of await repo.trashedRecords(ctx.db, ctx.actor.workspaceId, ids)) {
         const row = recordOf(entry);
-        if (row) out.set(row.id, row.external_id ?? row.id);
+        if (row) out.set(row.id, await clashes.name(row));
       }
       return out;
     },
   };
 }
 
-function recordOf(entry: repo.TrashRow): RecordRow | undefined {
-  return (JSON.parse(entry.payload) as TrashPayload).record;
-}
-
-/** The trashed records of one type (a system kind or a custom type's slug), a page at a time; `files`: with their links to files. */
-export async function* trashedRecordLines(ctx: Ctx, type: string, system: boolean, held: HeldRows, files?: FileNames): AsyncGenerator<Line> {
+/**
+ * The trashed records of one type (a system kind or a custom type's slug), a page at a time, each
+ * with what `clashes` lets it keep; `files`: with their links to files.
+ */
+export async function* trashedRecordLines(
+  ctx: Ctx,
+  type: string,
+  system: boolean,
+  held: HeldRows,
+  clashes: TrashClashes,
+  files?: FileNames,
+): AsyncGenerator<Line> {
   const defs = await loadDefinitions(ctx, { objectType: type });
   if (!defs) return;
   const page = (after: { deletedAt: string; id: string } | undefined) => repo.trashedRecordsPage(ctx.db, ctx.actor.workspaceId, type, after, PAGE);
   for await (const entries of keysetPagesBy(page, (entry) => ({ deletedAt: entry.deleted_at, id: entry.id }))) {
-    const rows = entries.map(recordOf).filter((r) => r !== undefined);
+    const rows = [];
+    for (const row of entries.map(recordOf)) if (row) rows.push(await clashes.kept(row));
     yield* pageLines(ctx, defs, rows, system, held, files);
   }
 }
