@@ -191,6 +191,30 @@ function columnPaths(headers: string[], columns: Column[]): Map<string, string> 
   return paths;
 }
 
+/**
+ * The line breaks inside a record's cells (`\r\n`, `\n` or `\r` one each), and how many of them are
+ * `\r\n`, which csv-parse counts as two lines (its `info.lines`, the line a record ends on).
+ */
+function breaksIn(cells: readonly string[]): { breaks: number; crlf: number } {
+  let breaks = 0;
+  let crlf = 0;
+  for (const cell of cells) {
+    if (!cell.includes('\n') && !cell.includes('\r')) continue;
+    for (let i = 0; i < cell.length; i++) {
+      const c = cell[i];
+      if (c === '\n') breaks++;
+      else if (c === '\r') {
+        breaks++;
+        if (cell[i + 1] === '\n') {
+          crlf++;
+          i++;
+        }
+      }
+    }
+  }
+  return { breaks, crlf };
+}
+
 /** The rows of a CSV file of records of `type`, as import lines; the type's definitions are read once. */
 export async function csvSource(ctx: Ctx, path: string, type: string): Promise<ImportSource> {
   if (RESERVED_TYPES.has(type) && !Object.hasOwn(RECORD_TYPES, type)) throw new InputError(`"${type}" has no records to import`, 'type');
@@ -213,35 +237,41 @@ export async function csvSource(ctx: Ctx, path: string, type: string): Promise<I
       input.pipe(parser);
       let headers: string[] | undefined;
       let columns: Column[] = [];
+      // A row's line is the line it starts on, in the file's lines: csv-parse counts a `\r\n` inside
+      // a quoted cell as two lines, `drift` in all, and a record's line is the one it ends on.
+      let drift = 0;
       try {
         for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
+          const { breaks, crlf } = breaksIn(record);
+          drift += crlf;
+          const line = info.lines - drift - breaks;
           if (!headers) {
             headers = record;
-            const header = headerColumns(defs, headers, info.lines);
+            const header = headerColumns(defs, headers, line);
             columns = header.columns;
             const bad = header.bad;
-            if (!columns.some((c) => c.kind === 'externalId'))
-              bad.push(new ImportError(info.lines, 'externalId', 'the header needs a column named externalId'));
+            if (!columns.some((c) => c.kind === 'externalId')) bad.push(new ImportError(line, 'externalId', 'the header needs a column named externalId'));
             // A header that names nothing makes every row wrong: it alone is reported.
             if (bad.length > 0) {
-              for (const e of bad) yield { line: info.lines, value: undefined, error: e };
+              for (const e of bad) yield { line, value: undefined, error: e };
               return;
             }
             paths = columnPaths(headers, columns);
             continue;
           }
           try {
-            yield { line: info.lines, value: rowObject(info.lines, type, defs, headers, columns, record) };
+            yield { line, value: rowObject(line, type, defs, headers, columns, record) };
           } catch (err) {
             if (!(err instanceof ImportError)) throw err;
-            yield { line: info.lines, value: undefined, error: err };
+            yield { line, value: undefined, error: err };
           }
         }
       } catch (err) {
         const e = err as { code?: string; lines?: number; message: string };
         if (!e.code?.startsWith('CSV_')) throw err;
         // The rows cut before a byte that is not UTF-8 (a quoted cell left open) are its error alone.
-        if (!notUtf8) yield { line: e.lines ?? 0, value: undefined, error: new ImportError(e.lines ?? 0, '(row)', `not valid CSV: ${e.message}`) };
+        const line = (e.lines ?? drift) - drift;
+        if (!notUtf8) yield { line, value: undefined, error: new ImportError(line, '(row)', `not valid CSV: ${e.message}`) };
       }
       if (notUtf8) yield { line: notUtf8.line, value: undefined, error: notUtf8 };
     },

@@ -1,0 +1,42 @@
+// The line of a CSV row in `rolodex import`'s errors (docs/import.md §CSV) is the line of the file
+// it starts on, whatever line breaks quoted cells before it or in it hold (`\n`, `\r\n`, `\r`).
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { call, eachDialect, seedWorkspace } from '../helpers/app.ts';
+import { rolodex } from '../helpers/cli.ts';
+
+eachDialect('rolodex import of CSV: lines of rows', (ctx) => {
+  test('a row is reported at the line it starts on, after cells holding line breaks of every kind', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const rows = [
+      'externalId,Name,Website', // line 1
+      'a1,"Acme\r\nHoldings\r\nGroup",', // lines 2-4: a cell with Windows line breaks
+      'a2,Beta,not a url', // line 5
+      'a3,"Gamma\nCorp",also not a url', // lines 6-7: a bad row spanning two lines
+      '', // line 8, empty: skipped
+      'a4,"Delta\rInc",', // lines 9-10: an old Mac line break, as editors show it
+      'a5,Epsilon,nor this', // line 11
+    ];
+    const path = join(t.tdb.dataDir, 'lines.csv');
+    writeFileSync(path, `${rows.join('\r\n')}\r\n`);
+    const r = await rolodex(t, ['import', '--workspace', s.workspaceId, '--type', 'account', path]);
+    assert.equal(r.code, 1, r.err);
+    const lines = r.err.split('\n').filter((l) => /^line \d+:/.test(l));
+    assert.deepEqual(
+      lines.map((l) => /^line (\d+): Website: /.exec(l)?.[1]),
+      ['5', '6', '11'],
+      r.err,
+    );
+    assert.equal((await call(t, s.secret, 'GET', '/v1/accounts')).json().totalCount, 0);
+
+    // Imported once fixed, the cells keep their line breaks as written.
+    writeFileSync(path, `${rows.map((row) => row.replace(/,[a-z ]+url$|,nor this$/, ',')).join('\r\n')}\r\n`);
+    const ok = await rolodex(t, ['import', '--workspace', s.workspaceId, '--type', 'account', path, '--json']);
+    assert.equal(ok.code, 0, ok.err);
+    const acme = (await call(t, s.secret, 'GET', `/v1/accounts/${JSON.parse(ok.out).ids.account.a1}`)).json();
+    assert.equal(acme.fields.$name.value, 'Acme\r\nHoldings\r\nGroup');
+  });
+});
