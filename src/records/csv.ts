@@ -136,7 +136,20 @@ function headerColumns(defs: TypeDefinitions, headers: string[], line: number): 
   const bad: ImportError[] = [];
   // What a column names ("the field $name", "the field $name.firstName") → the first column naming it.
   const first = new Map<string, string>();
-  const columns = headers.map((h): Column => {
+  // A header of one column holding `;` or a tab is a file whose cells another character separates
+  // (a spreadsheet's export in some languages): said so, instead of naming nothing.
+  const separator = headers.length === 1 ? [';', '\t'].find((c) => headers[0]?.includes(c)) : undefined;
+  if (separator !== undefined) {
+    const shown = separator === '\t' ? 'tabs' : `"${separator}"`;
+    bad.push(new ImportError(line, '(header)', `is one column whose names ${shown} separate: the cells of a CSV file are separated by commas`));
+    return { columns: [], bad };
+  }
+  const columns = headers.map((h, i): Column => {
+    // A column without a name (a header ending in a comma) is named by its place.
+    if (h.trim() === '') {
+      bad.push(new ImportError(line, `(column ${i + 1})`, 'has no name: name the field, relationship or externalId it holds, or remove the column'));
+      return { kind: 'externalId' };
+    }
     let col: Column;
     try {
       col = column(defs, h);
@@ -250,7 +263,8 @@ export async function csvSource(ctx: Ctx, path: string, type: string): Promise<I
             const header = headerColumns(defs, headers, line);
             columns = header.columns;
             const bad = header.bad;
-            if (!columns.some((c) => c.kind === 'externalId')) bad.push(new ImportError(line, 'externalId', 'the header needs a column named externalId'));
+            if (columns.length > 0 && !columns.some((c) => c.kind === 'externalId'))
+              bad.push(new ImportError(line, 'externalId', 'the header needs a column named externalId'));
             // A header that names nothing makes every row wrong: it alone is reported.
             if (bad.length > 0) {
               for (const e of bad) yield { line, value: undefined, error: e };
