@@ -58,10 +58,17 @@ function scalar(def: FieldDef, cell: string): unknown {
   }
 }
 
+/**
+ * The `;` between the values of a list. A telephone number's extension is written `;ext=N`, as the
+ * API stores it (docs/records.md §Telephone numbers): that `;` belongs to its number.
+ */
+const SEPARATOR = /;/;
+const TELEPHONE_SEPARATOR = /;(?!\s*ext\s*=)/i;
+
 export function cellValue(def: FieldDef, cell: string): unknown {
   if (def.multipleValues || def.valueType === 'MULTI_SELECT') {
     return cell
-      .split(';')
+      .split(def.valueType === 'TELEPHONE' ? TELEPHONE_SEPARATOR : SEPARATOR)
       .map((s) => s.trim())
       .filter((s) => s !== '')
       .map((s) => scalar(def, s));
