@@ -65,8 +65,29 @@ function scalar(def: FieldDef, cell: string): unknown {
 const SEPARATOR = /;/;
 const TELEPHONE_SEPARATOR = /;(?!\s*ext\s*=)/i;
 
+/**
+ * The labels of a MULTI_SELECT cell. An option's label may hold `;` itself: pieces that together
+ * make a label are that option, the longest run first, so every option can be named.
+ */
+function optionLabels(def: FieldDef, cell: string): string[] {
+  const pieces = cell.split(';');
+  const labels = new Set((def.options ?? []).map((o) => o.label.toLowerCase()));
+  const out: string[] = [];
+  for (let i = 0; i < pieces.length;) {
+    let end = pieces.length;
+    while (end > i + 1 && !labels.has(pieces.slice(i, end).join(';').trim().toLowerCase())) end--;
+    out.push(pieces.slice(i, end).join(';').trim());
+    i = end;
+  }
+  return out;
+}
+
 export function cellValue(def: FieldDef, cell: string): unknown {
-  if (def.multipleValues || def.valueType === 'MULTI_SELECT') {
+  if (def.valueType === 'MULTI_SELECT')
+    return optionLabels(def, cell)
+      .filter((s) => s !== '')
+      .map((s) => option(def, s));
+  if (def.multipleValues) {
     return cell
       .split(def.valueType === 'TELEPHONE' ? TELEPHONE_SEPARATOR : SEPARATOR)
       .map((s) => s.trim())
