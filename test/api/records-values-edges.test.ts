@@ -1,0 +1,54 @@
+// Edges of record values through HTTP on both databases (docs/records.md §Order of checks,
+// §Writing fields, §Social handles; docs/design.md §Record values; docs/errors.md §Dates): what is
+// answered can be written back and filtered for, a value's error names the path its field has, and
+// one value written in several forms is stored as one.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { addField } from '../../src/definitions/service.ts';
+import { operatorCtx } from '../../src/lib/context.ts';
+import { call, eachDialect, type Seeded, seedWorkspace } from '../helpers/app.ts';
+
+eachDialect('record value edges', (ctx) => {
+  async function ok(s: Seeded, url: string, body: unknown) {
+    const res = await call(ctx(), s.secret, 'POST', url, body);
+    assert.equal(res.statusCode, 200, `${url} ${JSON.stringify(body)}: ${res.body}`);
+    return res.json();
+  }
+  async function refused(s: Seeded, url: string, body: unknown, code: string, param: string) {
+    const res = await call(ctx(), s.secret, 'POST', url, body);
+    assert.equal(res.statusCode, 400, `${JSON.stringify(body)}: ${res.body}`);
+    assert.deepEqual([res.json().error.code, res.json().error.param], [code, param], `${JSON.stringify(body)}: ${res.body}`);
+    return res.json().error.message as string;
+  }
+  async function found(s: Seeded, path: string, key: string, value: string): Promise<string[]> {
+    const res = await call(ctx(), s.secret, 'GET', `${path}?${encodeURIComponent(key)}=${encodeURIComponent(value)}`);
+    assert.equal(res.statusCode, 200, res.body);
+    return res.json().data.map((d: { id: string }) => d.id);
+  }
+
+  test('a DATETIME whose instant falls outside the years 0000 to 9999 in UTC is refused, so every answer can be written back', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    await addField(operatorCtx(t.deps.db.kysely, s.workspaceId), { objectType: 'account', key: 'dt', label: 'When', valueType: 'DATETIME' });
+    for (const dt of ['0000-01-01T00:00:00+01:00', '9999-12-31T23:00:00-02:00', '9999-12-31T23:59:59.999-00:01'])
+      await refused(s, '/v1/accounts', { fields: { $name: 'A', dt } }, 'invalid_value', 'fields.dt');
+    const members = await call(t, s.secret, 'GET', '/v1/members');
+    const task = { $title: 'T', $status: 'TODO', $dueAt: '9999-12-31T22:00:00-02:00' };
+    await refused(s, '/v1/tasks', { fields: task, relationships: { $assignedTo: members.json().data[0].id } }, 'invalid_value', 'fields.$dueAt');
+    const bad = await call(t, s.secret, 'GET', `/v1/accounts?dt=${encodeURIComponent('9999-12-31T23:00:00-02:00')}`);
+    assert.deepEqual([bad.statusCode, bad.json().error.code], [400, 'invalid_parameter']);
+
+    // The bounds themselves are kept, and what is answered is taken back as written and as a filter.
+    for (const [dt, want] of [
+      ['0000-01-01T00:00:00Z', '0000-01-01T00:00:00.000Z'],
+      ['0000-01-01T01:00:00+01:00', '0000-01-01T00:00:00.000Z'],
+      ['9999-12-31T23:59:59.999Z', '9999-12-31T23:59:59.999Z'],
+    ] as const) {
+      const made = await ok(s, '/v1/accounts', { fields: { $name: dt, dt } });
+      assert.equal(made.fields.dt.value, want);
+      const again = await ok(s, `/v1/accounts/${made.id}`, { fields: { dt: made.fields.dt.value } });
+      assert.equal(again.fields.dt.value, want);
+      assert.ok((await found(s, '/v1/accounts', 'dt', want)).includes(made.id));
+    }
+  });
+});
