@@ -88,14 +88,11 @@ export function RecordEnvelopeSchema(type: RecordType, item: TSchema) {
   return Envelope(item, `${name}Envelope`);
 }
 
-// Write values are at most two levels deep (an array of strings, an Address or FullName), typed
-// with `type` lists so that a wrong JSON type is invalid_type; which type a key takes is decided by
-// its definition in the service.
-const SCALAR = ['string', 'number', 'boolean', 'null'];
+// A write value's JSON type is judged by the service against its field's definition, after the
+// keys (docs/records.md §Order of checks): the schema takes any JSON here, so that an unknown or
+// read-only key is named as such whatever its value, and a wrong type names the field (or its
+// member, element) the definition gives it, never a path the field does not have.
 const WriteValue = Type.Unsafe<unknown>({
-  type: [...SCALAR, 'array', 'object'],
-  items: { type: 'string' },
-  additionalProperties: { type: SCALAR },
   description: 'string, number, boolean, null (clears), array of strings, or an Address or FullName object',
 });
 const WriteFields = Type.Record(Type.String(), WriteValue, { description: 'Plain values by field key, each checked against its definition.' });

@@ -51,4 +51,27 @@ eachDialect('record value edges', (ctx) => {
       assert.ok((await found(s, '/v1/accounts', 'dt', want)).includes(made.id));
     }
   });
+
+  test("a value's JSON type is judged after its key, and its error names a path the field has", async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const c = operatorCtx(t.deps.db.kysely, s.workspaceId);
+    await addField(c, { objectType: 'account', key: 't', label: 'T', valueType: 'TEXT' });
+    await addField(c, { objectType: 'account', key: 'n', label: 'N', valueType: 'NUMBER' });
+    const cases: Array<[Record<string, unknown>, string, string]> = [
+      [{ nope: [1] }, 'unknown_field', 'fields.nope'],
+      [{ nope: { a: { b: 1 } } }, 'unknown_field', 'fields.nope'],
+      [{ $accountStatus: [1] }, 'read_only_field', 'fields.$accountStatus'],
+      [{ t: { a: [1] } }, 'invalid_type', 'fields.t'],
+      [{ n: [1] }, 'invalid_type', 'fields.n'],
+      [{ n: [[1]] }, 'invalid_type', 'fields.n'],
+      [{ $primaryAddress: { street: { x: 1 } } }, 'invalid_type', 'fields.$primaryAddress.street'],
+      [{ $primaryAddress: { city: ['Berlin'] } }, 'invalid_type', 'fields.$primaryAddress.city'],
+      [{ $website: [['https://acme.test']] }, 'invalid_type', 'fields.$website[0]'],
+    ];
+    for (const [fields, code, param] of cases) {
+      const message = await refused(s, '/v1/accounts', { fields: { $name: 'A', ...fields } }, code, param);
+      assert.ok(message.startsWith(`"${param.replace(/^fields\./, '')}"`) || message.startsWith(`"${param}"`), message);
+    }
+  });
 });
