@@ -74,4 +74,24 @@ eachDialect('record value edges', (ctx) => {
       assert.ok(message.startsWith(`"${param.replace(/^fields\./, '')}"`) || message.startsWith(`"${param}"`), message);
     }
   });
+
+  test('a URL is one as written: http:// or https:// and a host, no white space, control characters or backslashes', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    await addField(operatorCtx(t.deps.db.kysely, s.workspaceId), { objectType: 'account', key: 'u', label: 'U', valueType: 'URL' });
+    for (const u of [
+      ' https://acme.test',
+      'https://acme.test ',
+      'https://ac\nme.test',
+      'https://acme.test/a\tb',
+      'https:acme.test',
+      'https:///acme.test',
+      'https://acme.test\\x',
+    ])
+      await refused(s, '/v1/accounts', { fields: { $name: 'A', u } }, 'invalid_value', 'fields.u');
+    await refused(s, '/v1/accounts', { fields: { $name: 'A', $website: ['https://acme.test', ' https://beta.test'] } }, 'invalid_value', 'fields.$website[1]');
+    const made = await ok(s, '/v1/accounts', { fields: { $name: 'A', u: 'HTTPS://Acme.test/ä?q=1#x', $website: ['http://acme.test:8080/'] } });
+    assert.equal(made.fields.u.value, 'HTTPS://Acme.test/ä?q=1#x');
+    assert.deepEqual(made.fields.$website.value, ['http://acme.test:8080/']);
+  });
 });
