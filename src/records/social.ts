@@ -56,19 +56,29 @@ export function profileUrl(text: string, service: HandleService): string | null 
     }
     for (const p of s.paths) {
       const m = p.re.exec(u.pathname);
-      if (m && WORD.test(decodeSafe(m[1]!))) return p.prefix + m[1]!;
+      const handle = m ? decoded(m[1]!) : null;
+      if (handle !== null && WORD.test(handle)) return p.prefix + encodeURIComponent(handle);
     }
     return null;
   }
-  const handle = t.startsWith('@') ? t.slice(1) : t;
-  return s.handle.test(handle) ? s.paths[0]!.prefix + handle : null;
+  const handle = decoded(t.startsWith('@') ? t.slice(1) : t);
+  return handle !== null && s.handle.test(handle) ? s.paths[0]!.prefix + encodeURIComponent(handle) : null;
 }
 
-function decodeSafe(s: string): string {
+/** `a LINKEDIN`, `an INSTAGRAM`: the article a service's name takes in messages. */
+const withArticle = (service: HandleService) => `${service === 'INSTAGRAM' ? 'an' : 'a'} ${service}`;
+
+/**
+ * The handle a URL path segment or a written handle spells, percent escapes decoded; null when an
+ * escape is broken. A profile URL holds the handle percent-encoded (`jürgen` as `j%C3%BCrgen`,
+ * as the URL parser writes a path and a browser's address bar copies it), so the handle and
+ * every URL of it, encoded or not, are stored as one text.
+ */
+function decoded(s: string): string | null {
   try {
     return decodeURIComponent(s);
   } catch {
-    return s;
+    return null;
   }
 }
 
@@ -80,6 +90,6 @@ export function normalizeHandle(text: string, service: HandleService | null): st
     return text;
   }
   const url = profileUrl(text, service);
-  if (url === null) throw new InputError(`must be a ${service} profile URL (${SERVICES[service].paths[0]!.prefix}…) or a handle`, '');
+  if (url === null) throw new InputError(`must be ${withArticle(service)} profile URL (${SERVICES[service].paths[0]!.prefix}…) or a handle`, '');
   return url;
 }

@@ -94,4 +94,22 @@ eachDialect('record value edges', (ctx) => {
     assert.equal(made.fields.u.value, 'HTTPS://Acme.test/ä?q=1#x');
     assert.deepEqual(made.fields.$website.value, ['http://acme.test:8080/']);
   });
+
+  test('a social handle and every URL of it, percent-encoded or not, are stored as one profile URL', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const want = 'https://linkedin.com/in/j%C3%BCrgen';
+    const ids: string[] = [];
+    for (const written of ['jürgen', '@jürgen', 'linkedin.com/in/jürgen', 'https://www.linkedin.com/in/j%c3%bcrgen/', want]) {
+      const made = await ok(s, '/v1/accounts', { fields: { $name: written, $linkedIn: written } });
+      assert.equal(made.fields.$linkedIn.value, want, written);
+      ids.push(made.id);
+    }
+    assert.deepEqual((await found(s, '/v1/accounts', '$linkedIn', 'jürgen')).sort(), ids.sort());
+    const fb = await ok(s, '/v1/accounts', { fields: { $name: 'F', $facebook: 'https://facebook.com/Zoë.page' } });
+    assert.equal(fb.fields.$facebook.value, 'https://facebook.com/Zo%C3%AB.page');
+    await refused(s, '/v1/accounts', { fields: { $name: 'A', $linkedIn: 'https://linkedin.com/in/100%' } }, 'invalid_value', 'fields.$linkedIn');
+    const message = await refused(s, '/v1/accounts', { fields: { $name: 'A', $instagram: 'a'.repeat(31) } }, 'invalid_value', 'fields.$instagram');
+    assert.match(message, /must be an INSTAGRAM profile URL/);
+  });
 });
