@@ -106,7 +106,9 @@ function checkContent(def: FieldDef, v: unknown, param: string): unknown {
       if (!id) throw new AppError('invalid_value', `"${x}" is neither an option id nor the label of an option of ${def.key}.`, { param: at });
       return id;
     });
-    if (new Set(ids).size !== ids.length) throw new AppError('invalid_value', `"${param}" names the same option twice.`, { param });
+    // The second naming of an option is the bad element, as for the other multi-valued fields.
+    const again = ids.findIndex((id, i) => ids.indexOf(id) !== i);
+    if (again >= 0) throw new AppError('invalid_value', `"${param}" names the same option twice.`, { param: `${param}[${again}]` });
     return Array.isArray(v) ? ids : ids[0];
   }
   if (def.multipleValues) {

@@ -4,7 +4,7 @@
 // one value written in several forms is stored as one.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { addField } from '../../src/definitions/service.ts';
+import { addField, addOption } from '../../src/definitions/service.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
 import { call, eachDialect, type Seeded, seedWorkspace } from '../helpers/app.ts';
 
@@ -111,5 +111,18 @@ eachDialect('record value edges', (ctx) => {
     await refused(s, '/v1/accounts', { fields: { $name: 'A', $linkedIn: 'https://linkedin.com/in/100%' } }, 'invalid_value', 'fields.$linkedIn');
     const message = await refused(s, '/v1/accounts', { fields: { $name: 'A', $instagram: 'a'.repeat(31) } }, 'invalid_value', 'fields.$instagram');
     assert.match(message, /must be an INSTAGRAM profile URL/);
+  });
+
+  test('an option named twice in a MULTI_SELECT, by label or by id, is refused at its second element', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const c = operatorCtx(t.deps.db.kysely, s.workspaceId);
+    await addField(c, { objectType: 'account', key: 'ms', label: 'MS', valueType: 'MULTI_SELECT' });
+    for (const label of ['Red', 'Blue']) await addOption(c, { objectType: 'account', fieldKey: 'ms', label });
+    const made = await ok(s, '/v1/accounts', { fields: { $name: 'A', ms: ['Red'] } });
+    const red = made.fields.ms.value[0];
+    await refused(s, '/v1/accounts', { fields: { $name: 'A', ms: ['Blue', 'Red', red] } }, 'invalid_value', 'fields.ms[2]');
+    await refused(s, `/v1/accounts/${made.id}`, { fields: { ms: ['Red', 'Blue', 'Red'] } }, 'invalid_value', 'fields.ms[2]');
+    await refused(s, '/v1/accounts', { fields: { $name: 'A', $industry: ['Software', 'Retail', 'Software'] } }, 'invalid_value', 'fields.$industry[2]');
   });
 });
