@@ -97,7 +97,9 @@ const WriteValue = Type.Unsafe<unknown>({
 });
 const WriteFields = Type.Record(Type.String(), WriteValue, { description: 'Plain values by field key, each checked against its definition.' });
 
-const Ids = Type.Unsafe<string | string[]>({ type: ['string', 'array'], items: { type: 'string' }, description: 'An id or an array of ids.' });
+// Relationship values and operations are judged by the service too, after their keys (an unknown
+// or read-only relationship is named as such whatever it holds, docs/records.md §Order of checks).
+const Ids = Type.Unsafe<string | string[]>({ description: 'An id or an array of ids.' });
 const CreateRelationships = Type.Record(Type.String(), Ids, { description: 'Relationship key → one id or an array of ids.' });
 
 export const CreateBody = Type.Object({ fields: WriteFields, relationships: Type.Optional(CreateRelationships) }, { additionalProperties: false });
@@ -105,14 +107,9 @@ export const CreateBody = Type.Object({ fields: WriteFields, relationships: Type
 /** Opportunities: `relationships` is required (it must hold `$account`). */
 export const CreateBodyWithRelationships = Type.Object({ fields: WriteFields, relationships: CreateRelationships }, { additionalProperties: false });
 
-const Operation = Type.Object(
-  {
-    add: Type.Optional(Ids),
-    remove: Type.Optional(Ids),
-    replace: Type.Optional(Type.Unsafe<string | string[] | null>({ type: ['string', 'array', 'null'], items: { type: 'string' } })),
-  },
-  { additionalProperties: false, description: '{add, remove} or {replace}; replace: null clears.' },
-);
+const Operation = Type.Unsafe<{ add?: string | string[]; remove?: string | string[]; replace?: string | string[] | null }>({
+  description: 'An object {add, remove} (each an id or an array of ids) or {replace} (an id, an array of ids, or null to clear).',
+});
 
 export const UpdateBody = Type.Object(
   {
@@ -123,10 +120,9 @@ export const UpdateBody = Type.Object(
 );
 
 /** Notes: each relationship takes add, remove or both, never replace. */
-const AddRemoveOperation = Type.Object(
-  { add: Type.Optional(Ids), remove: Type.Optional(Ids) },
-  { additionalProperties: false, description: '{add}, {remove} or both; the same id in both is conflicting_membership_change.' },
-);
+const AddRemoveOperation = Type.Unsafe<{ add?: string | string[]; remove?: string | string[] }>({
+  description: 'An object {add}, {remove} or both, each an id or an array of ids; the same id in both is conflicting_membership_change.',
+});
 
 export const UpdateBodyAddRemove = Type.Object(
   {

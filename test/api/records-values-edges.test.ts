@@ -113,6 +113,27 @@ eachDialect('record value edges', (ctx) => {
     assert.match(message, /must be an INSTAGRAM profile URL/);
   });
 
+  test('a relationship is judged by its key before the shape of its ids or operation', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const acc = await ok(s, '/v1/accounts', { fields: { $name: 'A' } });
+    const opp = await ok(s, '/v1/opportunities', { fields: { $name: 'O', $stage: 'Lead' }, relationships: { $account: acc.id } });
+    const note = await ok(s, '/v1/notes', { fields: { $title: 'N' } });
+    const cases: Array<[string, unknown, string, string]> = [
+      ['/v1/accounts', { fields: { $name: 'A' }, relationships: { nope: [1] } }, 'unknown_relationship', 'relationships.nope'],
+      ['/v1/accounts', { fields: { $name: 'A' }, relationships: { $opportunity: { add: 1 } } }, 'read_only_relationship', 'relationships.$opportunity'],
+      [`/v1/accounts/${acc.id}`, { relationships: { nope: 5 } }, 'unknown_relationship', 'relationships.nope'],
+      [`/v1/accounts/${acc.id}`, { relationships: { $files: { add: [1] } } }, 'read_only_relationship', 'relationships.$files'],
+      [`/v1/opportunities/${opp.id}`, { relationships: { $createdBy: { replace: 7 } } }, 'read_only_relationship', 'relationships.$createdBy'],
+      [`/v1/opportunities/${opp.id}`, { relationships: { $owner: 'usr_x' } }, 'invalid_type', 'relationships.$owner'],
+      [`/v1/opportunities/${opp.id}`, { relationships: { $owner: { add: [1] } } }, 'invalid_type', 'relationships.$owner.add[0]'],
+      [`/v1/opportunities/${opp.id}`, { relationships: { $owner: { replace: { id: 'x' } } } }, 'invalid_type', 'relationships.$owner.replace'],
+      [`/v1/notes/${note.id}`, { relationships: { $account: { replace: [acc.id] } } }, 'unknown_field', 'relationships.$account.replace'],
+      ['/v1/accounts', { fields: { $name: 'A' }, relationships: { $owner: { id: 'x' } } }, 'invalid_type', 'relationships.$owner'],
+    ];
+    for (const [url, body, code, param] of cases) await refused(s, url, body, code, param);
+  });
+
   test('an option named twice in a MULTI_SELECT, by label or by id, is refused at its second element', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);
