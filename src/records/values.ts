@@ -97,14 +97,15 @@ function datetime(v: unknown): string {
   return new Date(ms).toISOString();
 }
 
-// A URL is kept as written, so it must be one as written: `http://` or `https://` and a host,
-// without white space, control characters or backslashes. The URL parser would read past them
-// (it drops surrounding spaces, and tabs and line breaks inside, reads `\` as `/` and
-// `https:acme.test` as `https://acme.test/`), and the stored text would then be no URL at all.
+// A URL is kept as written, white space around it left out (as around a name), so it must be one
+// as written: `http://` or `https://` and a host, without white space, control characters or
+// backslashes. The URL parser would read past them (it drops tabs and line breaks inside, reads
+// `\` as `/` and `https:acme.test` as `https://acme.test/`), and the stored text would then be no
+// URL at all.
 const URL_AS_WRITTEN = /^https?:\/\/[^\s\p{Cc}/\\][^\s\p{Cc}\\]*$/iu;
 
 function url(v: unknown): string {
-  const s = string(v, 2048);
+  const s = string(v, 2048).trim();
   const what = 'an absolute http or https URL (such as "https://acme.com") without spaces';
   if (!URL_AS_WRITTEN.test(s)) throw bad(`must be ${what}`);
   let u: URL;

@@ -80,8 +80,8 @@ eachDialect('record value edges', (ctx) => {
     const s = await seedWorkspace(t);
     await addField(operatorCtx(t.deps.db.kysely, s.workspaceId), { objectType: 'account', key: 'u', label: 'U', valueType: 'URL' });
     for (const u of [
-      ' https://acme.test',
-      'https://acme.test ',
+      'https://acme .test',
+      'https://acme.test/ a',
       'https://ac\nme.test',
       'https://acme.test/a\tb',
       'https:acme.test',
@@ -89,7 +89,11 @@ eachDialect('record value edges', (ctx) => {
       'https://acme.test\\x',
     ])
       await refused(s, '/v1/accounts', { fields: { $name: 'A', u } }, 'invalid_value', 'fields.u');
-    await refused(s, '/v1/accounts', { fields: { $name: 'A', $website: ['https://acme.test', ' https://beta.test'] } }, 'invalid_value', 'fields.$website[1]');
+    await refused(s, '/v1/accounts', { fields: { $name: 'A', $website: ['https://acme.test', 'https://be ta.test'] } }, 'invalid_value', 'fields.$website[1]');
+    // White space around a URL is no part of it, as around a name.
+    const trimmed = await ok(s, '/v1/accounts', { fields: { $name: 'A', u: ' https://acme.test\n', $website: ['https://acme.test', ' https://beta.test'] } });
+    assert.equal(trimmed.fields.u.value, 'https://acme.test');
+    assert.deepEqual(trimmed.fields.$website.value, ['https://acme.test', 'https://beta.test']);
     const made = await ok(s, '/v1/accounts', { fields: { $name: 'A', u: 'HTTPS://Acme.test/ä?q=1#x', $website: ['http://acme.test:8080/'] } });
     assert.equal(made.fields.u.value, 'HTTPS://Acme.test/ä?q=1#x');
     assert.deepEqual(made.fields.$website.value, ['http://acme.test:8080/']);
