@@ -28,23 +28,22 @@ export class RunTimedOut extends Error {
   override name = 'RunTimedOut';
 }
 
-const hostOf = (v: unknown): string | null => {
-  if (typeof v !== 'string') return null;
+/**
+ * The oldest account of the workspace one of whose websites is on `domain`, ignoring `www.`: its
+ * host is `domain` itself (unless that starts with `www.`, which the comparison strips) or
+ * `www.` and `domain`.
+ */
+async function accountFor(db: Executor, workspaceId: string, domain: string): Promise<string | null> {
+  // A domain is a host alone: anything a URL would read as a path, port or user is none.
+  if (/[/?#@:\\\s]/.test(domain)) return null;
+  let want: string;
   try {
-    return new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(v) ? v : `https://${v}`).hostname.toLowerCase().replace(/^www\./, '');
+    // The host the index would hold for a website on this domain (lower case, IDN as punycode).
+    want = new URL(`https://${domain}`).hostname.replace(/^www\./, '');
   } catch {
     return null;
   }
-};
-
-/** The oldest account of the workspace one of whose websites is on `domain`. */
-async function accountFor(db: Executor, workspaceId: string, domain: string): Promise<string | null> {
-  const want = domain.replace(/^www\./, '');
-  for (const row of await repo.accountsMentioning(db, workspaceId, want)) {
-    const sites = (JSON.parse(row.fields) as Record<string, unknown>).$website;
-    if ((Array.isArray(sites) ? sites : [sites]).some((s) => hostOf(s) === want)) return row.id;
-  }
-  return null;
+  return repo.oldestAccountOnHosts(db, workspaceId, want.startsWith('www.') ? [`www.${want}`] : [want, `www.${want}`]);
 }
 
 /** Rejects when `signal` aborts, so that a lookup that ignores its signal still cannot outlast the run. */

@@ -240,17 +240,30 @@ export async function release(db: Executor, token: string, ids: readonly string[
     .execute();
 }
 
-/** Accounts whose stored values mention `domain` (lower-case letters, digits, dots and hyphens), oldest first. */
-export async function accountsMentioning(db: Executor, workspaceId: string, domain: string): Promise<{ id: string; fields: string }[]> {
-  if (!/^[a-z0-9.-]+$/.test(domain)) return [];
-  return db
+/**
+ * The oldest account of the workspace (by `createdAt`, then id) whose `$website` has one of `hosts`,
+ * read from the value index's `$website.host` rows: hosts as a URL reads them (docs/records.md
+ * §Value index), so a website matches the same way on both databases, whatever its letters.
+ */
+export async function oldestAccountOnHosts(db: Executor, workspaceId: string, hosts: readonly string[]): Promise<string | null> {
+  if (hosts.length === 0) return null;
+  const row = await db
     .selectFrom('records')
-    .select(['id', 'fields'])
+    .select('id')
     .where('workspace_id', '=', workspaceId)
     .where('kind', '=', 'account')
-    .where(sql<string>`lower(fields)`, 'like', `%${domain}%`)
+    .where('id', 'in', (qb) =>
+      qb
+        .selectFrom('record_values')
+        .select('record_id')
+        .where('workspace_id', '=', workspaceId)
+        .where('object_type', '=', 'account')
+        .where('field', '=', '$website.host')
+        .where('value_text', 'in', [...hosts]),
+    )
     .orderBy('created_at')
     .orderBy('id')
-    .limit(100)
-    .execute();
+    .limit(1)
+    .executeTakeFirst();
+  return row?.id ?? null;
 }
