@@ -107,9 +107,14 @@ export function findObjectType(db: Executor, workspaceId: string, slug: string):
   return db.selectFrom('object_types').selectAll().where('workspace_id', '=', workspaceId).where('slug', '=', slug).executeTakeFirst();
 }
 
-/** The workspace's custom object types, by slug. */
-export function listObjectTypes(db: Executor, workspaceId: string): Promise<ObjectTypeRow[]> {
-  return db.selectFrom('object_types').selectAll().where('workspace_id', '=', workspaceId).orderBy('slug').execute();
+/**
+ * The workspace's custom object types, by slug in code point order: sorted here, not by the
+ * database, since a PostgreSQL database's own collation may order text by a language's rules
+ * (`a_c` after `ab`) where SQLite compares bytes.
+ */
+export async function listObjectTypes(db: Executor, workspaceId: string): Promise<ObjectTypeRow[]> {
+  const rows = await db.selectFrom('object_types').selectAll().where('workspace_id', '=', workspaceId).execute();
+  return rows.sort((a, b) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0));
 }
 
 export async function insertObjectType(db: Executor, row: ObjectTypeRow): Promise<void> {
