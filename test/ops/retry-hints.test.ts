@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { AppError, ERROR_CODES, type ErrorCode, RETRYABLE } from '../../src/lib/errors.ts';
+import { fingerprintOf } from '../../src/http/idempotency.ts';
 import { call, eachDialect, seedWorkspace } from '../helpers/app.ts';
 import { assertError, createSession, md5, putBytes } from '../helpers/files.ts';
 import { loadDocument } from '../helpers/openapi-ops.ts';
@@ -72,7 +73,7 @@ eachDialect('retry hints', (ctx) => {
         workspace_id: s.workspaceId,
         operation: 'createList',
         key: 'held',
-        fingerprint: await fingerprintOf('/v1/lists', body),
+        fingerprint: fingerprintOf('POST', '/v1/lists', { subjectType: 'user', userId: s.userId }, body),
         state: 'pending',
         status_code: null,
         body: null,
@@ -106,11 +107,3 @@ eachDialect('retry hints', (ctx) => {
     assert.ok(headersOf('/v1/lists', 'post')['Retry-After']);
   });
 });
-
-async function fingerprintOf(path: string, body: unknown): Promise<string> {
-  const { createHash } = await import('node:crypto');
-  const { canonicalJson } = await import('../../src/http/idempotency.ts');
-  return createHash('sha256')
-    .update(`POST ${path}\n${canonicalJson(body)}`)
-    .digest('hex');
-}
