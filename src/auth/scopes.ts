@@ -1,5 +1,5 @@
-// The public scopes (docs/design.md §Scopes): <resource>:<create|update|read>. A key holds a subset,
-// or full access.
+// The public scopes (docs/design.md §Scopes): <resource>:<create|update|read|delete>. A key holds
+// a subset, or full access.
 export const PUBLIC_SCOPES = [
   'lists:create',
   'lists:update',
