@@ -31,3 +31,15 @@ test('every name the worked example gives in code is found in the files it names
     );
   }
 });
+
+// Each repository call it names is one the service function makes, not merely a function of the
+// repository: a call renamed or replaced in updateList shows here.
+test('every repository call the worked example names is one updateList makes', () => {
+  const service = readFileSync('src/lists/service.ts', 'utf8');
+  const from = service.indexOf('export async function updateList(');
+  const body = service.slice(from, service.indexOf('\n}\n', from));
+  // `repo.findListToChange(…)` and `repo.addMembers` alike.
+  const calls = [...new Set([...section.matchAll(/`repo\.(\w+)[(`]/g)].map((m) => m[1]!))];
+  assert.ok(from >= 0 && calls.length >= 4, `calls named: ${calls.join(', ')}`);
+  for (const call of calls) assert.match(body, new RegExp(`\\brepo\\.${call}\\(`), `updateList calls repo.${call}`);
+});
