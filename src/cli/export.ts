@@ -63,7 +63,7 @@ export async function run(args: string[], io: Io): Promise<void> {
     await dir?.discard();
     throw err;
   });
-  if (file) io.err(`exported ${records} records to ${file}`);
+  if (file) io.err(`exported ${countOf(records, 'record')} to ${file}`);
 }
 
 /** Writes the workspace's lines; returns how many records it wrote. `files`: the directory the files are copied into. */

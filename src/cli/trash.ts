@@ -9,7 +9,7 @@ import { customTypes } from '../records/export.ts';
 import { listTrash } from '../trash/repository.ts';
 import { purge, restore, type Restored } from '../trash/restore.ts';
 import { requireWorkspace } from '../workspaces/service.ts';
-import { type Io, operator, parse, print, required, takes, UsageError, withDb } from './io.ts';
+import { countOf, type Io, operator, parse, print, required, takes, UsageError, withDb } from './io.ts';
 
 export const usage = `rolodex trash list --workspace W [--type T] [--json]
 rolodex trash restore --workspace W ID... [--json]
@@ -59,7 +59,7 @@ export async function run(args: string[], io: Io): Promise<void> {
   }
   if (sub === 'restore') {
     if (positionals.length === 0) throw new UsageError('name at least one id to restore');
-    const shown = (done: Restored[]) => print(io, json, done, done.map((r) => `restored ${r.objectType} ${r.id} with ${r.links} links`).join('\n'));
+    const shown = (done: Restored[]) => print(io, json, done, done.map((r) => `restored ${r.objectType} ${r.id} with ${countOf(r.links, 'link')}`).join('\n'));
     const done = await withDb(io, async (db, config) => {
       await requireWorkspace(operator(db, config, workspaceId));
       const out: Restored[] = [];
@@ -93,7 +93,16 @@ export async function run(args: string[], io: Io): Promise<void> {
       await truncateLog(db);
       return out;
     });
-    const human = `purged ${counts.records} records: ${counts.values} field values, ${counts.valueIndexRows} value-index rows, ${counts.relationships} relationships, ${counts.listMemberships} list memberships, ${counts.storedResponses} stored responses, ${counts.events} events, ${counts.historyRows} history rows`;
+    const erased: [number, string][] = [
+      [counts.values, 'field value'],
+      [counts.valueIndexRows, 'value-index row'],
+      [counts.relationships, 'relationship'],
+      [counts.listMemberships, 'list membership'],
+      [counts.storedResponses, 'stored response'],
+      [counts.events, 'event'],
+      [counts.historyRows, 'history row'],
+    ];
+    const human = `purged ${countOf(counts.records, 'record')}: ${erased.map(([n, what]) => countOf(n, what)).join(', ')}`;
     return print(io, json, counts, human);
   }
   throw new UsageError(`unknown subcommand "${sub ?? ''}"`);

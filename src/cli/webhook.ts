@@ -2,7 +2,7 @@
 // secret is printed once, by `add`.
 import { loadConfig } from '../config.ts';
 import { addWebhook, listWebhooks, removeWebhook, replayWebhook, type Subscription, testWebhook } from '../webhooks/service.ts';
-import { type Io, operator, parse, print, required, takes, UsageError, withDb } from './io.ts';
+import { countOf, type Io, operator, parse, print, required, takes, UsageError, withDb } from './io.ts';
 
 export const usage = `rolodex webhook add --workspace W --url URL (--events a,b | --all) [--description D] [--json]
 rolodex webhook list [--workspace W] [--json]
@@ -71,7 +71,7 @@ export async function run(args: string[], io: Io): Promise<void> {
     const webhookId = id(positionals, 'replay');
     const since = required(values, 'since');
     const n = await withDb(io, (db) => replayWebhook(db.kysely, { id: webhookId, since }));
-    print(io, json, { id: webhookId, queued: n }, `queued ${n} events for ${webhookId}`);
+    print(io, json, { id: webhookId, queued: n }, `queued ${countOf(n, 'event')} for ${webhookId}`);
   } else {
     throw new UsageError(`unknown subcommand "${sub ?? ''}"`);
   }
