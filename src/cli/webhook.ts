@@ -1,6 +1,7 @@
 // `rolodex webhook …`: outbound webhook subscriptions (docs/events.md §Webhooks). The signing
 // secret is printed once, by `add`.
 import { loadConfig } from '../config.ts';
+import { InputError } from '../lib/errors.ts';
 import { addWebhook, listWebhooks, removeWebhook, replayWebhook, type Subscription, testWebhook } from '../webhooks/service.ts';
 import { countOf, type Io, operator, parse, print, required, takes, UsageError, withDb } from './io.ts';
 
@@ -65,8 +66,10 @@ export async function run(args: string[], io: Io): Promise<void> {
     const r = await withDb(io, (db, config) =>
       testWebhook(db.kysely, { id: webhookId, now: Date.now(), timeoutMs: config.webhooks.timeoutMs, allowPrivate: config.webhooks.allowPrivate }),
     );
-    print(io, json, r, r.ok ? `webhook.test ${r.eventId} delivered (HTTP ${r.status})` : `webhook.test ${r.eventId} failed: ${r.error}`);
-    if (!r.ok) process.exitCode = 1;
+    // A failed delivery is a failed command: exit code 1 with the reason on stderr (docs/cli.md),
+    // and with --json the attempt on stdout still.
+    if (r.ok || json) print(io, json, r, `webhook.test ${r.eventId} delivered (HTTP ${r.status})`);
+    if (!r.ok) throw new InputError(`webhook.test ${r.eventId} failed: ${r.error}`);
   } else if (sub === 'replay') {
     const webhookId = id(positionals, 'replay');
     const since = required(values, 'since');

@@ -167,6 +167,25 @@ eachDialect(
       await rolodex(t, ENV, 'webhook', 'remove', sub.id);
     });
 
+    test('a webhook test the endpoint refuses is a failed command: exit code 1, the reason on stderr', async () => {
+      const t = ctx();
+      const s = await seedWorkspace(t);
+      const sub = await subscribe(s, '--all');
+      receiver.status = 500;
+      try {
+        const human = await rolodex(t, ENV, 'webhook', 'test', sub.id);
+        assert.equal(human.code, 1, human.out);
+        assert.match(human.err, /^rolodex webhook: webhook\.test evt_\w+ failed: HTTP 500$/);
+        assert.equal(human.out, '');
+        const json = await rolodex(t, ENV, 'webhook', 'test', sub.id, '--json');
+        assert.equal(json.code, 1, json.out);
+        assert.deepEqual({ ...json.json(), eventId: 'evt' }, { ok: false, status: 500, error: 'HTTP 500', eventId: 'evt' });
+      } finally {
+        receiver.status = 200;
+        assert.equal((await rolodex(t, ENV, 'webhook', 'remove', sub.id)).code, 0);
+      }
+    });
+
     test("one event an endpoint always refuses is given up after the limit; its object's later events then go", async () => {
       const t = ctx();
       const s = await seedWorkspace(t);
