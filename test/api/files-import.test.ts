@@ -153,6 +153,20 @@ eachDialect('file import', (ctx) => {
     assert.equal(await main(['knowledge', 'list', '--workspace', s.workspaceId, '--workspace-only'], none), 0);
     assert.match(none.stdout.join(''), /no knowledge files/);
     assert.equal(await main(['knowledge', 'list', '--workspace', 'ws_nope'], captureIo(t)), 1);
+    // --user names a user by id, externalId or email, as every command does; an unknown one is refused.
+    const email = (await t.deps.db.kysely.selectFrom('users').select('email').where('id', '=', s.userId).executeTakeFirstOrThrow()).email;
+    for (const ref of [s.userId, email]) {
+      const mine = captureIo(t);
+      assert.equal(await main(['knowledge', 'list', '--workspace', s.workspaceId, '--user', ref, '--json'], mine), 0, mine.stderr.join(''));
+      assert.deepEqual(
+        JSON.parse(mine.stdout.join('')).map((k: { filename: string }) => k.filename),
+        ['mine.md'],
+        ref,
+      );
+    }
+    const nobody = captureIo(t);
+    assert.equal(await main(['knowledge', 'list', '--workspace', s.workspaceId, '--user', 'nobody@example.test'], nobody), 1);
+    assert.match(nobody.stderr.join(''), /no user "nobody@example\.test"/);
 
     const demo = captureIo(t);
     assert.equal(await main(['demo', '--json'], demo), 0, demo.stderr.join(''));
