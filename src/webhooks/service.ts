@@ -70,6 +70,9 @@ export async function addWebhook(ctx: Ctx, input: AddWebhookInput): Promise<Subs
 }
 
 export async function listWebhooks(db: Executor, input: { workspaceId?: string }): Promise<Subscription[]> {
+  // A workspace named is one that exists: a mistyped id is refused, not answered with no webhooks.
+  if (input.workspaceId !== undefined && !(await workspaceExists(db, input.workspaceId)))
+    throw new InputError(`no workspace "${input.workspaceId}"`, 'workspace');
   const rows = await repo.listSubscriptions(db, input.workspaceId);
   const types = await repo.subscriptionTypes(
     db,

@@ -240,6 +240,10 @@ eachDialect(
       assert.equal(run.code, 0, run.err);
       const none = await rolodex(t, ENV, 'webhook', 'add', '--workspace', s.workspaceId, '--url', 'ftp://x.test/');
       assert.equal(none.code, 1);
+      // A workspace that does not exist is refused by list too, as by add, never answered with no webhooks.
+      const elsewhere = await rolodex(t, ENV, 'webhook', 'list', '--workspace', 'ws_nope');
+      assert.equal(elsewhere.code, 1, elsewhere.out);
+      assert.match(elsewhere.err, /no workspace "ws_nope"/);
     });
 
     test('events older than EVENT_RETENTION_DAYS are swept', async () => {
