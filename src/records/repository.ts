@@ -292,6 +292,19 @@ export async function externalIdTaken(db: Executor, workspaceId: string, kind: s
   return r !== undefined;
 }
 
+/** Which of `externalIds` (at most a chunk, src/db/chunks.ts) a live record of the kind holds. */
+export async function externalIdsTaken(db: Executor, workspaceId: string, kind: string, externalIds: readonly string[]): Promise<Set<string>> {
+  if (externalIds.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('records')
+    .select('external_id')
+    .where('workspace_id', '=', workspaceId)
+    .where('kind', '=', kind)
+    .where('external_id', 'in', externalIds)
+    .execute();
+  return new Set(rows.map((r) => r.external_id as string));
+}
+
 /**
  * The kinds of the records among `ids` (absent: not a live record). In a write on PostgreSQL the
  * records found stay locked against deletion until it commits: a restore that links to them never

@@ -10,7 +10,7 @@ import type { Ctx } from '../lib/context.ts';
 import { keysetPagesBy } from '../lib/paging.ts';
 import { valueTaken } from '../records/index/repository.ts';
 import { type IndexedScalar, indexedScalar } from '../records/index/values.ts';
-import { externalIdTaken, type RecordRow } from '../records/repository.ts';
+import { externalIdsTaken, type RecordRow } from '../records/repository.ts';
 import * as repo from './repository.ts';
 import type { TrashPayload } from './service.ts';
 
@@ -20,6 +20,19 @@ const CACHE_KIB = 1024;
 
 export function recordOf(entry: repo.TrashRow): RecordRow | undefined {
   return (JSON.parse(entry.payload) as TrashPayload).record;
+}
+
+/** The externalIds noted for `type`, read from the scratch store a page at a time. */
+function* noted(last: ScratchMap, type: string): Generator<string[]> {
+  let part: string[] = [];
+  for (const [externalId] of last.entries(`x\u0000${type}`)) {
+    part.push(externalId);
+    if (part.length === PAGE) {
+      yield part;
+      part = [];
+    }
+  }
+  if (part.length > 0) yield part;
 }
 
 const key = (x: IndexedScalar) => (x.text !== undefined ? `t:${x.text}` : `n:${x.num}`);
@@ -42,7 +55,7 @@ export interface TrashClashes {
   /** The trashed record as its line writes it: its externalId and its unique values kept only where it keeps them. */
   kept(row: RecordRow): Promise<RecordRow>;
   /** The name the export gives the trashed record: its externalId where it keeps it, else its id. */
-  name(row: RecordRow): Promise<string>;
+  name(row: RecordRow): string;
   /** Values of unique fields left out so far. */
   readonly dropped: number;
   close(): Promise<void>;
@@ -51,11 +64,15 @@ export interface TrashClashes {
 /**
  * Reads the trash of `types` once, before any line is written (a live record's line may name a
  * trashed one), noting for each externalId and unique value the trashed record deleted last that
- * holds it. The notes stay on disk: memory does not grow with the trash.
+ * holds it, then asks which of those externalIds a live record holds, a chunk at a time: the
+ * answer is one per record for the whole export, however many lines name it, and its own line
+ * and every link to it agree. The notes stay on disk: memory does not grow with the trash.
  */
 export async function trashClashes(ctx: Ctx, types: readonly string[]): Promise<TrashClashes> {
-  const store = await ScratchStore.open({ tables: ['last'], cacheKiB: CACHE_KIB, prefix: 'rolodex-export-trash-' });
+  const store = await ScratchStore.open({ tables: ['last', 'taken'], cacheKiB: CACHE_KIB, prefix: 'rolodex-export-trash-' });
   const last: ScratchMap = store.table('last');
+  /** Per type, the noted externalIds that a live record holds. */
+  const taken: ScratchMap = store.table('taken');
   const defsOf = new Map<string, TypeDefinitions>();
   const ws = ctx.actor.workspaceId;
   try {
@@ -72,21 +89,22 @@ export async function trashClashes(ctx: Ctx, types: readonly string[]): Promise<
           for (const u of uniqueValues(defs, row)) last.put(`u\u0000${type}\u0000${u.field}`, key(u.indexed), row.id);
         }
       }
+      for (const part of noted(last, type)) for (const id of await externalIdsTaken(ctx.db, ws, type, part)) taken.add(type, id);
     }
   } catch (err) {
     await store.close();
     throw err;
   }
-  const keepsExternalId = async (row: RecordRow) =>
-    row.external_id !== null && last.get(`x\u0000${row.kind}`, row.external_id) === row.id && !(await externalIdTaken(ctx.db, ws, row.kind, row.external_id));
+  const keepsExternalId = (row: RecordRow) =>
+    row.external_id !== null && last.get(`x\u0000${row.kind}`, row.external_id) === row.id && taken.get(row.kind, row.external_id) === undefined;
   let dropped = 0;
   return {
-    async name(row) {
-      return (await keepsExternalId(row)) ? (row.external_id as string) : row.id;
+    name(row) {
+      return keepsExternalId(row) ? (row.external_id as string) : row.id;
     },
     async kept(row) {
       const defs = defsOf.get(row.kind);
-      const externalId = (await keepsExternalId(row)) ? row.external_id : null;
+      const externalId = keepsExternalId(row) ? row.external_id : null;
       const fields = JSON.parse(row.fields) as Record<string, unknown>;
       let changed = false;
       for (const u of defs ? uniqueValues(defs, row) : []) {

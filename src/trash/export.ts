@@ -24,7 +24,7 @@ export function heldRows(ctx: Ctx, clashes: TrashClashes): HeldRows {
       const out = new Map<string, string>();
       for (const entry of await repo.trashedRecords(ctx.db, ctx.actor.workspaceId, ids)) {
         const row = recordOf(entry);
-        if (row) out.set(row.id, await clashes.name(row));
+        if (row) out.set(row.id, clashes.name(row));
       }
       return out;
     },
