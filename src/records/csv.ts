@@ -3,7 +3,6 @@
 // field's definition; select cells name option labels; relationship cells name externalIds. Every
 // row is checked against the workspace's definitions as it is read, so that every bad row is
 // reported with its line and column before anything is written. Parsed by csv-parse, streaming.
-import { parse } from 'csv-parse';
 import { loadDefinitions, type FieldDef, type RelationshipDef, type TypeDefinitions } from '../definitions/service.ts';
 import { RESERVED_TYPES } from '../definitions/object-types.ts';
 import { RECORD_TYPES } from './resource.ts';
@@ -13,6 +12,7 @@ import type { ImportSource, SourceObject } from '../import/source.ts';
 import type { Ctx } from '../lib/context.ts';
 import { AppError, InputError } from '../lib/errors.ts';
 import { cellValue, decimal } from './csv-cells.ts';
+import { csvRows } from './csv-rows.ts';
 import { checkFieldValues, valueMembers } from './write-fields.ts';
 
 type Column = { kind: 'externalId' } | { kind: 'field'; def: FieldDef; member?: string } | { kind: 'relationship'; def: RelationshipDef };
@@ -204,30 +204,6 @@ function columnPaths(headers: string[], columns: Column[]): Map<string, string> 
   return paths;
 }
 
-/**
- * The line breaks inside a record's cells (`\r\n`, `\n` or `\r` one each), and how many of them are
- * `\r\n`, which csv-parse counts as two lines (its `info.lines`, the line a record ends on).
- */
-function breaksIn(cells: readonly string[]): { breaks: number; crlf: number } {
-  let breaks = 0;
-  let crlf = 0;
-  for (const cell of cells) {
-    if (!cell.includes('\n') && !cell.includes('\r')) continue;
-    for (let i = 0; i < cell.length; i++) {
-      const c = cell[i];
-      if (c === '\n') breaks++;
-      else if (c === '\r') {
-        breaks++;
-        if (cell[i + 1] === '\n') {
-          crlf++;
-          i++;
-        }
-      }
-    }
-  }
-  return { breaks, crlf };
-}
-
 /** The rows of a CSV file of records of `type`, as import lines; the type's definitions are read once. */
 export async function csvSource(ctx: Ctx, path: string, type: string): Promise<ImportSource> {
   if (RESERVED_TYPES.has(type) && !Object.hasOwn(RECORD_TYPES, type)) throw new InputError(`"${type}" has no records to import`, 'type');
@@ -236,7 +212,7 @@ export async function csvSource(ctx: Ctx, path: string, type: string): Promise<I
   let paths = new Map<string, string>();
   return {
     async *objects(): AsyncGenerator<SourceObject> {
-      const parser = parse({ bom: true, info: true, relax_column_count: true, skip_empty_lines: true });
+      const { parser, rows, failure } = csvRows();
       // A read error ends the rows with that error instead of going unhandled (pipe forwards none).
       // A byte that is not UTF-8 ends them after the rows before its line, then is reported.
       let notUtf8: ImportError | undefined;
@@ -250,14 +226,8 @@ export async function csvSource(ctx: Ctx, path: string, type: string): Promise<I
       input.pipe(parser);
       let headers: string[] | undefined;
       let columns: Column[] = [];
-      // A row's line is the line it starts on, in the file's lines: csv-parse counts a `\r\n` inside
-      // a quoted cell as two lines, `drift` in all, and a record's line is the one it ends on.
-      let drift = 0;
       try {
-        for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
-          const { breaks, crlf } = breaksIn(record);
-          drift += crlf;
-          const line = info.lines - drift - breaks;
+        for await (const { cells: record, line } of rows) {
           if (!headers) {
             headers = record;
             const header = headerColumns(defs, headers, line);
@@ -281,11 +251,10 @@ export async function csvSource(ctx: Ctx, path: string, type: string): Promise<I
           }
         }
       } catch (err) {
-        const e = err as { code?: string; lines?: number; message: string };
-        if (!e.code?.startsWith('CSV_')) throw err;
+        const bad = failure(err);
+        if (!bad) throw err;
         // The rows cut before a byte that is not UTF-8 (a quoted cell left open) are its error alone.
-        const line = (e.lines ?? drift) - drift;
-        if (!notUtf8) yield { line, value: undefined, error: new ImportError(line, '(row)', `not valid CSV: ${e.message}`) };
+        if (!notUtf8) yield { line: bad.line, value: undefined, error: bad };
       }
       if (notUtf8) yield { line: notUtf8.line, value: undefined, error: notUtf8 };
     },

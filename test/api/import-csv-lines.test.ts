@@ -1,5 +1,6 @@
 // The line of a CSV row in `rolodex import`'s errors (docs/import.md §CSV) is the line of the file
-// it starts on, whatever line breaks quoted cells before it or in it hold (`\n`, `\r\n`, `\r`).
+// it starts on, whatever line breaks quoted cells before it or in it hold (`\n`, `\r\n`, `\r`);
+// so is the line of a row that is not valid CSV, and its error names no other line.
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -38,5 +39,25 @@ eachDialect('rolodex import of CSV: lines of rows', (ctx) => {
     assert.equal(ok.code, 0, ok.err);
     const acme = (await call(t, s.secret, 'GET', `/v1/accounts/${JSON.parse(ok.out).ids.account.a1}`)).json();
     assert.equal(acme.fields.$name.value, 'Acme\r\nHoldings\r\nGroup');
+  });
+
+  test('a row that is not valid CSV is reported at the line it starts on, with its column, and no other line', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const head = ['externalId,Name', 'a1,"Acme\r\nHoldings\r\nGroup"', '', 'a2,Beta']; // lines 1, 2-4, 5 (empty), 6
+    const cases: [string, string][] = [
+      ['a3,"Gamma\r\nCorp"x', 'a quoted cell\'s closing quote is followed by "x", not by a comma or the end of the line'],
+      ['a3,Gam"ma"', 'a quote inside a cell that does not start with one: quote the whole cell and double each quote in it'],
+      ['a3,"Gamma\r\nCorp', 'a quoted cell is not closed: the file ends before its closing quote'],
+    ];
+    for (const [bad, message] of cases) {
+      const path = join(t.tdb.dataDir, 'bad.csv');
+      writeFileSync(path, `${[...head, bad, 'a4,Delta'].join('\r\n')}\r\n`);
+      const r = await rolodex(t, ['import', '--workspace', s.workspaceId, '--type', 'account', path]);
+      assert.equal(r.code, 1, r.err);
+      const lines = r.err.split('\n').filter((l) => /^line \d+:/.test(l));
+      assert.deepEqual(lines, [`line 7: Name: not valid CSV: ${message}`], r.err);
+    }
+    assert.equal((await call(t, s.secret, 'GET', '/v1/accounts')).json().totalCount, 0);
   });
 });

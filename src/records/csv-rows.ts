@@ -1,0 +1,93 @@
+// The rows of a CSV file as csv-parse reads them, each with the line of the file it starts on, as
+// an editor numbers them (docs/import.md §CSV). csv-parse tells only where a record ends: its
+// `info.lines` (and `raw`, `on_record`'s context, an error's `lines`) is the line it is at, where a
+// `\r\n` inside a quoted cell counts as two. So the line is counted here, as records are parsed:
+// a record starts on the line after the one the record before it ended on, past the empty lines
+// skipped between them (`info.empty_lines`), and spans one more line for each line break its cells
+// hold (`\r\n`, `\n` or `\r` one each). A record csv-parse refuses starts where the next record
+// would: its error names that line, in our count, and no line of csv-parse's.
+import { CsvError, type Options, type Parser, parse } from 'csv-parse';
+import { ImportError } from '../import/kind.ts';
+
+export interface CsvRow {
+  cells: string[];
+  /** The line of the file the row starts on. */
+  line: number;
+}
+
+/** The line breaks inside a record's cells: `\r\n`, `\n` or `\r` one each. */
+function breaksIn(cells: readonly string[]): number {
+  let breaks = 0;
+  for (const cell of cells) {
+    if (!cell.includes('\n') && !cell.includes('\r')) continue;
+    for (let i = 0; i < cell.length; i++) {
+      const c = cell[i];
+      if (c === '\n') breaks++;
+      else if (c === '\r') {
+        breaks++;
+        if (cell[i + 1] === '\n') i++;
+      }
+    }
+  }
+  return breaks;
+}
+
+/** What is wrong in the words of the import, without csv-parse's line (`at line 5`). */
+function reason(err: CsvError): string {
+  switch (err.code) {
+    case 'CSV_QUOTE_NOT_CLOSED':
+      return 'a quoted cell is not closed: the file ends before its closing quote';
+    case 'CSV_INVALID_CLOSING_QUOTE': {
+      const got = /got ("[^"]*"|\S+)/.exec(err.message)?.[1];
+      return `a quoted cell's closing quote is followed by ${got ?? 'a character'}, not by a comma or the end of the line`;
+    }
+    case 'INVALID_OPENING_QUOTE':
+      return 'a quote inside a cell that does not start with one: quote the whole cell and double each quote in it';
+    default:
+      return err.message.replace(/ (at|on) line \d+/g, '');
+  }
+}
+
+export interface CsvRows {
+  /** The stream to pipe the file's text into. */
+  parser: Parser;
+  rows: AsyncIterable<CsvRow>;
+  /**
+   * The ImportError of a CSV syntax error thrown by `rows`, at the line its record starts on and
+   * the header of its column (`(header)` in the header); undefined for any other error.
+   */
+  failure: (err: unknown) => ImportError | undefined;
+}
+
+export function csvRows(): CsvRows {
+  let ended = 0;
+  let skipped = 0;
+  // The first record, as parsed: the consumer may not have had it when a later record fails.
+  let headers: string[] | undefined;
+  const startOf = (emptyLines: number) => ended + 1 + (emptyLines - skipped);
+  const options: Options<CsvRow, string[]> = {
+    bom: true,
+    relax_column_count: true,
+    skip_empty_lines: true,
+    // Called as each record is parsed, before a later record's error: the count is never behind.
+    on_record: (cells, info) => {
+      const line = startOf(info.empty_lines);
+      ended = line + breaksIn(cells);
+      skipped = info.empty_lines;
+      headers ??= cells;
+      return { cells, line };
+    },
+  };
+  // csv-parse's types let on_record return the record's own type only.
+  const parser = parse(options as unknown as Options);
+  return {
+    parser,
+    rows: parser as AsyncIterable<CsvRow>,
+    failure: (err) => {
+      if (!(err instanceof CsvError)) return undefined;
+      const line = startOf(typeof err.empty_lines === 'number' ? err.empty_lines : skipped);
+      const column = !headers ? '(header)' : typeof err.column === 'number' ? headers[err.column] : undefined;
+      return new ImportError(line, column ?? '(row)', `not valid CSV: ${reason(err)}`);
+    },
+  };
+}
