@@ -3,7 +3,8 @@
 // carries its own JSON-RPC messages and is answered with JSON (src/mcp/transport.ts), so any
 // instance of a cluster can answer any request and nothing of a request outlives it. GET (a stream
 // of server-initiated messages) and DELETE (the end of a session) have nothing to serve without
-// sessions: an authenticated one answers 405, as the protocol allows. Registered only when MCP is
+// sessions: an authenticated one answers 405, as the protocol allows, and so does any other method
+// but OPTIONS, as the SDK's transport answers them (docs/mcp.md §Methods). Registered only when MCP is
 // on (src/app.ts); the SDK and the servers (src/mcp/endpoint.ts) load with the first authenticated
 // POST, so that a process nobody asks for MCP does not hold them.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -32,6 +33,12 @@ export function originRefusal(origin: string | undefined, allowed: readonly stri
   return { jsonrpc: '2.0', error: { code: -32000, message: `Invalid Origin header: ${origin}` }, id: null };
 }
 
+/** The methods `/mcp` serves, as its `Allow` header names them (docs/mcp.md §Methods). */
+const MCP_ALLOW = 'OPTIONS, POST';
+
+/** The answer to a method `/mcp` does not serve, in JSON-RPC as the SDK's transport words it. */
+const NOT_ALLOWED = { jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this server is stateless and serves POST only.' }, id: null };
+
 export async function mcpRoutes(app: FastifyInstance, opts: { deps: Deps; origins: readonly string[] | 'any' }): Promise<void> {
   const { deps, origins } = opts;
   let endpoint: Promise<McpEndpoint> | undefined;
@@ -56,28 +63,27 @@ export async function mcpRoutes(app: FastifyInstance, opts: { deps: Deps; origin
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
 
   async function handle(request: FastifyRequest, reply: FastifyReply) {
-    if (request.method !== 'POST') {
-      return reply
-        .code(405)
-        .header('Allow', 'POST')
-        .send({ jsonrpc: '2.0', error: { code: -32000, message: 'This server is stateless: only POST is served.' }, id: null });
-    }
     const answer = await (await loaded()).answer(request);
     reply.code(answer.status);
     return answer.body === undefined ? reply.send() : reply.type('application/json').send(answer.body);
   }
 
   app.route({
-    method: ['POST', 'GET', 'DELETE'],
+    // Every method, so that one not served is told so (405 with Allow), not that no route is here.
+    method: app.supportedMethods,
     url: '/mcp',
     schema: { hide: true },
     bodyLimit: MCP_BODY_LIMIT,
-    // The origin, then the key, are checked before any byte of the body is read.
+    // The origin, then the key, then the method, are checked before any byte of the body is read.
     onRequest: async (request, reply) => {
       const refused = originRefusal(request.headers.origin, origins);
       if (refused) return reply.code(403).type('application/json').send(refused);
+      // A browser's CORS preflight carries no credentials: OPTIONS is answered without the key, and
+      // with no CORS headers, which a proxy in front adds (docs/mcp.md §Origins).
+      if (request.method === 'OPTIONS') return reply.code(204).header('Allow', MCP_ALLOW).send();
       const waiting = authenticate(deps, request);
       if (waiting) await waiting;
+      if (request.method !== 'POST') return reply.code(405).header('Allow', MCP_ALLOW).type('application/json').send(NOT_ALLOWED);
     },
     // A body over the limit is answered as the SDK's transport answers it; any other error goes to
     // the API's error handler.
