@@ -280,19 +280,10 @@ export async function deleteRecord(tx: Tx, row: RecordRow): Promise<void> {
   await rankDelete(tx, RECORDS, [row.workspace_id, row.kind], [{ ts: row.created_at, id: row.id }]);
 }
 
-/** Whether another record of the kind holds this externalId (a restore would collide). */
-export async function externalIdTaken(db: Executor, workspaceId: string, kind: string, externalId: string): Promise<boolean> {
-  const r = await db
-    .selectFrom('records')
-    .select('id')
-    .where('workspace_id', '=', workspaceId)
-    .where('kind', '=', kind)
-    .where('external_id', '=', externalId)
-    .executeTakeFirst();
-  return r !== undefined;
-}
-
-/** Which of `externalIds` (at most a chunk, src/db/chunks.ts) a live record of the kind holds. */
+/**
+ * Which of `externalIds` (at most a chunk, src/db/chunks.ts) a live record of the kind holds: a
+ * restore of a record holding one would collide.
+ */
 export async function externalIdsTaken(db: Executor, workspaceId: string, kind: string, externalIds: readonly string[]): Promise<Set<string>> {
   if (externalIds.length === 0) return new Set();
   const rows = await db

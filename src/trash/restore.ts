@@ -46,7 +46,7 @@ async function refuseTakenValues(ctx: Ctx, defs: TypeDefinitions, row: records.R
       if (await taken(x))
         throw new AppError('duplicate_value', `Another ${row.kind} now holds the value of "${key}"; ${row.id} stays in the trash.`, { param: `fields.${key}` });
   }
-  if (row.external_id !== null && (await records.externalIdTaken(ctx.db, row.workspace_id, row.kind, row.external_id)))
+  if (row.external_id !== null && (await records.externalIdsTaken(ctx.db, row.workspace_id, row.kind, [row.external_id])).size > 0)
     throw new AppError('duplicate_value', `Another ${row.kind} now holds externalId "${row.external_id}"; ${row.id} stays in the trash.`, {
       param: 'externalId',
     });

@@ -6,7 +6,9 @@
 // a link of the record to itself too.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { importKinds } from '../../src/cli/import-kinds.ts';
 import { addField, addRelationship } from '../../src/definitions/service.ts';
+import { runImport } from '../../src/import/run.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
 import { RECORDS } from '../../src/records/repository.ts';
 import { setArchived } from '../../src/records/service.ts';
@@ -189,6 +191,21 @@ eachDialect('trash', (ctx) => {
     await ok(s, 'DELETE', `/v1/accounts/${b.id}`);
     await restoreAs(s, a.id);
     assert.equal((await ok(s, 'GET', `/v1/accounts/${a.id}`)).fields.code.value, 'X1');
+  });
+
+  test('a restore of a record whose externalId another record took meanwhile is refused naming externalId', async () => {
+    const s = await seedWorkspace(ctx());
+    const op = operatorCtx(ctx().deps.db.kysely, s.workspaceId);
+    const line = JSON.stringify({ object: 'account', externalId: 'e-1', fields: { $name: { value: 'E', valueType: 'TEXT' } } });
+    const load = async () => (await runImport(op, { kinds: importKinds(), text: line })).ids.account?.['e-1'] as string;
+    const first = await load();
+    await ok(s, 'DELETE', `/v1/accounts/${first}`);
+    const second = await load();
+    assert.notEqual(second, first);
+    await assert.rejects(restoreAs(s, first), (err: Error & { code?: string; param?: string }) => err.code === 'duplicate_value' && err.param === 'externalId');
+    await ok(s, 'DELETE', `/v1/accounts/${second}`);
+    await restoreAs(s, first);
+    assert.equal((await ok(s, 'GET', `/v1/accounts/${first}`)).externalId, 'e-1');
   });
 
   test('an archived unique field stays unique: a restore that would share its value is refused, and unarchive refuses records that share one', async () => {
