@@ -1,12 +1,13 @@
 // Merging two records of one type (docs/merge.md): the primary keeps its id and takes the
 // resolved fields and every link of the duplicate, which goes to the trash marked as merged, all
 // in the caller's one transaction. The merge is recorded (`mrg_…`) with status `done`.
-import { appendEvent, recordFieldChanges } from '../changes/service.ts';
+import { appendEvent, type Changes, recordFieldChanges } from '../changes/service.ts';
 import type { Ctx, WriteCtx } from '../lib/context.ts';
 import { AppError } from '../lib/errors.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import * as lists from '../lists/repository.ts';
 import { membershipMoves } from '../lists/service.ts';
+import { loadRecords } from '../records/resource.ts';
 import { type RecordResource, type RecordType, getRecord, requireDefinitions } from '../records/service.ts';
 import * as records from '../records/repository.ts';
 import { canonical } from '../records/service.ts';
@@ -57,7 +58,11 @@ export async function mergeRecords(ctx: WriteCtx, type: RecordType, input: Merge
       throw new AppError('invalid_value', 'Opportunities merge only when they belong to the same $account.', { param: 'duplicateId' });
   }
 
-  const duplicateBefore = await getRecord(ctx, { type, id: duplicate.id });
+  // Both as they stand before the merge, in one read: the duplicate as the trash keeps it, the
+  // primary's relationships for the event's changes.
+  const both = await loadRecords(ctx, { kind: type.objectType, ids: [primary.id, duplicate.id] });
+  const primaryBefore = both.find((r) => r.id === primary.id) as RecordResource;
+  const duplicateBefore = both.find((r) => r.id === duplicate.id) as RecordResource;
   const warnings: string[] = [];
   let repointed = await moveLinks(ctx, defs, primary.id, duplicate.id, warnings);
   const memberships = await lists.takeMemberships(ctx.db, duplicate.id);
@@ -114,7 +119,10 @@ export async function mergeRecords(ctx: WriteCtx, type: RecordType, input: Merge
   await appendEvent(ctx, {
     type: `${type.objectType}.merged`,
     object: merged,
-    changes: Object.fromEntries(changed.map((k) => [k, { from: before[k] ?? null, to: after[k] ?? null }])),
+    changes: {
+      ...Object.fromEntries(changed.map((k) => [k, { from: before[k] ?? null, to: after[k] ?? null }])),
+      ...relationshipChanges(primaryBefore, merged),
+    },
     duplicateId: duplicate.id,
   });
   await membershipMoves(ctx, [
@@ -126,6 +134,20 @@ export async function mergeRecords(ctx: WriteCtx, type: RecordType, input: Merge
     primary: merged,
     summary: { fieldWriteCount: changed.length, syncRepointedCount: repointed, warnings },
   };
+}
+
+/**
+ * The primary's relationships the merge changed, as the API shows them before and after (arrays of
+ * ids): the links it took from the duplicate (docs/events.md §Shape).
+ */
+function relationshipChanges(before: RecordResource, after: RecordResource): Changes {
+  const changes: Changes = {};
+  const sorted = (ids: readonly string[]) => [...ids].sort().join();
+  for (const [key, rel] of Object.entries(after.relationships)) {
+    const from = before.relationships[key]?.values ?? [];
+    if (sorted(from) !== sorted(rel.values)) changes[key] = { from, to: rel.values };
+  }
+  return changes;
 }
 
 export function toResource(row: repo.MergeRow) {

@@ -57,6 +57,27 @@ eachDialect('events of deletes, restores and merges', (ctx) => {
       ],
     );
   });
+  test("a merge's changes name the relationships the primary took from the duplicate, as the API shows them", async () => {
+    const s = await seedWorkspace(ctx());
+    const [acc, other] = [
+      await ok(s.secret, 'POST', '/v1/accounts', { fields: { $name: 'A' } }),
+      await ok(s.secret, 'POST', '/v1/accounts', { fields: { $name: 'B' } }),
+    ];
+    const primary = await ok(s.secret, 'POST', '/v1/contacts', { fields: { $email: ['p@x.test'] }, relationships: { $account: [other.id] } });
+    const duplicate = await ok(s.secret, 'POST', '/v1/contacts', { fields: {}, relationships: { $account: [acc.id, other.id] } });
+    const note = await ok(s.secret, 'POST', '/v1/notes', { fields: { $title: 'n' }, relationships: { $contact: [duplicate.id] } });
+    const { primary: after } = await ok(s.secret, 'POST', '/v1/contacts/merge', { primaryId: primary.id, duplicateId: duplicate.id });
+    const [merged] = (await events(s.workspaceId)).filter((e) => e.type === 'contact.merged');
+    // Nothing but links moved: the fields are the primary's, the relationships it gained are named
+    // (docs/events.md §Shape), and those it held already are not.
+    assert.deepEqual(merged.data.changes, {
+      $account: { from: [other.id], to: after.relationships.$account.values },
+      $note: { from: [], to: [note.id] },
+    });
+    assert.deepEqual([...after.relationships.$account.values].sort(), [acc.id, other.id].sort());
+    assert.deepEqual(merged.data.object, after);
+  });
+
   test("memberships a delete, a restore and a merge move: the lists' member events", async () => {
     const s = await seedWorkspace(ctx());
     const [a, b] = [await ok(s.secret, 'POST', '/v1/contacts', { fields: {} }), await ok(s.secret, 'POST', '/v1/contacts', { fields: {} })];
