@@ -2,20 +2,40 @@
 // and replayed from the command line. Secrets are shown once, when a subscription is added.
 import { randomBytes } from 'node:crypto';
 import { type Executor, write } from '../db/index.ts';
+import { listObjectTypes } from '../definitions/object-types.ts';
 import type { Ctx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
 import { isoNow, newId } from '../lib/ids.ts';
+import { RECORD_TYPES } from '../records/resource.ts';
 import { workspaceExists } from '../workspaces/repository.ts';
 import * as repo from './repository.ts';
 import { type Attempt, checkUrl, deliver, TargetError } from './sender.ts';
 
 /** `<type>.<action>` of a record, a custom object (its slug), a meeting or a list (docs/events.md §Types). */
-const RESOURCE_EVENT = /^[a-z][a-z0-9_]{0,62}\.(created|updated|deleted|restored|merged)$/;
+const RESOURCE_EVENT = /^([a-z][a-z0-9_]{0,62})\.(created|updated|deleted|restored|merged)$/;
+
+/** The types whose resources have `<type>.<action>` events besides the workspace's custom objects'. */
+const RESOURCE_TYPES: readonly string[] = [...Object.keys(RECORD_TYPES), 'meeting', 'list'];
 
 /** The event types of one kind of object alone (docs/events.md §Types): a subscription names them exactly. */
 const OWN_EVENT_TYPES = new Set(['list.members_added', 'list.members_removed', 'email.sent', 'file.completed', 'enrichment_run.completed']);
 
-const isEventType = (t: string) => RESOURCE_EVENT.test(t) || OWN_EVENT_TYPES.has(t);
+/**
+ * Refuses a name that is no event type of the workspace (docs/events.md §Webhooks): an action of a
+ * type it does not have (`contacts.created`, `project.created` before `project` is defined) would
+ * never be written, and the endpoint would wait for it in silence.
+ */
+async function checkEventTypes(ctx: Ctx, types: readonly string[]): Promise<void> {
+  let known: Set<string> | undefined;
+  for (const t of types) {
+    if (OWN_EVENT_TYPES.has(t)) continue;
+    const type = RESOURCE_EVENT.exec(t)?.[1];
+    if (type === undefined) throw new InputError(`"${t}" is not an event type (docs/events.md §Types)`, 'events');
+    known ??= new Set([...RESOURCE_TYPES, ...(await listObjectTypes(ctx)).map((o) => o.objectType)]);
+    if (!known.has(type))
+      throw new InputError(`"${t}" is not an event type: the workspace has no type "${type}" (${[...known].join(', ')}; docs/events.md §Types)`, 'events');
+  }
+}
 
 export interface AddWebhookInput {
   url: string;
@@ -51,8 +71,8 @@ export async function addWebhook(ctx: Ctx, input: AddWebhookInput): Promise<Subs
   }
   const types = input.events === 'all' ? [] : [...new Set(input.events)];
   if (input.events !== 'all' && types.length === 0) throw new InputError('name the event types (--events a,b) or take them all (--all)', 'events');
-  for (const t of types) if (!isEventType(t)) throw new InputError(`"${t}" is not an event type (docs/events.md §Types)`, 'events');
   if (!(await workspaceExists(ctx.db, ctx.actor.workspaceId))) throw new InputError(`no workspace "${ctx.actor.workspaceId}"`, 'workspace');
+  await checkEventTypes(ctx, types);
   const row: repo.SubscriptionRow = {
     id: newId('whk', ctx.now),
     workspace_id: ctx.actor.workspaceId,

@@ -9,7 +9,9 @@ import { after, before, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import type { Io } from '../../src/cli/io.ts';
 import { main } from '../../src/cli/main.ts';
+import { defineObjectType } from '../../src/definitions/object-types.ts';
 import { filesEnv } from '../../src/files/service.ts';
+import { operatorCtx } from '../../src/lib/context.ts';
 import { sweepOnce } from '../../src/jobs/sweeper.ts';
 import { type Dispatcher, startWebhookDispatcher } from '../../src/jobs/webhook-dispatcher.ts';
 import { lookup } from 'node:dns/promises';
@@ -238,6 +240,21 @@ eachDialect(
       }
       const run = await rolodex(t, ENV, 'webhook', 'add', '--workspace', s.workspaceId, '--url', receiver.url, '--events', 'enrichment_run.completed');
       assert.equal(run.code, 0, run.err);
+      // An action of a type the workspace does not have would never be written: a plural, a custom
+      // object type not defined (yet), a kind of object with events of its own alone.
+      for (const type of ['contacts.created', 'project.created', 'email.created', 'user.updated']) {
+        const bad = await rolodex(t, ENV, 'webhook', 'add', '--workspace', s.workspaceId, '--url', receiver.url, '--events', `account.created,${type}`);
+        assert.equal(bad.code, 1, `${type} is refused: ${bad.out}`);
+        assert.match(bad.err, new RegExp(`"${type.replace('.', '\\.')}" is not an event type: the workspace has no type`));
+      }
+      await defineObjectType(operatorCtx(t.deps.db.kysely, s.workspaceId), { slug: 'project', label: 'Project' });
+      const types = 'project.created,project.merged,note.updated,meeting.deleted,list.restored,opportunity.merged';
+      const custom = await rolodex(t, ENV, 'webhook', 'add', '--workspace', s.workspaceId, '--url', receiver.url, '--events', types, '--json');
+      assert.equal(custom.code, 0, custom.err);
+      assert.deepEqual([...custom.json().events].sort(), types.split(',').sort());
+      // The subscriptions of this test are not left to the next.
+      for (const w of (await rolodex(t, ENV, 'webhook', 'list', '--workspace', s.workspaceId, '--json')).json())
+        await rolodex(t, ENV, 'webhook', 'remove', w.id);
       const none = await rolodex(t, ENV, 'webhook', 'add', '--workspace', s.workspaceId, '--url', 'ftp://x.test/');
       assert.equal(none.code, 1);
       // A workspace that does not exist is refused by list too, as by add, never answered with no webhooks.
