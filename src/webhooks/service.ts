@@ -63,8 +63,11 @@ function describe(row: repo.SubscriptionRow, types: readonly string[] | undefine
 export type Subscription = ReturnType<typeof describe>;
 
 export async function addWebhook(ctx: Ctx, input: AddWebhookInput): Promise<Subscription & { secret: string }> {
+  // The URL as it is parsed and called (white space around it, and tabs and line breaks in it, left
+  // out): what `list` shows is the address deliveries go to.
+  let url: string;
   try {
-    checkUrl(input.url, input.allowPrivate);
+    url = checkUrl(input.url, input.allowPrivate).href;
   } catch (err) {
     if (err instanceof TargetError) throw new InputError(err.message, 'url');
     throw err;
@@ -76,7 +79,7 @@ export async function addWebhook(ctx: Ctx, input: AddWebhookInput): Promise<Subs
   const row: repo.SubscriptionRow = {
     id: newId('whk', ctx.now),
     workspace_id: ctx.actor.workspaceId,
-    url: input.url,
+    url,
     description: input.description ?? null,
     secret: `whsec_${randomBytes(32).toString('base64')}`,
     all_events: input.events === 'all' ? 1 : 0,

@@ -255,6 +255,27 @@ eachDialect(
       // The subscriptions of this test are not left to the next.
       for (const w of (await rolodex(t, ENV, 'webhook', 'list', '--workspace', s.workspaceId, '--json')).json())
         await rolodex(t, ENV, 'webhook', 'remove', w.id);
+      // A URL pasted with white space around it or a line break in it is kept as it is called.
+      const pasted = await rolodex(
+        t,
+        ENV,
+        'webhook',
+        'add',
+        '--workspace',
+        s.workspaceId,
+        '--url',
+        ` ${receiver.url.replace('/hooks', '/ho\nok\ts')}\n`,
+        '--all',
+        '--json',
+      );
+      assert.equal(pasted.code, 0, pasted.err);
+      assert.equal(pasted.json().url, receiver.url);
+      const listed = await rolodex(t, ENV, 'webhook', 'list', '--workspace', s.workspaceId);
+      assert.ok(
+        listed.out.split('\n').some((l) => l.startsWith(`${pasted.json().id}  ${receiver.url}  `)),
+        listed.out,
+      );
+      await rolodex(t, ENV, 'webhook', 'remove', pasted.json().id);
       const none = await rolodex(t, ENV, 'webhook', 'add', '--workspace', s.workspaceId, '--url', 'ftp://x.test/');
       assert.equal(none.code, 1);
       // A workspace that does not exist is refused by list too, as by add, never answered with no webhooks.
