@@ -29,9 +29,15 @@ export interface EmailRow extends Pick<
   subject: string | null;
 }
 
-function access(c: Caller): RawBuilder<AccessLevel> {
-  if (c.userId === null) return sql<AccessLevel>`m.others_see`;
-  return sql<AccessLevel>`case when m.user_id = ${c.userId} then 'FULL' else m.others_see end`;
+/**
+ * SQL: the caller's access level to the mail of the mailbox of alias `m` (docs/emails.md §Who reads
+ * what): FULL for its owner, `others_see` for every other user key and for a workspace key. Every
+ * read of e-mails resolves it here, and so does the download rule of their attachments (src/files/).
+ */
+export function access(c: Caller, m = 'm'): RawBuilder<AccessLevel> {
+  const othersSee = sql.ref(`${m}.others_see`);
+  if (c.userId === null) return sql<AccessLevel>`${othersSee}`;
+  return sql<AccessLevel>`case when ${sql.ref(`${m}.user_id`)} = ${c.userId} then 'FULL' else ${othersSee} end`;
 }
 
 function select(c: Caller, where: RawBuilder<unknown>): RawBuilder<EmailRow> {

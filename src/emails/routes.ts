@@ -9,7 +9,7 @@ import { DraftedEmail, DraftEmailBody, Email, EmailList, EmailParams, SendEmailB
 import * as service from './service.ts';
 
 const tags = ['Emails'];
-const attachmentErrors = ['user_required', 'unknown_mailbox', 'referenced_resource_missing', 'file_too_large'] as const;
+const attachmentErrors = ['user_required', 'unknown_mailbox', 'referenced_resource_missing', 'file_too_large', 'full_access_required'] as const;
 
 export async function emailRoutes(base: FastifyInstance, opts: PluginOptions): Promise<void> {
   const app = base.withTypeProvider<TypeBoxTypeProvider>();

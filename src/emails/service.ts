@@ -4,6 +4,7 @@
 // the body or the attachments, and neither the body nor the attachments are even read for one.
 import type { Static } from '@sinclair/typebox';
 import { findFile } from '../files/repository.ts';
+import { checkDownload } from '../files/service.ts';
 import { effectiveStatus } from '../files/rules.ts';
 import { appendEvent } from '../changes/service.ts';
 import type { Ctx, WriteCtx } from '../lib/context.ts';
@@ -114,7 +115,7 @@ function checkRecipients(input: { to?: string[] | undefined; cc?: string[] | und
   }
 }
 
-/** Each attachment must be a COMPLETED file of the workspace of at most 20 MiB; duplicates collapse. */
+/** Each attachment must be a COMPLETED file of the workspace of at most 20 MiB whose bytes the caller may have; duplicates collapse. */
 async function checkAttachments(ctx: Ctx, ids: string[]): Promise<string[]> {
   const out: string[] = [];
   for (const [i, id] of ids.entries()) {
@@ -126,6 +127,9 @@ async function checkAttachments(ctx: Ctx, ids: string[]): Promise<string[]> {
     if (status !== 'COMPLETED') throw new AppError('invalid_value', `The file "${id}" is ${status}; only a COMPLETED file can be attached.`, { param });
     if (Number(file.size_bytes) > MAX_ATTACHMENT_BYTES)
       throw new AppError('file_too_large', `The file "${id}" has ${file.size_bytes} bytes; an attachment may have at most ${MAX_ATTACHMENT_BYTES}.`, { param });
+    // Sending bytes is handing them out, and the sender reads its own e-mail at FULL
+    // (docs/files.md §Who downloads the bytes).
+    await checkDownload(ctx, id, param);
     out.push(id);
   }
   return out;

@@ -3,7 +3,9 @@
 // key, so the loser sees zero rows changed instead of overwriting.
 import { sql } from 'kysely';
 import { chunks, defineRank, lockPartition, rankDelete, rankInsert, rankPage, type Executor, type Tx } from '../db/index.ts';
+import { access as emailAccess, type Caller } from '../emails/repository.ts';
 import { lookupExternalIds } from '../import/repository.ts';
+import { fullAccessSql } from '../meetings/repository.ts';
 import type { FileSource, FilesTable } from './tables.ts';
 
 export type FileRow = FilesTable;
@@ -154,4 +156,37 @@ export async function exportedFileNames(db: Executor, workspaceId: string, by: s
     for (const r of rows) out.set(r.id, r.external_id ?? r.id);
   }
   return out;
+}
+
+/** What decides who may have a file's bytes (docs/files.md §Who downloads the bytes). */
+export interface DownloadParents {
+  /** The file is the transcript of a meeting or an attachment of an e-mail. */
+  linked: boolean;
+  /** One of those the caller reads at FULL. */
+  full: boolean;
+  /** The user whose Knowledge holds the file (purpose knowledge_user), else null. */
+  knowledgeOwner: string | null;
+}
+
+/**
+ * The file's parents as the caller sees them, in one statement: one snapshot, so that an update
+ * that moves a transcript or changes a meeting's privacy is seen wholly or not at all. The access
+ * rules are the meetings' and the e-mails' own SQL; `email` is the caller's folded address
+ * (undefined for a workspace key). The parents are found through the indexes of migration 0073.
+ */
+export async function downloadParents(db: Executor, caller: Caller, email: string | undefined, fileId: string): Promise<DownloadParents> {
+  const ws = caller.workspaceId;
+  const meetings = (full: boolean) =>
+    sql`exists (select 1 from meeting_contents c join meetings mt on mt.id = c.meeting_id
+      where c.transcript_id = ${fileId} and mt.workspace_id = ${ws}${full ? sql` and ${fullAccessSql('mt', email)}` : sql``})`;
+  const emails = (full: boolean) =>
+    sql`exists (select 1 from email_files ef join emails e on e.id = ef.email_id join mailboxes mb on mb.id = e.mailbox_id
+      where ef.file_id = ${fileId} and e.workspace_id = ${ws}${full ? sql` and ${emailAccess(caller, 'mb')} = 'FULL'` : sql``})`;
+  const row = (
+    await sql<{ linked: number; full_access: number; knowledge_owner: string | null }>`
+      select case when ${meetings(false)} or ${emails(false)} then 1 else 0 end as linked,
+        case when ${meetings(true)} or ${emails(true)} then 1 else 0 end as full_access,
+        (select k.user_id from knowledge_entries k where k.file_id = ${fileId} and k.owner_type = 'user') as knowledge_owner`.execute(db)
+  ).rows[0];
+  return { linked: Number(row?.linked) === 1, full: Number(row?.full_access) === 1, knowledgeOwner: row?.knowledge_owner ?? null };
 }

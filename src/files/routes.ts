@@ -115,7 +115,7 @@ export async function fileRoutes(base: FastifyInstance, opts: PluginOptions): Pr
   app.get(
     '/v1/files/:id/url',
     {
-      config: { operation: 'getFileUrl', scopes: ['files:read'], category: 'Read', errors: ['invalid_file_state'] },
+      config: { operation: 'getFileUrl', scopes: ['files:read'], category: 'Read', errors: ['full_access_required', 'invalid_file_state'] },
       schema: { summary: 'Get a temporary download address', tags, params: FileIdParams, response: { 200: FileDownloadAddress } },
     },
     (request) => service.downloadAddress(ctx(request), request.params),

@@ -12,6 +12,7 @@ import type { Ctx, SystemCtx, WriteCtx } from '../lib/context.ts';
 import { AppError, notFound } from '../lib/errors.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import { envelope, type Page } from '../lib/paging.ts';
+import { userEmail } from '../meetings/repository.ts';
 import * as repo from './repository.ts';
 import type { FileRow } from './repository.ts';
 import { ceilingOf, effectiveStatus, hasControlCharacters, headerSafeType, mimeEssence, mimeTypeRefusal, purposeRule } from './rules.ts';
@@ -269,9 +270,36 @@ export async function cancelFile(ctx: FilesWriteCtx, input: { id: string }) {
   throw busy();
 }
 
+/**
+ * Refuses the bytes of a file of the workspace to a caller who may not have them (docs/files.md
+ * §Who downloads the bytes): the bytes of a transcript or an attachment are content of the
+ * meetings and e-mails that hold it, so at least one of them must be the caller's at FULL; a
+ * knowledge_user file's are its Knowledge owner's alone. Every path that hands out the bytes, or
+ * links them to a parent the caller would read at FULL, asks here; `param` names the file's id
+ * in a write.
+ */
+export async function checkDownload(ctx: Ctx, fileId: string, param?: string): Promise<void> {
+  const { workspaceId, userId } = ctx.actor;
+  const email = userId === null ? undefined : await userEmail(ctx.db, workspaceId, userId);
+  const parents = await repo.downloadParents(ctx.db, { workspaceId, userId }, email, fileId);
+  const opts = param === undefined ? {} : { param };
+  if (parents.knowledgeOwner !== null) {
+    if (parents.knowledgeOwner === userId) return;
+    throw new AppError('full_access_required', `The bytes of file "${fileId}" belong to another user's Knowledge; only that user's key can have them.`, opts);
+  }
+  if (parents.linked && !parents.full) {
+    throw new AppError(
+      'full_access_required',
+      `The bytes of file "${fileId}" need FULL access to a meeting or e-mail that holds the file; this key reads those at METADATA only.`,
+      opts,
+    );
+  }
+}
+
 export async function downloadAddress(ctx: FilesCtx, input: { id: string }) {
   const row = await repo.findFile(ctx.db, ctx.actor.workspaceId, input.id);
   if (!row) throw notFound('file', input.id);
+  await checkDownload(ctx, row.id);
   const status = effectiveStatus(row, ctx.now);
   if (status !== 'COMPLETED' || !row.blob_key)
     throw new AppError('invalid_file_state', `A download address exists only for COMPLETED files; this one is ${status}.`);

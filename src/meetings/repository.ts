@@ -16,6 +16,7 @@ import {
   type Executor,
   type Tx,
 } from '../db/index.ts';
+import { type RawBuilder, sql, type SqlBool } from 'kysely';
 import { foldText } from '../lib/fold.ts';
 import type { MeetingContentsTable, MeetingsTable } from './tables.ts';
 
@@ -130,6 +131,19 @@ export async function meetingsWithParticipant(db: Executor, meetingIds: readonly
   if (meetingIds.length === 0) return new Set();
   const rows = await db.selectFrom('meeting_participants').select('meeting_id').where('meeting_id', 'in', meetingIds).where('email', '=', email).execute();
   return new Set(rows.map((r) => r.meeting_id));
+}
+
+/**
+ * SQL: the caller reads the meeting of alias `m` at FULL (docs/meetings.md §Who sees what): its
+ * privacy is not METADATA, or `email` (the caller's folded address; undefined for a workspace key
+ * or a user of no account here, who takes part in nothing) is one of its participants. The rule
+ * of accessOf (src/meetings/service.ts) for a statement that has the meeting as a row.
+ */
+export function fullAccessSql(m: string, email: string | undefined): RawBuilder<SqlBool> {
+  const privacy = sql.ref(`${m}.privacy_setting`);
+  const open = sql<SqlBool>`(${privacy} is null or ${privacy} <> 'METADATA')`;
+  if (email === undefined) return open;
+  return sql<SqlBool>`(${open} or exists (select 1 from meeting_participants p where p.meeting_id = ${sql.ref(`${m}.id`)} and p.email = ${email}))`;
 }
 
 /** Description and transcript of meetings; ask only for meetings read at FULL access. */

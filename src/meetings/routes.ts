@@ -23,7 +23,7 @@ export async function meetingRoutes(base: FastifyInstance, opts: PluginOptions):
         scopes: ['meetings:create'],
         category: 'Write',
         idempotent: true,
-        errors: ['unknown_relationship', 'read_only_relationship', 'relationship_entity_missing'],
+        errors: ['unknown_relationship', 'read_only_relationship', 'relationship_entity_missing', 'full_access_required'],
       },
       schema: { summary: 'Create a past meeting', tags: ['Meetings'], body: CreateMeetingBody, response: { 200: Meeting } },
     },

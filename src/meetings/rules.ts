@@ -2,6 +2,7 @@
 // (unknown and read-only fields and relationships), then values (dates in the past, addresses),
 // then ids (the transcript file).
 import { type FileRow, findFile } from '../files/repository.ts';
+import { checkDownload } from '../files/service.ts';
 import type { Ctx } from '../lib/context.ts';
 import { AppError } from '../lib/errors.ts';
 import { parseIsoDateTime } from '../lib/dates.ts';
@@ -97,7 +98,7 @@ export function transcriptRefusal(file: Pick<FileRow, 'status' | 'purpose'>): 'n
   return null;
 }
 
-/** The file id if it may be the meeting's transcript: a COMPLETED `meeting_transcript` file of the workspace. */
+/** The file id if it may be the meeting's transcript: a COMPLETED `meeting_transcript` file of the workspace whose bytes the caller may have. */
 export async function checkTranscript(ctx: Ctx, fileId: string, suffix: string): Promise<string> {
   const param = `relationships.$transcript${suffix}`;
   const file = await findFile(ctx.db, ctx.actor.workspaceId, fileId);
@@ -107,5 +108,8 @@ export async function checkTranscript(ctx: Ctx, fileId: string, suffix: string):
   if (refusal === 'not_a_transcript') {
     throw new AppError('invalid_value', `The transcript must be a file created with purpose meeting_transcript; "${fileId}" was not.`, { param });
   }
+  // Linking bytes the caller may not have to a meeting it reads at FULL would hand them out
+  // (docs/files.md §Who downloads the bytes).
+  await checkDownload(ctx, file.id, param);
   return file.id;
 }
