@@ -11,7 +11,7 @@ import { PUBLIC_SCOPES, type Scope } from '../../src/auth/scopes.ts';
 import { eachDialect, keyFor } from '../helpers/app.ts';
 import { type Canary, leaked, seedCanary } from '../helpers/canary.ts';
 import { loadDocument, type Operation, operationsOf } from '../helpers/openapi-ops.ts';
-import { happyRequest, MCP_TOOLS, OBJECT_SCOPES, SCOPE_TABLE, sendHappy } from './operations.ts';
+import { CONTENT_BYTES, contentRequest, happyRequest, MCP_TOOLS, OBJECT_SCOPES, SCOPE_TABLE, sendHappy } from './operations.ts';
 
 const strip = (text: string) => text.replace(/req_[0-9a-z]{26}/g, '<REQ>');
 
@@ -100,6 +100,24 @@ eachDialect('mcp matrix', (ctx) => {
       calls++;
     }
     console.log(`# mcp matrix [${t.dialect}]: ${calls} calls with A's ids through B's tools refused as REST refuses them`);
+  });
+
+  test('bytes a key may not have are refused through the tool with the REST 403 (docs/files.md §Who downloads the bytes)', async () => {
+    const t = ctx();
+    const secret = await keyFor(t, a.workspaceId, null, [...PUBLIC_SCOPES]);
+    const c = await client(secret);
+    let refused = 0;
+    for (const op of ops.filter((o) => o.operationId in CONTENT_BYTES)) {
+      const req = contentRequest(op, a);
+      const tool = await viaTool(c, op, req);
+      const rest = await sendHappy(t, secret, req);
+      assert.equal(rest.statusCode, 403, rest.body);
+      assert.equal(tool.isError, true, op.operationId);
+      assert.equal(strip(tool.text), strip(rest.body), op.operationId);
+      assert.equal(JSON.parse(tool.text).error.code, 'full_access_required');
+      refused++;
+    }
+    console.log(`# mcp matrix [${t.dialect}]: ${refused} downloads of METADATA-only bytes refused through the tool as over REST`);
   });
 
   test('a key missing a required scope is refused through the tool with the REST 403', async () => {

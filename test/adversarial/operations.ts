@@ -93,6 +93,21 @@ export const SCOPE_TABLE: Record<string, readonly Scope[]> = {
   getEnrichmentRun: [],
 };
 
+/**
+ * Operations that hand out a file's bytes (docs/files.md §Who downloads the bytes), each with the
+ * canary's object whose bytes only its owner may have: the transcript of the canary's private
+ * meeting, which the owner organizes. Every operation that answers a download address has a row.
+ */
+export const CONTENT_BYTES: Record<string, string> = { getFileUrl: 'transcript' };
+
+/** The request of a CONTENT_BYTES operation for the canary's object of its row. */
+export function contentRequest(op: Operation, c: Canary): HappyRequest {
+  const kind = CONTENT_BYTES[op.operationId];
+  const param = Object.keys(idKinds(op)).at(-1);
+  if (!kind || !param || !c.ids[kind]) throw new Error(`${op.operationId}: no canary object for its bytes`);
+  return happyRequest(op, c, { [param]: c.ids[kind] });
+}
+
 /** Operations whose scope depends on the object they name: what the canary's object needs. */
 export const OBJECT_SCOPES: Record<string, readonly Scope[]> = {
   // The canary's run is on its account, and its merge merged two accounts.

@@ -7,10 +7,12 @@
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { PUBLIC_SCOPES, type Scope } from '../../src/auth/scopes.ts';
+import { operatorCtx } from '../../src/lib/context.ts';
+import { createUser } from '../../src/users/service.ts';
 import { call, eachDialect, keyFor } from '../helpers/app.ts';
 import { type Canary, seedCanary, tableCounts } from '../helpers/canary.ts';
 import { loadDocument, type Operation, operationsOf } from '../helpers/openapi-ops.ts';
-import { happyRequest, OBJECT_SCOPES, ownerView, SCOPE_TABLE, sendHappy } from './operations.ts';
+import { CONTENT_BYTES, contentRequest, happyRequest, OBJECT_SCOPES, ownerView, SCOPE_TABLE, sendHappy } from './operations.ts';
 
 eachDialect('scope matrix', (ctx) => {
   let ops: Operation[] = [];
@@ -37,6 +39,40 @@ eachDialect('scope matrix', (ctx) => {
     console.log(`# scope table: ${ops.length} served operations, each with its row; ${unserved.length} rows not served`);
   });
 
+  test("bytes whose meeting a key reads at METADATA are refused to it whatever its scopes; the owner's exact scopes get them", async () => {
+    // docs/files.md §Who downloads the bytes: scopes open the operation, the parents' access the
+    // bytes. Before the matrix below, whose writes make the canary's meeting FULL and link its
+    // transcript to new meetings.
+    const t = ctx();
+    const addresses = ops.filter((op) => op.method === 'GET' && /\/url$/.test(op.path)).map((op) => op.operationId);
+    assert.deepEqual(
+      addresses.filter((id) => !(id in CONTENT_BYTES)),
+      [],
+      'an operation answering a download address has no row in CONTENT_BYTES',
+    );
+    const other = await createUser(operatorCtx(t.deps.db.kysely, canary.workspaceId), {
+      email: `other-${canary.tag.toLowerCase()}@canary.test`,
+      role: 'admin',
+    });
+    const refusedTo = { workspace: await keyFor(t, canary.workspaceId, null, [...PUBLIC_SCOPES]), admin: await keyFor(t, canary.workspaceId, other.id, null) };
+    let checked = 0;
+    for (const op of ops.filter((o) => o.operationId in CONTENT_BYTES)) {
+      const req = contentRequest(op, canary);
+      const own = await sendHappy(t, await keyFor(t, canary.workspaceId, canary.userId, [...(SCOPE_TABLE[op.operationId] ?? [])]), req);
+      assert.equal(own.statusCode, 200, `${op.operationId}: the owner with exactly its scopes: ${own.body}`);
+      for (const [who, secret] of Object.entries(refusedTo)) {
+        const counts = await tableCounts(t);
+        const res = await sendHappy(t, secret, req);
+        assert.equal(res.statusCode, 403, `${op.operationId} for a ${who} key: ${res.body}`);
+        assert.equal(res.json().error.code, 'full_access_required');
+        assert.ok(!res.body.includes(canary.ids.meeting!), `${op.operationId}: the refusal names the meeting`);
+        assert.deepEqual(await tableCounts(t), counts, `${op.operationId} for a ${who} key: rows changed`);
+        checked++;
+      }
+    }
+    assert.ok(checked > 0 || !ops.some((o) => o.operationId in CONTENT_BYTES));
+    console.log(`# scope matrix [${t.dialect}]: ${checked} downloads of METADATA-only bytes refused with full_access_required`);
+  });
   test('a key missing exactly one required scope gets 403 and changes nothing; exactly the required scopes get through', async () => {
     const t = ctx();
     let refused = 0;
