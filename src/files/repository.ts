@@ -174,7 +174,7 @@ export interface DownloadParents {
  * rules are the meetings' and the e-mails' own SQL; `email` is the caller's folded address
  * (undefined for a workspace key). The parents are found through the indexes of migration 0073.
  */
-export async function downloadParents(db: Executor, caller: Caller, email: string | undefined, fileId: string): Promise<DownloadParents> {
+export function downloadParentsQuery(caller: Caller, email: string | undefined, fileId: string) {
   const ws = caller.workspaceId;
   const meetings = (full: boolean) =>
     sql`exists (select 1 from meeting_contents c join meetings mt on mt.id = c.meeting_id
@@ -182,11 +182,13 @@ export async function downloadParents(db: Executor, caller: Caller, email: strin
   const emails = (full: boolean) =>
     sql`exists (select 1 from email_files ef join emails e on e.id = ef.email_id join mailboxes mb on mb.id = e.mailbox_id
       where ef.file_id = ${fileId} and e.workspace_id = ${ws}${full ? sql` and ${emailAccess(caller, 'mb')} = 'FULL'` : sql``})`;
-  const row = (
-    await sql<{ linked: number; full_access: number; knowledge_owner: string | null }>`
-      select case when ${meetings(false)} or ${emails(false)} then 1 else 0 end as linked,
-        case when ${meetings(true)} or ${emails(true)} then 1 else 0 end as full_access,
-        (select k.user_id from knowledge_entries k where k.file_id = ${fileId} and k.owner_type = 'user') as knowledge_owner`.execute(db)
-  ).rows[0];
+  return sql<{ linked: number; full_access: number; knowledge_owner: string | null }>`
+    select case when ${meetings(false)} or ${emails(false)} then 1 else 0 end as linked,
+      case when ${meetings(true)} or ${emails(true)} then 1 else 0 end as full_access,
+      (select k.user_id from knowledge_entries k where k.file_id = ${fileId} and k.owner_type = 'user') as knowledge_owner`;
+}
+
+export async function downloadParents(db: Executor, caller: Caller, email: string | undefined, fileId: string): Promise<DownloadParents> {
+  const row = (await downloadParentsQuery(caller, email, fileId).execute(db)).rows[0];
   return { linked: Number(row?.linked) === 1, full: Number(row?.full_access) === 1, knowledgeOwner: row?.knowledge_owner ?? null };
 }
