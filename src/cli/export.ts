@@ -19,6 +19,7 @@ import { emailLines } from '../emails/export.ts';
 import { type FileNames, fileLines, fileNames, filesDir } from '../files/export.ts';
 import { mailboxLines } from '../mailboxes/export.ts';
 import { userLines } from '../users/export.ts';
+import { workspaceLines } from '../workspaces/export.ts';
 import { heldRows, trashedRecordLines } from '../trash/export.ts';
 import { type TrashClashes, trashClashes } from '../trash/export-clashes.ts';
 import type { Config } from '../config.ts';
@@ -107,6 +108,7 @@ async function writeLines(
   const held = clashes ? heldRows(ctx, clashes) : undefined;
   let count = 0;
   for await (const line of definitionLines(ctx)) await write(line);
+  for await (const line of workspaceLines(ctx)) await write(line);
   for await (const line of userLines(ctx)) await write(line);
   if (opts.dir) for await (const line of fileLines(ctx, opts.dir, () => openBlobStore(config))) await write(line);
   for await (const line of channelLines(ctx)) await write(line);

@@ -14,10 +14,13 @@ import { messageKind } from '../messages/import.ts';
 import { accountKind, contactKind, noteKind, opportunityKind, taskKind } from '../records/import.ts';
 import { customRecordKind } from '../records/import-custom.ts';
 import { userKind } from '../users/import.ts';
+import { workspaceKind } from '../workspaces/import.ts';
 
 /** `blobs`: where imported files' bytes go; without it an import holding files is refused. */
 export function importKinds(deps: { blobs?: BlobStore } = {}): ImportKind<any>[] {
   return [
+    // The workspace's settings first: the definitions carry its default country (docs/import.md §`workspace`).
+    workspaceKind,
     definitionKind,
     userKind,
     channelKind,
