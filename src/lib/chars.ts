@@ -13,3 +13,36 @@ export function chars(s: string): number {
 export function longerThan(s: string, max: number): boolean {
   return s.length > max && chars(s) > max;
 }
+
+/**
+ * Orders two texts by code point, as SQLite compares UTF-8 bytes, never by a language's collation
+ * (a PostgreSQL database may have one): what an export orders by text comes out alike on both
+ * databases (docs/import.md §Export). UTF-16 units order a character beyond U+FFFF (two surrogate
+ * units, D800–DFFF) before one of E000–FFFF, so those units are moved above them to compare.
+ */
+export function byCodePoint(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x !== y) return codePointRank(x) - codePointRank(y);
+  }
+  return a.length - b.length;
+}
+
+function codePointRank(unit: number): number {
+  if (unit >= 0xd800 && unit <= 0xdfff) return unit + 0x2000;
+  return unit >= 0xe000 ? unit - 0x800 : unit;
+}
+
+/** Orders rows by several keys in turn: texts by code point (`byCodePoint`), numbers as numbers. */
+export function byKeys<T>(...keys: Array<(row: T) => string | number>): (a: T, b: T) => number {
+  return (a, b) => {
+    for (const key of keys) {
+      const [x, y] = [key(a), key(b)];
+      const d = typeof x === 'number' && typeof y === 'number' ? x - y : byCodePoint(String(x), String(y));
+      if (d !== 0) return d;
+    }
+    return 0;
+  };
+}

@@ -4,12 +4,16 @@
 // targets the same way, so an export imported into an empty workspace links what it linked.
 // Links to files are written only when the export writes the files (`FileNames`). An archived
 // custom field is written with `archived: true` and the values it keeps as `archivedFields`, so
-// that the import brings it back hidden with its values (docs/import.md §Export).
+// that the import brings it back hidden with its values (docs/import.md §Export). What is ordered by
+// text (types by slug, definitions by type, links by relationship name) is sorted here by code
+// point, not by the database, whose collation may be a language's: an export is the same file on
+// both databases.
 import { type FieldDef, loadDefinitions, type TypeDefinitions } from '../definitions/service.ts';
 import type { FileNames } from '../files/export.ts';
 import type { Ctx } from '../lib/context.ts';
 import { keysetPages } from '../lib/paging.ts';
 import { chunks } from '../db/index.ts';
+import { byKeys } from '../lib/chars.ts';
 import type { RecordRow } from './repository.ts';
 import type { EntityRelationshipsTable as LinkRow } from './tables.ts';
 
@@ -20,24 +24,22 @@ const PAGE = 500;
 export async function* definitionLines(ctx: Ctx): AsyncGenerator<Line> {
   const ws = ctx.actor.workspaceId;
   const db = ctx.db;
-  for (const t of await db.selectFrom('object_types').selectAll().where('workspace_id', '=', ws).orderBy('created_at').orderBy('slug').execute())
+  const types = await db.selectFrom('object_types').selectAll().where('workspace_id', '=', ws).execute();
+  for (const t of types.sort(
+    byKeys(
+      (r) => r.created_at,
+      (r) => r.slug,
+    ),
+  ))
     yield { object: 'definition', externalId: `type:${t.slug}`, definition: 'objectType', slug: t.slug, label: t.label };
-  const options = await db
-    .selectFrom('select_options')
-    .selectAll()
-    .where('workspace_id', '=', ws)
-    .orderBy('object_type')
-    .orderBy('field_key')
-    .orderBy('position')
-    .execute();
-  const fields = await db
-    .selectFrom('field_definitions')
-    .selectAll()
-    .where('workspace_id', '=', ws)
-    .orderBy('object_type')
-    .orderBy('position')
-    .orderBy('id')
-    .execute();
+  const options = (await db.selectFrom('select_options').selectAll().where('workspace_id', '=', ws).execute()).sort(
+    byKeys(
+      (o) => o.object_type,
+      (o) => o.field_key,
+      (o) => o.position,
+    ),
+  );
+  const fields = (await db.selectFrom('field_definitions').selectAll().where('workspace_id', '=', ws).execute()).sort(byDefinitionPlace);
   for (const f of fields) {
     const config = JSON.parse(f.config) as {
       currency?: string;
@@ -69,14 +71,7 @@ export async function* definitionLines(ctx: Ctx): AsyncGenerator<Line> {
       ...(config.archived ? { archived: true } : {}),
     };
   }
-  const rels = await db
-    .selectFrom('relationship_definitions')
-    .selectAll()
-    .where('workspace_id', '=', ws)
-    .orderBy('object_type')
-    .orderBy('position')
-    .orderBy('id')
-    .execute();
+  const rels = (await db.selectFrom('relationship_definitions').selectAll().where('workspace_id', '=', ws).execute()).sort(byDefinitionPlace);
   for (const r of rels)
     yield {
       object: 'definition',
@@ -89,10 +84,11 @@ export async function* definitionLines(ctx: Ctx): AsyncGenerator<Line> {
       targetObjectType: r.target_type,
       ...(r.description !== null ? { description: r.description } : {}),
     };
+  // Without externalId, the import names the line by what it defines (`option:<type>:<field>:<label>`),
+  // alike in every workspace, where an id would differ and a long label would overflow an externalId.
   for (const o of options.filter((x) => x.field_key.startsWith('$')))
     yield {
       object: 'definition',
-      externalId: `option:${o.object_type}:${o.field_key}:${o.id}`,
       definition: 'option',
       objectType: o.object_type,
       field: o.field_key,
@@ -103,14 +99,15 @@ export async function* definitionLines(ctx: Ctx): AsyncGenerator<Line> {
 
 /** The workspace's custom object types' slugs, in creation order. */
 export async function customTypes(ctx: Ctx): Promise<string[]> {
-  const rows = await ctx.db
-    .selectFrom('object_types')
-    .select('slug')
-    .where('workspace_id', '=', ctx.actor.workspaceId)
-    .orderBy('created_at')
-    .orderBy('slug')
-    .execute();
-  return rows.map((r) => r.slug);
+  const rows = await ctx.db.selectFrom('object_types').select(['slug', 'created_at']).where('workspace_id', '=', ctx.actor.workspaceId).execute();
+  return rows
+    .sort(
+      byKeys(
+        (r) => r.created_at,
+        (r) => r.slug,
+      ),
+    )
+    .map((r) => r.slug);
 }
 
 /**
@@ -176,15 +173,8 @@ export async function* pageLines(
   files?: FileNames,
 ): AsyncGenerator<Line> {
   const ids = rows.map((r) => r.id);
-  const live = await ctx.db
-    .selectFrom('entity_relationships')
-    .selectAll()
-    .where('source_id', 'in', ids)
-    .orderBy('source_id')
-    .orderBy('name')
-    .orderBy('position')
-    .execute();
-  const links = held ? [...live, ...(await held.links(ids))].toSorted(byPlace) : live;
+  const live = await ctx.db.selectFrom('entity_relationships').selectAll().where('source_id', 'in', ids).execute();
+  const links = (held ? [...live, ...(await held.links(ids))] : live).sort(byPlace);
   // Without the files, a link to one is left out (docs/import.md §Export).
   const kept = files ? links : links.filter((l) => !isFileLink(l));
   const names = await exportedIds(
@@ -224,5 +214,16 @@ export async function* pageLines(
 
 const isFileLink = (l: LinkRow) => l.object_type === 'file';
 
-const byPlace = (a: LinkRow, b: LinkRow) =>
-  a.source_id < b.source_id ? -1 : a.source_id > b.source_id ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : a.position - b.position;
+/** A record's links by relationship name in code point order (so its line's `relationships` too), then place. */
+const byPlace = byKeys<LinkRow>(
+  (l) => l.source_id,
+  (l) => l.name,
+  (l) => l.position,
+);
+
+/** Definitions by type in code point order, then their place in it. */
+const byDefinitionPlace = byKeys<{ object_type: string; position: number; id: string }>(
+  (d) => d.object_type,
+  (d) => d.position,
+  (d) => d.id,
+);
