@@ -316,6 +316,20 @@ export function clashingOption(options: readonly OptionDef[], label: string): Op
   return options.find((o) => o.label === label) ?? options.find((o) => labelKey(o.label) === key);
 }
 
+/**
+ * The option a label names as a person writes it (docs/import.md §CSV): the one of that exact
+ * label, else the one whose label is equal ignoring case and runs of white space, as a select
+ * filter matches labels (docs/filtering.md). A field's options never share such a label
+ * (clashingOption), so this names one option; were several stored alike, it names none.
+ */
+export function optionNamed(options: readonly OptionDef[], label: string): OptionDef | undefined {
+  const exact = options.find((o) => o.label === label);
+  if (exact) return exact;
+  const key = labelKey(label);
+  const loose = options.filter((o) => labelKey(o.label) === key);
+  return loose.length === 1 ? loose[0] : undefined;
+}
+
 /** Why `label` cannot join a field that has `clash` (clashingOption). */
 export function clashMessage(label: string, clash: OptionDef): string {
   if (clash.label === label) return `option "${label}" exists`;

@@ -2,7 +2,8 @@
 // Lists (a multi-valued field, MULTI_SELECT) are separated by `;`; select cells name option labels
 // (an unknown one is refused with the valid labels); a FULL_NAME cell is split at its first run of
 // spaces; an ADDRESS is given as columns `<field>.<member>` or as a JSON object.
-import type { FieldDef } from '../definitions/service.ts';
+import { type FieldDef, optionNamed } from '../definitions/service.ts';
+import { labelKey } from '../lib/fold.ts';
 import { InputError } from '../lib/errors.ts';
 
 const TRUE = new Set(['true', 'yes', 'y', '1']);
@@ -19,11 +20,11 @@ export function decimal(cell: string): number {
   throw new InputError(`"${cell}" is not a number: write it in decimal digits, with "." before a fraction${separators}`);
 }
 
+/** The label of the option a cell names: exact, else ignoring case and runs of white space (`optionNamed`). */
 function option(def: FieldDef, label: string): string {
   const options = def.options ?? [];
-  if (options.some((o) => o.label === label)) return label;
-  const folded = options.find((o) => o.label.toLowerCase() === label.toLowerCase());
-  if (folded) return folded.label;
+  const named = optionNamed(options, label);
+  if (named) return named.label;
   const valid = options.map((o) => o.label).join(', ');
   throw new InputError(`"${label}" is not an option of ${def.label}; valid labels: ${valid || '(none)'}`);
 }
@@ -71,11 +72,11 @@ const TELEPHONE_SEPARATOR = /;(?!\s*ext\s*=)/i;
  */
 function optionLabels(def: FieldDef, cell: string): string[] {
   const pieces = cell.split(';');
-  const labels = new Set((def.options ?? []).map((o) => o.label.toLowerCase()));
+  const labels = new Set((def.options ?? []).map((o) => labelKey(o.label)));
   const out: string[] = [];
   for (let i = 0; i < pieces.length;) {
     let end = pieces.length;
-    while (end > i + 1 && !labels.has(pieces.slice(i, end).join(';').trim().toLowerCase())) end--;
+    while (end > i + 1 && !labels.has(labelKey(pieces.slice(i, end).join(';')))) end--;
     out.push(pieces.slice(i, end).join(';').trim());
     i = end;
   }

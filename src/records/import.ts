@@ -138,7 +138,8 @@ function valuesOf(defs: TypeDefinitions, item: ImportItem<RecordInput>, member: 
     raw[key] = value;
   }
   try {
-    const checked = checkFieldValues(defs, raw);
+    // Labels as people write them, as a CSV cell's (docs/import.md §Value types).
+    const checked = checkFieldValues(defs, raw, 'fields', 'loose');
     return Object.fromEntries([...checked].filter(([, v]) => v !== null));
   } catch (err) {
     if (!(err instanceof AppError)) throw err;

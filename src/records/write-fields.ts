@@ -1,7 +1,7 @@
 // Field values of a create or update, checked against the type's definitions (docs/records.md
 // §Writing fields). Keys are checked before values (unknown_field, read_only_field first), values
 // before anything that needs the database (uniqueness, ids). Every error names its `param`.
-import type { FieldDef, TypeDefinitions } from '../definitions/service.ts';
+import { type FieldDef, optionNamed, type TypeDefinitions } from '../definitions/service.ts';
 import { AppError, InputError } from '../lib/errors.ts';
 import type { ValueType } from '../lib/resource-schemas.ts';
 import { checkValue } from './values.ts';
@@ -81,10 +81,19 @@ function checkShape(def: FieldDef, v: unknown, param: string): void {
   }
 }
 
-/** The option id a select value names (by id, or by exact label); undefined when it names none. */
-function optionId(def: FieldDef, v: string): string | undefined {
+/**
+ * How a select value's label names its option: `exact` (the API's writes, docs/records.md
+ * §Writing fields), or `loose`, also ignoring case and runs of white space as select filters do
+ * (`optionNamed`; an import, docs/import.md §Value types).
+ */
+export type LabelMatch = 'exact' | 'loose';
+
+/** The option id a select value names (by id, or by label as `labels` says); undefined when it names none. */
+function optionId(def: FieldDef, v: string, labels: LabelMatch): string | undefined {
   const options = def.options ?? [];
-  return (options.find((o) => o.id === v) ?? options.find((o) => o.label === v))?.id;
+  const byId = options.find((o) => o.id === v);
+  if (byId) return byId.id;
+  return (labels === 'loose' ? optionNamed(options, v) : options.find((o) => o.label === v))?.id;
 }
 
 /** One value's content (its field's rules: default country, handle service), errors as invalid_value at `at`. */
@@ -97,12 +106,12 @@ function checkOne(def: FieldDef, x: unknown, at: string): unknown {
   }
 }
 
-function checkContent(def: FieldDef, v: unknown, param: string): unknown {
+function checkContent(def: FieldDef, v: unknown, param: string, labels: LabelMatch): unknown {
   if (def.valueType === 'SINGLE_SELECT' || def.valueType === 'MULTI_SELECT') {
     const values = Array.isArray(v) ? (v as string[]) : [v as string];
     const ids = values.map((x, i) => {
       const at = Array.isArray(v) ? `${param}[${i}]` : param;
-      const id = optionId(def, x);
+      const id = optionId(def, x, labels);
       if (!id) throw new AppError('invalid_value', `"${x}" is neither an option id nor the label of an option of ${def.key}.`, { param: at });
       return id;
     });
@@ -149,7 +158,7 @@ export function checkFieldKeys(defs: TypeDefinitions, raw: Record<string, unknow
  * Returns the normalized values by key, null for a cleared field; select values as option ids.
  * `at` is the member the errors name, as in `checkFieldKeys`.
  */
-export function checkFieldValues(defs: TypeDefinitions, raw: Record<string, unknown>, at = 'fields'): Map<string, unknown> {
+export function checkFieldValues(defs: TypeDefinitions, raw: Record<string, unknown>, at = 'fields', labels: LabelMatch = 'exact'): Map<string, unknown> {
   const values = new Map<string, unknown>();
   for (const [key, v] of Object.entries(raw)) {
     const def = defs.fields.get(key) as FieldDef;
@@ -165,7 +174,7 @@ export function checkFieldValues(defs: TypeDefinitions, raw: Record<string, unkn
       continue;
     }
     checkShape(def, v, param);
-    const value = checkContent(def, v, param);
+    const value = checkContent(def, v, param, labels);
     // A required text (a name, a title) of white space alone is as good as none.
     if (def.required && typeof value === 'string' && value.trim() === '')
       throw new AppError('invalid_value', `"${key}" is required and cannot be blank.`, { param });
