@@ -47,6 +47,7 @@ import * as m0070 from './migrations/0070_delivery_probe.ts';
 import * as m0071 from './migrations/0071_final_sigma.ts';
 import * as m0072 from './migrations/0072_delivery_parked.ts';
 import * as m0073 from './migrations/0073_file_parents.ts';
+import * as m0074 from './migrations/0074_url_forms.ts';
 
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -90,6 +91,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0071_final_sigma': m0071,
   '0072_delivery_parked': m0072,
   '0073_file_parents': m0073,
+  '0074_url_forms': m0074,
 };
 
 export class MigrationError extends Error {
