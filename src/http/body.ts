@@ -3,6 +3,7 @@
 // malformed JSON with the service's own code.
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../lib/errors.ts';
+import { firstUnheldNumber, shownLiteral } from '../lib/json-numbers.ts';
 import { unstorableText } from '../lib/unstorable.ts';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
@@ -86,6 +87,19 @@ export function installJsonParser(app: FastifyInstance): void {
       if (bad !== null)
         return done(
           new AppError('invalid_value', `${bad.path === '' ? 'The request body' : `"${bad.path}"`} ${bad.reason}.`, bad.path === '' ? {} : { param: bad.path }),
+          undefined,
+        );
+      // A number that a double does not hold as written (1e400, 12345678901234567890) is refused
+      // with its place rather than stored as another (docs/errors.md §Numbers in bodies); the text
+      // is parsed again, with a reviver, only when it could hold one.
+      const unheld = firstUnheldNumber(text);
+      if (unheld !== null)
+        return done(
+          new AppError(
+            'invalid_value',
+            `${unheld.path === '' ? 'The request body' : `"${unheld.path}"`} (${shownLiteral(unheld.source)}) ${unheld.reason}.`,
+            unheld.path === '' ? {} : { param: unheld.path },
+          ),
           undefined,
         );
       done(null, value);

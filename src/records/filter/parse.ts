@@ -7,6 +7,7 @@ import type { FieldDef, OptionDef, RelationshipDef, TypeDefinitions } from '../.
 import { AppError } from '../../lib/errors.ts';
 import { parseIsoDateTime } from '../../lib/dates.ts';
 import { foldText, INDEXED_TEXT_BYTES, labelKey } from '../../lib/fold.ts';
+import { unheldNumber } from '../../lib/json-numbers.ts';
 import type { ValueType } from '../../lib/resource-schemas.ts';
 import { phoneNeedle } from '../../lib/phone.ts';
 import { isServiceUrl, profileUrl } from '../social.ts';
@@ -143,6 +144,10 @@ function fieldFilter(param: string, field: FieldDef, given: Operator | undefined
     case 'CURRENCY': {
       const n = Number(v);
       if (!DECIMAL.test(v) || !Number.isFinite(n)) throw bad(param, 'the value must be a decimal number');
+      // An integer the double does not hold would match other records than the one asked for
+      // (docs/errors.md §Numbers in bodies): refused as a body's number is.
+      const unheld = unheldNumber(v, n);
+      if (unheld !== null) throw bad(param, `the value ${unheld}`);
       return { ...base, kind: 'num', op: op as NumFilter['op'], value: n };
     }
     case 'DATETIME': {
