@@ -20,6 +20,7 @@ import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import * as z from 'zod';
 import { bodyCheck } from '../http/validation.ts';
 import { AppError } from '../lib/errors.ts';
+import { firstKeptNumber, isKeptNumber, shownLiteral } from '../lib/json-numbers.ts';
 import type { RateCategory } from '../rate-limit/bucket.ts';
 import type { ApiCatalogue } from './catalogue.ts';
 import { apiTarget, PathRefused, type QueryValue } from './paths.ts';
@@ -202,12 +203,35 @@ const TOOLS = [
 const BY_NAME = new Map<string, (typeof TOOLS)[number]>(TOOLS.map((t) => [t.name, t]));
 const LISTED = { tools: TOOLS.map(({ name, description, input, annotations }): Tool => ({ name, description, inputSchema: input, annotations })) };
 
+/**
+ * A number of the arguments that a double does not hold as written (docs/errors.md §Numbers in
+ * bodies) arrives as its source text (src/mcp/transport.ts). In `body` it stays so, for the REST
+ * call to refuse as it refuses it in any body; a `query` value becomes that text, which the query
+ * string carries as the agent wrote it, for the REST call to judge; any other argument is refused
+ * here as a body's number is.
+ */
+function literalNumbers(args: Record<string, unknown>): void {
+  for (const [name, value] of Object.entries(args)) {
+    if (isKeptNumber(value)) {
+      const reason = firstKeptNumber(value)!.reason;
+      throw new AppError('invalid_value', `"${name}" (${shownLiteral(value.rawJSON)}) ${reason}.`, { param: name });
+    }
+    if (name !== 'query' || value === null || typeof value !== 'object' || Array.isArray(value)) continue;
+    const query = value as Record<string, unknown>;
+    for (const [key, v] of Object.entries(query)) {
+      if (isKeptNumber(v)) query[key] = v.rawJSON;
+      else if (Array.isArray(v)) v.forEach((x: unknown, i) => isKeptNumber(x) && (v[i] = x.rawJSON));
+    }
+  }
+}
+
 /** One call: the bucket first (as REST checks the rate limit before the request), then the arguments, then the tool. */
 async function callTool(env: ToolEnv, { name, arguments: args = {} }: CallToolRequest['params']): Promise<CallToolResult> {
   try {
     const tool = BY_NAME.get(name);
     if (!tool) throw new AppError('invalid_value', `No tool is named "${name}"; tools/list lists them.`, { param: 'name' });
     if (tool.category) await env.spend(tool.category, name);
+    literalNumbers(args);
     const refused = tool.check(args);
     if (refused) throw refused;
     return await tool.run(args, env);

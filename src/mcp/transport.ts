@@ -22,6 +22,7 @@ import {
   type RequestId,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
+import { parseKeepingNumbers } from '../lib/json-numbers.ts';
 
 export interface Answer {
   status: number;
@@ -48,7 +49,10 @@ export function received(bytes: Uint8Array | number | undefined, headers: Incomi
   if (!isJsonContentType(headers['content-type'])) return { refusal: refusal(415, -32000, 'Unsupported Media Type: Content-Type must be application/json') };
   if (typeof bytes === 'number') return { refusal: refusal(413, -32000, requestBodyTooLargeMessage(bytes)) };
   try {
-    return { body: JSON.parse(bytes === undefined ? '' : UTF8.decode(bytes)) as unknown };
+    // A number a double does not hold as written is kept as its source text (docs/errors.md
+    // §Numbers in bodies), so that a tool's REST call carries it as the agent wrote it and refuses
+    // it as REST does, where a parsed Infinity would go on as `null` and a long integer as another.
+    return { body: parseKeepingNumbers(bytes === undefined ? '' : UTF8.decode(bytes)) };
   } catch {
     return { refusal: refusal(400, -32700, 'Parse error: Invalid JSON') };
   }
