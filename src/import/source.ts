@@ -5,6 +5,7 @@
 import { isUtf8 } from 'node:buffer';
 import { open, readFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
+import { firstKeptNumber, mayHoldUnheldNumber, parseKeepingNumbers, shownLiteral } from '../lib/json-numbers.ts';
 import { ImportError } from './kind.ts';
 import { firstInvalid, notUtf8, utf8File } from './utf8.ts';
 
@@ -27,26 +28,45 @@ export interface ImportSource {
   column?(field: string): string | undefined;
 }
 
+/**
+ * The object of `line`, or its error: a number that a double does not hold as written (1e400,
+ * 12345678901234567890) fails the line with its place, as the API refuses it in a body
+ * (docs/errors.md §Numbers in bodies), rather than being stored as another number.
+ */
+function parsed(value: unknown, line: number, kept: boolean): SourceObject {
+  const unheld = kept ? firstKeptNumber(value) : null;
+  if (unheld === null) return { line, value };
+  return {
+    line,
+    value: undefined,
+    error: new ImportError(line, unheld.path === '' ? '(line)' : unheld.path, `${shownLiteral(unheld.source)} ${unheld.reason}`),
+  };
+}
+
 function parseLine(text: string, line: number): SourceObject | undefined {
   const l = text.trim();
   if (l === '') return undefined;
+  const kept = mayHoldUnheldNumber(l);
+  let value: unknown;
   try {
-    return { line, value: JSON.parse(l) };
+    value = parseKeepingNumbers(l);
   } catch (err) {
     return { line, value: undefined, error: new ImportError(line, '(line)', `not valid JSON: ${(err as Error).message}`) };
   }
+  return parsed(value, line, kept);
 }
 
 function* arrayItems(text: string): Generator<SourceObject> {
+  const kept = mayHoldUnheldNumber(text);
   let arr: unknown;
   try {
     // A UTF-8 byte order mark, as editors on Windows write one, is no part of the JSON.
-    arr = JSON.parse(text.startsWith('\ufeff') ? text.slice(1) : text);
+    arr = parseKeepingNumbers(text.startsWith('\ufeff') ? text.slice(1) : text);
   } catch (err) {
     throw new ImportError(0, '(file)', `not valid JSON: ${(err as Error).message}`);
   }
   if (!Array.isArray(arr)) throw new ImportError(0, '(file)', 'a JSON file must hold an array of objects');
-  for (let i = 0; i < arr.length; i++) yield { line: i + 1, value: arr[i] };
+  for (let i = 0; i < arr.length; i++) yield parsed(arr[i], i + 1, kept);
 }
 
 /** NDJSON or a JSON array held in memory (the demo, tests). */

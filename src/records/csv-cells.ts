@@ -5,6 +5,7 @@
 import { type FieldDef, optionNamed } from '../definitions/service.ts';
 import { labelKey } from '../lib/fold.ts';
 import { InputError } from '../lib/errors.ts';
+import { shownLiteral, unheldNumber } from '../lib/json-numbers.ts';
 
 const TRUE = new Set(['true', 'yes', 'y', '1']);
 const FALSE = new Set(['false', 'no', 'n', '0']);
@@ -15,6 +16,10 @@ const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?$/i;
 /** The number a NUMBER or CURRENCY cell, or a number member of an ADDRESS, writes in decimal. */
 export function decimal(cell: string): number {
   const n = DECIMAL.test(cell) ? Number(cell) : NaN;
+  // An integer the double does not hold is refused, never stored as another (docs/errors.md
+  // §Numbers in bodies).
+  const unheld = Number.isFinite(n) ? unheldNumber(cell, n) : null;
+  if (unheld !== null) throw new InputError(`"${shownLiteral(cell)}" ${unheld}`);
   if (Number.isFinite(n)) return n;
   const separators = /^[+-]?\d{1,3}(?:[,' ]\d{3})+(?:\.\d+)?$/.test(cell) ? ', without thousands separators' : '';
   throw new InputError(`"${cell}" is not a number: write it in decimal digits, with "." before a fraction${separators}`);
