@@ -8,7 +8,8 @@
 // JSON.parse hands a reviver the source text of each primitive (`context.source`), but a reviver
 // costs a call per value; it runs only on text that could hold such a literal: an integer beyond
 // 2^53 has 16 digits or more in a row, and a literal beyond 1.8e308 either that many digits or an
-// exponent of three digits.
+// exponent of three digits, each at the start of a number token (after `:`, `[`, `,` or white
+// space), so that ids and words such as `acc_01m8e123…` do not make a body parse twice.
 
 /** JSON's source-text access, which TypeScript's lib does not declare yet. */
 interface RawJson {
@@ -16,7 +17,7 @@ interface RawJson {
 }
 const Json = JSON as JSON & { rawJSON(text: string): RawJson; isRawJSON(value: unknown): value is RawJson };
 
-const MAY_HOLD = /\d{16}|[eE][+-]?\d{3}/;
+const MAY_HOLD = /(?:^|[\s:[,])-?(?:\d{16}|\d+(?:\.\d+)?[eE][+-]?\d{3})/;
 
 /** Whether `text` could hold a number literal that `unheldNumber` refuses: the cheap test before any reviver. */
 export function mayHoldUnheldNumber(text: string): boolean {
