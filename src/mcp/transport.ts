@@ -48,12 +48,22 @@ export function received(bytes: Uint8Array | number | undefined, headers: Incomi
     return { refusal: refusal(406, -32000, 'Not Acceptable: Client must accept both application/json and text/event-stream') };
   if (!isJsonContentType(headers['content-type'])) return { refusal: refusal(415, -32000, 'Unsupported Media Type: Content-Type must be application/json') };
   if (typeof bytes === 'number') return { refusal: refusal(413, -32000, requestBodyTooLargeMessage(bytes)) };
+  const text = bytes === undefined ? '' : UTF8.decode(bytes);
   try {
     // A number a double does not hold as written is kept as its source text (docs/errors.md
     // §Numbers in bodies), so that a tool's REST call carries it as the agent wrote it and refuses
     // it as REST does, where a parsed Infinity would go on as `null` and a long integer as another.
-    return { body: parseKeepingNumbers(bytes === undefined ? '' : UTF8.decode(bytes)) };
-  } catch {
+    return { body: parseKeepingNumbers(text) };
+  } catch (err) {
+    // The reviver recurses: JSON nested thousands of levels deep overflows it where JSON.parse
+    // alone does not. Such a body goes on cut, and its REST call refuses it for its depth
+    // (src/mcp/endpoint.ts), so nothing of it is written, whatever its numbers.
+    if (err instanceof RangeError)
+      try {
+        return { body: JSON.parse(text) as unknown };
+      } catch {
+        // Not JSON either: refused below.
+      }
     return { refusal: refusal(400, -32700, 'Parse error: Invalid JSON') };
   }
 }

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { before, test } from 'node:test';
 import { addField } from '../../src/definitions/service.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
-import { call, eachDialect, type Seeded, seedWorkspace, type TestApp } from '../helpers/app.ts';
+import { call, eachDialect, headers, type Seeded, seedWorkspace, type TestApp } from '../helpers/app.ts';
 
 /** The tool error or result of one tools/call whose arguments are `args`, JSON text as sent. */
 async function callTool(t: TestApp, secret: string, name: string, args: string): Promise<{ isError: boolean; body: any }> {
@@ -22,7 +22,7 @@ async function callTool(t: TestApp, secret: string, name: string, args: string):
     },
     body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"${name}","arguments":${args}}}`,
   });
-  assert.equal(res.status, 200);
+  assert.equal(res.status, 200, `${name}: ${res.status}`);
   const answer = (await res.json()) as { result: { content: { text: string }[]; isError?: boolean } };
   return { isError: answer.result.isError === true, body: JSON.parse(answer.result.content[0]!.text) };
 }
@@ -53,6 +53,13 @@ eachDialect('numbers in MCP tool arguments', (ctx) => {
     assert.equal(now.json().fields.n.value, 5);
     assert.equal(now.json().updatedAt, now.json().createdAt);
     assert.equal((await call(t, s.secret, 'GET', '/v1/accounts')).json().totalCount, 1);
+
+    // A body too deep for the reviver (which recurses) is still the REST call's: refused for its depth.
+    const deep = `{"fields":{"$name":"Deep","n":12345678901234567890},"extra":${'{"a":'.repeat(99_999)}{}${'}'.repeat(99_999)}}`;
+    const tooDeep = await callTool(t, s.secret, 'write_to_rolodex', `{"path":"/v1/accounts","body":${deep}}`);
+    const rest = await t.app.inject({ method: 'POST', url: '/v1/accounts', headers: headers(s.secret, { 'content-type': 'application/json' }), payload: deep });
+    assert.equal(tooDeep.isError, true);
+    assert.deepEqual({ ...tooDeep.body.error, requestId: '' }, { ...rest.json().error, requestId: '' });
 
     // What the API answers goes back through a tool unchanged.
     const ok = await callTool(t, s.secret, 'write_to_rolodex', `{"path":"/v1/accounts/${id}","body":{"fields":{"n":12345678901234567000}}}`);
