@@ -16,9 +16,9 @@ const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?$/i;
 /** The number a NUMBER or CURRENCY cell, or a number member of an ADDRESS, writes in decimal. */
 export function decimal(cell: string): number {
   const n = DECIMAL.test(cell) ? Number(cell) : NaN;
-  // An integer the double does not hold is refused, never stored as another (docs/errors.md
-  // §Numbers in bodies).
-  const unheld = Number.isFinite(n) ? unheldNumber(cell, n) : null;
+  // A number beyond a double's range, or an integer the double does not hold, is refused with
+  // that reason, never stored as another (docs/errors.md §Numbers in bodies).
+  const unheld = Number.isNaN(n) ? null : unheldNumber(cell, n);
   if (unheld !== null) throw new InputError(`"${shownLiteral(cell)}" ${unheld}`);
   if (Number.isFinite(n)) return n;
   const separators = /^[+-]?\d{1,3}(?:[,' ]\d{3})+(?:\.\d+)?$/.test(cell) ? ', without thousands separators' : '';

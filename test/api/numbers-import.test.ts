@@ -65,18 +65,24 @@ eachDialect('numbers in rolodex import', (ctx) => {
     assert.equal((await call(t, s.secret, 'GET', `/v1/accounts/${ids['a-2']}`)).json().fields.n.value, 9007199254740992);
   });
 
-  test('a CSV cell with an integer no double is fails naming the line and column; nothing is written', async () => {
+  test('a CSV cell with an integer no double is, or a number beyond its range, fails naming the line, column and why; nothing is written', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);
     const ws = s.workspaceId;
     assert.equal((await rolodex(t, ['import', '--workspace', ws, file(t, 'defs.ndjson', FIELDS)])).code, 0);
-    const bad = 'externalId,Name,N,CUR\na-1,A,12345678901234567890,1\na-2,B,2,+09007199254740993\na-3,C,3,4\n';
+    const bad = 'externalId,Name,N,CUR\na-1,A,12345678901234567890,1\na-2,B,2,+09007199254740993\na-3,C,3,4\na-4,D,-1e400,5\n';
     const r1 = await rolodex(t, ['import', '--workspace', ws, '--type', 'account', file(t, 'bad.csv', bad)]);
     assert.equal(r1.code, 1, r1.err);
     const why = 'is an integer beyond ±9007199254740991 that a number here (an IEEE 754 double) does not hold: it reads as';
+    const range = 'is beyond the range of a number here (an IEEE 754 double, at most ±1.7976931348623157e+308)';
     assert.equal(
       r1.err,
-      [FAILED, `line 2: N: "12345678901234567890" ${why} 12345678901234567000`, `line 3: CUR: "+09007199254740993" ${why} 9007199254740992`].join('\n'),
+      [
+        FAILED,
+        `line 2: N: "12345678901234567890" ${why} 12345678901234567000`,
+        `line 3: CUR: "+09007199254740993" ${why} 9007199254740992`,
+        `line 5: N: "-1e400" ${range}`,
+      ].join('\n'),
     );
     assert.equal((await call(t, s.secret, 'GET', '/v1/accounts')).json().totalCount, 0);
 
