@@ -1,6 +1,7 @@
 // Issuing, listing and revoking API keys: operator work (the CLI, the demo, tests). Checking a key
 // on a request is the authenticator's (authenticator.ts).
 import type { Ctx, SystemCtx } from '../lib/context.ts';
+import { MAX_DURATION_DAYS, MAX_DURATION_MS } from '../lib/dates.ts';
 import { InputError } from '../lib/errors.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import { requireUser } from '../users/service.ts';
@@ -16,6 +17,7 @@ export function parseDuration(text: string): number {
   const n = Number(m[1]);
   const unit = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as 's' | 'm' | 'h' | 'd'];
   if (n <= 0) throw new InputError(`invalid duration "${text}": must be positive`, 'expires-in');
+  if (n * unit > MAX_DURATION_MS) throw new InputError(`invalid duration "${text}": at most ${MAX_DURATION_DAYS} days (100 years)`, 'expires-in');
   return n * unit;
 }
 

@@ -4,6 +4,7 @@
 import { truncateLog, write } from '../db/index.ts';
 import { AppError, InputError } from '../lib/errors.ts';
 import type { Ctx } from '../lib/context.ts';
+import { MAX_DURATION_DAYS, MAX_DURATION_MS } from '../lib/dates.ts';
 import { RECORD_TYPES } from '../records/service.ts';
 import { customTypes } from '../records/export.ts';
 import { listTrash } from '../trash/repository.ts';
@@ -20,7 +21,9 @@ export function parseAge(text: string): number {
   const m = /^(\d+)([dhm]?)$/.exec(text.trim());
   if (!m) throw new UsageError(`--older-than takes a number of days (30d), hours (12h) or minutes (90m), not "${text}"`, 'older-than');
   const unit = m[2] === 'h' ? 3_600_000 : m[2] === 'm' ? 60_000 : 86_400_000;
-  return Number(m[1]) * unit;
+  const ms = Number(m[1]) * unit;
+  if (ms > MAX_DURATION_MS) throw new UsageError(`--older-than is at most ${MAX_DURATION_DAYS} days (100 years), not "${text}"`, 'older-than');
+  return ms;
 }
 
 /** What the trash may hold: the workspace's record types (system, then custom), meetings and lists. */

@@ -6,6 +6,14 @@
 // six-digit form (`-000001-…`, `+010000-…`) that no write or filter takes back.
 const ISO = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2}):(\d{2}))$/i;
 
+/**
+ * The longest duration an operator may give (`--expires-in`, `--older-than`; docs/cli.md §The
+ * operator CLI): 100 years, so that now plus or minus it is an instant a Date holds and an answer
+ * writes with a four-digit year.
+ */
+export const MAX_DURATION_DAYS = 36_500;
+export const MAX_DURATION_MS = MAX_DURATION_DAYS * 86_400_000;
+
 const FIRST_INSTANT = Date.parse('0000-01-01T00:00:00.000Z');
 const LAST_INSTANT = Date.parse('9999-12-31T23:59:59.999Z');
 

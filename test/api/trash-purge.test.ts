@@ -98,6 +98,13 @@ eachDialect('trash, operator side', (ctx) => {
     assert.equal(restored.code, 0, restored.err);
     assert.equal((await ok(s, 'GET', `/v1/accounts/${a.id}`)).fields.code.value, 'K1');
     assert.equal((await cli(t, ['trash', 'purge', '--workspace', s.workspaceId, '--older-than', 'soon'])).code, 2);
+    // docs/cli.md §The operator CLI: at most 100 years, an instant a date holds.
+    for (const age of ['36501', '999999999999d', '99999999999999999999m']) {
+      const long = await cli(t, ['trash', 'purge', '--workspace', s.workspaceId, '--older-than', age]);
+      assert.equal(long.code, 2, long.err);
+      assert.match(long.err, /--older-than is at most 36500 days/);
+    }
+    assert.equal((await cli(t, ['trash', 'purge', '--workspace', s.workspaceId, '--older-than', '36500'])).code, 0);
   });
 
   test('an unknown workspace or type is refused; a restore of several ids says which came back before one failed', async () => {

@@ -70,6 +70,8 @@ for (const dialect of testDialects()) {
       const cases: Array<[string[], number, RegExp]> = [
         [['key', 'create', '--workspace', ws.id, '--scopes', 'lists:read,root'], 2, /unknown scope "root"/],
         [['key', 'create', '--workspace', ws.id, '--expires-in', 'soon'], 2, /invalid duration/],
+        [['key', 'create', '--workspace', ws.id, '--expires-in', '36501d'], 2, /at most 36500 days/],
+        [['key', 'create', '--workspace', ws.id, '--expires-in', '99999999999999999999s'], 2, /at most 36500 days/],
         [['key', 'create', '--workspace', 'ws_missing'], 1, /no workspace/],
         [['key', 'create', '--workspace', ws.id, '--user', 'usr_missing'], 1, /no user/],
         [['user', 'create', '--workspace', ws.id, '--email', 'not-an-email'], 1, /invalid email/],
