@@ -207,14 +207,19 @@ const LISTED = { tools: TOOLS.map(({ name, description, input, annotations }): T
  * A number of the arguments that a double does not hold as written (docs/errors.md §Numbers in
  * bodies) arrives as its source text (src/mcp/transport.ts). In `body` it stays so, for the REST
  * call to refuse as it refuses it in any body; a `query` value becomes that text, which the query
- * string carries as the agent wrote it, for the REST call to judge; any other argument is refused
- * here as a body's number is.
+ * string carries as the agent wrote it, for the REST call to judge. Any other argument becomes the
+ * number JSON.parse makes of it, for the tool's check to judge its type and range as a body's
+ * (`"path": 1e400` is `invalid_type`); the refusal of the literal itself is returned for an
+ * argument that check would let pass.
  */
-function literalNumbers(args: Record<string, unknown>): void {
+function literalNumbers(args: Record<string, unknown>): AppError | undefined {
+  let unheld: AppError | undefined;
   for (const [name, value] of Object.entries(args)) {
     if (isKeptNumber(value)) {
       const reason = firstKeptNumber(value)!.reason;
-      throw new AppError('invalid_value', `"${name}" (${shownLiteral(value.rawJSON)}) ${reason}.`, { param: name });
+      unheld ??= new AppError('invalid_value', `"${name}" (${shownLiteral(value.rawJSON)}) ${reason}.`, { param: name });
+      args[name] = Number(value.rawJSON);
+      continue;
     }
     if (name !== 'query' || value === null || typeof value !== 'object' || Array.isArray(value)) continue;
     const query = value as Record<string, unknown>;
@@ -223,6 +228,7 @@ function literalNumbers(args: Record<string, unknown>): void {
       else if (Array.isArray(v)) v.forEach((x: unknown, i) => isKeptNumber(x) && (v[i] = x.rawJSON));
     }
   }
+  return unheld;
 }
 
 /** One call: the bucket first (as REST checks the rate limit before the request), then the arguments, then the tool. */
@@ -231,8 +237,8 @@ async function callTool(env: ToolEnv, { name, arguments: args = {} }: CallToolRe
     const tool = BY_NAME.get(name);
     if (!tool) throw new AppError('invalid_value', `No tool is named "${name}"; tools/list lists them.`, { param: 'name' });
     if (tool.category) await env.spend(tool.category, name);
-    literalNumbers(args);
-    const refused = tool.check(args);
+    const unheld = literalNumbers(args);
+    const refused = tool.check(args) ?? unheld;
     if (refused) throw refused;
     return await tool.run(args, env);
   } catch (err) {

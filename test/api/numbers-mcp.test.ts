@@ -67,7 +67,7 @@ eachDialect('numbers in MCP tool arguments', (ctx) => {
     assert.equal(ok.body.fields.n.value, 12345678901234567000);
   });
 
-  test('a query value goes on as written, for the REST call to judge; another argument is refused naming it', async () => {
+  test('a query value goes on as written, for the REST call to judge; another argument is judged by its type and range', async () => {
     const t = ctx();
     const filter = await callTool(t, s.secret, 'read_from_rolodex', '{"path":"/v1/accounts","query":{"n":12345678901234567890}}');
     assert.equal(filter.isError, true, JSON.stringify(filter.body));
@@ -78,11 +78,15 @@ eachDialect('numbers in MCP tool arguments', (ctx) => {
     assert.deepEqual([offset.isError, offset.body.error?.code, offset.body.error?.param], [true, 'invalid_parameter', 'offset']);
     const found = await callTool(t, s.secret, 'read_from_rolodex', '{"path":"/v1/accounts","query":{"n":5,"limit":25}}');
     assert.equal(found.isError, false, JSON.stringify(found.body));
+    // Another argument is judged by the tool's check as JSON.parse reads it: its type, then its range.
     for (const literal of ['1e400', '12345678901234567890']) {
       const limit = await callTool(t, s.secret, 'search_api_docs', `{"query":"accounts","limit":${literal}}`);
       assert.equal(limit.isError, true);
-      assert.deepEqual([limit.body.error.code, limit.body.error.param], ['invalid_value', 'limit']);
-      assert.ok(limit.body.error.message.includes(literal), limit.body.error.message);
+      assert.deepEqual([limit.body.error.code, limit.body.error.param], ['invalid_value', 'limit'], JSON.stringify(limit.body));
+      const path = await callTool(t, s.secret, 'read_from_rolodex', `{"path":${literal}}`);
+      assert.deepEqual([path.isError, path.body.error?.code, path.body.error?.param], [true, 'invalid_type', 'path'], JSON.stringify(path.body));
+      const body = await callTool(t, s.secret, 'write_to_rolodex', `{"path":"/v1/accounts","body":${literal}}`);
+      assert.deepEqual([body.isError, body.body.error?.code, body.body.error?.param], [true, 'invalid_type', 'body'], JSON.stringify(body.body));
     }
   });
 });
