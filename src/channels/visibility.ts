@@ -43,6 +43,11 @@ export function visible(caller: Caller, c = 'c'): RawBuilder<SqlBool> {
   return bind(visibleText(c, caller.userId === null ? null : USER), caller.userId).$castTo<SqlBool>();
 }
 
+/** The caller reads channel alias `c`'s messages at FULL (so `c` is visible to it), as a Kysely fragment. */
+export function fullAccess(caller: Caller, c = 'c'): RawBuilder<SqlBool> {
+  return bind(fullText(c, caller.userId === null ? null : USER), caller.userId).$castTo<SqlBool>();
+}
+
 /** 'FULL' or 'METADATA': the caller's access to channel alias `c`'s messages (for a visible channel). */
 export function accessLevel(caller: Caller, c = 'c'): RawBuilder<unknown> {
   return bind(`case when ${fullText(c, caller.userId === null ? null : USER)} then 'FULL' else 'METADATA' end`, caller.userId);

@@ -48,6 +48,7 @@ import * as m0071 from './migrations/0071_final_sigma.ts';
 import * as m0072 from './migrations/0072_delivery_parked.ts';
 import * as m0073 from './migrations/0073_file_parents.ts';
 import * as m0074 from './migrations/0074_url_forms.ts';
+import * as m0075 from './migrations/0075_message_file_parents.ts';
 
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -92,6 +93,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0072_delivery_parked': m0072,
   '0073_file_parents': m0073,
   '0074_url_forms': m0074,
+  '0075_message_file_parents': m0075,
 };
 
 export class MigrationError extends Error {

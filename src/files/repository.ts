@@ -3,6 +3,7 @@
 // key, so the loser sees zero rows changed instead of overwriting.
 import { sql } from 'kysely';
 import { chunks, defineRank, lockPartition, rankDelete, rankInsert, rankPage, type Executor, type Tx } from '../db/index.ts';
+import { fullAccess as channelFullAccess } from '../channels/visibility.ts';
 import { access as emailAccess, type Caller } from '../emails/repository.ts';
 import { lookupExternalIds } from '../import/repository.ts';
 import { fullAccessSql } from '../meetings/repository.ts';
@@ -160,7 +161,7 @@ export async function exportedFileNames(db: Executor, workspaceId: string, by: s
 
 /** What decides who may have a file's bytes (docs/files.md §Who downloads the bytes). */
 export interface DownloadParents {
-  /** The file is the transcript of a meeting or an attachment of an e-mail. */
+  /** The file is the transcript of a meeting, an attachment of an e-mail or a message's file. */
   linked: boolean;
   /** One of those the caller reads at FULL. */
   full: boolean;
@@ -171,8 +172,9 @@ export interface DownloadParents {
 /**
  * The file's parents as the caller sees them, in one statement: one snapshot, so that an update
  * that moves a transcript or changes a meeting's privacy is seen wholly or not at all. The access
- * rules are the meetings' and the e-mails' own SQL; `email` is the caller's folded address
- * (undefined for a workspace key). The parents are found through the indexes of migration 0073.
+ * rules are the meetings', the e-mails' and the channels' own SQL; `email` is the caller's folded
+ * address (undefined for a workspace key). The parents are found through the indexes of
+ * migrations 0073 and 0075.
  */
 export function downloadParentsQuery(caller: Caller, email: string | undefined, fileId: string) {
   const ws = caller.workspaceId;
@@ -182,9 +184,12 @@ export function downloadParentsQuery(caller: Caller, email: string | undefined, 
   const emails = (full: boolean) =>
     sql`exists (select 1 from email_files ef join emails e on e.id = ef.email_id join mailboxes mb on mb.id = e.mailbox_id
       where ef.file_id = ${fileId} and e.workspace_id = ${ws}${full ? sql` and ${emailAccess(caller, 'mb')} = 'FULL'` : sql``})`;
+  const messages = (full: boolean) =>
+    sql`exists (select 1 from message_files mf join messages m on m.id = mf.message_id join channels c on c.id = m.channel_id
+      where mf.file_id = ${fileId} and m.workspace_id = ${ws}${full ? sql` and ${channelFullAccess(caller, 'c')}` : sql``})`;
   return sql<{ linked: number; full_access: number; knowledge_owner: string | null }>`
-    select case when ${meetings(false)} or ${emails(false)} then 1 else 0 end as linked,
-      case when ${meetings(true)} or ${emails(true)} then 1 else 0 end as full_access,
+    select case when ${meetings(false)} or ${emails(false)} or ${messages(false)} then 1 else 0 end as linked,
+      case when ${meetings(true)} or ${emails(true)} or ${messages(true)} then 1 else 0 end as full_access,
       (select k.user_id from knowledge_entries k where k.file_id = ${fileId} and k.owner_type = 'user') as knowledge_owner`;
 }
 

@@ -273,7 +273,7 @@ export async function cancelFile(ctx: FilesWriteCtx, input: { id: string }) {
 /**
  * Refuses the bytes of a file of the workspace to a caller who may not have them (docs/files.md
  * §Who downloads the bytes): the bytes of a transcript or an attachment are content of the
- * meetings and e-mails that hold it, so at least one of them must be the caller's at FULL; a
+ * meetings, e-mails and messages that hold it, so at least one of them must be the caller's at FULL; a
  * knowledge_user file's are its Knowledge owner's alone. Every path that hands out the bytes, or
  * links them to a parent the caller would read at FULL, asks here; `param` names the file's id
  * in a write.
@@ -290,7 +290,7 @@ export async function checkDownload(ctx: Ctx, fileId: string, param?: string): P
   if (parents.linked && !parents.full) {
     throw new AppError(
       'full_access_required',
-      `The bytes of file "${fileId}" need FULL access to a meeting or e-mail that holds the file; this key reads those at METADATA only.`,
+      `The bytes of file "${fileId}" need FULL access to a meeting, e-mail or message that holds the file; this key reads none of those at FULL.`,
       opts,
     );
   }

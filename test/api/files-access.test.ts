@@ -124,6 +124,40 @@ eachDialect('files access', (ctx) => {
     assert.deepEqual(await urlAnswers(t, w, other), EVERYONE, 'a private meeting and an e-mail everyone reads at FULL');
   });
 
+  test("a message's files download for who reads its channel at FULL: a restricted or private channel's members only", async () => {
+    const t = ctx();
+    const w = await seedEmailWorld(t);
+    const ids = {} as Record<'pub' | 'res' | 'prv' | 'both', string>;
+    for (const k of Object.keys({ pub: 0, res: 0, prv: 0, both: 0 }) as (keyof typeof ids)[]) ids[k] = await importFile(t, w, `f-${k}`);
+    const at = (value: string, valueType: string) => ({ value, valueType });
+    const message = (externalId: string, channel: string, files: string[]) => ({
+      object: 'message',
+      externalId,
+      channel,
+      fields: { $text: at(externalId, 'TEXT'), $sentAt: at('2026-03-01T09:00:00.000Z', 'DATETIME') },
+      relationships: { $files: { objectType: 'file', values: files } },
+    });
+    await importInto(t, w.workspaceId, [
+      { object: 'channel', externalId: 'ch-pub', provider: 'slack', name: 'general', visibility: 'public', members: [] },
+      { object: 'channel', externalId: 'ch-res', provider: 'slack', name: 'deals', visibility: 'restricted', members: ['u-ann'] },
+      { object: 'channel', externalId: 'ch-prv', provider: 'slack', name: 'board', visibility: 'private', members: ['u-ann'] },
+      message('m-pub', 'ch-pub', ['f-pub', 'f-both']),
+      message('m-res', 'ch-res', ['f-res']),
+      message('m-prv', 'ch-prv', ['f-prv', 'f-both']),
+    ]);
+    assert.deepEqual(await urlAnswers(t, w, ids.pub), EVERYONE);
+    assert.deepEqual(await urlAnswers(t, w, ids.res), OWNER_ONLY, 'bob (an admin) and a workspace key read a restricted channel at METADATA');
+    assert.deepEqual(await urlAnswers(t, w, ids.prv), OWNER_ONLY, 'a private channel is not even visible to them');
+    assert.deepEqual(await urlAnswers(t, w, ids.both), EVERYONE, 'one message read at FULL is enough');
+    // As GET /v1/messages decides: bob sees the public and the restricted message, not the private one.
+    assert.equal((await call(t, w.keys.bob, 'GET', '/v1/messages?limit=25')).json().data.length, 2);
+    // A membership change applies to the next request.
+    await importInto(t, w.workspaceId, [
+      { object: 'channel', externalId: 'ch-res', provider: 'slack', name: 'deals', visibility: 'restricted', members: ['u-ann', 'u-bob'] },
+    ]);
+    assert.deepEqual(await urlAnswers(t, w, ids.res), { ann: 200, bob: 200, workspace: 403 });
+  });
+
   test("knowledge_user bytes are their owner's: another user's key and a workspace key are refused, knowledge_workspace is everyone's", async () => {
     const t = ctx();
     const w = await seedEmailWorld(t);
