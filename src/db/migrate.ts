@@ -49,6 +49,7 @@ import * as m0072 from './migrations/0072_delivery_parked.ts';
 import * as m0073 from './migrations/0073_file_parents.ts';
 import * as m0074 from './migrations/0074_url_forms.ts';
 import * as m0075 from './migrations/0075_message_file_parents.ts';
+import * as m0076 from './migrations/0076_trash_transcripts.ts';
 
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -94,6 +95,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0073_file_parents': m0073,
   '0074_url_forms': m0074,
   '0075_message_file_parents': m0075,
+  '0076_trash_transcripts': m0076,
 };
 
 export class MigrationError extends Error {

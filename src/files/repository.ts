@@ -173,8 +173,8 @@ export interface DownloadParents {
  * The file's parents as the caller sees them, in one statement: one snapshot, so that an update
  * that moves a transcript or changes a meeting's privacy is seen wholly or not at all. The access
  * rules are the meetings', the e-mails' and the channels' own SQL; `email` is the caller's folded
- * address (undefined for a workspace key). The parents are found through the indexes of
- * migrations 0073 and 0075.
+ * address (undefined for a workspace key). A meeting in the trash still holds its transcript.
+ * The parents are found through the indexes of migrations 0073, 0075 and 0076.
  */
 export function downloadParentsQuery(caller: Caller, email: string | undefined, fileId: string) {
   const ws = caller.workspaceId;
@@ -187,9 +187,13 @@ export function downloadParentsQuery(caller: Caller, email: string | undefined, 
   const messages = (full: boolean) =>
     sql`exists (select 1 from message_files mf join messages m on m.id = mf.message_id join channels c on c.id = m.channel_id
       where mf.file_id = ${fileId} and m.workspace_id = ${ws}${full ? sql` and ${channelFullAccess(caller, 'c')}` : sql``})`;
+  // A meeting in the trash holds its transcript still, under the same rule (src/trash/repository.ts holdTranscript).
+  const trashed = (full: boolean) =>
+    sql`exists (select 1 from trash_transcripts tt
+      where tt.file_id = ${fileId} and tt.workspace_id = ${ws}${full ? sql` and ${fullAccessSql('tt', email, 'trash_participants')}` : sql``})`;
   return sql<{ linked: number; full_access: number; knowledge_owner: string | null }>`
-    select case when ${meetings(false)} or ${emails(false)} or ${messages(false)} then 1 else 0 end as linked,
-      case when ${meetings(true)} or ${emails(true)} or ${messages(true)} then 1 else 0 end as full_access,
+    select case when ${meetings(false)} or ${trashed(false)} or ${emails(false)} or ${messages(false)} then 1 else 0 end as linked,
+      case when ${meetings(true)} or ${trashed(true)} or ${emails(true)} or ${messages(true)} then 1 else 0 end as full_access,
       (select k.user_id from knowledge_entries k where k.file_id = ${fileId} and k.owner_type = 'user') as knowledge_owner`;
 }
 

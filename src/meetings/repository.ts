@@ -137,13 +137,19 @@ export async function meetingsWithParticipant(db: Executor, meetingIds: readonly
  * SQL: the caller reads the meeting of alias `m` at FULL (docs/meetings.md §Who sees what): its
  * privacy is not METADATA, or `email` (the caller's folded address; undefined for a workspace key
  * or a user of no account here, who takes part in nothing) is one of its participants. The rule
- * of accessOf (src/meetings/service.ts) for a statement that has the meeting as a row.
+ * of accessOf (src/meetings/service.ts) for a statement that has the meeting as a row;
+ * `participants` names the table of its participants: a meeting in the trash keeps its own
+ * (src/trash/repository.ts holdTranscript, docs/files.md §Who downloads the bytes).
  */
-export function fullAccessSql(m: string, email: string | undefined): RawBuilder<SqlBool> {
+export function fullAccessSql(
+  m: string,
+  email: string | undefined,
+  participants: 'meeting_participants' | 'trash_participants' = 'meeting_participants',
+): RawBuilder<SqlBool> {
   const privacy = sql.ref(`${m}.privacy_setting`);
   const open = sql<SqlBool>`(${privacy} is null or ${privacy} <> 'METADATA')`;
   if (email === undefined) return open;
-  return sql<SqlBool>`(${open} or exists (select 1 from meeting_participants p where p.meeting_id = ${sql.ref(`${m}.id`)} and p.email = ${email}))`;
+  return sql<SqlBool>`(${open} or exists (select 1 from ${sql.table(participants)} p where p.meeting_id = ${sql.ref(`${m}.id`)} and p.email = ${email}))`;
 }
 
 /** Description and transcript of meetings; ask only for meetings read at FULL access. */

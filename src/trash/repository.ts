@@ -2,7 +2,7 @@
 // moved out of the live tables while a record is in the trash.
 import { sql } from 'kysely';
 import { chunks, deferred, lockedAgainstDelete, lockedForUpdate, type Executor, type Tx } from '../db/index.ts';
-import type { TrashLinksTable, TrashMembersTable, TrashTable } from './tables.ts';
+import type { TrashLinksTable, TrashMembersTable, TrashTable, TrashTranscriptsTable } from './tables.ts';
 
 export type TrashRow = TrashTable;
 export type LinkRow = Omit<TrashLinksTable, 'trash_id'>;
@@ -120,6 +120,32 @@ export async function releaseMembers(tx: Tx, trashId: string): Promise<MemberRow
   const rows = await tx.selectFrom('trash_members').select(['list_id', 'entity_id', 'added_at']).where('trash_id', '=', trashId).execute();
   if (rows.length > 0) await deferred(tx, tx.deleteFrom('trash_members').where('trash_id', '=', trashId));
   return rows;
+}
+
+/**
+ * Holds the transcript link of a meeting going to the trash, with its privacy and participants,
+ * so that the transcript's bytes stay with who read the meeting at FULL (docs/files.md §Who
+ * downloads the bytes); a meeting without a transcript holds nothing.
+ */
+export async function holdTranscript(
+  tx: Tx,
+  row: { id: string; workspace_id: string; privacy_setting: TrashTranscriptsTable['privacy_setting'] },
+  fileId: string | null | undefined,
+  participants: readonly string[],
+): Promise<void> {
+  if (!fileId) return;
+  await deferred(
+    tx,
+    tx.insertInto('trash_transcripts').values({ id: row.id, workspace_id: row.workspace_id, file_id: fileId, privacy_setting: row.privacy_setting }),
+  );
+  const emails = [...new Set(participants)];
+  if (emails.length > 0) await deferred(tx, tx.insertInto('trash_participants').values(emails.map((email) => ({ meeting_id: row.id, email }))));
+}
+
+/** Drops what holdTranscript held for the entry `id` (its restore or purge). */
+export async function releaseTranscript(tx: Tx, id: string): Promise<void> {
+  await deferred(tx, tx.deleteFrom('trash_participants').where('meeting_id', '=', id));
+  await deferred(tx, tx.deleteFrom('trash_transcripts').where('id', '=', id));
 }
 
 /** Erases every held row that names `id` on either end or holds it; returns how many of each. */

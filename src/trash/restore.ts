@@ -190,6 +190,7 @@ export async function restore(ctx: WriteCtx, input: { id: string }): Promise<Res
         param: 'externalId',
       });
     await meetings.insertMeeting(ctx.db, row, contents ?? { meeting_id: row.id, description: null, transcript_id: null }, participants);
+    await repo.releaseTranscript(ctx.db, entry.id);
   } else if (payload.list) {
     const externalId = payload.list.external_id ?? null;
     if (externalId !== null && (await lists.listsByExternalId(ctx.db, payload.list.workspace_id, [externalId])).size > 0)
@@ -231,6 +232,7 @@ export interface Purged {
 async function purgeEntry(ctx: WriteCtx, entry: repo.TrashRow, into: Purged): Promise<void> {
   const payload = JSON.parse(entry.payload) as TrashPayload;
   const held = await repo.eraseHeld(ctx.db, entry.id);
+  if (payload.meeting) await repo.releaseTranscript(ctx.db, entry.id);
   into.records++;
   into.values += payload.record ? Object.keys(JSON.parse(payload.record.fields) as object).length : payload.meeting ? 8 : payload.list ? 2 : 0;
   into.valueIndexRows += payload.indexRows ?? 0;

@@ -121,6 +121,7 @@ export async function trashMeeting(ctx: WriteCtx, input: { id: string }): Promis
   // Kept at FULL: a later delete by a caller who sees more gets what it may see.
   const full = meetingResource(ctx, row, 'FULL', contents, derived ?? { contact: [], account: [], opportunity: [] });
   await repo.takeLinks(ctx.db, row.id, row.id);
+  await repo.holdTranscript(ctx.db, row, contents?.transcript_id, participants);
   await insertEntry(ctx, row.id, 'meeting', full, { meeting: { row, contents, participants } });
   await appendEvent(ctx, { type: 'meeting.deleted', object: full });
   return meetingFor(ctx, full, participants);

@@ -33,11 +33,31 @@ export interface TrashMembersTable {
   added_at: string;
 }
 
+/**
+ * The transcript link of a meeting in the trash, with the meeting's privacy: what decides who may
+ * have the transcript's bytes meanwhile (docs/files.md §Who downloads the bytes).
+ */
+export interface TrashTranscriptsTable {
+  /** The trashed meeting's id (its entry's). */
+  id: string;
+  workspace_id: string;
+  file_id: string;
+  privacy_setting: 'FULL' | 'METADATA' | null;
+}
+
+/** A participant (folded address) of a meeting in the trash that held a transcript. */
+export interface TrashParticipantsTable {
+  meeting_id: string;
+  email: string;
+}
+
 // Adds these tables to the one Database type (src/db/types.ts) that Kysely checks queries against.
 declare module '../db/types.ts' {
   interface Database {
     trash: TrashTable;
     trash_links: TrashLinksTable;
     trash_members: TrashMembersTable;
+    trash_transcripts: TrashTranscriptsTable;
+    trash_participants: TrashParticipantsTable;
   }
 }

@@ -9,6 +9,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { write } from '../../src/db/write.ts';
+import { operatorCtx } from '../../src/lib/context.ts';
+import { purge, restore } from '../../src/trash/restore.ts';
 import { call, eachDialect, type TestApp } from '../helpers/app.ts';
 import { type EmailWorld, importInto, seedEmailWorld, sendBody } from '../helpers/emails.ts';
 import { assertError, download, uploadFile } from '../helpers/files.ts';
@@ -156,6 +159,44 @@ eachDialect('files access', (ctx) => {
       { object: 'channel', externalId: 'ch-res', provider: 'slack', name: 'deals', visibility: 'restricted', members: ['u-ann', 'u-bob'] },
     ]);
     assert.deepEqual(await urlAnswers(t, w, ids.res), { ann: 200, bob: 200, workspace: 403 });
+  });
+
+  test("a meeting in the trash keeps its transcript's bytes to who read it at FULL, through restore; a purge leaves the file linked to nothing", async () => {
+    const t = ctx();
+    const w = await seedEmailWorld(t);
+    const db = t.deps.db.kysely;
+    const file = await transcript(t, w.keys.ann, `trashed call ${w.tag}`);
+    const id = await meeting(t, w, 'METADATA', file);
+    const open = await transcript(t, w.keys.ann, `open call ${w.tag}`);
+    const openId = await meeting(t, w, null, open);
+    for (const [m, f] of [
+      [id, file],
+      [openId, open],
+    ]) {
+      const del = await call(t, w.keys.ann, 'DELETE', `/v1/meetings/${m}`);
+      assert.equal(del.statusCode, 200, del.body);
+      assert.equal((await call(t, w.keys.ann, 'GET', `/v1/meetings/${m}`)).statusCode, 404);
+      assert.equal((await call(t, w.keys.ann, 'GET', `/v1/files/${f}`)).statusCode, 200);
+    }
+    assert.deepEqual(await urlAnswers(t, w, file), OWNER_ONLY, 'in the trash: still its participant only');
+    assert.deepEqual(await urlAnswers(t, w, open), EVERYONE, 'a meeting everyone read at FULL shares it in the trash too');
+    // Nor can it be linked to a meeting the caller reads at FULL meanwhile.
+    const link = await call(t, w.keys.bob, 'POST', '/v1/meetings', meetingBody({}, { relationships: { $transcript: file } }));
+    assertError(link, 403, 'full_access_required', 'relationships.$transcript');
+    await write(db, (tx) => restore(operatorCtx(tx, w.workspaceId), { id }));
+    assert.deepEqual(await urlAnswers(t, w, file), OWNER_ONLY, 'restored: the live meeting decides again');
+    const open2 = await call(t, w.keys.ann, 'POST', `/v1/meetings/${id}`, { fields: { $privacySetting: 'FULL' } });
+    assert.equal(open2.statusCode, 200, open2.body);
+    assert.deepEqual(await urlAnswers(t, w, file), EVERYONE, 'no row of the trash outlives the restore');
+    await call(t, w.keys.ann, 'POST', `/v1/meetings/${id}`, { fields: { $privacySetting: 'METADATA' } });
+    assert.equal((await call(t, w.keys.ann, 'DELETE', `/v1/meetings/${id}`)).statusCode, 200);
+    assert.deepEqual(await urlAnswers(t, w, file), OWNER_ONLY);
+    await write(db, (tx) => purge(operatorCtx(tx, w.workspaceId), { ids: [id, openId] }));
+    for (const table of ['trash_transcripts', 'trash_participants'] as const) {
+      const key = table === 'trash_transcripts' ? 'id' : 'meeting_id';
+      assert.deepEqual(await db.selectFrom(table).select(key).where(key, 'in', [id, openId]).execute(), [], `the purge erases ${table}`);
+    }
+    assert.deepEqual(await urlAnswers(t, w, file), EVERYONE, 'purged: the file is linked to nothing, as a replaced transcript is');
   });
 
   test("knowledge_user bytes are their owner's: another user's key and a workspace key are refused, knowledge_workspace is everyone's", async () => {
