@@ -81,7 +81,12 @@ export interface Config {
   publicBaseUrl: string;
   publicAppUrl?: string;
   logLevel: string;
-  signingSecret: Buffer;
+  /**
+   * The key of upload and download addresses: SIGNING_SECRET, else DATA_DIR/signing-secret, made
+   * there on the first call and the same value after (docs/config.md §Data directory). Only what
+   * signs or verifies addresses calls it, so that no other command writes to DATA_DIR.
+   */
+  signingSecret: () => Buffer;
   workers: number;
   rateLimits: { Read: number; Write: number; Search: number };
   /** How long tokens leased from Redis or the cluster primary serve one process (src/rate-limit/lease.ts); 0: none. */
@@ -171,17 +176,48 @@ export function readSigningSecretFile(file: string): Buffer | undefined {
   return Buffer.from(text, 'hex');
 }
 
+/**
+ * Creates DATA_DIR and its missing parents, where something is about to be written there (the
+ * server, the embedded database, a restore): reading the configuration creates nothing, so that a
+ * command that refuses, or a mistyped DATA_DIR given to one that only reads, leaves no directory
+ * (docs/config.md §Data directory). Returns the outermost directory it created, if any.
+ */
+export function makeDataDir(dataDir: string): string | undefined {
+  try {
+    return makeDirectorySync(dataDir);
+  } catch (err) {
+    throw new ConfigError(`DATA_DIR ${dataDir} cannot be created: ${(err as Error).message}`, 'DATA_DIR');
+  }
+}
+
+/**
+ * What a server needs of DATA_DIR before it starts: the directory and the signing secret, so that a
+ * directory that cannot be made or a damaged signing-secret stops it at once with one line.
+ */
+export function prepareServing(config: Config): void {
+  makeDataDir(config.dataDir);
+  config.signingSecret();
+}
+
 // The signing secret protects upload and download capabilities. When not given, one is generated
-// and kept in the data directory so that restarts (and sibling workers) agree on it.
-function signingSecret(env: Env, dataDir: string): Buffer {
+// and kept in the data directory so that restarts (and sibling workers) agree on it. A given one is
+// checked here, with the rest of the configuration; the file is read, or made, on the first call.
+function signingSecret(env: Env, dataDir: string): () => Buffer {
   const given = env.SIGNING_SECRET;
   if (given !== undefined && given !== '') {
     if (given.length < 32) throw new ConfigError('SIGNING_SECRET must be at least 32 characters', 'SIGNING_SECRET');
-    return Buffer.from(given, 'utf8');
+    const secret = Buffer.from(given, 'utf8');
+    return () => secret;
   }
-  const file = join(dataDir, 'signing-secret');
+  let kept: Buffer | undefined;
+  return () => (kept ??= keptSigningSecret(join(dataDir, 'signing-secret'), dataDir));
+}
+
+/** The secret in `file`, made (with DATA_DIR) when there is none. */
+function keptSigningSecret(file: string, dataDir: string): Buffer {
   const kept = readSigningSecretFile(file);
   if (kept) return kept;
+  makeDataDir(dataDir);
   const secret = randomBytes(32);
   // Written aside and linked into place: two processes starting at once cannot each keep a
   // different secret, and neither reads the other's file before it is whole.
@@ -341,11 +377,6 @@ export function loadConfig(env: Env = process.env): Config {
   const redisUrl = url(env, 'REDIS_URL', ['redis:', 'rediss:']);
   const s3Config = s3(env);
   const publicHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
-  try {
-    makeDirectorySync(dataDir);
-  } catch (err) {
-    throw new ConfigError(`DATA_DIR ${dataDir} cannot be created: ${(err as Error).message}`, 'DATA_DIR');
-  }
   const publicBaseUrl = url(env, 'PUBLIC_BASE_URL', ['http:', 'https:']) ?? `http://${publicHost.includes(':') ? `[${publicHost}]` : publicHost}:${port}`;
   return {
     port,

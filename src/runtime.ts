@@ -3,7 +3,7 @@
 // what it uses (docs/import.md §Memory). Nothing here runs at import time.
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import type { Config } from './config.ts';
+import { type Config, makeDataDir } from './config.ts';
 import { migrate, openDb, ping, refreshStatistics, takeMigrationNotes, type Db } from './db/index.ts';
 import { InputError } from './lib/errors.ts';
 import { createBlobStore } from './blobs/index.ts';
@@ -16,6 +16,8 @@ import type { BlobStore } from './blobs/blob-store.ts';
 export async function openDatabase(config: Config, logger?: Logger, opts: { writerThread?: boolean; statementTimeoutMs?: number } = {}): Promise<Db> {
   const { statementTimeoutMs, ...rest } = opts;
   const limited = Boolean(statementTimeoutMs && config.databaseUrl);
+  // The embedded database lives in DATA_DIR, made here rather than when the configuration is read.
+  if (!config.databaseUrl) makeDataDir(config.dataDir);
   const db = openDb({ dataDir: config.dataDir, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}), ...rest });
   try {
     await reachDatabase(db, config);
@@ -63,6 +65,10 @@ export async function reachDatabase(db: Db, config: Config): Promise<void> {
 
 /** S3 when configured, else local disk under DATA_DIR/blobs. */
 export function openBlobStore(config: Config): Promise<BlobStore> {
-  if (config.s3) return createBlobStore({ kind: 's3', ...config.s3, spoolDir: config.dataDir });
+  if (config.s3) {
+    // Uploads are spooled in DATA_DIR on their way to the bucket.
+    makeDataDir(config.dataDir);
+    return createBlobStore({ kind: 's3', ...config.s3, spoolDir: config.dataDir });
+  }
   return createBlobStore({ kind: 'disk', dir: join(config.dataDir, 'blobs') });
 }

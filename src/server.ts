@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { BlobStoreMisconfiguredError, type BlobStore } from './blobs/blob-store.ts';
 import { buildApp } from './app.ts';
-import type { Config } from './config.ts';
+import { type Config, prepareServing } from './config.ts';
 import { listenError, probePort, STOP_SIGNALS, STOP_TIMEOUT_MS } from './lifecycle.ts';
 import { createLogger } from './logger.ts';
 import { closeDeps, openDeps } from './server-deps.ts';
@@ -43,6 +43,7 @@ function checkBlobStore(blobs: BlobStore, logger: Logger): void {
  * cluster, its first worker).
  */
 export async function startServer(config: Config, opts: { worker?: boolean; checkBlobStore?: boolean } = {}): Promise<FastifyInstance> {
+  prepareServing(config);
   const logger = createLogger(config.logLevel);
   installProcessGuards(logger);
   // A worker's port is bound by the cluster's primary, which has probed it already.

@@ -7,7 +7,7 @@
 import { constants, type Dirent } from 'node:fs';
 import { copyFile, cp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { loadConfig, readSigningSecretFile, type Config } from '../config.ts';
+import { loadConfig, makeDataDir, readSigningSecretFile, type Config } from '../config.ts';
 import { InputError } from '../lib/errors.ts';
 import { type Io, parse, UsageError } from './io.ts';
 import { version } from './version.ts';
@@ -194,6 +194,9 @@ export async function runRestore(dir: string, config: Config): Promise<{ manifes
   const copy = `${database}.restoring`;
   const written: string[] = [];
   try {
+    // DATA_DIR is made only now, once everything is checked: a refused restore leaves none.
+    const made = makeDataDir(config.dataDir);
+    if (made) written.push(made);
     if (manifest.database === 'sqlite') {
       written.push(copy);
       await cp(join(dir, 'rolodex.db'), copy, { force: true });
@@ -205,8 +208,8 @@ export async function runRestore(dir: string, config: Config): Promise<{ manifes
       written.push(blobs);
       await cp(join(dir, 'blobs'), blobs, { recursive: true });
     }
-    // The secret the backup's upload and download addresses were signed with replaces the one
-    // loading the configuration may have just generated.
+    // The secret the backup's upload and download addresses were signed with; a restore never
+    // makes one of its own (docs/deploy.md §Backups).
     if (manifest.files.includes('signing-secret')) await cp(join(dir, 'signing-secret'), join(config.dataDir, 'signing-secret'));
     if (manifest.database === 'sqlite') await rename(copy, database);
   } catch (err) {

@@ -1,4 +1,4 @@
-import { loadConfig } from '../config.ts';
+import { loadConfig, makeDataDir } from '../config.ts';
 import { migrate, openDb, takeMigrationNotes } from '../db/index.ts';
 import { reachDatabase } from '../runtime.ts';
 import { type Io, parse, print } from './io.ts';
@@ -8,6 +8,8 @@ export const usage = `rolodex migrate [--json]`;
 export async function run(args: string[], io: Io): Promise<void> {
   const { values } = parse(args, {});
   const config = loadConfig(io.env);
+  // The embedded database is made in DATA_DIR; reading the configuration made no directory.
+  if (!config.databaseUrl) makeDataDir(config.dataDir);
   const db = openDb({ dataDir: config.dataDir, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}) });
   try {
     await reachDatabase(db, config);

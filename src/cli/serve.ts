@@ -1,4 +1,4 @@
-import { loadConfig } from '../config.ts';
+import { loadConfig, prepareServing } from '../config.ts';
 import { noteAddress, probePort } from '../lifecycle.ts';
 import { type Io, parse } from './io.ts';
 
@@ -11,6 +11,8 @@ export async function run(args: string[], io: Io): Promise<void> {
   if (values.host !== undefined) env.HOST = String(values.host);
   if (values.workers !== undefined) env.WORKERS = String(values.workers);
   const config = loadConfig(env);
+  // DATA_DIR and the signing secret first, so that a damaged one stops the server before its workers.
+  prepareServing(config);
   // Before the server's modules load, so that a port in use is told at once.
   await probePort(config.port, config.host);
   if (config.workers > 1) {

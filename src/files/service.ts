@@ -31,8 +31,8 @@ export interface FilesEnv {
 }
 
 export function filesEnv(config: Config, blobs: BlobStore): FilesEnv {
-  const { publicBaseUrl, signingSecret, uploadTtlSeconds, downloadTtlSeconds } = config;
-  return { blobs, publicBaseUrl, signingSecret, uploadTtlSeconds, downloadTtlSeconds };
+  const { publicBaseUrl, uploadTtlSeconds, downloadTtlSeconds } = config;
+  return { blobs, publicBaseUrl, signingSecret: config.signingSecret(), uploadTtlSeconds, downloadTtlSeconds };
 }
 
 /** The ctx of the files API: a request's ctx with the module's env. */

@@ -47,7 +47,7 @@ eachDialect('file bytes (disk)', (ctx) => {
     // Every position of the token: kind, file id, expiry, signature.
     for (let i = 0; i < token.length; i++) if (token[i] !== '.' && token[i] !== '_') variants.add(flip(token, i));
     variants.add(token.replace(f.id, g.id)); // the same capability presented for another file
-    variants.add(signToken(t.config.signingSecret, 'u', f.id, Date.now() - 1)); // expired
+    variants.add(signToken(t.config.signingSecret(), 'u', f.id, Date.now() - 1)); // expired
     variants.add(signToken(Buffer.from('x'.repeat(32)), 'u', f.id, Date.now() + 60_000)); // another server's secret
     variants.add(token.slice(0, -1));
     for (const v of variants) {
@@ -78,7 +78,7 @@ eachDialect('file bytes (disk)', (ctx) => {
     for (const i of [0, 5, dtoken.indexOf('.', 5) + 3, dtoken.length - 2]) {
       assertError(await t.app.inject({ method: 'GET', url: `/downloads/${flip(dtoken, i)}` }), 403, 'invalid_download_token');
     }
-    const expired = signToken(t.config.signingSecret, 'd', done.id, Date.now() - 1);
+    const expired = signToken(t.config.signingSecret(), 'd', done.id, Date.now() - 1);
     const e = assertError(await t.app.inject({ method: 'GET', url: `/downloads/${expired}` }), 403, 'invalid_download_token');
     assert.match(e.message, /expired/);
   });

@@ -63,7 +63,8 @@ for (const dialect of testDialects()) {
       assert.equal(await main(['backup', '/proc/rolodex-backup/x'], inProc.io), 1);
       assert.match(inProc.err(), /^rolodex backup: cannot write \/proc\/rolodex-backup\/x: ENOENT/);
 
-      const fresh = tmp('restored');
+      // A DATA_DIR that does not exist yet, as in docs/deploy.md §Backups: the restore makes it.
+      const fresh = join(tmp('restored'), 'data');
       const r = cli({ DATA_DIR: fresh, ...db });
       assert.equal(await main(['restore', dir], r.io), 0, r.err());
       const twice = cli({ DATA_DIR: fresh, ...db });
@@ -107,7 +108,12 @@ for (const dialect of testDialects()) {
         const r = cli({ DATA_DIR: target, ...db });
         assert.equal(await main(['restore', dir], r.io), 1, name);
         assert.match(r.err(), new RegExp(`^rolodex restore: .*${message.source}`), name);
-        assert.deepEqual(readdirSync(target), ['signing-secret'], `${name}: nothing restored`);
+        // Not even a signing secret: only a server makes one (docs/config.md §Data directory).
+        assert.deepEqual(readdirSync(target), [], `${name}: nothing restored`);
+        // Nor a DATA_DIR that did not exist.
+        const absent = join(tmp('absent'), 'data');
+        assert.equal(await main(['restore', dir], cli({ DATA_DIR: absent, ...db }).io), 1, name);
+        assert.equal(existsSync(absent), false, `${name}: no DATA_DIR made`);
       }
       // Blobs in DATA_DIR were found only after the database had been copied in, and a second
       // attempt then found a database.
@@ -116,10 +122,26 @@ for (const dialect of testDialects()) {
       const r = cli({ DATA_DIR: target, ...db });
       assert.equal(await main(['restore', good], r.io), 1);
       assert.match(r.err(), /blobs is not empty/);
-      assert.deepEqual(readdirSync(target).sort(), ['blobs', 'signing-secret']);
+      assert.deepEqual(readdirSync(target).sort(), ['blobs']);
       rmSync(join(target, 'blobs'), { recursive: true });
       const again = cli({ DATA_DIR: target, ...db });
       assert.equal(await main(['restore', good], again.io), 0, again.err());
+    });
+
+    // Reading the configuration made DATA_DIR and a signing secret in it: a mistyped DATA_DIR given
+    // to a backup was left behind, holding a secret nothing asked for.
+    test('a backup from a DATA_DIR that does not exist is refused and makes nothing', async () => {
+      const db: Record<string, string> = t.tdb.databaseUrl ? { DATABASE_URL: t.tdb.databaseUrl } : {};
+      const typo = join(tmp('typo'), 'data');
+      const dir = join(tmp('into'), 'b');
+      const r = cli({ DATA_DIR: typo, ...db });
+      const code = await main(['backup', dir], r.io);
+      if (dialect === 'sqlite') {
+        assert.equal(code, 1);
+        assert.match(r.err(), /^rolodex backup: no database in \S+\/data \(DATA_DIR\)/);
+        assert.equal(existsSync(dir), false);
+      } else assert.equal(code, 0, r.err());
+      assert.equal(existsSync(typo), false, 'no DATA_DIR made');
     });
 
     // The server deletes blobs no row points to any more at any moment; one deleted between the

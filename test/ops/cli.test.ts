@@ -2,7 +2,7 @@
 // refusals with the documented exit codes (1 refused, 2 wrong usage).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -251,23 +251,28 @@ test('a wrong configuration value names the variable', async () => {
   assert.match(io3.stderr.join(''), /DATA_DIR \/proc\/rolodex-data\/x cannot be created: ENOENT/);
 });
 
-test('a signing secret file that is not whole, or S3 credentials given by half, stop the command', async () => {
+test('a signing secret file that is not whole stops the server at start, and S3 credentials given by half any command', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'rolodex-config-'));
   try {
     // An empty or edited file was read as hexadecimal into an empty or short key, with which
     // anyone could sign upload and download addresses.
     for (const text of ['', 'not hexadecimal\n', 'abcd\n']) {
       writeFileSync(join(dir, 'signing-secret'), text);
-      const io = captureIo({ DATA_DIR: dir });
-      assert.equal(await main(['migrate'], io), 1, JSON.stringify(text));
-      assert.match(io.stderr.join(''), /signing-secret does not hold a signing secret/);
+      const io = captureIo({ DATA_DIR: dir, PORT: '0' });
+      assert.equal(await main(['serve'], io), 1, JSON.stringify(text));
+      assert.match(io.stderr.join(''), /^rolodex serve: \S+signing-secret does not hold a signing secret/);
       assert.equal(io.stderr.length, 1);
     }
+    // Only what signs or verifies upload and download addresses reads the secret (docs/config.md
+    // §Data directory): a command that does not is not stopped by it, and leaves the file as it is.
+    const migrate = captureIo({ DATA_DIR: dir });
+    assert.equal(await main(['migrate'], migrate), 0, migrate.stderr.join(''));
+    assert.equal(readFileSync(join(dir, 'signing-secret'), 'utf8'), 'abcd\n');
     rmSync(join(dir, 'signing-secret'));
     mkdirSync(join(dir, 'signing-secret'));
-    const unreadable = captureIo({ DATA_DIR: dir });
-    assert.equal(await main(['migrate'], unreadable), 1);
-    assert.match(unreadable.stderr.join(''), /^rolodex migrate: \S+signing-secret cannot be read: EISDIR/);
+    const unreadable = captureIo({ DATA_DIR: dir, PORT: '0' });
+    assert.equal(await main(['serve'], unreadable), 1);
+    assert.match(unreadable.stderr.join(''), /^rolodex serve: \S+signing-secret cannot be read: EISDIR/);
     rmSync(join(dir, 'signing-secret'), { recursive: true });
     // One of the two alone was dropped for the SDK's default chain.
     const half = captureIo({ DATA_DIR: dir, S3_BUCKET: 'b', S3_ACCESS_KEY_ID: 'AKIA' });
