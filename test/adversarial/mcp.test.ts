@@ -9,9 +9,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { PUBLIC_SCOPES, type Scope } from '../../src/auth/scopes.ts';
 import { eachDialect, keyFor } from '../helpers/app.ts';
-import { type Canary, leaked, seedCanary } from '../helpers/canary.ts';
+import { type Canary, leaked, seedCanary, tableCounts } from '../helpers/canary.ts';
+import { operatorCtx } from '../../src/lib/context.ts';
+import { createUser } from '../../src/users/service.ts';
 import { loadDocument, type Operation, operationsOf } from '../helpers/openapi-ops.ts';
-import { CONTENT_BYTES, contentRequest, happyRequest, MCP_TOOLS, OBJECT_SCOPES, SCOPE_TABLE, sendHappy } from './operations.ts';
+import { CONTENT_BYTES, contentRequests, happyRequest, MCP_TOOLS, OBJECT_SCOPES, SCOPE_TABLE, sendHappy } from './operations.ts';
 
 const strip = (text: string) => text.replace(/req_[0-9a-z]{26}/g, '<REQ>');
 
@@ -103,19 +105,31 @@ eachDialect('mcp matrix', (ctx) => {
   });
 
   test('bytes a key may not have are refused through the tool with the REST 403 (docs/files.md §Who downloads the bytes)', async () => {
+    // The owner reads every parent at FULL and gets the address; a workspace key and another
+    // admin, both with every scope, read them at METADATA (or not at all) and are refused.
     const t = ctx();
-    const secret = await keyFor(t, a.workspaceId, null, [...PUBLIC_SCOPES]);
-    const c = await client(secret);
+    const other = await createUser(operatorCtx(t.deps.db.kysely, a.workspaceId), { email: `other-${a.tag.toLowerCase()}@canary.test`, role: 'admin' });
+    const refusedTo = { workspace: await keyFor(t, a.workspaceId, null, [...PUBLIC_SCOPES]), admin: await keyFor(t, a.workspaceId, other.id, null) };
+    const owner = await client(a.secret);
     let refused = 0;
     for (const op of ops.filter((o) => o.operationId in CONTENT_BYTES)) {
-      const req = contentRequest(op, a);
-      const tool = await viaTool(c, op, req);
-      const rest = await sendHappy(t, secret, req);
-      assert.equal(rest.statusCode, 403, rest.body);
-      assert.equal(tool.isError, true, op.operationId);
-      assert.equal(strip(tool.text), strip(rest.body), op.operationId);
-      assert.equal(JSON.parse(tool.text).error.code, 'full_access_required');
-      refused++;
+      for (const { kind, req } of contentRequests(op, a)) {
+        const own = await viaTool(owner, op, req);
+        assert.equal(own.isError, false, `${op.operationId} ${kind} for the owner: ${own.text}`);
+        assert.ok(typeof JSON.parse(own.text).url === 'string', `${op.operationId} ${kind}: no address for the owner`);
+        for (const [who, secret] of Object.entries(refusedTo)) {
+          const c = await client(secret);
+          const counts = await tableCounts(t);
+          const tool = await viaTool(c, op, req);
+          const rest = await sendHappy(t, secret, req);
+          assert.equal(rest.statusCode, 403, `${op.operationId} ${kind} for a ${who} key: ${rest.body}`);
+          assert.equal(tool.isError, true, `${op.operationId} ${kind} for a ${who} key`);
+          assert.equal(strip(tool.text), strip(rest.body), `${op.operationId} ${kind} for a ${who} key`);
+          assert.equal(JSON.parse(tool.text).error.code, 'full_access_required');
+          assert.deepEqual(await tableCounts(t), counts, `${op.operationId} ${kind} for a ${who} key: rows changed`);
+          refused++;
+        }
+      }
     }
     console.log(`# mcp matrix [${t.dialect}]: ${refused} downloads of METADATA-only bytes refused through the tool as over REST`);
   });

@@ -95,17 +95,21 @@ export const SCOPE_TABLE: Record<string, readonly Scope[]> = {
 
 /**
  * Operations that hand out a file's bytes (docs/files.md §Who downloads the bytes), each with the
- * canary's object whose bytes only its owner may have: the transcript of the canary's private
- * meeting, which the owner organizes. Every operation that answers a download address has a row.
+ * canary's objects whose bytes only its owner may have: the transcript of the canary's private
+ * meeting, which the owner organizes, and the file of a message in a restricted channel whose
+ * only member is the owner. Every operation that answers a download address has a row.
  */
-export const CONTENT_BYTES: Record<string, string> = { getFileUrl: 'transcript' };
+export const CONTENT_BYTES: Record<string, readonly string[]> = { getFileUrl: ['transcript', 'channelFile'] };
 
-/** The request of a CONTENT_BYTES operation for the canary's object of its row. */
-export function contentRequest(op: Operation, c: Canary): HappyRequest {
-  const kind = CONTENT_BYTES[op.operationId];
+/** The requests of a CONTENT_BYTES operation, one for each of the canary's objects of its row. */
+export function contentRequests(op: Operation, c: Canary): Array<{ kind: string; req: HappyRequest }> {
+  const kinds = CONTENT_BYTES[op.operationId] ?? [];
   const param = Object.keys(idKinds(op)).at(-1);
-  if (!kind || !param || !c.ids[kind]) throw new Error(`${op.operationId}: no canary object for its bytes`);
-  return happyRequest(op, c, { [param]: c.ids[kind] });
+  if (kinds.length === 0 || !param) throw new Error(`${op.operationId}: no row in CONTENT_BYTES`);
+  return kinds.map((kind) => {
+    if (!c.ids[kind]) throw new Error(`${op.operationId}: the canary has no ${kind} for its bytes`);
+    return { kind, req: happyRequest(op, c, { [param]: c.ids[kind] }) };
+  });
 }
 
 /** Operations whose scope depends on the object they name: what the canary's object needs. */
@@ -153,6 +157,7 @@ export const ID_PREFIX: Record<string, string> = {
   opportunity: 'opp',
   meeting: 'mtg',
   transcript: 'fil',
+  channelFile: 'fil',
   email: 'eml',
   mailbox: 'mbx',
   note: 'nte',

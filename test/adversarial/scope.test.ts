@@ -12,7 +12,7 @@ import { createUser } from '../../src/users/service.ts';
 import { call, eachDialect, keyFor } from '../helpers/app.ts';
 import { type Canary, seedCanary, tableCounts } from '../helpers/canary.ts';
 import { loadDocument, type Operation, operationsOf } from '../helpers/openapi-ops.ts';
-import { CONTENT_BYTES, contentRequest, happyRequest, OBJECT_SCOPES, ownerView, SCOPE_TABLE, sendHappy } from './operations.ts';
+import { CONTENT_BYTES, contentRequests, happyRequest, OBJECT_SCOPES, ownerView, SCOPE_TABLE, sendHappy } from './operations.ts';
 
 eachDialect('scope matrix', (ctx) => {
   let ops: Operation[] = [];
@@ -39,10 +39,11 @@ eachDialect('scope matrix', (ctx) => {
     console.log(`# scope table: ${ops.length} served operations, each with its row; ${unserved.length} rows not served`);
   });
 
-  test("bytes whose meeting a key reads at METADATA are refused to it whatever its scopes; the owner's exact scopes get them", async () => {
+  test("bytes whose every parent a key reads at METADATA are refused to it whatever its scopes; the owner's exact scopes get them", async () => {
     // docs/files.md §Who downloads the bytes: scopes open the operation, the parents' access the
-    // bytes. Before the matrix below, whose writes make the canary's meeting FULL and link its
-    // transcript to new meetings.
+    // bytes: a private meeting's transcript, a restricted channel's message file. Before the
+    // matrix below, whose writes make the canary's meeting FULL and link its transcript to new
+    // meetings.
     const t = ctx();
     const addresses = ops.filter((op) => op.method === 'GET' && /\/url$/.test(op.path)).map((op) => op.operationId);
     assert.deepEqual(
@@ -55,19 +56,23 @@ eachDialect('scope matrix', (ctx) => {
       role: 'admin',
     });
     const refusedTo = { workspace: await keyFor(t, canary.workspaceId, null, [...PUBLIC_SCOPES]), admin: await keyFor(t, canary.workspaceId, other.id, null) };
+    // The refusal never names the parent that holds the bytes back.
+    const parents = [canary.ids.meeting, canary.ids.restrictedMessage, canary.ids.restrictedChannel].filter((id): id is string => !!id);
     let checked = 0;
     for (const op of ops.filter((o) => o.operationId in CONTENT_BYTES)) {
-      const req = contentRequest(op, canary);
-      const own = await sendHappy(t, await keyFor(t, canary.workspaceId, canary.userId, [...(SCOPE_TABLE[op.operationId] ?? [])]), req);
-      assert.equal(own.statusCode, 200, `${op.operationId}: the owner with exactly its scopes: ${own.body}`);
-      for (const [who, secret] of Object.entries(refusedTo)) {
-        const counts = await tableCounts(t);
-        const res = await sendHappy(t, secret, req);
-        assert.equal(res.statusCode, 403, `${op.operationId} for a ${who} key: ${res.body}`);
-        assert.equal(res.json().error.code, 'full_access_required');
-        assert.ok(!res.body.includes(canary.ids.meeting!), `${op.operationId}: the refusal names the meeting`);
-        assert.deepEqual(await tableCounts(t), counts, `${op.operationId} for a ${who} key: rows changed`);
-        checked++;
+      for (const { kind, req } of contentRequests(op, canary)) {
+        const own = await sendHappy(t, await keyFor(t, canary.workspaceId, canary.userId, [...(SCOPE_TABLE[op.operationId] ?? [])]), req);
+        assert.equal(own.statusCode, 200, `${op.operationId} ${kind}: the owner with exactly its scopes: ${own.body}`);
+        assert.ok(typeof own.json().url === 'string', `${op.operationId} ${kind}: no address for the owner`);
+        for (const [who, secret] of Object.entries(refusedTo)) {
+          const counts = await tableCounts(t);
+          const res = await sendHappy(t, secret, req);
+          assert.equal(res.statusCode, 403, `${op.operationId} ${kind} for a ${who} key: ${res.body}`);
+          assert.equal(res.json().error.code, 'full_access_required', `${op.operationId} ${kind} for a ${who} key`);
+          for (const id of parents) assert.ok(!res.body.includes(id), `${op.operationId} ${kind}: the refusal names a parent`);
+          assert.deepEqual(await tableCounts(t), counts, `${op.operationId} ${kind} for a ${who} key: rows changed`);
+          checked++;
+        }
       }
     }
     assert.ok(checked > 0 || !ops.some((o) => o.operationId in CONTENT_BYTES));

@@ -3,6 +3,9 @@
 // importer and the API, whichever the current build offers (records, lists and files arrive with
 // their branches; what exists is seeded).
 import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { sql } from 'kysely';
 import { importKinds } from '../../src/cli/import-kinds.ts';
 import { runImport } from '../../src/import/run.ts';
@@ -22,7 +25,10 @@ export interface Canary {
   userId: string;
   /** Full-access user key. */
   secret: string;
-  /** Server ids by kind: list, message, channel, file, account, contact, opportunity, note, task, user, objectType (a slug), customRecord. */
+  /**
+   * Server ids by kind: list, message, channel, file, account, contact, opportunity, note, task,
+   * user, objectType (a slug), customRecord; and by role: transcript, channelFile, spare…, merge….
+   */
   ids: Record<string, string>;
   /** Capability URLs (paths) of the byte endpoints, when files exist. */
   uploadPath?: string;
@@ -84,6 +90,37 @@ function mailObjects(tag: string, address: string): Array<Record<string, unknown
       },
     },
   ];
+}
+
+/**
+ * A restricted channel whose only member is the owner, and a message in it holding an imported
+ * file: bytes that only the owner may have (docs/files.md §Who downloads the bytes). Returns the
+ * ids as restrictedChannel, restrictedMessage and channelFile.
+ */
+async function seedChannelFile(t: TestApp, workspaceId: string, tag: string): Promise<Record<string, string>> {
+  const dir = mkdtempSync(join(tmpdir(), 'rolodex-canary-'));
+  try {
+    writeFileSync(join(dir, 'chat.txt'), `chat attachment ${tag}`);
+    const at = (value: string, valueType: string) => ({ value, valueType });
+    const objects = [
+      { object: 'channel', externalId: `cr-${tag}`, provider: 'slack', name: `restricted-${tag}`, visibility: 'restricted', members: [`u-${tag}`] },
+      { object: 'file', externalId: `fc-${tag}`, source: 'api', filename: `chat-${tag}.txt`, mimeType: 'text/plain', path: join(dir, 'chat.txt') },
+      {
+        object: 'message',
+        externalId: `mr-${tag}`,
+        channel: `cr-${tag}`,
+        fields: { $text: at(`restricted text ${tag}`, 'TEXT'), $sentAt: at(new Date().toISOString(), 'DATETIME') },
+        relationships: { $files: { objectType: 'file', values: [`fc-${tag}`] } },
+      },
+    ];
+    const text = objects.map((o) => JSON.stringify(o)).join('\n');
+    const { ids } = await runImport(operatorCtx(t.deps.db.kysely, workspaceId), { kinds: importKinds({ blobs: t.deps.blobs }), text });
+    const out = { restrictedChannel: ids.channel?.[`cr-${tag}`], restrictedMessage: ids.message?.[`mr-${tag}`], channelFile: ids.file?.[`fc-${tag}`] };
+    for (const [name, id] of Object.entries(out)) if (!id) throw new Error(`canary ${name}: not imported`);
+    return out as Record<string, string>;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** A mailbox address every canary owner has: the fuzz cases' `from`. */
@@ -170,6 +207,7 @@ export async function seedCanary(t: TestApp, label: string, operations: Set<stri
     const pending = (await call(t, secret, 'POST', '/v1/files', { filename: `pending-${tag}.txt`, mimeType: 'text/plain', sizeBytes: 10 })).json();
     ids.pendingFile = pending.id;
     canary.uploadPath = new URL(pending.uploadUrl).pathname;
+    if (operations.has('getMessage')) Object.assign(ids, await seedChannelFile(t, ws.id, tag));
   }
 
   if (operations.has('createMeeting')) {
