@@ -1,11 +1,9 @@
 // Configuration is read from the environment once, at start-up, and passed down. A wrong value
 // stops the process with a message naming the variable and what it expects.
-import { randomBytes } from 'node:crypto';
-import { linkSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
-import { InputError } from './lib/errors.ts';
-import { makeDirectorySync } from './lib/directories.ts';
+import { keptSigningSecret } from './data-dir.ts';
+import { ConfigError } from './lib/errors.ts';
 import { webOrigin } from './lib/origin.ts';
 
 export interface S3Config {
@@ -120,9 +118,7 @@ export interface Config {
 }
 
 /** A wrong environment variable; `param` names it. */
-export class ConfigError extends InputError {
-  override name = 'ConfigError';
-}
+export { ConfigError };
 
 type Env = Record<string, string | undefined>;
 
@@ -152,53 +148,6 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
-/** What `DATA_DIR/signing-secret` holds: 32 random bytes or more, as hexadecimal digits. */
-const SECRET_FILE = /^(?:[0-9a-fA-F]{2}){32,}$/;
-
-/**
- * The secret kept in `file`, or undefined when there is none. A file that cannot be read or does
- * not hold what rolodex writes (empty, cut short, edited) is refused: read as hexadecimal it gave
- * a short or empty key, with which anyone could sign upload and download addresses.
- */
-export function readSigningSecretFile(file: string): Buffer | undefined {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8').trim();
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new ConfigError(`${file} cannot be read: ${(err as Error).message}`, 'DATA_DIR');
-  }
-  if (!SECRET_FILE.test(text))
-    throw new ConfigError(
-      `${file} does not hold a signing secret (64 or more hexadecimal digits): put back the one from a backup, or remove it to have a new one made (upload and download addresses given out before stop working)`,
-      'DATA_DIR',
-    );
-  return Buffer.from(text, 'hex');
-}
-
-/**
- * Creates DATA_DIR and its missing parents, where something is about to be written there (the
- * server, the embedded database, a restore): reading the configuration creates nothing, so that a
- * command that refuses, or a mistyped DATA_DIR given to one that only reads, leaves no directory
- * (docs/config.md §Data directory). Returns the outermost directory it created, if any.
- */
-export function makeDataDir(dataDir: string): string | undefined {
-  try {
-    return makeDirectorySync(dataDir);
-  } catch (err) {
-    throw new ConfigError(`DATA_DIR ${dataDir} cannot be created: ${(err as Error).message}`, 'DATA_DIR');
-  }
-}
-
-/**
- * What a server needs of DATA_DIR before it starts: the directory and the signing secret, so that a
- * directory that cannot be made or a damaged signing-secret stops it at once with one line.
- */
-export function prepareServing(config: Config): void {
-  makeDataDir(config.dataDir);
-  config.signingSecret();
-}
-
 // The signing secret protects upload and download capabilities. When not given, one is generated
 // and kept in the data directory so that restarts (and sibling workers) agree on it. A given one is
 // checked here, with the rest of the configuration; the file is read, or made, on the first call.
@@ -211,27 +160,6 @@ function signingSecret(env: Env, dataDir: string): () => Buffer {
   }
   let kept: Buffer | undefined;
   return () => (kept ??= keptSigningSecret(join(dataDir, 'signing-secret'), dataDir));
-}
-
-/** The secret in `file`, made (with DATA_DIR) when there is none. */
-function keptSigningSecret(file: string, dataDir: string): Buffer {
-  const kept = readSigningSecretFile(file);
-  if (kept) return kept;
-  makeDataDir(dataDir);
-  const secret = randomBytes(32);
-  // Written aside and linked into place: two processes starting at once cannot each keep a
-  // different secret, and neither reads the other's file before it is whole.
-  const aside = `${file}.${randomBytes(8).toString('hex')}.tmp`;
-  try {
-    writeFileSync(aside, secret.toString('hex') + '\n', { mode: 0o600, flag: 'wx' });
-    linkSync(aside, file);
-    return secret;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new ConfigError(`${file} cannot be written: ${(err as Error).message}`, 'DATA_DIR');
-    return readSigningSecretFile(file) as Buffer;
-  } finally {
-    rmSync(aside, { force: true });
-  }
 }
 
 function s3(env: Env): S3Config | undefined {

@@ -3,7 +3,8 @@
 // what it uses (docs/import.md §Memory). Nothing here runs at import time.
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { type Config, makeDataDir } from './config.ts';
+import type { Config } from './config.ts';
+import { makeDataDir } from './data-dir.ts';
 import { migrate, openDb, ping, refreshStatistics, takeMigrationNotes, type Db } from './db/index.ts';
 import { InputError } from './lib/errors.ts';
 import { createBlobStore } from './blobs/index.ts';

@@ -7,7 +7,8 @@
 import { constants, type Dirent } from 'node:fs';
 import { copyFile, cp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { loadConfig, makeDataDir, readSigningSecretFile, type Config } from '../config.ts';
+import { loadConfig, type Config } from '../config.ts';
+import { makeDataDir, readSigningSecretFile } from '../data-dir.ts';
 import { InputError } from '../lib/errors.ts';
 import { type Io, parse, UsageError } from './io.ts';
 import { version } from './version.ts';

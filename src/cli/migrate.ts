@@ -1,4 +1,5 @@
-import { loadConfig, makeDataDir } from '../config.ts';
+import { loadConfig } from '../config.ts';
+import { makeDataDir } from '../data-dir.ts';
 import { migrate, openDb, takeMigrationNotes } from '../db/index.ts';
 import { reachDatabase } from '../runtime.ts';
 import { type Io, parse, print } from './io.ts';

@@ -1,4 +1,5 @@
-import { loadConfig, prepareServing } from '../config.ts';
+import { loadConfig } from '../config.ts';
+import { prepareServing } from '../data-dir.ts';
 import { noteAddress, probePort } from '../lifecycle.ts';
 import { type Io, parse } from './io.ts';
 

@@ -155,6 +155,11 @@ export class InputError extends Error {
   }
 }
 
+/** A configuration value that stops the process: its message names the variable and what it expects. */
+export class ConfigError extends InputError {
+  override name = 'ConfigError';
+}
+
 /** 404 for an id that names nothing the caller may see; `param` is the path parameter that carried it. */
 export function notFound(kind: string, id: string, param = 'id'): AppError {
   return new AppError('resource_not_found', `No ${kind} with id "${id}" exists.`, { param });

@@ -1,0 +1,75 @@
+// DATA_DIR and the signing secret kept in it (docs/config.md §Data directory). Reading the
+// configuration writes nothing there: the directory is made where something is about to be
+// written, and a generated secret on its first use, which only the server reaches.
+import { randomBytes } from 'node:crypto';
+import { linkSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { makeDirectorySync } from './lib/directories.ts';
+import { ConfigError } from './lib/errors.ts';
+
+/** What `DATA_DIR/signing-secret` holds: 32 random bytes or more, as hexadecimal digits. */
+const SECRET_FILE = /^(?:[0-9a-fA-F]{2}){32,}$/;
+
+/**
+ * The secret kept in `file`, or undefined when there is none. A file that cannot be read or does
+ * not hold what rolodex writes (empty, cut short, edited) is refused: read as hexadecimal it gave
+ * a short or empty key, with which anyone could sign upload and download addresses.
+ */
+export function readSigningSecretFile(file: string): Buffer | undefined {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8').trim();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new ConfigError(`${file} cannot be read: ${(err as Error).message}`, 'DATA_DIR');
+  }
+  if (!SECRET_FILE.test(text))
+    throw new ConfigError(
+      `${file} does not hold a signing secret (64 or more hexadecimal digits): put back the one from a backup, or remove it to have a new one made (upload and download addresses given out before stop working)`,
+      'DATA_DIR',
+    );
+  return Buffer.from(text, 'hex');
+}
+
+/**
+ * Creates DATA_DIR and its missing parents, where something is about to be written there (the
+ * server, the embedded database, a restore): reading the configuration creates nothing, so that a
+ * command that refuses, or a mistyped DATA_DIR given to one that only reads, leaves no directory
+ * (docs/config.md §Data directory). Returns the outermost directory it created, if any.
+ */
+export function makeDataDir(dataDir: string): string | undefined {
+  try {
+    return makeDirectorySync(dataDir);
+  } catch (err) {
+    throw new ConfigError(`DATA_DIR ${dataDir} cannot be created: ${(err as Error).message}`, 'DATA_DIR');
+  }
+}
+
+/**
+ * What a server needs of DATA_DIR before it starts: the directory and the signing secret, so that a
+ * directory that cannot be made or a damaged signing-secret stops it at once with one line.
+ */
+export function prepareServing(config: { dataDir: string; signingSecret: () => Buffer }): void {
+  makeDataDir(config.dataDir);
+  config.signingSecret();
+}
+
+/** The secret in `file`, made (with DATA_DIR) when there is none. */
+export function keptSigningSecret(file: string, dataDir: string): Buffer {
+  const kept = readSigningSecretFile(file);
+  if (kept) return kept;
+  makeDataDir(dataDir);
+  const secret = randomBytes(32);
+  // Written aside and linked into place: two processes starting at once cannot each keep a
+  // different secret, and neither reads the other's file before it is whole.
+  const aside = `${file}.${randomBytes(8).toString('hex')}.tmp`;
+  try {
+    writeFileSync(aside, secret.toString('hex') + '\n', { mode: 0o600, flag: 'wx' });
+    linkSync(aside, file);
+    return secret;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new ConfigError(`${file} cannot be written: ${(err as Error).message}`, 'DATA_DIR');
+    return readSigningSecretFile(file) as Buffer;
+  } finally {
+    rmSync(aside, { force: true });
+  }
+}
