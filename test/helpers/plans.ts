@@ -4,10 +4,26 @@
 //   named statement keeps for any values after five runs (docs/filtering.md §Plans).
 // - `work` and `scans`: what the nodes of such a plan handled, to bound it.
 // - `indexPlan`: either database's plan of a statement as text, on tables too small for
-//   PostgreSQL to want an index unless told not to scan them (the migrations' tests).
+//   PostgreSQL to want an index unless told not to scan them (the migrations' tests); `planText`
+//   the plan as the planner chooses it, on tables filled for the test.
 import { CompiledQuery, type Kysely, sql } from 'kysely';
 import type { Database, DialectName } from '../../src/db/types.ts';
 import { write } from '../../src/db/write.ts';
+
+/** EXPLAIN of `compiled` in the dialect's words: SQLite's EXPLAIN QUERY PLAN, PostgreSQL's EXPLAIN. */
+function explain(dialect: DialectName, compiled: CompiledQuery): CompiledQuery {
+  return CompiledQuery.raw(`explain ${dialect === 'postgres' ? '' : 'query plan '}${compiled.sql}`, [...compiled.parameters]);
+}
+
+const asText = (rows: readonly Record<string, string>[]) => rows.map((x) => Object.values(x).join(' ')).join('\n');
+
+/**
+ * The plan of `compiled` as text, one step or node a line, as the planner chooses it on the rows
+ * the test wrote (enough of them that a scan would cost what it would in use).
+ */
+export async function planText(db: Kysely<Database>, dialect: DialectName, compiled: CompiledQuery): Promise<string> {
+  return asText((await db.executeQuery<Record<string, string>>(explain(dialect, compiled))).rows);
+}
 
 /**
  * The plan of `compiled` as text, one step or node a line: SQLite's EXPLAIN QUERY PLAN, or
@@ -18,11 +34,9 @@ export async function indexPlan(db: Kysely<Database>, dialect: DialectName, comp
   const postgres = dialect === 'postgres';
   return db.connection().execute(async (c) => {
     if (postgres) await c.executeQuery(CompiledQuery.raw('set enable_seqscan = off'));
-    const r = await c.executeQuery<Record<string, string>>(
-      CompiledQuery.raw(`explain ${postgres ? '' : 'query plan '}${compiled.sql}`, [...compiled.parameters]),
-    );
+    const r = await c.executeQuery<Record<string, string>>(explain(dialect, compiled));
     if (postgres) await c.executeQuery(CompiledQuery.raw('reset enable_seqscan'));
-    return r.rows.map((x) => Object.values(x).join(' ')).join('\n');
+    return asText(r.rows);
   });
 }
 

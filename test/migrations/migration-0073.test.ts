@@ -5,10 +5,11 @@
 // attachment.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { CompiledQuery, sql } from 'kysely';
+import { sql } from 'kysely';
 import { migrate } from '../../src/db/migrate.ts';
 import { downloadParents, downloadParentsQuery } from '../../src/files/repository.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
+import { planText } from '../helpers/plans.ts';
 
 const AT = '2026-01-01T00:00:00.000Z';
 
@@ -106,13 +107,7 @@ for (const dialect of testDialects()) {
     test("the statement that decides a download finds the file's parents through the new indexes", async () => {
       const db = tdb.db.kysely;
       const compiled = downloadParentsQuery({ workspaceId: 'ws_f', userId: 'usr_a' }, 'a@f.test', 'fil_t').compile(db);
-      const plan = (
-        await db.executeQuery<Record<string, string>>(
-          CompiledQuery.raw(`explain ${dialect === 'postgres' ? '' : 'query plan '}${compiled.sql}`, [...compiled.parameters]),
-        )
-      ).rows
-        .map((x) => Object.values(x).join(' '))
-        .join('\n');
+      const plan = await planText(db, dialect, compiled);
       assert.match(plan, /meeting_contents_transcript/, plan);
       assert.match(plan, /email_files_file/, plan);
       // SQLite names a full read of a table `SCAN <table>`; PostgreSQL `Seq Scan on`, or a whole index read with a `Filter`.

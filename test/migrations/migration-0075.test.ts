@@ -4,10 +4,11 @@
 // that decides a download reads the new index on both databases, never every message's files.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { CompiledQuery, sql } from 'kysely';
+import { sql } from 'kysely';
 import { migrate } from '../../src/db/migrate.ts';
 import { downloadParents, downloadParentsQuery } from '../../src/files/repository.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
+import { planText } from '../helpers/plans.ts';
 
 const AT = '2026-01-01T00:00:00.000Z';
 
@@ -89,13 +90,7 @@ for (const dialect of testDialects()) {
     test("the statement that decides a download finds the file's messages through the new index", async () => {
       const db = tdb.db.kysely;
       const compiled = downloadParentsQuery({ workspaceId: 'ws_f', userId: 'usr_a' }, 'a@f.test', 'fil_00007').compile(db);
-      const plan = (
-        await db.executeQuery<Record<string, string>>(
-          CompiledQuery.raw(`explain ${dialect === 'postgres' ? '' : 'query plan '}${compiled.sql}`, [...compiled.parameters]),
-        )
-      ).rows
-        .map((x) => Object.values(x).join(' '))
-        .join('\n');
+      const plan = await planText(db, dialect, compiled);
       assert.match(plan, /message_files_file/, plan);
       // SQLite names a full read of a table `SCAN <table>`; PostgreSQL `Seq Scan on`.
       assert.doesNotMatch(plan, /SCAN (mf|m|message_files|messages)\b|Seq Scan on (message_files|messages)/, plan);
