@@ -126,30 +126,55 @@ export function pageMeetings(db: Executor, workspaceId: string, page: { limit: n
   return rankPage<MeetingRow>(db, MEETINGS, [workspaceId], page, true);
 }
 
-/** Which of `meetingIds` have `email` (folded) as organizer or attendee. */
-export async function meetingsWithParticipant(db: Executor, meetingIds: readonly string[], email: string): Promise<Set<string>> {
-  if (meetingIds.length === 0) return new Set();
-  const rows = await db.selectFrom('meeting_participants').select('meeting_id').where('meeting_id', 'in', meetingIds).where('email', '=', email).execute();
-  return new Set(rows.map((r) => r.meeting_id));
-}
+/** The table of the participants given to fullAccessOf, made by its statement. */
+const HELD = 'held_participants';
 
 /**
  * SQL: the caller reads the meeting of alias `m` at FULL (docs/meetings.md §Who sees what): its
  * privacy is not METADATA, or `email` (the caller's folded address; undefined for a workspace key
- * or a user of no account here, who takes part in nothing) is one of its participants. The rule
- * of accessOf (src/meetings/service.ts) for a statement that has the meeting as a row;
+ * or a user of no account here, who takes part in nothing) is one of its participants. The one
+ * statement of the rule: every read that resolves a meeting's access evaluates it, a page's, an
+ * update's and a trash entry's through fullAccessOf, a download's in src/files/repository.ts.
  * `participants` names the table of its participants: a meeting in the trash keeps its own
  * (src/trash/repository.ts holdTranscript, docs/files.md §Who downloads the bytes).
  */
 export function fullAccessSql(
   m: string,
   email: string | undefined,
-  participants: 'meeting_participants' | 'trash_participants' = 'meeting_participants',
+  participants: 'meeting_participants' | 'trash_participants' | typeof HELD = 'meeting_participants',
 ): RawBuilder<SqlBool> {
   const privacy = sql.ref(`${m}.privacy_setting`);
   const open = sql<SqlBool>`(${privacy} is null or ${privacy} <> 'METADATA')`;
   if (email === undefined) return open;
   return sql<SqlBool>`(${open} or exists (select 1 from ${sql.table(participants)} p where p.meeting_id = ${sql.ref(`${m}.id`)} and p.email = ${email}))`;
+}
+
+/**
+ * Which of `meetings`, each as read (its id and privacy), the caller reads at FULL: fullAccessSql
+ * evaluated on those values, so that the rule is written once and the privacy judged is the one
+ * the answer shows. Their participants are the live meetings' (`meeting_participants`), or, for
+ * meetings no longer live (a trash entry's), `held`: each one's folded addresses.
+ */
+export async function fullAccessOf(
+  db: Executor,
+  meetings: readonly Pick<MeetingRow, 'id' | 'privacy_setting'>[],
+  email: string | undefined,
+  held?: ReadonlyMap<string, readonly string[]>,
+): Promise<Set<string>> {
+  const out = new Set<string>();
+  for (const part of chunks([...meetings], 200)) {
+    const rows = sql.join(part.map((r) => sql`(cast(${r.id} as text), cast(${r.privacy_setting} as text))`));
+    // The held addresses as a table of the statement: an empty one when none is held.
+    const pairs = part.flatMap((r) => (held?.get(r.id) ?? []).map((e) => sql` union all select ${r.id}, ${e}`));
+    const given =
+      held === undefined
+        ? sql``
+        : sql`, ${sql.table(HELD)} (meeting_id, email) as (select cast(null as text), cast(null as text) where 1 = 0${sql.join(pairs, sql``)})`;
+    const found = await sql<{ id: string }>`with m (id, privacy_setting) as (values ${rows})${given}
+      select m.id from m where ${fullAccessSql('m', email, held === undefined ? 'meeting_participants' : HELD)}`.execute(db);
+    for (const r of found.rows) out.add(r.id);
+  }
+  return out;
 }
 
 /** Description and transcript of meetings; ask only for meetings read at FULL access. */

@@ -22,17 +22,13 @@ async function callerEmail(ctx: Ctx): Promise<string | undefined> {
   return ctx.actor.userId === null ? undefined : repo.userEmail(ctx.db, ctx.actor.workspaceId, ctx.actor.userId);
 }
 
-/** Each row's access level for the caller; one query for a whole page, none for a workspace key. */
+/**
+ * Each row's access level for the caller, by the rule's one statement (repo.fullAccessSql) on the
+ * rows as read: one query for a whole page.
+ */
 async function accessOf(ctx: Ctx, rows: readonly repo.MeetingRow[], email: string | undefined): Promise<Map<string, AccessLevel>> {
-  const own =
-    email === undefined
-      ? new Set<string>()
-      : await repo.meetingsWithParticipant(
-          ctx.db,
-          rows.map((r) => r.id),
-          email,
-        );
-  return new Map(rows.map((r) => [r.id, own.has(r.id) || r.privacy_setting !== 'METADATA' ? 'FULL' : 'METADATA']));
+  const full = await repo.fullAccessOf(ctx.db, rows, email);
+  return new Map(rows.map((r) => [r.id, full.has(r.id) ? 'FULL' : 'METADATA']));
 }
 
 // Independent reads run at once (on PostgreSQL, on pooled connections side by side): the derived

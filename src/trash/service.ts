@@ -7,7 +7,6 @@ import { appendEvent } from '../changes/service.ts';
 import type { TypeDefinitions } from '../definitions/service.ts';
 import type { Ctx, WriteCtx } from '../lib/context.ts';
 import { notFound } from '../lib/errors.ts';
-import { foldText } from '../lib/fold.ts';
 import { isoNow } from '../lib/ids.ts';
 import * as lists from '../lists/repository.ts';
 import { toResource as listResource, membershipsMoved } from '../lists/service.ts';
@@ -95,11 +94,15 @@ export async function trashRecord(ctx: WriteCtx, type: RecordType, input: { id: 
 
 type Meeting = ReturnType<typeof meetingResource>;
 
-/** A meeting as the caller sees it: at METADATA its description and transcript are withheld (docs/meetings.md). */
+/**
+ * A meeting as the caller sees it: at METADATA its description and transcript are withheld
+ * (docs/meetings.md §Who sees what), by the rule's one statement on the meeting as kept and its
+ * participants' folded addresses.
+ */
 async function meetingFor(ctx: Ctx, full: Meeting, participants: readonly string[]): Promise<Meeting> {
-  if (full.fields.$privacySetting.value !== 'METADATA') return full;
   const email = ctx.actor.userId === null ? undefined : await meetings.userEmail(ctx.db, ctx.actor.workspaceId, ctx.actor.userId);
-  if (email !== undefined && participants.includes(foldText(email))) return full;
+  const kept = { id: full.id, privacy_setting: full.fields.$privacySetting.value };
+  if ((await meetings.fullAccessOf(ctx.db, [kept], email, new Map([[full.id, participants]]))).has(full.id)) return full;
   return {
     ...full,
     accessLevel: 'METADATA',
