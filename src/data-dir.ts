@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { linkSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { makeDirectorySync } from './lib/directories.ts';
-import { ConfigError } from './lib/errors.ts';
+import { ConfigError, InputError } from './lib/errors.ts';
 
 /** What `DATA_DIR/signing-secret` holds: 32 random bytes or more, as hexadecimal digits. */
 const SECRET_FILE = /^(?:[0-9a-fA-F]{2}){32,}$/;
@@ -42,6 +42,15 @@ export function makeDataDir(dataDir: string): string | undefined {
   } catch (err) {
     throw new ConfigError(`DATA_DIR ${dataDir} cannot be created: ${(err as Error).message}`, 'DATA_DIR');
   }
+}
+
+/**
+ * The refusal of a command that needs the embedded database, given a DATA_DIR without one (most
+ * often a mistyped one): one line naming where it was looked for (docs/cli.md §What creates the
+ * database).
+ */
+export function noDatabase(file: string): InputError {
+  return new InputError(`no database at ${file}: is DATA_DIR right? (\`rolodex migrate\` creates one)`, 'DATA_DIR');
 }
 
 /**

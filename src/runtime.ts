@@ -1,10 +1,11 @@
 // Opening what the server and the CLI share: the database (migrated) and the blob store. What only
 // a server uses (src/server-deps.ts) is not loaded here, so that a command holds in memory only
 // what it uses (docs/import.md §Memory). Nothing here runs at import time.
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
-import { makeDataDir } from './data-dir.ts';
+import { makeDataDir, noDatabase } from './data-dir.ts';
 import { migrate, openDb, ping, refreshStatistics, takeMigrationNotes, type Db } from './db/index.ts';
 import { InputError } from './lib/errors.ts';
 import { createBlobStore } from './blobs/index.ts';
@@ -12,13 +13,25 @@ import type { BlobStore } from './blobs/blob-store.ts';
 
 /**
  * The database, migrated. With `statementTimeoutMs` (the server's, on PostgreSQL) the migrations
- * run first on a connection without it, since building an index may take longer.
+ * run first on a connection without it, since building an index may take longer. `create: false`
+ * refuses an embedded database that does not exist yet instead of making it.
  */
-export async function openDatabase(config: Config, logger?: Logger, opts: { writerThread?: boolean; statementTimeoutMs?: number } = {}): Promise<Db> {
-  const { statementTimeoutMs, ...rest } = opts;
+export async function openDatabase(
+  config: Config,
+  logger?: Logger,
+  opts: { writerThread?: boolean; statementTimeoutMs?: number; create?: boolean } = {},
+): Promise<Db> {
+  const { statementTimeoutMs, create = true, ...rest } = opts;
   const limited = Boolean(statementTimeoutMs && config.databaseUrl);
-  // The embedded database lives in DATA_DIR, made here rather than when the configuration is read.
-  if (!config.databaseUrl) makeDataDir(config.dataDir);
+  if (!config.databaseUrl) {
+    const file = join(config.dataDir, 'rolodex.db');
+    // A command that works on what a database holds, given a DATA_DIR without one (most often a
+    // mistyped one), is refused and creates nothing: an empty database made there would answer
+    // as if the workspace were empty (docs/cli.md §What creates the database).
+    if (!create && !existsSync(file)) throw noDatabase(file);
+    // The embedded database lives in DATA_DIR, made here rather than when the configuration is read.
+    makeDataDir(config.dataDir);
+  }
   const db = openDb({ dataDir: config.dataDir, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}), ...rest });
   try {
     await reachDatabase(db, config);

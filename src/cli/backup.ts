@@ -8,7 +8,7 @@ import { constants, type Dirent } from 'node:fs';
 import { copyFile, cp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { loadConfig, type Config } from '../config.ts';
-import { makeDataDir, readSigningSecretFile } from '../data-dir.ts';
+import { makeDataDir, noDatabase, readSigningSecretFile } from '../data-dir.ts';
 import { InputError } from '../lib/errors.ts';
 import { type Io, parse, UsageError } from './io.ts';
 import { version } from './version.ts';
@@ -69,6 +69,10 @@ function pgGuidance(config: Config, action: 'backup' | 'restore'): string {
 }
 
 export async function runBackup(dir: string, config: Config): Promise<{ manifest: Manifest; notes: string[] }> {
+  // A DATA_DIR without a database (most often a mistyped one) is refused before anything is made,
+  // in the words of every command that needs one (docs/cli.md §What creates the database).
+  const source = join(config.dataDir, 'rolodex.db');
+  if (!config.databaseUrl && !(await exists(source))) throw noDatabase(source);
   let existed: boolean;
   try {
     existed = await exists(dir);
@@ -98,7 +102,7 @@ async function backUp(dir: string, config: Config): Promise<{ manifest: Manifest
     // The backup then holds no blob: saying nothing let it pass for a backup of everything.
     if (config.s3) notes.push(bucketNote(config));
     const source = join(config.dataDir, 'rolodex.db');
-    if (!(await exists(source))) throw new InputError(`no database in ${config.dataDir} (DATA_DIR)`, 'DATA_DIR');
+    if (!(await exists(source))) throw noDatabase(source);
     // Loaded here: the database layer is large, and a backup of PostgreSQL needs none of it.
     const { copySqliteDatabase } = await import('../db/index.ts');
     await copySqliteDatabase(source, join(dir, 'rolodex.db'));

@@ -7,13 +7,14 @@ import { openBlobStore } from '../runtime.ts';
 import { createWorkspace } from '../workspaces/service.ts';
 import { demoParts } from './demo-parts.ts';
 import { importKinds } from './import-kinds.ts';
-import { countOf, type Io, operator, parse, print, withDb } from './io.ts';
+import { countOf, type Io, operator, parse, print, withNewDb } from './io.ts';
 
 export const usage = `rolodex demo [--json]   (creates a sample workspace and prints keys and curl examples)`;
 
 export async function run(args: string[], io: Io): Promise<void> {
   const { values } = parse(args, {});
-  const out = await withDb(io, async (db, config) => {
+  // A new installation's sample: it creates the database (docs/cli.md §What creates the database).
+  const out = await withNewDb(io, async (db, config) => {
     const ws = await createWorkspace(systemCtx(db.kysely), { name: 'Acme (demo)' });
     const ctx = operator(db, config, ws.id);
     const parts = demoParts();

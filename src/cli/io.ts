@@ -87,7 +87,20 @@ export function print(io: Io, json: boolean | undefined, data: unknown, human: s
   io.out(json ? JSON.stringify(data) : human);
 }
 
+/**
+ * Runs `fn` on the database, migrated. A command given a DATA_DIR without the embedded database
+ * is refused with one line and creates nothing (docs/cli.md §What creates the database).
+ */
 export async function withDb<T>(io: Io, fn: (db: Db, config: Config) => Promise<T>, opts: { writerThread?: boolean } = {}): Promise<T> {
+  return opened(io, fn, { ...opts, create: false });
+}
+
+/** withDb for the commands that do their work on an empty database: they create the embedded one. */
+export async function withNewDb<T>(io: Io, fn: (db: Db, config: Config) => Promise<T>): Promise<T> {
+  return opened(io, fn, { create: true });
+}
+
+async function opened<T>(io: Io, fn: (db: Db, config: Config) => Promise<T>, opts: { writerThread?: boolean; create: boolean }): Promise<T> {
   const config = loadConfig(io.env);
   // Loaded here: the database layer is large, and `rolodex --version` or `serve` need none of it first.
   const { openDatabase } = await import('../runtime.ts');

@@ -1,6 +1,6 @@
 import { systemCtx } from '../lib/context.ts';
 import { createWorkspace, listWorkspaces, setDefaultCountry } from '../workspaces/service.ts';
-import { type Io, operator, parse, print, required, UsageError, withDb } from './io.ts';
+import { type Io, operator, parse, print, required, UsageError, withDb, withNewDb } from './io.ts';
 import { write } from '../db/index.ts';
 
 export const usage = `rolodex workspace create --name NAME [--json]
@@ -12,7 +12,8 @@ export async function run(args: string[], io: Io): Promise<void> {
   const { values } = parse(rest, { name: { type: 'string' }, workspace: { type: 'string' }, 'default-country': { type: 'string' } });
   if (sub === 'create') {
     const name = required(values, 'name');
-    const ws = await withDb(io, (db) => createWorkspace(systemCtx(db.kysely), { name }));
+    // The first command of a new installation: it creates the database (docs/cli.md §What creates the database).
+    const ws = await withNewDb(io, (db) => createWorkspace(systemCtx(db.kysely), { name }));
     print(io, values.json as boolean, ws, `created workspace ${ws.id} (${ws.name})`);
   } else if (sub === 'list') {
     const all = await withDb(io, (db) => listWorkspaces(systemCtx(db.kysely)));

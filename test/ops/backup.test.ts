@@ -138,7 +138,7 @@ for (const dialect of testDialects()) {
       const code = await main(['backup', dir], r.io);
       if (dialect === 'sqlite') {
         assert.equal(code, 1);
-        assert.match(r.err(), /^rolodex backup: no database in \S+\/data \(DATA_DIR\)/);
+        assert.match(r.err(), /^rolodex backup: no database at \S+\/data\/rolodex\.db: is DATA_DIR right\?/);
         assert.equal(existsSync(dir), false);
       } else assert.equal(code, 0, r.err());
       assert.equal(existsSync(typo), false, 'no DATA_DIR made');
