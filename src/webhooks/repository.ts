@@ -272,9 +272,9 @@ export async function settleDelivered(db: Executor, token: string, rows: readonl
 /**
  * A failed attempt: tried again `delayMs` from now; given up when its first failure was
  * `disableAfterMs` ago (so that one event an endpoint always refuses does not hold back its
- * object's later ones for ever); and when the subscription has been failing for `disableAfterMs`,
- * the subscription is disabled and its queued rows dropped. False when `token` no longer holds
- * the row.
+ * object's later ones for ever), which ends the endpoint's failing streak when no other of its
+ * rows has failed; and when the subscription has been failing for `disableAfterMs`, the
+ * subscription is disabled and its queued rows dropped. False when `token` no longer holds the row.
  */
 export async function failed(
   db: Executor,
@@ -344,7 +344,27 @@ export async function failed(
       .where('id', '=', row.id)
       .where('first_failed_at', '<=', timeFromNow(tx, -input.disableAfterMs))
       .executeTakeFirst();
-    return Number(expired.numDeletedRows) > 0 ? 'given_up' : 'retry';
+    if (Number(expired.numDeletedRows) === 0) return 'retry';
+    // The failing streak ends when nothing is left failing for the endpoint (docs/events.md
+    // §Delivery): kept open, a failure much later, its first in a long time, would disable it at
+    // once. Its parked rows then come back as after a success (unparkRecovered); the last error stays.
+    await tx
+      .updateTable('webhook_subscriptions')
+      .set({ failing_since: null })
+      .where('id', '=', row.subscription_id)
+      .where((eb) =>
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom('webhook_deliveries as f')
+              .select('f.id')
+              .where('f.subscription_id', '=', row.subscription_id)
+              .where('f.first_failed_at', 'is not', null),
+          ),
+        ),
+      )
+      .execute();
+    return 'given_up';
   });
 }
 
