@@ -131,6 +131,21 @@ function int(env: Env, name: string, fallback: number, min: number, max: number)
   return Number(raw);
 }
 
+/**
+ * A URL as a refusal quotes it: its credentials (`user:***@`) and the values of query parameters
+ * that name a password, secret, token or key masked. The text is read as written, not parsed, so
+ * that a value too broken to parse is masked all the same: a refusal reaches stderr and container
+ * logs, where a DATABASE_URL's or SMTP_URL's password never belongs (docs/config.md).
+ */
+function maskedUrl(raw: string): string {
+  return raw
+    .replace(/^([a-z][a-z0-9+.-]*:\/\/)(.*)@/is, (_, scheme: string, userinfo: string) => {
+      const colon = userinfo.indexOf(':');
+      return `${scheme}${colon < 0 ? '***' : `${userinfo.slice(0, colon)}:***`}@`;
+    })
+    .replace(/([?&;][^=&#]*(?:pass|secret|token|key)[^=&#]*=)[^&#]*/gi, '$1***');
+}
+
 function url(env: Env, name: string, protocols: string[]): string | undefined {
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
@@ -138,10 +153,10 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
   try {
     parsed = new URL(raw);
   } catch {
-    throw new ConfigError(`${name} must be a URL (got "${raw}")`, name);
+    throw new ConfigError(`${name} must be a URL (got "${maskedUrl(raw)}")`, name);
   }
   if (!protocols.includes(parsed.protocol)) {
-    throw new ConfigError(`${name} must be a URL starting with ${protocols.map((p) => p + '//').join(' or ')} (got "${raw}")`, name);
+    throw new ConfigError(`${name} must be a URL starting with ${protocols.map((p) => p + '//').join(' or ')} (got "${maskedUrl(raw)}")`, name);
   }
   return raw.replace(/\/+$/, '');
 }

@@ -251,6 +251,24 @@ test('a wrong configuration value names the variable', async () => {
   assert.match(io3.stderr.join(''), /DATA_DIR \/proc\/rolodex-data\/x cannot be created: ENOENT/);
 });
 
+test('a refused URL variable is quoted without its password', async () => {
+  // The refusal reaches stderr and container logs: the variable and the value's shape, never the
+  // credentials it carries, whether the value parses or not (docs/config.md).
+  for (const [name, value, secret, shown] of [
+    ['DATABASE_URL', 'mysql://rolodex:hunter2-db@db.internal/rolodex', 'hunter2-db', 'mysql://rolodex:***@db.internal/rolodex'],
+    ['REDIS_URL', 'redis://:hunter2-redis@redis internal:6379', 'hunter2-redis', 'redis://:***@redis internal:6379'],
+    ['SMTP_URL', 'smtp://mailer:hunter2/smtp@mail.example.com:port', 'hunter2/smtp', 'smtp://mailer:***@mail.example.com:port'],
+    ['S3_ENDPOINT', 'ftp://minio.internal/?access_key=AKIA&secret_key=hunter2-s3', 'hunter2-s3', 'secret_key=***'],
+  ] as const) {
+    const io = captureIo({ DATA_DIR: '/tmp', S3_BUCKET: 'b', [name]: value });
+    assert.equal(await main(['migrate'], io), 1, name);
+    const said = io.stderr.join('');
+    assert.match(said, new RegExp(`${name} must be a URL`), name);
+    assert.ok(!said.includes(secret), `${name}: ${said}`);
+    assert.ok(said.includes(shown), `${name}: ${said}`);
+  }
+});
+
 test('a signing secret file that is not whole stops the server at start, and S3 credentials given by half any command', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'rolodex-config-'));
   try {
