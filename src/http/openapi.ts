@@ -162,10 +162,12 @@ function installReference(app: FastifyInstance): void {
       throw err;
     });
     const res = await (await reference).inject({ method: 'GET', url: req.url, headers: req.headers });
-    const found = res.statusCode !== 404;
+    // Only the reference's pages and redirects pass through. A path it lacks or refuses (a `..`,
+    // `\` or NUL that its static files turn away with 403 in Fastify's shape) gets this server's
+    // own 404, so that every error is in the one shape of docs/errors.md.
+    const found = res.statusCode < 400;
     for (const [name, value] of Object.entries(res.headers))
       if (value !== undefined && !HOP_HEADERS.has(name) && (found || name !== 'content-type')) reply.header(name, value);
-    // A path the reference lacks gets this server's own 404.
     if (!found) return reply.callNotFound();
     reply.code(res.statusCode);
     return res.rawPayload.length > 0 ? reply.send(res.rawPayload) : reply.send();

@@ -145,6 +145,17 @@ describe('OpenAPI document', () => {
     }
   });
 
+  test('a path the reference refuses is a 404 in the one error shape (docs/errors.md)', async () => {
+    // Its static files turn a `..`, a `\` or a NUL away with 403 in Fastify's own shape.
+    for (const url of ['/docs/static/..%5c..%5cpackage.json', '/docs/static/%00', '/docs/static/....//....//package.json', '/docs/nothing-here']) {
+      const res = await t.app.inject({ method: 'GET', url });
+      assert.equal(res.statusCode, 404, url);
+      assert.equal(res.json().error.code, 'route_not_found', url);
+      assert.equal(res.json().error.requestId, res.headers['x-request-id'], url);
+    }
+    assert.equal((await t.app.inject({ method: 'GET', url: '/docs/static/swagger-ui.css' })).statusCode, 200);
+  });
+
   test('health, metrics and docs routes stay out of the document', async () => {
     const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json();
     for (const p of Object.keys(doc.paths)) assert.ok(!/healthz|readyz|metrics|docs|openapi/.test(p), p);
