@@ -26,17 +26,21 @@ for (const [net, prefix] of [
 ] as const)
   SPECIAL.addSubnet(net, prefix, 'ipv4');
 // Besides the special ranges, the forms that carry an IPv4 address inside IPv6 without being
-// judged as that address: IPv4-compatible (::a.b.c.d), IPv4-translated (::ffff:0:a.b.c.d), NAT64,
-// 6to4 and Teredo. No public endpoint needs them, and each can name a private IPv4 address.
+// judged as that address: IPv4-compatible (::a.b.c.d), IPv4-translated (::ffff:0:a.b.c.d), NAT64
+// (the well-known prefix and the local-use one, RFC 8215), 6to4 and Teredo. No public endpoint
+// needs them, and each can name a private IPv4 address. Documentation covers both of its prefixes
+// (2001:db8::/32 and 3fff::/20, RFC 9637).
 for (const [net, prefix] of [
   ['::', 96],
   ['::1', 128],
   ['::ffff:0:0:0', 96],
   ['64:ff9b::', 96],
+  ['64:ff9b:1::', 48],
   ['2001::', 32],
   ['2002::', 16],
   ['100::', 64],
   ['2001:db8::', 32],
+  ['3fff::', 20],
   ['fc00::', 7],
   ['fe80::', 10],
   ['fec0::', 10],

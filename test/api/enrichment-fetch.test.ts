@@ -60,10 +60,14 @@ test('private, loopback, link-local and special addresses are recognised; public
     '::ffff:0:a9fe:a9fe',
     '2002:7f00:1::',
     '2001:0:4136:e378:8000:63bf:3fff:fdd2',
+    '64:ff9b:1::a00:1',
+    '2001:db8::1',
+    '3fff:fff::1',
     'not an ip',
   ])
     assert.equal(isSpecialAddress(a), true, a);
-  for (const a of ['8.8.8.8', '93.184.216.34', '2606:4700:4700::1111', '::ffff:8.8.8.8']) assert.equal(isSpecialAddress(a), false, a);
+  for (const a of ['8.8.8.8', '93.184.216.34', '2606:4700:4700::1111', '::ffff:8.8.8.8', '3fff:1000::1', '64:ff9c::1'])
+    assert.equal(isSpecialAddress(a), false, a);
 });
 
 test('without ENRICH_ALLOW_PRIVATE a loopback address is refused, as a literal and after DNS resolution', async () => {

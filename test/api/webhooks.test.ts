@@ -215,7 +215,15 @@ eachDialect(
       const t = ctx();
       receiver.status = 200;
       const s = await seedWorkspace(t);
-      for (const url of ['http://127.0.0.1:9/x', 'http://localhost/x', 'http://[::1]/x', 'http://10.1.2.3/x', 'http://169.254.169.254/latest']) {
+      for (const url of [
+        'http://127.0.0.1:9/x',
+        'http://localhost/x',
+        'http://[::1]/x',
+        'http://10.1.2.3/x',
+        'http://169.254.169.254/latest',
+        'http://[64:ff9b:1::a00:1]/x',
+        'http://[3fff::1]/x',
+      ]) {
         const r = await rolodex(t, { WEBHOOK_ALLOW_PRIVATE: 'false' }, 'webhook', 'add', '--workspace', s.workspaceId, '--url', url, '--all');
         assert.equal(r.code, 1, url);
         assert.match(r.err, /WEBHOOK_ALLOW_PRIVATE/);
