@@ -7,7 +7,7 @@
 import { lookup as dnsLookup } from 'node:dns';
 import type { IncomingMessage } from 'node:http';
 import { isIP, type LookupFunction } from 'node:net';
-import { httpRequest, httpsRequest } from '../lib/outbound-http.ts';
+import { agentFor, httpRequest, httpsRequest } from '../lib/outbound-http.ts';
 import { isSpecialAddress, publicLookup } from '../lib/public-address.ts';
 
 export const FETCH_LIMITS = { timeoutMs: 5000, maxBytes: 1024 * 1024, maxRedirects: 3 };
@@ -37,11 +37,14 @@ function once(url: URL, opts: { userAgent: string; allowPrivate: boolean; signal
   const host = url.hostname.replace(/^\[|\]$/g, '');
   if (isIP(host) && !opts.allowPrivate && isSpecialAddress(host)) return Promise.reject(new FetchRefused(`${host} is a private or special address`));
   const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  const lookup = guardedLookup(opts.allowPrivate);
   return new Promise((resolve, reject) => {
     const req = request(url, {
       method: 'GET',
       headers: { 'user-agent': opts.userAgent, accept: 'text/html,text/plain;q=0.9,*/*;q=0.5' },
-      lookup: guardedLookup(opts.allowPrivate),
+      lookup,
+      // The agent of the lookup: a kept-alive socket is only ever reused by a fetch checked alike.
+      agent: agentFor(url.protocol, lookup),
       signal: opts.signal,
     });
     req.on('response', resolve);

@@ -4,9 +4,10 @@
 // public addresses; the check runs on the addresses the connection is made to (the request's own
 // DNS lookup), so a name that resolves elsewhere between a check and the connection gains nothing.
 // Redirects are not followed.
+import { lookup as dnsLookup } from 'node:dns';
 import { isIP } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import { httpRequest, httpsRequest } from '../lib/outbound-http.ts';
+import { agentFor, httpRequest, httpsRequest } from '../lib/outbound-http.ts';
 import { isSpecialAddress, publicLookup } from '../lib/public-address.ts';
 
 export class TargetError extends Error {
@@ -80,7 +81,9 @@ export function deliver(input: { url: string; secret: string; eventId: string; b
       clearTimeout(deadline);
       resolve(a);
     };
-    const req = send(url, { method: 'POST', headers, ...(input.allowPrivate ? {} : { lookup: publicOnly }) }, (res) => {
+    // The agent of the lookup: a kept-alive socket is only ever reused by a request checked alike.
+    const lookup = input.allowPrivate ? dnsLookup : publicOnly;
+    const req = send(url, { method: 'POST', headers, lookup, agent: agentFor(url.protocol, lookup) }, (res) => {
       const status = res.statusCode ?? 0;
       res.resume();
       res.on('end', () => done(status >= 200 && status < 300 ? { ok: true, status } : { ok: false, status, error: `HTTP ${status}` }));

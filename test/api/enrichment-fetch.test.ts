@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config.ts';
 import { FETCH_LIMITS, FetchRefused, safeFetch } from '../../src/enrichment/fetch.ts';
+import { deliver } from '../../src/webhooks/sender.ts';
 import { isSpecialAddress } from '../../src/lib/public-address.ts';
 import { readPage } from '../../src/enrichment/html.ts';
 import { robotsAllow } from '../../src/enrichment/robots.ts';
@@ -74,6 +75,23 @@ test('without ENRICH_ALLOW_PRIVATE a loopback address is refused, as a literal a
   const port = new URL(base).port;
   for (const url of [`${base}/`, `http://localhost:${port}/`, `http://[::1]:${port}/`, `http://0x7f000001:${port}/`])
     await assert.rejects(safeFetch(new URL(url), refusedOnly), FetchRefused, url);
+});
+
+test('a connection another request was allowed to open is never reused by a fetch that may not reach it', async () => {
+  // With WEBHOOK_ALLOW_PRIVATE and without ENRICH_ALLOW_PRIVATE, a webhook delivery to a host on
+  // the private network leaves a kept-alive socket; a fetch of the same host and port must still
+  // be judged by its own lookup (docs/events.md §Webhooks), and in the other direction as well.
+  const url = `http://localhost:${new URL(base).port}/`;
+  const secret = `whsec_${'A'.repeat(44)}`;
+  for (let round = 0; round < 2; round++) {
+    assert.equal((await deliver({ url, secret, eventId: 'evt_x', body: '{}', timeoutMs: 5000, allowPrivate: true })).ok, true);
+    await assert.rejects(safeFetch(new URL(url), refusedOnly), FetchRefused);
+    assert.equal((await safeFetch(new URL(url), allowed)).status, 200);
+    assert.deepEqual(await deliver({ url, secret, eventId: 'evt_x', body: '{}', timeoutMs: 5000, allowPrivate: false }), {
+      ok: false,
+      error: 'PRIVATE_TARGET',
+    });
+  }
 });
 
 test('the fetch sends the User-Agent, follows up to 3 redirects and refuses a fourth', async () => {
