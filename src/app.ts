@@ -57,7 +57,9 @@ export async function buildApp(config: Config, deps: Deps): Promise<FastifyInsta
     connectionTimeout: 60_000,
     keepAliveTimeout: 10_000,
     http: { headersTimeout: 30_000 },
-    return503OnClosing: true,
+    // Requests that arrive while the server closes are answered by the pipeline, in the one error
+    // shape (src/http/pipeline.ts), not by Fastify's own 503 body.
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
     // Path parameters are length-checked by the route schemas (ids up to 255); the router's own
     // cap of 100 would answer longer ones with a bare 414 first.

@@ -104,14 +104,30 @@ export function checkRouteContract(route: Pick<RouteOptions, 'method' | 'url' | 
   );
 }
 
+/**
+ * A request that reaches the server once it has begun to close (the next request on a keep-alive
+ * connection, a pipelined one) is not started: it is answered 503 `service_unavailable` in the one
+ * error shape, with its request id and `Retry-After: 1`, and the connection is closed, so that the
+ * client sends it again to another instance (docs/errors.md §Requests in general).
+ */
+function shuttingDown(): AppError {
+  return new AppError('service_unavailable', 'The server is shutting down; retry shortly.', { headers: { 'Retry-After': '1', Connection: 'close' } });
+}
+
 export function installPipeline(app: FastifyInstance, deps: Deps, version: VersionHeaders): void {
   app.addHook('onRoute', checkRouteContract);
   const echo = version.echo;
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
 
   app.addHook('onRequest', (request, reply, done) => {
     request.startedAt = Date.now();
     reply.header('X-Request-Id', request.id).header('Service-Version', SERVICE_VERSION);
     if (echo) echo(request, reply);
+    if (closing) return done(shuttingDown());
     // No endpoint has this method and path: answered before its body is read, so that what the
     // body holds (malformed or deep JSON, a charset, its size) never changes that answer, and no
     // caller gets a body parsed without naming an endpoint first.
