@@ -29,6 +29,7 @@ export const RATE_HEADERS = {
 const MESSAGE_FOR: Record<string, string> = {
   rate_limited: 'Too many Read requests for this workspace; retry after 1 s.',
   missing_api_key: 'Send your API key as "Authorization: Bearer <API_KEY>".',
+  service_unavailable: 'A dependency of the service is not reachable; retry shortly.',
   version_header: 'The version header is missing: send Service-Version or Lightfield-Version; supported versions: 2026-03-01.',
 };
 
@@ -42,6 +43,7 @@ const CHALLENGE: Record<number, string> = {
 export function errorResponse(status: number, type: string, codes: string[]): Record<string, unknown> {
   const headers: Record<string, unknown> = status === 429 ? { ...RATE_HEADERS, 'Retry-After': int('Seconds to wait before retrying.') } : {};
   if (status === 409 && codes.some((c) => c === 'idempotency_conflict' || c === 'file_busy')) headers['Retry-After'] = int('Seconds to wait before retrying.');
+  if (status === 503) headers['Retry-After'] = int('Seconds to wait before retrying (1).');
   if (status === 401 || codes.includes('insufficient_scope')) headers['WWW-Authenticate'] = { type: 'string', description: CHALLENGE[status] };
   const final = codes.filter((c) => (RETRYABLE as Record<string, boolean>)[c] === false);
   if (final.length > 0) {

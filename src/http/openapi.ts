@@ -23,11 +23,15 @@ adds \`Retry-After\`. Listings marked \`x-filters\` take filters in their query 
 
 type Schema = FastifySchema & Record<string, unknown>;
 
-/** The error codes a route can answer with, from what it declares. */
+/**
+ * The error codes a route can answer with, from what it declares. Every operation reads the
+ * database (the key's lookup at least), so every one can answer 503 `service_unavailable` when a
+ * dependency is unreachable or the server is shutting down (docs/errors.md §Requests in general).
+ */
 export function routeErrors(route: RouteOptions): ErrorCode[] {
   const c = route.config ?? {};
   const s = (route.schema ?? {}) as Schema;
-  const codes: ErrorCode[] = ['missing_api_key', 'invalid_api_key', 'version_header', 'rate_limited', 'internal_error'];
+  const codes: ErrorCode[] = ['missing_api_key', 'invalid_api_key', 'version_header', 'rate_limited', 'internal_error', 'service_unavailable'];
   if (c.scopes && c.scopes.length > 0) codes.push('insufficient_scope');
   if (s.querystring || s.params) codes.push('invalid_parameter');
   if (s.body) codes.push('invalid_json', 'unknown_field', 'invalid_type', 'parameter_missing', 'invalid_value', 'payload_too_large', 'unsupported_media_type');
