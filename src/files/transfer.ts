@@ -17,7 +17,7 @@ async function fileFor(ctx: FilesSystemCtx, token: string, kind: 'u' | 'd') {
   const what = kind === 'u' ? 'upload' : 'download';
   const check = verifyToken(ctx.files.signingSecret, token, kind, ctx.now);
   if (!check.ok) {
-    const why = check.reason === 'expired' ? 'has expired' : check.reason === 'kind' ? `is not a ${what} address` : 'is not valid';
+    const why = check.reason === 'expired' ? 'has expired' : check.reason === 'kind' ? `is not ${kind === 'u' ? 'an' : 'a'} ${what} address` : 'is not valid';
     throw new AppError(code, `This ${what} address ${why}.`);
   }
   const row = await repo.findFileById(ctx.db, check.cap.fileId);

@@ -69,10 +69,11 @@ eachDialect('file bytes (disk)', (ctx) => {
     const dtoken = pathOf(t, url).slice('/downloads/'.length);
     assert.equal((await download(t, url)).status, 200);
     const asUpload = await t.app.inject({ method: 'PUT', url: `/uploads/${dtoken}`, payload: 'x' });
-    assertError(asUpload, 403, 'invalid_upload_token');
+    assert.equal(assertError(asUpload, 403, 'invalid_upload_token').message, 'This upload address is not an upload address.');
     const f = await createSession(t, s.secret, { filename: 'u', mimeType: 'text/plain', sizeBytes: 1 });
     const utoken = pathOf(t, f.uploadUrl).slice('/uploads/'.length);
-    assertError(await t.app.inject({ method: 'GET', url: `/downloads/${utoken}` }), 403, 'invalid_download_token');
+    const asDownload = assertError(await t.app.inject({ method: 'GET', url: `/downloads/${utoken}` }), 403, 'invalid_download_token');
+    assert.equal(asDownload.message, 'This download address is not a download address.');
     // The kind letter is covered by the signature too.
     assertError(await t.app.inject({ method: 'GET', url: `/downloads/d${utoken.slice(1)}` }), 403, 'invalid_download_token');
     for (const i of [0, 5, dtoken.indexOf('.', 5) + 3, dtoken.length - 2]) {
