@@ -4,7 +4,7 @@
 // leaves nothing running (docs/deploy.md §Start and stop).
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { BlobStoreMisconfiguredError, type BlobStore } from './blobs/blob-store.ts';
+import { BlobDiskFaultError, BlobStoreMisconfiguredError, type BlobStore } from './blobs/blob-store.ts';
 import { buildApp } from './app.ts';
 import type { Config } from './config.ts';
 import { prepareServing } from './data-dir.ts';
@@ -23,7 +23,7 @@ import { shrinkHeap } from './lib/gc.ts';
 
 /**
  * A blob store that this deployment's settings cannot use (a bucket that does not exist, refused
- * credentials) is said at start, in one line naming the setting to fix, rather than first at an
+ * credentials, a blob directory this process may not write) is said at start, in one line naming the setting to fix, rather than first at an
  * upload's complete. The server serves on: the rest of the API needs no store, /readyz answers
  * 503 until it is fixed, and a store that comes right needs no restart (docs/deploy.md §Probes).
  * Not awaited: a store that does not answer delays no start.
@@ -32,7 +32,7 @@ function checkBlobStore(blobs: BlobStore, logger: Logger): void {
   blobs.ping().then(
     () => {},
     (err: unknown) => {
-      if (err instanceof BlobStoreMisconfiguredError) logger.error(err.message);
+      if (err instanceof BlobStoreMisconfiguredError || err instanceof BlobDiskFaultError) logger.error(err.message);
       else logger.warn({ err }, 'the blob store did not answer at start; /readyz answers 503 until it does');
     },
   );

@@ -118,6 +118,21 @@ export class BlobStoreMisconfiguredError extends BlobStoreUnavailableError {
   }
 }
 
+/**
+ * The local disk refuses the blob directory: this process may not write or read it, its file
+ * system is read-only or full, the disk failed, or too many files are open. Neither the key nor
+ * the client is at fault and the same call succeeds once an operator mends it, so the API answers
+ * it as an unreachable store, 503 `service_unavailable`, and logs this message, which names the
+ * directory and the cause (docs/reliability.md §Blob store).
+ */
+export class BlobDiskFaultError extends BlobStoreUnavailableError {
+  constructor(reason: string, options?: ErrorOptions) {
+    super(reason, options);
+    this.message = `the blob directory cannot be used: ${reason}`;
+    this.name = 'BlobDiskFaultError';
+  }
+}
+
 export class InvalidBlobKeyError extends Error {
   constructor(reason: string) {
     super(`invalid blob key: ${reason}`);

@@ -8,6 +8,7 @@ import { pipeline } from 'node:stream/promises';
 import {
   assertValidKey,
   assertValidRange,
+  BlobDiskFaultError,
   BlobNotFoundError,
   InvalidBlobKeyError,
   type BlobRange,
@@ -53,6 +54,29 @@ function isMissing(err: unknown): boolean {
   return code === 'ENOENT' || code === 'ENOTDIR';
 }
 
+/*
+ * The file system's own failures: the machine's, never the key's nor the client's. The same call
+ * succeeds once an operator mends them, so they leave the store as BlobDiskFaultError (503, logged
+ * naming the directory; docs/reliability.md §Blob store). An upload that fails on them is no
+ * interrupted upload, whatever the pipeline then did to the request's stream.
+ */
+const FAULTS: Record<string, string> = {
+  EACCES: 'this process may not use it (its owner or mode)',
+  EPERM: 'this process may not use it (its owner or mode)',
+  EROFS: 'its file system is read-only',
+  ENOSPC: 'its disk is full',
+  EDQUOT: 'its disk quota is used up',
+  EIO: 'its disk failed to read or write',
+  EMFILE: 'this process has too many files open',
+  ENFILE: 'the system has too many files open',
+};
+
+function asFault(err: unknown, root: string): unknown {
+  const { code, path: where } = (err ?? {}) as NodeJS.ErrnoException;
+  if (!code || !Object.hasOwn(FAULTS, code)) return err;
+  return new BlobDiskFaultError(`${root}: ${FAULTS[code]} (${code}${where ? ` on ${where}` : ''}; DATA_DIR)`, { cause: err });
+}
+
 async function fsyncDir(dir: string): Promise<void> {
   const handle = await open(dir, 'r');
   try {
@@ -96,7 +120,7 @@ export function createDiskBlobStore(rootDir: string): BlobStore {
     }
   }
 
-  return {
+  const store: BlobStore = {
     kind: 'disk',
 
     async put(key: string, body: Readable | NodeJS.ReadableStream, opts: PutOptions): Promise<BlobStat> {
@@ -168,5 +192,17 @@ export function createDiskBlobStore(rootDir: string): BlobStore {
     removeStaleTemp: (before) => removeStaleFiles(root, /^\..+\.tmp$/, before, true),
 
     async close(): Promise<void> {},
+  };
+  const faulted = <R>(call: () => Promise<R>): Promise<R> =>
+    call().catch((err: unknown) => {
+      throw asFault(err, root);
+    });
+  return {
+    ...store,
+    put: (key, body, opts) => faulted(() => store.put(key, body, opts)),
+    stat: (key) => faulted(() => store.stat(key)),
+    read: (key, range) => faulted(() => store.read(key, range)),
+    delete: (key) => faulted(() => store.delete(key)),
+    ping: () => faulted(() => store.ping()),
   };
 }

@@ -2,7 +2,7 @@
 // size guard and MD5 into a fresh blob, then swapped in by compare-and-set) and serving a download
 // (whole or one byte range). No Fastify types here; byte-routes.ts adapts these to HTTP.
 import type { Readable } from 'node:stream';
-import { BlobTooLargeError } from '../blobs/blob-store.ts';
+import { BlobStoreUnavailableError, BlobTooLargeError } from '../blobs/blob-store.ts';
 import { contentDisposition } from '../blobs/content-disposition.ts';
 import { AppError } from '../lib/errors.ts';
 import { isoNow } from '../lib/ids.ts';
@@ -50,6 +50,9 @@ export async function receiveUpload(ctx: FilesSystemCtx, input: UploadInput) {
   } catch (err) {
     await discard(ctx, key);
     if (err instanceof BlobTooLargeError) throw tooLarge();
+    // A store that cannot take the bytes (a full disk) fails the request's stream too: that is no
+    // interrupted upload, and 409 would blame the client's bytes (docs/reliability.md §Blob store).
+    if (err instanceof BlobStoreUnavailableError) throw err;
     if (body.errored || (body as { aborted?: boolean }).aborted)
       throw new AppError('upload_incomplete', 'The upload was interrupted before all bytes arrived; nothing was kept.');
     throw err;

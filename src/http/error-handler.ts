@@ -1,7 +1,7 @@
 // Every failure leaves the server in one shape: {"error": {type, code, message, param?, requestId}}.
 import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SERVICE_VERSION } from './context.ts';
-import { BlobStoreMisconfiguredError, BlobStoreUnavailableError } from '../blobs/blob-store.ts';
+import { BlobDiskFaultError, BlobStoreMisconfiguredError, BlobStoreUnavailableError } from '../blobs/blob-store.ts';
 import { isConnectionLoss, isStatementTimeout, isTransactionConflict } from '../db/index.ts';
 import { AppError } from '../lib/errors.ts';
 import { notJson } from './body.ts';
@@ -59,7 +59,11 @@ const UNAVAILABLE: { is: (err: unknown) => boolean; log?: string; message: strin
   // The blob store refuses this deployment's settings (a bucket that does not exist, refused
   // credentials): no client can change that. Without a `log`, logged at error under the error's
   // own message, which names the setting to fix. Before the blob store's entry: it is one of those.
-  { is: (err) => err instanceof BlobStoreMisconfiguredError, message: 'A dependency of the service is not reachable; retry shortly.' },
+  // Likewise a local disk that refuses the blob directory (its mode, a full or read-only disk).
+  {
+    is: (err) => err instanceof BlobStoreMisconfiguredError || err instanceof BlobDiskFaultError,
+    message: 'A dependency of the service is not reachable; retry shortly.',
+  },
   // The database went away under the request (reads were already tried again on a new
   // connection): the same request can succeed once it is back (docs/design.md §Database).
   { is: isConnectionLoss, log: 'database not reachable', message: 'A dependency of the service is not reachable; retry shortly.' },
