@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { makeDataDir, noDatabase } from './data-dir.ts';
-import { migrate, openDb, ping, refreshStatistics, takeMigrationNotes, type Db } from './db/index.ts';
+import { migrate, openDb, ping, refreshStatistics, storageRefusal, takeMigrationNotes, type Db } from './db/index.ts';
 import { InputError } from './lib/errors.ts';
 import { createBlobStore } from './blobs/index.ts';
 import type { BlobStore } from './blobs/blob-store.ts';
@@ -42,6 +42,12 @@ export async function openDatabase(
     await refreshStatistics(db);
   } catch (err) {
     await db.close();
+    // A database that cannot be written stops the start in one line naming why, not a stack.
+    const refusal = storageRefusal(err);
+    if (refusal) {
+      const where = config.databaseUrl ? '' : ` in ${config.dataDir}`;
+      throw new InputError(`cannot write the database${where}: ${refusal}`, config.databaseUrl ? 'DATABASE_URL' : 'DATA_DIR');
+    }
     throw err;
   }
   if (!limited) return db;

@@ -64,6 +64,27 @@ export function isUniqueViolation(err: unknown): boolean {
   return e?.errcode === 2067 || e?.errcode === 1555 || (typeof e?.message === 'string' && e.message.startsWith('UNIQUE constraint failed'));
 }
 
+// SQLite's primary result codes (the low byte of an extended one) and PostgreSQL's SQLSTATEs that
+// say the database's storage refuses writes: not the statement's fault, and mended only by an
+// operator (docs/reliability.md §The database's storage).
+const SQLITE_REFUSALS: Record<number, string> = {
+  8: "the database file, or its -wal or -shm file beside it, is read-only for this process (their owner and mode, and DATA_DIR's)",
+  10: 'the disk holding the database failed to read or write',
+  13: 'the disk holding the database is full',
+};
+const POSTGRES_REFUSALS: Record<string, string> = {
+  '25006': 'the database server accepts no writes (a read-only standby?)',
+  '53100': "the database server's disk is full",
+  '58030': "the database server's disk failed to read or write",
+};
+
+/** Why the database's storage refuses writes, or undefined when `err` says nothing of it. */
+export function storageRefusal(err: unknown): string | undefined {
+  const { code, errcode } = (err ?? {}) as { code?: unknown; errcode?: unknown };
+  if (typeof errcode === 'number') return SQLITE_REFUSALS[errcode & 0xff];
+  return typeof code === 'string' && Object.hasOwn(POSTGRES_REFUSALS, code) ? POSTGRES_REFUSALS[code] : undefined;
+}
+
 /** Resolves when the database answers a query (readiness). */
 export async function ping(db: Db): Promise<void> {
   await sql`select 1`.execute(db.kysely);

@@ -2,7 +2,7 @@
 // layer from here only (npm run check holds it): how a read is sent, batched or prepared, how a
 // listing is ranked, and which database answers stay behind these names.
 export type { BulkLoadState, Db, Executor, Tx } from './types.ts';
-export { isUniqueViolation, openDb, ping } from './database.ts';
+export { isUniqueViolation, openDb, ping, storageRefusal } from './database.ts';
 export { migrate } from './migrate.ts';
 export { takeMigrationNotes } from './migration-notes.ts';
 export { isConnectionLoss, isStatementTimeout, isTransactionConflict } from './connection-loss.ts';

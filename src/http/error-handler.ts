@@ -2,7 +2,7 @@
 import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SERVICE_VERSION } from './context.ts';
 import { BlobDiskFaultError, BlobStoreMisconfiguredError, BlobStoreUnavailableError } from '../blobs/blob-store.ts';
-import { isConnectionLoss, isStatementTimeout, isTransactionConflict } from '../db/index.ts';
+import { isConnectionLoss, isStatementTimeout, isTransactionConflict, storageRefusal } from '../db/index.ts';
 import { AppError } from '../lib/errors.ts';
 import { notJson } from './body.ts';
 import { validationError } from './validation.ts';
@@ -55,7 +55,7 @@ export function frameworkError(error: FastifyError, request: FastifyRequest, rep
  * Failures of a dependency (the database, the blob store) that are not the request's fault, answered 503 with `Retry-After: 1`
  * (docs/errors.md, service_unavailable): the same request can succeed shortly.
  */
-const UNAVAILABLE: { is: (err: unknown) => boolean; log?: string; message: string }[] = [
+const UNAVAILABLE: { is: (err: unknown) => boolean; log?: string; error?: (err: unknown) => string; message: string }[] = [
   // The blob store refuses this deployment's settings (a bucket that does not exist, refused
   // credentials): no client can change that. Without a `log`, logged at error under the error's
   // own message, which names the setting to fix. Before the blob store's entry: it is one of those.
@@ -72,6 +72,13 @@ const UNAVAILABLE: { is: (err: unknown) => boolean; log?: string; message: strin
     is: (err) => err instanceof BlobStoreUnavailableError,
     log: 'blob store not reachable',
     message: 'A dependency of the service is not reachable; retry shortly.',
+  },
+  // The database's storage refuses writes (a full disk, a read-only file or standby): retrying
+  // helps once an operator mends it, who is told at error what to mend.
+  {
+    is: (err) => storageRefusal(err) !== undefined,
+    error: (err) => `the database cannot store writes: ${storageRefusal(err)}`,
+    message: 'A dependency of the service cannot store writes now; retry shortly.',
   },
   // A statement the database cancelled at DATABASE_STATEMENT_TIMEOUT_MS: it did not answer in time.
   { is: isStatementTimeout, log: 'database statement timed out', message: 'The database did not answer in time; retry shortly.' },
@@ -93,7 +100,7 @@ export function asAppError(error: unknown, log: FastifyBaseLogger): AppError {
   const unavailable = UNAVAILABLE.find((u) => u.is(error));
   if (unavailable) {
     if (unavailable.log) log.warn({ err: error }, unavailable.log);
-    else log.error({ err: error }, (error as Error).message);
+    else log.error({ err: error }, unavailable.error ? unavailable.error(error) : (error as Error).message);
     return new AppError('service_unavailable', unavailable.message, { headers: { 'Retry-After': '1' } });
   }
   log.error({ err: error }, 'unhandled error');
