@@ -1,7 +1,7 @@
 // The loop every background job of a server runs (the mail and webhook dispatchers, the
 // enrichment runner): a round claims and works what is due and says how many it claimed; an
-// empty round sleeps `pollMs`, a full one goes again at once; a failed round is logged and the
-// next one retries. A round is background work (src/db/background.ts). With `defer`, a round
+// empty round sleeps `pollMs`, a full one goes again at once; after a failed round the next one
+// retries (§Failing rounds below). A round is background work (src/db/background.ts). With `defer`, a round
 // waits while the process is busy, for at most `maxMs` (docs/enrichment.md §Under load). `wake`
 // ends a sleep early (or makes the next one end at once); `stop` lets the round under way finish,
 // and a round sees `stopping` to leave its unstarted work alone.
@@ -20,6 +20,16 @@ export interface Defer {
   maxMs: number;
   checkMs: number;
 }
+
+/*
+ * Failing rounds: while the database is down every round fails. Each failure doubles the wait
+ * before the next round, from `pollMs` up to FAILING_MAX_MS (never under `pollMs`; a wake still
+ * ends it), and the log says the first failure, then one line a minute while they go on, then
+ * when a round succeeds again: an outage costs an operator a few lines, not a warning with its
+ * stack every poll of every job (docs/reliability.md §Background jobs).
+ */
+export const FAILING_MAX_MS = 5_000;
+export const FAILING_LOG_MS = 60_000;
 
 export function startPoller(round: () => Promise<number>, opts: { pollMs: number; logger: Logger; what: string; defer?: Defer }): Poller {
   let stopping = false;
@@ -49,6 +59,18 @@ export function startPoller(round: () => Promise<number>, opts: { pollMs: number
     while (!stopping && busy() && Date.now() < until) await sleep(Math.min(checkMs, until - Date.now()));
   };
 
+  const failing = { count: 0, since: 0, logged: 0 };
+  const failed = (err: unknown) => {
+    const now = Date.now();
+    if (failing.count++ === 0) {
+      failing.since = failing.logged = now;
+      opts.logger.warn({ err }, `${opts.what} round failed; the next one retries`);
+    } else if (now - failing.logged >= FAILING_LOG_MS) {
+      failing.logged = now;
+      opts.logger.warn({ err, failures: failing.count, ms: now - failing.since }, `${opts.what} rounds still fail; they go on retrying`);
+    }
+  };
+
   const loop = (async () => {
     // The first round starts after the caller has its Poller, which the round may read.
     await Promise.resolve();
@@ -59,10 +81,14 @@ export function startPoller(round: () => Promise<number>, opts: { pollMs: number
       try {
         // No request waits for a round: on SQLite its writes let the requests' go first (src/db/background.ts).
         claimed = await inBackground(round);
+        if (failing.count > 1) opts.logger.info({ failures: failing.count, ms: Date.now() - failing.since }, `${opts.what} rounds succeed again`);
+        failing.count = 0;
       } catch (err) {
-        opts.logger.warn({ err }, `${opts.what} round failed; the next one retries`);
+        failed(err);
       }
-      if (claimed === 0 && !stopping) await sleep(opts.pollMs);
+      if (stopping) break;
+      if (failing.count > 0) await sleep(Math.max(opts.pollMs, Math.min(FAILING_MAX_MS, opts.pollMs * 2 ** (failing.count - 1))));
+      else if (claimed === 0) await sleep(opts.pollMs);
     }
   })();
 
