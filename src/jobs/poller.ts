@@ -1,10 +1,11 @@
 // The loop every background job of a server runs (the mail and webhook dispatchers, the
 // enrichment runner): a round claims and works what is due and says how many it claimed; an
 // empty round sleeps `pollMs`, a full one goes again at once; after a failed round the next one
-// retries (§Failing rounds below). A round is background work (src/db/background.ts). With `defer`, a round
-// waits while the process is busy, for at most `maxMs` (docs/enrichment.md §Under load). `wake`
-// ends a sleep early (or makes the next one end at once); `stop` lets the round under way finish,
-// and a round sees `stopping` to leave its unstarted work alone.
+// retries, later while they keep failing (see "Failing rounds" below). A round is background work
+// (src/db/background.ts). With `defer`, a round waits while the process is busy, for at most
+// `maxMs` (docs/enrichment.md §Under load). `wake` ends a sleep early (or makes the next one end
+// at once); `stop` lets the round under way finish, and a round sees `stopping` to leave its
+// unstarted work alone.
 import type { Logger } from 'pino';
 import { inBackground } from '../db/index.ts';
 
@@ -28,8 +29,8 @@ export interface Defer {
  * when a round succeeds again: an outage costs an operator a few lines, not a warning with its
  * stack every poll of every job (docs/reliability.md §Background jobs).
  */
-export const FAILING_MAX_MS = 5_000;
-export const FAILING_LOG_MS = 60_000;
+const FAILING_MAX_MS = 5_000;
+const FAILING_LOG_MS = 60_000;
 
 export function startPoller(round: () => Promise<number>, opts: { pollMs: number; logger: Logger; what: string; defer?: Defer }): Poller {
   let stopping = false;
