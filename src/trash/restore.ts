@@ -61,23 +61,50 @@ interface Ends {
 const otherEnd = (id: string) => (r: repo.LinkRow) => (r.source_id === id ? r.target_id : r.source_id);
 
 /**
+ * Sorts `ids` into live ones (`readLive` reads them locked against deletion) and trashed ones
+ * (locked against a restore or purge), each until the restore commits (docs/trash.md §Restore). An
+ * end whose own restore is under way is in neither read: its record is not yet committed, and the
+ * read of the trash waits for that restore's lock on the entry and then finds the entry gone. So
+ * the ends found in neither are read again, until a round after the first finds none of them:
+ * those were purged.
+ */
+async function sortEnds(ctx: Ctx, ids: readonly string[], readLive: (ids: readonly string[]) => Promise<ReadonlyMap<string, string>>): Promise<Ends> {
+  const kinds = new Map<string, string>();
+  const trashed = new Set<string>();
+  let pending = [...new Set(ids)];
+  for (let round = 1; pending.length > 0; round++) {
+    const live = await readLive(pending);
+    const inTrash = await repo.trashedAmong(
+      ctx.db,
+      ctx.actor.workspaceId,
+      pending.filter((x) => !live.has(x)),
+    );
+    if (round > 1 && live.size === 0 && inTrash.size === 0) break;
+    for (const [id, kind] of live) kinds.set(id, kind);
+    for (const id of inTrash) trashed.add(id);
+    pending = pending.filter((x) => !live.has(x) && !inTrash.has(x));
+  }
+  return { kinds, trashed };
+}
+
+/**
  * Reads the other ends of the links, each locked against deletion until the restore commits
  * (docs/trash.md §Restore): a delete of a live end waits and then moves the restored link with it,
- * a restore or purge of a trashed end waits and then finds the link held under its entry. A delete
+ * a restore or purge of a trashed end waits and then finds the link held under its entry, and an
+ * end being restored is waited for and found live (sortEnds). A delete
  * of an end takes its type's listing, then the end, then its lists' locks: a restore reads the ends
  * after its own listing's lock and before any list's, so that neither waits for the other in a
  * circle.
  */
-async function readEnds(ctx: Ctx, id: string, rows: readonly repo.LinkRow[]): Promise<Ends> {
+function readEnds(ctx: Ctx, id: string, rows: readonly repo.LinkRow[]): Promise<Ends> {
   // A link of the record to itself (a merge makes one, docs/merge.md §Links) has no other end.
   const ids = rows.map(otherEnd(id)).filter((x) => x !== id);
-  const kinds = await records.kindsOf(ctx.db, ids);
-  const trashed = await repo.trashedAmong(
-    ctx.db,
-    ctx.actor.workspaceId,
-    ids.filter((x) => !kinds.has(x)),
-  );
-  return { kinds, trashed };
+  return sortEnds(ctx, ids, (part) => records.kindsOf(ctx.db, part));
+}
+
+/** The lists among `ids` that are live, as sortEnds reads ends. */
+async function liveLists(ctx: Ctx, ids: readonly string[]): Promise<ReadonlyMap<string, string>> {
+  return new Map([...(await lists.existingLists(ctx.db, ids))].map((id) => [id, 'list']));
 }
 
 /**
@@ -115,14 +142,10 @@ async function restoreLinks(ctx: WriteCtx, id: string, rows: readonly repo.LinkR
  */
 async function restoreMemberships(ctx: WriteCtx, rows: readonly repo.MemberRow[]): Promise<string[]> {
   if (rows.length === 0) return [];
-  const live = await lists.existingLists(
-    ctx.db,
+  const { kinds: live, trashed } = await sortEnds(
+    ctx,
     rows.map((r) => r.list_id),
-  );
-  const trashed = await repo.trashedAmong(
-    ctx.db,
-    ctx.actor.workspaceId,
-    rows.map((r) => r.list_id),
+    (ids) => liveLists(ctx, ids),
   );
   for (const r of rows) if (trashed.has(r.list_id)) await repo.holdMembers(ctx.db, r.list_id, [r]);
   const joined = await lists.putMemberships(
@@ -199,8 +222,7 @@ export async function restore(ctx: WriteCtx, input: { id: string }): Promise<Res
       });
     // The members read are locked against deletion until the restore commits, as the ends of links are.
     const ids = members.map((m) => m.entity_id);
-    const live = await records.kindsOf(ctx.db, ids);
-    const trashed = await repo.trashedAmong(ctx.db, ctx.actor.workspaceId, ids);
+    const { kinds: live, trashed } = await sortEnds(ctx, ids, (part) => records.kindsOf(ctx.db, part));
     for (const m of members) if (trashed.has(m.entity_id)) await repo.holdMembers(ctx.db, m.entity_id, [m]);
     await lists.putList(
       ctx.db,

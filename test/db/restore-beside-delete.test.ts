@@ -133,6 +133,48 @@ eachDialect('a restore beside a change of its other ends', (ctx) => {
     assert.deepEqual((await ok(s, 'GET', `/v1/contacts/${contact}`)).relationships.$account.values, [account]);
   });
 
+  test('a restore while a restore of the other end is open: the link comes back', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const { contact, account } = await linked(s);
+    await ok(s, 'DELETE', `/v1/accounts/${account}`);
+    const restored = await holdOpen(
+      t,
+      (tx) => restore(operatorCtx(tx, s.workspaceId), { id: account }),
+      () => restoreAs(t.deps.db.kysely, s.workspaceId, contact),
+    );
+    assert.equal(restored.id, contact);
+    assert.deepEqual(await strays(t.deps.db.kysely, [contact, account]), NONE);
+    assert.deepEqual((await ok(s, 'GET', `/v1/contacts/${contact}`)).relationships.$account.values, [account]);
+  });
+
+  test('a restore of a member while its list’s restore is open, and of a list while its member’s is: each membership comes back', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const contact = async (n: string) => (await ok(s, 'POST', '/v1/contacts', { fields: { $name: { firstName: n } } })).id as string;
+    const [ann, bob] = [await contact('Ann'), await contact('Bob')];
+    const newList = async (name: string) =>
+      (await ok(s, 'POST', '/v1/lists', { fields: { $name: name, $objectType: 'contact' }, relationships: { $contacts: [ann, bob] } })).id as string;
+    const [first, second] = [await newList('First'), await newList('Second')];
+    for (const id of [ann, bob]) await ok(s, 'DELETE', `/v1/contacts/${id}`);
+    for (const id of [first, second]) await ok(s, 'DELETE', `/v1/lists/${id}`);
+    const db = t.deps.db.kysely;
+    const member = await holdOpen(
+      t,
+      (tx) => restore(operatorCtx(tx, s.workspaceId), { id: first }),
+      () => restoreAs(db, s.workspaceId, ann),
+    );
+    assert.equal(member.id, ann);
+    const listed = await holdOpen(
+      t,
+      (tx) => restore(operatorCtx(tx, s.workspaceId), { id: bob }),
+      () => restoreAs(db, s.workspaceId, second),
+    );
+    assert.equal(listed.id, second);
+    assert.deepEqual(await strays(db, [ann, bob, first, second]), NONE);
+    for (const list of [first, second]) assert.deepEqual(ids(await ok(s, 'GET', `/v1/lists/${list}/contacts`)).sort(), [ann, bob].sort(), list);
+  });
+
   test('a purge of the other end while the restore that holds a link under it is open: nothing names it after', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);
