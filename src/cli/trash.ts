@@ -37,6 +37,15 @@ function asInput(err: unknown): never {
   throw err;
 }
 
+/**
+ * A restore or purge is one transaction that changes nothing outside it (its follow-ups run after
+ * COMMIT), so one that PostgreSQL cancels for a deadlock runs again, as an API write does
+ * (docs/design.md §Database): a restore and a purge of linked entries lock them in opposite orders.
+ */
+function rerunOnConflict(io: Io): { rerun: (conflict: unknown) => void } {
+  return { rerun: () => io.err('rolodex trash: cancelled by a conflict with another transaction; running it again') };
+}
+
 export async function run(args: string[], io: Io): Promise<void> {
   const [sub, ...rest] = args;
   const { values, positionals } = parse(
@@ -72,12 +81,13 @@ export async function run(args: string[], io: Io): Promise<void> {
       for (const id of positionals) {
         // Each id is its own transaction: the ones restored before a refusal stay restored, and
         // are shown before the refusal.
-        const r = await write(db.kysely, (tx) => restore({ ...operator(db, config, workspaceId), db: tx }, { id }), { followUpFailed: failed }).catch(
-          (err: unknown) => {
-            if (out.length > 0) shown(out);
-            return asInput(err);
-          },
-        );
+        const r = await write(db.kysely, (tx) => restore({ ...operator(db, config, workspaceId), db: tx }, { id }), {
+          followUpFailed: failed,
+          ...rerunOnConflict(io),
+        }).catch((err: unknown) => {
+          if (out.length > 0) shown(out);
+          return asInput(err);
+        });
         out.push(r);
       }
       return out;
@@ -90,8 +100,10 @@ export async function run(args: string[], io: Io): Promise<void> {
     const counts = await withDb(io, async (db, config) => {
       const ctx = operator(db, config, workspaceId);
       await requireWorkspace(ctx);
-      const out = await write(db.kysely, (tx) =>
-        purge({ ...ctx, db: tx }, { ids: positionals, ...(olderThan === undefined ? {} : { olderThanMs: olderThan }) }),
+      const out = await write(
+        db.kysely,
+        (tx) => purge({ ...ctx, db: tx }, { ids: positionals, ...(olderThan === undefined ? {} : { olderThanMs: olderThan }) }),
+        rerunOnConflict(io),
       ).catch(asInput);
       await truncateLog(db);
       return out;

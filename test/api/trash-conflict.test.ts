@@ -1,0 +1,121 @@
+// `rolodex trash purge` and `rolodex trash restore` cancelled by a deadlock run again (docs/design.md
+// §Database, "A conflict between transactions"). A restore of a contact locks its entry, releases
+// the memberships it holds, and then reads whether their list is in the trash, locking that entry;
+// a purge of the list locks the list's entry and then erases every held row naming the list, the
+// contact's too. Run at once, each waits for the other. The test plays one side in a transaction
+// of its own and lets the command play the other: the command waits first, so its deadlock check
+// runs first and PostgreSQL cancels it; the holder's wait then ends, and it rolls back. SQLite has
+// one writer at a time and never deadlocks.
+import assert from 'node:assert/strict';
+import { setTimeout as wait } from 'node:timers/promises';
+import { describe, test } from 'node:test';
+import { sql } from 'kysely';
+import { type Tx, write } from '../../src/db/index.ts';
+import * as repo from '../../src/trash/repository.ts';
+import { buildTestApp, call, type Seeded, seedWorkspace, type TestApp } from '../helpers/app.ts';
+import { rolodex } from '../helpers/cli.ts';
+import { testDialects } from '../helpers/db.ts';
+
+/** Whether another backend waits for one of `tx`'s locks, within 10 s. */
+async function waitedFor(tx: Tx): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    // A transaction reads the activity of other backends once, unless told to read it again.
+    await sql`select pg_stat_clear_snapshot()`.execute(tx);
+    const r = await sql<{ pid: number }>`select pid from pg_stat_activity where pg_backend_pid() = any(pg_blocking_pids(pid))`.execute(tx);
+    if (r.rows[0]) return;
+    await wait(50);
+  }
+  throw new Error('the command never waited for the holder');
+}
+
+class RolledBack extends Error {}
+
+/**
+ * Runs `first` in a transaction, then `command`; once the command waits for the transaction, runs
+ * `second` (which waits for the command: a deadlock) and rolls back. Returns the command's outcome.
+ */
+async function deadlocked<T>(t: TestApp, first: (tx: Tx) => Promise<unknown>, command: () => Promise<T>, second: (tx: Tx) => Promise<unknown>): Promise<T> {
+  let sent: Promise<T> | undefined;
+  await write(t.deps.db.kysely, async (tx) => {
+    await first(tx);
+    // The deferred writes of `first` go out with an awaited statement (src/db/pipeline.ts).
+    await sql`select 1`.execute(tx);
+    sent = command();
+    await waitedFor(tx);
+    await second(tx);
+    throw new RolledBack();
+  }).catch((err: unknown) => {
+    if (!(err instanceof RolledBack)) throw err;
+  });
+  return sent!;
+}
+
+async function ok(t: TestApp, s: Seeded, method: 'GET' | 'POST' | 'DELETE', url: string, body?: unknown) {
+  const res = await call(t, s.secret, method, url, body);
+  assert.equal(res.statusCode, 200, `${method} ${url}: ${res.body}`);
+  return res.json();
+}
+
+/** A contact and its list, both in the trash: the contact's entry holds the membership. */
+async function setUp(t: TestApp) {
+  const s = await seedWorkspace(t);
+  const contact = (await ok(t, s, 'POST', '/v1/contacts', { fields: { $name: { firstName: 'Ann' } } })).id as string;
+  const list = (await ok(t, s, 'POST', '/v1/lists', { fields: { $name: 'L', $objectType: 'contact' }, relationships: { $contacts: [contact] } })).id as string;
+  await ok(t, s, 'DELETE', `/v1/contacts/${contact}`);
+  await ok(t, s, 'DELETE', `/v1/lists/${list}`);
+  return { s, contact, list };
+}
+
+for (const dialect of testDialects().filter((d) => d === 'postgres'))
+  describe(`trash commands cancelled by a deadlock [${dialect}]`, () => {
+    test('a purge of a list beside a restore of its member: cancelled once, it runs again and purges', async () => {
+      const t = await buildTestApp(dialect);
+      try {
+        const { s, contact, list } = await setUp(t);
+        const purged = await deadlocked(
+          t,
+          async (tx) => {
+            await repo.findTrashLocked(tx, s.workspaceId, contact);
+            await repo.releaseMembers(tx, contact);
+          },
+          () => rolodex(t, ['trash', 'purge', '--workspace', s.workspaceId, list, '--json']),
+          (tx) => repo.trashedAmong(tx, s.workspaceId, [list]),
+        );
+        assert.equal(purged.code, 0, purged.err);
+        assert.equal(JSON.parse(purged.out).listMemberships, 1);
+        const left = await rolodex(t, ['trash', 'list', '--workspace', s.workspaceId, '--json']);
+        assert.deepEqual(
+          JSON.parse(left.out).map((e: { id: string }) => e.id),
+          [contact],
+        );
+      } finally {
+        await t.close();
+      }
+    });
+
+    test('a restore of a member beside a purge of its list: cancelled once, it runs again and restores', async () => {
+      const t = await buildTestApp(dialect);
+      try {
+        const { s, contact, list } = await setUp(t);
+        const restored = await deadlocked(
+          t,
+          (tx) => repo.findTrashLocked(tx, s.workspaceId, list),
+          () => rolodex(t, ['trash', 'restore', '--workspace', s.workspaceId, contact, '--json']),
+          (tx) => repo.eraseHeld(tx, list),
+        );
+        assert.equal(restored.code, 0, restored.err);
+        assert.equal(JSON.parse(restored.out)[0].id, contact);
+        await ok(t, s, 'GET', `/v1/contacts/${contact}`);
+        // The list is still in the trash and holds the membership: its restore brings it back.
+        const back = await rolodex(t, ['trash', 'restore', '--workspace', s.workspaceId, list]);
+        assert.equal(back.code, 0, back.err);
+        const members = await ok(t, s, 'GET', `/v1/lists/${list}/contacts`);
+        assert.deepEqual(
+          members.data.map((r: { id: string }) => r.id),
+          [contact],
+        );
+      } finally {
+        await t.close();
+      }
+    });
+  });
