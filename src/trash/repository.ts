@@ -35,10 +35,18 @@ export async function findTrashLocked(tx: Executor, workspaceId: string, id: str
  * of one waits for a restore that moves rows under it (docs/trash.md §Restore).
  */
 export async function trashedAmong(db: Executor, workspaceId: string, ids: readonly string[], objectType?: string): Promise<Set<string>> {
-  const out = new Set<string>();
+  return new Set((await trashEnds(db, workspaceId, ids, objectType)).keys());
+}
+
+/** As trashedAmong, each entry with the primary it was merged into (null when it was deleted). */
+export async function trashEnds(db: Executor, workspaceId: string, ids: readonly string[], objectType?: string): Promise<Map<string, string | null>> {
+  const out = new Map<string, string | null>();
   for (const part of chunks([...ids])) {
-    const rows = await lockedAgainstDelete(db, db.selectFrom('trash').select(['id', 'workspace_id', 'object_type']).where('id', 'in', part)).execute();
-    for (const r of rows) if (r.workspace_id === workspaceId && (objectType === undefined || r.object_type === objectType)) out.add(r.id);
+    const rows = await lockedAgainstDelete(
+      db,
+      db.selectFrom('trash').select(['id', 'workspace_id', 'object_type', 'merged_into']).where('id', 'in', part),
+    ).execute();
+    for (const r of rows) if (r.workspace_id === workspaceId && (objectType === undefined || r.object_type === objectType)) out.set(r.id, r.merged_into);
   }
   return out;
 }

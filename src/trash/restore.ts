@@ -52,10 +52,21 @@ async function refuseTakenValues(ctx: Ctx, defs: TypeDefinitions, row: records.R
     });
 }
 
-/** The other ends of an entry's links: the live records' kinds, and which ends are in the trash. */
+/**
+ * The other ends of an entry's links: the live records' kinds, which ends are in the trash, and the
+ * primary each merged end went into.
+ */
 interface Ends {
   kinds: Map<string, string>;
   trashed: Set<string>;
+  mergedInto: Map<string, string>;
+}
+
+/** The record `id` is now: itself, or the primary that a merge (or a chain of them) took it into. */
+function current(ends: Ends, id: string): string {
+  let at = id;
+  for (let next = ends.mergedInto.get(at); next !== undefined; next = ends.mergedInto.get(at)) at = next;
+  return at;
 }
 
 const otherEnd = (id: string) => (r: repo.LinkRow) => (r.source_id === id ? r.target_id : r.source_id);
@@ -66,25 +77,30 @@ const otherEnd = (id: string) => (r: repo.LinkRow) => (r.source_id === id ? r.ta
  * end whose own restore is under way is in neither read: its record is not yet committed, and the
  * read of the trash waits for that restore's lock on the entry and then finds the entry gone. So
  * the ends found in neither are read again, until a round after the first finds none of them:
- * those were purged.
+ * those were purged. An end merged meanwhile (its entry marked merged, docs/merge.md §Links) stands
+ * for its primary, which is read in turn: a merge renames the rows held for its duplicate, but not
+ * rows a restore under way has already taken out of its entry.
  */
 async function sortEnds(ctx: Ctx, ids: readonly string[], readLive: (ids: readonly string[]) => Promise<ReadonlyMap<string, string>>): Promise<Ends> {
-  const kinds = new Map<string, string>();
-  const trashed = new Set<string>();
+  const ends: Ends = { kinds: new Map(), trashed: new Set(), mergedInto: new Map() };
+  const known = (x: string) => ends.kinds.has(x) || ends.trashed.has(x) || ends.mergedInto.has(x);
   let pending = [...new Set(ids)];
   for (let round = 1; pending.length > 0; round++) {
     const live = await readLive(pending);
-    const inTrash = await repo.trashedAmong(
+    const inTrash = await repo.trashEnds(
       ctx.db,
       ctx.actor.workspaceId,
       pending.filter((x) => !live.has(x)),
     );
     if (round > 1 && live.size === 0 && inTrash.size === 0) break;
-    for (const [id, kind] of live) kinds.set(id, kind);
-    for (const id of inTrash) trashed.add(id);
-    pending = pending.filter((x) => !live.has(x) && !inTrash.has(x));
+    for (const [id, kind] of live) ends.kinds.set(id, kind);
+    for (const [id, into] of inTrash)
+      if (into === null) ends.trashed.add(id);
+      else ends.mergedInto.set(id, into);
+    const primaries = [...inTrash.values()].filter((x): x is string => x !== null && !known(x));
+    pending = [...new Set([...pending.filter((x) => !known(x)), ...primaries])];
   }
-  return { kinds, trashed };
+  return ends;
 }
 
 /**
@@ -199,6 +215,8 @@ export async function restore(ctx: WriteCtx, input: { id: string }): Promise<Res
   // The listing first, then the ends, then lists: in the order a delete of an end takes them.
   if (record) await records.lockRecords(ctx.db, record.workspace_id, record.kind, unique ? 'write' : 'insert');
   const ends = await readEnds(ctx, entry.id, links);
+  const toPrimaries = (r: repo.LinkRow) => ({ ...r, source_id: current(ends, r.source_id), target_id: current(ends, r.target_id) });
+  const linksNow = onceEach(links.map(toPrimaries), linkKey, (a, b) => a.position - b.position);
   let joined: string[] = [];
   if (record && defs) {
     if (unique) await refuseTakenValues(ctx, defs, record);
@@ -221,16 +239,24 @@ export async function restore(ctx: WriteCtx, input: { id: string }): Promise<Res
         param: 'externalId',
       });
     // The members read are locked against deletion until the restore commits, as the ends of links are.
-    const ids = members.map((m) => m.entity_id);
-    const { kinds: live, trashed } = await sortEnds(ctx, ids, (part) => records.kindsOf(ctx.db, part));
-    for (const m of members) if (trashed.has(m.entity_id)) await repo.holdMembers(ctx.db, m.entity_id, [m]);
+    const memberEnds = await sortEnds(
+      ctx,
+      members.map((m) => m.entity_id),
+      (part) => records.kindsOf(ctx.db, part),
+    );
+    const now = onceEach(
+      members.map((m) => ({ ...m, entity_id: current(memberEnds, m.entity_id) })),
+      memberKey,
+      (a, b) => a.added_at.localeCompare(b.added_at),
+    );
+    for (const m of now) if (memberEnds.trashed.has(m.entity_id)) await repo.holdMembers(ctx.db, m.entity_id, [m]);
     await lists.putList(
       ctx.db,
       payload.list,
-      members.filter((m) => live.has(m.entity_id)),
+      now.filter((m) => memberEnds.kinds.has(m.entity_id)),
     );
   }
-  const restoredLinks = await restoreLinks(ctx, entry.id, links, ends);
+  const restoredLinks = await restoreLinks(ctx, entry.id, linksNow, ends);
   await repo.deleteTrash(ctx.db, entry.id);
   // The resource as it was deleted: what a full-access key reads again now.
   await appendEvent(ctx, { type: `${entry.object_type}.restored`, object: JSON.parse(entry.resource) as { id: string } });

@@ -14,6 +14,7 @@ import { operatorCtx } from '../../src/lib/context.ts';
 import { RECORD_TYPES } from '../../src/records/service.ts';
 import { purge, restore } from '../../src/trash/restore.ts';
 import { trashList, trashRecord } from '../../src/trash/service.ts';
+import { mergeRecords } from '../../src/merges/service.ts';
 import { call, eachDialect, type Seeded, seedWorkspace, type TestApp } from '../helpers/app.ts';
 
 /** As `rolodex trash restore` runs one id. */
@@ -173,6 +174,40 @@ eachDialect('a restore beside a change of its other ends', (ctx) => {
     assert.equal(listed.id, second);
     assert.deepEqual(await strays(db, [ann, bob, first, second]), NONE);
     for (const list of [first, second]) assert.deepEqual(ids(await ok(s, 'GET', `/v1/lists/${list}/contacts`)).sort(), [ann, bob].sort(), list);
+  });
+
+  test('a restore while a merge of the other end is open: the link names the primary', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const { contact, account } = await linked(s);
+    const primary = (await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'Primary' } })).id as string;
+    const restored = await holdOpen(
+      t,
+      (tx) => mergeRecords(operatorCtx(tx, s.workspaceId), RECORD_TYPES.account, { primaryId: primary, duplicateId: account }),
+      () => restoreAs(t.deps.db.kysely, s.workspaceId, contact),
+    );
+    assert.equal(restored.id, contact);
+    assert.deepEqual(await strays(t.deps.db.kysely, [contact, account]), NONE);
+    assert.deepEqual((await ok(s, 'GET', `/v1/contacts/${contact}`)).relationships.$account.values, [primary]);
+    assert.deepEqual((await ok(s, 'GET', `/v1/accounts/${primary}`)).relationships.$contact.values, [contact]);
+  });
+
+  test('a list’s restore while a merge of its member is open: the primary is the member', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const contact = async (n: string) => (await ok(s, 'POST', '/v1/contacts', { fields: { $name: { firstName: n } } })).id as string;
+    const [primary, duplicate] = [await contact('Ann'), await contact('Ann L.')];
+    const list = (await ok(s, 'POST', '/v1/lists', { fields: { $name: 'L', $objectType: 'contact' }, relationships: { $contacts: [duplicate] } })).id as string;
+    await ok(s, 'DELETE', `/v1/lists/${list}`);
+    const restored = await holdOpen(
+      t,
+      (tx) => mergeRecords(operatorCtx(tx, s.workspaceId), RECORD_TYPES.contact, { primaryId: primary, duplicateId: duplicate }),
+      () => restoreAs(t.deps.db.kysely, s.workspaceId, list),
+    );
+    assert.equal(restored.id, list);
+    assert.deepEqual(await strays(t.deps.db.kysely, [primary, duplicate, list]), NONE);
+    const members = await ok(s, 'GET', `/v1/lists/${list}/contacts`);
+    assert.deepEqual([ids(members), members.totalCount], [[primary], 1]);
   });
 
   test('a purge of the other end while the restore that holds a link under it is open: nothing names it after', async () => {
