@@ -49,17 +49,17 @@ export async function insertSnapshots(tx: Tx, rows: readonly FieldHistoryTable[]
  */
 export async function insertChanges(
   tx: Tx,
-  input: { workspaceId: string; at: string; values: ReadonlyArray<[recordId: string, field: string, json: string | null]> },
+  input: { workspaceId: string; values: ReadonlyArray<[recordId: string, field: string, json: string | null, at: string]> },
 ): Promise<void> {
-  // 3 values a row.
+  // 4 values a row.
   for (const part of chunks([...input.values], 1000)) {
-    const rows = sql.join(part.map(([r, f, v]) => sql`(cast(${r} as text), cast(${f} as text), cast(${v} as text))`));
+    const rows = sql.join(part.map(([r, f, v, at]) => sql`(cast(${r} as text), cast(${f} as text), cast(${v} as text), cast(${at} as text))`));
     await deferredInsert(
       tx,
       sql`insert into field_history (record_id, field, seq, workspace_id, value, recorded_at, is_create)
         select v.column1, v.column2,
           coalesce((select max(h.seq) from field_history as h where h.record_id = v.column1 and h.field = v.column2), 0) + 1,
-          ${input.workspaceId}, v.column3, ${input.at}, 0
+          ${input.workspaceId}, v.column3, v.column4, 0
         from (values ${rows}) as v`,
     );
   }

@@ -151,18 +151,30 @@ export async function recordCreatedMany(ctx: WriteCtx, inputs: ReadonlyArray<{ r
 }
 
 /**
- * The new value of each changed field (null: cleared). Call it after the statement that updated
- * the record's row, which orders concurrent writers of one record.
+ * The changes of one record's fields by one write: the new value of each changed field (null:
+ * cleared), and `at`, the `updatedAt` the write gave the record (docs/records.md §Times of writes),
+ * which is ctx.now unless the record's stored time was later.
  */
-export async function recordFieldChanges(ctx: WriteCtx, input: { recordId: string; changes: ReadonlyMap<string, unknown> }): Promise<void> {
+export interface FieldChanges {
+  recordId: string;
+  changes: ReadonlyMap<string, unknown>;
+  at?: string;
+}
+
+/**
+ * Records one write's field changes. Call it after the statement that updated the record's row,
+ * which orders concurrent writers of one record.
+ */
+export async function recordFieldChanges(ctx: WriteCtx, input: FieldChanges): Promise<void> {
   await recordFieldChangesMany(ctx, [input]);
 }
 
 /** recordFieldChanges for many records (an import's chunk), in multi-row statements. */
-export async function recordFieldChangesMany(ctx: WriteCtx, inputs: ReadonlyArray<{ recordId: string; changes: ReadonlyMap<string, unknown> }>): Promise<void> {
-  const values: [string, string, string | null][] = [];
-  for (const { recordId, changes } of inputs)
-    for (const [k, v] of changes) values.push([recordId, k, v === null || v === undefined ? null : JSON.stringify(v)]);
+export async function recordFieldChangesMany(ctx: WriteCtx, inputs: readonly FieldChanges[]): Promise<void> {
+  const now = isoNow(ctx.now);
+  const values: [string, string, string | null, string][] = [];
+  for (const { recordId, changes, at } of inputs)
+    for (const [k, v] of changes) values.push([recordId, k, v === null || v === undefined ? null : JSON.stringify(v), at ?? now]);
   if (values.length === 0) return;
-  await repo.insertChanges(ctx.db, { workspaceId: ctx.actor.workspaceId, at: isoNow(ctx.now), values });
+  await repo.insertChanges(ctx.db, { workspaceId: ctx.actor.workspaceId, values });
 }

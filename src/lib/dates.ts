@@ -35,3 +35,13 @@ export function parseIsoDateTime(value: string): number {
   const ms = Date.parse(value);
   return ms >= FIRST_INSTANT && ms <= LAST_INSTANT ? ms : NaN;
 }
+
+/**
+ * The later of two timestamps as the server writes them (`isoNow`: UTC, milliseconds, a four-digit
+ * year), which therefore order as text. A write stamps a record with the later of its request's
+ * clock and the record's stored `updatedAt`, so that a write committed after another never carries
+ * an earlier time (docs/records.md §Times of writes).
+ */
+export function laterIso(a: string, b: string): string {
+  return a >= b ? a : b;
+}

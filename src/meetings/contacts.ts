@@ -15,7 +15,7 @@ import { isoNow, newId } from '../lib/ids.ts';
 import { loadRecords } from '../records/service.ts';
 import { valueRows } from '../records/index/values.ts';
 import { accountsByHosts, contactIdsByEmails, writeValueIndex } from '../records/index/repository.ts';
-import { RECORDS, replaceRelationships } from '../records/repository.ts';
+import { RECORDS, replaceRelationships, touchRecords } from '../records/repository.ts';
 import { isMailProvider } from './mail-providers.ts';
 import { memberEmails } from './repository.ts';
 
@@ -92,12 +92,7 @@ export async function createMissingContacts(ctx: WriteCtx, addresses: readonly s
     for (const a of linked) touched.add(a);
   }
   // A new account–contact link moves both records' updatedAt (docs/records.md).
-  if (touched.size > 0)
-    await ctx.db
-      .updateTable('records')
-      .set({ updated_at: isoNow(ctx.now) })
-      .where('id', 'in', [...touched])
-      .execute();
+  if (touched.size > 0) await touchRecords(ctx.db, [...touched], isoNow(ctx.now));
   // The change log, as for accounts and contacts created through the API (docs/events.md,
   // docs/history.md §Storage): each new record's starting snapshot and its created event.
   await logCreated(ctx, 'account', made);

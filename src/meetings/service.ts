@@ -7,6 +7,7 @@ import { appendEvent, type Changes } from '../changes/service.ts';
 import type { Ctx, WriteCtx } from '../lib/context.ts';
 import { AppError, notFound } from '../lib/errors.ts';
 import { foldText } from '../lib/fold.ts';
+import { laterIso } from '../lib/dates.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import { envelope, type Page } from '../lib/paging.ts';
 import { createMissingContacts } from './contacts.ts';
@@ -153,7 +154,8 @@ export async function updateMeeting(ctx: WriteCtx, input: UpdateMeetingInput) {
   }
   // An update that changes nothing leaves updatedAt alone (docs/meetings.md).
   if (Object.keys(changes).length > 0) {
-    await repo.updateMeeting(ctx.db, row.id, { updated_at: isoNow(ctx.now) });
+    // Never earlier than the stored time, under the row's lock (docs/records.md §Times of writes).
+    await repo.updateMeeting(ctx.db, row.id, { updated_at: laterIso(isoNow(ctx.now), row.updated_at) });
     await appendEvent(ctx, { type: 'meeting.updated', object: await fullResource(ctx, row.id), changes });
   }
   return getMeeting(ctx, { id: row.id });

@@ -4,6 +4,7 @@
 import { appendEvent, type Changes, recordFieldChanges } from '../changes/service.ts';
 import type { Ctx, WriteCtx } from '../lib/context.ts';
 import { AppError } from '../lib/errors.ts';
+import { laterIso } from '../lib/dates.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import * as lists from '../lists/repository.ts';
 import { membershipMoves } from '../lists/service.ts';
@@ -97,7 +98,9 @@ export async function mergeRecords(ctx: WriteCtx, type: RecordType, input: Merge
         throw new AppError('duplicate_value', `Another ${type.objectType} already holds the merged value of "${key}".`, { param: `fieldResolutions.${key}` });
     }
   }
-  const at = isoNow(ctx.now);
+  const now = isoNow(ctx.now);
+  // The primary's updatedAt never moves backwards (docs/records.md §Times of writes); its row is locked.
+  const at = laterIso(now, primary.updated_at);
   if (changed.length > 0 || archivedTaken) {
     await writeValueIndex(ctx.db, defs, [primary.id], valueRows(ws, defs, primary.id, after));
     await records.updateRecord(ctx.db, primary.id, { fields: JSON.stringify(after), updated_at: at });
@@ -110,12 +113,12 @@ export async function mergeRecords(ctx: WriteCtx, type: RecordType, input: Merge
     primary_id: primary.id,
     duplicate_id: duplicate.id,
     status: 'done',
-    created_at: at,
-    updated_at: at,
+    created_at: now,
+    updated_at: now,
   };
   await repo.insertMerge(ctx.db, row);
   const merged = await getRecord(ctx, { type, id: primary.id });
-  if (changed.length > 0) await recordFieldChanges(ctx, { recordId: primary.id, changes: new Map(changed.map((k) => [k, after[k] ?? null])) });
+  if (changed.length > 0) await recordFieldChanges(ctx, { recordId: primary.id, changes: new Map(changed.map((k) => [k, after[k] ?? null])), at });
   await appendEvent(ctx, {
     type: `${type.objectType}.merged`,
     object: merged,

@@ -71,7 +71,7 @@ export async function logBatch(
   );
   await recordFieldChangesMany(
     ctx,
-    updated.map((u) => ({ recordId: u.row.id, changes: u.values })),
+    updated.map((u) => ({ recordId: u.row.id, changes: u.values, at: u.row.updated_at })),
   );
   await appendEventsJson(ctx, events, (kind) => ctx.newId(kind));
 }

@@ -8,6 +8,7 @@ import { CUSTOM_KEY, loadDefinitions, type TypeDefinitions } from '../definition
 import { ImportError, type ImportContext, type ImportItem, type ImportKind, onlyFields, upsertByExternalId } from '../import/kind.ts';
 import { chunks, rankInsert, rankLoadEnd, rankLoadKeys } from '../db/index.ts';
 import { AppError, InputError } from '../lib/errors.ts';
+import { laterIso } from '../lib/dates.ts';
 import { isoNow } from '../lib/ids.ts';
 import { RECORD_TYPES, type RecordType, requireDefinitions } from './resource.ts';
 import { fieldChanges, logBatch, type Updated } from './import-changes.ts';
@@ -256,7 +257,8 @@ async function writeBatches(
         external_id: item.externalId,
         fields: JSON.stringify(stored),
         created_at: old?.created_at ?? at,
-        updated_at: at,
+        // An existing record's updatedAt never moves backwards (docs/records.md §Times of writes): its row is locked.
+        updated_at: old ? laterIso(at, old.updated_at) : at,
       };
       rows.push(written);
       return written;

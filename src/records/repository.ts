@@ -132,9 +132,14 @@ export async function updateRecord(tx: Executor, id: string, set: { fields?: str
   await tx.updateTable('records').set(set).where('id', '=', id).execute();
 }
 
-/** Moves updatedAt of the other end of a two-sided link (docs/records.md §Writing relationships). */
+/**
+ * Moves updatedAt of the other end of a two-sided link (docs/records.md §Writing relationships) to
+ * `at`, or leaves it where a write that committed first put it later (§Times of writes): the
+ * comparison runs in the statement, under the row's lock. Stored times order as text.
+ */
 export async function touchRecords(tx: Executor, ids: readonly string[], at: string): Promise<void> {
-  for (const part of chunks([...ids])) await tx.updateTable('records').set({ updated_at: at }).where('id', 'in', part).execute();
+  const later = sql<string>`case when updated_at > ${at} then updated_at else ${at} end`;
+  for (const part of chunks([...ids])) await tx.updateTable('records').set({ updated_at: later }).where('id', 'in', part).execute();
 }
 
 /** The ids of a page of the type's records, newest first, and their number (docs/pages.md). */

@@ -9,6 +9,7 @@ import type { TypeDefinitions } from '../definitions/service.ts';
 import type { Ctx, WriteCtx } from '../lib/context.ts';
 import { AppError, notFound } from '../lib/errors.ts';
 import { agreeingPage, type Page } from '../lib/paging.ts';
+import { laterIso } from '../lib/dates.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import { trashedAmong } from '../trash/repository.ts';
 import { existingUserIds } from '../users/repository.ts';
@@ -202,7 +203,9 @@ export async function updateRecord(ctx: WriteCtx, input: OfType & WriteInput & {
     if (v === null) delete stored[key];
     else stored[key] = v;
   }
-  const at = isoNow(ctx.now);
+  // Never earlier than the stored updatedAt: the row is locked, so it is the last write's
+  // (docs/records.md §Times of writes).
+  const at = laterIso(isoNow(ctx.now), row.updated_at);
   const current =
     writes.length > 0 ? ((await relationshipValues(ctx, defs, [row.id])).get(row.id) ?? new Map<string, string[]>()) : new Map<string, string[]>();
   const relsChanged = await applyRelationships(ctx, defs, row.id, writes, current, at, changes);
@@ -215,7 +218,7 @@ export async function updateRecord(ctx: WriteCtx, input: OfType & WriteInput & {
     await repo.updateRecord(ctx.db, row.id, { fields: row.fields, updated_at: at });
   }
   const resource = toResource(ctx, defs, row, (await relationshipValues(ctx, defs, [row.id])).get(row.id));
-  if (fieldsChanged) await recordFieldChanges(ctx, { recordId: row.id, changes: fieldChanges });
+  if (fieldsChanged) await recordFieldChanges(ctx, { recordId: row.id, changes: fieldChanges, at });
   if (fieldsChanged || relsChanged) await appendEvent(ctx, { type: `${type.objectType}.updated`, object: resource, changes });
   return resource;
 }

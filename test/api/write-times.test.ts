@@ -1,0 +1,117 @@
+// The times a write stamps (docs/records.md §Times of writes), on both databases: a request's clock
+// is taken when it arrives, so a request whose body arrives late commits after a write that
+// started later. Its change is still the newest: the record's updatedAt, the other end of a link,
+// a merge's primary, a meeting's updatedAt and the field history never move backwards.
+import assert from 'node:assert/strict';
+import { PassThrough } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { test } from 'node:test';
+import { importKinds } from '../../src/cli/import-kinds.ts';
+import { runImport } from '../../src/import/run.ts';
+import { operatorCtx } from '../../src/lib/context.ts';
+import { call, eachDialect, headers, type Seeded, seedWorkspace, type TestApp } from '../helpers/app.ts';
+import { meetingBody } from '../helpers/meetings.ts';
+
+eachDialect('times of writes', (ctx) => {
+  /**
+   * Sends `url` with `body` whose bytes arrive only after `meanwhile` has been answered: the slow
+   * request's clock is older than every write of `meanwhile`, its commit later.
+   */
+  async function late(t: TestApp, s: Seeded, url: string, body: unknown, meanwhile: () => Promise<void>) {
+    const stream = new PassThrough();
+    const slow = t.app.inject({ method: 'POST', url, headers: headers(s.secret, { 'content-type': 'application/json' }), payload: stream });
+    // The request has arrived (its clock is taken) before the other write starts.
+    await sleep(20);
+    await meanwhile();
+    await sleep(5);
+    stream.end(JSON.stringify(body));
+    const res = await slow;
+    assert.equal(res.statusCode, 200, res.body);
+    return res.json();
+  }
+  async function ok(t: TestApp, s: Seeded, method: 'GET' | 'POST', url: string, body?: unknown) {
+    const res = await call(t, s.secret, method, url, body);
+    assert.equal(res.statusCode, 200, `${method} ${url}: ${res.body}`);
+    return res.json();
+  }
+
+  test('an update committed after another never has an earlier updatedAt, nor its history an earlier recordedAt', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const a = await ok(t, s, 'POST', '/v1/accounts', { fields: { $name: 'Acme' } });
+    let fast = '';
+    const slow = await late(t, s, `/v1/accounts/${a.id}`, { fields: { $name: 'Slow' } }, async () => {
+      fast = (await ok(t, s, 'POST', `/v1/accounts/${a.id}`, { fields: { $name: 'Fast' } })).updatedAt;
+    });
+    assert.equal(slow.fields.$name.value, 'Slow');
+    assert.ok(slow.updatedAt >= fast, `the later commit's updatedAt ${slow.updatedAt} is not before ${fast}`);
+    const got = await ok(t, s, 'GET', `/v1/accounts/${a.id}`);
+    assert.equal(got.updatedAt, slow.updatedAt);
+    const history = (await ok(t, s, 'GET', `/v1/accounts/${a.id}/fields/$name/history`)).data as { value: string; recordedAt: string }[];
+    assert.deepEqual(
+      history.map((h) => h.value),
+      ['Slow', 'Fast', 'Acme'],
+    );
+    const times = history.map((h) => h.recordedAt);
+    assert.deepEqual(times, [...times].sort().reverse(), `history newest first has its times newest first: ${times.join(' ')}`);
+    assert.equal(times[0], slow.updatedAt);
+  });
+
+  test('the other end of a two-sided link keeps a later updatedAt that a write committed first gave it', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const account = await ok(t, s, 'POST', '/v1/accounts', { fields: { $name: 'Acme' } });
+    const contact = await ok(t, s, 'POST', '/v1/contacts', { fields: {} });
+    let fast = '';
+    await late(t, s, `/v1/contacts/${contact.id}`, { relationships: { $account: { replace: account.id } } }, async () => {
+      fast = (await ok(t, s, 'POST', `/v1/accounts/${account.id}`, { fields: { $name: 'Acme Inc' } })).updatedAt;
+    });
+    const got = await ok(t, s, 'GET', `/v1/accounts/${account.id}`);
+    assert.deepEqual(got.relationships.$contact.values, [contact.id]);
+    assert.ok(got.updatedAt >= fast, `the account's updatedAt ${got.updatedAt} moved back from ${fast}`);
+  });
+
+  test("a merge's primary and a meeting keep their updatedAt moving forwards", async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const p = await ok(t, s, 'POST', '/v1/accounts', { fields: { $name: 'Acme' } });
+    const d = await ok(t, s, 'POST', '/v1/accounts', { fields: { $name: 'Acme dup', $website: 'https://acme.test' } });
+    let fast = '';
+    await late(t, s, '/v1/accounts/merge', { primaryId: p.id, duplicateId: d.id }, async () => {
+      fast = (await ok(t, s, 'POST', `/v1/accounts/${p.id}`, { fields: { $name: 'Acme Inc' } })).updatedAt;
+    });
+    const merged = await ok(t, s, 'GET', `/v1/accounts/${p.id}`);
+    assert.deepEqual(merged.fields.$website.value, ['https://acme.test']);
+    assert.ok(merged.updatedAt >= fast, `the primary's updatedAt ${merged.updatedAt} moved back from ${fast}`);
+    const times = ((await ok(t, s, 'GET', `/v1/accounts/${p.id}/fields/$website/history`)).data as { recordedAt: string }[]).map((h) => h.recordedAt);
+    assert.equal(times[0], merged.updatedAt);
+
+    const m = await ok(t, s, 'POST', '/v1/meetings', meetingBody({ $privacySetting: 'FULL' }));
+    let meetingFast = '';
+    const slow = await late(t, s, `/v1/meetings/${m.id}`, { fields: { $privacySetting: 'FULL' } }, async () => {
+      meetingFast = (await ok(t, s, 'POST', `/v1/meetings/${m.id}`, { fields: { $privacySetting: null } })).updatedAt;
+    });
+    assert.equal(slow.fields.$privacySetting.value, 'FULL');
+    assert.ok(slow.updatedAt >= meetingFast, `the meeting's updatedAt ${slow.updatedAt} moved back from ${meetingFast}`);
+  });
+
+  test('an import whose clock started before an API write does not move the record back to it', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const line = (name: string) => JSON.stringify({ object: 'account', externalId: 'a-1', fields: { $name: { value: name, valueType: 'TEXT' } } });
+    const op = (now?: number) => operatorCtx(t.deps.db.kysely, s.workspaceId, now === undefined ? {} : { now });
+    await runImport(op(), { kinds: importKinds(), text: line('Acme') });
+    const [made] = (await ok(t, s, 'GET', '/v1/accounts')).data as { id: string }[];
+    // A long import's clock is its start, seconds before a write through the API that it then follows.
+    const started = Date.now();
+    await sleep(5);
+    const fast = (await ok(t, s, 'POST', `/v1/accounts/${made?.id}`, { fields: { $name: 'Acme Inc' } })).updatedAt as string;
+    await runImport(op(started), { kinds: importKinds(), text: line('Acme Imported') });
+    const got = await ok(t, s, 'GET', `/v1/accounts/${made?.id}`);
+    assert.equal(got.fields.$name.value, 'Acme Imported');
+    assert.ok(got.updatedAt >= fast, `the imported record's updatedAt ${got.updatedAt} moved back from ${fast}`);
+    const times = ((await ok(t, s, 'GET', `/v1/accounts/${made?.id}/fields/$name/history`)).data as { recordedAt: string }[]).map((h) => h.recordedAt);
+    assert.deepEqual(times, [...times].sort().reverse());
+    assert.equal(times[0], got.updatedAt);
+  });
+});
