@@ -39,14 +39,27 @@ export interface PutOptions {
   contentType?: string;
 }
 
-export interface PresignPutOptions {
+/** The longest lifetime of a presigned address: SigV4's hard limit, 7 days. */
+export const MAX_PRESIGN_SECONDS = 7 * 24 * 3600;
+
+/**
+ * When a presigned address is dated: ms since the epoch (default: the present). A signature's date
+ * is a whole second, so the address is valid from that second until `expiresInSeconds` after it:
+ * dated at the request's clock, it lives at least until the expiresAt the API states
+ * (docs/files.md §Addresses).
+ */
+interface Dated {
+  signedAt?: number;
+}
+
+export interface PresignPutOptions extends Dated {
   contentType: string;
   /** Signed, so the store itself refuses a body of any other length. */
   contentLength: number;
   expiresInSeconds: number;
 }
 
-export interface PresignGetOptions {
+export interface PresignGetOptions extends Dated {
   expiresInSeconds: number;
   filename: string;
   contentType: string;

@@ -23,6 +23,7 @@ import {
   type BlobRange,
   type BlobStat,
   type BlobStore,
+  MAX_PRESIGN_SECONDS,
   type PresignedPut,
   type PresignGetOptions,
   type PresignPutOptions,
@@ -49,7 +50,8 @@ export interface S3BlobStoreConfig {
   spoolDir?: string;
 }
 
-const MAX_PRESIGN_SECONDS = 7 * 24 * 3600; // SigV4 hard limit
+/** The presigner's date: the caller's clock when it gives one, so the address ends when it says. */
+const signingDate = (at: number | undefined): { signingDate?: Date } => (at === undefined ? {} : { signingDate: new Date(at) });
 
 // The SDK waits for ever on a store that accepts connections but never answers (a stuck proxy,
 // a black-holed address): an API request then hung until its client gave up, and the sweeper
@@ -244,6 +246,7 @@ export function createS3BlobStore(config: S3BlobStoreConfig): BlobStore {
       // headers makes S3 itself refuse any other type or size.
       const url = await getSignedUrl(signer, command, {
         expiresIn: opts.expiresInSeconds,
+        ...signingDate(opts.signedAt),
         signableHeaders: new Set(['content-type', 'content-length']),
       }).catch((err: unknown) => {
         throw translated(err);
@@ -259,7 +262,7 @@ export function createS3BlobStore(config: S3BlobStoreConfig): BlobStore {
         ResponseContentDisposition: contentDisposition(opts.filename),
         ResponseContentType: opts.contentType,
       });
-      return getSignedUrl(signer, command, { expiresIn: opts.expiresInSeconds }).catch((err: unknown) => {
+      return getSignedUrl(signer, command, { expiresIn: opts.expiresInSeconds, ...signingDate(opts.signedAt) }).catch((err: unknown) => {
         throw translated(err);
       });
     },

@@ -4,7 +4,7 @@
 // checked.
 import { randomBytes } from 'node:crypto';
 import type { Static } from '@sinclair/typebox';
-import type { BlobStat, BlobStore } from '../blobs/blob-store.ts';
+import { type BlobStat, type BlobStore, MAX_PRESIGN_SECONDS } from '../blobs/blob-store.ts';
 import type { Config } from '../config.ts';
 import { activateEntry, addPendingEntry, dropPendingEntry } from '../knowledge/repository.ts';
 import { appendEvent } from '../changes/service.ts';
@@ -119,7 +119,7 @@ export async function createFile(ctx: FilesWriteCtx, input: CreateFileInput) {
     upload = await env.blobs.presignPut(blobKey, {
       contentType: input.mimeType,
       contentLength: input.sizeBytes,
-      expiresInSeconds: Math.ceil((deadline - now) / 1000),
+      ...presignedUntil(now, deadline),
     });
   } else {
     upload = { url: `${env.publicBaseUrl}/uploads/${signToken(env.signingSecret, 'u', id, deadline)}`, headers: { 'content-type': input.mimeType } };
@@ -306,9 +306,23 @@ export async function downloadAddress(ctx: FilesCtx, input: { id: string }) {
   const env = ctx.files;
   const expires = ctx.now + env.downloadTtlSeconds * 1000;
   const url = env.blobs.presignGet
-    ? await env.blobs.presignGet(row.blob_key, { expiresInSeconds: env.downloadTtlSeconds, filename: row.filename, contentType: headerSafeType(row.mime_type) })
+    ? await env.blobs.presignGet(row.blob_key, {
+        ...presignedUntil(ctx.now, expires),
+        filename: row.filename,
+        contentType: headerSafeType(row.mime_type),
+      })
     : `${env.publicBaseUrl}/downloads/${signToken(env.signingSecret, 'd', input.id, expires)}`;
   return { url, expiresAt: isoNow(expires) };
+}
+
+/**
+ * How to presign an address at `now` that is valid at least until `until` (the expiresAt answered
+ * with it) and less than a second longer: a signature is dated at the whole second of `now`, and
+ * its lifetime is whole seconds from that date (docs/files.md §Addresses), at most SigV4's limit.
+ */
+function presignedUntil(now: number, until: number): { signedAt: number; expiresInSeconds: number } {
+  const seconds = Math.ceil((until - Math.floor(now / 1000) * 1000) / 1000);
+  return { signedAt: now, expiresInSeconds: Math.min(seconds, MAX_PRESIGN_SECONDS) };
 }
 
 /**
