@@ -104,6 +104,8 @@ export interface EventJsonInput {
   /** JSON text of the resource as the API returns it to a full-access key. */
   json: string;
   changes?: Changes;
+  /** The event's time when it is not ctx.now: the updatedAt the write gave the record (docs/records.md §Times of writes). */
+  at?: string;
 }
 
 /**
@@ -114,14 +116,15 @@ export interface EventJsonInput {
  */
 export async function appendEventsJson(ctx: WriteCtx, inputs: readonly EventJsonInput[], ids: (kind: 'evt') => string): Promise<void> {
   if (inputs.length === 0) return;
-  const at = isoNow(ctx.now);
+  const now = isoNow(ctx.now);
   const ws = ctx.actor.workspaceId;
-  const middle = `,"occurredAt":${JSON.stringify(at)},"workspaceId":${JSON.stringify(ws)},"actor":${JSON.stringify(eventActor(ctx.actor))},"data":{"object":`;
+  const middle = `,"workspaceId":${JSON.stringify(ws)},"actor":${JSON.stringify(eventActor(ctx.actor))},"data":{"object":`;
   const rows: repo.EventRow[] = [];
   for (const input of inputs) {
     const id = ids('evt');
+    const at = input.at ?? now;
     const changes = input.changes === undefined ? '' : `,"changes":${JSON.stringify(input.changes)}`;
-    const body = `{"id":${JSON.stringify(id)},"type":${JSON.stringify(input.type)}${middle}${input.json}${changes}}}`;
+    const body = `{"id":${JSON.stringify(id)},"type":${JSON.stringify(input.type)},"occurredAt":${JSON.stringify(at)}${middle}${input.json}${changes}}}`;
     rows.push({ id, workspace_id: ws, type: input.type, object_id: input.objectId, occurred_at: at, body });
   }
   await repo.insertEvents(ctx.db, rows);

@@ -154,9 +154,11 @@ export async function updateMeeting(ctx: WriteCtx, input: UpdateMeetingInput) {
   }
   // An update that changes nothing leaves updatedAt alone (docs/meetings.md).
   if (Object.keys(changes).length > 0) {
-    // Never earlier than the stored time, under the row's lock (docs/records.md §Times of writes).
-    await repo.updateMeeting(ctx.db, row.id, { updated_at: laterIso(isoNow(ctx.now), row.updated_at) });
-    await appendEvent(ctx, { type: 'meeting.updated', object: await fullResource(ctx, row.id), changes });
+    // Never earlier than the stored time, under the row's lock (docs/records.md §Times of writes);
+    // the event carries it too (docs/events.md §Shape).
+    const at = laterIso(isoNow(ctx.now), row.updated_at);
+    await repo.updateMeeting(ctx.db, row.id, { updated_at: at });
+    await appendEvent({ ...ctx, now: Date.parse(at) }, { type: 'meeting.updated', object: await fullResource(ctx, row.id), changes });
   }
   return getMeeting(ctx, { id: row.id });
 }

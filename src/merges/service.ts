@@ -118,8 +118,10 @@ export async function mergeRecords(ctx: WriteCtx, type: RecordType, input: Merge
   };
   await repo.insertMerge(ctx.db, row);
   const merged = await getRecord(ctx, { type, id: primary.id });
-  if (changed.length > 0) await recordFieldChanges(ctx, { recordId: primary.id, changes: new Map(changed.map((k) => [k, after[k] ?? null])), at });
-  await appendEvent(ctx, {
+  // The history and the event carry the primary's new updatedAt (docs/events.md §Shape).
+  const stamped: WriteCtx = { ...ctx, now: Date.parse(at) };
+  if (changed.length > 0) await recordFieldChanges(stamped, { recordId: primary.id, changes: new Map(changed.map((k) => [k, after[k] ?? null])) });
+  await appendEvent(stamped, {
     type: `${type.objectType}.merged`,
     object: merged,
     changes: {

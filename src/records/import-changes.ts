@@ -64,7 +64,13 @@ export async function logBatch(
   const updatedType = `${type}.updated`;
   for (const { row, stored } of created) events.push({ type: createdType, objectId: row.id, json: resourceJson(ctx, defs, row, stored, newRels.get(row.id)) });
   for (const u of updated)
-    events.push({ type: updatedType, objectId: u.row.id, json: resourceJson(ctx, defs, u.row, u.stored, oldRels.get(u.row.id)), changes: u.changes });
+    events.push({
+      type: updatedType,
+      objectId: u.row.id,
+      json: resourceJson(ctx, defs, u.row, u.stored, oldRels.get(u.row.id)),
+      changes: u.changes,
+      at: u.row.updated_at,
+    });
   await recordCreatedMany(
     ctx,
     created.map((c) => ({ recordId: c.row.id, json: c.row.fields })),

@@ -206,6 +206,8 @@ export async function updateRecord(ctx: WriteCtx, input: OfType & WriteInput & {
   // Never earlier than the stored updatedAt: the row is locked, so it is the last write's
   // (docs/records.md §Times of writes).
   const at = laterIso(isoNow(ctx.now), row.updated_at);
+  // The history and the event carry the time the record is stamped with (docs/events.md §Shape).
+  const stamped: WriteCtx = { ...ctx, now: Date.parse(at) };
   const current =
     writes.length > 0 ? ((await relationshipValues(ctx, defs, [row.id])).get(row.id) ?? new Map<string, string[]>()) : new Map<string, string[]>();
   const relsChanged = await applyRelationships(ctx, defs, row.id, writes, current, at, changes);
@@ -218,8 +220,8 @@ export async function updateRecord(ctx: WriteCtx, input: OfType & WriteInput & {
     await repo.updateRecord(ctx.db, row.id, { fields: row.fields, updated_at: at });
   }
   const resource = toResource(ctx, defs, row, (await relationshipValues(ctx, defs, [row.id])).get(row.id));
-  if (fieldsChanged) await recordFieldChanges(ctx, { recordId: row.id, changes: fieldChanges, at });
-  if (fieldsChanged || relsChanged) await appendEvent(ctx, { type: `${type.objectType}.updated`, object: resource, changes });
+  if (fieldsChanged) await recordFieldChanges(stamped, { recordId: row.id, changes: fieldChanges });
+  if (fieldsChanged || relsChanged) await appendEvent(stamped, { type: `${type.objectType}.updated`, object: resource, changes });
   return resource;
 }
 

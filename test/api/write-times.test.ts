@@ -55,6 +55,11 @@ eachDialect('times of writes', (ctx) => {
     const times = history.map((h) => h.recordedAt);
     assert.deepEqual(times, [...times].sort().reverse(), `history newest first has its times newest first: ${times.join(' ')}`);
     assert.equal(times[0], slow.updatedAt);
+    // The event of the later commit carries the time it gave the record.
+    const events = await t.deps.db.kysely.selectFrom('events').select(['occurred_at', 'body']).where('object_id', '=', a.id).orderBy('seq').execute();
+    const last = events.at(-1);
+    assert.equal(last?.occurred_at, slow.updatedAt);
+    assert.equal(JSON.parse(last?.body ?? '{}').occurredAt, slow.updatedAt);
   });
 
   test('the other end of a two-sided link keeps a later updatedAt that a write committed first gave it', async () => {
@@ -113,5 +118,12 @@ eachDialect('times of writes', (ctx) => {
     const times = ((await ok(t, s, 'GET', `/v1/accounts/${made?.id}/fields/$name/history`)).data as { recordedAt: string }[]).map((h) => h.recordedAt);
     assert.deepEqual(times, [...times].sort().reverse());
     assert.equal(times[0], got.updatedAt);
+    const events = await t.deps.db.kysely
+      .selectFrom('events')
+      .select('body')
+      .where('object_id', '=', made?.id ?? '')
+      .orderBy('seq')
+      .execute();
+    assert.equal(JSON.parse(events.at(-1)?.body ?? '{}').occurredAt, got.updatedAt);
   });
 });
