@@ -52,6 +52,28 @@ eachDialect('record value edges', (ctx) => {
     }
   });
 
+  test('a DATETIME takes the forms a meeting date and an import take: `t` and `z` in either case', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    await addField(operatorCtx(t.deps.db.kysely, s.workspaceId), { objectType: 'account', key: 'dt', label: 'When', valueType: 'DATETIME' });
+    const forms = ['2026-03-01t09:30:00z', '2026-03-01T09:30:00.0009Z', '2026-03-01t15:00+05:30', '2026-03-01T09:30:00.000-00:00'];
+    const made: string[] = [];
+    for (const dt of forms) {
+      const rec = await ok(s, '/v1/accounts', { fields: { $name: dt, dt } });
+      assert.equal(rec.fields.dt.value, '2026-03-01T09:30:00.000Z', dt);
+      made.push(rec.id);
+    }
+    for (const dt of forms) assert.deepEqual((await found(s, '/v1/accounts', 'dt', dt)).sort(), [...made].sort(), dt);
+    // The meeting dates take the same forms.
+    const meeting = await call(ctx(), s.secret, 'POST', '/v1/meetings', {
+      fields: { $title: 'Sync', $startDate: '2026-03-01t09:00:00z', $endDate: '2026-03-01t09:30:00z' },
+    });
+    assert.equal(meeting.statusCode, 200, meeting.body);
+    assert.equal(meeting.json().fields.$startDate.value, '2026-03-01T09:00:00.000Z');
+    for (const dt of ['2026-03-01 09:30:00Z', '2026-03-01T09:30:00', '2026-03-01T09:30:00z+01:00'])
+      await refused(s, '/v1/accounts', { fields: { $name: 'A', dt } }, 'invalid_value', 'fields.dt');
+  });
+
   test("a value's JSON type is judged after its key, and its error names a path the field has", async () => {
     const t = ctx();
     const s = await seedWorkspace(t);
