@@ -1,6 +1,7 @@
 // Ids are opaque to clients, prefixed by kind and time-sortable: 10 characters of millisecond
-// timestamp then 16 random characters, in Crockford base32 (a ULID without the dash-free ambiguity
-// of case: always lower case). Sorting ids as strings sorts them by creation time.
+// timestamp then 16 characters drawn at random (growing within a millisecond, below), in Crockford
+// base32 (a ULID without the dash-free ambiguity of case: always lower case). Sorting ids as
+// strings sorts them by creation time.
 import { createHash, randomFillSync } from 'node:crypto';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
@@ -59,15 +60,22 @@ function draw(bytes: number): number {
   return used - bytes;
 }
 
-function encodeRandom(): string {
-  const at = draw(16);
-  let out = '';
-  for (let i = at; i < at + 16; i++) out += ALPHABET[(POOL[i] as number) & 31];
-  return out;
-}
+// The ids a process draws for one millisecond come from one sequence (idSequence below), so that
+// objects made in the same millisecond (the contacts a meeting creates, requests whose clocks
+// agree) sort by id in the order they were made, and a listing "newest first, ties broken by id"
+// shows them newest first (docs/records.md §Listing). Requests' clocks interleave, so the
+// sequences of the last few milliseconds drawn are kept, oldest dropped first.
+const RECENT_MS = 64;
+const sequences = new Map<number, (kind: IdKind) => string>();
 
 export function newId(kind: IdKind, now: number = Date.now()): string {
-  return `${kind}_${encodeTime(now)}${encodeRandom()}`;
+  let next = sequences.get(now);
+  if (next === undefined) {
+    if (sequences.size >= RECENT_MS) sequences.delete(sequences.keys().next().value as number);
+    next = idSequence(now);
+    sequences.set(now, next);
+  }
+  return next(kind);
 }
 
 /**

@@ -1,7 +1,8 @@
 // The times a write stamps (docs/records.md §Times of writes), on both databases: a request's clock
 // is taken when it arrives, so a request whose body arrives late commits after a write that
 // started later. Its change is still the newest: the record's updatedAt, the other end of a link,
-// a merge's primary, a meeting's updatedAt and the field history never move backwards.
+// a merge's primary, a meeting's updatedAt and the field history never move backwards. Records made
+// in one millisecond list in the order they were made (docs/records.md §Listing).
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -125,5 +126,25 @@ eachDialect('times of writes', (ctx) => {
       .orderBy('seq')
       .execute();
     assert.equal(JSON.parse(events.at(-1)?.body ?? '{}').occurredAt, got.updatedAt);
+  });
+
+  test('records created in one millisecond list newest first: the contacts a meeting creates, in the order it made them', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const emails = Array.from({ length: 8 }, (_, i) => `guest${i}@elsewhere${i}.test`);
+    const meeting = await call(t, s.secret, 'POST', '/v1/meetings', { ...meetingBody({ $attendeeEmails: emails }), autoCreateRecords: true });
+    assert.equal(meeting.statusCode, 200, meeting.body);
+    const contacts = (await ok(t, s, 'GET', '/v1/contacts')).data as { createdAt: string; fields: { $email: { value: string[] } } }[];
+    assert.equal(new Set(contacts.map((c) => c.createdAt)).size, 1, 'made in one millisecond');
+    assert.deepEqual(
+      contacts.map((c) => c.fields.$email.value[0]),
+      [...emails].reverse(),
+    );
+    // A filtered page orders them the same way.
+    const filtered = (await ok(t, s, 'GET', `/v1/contacts?${encodeURIComponent('$email[contains]')}=guest`)).data as typeof contacts;
+    assert.deepEqual(
+      filtered.map((c) => c.fields.$email.value[0]),
+      [...emails].reverse(),
+    );
   });
 });

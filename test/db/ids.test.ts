@@ -43,3 +43,14 @@ test('a sequence carries from its low 40 bits into its high ones and keeps growi
   }
   assert.ok(value(ids[1]!) >= 6n << 40n);
 });
+
+test('newId draws the ids of one millisecond in increasing order, even when other milliseconds interleave', () => {
+  const t = Date.UTC(2026, 11, 3, 5, 0, 0);
+  const ids: string[] = [];
+  for (let i = 0; i < 200; i++) {
+    ids.push(newId('con', t));
+    newId('req', t + 1 + (i % 10));
+  }
+  for (const id of ids) assert.match(id, SHAPE);
+  for (let i = 1; i < ids.length; i++) assert.ok(ids[i - 1]! < ids[i]!, `${ids[i - 1]} then ${ids[i]}`);
+});
