@@ -69,6 +69,16 @@ export function fingerprintOf(method: string, url: string, p: Pick<Principal, 's
   return hash('sha256', `${method} ${url}\n${caller}\n${canonicalJson(body)}`, 'hex');
 }
 
+/**
+ * The fingerprint that releases before the caller was part of it stored: method, path and
+ * canonical body. A key they stored is the same request when this matches, for whoever repeats it,
+ * as those releases answered it: a retry across an upgrade is replayed, not refused, and the
+ * 24-hour retention ends the rule (docs/design.md §Idempotency).
+ */
+export function callerlessFingerprintOf(method: string, url: string, body: unknown): string {
+  return hash('sha256', `${method} ${url}\n${canonicalJson(body)}`, 'hex');
+}
+
 export function installIdempotency(app: FastifyInstance, deps: Deps): void {
   app.decorateRequest('idempotency', null);
 
@@ -82,10 +92,14 @@ export function installIdempotency(app: FastifyInstance, deps: Deps): void {
   async function claim(request: FastifyRequest, reply: FastifyReply) {
     const key = readKey(request);
     if (key === null) return;
-    const fingerprint = fingerprintOf(request.method, request.url, request.principal, request.body ?? null);
+    const body = request.body ?? null;
+    const fingerprints = [
+      fingerprintOf(request.method, request.url, request.principal, body),
+      callerlessFingerprintOf(request.method, request.url, body),
+    ] as const;
     // The route declares its operation (checkRouteContract makes sure of it).
     const ref: KeyRef = { workspaceId: request.principal.workspaceId, operation: request.routeOptions.config.operation as string, key };
-    const claim = await claimKey(deps.db.kysely, ref, fingerprint, request.startedAt);
+    const claim = await claimKey(deps.db.kysely, ref, fingerprints, request.startedAt);
     switch (claim.kind) {
       case 'claimed':
         request.idempotency = { ref, lockedAt: claim.lockedAt, finished: false };

@@ -22,7 +22,13 @@ function whereRef<Q extends { where: (...a: any[]) => Q }>(q: Q, ref: KeyRef): Q
   return q.where('workspace_id', '=', ref.workspaceId).where('operation', '=', ref.operation).where('key', '=', ref.key);
 }
 
-export async function claimKey(db: Executor, ref: KeyRef, fingerprint: string, now: number): Promise<Claim> {
+/**
+ * Claims the key for a request, or finds the claim of the same request. `fingerprints` are the
+ * request's: the first is stored with a new claim, and a stored one equal to any names the same
+ * request (an earlier release's form of it: src/http/idempotency.ts).
+ */
+export async function claimKey(db: Executor, ref: KeyRef, fingerprints: readonly [string, ...string[]], now: number): Promise<Claim> {
+  const fingerprint = fingerprints[0];
   const lockedAt = new Date(now).toISOString();
   const { workspaceId: workspace_id, operation, key } = ref;
   for (let attempt = 0; attempt < 3; attempt++) {
@@ -53,7 +59,7 @@ export async function claimKey(db: Executor, ref: KeyRef, fingerprint: string, n
       if (Number(taken.numUpdatedRows) === 1) return { kind: 'claimed', lockedAt };
       continue;
     }
-    if (row.fingerprint !== fingerprint) return { kind: 'mismatch' };
+    if (!fingerprints.includes(row.fingerprint)) return { kind: 'mismatch' };
     if (row.state === 'done') return { kind: 'replay', status: row.status_code as number, body: row.body as string };
     return { kind: 'in_flight' };
   }

@@ -2,6 +2,7 @@
 // user: replay, reuse with another body, key validation, what is and is not stored, and
 // concurrency.
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { test } from 'node:test';
 import { call, eachDialect, keyFor, seedWorkspace, VERSION } from '../helpers/app.ts';
 import { dispatchInMemory } from '../../src/mcp/dispatch.ts';
@@ -226,6 +227,40 @@ eachDialect(
       const res = await call(t, s.secret, 'POST', '/v1/test/users', { email: 'l@x.test' }, { 'idempotency-key': 'old' });
       assert.equal(res.statusCode, 200);
       assert.equal(res.json().email, 'l@x.test');
+    });
+
+    test('a key stored by a release before the caller was in the fingerprint replays the same request', async () => {
+      const t = ctx();
+      const s = await seedWorkspace(t);
+      const { canonicalJson } = await import('../../src/http/idempotency.ts');
+      // What those releases stored: sha256 of method, path and canonical body (docs/design.md §Idempotency).
+      const body = { email: 'up@x.test' };
+      const fingerprint = createHash('sha256')
+        .update(`POST /v1/test/users\n${canonicalJson(body)}`)
+        .digest('hex');
+      const at = new Date(Date.now() - 3600_000).toISOString();
+      const stored = JSON.stringify({ id: 'usr_stored_before_the_upgrade', email: 'up@x.test' });
+      await t.deps.db.kysely
+        .insertInto('idempotency_keys')
+        .values({
+          workspace_id: s.workspaceId,
+          operation: 'testCreateUser',
+          key: 'upgraded',
+          fingerprint,
+          state: 'done',
+          status_code: 200,
+          body: stored,
+          locked_at: at,
+          created_at: at,
+        })
+        .execute();
+      const again = await call(t, s.secret, 'POST', '/v1/test/users', body, { 'idempotency-key': 'upgraded' });
+      assert.equal(again.statusCode, 200);
+      assert.equal(again.headers['idempotent-replayed'], 'true');
+      assert.equal(again.body, stored);
+      const other = await call(t, s.secret, 'POST', '/v1/test/users', { email: 'other@x.test' }, { 'idempotency-key': 'upgraded' });
+      assert.equal(other.json().error.code, 'idempotency_key_reused');
+      assert.equal(await countUsers(s.workspaceId), 1);
     });
 
     test('an abandoned claim (crashed holder) is taken over after its lease', async () => {
