@@ -2,8 +2,9 @@
 // applied at start-up and by `rolodex migrate`.
 import { inspect } from 'node:util';
 import { type Migration, type MigrationResultSet, Migrator } from 'kysely/migration';
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import { noteMigration } from './migration-notes.ts';
+import { namesIn, RUN_BESIDE_TABLE } from './run-beside.ts';
 import { migratorDb } from './migrator-catalogue.ts';
 import type { Db } from './types.ts';
 import * as m0001 from './migrations/0001_foundation.ts';
@@ -50,6 +51,7 @@ import * as m0073 from './migrations/0073_file_parents.ts';
 import * as m0074 from './migrations/0074_url_forms.ts';
 import * as m0075 from './migrations/0075_message_file_parents.ts';
 import * as m0076 from './migrations/0076_trash_transcripts.ts';
+import * as m0077 from './migrations/0077_run_beside.ts';
 
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -96,6 +98,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0074_url_forms': m0074,
   '0075_message_file_parents': m0075,
   '0076_trash_transcripts': m0076,
+  '0077_run_beside': m0077,
 };
 
 export class MigrationError extends Error {
@@ -107,16 +110,22 @@ function describe(err: unknown): string {
 }
 
 /**
- * The database holds migrations this version does not know: a newer release migrated it. When it
- * holds every migration this version knows too, this version runs on it, as migrations are
- * additive (docs/deploy.md §Migrations: a rolling deploy, a rollback): nothing is applied, and a
- * note says so. Otherwise the schema is neither this version's nor a newer one's, and it stops.
+ * The database holds migrations this version does not know: a newer release migrated it. This
+ * version runs on it, applying nothing and noting so, only when it holds every migration this
+ * version knows and each unknown one is listed as one older releases run beside (a rolling deploy,
+ * a rollback: docs/deploy.md §Migrations, src/db/run-beside.ts). Otherwise it stops with one line:
+ * the schema is not this version's, or this version's writes would leave it wrong.
  */
-function ahead(executed: ReadonlySet<string>, unknown: readonly string[], migrations: Record<string, Migration>): string[] {
-  const pending = Object.keys(migrations).filter((name) => !executed.has(name));
+function ahead(applied: Applied, unknown: readonly string[], migrations: Record<string, Migration>): string[] {
+  const pending = Object.keys(migrations).filter((name) => !applied.executed.has(name));
   if (pending.length > 0)
     throw new MigrationError(
       `the database has migrations this version does not know (${unknown.join(', ')}) and lacks some it has (${pending.join(', ')}): run the version that migrated it`,
+    );
+  const blocking = unknown.filter((name) => !applied.runBeside.has(name));
+  if (blocking.length > 0)
+    throw new MigrationError(
+      `the database was migrated by a newer version (${blocking.join(', ')}) that this version cannot run beside: run that version or a newer one`,
     );
   noteMigration({
     migration: unknown.at(-1) as string,
@@ -126,21 +135,25 @@ function ahead(executed: ReadonlySet<string>, unknown: readonly string[], migrat
   return [];
 }
 
-/** The names of the migrations applied to the database: none before its first migration. */
-async function appliedNames(db: Db, kysely: Kysely<any>): Promise<Set<string>> {
-  const tables = await kysely.introspection.getTables({ withInternalKyselyTables: true });
-  if (!tables.some((t) => t.name === 'kysely_migration')) return new Set();
-  const table = db.schema ? `${db.schema}.kysely_migration` : 'kysely_migration';
-  const rows = await sql<{ name: string }>`select name from ${sql.table(table)}`.execute(db.kysely);
-  return new Set(rows.rows.map((r) => r.name));
+interface Applied {
+  /** The names of the migrations applied: none before the first migration. */
+  executed: Set<string>;
+  /** The migrations older releases run beside (src/db/run-beside.ts). */
+  runBeside: Set<string>;
+}
+
+async function appliedNames(db: Db, kysely: Kysely<any>): Promise<Applied> {
+  const tables = new Set((await kysely.introspection.getTables({ withInternalKyselyTables: true })).map((t) => t.name));
+  const named = async (name: string) => (tables.has(name) ? namesIn(db.kysely, db.schema ? `${db.schema}.${name}` : name) : new Set<string>());
+  return { executed: await named('kysely_migration'), runBeside: await named(RUN_BESIDE_TABLE) };
 }
 
 /** Applies `migrations` (all of them unless a test names an earlier set) that are not applied yet. */
 export async function migrate(db: Db, migrations: Record<string, Migration> = MIGRATIONS): Promise<string[]> {
   const kysely = migratorDb(db.kysely, db.dialect, db.schema);
-  const executed = await appliedNames(db, kysely);
-  const unknown = [...executed].filter((name) => !Object.hasOwn(migrations, name)).sort();
-  if (unknown.length > 0) return ahead(executed, unknown, migrations);
+  const applied = await appliedNames(db, kysely);
+  const unknown = [...applied.executed].filter((name) => !Object.hasOwn(migrations, name)).sort();
+  if (unknown.length > 0) return ahead(applied, unknown, migrations);
   const migrator = new Migrator({
     db: kysely,
     provider: { getMigrations: async () => migrations },
