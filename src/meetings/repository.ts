@@ -126,6 +126,27 @@ export function pageMeetings(db: Executor, workspaceId: string, page: { limit: n
   return rankPage<MeetingRow>(db, MEETINGS, [workspaceId], page, true);
 }
 
+/**
+ * Which of a page's `meetings` the caller reads at FULL: fullAccessSql's rule spelled for rows
+ * already read, so that a page pays no round trip for it: one query when the caller has an address
+ * and the page holds a METADATA meeting, none otherwise. test/api/meetings-access-rule.test.ts
+ * holds it and fullAccessOf to the rule's table over generated cases.
+ */
+export async function pageFullAccess(
+  db: Executor,
+  meetings: readonly Pick<MeetingRow, 'id' | 'privacy_setting'>[],
+  email: string | undefined,
+): Promise<Set<string>> {
+  const closed = meetings.filter((r) => r.privacy_setting === 'METADATA').map((r) => r.id);
+  const own =
+    email === undefined || closed.length === 0
+      ? []
+      : await db.selectFrom('meeting_participants').select('meeting_id').where('meeting_id', 'in', closed).where('email', '=', email).execute();
+  const full = new Set(own.map((r) => r.meeting_id));
+  for (const r of meetings) if (r.privacy_setting !== 'METADATA') full.add(r.id);
+  return full;
+}
+
 /** The table of the participants given to fullAccessOf, made by its statement. */
 const HELD = 'held_participants';
 
@@ -133,8 +154,8 @@ const HELD = 'held_participants';
  * SQL: the caller reads the meeting of alias `m` at FULL (docs/meetings.md §Who sees what): its
  * privacy is not METADATA, or `email` (the caller's folded address; undefined for a workspace key
  * or a user of no account here, who takes part in nothing) is one of its participants. The one
- * statement of the rule: every read that resolves a meeting's access evaluates it, a page's, an
- * update's and a trash entry's through fullAccessOf, a download's in src/files/repository.ts.
+ * statement of the rule: an update and a trash entry evaluate it through fullAccessOf, a download
+ * in src/files/repository.ts; a page applies it to rows already read (pageFullAccess).
  * `participants` names the table of its participants: a meeting in the trash keeps its own
  * (src/trash/repository.ts holdTranscript, docs/files.md §Who downloads the bytes).
  */

@@ -23,10 +23,13 @@ async function callerEmail(ctx: Ctx): Promise<string | undefined> {
   return ctx.actor.userId === null ? undefined : repo.userEmail(ctx.db, ctx.actor.workspaceId, ctx.actor.userId);
 }
 
-/**
- * Each row's access level for the caller, by the rule's one statement (repo.fullAccessSql) on the
- * rows as read: one query for a whole page.
- */
+/** Each row's access level for the caller on a page (repo.pageFullAccess). */
+async function pageAccess(ctx: Ctx, rows: readonly repo.MeetingRow[], email: string | undefined): Promise<Map<string, AccessLevel>> {
+  const full = await repo.pageFullAccess(ctx.db, rows, email);
+  return new Map(rows.map((r) => [r.id, full.has(r.id) ? 'FULL' : 'METADATA']));
+}
+
+/** Each row's access level for the caller, by the rule's one statement (repo.fullAccessOf). */
 async function accessOf(ctx: Ctx, rows: readonly repo.MeetingRow[], email: string | undefined): Promise<Map<string, AccessLevel>> {
   const full = await repo.fullAccessOf(ctx.db, rows, email);
   return new Map(rows.map((r) => [r.id, full.has(r.id) ? 'FULL' : 'METADATA']));
@@ -36,7 +39,7 @@ async function accessOf(ctx: Ctx, rows: readonly repo.MeetingRow[], email: strin
 // relationships alongside the access level, and the contents of the FULL rows as soon as the access
 // level is known. The contents are asked only for those rows.
 async function toResources(ctx: Ctx, rows: readonly repo.MeetingRow[], email: string | undefined) {
-  const accessing = accessOf(ctx, rows, email);
+  const accessing = pageAccess(ctx, rows, email);
   const [access, contents, derived] = await Promise.all([
     accessing,
     accessing.then((a) =>

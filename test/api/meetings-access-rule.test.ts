@@ -1,14 +1,14 @@
 // The meetings' FULL access rule (docs/meetings.md §Who sees what) over a generated table of
 // cases, on both databases: every read that resolves it gives the table's answer. The rule is
-// written once, as SQL (src/meetings/repository.ts fullAccessSql); here each of its uses is held
-// to the table: a page's, an update's and a trash entry's (fullAccessOf, on the participants
-// stored or held), and a transcript download's (downloadParents), of a live meeting and of one in
-// the trash.
+// written as SQL (src/meetings/repository.ts fullAccessSql) and, for a page's rows already read,
+// as pageFullAccess; here each of its uses is held to the table: a page's (pageFullAccess), an
+// update's and a trash entry's (fullAccessOf, on the participants stored or held), and a
+// transcript download's (downloadParents), of a live meeting and of one in the trash.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { downloadParents } from '../../src/files/repository.ts';
-import { fullAccessOf } from '../../src/meetings/repository.ts';
+import { fullAccessOf, pageFullAccess } from '../../src/meetings/repository.ts';
 import type { PrivacySetting } from '../../src/meetings/tables.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
 
@@ -88,7 +88,9 @@ for (const dialect of testDialects()) {
           const expected = ids.filter((_, i) => readsAtFull(cases[i] as Case, email));
           const rows = cases.map((m, i) => ({ id: ids[i] as string, privacy_setting: m.privacy }));
           const live = await fullAccessOf(db, rows, email);
-          assert.deepEqual([...live].sort(), expected, 'a page or an update: the participants stored');
+          assert.deepEqual([...live].sort(), expected, 'an update: the participants stored');
+          const page = await pageFullAccess(db, rows, email);
+          assert.deepEqual([...page].sort(), expected, 'a page: the participants stored');
           const held = await fullAccessOf(db, rows, email, new Map(cases.map((m, i) => [ids[i] as string, m.participants])));
           assert.deepEqual([...held].sort(), expected, 'a trash entry: the participants it holds');
           const who = { workspaceId: WS, userId: email === undefined ? null : 'usr_x' };
