@@ -181,7 +181,7 @@ export function validationError(errors: FastifySchemaValidationError[], context:
     // A key sent twice arrives as an array (docs/errors.md §Query parameters): "must be integer"
     // would not tell the caller what is wrong with `limit=1&limit=2`.
     const repeated = e?.keyword === 'type' && Array.isArray(e.data);
-    const why = unknown !== undefined ? 'is not a known parameter' : repeated ? 'it is given more than once' : `it ${must}`;
+    const why = unknown !== undefined ? 'it is not a known parameter' : repeated ? 'it is given more than once' : `it ${must}`;
     return new AppError('invalid_parameter', `Invalid ${context === 'params' ? 'path' : 'query'} parameter "${name}": ${why}.`, { param: name });
   }
   if (!found || !e) return new AppError('invalid_value', 'The request body is invalid.');

@@ -48,7 +48,7 @@ eachDialect('query parameters', (ctx) => {
     const s = await seedWorkspace(ctx());
     const acc = (await api(s, 'POST', '/v1/accounts', { fields: { $name: 'Acme' } })).json();
     const error = await refused(s, 'GET', `/v1/accounts/${acc.id}?expand=contacts`, 'expand');
-    assert.match(error.message, /"expand": is not a known parameter/);
+    assert.match(error.message, /"expand": it is not a known parameter/);
     await refused(s, 'GET', `/v1/accounts/${acc.id}?limit=1`, 'limit');
     await refused(s, 'GET', '/v1/accounts/definitions?objectType=account', 'objectType');
     await refused(s, 'GET', '/v1/objects?limit=1', 'limit');

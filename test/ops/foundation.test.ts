@@ -204,7 +204,7 @@ eachDialect(
       const s = await seedWorkspace(t);
       for (const url of ['/v1/lists?=1', '/v1/members?limit=2&=x', '/v1/files?=']) {
         const err = assertError(await call(t, s.secret, 'GET', url), 400, 'invalid_parameter', '');
-        assert.equal(err.message, 'Invalid query parameter "": is not a known parameter.', url);
+        assert.equal(err.message, 'Invalid query parameter "": it is not a known parameter.', url);
       }
     });
 
