@@ -38,6 +38,9 @@ async function help(): Promise<string> {
     .join('\n')}\n  rolodex --version\n\nEvery command reads the server's configuration (DATA_DIR, DATABASE_URL, …); --json prints only JSON.`;
 }
 
+/** src/db/migrate.ts's MigrationError and the blob stores' faults (src/blobs/blob-store.ts). */
+const OPERATOR_ERRORS = new Set(['MigrationError', 'BlobStoreUnavailableError', 'BlobStoreMisconfiguredError', 'BlobDiskFaultError']);
+
 export async function main(argv: string[], io: Io = processIo): Promise<number> {
   const [name, ...args] = argv;
   if (name === '--version' || name === '-v' || name === 'version') {
@@ -65,8 +68,9 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
       io.err(`rolodex ${name}: ${err.message}\nusage:\n${command.usage}`);
       return 2;
     }
-    // A MigrationError (src/db/migrate.ts) is told by its name: importing it would load every migration.
-    if (err instanceof InputError || (err as Error | undefined)?.name === 'MigrationError') {
+    // Errors that already say what to mend, in one line: told by their names, since importing their
+    // modules would load every migration or the blob stores (docs/reliability.md §Blob store).
+    if (err instanceof InputError || OPERATOR_ERRORS.has((err as Error | undefined)?.name ?? '')) {
       io.err(`rolodex ${name}: ${(err as Error).message}`);
       return 1;
     }

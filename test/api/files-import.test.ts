@@ -1,7 +1,8 @@
 // Files loaded by `rolodex import` (sources api, app, chat_attachment; bytes read from a path),
 // which of them the API lists, re-import, all-or-nothing failure, the Knowledge CLI and the demo.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import fs, { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -196,5 +197,32 @@ eachDialect('file import', (ctx) => {
     const kn = captureIo(t);
     assert.equal(await main(['knowledge', 'list', '--workspace', out.workspace.id, '--json'], kn), 0);
     assert.equal(JSON.parse(kn.stdout.join(''))[0].fileId, out.ids.file['file-handbook']);
+  });
+
+  test('a blob directory the disk refuses stops `rolodex import` with one line saying so, no stack', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const f = sampleFiles();
+    const file = f.write(
+      'lines.ndjson',
+      importText([{ object: 'file', externalId: 'd', source: 'api', filename: 'a.txt', mimeType: 'text/plain', path: f.write('d', 'bytes') }]),
+    );
+    // Writes under the blob directory go to /dev/full: ENOSPC, a real fault of the file system.
+    const blobs = join(t.config.dataDir, 'blobs');
+    const original = fs.createWriteStream;
+    fs.createWriteStream = ((p: fs.PathLike, opts?: Record<string, unknown>) =>
+      String(p).startsWith(blobs) ? original('/dev/full', { ...opts, flags: 'w' }) : original(p, opts)) as typeof fs.createWriteStream;
+    syncBuiltinESMExports();
+    const io = captureIo(t);
+    try {
+      assert.equal(await main(['import', '--workspace', s.workspaceId, '--commit', 'atomic', file], io), 1);
+    } finally {
+      fs.createWriteStream = original;
+      syncBuiltinESMExports();
+    }
+    const said = io.stderr.join('');
+    assert.match(said, /^rolodex import: .*the blob directory cannot be used/);
+    assert.doesNotMatch(said, /unexpected error|\n\s+at /);
+    assert.equal(blobCount(t, s.workspaceId), 0);
   });
 });
