@@ -23,9 +23,10 @@ import { shrinkHeap } from './lib/gc.ts';
 
 /**
  * A blob store that this deployment's settings cannot use (a bucket that does not exist, refused
- * credentials, a blob directory this process may not write) is said at start, in one line naming the setting to fix, rather than first at an
- * upload's complete. The server serves on: the rest of the API needs no store, /readyz answers
- * 503 until it is fixed, and a store that comes right needs no restart (docs/deploy.md §Probes).
+ * credentials, a blob directory this process may not write) is said at start, in one line naming
+ * the setting to fix, rather than first at an upload's complete. The server serves on: the rest of
+ * the API needs no store, /readyz answers 503 until it is fixed, and a store that comes right needs
+ * no restart (docs/deploy.md §Probes).
  * Not awaited: a store that does not answer delays no start.
  */
 function checkBlobStore(blobs: BlobStore, logger: Logger): void {

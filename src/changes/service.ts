@@ -104,7 +104,10 @@ export interface EventJsonInput {
   /** JSON text of the resource as the API returns it to a full-access key. */
   json: string;
   changes?: Changes;
-  /** The event's time when it is not ctx.now: the updatedAt the write gave the record (docs/records.md §Times of writes). */
+  /**
+   * The event's time when it is not ctx.now: the updatedAt the write gave the record
+   * (docs/records.md §Times of writes).
+   */
   at?: string;
 }
 

@@ -101,8 +101,8 @@ async function backUp(dir: string, config: Config): Promise<{ manifest: Manifest
   else {
     // The backup then holds no blob: saying nothing let it pass for a backup of everything.
     if (config.s3) notes.push(bucketNote(config));
+    // runBackup has checked that it exists.
     const source = join(config.dataDir, 'rolodex.db');
-    if (!(await exists(source))) throw noDatabase(source);
     // Loaded here: the database layer is large, and a backup of PostgreSQL needs none of it.
     const { copySqliteDatabase } = await import('../db/index.ts');
     await copySqliteDatabase(source, join(dir, 'rolodex.db'));

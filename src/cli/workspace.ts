@@ -12,7 +12,8 @@ export async function run(args: string[], io: Io): Promise<void> {
   const { values } = parse(rest, { name: { type: 'string' }, workspace: { type: 'string' }, 'default-country': { type: 'string' } });
   if (sub === 'create') {
     const name = required(values, 'name');
-    // The first command of a new installation: it creates the database (docs/cli.md §What creates the database).
+    // The first command of a new installation: it creates the database (docs/cli.md §What creates
+    // the database).
     const ws = await withNewDb(io, (db) => createWorkspace(systemCtx(db.kysely), { name }));
     print(io, values.json as boolean, ws, `created workspace ${ws.id} (${ws.name})`);
   } else if (sub === 'list') {

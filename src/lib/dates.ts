@@ -1,9 +1,8 @@
 // ISO 8601 date-times as the API takes them (docs/errors.md §Dates): a date, a time with seconds
 // and fractions optional, and a time zone (Z or ±hh:mm); `T` and `Z` in either case, as RFC 3339
 // allows. Record values, filters, meeting dates and every import read them here, so all take one
-// set of forms. A value that names no real instant, such
-// as 2026-02-30 or 24:00, is refused, never carried over into the next day or month the way
-// Date.parse would. Nor is one whose instant falls outside the years 0000 to 9999 in UTC
+// set of forms. A value that names no real instant, such as 2026-02-30 or 24:00, is refused, never
+// carried over into the next day or month the way Date.parse would. Nor is one whose instant falls outside the years 0000 to 9999 in UTC
 // (`0000-01-01T00:00:00+01:00`): it is answered in UTC, and toISOString writes such a year in the
 // six-digit form (`-000001-…`, `+010000-…`) that no write or filter takes back.
 const ISO = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2}):(\d{2}))$/i;

@@ -257,7 +257,8 @@ async function writeBatches(
         external_id: item.externalId,
         fields: JSON.stringify(stored),
         created_at: old?.created_at ?? at,
-        // An existing record's updatedAt never moves backwards (docs/records.md §Times of writes): its row is locked.
+        // An existing record's updatedAt never moves backwards (docs/records.md §Times of writes):
+        // its row is locked.
         updated_at: old ? laterIso(at, old.updated_at) : at,
       };
       rows.push(written);

@@ -107,10 +107,9 @@ async function sortEnds(ctx: Ctx, ids: readonly string[], readLive: (ids: readon
  * Reads the other ends of the links, each locked against deletion until the restore commits
  * (docs/trash.md §Restore): a delete of a live end waits and then moves the restored link with it,
  * a restore or purge of a trashed end waits and then finds the link held under its entry, and an
- * end being restored is waited for and found live (sortEnds). A delete
- * of an end takes its type's listing, then the end, then its lists' locks: a restore reads the ends
- * after its own listing's lock and before any list's, so that neither waits for the other in a
- * circle.
+ * end being restored is waited for and found live (sortEnds). A delete of an end takes its type's
+ * listing, then the end, then its lists' locks: a restore reads the ends after its own listing's
+ * lock and before any list's, so that neither waits for the other in a circle.
  */
 function readEnds(ctx: Ctx, id: string, rows: readonly repo.LinkRow[]): Promise<Ends> {
   // A link of the record to itself (a merge makes one, docs/merge.md §Links) has no other end.

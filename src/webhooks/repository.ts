@@ -347,7 +347,8 @@ export async function failed(
     if (Number(expired.numDeletedRows) === 0) return 'retry';
     // The failing streak ends when nothing is left failing for the endpoint (docs/events.md
     // §Delivery): kept open, a failure much later, its first in a long time, would disable it at
-    // once. Its parked rows then come back as after a success (unparkRecovered); the last error stays.
+    // once. Its parked rows then come back as after a success (unparkRecovered); the last error
+    // stays.
     await tx
       .updateTable('webhook_subscriptions')
       .set({ failing_since: null })

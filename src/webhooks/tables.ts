@@ -10,7 +10,10 @@ export interface WebhookSubscriptionsTable {
   /** 1: every event type; 0: the types of webhook_subscription_events. */
   all_events: number;
   created_at: string;
-  /** The first failure of the current run of failures; null after a success, or once none of its rows is left failing. */
+  /**
+   * The first failure of the current run of failures; null after a success, or once none of its
+   * rows is left failing.
+   */
   failing_since: string | null;
   last_error: string | null;
   disabled_at: string | null;
