@@ -63,7 +63,9 @@ function address(where: string, v: unknown): string {
 function attendees(v: unknown): string[] | null {
   const where = 'fields.$attendeeEmails.value';
   if (v === undefined || v === null) return null;
-  if (!Array.isArray(v)) throw new InputError('must be an array of e-mail addresses', where);
+  // A multi-valued EMAIL field: one address is a list of one, as a record's are (docs/import.md).
+  if (typeof v === 'string') return [address(where, v)];
+  if (!Array.isArray(v)) throw new InputError('must be an e-mail address or an array of them', where);
   if (v.length > LIMITS.attendees) throw new InputError(`must hold at most ${LIMITS.attendees} addresses`, where);
   const out = v.map((a, i) => address(`${where}[${i}]`, a));
   const twice = repeatedAttendee(out);

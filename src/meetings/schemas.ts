@@ -31,7 +31,8 @@ export const CreateMeetingBody = Type.Object(
         $description: Type.Optional(Nullable(Type.String({ maxLength: LIMITS.description }))),
         $meetingUrl: Type.Optional(Nullable(Type.String({ format: 'uri', maxLength: LIMITS.meetingUrl }))),
         $organizerEmail: Type.Optional(Nullable(Email)),
-        $attendeeEmails: Type.Optional(Type.Array(Email, { maxItems: LIMITS.attendees, uniqueItems: true })),
+        // A multi-valued EMAIL field: one address is taken as a list of one (docs/meetings.md §Writes).
+        $attendeeEmails: Type.Optional(Type.Union([Type.Array(Email, { maxItems: LIMITS.attendees, uniqueItems: true }), Email])),
         $privacySetting: Type.Optional(Privacy),
       },
       { additionalProperties: false },

@@ -100,7 +100,7 @@ export async function createMeeting(ctx: WriteCtx, input: CreateMeetingInput) {
   checkCreateKeys(input);
   const f = input.fields;
   const { start, end } = checkDates(f.$startDate, f.$endDate, ctx.now);
-  const attendees = f.$attendeeEmails;
+  const attendees = typeof f.$attendeeEmails === 'string' ? [f.$attendeeEmails] : f.$attendeeEmails;
   const addresses = participants(f.$organizerEmail ?? null, attendees ?? null);
   const raw = input.relationships?.$transcript;
   const transcriptId =

@@ -10,6 +10,7 @@ import { meetingIdsFor } from '../../src/meetings/derived.ts';
 import { checkDates } from '../../src/meetings/rules.ts';
 import { createUser } from '../../src/users/service.ts';
 import { eachDialect, keyFor, seedWorkspace, type TestApp } from '../helpers/app.ts';
+import { importInto } from '../helpers/emails.ts';
 import { assertError } from '../helpers/files.ts';
 import { ago, checkedCall, meetingBody, pendingTranscript, putRecord, transcript } from '../helpers/meetings.ts';
 import { loadDocument, type Operation, operationsOf, responseChecker } from '../helpers/openapi-ops.ts';
@@ -24,6 +25,11 @@ test('dates: the request clock is the boundary; start after end is refused', () 
   assert.throws(() => checkDates('2026-03-01T11:00:00', '2026-03-01T11:00:00Z', now), { code: 'invalid_value', param: 'fields.$startDate' });
   assert.deepEqual(checkDates('2026-03-01T13:00:00+02:00', '2026-03-01T11:30:00Z', now).start, '2026-03-01T11:00:00.000Z');
 });
+
+/** API-shaped create fields as an import line writes them (`{value, valueType}`). */
+function importFields(fields: Record<string, unknown>): Record<string, { value: unknown; valueType: string }> {
+  return Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, { value: v, valueType: k === '$title' ? 'TEXT' : 'DATETIME' }]));
+}
 
 eachDialect('meetings', (ctx) => {
   let ops: Map<string, Operation>;
@@ -241,6 +247,32 @@ eachDialect('meetings', (ctx) => {
     const b = await call(p.s.secret, 'createMeeting', 'POST', '/v1/meetings', body, { 'idempotency-key': 'mtg-once' });
     assert.equal(a.body, b.body);
     assert.equal((await call(p.s.secret, 'listMeetings', 'GET', '/v1/meetings')).json().totalCount, 1);
+  });
+
+  test('$attendeeEmails, a multi-valued EMAIL field, takes one address as a list of one, by the API and by import', async () => {
+    const t = ctx();
+    const call = api();
+    const p = await people(t);
+    const con = await putRecord(t, p.ws, 'contact', { $email: ['att@acme.test'] });
+    const body = meetingBody({ $attendeeEmails: 'Att@Acme.test', $privacySetting: 'METADATA' });
+    const made = await call(p.s.secret, 'createMeeting', 'POST', '/v1/meetings', body);
+    assert.equal(made.statusCode, 200, made.body);
+    const m = made.json();
+    assert.deepEqual(m.fields.$attendeeEmails.value, ['Att@Acme.test']);
+    assert.deepEqual(m.relationships.$contact.values, [con]);
+    // The one attendee takes part: it reads the METADATA meeting at FULL.
+    assert.equal((await call(p.attendee, 'getMeeting', 'GET', `/v1/meetings/${m.id}`)).json().accessLevel, 'FULL');
+    const bad = await call(p.s.secret, 'createMeeting', 'POST', '/v1/meetings', meetingBody({ $attendeeEmails: 'not an address' }));
+    assertError(bad, 400, 'invalid_value', 'fields.$attendeeEmails');
+    const odd = await call(p.s.secret, 'createMeeting', 'POST', '/v1/meetings', meetingBody({ $attendeeEmails: 5 }));
+    assertError(odd, 400, 'invalid_type', 'fields.$attendeeEmails');
+    const line = {
+      object: 'meeting',
+      externalId: 'm-one',
+      fields: { ...importFields(meetingBody().fields), $attendeeEmails: { value: 'att@acme.test', valueType: 'EMAIL' } },
+    };
+    const id = (await importInto(t, p.ws, [line])).ids.meeting?.['m-one'] as string;
+    assert.deepEqual((await call(p.s.secret, 'getMeeting', 'GET', `/v1/meetings/${id}`)).json().fields.$attendeeEmails.value, ['att@acme.test']);
   });
 
   test('derived $contact, $account, $opportunity follow a contact whose email changes; $meeting of records', async () => {
