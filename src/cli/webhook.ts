@@ -9,7 +9,7 @@ export const usage = `rolodex webhook add --workspace W --url URL (--events a,b 
 rolodex webhook list [--workspace W] [--json]
 rolodex webhook remove WEBHOOK_ID [--json]
 rolodex webhook test WEBHOOK_ID [--json]
-rolodex webhook replay WEBHOOK_ID --since TIME [--json]
+rolodex webhook replay WEBHOOK_ID --since TIME [--json]   (TIME: 2026-03-01T00:00:00Z)
   (events: contact.created, list.members_added, …; add prints the whsec_ signing secret once; replay re-sends stored events and enables a disabled endpoint)`;
 
 const line = (w: Subscription) =>

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { type Executor, write } from '../db/index.ts';
 import { listObjectTypes } from '../definitions/object-types.ts';
 import type { Ctx } from '../lib/context.ts';
+import { parseIsoDateTime } from '../lib/dates.ts';
 import { InputError } from '../lib/errors.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import { RECORD_TYPES } from '../records/resource.ts';
@@ -146,8 +147,12 @@ export async function testWebhook(
  * Returns how many were queued (events already queued for it are not queued twice).
  */
 export async function replayWebhook(db: Executor, input: { id: string; since: string }): Promise<number> {
-  if (Number.isNaN(Date.parse(input.since))) throw new InputError(`"${input.since}" is not a time (ISO 8601, e.g. 2026-03-01T00:00:00Z)`, 'since');
-  const since = new Date(input.since).toISOString();
+  // A date-time with a time zone, as every date the API and the import take (docs/errors.md
+  // §Dates): Date.parse also reads "March 1" (the year 2001), "1" or a date without a zone (local
+  // time), each an instant other than the one meant, and replays a span nobody asked for.
+  const ms = parseIsoDateTime(input.since);
+  if (Number.isNaN(ms)) throw new InputError(`"${input.since}" is not a date-time with a time zone (ISO 8601, e.g. 2026-03-01T00:00:00Z)`, 'since');
+  const since = new Date(ms).toISOString();
   await requireSubscription(db, input.id);
   return write(db, async (tx) => {
     await tx.updateTable('webhook_subscriptions').set({ disabled_at: null, failing_since: null }).where('id', '=', input.id).execute();

@@ -292,6 +292,29 @@ eachDialect(
       assert.match(elsewhere.err, /no workspace "ws_nope"/);
     });
 
+    test('replay --since takes a date-time with a time zone (docs/errors.md §Dates); another form is refused, nothing queued', async () => {
+      const t = ctx();
+      const s = await seedWorkspace(t);
+      const sub = await subscribe(s, '--events', 'account.created');
+      receiver.received.length = 0;
+      await call(t, s.secret, 'POST', '/v1/accounts', { fields: { $name: 'kept' } });
+      await eventually('delivered', () => receiver.received.length >= 1);
+      // Forms Date.parse reads as another instant than the one meant (the year 2001, March 2, local
+      // time) or at all: each would replay a span nobody asked for.
+      for (const since of ['March 1', '1', '12/31/2025', '2026-02-30T00:00:00Z', '2026-03-01T00:00:00', '2026-03-01', 'soon']) {
+        const r = await rolodex(t, ENV, 'webhook', 'replay', sub.id, '--since', since);
+        assert.equal(r.code, 1, `${since}: ${r.out}`);
+        assert.equal(r.err, `rolodex webhook: "${since}" is not a date-time with a time zone (ISO 8601, e.g. 2026-03-01T00:00:00Z)`);
+      }
+      assert.equal((await t.deps.db.kysely.selectFrom('webhook_deliveries').selectAll().execute()).length, 0);
+      const later = await rolodex(t, ENV, 'webhook', 'replay', sub.id, '--since', '9999-01-01T00:00:00+01:00', '--json');
+      assert.equal(later.json().queued, 0);
+      const all = await rolodex(t, ENV, 'webhook', 'replay', sub.id, '--since', '2000-01-01t00:00:00.5z', '--json');
+      assert.equal(all.json().queued, 1);
+      await eventually('replayed', () => receiver.received.length >= 2);
+      await rolodex(t, ENV, 'webhook', 'remove', sub.id);
+    });
+
     test('events older than EVENT_RETENTION_DAYS are swept', async () => {
       const t = ctx();
       const s = await seedWorkspace(t);
