@@ -22,14 +22,18 @@ export function isPhoneCountry(code: string): boolean {
   return phoneLib().isSupportedCountry(code);
 }
 
-/** `+E164` or `+E164;ext=N` when `text` is a valid number (a national one read in `country`), else null. */
+/**
+ * `+E164` or `+E164;ext=N` when `text` is a valid number (a national one read in `country`), else
+ * null. The number's digits, written in any script libphonenumber reads (`٤٩`, `４９`), come out
+ * as ASCII digits, and so do the extension's, so that a number has one stored form.
+ */
 export function e164(text: string, country: string | null): string | null {
-  const { isSupportedCountry, parsePhoneNumberFromString } = phoneLib();
+  const { isSupportedCountry, parsePhoneNumberFromString, parseDigits } = phoneLib();
   const region: CountryCode | undefined = country !== null && isSupportedCountry(country) ? country : undefined;
   // The whole text must be the number (no extraction from surrounding words).
   const p = parsePhoneNumberFromString(text.replace(/^\s*tel:/i, ''), { ...(region ? { defaultCountry: region } : {}), extract: false });
   if (!p || !p.isValid()) return null;
-  return p.ext ? `${p.number};ext=${p.ext}` : p.number;
+  return p.ext ? `${p.number};ext=${parseDigits(p.ext)}` : p.number;
 }
 
 /** A TELEPHONE value as stored: E.164 with an optional `;ext=`; InputError when it is not a valid number. */
