@@ -32,4 +32,36 @@ eachDialect('text values', (ctx) => {
     assert.deepEqual(await found(s, 'phone', '+49 30 1234567 ext. 12'), [made.json().id]);
     assert.deepEqual(await found(s, 'phone[contains]', 'ext=12'), [made.json().id]);
   });
+
+  test('a telephone number copied with bidi marks, a zero-width space, full-width forms or white space around it is the number', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    await addField(operatorCtx(t.deps.db.kysely, s.workspaceId), {
+      objectType: 'account',
+      key: 'phone',
+      label: 'Phone',
+      valueType: 'TELEPHONE',
+      multipleValues: true,
+    });
+    const written = [
+      '\u200e+49 30 1234567\u200e', // left-to-right marks, as a right-to-left page wraps a number
+      '\u202a+49 30 1234568\u202c', // an embedding and its end
+      '\u2066+49 30 1234569\u2069', // an isolate and its end
+      '+49\u200b30 1234570', // a zero-width space
+      '＋４９ ３０ １２３４５７１', // full-width plus and digits
+      ' +49 30 1234572\t', // white space around it, as around a URL
+    ];
+    const made = await write(s, { fields: { $name: 'A', phone: written } });
+    assert.equal(made.statusCode, 200, made.body);
+    const stored = ['+49301234567', '+49301234568', '+49301234569', '+49301234570', '+49301234571', '+49301234572'];
+    assert.deepEqual(made.json().fields.phone.value, stored);
+    // A filter value is read the same way, so that what was written finds what was stored.
+    for (const w of written) assert.deepEqual(await found(s, 'phone[contains]', w), [made.json().id], JSON.stringify(w));
+    // A value with no number in it is still refused, naming the field.
+    for (const bad of ['\u200e', '\u202e+49 30\u202c x']) {
+      const res = await write(s, { fields: { $name: 'B', phone: bad } });
+      assert.equal(res.statusCode, 400, res.body);
+      assert.deepEqual([res.json().error.code, res.json().error.param], ['invalid_value', 'fields.phone']);
+    }
+  });
 });
