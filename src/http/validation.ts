@@ -38,6 +38,36 @@ export function findNulKey(parts: unknown): string | null {
   return null;
 }
 
+/** `s` decoded as a query string's part is (`+` is a space), or null when it is not percent-encoded UTF-8. */
+function decodedPart(s: string): string | null {
+  try {
+    return decodeURIComponent(s.replaceAll('+', ' '));
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The first query parameter of `url` whose key or value is not percent-encoded UTF-8 (`%E9`, a
+ * Latin-1 `é`; `%ED%A0%80`, half of a surrogate pair; `%zz`), named by its key as decoded, or as
+ * sent when the key itself is the bad part; or null. The query parser keeps such a part as its raw
+ * text, so a filter would look for `Caf%E9` and find nothing instead of refusing what the path
+ * refuses (docs/errors.md §Query parameters).
+ */
+export function badlyEncodedKey(url: string): string | null {
+  const q = url.indexOf('?');
+  if (q < 0 || !url.includes('%', q)) return null;
+  for (const part of url.slice(q + 1).split('&')) {
+    if (!part.includes('%')) continue;
+    const eq = part.indexOf('=');
+    const key = eq < 0 ? part : part.slice(0, eq);
+    const decoded = decodedPart(key);
+    if (decoded === null) return key;
+    if (eq >= 0 && decodedPart(part.slice(eq + 1)) === null) return decoded;
+  }
+  return null;
+}
+
 let strictAjv: ReturnType<typeof makeAjv> | undefined;
 
 /**
@@ -73,6 +103,8 @@ export function installValidators(app: FastifyInstance, schemas: LazySchemas): v
     // whose body is optional reads an absent one as `{}`, and a `null` sent is refused by the
     // schema like any other value that is not an object (docs/errors.md §Request bodies).
     if (request.routeOptions.config.optionalBody && request.body === undefined) request.body = {};
+    const badly = badlyEncodedKey(request.url);
+    if (badly !== null) throw new AppError('invalid_parameter', `Parameter "${badly}" is not valid percent-encoded UTF-8.`, { param: badly });
     const param = findNulKey(request.params) ?? findNulKey(request.query);
     if (param !== null) throw new AppError('invalid_parameter', `Parameter "${param}" contains a NUL character.`, { param });
     const loose = looseInteger(request.routeOptions.schema?.querystring, request.query);

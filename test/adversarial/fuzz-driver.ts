@@ -60,6 +60,8 @@ export function classifier(): Classifier {
       const params = decodedParams(op, url);
       if (params === null) return true;
       if (Object.values(params).some((v) => LONE_SURROGATE.test(v))) return true;
+      // A query part that is not percent-encoded UTF-8 is refused as such a path is (docs/errors.md §Query parameters).
+      if (req.query.some(([k, v]) => LONE_SURROGATE.test(k) || LONE_SURROGATE.test(v))) return true;
       const paramSchema = {
         type: 'object',
         properties: Object.fromEntries(op.pathParams.map((p) => [p.name, p.schema])),

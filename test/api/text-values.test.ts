@@ -64,4 +64,41 @@ eachDialect('text values', (ctx) => {
       assert.deepEqual([res.json().error.code, res.json().error.param], ['invalid_value', 'fields.phone']);
     }
   });
+
+  test('a query key or value that is not percent-encoded UTF-8 is refused naming its key, as such a path is', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const cafe = await write(s, { fields: { $name: 'Café' } });
+    assert.equal(cafe.statusCode, 200, cafe.body);
+    // The same name stored as written with the raw escapes, which the query parser would look for.
+    const raw = await write(s, { fields: { $name: 'Caf%E9' } });
+    assert.equal(raw.statusCode, 200, raw.body);
+    const get = (query: string) => call(t, s.secret, 'GET', `/v1/accounts?${query}`);
+    for (const [query, param] of [
+      ['%24name=Caf%E9', '$name'], // é in Latin-1, as a client that encodes in ISO-8859-1 sends it
+      ['%24name%5BstartsWith%5D=Caf%C3', '$name[startsWith]'], // a UTF-8 sequence cut short
+      ['%24name=%ED%A0%80', '$name'], // half of a surrogate pair
+      ['%24name=%C0%AF', '$name'], // an overlong form
+      ['limit=5&%24name=100%zz', '$name'], // % without two hex digits
+      ['%FF=1', '%FF'], // a key that is no text: named as sent
+      ['limit=%FF', 'limit'],
+    ] as const) {
+      const res = await get(query);
+      assert.equal(res.statusCode, 400, `${query}: ${res.body}`);
+      assert.deepEqual([res.json().error.code, res.json().error.param], ['invalid_parameter', param], query);
+      assert.match(res.json().error.message, /not valid percent-encoded UTF-8/);
+    }
+    // The same refusal on an operation that reads no filters, and for a retrieve's query.
+    const lists = await call(t, s.secret, 'GET', '/v1/lists?limit=1&x=%E9');
+    assert.deepEqual([lists.statusCode, lists.json().error.param], [400, 'x']);
+    const one = await call(t, s.secret, 'GET', `/v1/accounts/${cafe.json().id}?x=%E9`);
+    assert.deepEqual([one.statusCode, one.json().error.param], [400, 'x']);
+    // Well-formed escapes and `+` for a space are read as always.
+    assert.deepEqual(await found(s, '$name', 'Café'), [cafe.json().id]);
+    const plus = await get('%24name%5BstartsWith%5D=Caf%25');
+    assert.deepEqual(
+      plus.json().data.map((d: { id: string }) => d.id),
+      [raw.json().id],
+    );
+  });
 });
