@@ -101,4 +101,16 @@ eachDialect('text values', (ctx) => {
       [raw.json().id],
     );
   });
+
+  test("a long filter key is shown cut at a character in the error's message, never inside a surrogate pair", async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const key = `${'a'.repeat(79)}😀${'b'.repeat(20)}`;
+    const res = await call(t, s.secret, 'GET', `/v1/accounts?${encodeURIComponent(key)}=1`);
+    assert.equal(res.statusCode, 400, res.body);
+    assert.deepEqual([res.json().error.code, res.json().error.param], ['invalid_parameter', key]);
+    const message: string = res.json().error.message;
+    assert.ok(message.isWellFormed(), JSON.stringify(message));
+    assert.ok(message.includes(`${'a'.repeat(79)}😀…`), message);
+  });
 });

@@ -73,7 +73,8 @@ const KEY = /^([^[\]]+)(?:\[(-?)([^[\]]*)\])?$/;
 const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?$/i;
 
 function bad(param: string, why: string): AppError {
-  const shown = param.length > 80 ? `${param.slice(0, 80)}…` : param;
+  // Cut at a character, never inside a surrogate pair, so the message stays text UTF-8 can hold.
+  const shown = param.length > 80 ? `${Array.from(param).slice(0, 80).join('')}…` : param;
   return new AppError('invalid_parameter', `Invalid filter "${shown}": ${why}.`, { param });
 }
 
