@@ -6,7 +6,7 @@
 import { eraseChangesOf } from '../changes/repository.ts';
 import { appendEvent } from '../changes/service.ts';
 import { loadDefinitions, type TypeDefinitions } from '../definitions/service.ts';
-import { type Executor, write } from '../db/index.ts';
+import { type Executor, type Tx, write } from '../db/index.ts';
 import { type Ctx, operatorCtx, type WriteCtx } from '../lib/context.ts';
 import { AppError, notFound } from '../lib/errors.ts';
 import { isoNow } from '../lib/ids.ts';
@@ -318,8 +318,12 @@ export async function purgeExpiredTrash(db: Executor, now: number, ageMs: number
   const due = await repo.expiredTrash(db, isoNow(now - ageMs), limit);
   let n = 0;
   for (const entry of due) {
-    // Another process may have purged or restored it meanwhile: then there is nothing to do.
-    const done = await write(db, (tx) => purge(operatorCtx(tx, entry.workspace_id, { now }), { ids: [entry.id] })).catch((err: unknown) => {
+    // Another process may have purged or restored it meanwhile: then there is nothing to do. A
+    // purge beside a restore of a linked entry takes their locks in the other order, and
+    // PostgreSQL cancels one of them (docs/trash.md §Restore): the purge changes nothing outside
+    // its transaction, so it runs again, as `rolodex trash purge` does (docs/design.md §Database).
+    const once = (tx: Tx) => purge(operatorCtx(tx, entry.workspace_id, { now }), { ids: [entry.id] });
+    const done = await write(db, once, { rerun: () => {} }).catch((err: unknown) => {
       if (err instanceof AppError && err.code === 'resource_not_found') return undefined;
       throw err;
     });

@@ -1,5 +1,6 @@
-// `rolodex trash purge` and `rolodex trash restore` cancelled by a deadlock run again (docs/design.md
-// §Database, "A conflict between transactions"). A restore of a contact locks its entry, releases
+// `rolodex trash purge`, `rolodex trash restore` and the sweeper's purge of the trash past its
+// retention, cancelled by a deadlock, run again (docs/design.md §Database, "A conflict between
+// transactions"). A restore of a contact locks its entry, releases
 // the memberships it holds, and then reads whether their list is in the trash, locking that entry;
 // a purge of the list locks the list's entry and then erases every held row naming the list, the
 // contact's too. Run at once, each waits for the other. The test plays one side in a transaction
@@ -11,6 +12,8 @@ import { setTimeout as wait } from 'node:timers/promises';
 import { describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { type Tx, write } from '../../src/db/index.ts';
+import { sweepOnce } from '../../src/jobs/sweeper.ts';
+import { filesEnv } from '../../src/files/service.ts';
 import * as repo from '../../src/trash/repository.ts';
 import { buildTestApp, call, type Seeded, seedWorkspace, type TestApp } from '../helpers/app.ts';
 import { rolodex } from '../helpers/cli.ts';
@@ -83,6 +86,35 @@ for (const dialect of testDialects().filter((d) => d === 'postgres'))
         );
         assert.equal(purged.code, 0, purged.err);
         assert.equal(JSON.parse(purged.out).listMemberships, 1);
+        const left = await rolodex(t, ['trash', 'list', '--workspace', s.workspaceId, '--json']);
+        assert.deepEqual(
+          JSON.parse(left.out).map((e: { id: string }) => e.id),
+          [contact],
+        );
+      } finally {
+        await t.close();
+      }
+    });
+
+    test("the sweeper's purge of a list beside a restore of its member: cancelled once, it runs again and purges", async () => {
+      const t = await buildTestApp(dialect);
+      try {
+        const { s, contact, list } = await setUp(t);
+        // Two days on, with a retention of one day, only the list is due: the contact's entry is
+        // dated two days on.
+        const later = new Date(Date.now() + 2 * 86_400_000).toISOString();
+        await t.deps.db.kysely.updateTable('trash').set({ deleted_at: later }).where('id', '=', contact).execute();
+        const sweep = { db: t.deps.db.kysely, now: Date.now() + 2 * 86_400_000, files: filesEnv(t.config, t.deps.blobs) };
+        const swept = await deadlocked(
+          t,
+          async (tx) => {
+            await repo.findTrashLocked(tx, s.workspaceId, contact);
+            await repo.releaseMembers(tx, contact);
+          },
+          () => sweepOnce(sweep, { trashRetentionDays: 1 }),
+          (tx) => repo.trashedAmong(tx, s.workspaceId, [list]),
+        );
+        assert.equal(swept.trashPurged, 1);
         const left = await rolodex(t, ['trash', 'list', '--workspace', s.workspaceId, '--json']);
         assert.deepEqual(
           JSON.parse(left.out).map((e: { id: string }) => e.id),
