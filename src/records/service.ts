@@ -96,6 +96,20 @@ function twoSided(defs: TypeDefinitions, w: RelationshipWrite): boolean {
   );
 }
 
+/**
+ * The targets of a record's own rows, as read, that are still live, locked against deletion until
+ * the write commits (docs/trash.md §A record in the trash is gone from the live tables). Rewriting
+ * the rows puts back every target it keeps: one that a delete moved to the trash after the rows
+ * were read (its link then held by its entry) must not come back as a live link. A delete under
+ * way is waited for; one that begins later waits for the write and then moves the link with it.
+ */
+async function stillLinked(ctx: Ctx, objectType: string, targets: readonly string[]): Promise<string[]> {
+  // Members are the workspace's users, never in the trash.
+  if (targets.length === 0 || objectType === 'member') return [...targets];
+  const live = await repo.existingRecords(ctx.db, ctx.actor.workspaceId, objectType, targets);
+  return targets.filter((id) => live.has(id));
+}
+
 /** Applies relationship writes to one record; adds each changed set to `changes` (the event's). */
 async function applyRelationships(
   ctx: Ctx,
@@ -108,7 +122,8 @@ async function applyRelationships(
 ) {
   let changed = false;
   for (const w of writes) {
-    const before = current.get(w.def.key) ?? [];
+    const read = current.get(w.def.key) ?? [];
+    const before = w.def.storage.kind === 'own' ? await stillLinked(ctx, w.def.objectType, read) : read;
     const next = plan(w, before);
     const added = next.filter((x) => !before.includes(x));
     const removed = before.filter((x) => !next.includes(x));
