@@ -5,7 +5,11 @@
 // are renamed, one row kept where an entry held both. Returns how many links moved.
 import type { TypeDefinitions } from '../definitions/service.ts';
 import type { WriteCtx } from '../lib/context.ts';
+import * as records from '../records/repository.ts';
 import * as repo from './repository.ts';
+
+/** Targets that are never records, so never in the trash: members and files. */
+const NOT_RECORDS = new Set(['member', 'file']);
 
 export async function moveLinks(ctx: WriteCtx, defs: TypeDefinitions, primaryId: string, duplicateId: string, warnings: string[]): Promise<number> {
   const db = ctx.db;
@@ -13,6 +17,11 @@ export async function moveLinks(ctx: WriteCtx, defs: TypeDefinitions, primaryId:
   // Every row either record holds or is held by, in one round trip; what the moves below change
   // of them is followed here, not read again.
   const rows = await repo.pairRows(db, [primaryId, duplicateId]);
+  // The records the duplicate's own rows point to, locked against deletion until the merge commits,
+  // as a write's links are (docs/trash.md): one that a delete moved to the trash after the read
+  // is left out, its link held by its entry (renamed to the primary below), never made live again.
+  const ends = rows.own[1].filter((r) => !NOT_RECORDS.has(r.object_type) && r.target_id !== duplicateId).map((r) => r.target_id);
+  const live = ends.length === 0 ? new Map<string, string>() : await records.kindsOf(db, ends);
   // Who already links to the primary, under which name (the primary itself included).
   const self = rows.own[0].filter((r) => r.target_id === primaryId);
   const toPrimary = new Set([...rows.to[0], ...self].map((r) => `${r.source_id}\u0000${r.name}`));
@@ -42,6 +51,7 @@ export async function moveLinks(ctx: WriteCtx, defs: TypeDefinitions, primaryId:
   }
   const added: repo.Row[] = [];
   for (const r of rows.own[1]) {
+    if (!NOT_RECORDS.has(r.object_type) && r.target_id !== duplicateId && !live.has(r.target_id)) continue;
     const target = r.target_id === duplicateId ? primaryId : r.target_id;
     const held = mine.get(r.name) ?? [];
     if (held.some((h) => h.target_id === target)) continue;

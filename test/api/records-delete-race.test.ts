@@ -4,7 +4,8 @@
 // waits for it and finds the record gone (404). It never answers 200 for a change no record holds,
 // nor leaves a link whose source is in the trash. Nor does an update of another record that keeps
 // its link to the deleted one (a note's $contact, written with add or remove): the delete moves that
-// link into its entry, and the update, which rewrites the relationship's rows, never puts it back.
+// link into its entry, and the update, which rewrites the relationship's rows, never puts it back;
+// nor a merge that moves its duplicate's links onto the primary (docs/merge.md §Links).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { sql } from 'kysely';
@@ -81,6 +82,35 @@ for (const dialect of testDialects().filter((d) => d === 'postgres'))
         assert.equal(back.code, 0, back.err);
         const after = (await call(t, s.secret, 'GET', `/v1/notes/${note.id}`)).json();
         assert.deepEqual(after.relationships.$contact.values, [added, kept]);
+      } finally {
+        await t.close();
+      }
+    });
+
+    test('a merge whose duplicate links an account deleted meanwhile leaves the primary no link to it', async () => {
+      const t = await buildTestApp(dialect);
+      try {
+        const s = await seedWorkspace(t);
+        const account = (await call(t, s.secret, 'POST', '/v1/accounts', { fields: { $name: 'Acme' } })).json().id as string;
+        const person = async (lastName: string, rel = {}) =>
+          (await call(t, s.secret, 'POST', '/v1/contacts', { fields: { $name: { firstName: 'A', lastName } }, relationships: rel })).json().id as string;
+        const [primary, duplicate] = [await person('Primary'), await person('Duplicate', { $account: account })];
+        // The merge reads the duplicate's links while the delete of the account has moved its
+        // link but not committed, and then gives the primary the duplicate's links.
+        const r = await meanwhile(
+          t,
+          (tx) => trashRecord({ ...operatorCtx(tx, s.workspaceId), db: tx }, RECORD_TYPES.account, { id: account }),
+          () => call(t, s.secret, 'POST', '/v1/contacts/merge', { primaryId: primary, duplicateId: duplicate }),
+        );
+        assert.equal(r.statusCode, 200, r.body);
+        assert.deepEqual(r.json().primary.relationships.$account.values, []);
+        const links = await t.deps.db.kysely.selectFrom('entity_relationships').select('source_id').where('target_id', '=', account).execute();
+        assert.deepEqual(links, []);
+        // The account's entry holds the link, now of the primary: its restore brings it back.
+        const back = await rolodex(t, ['trash', 'restore', '--workspace', s.workspaceId, account]);
+        assert.equal(back.code, 0, back.err);
+        const after = (await call(t, s.secret, 'GET', `/v1/contacts/${primary}`)).json();
+        assert.deepEqual(after.relationships.$account.values, [account]);
       } finally {
         await t.close();
       }
