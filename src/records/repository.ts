@@ -313,6 +313,15 @@ export async function kindsOf(db: Executor, ids: readonly string[]): Promise<Map
   return out;
 }
 
+/**
+ * Locks the records among `ids` as an update of each locks it (findRecordToChange), in id order:
+ * a writer that appends to their own rows then reads the positions the others left.
+ */
+export async function lockForChange(tx: Executor, ids: readonly string[]): Promise<void> {
+  for (const part of chunks([...new Set(ids)].sort()))
+    await lockedForChange(tx, tx.selectFrom('records').select('id').where('id', 'in', part).orderBy('id')).execute();
+}
+
 /** The highest position of each source's rows under `name`, to append after them. */
 export async function lastPositions(db: Executor, name: string, sourceIds: readonly string[]): Promise<Map<string, number>> {
   const out = new Map<string, number>();

@@ -140,6 +140,13 @@ async function restoreLinks(ctx: WriteCtx, id: string, rows: readonly repo.LinkR
   const own = back.filter((r) => r.source_id === id);
   const theirs = back.filter((r) => r.source_id !== id);
   const kept: repo.LinkRow[] = [...own];
+  // Their sources are locked as their updates lock them: two restores, or a restore and an update,
+  // appending to one source's rows take turns, each after the positions the other left.
+  if (theirs.length > 0)
+    await records.lockForChange(
+      ctx.db,
+      theirs.map((r) => r.source_id),
+    );
   for (const r of theirs) {
     const defs = await loadDefinitions(ctx, { objectType: kinds.get(r.source_id) as string });
     const last = (await records.lastPositions(ctx.db, r.name, [r.source_id])).get(r.source_id);

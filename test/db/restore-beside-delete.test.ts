@@ -266,4 +266,22 @@ eachDialect('a restore beside a change of its other ends', (ctx) => {
     await restoreAs(t.deps.db.kysely, s.workspaceId, list);
     assert.deepEqual(ids(await ok(s, 'GET', `/v1/lists/${list}/contacts`)), [contact]);
   });
+
+  test('two restores of records one note links to, at once: both links come back, one after the other', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const person = async (lastName: string) => (await ok(s, 'POST', '/v1/contacts', { fields: { $name: { firstName: 'A', lastName } } })).id as string;
+    const [stays, first, second] = [await person('Stays'), await person('First'), await person('Second')];
+    const note = (await ok(s, 'POST', '/v1/notes', { fields: { $title: 'N' }, relationships: { $contact: [stays, first, second] } })).id as string;
+    await ok(s, 'DELETE', `/v1/contacts/${first}`);
+    await ok(s, 'DELETE', `/v1/contacts/${second}`);
+    // Each puts the note's row back after the note's current rows: the second must see the first's.
+    const restored = await holdOpen(
+      t,
+      (tx) => restore(operatorCtx(tx, s.workspaceId), { id: first }),
+      () => restoreAs(t.deps.db.kysely, s.workspaceId, second),
+    );
+    assert.equal(restored.id, second);
+    assert.deepEqual((await ok(s, 'GET', `/v1/notes/${note}`)).relationships.$contact.values, [stays, first, second]);
+  });
 });
