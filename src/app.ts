@@ -76,7 +76,7 @@ export async function buildApp(config: Config, deps: Deps): Promise<FastifyInsta
 
   installValidators(app, schemas);
   installJsonParser(app);
-  installErrorHandling(app);
+  installErrorHandling(app, deps);
   installPipeline(app, deps, versionHeaders(config.versionHeaders));
   installIdempotency(app, deps);
   // Made here when the caller has none; deps itself is never changed.

@@ -6,7 +6,7 @@ export { isUniqueViolation, openDb, ping, storageRefusal } from './database.ts';
 export { migrate } from './migrate.ts';
 export { takeMigrationNotes } from './migration-notes.ts';
 export { isConnectionLoss, isStatementTimeout, isTransactionConflict } from './connection-loss.ts';
-export { startRequestBudget } from './request-budget.ts';
+export { outsideBudget, startRequestBudget } from './request-budget.ts';
 export { inBackground } from './background.ts';
 
 // Commit signals: a commit wakes the listeners of every process sharing the database.

@@ -1,6 +1,7 @@
 // Every failure leaves the server in one shape: {"error": {type, code, message, param?, requestId}}.
-import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { SERVICE_VERSION } from './context.ts';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { type Deps, SERVICE_VERSION } from './context.ts';
+import { DatabaseOutage } from './db-outage.ts';
 import { BlobDiskFaultError, BlobStoreMisconfiguredError, BlobStoreUnavailableError } from '../blobs/blob-store.ts';
 import { isConnectionLoss, isStatementTimeout, isTransactionConflict, storageRefusal } from '../db/index.ts';
 import { AppError } from '../lib/errors.ts';
@@ -55,7 +56,7 @@ export function frameworkError(error: FastifyError, request: FastifyRequest, rep
  * Failures of a dependency (the database, the blob store) that are not the request's fault, answered 503 with `Retry-After: 1`
  * (docs/errors.md, service_unavailable): the same request can succeed shortly.
  */
-const UNAVAILABLE: { is: (err: unknown) => boolean; log?: string; error?: (err: unknown) => string; message: string }[] = [
+const UNAVAILABLE: { is: (err: unknown) => boolean; log?: string; outage?: true; error?: (err: unknown) => string; message: string }[] = [
   // The blob store refuses this deployment's settings (a bucket that does not exist, refused
   // credentials): no client can change that. Without a `log`, logged at error under the error's
   // own message, which names the setting to fix. Before the blob store's entry: it is one of those.
@@ -65,8 +66,9 @@ const UNAVAILABLE: { is: (err: unknown) => boolean; log?: string; error?: (err: 
     message: 'A dependency of the service is not reachable; retry shortly.',
   },
   // The database went away under the request (reads were already tried again on a new
-  // connection): the same request can succeed once it is back (docs/design.md §Database).
-  { is: isConnectionLoss, log: 'database not reachable', message: 'A dependency of the service is not reachable; retry shortly.' },
+  // connection): the same request can succeed once it is back (docs/design.md §Database). Logged
+  // once for the outage, not once per request (src/http/db-outage.ts).
+  { is: isConnectionLoss, outage: true, message: 'A dependency of the service is not reachable; retry shortly.' },
   // The blob store (S3) could not be reached, did not answer in time, or answered a 5xx.
   {
     is: (err) => err instanceof BlobStoreUnavailableError,
@@ -95,11 +97,13 @@ const UNAVAILABLE: { is: (err: unknown) => boolean; log?: string; error?: (err: 
  * else a 500. What is not the client's fault is logged, never sent: the answer names no database
  * code, address or stack.
  */
-export function asAppError(error: unknown, log: FastifyBaseLogger): AppError {
+export function asAppError(error: unknown, request: FastifyRequest): AppError {
   if (error instanceof AppError) return error;
+  const log = request.log;
   const unavailable = UNAVAILABLE.find((u) => u.is(error));
   if (unavailable) {
-    if (unavailable.log) log.warn({ err: error }, unavailable.log);
+    if (unavailable.outage) request.server.databaseOutage.lost(error, log);
+    else if (unavailable.log) log.warn({ err: error }, unavailable.log);
     else log.error({ err: error }, unavailable.error ? unavailable.error(error) : (error as Error).message);
     return new AppError('service_unavailable', unavailable.message, { headers: { 'Retry-After': '1' } });
   }
@@ -107,10 +111,16 @@ export function asAppError(error: unknown, log: FastifyBaseLogger): AppError {
   return new AppError('internal_error', 'Something went wrong on our side; it has been logged.');
 }
 
-export function installErrorHandling(app: FastifyInstance): void {
+export function installErrorHandling(app: FastifyInstance, deps: Deps): void {
+  const outage = new DatabaseOutage(deps.db, deps.logger);
+  app.decorate('databaseOutage', outage);
+  app.addHook('onClose', (_app, done) => {
+    outage.close();
+    done();
+  });
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const known = error instanceof AppError ? error : fromFastify(error);
-    return sendError(request, reply, known ?? asAppError(error, request.log));
+    return sendError(request, reply, known ?? asAppError(error, request));
   });
   app.setNotFoundHandler((request, reply) => sendError(request, reply, routeNotFound(request)));
 }

@@ -6,7 +6,7 @@
 // proves, within a deadline, that the database answers a trivial query and the blob store is
 // there: it never waits longer than READINESS_TIMEOUT_MS.
 import type { FastifyInstance } from 'fastify';
-import { ping } from '../db/index.ts';
+import { isConnectionLoss, ping } from '../db/index.ts';
 import type { Deps } from './context.ts';
 import { AppError } from '../lib/errors.ts';
 
@@ -50,7 +50,9 @@ export function healthRoutes(deps: Deps, checks: Array<() => Promise<void>> = []
           })(),
         );
       } catch (err) {
-        request.log.warn({ err }, 'not ready');
+        // A lost connection is the database's outage, logged once for all the requests it fails.
+        if (isConnectionLoss(err)) request.server.databaseOutage.lost(err, request.log);
+        else request.log.warn({ err }, 'not ready');
         throw unavailable('A dependency of the service is not reachable.');
       }
       return { status: 'ready' };

@@ -78,7 +78,7 @@ export async function mcpEndpoint(app: FastifyInstance, deps: Deps): Promise<Mcp
         deps.metrics?.rateLimited.inc({ operation: tool, category });
         throw rateLimited(category, decision);
       },
-      failure: (err) => asAppError(err, request.log),
+      failure: (err) => asAppError(err, request),
       requestId: request.id,
       async dispatch({ method, url, body, idempotencyKey }): Promise<Dispatched> {
         const headers: Record<string, string> = { authorization, 'service-version': SERVICE_VERSION };

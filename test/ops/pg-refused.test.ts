@@ -103,5 +103,47 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
       assert.equal(write.status, 200, await write.text());
       assert.equal((await f.t.app.inject({ method: 'GET', url: '/readyz' })).statusCode, 200);
     });
+
+    // docs/reliability.md §Lost connections, "The log": at 100 requests a second, a warning with its
+    // stack for each was 100 stacks a second for as long as the outage lasted.
+    test('an outage is logged in one line without a stack, and its end in another', async () => {
+      const s = await seedWorkspace(f.t);
+      const get = (path: string) =>
+        fetch(f.base + path, { headers: { authorization: `Bearer ${s.secret}`, 'service-version': '2026-03-01' }, signal: AbortSignal.timeout(15_000) });
+      assert.equal((await get('/v1/lists')).status, 200);
+      // The outage of the test before is over once the database answered the process's own probe.
+      for (let i = 0; i < 50 && f.t.app.databaseOutage.down; i++) await new Promise((resolve) => setTimeout(resolve, 100));
+      const from = f.t.logs().length;
+      await r.refuse();
+      for (let round = 0; round < 3; round++) {
+        const statuses = await Promise.all(Array.from({ length: 10 }, (_, i) => get(i === 0 ? '/readyz' : '/v1/lists').then((res) => res.status)));
+        assert.deepEqual(new Set(statuses), new Set([503]));
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      await r.accept();
+      let status = 0;
+      for (let i = 0; i < 100 && status !== 200; i++) {
+        status = (await get('/v1/lists')).status;
+        if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      assert.equal(status, 200, 'reads succeed again');
+      const lines = () =>
+        f.t
+          .logs()
+          .slice(from)
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as { msg: string; level: number; err?: { stack?: string } });
+      // The end is said once the database answers a probe of its own, within a few seconds.
+      for (let i = 0; i < 50 && !lines().some((l) => l.msg === 'database reachable again'); i++) await new Promise((resolve) => setTimeout(resolve, 100));
+      const said = lines().filter((l) => l.msg !== 'request');
+      assert.deepEqual(
+        said.map((l) => l.msg),
+        ['database not reachable; requests that need it are answered 503 until it is back', 'database reachable again'],
+      );
+      assert.ok(!f.t.logs().slice(from).includes('"stack"'), 'a line carries a stack');
+      // Each request still has its own line, with its status.
+      assert.ok(lines().filter((l) => l.msg === 'request').length >= 31);
+    });
   });
 }

@@ -1,0 +1,61 @@
+// What the log says while the database cannot be reached (docs/reliability.md §Lost connections,
+// "The log"): one line when the first request meets a lost connection, none for the requests
+// after it, one a minute while they go on, and never a stack. test/ops/pg-refused.test.ts plays
+// a whole outage through the app, its end included; this holds the minute's line, with a clock
+// of the test's own. The database is PostgreSQL at a port where nothing listens, so that the
+// process's own probe keeps failing.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { mock, test } from 'node:test';
+import { openDb } from '../../src/db/database.ts';
+import { DatabaseOutage, STILL_LOG_MS } from '../../src/http/db-outage.ts';
+import { createLogger } from '../../src/logger.ts';
+
+test('requests meeting a lost connection for two minutes: three lines, no stack', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rolodex-outage-'));
+  const db = openDb({ dataDir: dir, databaseUrl: 'postgres://postgres@127.0.0.1:1/none', statementTimeoutMs: 1000 });
+  const text: string[] = [];
+  const logger = createLogger(
+    'info',
+    new Writable({
+      write(chunk, _enc, cb) {
+        text.push(String(chunk));
+        cb();
+      },
+    }),
+  );
+  const outage = new DatabaseOutage(db, logger);
+  mock.timers.enable({ apis: ['Date'], now: 1_000_000 });
+  try {
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' });
+    for (let minute = 0; minute < 3; minute++) {
+      for (let i = 0; i < 100; i++) outage.lost(refused, logger);
+      mock.timers.tick(STILL_LOG_MS / 2);
+      for (let i = 0; i < 100; i++) outage.lost(refused, logger);
+      mock.timers.tick(STILL_LOG_MS / 2);
+    }
+    const lines = text
+      .join('')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { level: number; msg: string; code?: string; answered?: number; ms?: number });
+    assert.deepEqual(
+      lines.map((l) => [l.level, l.msg, l.code, l.answered, l.ms]),
+      [
+        [40, 'database not reachable; requests that need it are answered 503 until it is back', 'ECONNREFUSED', undefined, undefined],
+        [40, 'database still not reachable', 'ECONNREFUSED', 201, STILL_LOG_MS],
+        [40, 'database still not reachable', 'ECONNREFUSED', 401, 2 * STILL_LOG_MS],
+      ],
+    );
+    assert.ok(!text.join('').includes('"stack"'));
+    assert.equal(outage.down, true);
+  } finally {
+    mock.timers.reset();
+    outage.close();
+    await db.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
