@@ -7,6 +7,12 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 
+// The blocks that IANA's special-purpose address registries mark not globally reachable, those
+// deprecated blocks they no longer answer for (192.88.99.0/24, the 6to4 relays' anycast prefix,
+// and 2001:10::/28, ORCHID), and the blocks not allocated for hosts (multicast, reserved)
+// (docs/enrichment.md §The website provider). Of 2001::/23, IETF protocol assignments, the
+// rows of Teredo, benchmarking and ORCHID, not its globally reachable services. 192.0.0.0/24 is
+// refused whole, its two anycast services included: a webhook or a website is neither.
 const SPECIAL = new BlockList();
 for (const [net, prefix] of [
   ['0.0.0.0', 8],
@@ -17,6 +23,7 @@ for (const [net, prefix] of [
   ['172.16.0.0', 12],
   ['192.0.0.0', 24],
   ['192.0.2.0', 24],
+  ['192.88.99.0', 24],
   ['192.168.0.0', 16],
   ['198.18.0.0', 15],
   ['198.51.100.0', 24],
@@ -29,7 +36,8 @@ for (const [net, prefix] of [
 // judged as that address: IPv4-compatible (::a.b.c.d), IPv4-translated (::ffff:0:a.b.c.d), NAT64
 // (the well-known prefix and the local-use one, RFC 8215), 6to4 and Teredo. No public endpoint
 // needs them, and each can name a private IPv4 address. Documentation covers both of its prefixes
-// (2001:db8::/32 and 3fff::/20, RFC 9637).
+// (2001:db8::/32 and 3fff::/20, RFC 9637); segment routing's identifiers (5f00::/16, RFC 9602)
+// name functions of routers, not hosts.
 for (const [net, prefix] of [
   ['::', 96],
   ['::1', 128],
@@ -39,8 +47,12 @@ for (const [net, prefix] of [
   ['2001::', 32],
   ['2002::', 16],
   ['100::', 64],
+  ['100:0:0:1::', 64],
+  ['2001:2::', 48],
+  ['2001:10::', 28],
   ['2001:db8::', 32],
   ['3fff::', 20],
+  ['5f00::', 16],
   ['fc00::', 7],
   ['fe80::', 10],
   ['fec0::', 10],

@@ -71,6 +71,29 @@ test('private, loopback, link-local and special addresses are recognised; public
     assert.equal(isSpecialAddress(a), false, a);
 });
 
+// docs/enrichment.md §The website provider: the blocks IANA's special-purpose registries mark not
+// globally reachable, or deprecated, that passed as public; each with its first and last address,
+// and globally reachable addresses next to them.
+test('6to4 relay anycast, SRv6 SIDs, benchmarking, dummy and ORCHID blocks are refused; their neighbours are not', () => {
+  for (const a of [
+    '192.88.99.0',
+    '192.88.99.1',
+    '192.88.99.255',
+    '::ffff:192.88.99.1',
+    '5f00::',
+    '5f00::1',
+    '5f00:ffff:ffff:ffff:ffff:ffff:ffff:ffff',
+    '2001:2::1',
+    '2001:2:0:ffff:ffff:ffff:ffff:ffff',
+    '100:0:0:1::1',
+    '2001:10::1',
+    '2001:1f:ffff:ffff:ffff:ffff:ffff:ffff',
+  ])
+    assert.equal(isSpecialAddress(a), true, a);
+  // Globally reachable: ordinary IPv4 space, AMT (2001:3::/32) and ORCHIDv2 (2001:20::/28).
+  for (const a of ['192.88.98.255', '192.88.100.0', '2001:3::1', '2001:20::1']) assert.equal(isSpecialAddress(a), false, a);
+});
+
 test('without ENRICH_ALLOW_PRIVATE a loopback address is refused, as a literal and after DNS resolution', async () => {
   const port = new URL(base).port;
   for (const url of [`${base}/`, `http://localhost:${port}/`, `http://[::1]:${port}/`, `http://0x7f000001:${port}/`])

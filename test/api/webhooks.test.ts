@@ -223,6 +223,8 @@ eachDialect(
         'http://169.254.169.254/latest',
         'http://[64:ff9b:1::a00:1]/x',
         'http://[3fff::1]/x',
+        'http://192.88.99.1/x',
+        'http://[5f00::1]/x',
       ]) {
         const r = await rolodex(t, { WEBHOOK_ALLOW_PRIVATE: 'false' }, 'webhook', 'add', '--workspace', s.workspaceId, '--url', url, '--all');
         assert.equal(r.code, 1, url);
