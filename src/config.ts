@@ -105,6 +105,8 @@ export interface Config {
   mcpOrigins: readonly string[] | 'any';
   /** PostgreSQL: the server's limit on one statement of `serve`, and the process's wait for an answer (+1 s); 0: none (docs/reliability.md §Lost connections). */
   databaseStatementTimeoutMs: number;
+  /** PostgreSQL: how long a connection attempt may take, every command's first one included. */
+  databaseConnectTimeoutMs: number;
   /** How long /readyz waits for the database's answer before it answers 503. */
   readinessTimeoutMs: number;
   /** /healthz fails when a transaction has waited this long for a connection (docs/deploy.md §Probes). */
@@ -348,6 +350,7 @@ export function loadConfig(env: Env = process.env): Config {
     mcp: onOff(env, 'MCP', true),
     mcpOrigins: mcpOrigins(env, publicBaseUrl),
     databaseStatementTimeoutMs: int(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 5000, 0, 3_600_000),
+    databaseConnectTimeoutMs: int(env, 'DATABASE_CONNECT_TIMEOUT_MS', 10_000, 100, 300_000),
     readinessTimeoutMs: int(env, 'READINESS_TIMEOUT_MS', 2000, 100, 60_000),
     livenessStallMs: int(env, 'LIVENESS_STALL_MS', 30_000, 100, 3_600_000),
     redisCommandTimeoutMs: int(env, 'REDIS_COMMAND_TIMEOUT_MS', 200, 1, 10_000),

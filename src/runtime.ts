@@ -32,7 +32,8 @@ export async function openDatabase(
     // The embedded database lives in DATA_DIR, made here rather than when the configuration is read.
     makeDataDir(config.dataDir);
   }
-  const db = openDb({ dataDir: config.dataDir, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}), ...rest });
+  const connectTimeoutMs = config.databaseConnectTimeoutMs;
+  const db = openDb({ dataDir: config.dataDir, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}), connectTimeoutMs, ...rest });
   try {
     await reachDatabase(db, config);
     const applied = await migrate(db);
@@ -52,7 +53,7 @@ export async function openDatabase(
   }
   if (!limited) return db;
   await db.close();
-  return openDb({ dataDir: config.dataDir, databaseUrl: config.databaseUrl!, statementTimeoutMs: statementTimeoutMs! });
+  return openDb({ dataDir: config.dataDir, databaseUrl: config.databaseUrl!, statementTimeoutMs: statementTimeoutMs!, connectTimeoutMs });
 }
 
 const REASONS: Record<string, string> = {
@@ -60,7 +61,6 @@ const REASONS: Record<string, string> = {
   ENOTFOUND: 'no such host',
   EAI_AGAIN: 'the host name cannot be resolved now',
   ETIMEDOUT: 'timed out',
-  CONNECT_TIMEOUT: 'timed out',
   EHOSTUNREACH: 'host unreachable',
   ENETUNREACH: 'network unreachable',
   ENOENT: 'no such socket',
@@ -78,7 +78,11 @@ export async function reachDatabase(db: Db, config: Config): Promise<void> {
     if (!config.databaseUrl) throw new InputError(`cannot open the SQLite database in ${config.dataDir}: ${e.message ?? String(err)}`, 'DATA_DIR');
     const u = new URL(config.databaseUrl);
     const where = `${u.searchParams.get('host') ?? u.hostname}${u.port ? `:${u.port}` : ''}${u.pathname}`;
-    const reason = (e.code && REASONS[e.code]) ?? e.message ?? String(err);
+    // postgres.js's own timeout is the bound this process set: named, since it is an operator's to change.
+    const reason =
+      e.code === 'CONNECT_TIMEOUT'
+        ? `no answer within ${config.databaseConnectTimeoutMs / 1000} s, DATABASE_CONNECT_TIMEOUT_MS`
+        : ((e.code && REASONS[e.code]) ?? e.message ?? String(err));
     throw new InputError(`cannot reach the PostgreSQL database at ${where} (${reason}): is it running, and is DATABASE_URL right?`, 'DATABASE_URL');
   }
 }

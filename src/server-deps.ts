@@ -26,7 +26,12 @@ export async function prepareServerDatabase(db: Db, config: Config): Promise<voi
 export async function openDeps(config: Config, logger: Logger, opts: { worker?: boolean } = {}): Promise<Deps> {
   const statementTimeoutMs = config.databaseStatementTimeoutMs;
   const db = opts.worker
-    ? openDb({ dataDir: config.dataDir, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}), statementTimeoutMs })
+    ? openDb({
+        dataDir: config.dataDir,
+        ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}),
+        statementTimeoutMs,
+        connectTimeoutMs: config.databaseConnectTimeoutMs,
+      })
     : await openDatabase(config, logger, { statementTimeoutMs });
   if (!opts.worker) await prepareServerDatabase(db, config);
   const metrics = createMetrics();

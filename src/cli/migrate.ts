@@ -11,7 +11,11 @@ export async function run(args: string[], io: Io): Promise<void> {
   const config = loadConfig(io.env);
   // The embedded database is made in DATA_DIR; reading the configuration made no directory.
   if (!config.databaseUrl) makeDataDir(config.dataDir);
-  const db = openDb({ dataDir: config.dataDir, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}) });
+  const db = openDb({
+    dataDir: config.dataDir,
+    ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}),
+    connectTimeoutMs: config.databaseConnectTimeoutMs,
+  });
   try {
     await reachDatabase(db, config);
     const applied = await migrate(db);

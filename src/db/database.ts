@@ -28,6 +28,12 @@ export interface DbOptions {
    * 0 or absent: no limit (the CLI, migrations). The server passes DATABASE_STATEMENT_TIMEOUT_MS.
    */
   statementTimeoutMs?: number;
+  /**
+   * PostgreSQL: how long a connection attempt may take, from the TCP connect to the server's
+   * first ready answer; with a statement timeout, at most that. Absent: CONNECT_TIMEOUT_MS
+   * (src/db/postgres/open.ts). The server and the CLI pass DATABASE_CONNECT_TIMEOUT_MS.
+   */
+  connectTimeoutMs?: number;
 }
 
 export function openDb(opts: DbOptions): Db {

@@ -47,6 +47,12 @@ function hostOf(url: string): { url: string; host?: string } {
 // (or go out) within their deadline (docs/reliability.md §Lost connections).
 const reconnectBackoff = () => 0.1 + Math.random() * 0.2;
 
+// A connection attempt that is not answered (a host that drops packets, a server that accepts and
+// never answers) fails after this long when the caller names no bound: not postgres.js's 30 s,
+// so that a command started against such a database says so within seconds (docs/deploy.md
+// §Start and stop).
+export const CONNECT_TIMEOUT_MS = 10_000;
+
 // postgres.js calls `onnotify` with each NOTIFY its connection receives (it is not in its types).
 type ClientOptions = Partial<postgres.Options<Record<string, postgres.PostgresType>>> & { onnotify?: (channel: string, payload: string) => void };
 
@@ -55,13 +61,16 @@ function openPostgres(
   schema: string | undefined,
   poolSize: number,
   timeoutMs: number,
+  connectMs: number,
 ): { clients: Clients; gate: Gate; endReplaced: () => Promise<unknown>; listen: ListenClient } {
   const { url, host } = hostOf(databaseUrl);
   const connection: Record<string, string | number> = {
     ...(schema ? { search_path: schema } : {}),
     ...(timeoutMs ? { statement_timeout: timeoutMs } : {}),
   };
-  const connectTimeoutS = Math.ceil(timeoutMs / 1000);
+  // A connection attempt gives up within a statement's deadline, so that the statements waiting
+  // for it answer in time (docs/reliability.md §Lost connections). In seconds, as postgres.js counts.
+  const connectTimeoutS = Math.min(connectMs, timeoutMs || Infinity) / 1000;
   const client = (max: number, own: ClientOptions = {}) =>
     postgres(url, {
       max,
@@ -73,7 +82,7 @@ function openPostgres(
       // The server's notices (e.g. "relation already exists, skipping") are not the app's logs.
       onnotice: () => {},
       backoff: reconnectBackoff,
-      ...(timeoutMs ? { connect_timeout: connectTimeoutS } : {}),
+      connect_timeout: connectTimeoutS,
       ...(Object.keys(connection).length ? { connection } : {}),
     });
   // Transactions may wait on each other's locks while holding their connections; they have their
@@ -120,10 +129,11 @@ function schemaOf(url: string): string | undefined {
   return /search_path=([A-Za-z_][A-Za-z0-9_]*)/.exec(options)?.[1];
 }
 
-export function openPostgresDb(opts: { schema?: string; poolSize?: number; statementTimeoutMs?: number }, databaseUrl: string): Db {
+export function openPostgresDb(opts: { schema?: string; poolSize?: number; statementTimeoutMs?: number; connectTimeoutMs?: number }, databaseUrl: string): Db {
   const schema = opts.schema ?? schemaOf(databaseUrl);
   const poolSize = opts.poolSize ?? 10;
-  const { clients, gate, endReplaced, listen } = openPostgres(databaseUrl, opts.schema, poolSize, opts.statementTimeoutMs ?? 0);
+  const connectMs = opts.connectTimeoutMs ?? CONNECT_TIMEOUT_MS;
+  const { clients, gate, endReplaced, listen } = openPostgres(databaseUrl, opts.schema, poolSize, opts.statementTimeoutMs ?? 0, connectMs);
   const kysely = new Kysely<Database>({ dialect: new PostgresJsDialect(clients, gate) });
   const signals = postgresSignals(clients, schema, listen);
   registerSignals(kysely, signals);
