@@ -1,4 +1,5 @@
 // buildApp(config, deps) assembles the service and returns it; only the entry point listens.
+import type { Server } from 'node:net';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Config } from './config.ts';
 import { authRoutes } from './auth/routes.ts';
@@ -36,6 +37,20 @@ import { mergeRoutes } from './merges/routes.ts';
 
 const schemasOf = new WeakMap<FastifyInstance, LazySchemas>();
 
+/**
+ * At most `max` open client connections (0: no cap): Node closes one more as soon as it is
+ * accepted, without reading it, so that sockets held open by slow or idle clients cannot take all
+ * of the process's memory and file descriptors (docs/deploy.md §Client connections). In a
+ * cluster worker it is closed too: by default Node hands it back to the primary, which offers it
+ * to the next worker, round and round while every worker is full, the primary busy and the
+ * client unanswered.
+ */
+function capConnections(server: Server, max: number): void {
+  if (max === 0) return;
+  server.maxConnections = max;
+  (server as Server & { dropMaxConnection?: boolean }).dropMaxConnection = true;
+}
+
 /** Compiles every route schema not compiled yet, as the first requests would (tests); how many it compiled. */
 export function compileRouteSchemas(app: FastifyInstance): number {
   return schemasOf.get(app)?.compileAll() ?? 0;
@@ -70,6 +85,7 @@ export async function buildApp(config: Config, deps: Deps): Promise<FastifyInsta
     schemaController: { compilersFactory: { buildSerializer: schemas.buildSerializer } },
   });
   schemasOf.set(app, schemas);
+  capConnections(app.server, config.maxConnections);
   app.decorateRequest('principal', null as never);
   app.decorateRequest('startedAt', 0);
   app.decorateRequest('endBudget', null as never);

@@ -109,6 +109,8 @@ export interface Config {
   databaseConnectTimeoutMs: number;
   /** How long /readyz waits for the database's answer before it answers 503. */
   readinessTimeoutMs: number;
+  /** Open client connections one process keeps; one more is closed at once. 0: no cap (docs/deploy.md §Client connections). */
+  maxConnections: number;
   /** /healthz fails when a transaction has waited this long for a connection (docs/deploy.md §Probes). */
   livenessStallMs: number;
   /** How long a Redis command of the rate limiter may take before the local buckets answer. */
@@ -352,6 +354,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseStatementTimeoutMs: int(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 5000, 0, 3_600_000),
     databaseConnectTimeoutMs: int(env, 'DATABASE_CONNECT_TIMEOUT_MS', 10_000, 100, 300_000),
     readinessTimeoutMs: int(env, 'READINESS_TIMEOUT_MS', 2000, 100, 60_000),
+    maxConnections: int(env, 'MAX_CONNECTIONS', 10_000, 0, 1_000_000),
     livenessStallMs: int(env, 'LIVENESS_STALL_MS', 30_000, 100, 3_600_000),
     redisCommandTimeoutMs: int(env, 'REDIS_COMMAND_TIMEOUT_MS', 200, 1, 10_000),
     webhooks: webhooks(env),
