@@ -5,6 +5,7 @@ import {
   chunks,
   deferred,
   deferredInsert,
+  deferredRows,
   defineRank,
   keyedRead,
   lockedAgainstDelete,
@@ -147,29 +148,77 @@ export interface MembershipRow {
 }
 
 /**
- * Removes every membership of `entityId` (its record goes to the trash or is merged): unranked,
- * uncounted, returned. Only the read waits for an answer; the writes go out with the caller's
- * next statement (src/db/pipeline.ts), one round trip for any number of lists.
+ * The lists `entityId` is a member of, read and then each locked, in list order; the locks go out
+ * with the caller's next statement. A list's delete may hold one (docs/trash.md §A record in the
+ * trash is gone from the live tables) and commit with its members gone before the lock is granted,
+ * so this read only names the lists to lock: the caller works from the rows its delete of the
+ * memberships returns once the locks are held (`leaving`).
  */
-export async function takeMemberships(tx: Tx, entityId: string): Promise<MembershipRow[]> {
-  const rows = await tx.selectFrom('list_members').selectAll().where('entity_id', '=', entityId).orderBy('list_id').execute();
-  if (rows.length === 0) return rows;
-  // Every list is locked before its rows move; the rows leave in one statement, then every list's
-  // ranked set counts them out with one statement per level across the lists (docs/pages.md
-  // §Changes across partitions), and the counters move in one statement more.
+async function lockListsOf(tx: Tx, entityId: string): Promise<string[]> {
+  const rows = await tx.selectFrom('list_members').select('list_id').where('entity_id', '=', entityId).orderBy('list_id').execute();
   for (const r of rows) await lockPartition(tx, LIST_MEMBERS, [r.list_id]);
-  await deferred(tx, tx.deleteFrom('list_members').where('entity_id', '=', entityId));
+  return rows.map((r) => r.list_id);
+}
+
+/** The delete of every membership of `entityId`, answering the rows it removed. */
+function leaving(tx: Tx, entityId: string) {
+  return tx.deleteFrom('list_members').where('entity_id', '=', entityId).returning(['list_id', 'entity_id', 'added_at']);
+}
+
+const inListOrder = (a: MembershipRow, b: MembershipRow) => (a.list_id < b.list_id ? -1 : a.list_id > b.list_id ? 1 : 0);
+
+/**
+ * Counts memberships that left out of their lists: every list's ranked set with one statement per
+ * level across the lists (docs/pages.md §Changes across partitions), the counters with one more.
+ */
+async function countOut(tx: Tx, rows: readonly MembershipRow[]): Promise<void> {
+  if (rows.length === 0) return;
   await rankChangeAcross(
     tx,
     LIST_MEMBERS,
-    rows.map((r) => ({ values: [r.list_id], removed: [{ ts: r.added_at, id: entityId }] })),
+    rows.map((r) => ({ values: [r.list_id], removed: [{ ts: r.added_at, id: r.entity_id }] })),
   );
   await moveCounts(
     tx,
     rows.map((r) => r.list_id),
     -1,
   );
+}
+
+/**
+ * Removes every membership of `entityId` (its record goes to the trash): unranked, uncounted,
+ * returned. The lists are locked before the rows leave, and only the rows the delete removed are
+ * counted out and returned: a list deleted meanwhile keeps its members in its own entry, and its
+ * record's entry holds none of them. Two round trips for any number of lists (one when there are
+ * none); the counts go out with the caller's next statement (src/db/pipeline.ts).
+ */
+export async function takeMemberships(tx: Tx, entityId: string): Promise<MembershipRow[]> {
+  if ((await lockListsOf(tx, entityId)).length === 0) return [];
+  const rows = (await leaving(tx, entityId).execute()).sort(inListOrder);
+  await countOut(tx, rows);
   return rows;
+}
+
+/**
+ * Moves every membership of `from` to `to` (a merge, docs/merge.md §Links): a list that held both
+ * keeps `to`'s. The lists are locked, then `from`'s rows leave and `to`'s rows in those lists are
+ * read, in one round trip: only the memberships the delete removed move, so a list deleted
+ * meanwhile is never given `to` (its entry holds `from`'s membership, which stands for `to`).
+ * Returns the memberships `from` left and those `to` gained.
+ */
+export async function moveMemberships(tx: Tx, from: string, to: string): Promise<{ left: MembershipRow[]; joined: MembershipRow[] }> {
+  const lists = await lockListsOf(tx, from);
+  if (lists.length === 0) return { left: [], joined: [] };
+  const gone = await deferredRows(tx, leaving(tx, from));
+  const there = new Set<string>();
+  for (const part of chunks(lists))
+    for (const r of await tx.selectFrom('list_members').select('list_id').where('entity_id', '=', to).where('list_id', 'in', part).execute())
+      there.add(r.list_id);
+  const left = [...(gone.rows ?? [])].sort(inListOrder);
+  await countOut(tx, left);
+  const joined = left.filter((r) => !there.has(r.list_id)).map((r) => ({ ...r, entity_id: to }));
+  await addMemberships(tx, joined);
+  return { left, joined };
 }
 
 /** Adds `by` to the member count of each of `listIds` (distinct), in one statement per chunk. */
@@ -185,12 +234,13 @@ async function moveCounts(tx: Tx, listIds: readonly string[], by: 1 | -1): Promi
 }
 
 /**
- * Puts memberships back with their first `added_at` (a restore, a merge); those already there are
- * left. Returns those added. The lists are locked before the one read that finds which are there,
- * so no writer of them adds one meanwhile; the writes then go out with the caller's next statement.
+ * Puts memberships back with their first `added_at` (a restore); those already there are left.
+ * Returns those added. The lists are live, held against deletion by the caller (existingLists),
+ * and locked here before the one read that finds which are there, so no writer of them adds one
+ * meanwhile; the writes then go out with the caller's next statement.
  */
 export async function putMemberships(tx: Tx, rows: readonly MembershipRow[]): Promise<MembershipRow[]> {
-  const sorted = [...rows].sort((a, b) => (a.list_id < b.list_id ? -1 : a.list_id > b.list_id ? 1 : 0));
+  const sorted = [...rows].sort(inListOrder);
   for (const r of sorted) await lockPartition(tx, LIST_MEMBERS, [r.list_id]);
   const there = new Set<string>();
   for (const part of chunks(sorted, 300))
@@ -206,8 +256,14 @@ export async function putMemberships(tx: Tx, rows: readonly MembershipRow[]): Pr
     there.add(key);
     return true;
   });
-  if (added.length === 0) return added;
-  for (const part of chunks(added, 500)) await deferred(tx, tx.insertInto('list_members').values(part));
+  await addMemberships(tx, added);
+  return added;
+}
+
+/** Inserts memberships none of which is there, their lists locked: ranked and counted in. */
+async function addMemberships(tx: Tx, added: readonly MembershipRow[]): Promise<void> {
+  if (added.length === 0) return;
+  for (const part of chunks([...added], 500)) await deferred(tx, tx.insertInto('list_members').values(part));
   // Counted in with one statement per level across the lists (docs/pages.md §Changes across partitions).
   const byList = new Map<string, { ts: string; id: string }[]>();
   for (const r of added) byList.set(r.list_id, [...(byList.get(r.list_id) ?? []), { ts: r.added_at, id: r.entity_id }]);
@@ -220,7 +276,6 @@ export async function putMemberships(tx: Tx, rows: readonly MembershipRow[]): Pr
   const byEntity = new Map<string, string[]>();
   for (const r of added) byEntity.set(r.entity_id, [...(byEntity.get(r.entity_id) ?? []), r.list_id]);
   for (const lists of byEntity.values()) await moveCounts(tx, lists, 1);
-  return added;
 }
 
 /** The lists of `ids` that are live in the workspace, by id; one read. */

@@ -66,11 +66,9 @@ export async function mergeRecords(ctx: WriteCtx, type: RecordType, input: Merge
   const duplicateBefore = both.find((r) => r.id === duplicate.id) as RecordResource;
   const warnings: string[] = [];
   let repointed = await moveLinks(ctx, defs, primary.id, duplicate.id, warnings);
-  const memberships = await lists.takeMemberships(ctx.db, duplicate.id);
-  const joined = await lists.putMemberships(
-    ctx.db,
-    memberships.map((m) => ({ ...m, entity_id: primary.id })),
-  );
+  // Only the memberships still there once their lists are locked move: a list deleted meanwhile
+  // holds the duplicate's in its entry (docs/merge.md §Links).
+  const { left, joined } = await lists.moveMemberships(ctx.db, duplicate.id, primary.id);
   repointed += joined.length;
   // The duplicate leaves before the primary takes its values: its unique values are free then.
   await takeRecord(ctx, duplicate, duplicateBefore, { into: primary.id, defs });
@@ -131,7 +129,7 @@ export async function mergeRecords(ctx: WriteCtx, type: RecordType, input: Merge
     duplicateId: duplicate.id,
   });
   await membershipMoves(ctx, [
-    { type: 'list.members_removed', listIds: memberships.map((m) => m.list_id), memberId: duplicate.id },
+    { type: 'list.members_removed', listIds: left.map((m) => m.list_id), memberId: duplicate.id },
     { type: 'list.members_added', listIds: joined.map((m) => m.list_id), memberId: primary.id },
   ]);
   return {

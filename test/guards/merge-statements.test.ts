@@ -55,7 +55,9 @@ eachDialect('merge statements', (ctx) => {
       assert.equal(count(/^select \* from "entity_relationships"/), 2, 'the rows of both records and the rows held to them, two reads');
       assert.equal(count(/^select \* from "lists"/), 1, 'the lists of the member events, read once');
       assert.equal(count(/^select \* from "records"/), 1, 'both records, read once');
-      assert.equal(count(/^select \* from "list_members"/), 1, 'the duplicate’s memberships, read once');
+      // The lists to lock; the memberships that move are those the delete under the locks returns.
+      assert.equal(count(/^select "list_id" from "list_members" where "entity_id" = \$1 order/), 1, 'the duplicate’s lists, read once');
+      assert.equal(count(/^delete from "list_members" where "entity_id" = \$1 returning/), 1, 'the duplicate’s memberships, deleted once');
       assert.equal(count(/^select "version" from "definition_versions"/), 1, 'the definitions’ version, read once');
     }
     const page = (await call(t, s.secret, 'GET', `/v1/contacts/${a}`)).json();
