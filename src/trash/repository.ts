@@ -105,6 +105,18 @@ export async function holdLinks(tx: Tx, trashId: string, rows: readonly LinkRow[
     await deferred(tx, tx.insertInto('trash_links').values(part));
 }
 
+/** The highest position of the rows of `sourceId` under `name` that an entry holds, if any. */
+export async function lastHeld(db: Executor, trashId: string, sourceId: string, name: string): Promise<number | undefined> {
+  const row = await db
+    .selectFrom('trash_links')
+    .select((eb) => eb.fn.max('position').as('p'))
+    .where('trash_id', '=', trashId)
+    .where('source_id', '=', sourceId)
+    .where('name', '=', name)
+    .executeTakeFirst();
+  return row?.p === null || row?.p === undefined ? undefined : Number(row.p);
+}
+
 /** The rows an entry holds, and drops them from it. */
 export async function releaseLinks(tx: Tx, trashId: string): Promise<LinkRow[]> {
   const rows = await tx

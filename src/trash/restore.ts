@@ -123,20 +123,53 @@ async function liveLists(ctx: Ctx, ids: readonly string[]): Promise<ReadonlyMap<
 }
 
 /**
- * Puts back the links an entry held: to live ends as they were, to trashed ends under those ends'
- * entries, and a link of the record to itself with the record.
+ * The record's own rows, each position once (docs/trash.md §Restore): by relationship, in position
+ * order (then by other end), a row whose position an earlier one took comes after it, and a has_one
+ * keeps its first row. The entry holds the rows the record had when it was deleted, and after them
+ * those that came back to it while it was in the trash (restoreLinks), so those it had win.
  */
-async function restoreLinks(ctx: WriteCtx, id: string, rows: readonly repo.LinkRow[], { kinds, trashed }: Ends): Promise<number> {
-  const other = otherEnd(id);
-  const back: repo.LinkRow[] = [];
-  for (const r of rows) {
-    const end = other(r);
-    if (end === id) back.push(r);
-    else if (trashed.has(end)) await repo.holdLinks(ctx.db, end, [r]);
-    else if (r.source_id === id ? kinds.has(end) || NOT_RECORDS.has(r.object_type) : kinds.has(end)) back.push(r);
+function ownRows(rows: readonly repo.LinkRow[], defs: TypeDefinitions | undefined): repo.LinkRow[] {
+  const last = new Map<string, number>();
+  const out: repo.LinkRow[] = [];
+  const order = (a: repo.LinkRow, b: repo.LinkRow) => a.position - b.position || (a.target_id < b.target_id ? -1 : a.target_id > b.target_id ? 1 : 0);
+  for (const r of [...rows].sort(order)) {
+    const before = last.get(r.name);
+    if (before !== undefined && defs?.relationships.get(r.name)?.cardinality === 'has_one') continue;
+    const position = before === undefined ? r.position : Math.max(r.position, before + 1);
+    last.set(r.name, position);
+    out.push({ ...r, position });
   }
-  // Rows the record owns come back as they were (it has none meanwhile); a row another record
-  // owns comes back after that record's rows of the relationship, unless a has_one holds another.
+  return out;
+}
+
+/**
+ * Puts back the links an entry held: to live ends as they were, to trashed ends under those ends'
+ * entries, and a link of the record to itself with the record. `defs`: the record's type, whose
+ * has_one relationships keep one row.
+ */
+async function restoreLinks(ctx: WriteCtx, id: string, rows: readonly repo.LinkRow[], { kinds, trashed }: Ends, defs?: TypeDefinitions): Promise<number> {
+  const other = otherEnd(id);
+  // A link whose other end was purged is gone; the others are the record's own rows or others'.
+  const left = rows.filter((r) => {
+    const end = other(r);
+    return end === id || trashed.has(end) || kinds.has(end) || (r.source_id === id && NOT_RECORDS.has(r.object_type));
+  });
+  const back: repo.LinkRow[] = [];
+  const mine = left.filter((x) => x.source_id === id);
+  for (const r of [...ownRows(mine, defs), ...left.filter((x) => x.source_id !== id)]) {
+    const end = other(r);
+    if (!trashed.has(end)) back.push(r);
+    else if (r.source_id === id) await repo.holdLinks(ctx.db, end, [r]);
+    else {
+      // A row of the trashed end itself goes after the rows its entry holds of the relationship,
+      // as it would go after that end's live rows: its restore then finds each position once.
+      const last = await repo.lastHeld(ctx.db, end, end, r.name);
+      await repo.holdLinks(ctx.db, end, [{ ...r, position: last === undefined ? r.position : last + 1 }]);
+    }
+  }
+  // Rows the record owns come back as ownRows leaves them (it has none meanwhile); a row another
+  // record owns comes back after that record's rows of the relationship, unless a has_one holds
+  // another.
   const own = back.filter((r) => r.source_id === id);
   const theirs = back.filter((r) => r.source_id !== id);
   const kept: repo.LinkRow[] = [...own];
@@ -148,9 +181,9 @@ async function restoreLinks(ctx: WriteCtx, id: string, rows: readonly repo.LinkR
       theirs.map((r) => r.source_id),
     );
   for (const r of theirs) {
-    const defs = await loadDefinitions(ctx, { objectType: kinds.get(r.source_id) as string });
+    const sourceDefs = await loadDefinitions(ctx, { objectType: kinds.get(r.source_id) as string });
     const last = (await records.lastPositions(ctx.db, r.name, [r.source_id])).get(r.source_id);
-    if (last !== undefined && defs?.relationships.get(r.name)?.cardinality === 'has_one') continue;
+    if (last !== undefined && sourceDefs?.relationships.get(r.name)?.cardinality === 'has_one') continue;
     kept.push({ ...r, position: last === undefined ? r.position : last + 1 });
   }
   await records.insertRelationshipRows(ctx.db, kept);
@@ -262,7 +295,7 @@ export async function restore(ctx: WriteCtx, input: { id: string }): Promise<Res
       now.filter((m) => memberEnds.kinds.has(m.entity_id)),
     );
   }
-  const restoredLinks = await restoreLinks(ctx, entry.id, linksNow, ends);
+  const restoredLinks = await restoreLinks(ctx, entry.id, linksNow, ends, defs);
   await repo.deleteTrash(ctx.db, entry.id);
   // The resource as it was deleted: what a full-access key reads again now.
   await appendEvent(ctx, { type: `${entry.object_type}.restored`, object: JSON.parse(entry.resource) as { id: string } });
