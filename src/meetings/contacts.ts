@@ -10,7 +10,7 @@ import { appendEvent, recordCreated } from '../changes/service.ts';
 import { lockPartition, rankInsert } from '../db/index.ts';
 import { loadDefinitions, type TypeDefinitions } from '../definitions/service.ts';
 import type { Ctx, WriteCtx } from '../lib/context.ts';
-import { foldText } from '../lib/fold.ts';
+import { emailKey } from '../lib/email.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import { loadRecords } from '../records/service.ts';
 import { valueRows } from '../records/index/values.ts';
@@ -60,7 +60,7 @@ async function insertRecords(ctx: WriteCtx, kind: 'contact' | 'account', all: Re
 export async function createMissingContacts(ctx: WriteCtx, addresses: readonly string[]): Promise<string[]> {
   const ws = ctx.actor.workspaceId;
   const byFolded = new Map<string, string>();
-  for (const a of addresses) if (!byFolded.has(foldText(a))) byFolded.set(foldText(a), a);
+  for (const a of addresses) if (!byFolded.has(emailKey(a))) byFolded.set(emailKey(a), a);
   const folded = [...byFolded.keys()];
   if (folded.length === 0) return [];
   const members = await memberEmails(ctx.db, ws, folded);

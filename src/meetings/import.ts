@@ -12,7 +12,7 @@ import { type ImportContext, ImportError, type ImportItem, type ImportKind, only
 import type { Ctx } from '../lib/context.ts';
 import { parseIsoDateTime } from '../lib/dates.ts';
 import { InputError } from '../lib/errors.ts';
-import { foldText } from '../lib/fold.ts';
+import { emailKey } from '../lib/email.ts';
 import { isEmailFormat, isUriFormat } from '../lib/formats.ts';
 import { isoNow } from '../lib/ids.ts';
 import { relationshipsOf, type Derived } from './relationships.ts';
@@ -207,7 +207,7 @@ export const meetingKind: ImportKind<MeetingInput> = {
     const at = isoNow(ctx.now);
     const fresh: repo.NewMeeting[] = [];
     const written: Written[] = [];
-    const folded = (v: MeetingInput) => participants(v.organizer, v.attendees).map(foldText);
+    const folded = (v: MeetingInput) => participants(v.organizer, v.attendees).map(emailKey);
     const transcripts = await transcriptsOf(ctx, items);
     await upsertByExternalId(ctx, items, {
       object: 'meeting',

@@ -3,7 +3,7 @@
 // address (ignoring case), `$account` those contacts' accounts, `$opportunity` the opportunities
 // whose `$account` is one of them. Each in id order (creation order).
 import type { Ctx } from '../lib/context.ts';
-import { foldText } from '../lib/fold.ts';
+import { emailKey } from '../lib/email.ts';
 import { derivedOf, type MeetingRow } from './repository.ts';
 
 export interface Derived {
@@ -14,7 +14,7 @@ export interface Derived {
 
 function addressesOf(r: MeetingRow): string[] {
   const attendees = r.attendee_emails === null ? [] : (JSON.parse(r.attendee_emails) as string[]);
-  return [...(r.organizer_email === null ? [] : [r.organizer_email]), ...attendees].map(foldText);
+  return [...(r.organizer_email === null ? [] : [r.organizer_email]), ...attendees].map(emailKey);
 }
 
 const union = (lists: Array<string[] | undefined>) => [...new Set(lists.flatMap((l) => l ?? []))].sort();

@@ -17,7 +17,7 @@ import {
   type Tx,
 } from '../db/index.ts';
 import { type RawBuilder, sql, type SqlBool } from 'kysely';
-import { foldText } from '../lib/fold.ts';
+import { emailKey } from '../lib/email.ts';
 import type { MeetingContentsTable, MeetingsTable } from './tables.ts';
 
 export type MeetingRow = MeetingsTable;
@@ -224,17 +224,17 @@ const userEmailQuery = prepared((db: Executor, workspaceId: string, userId: stri
   db.selectFrom('users').select('email').where('id', '=', userId).where('workspace_id', '=', workspaceId),
 );
 
-/** A user's address, folded; undefined for a user of no account here. */
+/** A user's address as its key (emailKey: folded, the domain in ASCII); undefined for a user of no account here. */
 export async function userEmail(db: Executor, workspaceId: string, userId: string): Promise<string | undefined> {
   const r = (await userEmailQuery(db, workspaceId, userId))[0];
-  return r ? foldText(r.email) : undefined;
+  return r ? emailKey(r.email) : undefined;
 }
 
-/** The folded addresses of the workspace's members among `emails` (folded). */
+/** The keys of the workspace's members' addresses (emailKey) among `emails` (keys). */
 export async function memberEmails(db: Executor, workspaceId: string, emails: readonly string[]): Promise<Set<string>> {
   const wanted = new Set(emails);
   const rows = await db.selectFrom('users').select('email').where('workspace_id', '=', workspaceId).execute();
-  return new Set(rows.map((r) => foldText(r.email)).filter((e) => wanted.has(e)));
+  return new Set(rows.map((r) => emailKey(r.email)).filter((e) => wanted.has(e)));
 }
 
 type IdsByKey = Map<string, string[]>;

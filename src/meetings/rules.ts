@@ -6,7 +6,7 @@ import { checkDownload } from '../files/service.ts';
 import type { Ctx } from '../lib/context.ts';
 import { AppError } from '../lib/errors.ts';
 import { parseIsoDateTime } from '../lib/dates.ts';
-import { foldText } from '../lib/fold.ts';
+import { emailKey } from '../lib/email.ts';
 
 const FIELDS = ['$title', '$startDate', '$endDate', '$description', '$meetingUrl', '$organizerEmail', '$attendeeEmails', '$privacySetting'];
 /** The relationships computed from the participants' addresses when read; never written. */
@@ -68,14 +68,14 @@ export function checkDates(startDate: string, endDate: string, now: number): { s
 
 /** The index of the first attendee that repeats an earlier one, ignoring case; -1 when none does. */
 export function repeatedAttendee(attendees: readonly string[]): number {
-  const folded = attendees.map(foldText);
+  const folded = attendees.map(emailKey);
   return folded.findIndex((a, i) => folded.indexOf(a) !== i);
 }
 
 /** The organizer and attendees, each address once (ignoring case), as first written. */
 export function participants(organizer: string | null, attendees: readonly string[] | null): string[] {
   const seen = new Map<string, string>();
-  for (const a of [...(organizer === null ? [] : [organizer]), ...(attendees ?? [])]) if (!seen.has(foldText(a))) seen.set(foldText(a), a);
+  for (const a of [...(organizer === null ? [] : [organizer]), ...(attendees ?? [])]) if (!seen.has(emailKey(a))) seen.set(emailKey(a), a);
   const twice = repeatedAttendee(attendees ?? []);
   if (twice >= 0) {
     const param = `fields.$attendeeEmails[${twice}]`;

@@ -6,7 +6,7 @@ import type { Static } from '@sinclair/typebox';
 import { appendEvent, type Changes } from '../changes/service.ts';
 import type { Ctx, WriteCtx } from '../lib/context.ts';
 import { AppError, notFound } from '../lib/errors.ts';
-import { foldText } from '../lib/fold.ts';
+import { emailKey } from '../lib/email.ts';
 import { laterIso } from '../lib/dates.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import { envelope, type Page } from '../lib/paging.ts';
@@ -120,7 +120,7 @@ export async function createMeeting(ctx: WriteCtx, input: CreateMeetingInput) {
     created_at: at,
     updated_at: at,
   };
-  await repo.insertMeeting(ctx.db, row, { meeting_id: row.id, description: f.$description ?? null, transcript_id: transcriptId }, addresses.map(foldText));
+  await repo.insertMeeting(ctx.db, row, { meeting_id: row.id, description: f.$description ?? null, transcript_id: transcriptId }, addresses.map(emailKey));
   if (input.autoCreateRecords === true) await createMissingContacts(ctx, addresses);
   await appendEvent(ctx, { type: 'meeting.created', object: await fullResource(ctx, row.id) });
   return getMeeting(ctx, { id: row.id });

@@ -2,9 +2,11 @@
 // primary's value, the duplicate's, or a value checked as a write checks it; without one, the
 // primary's value when set, else the duplicate's; MULTI_SELECT keeps the primary's set (the union
 // with `multiSelectUnion`); multi-valued EMAIL, URL, TELEPHONE and SOCIAL_HANDLE fields take the
-// union, the primary's values first, duplicates removed as their filters compare them. An
+// union, the primary's values first, duplicates removed as their filters compare them (an EMAIL
+// by its key, docs/records.md §E-mail addresses). An
 // archived field keeps the primary's value when set, else takes the duplicate's.
 import type { TypeDefinitions } from '../definitions/service.ts';
+import { emailKey } from '../lib/email.ts';
 import { foldText } from '../lib/fold.ts';
 import { checkFieldKeys, checkFieldValues } from '../records/write-fields.ts';
 
@@ -63,7 +65,9 @@ export function mergeFields(
     else if (def.readOnly) v = p;
     else if (def.valueType === 'MULTI_SELECT') v = p === undefined ? d : multiSelectUnion && Array.isArray(d) ? union(p as unknown[], d, (x) => x) : p;
     else if (def.multipleValues && UNION_TYPES.has(def.valueType) && (Array.isArray(p) || Array.isArray(d)))
-      v = union((p as unknown[] | undefined) ?? [], (d as unknown[] | undefined) ?? [], (x) => (typeof x === 'string' ? foldText(x) : x));
+      v = union((p as unknown[] | undefined) ?? [], (d as unknown[] | undefined) ?? [], (x) =>
+        typeof x === 'string' ? (def.valueType === 'EMAIL' ? emailKey(x) : foldText(x)) : x,
+      );
     else v = p ?? d;
     if (v === undefined || v === null) delete out[key];
     else out[key] = v;

@@ -6,9 +6,8 @@ import { findFieldRow, updateField } from '../definitions/repository.ts';
 import type { Executor } from '../db/index.ts';
 import type { Ctx, WriteCtx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
-import { foldText, indexedText } from '../lib/fold.ts';
 import { writeValueIndex } from './index/repository.ts';
-import { valueRows } from './index/values.ts';
+import { indexedScalar, valueRows } from './index/values.ts';
 import { recordsHolding } from './repository.ts';
 import { type RecordType, requireDefinitions } from './resource.ts';
 import type { Definitions, FieldDefinition, RelationshipDefinition } from './schemas.ts';
@@ -65,7 +64,8 @@ export async function setArchived(ctx: WriteCtx, input: { objectType: string; ke
       id: r.id,
       fields: JSON.parse(r.fields) as Record<string, unknown>,
     }));
-    const shared = defs.fields.get(input.key)?.unique ? sharedValue(input.key, holding) : undefined;
+    const def = defs.fields.get(input.key);
+    const shared = def?.unique ? sharedValue(input.key, def.valueType, holding) : undefined;
     if (shared)
       throw new InputError(
         `"${input.key}" is unique, and ${input.objectType} records ${shared.ids.join(' and ')} both hold ${JSON.stringify(shared.value)} (written before a restore checked archived fields): move one of them to the trash, then unarchive`,
@@ -76,10 +76,14 @@ export async function setArchived(ctx: WriteCtx, input: { objectType: string; ke
   return { id: row.id, archived: input.archived };
 }
 
-/** A unique field's value in the form its check compares (text folded, numbers as numbers); undefined for any other. */
-function uniqueForm(x: unknown): string | undefined {
-  if (typeof x === 'string') return `t${indexedText(foldText(x))}`;
-  return typeof x === 'number' || typeof x === 'boolean' ? `n${Number(x)}` : undefined;
+/**
+ * A unique field's value in the form its check compares, the value index's (indexedScalar: text
+ * folded, an EMAIL as its key, numbers as numbers); undefined for any other.
+ */
+function uniqueForm(valueType: string, x: unknown): string | undefined {
+  const indexed = indexedScalar(valueType, x);
+  if (indexed === undefined) return undefined;
+  return indexed.text !== undefined ? `t${indexed.text}` : `n${indexed.num}`;
 }
 
 /**
@@ -87,12 +91,16 @@ function uniqueForm(x: unknown): string | undefined {
  * them. A unique field is checked on writes only while it is active, so records written before
  * the check covered archived fields may share one.
  */
-function sharedValue(key: string, records: readonly { id: string; fields: Record<string, unknown> }[]): { value: unknown; ids: [string, string] } | undefined {
+function sharedValue(
+  key: string,
+  valueType: string,
+  records: readonly { id: string; fields: Record<string, unknown> }[],
+): { value: unknown; ids: [string, string] } | undefined {
   const seen = new Map<string, string>();
   for (const r of records) {
     const v = r.fields[key];
     for (const x of Array.isArray(v) ? v : [v]) {
-      const form = uniqueForm(x);
+      const form = uniqueForm(valueType, x);
       if (form === undefined) continue;
       const other = seen.get(form);
       if (other !== undefined && other !== r.id) return { value: x, ids: [other, r.id] };
@@ -107,13 +115,21 @@ function sharedValue(key: string, records: readonly { id: string; fields: Record
  * value index has no rows of an archived field, so the records holding it are read: a restore
  * asks, for a record whose archived unique field holds a value (docs/trash.md §Restore).
  */
-export async function archivedValueTaken(db: Executor, workspaceId: string, kind: string, key: string, value: unknown, exceptId: string): Promise<boolean> {
-  const form = uniqueForm(value);
+export async function archivedValueTaken(
+  db: Executor,
+  workspaceId: string,
+  kind: string,
+  field: { key: string; valueType: string },
+  value: unknown,
+  exceptId: string,
+): Promise<boolean> {
+  const { key, valueType } = field;
+  const form = uniqueForm(valueType, value);
   if (form === undefined) return false;
   for (const r of await recordsHolding(db, workspaceId, kind, key)) {
     if (r.id === exceptId) continue;
     const v = (JSON.parse(r.fields) as Record<string, unknown>)[key];
-    if ((Array.isArray(v) ? v : [v]).some((x) => uniqueForm(x) === form)) return true;
+    if ((Array.isArray(v) ? v : [v]).some((x) => uniqueForm(valueType, x) === form)) return true;
   }
   return false;
 }

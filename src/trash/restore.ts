@@ -34,11 +34,12 @@ async function refuseTakenValues(ctx: Ctx, defs: TypeDefinitions, row: records.R
   for (const [key, v] of Object.entries(stored)) {
     // An archived field's values come back with unarchive, so they stay unique as well; the value
     // index holds no rows of one, so its holders are read from the records.
-    const archived = defs.archived.get(key)?.unique === true;
+    const held = defs.archived.get(key);
+    const archived = held?.unique === true;
     const def = defs.fields.get(key);
     if (!def?.unique && !archived) continue;
     const taken = async (x: unknown) => {
-      if (archived || def === undefined) return archivedValueTaken(ctx.db, row.workspace_id, row.kind, key, x, row.id);
+      if (archived || def === undefined) return archivedValueTaken(ctx.db, row.workspace_id, row.kind, held ?? { key, valueType: 'TEXT' }, x, row.id);
       const indexed = indexedScalar(def.valueType, x);
       return indexed !== undefined && valueTaken(ctx.db, row.workspace_id, row.kind, key, indexed, row.id);
     };

@@ -48,8 +48,9 @@ function atoms(defs: TypeDefinitions, filters: readonly Filter[]): Planned[] {
       continue;
     }
     const def = defs.fields.get(f.field)!;
-    // A field has several rows per record when it holds an array or is an ADDRESS (one per part).
-    const multiRow = def.multipleValues || def.valueType === 'ADDRESS';
+    // A field has several rows per record when it holds an array, is an ADDRESS (one per part) or
+    // an EMAIL (an internationalized domain in both spellings, docs/records.md §E-mail addresses).
+    const multiRow = def.multipleValues || def.valueType === 'ADDRESS' || def.valueType === 'EMAIL';
     if (f.kind === 'text') {
       const cond: ValueCond = f.op === 'set' ? { op: 'set' } : { op: f.op, text: f.value };
       out.push({ atom: { kind: 'values', field: f.field, multiRow, cond }, negate: f.negate });

@@ -4,7 +4,7 @@
 import { type BulkLoadState, chunks, deferred, dropIndexesUntilBuilt, insertRows, type Executor, type Tx } from '../../db/index.ts';
 import { sql } from 'kysely';
 import type { TypeDefinitions } from '../../definitions/service.ts';
-import { foldText } from '../../lib/fold.ts';
+import { emailKey } from '../../lib/email.ts';
 import type { RecordValuesTable } from '../tables.ts';
 import type { IndexedScalar } from './values.ts';
 import type { RecordTrigramPacksTable, RecordTrigramsTable } from './tables.ts';
@@ -121,11 +121,12 @@ export async function recordIdsByValues(
 }
 
 /**
- * The contacts of the workspace whose `$email` holds one of `emails`, ignoring case, by folded
- * address (docs/records.md §Value index). Meetings and emails derive their `$contact` with it.
+ * The contacts of the workspace whose `$email` holds one of `emails`, ignoring case and the form of
+ * the domain, by the address's key (emailKey, docs/records.md §E-mail addresses). Meetings and
+ * emails derive their `$contact` with it.
  */
 export function contactIdsByEmails(db: Executor, workspaceId: string, emails: readonly string[]): Promise<Map<string, string[]>> {
-  return recordIdsByValues(db, workspaceId, 'contact', '$email', emails.map(foldText));
+  return recordIdsByValues(db, workspaceId, 'contact', '$email', emails.map(emailKey));
 }
 
 /** The accounts of the workspace whose `$website` host is one of `hosts` (folded), by host. */

@@ -2,6 +2,7 @@
 // values and its type's definitions. Every writer of records (the API, the import, migrations)
 // builds them here, so the index means the same thing whoever wrote the record.
 import type { TypeDefinitions } from '../../definitions/service.ts';
+import { emailKey, emailUnicodeSpelling } from '../../lib/email.ts';
 import { foldText, indexedText } from '../../lib/fold.ts';
 import type { RecordValuesTable } from '../tables.ts';
 
@@ -33,11 +34,13 @@ export type IndexedScalar = { text: string; num?: undefined } | { num: number; t
 /**
  * The index form of `v`, one scalar (an element of a multi-valued field) of a field of
  * `valueType`, or undefined when the index holds no row for it: a DATETIME as its instant in ms,
- * numbers, currencies and checkboxes (1/0) as numbers, text folded and cut as indexedText cuts it.
- * FULL_NAME and ADDRESS values are objects, indexed by valueRows alone.
+ * numbers, currencies and checkboxes (1/0) as numbers, text folded and cut as indexedText cuts it,
+ * an EMAIL as its key (its domain in ASCII, src/lib/email.ts). FULL_NAME and ADDRESS values are
+ * objects, indexed by valueRows alone.
  */
 export function indexedScalar(valueType: string, v: unknown): IndexedScalar | undefined {
   if (valueType === 'DATETIME' && typeof v === 'string') return finite(Date.parse(v));
+  if (valueType === 'EMAIL' && typeof v === 'string') return { text: indexedText(emailKey(v)) };
   if (NUMERIC.has(valueType) && (typeof v === 'number' || typeof v === 'boolean')) return finite(Number(v));
   return typeof v === 'string' ? { text: indexedText(foldText(v)) } : undefined;
 }
@@ -52,7 +55,9 @@ const finite = (n: number): IndexedScalar | undefined => (Number.isFinite(n) ? {
  * `firstName lastName`; an ADDRESS one row per text part.
  * Text longer than INDEXED_TEXT_BYTES is kept as its prefix (src/lib/fold.ts).
  * An account's `$website` also gives the host of each URL, under `$website.host` (meetings link
- * new contacts to accounts by domain).
+ * new contacts to accounts by domain). An EMAIL whose domain has an ASCII-encoded label gives a
+ * second row, its Unicode spelling, so that `contains` finds a part of either spelling
+ * (docs/records.md §E-mail addresses).
  */
 export function valueRows(workspaceId: string, defs: TypeDefinitions, recordId: string, values: Record<string, unknown>): RecordValuesTable[] {
   const rows: RecordValuesTable[] = [];
@@ -69,6 +74,7 @@ export function valueRows(workspaceId: string, defs: TypeDefinitions, recordId: 
     else if (Array.isArray(v)) for (const x of v) add(key, indexedScalar(def.valueType, x));
     else add(key, indexedScalar(def.valueType, v));
     if (key === '$website') for (const x of Array.isArray(v) ? v : [v]) if (typeof x === 'string') text('$website.host', urlHost(x));
+    if (def.valueType === 'EMAIL') for (const x of Array.isArray(v) ? v : [v]) if (typeof x === 'string') text(key, emailUnicodeSpelling(x));
   }
   return rows;
 }

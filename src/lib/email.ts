@@ -1,0 +1,41 @@
+// One e-mail address is one value whichever form its domain is written in (docs/records.md §E-mail
+// addresses): `ann@bücher.example` and `ann@xn--bcher-kva.example` name one mailbox. An address is
+// stored and answered as written; every comparison (unique values, the value index, linking
+// meetings, e-mails and members to contacts) takes its key: folded as text is (src/lib/fold.ts),
+// its domain in ASCII (IDNA, as `node:url` gives it). Meetings, e-mails and mailboxes take ASCII
+// addresses only, so their key is their folded text, which they compare already.
+import { domainToASCII, domainToUnicode } from 'node:url';
+import { foldText } from './fold.ts';
+
+// Printable ASCII: any other character (a control one included) is for domainToASCII to judge.
+const ASCII = /^[ -~]*$/u;
+const ACE_LABEL = /(?:^|\.)xn--/u;
+
+/**
+ * The address as every comparison takes it: folded, and a domain holding a character outside
+ * ASCII written in ASCII (`ANN@Bücher.example` → `ann@xn--bcher-kva.example`). A domain IDNA
+ * refuses (domainToASCII answers '') is compared folded, as written.
+ */
+export function emailKey(address: string): string {
+  const at = address.lastIndexOf('@');
+  const domain = address.slice(at + 1);
+  if (at < 0 || ASCII.test(domain)) return foldText(address);
+  const ascii = domainToASCII(domain);
+  return ascii === '' ? foldText(address) : `${foldText(address.slice(0, at))}@${ascii}`;
+}
+
+/**
+ * The other spelling of an address whose key's domain has an ASCII-encoded (`xn--`) label: the
+ * key with its domain in Unicode, folded (`ann@bücher.example`); undefined for any other address.
+ * The value index holds it beside the key so that `contains` finds a part of either spelling.
+ */
+export function emailUnicodeSpelling(address: string): string | undefined {
+  const key = emailKey(address);
+  const at = key.lastIndexOf('@');
+  const domain = key.slice(at + 1);
+  if (at < 0 || !ACE_LABEL.test(domain)) return undefined;
+  const unicode = domainToUnicode(domain);
+  if (unicode === '') return undefined;
+  const spelled = `${key.slice(0, at)}@${foldText(unicode)}`;
+  return spelled === key ? undefined : spelled;
+}
