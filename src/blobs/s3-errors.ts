@@ -61,9 +61,22 @@ function misconfiguration(err: unknown, settings: StoreSettings): string | undef
   return undefined;
 }
 
+/**
+ * What an unreachable store's failure says: the socket's or the SDK's message, or the status of an
+ * answer and its code (an answer to HEAD has no body, so the SDK's message says only "UnknownError").
+ */
+function unavailableReason(err: unknown): string {
+  const { message, name } = err as Error;
+  const status = errorStatus(err);
+  if (status === undefined) return message || name;
+  const code = errorCode(err);
+  const said = message && !GENERIC.has(message) && message !== code ? `: ${message}` : '';
+  return `HTTP ${status}${code ? ` ${code}` : ''}${said}`;
+}
+
 /** `err` as the API should see it: unreachable, misconfigured, or as it is. */
 export function storeError(err: unknown, settings: StoreSettings): unknown {
-  if (unavailable(err)) return new BlobStoreUnavailableError((err as Error).message || (err as Error).name, { cause: err });
+  if (unavailable(err)) return new BlobStoreUnavailableError(unavailableReason(err), { cause: err });
   const reason = misconfiguration(err, settings);
   return reason ? new BlobStoreMisconfiguredError(reason, { cause: err }) : err;
 }

@@ -9,7 +9,7 @@ import type { Principal, Scope } from '../auth/scopes.ts';
 import type { ErrorCode } from '../lib/errors.ts';
 import type { HttpLinks } from '../lib/links.ts';
 import type { Metrics } from '../metrics/registry.ts';
-import type { DatabaseOutage } from './db-outage.ts';
+import type { Faults } from './fault-log.ts';
 import type { RateCategory, RateLimiter } from '../rate-limit/bucket.ts';
 
 export interface Deps {
@@ -24,8 +24,8 @@ export interface Deps {
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** Whether the database is reachable, and the log lines of an outage (src/http/db-outage.ts). */
-    databaseOutage: DatabaseOutage;
+    /** The operational faults met now, and their log lines (src/http/fault-log.ts). */
+    faults: Faults;
   }
   interface FastifyContextConfig {
     operation?: string;

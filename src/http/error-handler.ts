@@ -1,7 +1,7 @@
 // Every failure leaves the server in one shape: {"error": {type, code, message, param?, requestId}}.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type Deps, SERVICE_VERSION } from './context.ts';
-import { DatabaseOutage } from './db-outage.ts';
+import { appFaults, closeFaults, type Faults } from './fault-log.ts';
 import { BlobDiskFaultError, BlobStoreMisconfiguredError, BlobStoreUnavailableError } from '../blobs/blob-store.ts';
 import { isConnectionLoss, isStatementTimeout, isTransactionConflict, storageRefusal } from '../db/index.ts';
 import { AppError } from '../lib/errors.ts';
@@ -56,7 +56,7 @@ export function frameworkError(error: FastifyError, request: FastifyRequest, rep
  * Failures of a dependency (the database, the blob store) that are not the request's fault, answered 503 with `Retry-After: 1`
  * (docs/errors.md, service_unavailable): the same request can succeed shortly.
  */
-const UNAVAILABLE: { is: (err: unknown) => boolean; log?: string; outage?: true; error?: (err: unknown) => string; message: string }[] = [
+const UNAVAILABLE: { is: (err: unknown) => boolean; log?: string; fault?: keyof Faults; error?: (err: unknown) => string; message: string }[] = [
   // The blob store refuses this deployment's settings (a bucket that does not exist, refused
   // credentials): no client can change that. Without a `log`, logged at error under the error's
   // own message, which names the setting to fix. Before the blob store's entry: it is one of those.
@@ -66,15 +66,12 @@ const UNAVAILABLE: { is: (err: unknown) => boolean; log?: string; outage?: true;
     message: 'A dependency of the service is not reachable; retry shortly.',
   },
   // The database went away under the request (reads were already tried again on a new
-  // connection): the same request can succeed once it is back (docs/design.md §Database). Logged
-  // once for the outage, not once per request (src/http/db-outage.ts).
-  { is: isConnectionLoss, outage: true, message: 'A dependency of the service is not reachable; retry shortly.' },
+  // connection): the same request can succeed once it is back (docs/design.md §Database). A
+  // `fault` is logged as one for all the requests it fails, not once per request
+  // (src/http/fault-log.ts).
+  { is: isConnectionLoss, fault: 'database', message: 'A dependency of the service is not reachable; retry shortly.' },
   // The blob store (S3) could not be reached, did not answer in time, or answered a 5xx.
-  {
-    is: (err) => err instanceof BlobStoreUnavailableError,
-    log: 'blob store not reachable',
-    message: 'A dependency of the service is not reachable; retry shortly.',
-  },
+  { is: (err) => err instanceof BlobStoreUnavailableError, fault: 'blobStore', message: 'A dependency of the service is not reachable; retry shortly.' },
   // The database's storage refuses writes (a full disk, a read-only file or standby): retrying
   // helps once an operator mends it, who is told at error what to mend.
   {
@@ -92,6 +89,11 @@ const UNAVAILABLE: { is: (err: unknown) => boolean; log?: string; outage?: true;
   },
 ];
 
+/** The operational fault `err` is, logged as one for all the requests it fails; else undefined. */
+export function faultOf(err: unknown): keyof Faults | undefined {
+  return UNAVAILABLE.find((u) => u.is(err))?.fault;
+}
+
 /**
  * A failure of the service as the catalogue's error that answers it: its own, a dependency's 503,
  * else a 500. What is not the client's fault is logged, never sent: the answer names no database
@@ -102,7 +104,7 @@ export function asAppError(error: unknown, request: FastifyRequest): AppError {
   const log = request.log;
   const unavailable = UNAVAILABLE.find((u) => u.is(error));
   if (unavailable) {
-    if (unavailable.outage) request.server.databaseOutage.lost(error, log);
+    if (unavailable.fault) request.server.faults[unavailable.fault].met(error, log);
     else if (unavailable.log) log.warn({ err: error }, unavailable.log);
     else log.error({ err: error }, unavailable.error ? unavailable.error(error) : (error as Error).message);
     return new AppError('service_unavailable', unavailable.message, { headers: { 'Retry-After': '1' } });
@@ -112,10 +114,10 @@ export function asAppError(error: unknown, request: FastifyRequest): AppError {
 }
 
 export function installErrorHandling(app: FastifyInstance, deps: Deps): void {
-  const outage = new DatabaseOutage(deps.db, deps.logger);
-  app.decorate('databaseOutage', outage);
+  const faults = appFaults(deps, deps.logger);
+  app.decorate('faults', faults);
   app.addHook('onClose', (_app, done) => {
-    outage.close();
+    closeFaults(faults);
     done();
   });
   app.setErrorHandler((error: FastifyError, request, reply) => {

@@ -6,8 +6,9 @@
 // proves, within a deadline, that the database answers a trivial query and the blob store is
 // there: it never waits longer than READINESS_TIMEOUT_MS.
 import type { FastifyInstance } from 'fastify';
-import { isConnectionLoss, ping } from '../db/index.ts';
+import { ping } from '../db/index.ts';
 import type { Deps } from './context.ts';
+import { faultOf } from './error-handler.ts';
 import { AppError } from '../lib/errors.ts';
 
 export interface HealthOptions {
@@ -50,8 +51,10 @@ export function healthRoutes(deps: Deps, checks: Array<() => Promise<void>> = []
           })(),
         );
       } catch (err) {
-        // A lost connection is the database's outage, logged once for all the requests it fails.
-        if (isConnectionLoss(err)) request.server.databaseOutage.lost(err, request.log);
+        // An operational fault (the database's or the blob store's outage) is logged once for all
+        // the requests it fails (docs/reliability.md §Operational faults in the log).
+        const fault = faultOf(err);
+        if (fault) request.server.faults[fault].met(err, request.log);
         else request.log.warn({ err }, 'not ready');
         throw unavailable('A dependency of the service is not reachable.');
       }

@@ -21,6 +21,8 @@ type S3rverCtor = new (options: Record<string, unknown>) => S3rverInstance;
 
 export interface TestS3 {
   endpoint: string;
+  /** While on, every request is answered 503 ServiceUnavailable, as a store in an outage does. */
+  unavailable(on: boolean): void;
   close(): Promise<void>;
 }
 
@@ -66,7 +68,13 @@ export async function startTestS3(directory: string, bucket: string): Promise<Te
   const s3rver = new S3rver({ directory, silent: true, configureBuckets: [{ name: bucket }] });
   await s3rver.configureBuckets();
   const handle = s3rver.callback();
+  let down = false;
   const server = http.createServer((req, res) => {
+    if (down) {
+      req.resume();
+      res.writeHead(503, { 'content-type': 'application/xml' });
+      return res.end('<Error><Code>ServiceUnavailable</Code><Message>Please reduce your request rate.</Message></Error>');
+    }
     const failure = (req.url ?? '').includes('X-Amz-Signature=') ? checkPresigned(req) : null;
     if (!failure) return handle(req, res);
     req.resume();
@@ -77,6 +85,7 @@ export async function startTestS3(directory: string, bucket: string): Promise<Te
   const { port } = server.address() as AddressInfo;
   return {
     endpoint: `http://127.0.0.1:${port}`,
+    unavailable: (on) => (down = on),
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.closeAllConnections();

@@ -112,7 +112,7 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
         fetch(f.base + path, { headers: { authorization: `Bearer ${s.secret}`, 'service-version': '2026-03-01' }, signal: AbortSignal.timeout(15_000) });
       assert.equal((await get('/v1/lists')).status, 200);
       // The outage of the test before is over once the database answered the process's own probe.
-      for (let i = 0; i < 50 && f.t.app.databaseOutage.down; i++) await new Promise((resolve) => setTimeout(resolve, 100));
+      for (let i = 0; i < 50 && f.t.app.faults.database.down; i++) await new Promise((resolve) => setTimeout(resolve, 100));
       const from = f.t.logs().length;
       await r.refuse();
       for (let round = 0; round < 3; round++) {

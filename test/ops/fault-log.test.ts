@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { mock, test } from 'node:test';
 import { openDb } from '../../src/db/database.ts';
-import { DatabaseOutage, STILL_LOG_MS } from '../../src/http/db-outage.ts';
+import { databaseOutage, STILL_LOG_MS } from '../../src/http/fault-log.ts';
 import { createLogger } from '../../src/logger.ts';
 
 test('requests meeting a lost connection for two minutes: three lines, no stack', async () => {
@@ -27,14 +27,14 @@ test('requests meeting a lost connection for two minutes: three lines, no stack'
       },
     }),
   );
-  const outage = new DatabaseOutage(db, logger);
+  const outage = databaseOutage(db, logger);
   mock.timers.enable({ apis: ['Date'], now: 1_000_000 });
   try {
     const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' });
     for (let minute = 0; minute < 3; minute++) {
-      for (let i = 0; i < 100; i++) outage.lost(refused, logger);
+      for (let i = 0; i < 100; i++) outage.met(refused, logger);
       mock.timers.tick(STILL_LOG_MS / 2);
-      for (let i = 0; i < 100; i++) outage.lost(refused, logger);
+      for (let i = 0; i < 100; i++) outage.met(refused, logger);
       mock.timers.tick(STILL_LOG_MS / 2);
     }
     const lines = text

@@ -1,0 +1,136 @@
+// An operational fault (a dependency that cannot be reached or does not answer in time, writes
+// that conflict with others) is no bug, and the log says so in a few lines, not a line with its
+// stack for each request it fails (docs/reliability.md §Operational faults in the log): one line
+// when the first request meets it, with the error's code and message and no stack (a driver's
+// stack says nothing the code and message do not); one line a minute while requests keep meeting
+// it, with how many did; and, for a dependency the process can ask, one line once it answers
+// again. That last line needs an answer of the dependency itself: while the fault lasts, the
+// process asks it once a second (a request that succeeded may not have needed it). A fault with no
+// such question is over once a minute passes without a request meeting it.
+import type { FastifyBaseLogger } from 'fastify';
+import { outsideBudget, ping, type Db } from '../db/index.ts';
+import type { BlobStore } from '../blobs/blob-store.ts';
+
+/** How often the log says that a fault goes on. */
+export const STILL_LOG_MS = 60_000;
+/** How often a dependency is asked whether it answers again while it does not. */
+export const PROBE_MS = 1_000;
+
+/** The error's code and message: all the log keeps of it. A wrapped error's code is its cause's. */
+export function causeOf(err: unknown): { code?: string; reason: string } {
+  const e = err as { code?: unknown; message?: unknown; cause?: { code?: unknown } } | null;
+  const own = typeof e?.code === 'string' ? e.code : typeof e?.cause?.code === 'string' ? e.cause.code : undefined;
+  const reason = typeof e?.message === 'string' ? e.message : String(err);
+  return own === undefined ? { reason } : { code: own, reason };
+}
+
+export interface FaultLines {
+  /** The first line of a fault. */
+  first: string;
+  /** The line a minute while requests keep meeting it. */
+  still: string;
+  /** A dependency's question, asked once a second while the fault lasts, and the line once answered. */
+  probe?: { ask: () => Promise<unknown>; back: string };
+}
+
+export class RepeatedFault {
+  readonly #lines: FaultLines;
+  readonly #logger: FastifyBaseLogger;
+  /** Date.now() when the fault began; undefined while there is none. */
+  #since: number | undefined;
+  /** Date.now() of the fault's last line, and of the last request that met it. */
+  #logged = 0;
+  #last = 0;
+  /** Requests that met the fault since it began. */
+  #answered = 0;
+  #probe: NodeJS.Timeout | undefined;
+  #closed = false;
+
+  constructor(lines: FaultLines, logger: FastifyBaseLogger) {
+    this.#lines = lines;
+    this.#logger = logger;
+  }
+
+  /** Whether the fault lasts now. */
+  get down(): boolean {
+    if (this.#since === undefined) return false;
+    return this.#lines.probe !== undefined || Date.now() - this.#last < STILL_LOG_MS;
+  }
+
+  /** A request met `err`, this fault, and is answered 503. */
+  met(err: unknown, log: FastifyBaseLogger): void {
+    const now = Date.now();
+    const over = !this.down;
+    this.#answered++;
+    this.#last = now;
+    if (over) {
+      this.#since = this.#logged = now;
+      this.#answered = 1;
+      log.warn(causeOf(err), this.#lines.first);
+      if (this.#lines.probe) this.#watch(this.#lines.probe);
+    } else if (now - this.#logged >= STILL_LOG_MS) {
+      this.#logged = now;
+      log.warn({ ...causeOf(err), answered: this.#answered, ms: now - this.#since! }, this.#lines.still);
+    }
+  }
+
+  #watch(probe: { ask: () => Promise<unknown>; back: string }): void {
+    if (this.#closed) return;
+    this.#probe = setTimeout(() => {
+      this.#probe = undefined;
+      probe.ask().then(
+        () => {
+          if (this.#closed) return;
+          this.#logger.info({ answered: this.#answered, ms: Date.now() - (this.#since ?? 0) }, probe.back);
+          this.#since = undefined;
+        },
+        () => this.#watch(probe),
+      );
+    }, PROBE_MS);
+    // A process that has nothing else to do does not stay alive for the probe.
+    this.#probe.unref();
+  }
+
+  /** Stops the probe (the app closes). */
+  close(): void {
+    this.#closed = true;
+    clearTimeout(this.#probe);
+  }
+}
+
+/** A lost or refused connection to the database (docs/reliability.md §Lost connections). */
+export function databaseOutage(db: Db, logger: FastifyBaseLogger): RepeatedFault {
+  return new RepeatedFault(
+    {
+      first: 'database not reachable; requests that need it are answered 503 until it is back',
+      still: 'database still not reachable',
+      probe: { ask: () => outsideBudget(() => ping(db)), back: 'database reachable again' },
+    },
+    logger,
+  );
+}
+
+/** The operational faults of an app, each logged as one (docs/reliability.md §Operational faults in the log). */
+export interface Faults {
+  database: RepeatedFault;
+  /** The blob store could not be reached, did not answer in time, or answered a 5xx. */
+  blobStore: RepeatedFault;
+}
+
+export function appFaults(deps: { db: Db; blobs: BlobStore }, logger: FastifyBaseLogger): Faults {
+  return {
+    database: databaseOutage(deps.db, logger),
+    blobStore: new RepeatedFault(
+      {
+        first: 'blob store not reachable; requests that need it are answered 503 until it is back',
+        still: 'blob store still not reachable',
+        probe: { ask: () => deps.blobs.ping(), back: 'blob store reachable again' },
+      },
+      logger,
+    ),
+  };
+}
+
+export function closeFaults(faults: Faults): void {
+  for (const fault of Object.values(faults) as RepeatedFault[]) fault.close();
+}
