@@ -80,7 +80,7 @@ const UNAVAILABLE: { is: (err: unknown) => boolean; log?: string; fault?: keyof 
     message: 'A dependency of the service cannot store writes now; retry shortly.',
   },
   // A statement the database cancelled at DATABASE_STATEMENT_TIMEOUT_MS: it did not answer in time.
-  { is: isStatementTimeout, log: 'database statement timed out', message: 'The database did not answer in time; retry shortly.' },
+  { is: isStatementTimeout, fault: 'statementTimeout', message: 'The database did not answer in time; retry shortly.' },
   // A write that conflicted with other transactions each time it ran (src/db/write.ts `rerun`).
   {
     is: isTransactionConflict,

@@ -115,6 +115,8 @@ export interface Faults {
   database: RepeatedFault;
   /** The blob store could not be reached, did not answer in time, or answered a 5xx. */
   blobStore: RepeatedFault;
+  /** The database cancelled a statement at its statement timeout. */
+  statementTimeout: RepeatedFault;
 }
 
 export function appFaults(deps: { db: Db; blobs: BlobStore }, logger: FastifyBaseLogger): Faults {
@@ -125,6 +127,13 @@ export function appFaults(deps: { db: Db; blobs: BlobStore }, logger: FastifyBas
         first: 'blob store not reachable; requests that need it are answered 503 until it is back',
         still: 'blob store still not reachable',
         probe: { ask: () => deps.blobs.ping(), back: 'blob store reachable again' },
+      },
+      logger,
+    ),
+    statementTimeout: new RepeatedFault(
+      {
+        first: 'database statement timed out; requests whose statements run past DATABASE_STATEMENT_TIMEOUT_MS are answered 503',
+        still: 'database statements still time out',
       },
       logger,
     ),

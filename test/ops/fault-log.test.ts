@@ -1,9 +1,9 @@
-// What the log says while the database cannot be reached (docs/reliability.md §Lost connections,
-// "The log"): one line when the first request meets a lost connection, none for the requests
-// after it, one a minute while they go on, and never a stack. test/ops/pg-refused.test.ts plays
-// a whole outage through the app, its end included; this holds the minute's line, with a clock
-// of the test's own. The database is PostgreSQL at a port where nothing listens, so that the
-// process's own probe keeps failing.
+// What the log says of an operational fault (docs/reliability.md §Operational faults in the log):
+// one line when the first request meets it, none for the requests after it, one a minute while
+// they go on, and never a stack. test/ops/pg-refused.test.ts plays a whole outage of the database
+// through the app, its end included; this holds the minute's line, with a clock of the test's
+// own. The database is PostgreSQL at a port where nothing listens, so that the process's own
+// probe keeps failing. A fault nothing can be asked about is over after a minute without it.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,8 +11,58 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { mock, test } from 'node:test';
 import { openDb } from '../../src/db/database.ts';
-import { databaseOutage, STILL_LOG_MS } from '../../src/http/fault-log.ts';
+import { databaseOutage, RepeatedFault, STILL_LOG_MS } from '../../src/http/fault-log.ts';
 import { createLogger } from '../../src/logger.ts';
+
+function capture() {
+  const text: string[] = [];
+  const logger = createLogger(
+    'info',
+    new Writable({
+      write(chunk, _enc, cb) {
+        text.push(String(chunk));
+        cb();
+      },
+    }),
+  );
+  const lines = () =>
+    text
+      .join('')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { level: number; msg: string; code?: string; answered?: number; ms?: number });
+  return { logger, text, lines };
+}
+
+test('a fault met for two minutes, then after a quiet minute: a line a minute, then a first line again', () => {
+  const { logger, text, lines } = capture();
+  const fault = new RepeatedFault({ first: 'first', still: 'still' }, logger);
+  mock.timers.enable({ apis: ['Date'], now: 1_000_000 });
+  try {
+    const timeout = Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' });
+    for (let second = 0; second <= 120; second++) {
+      for (let i = 0; i < 10; i++) fault.met(timeout, logger);
+      mock.timers.tick(1000);
+    }
+    assert.equal(fault.down, true);
+    mock.timers.tick(STILL_LOG_MS);
+    assert.equal(fault.down, false);
+    fault.met(timeout, logger);
+    assert.deepEqual(
+      lines().map((l) => [l.level, l.msg, l.code, l.answered, l.ms]),
+      [
+        [40, 'first', '57014', undefined, undefined],
+        [40, 'still', '57014', 601, STILL_LOG_MS],
+        [40, 'still', '57014', 1201, 2 * STILL_LOG_MS],
+        [40, 'first', '57014', undefined, undefined],
+      ],
+    );
+    assert.ok(!text.join('').includes('"stack"'));
+  } finally {
+    mock.timers.reset();
+    fault.close();
+  }
+});
 
 test('requests meeting a lost connection for two minutes: three lines, no stack', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'rolodex-outage-'));
