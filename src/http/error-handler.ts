@@ -82,11 +82,7 @@ const UNAVAILABLE: { is: (err: unknown) => boolean; log?: string; fault?: keyof 
   // A statement the database cancelled at DATABASE_STATEMENT_TIMEOUT_MS: it did not answer in time.
   { is: isStatementTimeout, fault: 'statementTimeout', message: 'The database did not answer in time; retry shortly.' },
   // A write that conflicted with other transactions each time it ran (src/db/write.ts `rerun`).
-  {
-    is: isTransactionConflict,
-    log: 'a write conflicted with other transactions every time it ran',
-    message: 'The write conflicted with others running at the same time; retry shortly.',
-  },
+  { is: isTransactionConflict, fault: 'writeConflict', message: 'The write conflicted with others running at the same time; retry shortly.' },
 ];
 
 /** The operational fault `err` is, logged as one for all the requests it fails; else undefined. */

@@ -117,6 +117,8 @@ export interface Faults {
   blobStore: RepeatedFault;
   /** The database cancelled a statement at its statement timeout. */
   statementTimeout: RepeatedFault;
+  /** A write conflicted with other transactions each time it ran (src/db/write.ts `rerun`). */
+  writeConflict: RepeatedFault;
 }
 
 export function appFaults(deps: { db: Db; blobs: BlobStore }, logger: FastifyBaseLogger): Faults {
@@ -134,6 +136,13 @@ export function appFaults(deps: { db: Db; blobs: BlobStore }, logger: FastifyBas
       {
         first: 'database statement timed out; requests whose statements run past DATABASE_STATEMENT_TIMEOUT_MS are answered 503',
         still: 'database statements still time out',
+      },
+      logger,
+    ),
+    writeConflict: new RepeatedFault(
+      {
+        first: 'a write conflicted with other transactions every time it ran; such writes are answered 503',
+        still: 'writes still conflict with other transactions every time they run',
       },
       logger,
     ),

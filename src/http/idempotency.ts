@@ -8,6 +8,7 @@ import { type Tx, write } from '../db/index.ts';
 import type { Deps } from './context.ts';
 import { AppError } from '../lib/errors.ts';
 import { MAX_BODY_DEPTH, tooDeep } from './body.ts';
+import { causeOf } from './fault-log.ts';
 import { claimKey, finishKey, type KeyRef, releaseKey } from '../idempotency/repository.ts';
 import type { Principal } from '../auth/scopes.ts';
 
@@ -170,8 +171,9 @@ export async function inTransaction<T>(deps: Deps, request: FastifyRequest, repl
       return value;
     },
     // A service changes nothing outside its transaction (docs/architecture.md §The service
-    // convention), so a transaction cancelled by a deadlock runs again.
-    { followUpFailed, rerun: (err) => request.log.warn({ err }, 'the transaction was cancelled by a conflict with another; running it again') },
+    // convention), so a transaction cancelled by a deadlock runs again. No bug: one line of the
+    // request, without a stack (docs/reliability.md §Operational faults in the log).
+    { followUpFailed, rerun: (err) => request.log.info(causeOf(err), 'the transaction was cancelled by a conflict with another; running it again') },
   );
   // Only once committed: a transaction that failed to commit leaves the claim to settle, which
   // gives it back instead of leaving it pending until its lease runs out.
