@@ -103,7 +103,9 @@ export async function buildApp(config: Config, deps: Deps): Promise<FastifyInsta
   await installOpenApi(app);
 
   const opts: PluginOptions = { config, deps, links: createHttpLinks(config.publicAppUrl), metrics };
-  await app.register(healthRoutes(deps, [() => deps.blobs.ping()], { readinessTimeoutMs: config.readinessTimeoutMs, stallMs: config.livenessStallMs }));
+  await app.register(
+    healthRoutes(deps, { 'the blob store': () => deps.blobs.ping() }, { readinessTimeoutMs: config.readinessTimeoutMs, stallMs: config.livenessStallMs }),
+  );
   await app.register(authRoutes);
   await app.register(listRoutes, opts);
   await app.register(messageRoutes, opts);

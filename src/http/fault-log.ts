@@ -119,6 +119,8 @@ export interface Faults {
   statementTimeout: RepeatedFault;
   /** A write conflicted with other transactions each time it ran (src/db/write.ts `rerun`). */
   writeConflict: RepeatedFault;
+  /** /readyz failed otherwise: a check did not answer in time, or the blob store refuses the settings. */
+  readiness: RepeatedFault;
 }
 
 export function appFaults(deps: { db: Db; blobs: BlobStore }, logger: FastifyBaseLogger): Faults {
@@ -146,6 +148,7 @@ export function appFaults(deps: { db: Db; blobs: BlobStore }, logger: FastifyBas
       },
       logger,
     ),
+    readiness: new RepeatedFault({ first: 'not ready; /readyz is answered 503 until it is', still: 'still not ready' }, logger),
   };
 }
 

@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { ping } from '../db/index.ts';
 import type { Deps } from './context.ts';
 import { faultOf } from './error-handler.ts';
+import { BlobStoreUnavailableError } from '../blobs/blob-store.ts';
 import { AppError } from '../lib/errors.ts';
 
 export interface HealthOptions {
@@ -20,17 +21,36 @@ export interface HealthOptions {
 
 const DEFAULTS: HealthOptions = { readinessTimeoutMs: 2000, stallMs: 30_000 };
 
-function within(ms: number, work: Promise<void>): Promise<void> {
+/** A readiness check that did not answer in time: `what` names it. */
+function late(what: string, ms: number): Error {
+  return Object.assign(new Error(`${what} did not answer within ${ms} ms`), { code: 'READINESS_TIMEOUT' });
+}
+
+/** Runs the checks in turn; fails naming the one still running after `ms`. */
+function within(ms: number, checks: [string, () => Promise<void>][]): Promise<void> {
+  let running = checks[0]?.[0] ?? '';
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<void>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  const timeout = new Promise<void>((_, reject) => {
+    timer = setTimeout(() => reject(late(running, ms)), ms);
   });
-  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+  const work = (async () => {
+    for (const [what, check] of checks) {
+      running = what;
+      await check();
+    }
+  })();
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** A probe's failure that is no bug, though no request's fault either. */
+function readinessFault(err: unknown): boolean {
+  return (err as { code?: unknown } | null)?.code === 'READINESS_TIMEOUT' || err instanceof BlobStoreUnavailableError;
 }
 
 const unavailable = (message: string) => new AppError('service_unavailable', message, { headers: { 'Retry-After': '1' } });
 
-export function healthRoutes(deps: Deps, checks: Array<() => Promise<void>> = [], options: Partial<HealthOptions> = {}) {
+/** `checks`: what /readyz asks besides the database, each by the name its log line gives it. */
+export function healthRoutes(deps: Deps, checks: Record<string, () => Promise<void>> = {}, options: Partial<HealthOptions> = {}) {
   const opts = { ...DEFAULTS, ...options };
   return async (app: FastifyInstance): Promise<void> => {
     app.get('/healthz', { schema: { hide: true } }, async (request) => {
@@ -43,17 +63,13 @@ export function healthRoutes(deps: Deps, checks: Array<() => Promise<void>> = []
     });
     app.get('/readyz', { schema: { hide: true } }, async (request) => {
       try {
-        await within(
-          opts.readinessTimeoutMs,
-          (async () => {
-            await ping(deps.db);
-            for (const check of checks) await check();
-          })(),
-        );
+        await within(opts.readinessTimeoutMs, [['the database', () => ping(deps.db)], ...Object.entries(checks)]);
       } catch (err) {
-        // An operational fault (the database's or the blob store's outage) is logged once for all
-        // the requests it fails (docs/reliability.md §Operational faults in the log).
-        const fault = faultOf(err);
+        // An operational fault (the database's or the blob store's outage, a check that did not
+        // answer in time, a blob store this deployment's settings cannot use) is logged once for
+        // all the probes it fails (docs/reliability.md §Operational faults in the log); anything
+        // else is a bug, logged with its stack.
+        const fault = faultOf(err) ?? (readinessFault(err) ? 'readiness' : undefined);
         if (fault) request.server.faults[fault].met(err, request.log);
         else request.log.warn({ err }, 'not ready');
         throw unavailable('A dependency of the service is not reachable.');
