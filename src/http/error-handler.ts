@@ -56,9 +56,9 @@ export function frameworkError(error: FastifyError, request: FastifyRequest, rep
  * Failures of a dependency (the database, the blob store) that are not the request's fault, answered 503 with `Retry-After: 1`
  * (docs/errors.md, service_unavailable): the same request can succeed shortly.
  */
-const UNAVAILABLE: { is: (err: unknown) => boolean; log?: string; fault?: keyof Faults; error?: (err: unknown) => string; message: string }[] = [
+const UNAVAILABLE: { is: (err: unknown) => boolean; fault?: keyof Faults; error?: (err: unknown) => string; message: string }[] = [
   // The blob store refuses this deployment's settings (a bucket that does not exist, refused
-  // credentials): no client can change that. Without a `log`, logged at error under the error's
+  // credentials): no client can change that. Without a `fault`, logged at error under the error's
   // own message, which names the setting to fix. Before the blob store's entry: it is one of those.
   // Likewise a local disk that refuses the blob directory (its mode, a full or read-only disk).
   {
@@ -101,7 +101,6 @@ export function asAppError(error: unknown, request: FastifyRequest): AppError {
   const unavailable = UNAVAILABLE.find((u) => u.is(error));
   if (unavailable) {
     if (unavailable.fault) request.server.faults[unavailable.fault].met(error, log);
-    else if (unavailable.log) log.warn({ err: error }, unavailable.log);
     else log.error({ err: error }, unavailable.error ? unavailable.error(error) : (error as Error).message);
     return new AppError('service_unavailable', unavailable.message, { headers: { 'Retry-After': '1' } });
   }
