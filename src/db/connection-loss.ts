@@ -33,6 +33,16 @@ export function isConnectionLoss(err: unknown): boolean {
 }
 
 /**
+ * The process stopped waiting for the database's answer (code DATABASE_DEADLINE): the request's
+ * time budget ran out (src/db/request-budget.ts), or a statement got no answer past its deadline
+ * (src/db/postgres/deadline.ts). A lost connection too, but one that says only that the database
+ * did not answer in time: it may be slow, or busy with other work, and still up.
+ */
+export function isDeadline(err: unknown): boolean {
+  return codeOf(err) === 'DATABASE_DEADLINE';
+}
+
+/**
  * PostgreSQL cancelled a statement that ran past `statement_timeout` (SQLSTATE 57014): the
  * database did not answer in time. The process cancels none of its statements once sent
  * (src/db/postgres/deadline.ts), so a cancellation that reaches a caller is the server's timeout.

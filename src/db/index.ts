@@ -5,7 +5,7 @@ export type { BulkLoadState, Db, Executor, Tx } from './types.ts';
 export { isUniqueViolation, openDb, ping, storageRefusal } from './database.ts';
 export { migrate } from './migrate.ts';
 export { takeMigrationNotes } from './migration-notes.ts';
-export { isConnectionLoss, isStatementTimeout, isTransactionConflict } from './connection-loss.ts';
+export { isConnectionLoss, isDeadline, isStatementTimeout, isTransactionConflict } from './connection-loss.ts';
 export { outsideBudget, startRequestBudget } from './request-budget.ts';
 export { inBackground } from './background.ts';
 

@@ -3,7 +3,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { type Deps, SERVICE_VERSION } from './context.ts';
 import { appFaults, closeFaults, type Faults } from './fault-log.ts';
 import { BlobDiskFaultError, BlobStoreMisconfiguredError, BlobStoreUnavailableError } from '../blobs/blob-store.ts';
-import { isConnectionLoss, isStatementTimeout, isTransactionConflict, storageRefusal } from '../db/index.ts';
+import { isConnectionLoss, isDeadline, isStatementTimeout, isTransactionConflict, storageRefusal } from '../db/index.ts';
 import { AppError } from '../lib/errors.ts';
 import { notJson } from './body.ts';
 import { validationError } from './validation.ts';
@@ -69,6 +69,10 @@ const UNAVAILABLE: { is: (err: unknown) => boolean; fault?: keyof Faults; error?
   // connection): the same request can succeed once it is back (docs/design.md §Database). A
   // `fault` is logged as one for all the requests it fails, not once per request
   // (src/http/fault-log.ts).
+  // The process stopped waiting for the database: the request's budget ran out, or a statement got
+  // no answer past its deadline. Before the lost connection it also is: the database may be busy
+  // and up, so it is not logged as an outage (docs/reliability.md §Operational faults in the log).
+  { is: isDeadline, fault: 'databaseDeadline', message: 'The database did not answer in time; retry shortly.' },
   { is: isConnectionLoss, fault: 'database', message: 'A dependency of the service is not reachable; retry shortly.' },
   // The blob store (S3) could not be reached, did not answer in time, or answered a 5xx.
   { is: (err) => err instanceof BlobStoreUnavailableError, fault: 'blobStore', message: 'A dependency of the service is not reachable; retry shortly.' },

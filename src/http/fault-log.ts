@@ -115,6 +115,8 @@ export interface Faults {
   database: RepeatedFault;
   /** The blob store could not be reached, did not answer in time, or answered a 5xx. */
   blobStore: RepeatedFault;
+  /** The process stopped waiting for the database's answer past a request's time budget. */
+  databaseDeadline: RepeatedFault;
   /** The database cancelled a statement at its statement timeout. */
   statementTimeout: RepeatedFault;
   /** A write conflicted with other transactions each time it ran (src/db/write.ts `rerun`). */
@@ -131,6 +133,13 @@ export function appFaults(deps: { db: Db; blobs: BlobStore }, logger: FastifyBas
         first: 'blob store not reachable; requests that need it are answered 503 until it is back',
         still: 'blob store still not reachable',
         probe: { ask: () => deps.blobs.ping(), back: 'blob store reachable again' },
+      },
+      logger,
+    ),
+    databaseDeadline: new RepeatedFault(
+      {
+        first: 'the database did not answer in time; requests that waited for it past their time budget are answered 503',
+        still: 'requests still wait for the database past their time budget',
       },
       logger,
     ),

@@ -54,6 +54,7 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
       while (f.db.pool!.transactions() < slots) await new Promise((r) => setTimeout(r, 20));
 
       try {
+        const from = f.t.logs().length;
         const started = performance.now();
         const update = fetch(`${f.base}/v1/contacts/${id}`, {
           method: 'POST',
@@ -68,6 +69,21 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
         assert.equal(res.status, 503, body);
         assert.equal(res.headers.get('retry-after'), '1');
         assert.equal(JSON.parse(body).error.code, 'service_unavailable');
+        // A missed deadline says the database did not answer in time, once and without a stack; it
+        // is no outage, which the database's own probe would declare over at once
+        // (docs/reliability.md §Operational faults in the log).
+        const said = f.t
+          .logs()
+          .slice(from)
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as { msg: string; code?: string })
+          .filter((l) => l.msg !== 'request');
+        assert.deepEqual(
+          said.map((l) => [l.msg, l.code]),
+          [['the database did not answer in time; requests that waited for it past their time budget are answered 503', 'DATABASE_DEADLINE']],
+        );
+        assert.ok(!f.t.logs().slice(from).includes('"stack"'), 'a line carries a stack');
         // Each wait within its own deadline would have answered after both: SLOTS_HELD_MS + TIMEOUT_MS.
         assert.ok(elapsed < SLOTS_HELD_MS + TIMEOUT_MS - 500, `answered after ${Math.round(elapsed)} ms, the deadline being ${DEADLINE_MS} ms`);
 
