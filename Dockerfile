@@ -8,8 +8,8 @@
 FROM node:24-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-# The postinstall script mends postgres.js (scripts/patch-postgres.mjs).
-COPY scripts/patch-postgres.mjs ./scripts/
+# The postinstall scripts mend postgres.js and sonic-boom (scripts/patch-*.mjs).
+COPY scripts/patch-postgres.mjs scripts/patch-sonic-boom.mjs ./scripts/
 RUN npm ci --omit=dev --no-audit --no-fund --loglevel=error && npm cache clean --force
 
 # Stage 2: the runtime, as the unprivileged `node` user of the base image.

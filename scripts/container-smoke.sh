@@ -26,7 +26,7 @@ export PATH="$WORK/bin:$PATH"
 APP="$WORK/app"
 mkdir -p "$APP/scripts"
 cp "$ROOT/package.json" "$ROOT/package-lock.json" "$APP/"
-cp "$ROOT/scripts/patch-postgres.mjs" "$APP/scripts/"
+cp "$ROOT/scripts/patch-postgres.mjs" "$ROOT/scripts/patch-sonic-boom.mjs" "$APP/scripts/"
 (cd "$APP" && NODE_ENV=production npm ci --omit=dev --no-audit --no-fund --loglevel=error)
 cp -r "$ROOT/bin" "$ROOT/src" "$APP/"
 cd "$APP"
