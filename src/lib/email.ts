@@ -10,6 +10,7 @@ import { foldText } from './fold.ts';
 // Printable ASCII: any other character (a control one included) is for domainToASCII to judge.
 const ASCII = /^[ -~]*$/u;
 const ACE_LABEL = /(?:^|\.)xn--/u;
+const ACE_ANYWHERE = /xn--/iu;
 
 /**
  * The address as every comparison takes it: folded, and a domain holding a character outside
@@ -30,6 +31,8 @@ export function emailKey(address: string): string {
  * The value index holds it beside the key so that `contains` finds a part of either spelling.
  */
 export function emailUnicodeSpelling(address: string): string | undefined {
+  // An ASCII address without an `xn--` label has no other spelling: its key is not computed again.
+  if (ASCII.test(address) && !ACE_ANYWHERE.test(address)) return undefined;
   const key = emailKey(address);
   const at = key.lastIndexOf('@');
   const domain = key.slice(at + 1);
