@@ -4,11 +4,10 @@
 // what did not answer. The silent database is a TCP server that accepts connections and never
 // writes a byte; the silent blob store is one whose check never settles.
 import assert from 'node:assert/strict';
-import { createServer, type Server, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { buildTestApp, type TestApp } from '../helpers/app.ts';
 import { testDialects } from '../helpers/db.ts';
-import { type FaultApp, faultApp } from '../helpers/faults.ts';
+import { type FaultApp, faultApp, silentServer } from '../helpers/faults.ts';
 
 const READINESS_TIMEOUT_MS = 300;
 
@@ -53,17 +52,11 @@ for (const dialect of testDialects()) {
 
 for (const dialect of testDialects().filter((d) => d === 'postgres')) {
   describe(`readiness probes against a PostgreSQL that never answers [${dialect}]`, () => {
-    let server: Server;
-    const sockets = new Set<Socket>();
+    let server: Awaited<ReturnType<typeof silentServer>>;
     let f: FaultApp;
     before(async () => {
-      server = createServer((socket) => {
-        sockets.add(socket);
-        socket.on('error', () => {});
-        socket.on('close', () => sockets.delete(socket));
-      });
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      const port = (server.address() as { port: number }).port;
+      server = await silentServer();
+      const port = server.port;
       f = await faultApp({
         env: { READINESS_TIMEOUT_MS: String(READINESS_TIMEOUT_MS), DATABASE_STATEMENT_TIMEOUT_MS: '1000' },
         databaseUrl: (url) => url.replace(/@[^/]+\//, `@127.0.0.1:${port}/`),
@@ -71,8 +64,7 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
     });
     after(async () => {
       // Refused from now on, so that the app's close does not wait out a connection attempt.
-      const closed = new Promise((resolve) => server.close(resolve));
-      for (const s of sockets) s.destroy();
+      const closed = server.close();
       await f.close();
       await closed;
     });

@@ -4,11 +4,11 @@
 // The database here is a TCP server that accepts and never writes a byte; no PostgreSQL is needed.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { main } from '../../src/cli/main.ts';
+import { silentServer } from '../helpers/faults.ts';
 import { BIN, cleanUp, launch, type Launched } from '../helpers/launch.ts';
 import { freePort } from '../helpers/process.ts';
 
@@ -19,23 +19,16 @@ const SLACK_MS = 8000;
 const LINE = /cannot reach the PostgreSQL database at 127\.0\.0\.1:\d+\/rolodex \(no answer within 1 s, DATABASE_CONNECT_TIMEOUT_MS\)/;
 
 describe('PostgreSQL that accepts connections and never answers', () => {
-  let server: Server;
-  const sockets = new Set<Socket>();
+  let server: Awaited<ReturnType<typeof silentServer>>;
   let url = '';
   let dataDir = '';
   before(async () => {
-    server = createServer((socket) => {
-      sockets.add(socket);
-      socket.on('error', () => {});
-      socket.on('close', () => sockets.delete(socket));
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    url = `postgres://rolodex@127.0.0.1:${(server.address() as { port: number }).port}/rolodex`;
+    server = await silentServer();
+    url = `postgres://rolodex@127.0.0.1:${server.port}/rolodex`;
     dataDir = mkdtempSync(join(tmpdir(), 'rolodex-silent-pg-'));
   });
   after(async () => {
-    for (const s of sockets) s.destroy();
-    await new Promise((resolve) => server.close(resolve));
+    await server.close();
     rmSync(dataDir, { recursive: true, force: true });
   });
 
