@@ -8,7 +8,6 @@
 // runs first and PostgreSQL cancels it; the holder's wait then ends, and it rolls back. SQLite has
 // one writer at a time and never deadlocks.
 import assert from 'node:assert/strict';
-import { setTimeout as wait } from 'node:timers/promises';
 import { describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { type Tx, write } from '../../src/db/index.ts';
@@ -18,39 +17,49 @@ import * as repo from '../../src/trash/repository.ts';
 import { buildTestApp, call, type Seeded, seedWorkspace, type TestApp } from '../helpers/app.ts';
 import { rolodex } from '../helpers/cli.ts';
 import { testDialects } from '../helpers/db.ts';
-
-/** Whether another backend waits for one of `tx`'s locks, within 10 s. */
-async function waitedFor(tx: Tx): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    // A transaction reads the activity of other backends once, unless told to read it again.
-    await sql`select pg_stat_clear_snapshot()`.execute(tx);
-    const r = await sql<{ pid: number }>`select pid from pg_stat_activity where pg_backend_pid() = any(pg_blocking_pids(pid))`.execute(tx);
-    if (r.rows[0]) return;
-    await wait(50);
-  }
-  throw new Error('the command never waited for the holder');
-}
+import { waiterOf } from '../helpers/pg-locks.ts';
 
 class RolledBack extends Error {}
 
+/** One side of the deadlock in a transaction of the test's, the other a command run meanwhile. */
+interface Play<T> {
+  first: (tx: Tx) => Promise<unknown>;
+  command: () => Promise<T>;
+  second: (tx: Tx) => Promise<unknown>;
+}
+
 /**
- * Runs `first` in a transaction, then `command`; once the command waits for the transaction, runs
- * `second` (which waits for the command: a deadlock) and rolls back. Returns the command's outcome.
+ * Sets up, runs `first` in a transaction, then `command`; once the command waits for the
+ * transaction, runs `second` (which waits for the command: a deadlock) and rolls back. Returns the
+ * command's outcome. The command's deadlock check comes 1 s after its wait began, so `second` runs
+ * only while it has waited less than 300 ms: on a machine too loaded for that, the transaction
+ * rolls back at once, and the whole is set up and played again (five tries at most).
  */
-async function deadlocked<T>(t: TestApp, first: (tx: Tx) => Promise<unknown>, command: () => Promise<T>, second: (tx: Tx) => Promise<unknown>): Promise<T> {
-  let sent: Promise<T> | undefined;
-  await write(t.deps.db.kysely, async (tx) => {
-    await first(tx);
-    // The deferred writes of `first` go out with an awaited statement (src/db/pipeline.ts).
-    await sql`select 1`.execute(tx);
-    sent = command();
-    await waitedFor(tx);
-    await second(tx);
-    throw new RolledBack();
-  }).catch((err: unknown) => {
-    if (!(err instanceof RolledBack)) throw err;
-  });
-  return sent!;
+async function deadlocked<S, T>(t: TestApp, setUp: () => Promise<S>, play: (seeded: S) => Play<T>): Promise<S & { outcome: T }> {
+  for (let i = 0; i < 5; i++) {
+    const seeded = await setUp();
+    const { first, command, second } = play(seeded);
+    let sent: Promise<T> | undefined;
+    let closed = false;
+    await write(t.deps.db.kysely, async (tx) => {
+      await first(tx);
+      // The deferred writes of `first` go out with an awaited statement (src/db/pipeline.ts).
+      await sql`select 1`.execute(tx);
+      sent = command();
+      const waiter = await waiterOf(tx);
+      assert.ok(waiter, 'the command never waited for the holder');
+      if (waiter.waitedMs < 300) {
+        closed = true;
+        await second(tx);
+      }
+      throw new RolledBack();
+    }).catch((err: unknown) => {
+      if (!(err instanceof RolledBack)) throw err;
+    });
+    const outcome = await sent!;
+    if (closed) return { ...seeded, outcome };
+  }
+  throw new Error('the deadlock could not be arranged in five tries');
 }
 
 async function ok(t: TestApp, s: Seeded, method: 'GET' | 'POST' | 'DELETE', url: string, body?: unknown) {
@@ -74,15 +83,21 @@ for (const dialect of testDialects().filter((d) => d === 'postgres'))
     test('a purge of a list beside a restore of its member: cancelled once, it runs again and purges', async () => {
       const t = await buildTestApp(dialect);
       try {
-        const { s, contact, list } = await setUp(t);
-        const purged = await deadlocked(
+        const {
+          s,
+          contact,
+          outcome: purged,
+        } = await deadlocked(
           t,
-          async (tx) => {
-            await repo.findTrashLocked(tx, s.workspaceId, contact);
-            await repo.releaseMembers(tx, contact);
-          },
-          () => rolodex(t, ['trash', 'purge', '--workspace', s.workspaceId, list, '--json']),
-          (tx) => repo.trashedAmong(tx, s.workspaceId, [list]),
+          () => setUp(t),
+          ({ s, contact, list }) => ({
+            first: async (tx) => {
+              await repo.findTrashLocked(tx, s.workspaceId, contact);
+              await repo.releaseMembers(tx, contact);
+            },
+            command: () => rolodex(t, ['trash', 'purge', '--workspace', s.workspaceId, list, '--json']),
+            second: (tx) => repo.trashedAmong(tx, s.workspaceId, [list]),
+          }),
         );
         assert.equal(purged.code, 0, purged.err);
         assert.equal(JSON.parse(purged.out).listMemberships, 1);
@@ -99,21 +114,27 @@ for (const dialect of testDialects().filter((d) => d === 'postgres'))
     test("the sweeper's purge of a list beside a restore of its member: cancelled once, it runs again and purges", async () => {
       const t = await buildTestApp(dialect);
       try {
-        const { s, contact, list } = await setUp(t);
         // Two days on, with a retention of one day, only the list is due: the contact's entry is
         // dated two days on.
         const later = new Date(Date.now() + 2 * 86_400_000).toISOString();
-        await t.deps.db.kysely.updateTable('trash').set({ deleted_at: later }).where('id', '=', contact).execute();
         const sweep = { db: t.deps.db.kysely, now: Date.now() + 2 * 86_400_000, files: filesEnv(t.config, t.deps.blobs) };
-        const swept = await deadlocked(
-          t,
-          async (tx) => {
+        const dated = async () => {
+          const seeded = await setUp(t);
+          await t.deps.db.kysely.updateTable('trash').set({ deleted_at: later }).where('id', '=', seeded.contact).execute();
+          return seeded;
+        };
+        const {
+          s,
+          contact,
+          outcome: swept,
+        } = await deadlocked(t, dated, ({ s, contact, list }) => ({
+          first: async (tx) => {
             await repo.findTrashLocked(tx, s.workspaceId, contact);
             await repo.releaseMembers(tx, contact);
           },
-          () => sweepOnce(sweep, { trashRetentionDays: 1 }),
-          (tx) => repo.trashedAmong(tx, s.workspaceId, [list]),
-        );
+          command: () => sweepOnce(sweep, { trashRetentionDays: 1 }),
+          second: (tx) => repo.trashedAmong(tx, s.workspaceId, [list]),
+        }));
         assert.equal(swept.trashPurged, 1);
         const left = await rolodex(t, ['trash', 'list', '--workspace', s.workspaceId, '--json']);
         assert.deepEqual(
@@ -128,12 +149,19 @@ for (const dialect of testDialects().filter((d) => d === 'postgres'))
     test('a restore of a member beside a purge of its list: cancelled once, it runs again and restores', async () => {
       const t = await buildTestApp(dialect);
       try {
-        const { s, contact, list } = await setUp(t);
-        const restored = await deadlocked(
+        const {
+          s,
+          contact,
+          list,
+          outcome: restored,
+        } = await deadlocked(
           t,
-          (tx) => repo.findTrashLocked(tx, s.workspaceId, list),
-          () => rolodex(t, ['trash', 'restore', '--workspace', s.workspaceId, contact, '--json']),
-          (tx) => repo.eraseHeld(tx, list),
+          () => setUp(t),
+          ({ s, contact, list }) => ({
+            first: (tx) => repo.findTrashLocked(tx, s.workspaceId, list),
+            command: () => rolodex(t, ['trash', 'restore', '--workspace', s.workspaceId, contact, '--json']),
+            second: (tx) => repo.eraseHeld(tx, list),
+          }),
         );
         assert.equal(restored.code, 0, restored.err);
         assert.equal(JSON.parse(restored.out)[0].id, contact);

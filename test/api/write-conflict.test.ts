@@ -10,24 +10,12 @@
 // Neither a run again nor the 503 is a bug: the log names the conflict without a stack
 // (docs/reliability.md §Operational faults in the log).
 import assert from 'node:assert/strict';
-import { setTimeout as wait } from 'node:timers/promises';
 import { describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { type Tx, write } from '../../src/db/index.ts';
+import { write } from '../../src/db/index.ts';
 import { buildTestApp, call, seedWorkspace, type TestApp } from '../helpers/app.ts';
 import { testDialects } from '../helpers/db.ts';
-
-/** The backend of the transaction waiting for one of `tx`'s locks (10 s at most). */
-async function waiterOf(tx: Tx): Promise<number> {
-  for (let i = 0; i < 200; i++) {
-    // A transaction reads the activity of other backends once, unless told to read it again.
-    await sql`select pg_stat_clear_snapshot()`.execute(tx);
-    const r = await sql<{ pid: number }>`select pid from pg_stat_activity where pg_backend_pid() = any(pg_blocking_pids(pid))`.execute(tx);
-    if (r.rows[0]) return r.rows[0].pid;
-    await wait(50);
-  }
-  throw new Error('no request waited for the list');
-}
+import { waiterOf } from '../helpers/pg-locks.ts';
 
 /**
  * Deadlocks `deadlocks` runs of the waiting request, each with an advisory lock it holds, then ends;
@@ -38,7 +26,9 @@ async function holdList(t: TestApp, listId: string, deadlocks: number, started: 
     await sql`select id from lists where id = ${listId} for update`.execute(tx);
     started();
     for (let i = 0; i < deadlocks; i++) {
-      const pid = await waiterOf(tx);
+      const waiter = await waiterOf(tx);
+      assert.ok(waiter, 'no request waited for the list');
+      const { pid } = waiter;
       const held = await sql<{ key: string }>`select ((classid::bigint << 32) | objid::bigint)::text as key from pg_locks
         where pid = ${pid} and locktype = 'advisory' and granted order by key limit 1`.execute(tx);
       const key = held.rows[0]?.key;

@@ -5,15 +5,29 @@ import { sql } from 'kysely';
 import { type Tx, write } from '../../src/db/index.ts';
 import type { TestApp } from './app.ts';
 
-/** Whether another backend waits for one of `tx`'s locks, within 10 s. */
-export async function someoneWaits(tx: Tx): Promise<boolean> {
+/**
+ * The backend waiting for one of `tx`'s locks and how long it has waited, looked for 10 s at most.
+ * PostgreSQL checks a wait for a deadlock once, `deadlock_timeout` (1 s) after it began: a test that
+ * closes a cycle later than that makes its own transaction the one cancelled.
+ */
+export async function waiterOf(tx: Tx): Promise<{ pid: number; waitedMs: number } | undefined> {
   for (let i = 0; i < 200; i++) {
+    // A transaction reads the activity of other backends once, unless told to read it again.
     await sql`select pg_stat_clear_snapshot()`.execute(tx);
-    const r = await sql<{ pid: number }>`select pid from pg_stat_activity where pg_backend_pid() = any(pg_blocking_pids(pid))`.execute(tx);
-    if (r.rows[0]) return true;
+    const r = await sql<{ pid: number; waited: number | null }>`select a.pid,
+        extract(epoch from clock_timestamp() - (select min(waitstart) from pg_locks l where l.pid = a.pid and not l.granted)) * 1000 as waited
+      from pg_stat_activity a where pg_backend_pid() = any(pg_blocking_pids(a.pid))`.execute(tx);
+    const row = r.rows[0];
+    // waitstart is filled in just after a wait begins: missing, the wait has only begun.
+    if (row) return { pid: row.pid, waitedMs: Number(row.waited ?? 0) };
     await wait(50);
   }
-  return false;
+  return undefined;
+}
+
+/** Whether another backend waits for one of `tx`'s locks, within 10 s. */
+export async function someoneWaits(tx: Tx): Promise<boolean> {
+  return (await waiterOf(tx)) !== undefined;
 }
 
 /** Runs `change` in a transaction that commits only once `request` (sent after it ran) waits for it. */
