@@ -110,9 +110,12 @@ export class BlobNotFoundError extends Error {
  * same call can succeed shortly. The API answers it 503 `service_unavailable` (docs/errors.md).
  */
 export class BlobStoreUnavailableError extends Error {
+  /** The cause alone, without the sentence that frames it. */
+  readonly reason: string;
   constructor(reason: string, options?: ErrorOptions) {
     super(`the blob store is not reachable: ${reason}`, options);
     this.name = 'BlobStoreUnavailableError';
+    this.reason = reason;
   }
 }
 

@@ -1,7 +1,7 @@
 // Every failure leaves the server in one shape: {"error": {type, code, message, param?, requestId}}.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type Deps, SERVICE_VERSION } from './context.ts';
-import { appFaults, closeFaults, type Faults } from './fault-log.ts';
+import { appFaults, causeOf, closeFaults, type Faults } from './fault-log.ts';
 import { BlobDiskFaultError, BlobStoreMisconfiguredError, BlobStoreUnavailableError } from '../blobs/blob-store.ts';
 import { isConnectionLoss, isDeadline, isStatementTimeout, isTransactionConflict, storageRefusal } from '../db/index.ts';
 import { AppError } from '../lib/errors.ts';
@@ -56,18 +56,26 @@ export function frameworkError(error: FastifyError, request: FastifyRequest, rep
  * Failures of a dependency (the database, the blob store) that are not the request's fault, answered 503 with `Retry-After: 1`
  * (docs/errors.md, service_unavailable): the same request can succeed shortly.
  */
-const UNAVAILABLE: { is: (err: unknown) => boolean; fault?: keyof Faults; error?: (err: unknown) => string; message: string }[] = [
+const UNAVAILABLE: { is: (err: unknown) => boolean; fault: keyof Faults; reason?: (err: unknown) => string; message: string }[] = [
   // The blob store refuses this deployment's settings (a bucket that does not exist, refused
-  // credentials): no client can change that. Without a `fault`, logged at error under the error's
-  // own message, which names the setting to fix. Before the blob store's entry: it is one of those.
-  // Likewise a local disk that refuses the blob directory (its mode, a full or read-only disk).
+  // credentials), or the machine refuses the local blob directory (its mode, a full or read-only
+  // disk): no client can change that, and the log names the setting or the disk to mend. Before
+  // the blob store's entry: they are two of its kinds.
   {
-    is: (err) => err instanceof BlobStoreMisconfiguredError || err instanceof BlobDiskFaultError,
+    is: (err) => err instanceof BlobStoreMisconfiguredError,
+    fault: 'blobSettings',
+    reason: (err) => (err as BlobStoreMisconfiguredError).reason,
+    message: 'A dependency of the service is not reachable; retry shortly.',
+  },
+  {
+    is: (err) => err instanceof BlobDiskFaultError,
+    fault: 'blobDisk',
+    reason: (err) => (err as BlobDiskFaultError).reason,
     message: 'A dependency of the service is not reachable; retry shortly.',
   },
   // The database went away under the request (reads were already tried again on a new
-  // connection): the same request can succeed once it is back (docs/design.md §Database). A
-  // `fault` is logged as one for all the requests it fails, not once per request
+  // connection): the same request can succeed once it is back (docs/design.md §Database). Each
+  // fault is logged as one for all the requests it fails, not once per request
   // (src/http/fault-log.ts).
   // The process stopped waiting for the database: the request's budget ran out, or a statement got
   // no answer past its deadline. Before the lost connection it also is: the database may be busy
@@ -80,7 +88,8 @@ const UNAVAILABLE: { is: (err: unknown) => boolean; fault?: keyof Faults; error?
   // helps once an operator mends it, who is told at error what to mend.
   {
     is: (err) => storageRefusal(err) !== undefined,
-    error: (err) => `the database cannot store writes: ${storageRefusal(err)}`,
+    fault: 'databaseStorage',
+    reason: (err) => storageRefusal(err)!,
     message: 'A dependency of the service cannot store writes now; retry shortly.',
   },
   // A statement the database cancelled at DATABASE_STATEMENT_TIMEOUT_MS: it did not answer in time.
@@ -89,9 +98,16 @@ const UNAVAILABLE: { is: (err: unknown) => boolean; fault?: keyof Faults; error?
   { is: isTransactionConflict, fault: 'writeConflict', message: 'The write conflicted with others running at the same time; retry shortly.' },
 ];
 
-/** The operational fault `err` is, logged as one for all the requests it fails; else undefined. */
-export function faultOf(err: unknown): keyof Faults | undefined {
-  return UNAVAILABLE.find((u) => u.is(err))?.fault;
+/**
+ * Logs `err` as the operational fault it is, one for all the requests it fails; false when it is
+ * none. A fault with a `reason` is logged under its cause alone, which names what to mend.
+ */
+export function meetFault(err: unknown, request: FastifyRequest): boolean {
+  const unavailable = UNAVAILABLE.find((u) => u.is(err));
+  if (!unavailable) return false;
+  const met = unavailable.reason ? { code: causeOf(err).code, message: unavailable.reason(err) } : err;
+  request.server.faults[unavailable.fault].met(met, request.log);
+  return true;
 }
 
 /**
@@ -101,14 +117,12 @@ export function faultOf(err: unknown): keyof Faults | undefined {
  */
 export function asAppError(error: unknown, request: FastifyRequest): AppError {
   if (error instanceof AppError) return error;
-  const log = request.log;
   const unavailable = UNAVAILABLE.find((u) => u.is(error));
   if (unavailable) {
-    if (unavailable.fault) request.server.faults[unavailable.fault].met(error, log);
-    else log.error({ err: error }, unavailable.error ? unavailable.error(error) : (error as Error).message);
+    meetFault(error, request);
     return new AppError('service_unavailable', unavailable.message, { headers: { 'Retry-After': '1' } });
   }
-  log.error({ err: error }, 'unhandled error');
+  request.log.error({ err: error }, 'unhandled error');
   return new AppError('internal_error', 'Something went wrong on our side; it has been logged.');
 }
 

@@ -31,6 +31,13 @@ export interface FaultLines {
   still: string;
   /** A dependency's question, asked once a second while the fault lasts, and the line once answered. */
   probe?: { ask: () => Promise<unknown>; back: string };
+  /** `error` for a fault only an operator mends (a setting, a disk); else `warn`. */
+  level?: 'warn' | 'error';
+  /**
+   * Whether another cause than the one last logged is news, logged as a first line: a fault whose
+   * cause names what to mend (a bucket, then credentials) tells each.
+   */
+  eachCause?: boolean;
 }
 
 export class RepeatedFault {
@@ -43,6 +50,8 @@ export class RepeatedFault {
   #last = 0;
   /** Requests that met the fault since it began. */
   #answered = 0;
+  /** The cause of the last line. */
+  #reason: string | undefined;
   #probe: NodeJS.Timeout | undefined;
   #closed = false;
 
@@ -60,17 +69,22 @@ export class RepeatedFault {
   /** A request met `err`, this fault, and is answered 503. */
   met(err: unknown, log: FastifyBaseLogger): void {
     const now = Date.now();
+    const cause = causeOf(err);
+    const level = this.#lines.level ?? 'warn';
+    const news = this.#lines.eachCause === true && cause.reason !== this.#reason;
     const over = !this.down;
     this.#answered++;
     this.#last = now;
-    if (over) {
+    if (over || news) {
       this.#since = this.#logged = now;
       this.#answered = 1;
-      log.warn(causeOf(err), this.#lines.first);
-      if (this.#lines.probe) this.#watch(this.#lines.probe);
+      this.#reason = cause.reason;
+      log[level](cause, this.#lines.first);
+      if (over && this.#lines.probe) this.#watch(this.#lines.probe);
     } else if (now - this.#logged >= STILL_LOG_MS) {
       this.#logged = now;
-      log.warn({ ...causeOf(err), answered: this.#answered, ms: now - this.#since! }, this.#lines.still);
+      this.#reason = cause.reason;
+      log[level]({ ...cause, answered: this.#answered, ms: now - this.#since! }, this.#lines.still);
     }
   }
 
@@ -123,6 +137,17 @@ export interface Faults {
   writeConflict: RepeatedFault;
   /** /readyz failed otherwise: a check did not answer in time, or the blob store refuses the settings. */
   readiness: RepeatedFault;
+  /** The blob store refuses this deployment's settings (a bucket, credentials, a region). */
+  blobSettings: RepeatedFault;
+  /** The machine refuses the local blob directory (its mode, a full or failing disk). */
+  blobDisk: RepeatedFault;
+  /** The database's storage refuses writes (a full disk, a read-only file or standby). */
+  databaseStorage: RepeatedFault;
+}
+
+/** A fault only an operator mends: at error, each cause told, over after a minute without it. */
+function toMend(first: string, still: string, logger: FastifyBaseLogger): RepeatedFault {
+  return new RepeatedFault({ first, still, level: 'error', eachCause: true }, logger);
 }
 
 export function appFaults(deps: { db: Db; blobs: BlobStore }, logger: FastifyBaseLogger): Faults {
@@ -158,6 +183,17 @@ export function appFaults(deps: { db: Db; blobs: BlobStore }, logger: FastifyBas
       logger,
     ),
     readiness: new RepeatedFault({ first: 'not ready; /readyz is answered 503 until it is', still: 'still not ready' }, logger),
+    blobSettings: toMend(
+      "the blob store refuses this deployment's settings; requests that need it are answered 503 until they are mended",
+      "the blob store still refuses this deployment's settings",
+      logger,
+    ),
+    blobDisk: toMend(
+      'the blob directory cannot be used; requests that need it are answered 503 until it is mended',
+      'the blob directory still cannot be used',
+      logger,
+    ),
+    databaseStorage: toMend('the database cannot store writes; writes are answered 503 until it is mended', 'the database still cannot store writes', logger),
   };
 }
 

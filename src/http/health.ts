@@ -8,8 +8,7 @@
 import type { FastifyInstance } from 'fastify';
 import { ping } from '../db/index.ts';
 import type { Deps } from './context.ts';
-import { faultOf } from './error-handler.ts';
-import { BlobStoreUnavailableError } from '../blobs/blob-store.ts';
+import { meetFault } from './error-handler.ts';
 import { AppError } from '../lib/errors.ts';
 
 export interface HealthOptions {
@@ -42,9 +41,9 @@ function within(ms: number, checks: [string, () => Promise<void>][]): Promise<vo
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
-/** A probe's failure that is no bug, though no request's fault either. */
-function readinessFault(err: unknown): boolean {
-  return (err as { code?: unknown } | null)?.code === 'READINESS_TIMEOUT' || err instanceof BlobStoreUnavailableError;
+/** A check that did not answer in time: no bug, though no request's fault either. */
+function readinessTimeout(err: unknown): boolean {
+  return (err as { code?: unknown } | null)?.code === 'READINESS_TIMEOUT';
 }
 
 const unavailable = (message: string) => new AppError('service_unavailable', message, { headers: { 'Retry-After': '1' } });
@@ -69,9 +68,10 @@ export function healthRoutes(deps: Deps, checks: Record<string, () => Promise<vo
         // answer in time, a blob store this deployment's settings cannot use) is logged once for
         // all the probes it fails (docs/reliability.md §Operational faults in the log); anything
         // else is a bug, logged with its stack.
-        const fault = faultOf(err) ?? (readinessFault(err) ? 'readiness' : undefined);
-        if (fault) request.server.faults[fault].met(err, request.log);
-        else request.log.warn({ err }, 'not ready');
+        if (!meetFault(err, request)) {
+          if (readinessTimeout(err)) request.server.faults.readiness.met(err, request.log);
+          else request.log.warn({ err }, 'not ready');
+        }
         throw unavailable('A dependency of the service is not reachable.');
       }
       return { status: 'ready' };

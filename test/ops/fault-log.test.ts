@@ -109,3 +109,32 @@ test('requests meeting a lost connection for two minutes: three lines, no stack'
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a fault only an operator mends: at error, each new cause told at once, the same cause once a minute', () => {
+  const { logger, text, lines } = capture();
+  const fault = new RepeatedFault({ first: 'first', still: 'still', level: 'error', eachCause: true }, logger);
+  mock.timers.enable({ apis: ['Date'], now: 1_000_000 });
+  try {
+    const bucket = { message: 'the bucket "b" does not exist (S3_BUCKET)' };
+    const key = { message: "the store refused the server's credentials (S3_ACCESS_KEY_ID)" };
+    for (let i = 0; i < 5; i++) fault.met(bucket, logger);
+    mock.timers.tick(1000);
+    for (let i = 0; i < 5; i++) fault.met(key, logger);
+    mock.timers.tick(STILL_LOG_MS / 2);
+    fault.met(key, logger);
+    mock.timers.tick(STILL_LOG_MS / 2);
+    fault.met(key, logger);
+    assert.deepEqual(
+      lines().map((l) => [l.level, l.msg, (l as { reason?: string }).reason, l.answered]),
+      [
+        [50, 'first', bucket.message, undefined],
+        [50, 'first', key.message, undefined],
+        [50, 'still', key.message, 7],
+      ],
+    );
+    assert.ok(!text.join('').includes('"stack"'));
+  } finally {
+    mock.timers.reset();
+    fault.close();
+  }
+});
