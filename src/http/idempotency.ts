@@ -72,9 +72,8 @@ export function fingerprintOf(method: string, url: string, p: Pick<Principal, 's
 
 /**
  * The fingerprint that releases before the caller was part of it stored: method, path and
- * canonical body. A key they stored is the same request when this matches, for whoever repeats it,
- * as those releases answered it: a retry across an upgrade is replayed, not refused, and the
- * 24-hour retention ends the rule (docs/design.md §Idempotency).
+ * canonical body. A key stored in this form names no caller, so its answer is replayed to nobody:
+ * the request is refused with 422 until the key expires (docs/design.md §Idempotency).
  */
 export function callerlessFingerprintOf(method: string, url: string, body: unknown): string {
   return hash('sha256', `${method} ${url}\n${canonicalJson(body)}`, 'hex');
@@ -94,10 +93,10 @@ export function installIdempotency(app: FastifyInstance, deps: Deps): void {
     const key = readKey(request);
     if (key === null) return;
     const body = request.body ?? null;
-    const fingerprints = [
-      fingerprintOf(request.method, request.url, request.principal, body),
-      callerlessFingerprintOf(request.method, request.url, body),
-    ] as const;
+    const fingerprints = {
+      own: fingerprintOf(request.method, request.url, request.principal, body),
+      callerless: callerlessFingerprintOf(request.method, request.url, body),
+    };
     // The route declares its operation (checkRouteContract makes sure of it).
     const ref: KeyRef = { workspaceId: request.principal.workspaceId, operation: request.routeOptions.config.operation as string, key };
     const claim = await claimKey(deps.db.kysely, ref, fingerprints, request.startedAt);
@@ -114,6 +113,12 @@ export function installIdempotency(app: FastifyInstance, deps: Deps): void {
         });
       case 'mismatch':
         throw new AppError('idempotency_key_reused', 'This Idempotency-Key was used with a different request; use a new key.', { param: 'Idempotency-Key' });
+      case 'callerless':
+        throw new AppError(
+          'idempotency_key_reused',
+          'This Idempotency-Key was stored by an earlier release that did not record its caller, so its answer is not replayed; use a new key.',
+          { param: 'Idempotency-Key' },
+        );
     }
   }
 

@@ -15,7 +15,22 @@ export interface KeyRef {
   key: string;
 }
 
-export type Claim = { kind: 'claimed'; lockedAt: string } | { kind: 'replay'; status: number; body: string } | { kind: 'in_flight' } | { kind: 'mismatch' };
+export type Claim =
+  | { kind: 'claimed'; lockedAt: string }
+  | { kind: 'replay'; status: number; body: string }
+  | { kind: 'in_flight' }
+  | { kind: 'mismatch' }
+  | { kind: 'callerless' };
+
+/**
+ * A request's fingerprints: `own`, with its caller, is stored with a new claim and names the same
+ * request; `callerless` is the form releases before the caller was part of it stored, which names
+ * no caller and so is never replayed (docs/design.md §Idempotency).
+ */
+export interface Fingerprints {
+  own: string;
+  callerless: string;
+}
 
 /** The row of a key, in every statement. */
 function whereRef<Q extends { where: (...a: any[]) => Q }>(q: Q, ref: KeyRef): Q {
@@ -23,12 +38,12 @@ function whereRef<Q extends { where: (...a: any[]) => Q }>(q: Q, ref: KeyRef): Q
 }
 
 /**
- * Claims the key for a request, or finds the claim of the same request. `fingerprints` are the
- * request's: the first is stored with a new claim, and a stored one equal to any names the same
- * request (an earlier release's form of it: src/http/idempotency.ts).
+ * Claims the key for a request, or finds the claim of the same request. A stored row in the
+ * callerless form answered some caller of the workspace that it cannot name: its answer goes to
+ * nobody, whoever repeats the request (docs/design.md §Idempotency).
  */
-export async function claimKey(db: Executor, ref: KeyRef, fingerprints: readonly [string, ...string[]], now: number): Promise<Claim> {
-  const fingerprint = fingerprints[0];
+export async function claimKey(db: Executor, ref: KeyRef, fingerprints: Fingerprints, now: number): Promise<Claim> {
+  const fingerprint = fingerprints.own;
   const lockedAt = new Date(now).toISOString();
   const { workspaceId: workspace_id, operation, key } = ref;
   for (let attempt = 0; attempt < 3; attempt++) {
@@ -59,7 +74,8 @@ export async function claimKey(db: Executor, ref: KeyRef, fingerprints: readonly
       if (Number(taken.numUpdatedRows) === 1) return { kind: 'claimed', lockedAt };
       continue;
     }
-    if (!fingerprints.includes(row.fingerprint)) return { kind: 'mismatch' };
+    if (row.fingerprint === fingerprints.callerless) return { kind: 'callerless' };
+    if (row.fingerprint !== fingerprint) return { kind: 'mismatch' };
     if (row.state === 'done') return { kind: 'replay', status: row.status_code as number, body: row.body as string };
     return { kind: 'in_flight' };
   }

@@ -229,38 +229,57 @@ eachDialect(
       assert.equal(res.json().email, 'l@x.test');
     });
 
-    test('a key stored by a release before the caller was in the fingerprint replays the same request', async () => {
+    test('a key stored by a release before the caller was in the fingerprint is replayed to nobody: 422, until it expires', async () => {
       const t = ctx();
       const s = await seedWorkspace(t);
+      const ws = operatorCtx(t.deps.db.kysely, s.workspaceId);
+      const member = await createUser(ws, { email: 'm@x.test', role: 'member' });
+      const callers = [s.secret, await keyFor(t, s.workspaceId, member.id), await keyFor(t, s.workspaceId, null)];
       const { canonicalJson } = await import('../../src/http/idempotency.ts');
-      // What those releases stored: sha256 of method, path and canonical body (docs/design.md §Idempotency).
+      // What those releases stored, as an upgrade finds it: sha256 of method, path and canonical
+      // body, with no caller anywhere in the row (docs/design.md §Idempotency).
       const body = { email: 'up@x.test' };
       const fingerprint = createHash('sha256')
         .update(`POST /v1/test/users\n${canonicalJson(body)}`)
         .digest('hex');
-      const at = new Date(Date.now() - 3600_000).toISOString();
       const stored = JSON.stringify({ id: 'usr_stored_before_the_upgrade', email: 'up@x.test' });
-      await t.deps.db.kysely
-        .insertInto('idempotency_keys')
-        .values({
-          workspace_id: s.workspaceId,
-          operation: 'testCreateUser',
-          key: 'upgraded',
-          fingerprint,
-          state: 'done',
-          status_code: 200,
-          body: stored,
-          locked_at: at,
-          created_at: at,
-        })
-        .execute();
-      const again = await call(t, s.secret, 'POST', '/v1/test/users', body, { 'idempotency-key': 'upgraded' });
-      assert.equal(again.statusCode, 200);
-      assert.equal(again.headers['idempotent-replayed'], 'true');
-      assert.equal(again.body, stored);
+      const storeOldForm = async (key: string, ageMs: number) => {
+        const at = new Date(Date.now() - ageMs).toISOString();
+        await t.deps.db.kysely
+          .insertInto('idempotency_keys')
+          .values({
+            workspace_id: s.workspaceId,
+            operation: 'testCreateUser',
+            key,
+            fingerprint,
+            state: 'done',
+            status_code: 200,
+            body: stored,
+            locked_at: at,
+            created_at: at,
+          })
+          .execute();
+      };
+      await storeOldForm('upgraded', 3600_000);
+      // Whoever repeats it (the user who may have sent it, another user, a workspace key) never
+      // gets its answer, and nothing runs.
+      for (const secret of callers) {
+        const again = await call(t, secret, 'POST', '/v1/test/users', body, { 'idempotency-key': 'upgraded' });
+        assert.equal(again.statusCode, 422, again.body);
+        assert.equal(again.json().error.code, 'idempotency_key_reused');
+        assert.equal(again.json().error.param, 'Idempotency-Key');
+        assert.equal(again.headers['idempotent-replayed'], undefined);
+        assert.ok(!again.body.includes('usr_stored_before_the_upgrade'), again.body);
+      }
       const other = await call(t, s.secret, 'POST', '/v1/test/users', { email: 'other@x.test' }, { 'idempotency-key': 'upgraded' });
       assert.equal(other.json().error.code, 'idempotency_key_reused');
-      assert.equal(await countUsers(s.workspaceId), 1);
+      assert.equal(await countUsers(s.workspaceId), 2); // the seeded user and the member
+      // Once expired the key is free again, like any other.
+      await storeOldForm('upgraded-long-ago', 25 * 3600_000);
+      const fresh = await call(t, s.secret, 'POST', '/v1/test/users', body, { 'idempotency-key': 'upgraded-long-ago' });
+      assert.equal(fresh.statusCode, 200, fresh.body);
+      assert.equal(fresh.headers['idempotent-replayed'], undefined);
+      assert.notEqual(fresh.body, stored);
     });
 
     test('an abandoned claim (crashed holder) is taken over after its lease', async () => {
