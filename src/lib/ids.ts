@@ -61,10 +61,12 @@ function draw(bytes: number): number {
 }
 
 // The ids a process draws for one millisecond come from one sequence (idSequence below), so that
-// objects made in the same millisecond (the contacts a meeting creates, requests whose clocks
+// objects it makes in the same millisecond (the contacts a meeting creates, requests whose clocks
 // agree) sort by id in the order they were made, and a listing "newest first, ties broken by id"
-// shows them newest first (docs/records.md §Listing). Requests' clocks interleave, so the
-// sequences of the last few milliseconds drawn are kept, oldest dropped first.
+// shows them newest first (docs/records.md §Listing). Another process draws its own sequence, so
+// ids of one millisecond from two processes interleave at random: a tie-break that is fixed, not
+// the order of arrival (docs/design.md §Pagination and order). Requests' clocks interleave, so
+// the sequences of the last few milliseconds drawn are kept, oldest dropped first.
 const RECENT_MS = 64;
 const sequences = new Map<number, (kind: IdKind) => string>();
 
