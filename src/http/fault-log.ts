@@ -35,7 +35,8 @@ export interface FaultLines {
   level?: 'warn' | 'error';
   /**
    * Whether another cause than the one last logged is news, logged as a first line: a fault whose
-   * cause names what to mend (a bucket, then credentials) tells each.
+   * cause names what to mend (a bucket, then credentials) tells each. A cause is its error's code,
+   * else its reason: one refusal met on many files is one cause.
    */
   eachCause?: boolean;
 }
@@ -50,8 +51,8 @@ export class RepeatedFault {
   #last = 0;
   /** Requests that met the fault since it began. */
   #answered = 0;
-  /** The cause of the last line. */
-  #reason: string | undefined;
+  /** The cause of the last line: its code, else its reason. */
+  #cause: string | undefined;
   #probe: NodeJS.Timeout | undefined;
   #closed = false;
 
@@ -71,19 +72,20 @@ export class RepeatedFault {
     const now = Date.now();
     const cause = causeOf(err);
     const level = this.#lines.level ?? 'warn';
-    const news = this.#lines.eachCause === true && cause.reason !== this.#reason;
+    const named = cause.code ?? cause.reason;
+    const news = this.#lines.eachCause === true && named !== this.#cause;
     const over = !this.down;
     this.#answered++;
     this.#last = now;
     if (over || news) {
       this.#since = this.#logged = now;
       this.#answered = 1;
-      this.#reason = cause.reason;
+      this.#cause = named;
       log[level](cause, this.#lines.first);
       if (over && this.#lines.probe) this.#watch(this.#lines.probe);
     } else if (now - this.#logged >= STILL_LOG_MS) {
       this.#logged = now;
-      this.#reason = cause.reason;
+      this.#cause = named;
       log[level]({ ...cause, answered: this.#answered, ms: now - this.#since! }, this.#lines.still);
     }
   }

@@ -117,6 +117,8 @@ test('a fault only an operator mends: at error, each new cause told at once, the
   try {
     const bucket = { message: 'the bucket "b" does not exist (S3_BUCKET)' };
     const key = { message: "the store refused the server's credentials (S3_ACCESS_KEY_ID)" };
+    // One refusal met on many files is one cause: its code.
+    const file = (n: number) => ({ code: 'EACCES', message: `/data/blobs: this process may not use it (EACCES on /data/blobs/${n})` });
     for (let i = 0; i < 5; i++) fault.met(bucket, logger);
     mock.timers.tick(1000);
     for (let i = 0; i < 5; i++) fault.met(key, logger);
@@ -124,12 +126,14 @@ test('a fault only an operator mends: at error, each new cause told at once, the
     fault.met(key, logger);
     mock.timers.tick(STILL_LOG_MS / 2);
     fault.met(key, logger);
+    for (let i = 0; i < 5; i++) fault.met(file(i), logger);
     assert.deepEqual(
       lines().map((l) => [l.level, l.msg, (l as { reason?: string }).reason, l.answered]),
       [
         [50, 'first', bucket.message, undefined],
         [50, 'first', key.message, undefined],
         [50, 'still', key.message, 7],
+        [50, 'first', file(0).message, undefined],
       ],
     );
     assert.ok(!text.join('').includes('"stack"'));
