@@ -6,17 +6,19 @@ import { type Tx, write } from '../../src/db/index.ts';
 import type { TestApp } from './app.ts';
 
 /**
- * The backend waiting for one of `tx`'s locks and how long it has waited, looked for 10 s at most.
- * PostgreSQL checks a wait for a deadlock once, `deadlock_timeout` (1 s) after it began: a test that
- * closes a cycle later than that makes its own transaction the one cancelled.
+ * The backend waiting for one of `tx`'s locks (or, given `blocker`, for one of that backend's) and
+ * how long it has waited, looked for 10 s at most. PostgreSQL checks a wait for a deadlock once,
+ * `deadlock_timeout` (1 s) after it began: a test that closes a cycle later than that makes its
+ * own transaction the one cancelled.
  */
-export async function waiterOf(tx: Tx): Promise<{ pid: number; waitedMs: number } | undefined> {
+export async function waiterOf(tx: Tx, blocker?: number): Promise<{ pid: number; waitedMs: number } | undefined> {
+  const of = blocker === undefined ? sql`pg_backend_pid()` : sql`${blocker}::int`;
   for (let i = 0; i < 200; i++) {
     // A transaction reads the activity of other backends once, unless told to read it again.
     await sql`select pg_stat_clear_snapshot()`.execute(tx);
     const r = await sql<{ pid: number; waited: number | null }>`select a.pid,
         extract(epoch from clock_timestamp() - (select min(waitstart) from pg_locks l where l.pid = a.pid and not l.granted)) * 1000 as waited
-      from pg_stat_activity a where pg_backend_pid() = any(pg_blocking_pids(a.pid))`.execute(tx);
+      from pg_stat_activity a where ${of} = any(pg_blocking_pids(a.pid))`.execute(tx);
     const row = r.rows[0];
     // waitstart is filled in just after a wait begins: missing, the wait has only begun.
     if (row) return { pid: row.pid, waitedMs: Number(row.waited ?? 0) };
