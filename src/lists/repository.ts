@@ -148,16 +148,20 @@ export interface MembershipRow {
 }
 
 /**
- * The lists `entityId` is a member of, read and then each locked, in list order; the locks go out
- * with the caller's next statement. A list's delete may hold one (docs/trash.md §A record in the
- * trash is gone from the live tables) and commit with its members gone before the lock is granted,
- * so this read only names the lists to lock: the caller works from the rows its delete of the
- * memberships returns once the locks are held (`leaving`).
+ * The live lists `entityId` is a member of, their rows locked against deletion in list order by
+ * the one read that finds them, then their members' sets locked (going out with the caller's next
+ * statement). Every writer of a list takes its row before its members' set (docs/design.md
+ * §Database, "The order of locks"): a list's delete holds the row (`findListToDelete`) before it
+ * takes the set, so a delete or merge that took the set first and then waited for the row to
+ * change its count would close a cycle. A list whose delete commits while this read waits is not
+ * found; its members left with it, so the caller works from the rows its delete of the
+ * memberships returns (`leaving`).
  */
 async function lockListsOf(tx: Tx, entityId: string): Promise<string[]> {
-  const rows = await tx.selectFrom('list_members').select('list_id').where('entity_id', '=', entityId).orderBy('list_id').execute();
-  for (const r of rows) await lockPartition(tx, LIST_MEMBERS, [r.list_id]);
-  return rows.map((r) => r.list_id);
+  const held = tx.selectFrom('list_members').select('list_id').where('entity_id', '=', entityId);
+  const rows = await lockedAgainstDelete(tx, tx.selectFrom('lists').select('id').where('id', 'in', held).orderBy('id')).execute();
+  for (const r of rows) await lockPartition(tx, LIST_MEMBERS, [r.id]);
+  return rows.map((r) => r.id);
 }
 
 /** The delete of every membership of `entityId`, answering the rows it removed. */

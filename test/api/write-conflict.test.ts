@@ -1,9 +1,9 @@
 // An API write that PostgreSQL cancels for a deadlock runs again; one cancelled on every run is
 // answered 503 `service_unavailable` with `Retry-After: 1` (docs/design.md §Database, "A conflict
 // between transactions"; docs/errors.md). The deadlock is made by another transaction: it holds
-// the row of a list, which a delete of one of the list's members updates (its member count) after
-// taking the contacts' listing; once the delete waits for that row, it asks for a lock the delete
-// holds. The delete waited first, so its deadlock check runs first and PostgreSQL cancels it.
+// the row of a list, which a delete of one of the list's members locks (to change its member
+// count) after taking the contacts' listing; once the delete waits for that row, it asks for a lock
+// the delete holds. The delete waited first, so its deadlock check runs first and PostgreSQL cancels it.
 // That check runs once, `deadlock_timeout` (1 s) after the wait began: the other transaction asks
 // for the lock only while the delete has waited less than 400 ms, else (a machine too loaded to
 // arrange it in time) it lets the delete through and the test arranges it again on a new contact.

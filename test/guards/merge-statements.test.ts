@@ -55,8 +55,13 @@ eachDialect('merge statements', (ctx) => {
       assert.equal(count(/^select \* from "entity_relationships"/), 2, 'the rows of both records and the rows held to them, two reads');
       assert.equal(count(/^select \* from "lists"/), 1, 'the lists of the member events, read once');
       assert.equal(count(/^select \* from "records"/), 1, 'both records, read once');
-      // The lists to lock; the memberships that move are those the delete under the locks returns.
-      assert.equal(count(/^select "list_id" from "list_members" where "entity_id" = \$1 order/), 1, 'the duplicate’s lists, read once');
+      // The lists to lock, locked by the read that finds them (docs/design.md §Database, "The
+      // order of locks"); the memberships that move are those the delete under the locks returns.
+      assert.equal(
+        count(/^select "id" from "lists" where "id" in \(select "list_id" from "list_members" where "entity_id" = \$1\) order by "id" for key share$/),
+        1,
+        'the duplicate’s lists, read and locked once',
+      );
       assert.equal(count(/^delete from "list_members" where "entity_id" = \$1 returning/), 1, 'the duplicate’s memberships, deleted once');
       assert.equal(count(/^select "version" from "definition_versions"/), 1, 'the definitions’ version, read once');
     }
