@@ -150,7 +150,7 @@ export interface MembershipRow {
 /**
  * The live lists `entityId` is a member of, their rows locked against deletion in list order by
  * the one read that finds them, then their members' sets locked (going out with the caller's next
- * statement). Every writer of a list takes its row before its members' set (docs/design.md
+ * statement). The API's writers of a list take its row before its members' set (docs/design.md
  * §Database, "The order of locks"): a list's delete holds the row (`findListToDelete`) before it
  * takes the set, so a delete or merge that took the set first and then waited for the row to
  * change its count would close a cycle. A list whose delete commits while this read waits is not
