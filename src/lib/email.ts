@@ -11,6 +11,28 @@ import { foldText } from './fold.ts';
 const ASCII = /^[ -~]*$/u;
 const ACE_LABEL = /(?:^|\.)xn--/u;
 const ACE_ANYWHERE = /xn--/iu;
+// Characters no address holds (docs/records.md §E-mail addresses): the control characters (C0, DEL,
+// C1) and the invisible ones, Unicode's format characters (the soft hyphen, zero-width space and
+// joiners, bidi marks, embeddings and isolates, word joiner, BOM) and the other default-ignorable
+// code points (variation selectors, Hangul fillers). Shown as nothing, they would make two
+// addresses that read alike two values.
+const CONTROL = /\p{Cc}/u;
+const INVISIBLE = /[\p{Cf}\p{Default_Ignorable_Code_Point}]/gu;
+const UNHELD = /[\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}]/u;
+
+/** The first character of `address` that no address holds, written `U+200B`; undefined when none. */
+export function unheldCharacter(address: string): string | undefined {
+  const m = UNHELD.exec(address);
+  return m ? `U+${m[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}` : undefined;
+}
+
+/**
+ * An address without its invisible characters, for an address stored before they were refused;
+ * undefined when it holds a control character, which may stand for anything and is kept as it is.
+ */
+export function withoutInvisible(address: string): string | undefined {
+  return CONTROL.test(address) ? undefined : address.replace(INVISIBLE, '');
+}
 
 /**
  * The address as every comparison takes it: folded, and a domain holding a character outside

@@ -3,6 +3,7 @@
 // SOCIAL_HANDLE to its profile URL). A null value means unset and is valid for every type. Throws
 // InputError whose param is the sub-path of the bad part below the value.
 import { chars } from '../lib/chars.ts';
+import { unheldCharacter } from '../lib/email.ts';
 import { InputError } from '../lib/errors.ts';
 import type { HandleService } from '../definitions/catalogue.ts';
 import { parseIsoDateTime } from '../lib/dates.ts';
@@ -117,6 +118,17 @@ function url(v: unknown): string {
   return s;
 }
 
+// An address is kept as written, so it holds no character an address cannot: a control or an
+// invisible one would make it a value apart from the address it reads as (docs/records.md §E-mail
+// addresses).
+function email(v: unknown): string {
+  const s = string(v, 320);
+  const unheld = unheldCharacter(s);
+  if (unheld !== undefined) throw bad(`must be an email address without control or invisible characters (it holds ${unheld})`);
+  if (!EMAIL.test(s)) throw bad('must be an email address');
+  return s;
+}
+
 function matching(v: unknown, re: RegExp, what: string, max: number): string {
   const s = string(v, max);
   if (!re.test(s)) throw bad(`must be ${what}`);
@@ -137,7 +149,7 @@ export function checkValue(type: ValueType, v: unknown, field: ValueContext = {}
     case 'MARKDOWN':
       return string(v, MAX_MARKDOWN);
     case 'EMAIL':
-      return matching(v, EMAIL, 'an email address', 320);
+      return email(v);
     case 'URL':
       return url(v);
     case 'TELEPHONE':
