@@ -54,6 +54,7 @@ import * as m0076 from './migrations/0076_trash_transcripts.ts';
 import * as m0077 from './migrations/0077_run_beside.ts';
 import * as m0078 from './migrations/0078_email_keys.ts';
 import * as m0079 from './migrations/0079_email_characters.ts';
+import * as m0080 from './migrations/0080_user_email_keys.ts';
 
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -103,6 +104,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0077_run_beside': m0077,
   '0078_email_keys': m0078,
   '0079_email_characters': m0079,
+  '0080_user_email_keys': m0080,
 };
 
 export class MigrationError extends Error {

@@ -27,7 +27,10 @@ export const userKind: ImportKind<CheckedUser> = {
       object: 'user',
       idKind: 'usr',
       find: (externalIds) => userKind.lookup(ctx, externalIds),
-      update: ({ value }, _old, id) => repo.updateUser(ctx.db, id, { ...userColumns(value), updated_at: at }),
+      async update({ line, value }, _old, id) {
+        if (!(await repo.updateUser(ctx.db, id, { ...userColumns(value), updated_at: at })))
+          throw new ImportError(line, 'email', `another user of the workspace has the email "${value.email}"`);
+      },
       async insert({ line, externalId, value }, id) {
         const row = { id, workspace_id: ctx.actor.workspaceId, external_id: externalId, ...userColumns(value), created_at: at, updated_at: at };
         if (!(await repo.insertUser(ctx.db, row))) throw new ImportError(line, 'email', `another user of the workspace has the email "${value.email}"`);

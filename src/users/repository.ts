@@ -4,6 +4,7 @@
 import { sql } from 'kysely';
 import { chunks, defineRank, isUniqueViolation, lockPartition, rankInsert, rankPage, inWrite, type Executor } from '../db/index.ts';
 import { lookupExternalIds } from '../import/repository.ts';
+import { emailKey } from '../lib/email.ts';
 import type { Page } from '../lib/paging.ts';
 import type { UsersTable } from './tables.ts';
 
@@ -12,7 +13,7 @@ export type UserRow = UsersTable;
 /** A workspace's users, newest first. */
 export const USERS = defineRank({ name: 'users', table: 'users', by: ['workspace_id'], ts: 'created_at', id: 'id' });
 
-/** False when the workspace has a user with this email already. */
+/** False when the workspace has a user with this address already, in either form of its domain (its key). */
 export async function insertUser(db: Executor, row: UserRow): Promise<boolean> {
   try {
     await inWrite(db, async (tx) => {
@@ -32,23 +33,30 @@ export async function insertUser(db: Executor, row: UserRow): Promise<boolean> {
   }
 }
 
-export type UserChanges = Pick<UserRow, 'email' | 'first_name' | 'last_name' | 'profile_image_url' | 'role' | 'updated_at'>;
+export type UserChanges = Pick<UserRow, 'email' | 'email_key' | 'first_name' | 'last_name' | 'profile_image_url' | 'role' | 'updated_at'>;
 
-export async function updateUser(db: Executor, id: string, set: UserChanges): Promise<void> {
-  await db.updateTable('users').set(set).where('id', '=', id).execute();
+/** False when another user of the workspace has this address already, in either form of its domain. */
+export async function updateUser(db: Executor, id: string, set: UserChanges): Promise<boolean> {
+  try {
+    await db.updateTable('users').set(set).where('id', '=', id).execute();
+    return true;
+  } catch (err) {
+    if (isUniqueViolation(err)) return false;
+    throw err;
+  }
 }
 
 export async function findUser(db: Executor, workspaceId: string, id: string): Promise<UserRow | undefined> {
   return db.selectFrom('users').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
 }
 
-/** A user of the workspace by id, externalId or email. */
+/** A user of the workspace by id, externalId or email, in either form of its domain (its key). */
 export async function findUserByRef(db: Executor, workspaceId: string, ref: string): Promise<string | undefined> {
   const row = await db
     .selectFrom('users')
     .select('id')
     .where('workspace_id', '=', workspaceId)
-    .where((eb) => eb.or([eb('id', '=', ref), eb('external_id', '=', ref), eb('email', '=', ref.trim().toLowerCase())]))
+    .where((eb) => eb.or([eb('id', '=', ref), eb('external_id', '=', ref), eb('email_key', '=', emailKey(ref.trim()))]))
     .executeTakeFirst();
   return row?.id;
 }

@@ -2,6 +2,7 @@
 // API shows them, read-only, as members (src/members/). A name is kept as its two parts
 // (docs/design.md §Members).
 import type { Ctx } from '../lib/context.ts';
+import { emailKey } from '../lib/email.ts';
 import { InputError } from '../lib/errors.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import { requireWorkspace } from '../workspaces/service.ts';
@@ -94,9 +95,9 @@ export function checkUser(input: UserInput): CheckedUser {
   return { email, firstName, lastName, role, profileImageUrl: imageUrl(input.profileImageUrl, 'profileImageUrl') };
 }
 
-/** The columns of checked fields. */
-export function userColumns(u: CheckedUser): Pick<repo.UserRow, 'email' | 'first_name' | 'last_name' | 'profile_image_url' | 'role'> {
-  return { email: u.email, first_name: u.firstName, last_name: u.lastName, profile_image_url: u.profileImageUrl, role: u.role };
+/** The columns of checked fields; the address's key makes its two spellings one user's (docs/design.md §Members). */
+export function userColumns(u: CheckedUser): Pick<repo.UserRow, 'email' | 'email_key' | 'first_name' | 'last_name' | 'profile_image_url' | 'role'> {
+  return { email: u.email, email_key: emailKey(u.email), first_name: u.firstName, last_name: u.lastName, profile_image_url: u.profileImageUrl, role: u.role };
 }
 
 export async function createUser(ctx: Ctx, input: UserInput) {

@@ -4,6 +4,12 @@ export interface UsersTable {
   workspace_id: string;
   external_id: string | null;
   email: string;
+  /**
+   * The address's key (emailKey: its domain in ASCII), unique in the workspace, what creating and
+   * finding a user by address compare; null only for a user that migration 0080 found holding an
+   * earlier user's address in another form (docs/design.md §Members).
+   */
+  email_key: string | null;
   /** The parts of the name; a part not known is null (docs/design.md §Members). */
   first_name: string | null;
   last_name: string | null;
