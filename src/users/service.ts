@@ -2,7 +2,7 @@
 // API shows them, read-only, as members (src/members/). A name is kept as its two parts
 // (docs/design.md §Members).
 import type { Ctx } from '../lib/context.ts';
-import { emailKey } from '../lib/email.ts';
+import { emailKey, unheldCharacter } from '../lib/email.ts';
 import { InputError } from '../lib/errors.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import { requireWorkspace } from '../workspaces/service.ts';
@@ -84,6 +84,8 @@ function imageUrl(value: string | null | undefined, param: string): string | nul
  */
 export function checkUser(input: UserInput): CheckedUser {
   const email = input.email.trim().toLowerCase();
+  const unheld = unheldCharacter(email);
+  if (unheld !== undefined) throw new InputError(`invalid email: it holds ${unheld}, a control or invisible character no address holds`, 'email');
   if (!EMAIL.test(email) || longerThan(email, 320)) throw new InputError(`invalid email "${input.email}"`, 'email');
   const role = input.role ?? 'member';
   if (role !== 'admin' && role !== 'member') throw new InputError(`role must be admin or member (got "${role}")`, 'role');

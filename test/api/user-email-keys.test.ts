@@ -71,4 +71,29 @@ eachDialect('users by either spelling of an internationalized domain', (ctx) => 
     assert.equal(again.code, 1, again.out);
     assert.match(again.err, /line 1: email: another user of the workspace has the email "ann@bücher\.example"/u);
   });
+
+  test('a user address holding a control or invisible character is refused, by the CLI and an import line', async () => {
+    const t = ctx();
+    const ws = (await seedWorkspace(t)).workspaceId;
+    for (const [email, shown] of [
+      ['ann\u200b@acme.test', 'U+200B'],
+      ['ann@acme.test\u00ad', 'U+00AD'],
+      ['ann@ac\u0085me.test', 'U+0085'],
+      ['\u202eann@acme.test', 'U+202E'],
+    ] as const) {
+      const made = await rolodex(t, ['user', 'create', '--workspace', ws, '--email', email]);
+      assert.equal(made.code, 1, made.out);
+      assert.ok(made.err.includes(`invalid email: it holds ${shown}, a control or invisible character`), made.err);
+    }
+    const path = join(t.tdb.dataDir, 'users.ndjson');
+    writeFileSync(path, `${JSON.stringify({ object: 'user', externalId: 'u-1', email: 'bo\u2060@acme.test' })}\n`);
+    const r = await rolodex(t, ['import', '--workspace', ws, path]);
+    assert.equal(r.code, 1, r.out);
+    assert.match(r.err, /line 1: email: invalid email: it holds U\+2060/u);
+    const list = await rolodex(t, ['user', 'list', '--workspace', ws, '--json']);
+    assert.deepEqual(
+      JSON.parse(list.out).filter((u: { email: string }) => u.email.includes('acme.test')),
+      [],
+    );
+  });
 });
