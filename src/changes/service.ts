@@ -7,6 +7,7 @@
 // Writers of many records at once (the import) call appendEvents, recordCreatedMany and
 // recordFieldChangesMany once per chunk: multi-row statements, not one per record.
 import type { Actor, Ctx, WriteCtx } from '../lib/context.ts';
+import type { EventType } from './event-types.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import * as repo from './repository.ts';
 import type { FieldHistoryTable } from './tables.ts';
@@ -25,7 +26,7 @@ export interface EventActor {
 
 export interface EventInput {
   /** `<type>.created`, `<type>.updated`, `list.members_added`, … (docs/events.md §Types). */
-  type: string;
+  type: EventType;
   /** The resource as the API returns it to a full-access key; its `id` names the event's object. */
   object: { readonly id: string };
   /** On updates and merges: what changed, key by key. */
@@ -98,7 +99,7 @@ export async function appendEvents(ctx: WriteCtx, inputs: readonly EventInput[],
 
 /** An event of appendEventsJson: its object already serialised (the resource's JSON text). */
 export interface EventJsonInput {
-  type: string;
+  type: EventType;
   /** The id of the object `json` holds. */
   objectId: string;
   /** JSON text of the resource as the API returns it to a full-access key. */

@@ -5,6 +5,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Scope } from '../auth/scopes.ts';
+import { MERGEABLE_TYPES } from '../changes/event-types.ts';
 import type { PluginOptions } from '../http/context.ts';
 import { challenge } from '../http/bearer.ts';
 import { serviceContext } from '../http/service-context.ts';
@@ -19,8 +20,11 @@ import { getMerge, mergeRecords } from './service.ts';
 
 const ERRORS = ['relationship_entity_missing', 'unknown_field', 'read_only_field', 'duplicate_value'] as const;
 
-/** The types a merge can be of, by the scope that reads them; a custom type's is custom_objects:read. */
-const MERGED_TYPES = [RECORD_TYPES.account, RECORD_TYPES.contact, RECORD_TYPES.opportunity];
+/**
+ * The system types a merge can be of (docs/events.md §Types lists their `<type>.merged`), by the
+ * scope that reads them; a custom type's is custom_objects:read.
+ */
+const MERGED_TYPES = MERGEABLE_TYPES.map((t) => RECORD_TYPES[t]);
 const READ_SCOPES: readonly Scope[] = [...MERGED_TYPES.map((t) => `${t.plural}:read` as Scope), 'custom_objects:read'];
 
 /**
@@ -43,7 +47,7 @@ export async function mergeRoutes(base: FastifyInstance, opts: PluginOptions): P
   const app = base.withTypeProvider<TypeBoxTypeProvider>();
   const { ctx, write } = serviceContext(opts);
 
-  for (const type of [RECORD_TYPES.account, RECORD_TYPES.contact, RECORD_TYPES.opportunity]) {
+  for (const type of MERGED_TYPES) {
     const Many = type.plural[0]?.toUpperCase() + type.plural.slice(1);
     const One = type.objectType[0]?.toUpperCase() + type.objectType.slice(1);
     app.post(

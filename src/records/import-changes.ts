@@ -60,8 +60,8 @@ export async function logBatch(
     relationshipValues(ctx, defs, updatedIds),
   ]);
   const events: EventJsonInput[] = [];
-  const createdType = `${type}.created`;
-  const updatedType = `${type}.updated`;
+  const createdType = `${type}.created` as const;
+  const updatedType = `${type}.updated` as const;
   for (const { row, stored } of created) events.push({ type: createdType, objectId: row.id, json: resourceJson(ctx, defs, row, stored, newRels.get(row.id)) });
   for (const u of updated)
     events.push({

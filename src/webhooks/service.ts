@@ -1,41 +1,45 @@
 // Webhook subscriptions, operator data (docs/events.md §Webhooks): added, listed, removed, tested
 // and replayed from the command line. Secrets are shown once, when a subscription is added.
 import { randomBytes } from 'node:crypto';
+import { eventTypes, TEST_EVENT_TYPE } from '../changes/event-types.ts';
 import { type Executor, write } from '../db/index.ts';
 import { listObjectTypes } from '../definitions/object-types.ts';
 import type { Ctx } from '../lib/context.ts';
 import { parseIsoDateTime } from '../lib/dates.ts';
 import { InputError } from '../lib/errors.ts';
 import { isoNow, newId } from '../lib/ids.ts';
-import { RECORD_TYPES } from '../records/resource.ts';
 import { workspaceExists } from '../workspaces/repository.ts';
 import * as repo from './repository.ts';
 import { type Attempt, checkUrl, deliver, TargetError } from './sender.ts';
 
-/** `<type>.<action>` of a record, a custom object (its slug), a meeting or a list (docs/events.md §Types). */
-const RESOURCE_EVENT = /^([a-z][a-z0-9_]{0,62})\.(created|updated|deleted|restored|merged)$/;
-
-/** The types whose resources have `<type>.<action>` events besides the workspace's custom objects'. */
-const RESOURCE_TYPES: readonly string[] = [...Object.keys(RECORD_TYPES), 'meeting', 'list'];
-
-/** The event types of one kind of object alone (docs/events.md §Types): a subscription names them exactly. */
-const OWN_EVENT_TYPES = new Set(['list.members_added', 'list.members_removed', 'email.sent', 'file.completed', 'enrichment_run.completed']);
-
 /**
- * Refuses a name that is no event type of the workspace (docs/events.md §Webhooks): an action of a
- * type it does not have (`contacts.created`, `project.created` before `project` is defined) would
- * never be written, and the endpoint would wait for it in silence.
+ * Refuses a name that is no event type the workspace's events are written with (docs/events.md
+ * §Webhooks): a type it does not have (`contacts.created`, `project.created` before `project` is
+ * defined) or an action its type never goes through (`task.merged`: tasks are never merged) would
+ * never be written, and the endpoint would wait for it in silence. The message names the type,
+ * why, and every type the subscription may take.
  */
 async function checkEventTypes(ctx: Ctx, types: readonly string[]): Promise<void> {
-  let known: Set<string> | undefined;
+  let known: readonly string[] | undefined;
   for (const t of types) {
-    if (OWN_EVENT_TYPES.has(t)) continue;
-    const type = RESOURCE_EVENT.exec(t)?.[1];
-    if (type === undefined) throw new InputError(`"${t}" is not an event type (docs/events.md §Types)`, 'events');
-    known ??= new Set([...RESOURCE_TYPES, ...(await listObjectTypes(ctx)).map((o) => o.objectType)]);
-    if (!known.has(type))
-      throw new InputError(`"${t}" is not an event type: the workspace has no type "${type}" (${[...known].join(', ')}; docs/events.md §Types)`, 'events');
+    known ??= eventTypes((await listObjectTypes(ctx)).map((o) => o.objectType));
+    if (known.includes(t)) continue;
+    throw new InputError(
+      `"${t}" is not an event type: ${whyNot(t, known)}. The event types of this workspace: ${known.join(', ')} (docs/events.md §Types)`,
+      'events',
+    );
   }
+}
+
+/** Why `t` is not among `known`, the workspace's event types. */
+function whyNot(t: string, known: readonly string[]): string {
+  if (t === TEST_EVENT_TYPE) return '`rolodex webhook test` sends it to the webhook it tests, whatever that takes';
+  const dot = t.lastIndexOf('.');
+  if (dot <= 0) return 'an event type is <type>.<action>';
+  const type = t.slice(0, dot);
+  const ofType = known.filter((k) => k.startsWith(`${type}.`));
+  if (ofType.length === 0) return `the workspace has no type "${type}"`;
+  return `no ${type} event is "${t.slice(dot + 1)}" (those of ${type} are ${ofType.join(', ')})`;
 }
 
 export interface AddWebhookInput {
@@ -124,7 +128,7 @@ export async function testWebhook(
   const row = await requireSubscription(db, input.id);
   const event = {
     id: newId('evt', input.now),
-    type: 'webhook.test',
+    type: TEST_EVENT_TYPE,
     occurredAt: isoNow(input.now),
     workspaceId: row.workspace_id,
     actor: { type: 'operator', id: null },

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createKey } from '../../src/auth/service.ts';
+import { eventTypes } from '../../src/changes/event-types.ts';
 import { write } from '../../src/db/write.ts';
 import { defineObjectType } from '../../src/definitions/object-types.ts';
 import { addField } from '../../src/definitions/service.ts';
@@ -46,6 +47,7 @@ eachDialect('events of every resource type', (ctx) => {
       ['list', '/v1/lists', { fields: { $name: 'L', $objectType: 'account' } }, { fields: { $name: 'K' } }],
       ['project', '/v1/objects/project/values', { fields: { name: 'A' } }, { fields: { name: 'B' } }],
     ];
+    const written = new Set<string>();
     for (const [type, path, create, update] of cases) {
       const seen = (await events(s.workspaceId)).length;
       const created = await ok(s.secret, 'POST', path, create);
@@ -56,6 +58,7 @@ eachDialect('events of every resource type', (ctx) => {
       await write(ctx().deps.db.kysely, (tx) => restore(operatorCtx(tx, s.workspaceId), { id: created.id }));
       const restored = await ok(s.secret, 'GET', `${path}/${created.id}`);
       const evs = (await events(s.workspaceId)).slice(seen);
+      for (const e of evs) written.add(e.type);
       assert.deepEqual(
         evs.map((e) => e.type),
         [`${type}.created`, `${type}.updated`, `${type}.deleted`, `${type}.restored`],
@@ -78,6 +81,14 @@ eachDialect('events of every resource type', (ctx) => {
         type,
       );
     }
+    // The catalogue webhook subscriptions are checked against (docs/events.md §Webhooks) lists
+    // exactly the lifecycle types written.
+    assert.deepEqual(
+      [...written].sort(),
+      eventTypes(['project'])
+        .filter((t) => /\.(created|updated|deleted|restored)$/.test(t))
+        .sort(),
+    );
   });
 
   test('a merge of each mergeable type appends one <type>.merged; a workspace key is the actor', async () => {
@@ -110,5 +121,10 @@ eachDialect('events of every resource type', (ctx) => {
       assert.deepEqual(merged[0].data.object, out.primary, type);
       assert.equal(typeof merged[0].data.changes, 'object', type);
     }
+    // Exactly these are the merges the catalogue lists (tasks, notes, meetings, lists have none).
+    assert.deepEqual(
+      eventTypes(['project']).filter((t) => t.endsWith('.merged')),
+      cases.map(([type]) => `${type}.merged`),
+    );
   });
 });

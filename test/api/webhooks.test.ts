@@ -9,6 +9,7 @@ import { after, before, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import type { Io } from '../../src/cli/io.ts';
 import { main } from '../../src/cli/main.ts';
+import { eventTypes, MERGEABLE_TYPES } from '../../src/changes/event-types.ts';
 import { defineObjectType } from '../../src/definitions/object-types.ts';
 import { filesEnv } from '../../src/files/service.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
@@ -17,6 +18,7 @@ import { type Dispatcher, startWebhookDispatcher } from '../../src/jobs/webhook-
 import { lookup } from 'node:dns/promises';
 import { hostname } from 'node:os';
 import { isSpecialAddress } from '../../src/lib/public-address.ts';
+import { RECORD_TYPES } from '../../src/records/resource.ts';
 import { deliver } from '../../src/webhooks/sender.ts';
 import { call, eachDialect, type Seeded, seedWorkspace, type TestApp } from '../helpers/app.ts';
 import { eventually } from '../helpers/smtp.ts';
@@ -251,8 +253,8 @@ eachDialect(
       const run = await rolodex(t, ENV, 'webhook', 'add', '--workspace', s.workspaceId, '--url', receiver.url, '--events', 'enrichment_run.completed');
       assert.equal(run.code, 0, run.err);
       // An action of a type the workspace does not have would never be written: a plural, a custom
-      // object type not defined (yet), a kind of object with events of its own alone.
-      for (const type of ['contacts.created', 'project.created', 'email.created', 'user.updated']) {
+      // object type not defined (yet), a kind of object with no events.
+      for (const type of ['contacts.created', 'project.created', 'user.updated']) {
         const bad = await rolodex(t, ENV, 'webhook', 'add', '--workspace', s.workspaceId, '--url', receiver.url, '--events', `account.created,${type}`);
         assert.equal(bad.code, 1, `${type} is refused: ${bad.out}`);
         assert.match(bad.err, new RegExp(`"${type.replace('.', '\\.')}" is not an event type: the workspace has no type`));
@@ -292,6 +294,48 @@ eachDialect(
       const elsewhere = await rolodex(t, ENV, 'webhook', 'list', '--workspace', 'ws_nope');
       assert.equal(elsewhere.code, 1, elsewhere.out);
       assert.match(elsewhere.err, /no workspace "ws_nope"/);
+    });
+
+    test('a type no event is written with is refused, naming it and every type taken; --all still takes them all', async () => {
+      const t = ctx();
+      const s = await seedWorkspace(t);
+      await defineObjectType(operatorCtx(t.deps.db.kysely, s.workspaceId), { slug: 'project', label: 'Project' });
+      // docs/events.md §Types: tasks, notes, meetings and lists are never merged; an e-mail is only
+      // sent, a file only completed; webhook.test goes to the webhook tested, subscribed or not.
+      const never = ['task.merged', 'note.merged', 'meeting.merged', 'list.merged', 'email.created', 'file.deleted', 'enrichment_run.updated', 'webhook.test'];
+      for (const type of never) {
+        const bad = await rolodex(t, ENV, 'webhook', 'add', '--workspace', s.workspaceId, '--url', receiver.url, '--events', `account.created,${type}`);
+        assert.equal(bad.code, 1, `${type} is refused: ${bad.out}`);
+        assert.equal(bad.out, '', type);
+        const [first, ...rest] = bad.err.trim().split('\n');
+        assert.equal(rest.length, 0, bad.err);
+        assert.ok(first!.includes(`"${type}" is not an event type: `), first);
+        const listed = /The event types of this workspace: ([^(]+) \(docs\/events\.md §Types\)$/.exec(first!)?.[1]?.split(', ');
+        assert.deepEqual(listed, eventTypes(['project']), first);
+        assert.ok(!listed.includes(type), type);
+      }
+      const task = await rolodex(t, ENV, 'webhook', 'add', '--workspace', s.workspaceId, '--url', receiver.url, '--events', 'task.merged');
+      assert.match(task.err, /no task event is "merged" \(those of task are task\.created, task\.updated, task\.deleted, task\.restored\)/);
+      assert.deepEqual((await rolodex(t, ENV, 'webhook', 'list', '--workspace', s.workspaceId, '--json')).json(), [], 'nothing was added');
+      // Every listed type is taken, a custom type's merges among them; --all takes them all.
+      const every = await subscribe(s, '--events', eventTypes(['project']).join(','));
+      const all = await subscribe(s, '--all');
+      for (const w of [every, all]) assert.equal((await rolodex(t, ENV, 'webhook', 'remove', w.id)).code, 0);
+    });
+
+    test('the types a subscription may take are those written: every merge route is of a mergeable type', async () => {
+      const t = ctx();
+      const PLURALS = Object.fromEntries(Object.values(RECORD_TYPES).map((r) => [r.objectType, r.plural]));
+      const types = eventTypes([]);
+      assert.deepEqual(
+        types.filter((x) => x.endsWith('.merged')),
+        MERGEABLE_TYPES.map((x) => `${x}.merged`),
+      );
+      for (const kind of Object.keys(RECORD_TYPES)) assert.ok(types.includes(`${kind}.created`), kind);
+      for (const [type, plural] of Object.entries({ ...PLURALS, meeting: 'meetings', list: 'lists' }))
+        assert.equal(t.app.hasRoute({ method: 'POST', url: `/v1/${plural}/merge` }), types.includes(`${type}.merged`), type);
+      assert.ok(t.app.hasRoute({ method: 'POST', url: '/v1/objects/:entitySlug/merge' }));
+      assert.ok(eventTypes(['project']).includes('project.merged'));
     });
 
     test('replay --since takes a date-time with a time zone (docs/errors.md §Dates); another form is refused, nothing queued', async () => {
