@@ -147,6 +147,39 @@ eachDialect('merge', (ctx) => {
     await refused(s, '/v1/opportunities/merge', { primaryId: o1.id, duplicateId: o2.id }, 400, 'invalid_value', 'duplicateId');
   });
 
+  test('an empty text or list is a value the primary keeps; only an unset (null) field takes the duplicate one', async () => {
+    const s = await seedWorkspace(ctx());
+    const op = operatorCtx(ctx().deps.db.kysely, s.workspaceId);
+    await addField(op, { objectType: 'account', key: 'motto', label: 'Motto', valueType: 'TEXT' });
+    await addField(op, { objectType: 'account', key: 'tier', label: 'Tier', valueType: 'TEXT' });
+    const fields = { motto: '', $industry: [], $website: [] };
+    const dup = { motto: 'Onward', $industry: ['Retail'], $website: ['https://d.test'], tier: 'gold' };
+    const p = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'P', ...fields } });
+    const d = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'D', ...dup } });
+    const values = (r: { fields: Record<string, { value: unknown }> }) => [r.fields.motto?.value, r.fields.$industry?.value, r.fields.tier?.value];
+    assert.deepEqual(values(p), ['', [], null], 'the primary holds an empty text and an empty list, and no tier');
+    const industry = d.fields.$industry.value;
+    // docs/merge.md §Fields: "set" is "not null", as the API answers an unset field; a multi-valued
+    // URL takes the union, so its empty list yields the duplicate's values.
+    const out = await ok(s, 'POST', '/v1/accounts/merge', { primaryId: p.id, duplicateId: d.id });
+    assert.deepEqual(values(out.primary), ['', [], 'gold']);
+    assert.deepEqual(out.primary.fields.$website.value, ['https://d.test']);
+    // A resolution takes the duplicate's value instead.
+    const q = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'Q', ...fields } });
+    const e = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'E', ...dup } });
+    const chosen = await ok(s, 'POST', '/v1/accounts/merge', {
+      primaryId: q.id,
+      duplicateId: e.id,
+      fieldResolutions: { motto: 'duplicate', $industry: 'duplicate' },
+    });
+    assert.deepEqual(values(chosen.primary), ['Onward', industry, 'gold']);
+    // multiSelectUnion: the union of the primary's empty set with the duplicate's options.
+    const u = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'U', ...fields } });
+    const f = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'F', ...dup } });
+    const joined = await ok(s, 'POST', '/v1/accounts/merge', { primaryId: u.id, duplicateId: f.id, options: { multiSelectUnion: true } });
+    assert.deepEqual(values(joined.primary), ['', industry, 'gold']);
+  });
+
   test('an archived field keeps the primary value when set, else takes the duplicate one, back with unarchive', async () => {
     const s = await seedWorkspace(ctx());
     const op = operatorCtx(ctx().deps.db.kysely, s.workspaceId);
