@@ -349,9 +349,13 @@ for (const dialect of testDialects()) {
         rows.map((r: any) => ({ ...r, position: Number(r.position) })),
         renamed.sort((a, b) => (key(a) < key(b) ? -1 : 1)),
       );
-      // Columns added after 0008 (the default country of 0055) are left out.
+      // Columns added after 0008 (the default country of 0055, the users' address keys of 0080) are left out.
       assert.deepEqual(await db.selectFrom('workspaces').select(['id', 'name', 'created_at']).orderBy('id').execute(), before0008.workspaces);
-      assert.deepEqual(await db.selectFrom('users').selectAll().orderBy('id').execute(), before0008.users);
+      const users = await db.selectFrom('users').selectAll().orderBy('id').execute();
+      assert.deepEqual(
+        users.map(({ email_key: _, ...u }: any) => u),
+        before0008.users.map((u: object) => ({ ...u })),
+      );
       assert.deepEqual(
         await db.selectFrom('records').select(['id', 'workspace_id', 'kind', 'external_id', 'created_at', 'updated_at']).orderBy('id').execute(),
         before0008.records,
