@@ -85,8 +85,8 @@ export interface ImportContext extends WriteCtx {
   /**
    * Whether the import takes its listings' locks only just before COMMIT (docs/import.md §Sharing
    * the database): a kind then leaves for `underLocks` its writes to objects that a server's
-   * writers change after taking a listing (an existing list's members), so that both take their
-   * locks in one order.
+   * writers change after taking a listing (an existing list's name and members), so that both
+   * take their locks in one order.
    */
   readonly locksLate?: boolean;
   /** How many objects of a kind (`ImportKind.object`) this import holds over all of its chunks; with `scope`, of that scope of the kind (`ImportKind.scope`). */

@@ -2,12 +2,20 @@
 // members by externalId. A re-import renames the list and replaces its members with the listed
 // ones; its type never changes. The events are those of the API's creates and updates.
 //
-// An import that takes its listings' locks late (`ctx.locksLate`) renames and changes the members
-// of lists that existed before it only under those locks, in `underLocks`: a server's delete of a
-// record takes the record's listing before the lists that hold it, so an import that held such a
-// list from its link step and took the listing at its end would wait for the delete as the delete
-// waits for it (docs/pages.md §Long transactions). Lists the import creates are seen by nobody
-// else until it commits, and are written in the link step.
+// A list's name, members and count are written in one step, under locks taken in the order every
+// writer of a list takes them (docs/design.md §Database, "The order of locks"): the lists' rows
+// against deletion, then their members' sets, then the writes. In another order the import and a
+// delete wait for each other: a rename before the set holds the row that a member's delete, which
+// holds the set, waits for to change the count; a set held before the row is locked is what the
+// list's delete, which holds the row, waits for.
+//
+// An import that takes its listings' locks late (`ctx.locksLate`) writes the lists that existed
+// before it only under those locks, in `underLocks`: a server's delete of a record takes the
+// record's listing before the lists that hold it, so an import that held such a list from its
+// link step and took the listing at its end would wait for the delete as the delete waits for it
+// (docs/pages.md §Long transactions). Lists the import creates are seen by nobody else until it
+// commits, and are written in the link step, as every list is by an import that takes its locks as
+// it goes (batched, or on SQLite).
 import { appendEvent } from '../changes/service.ts';
 import { type ImportContext, type ImportItem, type ImportKind, ImportError, onlyFields, str, upsertByExternalId } from '../import/kind.ts';
 import { InputError } from '../lib/errors.ts';
@@ -26,9 +34,12 @@ interface ListInput {
 
 const TYPES: readonly RecordKind[] = ['account', 'contact', 'opportunity'];
 
+/** A list's line and the list's id. */
+type Pending = { item: ImportItem<ListInput>; id: string };
+
 /** The lists this import created, and the existing ones whose writes wait for `underLocks`. */
 const LEFT = Symbol('lists');
-const left = (ctx: ImportContext) => ctx.kept(LEFT, () => ({ created: new Set<string>(), existing: [] as { item: ImportItem<ListInput>; id: string }[] }));
+const left = (ctx: ImportContext) => ctx.kept(LEFT, () => ({ created: new Set<string>(), existing: [] as Pending[] }));
 
 export const listKind: ImportKind<ListInput> = {
   object: 'list',
@@ -56,10 +67,10 @@ export const listKind: ImportKind<ListInput> = {
       object: 'list',
       idKind: 'lst',
       find: (externalIds) => repo.listsByExternalId(ctx.db, ctx.actor.workspaceId, externalIds),
+      // The new name is written with the members (`writeLists`), under the list's locks.
       async update({ line, externalId, value }, old) {
         if (old.object_type !== value.objectType)
           throw new ImportError(line, 'objectType', `the list "${externalId}" holds ${old.object_type} records; a list's objectType cannot change`);
-        if (!ctx.locksLate) await rename(ctx, old, value.name);
       },
       async insert({ externalId, value }, id) {
         const row = {
@@ -80,44 +91,48 @@ export const listKind: ImportKind<ListInput> = {
   },
   async link(ctx, items) {
     const { created, existing } = left(ctx);
+    const now: Pending[] = [];
     for (const item of items) {
       const id = await ctx.resolve('list', item.externalId, { line: item.line, field: 'externalId' });
-      if (ctx.locksLate && !created.has(id)) existing.push({ item, id });
-      else await replaceMembers(ctx, item, await listRow(ctx, item, id, 'is gone'));
+      (ctx.locksLate && !created.has(id) ? existing : now).push({ item, id });
     }
+    await writeLists(ctx, now);
   },
   async underLocks(ctx) {
-    for (const { item, id } of left(ctx).existing) {
-      const row = await listRow(ctx, item, id, 'was deleted while this import ran; import again');
-      await replaceMembers(ctx, item, await rename(ctx, row, item.value.name));
-    }
+    await writeLists(ctx, left(ctx).existing);
   },
 };
 
-async function listRow(ctx: ImportContext, { line, externalId }: ImportItem<ListInput>, id: string, gone: string): Promise<ListRow> {
-  const [row] = (await repo.findLists(ctx.db, ctx.actor.workspaceId, [id])).values();
-  if (!row) throw new ImportError(line, 'externalId', `the list "${externalId}" ${gone}`);
-  return row;
+/**
+ * Gives each list its imported name and members: every list locked first (`listsToChange`), then
+ * each written in turn. A list deleted since the import found it stops the import.
+ */
+async function writeLists(ctx: ImportContext, lists: readonly Pending[]): Promise<void> {
+  if (lists.length === 0) return;
+  const rows = await repo.listsToChange(
+    ctx.db,
+    ctx.actor.workspaceId,
+    lists.map((l) => l.id),
+  );
+  for (const { item, id } of lists) {
+    const row = rows.get(id);
+    if (!row) throw new ImportError(item.line, 'externalId', `the list "${item.externalId}" was deleted while this import ran; import again`);
+    await writeList(ctx, item, row);
+  }
 }
 
-/** Gives the list its imported name (an event when it changes); returns the row as it is then. */
-async function rename(ctx: ImportContext, old: ListRow, name: string): Promise<ListRow> {
-  if (old.name === name) return old;
-  await repo.updateList(ctx.db, old.id, { name, delta: 0, at: isoNow(ctx.now) });
-  const row = { ...old, name };
-  await appendEvent(ctx, { type: 'list.updated', object: toResource(ctx, row), changes: { $name: { from: old.name, to: name } } });
-  return row;
-}
-
-/** Makes the listed records the list's members, in one change; events as the API's update. */
-async function replaceMembers(ctx: ImportContext, { line, value }: ImportItem<ListInput>, row: ListRow): Promise<void> {
+/**
+ * Makes the list's name the imported one and the listed records its members, in one change, its
+ * locks held; events as the API's update: `list.updated` when the name changes, then the members'.
+ */
+async function writeList(ctx: ImportContext, { line, value }: ImportItem<ListInput>, old: ListRow): Promise<void> {
   const found = await ctx.resolveAll(value.objectType, value.members);
   const wanted = value.members.map((ext, i) => {
     const id = found.get(ext);
     if (id === undefined) throw new ImportError(line, `members[${i}]`, `no ${value.objectType} with externalId "${ext}" in this import or the workspace`);
     return id;
   });
-  const id = row.id;
+  const id = old.id;
   const keep = new Set(wanted);
   const at = isoNow(ctx.now);
   const removed = await repo.removeMembers(
@@ -127,8 +142,10 @@ async function replaceMembers(ctx: ImportContext, { line, value }: ImportItem<Li
   );
   const added = await repo.addMembers(ctx.db, id, wanted, at);
   const delta = added.length - removed.length;
-  if (delta !== 0) await repo.updateList(ctx.db, id, { delta, at });
-  const list = toResource(ctx, row);
+  const renamed = old.name !== value.name;
+  if (renamed || delta !== 0) await repo.updateList(ctx.db, id, { ...(renamed ? { name: value.name } : {}), delta, at });
+  const list = toResource(ctx, { ...old, name: value.name });
+  if (renamed) await appendEvent(ctx, { type: 'list.updated', object: list, changes: { $name: { from: old.name, to: value.name } } });
   if (added.length > 0) await appendEvent(ctx, { type: 'list.members_added', object: list, members: added });
   if (removed.length > 0) await appendEvent(ctx, { type: 'list.members_removed', object: list, members: removed });
 }

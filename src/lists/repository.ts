@@ -58,6 +58,22 @@ export async function findListToChange(tx: Executor, workspaceId: string, id: st
 }
 
 /**
+ * The lists of `ids` live in the workspace, locked for a write of their names, members and counts
+ * (an import's): their rows against deletion in id order by one read a chunk, then their members'
+ * sets in that order (going out with the caller's next statement), as a delete of a member locks
+ * them (docs/design.md §Database, "The order of locks"). A list whose delete commits while this
+ * waits is not found.
+ */
+export async function listsToChange(tx: Tx, workspaceId: string, ids: readonly string[]): Promise<Map<string, ListRow>> {
+  const out = new Map<string, ListRow>();
+  for (const part of chunks([...new Set(ids)].sort()))
+    for (const r of await lockedAgainstDelete(tx, tx.selectFrom('lists').selectAll().where('id', 'in', part).orderBy('id')).execute())
+      if (r.workspace_id === workspaceId) out.set(r.id, r);
+  for (const id of out.keys()) await lockPartition(tx, LIST_MEMBERS, [id]);
+  return out;
+}
+
+/**
  * The list, locked for a delete where rows lock (PostgreSQL, in a transaction): a delete waits here
  * for a write that locked it against deletion (a restore putting members into it), then reads its
  * members with that write committed.
