@@ -354,7 +354,7 @@ for (const dialect of testDialects()) {
       const users = await db.selectFrom('users').selectAll().orderBy('id').execute();
       assert.deepEqual(
         users.map(({ email_key: _, ...u }: any) => u),
-        before0008.users.map((u: object) => ({ ...u })),
+        before0008.users.map((u: any) => ({ ...u })),
       );
       assert.deepEqual(
         await db.selectFrom('records').select(['id', 'workspace_id', 'kind', 'external_id', 'created_at', 'updated_at']).orderBy('id').execute(),
