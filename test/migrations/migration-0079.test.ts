@@ -81,4 +81,31 @@ for (const dialect of testDialects()) {
       assert.deepEqual(await migrate(tdb.db).then(() => takeMigrationNotes()), []);
     });
   });
+
+  describe(`migration 0079_email_characters, over pages [${dialect}]`, () => {
+    let tdb: TestDb;
+    after(() => tdb?.drop());
+
+    test('1,201 contacts, most of one createdAt, each read once over three pages', async () => {
+      tdb = await createTestDb(dialect, { before: '0079' });
+      const db = tdb.db.kysely as any;
+      await db.insertInto('workspaces').values({ id: 'ws_p', name: 'ws_p', created_at: AT }).execute();
+      const defs = (await loadDefinitions(operatorCtx(db, 'ws_p'), { objectType: 'contact' })) as TypeDefinitions;
+      // An import gives every record it makes one createdAt: the pages' ties are broken by id.
+      const later = '2026-03-02T10:00:00.000Z';
+      await write(db, async (tx) => {
+        for (let i = 0; i < 1201; i++) {
+          const id = `con_p${String(i).padStart(4, '0')}`;
+          await writeRecord(tx, defs, 'ws_p', { id, createdAt: i % 7 === 0 ? later : AT, values: { $email: [`p${i}\u200b@acme.test`] } });
+        }
+      });
+      takeMigrationNotes();
+      await migrate(tdb.db);
+      const notes = takeMigrationNotes().filter((n) => n.migration === '0079_email_characters');
+      assert.deepEqual(notes[0]?.counts, { changed: 1201, kept: 0, records: 1201, trashed: 0 });
+      const rows = await db.selectFrom('records').select(['fields']).where('workspace_id', '=', 'ws_p').execute();
+      assert.equal(rows.length, 1201);
+      assert.ok(rows.every((r: { fields: string }) => !r.fields.includes('\\u200b') && !r.fields.includes('\u200b')));
+    });
+  });
 }

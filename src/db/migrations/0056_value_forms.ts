@@ -44,19 +44,23 @@ function normalise(def: FieldDef, value: unknown, counts: Counts): unknown {
 async function migrateType(db: Kysely<any>, workspaceId: string, defs: TypeDefinitions, counts: Counts): Promise<void> {
   const fields = [...defs.fields.values()].filter((f) => f.valueType === 'TELEPHONE' || f.valueType === 'SOCIAL_HANDLE');
   if (fields.length === 0) return;
-  let after = '';
+  let after = { created_at: '', id: '' };
   for (;;) {
-    const rows: { id: string; fields: string }[] = await db
+    // Paged along the records' listing index (workspace, type, createdAt, id), so that a page reads
+    // its own rows alone on either database: by id alone, SQLite sorted every record of the type
+    // for each page.
+    const rows: { id: string; created_at: string; fields: string }[] = await db
       .selectFrom('records')
-      .select(['id', 'fields'])
+      .select(['id', 'created_at', 'fields'])
       .where('workspace_id', '=', workspaceId)
       .where('kind', '=', defs.objectType)
-      .where('id', '>', after)
+      .where((eb) => eb(eb.refTuple('created_at', 'id'), '>', eb.tuple(after.created_at, after.id)))
+      .orderBy('created_at')
       .orderBy('id')
       .limit(BATCH)
       .execute();
     if (rows.length === 0) return;
-    after = rows.at(-1)!.id;
+    after = rows.at(-1)!;
     const changed: { id: string; values: Record<string, unknown> }[] = [];
     for (const row of rows) {
       const values = JSON.parse(row.fields) as Record<string, unknown>;

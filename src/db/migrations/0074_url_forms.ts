@@ -90,18 +90,22 @@ function rewritten(defs: FieldDef[], json: string, counts: Counts): Record<strin
 }
 
 async function migrateLive(db: Kysely<any>, workspaceId: string, defs: TypeDefinitions, fields: FieldDef[], counts: Counts): Promise<void> {
-  for (let after = ''; ;) {
-    const rows: { id: string; fields: string }[] = await db
+  for (let after = { created_at: '', id: '' }; ;) {
+    // Paged along the records' listing index (workspace, type, createdAt, id), so that a page reads
+    // its own rows alone on either database: by id alone, SQLite sorted every record of the type
+    // for each page.
+    const rows: { id: string; created_at: string; fields: string }[] = await db
       .selectFrom('records')
-      .select(['id', 'fields'])
+      .select(['id', 'created_at', 'fields'])
       .where('workspace_id', '=', workspaceId)
       .where('kind', '=', defs.objectType)
-      .where('id', '>', after)
+      .where((eb) => eb(eb.refTuple('created_at', 'id'), '>', eb.tuple(after.created_at, after.id)))
+      .orderBy('created_at')
       .orderBy('id')
       .limit(BATCH)
       .execute();
     if (rows.length === 0) return;
-    after = rows.at(-1)!.id;
+    after = rows.at(-1)!;
     const changed = rows.flatMap((r) => {
       const values = rewritten(fields, r.fields, counts);
       return values ? [{ id: r.id, values }] : [];

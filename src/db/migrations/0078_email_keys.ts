@@ -43,18 +43,22 @@ function changed(fields: readonly FieldDef[], values: Record<string, unknown>): 
 
 async function migrateType(db: Kysely<any>, workspaceId: string, defs: TypeDefinitions, fields: readonly FieldDef[], counts: Counts): Promise<void> {
   const unique: Array<{ id: string; field: string; key: string }> = [];
-  for (let after = ''; ;) {
-    const rows: { id: string; fields: string }[] = await db
+  for (let after = { created_at: '', id: '' }; ;) {
+    // Paged along the records' listing index (workspace, type, createdAt, id), so that a page reads
+    // its own rows alone on either database: by id alone, SQLite sorted every record of the type
+    // for each page.
+    const rows: { id: string; created_at: string; fields: string }[] = await db
       .selectFrom('records')
-      .select(['id', 'fields'])
+      .select(['id', 'created_at', 'fields'])
       .where('workspace_id', '=', workspaceId)
       .where('kind', '=', defs.objectType)
-      .where('id', '>', after)
+      .where((eb) => eb(eb.refTuple('created_at', 'id'), '>', eb.tuple(after.created_at, after.id)))
+      .orderBy('created_at')
       .orderBy('id')
       .limit(BATCH)
       .execute();
     if (rows.length === 0) break;
-    after = rows.at(-1)!.id;
+    after = rows.at(-1)!;
     const rewrite = rows.flatMap((r) => {
       const values = JSON.parse(r.fields) as Record<string, unknown>;
       const addresses = changed(fields, values);

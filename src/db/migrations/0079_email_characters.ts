@@ -19,7 +19,8 @@ import { noteMigration } from '../migration-notes.ts';
 // takes, as 0074 rewrites a URL into the form a write stores; a live record's value index is written
 // again with it. An address holding a control character, which may stand for anything, or that is
 // no address without its invisible characters, stays exactly as it was and is counted. createdAt
-// and updatedAt do not change. Records are read 500 at a time in id order, as in 0074 and 0078.
+// and updatedAt do not change. Records are read 500 at a time in creation order, as in 0074 and
+// 0078.
 const BATCH = 500;
 const NAME = '0079_email_characters';
 
@@ -69,18 +70,22 @@ function rewritten(defs: readonly FieldDef[], json: string, counts: Counts): Rec
 }
 
 async function migrateLive(db: Kysely<any>, workspaceId: string, defs: TypeDefinitions, fields: readonly FieldDef[], counts: Counts): Promise<void> {
-  for (let after = ''; ;) {
-    const rows: { id: string; fields: string }[] = await db
+  for (let after = { created_at: '', id: '' }; ;) {
+    // Paged along the records' listing index (workspace, type, createdAt, id), so that a page reads
+    // its own rows alone on either database: by id alone, SQLite sorted every record of the type
+    // for each page.
+    const rows: { id: string; created_at: string; fields: string }[] = await db
       .selectFrom('records')
-      .select(['id', 'fields'])
+      .select(['id', 'created_at', 'fields'])
       .where('workspace_id', '=', workspaceId)
       .where('kind', '=', defs.objectType)
-      .where('id', '>', after)
+      .where((eb) => eb(eb.refTuple('created_at', 'id'), '>', eb.tuple(after.created_at, after.id)))
+      .orderBy('created_at')
       .orderBy('id')
       .limit(BATCH)
       .execute();
     if (rows.length === 0) return;
-    after = rows.at(-1)!.id;
+    after = rows.at(-1)!;
     const changed = rows.flatMap((r) => {
       const values = rewritten(fields, r.fields, counts);
       return values ? [{ id: r.id, values }] : [];
