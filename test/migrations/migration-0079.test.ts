@@ -86,7 +86,7 @@ for (const dialect of testDialects()) {
     let tdb: TestDb;
     after(() => tdb?.drop());
 
-    test('1,201 contacts, most of one createdAt, each read once over three pages', async () => {
+    test('1,201 contacts, most of one createdAt, 520 of them in the trash: each read once over the pages', async () => {
       tdb = await createTestDb(dialect, { before: '0079' });
       const db = tdb.db.kysely as any;
       await db.insertInto('workspaces').values({ id: 'ws_p', name: 'ws_p', created_at: AT }).execute();
@@ -99,12 +99,22 @@ for (const dialect of testDialects()) {
           await writeRecord(tx, defs, 'ws_p', { id, createdAt: i % 7 === 0 ? later : AT, values: { $email: [`p${i}\u200b@acme.test`] } });
         }
       });
+      // 520 of them in the trash: over two pages of the trash.
+      await write(db, async (tx) => {
+        for (let i = 0; i < 520; i++)
+          await trashRecord({ ...operatorCtx(tx, 'ws_p'), db: tx }, RECORD_TYPES.contact, { id: `con_p${String(i).padStart(4, '0')}` });
+      });
+      // One moment: the pages' ties are broken by id.
+      await db.updateTable('trash').set({ deleted_at: later }).where('workspace_id', '=', 'ws_p').execute();
       takeMigrationNotes();
       await migrate(tdb.db);
       const notes = takeMigrationNotes().filter((n) => n.migration === '0079_email_characters');
-      assert.deepEqual(notes[0]?.counts, { changed: 1201, kept: 0, records: 1201, trashed: 0 });
+      assert.deepEqual(notes[0]?.counts, { changed: 1201, kept: 0, records: 681, trashed: 520 });
       const rows = await db.selectFrom('records').select(['fields']).where('workspace_id', '=', 'ws_p').execute();
-      assert.equal(rows.length, 1201);
+      assert.equal(rows.length, 681);
+      const held = await db.selectFrom('trash').select(['payload']).where('workspace_id', '=', 'ws_p').execute();
+      assert.equal(held.length, 520);
+      assert.ok(held.every((r: { payload: string }) => !r.payload.includes('\\u200b') && !r.payload.includes('\u200b')));
       assert.ok(rows.every((r: { fields: string }) => !r.fields.includes('\\u200b') && !r.fields.includes('\u200b')));
     });
   });

@@ -131,18 +131,21 @@ async function migrateLive(db: Kysely<any>, workspaceId: string, defs: TypeDefin
 
 /** Records in the trash keep their row in the entry's payload; a restore indexes it again (src/trash/restore.ts). */
 async function migrateTrash(db: Kysely<any>, workspaceId: string, objectType: string, fields: FieldDef[], counts: Counts): Promise<void> {
-  for (let after = ''; ;) {
-    const rows: { id: string; payload: string }[] = await db
+  for (let after = { deleted_at: '', id: '' }; ;) {
+    // Paged along the trash's index (workspace, deletedAt, id), so that the pages read the
+    // workspace's trash once in all: by id alone, SQLite sorted it whole for each page.
+    const rows: { id: string; deleted_at: string; payload: string }[] = await db
       .selectFrom('trash')
-      .select(['id', 'payload'])
+      .select(['id', 'deleted_at', 'payload'])
       .where('workspace_id', '=', workspaceId)
       .where('object_type', '=', objectType)
-      .where('id', '>', after)
+      .where((eb) => eb(eb.refTuple('deleted_at', 'id'), '>', eb.tuple(after.deleted_at, after.id)))
+      .orderBy('deleted_at')
       .orderBy('id')
       .limit(BATCH)
       .execute();
     if (rows.length === 0) return;
-    after = rows.at(-1)!.id;
+    after = rows.at(-1)!;
     for (const row of rows) {
       const payload = JSON.parse(row.payload) as { record?: { fields: string } };
       const values = payload.record ? rewritten(fields, payload.record.fields, counts) : null;
