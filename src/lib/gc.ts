@@ -41,3 +41,11 @@ export function collectYoung(): void {
 export function shrinkHeap(): void {
   collector()?.({ type: 'major', execution: 'sync', flavor: 'last-resort' });
 }
+
+/**
+ * A full GC without shrinking the heap's spaces: frees what only unreachable objects hold outside
+ * the heap, such as the statements a SQLite connection's cache evicted (src/db/sqlite/cached.ts).
+ */
+export function collectFull(): void {
+  collector()?.({ type: 'major', execution: 'sync' });
+}

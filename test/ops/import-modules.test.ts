@@ -109,7 +109,7 @@ registerHooks({ load(url, context, next) { appendFileSync(${JSON.stringify(log)}
         const writer = [...byThread.get(threads[0]!)!].sort();
         assert.deepEqual(
           writer.filter((o) => !o.startsWith('node:')),
-          ['src/db/sqlite/cached.ts', 'src/db/sqlite/pin.ts', 'src/db/sqlite/settings.ts', 'src/db/sqlite/writer-thread.ts'],
+          ['src/db/sqlite/cached.ts', 'src/db/sqlite/pin.ts', 'src/db/sqlite/settings.ts', 'src/db/sqlite/writer-thread.ts', 'src/lib/gc.ts'],
           'the writer thread loads its connection and nothing of Kysely',
         );
       } else {

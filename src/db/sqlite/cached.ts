@@ -8,14 +8,31 @@ import type { SqliteDatabase, SqliteStatement } from 'kysely';
 import { WAL_LIMIT } from './pin.ts';
 import { BUSY_TIMEOUT_MS } from './settings.ts';
 
-const STATEMENT_CACHE = 500;
+/** Prepared statements a connection keeps. */
+export const STATEMENT_CACHE = 500;
+/**
+ * node:sqlite frees a prepared statement only when V8 collects its object, which is small and
+ * long-lived, so an evicted statement's memory (some KB to hundreds of KB, in SQLite's malloc)
+ * stays until a full collection, which a thread whose heap barely grows seldom runs. A connection
+ * given `collect` (the import's writer thread) runs it after this many evictions, so that the
+ * evicted statements hold a bounded amount (docs/import.md §Memory).
+ */
+export const EVICTIONS_PER_COLLECTION = 64;
+
+export interface CacheOptions {
+  /** A full garbage collection of the connection's thread (src/lib/gc.ts). */
+  collect?: () => void;
+}
 
 export class CachedDatabase implements SqliteDatabase {
   readonly raw: DatabaseSync;
   #cache = new Map<string, SqliteStatement>();
+  #evicted = 0;
+  readonly #collect: (() => void) | undefined;
 
-  constructor(raw: DatabaseSync) {
+  constructor(raw: DatabaseSync, opts: CacheOptions = {}) {
     this.raw = raw;
+    this.#collect = opts.collect;
   }
 
   prepare(sql: string): SqliteStatement {
@@ -25,6 +42,7 @@ export class CachedDatabase implements SqliteDatabase {
     if (this.#cache.size >= STATEMENT_CACHE) {
       const oldest = this.#cache.keys().next().value as string;
       this.#cache.delete(oldest);
+      if (++this.#evicted % EVICTIONS_PER_COLLECTION === 0) this.#collect?.();
     }
     this.#cache.set(sql, stmt);
     return stmt;
@@ -61,7 +79,7 @@ function wrap(stmt: StatementSync): SqliteStatement {
 }
 
 /** A writing connection to `file`, with the settings every one of them has. */
-export function openConnection(file: string): CachedDatabase {
+export function openConnection(file: string, opts: CacheOptions = {}): CachedDatabase {
   const raw = new DatabaseSync(file, { timeout: BUSY_TIMEOUT_MS });
   // WAL lets readers proceed while one writer writes; NORMAL sync is durable across process
   // crashes in WAL mode (only an OS crash can lose the last transactions).
@@ -75,5 +93,5 @@ export function openConnection(file: string): CachedDatabase {
   // Deleted content is overwritten with zeros, in the page and in freed pages, so that a purged
   // record's values (and the old versions of updated rows) leave the file (docs/trash.md §Purge).
   raw.exec('PRAGMA secure_delete = ON;');
-  return new CachedDatabase(raw);
+  return new CachedDatabase(raw, opts);
 }

@@ -4,6 +4,7 @@
 // statement awaited, and every statement until then is skipped, as the transaction is lost anyway.
 // ROLLBACK always runs.
 import { parentPort, workerData } from 'node:worker_threads';
+import { collectFull } from '../../lib/gc.ts';
 import { openConnection } from './cached.ts';
 
 export interface Request {
@@ -49,7 +50,9 @@ function release(stmt: { iterate(params: readonly unknown[]): unknown }, params:
 }
 
 const port = parentPort!;
-const db = openConnection((workerData as { file: string }).file);
+// Its statement cache collects what it evicts: an import's chunks make statements of many texts
+// (docs/import.md §Memory).
+const db = openConnection((workerData as { file: string }).file, { collect: collectFull });
 let failed: ThreadError | undefined;
 
 port.on('message', (m: Request | 'close') => {
