@@ -104,10 +104,13 @@ const UNAVAILABLE: { is: (err: unknown) => boolean; fault: keyof Faults; reason?
  */
 export function meetFault(err: unknown, request: FastifyRequest): boolean {
   const unavailable = UNAVAILABLE.find((u) => u.is(err));
-  if (!unavailable) return false;
+  if (unavailable) meet(unavailable, err, request);
+  return unavailable !== undefined;
+}
+
+function meet(unavailable: (typeof UNAVAILABLE)[number], err: unknown, request: FastifyRequest): void {
   const met = unavailable.reason ? { code: causeOf(err).code, message: unavailable.reason(err) } : err;
   request.server.faults[unavailable.fault].met(met, request.log);
-  return true;
 }
 
 /**
@@ -119,7 +122,7 @@ export function asAppError(error: unknown, request: FastifyRequest): AppError {
   if (error instanceof AppError) return error;
   const unavailable = UNAVAILABLE.find((u) => u.is(error));
   if (unavailable) {
-    meetFault(error, request);
+    meet(unavailable, error, request);
     return new AppError('service_unavailable', unavailable.message, { headers: { 'Retry-After': '1' } });
   }
   request.log.error({ err: error }, 'unhandled error');
