@@ -5,8 +5,6 @@
 // it stops with it even when this one is killed with SIGKILL (docs/deploy.md §Start and stop).
 import { spawn } from 'node:child_process';
 import module, { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const major = Number(process.versions.node.split('.')[0]);
@@ -15,9 +13,16 @@ if (major >= 24) {
   // Node's compile cache keeps each module's type-stripped source and V8's code for it, so that
   // every start after the first loads neither Node's TypeScript stripper (held for the life of
   // the process) nor compiles again (docs/deploy.md §Start and stop). Enabled before the first
-  // TypeScript module loads; the environment passes it on to the cluster's workers.
+  // TypeScript module loads, and filled with every module of src/ when it does not hold this
+  // checkout yet (bin/compile-cache.js); the environment passes it on to the cluster's workers.
+  // The directory named to Node is the one set in the environment, if any: `directory` is then
+  // the subdirectory of this Node and its flags, which Node would nest a new cache in.
   const cache = module.enableCompileCache();
-  if (cache.directory) process.env.NODE_COMPILE_CACHE = cache.directory;
+  const directory = cache.directory && (process.env.NODE_COMPILE_CACHE || cache.directory);
+  if (directory) {
+    process.env.NODE_COMPILE_CACHE = directory;
+    await (await import('./compile-cache.js')).fillCompileCache(directory);
+  }
   const cli = await import(main);
   process.exitCode = await cli.runProcess(process.argv.slice(2));
   // `serve` returns once it listens: what it loaded is written now, however the process ends.
@@ -31,9 +36,11 @@ if (major >= 24) {
     console.error(`rolodex needs Node.js 24 (found ${process.versions.node}); run npm install first.`);
     process.exit(1);
   }
-  // The re-run turns the compile cache on from its start, as above, through its environment.
-  const cache = { NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE || join(tmpdir(), 'node-compile-cache') };
-  const child = spawn(node, [main, ...process.argv.slice(2)], { stdio: 'inherit', env: { ...process.env, ...cache, ROLODEX_WATCH_PARENT: '1' } });
+  // The re-run is this file under Node 24: it turns the compile cache on and fills it, as above.
+  const child = spawn(node, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
+    stdio: 'inherit',
+    env: { ...process.env, ROLODEX_WATCH_PARENT: '1' },
+  });
   for (const signal of ['SIGTERM', 'SIGINT']) process.on(signal, () => child.kill(signal));
   child.on('exit', (code, signal) => {
     if (signal) {

@@ -103,15 +103,20 @@ export async function runProcess(argv: string[]): Promise<number> {
   // Heap sizes are set when Node starts, and malloc's arenas when the process does: the process
   // becomes Node started with them (MALLOC_ARENAS in its environment), under the same id,
   // descriptors and otherwise the same environment (where process.execve exists: not on
-  // Windows). It starts with Node's compile cache on, whichever entry started this one (bin/rolodex.js turns it on,
-  // `node src/cli/main.ts` does not): from the second run on, neither it nor its threads load
-  // Node's TypeScript stripper, which each would hold to its end (docs/import.md §Memory).
+  // Windows). It starts with Node's compile cache on, whichever entry started this one
+  // (bin/rolodex.js turns it on, `node src/cli/main.ts` does not), filled first for those flags,
+  // which key its entries (bin/compile-cache.js): neither it nor its threads load Node's
+  // TypeScript stripper, which each would hold to its end (docs/import.md §Memory). The
+  // directory named is the one set in the environment, if any: `directory` is then this Node's
+  // and flags' subdirectory, in which Node would nest a new cache.
   if (flags && process.execve && process.argv[1] && !flags.every((f) => process.execArgv.includes(f))) {
     const cache = enableCompileCache();
+    const directory = cache.directory && (process.env.NODE_COMPILE_CACHE || cache.directory);
+    if (directory) await (await import('../../bin/compile-cache.js')).fillCompileCache(directory, [...flags, ...process.execArgv]);
     const arenas = MALLOC_ARENAS[argv[0]!];
     const env = {
       ...process.env,
-      ...(cache.directory ? { NODE_COMPILE_CACHE: cache.directory } : {}),
+      ...(directory ? { NODE_COMPILE_CACHE: directory } : {}),
       ...(arenas !== undefined && process.env.MALLOC_ARENA_MAX === undefined ? { MALLOC_ARENA_MAX: String(arenas) } : {}),
     };
     process.execve(process.execPath, [process.execPath, ...flags, ...process.execArgv, process.argv[1], ...argv], env);

@@ -3,7 +3,7 @@
 // src/db/pipeline.ts) is acknowledged once run; if it fails, its error is the answer of the next
 // statement awaited, and every statement until then is skipped, as the transaction is lost anyway.
 // ROLLBACK always runs.
-import { parentPort, workerData } from 'node:worker_threads';
+import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import { collectFull } from '../../lib/gc.ts';
 import { openConnection } from './cached.ts';
 
@@ -49,41 +49,47 @@ function release(stmt: { iterate(params: readonly unknown[]): unknown }, params:
   if (params.length > RELEASE_PARAMS) stmt.iterate(new Array<null>(params.length).fill(null));
 }
 
-const port = parentPort!;
-// Its statement cache collects what it evicts: an import's chunks make statements of many texts
-// (docs/import.md §Memory).
-const db = openConnection((workerData as { file: string }).file, { collect: collectFull });
-let failed: ThreadError | undefined;
+/** Serves the statements `port` sends on a connection of its own to `file`, until 'close'. */
+function serve(port: MessagePort, file: string): void {
+  // Its statement cache collects what it evicts: an import's chunks make statements of many
+  // texts (docs/import.md §Memory).
+  const db = openConnection(file, { collect: collectFull });
+  let failed: ThreadError | undefined;
 
-port.on('message', (m: Request | 'close') => {
-  if (m === 'close') {
-    db.close();
-    port.close();
-    return;
-  }
-  const rollback = /^\s*rollback\b/i.test(m.sql);
-  const deferred = m.id === 0 || m.queued === true;
-  if (failed !== undefined && !rollback) {
-    port.postMessage(deferred ? { done: true } : { id: m.id, error: failed });
-    return;
-  }
-  if (rollback) failed = undefined;
-  try {
-    const stmt = db.prepare(m.sql);
-    let reply: Reply;
-    if (stmt.reader) reply = { id: m.id, rows: stmt.all(m.params) };
-    else {
-      const r = stmt.run(m.params);
-      reply = { id: m.id, rows: [], changes: Number(r.changes), lastInsertRowid: Number(r.lastInsertRowid) };
+  port.on('message', (m: Request | 'close') => {
+    if (m === 'close') {
+      db.close();
+      port.close();
+      return;
     }
-    release(stmt, m.params);
-    port.postMessage(m.id === 0 ? { done: true } : reply);
-  } catch (err) {
-    if (!deferred) port.postMessage({ id: m.id, error: describe(err) });
-    else {
-      failed = describe(err);
-      port.postMessage({ done: true });
+    const rollback = /^\s*rollback\b/i.test(m.sql);
+    const deferred = m.id === 0 || m.queued === true;
+    if (failed !== undefined && !rollback) {
+      port.postMessage(deferred ? { done: true } : { id: m.id, error: failed });
+      return;
     }
-  }
-});
-port.postMessage({ id: -1, rows: [] });
+    if (rollback) failed = undefined;
+    try {
+      const stmt = db.prepare(m.sql);
+      let reply: Reply;
+      if (stmt.reader) reply = { id: m.id, rows: stmt.all(m.params) };
+      else {
+        const r = stmt.run(m.params);
+        reply = { id: m.id, rows: [], changes: Number(r.changes), lastInsertRowid: Number(r.lastInsertRowid) };
+      }
+      release(stmt, m.params);
+      port.postMessage(m.id === 0 ? { done: true } : reply);
+    } catch (err) {
+      if (!deferred) port.postMessage({ id: m.id, error: describe(err) });
+      else {
+        failed = describe(err);
+        port.postMessage({ done: true });
+      }
+    }
+  });
+  port.postMessage({ id: -1, rows: [] });
+}
+
+// Only as a thread's entry: importing this module (the compile cache's warm-up, bin/compile-cache.js)
+// runs nothing.
+if (import.meta.main) serve(parentPort!, (workerData as { file: string }).file);
