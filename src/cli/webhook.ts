@@ -15,7 +15,9 @@ rolodex webhook replay WEBHOOK_ID --since TIME [--json]   (TIME: 2026-03-01T00:0
 const line = (w: Subscription) =>
   `${w.id}  ${w.url}  ${w.status}${w.disabledAt ? ` since ${w.disabledAt}` : w.failingSince ? ` since ${w.failingSince}` : ''}  events ${
     w.events === 'all' ? 'all' : w.events.join(',')
-  }${w.description ? `  (${w.description})` : ''}${w.lastError && w.status !== 'active' ? `  last error ${w.lastError}` : ''}`;
+  }${w.neverWritten.length > 0 ? `  never written: ${w.neverWritten.join(',')}` : ''}${w.description ? `  (${w.description})` : ''}${
+    w.lastError && w.status !== 'active' ? `  last error ${w.lastError}` : ''
+  }`;
 
 function id(positionals: string[], what: string): string {
   const value = positionals[0];

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { eventTypes, TEST_EVENT_TYPE } from '../changes/event-types.ts';
 import { type Executor, write } from '../db/index.ts';
 import { listObjectTypes } from '../definitions/object-types.ts';
-import type { Ctx } from '../lib/context.ts';
+import { type Ctx, operatorCtx } from '../lib/context.ts';
 import { parseIsoDateTime } from '../lib/dates.ts';
 import { InputError } from '../lib/errors.ts';
 import { isoNow, newId } from '../lib/ids.ts';
@@ -50,13 +50,16 @@ export interface AddWebhookInput {
   allowPrivate: boolean;
 }
 
-function describe(row: repo.SubscriptionRow, types: readonly string[] | undefined) {
+function describe(row: repo.SubscriptionRow, types: readonly string[] | undefined, written: readonly string[] = []) {
+  const events = row.all_events === 1 ? ('all' as const) : (types ?? []);
   return {
     id: row.id,
     workspaceId: row.workspace_id,
     url: row.url,
     description: row.description,
-    events: row.all_events === 1 ? ('all' as const) : (types ?? []),
+    events,
+    /** The types it names that no event is written with (docs/events.md §Webhooks): it never receives them. */
+    neverWritten: events === 'all' ? [] : events.filter((t) => !written.includes(t)),
     createdAt: row.created_at,
     status: row.disabled_at ? ('disabled' as const) : row.failing_since ? ('failing' as const) : ('active' as const),
     failingSince: row.failing_since,
@@ -94,7 +97,8 @@ export async function addWebhook(ctx: Ctx, input: AddWebhookInput): Promise<Subs
     disabled_at: null,
   };
   await repo.insertSubscription(ctx.db, row, types);
-  return { ...describe(row, types), secret: row.secret };
+  // Its types were checked above: every one is written.
+  return { ...describe(row, types, types), secret: row.secret };
 }
 
 export async function listWebhooks(db: Executor, input: { workspaceId?: string }): Promise<Subscription[]> {
@@ -106,7 +110,14 @@ export async function listWebhooks(db: Executor, input: { workspaceId?: string }
     db,
     rows.map((r) => r.id),
   );
-  return rows.map((r) => describe(r, types.get(r.id)));
+  // A subscription stored before `add` checked its types may name one no event is written with
+  // (`task.merged`): checked against its workspace's event types, read once per workspace.
+  const written = new Map<string, string[]>();
+  for (const r of rows) {
+    if (!types.has(r.id) || written.has(r.workspace_id)) continue;
+    written.set(r.workspace_id, eventTypes((await listObjectTypes(operatorCtx(db, r.workspace_id))).map((o) => o.objectType)));
+  }
+  return rows.map((r) => describe(r, types.get(r.id), written.get(r.workspace_id)));
 }
 
 async function requireSubscription(db: Executor, id: string): Promise<repo.SubscriptionRow> {
