@@ -4,13 +4,13 @@
 // is written. A filter holding one answers as for any other text no address holds: nothing.
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { addField } from '../../src/definitions/service.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
 import { call, eachDialect, type Seeded, seedWorkspace, type TestApp } from '../helpers/app.ts';
 import { rolodex } from '../helpers/cli.ts';
+import { callTool } from '../helpers/mcp.ts';
 
 /** Addresses that read as `ann@acme.test` and the character each holds. */
 const BAD: Array<[string, string]> = [
@@ -35,23 +35,6 @@ function file(t: TestApp, name: string, text: string): string {
   const path = join(t.tdb.dataDir, name);
   writeFileSync(path, text);
   return path;
-}
-
-async function callTool(t: TestApp, secret: string, args: unknown): Promise<{ isError: boolean; body: any }> {
-  const base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-  const res = await fetch(`${base}/mcp`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${secret}`,
-      accept: 'application/json, text/event-stream',
-      'content-type': 'application/json',
-      'mcp-protocol-version': '2025-06-18',
-    },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'write_to_rolodex', arguments: args } }),
-  });
-  assert.equal(res.status, 200);
-  const answer = (await res.json()) as { result: { content: { text: string }[]; isError?: boolean } };
-  return { isError: answer.result.isError === true, body: JSON.parse(answer.result.content[0]!.text) };
 }
 
 eachDialect('control and invisible characters in e-mail addresses', (ctx) => {
@@ -95,7 +78,7 @@ eachDialect('control and invisible characters in e-mail addresses', (ctx) => {
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     const s = await seedWorkspace(t);
     for (const [address, c] of BAD.slice(3, 8)) {
-      const got = await callTool(t, s.secret, { path: '/v1/contacts', body: { fields: { $email: [address] } } });
+      const got = await callTool(t, s.secret, 'write_to_rolodex', { path: '/v1/contacts', body: { fields: { $email: [address] } } });
       assert.equal(got.isError, true, JSON.stringify(got.body));
       assert.deepEqual([got.body.error.code, got.body.error.param], ['invalid_value', 'fields.$email[0]']);
       assert.ok(got.body.error.message.includes(WHY(c)), got.body.error.message);

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { eachDialect, seedWorkspace, type TestApp } from '../helpers/app.ts';
+import { mcpHeaders } from '../helpers/mcp.ts';
 
 const ACCEPT = 'application/json, text/event-stream';
 const createList = (name: string) => ({
@@ -16,10 +17,7 @@ const createList = (name: string) => ({
 });
 
 async function post(t: TestApp, secret: string | undefined, origin: string | undefined, body: unknown = { jsonrpc: '2.0', id: 1, method: 'ping' }) {
-  const headers: Record<string, string> = { accept: ACCEPT, 'content-type': 'application/json' };
-  if (secret !== undefined) headers.authorization = `Bearer ${secret}`;
-  if (origin !== undefined) headers.origin = origin;
-  return t.app.inject({ method: 'POST', url: '/mcp', headers, payload: JSON.stringify(body) });
+  return t.app.inject({ method: 'POST', url: '/mcp', headers: mcpHeaders(secret, { origin }), payload: JSON.stringify(body) });
 }
 
 async function listNames(t: TestApp, workspaceId: string): Promise<string[]> {

@@ -4,37 +4,15 @@
 // JSON-RPC -32602; the three tools that are no API call spend the workspace's Read bucket, one
 // token a call as a REST read, and an empty bucket answers them with the REST 429.
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
 import { before, test } from 'node:test';
 import { createRateLimiter } from '../../src/rate-limit/factory.ts';
 import { call, eachDialect, seedWorkspace, type Seeded, type TestApp } from '../helpers/app.ts';
+import { rpc, toolCall, type ToolResult } from '../helpers/mcp.ts';
 
-type ToolResult = { content: { type: string; text: string }[]; isError?: boolean };
 type Answer = { jsonrpc: '2.0'; id: number; result?: ToolResult; error?: { code: number; message: string } };
 
 /** POSTs JSON-RPC `messages` to /mcp with the key, as a client would. */
-async function post(t: TestApp, secret: string, messages: unknown): Promise<Answer | Answer[]> {
-  const base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-  const res = await fetch(`${base}/mcp`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${secret}`,
-      accept: 'application/json, text/event-stream',
-      'content-type': 'application/json',
-      'mcp-protocol-version': '2025-06-18',
-    },
-    body: JSON.stringify(messages),
-  });
-  assert.equal(res.status, 200);
-  return (await res.json()) as Answer | Answer[];
-}
-
-const toolCall = (id: number, name: string, args?: unknown) => ({
-  jsonrpc: '2.0',
-  id,
-  method: 'tools/call',
-  params: { name, ...(args === undefined ? {} : { arguments: args }) },
-});
+const post = (t: TestApp, secret: string, messages: unknown) => rpc<Answer | Answer[]>(t, secret, messages);
 
 /** The tool error of one call, as its JSON error object. */
 async function toolError(t: TestApp, secret: string, name: string, args?: unknown) {

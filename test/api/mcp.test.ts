@@ -8,8 +8,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createRateLimiter } from '../../src/rate-limit/factory.ts';
 import { call, eachDialect, headers, keyFor, seedWorkspace, type Seeded, type TestApp } from '../helpers/app.ts';
-
-type ToolResult = { content: { type: string; text: string }[]; isError?: boolean };
+import { postMcp, type ToolResult } from '../helpers/mcp.ts';
 
 async function connect(base: string, secret: string): Promise<Client> {
   const client = new Client({ name: 'rolodex-test', version: '1.0.0' });
@@ -34,17 +33,7 @@ eachDialect('mcp', (ctx) => {
     s = await seedWorkspace(t);
   });
   /** POSTs `body` to /mcp as a client would, with the key; a header of `extra` given as undefined is left out. */
-  const postRaw = (body: string, extra: Record<string, string | undefined> = {}) => {
-    const all: Record<string, string | undefined> = {
-      authorization: `Bearer ${s.secret}`,
-      accept: 'application/json, text/event-stream',
-      'content-type': 'application/json',
-      'mcp-protocol-version': '2025-06-18',
-      ...extra,
-    };
-    const headers = Object.fromEntries(Object.entries(all).filter((e): e is [string, string] => e[1] !== undefined));
-    return fetch(`${base}/mcp`, { method: 'POST', headers, body });
-  };
+  const postRaw = (body: string, extra: Record<string, string | undefined> = {}) => postMcp(ctx(), s.secret, body, { headers: extra });
 
   test('lists the five tools; get_current_user names the member and never the key', async () => {
     const client = await connect(base, s.secret);
@@ -290,17 +279,7 @@ eachDialect('mcp', (ctx) => {
   test('a request cancelled in its own POST is not waited for; a request named notifications/cancelled is an unknown method', async () => {
     const post = async (messages: unknown) => {
       // A POST left unanswered fails here rather than holding the test.
-      const res = await fetch(`${base}/mcp`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${s.secret}`,
-          accept: 'application/json, text/event-stream',
-          'content-type': 'application/json',
-          'mcp-protocol-version': '2025-06-18',
-        },
-        body: JSON.stringify(messages),
-        signal: AbortSignal.timeout(5000),
-      });
+      const res = await postMcp(ctx(), s.secret, messages, { signal: AbortSignal.timeout(5000) });
       const text = await res.text();
       return { status: res.status, body: text === '' ? undefined : (JSON.parse(text) as unknown) };
     };

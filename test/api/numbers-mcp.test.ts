@@ -3,28 +3,15 @@
 // tool's REST call as the agent wrote it, which refuses it as over HTTP, where the SDK's parse made
 // 1e400 Infinity (sent on as `null`, which cleared the field) and a long integer another number.
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
 import { before, test } from 'node:test';
 import { addField } from '../../src/definitions/service.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
 import { call, eachDialect, headers, type Seeded, seedWorkspace, type TestApp } from '../helpers/app.ts';
+import { rpc, toolOutcome } from '../helpers/mcp.ts';
 
 /** The tool error or result of one tools/call whose arguments are `args`, JSON text as sent. */
 async function callTool(t: TestApp, secret: string, name: string, args: string): Promise<{ isError: boolean; body: any }> {
-  const base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-  const res = await fetch(`${base}/mcp`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${secret}`,
-      accept: 'application/json, text/event-stream',
-      'content-type': 'application/json',
-      'mcp-protocol-version': '2025-06-18',
-    },
-    body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"${name}","arguments":${args}}}`,
-  });
-  assert.equal(res.status, 200, `${name}: ${res.status}`);
-  const answer = (await res.json()) as { result: { content: { text: string }[]; isError?: boolean } };
-  return { isError: answer.result.isError === true, body: JSON.parse(answer.result.content[0]!.text) };
+  return toolOutcome(await rpc(t, secret, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"${name}","arguments":${args}}}`, name));
 }
 
 eachDialect('numbers in MCP tool arguments', (ctx) => {
