@@ -192,6 +192,14 @@ export async function runRestore(dir: string, config: Config): Promise<{ manifes
     if (await exists(database)) {
       throw new InputError(`${config.dataDir} already holds a database: restore into an empty DATA_DIR, with the server stopped`, 'DATA_DIR');
     }
+    // The log of a database removed without it (after a crash, its last commits): SQLite would
+    // apply its pages to the restored file at its first opening, and damage it.
+    for (const log of ['rolodex.db-wal', 'rolodex.db-journal'])
+      if (await exists(join(config.dataDir, log)))
+        throw new InputError(
+          `${config.dataDir} holds ${log}, left by a database that is no longer there, which SQLite would apply to the restored one: restore into an empty DATA_DIR`,
+          'DATA_DIR',
+        );
   } else notes.push(pgGuidance(config, 'restore'));
   if (manifest.files.includes('blobs/') && (await exists(blobs)) && (await readdir(blobs)).length > 0)
     throw new InputError(`${config.dataDir}/blobs is not empty: restore into an empty DATA_DIR`, 'DATA_DIR');

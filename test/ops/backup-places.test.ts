@@ -1,0 +1,75 @@
+// Where a backup is written and where a restore lands (docs/deploy.md §Backups): a restore
+// refuses a DATA_DIR holding the write-ahead log of a database removed without it, which SQLite
+// applied to the restored database at its first opening, damaging it.
+import assert from 'node:assert/strict';
+import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { DatabaseSync } from 'node:sqlite';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { main } from '../../src/cli/main.ts';
+import type { Io } from '../../src/cli/io.ts';
+import { buildTestApp, seedWorkspace, type TestApp } from '../helpers/app.ts';
+import { testDialects } from '../helpers/db.ts';
+import { uploadFile } from '../helpers/files.ts';
+
+function cli(env: Record<string, string>) {
+  let out = '';
+  let err = '';
+  const io: Io = { out: (t) => void (out += t + '\n'), err: (t) => void (err += t + '\n'), env, isTty: false };
+  return { io, out: () => out, err: () => err };
+}
+
+for (const dialect of testDialects()) {
+  describe(`where backups and restores write [${dialect}]`, () => {
+    let t: TestApp;
+    let env: Record<string, string>;
+    const dirs: string[] = [];
+    const tmp = (name: string) => {
+      const d = mkdtempSync(join(tmpdir(), `rolodex-${name}-`));
+      dirs.push(d);
+      return d;
+    };
+    before(async () => {
+      t = await buildTestApp(dialect);
+      env = { DATA_DIR: t.tdb.dataDir, ...(t.tdb.databaseUrl ? { DATABASE_URL: t.tdb.databaseUrl } : {}) };
+      const { secret } = await seedWorkspace(t);
+      await uploadFile(t, secret, Buffer.from('bytes to back up\n'), { filename: 'a.txt', mimeType: 'text/plain' });
+    });
+    after(async () => {
+      await t.close();
+      for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    });
+
+    // The write-ahead log is SQLite's: PostgreSQL's DATA_DIR holds no database.
+    if (dialect === 'sqlite')
+      test("a restore into a DATA_DIR holding a removed database's log is refused; without it the restore is whole", async () => {
+        const backup = join(tmp('backup'), 'b');
+        assert.equal(await main(['backup', backup], cli(env).io), 0);
+        // A database whose last commits are still in its log, as after a crash, then removed alone.
+        const crashed = tmp('crashed');
+        const db = new DatabaseSync(join(crashed, 'rolodex.db'));
+        db.exec('pragma journal_mode = wal; pragma wal_autocheckpoint = 0; create table t (v); insert into t values (randomblob(100000));');
+        const target = tmp('target');
+        copyFileSync(join(crashed, 'rolodex.db-wal'), join(target, 'rolodex.db-wal'));
+        db.close();
+        const r = cli({ DATA_DIR: target });
+        assert.equal(await main(['restore', backup], r.io), 1, r.out());
+        assert.equal(
+          r.err(),
+          `rolodex restore: ${target} holds rolodex.db-wal, left by a database that is no longer there, which SQLite would apply to the restored one: restore into an empty DATA_DIR\n`,
+        );
+        assert.deepEqual(readdirSync(target), ['rolodex.db-wal'], 'nothing restored');
+        rmSync(join(target, 'rolodex.db-wal'));
+        const again = cli({ DATA_DIR: target });
+        assert.equal(await main(['restore', backup], again.io), 0, again.err());
+        const restored = new DatabaseSync(join(target, 'rolodex.db'), { readOnly: true });
+        try {
+          assert.equal((restored.prepare('pragma quick_check').get() as { quick_check: string }).quick_check, 'ok');
+          assert.equal((restored.prepare('select count(*) as n from workspaces').get() as { n: number }).n > 0, true);
+        } finally {
+          restored.close();
+        }
+      });
+  });
+}
