@@ -5,8 +5,8 @@
 // describing it. On PostgreSQL the database is backed up by pg_dump; the command says how and
 // copies the local blobs, if any.
 import { constants, type Dirent } from 'node:fs';
-import { copyFile, cp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { copyFile, cp, readdir, readFile, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { basename, dirname, join, resolve, sep } from 'node:path';
 import { loadConfig, type Config } from '../config.ts';
 import { makeDataDir, noDatabase, readSigningSecretFile } from '../data-dir.ts';
 import { InputError } from '../lib/errors.ts';
@@ -68,16 +68,39 @@ function pgGuidance(config: Config, action: 'backup' | 'restore'): string {
     : `The database is PostgreSQL: restore it with its own tools into an empty database, e.g.\n  pg_restore --no-owner --dbname="$DATABASE_URL" rolodex-YYYY-MM-DD.pgdump\nthen run \`rolodex migrate\`. ${blobs}`.trim();
 }
 
+/** `path` with the symbolic links of the part of it that exists resolved. */
+async function real(path: string): Promise<string> {
+  try {
+    return await realpath(path);
+  } catch {
+    const parent = dirname(path);
+    return parent === path ? path : join(await real(parent), basename(path));
+  }
+}
+
+/**
+ * Refuses a backup directory inside the blob directory it copies: the copy met its own copy at
+ * every level, and went down until the path was too long for the file system.
+ */
+async function refuseInsideBlobs(dir: string, config: Config): Promise<void> {
+  if (config.s3) return;
+  const [blobs, target] = [await real(join(config.dataDir, 'blobs')), await real(dir)];
+  if (target === blobs || target.startsWith(blobs + sep))
+    throw new InputError(`${dir} is inside ${join(config.dataDir, 'blobs')}, which the backup copies: back up into a directory outside it`, 'DIR');
+}
+
 export async function runBackup(dir: string, config: Config): Promise<{ manifest: Manifest; notes: string[] }> {
   // A DATA_DIR without a database (most often a mistyped one) is refused before anything is made,
   // in the words of every command that needs one (docs/cli.md §What creates the database).
   const source = join(config.dataDir, 'rolodex.db');
   if (!config.databaseUrl && !(await exists(source))) throw noDatabase(source);
   let existed: boolean;
+  let made: string | undefined;
   try {
+    await refuseInsideBlobs(dir, config);
     existed = await exists(dir);
     if (existed && (await readdir(dir)).length > 0) throw new InputError(`${dir} is not empty: back up into a new directory`, 'DIR');
-    await makeDirectory(dir, 0o700);
+    made = await makeDirectory(dir, 0o700);
   } catch (err) {
     if (err instanceof InputError) throw err;
     throw new InputError(`cannot write ${dir}: ${(err as Error).message}`, 'DIR');
@@ -87,7 +110,8 @@ export async function runBackup(dir: string, config: Config): Promise<{ manifest
   } catch (err) {
     // A backup cut short (a full disk, a blob that cannot be read) is no backup: what it wrote goes,
     // so that no directory without a manifest is left to pass for one, and the reason is one line.
-    const written = existed ? (await readdir(dir).catch(() => [])).map((name) => join(dir, name)) : [dir];
+    // That includes the parents it made for the directory.
+    const written = existed ? (await readdir(dir).catch(() => [])).map((name) => join(dir, name)) : [made ?? dir];
     await Promise.all(written.map((path) => rm(path, { recursive: true, force: true })));
     if (err instanceof InputError) throw err;
     throw new InputError(`the backup failed: ${(err as Error).message}; nothing was kept in ${dir}`, 'DIR');

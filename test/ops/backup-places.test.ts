@@ -1,8 +1,11 @@
-// Where a backup is written and where a restore lands (docs/deploy.md §Backups): a restore
-// refuses a DATA_DIR holding the write-ahead log of a database removed without it, which SQLite
-// applied to the restored database at its first opening, damaging it.
+// Where a backup is written and where a restore lands (docs/deploy.md §Backups): a backup
+// directory inside the blob directory it copies is refused before anything is made (the copy met
+// its own copy at every level, until the path was too long); a backup that fails removes the
+// parent directories it made for its directory too; and a restore refuses a DATA_DIR holding the
+// write-ahead log of a database removed without it, which SQLite applied to the restored database
+// at its first opening, damaging it.
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { DatabaseSync } from 'node:sqlite';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -39,6 +42,40 @@ for (const dialect of testDialects()) {
     after(async () => {
       await t.close();
       for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    });
+
+    test('a backup directory inside the blob directory, named or through a link, is refused and nothing is made', async () => {
+      const blobs = join(t.tdb.dataDir, 'blobs');
+      const before = readdirSync(blobs).sort();
+      const link = join(tmp('link'), 'to-blobs');
+      symlinkSync(blobs, link);
+      for (const dir of [join(blobs, 'backup'), join(blobs, 'nested', 'backup'), blobs + '/', join(link, 'backup')]) {
+        const b = cli(env);
+        assert.equal(await main(['backup', dir], b.io), 1, `${dir}: ${b.out()}`);
+        assert.match(b.err(), /^rolodex backup: \S+ is inside \S+\/blobs, which the backup copies: back up into a directory outside it\n$/, dir);
+        assert.deepEqual(readdirSync(blobs).sort(), before, `${dir}: nothing made`);
+      }
+      // Beside the blobs, in DATA_DIR, a backup is made as anywhere else.
+      const beside = join(t.tdb.dataDir, 'backups', 'today');
+      const b = cli(env);
+      assert.equal(await main(['backup', beside], b.io), 0, b.err());
+      assert.equal(existsSync(join(beside, 'backup.json')), true);
+      rmSync(join(t.tdb.dataDir, 'backups'), { recursive: true });
+    });
+
+    test('a backup that fails removes the parent directories it made for its directory', async () => {
+      const blobs = join(t.tdb.dataDir, 'blobs');
+      // A blob that cannot be copied as a file, whoever runs the test (root reads any file).
+      symlinkSync(tmpdir(), join(blobs, 'unreadable'));
+      try {
+        const root = tmp('parents');
+        const b = cli(env);
+        assert.equal(await main(['backup', join(root, 'new', 'deeper', 'b')], b.io), 1);
+        assert.match(b.err(), /^rolodex backup: the backup failed: /);
+        assert.deepEqual(readdirSync(root), [], 'no directory left behind');
+      } finally {
+        rmSync(join(blobs, 'unreadable'));
+      }
     });
 
     // The write-ahead log is SQLite's: PostgreSQL's DATA_DIR holds no database.
