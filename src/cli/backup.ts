@@ -24,6 +24,8 @@ interface Manifest {
   createdAt: string;
   database: 'sqlite' | 'postgres';
   files: string[];
+  /** Where the blobs were when they were in a bucket, not in the backup. */
+  s3?: { bucket: string; prefix: string };
 }
 
 const exists = (path: string) =>
@@ -147,6 +149,7 @@ async function backUp(dir: string, config: Config): Promise<{ manifest: Manifest
     createdAt: new Date().toISOString(),
     database: config.databaseUrl ? 'postgres' : 'sqlite',
     files,
+    ...(config.s3 ? { s3: { bucket: config.s3.bucket, prefix: config.s3.prefix } } : {}),
   };
   await writeFile(join(dir, MANIFEST), JSON.stringify(manifest, null, 2) + '\n');
   return { manifest, notes };
@@ -165,7 +168,8 @@ async function readManifest(dir: string): Promise<Manifest> {
     typeof m.format !== 'number' ||
     (m.database !== 'sqlite' && m.database !== 'postgres') ||
     !Array.isArray(m.files) ||
-    !m.files.every((f) => typeof f === 'string')
+    !m.files.every((f) => typeof f === 'string') ||
+    (m.s3 !== undefined && (typeof m.s3?.bucket !== 'string' || typeof m.s3.prefix !== 'string'))
   )
     throw new InputError(`${dir} is not a backup made by \`rolodex backup\` (${MANIFEST} is not its manifest)`, 'DIR');
   if (m.format !== 1)
@@ -197,6 +201,22 @@ async function checkParts(dir: string, manifest: Manifest): Promise<void> {
       throw damaged('signing-secret does not hold a signing secret');
     }
   }
+}
+
+/**
+ * What the restored server will not find where it looks for blobs: the backup's bucket when this
+ * configuration names another or none (the files would have no bytes), or the backup's blobs
+ * restored into DATA_DIR when this configuration reads a bucket.
+ */
+function blobsNote(manifest: Manifest, config: Config): string | undefined {
+  const kept = manifest.s3;
+  if (kept && (config.s3?.bucket !== kept.bucket || config.s3.prefix !== kept.prefix)) {
+    const at = `S3_BUCKET=${kept.bucket}${kept.prefix ? ` S3_PREFIX=${kept.prefix}` : ''}`;
+    return `The backup's blobs are not in it but in the S3 bucket "${kept.bucket}"${kept.prefix ? ` under "${kept.prefix}"` : ''}: start the server with ${at} and that store's settings, or its files have no bytes.`;
+  }
+  if (!kept && config.s3 && manifest.files.includes('blobs/'))
+    return `The backup's blobs are restored into ${join(config.dataDir, 'blobs')}, but S3_BUCKET is set and the server reads the bucket "${config.s3.bucket}": copy them into it, or unset S3_BUCKET.`;
+  return undefined;
 }
 
 /**
@@ -254,6 +274,8 @@ export async function runRestore(dir: string, config: Config): Promise<{ manifes
     if (err instanceof InputError) throw err;
     throw new InputError(`cannot restore into ${config.dataDir}: ${(err as Error).message}; nothing was restored`, 'DATA_DIR');
   }
+  const elsewhere = blobsNote(manifest, config);
+  if (elsewhere) notes.push(elsewhere);
   return { manifest, notes };
 }
 

@@ -3,7 +3,8 @@
 // its own copy at every level, until the path was too long); a backup that fails removes the
 // parent directories it made for its directory too; and a restore refuses a DATA_DIR holding the
 // write-ahead log of a database removed without it, which SQLite applied to the restored database
-// at its first opening, damaging it.
+// at its first opening, damaging it. A restore says where the blobs are when the restored server
+// would not find them (a backup's bucket it does not read, or a bucket it reads instead of them).
 import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { DatabaseSync } from 'node:sqlite';
@@ -76,6 +77,31 @@ for (const dialect of testDialects()) {
       } finally {
         rmSync(join(blobs, 'unreadable'));
       }
+    });
+
+    // A backup made with S3_BUCKET holds no blob, and its restore into a DATA_DIR whose server
+    // reads no bucket said nothing of them: the restored files had no bytes.
+    test('a restore says where the blobs are when the restored server would not look there', async () => {
+      const db: Record<string, string> = t.tdb.databaseUrl ? { DATABASE_URL: t.tdb.databaseUrl } : {};
+      const inBucket = join(tmp('s3'), 'b');
+      assert.equal(await main(['backup', inBucket], cli({ ...env, S3_BUCKET: 'kept-blobs', S3_PREFIX: 'crm/' }).io), 0);
+      const local = join(tmp('local'), 'b');
+      assert.equal(await main(['backup', local], cli(env).io), 0);
+      const restore = async (dir: string, more: Record<string, string>) => {
+        const r = cli({ DATA_DIR: join(tmp('target'), 'data'), ...db, ...more });
+        assert.equal(await main(['restore', dir], r.io), 0, r.err());
+        return r.out();
+      };
+      const elsewhere =
+        /The backup's blobs are not in it but in the S3 bucket "kept-blobs" under "crm\/": start the server with S3_BUCKET=kept-blobs S3_PREFIX=crm\/ and that store's settings, or its files have no bytes\./;
+      assert.match(await restore(inBucket, {}), elsewhere);
+      assert.match(await restore(inBucket, { S3_BUCKET: 'other' }), elsewhere);
+      assert.doesNotMatch(await restore(inBucket, { S3_BUCKET: 'kept-blobs', S3_PREFIX: 'crm/' }), /The backup's blobs/);
+      assert.match(
+        await restore(local, { S3_BUCKET: 'kept-blobs' }),
+        /The backup's blobs are restored into \S+\/data\/blobs, but S3_BUCKET is set and the server reads the bucket "kept-blobs": copy them into it, or unset S3_BUCKET\./,
+      );
+      assert.doesNotMatch(await restore(local, {}), /The backup's blobs/);
     });
 
     // The write-ahead log is SQLite's: PostgreSQL's DATA_DIR holds no database.
