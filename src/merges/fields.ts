@@ -8,7 +8,8 @@
 import type { TypeDefinitions } from '../definitions/service.ts';
 import { emailKey } from '../lib/email.ts';
 import { foldText } from '../lib/fold.ts';
-import { checkFieldKeys, checkFieldValues } from '../records/write-fields.ts';
+import { AppError } from '../lib/errors.ts';
+import { checkFieldKeys, checkFieldValues, MAX_VALUES } from '../records/write-fields.ts';
 
 export type Resolution = 'primary' | 'duplicate' | { value: unknown };
 
@@ -69,6 +70,14 @@ export function mergeFields(
         typeof x === 'string' ? (def.valueType === 'EMAIL' ? emailKey(x) : foldText(x)) : x,
       );
     else v = p ?? d;
+    // A union holds what a write could store, no more: a value no write, update or import takes
+    // back is refused here, and the caller picks one side (docs/merge.md §Fields).
+    if (Array.isArray(v) && v.length > MAX_VALUES && v !== p)
+      throw new AppError(
+        'invalid_value',
+        `The merged "${key}" would hold ${v.length} values, more than the ${MAX_VALUES} a field holds; choose its value with "${RESOLUTIONS}.${key}".`,
+        { param: `${RESOLUTIONS}.${key}` },
+      );
     if (v === undefined || v === null) delete out[key];
     else out[key] = v;
   }

@@ -48,7 +48,8 @@ export function valueMembers(type: ValueType): Readonly<Record<string, 'string' 
   return PART_TYPES[type] ?? {};
 }
 
-const MAX_VALUES = 1000;
+/** The most values one array of a field holds (docs/records.md §Writing fields). */
+export const MAX_VALUES = 1000;
 
 function jsonType(v: unknown): string {
   if (Array.isArray(v)) return 'array';

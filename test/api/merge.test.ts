@@ -2,7 +2,7 @@
 // multi-valued identity fields, every link moved to the primary, list memberships kept once,
 // meetings repointed through the merged addresses, archived fields carried as active ones are, the
 // duplicate in the trash for good; the
-// refusals; and a property test: on random graphs no link that touched either record is lost or
+// refusals (a union of more values than a field holds among them); and a property test: on random graphs no link that touched either record is lost or
 // duplicated.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -199,6 +199,18 @@ eachDialect('merge', (ctx) => {
     assert.deepEqual([merged.fields.zone.value, merged.fields.tier.value], ['Z9', 'gold']);
     assert.equal((await ok(s, 'GET', '/v1/accounts?zone[equal]=Z9')).totalCount, 1);
     await refused(s, '/v1/accounts', { fields: { $name: 'E', zone: 'Z9' } }, 409, 'duplicate_value', 'fields.zone');
+  });
+
+  test('a union of more values than a field holds is refused, and a resolution of the field decides it', async () => {
+    const s = await seedWorkspace(ctx());
+    const emails = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${i}@acme.test`);
+    const p = await ok(s, 'POST', '/v1/contacts', { fields: { $name: { firstName: 'P' }, $email: emails('p', 1000) } });
+    const d = await ok(s, 'POST', '/v1/contacts', { fields: { $name: { firstName: 'D' }, $email: emails('d', 2) } });
+    // 1,002 addresses would be a value no update or import takes back.
+    await refused(s, '/v1/contacts/merge', { primaryId: p.id, duplicateId: d.id }, 400, 'invalid_value', 'fieldResolutions.$email');
+    assert.equal((await ok(s, 'GET', `/v1/contacts/${d.id}`)).id, d.id, 'nothing was merged');
+    const out = await ok(s, 'POST', '/v1/contacts/merge', { primaryId: p.id, duplicateId: d.id, fieldResolutions: { $email: 'primary' } });
+    assert.deepEqual(out.primary.fields.$email.value, emails('p', 1000));
   });
 
   test('a malformed resolution is refused naming the member at fault, its message naming the param', async () => {
