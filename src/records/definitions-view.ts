@@ -7,7 +7,7 @@ import type { Executor } from '../db/index.ts';
 import type { Ctx, WriteCtx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
 import { writeValueIndex } from './index/repository.ts';
-import { indexedScalar, valueRows } from './index/values.ts';
+import { type IndexedScalar, indexedScalar, valueRows } from './index/values.ts';
 import { recordsHolding } from './repository.ts';
 import { type RecordType, requireDefinitions } from './resource.ts';
 import type { Definitions, FieldDefinition, RelationshipDefinition } from './schemas.ts';
@@ -76,14 +76,18 @@ export async function setArchived(ctx: WriteCtx, input: { objectType: string; ke
   return { id: row.id, archived: input.archived };
 }
 
+/** An index value in the form a unique field's check compares: text and numbers kept apart. */
+export function uniqueKey(indexed: IndexedScalar): string {
+  return indexed.text !== undefined ? `t${indexed.text}` : `n${indexed.num}`;
+}
+
 /**
  * A unique field's value in the form its check compares, the value index's (indexedScalar: text
  * folded, an EMAIL as its key, numbers as numbers); undefined for any other.
  */
 function uniqueForm(valueType: string, x: unknown): string | undefined {
   const indexed = indexedScalar(valueType, x);
-  if (indexed === undefined) return undefined;
-  return indexed.text !== undefined ? `t${indexed.text}` : `n${indexed.num}`;
+  return indexed === undefined ? undefined : uniqueKey(indexed);
 }
 
 /**
@@ -111,10 +115,32 @@ function sharedValue(
 }
 
 /**
- * Whether a record of the type other than `exceptId` holds `value` in archived field `key`. The
- * value index has no rows of an archived field, so the records holding it are read: a restore
- * asks, for a record whose archived unique field holds a value (docs/trash.md §Restore).
+ * The records of the type holding each value of archived field `key`, by the value's uniqueKey.
+ * The value index does not hold an archived field's values (a write since the archive leaves them
+ * out), so the records holding it are read: a restore and an import ask, for an archived unique field
+ * (docs/trash.md §Restore, docs/import.md §Rules).
  */
+export async function archivedValueHolders(
+  db: Executor,
+  workspaceId: string,
+  kind: string,
+  field: { key: string; valueType: string },
+): Promise<Map<string, string[]>> {
+  const holders = new Map<string, string[]>();
+  for (const r of await recordsHolding(db, workspaceId, kind, field.key)) {
+    const v = (JSON.parse(r.fields) as Record<string, unknown>)[field.key];
+    for (const x of Array.isArray(v) ? v : [v]) {
+      const form = uniqueForm(field.valueType, x);
+      if (form === undefined) continue;
+      const ids = holders.get(form) ?? [];
+      if (!ids.includes(r.id)) ids.push(r.id);
+      holders.set(form, ids);
+    }
+  }
+  return holders;
+}
+
+/** Whether a record of the type other than `exceptId` holds `value` in archived field `key` (archivedValueHolders). */
 export async function archivedValueTaken(
   db: Executor,
   workspaceId: string,
@@ -123,13 +149,7 @@ export async function archivedValueTaken(
   value: unknown,
   exceptId: string,
 ): Promise<boolean> {
-  const { key, valueType } = field;
-  const form = uniqueForm(valueType, value);
+  const form = uniqueForm(field.valueType, value);
   if (form === undefined) return false;
-  for (const r of await recordsHolding(db, workspaceId, kind, key)) {
-    if (r.id === exceptId) continue;
-    const v = (JSON.parse(r.fields) as Record<string, unknown>)[key];
-    if ((Array.isArray(v) ? v : [v]).some((x) => uniqueForm(valueType, x) === form)) return true;
-  }
-  return false;
+  return ((await archivedValueHolders(db, workspaceId, kind, field)).get(form) ?? []).some((id) => id !== exceptId);
 }

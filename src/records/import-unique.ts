@@ -6,7 +6,8 @@
 // it only just before COMMIT (docs/import.md §Sharing the database), so its chunks' checks do not
 // see what the API committed meanwhile, and every claimed value is checked again under the lock
 // (`recheckUniqueValues`).
-import type { TypeDefinitions } from '../definitions/service.ts';
+import { loadDefinitions, type TypeDefinitions } from '../definitions/service.ts';
+import { archivedValueHolders, uniqueKey } from './definitions-view.ts';
 import { ImportError, type ImportContext } from '../import/kind.ts';
 import { recordIdsByValues, valueTaken } from './index/repository.ts';
 import { type IndexedScalar, indexedScalar } from './index/values.ts';
@@ -16,6 +17,8 @@ export interface UniqueValue {
   line: number;
   id: string;
   field: string;
+  /** The line's member that gives it: `archivedFields` for an archived field's (docs/import.md §account). */
+  member?: 'archivedFields';
   value: string | number | boolean;
   /** The value as the index holds it. */
   indexed: IndexedScalar;
@@ -25,11 +28,13 @@ export interface UniqueValue {
 export function uniqueValues(defs: TypeDefinitions, line: number, id: string, stored: Record<string, unknown>): UniqueValue[] {
   const out: UniqueValue[] = [];
   for (const [field, v] of Object.entries(stored)) {
-    const def = defs.fields.get(field);
+    // An archived unique field's values stay unique too: unarchive brings them back (docs/import.md §Rules).
+    const def = defs.fields.get(field) ?? defs.archived.get(field);
     if (v === null || !def?.unique) continue;
     for (const x of Array.isArray(v) ? (v as unknown[]) : [v]) {
       const indexed = indexedScalar(def.valueType, x);
-      if (indexed !== undefined && (typeof x === 'string' || typeof x === 'number' || typeof x === 'boolean')) out.push({ line, id, field, value: x, indexed });
+      if (indexed !== undefined && (typeof x === 'string' || typeof x === 'number' || typeof x === 'boolean'))
+        out.push({ line, id, field, ...(defs.fields.has(field) ? {} : { member: 'archivedFields' as const }), value: x, indexed });
     }
   }
   return out;
@@ -45,7 +50,7 @@ const fromClaimKey = (key: string): IndexedScalar => (key.startsWith('t:') ? { t
  */
 export async function checkUniqueValues(ctx: ImportContext, kind: string, values: readonly UniqueValue[], inWorkspace: boolean): Promise<void> {
   const refuse = (u: UniqueValue, why: string) => {
-    throw new ImportError(u.line, `fields.${u.field}.value`, `${JSON.stringify(u.value)}: ${why}; "${u.field}" is unique`);
+    throw new ImportError(u.line, `${u.member ?? 'fields'}.${u.field}.value`, `${JSON.stringify(u.value)}: ${why}; "${u.field}" is unique`);
   };
   for (const u of values) {
     const first = ctx.claim(`${kind}\u0000${u.field}`, claimKey(u.indexed), u.line, `${u.id}\t${JSON.stringify(u.value)}`);
@@ -82,11 +87,19 @@ export async function recheckUniqueValues(ctx: ImportContext, ofType: (type: str
 
 /** Refuses the first value that a record of the type other than the value's own holds. */
 async function heldElsewhere(ctx: ImportContext, kind: string, values: readonly UniqueValue[], why: string): Promise<void> {
-  const refuse = (u: UniqueValue) => {
-    throw new ImportError(u.line, `fields.${u.field}.value`, `${JSON.stringify(u.value)}: ${why}; "${u.field}" is unique`);
+  const refuse = (u: UniqueValue, member = u.member ?? 'fields') => {
+    throw new ImportError(u.line, `${member}.${u.field}.value`, `${JSON.stringify(u.value)}: ${why}; "${u.field}" is unique`);
   };
   const ws = ctx.actor.workspaceId;
+  const archived = (await loadDefinitions(ctx, { objectType: kind }))?.archived;
   for (const field of new Set(values.map((u) => u.field))) {
+    // An archived field's holders are read from the records, which the value index does not follow.
+    const hidden = archived?.get(field);
+    if (hidden) {
+      const holders = await archivedValueHolders(ctx.db, ws, kind, hidden);
+      for (const u of values) if (u.field === field && (holders.get(uniqueKey(u.indexed)) ?? []).some((id) => id !== u.id)) refuse(u, 'archivedFields');
+      continue;
+    }
     // Texts are looked up together; numbers (and DATETIMEs, as instants) one by one.
     const texts = values.filter((u) => u.field === field && u.indexed.text !== undefined);
     const holders = await recordIdsByValues(

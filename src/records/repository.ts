@@ -383,8 +383,17 @@ export async function replaceRelationships(tx: Tx, sourceIds: string[], rows: Re
   await insertRows(tx, 'entity_relationships', ['source_id', 'name', 'object_type', 'target_id', 'position'], rows, 1000);
 }
 
-/** The records of a type whose stored values hold `key` (a field brought back from the archive). */
+/**
+ * The records of a type whose stored values hold custom field `key` (unarchived, or archived and
+ * unique): only rows naming it in quotes are read (LIKE's `_` only widens that).
+ */
 export async function recordsHolding(db: Executor, workspaceId: string, kind: string, key: string): Promise<{ id: string; fields: string }[]> {
-  const rows = await db.selectFrom('records').select(['id', 'fields']).where('workspace_id', '=', workspaceId).where('kind', '=', kind).execute();
+  const rows = await db
+    .selectFrom('records')
+    .select(['id', 'fields'])
+    .where('workspace_id', '=', workspaceId)
+    .where('kind', '=', kind)
+    .where('fields', 'like', `%"${key}"%`)
+    .execute();
   return rows.filter((r) => Object.hasOwn(JSON.parse(r.fields) as object, key));
 }

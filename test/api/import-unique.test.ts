@@ -1,7 +1,8 @@
 // Unique fields through `rolodex import` (docs/import.md §Rules, docs/records.md §Definitions): a
 // value another line of the import gives, or another record of the type holds, is refused with
 // its line and field as the API refuses it (compared folded), and nothing of the import is
-// written; a record imported again keeps its own value. Also through the bulk path.
+// written; a record imported again keeps its own value. An archived unique field's values too
+// (`archivedFields`). Also through the bulk path.
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -62,6 +63,37 @@ eachDialect('import: unique fields', (ctx) => {
     // The API refuses the imported value as it refuses its own.
     const taken = await call(t, s.secret, 'POST', '/v1/contacts', { fields: { $name: { firstName: 'Cy', lastName: 'Api' }, code: 'a-1' } });
     assert.equal(taken.statusCode, 409, taken.body);
+  });
+
+  test("an archived unique field's value another record holds, or another line gives, is refused as well", async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    assert.equal((await importLines(t, s, 'defs', [CODE])).code, 0);
+    const api = await call(t, s.secret, 'POST', '/v1/contacts', { fields: { $name: { firstName: 'Bo', lastName: 'Api' }, code: 'K-1' } });
+    assert.equal(api.statusCode, 200, api.body);
+    const archive = await rolodex(t, ['definition', 'archive', '--workspace', s.workspaceId, '--type', 'contact', '--key', 'code']);
+    assert.equal(archive.code, 0, archive.err);
+    const hidden = (externalId: string, code: string) => ({
+      object: 'contact',
+      externalId,
+      fields: { $name: { value: { firstName: 'Ann', lastName: externalId }, valueType: 'FULL_NAME' } },
+      archivedFields: { code: { value: code, valueType: 'TEXT' } },
+    });
+
+    const held = await importLines(t, s, 'held', [hidden('c-1', 'A-1'), hidden('c-2', 'k-1')]);
+    assert.equal(held.code, 1);
+    assert.match(held.err, /line 2: archivedFields\.code\.value: "k-1": another contact already holds it; "code" is unique/);
+    const twice = await importLines(t, s, 'twice', [hidden('c-1', 'A-1'), hidden('c-2', 'B-1'), hidden('c-3', 'b-1')]);
+    assert.equal(twice.code, 1);
+    assert.match(twice.err, /line 3: archivedFields\.code\.value: "b-1": line 2 gives it too; "code" is unique/);
+    const ok = [hidden('c-1', 'A-1'), hidden('c-2', 'B-1')];
+    assert.equal((await importLines(t, s, 'ok', ok)).code, 0);
+    const again = await importLines(t, s, 'again', ok);
+    assert.equal(again.code, 0, again.err);
+    // The values stayed unique, so the field comes back.
+    const unarchive = await rolodex(t, ['definition', 'unarchive', '--workspace', s.workspaceId, '--type', 'contact', '--key', 'code']);
+    assert.equal(unarchive.code, 0, unarchive.err);
+    assert.deepEqual(await codes(t, s), ['A-1', 'B-1', 'K-1']);
   });
 
   test('the bulk path refuses a value given twice', async () => {
