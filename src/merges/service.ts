@@ -84,8 +84,9 @@ export async function mergeRecords(ctx: WriteCtx, type: RecordType, input: Merge
   );
   const differs = (k: string) => canonical(before[k] ?? null) !== canonical(after[k] ?? null);
   const changed = [...defs.fields.keys()].filter(differs);
-  // An archived field's value taken from the duplicate is stored, neither counted nor recorded.
-  const archivedTaken = [...defs.archived.keys()].some(differs);
+  // An archived field's value taken from the duplicate is stored and recorded in its history, which
+  // unarchive shows again, but neither counted nor named in the event, which show the API's fields.
+  const archivedTaken = [...defs.archived.keys()].filter(differs);
   for (const key of changed) {
     const def = defs.fields.get(key);
     if (!def?.unique || after[key] === undefined) continue;
@@ -99,7 +100,7 @@ export async function mergeRecords(ctx: WriteCtx, type: RecordType, input: Merge
   const now = isoNow(ctx.now);
   // The primary's updatedAt never moves backwards (docs/records.md §Times of writes); its row is locked.
   const at = laterIso(now, primary.updated_at);
-  if (changed.length > 0 || archivedTaken) {
+  if (changed.length > 0 || archivedTaken.length > 0) {
     await writeValueIndex(ctx.db, defs, [primary.id], valueRows(ws, defs, primary.id, after));
     await records.updateRecord(ctx.db, primary.id, { fields: JSON.stringify(after), updated_at: at });
   } else if (repointed > 0) await records.updateRecord(ctx.db, primary.id, { updated_at: at });
@@ -118,7 +119,8 @@ export async function mergeRecords(ctx: WriteCtx, type: RecordType, input: Merge
   const merged = await getRecord(ctx, { type, id: primary.id });
   // The history and the event carry the primary's new updatedAt (docs/events.md §Shape).
   const stamped: WriteCtx = { ...ctx, now: Date.parse(at) };
-  if (changed.length > 0) await recordFieldChanges(stamped, { recordId: primary.id, changes: new Map(changed.map((k) => [k, after[k] ?? null])) });
+  const recorded = [...changed, ...archivedTaken];
+  if (recorded.length > 0) await recordFieldChanges(stamped, { recordId: primary.id, changes: new Map(recorded.map((k) => [k, after[k] ?? null])) });
   await appendEvent(stamped, {
     type: `${type.objectType}.merged`,
     object: merged,

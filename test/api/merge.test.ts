@@ -1,6 +1,7 @@
 // Merges through the API (docs/merge.md) on both databases: field resolution, the union of
 // multi-valued identity fields, every link moved to the primary, list memberships kept once,
-// meetings repointed through the merged addresses, archived fields carried as active ones are, the
+// meetings repointed through the merged addresses, archived fields carried as active ones are (and
+// recorded in their history), the
 // duplicate in the trash for good; the
 // refusals (a union of more values than a field holds among them); and a property test: on random graphs no link that touched either record is lost or
 // duplicated.
@@ -197,6 +198,24 @@ eachDialect('merge', (ctx) => {
     await archive('tier', false);
     const merged = await ok(s, 'GET', `/v1/accounts/${p.id}`);
     assert.deepEqual([merged.fields.zone.value, merged.fields.tier.value], ['Z9', 'gold']);
+    // The value taken while archived is in the history, which ends with the value the record holds.
+    const zone = await ok(s, 'GET', `/v1/accounts/${p.id}/fields/zone/history`);
+    assert.deepEqual(
+      zone.data.map((e: { value: unknown; isCreate: boolean }) => [e.value, e.isCreate]),
+      [
+        ['Z9', false],
+        [null, true],
+      ],
+    );
+    const tier = await ok(s, 'GET', `/v1/accounts/${p.id}/fields/tier/history`);
+    assert.deepEqual(
+      tier.data.map((e: { value: unknown }) => e.value),
+      ['gold'],
+    );
+    const event = (await ctx().deps.db.kysely.selectFrom('events').select('body').where('workspace_id', '=', s.workspaceId).execute())
+      .map((r) => JSON.parse(r.body))
+      .find((e: { type: string }) => e.type === 'account.merged');
+    assert.deepEqual(Object.keys(event.data.changes), [], 'the event names only the fields the API shows');
     assert.equal((await ok(s, 'GET', '/v1/accounts?zone[equal]=Z9')).totalCount, 1);
     await refused(s, '/v1/accounts', { fields: { $name: 'E', zone: 'Z9' } }, 409, 'duplicate_value', 'fields.zone');
   });
