@@ -16,16 +16,20 @@ import type { Executor } from './types.ts';
 export const LOG_BOUND = 64 * 2 ** 20;
 
 /**
- * How long the checkpoint may wait for the server's write and for readers on the log. It holds
- * the write lock meanwhile, so a long read (a scan) must not hold the server's writes behind it:
- * past this wait the log is copied but not started again, and the next chunk tries again.
+ * How long the RESTART checkpoint may wait for the server's write and for readers on the log. It
+ * holds the write lock meanwhile, so a long read (a scan) must not hold the server's writes
+ * behind it: past this wait the log is copied but not started again, and the next chunk tries
+ * again.
  */
 const RESTART_WAIT_MS = 50;
 
 /**
  * SQLite: when the log has grown past LOG_BOUND, copies it into the database and has the next
- * write start it from its beginning (a RESTART checkpoint). Nothing to do on PostgreSQL. Called
- * before a chunk's transaction, never inside one.
+ * write start it from its beginning. Nothing to do on PostgreSQL. Called before a chunk's
+ * transaction, never inside one. The copy and the sync of the database file, which take as long
+ * as the log is large and as the disk is busy, are a PASSIVE checkpoint's, which takes no write
+ * lock: the server's writes go on meanwhile. The RESTART that follows, which holds the write lock,
+ * then copies only the frames those writes added.
  */
 export async function restartLongLog(db: Executor): Promise<void> {
   if (isPostgres(db)) return;
@@ -33,6 +37,7 @@ export async function restartLongLog(db: Executor): Promise<void> {
   if (!main?.file || (statSync(`${main.file}-wal`, { throwIfNoEntry: false })?.size ?? 0) <= LOG_BOUND) return;
   const busy = (await sql<{ timeout: number }>`pragma busy_timeout`.execute(db)).rows[0]?.timeout ?? 5000;
   await sql.raw(`pragma busy_timeout = ${RESTART_WAIT_MS}`).execute(db);
+  await sql`pragma wal_checkpoint(PASSIVE)`.execute(db);
   try {
     await sql`pragma wal_checkpoint(RESTART)`.execute(db);
   } finally {
