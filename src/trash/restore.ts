@@ -18,7 +18,7 @@ import * as records from '../records/repository.ts';
 import { indexedScalar, valueRows } from '../records/index/values.ts';
 import { valueTaken, writeValueIndex } from '../records/index/repository.ts';
 import * as repo from './repository.ts';
-import type { TrashPayload } from './service.ts';
+import { restoredResource, type TrashPayload } from './service.ts';
 
 /** Targets that are never records, so never in the trash: members and files. */
 const NOT_RECORDS = new Set(['member', 'file']);
@@ -298,8 +298,7 @@ export async function restore(ctx: WriteCtx, input: { id: string }): Promise<Res
   }
   const restoredLinks = await restoreLinks(ctx, entry.id, linksNow, ends, defs);
   await repo.deleteTrash(ctx.db, entry.id);
-  // The resource as it was deleted: what a full-access key reads again now.
-  await appendEvent(ctx, { type: `${entry.object_type}.restored`, object: JSON.parse(entry.resource) as { id: string } });
+  await appendEvent(ctx, { type: `${entry.object_type}.restored`, object: await restoredResource(ctx, entry, payload) });
   await membershipsMoved(ctx, 'list.members_added', joined, entry.id);
   return { id: entry.id, objectType: entry.object_type, links: restoredLinks };
 }

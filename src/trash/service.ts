@@ -13,6 +13,7 @@ import { toResource as listResource, membershipsMoved } from '../lists/service.t
 import * as meetings from '../meetings/repository.ts';
 import { relationshipsOf } from '../meetings/relationships.ts';
 import { toResource as meetingResource } from '../meetings/service.ts';
+import { loadRecords } from '../records/resource.ts';
 import { type RecordResource, type RecordType, getRecord, requireDefinitions } from '../records/service.ts';
 import * as records from '../records/repository.ts';
 import { valueRows } from '../records/index/values.ts';
@@ -69,6 +70,25 @@ export async function takeRecord(
   await records.deleteRecord(ctx.db, row);
   await insertEntry(ctx, row.id, row.kind, resource, { record: row, indexRows }, merged?.into ?? null);
   return memberships.map((m) => m.list_id);
+}
+
+/**
+ * The object of a restore's event: the resource as a full-access key retrieves it once the restore
+ * has put it back (docs/events.md §Shape), not as it was deleted. Its links are those that came
+ * back: one to a record merged meanwhile names the primary, one to a record in the trash or purged
+ * is not shown, and a meeting's derived relationships are read again. A list shows no links, so
+ * its entry's resource is the list as it comes back.
+ */
+export async function restoredResource(ctx: Ctx, entry: repo.TrashRow, payload: TrashPayload): Promise<{ id: string }> {
+  if (payload.record) {
+    const [resource] = await loadRecords(ctx, { kind: payload.record.kind, ids: [payload.record.id] });
+    if (resource) return resource;
+  } else if (payload.meeting) {
+    const { row, contents } = payload.meeting;
+    const derived = (await relationshipsOf(ctx, [row])).get(row.id) ?? { contact: [], account: [], opportunity: [] };
+    return meetingResource(ctx, row, 'FULL', contents, derived);
+  }
+  return JSON.parse(entry.resource) as { id: string };
 }
 
 export async function trashRecord(ctx: WriteCtx, type: RecordType, input: { id: string }): Promise<RecordResource> {

@@ -78,6 +78,55 @@ eachDialect('events of deletes, restores and merges', (ctx) => {
     assert.deepEqual(merged.data.object, after);
   });
 
+  test('a restore appends the resource as it is retrieved after the restore, with the links that came back', async () => {
+    const s = await seedWorkspace(ctx());
+    const db = ctx().deps.db.kysely;
+    const back = (id: string) => write(db, (tx) => restore(operatorCtx(tx, s.workspaceId), { id }));
+    const restored = async (id: string) => (await events(s.workspaceId)).filter((e) => e.type.endsWith('.restored') && e.data.object.id === id);
+    const [a, b] = [
+      await ok(s.secret, 'POST', '/v1/accounts', { fields: { $name: 'A' } }),
+      await ok(s.secret, 'POST', '/v1/accounts', { fields: { $name: 'B' } }),
+    ];
+    const linked = await ok(s.secret, 'POST', '/v1/contacts', { fields: { $email: ['k@x.test'] }, relationships: { $account: [a.id] } });
+    const other = await ok(s.secret, 'POST', '/v1/contacts', { fields: { $email: ['o@x.test'] }, relationships: { $account: [b.id] } });
+    const meeting = await ok(s.secret, 'POST', '/v1/meetings', {
+      fields: { $title: 'Call', $startDate: '2025-02-01T10:00:00Z', $endDate: '2025-02-01T11:00:00Z', $attendeeEmails: ['o@x.test'] },
+    });
+    assert.deepEqual(meeting.relationships.$contact.values, [other.id]);
+
+    // Its account merged into another while the contact was in the trash: it comes back linked to
+    // the primary, and its event names the primary, never the merged-away id.
+    await ok(s.secret, 'DELETE', `/v1/contacts/${linked.id}`);
+    await ok(s.secret, 'POST', '/v1/accounts/merge', { primaryId: b.id, duplicateId: a.id });
+    await back(linked.id);
+    const contact = await ok(s.secret, 'GET', `/v1/contacts/${linked.id}`);
+    assert.deepEqual(contact.relationships.$account.values, [b.id]);
+    assert.deepEqual(
+      (await restored(linked.id)).map((e) => e.data.object),
+      [contact],
+    );
+
+    // A contact of the account, and the meeting's contact, went to the trash meanwhile: neither
+    // shows it.
+    await ok(s.secret, 'DELETE', `/v1/accounts/${b.id}`);
+    await ok(s.secret, 'DELETE', `/v1/meetings/${meeting.id}`);
+    await ok(s.secret, 'DELETE', `/v1/contacts/${other.id}`);
+    await back(b.id);
+    await back(meeting.id);
+    const account = await ok(s.secret, 'GET', `/v1/accounts/${b.id}`);
+    assert.deepEqual(account.relationships.$contact.values, [linked.id]);
+    assert.deepEqual(
+      (await restored(b.id)).map((e) => e.data.object),
+      [account],
+    );
+    const held = await ok(s.secret, 'GET', `/v1/meetings/${meeting.id}`);
+    assert.deepEqual(held.relationships.$contact.values, []);
+    assert.deepEqual(
+      (await restored(meeting.id)).map((e) => e.data.object),
+      [held],
+    );
+  });
+
   test("memberships a delete, a restore and a merge move: the lists' member events", async () => {
     const s = await seedWorkspace(ctx());
     const [a, b] = [await ok(s.secret, 'POST', '/v1/contacts', { fields: {} }), await ok(s.secret, 'POST', '/v1/contacts', { fields: {} })];
