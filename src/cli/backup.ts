@@ -244,7 +244,16 @@ export async function runRestore(dir: string, config: Config): Promise<{ manifes
           `${config.dataDir} holds ${log}, left by a database that is no longer there, which SQLite would apply to the restored one: restore into an empty DATA_DIR`,
           'DATA_DIR',
         );
-  } else notes.push(pgGuidance(config, 'restore'));
+  } else {
+    // Restored without DATABASE_URL, the blobs and secret would go beside no database, and the
+    // server would start on a new empty embedded one: refused, as the opposite is.
+    if (!config.databaseUrl)
+      throw new InputError(
+        'this backup is of a PostgreSQL database, but DATABASE_URL is not set: set it to the database the restored server uses',
+        'DATABASE_URL',
+      );
+    notes.push(pgGuidance(config, 'restore'));
+  }
   if (manifest.files.includes('blobs/') && (await exists(blobs)) && (await readdir(blobs)).length > 0)
     throw new InputError(`${config.dataDir}/blobs is not empty: restore into an empty DATA_DIR`, 'DATA_DIR');
 

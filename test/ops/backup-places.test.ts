@@ -4,7 +4,8 @@
 // parent directories it made for its directory too; and a restore refuses a DATA_DIR holding the
 // write-ahead log of a database removed without it, which SQLite applied to the restored database
 // at its first opening, damaging it. A restore says where the blobs are when the restored server
-// would not find them (a backup's bucket it does not read, or a bucket it reads instead of them).
+// would not find them (a backup's bucket it does not read, or a bucket it reads instead of them),
+// and refuses a backup of the other kind of database than the one configured.
 import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { DatabaseSync } from 'node:sqlite';
@@ -102,6 +103,27 @@ for (const dialect of testDialects()) {
         /The backup's blobs are restored into \S+\/data\/blobs, but S3_BUCKET is set and the server reads the bucket "kept-blobs": copy them into it, or unset S3_BUCKET\./,
       );
       assert.doesNotMatch(await restore(local, {}), /The backup's blobs/);
+    });
+
+    // A PostgreSQL backup restored without DATABASE_URL said "restored nothing" and put its blobs
+    // beside no database, where the server then started on a new empty SQLite one; the opposite
+    // was refused. Either way the restore is refused before it writes, naming what to set.
+    test('a backup restored into the other kind of database is refused, saying what to set, and nothing is made', async () => {
+      const backup = join(tmp('backup'), 'b');
+      assert.equal(await main(['backup', backup], cli(env).io), 0);
+      const target = join(tmp('target'), 'data');
+      const other: Record<string, string> =
+        dialect === 'sqlite' ? { DATA_DIR: target, DATABASE_URL: 'postgres://rolodex@db:5432/rolodex' } : { DATA_DIR: target };
+      const r = cli(other);
+      assert.equal(await main(['restore', backup], r.io), 1, r.out());
+      assert.equal(
+        r.err(),
+        dialect === 'sqlite'
+          ? 'rolodex restore: this backup holds an embedded (SQLite) database, but DATABASE_URL is set: unset it to restore\n'
+          : 'rolodex restore: this backup is of a PostgreSQL database, but DATABASE_URL is not set: set it to the database the restored server uses\n',
+      );
+      assert.equal(r.out(), '');
+      assert.equal(existsSync(target), false, 'no DATA_DIR made');
     });
 
     // The write-ahead log is SQLite's: PostgreSQL's DATA_DIR holds no database.
