@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { makeDataDir, noDatabase } from './data-dir.ts';
-import { migrate, openDb, ping, refreshStatistics, storageRefusal, takeMigrationNotes, type Db } from './db/index.ts';
+import { migrate, openDb, ping, refreshStatistics, schemaHeld, storageRefusal, takeMigrationNotes, type Db } from './db/index.ts';
 import { InputError } from './lib/errors.ts';
 import { createBlobStore } from './blobs/index.ts';
 import type { BlobStore } from './blobs/blob-store.ts';
@@ -14,7 +14,8 @@ import type { BlobStore } from './blobs/blob-store.ts';
 /**
  * The database, migrated. With `statementTimeoutMs` (the server's, on PostgreSQL) the migrations
  * run first on a connection without it, since building an index may take longer. `create: false`
- * refuses an embedded database that does not exist yet instead of making it.
+ * refuses an embedded database that does not exist yet, or a PostgreSQL schema that holds no
+ * migrations, instead of making it.
  */
 export async function openDatabase(
   config: Config,
@@ -36,6 +37,7 @@ export async function openDatabase(
   const db = openDb({ dataDir: config.dataDir, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}), connectTimeoutMs, ...rest });
   try {
     await reachDatabase(db, config);
+    if (!create && config.databaseUrl) await refuseUnmigrated(db, config.databaseUrl);
     const applied = await migrate(db);
     if (applied.length > 0) logger?.info({ applied }, 'migrations applied');
     // What data migrations changed, and what they had to keep as it was (src/db/migration-notes.ts).
@@ -54,6 +56,28 @@ export async function openDatabase(
   if (!limited) return db;
   await db.close();
   return openDb({ dataDir: config.dataDir, databaseUrl: config.databaseUrl!, statementTimeoutMs: statementTimeoutMs!, connectTimeoutMs });
+}
+
+/**
+ * On PostgreSQL, SQLite's rule for a missing file (docs/cli.md §What creates the database): a
+ * schema that does not exist or holds no migrations, most often one mistyped in DATABASE_URL, is
+ * refused with one line naming it, before the migrator would create and fill it.
+ */
+async function refuseUnmigrated(db: Db, databaseUrl: string): Promise<void> {
+  const held = await schemaHeld(db);
+  if (held.migrated) return;
+  const schema = `schema "${held.schema ?? ''}"`;
+  const found = held.exists ? `no rolodex database in ${schema} of` : `no ${schema} in`;
+  throw new InputError(
+    `${found} the PostgreSQL database at ${postgresAt(databaseUrl)}: is DATABASE_URL right? (\`rolodex migrate\` creates ${held.exists ? 'one' : 'it'})`,
+    'DATABASE_URL',
+  );
+}
+
+/** Where DATABASE_URL points, as refusals name it: host, port and database, never the password. */
+function postgresAt(databaseUrl: string): string {
+  const u = new URL(databaseUrl);
+  return `${u.searchParams.get('host') ?? u.hostname}${u.port ? `:${u.port}` : ''}${u.pathname}`;
 }
 
 const REASONS: Record<string, string> = {
@@ -76,8 +100,7 @@ export async function reachDatabase(db: Db, config: Config): Promise<void> {
   } catch (err) {
     const e = err as { code?: string; message?: string };
     if (!config.databaseUrl) throw new InputError(`cannot open the SQLite database in ${config.dataDir}: ${e.message ?? String(err)}`, 'DATA_DIR');
-    const u = new URL(config.databaseUrl);
-    const where = `${u.searchParams.get('host') ?? u.hostname}${u.port ? `:${u.port}` : ''}${u.pathname}`;
+    const where = postgresAt(config.databaseUrl);
     // postgres.js's own timeout is the bound this process set: named, since it is an operator's to change.
     const reason =
       e.code === 'CONNECT_TIMEOUT'

@@ -3,7 +3,7 @@
 // listing is ranked, and which database answers stay behind these names.
 export type { BulkLoadState, Db, Executor, Tx } from './types.ts';
 export { isUniqueViolation, openDb, ping, storageRefusal } from './database.ts';
-export { migrate } from './migrate.ts';
+export { migrate, type SchemaHeld, schemaHeld } from './migrate.ts';
 export { takeMigrationNotes } from './migration-notes.ts';
 export { isConnectionLoss, isDeadline, isStatementTimeout, isTransactionConflict } from './connection-loss.ts';
 export { outsideBudget, startRequestBudget } from './request-budget.ts';

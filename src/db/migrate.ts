@@ -2,7 +2,7 @@
 // applied at start-up and by `rolodex migrate`.
 import { inspect } from 'node:util';
 import { type Migration, type MigrationResultSet, Migrator } from 'kysely/migration';
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { noteMigration } from './migration-notes.ts';
 import { namesIn, RUN_BESIDE_TABLE } from './run-beside.ts';
 import { migratorDb } from './migrator-catalogue.ts';
@@ -152,6 +152,36 @@ async function appliedNames(db: Db, kysely: Kysely<any>): Promise<Applied> {
   const tables = new Set((await kysely.introspection.getTables({ withInternalKyselyTables: true })).map((t) => t.name));
   const named = async (name: string) => (tables.has(name) ? namesIn(db.kysely, db.schema ? `${db.schema}.${name}` : name) : new Set<string>());
   return { executed: await named('kysely_migration'), runBeside: await named(RUN_BESIDE_TABLE) };
+}
+
+/** What the database in use holds of rolodex, before anything is migrated (schemaHeld). */
+export interface SchemaHeld {
+  /**
+   * PostgreSQL: the schema in use, as the URL names it, else the connection's current schema,
+   * else its search_path (none of which exists). Undefined on SQLite, whose file is the database.
+   */
+  schema?: string;
+  /** Whether that schema exists (on SQLite, always: opening the file made it). */
+  exists: boolean;
+  /** Whether it holds applied migrations: false for a schema that migrate() would create or fill. */
+  migrated: boolean;
+}
+
+/**
+ * What the database holds before migrate() runs: a command that does not create the database
+ * refuses one without migrations rather than migrate a mistyped schema into a new empty one
+ * (docs/cli.md §What creates the database). Reads the catalogue only; creates nothing.
+ */
+export async function schemaHeld(db: Db): Promise<SchemaHeld> {
+  const kysely = migratorDb(db.kysely, db.dialect, db.schema);
+  const migrated = (await appliedNames(db, kysely)).executed.size > 0;
+  if (db.dialect !== 'postgres') return { exists: true, migrated };
+  if (db.schema !== undefined) return { schema: db.schema, exists: (await kysely.introspection.getSchemas()).length > 0, migrated };
+  const { rows } = await sql<{ current: string | null; path: string }>`select current_schema() as current, current_setting('search_path') as path`.execute(
+    db.kysely,
+  );
+  const { current, path } = rows[0]!;
+  return { schema: current ?? path, exists: current !== null, migrated };
 }
 
 /** Applies `migrations` (all of them unless a test names an earlier set) that are not applied yet. */

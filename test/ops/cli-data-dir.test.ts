@@ -4,15 +4,20 @@
 // the directory and an empty migrated database there and answered as if the workspace were empty
 // (`rolodex workspace list`: "no workspaces", exit 0). Only `serve`, `migrate`, `workspace create`
 // and `demo` create it (and `restore` puts one in place). On PostgreSQL DATA_DIR holds no
-// database, and a command that writes nothing there makes no directory either.
+// database, and a command that writes nothing there makes no directory either; the same rule
+// holds for the schema DATABASE_URL names: a mistyped one was created and migrated by any
+// command, which then answered "no workspaces", exit 0.
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import pg from 'pg';
 import type { Io } from '../../src/cli/io.ts';
 import { main } from '../../src/cli/main.ts';
-import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
+import { createTestDb, type TestDb, testDialects, withSearchPath } from '../helpers/db.ts';
+import { TEST_DATABASE_URL } from '../helpers/services.ts';
 
 async function run(env: Record<string, string>, args: string[]) {
   const out: string[] = [];
@@ -22,10 +27,61 @@ async function run(env: Record<string, string>, args: string[]) {
   return { code, out: out.join('\n'), err };
 }
 
+/** Runs `sql` on the test server, outside any schema a test uses. */
+async function admin<R extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<R[]> {
+  const c = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await c.connect();
+  try {
+    return (await c.query<R>(sql, params)).rows;
+  } finally {
+    await c.end();
+  }
+}
+
+const schemaExists = async (schema: string) => (await admin('select 1 from pg_namespace where nspname = $1', [schema])).length > 0;
+
+/** The test server as refusals name it: host, port and database. */
+const at = (() => {
+  const u = new URL(TEST_DATABASE_URL);
+  return `${u.hostname}${u.port ? `:${u.port}` : ''}${u.pathname}`;
+})();
+
+// Every command that works on what a database holds or only reads it.
+function readers(tmp: string): string[][] {
+  const lines = join(tmp, 'data.ndjson');
+  writeFileSync(lines, '{"object": "account", "externalId": "a1", "fields": {"$name": "Acme"}}\n');
+  return [
+    ['workspace', 'list'],
+    ['workspace', 'set', '--workspace', 'ws_x', '--default-country', 'DE'],
+    ['user', 'list', '--workspace', 'ws_x'],
+    ['user', 'create', '--workspace', 'ws_x', '--email', 'ann@x.test', '--name', 'Ann'],
+    ['key', 'list', '--workspace', 'ws_x'],
+    ['key', 'create', '--workspace', 'ws_x'],
+    ['key', 'revoke', 'key_x'],
+    ['export', '--workspace', 'ws_x', join(tmp, 'out.ndjson')],
+    ['import', '--workspace', 'ws_x', lines],
+    ['backup', join(tmp, 'backup')],
+    ['trash', 'list', '--workspace', 'ws_x'],
+    ['webhook', 'list'],
+    ['webhook', 'remove', 'whk_x'],
+    ['channel', 'list', '--workspace', 'ws_x'],
+    ['mailbox', 'list', '--workspace', 'ws_x'],
+    ['knowledge', 'list', '--workspace', 'ws_x'],
+    ['definition', 'list', '--workspace', 'ws_x', '--type', 'account'],
+  ];
+}
+
 for (const dialect of testDialects()) {
   describe(`a DATA_DIR without a database [${dialect}]`, () => {
     let tdb: TestDb;
     let tmp: string;
+    // Schemas the tests name that do not exist before them, dropped after.
+    const schemas: string[] = [];
+    const newSchema = () => {
+      const name = `typo_${randomBytes(6).toString('hex')}`;
+      schemas.push(name);
+      return name;
+    };
     before(async () => {
       tdb = await createTestDb(dialect);
       tmp = mkdtempSync(join(tmpdir(), 'rolodex-typo-'));
@@ -33,38 +89,32 @@ for (const dialect of testDialects()) {
     after(async () => {
       rmSync(tmp, { recursive: true, force: true });
       await tdb.drop();
+      for (const schema of schemas) await admin(`drop schema if exists ${schema} cascade`);
     });
-    const envFor = (dataDir: string): Record<string, string> => ({ DATA_DIR: dataDir, ...(tdb.databaseUrl ? { DATABASE_URL: tdb.databaseUrl } : {}) });
+    const envFor = (dataDir: string, databaseUrl = tdb.databaseUrl): Record<string, string> => ({
+      DATA_DIR: dataDir,
+      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+    });
 
     test('a command that needs what a database holds is one line and exit 1, and creates nothing', async () => {
-      const lines = join(tmp, 'data.ndjson');
-      writeFileSync(lines, '{"object": "account", "externalId": "a1", "fields": {"$name": "Acme"}}\n');
-      const commands: string[][] = [
-        ['workspace', 'list'],
-        ['workspace', 'set', '--workspace', 'ws_x', '--default-country', 'DE'],
-        ['user', 'list', '--workspace', 'ws_x'],
-        ['user', 'create', '--workspace', 'ws_x', '--email', 'ann@x.test', '--name', 'Ann'],
-        ['key', 'list', '--workspace', 'ws_x'],
-        ['key', 'create', '--workspace', 'ws_x'],
-        ['key', 'revoke', 'key_x'],
-        ['export', '--workspace', 'ws_x', join(tmp, 'out.ndjson')],
-        ['import', '--workspace', 'ws_x', lines],
-        ['backup', join(tmp, 'backup')],
-        ['trash', 'list', '--workspace', 'ws_x'],
-        ['webhook', 'list'],
-        ['webhook', 'remove', 'whk_x'],
-        ['channel', 'list', '--workspace', 'ws_x'],
-        ['mailbox', 'list', '--workspace', 'ws_x'],
-        ['knowledge', 'list', '--workspace', 'ws_x'],
-        ['definition', 'list', '--workspace', 'ws_x', '--type', 'account'],
-      ];
-      for (const args of commands) {
+      // On PostgreSQL the schema is mistyped too: neither is created.
+      const schema = dialect === 'postgres' ? newSchema() : undefined;
+      for (const args of readers(tmp)) {
         const typo = join(tmp, 'nope', 'data');
-        const r = await run(envFor(typo), args);
+        const r = await run(envFor(typo, schema && withSearchPath(TEST_DATABASE_URL, schema)), args);
         const what = args.slice(0, 2).join(' ');
         if (dialect === 'sqlite') {
           assert.equal(r.code, 1, `${what}: ${r.out}`);
           assert.deepEqual(r.err, [`rolodex ${args[0]}: no database at ${typo}/rolodex.db: is DATA_DIR right? (\`rolodex migrate\` creates one)`], what);
+        } else if (args[0] !== 'backup') {
+          // A backup of PostgreSQL reads no database: it says how to pg_dump it.
+          assert.equal(r.code, 1, `${what}: ${r.out}`);
+          assert.deepEqual(
+            r.err,
+            [`rolodex ${args[0]}: no schema "${schema}" in the PostgreSQL database at ${at}: is DATABASE_URL right? (\`rolodex migrate\` creates it)`],
+            what,
+          );
+          assert.equal(await schemaExists(schema!), false, `${what}: no schema made`);
         }
         assert.equal(existsSync(join(tmp, 'nope')), false, `${what}: no DATA_DIR made`);
         assert.equal(existsSync(join(tmp, 'out.ndjson')), false, `${what}: no export file`);
@@ -74,15 +124,42 @@ for (const dialect of testDialects()) {
       }
     });
 
+    if (dialect === 'postgres')
+      test('a schema that exists but holds no migrations is refused the same way, and left empty', async () => {
+        const empty = await createTestDb('postgres', { migrate: false });
+        try {
+          for (const args of readers(tmp).filter((a) => a[0] !== 'backup')) {
+            const r = await run(envFor(tdb.dataDir, empty.databaseUrl), args);
+            const what = args.slice(0, 2).join(' ');
+            assert.equal(r.code, 1, `${what}: ${r.out}`);
+            assert.deepEqual(
+              r.err,
+              [
+                `rolodex ${args[0]}: no rolodex database in schema "${empty.schema}" of the PostgreSQL database at ${at}: is DATABASE_URL right? (\`rolodex migrate\` creates one)`,
+              ],
+              what,
+            );
+          }
+          const tables = await admin('select tablename from pg_tables where schemaname = $1', [empty.schema]);
+          assert.deepEqual(tables, [], 'nothing migrated into it');
+        } finally {
+          await empty.drop();
+        }
+      });
+
     test('`migrate` and `workspace create` create it, and the commands then work on it', async () => {
       for (const first of [['migrate'], ['workspace', 'create', '--name', 'Acme']]) {
         const dataDir = join(tmp, `new-${first[0]}`, 'data');
-        const made = await run(envFor(dataDir), first);
+        // On PostgreSQL, a schema that does not exist yet: the command creates and migrates it.
+        const schema = dialect === 'postgres' ? newSchema() : undefined;
+        const env = envFor(dataDir, schema && withSearchPath(TEST_DATABASE_URL, schema));
+        const made = await run(env, first);
         assert.equal(made.code, 0, made.err.join('\n'));
         if (dialect === 'sqlite') assert.equal(existsSync(join(dataDir, 'rolodex.db')), true, first.join(' '));
-        const list = await run(envFor(dataDir), ['workspace', 'list']);
+        else assert.equal(await schemaExists(schema!), true, first.join(' '));
+        const list = await run(env, ['workspace', 'list']);
         assert.equal(list.code, 0, list.err.join('\n'));
-        if (dialect === 'sqlite') assert.match(list.out, first[0] === 'migrate' ? /^no workspaces$/ : /^ws_\w+ {2}Acme$/);
+        assert.match(list.out, first[0] === 'migrate' ? /^no workspaces$/ : /^ws_\w+ {2}Acme$/);
       }
     });
   });
