@@ -1,7 +1,7 @@
 // `rolodex channel …`: channels and their members after import (docs/design.md §Message visibility,
 // §Operator CLI). Changes apply to the very next API request; nothing about visibility is cached.
 import { changeMembers, createChannel, listChannels, setVisibility, VISIBILITIES } from '../channels/service.ts';
-import { countOf, type Io, operator, parse, print, required, takes, UsageError, withDb } from './io.ts';
+import { countOf, type Io, operator, parse, print, required, subcommand, takes, UsageError, withDb } from './io.ts';
 import { write } from '../db/index.ts';
 
 export const usage = `rolodex channel create --workspace W --provider P --name N --visibility ${VISIBILITIES.join('|')} [--external-id X] [--json]
@@ -17,7 +17,7 @@ const line = (c: Described) =>
   `${c.id}  ${c.visibility.padEnd(10)} ${c.provider}/${c.name}  ${countOf(c.members, 'member')}, ${countOf(c.messages, 'message')}${c.externalId ? `  (${c.externalId})` : ''}`;
 
 export async function run(args: string[], io: Io): Promise<void> {
-  const [sub, ...rest] = args;
+  const [sub, rest] = subcommand(args, ['create', 'list', 'visibility', 'add-members', 'remove-members']);
   const { values, positionals } = parse(
     rest,
     {

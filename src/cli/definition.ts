@@ -9,7 +9,7 @@ import { addField, addOption, addRelationship, type FieldDef, loadDefinitions, t
 import { InputError } from '../lib/errors.ts';
 import { VALUE_TYPES, type ValueType } from '../lib/value-types.ts';
 import { requireWorkspace } from '../workspaces/service.ts';
-import { type Io, operator, parse, print, required, UsageError, withDb } from './io.ts';
+import { type Io, operator, parse, print, required, subcommand, UsageError, withDb } from './io.ts';
 import { write } from '../db/index.ts';
 
 export const usage = `rolodex definition add --workspace W --type T --key K --label L --value-type V [--description D] [--currency C] [--unique] [--multiple-values] [--handle-service S] [--default-country CC] [--json]
@@ -57,14 +57,12 @@ function fieldLine(f: FieldDef): string {
 const relationshipLine = (r: RelationshipDef) => `${r.key}  ${r.cardinality} ${r.objectType}  ${r.label}`;
 
 export async function run(args: string[], io: Io): Promise<void> {
-  const [sub, ...rest] = args;
-  if (!['add', 'option', 'list', 'type', 'types', 'rename', 'archive', 'unarchive'].includes(sub ?? ''))
-    throw new UsageError(`unknown subcommand "${sub ?? ''}"`);
+  const [sub, rest] = subcommand(args, ['add', 'option', 'list', 'type', 'types', 'rename', 'archive', 'unarchive']);
   const isOption = sub === 'option';
   const isType = sub === 'type';
-  if (isType && rest[0] !== 'add') throw new UsageError(`unknown subcommand "${sub} ${rest[0] ?? ''}"`);
-  if (isOption && rest[0] !== 'add' && rest[0] !== 'rename') throw new UsageError(`unknown subcommand "${sub} ${rest[0] ?? ''}"`);
-  const { values } = parse(isOption || isType ? rest.slice(1) : rest, OPTIONS);
+  // `definition option add|rename` and `definition type add`: the word after is checked as well.
+  const [nested, after] = isOption ? subcommand(rest, ['add', 'rename'], sub) : isType ? subcommand(rest, ['add'], sub) : [undefined, rest];
+  const { values } = parse(after, OPTIONS);
   const workspaceId = required(values, 'workspace');
   const text = (name: string) => values[name] as string | undefined;
   const json = values.json as boolean;
@@ -87,7 +85,7 @@ export async function run(args: string[], io: Io): Promise<void> {
     return;
   }
   const objectType = required(values, 'type');
-  if (isOption && rest[0] === 'rename') {
+  if (isOption && nested === 'rename') {
     const input = { objectType, fieldKey: required(values, 'field'), option: required(values, 'option'), label: required(values, 'label') };
     const option = await inWorkspace((ctx) => renameOption(ctx, input));
     print(io, json, option, `renamed option ${option.id} of ${objectType} ${input.fieldKey} to "${option.label}"`);

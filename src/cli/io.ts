@@ -71,6 +71,20 @@ export function parse(args: string[], options: Options, takes = 0): { values: Re
   return parsed;
 }
 
+/**
+ * The subcommand `args` start with, and the arguments after it, checked before anything else: a
+ * missing one (an option first, `trash --workspace W`) or one not in `names` is wrong usage naming
+ * the subcommands, not a complaint about an option the subcommand would have needed. `of` names
+ * the command word before a nested subcommand (`definition option add`).
+ */
+export function subcommand(args: string[], names: readonly string[], of?: string): [string, string[]] {
+  const [sub, ...rest] = args;
+  const choices = names.join(', ');
+  if (sub === undefined || sub.startsWith('-')) throw new UsageError(`a subcommand${of ? ` of ${of}` : ''} is required (${choices})`);
+  if (!names.includes(sub)) throw new UsageError(`unknown subcommand "${of ? `${of} ` : ''}${sub}" (${choices})`);
+  return [sub, rest];
+}
+
 /** How many arguments other than options subcommand `sub` takes, as `takes` of `parse`; an unknown one is reported as such. */
 export function takes(sub: string | undefined, counts: Record<string, number>): number {
   return sub !== undefined && Object.hasOwn(counts, sub) ? (counts[sub] as number) : Infinity;

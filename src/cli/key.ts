@@ -1,14 +1,14 @@
 import { createKey, listKeys, parseDuration, parseScopes, revokeKey } from '../auth/service.ts';
 import { systemCtx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
-import { type Io, operator, parse, print, required, takes, UsageError, withDb } from './io.ts';
+import { type Io, operator, parse, print, required, subcommand, takes, UsageError, withDb } from './io.ts';
 
 export const usage = `rolodex key create --workspace W [--user U] [--scopes a,b] [--expires-in 30d] [--json]
 rolodex key list --workspace W [--json]
 rolodex key revoke KEY_ID [--json]`;
 
 export async function run(args: string[], io: Io): Promise<void> {
-  const [sub, ...rest] = args;
+  const [sub, rest] = subcommand(args, ['create', 'list', 'revoke']);
   const { values, positionals } = parse(
     rest,
     {

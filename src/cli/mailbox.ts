@@ -2,7 +2,7 @@
 // §Mailboxes). Changes apply to the very next API request.
 import { systemCtx } from '../lib/context.ts';
 import { addMailbox, listMailboxes, OTHERS_SEE, removeMailbox } from '../mailboxes/service.ts';
-import { type Io, operator, parse, print, required, takes, UsageError, withDb } from './io.ts';
+import { type Io, operator, parse, print, required, subcommand, takes, UsageError, withDb } from './io.ts';
 
 export const usage = `rolodex mailbox add --workspace W --user U --address A [--others-see ${OTHERS_SEE.join('|')}] [--external-id X] [--json]
 rolodex mailbox list --workspace W [--json]
@@ -14,7 +14,7 @@ type Described = Awaited<ReturnType<typeof addMailbox>>;
 const line = (m: Described) => `${m.id}  ${m.address}  owner ${m.userId}  others see ${m.othersSee}${m.externalId ? `  (${m.externalId})` : ''}`;
 
 export async function run(args: string[], io: Io): Promise<void> {
-  const [sub, ...rest] = args;
+  const [sub, rest] = subcommand(args, ['add', 'list', 'remove']);
   const { values, positionals } = parse(
     rest,
     {

@@ -44,6 +44,11 @@ const OPERATOR_ERRORS = new Set(['MigrationError', 'BlobStoreUnavailableError', 
 export async function main(argv: string[], io: Io = processIo): Promise<number> {
   const [name, ...args] = argv;
   if (name === '--version' || name === '-v' || name === 'version') {
+    // It takes no argument: one more is wrong usage, as with every command, never ignored.
+    if (args.length > 0) {
+      io.err(`rolodex ${name}: unexpected argument "${args[0]}"\nusage:\n  rolodex --version`);
+      return 2;
+    }
     io.out(`rolodex ${version()} (Node.js ${process.versions.node})`);
     return 0;
   }

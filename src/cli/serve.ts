@@ -1,17 +1,29 @@
 import { loadConfig } from '../config.ts';
 import { prepareServing } from '../data-dir.ts';
 import { noteAddress, probePort } from '../lifecycle.ts';
-import { type Io, parse } from './io.ts';
+import { ConfigError } from '../lib/errors.ts';
+import { type Io, parse, UsageError } from './io.ts';
 
 export const usage = `rolodex serve [--port N] [--host H] [--workers N]   (what npm start runs; workers default to the number of cores)`;
+
+/** The flags of `serve` and the variables they set. */
+const FLAGS: Record<string, string> = { port: 'PORT', host: 'HOST', workers: 'WORKERS' };
 
 export async function run(args: string[], io: Io): Promise<void> {
   const { values } = parse(args, { port: { type: 'string' }, host: { type: 'string' }, workers: { type: 'string' } });
   const env = { ...io.env };
-  if (values.port !== undefined) env.PORT = String(values.port);
-  if (values.host !== undefined) env.HOST = String(values.host);
-  if (values.workers !== undefined) env.WORKERS = String(values.workers);
-  const config = loadConfig(env);
+  const given = Object.entries(FLAGS).filter(([flag]) => values[flag] !== undefined);
+  for (const [flag, variable] of given) env[variable] = String(values[flag]);
+  let config;
+  try {
+    config = loadConfig(env);
+  } catch (err) {
+    // A wrong value given as a flag is wrong usage of that flag, named as given, not as the
+    // variable it sets.
+    const wrong = given.find(([, variable]) => err instanceof ConfigError && err.param === variable);
+    if (wrong) throw new UsageError(`--${wrong[0]}${(err as Error).message.slice(wrong[1].length)}`, wrong[0]);
+    throw err;
+  }
   // DATA_DIR and the signing secret first, so that a damaged one stops the server before its workers.
   prepareServing(config);
   // Before the server's modules load, so that a port in use is told at once.

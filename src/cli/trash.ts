@@ -10,7 +10,7 @@ import { customTypes } from '../records/export.ts';
 import { listTrash } from '../trash/repository.ts';
 import { purge, restore, type Restored } from '../trash/restore.ts';
 import { requireWorkspace } from '../workspaces/service.ts';
-import { countOf, type Io, operator, parse, print, required, takes, UsageError, withDb } from './io.ts';
+import { countOf, type Io, operator, parse, print, required, subcommand, takes, UsageError, withDb } from './io.ts';
 
 export const usage = `rolodex trash list --workspace W [--type T] [--json]
 rolodex trash restore --workspace W ID... [--json]
@@ -47,7 +47,7 @@ function rerunOnConflict(io: Io): { rerun: (conflict: unknown) => void } {
 }
 
 export async function run(args: string[], io: Io): Promise<void> {
-  const [sub, ...rest] = args;
+  const [sub, rest] = subcommand(args, ['list', 'restore', 'purge']);
   const { values, positionals } = parse(
     rest,
     { workspace: { type: 'string' }, type: { type: 'string' }, 'older-than': { type: 'string' } },

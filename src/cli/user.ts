@@ -1,5 +1,5 @@
 import { createUser, listUsers } from '../users/service.ts';
-import { type Io, operator, parse, print, required, UsageError, withDb } from './io.ts';
+import { type Io, operator, parse, print, required, subcommand, UsageError, withDb } from './io.ts';
 
 export const usage = `rolodex user create --workspace W --email E [--name N | --first-name F --last-name L] [--role admin|member] [--profile-image URL] [--json]
 rolodex user list --workspace W [--json]`;
@@ -7,7 +7,7 @@ rolodex user list --workspace W [--json]`;
 const displayName = (u: { firstName: string | null; lastName: string | null }) => [u.firstName, u.lastName].filter(Boolean).join(' ');
 
 export async function run(args: string[], io: Io): Promise<void> {
-  const [sub, ...rest] = args;
+  const [sub, rest] = subcommand(args, ['create', 'list']);
   const { values } = parse(rest, {
     workspace: { type: 'string' },
     email: { type: 'string' },

@@ -3,7 +3,7 @@
 import { loadConfig } from '../config.ts';
 import { InputError } from '../lib/errors.ts';
 import { addWebhook, listWebhooks, removeWebhook, replayWebhook, type Subscription, testWebhook } from '../webhooks/service.ts';
-import { countOf, type Io, operator, parse, print, required, takes, UsageError, withDb } from './io.ts';
+import { countOf, type Io, operator, parse, print, required, subcommand, takes, UsageError, withDb } from './io.ts';
 
 export const usage = `rolodex webhook add --workspace W --url URL (--events a,b | --all) [--description D] [--json]
 rolodex webhook list [--workspace W] [--json]
@@ -26,7 +26,7 @@ function id(positionals: string[], what: string): string {
 }
 
 export async function run(args: string[], io: Io): Promise<void> {
-  const [sub, ...rest] = args;
+  const [sub, rest] = subcommand(args, ['add', 'list', 'remove', 'test', 'replay']);
   const { values, positionals } = parse(
     rest,
     {
