@@ -42,6 +42,7 @@ export type { LockMode, PartedRead, RankKey, RankPartition } from './rank/index.
 export {
   defineRank,
   lockLate,
+  lockOrder,
   lockPartition,
   partitionKey,
   rankChange,

@@ -82,7 +82,7 @@ export interface LateRun {
 }
 
 export interface LateRanks {
-  /** In the order first touched: the order their locks are taken in. */
+  /** By partition key, in the order first touched; their locks are taken in `lockOrder` (src/db/rank/def.ts). */
   readonly partitions: Map<string, LatePartition>;
   /** Keys held in all. */
   keys: number;

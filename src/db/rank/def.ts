@@ -96,3 +96,19 @@ export function partitionKey(def: RankDef, values: readonly string[]): string {
   if (values.length !== def.by.length) throw new Error(`rank ${def.name}: ${values.length} partition values for ${def.by.length} columns`);
   return [def.name, ...values].join(':');
 }
+
+/**
+ * The one order in which a writer takes several partitions of the sets that declare `appends`
+ * (docs/design.md §Database, "The order of locks"): by their values compared one by one (as
+ * JavaScript compares text), a partition before those whose values extend its own (a type's
+ * listing before its value sets), the set's name last. Joined by NUL, which no stored text holds,
+ * the values compare as they do one by one.
+ */
+export function lockOrder(
+  a: { readonly def: RankDef; readonly values: readonly string[] },
+  b: { readonly def: RankDef; readonly values: readonly string[] },
+): number {
+  const [x, y] = [a.values.join('\u0000'), b.values.join('\u0000')];
+  if (x !== y) return x < y ? -1 : 1;
+  return a.def.name < b.def.name ? -1 : a.def.name > b.def.name ? 1 : 0;
+}

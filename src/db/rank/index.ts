@@ -17,7 +17,7 @@ import { type Stmt, pagePostgres, pageSqlite, type SqlitePageStep } from './sql.
 import { type PartedRead, partedPostgres, partedSqlite } from './parted.ts';
 import { type ExceptBatch, type ExceptResult, exceptSteps, firstPagePostgres, firstPageRows, oneByOne, type RankPartition } from './except.ts';
 
-export { defineRank, LEVELS, type RankDef, type RankKey, type RankSizes, rankSizes, partitionKey, setRankSizes } from './def.ts';
+export { defineRank, LEVELS, lockOrder, type RankDef, type RankKey, type RankSizes, rankSizes, partitionKey, setRankSizes } from './def.ts';
 export { rankChange, rankLoadEnd, rankLoadKeys, rankMoveRows, rankRebuild, takeLateLocks } from './write.ts';
 export { lockLate } from './late.ts';
 export { rankRebuildAll } from './build.ts';

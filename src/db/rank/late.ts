@@ -5,8 +5,9 @@
 // the sets that declare `appends` nor counts its keys in them as it writes: it notes the keys it
 // inserted and deleted per partition (past a budget, only the run of keys it appended in order,
 // src/db/rank/late-run.ts, or that the partition is to be counted again), and `takeLateLocks`
-// (src/db/rank/write.ts), just before COMMIT, locks those partitions exclusively in the order it
-// first touched them and counts everything at once.
+// (src/db/rank/write.ts), just before COMMIT, locks those partitions exclusively in the order
+// every writer of these sets takes them (`lockOrder`, src/db/rank/def.ts) and counts everything at
+// once.
 //
 // The counts stay exact meanwhile: nobody else sees the transaction's rows before it commits, so
 // every other writer's counts and splits agree with the rows it sees; under the exclusive lock

@@ -17,7 +17,7 @@ import { endLate, latePartition, noteLate } from './late.ts';
 import { appendRun } from './late-run.ts';
 import type { Database, Tx } from '../types.ts';
 import { isPostgres } from '../dialect.ts';
-import { LEVELS, manyKeys, type RankDef, type RankKey, partitionKey } from './def.ts';
+import { LEVELS, lockOrder, manyKeys, type RankDef, type RankKey, partitionKey } from './def.ts';
 import { addParts, perEntry } from './parts.ts';
 import { type Entry, outOfBounds, Partition } from './partition.ts';
 
@@ -156,12 +156,15 @@ export async function rankLoadEnd(tx: Tx, def: RankDef, values: readonly string[
 
 /**
  * Ends a transaction's late locks (src/db/rank/late.ts), just before its COMMIT: locks every
- * partition it noted, exclusively, in the order it touched them, and counts what it wrote in each.
+ * partition it noted, exclusively, in `lockOrder`, the order every writer of these sets takes them
+ * in, and counts what it wrote in each. The order it touched them follows its input: taken in it,
+ * they could meet in a circle a write that takes two of them in `lockOrder` (an update moving a
+ * record from one value's set to another's).
  * True when locks were taken late (the caller then checks again, under them, what it checked
  * without them).
  */
 export async function takeLateLocks(tx: Tx): Promise<boolean> {
-  const late = endLate(tx);
+  const late = endLate(tx)?.sort(lockOrder);
   if (!late) return false;
   for (const p of late) await lockPartition(tx, p.def, p.values);
   for (const p of late) {

@@ -10,6 +10,7 @@ import {
   deferredRows,
   defineRank,
   lockedForUpdate,
+  lockOrder,
   lockPartition,
   rankDelete,
   rankExceptPage,
@@ -85,9 +86,10 @@ export async function writeFacets(
     return;
   }
   if (gone.length + come.length === 0) return;
-  // Every partition is taken before any of its rows is written, in one order for every writer.
-  const parts = new Map([...gone, ...come].map((r) => [partition(r).join('\u0000'), partition(r)]));
-  for (const k of [...parts.keys()].sort()) await lockPartition(tx, FACETS, parts.get(k)!, 'insert');
+  // Every partition is taken before any of its rows is written, in the one order of every writer
+  // (lockOrder: after the type's listing, which a create or delete took first).
+  const parts = new Map([...gone, ...come].map((r) => [partition(r).join('\u0000'), { def: FACETS, values: partition(r) }]));
+  for (const p of [...parts.values()].sort(lockOrder)) await lockPartition(tx, FACETS, p.values, 'insert');
   // The deletes go out with the first insert (src/db/pipeline.ts), whose answer comes after theirs.
   const deletes: { readonly rows?: RecordFacetsTable[] }[] = [];
   for (const part of chunks(gone, 100)) deletes.push(come.length > 0 ? await deferredRows(tx, deleteFacets(part)) : await deleteFacets(part).execute(tx));
