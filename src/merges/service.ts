@@ -97,13 +97,18 @@ export async function mergeRecords(ctx: WriteCtx, type: RecordType, input: Merge
         throw new AppError('duplicate_value', `Another ${type.objectType} already holds the merged value of "${key}".`, { param: `fieldResolutions.${key}` });
     }
   }
+  // A primary without an externalId takes the duplicate's, so that an import naming it updates the
+  // primary instead of creating the duplicate again (docs/merge.md §externalId). The duplicate has
+  // left the live table, and the unique index held it there, so no live record of the type holds it.
+  const takenId = primary.external_id === null ? duplicate.external_id : null;
+  const externalId = takenId === null ? {} : { external_id: takenId };
   const now = isoNow(ctx.now);
   // The primary's updatedAt never moves backwards (docs/records.md §Times of writes); its row is locked.
   const at = laterIso(now, primary.updated_at);
   if (changed.length > 0 || archivedTaken.length > 0) {
     await writeValueIndex(ctx.db, defs, [primary.id], valueRows(ws, defs, primary.id, after));
-    await records.updateRecord(ctx.db, primary.id, { fields: JSON.stringify(after), updated_at: at });
-  } else if (repointed > 0) await records.updateRecord(ctx.db, primary.id, { updated_at: at });
+    await records.updateRecord(ctx.db, primary.id, { fields: JSON.stringify(after), ...externalId, updated_at: at });
+  } else if (repointed > 0 || takenId !== null) await records.updateRecord(ctx.db, primary.id, { ...externalId, updated_at: at });
 
   const row: repo.MergeRow = {
     id: newId('mrg', ctx.now),
@@ -127,6 +132,7 @@ export async function mergeRecords(ctx: WriteCtx, type: RecordType, input: Merge
     changes: {
       ...Object.fromEntries(changed.map((k) => [k, { from: before[k] ?? null, to: after[k] ?? null }])),
       ...relationshipChanges(primaryBefore, merged),
+      ...(takenId === null ? {} : { externalId: { from: null, to: takenId } }),
     },
     duplicateId: duplicate.id,
   });

@@ -128,7 +128,7 @@ export function lockRecords(tx: Tx, workspaceId: string, kind: string, mode: Loc
   return lockPartition(tx, RECORDS, [workspaceId, kind], mode);
 }
 
-export async function updateRecord(tx: Executor, id: string, set: { fields?: string; updated_at: string }): Promise<void> {
+export async function updateRecord(tx: Executor, id: string, set: { fields?: string; external_id?: string; updated_at: string }): Promise<void> {
   await tx.updateTable('records').set(set).where('id', '=', id).execute();
 }
 
