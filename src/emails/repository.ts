@@ -6,6 +6,7 @@ import { type RawBuilder, sql } from 'kysely';
 import { chunks, defineRank, lockPartition, rankDelete, rankInsert, rankPage, type Executor, type Tx } from '../db/index.ts';
 import type { Page } from '../lib/paging.ts';
 import type { EmailBodiesTable, EmailDraftsTable, EmailsTable } from './tables.ts';
+import { byName, named } from '../import/repository.ts';
 
 /** A workspace's e-mails, newest $sentAt first, ties by id. */
 export const EMAILS = defineRank({ name: 'emails', table: 'emails', by: ['workspace_id'], ts: 'sent_at', id: 'id' });
@@ -111,42 +112,33 @@ export async function insertEmails(tx: Tx, workspaceId: string, emails: NewEmail
   );
 }
 
-/** Existing e-mails by externalId, with the $sentAt each is ranked under. */
+/** Existing e-mails by name (docs/import.md §Export), with the $sentAt each is ranked under. */
 export async function emailsByExternalId(db: Executor, workspaceId: string, externalIds: string[]): Promise<Map<string, { id: string; sentAt: string }>> {
-  const found = new Map<string, { id: string; sentAt: string }>();
-  for (const part of chunks(externalIds)) {
-    const rows = await db
-      .selectFrom('emails')
-      .select(['id', 'external_id', 'sent_at'])
-      .where('workspace_id', '=', workspaceId)
-      .where('external_id', 'in', part)
-      .execute();
-    for (const r of rows) found.set(r.external_id as string, { id: r.id, sentAt: r.sent_at });
-  }
-  return found;
+  const rows = await byName(externalIds, (part, by) =>
+    db.selectFrom('emails').select(['id', 'external_id', 'sent_at']).where('workspace_id', '=', workspaceId).where(named(by, part)).execute(),
+  );
+  return new Map([...rows].map(([name, r]) => [name, { id: r.id, sentAt: r.sent_at }]));
 }
 
 export type EmailChanges = Pick<EmailsTable, 'mailbox_id' | 'from_address' | 'to_json' | 'cc_json' | 'bcc_json' | 'subject' | 'sent_at' | 'updated_at'>;
 
-/** E-mails by externalId with the columns a re-import writes and their bodies, as stored. */
+/** E-mails by name (docs/import.md §Export) with the columns a re-import writes and their bodies, as stored. */
 export async function storedEmailsByExternalId(
   db: Executor,
   workspaceId: string,
   externalIds: string[],
 ): Promise<Map<string, EmailChanges & { id: string; sentAt: string; html: string | null; text: string | null }>> {
-  const found = new Map<string, EmailChanges & { id: string; sentAt: string; html: string | null; text: string | null }>();
-  for (const part of chunks(externalIds)) {
-    const rows = await db
+  const rows = await byName(externalIds, (part, by) =>
+    db
       .selectFrom('emails as e')
       .leftJoin('email_bodies as b', 'b.email_id', 'e.id')
       .select(['e.id', 'e.external_id', 'e.mailbox_id', 'e.from_address', 'e.to_json', 'e.cc_json', 'e.bcc_json', 'e.subject', 'e.sent_at', 'e.updated_at'])
       .select(['b.html', 'b.text'])
       .where('e.workspace_id', '=', workspaceId)
-      .where('e.external_id', 'in', part)
-      .execute();
-    for (const { external_id, ...r } of rows) found.set(external_id as string, { ...r, sentAt: r.sent_at });
-  }
-  return found;
+      .where(named(by, part, 'e'))
+      .execute(),
+  );
+  return new Map([...rows].map(([name, { external_id: _, ...r }]) => [name, { ...r, sentAt: r.sent_at }]));
 }
 
 /** Updates an imported e-mail; a new $sentAt moves it in the ranked order. */

@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import { chunks, defineRank, lockPartition, rankDelete, rankInsert, rankPage, type Executor, type Tx } from '../db/index.ts';
 import { fullAccess as channelFullAccess } from '../channels/visibility.ts';
 import { access as emailAccess, type Caller } from '../emails/repository.ts';
-import { lookupExternalIds } from '../import/repository.ts';
+import { byName, lookupExternalIds, named } from '../import/repository.ts';
 import { fullAccessSql } from '../meetings/repository.ts';
 import type { FileSource, FilesTable } from './tables.ts';
 
@@ -110,14 +110,9 @@ export function filesByExternalId(db: Executor, workspaceId: string, externalIds
   return lookupExternalIds(db, 'files', workspaceId, externalIds);
 }
 
-/** Whole rows by externalId, for the import's update of files it made before. */
-export async function fileRowsByExternalId(db: Executor, workspaceId: string, externalIds: string[]): Promise<Map<string, FileRow>> {
-  const found = new Map<string, FileRow>();
-  for (const part of chunks(externalIds)) {
-    const rows = await db.selectFrom('files').selectAll().where('workspace_id', '=', workspaceId).where('external_id', 'in', part).execute();
-    for (const r of rows) found.set(r.external_id as string, r);
-  }
-  return found;
+/** Whole rows by name (docs/import.md §Export), for the import's update of files that exist. */
+export function fileRowsByExternalId(db: Executor, workspaceId: string, externalIds: string[]): Promise<Map<string, FileRow>> {
+  return byName(externalIds, (part, by) => db.selectFrom('files').selectAll().where('workspace_id', '=', workspaceId).where(named(by, part)).execute());
 }
 
 export async function updateFile(db: Executor, id: string, set: Partial<Omit<FileRow, 'id' | 'workspace_id'>>): Promise<void> {

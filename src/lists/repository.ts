@@ -22,6 +22,7 @@ import {
 } from '../db/index.ts';
 import type { Page } from '../lib/paging.ts';
 import type { ListsTable } from './tables.ts';
+import { byName, named } from '../import/repository.ts';
 
 export type ListRow = ListsTable;
 
@@ -349,13 +350,9 @@ export function lockLists(tx: Tx, workspaceId: string): Promise<void> {
   return lockPartition(tx, LISTS, [workspaceId]);
 }
 
-/** The workspace's lists with these externalIds (imported lists), by externalId. */
-export async function listsByExternalId(db: Executor, workspaceId: string, externalIds: readonly string[]): Promise<Map<string, ListRow>> {
-  const out = new Map<string, ListRow>();
-  for (const part of chunks([...externalIds]))
-    for (const row of await db.selectFrom('lists').selectAll().where('workspace_id', '=', workspaceId).where('external_id', 'in', part).execute())
-      out.set(row.external_id as string, row);
-  return out;
+/** The workspace's lists that these names name (docs/import.md §Export), by name. */
+export function listsByExternalId(db: Executor, workspaceId: string, externalIds: readonly string[]): Promise<Map<string, ListRow>> {
+  return byName(externalIds, (part, by) => db.selectFrom('lists').selectAll().where('workspace_id', '=', workspaceId).where(named(by, part)).execute());
 }
 
 /** Every member of a list, in the order they joined (an import replacing them, an export). */

@@ -1,7 +1,8 @@
 // SQL of mailboxes. Addresses are stored lower-cased; a removed mailbox keeps its row (its mail
 // still resolves its owner and visibility through it) and frees its address.
-import { chunks, isUniqueViolation, type Executor } from '../db/index.ts';
+import { isUniqueViolation, type Executor } from '../db/index.ts';
 import type { MailboxesTable } from './tables.ts';
+import { byName, named } from '../import/repository.ts';
 
 export type MailboxRow = MailboxesTable;
 
@@ -61,19 +62,12 @@ export async function markRemoved(db: Executor, id: string, at: string): Promise
   return Number(r.numUpdatedRows) === 1;
 }
 
-/** Mailboxes by externalId, removed ones too (a re-import brings one back). */
+/** Mailboxes by name (docs/import.md §Export), removed ones too (a re-import brings one back). */
 export async function mailboxesByExternalId(db: Executor, workspaceId: string, externalIds: string[]): Promise<Map<string, string>> {
-  const found = new Map<string, string>();
-  for (const part of chunks(externalIds)) {
-    const rows = await db
-      .selectFrom('mailboxes')
-      .select(['id', 'external_id'])
-      .where('workspace_id', '=', workspaceId)
-      .where('external_id', 'in', part)
-      .execute();
-    for (const r of rows) found.set(r.external_id as string, r.id);
-  }
-  return found;
+  const rows = await byName(externalIds, (part, by) =>
+    db.selectFrom('mailboxes').select(['id', 'external_id']).where('workspace_id', '=', workspaceId).where(named(by, part)).execute(),
+  );
+  return new Map([...rows].map(([name, r]) => [name, r.id]));
 }
 
 /** A page of the workspace's mailboxes, removed ones too, by id after `after`, with the owner's externalId (else id). */

@@ -128,7 +128,7 @@ export function checkMeeting(raw: Record<string, unknown>): MeetingInput {
   };
 }
 
-function rowOf(workspaceId: string, id: string, externalId: string, v: MeetingInput, createdAt: string, at: string): repo.MeetingRow {
+function rowOf(workspaceId: string, id: string, externalId: string | null, v: MeetingInput, createdAt: string, at: string): repo.MeetingRow {
   return {
     id,
     workspace_id: workspaceId,
@@ -218,7 +218,8 @@ export const meetingKind: ImportKind<MeetingInput> = {
         const before = { row: oldRow, contents: { meeting_id: id, description: oldDescription, transcript_id } };
         // A line that names no transcript keeps the meeting's: nothing removes a transcript.
         const contents = { meeting_id: id, description: value.description, transcript_id: transcripts.get(externalId) ?? transcript_id };
-        const after = { row: rowOf(ws, id, externalId, value, old.created_at, at), contents };
+        // A meeting named by its id (one without an externalId, docs/import.md §Export) keeps none.
+        const after = { row: rowOf(ws, id, oldRow.external_id, value, old.created_at, at), contents };
         const changes = changesOf(ctx, before, after);
         // A line that changes nothing writes nothing and leaves updatedAt alone, as the API's update does.
         if (Object.keys(changes).length === 0) return;

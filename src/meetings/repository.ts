@@ -19,6 +19,7 @@ import {
 import { type RawBuilder, sql, type SqlBool } from 'kysely';
 import { emailKey } from '../lib/email.ts';
 import type { MeetingContentsTable, MeetingsTable } from './tables.ts';
+import { byName, named } from '../import/repository.ts';
 
 export type MeetingRow = MeetingsTable;
 export type ContentsRow = MeetingContentsTable;
@@ -69,21 +70,18 @@ export function insertMeeting(tx: Tx, row: MeetingRow, contents: ContentsRow, pa
 
 export type StoredMeeting = MeetingRow & Pick<ContentsRow, 'description' | 'transcript_id'>;
 
-/** The workspace's meetings that hold these externalIds, with their contents, by externalId. */
+/** The workspace's meetings that these names name (docs/import.md §Export), with their contents, by name. */
 export async function meetingsByExternalId(db: Executor, workspaceId: string, externalIds: readonly string[]): Promise<Map<string, StoredMeeting>> {
-  const out = new Map<string, StoredMeeting>();
-  for (const part of chunks([...externalIds])) {
-    const rows = await db
+  return byName(externalIds, (part, by) =>
+    db
       .selectFrom('meetings as m')
       .leftJoin('meeting_contents as c', 'c.meeting_id', 'm.id')
       .selectAll('m')
       .select(['c.description', 'c.transcript_id'])
       .where('m.workspace_id', '=', workspaceId)
-      .where('m.external_id', 'in', part)
-      .execute();
-    for (const r of rows) out.set(r.external_id as string, r);
-  }
-  return out;
+      .where(named(by, part, 'm'))
+      .execute(),
+  );
 }
 
 /** Rewrites a meeting's row, contents and participants in place (its id and createdAt stay), and moves it in the listing. */

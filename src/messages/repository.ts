@@ -22,6 +22,7 @@ import {
 } from '../db/index.ts';
 import type { Page } from '../lib/paging.ts';
 import type { MessagesTable } from './tables.ts';
+import { byName, named } from '../import/repository.ts';
 
 export type { Caller };
 
@@ -112,19 +113,17 @@ export async function filesOf(db: Executor, messageIds: string[]): Promise<Map<s
 /** A message as it is stored: its id, channel and key in MESSAGES. */
 export type StoredMessage = Pick<MessagesTable, 'id' | 'sent_at' | 'channel_id' | 'channel_visibility'>;
 
-/** Existing messages by externalId, with the channel each is in now and its key. */
+/** Existing messages by name (docs/import.md §Export), with the channel each is in now and its key. */
 export async function messagesByExternalId(db: Executor, workspaceId: string, externalIds: string[]): Promise<Map<string, StoredMessage>> {
-  const found = new Map<string, StoredMessage>();
-  for (const part of chunks(externalIds)) {
-    const rows = await db
+  const rows = await byName(externalIds, (part, by) =>
+    db
       .selectFrom('messages')
       .select(['id', 'external_id', 'channel_id', 'sent_at', 'channel_visibility'])
       .where('workspace_id', '=', workspaceId)
-      .where('external_id', 'in', part)
-      .execute();
-    for (const r of rows) found.set(r.external_id as string, r);
-  }
-  return found;
+      .where(named(by, part))
+      .execute(),
+  );
+  return new Map([...rows].map(([name, { external_id: _, ...r }]) => [name, r]));
 }
 
 /** Call before writing a workspace's messages (docs/pages.md: writers of a partition queue). */
@@ -132,25 +131,22 @@ export async function lockMessages(tx: Tx, workspaceId: string): Promise<void> {
   await lockPartition(tx, MESSAGES, [workspaceId]);
 }
 
-/** Messages by externalId with their rows and texts as stored, for what a re-import changes of them. */
-export async function storedMessagesByExternalId(
+/** Messages by name (docs/import.md §Export) with their rows and texts as stored, for what a re-import changes of them. */
+export function storedMessagesByExternalId(
   db: Executor,
   workspaceId: string,
   externalIds: string[],
 ): Promise<Map<string, MessagesTable & { text: string | null }>> {
-  const found = new Map<string, MessagesTable & { text: string | null }>();
-  for (const part of chunks(externalIds)) {
-    const rows = await db
+  return byName(externalIds, (part, by) =>
+    db
       .selectFrom('messages as m')
       .leftJoin('message_texts as t', 't.message_id', 'm.id')
       .selectAll('m')
       .select('t.text')
       .where('m.workspace_id', '=', workspaceId)
-      .where('m.external_id', 'in', part)
-      .execute();
-    for (const r of rows) found.set(r.external_id as string, r);
-  }
-  return found;
+      .where(named(by, part, 'm'))
+      .execute(),
+  );
 }
 
 export async function updateMessage(

@@ -1,7 +1,7 @@
 // SQL of the import's writes of records (docs/import.md §Speed): upserts by externalId and a bulk
 // load's plain inserts.
 import { sql } from 'kysely';
-import { chunks, deferredRows, insertRows, settled, type Tx } from '../db/index.ts';
+import { chunks, deferred, deferredRows, insertRows, settled, type Tx } from '../db/index.ts';
 import type { RecordRow } from './repository.ts';
 
 /** The ids of the rows an upsert wrote: once its statements ran, or at once (undefined when they have not). */
@@ -41,6 +41,12 @@ export async function upsertRecords(db: Tx, rows: RecordRow[]): Promise<Written>
     }
     return new Set(sent.flatMap((s) => s.rows ?? []).map((r) => r.id));
   };
+}
+
+/** Overwrites the fields and updatedAt of existing records, by id (rows the import has locked). */
+export async function updateRecordFields(db: Tx, rows: readonly RecordRow[]): Promise<void> {
+  // Nothing reads their answer: sent with the next statement awaited (src/db/pipeline.ts).
+  for (const r of rows) await deferred(db, db.updateTable('records').set({ fields: r.fields, updated_at: r.updated_at }).where('id', '=', r.id));
 }
 
 /** Inserts records known to be new (a bulk load's: docs/import.md §Speed) without Kysely's per-value building. */

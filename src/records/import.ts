@@ -235,6 +235,8 @@ async function writeBatches(
   // memory at once; all of them in the import's one transaction.
   for (const batch of chunks(items, IMPORT_BATCH.size)) {
     const rows: repo.RecordRow[] = [];
+    // Existing records without an externalId: no upsert by externalId finds them, their rows are locked.
+    const byId: repo.RecordRow[] = [];
     const indexRows: ReturnType<typeof valueRows> = [];
     const updated: string[] = [];
     const logCreated: { row: repo.RecordRow; stored: Record<string, unknown> }[] = [];
@@ -254,14 +256,15 @@ async function writeBatches(
         id,
         workspace_id: ws,
         kind,
-        external_id: item.externalId,
+        // A record named by its id (one without an externalId, docs/import.md §Export) keeps none.
+        external_id: old ? old.external_id : item.externalId,
         fields: JSON.stringify(stored),
         created_at: old?.created_at ?? at,
         // An existing record's updatedAt never moves backwards (docs/records.md §Times of writes):
         // its row is locked.
         updated_at: old ? laterIso(at, old.updated_at) : at,
       };
-      rows.push(written);
+      (written.external_id === null ? byId : rows).push(written);
       return written;
     };
     await upsertByExternalId(ctx, batch, {
@@ -291,6 +294,7 @@ async function writeBatches(
     // Existing and new rows alike: one multi-row upsert per chunk; a bulk load's are all new.
     const written = bulk ? undefined : await importRepo.upsertRecords(ctx.db, rows);
     if (bulk) await importRepo.insertRecords(ctx.db, rows);
+    await importRepo.updateRecordFields(ctx.db, byId);
     // A record created just now has no index rows yet: only updated ones have rows to replace.
     await writeValueIndex(ctx.db, defs, updated, indexRows);
     await logBatch(ctx, defs, logCreated, logUpdated);

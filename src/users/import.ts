@@ -26,9 +26,12 @@ export const userKind: ImportKind<CheckedUser> = {
     await upsertByExternalId(ctx, items, {
       object: 'user',
       idKind: 'usr',
-      find: (externalIds) => userKind.lookup(ctx, externalIds),
-      async update({ line, value }, _old, id) {
-        if (!(await repo.updateUser(ctx.db, id, { ...userColumns(value), updated_at: at })))
+      find: (externalIds) => repo.userRowsByName(ctx.db, ctx.actor.workspaceId, externalIds),
+      async update({ line, value }, old, id) {
+        const set = userColumns(value);
+        // A line equal to the user writes nothing: its updatedAt stays (an export imported again changes nothing).
+        if ((Object.keys(set) as (keyof typeof set)[]).every((k) => set[k] === old[k])) return;
+        if (!(await repo.updateUser(ctx.db, id, { ...set, updated_at: at })))
           throw new ImportError(line, 'email', `another user of the workspace has the email "${value.email}"`);
       },
       async insert({ line, externalId, value }, id) {

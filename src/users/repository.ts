@@ -3,7 +3,7 @@
 // members at any offset, and its totalCount, cost what the first does.
 import { sql } from 'kysely';
 import { chunks, defineRank, isUniqueViolation, lockPartition, rankInsert, rankPage, inWrite, type Executor } from '../db/index.ts';
-import { lookupExternalIds } from '../import/repository.ts';
+import { byName, lookupExternalIds, named } from '../import/repository.ts';
 import { emailKey } from '../lib/email.ts';
 import type { Page } from '../lib/paging.ts';
 import type { UsersTable } from './tables.ts';
@@ -83,4 +83,9 @@ export async function existingUserIds(db: Executor, workspaceId: string, ids: st
 
 export function usersByExternalId(db: Executor, workspaceId: string, externalIds: string[]): Promise<Map<string, string>> {
   return lookupExternalIds(db, 'users', workspaceId, externalIds);
+}
+
+/** The workspace's users that import lines name (docs/import.md §Export), whole, by name. */
+export function userRowsByName(db: Executor, workspaceId: string, names: readonly string[]): Promise<Map<string, UserRow>> {
+  return byName(names, (part, by) => db.selectFrom('users').selectAll().where('workspace_id', '=', workspaceId).where(named(by, part)).execute());
 }
