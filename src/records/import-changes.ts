@@ -1,7 +1,8 @@
 // The change log of the record kinds of `rolodex import` (docs/history.md, docs/events.md): for
 // each batch, in the transaction that writes its rows and after them, the starting snapshot and
 // `<type>.created` of every new record, and the changed fields and `<type>.updated` of every record
-// whose fields the import changed, in a few multi-row statements per batch. An item that changes
+// whose fields the import changed (the event naming those the API shows), in a few multi-row
+// statements per batch. An item that changes
 // nothing is not written at all (see writeBatches), so it logs nothing.
 import { appendEventsJson, type Changes, type EventJsonInput, recordCreatedMany, recordFieldChangesMany } from '../changes/service.ts';
 import type { TypeDefinitions } from '../definitions/service.ts';
@@ -63,14 +64,20 @@ export async function logBatch(
   const createdType = `${type}.created` as const;
   const updatedType = `${type}.updated` as const;
   for (const { row, stored } of created) events.push({ type: createdType, objectId: row.id, json: resourceJson(ctx, defs, row, stored, newRels.get(row.id)) });
-  for (const u of updated)
+  for (const u of updated) {
+    // The event names the fields the API shows (docs/events.md §Shape), as a merge's does: an
+    // archived field's change is in its history only, and a record whose other fields are as
+    // they were has no change to name, so no event.
+    const changes = Object.fromEntries(Object.entries(u.changes).filter(([key]) => !defs.archived.has(key)));
+    if (Object.keys(changes).length === 0) continue;
     events.push({
       type: updatedType,
       objectId: u.row.id,
       json: resourceJson(ctx, defs, u.row, u.stored, oldRels.get(u.row.id)),
-      changes: u.changes,
+      changes,
       at: u.row.updated_at,
     });
+  }
   await recordCreatedMany(
     ctx,
     created.map((c) => ({ recordId: c.row.id, json: c.row.fields })),

@@ -1,7 +1,8 @@
 // `rolodex import` and the change log (docs/import.md §Rules, docs/history.md, docs/events.md),
 // on both databases: new records get their `<type>.created` event and starting snapshot, records
 // the import changes their `<type>.updated` and one history row per changed field, with the
-// operator as actor; an import line that changes nothing appends nothing and leaves updatedAt.
+// operator as actor; an import line that changes nothing appends nothing and leaves updatedAt, and
+// one that changes only archived fields appends no event.
 import assert from 'node:assert/strict';
 import { afterEach, test } from 'node:test';
 import { importKinds } from '../../src/cli/import-kinds.ts';
@@ -13,7 +14,9 @@ import { createHttpLinks } from '../../src/lib/links.ts';
 import { BULK_LOAD } from '../../src/records/import.ts';
 import { requireDefinitions, toResource } from '../../src/records/resource.ts';
 import { resourceJson } from '../../src/records/resource-json.ts';
+import { addField } from '../../src/definitions/service.ts';
 import { call, eachDialect, type Seeded, seedWorkspace } from '../helpers/app.ts';
+import { rolodex } from '../helpers/cli.ts';
 
 const contact = (externalId: string, first: string, last: string, email: string) => ({
   object: 'contact',
@@ -136,6 +139,42 @@ eachDialect('import: events and field history', (ctx) => {
         [null, false],
         [['n7@x.test'], true],
       ],
+    );
+  });
+
+  test('an archived field changed by archivedFields is in its history, never in an event', async () => {
+    const s = await seedWorkspace(ctx());
+    await addField(operatorCtx(ctx().deps.db.kysely, s.workspaceId), { objectType: 'contact', key: 'gone', label: 'Gone', valueType: 'TEXT', archived: true });
+    const line = (last: string, gone: string) => ({
+      ...contact('c1', 'Ada', last, 'ada@x.test'),
+      archivedFields: { gone: { value: gone, valueType: 'TEXT' } },
+    });
+    const id = (await run(s, [line('Byron', 'v1')])).ids.contact!.c1!;
+    assert.deepEqual(
+      (await events(s.workspaceId)).map((e) => e.type),
+      ['contact.created'],
+    );
+
+    // Only the archived value changes: the API shows no field changed, so no event (docs/events.md §Shape).
+    await run(s, [line('Byron', 'v2')]);
+    assert.equal((await events(s.workspaceId)).length, 1);
+    // With a shown field: the event names that field only, as a merge's names only the API's fields.
+    await run(s, [line('Lovelace', 'v3')]);
+    const evs = (await events(s.workspaceId)).slice(1);
+    assert.deepEqual(
+      evs.map((e) => [e.type, e.data.changes]),
+      [['contact.updated', { $name: { from: { firstName: 'Ada', lastName: 'Byron' }, to: { firstName: 'Ada', lastName: 'Lovelace' } } }]],
+    );
+    assert.deepEqual(evs[0].data.object, await get(s, `/v1/contacts/${id}`));
+    assert.ok(!('gone' in evs[0].data.object.fields));
+
+    // Every value is in the field's history, which unarchive shows again.
+    const un = await rolodex(ctx(), ['definition', 'unarchive', '--workspace', s.workspaceId, '--type', 'contact', '--key', 'gone']);
+    assert.equal(un.code, 0, un.err);
+    const h = await get(s, `/v1/contacts/${id}/fields/gone/history`);
+    assert.deepEqual(
+      h.data.map((x: { value: unknown }) => x.value),
+      ['v3', 'v2', 'v1'],
     );
   });
 
