@@ -49,7 +49,9 @@ export async function renameOption(
 ): Promise<{ id: string; label: string }> {
   const label = trimmedLabel(input.label);
   const defs = await loadDefinitions(ctx, { objectType: input.objectType });
-  const field = defs?.fields.get(input.fieldKey);
+  // An archived field's options are corrected as a shown one's, as `option add` adds to them: its
+  // values keep their option ids for unarchive (docs/records.md §Correcting definitions).
+  const field = defs?.fields.get(input.fieldKey) ?? defs?.archived.get(input.fieldKey);
   if (!field?.options) throw new InputError(`${input.objectType} has no select field "${input.fieldKey}"`, 'field');
   const option = field.options.find((o) => o.id === input.option) ?? field.options.find((o) => o.label === input.option);
   if (!option) throw new InputError(`"${input.fieldKey}" has no option "${input.option}"`, 'option');

@@ -71,6 +71,41 @@ eachDialect('definitions corrected', (ctx) => {
     assert.equal((await ok(s, 'GET', '/v1/accounts?tier[equal]=gold')).totalCount, 1);
   });
 
+  test("an archived field's label and options are corrected as a shown one's", async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const ws = ['--workspace', s.workspaceId, '--type', 'account'];
+    await cli(t, 'definition', 'add', ...ws, '--key', 'size', '--label', 'Size', '--value-type', 'SINGLE_SELECT', '--json');
+    const small = await cli(t, 'definition', 'option', 'add', ...ws, '--field', 'size', '--label', 'Small', '--json');
+    const acc = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'Acme', size: 'Small' } });
+    await cli(t, 'definition', 'archive', ...ws, '--key', 'size', '--json');
+
+    await cli(t, 'definition', 'rename', ...ws, '--key', 'size', '--label', 'Company size', '--json');
+    const large = await cli(t, 'definition', 'option', 'add', ...ws, '--field', 'size', '--label', 'Large', '--json');
+    assert.deepEqual(await cli(t, 'definition', 'option', 'rename', ...ws, '--field', 'size', '--option', 'Small', '--label', 'S', '--json'), {
+      id: small.id,
+      label: 'S',
+    });
+    // Its labels stay apart from each other while archived, as a shown field's.
+    const clash = await rolodex(t, ['definition', 'option', 'rename', ...ws, '--field', 'size', '--option', large.id, '--label', 's']);
+    assert.equal(clash.code, 1);
+    assert.match(clash.err, /"S"/);
+
+    await cli(t, 'definition', 'unarchive', ...ws, '--key', 'size', '--json');
+    const size = (await cli(t, 'definition', 'list', ...ws, '--json')).fields.find((f: { key: string }) => f.key === 'size');
+    assert.deepEqual(
+      [size.label, size.options],
+      [
+        'Company size',
+        [
+          { id: small.id, label: 'S', description: null },
+          { id: large.id, label: 'Large', description: null },
+        ],
+      ],
+    );
+    assert.equal((await ok(s, 'GET', `/v1/accounts/${acc.id}`)).fields.size.value, small.id);
+  });
+
   test('a re-import with another label or description corrects it, keeping its id', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);
