@@ -90,6 +90,8 @@ eachDialect('rolodex export imported into its own workspace', (ctx) => {
     const file = await transcript(t, a.secret, 'We agreed.');
     await ok(t, a.secret, 'POST', '/v1/meetings', meetingBody({ $attendeeEmails: ['ann@acme.test'] }, { relationships: { $transcript: file } }));
     const field = (value: unknown, valueType: string) => ({ value, valueType });
+    const sent = { from: 'sales@acme.test', to: ['erin@example.test'], subject: 'Sent', messageBody: { contentType: 'TEXT', content: 'a < b' } };
+    await ok(t, a.secret, 'POST', '/v1/emails/send', sent);
     const seed = join(t.tdb.dataDir, 'seed.ndjson');
     const objects = [
       { object: 'contact', externalId: 'c-1', fields: { $name: field({ firstName: 'Cy' }, 'FULL_NAME'), badge: field('B-2', 'TEXT') } },
