@@ -60,3 +60,8 @@ export function isTransactionConflict(err: unknown): boolean {
   const code = codeOf(err);
   return code === '40P01' || code === '40001';
 }
+
+/** PostgreSQL cancelled a transaction, or the statement of a savepoint, to end a deadlock (SQLSTATE 40P01). */
+export function isDeadlock(err: unknown): boolean {
+  return codeOf(err) === '40P01';
+}

@@ -15,8 +15,18 @@
 // counts now. Whatever the transaction checked without the lock (a unique value) it checks again
 // after `takeLateLocks`, under it.
 //
+// The locks taken late can close a circle that the transaction cannot leave by running again: it
+// holds the rows it updated (locked by its reads) when it asks for the listings, and an API write
+// that took a listing and then waits for one of those rows (a delete of a record the
+// transaction updated) waits for it while it waits for the write. So the transaction gives way
+// (`untilTaken`): the API write, cancelled by its statement timeout, answers its retryable 503.
+//
 // Only PostgreSQL locks partitions: on SQLite the transaction holds the only writer anyway, and
 // nothing is deferred.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { sql } from 'kysely';
+import { isDeadlock } from '../connection-loss.ts';
+import { deferred, settled } from '../pipeline.ts';
 import type { LatePartition, LateRanks, Tx } from '../types.ts';
 import { txState } from '../write.ts';
 import { type RankDef, type RankKey, partitionKey, rankSizes } from './def.ts';
@@ -97,4 +107,45 @@ export function endLate(tx: Tx): LatePartition[] | undefined {
   if (!state || !late) return undefined;
   state.late = undefined;
   return [...late.partitions.values()];
+}
+
+/**
+ * How long `untilTaken` asks again for the late locks while PostgreSQL cancels the asking to end a
+ * deadlock, and the pause between two asks. Longer than an API request's statement timeout
+ * (`DATABASE_STATEMENT_TIMEOUT_MS`, 5 s by default) many times over: the write in the circle is
+ * cancelled first.
+ */
+export const LATE_PATIENCE = { ms: 60_000, pauseMs: 50 };
+
+/**
+ * Runs `take`, the statements that take the late locks (sent deferred), in a savepoint of `tx`, and
+ * waits for them. PostgreSQL ends a circle of waits by cancelling the transaction whose deadlock
+ * check runs once the circle closed, `deadlock_timeout` after its wait began: here, when the
+ * other write had waited longer, the one asking for the locks. Cancelled, `tx` rolls back to the
+ * savepoint (the locks it got in it go, every row it wrote and locked before it stays), pauses
+ * and asks again: the other write keeps waiting for its row until its statement timeout cancels
+ * it, which lets go of the listing. Past `LATE_PATIENCE.ms` the deadlock is the caller's.
+ */
+export async function untilTaken(tx: Tx, take: () => Promise<void>): Promise<void> {
+  const held = txState(tx)!.held;
+  const before = new Map(held);
+  const until = performance.now() + LATE_PATIENCE.ms;
+  // Awaited: what the transaction sent before it has run, so a failure after it is the locks'.
+  await sql`savepoint late_locks`.execute(tx);
+  for (;;) {
+    try {
+      await take();
+      // Skipped when a lock failed: the savepoint is then still there to roll back to.
+      await deferred(tx, sql`release savepoint late_locks`);
+      await settled(tx);
+      return;
+    } catch (err) {
+      if (!isDeadlock(err) || performance.now() >= until) throw err;
+      await sql`rollback to savepoint late_locks`.execute(tx);
+      // The partitions taken in the savepoint are no longer held.
+      held.clear();
+      for (const [scope, mode] of before) held.set(scope, mode);
+      await sleep(LATE_PATIENCE.pauseMs);
+    }
+  }
 }

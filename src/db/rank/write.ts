@@ -13,7 +13,7 @@ import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { deferredRows } from '../pipeline.ts';
 import { afterCommit, write } from '../write.ts';
 import { lockPartition } from './lock.ts';
-import { endLate, latePartition, noteLate } from './late.ts';
+import { endLate, latePartition, noteLate, untilTaken } from './late.ts';
 import { appendRun } from './late-run.ts';
 import type { Database, Tx } from '../types.ts';
 import { isPostgres } from '../dialect.ts';
@@ -166,7 +166,10 @@ export async function rankLoadEnd(tx: Tx, def: RankDef, values: readonly string[
 export async function takeLateLocks(tx: Tx): Promise<boolean> {
   const late = endLate(tx)?.sort(lockOrder);
   if (!late) return false;
-  for (const p of late) await lockPartition(tx, p.def, p.values);
+  // A circle with an API write does not fail the transaction: it gives way (src/db/rank/late.ts).
+  await untilTaken(tx, async () => {
+    for (const p of late) await lockPartition(tx, p.def, p.values);
+  });
   for (const p of late) {
     // A run of keys too many to count one by one is counted from the run, if the partition allows.
     const run = p.run && (p.dropped || p.run.count >= manyKeys()) ? p.run : undefined;
