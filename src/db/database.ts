@@ -23,6 +23,11 @@ export interface DbOptions {
   /** SQLite: statements run on a thread of their own (src/db/sqlite/writer.ts), for `rolodex import`. */
   writerThread?: boolean;
   /**
+   * SQLite: the file opened read-only, without the settings of a writing connection (setting WAL
+   * writes the file's header): a look at what it holds that leaves the file as it was. Writes fail.
+   */
+  readOnly?: boolean;
+  /**
    * PostgreSQL: the server cancels a statement that runs longer (`statement_timeout`), and the
    * process stops waiting for an answer or a connection a second later (src/db/postgres/deadline.ts).
    * 0 or absent: no limit (the CLI, migrations). The server passes DATABASE_STATEMENT_TIMEOUT_MS.
@@ -41,11 +46,12 @@ export function openDb(opts: DbOptions): Db {
   // in memory only what it uses.
   if (opts.databaseUrl) return (require('./postgres/open.ts') as typeof import('./postgres/open.ts')).openPostgresDb(opts, opts.databaseUrl);
   const file = opts.sqliteFile ?? join(opts.dataDir, 'rolodex.db');
-  const dialect = opts.writerThread ? new ThreadedSqliteDialect(file) : new NodeSqliteDialect(file);
+  const dialect = opts.writerThread ? new ThreadedSqliteDialect(file) : new NodeSqliteDialect(file, { readOnly: opts.readOnly === true });
   const kysely = new Kysely<Database>({ dialect });
   // The writer thread's handle reads through the thread too: a second connection in the process
-  // would keep `rolodex import` from having the file alone (src/db/sqlite/writer.ts).
-  if (!opts.writerThread) {
+  // would keep `rolodex import` from having the file alone (src/db/sqlite/writer.ts). A read-only
+  // handle has neither: they open the writing connection first.
+  if (!opts.writerThread && !opts.readOnly) {
     registerFastReader(kysely, { all: (_name, sql, params) => dialect.reader.all(sql, params), snapshot: (fn) => dialect.reader.snapshot(fn) });
     registerScanner(kysely, (sql, params) => dialect.scans.all(sql, params));
   }

@@ -165,18 +165,21 @@ class ImmediateSqliteDriver extends SqliteDriver {
 
 export class NodeSqliteDialect extends SqliteDialect {
   readonly #file: string;
+  readonly #readOnly: boolean;
   #db: CachedDatabase | undefined;
   #reader: CachedDatabase | undefined;
   #pin: ReadSlotPin | undefined;
   #scans: ScanThread | undefined;
   #driver: ImmediateSqliteDriver | undefined;
 
-  constructor(file: string) {
+  /** `readOnly`: the one connection is read-only and has no writing connection's settings. */
+  constructor(file: string, opts: { readOnly?: boolean } = {}) {
     // The writing connection is opened by createDriver below, when Kysely first needs it: a
     // subclass whose driver writes elsewhere (src/db/sqlite/writer.ts) never opens it, so that it
     // is the only connection of its process to the file.
     super({ database: () => Promise.reject(new Error('unused: createDriver opens the connection')) });
     this.#file = file;
+    this.#readOnly = opts.readOnly === true;
   }
 
   /** The database file. */
@@ -228,7 +231,10 @@ export class NodeSqliteDialect extends SqliteDialect {
   }
 
   override createDriver(): Driver {
-    this.#driver = new ImmediateSqliteDriver(async () => (this.#db ??= openConnection(this.#file)));
+    const open = this.#readOnly
+      ? () => new CachedDatabase(new DatabaseSync(this.#file, { readOnly: true, timeout: BUSY_TIMEOUT_MS }))
+      : () => openConnection(this.#file);
+    this.#driver = new ImmediateSqliteDriver(async () => (this.#db ??= open()));
     return this.#driver;
   }
 }
