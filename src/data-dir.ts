@@ -54,6 +54,14 @@ export function noDatabase(file: string): InputError {
 }
 
 /**
+ * The refusal of a command that needs the embedded database, given a `rolodex.db` that holds no
+ * migrations (an empty file, or another program's database): one line naming it.
+ */
+export function emptyDatabase(file: string): InputError {
+  return new InputError(`no rolodex database in ${file}: is DATA_DIR right? (\`rolodex migrate\` creates one)`, 'DATA_DIR');
+}
+
+/**
  * What a server needs of DATA_DIR before it starts: the directory and the signing secret, so that a
  * directory that cannot be made or a damaged signing-secret stops it at once with one line.
  */

@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
-import { makeDataDir, noDatabase } from './data-dir.ts';
+import { emptyDatabase, makeDataDir, noDatabase } from './data-dir.ts';
 import { migrate, openDb, ping, refreshStatistics, schemaHeld, storageRefusal, takeMigrationNotes, type Db } from './db/index.ts';
 import { InputError } from './lib/errors.ts';
 import { createBlobStore } from './blobs/index.ts';
@@ -14,8 +14,8 @@ import type { BlobStore } from './blobs/blob-store.ts';
 /**
  * The database, migrated. With `statementTimeoutMs` (the server's, on PostgreSQL) the migrations
  * run first on a connection without it, since building an index may take longer. `create: false`
- * refuses an embedded database that does not exist yet, or a PostgreSQL schema that holds no
- * migrations, instead of making it.
+ * refuses an embedded database that does not exist yet or holds no migrations, or a PostgreSQL
+ * schema that holds none, instead of making it.
  */
 export async function openDatabase(
   config: Config,
@@ -30,6 +30,7 @@ export async function openDatabase(
     // mistyped one), is refused and creates nothing: an empty database made there would answer
     // as if the workspace were empty (docs/cli.md §What creates the database).
     if (!create && !existsSync(file)) throw noDatabase(file);
+    if (!create) await lookBeforeOpening(config);
     // The embedded database lives in DATA_DIR, made here rather than when the configuration is read.
     makeDataDir(config.dataDir);
   }
@@ -37,7 +38,7 @@ export async function openDatabase(
   const db = openDb({ dataDir: config.dataDir, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}), connectTimeoutMs, ...rest });
   try {
     await reachDatabase(db, config);
-    if (!create && config.databaseUrl) await refuseUnmigrated(db, config.databaseUrl);
+    if (!create) await refuseUnmigrated(db, config);
     const applied = await migrate(db);
     if (applied.length > 0) logger?.info({ applied }, 'migrations applied');
     // What data migrations changed, and what they had to keep as it was (src/db/migration-notes.ts).
@@ -59,17 +60,36 @@ export async function openDatabase(
 }
 
 /**
- * On PostgreSQL, SQLite's rule for a missing file (docs/cli.md §What creates the database): a
- * schema that does not exist or holds no migrations, most often one mistyped in DATABASE_URL, is
- * refused with one line naming it, before the migrator would create and fill it.
+ * SQLite's rule for a missing file (docs/cli.md §What creates the database), for one that holds no
+ * migrations (a `touch`ed file, another program's database), before anything opens it to write:
+ * the look is read-only, so that the refused file stays as it was (setting WAL writes its header).
+ * A file it cannot read (a hot journal, which only a writing connection puts back, docs/import.md
+ * §Speed) is looked at again once opened. `rolodex backup` looks too, as it copies the file.
  */
-async function refuseUnmigrated(db: Db, databaseUrl: string): Promise<void> {
+export async function lookBeforeOpening(config: Config): Promise<void> {
+  const look = openDb({ dataDir: config.dataDir, readOnly: true });
+  try {
+    await refuseUnmigrated(look, config);
+  } catch (err) {
+    if (err instanceof InputError) throw err;
+  } finally {
+    await look.close();
+  }
+}
+
+/**
+ * A database that holds no migrations, before the migrator would create and fill it: on SQLite a
+ * file that is empty or another program's; on PostgreSQL a schema that does not exist or holds
+ * none, most often one mistyped in DATABASE_URL. Refused with one line naming it.
+ */
+async function refuseUnmigrated(db: Db, config: Config): Promise<void> {
   const held = await schemaHeld(db);
   if (held.migrated) return;
+  if (!config.databaseUrl) throw emptyDatabase(join(config.dataDir, 'rolodex.db'));
   const schema = `schema "${held.schema ?? ''}"`;
   const found = held.exists ? `no rolodex database in ${schema} of` : `no ${schema} in`;
   throw new InputError(
-    `${found} the PostgreSQL database at ${postgresAt(databaseUrl)}: is DATABASE_URL right? (\`rolodex migrate\` creates ${held.exists ? 'one' : 'it'})`,
+    `${found} the PostgreSQL database at ${postgresAt(config.databaseUrl)}: is DATABASE_URL right? (\`rolodex migrate\` creates ${held.exists ? 'one' : 'it'})`,
     'DATABASE_URL',
   );
 }

@@ -96,6 +96,8 @@ export async function runBackup(dir: string, config: Config): Promise<{ manifest
   // in the words of every command that needs one (docs/cli.md §What creates the database).
   const source = join(config.dataDir, 'rolodex.db');
   if (!config.databaseUrl && !(await exists(source))) throw noDatabase(source);
+  // And one that holds no migrations (an empty file), which a backup would pass off as the database.
+  if (!config.databaseUrl) await (await import('../runtime.ts')).lookBeforeOpening(config);
   let existed: boolean;
   let made: string | undefined;
   try {

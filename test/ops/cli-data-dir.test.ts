@@ -6,10 +6,13 @@
 // and `demo` create it (and `restore` puts one in place). On PostgreSQL DATA_DIR holds no
 // database, and a command that writes nothing there makes no directory either; the same rule
 // holds for the schema DATABASE_URL names: a mistyped one was created and migrated by any
-// command, which then answered "no workspaces", exit 0.
+// command, which then answered "no workspaces", exit 0. On SQLite, so was a `rolodex.db` that holds
+// no migrations (a `touch`ed file): it is refused too, read without a byte of it changed.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { DatabaseSync } from 'node:sqlite';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -36,6 +39,13 @@ async function admin<R extends pg.QueryResultRow>(sql: string, params: unknown[]
   } finally {
     await c.end();
   }
+}
+
+/** Makes `file` a SQLite database of another program: `sql` run on it, nothing of rolodex. */
+function sqlite(file: string, sql: string): void {
+  const db = new DatabaseSync(file);
+  db.exec(sql);
+  db.close();
 }
 
 const schemaExists = async (schema: string) => (await admin('select 1 from pg_namespace where nspname = $1', [schema])).length > 0;
@@ -144,6 +154,71 @@ for (const dialect of testDialects()) {
           assert.deepEqual(tables, [], 'nothing migrated into it');
         } finally {
           await empty.drop();
+        }
+      });
+
+    if (dialect === 'sqlite')
+      test('a rolodex.db that holds no migrations is refused the same way, and left as it was', async () => {
+        // A `touch`ed file, a SQLite database with no tables, another program's database.
+        const forms: Record<string, (file: string) => void> = {
+          touched: (file) => writeFileSync(file, ''),
+          'no tables': (file) => sqlite(file, 'PRAGMA user_version = 7'),
+          "another program's": (file) => sqlite(file, 'CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES (1)'),
+        };
+        for (const [form, make] of Object.entries(forms)) {
+          const dataDir = join(tmp, `empty-${form.replace(/\W/g, '')}`);
+          mkdirSync(dataDir);
+          const file = join(dataDir, 'rolodex.db');
+          make(file);
+          const bytes = readFileSync(file);
+          for (const args of readers(tmp)) {
+            const r = await run(envFor(dataDir), args);
+            const what = `${form}: ${args.slice(0, 2).join(' ')}`;
+            assert.equal(r.code, 1, `${what}: ${r.out}`);
+            assert.deepEqual(r.err, [`rolodex ${args[0]}: no rolodex database in ${file}: is DATA_DIR right? (\`rolodex migrate\` creates one)`], what);
+            assert.deepEqual(readFileSync(file), bytes, `${what}: the file as it was`);
+            assert.deepEqual(readdirSync(dataDir), ['rolodex.db'], `${what}: nothing beside it`);
+            assert.equal(existsSync(join(tmp, 'out.ndjson')), false, `${what}: no export file`);
+            assert.equal(existsSync(join(tmp, 'backup')), false, `${what}: no backup directory`);
+          }
+          // `migrate` makes it a database the commands work on.
+          assert.equal((await run(envFor(dataDir), ['migrate'])).code, 0, form);
+          const list = await run(envFor(dataDir), ['workspace', 'list']);
+          assert.equal(list.code, 0, `${form}: ${list.err.join('\n')}`);
+          assert.equal(list.out, 'no workspaces', form);
+        }
+      });
+
+    if (dialect === 'sqlite')
+      test('one with a hot journal, which a read-only look cannot read, is refused once put back', async () => {
+        const dataDir = join(tmp, 'hot-journal');
+        mkdirSync(dataDir);
+        const file = join(dataDir, 'rolodex.db');
+        // Another program killed in a transaction that spilled to the file: its journal is hot.
+        const killed = spawnSync(process.execPath, [
+          '-e',
+          `const d = new (require('node:sqlite').DatabaseSync)(${JSON.stringify(file)});
+           d.exec('PRAGMA journal_mode = DELETE; PRAGMA cache_size = 10; CREATE TABLE notes (body TEXT); BEGIN');
+           const s = d.prepare('INSERT INTO notes VALUES (?)');
+           for (let i = 0; i < 20000; i++) s.run('x'.repeat(100) + i);
+           process.kill(process.pid, 'SIGKILL');`,
+        ]);
+        assert.equal(killed.signal, 'SIGKILL');
+        assert.equal(existsSync(`${file}-journal`), true, 'a journal left behind');
+        const r = await run(envFor(dataDir), ['workspace', 'list']);
+        assert.equal(r.code, 1, r.out);
+        assert.deepEqual(r.err, [`rolodex workspace: no rolodex database in ${file}: is DATA_DIR right? (\`rolodex migrate\` creates one)`]);
+        const db = new DatabaseSync(file, { readOnly: true });
+        try {
+          const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all();
+          assert.deepEqual(
+            tables.map((t) => t.name),
+            ['notes'],
+            'nothing migrated into it',
+          );
+          assert.equal(db.prepare('SELECT count(*) AS n FROM notes').get()?.n, 0, 'rolled back');
+        } finally {
+          db.close();
         }
       });
 
