@@ -122,18 +122,29 @@ export function check(kind: string, raw: Record<string, unknown>, members: strin
  * fields may be set); `archivedFields` against the archived fields, whose values are kept hidden.
  */
 function values(defs: TypeDefinitions, item: ImportItem<RecordInput>): Record<string, unknown> {
-  const active = valuesOf(defs, item, 'fields');
+  const active = valuesOf(defs, item, 'fields', defs.archived);
   if (Object.keys(item.value.archivedFields).length === 0) return active;
-  return { ...active, ...valuesOf({ ...defs, fields: defs.archived }, item, 'archivedFields') };
+  return { ...active, ...valuesOf({ ...defs, fields: defs.archived }, item, 'archivedFields', defs.fields) };
 }
 
-function valuesOf(defs: TypeDefinitions, item: ImportItem<RecordInput>, member: 'fields' | 'archivedFields'): Record<string, unknown> {
+function valuesOf(
+  defs: TypeDefinitions,
+  item: ImportItem<RecordInput>,
+  member: 'fields' | 'archivedFields',
+  other: TypeDefinitions['fields'],
+): Record<string, unknown> {
   const raw: Record<string, unknown> = {};
   for (const [key, { value, valueType }] of Object.entries(item.value[member])) {
     const def = defs.fields.get(key);
     if (!def) {
       const what = member === 'fields' ? 'a field' : 'an archived field';
-      throw new ImportError(item.line, `${member}.${key}`, `is not ${what} of ${defs.objectType}; operators define custom fields first`);
+      // A field archived or brought back since the file was written (or while a batched import ran).
+      const why = !other.has(key)
+        ? 'operators define custom fields first'
+        : member === 'fields'
+          ? 'it is archived, and its values go under archivedFields'
+          : 'it is shown, and its values go under fields';
+      throw new ImportError(item.line, `${member}.${key}`, `is not ${what} of ${defs.objectType}; ${why}`);
     }
     if (valueType !== undefined && valueType !== def.valueType) throw new ImportError(item.line, `${member}.${key}.valueType`, `must be ${def.valueType}`);
     raw[key] = value;
