@@ -1,7 +1,8 @@
 // Phase 2 of the record kinds of `rolodex import` (docs/import.md): their relationships, resolved
 // by externalId once every kind has its ids, and for a bulk load written early, batch by batch,
 // where every target is already known.
-import { type RelationshipDef, type TypeDefinitions } from '../definitions/service.ts';
+import { definitionsVersion } from '../definitions/repository.ts';
+import { loadDefinitions, type RelationshipDef, type TypeDefinitions } from '../definitions/service.ts';
 import { ImportError, type ImportContext, type ImportItem } from '../import/kind.ts';
 import type { BulkLoad } from './index/repository.ts';
 import { requireDefinitions } from './resource.ts';
@@ -18,8 +19,10 @@ export interface RecordInput {
 
 /** What the records' upserts of one import leave to their links. */
 export interface ImportState {
-  /** The definitions each type was written with: no kind writes definitions after the records' upserts, so they still hold. */
+  /** The definitions of each type at `defsAt.version`, for its upserts and links (`definitionsOf`). */
   defs: Map<string, TypeDefinitions>;
+  /** The transaction that last read the workspace's definitions version, and the version it read. */
+  defsAt: { db: object; version: number } | undefined;
   /** Types this import bulk-loaded: every one of their records is new, so none has links to replace. */
   allNew: Set<string>;
   /** Lines of the items whose links went out with their batch (linkEarly). */
@@ -55,10 +58,35 @@ export class LineSet {
   }
 }
 
+/**
+ * The definitions of `objectType` for this import's records, as they are in the transaction being
+ * written (docs/import.md §Sharing the database, `batched`): each transaction reads the
+ * workspace's definitions version once, and the definitions built under another version are built
+ * again. One transaction (`atomic`) reads it once, at its first chunk of records, before the
+ * writer thread has queued their statements; the definition kind has written all of its lines by
+ * then (src/cli/import-kinds.ts). A batched import's chunks each read it, so a definition an
+ * operator changed between two chunks holds for the later ones, as for a server's next request.
+ */
+export async function definitionsOf(ctx: ImportContext, objectType: string): Promise<TypeDefinitions | null> {
+  const state = stateOf(ctx);
+  let at = state.defsAt;
+  if (at?.db !== ctx.db) {
+    const version = await definitionsVersion(ctx.db, ctx.actor.workspaceId);
+    if (at !== undefined && at.version !== version) state.defs.clear();
+    state.defsAt = at = { db: ctx.db, version };
+  }
+  const known = state.defs.get(objectType);
+  if (known) return known;
+  const defs = await loadDefinitions(ctx, { objectType, version: at.version });
+  if (defs) state.defs.set(objectType, defs);
+  return defs;
+}
+
 /** The record kinds' state in this import, kept on its context. */
 export function stateOf(ctx: ImportContext): ImportState {
   return ctx.kept<ImportState>(STATE, () => ({
     defs: new Map(),
+    defsAt: undefined,
     allNew: new Set(),
     linked: new LineSet(),
     loads: new Map(),
@@ -122,8 +150,7 @@ function nothing(item: ImportItem<RecordInput>, field: string, object: string, e
 
 export async function link(kind: string, ctx: ImportContext, items: ImportItem<RecordInput>[]): Promise<void> {
   const state = stateOf(ctx);
-  // Read again, the definitions would wait behind every statement the writer thread has queued.
-  const defs = state.defs.get(kind) ?? (await requireDefinitions(ctx, kind));
+  const defs = (await definitionsOf(ctx, kind)) ?? (await requireDefinitions(ctx, kind));
   // The items' relationships checked in order up to the first refused; every externalId they name
   // is then resolved with one lookup per object, not one per value (docs/import.md §Speed).
   const todo: { item: ImportItem<RecordInput>; defs: [string, RelationshipDef][] }[] = [];

@@ -4,7 +4,7 @@
 // checker, writes rows in multi-row batches, ranks new records and rewrites their value index;
 // link() resolves references by externalId once every kind has its ids.
 import { SYSTEM_CATALOGUES } from '../definitions/catalogue.ts';
-import { CUSTOM_KEY, loadDefinitions, type TypeDefinitions } from '../definitions/service.ts';
+import { CUSTOM_KEY, type TypeDefinitions } from '../definitions/service.ts';
 import { ImportError, type ImportContext, type ImportItem, type ImportKind, onlyFields, upsertByExternalId } from '../import/kind.ts';
 import { chunks, rankInsert, rankLoadEnd, rankLoadKeys } from '../db/index.ts';
 import { AppError, InputError } from '../lib/errors.ts';
@@ -13,7 +13,7 @@ import { isoNow } from '../lib/ids.ts';
 import { RECORD_TYPES, type RecordType, requireDefinitions } from './resource.ts';
 import { fieldChanges, logBatch, type Updated } from './import-changes.ts';
 import { checkUniqueValues, recheckUniqueValues, type UniqueValue, uniqueValues } from './import-unique.ts';
-import { link, linkEarly, type RecordInput, stateOf } from './import-links.ts';
+import { definitionsOf, link, linkEarly, type RecordInput, stateOf } from './import-links.ts';
 import { existingOf, lookUpExisting, writtenAsMeant } from './import-existing.ts';
 import { recordReferences } from './import-references.ts';
 import { lockRecords } from './repository.ts';
@@ -176,12 +176,10 @@ export async function upsertOfType(
   const kind = type.objectType;
   const created: { ts: string; id: string }[] = [];
   await lockRecords(ctx.db, ws, kind);
-  const state = stateOf(ctx);
   const bulk = await bulkLoadOf(ctx, kind, owner);
   // A bulk load's type had no records: none to look up.
   const existing = bulk ? new Map<string, string>() : await existingOf(ctx, owner, kind, items);
   await writeBatches(ctx, type, defs, items, created, existing, bulk);
-  state.defs.set(kind, defs);
   if (bulk) rankLoadKeys(ctx.db, repo.RECORDS, [ws, kind], created);
   else await rankInsert(ctx.db, repo.RECORDS, [ws, kind], created);
 }
@@ -322,20 +320,6 @@ async function writeBatches(
       await writtenAsMeant(ctx, !ctx.bulkLoad || unchecked.length > 4);
     }
   }
-}
-
-/**
- * The definitions of `objectType` for this import's records, read once: the definition kind
- * writes all of its lines before any record kind (src/cli/import-kinds.ts), so they hold for
- * every chunk, and a batched import does not read them again per transaction.
- */
-export async function definitionsOf(ctx: ImportContext, objectType: string): Promise<TypeDefinitions | null> {
-  const state = stateOf(ctx);
-  const known = state.defs.get(objectType);
-  if (known) return known;
-  const defs = await loadDefinitions(ctx, { objectType });
-  if (defs) state.defs.set(objectType, defs);
-  return defs;
 }
 
 function recordKind(kind: RecordKind): ImportKind<RecordInput> {
