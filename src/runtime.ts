@@ -24,13 +24,15 @@ export async function openDatabase(
 ): Promise<Db> {
   const { statementTimeoutMs, create = true, ...rest } = opts;
   const limited = Boolean(statementTimeoutMs && config.databaseUrl);
+  // Whether the read-only look has already found the embedded file migrated.
+  let looked = false;
   if (!config.databaseUrl) {
     const file = join(config.dataDir, 'rolodex.db');
     // A command that works on what a database holds, given a DATA_DIR without one (most often a
     // mistyped one), is refused and creates nothing: an empty database made there would answer
     // as if the workspace were empty (docs/cli.md §What creates the database).
     if (!create && !existsSync(file)) throw noDatabase(file);
-    if (!create) await lookBeforeOpening(config);
+    if (!create) looked = await lookBeforeOpening(config);
     // The embedded database lives in DATA_DIR, made here rather than when the configuration is read.
     makeDataDir(config.dataDir);
   }
@@ -38,7 +40,7 @@ export async function openDatabase(
   const db = openDb({ dataDir: config.dataDir, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}), connectTimeoutMs, ...rest });
   try {
     await reachDatabase(db, config);
-    if (!create) await refuseUnmigrated(db, config);
+    if (!create && !looked) await refuseUnmigrated(db, config);
     const applied = await migrate(db);
     if (applied.length > 0) logger?.info({ applied }, 'migrations applied');
     // What data migrations changed, and what they had to keep as it was (src/db/migration-notes.ts).
@@ -63,15 +65,18 @@ export async function openDatabase(
  * SQLite's rule for a missing file (docs/cli.md §What creates the database), for one that holds no
  * migrations (a `touch`ed file, another program's database), before anything opens it to write:
  * the look is read-only, so that the refused file stays as it was (setting WAL writes its header).
- * A file it cannot read (a hot journal, which only a writing connection puts back, docs/import.md
- * §Speed) is looked at again once opened. `rolodex backup` looks too, as it copies the file.
+ * Returns whether it looked: a file it cannot read (a hot journal, which only a writing connection
+ * puts back, docs/import.md §Speed) is looked at again once opened. `rolodex backup` looks too,
+ * as it copies the file.
  */
-export async function lookBeforeOpening(config: Config): Promise<void> {
+export async function lookBeforeOpening(config: Config): Promise<boolean> {
   const look = openDb({ dataDir: config.dataDir, readOnly: true });
   try {
     await refuseUnmigrated(look, config);
+    return true;
   } catch (err) {
     if (err instanceof InputError) throw err;
+    return false;
   } finally {
     await look.close();
   }
