@@ -1,6 +1,7 @@
 // The hottest reads skip Kysely's per-query work (building, compiling, the connection mutex and
 // its promise chain), which on SQLite costs as much as running the query. Such a query is built
-// with Kysely once per database handle; each call then only binds its arguments. Outside a
+// with Kysely once per database handle and its transactions; each call then only binds its
+// arguments. Outside a
 // transaction it runs on the handle's fast reader:
 // - SQLite: a second, read-only connection, called synchronously. WAL gives every statement on it
 //   the last committed state, and it never queues behind a write transaction that holds the main
@@ -60,19 +61,22 @@ function compile<A extends unknown[]>(db: Executor, build: (db: Executor, ...arg
 }
 
 /**
- * A read query compiled once per database handle. `build` must use its arguments only as bound
+ * A read query compiled once per database handle (its transactions included). `build` must use its arguments only as bound
  * values (where clauses, limits), never to choose the query's shape, and declare each of them
  * (no default or rest parameters: their count is taken from `build.length`).
  */
 export function prepared<A extends unknown[], R>(build: (db: Executor, ...args: A) => Compilable<R>) {
   const arity = build.length - 1;
+  // By the dialect adapter, which a handle shares with its transactions: a read inside a write
+  // binds the statement its handle compiled instead of compiling it again in each transaction.
   const cache = new WeakMap<object, Compiled>();
   const bind = (db: Executor, args: A): { compiled: Compiled; params: unknown[] } => {
     if (args.length !== arity) throw new Error(`prepared query: ${args.length} arguments for ${arity} parameters`);
-    let compiled = cache.get(db);
+    const adapter = db.getExecutor().adapter;
+    let compiled = cache.get(adapter);
     if (!compiled) {
       compiled = compile(db, build, arity);
-      cache.set(db, compiled);
+      cache.set(adapter, compiled);
     }
     return { compiled, params: compiled.params.map((p) => ('arg' in p ? args[p.arg] : p.value)) };
   };
