@@ -3,7 +3,7 @@
 // malformed JSON with the service's own code.
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../lib/errors.ts';
-import { firstUnheldNumber, shownLiteral } from '../lib/json-numbers.ts';
+import { firstUnheldNumber, isKeptNumber, shownLiteral } from '../lib/json-numbers.ts';
 import { unstorableText } from '../lib/unstorable.ts';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
@@ -19,12 +19,15 @@ export function tooDeep(): AppError {
   return new AppError('invalid_value', `The request body nests arrays and objects more than ${MAX_BODY_DEPTH} levels deep.`);
 }
 
+/** Whether `value` is an array or object; a number kept as its source text is a number, no level. */
+const nests = (value: unknown): value is object => value !== null && typeof value === 'object' && !isKeptNumber(value);
+
 /** Whether `value` nests arrays and objects more than `max` levels deep; a loop, so it cannot overflow itself. */
 export function deeperThan(value: unknown, max: number): boolean {
-  const stack: Array<{ v: object; depth: number }> = value !== null && typeof value === 'object' ? [{ v: value, depth: 1 }] : [];
+  const stack: Array<{ v: object; depth: number }> = nests(value) ? [{ v: value, depth: 1 }] : [];
   for (let top = stack.pop(); top; top = stack.pop()) {
     if (top.depth > max) return true;
-    for (const child of Object.values(top.v)) if (child !== null && typeof child === 'object') stack.push({ v: child as object, depth: top.depth + 1 });
+    for (const child of Object.values(top.v)) if (nests(child)) stack.push({ v: child, depth: top.depth + 1 });
   }
   return false;
 }

@@ -9,6 +9,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { deeperThan, MAX_BODY_DEPTH } from '../http/body.ts';
 import { type Deps, SERVICE_VERSION } from '../http/context.ts';
 import { asAppError } from '../http/error-handler.ts';
+import { isKeptNumber } from '../lib/json-numbers.ts';
 import { rateLimited } from '../http/pipeline.ts';
 import { apiCatalogue, type ApiCatalogue } from './catalogue.ts';
 import { dispatchInMemory } from './dispatch.ts';
@@ -26,9 +27,12 @@ function initializes(body: unknown): boolean {
   return Array.isArray(body) ? body.some(one) : one(body);
 }
 
-/** `value` with its arrays and objects below `levels` levels emptied; recursion bounded by `levels`. */
+/**
+ * `value` with its arrays and objects below `levels` levels emptied; recursion bounded by `levels`.
+ * A number kept as its source text is a number, kept as it is.
+ */
 function cut(value: unknown, levels: number): unknown {
-  if (value === null || typeof value !== 'object') return value;
+  if (value === null || typeof value !== 'object' || isKeptNumber(value)) return value;
   if (Array.isArray(value)) return levels === 0 ? [] : value.map((v: unknown) => cut(v, levels - 1));
   // fromEntries defines each key as its own property, `__proto__` as well, which the API refuses.
   return levels === 0 ? {} : Object.fromEntries(Object.entries(value).map(([k, v]) => [k, cut(v, levels - 1)]));

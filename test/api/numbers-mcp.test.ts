@@ -48,6 +48,20 @@ eachDialect('numbers in MCP tool arguments', (ctx) => {
     assert.equal(tooDeep.isError, true);
     assert.deepEqual({ ...tooDeep.body.error, requestId: '' }, { ...rest.json().error, requestId: '' });
 
+    // A kept number is a value, not a level: a body as deep as REST takes, with such a number at
+    // its deepest level, is refused for the number, as over REST, never for its depth.
+    const nested = `{"fields":{"$name":"Deep"},"extra":${'{"a":'.repeat(62)}{"n":1e400}${'}'.repeat(62)}}`;
+    const atLimit = await callTool(t, s.secret, 'write_to_rolodex', `{"path":"/v1/accounts","body":${nested}}`);
+    const restAtLimit = await t.app.inject({
+      method: 'POST',
+      url: '/v1/accounts',
+      headers: headers(s.secret, { 'content-type': 'application/json' }),
+      payload: nested,
+    });
+    assert.equal(restAtLimit.json().error.code, 'invalid_value');
+    assert.equal(atLimit.isError, true);
+    assert.deepEqual({ ...atLimit.body.error, requestId: '' }, { ...restAtLimit.json().error, requestId: '' });
+
     // What the API answers goes back through a tool unchanged.
     const ok = await callTool(t, s.secret, 'write_to_rolodex', `{"path":"/v1/accounts/${id}","body":{"fields":{"n":12345678901234567000}}}`);
     assert.equal(ok.isError, false, JSON.stringify(ok.body));
