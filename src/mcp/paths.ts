@@ -30,7 +30,11 @@ function decodedSegment(segment: string): string {
   }
 }
 
-/** `path` (which may carry its own `?query`) and `query`, as one request target under /v1. */
+/**
+ * `path` (which may carry its own `?query`) and `query`, as one request target under /v1. The
+ * path's query goes on as written, non-ASCII percent-encoded: its escapes are the API's to judge,
+ * never repaired (docs/mcp.md §What a tool can reach).
+ */
 export function apiTarget(path: string, query: Readonly<Record<string, QueryValue | undefined>> = {}): string {
   if (typeof path !== 'string' || path.length === 0) throw new PathRefused('the path is empty');
   if (path.length > 8192) throw new PathRefused('the path is longer than 8192 characters');
@@ -47,12 +51,31 @@ export function apiTarget(path: string, query: Readonly<Record<string, QueryValu
     if (decoded === '.' || decoded === '..') throw new PathRefused('the path holds a . or .. segment');
     if (holds(decoded, '/\\')) throw new PathRefused('the path holds an encoded slash, backslash or control character');
   }
-  const extra = Object.entries(query).filter(([, value]) => value !== undefined && value !== null);
-  if (extra.length === 0 && ownQuery === '') return pathname;
-  const params = new URLSearchParams(ownQuery);
-  for (const [key, value] of extra) {
-    for (const v of Array.isArray(value) ? value : [value]) params.append(key, String(v));
+  const parts = ownQuery === '' ? [] : [ownQuery.replace(NOT_ASCII, encodedPart)];
+  for (const [key, value] of Object.entries(query)) {
+    if (value === undefined || value === null) continue;
+    for (const v of Array.isArray(value) ? value : [value]) parts.push(`${encodedPart(key)}=${encodedPart(String(v))}`);
   }
-  const search = params.toString();
-  return search === '' ? pathname : `${pathname}?${search}`;
+  return parts.length === 0 ? pathname : `${pathname}?${parts.join('&')}`;
+}
+
+// A code point outside ASCII, a lone surrogate too.
+const NOT_ASCII = /[\u0080-\u{10ffff}]/gu;
+
+const hex = (byte: number) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+
+/**
+ * `s` percent-encoded as a query string's key or value, as UTF-8; a lone surrogate, which UTF-8
+ * cannot hold, as the three bytes it would take, which the API refuses as no UTF-8 exactly as it
+ * refuses them over HTTP (docs/errors.md §Query parameters), where a replacement character would
+ * make a filter look for another value.
+ */
+function encodedPart(s: string): string {
+  if (s.isWellFormed()) return encodeURIComponent(s);
+  let out = '';
+  for (const ch of s) {
+    const c = ch.charCodeAt(0);
+    out += ch.isWellFormed() ? encodeURIComponent(ch) : hex(0xe0 | (c >> 12)) + hex(0x80 | ((c >> 6) & 0x3f)) + hex(0x80 | (c & 0x3f));
+  }
+  return out;
 }
