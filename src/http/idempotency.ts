@@ -119,6 +119,12 @@ export function installIdempotency(app: FastifyInstance, deps: Deps): void {
           'This Idempotency-Key was stored by an earlier release that did not record its caller, so its answer is not replayed; use a new key.',
           { param: 'Idempotency-Key' },
         );
+      case 'erased':
+        throw new AppError(
+          'idempotency_key_reused',
+          'The answer stored under this Idempotency-Key named a record that has since been purged, so it is not replayed and the request is not run again; use a new key.',
+          { param: 'Idempotency-Key' },
+        );
     }
   }
 

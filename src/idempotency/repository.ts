@@ -20,7 +20,8 @@ export type Claim =
   | { kind: 'replay'; status: number; body: string }
   | { kind: 'in_flight' }
   | { kind: 'mismatch' }
-  | { kind: 'callerless' };
+  | { kind: 'callerless' }
+  | { kind: 'erased' };
 
 /**
  * A request's fingerprints: `own`, with its caller, is stored with a new claim and names the same
@@ -74,6 +75,8 @@ export async function claimKey(db: Executor, ref: KeyRef, fingerprints: Fingerpr
       if (Number(taken.numUpdatedRows) === 1) return { kind: 'claimed', lockedAt };
       continue;
     }
+    // An answer a purge erased is replayed to nobody, and its request is not run again.
+    if (row.state === 'erased') return { kind: 'erased' };
     if (row.fingerprint === fingerprints.callerless) return { kind: 'callerless' };
     if (row.fingerprint !== fingerprint) return { kind: 'mismatch' };
     if (row.state === 'done') return { kind: 'replay', status: row.status_code as number, body: row.body as string };
@@ -94,6 +97,22 @@ export async function finishKey(db: Executor, ref: KeyRef, lockedAt: string, sta
 /** Gives the key back after a failure, so that the client's retry runs the request again. */
 export async function releaseKey(db: Executor, ref: KeyRef, lockedAt: string): Promise<void> {
   await whereRef(db.deleteFrom('idempotency_keys'), ref).where('locked_at', '=', lockedAt).where('state', '=', 'pending').execute();
+}
+
+/**
+ * Erases the stored answers of the workspace that hold `text` (a purged record's id): their body
+ * and fingerprint go, the key stays taken in state 'erased' until it expires, so that a retry is
+ * refused instead of doing its work again (docs/trash.md §Purge). Returns how many.
+ */
+export async function eraseAnswersHolding(db: Executor, workspaceId: string, text: string): Promise<number> {
+  const r = await db
+    .updateTable('idempotency_keys')
+    .set({ state: 'erased', fingerprint: 'erased', status_code: null, body: null })
+    .where('workspace_id', '=', workspaceId)
+    .where('state', '=', 'done')
+    .where('body', 'like', `%${text}%`)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows);
 }
 
 export async function purgeExpiredKeys(db: Executor, now: number): Promise<number> {

@@ -5,8 +5,11 @@ export interface IdempotencyKeysTable {
   operation: string;
   key: string;
   fingerprint: string;
-  /** 'pending' while the first request runs, then 'done' (successes only are stored). */
-  state: 'pending' | 'done';
+  /**
+   * 'pending' while the first request runs, then 'done' (successes only are stored); 'erased' once
+   * a purge took out an answer that named the record (docs/trash.md §Purge).
+   */
+  state: 'pending' | 'done' | 'erased';
   status_code: number | null;
   body: string | null;
   locked_at: string;

@@ -181,12 +181,6 @@ export async function eraseHeld(tx: Executor, id: string): Promise<{ links: numb
   return { links: Number(links.numDeletedRows), members: Number(members.numDeletedRows) };
 }
 
-/** Stored idempotent responses of the workspace that mention `id` (a create's, an update's, a delete's answer). */
-export async function eraseResponses(tx: Executor, workspaceId: string, id: string): Promise<number> {
-  const r = await tx.deleteFrom('idempotency_keys').where('workspace_id', '=', workspaceId).where('body', 'like', `%${id}%`).executeTakeFirst();
-  return Number(r.numDeletedRows);
-}
-
 /**
  * A page of the workspace's trashed records of one type (merged ones left out: their data lives in
  * the primary), in the order of deletion: after `after`, at most `limit`.

@@ -10,6 +10,7 @@ import { type Executor, type Tx, write } from '../db/index.ts';
 import { type Ctx, operatorCtx, type WriteCtx } from '../lib/context.ts';
 import { AppError, notFound } from '../lib/errors.ts';
 import { isoNow } from '../lib/ids.ts';
+import { eraseAnswersHolding } from '../idempotency/repository.ts';
 import * as lists from '../lists/repository.ts';
 import { membershipsMoved } from '../lists/service.ts';
 import * as meetings from '../meetings/repository.ts';
@@ -325,7 +326,8 @@ async function purgeEntry(ctx: WriteCtx, entry: repo.TrashRow, into: Purged): Pr
   into.valueIndexRows += payload.indexRows ?? 0;
   into.relationships += held.links;
   into.listMemberships += held.members;
-  into.storedResponses += await repo.eraseResponses(ctx.db, entry.workspace_id, entry.id);
+  // Stored idempotent answers that mention it (a create's, an update's, a delete's).
+  into.storedResponses += await eraseAnswersHolding(ctx.db, entry.workspace_id, entry.id);
   const changes = await eraseChangesOf(ctx.db, entry.workspace_id, entry.id);
   into.events += changes.events;
   into.historyRows += changes.historyRows;

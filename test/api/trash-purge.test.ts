@@ -2,7 +2,8 @@
 // `restore` (refused when a unique value is taken, naming the field), `purge` as erasure (a canary
 // value planted in a record, its update, its stored idempotent answers, its links and memberships
 // is found nowhere afterwards: not in the SQLite file and its log, not in any PostgreSQL table of
-// the schema), the refusal of an unknown workspace or type, and the sweeper's TRASH_RETENTION_DAYS.
+// the schema), a retry under the key of an erased answer refused rather than run again, the refusal
+// of an unknown workspace or type, and the sweeper's TRASH_RETENTION_DAYS.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
@@ -81,6 +82,38 @@ eachDialect('trash, operator side', (ctx) => {
     assert.deepEqual((await ok(s, 'GET', `/v1/accounts/${acc.id}`)).relationships.$contact.values, []);
     const again = await cli(t, ['trash', 'restore', '--workspace', s.workspaceId, con.id]);
     assert.equal(again.code, 1);
+  });
+
+  test('a retry under the key of an answer a purge erased is refused, never run again', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const createAccount = { fields: { $name: 'Erased Inc' } };
+    const acc = await ok(s, 'POST', '/v1/accounts', createAccount, { 'idempotency-key': 'create-account' });
+    // This answer names the account only as a link: it is erased with it all the same.
+    const createContact = { fields: { $name: { firstName: 'Ann' } }, relationships: { $account: acc.id } };
+    const con = await ok(s, 'POST', '/v1/contacts', createContact, { 'idempotency-key': 'create-contact' });
+    await ok(s, 'DELETE', `/v1/accounts/${acc.id}`);
+    const purged = await cli(t, ['trash', 'purge', '--workspace', s.workspaceId, acc.id, '--json']);
+    assert.equal(purged.code, 0, purged.err);
+    assert.equal(JSON.parse(purged.out).storedResponses, 2);
+
+    const retries: [string, unknown, string][] = [
+      ['/v1/accounts', createAccount, 'create-account'],
+      ['/v1/accounts', { fields: { $name: 'Another' } }, 'create-account'],
+      ['/v1/contacts', createContact, 'create-contact'],
+    ];
+    for (const [url, body, key] of retries) {
+      const res = await call(t, s.secret, 'POST', url, body, { 'idempotency-key': key });
+      assert.equal(res.statusCode, 422, `${url} ${key}: ${res.body}`);
+      assert.deepEqual([res.json().error.code, res.json().error.param], ['idempotency_key_reused', 'Idempotency-Key']);
+    }
+    assert.equal((await ok(s, 'GET', '/v1/accounts')).totalCount, 0, 'the erased account is not created again');
+    assert.deepEqual(
+      (await ok(s, 'GET', '/v1/contacts')).data.map((c: { id: string }) => c.id),
+      [con.id],
+    );
+    // A new key runs the request.
+    await ok(s, 'POST', '/v1/accounts', createAccount, { 'idempotency-key': 'create-account-2' });
   });
 
   test('restore from the command line; a taken unique value is refused naming the field', async () => {
