@@ -109,12 +109,17 @@ export async function executeRun(db: Executor, row: repo.RunRow, token: string, 
       const link =
         account !== null && (named.has(ACCOUNT_LINK) || isEmpty(current, ACCOUNT_LINK)) && !current.relationships.get(ACCOUNT_LINK)?.includes(account);
       if (Object.keys(fields).length > 0 || link)
-        await updateRecord(ctx, {
-          type: RECORD_TYPES[row.entity_type],
-          id: row.entity_id,
-          fields,
-          ...(link ? { relationships: { [ACCOUNT_LINK]: { add: [account] } } } : {}),
-        });
+        // A unique value another record holds is left out like any value the field does not take.
+        await updateRecord(
+          ctx,
+          {
+            type: RECORD_TYPES[row.entity_type],
+            id: row.entity_id,
+            fields,
+            ...(link ? { relationships: { [ACCOUNT_LINK]: { add: [account] } } } : {}),
+          },
+          { omitTaken: true },
+        );
     }
     const ended = await repo.finish(tx, row.id, token, 'completed', isoNow(now), null);
     if (ended) await appendRunsEnded(tx, [ended], now);

@@ -49,16 +49,27 @@ function setsUnique(defs: TypeDefinitions, values: Map<string, unknown>): boolea
   return [...values.keys()].some((k) => defs.fields.get(k)?.unique);
 }
 
-async function checkUnique(ctx: Ctx, defs: TypeDefinitions, values: Map<string, unknown>, recordId: string): Promise<void> {
+/** The keys of `values` whose unique value another record of the type holds: the first one only, unless `all`. */
+async function takenKeys(ctx: Ctx, defs: TypeDefinitions, values: Map<string, unknown>, recordId: string, all: boolean): Promise<string[]> {
+  const taken: string[] = [];
   for (const [key, v] of values) {
     const def = defs.fields.get(key);
     if (v === null || !def?.unique) continue;
     for (const x of Array.isArray(v) ? v : [v]) {
       const indexed = indexedScalar(def.valueType, x);
-      if (indexed !== undefined && (await valueTaken(ctx.db, ctx.actor.workspaceId, defs.objectType, key, indexed, recordId)))
-        throw new AppError('duplicate_value', `Another ${defs.objectType} already holds this value of "${key}".`, { param: `fields.${key}` });
+      if (indexed !== undefined && (await valueTaken(ctx.db, ctx.actor.workspaceId, defs.objectType, key, indexed, recordId))) {
+        taken.push(key);
+        if (!all) return taken;
+        break;
+      }
     }
   }
+  return taken;
+}
+
+async function checkUnique(ctx: Ctx, defs: TypeDefinitions, values: Map<string, unknown>, recordId: string): Promise<void> {
+  const [key] = await takenKeys(ctx, defs, values, recordId, false);
+  if (key !== undefined) throw new AppError('duplicate_value', `Another ${defs.objectType} already holds this value of "${key}".`, { param: `fields.${key}` });
 }
 
 /**
@@ -190,7 +201,11 @@ export async function createRecord(ctx: WriteCtx, input: OfType & WriteInput): P
   return resource;
 }
 
-export async function updateRecord(ctx: WriteCtx, input: OfType & WriteInput & { id: string }): Promise<RecordResource> {
+/**
+ * `omitTaken`: a unique value another record holds is left out of the write rather than refused,
+ * the rest written (an enrichment run's write, docs/enrichment.md §What a run fills).
+ */
+export async function updateRecord(ctx: WriteCtx, input: OfType & WriteInput & { id: string }, opts: { omitTaken?: boolean } = {}): Promise<RecordResource> {
   const { type } = input;
   const ws = ctx.actor.workspaceId;
   const row = await repo.findRecordToChange(ctx.db, ws, type.objectType, input.id);
@@ -203,7 +218,8 @@ export async function updateRecord(ctx: WriteCtx, input: OfType & WriteInput & {
   const values = checkFieldValues(defs, fields);
   const writes = checkUpdateRelationships(defs, relationships, type.updateOperations);
   if (setsUnique(defs, values)) await repo.lockRecords(ctx.db, ws, type.objectType);
-  await checkUnique(ctx, defs, values, row.id);
+  if (opts.omitTaken) for (const key of await takenKeys(ctx, defs, values, row.id, true)) values.delete(key);
+  else await checkUnique(ctx, defs, values, row.id);
   await checkIds(ctx, writes);
   const stored = JSON.parse(row.fields) as Record<string, unknown>;
   let fieldsChanged = false;
