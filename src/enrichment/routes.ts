@@ -50,8 +50,9 @@ export async function enrichmentRoutes(base: FastifyInstance, opts: PluginOption
   app.get(
     '/v1/enrichmentRun/:runId',
     {
-      // The scope depends on the run's record type: checked below, once the run is found.
-      config: { operation: 'getEnrichmentRun', scopes: [], category: 'Read', errors: ['insufficient_scope'] },
+      // The scope depends on the run's record type: checked below, once the run is found. A key
+      // with neither read scope is refused by the pipeline, before the run id is validated.
+      config: { operation: 'getEnrichmentRun', scopes: [], anyScopes: RUN_READ_SCOPES, category: 'Read', errors: ['insufficient_scope'] },
       schema: {
         summary: 'Retrieve an enrichment run',
         description: 'Requires `accounts:read` for a run on an account, `contacts:read` for one on a contact.',
@@ -65,8 +66,6 @@ export async function enrichmentRoutes(base: FastifyInstance, opts: PluginOption
       const missing = granted === null ? [] : RUN_READ_SCOPES.filter((s) => !granted.includes(s));
       // The challenge of RFC 6750 names the scopes the key lacks (src/http/bearer.ts).
       const refusal = (message: string) => new AppError('insufficient_scope', message, { headers: challenge('insufficient_scope', message, missing) });
-      if (missing.length === RUN_READ_SCOPES.length)
-        throw refusal(`This API key lacks the scopes ${RUN_READ_SCOPES.join(' and ')}; reading a run needs one of them.`);
       // A key that cannot read runs of one type is answered alike for such a run and for an id
       // that names no run, so that it never learns which runs of that type exist.
       const unreadable = () => refusal(`This API key lacks the scope ${missing.join(' and ')}: it reads no run on that type, nor learns which exist.`);

@@ -30,6 +30,12 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     operation?: string;
     scopes?: readonly Scope[];
+    /**
+     * A key must hold one of these: for an operation whose scope depends on what it reads (a run's
+     * record type), the scopes one of which it needs whatever it reads, refused at the scope step,
+     * before input validation (docs/design.md §Requests).
+     */
+    anyScopes?: readonly Scope[];
     category?: RateCategory;
     idempotent?: boolean;
     errors?: readonly ErrorCode[];

@@ -32,7 +32,7 @@ export function routeErrors(route: RouteOptions): ErrorCode[] {
   const c = route.config ?? {};
   const s = (route.schema ?? {}) as Schema;
   const codes: ErrorCode[] = ['missing_api_key', 'invalid_api_key', 'version_header', 'rate_limited', 'internal_error', 'service_unavailable'];
-  if (c.scopes && c.scopes.length > 0) codes.push('insufficient_scope');
+  if ((c.scopes && c.scopes.length > 0) || (c.anyScopes && c.anyScopes.length > 0)) codes.push('insufficient_scope');
   if (s.querystring || s.params) codes.push('invalid_parameter');
   if (s.body) codes.push('invalid_json', 'unknown_field', 'invalid_type', 'parameter_missing', 'invalid_value', 'payload_too_large', 'unsupported_media_type');
   if (route.url.includes(':')) codes.push('resource_not_found');
@@ -80,7 +80,13 @@ function transform({ schema, url, route }: { schema: FastifySchema; url: string;
   if (!c.operation) return { schema, url };
   const s = { ...(schema as Schema) };
   const scopes = [...(c.scopes ?? [])];
-  const needs = scopes.length > 0 ? `Requires scope${scopes.length > 1 ? 's' : ''} ${scopes.map((x) => `\`${x}\``).join(' and ')}.` : 'Any valid API key.';
+  const any = c.anyScopes ?? [];
+  const needs =
+    scopes.length > 0
+      ? `Requires scope${scopes.length > 1 ? 's' : ''} ${scopes.map((x) => `\`${x}\``).join(' and ')}.`
+      : any.length > 0
+        ? `Requires one of the scopes ${any.map((x) => `\`${x}\``).join(' or ')}.`
+        : 'Any valid API key.';
   s.operationId = c.operation;
   s.description = [s.description, `${needs} Rate category: ${c.category}.${c.idempotent ? ' Honours `Idempotency-Key`.' : ''}`].filter(Boolean).join('\n\n');
   s.security = [{ bearerAuth: [] }];

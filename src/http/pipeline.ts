@@ -74,6 +74,11 @@ function checkScopes(request: FastifyRequest): void {
     const message = `This API key lacks the scope${missing.length > 1 ? 's' : ''} ${missing.join(' and ')} needed here (requires ${needed.join(' and ')}).`;
     throw new AppError('insufficient_scope', message, { headers: challenge('insufficient_scope', message, needed) });
   }
+  const any = request.routeOptions.config.anyScopes ?? [];
+  if (any.length > 0 && !any.some((s) => granted.includes(s))) {
+    const message = `This API key lacks the scopes ${any.join(' and ')}; this operation needs one of them.`;
+    throw new AppError('insufficient_scope', message, { headers: challenge('insufficient_scope', message, any) });
+  }
 }
 
 function check(deps: Deps, version: VersionHeaders, request: FastifyRequest, reply: FastifyReply): void | Promise<void> {

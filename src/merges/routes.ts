@@ -95,7 +95,8 @@ export async function mergeRoutes(base: FastifyInstance, opts: PluginOptions): P
   app.get(
     '/v1/merges/:id',
     {
-      config: { operation: 'getMerge', scopes: [], category: 'Read', errors: ['resource_not_found', 'insufficient_scope'] },
+      // A key that can read no merged type is refused by the pipeline, before the id is validated.
+      config: { operation: 'getMerge', scopes: [], anyScopes: READ_SCOPES, category: 'Read', errors: ['resource_not_found', 'insufficient_scope'] },
       schema: { summary: 'Retrieve a merge (needs the read scope of the merged type)', tags: ['Merges'], params: MergeIdParams, response: { 200: Merge } },
     },
     async (request) => {
@@ -104,7 +105,6 @@ export async function mergeRoutes(base: FastifyInstance, opts: PluginOptions): P
         const message = `This API key lacks the scope${lacking.length > 1 ? 's' : ''} ${lacking.join(' and ')}; reading a merge needs the read scope of its type, and ${request.params.id} is no merge of a type this key can read.`;
         return new AppError('insufficient_scope', message, { headers: challenge('insufficient_scope', message, lacking) });
       };
-      if (only && only.types.length === 0 && !only.custom) throw refused();
       const merge = await getMerge(ctx(request), { id: request.params.id, only });
       if (!merge) throw only ? refused() : notFound('merge', request.params.id);
       return merge;
