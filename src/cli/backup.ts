@@ -222,6 +222,38 @@ function blobsNote(manifest: Manifest, config: Config): string | undefined {
 }
 
 /**
+ * Refuses a DATA_DIR whose `rolodex.db` holds anything: a database (with its log beside it, what
+ * it holds cannot be told without applying the log), another program's tables, a file SQLite
+ * cannot read. One that holds nothing, a 0-byte file or a SQLite database without a table, is
+ * replaced as a missing one is made: nothing is lost (docs/cli.md §What creates the database).
+ */
+async function refuseHeldDatabase(dataDir: string): Promise<void> {
+  const database = join(dataDir, 'rolodex.db');
+  const there = await exists(database);
+  const held = (what: string) => new InputError(`${dataDir} already holds ${what}: restore into an empty DATA_DIR, with the server stopped`, 'DATA_DIR');
+  // The log of a database removed without it (after a crash, its last commits): SQLite would
+  // apply its pages to the restored file at its first opening, and damage it.
+  for (const log of ['rolodex.db-wal', 'rolodex.db-journal'])
+    if (await exists(join(dataDir, log))) {
+      if (there) throw held(`a database (rolodex.db and its log ${log})`);
+      throw new InputError(
+        `${dataDir} holds ${log}, left by a database that is no longer there, which SQLite would apply to the restored one: restore into an empty DATA_DIR`,
+        'DATA_DIR',
+      );
+    }
+  if (!there) return;
+  const { sqliteFileHeld } = await import('../db/index.ts');
+  const found = sqliteFileHeld(database);
+  const keep = 'restore into an empty DATA_DIR, or move the file away if it is not needed';
+  if ('fault' in found) throw new InputError(`${database} is not an empty SQLite database (${found.fault}): ${keep}`, 'DATA_DIR');
+  if (found.rolodex) throw held('a database');
+  if (found.names.length > 0) {
+    const named = found.names.slice(0, 5).join(', ') + (found.names.length > 5 ? ', …' : '');
+    throw new InputError(`${database} holds another program's tables (${named}), which a restore would overwrite: ${keep}`, 'DATA_DIR');
+  }
+}
+
+/**
  * Checks the whole backup and DATA_DIR before it writes anything, then copies the database last,
  * under a name of its own until it is checked: a refused or failed restore leaves DATA_DIR as it
  * was, and can be run again.
@@ -235,17 +267,7 @@ export async function runRestore(dir: string, config: Config): Promise<{ manifes
   if (manifest.database === 'sqlite') {
     if (config.databaseUrl)
       throw new InputError('this backup holds an embedded (SQLite) database, but DATABASE_URL is set: unset it to restore', 'DATABASE_URL');
-    if (await exists(database)) {
-      throw new InputError(`${config.dataDir} already holds a database: restore into an empty DATA_DIR, with the server stopped`, 'DATA_DIR');
-    }
-    // The log of a database removed without it (after a crash, its last commits): SQLite would
-    // apply its pages to the restored file at its first opening, and damage it.
-    for (const log of ['rolodex.db-wal', 'rolodex.db-journal'])
-      if (await exists(join(config.dataDir, log)))
-        throw new InputError(
-          `${config.dataDir} holds ${log}, left by a database that is no longer there, which SQLite would apply to the restored one: restore into an empty DATA_DIR`,
-          'DATA_DIR',
-        );
+    await refuseHeldDatabase(config.dataDir);
   } else {
     // Restored without DATABASE_URL, the blobs and secret would go beside no database, and the
     // server would start on a new empty embedded one: refused, as the opposite is.

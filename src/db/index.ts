@@ -69,4 +69,4 @@ export { replanOthers } from './replan.ts';
 
 // SQLite files outside a handle: a command's scratch store, a backup's consistent copy of the database.
 export { type ScratchMap, ScratchStore } from './scratch.ts';
-export { copySqliteDatabase, sqliteDatabaseFault } from './sqlite/copy.ts';
+export { copySqliteDatabase, sqliteDatabaseFault, sqliteFileHeld, type SqliteFileHeld } from './sqlite/copy.ts';

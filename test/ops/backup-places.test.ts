@@ -5,9 +5,11 @@
 // write-ahead log of a database removed without it, which SQLite applied to the restored database
 // at its first opening, damaging it. A restore says where the blobs are when the restored server
 // would not find them (a backup's bucket it does not read, or a bucket it reads instead of them),
-// and refuses a backup of the other kind of database than the one configured.
+// and refuses a backup of the other kind of database than the one configured. A rolodex.db that
+// holds nothing (a `touch`ed file) was refused as a database already there; it is replaced, and a
+// file holding anything else is refused and left as it was.
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { DatabaseSync } from 'node:sqlite';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -155,6 +157,69 @@ for (const dialect of testDialects()) {
         } finally {
           restored.close();
         }
+      });
+
+    // A `touch`ed rolodex.db was refused as "already holds a database", although it held nothing.
+    if (dialect === 'sqlite')
+      test('a restore replaces a rolodex.db that holds nothing, and refuses, untouched, one that holds anything', async () => {
+        const backup = join(tmp('backup'), 'b');
+        assert.equal(await main(['backup', backup], cli(env).io), 0);
+        const sqlite = (file: string, statements: string) => {
+          const db = new DatabaseSync(file);
+          db.exec(statements);
+          db.close();
+        };
+        const empty: Record<string, (file: string) => void> = {
+          touched: (file) => writeFileSync(file, ''),
+          'no tables': (file) => sqlite(file, 'PRAGMA user_version = 7'),
+          'no tables, in WAL mode': (file) => sqlite(file, 'PRAGMA journal_mode = wal; CREATE TABLE t (v); DROP TABLE t'),
+        };
+        for (const [form, make] of Object.entries(empty)) {
+          const target = tmp('target');
+          make(join(target, 'rolodex.db'));
+          const r = cli({ DATA_DIR: target });
+          assert.equal(await main(['restore', backup], r.io), 0, `${form}: ${r.err()}`);
+          const restored = new DatabaseSync(join(target, 'rolodex.db'), { readOnly: true });
+          try {
+            assert.equal((restored.prepare('select count(*) as n from workspaces').get() as { n: number }).n > 0, true, form);
+          } finally {
+            restored.close();
+          }
+        }
+        const held: Record<string, [(file: string) => void, RegExp]> = {
+          "another program's tables": [
+            (file) => sqlite(file, 'PRAGMA journal_mode = wal; CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES (1)'),
+            /rolodex\.db holds another program's tables \(notes\), which a restore would overwrite: restore into an empty DATA_DIR, or move the file away if it is not needed$/,
+          ],
+          'not a database': [
+            (file) => writeFileSync(file, 'notes kept here\n'),
+            /rolodex\.db is not an empty SQLite database \(file is not a database\): restore into an empty DATA_DIR, or move/,
+          ],
+          'a rolodex database': [
+            (file) => copyFileSync(join(backup, 'rolodex.db'), file),
+            /already holds a database: restore into an empty DATA_DIR, with the server stopped$/,
+          ],
+        };
+        for (const [form, [make, message]] of Object.entries(held)) {
+          const target = tmp('target');
+          const file = join(target, 'rolodex.db');
+          make(file);
+          const bytes = readFileSync(file);
+          const r = cli({ DATA_DIR: target });
+          assert.equal(await main(['restore', backup], r.io), 1, `${form}: ${r.out()}`);
+          assert.match(r.err(), new RegExp(`^rolodex restore: ${target}[/ ]${message.source}`, 'm'), form);
+          assert.equal(r.err().split('\n').length, 2, `${form}: one line`);
+          assert.deepEqual(readFileSync(file), bytes, `${form}: left byte for byte`);
+          assert.deepEqual(readdirSync(target), ['rolodex.db'], `${form}: nothing beside it`);
+        }
+        // An empty file beside its log: what the database holds is in the log, so it is a database.
+        const target = tmp('target');
+        writeFileSync(join(target, 'rolodex.db'), '');
+        writeFileSync(join(target, 'rolodex.db-journal'), 'x');
+        const r = cli({ DATA_DIR: target });
+        assert.equal(await main(['restore', backup], r.io), 1);
+        assert.match(r.err(), /already holds a database \(rolodex\.db and its log rolodex\.db-journal\)/);
+        assert.deepEqual(readdirSync(target).sort(), ['rolodex.db', 'rolodex.db-journal']);
       });
   });
 }

@@ -1,7 +1,8 @@
 // A consistent copy of a SQLite database while other processes write to it (`rolodex backup`,
 // docs/deploy.md §Backups): SQLite's online backup from a read-only connection; and the check
-// that a copy is a whole database (`rolodex restore`).
+// that a copy is a whole database, and what a file a restore would replace holds (`rolodex restore`).
 import { backup, DatabaseSync } from 'node:sqlite';
+import { pathToFileURL } from 'node:url';
 import { BUSY_TIMEOUT_MS } from './settings.ts';
 
 /** Copies the database in `source` into the new file `target`. */
@@ -34,6 +35,32 @@ export function sqliteDatabaseFault(path: string): string | null {
     return n === 0 ? 'it holds no tables' : null;
   } catch (err) {
     return (err as Error).message;
+  } finally {
+    db?.close();
+  }
+}
+
+/** What a SQLite file holds: its schema objects, and whether rolodex's migrator made it. */
+export type SqliteFileHeld = { names: string[]; rolodex: boolean } | { fault: string };
+
+/**
+ * The schema objects (tables, indexes, views, triggers) of the file `path`, read without writing
+ * anything: opened immutable, so that SQLite takes no lock and makes no `-wal` or `-shm` beside
+ * it, and the file stays as it was byte for byte. Immutable reads only the file itself: for a file
+ * no process has open and with no log beside it, which `rolodex restore` checks first. An empty
+ * (0-byte) file holds none; one SQLite cannot read as a database is a fault.
+ */
+export function sqliteFileHeld(path: string): SqliteFileHeld {
+  const url = pathToFileURL(path);
+  url.searchParams.set('immutable', '1');
+  let db: DatabaseSync | undefined;
+  try {
+    db = new DatabaseSync(url, { readOnly: true });
+    const rows = db.prepare("SELECT name FROM sqlite_schema ORDER BY type <> 'table', name").all() as { name: string }[];
+    const names = rows.map((r) => r.name);
+    return { names, rolodex: names.includes('kysely_migration') };
+  } catch (err) {
+    return { fault: (err as Error).message };
   } finally {
     db?.close();
   }
