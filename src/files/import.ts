@@ -1,9 +1,10 @@
 // Import kind `file` (docs/design.md §Import format): `source`, `filename`, `mimeType`, `path` and
 // an optional `purpose`. The bytes are copied into blob storage before the transaction (prepare),
 // their size and MD5 computed on the way, never trusted; a failed import deletes the copies;
-// re-importing replaces a file's bytes and leaves the old ones to the sweeper. A purpose is checked
-// with the rule of the API's create (docs/files.md §Purposes) and, as there, never changes once a
-// file has one: a meeting's transcript stays a meeting_transcript file (docs/meetings.md §Writes).
+// re-importing replaces a file's bytes and leaves the old ones to the sweeper (the same bytes
+// under the same description write nothing). A purpose is checked with the rule of the API's
+// create (docs/files.md §Purposes) and, as there, never changes once a file has one: a meeting's
+// transcript stays a meeting_transcript file (docs/meetings.md §Writes).
 import { open } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import type { BlobStore } from '../blobs/blob-store.ts';
@@ -85,6 +86,13 @@ function purposeAfter({ line, value }: ImportItem<FileInput>, stored: Purpose | 
   return stored;
 }
 
+/** Whether a completed file already is what a line makes of it: same description, same bytes. */
+function sameFile(old: repo.FileRow, fields: Pick<repo.FileRow, 'source' | 'filename' | 'mime_type' | 'size_bytes' | 'md5' | 'purpose'>): boolean {
+  if (old.status !== 'COMPLETED' || old.expires_at !== null || old.blob_key === null) return false;
+  const keys = ['source', 'filename', 'mime_type', 'md5', 'purpose'] as const;
+  return keys.every((k) => old[k] === fields[k]) && Number(old.size_bytes) === fields.size_bytes;
+}
+
 /** The kind, bound to the blob store the bytes are copied into (none: an import holding files is refused). */
 export function fileKind(blobs: BlobStore | undefined): ImportKind<FileInput> {
   const store = (): BlobStore => {
@@ -148,6 +156,9 @@ export function fileKind(blobs: BlobStore | undefined): ImportKind<FileInput> {
         find: (externalIds) => repo.fileRowsByExternalId(ctx.db, ws, externalIds),
         async update(item, old) {
           const fields = fieldsOf(item, purposeAfter(item, old.purpose as Purpose | null));
+          // A line equal to the file, bytes included, writes nothing: the file keeps its blob, and
+          // the copy just made, which no row names, goes to the sweeper (docs/import.md §Rules).
+          if (sameFile(old, fields)) return void (await repo.addGarbage(ctx.db, fields.blob_key, at));
           await repo.updateFile(ctx.db, old.id, { ...fields, completed_at: old.completed_at ?? at });
           if (old.blob_key) await repo.addGarbage(ctx.db, old.blob_key, at);
           const delta = (repo.isListable(fields.source) ? 1 : 0) - (repo.isListable(old.source) ? 1 : 0);

@@ -48,8 +48,12 @@ export const mailboxKind: ImportKind<MailboxInput> = {
       find: (externalIds) => mailboxKind.lookup(ctx, externalIds),
       async update({ line, value }, _old, id) {
         const userId = await ctx.resolve('user', value.user, { line, field: 'user' });
-        const set = { user_id: userId, address: value.address, others_see: value.othersSee, removed_at: value.removedAt, updated_at: at };
-        if (!(await repo.updateMailbox(ctx.db, id, set))) throw taken(line);
+        const set = { user_id: userId, address: value.address, others_see: value.othersSee, removed_at: value.removedAt };
+        // A line equal to the mailbox writes nothing: its updated_at stays (an export imported
+        // again changes nothing, docs/import.md §Rules).
+        const stored = await repo.findMailbox(ctx.db, id);
+        if (stored && (Object.keys(set) as (keyof typeof set)[]).every((k) => set[k] === stored[k])) return;
+        if (!(await repo.updateMailbox(ctx.db, id, { ...set, updated_at: at }))) throw taken(line);
       },
       async insert({ line, externalId, value }, id) {
         const userId = await ctx.resolve('user', value.user, { line, field: 'user' });

@@ -3,7 +3,9 @@
 // are written under their server ids, and the import finds them by those ids. So it refuses no
 // user's e-mail address, adds no record, list, meeting, channel, mailbox, file, message or e-mail,
 // and changes nothing: every listing, its totalCount and every object read the same, no event is
-// appended, and the workspace exports the same file again. A line changed in the file updates the
+// appended, every row the database holds reads the same (a mailbox's updated_at moved, and a
+// file's unchanged bytes were copied in again under a new blob), and the workspace exports the
+// same file again. A line changed in the file updates the
 // object it names in place, which keeps no externalId.
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -54,6 +56,26 @@ async function eventCount(t: TestApp, workspaceId: string): Promise<number> {
   return Number(r.n);
 }
 
+/**
+ * Every row of every table of the test's database, as sorted JSON. Left out: the sweeper's queue
+ * of blobs no row names (each imported file's copy of its bytes goes there when the file already
+ * holds them), and the listings' counters, whose pending deltas fold into their buckets at any
+ * time (the listings' totalCount is compared instead).
+ */
+async function rows(t: TestApp): Promise<Record<string, string[]>> {
+  const out: Record<string, string[]> = {};
+  for (const table of await t.deps.db.kysely.introspection.getTables()) {
+    if (t.tdb.schema && table.schema !== t.tdb.schema) continue;
+    if (['blob_garbage', 'rank_buckets', 'rank_deltas'].includes(table.name)) continue;
+    const all = (await t.deps.db.kysely
+      .selectFrom(table.name as never)
+      .selectAll()
+      .execute()) as unknown[];
+    out[table.name] = all.map((r) => JSON.stringify(r, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v))).sort();
+  }
+  return out;
+}
+
 eachDialect('rolodex export imported into its own workspace', (ctx) => {
   test('changes nothing, refuses no user and adds nothing; a changed line updates its object in place', async () => {
     const t = ctx();
@@ -74,6 +96,11 @@ eachDialect('rolodex export imported into its own workspace', (ctx) => {
     const mailbox = await rolodex(t, ['mailbox', 'add', '--workspace', ws, '--user', a.userId, '--address', 'sales@acme.test', '--json']);
     assert.equal(mailbox.code, 0, mailbox.err);
     const mailboxId = (JSON.parse(mailbox.out) as { id: string }).id;
+    // A removed mailbox (exported with its removedAt) and one of an externalId that others see at METADATA.
+    const old = await rolodex(t, ['mailbox', 'add', '--workspace', ws, '--user', a.userId, '--address', 'old@acme.test', '--json']);
+    assert.equal((await rolodex(t, ['mailbox', 'remove', (JSON.parse(old.out) as { id: string }).id])).code, 0);
+    const meta = ['--address', 'meta@acme.test', '--others-see', 'METADATA', '--external-id', 'mb-meta'];
+    assert.equal((await rolodex(t, ['mailbox', 'add', '--workspace', ws, '--user', a.userId, ...meta])).code, 0);
     const acme = await ok<{ id: string }>(t, a.secret, 'POST', '/v1/accounts', { fields: { $name: 'Acme' }, relationships: { $owner: a.userId } });
     const ann = await ok<{ id: string }>(t, a.secret, 'POST', '/v1/contacts', {
       fields: { $name: { firstName: 'Ann', lastName: 'Lee' }, $email: ['ann@acme.test'], badge: 'B-1' },
@@ -126,6 +153,7 @@ eachDialect('rolodex export imported into its own workspace', (ctx) => {
     const files = join(t.tdb.dataDir, 'self-files');
     assert.equal((await rolodex(t, ['export', '--workspace', ws, '--files', files, path])).code, 0);
 
+    const stored = await rows(t);
     const im = await rolodex(t, ['import', '--workspace', ws, path, '--json']);
     assert.equal(im.code, 0, im.err);
     const ids = (JSON.parse(im.out) as { ids: Record<string, Record<string, string>> }).ids;
@@ -134,6 +162,9 @@ eachDialect('rolodex export imported into its own workspace', (ctx) => {
     const now = await everything(t, a);
     for (const url of LISTINGS) assert.deepEqual(now[url], before[url], url);
     assert.equal(await eventCount(t, ws), events, 'no event: nothing changed');
+    const restored = await rows(t);
+    assert.ok(stored.mailboxes?.length === 3, 'the mailboxes are compared');
+    for (const table of Object.keys(stored)) assert.deepEqual(restored[table], stored[table], `${table}: no row changed`);
     assert.equal((await rolodex(t, ['export', '--workspace', ws, '--files', files, again])).code, 0);
     assert.equal(readFileSync(again, 'utf8'), readFileSync(path, 'utf8'));
 

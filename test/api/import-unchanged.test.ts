@@ -1,7 +1,12 @@
 // A re-import line equal to what a channel, message or e-mail holds changes nothing, updatedAt
 // included; a line that changes any of it (a name, the visibility, the $files or $attachment)
-// moves updatedAt (docs/messages.md §Import, docs/emails.md §Import).
+// moves updatedAt (docs/messages.md §Import, docs/emails.md §Import). The same of a mailbox, whose
+// updated_at the API does not show, and of a file: the same bytes under the same description
+// leave its row as it was, and the copy the import made of them goes to the sweeper.
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
 import { call, eachDialect, keyFor, type TestApp } from '../helpers/app.ts';
@@ -72,5 +77,57 @@ eachDialect('re-import of channels, messages and e-mails', (ctx) => {
     await importInto(t, w.workspaceId, [channel('all-hands', 'restricted')]);
     const [renamed] = await updatedAt();
     assert.ok(renamed! > restricted!, `${renamed} after ${restricted}`);
+  });
+
+  // A mailbox line moved its updated_at, and a file line copied the same bytes in under a new
+  // blob, although neither changed anything.
+  test('a mailbox or file line that changes nothing writes nothing; a change writes it', async () => {
+    const t: TestApp = ctx();
+    const w = await seedEmailWorld(t);
+    const dir = mkdtempSync(join(tmpdir(), 'rolodex-unchanged-'));
+    try {
+      writeFileSync(join(dir, 'a.txt'), 'the same bytes\n');
+      writeFileSync(join(dir, 'b.txt'), 'other bytes\n');
+      const box = (othersSee: string) => ({ object: 'mailbox', externalId: 'mb-x', user: 'u-ann', address: 'x@acme.test', othersSee });
+      const removed = { object: 'mailbox', externalId: 'mb-gone', user: 'u-bob', address: 'gone@acme.test', removedAt: '2026-01-01T00:00:00Z' };
+      const file = (name: string) => ({ object: 'file', externalId: 'f-x', source: 'api', filename: 'x.txt', mimeType: 'text/plain', path: join(dir, name) });
+      const first = await importInto(t, w.workspaceId, [box('METADATA'), removed, file('a.txt')]);
+      const db = t.deps.db.kysely;
+      const mailbox = (externalId: string) =>
+        db
+          .selectFrom('mailboxes')
+          .selectAll()
+          .where('id', '=', first.ids.mailbox?.[externalId] as string)
+          .executeTakeFirstOrThrow();
+      const fileRow = () =>
+        db
+          .selectFrom('files')
+          .selectAll()
+          .where('id', '=', first.ids.file?.['f-x'] as string)
+          .executeTakeFirstOrThrow();
+      const key = await keyFor(t, w.workspaceId, w.users.ann, null);
+      const shown = async () => (await call(t, key, 'GET', `/v1/files/${first.ids.file?.['f-x']}`)).json<unknown>();
+      const before = { box: await mailbox('mb-x'), removed: await mailbox('mb-gone'), file: await fileRow(), shown: await shown() };
+
+      await sleep(5);
+      await importInto(t, w.workspaceId, [box('METADATA'), removed, file('a.txt')]);
+      assert.deepEqual({ box: await mailbox('mb-x'), removed: await mailbox('mb-gone'), file: await fileRow(), shown: await shown() }, before);
+      // The bytes copied in again are no file's: the sweeper deletes them.
+      const garbage = (await db.selectFrom('blob_garbage').select('blob_key').execute()).map((g) => g.blob_key);
+      assert.ok(
+        garbage.some((k) => k.startsWith(`${w.workspaceId}/import-`) && k !== before.file.blob_key),
+        garbage.join(' '),
+      );
+
+      await sleep(5);
+      await importInto(t, w.workspaceId, [box('FULL'), file('b.txt')]);
+      const [changed, replaced] = [await mailbox('mb-x'), await fileRow()];
+      assert.equal(changed.others_see, 'FULL');
+      assert.ok(changed.updated_at > before.box.updated_at, `${changed.updated_at} after ${before.box.updated_at}`);
+      assert.notEqual(replaced.blob_key, before.file.blob_key);
+      assert.equal(Number(replaced.size_bytes), 'other bytes\n'.length);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
