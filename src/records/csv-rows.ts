@@ -67,6 +67,10 @@ export function csvRows(): CsvRows {
   const startOf = (emptyLines: number) => ended + 1 + (emptyLines - skipped);
   const options: Options<CsvRow, string[]> = {
     bom: true,
+    // Every line break ends a row, whichever the file's first line ends with: csv-parse takes the
+    // first one it meets for the whole file otherwise, and a `\n` after a `\r\n` header would join
+    // rows into one cell. `\r\n` first, so that it is one break and not two.
+    record_delimiter: ['\r\n', '\n', '\r'],
     relax_column_count: true,
     skip_empty_lines: true,
     // Called as each record is parsed, before a later record's error: the count is never behind.

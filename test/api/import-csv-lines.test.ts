@@ -1,6 +1,7 @@
 // The line of a CSV row in `rolodex import`'s errors (docs/import.md §CSV) is the line of the file
 // it starts on, whatever line breaks quoted cells before it or in it hold (`\n`, `\r\n`, `\r`);
-// so is the line of a row that is not valid CSV, and its error names no other line.
+// so is the line of a row that is not valid CSV, and its error names no other line. Every line
+// break ends a row, whichever the header's is.
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -59,5 +60,36 @@ eachDialect('rolodex import of CSV: lines of rows', (ctx) => {
       assert.deepEqual(lines, [`line 7: Name: not valid CSV: ${message}`], r.err);
     }
     assert.equal((await call(t, s.secret, 'GET', '/v1/accounts')).json().totalCount, 0);
+  });
+
+  test("rows whose lines end otherwise than the header's are rows each, never cells joined across lines", async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const path = join(t.tdb.dataDir, 'mixed.csv');
+    // A Windows header, then rows ending in `\n`, `\r` and `\r\n`, as files appended to elsewhere end.
+    const text = 'externalId,Name,Website\r\na1,Acme,\na2,"Beta",not a url\ra3,Gamma,\r\n\na4,"Delta",nor this\n';
+    writeFileSync(path, text);
+    const r = await rolodex(t, ['import', '--workspace', s.workspaceId, '--type', 'account', path]);
+    assert.equal(r.code, 1, r.err);
+    const lines = r.err.split('\n').filter((l) => /^line \d+:/.test(l));
+    assert.deepEqual(
+      lines.map((l) => /^line (\d+): Website: /.exec(l)?.[1]),
+      ['3', '6'],
+      r.err,
+    );
+    assert.equal((await call(t, s.secret, 'GET', '/v1/accounts')).json().totalCount, 0);
+
+    writeFileSync(path, text.replace(/,(not a url|nor this)/g, ','));
+    const ok = await rolodex(t, ['import', '--workspace', s.workspaceId, '--type', 'account', path, '--json']);
+    assert.equal(ok.code, 0, ok.err);
+    assert.deepEqual(Object.keys(JSON.parse(ok.out).ids.account), ['a1', 'a2', 'a3', 'a4']);
+    const names = (await call(t, s.secret, 'GET', '/v1/accounts')).json().data.map((a: { fields: { $name: { value: string } } }) => a.fields.$name.value);
+    assert.deepEqual(names.toSorted(), ['Acme', 'Beta', 'Delta', 'Gamma']);
+
+    // A file of one column, where joined lines made one externalId of several.
+    writeFileSync(path, 'externalId\r\nb1\nb2\rb3\r\n');
+    const one = await rolodex(t, ['import', '--workspace', s.workspaceId, '--type', 'account', path, '--json']);
+    assert.equal(one.code, 0, one.err);
+    assert.deepEqual(Object.keys(JSON.parse(one.out).ids.account), ['b1', 'b2', 'b3']);
   });
 });
