@@ -15,6 +15,13 @@ export interface CsvRow {
   line: number;
 }
 
+/**
+ * The most a row may hold, in bytes. A quoted cell whose closing quote is missing runs to the next
+ * quote of the file, or its end: without a bound the parser would hold all of that in memory, which
+ * the import keeps flat whatever the file's size (docs/import.md §CSV).
+ */
+export const MAX_ROW_BYTES = 16 * 1024 * 1024;
+
 /** The line breaks inside a record's cells: `\r\n`, `\n` or `\r` one each. */
 function breaksIn(cells: readonly string[]): number {
   let breaks = 0;
@@ -41,6 +48,8 @@ function reason(err: CsvError): string {
       const got = /got ("[^"]*"|\S+)/.exec(err.message)?.[1];
       return `a quoted cell's closing quote is followed by ${got ?? 'a character'}, not by a comma or the end of the line`;
     }
+    case 'CSV_MAX_RECORD_SIZE':
+      return `the row is longer than ${MAX_ROW_BYTES / 1024 / 1024} MiB, the most a row holds: is a quoted cell's closing quote missing?`;
     case 'INVALID_OPENING_QUOTE':
       return 'a quote inside a cell that does not start with one: quote the whole cell and double each quote in it';
     default:
@@ -71,6 +80,7 @@ export function csvRows(): CsvRows {
     // first one it meets for the whole file otherwise, and a `\n` after a `\r\n` header would join
     // rows into one cell. `\r\n` first, so that it is one break and not two.
     record_delimiter: ['\r\n', '\n', '\r'],
+    max_record_size: MAX_ROW_BYTES,
     relax_column_count: true,
     skip_empty_lines: true,
     // Called as each record is parsed, before a later record's error: the count is never behind.

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { call, eachDialect, seedWorkspace } from '../helpers/app.ts';
 import { rolodex } from '../helpers/cli.ts';
+import { MAX_ROW_BYTES } from '../../src/records/csv-rows.ts';
 
 eachDialect('rolodex import of CSV: lines of rows', (ctx) => {
   test('a row is reported at the line it starts on, after cells holding line breaks of every kind', async () => {
@@ -91,5 +92,19 @@ eachDialect('rolodex import of CSV: lines of rows', (ctx) => {
     const one = await rolodex(t, ['import', '--workspace', s.workspaceId, '--type', 'account', path, '--json']);
     assert.equal(one.code, 0, one.err);
     assert.deepEqual(Object.keys(JSON.parse(one.out).ids.account), ['b1', 'b2', 'b3']);
+  });
+
+  test('a quoted cell left open ends the read once its row is longer than the most a row holds, at its line', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const path = join(t.tdb.dataDir, 'open.csv');
+    // Without a quote after it, the open cell runs to the end of the file, far past the bound.
+    const rest = `${'x'.repeat(1023)}\n`.repeat(MAX_ROW_BYTES / 1024 + 1024);
+    writeFileSync(path, `externalId,Name\r\na1,Beta\r\na2,"Gamma\r\n${rest}a3,Delta\r\n`);
+    const r = await rolodex(t, ['import', '--workspace', s.workspaceId, '--type', 'account', path]);
+    assert.equal(r.code, 1, r.err);
+    const lines = r.err.split('\n').filter((l) => /^line \d+:/.test(l));
+    assert.deepEqual(lines, ["line 3: Name: not valid CSV: the row is longer than 16 MiB, the most a row holds: is a quoted cell's closing quote missing?"]);
+    assert.equal((await call(t, s.secret, 'GET', '/v1/accounts')).json().totalCount, 0);
   });
 });
