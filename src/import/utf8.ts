@@ -29,19 +29,25 @@ function wholeEnd(b: Buffer): number {
   return b.length;
 }
 
-/** The line (from 1) and the byte in it (from 1) of the file's byte at `offset`. */
+/**
+ * The line (from 1) and the byte in it (from 1) of the file's byte at `offset`. Lines are numbered as
+ * an editor and the readers (readline, csv-parse) number them: `\r\n`, `\n` and `\r` end one each.
+ */
 async function placeOf(path: string, offset: number): Promise<{ line: number; column: number }> {
   const handle = await open(path, 'r');
   try {
     const buf = Buffer.alloc(64 * 1024);
     let line = 1;
     let lineStart = 0;
+    let previous = 0;
     for (let pos = 0; pos < offset;) {
       const { bytesRead } = await handle.read(buf, 0, Math.min(buf.length, offset - pos), pos);
       if (bytesRead === 0) break;
-      for (let i = buf.indexOf(10); i >= 0 && i < bytesRead; i = buf.indexOf(10, i + 1)) {
-        line++;
-        lineStart = pos + i + 1;
+      for (let i = 0; i < bytesRead; i++) {
+        const c = buf[i] as number;
+        if (c === 13 || (c === 10 && previous !== 13)) line++;
+        if (c === 13 || c === 10) lineStart = pos + i + 1;
+        previous = c;
       }
       pos += bytesRead;
     }
@@ -86,7 +92,7 @@ export function utf8File(path: string, field: string): Readable {
       if (!isUtf8(whole)) {
         // The whole lines before the bad byte are passed on, so that they are read first.
         const bad = firstInvalid(whole);
-        const lines = whole.lastIndexOf(10, bad);
+        const lines = Math.max(whole.lastIndexOf(10, bad), whole.lastIndexOf(13, bad));
         if (lines >= 0) this.push(whole.subarray(0, lines + 1));
         fail(done, offset + bad, whole[bad] as number);
         return;

@@ -82,6 +82,26 @@ eachDialect('rolodex import of bytes that are not UTF-8', (ctx) => {
     assert.equal(r2.code, 0, r2.err);
     assert.deepEqual(await names(t, s.secret), expected.sort());
   });
+
+  test('lines ended by a lone \\r, as Excel for Mac saves CSV, are counted as the readers count them', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const ws = s.workspaceId;
+    // Line 2 has a cell too many; a-2's quoted cell holds a `\r\n` (lines 3-4); é is on line 5.
+    const csv = latin1('externalId,Name\ra-1,Acme,extra\ra-2,"Zed\r\nCo"\ra-3,Caf\u00e9\r');
+    const r1 = await rolodex(t, ['import', '--workspace', ws, '--type', 'account', file(t, 'mac.csv', csv)]);
+    assert.equal(
+      r1.err,
+      [FAILED, 'line 2: (row): has 3 cells, the header 2', `line 5: (row): is not UTF-8 text (byte 0xE9, byte 8 of the line): ${CONVERT}`].join('\n'),
+    );
+    const ndjson = latin1([account('a-1', 'Acme'), '{"object":"account", oops', account('a-2', 'Café')].join('\r'));
+    const r2 = await rolodex(t, ['import', '--workspace', ws, file(t, 'mac.ndjson', ndjson)]);
+    const [head, json, bytes] = r2.err.split('\n');
+    assert.equal(head, FAILED);
+    assert.match(json ?? '', /^line 2: \(line\): not valid JSON: /);
+    assert.equal(bytes, `line 3: (line): is not UTF-8 text (byte 0xE9, byte 71 of the line): ${CONVERT}`);
+    assert.deepEqual(await names(t, s.secret), [], 'nothing is written');
+  });
 });
 
 eachDialect('rolodex import of text no database stores as sent', (ctx) => {
