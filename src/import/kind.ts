@@ -8,7 +8,13 @@ import { InputError } from '../lib/errors.ts';
 import type { IdKind } from '../lib/ids.ts';
 import { longerThan } from '../lib/chars.ts';
 
-/** An error tied to an input line (NDJSON) or array item (JSON). */
+/**
+ * `s` with its line breaks shown as `\r` and `\n`: the report of a failed import holds one error a
+ * line (docs/import.md §Rules), and a cell or value quoted in an error may hold line breaks.
+ */
+const oneLine = (s: string): string => s.replace(/[\r\n]/g, (c) => (c === '\r' ? '\\r' : '\\n'));
+
+/** An error tied to an input line (NDJSON), CSV row or array item (JSON). */
 export class ImportError extends InputError {
   override name = 'ImportError';
   readonly line: number;
@@ -16,10 +22,10 @@ export class ImportError extends InputError {
   /** What is wrong, without the line and field. */
   readonly reason: string;
   constructor(line: number, field: string, message: string) {
-    super(`line ${line}: ${field}: ${message}`, field);
+    super(`line ${line}: ${oneLine(field)}: ${oneLine(message)}`, field);
     this.line = line;
     this.field = field;
-    this.reason = message;
+    this.reason = oneLine(message);
   }
 }
 

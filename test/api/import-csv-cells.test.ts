@@ -1,6 +1,7 @@
 // CSV cells of numbers and of address members (docs/import.md §CSV): a number is decimal (hex,
 // binary and octal forms are refused, not read as other numbers; a thousands separator is named),
-// and an error of an address member names that member's column, wherever the column is.
+// and an error of an address member names that member's column, wherever the column is. A cell's
+// line breaks never break the report's one line per error.
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -54,6 +55,20 @@ eachDialect('rolodex import of CSV number and address cells', (ctx) => {
     };
     assert.deepEqual(await values(ids['a-1'] as string), [-1.25, 0.5]);
     assert.deepEqual(await values(ids['a-2'] as string), [12000, 5]);
+  });
+
+  test('a bad cell holding line breaks is one line of the report, its breaks shown as \\n and \\r', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const ws = s.workspaceId;
+    assert.equal((await rolodex(t, ['import', '--workspace', ws, file(t, 'defs.ndjson', FIELDS)])).code, 0);
+    const accounts = 'externalId,REVENUE\na-1,"1\n000"\na-2,"12\r\n5"\n';
+    const r1 = await rolodex(t, ['import', '--workspace', ws, '--type', 'account', file(t, 'bad.csv', accounts)]);
+    assert.equal(r1.err, [FAILED, `line 2: REVENUE: "1\\n000" ${DECIMAL}`, `line 4: REVENUE: "12\\r\\n5" ${DECIMAL}`].join('\n'));
+    const contacts = 'externalId,Accounts\nc-1,"a-9\rx"\n';
+    const r2 = await rolodex(t, ['import', '--workspace', ws, '--type', 'contact', file(t, 'bad.csv', contacts)]);
+    assert.equal(r2.err, `${FAILED}\nline 2: Accounts: no account with externalId "a-9\\rx" in this import or the workspace`);
+    assert.equal((await call(t, s.secret, 'GET', '/v1/accounts')).json().totalCount, 0);
   });
 
   test("an address member's error names its own column, and a member's number is decimal", async () => {
