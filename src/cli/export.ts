@@ -24,6 +24,7 @@ import { heldRows, trashedRecordLines } from '../trash/export.ts';
 import { type TrashClashes, trashClashes } from '../trash/export-clashes.ts';
 import type { Config } from '../config.ts';
 import type { Ctx } from '../lib/context.ts';
+import { readSnapshot } from '../db/index.ts';
 import { openBlobStore } from '../runtime.ts';
 import { requireWorkspace } from '../workspaces/service.ts';
 import { countOf, type Io, operator, parse, required, UsageError, withDb } from './io.ts';
@@ -32,7 +33,7 @@ export const usage = `rolodex export --workspace W [--types account,contact,…]
 
 const SYSTEM_ORDER = ['account', 'contact', 'opportunity', 'note', 'task'];
 
-type Write = (line: unknown) => Promise<void>;
+export type Write = (line: unknown) => Promise<void>;
 
 export async function run(args: string[], io: Io): Promise<void> {
   const { values, positionals } = parse(
@@ -67,33 +68,41 @@ export async function run(args: string[], io: Io): Promise<void> {
   if (file) io.err(`exported ${countOf(records, 'record')} to ${file}`);
 }
 
-/** Writes the workspace's lines; returns how many records it wrote. `files`: the directory the files are copied into. */
-async function exportLines(
+/**
+ * Writes the workspace's lines; returns how many records it wrote. `files`: the directory the
+ * files are copied into. Every line is read from one snapshot of the database, taken before the
+ * first: the file holds the workspace as it was then, whatever is written meanwhile, so every
+ * reference of a line names an object of the file (docs/import.md §Export, One state of the
+ * workspace).
+ */
+export async function exportLines(
   io: Io,
   opts: { workspaceId: string; wanted: Set<string> | undefined; trash: boolean; files: string | undefined },
   write: Write,
 ): Promise<number> {
   const { wanted } = opts;
   let count = 0;
-  await withDb(io, async (db, config) => {
-    const ctx = operator(db, config, opts.workspaceId);
-    const files = opts.files ? fileNames(ctx) : undefined;
-    await requireWorkspace(ctx);
-    const custom = await customTypes(ctx);
-    const types = [...SYSTEM_ORDER.filter((t) => Object.hasOwn(RECORD_TYPES, t)), ...custom];
-    for (const t of wanted ?? []) if (!types.includes(t)) throw new UsageError(`--types: "${t}" is not a type of the workspace (${types.join(', ')})`);
-    // Read before any line: a live record's line may name a trashed record of any type.
-    const clashes = opts.trash ? await trashClashes(ctx, types) : undefined;
-    try {
-      count = await writeLines(ctx, config, { wanted, types, custom, dir: opts.files, files }, clashes, write);
-    } finally {
-      await clashes?.close();
-    }
-    if (clashes && clashes.dropped > 0)
-      io.err(
-        `rolodex export: ${countOf(clashes.dropped, 'value')} of unique fields left out of records in the trash: another record holds them (docs/import.md §Export)`,
-      );
-  });
+  await withDb(io, (db, config) =>
+    readSnapshot(db.kysely, async (snapshot) => {
+      const ctx = { ...operator(db, config, opts.workspaceId), db: snapshot };
+      const files = opts.files ? fileNames(ctx) : undefined;
+      await requireWorkspace(ctx);
+      const custom = await customTypes(ctx);
+      const types = [...SYSTEM_ORDER.filter((t) => Object.hasOwn(RECORD_TYPES, t)), ...custom];
+      for (const t of wanted ?? []) if (!types.includes(t)) throw new UsageError(`--types: "${t}" is not a type of the workspace (${types.join(', ')})`);
+      // Read before any line: a live record's line may name a trashed record of any type.
+      const clashes = opts.trash ? await trashClashes(ctx, types) : undefined;
+      try {
+        count = await writeLines(ctx, config, { wanted, types, custom, dir: opts.files, files }, clashes, write);
+      } finally {
+        await clashes?.close();
+      }
+      if (clashes && clashes.dropped > 0)
+        io.err(
+          `rolodex export: ${countOf(clashes.dropped, 'value')} of unique fields left out of records in the trash: another record holds them (docs/import.md §Export)`,
+        );
+    }),
+  );
   return count;
 }
 

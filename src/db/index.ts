@@ -23,6 +23,7 @@ export { prepared, preparedWrite } from './prepared.ts';
 export { insertRows } from './insert-rows.ts';
 export { chunks } from './chunks.ts';
 export { scan } from './scan.ts';
+export { readSnapshot } from './snapshot.ts';
 
 // What a statement means on either database.
 export {

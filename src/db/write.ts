@@ -67,10 +67,11 @@ async function writeOnce<T>(db: Kysely<Database>, fn: (tx: Tx) => Promise<T>, op
 /**
  * Runs the reads of `fn` on one snapshot: a `repeatable read` transaction, for reads of several
  * statements that must agree (a ranked page found by counting). It writes nothing, so it carries
- * none of `write`'s state.
+ * none of `write`'s state; `readOnly` has the database refuse a write too (src/db/snapshot.ts).
  */
-export async function snapshotRead<T>(db: Kysely<Database>, fn: (tx: Transaction<Database>) => Promise<T>): Promise<T> {
-  return db.transaction().setIsolationLevel('repeatable read').execute(fn);
+export async function snapshotRead<T>(db: Kysely<Database>, fn: (tx: Transaction<Database>) => Promise<T>, opts: { readOnly?: boolean } = {}): Promise<T> {
+  const tx = db.transaction().setIsolationLevel('repeatable read');
+  return (opts.readOnly ? tx.setAccessMode('read only') : tx).execute(fn);
 }
 
 /**
