@@ -1,9 +1,10 @@
-// `rolodex export` beside writes (docs/import.md §Export, One state of the workspace): every line
+// `rolodex export` beside writes (docs/import.md §One state of the workspace): every line
 // is read from one snapshot taken before the first, so the file holds every object the workspace
 // held when the export began and none written while it ran, and every reference of a line names
 // an object of the file. Here the writes run while the export writes its lines: between two pages
 // of contacts (one of them in the millisecond of the page's last contact, with a lower id, where a
-// read of the next page by `id > last` would not find it), and between the contacts and the lists.
+// read of the next page by `id > last` would not find it), and once the accounts are written (an
+// account added to a list).
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
