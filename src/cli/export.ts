@@ -72,8 +72,7 @@ export async function run(args: string[], io: Io): Promise<void> {
  * Writes the workspace's lines; returns how many records it wrote. `files`: the directory the
  * files are copied into. Every line is read from one snapshot of the database, taken before the
  * first: the file holds the workspace as it was then, whatever is written meanwhile, so every
- * reference of a line names an object of the file (docs/import.md §Export, One state of the
- * workspace).
+ * reference of a line names an object of the file (docs/import.md §One state of the workspace).
  */
 export async function exportLines(
   io: Io,

@@ -1,7 +1,6 @@
 // A read of many statements, over as long as it takes, that sees the database as it was at its
-// start: what was committed before it, and nothing committed after (docs/import.md §Export, One
-// state of the workspace). Writers go on meanwhile; the read waits for none of them and none waits
-// for it.
+// start: what was committed before it, and nothing committed after (docs/import.md §One state of
+// the workspace). Writers go on meanwhile; the read waits for none of them and none waits for it.
 // - PostgreSQL: a `repeatable read`, `read only` transaction; its one snapshot is taken by its
 //   first statement.
 // - SQLite: a read transaction on a read-only connection of its own, opened beside the handle's
