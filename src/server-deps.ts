@@ -4,7 +4,7 @@
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { Authenticator } from './auth/authenticator.ts';
-import { openDb, type Db } from './db/index.ts';
+import { forServing, openDb, type Db } from './db/index.ts';
 import type { Deps } from './http/context.ts';
 import { createMetrics } from './metrics/registry.ts';
 import { clusterMetricsText } from './metrics/cluster.ts';
@@ -33,6 +33,7 @@ export async function openDeps(config: Config, logger: Logger, opts: { worker?: 
         connectTimeoutMs: config.databaseConnectTimeoutMs,
       })
     : await openDatabase(config, logger, { statementTimeoutMs });
+  await forServing(db);
   if (!opts.worker) await prepareServerDatabase(db, config);
   const metrics = createMetrics();
   if (opts.worker) metrics.text = clusterMetricsText(metrics.registry);

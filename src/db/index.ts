@@ -66,6 +66,7 @@ export { truncateLog } from './erase.ts';
 export { restartLongLog } from './log-bound.ts';
 export { type LogEnd, logEnd } from './log-end.ts';
 export { refreshStatistics } from './statistics.ts';
+export { forServing } from './serving.ts';
 export { replanOthers } from './replan.ts';
 
 // SQLite files outside a handle: a command's scratch store, a backup's consistent copy of the database.
