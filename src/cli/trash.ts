@@ -116,6 +116,7 @@ export async function run(args: string[], io: Io): Promise<void> {
       [counts.storedResponses, 'stored response'],
       [counts.events, 'event'],
       [counts.historyRows, 'history row'],
+      [counts.enrichmentRuns, 'enrichment run'],
     ];
     const human = `purged ${countOf(counts.records, 'record')}: ${erased.map(([n, what]) => countOf(n, what)).join(', ')}`;
     return print(io, json, counts, human);

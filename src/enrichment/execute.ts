@@ -12,6 +12,7 @@ import { checkFieldKeys, checkFieldValues } from '../records/write-fields.ts';
 import { emailDomain, type EnrichmentProvider, firstValue, type Subject } from './provider.ts';
 import { appendRunsEnded, finishRun } from './outcome.ts';
 import * as repo from './repository.ts';
+import { findTrash } from '../trash/repository.ts';
 import { ACCOUNT_LINK, isEmpty, loadSubject } from './service.ts';
 import type { RunStatus } from './tables.ts';
 
@@ -58,17 +59,18 @@ function bounded<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
 
 /**
  * Executes `row`, claimed under `token`; returns the outcome written, or null when the run was no
- * longer held. `subject` is its record as the claim read it (null: it no longer exists); read here
- * when not given.
+ * longer held (or was erased: its record was purged). `subject` is its record as the claim read it
+ * (null: it is no longer live); read here when not given.
  */
 export async function executeRun(db: Executor, row: repo.RunRow, token: string, env: ExecuteEnv, subject?: Subject | null): Promise<RunStatus | null> {
   const ws = row.workspace_id;
   const targets = JSON.parse(row.target_fields) as string[];
-  const named = new Set(JSON.parse(row.named_fields) as string[]);
   const end = async (status: repo.Outcome['status'], error: string | null) =>
     (await (env.finish ? env.finish({ id: row.id, status, error }) : finishRun(db, token, { id: row.id, status, error }))) ? status : null;
   if (subject === undefined) subject = (await loadSubject(operatorCtx(db, ws), row.entity_type, row.entity_id)) ?? null;
-  if (!subject) return end('completed', null);
+  // A record that is no longer live has nothing to look up; its write tells a trashed one (the run
+  // ends) from one purged for good (the run goes, docs/trash.md §Purge).
+  if (!subject) return writeOutcome(db, row, token, {}, null);
 
   const signal = AbortSignal.timeout(env.timeoutMs);
   const found: Record<string, unknown> = {};
@@ -85,7 +87,18 @@ export async function executeRun(db: Executor, row: repo.RunRow, token: string, 
     if (signal.aborted || err instanceof RunTimedOut) return end('timed_out', 'timeout');
     return end('failed', err instanceof Error ? err.name : 'error');
   }
+  return writeOutcome(db, row, token, found, account);
+}
 
+/**
+ * Writes what the lookups of `row` found (`account`: the account a contact's run links it to) and
+ * ends the run `completed`, with its event, in one transaction; null when `token` no longer holds
+ * it. A record purged for good (neither live nor in the trash: the run was recorded from what was
+ * read before the purge) takes nothing and its run is erased, with no event naming it.
+ */
+async function writeOutcome(db: Executor, row: repo.RunRow, token: string, found: Record<string, unknown>, account: string | null): Promise<RunStatus | null> {
+  const ws = row.workspace_id;
+  const named = new Set(JSON.parse(row.named_fields) as string[]);
   return write(db, async (tx) => {
     if (!(await repo.holds(tx, row.id, token))) return null;
     // One clock for the write: the record's updatedAt, the run's completedAt and its event's occurredAt.
@@ -120,6 +133,11 @@ export async function executeRun(db: Executor, row: repo.RunRow, token: string, 
           },
           { omitTaken: true },
         );
+    } else if (!(await findTrash(tx, ws, row.entity_id))) {
+      // Read unlocked: a purge locks the entry and then the runs, and this write already holds its
+      // run; locking the entry here would take the two in the other order.
+      await repo.eraseRun(tx, row.id);
+      return null;
     }
     const ended = await repo.finish(tx, row.id, token, 'completed', isoNow(now), null);
     if (ended) await appendRunsEnded(tx, [ended], now);

@@ -122,6 +122,20 @@ export function activeRun(db: Executor, workspaceId: string, entityId: string): 
     .executeTakeFirst();
 }
 
+/**
+ * Erases every run of the record `entityId`, ended or in flight (its purge, docs/trash.md §Purge);
+ * how many. A runner executing one of them then no longer holds it, so its end writes nothing.
+ */
+export async function eraseRunsOf(tx: Executor, workspaceId: string, entityId: string): Promise<number> {
+  const r = await tx.deleteFrom('enrichment_runs').where('workspace_id', '=', workspaceId).where('entity_id', '=', entityId).executeTakeFirst();
+  return Number(r.numDeletedRows);
+}
+
+/** Erases run `id` (its record was purged, docs/trash.md §Purge). */
+export async function eraseRun(tx: Executor, id: string): Promise<void> {
+  await tx.deleteFrom('enrichment_runs').where('id', '=', id).execute();
+}
+
 /** The runs a claim took, and those it failed instead (left running after their last attempt). */
 export interface Claim {
   claimed: RunRow[];

@@ -11,6 +11,7 @@ import { type Ctx, operatorCtx, type WriteCtx } from '../lib/context.ts';
 import { AppError, notFound } from '../lib/errors.ts';
 import { isoNow } from '../lib/ids.ts';
 import { eraseAnswersHolding } from '../idempotency/repository.ts';
+import { eraseRunsOf } from '../enrichment/repository.ts';
 import * as lists from '../lists/repository.ts';
 import { membershipsMoved } from '../lists/service.ts';
 import * as meetings from '../meetings/repository.ts';
@@ -314,6 +315,8 @@ export interface Purged {
   /** Events that named the record, and its field history rows (docs/events.md, docs/history.md). */
   events: number;
   historyRows: number;
+  /** Its enrichment runs, ended or in flight (docs/enrichment.md). */
+  enrichmentRuns: number;
 }
 
 /** Erases one entry and every row still naming its record; adds what it removed to `into`. */
@@ -328,6 +331,9 @@ async function purgeEntry(ctx: WriteCtx, entry: repo.TrashRow, into: Purged): Pr
   into.listMemberships += held.members;
   // Stored idempotent answers that mention it (a create's, an update's, a delete's).
   into.storedResponses += await eraseAnswersHolding(ctx.db, entry.workspace_id, entry.id);
+  // The runs go before the events: on PostgreSQL the delete waits for a run's end being written
+  // (its row locked), so that the event of that end is committed, and erased, by the next statement.
+  into.enrichmentRuns += await eraseRunsOf(ctx.db, entry.workspace_id, entry.id);
   const changes = await eraseChangesOf(ctx.db, entry.workspace_id, entry.id);
   into.events += changes.events;
   into.historyRows += changes.historyRows;
@@ -336,7 +342,17 @@ async function purgeEntry(ctx: WriteCtx, entry: repo.TrashRow, into: Purged): Pr
 
 /** Purges the named entries, or every entry deleted more than `olderThanMs` ago (all when 0). */
 export async function purge(ctx: WriteCtx, input: { ids?: readonly string[]; olderThanMs?: number }): Promise<Purged> {
-  const out: Purged = { records: 0, values: 0, valueIndexRows: 0, relationships: 0, listMemberships: 0, storedResponses: 0, events: 0, historyRows: 0 };
+  const out: Purged = {
+    records: 0,
+    values: 0,
+    valueIndexRows: 0,
+    relationships: 0,
+    listMemberships: 0,
+    storedResponses: 0,
+    events: 0,
+    historyRows: 0,
+    enrichmentRuns: 0,
+  };
   const entries: repo.TrashRow[] = [];
   if (input.ids && input.ids.length > 0) {
     for (const id of input.ids) {

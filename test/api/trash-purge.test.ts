@@ -76,6 +76,7 @@ eachDialect('trash, operator side', (ctx) => {
       // created, updated, the list's members_added, deleted, the list's members_removed.
       events: 5,
       historyRows: 2,
+      enrichmentRuns: 0,
     });
     assert.deepEqual(await foundIn(t, canary), []);
     assert.equal((await ok(s, 'GET', `/v1/lists/${list.id}/contacts`)).totalCount, 0);

@@ -1,0 +1,124 @@
+// Enrichment runs beside the trash (docs/enrichment.md, docs/trash.md §Purge),
+// on both databases: a purge erases the record's runs and the events of their ends, and a run under
+// way then writes nothing and appends no event naming the record; a run recorded from a read made
+// before the purge does the same.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { write } from '../../src/db/index.ts';
+import { executeRun } from '../../src/enrichment/execute.ts';
+import { claimRuns } from '../../src/enrichment/outcome.ts';
+import type { EnrichmentProvider } from '../../src/enrichment/provider.ts';
+import { PROVIDERS } from '../../src/enrichment/providers.ts';
+import * as repo from '../../src/enrichment/repository.ts';
+import { operatorCtx } from '../../src/lib/context.ts';
+import { purge as purgeTrash } from '../../src/trash/restore.ts';
+import { call, eachDialect, type Seeded, seedWorkspace, type TestApp } from '../helpers/app.ts';
+import { rolodex as cli } from '../helpers/cli.ts';
+
+const ENV = { ENRICH_ALLOW_PRIVATE: 'true' };
+
+/** Claims the due runs under `token` and returns the one of id `runId`. */
+async function claim(t: TestApp, token: string, runId: string): Promise<repo.RunRow> {
+  const rows = await claimRuns(t.deps.db.kysely, { token, leaseMs: 60_000, limit: 100, maxAttempts: 3, at: new Date().toISOString() });
+  const row = rows.find((r) => r.id === runId);
+  assert.ok(row, `run ${runId} claimed`);
+  return row;
+}
+
+const execEnv = (providers: readonly EnrichmentProvider[]) => ({ providers, userAgent: 'test', allowPrivate: true, timeoutMs: 60_000 });
+
+/** The events of the workspace that name `id` anywhere. */
+async function eventsNaming(t: TestApp, workspaceId: string, id: string): Promise<string[]> {
+  const rows = await t.deps.db.kysely.selectFrom('events').select('body').where('workspace_id', '=', workspaceId).execute();
+  return rows.filter((r) => r.body.includes(id)).map((r) => (JSON.parse(r.body) as { type: string }).type);
+}
+
+async function runsOf(t: TestApp, id: string): Promise<number> {
+  return (await t.deps.db.kysely.selectFrom('enrichment_runs').select('id').where('entity_id', '=', id).execute()).length;
+}
+
+/** Deletes the account and purges it: with `rolodex trash purge`, or in a transaction of the test's own. */
+async function purge(t: TestApp, s: Seeded, id: string, how: 'cli' | 'direct' = 'cli'): Promise<Record<string, number>> {
+  const deleted = await call(t, s.secret, 'DELETE', `/v1/accounts/${id}`);
+  assert.equal(deleted.statusCode, 200, deleted.body);
+  if (how === 'direct') return { ...(await write(t.deps.db.kysely, (tx) => purgeTrash(operatorCtx(tx, s.workspaceId), { ids: [id] }))) };
+  const purged = await cli(t, ['trash', 'purge', '--workspace', s.workspaceId, id, '--json']);
+  assert.equal(purged.code, 0, purged.err);
+  return JSON.parse(purged.out) as Record<string, number>;
+}
+
+eachDialect(
+  'enrichment runs beside the trash',
+  (ctx) => {
+    test('a purge erases the runs of the record and their events; a run under way then writes nothing', async () => {
+      const t = ctx();
+      const s = await seedWorkspace(t);
+      const acc = (await call(t, s.secret, 'POST', '/v1/accounts', { fields: { $name: 'Acme', $website: ['https://acme.test'] } })).json();
+      const start = async (body?: unknown) => {
+        const answer = (await call(t, s.secret, 'POST', `/v1/enrichmentRun/accounts/${acc.id}`, body)).json();
+        assert.equal(answer.status, 'started', JSON.stringify(answer));
+        return answer.enrichmentRun.id as string;
+      };
+      const quick: EnrichmentProvider = {
+        name: 'quick',
+        fills: () => ['$linkedIn', '$twitter'],
+        canLookUp: () => true,
+        lookUp: async () => ({ $linkedIn: 'https://www.linkedin.com/company/acme' }),
+      };
+      const first = await start();
+      assert.equal(await executeRun(t.deps.db.kysely, await claim(t, 'first', first), 'first', execEnv([quick])), 'completed');
+      assert.ok((await eventsNaming(t, s.workspaceId, acc.id)).includes('enrichment_run.completed'));
+
+      // The second run's lookup is under way while the record is deleted and purged.
+      const second = await start({ fields: ['$twitter'] });
+      const looking = Promise.withResolvers<void>();
+      const answer = Promise.withResolvers<Record<string, unknown>>();
+      const gated: EnrichmentProvider = {
+        ...quick,
+        lookUp: () => (looking.resolve(), answer.promise),
+      };
+      const running = executeRun(t.deps.db.kysely, await claim(t, 'second', second), 'second', execEnv([gated]));
+      await looking.promise;
+      const purged = await purge(t, s, acc.id);
+      assert.equal(purged.enrichmentRuns, 2, JSON.stringify(purged));
+      answer.resolve({ $twitter: 'https://x.com/acme' });
+      assert.equal(await running, null, 'the run no longer exists: its end writes nothing');
+
+      assert.equal(await runsOf(t, acc.id), 0);
+      assert.deepEqual(await eventsNaming(t, s.workspaceId, acc.id), [], 'no event names the purged record');
+      assert.equal((await call(t, s.secret, 'GET', `/v1/enrichmentRun/${second}`)).statusCode, 404);
+    });
+
+    test('a run recorded from a read made before its record was purged ends with nothing, and no event names it', async () => {
+      const t = ctx();
+      const s = await seedWorkspace(t);
+      const acc = (await call(t, s.secret, 'POST', '/v1/accounts', { fields: { $name: 'Gone', $website: ['https://gone.test'] } })).json();
+      await purge(t, s, acc.id, 'direct');
+      // As an on-create runner records it from the create's event read before the purge erased it.
+      const at = new Date().toISOString();
+      const runId = `enr_${Date.now().toString(36)}purged`;
+      await repo.insertRun(t.deps.db.kysely, {
+        id: runId,
+        workspace_id: s.workspaceId,
+        entity_type: 'account',
+        entity_id: acc.id,
+        status: 'queued',
+        trigger: 'creation',
+        target_fields: '["$linkedIn"]',
+        named_fields: '[]',
+        created_at: at,
+        updated_at: at,
+        started_at: null,
+        completed_at: null,
+        due_at: at,
+        lease_owner: null,
+        attempts: 0,
+        error: null,
+      });
+      assert.equal(await executeRun(t.deps.db.kysely, await claim(t, 'late', runId), 'late', execEnv(PROVIDERS)), null);
+      assert.equal(await runsOf(t, acc.id), 0, 'the run of a purged record is erased');
+      assert.deepEqual(await eventsNaming(t, s.workspaceId, acc.id), []);
+    });
+  },
+  { env: ENV },
+);
