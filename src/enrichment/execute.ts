@@ -12,6 +12,7 @@ import { checkFieldKeys, checkFieldValues } from '../records/write-fields.ts';
 import { emailDomain, type EnrichmentProvider, firstValue, type Subject } from './provider.ts';
 import { appendRunsEnded, finishRun } from './outcome.ts';
 import * as repo from './repository.ts';
+import * as records from '../records/repository.ts';
 import { findTrash } from '../trash/repository.ts';
 import { ACCOUNT_LINK, isEmpty, loadSubject } from './service.ts';
 import type { RunStatus } from './tables.ts';
@@ -119,8 +120,14 @@ async function writeOutcome(db: Executor, row: repo.RunRow, token: string, found
           // A value the field does not take (a page's odd link) is left out, not the whole run.
         }
       }
+      // An account moved to the trash (or purged) since the lookup found it is a link the record
+      // cannot take: left out like a value. Read locked against deletion, so it stays live until
+      // the write commits.
       const link =
-        account !== null && (named.has(ACCOUNT_LINK) || isEmpty(current, ACCOUNT_LINK)) && !current.relationships.get(ACCOUNT_LINK)?.includes(account);
+        account !== null &&
+        (named.has(ACCOUNT_LINK) || isEmpty(current, ACCOUNT_LINK)) &&
+        !current.relationships.get(ACCOUNT_LINK)?.includes(account) &&
+        (await records.existingRecords(tx, ws, 'account', [account])).has(account);
       if (Object.keys(fields).length > 0 || link)
         // A unique value another record holds is left out like any value the field does not take.
         await updateRecord(

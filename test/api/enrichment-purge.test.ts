@@ -1,9 +1,11 @@
 // Enrichment runs beside the trash (docs/enrichment.md, docs/trash.md §Purge),
 // on both databases: a purge erases the record's runs and the events of their ends, and a run under
 // way then writes nothing and appends no event naming the record; a run recorded from a read made
-// before the purge does the same.
+// before the purge does the same; a contact's run whose matched account goes to the trash between
+// its lookup and its write leaves the link out and writes the rest.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
 import { write } from '../../src/db/index.ts';
 import { executeRun } from '../../src/enrichment/execute.ts';
 import { claimRuns } from '../../src/enrichment/outcome.ts';
@@ -118,6 +120,45 @@ eachDialect(
       assert.equal(await executeRun(t.deps.db.kysely, await claim(t, 'late', runId), 'late', execEnv(PROVIDERS)), null);
       assert.equal(await runsOf(t, acc.id), 0, 'the run of a purged record is erased');
       assert.deepEqual(await eventsNaming(t, s.workspaceId, acc.id), []);
+    });
+
+    test("a contact's run whose account goes to the trash after the lookup leaves the link out and writes the rest", async () => {
+      const t = ctx();
+      const s = await seedWorkspace(t);
+      const acc = (await call(t, s.secret, 'POST', '/v1/accounts', { fields: { $name: 'Anvils', $website: ['https://anvils.test'] } })).json();
+      const con = (await call(t, s.secret, 'POST', '/v1/contacts', { fields: { $email: ['ann@anvils.test'] } })).json();
+      const started = (await call(t, s.secret, 'POST', `/v1/enrichmentRun/contacts/${con.id}`)).json();
+      assert.equal(started.status, 'started', JSON.stringify(started));
+      const runId = started.enrichmentRun.id as string;
+      // A provider of contacts' photos as well, so that the run has something besides the link.
+      await t.deps.db.kysely.updateTable('enrichment_runs').set({ target_fields: '["$account","$profilePhotoUrl"]' }).where('id', '=', runId).execute();
+      const photos: EnrichmentProvider = {
+        name: 'photos',
+        fills: (type) => (type === 'contact' ? ['$profilePhotoUrl'] : []),
+        canLookUp: () => true,
+        lookUp: async () => ({ $profilePhotoUrl: 'https://anvils.test/ann.png' }),
+      };
+      // The account is deleted once the run's lookup has found it, before the run writes.
+      let armed = true;
+      const late: KyselyPlugin = {
+        transformQuery: (args: PluginTransformQueryArgs): RootOperationNode => args.node,
+        async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+          const [row] = args.result.rows;
+          if (armed && args.result.rows.length === 1 && row && Object.keys(row).join() === 'id' && row.id === acc.id) {
+            armed = false;
+            const deleted = await call(t, s.secret, 'DELETE', `/v1/accounts/${acc.id}`);
+            assert.equal(deleted.statusCode, 200, deleted.body);
+          }
+          return args.result;
+        },
+      };
+      const row = await claim(t, 'link', runId);
+      assert.equal(await executeRun(t.deps.db.kysely.withPlugin(late), row, 'link', execEnv([photos])), 'completed');
+      assert.equal(armed, false, 'the lookup found the account');
+      const after = (await call(t, s.secret, 'GET', `/v1/contacts/${con.id}`)).json();
+      assert.deepEqual(after.relationships.$account.values, []);
+      assert.equal(after.fields.$profilePhotoUrl.value, 'https://anvils.test/ann.png');
+      assert.equal((await call(t, s.secret, 'GET', `/v1/enrichmentRun/${runId}`)).json().status, 'completed');
     });
   },
   { env: ENV },
