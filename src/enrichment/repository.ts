@@ -18,15 +18,25 @@ export type RunRow = EnrichmentRunsTable;
 // (test/guards/enrichment-claim-plan.test.ts).
 const IN_FLIGHT_SQL = sql<boolean>`status in ('queued', 'running')`;
 
-/** Inserts `row` unless the record has a run in flight; false when it has. */
-export async function insertRun(tx: Executor, row: RunRow): Promise<boolean> {
-  const r = await tx
+/**
+ * Inserts `row` unless the record has a run in flight; returns the run in flight after the
+ * statement: `row` as inserted, or the record's run that was in flight (its id differs). One
+ * statement: the conflict's no-op update returns the run it met, locked until the caller commits
+ * on PostgreSQL, so that no end of it can come between this insert and a read of it (a read of its
+ * own would find none when it ended meanwhile).
+ */
+export async function insertRun(tx: Executor, row: RunRow): Promise<RunRow> {
+  return tx
     .insertInto('enrichment_runs')
     .values({ ...row, due_at: timeFromNow(tx, 0) })
-    .onConflict((oc) => oc.columns(['workspace_id', 'entity_id']).where(IN_FLIGHT_SQL).doNothing())
-    .returning('id')
-    .executeTakeFirst();
-  return r !== undefined;
+    .onConflict((oc) =>
+      oc
+        .columns(['workspace_id', 'entity_id'])
+        .where(IN_FLIGHT_SQL)
+        .doUpdateSet({ updated_at: (eb) => eb.ref('enrichment_runs.updated_at') }),
+    )
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
 /**
@@ -110,16 +120,6 @@ export async function moveCursor(tx: Executor, from: number, to: number, at: str
 
 export function findRun(db: Executor, workspaceId: string, id: string): Promise<RunRow | undefined> {
   return db.selectFrom('enrichment_runs').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
-}
-
-export function activeRun(db: Executor, workspaceId: string, entityId: string): Promise<RunRow | undefined> {
-  return db
-    .selectFrom('enrichment_runs')
-    .selectAll()
-    .where('workspace_id', '=', workspaceId)
-    .where('entity_id', '=', entityId)
-    .where(IN_FLIGHT_SQL)
-    .executeTakeFirst();
 }
 
 /**

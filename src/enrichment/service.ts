@@ -150,10 +150,8 @@ export async function requestRun(
   if (!subject) throw notFound(input.entityType, input.entityId, 'entityId');
   const row = planRun(ctx, env, await requireDefinitions(ctx, input.entityType), subject, input);
   if (isAnswer(row)) return row;
-  if (await repo.insertRun(ctx.db, row)) return { enrichmentRun: toResource(row), status: 'started', reason: null };
-  const active = await repo.activeRun(ctx.db, ctx.actor.workspaceId, input.entityId);
-  // The run in flight may have ended between the two statements: then this request starts none.
-  return active ? { enrichmentRun: toResource(active), status: 'already_running', reason: null } : skipped('no_targets');
+  const inFlight = await repo.insertRun(ctx.db, row);
+  return { enrichmentRun: toResource(inFlight), status: inFlight.id === row.id ? 'started' : 'already_running', reason: null };
 }
 
 /** A record as the API answered it (an event's `data.object`), as providers see it. */

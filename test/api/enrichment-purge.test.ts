@@ -1,10 +1,12 @@
-// Enrichment runs beside the trash (docs/enrichment.md, docs/trash.md §Purge),
+// Enrichment runs beside the trash and beside each other (docs/enrichment.md, docs/trash.md §Purge),
 // on both databases: a purge erases the record's runs and the events of their ends, and a run under
 // way then writes nothing and appends no event naming the record; a run recorded from a read made
 // before the purge does the same; a contact's run whose matched account goes to the trash between
-// its lookup and its write leaves the link out and writes the rest.
+// its lookup and its write leaves the link out and writes the rest; and a POST whose record's run
+// ends between its insert and its answer answers that run, never `skipped`.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
 import { write } from '../../src/db/index.ts';
 import { executeRun } from '../../src/enrichment/execute.ts';
@@ -12,6 +14,7 @@ import { claimRuns } from '../../src/enrichment/outcome.ts';
 import type { EnrichmentProvider } from '../../src/enrichment/provider.ts';
 import { PROVIDERS } from '../../src/enrichment/providers.ts';
 import * as repo from '../../src/enrichment/repository.ts';
+import { requestRun } from '../../src/enrichment/service.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
 import { purge as purgeTrash } from '../../src/trash/restore.ts';
 import { call, eachDialect, type Seeded, seedWorkspace, type TestApp } from '../helpers/app.ts';
@@ -159,6 +162,41 @@ eachDialect(
       assert.deepEqual(after.relationships.$account.values, []);
       assert.equal(after.fields.$profilePhotoUrl.value, 'https://anvils.test/ann.png');
       assert.equal((await call(t, s.secret, 'GET', `/v1/enrichmentRun/${runId}`)).json().status, 'completed');
+    });
+
+    test('a POST whose record has a run in flight answers it, even when it ends right after the insert', async () => {
+      const t = ctx();
+      const s = await seedWorkspace(t);
+      const db = t.deps.db.kysely;
+      const acc = (await call(t, s.secret, 'POST', '/v1/accounts', { fields: { $name: 'Race', $website: ['https://race.test'] } })).json();
+      const first = (await call(t, s.secret, 'POST', `/v1/enrichmentRun/accounts/${acc.id}`)).json();
+      assert.equal(first.status, 'started');
+      const runId = first.enrichmentRun.id as string;
+      // Right after the second request's insert, another connection ends the run in flight; it is
+      // given half a second (it may wait for the request's transaction).
+      const inserts = new Set<unknown>();
+      let ending: Promise<unknown> | undefined;
+      const between: KyselyPlugin = {
+        transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
+          if (args.node.kind === 'InsertQueryNode') inserts.add(args.queryId);
+          return args.node;
+        },
+        async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+          if (ending === undefined && inserts.has(args.queryId)) {
+            const at = new Date().toISOString();
+            ending = db.updateTable('enrichment_runs').set({ status: 'completed', completed_at: at, updated_at: at }).where('id', '=', runId).execute();
+            await Promise.race([ending, sleep(500)]);
+          }
+          return args.result;
+        },
+      };
+      const answer = await write(db.withPlugin(between), (tx) =>
+        requestRun(operatorCtx(tx, s.workspaceId), { mode: 'manual', providers: PROVIDERS }, { entityType: 'account', entityId: acc.id, trigger: 'manual' }),
+      );
+      assert.ok(ending, 'the run was ended after the insert');
+      await ending;
+      assert.equal(answer.status, 'already_running', JSON.stringify(answer));
+      assert.equal(answer.enrichmentRun?.id, runId);
     });
   },
   { env: ENV },
