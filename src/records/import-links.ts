@@ -11,8 +11,11 @@ import * as importRepo from './import-repository.ts';
 
 export interface RecordInput {
   fields: Record<string, { value: unknown; valueType: string | undefined }>;
-  /** Values of the type's archived fields, kept hidden (docs/import.md §Export). */
-  archivedFields: Record<string, { value: unknown; valueType: string | undefined }>;
+  /**
+   * Values of the type's archived fields, kept hidden (docs/import.md §Export); undefined when the
+   * line has no `archivedFields` (a CSV row never has), and an updated record keeps its own.
+   */
+  archivedFields?: Record<string, { value: unknown; valueType: string | undefined }>;
   /** relationship key → externalIds of the targets */
   relationships: Record<string, { objectType: string | undefined; values: string[] }>;
 }

@@ -91,7 +91,7 @@ export function check(kind: string, raw: Record<string, unknown>, members: strin
   onlyFields(raw, members);
   const catalogue = SYSTEM_CATALOGUES[kind] ?? NO_CATALOGUE;
   const fields = fieldsOf(kind, raw, 'fields', catalogue.fields);
-  const archivedFields = raw.archivedFields === undefined ? {} : fieldsOf(kind, raw, 'archivedFields', {});
+  const archivedFields = raw.archivedFields === undefined ? undefined : fieldsOf(kind, raw, 'archivedFields', {});
   const relationships: RecordInput['relationships'] = {};
   const rawRelationships = object(raw.relationships ?? {}, 'relationships');
   for (const name of Object.keys(rawRelationships)) {
@@ -114,7 +114,7 @@ export function check(kind: string, raw: Record<string, unknown>, members: strin
     }
     relationships[name] = { objectType: e.objectType, values: values as string[] };
   }
-  return { fields, archivedFields, relationships };
+  return { fields, ...(archivedFields ? { archivedFields } : {}), relationships };
 }
 
 /**
@@ -123,8 +123,24 @@ export function check(kind: string, raw: Record<string, unknown>, members: strin
  */
 function values(defs: TypeDefinitions, item: ImportItem<RecordInput>): Record<string, unknown> {
   const active = valuesOf(defs, item, 'fields', defs.archived);
-  if (Object.keys(item.value.archivedFields).length === 0) return active;
+  if (Object.keys(item.value.archivedFields ?? {}).length === 0) return active;
   return { ...active, ...valuesOf({ ...defs, fields: defs.archived }, item, 'archivedFields', defs.fields) };
+}
+
+/**
+ * An updated record's values: the line's, and, when the line has no `archivedFields` (a CSV row
+ * never has), the record's values of archived fields, which the operator does not see and the
+ * line does not speak of (docs/import.md §`account`, `contact`, `opportunity`).
+ */
+function keptArchived(
+  defs: TypeDefinitions,
+  item: ImportItem<RecordInput>,
+  before: Record<string, unknown>,
+  checked: Record<string, unknown>,
+): Record<string, unknown> {
+  if (item.value.archivedFields !== undefined) return checked;
+  const kept = Object.entries(before).filter(([key, v]) => v !== null && defs.archived.has(key) && !Object.hasOwn(checked, key));
+  return kept.length === 0 ? checked : { ...checked, ...Object.fromEntries(kept) };
 }
 
 function valuesOf(
@@ -134,7 +150,7 @@ function valuesOf(
   other: TypeDefinitions['fields'],
 ): Record<string, unknown> {
   const raw: Record<string, unknown> = {};
-  for (const [key, { value, valueType }] of Object.entries(item.value[member])) {
+  for (const [key, { value, valueType }] of Object.entries(item.value[member] ?? {})) {
     const def = defs.fields.get(key);
     if (!def) {
       const what = member === 'fields' ? 'a field' : 'an archived field';
@@ -281,12 +297,15 @@ async function writeBatches(
       idKind: type.idKind,
       find: async () => existing,
       update: (item, _old, id) => {
-        const stored = values(defs, item);
-        unique.push(...uniqueValues(defs, item.line, id, stored));
+        const checked = values(defs, item);
         const old = olds.get(id);
         // Found by its externalId before the batch, and gone now: deleted by another writer meanwhile.
         if (!old) throw new ImportError(item.line, 'externalId', `the ${kind} "${item.externalId}" was deleted while this import ran; import again`);
-        const changed = fieldChanges(old ? (JSON.parse(old.fields) as Record<string, unknown>) : {}, stored);
+        const before = JSON.parse(old.fields) as Record<string, unknown>;
+        const stored = keptArchived(defs, item, before, checked);
+        // Kept values are still the record's: unique against every other record and line.
+        unique.push(...uniqueValues(defs, item.line, id, stored));
+        const changed = fieldChanges(before, stored);
         // An item that changes no field is not written: its record keeps its row, index rows and updatedAt.
         if (!changed) return;
         logUpdated.push({ row: row(item, id, stored, old), stored, ...changed });
