@@ -243,6 +243,9 @@ export async function csvSource(ctx: Ctx, path: string, type: string): Promise<I
             paths = columnPaths(headers, columns);
             continue;
           }
+          // A row of empty cells (the `,,,,` a spreadsheet writes after its last row) holds no
+          // record: skipped as an empty line is (docs/import.md §CSV).
+          if (record.every((cell) => cell.trim() === '')) continue;
           try {
             yield { line, value: rowObject(line, type, defs, headers, columns, record) };
           } catch (err) {

@@ -94,6 +94,44 @@ eachDialect('rolodex import of CSV: lines of rows', (ctx) => {
     assert.deepEqual(Object.keys(JSON.parse(one.out).ids.account), ['b1', 'b2', 'b3']);
   });
 
+  test('a row whose cells are all empty or white space is skipped, as a spreadsheet writes them; a row with one cell is checked', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const path = join(t.tdb.dataDir, 'blank-rows.csv');
+    const rows = [
+      'externalId,Name,Website', // line 1
+      'a1,Acme,', // line 2
+      ',,', // line 3: skipped
+      ' , ,""', // line 4: white space and an empty quoted cell, skipped
+      '   ', // line 5: one cell of spaces, skipped
+      ',Nameless,', // line 6: a cell, so checked
+      'a2,Beta,not a url', // line 7
+      ',,,,', // line 8: more cells than the header, all empty: skipped
+      ',,', // line 9: skipped
+    ];
+    writeFileSync(path, `${rows.join('\r\n')}\r\n`);
+    const r = await rolodex(t, ['import', '--workspace', s.workspaceId, '--type', 'account', path]);
+    assert.equal(r.code, 1, r.err);
+    const lines = r.err.split('\n').filter((l) => /^line \d+:/.test(l));
+    assert.deepEqual(
+      lines.map((l) => /^line (\d+): (\S+):/.exec(l)?.slice(1).join(' ')),
+      ['6 externalId', '7 Website'],
+      r.err,
+    );
+    assert.equal((await call(t, s.secret, 'GET', '/v1/accounts')).json().totalCount, 0);
+
+    writeFileSync(
+      path,
+      `${rows
+        .filter((row) => !row.includes('Nameless'))
+        .map((row) => row.replace(',not a url', ','))
+        .join('\r\n')}\r\n`,
+    );
+    const ok = await rolodex(t, ['import', '--workspace', s.workspaceId, '--type', 'account', path, '--json']);
+    assert.equal(ok.code, 0, ok.err);
+    assert.deepEqual(JSON.parse(ok.out).counts, { account: 2 });
+  });
+
   test('a quoted cell left open ends the read once its row is longer than the most a row holds, at its line', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);
