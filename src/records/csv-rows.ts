@@ -57,6 +57,33 @@ function reason(err: CsvError): string {
   }
 }
 
+/**
+ * The character that separates the header's names, when it is `;` or a tab rather than a comma
+ * (a spreadsheet's export in some languages); `text` is the start of the file. The separators are
+ * counted on the header's line outside quotes, so a comma inside a name (`"Smith, Inc"`) or a `;`
+ * inside a quoted name of a comma-separated header does not count.
+ */
+export function foreignSeparator(text: string): ';' | '\t' | undefined {
+  let i = text.startsWith('\uFEFF') ? 1 : 0;
+  // Empty lines before the header, which the parser skips.
+  while (text[i] === '\n' || text[i] === '\r') i++;
+  let commas = 0;
+  let semicolons = 0;
+  let tabs = 0;
+  let quoted = false;
+  for (; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') quoted = !quoted;
+    else if (quoted) continue;
+    else if (c === '\n' || c === '\r') break;
+    else if (c === ',') commas++;
+    else if (c === ';') semicolons++;
+    else if (c === '\t') tabs++;
+  }
+  if (semicolons > commas && semicolons >= tabs) return ';';
+  return tabs > commas ? '\t' : undefined;
+}
+
 export interface CsvRows {
   /** The stream to pipe the file's text into. */
   parser: Parser;

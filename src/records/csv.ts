@@ -3,6 +3,7 @@
 // field's definition; select cells name option labels; relationship cells name externalIds. Every
 // row is checked against the workspace's definitions as it is read, so that every bad row is
 // reported with its line and column before anything is written. Parsed by csv-parse, streaming.
+import { open } from 'node:fs/promises';
 import { loadDefinitions, type FieldDef, type RelationshipDef, type TypeDefinitions } from '../definitions/service.ts';
 import { RESERVED_TYPES } from '../definitions/object-types.ts';
 import { RECORD_TYPES } from './resource.ts';
@@ -12,8 +13,11 @@ import type { ImportSource, SourceObject } from '../import/source.ts';
 import type { Ctx } from '../lib/context.ts';
 import { AppError, InputError } from '../lib/errors.ts';
 import { cellValue, decimal } from './csv-cells.ts';
-import { csvRows } from './csv-rows.ts';
+import { csvRows, foreignSeparator } from './csv-rows.ts';
 import { checkFieldValues, valueMembers } from './write-fields.ts';
+
+/** The bytes of the file's start in which a header's separator is looked for. */
+const HEADER_BYTES = 64 * 1024;
 
 type Column = { kind: 'externalId' } | { kind: 'field'; def: FieldDef; member?: string } | { kind: 'relationship'; def: RelationshipDef };
 
@@ -136,14 +140,6 @@ function headerColumns(defs: TypeDefinitions, headers: string[], line: number): 
   const bad: ImportError[] = [];
   // What a column names ("the field $name", "the field $name.firstName") → the first column naming it.
   const first = new Map<string, string>();
-  // A header of one column holding `;` or a tab is a file whose cells another character separates
-  // (a spreadsheet's export in some languages): said so, instead of naming nothing.
-  const separator = headers.length === 1 ? [';', '\t'].find((c) => headers[0]?.includes(c)) : undefined;
-  if (separator !== undefined) {
-    const shown = separator === '\t' ? 'tabs' : `"${separator}"`;
-    bad.push(new ImportError(line, '(header)', `is one column whose names ${shown} separate: the cells of a CSV file are separated by commas`));
-    return { columns: [], bad };
-  }
   const columns = headers.map((h, i): Column => {
     // A column without a name (a header ending in a comma) is named by its place.
     if (h.trim() === '') {
@@ -204,6 +200,25 @@ function columnPaths(headers: string[], columns: Column[]): Map<string, string> 
   return paths;
 }
 
+/**
+ * The error of a header that names nothing because another character than the comma separates
+ * its names (docs/import.md §CSV), read from the start of the file: it replaces the errors of its
+ * columns (or of its quotes), which would only follow from it.
+ */
+async function separatorError(path: string, line: number): Promise<ImportError | undefined> {
+  const file = await open(path, 'r');
+  try {
+    const head = Buffer.alloc(HEADER_BYTES);
+    const { bytesRead } = await file.read(head, 0, head.length, 0);
+    const separator = foreignSeparator(head.toString('utf8', 0, bytesRead));
+    if (separator === undefined) return undefined;
+    const shown = separator === '\t' ? 'tabs' : `"${separator}"`;
+    return new ImportError(line, '(header)', `separates its names with ${shown}: the cells of a CSV file are separated by commas`);
+  } finally {
+    await file.close();
+  }
+}
+
 /** The rows of a CSV file of records of `type`, as import lines; the type's definitions are read once. */
 export async function csvSource(ctx: Ctx, path: string, type: string): Promise<ImportSource> {
   if (RESERVED_TYPES.has(type) && !Object.hasOwn(RECORD_TYPES, type)) throw new InputError(`"${type}" has no records to import`, 'type');
@@ -237,7 +252,8 @@ export async function csvSource(ctx: Ctx, path: string, type: string): Promise<I
               bad.push(new ImportError(line, 'externalId', 'the header needs a column named externalId'));
             // A header that names nothing makes every row wrong: it alone is reported.
             if (bad.length > 0) {
-              for (const e of bad) yield { line, value: undefined, error: e };
+              const separator = await separatorError(path, line);
+              for (const e of separator ? [separator] : bad) yield { line, value: undefined, error: e };
               return;
             }
             paths = columnPaths(headers, columns);
@@ -256,8 +272,10 @@ export async function csvSource(ctx: Ctx, path: string, type: string): Promise<I
       } catch (err) {
         const bad = failure(err);
         if (!bad) throw err;
+        // A header whose quotes are not a comma-separated file's: its separator says why.
+        const separator = !headers && !notUtf8 && bad.field === '(header)' ? await separatorError(path, bad.line) : undefined;
         // The rows cut before a byte that is not UTF-8 (a quoted cell left open) are its error alone.
-        if (!notUtf8) yield { line: bad.line, value: undefined, error: bad };
+        if (!notUtf8) yield { line: bad.line, value: undefined, error: separator ?? bad };
       }
       if (notUtf8) yield { line: notUtf8.line, value: undefined, error: notUtf8 };
     },
