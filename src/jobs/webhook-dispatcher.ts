@@ -8,7 +8,10 @@
 // (24 hours), when it is disabled. A claim takes at most one row per subscription and object (the
 // oldest), so one object's events arrive in order. A failing endpoint is tried one delivery at a
 // time (a probe of the claim), and once one of its deliveries fails in a round its rows not yet
-// started are given back: it holds up no other endpoint's deliveries for long. A crash after the
+// started are given back: it holds up no other endpoint's deliveries for long. So are those of an
+// endpoint still answering an attempt after WEBHOOK_POLL_MS: a slow endpoint is sent the rows
+// started before it showed itself slow, and the round, which the next claim waits for, ends with
+// those attempts, not after every row of it the claim took. A crash after the
 // endpoint answered and before the settle committed sends the event again when the lease ends,
 // with the same webhook-id: delivery is at least once.
 import { startPoller } from './poller.ts';
@@ -78,12 +81,18 @@ export function startWebhookDispatcher(deps: WebhookDispatcherDeps): Dispatcher 
     const untried: string[] = [];
     /** Subscriptions that failed in this round: their rows not yet started are given back untried. */
     const failing = new Set<string>();
+    /**
+     * Subscriptions with an attempt of this round unanswered after WEBHOOK_POLL_MS: their rows not
+     * yet started are given back too, so that the round lasts about one of their attempts rather
+     * than all of them, and no other endpoint waits behind them (docs/events.md §Delivery).
+     */
+    const slow = new Set<string>();
     try {
       const { events, subs } = await outbox.deliveriesOf(db.kysely, rows);
       const queue = [...rows];
       const worker = async () => {
         for (let row = queue.shift(); row; row = queue.shift()) {
-          if (poller.stopping || failing.has(row.subscription_id) || !(await lease.holds(row.id))) {
+          if (poller.stopping || failing.has(row.subscription_id) || slow.has(row.subscription_id) || !(await lease.holds(row.id))) {
             untried.push(row.id);
             continue;
           }
@@ -94,6 +103,7 @@ export function startWebhookDispatcher(deps: WebhookDispatcherDeps): Dispatcher 
             settled.add(row);
             continue;
           }
+          const slowAfter = setTimeout(() => slow.add(row.subscription_id), cfg.pollMs);
           const attempt = await deliver({
             url: sub.url,
             secret: sub.secret,
@@ -101,7 +111,7 @@ export function startWebhookDispatcher(deps: WebhookDispatcherDeps): Dispatcher 
             body,
             timeoutMs: cfg.timeoutMs,
             allowPrivate: cfg.allowPrivate,
-          });
+          }).finally(() => clearTimeout(slowAfter));
           if (attempt.ok) {
             settled.add(row);
             continue;

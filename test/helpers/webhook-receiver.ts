@@ -1,5 +1,5 @@
 // A local webhook endpoint for tests: records every POST (headers and raw body), answers with
-// `status`, or holds requests unanswered while `hold` is set.
+// `status` (after `delayMs`, when set), or holds requests unanswered while `hold` is set.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 
 export interface Received {
@@ -16,6 +16,8 @@ export interface TestReceiver {
   /** When set, the status of each request by its body (instead of `status`). */
   statusFor: ((body: string) => number) | null;
   hold: boolean;
+  /** How long each answer waits after the request's body arrived. */
+  delayMs: number;
   onHold: (() => void) | null;
   ids(): string[];
   stop(): Promise<void>;
@@ -30,6 +32,7 @@ export async function startReceiver(): Promise<TestReceiver> {
     status: 204,
     statusFor: null,
     hold: false,
+    delayMs: 0,
     onHold: null,
     ids: () => r.received.map((x) => x.headers['webhook-id']!),
     stop: async () => {
@@ -51,7 +54,8 @@ export async function startReceiver(): Promise<TestReceiver> {
       const body = Buffer.concat(chunks).toString();
       r.received.push({ headers: req.headers as Record<string, string>, body });
       res.statusCode = r.statusFor ? r.statusFor(body) : r.status;
-      res.end();
+      if (r.delayMs > 0) setTimeout(() => res.end(), r.delayMs);
+      else res.end();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
