@@ -71,7 +71,8 @@ export async function buildApp(config: Config, deps: Deps): Promise<FastifyInsta
     requestTimeout: 0,
     connectionTimeout: 60_000,
     keepAliveTimeout: 10_000,
-    http: { headersTimeout: 30_000 },
+    // A request without Host is refused by the pipeline in the error shape, not by Node's bare 400.
+    http: { headersTimeout: 30_000, requireHostHeader: false },
     // Requests that arrive while the server closes are answered by the pipeline, in the one error
     // shape (src/http/pipeline.ts), not by Fastify's own 503 body.
     return503OnClosing: false,

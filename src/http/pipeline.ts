@@ -119,6 +119,16 @@ function shuttingDown(): AppError {
   return new AppError('service_unavailable', 'The server is shutting down; retry shortly.', { headers: { 'Retry-After': '1', Connection: 'close' } });
 }
 
+/**
+ * An HTTP/1.1 request without a Host header is malformed (RFC 9112 §3.2). Node's own refusal of it
+ * is a bare 400 with no body, so the server turns that refusal off (src/app.ts) and answers it
+ * here, in the one error shape, and closes the connection as for any request refused before
+ * routing (docs/errors.md §Before routing).
+ */
+function noHost(): AppError {
+  return new AppError('malformed_request', 'An HTTP/1.1 request must carry a Host header.', { param: 'Host', headers: { Connection: 'close' } });
+}
+
 export function installPipeline(app: FastifyInstance, deps: Deps, version: VersionHeaders): void {
   app.addHook('onRoute', checkRouteContract);
   const echo = version.echo;
@@ -132,6 +142,7 @@ export function installPipeline(app: FastifyInstance, deps: Deps, version: Versi
     request.startedAt = Date.now();
     reply.header('X-Request-Id', request.id).header('Service-Version', SERVICE_VERSION);
     if (echo) echo(request, reply);
+    if (request.headers.host === undefined && request.raw.httpVersion === '1.1') return done(noHost());
     if (closing) return done(shuttingDown());
     // No endpoint has this method and path: answered before its body is read, so that what the
     // body holds (malformed or deep JSON, a charset, its size) never changes that answer, and no

