@@ -68,6 +68,16 @@ export function installJsonParser(app: FastifyInstance): void {
         }),
         undefined,
       );
+    // The same holds for a transfer coding: Node undoes only `chunked`, and hands on the bytes of
+    // any coding listed before it (`gzip, chunked`) still coded.
+    const transfer = req.headers['transfer-encoding'];
+    if (transfer !== undefined && (body as Buffer).length > 0 && !/^\s*chunked\s*$/i.test(transfer))
+      return done(
+        new AppError('unsupported_media_type', `Request bodies take no transfer coding but chunked; Transfer-Encoding "${transfer}" is not accepted.`, {
+          param: 'Transfer-Encoding',
+        }),
+        undefined,
+      );
     const charset = charsetOf(req.headers['content-type']);
     if (charset !== null && !/^utf-?8$/i.test(charset))
       return done(

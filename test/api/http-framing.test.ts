@@ -56,4 +56,20 @@ eachDialect('HTTP framing', (ctx) => {
     assert.match(await raw(port, 'GET /healthz HTTP/1.0\r\n\r\n'), /^HTTP\/1\.1 200 /);
     assert.match(await raw(port, 'GET /healthz HTTP/1.1\r\nHost:\r\nConnection: close\r\n\r\n'), /^HTTP\/1\.1 200 /);
   });
+
+  test('a body under a transfer coding other than chunked is 415 naming Transfer-Encoding, never read as plain JSON', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const port = await listening(t);
+    const head = `POST /v1/lists HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${s.secret}\r\nService-Version: ${VERSION}\r\nContent-Type: application/json\r\nConnection: close\r\n`;
+    for (const coding of ['gzip, chunked', 'deflate,chunked', 'identity, chunked']) {
+      const text = await raw(port, `${head}Transfer-Encoding: ${coding}\r\n\r\n${chunked(LIST)}`);
+      const a = answerOf(text);
+      assert.equal(a.status, 415, `${coding}: ${text}`);
+      assert.deepEqual([a.error.code, a.error.param], ['unsupported_media_type', 'Transfer-Encoding'], coding);
+    }
+    assert.equal((await call(t, s.secret, 'GET', '/v1/lists')).json().totalCount, 0, 'nothing was created');
+    const plain = await raw(port, `${head}Transfer-Encoding: chunked\r\n\r\n${chunked(LIST)}`);
+    assert.match(plain, /^HTTP\/1\.1 200 /, plain);
+  });
 });
