@@ -4,13 +4,14 @@
 // - No credentials, or credentials of another scheme (`Basic …`): a challenge with no error code
 //   (§3.1: "the request lacks any authentication information … or attempted using an
 //   unsupported authentication method").
-// - `Bearer` with no token, several, or one outside the b64token syntax (§2.1): `invalid_request`.
+// - `Bearer` with no token, several, or one outside the b64token syntax (§2.1), or two
+//   Authorization headers: `invalid_request`.
 //   The status stays 401: every refusal of authentication is 401 (docs/design.md §Requests).
 // - A token that is unknown, revoked or expired: `invalid_token`.
 // - A valid key without a scope the route needs: 403 with `insufficient_scope` and `scope`, the
 //   route's scopes (§3.1).
 
-export type Credential = { kind: 'none' } | { kind: 'malformed' } | { kind: 'token'; token: string };
+export type Credential = { kind: 'none' } | { kind: 'malformed' } | { kind: 'several' } | { kind: 'token'; token: string };
 
 export type ChallengeError = 'invalid_request' | 'invalid_token' | 'insufficient_scope';
 
@@ -20,9 +21,32 @@ const SCHEME = /^bearer$/i;
 // RFC 6750 §2.1: b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="
 const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
 
-/** What the Authorization header carries: nothing usable, a malformed Bearer credential, or a token. */
-export function readCredential(header: string | undefined): Credential {
+const SEVERAL: Credential = { kind: 'several' };
+
+/**
+ * Whether the request has more than one Authorization field line. Node keeps the first of them
+ * as `headers.authorization` and drops the others, while a proxy in front may read another one;
+ * the header is no list (RFC 9110 §11.6.2), so two lines are two credentials (RFC 6750 §3.1:
+ * `invalid_request`), whatever their schemes.
+ */
+function severalLines(rawHeaders: readonly string[]): boolean {
+  let seen = false;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!;
+    if (name.length !== 13 || name.toLowerCase() !== 'authorization') continue;
+    if (seen) return true;
+    seen = true;
+  }
+  return false;
+}
+
+/**
+ * What the Authorization header carries: nothing usable, a malformed Bearer credential, several
+ * credentials (`rawHeaders`, the request's field lines, hold more than one Authorization), or a token.
+ */
+export function readCredential(header: string | undefined, rawHeaders: readonly string[] = []): Credential {
   if (header === undefined) return NONE;
+  if (severalLines(rawHeaders)) return SEVERAL;
   const value = header.trim();
   const space = value.indexOf(' ');
   const scheme = space < 0 ? value : value.slice(0, space);

@@ -23,12 +23,15 @@ const NO_CREDENTIALS = challenge();
 // Each step returns a promise only when it has to wait (a key not cached, a shared rate limit), so
 // that the common request passes the whole pipeline without a tick of the event loop.
 export function authenticate(deps: Deps, request: FastifyRequest): void | Promise<void> {
-  const credential = readCredential(request.headers.authorization);
+  const credential = readCredential(request.headers.authorization, request.raw.rawHeaders);
   if (credential.kind === 'none') {
     throw new AppError('missing_api_key', 'Send your API key as "Authorization: Bearer <API_KEY>".', { param: 'Authorization', headers: NO_CREDENTIALS });
   }
-  if (credential.kind === 'malformed') {
-    const message = 'The Authorization header is not "Bearer <API_KEY>": the key is missing or is not one token.';
+  if (credential.kind !== 'token') {
+    const message =
+      credential.kind === 'several'
+        ? 'The request has more than one Authorization header; send one, "Bearer <API_KEY>".'
+        : 'The Authorization header is not "Bearer <API_KEY>": the key is missing or is not one token.';
     throw new AppError('invalid_api_key', message, { param: 'Authorization', headers: challenge('invalid_request', message) });
   }
   const result = deps.auth.authenticate(credential.token, request.startedAt);

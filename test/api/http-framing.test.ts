@@ -72,4 +72,30 @@ eachDialect('HTTP framing', (ctx) => {
     const plain = await raw(port, `${head}Transfer-Encoding: chunked\r\n\r\n${chunked(LIST)}`);
     assert.match(plain, /^HTTP\/1\.1 200 /, plain);
   });
+
+  test('two Authorization headers are 401 invalid_api_key with invalid_request, whichever comes first', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const port = await listening(t);
+    const get = (...lines: string[]) =>
+      raw(
+        port,
+        `GET /v1/auth/validate HTTP/1.1\r\nHost: x\r\nService-Version: ${VERSION}\r\nConnection: close\r\n${lines.map((l) => `${l}\r\n`).join('')}\r\n`,
+      );
+    const good = `Authorization: Bearer ${s.secret}`;
+    for (const lines of [
+      [good, 'Authorization: Bearer rdx_other'],
+      ['Authorization: Bearer rdx_other', good],
+      [good, good],
+      ['Authorization: Basic dXNlcjpwYXNz', good],
+      [good, 'authorization: Basic dXNlcjpwYXNz'],
+    ]) {
+      const text = await get(...lines);
+      const a = answerOf(text);
+      assert.equal(a.status, 401, `${lines.join(' + ')}: ${text}`);
+      assert.deepEqual([a.error.code, a.error.param], ['invalid_api_key', 'Authorization'], lines.join(' + '));
+      assert.match(a.head, /www-authenticate: Bearer realm="rolodex", error="invalid_request"/i, lines.join(' + '));
+    }
+    assert.match(await get(good), /^HTTP\/1\.1 200 /);
+  });
 });
