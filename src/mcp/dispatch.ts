@@ -18,6 +18,11 @@ export interface MemoryRequestInit {
   /** The address the request counts as coming from (the caller's own). */
   remoteAddress: string | undefined;
   encrypted: boolean;
+  /**
+   * The caller's HTTP version, 1.1 if not given: an HTTP/1.0 call without Host stays one, which
+   * needs no Host (docs/errors.md §Before routing).
+   */
+  httpVersion?: '1.0' | '1.1';
 }
 
 export interface MemoryAnswer {
@@ -37,9 +42,9 @@ class MemorySocket extends EventEmitter {
 }
 
 class MemoryRequest extends Readable {
-  readonly httpVersion = '1.1';
+  readonly httpVersion: '1.0' | '1.1';
   readonly httpVersionMajor = 1;
-  readonly httpVersionMinor = 1;
+  readonly httpVersionMinor: 0 | 1;
   readonly aborted = false;
   readonly complete = true;
   readonly method: string;
@@ -51,6 +56,8 @@ class MemoryRequest extends Readable {
   constructor(init: MemoryRequestInit) {
     super();
     this.method = init.method;
+    this.httpVersion = init.httpVersion ?? '1.1';
+    this.httpVersionMinor = this.httpVersion === '1.0' ? 0 : 1;
     this.url = init.url;
     this.headers = init.headers;
     this.socket = new MemorySocket(init.remoteAddress, init.encrypted);

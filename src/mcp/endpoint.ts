@@ -97,6 +97,7 @@ export async function mcpEndpoint(app: FastifyInstance, deps: Deps): Promise<Mcp
           body: body === undefined ? undefined : bodyText(body),
           remoteAddress: socket?.remoteAddress,
           encrypted: socket?.encrypted === true,
+          httpVersion: request.raw.httpVersion === '1.0' ? '1.0' : '1.1',
         });
       },
     };

@@ -57,6 +57,23 @@ eachDialect('HTTP framing', (ctx) => {
     assert.match(await raw(port, 'GET /healthz HTTP/1.1\r\nHost:\r\nConnection: close\r\n\r\n'), /^HTTP\/1\.1 200 /);
   });
 
+  test('an HTTP/1.0 tool call without Host reaches the API it names', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const port = await listening(t);
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'read_from_rolodex', arguments: { path: '/v1/lists' } } });
+    const text = await raw(
+      port,
+      `POST /mcp HTTP/1.0\r\nAuthorization: Bearer ${s.secret}\r\nAccept: application/json, text/event-stream\r\nContent-Type: application/json\r\n` +
+        `MCP-Protocol-Version: 2025-06-18\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+    const [head = '', payload = ''] = text.split('\r\n\r\n');
+    assert.match(head, /^HTTP\/1\.1 200 /, text);
+    const result = (JSON.parse(payload) as { result: { isError?: boolean; content: { text: string }[] } }).result;
+    assert.equal(result.isError, undefined, payload);
+    assert.equal((JSON.parse(result.content[0]!.text) as { totalCount: number }).totalCount, 0);
+  });
+
   test('a body under a transfer coding other than chunked is 415 naming Transfer-Encoding, never read as plain JSON', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);

@@ -118,7 +118,13 @@ eachDialect(
         dispatchInMemory(t.app, {
           method: 'POST',
           url: '/v1/test/users',
-          headers: { authorization: `Bearer ${s.secret}`, 'service-version': VERSION, 'content-type': 'application/json', 'idempotency-key': key },
+          headers: {
+            host: 'localhost',
+            authorization: `Bearer ${s.secret}`,
+            'service-version': VERSION,
+            'content-type': 'application/json',
+            'idempotency-key': key,
+          },
           body: JSON.stringify({ email }),
           remoteAddress: '127.0.0.1',
           encrypted: false,

@@ -26,7 +26,9 @@ eachDialect('mcp dispatch', (ctx) => {
     accountId = (await call(t, s.secret, 'POST', '/v1/accounts', { fields: { $name: 'Dispatched', $website: ['https://dispatch.example'] } })).json().id;
   });
 
+  // The caller's Host, as the endpoint passes it on (inject's own is this one).
   const headersOf = (secret: string | null, sent: Sent) => ({
+    host: 'localhost:80',
     ...(secret ? { authorization: `Bearer ${secret}` } : {}),
     'service-version': VERSION,
     ...(sent.body !== undefined ? { 'content-type': 'application/json' } : {}),
@@ -78,7 +80,7 @@ eachDialect('mcp dispatch', (ctx) => {
     const first = await dispatchInMemory(t.app, {
       method: 'POST',
       url: '/v1/accounts',
-      headers: { authorization: `Bearer ${s.secret}`, 'service-version': VERSION, ...headers },
+      headers: { host: 'localhost:80', authorization: `Bearer ${s.secret}`, 'service-version': VERSION, ...headers },
       body,
       remoteAddress: '127.0.0.1',
       encrypted: false,
@@ -102,7 +104,7 @@ eachDialect('mcp dispatch', (ctx) => {
     const viaMemory = await dispatchInMemory(t.app, {
       method: 'DELETE',
       url: `/v1/accounts/${b}`,
-      headers: { authorization: `Bearer ${s.secret}`, 'service-version': VERSION },
+      headers: { host: 'localhost:80', authorization: `Bearer ${s.secret}`, 'service-version': VERSION },
       remoteAddress: '127.0.0.1',
       encrypted: false,
     });
