@@ -117,15 +117,22 @@ export function fileKind(blobs: BlobStore | undefined): ImportKind<FileInput> {
     },
     async prepare(ctx, items) {
       const blobs = store();
-      const undo = async () => {
-        for (const item of items) if (item.value.blob) await blobs.delete(item.value.blob.key).catch(() => {});
+      const drop = async (keep: Set<string | null>) => {
+        for (const { value } of items) if (value.blob && !keep.has(value.blob.key)) await blobs.delete(value.blob.key).catch(() => {});
       };
       try {
         for (const item of items) await copyIn(blobs, ctx.actor.workspaceId, item);
       } catch (err) {
-        await undo();
+        // No transaction has taken these copies yet (an atomic import's is open: not asked).
+        await drop(new Set());
         throw err;
       }
+      // Once the import's transactions are over: the copies no row names go. A transaction whose
+      // COMMIT failed on the way may still have written its rows, and their bytes stay.
+      const undo = async () => {
+        const rows = await repo.fileRowsByExternalId(ctx.db, ctx.actor.workspaceId, [...new Set(items.map((item) => item.externalId))]);
+        await drop(new Set([...rows.values()].map((row) => row.blob_key)));
+      };
       return { undo };
     },
     lookup: (ctx, externalIds) => repo.filesByExternalId(ctx.db, ctx.actor.workspaceId, externalIds),

@@ -114,7 +114,10 @@ export interface ImportKind<T = unknown> {
    * needs an externalId.
    */
   nameOf?(value: T): string;
-  /** Work outside the transaction, such as copying file bytes; `undo` runs if the import fails. */
+  /**
+   * Work outside the transaction, such as copying file bytes; `undo` runs if the import fails
+   * before the chunk's transaction committed, once no transaction of the import is open.
+   */
   prepare?(ctx: Ctx, items: ImportItem<T>[]): Promise<{ undo(): Promise<void> }>;
   /** Server ids of existing objects of this kind, by externalId; `object` is the name resolved
    *  when the kind covers several (see `covers`). */

@@ -335,6 +335,9 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
                 if (left === 0) await kind.finish?.(importCtx);
               }),
             );
+            // Batched, what a committed chunk prepared is its rows' now: only a chunk that fails
+            // leaves its work to undo.
+            if (mode === 'batched') undo.length = 0;
             done += items.length;
             grown(done);
             input.onProgress?.(step, done, total);
@@ -369,9 +372,9 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
     for (const [object, n] of counts) out[object] = n;
     return { counts: out, ids: input.ids ? {} : store.toRecord(), phases };
   } catch (err) {
-    // Batched, the chunks committed stay (docs/import.md §Sharing the database): only the bytes of
-    // files of an atomic import are removed.
-    if (mode === 'atomic') for (const u of undo) await u().catch(() => {});
+    // What the chunks that were not committed prepared (the bytes of their files) is removed; the
+    // chunks a batched import committed stay (docs/import.md §Sharing the database).
+    for (const u of undo) await u().catch(() => {});
     // A reference the check found and the write did not (an object deleted meanwhile), a value a
     // definition refuses: found while writing, at the first.
     const failed = err instanceof ImportError ? new ImportFailed([placed(source, err)]) : err;

@@ -8,11 +8,12 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import type { Io } from '../../src/cli/io.ts';
 import { main } from '../../src/cli/main.ts';
+import { fileKind } from '../../src/files/import.ts';
 import { filesEnv } from '../../src/files/service.ts';
 import { sweepOnce } from '../../src/jobs/sweeper.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
 import { importKinds } from '../../src/cli/import-kinds.ts';
-import { ImportFailed, runImport } from '../../src/import/run.ts';
+import { IMPORT_CHUNK, ImportFailed, runImport } from '../../src/import/run.ts';
 import { call, eachDialect, seedWorkspace, type TestApp } from '../helpers/app.ts';
 import { download, md5, uploadFile } from '../helpers/files.ts';
 
@@ -137,6 +138,82 @@ eachDialect('file import', (ctx) => {
     await assert.rejects(run(t, s.workspaceId, [ok, user, { ...user, externalId: 'u2' }]), ImportFailed);
     assert.equal(blobCount(t, s.workspaceId), 0);
     assert.equal((await t.deps.db.kysely.selectFrom('files').select('id').where('workspace_id', '=', s.workspaceId).execute()).length, 0);
+  });
+
+  test('a batched import that fails removes the bytes of the chunk it did not commit, and keeps those of the chunks it did', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const f = sampleFiles();
+    const line = (externalId: string, extra: object = {}) => ({
+      object: 'file',
+      externalId,
+      source: 'app',
+      filename: `${externalId}.txt`,
+      mimeType: 'text/plain',
+      path: f.write(externalId, `bytes of ${externalId}`),
+      ...extra,
+    });
+    const first = await run(t, s.workspaceId, [line('t', { purpose: 'meeting_transcript' })]);
+    assert.equal(blobCount(t, s.workspaceId), 1);
+    // Chunks of 2: a and b commit; c and the line that would change t's purpose fail together.
+    const saved = IMPORT_CHUNK.batched;
+    IMPORT_CHUNK.batched = 2;
+    try {
+      const lines = [line('a'), line('b'), line('c'), line('t', { purpose: 'email_attachment' })];
+      await assert.rejects(
+        runImport(operatorCtx(t.deps.db.kysely, s.workspaceId), { kinds: importKinds({ blobs: t.deps.blobs }), text: importText(lines), commit: 'batched' }),
+        (err: unknown) => err instanceof ImportFailed && err.committed === true && err.errors[0]?.line === 4 && err.errors[0]?.field === 'purpose',
+      );
+    } finally {
+      IMPORT_CHUNK.batched = saved;
+    }
+    // t's bytes, a's and b's: nothing of c nor of t's second copy, which no row names.
+    assert.equal(blobCount(t, s.workspaceId), 3);
+    const rows = await t.deps.db.kysely.selectFrom('files').select(['id', 'external_id']).where('workspace_id', '=', s.workspaceId).execute();
+    assert.deepEqual(rows.map((r) => r.external_id).sort(), ['a', 'b', 't']);
+    for (const r of rows) {
+      const url = (await call(t, s.secret, 'GET', `/v1/files/${r.id}/url`)).json().url;
+      assert.equal((await download(t, url)).bytes.toString(), `bytes of ${r.external_id}`);
+    }
+    assert.equal(first.ids.file?.t, rows.find((r) => r.external_id === 't')?.id);
+  });
+
+  test("undoing an import's copies keeps those a row names (a COMMIT that failed on the way may have written it)", async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const f = sampleFiles();
+    const kind = fileKind(t.deps.blobs);
+    const raw = { source: 'app', filename: 'k.txt', mimeType: 'text/plain', path: f.write('k', 'kept') };
+    const items = [
+      { line: 1, externalId: 'k', value: kind.check(raw) },
+      { line: 2, externalId: 'l', value: kind.check({ ...raw, path: f.write('l', 'lost') }) },
+    ];
+    const prepared = await kind.prepare!(operatorCtx(t.deps.db.kysely, s.workspaceId), items);
+    const blob = items[0]!.value.blob!;
+    const at = new Date().toISOString();
+    await t.deps.db.kysely
+      .insertInto('files')
+      .values({
+        id: 'fil_01m8yzzzzzzzzzzzzzzzzzzzzz',
+        workspace_id: s.workspaceId,
+        external_id: 'k',
+        source: 'app',
+        status: 'COMPLETED',
+        filename: 'k.txt',
+        mime_type: 'text/plain',
+        size_bytes: blob.size,
+        md5: blob.md5,
+        blob_key: blob.key,
+        created_at: at,
+        completed_at: at,
+        expires_at: null,
+        upload_deadline: at,
+        purpose: null,
+      })
+      .execute();
+    await prepared.undo();
+    assert.equal(blobCount(t, s.workspaceId), 1);
+    assert.deepEqual(await t.deps.blobs.stat(blob.key), { size: 4, md5: md5('kept') });
   });
 
   test('rolodex knowledge list shows completed knowledge files; rolodex demo gains files', async () => {
