@@ -21,7 +21,10 @@ export async function run(args: string[], io: Io): Promise<void> {
     const blobs = await openBlobStore(config);
     try {
       const objects = parts.flatMap((p) => p.objects?.() ?? []);
-      const imported = await runImport(ctx, { kinds: importKinds({ blobs }), text: objects.map((o) => JSON.stringify(o)).join('\n') });
+      const imported = await runImport(ctx, {
+        kinds: importKinds({ blobs, downloadTtlSeconds: config.downloadTtlSeconds }),
+        text: objects.map((o) => JSON.stringify(o)).join('\n'),
+      });
       const ann = imported.ids.user?.['u-ann'] as string;
       const bob = imported.ids.user?.['u-bob'] as string;
       const keys = {

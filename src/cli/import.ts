@@ -104,7 +104,13 @@ export async function run(args: string[], io: Io): Promise<void> {
         const mode = commit ?? (alone.journal === 'wal' ? 'batched' : 'atomic');
         if (mode === 'batched') await statementJournalsInMemory(db.kysely);
         const input = source ?? (await csvSource(ctx, file, type as string));
-        const result = await runImport(ctx, { kinds: importKinds({ blobs }), source: input, commit: mode, onProgress: progressBar(io), ids });
+        const result = await runImport(ctx, {
+          kinds: importKinds({ blobs, downloadTtlSeconds: config.downloadTtlSeconds }),
+          source: input,
+          commit: mode,
+          onProgress: progressBar(io),
+          ids,
+        });
         const analysed = performance.now();
         await refreshStatistics(db, { bulk: true });
         return {

@@ -93,8 +93,13 @@ function sameFile(old: repo.FileRow, fields: Pick<repo.FileRow, 'source' | 'file
   return keys.every((k) => old[k] === fields[k]) && Number(old.size_bytes) === fields.size_bytes;
 }
 
-/** The kind, bound to the blob store the bytes are copied into (none: an import holding files is refused). */
-export function fileKind(blobs: BlobStore | undefined): ImportKind<FileInput> {
+/**
+ * The kind, bound to the blob store the bytes are copied into (none: an import holding files is
+ * refused). A download address of S3 names the bytes themselves, not the file, so the bytes a
+ * re-import replaces stay there for `downloadTtlSeconds`, the life of an address handed out before
+ * (docs/files.md §Who downloads the bytes); a local address names the file and serves its bytes.
+ */
+export function fileKind(blobs: BlobStore | undefined, downloadTtlSeconds = 0): ImportKind<FileInput> {
   const store = (): BlobStore => {
     if (!blobs) throw new Error('the file import needs a blob store (importKinds({ blobs }))');
     return blobs;
@@ -138,6 +143,8 @@ export function fileKind(blobs: BlobStore | undefined): ImportKind<FileInput> {
     lookup: (ctx, externalIds) => repo.filesByExternalId(ctx.db, ctx.actor.workspaceId, externalIds),
     async upsert(ctx, items) {
       const at = isoNow(ctx.now);
+      // Counted from this write, not from the import's start: an address handed out meanwhile names the old bytes.
+      const replacedUntil = () => (blobs?.kind === 's3' ? isoNow(Date.now() + downloadTtlSeconds * 1000) : at);
       const ws = ctx.actor.workspaceId;
       // Files that become listable or stop being listable are ranked in one batch at the end.
       await repo.lockListing(ctx.db, ws);
@@ -167,7 +174,7 @@ export function fileKind(blobs: BlobStore | undefined): ImportKind<FileInput> {
           // the copy just made, which no row names, goes to the sweeper (docs/import.md §Rules).
           if (sameFile(old, fields)) return void (await repo.addGarbage(ctx.db, fields.blob_key, at));
           await repo.updateFile(ctx.db, old.id, { ...fields, completed_at: old.completed_at ?? at });
-          if (old.blob_key) await repo.addGarbage(ctx.db, old.blob_key, at);
+          if (old.blob_key) await repo.addGarbage(ctx.db, old.blob_key, replacedUntil());
           const delta = (repo.isListable(fields.source) ? 1 : 0) - (repo.isListable(old.source) ? 1 : 0);
           if (delta !== 0) await repo.bumpCount(ctx.db, ws, delta);
           if (delta !== 0) (delta > 0 ? listed : unlisted).push(old);
