@@ -335,8 +335,7 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
                 if (left === 0) await kind.finish?.(importCtx);
               }),
             );
-            // Batched, what a committed chunk prepared is its rows' now: only a chunk that fails
-            // leaves its work to undo.
+            // Batched, a committed chunk's copies are its rows' now: only a failed chunk's are undone.
             if (mode === 'batched') undo.length = 0;
             done += items.length;
             grown(done);
