@@ -65,6 +65,44 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
       assert.equal(perTurn.size, 5, `the writes fell in turns ${JSON.stringify([...perTurn])}`);
     });
 
+    test("a turn's writes of a batch over 1 KiB go out as one write to the socket", async () => {
+      const db = tdb.db.kysely;
+      const batch = async () =>
+        write(db, async (tx) => {
+          for (let i = 0; i < 3; i++) await deferred(tx, sql`insert into batch_rows (v) values (${'y'.repeat(600)})`);
+        });
+      await batch();
+      // postgres.js writes to the socket at each KiB it buffers; what reaches the socket's handle
+      // (net.Socket's _write, or _writev for several at once) is one write per batch
+      // (src/db/postgres/socket.ts).
+      const proto = net.Socket.prototype as unknown as Record<'_write' | '_writev', (this: net.Socket, ...args: unknown[]) => void>;
+      const asked = Reflect.get<net.Socket, 'write'>(net.Socket.prototype, 'write');
+      let writes = 0;
+      let handed = 0;
+      const originals = { _write: proto._write, _writev: proto._writev };
+      for (const name of ['_write', '_writev'] as const)
+        proto[name] = function (this: net.Socket, ...args: unknown[]) {
+          if (this.remotePort === 5432) handed++;
+          return originals[name].apply(this, args);
+        };
+      Object.defineProperty(net.Socket.prototype, 'write', {
+        configurable: true,
+        writable: true,
+        value: function (this: net.Socket, ...args: Parameters<net.Socket['write']>) {
+          if (this.remotePort === 5432) writes++;
+          return asked.apply(this, args);
+        },
+      });
+      try {
+        for (let i = 0; i < 5; i++) await batch();
+      } finally {
+        Reflect.deleteProperty(net.Socket.prototype, 'write');
+        Object.assign(proto, originals);
+      }
+      assert.ok(writes >= 10, `postgres.js wrote ${writes} times`);
+      assert.equal(handed, 5, `the socket wrote ${handed} times for 5 batches`);
+    });
+
     test('statements without parameters whose answer nobody reads go out with BEGIN as one simple query', async () => {
       const db = tdb.db.kysely;
       const { result: got, statements: sent } = await statementsOf(() =>

@@ -6,6 +6,7 @@ import { Refusals } from './refused.ts';
 import { PostgresJsDialect } from './connection.ts';
 import { type Clients, runRead } from './lanes.ts';
 import { type ListenClient, postgresSignals } from './signals.ts';
+import { turnSockets } from './socket.ts';
 import { registerSignals } from '../signals.ts';
 import { withinBudget } from '../request-budget.ts';
 import { Gate } from '../gate.ts';
@@ -53,8 +54,12 @@ const reconnectBackoff = () => 0.1 + Math.random() * 0.2;
 // §Start and stop).
 export const CONNECT_TIMEOUT_MS = 10_000;
 
-// postgres.js calls `onnotify` with each NOTIFY its connection receives (it is not in its types).
-type ClientOptions = Partial<postgres.Options<Record<string, postgres.PostgresType>>> & { onnotify?: (channel: string, payload: string) => void };
+// postgres.js calls `onnotify` with each NOTIFY its connection receives, and `socket` for each
+// socket it connects (neither is in its types).
+type ClientOptions = Partial<postgres.Options<Record<string, postgres.PostgresType>>> & {
+  onnotify?: (channel: string, payload: string) => void;
+  socket?: ReturnType<typeof turnSockets>;
+};
 
 function openPostgres(
   databaseUrl: string,
@@ -84,7 +89,9 @@ function openPostgres(
       backoff: reconnectBackoff,
       connect_timeout: connectTimeoutS,
       ...(Object.keys(connection).length ? { connection } : {}),
-    });
+      // A connection's writes of one turn of the event loop go out as one (src/db/postgres/socket.ts).
+      socket: turnSockets(),
+    } as ClientOptions);
   // Transactions may wait on each other's locks while holding their connections; they have their
   // own, so reads never wait for one (docs/deploy.md §Database connections).
   const transactions = Math.max(1, poolSize - PIPELINED - SCANS);
