@@ -22,6 +22,7 @@ import { Gauge } from 'prom-client';
 import type { Logger } from 'pino';
 import type { WebhookConfig } from '../config.ts';
 import { type Db, onSignal } from '../db/index.ts';
+import * as claims from '../webhooks/claim-repository.ts';
 import * as outbox from '../webhooks/repository.ts';
 import { deliver } from '../webhooks/sender.ts';
 import type { Metrics } from '../metrics/registry.ts';
@@ -66,7 +67,7 @@ export function startWebhookDispatcher(deps: WebhookDispatcherDeps): Dispatcher 
   async function once(): Promise<number> {
     const token = `${instance}:${++round}`;
     const claimedAt = performance.now();
-    const rows = await outbox.claimDue(db.kysely, { token, leaseMs: cfg.leaseMs, limit: cfg.concurrency * 8, probes: Math.max(1, cfg.concurrency >> 1) });
+    const rows = await claims.claimDue(db.kysely, { token, leaseMs: cfg.leaseMs, limit: cfg.concurrency * 8, probes: Math.max(1, cfg.concurrency >> 1) });
     if (rows.length === 0) return 0;
     const lease = keepLease(
       db,
@@ -75,7 +76,7 @@ export function startWebhookDispatcher(deps: WebhookDispatcherDeps): Dispatcher 
       cfg.leaseMs,
       claimedAt,
       rows.map((r) => r.id),
-      outbox.renewLease,
+      claims.renewLease,
     );
     const settled = settler(token);
     const untried: string[] = [];
@@ -142,7 +143,7 @@ export function startWebhookDispatcher(deps: WebhookDispatcherDeps): Dispatcher 
     tail = (async () => {
       try {
         await settled.drain();
-        if (untried.length > 0) await outbox.release(db.kysely, token, untried);
+        if (untried.length > 0) await claims.release(db.kysely, token, untried);
       } finally {
         lease.end();
       }

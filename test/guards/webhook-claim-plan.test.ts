@@ -1,5 +1,5 @@
 // A webhook dispatcher's claim walks the outbox in event order through event_seq's index and stops
-// once it has its rows (src/webhooks/repository.ts `dueInOrder`): its cost follows the rows it
+// once it has its rows (src/webhooks/claim-repository.ts `dueInOrder`): its cost follows the rows it
 // claims, not the backlog behind them. Without the index every claim read and sorted every due
 // delivery, and a backlog of thousands of events was delivered at a fraction of the rate.
 // PostgreSQL: rows read, from the transaction's own statistics (pg_stat_xact_user_tables);
@@ -12,7 +12,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { claimDue, dueInOrder, probes } from '../../src/webhooks/repository.ts';
+import { claimDue, dueInOrder, probes } from '../../src/webhooks/claim-repository.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
 import { sqlitePlan } from '../helpers/plans.ts';
 import { write } from '../../src/db/write.ts';
