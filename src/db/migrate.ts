@@ -55,6 +55,7 @@ import * as m0077 from './migrations/0077_run_beside.ts';
 import * as m0078 from './migrations/0078_email_keys.ts';
 import * as m0079 from './migrations/0079_email_characters.ts';
 import * as m0080 from './migrations/0080_user_email_keys.ts';
+import * as m0081 from './migrations/0081_delivery_queue.ts';
 
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -105,6 +106,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0078_email_keys': m0078,
   '0079_email_characters': m0079,
   '0080_user_email_keys': m0080,
+  '0081_delivery_queue': m0081,
 };
 
 export class MigrationError extends Error {

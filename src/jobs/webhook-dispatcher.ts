@@ -6,9 +6,12 @@
 // 2xx → the row leaves the outbox (many to a statement); anything else → tried again with
 // exponential backoff and jitter, until the endpoint has been failing for WEBHOOK_DISABLE_AFTER_MS
 // (24 hours), when it is disabled. A claim takes at most one row per subscription and object (the
-// oldest), so one object's events arrive in order. A failing endpoint is tried one delivery at a
-// time (a probe of the claim), and once one of its deliveries fails in a round its rows not yet
-// started are given back: it holds up no other endpoint's deliveries for long. So are those of an
+// oldest), so one object's events arrive in order, and shares its rows among the endpoints with
+// due rows, which the round starts in turns (each one's first row before any second): another
+// endpoint's backlog, however long, holds up an endpoint for no more than the round under way.
+// A failing endpoint is tried one delivery at a time (a probe of the claim), and once one of its
+// deliveries fails in a round its rows not yet started are given back: it holds up no other
+// endpoint's deliveries for long. So are those of an
 // endpoint still answering an attempt after WEBHOOK_POLL_MS: a slow endpoint is sent the rows
 // started before it showed itself slow, and the round, which the next claim waits for, ends with
 // those attempts, not after every row of it the claim took. A crash after the

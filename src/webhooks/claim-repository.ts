@@ -1,7 +1,8 @@
 // SQL of the webhook dispatcher's claim (docs/events.md §Delivery): which due deliveries a round
 // takes, under a token with a lease, and gives back. A row is claimable only when no earlier event
-// of the same object waits for the same subscription, so each object's events arrive in order.
-import { sql } from 'kysely';
+// of the same object waits for the same subscription, so each object's events arrive in order; a
+// claim shares its rows among the endpoints with due rows, so no backlog fills it.
+import { type RawBuilder, sql } from 'kysely';
 import { chunks, claimable, timeFromNow, type Executor } from '../db/index.ts';
 import type { DeliveryRow } from './repository.ts';
 
@@ -11,31 +12,61 @@ const firstOfObject = (as: string) =>
     where o.subscription_id = ${sql.ref(`${as}.subscription_id`)} and o.object_id = ${sql.ref(`${as}.object_id`)} and o.event_seq < ${sql.ref(`${as}.event_seq`)})`;
 
 /**
- * The first `limit` due rows in event order whose object has no earlier event waiting for the same
- * subscription, of subscriptions that are not failing (`probes` takes theirs). The walk follows
- * the index of the rows not parked (`webhook_deliveries_walk`: a failing endpoint's are parked)
- * and stops at `limit` rows, so a claim reads the rows in flight ahead of them and no more,
- * whatever the backlog, a failing endpoint's included (test/guards/webhook-claim-plan). The
- * condition is written as a literal: SQLite uses a partial index only for a term that matches it.
+ * Up to `limit` due rows (in order per object) of subscriptions that are not failing (`probes`
+ * takes theirs), shared among them (docs/events.md §Delivery): each subscription's first row
+ * before any subscription's second, and so on, the older event first at each turn, so that an
+ * endpoint's backlog, however long, takes only the rows the others leave. When more than `limit`
+ * subscriptions have due rows, `limit` of them picked at random take one each.
+ *
+ * Its cost follows the subscriptions with rows outside the parking and the rows it claims, not
+ * any backlog (test/guards/webhook-claim-plan): the subscriptions are found by a skip scan of
+ * `webhook_deliveries_queue` (one probe each), and each of them is walked in event order through
+ * it, a probe a row, for at most twice its share of `limit` (a subscription with fewer due rows
+ * leaves its share to the others, and a claim beside another has rows left to take), stepping
+ * over its rows in flight only. The conditions on `parked` are written as literals: SQLite uses a
+ * partial index only for a term that matches it.
  */
-export function dueInOrder(db: Executor, limit: number) {
-  const due = db
-    .selectFrom('webhook_deliveries as d')
-    .select('d.id')
-    .where(sql<boolean>`d.parked = 0`)
-    .where('d.next_attempt_at', '<=', timeFromNow(db, 0))
-    .where(firstOfObject('d'))
-    .where(sql<boolean>`not exists (select 1 from webhook_subscriptions as f where f.id = d.subscription_id and f.failing_since is not null)`)
-    .orderBy('d.event_seq')
-    .limit(limit);
-  return claimable(db, due);
+export function dueShared(db: Executor, limit: number) {
+  // The first due row after `after` of the subscription `sub`, by event order.
+  const next = (sub: string, after: RawBuilder<unknown>) => sql`(select q.event_seq from webhook_deliveries as q
+    where q.subscription_id = ${sql.ref(sub)} and q.parked = 0 and q.event_seq > ${after}
+      and q.next_attempt_at <= ${timeFromNow(db, 0)} and ${firstOfObject('q')}
+    order by q.event_seq limit 1)`;
+  // The first subscription after `after` with rows outside the parking: one probe of the index.
+  const subscription = (after: RawBuilder<unknown>) => sql`(select q.subscription_id from webhook_deliveries as q
+    where q.parked = 0 and q.subscription_id > ${after} order by q.subscription_id, q.event_seq limit 1)`;
+  const candidates = sql<{ id: string; n: number; seq: number }>`(with recursive
+      subs(id) as (select ${subscription(sql`''`)} union all select ${subscription(sql.ref('subs.id'))} from subs where subs.id is not null),
+      firsts(sub, seq) as materialized (select subs.id, ${next('subs.id', sql`0`)} from subs
+        where not exists (select 1 from webhook_subscriptions as f where f.id = subs.id and f.failing_since is not null)),
+      heads(sub, seq) as (select sub, seq from firsts where seq is not null order by random() limit ${limit}),
+      share(k) as (select ${2 * limit} / nullif(count(*), 0) from heads),
+      walk(sub, seq, n) as (select sub, seq, 1 from heads
+        union all select w.sub, ${next('w.sub', sql.ref('w.seq'))}, w.n + 1 from walk as w where w.seq is not null and w.n < (select k from share))
+    select (select d.id from webhook_deliveries as d where d.subscription_id = walk.sub and d.parked = 0 and d.event_seq = walk.seq) as id,
+      walk.n, walk.seq from walk where walk.seq is not null order by walk.n, walk.seq limit ${2 * limit})`;
+  // Twice the rows a claim takes, locked in turn until it has them: a claim beside another one
+  // (PostgreSQL) takes the rows the other holds no lock on, not none.
+  return claimable(
+    db,
+    db
+      .selectFrom(candidates.as('w'))
+      .innerJoin('webhook_deliveries as c', 'c.id', 'w.id')
+      .select('c.id')
+      // Tested again on the row it locks: a row another claim took meanwhile is no longer due.
+      .where(sql<boolean>`c.parked = 0`)
+      .where('c.next_attempt_at', '<=', timeFromNow(db, 0))
+      .orderBy('w.n')
+      .orderBy('w.seq')
+      .limit(limit),
+  );
 }
 
 /**
  * One due row (in order per object) of each of at most `n` failing subscriptions, picked at
  * random among them: a failing endpoint is tried one delivery at a time, so that its backlog,
  * however old, never fills the claims that every other endpoint's deliveries wait for
- * (docs/events.md §Delivery). The first success makes it healthy again, its rows `dueInOrder`'s.
+ * (docs/events.md §Delivery). The first success makes it healthy again, its rows `dueShared`'s.
  * Each probe walks its endpoint's due rows by due time (the index `webhook_deliveries_probe`),
  * never the rows whose retry is backed off (test/guards/webhook-claim-plan).
  */
@@ -86,15 +117,17 @@ export async function unparkRecovered(db: Executor, n: number): Promise<void> {
 }
 
 /**
- * Claims for `token` for `leaseMs` up to `limit` due rows of healthy subscriptions and one of each
- * of up to `probes` failing ones; `attempts` counts this one.
+ * Claims for `token` for `leaseMs` up to `limit` due rows of healthy subscriptions, shared among
+ * them, and one of each of up to `probes` failing ones; `attempts` counts this one. The rows come
+ * in turns, each subscription's first row before any second (each turn in event order), the order
+ * a round works them in: an endpoint's row waits for no other endpoint's backlog in the round.
  */
 export async function claimDue(db: Executor, input: { token: string; leaseMs: number; limit: number; probes?: number }): Promise<DeliveryRow[]> {
   // A read first: an idle outbox costs no write (on SQLite, no write lock every poll).
   const any = await db.selectFrom('webhook_deliveries').select('id').where('next_attempt_at', '<=', timeFromNow(db, 0)).limit(1).executeTakeFirst();
   if (!any) return [];
   await unparkRecovered(db, input.limit);
-  const healthy = dueInOrder(db, input.limit);
+  const healthy = dueShared(db, input.limit);
   const failing = probes(db, input.probes ?? 1);
   const rows = await db
     .updateTable('webhook_deliveries')
@@ -104,7 +137,21 @@ export async function claimDue(db: Executor, input: { token: string; leaseMs: nu
     .where(sql<boolean>`id in (select h.id from (${healthy}) as h union all select f.id from (${failing}) as f)`)
     .returningAll()
     .execute();
-  return rows.sort((a, b) => Number(a.event_seq) - Number(b.event_seq));
+  return inTurns(rows);
+}
+
+/** `rows` in turns: each subscription's n-th row (in event order) before any (n+1)-th. */
+function inTurns(rows: DeliveryRow[]): DeliveryRow[] {
+  const bySeq = rows.sort((a, b) => Number(a.event_seq) - Number(b.event_seq));
+  const seen = new Map<string, number>();
+  const turn = new Map<DeliveryRow, number>();
+  for (const r of bySeq) {
+    const n = seen.get(r.subscription_id) ?? 0;
+    seen.set(r.subscription_id, n + 1);
+    turn.set(r, n);
+  }
+  // A stable sort: within a turn, event order.
+  return bySeq.sort((a, b) => turn.get(a)! - turn.get(b)!);
 }
 
 /** Extends the lease of the rows `token` still holds; returns their ids. */

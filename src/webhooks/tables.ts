@@ -37,7 +37,7 @@ export interface WebhookDeliveriesTable {
   last_error: string | null;
   first_failed_at: string | null;
   /**
-   * 1: out of the claim's walk in event order (docs/events.md §Delivery): a failing endpoint's
+   * 1: out of the index the claim walks (docs/events.md §Delivery): a failing endpoint's
    * row, or one queued behind a recovered endpoint's parked rows; 0 otherwise.
    */
   parked?: number;
