@@ -16,8 +16,11 @@ import { customRecordKind } from '../records/import-custom.ts';
 import { userKind } from '../users/import.ts';
 import { workspaceKind } from '../workspaces/import.ts';
 
-/** `blobs`: where imported files' bytes go; without it an import holding files is refused. */
-/** `downloadTtlSeconds`: DOWNLOAD_TTL_SECONDS, how long bytes a re-import replaced stay on S3 (src/files/import.ts). */
+/**
+ * `blobs`: where imported files' bytes go; without it an import holding files is refused.
+ * `downloadTtlSeconds`: DOWNLOAD_TTL_SECONDS, how long bytes a re-import replaced stay on S3
+ * (src/files/import.ts).
+ */
 export function importKinds(deps: { blobs?: BlobStore; downloadTtlSeconds?: number } = {}): ImportKind<any>[] {
   return [
     // The workspace's settings first: the definitions carry its default country (docs/import.md §`workspace`).
