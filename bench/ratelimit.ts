@@ -99,8 +99,9 @@ async function main(): Promise<void> {
     console.log(`  limits on Redis                ${fmt(viaRedis)}  ratio ${viaRedis.ratio.toFixed(2)} (${range(viaRedis.ratios)})`);
     console.log(`  limits in the cluster primary  ${fmt(viaPrimary)}  ratio ${viaPrimary.ratio.toFixed(2)} (${range(viaPrimary.ratios)})`);
     if (viaBefore) console.log(`  limits on Redis, ${args.before}  ${fmt(viaBefore)}  ratio ${viaBefore.ratio.toFixed(2)} (${range(viaBefore.ratios)})`);
-    // Decisions the Redis servers made locally (a command unanswered within REDIS_COMMAND_TIMEOUT_MS):
-    // under load, a deadline shorter than Redis's answers on a busy machine shows here.
+    // Decisions the Redis servers made locally (refusals on the level Redis last reported, for a
+    // late command; local buckets, for one unanswered within REDIS_COMMAND_TIMEOUT_MS): under load,
+    // a deadline shorter than Redis's answers on a busy machine shows here.
     const fallbacks = async (s: { url: string }) =>
       Number(/^rolodex_rate_limit_redis_fallback_total (\d+)/m.exec(await (await fetch(`${s.url}/metrics`)).text())?.[1] ?? NaN);
     console.log(

@@ -77,7 +77,7 @@ export class ClusterRateLimiter implements RateLimiter {
     this.#channel = channel;
     this.#buckets = new SharedBuckets({
       limits,
-      take: (...args) => this.#ask(...args),
+      take: (key, rate, n, extra, give) => this.#ask(key, rate, n, extra, give),
       reachable: () => !!channel.send && !!channel.connected,
       alone: (workspaceId, category) => this.#alone.consume(workspaceId, category),
       leaseMs,

@@ -1,15 +1,16 @@
-// How long a rate-limit command may go unanswered (docs/reliability.md §Redis). A silent Redis costs
-// each request waiting on it the whole deadline, so the deadline follows how fast Redis has been
-// answering: the smoothed round trip and four times its mean deviation, as TCP sets its
-// retransmission timeout (RFC 6298), between a floor of a few milliseconds and a ceiling
-// (REDIS_COMMAND_TIMEOUT_MS). Near and answering promptly, a Redis that falls silent costs a
-// request the floor; on a machine so busy that answers are read tens of milliseconds late, the
-// deadline grows with them instead of taking every late answer for a silence.
+// When a rate-limit command counts as late, and when as unanswered (docs/reliability.md §Redis).
+// Unanswered by the ceiling (REDIS_COMMAND_TIMEOUT_MS), it means a silent Redis. Before that it is
+// late once past a deadline that follows how fast Redis has been answering: the smoothed round trip
+// and four times its mean deviation, as TCP sets its retransmission timeout (RFC 6298), between a
+// floor of a few milliseconds and the ceiling. A late command's requests that Redis last said it
+// would refuse are refused then (shared.ts), so a near Redis that falls silent costs those the
+// floor; on a machine so busy that answers are read tens of milliseconds late, the deadline grows
+// with them.
 
-/** The error of a command not answered in time. */
-export class CommandLate extends Error {
+/** The error of a command unanswered by the ceiling: Redis is taken for silent. */
+export class CommandUnanswered extends Error {
   constructor(ms: number) {
-    super(`Redis command timed out after ${Math.round(ms)} ms`);
+    super(`Redis command unanswered after ${Math.round(ms)} ms`);
   }
 }
 
@@ -45,13 +46,13 @@ export class CommandDeadline {
   }
 
   /**
-   * `p`, or CommandLate when it has no answer by the deadline; `silent` is called when it has none
-   * by the ceiling either. Both are judged after the event loop's next poll for I/O: a timer fires
-   * before the loop reads its sockets, so on a busy loop a reply that came in time but was not read
-   * yet would otherwise count as late. An answer after the deadline is read and dropped; its time
-   * still counts towards the next deadlines.
+   * `p`'s outcome, or CommandUnanswered when it has none by the ceiling, after `silent` is called.
+   * `late` is called once when `p` has no answer by the deadline: the caller may then decide what
+   * it can without the answer, which still counts when it comes. Both are judged after the event
+   * loop's next poll for I/O: a timer fires before the loop reads its sockets, so on a busy loop a
+   * reply that came in time but was not read yet would otherwise count as late.
    */
-  within<T>(p: Promise<T>, silent: () => void): Promise<T> {
+  within<T>(p: Promise<T>, late: () => void, silent: () => void): Promise<T> {
     const ms = this.ms;
     const sent = performance.now();
     let done = false;
@@ -69,15 +70,20 @@ export class CommandDeadline {
     let timer: NodeJS.Timeout | undefined;
     // One timer at a time: the ceiling's is set only once the deadline has passed unanswered.
     const judge = (at: number, then: () => void) => (timer = setTimeout(() => setImmediate(() => done || then()), at - (performance.now() - sent)));
-    const late = new Promise<never>((_, reject) => {
-      judge(ms, () => {
-        // At the ceiling the silence is told first, so the late requests already see it.
-        if (ms >= this.#ceiling) silent();
-        else judge(this.#ceiling, silent);
-        reject(new CommandLate(ms));
-      });
+    const unanswered = new Promise<never>((_, reject) => {
+      const atCeiling = () => {
+        // The silence is told first, so the requests decided on the rejection already see it.
+        silent();
+        reject(new CommandUnanswered(this.#ceiling));
+      };
+      if (ms >= this.#ceiling) judge(ms, atCeiling);
+      else
+        judge(ms, () => {
+          late();
+          judge(this.#ceiling, atCeiling);
+        });
     });
-    const out = Promise.race([answered, late]);
+    const out = Promise.race([answered, unanswered]);
     const stop = () => clearTimeout(timer);
     answered.then(stop, stop);
     return out;

@@ -1,20 +1,21 @@
-// What the keeper last said of each bucket, to decide the requests whose call is late
-// (docs/reliability.md §Redis). A keeper that answers late is busy, not gone: deciding its
-// requests on this process's own bucket would let each process pass a whole burst, so they are
-// decided on the level the keeper last reported instead, refilled since at the bucket's rate and
-// spent by the requests decided here meanwhile. Other processes' requests are unseen, so while calls
-// are late at most each process's share of the refill passes beyond the shared limit.
+// What the keeper last said of each bucket, to refuse at once the requests whose call is late and
+// which the keeper would refuse too (docs/reliability.md §Redis). Only refusals are decided here:
+// other processes take tokens from the bucket unseen, so the level it held at the last answer,
+// refilled since at the bucket's rate, is the most it can hold now (but for lease leftovers given
+// back, lease.ts), and a request it cannot serve the keeper could not either. A request it could serve waits for the keeper's answer: each process
+// allowing on its own view would let every process spend that level, a whole burst each for a
+// bucket last seen full.
 import { decide, type RateDecision } from './bucket.ts';
 
 interface Known {
-  /** Tokens the bucket held after the last answered call, less what was decided here since. */
+  /** Tokens the bucket held after the last answered call. */
   level: number;
   /** The keeper's clock at that answer, and ours when it arrived. */
   keeperNow: number;
   at: number;
 }
 
-/** Entries older than this describe a full bucket (a burst is one second's quota): forgotten. */
+/** After this long any bucket has refilled by at least one token (a burst is one second's quota): forgotten. */
 const FORGET_MS = 1000;
 
 export class LastKnown {
@@ -32,20 +33,14 @@ export class LastKnown {
     this.#byKey.set(key, { level, keeperNow, at: this.#clock() });
   }
 
-  /** A decision from the last known level, or undefined when nothing recent is known. */
-  decide(key: string, rate: number): RateDecision | undefined {
+  /** A refusal, when the last known level refilled to now holds no token; else undefined. */
+  refusal(key: string, rate: number): RateDecision | undefined {
     const k = this.#byKey.get(key);
     if (!k) return undefined;
-    const now = this.#clock();
-    const elapsed = Math.max(0, now - k.at);
+    const elapsed = Math.max(0, this.#clock() - k.at);
     if (elapsed >= FORGET_MS) return undefined;
-    k.level = Math.min(rate, k.level + (elapsed * rate) / 1000);
-    k.keeperNow += elapsed;
-    k.at = now;
-    const allowed = k.level >= 1;
-    const d = decide(rate, k.level, allowed, k.keeperNow);
-    if (allowed) k.level -= 1;
-    return d;
+    const level = Math.min(rate, k.level + (elapsed * rate) / 1000);
+    return level < 1 ? decide(rate, level, false, k.keeperNow + elapsed) : undefined;
   }
 
   #sweep(): void {

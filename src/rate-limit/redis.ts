@@ -8,12 +8,13 @@
 // keeps reconnecting in the background; the first success switches back and is logged too.
 //
 // A Redis that accepts connections but does not answer (stopped, swapping, a proxy whose far side
-// is gone) costs a request at most a command's deadline, which follows Redis's recent answers
-// (deadline.ts; a few milliseconds for a near Redis, REDIS_COMMAND_TIMEOUT_MS at most). A command
-// late for its deadline has its requests decided on the level Redis last reported for their bucket
-// (last-known.ts): a busy Redis still keeps the shared limit. One unanswered by
-// REDIS_COMMAND_TIMEOUT_MS means a silent Redis: requests are decided locally, and Redis is left
-// alone for a second (QUIET_MS) before the next request tries it again (docs/reliability.md §Redis).
+// is gone) costs a request at most REDIS_COMMAND_TIMEOUT_MS. Until then Redis is taken for busy,
+// not gone, and the shared limit holds: a command late for its deadline, which follows Redis's
+// recent answers (deadline.ts; a few milliseconds for a near Redis), has its requests refused at
+// once when the level Redis last reported for their bucket refuses them (last-known.ts); the others
+// wait for the answer. One unanswered by REDIS_COMMAND_TIMEOUT_MS means a silent Redis: requests are
+// decided locally, and Redis is left alone for a second (QUIET_MS) before the next request tries it
+// again (docs/reliability.md §Redis).
 //
 // Every request takes a token. Requests of one bucket that arrive in one turn share one script
 // call, and a fast bucket's tokens may be leased (shared.ts): one script run on Redis and one reply
@@ -24,7 +25,7 @@ import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Metrics } from '../metrics/registry.ts';
 import type { Limits, RateCategory, RateLimiter } from './bucket.ts';
-import { CommandDeadline, CommandLate } from './deadline.ts';
+import { CommandDeadline, CommandUnanswered } from './deadline.ts';
 import { type Decision, SharedBuckets } from './shared.ts';
 
 const TAKE_LUA = `
@@ -76,7 +77,7 @@ export interface RedisLimiterOptions {
   leaseMs?: number;
   /** Monotonic milliseconds for leases (tests). */
   clock?: () => number;
-  /** The longest one command may go unanswered before its requests are decided locally (deadline.ts). */
+  /** The longest one command may go unanswered before Redis is taken for silent (deadline.ts). */
   commandTimeoutMs?: number;
   /** The shortest deadline (deadline.ts FLOOR_MS); tests that count script calls raise it to the ceiling. */
   commandFloorMs?: number;
@@ -103,9 +104,9 @@ export class RedisRateLimiter implements RateLimiter {
     this.#buckets = new SharedBuckets({
       limits: opts.limits,
       prefix: opts.prefix ?? 'rolodex:rl:',
-      take: (key, rate, n, extra, give) =>
+      take: (key, rate, n, extra, give, late) =>
         this.#deadline
-          .within(this.redis.rolodexTake(key, rate, n, extra, give), () => this.#silent())
+          .within(this.redis.rolodexTake(key, rate, n, extra, give), late, () => this.#silent())
           .then(([taken, before, now, leased]) => {
             // Answering again after a command timed out (the connection itself never dropped).
             if (this.#degraded) this.#up();
@@ -116,7 +117,7 @@ export class RedisRateLimiter implements RateLimiter {
       reachable: () => this.redis.status === 'ready' && (this.#quietUntil === 0 || performance.now() >= this.#quietUntil),
       alone: (workspaceId, category) => this.#local(workspaceId, category),
       // Closing with requests in flight is not an outage.
-      failed: (err) => this.#closing || err instanceof CommandLate || this.#down(err),
+      failed: (err) => this.#closing || err instanceof CommandUnanswered || this.#down(err),
       decidedLate: () => this.#opts.metrics?.redisFallbacks.inc(),
     });
     const redis = new Redis(opts.url, {

@@ -6,7 +6,6 @@
 // Why: docs/performance.md §Redis rate limits: pipelining, one call per bucket, leases.
 import { perTurn } from '../lib/per-turn.ts';
 import { bucketKey, decide, type Limits, type RateCategory, type RateDecision, type Taken } from './bucket.ts';
-import { CommandLate } from './deadline.ts';
 import { LastKnown } from './last-known.ts';
 import { Leases } from './lease.ts';
 
@@ -17,8 +16,11 @@ export interface Reply extends Taken {
   now: number;
 }
 
-/** Asks the keeper of the bucket `key` for n tokens, `extra` more as a lease, `give` back first. */
-export type Take = (key: string, rate: number, n: number, extra: number, give: number) => Promise<Reply>;
+/**
+ * Asks the keeper of the bucket `key` for n tokens, `extra` more as a lease, `give` back first.
+ * A keeper that can be late calls `late` once the call is past its deadline, still unanswered.
+ */
+export type Take = (key: string, rate: number, n: number, extra: number, give: number, late: () => void) => Promise<Reply>;
 
 interface Waiter {
   workspaceId: string;
@@ -42,7 +44,7 @@ export interface SharedBucketsOptions {
   clock?: () => number;
   /** Told of each failed call, before its requests are decided alone. */
   failed(err: Error): void;
-  /** Told of each request decided on the last known level because its call was late. */
+  /** Told of each request refused on the last known level because its call was late. */
   decidedLate?(): void;
 }
 
@@ -71,12 +73,6 @@ export class SharedBuckets {
     return new Promise((resolve) => this.#gather(key, { workspaceId, category, rate, resolve }));
   }
 
-  #late(key: string, rate: number): RateDecision | undefined {
-    const d = this.#known.decide(key, rate);
-    if (d) this.#o.decidedLate?.();
-    return d;
-  }
-
   /** One call per bucket for the requests gathered in this turn. */
   #flush(batch: Map<string, Waiter[]>): void {
     for (const [key, gathered] of batch) {
@@ -87,19 +83,30 @@ export class SharedBuckets {
       if (served === gathered.length) continue;
       const waiters = served === 0 ? gathered : gathered.slice(served);
       const ask = this.#leases.ask(key, rate, waiters.length);
-      this.#o.take(key, rate, waiters.length, ask.extra, ask.give).then(
+      let waiting = waiters;
+      // A late keeper is busy, not gone: what it last said of the bucket may refuse these requests
+      // at once (last-known.ts); it never allows them, so they otherwise wait for its answer. Tokens
+      // the call takes for requests refused meanwhile are not spent; the bucket had next to none.
+      const late = () => {
+        const refused = this.#known.refusal(key, rate);
+        if (!refused) return;
+        for (const w of waiting) {
+          this.#o.decidedLate?.();
+          w.resolve(refused);
+        }
+        waiting = [];
+      };
+      this.#o.take(key, rate, waiters.length, ask.extra, ask.give, late).then(
         ({ taken, before, now, leased }) => {
           // As if one after another: the i-th request sees what the i-1 before it left.
-          waiters.forEach((w, i) => w.resolve(i < taken ? decide(rate, before - i, true, now) : decide(rate, before - taken, false, now)));
+          waiting.forEach((w, i) => w.resolve(i < taken ? decide(rate, before - i, true, now) : decide(rate, before - taken, false, now)));
           this.#leases.grant(key, ask, leased, before - taken - leased, now);
           this.#known.note(key, before - taken - leased, now);
         },
         (err: Error) => {
           this.#leases.drop(key);
           this.#o.failed(err);
-          // A late keeper still keeps the bucket: its requests are decided on what it last said of
-          // it (last-known.ts), not on this process's own bucket, which would pass a whole burst.
-          for (const w of waiters) w.resolve((err instanceof CommandLate && this.#late(key, rate)) || this.#o.alone(workspaceId, category));
+          for (const w of waiting) w.resolve(this.#o.alone(workspaceId, category));
         },
       );
     }

@@ -110,7 +110,7 @@ if (redis || IN_CI) {
         assert.equal((await l.consume('ws', 'Read'))?.allowed, true);
         assert.equal(calls.n, 1, 'asked while Redis answers');
         s.silence();
-        // The first request after the silence waits for its command's deadline, then local buckets decide.
+        // The first request after the silence waits for REDIS_COMMAND_TIMEOUT_MS, then local buckets decide.
         assert.equal((await l.consume('ws', 'Write'))?.allowed, true);
         assert.equal(calls.n, 2);
         // Unanswered past REDIS_COMMAND_TIMEOUT_MS (300 ms here), the command means a silent Redis.
@@ -147,17 +147,28 @@ describe("a command's deadline", () => {
 
 if (redis || IN_CI) {
   describe('a Redis that falls silent after answering promptly', () => {
-    test('costs the request that meets the silence a few milliseconds, not REDIS_COMMAND_TIMEOUT_MS', async () => {
+    test('refuses a request of a spent bucket within a few milliseconds; one it may allow waits REDIS_COMMAND_TIMEOUT_MS at most', async () => {
       const s = await silentServer(TEST_REDIS_URL);
-      const l = limiter(s.url, 2000);
+      const l = limiter(s.url, 1000);
       try {
         await l.start();
         for (let i = 0; i < 30; i++) assert.equal((await l.consume(`ws${i}`, 'Read'))?.allowed, true);
+        // Redis reports the bucket spent (Read: 2 a second).
+        const spent = await Promise.all([1, 2, 3].map(() => Promise.resolve(l.consume('ws', 'Read'))));
+        assert.deepEqual(
+          spent.map((d) => d?.allowed),
+          [true, true, false],
+        );
         s.silence();
-        const started = performance.now();
+        let started = performance.now();
+        assert.equal((await l.consume('ws', 'Read'))?.allowed, false);
+        let waited = performance.now() - started;
+        assert.ok(waited < 500, `waited ${Math.round(waited)} ms for a refusal`);
+        // Nothing known refuses this one: it waits for Redis, then for the ceiling, then local buckets decide.
+        started = performance.now();
         assert.equal((await l.consume('ws', 'Write'))?.allowed, true);
-        const waited = performance.now() - started;
-        assert.ok(waited < 500, `waited ${Math.round(waited)} ms for a silent Redis`);
+        waited = performance.now() - started;
+        assert.ok(waited >= 900 && waited < 3000, `waited ${Math.round(waited)} ms, REDIS_COMMAND_TIMEOUT_MS is 1000`);
       } finally {
         await l.close();
         await s.close();
@@ -166,7 +177,7 @@ if (redis || IN_CI) {
   });
 
   describe('a Redis that answers late', () => {
-    test('keeps the shared limit: late requests are decided on the level Redis last reported, not on local buckets', async () => {
+    test('keeps the shared limit: late requests are refused on the level Redis last reported, or wait for its answer', async () => {
       const s = await silentServer(TEST_REDIS_URL);
       const rates = { Read: 20, Write: 20, Search: 20 };
       const prefix = `test:${randomBytes(6).toString('hex')}:`;
@@ -195,6 +206,45 @@ if (redis || IN_CI) {
         // Each process sees the bucket refill, not the other's requests: at most twice the refill.
         const bound = Math.ceil((2 * (performance.now() - started) * rates.Read) / 1000) + 2;
         assert.ok(passed <= bound, `${passed} passed while Redis answered late; at most ${bound}`);
+      } finally {
+        await Promise.all([a.close(), b.close()]);
+        await s.close();
+      }
+    });
+  });
+
+  describe('a Redis that answers late, for a bucket last seen full or never asked', () => {
+    test('keeps the shared limit: no process allows on its own view while its calls are late', async () => {
+      const s = await silentServer(TEST_REDIS_URL);
+      const rates = { Read: 20, Write: 20, Search: 20 };
+      const prefix = `test:${randomBytes(6).toString('hex')}:`;
+      const [a, b] = [limiter(s.url, 5000, rates, prefix), limiter(s.url, 5000, rates, prefix)] as const;
+      try {
+        await Promise.all([a.start(), b.start()]);
+        // Prompt answers bring each deadline down to a few milliseconds; both see 'seen' nearly full.
+        for (let i = 0; i < 50; i++) for (const l of [a, b]) assert.equal((await l.consume(`warm${i}`, 'Read'))?.allowed, true);
+        for (const l of [a, b]) assert.equal((await l.consume('seen', 'Read'))?.allowed, true);
+        s.delay(50);
+        const started = performance.now();
+        // Requests arriving over several turns, as HTTP requests do, half on each process.
+        const decisions: Promise<{ allowed: boolean } | null>[][] = [[], []];
+        for (let turn = 0; turn < 10; turn++) {
+          for (let i = 0; i < 10; i++)
+            for (const [j, ws] of (['seen', 'fresh'] as const).entries()) decisions[j]!.push(Promise.resolve((i % 2 ? a : b).consume(ws, 'Read')));
+          await new Promise((r) => setTimeout(r, 2));
+        }
+        const [seen, fresh] = await Promise.all(decisions.map((ds) => Promise.all(ds)));
+        const seconds = (performance.now() - started) / 1000;
+        s.delay(0);
+        // One bucket's burst and its refill, as one process alone would pass: not one burst each.
+        const bound = Math.floor(rates.Read + rates.Read * seconds);
+        for (const [name, ds] of [
+          ['seen', seen],
+          ['fresh', fresh],
+        ] as const) {
+          const passed = ds!.filter((d) => d?.allowed).length;
+          assert.ok(passed <= bound, `${name}: ${passed} of 100 passed in ${seconds.toFixed(2)} s while Redis answered late; at most ${bound}`);
+        }
       } finally {
         await Promise.all([a.close(), b.close()]);
         await s.close();
