@@ -11,6 +11,8 @@
 // - A valid key without a scope the route needs: 403 with `insufficient_scope` and `scope`, the
 //   route's scopes (§3.1).
 
+import { severalLines } from './field-lines.ts';
+
 export type Credential = { kind: 'none' } | { kind: 'malformed' } | { kind: 'several' } | { kind: 'token'; token: string };
 
 export type ChallengeError = 'invalid_request' | 'invalid_token' | 'insufficient_scope';
@@ -24,29 +26,13 @@ const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
 const SEVERAL: Credential = { kind: 'several' };
 
 /**
- * Whether the request has more than one Authorization field line. Node keeps the first of them
- * as `headers.authorization` and drops the others, while a proxy in front may read another one;
- * the header is no list (RFC 9110 §11.6.2), so two lines are two credentials (RFC 6750 §3.1:
- * `invalid_request`), whatever their schemes.
- */
-function severalLines(rawHeaders: readonly string[]): boolean {
-  let seen = false;
-  for (let i = 0; i < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i]!;
-    if (name.length !== 13 || name.toLowerCase() !== 'authorization') continue;
-    if (seen) return true;
-    seen = true;
-  }
-  return false;
-}
-
-/**
  * What the Authorization header carries: nothing usable, a malformed Bearer credential, several
- * credentials (`rawHeaders`, the request's field lines, hold more than one Authorization), or a token.
+ * credentials (`rawHeaders`, the request's field lines, hold more than one Authorization: two
+ * credentials, RFC 6750 §3.1 `invalid_request`, whatever their schemes), or a token.
  */
 export function readCredential(header: string | undefined, rawHeaders: readonly string[] = []): Credential {
   if (header === undefined) return NONE;
-  if (severalLines(rawHeaders)) return SEVERAL;
+  if (severalLines(rawHeaders, 'authorization')) return SEVERAL;
   const value = header.trim();
   const space = value.indexOf(' ');
   const scheme = space < 0 ? value : value.slice(0, space);

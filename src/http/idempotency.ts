@@ -9,6 +9,7 @@ import type { Deps } from './context.ts';
 import { AppError } from '../lib/errors.ts';
 import { MAX_BODY_DEPTH, tooDeep } from './body.ts';
 import { causeOf } from './fault-log.ts';
+import { severalLines } from './field-lines.ts';
 import { claimKey, finishKey, type KeyRef, releaseKey } from '../idempotency/repository.ts';
 import type { Principal } from '../auth/scopes.ts';
 
@@ -50,8 +51,11 @@ export function canonicalJson(value: unknown, depth = 0): string {
 function readKey(request: FastifyRequest): string | null {
   const header = request.headers['idempotency-key'];
   if (header === undefined) return null;
-  const raw = typeof header === 'string' ? header.replace(/^[ \t]+|[ \t]+$/g, '') : header;
   const param = { param: 'Idempotency-Key' };
+  // Node joins two lines as `a, b`, one key made of both, where a proxy may have read either.
+  if (severalLines(request.raw.rawHeaders, 'idempotency-key'))
+    throw new AppError('invalid_idempotency_key', 'The request has more than one Idempotency-Key header; send one.', param);
+  const raw = typeof header === 'string' ? header.replace(/^[ \t]+|[ \t]+$/g, '') : header;
   if (typeof raw !== 'string' || raw.length === 0)
     throw new AppError('invalid_idempotency_key', 'Idempotency-Key must be 1 to 255 printable ASCII characters.', param);
   if (raw.length > 255) throw new AppError('idempotency_key_too_long', 'Idempotency-Key must be at most 255 characters.', param);

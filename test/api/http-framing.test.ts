@@ -1,7 +1,7 @@
 // Requests as odd clients and proxies frame them, on real sockets and both databases
 // (docs/errors.md §Before routing, §Request bodies; docs/design.md §Requests): an HTTP/1.1 request
-// without Host, a body under a transfer coding other than chunked, two Authorization headers.
-// Each is refused in the one error shape, and nothing is written.
+// without Host, a body under a transfer coding other than chunked, two Authorization headers, two
+// Idempotency-Key headers. Each is refused in the one error shape, and nothing is written.
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { test } from 'node:test';
@@ -114,5 +114,31 @@ eachDialect('HTTP framing', (ctx) => {
       assert.match(a.head, /www-authenticate: Bearer realm="rolodex", error="invalid_request"/i, lines.join(' + '));
     }
     assert.match(await get(good), /^HTTP\/1\.1 200 /);
+  });
+
+  test('two Idempotency-Key headers are 400 invalid_idempotency_key, never one key made of both; nothing is written', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const port = await listening(t);
+    const post = (...lines: string[]) =>
+      raw(
+        port,
+        `POST /v1/lists HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${s.secret}\r\nService-Version: ${VERSION}\r\nContent-Type: application/json\r\n` +
+          `Connection: close\r\nContent-Length: ${Buffer.byteLength(LIST)}\r\n${lines.map((l) => `${l}\r\n`).join('')}\r\n${LIST}`,
+      );
+    // Node joins the lines as `k1, k2`; a proxy in front may have read either one alone.
+    for (const lines of [
+      ['Idempotency-Key: k1', 'Idempotency-Key: k2'],
+      ['Idempotency-Key: k1', 'idempotency-key: k1'],
+    ]) {
+      const text = await post(...lines);
+      const a = answerOf(text);
+      assert.equal(a.status, 400, `${lines.join(' + ')}: ${text}`);
+      assert.deepEqual([a.error.code, a.error.param], ['invalid_idempotency_key', 'Idempotency-Key'], lines.join(' + '));
+    }
+    assert.equal((await call(t, s.secret, 'GET', '/v1/lists')).json().totalCount, 0, 'nothing was created');
+    assert.deepEqual(await t.deps.db.kysely.selectFrom('idempotency_keys').select('key').where('workspace_id', '=', s.workspaceId).execute(), []);
+    // One line holding a comma is one key.
+    assert.match(await post('Idempotency-Key: k1, k2'), /^HTTP\/1\.1 200 /);
   });
 });
