@@ -5,7 +5,7 @@
 // names one, and keeps the meeting's id and createdAt. The derived relationships follow from the
 // participants' addresses when read: the import makes no records for them. The events are those of
 // the API's create and update.
-import { appendEvents, type Changes, type EventInput } from '../changes/service.ts';
+import { appendEventsJson, type Changes, type EventJsonInput } from '../changes/service.ts';
 import { type FileRow, findFiles } from '../files/repository.ts';
 import { fileRelationship, optionalText, typedField } from '../import/checks.ts';
 import { type ImportContext, ImportError, type ImportItem, type ImportKind, onlyFields, upsertByExternalId } from '../import/kind.ts';
@@ -223,7 +223,7 @@ export const meetingKind: ImportKind<MeetingInput> = {
         const changes = changesOf(ctx, before, after);
         // A line that changes nothing writes nothing and leaves updatedAt alone, as the API's update does.
         if (Object.keys(changes).length === 0) return;
-        await repo.replaceMeeting(ctx.db, oldRow, after.row, contents, folded(value));
+        after.row.updated_at = await repo.replaceMeeting(ctx.db, oldRow, after.row, contents, folded(value));
         written.push({ ...after, changes });
       },
       insert({ externalId, value }, id) {
@@ -240,10 +240,12 @@ export const meetingKind: ImportKind<MeetingInput> = {
       ctx,
       written.map((w) => w.row),
     );
-    const events: EventInput[] = written.map((w) => {
+    // Each event carries the updatedAt its write gave the meeting (docs/events.md §Shape).
+    const events: EventJsonInput[] = written.map((w) => {
       const object = toResource(ctx, w.row, 'FULL', w.contents, derived.get(w.row.id) ?? NO_DERIVED);
-      return w.changes ? { type: 'meeting.updated', object, changes: w.changes } : { type: 'meeting.created', object };
+      const event = { objectId: object.id, json: JSON.stringify(object), at: w.row.updated_at };
+      return w.changes ? { ...event, type: 'meeting.updated', changes: w.changes } : { ...event, type: 'meeting.created' };
     });
-    await appendEvents(ctx, events, (kind) => ctx.newId(kind));
+    await appendEventsJson(ctx, events, (kind) => ctx.newId(kind));
   },
 };

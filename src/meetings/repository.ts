@@ -84,22 +84,31 @@ export async function meetingsByExternalId(db: Executor, workspaceId: string, ex
   );
 }
 
-/** Rewrites a meeting's row, contents and participants in place (its id and createdAt stay), and moves it in the listing. */
+/**
+ * Rewrites a meeting in place (its id and createdAt stay), moves it in the listing, and returns the
+ * updatedAt stored: the row's, or the later one held (docs/records.md §Times of writes).
+ */
 export async function replaceMeeting(
   tx: Tx,
   old: MeetingRow,
   row: MeetingRow,
   contents: Pick<ContentsRow, 'description' | 'transcript_id'>,
   participants: readonly string[],
-): Promise<void> {
-  const { id, workspace_id: _ws, created_at: _c, ...set } = row;
-  await tx.updateTable('meetings').set(set).where('id', '=', id).execute();
+): Promise<string> {
+  const { id, workspace_id: _ws, created_at: _c, updated_at: at, ...set } = row;
+  const later = sql<string>`case when updated_at > ${at} then updated_at else ${at} end`;
+  const update = tx
+    .updateTable('meetings')
+    .set({ ...set, updated_at: later })
+    .where('id', '=', id);
+  const stored = await update.returning('updated_at').executeTakeFirst();
   await tx.updateTable('meeting_contents').set(contents).where('meeting_id', '=', id).execute();
   await tx.deleteFrom('meeting_participants').where('meeting_id', '=', id).execute();
   await insertParticipants(tx, [{ row, participants }]);
   if (old.start_date !== row.start_date) {
     await rankChange(tx, MEETINGS, [row.workspace_id], { removed: [{ ts: old.start_date, id }], added: [{ ts: row.start_date, id }] });
   }
+  return stored?.updated_at ?? at;
 }
 
 export async function findMeeting(db: Executor, workspaceId: string, id: string): Promise<MeetingRow | undefined> {

@@ -128,6 +128,38 @@ eachDialect('times of writes', (ctx) => {
     assert.equal(JSON.parse(events.at(-1)?.body ?? '{}').occurredAt, got.updatedAt);
   });
 
+  test('a meeting re-imported by an import whose clock started before an API update keeps the later updatedAt', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const fields = (title: string) => ({
+      $title: { value: title, valueType: 'TEXT' },
+      $startDate: { value: '2026-01-05T10:00:00Z', valueType: 'DATETIME' },
+      $endDate: { value: '2026-01-05T11:00:00Z', valueType: 'DATETIME' },
+    });
+    const line = (title: string) => JSON.stringify({ object: 'meeting', externalId: 'm-1', fields: fields(title) });
+    const op = (now?: number) => operatorCtx(t.deps.db.kysely, s.workspaceId, now === undefined ? {} : { now });
+    await runImport(op(), { kinds: importKinds(), text: line('Kick-off') });
+    const [made] = (await ok(t, s, 'GET', '/v1/meetings')).data as { id: string }[];
+    const started = Date.now();
+    await sleep(5);
+    const fast = (await ok(t, s, 'POST', `/v1/meetings/${made?.id}`, { fields: { $privacySetting: 'FULL' } })).updatedAt as string;
+    await runImport(op(started), { kinds: importKinds(), text: line('Kick-off, imported') });
+    const got = await ok(t, s, 'GET', `/v1/meetings/${made?.id}`);
+    assert.equal(got.fields.$title.value, 'Kick-off, imported');
+    assert.ok(got.updatedAt >= fast, `the imported meeting's updatedAt ${got.updatedAt} moved back from ${fast}`);
+    const events = await t.deps.db.kysely
+      .selectFrom('events')
+      .select(['occurred_at', 'body'])
+      .where('object_id', '=', made?.id ?? '')
+      .orderBy('seq')
+      .execute();
+    const last = events.at(-1);
+    assert.equal(JSON.parse(last?.body ?? '{}').type, 'meeting.updated');
+    assert.equal(last?.occurred_at, got.updatedAt);
+    assert.equal(JSON.parse(last?.body ?? '{}').occurredAt, got.updatedAt);
+    assert.equal(JSON.parse(last?.body ?? '{}').data.object.updatedAt, got.updatedAt);
+  });
+
   test('records created in one millisecond list newest first: the contacts a meeting creates, in the order it made them', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);
