@@ -6,8 +6,8 @@
 // new contacts of that domain are linked to. Written as every writer of records writes
 // (docs/records.md): the row in the stored format, its value-index rows and trigrams, its place in
 // the ranked listing, its relationship rows.
-import { appendEvent, recordCreated } from '../changes/service.ts';
-import { lockPartition, rankInsert } from '../db/index.ts';
+import { appendEvents, recordCreatedMany } from '../changes/service.ts';
+import { insertRows, lockPartition, rankInsert } from '../db/index.ts';
 import { loadDefinitions, type TypeDefinitions } from '../definitions/service.ts';
 import type { Ctx, WriteCtx } from '../lib/context.ts';
 import { emailKey } from '../lib/email.ts';
@@ -30,23 +30,34 @@ async function definitions(ctx: Ctx, objectType: string): Promise<TypeDefinition
   return defs;
 }
 
-/** Inserts new records of one kind (their rows, value index and ranked places); returns their ids. */
+/**
+ * Inserts new records of one kind (their rows, value index and ranked places) in multi-row
+ * statements, whatever their number; returns their ids.
+ */
 async function insertRecords(ctx: WriteCtx, kind: 'contact' | 'account', all: ReadonlyArray<Record<string, unknown>>): Promise<string[]> {
   if (all.length === 0) return [];
   const ws = ctx.actor.workspaceId;
   const defs = await definitions(ctx, kind);
   const at = isoNow(ctx.now);
   await lockPartition(ctx.db, RECORDS, [ws, kind]);
-  const ids: string[] = [];
-  for (const values of all) {
-    const id = newId(kind === 'contact' ? 'con' : 'acc', ctx.now);
-    await ctx.db
-      .insertInto('records')
-      .values({ id, workspace_id: ws, kind, external_id: null, fields: JSON.stringify(values), created_at: at, updated_at: at })
-      .execute();
-    await writeValueIndex(ctx.db, defs, [], valueRows(ws, defs, id, values));
-    ids.push(id);
-  }
+  const rows = all.map((values) => ({
+    id: newId(kind === 'contact' ? 'con' : 'acc', ctx.now),
+    workspace_id: ws,
+    kind,
+    external_id: null,
+    fields: JSON.stringify(values),
+    created_at: at,
+    updated_at: at,
+  }));
+  // 7 values a row.
+  await insertRows(ctx.db, 'records', ['id', 'workspace_id', 'kind', 'external_id', 'fields', 'created_at', 'updated_at'], rows, 1000);
+  await writeValueIndex(
+    ctx.db,
+    defs,
+    [],
+    rows.flatMap((r, i) => valueRows(ws, defs, r.id, all[i] as Record<string, unknown>)),
+  );
+  const ids = rows.map((r) => r.id);
   await rankInsert(
     ctx.db,
     RECORDS,
@@ -80,17 +91,17 @@ export async function createMissingContacts(ctx: WriteCtx, addresses: readonly s
     'contact',
     missing.map((email) => ({ $email: [byFolded.get(email) as string] })),
   );
-  const touched = new Set<string>();
-  for (const [i, email] of missing.entries()) {
-    const id = ids[i] as string;
-    const linked = accounts.get(domainOf(email)) ?? [];
-    await replaceRelationships(
-      ctx.db,
-      [id],
-      linked.map((target_id, position) => ({ source_id: id, name: '$account', object_type: 'account', target_id, position })),
-    );
-    for (const a of linked) touched.add(a);
-  }
+  const links = missing.flatMap((email, i) =>
+    (accounts.get(domainOf(email)) ?? []).map((target_id, position) => ({
+      source_id: ids[i] as string,
+      name: '$account',
+      object_type: 'account',
+      target_id,
+      position,
+    })),
+  );
+  await replaceRelationships(ctx.db, ids, links);
+  const touched = new Set(links.map((l) => l.target_id));
   // A new account–contact link moves both records' updatedAt (docs/records.md).
   if (touched.size > 0) await touchRecords(ctx.db, [...touched], isoNow(ctx.now));
   // The change log, as for accounts and contacts created through the API (docs/events.md,
@@ -100,14 +111,19 @@ export async function createMissingContacts(ctx: WriteCtx, addresses: readonly s
   return ids;
 }
 
-/** The starting snapshot and the `<kind>.created` event of each new record, as they read now. */
+/** The starting snapshot and the `<kind>.created` event of each new record, as they read now, in multi-row statements. */
 async function logCreated(ctx: WriteCtx, kind: 'contact' | 'account', ids: readonly string[]): Promise<void> {
   if (ids.length === 0) return;
-  for (const entity of await loadRecords(ctx, { kind, ids: [...ids] })) {
-    await recordCreated(ctx, {
+  const entities = await loadRecords(ctx, { kind, ids: [...ids] });
+  await recordCreatedMany(
+    ctx,
+    entities.map((entity) => ({
       recordId: entity.id,
-      fields: Object.fromEntries(Object.entries(entity.fields).flatMap(([k, f]) => (f.value === null ? [] : [[k, f.value]]))),
-    });
-    await appendEvent(ctx, { type: `${kind}.created`, object: entity });
-  }
+      json: JSON.stringify(Object.fromEntries(Object.entries(entity.fields).flatMap(([k, f]) => (f.value === null ? [] : [[k, f.value]])))),
+    })),
+  );
+  await appendEvents(
+    ctx,
+    entities.map((entity) => ({ type: `${kind}.created` as const, object: entity })),
+  );
 }
