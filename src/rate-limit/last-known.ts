@@ -2,9 +2,9 @@
 // which the keeper would refuse too (docs/reliability.md §Redis). Only refusals are decided here:
 // other processes take tokens from the bucket unseen, so the level it held at the last answer,
 // refilled since at the bucket's rate, is the most it can hold now (but for lease leftovers given
-// back, lease.ts), and a request it cannot serve the keeper could not either. A request it could serve waits for the keeper's answer: each process
-// allowing on its own view would let every process spend that level, a whole burst each for a
-// bucket last seen full.
+// back, lease.ts), and a request it cannot serve the keeper could not either. A request it could
+// serve waits for the keeper's answer: each process allowing on its own view would let every
+// process spend that level, a whole burst each for a bucket last seen full.
 import { decide, type RateDecision } from './bucket.ts';
 
 interface Known {
