@@ -2,7 +2,7 @@
 // transaction and only inserts new rows (deferredInsert): on PostgreSQL it goes out with the
 // write's next statement and keeps a create fit for a group commit (src/db/postgres/group-commit.ts).
 import { sql } from 'kysely';
-import { chunks, deferredInsert, deferredInsertThen, insertRows, type Executor, type Tx } from '../db/index.ts';
+import { chunks, deferredInsert, deferredInsertThen, holdsText, insertRows, type Executor, type Tx } from '../db/index.ts';
 import { dropDeliveriesOf, fanOut, queueFrom, signalIfQueued } from '../webhooks/repository.ts';
 import type { EventsTable, FieldHistoryTable } from './tables.ts';
 
@@ -161,14 +161,15 @@ export async function purgeEvents(db: Executor, before: string, limit: number, k
 /**
  * Erases what the change log holds of a record being purged (docs/trash.md): its field history,
  * and every event of the workspace that names it (its own, and those that carry its id, such as a
- * merge's or a list's), with their queued deliveries.
+ * merge's or a list's), with their queued deliveries. An event names it by the id as written
+ * (`holdsText`): one holding a look-alike names another record.
  */
 export async function eraseChangesOf(tx: Executor, workspaceId: string, id: string): Promise<{ events: number; historyRows: number }> {
   const named = await tx
     .selectFrom('events')
     .select('id')
     .where('workspace_id', '=', workspaceId)
-    .where((eb) => eb.or([eb('object_id', '=', id), eb('body', 'like', `%${id}%`)]))
+    .where((eb) => eb.or([eb('object_id', '=', id), holdsText(tx, 'body', id)]))
     .execute();
   const ids = named.map((e) => e.id);
   await dropDeliveriesOf(tx, ids);

@@ -29,6 +29,7 @@ export { readSnapshot } from './snapshot.ts';
 export {
   claimable,
   deferredInsertThen,
+  holdsText,
   jsonArraysAgg,
   jsonTextElements,
   lockedAgainstDelete,

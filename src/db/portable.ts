@@ -1,7 +1,7 @@
 // The SQL that differs between SQLite and PostgreSQL, said once for each need. The modules ask for
 // what they mean (a time from now, a row claimed by one worker, code point order); which database
 // they talk to is this layer's business, never theirs (docs/architecture.md §Database layer).
-import { type Insertable, type RawBuilder, type SelectQueryBuilder, sql } from 'kysely';
+import { type Insertable, type RawBuilder, type SelectQueryBuilder, type SqlBool, sql } from 'kysely';
 import { isPostgres } from './dialect.ts';
 import { deferredInsert, deferredInsertRows } from './pipeline.ts';
 import type { Database, Executor, Tx } from './types.ts';
@@ -98,4 +98,14 @@ export function deferredInsertThen<T extends keyof Database, R>(
   const insert = tx.insertInto(table).values(row);
   if (isPostgres(tx)) return deferredInsertRows(tx, sql<R>`with inserted as (${insert.returningAll()}) ${then(sql`inserted`)}`);
   return deferredInsert(tx, insert).then(() => deferredInsertRows(tx, then(sql.table(table))));
+}
+
+/**
+ * Whether `column`'s text holds `text` as written, character for character. Not LIKE, whose `_`
+ * and `%` in `text` would match other characters (an id's `_` any one), and which ignores the case
+ * of ASCII letters on SQLite: a purge finds what names a record's id by it (docs/trash.md §Purge),
+ * and a look-alike of the id is another row's.
+ */
+export function holdsText(db: Executor, column: string, text: string): RawBuilder<SqlBool> {
+  return isPostgres(db) ? sql<SqlBool>`strpos(${sql.ref(column)}, ${text}) > 0` : sql<SqlBool>`instr(${sql.ref(column)}, ${text}) > 0`;
 }

@@ -3,7 +3,7 @@
 // handler's transaction turns it into 'done' with the successful response, so the stored response
 // and the writes commit together; a failure gives the claim back (releaseKey). A pending claim
 // whose holder died (crash, lost connection) can be taken over once its lease has run out.
-import type { Executor } from '../db/index.ts';
+import { holdsText, type Executor } from '../db/index.ts';
 
 export const RETENTION_MS = 24 * 3600 * 1000;
 export const LEASE_MS = 30_000;
@@ -102,7 +102,8 @@ export async function releaseKey(db: Executor, ref: KeyRef, lockedAt: string): P
 /**
  * Erases the stored answers of the workspace that hold `text` (a purged record's id): their body
  * and fingerprint go, the key stays taken in state 'erased' until it expires, so that a retry is
- * refused instead of doing its work again (docs/trash.md §Purge). Returns how many.
+ * refused instead of doing its work again (docs/trash.md §Purge). `text` is found as written
+ * (`holdsText`), never as a pattern. Returns how many.
  */
 export async function eraseAnswersHolding(db: Executor, workspaceId: string, text: string): Promise<number> {
   const r = await db
@@ -110,7 +111,7 @@ export async function eraseAnswersHolding(db: Executor, workspaceId: string, tex
     .set({ state: 'erased', fingerprint: 'erased', status_code: null, body: null })
     .where('workspace_id', '=', workspaceId)
     .where('state', '=', 'done')
-    .where('body', 'like', `%${text}%`)
+    .where(holdsText(db, 'body', text))
     .executeTakeFirst();
   return Number(r.numUpdatedRows);
 }

@@ -5,6 +5,7 @@ import {
   chunks,
   deferred,
   defineRank,
+  holdsText,
   insertRows,
   jsonArraysAgg,
   keyedRead,
@@ -385,7 +386,8 @@ export async function replaceRelationships(tx: Tx, sourceIds: string[], rows: Re
 
 /**
  * The records of a type whose stored values hold custom field `key` (unarchived, or archived and
- * unique): only rows naming it in quotes are read (LIKE's `_` only widens that).
+ * unique): only rows naming it in quotes are read (`holdsText`), and of those the ones that hold it
+ * as a key of their fields.
  */
 export async function recordsHolding(db: Executor, workspaceId: string, kind: string, key: string): Promise<{ id: string; fields: string }[]> {
   const rows = await db
@@ -393,7 +395,7 @@ export async function recordsHolding(db: Executor, workspaceId: string, kind: st
     .select(['id', 'fields'])
     .where('workspace_id', '=', workspaceId)
     .where('kind', '=', kind)
-    .where('fields', 'like', `%"${key}"%`)
+    .where(holdsText(db, 'fields', `"${key}"`))
     .execute();
   return rows.filter((r) => Object.hasOwn(JSON.parse(r.fields) as object, key));
 }

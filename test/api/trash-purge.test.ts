@@ -2,8 +2,9 @@
 // `restore` (refused when a unique value is taken, naming the field), `purge` as erasure (a canary
 // value planted in a record, its update, its stored idempotent answers, its links and memberships
 // is found nowhere afterwards: not in the SQLite file and its log, not in any PostgreSQL table of
-// the schema), a retry under the key of an erased answer refused rather than run again, the refusal
-// of an unknown workspace or type, and the sweeper's TRASH_RETENTION_DAYS.
+// the schema), only what names the id as written (not a look-alike), a retry under the key of an
+// erased answer refused rather than run again, the refusal of an unknown workspace or type, and
+// the sweeper's TRASH_RETENTION_DAYS.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
@@ -115,6 +116,35 @@ eachDialect('trash, operator side', (ctx) => {
     );
     // A new key runs the request.
     await ok(s, 'POST', '/v1/accounts', createAccount, { 'idempotency-key': 'create-account-2' });
+  });
+
+  test("a purge erases what names the id as written, not what names a look-alike (`-` for the id's `_`, capitals)", async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const gone = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'Gone' } }, { 'idempotency-key': 'create-gone' });
+    // Text a pattern made of the id matches: LIKE's `_` is any character, and SQLite's LIKE ignores
+    // the case of ASCII letters.
+    const names = [gone.id.replace('_', '-'), gone.id.toUpperCase()];
+    const kept = [];
+    for (const [i, name] of names.entries())
+      kept.push(await ok(s, 'POST', '/v1/accounts', { fields: { $name: name } }, { 'idempotency-key': `look-alike-${i}` }));
+    await ok(s, 'DELETE', `/v1/accounts/${gone.id}`);
+    const purged = await cli(t, ['trash', 'purge', '--workspace', s.workspaceId, gone.id, '--json']);
+    assert.equal(purged.code, 0, purged.err);
+    // Its create's answer; its created and deleted events.
+    assert.deepEqual([JSON.parse(purged.out).storedResponses, JSON.parse(purged.out).events], [1, 2]);
+    for (const [i, name] of names.entries()) {
+      const replay = await call(t, s.secret, 'POST', '/v1/accounts', { fields: { $name: name } }, { 'idempotency-key': `look-alike-${i}` });
+      assert.equal(replay.statusCode, 200, replay.body);
+      assert.equal(replay.json().id, kept[i].id, 'the answer is replayed, not erased');
+    }
+    const created = await t.deps.db.kysely
+      .selectFrom('events')
+      .select('object_id')
+      .where('workspace_id', '=', s.workspaceId)
+      .where('type', '=', 'account.created')
+      .execute();
+    assert.deepEqual(created.map((e) => e.object_id).sort(), kept.map((a) => a.id).sort());
   });
 
   test('restore from the command line; a taken unique value is refused naming the field', async () => {
