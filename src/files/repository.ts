@@ -89,8 +89,19 @@ export async function addGarbage(db: Executor, blobKey: string, notBefore: strin
     .execute();
 }
 
-export async function dueGarbage(db: Executor, now: string, limit: number): Promise<Array<{ blob_key: string; not_before: string }>> {
-  return db.selectFrom('blob_garbage').select(['blob_key', 'not_before']).where('not_before', '<=', now).orderBy('not_before').limit(limit).execute();
+export interface GarbageRow {
+  blob_key: string;
+  not_before: string;
+}
+
+/** Up to `limit` garbage rows due at `now`, after the row `after` in (not_before, blob_key) order (a keyset page). */
+export async function dueGarbage(db: Executor, now: string, limit: number, after?: GarbageRow): Promise<GarbageRow[]> {
+  let q = db.selectFrom('blob_garbage').select(['blob_key', 'not_before']).where('not_before', '<=', now);
+  if (after)
+    q = q.where((eb) =>
+      eb.or([eb('not_before', '>', after.not_before), eb.and([eb('not_before', '=', after.not_before), eb('blob_key', '>', after.blob_key)])]),
+    );
+  return q.orderBy('not_before').orderBy('blob_key').limit(limit).execute();
 }
 
 export async function removeGarbage(db: Executor, blobKey: string, notBefore: string): Promise<void> {

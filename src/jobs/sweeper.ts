@@ -25,6 +25,8 @@ const STALE_TEMP_MS = 3600_000;
 export interface SweepResult {
   expired: number;
   blobsDeleted: number;
+  /** Garbage blobs the store refused to delete: their rows stay, and the next sweep tries them again. */
+  blobsFailed: number;
   idempotencyKeysPurged: number;
   tempFilesRemoved: number;
   trashPurged: number;
@@ -34,13 +36,23 @@ export interface SweepResult {
 /**
  * One round at ctx.now; `temp` also walks the blob store for stale temp files; `trashRetentionDays`
  * (TRASH_RETENTION_DAYS) purges older trash; `eventRetentionDays` (EVENT_RETENTION_DAYS, 0: forever)
- * purges older events no webhook delivery waits for and ENRICHMENT=on-create has read.
+ * purges older events no webhook delivery waits for and ENRICHMENT=on-create has read. A garbage
+ * blob the store refuses to delete is logged on `log`, unless it is in `failing` (the blobs refused
+ * by the sweep before, which the caller keeps from round to round and this round replaces).
  */
 export async function sweepOnce(
   ctx: FilesSystemCtx,
-  input: { temp?: boolean; trashRetentionDays?: number; eventRetentionDays?: number } = {},
+  input: { temp?: boolean; trashRetentionDays?: number; eventRetentionDays?: number; log?: Logger; failing?: Set<string> } = {},
 ): Promise<SweepResult> {
-  const result: SweepResult = { expired: 0, blobsDeleted: 0, idempotencyKeysPurged: 0, tempFilesRemoved: 0, trashPurged: 0, eventsPurged: 0 };
+  const result: SweepResult = {
+    expired: 0,
+    blobsDeleted: 0,
+    blobsFailed: 0,
+    idempotencyKeysPurged: 0,
+    tempFilesRemoved: 0,
+    trashPurged: 0,
+    eventsPurged: 0,
+  };
   const { db, now, files: env } = ctx;
   for (let b = 0; b < MAX_BATCHES; b++) {
     const rows = await repo.overdueSessions(db, isoNow(now), BATCH);
@@ -55,15 +67,7 @@ export async function sweepOnce(
     }
     if (rows.length < BATCH) break;
   }
-  for (let b = 0; b < MAX_BATCHES; b++) {
-    const due = await repo.dueGarbage(db, isoNow(now), BATCH);
-    for (const g of due) {
-      await env.blobs.delete(g.blob_key);
-      await repo.removeGarbage(db, g.blob_key, g.not_before);
-      result.blobsDeleted++;
-    }
-    if (due.length < BATCH) break;
-  }
+  await deleteGarbage(ctx, result, input);
   result.idempotencyKeysPurged = await purgeExpiredKeys(db, now);
   const days = input.eventRetentionDays ?? 0;
   if (days > 0) {
@@ -83,6 +87,46 @@ export async function sweepOnce(
   return result;
 }
 
+/**
+ * Deletes the due garbage blobs and their rows (docs/files.md §Sweeper). One the store refuses (a
+ * permission, an S3 error) keeps its row and is passed by: the rows after it are read from past it,
+ * so that each is tried once a round and the others are still deleted; the next round tries it
+ * again. Its failure is logged when it begins, not again each round while it lasts.
+ */
+async function deleteGarbage(ctx: FilesSystemCtx, result: SweepResult, input: { log?: Logger; failing?: Set<string> }): Promise<void> {
+  const { db, now, files: env } = ctx;
+  const failed = new Set<string>();
+  let after: repo.GarbageRow | undefined;
+  for (let b = 0; b < MAX_BATCHES; b++) {
+    const due = await repo.dueGarbage(db, isoNow(now), BATCH, after);
+    for (const g of due) {
+      try {
+        await env.blobs.delete(g.blob_key);
+      } catch (err) {
+        failed.add(g.blob_key);
+        result.blobsFailed++;
+        if (!input.failing?.has(g.blob_key)) input.log?.warn({ blobKey: g.blob_key, ...faultOf(err) }, 'garbage blob not deleted; the next sweep tries again');
+        continue;
+      }
+      await repo.removeGarbage(db, g.blob_key, g.not_before);
+      result.blobsDeleted++;
+    }
+    after = due.at(-1);
+    if (due.length < BATCH) break;
+  }
+  if (input.failing) {
+    input.failing.clear();
+    for (const key of failed) input.failing.add(key);
+  }
+}
+
+/** An error's code and message, without its stack (docs/reliability.md §Operational faults in the log). */
+function faultOf(err: unknown): { code?: string; reason: string } {
+  const { code, name, message } = err as { code?: unknown; name?: unknown; message?: unknown };
+  const named = typeof code === 'string' ? code : typeof name === 'string' ? name : undefined;
+  return { ...(named === undefined ? {} : { code: named }), reason: typeof message === 'string' ? message : String(err) };
+}
+
 export interface Sweeper {
   stop(): Promise<void>;
 }
@@ -95,6 +139,7 @@ export function startSweeper(
   let running: Promise<void> | null = null;
   let stopped = false;
   let lastTemp = 0;
+  const failing = new Set<string>();
   const tick = () => {
     if (running || stopped) return;
     const now = Date.now();
@@ -102,10 +147,11 @@ export function startSweeper(
     if (temp) lastTemp = now;
     running = sweepOnce(
       { db: deps.db.kysely, now, files: deps.files },
-      { temp, trashRetentionDays: deps.trashRetentionDays ?? 0, eventRetentionDays: deps.eventRetentionDays ?? 0 },
+      { temp, trashRetentionDays: deps.trashRetentionDays ?? 0, eventRetentionDays: deps.eventRetentionDays ?? 0, log: logger, failing },
     )
       .then((r) => {
-        if (r.expired || r.blobsDeleted || r.idempotencyKeysPurged || r.tempFilesRemoved || r.trashPurged || r.eventsPurged) logger.info(r, 'sweep');
+        if (r.expired || r.blobsDeleted || r.blobsFailed || r.idempotencyKeysPurged || r.tempFilesRemoved || r.trashPurged || r.eventsPurged)
+          logger.info(r, 'sweep');
       })
       .catch((err: unknown) => logger.warn({ err }, 'sweep failed; next round retries'))
       .finally(() => {
