@@ -4,7 +4,8 @@
 // re-importing replaces a file's bytes and leaves the old ones to the sweeper (the same bytes
 // under the same description write nothing). A purpose is checked with the rule of the API's
 // create (docs/files.md §Purposes) and, as there, never changes once a file has one: a meeting's
-// transcript stays a meeting_transcript file (docs/meetings.md §Writes).
+// transcript stays a meeting_transcript file (docs/meetings.md §Writes). A line updates only a
+// COMPLETED file: an upload the API has not completed is its client's, or over.
 import { open } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import type { BlobStore } from '../blobs/blob-store.ts';
@@ -13,7 +14,7 @@ import { type ImportItem, type ImportKind, ImportError, onlyFields, str, upsertB
 import { InputError } from '../lib/errors.ts';
 import { isoNow } from '../lib/ids.ts';
 import * as repo from './repository.ts';
-import { ceilingOf, hasControlCharacters, mimeEssence, mimeTypeRefusal, type Purpose, PURPOSES, purposeRule } from './rules.ts';
+import { ceilingOf, effectiveStatus, hasControlCharacters, mimeEssence, mimeTypeRefusal, type Purpose, PURPOSES, purposeRule } from './rules.ts';
 import type { FileSource } from './tables.ts';
 
 interface FileInput {
@@ -84,6 +85,28 @@ function purposeAfter({ line, value }: ImportItem<FileInput>, stored: Purpose | 
   if (refused) throw new ImportError(line, 'mimeType', `${refused} (the purpose the file has)`);
   if ((value.blob?.size ?? 0) > purposeRule(stored).maxBytes) throw new ImportError(line, 'path', `the file is over ${ceilingOf(stored)}`);
   return stored;
+}
+
+/**
+ * Refuses a line that names a file not COMPLETED: only a file the API created, named by its id,
+ * can be one. An upload in progress is its client's, who completes or cancels it; a complete after
+ * the import would find other bytes than it sent, or the file completed under it. A cancelled or
+ * expired upload is over, as it is for the API (docs/files.md §The flow). Either way the line
+ * writes nothing (docs/import.md §`channel`, `message`, `file`).
+ */
+function refuseUnfinished({ line }: ImportItem<FileInput>, old: repo.FileRow, now: number): void {
+  const status = effectiveStatus(old, now);
+  if (status === 'COMPLETED') return;
+  const why = {
+    PENDING: 'is in progress (PENDING): its client completes or cancels it, and the import leaves it to them',
+    CANCELLED: 'was cancelled (CANCELLED): it takes no bytes any more',
+    EXPIRED: 'expired (EXPIRED): it takes no bytes any more',
+  }[status];
+  throw new ImportError(
+    line,
+    'externalId',
+    `file "${old.id}": its upload through the API ${why}; give the line an externalId of its own to import these bytes as a new file`,
+  );
 }
 
 /** Whether a completed file already is what a line makes of it: same description, same bytes. */
@@ -169,6 +192,7 @@ export function fileKind(blobs: BlobStore | undefined, downloadTtlSeconds = 0): 
         idKind: 'fil',
         find: (externalIds) => repo.fileRowsByExternalId(ctx.db, ws, externalIds),
         async update(item, old) {
+          refuseUnfinished(item, old, ctx.now);
           const fields = fieldsOf(item, purposeAfter(item, old.purpose as Purpose | null));
           // A line equal to the file, bytes included, writes nothing: the file keeps its blob, and
           // the copy just made, which no row names, goes to the sweeper (docs/import.md §Rules).
