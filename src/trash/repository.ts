@@ -117,15 +117,9 @@ export async function lastHeld(db: Executor, trashId: string, sourceId: string, 
   return row?.p === null || row?.p === undefined ? undefined : Number(row.p);
 }
 
-/** The rows an entry holds, and drops them from it. */
+/** The rows an entry holds, and drops them from it: one statement, which answers the rows it removed. */
 export async function releaseLinks(tx: Tx, trashId: string): Promise<LinkRow[]> {
-  const rows = await tx
-    .selectFrom('trash_links')
-    .select(['source_id', 'name', 'object_type', 'target_id', 'position'])
-    .where('trash_id', '=', trashId)
-    .execute();
-  if (rows.length > 0) await deferred(tx, tx.deleteFrom('trash_links').where('trash_id', '=', trashId));
-  return rows;
+  return tx.deleteFrom('trash_links').where('trash_id', '=', trashId).returning(['source_id', 'name', 'object_type', 'target_id', 'position']).execute();
 }
 
 export async function holdMembers(tx: Tx, trashId: string, rows: readonly MemberRow[]): Promise<void> {
@@ -136,10 +130,9 @@ export async function holdMembers(tx: Tx, trashId: string, rows: readonly Member
     await deferred(tx, tx.insertInto('trash_members').values(part));
 }
 
+/** The memberships an entry holds, and drops them from it, as releaseLinks. */
 export async function releaseMembers(tx: Tx, trashId: string): Promise<MemberRow[]> {
-  const rows = await tx.selectFrom('trash_members').select(['list_id', 'entity_id', 'added_at']).where('trash_id', '=', trashId).execute();
-  if (rows.length > 0) await deferred(tx, tx.deleteFrom('trash_members').where('trash_id', '=', trashId));
-  return rows;
+  return tx.deleteFrom('trash_members').where('trash_id', '=', trashId).returning(['list_id', 'entity_id', 'added_at']).execute();
 }
 
 /**

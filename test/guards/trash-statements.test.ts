@@ -5,7 +5,8 @@
 // on PostgreSQL the statements nobody reads go out with the next one awaited, so a delete waits
 // for 8 round trips and a restore in a write with follow-ups for 8 (13 and 12 before): its event
 // carries the record as read back after the writes (docs/events.md §Types), its row with the
-// writes' last round trip, its derived relationships in one of their own, then the event.
+// writes' last round trip, its derived relationships in one of their own, then the event. The rows
+// its entry holds are taken, and answered, by one statement a table.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { sql } from 'kysely';
@@ -40,6 +41,11 @@ eachDialect('trash statements', (ctx) => {
     const back = await stepsOf(() => write(db, (tx) => restore(operatorCtx(tx, s.workspaceId), { id: ids[1]! }), { followUpFailed: () => {} }));
     assert.equal(back.result.links, 1);
     assert.deepEqual((await call(t, s.secret, 'GET', `/v1/contacts/${ids[1]}`)).json().relationships.$account.values, [account]);
+    // The rows its entry holds are taken in one statement a table, which answers them (before: a
+    // select, then a delete).
+    const held = back.steps.flat().filter((x) => /\b(from|into) "?trash_(links|members)\b/.test(x));
+    assert.equal(held.length, 2, JSON.stringify(held));
+    for (const statement of held) assert.match(statement, /^delete from "trash_(links|members)" .* returning /, statement);
     if (t.dialect === 'sqlite') {
       // The statements that move the contact's rows (before: one select and one delete with `or`).
       const moving = removed.steps
