@@ -118,9 +118,11 @@ export async function recordsWithVersion(db: Executor, workspaceId: string, kind
   return out;
 }
 
+const RECORD_COLUMNS = ['id', 'workspace_id', 'kind', 'external_id', 'fields', 'created_at', 'updated_at'] as const;
+
 /** Inserts a record and ranks it, the partition locked first so that concurrent creates keep the counts right. */
 export async function insertRecord(tx: Tx, row: RecordRow): Promise<void> {
-  await deferred(tx, tx.insertInto('records').values(row));
+  await insertRows(tx, 'records', RECORD_COLUMNS, [row], 1);
   await rankInsert(tx, RECORDS, [row.workspace_id, row.kind], [{ ts: row.created_at, id: row.id }]);
 }
 
@@ -342,7 +344,7 @@ export async function lastPositions(db: Executor, name: string, sourceIds: reado
 /** Inserts relationship rows as they are (positions free). */
 export async function insertRelationshipRows(tx: Tx, rows: readonly RelationshipRow[]): Promise<void> {
   // Nothing reads their answer: sent with the next statement awaited (src/db/pipeline.ts).
-  for (const part of chunks([...rows], 1000)) await deferred(tx, tx.insertInto('entity_relationships').values(part));
+  await insertRows(tx, 'entity_relationships', ['source_id', 'name', 'object_type', 'target_id', 'position'], rows, 1000);
 }
 
 export type RelationshipRow = EntityRelationshipsTable;
