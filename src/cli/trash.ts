@@ -1,7 +1,8 @@
 // `rolodex trash list | restore | purge` (docs/trash.md): the operator's side of the trash. Each
 // restore and the purge run in one transaction (a restore's followed by its listing's upkeep); after a purge on SQLite the write-ahead log is
 // checkpointed and truncated, so that no copy of an erased value stays in it.
-import { truncateLog, write } from '../db/index.ts';
+import type { Config } from '../config.ts';
+import { type Db, statementJournalsInMemory, truncateLog, write } from '../db/index.ts';
 import { AppError, InputError } from '../lib/errors.ts';
 import type { Ctx } from '../lib/context.ts';
 import { MAX_DURATION_DAYS, MAX_DURATION_MS } from '../lib/dates.ts';
@@ -46,6 +47,40 @@ function rerunOnConflict(io: Io): { rerun: (conflict: unknown) => void } {
   return { rerun: () => io.err('rolodex trash: cancelled by a conflict with another transaction; running it again') };
 }
 
+/**
+ * Restores the entries `ids` of the workspace in the order given, each in a transaction of its own:
+ * those restored before a refusal stay restored, and `shown` prints them before it is thrown.
+ */
+export async function restoreEach(
+  db: Db,
+  config: Config,
+  workspaceId: string,
+  ids: readonly string[],
+  io: Io,
+  shown: (done: Restored[]) => void,
+): Promise<Restored[]> {
+  await requireWorkspace(operator(db, config, workspaceId));
+  // A restore writes what a create writes, its postings over many pages; SQLite keeps the journal
+  // of each statement in memory, as the server does (docs/performance.md §Temporary tables of a
+  // serving SQLite connection), not in a temporary file past 64 KiB.
+  await statementJournalsInMemory(db.kysely);
+  const out: Restored[] = [];
+  // As an API write: the listing's counts are kept after COMMIT (src/trash/restore.ts), and
+  // closing the database waits for that.
+  const failed = (err: unknown) => io.err(`a follow-up of a committed restore failed: ${err instanceof Error ? err.message : String(err)}`);
+  for (const id of ids) {
+    const r = await write(db.kysely, (tx) => restore({ ...operator(db, config, workspaceId), db: tx }, { id }), {
+      followUpFailed: failed,
+      ...rerunOnConflict(io),
+    }).catch((err: unknown) => {
+      if (out.length > 0) shown(out);
+      return asInput(err);
+    });
+    out.push(r);
+  }
+  return out;
+}
+
 export async function run(args: string[], io: Io): Promise<void> {
   const [sub, rest] = subcommand(args, ['list', 'restore', 'purge']);
   const { values, positionals } = parse(
@@ -72,26 +107,7 @@ export async function run(args: string[], io: Io): Promise<void> {
   if (sub === 'restore') {
     if (positionals.length === 0) throw new UsageError('name at least one id to restore');
     const shown = (done: Restored[]) => print(io, json, done, done.map((r) => `restored ${r.objectType} ${r.id} with ${countOf(r.links, 'link')}`).join('\n'));
-    const done = await withDb(io, async (db, config) => {
-      await requireWorkspace(operator(db, config, workspaceId));
-      const out: Restored[] = [];
-      // As an API write: the listing's counts are kept after COMMIT (src/trash/restore.ts), and
-      // closing the database waits for that.
-      const failed = (err: unknown) => io.err(`a follow-up of a committed restore failed: ${err instanceof Error ? err.message : String(err)}`);
-      for (const id of positionals) {
-        // Each id is its own transaction: the ones restored before a refusal stay restored, and
-        // are shown before the refusal.
-        const r = await write(db.kysely, (tx) => restore({ ...operator(db, config, workspaceId), db: tx }, { id }), {
-          followUpFailed: failed,
-          ...rerunOnConflict(io),
-        }).catch((err: unknown) => {
-          if (out.length > 0) shown(out);
-          return asInput(err);
-        });
-        out.push(r);
-      }
-      return out;
-    });
+    const done = await withDb(io, (db, config) => restoreEach(db, config, workspaceId, positionals, io, shown));
     return shown(done);
   }
   if (sub === 'purge') {
