@@ -23,6 +23,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { sql } from 'kysely';
 import type { DialectName, Tx } from '../src/db/types.ts';
+import { statementJournalsInMemory } from '../src/db/bulk-load.ts';
 import { write } from '../src/db/write.ts';
 import { rankRebuild } from '../src/db/rank/index.ts';
 import { operatorCtx } from '../src/lib/context.ts';
@@ -98,6 +99,10 @@ async function deletes(): Promise<void> {
     return out;
   });
   await sql.raw(dialect === 'postgres' ? 'vacuum analyze' : 'analyze').execute(db);
+  // On SQLite this handle keeps its statement journals in memory, as the connections it stands for
+  // do: the server's for the updates, that of `rolodex trash restore` for the restores
+  // (docs/performance.md §Temporary tables of a serving SQLite connection).
+  await statementJournalsInMemory(db);
   const server = await startServer(tdb, 1);
   const concurrency = Number(args.concurrency);
   const restores: { restore: number; update: number }[] = [];
