@@ -2,12 +2,24 @@
 // transaction and only inserts new rows (deferredInsert): on PostgreSQL it goes out with the
 // write's next statement and keeps a create fit for a group commit (src/db/postgres/group-commit.ts).
 import { sql } from 'kysely';
-import { chunks, deferredInsert, deferredInsertThen, holdsText, insertRows, type Executor, type Tx } from '../db/index.ts';
+import { chunks, deferredInsert, holdsText, insertRows, preparedInsertThen, type Executor, type Tx } from '../db/index.ts';
 import { dropDeliveriesOf, fanOut, queueFrom, signalIfQueued } from '../webhooks/repository.ts';
 import type { EventsTable, FieldHistoryTable } from './tables.ts';
 
 export type EventRow = Omit<EventsTable, 'seq'>;
 export type HistoryRow = Pick<FieldHistoryTable, 'seq' | 'value' | 'recorded_at' | 'is_create'>;
+
+/**
+ * One event and its deliveries: one statement where the database allows (deferredInsertThen),
+ * built and compiled once, since every API write appends one.
+ */
+const insertEvent = preparedInsertThen(
+  'events',
+  (db: Executor, id: string, workspaceId: string, type: string, objectId: string, occurredAt: string, body: string) => ({
+    row: { id, workspace_id: workspaceId, type, object_id: objectId, occurred_at: occurredAt, body },
+    then: (source) => queueFrom(db, source, sql`e.id = ${id}`),
+  }),
+);
 
 /**
  * Appends the events, in order (each numbered after the one before it), and queues each for every
@@ -18,8 +30,7 @@ export async function insertEvents(tx: Tx, rows: readonly EventRow[]): Promise<v
   // prepared multi-row statements of 6 values a row, without Kysely's building of each value.
   if (rows.length === 1) {
     const row = rows[0]!;
-    // The event and its deliveries: one statement where the database allows.
-    signalIfQueued(tx, await deferredInsertThen(tx, 'events', row, (source) => queueFrom(tx, source, sql`e.id = ${row.id}`)));
+    signalIfQueued(tx, await insertEvent(tx, row.id, row.workspace_id, row.type, row.object_id, row.occurred_at, row.body));
     return;
   }
   for (const part of chunks([...rows], 1000)) {

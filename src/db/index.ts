@@ -35,6 +35,7 @@ export {
   lockedAgainstDelete,
   lockedForChange,
   lockedForUpdate,
+  preparedInsertThen,
   probeEnd,
   timeFromNow,
 } from './portable.ts';

@@ -1,9 +1,10 @@
 // The SQL that differs between SQLite and PostgreSQL, said once for each need. The modules ask for
 // what they mean (a time from now, a row claimed by one worker, code point order); which database
 // they talk to is this layer's business, never theirs (docs/architecture.md §Database layer).
-import { type Insertable, type RawBuilder, type SelectQueryBuilder, type SqlBool, sql } from 'kysely';
+import { type Compilable, type Insertable, type RawBuilder, type SelectQueryBuilder, type SqlBool, sql } from 'kysely';
 import { isPostgres } from './dialect.ts';
 import { deferredInsert, deferredInsertRows } from './pipeline.ts';
+import { bindOnce } from './prepared.ts';
 import type { Database, Executor, Tx } from './types.ts';
 
 /** The database's time `plusMs` from now, in the stored format (UTC, milliseconds, `Z`). */
@@ -95,9 +96,39 @@ export function deferredInsertThen<T extends keyof Database, R>(
   row: Insertable<Database[T]>,
   then: (source: RawBuilder<unknown>) => RawBuilder<R>,
 ): Promise<{ readonly rows?: R[] }> {
-  const insert = tx.insertInto(table).values(row);
-  if (isPostgres(tx)) return deferredInsertRows(tx, sql<R>`with inserted as (${insert.returningAll()}) ${then(sql`inserted`)}`);
-  return deferredInsert(tx, insert).then(() => deferredInsertRows(tx, then(sql.table(table))));
+  return sendInsertThen<R>(tx, insertThen(tx, table, row, then));
+}
+
+type InsertThen<T extends keyof Database, R> = { row: Insertable<Database[T]>; then: (source: RawBuilder<unknown>) => RawBuilder<R> };
+
+/**
+ * `deferredInsertThen` for a hot write whose statements never change shape (an API write's event):
+ * `build` gives the row and the statement over it from its arguments, and is built and compiled
+ * once per dialect, each call only binding the arguments (`preparedWrite`, src/db/prepared.ts, and
+ * its rules for `build`).
+ */
+export function preparedInsertThen<T extends keyof Database, A extends unknown[], R>(table: T, build: (db: Executor, ...args: A) => InsertThen<T, R>) {
+  const bind = bindOnce((db: Executor, ...args: A) => {
+    const { row, then } = build(db, ...args);
+    return insertThen(db, table, row, then).map((part) => ({ compile: () => ('isRawBuilder' in part ? part.compile(db) : part.compile()) }));
+  }, build.length - 1);
+  return (tx: Tx, ...args: A): Promise<{ readonly rows?: R[] }> => sendInsertThen<R>(tx, bind(tx, args));
+}
+
+/** The statements of an insert and a statement over its row: one on PostgreSQL, two elsewhere. */
+function insertThen<T extends keyof Database, R>(db: Executor, table: T, row: Insertable<Database[T]>, then: InsertThen<T, R>['then']): Statement[] {
+  const insert = db.insertInto(table).values(row);
+  if (isPostgres(db)) return [sql<R>`with inserted as (${insert.returningAll()}) ${then(sql`inserted`)}`];
+  return [insert, then(sql.table(table))];
+}
+
+type Statement = Compilable | RawBuilder<unknown>;
+
+/** Sends the statements of `insertThen`: the last one's rows are the caller's. */
+function sendInsertThen<R>(tx: Tx, statements: readonly Statement[]): Promise<{ readonly rows?: R[] }> {
+  const [first, second] = statements as [Statement, Statement?];
+  if (second === undefined) return deferredInsertRows(tx, first as Compilable<R>);
+  return deferredInsert(tx, first).then(() => deferredInsertRows(tx, second as Compilable<R>));
 }
 
 /**

@@ -43,21 +43,26 @@ interface Compiled {
   params: ({ arg: number } | { value: unknown })[];
 }
 
-function compile<A extends unknown[]>(db: Executor, build: (db: Executor, ...args: A) => Compilable, arity: number): Compiled {
+/** The statements `build` gives, compiled with stand-ins for its `arity` arguments. */
+function compileAll<A extends unknown[]>(db: Executor, build: (db: Executor, ...args: A) => readonly Compilable[], arity: number): Compiled[] {
   // Stand-in arguments, recognisable among the compiled parameters, map each parameter to its source.
   const marks = Array.from({ length: arity }, (_, i) => `\u0000prepared-argument-${i}`);
-  const query = build(db, ...(marks as A)).compile();
-  // An argument that is not a bound value would be frozen into the SQL at its first value.
-  const unbound = marks.findIndex((m) => !query.parameters.includes(m));
+  const queries = build(db, ...(marks as A)).map((q) => q.compile());
+  // An argument that is bound by none of them would be frozen into the SQL at its first value.
+  const unbound = marks.findIndex((m) => !queries.some((q) => q.parameters.includes(m)));
   if (unbound >= 0) throw new Error(`prepared query: argument ${unbound} is not a bound parameter`);
-  return {
+  return queries.map((query) => ({
     name: `rdx_${hash('sha256', query.sql, 'hex').slice(0, 32)}`,
     sql: query.sql,
     params: query.parameters.map((p) => {
       const arg = marks.indexOf(p as string);
       return arg >= 0 ? { arg } : { value: p };
     }),
-  };
+  }));
+}
+
+function compile<A extends unknown[]>(db: Executor, build: (db: Executor, ...args: A) => Compilable, arity: number): Compiled {
+  return compileAll(db, (d: Executor, ...args: A) => [build(d, ...args)], arity)[0]!;
 }
 
 /**
@@ -98,26 +103,36 @@ export function prepared<A extends unknown[], R>(build: (db: Executor, ...args: 
 }
 
 /**
- * A write statement built and compiled once per dialect, as `prepared` builds a read; each call
- * binds its arguments into a new compiled statement, to be run as any other (`deferredInsert`,
- * `executeQuery`). For the writes of a hot path whose shape never changes (a run queued with every
- * create, docs/enrichment.md §Runs), where Kysely's building and compiling cost more than the
- * database's own work. The same rules for `build` as for `prepared`.
+ * The statements `build` gives, compiled once per dialect adapter (a handle and its transactions
+ * share one): each call binds `args` into new compiled statements. Each argument is bound by one of
+ * them at least. The layer's own, for `preparedWrite` and the prepared forms of portable.ts.
  */
-export function preparedWrite<A extends unknown[]>(build: (db: Executor, ...args: A) => Compilable) {
-  const arity = build.length - 1;
-  // By the dialect adapter, which a handle shares with its transactions.
-  const cache = new WeakMap<object, Compiled>();
-  return (db: Executor, ...args: A): { compile(): CompiledQuery } => {
+export function bindOnce<A extends unknown[]>(build: (db: Executor, ...args: A) => readonly Compilable[], arity: number) {
+  const cache = new WeakMap<object, Compiled[]>();
+  return (db: Executor, args: A): { compile(): CompiledQuery }[] => {
     if (args.length !== arity) throw new Error(`prepared write: ${args.length} arguments for ${arity} parameters`);
     const adapter = db.getExecutor().adapter;
     let compiled = cache.get(adapter);
     if (!compiled) {
-      compiled = compile(db, build, arity);
+      compiled = compileAll(db, build, arity);
       cache.set(adapter, compiled);
     }
-    const { sql } = compiled;
-    const params = compiled.params.map((p) => ('arg' in p ? args[p.arg] : p.value));
-    return { compile: () => CompiledQuery.raw(sql, params) };
+    return compiled.map(({ sql, params }) => {
+      const bound = params.map((p) => ('arg' in p ? args[p.arg] : p.value));
+      // A new statement at each compile: the pipeline marks the statements it is handed (src/db/pipeline.ts).
+      return { compile: () => CompiledQuery.raw(sql, bound) };
+    });
   };
+}
+
+/**
+ * A write statement built and compiled once per dialect, as `prepared` builds a read; each call
+ * binds its arguments into a new compiled statement, to be run as any other (`deferredInsert`,
+ * `executeQuery`). For the writes of a hot path whose shape never changes (a list's row inserted by
+ * its create), where Kysely's building and compiling cost more than the database's own work. The
+ * same rules for `build` as for `prepared`.
+ */
+export function preparedWrite<A extends unknown[]>(build: (db: Executor, ...args: A) => Compilable) {
+  const bind = bindOnce((db: Executor, ...args: A) => [build(db, ...args)], build.length - 1);
+  return (db: Executor, ...args: A): { compile(): CompiledQuery } => bind(db, args)[0]!;
 }

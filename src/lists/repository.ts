@@ -12,6 +12,7 @@ import {
   lockedForUpdate,
   lockPartition,
   partitionKey,
+  preparedWrite,
   rankChangeAcross,
   rankDelete,
   rankInsert,
@@ -30,12 +31,28 @@ export type ListRow = ListsTable;
 export const LISTS = defineRank({ name: 'lists', table: 'lists', by: ['workspace_id'], ts: 'created_at', id: 'id', appends: true });
 export const LIST_MEMBERS = defineRank({ name: 'list_members', table: 'list_members', by: ['list_id'], ts: 'added_at', id: 'entity_id' });
 
+// A list's row, built and compiled once: every create inserts one.
+const listRow = preparedWrite(
+  (
+    db: Executor,
+    id: string,
+    workspace_id: string,
+    external_id: ListRow['external_id'],
+    name: string,
+    object_type: ListRow['object_type'],
+    member_count: number,
+    created_at: string,
+    updated_at: string,
+  ) => db.insertInto('lists').values({ id, workspace_id, external_id, name, object_type, member_count, created_at, updated_at }),
+);
+
 // Creates of a workspace's lists take its lock for inserts (docs/pages.md §Creates that only
 // insert): they run side by side, each adding count deltas of its own. The statements answering
 // nothing go out with COMMIT (src/db/pipeline.ts), so a create is one round trip.
 export async function insertList(tx: Tx, row: ListRow): Promise<void> {
   await lockPartition(tx, LISTS, [row.workspace_id], 'insert');
-  await deferredInsert(tx, tx.insertInto('lists').values(row));
+  const { id, workspace_id, external_id, name, object_type, member_count, created_at, updated_at } = row;
+  await deferredInsert(tx, listRow(tx, id, workspace_id, external_id, name, object_type, member_count, created_at, updated_at));
   await rankInsert(tx, LISTS, [row.workspace_id], [{ ts: row.created_at, id: row.id }]);
 }
 

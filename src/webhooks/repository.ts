@@ -26,8 +26,8 @@ export async function fanOut(tx: Tx, eventIds: readonly string[]): Promise<void>
  * The statement queueing the events of `source` (read as `e`) that `which` picks, each for every
  * live subscription that takes its type; its rows say whether it queued any (`signalIfQueued`).
  */
-export function queueFrom(tx: Tx, source: RawBuilder<unknown>, which: RawBuilder<unknown>): RawBuilder<{ queued: number }> {
-  return sql<{ queued: number }>`${queueing(tx, source, which)} returning 1 as queued`;
+export function queueFrom(db: Executor, source: RawBuilder<unknown>, which: RawBuilder<unknown>): RawBuilder<{ queued: number }> {
+  return sql<{ queued: number }>`${queueing(db, source, which)} returning 1 as queued`;
 }
 
 /**
@@ -37,9 +37,9 @@ export function queueFrom(tx: Tx, source: RawBuilder<unknown>, which: RawBuilder
 const PARKED = sql`case when s.failing_since is not null
   or exists (select 1 from webhook_deliveries as q where q.subscription_id = s.id and q.parked = 1) then 1 else 0 end`;
 
-function queueing(tx: Tx, source: RawBuilder<unknown>, which: RawBuilder<unknown>): RawBuilder<unknown> {
+function queueing(db: Executor, source: RawBuilder<unknown>, which: RawBuilder<unknown>): RawBuilder<unknown> {
   return sql`insert into webhook_deliveries (id, subscription_id, event_id, event_seq, object_id, next_attempt_at, attempts, parked)
-      select e.id || ':' || s.id, s.id, e.id, e.seq, e.object_id, ${timeFromNow(tx, 0)}, 0, ${PARKED}
+      select e.id || ':' || s.id, s.id, e.id, e.seq, e.object_id, ${timeFromNow(db, 0)}, 0, ${PARKED}
       from ${source} as e join webhook_subscriptions as s on s.workspace_id = e.workspace_id
       where ${which} and s.disabled_at is null
         and (s.all_events = 1 or exists (select 1 from webhook_subscription_events as t where t.subscription_id = s.id and t.type = e.type))
