@@ -163,7 +163,8 @@ export function fileKind(blobs: BlobStore | undefined, downloadTtlSeconds = 0): 
       };
       return { undo };
     },
-    lookup: (ctx, externalIds) => repo.filesByExternalId(ctx.db, ctx.actor.workspaceId, externalIds),
+    lookup: (ctx, externalIds) => repo.completedByExternalId(ctx.db, ctx.actor.workspaceId, externalIds),
+    found: 'COMPLETED file',
     async upsert(ctx, items) {
       const at = isoNow(ctx.now);
       // Counted from this write, not from the import's start: an address handed out meanwhile names the old bytes.

@@ -117,8 +117,12 @@ export function isListable(source: FileSource): boolean {
   return source === 'api';
 }
 
-export function filesByExternalId(db: Executor, workspaceId: string, externalIds: string[]): Promise<Map<string, string>> {
-  return lookupExternalIds(db, 'files', workspaceId, externalIds);
+/**
+ * The COMPLETED files of these names, those another import line may name (docs/import.md §Rules): a
+ * file the API has not completed has no bytes to attach, and an export leaves it out.
+ */
+export function completedByExternalId(db: Executor, workspaceId: string, externalIds: string[]): Promise<Map<string, string>> {
+  return lookupExternalIds(db, 'files', workspaceId, externalIds, { status: 'COMPLETED' });
 }
 
 /** Whole rows by name (docs/import.md §Export), for the import's update of files that exist. */

@@ -122,6 +122,8 @@ export interface ImportKind<T = unknown> {
   /** Server ids of existing objects of this kind, by externalId; `object` is the name resolved
    *  when the kind covers several (see `covers`). */
   lookup(ctx: Ctx, externalIds: string[], object?: string): Promise<Map<string, string>>;
+  /** What `lookup` finds, as the error of a reference it does not find names it ("COMPLETED file"); the object's name when absent. */
+  found?: string;
   /** For a kind whose objects come in several types (records of custom object types): the type
    *  of one object. ExternalIds are unique per kind and type. */
   scope?(value: T): string;
@@ -198,6 +200,11 @@ export async function upsertByExternalId<T, Old extends string | { id: string }>
  * An externalId as every import line must carry one: a string of 1 to 255 characters. The CLI
  * commands that set one hold it to the same rule, so that an export always imports again.
  */
+/** The error of a reference at `field` of `line` that names nothing: no line of the import, nothing `kind` finds in the workspace. */
+export function namesNothing(line: number, field: string, object: string, externalId: string, kind: ImportKind<any> | undefined): ImportError {
+  return new ImportError(line, field, `no ${kind?.found ?? object} with externalId "${externalId}" in this import or the workspace`);
+}
+
 export function checkExternalId(v: unknown, param = 'externalId', opts: { named?: boolean } = {}): string {
   if (typeof v !== 'string' || v.length < 1 || longerThan(v, 255))
     throw new InputError(`${opts.named ? `${param} ` : ''}must be a string of 1 to 255 characters`, param);

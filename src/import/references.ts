@@ -7,7 +7,7 @@
 // line holds are looked up in the workspace, a few hundred a statement, one kind after the other.
 // Only when some are found nowhere are the spilled lines read again, to name the lines.
 import type { ImportIds } from './ids.ts';
-import { ImportError, type ImportItem, type ImportKind, type Reference, type ReferenceContext } from './kind.ts';
+import { ImportError, type ImportItem, namesNothing, type ImportKind, type Reference, type ReferenceContext } from './kind.ts';
 import type { Spill } from './spill.ts';
 
 /** ExternalIds looked up in the workspace a statement. */
@@ -113,7 +113,7 @@ export class References {
       for await (const item of itemsOf(kind, spill)) {
         const refs = (await kind.references(ctx, item)) ?? [];
         const bad = refs.find((r) => store.missing(r.object, r.externalId) && !store.saw(nameOf(r.object), r.externalId));
-        if (bad) reported.add(new ImportError(item.line, bad.field, `no ${bad.object} with externalId "${bad.externalId}" in this import or the workspace`));
+        if (bad) reported.add(namesNothing(item.line, bad.field, bad.object, bad.externalId, this.#scope.kindOf(bad.object)));
       }
     }
     return reported;

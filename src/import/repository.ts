@@ -38,15 +38,15 @@ export async function byName<R extends { id: string; external_id: string | null 
 }
 
 /**
- * Server ids of a workspace's rows by name (`byName`). `kind` narrows the records table to one
- * kind of record.
+ * Server ids of a workspace's rows by name (`byName`). `only` narrows the rows to those holding
+ * each of its values: the records table to one kind of record, the files to COMPLETED ones.
  */
 export async function lookupExternalIds(
   db: Executor,
   table: ExternalTable,
   workspaceId: string,
   externalIds: string[],
-  kind?: string,
+  only: Readonly<Record<string, string>> = {},
 ): Promise<Map<string, string>> {
   const rows = await byName(externalIds, (part, by) => {
     let q = db
@@ -54,7 +54,7 @@ export async function lookupExternalIds(
       .select(['id', 'external_id'])
       .where('workspace_id', '=', workspaceId)
       .where(named(by, part));
-    if (kind !== undefined) q = q.where('kind' as never, '=', kind as never);
+    for (const [column, value] of Object.entries(only)) q = q.where(column as never, '=', value as never);
     return q.execute();
   });
   return new Map([...rows].map(([name, r]) => [name, r.id]));

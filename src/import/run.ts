@@ -9,7 +9,7 @@ import { InputError } from '../lib/errors.ts';
 import { lockLate, planWithValues, replanOthers, restartLongLog, settled, takeLateLocks, type Tx, write } from '../db/index.ts';
 import { idSequence } from '../lib/ids.ts';
 import { unstorableText } from '../lib/unstorable.ts';
-import { checkExternalId, ImportError, type ImportContext, type ImportItem, type ImportKind } from './kind.ts';
+import { checkExternalId, ImportError, type ImportContext, type ImportItem, type ImportKind, namesNothing } from './kind.ts';
 import { ImportIds } from './ids.ts';
 import { References } from './references.ts';
 import { type ImportSource, textSource } from './source.ts';
@@ -239,7 +239,7 @@ export async function runImport(ctx: Ctx, input: ImportInput): Promise<ImportRes
       if (registered) return registered;
       const kind = kindOf(object);
       const found = kind ? (await kind.lookup(importCtx, [externalId], object)).get(externalId) : undefined;
-      if (!found) throw new ImportError(at.line, at.field, `no ${object} with externalId "${externalId}" in this import or the workspace`);
+      if (!found) throw namesNothing(at.line, at.field, object, externalId, kind);
       return found;
     };
     const resolveAll = async (object: string, externalIds: Iterable<string>): Promise<Map<string, string>> => {

@@ -362,7 +362,7 @@ export async function hasRecords(db: Executor, workspaceId: string, kind: string
 }
 
 export function recordsByExternalId(db: Executor, workspaceId: string, kind: string, externalIds: string[]): Promise<Map<string, string>> {
-  return lookupExternalIds(db, 'records', workspaceId, externalIds, kind);
+  return lookupExternalIds(db, 'records', workspaceId, externalIds, { kind });
 }
 
 /**

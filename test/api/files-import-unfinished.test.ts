@@ -76,4 +76,29 @@ eachDialect('file import over an unfinished upload', (ctx) => {
     await run(t, s.workspaceId, [line(pending.id)]);
     assert.deepEqual([(await file(pending.id)).filename, (await file(pending.id)).sizeBytes], ['theirs.txt', 'the import bytes'.length]);
   });
+
+  test('another line may attach only a COMPLETED file: one the API has not completed names nothing, and nothing is written', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const bytes = Buffer.from('attached');
+    const pending = await createSession(t, s.secret, { filename: 'a.txt', mimeType: 'text/plain', sizeBytes: bytes.length });
+    assert.equal((await putBytes(t, pending.uploadUrl, pending.uploadHeaders, bytes)).status, 200);
+    const contact = {
+      object: 'contact',
+      externalId: 'c-1',
+      fields: { $name: { value: { firstName: 'Ann' }, valueType: 'FULL_NAME' } },
+      relationships: { $files: { objectType: 'file', values: [pending.id] } },
+    };
+    await assert.rejects(run(t, s.workspaceId, [contact]), (err: unknown) => {
+      assert.ok(err instanceof ImportFailed, String(err));
+      assert.match(err.message, new RegExp(`line 1: relationships.\\$files.values\\[0\\]: no COMPLETED file with externalId "${pending.id}"`));
+      return true;
+    });
+    assert.equal((await call(t, s.secret, 'GET', '/v1/contacts')).json().totalCount, 0, 'nothing was written');
+    // Completed by its client, it may be attached.
+    assert.equal((await call(t, s.secret, 'POST', `/v1/files/${pending.id}/complete`, { md5: md5(bytes) })).statusCode, 200);
+    await run(t, s.workspaceId, [contact]);
+    const listed = (await call(t, s.secret, 'GET', '/v1/contacts')).json().data;
+    assert.deepEqual(listed[0].relationships.$files.values, [pending.id]);
+  });
 });
