@@ -173,7 +173,7 @@ eachDialect('a meeting transcript through import', (ctx) => {
     const ws = s.workspaceId;
     const missing = await importLines(t, ws, [fileLine(t, 'f-1', { purpose: 'meeting_transcript' }), meetingLine('m-1', 'f-1'), meetingLine('m-2', 'f-9')]);
     assert.equal(missing.code, 1);
-    assert.match(missing.err, /^line 3: relationships\.\$transcript\.values\[0\]: no file with externalId "f-9" in this import or the workspace$/m);
+    assert.match(missing.err, /^line 3: relationships\.\$transcript\.values\[0\]: no COMPLETED file with externalId "f-9" in this import or the workspace$/m);
     const plain = await importLines(t, ws, [fileLine(t, 'f-2'), meetingLine('m-1', 'f-2')]);
     assert.equal(plain.code, 1);
     assert.match(plain.err, /^line 2: relationships\.\$transcript\.values\[0\]: file "f-2" has no purpose meeting_transcript/m);
