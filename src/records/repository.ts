@@ -357,8 +357,7 @@ export async function recordCount(db: Executor): Promise<number> {
 
 /** Whether the workspace holds any record of `kind`. */
 export async function hasRecords(db: Executor, workspaceId: string, kind: string): Promise<boolean> {
-  const r = await db.selectFrom('records').select('id').where('workspace_id', '=', workspaceId).where('kind', '=', kind).limit(1).execute();
-  return r.length > 0;
+  return (await db.selectFrom('records').select('id').where('workspace_id', '=', workspaceId).where('kind', '=', kind).limit(1).execute()).length > 0;
 }
 
 export function recordsByExternalId(db: Executor, workspaceId: string, kind: string, externalIds: string[]): Promise<Map<string, string>> {
@@ -382,8 +381,7 @@ export async function recordRows(db: Executor, ids: readonly string[], opts: { l
 /** Replaces every relationship of the given sources by `rows` (re-imports replace, never merge). */
 export async function replaceRelationships(tx: Tx, sourceIds: string[], rows: RelationshipRow[]): Promise<void> {
   for (const part of chunks(sourceIds)) await deferred(tx, tx.deleteFrom('entity_relationships').where('source_id', 'in', part));
-  // 5 values a row.
-  await insertRows(tx, 'entity_relationships', ['source_id', 'name', 'object_type', 'target_id', 'position'], rows, 1000);
+  await insertRelationshipRows(tx, rows);
 }
 
 /**
@@ -392,12 +390,7 @@ export async function replaceRelationships(tx: Tx, sourceIds: string[], rows: Re
  * as a key of their fields.
  */
 export async function recordsHolding(db: Executor, workspaceId: string, kind: string, key: string): Promise<{ id: string; fields: string }[]> {
-  const rows = await db
-    .selectFrom('records')
-    .select(['id', 'fields'])
-    .where('workspace_id', '=', workspaceId)
-    .where('kind', '=', kind)
-    .where(holdsText(db, 'fields', `"${key}"`))
-    .execute();
+  const holding = db.selectFrom('records').select(['id', 'fields']).where('workspace_id', '=', workspaceId).where('kind', '=', kind);
+  const rows = await holding.where(holdsText(db, 'fields', `"${key}"`)).execute();
   return rows.filter((r) => Object.hasOwn(JSON.parse(r.fields) as object, key));
 }
