@@ -57,7 +57,7 @@ eachDialect('channels and message import', (ctx) => {
       ]),
       [
         { ...message('m', 'c0', '2026-03-01T00:00:00Z', secret), relationships: { $files: { objectType: 'file', values: ['f-1'] } } },
-        /relationships\.\$files\.values\[0\]: no file/,
+        /relationships\.\$files\.values\[0\]: no COMPLETED file/,
       ],
     ];
     for (const [obj, expected] of cases) {
