@@ -196,15 +196,15 @@ export async function upsertByExternalId<T, Old extends string | { id: string }>
 }
 
 // Helpers for check() implementations.
-/**
- * An externalId as every import line must carry one: a string of 1 to 255 characters. The CLI
- * commands that set one hold it to the same rule, so that an export always imports again.
- */
 /** The error of a reference at `field` of `line` that names nothing: no line of the import, nothing `kind` finds in the workspace. */
 export function namesNothing(line: number, field: string, object: string, externalId: string, kind: ImportKind<any> | undefined): ImportError {
   return new ImportError(line, field, `no ${kind?.found ?? object} with externalId "${externalId}" in this import or the workspace`);
 }
 
+/**
+ * An externalId as every import line must carry one: a string of 1 to 255 characters. The CLI
+ * commands that set one hold it to the same rule, so that an export always imports again.
+ */
 export function checkExternalId(v: unknown, param = 'externalId', opts: { named?: boolean } = {}): string {
   if (typeof v !== 'string' || v.length < 1 || longerThan(v, 255))
     throw new InputError(`${opts.named ? `${param} ` : ''}must be a string of 1 to 255 characters`, param);
