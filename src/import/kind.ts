@@ -195,12 +195,12 @@ export async function upsertByExternalId<T, Old extends string | { id: string }>
   }
 }
 
-// Helpers for check() implementations.
 /** The error of a reference at `field` of `line` that names nothing: no line of the import, nothing `kind` finds in the workspace. */
 export function namesNothing(line: number, field: string, object: string, externalId: string, kind: ImportKind<any> | undefined): ImportError {
   return new ImportError(line, field, `no ${kind?.found ?? object} with externalId "${externalId}" in this import or the workspace`);
 }
 
+// Helpers for check() implementations.
 /**
  * An externalId as every import line must carry one: a string of 1 to 255 characters. The CLI
  * commands that set one hold it to the same rule, so that an export always imports again.
