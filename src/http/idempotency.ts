@@ -64,23 +64,47 @@ function readKey(request: FastifyRequest): string | null {
 }
 
 /**
- * What makes two requests under one key the same request: method, path, caller and canonical body.
+ * The path of a request as its route reads it: the route's pattern with each parameter, decoded
+ * by the router, written back in one spelling (that of a URL's path: sub-delimiters, `:` and `@`
+ * as they are, anything else outside the unreserved characters percent-encoded in upper case),
+ * then the query as sent. `/v1/%61ccounts` and `/v1/accounts`, or an id spelled with `%6C` for
+ * `l`, reach one route with the same parameters, so they are one path (docs/design.md
+ * §Idempotency); a path spelled as clients write it is its own routed path.
+ */
+export function routedPath(request: FastifyRequest): string {
+  // Coerced by the route's schema, a parameter may be a number or a boolean; its text is the same.
+  const params = (request.params ?? {}) as Record<string, string | number | boolean | undefined>;
+  const path = request.routeOptions.url!.replace(/:([A-Za-z0-9_]+)/g, (_, name: string) => pathSegment(String(params[name] ?? '')));
+  const q = request.url.indexOf('?');
+  return q === -1 ? path : path + request.url.slice(q);
+}
+
+const PATH_SAFE = /%(?:3A|40|24|26|2B|2C|3B|3D)/g;
+
+function pathSegment(value: string): string {
+  return encodeURIComponent(value).replace(PATH_SAFE, decodeURIComponent);
+}
+
+/**
+ * What makes two requests under one key the same request: method, routed path, caller and
+ * canonical body.
  * The caller is part of it because what an answer holds depends on who asked (a user's visibility
  * and role), so a replay goes only to the caller that was answered (docs/design.md §Idempotency).
  * Workspace keys see alike, and scopes are checked before this.
  */
-export function fingerprintOf(method: string, url: string, p: Pick<Principal, 'subjectType' | 'userId'>, body: unknown): string {
+export function fingerprintOf(method: string, path: string, p: Pick<Principal, 'subjectType' | 'userId'>, body: unknown): string {
   const caller = p.subjectType === 'user' ? `user ${p.userId}` : 'workspace';
-  return hash('sha256', `${method} ${url}\n${caller}\n${canonicalJson(body)}`, 'hex');
+  return hash('sha256', `${method} ${path}\n${caller}\n${canonicalJson(body)}`, 'hex');
 }
 
 /**
  * The fingerprint that releases before the caller was part of it stored: method, path and
- * canonical body. A key stored in this form names no caller, so its answer is replayed to nobody:
+ * canonical body (the routed path: those releases stored the path as sent, which it is for a
+ * path spelled as clients write it). A key stored in this form names no caller, so its answer is replayed to nobody:
  * the request is refused with 422 until the key expires (docs/design.md §Idempotency).
  */
-export function callerlessFingerprintOf(method: string, url: string, body: unknown): string {
-  return hash('sha256', `${method} ${url}\n${canonicalJson(body)}`, 'hex');
+export function callerlessFingerprintOf(method: string, path: string, body: unknown): string {
+  return hash('sha256', `${method} ${path}\n${canonicalJson(body)}`, 'hex');
 }
 
 export function installIdempotency(app: FastifyInstance, deps: Deps): void {
@@ -97,9 +121,10 @@ export function installIdempotency(app: FastifyInstance, deps: Deps): void {
     const key = readKey(request);
     if (key === null) return;
     const body = request.body ?? null;
+    const path = routedPath(request);
     const fingerprints = {
-      own: fingerprintOf(request.method, request.url, request.principal, body),
-      callerless: callerlessFingerprintOf(request.method, request.url, body),
+      own: fingerprintOf(request.method, path, request.principal, body),
+      callerless: callerlessFingerprintOf(request.method, path, body),
     };
     // The route declares its operation (checkRouteContract makes sure of it).
     const ref: KeyRef = { workspaceId: request.principal.workspaceId, operation: request.routeOptions.config.operation as string, key };

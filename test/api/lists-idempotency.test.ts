@@ -72,6 +72,58 @@ eachDialect('lists idempotency', (ctx) => {
     assert.equal((await call(t, s.secret, 'POST', `/v1/lists/${list.id}`, body, { 'idempotency-key': 'upd' })).body, first.body);
   });
 
+  test('one request however its path is spelled: a percent-encoded character replays; another id or body is 422', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const body = { fields: { $name: 'spelled', $objectType: 'contact' } };
+    const first = await call(t, s.secret, 'POST', '/v1/lists', body, { 'idempotency-key': 'spell' });
+    assert.equal(first.statusCode, 200, first.body);
+    const encoded = await call(t, s.secret, 'POST', '/v1/%6Cists', body, { 'idempotency-key': 'spell' });
+    assert.equal(encoded.statusCode, 200, encoded.body);
+    assert.equal(encoded.headers['idempotent-replayed'], 'true');
+    assert.equal(encoded.body, first.body);
+    assert.equal((await call(t, s.secret, 'GET', '/v1/lists')).json().totalCount, 1);
+    // The brief's own example on a record type: the spelled path replays the first answer.
+    const account = { fields: { $name: 'Spelled Inc' } };
+    const made = await call(t, s.secret, 'POST', '/v1/accounts', account, { 'idempotency-key': 'acct' });
+    assert.equal(made.statusCode, 200, made.body);
+    const again = await call(t, s.secret, 'POST', '/v1/%61ccounts', account, { 'idempotency-key': 'acct' });
+    assert.equal(again.headers['idempotent-replayed'], 'true', again.body);
+    assert.equal(again.body, made.body);
+    // A path parameter is read decoded: an id spelled with %6C for `l` names the same list.
+    const list = first.json();
+    const otherList = (await call(t, s.secret, 'POST', '/v1/lists', { fields: { $name: 'other', $objectType: 'contact' } })).json();
+    const update = { fields: { $name: 'renamed' } };
+    const upd = await call(t, s.secret, 'POST', `/v1/lists/${list.id}`, update, { 'idempotency-key': 'upd-spell' });
+    assert.equal(upd.statusCode, 200, upd.body);
+    const spelledId = `/v1/lists/${list.id.replace('l', '%6C')}`;
+    assert.notEqual(spelledId, `/v1/lists/${list.id}`);
+    const updAgain = await call(t, s.secret, 'POST', spelledId, update, { 'idempotency-key': 'upd-spell' });
+    assert.equal(updAgain.headers['idempotent-replayed'], 'true', updAgain.body);
+    assert.equal(updAgain.body, upd.body);
+    // Genuinely different requests under the key are still refused: another id, another body.
+    assertError(
+      await call(t, s.secret, 'POST', `/v1/lists/${otherList.id}`, update, { 'idempotency-key': 'upd-spell' }),
+      422,
+      'idempotency_key_reused',
+      'Idempotency-Key',
+    );
+    assertError(
+      await call(t, s.secret, 'POST', spelledId, { fields: { $name: 'renamed again' } }, { 'idempotency-key': 'upd-spell' }),
+      422,
+      'idempotency_key_reused',
+      'Idempotency-Key',
+    );
+    assertError(
+      await call(t, s.secret, 'POST', '/v1/%6Cists', { fields: { $name: 'another', $objectType: 'contact' } }, { 'idempotency-key': 'spell' }),
+      422,
+      'idempotency_key_reused',
+      'Idempotency-Key',
+    );
+    assert.equal((await call(t, s.secret, 'GET', `/v1/lists/${otherList.id}`)).json().fields.$name.value, 'other');
+    assert.equal((await call(t, s.secret, 'GET', '/v1/lists')).json().totalCount, 2);
+  });
+
   test('a refused update (400 from the handler) stores nothing: retried with the same key once fixed, it runs and succeeds', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);
