@@ -33,8 +33,18 @@ export function parseScopes(list: string[]): Scope[] {
   return [...out];
 }
 
-/** A key as listings show it: never its secret nor its hash. */
-export function toResource(row: repo.KeyRow) {
+/**
+ * Whether a key still opens requests at `now`: `revoked` once revoked, `expired` from its expiry
+ * on (the authenticator refuses it from that instant, authenticator.ts), else `active`.
+ */
+export function keyStatus(row: Pick<repo.KeyRow, 'revoked_at' | 'expires_at'>, now: number): 'active' | 'expired' | 'revoked' {
+  if (row.revoked_at) return 'revoked';
+  if (row.expires_at && Date.parse(row.expires_at) <= now) return 'expired';
+  return 'active';
+}
+
+/** A key as listings show it at `now`: never its secret nor its hash. */
+export function toResource(row: repo.KeyRow, now: number) {
   return {
     id: row.id,
     prefix: `rdx_${row.prefix}`,
@@ -45,6 +55,7 @@ export function toResource(row: repo.KeyRow) {
     expiresAt: row.expires_at,
     revokedAt: row.revoked_at,
     lastUsedAt: row.last_used_at,
+    status: keyStatus(row, now),
   };
 }
 
@@ -80,12 +91,12 @@ export async function createKey(ctx: Ctx, input: KeyInput) {
 
 export async function listKeys(ctx: Ctx) {
   await requireWorkspace(ctx);
-  return (await repo.listKeys(ctx.db, ctx.actor.workspaceId)).map(toResource);
+  return (await repo.listKeys(ctx.db, ctx.actor.workspaceId)).map((row) => toResource(row, ctx.now));
 }
 
 /** Revokes a key by id (of any workspace: the operator names the key itself). */
 export async function revokeKey(ctx: SystemCtx, input: { id: string }) {
   const row = await repo.revokeKey(ctx.db, input.id, isoNow(ctx.now));
   if (!row) throw new InputError(`no key with id "${input.id}"`, 'id');
-  return toResource(row);
+  return toResource(row, ctx.now);
 }

@@ -37,7 +37,7 @@ export async function run(args: string[], io: Io): Promise<void> {
   } else if (sub === 'list') {
     const workspaceId = required(values, 'workspace');
     const keys = await withDb(io, (db, config) => listKeys(operator(db, config, workspaceId)));
-    const text = keys.map((k) => `${k.id}  ${k.prefix}…  ${k.subjectType}  ${k.scopes.join(',') || 'full access'}${k.revokedAt ? '  revoked' : ''}`);
+    const text = keys.map((k) => `${k.id}  ${k.prefix}…  ${k.subjectType}  ${k.scopes.join(',') || 'full access'}${stateOf(k)}`);
     print(io, json, keys, text.join('\n') || 'no keys');
   } else if (sub === 'revoke') {
     const id = positionals[0];
@@ -47,4 +47,11 @@ export async function run(args: string[], io: Io): Promise<void> {
   } else {
     throw new UsageError(`unknown subcommand "${sub ?? ''}"`);
   }
+}
+
+/** What a listed key's line ends with: nothing for a key that opens requests, else why not. */
+function stateOf(k: { status: 'active' | 'expired' | 'revoked'; expiresAt: string | null }): string {
+  if (k.status === 'revoked') return '  revoked';
+  if (k.status === 'expired') return `  expired ${k.expiresAt ?? ''}`;
+  return '';
 }

@@ -65,6 +65,36 @@ for (const dialect of testDialects()) {
       assert.ok(workspaces.json().some((w: { id: string }) => w.id === ws.json().id));
     });
 
+    test('key list shows an expired key as expired, as the server refuses it (docs/cli.md)', async () => {
+      const ws = (await rolodex('workspace', 'create', '--name', 'Expiry', '--json')).json().id as string;
+      const open = (await rolodex('key', 'create', '--workspace', ws, '--json')).json();
+      const later = (await rolodex('key', 'create', '--workspace', ws, '--expires-in', '30d', '--json')).json();
+      const gone = (await rolodex('key', 'create', '--workspace', ws, '--expires-in', '1d', '--json')).json();
+      const revoked = (await rolodex('key', 'create', '--workspace', ws, '--json')).json();
+      assert.equal((await rolodex('key', 'revoke', revoked.id)).code, 0);
+      const past = new Date(Date.now() - 60_000).toISOString();
+      const db = openDb({ dataDir: tdb.dataDir, ...(tdb.databaseUrl ? { databaseUrl: tdb.databaseUrl } : {}) });
+      try {
+        await db.kysely.updateTable('api_keys').set({ expires_at: past }).where('id', '=', gone.id).execute();
+      } finally {
+        await db.close();
+      }
+      const listed = await rolodex('key', 'list', '--workspace', ws, '--json');
+      assert.equal(listed.code, 0, listed.io.stderr.join(''));
+      const byId = new Map((listed.json() as { id: string; status: string; expiresAt: string | null }[]).map((k) => [k.id, k]));
+      assert.deepEqual(
+        [open.id, later.id, gone.id, revoked.id].map((id) => byId.get(id)?.status),
+        ['active', 'active', 'expired', 'revoked'],
+      );
+      assert.equal(byId.get(gone.id)?.expiresAt, past);
+      const text = await rolodex('key', 'list', '--workspace', ws);
+      const lines = text.io.stdout.join('\n').split('\n');
+      const lineOf = (id: string) => lines.find((l) => l.startsWith(id)) ?? '';
+      assert.ok(lineOf(gone.id).endsWith(`  expired ${past}`), lineOf(gone.id));
+      assert.ok(lineOf(revoked.id).endsWith('  revoked'), lineOf(revoked.id));
+      for (const id of [open.id, later.id]) assert.ok(!/expired|revoked/.test(lineOf(id)), lineOf(id));
+    });
+
     test('bad input is refused with a clear message and a non-zero exit', async () => {
       const ws = (await rolodex('workspace', 'create', '--name', 'Beta', '--json')).json();
       const cases: Array<[string[], number, RegExp]> = [
