@@ -1,10 +1,10 @@
 // Every failure leaves the server in one shape: {"error": {type, code, message, param?, requestId}}.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type Deps, SERVICE_VERSION } from './context.ts';
-import { appFaults, causeOf, closeFaults, type Faults } from './fault-log.ts';
+import { appFaults, closeFaults, type Faults } from './fault-log.ts';
 import { BlobDiskFaultError, BlobStoreMisconfiguredError, BlobStoreUnavailableError } from '../blobs/blob-store.ts';
 import { isConnectionLoss, isDeadline, isStatementTimeout, isTransactionConflict, storageRefusal } from '../db/index.ts';
-import { AppError } from '../lib/errors.ts';
+import { AppError, causeOf } from '../lib/errors.ts';
 import { notJson } from './body.ts';
 import { validationError } from './validation.ts';
 

@@ -10,19 +10,12 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { outsideBudget, ping, type Db } from '../db/index.ts';
 import type { BlobStore } from '../blobs/blob-store.ts';
+import { causeOf } from '../lib/errors.ts';
 
 /** How often the log says that a fault goes on. */
 export const STILL_LOG_MS = 60_000;
 /** How often a dependency is asked whether it answers again while it does not. */
 export const PROBE_MS = 1_000;
-
-/** The error's code and message: all the log keeps of it. A wrapped error's code is its cause's. */
-export function causeOf(err: unknown): { code?: string; reason: string } {
-  const e = err as { code?: unknown; message?: unknown; cause?: { code?: unknown } } | null;
-  const own = typeof e?.code === 'string' ? e.code : typeof e?.cause?.code === 'string' ? e.cause.code : undefined;
-  const reason = typeof e?.message === 'string' ? e.message : String(err);
-  return own === undefined ? { reason } : { code: own, reason };
-}
 
 export interface FaultLines {
   /** The first line of a fault. */

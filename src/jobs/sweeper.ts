@@ -8,6 +8,7 @@ import { purgeEvents } from '../changes/repository.ts';
 import { staleBefore } from '../enrichment/creation.ts';
 import { liveCursorSeq } from '../enrichment/repository.ts';
 import { purgeExpiredKeys } from '../idempotency/repository.ts';
+import { causeOf } from '../lib/errors.ts';
 import { isoNow } from '../lib/ids.ts';
 import { dropPendingEntry } from '../knowledge/repository.ts';
 import * as repo from '../files/repository.ts';
@@ -105,7 +106,8 @@ async function deleteGarbage(ctx: FilesSystemCtx, result: SweepResult, input: { 
       } catch (err) {
         failed.add(g.blob_key);
         result.blobsFailed++;
-        if (!input.failing?.has(g.blob_key)) input.log?.warn({ blobKey: g.blob_key, ...faultOf(err) }, 'garbage blob not deleted; the next sweep tries again');
+        if (!input.failing?.has(g.blob_key))
+          input.log?.warn({ blobKey: g.blob_key, ...causeOf(err, { named: true }) }, 'garbage blob not deleted; the next sweep tries again');
         continue;
       }
       await repo.removeGarbage(db, g.blob_key, g.not_before);
@@ -118,13 +120,6 @@ async function deleteGarbage(ctx: FilesSystemCtx, result: SweepResult, input: { 
     input.failing.clear();
     for (const key of failed) input.failing.add(key);
   }
-}
-
-/** An error's code and message, without its stack (docs/reliability.md §Operational faults in the log). */
-function faultOf(err: unknown): { code?: string; reason: string } {
-  const { code, name, message } = err as { code?: unknown; name?: unknown; message?: unknown };
-  const named = typeof code === 'string' ? code : typeof name === 'string' ? name : undefined;
-  return { ...(named === undefined ? {} : { code: named }), reason: typeof message === 'string' ? message : String(err) };
 }
 
 export interface Sweeper {

@@ -164,3 +164,23 @@ export class ConfigError extends InputError {
 export function notFound(kind: string, id: string, param = 'id'): AppError {
   return new AppError('resource_not_found', `No ${kind} with id "${id}" exists.`, { param });
 }
+
+/**
+ * An error as a log keeps it: its code and message, never its stack (docs/reliability.md
+ * §Operational faults in the log). The code is the error's own; without one, with `named`, its
+ * name (the S3 client's errors carry their code there: `NoSuchBucket`, `AccessDenied`), else the
+ * code of the error it wraps (`cause`).
+ */
+export function causeOf(err: unknown, opts: { named?: boolean } = {}): { code?: string; reason: string } {
+  const e = err as { code?: unknown; name?: unknown; message?: unknown; cause?: { code?: unknown } } | null | undefined;
+  const code =
+    typeof e?.code === 'string'
+      ? e.code
+      : opts.named === true && typeof e?.name === 'string'
+        ? e.name
+        : typeof e?.cause?.code === 'string'
+          ? e.cause.code
+          : undefined;
+  const reason = typeof e?.message === 'string' ? e.message : String(err);
+  return code === undefined ? { reason } : { code, reason };
+}

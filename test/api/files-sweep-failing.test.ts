@@ -13,10 +13,15 @@ import { eachDialect, seedWorkspace } from '../helpers/app.ts';
 
 /** `blobs`, whose delete of a key in `refused` fails as a directory the process may not write. */
 function refusingDeletes(blobs: BlobStore, refused: Set<string>): BlobStore {
+  return refusing(blobs, refused, (key) => Object.assign(new Error(`EACCES: permission denied, unlink '${key}'`), { code: 'EACCES' }));
+}
+
+/** `blobs`, whose delete of a key in `refused` rejects with `error(key)`. */
+function refusing(blobs: BlobStore, refused: Set<string>, error: (key: string) => unknown): BlobStore {
   return Object.create(blobs, {
     delete: {
       value: async (key: string) => {
-        if (refused.has(key)) throw Object.assign(new Error(`EACCES: permission denied, unlink '${key}'`), { code: 'EACCES' });
+        if (refused.has(key)) throw error(key);
         return blobs.delete(key);
       },
     },
@@ -75,5 +80,31 @@ eachDialect('sweeper, blob deletes refused', (ctx) => {
     for (const key of bad) assert.equal(await t.deps.blobs.stat(key), null);
     assert.deepEqual(await garbage(), []);
     assert.deepEqual([...failing], []);
+  });
+
+  test('an S3 refusal is logged with its name as its code; a rejection with nothing is still one line', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const db = t.deps.db.kysely;
+    const [denied, empty, good] = ['denied', 'empty', 'good'].map((k) => `${s.workspaceId}/${k}`) as [string, string, string];
+    for (const key of [denied, empty, good]) {
+      await t.deps.blobs.put(key, Readable.from([Buffer.from('orphan')]), { maxBytes: 100 });
+      await addGarbage(db, key, '2000-01-01T00:00:00.000Z');
+    }
+    const lines: { obj: Record<string, unknown>; msg: string }[] = [];
+    const log = { warn: (obj: Record<string, unknown>, msg: string) => lines.push({ obj, msg }) } as unknown as Logger;
+    // The S3 client's errors carry their code as their name, and have no `code`.
+    const s3 = Object.assign(new Error('Access Denied'), { name: 'AccessDenied' });
+    const blobs = refusing(t.deps.blobs, new Set([denied, empty]), (key) => (key === denied ? s3 : undefined));
+    const result = await sweepOnce({ db, now: Date.now(), files: filesEnv(t.config, blobs) }, { log, failing: new Set() });
+    assert.equal(result.blobsFailed, 2);
+    assert.equal(await t.deps.blobs.stat(good), null, 'the others are still deleted');
+    assert.deepEqual(
+      lines.map((l) => l.obj).sort((a, b) => String(a.blobKey).localeCompare(String(b.blobKey))),
+      [
+        { blobKey: denied, code: 'AccessDenied', reason: 'Access Denied' },
+        { blobKey: empty, reason: 'undefined' },
+      ],
+    );
   });
 });

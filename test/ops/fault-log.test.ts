@@ -12,6 +12,7 @@ import { Writable } from 'node:stream';
 import { mock, test } from 'node:test';
 import { openDb } from '../../src/db/database.ts';
 import { databaseOutage, RepeatedFault, STILL_LOG_MS } from '../../src/http/fault-log.ts';
+import { causeOf } from '../../src/lib/errors.ts';
 import { createLogger } from '../../src/logger.ts';
 
 function capture() {
@@ -33,6 +34,27 @@ function capture() {
       .map((l) => JSON.parse(l) as { level: number; msg: string; code?: string; answered?: number; ms?: number });
   return { logger, text, lines };
 }
+
+test("an error as a log keeps it: its code (own, else with `named` its name, else its cause's) and message, never its stack", () => {
+  const own = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+  const wrapped = new Error('the pool gave up', { cause: { code: '57P01' } });
+  // The S3 client's errors carry their code as their name.
+  const s3 = Object.assign(new Error('The specified bucket does not exist'), { name: 'NoSuchBucket' });
+  // What the request log keeps (src/http/fault-log.ts, error-handler.ts, idempotency.ts).
+  assert.deepEqual(causeOf(own), { code: 'ECONNREFUSED', reason: own.message });
+  assert.deepEqual(causeOf(wrapped), { code: '57P01', reason: 'the pool gave up' });
+  assert.deepEqual(causeOf(s3), { reason: s3.message });
+  assert.deepEqual(causeOf('refused'), { reason: 'refused' });
+  // What the sweeper keeps (src/jobs/sweeper.ts): a name stands for a missing code.
+  assert.deepEqual(causeOf(own, { named: true }), { code: 'ECONNREFUSED', reason: own.message });
+  assert.deepEqual(causeOf(s3, { named: true }), { code: 'NoSuchBucket', reason: s3.message });
+  assert.deepEqual(causeOf(wrapped, { named: true }), { code: 'Error', reason: 'the pool gave up' });
+  // Whatever was thrown, even nothing, gives a line rather than an error of its own.
+  for (const named of [false, true]) {
+    assert.deepEqual(causeOf(null, { named }), { reason: 'null' });
+    assert.deepEqual(causeOf(undefined, { named }), { reason: 'undefined' });
+  }
+});
 
 test('a fault met for two minutes, then after a quiet minute: a line a minute, then a first line again', () => {
   const { logger, text, lines } = capture();
