@@ -1,5 +1,6 @@
 // Configuration is read from the environment once, at start-up, and passed down. A wrong value
 // stops the process with a message naming the variable and what it expects.
+import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { keptSigningSecret } from './data-dir.ts';
@@ -314,17 +315,40 @@ function mcpOrigins(env: Env, publicBaseUrl: string): readonly string[] | 'any' 
   return [...new Set([own, ...origins])];
 }
 
+/**
+ * HOST: what the server listens on, an IP address or a name that resolves to one of this
+ * machine's (docs/deploy.md §Start and stop). A scheme, a port or the brackets of an IPv6 address
+ * in a URL are no part of it; written with them it would be looked up as a name and make no
+ * default PUBLIC_BASE_URL, so it is refused here, naming the variable.
+ */
+function hostOf(env: Env): string {
+  const host = env.HOST || '127.0.0.1';
+  if (isIP(host) === 0 && !/^[^\s/:@?#%[\]\\]+$/.test(host))
+    throw new ConfigError(`HOST must be an IP address or a host name, without a scheme, port or brackets (got "${host}")`, 'HOST');
+  return host;
+}
+
+/** PUBLIC_BASE_URL, else `http://HOST:PORT` (127.0.0.1 for a HOST of every interface). */
+function publicBase(env: Env, host: string, port: number): string {
+  const given = url(env, 'PUBLIC_BASE_URL', ['http:', 'https:']);
+  if (given) return given;
+  const publicHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  const made = `http://${publicHost.includes(':') ? `[${publicHost}]` : publicHost}:${port}`;
+  // An IPv6 address with its zone (fe80::1%eth0) is an address to listen on that no URL holds.
+  if (!URL.canParse(made)) throw new ConfigError(`PUBLIC_BASE_URL must be set: HOST "${host}" makes no URL (${made})`, 'PUBLIC_BASE_URL');
+  return made;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = int(env, 'PORT', 3000, 0, 65535);
-  const host = env.HOST || '127.0.0.1';
+  const host = hostOf(env);
   const dataDir = resolve(env.DATA_DIR || './data');
   const logLevel = env.LOG_LEVEL || 'info';
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${logLevel}")`, 'LOG_LEVEL');
   const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
   const redisUrl = url(env, 'REDIS_URL', ['redis:', 'rediss:']);
   const s3Config = s3(env);
-  const publicHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
-  const publicBaseUrl = url(env, 'PUBLIC_BASE_URL', ['http:', 'https:']) ?? `http://${publicHost.includes(':') ? `[${publicHost}]` : publicHost}:${port}`;
+  const publicBaseUrl = publicBase(env, host, port);
   return {
     port,
     host,

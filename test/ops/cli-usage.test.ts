@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import type { Io } from '../../src/cli/io.ts';
 import { main } from '../../src/cli/main.ts';
+import { loadConfig } from '../../src/config.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'rolodex-usage-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -67,5 +68,39 @@ test('--version takes no argument: one more is wrong usage, not ignored', async 
     const r = await run([name]);
     assert.equal(r.code, 0, r.err);
     assert.match(r.out, /^rolodex \S+ \(Node\.js /);
+  }
+});
+
+// A HOST written as a URL or with its port made no default PUBLIC_BASE_URL, and every command
+// printed a TypeError's stack trace instead of a line naming the variable (docs/deploy.md
+// §Configuration).
+test('a HOST that is no address or host name is one line naming it, for every command', async () => {
+  const line = (v: string) => `HOST must be an IP address or a host name, without a scheme, port or brackets (got "${v}")`;
+  for (const host of ['http://0.0.0.0', '0.0.0.0:3000', '[::1]', 'api host', 'db.internal:5432/x']) {
+    for (const args of [['serve'], ['workspace', 'list'], ['migrate']]) {
+      const r = await run(args, { HOST: host });
+      assert.equal(r.code, 1, `${host} ${args.join(' ')}: ${r.err}`);
+      assert.equal(r.err, `rolodex ${args[0]}: ${line(host)}`);
+      assert.equal(existsSync(dataDir), false, `${host}: nothing made`);
+    }
+  }
+  assert.equal(
+    await usage(['serve', '--host', '0.0.0.0:3000']),
+    `rolodex serve: --host must be an IP address or a host name, without a scheme, port or brackets (got "0.0.0.0:3000")`,
+  );
+  // An IPv6 address with its zone is an address, but no URL holds it: the default PUBLIC_BASE_URL
+  // cannot be made of it, and the variable to set is named.
+  const zoned = await run(['workspace', 'list'], { HOST: 'fe80::1%lo' });
+  assert.equal(zoned.code, 1, zoned.err);
+  assert.equal(zoned.err, 'rolodex workspace: PUBLIC_BASE_URL must be set: HOST "fe80::1%lo" makes no URL (http://[fe80::1%lo]:3000)');
+  for (const [host, base] of [
+    ['::1', 'http://[::1]:3000'],
+    ['localhost', 'http://localhost:3000'],
+    ['0.0.0.0', 'http://127.0.0.1:3000'],
+    ['my_service', 'http://my_service:3000'],
+    ['fe80::1%lo', 'https://api.example.com'],
+  ] as const) {
+    const env = { HOST: host, ...(host.includes('%') ? { PUBLIC_BASE_URL: base } : {}) };
+    assert.equal(loadConfig(env).publicBaseUrl, base, host);
   }
 });
