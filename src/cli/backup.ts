@@ -188,13 +188,26 @@ const isDirectory = (path: string) =>
     () => false,
   );
 
-/** Refuses a backup that lacks a part its manifest lists, or whose signing secret is damaged. */
+/**
+ * Refuses a backup that lacks a part its manifest lists, whose rolodex.db holds another program's
+ * tables (restored, it would leave a DATA_DIR that every command refuses as no rolodex database),
+ * or whose signing secret is damaged. A database SQLite cannot read whole is found on its copy.
+ */
 async function checkParts(dir: string, manifest: Manifest): Promise<void> {
   const damaged = (why: string) => new InputError(`the backup in ${dir} is damaged: ${why}`, 'DIR');
   if (manifest.database === 'sqlite' && !manifest.files.includes('rolodex.db')) throw damaged('its manifest lists no rolodex.db');
   for (const file of manifest.files) {
     const path = join(dir, file);
     if (file === 'blobs/' ? !(await isDirectory(path)) : !(await exists(path))) throw damaged(`${file} is missing`);
+  }
+  if (manifest.database === 'sqlite') {
+    // Read without writing: the backup stays as it was.
+    const { sqliteFileHeld } = await import('../db/index.ts');
+    const found = sqliteFileHeld(join(dir, 'rolodex.db'));
+    if ('names' in found && found.names.length > 0 && !found.rolodex) {
+      const named = found.names.slice(0, 5).join(', ') + (found.names.length > 5 ? ', …' : '');
+      throw damaged(`rolodex.db is no rolodex database: it holds another program's tables (${named})`);
+    }
   }
   if (manifest.files.includes('signing-secret')) {
     try {

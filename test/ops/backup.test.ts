@@ -23,6 +23,14 @@ function cli(env: Record<string, string>) {
   return { io, out: () => out, err: () => err };
 }
 
+/** A whole SQLite database of another program in place of the file `path`. */
+function foreignDatabase(path: string): void {
+  rmSync(path);
+  const db = new DatabaseSync(path);
+  db.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes (body) VALUES (1)');
+  db.close();
+}
+
 for (const dialect of testDialects()) {
   describe(`backup and restore [${dialect}]`, () => {
     let t: TestApp;
@@ -99,6 +107,12 @@ for (const dialect of testDialects()) {
           ['no database', (d) => rmSync(join(d, 'rolodex.db')), /is damaged: rolodex\.db is missing/],
           ['a database cut short', (d) => truncateSync(join(d, 'rolodex.db'), 40_000), /is damaged: rolodex\.db is not a whole database/],
           ['a database cut to nothing', (d) => truncateSync(join(d, 'rolodex.db'), 0), /is damaged: rolodex\.db is not a whole database/],
+          // Whole, but not rolodex's: restored, it left a DATA_DIR that every command refused.
+          [
+            "another program's database",
+            (d) => foreignDatabase(join(d, 'rolodex.db')),
+            /is damaged: rolodex\.db is no rolodex database: it holds another program's tables \(notes\)\n$/,
+          ],
         );
       for (const [name, harm, message] of damage) {
         const dir = join(tmp('damaged'), 'b');
