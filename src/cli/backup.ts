@@ -159,11 +159,19 @@ async function backUp(dir: string, config: Config): Promise<{ manifest: Manifest
 
 /** The backup's manifest: anything but one that `rolodex backup` writes is refused. */
 async function readManifest(dir: string): Promise<Manifest> {
-  let raw: unknown;
+  let text: string;
   try {
-    raw = JSON.parse(await readFile(join(dir, MANIFEST), 'utf8'));
+    text = await readFile(join(dir, MANIFEST), 'utf8');
   } catch {
     throw new InputError(`${dir} is not a backup made by \`rolodex backup\` (no ${MANIFEST})`, 'DIR');
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    // There is one, cut short or written by something else: saying there is none sent the
+    // operator looking for a file that is there.
+    throw new InputError(`${dir} is not a backup made by \`rolodex backup\` (${MANIFEST} is not its manifest)`, 'DIR');
   }
   const m = (typeof raw === 'object' && raw !== null ? raw : {}) as Partial<Manifest>;
   if (

@@ -97,7 +97,18 @@ for (const dialect of testDialects()) {
       const good = join(tmp('whole'), 'b');
       assert.equal(await main(['backup', good], cli({ DATA_DIR: t.tdb.dataDir, ...db }).io), 0);
       const damage: [string, (dir: string) => void, RegExp][] = [
-        ['a foreign manifest', (d) => writeFileSync(join(d, 'backup.json'), '{"name":"x"}'), /is not a backup made by `rolodex backup`/],
+        [
+          'a foreign manifest',
+          (d) => writeFileSync(join(d, 'backup.json'), '{"name":"x"}'),
+          /is not a backup made by `rolodex backup` \(backup\.json is not its manifest\)/,
+        ],
+        // There is a manifest: the refusal said "no backup.json".
+        [
+          'a manifest cut short',
+          (d) => truncateSync(join(d, 'backup.json'), 20),
+          /is not a backup made by `rolodex backup` \(backup\.json is not its manifest\)/,
+        ],
+        ['no manifest', (d) => rmSync(join(d, 'backup.json')), /is not a backup made by `rolodex backup` \(no backup\.json\)/],
         ['a newer format', (d) => writeFileSync(join(d, 'backup.json'), '{"format":2,"database":"sqlite","files":[]}'), /is a backup of format 2; /],
         ['no blobs', (d) => rmSync(join(d, 'blobs'), { recursive: true }), /is damaged: blobs\/ is missing/],
         ['an empty signing secret', (d) => writeFileSync(join(d, 'signing-secret'), ''), /is damaged: signing-secret does not hold/],
