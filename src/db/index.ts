@@ -35,6 +35,7 @@ export {
   lockedAgainstDelete,
   lockedForChange,
   lockedForUpdate,
+  lockScope,
   preparedInsertThen,
   probeEnd,
   timeFromNow,

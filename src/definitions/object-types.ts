@@ -4,7 +4,7 @@ import type { Ctx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
 import { isoNow } from '../lib/ids.ts';
 import * as repo from './repository.ts';
-import { checkLabel, CUSTOM_KEY } from './service.ts';
+import { checkLabel, CUSTOM_KEY, definitionWrite } from './service.ts';
 
 /** Names a custom type can never take: the system types and the other objects of the API. */
 export const RESERVED_TYPES: ReadonlySet<string> = new Set([
@@ -28,24 +28,28 @@ export interface ObjectType {
 }
 
 /** Defines a custom object type in ctx's workspace. */
-export async function defineObjectType(ctx: Ctx, input: { slug: string; label: string }): Promise<ObjectType> {
-  if (!CUSTOM_KEY.test(input.slug)) throw new InputError('must match ^[a-z][a-z0-9_]{0,62}$', 'slug');
-  if (RESERVED_TYPES.has(input.slug)) throw new InputError(`"${input.slug}" is the name of a system type`, 'slug');
-  checkLabel(input.label);
-  if (await repo.findObjectType(ctx.db, ctx.actor.workspaceId, input.slug)) throw new InputError(`object type "${input.slug}" exists`, 'slug');
-  await repo.insertObjectType(ctx.db, { workspace_id: ctx.actor.workspaceId, slug: input.slug, label: input.label, created_at: isoNow(ctx.now) });
-  return { objectType: input.slug, label: input.label };
+export function defineObjectType(ctx: Ctx, input: { slug: string; label: string }): Promise<ObjectType> {
+  return definitionWrite(ctx, async (ctx) => {
+    if (!CUSTOM_KEY.test(input.slug)) throw new InputError('must match ^[a-z][a-z0-9_]{0,62}$', 'slug');
+    if (RESERVED_TYPES.has(input.slug)) throw new InputError(`"${input.slug}" is the name of a system type`, 'slug');
+    checkLabel(input.label);
+    if (await repo.findObjectType(ctx.db, ctx.actor.workspaceId, input.slug)) throw new InputError(`object type "${input.slug}" exists`, 'slug');
+    await repo.insertObjectType(ctx.db, { workspace_id: ctx.actor.workspaceId, slug: input.slug, label: input.label, created_at: isoNow(ctx.now) });
+    return { objectType: input.slug, label: input.label };
+  });
 }
 
 /**
  * Gives the custom object type `slug` another label, keeping its slug (a re-import of its line,
  * docs/import.md §definition); its records and definitions are untouched.
  */
-export async function relabelObjectType(ctx: Ctx, input: { slug: string; label: string }): Promise<ObjectType> {
-  checkLabel(input.label);
-  if (!(await repo.findObjectType(ctx.db, ctx.actor.workspaceId, input.slug))) throw new InputError(`unknown object type "${input.slug}"`, 'slug');
-  await repo.updateObjectTypeLabel(ctx.db, ctx.actor.workspaceId, input.slug, input.label);
-  return { objectType: input.slug, label: input.label };
+export function relabelObjectType(ctx: Ctx, input: { slug: string; label: string }): Promise<ObjectType> {
+  return definitionWrite(ctx, async (ctx) => {
+    checkLabel(input.label);
+    if (!(await repo.findObjectType(ctx.db, ctx.actor.workspaceId, input.slug))) throw new InputError(`unknown object type "${input.slug}"`, 'slug');
+    await repo.updateObjectTypeLabel(ctx.db, ctx.actor.workspaceId, input.slug, input.label);
+    return { objectType: input.slug, label: input.label };
+  });
 }
 
 /** The workspace's custom object types, ordered by slug. */

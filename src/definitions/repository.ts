@@ -1,5 +1,5 @@
 // SQL of the definitions operators add (docs/records.md §Definitions).
-import { prepared, type Executor } from '../db/index.ts';
+import { lockScope, prepared, type Executor, type Tx } from '../db/index.ts';
 import type { FieldDefinitionsTable, ObjectTypesTable, RelationshipDefinitionsTable, SelectOptionsTable } from './tables.ts';
 
 export type FieldRow = FieldDefinitionsTable;
@@ -138,6 +138,14 @@ export async function bumpDefinitionsVersion(db: Executor, workspaceId: string):
     .values({ workspace_id: workspaceId, version: 1 })
     .onConflict((oc) => oc.column('workspace_id').doUpdateSet((eb) => ({ version: eb('definition_versions.version', '+', 1) })))
     .execute();
+}
+
+/**
+ * Takes the workspace's definitions for writing until `tx` ends: a second writer waits here, then
+ * reads what the first committed (docs/records.md §Definitions).
+ */
+export function lockDefinitions(tx: Tx, workspaceId: string): Promise<void> {
+  return lockScope(tx, `definitions/${workspaceId}`);
 }
 
 /** The custom field row of a key (archived ones included). */

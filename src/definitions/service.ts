@@ -1,7 +1,8 @@
 // The definitions of a type as one model (docs/records.md §Definitions): the system catalogue
 // merged with what operators added. Record writes check values against it, reads shape records
 // with it, and GET /v1/<plural>/definitions shows it.
-import type { Ctx } from '../lib/context.ts';
+import { inWrite } from '../db/index.ts';
+import type { Ctx, WriteCtx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
 import { derivedId, isoNow, newId } from '../lib/ids.ts';
 import type { ValueType } from '../lib/resource-schemas.ts';
@@ -260,6 +261,19 @@ async function requireType(ctx: Ctx, objectType: string): Promise<TypeDefinition
   return defs;
 }
 
+/**
+ * Runs a definition write in the caller's transaction, or in one of its own, holding the
+ * workspace's definitions lock from before its checks until it commits: what it checks (a taken
+ * key, a clashing label) then includes what any other writer (an operator, an import) wrote before
+ * it, so two such writes at once end as if run one after the other (docs/records.md §Definitions).
+ */
+export function definitionWrite<T>(ctx: Ctx, fn: (ctx: WriteCtx) => Promise<T>): Promise<T> {
+  return inWrite(ctx.db, async (tx) => {
+    await repo.lockDefinitions(tx, ctx.actor.workspaceId);
+    return fn({ ...ctx, db: tx });
+  });
+}
+
 /** Whether operators may add fields or relationships to the type (notes take neither, tasks only relationships). */
 function allowsCustom(objectType: string, what: 'fields' | 'relationships'): void {
   const custom = SYSTEM_CATALOGUES[objectType]?.custom;
@@ -267,43 +281,45 @@ function allowsCustom(objectType: string, what: 'fields' | 'relationships'): voi
 }
 
 /** A custom field (operators only: the CLI and the import kind `definition`). */
-export async function addField(ctx: Ctx, input: AddFieldInput): Promise<FieldDef> {
-  const defs = await requireType(ctx, input.objectType);
-  allowsCustom(input.objectType, 'fields');
-  checkLabel(input.label, input.description);
-  if (!CUSTOM_KEY.test(input.key)) throw new InputError('must match ^[a-z][a-z0-9_]{0,62}$', 'key');
-  if (defs.fields.has(input.key) || defs.archived.has(input.key) || defs.relationships.has(input.key))
-    throw new InputError(`"${input.key}" is already defined`, 'key');
-  if (input.unique && NEVER_UNIQUE.has(input.valueType)) throw new InputError('ADDRESS and FULL_NAME fields cannot be unique', 'unique');
-  if (input.multipleValues && !MULTI_CAPABLE.has(input.valueType))
-    throw new InputError('only EMAIL, URL, TELEPHONE and SOCIAL_HANDLE fields take multipleValues', 'multipleValues');
-  if (input.currency !== undefined && (input.valueType !== 'CURRENCY' || !CURRENCY_CODE.test(input.currency)))
-    throw new InputError('a three-letter ISO 4217 code, for CURRENCY fields only', 'currency');
-  if (input.handleService !== undefined && input.valueType !== 'SOCIAL_HANDLE') throw new InputError('for SOCIAL_HANDLE fields only', 'handleService');
-  if (input.defaultCountry !== undefined && (input.valueType !== 'TELEPHONE' || !isPhoneCountry(input.defaultCountry.toUpperCase())))
-    throw new InputError('an ISO 3166-1 alpha-2 country code such as "DE", for TELEPHONE fields only', 'defaultCountry');
-  const config = {
-    currency: input.currency,
-    unique: input.unique || undefined,
-    multipleValues: input.multipleValues || undefined,
-    handleService: input.handleService,
-    defaultCountry: input.defaultCountry?.toUpperCase(),
-    archived: input.archived || undefined,
-  };
-  const row = {
-    id: newId('fld', ctx.now),
-    workspace_id: ctx.actor.workspaceId,
-    object_type: input.objectType,
-    key: input.key,
-    label: input.label,
-    description: input.description ?? null,
-    value_type: input.valueType,
-    config: JSON.stringify(config),
-    created_at: isoNow(ctx.now),
-  };
-  await repo.insertField(ctx.db, row);
-  const added = await requireType(ctx, input.objectType);
-  return (added.fields.get(input.key) ?? added.archived.get(input.key)) as FieldDef;
+export function addField(ctx: Ctx, input: AddFieldInput): Promise<FieldDef> {
+  return definitionWrite(ctx, async (ctx) => {
+    const defs = await requireType(ctx, input.objectType);
+    allowsCustom(input.objectType, 'fields');
+    checkLabel(input.label, input.description);
+    if (!CUSTOM_KEY.test(input.key)) throw new InputError('must match ^[a-z][a-z0-9_]{0,62}$', 'key');
+    if (defs.fields.has(input.key) || defs.archived.has(input.key) || defs.relationships.has(input.key))
+      throw new InputError(`"${input.key}" is already defined`, 'key');
+    if (input.unique && NEVER_UNIQUE.has(input.valueType)) throw new InputError('ADDRESS and FULL_NAME fields cannot be unique', 'unique');
+    if (input.multipleValues && !MULTI_CAPABLE.has(input.valueType))
+      throw new InputError('only EMAIL, URL, TELEPHONE and SOCIAL_HANDLE fields take multipleValues', 'multipleValues');
+    if (input.currency !== undefined && (input.valueType !== 'CURRENCY' || !CURRENCY_CODE.test(input.currency)))
+      throw new InputError('a three-letter ISO 4217 code, for CURRENCY fields only', 'currency');
+    if (input.handleService !== undefined && input.valueType !== 'SOCIAL_HANDLE') throw new InputError('for SOCIAL_HANDLE fields only', 'handleService');
+    if (input.defaultCountry !== undefined && (input.valueType !== 'TELEPHONE' || !isPhoneCountry(input.defaultCountry.toUpperCase())))
+      throw new InputError('an ISO 3166-1 alpha-2 country code such as "DE", for TELEPHONE fields only', 'defaultCountry');
+    const config = {
+      currency: input.currency,
+      unique: input.unique || undefined,
+      multipleValues: input.multipleValues || undefined,
+      handleService: input.handleService,
+      defaultCountry: input.defaultCountry?.toUpperCase(),
+      archived: input.archived || undefined,
+    };
+    const row = {
+      id: newId('fld', ctx.now),
+      workspace_id: ctx.actor.workspaceId,
+      object_type: input.objectType,
+      key: input.key,
+      label: input.label,
+      description: input.description ?? null,
+      value_type: input.valueType,
+      config: JSON.stringify(config),
+      created_at: isoNow(ctx.now),
+    };
+    await repo.insertField(ctx.db, row);
+    const added = await requireType(ctx, input.objectType);
+    return (added.fields.get(input.key) ?? added.archived.get(input.key)) as FieldDef;
+  });
 }
 
 /**
@@ -337,41 +353,45 @@ export function clashMessage(label: string, clash: OptionDef): string {
 }
 
 /** A select option added to a system or custom select field, archived or not. */
-export async function addOption(ctx: Ctx, input: { objectType: string; fieldKey: string; label: string; description?: string | null }): Promise<OptionDef> {
-  const defs = await requireType(ctx, input.objectType);
-  const field = defs.fields.get(input.fieldKey) ?? defs.archived.get(input.fieldKey);
-  if (!field?.options) throw new InputError(`"${input.fieldKey}" is not a select field of ${input.objectType}`, 'field');
-  checkLabel(input.label, input.description);
-  const clash = clashingOption(field.options, input.label);
-  if (clash) throw new InputError(clashMessage(input.label, clash), 'label');
-  const option = { id: newId('opt', ctx.now), label: input.label, description: input.description ?? null };
-  await repo.insertOption(ctx.db, { ...option, workspace_id: ctx.actor.workspaceId, object_type: input.objectType, field_key: input.fieldKey });
-  return option;
+export function addOption(ctx: Ctx, input: { objectType: string; fieldKey: string; label: string; description?: string | null }): Promise<OptionDef> {
+  return definitionWrite(ctx, async (ctx) => {
+    const defs = await requireType(ctx, input.objectType);
+    const field = defs.fields.get(input.fieldKey) ?? defs.archived.get(input.fieldKey);
+    if (!field?.options) throw new InputError(`"${input.fieldKey}" is not a select field of ${input.objectType}`, 'field');
+    checkLabel(input.label, input.description);
+    const clash = clashingOption(field.options, input.label);
+    if (clash) throw new InputError(clashMessage(input.label, clash), 'label');
+    const option = { id: newId('opt', ctx.now), label: input.label, description: input.description ?? null };
+    await repo.insertOption(ctx.db, { ...option, workspace_id: ctx.actor.workspaceId, object_type: input.objectType, field_key: input.fieldKey });
+    return option;
+  });
 }
 
 /** A custom relationship from `objectType` to `targetType`, stored on this side. */
-export async function addRelationship(
+export function addRelationship(
   ctx: Ctx,
   input: { objectType: string; key: string; label: string; description?: string | null; cardinality: 'has_one' | 'has_many'; targetType: string },
 ): Promise<RelationshipDef> {
-  const defs = await requireType(ctx, input.objectType);
-  allowsCustom(input.objectType, 'relationships');
-  checkLabel(input.label, input.description);
-  if (!CUSTOM_KEY.test(input.key)) throw new InputError('must match ^[a-z][a-z0-9_]{0,62}$', 'key');
-  if (defs.fields.has(input.key) || defs.archived.has(input.key) || defs.relationships.has(input.key))
-    throw new InputError(`"${input.key}" is already defined`, 'key');
-  if (!isSystemType(input.targetType) && input.targetType !== 'member' && !(await repo.findObjectType(ctx.db, ctx.actor.workspaceId, input.targetType)))
-    throw new InputError(`unknown object type "${input.targetType}"`, 'targetType');
-  await repo.insertRelationship(ctx.db, {
-    id: newId('rld', ctx.now),
-    workspace_id: ctx.actor.workspaceId,
-    object_type: input.objectType,
-    key: input.key,
-    label: input.label,
-    description: input.description ?? null,
-    cardinality: input.cardinality,
-    target_type: input.targetType,
-    created_at: isoNow(ctx.now),
+  return definitionWrite(ctx, async (ctx) => {
+    const defs = await requireType(ctx, input.objectType);
+    allowsCustom(input.objectType, 'relationships');
+    checkLabel(input.label, input.description);
+    if (!CUSTOM_KEY.test(input.key)) throw new InputError('must match ^[a-z][a-z0-9_]{0,62}$', 'key');
+    if (defs.fields.has(input.key) || defs.archived.has(input.key) || defs.relationships.has(input.key))
+      throw new InputError(`"${input.key}" is already defined`, 'key');
+    if (!isSystemType(input.targetType) && input.targetType !== 'member' && !(await repo.findObjectType(ctx.db, ctx.actor.workspaceId, input.targetType)))
+      throw new InputError(`unknown object type "${input.targetType}"`, 'targetType');
+    await repo.insertRelationship(ctx.db, {
+      id: newId('rld', ctx.now),
+      workspace_id: ctx.actor.workspaceId,
+      object_type: input.objectType,
+      key: input.key,
+      label: input.label,
+      description: input.description ?? null,
+      cardinality: input.cardinality,
+      target_type: input.targetType,
+      created_at: isoNow(ctx.now),
+    });
+    return (await requireType(ctx, input.objectType)).relationships.get(input.key) as RelationshipDef;
   });
-  return (await requireType(ctx, input.objectType)).relationships.get(input.key) as RelationshipDef;
 }

@@ -2,7 +2,7 @@
 // shows them. Every field carries id and readOnly; typeConfiguration holds only what applies
 // (select fields always have options, multi-valued fields multipleValues: true).
 import type { Static } from '@sinclair/typebox';
-import { findFieldRow, updateField } from '../definitions/repository.ts';
+import { findFieldRow, lockDefinitions, updateField } from '../definitions/repository.ts';
 import type { Executor } from '../db/index.ts';
 import type { Ctx, WriteCtx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
@@ -51,6 +51,8 @@ export async function getDefinitions(ctx: Ctx, input: { type: RecordType }): Pro
  */
 export async function setArchived(ctx: WriteCtx, input: { objectType: string; key: string; archived: boolean }): Promise<{ id: string; archived: boolean }> {
   const ws = ctx.actor.workspaceId;
+  // Under the definitions lock, as every definition write (definitionWrite, src/definitions/service.ts).
+  await lockDefinitions(ctx.db, ws);
   const row = await findFieldRow(ctx.db, ws, input.objectType, input.key);
   if (!row) throw new InputError(`${input.objectType} has no custom field "${input.key}"`, 'key');
   const config = JSON.parse(row.config) as Record<string, unknown>;
