@@ -100,7 +100,8 @@ export async function run(args: string[], io: Io): Promise<void> {
     print(io, json, def, `renamed ${objectType} ${input.key} (${def.id}) to "${def.label}"`);
   } else if (sub === 'archive' || sub === 'unarchive') {
     const input = { objectType, key: required(values, 'key'), archived: sub === 'archive' };
-    const def = await inWorkspace((ctx) => write(ctx.db, (tx) => setArchived({ ...ctx, db: tx }, input)));
+    // Run again when PostgreSQL cancels it to end a deadlock with a record write it waits for.
+    const def = await inWorkspace((ctx) => write(ctx.db, (tx) => setArchived({ ...ctx, db: tx }, input), { rerun: () => undefined }));
     print(io, json, def, `${sub}d ${objectType} ${input.key} (${def.id})`);
   } else if (isOption) {
     const input = { objectType, fieldKey: required(values, 'field'), label: required(values, 'label'), description: text('description') ?? null };

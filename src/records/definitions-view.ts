@@ -62,7 +62,10 @@ export async function setArchived(ctx: WriteCtx, input: { objectType: string; ke
   await updateField(ctx.db, row.id, { config: JSON.stringify(config) });
   if (!input.archived) {
     const defs = await requireDefinitions(ctx, input.objectType);
-    const holding = (await recordsHolding(ctx.db, ws, input.objectType, input.key)).map((r) => ({
+    // Locked as an update locks its record: an update that read the definitions while the field
+    // was archived, and so indexes its record without it, commits before these are read and
+    // indexed; one that comes later reads the definitions once this commits.
+    const holding = (await recordsHolding(ctx.db, ws, input.objectType, input.key, true)).map((r) => ({
       id: r.id,
       fields: JSON.parse(r.fields) as Record<string, unknown>,
     }));

@@ -384,13 +384,17 @@ export async function replaceRelationships(tx: Tx, sourceIds: string[], rows: Re
   await insertRelationshipRows(tx, rows);
 }
 
+type FieldsRow = Pick<RecordRow, 'id' | 'fields'>;
+
 /**
  * The records of a type whose stored values hold custom field `key` (unarchived, or archived and
  * unique): only rows naming it in quotes are read (`holdsText`), and of those the ones that hold it
- * as a key of their fields.
+ * as a key of their fields. `forChange`: locked as an update locks its record (findRecordToChange),
+ * so an update under way commits first and is read as it committed.
  */
-export async function recordsHolding(db: Executor, workspaceId: string, kind: string, key: string): Promise<{ id: string; fields: string }[]> {
+export async function recordsHolding(db: Executor, workspaceId: string, kind: string, key: string, forChange = false): Promise<FieldsRow[]> {
   const holding = db.selectFrom('records').select(['id', 'fields']).where('workspace_id', '=', workspaceId).where('kind', '=', kind);
-  const rows = await holding.where(holdsText(db, 'fields', `"${key}"`)).execute();
+  const named = holding.where(holdsText(db, 'fields', `"${key}"`));
+  const rows = await (forChange ? lockedForChange(db, named.orderBy('id')) : named).execute();
   return rows.filter((r) => Object.hasOwn(JSON.parse(r.fields) as object, key));
 }
