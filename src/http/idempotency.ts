@@ -99,8 +99,9 @@ export function fingerprintOf(method: string, path: string, p: Pick<Principal, '
 /**
  * The fingerprint that releases before the caller was part of it stored: method, path and
  * canonical body (the routed path: those releases stored the path as sent, which it is for a
- * path spelled as clients write it). A key stored in this form names no caller, so its answer is replayed to nobody:
- * the request is refused with 422 until the key expires (docs/design.md §Idempotency).
+ * path spelled as clients write it). A key stored in this form names no caller, so its answer is
+ * replayed to nobody: the request is refused with 422 until the key expires (docs/design.md
+ * §Idempotency).
  */
 export function callerlessFingerprintOf(method: string, path: string, body: unknown): string {
   return hash('sha256', `${method} ${path}\n${canonicalJson(body)}`, 'hex');
