@@ -35,7 +35,7 @@ export {
   lockedAgainstDelete,
   lockedForChange,
   lockedForUpdate,
-  lockScope,
+  holdNamedLock,
   preparedInsertThen,
   probeEnd,
   timeFromNow,

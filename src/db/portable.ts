@@ -1,12 +1,12 @@
 // The SQL that differs between SQLite and PostgreSQL, said once for each need. The modules ask for
 // what they mean (a time from now, a row claimed by one worker, code point order); which database
 // they talk to is this layer's business, never theirs (docs/architecture.md §Database layer).
-import { createHash } from 'node:crypto';
 import { type Compilable, CompiledQuery, type Insertable, type RawBuilder, type SelectQueryBuilder, type SqlBool, sql } from 'kysely';
 import { isPostgres } from './dialect.ts';
 import { deferredInsert, deferredInsertRows } from './pipeline.ts';
 import { bindOnce } from './prepared.ts';
 import type { Database, Executor, Tx } from './types.ts';
+import { lockKey } from './rank/lock.ts';
 import { txState } from './write.ts';
 
 /** The database's time `plusMs` from now, in the stored format (UTC, milliseconds, `Z`). */
@@ -54,19 +54,18 @@ export function lockedAgainstDelete<DB, TB extends keyof DB, O>(db: Executor, q:
 }
 
 /**
- * Serializes the transactions that take `scope`: on PostgreSQL each waits, at this call, for the
- * one holding it to end (an advisory lock, its key the first 64 bits of the scope's SHA-256), so
- * that what it reads next includes what that one committed. Taken once per transaction. SQLite
- * has one writer at a time, which is the same guarantee.
+ * Serializes the transactions that take the lock `name`: on PostgreSQL each waits, at this call,
+ * for the one holding it to end (an advisory lock, `lockKey`), so that what it reads next includes
+ * what that one committed. Taken once per transaction. SQLite has one writer at a time, which is
+ * the same guarantee.
  */
-export async function lockScope(tx: Tx, scope: string): Promise<void> {
+export async function holdNamedLock(tx: Tx, name: string): Promise<void> {
   if (!isPostgres(tx)) return;
   const held = txState(tx)?.held;
-  const name = `scope:${scope}`;
-  if (held?.has(name)) return;
-  held?.set(name, 'write');
-  const key = createHash('sha256').update(name).digest().readBigInt64BE(0).toString();
-  await tx.executeQuery(CompiledQuery.raw(`select pg_advisory_xact_lock(${key})`));
+  const scope = `named:${name}`;
+  if (held?.has(scope)) return;
+  held?.set(scope, 'write');
+  await tx.executeQuery(CompiledQuery.raw(`select pg_advisory_xact_lock(${lockKey(scope)})`));
 }
 
 /**

@@ -1,5 +1,5 @@
 // SQL of the definitions operators add (docs/records.md §Definitions).
-import { lockScope, prepared, type Executor, type Tx } from '../db/index.ts';
+import { holdNamedLock, prepared, type Executor, type Tx } from '../db/index.ts';
 import type { FieldDefinitionsTable, ObjectTypesTable, RelationshipDefinitionsTable, SelectOptionsTable } from './tables.ts';
 
 export type FieldRow = FieldDefinitionsTable;
@@ -145,7 +145,7 @@ export async function bumpDefinitionsVersion(db: Executor, workspaceId: string):
  * reads what the first committed (docs/records.md §Definitions).
  */
 export function lockDefinitions(tx: Tx, workspaceId: string): Promise<void> {
-  return lockScope(tx, `definitions/${workspaceId}`);
+  return holdNamedLock(tx, `definitions/${workspaceId}`);
 }
 
 /** The custom field row of a key (archived ones included). */

@@ -54,8 +54,8 @@ export async function lockPartition(tx: Tx, def: RankDef, values: readonly strin
   if (def.appends) await deferred(tx, foldDeltas(scope));
 }
 
-/** The partition's advisory-lock key: the first 64 bits of its SHA-256, as a signed bigint. */
-function lockKey(scope: string): string {
+/** A name's advisory-lock key: the first 64 bits of its SHA-256, as a signed bigint. */
+export function lockKey(scope: string): string {
   return createHash('sha256').update(scope).digest().readBigInt64BE(0).toString();
 }
 
