@@ -46,14 +46,14 @@ function options(raw: Record<string, unknown>): OptionInput[] {
   const v = raw.options ?? [];
   if (!Array.isArray(v)) throw new InputError('must be an array of option labels', 'options');
   const out = v.map((x: unknown, i): OptionInput => {
-    if (typeof x === 'string') return { label: x };
+    if (typeof x === 'string') return { label: x.trim() };
     if (x === null || typeof x !== 'object' || Array.isArray(x)) throw new InputError('must be a label or an object {label, description}', `options[${i}]`);
     const o = x as Record<string, unknown>;
     for (const k of Object.keys(o)) if (k !== 'label' && k !== 'description') throw new InputError('is not a known field', `options[${i}].${k}`);
     if (typeof o.label !== 'string') throw new InputError('must be a string', `options[${i}].label`);
     if (o.description !== undefined && o.description !== null && (typeof o.description !== 'string' || longerThan(o.description, 10_000)))
       throw new InputError('must be a string of at most 10,000 characters, or null', `options[${i}].description`);
-    return { label: o.label, ...(o.description !== undefined ? { description: o.description } : {}) };
+    return { label: o.label.trim(), ...(o.description !== undefined ? { description: o.description } : {}) };
   });
   out.forEach(({ label }, i) => {
     if (label.length < 1 || longerThan(label, 255)) throw new InputError('must be a string of 1 to 255 characters', `options[${i}]`);
@@ -91,13 +91,14 @@ function check(raw: Record<string, unknown>): DefinitionInput {
     onlyFields(raw, ['definition', 'slug', 'label']);
     return {
       definition: 'type',
-      type: { slug: str(raw, 'slug', { required: true }) as string, label: str(raw, 'label', { required: true, max: 255 }) as string },
+      type: { slug: str(raw, 'slug', { required: true }) as string, label: (str(raw, 'label', { required: true, max: 255 }) as string).trim() },
     };
   }
   const objectType = str(raw, 'objectType', { required: true }) as string;
   // Absent, the description is left as stored; null clears it (docs/import.md §definition).
   const description = raw.description === undefined ? undefined : str(raw, 'description', { max: 10_000 });
-  const label = str(raw, 'label', { required: true, max: 255 }) as string;
+  // Stored without outer white space, as the CLI stores it (outerSpaceless).
+  const label = (str(raw, 'label', { required: true, max: 255 }) as string).trim();
   if (kind === 'option') {
     onlyFields(raw, ['definition', 'objectType', 'field', 'label', 'description']);
     return { definition: 'option', option: { objectType, fieldKey: str(raw, 'field', { required: true }) as string, label, description } };

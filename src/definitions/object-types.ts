@@ -4,7 +4,7 @@ import type { Ctx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
 import { isoNow } from '../lib/ids.ts';
 import * as repo from './repository.ts';
-import { checkLabel, CUSTOM_KEY, definitionWrite } from './service.ts';
+import { checkLabel, CUSTOM_KEY, definitionWrite, outerSpaceless } from './service.ts';
 
 /** Names a custom type can never take: the system types and the other objects of the API. */
 export const RESERVED_TYPES: ReadonlySet<string> = new Set([
@@ -28,7 +28,8 @@ export interface ObjectType {
 }
 
 /** Defines a custom object type in ctx's workspace. */
-export function defineObjectType(ctx: Ctx, input: { slug: string; label: string }): Promise<ObjectType> {
+export function defineObjectType(ctx: Ctx, given: { slug: string; label: string }): Promise<ObjectType> {
+  const input = outerSpaceless(given);
   return definitionWrite(ctx, async (ctx) => {
     if (!CUSTOM_KEY.test(input.slug)) throw new InputError('must match ^[a-z][a-z0-9_]{0,62}$', 'slug');
     if (RESERVED_TYPES.has(input.slug)) throw new InputError(`"${input.slug}" is the name of a system type`, 'slug');
@@ -43,7 +44,8 @@ export function defineObjectType(ctx: Ctx, input: { slug: string; label: string 
  * Gives the custom object type `slug` another label, keeping its slug (a re-import of its line,
  * docs/import.md §definition); its records and definitions are untouched.
  */
-export function relabelObjectType(ctx: Ctx, input: { slug: string; label: string }): Promise<ObjectType> {
+export function relabelObjectType(ctx: Ctx, given: { slug: string; label: string }): Promise<ObjectType> {
+  const input = outerSpaceless(given);
   return definitionWrite(ctx, async (ctx) => {
     checkLabel(input.label);
     if (!(await repo.findObjectType(ctx.db, ctx.actor.workspaceId, input.slug))) throw new InputError(`unknown object type "${input.slug}"`, 'slug');

@@ -255,6 +255,15 @@ export function checkLabel(label: string, description?: string | null): void {
   if (description != null && longerThan(description, 10_000)) throw new InputError('must be at most 10,000 characters', 'description');
 }
 
+/**
+ * The input with its label trimmed: a label is stored without outer white space, as a rename
+ * stores it, so that a value written with the label as shown matches it (docs/records.md
+ * §Definitions).
+ */
+export function outerSpaceless<T extends { label: string }>(input: T): T {
+  return { ...input, label: input.label.trim() };
+}
+
 async function requireType(ctx: Ctx, objectType: string): Promise<TypeDefinitions> {
   const defs = await loadDefinitions(ctx, { objectType });
   if (!defs) throw new InputError(`unknown object type "${objectType}"`, 'objectType');
@@ -281,7 +290,8 @@ function allowsCustom(objectType: string, what: 'fields' | 'relationships'): voi
 }
 
 /** A custom field (operators only: the CLI and the import kind `definition`). */
-export function addField(ctx: Ctx, input: AddFieldInput): Promise<FieldDef> {
+export function addField(ctx: Ctx, given: AddFieldInput): Promise<FieldDef> {
+  const input = outerSpaceless(given);
   return definitionWrite(ctx, async (ctx) => {
     const defs = await requireType(ctx, input.objectType);
     allowsCustom(input.objectType, 'fields');
@@ -353,7 +363,8 @@ export function clashMessage(label: string, clash: OptionDef): string {
 }
 
 /** A select option added to a system or custom select field, archived or not. */
-export function addOption(ctx: Ctx, input: { objectType: string; fieldKey: string; label: string; description?: string | null }): Promise<OptionDef> {
+export function addOption(ctx: Ctx, given: { objectType: string; fieldKey: string; label: string; description?: string | null }): Promise<OptionDef> {
+  const input = outerSpaceless(given);
   return definitionWrite(ctx, async (ctx) => {
     const defs = await requireType(ctx, input.objectType);
     const field = defs.fields.get(input.fieldKey) ?? defs.archived.get(input.fieldKey);
@@ -370,8 +381,9 @@ export function addOption(ctx: Ctx, input: { objectType: string; fieldKey: strin
 /** A custom relationship from `objectType` to `targetType`, stored on this side. */
 export function addRelationship(
   ctx: Ctx,
-  input: { objectType: string; key: string; label: string; description?: string | null; cardinality: 'has_one' | 'has_many'; targetType: string },
+  given: { objectType: string; key: string; label: string; description?: string | null; cardinality: 'has_one' | 'has_many'; targetType: string },
 ): Promise<RelationshipDef> {
+  const input = outerSpaceless(given);
   return definitionWrite(ctx, async (ctx) => {
     const defs = await requireType(ctx, input.objectType);
     allowsCustom(input.objectType, 'relationships');

@@ -1,7 +1,8 @@
 // Re-importing definitions (docs/import.md §definition), on both databases: a line without
 // `description` keeps the stored one and `null` clears it, for fields, relationships and options;
 // option labels of one field never differ only in case or white space, whether added by a field
-// line, an option line, `rolodex definition option add` or `option rename`.
+// line, an option line, `rolodex definition option add` or `option rename`; labels are stored
+// without outer white space (docs/records.md §Definitions).
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -82,7 +83,7 @@ eachDialect('definitions re-imported', (ctx) => {
     await refused([tier('Tier', ['Silver', 'GOLD'])], /line 1: options\[1\]: "GOLD" differs from option "Gold"/);
     await refused(
       [def('d-o', { definition: 'option', objectType: 'account', field: 'tier', label: ' gold ' })],
-      /line 1: label: " gold " differs from option "Gold"/,
+      /line 1: label: "gold" differs from option "Gold"/,
     );
     await refused([hold('closed  WON')], /line 1: label: "closed {2}WON" differs from option "Closed won"/);
 
@@ -98,5 +99,31 @@ eachDialect('definitions re-imported', (ctx) => {
       options.map((o: { label: string }) => o.label),
       ['GOLD', 'Silver'],
     );
+  });
+
+  test('labels given with outer white space are stored without it, and values written with the shown label match', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const lines = [
+      tier(' Tier ', [' Green ', { label: '  Red' }]),
+      def('d-blue', { definition: 'option', objectType: 'account', field: 'tier', label: 'Blue  ' }),
+    ];
+    const first = await load(t, s, ...lines);
+    assert.equal(first.code, 0, first.err);
+    const ws = ['--workspace', s.workspaceId, '--type', 'account', '--field', 'tier'];
+    const add = await rolodex(t, ['definition', 'option', 'add', ...ws, '--label', ' Amber ']);
+    assert.equal(add.code, 0, add.err);
+    const tierDef = (await call(t, s.secret, 'GET', '/v1/accounts/definitions')).json().fieldDefinitions.tier;
+    assert.deepEqual([tierDef.label, tierDef.typeConfiguration.options.map((o: { label: string }) => o.label)], ['Tier', ['Green', 'Red', 'Blue', 'Amber']]);
+    for (const label of ['Green', 'Amber']) {
+      const made = await call(t, s.secret, 'POST', '/v1/accounts', {
+        fields: { $name: `Acme ${label}`, tier: label },
+      });
+      assert.equal(made.statusCode, 200, made.body);
+    }
+    // The same file again changes nothing.
+    const again = await load(t, s, ...lines);
+    assert.equal(again.code, 0, again.err);
+    assert.deepEqual(JSON.parse(again.out).ids, JSON.parse(first.out).ids);
   });
 });
