@@ -23,6 +23,31 @@ adds \`Retry-After\`. Listings marked \`x-filters\` take filters in their query 
 
 type Schema = FastifySchema & Record<string, unknown>;
 
+// The syntax of a filterable listing's query (docs/filtering.md), in the operation itself: a client
+// that reads one operation (the MCP endpoint's get_api_details, docs/mcp.md) learns from it alone
+// which keys and operators the listing takes.
+const FILTERS = `Takes filters in its query string, each \`<key>=<value>\` or \`<key>[<operator>]=<value>\`
+(percent-encoded), combined with AND. \`<key>\` is a field or relationship key that this type's
+\`GET …/definitions\` lists, or a relationship's slug \`$<type>-<type>\` (\`$task-account\` on tasks).
+Operators by the field's valueType: \`equal\`, \`greaterThan\`, \`greaterThanOrEqual\`, \`lessThan\`,
+\`lessThanOrEqual\` for NUMBER, CURRENCY and DATETIME; \`equal\` and \`startsWith\` for TEXT,
+FULL_NAME, SOCIAL_HANDLE and ADDRESS; \`equal\` for CHECKBOX and SINGLE_SELECT (an option id or
+label); \`contains\` for EMAIL, TELEPHONE and URL; \`equal\` or \`contains\` with an id for a
+relationship. Without an operator, \`equal\`, or \`contains\` where \`equal\` is not taken. \`-\` before
+an operator negates it (\`$name[-equal]=Acme\`). MULTI_SELECT, MARKDOWN and HTML fields are not filterable.`;
+
+/**
+ * The query schema as the document shows it: a parameter with a default is filled in when the
+ * request leaves it out, so the client need not send it (the page's `limit` and `offset`). The
+ * route's own schema, which validates the request, is left as it is.
+ */
+function documentedQuery(query: unknown): unknown {
+  const q = query as { properties?: Record<string, { default?: unknown }>; required?: string[] } | undefined;
+  if (!q?.properties || !Array.isArray(q.required)) return query;
+  const required = q.required.filter((name) => q.properties?.[name]?.default === undefined);
+  return { ...q, required };
+}
+
 /**
  * The error codes a route can answer with, from what it declares. Every operation reads the
  * database (the key's lookup at least), so every one can answer 503 `service_unavailable` when a
@@ -88,16 +113,20 @@ function transform({ schema, url, route }: { schema: FastifySchema; url: string;
         ? `Requires one of the scopes ${any.map((x) => `\`${x}\``).join(' or ')}.`
         : 'Any valid API key.';
   s.operationId = c.operation;
-  s.description = [s.description, `${needs} Rate category: ${c.category}.${c.idempotent ? ' Honours `Idempotency-Key`.' : ''}`].filter(Boolean).join('\n\n');
+  // A listing whose query takes keys beyond its named ones takes filters (docs/filtering.md);
+  // the parameter list cannot say so, so the operation does, for clients and the fuzz.
+  const extra = (s.querystring as { additionalProperties?: unknown } | undefined)?.additionalProperties;
+  const filters = extra !== undefined && extra !== false;
+  s.description = [s.description, `${needs} Rate category: ${c.category}.${c.idempotent ? ' Honours `Idempotency-Key`.' : ''}`, filters ? FILTERS : '']
+    .filter(Boolean)
+    .join('\n\n');
   s.security = [{ bearerAuth: [] }];
   s['x-scopes'] = scopes;
   s['x-rate-category'] = c.category;
   if (c.idempotent) s['x-idempotent'] = true;
   if (c.optionalBody) s[OPTIONAL_BODY] = true;
-  // A listing whose query takes keys beyond its named ones takes filters (docs/filtering.md);
-  // the parameter list cannot say so, so the operation does, for clients and the fuzz.
-  const extra = (s.querystring as { additionalProperties?: unknown } | undefined)?.additionalProperties;
-  if (extra !== undefined && extra !== false) s['x-filters'] = 'docs/filtering.md';
+  if (filters) s['x-filters'] = 'docs/filtering.md';
+  if (s.querystring) s.querystring = documentedQuery(s.querystring);
   s.headers = headerParams(route, s.headers);
   const own = (s.response ?? {}) as Record<string, Record<string, unknown>>;
   const success: Record<string, unknown> = {};
