@@ -26,15 +26,17 @@ type Schema = FastifySchema & Record<string, unknown>;
 // The syntax of a filterable listing's query (docs/filtering.md), in the operation itself: a client
 // that reads one operation (the MCP endpoint's get_api_details, docs/mcp.md) learns from it alone
 // which keys and operators the listing takes.
-const FILTERS = `Takes filters in its query string, each \`<key>=<value>\` or \`<key>[<operator>]=<value>\`
-(percent-encoded), combined with AND. \`<key>\` is a field or relationship key that this type's
-\`GET …/definitions\` lists, or a relationship's slug \`$<type>-<type>\` (\`$task-account\` on tasks).
-Operators by the field's valueType: \`equal\`, \`greaterThan\`, \`greaterThanOrEqual\`, \`lessThan\`,
-\`lessThanOrEqual\` for NUMBER, CURRENCY and DATETIME; \`equal\` and \`startsWith\` for TEXT,
-FULL_NAME, SOCIAL_HANDLE and ADDRESS; \`equal\` for CHECKBOX and SINGLE_SELECT (an option id or
-label); \`contains\` for EMAIL, TELEPHONE and URL; \`equal\` or \`contains\` with an id for a
-relationship. Without an operator, \`equal\`, or \`contains\` where \`equal\` is not taken. \`-\` before
-an operator negates it (\`$name[-equal]=Acme\`). MULTI_SELECT, MARKDOWN and HTML fields are not filterable.`;
+const FILTERS = `Takes filters in its query string, each \`<key>=<value>\` or
+\`<key>[<operator>]=<value>\` (percent-encoded), combined with AND. \`<key>\` is a field or
+relationship key that this type's \`GET …/definitions\` lists, or a relationship's slug:
+\`$<type>-<type>\` (\`$task-account\` on tasks), \`$<type>-<key>\` for a custom relationship.
+Operators by the field's valueType: \`equal\`, \`greaterThan\`, \`greaterThanOrEqual\`,
+\`lessThan\`, \`lessThanOrEqual\` for NUMBER, CURRENCY and DATETIME; \`equal\` and \`startsWith\`
+for TEXT, FULL_NAME, SOCIAL_HANDLE and ADDRESS; \`equal\` for CHECKBOX and SINGLE_SELECT (an option
+id or label); \`contains\` for EMAIL, TELEPHONE and URL; \`equal\` or \`contains\` with an id for a
+relationship. Without an operator, \`equal\`, or \`contains\` where \`equal\` is not taken. \`-\`
+before an operator negates it (\`$name[-equal]=Acme\`). MULTI_SELECT, MARKDOWN and HTML fields are
+not filterable.`;
 
 /**
  * The query schema as the document shows it: a parameter with a default is filled in when the
