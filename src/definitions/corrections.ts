@@ -6,7 +6,8 @@
 import type { Ctx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
 import * as repo from './repository.ts';
-import { checkLabel, clashingOption, clashMessage, definitionWrite, loadDefinitions } from './service.ts';
+import { checkLabel, clashingOption, clashMessage } from './labels.ts';
+import { definitionWrite, loadDefinitions } from './service.ts';
 
 export interface RenameInput {
   objectType: string;

@@ -9,7 +9,8 @@ import { VALUE_TYPES, type ValueType } from '../lib/value-types.ts';
 import type { HandleService } from './catalogue.ts';
 import { defineObjectType, findObjectType, relabelObjectType } from './object-types.ts';
 import { findFieldRow } from './repository.ts';
-import { type AddFieldInput, addField, addOption, addRelationship, clashingOption, clashMessage, loadDefinitions, type TypeDefinitions } from './service.ts';
+import { clashingOption, clashMessage } from './labels.ts';
+import { type AddFieldInput, addField, addOption, addRelationship, loadDefinitions, type TypeDefinitions } from './service.ts';
 import { longerThan } from '../lib/chars.ts';
 
 const HANDLE_SERVICES = ['TWITTER', 'LINKEDIN', 'FACEBOOK', 'INSTAGRAM'];

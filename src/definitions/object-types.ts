@@ -4,7 +4,8 @@ import type { Ctx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
 import { isoNow } from '../lib/ids.ts';
 import * as repo from './repository.ts';
-import { checkLabel, CUSTOM_KEY, definitionWrite, outerSpaceless } from './service.ts';
+import { checkLabel, outerSpaceless } from './labels.ts';
+import { CUSTOM_KEY, definitionWrite } from './service.ts';
 
 /** Names a custom type can never take: the system types and the other objects of the API. */
 export const RESERVED_TYPES: ReadonlySet<string> = new Set([

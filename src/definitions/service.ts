@@ -9,8 +9,7 @@ import type { ValueType } from '../lib/resource-schemas.ts';
 import { type HandleService, type Storage, SYSTEM_CATALOGUES, type SystemCatalogue } from './catalogue.ts';
 import { isPhoneCountry } from '../lib/phone.ts';
 import * as repo from './repository.ts';
-import { longerThan } from '../lib/chars.ts';
-import { labelKey } from '../lib/fold.ts';
+import { checkLabel, clashingOption, clashMessage, outerSpaceless } from './labels.ts';
 
 export const CUSTOM_KEY = /^[a-z][a-z0-9_]{0,62}$/;
 
@@ -245,25 +244,6 @@ export interface AddFieldInput {
   archived?: boolean;
 }
 
-/**
- * The bounds of a definition's label (1 to 255 characters, not only white space) and description
- * (at most 10,000), the same whoever writes them, so that `rolodex export` writes only what the
- * import kind `definition` reads back (docs/import.md §definition).
- */
-export function checkLabel(label: string, description?: string | null): void {
-  if (label.trim() === '' || longerThan(label, 255)) throw new InputError('must be 1 to 255 characters, not only white space', 'label');
-  if (description != null && longerThan(description, 10_000)) throw new InputError('must be at most 10,000 characters', 'description');
-}
-
-/**
- * The input with its label trimmed: a label is stored without outer white space, as a rename
- * stores it, so that a value written with the label as shown matches it (docs/records.md
- * §Definitions).
- */
-export function outerSpaceless<T extends { label: string }>(input: T): T {
-  return { ...input, label: input.label.trim() };
-}
-
 async function requireType(ctx: Ctx, objectType: string): Promise<TypeDefinitions> {
   const defs = await loadDefinitions(ctx, { objectType });
   if (!defs) throw new InputError(`unknown object type "${objectType}"`, 'objectType');
@@ -330,36 +310,6 @@ export function addField(ctx: Ctx, given: AddFieldInput): Promise<FieldDef> {
     const added = await requireType(ctx, input.objectType);
     return (added.fields.get(input.key) ?? added.archived.get(input.key)) as FieldDef;
   });
-}
-
-/**
- * The option of `options` whose label is `label` as a select filter compares labels (ignoring case
- * and runs of white space, docs/filtering.md), or undefined. A field's options never share such a
- * label: a select value or filter naming one by its label then names one option.
- */
-export function clashingOption(options: readonly OptionDef[], label: string): OptionDef | undefined {
-  const key = labelKey(label);
-  return options.find((o) => o.label === label) ?? options.find((o) => labelKey(o.label) === key);
-}
-
-/**
- * The option a label names as a person writes it (docs/import.md §CSV): the one of that exact
- * label, else the one whose label is equal ignoring case and runs of white space, as a select
- * filter matches labels (docs/filtering.md). A field's options never share such a label
- * (clashingOption), so this names one option; were several stored alike, it names none.
- */
-export function optionNamed(options: readonly OptionDef[], label: string): OptionDef | undefined {
-  const exact = options.find((o) => o.label === label);
-  if (exact) return exact;
-  const key = labelKey(label);
-  const loose = options.filter((o) => labelKey(o.label) === key);
-  return loose.length === 1 ? loose[0] : undefined;
-}
-
-/** Why `label` cannot join a field that has `clash` (clashingOption). */
-export function clashMessage(label: string, clash: OptionDef): string {
-  if (clash.label === label) return `option "${label}" exists`;
-  return `"${label}" differs from option "${clash.label}" only in case or white space: a label names one option`;
 }
 
 /** A select option added to a system or custom select field, archived or not. */

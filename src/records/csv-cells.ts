@@ -2,7 +2,8 @@
 // Lists (a multi-valued field, MULTI_SELECT) are separated by `;`; select cells name option labels
 // (an unknown one is refused with the valid labels); a FULL_NAME cell is split at its first run of
 // spaces; an ADDRESS is given as columns `<field>.<member>` or as a JSON object.
-import { type FieldDef, optionNamed } from '../definitions/service.ts';
+import { optionNamed } from '../definitions/labels.ts';
+import type { FieldDef } from '../definitions/service.ts';
 import { labelKey } from '../lib/fold.ts';
 import { InputError } from '../lib/errors.ts';
 import { shownLiteral, unheldNumber } from '../lib/json-numbers.ts';

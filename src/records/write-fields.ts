@@ -1,7 +1,8 @@
 // Field values of a create or update, checked against the type's definitions (docs/records.md
 // §Writing fields). Keys are checked before values (unknown_field, read_only_field first), values
 // before anything that needs the database (uniqueness, ids). Every error names its `param`.
-import { type FieldDef, optionNamed, type TypeDefinitions } from '../definitions/service.ts';
+import { optionNamed } from '../definitions/labels.ts';
+import type { FieldDef, TypeDefinitions } from '../definitions/service.ts';
 import { AppError, InputError } from '../lib/errors.ts';
 import type { ValueType } from '../lib/resource-schemas.ts';
 import { checkValue } from './values.ts';
