@@ -134,7 +134,8 @@ function detailsOf(catalogue: ApiCatalogue, input: { operationId?: string; metho
 const TOOLS = [
   tool({
     name: 'get_current_user',
-    description: 'Who the API key acts as: the member (id, name, email, role) or, for a workspace key, the workspace; with the scopes the key holds.',
+    description:
+      'Who the API key acts as: the member (id, name as its known firstName and lastName or null, email, role) or, for a workspace key, the workspace; with the scopes the key holds.',
     input: Type.Object({}, closed),
     annotations: { readOnlyHint: true },
     category: 'Read',
