@@ -1,6 +1,10 @@
 // The API's own description, as the documentation tools show it (docs/mcp.md §Tools): the
 // operations of /openapi.json under /v1, found by words, and one operation in full with the
-// component schemas it refers to. Built once from the document the app serves.
+// component schemas it refers to. Built once from the document the app serves. A search also
+// finds the format a field value of each valueType is written in (src/records/value-formats.ts),
+// which no operation's words hold: "phone number format" finds TELEPHONE's rule.
+import type { ValueType } from '../lib/value-types.ts';
+import { VALUE_FORMATS } from '../records/value-formats.ts';
 
 type Json = Record<string, unknown>;
 
@@ -9,6 +13,11 @@ export interface OperationSummary {
   path: string;
   operationId: string;
   summary: string;
+}
+
+export interface ValueFormat {
+  valueType: ValueType;
+  format: string;
 }
 
 interface Operation extends OperationSummary {
@@ -20,8 +29,11 @@ interface Operation extends OperationSummary {
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
 
 export interface ApiCatalogue {
-  /** Without `limit`: the 25 best for words, every operation for none (the catalogue). */
-  search(words: string, limit?: number): { total: number; operations: OperationSummary[] };
+  /**
+   * Without `limit`: the 25 best operations for words, every operation for none (the catalogue);
+   * with them the value formats the words match, best first (every one for no words).
+   */
+  search(words: string, limit?: number): { total: number; operations: OperationSummary[]; valueFormats: ValueFormat[] };
   /** The methods of the operations at a documented path (`/v1/accounts/{id}`), none for another. */
   methods(path: string): string[];
   /** One operation by operationId, or by method and path; undefined when there is none. */
@@ -66,6 +78,10 @@ export function apiCatalogue(document: Json): ApiCatalogue {
     }
   }
   const byId = new Map(operations.map((o) => [o.operationId.toLowerCase(), o]));
+  const formats = Object.entries(VALUE_FORMATS).map(([valueType, format]) => {
+    const name = valueType.toLowerCase();
+    return { valueType: valueType as ValueType, format, name, text: `${name} ${name.replace('_', ' ')} ${format}`.toLowerCase() };
+  });
 
   return {
     search(words, limit) {
@@ -78,7 +94,14 @@ export function apiCatalogue(document: Json): ApiCatalogue {
         .filter((x) => terms.length === 0 || x.score >= 1)
         .sort((a, b) => b.score - a.score || a.o.path.localeCompare(b.o.path) || a.o.method.localeCompare(b.o.method));
       const cap = limit ?? (terms.length === 0 ? scored.length : 25);
-      return { total: scored.length, operations: scored.slice(0, cap).map((x) => summaryOf(x.o)) };
+      // A value type's own name counts once more than its rule's words, so that "address" finds
+      // ADDRESS before EMAIL, whose rule speaks of e-mail addresses.
+      const valueFormats = formats
+        .map((f) => ({ f, score: terms.filter((t) => f.text.includes(t)).length + (terms.some((t) => f.name.includes(t)) ? 0.5 : 0) }))
+        .filter((x) => terms.length === 0 || x.score >= 1)
+        .sort((a, b) => b.score - a.score || a.f.valueType.localeCompare(b.f.valueType))
+        .map(({ f }) => ({ valueType: f.valueType, format: f.format }));
+      return { total: scored.length, operations: scored.slice(0, cap).map((x) => summaryOf(x.o)), valueFormats };
     },
     methods(path) {
       return operations.filter((o) => o.path === path).map((o) => o.method);

@@ -144,7 +144,7 @@ const TOOLS = [
   tool({
     name: 'search_api_docs',
     description:
-      'Find API operations by words (e.g. "create contact", "list members"), or list them all without words. Returns method, path, operationId and summary of each match; call get_api_details for one of them.',
+      'Find API operations by words (e.g. "create contact", "list members"), or list them all without words. Returns method, path, operationId and summary of each match (call get_api_details for one of them), and under valueFormats how a field value of each matching valueType is written (e.g. "phone number format", "address").',
     input: Type.Object(
       {
         query: Type.Optional(Type.String({ maxLength: 500, description: 'Words to look for; absent or empty lists every operation' })),

@@ -10,6 +10,7 @@ import { Envelope, PageQuery } from '../lib/paging-schemas.ts';
 import { FieldValue, Fields, Relationship, Relationships, VALUE_TYPES, type ValueType } from '../lib/resource-schemas.ts';
 import { MAX_FILTERS, MAX_VALUE_LENGTH } from './filter/parse.ts';
 import type { RecordType } from './resource.ts';
+import { valueFormatsText } from './value-formats.ts';
 
 const nullable = (t: TSchema) => Type.Union([t, Type.Null()]);
 
@@ -93,7 +94,7 @@ export function RecordEnvelopeSchema(type: RecordType, item: TSchema) {
 // read-only key is named as such whatever its value, and a wrong type names the field (or its
 // member, element) the definition gives it, never a path the field does not have.
 const WriteValue = Type.Unsafe<unknown>({
-  description: 'string, number, boolean, null (clears), array of strings, or an Address or FullName object',
+  description: `string, number, boolean, null (clears), array of strings, or an Address or FullName object.\n\n${valueFormatsText()}`,
 });
 const WriteFields = Type.Record(Type.String(), WriteValue, { description: 'Plain values by field key, each checked against its definition.' });
 

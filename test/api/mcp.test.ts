@@ -8,9 +8,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createRateLimiter } from '../../src/rate-limit/factory.ts';
 import { call, eachDialect, headers, keyFor, seedWorkspace, type Seeded, type TestApp } from '../helpers/app.ts';
-import { callTool, postMcp, type ToolResult } from '../helpers/mcp.ts';
-import { operatorCtx } from '../../src/lib/context.ts';
-import { createUser } from '../../src/users/service.ts';
+import { postMcp, type ToolResult } from '../helpers/mcp.ts';
 
 async function connect(base: string, secret: string): Promise<Client> {
   const client = new Client({ name: 'rolodex-test', version: '1.0.0' });
@@ -53,27 +51,6 @@ eachDialect('mcp', (ctx) => {
       assert.ok(!me.text.includes(s.secret));
     } finally {
       await client.close();
-    }
-  });
-
-  test("get_current_user: the name's known parts, null when neither is known; the member keeps its FullName object", async () => {
-    const t = ctx();
-    const ops = operatorCtx(t.deps.db.kysely, s.workspaceId);
-    const named = await createUser(ops, { email: `n${Date.now()}@example.test`, name: 'Ann Marie Lee' });
-    const lastOnly = await createUser(ops, { email: `l${Date.now()}@example.test`, lastName: 'Xu' });
-    // The seeded user was created without a name.
-    const cases: Array<[string, string, unknown]> = [
-      [s.secret, s.userId, null],
-      [await keyFor(t, s.workspaceId, named.id), named.id, { firstName: 'Ann', lastName: 'Marie Lee' }],
-      [await keyFor(t, s.workspaceId, lastOnly.id), lastOnly.id, { lastName: 'Xu' }],
-    ];
-    for (const [secret, id, name] of cases) {
-      const me = await callTool(t, secret, 'get_current_user', {});
-      assert.equal(me.isError, false);
-      assert.deepEqual([me.body.id, me.body.name], [id, name]);
-      // The member resource's $name is a FullName object whatever is known (docs/design.md §Members).
-      const member = await call(t, s.secret, 'GET', `/v1/members/${id}`);
-      assert.deepEqual(member.json().fields.$name.value, name ?? {});
     }
   });
 
