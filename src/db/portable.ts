@@ -56,16 +56,21 @@ export function lockedAgainstDelete<DB, TB extends keyof DB, O>(db: Executor, q:
 /**
  * Serializes the transactions that take the lock `name`: on PostgreSQL each waits, at this call,
  * for the one holding it to end (an advisory lock, `lockKey`), so that what it reads next includes
- * what that one committed. Taken once per transaction. SQLite has one writer at a time, which is
- * the same guarantee.
+ * what that one committed. Taken `shared`, it lets the others taking it shared run side by side,
+ * and waits only for (and is waited for by) those taking it exclusively. Taken once per
+ * transaction: one that holds it shared does not take it exclusively later (two such would wait
+ * for each other). SQLite has one writer at a time, which is the same guarantee.
  */
-export async function holdNamedLock(tx: Tx, name: string): Promise<void> {
+export async function holdNamedLock(tx: Tx, name: string, mode: 'exclusive' | 'shared' = 'exclusive'): Promise<void> {
   if (!isPostgres(tx)) return;
   const held = txState(tx)?.held;
   const scope = `named:${name}`;
-  if (held?.has(scope)) return;
-  held?.set(scope, 'write');
-  await tx.executeQuery(CompiledQuery.raw(`select pg_advisory_xact_lock(${lockKey(scope)})`));
+  const before = held?.get(scope);
+  if (before === 'write' || (before === 'insert' && mode === 'shared')) return;
+  if (before === 'insert') throw new Error(`${scope} was taken shared; a transaction that also takes it exclusively takes it so first`);
+  held?.set(scope, mode === 'shared' ? 'insert' : 'write');
+  const lock = mode === 'shared' ? 'pg_advisory_xact_lock_shared' : 'pg_advisory_xact_lock';
+  await tx.executeQuery(CompiledQuery.raw(`select ${lock}(${lockKey(scope)})`));
 }
 
 /**

@@ -2,13 +2,14 @@
 // shows them. Every field carries id and readOnly; typeConfiguration holds only what applies
 // (select fields always have options, multi-valued fields multipleValues: true).
 import type { Static } from '@sinclair/typebox';
-import { findFieldRow, lockDefinitions, updateField } from '../definitions/repository.ts';
+import { findFieldRow, holdDefinitions, lockDefinitions, updateField } from '../definitions/repository.ts';
+import type { TypeDefinitions } from '../definitions/service.ts';
 import type { Executor } from '../db/index.ts';
 import type { Ctx, WriteCtx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
 import { writeValueIndex } from './index/repository.ts';
 import { type IndexedScalar, indexedScalar, valueRows } from './index/values.ts';
-import { recordsHolding } from './repository.ts';
+import { type RecordRow, recordsHolding } from './repository.ts';
 import { type RecordType, requireDefinitions } from './resource.ts';
 import type { Definitions, FieldDefinition, RelationshipDefinition } from './schemas.ts';
 
@@ -79,6 +80,20 @@ export async function setArchived(ctx: WriteCtx, input: { objectType: string; ke
     for (const r of holding) await writeValueIndex(ctx.db, defs, [r.id], valueRows(ws, defs, r.id, r.fields));
   }
   return { id: row.id, archived: input.archived };
+}
+
+/**
+ * The definitions a write putting back `row` (a restore from the trash) writes it with. A row
+ * holding values of an archived field holds the definitions (`holdDefinitions`) and reads them
+ * again: an `unarchive` under way commits first, and the write then indexes the field's values; a
+ * later one waits for the write, and then finds the record among those it indexes
+ * (docs/records.md §Correcting definitions).
+ */
+export async function definitionsToPutBack(ctx: WriteCtx, row: RecordRow): Promise<TypeDefinitions> {
+  const defs = await requireDefinitions(ctx, row.kind);
+  if (!Object.keys(JSON.parse(row.fields) as object).some((key) => defs.archived.has(key))) return defs;
+  await holdDefinitions(ctx.db, row.workspace_id);
+  return requireDefinitions(ctx, row.kind);
 }
 
 /** An index value in the form a unique field's check compares: text and numbers kept apart. */

@@ -1,7 +1,7 @@
 // Phase 2 of the record kinds of `rolodex import` (docs/import.md): their relationships, resolved
 // by externalId once every kind has its ids, and for a bulk load written early, batch by batch,
 // where every target is already known.
-import { definitionsVersion } from '../definitions/repository.ts';
+import { definitionsVersion, holdDefinitions } from '../definitions/repository.ts';
 import { loadDefinitions, type RelationshipDef, type TypeDefinitions } from '../definitions/service.ts';
 import { ImportError, type ImportContext, type ImportItem } from '../import/kind.ts';
 import type { BulkLoad } from './index/repository.ts';
@@ -69,11 +69,16 @@ export class LineSet {
  * writer thread has queued their statements; the definition kind has written all of its lines by
  * then (src/cli/import-kinds.ts). A batched import's chunks each read it, so a definition an
  * operator changed between two chunks holds for the later ones, as for a server's next request.
+ * The version is read holding the definitions (`holdDefinitions`) until the transaction commits:
+ * an `unarchive` cannot find the records it writes before they commit, so it waits for them, and
+ * they are written with the definitions it committed or it indexes them after
+ * (docs/records.md §Correcting definitions).
  */
 export async function definitionsOf(ctx: ImportContext, objectType: string): Promise<TypeDefinitions | null> {
   const state = stateOf(ctx);
   let at = state.defsAt;
   if (at?.db !== ctx.db) {
+    await holdDefinitions(ctx.db, ctx.actor.workspaceId);
     const version = await definitionsVersion(ctx.db, ctx.actor.workspaceId);
     if (at !== undefined && at.version !== version) state.defs.clear();
     state.defsAt = at = { db: ctx.db, version };

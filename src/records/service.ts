@@ -31,7 +31,7 @@ export {
   registerDerived,
   requireDefinitions,
 } from './resource.ts';
-export { archivedValueTaken, getDefinitions, setArchived } from './definitions-view.ts';
+export { archivedValueTaken, definitionsToPutBack, getDefinitions, setArchived } from './definitions-view.ts';
 export { fieldHistory, type HistoryInput } from './history.ts';
 
 export interface WriteInput {

@@ -15,7 +15,7 @@ import { eraseRunsOf } from '../enrichment/repository.ts';
 import * as lists from '../lists/repository.ts';
 import { membershipsMoved } from '../lists/service.ts';
 import * as meetings from '../meetings/repository.ts';
-import { archivedValueTaken, requireDefinitions } from '../records/service.ts';
+import { archivedValueTaken, definitionsToPutBack } from '../records/service.ts';
 import * as records from '../records/repository.ts';
 import { indexedScalar, valueRows } from '../records/index/values.ts';
 import { valueTaken, writeValueIndex } from '../records/index/repository.ts';
@@ -252,7 +252,7 @@ export async function restore(ctx: WriteCtx, input: { id: string }): Promise<Res
   const members = onceEach(payload.meeting ? [] : await repo.releaseMembers(ctx.db, entry.id), memberKey, (a, b) => a.added_at.localeCompare(b.added_at));
   const links = onceEach(await repo.releaseLinks(ctx.db, entry.id), linkKey, (a, b) => a.position - b.position);
   const record = payload.record;
-  const defs = record ? await requireDefinitions(ctx, record.kind) : undefined;
+  const defs = record ? await definitionsToPutBack(ctx, record) : undefined;
   const unique = record !== undefined && defs !== undefined && holdsUnique(defs, record);
   // The listing first, then the ends, then lists: in the order a delete of an end takes them.
   if (record) await records.lockRecords(ctx.db, record.workspace_id, record.kind, unique ? 'write' : 'insert');
