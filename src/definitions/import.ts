@@ -196,7 +196,7 @@ async function apply(ctx: ImportContext, item: ImportItem<DefinitionInput>, defs
         await renameDefinition(ctx, { objectType: f.objectType, key: f.key, label: f.label, description: f.description });
     } else def = await addField(ctx, f);
     for (const [i, o] of v.options.entries()) {
-      const existing = def.options?.find((x) => x.label === o.label);
+      const existing = def.options?.find((x) => sameLabel(x.label, o.label));
       const clash = existing ? undefined : clashingOption(def.options ?? [], o.label);
       if (clash) throw new ImportError(line, `options[${i}]`, clashMessage(o.label, clash));
       if (!existing) await addOption(ctx, { objectType: f.objectType, fieldKey: f.key, label: o.label, description: o.description ?? null });
@@ -222,7 +222,7 @@ async function apply(ctx: ImportContext, item: ImportItem<DefinitionInput>, defs
   }
   const o = v.option;
   const d = await defs(o.objectType);
-  const existing = (d.fields.get(o.fieldKey) ?? d.archived.get(o.fieldKey))?.options?.find((x) => x.label === o.label);
+  const existing = (d.fields.get(o.fieldKey) ?? d.archived.get(o.fieldKey))?.options?.find((x) => sameLabel(x.label, o.label));
   if (!existing) return (await addOption(ctx, o)).id;
   // The description is corrected in place, keeping the id (docs/records.md §Correcting
   // definitions); a line without `description` leaves it as stored.
@@ -263,3 +263,11 @@ export const definitionKind: ImportKind<DefinitionInput> = {
     }
   },
 };
+
+/**
+ * Whether a stored label is the line's (trimmed) one: labels stored before they were trimmed
+ * (outerSpaceless) still name their option, so importing the same file again changes nothing.
+ */
+function sameLabel(stored: string, given: string): boolean {
+  return stored === given || stored.trim() === given;
+}

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { call, eachDialect, type Seeded, seedWorkspace, type TestApp } from '../helpers/app.ts';
 import { rolodex } from '../helpers/cli.ts';
+import { insertOption } from '../../src/definitions/repository.ts';
 
 type Line = Record<string, unknown>;
 
@@ -125,5 +126,33 @@ eachDialect('definitions re-imported', (ctx) => {
     const again = await load(t, s, ...lines);
     assert.equal(again.code, 0, again.err);
     assert.deepEqual(JSON.parse(again.out).ids, JSON.parse(first.out).ids);
+  });
+
+  test('an option stored with outer white space before labels were trimmed is still the same option on re-import', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    assert.equal((await load(t, s, tier('Tier', ['Gold']))).code, 0);
+    // As a release that kept outer white space stored it.
+    await insertOption(t.deps.db.kysely, {
+      id: 'opt_teal',
+      workspace_id: s.workspaceId,
+      object_type: 'account',
+      field_key: 'tier',
+      label: ' Teal ',
+      description: null,
+    });
+    const again = await load(
+      t,
+      s,
+      tier('Tier', ['Gold', ' Teal ']),
+      def('d-teal', { definition: 'option', objectType: 'account', field: 'tier', label: 'Teal' }),
+    );
+    assert.equal(again.code, 0, again.err);
+    const options = (await call(t, s.secret, 'GET', '/v1/accounts/definitions')).json().fieldDefinitions.tier.typeConfiguration.options;
+    assert.deepEqual(
+      options.map((o: { id: string }) => o.id).filter((id: string) => id === 'opt_teal'),
+      ['opt_teal'],
+    );
+    assert.equal(options.length, 2);
   });
 });
