@@ -6,6 +6,16 @@ import { type AuthKeyRow, findKeyByHash, touchKey } from './repository.ts';
 import type { Principal, Scope } from './scopes.ts';
 import { hashSecret, looksLikeSecret } from './secrets.ts';
 
+/**
+ * Whether a key opens requests at `now`: `revoked` once revoked, `expired` from its expiry on,
+ * else `active`. Requests and `rolodex key list` read it alike.
+ */
+export function keyStatus(row: Pick<AuthKeyRow, 'revoked_at' | 'expires_at'>, now: number): 'active' | 'expired' | 'revoked' {
+  if (row.revoked_at) return 'revoked';
+  if (row.expires_at && Date.parse(row.expires_at) <= now) return 'expired';
+  return 'active';
+}
+
 const CACHE_MS = 1000;
 const CACHE_MAX = 10_000;
 const TOUCH_EVERY_MS = 60_000;
@@ -38,8 +48,8 @@ export class Authenticator {
 
   #check({ row, principal }: { row: AuthKeyRow | undefined; principal: Principal | null }, now: number): AuthResult {
     if (!row || !principal) return { ok: false, reason: 'invalid' };
-    if (row.revoked_at) return { ok: false, reason: 'revoked' };
-    if (row.expires_at && Date.parse(row.expires_at) <= now) return { ok: false, reason: 'expired' };
+    const status = keyStatus(row, now);
+    if (status !== 'active') return { ok: false, reason: status };
     this.#touch(row.id, now);
     return { ok: true, principal };
   }

@@ -6,6 +6,7 @@ import { InputError } from '../lib/errors.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import { requireUser } from '../users/service.ts';
 import { requireWorkspace } from '../workspaces/service.ts';
+import { keyStatus } from './authenticator.ts';
 import * as repo from './repository.ts';
 import { isScope, PUBLIC_SCOPES, type Scope } from './scopes.ts';
 import { generateSecret } from './secrets.ts';
@@ -31,16 +32,6 @@ export function parseScopes(list: string[]): Scope[] {
   }
   if (out.size === 0) throw new InputError('at least one scope is needed (omit --scopes for full access)', 'scopes');
   return [...out];
-}
-
-/**
- * Whether a key still opens requests at `now`: `revoked` once revoked, `expired` from its expiry
- * on (the authenticator refuses it from that instant, authenticator.ts), else `active`.
- */
-export function keyStatus(row: Pick<repo.KeyRow, 'revoked_at' | 'expires_at'>, now: number): 'active' | 'expired' | 'revoked' {
-  if (row.revoked_at) return 'revoked';
-  if (row.expires_at && Date.parse(row.expires_at) <= now) return 'expired';
-  return 'active';
 }
 
 /** A key as listings show it at `now`: never its secret nor its hash. */
