@@ -269,16 +269,29 @@ function allowsCustom(objectType: string, what: 'fields' | 'relationships'): voi
   if (custom && !custom[what]) throw new InputError(`${objectType} takes no custom ${what}`, 'objectType');
 }
 
+/**
+ * What a new custom field or relationship must be, whichever it is: of a type that takes it, with
+ * a label in bounds, and under a key of the custom pattern that no field (archived or not) or
+ * relationship of the type holds, as they share keys.
+ */
+async function checkNewDefinition(
+  ctx: Ctx,
+  input: { objectType: string; key: string; label: string; description?: string | null },
+  what: 'fields' | 'relationships',
+): Promise<void> {
+  const defs = await requireType(ctx, input.objectType);
+  allowsCustom(input.objectType, what);
+  checkLabel(input.label, input.description);
+  if (!CUSTOM_KEY.test(input.key)) throw new InputError('must match ^[a-z][a-z0-9_]{0,62}$', 'key');
+  if (defs.fields.has(input.key) || defs.archived.has(input.key) || defs.relationships.has(input.key))
+    throw new InputError(`"${input.key}" is already defined`, 'key');
+}
+
 /** A custom field (operators only: the CLI and the import kind `definition`). */
 export function addField(ctx: Ctx, given: AddFieldInput): Promise<FieldDef> {
   const input = outerSpaceless(given);
   return definitionWrite(ctx, async (ctx) => {
-    const defs = await requireType(ctx, input.objectType);
-    allowsCustom(input.objectType, 'fields');
-    checkLabel(input.label, input.description);
-    if (!CUSTOM_KEY.test(input.key)) throw new InputError('must match ^[a-z][a-z0-9_]{0,62}$', 'key');
-    if (defs.fields.has(input.key) || defs.archived.has(input.key) || defs.relationships.has(input.key))
-      throw new InputError(`"${input.key}" is already defined`, 'key');
+    await checkNewDefinition(ctx, input, 'fields');
     if (input.unique && NEVER_UNIQUE.has(input.valueType)) throw new InputError('ADDRESS and FULL_NAME fields cannot be unique', 'unique');
     if (input.multipleValues && !MULTI_CAPABLE.has(input.valueType))
       throw new InputError('only EMAIL, URL, TELEPHONE and SOCIAL_HANDLE fields take multipleValues', 'multipleValues');
@@ -335,12 +348,7 @@ export function addRelationship(
 ): Promise<RelationshipDef> {
   const input = outerSpaceless(given);
   return definitionWrite(ctx, async (ctx) => {
-    const defs = await requireType(ctx, input.objectType);
-    allowsCustom(input.objectType, 'relationships');
-    checkLabel(input.label, input.description);
-    if (!CUSTOM_KEY.test(input.key)) throw new InputError('must match ^[a-z][a-z0-9_]{0,62}$', 'key');
-    if (defs.fields.has(input.key) || defs.archived.has(input.key) || defs.relationships.has(input.key))
-      throw new InputError(`"${input.key}" is already defined`, 'key');
+    await checkNewDefinition(ctx, input, 'relationships');
     if (!isSystemType(input.targetType) && input.targetType !== 'member' && !(await repo.findObjectType(ctx.db, ctx.actor.workspaceId, input.targetType)))
       throw new InputError(`unknown object type "${input.targetType}"`, 'targetType');
     await repo.insertRelationship(ctx.db, {
