@@ -7,6 +7,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, 
 import { SERVICE_VERSION } from './context.ts';
 import { ERROR_CODES, type ErrorCode, ERROR_TYPES } from '../lib/errors.ts';
 import { errorResponse, ErrorBody, RATE_HEADERS } from './openapi-schemas.ts';
+import { filterSyntaxText } from '../records/filter/operators.ts';
 
 const DESCRIPTION = `Records, Lists, Messages, Files, Members and Emails.
 
@@ -22,21 +23,6 @@ adds \`Retry-After\`. Listings marked \`x-filters\` take filters in their query 
 \`<key>=<value>\` or \`<key>[<operator>]=<value>\`, \`-\` before an operator to negate it. Errors have one shape: \`{"error": {"type", "code", "message", "param"?, "requestId"}}\`.`;
 
 type Schema = FastifySchema & Record<string, unknown>;
-
-// The syntax of a filterable listing's query (docs/filtering.md), in the operation itself: a client
-// that reads one operation (the MCP endpoint's get_api_details, docs/mcp.md) learns from it alone
-// which keys and operators the listing takes.
-const FILTERS = `Takes filters in its query string, each \`<key>=<value>\` or
-\`<key>[<operator>]=<value>\` (percent-encoded), combined with AND. \`<key>\` is a field or
-relationship key that this type's \`GET …/definitions\` lists, or a relationship's slug:
-\`$<type>-<type>\` (\`$task-account\` on tasks), \`$<type>-<key>\` for a custom relationship.
-Operators by the field's valueType: \`equal\`, \`greaterThan\`, \`greaterThanOrEqual\`,
-\`lessThan\`, \`lessThanOrEqual\` for NUMBER, CURRENCY and DATETIME; \`equal\` and \`startsWith\`
-for TEXT, FULL_NAME, SOCIAL_HANDLE and ADDRESS; \`equal\` for CHECKBOX and SINGLE_SELECT (an option
-id or label); \`contains\` for EMAIL, TELEPHONE and URL; \`equal\` or \`contains\` with an id for a
-relationship. Without an operator, \`equal\`, or \`contains\` where \`equal\` is not taken. \`-\`
-before an operator negates it (\`$name[-equal]=Acme\`). MULTI_SELECT, MARKDOWN and HTML fields are
-not filterable.`;
 
 /**
  * The query schema as the document shows it: a parameter with a default is filled in when the
@@ -116,10 +102,16 @@ function transform({ schema, url, route }: { schema: FastifySchema; url: string;
         : 'Any valid API key.';
   s.operationId = c.operation;
   // A listing whose query takes keys beyond its named ones takes filters (docs/filtering.md);
-  // the parameter list cannot say so, so the operation does, for clients and the fuzz.
+  // the parameter list cannot say so, so the operation does, for clients and the fuzz, with the
+  // syntax in its description: a client that reads one operation (the MCP endpoint's
+  // get_api_details, docs/mcp.md) learns from it alone which keys and operators the listing takes.
   const extra = (s.querystring as { additionalProperties?: unknown } | undefined)?.additionalProperties;
   const filters = extra !== undefined && extra !== false;
-  s.description = [s.description, `${needs} Rate category: ${c.category}.${c.idempotent ? ' Honours `Idempotency-Key`.' : ''}`, filters ? FILTERS : '']
+  s.description = [
+    s.description,
+    `${needs} Rate category: ${c.category}.${c.idempotent ? ' Honours `Idempotency-Key`.' : ''}`,
+    filters ? filterSyntaxText() : '',
+  ]
     .filter(Boolean)
     .join('\n\n');
   s.security = [{ bearerAuth: [] }];

@@ -8,14 +8,12 @@ import { AppError } from '../../lib/errors.ts';
 import { parseIsoDateTime } from '../../lib/dates.ts';
 import { foldText, INDEXED_TEXT_BYTES, labelKey } from '../../lib/fold.ts';
 import { unheldNumber } from '../../lib/json-numbers.ts';
-import type { ValueType } from '../../lib/resource-schemas.ts';
 import { phoneNeedle } from '../../lib/phone.ts';
 import { isServiceUrl, profileUrl } from '../social.ts';
 import { longerThan } from '../../lib/chars.ts';
+import { FIELD_OPERATORS, OPERATORS, type Operator, RELATIONSHIP_OPERATORS } from './operators.ts';
 
-export type Operator = 'equal' | 'greaterThan' | 'greaterThanOrEqual' | 'lessThan' | 'lessThanOrEqual' | 'startsWith' | 'contains';
-const OPERATORS: readonly Operator[] = ['equal', 'greaterThan', 'greaterThanOrEqual', 'lessThan', 'lessThanOrEqual', 'startsWith', 'contains'];
-const RANGE: readonly Operator[] = ['equal', 'greaterThan', 'greaterThanOrEqual', 'lessThan', 'lessThanOrEqual'];
+export type { Operator };
 
 interface Base {
   /** The query key, as the caller wrote it (`$name[startsWith]`). */
@@ -46,22 +44,6 @@ export interface RelationshipFilter extends Base {
   id: string;
 }
 export type Filter = TextFilter | NumFilter | RelationshipFilter;
-
-/** Operators each valueType allows; the first is the one used when none is given. */
-const ALLOWED: Partial<Record<ValueType, readonly Operator[]>> = {
-  NUMBER: RANGE,
-  CURRENCY: RANGE,
-  DATETIME: RANGE,
-  TEXT: ['equal', 'startsWith'],
-  FULL_NAME: ['equal', 'startsWith'],
-  SOCIAL_HANDLE: ['equal', 'startsWith'],
-  ADDRESS: ['equal', 'startsWith'],
-  CHECKBOX: ['equal'],
-  SINGLE_SELECT: ['equal'],
-  EMAIL: ['contains'],
-  TELEPHONE: ['contains'],
-  URL: ['contains'],
-};
 
 /** Limits that keep a hostile query string cheap to refuse (docs/filtering.md §Limits). */
 export const MAX_FILTERS = 20;
@@ -128,13 +110,14 @@ function relationshipOf(defs: TypeDefinitions, key: string): RelationshipDef | u
 }
 
 function relationshipFilter(param: string, rel: RelationshipDef, op: string | undefined, negate: boolean, id: string): RelationshipFilter {
-  if (op !== undefined && op !== 'equal' && op !== 'contains') throw bad(param, 'a relationship is filtered with equal or contains');
+  if (op !== undefined && !(RELATIONSHIP_OPERATORS as readonly string[]).includes(op))
+    throw bad(param, `a relationship is filtered with ${RELATIONSHIP_OPERATORS.join(' or ')}`);
   if (rel.storage.kind === 'derived') throw bad(param, `the relationship ${rel.key} cannot be filtered`);
   return { kind: 'relationship', param, negate, relationship: rel, id };
 }
 
 function fieldFilter(param: string, field: FieldDef, given: Operator | undefined, negate: boolean, v: string): Filter {
-  const allowed = ALLOWED[field.valueType];
+  const allowed = FIELD_OPERATORS[field.valueType];
   if (!allowed) throw bad(param, `${field.valueType} fields cannot be filtered`);
   const op = given ?? allowed[0]!;
   if (!allowed.includes(op)) throw bad(param, `${field.valueType} fields take ${allowed.join(', ')}`);
