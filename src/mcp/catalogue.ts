@@ -42,6 +42,29 @@ export interface ApiCatalogue {
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
+const LETTER = /[\p{L}\p{N}]/u;
+
+/**
+ * Whether `term` stands in `text` as a whole word, or as the word of a plural in -s or -es: where
+ * it occurs, no letter or digit is next to it on either side, but that ending. So "list" finds
+ * "list", "lists" and "$list", never "listing" or "blacklist"; "date" finds "date-time", never
+ * "update"; "email" finds "emails", never "emailed"; a term holding marks finds them as written
+ * ("e-mail", "$email", "/v1/contacts").
+ */
+export function holdsWord(text: string, term: string): boolean {
+  const letterAt = (i: number) => i >= 0 && i < text.length && LETTER.test(text.charAt(i));
+  for (let i = text.indexOf(term); i !== -1; i = text.indexOf(term, i + 1)) {
+    if (letterAt(i - 1)) continue;
+    const end = i + term.length;
+    const plural = text.startsWith('es', end) && !letterAt(end + 2) ? 2 : text.charAt(end) === 's' && !letterAt(end + 1) ? 1 : 0;
+    if (plural > 0 || !letterAt(end)) return true;
+  }
+  return false;
+}
+
+/** The words of a camel-case name, apart: `listListAccounts` is "list list accounts". */
+const camelWords = (name: string): string => name.replace(/(\p{Ll})(\p{Lu})/gu, '$1 $2');
+
 const summaryOf = ({ method, path, operationId, summary }: Operation): OperationSummary => ({ method, path, operationId, summary });
 
 /** Every `#/components/schemas/X` that `value` refers to, directly or through another one. */
@@ -74,7 +97,11 @@ export function apiCatalogue(document: Json): ApiCatalogue {
       if (!spec) continue;
       const op = { method: method.toUpperCase(), path, operationId: str(spec.operationId), summary: str(spec.summary) };
       const tags = Array.isArray(spec.tags) ? spec.tags.join(' ') : '';
-      operations.push({ ...op, spec, text: `${op.method} ${path} ${op.operationId} ${op.summary} ${tags} ${str(spec.description)}`.toLowerCase() });
+      operations.push({
+        ...op,
+        spec,
+        text: `${op.method} ${path} ${op.operationId} ${camelWords(op.operationId)} ${op.summary} ${tags} ${str(spec.description)}`.toLowerCase(),
+      });
     }
   }
   const byId = new Map(operations.map((o) => [o.operationId.toLowerCase(), o]));
@@ -90,14 +117,14 @@ export function apiCatalogue(document: Json): ApiCatalogue {
         .split(/[^a-z0-9$_{}:/-]+/)
         .filter(Boolean);
       const scored = operations
-        .map((o) => ({ o, score: terms.filter((t) => o.text.includes(t)).length + (terms.some((t) => o.path.toLowerCase().includes(t)) ? 0.5 : 0) }))
+        .map((o) => ({ o, score: terms.filter((t) => holdsWord(o.text, t)).length + (terms.some((t) => holdsWord(o.path.toLowerCase(), t)) ? 0.5 : 0) }))
         .filter((x) => terms.length === 0 || x.score >= 1)
         .sort((a, b) => b.score - a.score || a.o.path.localeCompare(b.o.path) || a.o.method.localeCompare(b.o.method));
       const cap = limit ?? (terms.length === 0 ? scored.length : 25);
       // A value type's own name counts once more than its rule's words, so that "address" finds
       // ADDRESS before EMAIL, whose rule speaks of e-mail addresses.
       const valueFormats = formats
-        .map((f) => ({ f, score: terms.filter((t) => f.text.includes(t)).length + (terms.some((t) => f.name.includes(t)) ? 0.5 : 0) }))
+        .map((f) => ({ f, score: terms.filter((t) => holdsWord(f.text, t)).length + (terms.some((t) => holdsWord(f.name, t)) ? 0.5 : 0) }))
         .filter((x) => terms.length === 0 || x.score >= 1)
         .sort((a, b) => b.score - a.score || a.f.valueType.localeCompare(b.f.valueType))
         .map(({ f }) => ({ valueType: f.valueType, format: f.format }));

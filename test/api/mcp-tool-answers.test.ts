@@ -58,7 +58,7 @@ eachDialect('mcp tool answers', (ctx) => {
     for (const [query, valueType, parts] of best) {
       const found = await search(query);
       assert.equal(found[0]?.valueType, valueType, `${query}: ${JSON.stringify(found.map((f) => f.valueType))}`);
-      for (const part of parts) assert.ok(found[0]?.format ?? ''.includes(part), `${valueType} names ${part}: ${found[0]?.format ?? ''}`);
+      for (const part of parts) assert.ok((found[0]?.format ?? '').includes(part), `${valueType} names ${part}: ${found[0]?.format ?? ''}`);
     }
     // Words of no value type find none, and the catalogue without words holds every one.
     assert.deepEqual(await search('retrieve channel'), []);

@@ -1,0 +1,63 @@
+// search_api_docs matches whole words (docs/mcp.md §Tools): a word of the query finds that word,
+// or its plural, in an operation or a value format, never a part of another word ("date" in
+// "update", "name" in "named", "count" in "account"). The catalogue is built from the committed
+// docs/openapi.json, which test/ops/openapi.test.ts holds equal to the served document.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { apiCatalogue, holdsWord } from '../../src/mcp/catalogue.ts';
+import { OPENAPI_FILE } from '../../src/docs/openapi-document.ts';
+
+const catalogue = apiCatalogue(JSON.parse(readFileSync(OPENAPI_FILE, 'utf8')) as Record<string, unknown>);
+const search = (query: string) => {
+  const r = catalogue.search(query, 200);
+  return { ops: r.operations.map((o) => o.operationId), formats: r.valueFormats.map((f): string => f.valueType) };
+};
+
+test('a word matches a whole word or its plural, never a part of another word', () => {
+  const cases: Array<[string, string, boolean]> = [
+    ['list lists', 'list', true],
+    ['a $list here', 'list', true],
+    ['the listing', 'list', false],
+    ['blacklist', 'list', false],
+    ['an iso 8601 date-time', 'date', true],
+    ['update a list', 'date', false],
+    ['list e-mails', 'e-mail', true],
+    ['emails', 'email', true],
+    ['e-mail addresses', 'address', true],
+    ['emailed', 'email', false],
+    ["the contact's $email", '$email', true],
+  ];
+  for (const [text, word, found] of cases) assert.equal(holdsWord(text, word), found, `"${word}" in "${text}"`);
+});
+
+test('search_api_docs finds what the words name, and nothing only a part of another word holds', () => {
+  const list = search('list');
+  for (const id of ['listLists', 'listContacts', 'listMembers', 'listEmails']) assert.ok(list.ops.includes(id), `list: ${id}`);
+  // EMAIL's rule holds the word itself: a multi-valued field takes "one string as a list of one".
+  assert.deepEqual(list.formats, ['EMAIL']);
+
+  assert.equal(search('phone number format').formats[0], 'TELEPHONE');
+
+  const address = search('address');
+  assert.deepEqual(address.formats, ['ADDRESS', 'EMAIL'], 'the ADDRESS object first, then e-mail addresses');
+
+  const email = search('email');
+  assert.deepEqual(email.ops.slice(0, 4).sort(), ['draftEmail', 'getEmail', 'listEmails', 'sendEmail']);
+  assert.deepEqual(email.formats, ['EMAIL']);
+
+  // Parts of other words find nothing.
+  const date = search('date');
+  assert.deepEqual(date.formats, ['DATETIME'], 'date-time');
+  for (const id of ['updateAccount', 'updateList', 'validateCredential']) assert.ok(!date.ops.includes(id), `date: ${id}`);
+  const name = search('name');
+  assert.equal(name.formats[0], 'FULL_NAME');
+  for (const type of ['SINGLE_SELECT', 'MULTI_SELECT']) assert.ok(!name.formats.includes(type), `name: ${type} ("named by its id")`);
+  const count = search('count');
+  assert.ok(!count.ops.some((id) => id.includes('Account')), `count: ${count.ops.join()}`);
+  assert.ok(!count.formats.includes('ADDRESS'), 'count: country');
+  assert.deepEqual(search('port').ops, [], 'port: opportunity, import, export');
+
+  assert.equal(search('create contact').ops[0], 'createContact');
+  assert.ok(search('list members').ops.slice(0, 2).includes('listMembers'));
+});
