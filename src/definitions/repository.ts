@@ -152,8 +152,8 @@ export function lockDefinitions(tx: Tx, workspaceId: string): Promise<void> {
  * Holds the workspace's definitions as they are until `tx` ends: a definition write under way is
  * waited for, and a later one waits for `tx`; holders of this lock run side by side. Taken by the
  * writes that may put back a record holding an archived field's values (a restore, an import's
- * records), before they read the definitions they write with (docs/records.md §Correcting
- * definitions).
+ * records) or give a record values of one it did not hold (a merge), before they read the
+ * definitions they write with (docs/records.md §Correcting definitions).
  */
 export function holdDefinitions(tx: Tx, workspaceId: string): Promise<void> {
   return holdNamedLock(tx, `definitions/${workspaceId}`, 'shared');

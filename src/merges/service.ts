@@ -2,6 +2,7 @@
 // resolved fields and every link of the duplicate, which goes to the trash marked as merged, all
 // in the caller's one transaction. The merge is recorded (`mrg_…`) with status `done`.
 import { appendEvent, type Changes, recordFieldChanges } from '../changes/service.ts';
+import { holdDefinitions } from '../definitions/repository.ts';
 import type { Ctx, WriteCtx } from '../lib/context.ts';
 import { AppError } from '../lib/errors.ts';
 import { laterIso } from '../lib/dates.ts';
@@ -42,7 +43,13 @@ function live(ctx: Ctx, rows: ReadonlyMap<string, records.RecordRow>, type: Reco
 export async function mergeRecords(ctx: WriteCtx, type: RecordType, input: MergeInput): Promise<MergeResult> {
   const ws = ctx.actor.workspaceId;
   if (input.primaryId === input.duplicateId) throw new AppError('invalid_value', 'primaryId and duplicateId name the same record.', { param: 'duplicateId' });
-  // The type's listing is locked first: merges and deletes of the type take turns.
+  // The definitions are held (shared) first: the primary may take values of an archived field it
+  // did not hold, which an `unarchive` under way does not find to index, so one under way commits
+  // before they are read, and a later one waits for the merge and then finds the primary among the
+  // records holding the field (docs/merge.md §Fields). Before the records, since an unarchive
+  // locks those holding the field while it holds the definitions.
+  await holdDefinitions(ctx.db, ws);
+  // The type's listing is locked next: merges and deletes of the type take turns.
   await records.lockRecords(ctx.db, ws, type.objectType);
   // Both records in one read, locked: an update of either that commits meanwhile is waited for and
   // then read, so the merged fields never write back over it (docs/records.md §Concurrent writes).
