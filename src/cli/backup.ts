@@ -275,6 +275,25 @@ async function refuseHeldDatabase(dataDir: string): Promise<void> {
 }
 
 /**
+ * Refuses a DATA_DIR holding a signing secret other than the backup's (a damaged one included), on
+ * either database: put in its place, it would stop every upload and download address signed with
+ * it, those of a server running on that DATA_DIR too. The same secret is no loss, and is accepted.
+ */
+function refuseOtherSecret(dir: string, dataDir: string): void {
+  const kept = join(dataDir, 'signing-secret');
+  const other = () =>
+    new InputError(`${kept} is not the backup's signing-secret, which would replace it: restore into an empty DATA_DIR, with the server stopped`, 'DATA_DIR');
+  let held: Buffer | undefined;
+  try {
+    held = readSigningSecretFile(kept);
+  } catch {
+    throw other();
+  }
+  // checkParts has read the backup's: it is whole.
+  if (held && !held.equals(readSigningSecretFile(join(dir, 'signing-secret')) as Buffer)) throw other();
+}
+
+/**
  * Checks the whole backup and DATA_DIR before it writes anything, then copies the database last,
  * under a name of its own until it is checked: a refused or failed restore leaves DATA_DIR as it
  * was, and can be run again.
@@ -301,6 +320,7 @@ export async function runRestore(dir: string, config: Config): Promise<{ manifes
   }
   if (manifest.files.includes('blobs/') && (await exists(blobs)) && (await readdir(blobs)).length > 0)
     throw new InputError(`${config.dataDir}/blobs is not empty: restore into an empty DATA_DIR`, 'DATA_DIR');
+  if (manifest.files.includes('signing-secret')) refuseOtherSecret(dir, config.dataDir);
 
   const copy = `${database}.restoring`;
   const written: string[] = [];

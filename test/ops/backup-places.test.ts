@@ -7,7 +7,8 @@
 // would not find them (a backup's bucket it does not read, or a bucket it reads instead of them),
 // and refuses a backup of the other kind of database than the one configured. A rolodex.db that
 // holds nothing (a `touch`ed file) was refused as a database already there; it is replaced, and a
-// file holding anything else is refused and left as it was.
+// file holding anything else is refused and left as it was. A signing-secret other than the
+// backup's in DATA_DIR is refused too, where the restore replaced it.
 import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { DatabaseSync } from 'node:sqlite';
@@ -126,6 +127,39 @@ for (const dialect of testDialects()) {
       );
       assert.equal(r.out(), '');
       assert.equal(existsSync(target), false, 'no DATA_DIR made');
+    });
+
+    // A DATA_DIR holding only a signing secret (that of a server running on PostgreSQL with no
+    // local blobs, or a fresh one's) had it replaced by the backup's, silently: every upload and
+    // download address that server had given out stopped working. The same secret is no loss.
+    test("a restore into a DATA_DIR holding another signing secret is refused and leaves it; the backup's own is accepted", async () => {
+      const backup = join(tmp('backup'), 'b');
+      assert.equal(await main(['backup', backup], cli(env).io), 0);
+      const theirs = readFileSync(join(backup, 'signing-secret'), 'utf8').trim();
+      const db: Record<string, string> = t.tdb.databaseUrl ? { DATABASE_URL: t.tdb.databaseUrl } : {};
+      for (const [name, held] of [
+        ['another secret', `${'c7'.repeat(32)}\n`],
+        ['a damaged secret', 'not hex'],
+      ] as const) {
+        const target = tmp('target');
+        const secretFile = join(target, 'signing-secret');
+        writeFileSync(secretFile, held);
+        const r = cli({ DATA_DIR: target, ...db });
+        assert.equal(await main(['restore', backup], r.io), 1, `${name}: ${r.out()}`);
+        assert.equal(
+          r.err(),
+          `rolodex restore: ${secretFile} is not the backup's signing-secret, which would replace it: restore into an empty DATA_DIR, with the server stopped\n`,
+        );
+        assert.equal(r.out(), '');
+        assert.deepEqual(readdirSync(target), ['signing-secret'], `${name}: nothing restored`);
+        assert.equal(readFileSync(secretFile, 'utf8'), held, `${name}: left as it was`);
+      }
+      // The same bytes, written in capitals and without a line end.
+      const target = tmp('target');
+      writeFileSync(join(target, 'signing-secret'), theirs.toUpperCase());
+      const r = cli({ DATA_DIR: target, ...db });
+      assert.equal(await main(['restore', backup], r.io), 0, r.err());
+      assert.equal(readFileSync(join(target, 'signing-secret'), 'utf8').trim().toLowerCase(), theirs.toLowerCase());
     });
 
     // The write-ahead log is SQLite's: PostgreSQL's DATA_DIR holds no database.
