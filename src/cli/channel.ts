@@ -1,7 +1,7 @@
 // `rolodex channel …`: channels and their members after import (docs/design.md §Message visibility,
 // §Operator CLI). Changes apply to the very next API request; nothing about visibility is cached.
 import { changeMembers, createChannel, listChannels, setVisibility, VISIBILITIES } from '../channels/service.ts';
-import { countOf, type Io, operator, parse, print, required, subcommand, takes, UsageError, withDb } from './io.ts';
+import { countOf, type Io, oneOf, operator, parse, print, required, subcommand, takes, UsageError, withDb } from './io.ts';
 import { write } from '../db/index.ts';
 
 export const usage = `rolodex channel create --workspace W --provider P --name N --visibility ${VISIBILITIES.join('|')} [--external-id X] [--json]
@@ -37,14 +37,14 @@ export async function run(args: string[], io: Io): Promise<void> {
     return channel;
   };
   if (sub === 'create') {
-    const c = await withDb(io, (db, config) =>
-      createChannel(operator(db, config, workspaceId), {
-        provider: required(values, 'provider'),
-        name: required(values, 'name'),
-        visibility: required(values, 'visibility'),
-        externalId: (values['external-id'] as string | undefined) ?? null,
-      }),
-    );
+    // Checked before the database is opened: a wrong value is wrong usage, nothing done.
+    const input = {
+      provider: required(values, 'provider'),
+      name: required(values, 'name'),
+      visibility: oneOf('visibility', required(values, 'visibility'), VISIBILITIES) as string,
+      externalId: (values['external-id'] as string | undefined) ?? null,
+    };
+    const c = await withDb(io, (db, config) => createChannel(operator(db, config, workspaceId), input));
     print(io, json, c, `created channel ${line(c)}`);
   } else if (sub === 'list') {
     const all = await withDb(io, (db, config) => listChannels(operator(db, config, workspaceId)));
@@ -53,6 +53,7 @@ export async function run(args: string[], io: Io): Promise<void> {
     const ref = needChannel();
     const v = more[0];
     if (!v) throw new UsageError(`the new visibility (${VISIBILITIES.join(', ')}) is required`);
+    if (!(VISIBILITIES as readonly string[]).includes(v)) throw new UsageError(`VISIBILITY must be one of ${VISIBILITIES.join(', ')} (got "${v}")`);
     const c = await withDb(io, (db, config) =>
       write(db.kysely, (tx) => setVisibility({ ...operator(db, config, workspaceId), db: tx }, { channel: ref, visibility: v })),
     );

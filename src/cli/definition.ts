@@ -5,11 +5,11 @@ import type { HandleService } from '../definitions/catalogue.ts';
 import { renameDefinition, renameOption } from '../definitions/corrections.ts';
 import { setArchived } from '../records/service.ts';
 import { defineObjectType, listObjectTypes } from '../definitions/object-types.ts';
-import { addField, addOption, addRelationship, type FieldDef, loadDefinitions, type RelationshipDef } from '../definitions/service.ts';
+import { addField, addOption, addRelationship, CURRENCY_CODE, type FieldDef, loadDefinitions, type RelationshipDef } from '../definitions/service.ts';
 import { InputError } from '../lib/errors.ts';
 import { VALUE_TYPES, type ValueType } from '../lib/value-types.ts';
 import { requireWorkspace } from '../workspaces/service.ts';
-import { type Io, operator, parse, print, required, subcommand, UsageError, withDb } from './io.ts';
+import { badValue, countryCode, type Io, oneOf, operator, parse, print, required, subcommand, UsageError, withDb } from './io.ts';
 import { write } from '../db/index.ts';
 
 export const usage = `rolodex definition add --workspace W --type T --key K --label L --value-type V [--description D] [--currency C] [--unique] [--multiple-values] [--handle-service S] [--default-country CC] [--json]
@@ -44,7 +44,7 @@ const OPTIONS = {
 } as const;
 
 const CARDINALITIES = ['has_one', 'has_many'] as const;
-const HANDLE_SERVICES = ['TWITTER', 'LINKEDIN', 'FACEBOOK', 'INSTAGRAM'];
+const HANDLE_SERVICES: readonly HandleService[] = ['TWITTER', 'LINKEDIN', 'FACEBOOK', 'INSTAGRAM'];
 
 function fieldLine(f: FieldDef): string {
   const extra = [f.currency, f.handleService, f.multipleValues ? 'multiple' : null, f.unique ? 'unique' : null, f.readOnly ? 'read-only' : null].filter(
@@ -110,23 +110,22 @@ export async function run(args: string[], io: Io): Promise<void> {
   } else if (sub === 'add') {
     const base = { objectType, key: required(values, 'key'), label: required(values, 'label'), description: text('description') ?? null };
     if (values.relationship) {
-      const cardinality = CARDINALITIES.find((c) => c === values.cardinality);
-      if (!cardinality) throw new UsageError('--cardinality is has_one or has_many', 'cardinality');
+      const cardinality = oneOf('cardinality', required(values, 'cardinality'), CARDINALITIES) as (typeof CARDINALITIES)[number];
       const input = { ...base, cardinality, targetType: required(values, 'target') };
       const def = await inWorkspace((ctx) => addRelationship(ctx, input));
       print(io, json, def, `added relationship ${def.id}: ${objectType} ${relationshipLine(def)}`);
     } else {
-      const valueType = required(values, 'value-type');
-      if (!(VALUE_TYPES as readonly string[]).includes(valueType)) throw new UsageError(`--value-type is one of ${VALUE_TYPES.join(', ')}`, 'value-type');
-      const handleService = text('handle-service');
-      if (handleService !== undefined && !HANDLE_SERVICES.includes(handleService))
-        throw new UsageError(`--handle-service is one of ${HANDLE_SERVICES.join(', ')}`, 'handle-service');
+      const valueType = oneOf('value-type', required(values, 'value-type'), VALUE_TYPES) as ValueType;
+      const handleService = oneOf('handle-service', values['handle-service'], HANDLE_SERVICES);
+      const currency = text('currency');
+      if (currency !== undefined && !CURRENCY_CODE.test(currency)) throw badValue('currency', currency, 'a three-letter ISO 4217 code such as EUR');
+      const defaultCountry = countryCode('default-country', text('default-country'));
       const input = {
         ...base,
-        valueType: valueType as ValueType,
-        ...(text('currency') !== undefined ? { currency: text('currency') } : {}),
-        ...(handleService !== undefined ? { handleService: handleService as HandleService } : {}),
-        ...(text('default-country') !== undefined ? { defaultCountry: text('default-country') } : {}),
+        valueType,
+        ...(currency !== undefined ? { currency } : {}),
+        ...(handleService !== undefined ? { handleService } : {}),
+        ...(defaultCountry !== undefined ? { defaultCountry } : {}),
         unique: values.unique === true,
         multipleValues: values['multiple-values'] === true,
       };

@@ -10,7 +10,7 @@ import { ImportIds } from '../import/ids.ts';
 import { openBlobStore } from '../runtime.ts';
 import { csvSource } from '../records/csv.ts';
 import { requireWorkspace } from '../workspaces/service.ts';
-import { countOf, type Io, operator, parse, print, required, UsageError, withDb } from './io.ts';
+import { badValue, countOf, type Io, oneOf, operator, parse, print, required, UsageError, withDb } from './io.ts';
 
 export const usage = `rolodex import --workspace W FILE [--format ndjson|csv] [--type T] [--commit atomic|batched] [--json]   (NDJSON, a JSON array, or CSV of one type; see docs/import.md)`;
 
@@ -71,10 +71,10 @@ export async function run(args: string[], io: Io): Promise<void> {
   const workspaceId = required(values, 'workspace');
   const file = positionals[0];
   if (!file) throw new UsageError('the file to import is required');
-  const commit = values.commit as CommitMode | undefined;
-  if (commit !== undefined && commit !== 'atomic' && commit !== 'batched') throw new UsageError('--commit is atomic or batched');
+  const commit = oneOf<CommitMode>('commit', values.commit, ['atomic', 'batched']);
   const format = (values.format as string | undefined) ?? (file.toLowerCase().endsWith('.csv') ? 'csv' : 'ndjson');
-  if (format !== 'csv' && format !== 'ndjson' && format !== 'json') throw new UsageError('--format is ndjson or csv');
+  // `json` (a JSON array) is read as NDJSON is, and is not offered.
+  if (format !== 'csv' && format !== 'ndjson' && format !== 'json') throw badValue('format', format, 'ndjson or csv');
   const type = values.type as string | undefined;
   if (format === 'csv' && !type) throw new UsageError("a CSV import needs --type (account, contact, opportunity, note, task or a custom type's slug)");
   if (format !== 'csv' && type) throw new UsageError('--type is for CSV files (--format csv)');

@@ -7,6 +7,7 @@ import type { Db } from '../db/index.ts';
 import { type Ctx, operatorCtx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
 import { createHttpLinks } from '../lib/links.ts';
+import { isPhoneCountry } from '../lib/phone.ts';
 
 /**
  * Wrong usage: the message is shown with the command's usage line; exit code 2. Any other
@@ -54,11 +55,12 @@ export type Options = NonNullable<ParseArgsConfig['options']>;
  * (`key create --workspace W lists:read` would otherwise make a full-access key).
  */
 export function parse(args: string[], options: Options, takes = 0): { values: Record<string, string | boolean | undefined>; positionals: string[] } {
+  const all = { ...options, json: { type: 'boolean' as const }, help: { type: 'boolean' as const, short: 'h' } };
   let parsed;
   try {
     parsed = parseArgs({
       args,
-      options: { ...options, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+      options: all,
       allowPositionals: true,
       strict: true,
     });
@@ -69,6 +71,24 @@ export function parse(args: string[], options: Options, takes = 0): { values: Re
   if (extra !== undefined)
     throw new UsageError(`unexpected argument "${extra}" (a value is given with its option, quoted if it holds spaces: --name "Ann Lee")`);
   return parsed;
+}
+
+/** Wrong usage of an option given a value it does not take: one line naming the option, the value given and what it takes. */
+export function badValue(option: string, given: string, takes: string): UsageError {
+  return new UsageError(`--${option} must be ${takes} (got "${given}")`, option);
+}
+
+/** `given` when it is one of `allowed`, else wrong usage naming them; undefined (the option not given) stays undefined. */
+export function oneOf<T extends string>(option: string, given: string | boolean | undefined, allowed: readonly T[]): T | undefined {
+  if (given === undefined) return undefined;
+  if ((allowed as readonly unknown[]).includes(given)) return given as T;
+  throw badValue(option, String(given), allowed.length === 2 ? `${allowed[0]} or ${allowed[1]}` : `one of ${allowed.join(', ')}`);
+}
+
+/** `given`, an ISO 3166-1 alpha-2 country code (either case), else wrong usage; undefined stays undefined. */
+export function countryCode(option: string, given: string | undefined): string | undefined {
+  if (given === undefined || isPhoneCountry(given.toUpperCase())) return given;
+  throw badValue(option, given, 'an ISO 3166-1 alpha-2 country code such as DE');
 }
 
 /**

@@ -27,7 +27,8 @@ export async function run(args: string[], io: Io): Promise<void> {
       scopes = values.scopes === undefined ? null : parseScopes(String(values.scopes).split(','));
       expiresInMs = values['expires-in'] === undefined ? null : parseDuration(String(values['expires-in']));
     } catch (err) {
-      if (err instanceof InputError) throw new UsageError(err.message, err.param);
+      // The service's words, after the option they are about.
+      if (err instanceof InputError) throw new UsageError(`--${err.param}: ${err.message}`, err.param);
       throw err;
     }
     const userId = (values.user as string | undefined) ?? null;

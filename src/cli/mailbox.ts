@@ -2,7 +2,7 @@
 // §Mailboxes). Changes apply to the very next API request.
 import { systemCtx } from '../lib/context.ts';
 import { addMailbox, listMailboxes, OTHERS_SEE, removeMailbox } from '../mailboxes/service.ts';
-import { type Io, operator, parse, print, required, subcommand, takes, UsageError, withDb } from './io.ts';
+import { type Io, oneOf, operator, parse, print, required, subcommand, takes, UsageError, withDb } from './io.ts';
 
 export const usage = `rolodex mailbox add --workspace W --user U --address A [--others-see ${OTHERS_SEE.join('|')}] [--external-id X] [--json]
 rolodex mailbox list --workspace W [--json]
@@ -32,7 +32,7 @@ export async function run(args: string[], io: Io): Promise<void> {
     const input = {
       user: required(values, 'user'),
       address: required(values, 'address'),
-      othersSee: values['others-see'] as string | undefined,
+      othersSee: oneOf('others-see', values['others-see'], OTHERS_SEE),
       externalId: (values['external-id'] as string | undefined) ?? null,
     };
     const m = await withDb(io, (db, config) => addMailbox(operator(db, config, workspaceId), input));

@@ -1,8 +1,10 @@
 import { createUser, listUsers } from '../users/service.ts';
-import { type Io, operator, parse, print, required, subcommand, UsageError, withDb } from './io.ts';
+import { type Io, oneOf, operator, parse, print, required, subcommand, UsageError, withDb } from './io.ts';
 
 export const usage = `rolodex user create --workspace W --email E [--name N | --first-name F --last-name L] [--role admin|member] [--profile-image URL] [--json]
 rolodex user list --workspace W [--json]`;
+
+const ROLES = ['admin', 'member'] as const;
 
 const displayName = (u: { firstName: string | null; lastName: string | null }) => [u.firstName, u.lastName].filter(Boolean).join(' ');
 
@@ -29,7 +31,7 @@ export async function run(args: string[], io: Io): Promise<void> {
       name: text('name'),
       firstName: text('first-name'),
       lastName: text('last-name'),
-      role: text('role') ?? 'member',
+      role: oneOf('role', values.role, ROLES) ?? 'member',
       profileImageUrl: text('profile-image'),
     };
     const user = await withDb(io, (db, config) => createUser(operator(db, config, workspaceId), input));

@@ -1,9 +1,10 @@
 // `rolodex webhook …`: outbound webhook subscriptions (docs/events.md §Webhooks). The signing
 // secret is printed once, by `add`.
 import { loadConfig } from '../config.ts';
+import { parseIsoDateTime } from '../lib/dates.ts';
 import { InputError } from '../lib/errors.ts';
 import { addWebhook, listWebhooks, removeWebhook, replayWebhook, type Subscription, testWebhook } from '../webhooks/service.ts';
-import { countOf, type Io, operator, parse, print, required, subcommand, takes, UsageError, withDb } from './io.ts';
+import { badValue, countOf, type Io, operator, parse, print, required, subcommand, takes, UsageError, withDb } from './io.ts';
 
 export const usage = `rolodex webhook add --workspace W --url URL (--events a,b | --all) [--description D] [--json]
 rolodex webhook list [--workspace W] [--json]
@@ -75,6 +76,8 @@ export async function run(args: string[], io: Io): Promise<void> {
   } else if (sub === 'replay') {
     const webhookId = id(positionals, 'replay');
     const since = required(values, 'since');
+    // The form replayWebhook takes (docs/errors.md §Dates), checked before the database is opened.
+    if (Number.isNaN(parseIsoDateTime(since))) throw badValue('since', since, 'a date-time with a time zone, ISO 8601 such as 2026-03-01T00:00:00Z');
     const n = await withDb(io, (db) => replayWebhook(db.kysely, { id: webhookId, since }));
     print(io, json, { id: webhookId, queued: n }, `queued ${countOf(n, 'event')} for ${webhookId}`);
   } else {

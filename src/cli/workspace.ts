@@ -1,6 +1,6 @@
 import { systemCtx } from '../lib/context.ts';
 import { createWorkspace, listWorkspaces, setDefaultCountry } from '../workspaces/service.ts';
-import { type Io, operator, parse, print, required, subcommand, UsageError, withDb, withNewDb } from './io.ts';
+import { countryCode, type Io, operator, parse, print, required, subcommand, UsageError, withDb, withNewDb } from './io.ts';
 import { write } from '../db/index.ts';
 
 export const usage = `rolodex workspace create --name NAME [--json]
@@ -23,6 +23,7 @@ export async function run(args: string[], io: Io): Promise<void> {
     // The default country of telephone numbers (docs/records.md §Telephone numbers); `none` clears it.
     const workspaceId = required(values, 'workspace');
     const given = required(values, 'default-country');
+    if (given !== 'none') countryCode('default-country', given);
     const set = await withDb(io, (db, config) =>
       write(db.kysely, (tx) => setDefaultCountry({ ...operator(db, config, workspaceId), db: tx }, { country: given === 'none' ? null : given })),
     );

@@ -226,7 +226,8 @@ const MULTI_CAPABLE = new Set<ValueType>(['EMAIL', 'URL', 'TELEPHONE', 'SOCIAL_H
 // A unique value is compared whole through one row of the value index; an ADDRESS has a row per
 // part and a FULL_NAME's object is never looked up, so neither could hold `unique`.
 const NEVER_UNIQUE = new Set<ValueType>(['ADDRESS', 'FULL_NAME']);
-const CURRENCY_CODE = /^[A-Z]{3}$/;
+/** A currency as a CURRENCY field's definition holds it: an ISO 4217 code, upper case. */
+export const CURRENCY_CODE = /^[A-Z]{3}$/;
 
 export interface AddFieldInput {
   objectType: string;

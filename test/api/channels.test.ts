@@ -160,8 +160,8 @@ eachDialect('channels and message import', (ctx) => {
       [['ops', 'restricted', 0, 1]],
     );
     const bad = await run('channel', 'visibility', '--workspace', workspaceId, 'ops', 'secret');
-    assert.equal(bad.code, 1);
-    assert.match(bad.err, /visibility must be one of/);
+    assert.equal(bad.code, 2);
+    assert.match(bad.err, /^rolodex channel: VISIBILITY must be one of public, restricted, private \(got "secret"\)\n/);
     assert.equal((await run('channel', 'add-members', '--workspace', workspaceId, 'nope', 'u-bob')).code, 1);
     assert.equal((await run('channel', 'add-members', '--workspace', workspaceId, 'ops', 'u-nobody')).code, 1);
     assert.equal((await run('channel', 'add-members', '--workspace', workspaceId, 'ops')).code, 2);

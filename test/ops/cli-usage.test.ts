@@ -104,3 +104,72 @@ test('a HOST that is no address or host name is one line naming it, for every co
     assert.equal(loadConfig(env).publicBaseUrl, base, host);
   }
 });
+
+// A bad value of an option taking a fixed set or form was wrong usage (2) when the CLI checked it
+// (`--value-type`) but a refusal (1) when the service did (`--role`, `--visibility`, after the
+// database was opened): each is wrong usage in one line naming the option, the value given and
+// what it takes, before anything is done (here: before DATA_DIR, which does not exist, is read).
+test('a bad value of an option with a fixed set of values or a fixed form is wrong usage, nothing done', async () => {
+  const w = ['--workspace', 'ws_x'];
+  const field = ['definition', 'add', ...w, '--type', 'account', '--key', 'k', '--label', 'L'];
+  const cases: [string[], string | RegExp][] = [
+    [['user', 'create', ...w, '--email', 'a@b.test', '--role', 'god'], 'rolodex user: --role must be admin or member (got "god")'],
+    [
+      ['channel', 'create', ...w, '--provider', 'slack', '--name', 'ops', '--visibility', 'secret'],
+      'rolodex channel: --visibility must be one of public, restricted, private (got "secret")',
+    ],
+    [['channel', 'visibility', ...w, 'ops', 'secret'], 'rolodex channel: VISIBILITY must be one of public, restricted, private (got "secret")'],
+    [
+      ['mailbox', 'add', ...w, '--user', 'u', '--address', 'a@b.test', '--others-see', 'ALL'],
+      'rolodex mailbox: --others-see must be FULL or METADATA (got "ALL")',
+    ],
+    [['import', ...w, 'x.ndjson', '--commit', 'now'], 'rolodex import: --commit must be atomic or batched (got "now")'],
+    [['import', ...w, 'x.ndjson', '--format', 'xml'], 'rolodex import: --format must be ndjson or csv (got "xml")'],
+    [
+      [...field, '--value-type', 'WORDS'],
+      `rolodex definition: --value-type must be one of ${['ADDRESS', 'CHECKBOX', 'CURRENCY', 'DATETIME', 'EMAIL', 'FULL_NAME', 'MARKDOWN', 'MULTI_SELECT', 'NUMBER', 'SINGLE_SELECT', 'SOCIAL_HANDLE', 'TELEPHONE', 'TEXT', 'URL'].join(', ')} (got "WORDS")`,
+    ],
+    [
+      [...field, '--value-type', 'CURRENCY', '--currency', 'euro'],
+      'rolodex definition: --currency must be a three-letter ISO 4217 code such as EUR (got "euro")',
+    ],
+    [
+      [...field, '--value-type', 'TELEPHONE', '--default-country', 'XX'],
+      'rolodex definition: --default-country must be an ISO 3166-1 alpha-2 country code such as DE (got "XX")',
+    ],
+    [
+      [...field, '--value-type', 'SOCIAL_HANDLE', '--handle-service', 'MYSPACE'],
+      'rolodex definition: --handle-service must be one of TWITTER, LINKEDIN, FACEBOOK, INSTAGRAM (got "MYSPACE")',
+    ],
+    [
+      [...field, '--relationship', '--cardinality', 'many', '--target', 'contact'],
+      'rolodex definition: --cardinality must be has_one or has_many (got "many")',
+    ],
+    [
+      ['workspace', 'set', ...w, '--default-country', 'XX'],
+      'rolodex workspace: --default-country must be an ISO 3166-1 alpha-2 country code such as DE (got "XX")',
+    ],
+    [
+      ['webhook', 'replay', 'whk_x', '--since', 'March 1'],
+      'rolodex webhook: --since must be a date-time with a time zone, ISO 8601 such as 2026-03-01T00:00:00Z (got "March 1")',
+    ],
+    [['key', 'create', ...w, '--expires-in', 'soon'], 'rolodex key: --expires-in: invalid duration "soon": use a number followed by s, m, h or d (e.g. 30d)'],
+    [['key', 'create', ...w, '--scopes', 'root'], /^rolodex key: --scopes: unknown scope "root"; known scopes: lists:create, /],
+    [['trash', 'purge', ...w, '--older-than', 'soon'], 'rolodex trash: --older-than takes a number of days (30d), hours (12h) or minutes (90m), not "soon"'],
+  ];
+  for (const [args, line] of cases) {
+    const first = await usage(args);
+    if (typeof line === 'string') assert.equal(first, line, args.join(' '));
+    else assert.match(first, line, args.join(' '));
+  }
+  // What only the database can judge stays a refusal: here, that there is no database at all.
+  for (const args of [
+    ['user', 'create', ...w, '--email', 'a@b.test', '--role', 'admin'],
+    ['channel', 'create', ...w, '--provider', 'slack', '--name', 'ops', '--visibility', 'public'],
+    ['workspace', 'set', ...w, '--default-country', 'de'],
+  ]) {
+    const r = await run(args);
+    assert.equal(r.code, 1, `${args.join(' ')}: ${r.err}`);
+    assert.match(r.err, /^rolodex \w+: no database at /);
+  }
+});

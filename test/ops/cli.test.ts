@@ -105,7 +105,7 @@ for (const dialect of testDialects()) {
         [['key', 'create', '--workspace', 'ws_missing'], 1, /no workspace/],
         [['key', 'create', '--workspace', ws.id, '--user', 'usr_missing'], 1, /no user/],
         [['user', 'create', '--workspace', ws.id, '--email', 'not-an-email'], 1, /invalid email/],
-        [['user', 'create', '--workspace', ws.id, '--email', 'x@y.test', '--role', 'owner'], 1, /role must be/],
+        [['user', 'create', '--workspace', ws.id, '--email', 'x@y.test', '--role', 'owner'], 2, /--role must be admin or member \(got "owner"\)/],
         [['user', 'create', '--workspace', ws.id], 2, /--email is required/],
         [['workspace', 'create'], 2, /--name is required/],
         [['workspace', 'create', '--name', 'x', '--bogus'], 2, /bogus/],
@@ -219,7 +219,7 @@ for (const dialect of testDialects()) {
         [['definition', 'type', 'add', ...w, '--slug', 'Bad Slug', '--label', 'X'], 1, /must match/],
         [['definition', 'type', 'add', ...w, '--slug', 'project', '--label', 'X'], 1, /exists/],
         [['definition', 'add', ...w, '--type', 'note', '--key', 'x', '--label', 'X', '--value-type', 'TEXT'], 1, /no custom fields/],
-        [['definition', 'add', ...w, '--type', 'project', '--key', 'x', '--label', 'X', '--value-type', 'WORDS'], 2, /--value-type is one of/],
+        [['definition', 'add', ...w, '--type', 'project', '--key', 'x', '--label', 'X', '--value-type', 'WORDS'], 2, /--value-type must be one of ADDRESS, /],
         [
           ['definition', 'add', ...w, '--relationship', '--type', 'project', '--key', 'y', '--label', 'Y', '--cardinality', 'has_many', '--target', 'nothing'],
           1,
@@ -250,7 +250,7 @@ for (const dialect of testDialects()) {
       }
       assert.equal((await rolodex('workspace', 'set', '--workspace', ws, '--default-country', 'none')).code, 0);
       for (const [args, code, message] of [
-        [['workspace', 'set', '--workspace', ws, '--default-country', 'XX'], 1, /country code/],
+        [['workspace', 'set', '--workspace', ws, '--default-country', 'XX'], 2, /--default-country must be an ISO 3166-1 alpha-2 country code/],
         [['workspace', 'set', '--workspace', ws], 2, /--default-country is required/],
         [['workspace', 'set', '--workspace', 'ws_nothing', '--default-country', 'DE'], 1, /no workspace/],
         [
