@@ -59,7 +59,7 @@ export function parse(args: string[], options: Options, takes = 0): { values: Re
   let parsed;
   try {
     parsed = parseArgs({
-      args,
+      args: dashValuesJoined(args, all),
       options: all,
       allowPositionals: true,
       strict: true,
@@ -71,6 +71,32 @@ export function parse(args: string[], options: Options, takes = 0): { values: Re
   if (extra !== undefined)
     throw new UsageError(`unexpected argument "${extra}" (a value is given with its option, quoted if it holds spaces: --name "Ann Lee")`);
   return parsed;
+}
+
+/**
+ * `args` with each value that starts with "-" joined to its option (`--expires-in -5d` becomes
+ * `--expires-in=-5d`), where parseArgs refuses it as ambiguous: the value then meets the check of
+ * its option, and a bad one is told as any other bad value of it (docs/cli.md). A word that
+ * starts with "--" (an option, `--json`) or `-h` is never taken as a value: the option before it
+ * is given none, which is wrong usage in one line.
+ */
+function dashValuesJoined(args: string[], options: Options): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    if (arg === '--') return [...out, ...args.slice(i)];
+    const name = arg.startsWith('--') && !arg.includes('=') ? arg.slice(2) : undefined;
+    const next = args[i + 1];
+    if (name === undefined || !Object.hasOwn(options, name) || options[name]?.type !== 'string' || next === undefined || !/^-./.test(next)) {
+      out.push(arg);
+      continue;
+    }
+    if (next.startsWith('--') || next === '-h')
+      throw new UsageError(`--${name} needs a value, not the option ${next} (a value starting with "-" is written --${name}=VALUE)`, name);
+    out.push(`${arg}=${next}`);
+    i++;
+  }
+  return out;
 }
 
 /** Wrong usage of an option given a value it does not take: one line naming the option, the value given and what it takes. */

@@ -173,3 +173,29 @@ test('a bad value of an option with a fixed set of values or a fixed form is wro
     assert.match(r.err, /^rolodex \w+: no database at /);
   }
 });
+
+// `--expires-in -5d` got parseArgs' "argument is ambiguous", over three lines, where any other
+// bad duration is told what a duration is (docs/cli.md §Durations).
+test('a value starting with "-" meets the check of its option; an option given in its place is one line', async () => {
+  const w = ['--workspace', 'ws_x'];
+  const cases: [string[], string][] = [
+    [['key', 'create', ...w, '--expires-in', '-5d'], 'rolodex key: --expires-in: invalid duration "-5d": use a number followed by s, m, h or d (e.g. 30d)'],
+    [['key', 'create', '--expires-in', '-1', ...w], 'rolodex key: --expires-in: invalid duration "-1": use a number followed by s, m, h or d (e.g. 30d)'],
+    [['trash', 'purge', ...w, '--older-than', '-5d'], 'rolodex trash: --older-than takes a number of days (30d), hours (12h) or minutes (90m), not "-5d"'],
+    [['serve', '--port', '-1'], 'rolodex serve: --port must be a whole number from 0 to 65535 (got "-1")'],
+    [['user', 'create', ...w, '--email', 'a@b.test', '--role', '-admin'], 'rolodex user: --role must be admin or member (got "-admin")'],
+    [
+      ['key', 'create', '--workspace', '--json'],
+      'rolodex key: --workspace needs a value, not the option --json (a value starting with "-" is written --workspace=VALUE)',
+    ],
+  ];
+  for (const [args, line] of cases) {
+    const r = await run(args);
+    assert.equal(r.code, 2, `${args.join(' ')}: ${r.err}`);
+    assert.equal(r.err.split('\nusage:\n')[0], line, args.join(' '));
+  }
+  // A good value that starts with "-" is the option's: the command goes on (to find no database).
+  const named = await run(['user', 'create', ...w, '--email', 'a@b.test', '--name', '-Ann']);
+  assert.equal(named.code, 1, named.err);
+  assert.match(named.err, /^rolodex user: no database at /);
+});
