@@ -175,7 +175,7 @@ test('a bad value of an option with a fixed set of values or a fixed form is wro
 });
 
 // `--expires-in -5d` got parseArgs' "argument is ambiguous", over three lines, where any other
-// bad duration is told what a duration is (docs/cli.md §Durations).
+// bad duration is told what a duration is (docs/cli.md, on durations).
 test('a value starting with "-" meets the check of its option; an option given in its place is one line', async () => {
   const w = ['--workspace', 'ws_x'];
   const cases: [string[], string][] = [
