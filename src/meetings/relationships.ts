@@ -26,25 +26,24 @@ function add(map: Map<string, Set<string>>, key: string, value: string | null): 
   map.set(key, set);
 }
 
-/** One query for the whole page: addresses → contacts → accounts → opportunities. */
+/** For the whole page at once: addresses → contacts → accounts → opportunities. */
 export async function relationshipsOf(ctx: Ctx, rows: readonly MeetingRow[]): Promise<Map<string, Derived>> {
   const addresses = new Map(rows.map((r) => [r.id, addressesOf(r)]));
   const all = [...new Set([...addresses.values()].flat())];
-  const found = all.length === 0 ? [] : await derivedOf(ctx.db, ctx.actor.workspaceId, all);
+  const found = all.length === 0 ? undefined : await derivedOf(ctx.db, ctx.actor.workspaceId, all);
   const contactsByEmail = new Map<string, Set<string>>();
   const accountsByContact = new Map<string, Set<string>>();
-  const oppsByAccount = new Map<string, Set<string>>();
-  for (const f of found) {
+  for (const f of found?.contacts ?? []) {
     add(contactsByEmail, f.email, f.contact);
     add(accountsByContact, f.contact, f.account);
-    if (f.account !== null) add(oppsByAccount, f.account, f.opportunity);
   }
+  const oppsByAccount = found?.opportunities ?? new Map<string, string[]>();
   const list = (set: Set<string> | undefined) => (set ? [...set] : undefined);
   return new Map(
     rows.map((r) => {
       const contact = union((addresses.get(r.id) ?? []).map((a) => list(contactsByEmail.get(a))));
       const account = union(contact.map((c) => list(accountsByContact.get(c))));
-      return [r.id, { contact, account, opportunity: union(account.map((a) => list(oppsByAccount.get(a)))) }];
+      return [r.id, { contact, account, opportunity: union(account.map((a) => oppsByAccount.get(a))) }];
     }),
   );
 }

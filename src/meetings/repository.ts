@@ -297,48 +297,45 @@ async function targetsOf(db: Executor, name: string, sources: readonly string[])
   return group(rows);
 }
 
-export interface DerivedRow {
+export interface ContactOfAddress {
   email: string;
   contact: string;
   account: string | null;
-  opportunity: string | null;
+}
+
+export interface DerivedLinks {
+  /** For each folded address asked for, each contact whose `$email` holds it, once a `$account` target. */
+  contacts: ContactOfAddress[];
+  /** account → the opportunities whose `$account` is that account. */
+  opportunities: IdsByKey;
 }
 
 /**
- * A meeting page's derived relationships in one query (docs/meetings.md §Derived relationships):
- * for each folded address among `emails`, the contacts whose `$email` holds it, each contact's
- * `$account` targets, and the opportunities of the workspace whose `$account` is one of them.
+ * A meeting page's derived relationships (docs/meetings.md §Derived relationships): for each folded
+ * address among `emails`, the contacts whose `$email` holds it with their `$account` targets; then
+ * the opportunities of the workspace whose `$account` is one of those accounts. Two statements,
+ * each driven by the keys it is given, so that the work follows the rows found whatever the
+ * statistics say: joined in one, a planner that takes the tables for empty ones (a young database,
+ * never analyzed) reads every relationship row for each pair of a contact and a relationship row
+ * (docs/design.md §Database statistics).
  */
-export async function derivedOf(db: Executor, workspaceId: string, emails: readonly string[]): Promise<DerivedRow[]> {
-  const out: DerivedRow[] = [];
+export async function derivedOf(db: Executor, workspaceId: string, emails: readonly string[]): Promise<DerivedLinks> {
+  const contacts: ContactOfAddress[] = [];
   for (const part of chunks([...new Set(emails)])) {
     const rows = await db
       .selectFrom('record_values as v')
       .leftJoin('entity_relationships as a', (j) => j.onRef('a.source_id', '=', 'v.record_id').on('a.name', '=', '$account'))
-      .leftJoin('entity_relationships as o', (j) =>
-        j
-          .onRef('o.target_id', '=', 'a.target_id')
-          .on('o.name', '=', '$account')
-          .on((eb) =>
-            eb.exists(
-              eb
-                .selectFrom('records as r')
-                .select('r.id')
-                .whereRef('r.id', '=', 'o.source_id')
-                .where('r.kind', '=', 'opportunity')
-                .where('r.workspace_id', '=', workspaceId),
-            ),
-          ),
-      )
-      .select(['v.value_text as email', 'v.record_id as contact', 'a.target_id as account', 'o.source_id as opportunity'])
+      .select(['v.value_text as email', 'v.record_id as contact', 'a.target_id as account'])
       .where('v.workspace_id', '=', workspaceId)
       .where('v.object_type', '=', 'contact')
       .where('v.field', '=', '$email')
       .where('v.value_text', 'in', part)
       .execute();
-    for (const r of rows) out.push({ email: r.email as string, contact: r.contact, account: r.account, opportunity: r.opportunity });
+    for (const r of rows) contacts.push({ email: r.email as string, contact: r.contact, account: r.account });
   }
-  return out;
+  const accounts = [...new Set(contacts.flatMap((c) => (c.account === null ? [] : [c.account])))];
+  const opportunities = accounts.length === 0 ? new Map<string, string[]>() : await sourcesOf(db, workspaceId, '$account', 'opportunity', accounts);
+  return { contacts, opportunities };
 }
 
 /** opportunity → its account. */

@@ -7,7 +7,7 @@ import { observeStatements } from '../../src/db/postgres/lanes.ts';
 import { PIN_READ } from '../../src/db/sqlite/pin.ts';
 
 interface Spy {
-  sent(text: string): void;
+  sent(text: string, params: readonly unknown[]): void;
   /** A statement's answer came (PostgreSQL; a SQLite statement is answered as it runs). */
   answered?(): void;
 }
@@ -19,20 +19,20 @@ function install(): void {
   if (installed) return;
   installed = true;
   // The read-slot pin's read runs on a timer, whatever the requests do: it is not theirs.
-  const record = (text: unknown) => {
-    if (spies.size > 0 && typeof text === 'string' && text !== PIN_READ) for (const spy of spies) spy.sent(text);
+  const record = (text: unknown, params: readonly unknown[]) => {
+    if (spies.size > 0 && typeof text === 'string' && text !== PIN_READ) for (const spy of spies) spy.sent(text, params);
   };
   const answered = () => {
     for (const spy of spies) spy.answered?.();
   };
-  observeStatements((text) => {
-    record(text);
+  observeStatements((text, params) => {
+    record(text, params);
     return spies.size > 0 ? answered : undefined;
   });
   for (const method of ['all', 'get', 'run', 'iterate'] as const) {
     const original = Reflect.get(StatementSync.prototype, method) as (...args: unknown[]) => unknown;
     (StatementSync.prototype as unknown as Record<string, unknown>)[method] = function (this: StatementSync, ...args: unknown[]) {
-      record(this.sourceSQL);
+      record(this.sourceSQL, args);
       try {
         return original.apply(this, args);
       } finally {
@@ -50,6 +50,19 @@ export async function statementsOf<T>(fn: () => Promise<T>): Promise<{ result: T
   spies.add(spy);
   try {
     return { result: await fn(), statements };
+  } finally {
+    spies.delete(spy);
+  }
+}
+
+/** Runs `fn` and returns, with its result, the statements run meanwhile with the values bound to each. */
+export async function queriesOf<T>(fn: () => Promise<T>): Promise<{ result: T; queries: Array<{ text: string; params: readonly unknown[] }> }> {
+  install();
+  const queries: Array<{ text: string; params: readonly unknown[] }> = [];
+  const spy: Spy = { sent: (text, params) => queries.push({ text, params }) };
+  spies.add(spy);
+  try {
+    return { result: await fn(), queries };
   } finally {
     spies.delete(spy);
   }

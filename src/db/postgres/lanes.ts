@@ -60,7 +60,7 @@ export function unlessRefused<T>(clients: Clients, lane: Lane, on: Client, send:
 // Every statement this process sends to PostgreSQL goes through run(): a test that checks what a
 // request reads from storage, not only what it answers, watches here (test/helpers/sql-spy.ts).
 // The observer may return a function, called once the statement's answer came.
-type Observer = (sql: string) => void | (() => void);
+type Observer = (sql: string, parameters: readonly unknown[]) => void | (() => void);
 let observer: Observer | undefined;
 
 /** Sets (or, with undefined, clears) the one observer of every statement sent to PostgreSQL. */
@@ -72,7 +72,7 @@ export function observeStatements(fn: Observer | undefined): void {
 // and then a bind, in two round trips; a prepared one goes out whole, in one. A statement without
 // parameters goes out as simple text (one round trip, and several statements may be given).
 export function run(on: Client | Reserved, q: Statement, deadlineMs = 0, missed?: () => void, client?: Client): Promise<Rows> {
-  const answered = observer?.(q.sql);
+  const answered = observer?.(q.sql, q.parameters);
   const query = on.unsafe(q.sql, q.parameters as postgres.ParameterOrJSON<never>[], { prepare: true });
   const out = withDeadline(query, deadlineMs, missed, client);
   if (answered) out.then(answered, answered);
