@@ -2,7 +2,8 @@
 // configuration writes nothing there: the directory is made where something is about to be
 // written, and a generated secret on its first use, which only the server reaches.
 import { randomBytes } from 'node:crypto';
-import { linkSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { linkSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { makeDirectorySync } from './lib/directories.ts';
 import { ConfigError, InputError } from './lib/errors.ts';
 
@@ -41,6 +42,30 @@ export function makeDataDir(dataDir: string): string | undefined {
     return makeDirectorySync(dataDir);
   } catch (err) {
     throw new ConfigError(`DATA_DIR ${dataDir} cannot be created: ${(err as Error).message}`, 'DATA_DIR');
+  }
+}
+
+/**
+ * Refuses a DATA_DIR that is something other than a directory (a file), or lies under one: every
+ * path inside it then fails with ENOTDIR, which a command that reads DATA_DIR would otherwise take
+ * for a missing or damaged part (a missing database, another signing-secret) and name that
+ * instead. One that does not exist yet passes: it is made where something is written.
+ */
+export function refuseNonDirectoryDataDir(dataDir: string): void {
+  for (let p = resolve(dataDir); ; p = dirname(p)) {
+    let isDirectory: boolean | undefined;
+    try {
+      isDirectory = statSync(p, { throwIfNoEntry: false })?.isDirectory();
+    } catch (err) {
+      // ENOTDIR: something above p is not a directory; the walk up finds it.
+      if ((err as NodeJS.ErrnoException).code !== 'ENOTDIR') return;
+    }
+    if (isDirectory === false) {
+      const where = p === resolve(dataDir) ? '' : ` (${p} in its path is not one)`;
+      throw new ConfigError(`DATA_DIR ${dataDir} is not a directory${where}: set DATA_DIR to a directory`, 'DATA_DIR');
+    }
+    // A directory, or nothing at all above p: DATA_DIR can be made.
+    if (isDirectory || dirname(p) === p) return;
   }
 }
 

@@ -8,7 +8,8 @@
 // and refuses a backup of the other kind of database than the one configured. A rolodex.db that
 // holds nothing (a `touch`ed file) was refused as a database already there; it is replaced, and a
 // file holding anything else is refused and left as it was. A signing-secret other than the
-// backup's in DATA_DIR is refused too, where the restore replaced it.
+// backup's in DATA_DIR is refused too, where the restore replaced it. A DATA_DIR that is a file is
+// named as such by both commands.
 import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { DatabaseSync } from 'node:sqlite';
@@ -160,6 +161,34 @@ for (const dialect of testDialects()) {
       const r = cli({ DATA_DIR: target, ...db });
       assert.equal(await main(['restore', backup], r.io), 0, r.err());
       assert.equal(readFileSync(join(target, 'signing-secret'), 'utf8').trim().toLowerCase(), theirs.toLowerCase());
+    });
+
+    // A DATA_DIR that is a file (or lies under one) made every path in it fail with ENOTDIR: the
+    // restore named the backup's signing-secret as another one, and a backup on PostgreSQL backed
+    // up nothing, exit 0. Both name DATA_DIR, exit 1, and write nothing.
+    test('a DATA_DIR that is a file is refused by backup and restore as not a directory, and nothing is written', async () => {
+      const backup = join(tmp('backup'), 'b');
+      assert.equal(await main(['backup', backup], cli(env).io), 0);
+      assert.equal(existsSync(join(backup, 'signing-secret')), true, 'the backup holds a signing-secret');
+      const db: Record<string, string> = t.tdb.databaseUrl ? { DATABASE_URL: t.tdb.databaseUrl } : {};
+      const root = tmp('file');
+      const file = join(root, 'data');
+      writeFileSync(file, 'not a directory\n');
+      for (const [dataDir, why] of [
+        [file, ''],
+        [join(file, 'below'), ` (${file} in its path is not one)`],
+      ] as const) {
+        const message = `DATA_DIR ${dataDir} is not a directory${why}: set DATA_DIR to a directory\n`;
+        const r = cli({ DATA_DIR: dataDir, ...db });
+        assert.equal(await main(['restore', backup], r.io), 1, r.out());
+        assert.equal(r.err(), `rolodex restore: ${message}`);
+        const b = cli({ DATA_DIR: dataDir, ...db });
+        assert.equal(await main(['backup', join(root, 'b')], b.io), 1, b.out());
+        assert.equal(b.err(), `rolodex backup: ${message}`);
+        assert.equal(r.out() + b.out(), '');
+        assert.deepEqual(readdirSync(root), ['data'], 'nothing written beside it');
+        assert.equal(readFileSync(file, 'utf8'), 'not a directory\n', 'the file left as it was');
+      }
     });
 
     // The write-ahead log is SQLite's: PostgreSQL's DATA_DIR holds no database.
