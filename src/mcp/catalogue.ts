@@ -22,8 +22,12 @@ export interface ValueFormat {
 
 interface Operation extends OperationSummary {
   spec: Json;
-  /** Lower-case text the words are looked for in. */
+  /** Lower-case text the words are looked for in: the parts below, method, tags and description. */
   text: string;
+  /** The operationId and its camel-case words, the path and the summary, in lower case. */
+  name: string;
+  lowerPath: string;
+  lowerSummary: string;
 }
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
@@ -65,6 +69,26 @@ export function holdsWord(text: string, term: string): boolean {
 /** The words of a camel-case name, apart: `listListAccounts` is "list list accounts". */
 const camelWords = (name: string): string => name.replace(/(\p{Ll})(\p{Lu})/gu, '$1 $2');
 
+/**
+ * How well an operation answers the words (docs/mcp.md §Search words): each word found counts by
+ * the most telling part that holds it, 3 for a word of the operationId, 2 for the path or the
+ * summary, 1 for the method, tags or description alone, and a word in the path adds half a point
+ * once. So "list members" finds `listMembers` (both words its own) before `updateList`, whose
+ * summary alone speaks of members; a word found anywhere still counts at least one.
+ */
+function operationScore(o: Operation, terms: string[]): number {
+  let score = 0;
+  let inPath = false;
+  for (const t of terms) {
+    const path = holdsWord(o.lowerPath, t);
+    inPath ||= path;
+    if (holdsWord(o.name, t)) score += 3;
+    else if (path || holdsWord(o.lowerSummary, t)) score += 2;
+    else if (holdsWord(o.text, t)) score += 1;
+  }
+  return score + (inPath ? 0.5 : 0);
+}
+
 const summaryOf = ({ method, path, operationId, summary }: Operation): OperationSummary => ({ method, path, operationId, summary });
 
 /** Every `#/components/schemas/X` that `value` refers to, directly or through another one. */
@@ -97,10 +121,14 @@ export function apiCatalogue(document: Json): ApiCatalogue {
       if (!spec) continue;
       const op = { method: method.toUpperCase(), path, operationId: str(spec.operationId), summary: str(spec.summary) };
       const tags = Array.isArray(spec.tags) ? spec.tags.join(' ') : '';
+      const name = `${op.operationId} ${camelWords(op.operationId)}`.toLowerCase();
       operations.push({
         ...op,
         spec,
-        text: `${op.method} ${path} ${op.operationId} ${camelWords(op.operationId)} ${op.summary} ${tags} ${str(spec.description)}`.toLowerCase(),
+        text: `${op.method} ${path} ${name} ${op.summary} ${tags} ${str(spec.description)}`.toLowerCase(),
+        name,
+        lowerPath: path.toLowerCase(),
+        lowerSummary: op.summary.toLowerCase(),
       });
     }
   }
@@ -117,7 +145,7 @@ export function apiCatalogue(document: Json): ApiCatalogue {
         .split(/[^a-z0-9$_{}:/-]+/)
         .filter(Boolean);
       const scored = operations
-        .map((o) => ({ o, score: terms.filter((t) => holdsWord(o.text, t)).length + (terms.some((t) => holdsWord(o.path.toLowerCase(), t)) ? 0.5 : 0) }))
+        .map((o) => ({ o, score: operationScore(o, terms) }))
         .filter((x) => terms.length === 0 || x.score >= 1)
         .sort((a, b) => b.score - a.score || a.o.path.localeCompare(b.o.path) || a.o.method.localeCompare(b.o.method));
       const cap = limit ?? (terms.length === 0 ? scored.length : 25);

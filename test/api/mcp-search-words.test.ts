@@ -61,3 +61,28 @@ test('search_api_docs finds what the words name, and nothing only a part of anot
   assert.equal(search('create contact').ops[0], 'createContact');
   assert.ok(search('list members').ops.slice(0, 2).includes('listMembers'));
 });
+
+// Ties were broken by path alone: "list members" answered updateList (both words, one only in its
+// summary "…add and remove members") before listMembers. A word of the operationId now weighs more
+// than one of the path or summary, which weighs more than one found only in the description.
+test('search_api_docs ranks first the operation whose operationId, path and summary hold the words', () => {
+  const first: Array<[string, string]> = [
+    ['list members', 'listMembers'],
+    ['create contact', 'createContact'],
+    ['merge accounts', 'mergeAccounts'],
+    ['add members to list', 'updateList'],
+    ['send email', 'sendEmail'],
+    ['get account', 'getAccount'],
+    ['record history', 'getObjectRecordFieldHistory'],
+    ['validate key', 'validateCredential'],
+    ['listMembers', 'listMembers'],
+  ];
+  for (const [query, id] of first) assert.equal(search(query).ops[0], id, `${query}: ${search(query).ops.slice(0, 4).join(' ')}`);
+  // No operation deletes a file: the file's operations come before those that delete another kind,
+  // whose operationId holds "delete" but whose path holds no file.
+  const file = search('delete file').ops;
+  assert.deepEqual(file.slice(0, 6).sort(), ['cancelFile', 'completeFile', 'createFile', 'getFile', 'getFileUrl', 'listFiles'], file.join(' '));
+  // A word of the summary ("Validate the API key") outweighs one found only in a description (the
+  // "Idempotency-Key" of every write), which came first by its path.
+  assert.equal(search('key').ops[0], 'validateCredential');
+});
