@@ -3,6 +3,7 @@ import type { Ctx, SystemCtx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import { bumpDefinitionsVersion } from '../definitions/repository.ts';
+import { definitionWrite } from '../definitions/service.ts';
 import { isPhoneCountry } from '../lib/phone.ts';
 import * as repo from './repository.ts';
 import { longerThan } from '../lib/chars.ts';
@@ -32,13 +33,18 @@ export async function requireWorkspace(ctx: Ctx): Promise<void> {
 /**
  * Sets (or with null clears) the workspace's default country for telephone numbers
  * (docs/records.md §Telephone numbers) and returns it, upper-cased. The definitions carry it, so
- * their version moves.
+ * their version moves, and it is written as a definition is, under the definitions lock taken
+ * before anything is written: a definition write under way is waited for before the version's row
+ * is, where taking that row first and the lock after (an import's workspace line, then its
+ * records) closed a cycle with a definition write holding the lock and moving the version.
  */
 export async function setDefaultCountry(ctx: Ctx, input: { country: string | null }): Promise<string | null> {
   await requireWorkspace(ctx);
   const country = input.country === null ? null : input.country.toUpperCase();
   if (country !== null && !isPhoneCountry(country)) throw new InputError('must be an ISO 3166-1 alpha-2 country code such as "DE"', 'default-country');
-  await repo.setDefaultCountry(ctx.db, ctx.actor.workspaceId, country);
-  await bumpDefinitionsVersion(ctx.db, ctx.actor.workspaceId);
-  return country;
+  return definitionWrite(ctx, async (ctx) => {
+    await repo.setDefaultCountry(ctx.db, ctx.actor.workspaceId, country);
+    await bumpDefinitionsVersion(ctx.db, ctx.actor.workspaceId);
+    return country;
+  });
 }
