@@ -48,19 +48,24 @@ const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 const LETTER = /[\p{L}\p{N}]/u;
 
+/** The endings after which a plural takes -es (address, box, buzz, search, hash), not only -s. */
+const TAKES_ES = /(?:s|x|z|ch|sh)$/;
+
 /**
- * Whether `term` stands in `text` as a whole word, or as the word of a plural in -s or -es: where
- * it occurs, no letter or digit is next to it on either side, but that ending. So "list" finds
- * "list", "lists" and "$list", never "listing" or "blacklist"; "date" finds "date-time", never
- * "update"; "email" finds "emails", never "emailed"; a term holding marks finds them as written
- * ("e-mail", "$email", "/v1/contacts").
+ * Whether `term` stands in `text` as a whole word, or as the word of a plural in -s (or -es after
+ * s, x, z, ch and sh): where it occurs, no letter or digit is next to it on either side, but that
+ * ending. So "list" finds "list", "lists" and "$list", never "listing" or "blacklist"; "date"
+ * finds "date-time", never "update"; "email" finds "emails", never "emailed"; "address" finds
+ * "addresses", and "not" no "notes", the plural of "note"; a term holding marks finds them as
+ * written ("e-mail", "$email", "/v1/contacts").
  */
 export function holdsWord(text: string, term: string): boolean {
   const letterAt = (i: number) => i >= 0 && i < text.length && LETTER.test(text.charAt(i));
+  const es = TAKES_ES.test(term);
   for (let i = text.indexOf(term); i !== -1; i = text.indexOf(term, i + 1)) {
     if (letterAt(i - 1)) continue;
     const end = i + term.length;
-    const plural = text.startsWith('es', end) && !letterAt(end + 2) ? 2 : text.charAt(end) === 's' && !letterAt(end + 1) ? 1 : 0;
+    const plural = es && text.startsWith('es', end) && !letterAt(end + 2) ? 2 : text.charAt(end) === 's' && !letterAt(end + 1) ? 1 : 0;
     if (plural > 0 || !letterAt(end)) return true;
   }
   return false;

@@ -27,6 +27,12 @@ test('a word matches a whole word or its plural, never a part of another word', 
     ['e-mail addresses', 'address', true],
     ['emailed', 'email', false],
     ["the contact's $email", '$email', true],
+    // -es ends a plural only after s, x, z, ch and sh: "notes" is the plural of "note", not of "not".
+    ['list notes', 'not', false],
+    ['list notes', 'note', true],
+    ['mailboxes', 'mailbox', true],
+    ['searches', 'search', true],
+    ['codes', 'cod', false],
   ];
   for (const [text, word, found] of cases) assert.equal(holdsWord(text, word), found, `"${word}" in "${text}"`);
 });
@@ -57,6 +63,8 @@ test('search_api_docs finds what the words name, and nothing only a part of anot
   assert.ok(!count.ops.some((id) => id.includes('Account')), `count: ${count.ops.join()}`);
   assert.ok(!count.formats.includes('ADDRESS'), 'count: country');
   assert.deepEqual(search('port').ops, [], 'port: opportunity, import, export');
+  const not = search('not').ops;
+  for (const id of ['createNote', 'getNote', 'updateNote', 'deleteNote']) assert.ok(!not.includes(id), `"not": ${id}, whose notes are no plural of it`);
 
   assert.equal(search('create contact').ops[0], 'createContact');
   assert.ok(search('list members').ops.slice(0, 2).includes('listMembers'));
