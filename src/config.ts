@@ -4,6 +4,7 @@ import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { keptSigningSecret } from './data-dir.ts';
+import { everyInterface } from './lifecycle.ts';
 import { ConfigError } from './lib/errors.ts';
 import { webOrigin } from './lib/origin.ts';
 
@@ -332,7 +333,7 @@ function hostOf(env: Env): string {
 function publicBase(env: Env, host: string, port: number): string {
   const given = url(env, 'PUBLIC_BASE_URL', ['http:', 'https:']);
   if (given) return given;
-  const publicHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  const publicHost = everyInterface(host) ? '127.0.0.1' : host;
   const made = `http://${publicHost.includes(':') ? `[${publicHost}]` : publicHost}:${port}`;
   // An IPv6 address with its zone (fe80::1%eth0) is an address to listen on that no URL holds.
   if (!URL.canParse(made)) throw new ConfigError(`PUBLIC_BASE_URL must be set: HOST "${host}" makes no URL (${made})`, 'PUBLIC_BASE_URL');

@@ -97,6 +97,10 @@ test('a HOST that is no address or host name is one line naming it, for every co
     ['::1', 'http://[::1]:3000'],
     ['localhost', 'http://localhost:3000'],
     ['0.0.0.0', 'http://127.0.0.1:3000'],
+    // Every interface, however IPv6 writes it: clients are given 127.0.0.1, not [::0].
+    ['::', 'http://127.0.0.1:3000'],
+    ['::0', 'http://127.0.0.1:3000'],
+    ['0:0:0:0:0:0:0:0', 'http://127.0.0.1:3000'],
     ['my_service', 'http://my_service:3000'],
     ['fe80::1%lo', 'https://api.example.com'],
   ] as const) {
