@@ -4,7 +4,6 @@ import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { keptSigningSecret } from './data-dir.ts';
-import { everyInterface } from './lifecycle.ts';
 import { ConfigError } from './lib/errors.ts';
 import { webOrigin } from './lib/origin.ts';
 
@@ -386,4 +385,13 @@ export function loadConfig(env: Env = process.env): Config {
     eventRetentionDays: int(env, 'EVENT_RETENTION_DAYS', 30, 0, 36_500),
     enrichment: enrichment(env),
   };
+}
+
+/**
+ * Whether HOST is the address of every interface, however an IPv6 one is written (`::`, `::0`,
+ * `0:0:0:0:0:0:0:0` are one address), which is no address to give clients: they get 127.0.0.1.
+ */
+export function everyInterface(host: string): boolean {
+  if (isIP(host) === 4) return host === '0.0.0.0';
+  return isIP(host) === 6 && URL.canParse(`http://[${host}]`) && new URL(`http://[${host}]`).hostname === '[::]';
 }

@@ -2,9 +2,10 @@
 // in one line when that cannot be done (a port in use is an operator's mistake, not a crash); the
 // signals that stop it and how long a stop may take; and stopping with the wrapper that started it.
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createServer, isIP } from 'node:net';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { InputError } from './lib/errors.ts';
+import { everyInterface } from './config.ts';
 
 /** The port cannot be bound; the message is the whole story, printed as one line. */
 export class ListenError extends InputError {
@@ -114,15 +115,6 @@ function noted(dataDir: string): { alive: { url: string; at: number }[]; dead: s
   }
   out.alive.sort((x, y) => x.at - y.at);
   return out;
-}
-
-/**
- * Whether HOST is the address of every interface, however an IPv6 one is written (`::`, `::0`,
- * `0:0:0:0:0:0:0:0` are one address), which is no address to give clients: they get 127.0.0.1.
- */
-export function everyInterface(host: string): boolean {
-  if (isIP(host) === 4) return host === '0.0.0.0';
-  return isIP(host) === 6 && URL.canParse(`http://[${host}]`) && new URL(`http://[${host}]`).hostname === '[::]';
 }
 
 /** Notes the address this process serves on (every interface's is reached through 127.0.0.1) until it exits. */
