@@ -345,7 +345,12 @@ export async function runRestore(dir: string, config: Config): Promise<{ manifes
     }
     // The secret the backup's upload and download addresses were signed with; a restore never
     // makes one of its own (docs/deploy.md §Backups).
-    if (manifest.files.includes('signing-secret')) await cp(join(dir, 'signing-secret'), join(config.dataDir, 'signing-secret'));
+    if (manifest.files.includes('signing-secret')) {
+      const secret = join(config.dataDir, 'signing-secret');
+      // One already there is the backup's own (refuseOtherSecret): a failure leaves it.
+      if (!(await exists(secret))) written.push(secret);
+      await cp(join(dir, 'signing-secret'), secret);
+    }
     if (manifest.database === 'sqlite') await rename(copy, database);
   } catch (err) {
     await Promise.all(written.map((path) => rm(path, { recursive: true, force: true })));
