@@ -15,7 +15,7 @@ import { operatorCtx } from '../../src/lib/context.ts';
 import { buildTestApp, call, seedWorkspace } from '../helpers/app.ts';
 import { rolodex } from '../helpers/cli.ts';
 import { testDialects } from '../helpers/db.ts';
-import { waiterOf } from '../helpers/pg-locks.ts';
+import { asksFor } from '../helpers/pg-locks.ts';
 
 for (const dialect of testDialects().filter((d) => d === 'postgres'))
   describe(`an import's workspace line beside a definition write [${dialect}]`, () => {
@@ -34,7 +34,7 @@ for (const dialect of testDialects().filter((d) => d === 'postgres'))
           // A definition write under way: it holds the definitions lock, and has yet to write.
           await lockDefinitions(tx, s.workspaceId);
           run = rolodex(t, ['import', '--workspace', s.workspaceId, path, '--commit', 'atomic', '--json']);
-          assert.ok(await waiterOf(tx), 'the import waits for the definition write');
+          assert.ok(await asksFor(tx, `definitions/${s.workspaceId}`), 'the import waits for the definition write');
           // Its write moves the definitions' version (a trigger of migration 0017).
           await addField({ ...operatorCtx(tx, s.workspaceId), db: tx }, { objectType: 'account', key: 'code', label: 'Code', valueType: 'TEXT' });
           await sql`select 1`.execute(tx);

@@ -18,7 +18,7 @@ import { setArchived } from '../../src/records/service.ts';
 import { buildTestApp, call, type Seeded, seedWorkspace, type TestApp } from '../helpers/app.ts';
 import { rolodex } from '../helpers/cli.ts';
 import { testDialects } from '../helpers/db.ts';
-import { waiterOf } from '../helpers/pg-locks.ts';
+import { asksNow, waiterOf } from '../helpers/pg-locks.ts';
 
 type Run = ReturnType<typeof rolodex>;
 
@@ -42,7 +42,7 @@ async function beside(t: TestApp, s: Seeded, writer: () => Run): Promise<[Awaite
     for (let i = 0; i < 200 && !ended; i++) {
       await sql`select pg_stat_clear_snapshot()`.execute(tx);
       const waiting = await sql`select 1 from pg_stat_activity a where ${stopped.pid}::int = any(pg_blocking_pids(a.pid))`.execute(tx);
-      if (waiting.rows.length > 0) break;
+      if (waiting.rows.length > 0 || (await asksNow(tx, `definitions/${s.workspaceId}`))) break;
       await wait(50);
     }
   });

@@ -15,7 +15,7 @@ import { setArchived } from '../../src/records/service.ts';
 import { buildTestApp, call, type Seeded, seedWorkspace, type TestApp } from '../helpers/app.ts';
 import { rolodex } from '../helpers/cli.ts';
 import { testDialects } from '../helpers/db.ts';
-import { waiterOf } from '../helpers/pg-locks.ts';
+import { asksNow, waiterOf } from '../helpers/pg-locks.ts';
 
 interface Setup {
   s: Seeded;
@@ -70,7 +70,7 @@ async function race<A, B>(t: TestApp, u: Setup, stop: Stop, first: () => Promise
     for (let i = 0; i < 200 && !ended; i++) {
       await sql`select pg_stat_clear_snapshot()`.execute(tx);
       const waiting = await sql`select 1 from pg_stat_activity a where ${stopped.pid}::int = any(pg_blocking_pids(a.pid))`.execute(tx);
-      if (waiting.rows.length > 0) break;
+      if (waiting.rows.length > 0 || (await asksNow(tx, `definitions/${u.s.workspaceId}`))) break;
       await wait(50);
     }
   });

@@ -3,6 +3,7 @@ import { setTimeout as wait } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { type Tx, write } from '../../src/db/index.ts';
+import { lockKey } from '../../src/db/rank/lock.ts';
 import type { TestApp } from './app.ts';
 
 /**
@@ -30,6 +31,29 @@ export async function waiterOf(tx: Tx, blocker?: number): Promise<{ pid: number;
 /** Whether another backend waits for one of `tx`'s locks, within 10 s. */
 export async function someoneWaits(tx: Tx): Promise<boolean> {
   return (await waiterOf(tx)) !== undefined;
+}
+
+/**
+ * Whether another backend asks for the named lock `name` exclusively now (or has just taken it):
+ * such a taker tries the lock again after a pause, never waiting in PostgreSQL's queue
+ * (`holdNamedLock`, src/db/portable.ts), so no `pg_blocking_pids` names it; its last statement does.
+ */
+export async function asksNow(tx: Tx, name: string): Promise<boolean> {
+  // The key `holdNamedLock` takes for `name`.
+  const pattern = `%advisory_xact_lock(${lockKey(`named:${name}`)})%`;
+  // A transaction reads the activity of other backends once, unless told to read it again.
+  await sql`select pg_stat_clear_snapshot()`.execute(tx);
+  const r = await sql`select 1 from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and query like ${pattern}`.execute(tx);
+  return r.rows.length > 0;
+}
+
+/** Whether another backend asks for the named lock `name` exclusively (`asksNow`), within 10 s. */
+export async function asksFor(tx: Tx, name: string): Promise<boolean> {
+  for (let i = 0; i < 200; i++) {
+    if (await asksNow(tx, name)) return true;
+    await wait(50);
+  }
+  return false;
 }
 
 /** Runs `change` in a transaction that commits only once `request` (sent after it ran) waits for it. */
