@@ -1,6 +1,7 @@
 // The SQL that differs between SQLite and PostgreSQL, said once for each need. The modules ask for
 // what they mean (a time from now, a row claimed by one worker, code point order); which database
 // they talk to is this layer's business, never theirs (docs/architecture.md §Database layer).
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type Compilable, CompiledQuery, type Insertable, type RawBuilder, type SelectQueryBuilder, type SqlBool, sql } from 'kysely';
 import { isPostgres } from './dialect.ts';
 import { deferredInsert, deferredInsertRows } from './pipeline.ts';
@@ -53,13 +54,25 @@ export function lockedAgainstDelete<DB, TB extends keyof DB, O>(db: Executor, q:
   return db.isTransaction && isPostgres(db) ? q.forKeyShare() : q;
 }
 
+/** The pause between two tries of a named lock taken exclusively (`holdNamedLock`). */
+const NAMED_LOCK_PAUSE_MS = 25;
+
 /**
  * Serializes the transactions that take the lock `name`: on PostgreSQL each waits, at this call,
  * for the one holding it to end (an advisory lock, `lockKey`), so that what it reads next includes
  * what that one committed. Taken `shared`, it lets the others taking it shared run side by side,
- * and waits only for (and is waited for by) those taking it exclusively. Taken once per
+ * and waits only for (and is waited for by) those holding it exclusively. Taken once per
  * transaction: one that holds it shared does not take it exclusively later (two such would wait
  * for each other). SQLite has one writer at a time, which is the same guarantee.
+ *
+ * Taken exclusively, it is tried, and tried again after a pause while a holder has it, rather than
+ * waited for: PostgreSQL queues a request behind a waiting one that conflicts with it, so a taker
+ * waiting for a long shared holder (an atomic import) would have every later shared taker (an API
+ * merge) wait behind it until that holder ends. Shared takers thus never wait for an exclusive
+ * taker that does not hold the lock yet, which may wait for as long as shared holders follow each
+ * other. Since PostgreSQL sees no wait, it cannot find a deadlock through one: an exclusive taker
+ * takes the lock first in its transaction, holding nothing another transaction may wait for
+ * (docs/records.md §Definitions).
  */
 export async function holdNamedLock(tx: Tx, name: string, mode: 'exclusive' | 'shared' = 'exclusive'): Promise<void> {
   if (!isPostgres(tx)) return;
@@ -69,8 +82,12 @@ export async function holdNamedLock(tx: Tx, name: string, mode: 'exclusive' | 's
   if (before === 'write' || (before === 'insert' && mode === 'shared')) return;
   if (before === 'insert') throw new Error(`${scope} was taken shared; a transaction that also takes it exclusively takes it so first`);
   held?.set(scope, mode === 'shared' ? 'insert' : 'write');
-  const lock = mode === 'shared' ? 'pg_advisory_xact_lock_shared' : 'pg_advisory_xact_lock';
-  await tx.executeQuery(CompiledQuery.raw(`select ${lock}(${lockKey(scope)})`));
+  if (mode === 'shared') {
+    await tx.executeQuery(CompiledQuery.raw(`select pg_advisory_xact_lock_shared(${lockKey(scope)})`));
+    return;
+  }
+  const attempt = CompiledQuery.raw(`select pg_try_advisory_xact_lock(${lockKey(scope)}) as taken`);
+  while (!(await tx.executeQuery<{ taken: boolean }>(attempt)).rows[0]?.taken) await sleep(NAMED_LOCK_PAUSE_MS);
 }
 
 /**
