@@ -27,11 +27,13 @@ export { readSnapshot } from './snapshot.ts';
 
 // What a statement means on either database.
 export {
+  amongKeys,
   claimable,
   deferredInsertThen,
   holdsText,
   jsonArraysAgg,
   jsonTextElements,
+  joinedByKey,
   lockedAgainstDelete,
   lockedForChange,
   lockedForUpdate,

@@ -121,6 +121,49 @@ export function probeEnd(db: Executor): RawBuilder<unknown> {
 }
 
 /**
+ * `column` among the keys `keys` (a subquery) gives, each row found through the index of
+ * `column` whatever the statistics say (docs/design.md §Database statistics). PostgreSQL plans an
+ * IN over a subquery as a join from estimates, and on a table never analyzed it may scan the
+ * whole table and test every row against every key; `= any(array(…))` computes the keys first and
+ * looks each one up. SQLite looks each key up anyway.
+ */
+export function amongKeys(db: Executor, column: string, keys: RawBuilder<unknown>): RawBuilder<SqlBool> {
+  return isPostgres(db) ? sql<SqlBool>`${sql.ref(column)} = any(array(${keys}))` : sql<SqlBool>`${sql.ref(column)} in (${keys})`;
+}
+
+/**
+ * `q` with, for each of its rows, the row `probe` finds whose key (`probeKey`, `alias.column` of a
+ * unique column `probe` selects) equals the row's `outerKey`: found through that key's index for
+ * each row of `q`, whatever the statistics say (docs/design.md §Database statistics). PostgreSQL
+ * otherwise plans the join from estimates, and on a table never analyzed it read every row meeting
+ * `probe`'s conditions and compared each with each row of `q`; on PostgreSQL `probe` is a lateral
+ * subquery kept as written (`OFFSET 0`), and a row lock of `q` applies to it, its conditions tested
+ * again on the row it locks. SQLite joins the table on the key.
+ */
+export function joinedByKey<DB, TB extends keyof DB, O, PDB, PTB extends keyof PDB, A extends string, P>(
+  db: Executor,
+  q: SelectQueryBuilder<DB, TB, O>,
+  probe: SelectQueryBuilder<PDB, PTB, P>,
+  alias: A,
+  keys: { probeKey: string; outerKey: string },
+): SelectQueryBuilder<DB & Record<A, P>, TB | A, O> {
+  const column = keys.probeKey.slice(keys.probeKey.indexOf('.') + 1);
+  // Kysely cannot type a join whose table is a type parameter: the joins are typed by the signature.
+  const loose = q as unknown as SelectQueryBuilder<Database, keyof Database, O>;
+  const inner = probe as unknown as SelectQueryBuilder<Database, keyof Database, P>;
+  const joined = isPostgres(db)
+    ? loose.innerJoinLateral(
+        inner
+          .where(sql.ref(keys.probeKey), '=', sql.ref(keys.outerKey))
+          .modifyEnd(sql`offset 0`)
+          .as(alias),
+        (j) => j.onTrue(),
+      )
+    : loose.innerJoin(inner.as(alias), (j) => j.on(sql.ref(`${alias}.${column}`), '=', sql.ref(keys.outerKey)));
+  return joined as unknown as SelectQueryBuilder<DB & Record<A, P>, TB | A, O>;
+}
+
+/**
  * One row inserted into `table`, then a statement over it that only inserts new rows too (`then`,
  * whose rows come back as `deferredInsertRows`'s do). `then(source)` reads the row from `source`
  * and picks it by its key itself: on PostgreSQL `source` holds only the inserted row (the insert

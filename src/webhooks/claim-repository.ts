@@ -3,7 +3,7 @@
 // of the same object waits for the same subscription, so each object's events arrive in order; a
 // claim shares its rows among the endpoints with due rows, so no backlog fills it.
 import { type RawBuilder, sql } from 'kysely';
-import { chunks, claimable, timeFromNow, type Executor } from '../db/index.ts';
+import { amongKeys, chunks, claimable, joinedByKey, timeFromNow, type Executor } from '../db/index.ts';
 import type { DeliveryRow } from './repository.ts';
 
 /** Whether `d`'s row is the oldest waiting of its object for its subscription (in order per object). */
@@ -45,17 +45,19 @@ export function dueShared(db: Executor, limit: number) {
         union all select w.sub, ${next('w.sub', sql.ref('w.seq'))}, w.n + 1 from walk as w where w.seq is not null and w.n < (select k from share))
     select (select d.id from webhook_deliveries as d where d.subscription_id = walk.sub and d.parked = 0 and d.event_seq = walk.seq) as id,
       walk.n, walk.seq from walk where walk.seq is not null order by walk.n, walk.seq limit ${2 * limit})`;
+  // Tested again on the row it locks: a row another claim took meanwhile is no longer due.
+  const due = db
+    .selectFrom('webhook_deliveries as c')
+    .select('c.id')
+    .where(sql<boolean>`c.parked = 0`)
+    .where('c.next_attempt_at', '<=', timeFromNow(db, 0));
   // Twice the rows a claim takes, locked in turn until it has them: a claim beside another one
-  // (PostgreSQL) takes the rows the other holds no lock on, not none.
+  // (PostgreSQL) takes the rows the other holds no lock on, not none. Each candidate's row is
+  // found by its id, never by a read of every due row (docs/design.md §Database statistics).
   return claimable(
     db,
-    db
-      .selectFrom(candidates.as('w'))
-      .innerJoin('webhook_deliveries as c', 'c.id', 'w.id')
+    joinedByKey(db, db.selectFrom(candidates.as('w')), due, 'c', { probeKey: 'c.id', outerKey: 'w.id' })
       .select('c.id')
-      // Tested again on the row it locks: a row another claim took meanwhile is no longer due.
-      .where(sql<boolean>`c.parked = 0`)
-      .where('c.next_attempt_at', '<=', timeFromNow(db, 0))
       .orderBy('w.n')
       .orderBy('w.seq')
       .limit(limit),
@@ -133,8 +135,8 @@ export async function claimDue(db: Executor, input: { token: string; leaseMs: nu
     .updateTable('webhook_deliveries')
     .set({ lease_owner: input.token, next_attempt_at: timeFromNow(db, input.leaseMs), attempts: sql<number>`attempts + 1` })
     // One list of ids, not two IN tests joined by OR: PostgreSQL would test every row of the
-    // outbox against both instead of reading the ids' rows by key.
-    .where(sql<boolean>`id in (select h.id from (${healthy}) as h union all select f.id from (${failing}) as f)`)
+    // outbox against both instead of reading the ids' rows by key; each id's row found by its key.
+    .where(amongKeys(db, 'id', sql`select h.id from (${healthy}) as h union all select f.id from (${failing}) as f`))
     .returningAll()
     .execute();
   return inTurns(rows);
