@@ -152,13 +152,7 @@ export function joinedByKey<DB, TB extends keyof DB, O, PDB, PTB extends keyof P
   const loose = q as unknown as SelectQueryBuilder<Database, keyof Database, O>;
   const inner = probe as unknown as SelectQueryBuilder<Database, keyof Database, P>;
   const joined = isPostgres(db)
-    ? loose.innerJoinLateral(
-        inner
-          .where(sql.ref(keys.probeKey), '=', sql.ref(keys.outerKey))
-          .modifyEnd(sql`offset 0`)
-          .as(alias),
-        (j) => j.onTrue(),
-      )
+    ? loose.innerJoinLateral(inner.where(sql.ref(keys.probeKey), '=', sql.ref(keys.outerKey)).modifyEnd(probeEnd(db)).as(alias), (j) => j.onTrue())
     : loose.innerJoin(inner.as(alias), (j) => j.on(sql.ref(`${alias}.${column}`), '=', sql.ref(keys.outerKey)));
   return joined as unknown as SelectQueryBuilder<DB & Record<A, P>, TB | A, O>;
 }

@@ -44,15 +44,8 @@ function install(): void {
 
 /** Runs `fn` and returns, with its result, the statements run meanwhile. */
 export async function statementsOf<T>(fn: () => Promise<T>): Promise<{ result: T; statements: string[] }> {
-  install();
-  const statements: string[] = [];
-  const spy: Spy = { sent: (text) => statements.push(text) };
-  spies.add(spy);
-  try {
-    return { result: await fn(), statements };
-  } finally {
-    spies.delete(spy);
-  }
+  const { result, queries } = await queriesOf(fn);
+  return { result, statements: queries.map((q) => q.text) };
 }
 
 /** Runs `fn` and returns, with its result, the statements run meanwhile with the values bound to each. */
