@@ -1,7 +1,7 @@
 // SQL of the trash (docs/trash.md): the entries, and the relationship rows and list memberships
 // moved out of the live tables while a record is in the trash.
 import { sql } from 'kysely';
-import { chunks, deferred, lockedAgainstDelete, lockedForUpdate, type Executor, type Tx } from '../db/index.ts';
+import { chunks, deferred, lockedAgainstDelete, lockedForUpdate, preparedWrite, type Executor, type Tx } from '../db/index.ts';
 import type { TrashLinksTable, TrashMembersTable, TrashTable, TrashTranscriptsTable } from './tables.ts';
 
 export type TrashRow = TrashTable;
@@ -24,10 +24,22 @@ export async function findTrash(db: Executor, workspaceId: string, id: string): 
  * waits, then finds it gone; a restore that moves rows under it (trashedAmong) commits first, so
  * that the restore or purge then finds them.
  */
-export async function findTrashLocked(tx: Executor, workspaceId: string, id: string): Promise<TrashRow | undefined> {
-  const row = await lockedForUpdate(tx, tx.selectFrom('trash').selectAll().where('id', '=', id)).executeTakeFirst();
+export async function findTrashLocked(tx: Tx, workspaceId: string, id: string): Promise<TrashRow | undefined> {
+  const [row] = (await tx.executeQuery<TrashRow>(entryLocked(tx, id).compile())).rows;
   return row?.workspace_id === workspaceId ? row : undefined;
 }
+
+// A restore's statements of the entry and its held rows never change shape: each is built and
+// compiled once per dialect, and a restore only binds the entry's id (docs/performance.md §Writes
+// compiled once). Built in a transaction only, so that the entry's read locks it where rows lock.
+const entryLocked = preparedWrite((tx: Executor, id: string) => lockedForUpdate(tx, tx.selectFrom('trash').selectAll().where('id', '=', id)));
+const entryDeleted = preparedWrite((tx: Executor, id: string) => tx.deleteFrom('trash').where('id', '=', id));
+const linksReleased = preparedWrite((tx: Executor, trashId: string) =>
+  tx.deleteFrom('trash_links').where('trash_id', '=', trashId).returning(['source_id', 'name', 'object_type', 'target_id', 'position']),
+);
+const membersReleased = preparedWrite((tx: Executor, trashId: string) =>
+  tx.deleteFrom('trash_members').where('trash_id', '=', trashId).returning(['list_id', 'entity_id', 'added_at']),
+);
 
 /**
  * Which of `ids` are in the workspace's trash (as records of `objectType`, when given). In a write
@@ -52,7 +64,7 @@ export async function trashEnds(db: Executor, workspaceId: string, ids: readonly
 }
 
 export async function deleteTrash(tx: Tx, id: string): Promise<void> {
-  await deferred(tx, tx.deleteFrom('trash').where('id', '=', id));
+  await deferred(tx, entryDeleted(tx, id));
 }
 
 /**
@@ -119,7 +131,7 @@ export async function lastHeld(db: Executor, trashId: string, sourceId: string, 
 
 /** The rows an entry holds, and drops them from it: one statement, which answers the rows it removed. */
 export async function releaseLinks(tx: Tx, trashId: string): Promise<LinkRow[]> {
-  return tx.deleteFrom('trash_links').where('trash_id', '=', trashId).returning(['source_id', 'name', 'object_type', 'target_id', 'position']).execute();
+  return (await tx.executeQuery<LinkRow>(linksReleased(tx, trashId).compile())).rows;
 }
 
 export async function holdMembers(tx: Tx, trashId: string, rows: readonly MemberRow[]): Promise<void> {
@@ -132,7 +144,7 @@ export async function holdMembers(tx: Tx, trashId: string, rows: readonly Member
 
 /** The memberships an entry holds, and drops them from it, as releaseLinks. */
 export async function releaseMembers(tx: Tx, trashId: string): Promise<MemberRow[]> {
-  return tx.deleteFrom('trash_members').where('trash_id', '=', trashId).returning(['list_id', 'entity_id', 'added_at']).execute();
+  return (await tx.executeQuery<MemberRow>(membersReleased(tx, trashId).compile())).rows;
 }
 
 /**

@@ -2,25 +2,8 @@
 // §Writes compiled once): the list's row, and its event with the event's deliveries.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { DefaultQueryCompiler } from 'kysely';
 import { call, eachDialect, seedWorkspace } from '../helpers/app.ts';
-
-/** The SQL Kysely compiled while `fn` ran. */
-async function compiledDuring<T>(fn: () => Promise<T>): Promise<{ result: T; compiled: string[] }> {
-  type Compile = DefaultQueryCompiler['compileQuery'];
-  const original: Compile = Reflect.get(DefaultQueryCompiler.prototype, 'compileQuery');
-  const compiled: string[] = [];
-  DefaultQueryCompiler.prototype.compileQuery = function (this: DefaultQueryCompiler, ...args: Parameters<Compile>) {
-    const query = original.apply(this, args);
-    compiled.push(query.sql);
-    return query;
-  };
-  try {
-    return { result: await fn(), compiled };
-  } finally {
-    DefaultQueryCompiler.prototype.compileQuery = original;
-  }
-}
+import { compiledDuring } from '../helpers/compiles.ts';
 
 eachDialect('list create compiles', (ctx) => {
   test('POST /v1/lists after the first: no insert into lists or events compiled again', async () => {
