@@ -88,7 +88,9 @@ export async function exportLines(
       await requireWorkspace(ctx);
       const custom = await customTypes(ctx);
       const types = [...SYSTEM_ORDER.filter((t) => Object.hasOwn(RECORD_TYPES, t)), ...custom];
-      for (const t of wanted ?? []) if (!types.includes(t)) throw new UsageError(`--types: "${t}" is not a type of the workspace (${types.join(', ')})`);
+      // Only the database knows the workspace's types: refused, not wrong usage (docs/cli.md §The operator CLI).
+      for (const t of wanted ?? [])
+        if (!types.includes(t)) throw new InputError(`--types: "${t}" is not a type of workspace ${opts.workspaceId} (${types.join(', ')})`, 'types');
       // Read before any line: a live record's line may name a trashed record of any type.
       const clashes = opts.trash ? await trashClashes(ctx, types) : undefined;
       try {

@@ -91,13 +91,16 @@ export async function run(args: string[], io: Io): Promise<void> {
   const workspaceId = required(values, 'workspace');
   const json = values.json as boolean;
   if (sub === 'list') {
+    // An empty name is judged without the database: wrong usage, as a missing --workspace is.
+    if (typeof values.type === 'string' && values.type.trim() === '') throw new UsageError('--type names a type (account, contact, …)', 'type');
     const rows = await withDb(io, async (db, config) => {
       const ctx = operator(db, config, workspaceId);
       await requireWorkspace(ctx);
       const type = values.type;
       if (typeof type !== 'string') return listTrash(ctx.db, workspaceId);
       const types = await trashTypes(ctx);
-      if (!types.includes(type)) throw new UsageError(`--type: "${type}" is not a type of the workspace (${types.join(', ')})`, 'type');
+      // Only the database knows the workspace's types: refused, not wrong usage (docs/cli.md §The operator CLI).
+      if (!types.includes(type)) throw new InputError(`--type: "${type}" is not a type of workspace ${workspaceId} (${types.join(', ')})`, 'type');
       return listTrash(ctx.db, workspaceId, { type });
     });
     const items = rows.map((r) => ({ id: r.id, objectType: r.object_type, deletedAt: r.deleted_at, mergedInto: r.merged_into }));

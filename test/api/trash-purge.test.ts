@@ -179,9 +179,17 @@ eachDialect('trash, operator side', (ctx) => {
       assert.deepEqual([r.code, r.out], [1, ''], `${args[0]}: ${r.err}`);
       assert.match(r.err, /no workspace with id "ws_nope"/);
     }
+    // A type the workspace lacks only the database can judge: refused (1), not wrong usage (2), and
+    // without the usage text (docs/cli.md §The operator CLI).
     const typo = await cli(t, ['trash', 'list', '--workspace', s.workspaceId, '--type', 'contacts']);
-    assert.equal(typo.code, 2, typo.out);
-    assert.match(typo.err, /--type: "contacts" is not a type of the workspace \(account, contact, opportunity, task, note, meeting, list\)/);
+    assert.deepEqual([typo.code, typo.out], [1, ''], typo.err);
+    assert.equal(
+      typo.err.trim(),
+      `rolodex trash: --type: "contacts" is not a type of workspace ${s.workspaceId} (account, contact, opportunity, task, note, meeting, list)`,
+    );
+    const empty = await cli(t, ['trash', 'list', '--workspace', s.workspaceId, '--type', ' ']);
+    assert.equal(empty.code, 2, empty.err);
+    assert.match(empty.err, /^rolodex trash: --type names a type \(account, contact, …\)\nusage:/);
     const a = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'A' } });
     await ok(s, 'DELETE', `/v1/accounts/${a.id}`);
     const partial = await cli(t, ['trash', 'restore', '--workspace', s.workspaceId, a.id, 'acc_nope', '--json']);
