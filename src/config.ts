@@ -2,8 +2,8 @@
 // stops the process with a message naming the variable and what it expects.
 import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
-import { join, resolve } from 'node:path';
-import { keptSigningSecret } from './data-dir.ts';
+import { join } from 'node:path';
+import { keptSigningSecret, resolveDataDir } from './data-dir.ts';
 import { ConfigError } from './lib/errors.ts';
 import { webOrigin } from './lib/origin.ts';
 
@@ -342,7 +342,7 @@ function publicBase(env: Env, host: string, port: number): string {
 export function loadConfig(env: Env = process.env): Config {
   const port = int(env, 'PORT', 3000, 0, 65535);
   const host = hostOf(env);
-  const dataDir = resolve(env.DATA_DIR || './data');
+  const dataDir = resolveDataDir(env.DATA_DIR);
   const logLevel = env.LOG_LEVEL || 'info';
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${logLevel}")`, 'LOG_LEVEL');
   const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);

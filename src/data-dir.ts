@@ -46,12 +46,24 @@ export function makeDataDir(dataDir: string): string | undefined {
 }
 
 /**
+ * DATA_DIR as given (`./data` when unset), made absolute. It is resolved here alone, as the
+ * configuration is read, so that the server and every command refuse one that is not a directory
+ * before they create or read anything (docs/cli.md §A DATA_DIR that is not a directory).
+ */
+export function resolveDataDir(given: string | undefined): string {
+  const dataDir = resolve(given || './data');
+  refuseNonDirectoryDataDir(dataDir);
+  return dataDir;
+}
+
+/**
  * Refuses a DATA_DIR that is something other than a directory (a file), or lies under one: every
  * path inside it then fails with ENOTDIR, which a command that reads DATA_DIR would otherwise take
  * for a missing or damaged part (a missing database, another signing-secret) and name that
- * instead. One that does not exist yet passes: it is made where something is written.
+ * instead, and the server or a command that writes there for a directory it cannot make. One that
+ * does not exist yet passes: it is made where something is written.
  */
-export function refuseNonDirectoryDataDir(dataDir: string): void {
+function refuseNonDirectoryDataDir(dataDir: string): void {
   for (let p = resolve(dataDir); ; p = dirname(p)) {
     let isDirectory: boolean | undefined;
     try {

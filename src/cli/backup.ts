@@ -8,7 +8,7 @@ import { constants, type Dirent } from 'node:fs';
 import { copyFile, cp, readdir, readFile, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import { loadConfig, type Config } from '../config.ts';
-import { makeDataDir, noDatabase, readSigningSecretFile, refuseNonDirectoryDataDir } from '../data-dir.ts';
+import { makeDataDir, noDatabase, readSigningSecretFile } from '../data-dir.ts';
 import { InputError } from '../lib/errors.ts';
 import { type Io, parse, UsageError } from './io.ts';
 import { version } from './version.ts';
@@ -93,9 +93,8 @@ async function refuseInsideBlobs(dir: string, config: Config): Promise<void> {
 
 export async function runBackup(dir: string, config: Config): Promise<{ manifest: Manifest; notes: string[] }> {
   // A DATA_DIR without a database (most often a mistyped one) is refused before anything is made,
-  // in the words of every command that needs one (docs/cli.md §What creates the database). A
-  // DATA_DIR that is a file is named as such: it has no database, and on PostgreSQL no blobs.
-  refuseNonDirectoryDataDir(config.dataDir);
+  // in the words of every command that needs one (docs/cli.md §What creates the database). One
+  // that is a file was refused as such where the configuration was read (src/data-dir.ts).
   const source = join(config.dataDir, 'rolodex.db');
   if (!config.databaseUrl && !(await exists(source))) throw noDatabase(source);
   // And one that holds no migrations (an empty file), which a backup would pass off as the database.
@@ -303,8 +302,6 @@ function refuseOtherSecret(dir: string, dataDir: string): void {
 export async function runRestore(dir: string, config: Config): Promise<{ manifest: Manifest; notes: string[] }> {
   const manifest = await readManifest(dir);
   await checkParts(dir, manifest);
-  // Before the checks of what DATA_DIR holds, each of which would name its own part instead.
-  refuseNonDirectoryDataDir(config.dataDir);
   const notes: string[] = [];
   const database = join(config.dataDir, 'rolodex.db');
   const blobs = join(config.dataDir, 'blobs');
