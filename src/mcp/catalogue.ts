@@ -4,6 +4,7 @@
 // finds the format a field value of each valueType is written in (src/records/value-formats.ts),
 // which no operation's words hold: "phone number format" finds TELEPHONE's rule.
 import type { ValueType } from '../lib/value-types.ts';
+import { filterSyntaxText } from '../records/filter/operators.ts';
 import { VALUE_FORMATS } from '../records/value-formats.ts';
 
 type Json = Record<string, unknown>;
@@ -22,8 +23,10 @@ export interface ValueFormat {
 
 interface Operation extends OperationSummary {
   spec: Json;
-  /** Lower-case text the words are looked for in: the parts below, method, tags and description. */
+  /** Lower-case text the words are looked for in: the parts below, method, tags, own description. */
   text: string;
+  /** The filter syntax every filterable listing's description repeats, in lower case; else empty. */
+  shared: string;
   /** The operationId and its camel-case words, the path and the summary, in lower case. */
   name: string;
   lowerPath: string;
@@ -31,6 +34,8 @@ interface Operation extends OperationSummary {
 }
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
+
+const FILTER_SYNTAX = filterSyntaxText();
 
 export interface ApiCatalogue {
   /**
@@ -71,28 +76,71 @@ export function holdsWord(text: string, term: string): boolean {
   return false;
 }
 
+/**
+ * Words a question is made of that name nothing in the API (docs/mcp.md §Search words): a query
+ * drops them unless it holds nothing else, so "how do I list the members of a list" searches
+ * "list members", and "a" alone still searches "a".
+ */
+export const STOP_WORDS: ReadonlySet<string> = new Set(
+  'a an the and or of to in on at by for from with about into is are be do does can how what which who i me my we you it its this that these those'.split(' '),
+);
+
+/** The words of a query, in lower case, each once, without its stop words if it has others. */
+function queryTerms(words: string): string[] {
+  const terms = [
+    ...new Set(
+      words
+        .toLowerCase()
+        .split(/[^a-z0-9$_{}:/-]+/)
+        .filter(Boolean),
+    ),
+  ];
+  const content = terms.filter((t) => !STOP_WORDS.has(t));
+  return content.length > 0 ? content : terms;
+}
+
 /** The words of a camel-case name, apart: `listListAccounts` is "list list accounts". */
 const camelWords = (name: string): string => name.replace(/(\p{Ll})(\p{Lu})/gu, '$1 $2');
+
+interface Score {
+  /** Whether a word is in the operationId, the path or the summary. */
+  named: boolean;
+  points: number;
+  /** The words found only in the filter syntax the filterable listings share. */
+  shared: number;
+}
 
 /**
  * How well an operation answers the words (docs/mcp.md §Search words): each word found counts by
  * the most telling part that holds it, 3 for a word of the operationId, 2 for the path or the
- * summary, 1 for the method, tags or description alone, and a word in the path adds half a point
+ * summary, 1 for the method, tags or own description, and a word in the path adds half a point
  * once. So "list members" finds `listMembers` (both words its own) before `updateList`, whose
- * summary alone speaks of members; a word found anywhere still counts at least one.
+ * summary alone speaks of members. A word found only in the shared filter syntax scores no point;
+ * it counts in `shared` for an operation that holds no other word, to order those (`byScore`).
  */
-function operationScore(o: Operation, terms: string[]): number {
-  let score = 0;
+function operationScore(o: Operation, terms: string[]): Score {
+  const score = { named: false, points: 0, shared: 0 };
   let inPath = false;
   for (const t of terms) {
     const path = holdsWord(o.lowerPath, t);
     inPath ||= path;
-    if (holdsWord(o.name, t)) score += 3;
-    else if (path || holdsWord(o.lowerSummary, t)) score += 2;
-    else if (holdsWord(o.text, t)) score += 1;
+    const named = holdsWord(o.name, t) ? 3 : path || holdsWord(o.lowerSummary, t) ? 2 : 0;
+    score.named ||= named > 0;
+    if (named > 0) score.points += named;
+    else if (holdsWord(o.text, t)) score.points += 1;
+    else if (o.shared !== '' && holdsWord(o.shared, t)) score.shared += 1;
   }
-  return score + (inPath ? 0.5 : 0);
+  if (inPath) score.points += 0.5;
+  if (score.points > 0) score.shared = 0;
+  return score;
 }
+
+/**
+ * Best first: an operation holding a word in its operationId, path or summary before every one
+ * that holds words only in descriptions, whatever those hold; then by points; last the operations
+ * found only in the shared filter syntax (no points), by the words it holds.
+ */
+const byScore = (a: Score, b: Score): number => Number(b.named) - Number(a.named) || b.points - a.points || b.shared - a.shared;
 
 const summaryOf = ({ method, path, operationId, summary }: Operation): OperationSummary => ({ method, path, operationId, summary });
 
@@ -125,12 +173,17 @@ export function apiCatalogue(document: Json): ApiCatalogue {
       const spec = item[method] as Json | undefined;
       if (!spec) continue;
       const op = { method: method.toUpperCase(), path, operationId: str(spec.operationId), summary: str(spec.summary) };
+      // The filter syntax is the same text in every filterable listing's description: it is
+      // searched apart, so that it never ranks a listing above an operation's own words.
+      const description = str(spec.description);
+      const shared = description.includes(FILTER_SYNTAX) ? FILTER_SYNTAX : '';
       const tags = Array.isArray(spec.tags) ? spec.tags.join(' ') : '';
       const name = `${op.operationId} ${camelWords(op.operationId)}`.toLowerCase();
       operations.push({
         ...op,
         spec,
-        text: `${op.method} ${path} ${name} ${op.summary} ${tags} ${str(spec.description)}`.toLowerCase(),
+        text: `${op.method} ${path} ${name} ${op.summary} ${tags} ${description.replace(shared, '')}`.toLowerCase(),
+        shared: shared.toLowerCase(),
         name,
         lowerPath: path.toLowerCase(),
         lowerSummary: op.summary.toLowerCase(),
@@ -145,14 +198,11 @@ export function apiCatalogue(document: Json): ApiCatalogue {
 
   return {
     search(words, limit) {
-      const terms = words
-        .toLowerCase()
-        .split(/[^a-z0-9$_{}:/-]+/)
-        .filter(Boolean);
+      const terms = queryTerms(words);
       const scored = operations
         .map((o) => ({ o, score: operationScore(o, terms) }))
-        .filter((x) => terms.length === 0 || x.score >= 1)
-        .sort((a, b) => b.score - a.score || a.o.path.localeCompare(b.o.path) || a.o.method.localeCompare(b.o.method));
+        .filter((x) => terms.length === 0 || x.score.points > 0 || x.score.shared > 0)
+        .sort((a, b) => byScore(a.score, b.score) || a.o.path.localeCompare(b.o.path) || a.o.method.localeCompare(b.o.method));
       const cap = limit ?? (terms.length === 0 ? scored.length : 25);
       // A value type's own name counts once more than its rule's words, so that "address" finds
       // ADDRESS before EMAIL, whose rule speaks of e-mail addresses.

@@ -5,8 +5,9 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { apiCatalogue, holdsWord } from '../../src/mcp/catalogue.ts';
+import { apiCatalogue, holdsWord, STOP_WORDS } from '../../src/mcp/catalogue.ts';
 import { OPENAPI_FILE } from '../../src/docs/openapi-document.ts';
+import { filterSyntaxText } from '../../src/records/filter/operators.ts';
 
 const catalogue = apiCatalogue(JSON.parse(readFileSync(OPENAPI_FILE, 'utf8')) as Record<string, unknown>);
 const search = (query: string) => {
@@ -93,4 +94,49 @@ test('search_api_docs ranks first the operation whose operationId, path and summ
   // A word of the summary ("Validate the API key") outweighs one found only in a description (the
   // "Idempotency-Key" of every write), which came first by its path.
   assert.equal(search('key').ops[0], 'validateCredential');
+});
+
+// Every word of the query counted, "how", "do", "the", "of" and "a" as much as "members": a
+// question matched every value format (each rule holds "a" or "the") and 72 operations. The stop
+// words are dropped when the query holds another word, kept when it holds nothing else.
+test('search_api_docs drops the stop words of a query that holds other words', () => {
+  const question = search('how do I list the members of a list');
+  assert.equal(question.ops[0], 'listMembers');
+  assert.deepEqual(question, search('list members'), 'the question finds what its words "list members" find');
+  assert.deepEqual(question.formats, ['ADDRESS', 'EMAIL'], 'only the rules that hold "members" or "list"');
+  assert.deepEqual(search('how do I send an email'), search('send email'));
+  assert.ok(search('a').ops.length > 0, 'a query of stop words alone searches them');
+  const listed = /English filler \(([^)]*)\)/.exec(readFileSync('docs/mcp.md', 'utf8').replace(/\s+/g, ' '))?.[1];
+  assert.deepEqual(listed?.split(', '), [...STOP_WORDS], 'docs/mcp.md §Search words lists the stop words');
+});
+
+// Every filterable listing's description repeats the filter syntax (src/records/filter/operators.ts),
+// which names keys, values, options, labels, e-mails, addresses, numbers and relationships: a word
+// found there ranked the six listings before the operations whose own words hold it ("key" gave
+// listAccounts before every write naming Idempotency-Key, "address key" before getFileUrl).
+test('search_api_docs ranks the words an operation names first, and the shared filter syntax last', () => {
+  const document = JSON.parse(readFileSync(OPENAPI_FILE, 'utf8')) as { paths: Record<string, Record<string, Record<string, unknown>>> };
+  const syntax = filterSyntaxText().toLowerCase();
+  const where = new Map<string, { named: string; own: string }>();
+  for (const [path, item] of Object.entries(document.paths))
+    for (const spec of Object.values(item)) {
+      const id = String(spec.operationId);
+      const named = `${id} ${id.replace(/(\p{Ll})(\p{Lu})/gu, '$1 $2')} ${path} ${String(spec.summary)}`.toLowerCase();
+      where.set(id, { named, own: `${named} ${String(spec.description).toLowerCase().replace(syntax, '')}` });
+    }
+  const rank = (id: string, words: string[]) => {
+    const w = where.get(id)!;
+    return words.some((x) => holdsWord(w.named, x)) ? 2 : words.some((x) => holdsWord(w.own, x)) ? 1 : 0;
+  };
+  for (const query of ['key', 'address key', 'email key', 'email address', 'custom field', 'custom contact', 'field value', 'number', 'filter']) {
+    const ops = search(query).ops;
+    const ranks = ops.map((id) => rank(id, query.split(' ')));
+    const sorted = [...ranks].sort((a, b) => b - a);
+    assert.deepEqual(ranks, sorted, `${query}: ${ops.map((id, i) => `${id}:${ranks[i]}`).join(' ')}`);
+  }
+  assert.deepEqual(search('email address').ops.slice(4, 5), ['getFileUrl'], 'its own words say "address", the listings only the syntax');
+  // No operation is about numbers: "number" finds the listings, which take NUMBER filters, and the format.
+  assert.deepEqual(search('number').ops.sort(), ['listAccounts', 'listContacts', 'listNotes', 'listObjectRecords', 'listOpportunities', 'listTasks']);
+  assert.equal(search('number').formats[0], 'NUMBER');
+  assert.equal(search('phone number').formats[0], 'TELEPHONE');
 });
