@@ -103,6 +103,8 @@ function queryTerms(words: string): string[] {
 const camelWords = (name: string): string => name.replace(/(\p{Ll})(\p{Lu})/gu, '$1 $2');
 
 interface Score {
+  /** How many of the query's words the operation's own text holds (all but the filter syntax). */
+  own: number;
   /** Whether a word is in the operationId, the path or the summary. */
   named: boolean;
   points: number;
@@ -111,36 +113,41 @@ interface Score {
 }
 
 /**
- * How well an operation answers the words (docs/mcp.md §Search words): each word found counts by
- * the most telling part that holds it, 3 for a word of the operationId, 2 for the path or the
- * summary, 1 for the method, tags or own description, and a word in the path adds half a point
- * once. So "list members" finds `listMembers` (both words its own) before `updateList`, whose
- * summary alone speaks of members. A word found only in the shared filter syntax scores no point;
- * it counts in `shared` for an operation that holds no other word, to order those (`byScore`).
+ * How well an operation answers the words (docs/mcp.md §Search words): `own` counts the words its
+ * own text holds, and each one counts points by the most telling part that holds it, 3 for a word
+ * of the operationId, 2 for the path or the summary, 1 for the method, tags or own description,
+ * and a word in the path adds half a point once. So "list members" finds `listMembers` (both words
+ * its own) before `updateList`, whose summary alone speaks of members. A word found only in the
+ * shared filter syntax scores no point; it counts in `shared` for an operation that holds no other
+ * word, to order those (`byScore`).
  */
 function operationScore(o: Operation, terms: string[]): Score {
-  const score = { named: false, points: 0, shared: 0 };
+  const score = { own: 0, named: false, points: 0, shared: 0 };
   let inPath = false;
   for (const t of terms) {
     const path = holdsWord(o.lowerPath, t);
     inPath ||= path;
     const named = holdsWord(o.name, t) ? 3 : path || holdsWord(o.lowerSummary, t) ? 2 : 0;
     score.named ||= named > 0;
-    if (named > 0) score.points += named;
-    else if (holdsWord(o.text, t)) score.points += 1;
-    else if (o.shared !== '' && holdsWord(o.shared, t)) score.shared += 1;
+    const own = named > 0 ? named : holdsWord(o.text, t) ? 1 : 0;
+    if (own > 0) {
+      score.own += 1;
+      score.points += own;
+    } else if (o.shared !== '' && holdsWord(o.shared, t)) score.shared += 1;
   }
   if (inPath) score.points += 0.5;
-  if (score.points > 0) score.shared = 0;
+  if (score.own > 0) score.shared = 0;
   return score;
 }
 
 /**
- * Best first: an operation holding a word in its operationId, path or summary before every one
- * that holds words only in descriptions, whatever those hold; then by points; last the operations
- * found only in the shared filter syntax (no points), by the words it holds.
+ * Best first: more of the query's words in the operation's own text, wherever they stand, so that
+ * the writes whose description names both "idempotency" and "key" come before validateCredential,
+ * whose summary names "key" alone; among as many words, one in the operationId, path or summary
+ * before none, then by points; last the operations found only in the shared filter syntax (no
+ * points), by the words it holds.
  */
-const byScore = (a: Score, b: Score): number => Number(b.named) - Number(a.named) || b.points - a.points || b.shared - a.shared;
+const byScore = (a: Score, b: Score): number => b.own - a.own || Number(b.named) - Number(a.named) || b.points - a.points || b.shared - a.shared;
 
 const summaryOf = ({ method, path, operationId, summary }: Operation): OperationSummary => ({ method, path, operationId, summary });
 
@@ -201,7 +208,7 @@ export function apiCatalogue(document: Json): ApiCatalogue {
       const terms = queryTerms(words);
       const scored = operations
         .map((o) => ({ o, score: operationScore(o, terms) }))
-        .filter((x) => terms.length === 0 || x.score.points > 0 || x.score.shared > 0)
+        .filter((x) => terms.length === 0 || x.score.own > 0 || x.score.shared > 0)
         .sort((a, b) => byScore(a.score, b.score) || a.o.path.localeCompare(b.o.path) || a.o.method.localeCompare(b.o.method));
       const cap = limit ?? (terms.length === 0 ? scored.length : 25);
       // A value type's own name counts once more than its rule's words, so that "address" finds

@@ -113,27 +113,55 @@ test('search_api_docs drops the stop words of a query that holds other words', (
 // Every filterable listing's description repeats the filter syntax (src/records/filter/operators.ts),
 // which names keys, values, options, labels, e-mails, addresses, numbers and relationships: a word
 // found there ranked the six listings before the operations whose own words hold it ("key" gave
-// listAccounts before every write naming Idempotency-Key, "address key" before getFileUrl).
-test('search_api_docs ranks the words an operation names first, and the shared filter syntax last', () => {
+// listAccounts before every write naming Idempotency-Key, "address key" before getFileUrl). Ranking
+// by the place of one word then put an operation naming one word before those holding them all:
+// "idempotency key" gave validateCredential ("Validate the API key") before every write, whose
+// description says "Honours `Idempotency-Key`". The oracle: more of the query's words in the
+// operation's own text first; among as many, one in the operationId, path or summary first.
+test('search_api_docs ranks more of the words first, then the words an operation names, and the shared filter syntax last', () => {
   const document = JSON.parse(readFileSync(OPENAPI_FILE, 'utf8')) as { paths: Record<string, Record<string, Record<string, unknown>>> };
   const syntax = filterSyntaxText().toLowerCase();
   const where = new Map<string, { named: string; own: string }>();
+  const idempotent: string[] = [];
   for (const [path, item] of Object.entries(document.paths))
-    for (const spec of Object.values(item)) {
+    for (const [method, spec] of Object.entries(item)) {
       const id = String(spec.operationId);
       const named = `${id} ${id.replace(/(\p{Ll})(\p{Lu})/gu, '$1 $2')} ${path} ${String(spec.summary)}`.toLowerCase();
-      where.set(id, { named, own: `${named} ${String(spec.description).toLowerCase().replace(syntax, '')}` });
+      const tags = Array.isArray(spec.tags) ? spec.tags.join(' ') : '';
+      const description = String(spec.description).toLowerCase();
+      where.set(id, { named, own: `${named} ${method} ${tags.toLowerCase()} ${description.replace(syntax, '')}` });
+      if (description.includes('idempotency-key')) idempotent.push(id);
     }
-  const rank = (id: string, words: string[]) => {
+  // [words of the query the own text holds, 1 when one of them is named]: best first is descending.
+  const rank = (id: string, words: string[]): [number, number] => {
     const w = where.get(id)!;
-    return words.some((x) => holdsWord(w.named, x)) ? 2 : words.some((x) => holdsWord(w.own, x)) ? 1 : 0;
+    return [words.filter((x) => holdsWord(w.own, x)).length, words.some((x) => holdsWord(w.named, x)) ? 1 : 0];
   };
-  for (const query of ['key', 'address key', 'email key', 'email address', 'custom field', 'custom contact', 'field value', 'number', 'filter']) {
+  for (const query of [
+    'key',
+    'idempotency key',
+    'address key',
+    'email key',
+    'email address',
+    'custom field',
+    'custom contact',
+    'field value',
+    'number',
+    'filter',
+    'list members',
+    'get account',
+    'delete file',
+  ]) {
     const ops = search(query).ops;
     const ranks = ops.map((id) => rank(id, query.split(' ')));
-    const sorted = [...ranks].sort((a, b) => b - a);
-    assert.deepEqual(ranks, sorted, `${query}: ${ops.map((id, i) => `${id}:${ranks[i]}`).join(' ')}`);
+    const sorted = [...ranks].sort((a, b) => b[0] - a[0] || b[1] - a[1]);
+    assert.deepEqual(ranks, sorted, `${query}: ${ops.map((id, i) => `${id}:${ranks[i]!.join('/')}`).join(' ')}`);
   }
+  // Every write says both words, validateCredential only "key": the writes come first, then it.
+  const key = search('idempotency key').ops;
+  assert.ok(idempotent.length > 0);
+  assert.deepEqual(key.slice(0, idempotent.length).sort(), [...idempotent].sort(), key.join(' '));
+  assert.equal(key[idempotent.length], 'validateCredential', key.join(' '));
   assert.deepEqual(search('email address').ops.slice(4, 5), ['getFileUrl'], 'its own words say "address", the listings only the syntax');
   // No operation is about numbers: "number" finds the listings, which take NUMBER filters, and the format.
   assert.deepEqual(search('number').ops.sort(), ['listAccounts', 'listContacts', 'listNotes', 'listObjectRecords', 'listOpportunities', 'listTasks']);
