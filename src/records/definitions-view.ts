@@ -3,7 +3,7 @@
 // (select fields always have options, multi-valued fields multipleValues: true).
 import type { Static } from '@sinclair/typebox';
 import { findFieldRow, holdDefinitions, lockDefinitions, updateField } from '../definitions/repository.ts';
-import type { TypeDefinitions } from '../definitions/service.ts';
+import { loadDefinitions, type TypeDefinitions } from '../definitions/service.ts';
 import type { Executor } from '../db/index.ts';
 import type { Ctx, WriteCtx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
@@ -55,7 +55,11 @@ export async function setArchived(ctx: WriteCtx, input: { objectType: string; ke
   // Under the definitions lock, as every definition write (definitionWrite, src/definitions/service.ts).
   await lockDefinitions(ctx.db, ws);
   const row = await findFieldRow(ctx.db, ws, input.objectType, input.key);
-  if (!row) throw new InputError(`${input.objectType} has no custom field "${input.key}"`, 'key');
+  if (!row) {
+    // The type is named only when the key is missing, so that the common case reads one row.
+    if (!(await loadDefinitions(ctx, { objectType: input.objectType }))) throw new InputError(`unknown object type "${input.objectType}"`, 'type');
+    throw new InputError(`${input.objectType} has no custom field "${input.key}"`, 'key');
+  }
   const config = JSON.parse(row.config) as Record<string, unknown>;
   if (Boolean(config.archived) === input.archived) return { id: row.id, archived: input.archived };
   if (input.archived) config.archived = true;

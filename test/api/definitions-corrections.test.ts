@@ -91,6 +91,14 @@ eachDialect('definitions corrected', (ctx) => {
     assert.equal(clash.code, 1);
     assert.match(clash.err, /"S"/);
 
+    // A type the workspace lacks is named as such, not as a type without the field.
+    for (const verb of ['archive', 'unarchive']) {
+      const nosuch = await rolodex(t, ['definition', verb, '--workspace', s.workspaceId, '--type', 'nosuch', '--key', 'size']);
+      assert.deepEqual([nosuch.code, nosuch.err.trim()], [1, `rolodex definition: unknown object type "nosuch"`]);
+      const nokey = await rolodex(t, ['definition', verb, ...ws, '--key', 'nokey']);
+      assert.deepEqual([nokey.code, nokey.err.trim()], [1, `rolodex definition: account has no custom field "nokey"`]);
+    }
+
     await cli(t, 'definition', 'unarchive', ...ws, '--key', 'size', '--json');
     const size = (await cli(t, 'definition', 'list', ...ws, '--json')).fields.find((f: { key: string }) => f.key === 'size');
     assert.deepEqual(
