@@ -17,18 +17,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
-import type { Io } from '../../src/cli/io.ts';
-import { main } from '../../src/cli/main.ts';
+import { rolodexWith } from '../helpers/cli.ts';
 import { createTestDb, type TestDb, testDialects, withSearchPath } from '../helpers/db.ts';
 import { TEST_DATABASE_URL } from '../helpers/services.ts';
 
-async function run(env: Record<string, string>, args: string[]) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const io: Io = { out: (s) => out.push(s), err: (s) => err.push(s), env, isTty: false };
-  const code = await main(args, io);
-  return { code, out: out.join('\n'), err };
-}
+const run = rolodexWith;
 
 /** Runs `sql` on the test server, outside any schema a test uses. */
 async function admin<R extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<R[]> {

@@ -8,18 +8,11 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { Io } from '../../src/cli/io.ts';
-import { main } from '../../src/cli/main.ts';
+import { rolodexWith } from '../helpers/cli.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
 import { rolodexCli } from '../helpers/process.ts';
 
-async function run(env: Record<string, string>, args: string[]) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const io: Io = { out: (s) => out.push(s), err: (s) => err.push(s), env, isTty: false };
-  const code = await main(args, io);
-  return { code, out: out.join('\n'), err };
-}
+const run = rolodexWith;
 
 /** One run of each command, every one that reads the configuration; `tmp` holds their paths. */
 function commands(tmp: string): string[][] {
