@@ -42,7 +42,7 @@ export function unheldNumber(source: string, value: number): string | null {
   return `is an integer beyond ±${Number.MAX_SAFE_INTEGER} that a number here (an IEEE 754 double) does not hold: it reads as ${String(value)}`;
 }
 
-/** A literal as an error message shows it: whole up to 40 characters, else its ends. */
+/** A literal or value as an error message shows it: whole up to 40 characters, else its ends. */
 export const shownLiteral = (source: string): string => (source.length > 40 ? `${source.slice(0, 20)}…${source.slice(-10)}` : source);
 
 function keepUnheld(_key: string, value: unknown, context?: { source?: string }): unknown {

@@ -23,7 +23,7 @@ export function decimal(cell: string): number {
   if (unheld !== null) throw new InputError(`"${shownLiteral(cell)}" ${unheld}`);
   if (Number.isFinite(n)) return n;
   const separators = /^[+-]?\d{1,3}(?:[,' ]\d{3})+(?:\.\d+)?$/.test(cell) ? ', without thousands separators' : '';
-  throw new InputError(`"${cell}" is not a number: write it in decimal digits, with "." before a fraction${separators}`);
+  throw new InputError(`"${shownLiteral(cell)}" is not a number: write it in decimal digits, with "." before a fraction${separators}`);
 }
 
 /** The label of the option a cell names: exact, else ignoring case and runs of white space (`optionNamed`). */
@@ -32,7 +32,7 @@ function option(def: FieldDef, label: string): string {
   const named = optionNamed(options, label);
   if (named) return named.label;
   const valid = options.map((o) => o.label).join(', ');
-  throw new InputError(`"${label}" is not an option of ${def.label}; valid labels: ${valid || '(none)'}`);
+  throw new InputError(`"${shownLiteral(label)}" is not an option of ${def.label}; valid labels: ${valid || '(none)'}`);
 }
 
 function scalar(def: FieldDef, cell: string): unknown {
@@ -44,7 +44,7 @@ function scalar(def: FieldDef, cell: string): unknown {
       const c = cell.toLowerCase();
       if (TRUE.has(c)) return true;
       if (FALSE.has(c)) return false;
-      throw new InputError(`"${cell}" is not a checkbox value (true, false, yes, no, 1, 0)`);
+      throw new InputError(`"${shownLiteral(cell)}" is not a checkbox value (true, false, yes, no, 1, 0)`);
     }
     case 'SINGLE_SELECT':
     case 'MULTI_SELECT':

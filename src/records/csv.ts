@@ -12,6 +12,7 @@ import { utf8File } from '../import/utf8.ts';
 import type { ImportSource, SourceObject } from '../import/source.ts';
 import type { Ctx } from '../lib/context.ts';
 import { AppError, InputError } from '../lib/errors.ts';
+import { shownLiteral } from '../lib/json-numbers.ts';
 import { cellValue, decimal } from './csv-cells.ts';
 import { csvRows, foreignSeparator } from './csv-rows.ts';
 import { checkFieldValues, valueMembers } from './write-fields.ts';
@@ -80,6 +81,27 @@ function column(defs: TypeDefinitions, header: string): Column {
   );
 }
 
+/** The piece of a row's value that an error's path names: a member of an object, an element of a list. */
+function valueAt(value: unknown, member: string | undefined, index: string | undefined): unknown {
+  let v = value;
+  if (member !== undefined) v = typeof v === 'object' && v !== null ? (v as Record<string, unknown>)[member] : undefined;
+  if (index !== undefined) v = Array.isArray(v) ? (v as unknown[])[Number(index)] : undefined;
+  return v;
+}
+
+/**
+ * An API error of a cell's value in the words of the file (docs/import.md §CSV): the row has no
+ * JSON path, so the value's path that the message opens with (`"fields.$email[1]" must be …`)
+ * becomes the piece of the cell it names, shown by its ends when long, and the field's path
+ * elsewhere (`appears twice in "fields.$email"`) becomes the cell.
+ */
+function cellMessage(err: AppError, key: string, value: unknown): string {
+  const path = `"${err.param ?? ''}" `;
+  const shown = typeof value === 'string' || typeof value === 'number' ? `"${shownLiteral(String(value))}" ` : undefined;
+  const message = shown !== undefined && err.message.startsWith(path) ? shown + err.message.slice(path.length) : err.message;
+  return message.replaceAll(`"fields.${key}"`, 'the cell');
+}
+
 /** The import line of one row; throws ImportError naming the row's line and the bad column. */
 function rowObject(line: number, type: string, defs: TypeDefinitions, headers: string[], columns: Column[], cells: string[]): Record<string, unknown> {
   if (cells.length !== headers.length) throw new ImportError(line, '(row)', `has ${cells.length} cells, the header ${headers.length}`);
@@ -123,9 +145,9 @@ function rowObject(line: number, type: string, defs: TypeDefinitions, headers: s
     checkFieldValues(defs, Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, v.value])));
   } catch (err) {
     if (!(err instanceof AppError)) throw err;
-    const [, key = '', member] = /^fields\.([^.[]+)(?:\.([^.[]+))?/.exec(err.param ?? '') ?? [];
+    const [, key = '', member, index] = /^fields\.([^.[]+)(?:\.([^.[]+))?(?:\[(\d+)\])?/.exec(err.param ?? '') ?? [];
     const header = (member !== undefined ? at.get(`${key}.${member}`) : undefined) ?? at.get(key);
-    throw new ImportError(line, header ?? key, err.message);
+    throw new ImportError(line, header ?? key, cellMessage(err, key, valueAt(fields[key]?.value, member, index)));
   }
   return { object: system ? type : 'record', ...(system ? {} : { objectType: type }), externalId, fields, relationships };
 }

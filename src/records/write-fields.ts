@@ -4,6 +4,7 @@
 import { optionNamed } from '../definitions/labels.ts';
 import type { FieldDef, TypeDefinitions } from '../definitions/service.ts';
 import { AppError, InputError } from '../lib/errors.ts';
+import { shownLiteral } from '../lib/json-numbers.ts';
 import type { ValueType } from '../lib/resource-schemas.ts';
 import { checkValue } from './values.ts';
 
@@ -114,7 +115,7 @@ function checkContent(def: FieldDef, v: unknown, param: string, labels: LabelMat
     const ids = values.map((x, i) => {
       const at = Array.isArray(v) ? `${param}[${i}]` : param;
       const id = optionId(def, x, labels);
-      if (!id) throw new AppError('invalid_value', `"${x}" is neither an option id nor the label of an option of ${def.key}.`, { param: at });
+      if (!id) throw new AppError('invalid_value', `"${shownLiteral(x)}" is neither an option id nor the label of an option of ${def.key}.`, { param: at });
       return id;
     });
     // The second naming of an option is the bad element, as for the other multi-valued fields.
