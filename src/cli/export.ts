@@ -170,6 +170,15 @@ async function toStdout(body: (write: Write) => Promise<number>): Promise<number
 }
 
 async function toFile(file: string, body: (write: Write) => Promise<number>): Promise<number> {
+  // FILE takes its name by a rename once the export is complete (docs/import.md §Export): a
+  // directory there would fail that rename after the whole export, and a device or a pipe would be
+  // replaced by the file, never written to; so each is refused before the export.
+  const existing = await stat(file).catch(() => undefined);
+  if (existing?.isDirectory()) throw new InputError(`cannot write ${file}: it is a directory`);
+  if (existing && !existing.isFile())
+    throw new InputError(
+      `cannot write ${file}: it is not a regular file (a device or a pipe, which the export would replace): leave FILE out to write to stdout`,
+    );
   const partial = join(dirname(file), `.${basename(file)}.${process.pid}.partial`);
   let out: Writable;
   try {
@@ -179,8 +188,6 @@ async function toFile(file: string, body: (write: Write) => Promise<number>): Pr
   }
   const { write, failed } = writer(out, file);
   try {
-    // A FILE that is a directory is refused before the export, not at its rename after it.
-    if ((await stat(file).catch(() => undefined))?.isDirectory()) throw new InputError(`cannot write ${file}: it is a directory`);
     const count = await body(write);
     out.end();
     await finished(out).catch(() => {});

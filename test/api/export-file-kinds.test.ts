@@ -1,0 +1,31 @@
+// `rolodex export … FILE` writes a temporary file beside FILE and renames it to FILE once the
+// export is complete (docs/import.md §Export): a FILE that is no regular file (a named pipe, a
+// device such as /dev/stdout) would be replaced by the file, not written to, so it is refused
+// before the export, one line and exit code 1, and stays as it was.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { eachDialect, seedWorkspace } from '../helpers/app.ts';
+import { rolodex } from '../helpers/cli.ts';
+
+eachDialect('rolodex export to a FILE that is no regular file', (ctx) => {
+  test('a named pipe as FILE is refused and left a pipe, no partial file beside it', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const pipe = join(t.tdb.dataDir, 'out.pipe');
+    execFileSync('mkfifo', [pipe]);
+    const r = await rolodex(t, ['export', '--workspace', s.workspaceId, pipe]);
+    assert.equal(r.code, 1, r.err);
+    assert.equal(
+      r.err,
+      `rolodex export: cannot write ${pipe}: it is not a regular file (a device or a pipe, which the export would replace): leave FILE out to write to stdout`,
+    );
+    assert.ok(statSync(pipe).isFIFO());
+    assert.deepEqual(
+      readdirSync(t.tdb.dataDir).filter((n) => n.includes('out.pipe')),
+      ['out.pipe'],
+    );
+  });
+});
