@@ -73,6 +73,14 @@ function column(defs: TypeDefinitions, header: string): Column {
   if (owners.length === 1) return owners[0]!;
   if (owners.length > 1)
     throw new InputError(`names a member of several fields: name one, as ${owners.map((o) => `${o.def.label}.${o.member}`).join(' or ')}`, h);
+  // An archived field is hidden from writes, and a row cannot hold its values (docs/import.md
+  // §`account`, `contact`, `opportunity`): its column is refused saying so, as a line's `fields` is.
+  const archived = [...defs.archived.values()].find((d) => d.key === h || fold(d.key) === fold(h) || fold(d.label) === fold(h));
+  if (archived)
+    throw new InputError(
+      `names the archived field ${archived.key} (${archived.label}), whose values a CSV row cannot hold: rolodex definition unarchive brings it back, or an NDJSON line's archivedFields holds them`,
+      h,
+    );
   const fields = [...defs.fields.values()].map((d) => `${d.key} (${d.label})`).join(', ');
   const rels = [...defs.relationships.values()].filter((d) => d.storage.kind === 'own').map((d) => `${d.key} (${d.label})`);
   throw new InputError(

@@ -1,7 +1,8 @@
 // A record's values of archived fields through an import that updates it (docs/import.md
 // §`account`, `contact`, `opportunity`, §CSV): a CSV row, or an NDJSON line without
 // `archivedFields`, keeps them, as the operator sees none of them; an NDJSON line with
-// `archivedFields` replaces them (`{}` clears them). Kept values stay unique.
+// `archivedFields` replaces them (`{}` clears them). Kept values stay unique. A CSV column naming
+// an archived field is refused, saying it is archived.
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -131,5 +132,20 @@ eachDialect('import: archived values of an updated record', (ctx) => {
     );
     assert.equal(again.code, 0, again.err);
     assert.deepEqual(await archivedValues(t, s), { 'c-1': {}, 'c-2': { code: 'k-1' } });
+  });
+
+  test('a CSV column naming an archived field, by key or label, is refused saying it is archived', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const first = await importText(t, s, 'first.ndjson', ndjson([{ ...definition('old'), label: 'Old grade' }]));
+    assert.equal(first.code, 0, first.err);
+    const why =
+      "names the archived field old (Old grade), whose values a CSV row cannot hold: rolodex definition unarchive brings it back, or an NDJSON line's archivedFields holds them";
+    for (const header of ['old', 'OLD GRADE']) {
+      const csv = await importText(t, s, 'rows.csv', `externalId,${header}\nc-1,x\n`, '--type', 'contact');
+      assert.equal(csv.code, 1, csv.err);
+      assert.equal(csv.err, `rolodex import: import failed, nothing was written:\nline 1: ${header}: ${why}`);
+    }
+    assert.equal((await call(t, s.secret, 'GET', '/v1/contacts')).json().totalCount, 0);
   });
 });
