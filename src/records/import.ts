@@ -108,7 +108,8 @@ export function check(kind: string, raw: Record<string, unknown>, members: strin
     const seen = values.length > 8 ? new Set<string>() : undefined;
     for (let i = 0; i < values.length; i++) {
       const v: unknown = values[i];
-      if (typeof v !== 'string' || v.length < 1 || longerThan(v, 255)) throw new InputError('must be an externalId string', `${at()}.values[${i}]`);
+      if (typeof v !== 'string' || v.length < 1 || longerThan(v, 255))
+        throw new InputError('must be an externalId, a string of 1 to 255 characters', `${at()}.values[${i}]`);
       if (seen ? seen.has(v) : values.indexOf(v) < i) throw new InputError(`"${v}" appears twice`, `${at()}.values[${i}]`);
       seen?.add(v);
     }

@@ -49,6 +49,15 @@ eachDialect('rolodex import: the errors of CSV cells', (ctx) => {
     assert.equal((await call(t, s.secret, 'GET', '/v1/contacts')).json().totalCount, 0);
   });
 
+  test('a relationship cell naming an externalId over 255 characters is told the bound', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const rows = `externalId,Name,Accounts\nc1,Ann,a-1;${'a'.repeat(256)}\n`;
+    const r = await rolodex(t, ['import', '--workspace', s.workspaceId, '--type', 'contact', file(t, 'long.csv', rows)]);
+    assert.equal(r.code, 1, r.err);
+    assert.equal(r.err, `${FAILED}\nline 2: Accounts: must be an externalId, a string of 1 to 255 characters`);
+  });
+
   test('a long cell or value is shown by its ends in its error, CSV and NDJSON alike', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);
