@@ -112,7 +112,8 @@ function cellMessage(err: AppError, key: string, value: unknown): string {
 
 /** The import line of one row; throws ImportError naming the row's line and the bad column. */
 function rowObject(line: number, type: string, defs: TypeDefinitions, headers: string[], columns: Column[], cells: string[]): Record<string, unknown> {
-  if (cells.length !== headers.length) throw new ImportError(line, '(row)', `has ${cells.length} cells, the header ${headers.length}`);
+  if (cells.length !== headers.length)
+    throw new ImportError(line, '(row)', `has ${cells.length} ${cells.length === 1 ? 'cell' : 'cells'}, the header ${headers.length}`);
   const system = Object.hasOwn(RECORD_TYPES, type);
   const fields: Record<string, { value: unknown }> = {};
   const relationships: Record<string, { values: string[] }> = {};

@@ -49,6 +49,15 @@ eachDialect('rolodex import: the errors of CSV cells', (ctx) => {
     assert.equal((await call(t, s.secret, 'GET', '/v1/contacts')).json().totalCount, 0);
   });
 
+  test('a row with another count of cells than the header is refused, counted in words', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const rows = 'externalId,Name\nc1;Ann\nc2,Bo,x\n';
+    const r = await rolodex(t, ['import', '--workspace', s.workspaceId, '--type', 'contact', file(t, 'count.csv', rows)]);
+    assert.equal(r.code, 1, r.err);
+    assert.equal(r.err, `${FAILED}\nline 2: (row): has 1 cell, the header 2\nline 3: (row): has 3 cells, the header 2`);
+  });
+
   test('a relationship cell naming an externalId over 255 characters is told the bound', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);
