@@ -100,12 +100,14 @@ function valueAt(value: unknown, member: string | undefined, index: string | und
 /**
  * An API error of a cell's value in the words of the file (docs/import.md §CSV): the row has no
  * JSON path, so the value's path that the message opens with (`"fields.$email[1]" must be …`)
- * becomes the piece of the cell it names, shown by its ends when long, and the field's path
- * elsewhere (`appears twice in "fields.$email"`) becomes the cell.
+ * becomes the piece of the cell it names, shown by its ends when long (or, for a member the value
+ * has no place for, that member's name), and the field's path elsewhere (`appears twice in
+ * "fields.$email"`) becomes the cell.
  */
-function cellMessage(err: AppError, key: string, value: unknown): string {
+function cellMessage(err: AppError, key: string, member: string | undefined, value: unknown): string {
   const path = `"${err.param ?? ''}" `;
-  const shown = typeof value === 'string' || typeof value === 'number' ? `"${shownLiteral(String(value))}" ` : undefined;
+  const piece = err.code === 'unknown_field' ? member : value;
+  const shown = typeof piece === 'string' || typeof piece === 'number' ? `"${shownLiteral(String(piece))}" ` : undefined;
   const message = shown !== undefined && err.message.startsWith(path) ? shown + err.message.slice(path.length) : err.message;
   return message.replaceAll(`"fields.${key}"`, 'the cell');
 }
@@ -156,7 +158,7 @@ function rowObject(line: number, type: string, defs: TypeDefinitions, headers: s
     if (!(err instanceof AppError)) throw err;
     const [, key = '', member, index] = /^fields\.([^.[]+)(?:\.([^.[]+))?(?:\[(\d+)\])?/.exec(err.param ?? '') ?? [];
     const header = (member !== undefined ? at.get(`${key}.${member}`) : undefined) ?? at.get(key);
-    throw new ImportError(line, header ?? key, cellMessage(err, key, valueAt(fields[key]?.value, member, index)));
+    throw new ImportError(line, header ?? key, cellMessage(err, key, member, valueAt(fields[key]?.value, member, index)));
   }
   return { object: system ? type : 'record', ...(system ? {} : { objectType: type }), externalId, fields, relationships };
 }

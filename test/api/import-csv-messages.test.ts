@@ -46,6 +46,17 @@ eachDialect('rolodex import: the errors of CSV cells', (ctx) => {
         'line 6: Email: "ed@a.test" appears twice in the cell.',
       ].join('\n'),
     );
+    // In an address given as a JSON object, a member it has no place for is named, not its value.
+    const json = 'externalId,Home\nc6,"{""foo"":""bar""}"\nc7,"{""latitude"":""52.5""}"\n';
+    const r2 = await rolodex(t, ['import', '--workspace', s.workspaceId, '--type', 'contact', file(t, 'json.csv', json)]);
+    assert.equal(
+      r2.err,
+      [
+        FAILED,
+        'line 2: Home: "foo" is not a member of ADDRESS; known: street, street2, city, state, postalCode, country, latitude, longitude.',
+        'line 3: Home: "52.5" must be a number or null.',
+      ].join('\n'),
+    );
     assert.equal((await call(t, s.secret, 'GET', '/v1/contacts')).json().totalCount, 0);
   });
 
