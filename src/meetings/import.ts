@@ -16,6 +16,7 @@ import { emailKey } from '../lib/email.ts';
 import { isEmailFormat, isUriFormat } from '../lib/formats.ts';
 import { isoNow } from '../lib/ids.ts';
 import { relationshipsOf, type Derived } from './relationships.ts';
+import { meetingsToChange } from './import-repository.ts';
 import * as repo from './repository.ts';
 import { DERIVED, LIMITS, participants, repeatedAttendee, transcriptRefusal } from './rules.ts';
 import { toResource } from './service.ts';
@@ -212,7 +213,9 @@ export const meetingKind: ImportKind<MeetingInput> = {
     await upsertByExternalId(ctx, items, {
       object: 'meeting',
       idKind: 'mtg',
-      find: (externalIds) => repo.meetingsByExternalId(ctx.db, ws, externalIds),
+      // Locked as read: what the line changes is judged against the meeting as the last writer left
+      // it, and no writer changes it before the import commits (docs/import.md §Sharing the database).
+      find: (externalIds) => meetingsToChange(ctx.db, ws, externalIds),
       async update({ externalId, value }, old, id) {
         const { description: oldDescription, transcript_id, ...oldRow } = old;
         const before = { row: oldRow, contents: { meeting_id: id, description: oldDescription, transcript_id } };
