@@ -73,6 +73,18 @@ const hasMethod = (m: JSONRPCMessage): m is JSONRPCMessage & { method: string } 
 const isRequest = (m: JSONRPCMessage) => hasMethod(m) && 'id' in m;
 const isInitialize = (m: JSONRPCMessage) => hasMethod(m) && m.method === 'initialize' && isInitializeRequest(m);
 
+/** Whether two requests of `messages` have the same id (1 and "1" are two ids, as in JSON). */
+function sharesId(messages: readonly JSONRPCMessage[]): boolean {
+  const ids = new Set<RequestId>();
+  for (const m of messages) {
+    if (!isRequest(m)) continue;
+    const { id } = m as { id: RequestId };
+    if (ids.has(id)) return true;
+    ids.add(id);
+  }
+  return false;
+}
+
 /** One POST under way: the client's request ids, in order, with their responses once sent. */
 interface Exchange {
   responses: Map<RequestId, JSONRPCMessage | undefined>;
@@ -139,6 +151,9 @@ export class EndpointTransport implements Transport {
     const version = headers['mcp-protocol-version'];
     if (!initializing && typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version))
       return refusal(400, -32000, `Bad Request: Unsupported protocol version: ${version} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`);
+    // Beyond the SDK's checks: each answer goes back under its request's id, so two requests
+    // that share one could not both be answered (docs/mcp.md §Sessions).
+    if (messages.length > 1 && sharesId(messages)) return refusal(400, -32600, 'Invalid Request: Each request of a batch must have an id of its own');
     const extra = { authInfo, requestInfo: { headers } };
     const exchange: Exchange = { responses: new Map(), settle: () => {} };
     const done = new Promise<void>((resolve) => (exchange.settle = resolve));
