@@ -5,7 +5,9 @@
 // request to /mcp (src/mcp/routes.ts).
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import { InitializeRequestSchema, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import * as z from 'zod';
 import { deeperThan, MAX_BODY_DEPTH } from '../http/body.ts';
 import { type Deps, SERVICE_VERSION } from '../http/context.ts';
 import { asAppError } from '../http/error-handler.ts';
@@ -14,12 +16,26 @@ import { rateLimited } from '../http/pipeline.ts';
 import { apiCatalogue, type ApiCatalogue } from './catalogue.ts';
 import { dispatchInMemory } from './dispatch.ts';
 import { currentUser } from './current-user.ts';
-import { CAPABILITIES, type Dispatched, registerTools, requestAuth, type ToolEnv } from './tools.ts';
+import { CAPABILITIES, checkedRequest, type Dispatched, registerTools, requestAuth, type ToolEnv } from './tools.ts';
 import { EndpointTransport, received } from './transport.ts';
 
 const SERVER_INFO = { name: 'rolodex', version: SERVICE_VERSION };
 const INSTRUCTIONS =
   'Rolodex is a CRM. Find an operation with search_api_docs, read it with get_api_details, then call it with read_from_rolodex (GET) or write_to_rolodex (POST, DELETE). Field keys and select option ids differ per workspace: read GET /v1/<type>/definitions before writing.';
+
+const Initialize = z.looseObject({ method: z.literal('initialize') });
+
+/**
+ * The answer to an `initialize`, as the SDK's server gives it (the client's version when it is
+ * one the SDK speaks, else the latest), but for a request whose params the protocol does not
+ * take, which is -32602 rather than the SDK's -32603 (checkedRequest). Nothing the client says of
+ * itself is kept (docs/mcp.md §Sessions).
+ */
+function initialized(request: { method: string }) {
+  const asked = checkedRequest(InitializeRequestSchema, request).params.protocolVersion;
+  const protocolVersion = SUPPORTED_PROTOCOL_VERSIONS.includes(asked) ? asked : LATEST_PROTOCOL_VERSION;
+  return { protocolVersion, capabilities: CAPABILITIES ?? {}, serverInfo: SERVER_INFO, instructions: INSTRUCTIONS };
+}
 
 /** Whether the JSON-RPC body holds an `initialize` request. */
 function initializes(body: unknown): boolean {
@@ -60,6 +76,7 @@ export async function mcpEndpoint(app: FastifyInstance, deps: Deps): Promise<Mcp
   const newServer = () => {
     const server = new Server(SERVER_INFO, { instructions: INSTRUCTIONS, jsonSchemaValidator, capabilities: CAPABILITIES });
     registerTools(server);
+    server.setRequestHandler(Initialize, initialized);
     return server;
   };
   const shared = newServer();

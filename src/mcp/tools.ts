@@ -15,7 +15,7 @@
 // made for itself (`requestAuth`). A call whose AuthInfo is not one of those fails.
 import type { Server, ServerOptions } from '@modelcontextprotocol/sdk/server/index.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
-import { type CallToolRequest, type CallToolResult, ListToolsRequestSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { type CallToolRequest, type CallToolResult, ErrorCode, ListToolsRequestSchema, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import * as z from 'zod';
 import { bodyCheck } from '../http/validation.ts';
@@ -253,12 +253,30 @@ async function callTool(env: ToolEnv, { name, arguments: args = {} }: CallToolRe
 // layer answer it -32603, an internal error.
 const ToolCall = z.looseObject({ method: z.literal('tools/call') });
 
+/**
+ * A handler's request as `schema` reads it. The protocol layer's own check of a request that a
+ * handler's schema refuses answers -32603, an internal error; a request the protocol does not take
+ * is the client's fault, so it is answered -32602, invalid params, worded as the SDK's server words
+ * a malformed tools/call (docs/mcp.md §Sessions). Each handler is set with a schema that reads the
+ * method only (as ToolCall) and checks its request here.
+ */
+export function checkedRequest<T>(schema: z.ZodType<T>, request: { method: string }): T {
+  const read = schema.safeParse(request);
+  if (!read.success) throw new McpError(ErrorCode.InvalidParams, `Invalid ${request.method} request: ${read.error.message}`);
+  return read.data;
+}
+
+const ToolList = z.looseObject({ method: z.literal('tools/list') });
+
 /** The tools are fixed, and a stateless endpoint has no stream to announce a change on. */
 export const CAPABILITIES: ServerOptions['capabilities'] = { tools: { listChanged: false } };
 
 /** Answers tools/list and tools/call on `server`, which declares CAPABILITIES. */
 export function registerTools(server: Server): void {
-  server.setRequestHandler(ListToolsRequestSchema, () => LISTED);
+  server.setRequestHandler(ToolList, (request) => {
+    checkedRequest(ListToolsRequestSchema, request);
+    return LISTED;
+  });
   // The request reaches this handler only once the SDK's server has checked it against
   // CallToolRequestSchema (see ToolCall).
   server.setRequestHandler(ToolCall, (request, extra) => callTool(envOf(extra), (request as unknown as CallToolRequest).params));

@@ -1,10 +1,12 @@
 // The MCP tools' own refusals (docs/mcp.md §Tools), on both databases: arguments a tool's schema
 // refuses are a tool error whose text is the API's JSON error object, with the code the same
 // failure of a REST body gets and the argument in `param`; a tools/call without params is
-// JSON-RPC -32602; the three tools that are no API call spend the workspace's Read bucket, one
+// JSON-RPC -32602, as are an initialize or a tools/list with params the protocol does not take;
+// the three tools that are no API call spend the workspace's Read bucket, one
 // token a call as a REST read, and an empty bucket answers them with the REST 429.
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { createRateLimiter } from '../../src/rate-limit/factory.ts';
 import { call, eachDialect, seedWorkspace, type Seeded, type TestApp } from '../helpers/app.ts';
 import { rpc, toolCall, type ToolResult } from '../helpers/mcp.ts';
@@ -84,6 +86,33 @@ eachDialect('mcp tool errors', (ctx) => {
         [3, -32602],
       ],
     );
+  });
+
+  test('an initialize or a tools/list whose params the protocol does not take is JSON-RPC -32602, not -32603', async () => {
+    const t = ctx();
+    const client = { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'c', version: '1' } };
+    for (const message of [
+      { jsonrpc: '2.0', id: 1, method: 'initialize' },
+      { jsonrpc: '2.0', id: 2, method: 'initialize', params: { ...client, protocolVersion: 5 } },
+      { jsonrpc: '2.0', id: 3, method: 'initialize', params: { ...client, clientInfo: 'c' } },
+      { jsonrpc: '2.0', id: 4, method: 'tools/list', params: { cursor: 5 } },
+    ]) {
+      const answer = (await post(t, s.secret, message)) as Answer;
+      assert.equal(answer.error?.code, -32602, JSON.stringify(answer));
+      assert.match(answer.error.message, new RegExp(`Invalid ${message.method} request: `));
+    }
+    // Valid ones are answered as before: an unknown version gets the latest, a cursor is ignored.
+    const init = await rpc<{ result: Record<string, unknown> }>(t, s.secret, {
+      jsonrpc: '2.0',
+      id: 5,
+      method: 'initialize',
+      params: { ...client, protocolVersion: '1999-01-01' },
+    });
+    assert.deepEqual(Object.keys(init.result).sort(), ['capabilities', 'instructions', 'protocolVersion', 'serverInfo']);
+    assert.equal(init.result.protocolVersion, LATEST_PROTOCOL_VERSION);
+    assert.deepEqual(init.result.capabilities, { tools: { listChanged: false } });
+    const list = await rpc<{ result: { tools: unknown[] } }>(t, s.secret, { jsonrpc: '2.0', id: 6, method: 'tools/list', params: { cursor: 'c' } });
+    assert.equal(list.result.tools.length, 5);
   });
 });
 
