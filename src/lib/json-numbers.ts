@@ -42,8 +42,19 @@ export function unheldNumber(source: string, value: number): string | null {
   return `is an integer beyond ±${Number.MAX_SAFE_INTEGER} that a number here (an IEEE 754 double) does not hold: it reads as ${String(value)}`;
 }
 
-/** A literal or value as an error message shows it: whole up to 40 characters, else its ends. */
-export const shownLiteral = (source: string): string => (source.length > 40 ? `${source.slice(0, 20)}…${source.slice(-10)}` : source);
+// Characters that print nothing or move what follows (controls, format characters such as the
+// bidirectional isolates, line and paragraph separators): a message shows a line break or a tab
+// as `\n`, `\r`, `\t` and any other as its code point, `\u{2066}`, so that a value quoted from a
+// file or a body is one line, never writes a terminal's escape sequence, and never hides itself.
+const UNSEEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;
+const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+const seen = (c: string): string => NAMED[c] ?? `\\u{${c.codePointAt(0)!.toString(16).toUpperCase()}}`;
+
+/**
+ * A literal or value as an error message shows it: whole up to 40 characters, else its ends; each
+ * character that prints nothing written as above.
+ */
+export const shownLiteral = (source: string): string => (source.length > 40 ? `${source.slice(0, 20)}…${source.slice(-10)}` : source).replace(UNSEEN, seen);
 
 function keepUnheld(_key: string, value: unknown, context?: { source?: string }): unknown {
   if (typeof value === 'number' && context?.source !== undefined && unheldNumber(context.source, value) !== null) return Json.rawJSON(context.source);

@@ -109,7 +109,11 @@ eachDialect('control and invisible characters in e-mail addresses', (ctx) => {
       file(t, 'bad.csv', 'externalId,Name,Email\nc1,Ann,ann@acme.test\nc2,Bo,bo@acme.test;\u2066bo@b.test\u2069\n'),
     ]);
     assert.equal(csv.code, 1, csv.err);
-    assert.match(csv.err, /^line 3: Email: "fields\.\$email\[1\]" must be an email address without control or invisible characters \(it holds U\+2066\)/mu);
+    // The cell's piece is quoted with its invisible characters written as code points (docs/import.md §CSV).
+    assert.match(
+      csv.err,
+      /^line 3: Email: "\\u\{2066\}bo@b\.test\\u\{2069\}" must be an email address without control or invisible characters \(it holds U\+2066\)/mu,
+    );
     assert.equal((await call(t, s.secret, 'GET', '/v1/contacts')).json().totalCount, 0);
   });
 
