@@ -2,6 +2,7 @@
 // fill, whether a record holds what it needs, and the lookup itself. A provider only reads the
 // outside world and returns values; the run decides what is written (only empty fields unless
 // named, through the records engine's own checks) and when, under its lease.
+import type { ValueType } from '../lib/value-types.ts';
 import type { RunRow } from './repository.ts';
 
 export type RecordType = RunRow['entity_type'];
@@ -27,6 +28,12 @@ export interface EnrichmentProvider {
   readonly name: string;
   /** The field keys of `entityType` it can fill (system `$…` keys, or custom keys a workspace may define). */
   fills(entityType: RecordType): readonly string[];
+  /**
+   * The value types a custom key it fills must have (`logo`: URL): a workspace's field of that key
+   * of another type is not one it fills, so no run targets it and a request naming it is refused
+   * (docs/enrichment.md §What a run fills). A key not named here is filled whatever its type.
+   */
+  readonly valueTypes?: Readonly<Record<string, readonly ValueType[]>>;
   /** Whether the record holds what a lookup needs (a website, an e-mail domain). */
   canLookUp(subject: Subject): boolean;
   /** Values found for `targets`, by field key; a target it found nothing for is absent. */

@@ -81,10 +81,17 @@ export function isEmpty(subject: Subject, key: string): boolean {
   return v === undefined || v === null || v === '' || (Array.isArray(v) && v.length === 0);
 }
 
-/** The keys a run on this type can fill in this workspace: what a provider fills and the workspace defines. */
+/**
+ * The keys a run on this type can fill in this workspace: what a provider fills and the workspace
+ * defines, writable and of a value type the provider fills it with.
+ */
 function fillable(env: EnrichmentEnv, defs: TypeDefinitions, entityType: RecordType): string[] {
   const keys = new Set<string>(entityType === 'contact' ? [ACCOUNT_LINK] : []);
-  for (const p of env.providers) for (const k of p.fills(entityType)) if (defs.fields.has(k) && !defs.fields.get(k)?.readOnly) keys.add(k);
+  for (const p of env.providers)
+    for (const k of p.fills(entityType)) {
+      const def = defs.fields.get(k);
+      if (def && !def.readOnly && (p.valueTypes?.[k]?.includes(def.valueType) ?? true)) keys.add(k);
+    }
   return [...keys];
 }
 

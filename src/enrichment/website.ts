@@ -28,6 +28,9 @@ export function homePage(subject: Subject): URL | null {
 export const websiteProvider: EnrichmentProvider = {
   name: 'website',
   fills: (entityType) => (entityType === 'account' ? ['$name', ...Object.keys(SOCIAL_FIELDS), 'description', 'logo'] : []),
+  // The page's description is text and its logo an address: a workspace's fields of those keys
+  // are filled only when they take such a value (docs/enrichment.md §What a run fills).
+  valueTypes: { description: ['TEXT', 'MARKDOWN'], logo: ['URL'] },
   canLookUp: (subject) => subject.entityType === 'account' && homePage(subject) !== null,
   async lookUp(subject, targets, env) {
     const home = homePage(subject);
