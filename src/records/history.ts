@@ -24,7 +24,7 @@ interface Entry {
   isCreate: boolean;
 }
 
-const ADDRESS_PARTS = ['street', 'street2', 'city', 'state', 'postalCode', 'country'] as const;
+const ADDRESS_PARTS = ['street', 'street2', 'city', 'state', 'postalCode', 'country', 'latitude', 'longitude'] as const;
 
 const text = (v: unknown): string => (typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v));
 
@@ -42,9 +42,11 @@ export function displayValue(def: FieldDef, value: unknown): string | null {
       return [n.firstName, n.lastName].filter((p) => typeof p === 'string' && p !== '').join(' ');
     }
     case 'ADDRESS': {
+      // Every part it holds, the coordinates too: an address of coordinates alone is a value, and
+      // reads as them rather than as an empty text (docs/history.md §displayValue).
       const a = value as Record<string, unknown>;
       return ADDRESS_PARTS.map((k) => a[k])
-        .filter((p) => typeof p === 'string' && p !== '')
+        .filter((p) => (typeof p === 'string' && p !== '') || typeof p === 'number')
         .join(', ');
     }
     case 'CURRENCY':
