@@ -26,9 +26,27 @@ export function checkResolutions(defs: TypeDefinitions, resolutions: Readonly<Re
   const values = new Map<string, unknown>();
   for (const [key, r] of Object.entries(resolutions)) {
     checkFieldKeys(defs, { [key]: null }, 'update', RESOLUTIONS);
-    if (typeof r === 'object') values.set(key, checkFieldValues(defs, { [key]: r.value }, RESOLUTIONS).get(key));
+    if (typeof r !== 'object') continue;
+    try {
+      values.set(key, checkFieldValues(defs, { [key]: r.value }, RESOLUTIONS).get(key));
+    } catch (err) {
+      throw err instanceof AppError ? placedInValue(err, `${RESOLUTIONS}.${key}`) : err;
+    }
   }
   return values;
+}
+
+/**
+ * A write's error names a member or item of a field's value below the field (`fields.k.latitude`,
+ * `fields.k[1]`); in a resolution that value sits under `value`, so such an error names its place
+ * in the body (`fieldResolutions.k.value.latitude`), as every `param` does (docs/errors.md). An
+ * error of the value as a whole names the resolution, `fieldResolutions.k` (docs/merge.md §Fields).
+ */
+function placedInValue(err: AppError, base: string): AppError {
+  const param = err.param;
+  if (param === undefined || !param.startsWith(base) || !['.', '['].includes(param.charAt(base.length))) return err;
+  const placed = `${base}.value${param.slice(base.length)}`;
+  return new AppError(err.code, err.message.replaceAll(`"${param}"`, `"${placed}"`), { param: placed, headers: err.headers });
 }
 
 function union(a: readonly unknown[], b: readonly unknown[], same: (x: unknown) => unknown): unknown[] {
