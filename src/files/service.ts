@@ -189,12 +189,26 @@ function checkBytes(row: FileRow, stat: BlobStat | null, md5: string | undefined
   }
 }
 
+/**
+ * A complete of a COMPLETED file answers it unchanged (a safe retry), unless it gives an md5 the
+ * file's bytes do not have: a 200 would then say the file holds bytes it does not, such as those
+ * of a PUT S3 took after the completion (docs/files.md §The flow).
+ */
+function completedAgain(row: FileRow, md5: string | undefined): CompletionCheck {
+  if (md5 !== undefined && row.md5 !== null && md5 !== row.md5) {
+    throw new AppError('checksum_mismatch', `The file is COMPLETED with bytes whose MD5 is ${row.md5}, not ${md5}; a completed file's bytes never change.`, {
+      param: 'md5',
+    });
+  }
+  return { row };
+}
+
 /** The checks of complete that read the stored bytes; run outside any transaction. */
 export async function checkCompletion(ctx: FilesCtx, input: { id: string; md5?: string | undefined }): Promise<CompletionCheck> {
   const row = await repo.findFile(ctx.db, ctx.actor.workspaceId, input.id);
   if (!row) throw notFound('file', input.id);
   const status = effectiveStatus(row, ctx.now);
-  if (status === 'COMPLETED') return { row };
+  if (status === 'COMPLETED') return completedAgain(row, input.md5);
   if (status !== 'PENDING') throw stateError('complete', status);
   try {
     return { row, verified: await checkBytesOf(ctx, row, input.md5) };
@@ -204,7 +218,7 @@ export async function checkCompletion(ctx: FilesCtx, input: { id: string; md5?: 
     if (!(err instanceof AppError)) throw err;
     const now = await repo.findFile(ctx.db, ctx.actor.workspaceId, input.id);
     const after = now ? effectiveStatus(now, ctx.now) : status;
-    if (now && after === 'COMPLETED') return { row: now };
+    if (now && after === 'COMPLETED') return completedAgain(now, input.md5);
     if (after !== 'PENDING') throw stateError('complete', after);
     throw err;
   }

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import { filesEnv } from '../../src/files/service.ts';
 import { sweepOnce } from '../../src/jobs/sweeper.ts';
 import { call, eachDialect, seedWorkspace, type TestApp } from '../helpers/app.ts';
-import { type Backend, backendDeps, createSession, download, md5, putBytes } from '../helpers/files.ts';
+import { assertError, type Backend, backendDeps, createSession, download, md5, putBytes } from '../helpers/files.ts';
 
 /** The stored objects of a workspace, on disk or in the s3rver's directory. */
 function objects(t: TestApp, backend: Backend, workspaceId: string): string[] {
@@ -48,6 +48,32 @@ function suite(backend: Backend) {
       await sweepOnce(sweep);
       assert.equal(objects(t, backend, s.workspaceId).length, 1);
       assert.equal((await download(t, url)).bytes.toString(), checked.toString());
+    });
+
+    test('a complete of a COMPLETED file with an md5 its bytes do not have answers checksum_mismatch and changes nothing', async () => {
+      const t = ctx();
+      const s = await seedWorkspace(t);
+      const checked = Buffer.from('the checked bytes');
+      const other = Buffer.from('THE OTHER BYTES!!');
+      const f = await createSession(t, s.secret, { filename: 'a.txt', mimeType: 'text/plain', sizeBytes: checked.length });
+      assert.equal((await putBytes(t, f.uploadUrl, f.uploadHeaders, checked)).status, 200);
+      const done = await call(t, s.secret, 'POST', `/v1/files/${f.id}/complete`, { md5: md5(checked) });
+      assert.equal(done.statusCode, 200, done.body);
+
+      // The client sends other bytes (S3 takes them) and completes again with their MD5: the file
+      // does not hold them, and a 200 would say it does.
+      await putBytes(t, f.uploadUrl, f.uploadHeaders, other);
+      const again = await call(t, s.secret, 'POST', `/v1/files/${f.id}/complete`, { md5: md5(other) });
+      assertError(again, 422, 'checksum_mismatch', 'md5');
+      assert.match(again.json().error.message, new RegExp(md5(checked)));
+      const now = await call(t, s.secret, 'GET', `/v1/files/${f.id}`);
+      assert.deepEqual(now.json(), done.json());
+      // The retry of the complete that succeeded, and one without md5, still answer the file.
+      for (const body of [{ md5: md5(checked) }, {}]) {
+        const retry = await call(t, s.secret, 'POST', `/v1/files/${f.id}/complete`, body);
+        assert.equal(retry.statusCode, 200, retry.body);
+        assert.deepEqual(retry.json(), done.json());
+      }
     });
   };
 }
