@@ -103,8 +103,11 @@ export function parseRange(header: string | undefined, size: number): { start: n
     return { start: Math.max(0, size - suffix), end: size - 1 };
   }
   const start = Number(m[1]);
+  // A last position before the first makes the range invalid, not unsatisfiable: ignored as a
+  // malformed one is (RFC 9110 §14.1.1).
+  if (m[2] !== '' && Number(m[2]) < start) return null;
   const end = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1);
-  if (start >= size || start > end) return 'unsatisfiable';
+  if (start >= size) return 'unsatisfiable';
   return { start, end };
 }
 

@@ -188,6 +188,14 @@ eachDialect('file bytes (disk)', (ctx) => {
     assert.equal(bad.headers['content-range'], `bytes */${n}`);
     // Several ranges, or an If-Range for another version: the whole file.
     assert.equal((await download(t, url, { range: 'bytes=0-1,4-5' })).status, 200);
+    // A range that ends before it starts is invalid, not unsatisfiable (RFC 9110 §14.1.1): ignored,
+    // the whole file, wherever it lies.
+    for (const range of ['bytes=5-2', `bytes=${n + 10}-${n + 1}`]) {
+      const r = await download(t, url, { range });
+      assert.equal(r.status, 200, range);
+      assert.equal(r.headers['content-range'], undefined, range);
+      assert.ok(r.bytes.equals(bytes), range);
+    }
     assert.equal((await download(t, url, { range: 'bytes=0-1', 'if-range': '"0000"' })).status, 200);
     assert.equal((await download(t, url, { range: 'bytes=0-1', 'if-range': `"${md5(bytes)}"` })).status, 206);
     const head = await t.app.inject({ method: 'HEAD', url: pathOf(t, url) });
