@@ -32,7 +32,11 @@ export const CreateMeetingBody = Type.Object(
         $meetingUrl: Type.Optional(Nullable(Type.String({ format: 'uri', maxLength: LIMITS.meetingUrl }))),
         $organizerEmail: Type.Optional(Nullable(Email)),
         // A multi-valued EMAIL field: one address is taken as a list of one (docs/meetings.md §Writes).
-        $attendeeEmails: Type.Optional(Type.Union([Type.Array(Email, { maxItems: LIMITS.attendees, uniqueItems: true }), Email])),
+        // An address repeated, in any case, is the service's one rule (rules.ts participants), which
+        // names the repeat: a schema's uniqueItems would answer an exact repeat apart, naming the array.
+        $attendeeEmails: Type.Optional(
+          Type.Union([Type.Array(Email, { maxItems: LIMITS.attendees, description: 'Each address once, ignoring case.' }), Email]),
+        ),
         $privacySetting: Type.Optional(Privacy),
       },
       { additionalProperties: false },

@@ -161,6 +161,10 @@ eachDialect('meetings', (ctx) => {
       'invalid_value',
       'fields.$attendeeEmails[1]',
     );
+    // The same address written alike is refused by the same rule, naming the repeat, not the array.
+    const twice = await call(p.s.secret, 'createMeeting', 'POST', '/v1/meetings', meetingBody({ $attendeeEmails: ['a@b.test', 'c@b.test', 'a@b.test'] }));
+    assertError(twice, 400, 'invalid_value', 'fields.$attendeeEmails[2]');
+    assert.match(twice.json().error.message, /repeats an address of the array/);
 
     const pending = await pendingTranscript(t, p.s.secret);
     const plain = await transcript(t, p.s.secret, 'no purpose', { purpose: undefined });
