@@ -202,6 +202,9 @@ eachDialect('meetings', (ctx) => {
     const url = `/v1/meetings/${m.id}`;
     assertError(await call(p.organizer, 'updateMeeting', 'POST', url, { fields: { $title: 'new' } }), 400, 'read_only_field', 'fields.$title');
     assertError(await call(p.organizer, 'updateMeeting', 'POST', url, { fields: { $nope: 1 } }), 400, 'unknown_field', 'fields.$nope');
+    // The route's schema judges a value it declares before the keys are checked (docs/meetings.md §Writes).
+    const both = { fields: { $privacySetting: 'bad', $title: 'x' } };
+    assertError(await call(p.organizer, 'updateMeeting', 'POST', url, both), 400, 'invalid_value', 'fields.$privacySetting');
     assertError(await call(p.organizer, 'updateMeeting', 'POST', url, { fields: {} }), 400, 'parameter_missing', 'fields.$privacySetting');
     assertError(
       await call(p.organizer, 'updateMeeting', 'POST', url, { relationships: { $account: { add: 'acc_x' } } }),
