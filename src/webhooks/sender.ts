@@ -5,6 +5,7 @@
 // DNS lookup), so a name that resolves elsewhere between a check and the connection gains nothing.
 // Redirects are not followed.
 import { lookup as dnsLookup } from 'node:dns';
+import type { Agent } from 'node:http';
 import { isIP } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { agentFor, httpRequest, httpsRequest } from '../lib/outbound-http.ts';
@@ -56,7 +57,7 @@ export function signatureHeaders(secret: string, eventId: string, body: string, 
  * POSTs `body` (the event, JSON) signed with `secret`; any 2xx is success. The whole exchange
  * (connection, request, the answer's status and body) is bounded by `timeoutMs`, not only each
  * silence: an endpoint that trickles its answer a byte at a time fails with TIMEOUT all the same
- * (docs/events.md §Delivery).
+ * (docs/events.md §Delivery). A kept-alive socket found closed is replaced within that time.
  */
 export function deliver(input: { url: string; secret: string; eventId: string; body: string; timeoutMs: number; allowPrivate: boolean }): Promise<Attempt> {
   let url: URL;
@@ -73,27 +74,44 @@ export function deliver(input: { url: string; secret: string; eventId: string; b
     ...signatureHeaders(input.secret, input.eventId, input.body, new Date()),
   };
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  // The agent of the lookup: a kept-alive socket is only ever reused by a request checked alike.
+  const lookup = input.allowPrivate ? dnsLookup : publicOnly;
   return new Promise((resolve) => {
     let settled = false;
+    let req: ReturnType<typeof send>;
     const done = (a: Attempt) => {
       if (settled) return;
       settled = true;
       clearTimeout(deadline);
       resolve(a);
     };
-    // The agent of the lookup: a kept-alive socket is only ever reused by a request checked alike.
-    const lookup = input.allowPrivate ? dnsLookup : publicOnly;
-    const req = send(url, { method: 'POST', headers, lookup, agent: agentFor(url.protocol, lookup) }, (res) => {
-      const status = res.statusCode ?? 0;
-      res.resume();
-      res.on('end', () => done(status >= 200 && status < 300 ? { ok: true, status } : { ok: false, status, error: `HTTP ${status}` }));
-      res.on('error', () => done({ ok: false, status, error: 'RESPONSE_ERROR' }));
-    });
+    const attempt = (agent: Agent | false) => {
+      let answered = false;
+      req = send(url, { method: 'POST', headers, lookup, agent }, (res) => {
+        answered = true;
+        const status = res.statusCode ?? 0;
+        res.resume();
+        res.on('end', () => done(status >= 200 && status < 300 ? { ok: true, status } : { ok: false, status, error: `HTTP ${status}` }));
+        res.on('error', () => done({ ok: false, status, error: 'RESPONSE_ERROR' }));
+      });
+      const current = req;
+      current.on('error', (err: NodeJS.ErrnoException) => {
+        if (settled || current !== req) return;
+        // A kept-alive socket the endpoint closed as this request went out on it (an endpoint that
+        // closes idle connections without saying when, docs/events.md §Delivery): the endpoint
+        // refused nothing, so the delivery goes again, once, on a connection of its own.
+        if (current.reusedSocket && !answered && agent !== false && RESET.has(err.code ?? '')) return attempt(false);
+        done({ ok: false, error: err instanceof TargetError ? 'PRIVATE_TARGET' : (err.code ?? 'NETWORK_ERROR') });
+      });
+      current.end(payload);
+    };
     const deadline = setTimeout(() => {
       done({ ok: false, error: 'TIMEOUT' });
       req.destroy();
     }, input.timeoutMs);
-    req.on('error', (err: NodeJS.ErrnoException) => done({ ok: false, error: err instanceof TargetError ? 'PRIVATE_TARGET' : (err.code ?? 'NETWORK_ERROR') }));
-    req.end(payload);
+    attempt(agentFor(url.protocol, lookup));
   });
 }
+
+/** What a request meets on a kept-alive socket its endpoint has closed meanwhile. */
+const RESET: ReadonlySet<string> = new Set(['ECONNRESET', 'EPIPE']);
