@@ -40,7 +40,7 @@ export interface Attempt {
   ok: boolean;
   /** The HTTP status, when an answer came. */
   status?: number;
-  /** Why it failed: `HTTP <status>`, `TIMEOUT`, `PRIVATE_TARGET`, a network error code. */
+  /** Why it failed: `HTTP <status>` (a redirect's with its target), `TIMEOUT`, `PRIVATE_TARGET`, a network error code. */
   error?: string;
 }
 
@@ -91,7 +91,8 @@ export function deliver(input: { url: string; secret: string; eventId: string; b
         answered = true;
         const status = res.statusCode ?? 0;
         res.resume();
-        res.on('end', () => done(status >= 200 && status < 300 ? { ok: true, status } : { ok: false, status, error: `HTTP ${status}` }));
+        const error = answerError(status, res.headers.location, url);
+        res.on('end', () => done(status >= 200 && status < 300 ? { ok: true, status } : { ok: false, status, error }));
         res.on('error', () => done({ ok: false, status, error: 'RESPONSE_ERROR' }));
       });
       const current = req;
@@ -111,6 +112,25 @@ export function deliver(input: { url: string; secret: string; eventId: string; b
     }, input.timeoutMs);
     attempt(agentFor(url.protocol, lookup));
   });
+}
+
+const REDIRECTS: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
+
+/**
+ * The error of a refusing answer: `HTTP <status>`, and for a redirect where it points, resolved
+ * against the URL called (docs/events.md §Webhooks: redirects are not followed), so that `webhook
+ * test` and `webhook list` show the operator the address to subscribe instead. The target is the
+ * parsed URL's `href`, at most 300 characters: the endpoint's bytes are never printed as sent.
+ */
+function answerError(status: number, location: string | undefined, url: URL): string {
+  if (!REDIRECTS.has(status)) return `HTTP ${status}`;
+  let target = '';
+  try {
+    if (location) target = ` to ${new URL(location, url).href.slice(0, 300)}`;
+  } catch {
+    // Not a URL: the status alone.
+  }
+  return `HTTP ${status}${target} (redirects are not followed)`;
 }
 
 /** What a request meets on a kept-alive socket its endpoint has closed meanwhile. */

@@ -2,7 +2,7 @@
 // bounds the whole exchange, so an endpoint that answers its status and then trickles its body a
 // byte at a time, or never sends its headers, fails with TIMEOUT in that time, never later. A
 // kept-alive connection that the endpoint closed as the delivery went out on it is no failure of
-// the endpoint: the delivery is sent again on a new connection.
+// the endpoint: the delivery is sent again on a new connection. A redirect fails naming its target.
 import assert from 'node:assert/strict';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTcpServer, type Socket } from 'node:net';
@@ -33,6 +33,12 @@ before(async () => {
         timers.add(stop);
       } else if (req.url === '/ok') {
         res.statusCode = 204;
+        res.end();
+      } else if (req.url === '/moved') {
+        res.writeHead(308, { location: '/hooks/rolodex/' });
+        res.end();
+      } else if (req.url === '/moved-badly') {
+        res.writeHead(302, { location: 'http://[not a url' });
         res.end();
       }
       // '/silent': never answered.
@@ -65,6 +71,17 @@ test('an endpoint that never answers fails with TIMEOUT; a prompt one succeeds',
   assert.deepEqual(await send('/silent', 300), { ok: false, error: 'TIMEOUT' });
   assert.ok(performance.now() - started < 2000);
   assert.deepEqual(await send('/ok', 300), { ok: true, status: 204 });
+});
+
+test('a redirect is a failure that names where it points (redirects are not followed)', async () => {
+  // What `webhook test` prints and `webhook list` shows as the last error: the operator sees the
+  // address to subscribe instead (https://, a trailing slash), not a bare status.
+  assert.deepEqual(await send('/moved', 1000), {
+    ok: false,
+    status: 308,
+    error: `HTTP 308 to ${base}/hooks/rolodex/ (redirects are not followed)`,
+  });
+  assert.deepEqual(await send('/moved-badly', 1000), { ok: false, status: 302, error: 'HTTP 302 (redirects are not followed)' });
 });
 
 test('a kept-alive connection the endpoint closes as a delivery goes out on it: the delivery is sent again on a new one', async () => {
