@@ -117,6 +117,8 @@ eachDialect('custom objects API', (ctx) => {
     const op = await withProjects(s);
     for (const slug of ['account', 'note', 'member', 'channel', 'Bad', '1x', ''])
       await assert.rejects(defineObjectType(op, { slug, label: 'X' }), /must match|system type/);
+    // Their events would share a prefix with those of the enrichment runs and the webhook test.
+    for (const slug of ['enrichment_run', 'webhook']) await assert.rejects(defineObjectType(op, { slug, label: 'X' }), /events of another object/);
     await assert.rejects(defineObjectType(op, { slug: 'project', label: 'Again' }), /exists/);
     const key = { 'idempotency-key': 'project-once' };
     const all = await Promise.all(
