@@ -55,11 +55,11 @@ export function startWebhookDispatcher(deps: WebhookDispatcherDeps): Dispatcher 
   let tail: Promise<void> = Promise.resolve();
 
   /** Delivered rows waiting for a commit, settled together (src/jobs/settler.ts). */
-  function settler(token: string): Settler<outbox.DeliveryRow> {
+  function settler(token: string): Settler<outbox.Settled> {
     return createSettler(async (batch) => {
       try {
         const settled = await outbox.settleDelivered(db.kysely, token, batch);
-        const late = batch.filter((r) => !settled.has(r.id));
+        const late = batch.filter((r) => r.delivered && !settled.has(r.id));
         if (late.length > 0) logger.warn({ deliveries: late.length }, 'webhooks delivered after their lease ran out; they may be sent again (same webhook-id)');
       } catch (err) {
         logger.warn({ err, deliveries: batch.length }, 'could not settle delivered webhooks; the lease will bring them back (same webhook-id)');
@@ -103,8 +103,9 @@ export function startWebhookDispatcher(deps: WebhookDispatcherDeps): Dispatcher 
           const sub = subs.get(row.subscription_id);
           const body = events.get(row.event_id);
           if (!sub || body === undefined) {
-            // The subscription was removed or the event purged meanwhile: nothing to send.
-            settled.add(row);
+            // The subscription was removed or the event purged meanwhile: nothing to send, and
+            // nothing said of the endpoint.
+            settled.add({ id: row.id, subscription_id: row.subscription_id, delivered: false });
             continue;
           }
           const slowAfter = setTimeout(() => slow.add(row.subscription_id), cfg.pollMs);
@@ -117,7 +118,7 @@ export function startWebhookDispatcher(deps: WebhookDispatcherDeps): Dispatcher 
             allowPrivate: cfg.allowPrivate,
           }).finally(() => clearTimeout(slowAfter));
           if (attempt.ok) {
-            settled.add(row);
+            settled.add({ id: row.id, subscription_id: row.subscription_id, delivered: true });
             continue;
           }
           failing.add(row.subscription_id);

@@ -117,17 +117,26 @@ export async function deliveriesOf(db: Executor, rows: readonly DeliveryRow[]) {
   return { events, subs };
 }
 
+/** A row to settle: `delivered` when its endpoint answered 2xx, false when nothing was left to send. */
+export interface Settled {
+  id: string;
+  subscription_id: string;
+  delivered: boolean;
+}
+
 /**
- * Delivered rows leave the outbox and their subscriptions count as healthy again; returns the ids
- * settled. Single statements, no transaction: on PostgreSQL they go out on the shared connection
- * rather than wait for one of the transactions' (src/db/postgres/lanes.ts), which the API's writes keep
- * busy. The subscriptions are cleared first: the endpoint answered 2xx whether or not the delete
- * then commits, and a row it leaves behind is only sent again.
+ * Settled rows leave the outbox, and the subscriptions of those delivered count as healthy again
+ * (only an answer says an endpoint is healthy: a row whose subscription or event went meanwhile
+ * leaves its endpoint's failing streak as it is); returns the ids settled. Single statements, no
+ * transaction: on PostgreSQL they go out on the shared connection rather than wait for one of the
+ * transactions' (src/db/postgres/lanes.ts), which the API's writes keep busy. The subscriptions
+ * are cleared first: the endpoint answered 2xx whether or not the delete then commits, and a row it
+ * leaves behind is only sent again.
  */
-export async function settleDelivered(db: Executor, token: string, rows: readonly Pick<DeliveryRow, 'id' | 'subscription_id'>[]): Promise<Set<string>> {
+export async function settleDelivered(db: Executor, token: string, rows: readonly Settled[]): Promise<Set<string>> {
   const settled = new Set<string>();
   if (rows.length === 0) return settled;
-  for (const part of chunks([...new Set(rows.map((r) => r.subscription_id))]))
+  for (const part of chunks([...new Set(rows.filter((r) => r.delivered).map((r) => r.subscription_id))]))
     await db
       .updateTable('webhook_subscriptions')
       .set({ failing_since: null, last_error: null })

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { failed } from '../../src/webhooks/repository.ts';
+import { failed, settleDelivered } from '../../src/webhooks/repository.ts';
 import type { DeliveryRow } from '../../src/webhooks/repository.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
 
@@ -81,6 +81,20 @@ for (const dialect of testDialects()) {
       const after = await subscription('whk_alone');
       assert.equal(after.disabled_at, null);
       assert.ok(after.failing_since !== null && Date.parse(after.failing_since) > Date.now() - DISABLE_AFTER_MS, 'a new streak');
+    });
+
+    test('a row settled with nothing to send (its event erased meanwhile) leaves the streak; a delivery ends it', async () => {
+      const db = tdb.db.kysely;
+      const row = await endpoint('whk_gone', 0);
+      const before = (await subscription('whk_gone')).failing_since;
+      const settled = await settleDelivered(db, 't', [{ id: row.id, subscription_id: 'whk_gone', delivered: false }]);
+      assert.deepEqual([...settled], [row.id], 'the row leaves the outbox');
+      const kept = await subscription('whk_gone');
+      assert.equal(kept.failing_since, before, 'no answer came: the endpoint is failing as before');
+      assert.equal(kept.last_error, 'HTTP 500');
+      const next = await endpoint('whk_answers', 0);
+      await settleDelivered(db, 't', [{ id: next.id, subscription_id: 'whk_answers', delivered: true }]);
+      assert.equal((await subscription('whk_answers')).failing_since, null, 'a 2xx ends the streak');
     });
 
     test('while another delivery is still failing, the streak goes on', async () => {
