@@ -61,5 +61,9 @@ export const List = Type.Object(
 export const ListEnvelope = Envelope(List, 'ListEnvelope');
 export const RecordEnvelope = Envelope(AnyRecord, 'EntityEnvelope');
 
-export const IdParams = Type.Object({ id: Type.String() }, { additionalProperties: false });
-export const ListIdParams = Type.Object({ listId: Type.String() }, { additionalProperties: false });
+// A list id in the path has the bounds of every id in a path (a record's, a meeting's): an empty
+// one (`/v1/lists/`) or one over 255 characters is invalid_parameter naming it, never a list not
+// found, and a create sent to `/v1/lists/` is refused for its path, not read as an update's body.
+const ListId = Type.String({ minLength: 1, maxLength: 255 });
+export const IdParams = Type.Object({ id: ListId }, { additionalProperties: false });
+export const ListIdParams = Type.Object({ listId: ListId }, { additionalProperties: false });

@@ -295,6 +295,31 @@ eachDialect('lists', (ctx) => {
     assert.equal((await call(t, other.secret, 'GET', `/v1/lists/${theirs.id}`)).json().fields.$name.value, 'secret');
   });
 
+  test('an empty or over-long list id in the path is invalid_parameter naming it, as a record id is', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const long = `lst_${'a'.repeat(252)}`;
+    const create = { fields: { $name: 'n', $objectType: 'contact' } };
+    for (const [method, path, body, param] of [
+      ['GET', '/v1/lists/', undefined, 'id'],
+      // A trailing slash on the create: answered for the path, not as a create body sent to an update.
+      ['POST', '/v1/lists/', create, 'id'],
+      ['DELETE', '/v1/lists/', undefined, 'id'],
+      ['GET', '/v1/lists//contacts', undefined, 'listId'],
+      ['GET', `/v1/lists/${long}`, undefined, 'id'],
+      ['POST', `/v1/lists/${long}`, { fields: { $name: 'x' } }, 'id'],
+      ['DELETE', `/v1/lists/${long}`, undefined, 'id'],
+      ['GET', `/v1/lists/${long}/contacts`, undefined, 'listId'],
+    ] as const) {
+      assertError(await call(t, s.secret, method, path, body), 400, 'invalid_parameter', param);
+    }
+    // The same bounds as /v1/accounts/{id}: 255 characters are an id that names nothing.
+    assertError(await call(t, s.secret, 'GET', `/v1/accounts/${long}`), 400, 'invalid_parameter', 'id');
+    assertError(await call(t, s.secret, 'GET', `/v1/lists/${long.slice(1)}`), 404, 'resource_not_found', 'id');
+    assertError(await call(t, s.secret, 'GET', `/v1/lists/${long.slice(1)}/accounts`), 404, 'resource_not_found', 'listId');
+    assert.equal((await call(t, s.secret, 'GET', '/v1/lists')).json().totalCount, 0);
+  });
+
   test('GET /v1/lists is newest first with ties by id; totalCount counts only this workspace', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);
