@@ -120,6 +120,10 @@ export async function updateList(ctx: WriteCtx, input: UpdateListInput) {
   const name = input.fields?.$name === undefined ? undefined : checkName(input.fields.$name);
   const key = relationshipKey(row.object_type, input.relationships);
   const change = under<{ add?: Ids; remove?: Ids }>(input.relationships, key);
+  // An operation naming neither add nor remove is a mistake, not a no-op: refused as a record's
+  // empty relationship operation is (docs/errors.md §Lists).
+  if (change && change.add === undefined && change.remove === undefined)
+    throw new AppError('parameter_missing', `"relationships.${key}" needs add or remove.`, { param: `relationships.${key}` });
   const add = members(change?.add, `relationships.${key}.add`);
   const remove = members(change?.remove, `relationships.${key}.remove`);
   for (const [memberId, param] of remove) {

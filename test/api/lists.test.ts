@@ -220,6 +220,9 @@ eachDialect('lists', (ctx) => {
     assertError(await upd({ fields: { $name: '' } }), 400, 'invalid_value', 'fields.$name');
     assertError(await upd({ fields: { $objectType: 'account' } }), 400, 'unknown_field', 'fields.$objectType');
     assertError(await upd({ relationships: { $contacts: { add: [a], keep: [b] } } }), 400, 'unknown_field', 'relationships.$contacts.keep');
+    // An operation with neither add nor remove changes nothing: refused as a record's empty one is.
+    assertError(await upd({ fields: { $name: 'renamed' }, relationships: { $contacts: {} } }), 400, 'parameter_missing', 'relationships.$contacts');
+    assert.equal((await call(t, s.secret, 'GET', `/v1/lists/${list.id}`)).json().fields.$name.value, 'n');
     assertError(await upd({ relationships: { $contacts: { add: [a, 3] } } }), 400, 'invalid_type', 'relationships.$contacts.add[1]');
     assertError(await upd({ fields: { $name: 'x' } }, 'lst_00000000000000000000000000'), 404, 'resource_not_found', 'id');
     const r = (await call(t, s.secret, 'GET', `/v1/lists/${list.id}/contacts`)).json();
