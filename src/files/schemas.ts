@@ -53,4 +53,4 @@ export const CompleteFileBody = Type.Object(
 );
 export const CancelFileBody = Type.Object({}, { additionalProperties: false });
 
-export const FileIdParams = Type.Object({ id: Type.String() }, { additionalProperties: false });
+export const FileIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 255 }) }, { additionalProperties: false });

@@ -33,4 +33,4 @@ export const Member = Type.Object(
 
 export const MemberEnvelope = Envelope(Member, 'MemberEnvelope');
 
-export const MemberIdParams = Type.Object({ id: Type.String() }, { additionalProperties: false });
+export const MemberIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 255 }) }, { additionalProperties: false });
