@@ -3,7 +3,7 @@
 // malformed JSON with the service's own code.
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../lib/errors.ts';
-import { firstUnheldNumber, isKeptNumber, shownLiteral } from '../lib/json-numbers.ts';
+import { firstUnheldNumber, isKeptNumber, shownLiteral, unseenEscaped } from '../lib/json-numbers.ts';
 import { unstorableText } from '../lib/unstorable.ts';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
@@ -14,6 +14,22 @@ export const JSON_BODY_LIMIT = 1024 * 1024;
  * can nest half a million levels, enough to overflow any stack.
  */
 export const MAX_BODY_DEPTH = 64;
+
+/**
+ * What is wrong with a body Fastify's parser refused, which it does not say: the syntax error's
+ * own message (its position, or the token it met, with unseen characters escaped, and never the
+ * excerpt of the body V8 adds) when the text is not JSON, else the prototype key the parser
+ * refuses (its prototype-poisoning protection), named so that the client knows what to change.
+ */
+function jsonError(text: string): AppError {
+  try {
+    JSON.parse(text);
+  } catch (err) {
+    const why = unseenEscaped((err as Error).message.replace(/, ".*" is not valid JSON$/s, ''));
+    return new AppError('invalid_json', `The request body is not valid JSON: ${why}.`);
+  }
+  return new AppError('invalid_json', 'The request body holds a "__proto__" key or a "constructor" object with a "prototype" key, which are refused.');
+}
 
 export function tooDeep(): AppError {
   return new AppError('invalid_value', `The request body nests arrays and objects more than ${MAX_BODY_DEPTH} levels deep.`);
@@ -92,7 +108,7 @@ export function installJsonParser(app: FastifyInstance): void {
     }
     if (text.trim() === '') return done(null, undefined);
     void parse(req, text, (err, value) => {
-      if (err) return done(new AppError('invalid_json', `The request body is not valid JSON: ${err.message}`), undefined);
+      if (err) return done(jsonError(text), undefined);
       if (deeperThan(value, MAX_BODY_DEPTH)) return done(tooDeep(), undefined);
       // Text neither database stores as sent (a NUL, half of a surrogate pair) is refused here, so
       // that both databases answer alike and nothing is stored changed (src/lib/unstorable.ts).

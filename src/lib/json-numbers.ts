@@ -50,11 +50,14 @@ const UNSEEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;
 const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 const seen = (c: string): string => NAMED[c] ?? `\\u{${c.codePointAt(0)!.toString(16).toUpperCase()}}`;
 
+/** A text with each character that prints nothing written as above. */
+export const unseenEscaped = (text: string): string => text.replace(UNSEEN, seen);
+
 /**
  * A literal or value as an error message shows it: whole up to 40 characters, else its ends; each
  * character that prints nothing written as above.
  */
-export const shownLiteral = (source: string): string => (source.length > 40 ? `${source.slice(0, 20)}…${source.slice(-10)}` : source).replace(UNSEEN, seen);
+export const shownLiteral = (source: string): string => unseenEscaped(source.length > 40 ? `${source.slice(0, 20)}…${source.slice(-10)}` : source);
 
 function keepUnheld(_key: string, value: unknown, context?: { source?: string }): unknown {
   if (typeof value === 'number' && context?.source !== undefined && unheldNumber(context.source, value) !== null) return Json.rawJSON(context.source);

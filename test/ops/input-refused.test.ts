@@ -127,6 +127,25 @@ eachDialect('bad input refused', (ctx) => {
     assert.equal(ok.json().fields.$name.value, 'Zoë ✓');
   });
 
+  test('a body that is not JSON, or holds a prototype key, is invalid_json saying what is wrong and where', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    for (const [payload, message] of [
+      ['{"fields": {"$name": "A",}}', /not valid JSON: Expected double-quoted property name in JSON at position 25 \(line 1 column 26\)\.$/],
+      ['{"fields": ', /not valid JSON: Unexpected end of JSON input\.$/],
+      // The token met, its unseen character escaped, and never an excerpt of the body.
+      ['\u0007{"secret": 1}', /not valid JSON: Unexpected token '\\u\{7\}'\.$/],
+      ['{"fields": {"__proto__": {"x": 1}}}', /holds a "__proto__" key or a "constructor" object with a "prototype" key/],
+      ['{"fields": {"constructor": {"prototype": {}}}}', /holds a "__proto__" key/],
+    ] as const) {
+      const res = await t.app.inject({ method: 'POST', url: '/v1/lists', headers: headers(s.secret, { 'content-type': 'application/json' }), payload });
+      assert.equal(res.statusCode, 400, res.body);
+      assert.equal(res.json().error.code, 'invalid_json');
+      assert.match(res.json().error.message, message);
+      assert.doesNotMatch(res.json().error.message, /secret/);
+    }
+  });
+
   test('a body declared in a charset other than UTF-8 is 415 unsupported_media_type', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);
