@@ -3,7 +3,7 @@
 // malformed JSON with the service's own code.
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../lib/errors.ts';
-import { firstUnheldNumber, isKeptNumber, shownLiteral, unseenEscaped } from '../lib/json-numbers.ts';
+import { firstUnheldNumber, isKeptNumber, shownLiteral, visible } from '../lib/json-numbers.ts';
 import { unstorableText } from '../lib/unstorable.ts';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
@@ -25,7 +25,7 @@ function jsonError(text: string): AppError {
   try {
     JSON.parse(text);
   } catch (err) {
-    const why = unseenEscaped((err as Error).message.replace(/, ".*" is not valid JSON$/s, ''));
+    const why = visible((err as Error).message.replace(/, ".*" is not valid JSON$/s, ''));
     return new AppError('invalid_json', `The request body is not valid JSON: ${why}.`);
   }
   return new AppError('invalid_json', 'The request body holds a "__proto__" key or a "constructor" object with a "prototype" key, which are refused.');

@@ -10,6 +10,7 @@
 // 2^53 has 16 digits or more in a row, and a literal beyond 1.8e308 either that many digits or an
 // exponent of three digits, each at the start of a number token (after `:`, `[`, `,` or white
 // space), so that ids and words such as `acc_01m8e123…` do not make a body parse twice.
+import { longerThan } from './chars.ts';
 
 /** JSON's source-text access, which TypeScript's lib does not declare yet. */
 interface RawJson {
@@ -50,14 +51,17 @@ const UNSEEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;
 const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 const seen = (c: string): string => NAMED[c] ?? `\\u{${c.codePointAt(0)!.toString(16).toUpperCase()}}`;
 
-/** A text with each character that prints nothing written as above. */
-export const unseenEscaped = (text: string): string => text.replace(UNSEEN, seen);
+/** `s` with each character that prints nothing written as above (an error message's text, every line of an import's report). */
+export const visible = (s: string): string => s.replace(UNSEEN, seen);
 
 /**
- * A literal or value as an error message shows it: whole up to 40 characters, else its ends; each
- * character that prints nothing written as above.
+ * A literal or value as an error message shows it: whole up to 40 characters, else its first 20
+ * and last 10; each character that prints nothing written as above. Characters are code points
+ * (docs/errors.md §Lengths): a cut between the two UTF-16 units of one (an emoji) would leave a
+ * lone surrogate, which a strict reader of the JSON error refuses.
  */
-export const shownLiteral = (source: string): string => unseenEscaped(source.length > 40 ? `${source.slice(0, 20)}…${source.slice(-10)}` : source);
+export const shownLiteral = (source: string): string =>
+  visible(longerThan(source, 40) ? `${[...source.slice(0, 40)].slice(0, 20).join('')}…${[...source.slice(-20)].slice(-10).join('')}` : source);
 
 function keepUnheld(_key: string, value: unknown, context?: { source?: string }): unknown {
   if (typeof value === 'number' && context?.source !== undefined && unheldNumber(context.source, value) !== null) return Json.rawJSON(context.source);
