@@ -7,12 +7,14 @@ import type { Ctx, WriteCtx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
 import type { IdKind } from '../lib/ids.ts';
 import { longerThan } from '../lib/chars.ts';
+import { visible } from '../lib/json-numbers.ts';
 
 /**
- * `s` with its line breaks shown as `\r` and `\n`: the report of a failed import holds one error a
- * line (docs/import.md §Rules), and a cell or value quoted in an error may hold line breaks.
+ * `s` as the report of a failed import shows it (docs/import.md §CSV, §Rules): one error a line,
+ * and every character that prints nothing (a line break, a terminal's escape, U+2066) written as
+ * `\n` or its code point, whichever error quotes it (a cell, an externalId, a header).
  */
-const oneLine = (s: string): string => s.replace(/[\r\n]/g, (c) => (c === '\r' ? '\\r' : '\\n'));
+const oneLine = visible;
 
 /** An error tied to an input line (NDJSON), CSV row or array item (JSON). */
 export class ImportError extends InputError {
