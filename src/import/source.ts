@@ -4,9 +4,9 @@
 // whole file (docs/import.md §Memory).
 import { isUtf8 } from 'node:buffer';
 import { open, readFile } from 'node:fs/promises';
-import { createInterface } from 'node:readline';
 import { firstKeptNumber, mayHoldUnheldNumber, parseKeepingNumbers, shownLiteral } from '../lib/json-numbers.ts';
 import { ImportError } from './kind.ts';
+import { linesOf } from './lines.ts';
 import { firstInvalid, notUtf8, utf8File } from './utf8.ts';
 
 export interface SourceObject {
@@ -127,7 +127,7 @@ export async function fileSource(path: string): Promise<ImportSource> {
         return;
       }
       // Bytes that are not UTF-8 end the lines with their error, reported with the lines before.
-      const lines = createInterface({ input: utf8File(path, '(line)'), crlfDelay: Infinity });
+      const lines = linesOf(utf8File(path, '(line)'));
       let line = 0;
       try {
         for await (const text of lines) {

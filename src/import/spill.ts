@@ -10,7 +10,7 @@ import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
+import { linesOf } from './lines.ts';
 
 export class Spill {
   /** The directory of this import's files. */
@@ -53,7 +53,7 @@ export class Spill {
 
   async *read(object: string): AsyncGenerator<{ line: number; raw: Record<string, unknown> }> {
     if (!this.files.has(object)) return;
-    const lines = createInterface({ input: createReadStream(this.path(object), { encoding: 'utf8' }), crlfDelay: Infinity });
+    const lines = linesOf(createReadStream(this.path(object), { encoding: 'utf8' }));
     for await (const text of lines) {
       if (text === '') continue;
       const tab = text.indexOf('\t');

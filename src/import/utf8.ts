@@ -31,7 +31,7 @@ function wholeEnd(b: Buffer): number {
 
 /**
  * The line (from 1) and the byte in it (from 1) of the file's byte at `offset`. Lines are numbered as
- * an editor and the readers (readline, csv-parse) number them: `\r\n`, `\n` and `\r` end one each.
+ * an editor and the readers (linesOf, csv-parse) number them: `\r\n`, `\n` and `\r` end one each.
  */
 async function placeOf(path: string, offset: number): Promise<{ line: number; column: number }> {
   const handle = await open(path, 'r');
