@@ -138,10 +138,13 @@ async function applyRelationships(
     const next = plan(w, before);
     const added = next.filter((x) => !before.includes(x));
     const removed = before.filter((x) => !next.includes(x));
-    if (added.length === 0 && removed.length === 0 && next.join() === before.join()) continue;
+    const storage = w.def.storage;
+    // Own rows keep the order written; an inverse one is answered in its sources' order whatever
+    // order the body names them in, so only a link or an unlink changes it.
+    const reordered = storage.kind === 'own' && next.join() !== before.join();
+    if (added.length === 0 && removed.length === 0 && !reordered) continue;
     changed = true;
     changes[w.def.key] = { from: before, to: next };
-    const storage = w.def.storage;
     if (storage.kind === 'inverse') await repo.linkFromSources(ctx.db, id, defs.objectType, storage.key, added, removed);
     else await repo.replaceOwn(ctx.db, id, w.def.key, w.def.objectType, next);
     if (twoSided(defs, w)) await repo.touchRecords(ctx.db, [...added, ...removed], at);
@@ -251,6 +254,9 @@ export async function updateRecord(ctx: WriteCtx, input: OfType & WriteInput & {
     await repo.updateRecord(ctx.db, row.id, { fields: row.fields, updated_at: at });
   }
   const resource = toResource(ctx, defs, row, (await relationshipValues(ctx, defs, [row.id])).get(row.id));
+  // A relationship's `to` is as the API shows it (docs/events.md §Shape): an inverse one in its
+  // sources' order, not the body's.
+  for (const key of Object.keys(changes)) if (defs.relationships.has(key)) changes[key] = { from: changes[key]!.from, to: resource.relationships[key]!.values };
   if (fieldsChanged) await recordFieldChanges(stamped, { recordId: row.id, changes: fieldChanges });
   if (fieldsChanged || relsChanged) await appendEvent(stamped, { type: `${type.objectType}.updated`, object: resource, changes });
   return resource;
