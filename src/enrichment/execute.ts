@@ -113,7 +113,7 @@ async function writeOutcome(db: Executor, row: repo.RunRow, token: string, found
         if (!named.has(key) && !isEmpty(current, key)) continue;
         const v = defs.fields.get(key)?.multipleValues ? [firstValue(value)] : value;
         try {
-          checkFieldKeys(defs, { [key]: v }, 'update');
+          checkFieldKeys(defs, { [key]: v });
           checkFieldValues(defs, { [key]: v });
           fields[key] = v;
         } catch {

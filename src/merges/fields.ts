@@ -25,7 +25,7 @@ const RESOLUTIONS = 'fieldResolutions';
 export function checkResolutions(defs: TypeDefinitions, resolutions: Readonly<Record<string, Resolution>>): Map<string, unknown> {
   const values = new Map<string, unknown>();
   for (const [key, r] of Object.entries(resolutions)) {
-    checkFieldKeys(defs, { [key]: null }, 'update', RESOLUTIONS);
+    checkFieldKeys(defs, { [key]: null }, RESOLUTIONS);
     if (typeof r !== 'object') continue;
     try {
       values.set(key, checkFieldValues(defs, { [key]: r.value }, RESOLUTIONS).get(key));

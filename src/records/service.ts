@@ -18,8 +18,9 @@ import { type RecordResource, type RecordType, loadRecords, relationshipValues, 
 import * as repo from './repository.ts';
 import { indexedScalar, valueRows } from './index/values.ts';
 import { valueTaken, writeValueIndex } from './index/repository.ts';
-import { checkFieldKeys, checkFieldValues } from './write-fields.ts';
-import { checkCreateRelationships, checkRelationshipKeys, checkUpdateRelationships, idsByType, plan, type RelationshipWrite } from './write-relationships.ts';
+import { checkFieldKeys, checkFieldValues, checkRequiredFields } from './write-fields.ts';
+import { checkCreateRelationships, checkRelationshipKeys, checkRequiredRelationships, checkUpdateRelationships } from './write-relationships.ts';
+import { idsByType, plan, type RelationshipWrite } from './write-relationships.ts';
 
 export {
   customRecordType,
@@ -164,8 +165,10 @@ export async function createRecord(ctx: WriteCtx, input: OfType & WriteInput): P
   const defs = await requireDefinitions(ctx, type.objectType);
   const fields = input.fields ?? {};
   const relationships = input.relationships ?? {};
-  checkFieldKeys(defs, fields, 'create');
+  checkFieldKeys(defs, fields);
   checkRelationshipKeys(defs, relationships, 'create');
+  checkRequiredFields(defs, fields);
+  checkRequiredRelationships(defs, relationships);
   const values = checkFieldValues(defs, fields);
   const writes = checkCreateRelationships(defs, relationships);
   const createdBy = defs.relationships.get('$createdBy');
@@ -216,7 +219,7 @@ export async function updateRecord(ctx: WriteCtx, input: OfType & WriteInput & {
   const defs = await requireDefinitions(ctx, type.objectType);
   const fields = input.fields ?? {};
   const relationships = input.relationships ?? {};
-  checkFieldKeys(defs, fields, 'update');
+  checkFieldKeys(defs, fields);
   checkRelationshipKeys(defs, relationships, 'update');
   const values = checkFieldValues(defs, fields);
   const writes = checkUpdateRelationships(defs, relationships, type.updateOperations);

@@ -138,21 +138,26 @@ function checkContent(def: FieldDef, v: unknown, param: string, labels: LabelMat
 }
 
 /**
- * The keys of `fields`: unknown and read-only keys, then required fields absent on create. `at` is
- * the member the errors name (`fields`; a merge's `fieldResolutions`, docs/merge.md §Fields).
+ * The keys of `fields`: unknown and read-only keys. `at` is the member the errors name (`fields`;
+ * a merge's `fieldResolutions`, docs/merge.md §Fields).
  */
-export function checkFieldKeys(defs: TypeDefinitions, raw: Record<string, unknown>, mode: 'create' | 'update', at = 'fields'): void {
+export function checkFieldKeys(defs: TypeDefinitions, raw: Record<string, unknown>, at = 'fields'): void {
   for (const key of Object.keys(raw)) {
     const def = defs.fields.get(key);
     const param = `${at}.${key}`;
     if (!def) throw new AppError('unknown_field', `"${key}" is not a field of ${defs.objectType}.`, { param });
     if (def.readOnly) throw new AppError('read_only_field', `"${key}" is read-only.`, { param });
   }
-  if (mode === 'create') {
-    for (const def of defs.fields.values()) {
-      if (def.required && (!Object.hasOwn(raw, def.key) || raw[def.key] === null))
-        throw new AppError('parameter_missing', `"${def.key}" is required to create ${withArticle(defs.objectType)}.`, { param: `${at}.${def.key}` });
-    }
+}
+
+/**
+ * The required fields a create's `fields` leaves out (or sends as null), checked after the keys of
+ * both maps (docs/records.md §Order of checks): a key that is there is named before one that is not.
+ */
+export function checkRequiredFields(defs: TypeDefinitions, raw: Record<string, unknown>): void {
+  for (const def of defs.fields.values()) {
+    if (def.required && (!Object.hasOwn(raw, def.key) || raw[def.key] === null))
+      throw new AppError('parameter_missing', `"${def.key}" is required to create ${withArticle(defs.objectType)}.`, { param: `fields.${def.key}` });
   }
 }
 

@@ -38,7 +38,7 @@ function ids(v: unknown, param: string): Ids {
   return out;
 }
 
-/** The keys of `relationships`: unknown ones, read-only ones (and create-only ones on update), required ones absent on create. */
+/** The keys of `relationships`: unknown ones, read-only ones (and create-only ones on update). */
 export function checkRelationshipKeys(defs: TypeDefinitions, raw: Record<string, unknown>, mode: 'create' | 'update'): void {
   for (const key of Object.keys(raw)) {
     const def = defs.relationships.get(key);
@@ -47,11 +47,13 @@ export function checkRelationshipKeys(defs: TypeDefinitions, raw: Record<string,
     if (def.writable === 'no' || (def.writable === 'create' && mode === 'update'))
       throw new AppError('read_only_relationship', `"${key}" is read-only${def.writable === 'create' ? ' after create' : ''}.`, { param });
   }
-  if (mode === 'create') {
-    for (const def of defs.relationships.values()) {
-      if (def.required && !Object.hasOwn(raw, def.key))
-        throw new AppError('parameter_missing', `"${def.key}" is required to create ${withArticle(defs.objectType)}.`, { param: `relationships.${def.key}` });
-    }
+}
+
+/** The required relationships a create leaves out, checked after the required fields (checkRequiredFields). */
+export function checkRequiredRelationships(defs: TypeDefinitions, raw: Record<string, unknown>): void {
+  for (const def of defs.relationships.values()) {
+    if (def.required && !Object.hasOwn(raw, def.key))
+      throw new AppError('parameter_missing', `"${def.key}" is required to create ${withArticle(defs.objectType)}.`, { param: `relationships.${def.key}` });
   }
 }
 

@@ -109,6 +109,11 @@ eachDialect('records API', (ctx) => {
     await refused(s, '/v1/accounts', { fields: { $name: 'A' }, relationships: { $opportunity: [] } }, 'read_only_relationship', 'relationships.$opportunity');
     await refused(s, '/v1/accounts', { fields: { $name: 'A' }, relationships: { $nope: [] } }, 'unknown_relationship', 'relationships.$nope');
     await refused(s, '/v1/accounts', { fields: { $name: 'A' }, other: {} }, 'unknown_field', 'other');
+    // A required key absent is named after every key that is there was checked (docs/records.md §Order of checks).
+    await refused(s, '/v1/accounts', { fields: {}, relationships: { $nope: [] } }, 'unknown_relationship', 'relationships.$nope');
+    await refused(s, '/v1/accounts', { fields: {}, relationships: { $opportunity: [] } }, 'read_only_relationship', 'relationships.$opportunity');
+    await refused(s, '/v1/opportunities', { fields: { $name: 'D' }, relationships: { $task: [] } }, 'read_only_relationship', 'relationships.$task');
+    await refused(s, '/v1/opportunities', { fields: { $stage: 'Lead' }, relationships: {} }, 'parameter_missing', 'fields.$name');
     const acc = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'A' } });
     const opp = await ok(s, 'POST', '/v1/opportunities', { fields: { $name: 'D', $stage: 'Lead' }, relationships: { $account: acc.id } });
     await refused(
