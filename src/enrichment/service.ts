@@ -95,6 +95,17 @@ function fillable(env: EnrichmentEnv, defs: TypeDefinitions, entityType: RecordT
   return [...keys];
 }
 
+/**
+ * Why a field a provider fills is still no target, when that is its value type: the types it is
+ * filled as, so that the client sees what to change (docs/enrichment.md §What a run fills).
+ */
+function typeRefused(env: EnrichmentEnv, defs: TypeDefinitions, entityType: RecordType, key: string): string {
+  const def = defs.fields.get(key);
+  if (!def || def.readOnly) return '';
+  const types = env.providers.filter((p) => p.fills(entityType).includes(key)).flatMap((p) => p.valueTypes?.[key] ?? []);
+  return types.length === 0 ? '' : ` as a ${def.valueType} field (it is filled as ${[...new Set(types)].join(' or ')})`;
+}
+
 /** Whether some part of the run can look anything up for `targets`. */
 function canOperate(env: EnrichmentEnv, subject: Subject, targets: readonly string[]): boolean {
   if (targets.includes(ACCOUNT_LINK) && emailDomain(subject) !== null) return true;
@@ -115,9 +126,13 @@ function planRun(
   // A name refused is named by its place in the array sent (docs/errors.md: `fields[2]`).
   for (const [i, key] of (input.fields ?? []).entries()) {
     if (!can.includes(key))
-      throw new AppError('invalid_value', `"${key}" is not a field enrichment fills on ${subject.entityType}s; it fills ${can.join(', ')}.`, {
-        param: `fields[${i}]`,
-      });
+      throw new AppError(
+        'invalid_value',
+        `"${key}" is not a field enrichment fills on ${subject.entityType}s${typeRefused(env, defs, subject.entityType, key)}; it fills ${can.join(', ')}.`,
+        {
+          param: `fields[${i}]`,
+        },
+      );
   }
   const named = input.fields ? [...new Set(input.fields)] : null;
   // The name of an account is its own: replaced by the page's title only when asked by name.

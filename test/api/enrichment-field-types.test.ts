@@ -46,6 +46,8 @@ eachDialect('enrichment targets by field type', (ctx) => {
       const res = await enrich(s, await account(s), { fields });
       assert.equal(res.statusCode, 400, res.body);
       assert.deepEqual([res.json().error.code, res.json().error.param], ['invalid_value', `fields[${i}]`]);
+      // The message says which value types the field would need.
+      assert.match(res.json().error.message, i === 0 ? /as a NUMBER field \(it is filled as TEXT or MARKDOWN\)/ : /as a TEXT field \(it is filled as URL\)/);
     }
     const full = Object.fromEntries(SOCIAL.map((k) => [k, 'acme']));
     const nothing = (await enrich(s, await account(s, full), {})).json();
