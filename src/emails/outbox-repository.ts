@@ -121,12 +121,18 @@ export async function outboxDepth(db: Executor): Promise<number> {
   return Number(row.n);
 }
 
-/** What delivering these e-mails needs: envelopes, bodies and attachments' blobs, in two queries. */
+/**
+ * What delivering these e-mails needs: envelopes, bodies and attachments' blobs, in two queries.
+ * Each envelope carries its mailbox's `removed_at`, read in the same statement: mail of a mailbox
+ * removed by the time of this read is not sent (docs/emails.md §Delivery).
+ */
 export async function deliveriesOf(db: Executor, emailIds: readonly string[]) {
   const emails = await db
     .selectFrom('emails')
     .innerJoin('email_bodies', 'email_bodies.email_id', 'emails.id')
+    .innerJoin('mailboxes', 'mailboxes.id', 'emails.mailbox_id')
     .select([
+      'mailboxes.removed_at as mailbox_removed_at',
       'emails.id',
       'emails.from_address',
       'emails.to_json',

@@ -2,13 +2,14 @@
 // transaction. Each round claims due rows under a token of its own with a lease (src/jobs/
 // mail-lease.ts), starts a message only while it holds the row with time to spare, and settles the
 // outcomes while it holds them: delivered → the row leaves the outbox and the e-mail records `sent`
-// (or `logged`); refused for good or out of attempts → `failed`; anything else → retried later
-// with exponential backoff. Outcomes are settled many to a commit: each settle takes every outcome
-// that arrived while the previous one ran (a group commit), so a busy dispatcher commits once per
-// batch and an idle one at once. Every instance may run one: claims never overlap (SKIP LOCKED on
-// PostgreSQL, one writer on SQLite), so a row is sent by one dispatcher at a time. The one window
-// left is a crash (or a stall longer than the lease) after the SMTP server accepted a message and
-// before its settle committed: the lease runs out and the message goes again, same Message-ID.
+// (or `logged`); refused for good, out of attempts or its mailbox removed → `failed`; anything
+// else → retried later with exponential backoff. Outcomes are settled many to a commit: each
+// settle takes every outcome that arrived while the previous one ran (a group commit), so a busy
+// dispatcher commits once per batch and an idle one at once. Every instance may run one: claims
+// never overlap (SKIP LOCKED on PostgreSQL, one writer on SQLite), so a row is sent by one
+// dispatcher at a time. The one window left is a crash (or a stall longer than the lease) after
+// the SMTP server accepted a message and before its settle committed: the lease runs out and the
+// message goes again, same Message-ID.
 import { startPoller } from './poller.ts';
 import { createSettler, type Settler } from './settler.ts';
 import { randomBytes } from 'node:crypto';
@@ -93,6 +94,9 @@ export function startMailDispatcher(deps: DispatcherDeps): Dispatcher {
     const id = row.email_id;
     let failure: MailError | null = null;
     if (!email) failure = new MailError('the e-mail is gone', { permanent: true, code: 'MISSING' });
+    // A removed mailbox sends nothing more, whatever is queued (docs/emails.md §Mailboxes): the
+    // e-mail fails for good, recorded like a refusal.
+    else if (email.mailbox_removed_at !== null) failure = new MailError('its mailbox is removed', { permanent: true, code: 'MAILBOX_REMOVED' });
     else {
       try {
         await transport.send(compose(deps.blobs, email));

@@ -76,7 +76,10 @@ export async function listMailboxes(ctx: Ctx) {
   return (await repo.listMailboxes(ctx.db, ctx.actor.workspaceId)).map(toResource);
 }
 
-/** Stops sending from it; its mail stays, read as before. */
+/**
+ * Stops sending from it; its mail stays, read as before. Its queued mail is left to the dispatcher,
+ * which fails it instead of sending it (docs/emails.md §Delivery).
+ */
 export async function removeMailbox(ctx: SystemCtx, input: { id: string }) {
   const row = await repo.findMailbox(ctx.db, input.id);
   if (!row || row.removed_at !== null) throw new InputError(`no mailbox with id "${input.id}"`, 'id');
