@@ -1,11 +1,14 @@
 import { createKey, listKeys, parseDuration, parseScopes, revokeKey } from '../auth/service.ts';
 import { systemCtx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
+import { findUserRef } from '../users/service.ts';
+import { requireWorkspace } from '../workspaces/service.ts';
 import { type Io, operator, parse, print, required, subcommand, takes, UsageError, withDb } from './io.ts';
 
 export const usage = `rolodex key create --workspace W [--user U] [--scopes a,b] [--expires-in 30d] [--json]
 rolodex key list --workspace W [--json]
-rolodex key revoke KEY_ID [--json]`;
+rolodex key revoke KEY_ID [--json]
+  (U: a user's id, externalId or email)`;
 
 export async function run(args: string[], io: Io): Promise<void> {
   const [sub, rest] = subcommand(args, ['create', 'list', 'revoke']);
@@ -31,8 +34,14 @@ export async function run(args: string[], io: Io): Promise<void> {
       if (err instanceof InputError) throw new UsageError(`--${err.param}: ${err.message}`, err.param);
       throw err;
     }
-    const userId = (values.user as string | undefined) ?? null;
-    const key = await withDb(io, (db, config) => createKey(operator(db, config, workspaceId), { userId, scopes, expiresInMs }));
+    const user = values.user as string | undefined;
+    const key = await withDb(io, async (db, config) => {
+      const ctx = operator(db, config, workspaceId);
+      await requireWorkspace(ctx);
+      // U names a user as every command does, by id, externalId or email (docs/cli.md).
+      const userId = user === undefined ? null : await findUserRef(ctx, { ref: user });
+      return createKey(ctx, { userId, scopes, expiresInMs });
+    });
     const out = { id: key.id, secret: key.secret, subjectType: key.subjectType, scopes: key.scopes, expiresAt: key.expiresAt };
     print(io, json, out, `created ${key.subjectType} key ${key.id}\nsecret (shown once): ${key.secret}`);
   } else if (sub === 'list') {

@@ -95,6 +95,37 @@ for (const dialect of testDialects()) {
       for (const id of [open.id, later.id]) assert.ok(!/expired|revoked/.test(lineOf(id)), lineOf(id));
     });
 
+    test('key create --user names the user as every command does: by id, externalId or email (docs/cli.md)', async () => {
+      const ws = (await rolodex('workspace', 'create', '--name', 'Keys by user', '--json')).json().id as string;
+      const other = (await rolodex('workspace', 'create', '--name', 'Other', '--json')).json().id as string;
+      const ann = (await rolodex('user', 'create', '--workspace', ws, '--email', 'ann@keys.test', '--json')).json().id as string;
+      const file = join(tdb.dataDir, 'key-users.ndjson');
+      writeFileSync(file, `${JSON.stringify({ object: 'user', externalId: 'u-bob', email: 'bob@keys.test' })}\n`);
+      assert.equal((await rolodex('import', '--workspace', ws, file, '--json')).code, 0);
+      const bob = (await rolodex('user', 'list', '--workspace', ws, '--json')).json().find((u: { email: string }) => u.email === 'bob@keys.test').id;
+      await rolodex('user', 'create', '--workspace', other, '--email', 'cy@keys.test');
+      for (const [ref, id] of [
+        [ann, ann],
+        ['ann@keys.test', ann],
+        ['  ANN@Keys.test ', ann],
+        ['u-bob', bob],
+      ] as const) {
+        const key = await rolodex('key', 'create', '--workspace', ws, '--user', ref, '--json');
+        assert.equal(key.code, 0, `${ref}: ${key.io.stderr.join('')}`);
+        assert.equal(key.json().subjectType, 'user');
+        const listed = (await rolodex('key', 'list', '--workspace', ws, '--json')).json().find((k: { id: string }) => k.id === key.json().id);
+        assert.equal(listed.userId, id, ref);
+      }
+      // A user of another workspace, or nobody, is refused and no key is made.
+      const before = (await rolodex('key', 'list', '--workspace', ws, '--json')).json().length;
+      for (const ref of ['cy@keys.test', 'nobody@keys.test']) {
+        const r = await rolodex('key', 'create', '--workspace', ws, '--user', ref);
+        assert.equal(r.code, 1);
+        assert.match(r.io.stderr.join(''), new RegExp(`no user "${ref}"`));
+      }
+      assert.equal((await rolodex('key', 'list', '--workspace', ws, '--json')).json().length, before);
+    });
+
     test('bad input is refused with a clear message and a non-zero exit', async () => {
       const ws = (await rolodex('workspace', 'create', '--name', 'Beta', '--json')).json();
       const cases: Array<[string[], number, RegExp]> = [
