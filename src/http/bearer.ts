@@ -34,10 +34,13 @@ export function readCredential(header: string | undefined, rawHeaders: readonly 
   if (header === undefined) return NONE;
   if (severalLines(rawHeaders, 'authorization')) return SEVERAL;
   const value = header.trim();
-  const space = value.indexOf(' ');
-  const scheme = space < 0 ? value : value.slice(0, space);
+  // The scheme ends at the first space or tab: RFC 7235 asks for spaces, but a tab read as part of
+  // the scheme would answer a Bearer credential as none, where every other run of blanks between
+  // scheme and token is accepted (docs/design.md §Requests).
+  const blank = value.search(/[ \t]/);
+  const scheme = blank < 0 ? value : value.slice(0, blank);
   if (!SCHEME.test(scheme)) return NONE;
-  const token = space < 0 ? '' : value.slice(space + 1).trimStart();
+  const token = blank < 0 ? '' : value.slice(blank).trimStart();
   return B64TOKEN.test(token) ? { kind: 'token', token } : MALFORMED;
 }
 

@@ -49,6 +49,27 @@ eachDialect('WWW-Authenticate', (ctx) => {
     }
   });
 
+  test('the scheme in any case, and any run of spaces or tabs between it and the key, open the request', async () => {
+    const t = ctx();
+    const { secret } = await seedWorkspace(t);
+    for (const authorization of [
+      `bearer ${secret}`,
+      `BEARER ${secret}`,
+      `Bearer   ${secret}`,
+      `Bearer\t${secret}`,
+      `Bearer \t ${secret}`,
+      `bearer\t\t${secret}`,
+    ]) {
+      const res = await withAuthorization(t, authorization);
+      assert.equal(res.statusCode, 200, `${JSON.stringify(authorization.replace(secret, 'KEY'))}: ${res.body}`);
+      assert.equal(res.headers['www-authenticate'], undefined);
+    }
+    // A tab does not make another scheme of Bearer: without a token it is a malformed Bearer credential.
+    const res = await withAuthorization(t, 'Bearer\t');
+    assertRefusal(res, 401, 'invalid_api_key');
+    assert.equal(parseChallenge(res.headers['www-authenticate']).error, 'invalid_request');
+  });
+
   test('a Bearer credential that is not a token: invalid_request', async () => {
     const t = ctx();
     for (const authorization of ['Bearer', 'Bearer ', 'Bearer rdx_a rdx_b', 'Bearer rdx_"quoted"', 'Bearer rdx_é']) {
