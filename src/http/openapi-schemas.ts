@@ -26,6 +26,15 @@ export const RATE_HEADERS = {
   'X-RateLimit-Reset': int('Unix time (seconds) at which the bucket is full again.'),
 };
 
+/** On the success of an idempotent operation (docs/design.md §Idempotency). */
+export const REPLAYED_HEADER = {
+  'Idempotent-Replayed': {
+    type: 'string',
+    enum: ['true'],
+    description: 'Present, `true`, when this is the stored answer of an earlier request with the same Idempotency-Key, replayed byte for byte.',
+  },
+};
+
 const MESSAGE_FOR: Record<string, string> = {
   rate_limited: 'Too many Read requests for this workspace; retry after 1 s.',
   missing_api_key: 'Send your API key as "Authorization: Bearer <API_KEY>".',

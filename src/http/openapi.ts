@@ -6,7 +6,7 @@ import swagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifySchema, type RouteOptions } from 'fastify';
 import { SERVICE_VERSION } from './context.ts';
 import { ERROR_CODES, type ErrorCode, ERROR_TYPES } from '../lib/errors.ts';
-import { errorResponse, ErrorBody, RATE_HEADERS } from './openapi-schemas.ts';
+import { errorResponse, ErrorBody, RATE_HEADERS, REPLAYED_HEADER } from './openapi-schemas.ts';
 import { filterSyntaxText } from '../records/filter/operators.ts';
 
 const DESCRIPTION = `Records, Lists, Messages, Files, Members and Emails.
@@ -124,8 +124,10 @@ function transform({ schema, url, route }: { schema: FastifySchema; url: string;
   s.headers = headerParams(route, s.headers);
   const own = (s.response ?? {}) as Record<string, Record<string, unknown>>;
   const success: Record<string, unknown> = {};
+  // A replay under an Idempotency-Key is the stored answer of this status, marked as one.
+  const successHeaders = c.idempotent ? { ...RATE_HEADERS, ...REPLAYED_HEADER } : RATE_HEADERS;
   for (const [status, body] of Object.entries(own))
-    success[status] = status.startsWith('2') ? { ...body, headers: { ...RATE_HEADERS, ...(body.headers as object) } } : body;
+    success[status] = status.startsWith('2') ? { ...body, headers: { ...successHeaders, ...(body.headers as object) } } : body;
   s.response = { ...errorResponses(route), ...success };
   return { schema: s, url };
 }

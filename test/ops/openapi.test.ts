@@ -72,6 +72,10 @@ describe('OpenAPI document', () => {
       const success = Object.keys(op.responses).find((s) => s.startsWith('2'));
       assert.ok(success, `${where}: a success response`);
       assert.ok(op.responses[success].headers['X-RateLimit-Remaining'], `${where}: success documents the rate-limit headers`);
+      // A replay under an Idempotency-Key is marked (docs/design.md §Idempotency); nothing else is one.
+      const replayed = op.responses[success].headers['Idempotent-Replayed'];
+      if (op['x-idempotent']) assert.deepEqual(replayed?.schema, { type: 'string', enum: ['true'] }, `${where}: success documents Idempotent-Replayed`);
+      else assert.equal(replayed, undefined, `${where}: no Idempotency-Key, no replay`);
     }
     const validate = ops.find((o) => o.op.operationId === 'validateCredential')!.op;
     assert.deepEqual(validate['x-scopes'], []);
