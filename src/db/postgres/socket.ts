@@ -10,8 +10,10 @@
 // Otherwise the socket is what postgres.js makes: connected to the Unix socket `path` or to the
 // next of `host`/`port` in turn, with `host` and `port` set on it for its error messages.
 // postgres.js then writes its startup message at once, which the socket sends once connected,
-// and its connect timeout runs as for a socket of its own.
+// and its connect timeout runs as for a socket of its own. A peer that answers as no PostgreSQL
+// server does fails the connection at once (src/db/postgres/peer.ts).
 import net from 'node:net';
+import { refuseStrangers } from './peer.ts';
 
 /** What postgres.js passes to its `socket` option: its parsed connection options. */
 interface Target {
@@ -52,10 +54,10 @@ export function turnSockets(): (target: Target) => net.Socket {
   let next = 0;
   return (target) => {
     const socket = new net.Socket();
-    if (target.path) return corkedByTurn(socket.connect(target.path));
+    if (target.path) return refuseStrangers(corkedByTurn(socket.connect(target.path)));
     const i = next++ % target.host.length;
     const host = target.host[i]!;
     const port = target.port[i] ?? target.port[0]!;
-    return corkedByTurn(Object.assign(socket.connect(port, host), { host, port }));
+    return refuseStrangers(corkedByTurn(Object.assign(socket.connect(port, host), { host, port })));
   };
 }
