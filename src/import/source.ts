@@ -43,6 +43,15 @@ function parsed(value: unknown, line: number, kept: boolean): SourceObject {
   };
 }
 
+/**
+ * JSON.parse's reason for one NDJSON line, its place as the column in that line: its own place
+ * counts the lines of the text it read, one line here, and would name line 1 beside the file's
+ * line (docs/import.md §Format). `indent` is the white space trimmed before the text.
+ */
+function lineReason(message: string, indent: number): string {
+  return message.replace(/ at position \d+ \(line \d+ column (\d+)\)/, (_, column: string) => ` at column ${Number(column) + indent}`);
+}
+
 function parseLine(text: string, line: number): SourceObject | undefined {
   const l = text.trim();
   if (l === '') return undefined;
@@ -51,7 +60,8 @@ function parseLine(text: string, line: number): SourceObject | undefined {
   try {
     value = parseKeepingNumbers(l);
   } catch (err) {
-    return { line, value: undefined, error: new ImportError(line, '(line)', `not valid JSON: ${(err as Error).message}`) };
+    const reason = lineReason((err as Error).message, text.length - text.trimStart().length);
+    return { line, value: undefined, error: new ImportError(line, '(line)', `not valid JSON: ${reason}`) };
   }
   return parsed(value, line, kept);
 }
