@@ -235,7 +235,12 @@ export function validationError(errors: FastifySchemaValidationError[], context:
       const expected = String((e.params as { type: string }).type).replace(',', ' or ');
       return new AppError('invalid_type', `${where} must be of type ${expected}.`, base === '' ? {} : { param: base });
     }
-    default:
-      return new AppError('invalid_value', `${where} ${e.message ?? 'is invalid'}.`, base === '' ? {} : { param: base });
+    default: {
+      // Addresses of meetings, e-mails and mailboxes are ASCII (docs/records.md §E-mail addresses):
+      // "must match format email" would not say why `ann@straße.example` is refused.
+      const email = e.keyword === 'format' && (e.params as { format: string }).format === 'email';
+      const must = email ? 'must be a bare e-mail address in ASCII (a domain of other characters in its xn-- form)' : (e.message ?? 'is invalid');
+      return new AppError('invalid_value', `${where} ${must}.`, base === '' ? {} : { param: base });
+    }
   }
 }

@@ -165,6 +165,10 @@ eachDialect('meetings', (ctx) => {
     const twice = await call(p.s.secret, 'createMeeting', 'POST', '/v1/meetings', meetingBody({ $attendeeEmails: ['a@b.test', 'c@b.test', 'a@b.test'] }));
     assertError(twice, 400, 'invalid_value', 'fields.$attendeeEmails[2]');
     assert.match(twice.json().error.message, /repeats an address of the array/);
+    // Addresses here are ASCII: the refusal says so, where a bare format name would not.
+    const unicode = await call(p.s.secret, 'createMeeting', 'POST', '/v1/meetings', meetingBody({ $organizerEmail: 'ann@straße.example' }));
+    assertError(unicode, 400, 'invalid_value', 'fields.$organizerEmail');
+    assert.match(unicode.json().error.message, /must be a bare e-mail address in ASCII \(a domain of other characters in its xn-- form\)\.$/);
 
     const pending = await pendingTranscript(t, p.s.secret);
     const plain = await transcript(t, p.s.secret, 'no purpose', { purpose: undefined });
