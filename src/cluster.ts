@@ -70,7 +70,8 @@ export async function runCluster(config: Config, env: Record<string, string | un
     worker.on('exit', (code, signal) => {
       if (stopping) return;
       delay = Date.now() - bornAt >= HEALTHY_MS ? FIRST_DELAY_MS : Math.min(MAX_DELAY_MS, Math.max(FIRST_DELAY_MS, delay * 2));
-      logger.error({ pid: worker.process.pid, code, signal, delayMs: delay }, `worker died; starting another in ${delay / 1000} s`);
+      // "pid" is the primary's (the logger's base): the dead worker has a key of its own.
+      logger.error({ workerPid: worker.process.pid, code, signal, delayMs: delay }, `worker died; starting another in ${delay / 1000} s`);
       setTimeout(() => !stopping && fork(), delay);
     });
     return worker;

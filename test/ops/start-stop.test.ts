@@ -229,6 +229,22 @@ describe('wrappers [sqlite]', () => {
     await until('a second replacement', () => workers().length === 4, START_MS, l.output);
     const delays = [...l.output().matchAll(/worker died; starting another in ([\d.]+) s/g)].map((m) => Number(m[1]));
     assert.deepEqual(delays, [1, 2]);
+    // Each line names the dead worker under its own key: "pid" is the primary's (the logger's
+    // base), and a JSON reader keeps only one of two equal keys.
+    const died = l
+      .output()
+      .split('\n')
+      .filter((line) => line.includes('worker died'));
+    for (const line of died) assert.equal(line.match(/"pid":/g)?.length, 1, line);
+    const deaths = died.map((line) => JSON.parse(line) as { pid: number; workerPid: number });
+    assert.deepEqual(
+      deaths.map((d) => d.workerPid),
+      [workers()[0], workers()[2]],
+    );
+    assert.ok(
+      deaths.every((d) => !workers().includes(d.pid)),
+      'pid is the primary',
+    );
     assert.equal((await fetch(`${s.base}/healthz`)).status, 200);
     l.child.kill('SIGTERM');
     assert.equal((await l.exited).code, 0);
