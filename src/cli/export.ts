@@ -184,7 +184,7 @@ async function toFile(file: string, body: (write: Write) => Promise<number>): Pr
   try {
     out = (await open(partial, 'wx', 0o600)).createWriteStream();
   } catch (err) {
-    throw new InputError(`cannot write ${file}: ${(err as Error).message}`);
+    throw new InputError(`cannot write ${file}: ${await whyNotCreated(file, err as NodeJS.ErrnoException)}`);
   }
   const { write, failed } = writer(out, file);
   try {
@@ -194,7 +194,7 @@ async function toFile(file: string, body: (write: Write) => Promise<number>): Pr
     const failure = failed();
     if (failure) throw failure;
     await rename(partial, file).catch((err: Error) => {
-      throw new InputError(`cannot write ${file}: ${err.message}`);
+      throw new InputError(`cannot write ${file}: ${withoutPaths(err)}`);
     });
     return count;
   } catch (err) {
@@ -204,3 +204,24 @@ async function toFile(file: string, body: (write: Write) => Promise<number>): Pr
     throw err;
   }
 }
+
+/**
+ * Why FILE cannot be created, told with the paths the operator gave: the temporary file beside
+ * FILE is an implementation detail, and a hidden name in the message hides what to mend.
+ */
+async function whyNotCreated(file: string, err: NodeJS.ErrnoException): Promise<string> {
+  const dir = dirname(file);
+  if (err.code === 'ENOENT') return `the directory ${dir} does not exist`;
+  if (err.code === 'EACCES' || err.code === 'EPERM') return `this user may not create files in ${dir}`;
+  if (err.code === 'EROFS') return `${dir} is on a read-only file system`;
+  if (err.code === 'ENOTDIR')
+    // A file stands where a directory of FILE's path should be: the nearest one that exists.
+    for (let p = dir; p !== dirname(p); p = dirname(p)) {
+      const found = await stat(p).catch(() => undefined);
+      if (found) return `${found.isDirectory() ? dir : p} is not a directory`;
+    }
+  return withoutPaths(err);
+}
+
+/** A file system error's reason without the paths Node appends (`EIO: i/o error, open '…'`). */
+const withoutPaths = (err: Error): string => err.message.replace(/, \w+ '.*$/s, '');

@@ -1,10 +1,11 @@
 // `rolodex export … FILE` writes a temporary file beside FILE and renames it to FILE once the
 // export is complete (docs/import.md §Export): a FILE that is no regular file (a named pipe, a
 // device such as /dev/stdout) would be replaced by the file, not written to, so it is refused
-// before the export, one line and exit code 1, and stays as it was.
+// before the export, one line and exit code 1, and stays as it was. A FILE whose directory does
+// not exist is told so, naming the path given, never the temporary file's.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { eachDialect, seedWorkspace } from '../helpers/app.ts';
@@ -27,5 +28,25 @@ eachDialect('rolodex export to a FILE that is no regular file', (ctx) => {
       readdirSync(t.tdb.dataDir).filter((n) => n.includes('out.pipe')),
       ['out.pipe'],
     );
+  });
+
+  test('a FILE in a directory that does not exist is one line naming that directory', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const dir = join(t.tdb.dataDir, 'no', 'such', 'dir');
+    const r = await rolodex(t, ['export', '--workspace', s.workspaceId, join(dir, 'out.ndjson')]);
+    assert.equal(r.code, 1, r.err);
+    assert.equal(r.err, `rolodex export: cannot write ${join(dir, 'out.ndjson')}: the directory ${dir} does not exist`);
+  });
+
+  test('a FILE under a regular file names the file that is in the way', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const plain = join(t.tdb.dataDir, 'plain.txt');
+    writeFileSync(plain, 'x');
+    const file = join(plain, 'sub', 'out.ndjson');
+    const r = await rolodex(t, ['export', '--workspace', s.workspaceId, file]);
+    assert.equal(r.code, 1, r.err);
+    assert.equal(r.err, `rolodex export: cannot write ${file}: ${plain} is not a directory`);
   });
 });
