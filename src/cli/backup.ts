@@ -163,7 +163,14 @@ async function readManifest(dir: string): Promise<Manifest> {
   let text: string;
   try {
     text = await readFile(join(dir, MANIFEST), 'utf8');
-  } catch {
+  } catch (err) {
+    // A DIR mistyped, or a file, is said as such: "no backup.json" sent the operator looking
+    // inside a directory that is not there.
+    const place = await stat(dir).catch((e: NodeJS.ErrnoException) => e);
+    if (place instanceof Error)
+      throw new InputError(place.code === 'ENOENT' || place.code === 'ENOTDIR' ? `${dir} does not exist` : `cannot read ${dir}: ${place.message}`, 'DIR');
+    if (!place.isDirectory()) throw new InputError(`${dir} is not a directory`, 'DIR');
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new InputError(`cannot read ${join(dir, MANIFEST)}: ${(err as Error).message}`, 'DIR');
     throw new InputError(`${dir} is not a backup made by \`rolodex backup\` (no ${MANIFEST})`, 'DIR');
   }
   let raw: unknown;

@@ -9,7 +9,8 @@
 // holds nothing (a `touch`ed file) was refused as a database already there; it is replaced, and a
 // file holding anything else is refused and left as it was. A signing-secret other than the
 // backup's in DATA_DIR is refused too, where the restore replaced it. A DATA_DIR that is a file is
-// named as such by both commands.
+// named as such by both commands. A restore from a DIR that does not exist, or is a file, says
+// that, not that DIR lacks a manifest.
 import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { DatabaseSync } from 'node:sqlite';
@@ -284,5 +285,21 @@ for (const dialect of testDialects()) {
         assert.match(r.err(), /already holds a database \(rolodex\.db and its log rolodex\.db-journal\)/);
         assert.deepEqual(readdirSync(target).sort(), ['rolodex.db', 'rolodex.db-journal']);
       });
+
+    test('a restore from a DIR that does not exist, or is a file, says so in one line and writes nothing', async () => {
+      const target = join(tmp('target'), 'data');
+      const missing = join(tmp('from'), 'no', 'such', 'dir');
+      const file = join(tmp('from'), 'a-file');
+      writeFileSync(file, 'x');
+      for (const [dir, message] of [
+        [missing, `rolodex restore: ${missing} does not exist\n`],
+        [file, `rolodex restore: ${file} is not a directory\n`],
+      ] as const) {
+        const r = cli({ ...env, DATA_DIR: target });
+        assert.equal(await main(['restore', dir], r.io), 1, r.out());
+        assert.equal(r.err(), message);
+        assert.ok(!existsSync(target), 'no DATA_DIR made');
+      }
+    });
   });
 }
