@@ -163,6 +163,8 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
   if (!protocols.includes(parsed.protocol)) {
     throw new ConfigError(`${name} must be a URL starting with ${protocols.map((p) => p + '//').join(' or ')} (got "${maskedUrl(raw)}")`, name);
   }
+  // A client takes no host for localhost, unnamed in its refusals; ?host= is libpq's Unix socket.
+  if (!parsed.hostname && !parsed.searchParams.get('host')) throw new ConfigError(`${name} names no host (got "${maskedUrl(raw)}")`, name);
   return raw.replace(/\/+$/, '');
 }
 

@@ -312,6 +312,25 @@ test('a wrong configuration value names the variable', async () => {
   assert.match(io3.stderr.join(''), /DATA_DIR \/proc\/rolodex-data\/x cannot be created: ENOENT/);
 });
 
+test('a DATABASE_URL without a host is refused naming what is missing, one line', async () => {
+  // postgres.js took the missing host for localhost, and the refusal that followed named an empty
+  // place ("the PostgreSQL database at : is DATABASE_URL right?").
+  for (const [value, shown] of [
+    ['postgres://', 'postgres://'],
+    ['postgres:///rolodex', 'postgres:///rolodex'],
+    ['postgresql:///rolodex?password=hunter2', 'postgresql:///rolodex?password=***'],
+  ] as const) {
+    const io = captureIo({ DATA_DIR: '/tmp', DATABASE_URL: value });
+    assert.equal(await main(['workspace', 'list'], io), 1, value);
+    assert.deepEqual(io.stderr, [`rolodex workspace: DATABASE_URL names no host (got "${shown}")`], value);
+  }
+  // A Unix socket's directory as libpq's ?host= is a host: the URL is taken, and where it led is
+  // what the refusal names.
+  const socket = captureIo({ DATA_DIR: '/tmp', DATABASE_URL: 'postgres:///rolodex?host=/no/such/socket-dir' });
+  assert.equal(await main(['workspace', 'list'], socket), 1);
+  assert.match(socket.stderr.join(''), /^rolodex workspace: cannot reach the PostgreSQL database at \/no\/such\/socket-dir\/rolodex \(no such socket\)/);
+});
+
 test('a refused URL variable is quoted without its password', async () => {
   // The refusal reaches stderr and container logs: the variable and the value's shape, never the
   // credentials it carries, whether the value parses or not (docs/config.md).
