@@ -4,7 +4,7 @@
 // leaves nothing running (docs/deploy.md §Start and stop).
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { BlobDiskFaultError, BlobStoreMisconfiguredError, type BlobStore } from './blobs/blob-store.ts';
+import { BlobDiskFaultError, BlobStoreMisconfiguredError, BlobStoreUnavailableError, type BlobStore } from './blobs/blob-store.ts';
 import { buildApp } from './app.ts';
 import type { Config } from './config.ts';
 import { prepareServing } from './data-dir.ts';
@@ -20,6 +20,7 @@ import { installProcessGuards } from './process-guards.ts';
 import { startEnrichmentRunner } from './jobs/enrichment.ts';
 import { PROVIDERS, userAgent } from './enrichment/providers.ts';
 import { shrinkHeap } from './lib/gc.ts';
+import { causeOf } from './lib/errors.ts';
 
 /**
  * A blob store that this deployment's settings cannot use (a bucket that does not exist, refused
@@ -34,7 +35,12 @@ function checkBlobStore(blobs: BlobStore, logger: Logger): void {
     () => {},
     (err: unknown) => {
       if (err instanceof BlobStoreMisconfiguredError || err instanceof BlobDiskFaultError) logger.error(err.message);
-      else logger.warn({ err }, 'the blob store did not answer at start; /readyz answers 503 until it does');
+      else {
+        // A store that cannot be reached is an operational fault: its code and reason, no stack
+        // (docs/reliability.md §Operational faults in the log). Anything else keeps its stack.
+        const cause = err instanceof BlobStoreUnavailableError ? causeOf(err) : { err };
+        logger.warn(cause, 'the blob store did not answer at start; /readyz answers 503 until it does');
+      }
     },
   );
 }

@@ -1,6 +1,7 @@
 // `rolodex serve` on an S3 store its settings cannot use (docs/deploy.md §Probes): it says so at
 // start, in one line naming the setting to fix (once, with workers too), and serves on, /readyz
-// answering 503; with the right settings it says nothing of the store.
+// answering 503; with the right settings it says nothing of the store. A store that cannot be
+// reached is one warning: its reason once and its code, no stack (a refused connection is expected).
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
@@ -67,5 +68,42 @@ for (const dialect of testDialects()) {
         }
       });
     }
+
+    test('an S3 store that refuses connections is one warning: its reason once, its code, no stack', async () => {
+      const tdb = await createTestDb(dialect);
+      const [port, closed] = [await freePort(), await freePort()];
+      let l: Launched | undefined;
+      try {
+        l = launch(process.execPath, [BIN, 'serve'], {
+          DATA_DIR: tdb.dataDir,
+          PORT: String(port),
+          WORKERS: '1',
+          ...(tdb.databaseUrl ? { DATABASE_URL: tdb.databaseUrl } : {}),
+          S3_BUCKET: 'files',
+          S3_ENDPOINT: `http://127.0.0.1:${closed}`,
+          S3_ACCESS_KEY_ID: ACCESS_KEY,
+          S3_SECRET_ACCESS_KEY: ACCESS_KEY,
+        });
+        const output = l.output;
+        const warned = () =>
+          output()
+            .split('\n')
+            .filter((line) => line.includes('the blob store did not answer at start'));
+        await until('the warning', () => warned().length > 0, START_MS, output);
+        const [line] = warned();
+        assert.equal(warned().length, 1, output());
+        assert.equal(line!.match(/connect ECONNREFUSED/g)?.length, 1, line);
+        assert.ok(!line!.includes('stack') && !line!.includes('    at '), line);
+        const entry = JSON.parse(line!) as { level: number; code?: string };
+        assert.equal(entry.level, 40, line);
+        assert.equal(entry.code, 'ECONNREFUSED', line);
+        l.child.kill('SIGTERM');
+        const { code } = await Promise.race([l.exited, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('no exit')), STOP_MS))]);
+        assert.equal(code, 0, output());
+      } finally {
+        cleanUp(l);
+        await tdb.drop();
+      }
+    });
   });
 }
