@@ -8,7 +8,7 @@ import { after, before, test } from 'node:test';
 import { type Dispatcher, messageIdOf, startMailDispatcher } from '../../src/jobs/mail-dispatcher.ts';
 import { createMailTransport } from '../../src/mail/index.ts';
 import { call, eachDialect, type TestApp } from '../helpers/app.ts';
-import { type EmailWorld, seedEmailWorld, sendBody } from '../helpers/emails.ts';
+import { type EmailWorld, metric, seedEmailWorld, sendBody } from '../helpers/emails.ts';
 import { freePort } from '../helpers/process.ts';
 import { eventually, startTestSmtp, type TestSmtp } from '../helpers/smtp.ts';
 
@@ -29,14 +29,6 @@ async function emailRow(t: TestApp, id: string) {
 
 async function outboxRows(t: TestApp) {
   return t.deps.db.kysely.selectFrom('email_outbox').selectAll().execute();
-}
-
-async function metric(t: TestApp, name: string): Promise<number> {
-  const text = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
-  return text
-    .split('\n')
-    .filter((l) => l.startsWith(name))
-    .reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
 }
 
 /** Sends and returns the new e-mail's id (the newest of the caller's list). */

@@ -10,7 +10,7 @@ import { systemCtx } from '../../src/lib/context.ts';
 import { MailError, type MailTransport, type OutgoingMail } from '../../src/mail/transport.ts';
 import { removeMailbox } from '../../src/mailboxes/service.ts';
 import { call, eachDialect, type TestApp } from '../helpers/app.ts';
-import { type EmailWorld, importInto, seedEmailWorld, sendBody } from '../helpers/emails.ts';
+import { type EmailWorld, metric, importInto, seedEmailWorld, sendBody } from '../helpers/emails.ts';
 import { eventually } from '../helpers/smtp.ts';
 
 /** Records each message it is handed; `before` runs first and may refuse it by throwing. */
@@ -37,14 +37,6 @@ async function emailRow(t: TestApp, id: string) {
     .select(['delivery_status', 'delivery_attempts', 'delivery_error', 'delivered_at'])
     .where('id', '=', id)
     .executeTakeFirstOrThrow();
-}
-
-async function metric(t: TestApp, name: string): Promise<number> {
-  const text = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
-  return text
-    .split('\n')
-    .filter((l) => l.startsWith(name))
-    .reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
 }
 
 const outboxEmpty = (t: TestApp) => async () => (await t.deps.db.kysely.selectFrom('email_outbox').select('email_id').execute()).length === 0;

@@ -97,6 +97,15 @@ export async function seedEmailWorld(t: TestApp, opts: { scopes?: Parameters<typ
   }
 }
 
+/** The sum of a metric's samples (every label set) in the app's /metrics text. */
+export async function metric(t: TestApp, name: string): Promise<number> {
+  const text = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith(name))
+    .reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
+}
+
 export function sendBody(from: string, extra: Record<string, unknown> = {}) {
   return { from, to: ['carol@example.test'], subject: 'Hello', messageBody: { contentType: 'TEXT', content: 'Hi Carol' }, ...extra };
 }

@@ -2,13 +2,14 @@
 // connections carry an application name of their own, so that only its backends are terminated
 // (other suites share the server); a driver that sends mixed requests over HTTP and records every
 // answer; and a terminator that ends the app's backends as a failover, a restart or a pooler does.
-import { createServer, type Socket } from 'node:net';
+import { createServer } from 'node:net';
 import { setTimeout as wait } from 'node:timers/promises';
 import pg from 'pg';
 import { Authenticator } from '../../src/auth/authenticator.ts';
 import { openDb } from '../../src/db/database.ts';
 import type { Db } from '../../src/db/types.ts';
 import { buildTestApp, type TestApp, type TestAppOptions } from './app.ts';
+import { listening } from './process.ts';
 import { TEST_DATABASE_URL } from './services.ts';
 
 export interface FaultApp {
@@ -210,21 +211,6 @@ export function figures(answers: Answer[]): Figures {
 }
 
 /** A TCP server on 127.0.0.1 that accepts connections and never writes a byte (a silent database). */
-export async function silentServer(): Promise<{ port: number; close: () => Promise<void> }> {
-  const sockets = new Set<Socket>();
-  const server = createServer((socket) => {
-    sockets.add(socket);
-    socket.on('error', () => {});
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (server.address() as { port: number }).port,
-    // Refused from the call on; the connections it holds are cut.
-    close: async () => {
-      const closed = new Promise((resolve) => server.close(resolve));
-      for (const s of sockets) s.destroy();
-      await closed;
-    },
-  };
+export function silentServer(): Promise<{ port: number; close: () => Promise<void> }> {
+  return listening(createServer());
 }

@@ -2,10 +2,29 @@
 // (start-up, signals, crashes, several instances).
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { get } from 'node:http';
-import { createServer } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
 export const CLI = fileURLToPath(new URL('../../bin/rolodex.js', import.meta.url));
+
+/** Listens on 127.0.0.1 on a free port; `close` refuses new connections and cuts those it holds. */
+export async function listening(server: Server): Promise<{ port: number; close: () => Promise<void> }> {
+  const sockets = new Set<Socket>();
+  server.on('connection', (s: Socket) => {
+    sockets.add(s);
+    s.on('error', () => {});
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as { port: number }).port,
+    close: async () => {
+      const closed = new Promise((resolve) => server.close(resolve));
+      for (const s of sockets) s.destroy();
+      await closed;
+    },
+  };
+}
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -7,35 +7,16 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
-import { createServer, type Server, type Socket } from 'node:net';
+import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { BIN, cleanUp, launch, type Launched } from '../helpers/launch.ts';
-import { freePort } from '../helpers/process.ts';
+import { freePort, listening } from '../helpers/process.ts';
 
 // The connect timeout is long, so that an end within KILL_MS is the refusal's, not the timeout's.
 const CONNECT_TIMEOUT_MS = 60_000;
 const KILL_MS = 20_000;
-
-/** Listens on 127.0.0.1; `close` also cuts the connections it holds. */
-async function listening(server: Server): Promise<{ port: number; close: () => Promise<void> }> {
-  const sockets = new Set<Socket>();
-  server.on('connection', (s: Socket) => {
-    sockets.add(s);
-    s.on('error', () => {});
-    s.on('close', () => sockets.delete(s));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (server.address() as { port: number }).port,
-    close: async () => {
-      const closed = new Promise((resolve) => server.close(resolve));
-      for (const s of sockets) s.destroy();
-      await closed;
-    },
-  };
-}
 
 /** Runs a command with DATABASE_URL at the port; its exit code, output and time, or killed after KILL_MS. */
 async function run(args: string[], port: number, dataDir: string): Promise<{ code: number | null; output: string; ms: number }> {
