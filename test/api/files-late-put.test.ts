@@ -20,17 +20,24 @@ function objects(t: TestApp, backend: Backend, workspaceId: string): string[] {
   }
 }
 
+const checked = Buffer.from('the checked bytes');
+const other = Buffer.from('THE OTHER BYTES!!');
+
+/** A file whose upload of `checked` is completed with its MD5. */
+async function completed(t: TestApp) {
+  const s = await seedWorkspace(t);
+  const f = await createSession(t, s.secret, { filename: 'a.txt', mimeType: 'text/plain', sizeBytes: checked.length });
+  assert.equal((await putBytes(t, f.uploadUrl, f.uploadHeaders, checked)).status, 200);
+  const done = await call(t, s.secret, 'POST', `/v1/files/${f.id}/complete`, { md5: md5(checked) });
+  assert.equal(done.statusCode, 200, done.body);
+  return { s, f, done };
+}
+
 function suite(backend: Backend) {
   return (ctx: () => TestApp) => {
     test('a PUT after complete never changes the bytes of the COMPLETED file, and leaves nothing behind', async () => {
       const t = ctx();
-      const s = await seedWorkspace(t);
-      const checked = Buffer.from('the checked bytes');
-      const other = Buffer.from('THE OTHER BYTES!!');
-      const f = await createSession(t, s.secret, { filename: 'a.txt', mimeType: 'text/plain', sizeBytes: checked.length });
-      assert.equal((await putBytes(t, f.uploadUrl, f.uploadHeaders, checked)).status, 200);
-      const done = await call(t, s.secret, 'POST', `/v1/files/${f.id}/complete`, { md5: md5(checked) });
-      assert.equal(done.statusCode, 200, done.body);
+      const { s, f } = await completed(t);
 
       // The server refuses it; S3 cannot, but what it stores is no longer the file's.
       const late = await putBytes(t, f.uploadUrl, f.uploadHeaders, other);
@@ -52,13 +59,7 @@ function suite(backend: Backend) {
 
     test('a complete of a COMPLETED file with an md5 its bytes do not have answers checksum_mismatch and changes nothing', async () => {
       const t = ctx();
-      const s = await seedWorkspace(t);
-      const checked = Buffer.from('the checked bytes');
-      const other = Buffer.from('THE OTHER BYTES!!');
-      const f = await createSession(t, s.secret, { filename: 'a.txt', mimeType: 'text/plain', sizeBytes: checked.length });
-      assert.equal((await putBytes(t, f.uploadUrl, f.uploadHeaders, checked)).status, 200);
-      const done = await call(t, s.secret, 'POST', `/v1/files/${f.id}/complete`, { md5: md5(checked) });
-      assert.equal(done.statusCode, 200, done.body);
+      const { s, f, done } = await completed(t);
 
       // The client sends other bytes (S3 takes them) and completes again with their MD5: the file
       // does not hold them, and a 200 would say it does.
