@@ -24,16 +24,21 @@ function asObject(v: unknown, param: string): Record<string, unknown> {
   return v as Record<string, unknown>;
 }
 
-/** A string or an array of strings, as ids with their params. */
+/** An id of 1 to 255 characters, as every id in a path (docs/errors.md §Lengths), at `param`. */
+function boundedId(id: string, param: string): string {
+  if (id.length < 1 || longerThan(id, 255)) throw new AppError('invalid_value', `"${param}" must be 1 to 255 characters.`, { param });
+  return id;
+}
+
+/** A string or an array of strings, as ids with their params; a lone id is bounded as one in an array. */
 function ids(v: unknown, param: string): Ids {
   const out: Ids = new Map();
-  if (typeof v === 'string') return out.set(v, param);
+  if (typeof v === 'string') return out.set(boundedId(v, param), param);
   if (!Array.isArray(v)) throw new AppError('invalid_type', `"${param}" must be an id or an array of ids.`, { param });
   if (v.length > MAX_IDS) throw new AppError('invalid_value', `"${param}" holds at most ${MAX_IDS} ids.`, { param });
   v.forEach((id, i) => {
     if (typeof id !== 'string') throw new AppError('invalid_type', `"${param}[${i}]" must be a string.`, { param: `${param}[${i}]` });
-    if (id.length < 1 || longerThan(id, 255)) throw new AppError('invalid_value', `"${param}[${i}]" must be 1 to 255 characters.`, { param: `${param}[${i}]` });
-    if (!out.has(id)) out.set(id, `${param}[${i}]`);
+    if (!out.has(boundedId(id, `${param}[${i}]`))) out.set(id, `${param}[${i}]`);
   });
   return out;
 }

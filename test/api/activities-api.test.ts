@@ -320,6 +320,25 @@ eachDialect('notes and tasks API', (ctx) => {
     await assert.rejects(runImport(op, { kinds: importKinds(), text: [lines[0], bad].map((l) => JSON.stringify(l)).join('\n') }), /\$status/);
   });
 
+  test('a relationship id given alone is bounded as one in an array: empty or over 255 characters is invalid_value', async () => {
+    const s = await seedWorkspace(ctx());
+    const long = 'x'.repeat(256);
+    const task = (assignedTo: unknown) => ({ fields: { $title: 'x', $status: 'TODO' }, relationships: { $assignedTo: assignedTo } });
+    for (const id of ['', long]) {
+      await refused(s, 'POST', '/v1/tasks', task([id]), 400, 'invalid_value', 'relationships.$assignedTo[0]');
+      await refused(s, 'POST', '/v1/tasks', task(id), 400, 'invalid_value', 'relationships.$assignedTo');
+      await refused(s, 'POST', '/v1/notes', { fields: { $title: 'x' }, relationships: { $account: id } }, 400, 'invalid_value', 'relationships.$account');
+    }
+    const note = await ok(s, 'POST', '/v1/notes', { fields: { $title: 'x' } });
+    const url = `/v1/notes/${note.id}`;
+    await refused(s, 'POST', url, { relationships: { $account: { remove: '' } } }, 400, 'invalid_value', 'relationships.$account.remove');
+    await refused(s, 'POST', url, { relationships: { $account: { add: long } } }, 400, 'invalid_value', 'relationships.$account.add');
+    const t = await ok(s, 'POST', '/v1/tasks', task(s.userId));
+    await refused(s, 'POST', `/v1/tasks/${t.id}`, { relationships: { $account: { replace: '' } } }, 400, 'invalid_value', 'relationships.$account.replace');
+    // 255 characters are an id that names nothing, as in an array.
+    await refused(s, 'POST', '/v1/tasks', task('x'.repeat(255)), 400, 'relationship_entity_missing', 'relationships.$assignedTo');
+  });
+
   test('notes and tasks of another workspace are not found, and cannot be linked', async () => {
     const a = await seedWorkspace(ctx());
     const b = await seedWorkspace(ctx());
