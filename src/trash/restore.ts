@@ -15,6 +15,7 @@ import { eraseRunsOf } from '../enrichment/repository.ts';
 import * as lists from '../lists/repository.ts';
 import { membershipsMoved } from '../lists/service.ts';
 import * as meetings from '../meetings/repository.ts';
+import { repointHeld } from '../merges/repository.ts';
 import { archivedValueTaken, definitionsToPutBack } from '../records/service.ts';
 import * as records from '../records/repository.ts';
 import { indexedScalar, valueRows } from '../records/index/values.ts';
@@ -322,6 +323,10 @@ export interface Purged {
 /** Erases one entry and every row still naming its record; adds what it removed to `into`. */
 async function purgeEntry(ctx: WriteCtx, entry: repo.TrashRow, into: Purged): Promise<void> {
   const payload = JSON.parse(entry.payload) as TrashPayload;
+  // A merged record's id still held by another entry (taken out of the live tables beside the
+  // merge, after it renamed the held rows) stands for its primary, as a restore reads it: it is
+  // renamed, not erased, so that the link survives the duplicate (docs/trash.md §Purge).
+  if (entry.merged_into !== null) await repointHeld(ctx.db, entry.id, entry.merged_into);
   const held = await repo.eraseHeld(ctx.db, entry.id);
   if (payload.meeting) await repo.releaseTranscript(ctx.db, entry.id);
   into.records++;

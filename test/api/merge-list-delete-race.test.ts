@@ -86,6 +86,27 @@ eachDialect('a merge or a delete beside the delete of a list of the record', (ct
     assert.deepEqual(await members(s, gone), { ids: [primary], total: 1, count: 1 });
   });
 
+  test('the duplicate purged before the list is restored: the membership its entry held still brings the primary back', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const [primary, duplicate] = [await contact(s, 'Primary'), await contact(s, 'Duplicate')];
+    const gone = await list(s, 'Gone', [duplicate]);
+    const r = await besideListDelete(t, s.workspaceId, gone, () =>
+      call(t, s.secret, 'POST', '/v1/contacts/merge', { primaryId: primary, duplicateId: duplicate }),
+    );
+    assert.equal(r.statusCode, 200, r.body);
+    // The merged duplicate's purge erases the duplicate, not the link that stands for the primary.
+    const purged = await rolodex(t, ['trash', 'purge', '--workspace', s.workspaceId, duplicate]);
+    assert.equal(purged.code, 0, purged.err);
+    const naming = await t.deps.db.kysely.selectFrom('trash_members').select('entity_id').where('trash_id', '=', gone).execute();
+    assert.deepEqual(
+      naming.map((m) => m.entity_id),
+      [primary],
+    );
+    await restore(s, gone);
+    assert.deepEqual(await members(s, gone), { ids: [primary], total: 1, count: 1 });
+  });
+
   test('a delete of a record in the list deleted meanwhile holds none of that list’s memberships', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);
