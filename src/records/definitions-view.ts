@@ -57,8 +57,10 @@ export async function setArchived(ctx: WriteCtx, input: { objectType: string; ke
   const row = await findFieldRow(ctx.db, ws, input.objectType, input.key);
   if (!row) {
     // The type is named only when the key is missing, so that the common case reads one row.
-    if (!(await loadDefinitions(ctx, { objectType: input.objectType }))) throw new InputError(`unknown object type "${input.objectType}"`, 'type');
-    throw new InputError(`${input.objectType} has no custom field "${input.key}"`, 'key');
+    const defs = await loadDefinitions(ctx, { objectType: input.objectType });
+    if (!defs) throw new InputError(`unknown object type "${input.objectType}"`, 'type');
+    const why = defs.relationships.has(input.key) ? ': it names a relationship, and only fields are archived' : '';
+    throw new InputError(`${input.objectType} has no custom field "${input.key}"${why}`, 'key');
   }
   const config = JSON.parse(row.config) as Record<string, unknown>;
   if (Boolean(config.archived) === input.archived) return { id: row.id, archived: input.archived };

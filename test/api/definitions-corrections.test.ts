@@ -97,6 +97,12 @@ eachDialect('definitions corrected', (ctx) => {
       assert.deepEqual([nosuch.code, nosuch.err.trim()], [1, `rolodex definition: unknown object type "nosuch"`]);
       const nokey = await rolodex(t, ['definition', verb, ...ws, '--key', 'nokey']);
       assert.deepEqual([nokey.code, nokey.err.trim()], [1, `rolodex definition: account has no custom field "nokey"`]);
+      // A relationship's key is named as one: only fields are archived.
+      const rel = await rolodex(t, ['definition', verb, ...ws, '--key', '$contact']);
+      assert.deepEqual(
+        [rel.code, rel.err.trim()],
+        [1, `rolodex definition: account has no custom field "$contact": it names a relationship, and only fields are archived`],
+      );
     }
 
     await cli(t, 'definition', 'unarchive', ...ws, '--key', 'size', '--json');
