@@ -109,7 +109,15 @@ export async function run(args: string[], io: Io): Promise<void> {
   }
   if (sub === 'restore') {
     if (positionals.length === 0) throw new UsageError('name at least one id to restore');
-    const shown = (done: Restored[]) => print(io, json, done, done.map((r) => `restored ${r.objectType} ${r.id} with ${countOf(r.links, 'link')}`).join('\n'));
+    const shown = (done: Restored[]) =>
+      print(
+        io,
+        json,
+        done,
+        done
+          .map((r) => `restored ${r.objectType} ${r.id} with ${r.members === undefined ? countOf(r.links, 'link') : countOf(r.members, 'member')}`)
+          .join('\n'),
+      );
     const done = await withDb(io, (db, config) => restoreEach(db, config, workspaceId, positionals, io, shown));
     return shown(done);
   }

@@ -232,6 +232,8 @@ export interface Restored {
   id: string;
   objectType: string;
   links: number;
+  /** A list's members put back. */
+  members?: number;
 }
 
 /**
@@ -261,6 +263,7 @@ export async function restore(ctx: WriteCtx, input: { id: string }): Promise<Res
   const toPrimaries = (r: repo.LinkRow) => ({ ...r, source_id: current(ends, r.source_id), target_id: current(ends, r.target_id) });
   const linksNow = onceEach(links.map(toPrimaries), linkKey, (a, b) => a.position - b.position);
   let joined: string[] = [];
+  let listMembers: number | undefined;
   if (record && defs) {
     if (unique) await refuseTakenValues(ctx, defs, record);
     await records.insertRecord(ctx.db, record);
@@ -293,17 +296,15 @@ export async function restore(ctx: WriteCtx, input: { id: string }): Promise<Res
       (a, b) => a.added_at.localeCompare(b.added_at),
     );
     for (const m of now) if (memberEnds.trashed.has(m.entity_id)) await repo.holdMembers(ctx.db, m.entity_id, [m]);
-    await lists.putList(
-      ctx.db,
-      payload.list,
-      now.filter((m) => memberEnds.kinds.has(m.entity_id)),
-    );
+    const back = now.filter((m) => memberEnds.kinds.has(m.entity_id));
+    await lists.putList(ctx.db, payload.list, back);
+    listMembers = back.length;
   }
   const restoredLinks = await restoreLinks(ctx, entry.id, linksNow, ends, defs);
   await repo.deleteTrash(ctx.db, entry.id);
   await appendEvent(ctx, { type: `${entry.object_type}.restored`, object: await restoredResource(ctx, entry, payload) });
   await membershipsMoved(ctx, 'list.members_added', joined, entry.id);
-  return { id: entry.id, objectType: entry.object_type, links: restoredLinks };
+  return { id: entry.id, objectType: entry.object_type, links: restoredLinks, ...(listMembers === undefined ? {} : { members: listMembers }) };
 }
 
 export interface Purged {

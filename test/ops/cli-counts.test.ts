@@ -49,6 +49,11 @@ eachDialect('CLI counts', (ctx) => {
     const restored = await cli(t, ['trash', 'restore', '--workspace', s.workspaceId, kept.id]);
     assert.equal(restored.code, 0, restored.err);
     assert.equal(restored.out, `restored contact ${kept.id} with 1 link`);
+    // A list is restored with its members, counted as such.
+    const list = await post('/v1/lists', { fields: { $name: 'L', $objectType: 'contact' }, relationships: { $contacts: [kept.id] } });
+    assert.equal((await call(t, s.secret, 'DELETE', `/v1/lists/${list.id}`)).statusCode, 200);
+    const listBack = await cli(t, ['trash', 'restore', '--workspace', s.workspaceId, list.id]);
+    assert.equal(listBack.out, `restored list ${list.id} with 1 member`);
 
     const purged = await cli(t, ['trash', 'purge', '--workspace', s.workspaceId, erased.id]);
     assert.equal(purged.code, 0, purged.err);
