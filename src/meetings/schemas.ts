@@ -34,8 +34,9 @@ export const CreateMeetingBody = Type.Object(
         // A multi-valued EMAIL field: one address is taken as a list of one (docs/meetings.md §Writes).
         // An address repeated, in any case, is the service's one rule (rules.ts participants), which
         // names the repeat: a schema's uniqueItems would answer an exact repeat apart, naming the array.
+        // `null` is "never given", as the resource answers a meeting created without attendees.
         $attendeeEmails: Type.Optional(
-          Type.Union([Type.Array(Email, { maxItems: LIMITS.attendees, description: 'Each address once, ignoring case.' }), Email]),
+          Type.Union([Type.Array(Email, { maxItems: LIMITS.attendees, description: 'Each address once, ignoring case.' }), Email, Type.Null()]),
         ),
         $privacySetting: Type.Optional(Privacy),
       },

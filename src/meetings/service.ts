@@ -115,7 +115,7 @@ export async function createMeeting(ctx: WriteCtx, input: CreateMeetingInput) {
     end_date: end,
     meeting_url: f.$meetingUrl ?? null,
     organizer_email: f.$organizerEmail ?? null,
-    attendee_emails: attendees === undefined ? null : JSON.stringify(attendees),
+    attendee_emails: attendees === undefined || attendees === null ? null : JSON.stringify(attendees),
     privacy_setting: f.$privacySetting ?? null,
     created_at: at,
     updated_at: at,

@@ -165,6 +165,12 @@ eachDialect('meetings', (ctx) => {
     const twice = await call(p.s.secret, 'createMeeting', 'POST', '/v1/meetings', meetingBody({ $attendeeEmails: ['a@b.test', 'c@b.test', 'a@b.test'] }));
     assertError(twice, 400, 'invalid_value', 'fields.$attendeeEmails[2]');
     assert.match(twice.json().error.message, /repeats an address of the array/);
+    // `null` is how the resource answers attendees never given: sent back, it is taken as such.
+    const none = await call(p.s.secret, 'createMeeting', 'POST', '/v1/meetings', meetingBody({ $attendeeEmails: null }));
+    assert.equal(none.statusCode, 200, none.body);
+    assert.equal(none.json().fields.$attendeeEmails.value, null);
+    const read = await call(p.s.secret, 'getMeeting', 'GET', `/v1/meetings/${none.json().id}`);
+    assert.equal(read.json().fields.$attendeeEmails.value, null);
     // Addresses here are ASCII: the refusal says so, where a bare format name would not.
     const unicode = await call(p.s.secret, 'createMeeting', 'POST', '/v1/meetings', meetingBody({ $organizerEmail: 'ann@straße.example' }));
     assertError(unicode, 400, 'invalid_value', 'fields.$organizerEmail');
