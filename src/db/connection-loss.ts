@@ -2,6 +2,10 @@
 // failed: the server restarted or failed over, something on the way closed an idle connection, or
 // the database is down (docs/design.md §Database, "A lost connection").
 const SOCKET = new Set(['ECONNRESET', 'EPIPE', 'ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+// A peer that answered as no PostgreSQL does, or closed the connection unanswered
+// (src/db/postgres/peer.ts): a proxy that has lost the database, such as a load balancer with no
+// backend up, closes every connection so.
+const PEER = 'NOT_POSTGRES';
 // postgres.js's own codes for a connection that closed.
 const DRIVER = new Set(['CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED']);
 // SQLSTATE: the server shutting down (admin or crash) or not yet accepting connections.
@@ -23,7 +27,7 @@ export function isAbruptConnectionLoss(err: unknown): boolean {
   const code = codeOf(err);
   if (code === undefined) return false;
   // SQLSTATE class 08: connection exceptions.
-  return SOCKET.has(code) || DRIVER.has(code) || SHUTDOWN.has(code) || /^08[0-9A-Z]{3}$/.test(code);
+  return SOCKET.has(code) || code === PEER || DRIVER.has(code) || SHUTDOWN.has(code) || /^08[0-9A-Z]{3}$/.test(code);
 }
 
 /** The connection was lost or could not be made: the database is not reachable now. */

@@ -8,9 +8,10 @@
 // attempt; the first one after that moment tries to connect again.
 import { isConnectionLoss } from '../connection-loss.ts';
 
-// Errors that say no connection could be made: nothing listens, no route, no such host, or the
-// server is starting or shutting down (SQLSTATE 57P03, cannot connect now).
-const REFUSED = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', '57P03']);
+// Errors that say no connection could be made: nothing listens, no route, no such host, the
+// server is starting or shutting down (SQLSTATE 57P03, cannot connect now), or the peer is no
+// PostgreSQL (NOT_POSTGRES: a proxy that closes each connection unanswered, src/db/postgres/peer.ts).
+const REFUSED = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', '57P03', 'NOT_POSTGRES']);
 
 /** How long statements fail at once after a refused connection. */
 export const REFUSED_MS = 500;
