@@ -16,6 +16,13 @@ export const JSON_BODY_LIMIT = 1024 * 1024;
 export const MAX_BODY_DEPTH = 64;
 
 /**
+ * The excerpt of the text V8 ends a syntax error with: the whole text when short (`, "[1,]" is not
+ * valid JSON`), else some characters about the token with dots before, after or both (`,
+ * ..."1,x,1"... is not valid JSON`), or alone (`"undefined" is not valid JSON`).
+ */
+const EXCERPT = /(?:^|, )(?:\.\.\.)?".*"(?:\.\.\.)? is not valid JSON$/s;
+
+/**
  * What is wrong with a body Fastify's parser refused, which it does not say: the syntax error's
  * own message (its position, or the token it met, with unseen characters escaped, and never the
  * excerpt of the body V8 adds) when the text is not JSON, else the prototype key the parser
@@ -25,8 +32,8 @@ function jsonError(text: string): AppError {
   try {
     JSON.parse(text);
   } catch (err) {
-    const why = visible((err as Error).message.replace(/, ".*" is not valid JSON$/s, ''));
-    return new AppError('invalid_json', `The request body is not valid JSON: ${why}.`);
+    const why = visible((err as Error).message.replace(EXCERPT, ''));
+    return new AppError('invalid_json', why === '' ? 'The request body is not valid JSON.' : `The request body is not valid JSON: ${why}.`);
   }
   return new AppError('invalid_json', 'The request body holds a "__proto__" key or a "constructor" object with a "prototype" key, which are refused.');
 }

@@ -137,12 +137,18 @@ eachDialect('bad input refused', (ctx) => {
       ['\u0007{"secret": 1}', /not valid JSON: Unexpected token '\\u\{7\}'\.$/],
       ['{"fields": {"__proto__": {"x": 1}}}', /holds a "__proto__" key or a "constructor" object with a "prototype" key/],
       ['{"fields": {"constructor": {"prototype": {}}}}', /holds a "__proto__" key/],
+      // Past 10 characters V8 quotes the body around the token with dots, at its start, middle or
+      // end; that excerpt is left out as the short one is.
+      ['secret=hunter2&user=ann', /not valid JSON: Unexpected token 's'\.$/],
+      [`[${'1,'.repeat(30)}"secret",x${',1'.repeat(30)}]`, /not valid JSON: Unexpected token 'x'\.$/],
+      [`[${'1,'.repeat(30)}"secret",x]`, /not valid JSON: Unexpected token 'x'\.$/],
+      ['undefined', /^The request body is not valid JSON\.$/],
     ] as const) {
       const res = await t.app.inject({ method: 'POST', url: '/v1/lists', headers: headers(s.secret, { 'content-type': 'application/json' }), payload });
       assert.equal(res.statusCode, 400, res.body);
       assert.equal(res.json().error.code, 'invalid_json');
       assert.match(res.json().error.message, message);
-      assert.doesNotMatch(res.json().error.message, /secret/);
+      assert.doesNotMatch(res.json().error.message, /secret|hunter|1,1|undefined/);
     }
   });
 
