@@ -131,6 +131,10 @@ eachDialect('meetings', (ctx) => {
     const justNow = new Date(Date.now() - 1).toISOString();
     assert.equal((await call(p.s.secret, 'createMeeting', 'POST', '/v1/meetings', meetingBody({ $startDate: justNow, $endDate: justNow }))).statusCode, 200);
     assertError(await call(p.s.secret, 'createMeeting', 'POST', '/v1/meetings', meetingBody({ $colour: 'red' })), 400, 'unknown_field', 'fields.$colour');
+    // A create's schema holds only the fields a create writes: another key is named before any
+    // value is judged, unlike an update's (docs/meetings.md §Writes).
+    const keyFirst = meetingBody({ $privacySetting: 'bad', $colour: 'red' });
+    assertError(await call(p.s.secret, 'createMeeting', 'POST', '/v1/meetings', keyFirst), 400, 'unknown_field', 'fields.$colour');
     assertError(
       await call(p.s.secret, 'createMeeting', 'POST', '/v1/meetings', { fields: { $title: 'x', $startDate: ago(10) } }),
       400,
