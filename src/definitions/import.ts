@@ -167,7 +167,7 @@ async function apply(ctx: ImportContext, item: ImportItem<DefinitionInput>, defs
   const { line, value: v } = item;
   if (v.definition === 'type') {
     const existing = await findObjectType(ctx, v.type.slug);
-    if (!existing) return (await defineObjectType(ctx, v.type)).objectType;
+    if (!existing) return (await defineObjectType(ctx, v.type, { imported: true })).objectType;
     // Another label corrects it in place, as a field's does (docs/import.md §definition).
     if (existing.label !== v.type.label) await relabelObjectType(ctx, v.type);
     return existing.objectType;

@@ -27,7 +27,8 @@ export const RESERVED_TYPES: ReadonlySet<string> = new Set([
  * Names a new custom type cannot take beside the system types: the other objects whose events are
  * named `<object>.<action>` as records' are (docs/events.md), so that a receiver routing events by
  * that prefix never meets two kinds of object under one. A type created before this rule keeps
- * its name and its records.
+ * its name and its records, and an import takes its line, so that an export of its workspace
+ * imports again (docs/activities.md §Custom objects).
  */
 const EVENT_OBJECTS: ReadonlySet<string> = new Set(['enrichment_run', 'webhook']);
 
@@ -37,12 +38,12 @@ export interface ObjectType {
 }
 
 /** Defines a custom object type in ctx's workspace. */
-export function defineObjectType(ctx: Ctx, given: { slug: string; label: string }): Promise<ObjectType> {
+export function defineObjectType(ctx: Ctx, given: { slug: string; label: string }, opts: { imported?: boolean } = {}): Promise<ObjectType> {
   const input = outerSpaceless(given);
   return definitionWrite(ctx, async (ctx) => {
     if (!CUSTOM_KEY.test(input.slug)) throw new InputError('must match ^[a-z][a-z0-9_]{0,62}$', 'slug');
     if (RESERVED_TYPES.has(input.slug)) throw new InputError(`"${input.slug}" is the name of a system type`, 'slug');
-    if (EVENT_OBJECTS.has(input.slug)) throw new InputError(`"${input.slug}" names the events of another object`, 'slug');
+    if (EVENT_OBJECTS.has(input.slug) && !opts.imported) throw new InputError(`"${input.slug}" names the events of another object`, 'slug');
     checkLabel(input.label);
     if (await repo.findObjectType(ctx.db, ctx.actor.workspaceId, input.slug)) throw new InputError(`object type "${input.slug}" exists`, 'slug');
     await repo.insertObjectType(ctx.db, { workspace_id: ctx.actor.workspaceId, slug: input.slug, label: input.label, created_at: isoNow(ctx.now) });

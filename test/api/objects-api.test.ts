@@ -8,6 +8,7 @@ import { defineObjectType } from '../../src/definitions/object-types.ts';
 import { addField, addRelationship, loadDefinitions } from '../../src/definitions/service.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
 import { call, eachDialect, type Seeded, seedWorkspace } from '../helpers/app.ts';
+import { importInto } from '../helpers/emails.ts';
 import { loadDocument, type Operation, operationFor, operationsOf, responseChecker } from '../helpers/openapi-ops.ts';
 
 eachDialect('custom objects API', (ctx) => {
@@ -119,6 +120,12 @@ eachDialect('custom objects API', (ctx) => {
       await assert.rejects(defineObjectType(op, { slug, label: 'X' }), /must match|system type/);
     // Their events would share a prefix with those of the enrichment runs and the webhook test.
     for (const slug of ['enrichment_run', 'webhook']) await assert.rejects(defineObjectType(op, { slug, label: 'X' }), /events of another object/);
+    // An import takes them: the export of a workspace that made one before the rule imports again.
+    await importInto(ctx(), s.workspaceId, [{ object: 'definition', definition: 'objectType', slug: 'webhook', label: 'Hooks' }]);
+    assert.equal(
+      (await call(ctx(), s.secret, 'GET', '/v1/objects')).json().data.some((o: { objectType: string }) => o.objectType === 'webhook'),
+      true,
+    );
     await assert.rejects(defineObjectType(op, { slug: 'project', label: 'Again' }), /exists/);
     const key = { 'idempotency-key': 'project-once' };
     const all = await Promise.all(
