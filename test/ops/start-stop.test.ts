@@ -60,7 +60,8 @@ describe('a port in use', () => {
         const { code } = await l.exited;
         assert.equal(code, 1);
         assert.equal(l.output().trim(), `rolodex serve: port ${port} on 127.0.0.1 is already in use`);
-        assert.ok(Date.now() - started < 10_000, `answered in ${Date.now() - started} ms`);
+        // Ends by itself (it once waited for ever); the bound leaves a cold start on a loaded machine its time.
+        assert.ok(Date.now() - started < 30_000, `answered in ${Date.now() - started} ms`);
       } finally {
         holder.close();
         await tdb.drop();
