@@ -19,8 +19,15 @@ import * as repo from './repository.ts';
 import { indexedScalar, valueRows } from './index/values.ts';
 import { valueTaken, writeValueIndex } from './index/repository.ts';
 import { checkFieldKeys, checkFieldValues, checkRequiredFields } from './write-fields.ts';
-import { checkCreateRelationships, checkRelationshipKeys, checkRequiredRelationships, checkUpdateRelationships } from './write-relationships.ts';
-import { idsByType, plan, type RelationshipWrite } from './write-relationships.ts';
+import {
+  checkCreateRelationships,
+  checkRelationshipKeys,
+  checkRequiredRelationships,
+  checkUpdateRelationships,
+  idsByType,
+  plan,
+  type RelationshipWrite,
+} from './write-relationships.ts';
 
 export {
   customRecordType,

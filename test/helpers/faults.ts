@@ -210,6 +210,22 @@ export function figures(answers: Answer[]): Figures {
   return f;
 }
 
+/** GETs `path` from the fault app's socket with `secret`, bounded by 15 s. */
+export function getter(f: FaultApp, secret: string): (path: string) => Promise<Response> {
+  return (path) =>
+    fetch(f.base + path, { headers: { authorization: `Bearer ${secret}`, 'service-version': '2026-03-01' }, signal: AbortSignal.timeout(15_000) });
+}
+
+/** The status of `GET /v1/lists` once it is 200, or the last after 100 tries 100 ms apart. */
+export async function readsAgain(get: (path: string) => Promise<Response>): Promise<number> {
+  let status = 0;
+  for (let i = 0; i < 100 && status !== 200; i++) {
+    status = (await get('/v1/lists')).status;
+    if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return status;
+}
+
 /** A TCP server on 127.0.0.1 that accepts connections and never writes a byte (a silent database). */
 export function silentServer(): Promise<{ port: number; close: () => Promise<void> }> {
   return listening(createServer());

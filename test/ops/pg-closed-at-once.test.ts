@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { connect, createServer, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { testDialects } from '../helpers/db.ts';
-import { type FaultApp, faultApp } from '../helpers/faults.ts';
+import { type FaultApp, faultApp, getter, readsAgain } from '../helpers/faults.ts';
 import { seedWorkspace } from '../helpers/app.ts';
 import { TEST_DATABASE_URL } from '../helpers/services.ts';
 
@@ -71,8 +71,7 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
 
     test('requests are answered 503 service_unavailable promptly, not 500, and the service recovers', async () => {
       const s = await seedWorkspace(f.t);
-      const get = (path: string) =>
-        fetch(f.base + path, { headers: { authorization: `Bearer ${s.secret}`, 'service-version': '2026-03-01' }, signal: AbortSignal.timeout(15_000) });
+      const get = getter(f, s.secret);
       assert.equal((await get('/v1/lists')).status, 200);
 
       r.lose();
@@ -87,12 +86,7 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
       assert.ok(performance.now() - started < PROMPT_MS, `answered after ${Math.round(performance.now() - started)} ms`);
 
       r.reach();
-      let status = 0;
-      for (let i = 0; i < 100 && status !== 200; i++) {
-        status = (await get('/v1/lists')).status;
-        if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      assert.equal(status, 200, 'reads succeed again');
+      assert.equal(await readsAgain(get), 200, 'reads succeed again');
     });
   });
 }

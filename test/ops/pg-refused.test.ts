@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { testDialects } from '../helpers/db.ts';
-import { type FaultApp, faultApp } from '../helpers/faults.ts';
+import { type FaultApp, faultApp, getter, readsAgain } from '../helpers/faults.ts';
 import { seedWorkspace } from '../helpers/app.ts';
 import { TEST_DATABASE_URL } from '../helpers/services.ts';
 
@@ -62,8 +62,7 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
 
     test('a burst is answered 503 at once, and the service recovers by itself', async () => {
       const s = await seedWorkspace(f.t);
-      const get = (path: string) =>
-        fetch(f.base + path, { headers: { authorization: `Bearer ${s.secret}`, 'service-version': '2026-03-01' }, signal: AbortSignal.timeout(15_000) });
+      const get = getter(f, s.secret);
       assert.equal((await get('/v1/lists')).status, 200);
 
       await r.refuse();
@@ -89,12 +88,7 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
       assert.ok(longest < PROMPT_MS, `the last answer came after ${Math.round(longest)} ms`);
 
       await r.accept();
-      let status = 0;
-      for (let i = 0; i < 100 && status !== 200; i++) {
-        status = (await get('/v1/lists')).status;
-        if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      assert.equal(status, 200, 'reads succeed again');
+      assert.equal(await readsAgain(get), 200, 'reads succeed again');
       const write = await fetch(`${f.base}/v1/lists`, {
         method: 'POST',
         headers: { authorization: `Bearer ${s.secret}`, 'service-version': '2026-03-01', 'content-type': 'application/json' },
@@ -108,8 +102,7 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
     // stack for each was 100 stacks a second for as long as the outage lasted.
     test('an outage is logged in one line without a stack, and its end in another', async () => {
       const s = await seedWorkspace(f.t);
-      const get = (path: string) =>
-        fetch(f.base + path, { headers: { authorization: `Bearer ${s.secret}`, 'service-version': '2026-03-01' }, signal: AbortSignal.timeout(15_000) });
+      const get = getter(f, s.secret);
       assert.equal((await get('/v1/lists')).status, 200);
       // The outage of the test before is over once the database answered the process's own probe.
       for (let i = 0; i < 50 && f.t.app.faults.database.down; i++) await new Promise((resolve) => setTimeout(resolve, 100));
@@ -121,12 +114,7 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
       await r.accept();
-      let status = 0;
-      for (let i = 0; i < 100 && status !== 200; i++) {
-        status = (await get('/v1/lists')).status;
-        if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      assert.equal(status, 200, 'reads succeed again');
+      assert.equal(await readsAgain(get), 200, 'reads succeed again');
       const lines = () =>
         f.t
           .logs()
