@@ -8,6 +8,7 @@ import pg from 'pg';
 import { openDb } from '../../src/db/database.ts';
 import type { DialectName, Db } from '../../src/db/types.ts';
 import { MIGRATIONS, migrate } from '../../src/db/migrate.ts';
+import { copySqliteTemplate, createSchemaFromTemplate } from './db-templates.ts';
 import { IN_CI, services, TEST_DATABASE_URL } from './services.ts';
 
 export interface TestDb {
@@ -35,14 +36,16 @@ export function withSearchPath(url: string, schema: string): string {
 /**
  * A fresh database, migrated unless `migrate: false`; with `before`, migrated only through the
  * migrations whose names sort below it (a migration's test starts from the schema before it).
+ * Fully migrated, it is a copy of the run's template (db-templates.ts).
  */
 export async function createTestDb(dialect: DialectName, opts: { migrate?: boolean; before?: string } = {}): Promise<TestDb> {
   const set = opts.before === undefined ? undefined : Object.fromEntries(Object.entries(MIGRATIONS).filter(([name]) => name < opts.before!));
   const dataDir = mkdtempSync(join(tmpdir(), 'rolodex-test-'));
   if (dialect === 'sqlite') {
     const sqliteFile = join(dataDir, 'rolodex.db');
+    const copied = set === undefined && opts.migrate !== false && copySqliteTemplate(sqliteFile);
     const db = openDb({ dataDir, sqliteFile });
-    if (opts.migrate !== false) await migrate(db, set);
+    if (opts.migrate !== false && !copied) await migrate(db, set);
     return {
       db,
       dataDir,
@@ -56,10 +59,11 @@ export async function createTestDb(dialect: DialectName, opts: { migrate?: boole
   const schema = `t_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
   await admin.connect();
-  await admin.query(`create schema ${schema}`);
+  const copied = set === undefined && opts.migrate !== false && (await createSchemaFromTemplate(admin, schema));
+  if (!copied) await admin.query(`create schema ${schema}`);
   await admin.end();
   const db = openDb({ dataDir, databaseUrl: TEST_DATABASE_URL, schema });
-  if (opts.migrate !== false) await migrate(db, set);
+  if (opts.migrate !== false && !copied) await migrate(db, set);
   return {
     db,
     dataDir,
