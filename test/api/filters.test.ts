@@ -204,6 +204,9 @@ eachDialect('filters', (ctx) => {
 
   test('CURRENCY and NUMBER as decimals; ranges from repeated keys; inclusive bounds by negation', async () => {
     assert.equal(await agrees(c, defs, all, { arr: '0.3' }, (w) => matches(w, 'arr', 'equal', 0.3)), 15);
+    // `+` unencoded in a query string arrives as a space, in a sign or an exponent.
+    assert.equal(await agrees(c, defs, all, { arr: ' 0.3' }, (w) => matches(w, 'arr', 'equal', 0.3)), 15);
+    assert.ok((await agrees(c, defs, all, { 'arr[lessThan]': '1e 21' }, (w) => matches(w, 'arr', 'lessThan', 1e21))) > 0);
     await agrees(c, defs, all, { 'arr[greaterThan]': '19.98', 'arr[lessThan]': '1000.25' }, (w) => matches(w, 'arr', 'equal', 19.99));
     await agrees(
       c,

@@ -125,11 +125,13 @@ function fieldFilter(param: string, field: FieldDef, given: Operator | undefined
   switch (field.valueType) {
     case 'NUMBER':
     case 'CURRENCY': {
-      const n = Number(v);
-      if (!DECIMAL.test(v) || !Number.isFinite(n)) throw bad(param, 'the value must be a decimal number');
+      // A `+` in a query string decodes to a space: an unencoded sign or exponent sign is still +.
+      const d = v.replace(/^ (?=[\d.])/, '+').replace(/(\de) (?=\d+$)/i, '$1+');
+      const n = Number(d);
+      if (!DECIMAL.test(d) || !Number.isFinite(n)) throw bad(param, 'the value must be a decimal number');
       // An integer the double does not hold would match other records than the one asked for
       // (docs/errors.md §Numbers in bodies): refused as a body's number is.
-      const unheld = unheldNumber(v, n);
+      const unheld = unheldNumber(d, n);
       if (unheld !== null) throw bad(param, `the value ${unheld}`);
       return { ...base, kind: 'num', op: op as NumFilter['op'], value: n };
     }
