@@ -4,8 +4,8 @@
 // the export is complete, so a failed export leaves FILE as it was. With `--files DIR`, the files'
 // bytes are copied into DIR and the lines link to them; a failed export removes DIR if it made it.
 import { once } from 'node:events';
-import { open, rename, rm, stat } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { lstat, open, readlink, realpath, rename, rm, stat } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { channelLines } from '../channels/export.ts';
@@ -179,7 +179,10 @@ async function toFile(file: string, body: (write: Write) => Promise<number>): Pr
     throw new InputError(
       `cannot write ${file}: it is not a regular file (a device or a pipe, which the export would replace): leave FILE out to write to stdout`,
     );
-  const partial = join(dirname(file), `.${basename(file)}.${process.pid}.partial`);
+  // A symbolic link at FILE is written through: the export takes the place of its target, and
+  // the link stays (an operator's `latest.ndjson` pointing into a dated directory).
+  const target = await linkTarget(file);
+  const partial = join(dirname(target), `.${basename(target)}.${process.pid}.partial`);
   let out: Writable;
   try {
     out = (await open(partial, 'wx', 0o600)).createWriteStream();
@@ -193,7 +196,7 @@ async function toFile(file: string, body: (write: Write) => Promise<number>): Pr
     await finished(out).catch(() => {});
     const failure = failed();
     if (failure) throw failure;
-    await rename(partial, file).catch((err: Error) => {
+    await rename(partial, target).catch((err: Error) => {
       throw new InputError(`cannot write ${file}: ${withoutPaths(err)}`);
     });
     return count;
@@ -203,6 +206,13 @@ async function toFile(file: string, body: (write: Write) => Promise<number>): Pr
     await rm(partial, { force: true });
     throw err;
   }
+}
+
+/** Where a link at `file` leads (followed to the end, a dangling one to its first target), else `file`. */
+async function linkTarget(file: string): Promise<string> {
+  const link = await lstat(file).catch(() => undefined);
+  if (!link?.isSymbolicLink()) return file;
+  return realpath(file).catch(async () => resolve(dirname(file), await readlink(file)));
 }
 
 /**

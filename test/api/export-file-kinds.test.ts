@@ -1,11 +1,12 @@
 // `rolodex export … FILE` writes a temporary file beside FILE and renames it to FILE once the
 // export is complete (docs/import.md §Export): a FILE that is no regular file (a named pipe, a
 // device such as /dev/stdout) would be replaced by the file, not written to, so it is refused
-// before the export, one line and exit code 1, and stays as it was. A FILE whose directory does
-// not exist is told so, naming the path given, never the temporary file's.
+// before the export, one line and exit code 1, and stays as it was. A symbolic link is written
+// through. A FILE whose directory does not exist is told so, naming the path given, never the
+// temporary file's.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readdirSync, statSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { eachDialect, seedWorkspace } from '../helpers/app.ts';
@@ -28,6 +29,30 @@ eachDialect('rolodex export to a FILE that is no regular file', (ctx) => {
       readdirSync(t.tdb.dataDir).filter((n) => n.includes('out.pipe')),
       ['out.pipe'],
     );
+  });
+
+  test('a symbolic link as FILE is written through: its target holds the export, the link stays', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const dated = join(t.tdb.dataDir, 'dated');
+    mkdirSync(dated);
+    writeFileSync(join(dated, 'old.ndjson'), 'old\n');
+    const link = join(t.tdb.dataDir, 'latest.ndjson');
+    symlinkSync(join('dated', 'old.ndjson'), link);
+    const dangling = join(t.tdb.dataDir, 'next.ndjson');
+    symlinkSync(join('dated', 'new.ndjson'), dangling);
+    for (const [file, target] of [
+      [link, 'old.ndjson'],
+      [dangling, 'new.ndjson'],
+    ] as const) {
+      const r = await rolodex(t, ['export', '--workspace', s.workspaceId, file]);
+      assert.equal(r.code, 0, r.err);
+      assert.ok(lstatSync(file).isSymbolicLink(), `${file} is still a link`);
+      assert.equal(readlinkSync(file), join('dated', target));
+      const lines = readFileSync(join(dated, target), 'utf8').trim().split('\n');
+      assert.match(lines[0]!, /^\{"object":"user"/);
+    }
+    assert.deepEqual(readdirSync(dated).sort(), ['new.ndjson', 'old.ndjson']);
   });
 
   test('a FILE in a directory that does not exist is one line naming that directory', async () => {
