@@ -7,7 +7,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { fileURLToPath } from 'node:url';
 import type { Config } from './config.ts';
-import { ListenError, probePort, STOP_SIGNALS, STOP_TIMEOUT_MS } from './lifecycle.ts';
+import { ListenError, probePort, STOP_SIGNALS, STOP_TIMEOUT_MS, stopWhileStarting } from './lifecycle.ts';
 import { serveClusterMetrics } from './metrics/cluster.ts';
 import { serveClusterRateLimits } from './rate-limit/cluster.ts';
 import { createLogger } from './logger.ts';
@@ -36,6 +36,7 @@ interface WorkerMessage {
 /** `env` is the environment the configuration was read from; every worker reads it again. */
 export async function runCluster(config: Config, env: Record<string, string | undefined>): Promise<ClusterHandle> {
   const logger = createLogger(config.logLevel);
+  const started = stopWhileStarting(logger);
   await probePort(config.port, config.host);
   const db = await openDatabase(config, logger);
   try {
@@ -123,6 +124,7 @@ export async function runCluster(config: Config, env: Record<string, string | un
       },
     );
   };
+  started();
   for (const signal of STOP_SIGNALS) process.on(signal, () => onSignal(signal));
   return { ready, stop };
 }

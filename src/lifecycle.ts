@@ -4,6 +4,7 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import type { Logger } from 'pino';
 import { InputError } from './lib/errors.ts';
 import { everyInterface } from './config.ts';
 
@@ -42,6 +43,24 @@ export async function probePort(port: number, host: string): Promise<void> {
 export const STOP_TIMEOUT_MS = 10_000;
 // SIGHUP keeps its default: a handler would undo the ignoring `nohup` sets up.
 export const STOP_SIGNALS = ['SIGTERM', 'SIGINT'] as const;
+
+/**
+ * Until a server's own stop is set up (once it listens), a stop signal ends its start: waiting for
+ * a database that does not answer, or migrating. The process exits at once with code 0, as a stop
+ * does, after one line saying so: without a handler it died of the signal silently (exit 143).
+ * Whatever the start had under way in the database is a transaction that never commits. Returns
+ * the function that removes the handlers, called where the server's own are installed.
+ */
+export function stopWhileStarting(logger: Logger): () => void {
+  const handler = (signal: NodeJS.Signals) => {
+    logger.info({ signal }, 'stopped before the server was ready');
+    process.exit(0);
+  };
+  for (const signal of STOP_SIGNALS) process.on(signal, handler);
+  return () => {
+    for (const signal of STOP_SIGNALS) process.off(signal, handler);
+  };
+}
 
 /** How often a process started by a wrapper checks that the wrapper is still there. */
 const PARENT_CHECK_MS = 500;
