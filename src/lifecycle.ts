@@ -47,9 +47,9 @@ export const STOP_SIGNALS = ['SIGTERM', 'SIGINT'] as const;
 /**
  * Until a server's own stop is set up (once it listens), a stop signal ends its start: waiting for
  * a database that does not answer, or migrating. The process exits at once with code 0, as a stop
- * does, after one line saying so: without a handler it died of the signal silently (exit 143).
- * Whatever the start had under way in the database is a transaction that never commits. Returns
- * the function that removes the handlers, called where the server's own are installed.
+ * does, after one line saying so, so that the operator reads why it ended. Whatever the start had
+ * under way in the database is a transaction that never commits. Returns the function that
+ * removes the handlers, called where the server's own are installed.
  */
 export function stopWhileStarting(logger: Logger): () => void {
   const handler = (signal: NodeJS.Signals) => {

@@ -187,7 +187,7 @@ async function toFile(file: string, body: (write: Write) => Promise<number>): Pr
   try {
     out = (await open(partial, 'wx', 0o600)).createWriteStream();
   } catch (err) {
-    throw new InputError(`cannot write ${file}: ${await whyNotCreated(file, err as NodeJS.ErrnoException)}`);
+    throw new InputError(`cannot write ${file}: ${await whyNotCreated(target, err as NodeJS.ErrnoException)}`);
   }
   const { write, failed } = writer(out, file);
   try {

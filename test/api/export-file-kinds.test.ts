@@ -53,6 +53,12 @@ eachDialect('rolodex export to a FILE that is no regular file', (ctx) => {
       assert.match(lines[0]!, /^\{"object":"user"/);
     }
     assert.deepEqual(readdirSync(dated).sort(), ['new.ndjson', 'old.ndjson']);
+    // A link into a directory that does not exist names that directory, not the link's.
+    const nowhere = join(t.tdb.dataDir, 'nowhere.ndjson');
+    symlinkSync(join('gone', 'x.ndjson'), nowhere);
+    const r = await rolodex(t, ['export', '--workspace', s.workspaceId, nowhere]);
+    assert.equal(r.code, 1, r.err);
+    assert.equal(r.err, `rolodex export: cannot write ${nowhere}: the directory ${join(t.tdb.dataDir, 'gone')} does not exist`);
   });
 
   test('a FILE in a directory that does not exist is one line naming that directory', async () => {
