@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sql } from 'kysely';
 import pg from 'pg';
 import { openDb } from '../../src/db/database.ts';
 import type { DialectName, Db } from '../../src/db/types.ts';
@@ -64,6 +65,9 @@ export async function createTestDb(dialect: DialectName, opts: { migrate?: boole
   await admin.end();
   const db = openDb({ dataDir, databaseUrl: TEST_DATABASE_URL, schema });
   if (opts.migrate !== false && !copied) await migrate(db, set);
+  // A copy opens no connection: one is opened now, as migrating did, so that a test's first
+  // statement does not also wait for a connection (and, on a loaded machine, a probe's bound).
+  else if (copied) await sql`select 1`.execute(db.kysely);
   return {
     db,
     dataDir,
