@@ -192,6 +192,9 @@ export async function migrate(db: Db, migrations: Record<string, Migration> = MI
   const applied = await appliedNames(db, kysely);
   const unknown = [...applied.executed].filter((name) => !Object.hasOwn(migrations, name)).sort();
   if (unknown.length > 0) return ahead(applied, unknown, migrations);
+  // Every migration applied: there is nothing to apply, so Kysely's migrator (which looks for its
+  // tables, takes its lock and reads them again) is not started. Every command and start passes here.
+  if (Object.keys(migrations).every((name) => applied.executed.has(name))) return [];
   const migrator = new Migrator({
     db: kysely,
     provider: { getMigrations: async () => migrations },
