@@ -7,16 +7,13 @@ import { type Canary, seedCanary, tableNames } from '../helpers/canary.ts';
 import { loadDocument, type Operation, operationsOf } from '../helpers/openapi-ops.ts';
 import { BODIES, happyRequest } from './operations.ts';
 
-const names = new WeakMap<TestApp, string[]>();
-
 /**
  * Every row of every table, as text, rows sorted (PostgreSQL returns an updated row elsewhere).
  * A key's last_used_at is left out: every request, refused or not, may refresh it once a minute.
  */
 async function dump(t: TestApp): Promise<string> {
   const db = t.deps.db.kysely;
-  const tables = names.get(t) ?? (await tableNames(t));
-  names.set(t, tables);
+  const tables = await tableNames(t);
   const parts: string[] = [];
   // Rows sorted: PostgreSQL returns them in physical order, which an UPDATE elsewhere in the table changes.
   for (const name of tables) {

@@ -307,28 +307,31 @@ export async function seedCanary(t: TestApp, label: string, operations: Set<stri
   return canary;
 }
 
+/** The tables of each test app's database, read once: no test adds one after its first read. */
+const tablesOf = new WeakMap<TestApp, string[]>();
+
 /**
  * The tables of this test's database. Not Kysely's introspection: on PostgreSQL it reads every
  * schema of the server, and fails when another test drops its schema meanwhile.
  */
 export async function tableNames(t: TestApp): Promise<string[]> {
+  const known = tablesOf.get(t);
+  if (known) return known;
   const db = t.deps.db.kysely;
   const rows = t.tdb.schema
     ? await sql<{ name: string }>`select table_name as name from information_schema.tables where table_schema = ${t.tdb.schema}`.execute(db)
     : await sql<{ name: string }>`select name from sqlite_master where type = 'table' and name not like 'sqlite_%'`.execute(db);
-  return rows.rows
+  const names = rows.rows
     .map((r) => r.name)
     .filter((n) => !n.startsWith('kysely_'))
     .sort();
+  tablesOf.set(t, names);
+  return names;
 }
-
-/** The tables of each test app's database: no test adds one after its first count. */
-const tablesOf = new WeakMap<TestApp, string[]>();
 
 /** Rows in every table of the database, for "nothing changed" checks: one statement, one round trip. */
 export async function tableCounts(t: TestApp): Promise<Record<string, number>> {
-  const names = tablesOf.get(t) ?? (await tableNames(t));
-  tablesOf.set(t, names);
+  const names = await tableNames(t);
   const counts = names.map((name) => sql`select ${sql.lit(name)} as name, count(*) as n from ${sql.table(name)}`);
   const { rows } = await sql<{ name: string; n: number | string }>`${sql.join(counts, sql` union all `)}`.execute(t.deps.db.kysely);
   return Object.fromEntries(rows.map((r) => [r.name, Number(r.n)]));
