@@ -8,16 +8,25 @@ import type { Db } from './types.ts';
 
 /**
  * Copies the SQLite log into the database and truncates it, so that the log keeps no copy of what
- * the purge erased. A reader of another process (a server's) may hold the log for a moment: tried
- * again for up to five seconds, and an operator is told if it still could not.
+ * the purge erased. A reader (a server's, or one of this very process) may hold the log for a
+ * moment: tried again every 50 ms for up to five seconds, and an operator is told if it still could
+ * not. Each try gives up at once instead of waiting in SQLite's busy handler, which sleeps on this
+ * thread: a reader of this process, let go by this thread (a read-slot pin's timer), would be held
+ * for the handler's whole timeout.
  */
 export async function truncateLog(db: Db): Promise<void> {
   if (db.dialect !== 'sqlite') return;
-  for (let i = 0; i < 100; i++) {
-    const r = await sql<{ busy: number; log: number }>`pragma wal_checkpoint(TRUNCATE)`.execute(db.kysely);
-    const row = r.rows[0];
-    if (row && Number(row.busy) === 0 && Number(row.log) === 0) return;
-    await setTimeout(50);
+  const busy = (await sql<{ timeout: number }>`pragma busy_timeout`.execute(db.kysely)).rows[0]?.timeout ?? 5000;
+  await sql`pragma busy_timeout = 0`.execute(db.kysely);
+  try {
+    for (let i = 0; i < 100; i++) {
+      const r = await sql<{ busy: number; log: number }>`pragma wal_checkpoint(TRUNCATE)`.execute(db.kysely);
+      const row = r.rows[0];
+      if (row && Number(row.busy) === 0 && Number(row.log) === 0) return;
+      await setTimeout(50);
+    }
+  } finally {
+    await sql.raw(`pragma busy_timeout = ${Math.trunc(busy)}`).execute(db.kysely);
   }
   throw new InputError(
     'the purge is committed, but the write-ahead log could not be truncated while other connections read it; run the purge again when the server is idle',
