@@ -133,6 +133,12 @@ eachDialect('filter forms', (ctx) => {
     assert.deepEqual(await ids(s, '/v1/objects/gadget', { '$gadget-maker[contains]': a0 }), [g0]);
     assert.deepEqual(await ids(s, '/v1/accounts', { '$account-partner': a0 }), [a1]);
     await refused(s, '/v1/objects/gadget', '$gadget-partner', a0);
+    // A custom key that is also a type's slug: the slug names the system link, the key the custom one.
+    await addRelationship(c, { objectType: 'contact', key: 'account', label: 'Billed to', cardinality: 'has_one', targetType: 'account' });
+    const c0 = await post(s, '/v1/contacts', { fields: {}, relationships: { $account: [a0], account: a1 } });
+    assert.deepEqual(await ids(s, '/v1/contacts', { '$contact-account': a0 }), [c0]);
+    assert.deepEqual(await ids(s, '/v1/contacts', { '$contact-account': a1 }), []);
+    assert.deepEqual(await ids(s, '/v1/contacts', { account: a1 }), [c0]);
   });
 
   test('an empty startsWith keeps the records whose field is set and not empty; negated, unset or empty', async () => {
