@@ -3,6 +3,8 @@
 // description, the links to the company's social profiles and its logo. Relative addresses are
 // resolved against the page's own address (or its <base href>).
 import { Parser } from 'htmlparser2';
+import type { HandleService } from '../definitions/catalogue.ts';
+import { profileUrl } from '../records/social.ts';
 
 export type SocialService = 'linkedIn' | 'twitter' | 'facebook' | 'instagram';
 
@@ -20,15 +22,28 @@ const SOCIAL_HOSTS: Record<SocialService, readonly string[]> = {
   instagram: ['instagram.com'],
 };
 
-// Paths on those hosts that are never a profile: share buttons, login pages, the site's own pages.
+/** The handle service of each SOCIAL_HANDLE field the page's profiles fill. */
+const SERVICE_OF: Record<SocialService, HandleService> = { linkedIn: 'LINKEDIN', twitter: 'TWITTER', facebook: 'FACEBOOK', instagram: 'INSTAGRAM' };
+
+// Paths on those hosts that are never a profile, though shaped as one: share buttons, login pages,
+// the site's own pages.
 const NOT_PROFILE = /^\/(?:share|sharer|intent|home|login|signup|dialog|plugins|policies|legal|about|help|tr)(?:[/.?]|$)/i;
 
-function socialOf(href: URL): SocialService | null {
+/**
+ * The service and profile URL a link is, or null. A profile is what the service's field takes as
+ * one (src/records/social.ts: LinkedIn's `/in/` and `/company/`, Facebook's `profile.php?id=`, …),
+ * so that a share button or a login page (`/shareArticle`, `/accounts/login`) is no profile and
+ * the first link that is one still counts (docs/enrichment.md §What a run fills).
+ */
+function socialOf(href: URL): { service: SocialService; url: string } | null {
   if (href.protocol !== 'https:' && href.protocol !== 'http:') return null;
   const host = href.hostname.toLowerCase();
   if (href.pathname.length <= 1 || NOT_PROFILE.test(href.pathname)) return null;
   for (const [service, hosts] of Object.entries(SOCIAL_HOSTS) as [SocialService, readonly string[]][])
-    if (hosts.some((h) => host === h || host.endsWith(`.${h}`))) return service;
+    if (hosts.some((h) => host === h || host.endsWith(`.${h}`))) {
+      const url = profileUrl(href.href, SERVICE_OF[service]);
+      return url === null ? null : { service, url };
+    }
   return null;
 }
 
@@ -68,8 +83,8 @@ export function readPage(html: string, pageUrl: URL): PageFacts {
           for (const rel of ['apple-touch-icon', 'icon', 'logo']) if (rels.includes(rel) && attrs.href && !icons.has(rel)) icons.set(rel, attrs.href);
         } else if (name === 'a') {
           const href = resolve(attrs.href);
-          const service = href && socialOf(href);
-          if (href && service && !social[service]) social[service] = `https://${href.hostname.toLowerCase()}${href.pathname.replace(/\/+$/, '')}`;
+          const profile = href && socialOf(href);
+          if (profile && !social[profile.service]) social[profile.service] = profile.url;
         }
       },
       ontext(text) {

@@ -148,7 +148,20 @@ test('the page is read by a parser: title, description, logo and profiles; comme
   assert.equal(facts.title, 'Acme — Anvils');
   assert.equal(facts.description, 'Anvils since 1949');
   assert.equal(facts.logo, 'https://cdn.acme.test/favicon.ico');
-  assert.deepEqual(facts.social, { linkedIn: 'https://www.linkedin.com/company/acme' });
+  assert.deepEqual(facts.social, { linkedIn: 'https://linkedin.com/company/acme' });
+});
+
+test('a profile is a link its field takes as one: share buttons and login pages before it do not hide it', () => {
+  const html = `<a href="https://www.linkedin.com/shareArticle?mini=true&amp;url=https://acme.test">share</a>
+    <a href="https://www.linkedin.com/sharing/share-offsite/?url=https://acme.test">share</a>
+    <a href="https://www.linkedin.com/company/acme/">in</a>
+    <a href="https://www.instagram.com/accounts/login/">log in</a><a href="https://www.instagram.com/acme.anvils/">ig</a>
+    <a href="https://www.facebook.com/profile.php?id=100064">fb</a>`;
+  assert.deepEqual(readPage(html, new URL('https://acme.test/')).social, {
+    linkedIn: 'https://linkedin.com/company/acme',
+    instagram: 'https://www.instagram.com/acme.anvils',
+    facebook: 'https://facebook.com/profile.php?id=100064',
+  });
 });
 
 test('robots.txt: our group over *, longest rule wins, Allow on a tie, wildcards and $', () => {
