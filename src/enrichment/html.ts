@@ -77,10 +77,13 @@ export function readPage(html: string, pageUrl: URL): PageFacts {
           if (b) base = b;
         } else if (name === 'meta') {
           const key = (attrs.property ?? attrs.name ?? attrs.itemprop ?? '').toLowerCase();
-          if (key && attrs.content !== undefined && !meta.has(key)) meta.set(key, attrs.content);
+          // An empty tag says nothing: the next source in order (og:description, an icon) counts.
+          const content = attrs.content?.trim();
+          if (key && content && !meta.has(key)) meta.set(key, content);
         } else if (name === 'link') {
           const rels = (attrs.rel ?? '').toLowerCase().split(/\s+/);
-          for (const rel of ['apple-touch-icon', 'icon', 'logo']) if (rels.includes(rel) && attrs.href && !icons.has(rel)) icons.set(rel, attrs.href);
+          const href = attrs.href?.trim();
+          for (const rel of ['apple-touch-icon', 'icon', 'logo']) if (rels.includes(rel) && href && !icons.has(rel)) icons.set(rel, href);
         } else if (name === 'a') {
           const href = resolve(attrs.href);
           const profile = href && socialOf(href);

@@ -164,6 +164,15 @@ test('a profile is a link its field takes as one: share buttons and login pages 
   });
 });
 
+test('an empty description, logo or icon tag says nothing: the next source in order counts', () => {
+  const page = new URL('https://acme.test/');
+  const html = `<meta name="description" content=""><meta property="og:description" content="Anvils since 1949">
+    <meta property="og:logo" content="  "><link rel="logo" href=" "><link rel="icon" href="/favicon.ico">`;
+  const facts = readPage(html, page);
+  assert.equal(facts.description, 'Anvils since 1949');
+  assert.equal(facts.logo, 'https://acme.test/favicon.ico');
+});
+
 test('robots.txt: our group over *, longest rule wins, Allow on a tie, wildcards and $', () => {
   assert.equal(robotsAllow('User-agent: *\nDisallow: /', 'RolodexEnrichment', '/'), false);
   assert.equal(robotsAllow('User-agent: *\nDisallow: /\n\nUser-agent: rolodexenrichment\nAllow: /', 'RolodexEnrichment', '/'), true);
