@@ -17,7 +17,10 @@ export interface Fetched {
   /** The address the body came from, after redirects. */
   url: URL;
   contentType: string;
+  /** The body as text, in the charset the Content-Type names (UTF-8 when it names none). */
   body: string;
+  /** The body as received, up to maxBytes. */
+  bytes: Buffer;
   /** Whether the body was cut at maxBytes. */
   truncated: boolean;
 }
@@ -53,7 +56,7 @@ function once(url: URL, opts: { userAgent: string; allowPrivate: boolean; signal
   });
 }
 
-async function readCapped(res: IncomingMessage, maxBytes: number): Promise<{ body: string; truncated: boolean }> {
+async function readCapped(res: IncomingMessage, maxBytes: number): Promise<{ bytes: Buffer; truncated: boolean }> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of res as AsyncIterable<Buffer>) {
@@ -62,10 +65,28 @@ async function readCapped(res: IncomingMessage, maxBytes: number): Promise<{ bod
     size += Math.min(chunk.length, room);
     if (size >= maxBytes) {
       res.destroy();
-      return { body: Buffer.concat(chunks).toString('utf8'), truncated: true };
+      return { bytes: Buffer.concat(chunks), truncated: true };
     }
   }
-  return { body: Buffer.concat(chunks).toString('utf8'), truncated: false };
+  return { bytes: Buffer.concat(chunks), truncated: false };
+}
+
+/** The charset a Content-Type names (`text/html; charset=Shift_JIS`); undefined when it names none. */
+export function charsetOf(contentType: string): string | undefined {
+  return /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentType)?.[1];
+}
+
+/**
+ * `bytes` as text in `charset` (an encoding label of the WHATWG Encoding standard, as browsers
+ * read them: `iso-8859-1` is windows-1252), UTF-8 when none is given or the label names no
+ * encoding, so that a page in Shift_JIS or Latin-1 is read as its characters, not as U+FFFD.
+ */
+export function textOf(bytes: Uint8Array, charset?: string): string {
+  try {
+    return new TextDecoder(charset ?? 'utf-8').decode(bytes);
+  } catch {
+    return new TextDecoder().decode(bytes);
+  }
 }
 
 /** GETs `start`, following up to maxRedirects redirects, within the limits above. */
@@ -85,7 +106,8 @@ export async function safeFetch(start: URL, opts: { userAgent: string; allowPriv
       url = new URL(location, url);
       continue;
     }
-    const { body, truncated } = await readCapped(res, FETCH_LIMITS.maxBytes);
-    return { status, url, contentType: String(res.headers['content-type'] ?? ''), body, truncated };
+    const { bytes, truncated } = await readCapped(res, FETCH_LIMITS.maxBytes);
+    const contentType = String(res.headers['content-type'] ?? '');
+    return { status, url, contentType, body: textOf(bytes, charsetOf(contentType)), bytes, truncated };
   }
 }

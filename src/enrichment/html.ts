@@ -47,6 +47,33 @@ function socialOf(href: URL): { service: SocialService; url: string } | null {
   return null;
 }
 
+/**
+ * The charset a page declares in its own `<meta charset>` or `<meta http-equiv="Content-Type">`,
+ * read from its first 1024 bytes as the HTML standard's prescan does (the markup is ASCII in every
+ * charset a page may declare); undefined when it declares none. A UTF-8 byte order mark declares
+ * UTF-8 whatever the markup says, and a declared UTF-16 is UTF-8, as the standard has them: a
+ * declaration read as ASCII cannot stand in UTF-16.
+ */
+export function declaredCharset(bytes: Uint8Array): string | undefined {
+  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) return 'utf-8';
+  let found: string | undefined;
+  const parser = new Parser(
+    {
+      onopentag(name, attrs) {
+        if (found !== undefined || name !== 'meta') return;
+        if (attrs.charset?.trim()) found = attrs.charset.trim();
+        else if (attrs['http-equiv']?.trim().toLowerCase() === 'content-type') found = charsetIn(attrs.content ?? '');
+      },
+    },
+    { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true },
+  );
+  parser.write(Buffer.from(bytes.subarray(0, 1024)).toString('latin1'));
+  parser.end();
+  return found !== undefined && /^utf-16/i.test(found) ? 'utf-8' : found;
+}
+
+const charsetIn = (content: string) => /charset\s*=\s*["']?([^"';\s]+)/i.exec(content)?.[1];
+
 const clean = (s: string) => s.replace(/\s+/g, ' ').trim();
 
 export function readPage(html: string, pageUrl: URL): PageFacts {

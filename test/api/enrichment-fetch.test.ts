@@ -13,6 +13,7 @@ import { deliver } from '../../src/webhooks/sender.ts';
 import { isSpecialAddress } from '../../src/lib/public-address.ts';
 import { readPage } from '../../src/enrichment/html.ts';
 import { robotsAllow } from '../../src/enrichment/robots.ts';
+import { websiteProvider } from '../../src/enrichment/website.ts';
 
 let server: Server;
 let base = '';
@@ -171,6 +172,36 @@ test('an empty description, logo or icon tag says nothing: the next source in or
   const facts = readPage(html, page);
   assert.equal(facts.description, 'Anvils since 1949');
   assert.equal(facts.logo, 'https://acme.test/favicon.ico');
+});
+
+test('a page is read in the charset its Content-Type names, else the one its own <meta> declares', async (t) => {
+  // Latin-1 "Café Olé" named by the header; Shift_JIS 日本 declared by the page alone.
+  const pages = [
+    { type: 'text/html; charset=ISO-8859-1', body: Buffer.from('<title>Caf\xe9 Ol\xe9</title>', 'latin1'), title: 'Café Olé' },
+    {
+      type: 'text/html',
+      body: Buffer.concat([
+        Buffer.from('<meta http-equiv="Content-Type" content="text/html; charset=Shift_JIS"><title>'),
+        Buffer.from([0x93, 0xfa, 0x96, 0x7b]),
+        Buffer.from('</title>'),
+      ]),
+      title: '日本',
+    },
+    { type: 'text/html', body: Buffer.from('<meta charset="utf-8"><title>Müller</title>'), title: 'Müller' },
+  ];
+  for (const page of pages) {
+    const site = createServer((req, res) => (req.url === '/' ? res.writeHead(200, { 'content-type': page.type }).end(page.body) : res.writeHead(404).end()));
+    await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+    t.after(() => site.close());
+    const subject = {
+      entityType: 'account' as const,
+      id: 'acc_1',
+      fields: { $website: [`http://127.0.0.1:${(site.address() as AddressInfo).port}`] },
+      relationships: new Map(),
+    };
+    const found = await websiteProvider.lookUp(subject, ['$name'], { ...allowed, signal: AbortSignal.timeout(5000) });
+    assert.equal(found.$name, page.title, page.type);
+  }
 });
 
 test('robots.txt: our group over *, longest rule wins, Allow on a tie, wildcards and $', () => {
