@@ -2,7 +2,7 @@
 // the first `$website`, after asking its robots.txt, and finds the title, the description, the
 // social profile links and the logo. Every fetch goes through safeFetch's limits and address
 // checks. It fills accounts only: a contact's `$account` comes from its e-mail domain, which
-// needs no fetch (src/enrichment/runner.ts).
+// needs no fetch (src/enrichment/execute.ts).
 import { charsetOf, safeFetch, textOf } from './fetch.ts';
 import type { SocialService } from './html.ts';
 import { type EnrichmentProvider, firstValue, type Subject } from './provider.ts';
