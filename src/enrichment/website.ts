@@ -36,14 +36,15 @@ export const websiteProvider: EnrichmentProvider = {
     const home = homePage(subject);
     if (!home) return {};
     const opts = { userAgent: env.userAgent, allowPrivate: env.allowPrivate, signal: env.signal };
-    // A robots.txt that cannot be read (absent, an error page) allows everything, as RFC 9309 says
-    // of 4xx; an address refused here is refused for the home page too.
+    // RFC 9309: a robots.txt that is unavailable (4xx) allows everything; one that is unreachable
+    // (a 5xx, a dropped connection, a timeout) disallows everything, so the run fails before the
+    // page is fetched. An address refused here is refused for the home page too.
     const robots = await safeFetch(new URL('/robots.txt', home), opts).catch((err: unknown) => {
       if (err instanceof Error && err.name === 'FetchRefused') throw err;
-      return null;
+      throw new Error('robots.txt could not be reached', { cause: err });
     });
-    if (robots && robots.status >= 500) throw new Error('robots.txt answered a server error');
-    if (robots && robots.status >= 200 && robots.status < 300 && !robotsAllow(robots.body, ROBOTS_TOKEN, home.pathname)) return {};
+    if (robots.status >= 500) throw new Error('robots.txt answered a server error');
+    if (robots.status >= 200 && robots.status < 300 && !robotsAllow(robots.body, ROBOTS_TOKEN, home.pathname)) return {};
     const page = await safeFetch(home, opts);
     if (page.status < 200 || page.status >= 300 || !/html/i.test(page.contentType)) return {};
     // The HTML parser loads with the first page read: a process that runs no enrichment never holds it.

@@ -243,6 +243,30 @@ eachDialect(
       assert.equal((await call(t, s.secret, 'GET', `/v1/accounts/${acc.id}`)).json().fields.$linkedIn.value, null);
     });
 
+    test('robots.txt that cannot be reached: the run fails without fetching the page', async () => {
+      const t = ctx();
+      const s = await seedWorkspace(t);
+      // RFC 9309: an unreachable robots.txt (the connection drops) disallows everything.
+      const pages: string[] = [];
+      const down = createServer((req, res) => {
+        if (req.url === '/robots.txt') return void req.socket.destroy();
+        pages.push(req.url ?? '/');
+        res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE);
+      });
+      await new Promise<void>((resolve) => down.listen(0, '127.0.0.1', resolve));
+      try {
+        const website = `http://127.0.0.1:${(down.address() as AddressInfo).port}`;
+        const acc = (await call(t, s.secret, 'POST', '/v1/accounts', { fields: { $name: 'Down', $website: [website] } })).json();
+        const run = (await call(t, s.secret, 'POST', `/v1/enrichmentRun/accounts/${acc.id}`)).json();
+        assert.equal((await settled(t, s.secret, run.enrichmentRun.id)).status, 'failed');
+        assert.deepEqual(pages, []);
+        assert.equal((await call(t, s.secret, 'GET', `/v1/accounts/${acc.id}`)).json().fields.$linkedIn.value, null);
+      } finally {
+        down.closeAllConnections();
+        down.close();
+      }
+    });
+
     test("scopes per record type; another workspace's run is 404", async () => {
       const t = ctx();
       const s = await seedWorkspace(t);
