@@ -5,6 +5,7 @@ import { InputError } from '../lib/errors.ts';
 import { importKinds } from './import-kinds.ts';
 import { type CommitMode, ImportFailed, runImport, secondsSince } from '../import/run.ts';
 import { fileSource, type ImportSource } from '../import/source.ts';
+import { type ImportInput, regularInput } from '../import/input.ts';
 import { ImportError } from '../import/kind.ts';
 import { ImportIds } from '../import/ids.ts';
 import { openBlobStore } from '../runtime.ts';
@@ -79,18 +80,26 @@ export async function run(args: string[], io: Io): Promise<void> {
   if (format === 'csv' && !type) throw new UsageError("a CSV import needs --type (account, contact, opportunity, note, task or a custom type's slug)");
   if (format !== 'csv' && type) throw new UsageError('--type is for CSV files (--format csv)');
   let source: ImportSource | undefined;
+  let input: ImportInput | undefined;
   const read = performance.now();
   try {
     await access(file);
     if ((await stat(file)).isDirectory()) throw new Error('a directory, not a file');
-    if (format !== 'csv') source = await fileSource(file);
+    // A pipe (`<(zcat x.gz)`, /dev/stdin) is read through a copy: the readers seek (src/import/input.ts).
+    input = await regularInput(file);
+    if (format !== 'csv') source = await fileSource(input.path);
   } catch (err) {
+    await input?.remove();
     throw new InputError(`cannot read ${file}: ${(err as Error).message}`);
   }
+  const path = input.path;
   const started = Date.now();
   const reading = secondsSince(read);
   // The ids stay in this store until they are printed (--json); the result holds none of them.
-  const ids = await ImportIds.open();
+  const ids = await ImportIds.open().catch(async (err: unknown) => {
+    await input.remove();
+    throw err;
+  });
   const apply = async (db: Db, config: Config) => {
     const ctx = operator(db, config, workspaceId);
     await requireWorkspace(ctx);
@@ -103,7 +112,7 @@ export async function run(args: string[], io: Io): Promise<void> {
         // commits chunk by chunk (docs/import.md §Sharing the database).
         const mode = commit ?? (alone.journal === 'wal' ? 'batched' : 'atomic');
         if (mode === 'batched') await statementJournalsInMemory(db.kysely);
-        const input = source ?? (await csvSource(ctx, file, type as string));
+        const input = source ?? (await csvSource(ctx, path, type as string));
         const result = await runImport(ctx, {
           kinds: importKinds({ blobs, downloadTtlSeconds: config.downloadTtlSeconds }),
           source: input,
@@ -145,5 +154,6 @@ export async function run(args: string[], io: Io): Promise<void> {
     else print(io, false, undefined, `imported ${summary || 'nothing'} in ${seconds.toFixed(1)} s`);
   } finally {
     await ids.close();
+    await input.remove();
   }
 }

@@ -1,0 +1,56 @@
+// An import read from a pipe (docs/import.md §Format): `rolodex import --workspace W <(zcat x.gz)`
+// or `/dev/stdin` reads as the same file would, in every format, its errors included.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { call, eachDialect, seedWorkspace, type TestApp } from '../helpers/app.ts';
+import { rolodex } from '../helpers/cli.ts';
+
+const FAILED = 'rolodex import: import failed, nothing was written:';
+
+let pipes = 0;
+/** A named pipe that `text` is written into once a reader opens it. */
+function pipeOf(t: TestApp, text: string | Buffer): string {
+  const path = join(t.tdb.dataDir, `input-${++pipes}.pipe`);
+  execFileSync('mkfifo', [path]);
+  // A reader that fails before reading everything leaves the writer an EPIPE, which is no concern here.
+  createWriteStream(path)
+    .on('error', () => {})
+    .end(text);
+  return path;
+}
+
+const account = (id: string, name: string) => JSON.stringify({ object: 'account', externalId: id, fields: { $name: { value: name } } });
+
+async function names(t: TestApp, secret: string): Promise<string[]> {
+  const page = (await call(t, secret, 'GET', '/v1/accounts?limit=25')).json();
+  return (page.data as { fields: { $name: { value: string } } }[]).map((a) => a.fields.$name.value).sort();
+}
+
+eachDialect('rolodex import from a pipe', (ctx) => {
+  test('NDJSON, a JSON array and CSV import from a pipe; their errors are those of a file', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const ws = s.workspaceId;
+    const r1 = await rolodex(t, ['import', '--workspace', ws, pipeOf(t, [account('a-1', 'Acme'), account('a-2', 'Beta')].join('\n'))]);
+    assert.equal(r1.code, 0, r1.err);
+    const r2 = await rolodex(t, ['import', '--workspace', ws, pipeOf(t, `[${account('a-3', 'Gamma')}]`)]);
+    assert.equal(r2.code, 0, r2.err);
+    const r3 = await rolodex(t, ['import', '--workspace', ws, '--format', 'csv', '--type', 'account', pipeOf(t, 'externalId,Name\r\na-4,Delta\r\n')]);
+    assert.equal(r3.code, 0, r3.err);
+    assert.deepEqual(await names(t, s.secret), ['Acme', 'Beta', 'Delta', 'Gamma']);
+
+    // The errors that read the file again from its start: a header's separator, a byte's place.
+    const r4 = await rolodex(t, ['import', '--workspace', ws, '--format', 'csv', '--type', 'account', pipeOf(t, 'externalId;Name\na-5;Eps\n')]);
+    assert.equal(r4.err, `${FAILED}\nline 1: (header): separates its names with ";": the cells of a CSV file are separated by commas`);
+    const latin1 = Buffer.from('externalId,Name\na-5,Caf\u00e9\n', 'latin1');
+    const r5 = await rolodex(t, ['import', '--workspace', ws, '--format', 'csv', '--type', 'account', pipeOf(t, latin1)]);
+    assert.equal(
+      r5.err,
+      `${FAILED}\nline 2: (row): is not UTF-8 text (byte 0xE9, byte 8 of the line): save the file as UTF-8, e.g. with iconv -f WINDOWS-1252 -t UTF-8`,
+    );
+    assert.deepEqual(await names(t, s.secret), ['Acme', 'Beta', 'Delta', 'Gamma']);
+  });
+});
