@@ -6,6 +6,7 @@
 // create (docs/files.md §Purposes) and, as there, never changes once a file has one: a meeting's
 // transcript stays a meeting_transcript file (docs/meetings.md §Writes). A line updates only a
 // COMPLETED file: an upload the API has not completed is its client's, or over.
+import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import type { BlobStore } from '../blobs/blob-store.ts';
@@ -56,14 +57,19 @@ async function copyIn(blobs: BlobStore, workspaceId: string, item: ImportItem<Fi
   const key = `${workspaceId}/import-${randomBytes(8).toString('hex')}`;
   try {
     // Opened first: a stream that fails to open would raise its error before anyone listens.
-    const handle = await open(item.value.path, 'r');
+    // Without blocking: opening a named pipe would otherwise wait for a writer, forever. A file's
+    // bytes are a regular file's; a pipe or a device (`/dev/zero`) holds none to copy.
+    const handle = await open(item.value.path, constants.O_RDONLY | constants.O_NONBLOCK);
     try {
+      if (!(await handle.stat()).isFile())
+        throw new ImportError(item.line, 'path', `"${item.value.path}" is not a regular file (a pipe or a device): name a file holding the bytes`);
       const stat = await blobs.put(key, handle.createReadStream(), { maxBytes: purposeRule(item.value.purpose).maxBytes, contentType: item.value.mimeType });
       item.value.blob = { key, ...stat };
     } finally {
       await handle.close().catch(() => {});
     }
   } catch (err) {
+    if (err instanceof ImportError) throw err;
     if (err instanceof BlobTooLargeError) throw new ImportError(item.line, 'path', `the file is over ${ceilingOf(item.value.purpose)}`);
     const code = (err as NodeJS.ErrnoException).code;
     if (code) throw new ImportError(item.line, 'path', `cannot read "${item.value.path}": ${code}`);

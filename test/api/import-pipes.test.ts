@@ -1,8 +1,10 @@
 // An import read from a pipe (docs/import.md §Format): `rolodex import --workspace W <(zcat x.gz)`
-// or `/dev/stdin` reads as the same file would, in every format, its errors included.
+// or `/dev/stdin` reads as the same file would, in every format, its errors included; and a
+// `file` line whose `path` is a pipe or a device is refused at its line, never waited on.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, writeFileSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { call, eachDialect, seedWorkspace, type TestApp } from '../helpers/app.ts';
@@ -52,5 +54,30 @@ eachDialect('rolodex import from a pipe', (ctx) => {
       `${FAILED}\nline 2: (row): is not UTF-8 text (byte 0xE9, byte 8 of the line): save the file as UTF-8, e.g. with iconv -f WINDOWS-1252 -t UTF-8`,
     );
     assert.deepEqual(await names(t, s.secret), ['Acme', 'Beta', 'Delta', 'Gamma']);
+  });
+
+  test('a file line whose path is a pipe or a device is refused at its line, not waited on', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const pipe = join(t.tdb.dataDir, 'bytes.pipe');
+    execFileSync('mkfifo', [pipe]);
+    const line = (path: string) => JSON.stringify({ object: 'file', externalId: 'f-1', source: 'api', filename: 'a.txt', mimeType: 'text/plain', path });
+    const lines = join(t.tdb.dataDir, 'files.ndjson');
+    writeFileSync(lines, line(pipe));
+    let waiting: NodeJS.Timeout | undefined;
+    const waited = new Promise<'waited'>((resolve) => {
+      waiting = setTimeout(() => resolve('waited'), 15_000);
+    });
+    const r1 = await Promise.race([rolodex(t, ['import', '--workspace', s.workspaceId, lines]), waited]);
+    clearTimeout(waiting);
+    if (r1 === 'waited') {
+      // Lets the import's open of the pipe return, so that the test ends.
+      await (await open(pipe, 'w')).close();
+      assert.fail('the import waited for a writer of the pipe');
+    }
+    assert.equal(r1.err, `${FAILED}\nline 1: path: "${pipe}" is not a regular file (a pipe or a device): name a file holding the bytes`);
+    writeFileSync(lines, line('/dev/zero'));
+    const r2 = await rolodex(t, ['import', '--workspace', s.workspaceId, lines]);
+    assert.equal(r2.err, `${FAILED}\nline 1: path: "/dev/zero" is not a regular file (a pipe or a device): name a file holding the bytes`);
   });
 });
