@@ -3,7 +3,8 @@
 // malformed JSON with the service's own code.
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../lib/errors.ts';
-import { firstUnheldNumber, isKeptNumber, shownLiteral, visible } from '../lib/json-numbers.ts';
+import { deeperThan, MAX_JSON_DEPTH } from '../lib/json-depth.ts';
+import { firstUnheldNumber, shownLiteral, visible } from '../lib/json-numbers.ts';
 import { unstorableText } from '../lib/unstorable.ts';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
@@ -13,7 +14,9 @@ export const JSON_BODY_LIMIT = 1024 * 1024;
  * NUL check below, validation, the fingerprint of an Idempotency-Key) recurses, and a 1 MiB body
  * can nest half a million levels, enough to overflow any stack.
  */
-export const MAX_BODY_DEPTH = 64;
+export const MAX_BODY_DEPTH = MAX_JSON_DEPTH;
+
+export { deeperThan };
 
 /**
  * The excerpt of the text V8 ends a syntax error with: the whole text when short (`, "[1,]" is not
@@ -40,19 +43,6 @@ function jsonError(text: string): AppError {
 
 export function tooDeep(): AppError {
   return new AppError('invalid_value', `The request body nests arrays and objects more than ${MAX_BODY_DEPTH} levels deep.`);
-}
-
-/** Whether `value` is an array or object; a number kept as its source text is a number, no level. */
-const nests = (value: unknown): value is object => value !== null && typeof value === 'object' && !isKeptNumber(value);
-
-/** Whether `value` nests arrays and objects more than `max` levels deep; a loop, so it cannot overflow itself. */
-export function deeperThan(value: unknown, max: number): boolean {
-  const stack: Array<{ v: object; depth: number }> = nests(value) ? [{ v: value, depth: 1 }] : [];
-  for (let top = stack.pop(); top; top = stack.pop()) {
-    if (top.depth > max) return true;
-    for (const child of Object.values(top.v)) if (nests(child)) stack.push({ v: child, depth: top.depth + 1 });
-  }
-  return false;
 }
 
 // Bodies are UTF-8 (docs/errors.md §Request bodies): bytes that are not are refused, never

@@ -4,6 +4,7 @@
 // whole file (docs/import.md §Memory).
 import { isUtf8 } from 'node:buffer';
 import { open, readFile } from 'node:fs/promises';
+import { deeperThan, MAX_JSON_DEPTH } from '../lib/json-depth.ts';
 import { firstKeptNumber, mayHoldUnheldNumber, parseKeepingNumbers, shownLiteral } from '../lib/json-numbers.ts';
 import { ImportError } from './kind.ts';
 import { linesOf } from './lines.ts';
@@ -28,12 +29,17 @@ export interface ImportSource {
   column?(field: string): string | undefined;
 }
 
+/** Why a line nests too deep: what checks an object walks it by recursion, as a body's checks do. */
+const TOO_DEEP = `nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep`;
+
 /**
  * The object of `line`, or its error: a number that a double does not hold as written (1e400,
  * 12345678901234567890) fails the line with its place, as the API refuses it in a body
- * (docs/errors.md §Numbers in bodies), rather than being stored as another number.
+ * (docs/errors.md §Numbers in bodies), rather than being stored as another number; so does a
+ * value nested deeper than a body may be (docs/errors.md), which would overflow the stack.
  */
 function parsed(value: unknown, line: number, kept: boolean): SourceObject {
+  if (deeperThan(value, MAX_JSON_DEPTH)) return { line, value: undefined, error: new ImportError(line, '(line)', TOO_DEEP) };
   const unheld = kept ? firstKeptNumber(value) : null;
   if (unheld === null) return { line, value };
   return {
@@ -60,6 +66,8 @@ function parseLine(text: string, line: number): SourceObject | undefined {
   try {
     value = parseKeepingNumbers(l);
   } catch (err) {
+    // Parsing with the reviver that keeps numbers recurses, and overflows on such a line.
+    if (err instanceof RangeError) return { line, value: undefined, error: new ImportError(line, '(line)', TOO_DEEP) };
     const reason = lineReason((err as Error).message, text.length - text.trimStart().length);
     return { line, value: undefined, error: new ImportError(line, '(line)', `not valid JSON: ${reason}`) };
   }
