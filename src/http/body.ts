@@ -16,8 +16,6 @@ export const JSON_BODY_LIMIT = 1024 * 1024;
  */
 export const MAX_BODY_DEPTH = MAX_JSON_DEPTH;
 
-export { deeperThan };
-
 /**
  * The excerpt of the text V8 ends a syntax error with: the whole text when short (`, "[1,]" is not
  * valid JSON`), else some characters about the token with dots before, after or both (`,

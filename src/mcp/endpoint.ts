@@ -8,7 +8,8 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import { InitializeRequestSchema, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import * as z from 'zod';
-import { deeperThan, MAX_BODY_DEPTH } from '../http/body.ts';
+import { MAX_BODY_DEPTH } from '../http/body.ts';
+import { deeperThan } from '../lib/json-depth.ts';
 import { type Deps, SERVICE_VERSION } from '../http/context.ts';
 import { asAppError } from '../http/error-handler.ts';
 import { isKeptNumber } from '../lib/json-numbers.ts';
