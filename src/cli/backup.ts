@@ -63,10 +63,12 @@ async function copyBlobs(from: string, to: string): Promise<number> {
 /** Where blobs are when the backup holds none of them: the bucket, backed up by the store. */
 const bucketNote = (config: Config) => (config.s3 ? `Blobs are in the S3 bucket "${config.s3.bucket}": use the store's versioning or replication.` : '');
 
-function pgGuidance(config: Config, action: 'backup' | 'restore'): string {
+/** `schema`: the one the URL names; pg_dump dumps every schema of the database unless named. */
+function pgGuidance(config: Config, action: 'backup' | 'restore', schema?: string): string {
   const blobs = bucketNote(config);
+  const only = schema ? ` --schema=${schema}` : '';
   return action === 'backup'
-    ? `The database is PostgreSQL: back it up with its own tools, e.g.\n  pg_dump --format=custom --file=rolodex-$(date +%F).pgdump "$DATABASE_URL"\n(or continuous archiving for point-in-time recovery). ${blobs}`.trim()
+    ? `The database is PostgreSQL: back it up with its own tools, e.g.\n  pg_dump --format=custom${only} --file=rolodex-$(date +%F).pgdump "$DATABASE_URL"\n(or continuous archiving for point-in-time recovery). ${blobs}`.trim()
     : `The database is PostgreSQL: restore it with its own tools into an empty database, e.g.\n  pg_restore --no-owner --dbname="$DATABASE_URL" rolodex-YYYY-MM-DD.pgdump\nthen run \`rolodex migrate\`. ${blobs}`.trim();
 }
 
@@ -126,7 +128,7 @@ export async function runBackup(dir: string, config: Config): Promise<{ manifest
 async function backUp(dir: string, config: Config): Promise<{ manifest: Manifest; notes: string[] }> {
   const files: string[] = [];
   const notes: string[] = [];
-  if (config.databaseUrl) notes.push(pgGuidance(config, 'backup'));
+  if (config.databaseUrl) notes.push(pgGuidance(config, 'backup', (await import('../db/index.ts')).schemaInUrl(config.databaseUrl)));
   else {
     // The backup then holds no blob: saying nothing let it pass for a backup of everything.
     if (config.s3) notes.push(bucketNote(config));

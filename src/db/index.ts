@@ -68,6 +68,7 @@ export {
 // Bulk loads (imports), the log's retention, the planner's statistics.
 export { dropIndexesUntilBuilt, planWithValues, statementJournalsInMemory, takeDatabaseAlone, useBulkCache } from './bulk-load.ts';
 export { truncateLog } from './erase.ts';
+export { schemaInUrl } from './postgres/url-schema.ts';
 export { restartLongLog } from './log-bound.ts';
 export { type LogEnd, logEnd } from './log-end.ts';
 export { refreshStatistics } from './statistics.ts';

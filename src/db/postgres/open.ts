@@ -13,6 +13,7 @@ import { Gate } from '../gate.ts';
 import { registerFastReader } from '../prepared.ts';
 import { rankUpkeepSettled } from '../rank/append.ts';
 import type { Database, Db, PoolStats } from '../types.ts';
+import { schemaInUrl } from './url-schema.ts';
 
 // COUNT(*) and BIGINT (int8), and NUMERIC (what SUM gives), come back as numbers: the API wants
 // numbers, and no count comes near 2^53.
@@ -130,14 +131,8 @@ function openPostgres(
   return { clients, gate: new Gate(transactions), endReplaced, listen };
 }
 
-// A schema named in the URL (`?options=-c search_path=x`) counts as the schema in use.
-function schemaOf(url: string): string | undefined {
-  const options = new URL(url).searchParams.get('options') ?? '';
-  return /search_path=([A-Za-z_][A-Za-z0-9_]*)/.exec(options)?.[1];
-}
-
 export function openPostgresDb(opts: { schema?: string; poolSize?: number; statementTimeoutMs?: number; connectTimeoutMs?: number }, databaseUrl: string): Db {
-  const schema = opts.schema ?? schemaOf(databaseUrl);
+  const schema = opts.schema ?? schemaInUrl(databaseUrl);
   const poolSize = opts.poolSize ?? 10;
   const connectMs = opts.connectTimeoutMs ?? CONNECT_TIMEOUT_MS;
   const { clients, gate, endReplaced, listen } = openPostgres(databaseUrl, opts.schema, poolSize, opts.statementTimeoutMs ?? 0, connectMs);
