@@ -14,7 +14,7 @@ const DESCRIPTION = `Records, Lists, Messages, Files, Members and Emails.
 Every \`/v1\` request sends \`Authorization: Bearer <API_KEY>\` and \`Service-Version: ${SERVICE_VERSION}\`.
 \`Lightfield-Version\` is accepted in its place by default (a deployment sets the accepted names
 with \`VERSION_HEADERS\`); a response echoes the name a request used.
-Each operation lists the scopes it needs (\`x-scopes\`) and its rate-limit category
+Each operation lists the scopes it needs (\`x-scopes\`, all of them; \`x-any-scopes\`, any one) and its rate-limit category
 (\`x-rate-category\`: Read, Write or Search; per workspace, a token bucket refilling at the
 category's quota per second with a burst of one second's quota). Responses to requests the limit
 counts (all but 401, 400 \`version_header\` and 404 \`route_not_found\`, answered before it) carry
@@ -116,6 +116,7 @@ function transform({ schema, url, route }: { schema: FastifySchema; url: string;
     .join('\n\n');
   s.security = [{ bearerAuth: [] }];
   s['x-scopes'] = scopes;
+  if (any.length > 0) s['x-any-scopes'] = [...any];
   s['x-rate-category'] = c.category;
   if (c.idempotent) s['x-idempotent'] = true;
   if (c.optionalBody) s[OPTIONAL_BODY] = true;

@@ -240,10 +240,14 @@ export function apiCatalogue(document: Json): ApiCatalogue {
         ...summaryOf(op),
         description: s.description ?? null,
         scopes: s['x-scopes'] ?? [],
+        // An operation that takes any one of several scopes (a run of accounts or contacts).
+        ...(s['x-any-scopes'] ? { anyOfScopes: s['x-any-scopes'] } : {}),
         rateCategory: s['x-rate-category'] ?? null,
         idempotent: s['x-idempotent'] === true,
-        parameters: s.parameters ?? [],
+        // The headers are the tools' to send (Service-Version; Idempotency-Key as idempotencyKey).
+        parameters: ((s.parameters ?? []) as Json[]).filter((p) => p.in !== 'header'),
         requestBody: body ? (body['application/json']?.schema ?? null) : null,
+        requestBodyRequired: (s.requestBody as Json | undefined)?.required === true,
         responses,
       };
       const refs = referencedSchemas(out, schemas);

@@ -159,12 +159,12 @@ const TOOLS = [
   tool({
     name: 'get_api_details',
     description:
-      'One API operation in full: parameters, request body schema, response schemas, required scopes and rate category. Name it by operationId, or by path as search_api_docs returned it (with the method when several share the path).',
+      'One API operation in full: path and query parameters, request body schema and whether a body is required, response schemas, required scopes (all of scopes, or one of anyOfScopes) and rate category, and whether it takes an idempotencyKey. Name it by operationId, or by path as search_api_docs returned it (with the method when several share the path).',
     input: Type.Object(
       {
-        operationId: Type.Optional(Type.String({ maxLength: 200 })),
+        operationId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
         method: Type.Optional(oneOf(['GET', 'POST', 'DELETE'])),
-        path: Type.Optional(Type.String({ maxLength: 500, description: 'The documented path, e.g. /v1/accounts/{id}' })),
+        path: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: 'The documented path, e.g. /v1/accounts/{id}' })),
       },
       closed,
     ),

@@ -77,7 +77,22 @@ eachDialect('mcp', (ctx) => {
       assert.equal(byId.json.path, '/v1/contacts');
       assert.deepEqual(byId.json.scopes, ['contacts:create']);
       assert.equal(byId.json.requestBody.type, 'object');
+      assert.equal(byId.json.requestBodyRequired, true);
       assert.ok(byId.json.responses['200'].schema);
+      // The tools send the headers: none is a parameter an agent could give.
+      assert.deepEqual(
+        byId.json.parameters.filter((p: { in: string }) => p.in === 'header'),
+        [],
+      );
+      // A run takes its body as optional, and either read scope reads it.
+      const run = await tool(client, 'get_api_details', { operationId: 'enrichAccount' });
+      assert.equal(run.json.requestBodyRequired, false);
+      const read = await tool(client, 'get_api_details', { operationId: 'getEnrichmentRun' });
+      assert.deepEqual([read.json.scopes, read.json.anyOfScopes], [[], ['accounts:read', 'contacts:read']]);
+      const empty = await tool(client, 'get_api_details', { operationId: '' });
+      assert.equal(empty.isError, true);
+      assert.equal(empty.json.error.param, 'operationId');
+      assert.notEqual(empty.json.error.code, 'resource_not_found');
       const byPath = await tool(client, 'get_api_details', { method: 'GET', path: '/v1/lists/{id}' });
       assert.equal(byPath.json.operationId, 'getList');
       // A path that one operation serves needs no method.
