@@ -1,39 +1,14 @@
 // The byte endpoints behind uploadUrl and download URLs. They take no API key (the signed token in
 // the path is the capability) and are not JSON: a content-type parser of their own, in this
 // encapsulated plugin, hands the raw request stream to the upload handler.
-import type { Socket } from 'node:net';
 import { type Readable, Transform } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { PluginOptions } from '../http/context.ts';
+import { linger } from '../http/linger.ts';
 import { type Metrics, recordUpload } from '../metrics/registry.ts';
 import { reclaimer } from './reclaim.ts';
 import type { FilesEnv, FilesSystemCtx } from './service.ts';
 import { openDownload, receiveUpload } from './transfer.ts';
-
-const LINGER_BYTES = 4 * 1024 * 1024;
-const LINGER_MS = 5_000;
-
-/**
- * After an early answer (a 413 while the client is still sending), closing the socket at once
- * would reset the connection and could destroy the answer before the client reads it. Instead the
- * rest of the body is read and dropped, for at most 4 MB or 5 seconds: clients that stop sending
- * when the answer arrives (curl, browsers) get it intact; the others are cut off.
- */
-function linger(raw: Readable, socket: Socket): void {
-  let dropped = 0;
-  // A request injected in-process (app.inject) has a stand-in socket without destroy(); ending its
-  // stream is the equivalent there.
-  const cut = () => (typeof socket.destroy === 'function' ? socket.destroy() : raw.destroy());
-  const timer = setTimeout(cut, LINGER_MS);
-  timer.unref();
-  raw.on('data', (chunk: Buffer) => {
-    dropped += chunk.length;
-    if (dropped > LINGER_BYTES) cut();
-  });
-  raw.once('end', () => clearTimeout(timer));
-  raw.once('close', () => clearTimeout(timer));
-  raw.resume();
-}
 
 /** `files`: the module's env, bound once by routes.ts. No API key here, so the ctx has no actor. */
 export function byteRoutes(files: FilesEnv, metrics: Metrics) {

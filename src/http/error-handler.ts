@@ -6,6 +6,7 @@ import { BlobDiskFaultError, BlobStoreMisconfiguredError, BlobStoreUnavailableEr
 import { isConnectionLoss, isDeadline, isStatementTimeout, isTransactionConflict, storageRefusal } from '../db/index.ts';
 import { AppError, causeOf } from '../lib/errors.ts';
 import { notJson } from './body.ts';
+import { linger } from './linger.ts';
 import { validationError } from './validation.ts';
 
 // Fastify's own errors that a client can cause, mapped to catalogue codes.
@@ -129,6 +130,21 @@ export function asAppError(error: unknown, request: FastifyRequest): AppError {
   return new AppError('internal_error', 'Something went wrong on our side; it has been logged.');
 }
 
+/**
+ * Fastify asks for the connection to be closed after every refusal of a body by a content-type
+ * parser (a 413, a 415, an `invalid_json`), since the client may still be sending. Closed at once,
+ * the socket is reset under a client still sending, and the reset can destroy the answer before
+ * the client reads it (curl, Python's http.client: a reset or a broken pipe, not the 413). A body
+ * read in full needs no close at all, and closing drops the requests pipelined after it. So the
+ * connection is kept: the rest of a body not read in full is read and dropped, within the bounds
+ * of linger(), and one read in full leaves the connection ready for the next request.
+ */
+function keepConnection(request: FastifyRequest, reply: FastifyReply): void {
+  if (reply.getHeader('connection') !== 'close') return;
+  reply.removeHeader('connection');
+  if (!request.raw.complete) linger(request.raw, request.raw.socket);
+}
+
 export function installErrorHandling(app: FastifyInstance, deps: Deps): void {
   const faults = appFaults(deps, deps.logger);
   app.decorate('faults', faults);
@@ -137,6 +153,7 @@ export function installErrorHandling(app: FastifyInstance, deps: Deps): void {
     done();
   });
   app.setErrorHandler((error: FastifyError, request, reply) => {
+    keepConnection(request, reply);
     const known = error instanceof AppError ? error : fromFastify(error);
     return sendError(request, reply, known ?? asAppError(error, request));
   });
