@@ -1,5 +1,5 @@
-// Headers that name one value and are no list (RFC 9110 §5.3): Authorization (./bearer.ts) and
-// Idempotency-Key (./idempotency.ts). Node keeps the first Authorization line and drops the
+// Headers that name one value and are no list (RFC 9110 §5.3): Authorization (./bearer.ts),
+// Idempotency-Key (./idempotency.ts) and the version header (./version.ts). Node keeps the first Authorization line and drops the
 // others, and joins the lines of a header it does not know with ", ", while a proxy in front may
 // have read any one of them; so two lines of such a header are refused, never read as one value
 // (docs/design.md §Requests, §Idempotency).

@@ -5,6 +5,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../lib/errors.ts';
 import { SERVICE_VERSION, SUPPORTED_VERSIONS } from './context.ts';
+import { severalLines } from './field-lines.ts';
 
 export interface VersionHeaders {
   /** Refuses a request whose version header is missing, unsupported or contradicted (400 version_header). */
@@ -23,7 +24,10 @@ export function versionHeaders(names: readonly string[]): VersionHeaders {
   const supported = SUPPORTED.join(', ');
   const versionError = (message: string, param: string) => new AppError('version_header', `${message}; supported versions: ${supported}.`, { param });
 
-  function unsupported(name: string, value: unknown): AppError {
+  // The version names one value: Node joins two lines of the header with ", ", which no version
+  // is, so the refusal says the header came twice rather than that the joined text is unknown.
+  function unsupported(request: FastifyRequest, name: string, value: unknown): AppError {
+    if (severalLines(request.raw.rawHeaders, name.toLowerCase())) return versionError(`The request has more than one ${name} header; send one`, name);
     const shown = typeof value === 'string' ? value : String(value);
     return versionError(`The ${name} header "${shown}" is not a supported version`, name);
   }
@@ -37,7 +41,7 @@ export function versionHeaders(names: readonly string[]): VersionHeaders {
     if (only !== null) {
       const v = request.headers[only];
       if (v === SERVICE_VERSION || (typeof v === 'string' && SUPPORTED.includes(v))) return;
-      throw v === undefined ? missing() : unsupported(names[0] as string, v);
+      throw v === undefined ? missing() : unsupported(request, names[0] as string, v);
     }
     let value: string | string[] | undefined;
     let used = -1;
@@ -55,7 +59,7 @@ export function versionHeaders(names: readonly string[]): VersionHeaders {
       }
     }
     if (used === -1) throw missing();
-    if (typeof value !== 'string' || !SUPPORTED.includes(value)) throw unsupported(names[used] as string, value);
+    if (typeof value !== 'string' || !SUPPORTED.includes(value)) throw unsupported(request, names[used] as string, value);
   }
 
   const echo =

@@ -58,6 +58,20 @@ eachDialect('version header aliases by default', (ctx) => {
     assert.match(clash, /disagree/);
     assert.match(clash, /Service-Version is "2026-03-01" but Lightfield-Version is "2025-01-01"/);
   });
+
+  test('a version header sent twice is refused as sent twice, not as the unknown version "a, b"', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    for (const [name, values] of [
+      ['Service-Version', [VERSION, VERSION]],
+      ['Lightfield-Version', [VERSION, '2025-01-01']],
+    ] as const) {
+      const res = await t.app.inject({ method: 'GET', url: '/v1/auth/validate', headers: { authorization: `Bearer ${s.secret}`, [name]: [...values] } });
+      const message = versionError(res, name);
+      assert.match(message, new RegExp(`more than one ${name} header`));
+      assert.doesNotMatch(message, /is not a supported version/);
+    }
+  });
 });
 
 eachDialect(
