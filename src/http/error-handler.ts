@@ -10,7 +10,7 @@ import { linger } from './linger.ts';
 import { validationError } from './validation.ts';
 
 // Fastify's own errors that a client can cause, mapped to catalogue codes.
-function fromFastify(err: FastifyError): AppError | null {
+function fromFastify(err: FastifyError, request: FastifyRequest): AppError | null {
   switch (err.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
     case 'FST_ERR_CTP_INVALID_TYPE':
@@ -22,11 +22,21 @@ function fromFastify(err: FastifyError): AppError | null {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return new AppError('invalid_json', 'The request body is not valid JSON.');
   }
-  if (err.validation) return validationError(err.validation, err.validationContext ?? 'body');
+  if (err.validation) {
+    const context = err.validationContext ?? 'body';
+    // Validated as `null`, an absent body would be told it "must be of type object".
+    if (context === 'body' && request.body === undefined) return noBody();
+    return validationError(err.validation, context);
+  }
   if (err instanceof SyntaxError || err.statusCode === 400) return new AppError('invalid_json', 'The request body is not valid JSON.');
   if (err.statusCode === 413) return new AppError('payload_too_large', 'The request body is too large.');
   if (err.statusCode === 415) return new AppError('unsupported_media_type', 'Unsupported Content-Type.', { param: 'Content-Type' });
   return null;
+}
+
+/** A request without a body to an operation whose body is required. */
+function noBody(): AppError {
+  return new AppError('invalid_type', 'The request has no body: this operation takes a JSON object, sent with Content-Type: application/json.');
 }
 
 /** No endpoint has this method and path (docs/errors.md, route_not_found). */
@@ -154,7 +164,7 @@ export function installErrorHandling(app: FastifyInstance, deps: Deps): void {
   });
   app.setErrorHandler((error: FastifyError, request, reply) => {
     keepConnection(request, reply);
-    const known = error instanceof AppError ? error : fromFastify(error);
+    const known = error instanceof AppError ? error : fromFastify(error, request);
     return sendError(request, reply, known ?? asAppError(error, request));
   });
   app.setNotFoundHandler((request, reply) => sendError(request, reply, routeNotFound(request)));

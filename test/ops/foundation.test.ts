@@ -163,9 +163,17 @@ eachDialect(
         assert.equal(zero.statusCode, 200, zero.body);
         assertError(await del({ 'content-type': type }, '{}'), 415, 'unsupported_media_type', 'Content-Type');
       }
-      // A required body is still required: its absence is the body schema's 400, not a 415.
-      const res = await t.app.inject({ method: 'POST', url: '/v1/lists', headers: headers(s.secret, { 'content-type': 'application/x-www-form-urlencoded' }) });
-      assertError(res, 400, 'invalid_type');
+      // A required body is still required: its absence is the body schema's 400, not a 415, and
+      // the message says that no body came, not that nothing "must be of type object".
+      for (const type of ['application/x-www-form-urlencoded', 'application/json']) {
+        const res = await t.app.inject({ method: 'POST', url: '/v1/lists', headers: headers(s.secret, { 'content-type': type }) });
+        assertError(res, 400, 'invalid_type');
+        assert.match(res.json().error.message, /^The request has no body: this operation takes a JSON object/);
+      }
+      // A body of `null` is there: it is the value that is refused.
+      const nul = await t.app.inject({ method: 'POST', url: '/v1/lists', headers: headers(s.secret, { 'content-type': 'application/json' }), payload: 'null' });
+      assertError(nul, 400, 'invalid_type');
+      assert.equal(nul.json().error.message, 'The request body must be of type object.');
     });
 
     test('query parameters are parsed, range-checked, and refused with invalid_parameter', async () => {
