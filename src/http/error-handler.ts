@@ -149,7 +149,7 @@ export function asAppError(error: unknown, request: FastifyRequest): AppError {
  * connection is kept: the rest of a body not read in full is read and dropped, within the bounds
  * of linger(), and one read in full leaves the connection ready for the next request.
  */
-function keepConnection(request: FastifyRequest, reply: FastifyReply): void {
+export function keepConnection(request: FastifyRequest, reply: FastifyReply): void {
   if (reply.getHeader('connection') !== 'close') return;
   reply.removeHeader('connection');
   if (!request.raw.complete) linger(request.raw, request.raw.socket);

@@ -9,6 +9,7 @@
 // POST, so that a process nobody asks for MCP does not hold them.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../http/context.ts';
+import { keepConnection } from '../http/error-handler.ts';
 import { authenticate } from '../http/pipeline.ts';
 import { webOrigin } from '../lib/origin.ts';
 import type { McpEndpoint } from './endpoint.ts';
@@ -89,6 +90,8 @@ export async function mcpRoutes(app: FastifyInstance, opts: { deps: Deps; origin
     // the API's error handler.
     errorHandler: (err: FastifyError, request, reply) => {
       if (err.code !== 'FST_ERR_CTP_BODY_TOO_LARGE') throw err;
+      // The rest of the body is read and dropped within bounds, not reset under the client.
+      keepConnection(request, reply);
       void loaded()
         .then((endpoint) => endpoint.answer(request, MCP_BODY_LIMIT))
         .then(

@@ -100,4 +100,32 @@ eachDialect('early answers over a connection', (ctx) => {
       assert.match(text, new RegExp(`"code":"${code}"`));
     }
   });
+
+  test('an answer given before the body is read (the API, /mcp) waits for the rest of it rather than closing under the client', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const port = await listen(t);
+    const auth = `Authorization: Bearer ${s.secret}\r\nService-Version: ${VERSION}\r\n`;
+    for (const [path, extra, status] of [
+      ['/v1/lists', 'Content-Type: application/json\r\n', '413'],
+      ['/v1/lists', 'Content-Type: text/plain\r\n', '415'],
+      ['/mcp', 'Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n', '413'],
+    ] as const) {
+      const socket = connect(port, '127.0.0.1');
+      let text = '';
+      let closed = false;
+      socket.on('data', (d) => (text += String(d)));
+      socket.on('error', () => {});
+      socket.on('close', () => (closed = true));
+      socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\n${auth}${extra}Content-Length: ${50 * 1024 * 1024}\r\n\r\n{"a":`);
+      const deadline = Date.now() + 5000;
+      while (!/\r\n\r\n.*\}$/s.test(text) && !closed && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      assert.match(text, new RegExp(`^HTTP/1.1 ${status} `), `${path}: ${text}`);
+      // Still sending: the server reads on for a while rather than resetting the connection.
+      socket.write(Buffer.alloc(64 * 1024, ' '));
+      await new Promise((r) => setTimeout(r, 300));
+      assert.equal(closed, false, `${path}: the server closed the connection under a client still sending`);
+      socket.destroy();
+    }
+  });
 });
