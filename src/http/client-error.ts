@@ -3,10 +3,14 @@
 // a byte not allowed in a header, a malformed request line (400). They are answered in the
 // service's error shape, with a request id, whenever the connection can still take an answer;
 // the connection is closed after it, since the parser cannot tell where the next request starts.
+// So is a request Node parsed but would refuse itself, bare, for its `Expect` header (417); its
+// connection stays open.
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { SERVICE_VERSION } from './context.ts';
 import { AppError } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
+import { requestIdFor } from './request-id.ts';
 
 const REASONS: Record<number, string> = { 400: 'Bad Request', 431: 'Request Header Fields Too Large' };
 
@@ -36,4 +40,25 @@ export function clientError(err: Error & { code?: string }, socket: Socket): voi
       body,
     ].join('\r\n'),
   );
+}
+
+/**
+ * A request whose `Expect` asks for something other than `100-continue` (which Node answers
+ * itself). Node would answer it 417 with an empty body and no request id before routing; it is
+ * answered 417 `expectation_failed` in the one error shape instead, with `param` `Expect`, and is
+ * not served (docs/errors.md §Before routing).
+ */
+export function unmetExpectation(req: IncomingMessage, res: ServerResponse): void {
+  const requestId = requestIdFor(req);
+  const error = new AppError('expectation_failed', 'The Expect header asks for something the server does not do; only "100-continue" is understood.', {
+    param: 'Expect',
+  });
+  const body = JSON.stringify(error.body(requestId));
+  res.writeHead(error.status, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(body),
+    'X-Request-Id': requestId,
+    'Service-Version': SERVICE_VERSION,
+  });
+  res.end(body);
 }

@@ -63,6 +63,7 @@ export const ERROR_CODES = {
   service_unavailable: 503,
   // before routing: what Node's HTTP parser refuses (src/http/client-error.ts)
   malformed_request: 400,
+  expectation_failed: 417,
   headers_too_large: 431,
 } as const;
 
@@ -98,6 +99,7 @@ export const ERROR_TYPES: Record<number, string> = {
   413: 'payload_too_large',
   415: 'unsupported_media_type',
   416: 'range_not_satisfiable',
+  417: 'expectation_failed',
   422: 'unprocessable_content',
   429: 'too_many_requests',
   431: 'request_header_fields_too_large',

@@ -57,6 +57,28 @@ eachDialect('HTTP framing', (ctx) => {
     assert.match(await raw(port, 'GET /healthz HTTP/1.1\r\nHost:\r\nConnection: close\r\n\r\n'), /^HTTP\/1\.1 200 /);
   });
 
+  test('an Expect other than 100-continue is 417 expectation_failed in the error shape, not served; the connection stays', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const port = await listening(t);
+    const auth = `Authorization: Bearer ${s.secret}\r\nService-Version: ${VERSION}\r\n`;
+    const text = await raw(
+      port,
+      `POST /v1/lists HTTP/1.1\r\nHost: x\r\n${auth}Expect: 200-ok\r\nX-Request-Id: trace-1\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${Buffer.byteLength(LIST)}\r\n\r\n${LIST}GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`,
+    );
+    const next = text.indexOf('HTTP/1.1 200 OK');
+    assert.ok(next > 0, `the next request on the connection is answered: ${text}`);
+    const a = answerOf(text.slice(0, next));
+    assert.equal(a.status, 417, text);
+    assert.deepEqual([a.error.type, a.error.code, a.error.param, a.error.requestId], ['expectation_failed', 'expectation_failed', 'Expect', 'trace-1']);
+    assert.match(a.head, /x-request-id: trace-1/i);
+    assert.equal((await call(t, s.secret, 'GET', '/v1/lists')).json().totalCount, 0, 'the refused create wrote nothing');
+    // 100-continue is met as before.
+    const cont = await raw(port, `GET /healthz HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n`);
+    assert.match(cont, /HTTP\/1\.1 200 OK/);
+  });
+
   test('an HTTP/1.0 tool call without Host reaches the API it names', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);
