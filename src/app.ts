@@ -9,7 +9,7 @@ import { fileRoutes } from './files/routes.ts';
 import { JSON_BODY_LIMIT, installJsonParser } from './http/body.ts';
 import type { Deps, PluginOptions } from './http/context.ts';
 import { frameworkError, installErrorHandling } from './http/error-handler.ts';
-import { clientError, unmetExpectation } from './http/client-error.ts';
+import { clientError, noTunnel, unmetExpectation } from './http/client-error.ts';
 import { healthRoutes } from './http/health.ts';
 import { installIdempotency } from './http/idempotency.ts';
 import { installMetrics } from './http/metrics.ts';
@@ -88,6 +88,7 @@ export async function buildApp(config: Config, deps: Deps): Promise<FastifyInsta
   schemasOf.set(app, schemas);
   capConnections(app.server, config.maxConnections);
   app.server.on('checkExpectation', unmetExpectation);
+  app.server.on('connect', noTunnel);
   app.decorateRequest('principal', null as never);
   app.decorateRequest('startedAt', 0);
   app.decorateRequest('endBudget', null as never);

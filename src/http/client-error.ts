@@ -3,8 +3,8 @@
 // a byte not allowed in a header, a malformed request line (400). They are answered in the
 // service's error shape, with a request id, whenever the connection can still take an answer;
 // the connection is closed after it, since the parser cannot tell where the next request starts.
-// So is a request Node parsed but would refuse itself, bare, for its `Expect` header (417); its
-// connection stays open.
+// So are the requests Node parsed but would refuse itself, bare: one whose `Expect` header it
+// does not know (417; its connection stays open), and a CONNECT (404; closed, as Node closes it).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { SERVICE_VERSION } from './context.ts';
@@ -31,6 +31,29 @@ export function clientError(err: Error & { code?: string }, socket: Socket): voi
   socket.end(
     [
       `HTTP/1.1 ${error.status} ${REASONS[error.status] ?? 'Bad Request'}`,
+      'Content-Type: application/json; charset=utf-8',
+      `Content-Length: ${Buffer.byteLength(body)}`,
+      `X-Request-Id: ${requestId}`,
+      `Service-Version: ${SERVICE_VERSION}`,
+      'Connection: close',
+      '',
+      body,
+    ].join('\r\n'),
+  );
+}
+
+/**
+ * A CONNECT request (a tunnel through a proxy, which this server is not). Node would close its
+ * connection without a word; it is answered 404 `route_not_found` in the one error shape, as any
+ * other method no route has, and the connection is then closed: what follows the request on it
+ * would be the tunnel's bytes, not HTTP.
+ */
+export function noTunnel(req: IncomingMessage, socket: Socket): void {
+  const requestId = requestIdFor(req);
+  const body = JSON.stringify(new AppError('route_not_found', `No route CONNECT ${req.url ?? ''}.`).body(requestId));
+  socket.end(
+    [
+      'HTTP/1.1 404 Not Found',
       'Content-Type: application/json; charset=utf-8',
       `Content-Length: ${Buffer.byteLength(body)}`,
       `X-Request-Id: ${requestId}`,

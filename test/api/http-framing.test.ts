@@ -79,6 +79,16 @@ eachDialect('HTTP framing', (ctx) => {
     assert.match(cont, /HTTP\/1\.1 200 OK/);
   });
 
+  test('a CONNECT is 404 route_not_found in the error shape, not a connection closed without a word', async () => {
+    const t = ctx();
+    const port = await listening(t);
+    const text = await raw(port, 'CONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: 127.0.0.1:22\r\n\r\n');
+    const a = answerOf(text);
+    assert.equal(a.status, 404, text);
+    assert.deepEqual([a.error.type, a.error.code], ['not_found', 'route_not_found']);
+    assert.match(a.head, new RegExp(`x-request-id: ${a.error.requestId}`, 'i'));
+  });
+
   test('an HTTP/1.0 tool call without Host reaches the API it names', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);
