@@ -200,6 +200,21 @@ function flatForms(schemas: unknown): string[] {
   });
 }
 
+/**
+ * What a length or count limit of a schema requires, in the words of docs/errors.md §Lengths
+ * (`must be 1 to 255 characters`), for Ajv's `must NOT have fewer than 1 characters`; null for any
+ * other failure. The schema's `minLength` and `maxLength` count code points, as the message says.
+ */
+function lengthRule(e: ErrorObject): string | null {
+  const unit = e.keyword === 'minLength' || e.keyword === 'maxLength' ? 'characters' : e.keyword === 'minItems' || e.keyword === 'maxItems' ? 'values' : null;
+  if (unit === null) return null;
+  const s = (e.parentSchema ?? {}) as { minLength?: number; maxLength?: number; minItems?: number; maxItems?: number };
+  const [min, max] = unit === 'characters' ? [s.minLength, s.maxLength] : [s.minItems, s.maxItems];
+  const verb = unit === 'characters' ? 'be' : 'have';
+  if (min !== undefined && max !== undefined) return `must ${verb} ${min} to ${max} ${unit}`;
+  return max !== undefined ? `must ${verb} at most ${max} ${unit}` : `must ${verb} at least ${min ?? 0} ${unit}`;
+}
+
 export function validationError(errors: FastifySchemaValidationError[], context: string): AppError {
   const found = cause(errors as ErrorObject[]);
   const e = found?.error;
@@ -209,7 +224,7 @@ export function validationError(errors: FastifySchemaValidationError[], context:
     // A parameter with an empty name (`?=1`) is still a parameter, named as sent: "" is its name.
     const unknown = p?.additionalProperty;
     const name = base || (unknown ?? (p?.missingProperty || context));
-    const must = found?.union ? `must be ${describe(e?.schema)}` : (e?.message ?? 'is invalid');
+    const must = found?.union ? `must be ${describe(e?.schema)}` : ((e && lengthRule(e)) ?? e?.message ?? 'is invalid');
     // A key sent twice arrives as an array (docs/errors.md §Query parameters): "must be integer"
     // would not tell the caller what is wrong with `limit=1&limit=2`.
     const repeated = e?.keyword === 'type' && Array.isArray(e.data);
@@ -239,7 +254,9 @@ export function validationError(errors: FastifySchemaValidationError[], context:
       // Addresses of meetings, e-mails and mailboxes are ASCII (docs/records.md §E-mail addresses):
       // "must match format email" would not say why `ann@straße.example` is refused.
       const email = e.keyword === 'format' && (e.params as { format: string }).format === 'email';
-      const must = email ? 'must be a bare e-mail address in ASCII (a domain of other characters in its xn-- form)' : (e.message ?? 'is invalid');
+      const must = email
+        ? 'must be a bare e-mail address in ASCII (a domain of other characters in its xn-- form)'
+        : (lengthRule(e) ?? e.message ?? 'is invalid');
       return new AppError('invalid_value', `${where} ${must}.`, base === '' ? {} : { param: base });
     }
   }

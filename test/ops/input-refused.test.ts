@@ -210,6 +210,36 @@ eachDialect('bad input refused', (ctx) => {
     assert.equal((await call(t, s.secret, 'GET', '/v1/lists?limit=10&offset=0')).statusCode, 200);
   });
 
+  test('a length or count limit is named as docs/errors.md §Lengths words it, in paths, queries and bodies alike', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const cases: Array<[string, Awaited<ReturnType<typeof call>>, string, string]> = [
+      [
+        'an id over 255',
+        await call(t, s.secret, 'GET', `/v1/contacts/${'x'.repeat(256)}`),
+        'id',
+        'Invalid path parameter "id": it must be 1 to 255 characters.',
+      ],
+      ['an empty id', await call(t, s.secret, 'GET', '/v1/contacts/'), 'id', 'Invalid path parameter "id": it must be 1 to 255 characters.'],
+      [
+        'a filter key given 21 times',
+        await call(t, s.secret, 'GET', `/v1/contacts?${Array.from({ length: 21 }, (_, i) => `$name=${i}`).join('&')}`),
+        '$name',
+        'Invalid query parameter "$name": it must have at most 20 values.',
+      ],
+      [
+        'a filename over 255',
+        await call(t, s.secret, 'POST', '/v1/files', { filename: 'x'.repeat(256), mimeType: 'text/plain', sizeBytes: 1 }),
+        'filename',
+        '"filename" must be 1 to 255 characters.',
+      ],
+    ];
+    for (const [name, res, param, message] of cases) {
+      assert.equal(res.statusCode, 400, `${name}: ${res.body}`);
+      assert.deepEqual([res.json().error.param, res.json().error.message], [param, message], name);
+    }
+  });
+
   test('what Node refuses before routing is answered in the documented shape with a request id', async () => {
     const t = ctx();
     await t.app.listen({ host: '127.0.0.1', port: 0 });
