@@ -26,8 +26,13 @@ export function versionHeaders(names: readonly string[]): VersionHeaders {
 
   // The version names one value: Node joins two lines of the header with ", ", which no version
   // is, so the refusal says the header came twice rather than that the joined text is unknown.
+  function sentTwice(request: FastifyRequest, name: string): AppError | null {
+    return severalLines(request.raw.rawHeaders, name.toLowerCase()) ? versionError(`The request has more than one ${name} header; send one`, name) : null;
+  }
+
   function unsupported(request: FastifyRequest, name: string, value: unknown): AppError {
-    if (severalLines(request.raw.rawHeaders, name.toLowerCase())) return versionError(`The request has more than one ${name} header; send one`, name);
+    const twice = sentTwice(request, name);
+    if (twice) return twice;
     const shown = typeof value === 'string' ? value : String(value);
     return versionError(`The ${name} header "${shown}" is not a supported version`, name);
   }
@@ -52,9 +57,13 @@ export function versionHeaders(names: readonly string[]): VersionHeaders {
         value = v;
         used = i;
       } else if (v !== value) {
-        throw versionError(
-          `The version headers disagree: ${names[used]} is "${String(value)}" but ${names[i]} is "${String(v)}"; send one of ${accepted}, or the same value in each`,
-          names[i] as string,
+        throw (
+          sentTwice(request, names[used] as string) ??
+          sentTwice(request, names[i] as string) ??
+          versionError(
+            `The version headers disagree: ${names[used]} is "${String(value)}" but ${names[i]} is "${String(v)}"; send one of ${accepted}, or the same value in each`,
+            names[i] as string,
+          )
         );
       }
     }

@@ -71,6 +71,13 @@ eachDialect('version header aliases by default', (ctx) => {
       assert.match(message, new RegExp(`more than one ${name} header`));
       assert.doesNotMatch(message, /is not a supported version/);
     }
+    // Beside the other accepted name, the header sent twice is named as such, not as a disagreement.
+    const res = await t.app.inject({
+      method: 'GET',
+      url: '/v1/auth/validate',
+      headers: { authorization: `Bearer ${s.secret}`, 'service-version': [VERSION, VERSION], 'lightfield-version': VERSION },
+    });
+    assert.match(versionError(res, 'Service-Version'), /more than one Service-Version header/);
   });
 });
 
