@@ -81,6 +81,9 @@ function* arrayItems(text: string): Generator<SourceObject> {
     // A UTF-8 byte order mark, as editors on Windows write one, is no part of the JSON.
     arr = parseKeepingNumbers(text.startsWith('\ufeff') ? text.slice(1) : text);
   } catch (err) {
+    // The reviver that keeps numbers recurses, and overflows on an item nested that deep; the
+    // array is parsed whole, so no item's line is known.
+    if (err instanceof RangeError) throw new ImportError(0, '(file)', `an item ${TOO_DEEP}`);
     throw new ImportError(0, '(file)', `not valid JSON: ${(err as Error).message}`);
   }
   if (!Array.isArray(arr)) throw new ImportError(0, '(file)', 'a JSON file must hold an array of objects');

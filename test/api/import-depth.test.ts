@@ -10,7 +10,8 @@ import { call, eachDialect, seedWorkspace } from '../helpers/app.ts';
 import { rolodex } from '../helpers/cli.ts';
 
 const DEEP = 200_000;
-const TOO_DEEP = `(line): nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep`;
+const NESTS = `nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep`;
+const TOO_DEEP = `(line): ${NESTS}`;
 const account = (id: string, fields: string) => `{"object":"account","externalId":"${id}","fields":${fields}}`;
 
 eachDialect('rolodex import of deeply nested lines', (ctx) => {
@@ -35,6 +36,10 @@ eachDialect('rolodex import of deeply nested lines', (ctx) => {
     writeFileSync(file, `[${lines[0]},\n${lines[1]}]`);
     const r2 = await rolodex(t, ['import', '--workspace', s.workspaceId, file]);
     assert.equal(r2.err, ['rolodex import: import failed, nothing was written:', `line 2: ${TOO_DEEP}`].join('\n'));
+    // A JSON array holding a number no double holds is parsed whole by the reviver, which overflows.
+    writeFileSync(file, `[${lines[0]},\n${lines[2]}]`);
+    const r3 = await rolodex(t, ['import', '--workspace', s.workspaceId, file]);
+    assert.equal(r3.err, ['rolodex import: import failed, nothing was written:', `line 0: (file): an item ${NESTS}`].join('\n'));
     assert.equal((await call(t, s.secret, 'GET', '/v1/accounts')).json().totalCount, 0);
   });
 });
