@@ -17,7 +17,10 @@ export interface Fetched {
   /** The address the body came from, after redirects. */
   url: URL;
   contentType: string;
-  /** The body as text, in the charset the Content-Type names (UTF-8 when it names none). */
+  /**
+   * The body as text, in the charset its byte order mark names, else the one the Content-Type
+   * names (UTF-8 when neither names one).
+   */
   body: string;
   /** The body as received, up to maxBytes. */
   bytes: Buffer;
@@ -77,6 +80,18 @@ export function charsetOf(contentType: string): string | undefined {
 }
 
 /**
+ * The charset a byte order mark at the start of `bytes` names, or undefined. A browser reads the
+ * bytes in it whatever the Content-Type or the page declares (the HTML standard's BOM sniffing):
+ * a UTF-8 file served with a server's default `charset=ISO-8859-1` is still UTF-8.
+ */
+export function bomCharset(bytes: Uint8Array): string | undefined {
+  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) return 'utf-8';
+  if (bytes[0] === 0xfe && bytes[1] === 0xff) return 'utf-16be';
+  if (bytes[0] === 0xff && bytes[1] === 0xfe) return 'utf-16le';
+  return undefined;
+}
+
+/**
  * `bytes` as text in `charset` (an encoding label of the WHATWG Encoding standard, as browsers
  * read them: `iso-8859-1` is windows-1252), UTF-8 when none is given or the label names no
  * encoding, so that a page in Shift_JIS or Latin-1 is read as its characters, not as U+FFFD.
@@ -108,6 +123,6 @@ export async function safeFetch(start: URL, opts: { userAgent: string; allowPriv
     }
     const { bytes, truncated } = await readCapped(res, FETCH_LIMITS.maxBytes);
     const contentType = String(res.headers['content-type'] ?? '');
-    return { status, url, contentType, body: textOf(bytes, charsetOf(contentType)), bytes, truncated };
+    return { status, url, contentType, body: textOf(bytes, bomCharset(bytes) ?? charsetOf(contentType)), bytes, truncated };
   }
 }

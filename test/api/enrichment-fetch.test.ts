@@ -188,6 +188,9 @@ test('a page is read in the charset its Content-Type names, else the one its own
       title: '日本',
     },
     { type: 'text/html', body: Buffer.from('<meta charset="utf-8"><title>Müller</title>'), title: 'Müller' },
+    // A byte order mark names the charset over the Content-Type, as a browser reads it.
+    { type: 'text/html; charset=ISO-8859-1', body: Buffer.from('\ufeff<title>Müller</title>'), title: 'Müller' },
+    { type: 'text/html', body: Buffer.from('\ufeff<title>Ångström</title>', 'utf16le'), title: 'Ångström' },
   ];
   for (const page of pages) {
     const site = createServer((req, res) => (req.url === '/' ? res.writeHead(200, { 'content-type': page.type }).end(page.body) : res.writeHead(404).end()));
