@@ -2,13 +2,15 @@
 // or `/dev/stdin` reads as the same file would, in every format, its errors included; and a
 // `file` line whose `path` is a pipe or a device is refused at its line, never waited on.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { createWriteStream, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { createWriteStream, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { call, eachDialect, seedWorkspace, type TestApp } from '../helpers/app.ts';
 import { rolodex } from '../helpers/cli.ts';
+import { CLI } from '../helpers/process.ts';
 
 const FAILED = 'rolodex import: import failed, nothing was written:';
 
@@ -54,6 +56,37 @@ eachDialect('rolodex import from a pipe', (ctx) => {
       `${FAILED}\nline 2: (row): is not UTF-8 text (byte 0xE9, byte 8 of the line): save the file as UTF-8, e.g. with iconv -f WINDOWS-1252 -t UTF-8`,
     );
     assert.deepEqual(await names(t, s.secret), ['Acme', 'Beta', 'Delta', 'Gamma']);
+  });
+
+  test('an import from a pipe stopped by a signal removes its copy of the input', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const tmp = join(t.tdb.dataDir, 'tmp');
+    mkdirSync(tmp);
+    const pipe = join(t.tdb.dataDir, 'slow.pipe');
+    execFileSync('mkfifo', [pipe]);
+    // The compile cache stays Node's default one, which TMPDIR would otherwise move to a new, empty one.
+    const cache = join(tmpdir(), 'node-compile-cache');
+    const env = {
+      ...process.env,
+      TMPDIR: tmp,
+      NODE_COMPILE_CACHE: cache,
+      DATA_DIR: t.tdb.dataDir,
+      ...(t.tdb.databaseUrl ? { DATABASE_URL: t.tdb.databaseUrl } : {}),
+    };
+    const child = spawn(process.execPath, [CLI, 'import', '--workspace', s.workspaceId, pipe], { env, stdio: 'ignore' });
+    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
+    // The pipe's writer sends a line and stays open: the import is copying the input when stopped.
+    const writer = createWriteStream(pipe).on('error', () => {});
+    writer.write(`${account('a-9', 'Zeta')}\n`);
+    const copies = () => readdirSync(tmp).filter((n) => n.startsWith('rolodex-input-'));
+    const copied = () => copies().some((d) => (statSync(join(tmp, d, 'input'), { throwIfNoEntry: false })?.size ?? 0) > 0);
+    for (const deadline = Date.now() + 20_000; !copied() && Date.now() < deadline;) await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.ok(copied(), 'the import copies the pipe');
+    child.kill('SIGINT');
+    assert.equal(await exited, 'SIGINT', 'the import ends by the signal, as without a handler');
+    writer.destroy();
+    assert.deepEqual(copies(), []);
   });
 
   test('a file line whose path is a pipe or a device is refused at its line, not waited on', async () => {
