@@ -61,8 +61,11 @@ async function copyIn(blobs: BlobStore, workspaceId: string, item: ImportItem<Fi
     // bytes are a regular file's; a pipe or a device (`/dev/zero`) holds none to copy.
     const handle = await open(item.value.path, constants.O_RDONLY | constants.O_NONBLOCK);
     try {
-      if (!(await handle.stat()).isFile())
-        throw new ImportError(item.line, 'path', `"${item.value.path}" is not a regular file (a pipe or a device): name a file holding the bytes`);
+      const kind = await handle.stat();
+      if (!kind.isFile()) {
+        const what = kind.isDirectory() ? 'a directory' : 'not a regular file (a pipe or a device)';
+        throw new ImportError(item.line, 'path', `"${item.value.path}" is ${what}: name a file holding the bytes`);
+      }
       const stat = await blobs.put(key, handle.createReadStream(), { maxBytes: purposeRule(item.value.purpose).maxBytes, contentType: item.value.mimeType });
       item.value.blob = { key, ...stat };
     } finally {

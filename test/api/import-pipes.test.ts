@@ -89,7 +89,7 @@ eachDialect('rolodex import from a pipe', (ctx) => {
     assert.deepEqual(copies(), []);
   });
 
-  test('a file line whose path is a pipe or a device is refused at its line, not waited on', async () => {
+  test('a file line whose path is a pipe, a device or a directory is refused at its line, not waited on', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);
     const pipe = join(t.tdb.dataDir, 'bytes.pipe');
@@ -112,5 +112,9 @@ eachDialect('rolodex import from a pipe', (ctx) => {
     writeFileSync(lines, line('/dev/zero'));
     const r2 = await rolodex(t, ['import', '--workspace', s.workspaceId, lines]);
     assert.equal(r2.err, `${FAILED}\nline 1: path: "/dev/zero" is not a regular file (a pipe or a device): name a file holding the bytes`);
+    // A directory is named as one, not as a pipe or a device.
+    writeFileSync(lines, line(tmpdir()));
+    const r3 = await rolodex(t, ['import', '--workspace', s.workspaceId, lines]);
+    assert.equal(r3.err, `${FAILED}\nline 1: path: "${tmpdir()}" is a directory: name a file holding the bytes`);
   });
 });
