@@ -240,7 +240,7 @@ export function apiCatalogue(document: Json): ApiCatalogue {
         ...summaryOf(op),
         description: s.description ?? null,
         scopes: s['x-scopes'] ?? [],
-        // An operation that takes any one of several scopes (a run of accounts or contacts).
+        // An operation that takes any one of several scopes (a merge or an enrichment run read by id).
         ...(s['x-any-scopes'] ? { anyOfScopes: s['x-any-scopes'] } : {}),
         rateCategory: s['x-rate-category'] ?? null,
         idempotent: s['x-idempotent'] === true,
