@@ -69,6 +69,11 @@ for (const dialect of testDialects()) {
         const w = { baseUrl: server.baseUrl, secret, contacts, files, rand, point };
         const stop = { now: false };
         const running = runWorkload(w, CLIENTS, acked, stop);
+        // The window starts once the restarted server has acknowledged a write: its first writes
+        // may take longer than the window (a loaded machine, PostgreSQL's first connections), and
+        // a kill before any answer would check nothing acknowledged.
+        const ackedBefore = acked.lists.size;
+        for (let i = 0; i < 3000 && acked.lists.size === ackedBefore; i++) await new Promise((r) => setTimeout(r, 10));
         const delay = 150 + Math.floor(rand() * 600);
         await new Promise((r) => setTimeout(r, delay));
         stop.now = true;
@@ -94,6 +99,7 @@ for (const dialect of testDialects()) {
         acked.touched.clear();
       }
       await server.stop('SIGTERM');
+      assert.ok(acked.lists.size >= POINTS, `${acked.lists.size} lists acknowledged in ${POINTS} runs: a run killed before any answer checks nothing`);
       await verifyAllLists(acked);
       const fileCount = files ? await verifyFiles(tdb, workspaceId, acked) : 0;
       console.log(
