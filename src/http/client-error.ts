@@ -12,7 +12,7 @@ import { AppError } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
 import { requestIdFor } from './request-id.ts';
 
-const REASONS: Record<number, string> = { 400: 'Bad Request', 431: 'Request Header Fields Too Large' };
+const REASONS: Record<number, string> = { 400: 'Bad Request', 404: 'Not Found', 431: 'Request Header Fields Too Large' };
 
 function errorFor(code: string | undefined): AppError {
   if (code === 'HPE_HEADER_OVERFLOW') return new AppError('headers_too_large', 'The request line and headers are larger than the server accepts (16 KiB).');
@@ -25,8 +25,11 @@ export function clientError(err: Error & { code?: string }, socket: Socket): voi
     socket.destroy();
     return;
   }
-  const error = errorFor(err.code);
-  const requestId = newId('req');
+  answerAndClose(socket, errorFor(err.code), newId('req'));
+}
+
+/** Writes `error` in the error shape straight to the socket, then closes it: no parser is left to answer. */
+function answerAndClose(socket: Socket, error: AppError, requestId: string): void {
   const body = JSON.stringify(error.body(requestId));
   socket.end(
     [
@@ -49,20 +52,7 @@ export function clientError(err: Error & { code?: string }, socket: Socket): voi
  * would be the tunnel's bytes, not HTTP.
  */
 export function noTunnel(req: IncomingMessage, socket: Socket): void {
-  const requestId = requestIdFor(req);
-  const body = JSON.stringify(new AppError('route_not_found', `No route CONNECT ${req.url ?? ''}.`).body(requestId));
-  socket.end(
-    [
-      'HTTP/1.1 404 Not Found',
-      'Content-Type: application/json; charset=utf-8',
-      `Content-Length: ${Buffer.byteLength(body)}`,
-      `X-Request-Id: ${requestId}`,
-      `Service-Version: ${SERVICE_VERSION}`,
-      'Connection: close',
-      '',
-      body,
-    ].join('\r\n'),
-  );
+  answerAndClose(socket, new AppError('route_not_found', `No route CONNECT ${req.url ?? ''}.`), requestIdFor(req));
 }
 
 /**
