@@ -7,6 +7,7 @@
 import { lookup as dnsLookup } from 'node:dns';
 import type { IncomingMessage } from 'node:http';
 import { isIP, type LookupFunction } from 'node:net';
+import { charsetOf } from '../lib/content-type.ts';
 import { agentFor, httpRequest, httpsRequest } from '../lib/outbound-http.ts';
 import { isSpecialAddress, publicLookup } from '../lib/public-address.ts';
 
@@ -22,6 +23,8 @@ export interface Fetched {
    * names (UTF-8 when neither names one).
    */
   body: string;
+  /** The charset `body` was read in when the byte order mark or the Content-Type named one. */
+  charset: string | undefined;
   /** The body as received, up to maxBytes. */
   bytes: Buffer;
   /** Whether the body was cut at maxBytes. */
@@ -74,11 +77,6 @@ async function readCapped(res: IncomingMessage, maxBytes: number): Promise<{ byt
   return { bytes: Buffer.concat(chunks), truncated: false };
 }
 
-/** The charset a Content-Type names (`text/html; charset=Shift_JIS`); undefined when it names none. */
-export function charsetOf(contentType: string): string | undefined {
-  return /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentType)?.[1];
-}
-
 /**
  * The charset a byte order mark at the start of `bytes` names, or undefined. A browser reads the
  * bytes in it whatever the Content-Type or the page declares (the HTML standard's BOM sniffing):
@@ -123,6 +121,7 @@ export async function safeFetch(start: URL, opts: { userAgent: string; allowPriv
     }
     const { bytes, truncated } = await readCapped(res, FETCH_LIMITS.maxBytes);
     const contentType = String(res.headers['content-type'] ?? '');
-    return { status, url, contentType, body: textOf(bytes, bomCharset(bytes) ?? charsetOf(contentType)), bytes, truncated };
+    const charset = bomCharset(bytes) ?? charsetOf(contentType);
+    return { status, url, contentType, body: textOf(bytes, charset), charset, bytes, truncated };
   }
 }

@@ -50,12 +50,11 @@ function socialOf(href: URL): { service: SocialService; url: string } | null {
 /**
  * The charset a page declares in its own `<meta charset>` or `<meta http-equiv="Content-Type">`,
  * read from its first 1024 bytes as the HTML standard's prescan does (the markup is ASCII in every
- * charset a page may declare); undefined when it declares none. A UTF-8 byte order mark declares
- * UTF-8 whatever the markup says, and a declared UTF-16 is UTF-8, as the standard has them: a
- * declaration read as ASCII cannot stand in UTF-16.
+ * charset a page may declare); undefined when it declares none. A declared UTF-16 is UTF-8, as the
+ * standard has it: a declaration read as ASCII cannot stand in UTF-16. A byte order mark is read
+ * before this, by safeFetch (src/enrichment/fetch.ts).
  */
 export function declaredCharset(bytes: Uint8Array): string | undefined {
-  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) return 'utf-8';
   let found: string | undefined;
   const parser = new Parser(
     {

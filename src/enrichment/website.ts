@@ -3,7 +3,7 @@
 // social profile links and the logo. Every fetch goes through safeFetch's limits and address
 // checks. It fills accounts only: a contact's `$account` comes from its e-mail domain, which
 // needs no fetch (src/enrichment/execute.ts).
-import { bomCharset, charsetOf, safeFetch, textOf } from './fetch.ts';
+import { safeFetch, textOf } from './fetch.ts';
 import type { SocialService } from './html.ts';
 import { type EnrichmentProvider, firstValue, type Subject } from './provider.ts';
 import { robotsAllow } from './robots.ts';
@@ -49,10 +49,9 @@ export const websiteProvider: EnrichmentProvider = {
     if (page.status < 200 || page.status >= 300 || !/html/i.test(page.contentType)) return {};
     // The HTML parser loads with the first page read: a process that runs no enrichment never holds it.
     const { declaredCharset, readPage } = await import('./html.ts');
-    // The page's charset is its byte order mark's, else the Content-Type's, else the one its own
-    // <meta> declares, else UTF-8.
-    const named = bomCharset(page.bytes) ?? charsetOf(page.contentType);
-    const html = named !== undefined ? page.body : textOf(page.bytes, declaredCharset(page.bytes));
+    // The page's charset is its byte order mark's, else the Content-Type's (as safeFetch read it),
+    // else the one its own <meta> declares, else UTF-8.
+    const html = page.charset !== undefined ? page.body : textOf(page.bytes, declaredCharset(page.bytes));
     const facts = readPage(html, page.url);
     const found: Record<string, unknown> = {};
     for (const key of targets) {

@@ -3,6 +3,7 @@
 // malformed JSON with the service's own code.
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../lib/errors.ts';
+import { charsetOf } from '../lib/content-type.ts';
 import { deeperThan, MAX_JSON_DEPTH } from '../lib/json-depth.ts';
 import { firstUnheldNumber, shownLiteral, visible } from '../lib/json-numbers.ts';
 import { unstorableText } from '../lib/unstorable.ts';
@@ -47,12 +48,6 @@ export function tooDeep(): AppError {
 // replaced by U+FFFD, and a body declared in another charset is refused rather than misread.
 const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
 
-/** The charset parameter of a Content-Type, unquoted, or null. */
-function charsetOf(contentType: string | undefined): string | null {
-  const m = /;\s*charset\s*=\s*("?)([^";\s]*)\1/i.exec(contentType ?? '');
-  return m ? m[2]! : null;
-}
-
 /** A body that is there and is not declared JSON. */
 export function notJson(): AppError {
   return new AppError('unsupported_media_type', 'Request bodies must be JSON, sent with Content-Type: application/json.', { param: 'Content-Type' });
@@ -90,7 +85,7 @@ export function installJsonParser(app: FastifyInstance): void {
         undefined,
       );
     const charset = charsetOf(req.headers['content-type']);
-    if (charset !== null && !/^utf-?8$/i.test(charset))
+    if (charset !== undefined && !/^utf-?8$/i.test(charset))
       return done(
         new AppError('unsupported_media_type', `Request bodies are JSON in UTF-8; charset "${charset}" is not accepted.`, { param: 'Content-Type' }),
         undefined,
