@@ -3,6 +3,7 @@
 // each function is then a no-op, so that the import's code is one for both databases.
 import { availableParallelism } from 'node:os';
 import { sql } from 'kysely';
+import { withBusyTimeout } from './busy-timeout.ts';
 import { isPostgres } from './dialect.ts';
 import { deferred } from './pipeline.ts';
 import type { Executor, Tx } from './types.ts';
@@ -99,12 +100,9 @@ export type ImportJournal = 'rollback' | 'wal' | undefined;
  */
 export async function takeDatabaseAlone(db: Executor): Promise<{ journal: ImportJournal; restore: () => Promise<void> }> {
   if (isPostgres(db)) return { journal: undefined, restore: async () => {} };
-  const busy = (await sql<{ timeout: number }>`pragma busy_timeout`.execute(db)).rows[0]?.timeout ?? 5000;
-  await sql`pragma busy_timeout = 0`.execute(db);
-  const alone = await unlessBusy(
-    async () => (await sql<{ journal_mode: string }>`pragma journal_mode = delete`.execute(db)).rows[0]?.journal_mode === 'delete',
+  const alone = await withBusyTimeout(db, 0, () =>
+    unlessBusy(async () => (await sql<{ journal_mode: string }>`pragma journal_mode = delete`.execute(db)).rows[0]?.journal_mode === 'delete'),
   );
-  await sql.raw(`pragma busy_timeout = ${Math.trunc(busy)}`).execute(db);
   if (alone !== true) return { journal: 'wal', restore: async () => {} };
   await sql`pragma synchronous = full`.execute(db);
   return {

@@ -4,6 +4,7 @@
 import { setTimeout } from 'node:timers/promises';
 import { sql } from 'kysely';
 import { InputError } from '../lib/errors.ts';
+import { withBusyTimeout } from './busy-timeout.ts';
 import type { Db } from './types.ts';
 
 /**
@@ -16,18 +17,16 @@ import type { Db } from './types.ts';
  */
 export async function truncateLog(db: Db): Promise<void> {
   if (db.dialect !== 'sqlite') return;
-  const busy = (await sql<{ timeout: number }>`pragma busy_timeout`.execute(db.kysely)).rows[0]?.timeout ?? 5000;
-  await sql`pragma busy_timeout = 0`.execute(db.kysely);
-  try {
+  const truncated = await withBusyTimeout(db.kysely, 0, async () => {
     for (let i = 0; i < 100; i++) {
       const r = await sql<{ busy: number; log: number }>`pragma wal_checkpoint(TRUNCATE)`.execute(db.kysely);
       const row = r.rows[0];
-      if (row && Number(row.busy) === 0 && Number(row.log) === 0) return;
+      if (row && Number(row.busy) === 0 && Number(row.log) === 0) return true;
       await setTimeout(50);
     }
-  } finally {
-    await sql.raw(`pragma busy_timeout = ${Math.trunc(busy)}`).execute(db.kysely);
-  }
+    return false;
+  });
+  if (truncated) return;
   throw new InputError(
     'the purge is committed, but the write-ahead log could not be truncated while other connections read it; run the purge again when the server is idle',
   );

@@ -9,6 +9,7 @@
 // the file.
 import { statSync } from 'node:fs';
 import { sql } from 'kysely';
+import { withBusyTimeout } from './busy-timeout.ts';
 import { isPostgres } from './dialect.ts';
 import type { Executor } from './types.ts';
 
@@ -35,12 +36,8 @@ export async function restartLongLog(db: Executor): Promise<void> {
   if (isPostgres(db)) return;
   const [main] = (await sql<{ file: string }>`select file from pragma_database_list where name = 'main'`.execute(db)).rows;
   if (!main?.file || (statSync(`${main.file}-wal`, { throwIfNoEntry: false })?.size ?? 0) <= LOG_BOUND) return;
-  const busy = (await sql<{ timeout: number }>`pragma busy_timeout`.execute(db)).rows[0]?.timeout ?? 5000;
-  await sql.raw(`pragma busy_timeout = ${RESTART_WAIT_MS}`).execute(db);
-  await sql`pragma wal_checkpoint(PASSIVE)`.execute(db);
-  try {
+  await withBusyTimeout(db, RESTART_WAIT_MS, async () => {
+    await sql`pragma wal_checkpoint(PASSIVE)`.execute(db);
     await sql`pragma wal_checkpoint(RESTART)`.execute(db);
-  } finally {
-    await sql.raw(`pragma busy_timeout = ${Math.trunc(busy)}`).execute(db);
-  }
+  });
 }
