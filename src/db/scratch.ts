@@ -4,10 +4,9 @@
 // loop. It is one open transaction without a journal, in exclusive locking: nothing else ever
 // reads it, and it is removed with its directory when closed. It is no part of the application's
 // database, whichever that is.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import { tempDir, type TempDir } from '../lib/temp-dir.ts';
 
 /** A map of (group, key) to a text value, in one table of the store. */
 export interface ScratchMap {
@@ -73,16 +72,16 @@ export interface ScratchOptions {
 }
 
 export class ScratchStore {
-  readonly #dir: string;
+  readonly #dir: TempDir;
   /** The database file (removed by close). */
   readonly path: string;
   readonly #db: DatabaseSync;
   readonly #tables = new Map<string, Table>();
   #closed = false;
 
-  private constructor(dir: string, opts: ScratchOptions) {
+  private constructor(dir: TempDir, opts: ScratchOptions) {
     this.#dir = dir;
-    this.path = join(dir, 'scratch.db');
+    this.path = join(dir.dir, 'scratch.db');
     this.#db = new DatabaseSync(this.path);
     this.#db.exec(`pragma journal_mode = off; pragma synchronous = off; pragma locking_mode = exclusive; pragma cache_size = -${Math.trunc(opts.cacheKiB)};`);
     for (const name of opts.tables) {
@@ -94,7 +93,14 @@ export class ScratchStore {
 
   static async open(opts: ScratchOptions): Promise<ScratchStore> {
     for (const name of opts.tables) if (!/^\w+$/.test(name)) throw new Error(`a scratch table's name is letters, digits and underscores: ${name}`);
-    return new ScratchStore(await mkdtemp(join(tmpdir(), opts.prefix)), opts);
+    // Its directory goes also when a signal stops the process (src/lib/temp-dir.ts).
+    const dir = await tempDir(opts.prefix);
+    try {
+      return new ScratchStore(dir, opts);
+    } catch (err) {
+      await dir.remove();
+      throw err;
+    }
   }
 
   /** The map named `name`, one of those it was opened with. */
@@ -109,6 +115,6 @@ export class ScratchStore {
     if (this.#closed) return;
     this.#closed = true;
     this.#db.close();
-    await rm(this.#dir, { recursive: true, force: true });
+    await this.#dir.remove();
   }
 }

@@ -3,11 +3,11 @@
 // the place of a byte that is not UTF-8 are read from the start. A pipe (`<(zcat x.gz)`,
 // `/dev/stdin`) or a device allows neither, so such an input is first copied, as it is, into a
 // temporary file readable by its owner only, which the import reads and removes when it ends.
-import { createReadStream, createWriteStream, rmSync } from 'node:fs';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
+import { tempDir } from '../lib/temp-dir.ts';
 
 export interface ImportInput {
   /** A regular file holding the input's bytes. */
@@ -16,24 +16,10 @@ export interface ImportInput {
   remove(): Promise<void>;
 }
 
-// SIGHUP keeps its default: a handler would undo `nohup` (src/lifecycle.ts).
-const STOPS = ['SIGINT', 'SIGTERM'] as const;
-
 export async function regularInput(path: string): Promise<ImportInput> {
   if ((await stat(path)).isFile()) return { path, remove: async () => {} };
-  const dir = await mkdtemp(join(tmpdir(), 'rolodex-input-'));
-  // The copy holds the whole input: an import stopped by Ctrl-C or SIGTERM removes it too, then
-  // ends by the same signal, as it would without this handler.
-  const stopped = (signal: NodeJS.Signals) => {
-    rmSync(dir, { recursive: true, force: true });
-    for (const s of STOPS) process.off(s, stopped);
-    process.kill(process.pid, signal);
-  };
-  for (const s of STOPS) process.on(s, stopped);
-  const remove = async () => {
-    for (const s of STOPS) process.off(s, stopped);
-    await rm(dir, { recursive: true, force: true });
-  };
+  // The copy holds the whole input: an import stopped by Ctrl-C or SIGTERM removes it too.
+  const { dir, remove } = await tempDir('rolodex-input-');
   try {
     const copy = join(dir, 'input');
     await pipeline(createReadStream(path), createWriteStream(copy, { mode: 0o600 }));

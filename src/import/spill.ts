@@ -5,25 +5,27 @@
 // next `add` or by `finish`, never left unhandled, so a failed import reports its bad lines
 // instead of crashing.
 import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
 import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { tempDir, type TempDir } from '../lib/temp-dir.ts';
 import { linesOf } from './lines.ts';
 
 export class Spill {
   /** The directory of this import's files. */
   readonly dir: string;
+  readonly #temp: TempDir;
   private readonly files = new Map<string, WriteStream>();
   private failure: Error | undefined;
 
-  private constructor(dir: string) {
-    this.dir = dir;
+  private constructor(temp: TempDir) {
+    this.#temp = temp;
+    this.dir = temp.dir;
   }
 
+  /** Removed also when a signal stops the import (src/lib/temp-dir.ts). */
   static async open(): Promise<Spill> {
-    return new Spill(await mkdtemp(join(tmpdir(), 'rolodex-import-')));
+    return new Spill(await tempDir('rolodex-import-'));
   }
 
   private path(object: string): string {
@@ -67,6 +69,6 @@ export class Spill {
       out.destroy();
       await finished(out).catch(() => {});
     }
-    await rm(this.dir, { recursive: true, force: true });
+    await this.#temp.remove();
   }
 }
