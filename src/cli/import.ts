@@ -84,7 +84,10 @@ export async function run(args: string[], io: Io): Promise<void> {
   const read = performance.now();
   try {
     await access(file);
-    if ((await stat(file)).isDirectory()) throw new Error('a directory, not a file');
+    const stats = await stat(file);
+    if (stats.isDirectory()) throw new Error('a directory, not a file');
+    // A device never ends (`/dev/zero`, a terminal) or is no input at all: its copy would fill the disk.
+    if (stats.isCharacterDevice() || stats.isBlockDevice()) throw new Error('a device, not a file or a pipe');
     // A pipe (`<(zcat x.gz)`, /dev/stdin) is read through a copy: the readers seek (src/import/input.ts).
     input = await regularInput(file);
     if (format !== 'csv') source = await fileSource(input.path);

@@ -58,6 +58,16 @@ eachDialect('rolodex import from a pipe', (ctx) => {
     assert.deepEqual(await names(t, s.secret), ['Acme', 'Beta', 'Delta', 'Gamma']);
   });
 
+  test('a device is refused before anything is read', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    for (const device of ['/dev/zero', '/dev/null']) {
+      const r = await rolodex(t, ['import', '--workspace', s.workspaceId, device]);
+      assert.equal(r.code, 1, r.err);
+      assert.equal(r.err, `rolodex import: cannot read ${device}: a device, not a file or a pipe`);
+    }
+  });
+
   test('an import from a pipe stopped by a signal removes its copy of the input', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);
