@@ -1,6 +1,6 @@
 // What one resource contributes to `rolodex demo`: import objects (docs/design.md §Import format)
-// and, optionally, work after the import (lists are not importable, for example). Each resource
-// keeps its part in its own demo.ts; src/cli/demo-parts.ts lists them.
+// and, optionally, work after the import that needs the ids it made (the demo's lists). Each
+// resource keeps its part in its own demo.ts; src/cli/demo-parts.ts lists them.
 import type { Ctx } from '../lib/context.ts';
 import type { ImportResult } from './run.ts';
 

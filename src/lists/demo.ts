@@ -1,5 +1,5 @@
-// Lists of `rolodex demo`, made from the demo records through the list service (lists are not
-// importable).
+// Lists of `rolodex demo`, made after the import from the records it made, through the list
+// service, which checks the members as an API request's would.
 import type { DemoPart } from '../import/demo-part.ts';
 import { createList } from './service.ts';
 import { write } from '../db/index.ts';
