@@ -125,9 +125,11 @@ export interface Settled {
 }
 
 /**
- * Settled rows leave the outbox, and the subscriptions of those delivered count as healthy again
- * (only an answer says an endpoint is healthy: a row whose subscription or event went meanwhile
- * leaves its endpoint's failing streak as it is); returns the ids settled. Single statements, no
+ * Settled rows leave the outbox, and the subscriptions of those delivered count as healthy again,
+ * their last error cleared, also when a give-up ended their streak before (docs/events.md
+ * §Delivery: `lastError` is kept until a success); only an answer says an endpoint is healthy: a
+ * row whose subscription or event went meanwhile leaves its endpoint's failing streak as it is.
+ * Returns the ids settled. A healthy endpoint's row is not written. Single statements, no
  * transaction: on PostgreSQL they go out on the shared connection rather than wait for one of the
  * transactions' (src/db/postgres/lanes.ts), which the API's writes keep busy. The subscriptions
  * are cleared first: the endpoint answered 2xx whether or not the delete then commits, and a row it
@@ -141,7 +143,7 @@ export async function settleDelivered(db: Executor, token: string, rows: readonl
       .updateTable('webhook_subscriptions')
       .set({ failing_since: null, last_error: null })
       .where('id', 'in', part)
-      .where('failing_since', 'is not', null)
+      .where((eb) => eb.or([eb('failing_since', 'is not', null), eb('last_error', 'is not', null)]))
       .execute();
   for (const part of chunks(
     rows.map((r) => r.id),

@@ -97,6 +97,21 @@ for (const dialect of testDialects()) {
       assert.equal((await subscription('whk_answers')).failing_since, null, 'a 2xx ends the streak');
     });
 
+    test('a success after a streak a give-up ended clears the last error', async () => {
+      const db = tdb.db.kysely;
+      const given = await endpoint('whk_cleared', 0);
+      assert.equal(await failed(db, given, 't', input), 'given_up');
+      const ended = await subscription('whk_cleared');
+      assert.equal(ended.failing_since, null, 'nothing is left failing');
+      assert.equal(ended.last_error, 'HTTP 500', 'the last error stays until a success');
+      await db
+        .insertInto('webhook_deliveries')
+        .values({ ...given, id: 'evt_ok:whk_cleared', event_id: 'evt_ok', event_seq: 98, lease_owner: 't', first_failed_at: null, last_error: null })
+        .execute();
+      await settleDelivered(db, 't', [{ id: 'evt_ok:whk_cleared', subscription_id: 'whk_cleared', delivered: true }]);
+      assert.equal((await subscription('whk_cleared')).last_error, null, '`list --json` shows no last error once a delivery succeeded');
+    });
+
     test('while another delivery is still failing, the streak goes on', async () => {
       const db = tdb.db.kysely;
       const given = await endpoint('whk_more', 1);
