@@ -2,16 +2,26 @@
 // records hold to it point to the primary (one row kept where a record held both); its own rows
 // join the primary's (has_many: the union, in order; has_one: the primary's when set, else the
 // duplicate's, with a warning when both were set and differed); rows held by other trash entries
-// are renamed, one row kept where an entry held both. Returns how many links moved.
+// are renamed, one row kept where an entry held both. Returns how many links moved, and the other
+// live records whose relationships as the API shows them changed: those whose rows pointed to the
+// duplicate, and those the primary now points to in its place.
 import type { TypeDefinitions } from '../definitions/service.ts';
 import type { WriteCtx } from '../lib/context.ts';
 import * as records from '../records/repository.ts';
+import { twoSided } from '../records/service.ts';
 import * as repo from './repository.ts';
 
 /** Targets that are never records, so never in the trash: members and files. */
 const NOT_RECORDS = new Set(['member', 'file']);
 
-export async function moveLinks(ctx: WriteCtx, defs: TypeDefinitions, primaryId: string, duplicateId: string, warnings: string[]): Promise<number> {
+export interface Moved {
+  /** Links moved: rows repointed or taken by the primary, and rows held in the trash renamed. */
+  count: number;
+  /** The other live records whose relationships changed (docs/merge.md §Links). */
+  others: string[];
+}
+
+export async function moveLinks(ctx: WriteCtx, defs: TypeDefinitions, primaryId: string, duplicateId: string, warnings: string[]): Promise<Moved> {
   const db = ctx.db;
   let moved = 0;
   // Every row either record holds or is held by, in one round trip; what the moves below change
@@ -66,5 +76,13 @@ export async function moveLinks(ctx: WriteCtx, defs: TypeDefinitions, primaryId:
   await repo.deleteOwnRows(db, duplicateId);
   await repo.insertRows(db, added);
   moved += added.length;
-  return moved + (await repo.repointHeld(db, duplicateId, primaryId));
+  // A record the primary now links to in the duplicate's place shows the change where the API's
+  // write of that link would move its updatedAt too.
+  const shows = (r: repo.Row) => {
+    const def = defs.relationships.get(r.name);
+    return !NOT_RECORDS.has(r.object_type) && def !== undefined && twoSided(defs, def);
+  };
+  const others = new Set([...rows.to[1].map((r) => r.source_id), ...added.filter(shows).map((r) => r.target_id)]);
+  for (const id of [primaryId, duplicateId]) others.delete(id);
+  return { count: moved + (await repo.repointHeld(db, duplicateId, primaryId)), others: [...others] };
 }

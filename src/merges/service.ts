@@ -72,7 +72,8 @@ export async function mergeRecords(ctx: WriteCtx, type: RecordType, input: Merge
   const primaryBefore = both.find((r) => r.id === primary.id) as RecordResource;
   const duplicateBefore = both.find((r) => r.id === duplicate.id) as RecordResource;
   const warnings: string[] = [];
-  let repointed = await moveLinks(ctx, defs, primary.id, duplicate.id, warnings);
+  const links = await moveLinks(ctx, defs, primary.id, duplicate.id, warnings);
+  let repointed = links.count;
   // Only the memberships still there once their lists are locked move: a list deleted meanwhile
   // holds the duplicate's in its entry (docs/merge.md §Links).
   const { left, joined } = await lists.moveMemberships(ctx.db, duplicate.id, primary.id);
@@ -116,6 +117,9 @@ export async function mergeRecords(ctx: WriteCtx, type: RecordType, input: Merge
     await writeValueIndex(ctx.db, defs, [primary.id], valueRows(ws, defs, primary.id, after));
     await records.updateRecord(ctx.db, primary.id, { fields: JSON.stringify(after), ...externalId, updated_at: at });
   } else if (repointed > 0 || takenId !== null) await records.updateRecord(ctx.db, primary.id, { ...externalId, updated_at: at });
+  // A record whose link now names the primary has changed as the API shows it, as the other end of
+  // a link written through the API has (docs/records.md §Writing relationships).
+  if (links.others.length > 0) await records.touchRecords(ctx.db, links.others, now);
 
   const row: repo.MergeRow = {
     id: newId('mrg', ctx.now),

@@ -5,7 +5,7 @@
 // rows through src/records/resource.ts.
 import { appendEvent, type Changes, recordCreated, recordFieldChanges } from '../changes/service.ts';
 import { SYSTEM_CATALOGUES } from '../definitions/catalogue.ts';
-import type { TypeDefinitions } from '../definitions/service.ts';
+import type { RelationshipDef, TypeDefinitions } from '../definitions/service.ts';
 import type { Ctx, WriteCtx } from '../lib/context.ts';
 import { AppError, notFound } from '../lib/errors.ts';
 import { agreeingPage, type Page } from '../lib/paging.ts';
@@ -106,12 +106,16 @@ async function checkIds(ctx: Ctx, writes: readonly RelationshipWrite[]): Promise
   }
 }
 
-/** Whether the other end of an own relationship shows it as a writable inverse (account–contact): then both move updatedAt. */
-function twoSided(defs: TypeDefinitions, w: RelationshipWrite): boolean {
-  if (w.def.storage.kind === 'inverse') return w.def.writable === 'yes';
-  const other = SYSTEM_CATALOGUES[w.def.objectType];
+/**
+ * Whether the other end of relationship `def` of `defs`' type shows it as a writable link
+ * (account `$contact`, contact `$account`): then a change of it moves updatedAt of the records at
+ * both ends (docs/records.md §Writing relationships).
+ */
+export function twoSided(defs: TypeDefinitions, def: RelationshipDef): boolean {
+  if (def.storage.kind === 'inverse') return def.writable === 'yes';
+  const other = SYSTEM_CATALOGUES[def.objectType];
   return Object.values(other?.relationships ?? {}).some(
-    (r) => r.writable === 'yes' && r.storage.kind === 'inverse' && r.storage.objectType === defs.objectType && r.storage.key === w.def.key,
+    (r) => r.writable === 'yes' && r.storage.kind === 'inverse' && r.storage.objectType === defs.objectType && r.storage.key === def.key,
   );
 }
 
@@ -155,7 +159,7 @@ async function applyRelationships(
     changes[w.def.key] = { from: before, to: next };
     if (storage.kind === 'inverse') await repo.linkFromSources(ctx.db, id, defs.objectType, storage.key, added, removed);
     else await repo.replaceOwn(ctx.db, id, w.def.key, w.def.objectType, next);
-    if (twoSided(defs, w)) await repo.touchRecords(ctx.db, [...added, ...removed], at);
+    if (twoSided(defs, w.def)) await repo.touchRecords(ctx.db, [...added, ...removed], at);
   }
   return changed;
 }
