@@ -8,7 +8,7 @@ import { enrichmentRoutes } from './enrichment/routes.ts';
 import { fileRoutes } from './files/routes.ts';
 import { JSON_BODY_LIMIT, installJsonParser } from './http/body.ts';
 import type { Deps, PluginOptions } from './http/context.ts';
-import { frameworkError, installErrorHandling } from './http/error-handler.ts';
+import { frameworkErrors, installErrorHandling } from './http/error-handler.ts';
 import { clientError, noTunnel, unmetExpectation } from './http/client-error.ts';
 import { healthRoutes } from './http/health.ts';
 import { installIdempotency } from './http/idempotency.ts';
@@ -58,6 +58,8 @@ export function compileRouteSchemas(app: FastifyInstance): number {
 
 export async function buildApp(config: Config, deps: Deps): Promise<FastifyInstance> {
   const schemas = lazySchemas();
+  // One reading of VERSION_HEADERS, for the pipeline and for the router's own refusals alike.
+  const version = versionHeaders(config.versionHeaders);
   // Typed as Fastify's logger, so that the app is a plain FastifyInstance rather than one typed by pino.
   const loggerInstance: FastifyBaseLogger = deps.logger;
   const app: FastifyInstance = Fastify({
@@ -80,7 +82,7 @@ export async function buildApp(config: Config, deps: Deps): Promise<FastifyInsta
     // Path parameters are length-checked by the route schemas (ids up to 255); the router's own
     // cap of 100 would answer longer ones with a bare 414 first.
     routerOptions: { maxParamLength: 2048 },
-    frameworkErrors: frameworkError,
+    frameworkErrors: frameworkErrors(version.echo),
     clientErrorHandler: clientError,
     // Each response serializer is compiled by the first response it writes (src/http/lazy-schemas.ts).
     schemaController: { compilersFactory: { buildSerializer: schemas.buildSerializer } },
@@ -96,7 +98,7 @@ export async function buildApp(config: Config, deps: Deps): Promise<FastifyInsta
   installValidators(app, schemas);
   installJsonParser(app);
   installErrorHandling(app, deps);
-  installPipeline(app, deps, versionHeaders(config.versionHeaders));
+  installPipeline(app, deps, version);
   installIdempotency(app, deps);
   // Made here when the caller has none; deps itself is never changed.
   const metrics = deps.metrics ?? createMetrics();

@@ -8,6 +8,7 @@ import { AppError, causeOf } from '../lib/errors.ts';
 import { notJson } from './body.ts';
 import { linger } from './linger.ts';
 import { validationError } from './validation.ts';
+import type { VersionHeaders } from './version.ts';
 
 // Fastify's own errors that a client can cause, mapped to catalogue codes.
 function fromFastify(err: FastifyError, request: FastifyRequest): AppError | null {
@@ -55,12 +56,16 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, err: App
 /**
  * Errors the router raises before any hook runs (a path that is not valid percent-encoding, a
  * path parameter over the router's length cap): answered in the service's shape, with the
- * headers the pipeline would have set.
+ * headers the pipeline would have set, the echo of the version header's other names among them
+ * (docs/design.md §Requests: every response echoes the accepted names the request used).
  */
-export function frameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
-  reply.header('X-Request-Id', request.id).header('Service-Version', SERVICE_VERSION);
-  const message = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'A path parameter is too long.' : 'The request path is not valid percent-encoded UTF-8.';
-  sendError(request, reply, new AppError('invalid_parameter', message, { param: 'path' }));
+export function frameworkErrors(echo: VersionHeaders['echo']) {
+  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
+    reply.header('X-Request-Id', request.id).header('Service-Version', SERVICE_VERSION);
+    if (echo) echo(request, reply);
+    const message = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'A path parameter is too long.' : 'The request path is not valid percent-encoded UTF-8.';
+    sendError(request, reply, new AppError('invalid_parameter', message, { param: 'path' }));
+  };
 }
 
 /**

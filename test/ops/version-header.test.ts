@@ -45,6 +45,18 @@ eachDialect('version header aliases by default', (ctx) => {
     assert.equal(unauth.headers['lightfield-version'], VERSION);
   });
 
+  test("the router's own refusal (a path that is not percent-encoded UTF-8) echoes the name used too", async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    for (const url of ['/v1/lists/%E9', '/v1/lists/%']) {
+      const res = await t.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${s.secret}`, 'lightfield-version': VERSION } });
+      assert.equal(res.statusCode, 400, res.body);
+      assert.deepEqual([res.json().error.code, res.json().error.param], ['invalid_parameter', 'path']);
+      assert.equal(res.headers['service-version'], VERSION);
+      assert.equal(res.headers['lightfield-version'], VERSION, url);
+    }
+  });
+
   test('missing, unsupported under either name, or two names that disagree: 400 version_header', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);
