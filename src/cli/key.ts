@@ -47,7 +47,8 @@ export async function run(args: string[], io: Io): Promise<void> {
   } else if (sub === 'list') {
     const workspaceId = required(values, 'workspace');
     const keys = await withDb(io, (db, config) => listKeys(operator(db, config, workspaceId)));
-    const text = keys.map((k) => `${k.id}  ${k.prefix}…  ${k.subjectType}  ${k.scopes.join(',') || 'full access'}${stateOf(k)}`);
+    // A user key's line names its user: the keys to revoke when a user leaves are found without --json.
+    const text = keys.map((k) => `${k.id}  ${k.prefix}…  ${k.userId ? `user ${k.userId}` : 'workspace'}  ${k.scopes.join(',') || 'full access'}${stateOf(k)}`);
     print(io, json, keys, text.join('\n') || 'no keys');
   } else if (sub === 'revoke') {
     const id = positionals[0];

@@ -115,7 +115,15 @@ for (const dialect of testDialects()) {
         assert.equal(key.json().subjectType, 'user');
         const listed = (await rolodex('key', 'list', '--workspace', ws, '--json')).json().find((k: { id: string }) => k.id === key.json().id);
         assert.equal(listed.userId, id, ref);
+        // Without --json too, a user key's line names its user, so that an operator can find and
+        // revoke the keys of a user who leaves.
+        const text = (await rolodex('key', 'list', '--workspace', ws)).io.stdout.join('\n').split('\n');
+        const line = text.find((l) => l.startsWith(key.json().id)) ?? '';
+        assert.match(line, new RegExp(`  user ${id}  full access$`), line);
       }
+      const workspaceKey = (await rolodex('key', 'create', '--workspace', ws, '--json')).json().id as string;
+      const lines = (await rolodex('key', 'list', '--workspace', ws)).io.stdout.join('\n').split('\n');
+      assert.match(lines.find((l) => l.startsWith(workspaceKey)) ?? '', / {2}workspace {2}full access$/);
       // A user of another workspace, or nobody, is refused and no key is made.
       const before = (await rolodex('key', 'list', '--workspace', ws, '--json')).json().length;
       for (const ref of ['cy@keys.test', 'nobody@keys.test']) {
