@@ -40,12 +40,14 @@ export function byteRoutes(files: FilesEnv, metrics: Metrics) {
         raw.once('error', (err) => body.destroy(err));
         raw.once('aborted', () => body.destroy(Object.assign(new Error('request aborted'), { code: 'ECONNRESET' })));
         const length = request.headers['content-length'];
+        const contentRange = request.headers['content-range'];
         const started = performance.now();
         try {
           const result = await receiveUpload(ctx(request), {
             token: request.params.token,
             body,
             declaredLength: length === undefined ? undefined : Number(length),
+            contentRange,
           });
           recordUpload(metrics, result.sizeBytes, (performance.now() - started) / 1000, files.blobs.kind);
           reply.header('etag', `"${result.md5}"`);

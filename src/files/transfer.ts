@@ -30,12 +30,18 @@ export interface UploadInput {
   body: Readable;
   /** Content-Length, when the client sent one. */
   declaredLength: number | undefined;
+  /** Content-Range, when the client sent one. */
+  contentRange?: string | undefined;
 }
 
 /** ctx.db must not be a transaction: the bytes are stored before the swap's own transaction. */
 export async function receiveUpload(ctx: FilesSystemCtx, input: UploadInput) {
   const { body, declaredLength } = input;
   const row = await fileFor(ctx, input.token, 'u');
+  // A PUT sends the whole file: one with Content-Range carries part of it, which stored as the file
+  // would replace the bytes uploaded before with a piece (RFC 9110 §14.5; docs/files.md §The flow).
+  if (input.contentRange !== undefined)
+    throw new AppError('invalid_value', 'A PUT sends the whole file; parts (Content-Range) are not taken. Nothing was kept.', { param: 'Content-Range' });
   const status = effectiveStatus(row, ctx.now);
   if (status !== 'PENDING') throw new AppError('invalid_file_state', `This file is ${status}; bytes can be sent only while it is PENDING.`);
   const max = Number(row.size_bytes);

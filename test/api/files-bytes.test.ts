@@ -113,6 +113,26 @@ eachDialect('file bytes (disk)', (ctx) => {
     assert.equal((await call(t, s.secret, 'POST', `/v1/files/${f.id}/complete`, { md5: md5(good) })).statusCode, 200);
   });
 
+  test('a PUT with Content-Range (part of the bytes) → 400 and the bytes uploaded before stay (RFC 9110 §14.5)', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const good = Buffer.from('0123456789');
+    const f = await createSession(t, s.secret, { filename: 'p', mimeType: 'text/plain', sizeBytes: 10 });
+    await putBytes(t, f.uploadUrl, f.uploadHeaders, good);
+    for (const contentRange of ['bytes 5-9/10', 'bytes 0-9/10', 'nonsense']) {
+      const res = await t.app.inject({
+        method: 'PUT',
+        url: pathOf(t, f.uploadUrl),
+        headers: { ...f.uploadHeaders, 'content-range': contentRange },
+        payload: Buffer.from('56789'),
+      });
+      assertError(res, 400, 'invalid_value', 'Content-Range');
+    }
+    assert.equal(blobFiles(t, s.workspaceId).length, 1);
+    assert.equal(await garbageCount(t, s.workspaceId), 0);
+    assert.equal((await call(t, s.secret, 'POST', `/v1/files/${f.id}/complete`, { md5: md5(good) })).statusCode, 200);
+  });
+
   test('a second PUT replaces the first, and the first bytes are deleted', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);
