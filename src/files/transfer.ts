@@ -101,7 +101,16 @@ export interface Download {
 /** One `bytes=` range against `size`; null means serve the whole file (absent or multi-range). */
 export function parseRange(header: string | undefined, size: number): { start: number; end: number } | null | 'unsatisfiable' {
   if (!header) return null;
-  const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  // The unit is case-insensitive (RFC 9110 §14.1); the ranges are a list, whose elements may have
+  // spaces around them and whose empty elements count for nothing (§5.6.1.2).
+  const set = /^bytes=(.*)$/i.exec(header.trim());
+  const specs = set
+    ? (set[1] as string)
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s !== '')
+    : [];
+  const m = specs.length === 1 ? /^(\d*)-(\d*)$/.exec(specs[0] as string) : null;
   if (!m || (m[1] === '' && m[2] === '')) return null; // malformed or several ranges: ignored (RFC 9110 §14.2)
   if (m[1] === '') {
     const suffix = Number(m[2]);

@@ -195,6 +195,13 @@ eachDialect('file bytes (disk)', (ctx) => {
       ['bytes=-7', n - 7, n - 1],
       ['bytes=3-3', 3, 3],
       ['bytes=10-100000', 10, n - 1],
+      // The unit is case-insensitive, and a list may have spaces and empty elements (RFC 9110
+      // §14.1, §5.6.1.2): still one range.
+      ['Bytes=0-5', 0, 5],
+      ['BYTES=-7', n - 7, n - 1],
+      ['bytes= 2-4', 2, 4],
+      ['bytes=2-4, ', 2, 4],
+      ['bytes=,2-4', 2, 4],
     ];
     for (const [range, start, end] of cases) {
       const r = await download(t, url, { range });
