@@ -72,7 +72,8 @@ export async function buildApp(config: Config, deps: Deps): Promise<FastifyInsta
     // sends nothing for a minute is closed instead, and headers must arrive within 30 s.
     requestTimeout: 0,
     connectionTimeout: 60_000,
-    keepAliveTimeout: 10_000,
+    // Idle kept-alive connections close after KEEP_ALIVE_TIMEOUT_MS (docs/deploy.md §Client connections).
+    keepAliveTimeout: config.keepAliveTimeoutMs,
     // A request without Host is refused by the pipeline in the error shape, not by Node's bare 400.
     http: { headersTimeout: 30_000, requireHostHeader: false },
     // Requests that arrive while the server closes are answered by the pipeline, in the one error

@@ -113,6 +113,11 @@ export interface Config {
   readinessTimeoutMs: number;
   /** Open client connections one process keeps; one more is closed at once. 0: no cap (docs/deploy.md §Client connections). */
   maxConnections: number;
+  /**
+   * How long a kept-alive connection with no request in flight stays open; longer than the idle
+   * timeout of a proxy in front (docs/deploy.md §Client connections).
+   */
+  keepAliveTimeoutMs: number;
   /** /healthz fails when a transaction has waited this long for a connection (docs/deploy.md §Probes). */
   livenessStallMs: number;
   /** How long a Redis command of the rate limiter may take before the local buckets answer. */
@@ -322,6 +327,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseConnectTimeoutMs: int(env, 'DATABASE_CONNECT_TIMEOUT_MS', 10_000, 100, 300_000),
     readinessTimeoutMs: int(env, 'READINESS_TIMEOUT_MS', 2000, 100, 60_000),
     maxConnections: int(env, 'MAX_CONNECTIONS', 10_000, 0, 1_000_000),
+    keepAliveTimeoutMs: int(env, 'KEEP_ALIVE_TIMEOUT_MS', 10_000, 1000, 600_000),
     livenessStallMs: int(env, 'LIVENESS_STALL_MS', 30_000, 100, 3_600_000),
     redisCommandTimeoutMs: int(env, 'REDIS_COMMAND_TIMEOUT_MS', 200, 1, 10_000),
     webhooks: webhooks(env),
