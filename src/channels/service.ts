@@ -68,11 +68,15 @@ export async function createChannel(ctx: Ctx, input: ChannelInput) {
   return toResource(row, 0);
 }
 
-/** A channel of the workspace by id or externalId. */
+/**
+ * A channel of the workspace by id or externalId. A workspace that does not exist is said so, as
+ * every command says it (docs/cli.md), rather than blamed on the channel.
+ */
 async function findChannel(ctx: Ctx, ref: string): Promise<repo.ChannelRow> {
   const row = await repo.findChannelByRef(ctx.db, ctx.actor.workspaceId, ref);
-  if (!row) throw new InputError(`no channel "${ref}" in workspace ${ctx.actor.workspaceId}`, 'channel');
-  return row;
+  if (row) return row;
+  await requireWorkspace(ctx);
+  throw new InputError(`no channel "${ref}" in workspace ${ctx.actor.workspaceId}`, 'channel');
 }
 
 /** Call inside one transaction: the messages' copy of the visibility changes with it. */

@@ -167,6 +167,21 @@ eachDialect('channels and message import', (ctx) => {
     assert.equal((await run('channel', 'add-members', '--workspace', workspaceId, 'ops')).code, 2);
   });
 
+  test('rolodex channel visibility, add-members and remove-members name an unknown workspace as such', async () => {
+    const t = ctx();
+    await seedPeople(t);
+    const run = cli(t);
+    for (const args of [
+      ['visibility', '--workspace', 'ws_nope', 'ops', 'private'],
+      ['add-members', '--workspace', 'ws_nope', 'ops', 'u-bob'],
+      ['remove-members', '--workspace', 'ws_nope', 'ops', 'u-bob'],
+    ]) {
+      const r = await run('channel', ...args);
+      assert.equal(r.code, 1, args.join(' '));
+      assert.equal(r.err.trim(), 'rolodex channel: no workspace with id "ws_nope"', args.join(' '));
+    }
+  });
+
   test('rolodex channel create with a taken externalId is refused in one line, nothing created', async () => {
     const t = ctx();
     const { workspaceId } = await seedPeople(t);
