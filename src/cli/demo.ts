@@ -1,4 +1,5 @@
 // `rolodex demo`: a ready-to-try workspace with sample data of every kind, and keys to call it.
+import { PUBLIC_SCOPES } from '../auth/scopes.ts';
 import { createKey } from '../auth/service.ts';
 import { runImport } from '../import/run.ts';
 import { systemCtx } from '../lib/context.ts';
@@ -31,11 +32,9 @@ export async function run(args: string[], io: Io): Promise<void> {
         admin: await createKey(ctx, { userId: ann, scopes: null, expiresInMs: null }),
         member: await createKey(ctx, { userId: bob, scopes: null, expiresInMs: null }),
         workspace: await createKey(ctx, { userId: null, scopes: null, expiresInMs: null }),
-        readOnly: await createKey(ctx, {
-          userId: bob,
-          scopes: ['lists:read', 'accounts:read', 'contacts:read', 'opportunities:read', 'messages:read', 'files:read', 'members:read', 'emails:read'],
-          expiresInMs: null,
-        }),
+        // Every read scope there is and no other (docs/cli.md: `rolodex demo`), so that it reads
+        // whatever the full-access keys read and writes nothing.
+        readOnly: await createKey(ctx, { userId: bob, scopes: PUBLIC_SCOPES.filter((s) => s.endsWith(':read')), expiresInMs: null }),
       };
       const lines: string[] = [];
       for (const part of parts) if (part.after) lines.push(...(await part.after({ ...ctx, imported })));

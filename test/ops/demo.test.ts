@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import { promisify } from 'node:util';
 import { main } from '../../src/cli/main.ts';
 import type { Io } from '../../src/cli/io.ts';
-import { eachDialect } from '../helpers/app.ts';
+import { call, eachDialect } from '../helpers/app.ts';
 
 const run = promisify(execFile);
 
@@ -53,5 +53,25 @@ eachDialect('rolodex demo', (ctx) => {
       `curl -s -g -H "Authorization: Bearer ${/Bearer (\S+)"/.exec(examples[0] as string)?.[1]}" -H "Service-Version: 2026-03-01" '${base}/v1/contacts?$email[contains]=lisa@'`,
     ]);
     assert.equal(JSON.parse(contacts.stdout).totalCount, 1, 'the contact the demo line created is there');
+  });
+
+  test('the readOnly key reads every resource the other keys read, and writes nothing', async () => {
+    const t = ctx();
+    const stdout: string[] = [];
+    const env = { DATA_DIR: t.tdb.dataDir, ...(t.tdb.databaseUrl ? { DATABASE_URL: t.tdb.databaseUrl } : {}) };
+    const io: Io = { out: (x) => stdout.push(x), err: () => {}, env, isTty: false };
+    assert.equal(await main(['demo', '--json'], io), 0);
+    const { keys } = JSON.parse(stdout.join('')) as { keys: Record<string, { secret: string; scopes: string[] }> };
+    const key = keys.readOnly!;
+    assert.ok(
+      key.scopes.every((s) => s.endsWith(':read')),
+      key.scopes.join(),
+    );
+    for (const path of ['/v1/channels', '/v1/messages', '/v1/notes', '/v1/tasks', '/v1/meetings', '/v1/emails', '/v1/objects', '/v1/lists', '/v1/members']) {
+      const res = await call(t, key.secret, 'GET', path);
+      assert.equal(res.statusCode, 200, `${path}: ${res.body}`);
+    }
+    const write = await call(t, key.secret, 'POST', '/v1/notes', { fields: { $title: 'no' } });
+    assert.equal(write.statusCode, 403, write.body);
   });
 });
