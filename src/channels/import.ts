@@ -64,8 +64,13 @@ export const channelKind: ImportKind<ChannelInput> = {
     const at = isoNow(ctx.now);
     for (const item of items) {
       const id = await ctx.resolve('channel', item.externalId, { line: item.line, field: 'externalId' });
-      const users: string[] = [];
-      for (const [i, ext] of item.value.members.entries()) users.push(await ctx.resolve('user', ext, { line: item.line, field: `members[${i}]` }));
+      // Looked up together, as a list's members are: a channel may have tens of thousands.
+      const found = await ctx.resolveAll('user', item.value.members);
+      const users = item.value.members.map((ext, i) => {
+        const user = found.get(ext);
+        if (user === undefined) throw new ImportError(item.line, `members[${i}]`, `no user with externalId "${ext}" in this import or the workspace`);
+        return user;
+      });
       const keep = new Set(users);
       const remove = (await repo.memberIds(ctx.db, id)).filter((u) => !keep.has(u));
       try {

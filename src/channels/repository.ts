@@ -2,7 +2,7 @@
 // of each in the ranked index of src/messages/repository.ts), so it is only ever changed here,
 // with that copy and the index.
 import { sql } from 'kysely';
-import { isUniqueViolation, type Executor, type Tx } from '../db/index.ts';
+import { chunks, isUniqueViolation, type Executor, type Tx } from '../db/index.ts';
 import { lookupExternalIds } from '../import/repository.ts';
 import type { Page } from '../lib/paging.ts';
 import { lockMessages, rankChannelMoved } from '../messages/repository.ts';
@@ -67,25 +67,28 @@ export async function memberIds(db: Executor, channelId: string): Promise<string
 /**
  * Adds and removes members; adding a member twice or removing a non-member does nothing. A change
  * of `$members` is a change of the channel: its `updated_at` becomes `at` (docs/messages.md §Channels).
+ * A channel may have tens of thousands of members, more than one statement binds (docs/messages.md
+ * §Import): the ids go out in chunks.
  */
 export async function changeMembers(db: Executor, channelId: string, add: string[], remove: string[], at: string): Promise<void> {
   let changed = 0;
-  if (remove.length > 0)
+  for (const part of chunks(remove))
     changed += Number(
-      (await db.deleteFrom('channel_members').where('channel_id', '=', channelId).where('user_id', 'in', remove).executeTakeFirst()).numDeletedRows,
+      (await db.deleteFrom('channel_members').where('channel_id', '=', channelId).where('user_id', 'in', part).executeTakeFirst()).numDeletedRows,
     );
-  const present =
-    add.length === 0 ? [] : await db.selectFrom('channel_members').select('user_id').where('channel_id', '=', channelId).where('user_id', 'in', add).execute();
-  const have = new Set(present.map((r) => r.user_id));
-  const rows = add.filter((u) => !have.has(u)).map((user_id) => ({ channel_id: channelId, user_id, created_at: at }));
+  const have = new Set<string>();
+  for (const part of chunks(add))
+    for (const r of await db.selectFrom('channel_members').select('user_id').where('channel_id', '=', channelId).where('user_id', 'in', part).execute())
+      have.add(r.user_id);
+  const rows = [...new Set(add)].filter((u) => !have.has(u)).map((user_id) => ({ channel_id: channelId, user_id, created_at: at }));
   // A concurrent change may add the same member meanwhile: adding it twice still does nothing.
-  if (rows.length > 0) {
+  for (const part of chunks(rows)) {
     await db
       .insertInto('channel_members')
-      .values(rows)
+      .values(part)
       .onConflict((oc) => oc.columns(['channel_id', 'user_id']).doNothing())
       .execute();
-    changed += rows.length;
+    changed += part.length;
   }
   if (changed > 0) await db.updateTable('channels').set({ updated_at: at }).where('id', '=', channelId).execute();
 }

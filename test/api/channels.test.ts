@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import { main } from '../../src/cli/main.ts';
 import type { Io } from '../../src/cli/io.ts';
 import { ImportFailed } from '../../src/import/run.ts';
-import { call, eachDialect, type TestApp } from '../helpers/app.ts';
+import { call, eachDialect, keyFor, type TestApp } from '../helpers/app.ts';
 import { importObjects, message, seedPeople } from '../helpers/messages.ts';
 
 function cli(t: TestApp) {
@@ -111,6 +111,46 @@ eachDialect('channels and message import', (ctx) => {
     assert.deepEqual(
       alice.data.map((m: { accessLevel: string }) => m.accessLevel),
       ['METADATA', 'METADATA', 'FULL'],
+    );
+  });
+
+  test('a channel of more members than one statement binds imports, and a re-import replaces them', async () => {
+    const t = ctx();
+    const { workspaceId } = await seedPeople(t);
+    const db = t.deps.db.kysely;
+    // More members than either database binds in one statement as rows of channel_members
+    // (SQLite 32,766 parameters, PostgreSQL 65,535; three a row). The users are written directly:
+    // what is tested is the channel's line.
+    const n = 22_000;
+    const at = '2026-03-01T00:00:00.000Z';
+    const users = Array.from({ length: n }, (_, i) => ({
+      id: `usr_many${String(i).padStart(6, '0')}`,
+      workspace_id: workspaceId,
+      external_id: `m-${i}`,
+      email: `m${i}@many.test`,
+      email_key: `m${i}@many.test`,
+      first_name: null,
+      last_name: null,
+      profile_image_url: null,
+      role: 'member' as const,
+      created_at: at,
+      updated_at: at,
+    }));
+    for (let i = 0; i < n; i += 500)
+      await db
+        .insertInto('users')
+        .values(users.slice(i, i + 500))
+        .execute();
+    const line = { object: 'channel', externalId: 'all', provider: 'slack', name: 'all-hands', visibility: 'public' };
+    const first = await importObjects(t, workspaceId, [{ ...line, members: users.map((u) => u.external_id) }]);
+    const id = first.ids.channel?.all as string;
+    const secret = await keyFor(t, workspaceId, null, ['channels:read']);
+    const members = async () => (await call(t, secret, 'GET', `/v1/channels/${id}`)).json().relationships.$members.values as string[];
+    assert.equal((await members()).length, n);
+    await importObjects(t, workspaceId, [{ ...line, members: users.slice(n / 2).map((u) => u.external_id) }]);
+    assert.deepEqual(
+      (await members()).sort(),
+      users.slice(n / 2).map((u) => u.id),
     );
   });
 
