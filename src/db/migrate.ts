@@ -205,7 +205,8 @@ export async function migrate(db: Db, migrations: Record<string, Migration> = MI
   const failed = result.results?.find((r) => r.status === 'Error');
   if (result.error || failed) {
     const cause = result.error === undefined ? '' : describe(result.error);
-    throw new MigrationError(`migration ${failed?.migrationName ?? ''} failed: ${cause}`);
+    // An error before any migration ran (the migrator's own tables) names none.
+    throw new MigrationError(`${failed ? `migration ${failed.migrationName}` : 'migrating'} failed: ${cause}`);
   }
   return (result.results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }

@@ -230,5 +230,18 @@ for (const dialect of testDialects()) {
         assert.match(list.out, first[0] === 'migrate' ? /^no workspaces$/ : /^ws_\w+ {2}Acme$/);
       }
     });
+
+    if (dialect === 'postgres')
+      test('a schema named by the URL’s own `search_path` parameter is created and used as one named in `options`', async () => {
+        const schema = newSchema();
+        const url = new URL(TEST_DATABASE_URL);
+        url.searchParams.set('search_path', schema);
+        const env = envFor(join(tmp, 'search-path-param', 'data'), url.toString());
+        const made = await run(env, ['workspace', 'create', '--name', 'Acme']);
+        assert.equal(made.code, 0, made.err.join('\n'));
+        assert.equal(await schemaExists(schema), true);
+        const list = await run(env, ['workspace', 'list']);
+        assert.match(list.out, /^ws_\w+ {2}Acme$/);
+      });
   });
 }

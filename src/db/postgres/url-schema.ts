@@ -1,8 +1,14 @@
-// The schema a DATABASE_URL names (`?options=-c search_path=x`), read without loading the driver:
-// the schema in use on that server, which migrations create and backups name (docs/deploy.md).
+// The schema a DATABASE_URL names, read without loading the driver: the schema in use on that
+// server, which migrations create and backups name (docs/deploy.md §Database connections). The URL
+// may name it as a connection parameter of its own (`?search_path=x`, which the driver sends at
+// connect time and which then wins) or inside libpq's `options` (`?options=-c search_path=x`).
 
-/** The schema the URL's `search_path` option names; undefined when it names none (`public`). */
+const FIRST_NAME = /^([A-Za-z_][A-Za-z0-9_]*)/;
+
+/** The first schema of the URL's `search_path`; undefined when it names none (`public`). */
 export function schemaInUrl(url: string): string | undefined {
-  const options = new URL(url).searchParams.get('options') ?? '';
-  return /search_path=([A-Za-z_][A-Za-z0-9_]*)/.exec(options)?.[1];
+  const params = new URL(url).searchParams;
+  const own = params.get('search_path');
+  if (own !== null) return FIRST_NAME.exec(own.trim())?.[1];
+  return /search_path=([A-Za-z_][A-Za-z0-9_]*)/.exec(params.get('options') ?? '')?.[1];
 }
