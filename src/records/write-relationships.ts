@@ -125,7 +125,8 @@ export function idsByType(writes: readonly RelationshipWrite[]): Map<string, Ids
 
 /**
  * The new set of one relationship from the stored one. has_one: add while another id is set, or
- * emptying a required one, is invalid_value. Adding a linked id or removing an unlinked one does nothing.
+ * emptying a required one that holds ids, is invalid_value. Adding a linked id or removing an
+ * unlinked one does nothing.
  */
 export function plan(w: RelationshipWrite, current: readonly string[]): string[] {
   const param = `relationships.${w.def.key}`;
@@ -138,7 +139,9 @@ export function plan(w: RelationshipWrite, current: readonly string[]): string[]
   }
   if (w.def.cardinality === 'has_one' && next.length > 1)
     throw new AppError('invalid_value', `"${w.def.key}" is has_one and already set: use replace, or remove it first.`, { param: `${param}.add` });
-  if (w.def.required && next.length === 0)
+  // A record that holds none (an imported task without an assignee) is not emptied by a remove,
+  // which then changes nothing, as removing an unlinked id does.
+  if (w.def.required && next.length === 0 && (w.replace !== undefined || current.length > 0))
     throw new AppError('invalid_value', `"${w.def.key}" is required and cannot be emptied.`, { param: `${param}.remove` });
   return next;
 }

@@ -320,6 +320,27 @@ eachDialect('notes and tasks API', (ctx) => {
     await assert.rejects(runImport(op, { kinds: importKinds(), text: [lines[0], bad].map((l) => JSON.stringify(l)).join('\n') }), /\$status/);
   });
 
+  test('a task imported without an assignee: removing an unlinked id changes nothing; emptying a set one is refused', async () => {
+    const s = await seedWorkspace(ctx());
+    const op = operatorCtx(ctx().deps.db.kysely, s.workspaceId);
+    const line = { object: 'task', externalId: 't-1', fields: { $title: { value: 'Call' }, $status: { value: 'TODO' } } };
+    const task = (await runImport(op, { kinds: importKinds(), text: JSON.stringify(line) })).ids.task?.['t-1'] as string;
+    const before = await ok(s, 'GET', `/v1/tasks/${task}`);
+    const removed = await ok(s, 'POST', `/v1/tasks/${task}`, { relationships: { $assignedTo: { remove: s.userId } } });
+    assert.deepEqual(removed.relationships.$assignedTo.values, []);
+    assert.equal(removed.updatedAt, before.updatedAt, 'nothing changed');
+    await ok(s, 'POST', `/v1/tasks/${task}`, { relationships: { $assignedTo: { add: s.userId } } });
+    await refused(
+      s,
+      'POST',
+      `/v1/tasks/${task}`,
+      { relationships: { $assignedTo: { remove: s.userId } } },
+      400,
+      'invalid_value',
+      'relationships.$assignedTo.remove',
+    );
+  });
+
   test('a relationship id given alone is bounded as one in an array: empty or over 255 characters is invalid_value', async () => {
     const s = await seedWorkspace(ctx());
     const long = 'x'.repeat(256);
