@@ -144,14 +144,15 @@ export const messageKind: ImportKind<MessageInput> = {
     await bumpMessageCounts(ctx.db, delta);
   },
   async link(ctx, items) {
-    const at = isoNow(ctx.now);
+    const wanted = new Map<string, string[]>();
     for (const item of items) {
       const id = await ctx.resolve('message', item.externalId, { line: item.line, field: 'externalId' });
       const files: string[] = [];
       for (const [i, ext] of (item.value.files ?? []).entries()) {
         files.push(await ctx.resolve('file', ext, { line: item.line, field: `relationships.$files.values[${i}]` }));
       }
-      await repo.replaceMessageFiles(ctx.db, id, files, at);
+      wanted.set(id, files);
     }
+    await repo.replaceMessageFiles(ctx.db, wanted, isoNow(ctx.now));
   },
 };

@@ -187,19 +187,27 @@ export async function rankChannelMoved(tx: Tx, workspaceId: string, channelId: s
 }
 
 /**
- * Sets a message's files, in order. Another list is a change of the message: its `updated_at`
- * becomes `at`; the same list writes nothing.
+ * Sets the files of each message of `wanted` (in their order): a message whose files change moves
+ * its `updated_at` to `at`; one whose files stay is not written. The stored files of all of them
+ * are read at once, so a chunk of an import costs a few statements, not one a message.
  */
-export async function replaceMessageFiles(db: Executor, messageId: string, fileIds: string[], at: string): Promise<void> {
-  const stored = await db.selectFrom('message_files').select('file_id').where('message_id', '=', messageId).orderBy('position').execute();
-  if (stored.length === fileIds.length && stored.every((r, i) => r.file_id === fileIds[i])) return;
-  await db.deleteFrom('message_files').where('message_id', '=', messageId).execute();
-  if (fileIds.length > 0)
-    await db
-      .insertInto('message_files')
-      .values(fileIds.map((file_id, position) => ({ message_id: messageId, file_id, position })))
-      .execute();
-  await db.updateTable('messages').set({ updated_at: at }).where('id', '=', messageId).execute();
+export async function replaceMessageFiles(db: Executor, wanted: ReadonlyMap<string, readonly string[]>, at: string): Promise<void> {
+  const stored = new Map<string, string[]>();
+  for (const part of chunks([...wanted.keys()]))
+    for (const r of await db
+      .selectFrom('message_files')
+      .select(['message_id', 'file_id'])
+      .where('message_id', 'in', part)
+      .orderBy('message_id')
+      .orderBy('position')
+      .execute())
+      stored.set(r.message_id, [...(stored.get(r.message_id) ?? []), r.file_id]);
+  const same = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((f, i) => f === b[i]);
+  const changed = [...wanted].filter(([id, files]) => !same(stored.get(id) ?? [], files)).map(([id]) => id);
+  const rows = changed.flatMap((message_id) => (wanted.get(message_id) ?? []).map((file_id, position) => ({ message_id, file_id, position })));
+  for (const part of chunks(changed)) await db.deleteFrom('message_files').where('message_id', 'in', part).execute();
+  for (const part of chunks(rows)) await db.insertInto('message_files').values(part).execute();
+  for (const part of chunks(changed)) await db.updateTable('messages').set({ updated_at: at }).where('id', 'in', part).execute();
 }
 
 /** A message as `rolodex export` reads it (docs/import.md §Export): its row, its text, and its channel's externalId, else id. */
