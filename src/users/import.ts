@@ -23,6 +23,7 @@ export const userKind: ImportKind<CheckedUser> = {
   lookup: (ctx, externalIds) => repo.usersByExternalId(ctx.db, ctx.actor.workspaceId, externalIds),
   async upsert(ctx, items) {
     const at = isoNow(ctx.now);
+    const fresh: { line: number; row: repo.UserRow }[] = [];
     await upsertByExternalId(ctx, items, {
       object: 'user',
       idKind: 'usr',
@@ -34,10 +35,28 @@ export const userKind: ImportKind<CheckedUser> = {
         if (!(await repo.updateUser(ctx.db, id, { ...set, updated_at: at })))
           throw new ImportError(line, 'email', `another user of the workspace has the email "${value.email}"`);
       },
-      async insert({ line, externalId, value }, id) {
-        const row = { id, workspace_id: ctx.actor.workspaceId, external_id: externalId, ...userColumns(value), created_at: at, updated_at: at };
-        if (!(await repo.insertUser(ctx.db, row))) throw new ImportError(line, 'email', `another user of the workspace has the email "${value.email}"`);
+      insert({ line, externalId, value }, id) {
+        fresh.push({ line, row: { id, workspace_id: ctx.actor.workspaceId, external_id: externalId, ...userColumns(value), created_at: at, updated_at: at } });
       },
     });
+    // The chunk's new users in a few statements. An address held already (after the updates above,
+    // which may free one) is named with its line first; one that a user created through the API
+    // meanwhile takes stops the import at the chunk's first new user.
+    const rows = fresh.map((f) => f.row);
+    const held = await repo.heldEmailKeys(
+      ctx.db,
+      ctx.actor.workspaceId,
+      rows.map((r) => r.email_key ?? ''),
+    );
+    for (const { line, row } of fresh) {
+      if (row.email_key !== null && held.has(row.email_key)) throw new ImportError(line, 'email', `another user of the workspace has the email "${row.email}"`);
+      if (row.email_key !== null) held.add(row.email_key);
+    }
+    if (!(await repo.insertUsers(ctx.db, ctx.actor.workspaceId, rows)))
+      throw new ImportError(
+        fresh[0]?.line ?? 0,
+        'email',
+        'another user of the workspace took one of the addresses of this chunk while the import ran; import again',
+      );
   },
 };

@@ -15,15 +15,29 @@ export const USERS = defineRank({ name: 'users', table: 'users', by: ['workspace
 
 /** False when the workspace has a user with this address already, in either form of its domain (its key). */
 export async function insertUser(db: Executor, row: UserRow): Promise<boolean> {
+  return insertUsers(db, row.workspace_id, [row]);
+}
+
+/**
+ * Inserts users of one workspace together: false when one takes an address the workspace (or
+ * another of them) holds already, which on PostgreSQL ends the transaction.
+ */
+export async function insertUsers(db: Executor, workspaceId: string, rows: readonly UserRow[]): Promise<boolean> {
+  if (rows.length === 0) return true;
   try {
     await inWrite(db, async (tx) => {
-      await lockPartition(tx, USERS, [row.workspace_id]);
-      await tx.insertInto('users').values(row).execute();
-      await rankInsert(tx, USERS, [row.workspace_id], [{ ts: row.created_at, id: row.id }]);
+      await lockPartition(tx, USERS, [workspaceId]);
+      for (const part of chunks([...rows], 200)) await tx.insertInto('users').values(part).execute();
+      await rankInsert(
+        tx,
+        USERS,
+        [workspaceId],
+        rows.map((r) => ({ ts: r.created_at, id: r.id })),
+      );
       await tx
         .insertInto('workspace_user_counts')
-        .values({ workspace_id: row.workspace_id, user_count: 1 })
-        .onConflict((oc) => oc.column('workspace_id').doUpdateSet({ user_count: sql`workspace_user_counts.user_count + 1` }))
+        .values({ workspace_id: workspaceId, user_count: rows.length })
+        .onConflict((oc) => oc.column('workspace_id').doUpdateSet({ user_count: sql`workspace_user_counts.user_count + ${rows.length}` }))
         .execute();
     });
     return true;
@@ -31,6 +45,15 @@ export async function insertUser(db: Executor, row: UserRow): Promise<boolean> {
     if (isUniqueViolation(err)) return false;
     throw err;
   }
+}
+
+/** Which of `keys` (addresses' keys, src/lib/email.ts) users of the workspace hold. */
+export async function heldEmailKeys(db: Executor, workspaceId: string, keys: readonly string[]): Promise<Set<string>> {
+  const held = new Set<string>();
+  for (const part of chunks([...keys]))
+    for (const r of await db.selectFrom('users').select('email_key').where('workspace_id', '=', workspaceId).where('email_key', 'in', part).execute())
+      if (r.email_key !== null) held.add(r.email_key);
+  return held;
 }
 
 export type UserChanges = Pick<UserRow, 'email' | 'email_key' | 'first_name' | 'last_name' | 'profile_image_url' | 'role' | 'updated_at'>;
