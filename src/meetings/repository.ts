@@ -4,6 +4,7 @@
 import {
   chunks,
   defineRank,
+  jsonTextElements,
   keyedRead,
   lockedForChange,
   lockedForUpdate,
@@ -192,8 +193,10 @@ export async function fullAccessOf(
   const out = new Set<string>();
   for (const part of chunks([...meetings], 200)) {
     const rows = sql.join(part.map((r) => sql`(cast(${r.id} as text), cast(${r.privacy_setting} as text))`));
-    // The held addresses as a table of the statement: an empty one when none is held.
-    const pairs = part.flatMap((r) => (held?.get(r.id) ?? []).map((e) => sql` union all select ${r.id}, ${e}`));
+    // The held addresses as a table of the statement, one JSON array a meeting: SQLite refuses a
+    // compound select of over 500 terms, and a meeting has up to 1,001 participants.
+    const each = (id: string) => jsonTextElements(db, sql`cast(${JSON.stringify(held?.get(id) ?? [])} as text)`, 'e');
+    const pairs = part.map((r) => sql` union all select cast(${r.id} as text), e.value from ${each(r.id)}`);
     const given =
       held === undefined
         ? sql``
