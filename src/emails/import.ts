@@ -21,7 +21,8 @@ export interface EmailInput {
   to: string[];
   cc: string[];
   bcc: string[];
-  attachments: string[];
+  /** File externalIds; null when the line names no `$attachment`, which keeps the e-mail's. */
+  attachments: string[] | null;
 }
 
 const FIELD_TYPES: Record<string, readonly string[]> = {
@@ -75,7 +76,7 @@ export function checkEmail(raw: Record<string, unknown>): EmailInput {
     to: addresses('fields.$to.value', fieldOf('$to')?.value),
     cc: addresses('fields.$cc.value', fieldOf('$cc')?.value),
     bcc: addresses('fields.$bcc.value', fieldOf('$bcc')?.value),
-    attachments: fileRelationship(raw, '$attachment', 'e-mails') ?? [],
+    attachments: fileRelationship(raw, '$attachment', 'e-mails'),
   };
 }
 
@@ -84,7 +85,7 @@ export const emailKind: ImportKind<EmailInput> = {
   check: checkEmail,
   references: (_ctx, { value }) => [
     { object: 'mailbox', externalId: value.mailbox, field: 'mailbox' },
-    ...value.attachments.map((externalId, i) => ({ object: 'file', externalId, field: `relationships.$attachment.values[${i}]` })),
+    ...(value.attachments ?? []).map((externalId, i) => ({ object: 'file', externalId, field: `relationships.$attachment.values[${i}]` })),
   ],
   async lookup(ctx, externalIds) {
     return new Map([...(await repo.emailsByExternalId(ctx.db, ctx.actor.workspaceId, externalIds))].map(([k, v]) => [k, v.id]));
@@ -136,6 +137,9 @@ export const emailKind: ImportKind<EmailInput> = {
   async link(ctx, items) {
     const at = isoNow(ctx.now);
     for (const item of items) {
+      // A line that names no $attachment keeps the e-mail's: an export without --files writes none
+      // (docs/emails.md §Import), and imported into its own workspace it changes nothing.
+      if (item.value.attachments === null) continue;
       const id = await ctx.resolve('email', item.externalId, { line: item.line, field: 'externalId' });
       const files: string[] = [];
       for (const [i, ext] of item.value.attachments.entries()) {

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
 import { call, eachDialect, keyFor, type TestApp } from '../helpers/app.ts';
+import { rolodex } from '../helpers/cli.ts';
 import { importInto, seedEmailWorld } from '../helpers/emails.ts';
 
 const channel = (name: string, visibility: string) => ({ object: 'channel', externalId: 'ch', provider: 'slack', name, visibility, members: ['u-ann'] });
@@ -77,6 +78,41 @@ eachDialect('re-import of channels, messages and e-mails', (ctx) => {
     await importInto(t, w.workspaceId, [channel('all-hands', 'restricted')]);
     const [renamed] = await updatedAt();
     assert.ok(renamed! > restricted!, `${renamed} after ${restricted}`);
+  });
+
+  // An export without --files writes no $attachment (docs/import.md §Export), and imported into its
+  // own workspace it changes nothing (docs/emails.md §Import).
+  test("an e-mail line that names no $attachment keeps the e-mail's; an empty one removes them", async () => {
+    const t: TestApp = ctx();
+    const w = await seedEmailWorld(t);
+    const key = await keyFor(t, w.workspaceId, w.users.ann, null);
+    const first = await importInto(t, w.workspaceId, [email(['f-small', 'f-second'])]);
+    const url = `/v1/emails/${first.ids.email?.e}`;
+    const read = async () => {
+      const res = await call(t, key, 'GET', url);
+      assert.equal(res.statusCode, 200, res.body);
+      return { updatedAt: res.json().updatedAt as string, files: res.json().relationships.$attachment.values as string[] };
+    };
+    const before = await read();
+    assert.equal(before.files.length, 2);
+
+    await sleep(5);
+    const { relationships: _, ...named } = email([]);
+    await importInto(t, w.workspaceId, [named]);
+    assert.deepEqual(await read(), before);
+
+    const path = join(t.tdb.dataDir, `no-files-${w.tag}.ndjson`);
+    const exported = await rolodex(t, ['export', '--workspace', w.workspaceId, path]);
+    assert.equal(exported.code, 0, exported.err);
+    const imported = await rolodex(t, ['import', '--workspace', w.workspaceId, path]);
+    assert.equal(imported.code, 0, imported.err);
+    assert.deepEqual(await read(), before, 'an export without --files imported into its workspace keeps the attachments');
+
+    await sleep(5);
+    await importInto(t, w.workspaceId, [email([])]);
+    const cleared = await read();
+    assert.deepEqual(cleared.files, []);
+    assert.ok(cleared.updatedAt > before.updatedAt, `${cleared.updatedAt} after ${before.updatedAt}`);
   });
 
   // A mailbox line moved its updated_at, and a file line copied the same bytes in under a new

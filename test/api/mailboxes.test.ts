@@ -146,8 +146,10 @@ eachDialect('mailboxes', (ctx) => {
     assert.equal(one.fields.$sentAt.value, '2026-02-01T09:00:00.000Z');
     assert.deepEqual(one.fields.$body, { value: '', valueType: 'HTML' });
     assert.deepEqual(one.relationships.$attachment.values, [w.files.small]);
-    // Re-imported: updated in place, never delivered.
-    const again = await importInto(t, w.workspaceId, [{ ...good, fields: { ...good.fields, $body: { value: 'a\nb', valueType: 'TEXT' } }, relationships: {} }]);
+    // Re-imported: updated in place, never delivered; an empty $attachment removes the attachments.
+    const again = await importInto(t, w.workspaceId, [
+      { ...good, fields: { ...good.fields, $body: { value: 'a\nb', valueType: 'TEXT' } }, relationships: { $attachment: { values: [] } } },
+    ]);
     assert.equal(again.ids.email?.['e-1'], ok.ids.email?.['e-1']);
     const updated = (await call(t, w.keys.ann, 'GET', `/v1/emails/${one.id}`)).json();
     assert.equal(updated.fields.$body.value, 'a<br>\nb');
