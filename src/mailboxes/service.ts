@@ -82,7 +82,9 @@ export async function listMailboxes(ctx: Ctx) {
  */
 export async function removeMailbox(ctx: SystemCtx, input: { id: string }) {
   const row = await repo.findMailbox(ctx.db, input.id);
-  if (!row || row.removed_at !== null) throw new InputError(`no mailbox with id "${input.id}"`, 'id');
+  if (!row) throw new InputError(`no mailbox with id "${input.id}"`, 'id');
+  // A removed mailbox stays (its mail names it, an export writes it): removing it again is refused as such.
+  if (row.removed_at !== null) throw new InputError(`mailbox "${row.id}" is removed already (since ${row.removed_at})`, 'id');
   const at = isoNow(ctx.now);
   await repo.markRemoved(ctx.db, row.id, at);
   return toResource({ ...row, removed_at: at, updated_at: at });

@@ -76,7 +76,11 @@ eachDialect('mailboxes', (ctx) => {
     const removed = await cli('mailbox', 'remove', m.id, '--json');
     assert.equal(removed.code, 0, removed.stderr);
     assert.ok(removed.json().removedAt);
-    assert.equal((await cli('mailbox', 'remove', m.id)).code, 1, 'removing twice is refused');
+    // Removing twice is refused, saying so: the mailbox is there, removed (its mail names it).
+    const again = await cli('mailbox', 'remove', m.id);
+    assert.equal(again.code, 1, 'removing twice is refused');
+    assert.match(again.stderr, new RegExp(`mailbox "${m.id}" is removed already \\(since ${removed.json().removedAt}\\)`), again.stderr);
+    assert.match((await cli('mailbox', 'remove', 'mbx_nope')).stderr, /no mailbox with id "mbx_nope"/);
     assert.equal((await call(t, w.keys.bob, 'POST', '/v1/emails/send', send)).json().error.code, 'unknown_mailbox');
     assert.equal((await call(t, w.keys.ann, 'GET', '/v1/emails')).json().totalCount, 1, 'its mail stays');
     assert.ok(!(await cli('mailbox', 'list', '--workspace', w.workspaceId)).stdout.includes('sales@acme.test'));
