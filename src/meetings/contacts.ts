@@ -15,7 +15,7 @@ import { isoNow, newId } from '../lib/ids.ts';
 import { loadRecords } from '../records/service.ts';
 import { valueRows } from '../records/index/values.ts';
 import { accountsByHosts, contactIdsByEmails, writeValueIndex } from '../records/index/repository.ts';
-import { RECORDS, replaceRelationships, touchRecords } from '../records/repository.ts';
+import { existingRecords, RECORDS, replaceRelationships, touchRecords } from '../records/repository.ts';
 import { isMailProvider } from './mail-providers.ts';
 import { memberEmails } from './repository.ts';
 
@@ -67,6 +67,18 @@ async function insertRecords(ctx: WriteCtx, kind: 'contact' | 'account', all: Re
   return ids;
 }
 
+/**
+ * The accounts of each domain that are still live, read locked against deletion (PostgreSQL), as a
+ * write's links are (docs/trash.md): a delete that committed meanwhile has its account left out,
+ * and one that comes later waits for this create, then takes the new links into its trash entry.
+ * Read after the accounts' listing is taken for the new ones, the order in which a delete takes the
+ * listing and then the row (docs/design.md §Database, "The order of locks").
+ */
+async function liveAccounts(ctx: WriteCtx, byDomain: Map<string, string[]>): Promise<Map<string, string[]>> {
+  const live = await existingRecords(ctx.db, ctx.actor.workspaceId, 'account', [...new Set([...byDomain.values()].flat())]);
+  return new Map([...byDomain].map(([domain, ids]) => [domain, ids.filter((id) => live.has(id))]));
+}
+
 /** Creates the missing contacts for `addresses` (as written), and the accounts of their unknown domains; returns the contacts' ids. */
 export async function createMissingContacts(ctx: WriteCtx, addresses: readonly string[]): Promise<string[]> {
   const ws = ctx.actor.workspaceId;
@@ -78,13 +90,14 @@ export async function createMissingContacts(ctx: WriteCtx, addresses: readonly s
   const known = await contactIdsByEmails(ctx.db, ws, folded);
   const missing = folded.filter((e) => !members.has(e) && !known.has(e));
   if (missing.length === 0) return [];
-  const accounts = await accountsByHosts(ctx.db, ws, missing.map(domainOf));
-  const newDomains = [...new Set(missing.map(domainOf))].filter((d) => !accounts.has(d) && !isMailProvider(d));
+  const found = await accountsByHosts(ctx.db, ws, missing.map(domainOf));
+  const newDomains = [...new Set(missing.map(domainOf))].filter((d) => !found.has(d) && !isMailProvider(d));
   const made = await insertRecords(
     ctx,
     'account',
     newDomains.map((d) => ({ $name: d, $website: [`https://${d}`] })),
   );
+  const accounts = await liveAccounts(ctx, found);
   newDomains.forEach((d, i) => accounts.set(d, [made[i] as string]));
   const ids = await insertRecords(
     ctx,
