@@ -146,9 +146,12 @@ export const messageKind: ImportKind<MessageInput> = {
   async link(ctx, items) {
     const wanted = new Map<string, string[]>();
     for (const item of items) {
+      // A line that names no $files keeps the message's: an export without --files writes none
+      // (docs/messages.md §Import), and imported into its own workspace it changes nothing.
+      if (item.value.files === null) continue;
       const id = await ctx.resolve('message', item.externalId, { line: item.line, field: 'externalId' });
       const files: string[] = [];
-      for (const [i, ext] of (item.value.files ?? []).entries()) {
+      for (const [i, ext] of item.value.files.entries()) {
         files.push(await ctx.resolve('file', ext, { line: item.line, field: `relationships.$files.values[${i}]` }));
       }
       wanted.set(id, files);

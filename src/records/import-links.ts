@@ -185,11 +185,12 @@ export async function link(kind: string, ctx: ImportContext, items: ImportItem<R
   const ids = new Map<string, Map<string, string>>();
   for (const [object, externalIds] of wanted) ids.set(object, await ctx.resolveAll(object, externalIds));
   const rows: repo.RelationshipRow[] = [];
-  const sources: string[] = [];
+  // A line's relationships replace the record's, but for its links to files when it names none.
+  const [sources, keepingFiles]: [string[], string[]] = [[], []];
   for (const { item, defs: named } of todo) {
     const source = ids.get(kind)?.get(item.externalId);
     if (source === undefined) throw nothing(item, 'externalId', kind, item.externalId);
-    sources.push(source);
+    (named.some(([, def]) => def.objectType === 'file') ? sources : keepingFiles).push(source);
     for (const [name, def] of named) {
       const object = importObject(def);
       const externalIds = (item.value.relationships[name] as RecordInput['relationships'][string]).values;
@@ -201,5 +202,6 @@ export async function link(kind: string, ctx: ImportContext, items: ImportItem<R
     }
   }
   if (refused) throw refused;
+  if (!state.allNew.has(kind)) await importRepo.unlinkKeepingFiles(ctx.db, keepingFiles);
   await repo.replaceRelationships(ctx.db, state.allNew.has(kind) ? [] : sources, rows);
 }

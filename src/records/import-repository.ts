@@ -54,3 +54,12 @@ export async function insertRecords(db: Tx, rows: RecordRow[]): Promise<void> {
   // 7 values a row.
   await insertRows(db, 'records', ['id', 'workspace_id', 'kind', 'external_id', 'fields', 'created_at', 'updated_at'], rows, 1000);
 }
+
+/**
+ * Deletes the relationship rows of `sources` but their links to files, which a line that names no
+ * relationship to files keeps (docs/import.md §Export: an export without `--files` writes none).
+ */
+export async function unlinkKeepingFiles(tx: Tx, sources: readonly string[]): Promise<void> {
+  for (const part of chunks([...sources]))
+    await deferred(tx, tx.deleteFrom('entity_relationships').where('source_id', 'in', part).where('object_type', '<>', 'file'));
+}

@@ -115,6 +115,47 @@ eachDialect('re-import of channels, messages and e-mails', (ctx) => {
     assert.ok(cleared.updatedAt > before.updatedAt, `${cleared.updatedAt} after ${before.updatedAt}`);
   });
 
+  test('a message or record line that names no $files keeps them; an empty one removes them', async () => {
+    const t: TestApp = ctx();
+    const w = await seedEmailWorld(t);
+    const key = await keyFor(t, w.workspaceId, w.users.ann, null);
+    const contact = (files?: string[]) => ({
+      object: 'contact',
+      externalId: 'c-1',
+      fields: { $name: { value: { firstName: 'Ann' }, valueType: 'FULL_NAME' } },
+      relationships: files === undefined ? {} : { $files: { objectType: 'file', values: files } },
+    });
+    const first = await importInto(t, w.workspaceId, [channel('general', 'public'), message(['f-small', 'f-second']), contact(['f-second'])]);
+    const urls = [`/v1/messages/${first.ids.message?.m}`, `/v1/contacts/${first.ids.contact?.['c-1']}`];
+    const read = async () =>
+      Promise.all(
+        urls.map(async (url) => {
+          const res = await call(t, key, 'GET', url);
+          assert.equal(res.statusCode, 200, res.body);
+          return res.json().relationships.$files.values as string[];
+        }),
+      );
+    const before = await read();
+    assert.deepEqual(
+      before.map((f) => f.length),
+      [2, 1],
+    );
+
+    const { relationships: _, ...named } = message([]);
+    await importInto(t, w.workspaceId, [named, contact()]);
+    assert.deepEqual(await read(), before);
+
+    const path = join(t.tdb.dataDir, `no-files-${w.tag}.ndjson`);
+    const exported = await rolodex(t, ['export', '--workspace', w.workspaceId, path]);
+    assert.equal(exported.code, 0, exported.err);
+    const imported = await rolodex(t, ['import', '--workspace', w.workspaceId, path]);
+    assert.equal(imported.code, 0, imported.err);
+    assert.deepEqual(await read(), before, 'an export without --files imported into its workspace keeps the files');
+
+    await importInto(t, w.workspaceId, [message([]), contact([])]);
+    assert.deepEqual(await read(), [[], []]);
+  });
+
   // A mailbox line moved its updated_at, and a file line copied the same bytes in under a new
   // blob, although neither changed anything.
   test('a mailbox or file line that changes nothing writes nothing; a change writes it', async () => {
