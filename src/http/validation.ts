@@ -211,6 +211,7 @@ function lengthRule(e: ErrorObject): string | null {
   const s = (e.parentSchema ?? {}) as { minLength?: number; maxLength?: number; minItems?: number; maxItems?: number };
   const [min, max] = unit === 'characters' ? [s.minLength, s.maxLength] : [s.minItems, s.maxItems];
   const verb = unit === 'characters' ? 'be' : 'have';
+  if (min !== undefined && min === max) return `must ${verb} exactly ${min} ${min === 1 ? unit.slice(0, -1) : unit}`;
   if (min !== undefined && max !== undefined) return `must ${verb} ${min} to ${max} ${unit}`;
   return max !== undefined ? `must ${verb} at most ${max} ${unit}` : `must ${verb} at least ${min ?? 0} ${unit}`;
 }

@@ -233,6 +233,15 @@ eachDialect('bad input refused', (ctx) => {
         'filename',
         '"filename" must be 1 to 255 characters.',
       ],
+      [
+        'a meeting transcript given as no file ids',
+        await call(t, s.secret, 'POST', '/v1/meetings', {
+          fields: { $title: 'Call', $startDate: '2026-01-01T10:00:00Z', $endDate: '2026-01-01T11:00:00Z' },
+          relationships: { $transcript: [] },
+        }),
+        'relationships.$transcript',
+        '"relationships.$transcript" must have exactly 1 value.',
+      ],
     ];
     for (const [name, res, param, message] of cases) {
       assert.equal(res.statusCode, 400, `${name}: ${res.body}`);
