@@ -203,3 +203,40 @@ test('a value starting with "-" meets the check of its option; an option given i
   assert.equal(named.code, 1, named.err);
   assert.match(named.err, /^rolodex user: no database at /);
 });
+
+// `definition add --relationship … --unique` made a relationship that was not unique, and `add
+// --value-type TEXT … --cardinality has_one --target account` (without --relationship) a TEXT
+// field: options a form of the command does not take were ignored, where docs/cli.md makes any
+// argument a command does not take wrong usage.
+test('an option the form of `definition` does not take is wrong usage, nothing done', async () => {
+  const w = ['--workspace', 'ws_x'];
+  const add = ['definition', 'add', ...w, '--type', 'account', '--key', 'k', '--label', 'L'];
+  const cases: [string[], string][] = [
+    [
+      [...add, '--relationship', '--cardinality', 'has_one', '--target', 'contact', '--unique'],
+      'rolodex definition: --unique is not an option of "definition add --relationship"',
+    ],
+    [
+      [...add, '--relationship', '--cardinality', 'has_one', '--target', 'contact', '--value-type', 'TEXT'],
+      'rolodex definition: --value-type is not an option of "definition add --relationship"',
+    ],
+    [
+      [...add, '--value-type', 'TEXT', '--cardinality', 'has_one', '--target', 'contact'],
+      'rolodex definition: --cardinality is not an option of "definition add" (a relationship is added with --relationship)',
+    ],
+    [
+      ['definition', 'option', 'add', ...w, '--type', 'account', '--field', 'tier', '--label', 'Gold', '--key', 'tier'],
+      'rolodex definition: --key is not an option of "definition option add"',
+    ],
+    [
+      ['definition', 'archive', ...w, '--type', 'account', '--key', 'tier', '--label', 'Tier'],
+      'rolodex definition: --label is not an option of "definition archive"',
+    ],
+    [['definition', 'types', ...w, '--type', 'account'], 'rolodex definition: --type is not an option of "definition types"'],
+    [
+      ['definition', 'type', 'add', ...w, '--slug', 'project', '--label', 'Project', '--type', 'x'],
+      'rolodex definition: --type is not an option of "definition type add"',
+    ],
+  ];
+  for (const [args, line] of cases) assert.equal(await usage(args), line, args.join(' '));
+});
