@@ -163,8 +163,12 @@ export async function run(args: string[], io: Io): Promise<void> {
   } else if (sub === 'list') {
     const defs = await inWorkspace((ctx) => loadDefinitions(ctx, { objectType }));
     if (!defs) throw new InputError(`unknown object type "${objectType}"`, 'type');
-    const out = { objectType, fields: [...defs.fields.values()], relationships: [...defs.relationships.values()] };
+    // Archived fields leave records, not operators (docs/records.md §Correcting definitions): they
+    // are listed apart, so that an operator finds the key to unarchive, rename or add options to.
+    const archived = [...defs.archived.values()];
+    const out = { objectType, fields: [...defs.fields.values()], relationships: [...defs.relationships.values()], archived };
     const human = ['fields:', ...out.fields.map((f) => `  ${fieldLine(f)}`), 'relationships:', ...out.relationships.map((r) => `  ${relationshipLine(r)}`)];
+    if (archived.length > 0) human.push('archived fields:', ...archived.map((f) => `  ${fieldLine(f)}`));
     print(io, json, out, human.join('\n'));
   } else {
     throw new UsageError(`unknown subcommand "${sub ?? ''}"`);

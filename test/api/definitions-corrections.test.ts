@@ -79,6 +79,15 @@ eachDialect('definitions corrected', (ctx) => {
     const small = await cli(t, 'definition', 'option', 'add', ...ws, '--field', 'size', '--label', 'Small', '--json');
     const acc = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'Acme', size: 'Small' } });
     await cli(t, 'definition', 'archive', ...ws, '--key', 'size', '--json');
+    // `definition list` shows it apart from the shown fields, where it was nowhere to be found
+    // while `definition add --key size` was refused as "already defined".
+    const keys = (defs: { fields: { key: string }[]; archived?: { key: string }[] }) => [
+      defs.fields.some((f) => f.key === 'size'),
+      defs.archived?.map((f) => f.key),
+    ];
+    assert.deepEqual(keys(await cli(t, 'definition', 'list', ...ws, '--json')), [false, ['size']]);
+    const human = await rolodex(t, ['definition', 'list', ...ws]);
+    assert.match(human.out, /\narchived fields:\n {2}size {2}SINGLE_SELECT {2}Size {2}\[Small\]$/);
 
     await cli(t, 'definition', 'rename', ...ws, '--key', 'size', '--label', 'Company size', '--json');
     const large = await cli(t, 'definition', 'option', 'add', ...ws, '--field', 'size', '--label', 'Large', '--json');
@@ -106,6 +115,7 @@ eachDialect('definitions corrected', (ctx) => {
     }
 
     await cli(t, 'definition', 'unarchive', ...ws, '--key', 'size', '--json');
+    assert.deepEqual(keys(await cli(t, 'definition', 'list', ...ws, '--json')), [true, []]);
     const size = (await cli(t, 'definition', 'list', ...ws, '--json')).fields.find((f: { key: string }) => f.key === 'size');
     assert.deepEqual(
       [size.label, size.options],
