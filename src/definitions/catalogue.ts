@@ -81,7 +81,9 @@ const FUNDING_TYPES = ['Pre-seed', 'Seed', 'Series A', 'Series B', 'Series C', '
 export const TASK_STATUSES = ['TODO', 'IN_PROGRESS', 'COMPLETE', 'CANCELLED'] as const;
 const STAGES = ['Lead', 'Qualified', 'Discovery', 'Proposal', 'Negotiation', 'Closed won', 'Closed lost'];
 
-export const SYSTEM_CATALOGUES: Readonly<Record<string, SystemCatalogue>> = {
+// Looked up by a type's name, which may be a custom type's slug: the object inherits nothing, so
+// that a slug such as `constructor` names no catalogue (docs/activities.md §Custom objects).
+export const SYSTEM_CATALOGUES: Readonly<Record<string, SystemCatalogue>> = Object.assign(Object.create(null) as Record<string, SystemCatalogue>, {
   account: {
     fields: {
       $name: { label: 'Name', valueType: 'TEXT', required: true },
@@ -176,4 +178,4 @@ export const SYSTEM_CATALOGUES: Readonly<Record<string, SystemCatalogue>> = {
     },
     custom: { fields: false, relationships: true },
   },
-};
+} satisfies Record<string, SystemCatalogue>);

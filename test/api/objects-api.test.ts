@@ -137,4 +137,25 @@ eachDialect('custom objects API', (ctx) => {
     assert.equal(new Set(done.map((r) => r.json().id)).size, 1);
     assert.equal((await ok(s, 'GET', '/v1/objects/project')).totalCount, 1);
   });
+
+  // A slug that names a property every JavaScript object inherits was read as a system type's
+  // catalogue (Object itself): its definitions, records and a relationship to it answered 500.
+  test('a type named constructor is a custom type like any other', async () => {
+    const s = await seedWorkspace(ctx());
+    const op = operatorCtx(ctx().deps.db.kysely, s.workspaceId);
+    await defineObjectType(op, { slug: 'constructor', label: 'Builders' });
+    await addField(op, { objectType: 'constructor', key: 'name', label: 'Name', valueType: 'TEXT' });
+    await addRelationship(op, { objectType: 'account', key: 'builder', label: 'Builder', cardinality: 'has_one', targetType: 'constructor' });
+    assert.deepEqual(Object.keys((await ok(s, 'GET', '/v1/objects/constructor/definitions')).fieldDefinitions), ['name']);
+    const rec = await ok(s, 'POST', '/v1/objects/constructor/values', { fields: { name: 'Bob' } });
+    assert.equal((await ok(s, 'GET', `/v1/objects/constructor/values/${rec.id}`)).fields.name.value, 'Bob');
+    assert.deepEqual(
+      (await ok(s, 'GET', '/v1/objects/constructor?name=bob')).data.map((r: { id: string }) => r.id),
+      [rec.id],
+    );
+    const acc = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'Acme' }, relationships: { builder: rec.id } });
+    assert.deepEqual(acc.relationships.builder.values, [rec.id]);
+    await importInto(ctx(), s.workspaceId, [{ object: 'record', objectType: 'constructor', externalId: 'b-2', fields: { name: { value: 'Ann' } } }]);
+    assert.equal((await ok(s, 'GET', '/v1/objects/constructor')).totalCount, 2);
+  });
 });
