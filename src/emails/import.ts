@@ -60,7 +60,7 @@ export function checkEmail(raw: Record<string, unknown>): EmailInput {
   const fields = raw.fields;
   if (typeof fields !== 'object' || fields === null || Array.isArray(fields)) throw new InputError('must be an object', 'fields');
   const f = fields as Record<string, unknown>;
-  for (const k of Object.keys(f)) if (!(k in FIELD_TYPES)) throw new InputError('is not an e-mail field', `fields.${k}`);
+  for (const k of Object.keys(f)) if (!Object.hasOwn(FIELD_TYPES, k)) throw new InputError('is not an e-mail field', `fields.${k}`);
   const fieldOf = (name: string) => typedField(f, FIELD_TYPES, name);
   const body = fieldOf('$body');
   const content = text('fields.$body.value', body?.value, 10_000_000) ?? '';

@@ -104,7 +104,7 @@ export function checkMeeting(raw: Record<string, unknown>): MeetingInput {
   const fields = raw.fields;
   if (typeof fields !== 'object' || fields === null || Array.isArray(fields)) throw new InputError('must be an object', 'fields');
   const f = fields as Record<string, unknown>;
-  for (const k of Object.keys(f)) if (!(k in FIELD_TYPES)) throw new InputError('is not a meeting field', `fields.${k}`);
+  for (const k of Object.keys(f)) if (!Object.hasOwn(FIELD_TYPES, k)) throw new InputError('is not a meeting field', `fields.${k}`);
   const value = (name: string) => typedField(f, FIELD_TYPES, name)?.value;
   const title = optionalText('fields.$title.value', value('$title'), LIMITS.title);
   if (title === null || title === '') throw new InputError(`is required: a string of 1 to ${LIMITS.title} characters`, 'fields.$title.value');

@@ -59,7 +59,7 @@ export function checkMessage(raw: Record<string, unknown>): MessageInput {
   const fields = raw.fields;
   if (typeof fields !== 'object' || fields === null || Array.isArray(fields)) throw new InputError('must be an object', 'fields');
   const f = fields as Record<string, unknown>;
-  for (const k of Object.keys(f)) if (!(k in FIELD_TYPES)) throw new InputError('is not a message field', `fields.${k}`);
+  for (const k of Object.keys(f)) if (!Object.hasOwn(FIELD_TYPES, k)) throw new InputError('is not a message field', `fields.${k}`);
   const fieldValue = (name: string) => typedField(f, FIELD_TYPES, name);
   const t = fieldValue('$text');
   const body = text('fields.$text.value', t?.value, 1_000_000);
