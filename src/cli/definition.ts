@@ -5,7 +5,7 @@ import type { HandleService } from '../definitions/catalogue.ts';
 import { renameDefinition, renameOption } from '../definitions/corrections.ts';
 import { setArchived } from '../records/service.ts';
 import { defineObjectType, listObjectTypes } from '../definitions/object-types.ts';
-import { addField, addOption, addRelationship, CURRENCY_CODE, type FieldDef, loadDefinitions, type RelationshipDef } from '../definitions/service.ts';
+import { addField, addOption, addRelationship, isCurrencyCode, type FieldDef, loadDefinitions, type RelationshipDef } from '../definitions/service.ts';
 import { InputError } from '../lib/errors.ts';
 import { VALUE_TYPES, type ValueType } from '../lib/value-types.ts';
 import { requireWorkspace } from '../workspaces/service.ts';
@@ -146,7 +146,7 @@ export async function run(args: string[], io: Io): Promise<void> {
       const valueType = oneOf('value-type', required(values, 'value-type'), VALUE_TYPES) as ValueType;
       const handleService = oneOf('handle-service', values['handle-service'], HANDLE_SERVICES);
       const currency = text('currency');
-      if (currency !== undefined && !CURRENCY_CODE.test(currency)) throw badValue('currency', currency, 'a three-letter ISO 4217 code such as EUR');
+      if (currency !== undefined && !isCurrencyCode(currency)) throw badValue('currency', currency, 'a three-letter ISO 4217 code such as EUR');
       const defaultCountry = countryCode('default-country', text('default-country'));
       const input = {
         ...base,

@@ -226,8 +226,16 @@ const MULTI_CAPABLE = new Set<ValueType>(['EMAIL', 'URL', 'TELEPHONE', 'SOCIAL_H
 // A unique value is compared whole through one row of the value index; an ADDRESS has a row per
 // part and a FULL_NAME's object is never looked up, so neither could hold `unique`.
 const NEVER_UNIQUE = new Set<ValueType>(['ADDRESS', 'FULL_NAME']);
-/** A currency as a CURRENCY field's definition holds it: an ISO 4217 code, upper case. */
-export const CURRENCY_CODE = /^[A-Z]{3}$/;
+let currencies: ReadonlySet<string> | undefined;
+
+/**
+ * Whether `code` is a currency as a CURRENCY field's definition holds it: an ISO 4217 code in
+ * upper case that the runtime's ICU knows (`EUR`; `ZZZ`, a typo, is none).
+ */
+export function isCurrencyCode(code: string): boolean {
+  currencies ??= new Set(Intl.supportedValuesOf('currency'));
+  return /^[A-Z]{3}$/.test(code) && currencies.has(code);
+}
 
 export interface AddFieldInput {
   objectType: string;
@@ -296,7 +304,7 @@ export function addField(ctx: Ctx, given: AddFieldInput): Promise<FieldDef> {
     if (input.unique && NEVER_UNIQUE.has(input.valueType)) throw new InputError('ADDRESS and FULL_NAME fields cannot be unique', 'unique');
     if (input.multipleValues && !MULTI_CAPABLE.has(input.valueType))
       throw new InputError('only EMAIL, URL, TELEPHONE and SOCIAL_HANDLE fields take multipleValues', 'multipleValues');
-    if (input.currency !== undefined && (input.valueType !== 'CURRENCY' || !CURRENCY_CODE.test(input.currency)))
+    if (input.currency !== undefined && (input.valueType !== 'CURRENCY' || !isCurrencyCode(input.currency)))
       throw new InputError('a three-letter ISO 4217 code, for CURRENCY fields only', 'currency');
     if (input.handleService !== undefined && input.valueType !== 'SOCIAL_HANDLE') throw new InputError('for SOCIAL_HANDLE fields only', 'handleService');
     if (input.defaultCountry !== undefined && (input.valueType !== 'TELEPHONE' || !isPhoneCountry(input.defaultCountry.toUpperCase())))

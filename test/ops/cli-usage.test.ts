@@ -138,6 +138,10 @@ test('a bad value of an option with a fixed set of values or a fixed form is wro
       'rolodex definition: --currency must be a three-letter ISO 4217 code such as EUR (got "euro")',
     ],
     [
+      [...field, '--value-type', 'CURRENCY', '--currency', 'ZZZ'],
+      'rolodex definition: --currency must be a three-letter ISO 4217 code such as EUR (got "ZZZ")',
+    ],
+    [
       [...field, '--value-type', 'TELEPHONE', '--default-country', 'XX'],
       'rolodex definition: --default-country must be an ISO 3166-1 alpha-2 country code such as DE (got "XX")',
     ],
