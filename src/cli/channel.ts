@@ -1,7 +1,7 @@
 // `rolodex channel …`: channels and their members after import (docs/design.md §Message visibility,
 // §Operator CLI). Changes apply to the very next API request; nothing about visibility is cached.
 import { changeMembers, createChannel, listChannels, setVisibility, VISIBILITIES } from '../channels/service.ts';
-import { countOf, type Io, oneOf, operator, parse, print, required, subcommand, takes, UsageError, withDb } from './io.ts';
+import { countOf, type Io, oneOf, onlyOptionsOf, operator, parse, print, required, subcommand, takes, UsageError, withDb } from './io.ts';
 import { write } from '../db/index.ts';
 
 export const usage = `rolodex channel create --workspace W --provider P --name N --visibility ${VISIBILITIES.join('|')} [--external-id X] [--json]
@@ -29,6 +29,7 @@ export async function run(args: string[], io: Io): Promise<void> {
     },
     takes(sub, { create: 0, list: 0, visibility: 2, 'add-members': Infinity, 'remove-members': Infinity }),
   );
+  onlyOptionsOf(usage, sub, values);
   const json = values.json as boolean | undefined;
   const workspaceId = required(values, 'workspace');
   const [channel, ...more] = positionals;

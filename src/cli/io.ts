@@ -118,6 +118,20 @@ export function countryCode(option: string, given: string | undefined): string |
 }
 
 /**
+ * Wrong usage when `values` hold an option that the subcommand `sub` does not take: a command's
+ * options are parsed together for all its subcommands, and one given to a form that has no use for
+ * it (`workspace create --default-country DE`) would otherwise be ignored without a word
+ * (docs/cli.md). What each form takes is read from its lines of the command's `usage`.
+ */
+export function onlyOptionsOf(usage: string, sub: string, values: Record<string, unknown>): void {
+  const lines = usage.split('\n').filter((l) => l.split(' ')[2] === sub);
+  if (lines.length === 0) return;
+  const takes = new Set(['json', 'help', ...lines.flatMap((l) => [...l.matchAll(/--([a-z][a-z0-9-]*)/g)].map((m) => m[1] as string))]);
+  for (const [name, v] of Object.entries(values))
+    if (v !== undefined && !takes.has(name)) throw new UsageError(`--${name} is not an option of "${lines[0]?.split(' ').slice(1, 3).join(' ')}"`, name);
+}
+
+/**
  * The subcommand `args` start with, and the arguments after it, checked before anything else: a
  * missing one (an option first, `trash --workspace W`) or one not in `names` is wrong usage naming
  * the subcommands, not a complaint about an option the subcommand would have needed. `of` names

@@ -3,7 +3,7 @@ import { systemCtx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
 import { findUserRef } from '../users/service.ts';
 import { requireWorkspace } from '../workspaces/service.ts';
-import { type Io, operator, parse, print, required, subcommand, takes, UsageError, withDb } from './io.ts';
+import { type Io, onlyOptionsOf, operator, parse, print, required, subcommand, takes, UsageError, withDb } from './io.ts';
 
 export const usage = `rolodex key create --workspace W [--user U] [--scopes a,b] [--expires-in 30d] [--json]
 rolodex key list --workspace W [--json]
@@ -22,6 +22,7 @@ export async function run(args: string[], io: Io): Promise<void> {
     },
     takes(sub, { create: 0, list: 0, revoke: 1 }),
   );
+  onlyOptionsOf(usage, sub, values);
   const json = values.json as boolean | undefined;
   if (sub === 'create') {
     const workspaceId = required(values, 'workspace');

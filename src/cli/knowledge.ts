@@ -4,14 +4,15 @@
 import { listKnowledge } from '../knowledge/service.ts';
 import { findUserRef } from '../users/service.ts';
 import { requireWorkspace } from '../workspaces/service.ts';
-import { type Io, operator, parse, print, required, subcommand, UsageError, withDb } from './io.ts';
+import { type Io, onlyOptionsOf, operator, parse, print, required, subcommand, UsageError, withDb } from './io.ts';
 
 export const usage = `rolodex knowledge list --workspace W [--user U | --workspace-only] [--json]
   (U: a user's id, externalId or email)`;
 
 export async function run(args: string[], io: Io): Promise<void> {
-  const [, rest] = subcommand(args, ['list']);
+  const [sub, rest] = subcommand(args, ['list']);
   const { values } = parse(rest, { workspace: { type: 'string' }, user: { type: 'string' }, 'workspace-only': { type: 'boolean' } });
+  onlyOptionsOf(usage, sub, values);
   const workspaceId = required(values, 'workspace');
   if (values.user !== undefined && values['workspace-only']) throw new UsageError('--user and --workspace-only exclude each other');
   const items = await withDb(io, async (db, config) => {

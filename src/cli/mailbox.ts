@@ -2,7 +2,7 @@
 // §Mailboxes). Changes apply to the very next API request.
 import { systemCtx } from '../lib/context.ts';
 import { addMailbox, listMailboxes, OTHERS_SEE, removeMailbox } from '../mailboxes/service.ts';
-import { type Io, oneOf, operator, parse, print, required, subcommand, takes, UsageError, withDb } from './io.ts';
+import { type Io, oneOf, onlyOptionsOf, operator, parse, print, required, subcommand, takes, UsageError, withDb } from './io.ts';
 
 export const usage = `rolodex mailbox add --workspace W --user U --address A [--others-see ${OTHERS_SEE.join('|')}] [--external-id X] [--json]
 rolodex mailbox list --workspace W [--json]
@@ -26,6 +26,7 @@ export async function run(args: string[], io: Io): Promise<void> {
     },
     takes(sub, { add: 0, list: 0, remove: 1 }),
   );
+  onlyOptionsOf(usage, sub, values);
   const json = values.json as boolean | undefined;
   if (sub === 'add') {
     const workspaceId = required(values, 'workspace');

@@ -11,7 +11,7 @@ import { customTypes } from '../records/export.ts';
 import { listTrash } from '../trash/repository.ts';
 import { purge, restore, type Restored } from '../trash/restore.ts';
 import { requireWorkspace } from '../workspaces/service.ts';
-import { countOf, type Io, operator, parse, print, required, subcommand, takes, UsageError, withDb } from './io.ts';
+import { countOf, type Io, onlyOptionsOf, operator, parse, print, required, subcommand, takes, UsageError, withDb } from './io.ts';
 
 export const usage = `rolodex trash list --workspace W [--type T] [--json]
 rolodex trash restore --workspace W ID... [--json]
@@ -88,6 +88,7 @@ export async function run(args: string[], io: Io): Promise<void> {
     { workspace: { type: 'string' }, type: { type: 'string' }, 'older-than': { type: 'string' } },
     takes(sub, { list: 0, restore: Infinity, purge: Infinity }),
   );
+  onlyOptionsOf(usage, sub, values);
   const workspaceId = required(values, 'workspace');
   const json = values.json as boolean;
   if (sub === 'list') {

@@ -1,5 +1,5 @@
 import { createUser, listUsers } from '../users/service.ts';
-import { type Io, oneOf, operator, parse, print, required, subcommand, UsageError, withDb } from './io.ts';
+import { type Io, oneOf, onlyOptionsOf, operator, parse, print, required, subcommand, UsageError, withDb } from './io.ts';
 
 export const usage = `rolodex user create --workspace W --email E [--name N | --first-name F --last-name L] [--role admin|member] [--profile-image URL] [--json]
 rolodex user list --workspace W [--json]`;
@@ -19,6 +19,7 @@ export async function run(args: string[], io: Io): Promise<void> {
     role: { type: 'string' },
     'profile-image': { type: 'string' },
   });
+  onlyOptionsOf(usage, sub, values);
   const workspaceId = required(values, 'workspace');
   const text = (name: string) => (values[name] as string | undefined) ?? null;
   if (sub === 'create') {

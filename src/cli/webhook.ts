@@ -4,7 +4,7 @@ import { loadConfig } from '../config.ts';
 import { parseIsoDateTime } from '../lib/dates.ts';
 import { InputError } from '../lib/errors.ts';
 import { addWebhook, listWebhooks, removeWebhook, replayWebhook, type Subscription, testWebhook } from '../webhooks/service.ts';
-import { badValue, countOf, type Io, operator, parse, print, required, subcommand, takes, UsageError, withDb } from './io.ts';
+import { badValue, countOf, type Io, onlyOptionsOf, operator, parse, print, required, subcommand, takes, UsageError, withDb } from './io.ts';
 
 export const usage = `rolodex webhook add --workspace W --url URL (--events a,b | --all) [--description D] [--json]
 rolodex webhook list [--workspace W] [--json]
@@ -40,6 +40,7 @@ export async function run(args: string[], io: Io): Promise<void> {
     },
     takes(sub, { add: 0, list: 0, remove: 1, test: 1, replay: 1 }),
   );
+  onlyOptionsOf(usage, sub, values);
   const json = values.json as boolean | undefined;
   const allowPrivate = loadConfig(io.env).webhooks.allowPrivate;
   if (sub === 'add') {

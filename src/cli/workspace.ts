@@ -1,6 +1,6 @@
 import { systemCtx } from '../lib/context.ts';
 import { createWorkspace, listWorkspaces, setDefaultCountry } from '../workspaces/service.ts';
-import { countryCode, type Io, operator, parse, print, required, subcommand, UsageError, withDb, withNewDb } from './io.ts';
+import { countryCode, type Io, onlyOptionsOf, operator, parse, print, required, subcommand, UsageError, withDb, withNewDb } from './io.ts';
 import { write } from '../db/index.ts';
 
 export const usage = `rolodex workspace create --name NAME [--json]
@@ -10,6 +10,7 @@ rolodex workspace set --workspace W --default-country CC|none [--json]`;
 export async function run(args: string[], io: Io): Promise<void> {
   const [sub, rest] = subcommand(args, ['create', 'list', 'set']);
   const { values } = parse(rest, { name: { type: 'string' }, workspace: { type: 'string' }, 'default-country': { type: 'string' } });
+  onlyOptionsOf(usage, sub, values);
   if (sub === 'create') {
     const name = required(values, 'name');
     // The first command of a new installation: it creates the database (docs/cli.md §What creates

@@ -244,3 +244,19 @@ test('an option the form of `definition` does not take is wrong usage, nothing d
   ];
   for (const [args, line] of cases) assert.equal(await usage(args), line, args.join(' '));
 });
+
+test('an option the subcommand does not take is wrong usage in every command, nothing done', async () => {
+  const w = ['--workspace', 'ws_x'];
+  const cases: [string[], string][] = [
+    [['workspace', 'create', '--name', 'Acme', '--default-country', 'DE'], 'rolodex workspace: --default-country is not an option of "workspace create"'],
+    [['workspace', 'list', ...w], 'rolodex workspace: --workspace is not an option of "workspace list"'],
+    [['key', 'list', ...w, '--scopes', 'lists:read'], 'rolodex key: --scopes is not an option of "key list"'],
+    [['key', 'revoke', 'key_x', ...w], 'rolodex key: --workspace is not an option of "key revoke"'],
+    [['user', 'list', ...w, '--role', 'admin'], 'rolodex user: --role is not an option of "user list"'],
+    [['channel', 'list', ...w, '--name', 'general'], 'rolodex channel: --name is not an option of "channel list"'],
+    [['mailbox', 'list', ...w, '--user', 'u'], 'rolodex mailbox: --user is not an option of "mailbox list"'],
+    [['webhook', 'remove', 'wh_x', '--url', 'https://x.test'], 'rolodex webhook: --url is not an option of "webhook remove"'],
+    [['trash', 'restore', ...w, '--older-than', '30d', 'rec_x'], 'rolodex trash: --older-than is not an option of "trash restore"'],
+  ];
+  for (const [args, line] of cases) assert.equal(await usage(args), line, args.join(' '));
+});
