@@ -361,7 +361,8 @@ export async function purge(ctx: WriteCtx, input: { ids?: readonly string[]; old
   };
   const entries: repo.TrashRow[] = [];
   if (input.ids && input.ids.length > 0) {
-    for (const id of input.ids) {
+    // An id named twice is one entry: purged once, and counted once.
+    for (const id of new Set(input.ids)) {
       const entry = await repo.findTrashLocked(ctx.db, ctx.actor.workspaceId, id);
       if (!entry) throw notFound('trashed record', id);
       entries.push(entry);

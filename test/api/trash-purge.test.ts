@@ -175,6 +175,17 @@ eachDialect('trash, operator side', (ctx) => {
     assert.equal((await cli(t, ['trash', 'purge', '--workspace', s.workspaceId, '--older-than', '36500'])).code, 0);
   });
 
+  test('an id named twice is purged once, and counted once', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const a = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'Twice', $website: ['https://twice.test'] } });
+    await ok(s, 'DELETE', `/v1/accounts/${a.id}`);
+    const purged = await cli(t, ['trash', 'purge', '--workspace', s.workspaceId, a.id, a.id, '--json']);
+    assert.equal(purged.code, 0, purged.err);
+    const counts = JSON.parse(purged.out);
+    assert.deepEqual([counts.records, counts.values, counts.valueIndexRows], [1, 2, 3], purged.out);
+  });
+
   test('an unknown workspace or type is refused; a restore of several ids says which came back before one failed', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);
