@@ -23,6 +23,9 @@ export function parseAge(text: string): number {
   if (!m) throw new UsageError(`--older-than takes a number of days (30d), hours (12h) or minutes (90m), not "${text}"`, 'older-than');
   const unit = m[2] === 'h' ? 3_600_000 : m[2] === 'm' ? 60_000 : 86_400_000;
   const ms = Number(m[1]) * unit;
+  // Every entry is older than no time at all: the flag left out says that, so a zero is taken for
+  // a slip (docs/cli.md, on durations).
+  if (ms === 0) throw new UsageError(`--older-than must be more than zero, not "${text}" (without it, purge takes every entry)`, 'older-than');
   if (ms > MAX_DURATION_MS) throw new UsageError(`--older-than is at most ${MAX_DURATION_DAYS} days (100 years), not "${text}"`, 'older-than');
   return ms;
 }

@@ -186,6 +186,24 @@ eachDialect('trash, operator side', (ctx) => {
     assert.deepEqual([counts.records, counts.values, counts.valueIndexRows], [1, 2, 3], purged.out);
   });
 
+  test('--older-than 0 is wrong usage: without it, purge takes every entry', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const a = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'Kept' } });
+    await ok(s, 'DELETE', `/v1/accounts/${a.id}`);
+    for (const age of ['0', '0d', '0h', '00m']) {
+      const r = await cli(t, ['trash', 'purge', '--workspace', s.workspaceId, '--older-than', age]);
+      assert.equal(r.code, 2, `${age}: ${r.err}`);
+      assert.match(r.err, new RegExp(`^rolodex trash: --older-than must be more than zero, not "${age}"`));
+    }
+    const listed = await cli(t, ['trash', 'list', '--workspace', s.workspaceId, '--json']);
+    assert.deepEqual(
+      JSON.parse(listed.out).map((i: { id: string }) => i.id),
+      [a.id],
+      'nothing was purged',
+    );
+  });
+
   test('an unknown workspace or type is refused; a restore of several ids says which came back before one failed', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);
