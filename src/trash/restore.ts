@@ -279,6 +279,8 @@ export async function restore(ctx: WriteCtx, input: { id: string }): Promise<Res
     await meetings.insertMeeting(ctx.db, row, contents ?? { meeting_id: row.id, description: null, transcript_id: null }, participants);
     await repo.releaseTranscript(ctx.db, entry.id);
   } else if (payload.list) {
+    // Locked before the check, as a meeting's: a new list given the externalId meanwhile is seen.
+    await lists.lockLists(ctx.db, payload.list.workspace_id);
     const externalId = payload.list.external_id ?? null;
     if (externalId !== null && (await lists.listsByExternalId(ctx.db, payload.list.workspace_id, [externalId])).size > 0)
       throw new AppError('duplicate_value', `Another list now holds externalId "${externalId}"; ${payload.list.id} stays in the trash.`, {
