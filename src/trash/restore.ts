@@ -73,6 +73,7 @@ function current(ends: Ends, id: string): string {
   return at;
 }
 
+const sourceIds = (rows: readonly repo.LinkRow[]) => rows.map((r) => r.source_id);
 const otherEnd = (id: string) => (r: repo.LinkRow) => (r.source_id === id ? r.target_id : r.source_id);
 
 /**
@@ -177,16 +178,16 @@ async function restoreLinks(ctx: WriteCtx, id: string, rows: readonly repo.LinkR
   const own = back.filter((r) => r.source_id === id);
   const theirs = back.filter((r) => r.source_id !== id);
   const kept: repo.LinkRow[] = [...own];
-  // Their sources are locked as their updates lock them: two restores, or a restore and an update,
-  // appending to one source's rows take turns, each after the positions the other left.
-  if (theirs.length > 0)
-    await records.lockForChange(
-      ctx.db,
-      theirs.map((r) => r.source_id),
-    );
+  // Their sources are locked as updates lock them: writers appending to one source's rows take turns.
+  if (theirs.length > 0) await records.lockForChange(ctx.db, sourceIds(theirs));
+  // Read once per relationship and per type, not per row: a source holds one row of each here (onceEach).
+  const lastOf = new Map<string, Map<string, number>>();
+  for (const [name, rows] of Map.groupBy(theirs, (r) => r.name)) lastOf.set(name, await records.lastPositions(ctx.db, name, sourceIds(rows)));
+  const defsOf = new Map<string, TypeDefinitions | null>();
+  for (const kind of new Set(theirs.map((r) => kinds.get(r.source_id) as string))) defsOf.set(kind, await loadDefinitions(ctx, { objectType: kind }));
   for (const r of theirs) {
-    const sourceDefs = await loadDefinitions(ctx, { objectType: kinds.get(r.source_id) as string });
-    const last = (await records.lastPositions(ctx.db, r.name, [r.source_id])).get(r.source_id);
+    const sourceDefs = defsOf.get(kinds.get(r.source_id) as string);
+    const last = lastOf.get(r.name)?.get(r.source_id);
     if (last !== undefined && sourceDefs?.relationships.get(r.name)?.cardinality === 'has_one') continue;
     kept.push({ ...r, position: last === undefined ? r.position : last + 1 });
   }
@@ -363,7 +364,6 @@ export async function purge(ctx: WriteCtx, input: { ids?: readonly string[]; old
   };
   const entries: repo.TrashRow[] = [];
   if (input.ids && input.ids.length > 0) {
-    // An id named twice is one entry: purged once, and counted once.
     for (const id of new Set(input.ids)) {
       const entry = await repo.findTrashLocked(ctx.db, ctx.actor.workspaceId, id);
       if (!entry) throw notFound('trashed record', id);

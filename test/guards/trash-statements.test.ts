@@ -63,4 +63,33 @@ eachDialect('trash statements', (ctx) => {
       assert.ok(back.steps.length <= 8, `a restore waits for ${back.steps.length} round trips: ${JSON.stringify(back.steps)}`);
     }
   });
+
+  // The links others hold to a restored record come back after each holder's rows: their last
+  // positions, and the holders' definitions, are read once for all of them, so a restore of an
+  // account with many contacts, which holds them locked, costs a few statements, not a few a contact.
+  test("a restore of an account reads its contacts' last positions and definitions once, not once a contact", async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const account = (await call(t, s.secret, 'POST', '/v1/accounts', { fields: { $name: 'Acme' } })).json().id as string;
+    const contacts: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      const r = await call(t, s.secret, 'POST', '/v1/contacts', {
+        fields: { $name: { firstName: 'C', lastName: `${i}` } },
+        relationships: { $account: [account] },
+      });
+      assert.equal(r.statusCode, 200, r.body);
+      contacts.push(r.json().id);
+    }
+    assert.equal((await call(t, s.secret, 'DELETE', `/v1/accounts/${account}`)).statusCode, 200);
+    const db = t.deps.db.kysely;
+    const back = await stepsOf(() => write(db, (tx) => restore(operatorCtx(tx, s.workspaceId), { id: account }), { followUpFailed: () => {} }));
+    assert.equal(back.result.links, 20);
+    const statements = back.steps.flat();
+    const positions = statements.filter((x) => /max\("?position"?\)/.test(x) && /entity_relationships/.test(x));
+    assert.equal(positions.length, 1, JSON.stringify(positions));
+    const versions = statements.filter((x) => /definition_versions/.test(x));
+    assert.ok(versions.length <= 4, `definitions read ${versions.length} times: ${JSON.stringify(versions)}`);
+    for (const id of contacts.slice(0, 3))
+      assert.deepEqual((await call(t, s.secret, 'GET', `/v1/contacts/${id}`)).json().relationships.$account.values, [account]);
+  });
 });
