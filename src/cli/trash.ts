@@ -71,7 +71,8 @@ export async function restoreEach(
   // As an API write: the listing's counts are kept after COMMIT (src/trash/restore.ts), and
   // closing the database waits for that.
   const failed = (err: unknown) => io.err(`a follow-up of a committed restore failed: ${err instanceof Error ? err.message : String(err)}`);
-  for (const id of ids) {
+  // An id named twice is one entry: restored once, not refused the second time as not in the trash.
+  for (const id of new Set(ids)) {
     const r = await write(db.kysely, (tx) => restore({ ...operator(db, config, workspaceId), db: tx }, { id }), {
       followUpFailed: failed,
       ...rerunOnConflict(io),

@@ -186,6 +186,16 @@ eachDialect('trash, operator side', (ctx) => {
     assert.deepEqual([counts.records, counts.values, counts.valueIndexRows], [1, 2, 3], purged.out);
   });
 
+  test('an id named twice is restored once, not refused the second time', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const a = await ok(s, 'POST', '/v1/accounts', { fields: { $name: 'Twice' } });
+    await ok(s, 'DELETE', `/v1/accounts/${a.id}`);
+    const restored = await cli(t, ['trash', 'restore', '--workspace', s.workspaceId, a.id, a.id, '--json']);
+    assert.equal(restored.code, 0, restored.err);
+    assert.deepEqual(JSON.parse(restored.out), [{ id: a.id, objectType: 'account', links: 0 }]);
+  });
+
   test('--older-than 0 is wrong usage: without it, purge takes every entry', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);
