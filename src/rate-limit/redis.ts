@@ -87,12 +87,17 @@ export interface RedisLimiterOptions {
 const QUIET_MS = 1000;
 /** How long start-up waits for Redis before it serves with local limits. */
 const START_MS = 1000;
+// Redis's answer to a SELECT of a database it does not have (REDIS_URL's `/N` past its
+// `databases`): ioredis then goes on in database 0, where another deployment's keys may live.
+const DB_REFUSED = /^ERR (DB index is out of range|invalid DB index)/i;
 
 export class RedisRateLimiter implements RateLimiter {
   readonly redis: LimiterRedis;
   readonly #opts: RedisLimiterOptions;
   #degraded = false;
   #closing = false;
+  /** Redis refused the database the URL names: the connection is closed for good, limits stay local. */
+  #refused = false;
   /** Until when (performance.now()) requests are decided locally after a command timed out. */
   #quietUntil = 0;
   readonly #buckets: SharedBuckets;
@@ -114,7 +119,7 @@ export class RedisRateLimiter implements RateLimiter {
           }),
       leaseMs: opts.leaseMs ?? 0,
       ...(opts.clock ? { clock: opts.clock } : {}),
-      reachable: () => this.redis.status === 'ready' && (this.#quietUntil === 0 || performance.now() >= this.#quietUntil),
+      reachable: () => !this.#refused && this.redis.status === 'ready' && (this.#quietUntil === 0 || performance.now() >= this.#quietUntil),
       alone: (workspaceId, category) => this.#local(workspaceId, category),
       // Closing with requests in flight is not an outage.
       failed: (err) => this.#closing || err instanceof CommandUnanswered || this.#down(err),
@@ -130,10 +135,10 @@ export class RedisRateLimiter implements RateLimiter {
     });
     redis.defineCommand('rolodexTake', { numberOfKeys: 1, lua: TAKE_LUA });
     // Without a listener ioredis prints every failed reconnect; the state changes are logged below.
-    redis.on('error', (err: Error) => this.#down(err));
+    redis.on('error', (err: Error) => (DB_REFUSED.test(err.message) ? this.#refuse(err) : this.#down(err)));
     // A connection the server closes cleanly emits no error, only 'close'.
     redis.on('close', () => this.#closing || this.#down(new Error('connection closed')));
-    redis.on('ready', () => this.#up());
+    redis.on('ready', () => this.#refused || this.#up());
     this.redis = redis as LimiterRedis;
     opts.metrics?.redisUp.set(0);
   }
@@ -175,6 +180,19 @@ export class RedisRateLimiter implements RateLimiter {
     if (this.#closing) return;
     this.#quietUntil = performance.now() + QUIET_MS;
     this.#down(new Error(`Redis command unanswered after ${this.#opts.commandTimeoutMs ?? 200} ms`));
+  }
+
+  /** A configuration error, not an outage: said once, at error level, and never retried. */
+  #refuse(err: Error): void {
+    if (this.#refused) return;
+    this.#refused = true;
+    this.#degraded = true;
+    this.#opts.metrics?.redisUp.set(0);
+    this.#opts.logger.error(
+      { err: { message: err.message } },
+      'Redis refused the database REDIS_URL names (its /N): rate limits stay in this process until REDIS_URL is corrected',
+    );
+    this.redis.disconnect();
   }
 
   #down(err: Error): void {

@@ -261,6 +261,31 @@ if (redis || IN_CI) {
       assert.throws(() => config({ RATE_LIMIT_LEASE_MS: '101' }), /RATE_LIMIT_LEASE_MS/);
     });
 
+    test('a database Redis refuses (REDIS_URL /99) is said once and leaves the limits local, never database 0', async () => {
+      const metrics = createMetrics({ defaults: false });
+      const url = new URL(TEST_REDIS_URL);
+      url.pathname = '/99';
+      const prefix = `test:${randomBytes(6).toString('hex')}:`;
+      const { l, log } = limiter(url.toString(), prefix, metrics);
+      open.push(l);
+      await l.start();
+      await until(() => /Redis refused the database/.test(log.text()), 2000);
+      const decided = await Promise.all([1, 2, 3].map(() => Promise.resolve(l.consume('ws', 'Read'))));
+      assert.deepEqual(
+        decided.map((d) => d?.allowed),
+        [true, true, false],
+        'local limits',
+      );
+      assert.equal((await metrics.redisUp.get()).values[0]?.value, 0);
+      assert.equal((await metrics.redisFallbacks.get()).values[0]?.value, 3);
+      assert.doesNotMatch(log.text(), /reachable again/);
+      // Nothing of this limiter's in database 0.
+      const zero = limiter(TEST_REDIS_URL, prefix).l;
+      open.push(zero);
+      await zero.start();
+      assert.deepEqual(await zero.redis.keys(`${prefix}*`), []);
+    });
+
     test('an outage falls back to local limits, is logged and counted, and ends when Redis returns', async () => {
       const port = await freePort();
       const r = relay(port);
