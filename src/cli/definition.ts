@@ -9,7 +9,7 @@ import { addField, addOption, addRelationship, isCurrencyCode, type FieldDef, lo
 import { InputError } from '../lib/errors.ts';
 import { VALUE_TYPES, type ValueType } from '../lib/value-types.ts';
 import { requireWorkspace } from '../workspaces/service.ts';
-import { badValue, countryCode, type Io, oneOf, operator, parse, print, required, subcommand, UsageError, withDb } from './io.ts';
+import { badValue, countryCode, type Io, oneOf, onlyOptionsOf, operator, optionsOf, parse, print, required, subcommand, UsageError, withDb } from './io.ts';
 import { write } from '../db/index.ts';
 
 export const usage = `rolodex definition add --workspace W --type T --key K --label L --value-type V [--description D] [--currency C] [--unique] [--multiple-values] [--handle-service S] [--default-country CC] [--json]
@@ -43,33 +43,6 @@ const OPTIONS = {
   option: { type: 'string' },
 } as const;
 
-// The options each form of the command takes (its usage line): any other it is given is wrong
-// usage, never ignored (docs/cli.md), so that `add --relationship … --unique` does not make a
-// relationship that is not what was asked, nor `add --value-type TEXT … --target account` a field.
-const FIELD = ['workspace', 'type', 'key', 'label', 'description', 'value-type', 'currency', 'unique', 'multiple-values', 'handle-service', 'default-country'];
-const TAKES: Readonly<Record<string, readonly string[]>> = {
-  add: FIELD,
-  'add --relationship': ['workspace', 'type', 'key', 'label', 'description', 'relationship', 'cardinality', 'target'],
-  'option add': ['workspace', 'type', 'field', 'label', 'description'],
-  'option rename': ['workspace', 'type', 'field', 'option', 'label'],
-  rename: ['workspace', 'type', 'key', 'label', 'description'],
-  archive: ['workspace', 'type', 'key'],
-  unarchive: ['workspace', 'type', 'key'],
-  list: ['workspace', 'type'],
-  'type add': ['workspace', 'slug', 'label'],
-  types: ['workspace'],
-};
-
-/** Wrong usage when `values` hold an option that the form `form` of the command does not take. */
-function onlyOptionsOf(form: string, values: Record<string, unknown>): void {
-  const takes = TAKES[form] ?? [];
-  for (const [name, v] of Object.entries(values)) {
-    if (v === undefined || name === 'json' || name === 'help' || takes.includes(name)) continue;
-    const hint = form === 'add' && TAKES['add --relationship']?.includes(name) ? ' (a relationship is added with --relationship)' : '';
-    throw new UsageError(`--${name} is not an option of "definition ${form}"${hint}`, name);
-  }
-}
-
 const CARDINALITIES = ['has_one', 'has_many'] as const;
 const HANDLE_SERVICES: readonly HandleService[] = ['TWITTER', 'LINKEDIN', 'FACEBOOK', 'INSTAGRAM'];
 
@@ -90,7 +63,18 @@ export async function run(args: string[], io: Io): Promise<void> {
   // `definition option add|rename` and `definition type add`: the word after is checked as well.
   const [nested, after] = isOption ? subcommand(rest, ['add', 'rename'], sub) : isType ? subcommand(rest, ['add'], sub) : [undefined, rest];
   const { values } = parse(after, OPTIONS);
-  onlyOptionsOf(nested ? `${sub} ${nested}` : sub === 'add' && values.relationship ? 'add --relationship' : sub, values);
+  // `add` has a line for a field and one for a relationship: each takes only its own options, so
+  // that `add --relationship … --unique` does not make a relationship other than the one asked for,
+  // nor `add --value-type TEXT … --target account` a field.
+  const addsRelationship = values.relationship !== undefined;
+  const ofRelationship = (line: string) => line.includes(' --relationship ');
+  const forAdd = {
+    only: (line: string) => ofRelationship(line) === addsRelationship,
+    name: addsRelationship ? 'add --relationship' : 'add',
+    hint: (o: string) =>
+      !addsRelationship && optionsOf(usage.split('\n').find(ofRelationship) ?? '').includes(o) ? ' (a relationship is added with --relationship)' : '',
+  };
+  onlyOptionsOf(usage, nested ? `${sub} ${nested}` : sub, values, sub === 'add' ? forAdd : {});
   const workspaceId = required(values, 'workspace');
   const text = (name: string) => values[name] as string | undefined;
   const json = values.json as boolean;

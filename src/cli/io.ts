@@ -117,18 +117,37 @@ export function countryCode(option: string, given: string | undefined): string |
   throw badValue(option, given, 'an ISO 3166-1 alpha-2 country code such as DE');
 }
 
+/** The options a usage line names (`--workspace W [--json]` → workspace, json). */
+export function optionsOf(line: string): string[] {
+  return [...line.matchAll(/--([a-z][a-z0-9-]*)/g)].map((m) => m[1] as string);
+}
+
 /**
- * Wrong usage when `values` hold an option that the subcommand `sub` does not take: a command's
- * options are parsed together for all its subcommands, and one given to a form that has no use for
- * it (`workspace create --default-country DE`) would otherwise be ignored without a word
- * (docs/cli.md). What each form takes is read from its lines of the command's `usage`.
+ * Wrong usage when `values` hold an option that the form `form` of the command (`create`, `option
+ * add`) does not take: a command's options are parsed together for all its forms, and one given to
+ * a form that has no use for it (`workspace create --default-country DE`) would otherwise be
+ * ignored without a word (docs/cli.md). What a form takes is read from its lines of the command's
+ * `usage` (`archive|unarchive` is a line of both), narrowed by `only` where one form has two lines
+ * (`definition add`, of a field or of a relationship); `hint` adds to the refusal of an option.
  */
-export function onlyOptionsOf(usage: string, sub: string, values: Record<string, unknown>): void {
-  const lines = usage.split('\n').filter((l) => l.split(' ')[2] === sub);
+export function onlyOptionsOf(
+  usage: string,
+  form: string,
+  values: Record<string, unknown>,
+  opts: { only?: (line: string) => boolean; name?: string; hint?: (option: string) => string } = {},
+): void {
+  const words = form.split(' ');
+  const lines = usage.split('\n').filter((l) => {
+    const w = l.split(' ');
+    const after = w[2 + words.length] ?? '';
+    return w[0] === 'rolodex' && words.every((x, i) => (w[2 + i] ?? '').split('|').includes(x)) && !/^[a-z]/.test(after) && (opts.only?.(l) ?? true);
+  });
   if (lines.length === 0) return;
-  const takes = new Set(['json', 'help', ...lines.flatMap((l) => [...l.matchAll(/--([a-z][a-z0-9-]*)/g)].map((m) => m[1] as string))]);
+  const takes = new Set(['json', 'help', ...lines.flatMap(optionsOf)]);
+  const command = lines[0]?.split(' ')[1];
   for (const [name, v] of Object.entries(values))
-    if (v !== undefined && !takes.has(name)) throw new UsageError(`--${name} is not an option of "${lines[0]?.split(' ').slice(1, 3).join(' ')}"`, name);
+    if (v !== undefined && !takes.has(name))
+      throw new UsageError(`--${name} is not an option of "${command} ${opts.name ?? form}"${opts.hint?.(name) ?? ''}`, name);
 }
 
 /**
