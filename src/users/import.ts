@@ -46,7 +46,7 @@ export const userKind: ImportKind<CheckedUser> = {
     const held = await repo.heldEmailKeys(
       ctx.db,
       ctx.actor.workspaceId,
-      rows.map((r) => r.email_key ?? ''),
+      rows.flatMap((r) => (r.email_key === null ? [] : [r.email_key])),
     );
     for (const { line, row } of fresh) {
       if (row.email_key !== null && held.has(row.email_key)) throw new ImportError(line, 'email', `another user of the workspace has the email "${row.email}"`);

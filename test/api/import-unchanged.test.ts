@@ -41,6 +41,15 @@ const email = (files: string[]) => ({
   relationships: { $attachment: { objectType: 'file', values: files } },
 });
 
+/** `rolodex export` without `--files`, imported into the workspace it came from. */
+async function exportedAndImportedAgain(t: TestApp, workspaceId: string, name: string): Promise<void> {
+  const path = join(t.tdb.dataDir, `${name}.ndjson`);
+  const exported = await rolodex(t, ['export', '--workspace', workspaceId, path]);
+  assert.equal(exported.code, 0, exported.err);
+  const imported = await rolodex(t, ['import', '--workspace', workspaceId, path]);
+  assert.equal(imported.code, 0, imported.err);
+}
+
 eachDialect('re-import of channels, messages and e-mails', (ctx) => {
   test('a line that changes nothing leaves updatedAt alone; a change moves it', async () => {
     const t: TestApp = ctx();
@@ -101,11 +110,7 @@ eachDialect('re-import of channels, messages and e-mails', (ctx) => {
     await importInto(t, w.workspaceId, [named]);
     assert.deepEqual(await read(), before);
 
-    const path = join(t.tdb.dataDir, `no-files-${w.tag}.ndjson`);
-    const exported = await rolodex(t, ['export', '--workspace', w.workspaceId, path]);
-    assert.equal(exported.code, 0, exported.err);
-    const imported = await rolodex(t, ['import', '--workspace', w.workspaceId, path]);
-    assert.equal(imported.code, 0, imported.err);
+    await exportedAndImportedAgain(t, w.workspaceId, `no-files-${w.tag}`);
     assert.deepEqual(await read(), before, 'an export without --files imported into its workspace keeps the attachments');
 
     await sleep(5);
@@ -145,11 +150,7 @@ eachDialect('re-import of channels, messages and e-mails', (ctx) => {
     await importInto(t, w.workspaceId, [named, contact()]);
     assert.deepEqual(await read(), before);
 
-    const path = join(t.tdb.dataDir, `no-files-${w.tag}.ndjson`);
-    const exported = await rolodex(t, ['export', '--workspace', w.workspaceId, path]);
-    assert.equal(exported.code, 0, exported.err);
-    const imported = await rolodex(t, ['import', '--workspace', w.workspaceId, path]);
-    assert.equal(imported.code, 0, imported.err);
+    await exportedAndImportedAgain(t, w.workspaceId, `no-files-${w.tag}`);
     assert.deepEqual(await read(), before, 'an export without --files imported into its workspace keeps the files');
 
     await importInto(t, w.workspaceId, [message([]), contact([])]);
