@@ -243,5 +243,26 @@ for (const dialect of testDialects()) {
         const list = await run(env, ['workspace', 'list']);
         assert.match(list.out, /^ws_\w+ {2}Acme$/);
       });
+
+    if (dialect === 'postgres')
+      test('a schema named in capitals is the one PostgreSQL reads, in lower case, in either form of the URL', async () => {
+        for (const form of ['search_path', 'options'] as const) {
+          const schema = newSchema();
+          const written = schema.replace('typo', 'Typo');
+          const url = new URL(TEST_DATABASE_URL);
+          url.searchParams.set(form, form === 'options' ? `-c search_path=${written}` : written);
+          const env = envFor(join(tmp, `capitals-${form}`, 'data'), url.toString());
+          try {
+            const made = await run(env, ['workspace', 'create', '--name', 'Acme']);
+            assert.equal(made.code, 0, `${form}: ${made.err.join('\n')}`);
+            assert.equal(await schemaExists(schema), true, form);
+            assert.equal(await schemaExists(written), false, `${form}: no schema "${written}" beside it`);
+            const list = await run(env, ['workspace', 'list']);
+            assert.match(list.out, /^ws_\w+ {2}Acme$/, form);
+          } finally {
+            await admin(`drop schema if exists "${written}" cascade`);
+          }
+        }
+      });
   });
 }
