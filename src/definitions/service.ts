@@ -226,14 +226,19 @@ const MULTI_CAPABLE = new Set<ValueType>(['EMAIL', 'URL', 'TELEPHONE', 'SOCIAL_H
 // A unique value is compared whole through one row of the value index; an ADDRESS has a row per
 // part and a FULL_NAME's object is never looked up, so neither could hold `unique`.
 const NEVER_UNIQUE = new Set<ValueType>(['ADDRESS', 'FULL_NAME']);
+// The codes of ISO 4217's current list that ICU has no data for, so leaves out of its currencies:
+// funds (Chile's CLF, Uruguay's UYI), precious metals (XAU), bond units, testing and no-currency
+// codes, and Venezuela's VED.
+const ISO_BEYOND_ICU = 'BOV CHE CHW CLF COU MXV USN UYI UYW VED XAG XAU XBA XBB XBC XBD XPD XPT XTS XUA XXX'.split(' ');
 let currencies: ReadonlySet<string> | undefined;
 
 /**
  * Whether `code` is a currency as a CURRENCY field's definition holds it: an ISO 4217 code in
- * upper case that the runtime's ICU knows (`EUR`; `ZZZ`, a typo, is none).
+ * upper case that exists (`EUR`, `CLF`; `ZZZ`, a typo, is none): one the runtime's ICU knows, or
+ * one of ISO 4217's that ICU leaves out (docs/records.md §Definitions).
  */
 export function isCurrencyCode(code: string): boolean {
-  currencies ??= new Set(Intl.supportedValuesOf('currency'));
+  currencies ??= new Set([...Intl.supportedValuesOf('currency'), ...ISO_BEYOND_ICU]);
   return /^[A-Z]{3}$/.test(code) && currencies.has(code);
 }
 

@@ -324,6 +324,37 @@ for (const dialect of testDialects()) {
       assert.deepEqual(custom(await list(ws, 'account')).options.tier, ['Gold', 'Silver', 'Platinum', 'Bronze']);
     });
 
+    test('a currency of ISO 4217 that ICU has no data for (a fund, a metal) is taken; a typo is not', async () => {
+      const ws = await workspace();
+      const add = (key: string, currency: string) =>
+        rolodex('definition', 'add', '--workspace', ws, '--type', 'account', '--key', key, '--label', key, '--value-type', 'CURRENCY', '--currency', currency);
+      for (const [key, currency] of [
+        ['uf', 'CLF'],
+        ['gold', 'XAU'],
+        ['bolivar', 'VED'],
+      ]) {
+        const r = await add(key as string, currency as string);
+        assert.equal(r.code, 0, `${currency}: ${r.err}`);
+      }
+      const typo = await add('typo', 'ZZZ');
+      assert.equal(typo.code, 2, typo.err);
+      assert.ok(typo.err.startsWith('rolodex definition: --currency must be a three-letter ISO 4217 code such as EUR (got "ZZZ")\n'), typo.err);
+      const line = { object: 'definition', externalId: 'd-mxv', definition: 'field', objectType: 'account', key: 'mxv', label: 'MXV', valueType: 'CURRENCY' };
+      const imported = await rolodex('import', '--workspace', ws, importFile('funds.ndjson', [{ ...line, currency: 'MXV' }]));
+      assert.equal(imported.code, 0, imported.err);
+      const refused = await rolodex('import', '--workspace', ws, importFile('typo.ndjson', [{ ...line, externalId: 'd-zzz', key: 'zzz', currency: 'ZZZ' }]));
+      assert.equal(refused.code, 1, refused.err);
+      assert.deepEqual(
+        custom(await list(ws, 'account')).fields.map((f: any) => [f.key, f.currency]),
+        [
+          ['uf', 'CLF'],
+          ['gold', 'XAU'],
+          ['bolivar', 'VED'],
+          ['mxv', 'MXV'],
+        ],
+      );
+    });
+
     test('a conflicting definition is refused, naming the line and the field, and nothing is written', async () => {
       const ws = await workspace();
       assert.equal((await rolodex('import', '--workspace', ws, importFile('base.ndjson', DEFINITIONS))).code, 0);
