@@ -24,6 +24,10 @@ export const userKind: ImportKind<CheckedUser> = {
   async upsert(ctx, items) {
     const at = isoNow(ctx.now);
     const fresh: { line: number; row: repo.UserRow }[] = [];
+    // The address keys of the chunk's new users, by the lines before the one at hand: a later line
+    // that gives one of them to a user already there is the line refused, as it would be were each
+    // new user inserted at its own line rather than with the chunk's.
+    const queued = new Set<string>();
     await upsertByExternalId(ctx, items, {
       object: 'user',
       idKind: 'usr',
@@ -32,11 +36,13 @@ export const userKind: ImportKind<CheckedUser> = {
         const set = userColumns(value);
         // A line equal to the user writes nothing: its updatedAt stays (an export imported again changes nothing).
         if ((Object.keys(set) as (keyof typeof set)[]).every((k) => set[k] === old[k])) return;
-        if (!(await repo.updateUser(ctx.db, id, { ...set, updated_at: at })))
+        if ((set.email_key !== null && queued.has(set.email_key)) || !(await repo.updateUser(ctx.db, id, { ...set, updated_at: at })))
           throw new ImportError(line, 'email', `another user of the workspace has the email "${value.email}"`);
       },
       insert({ line, externalId, value }, id) {
-        fresh.push({ line, row: { id, workspace_id: ctx.actor.workspaceId, external_id: externalId, ...userColumns(value), created_at: at, updated_at: at } });
+        const row = { id, workspace_id: ctx.actor.workspaceId, external_id: externalId, ...userColumns(value), created_at: at, updated_at: at };
+        fresh.push({ line, row });
+        if (row.email_key !== null) queued.add(row.email_key);
       },
     });
     // The chunk's new users in a few statements. An address held already (after the updates above,
