@@ -11,6 +11,8 @@
  * - `stat` returns null for an absent key; `read` and ranged reads throw
  *   `BlobNotFoundError` for one, and `RangeError` for an unsatisfiable range
  *   (callers validate ranges against `stat` first, so that is a bug).
+ * - `has` says whether `read` would find the key, reading no bytes of it and
+ *   computing nothing (S3's `stat` may hash a whole object to find its MD5).
  * - A stream returned by `read` holds a file descriptor or socket until it
  *   ends: consume it or destroy it.
  * - `delete` of an absent key succeeds.
@@ -75,6 +77,7 @@ export interface BlobStore {
   readonly kind: 'disk' | 's3';
   put(key: string, body: Readable | NodeJS.ReadableStream, opts: PutOptions): Promise<BlobStat>;
   stat(key: string): Promise<BlobStat | null>;
+  has(key: string): Promise<boolean>;
   read(key: string, range?: BlobRange): Promise<Readable>;
   delete(key: string): Promise<void>;
   presignPut?(key: string, opts: PresignPutOptions): Promise<PresignedPut>;

@@ -154,6 +154,11 @@ export function createDiskBlobStore(rootDir: string): BlobStore {
       }
     },
 
+    // What read() checks before it streams: the file, and its trailer.
+    async has(key: string): Promise<boolean> {
+      return (await store.stat(key)) !== null;
+    },
+
     // Reads from the descriptor opened here, so a concurrent replace or delete
     // cannot mix two versions: the caller gets the object as it was at open.
     async read(key: string, range?: BlobRange): Promise<Readable> {
@@ -201,6 +206,7 @@ export function createDiskBlobStore(rootDir: string): BlobStore {
     ...store,
     put: (key, body, opts) => faulted(() => store.put(key, body, opts)),
     stat: (key) => faulted(() => store.stat(key)),
+    has: (key) => faulted(() => store.has(key)),
     read: (key, range) => faulted(() => store.read(key, range)),
     delete: (key) => faulted(() => store.delete(key)),
     ping: () => faulted(() => store.ping()),

@@ -4,6 +4,7 @@ import {
   GetObjectCommand,
   HeadBucketCommand,
   HeadObjectCommand,
+  type HeadObjectCommandOutput,
   PutObjectCommand,
   S3Client,
   type S3ClientConfig,
@@ -104,6 +105,17 @@ export function createS3BlobStore(config: S3BlobStoreConfig): BlobStore {
     }
   }
 
+  /** The object's HEAD; null when the object is not there (and the bucket is). */
+  async function headObject(key: string): Promise<HeadObjectCommandOutput | null> {
+    try {
+      return await client.send(new HeadObjectCommand({ Bucket: bucket, Key: objectKey(key) }), briefly());
+    } catch (err) {
+      if (!isNotFound(err)) throw translated(err);
+      await checkBucket();
+      return null;
+    }
+  }
+
   async function hashObject(key: string): Promise<BlobStat> {
     const hash = createHash('md5');
     let size = 0;
@@ -159,14 +171,8 @@ export function createS3BlobStore(config: S3BlobStoreConfig): BlobStore {
     },
 
     async stat(key: string): Promise<BlobStat | null> {
-      let head;
-      try {
-        head = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: objectKey(key) }), briefly());
-      } catch (err) {
-        if (!isNotFound(err)) throw translated(err);
-        await checkBucket();
-        return null;
-      }
+      const head = await headObject(key);
+      if (!head) return null;
       const etag = (head.ETag ?? '').replaceAll('"', '').toLowerCase();
       // Multipart ETags have a `-N` suffix; SSE-KMS and SSE-C ETags are
       // 32-hex but not an MD5 of the data, so only trust plain/SSE-S3 ones.
@@ -174,6 +180,9 @@ export function createS3BlobStore(config: S3BlobStoreConfig): BlobStore {
       if (/^[0-9a-f]{32}$/.test(etag) && !encrypted) return { size: head.ContentLength ?? 0, md5: etag };
       return hashObject(key);
     },
+
+    // The object's HEAD alone: an encrypted object's stat would read it whole for its MD5.
+    has: async (key) => (await headObject(key)) !== null,
 
     async read(key: string, range?: BlobRange): Promise<Readable> {
       if (range && !(Number.isSafeInteger(range.start) && range.start >= 0 && range.end >= range.start)) {

@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { PluginOptions } from '../http/context.ts';
 import { linger } from '../http/linger.ts';
 import { type Metrics, recordUpload } from '../metrics/registry.ts';
+import { logMissing } from './missing.ts';
 import { reclaimer } from './reclaim.ts';
 import type { FilesEnv, FilesSystemCtx } from './service.ts';
 import { openDownload, receiveUpload } from './transfer.ts';
@@ -72,7 +73,8 @@ export function byteRoutes(files: FilesEnv, metrics: Metrics) {
           return typeof v === 'string' ? v : undefined;
         };
         const head = request.method === 'HEAD';
-        const d = await openDownload(ctx(request), { token: request.params.token, range: header('range'), ifRange: header('if-range'), head });
+        const input = { token: request.params.token, range: header('range'), ifRange: header('if-range'), head };
+        const d = await openDownload(ctx(request), input).catch((err: unknown) => logMissing(request.log, err));
         reply.code(d.status).headers(d.headers);
         if (!d.body) return reply.send();
         const reclaim = reclaimer();
