@@ -207,7 +207,14 @@ export function fileKind(blobs: BlobStore | undefined, downloadTtlSeconds = 0): 
           // A line equal to the file, bytes included, writes nothing: the file keeps its blob, and
           // the copy just made, which no row names, goes to the sweeper (docs/import.md §Rules).
           if (sameFile(old, fields)) return void (await repo.addGarbage(ctx.db, fields.blob_key, at));
-          await repo.updateFile(ctx.db, old.id, { ...fields, completed_at: old.completed_at ?? at });
+          // Other bytes move the downloads' Last-Modified (docs/files.md §Addresses); the same bytes
+          // under another description leave it where it was, as they leave the ETag, their MD5.
+          const bytesChanged = old.md5 !== fields.md5 || Number(old.size_bytes) !== fields.size_bytes;
+          await repo.updateFile(ctx.db, old.id, {
+            ...fields,
+            completed_at: old.completed_at ?? at,
+            bytes_changed_at: bytesChanged ? at : old.bytes_changed_at,
+          });
           if (old.blob_key) await repo.addGarbage(ctx.db, old.blob_key, replacedUntil());
           const delta = (repo.isListable(fields.source) ? 1 : 0) - (repo.isListable(old.source) ? 1 : 0);
           if (delta !== 0) await repo.bumpCount(ctx.db, ws, delta);
@@ -221,6 +228,7 @@ export function fileKind(blobs: BlobStore | undefined, downloadTtlSeconds = 0): 
             ...fieldsOf(item, item.value.purpose),
             created_at: at,
             completed_at: at,
+            bytes_changed_at: null,
             upload_deadline: at,
           };
           await repo.insertFile(ctx.db, row, { ranked: false });

@@ -138,6 +138,7 @@ export async function createFile(ctx: FilesWriteCtx, input: CreateFileInput) {
     blob_key: blobKey,
     created_at: isoNow(now),
     completed_at: null,
+    bytes_changed_at: null,
     expires_at: isoNow(deadline),
     upload_deadline: isoNow(deadline),
     purpose: input.purpose ?? null,

@@ -15,6 +15,8 @@ export interface FilesTable {
   blob_key: string | null;
   created_at: string;
   completed_at: string | null;
+  /** When a re-import last replaced the bytes of the COMPLETED file; null when it never did. */
+  bytes_changed_at: string | null;
   expires_at: string | null;
   upload_deadline: string;
   /** The purpose the file was created with (docs/design.md §Files); never returned. Null without one. */

@@ -151,7 +151,8 @@ export async function openDownload(ctx: FilesSystemCtx, input: DownloadInput): P
     'cache-control': 'private, no-store',
     'accept-ranges': 'bytes',
     etag,
-    'last-modified': new Date(row.completed_at ?? row.created_at).toUTCString(),
+    // When the bytes last changed: a re-import that replaces them moves it (docs/files.md §Addresses).
+    'last-modified': new Date(row.bytes_changed_at ?? row.completed_at ?? row.created_at).toUTCString(),
   };
   // If-Range: a range only applies to the version the client already has.
   const wanted = ifRange === undefined || ifRange === etag ? parseRange(range, size) : null;
