@@ -107,7 +107,9 @@ export function checkMeeting(raw: Record<string, unknown>): MeetingInput {
   for (const k of Object.keys(f)) if (!Object.hasOwn(FIELD_TYPES, k)) throw new InputError('is not a meeting field', `fields.${k}`);
   const value = (name: string) => typedField(f, FIELD_TYPES, name)?.value;
   const title = optionalText('fields.$title.value', value('$title'), LIMITS.title);
-  if (title === null || title === '') throw new InputError(`is required: a string of 1 to ${LIMITS.title} characters`, 'fields.$title.value');
+  // Required, and white space alone is as good as none, as the API holds a create (rules.ts, checkTitle).
+  if (title === null || title.trim() === '')
+    throw new InputError(`is required: a string of 1 to ${LIMITS.title} characters, not white space alone`, 'fields.$title.value');
   const start = instant('fields.$startDate.value', value('$startDate'));
   const end = instant('fields.$endDate.value', value('$endDate'));
   if (end < start) throw new InputError('is earlier than fields.$startDate', 'fields.$endDate.value');

@@ -47,6 +47,15 @@ export function checkUpdateKeys(input: { fields?: Record<string, unknown>; relat
   checkRelationshipKeys(input.relationships);
 }
 
+/**
+ * The title as written, refused when it is white space alone: a meeting's title is required, and
+ * as a record's required text (docs/records.md §Writing fields) blanks are as good as none.
+ */
+export function checkTitle(title: string, param = 'fields.$title'): string {
+  if (title.trim() === '') throw new AppError('invalid_value', '"$title" is required and cannot be blank.', { param });
+  return title;
+}
+
 function instant(value: string, param: string): number {
   // The one rule of every date-time the server takes (src/lib/dates.ts, docs/errors.md §Dates).
   const ms = parseIsoDateTime(value);

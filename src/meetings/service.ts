@@ -11,7 +11,7 @@ import { laterIso } from '../lib/dates.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import { envelope, type Page } from '../lib/paging.ts';
 import { createMissingContacts } from './contacts.ts';
-import { checkCreateKeys, checkDates, checkTranscript, checkUpdateKeys, participants } from './rules.ts';
+import { checkCreateKeys, checkDates, checkTitle, checkTranscript, checkUpdateKeys, participants } from './rules.ts';
 import * as repo from './repository.ts';
 import { relationshipsOf, type Derived } from './relationships.ts';
 import type { CreateMeetingBody, UpdateMeetingBody } from './schemas.ts';
@@ -99,6 +99,7 @@ export type CreateMeetingInput = Static<typeof CreateMeetingBody>;
 export async function createMeeting(ctx: WriteCtx, input: CreateMeetingInput) {
   checkCreateKeys(input);
   const f = input.fields;
+  const title = checkTitle(f.$title);
   const { start, end } = checkDates(f.$startDate, f.$endDate, ctx.now);
   const attendees = typeof f.$attendeeEmails === 'string' ? [f.$attendeeEmails] : f.$attendeeEmails;
   const addresses = participants(f.$organizerEmail ?? null, attendees ?? null);
@@ -110,7 +111,7 @@ export async function createMeeting(ctx: WriteCtx, input: CreateMeetingInput) {
     id: newId('mtg', ctx.now),
     workspace_id: ctx.actor.workspaceId,
     external_id: null,
-    title: f.$title,
+    title,
     start_date: start,
     end_date: end,
     meeting_url: f.$meetingUrl ?? null,
