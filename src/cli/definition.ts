@@ -9,7 +9,22 @@ import { addField, addOption, addRelationship, isCurrencyCode, type FieldDef, lo
 import { InputError } from '../lib/errors.ts';
 import { VALUE_TYPES, type ValueType } from '../lib/value-types.ts';
 import { requireWorkspace } from '../workspaces/service.ts';
-import { badValue, countryCode, type Io, oneOf, onlyOptionsOf, operator, optionsOf, parse, print, required, subcommand, UsageError, withDb } from './io.ts';
+import {
+  badValue,
+  countryCode,
+  description,
+  type Io,
+  oneOf,
+  onlyOptionsOf,
+  operator,
+  optionsOf,
+  parse,
+  print,
+  required,
+  subcommand,
+  UsageError,
+  withDb,
+} from './io.ts';
 import { write } from '../db/index.ts';
 
 export const usage = `rolodex definition add --workspace W --type T --key K --label L --value-type V [--description D] [--currency C] [--unique] [--multiple-values] [--handle-service S] [--default-country CC] [--json]
@@ -106,7 +121,7 @@ export async function run(args: string[], io: Io): Promise<void> {
       objectType,
       key: required(values, 'key'),
       label: required(values, 'label'),
-      ...(text('description') !== undefined ? { description: text('description') } : {}),
+      ...(description(values) !== undefined ? { description: description(values) } : {}),
     };
     const def = await inWorkspace((ctx) => renameDefinition(ctx, input));
     print(io, json, def, `renamed ${objectType} ${input.key} (${def.id}) to "${def.label}"`);
@@ -116,11 +131,11 @@ export async function run(args: string[], io: Io): Promise<void> {
     const def = await inWorkspace((ctx) => write(ctx.db, (tx) => setArchived({ ...ctx, db: tx }, input), { rerun: () => undefined }));
     print(io, json, def, `${sub}d ${objectType} ${input.key} (${def.id})`);
   } else if (isOption) {
-    const input = { objectType, fieldKey: required(values, 'field'), label: required(values, 'label'), description: text('description') ?? null };
+    const input = { objectType, fieldKey: required(values, 'field'), label: required(values, 'label'), description: description(values) ?? null };
     const option = await inWorkspace((ctx) => addOption(ctx, input));
     print(io, json, option, `added option ${option.id} "${option.label}" to ${objectType} ${input.fieldKey}`);
   } else if (sub === 'add') {
-    const base = { objectType, key: required(values, 'key'), label: required(values, 'label'), description: text('description') ?? null };
+    const base = { objectType, key: required(values, 'key'), label: required(values, 'label'), description: description(values) ?? null };
     if (values.relationship) {
       const cardinality = oneOf('cardinality', required(values, 'cardinality'), CARDINALITIES) as (typeof CARDINALITIES)[number];
       const input = { ...base, cardinality, targetType: required(values, 'target') };

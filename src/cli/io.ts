@@ -117,6 +117,16 @@ export function countryCode(option: string, given: string | undefined): string |
   throw badValue(option, given, 'an ISO 3166-1 alpha-2 country code such as DE');
 }
 
+/**
+ * The `--description` of a command: undefined when not given; null, no description, when given
+ * empty (`--description ''`), as a definition or webhook answers one it has none of, so that the
+ * option clears what a rename would keep (docs/cli.md).
+ */
+export function description(values: Record<string, unknown>): string | null | undefined {
+  const v = values.description;
+  return typeof v !== 'string' ? undefined : v === '' ? null : v;
+}
+
 /** The options a usage line names (`--workspace W [--json]` → workspace, json). */
 export function optionsOf(line: string): string[] {
   return [...line.matchAll(/--([a-z][a-z0-9-]*)/g)].map((m) => m[1] as string);

@@ -4,7 +4,7 @@ import { loadConfig } from '../config.ts';
 import { parseIsoDateTime } from '../lib/dates.ts';
 import { InputError } from '../lib/errors.ts';
 import { addWebhook, listWebhooks, removeWebhook, replayWebhook, type Subscription, testWebhook } from '../webhooks/service.ts';
-import { badValue, countOf, type Io, onlyOptionsOf, operator, parse, print, required, subcommand, takes, UsageError, withDb } from './io.ts';
+import { badValue, countOf, description, type Io, onlyOptionsOf, operator, parse, print, required, subcommand, takes, UsageError, withDb } from './io.ts';
 
 export const usage = `rolodex webhook add --workspace W --url URL (--events a,b | --all) [--description D] [--json]
 rolodex webhook list [--workspace W] [--json]
@@ -54,8 +54,9 @@ export async function run(args: string[], io: Io): Promise<void> {
             .map((e) => e.trim())
             .filter(Boolean);
     if (values.all === true && values.events !== undefined) throw new UsageError('give --events or --all, not both');
-    const description = (values.description as string | undefined) ?? null;
-    const w = await withDb(io, (db, config) => addWebhook(operator(db, config, workspaceId), { url, events, description, allowPrivate }));
+    const w = await withDb(io, (db, config) =>
+      addWebhook(operator(db, config, workspaceId), { url, events, description: description(values) ?? null, allowPrivate }),
+    );
     print(io, json, w, `added webhook ${line(w)}\nsigning secret (shown once): ${w.secret}`);
   } else if (sub === 'list') {
     const workspaceId = values.workspace as string | undefined;
