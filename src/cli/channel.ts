@@ -1,7 +1,7 @@
 // `rolodex channel …`: channels and their members after import (docs/design.md §Message visibility,
 // §Operator CLI). Changes apply to the very next API request; nothing about visibility is cached.
 import { changeMembers, createChannel, listChannels, setVisibility, VISIBILITIES } from '../channels/service.ts';
-import { countOf, type Io, oneOf, onlyOptionsOf, operator, parse, print, required, subcommand, takes, UsageError, withDb } from './io.ts';
+import { countOf, type Io, printable, oneOf, onlyOptionsOf, operator, parse, print, required, subcommand, takes, UsageError, withDb } from './io.ts';
 import { write } from '../db/index.ts';
 
 export const usage = `rolodex channel create --workspace W --provider P --name N --visibility ${VISIBILITIES.join('|')} [--external-id X] [--json]
@@ -14,7 +14,7 @@ rolodex channel remove-members --workspace W CHANNEL USER... [--json]
 type Described = Awaited<ReturnType<typeof createChannel>>;
 
 const line = (c: Described) =>
-  `${c.id}  ${c.visibility.padEnd(10)} ${c.provider}/${c.name}  ${countOf(c.members, 'member')}, ${countOf(c.messages, 'message')}${c.externalId ? `  (${c.externalId})` : ''}`;
+  `${c.id}  ${c.visibility.padEnd(10)} ${printable(`${c.provider}/${c.name}`)}  ${countOf(c.members, 'member')}, ${countOf(c.messages, 'message')}${c.externalId ? `  (${printable(c.externalId)})` : ''}`;
 
 export async function run(args: string[], io: Io): Promise<void> {
   const [sub, rest] = subcommand(args, ['create', 'list', 'visibility', 'add-members', 'remove-members']);

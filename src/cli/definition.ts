@@ -20,6 +20,7 @@ import {
   optionsOf,
   parse,
   print,
+  printable,
   required,
   subcommand,
   UsageError,
@@ -65,11 +66,11 @@ function fieldLine(f: FieldDef): string {
   const extra = [f.currency, f.handleService, f.multipleValues ? 'multiple' : null, f.unique ? 'unique' : null, f.readOnly ? 'read-only' : null].filter(
     Boolean,
   );
-  const options = f.options ? `  [${f.options.map((o) => o.label).join(', ')}]` : '';
-  return `${f.key}  ${f.valueType}  ${f.label}${extra.length ? `  (${extra.join(', ')})` : ''}${options}`;
+  const options = f.options ? `  [${f.options.map((o) => printable(o.label)).join(', ')}]` : '';
+  return `${f.key}  ${f.valueType}  ${printable(f.label)}${extra.length ? `  (${extra.join(', ')})` : ''}${options}`;
 }
 
-const relationshipLine = (r: RelationshipDef) => `${r.key}  ${r.cardinality} ${r.objectType}  ${r.label}`;
+const relationshipLine = (r: RelationshipDef) => `${r.key}  ${r.cardinality} ${r.objectType}  ${printable(r.label)}`;
 
 export async function run(args: string[], io: Io): Promise<void> {
   const [sub, rest] = subcommand(args, ['add', 'option', 'list', 'type', 'types', 'rename', 'archive', 'unarchive']);
@@ -103,19 +104,19 @@ export async function run(args: string[], io: Io): Promise<void> {
   if (isType) {
     const input = { slug: required(values, 'slug'), label: required(values, 'label') };
     const t = await inWorkspace((ctx) => defineObjectType(ctx, input));
-    print(io, json, t, `defined object type ${t.objectType} (${t.label})`);
+    print(io, json, t, `defined object type ${t.objectType} (${printable(t.label)})`);
     return;
   }
   if (sub === 'types') {
     const all = await inWorkspace((ctx) => listObjectTypes(ctx));
-    print(io, json, all, all.map((t) => `${t.objectType}  ${t.label}`).join('\n') || 'no custom object types');
+    print(io, json, all, all.map((t) => `${t.objectType}  ${printable(t.label)}`).join('\n') || 'no custom object types');
     return;
   }
   const objectType = required(values, 'type');
   if (isOption && nested === 'rename') {
     const input = { objectType, fieldKey: required(values, 'field'), option: required(values, 'option'), label: required(values, 'label') };
     const option = await inWorkspace((ctx) => renameOption(ctx, input));
-    print(io, json, option, `renamed option ${option.id} of ${objectType} ${input.fieldKey} to "${option.label}"`);
+    print(io, json, option, `renamed option ${option.id} of ${objectType} ${input.fieldKey} to "${printable(option.label)}"`);
   } else if (sub === 'rename') {
     const input = {
       objectType,
@@ -124,7 +125,7 @@ export async function run(args: string[], io: Io): Promise<void> {
       ...(description(values) !== undefined ? { description: description(values) } : {}),
     };
     const def = await inWorkspace((ctx) => renameDefinition(ctx, input));
-    print(io, json, def, `renamed ${objectType} ${input.key} (${def.id}) to "${def.label}"`);
+    print(io, json, def, `renamed ${objectType} ${input.key} (${def.id}) to "${printable(def.label)}"`);
   } else if (sub === 'archive' || sub === 'unarchive') {
     const input = { objectType, key: required(values, 'key'), archived: sub === 'archive' };
     // Run again when PostgreSQL cancels it to end a deadlock with a record write it waits for.
@@ -133,7 +134,7 @@ export async function run(args: string[], io: Io): Promise<void> {
   } else if (isOption) {
     const input = { objectType, fieldKey: required(values, 'field'), label: required(values, 'label'), description: description(values) ?? null };
     const option = await inWorkspace((ctx) => addOption(ctx, input));
-    print(io, json, option, `added option ${option.id} "${option.label}" to ${objectType} ${input.fieldKey}`);
+    print(io, json, option, `added option ${option.id} "${printable(option.label)}" to ${objectType} ${input.fieldKey}`);
   } else if (sub === 'add') {
     const base = { objectType, key: required(values, 'key'), label: required(values, 'label'), description: description(values) ?? null };
     if (values.relationship) {

@@ -2,7 +2,7 @@
 // §Mailboxes). Changes apply to the very next API request.
 import { systemCtx } from '../lib/context.ts';
 import { addMailbox, listMailboxes, OTHERS_SEE, removeMailbox } from '../mailboxes/service.ts';
-import { type Io, oneOf, onlyOptionsOf, operator, parse, print, required, subcommand, takes, UsageError, withDb } from './io.ts';
+import { type Io, oneOf, onlyOptionsOf, operator, parse, print, printable, required, subcommand, takes, UsageError, withDb } from './io.ts';
 
 export const usage = `rolodex mailbox add --workspace W --user U --address A [--others-see ${OTHERS_SEE.join('|')}] [--external-id X] [--json]
 rolodex mailbox list --workspace W [--json]
@@ -11,7 +11,8 @@ rolodex mailbox remove MAILBOX_ID [--json]
 
 type Described = Awaited<ReturnType<typeof addMailbox>>;
 
-const line = (m: Described) => `${m.id}  ${m.address}  owner ${m.userId}  others see ${m.othersSee}${m.externalId ? `  (${m.externalId})` : ''}`;
+const line = (m: Described) =>
+  `${m.id}  ${printable(m.address)}  owner ${m.userId}  others see ${m.othersSee}${m.externalId ? `  (${printable(m.externalId)})` : ''}`;
 
 export async function run(args: string[], io: Io): Promise<void> {
   const [sub, rest] = subcommand(args, ['add', 'list', 'remove']);
@@ -46,7 +47,7 @@ export async function run(args: string[], io: Io): Promise<void> {
     const id = positionals[0];
     if (!id) throw new UsageError('the id of the mailbox to remove is required');
     const m = await withDb(io, (db) => removeMailbox(systemCtx(db.kysely), { id }));
-    print(io, json, m, `removed mailbox ${m.id} (${m.address}); its e-mails stay`);
+    print(io, json, m, `removed mailbox ${m.id} (${printable(m.address)}); its e-mails stay`);
   } else {
     throw new UsageError(`unknown subcommand "${sub ?? ''}"`);
   }

@@ -1,5 +1,5 @@
 import { createUser, listUsers } from '../users/service.ts';
-import { type Io, oneOf, onlyOptionsOf, operator, parse, print, required, subcommand, UsageError, withDb } from './io.ts';
+import { type Io, oneOf, onlyOptionsOf, operator, parse, print, printable, required, subcommand, UsageError, withDb } from './io.ts';
 
 export const usage = `rolodex user create --workspace W --email E [--name N | --first-name F --last-name L] [--role admin|member] [--profile-image URL] [--json]
 rolodex user list --workspace W [--json]`;
@@ -36,10 +36,15 @@ export async function run(args: string[], io: Io): Promise<void> {
       profileImageUrl: text('profile-image'),
     };
     const user = await withDb(io, (db, config) => createUser(operator(db, config, workspaceId), input));
-    print(io, values.json as boolean, user, `created user ${user.id} (${user.email}, ${user.role})`);
+    print(io, values.json as boolean, user, `created user ${user.id} (${printable(user.email)}, ${user.role})`);
   } else if (sub === 'list') {
     const users = await withDb(io, (db, config) => listUsers(operator(db, config, workspaceId)));
-    print(io, values.json as boolean, users, users.map((u) => `${u.id}  ${u.email}  ${u.role}  ${displayName(u)}`.trimEnd()).join('\n') || 'no users');
+    print(
+      io,
+      values.json as boolean,
+      users,
+      users.map((u) => `${u.id}  ${printable(u.email)}  ${u.role}  ${printable(displayName(u))}`.trimEnd()).join('\n') || 'no users',
+    );
   } else {
     throw new UsageError(`unknown subcommand "${sub ?? ''}"`);
   }

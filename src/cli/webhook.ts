@@ -4,7 +4,22 @@ import { loadConfig } from '../config.ts';
 import { parseIsoDateTime } from '../lib/dates.ts';
 import { InputError } from '../lib/errors.ts';
 import { addWebhook, listWebhooks, removeWebhook, replayWebhook, type Subscription, testWebhook } from '../webhooks/service.ts';
-import { badValue, countOf, description, type Io, onlyOptionsOf, operator, parse, print, required, subcommand, takes, UsageError, withDb } from './io.ts';
+import {
+  badValue,
+  countOf,
+  description,
+  type Io,
+  onlyOptionsOf,
+  operator,
+  parse,
+  print,
+  printable,
+  required,
+  subcommand,
+  takes,
+  UsageError,
+  withDb,
+} from './io.ts';
 
 export const usage = `rolodex webhook add --workspace W --url URL (--events a,b | --all) [--description D] [--json]
 rolodex webhook list [--workspace W] [--json]
@@ -14,10 +29,10 @@ rolodex webhook replay WEBHOOK_ID --since TIME [--json]   (TIME: 2026-03-01T00:0
   (events: contact.created, list.members_added, …; add prints the whsec_ signing secret once; replay re-sends stored events and enables a disabled endpoint)`;
 
 const line = (w: Subscription) =>
-  `${w.id}  ${w.url}  ${w.status}${w.disabledAt ? ` since ${w.disabledAt}` : w.failingSince ? ` since ${w.failingSince}` : ''}  events ${
+  `${w.id}  ${printable(w.url)}  ${w.status}${w.disabledAt ? ` since ${w.disabledAt}` : w.failingSince ? ` since ${w.failingSince}` : ''}  events ${
     w.events === 'all' ? 'all' : w.events.join(',')
-  }${w.neverWritten.length > 0 ? `  never written: ${w.neverWritten.join(',')}` : ''}${w.description ? `  (${w.description})` : ''}${
-    w.lastError && w.status !== 'active' ? `  last error ${w.lastError}` : ''
+  }${w.neverWritten.length > 0 ? `  never written: ${w.neverWritten.join(',')}` : ''}${w.description ? `  (${printable(w.description)})` : ''}${
+    w.lastError && w.status !== 'active' ? `  last error ${printable(w.lastError)}` : ''
   }`;
 
 function id(positionals: string[], what: string): string {

@@ -1,6 +1,6 @@
 import { systemCtx } from '../lib/context.ts';
 import { createWorkspace, listWorkspaces, setDefaultCountry } from '../workspaces/service.ts';
-import { countryCode, type Io, onlyOptionsOf, operator, parse, print, required, subcommand, UsageError, withDb, withNewDb } from './io.ts';
+import { countryCode, type Io, onlyOptionsOf, operator, parse, print, printable, required, subcommand, UsageError, withDb, withNewDb } from './io.ts';
 import { write } from '../db/index.ts';
 
 export const usage = `rolodex workspace create --name NAME [--json]
@@ -16,10 +16,10 @@ export async function run(args: string[], io: Io): Promise<void> {
     // The first command of a new installation: it creates the database (docs/cli.md §What creates
     // the database).
     const ws = await withNewDb(io, (db) => createWorkspace(systemCtx(db.kysely), { name }));
-    print(io, values.json as boolean, ws, `created workspace ${ws.id} (${ws.name})`);
+    print(io, values.json as boolean, ws, `created workspace ${ws.id} (${printable(ws.name)})`);
   } else if (sub === 'list') {
     const all = await withDb(io, (db) => listWorkspaces(systemCtx(db.kysely)));
-    print(io, values.json as boolean, all, all.map((w) => `${w.id}  ${w.name}`).join('\n') || 'no workspaces');
+    print(io, values.json as boolean, all, all.map((w) => `${w.id}  ${printable(w.name)}`).join('\n') || 'no workspaces');
   } else if (sub === 'set') {
     // The default country of telephone numbers (docs/records.md §Telephone numbers); `none` clears it.
     const workspaceId = required(values, 'workspace');
