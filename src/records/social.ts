@@ -10,7 +10,11 @@ interface Service {
   hosts: readonly string[];
   /** What a handle may hold. */
   handle: RegExp;
-  /** Profile paths of a URL (the handle captured), first: the one a bare handle takes. */
+  /**
+   * Profile paths of a URL (the handle captured), first: the one a bare handle takes. LinkedIn's
+   * prefixes are matched ignoring case (`/IN/`, `/Company/`, as people type them); the stored URL
+   * has the prefix in lower case and the handle as written.
+   */
   paths: readonly { re: RegExp; prefix: string }[];
 }
 
@@ -21,15 +25,22 @@ const SERVICES: Record<HandleService, Service> = {
     hosts: ['linkedin.com'],
     handle: WORD,
     paths: [
-      { re: /^\/in\/([^/]+)\/?$/, prefix: 'https://linkedin.com/in/' },
-      { re: /^\/company\/([^/]+)\/?$/, prefix: 'https://linkedin.com/company/' },
+      { re: /^\/in\/([^/]+)\/?$/i, prefix: 'https://linkedin.com/in/' },
+      { re: /^\/company\/([^/]+)\/?$/i, prefix: 'https://linkedin.com/company/' },
     ],
   },
   FACEBOOK: { hosts: ['facebook.com', 'fb.com'], handle: /^[\p{L}\p{N}.]{1,50}$/u, paths: [{ re: /^\/([^/]+)\/?$/, prefix: 'https://facebook.com/' }] },
   INSTAGRAM: { hosts: ['instagram.com'], handle: /^[\w.]{1,30}$/, paths: [{ re: /^\/([\w.]{1,30})\/?$/, prefix: 'https://www.instagram.com/' }] },
 };
 
-const onHost = (host: string, hosts: readonly string[]) => hosts.some((h) => host === h || host.endsWith(`.${h}`));
+/**
+ * Whether `host` (in lower case) is one of `hosts` or a subdomain of one. A final dot, the DNS root
+ * (`linkedin.com.`), names the same host, so it is left out first.
+ */
+function onHost(host: string, hosts: readonly string[]): boolean {
+  const name = host.endsWith('.') ? host.slice(0, -1) : host;
+  return hosts.some((h) => name === h || name.endsWith(`.${h}`));
+}
 
 /** Whether `text` is written as a URL (a scheme, or the service's host first) rather than a handle. */
 export function isServiceUrl(text: string, service: HandleService): boolean {
