@@ -5,6 +5,7 @@
 // Whatever the outcome, the write of the run's end appends its event (./outcome.ts).
 import { type Executor, write } from '../db/index.ts';
 import { operatorCtx } from '../lib/context.ts';
+import { unrooted } from '../lib/email.ts';
 import { isoNow } from '../lib/ids.ts';
 import { RECORD_TYPES, requireDefinitions } from '../records/service.ts';
 import { updateRecord } from '../records/service.ts';
@@ -40,8 +41,9 @@ async function accountFor(db: Executor, workspaceId: string, domain: string): Pr
   if (/[/?#@:\\\s]/.test(domain)) return null;
   let want: string;
   try {
-    // The host the index would hold for a website on this domain (lower case, IDN as punycode).
-    want = new URL(`https://${domain}`).hostname.replace(/^www\./, '');
+    // The host the index would hold for a website on this domain (lower case, IDN as punycode,
+    // without a final dot).
+    want = unrooted(new URL(`https://${domain}`).hostname).replace(/^www\./, '');
   } catch {
     return null;
   }

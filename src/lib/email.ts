@@ -35,16 +35,27 @@ export function withoutInvisible(address: string): string | undefined {
 }
 
 /**
- * The address as every comparison takes it: folded, and a domain holding a character outside
- * ASCII written in ASCII (`ANN@Bücher.example` → `ann@xn--bcher-kva.example`). A domain IDNA
- * refuses (domainToASCII answers '') is compared folded, as written.
+ * A domain without its final dot: `acme.test.` is `acme.test` written with the DNS root, one
+ * domain, as a URL's host is read (src/records/index/values.ts, urlHost).
+ */
+export function unrooted(domain: string): string {
+  return domain.length > 1 && domain.endsWith('.') ? domain.slice(0, -1) : domain;
+}
+
+/**
+ * The address as every comparison takes it: folded, its domain without a final dot
+ * (`ann@acme.test.` → `ann@acme.test`), and a domain holding a character outside ASCII written in
+ * ASCII (`ANN@Bücher.example` → `ann@xn--bcher-kva.example`). A domain IDNA refuses
+ * (domainToASCII answers '') is compared folded, as written.
  */
 export function emailKey(address: string): string {
   const at = address.lastIndexOf('@');
-  const domain = address.slice(at + 1);
-  if (at < 0 || ASCII.test(domain)) return foldText(address);
+  if (at < 0) return foldText(address);
+  const local = address.slice(0, at);
+  const domain = unrooted(address.slice(at + 1));
+  if (ASCII.test(domain)) return foldText(`${local}@${domain}`);
   const ascii = domainToASCII(domain);
-  return ascii === '' ? foldText(address) : `${foldText(address.slice(0, at))}@${ascii}`;
+  return ascii === '' ? foldText(`${local}@${domain}`) : `${foldText(local)}@${ascii}`;
 }
 
 /**

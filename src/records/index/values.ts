@@ -2,7 +2,7 @@
 // values and its type's definitions. Every writer of records (the API, the import, migrations)
 // builds them here, so the index means the same thing whoever wrote the record.
 import type { TypeDefinitions } from '../../definitions/service.ts';
-import { emailKey, emailUnicodeSpelling } from '../../lib/email.ts';
+import { emailKey, emailUnicodeSpelling, unrooted } from '../../lib/email.ts';
 import { foldText, indexedText } from '../../lib/fold.ts';
 import type { RecordValuesTable } from '../tables.ts';
 
@@ -15,12 +15,16 @@ export function fullNameText(v: Record<string, unknown>): string | null {
   return parts.length > 0 ? parts.join(' ') : null;
 }
 
-/** The host of a URL value, folded, or null when it is not a URL (a bare `acme.com` counts as one). */
+/**
+ * The host of a URL value, folded and without a final dot (`https://acme.test./` is on
+ * `acme.test`, as an address's domain is compared: src/lib/email.ts), or null when it is not a URL
+ * (a bare `acme.com` counts as one).
+ */
 export function urlHost(v: string): string | null {
   for (const candidate of [v, `https://${v}`]) {
     try {
       const u = new URL(candidate);
-      if ((u.protocol === 'http:' || u.protocol === 'https:') && u.hostname !== '') return foldText(u.hostname);
+      if ((u.protocol === 'http:' || u.protocol === 'https:') && u.hostname !== '') return foldText(unrooted(u.hostname));
     } catch {
       // not a URL this way; try the next
     }
