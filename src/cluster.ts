@@ -7,7 +7,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { fileURLToPath } from 'node:url';
 import type { Config } from './config.ts';
-import { ListenError, probePort, STOP_SIGNALS, STOP_TIMEOUT_MS, stopWhileStarting } from './lifecycle.ts';
+import { ListenError, probePort, STOP_TIMEOUT_MS, stopWhileStarting } from './lifecycle.ts';
 import { serveClusterMetrics } from './metrics/cluster.ts';
 import { serveClusterRateLimits } from './rate-limit/cluster.ts';
 import { createLogger } from './logger.ts';
@@ -124,7 +124,6 @@ export async function runCluster(config: Config, env: Record<string, string | un
       },
     );
   };
-  started();
-  for (const signal of STOP_SIGNALS) process.on(signal, () => onSignal(signal));
+  started(onSignal);
   return { ready, stop };
 }

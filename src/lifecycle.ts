@@ -48,16 +48,20 @@ export const STOP_SIGNALS = ['SIGTERM', 'SIGINT'] as const;
  * Until a server's own stop is set up (once it listens), a stop signal ends its start: waiting for
  * a database that does not answer, or migrating. The process exits at once with code 0, as a stop
  * does, after one line saying so, so that the operator reads why it ended. Whatever the start had
- * under way in the database is a transaction that never commits. Returns the function that
- * removes the handlers, called where the server's own are installed.
+ * under way in the database is a transaction that never commits. Returns the function that hands
+ * the signals over to the server's own stop, called once it listens. It adds that stop before it
+ * removes this handler: a signal with no listener left is no longer watched, and one that arrived
+ * while the start still ran synchronously (a migration on SQLite), not yet dispatched, would be
+ * dropped with it, leaving the server running after the operator stopped it.
  */
-export function stopWhileStarting(logger: Logger): () => void {
+export function stopWhileStarting(logger: Logger): (stop: (signal: NodeJS.Signals) => void) => void {
   const handler = (signal: NodeJS.Signals) => {
     logger.info({ signal }, 'stopped before the server was ready');
     process.exit(0);
   };
   for (const signal of STOP_SIGNALS) process.on(signal, handler);
-  return () => {
+  return (stop) => {
+    for (const signal of STOP_SIGNALS) process.on(signal, stop);
     for (const signal of STOP_SIGNALS) process.off(signal, handler);
   };
 }

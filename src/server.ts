@@ -8,7 +8,7 @@ import { BlobDiskFaultError, BlobStoreMisconfiguredError, BlobStoreUnavailableEr
 import { buildApp } from './app.ts';
 import type { Config } from './config.ts';
 import { prepareServing } from './data-dir.ts';
-import { listenError, probePort, STOP_SIGNALS, STOP_TIMEOUT_MS, stopWhileStarting } from './lifecycle.ts';
+import { listenError, probePort, STOP_TIMEOUT_MS, stopWhileStarting } from './lifecycle.ts';
 import { createLogger } from './logger.ts';
 import { closeDeps, openDeps } from './server-deps.ts';
 import { filesEnv } from './files/service.ts';
@@ -143,7 +143,6 @@ export async function startServer(config: Config, opts: { worker?: boolean; chec
   };
   // `on`, not `once`: a second signal (Ctrl-C reaches a wrapper and the server both) must not
   // end the process before the requests in flight are answered.
-  started();
-  for (const signal of STOP_SIGNALS) process.on(signal, () => stop(signal));
+  started(stop);
   return app;
 }
