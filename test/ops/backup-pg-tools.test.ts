@@ -1,0 +1,76 @@
+// The pg_dump and pg_restore lines that `rolodex backup` and `rolodex restore` print on PostgreSQL
+// (docs/deploy.md §Backups) run as printed, with DATABASE_URL naming its schema in either form
+// the server takes: `?search_path=NAME` (which libpq, under pg_dump, refuses as a URL parameter),
+// with another parameter after it, or `options=-c%20search_path%3DNAME`. The dump holds the schema,
+// and restored into it after a drop, it holds the workspace again.
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import pg from 'pg';
+import { main } from '../../src/cli/main.ts';
+import type { Io } from '../../src/cli/io.ts';
+import { systemCtx } from '../../src/lib/context.ts';
+import { createWorkspace } from '../../src/workspaces/service.ts';
+import { createTestDb, testDialects } from '../helpers/db.ts';
+import { TEST_DATABASE_URL } from '../helpers/services.ts';
+
+const hasPgDump = spawnSync('pg_dump', ['--version']).status === 0;
+const dirs: string[] = [];
+after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+/** Runs `rolodex COMMAND DIR` and returns the printed line that starts with `tool`. */
+async function printed(command: 'backup' | 'restore', dir: string, env: Record<string, string>, tool: string): Promise<string> {
+  let out = '';
+  let err = '';
+  const io: Io = { out: (t) => void (out += t + '\n'), err: (t) => void (err += t + '\n'), env, isTty: false };
+  assert.equal(await main([command, dir], io), 0, err);
+  const line = out.split('\n').find((l) => l.trim().startsWith(tool));
+  assert.ok(line, `no ${tool} line in:\n${out}`);
+  return line.trim();
+}
+
+const shell = (line: string, cwd: string, env: Record<string, string>) =>
+  execFileSync('/bin/sh', ['-c', line], { cwd, env: { PATH: process.env.PATH ?? '', ...env }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+
+if (testDialects().includes('postgres'))
+  describe('the printed pg_dump and pg_restore lines [postgres]', { skip: !hasPgDump && 'pg_dump is not installed' }, () => {
+    const forms: [string, (schema: string) => string][] = [
+      ['?search_path=NAME', (s) => `${TEST_DATABASE_URL}?search_path=${s}`],
+      ['?search_path=NAME&application_name=…', (s) => `${TEST_DATABASE_URL}?search_path=${s}&application_name=rolodex-test`],
+      ['?options=-c%20search_path%3DNAME', (s) => `${TEST_DATABASE_URL}?options=-c%20search_path%3D${s}`],
+    ];
+    for (const [form, url] of forms)
+      test(`DATABASE_URL with ${form}: they run as printed`, async () => {
+        const tdb = await createTestDb('postgres');
+        try {
+          const schema = tdb.schema as string;
+          const ws = await createWorkspace(systemCtx(tdb.db.kysely), { name: 'Dumped' });
+          const work = mkdtempSync(join(tmpdir(), 'rolodex-pgdump-'));
+          dirs.push(work);
+          const env = { DATA_DIR: join(work, 'data'), DATABASE_URL: url(schema) };
+
+          const dump = await printed('backup', join(work, 'backup'), env, 'pg_dump');
+          assert.match(dump, new RegExp(`--schema=${schema} `));
+          shell(dump, work, env);
+          const file = shell('ls *.pgdump', work, env).trim();
+          assert.match(execFileSync('pg_restore', ['--list', join(work, file)], { encoding: 'utf8' }), new RegExp(`TABLE ${schema} workspaces`));
+
+          const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+          await admin.connect();
+          try {
+            await admin.query(`drop schema ${schema} cascade`);
+            const restore = await printed('restore', join(work, 'backup'), { ...env, DATA_DIR: join(work, 'restored') }, 'pg_restore');
+            shell(restore.replace('rolodex-YYYY-MM-DD.pgdump', file), work, env);
+            const { rows } = await admin.query<{ name: string }>(`select name from ${schema}.workspaces where id = $1`, [ws.id]);
+            assert.deepEqual(rows, [{ name: 'Dumped' }]);
+          } finally {
+            await admin.end();
+          }
+        } finally {
+          await tdb.drop();
+        }
+      });
+  });
