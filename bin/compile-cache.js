@@ -20,8 +20,13 @@ const FILL_TIMEOUT_MS = 120_000;
 
 const sources = () => globSync('**/*.ts', { cwd: SRC }).sort();
 
-/** The stamp's files of one set of V8 flags (they key the cache's entries too) start so. */
-const prefix = (flags) => PREFIX + createHash('sha256').update(flags.join(' ')).digest('hex').slice(0, 8) + '-';
+/**
+ * The stamp's files of this checkout and one set of V8 flags (they key the cache's entries too)
+ * start so. A fill removes the older stamps of its own prefix only: another checkout sharing the
+ * cache (a second release beside this one) keeps its stamp, and its entries, keyed by path, stay
+ * valid, so neither fills again at each start of the other.
+ */
+const prefix = (flags) => PREFIX + createHash('sha256').update(`${SRC}\0${flags.join(' ')}`).digest('hex').slice(0, 8) + '-';
 
 function stamp(files, flags) {
   const hash = createHash('sha256').update(`${process.version} ${process.arch}`);

@@ -4,9 +4,10 @@
 // TypeScript stripper, which a process holds to its end; and a later start does not fill again.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { systemCtx } from '../../src/lib/context.ts';
 import { createWorkspace } from '../../src/workspaces/service.ts';
@@ -118,3 +119,31 @@ for (const dialect of testDialects()) {
     });
   });
 }
+
+test('two checkouts sharing a compile cache each keep their stamp: neither fills again after the other', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rolodex-cache-'));
+  const other = mkdtempSync(join(tmpdir(), 'rolodex-checkout-'));
+  try {
+    // A second checkout of the same code: its own bin/ and src/, the same dependencies.
+    const root = fileURLToPath(new URL('../../', import.meta.url));
+    for (const part of ['bin', 'src']) cpSync(join(root, part), join(other, part), { recursive: true });
+    symlinkSync(join(root, 'node_modules'), join(other, 'node_modules'));
+    writeFileSync(join(other, 'package.json'), readFileSync(join(root, 'package.json')));
+    const p = probe(dir);
+    const serve = async (bin: string) => {
+      writeFileSync(join(dir, 'exits.log'), '');
+      const r = spawnSync(process.execPath, [bin, '--version'], { env: { ...process.env, ...p.env }, encoding: 'utf8', timeout: 120_000 });
+      assert.equal(r.status, 0, r.stderr);
+      return fills(p.exits()).length;
+    };
+    const ours = join(root, 'bin', 'rolodex.js');
+    const theirs = join(other, 'bin', 'rolodex.js');
+    assert.equal(await serve(ours), 2, 'the first start of this checkout fills the cache');
+    assert.equal(await serve(theirs), 2, 'the first start of the other checkout fills it for its own paths');
+    assert.equal(await serve(ours), 0, "this checkout's stamp is still there");
+    assert.equal(await serve(theirs), 0, "the other checkout's stamp is still there");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(other, { recursive: true, force: true });
+  }
+});
