@@ -65,7 +65,10 @@ export async function runCluster(config: Config, env: Record<string, string | un
       if (m?.rolodex !== 'worker-listening' || settled || ++listening < config.workers) return;
       settled = true;
       const where = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${m.port ?? config.port}`;
-      logger.info({ workers: config.workers, address: where }, `rolodex listening on ${where} with ${config.workers} workers`);
+      logger.info(
+        { workers: config.workers, address: where, database: config.databaseUrl ? 'postgres' : 'sqlite', dataDir: config.dataDir },
+        `rolodex listening on ${where} with ${config.workers} workers`,
+      );
       settle.resolve(m.port ?? config.port);
     });
     worker.on('exit', (code, signal) => {

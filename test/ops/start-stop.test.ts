@@ -113,6 +113,8 @@ for (const dialect of testDialects()) {
       test(`${signal} to npm alone, WORKERS=${workers}: the request in flight is answered, then every process stops`, async () => {
         const s = await server(tdb, 'npm', { WORKERS: workers });
         l = s.l;
+        // Its line says which database it serves, in either mode.
+        assert.match(l.output(), new RegExp(`"database":"${dialect}"[^\\n]*rolodex listening on`));
         const inFlight = halfSentRequest(
           `${s.base}/v1/lists`,
           { authorization: `Bearer ${secret}`, 'service-version': '2026-03-01' },
