@@ -9,7 +9,8 @@ import { MAX_DURATION_DAYS, MAX_DURATION_MS } from '../lib/dates.ts';
 import { RECORD_TYPES } from '../records/service.ts';
 import { customTypes } from '../records/export.ts';
 import { listTrash } from '../trash/repository.ts';
-import { purge, restore, type Restored } from '../trash/restore.ts';
+import { purge } from '../trash/purge.ts';
+import { restore, type Restored } from '../trash/restore.ts';
 import { requireWorkspace } from '../workspaces/service.ts';
 import { countOf, type Io, onlyOptionsOf, operator, parse, print, required, subcommand, takes, UsageError, withDb } from './io.ts';
 

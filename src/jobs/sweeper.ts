@@ -14,7 +14,7 @@ import { dropPendingEntry } from '../knowledge/repository.ts';
 import * as repo from '../files/repository.ts';
 import { type FilesEnv, type FilesSystemCtx, releaseAt } from '../files/service.ts';
 import { type Db, write } from '../db/index.ts';
-import { purgeExpiredTrash } from '../trash/restore.ts';
+import { purgeExpiredTrash } from '../trash/purge.ts';
 
 const BATCH = 200;
 const MAX_BATCHES = 20;

@@ -14,7 +14,8 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import { write } from '../../src/db/write.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
-import { purge, restore } from '../../src/trash/restore.ts';
+import { purge } from '../../src/trash/purge.ts';
+import { restore } from '../../src/trash/restore.ts';
 import { call, eachDialect, type Seeded, seedWorkspace } from '../helpers/app.ts';
 
 const STEPS = ['account', 'contact', 'list', 'link', 'unlink', 'add', 'remove', 'delete', 'restore', 'merge', 'purge'] as const;

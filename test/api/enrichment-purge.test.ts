@@ -16,7 +16,7 @@ import { PROVIDERS } from '../../src/enrichment/providers.ts';
 import * as repo from '../../src/enrichment/repository.ts';
 import { requestRun } from '../../src/enrichment/service.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
-import { purge as purgeTrash } from '../../src/trash/restore.ts';
+import { purge as purgeTrash } from '../../src/trash/purge.ts';
 import { call, eachDialect, type Seeded, seedWorkspace, type TestApp } from '../helpers/app.ts';
 import { rolodex as cli } from '../helpers/cli.ts';
 
