@@ -2,7 +2,8 @@
 // transaction and only inserts new rows (deferredInsert): on PostgreSQL it goes out with the
 // write's next statement and keeps a create fit for a group commit (src/db/postgres/group-commit.ts).
 import { sql } from 'kysely';
-import { chunks, deferredInsert, holdsText, insertRows, preparedInsertThen, type Executor, type Tx } from '../db/index.ts';
+import { chunks, deferredInsert, insertRows, preparedInsertThen, type Executor, type Tx } from '../db/index.ts';
+import { holdsAny } from '../lib/holds-any.ts';
 import { dropDeliveriesOf, fanOut, queueFrom, signalIfQueued } from '../webhooks/repository.ts';
 import type { EventsTable, FieldHistoryTable } from './tables.ts';
 
@@ -169,22 +170,37 @@ export async function purgeEvents(db: Executor, before: string, limit: number, k
   return Number(r.numDeletedRows);
 }
 
+/** Events read a page at a time by a purge's one pass over a workspace's log (eraseChangesOf). */
+const ERASE_PAGE = 1000;
+
 /**
- * Erases what the change log holds of a record being purged (docs/trash.md): its field history,
- * and every event of the workspace that names it (its own, and those that carry its id, such as a
- * merge's or a list's), with their queued deliveries. An event names it by the id as written
- * (`holdsText`): one holding a look-alike names another record.
+ * Erases what the change log holds of the records being purged (docs/trash.md §Purge): their field
+ * history, and every event of the workspace that names one of them (their own, and those that
+ * carry an id, such as a merge's or a list's), with their queued deliveries. An event names a
+ * record by its id as written (`holdsText`'s rule, read here by `holdsAny`): one holding a
+ * look-alike names another record. The workspace's log is read once, a page at a time by its
+ * index, whatever the number of records: a purge of many costs one pass, not one a record. Every
+ * event committed before the first page is read.
  */
-export async function eraseChangesOf(tx: Executor, workspaceId: string, id: string): Promise<{ events: number; historyRows: number }> {
-  const named = await tx
-    .selectFrom('events')
-    .select('id')
-    .where('workspace_id', '=', workspaceId)
-    .where((eb) => eb.or([eb('object_id', '=', id), holdsText(tx, 'body', id)]))
-    .execute();
-  const ids = named.map((e) => e.id);
-  await dropDeliveriesOf(tx, ids);
-  for (const part of chunks(ids)) await tx.deleteFrom('events').where('id', 'in', part).execute();
-  const history = await tx.deleteFrom('field_history').where('workspace_id', '=', workspaceId).where('record_id', '=', id).executeTakeFirst();
-  return { events: ids.length, historyRows: Number(history.numDeletedRows) };
+export async function eraseChangesOf(tx: Executor, workspaceId: string, ids: readonly string[]): Promise<{ events: number; historyRows: number }> {
+  if (ids.length === 0) return { events: 0, historyRows: 0 };
+  const objects = new Set(ids);
+  const names = holdsAny(ids);
+  const named: string[] = [];
+  for (let after: number | undefined; ;) {
+    let page = tx.selectFrom('events').select(['id', 'seq', 'object_id', 'body']).where('workspace_id', '=', workspaceId);
+    if (after !== undefined) page = page.where('seq', '>', after);
+    const rows = await page.orderBy('seq').limit(ERASE_PAGE).execute();
+    for (const e of rows) if (objects.has(e.object_id) || names(e.body)) named.push(e.id);
+    if (rows.length < ERASE_PAGE) break;
+    after = Number(rows.at(-1)!.seq);
+  }
+  await dropDeliveriesOf(tx, named);
+  for (const part of chunks(named)) await tx.deleteFrom('events').where('id', 'in', part).execute();
+  let historyRows = 0;
+  for (const part of chunks([...objects])) {
+    const r = await tx.deleteFrom('field_history').where('workspace_id', '=', workspaceId).where('record_id', 'in', part).executeTakeFirst();
+    historyRows += Number(r.numDeletedRows);
+  }
+  return { events: named.length, historyRows };
 }

@@ -123,12 +123,17 @@ export function findRun(db: Executor, workspaceId: string, id: string): Promise<
 }
 
 /**
- * Erases every run of the record `entityId`, ended or in flight (its purge, docs/trash.md §Purge);
- * how many. A runner executing one of them then no longer holds it, so its end writes nothing.
+ * Erases every run of the records `entityIds`, ended or in flight (their purge, docs/trash.md
+ * §Purge); how many. A runner executing one of them then no longer holds it, so its end writes
+ * nothing.
  */
-export async function eraseRunsOf(tx: Executor, workspaceId: string, entityId: string): Promise<number> {
-  const r = await tx.deleteFrom('enrichment_runs').where('workspace_id', '=', workspaceId).where('entity_id', '=', entityId).executeTakeFirst();
-  return Number(r.numDeletedRows);
+export async function eraseRunsOf(tx: Executor, workspaceId: string, entityIds: readonly string[]): Promise<number> {
+  let n = 0;
+  for (const part of chunks([...entityIds])) {
+    const r = await tx.deleteFrom('enrichment_runs').where('workspace_id', '=', workspaceId).where('entity_id', 'in', part).executeTakeFirst();
+    n += Number(r.numDeletedRows);
+  }
+  return n;
 }
 
 /** Erases run `id` (its record was purged, docs/trash.md §Purge). */

@@ -3,7 +3,8 @@
 // handler's transaction turns it into 'done' with the successful response, so the stored response
 // and the writes commit together; a failure gives the claim back (releaseKey). A pending claim
 // whose holder died (crash, lost connection) can be taken over once its lease has run out.
-import { holdsText, type Executor } from '../db/index.ts';
+import { chunks, type Executor } from '../db/index.ts';
+import { holdsAny } from '../lib/holds-any.ts';
 
 export const RETENTION_MS = 24 * 3600 * 1000;
 export const LEASE_MS = 30_000;
@@ -99,21 +100,45 @@ export async function releaseKey(db: Executor, ref: KeyRef, lockedAt: string): P
   await whereRef(db.deleteFrom('idempotency_keys'), ref).where('locked_at', '=', lockedAt).where('state', '=', 'pending').execute();
 }
 
+/** Stored answers read a page at a time by a purge's one pass over a workspace's (eraseAnswersHolding). */
+const ERASE_PAGE = 500;
+
 /**
- * Erases the stored answers of the workspace that hold `text` (a purged record's id): their body
- * and fingerprint go, the key stays taken in state 'erased' until it expires, so that a retry is
- * refused instead of doing its work again (docs/trash.md §Purge). `text` is found as written
- * (`holdsText`), never as a pattern. Returns how many.
+ * Erases the stored answers of the workspace that hold one of `texts` (purged records' ids): their
+ * body and fingerprint go, the key stays taken in state 'erased' until it expires, so that a retry
+ * is refused instead of doing its work again (docs/trash.md §Purge). A text is found as written
+ * (`holdsText`'s rule, read here by `holdsAny`), never as a pattern. The workspace's answers are
+ * read once, a page at a time by the primary key, whatever the number of texts. Returns how many.
  */
-export async function eraseAnswersHolding(db: Executor, workspaceId: string, text: string): Promise<number> {
-  const r = await db
-    .updateTable('idempotency_keys')
-    .set({ state: 'erased', fingerprint: 'erased', status_code: null, body: null })
-    .where('workspace_id', '=', workspaceId)
-    .where('state', '=', 'done')
-    .where(holdsText(db, 'body', text))
-    .executeTakeFirst();
-  return Number(r.numUpdatedRows);
+export async function eraseAnswersHolding(db: Executor, workspaceId: string, texts: readonly string[]): Promise<number> {
+  if (texts.length === 0) return 0;
+  const holds = holdsAny(texts);
+  const named = new Map<string, string[]>();
+  for (let after: { operation: string; key: string } | undefined; ;) {
+    let page = db.selectFrom('idempotency_keys').select(['operation', 'key', 'body']).where('workspace_id', '=', workspaceId).where('state', '=', 'done');
+    if (after) {
+      const { operation, key } = after;
+      page = page.where((eb) => eb.or([eb('operation', '>', operation), eb.and([eb('operation', '=', operation), eb('key', '>', key)])]));
+    }
+    const rows = await page.orderBy('operation').orderBy('key').limit(ERASE_PAGE).execute();
+    for (const r of rows) if (r.body !== null && holds(r.body)) named.set(r.operation, [...(named.get(r.operation) ?? []), r.key]);
+    if (rows.length < ERASE_PAGE) break;
+    after = rows.at(-1);
+  }
+  let n = 0;
+  for (const [operation, keys] of named)
+    for (const part of chunks(keys)) {
+      const r = await db
+        .updateTable('idempotency_keys')
+        .set({ state: 'erased', fingerprint: 'erased', status_code: null, body: null })
+        .where('workspace_id', '=', workspaceId)
+        .where('operation', '=', operation)
+        .where('key', 'in', part)
+        .where('state', '=', 'done')
+        .executeTakeFirst();
+      n += Number(r.numUpdatedRows);
+    }
+  return n;
 }
 
 export async function purgeExpiredKeys(db: Executor, now: number): Promise<number> {

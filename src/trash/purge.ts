@@ -1,11 +1,11 @@
 // Purging the trash (docs/trash.md §Purge), for the operator and the sweeper: a purge erases the
 // entry and every row that still names the record. It runs in the caller's transaction.
 import { eraseChangesOf } from '../changes/repository.ts';
-import { type Executor, type Tx, write } from '../db/index.ts';
+import { chunks, type Executor, inBackground, type Tx, write } from '../db/index.ts';
 import { eraseRunsOf } from '../enrichment/repository.ts';
 import { eraseAnswersHolding } from '../idempotency/repository.ts';
 import { operatorCtx, type WriteCtx } from '../lib/context.ts';
-import { AppError, notFound } from '../lib/errors.ts';
+import { notFound } from '../lib/errors.ts';
 import { isoNow } from '../lib/ids.ts';
 import { repointHeld } from '../merges/repository.ts';
 import * as repo from './repository.ts';
@@ -25,77 +25,107 @@ export interface Purged {
   enrichmentRuns: number;
 }
 
-/** Erases one entry and every row still naming its record; adds what it removed to `into`. */
-async function purgeEntry(ctx: WriteCtx, entry: repo.TrashRow, into: Purged): Promise<void> {
-  const payload = JSON.parse(entry.payload) as TrashPayload;
+const nothing = (): Purged => ({
+  records: 0,
+  values: 0,
+  valueIndexRows: 0,
+  relationships: 0,
+  listMemberships: 0,
+  storedResponses: 0,
+  events: 0,
+  historyRows: 0,
+  enrichmentRuns: 0,
+});
+
+/**
+ * Erases the entries, all of one workspace, and every row still naming their records. What names
+ * them is found for all of them at once: each table is read once, by its index or in one pass over
+ * the workspace's rows (the events, the stored answers), whatever the number of entries, so that a
+ * purge of many costs a few statements more than a purge of one (docs/trash.md §Purge).
+ */
+async function purgeEntries(ctx: WriteCtx, entries: readonly repo.TrashRow[]): Promise<Purged> {
+  const out = nothing();
+  if (entries.length === 0) return out;
+  const workspaceId = entries[0]!.workspace_id;
+  const ids = entries.map((e) => e.id);
   // A merged record's id still held by another entry (taken out of the live tables beside the
   // merge, after it renamed the held rows) stands for its primary, as a restore reads it: it is
   // renamed, not erased, so that the link survives the duplicate (docs/trash.md §Purge).
-  if (entry.merged_into !== null) await repointHeld(ctx.db, entry.id, entry.merged_into);
-  const held = await repo.eraseHeld(ctx.db, entry.id);
-  if (payload.meeting) await repo.releaseTranscript(ctx.db, entry.id);
-  into.records++;
-  into.values += payload.record ? Object.keys(JSON.parse(payload.record.fields) as object).length : payload.meeting ? 8 : payload.list ? 2 : 0;
-  into.valueIndexRows += payload.indexRows ?? 0;
-  into.relationships += held.links;
-  into.listMemberships += held.members;
-  // Stored idempotent answers that mention it (a create's, an update's, a delete's).
-  into.storedResponses += await eraseAnswersHolding(ctx.db, entry.workspace_id, entry.id);
+  for (const e of entries) if (e.merged_into !== null) await repointHeld(ctx.db, e.id, e.merged_into);
+  const held = await repo.eraseHeld(ctx.db, ids);
+  const meetings: string[] = [];
+  for (const e of entries) {
+    const payload = JSON.parse(e.payload) as TrashPayload;
+    if (payload.meeting) meetings.push(e.id);
+    out.records++;
+    out.values += payload.record ? Object.keys(JSON.parse(payload.record.fields) as object).length : payload.meeting ? 8 : payload.list ? 2 : 0;
+    out.valueIndexRows += payload.indexRows ?? 0;
+  }
+  await repo.releaseTranscripts(ctx.db, meetings);
+  out.relationships = held.links;
+  out.listMemberships = held.members;
+  // Stored idempotent answers that mention one (a create's, an update's, a delete's).
+  out.storedResponses = await eraseAnswersHolding(ctx.db, workspaceId, ids);
   // The runs go before the events: on PostgreSQL the delete waits for a run's end being written
   // (its row locked), so that the event of that end is committed, and erased, by the next statement.
-  into.enrichmentRuns += await eraseRunsOf(ctx.db, entry.workspace_id, entry.id);
-  const changes = await eraseChangesOf(ctx.db, entry.workspace_id, entry.id);
-  into.events += changes.events;
-  into.historyRows += changes.historyRows;
-  await repo.deleteTrash(ctx.db, entry.id);
-}
-
-/** Purges the named entries, or every entry deleted more than `olderThanMs` ago (all when 0). */
-export async function purge(ctx: WriteCtx, input: { ids?: readonly string[]; olderThanMs?: number }): Promise<Purged> {
-  const out: Purged = {
-    records: 0,
-    values: 0,
-    valueIndexRows: 0,
-    relationships: 0,
-    listMemberships: 0,
-    storedResponses: 0,
-    events: 0,
-    historyRows: 0,
-    enrichmentRuns: 0,
-  };
-  const entries: repo.TrashRow[] = [];
-  if (input.ids && input.ids.length > 0) {
-    for (const id of new Set(input.ids)) {
-      const entry = await repo.findTrashLocked(ctx.db, ctx.actor.workspaceId, id);
-      if (!entry) throw notFound('trashed record', id);
-      entries.push(entry);
-    }
-  } else {
-    const before = input.olderThanMs === undefined ? undefined : isoNow(ctx.now - input.olderThanMs);
-    entries.push(...(await repo.listTrash(ctx.db, ctx.actor.workspaceId, before === undefined ? { locked: true } : { before, locked: true })));
-  }
-  for (const entry of entries) await purgeEntry(ctx, entry, out);
+  out.enrichmentRuns = await eraseRunsOf(ctx.db, workspaceId, ids);
+  const changes = await eraseChangesOf(ctx.db, workspaceId, ids);
+  out.events = changes.events;
+  out.historyRows = changes.historyRows;
+  await repo.deleteTrashes(ctx.db, ids);
   return out;
 }
 
 /**
+ * Purges the named entries, or every entry deleted more than `olderThanMs` ago (all when 0); an id
+ * not in the workspace's trash is refused (the first of them, in the order named).
+ */
+export async function purge(ctx: WriteCtx, input: { ids?: readonly string[]; olderThanMs?: number }): Promise<Purged> {
+  if (input.ids && input.ids.length > 0) {
+    const named = [...new Set(input.ids)];
+    const entries = await repo.findTrashesLocked(ctx.db, ctx.actor.workspaceId, named);
+    const found = new Set(entries.map((e) => e.id));
+    const missing = named.find((id) => !found.has(id));
+    if (missing !== undefined) throw notFound('trashed record', missing);
+    return purgeEntries(ctx, entries);
+  }
+  const before = input.olderThanMs === undefined ? undefined : isoNow(ctx.now - input.olderThanMs);
+  return purgeEntries(ctx, await repo.listTrash(ctx.db, ctx.actor.workspaceId, before === undefined ? { locked: true } : { before, locked: true }));
+}
+
+/** The entries the sweeper purges in one transaction at most. */
+export const SWEEP_BATCH = 50;
+
+/**
  * The sweeper's retention: purges entries of any workspace deleted more than `ageMs` before `now`,
- * at most `limit`, each in a transaction of its own. Returns how many.
+ * at most `limit`, up to SWEEP_BATCH of one workspace in a transaction, as background work: on
+ * SQLite it takes the writer when no request waits for it (docs/performance.md §Background work
+ * yields the SQLite writer), and holds it for one pass over the workspace's events and stored
+ * answers and the batch's few statements. Returns how many.
  */
 export async function purgeExpiredTrash(db: Executor, now: number, ageMs: number, limit: number): Promise<number> {
   const due = await repo.expiredTrash(db, isoNow(now - ageMs), limit);
   let n = 0;
-  for (const entry of due) {
-    // Another process may have purged or restored it meanwhile: then there is nothing to do. A
-    // purge beside a restore of a linked entry takes their locks in the other order, and
-    // PostgreSQL cancels one of them (docs/trash.md §Restore): the purge changes nothing outside
-    // its transaction, so it runs again, as `rolodex trash purge` does (docs/design.md §Database).
-    const once = (tx: Tx) => purge(operatorCtx(tx, entry.workspace_id, { now }), { ids: [entry.id] });
-    const done = await write(db, once, { rerun: () => {} }).catch((err: unknown) => {
-      if (err instanceof AppError && err.code === 'resource_not_found') return undefined;
-      throw err;
-    });
-    if (done) n++;
-  }
+  for (const [workspaceId, ofOne] of Map.groupBy(due, (e) => e.workspace_id))
+    for (const part of chunks(ofOne, SWEEP_BATCH)) {
+      // Another process may have purged or restored some meanwhile: those are left out. A purge
+      // beside a restore of a linked entry takes their locks in the other order, and PostgreSQL
+      // cancels one of them (docs/trash.md §Restore): the purge changes nothing outside its
+      // transaction, so it runs again, as `rolodex trash purge` does (docs/design.md §Database).
+      const once = async (tx: Tx) => {
+        const ctx = operatorCtx(tx, workspaceId, { now });
+        return (
+          await purgeEntries(
+            ctx,
+            await repo.findTrashesLocked(
+              tx,
+              workspaceId,
+              part.map((e) => e.id),
+            ),
+          )
+        ).records;
+      };
+      n += await inBackground(() => write(db, once, { rerun: () => {} }));
+    }
   return n;
 }

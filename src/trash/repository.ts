@@ -68,6 +68,22 @@ export async function deleteTrash(tx: Tx, id: string): Promise<void> {
 }
 
 /**
+ * The entries `ids` of the workspace, each locked as findTrashLocked locks it (a purge), in the
+ * order of their ids, so that two purges of the same entries take their locks in one order.
+ */
+export async function findTrashesLocked(tx: Tx, workspaceId: string, ids: readonly string[]): Promise<TrashRow[]> {
+  const out: TrashRow[] = [];
+  for (const part of chunks([...ids]))
+    out.push(...(await lockedForUpdate(tx, tx.selectFrom('trash').selectAll().where('id', 'in', part).orderBy('id')).execute()));
+  return out.filter((r) => r.workspace_id === workspaceId);
+}
+
+/** Deletes the entries `ids` (their purge). */
+export async function deleteTrashes(tx: Tx, ids: readonly string[]): Promise<void> {
+  for (const part of chunks([...ids])) await deferred(tx, tx.deleteFrom('trash').where('id', 'in', part));
+}
+
+/**
  * The workspace's trash, oldest first; `before`: deleted before that instant only; `locked`: each
  * entry locked as findTrashLocked locks it (a purge).
  */
@@ -173,17 +189,27 @@ export async function releaseTranscript(tx: Tx, id: string): Promise<void> {
   await deferred(tx, tx.deleteFrom('trash_transcripts').where('id', '=', id));
 }
 
-/** Erases every held row that names `id` on either end or holds it; returns how many of each. */
-export async function eraseHeld(tx: Executor, id: string): Promise<{ links: number; members: number }> {
-  const links = await tx
-    .deleteFrom('trash_links')
-    .where((eb) => eb.or([eb('trash_id', '=', id), eb('source_id', '=', id), eb('target_id', '=', id)]))
-    .executeTakeFirst();
-  const members = await tx
-    .deleteFrom('trash_members')
-    .where((eb) => eb.or([eb('trash_id', '=', id), eb('list_id', '=', id), eb('entity_id', '=', id)]))
-    .executeTakeFirst();
-  return { links: Number(links.numDeletedRows), members: Number(members.numDeletedRows) };
+/** Drops what holdTranscript held for the entries `ids` (their purge). */
+export async function releaseTranscripts(tx: Tx, ids: readonly string[]): Promise<void> {
+  for (const part of chunks([...ids])) {
+    await deferred(tx, tx.deleteFrom('trash_participants').where('meeting_id', 'in', part));
+    await deferred(tx, tx.deleteFrom('trash_transcripts').where('id', 'in', part));
+  }
+}
+
+/**
+ * Erases every held row that names one of `ids` on either end or is held by one; returns how many
+ * of each. Each column is read through its own index.
+ */
+export async function eraseHeld(tx: Executor, ids: readonly string[]): Promise<{ links: number; members: number }> {
+  const out = { links: 0, members: 0 };
+  for (const part of chunks([...ids])) {
+    for (const col of ['trash_id', 'source_id', 'target_id'] as const)
+      out.links += Number((await tx.deleteFrom('trash_links').where(col, 'in', part).executeTakeFirst()).numDeletedRows);
+    for (const col of ['trash_id', 'list_id', 'entity_id'] as const)
+      out.members += Number((await tx.deleteFrom('trash_members').where(col, 'in', part).executeTakeFirst()).numDeletedRows);
+  }
+  return out;
 }
 
 /**

@@ -165,7 +165,7 @@ for (const dialect of testDialects().filter((d) => d === 'postgres'))
           ({ s, contact, list }) => ({
             first: (tx) => repo.findTrashLocked(tx, s.workspaceId, list),
             command: () => rolodex(t, ['trash', 'restore', '--workspace', s.workspaceId, contact, '--json']),
-            second: (tx) => repo.eraseHeld(tx, list),
+            second: (tx) => repo.eraseHeld(tx, [list]),
           }),
         );
         assert.equal(restored.code, 0, restored.err);

@@ -1,0 +1,53 @@
+// What a purge of many entries costs the database (docs/trash.md §Purge): what names the records is
+// found for all of them at once, so a purge of 12 entries sends as many statements as a purge of 2,
+// the workspace's events and stored answers each read in one pass (one page here), not once an entry.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { write } from '../../src/db/write.ts';
+import { operatorCtx } from '../../src/lib/context.ts';
+import { purge } from '../../src/trash/purge.ts';
+import { call, eachDialect, type Seeded, seedWorkspace, type TestApp } from '../helpers/app.ts';
+import { statementsOf } from '../helpers/sql-spy.ts';
+
+eachDialect('trash purge statements', (ctx) => {
+  /** `n` contacts linked to `account`, each created under an idempotency key, then deleted. */
+  async function trashed(t: TestApp, s: Seeded, account: string, n: number, tag: string): Promise<string[]> {
+    const ids: string[] = [];
+    for (let i = 0; i < n; i++) {
+      const r = await call(
+        t,
+        s.secret,
+        'POST',
+        '/v1/contacts',
+        { fields: { $name: { firstName: tag, lastName: `${i}` } }, relationships: { $account: [account] } },
+        { 'idempotency-key': `${tag}-${i}` },
+      );
+      assert.equal(r.statusCode, 200, r.body);
+      ids.push(r.json().id);
+    }
+    for (const id of ids) assert.equal((await call(t, s.secret, 'DELETE', `/v1/contacts/${id}`)).statusCode, 200);
+    return ids;
+  }
+
+  test('a purge of 12 entries sends the statements of a purge of 2, and reads the events and stored answers once', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const account = (await call(t, s.secret, 'POST', '/v1/accounts', { fields: { $name: 'Acme' } })).json().id as string;
+    const db = t.deps.db.kysely;
+    const purged = async (ids: string[]) => statementsOf(() => write(db, (tx) => purge(operatorCtx(tx, s.workspaceId), { ids })));
+    // The first warms the caches.
+    await purged(await trashed(t, s, account, 1, 'warm'));
+    const two = await purged(await trashed(t, s, account, 2, 'two'));
+    const twelve = await purged(await trashed(t, s, account, 12, 'twelve'));
+    for (const [n, { result }] of [
+      [2, two],
+      [12, twelve],
+    ] as const)
+      assert.deepEqual([result.records, result.relationships, result.storedResponses, result.events, result.historyRows], [n, n, n, 2 * n, n]);
+    assert.equal(twelve.statements.length, two.statements.length, JSON.stringify(twelve.statements, null, 1));
+    for (const table of ['events', 'idempotency_keys']) {
+      const reads = twelve.statements.filter((x) => new RegExp(`^select .* from "${table}"`).test(x));
+      assert.equal(reads.length, 1, `${table}: ${JSON.stringify(reads)}`);
+    }
+  });
+});
