@@ -2,7 +2,7 @@
 // transaction and only inserts new rows (deferredInsert): on PostgreSQL it goes out with the
 // write's next statement and keeps a create fit for a group commit (src/db/postgres/group-commit.ts).
 import { sql } from 'kysely';
-import { chunks, deferredInsert, insertRows, preparedInsertThen, type Executor, type Tx } from '../db/index.ts';
+import { chunks, deferredInsert, fewTexts, holdsText, insertRows, preparedInsertThen, type Executor, type Tx } from '../db/index.ts';
 import { holdsAny } from '../lib/holds-any.ts';
 import { dropDeliveriesOf, fanOut, queueFrom, signalIfQueued } from '../webhooks/repository.ts';
 import type { EventsTable, FieldHistoryTable } from './tables.ts';
@@ -173,28 +173,44 @@ export async function purgeEvents(db: Executor, before: string, limit: number, k
 /** Events read a page at a time by a purge's one pass over a workspace's log (eraseChangesOf). */
 const ERASE_PAGE = 1000;
 
-/**
- * Erases what the change log holds of the records being purged (docs/trash.md §Purge): their field
- * history, and every event of the workspace that names one of them (their own, and those that
- * carry an id, such as a merge's or a list's), with their queued deliveries. An event names a
- * record by its id as written (`holdsText`'s rule, read here by `holdsAny`): one holding a
- * look-alike names another record. The workspace's log is read once, a page at a time by its
- * index, whatever the number of records: a purge of many costs one pass, not one a record. Every
- * event committed before the first page is read.
- */
-export async function eraseChangesOf(tx: Executor, workspaceId: string, ids: readonly string[]): Promise<{ events: number; historyRows: number }> {
-  if (ids.length === 0) return { events: 0, historyRows: 0 };
-  const objects = new Set(ids);
+/** The events of the workspace that name one of a few `ids`: the database tests each text. */
+async function eventsNaming(tx: Executor, workspaceId: string, ids: readonly string[]): Promise<string[]> {
+  const rows = await tx
+    .selectFrom('events')
+    .select('id')
+    .where('workspace_id', '=', workspaceId)
+    .where((eb) => eb.or([eb('object_id', 'in', ids), ...ids.map((id) => holdsText(tx, 'body', id))]))
+    .execute();
+  return rows.map((e) => e.id);
+}
+
+/** As eventsNaming for many ids: one pass over the workspace's log, each text tested here. */
+async function eventsNamingAny(tx: Executor, workspaceId: string, ids: ReadonlySet<string>): Promise<string[]> {
   const names = holdsAny(ids);
   const named: string[] = [];
   for (let after: number | undefined; ;) {
     let page = tx.selectFrom('events').select(['id', 'seq', 'object_id', 'body']).where('workspace_id', '=', workspaceId);
     if (after !== undefined) page = page.where('seq', '>', after);
     const rows = await page.orderBy('seq').limit(ERASE_PAGE).execute();
-    for (const e of rows) if (objects.has(e.object_id) || names(e.body)) named.push(e.id);
-    if (rows.length < ERASE_PAGE) break;
+    for (const e of rows) if (ids.has(e.object_id) || names(e.body)) named.push(e.id);
+    if (rows.length < ERASE_PAGE) return named;
     after = Number(rows.at(-1)!.seq);
   }
+}
+
+/**
+ * Erases what the change log holds of the records being purged (docs/trash.md §Purge): their field
+ * history, and every event of the workspace that names one of them (their own, and those that
+ * carry an id, such as a merge's or a list's), with their queued deliveries. An event names a
+ * record by its id as written (`holdsText`'s rule, read here by `holdsAny`): one holding a
+ * look-alike names another record. A few ids are searched for by the database; more, in one pass
+ * over the workspace's log read a page at a time by its index: a purge of many costs one pass, not
+ * one a record. Every event committed before the first page is read.
+ */
+export async function eraseChangesOf(tx: Executor, workspaceId: string, ids: readonly string[]): Promise<{ events: number; historyRows: number }> {
+  if (ids.length === 0) return { events: 0, historyRows: 0 };
+  const objects = new Set(ids);
+  const named = ids.length <= fewTexts(tx) ? await eventsNaming(tx, workspaceId, ids) : await eventsNamingAny(tx, workspaceId, objects);
   await dropDeliveriesOf(tx, named);
   for (const part of chunks(named)) await tx.deleteFrom('events').where('id', 'in', part).execute();
   let historyRows = 0;

@@ -30,6 +30,7 @@ export {
   amongKeys,
   claimable,
   deferredInsertThen,
+  fewTexts,
   holdsText,
   jsonArraysAgg,
   jsonTextElements,

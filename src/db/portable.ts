@@ -216,3 +216,13 @@ function sendInsertThen<R>(tx: Tx, statements: readonly Statement[]): Promise<{ 
 export function holdsText(db: Executor, column: string, text: string): RawBuilder<SqlBool> {
   return isPostgres(db) ? sql<SqlBool>`strpos(${sql.ref(column)}, ${text}) > 0` : sql<SqlBool>`instr(${sql.ref(column)}, ${text}) > 0`;
 }
+
+/**
+ * How many texts a statement tests with holdsText, at most, before reading the rows' text into the
+ * process once and testing it there for all of them (`holdsAny`) costs less: each holdsText
+ * searches every row's text again, while the process pays for reading the text once, more on
+ * PostgreSQL, where it crosses the connection (docs/performance.md §Trash and merges).
+ */
+export function fewTexts(db: Executor): number {
+  return isPostgres(db) ? 16 : 2;
+}

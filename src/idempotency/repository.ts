@@ -3,7 +3,7 @@
 // handler's transaction turns it into 'done' with the successful response, so the stored response
 // and the writes commit together; a failure gives the claim back (releaseKey). A pending claim
 // whose holder died (crash, lost connection) can be taken over once its lease has run out.
-import { chunks, type Executor } from '../db/index.ts';
+import { chunks, fewTexts, holdsText, type Executor } from '../db/index.ts';
 import { holdsAny } from '../lib/holds-any.ts';
 
 export const RETENTION_MS = 24 * 3600 * 1000;
@@ -102,16 +102,10 @@ export async function releaseKey(db: Executor, ref: KeyRef, lockedAt: string): P
 
 /** Stored answers read a page at a time by a purge's one pass over a workspace's (eraseAnswersHolding). */
 const ERASE_PAGE = 500;
+const ERASED = { state: 'erased', fingerprint: 'erased', status_code: null, body: null } as const;
 
-/**
- * Erases the stored answers of the workspace that hold one of `texts` (purged records' ids): their
- * body and fingerprint go, the key stays taken in state 'erased' until it expires, so that a retry
- * is refused instead of doing its work again (docs/trash.md §Purge). A text is found as written
- * (`holdsText`'s rule, read here by `holdsAny`), never as a pattern. The workspace's answers are
- * read once, a page at a time by the primary key, whatever the number of texts. Returns how many.
- */
-export async function eraseAnswersHolding(db: Executor, workspaceId: string, texts: readonly string[]): Promise<number> {
-  if (texts.length === 0) return 0;
+/** The keys, by operation, of the workspace's stored answers that hold one of `texts`: one pass, each tested here. */
+async function answersHoldingAny(db: Executor, workspaceId: string, texts: readonly string[]): Promise<Map<string, string[]>> {
   const holds = holdsAny(texts);
   const named = new Map<string, string[]>();
   for (let after: { operation: string; key: string } | undefined; ;) {
@@ -122,22 +116,32 @@ export async function eraseAnswersHolding(db: Executor, workspaceId: string, tex
     }
     const rows = await page.orderBy('operation').orderBy('key').limit(ERASE_PAGE).execute();
     for (const r of rows) if (r.body !== null && holds(r.body)) named.set(r.operation, [...(named.get(r.operation) ?? []), r.key]);
-    if (rows.length < ERASE_PAGE) break;
+    if (rows.length < ERASE_PAGE) return named;
     after = rows.at(-1);
+  }
+}
+
+/**
+ * Erases the stored answers of the workspace that hold one of `texts` (purged records' ids): their
+ * body and fingerprint go, the key stays taken in state 'erased' until it expires, so that a retry
+ * is refused instead of doing its work again (docs/trash.md §Purge). A text is found as written
+ * (`holdsText`'s rule), never as a pattern: a few texts are searched for by the database; more, in
+ * one pass over the workspace's answers read a page at a time by the primary key (`holdsAny`), not
+ * one a text. Returns how many.
+ */
+export async function eraseAnswersHolding(db: Executor, workspaceId: string, texts: readonly string[]): Promise<number> {
+  if (texts.length === 0) return 0;
+  const named = texts.length <= fewTexts(db) ? undefined : await answersHoldingAny(db, workspaceId, texts);
+  const erase = () => db.updateTable('idempotency_keys').set(ERASED).where('workspace_id', '=', workspaceId).where('state', '=', 'done');
+  if (named === undefined) {
+    const r = await erase()
+      .where((eb) => eb.or(texts.map((t) => holdsText(db, 'body', t))))
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows);
   }
   let n = 0;
   for (const [operation, keys] of named)
-    for (const part of chunks(keys)) {
-      const r = await db
-        .updateTable('idempotency_keys')
-        .set({ state: 'erased', fingerprint: 'erased', status_code: null, body: null })
-        .where('workspace_id', '=', workspaceId)
-        .where('operation', '=', operation)
-        .where('key', 'in', part)
-        .where('state', '=', 'done')
-        .executeTakeFirst();
-      n += Number(r.numUpdatedRows);
-    }
+    for (const part of chunks(keys)) n += Number((await erase().where('operation', '=', operation).where('key', 'in', part).executeTakeFirst()).numUpdatedRows);
   return n;
 }
 
