@@ -94,7 +94,7 @@ export async function purge(ctx: WriteCtx, input: { ids?: readonly string[]; old
 }
 
 /** The entries the sweeper purges in one transaction at most. */
-export const SWEEP_BATCH = 50;
+export const SWEEP_BATCH = 20;
 
 /**
  * The sweeper's retention: purges entries of any workspace deleted more than `ageMs` before `now`,
