@@ -6,7 +6,7 @@
 // (bench/purge-child.ts) that times the purge alone, not the process's start. With --before DIR
 // (another checkout, e.g. a worktree of main), each round purges once with that checkout's modules
 // and once with this one's, on the same database, the first of the pair swapped each round: the
-// medians of each, and their ratio. Then the sweeper purges --entries more, SWEEP_BATCH a
+// medians of each, and their ratio. Then the sweeper purges --entries more, `fewTexts` a
 // transaction: the time of each.
 //   node bench/purge.ts [--dialect both|sqlite|postgres] [--events 4000] [--answers 2000] [--entries 200] [--rounds 3]
 //     [--before DIR]
@@ -17,12 +17,13 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { parseArgs } from 'node:util';
 import { insertEvents } from '../src/changes/repository.ts';
+import { fewTexts } from '../src/db/portable.ts';
 import type { DialectName } from '../src/db/types.ts';
 import { write } from '../src/db/write.ts';
 import { operatorCtx } from '../src/lib/context.ts';
 import { isoNow, newId } from '../src/lib/ids.ts';
 import { createRecord, RECORD_TYPES } from '../src/records/service.ts';
-import { purgeExpiredTrash, SWEEP_BATCH } from '../src/trash/purge.ts';
+import { purgeExpiredTrash } from '../src/trash/purge.ts';
 import { trashRecord } from '../src/trash/service.ts';
 import { median, seedContext } from './run.ts';
 
@@ -127,8 +128,8 @@ async function bench(dialect: DialectName): Promise<void> {
   const due = await trash();
   const t0 = performance.now();
   const swept = await purgeExpiredTrash(db, Date.now() + 60_000, 1, due.length);
-  const batches = Math.ceil(due.length / SWEEP_BATCH);
-  console.log(`${dialect} sweeper: ${swept} entries in ${batches} transactions of ${SWEEP_BATCH}, ${ms((performance.now() - t0) / batches)} a transaction`);
+  const batches = Math.ceil(due.length / fewTexts(db));
+  console.log(`${dialect} sweeper: ${swept} entries in ${batches} transactions of ${fewTexts(db)}, ${ms((performance.now() - t0) / batches)} a transaction`);
   for (const [name, t] of times) console.log(`${dialect} ${name}: median purge ${ms(median(t))}, ${(median(t) / n).toFixed(2)} ms an entry`);
   const before = times.get('before');
   if (before) console.log(`${dialect} ratio this/before: ${(median(times.get('this')!) / median(before)).toFixed(3)}`);

@@ -1,7 +1,7 @@
 // Purging the trash (docs/trash.md §Purge), for the operator and the sweeper: a purge erases the
 // entry and every row that still names the record. It runs in the caller's transaction.
 import { eraseChangesOf } from '../changes/repository.ts';
-import { chunks, type Executor, inBackground, type Tx, write } from '../db/index.ts';
+import { chunks, type Executor, fewTexts, inBackground, type Tx, write } from '../db/index.ts';
 import { eraseRunsOf } from '../enrichment/repository.ts';
 import { eraseAnswersHolding } from '../idempotency/repository.ts';
 import { operatorCtx, type WriteCtx } from '../lib/context.ts';
@@ -93,21 +93,20 @@ export async function purge(ctx: WriteCtx, input: { ids?: readonly string[]; old
   return purgeEntries(ctx, await repo.listTrash(ctx.db, ctx.actor.workspaceId, before === undefined ? { locked: true } : { before, locked: true }));
 }
 
-/** The entries the sweeper purges in one transaction at most. */
-export const SWEEP_BATCH = 20;
-
 /**
  * The sweeper's retention: purges entries of any workspace deleted more than `ageMs` before `now`,
- * at most `limit`, up to SWEEP_BATCH of one workspace in a transaction, as background work: on
- * SQLite it takes the writer when no request waits for it (docs/performance.md §Background work
- * yields the SQLite writer), and holds it for one pass over the workspace's events and stored
- * answers and the batch's few statements. Returns how many.
+ * at most `limit`, as background work: on SQLite it takes the writer when no request waits for it
+ * (docs/performance.md §Background work yields the SQLite writer). A transaction holds at most as
+ * many entries of one workspace as the database searches the texts for itself (`fewTexts`): the
+ * writer is held for that search of a few ids, never for a pass over all the workspace's events in
+ * the process, which a request coming meanwhile would wait for (docs/trash.md §Purge). Returns how
+ * many.
  */
 export async function purgeExpiredTrash(db: Executor, now: number, ageMs: number, limit: number): Promise<number> {
   const due = await repo.expiredTrash(db, isoNow(now - ageMs), limit);
   let n = 0;
   for (const [workspaceId, ofOne] of Map.groupBy(due, (e) => e.workspace_id))
-    for (const part of chunks(ofOne, SWEEP_BATCH)) {
+    for (const part of chunks(ofOne, fewTexts(db))) {
       // Another process may have purged or restored some meanwhile: those are left out. A purge
       // beside a restore of a linked entry takes their locks in the other order, and PostgreSQL
       // cancels one of them (docs/trash.md §Restore): the purge changes nothing outside its
