@@ -26,7 +26,13 @@ const sources = () => globSync('**/*.ts', { cwd: SRC }).sort();
  * cache (a second release beside this one) keeps its stamp, and its entries, keyed by path, stay
  * valid, so neither fills again at each start of the other.
  */
-const prefix = (flags) => PREFIX + createHash('sha256').update(`${SRC}\0${flags.join(' ')}`).digest('hex').slice(0, 8) + '-';
+const prefix = (flags) =>
+  PREFIX +
+  createHash('sha256')
+    .update(`${SRC}\0${flags.join(' ')}`)
+    .digest('hex')
+    .slice(0, 8) +
+  '-';
 
 function stamp(files, flags) {
   const hash = createHash('sha256').update(`${process.version} ${process.arch}`);
