@@ -26,7 +26,8 @@ export const userKind: ImportKind<CheckedUser> = {
     const fresh: { line: number; row: repo.UserRow }[] = [];
     // The address keys of the chunk's new users, by the lines before the one at hand: a later line
     // that gives one of them to a user already there is the line refused, as it would be were each
-    // new user inserted at its own line rather than with the chunk's.
+    // new user inserted at its own line rather than with the chunk's. A later line whose user keeps
+    // the address it holds takes none: the new user's line is the one refused, when inserted.
     const queued = new Set<string>();
     await upsertByExternalId(ctx, items, {
       object: 'user',
@@ -36,7 +37,8 @@ export const userKind: ImportKind<CheckedUser> = {
         const set = userColumns(value);
         // A line equal to the user writes nothing: its updatedAt stays (an export imported again changes nothing).
         if ((Object.keys(set) as (keyof typeof set)[]).every((k) => set[k] === old[k])) return;
-        if ((set.email_key !== null && queued.has(set.email_key)) || !(await repo.updateUser(ctx.db, id, { ...set, updated_at: at })))
+        const takes = set.email_key !== null && set.email_key !== old.email_key && queued.has(set.email_key);
+        if (takes || !(await repo.updateUser(ctx.db, id, { ...set, updated_at: at })))
           throw new ImportError(line, 'email', `another user of the workspace has the email "${value.email}"`);
       },
       insert({ line, externalId, value }, id) {

@@ -39,4 +39,21 @@ eachDialect('user lines of one chunk', (ctx) => {
     for (const email of ['eve@acme.test', 'eve.new@acme.test']) assert.ok(emails.includes(email), `${email} in ${emails.join(', ')}`);
     assert.ok(!emails.includes('uma@acme.test'), 'nothing of a refused import is written');
   });
+
+  test('a new line that takes the address a later line keeps for its user is the line refused', async () => {
+    const t = ctx();
+    const ws = (await seedWorkspace(t)).workspaceId;
+    const path = join(t.tdb.dataDir, 'users-kept.ndjson');
+    const run = async (...lines: string[]) => {
+      writeFileSync(path, lines.join('\n') + '\n');
+      return rolodex(t, ['import', '--workspace', ws, path]);
+    };
+    assert.equal((await run(user('e-1', 'eve@acme.test'))).code, 0);
+    // Line 2 renames e-1 and keeps its address: line 1, the new user, is the one that takes it.
+    const renamed = JSON.stringify({ object: 'user', externalId: 'e-1', email: 'eve@acme.test', name: 'Eve Adams' });
+    const kept = await run(user('u-1', 'eve@acme.test'), renamed);
+    assert.equal(kept.code, 1, kept.out);
+    assert.match(kept.err, /^line 1: email: another user of the workspace has the email "eve@acme\.test"$/m);
+    assert.doesNotMatch(kept.err, /line 2:/);
+  });
 });
