@@ -18,7 +18,7 @@ import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
 
 const AT = '2026-03-01T10:00:00.000Z';
 const WS = 'ws_r';
-const user = (id: string, email: string, email_key: string) => ({
+const user = (id: string, email: string, email_key: string | null) => ({
   id,
   workspace_id: WS,
   external_id: `x-${id}`,
@@ -75,6 +75,10 @@ for (const dialect of testDialects()) {
           user('usr_1', 'eve@acme.test.', 'eve@acme.test.'),
           user('usr_2', 'dan@acme.test', 'dan@acme.test'),
           user('usr_3', 'dan@acme.test.', 'dan@acme.test.'),
+          // Two spellings of one rooted address: usr_5 is its user (0080 gave it the key), usr_4
+          // keeps its row without one, and stays so.
+          user('usr_4', 'fay@acme.test.', null),
+          user('usr_5', 'FAY@acme.test.', 'fay@acme.test.'),
         ])
         .execute();
       takeMigrationNotes();
@@ -93,7 +97,7 @@ for (const dialect of testDialects()) {
       const stored = await db().selectFrom('records').select(['fields', 'updated_at']).where('id', '=', 'con_2').executeTakeFirstOrThrow();
       assert.deepEqual([JSON.parse(stored.fields), stored.updated_at], [{ work: 'bo@acme.test.' }, AT]);
       const notes = takeMigrationNotes().filter((n) => n.migration === '0083_rooted_domains');
-      assert.deepEqual(notes[0]?.counts, { records: 3, clashes: 1, users: 2, userClashes: 1 });
+      assert.deepEqual(notes[0]?.counts, { records: 3, clashes: 1, users: 4, userClashes: 2 });
       const listed = await sql<{ name: string }>`select name from migrations_run_beside order by name`.execute(db());
       assert.ok(listed.rows.some((r) => r.name === '0083_rooted_domains'));
     });
@@ -107,10 +111,13 @@ for (const dialect of testDialects()) {
         { id: 'usr_1', email_key: 'eve@acme.test' },
         { id: 'usr_2', email_key: 'dan@acme.test' },
         { id: 'usr_3', email_key: null },
+        { id: 'usr_4', email_key: null },
+        { id: 'usr_5', email_key: 'fay@acme.test' },
       ]);
       const c = operatorCtx(db(), WS);
       assert.equal(await findUserRef(c, { ref: 'eve@acme.test' }), 'usr_1');
       assert.equal(await findUserRef(c, { ref: 'dan@acme.test.' }), 'usr_2');
+      assert.equal(await findUserRef(c, { ref: 'fay@acme.test' }), 'usr_5');
     });
   });
 }

@@ -19,7 +19,8 @@ import { runBeside } from '../run-beside.ts';
 // restore writes them by the rule). Two records whose addresses of a unique field are only now one
 // value both keep them, as after 0078: counted, never refused. A user whose address has the dot
 // gets the key without it, unless another user of the workspace holds that key: that one is the
-// address's user, this one keeps its row and address without a key (as after 0080), counted.
+// address's user, this one keeps its row and address without a key (as after 0080), counted; a
+// user 0080 gave the key keeps being the address's user over one it left without.
 //
 // An older release beside it (docs/deploy.md §Migrations) keeps working: a record or user it
 // writes meanwhile keeps the key with the dot until its next write here.
@@ -99,13 +100,16 @@ async function migrateType(db: Kysely<any>, workspaceId: string, defs: TypeDefin
 }
 
 async function migrateUsers(db: Kysely<any>, counts: Counts): Promise<void> {
-  const rows: { id: string; workspace_id: string; email: string }[] = await db
+  const rows: { id: string; workspace_id: string; email: string; email_key: string | null }[] = await db
     .selectFrom('users')
-    .select(['id', 'workspace_id', 'email'])
+    .select(['id', 'workspace_id', 'email', 'email_key'])
     .where('email', 'like', '%.')
     .orderBy('id')
     .execute();
-  for (const r of rows.filter((u) => rootedAddress(u.email))) {
+  // The users holding a key come first: of two spellings of one address, the one that is the
+  // address's user (as 0080 chose it) stays so, and the one without a key stays without.
+  const holdersFirst = rows.filter((u) => u.email_key !== null).concat(rows.filter((u) => u.email_key === null));
+  for (const r of holdersFirst.filter((u) => rootedAddress(u.email))) {
     const key = emailKey(r.email);
     const holder = await db
       .selectFrom('users')
