@@ -15,7 +15,9 @@ export const bucketNote = (config: Config) => (config.s3 ? `Blobs are in the S3 
  */
 function libpqUrl(databaseUrl: string): string {
   if (!new URL(databaseUrl).searchParams.has('search_path')) return '"$DATABASE_URL"';
-  return `"$(printf %s "$DATABASE_URL" | sed -E 's/[?&]search_path=[^&]*//; s/^([^?]*)&/\\1?/')"`;
+  // The parameter is cut from the query alone (after the first `?`), with the `&` that joins it to
+  // the next: an `&` of the password or the path is the URL's, kept.
+  return `"$(printf %s "$DATABASE_URL" | sed -E 's/^([^?]*[?]([^&]*&)*)search_path=[^&]*(&|$)/\\1/; s/[?&]$//')"`;
 }
 
 /** `schema`: the one the URL names; pg_dump dumps every schema of the database unless named. */

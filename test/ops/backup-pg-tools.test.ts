@@ -2,7 +2,8 @@
 // (docs/deploy.md §Backups) run as printed, with DATABASE_URL naming its schema in either form
 // the server takes: `?search_path=NAME` (which libpq, under pg_dump, refuses as a URL parameter),
 // with another parameter after it, or `options=-c%20search_path%3DNAME`. The dump holds the schema,
-// and restored into it after a drop, it holds the workspace again.
+// and restored into it after a drop, it holds the workspace again. The URL they connect with is
+// DATABASE_URL without its search_path parameter, the rest as written (a password's `&` too).
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -73,4 +74,39 @@ if (testDialects().includes('postgres'))
           await tdb.drop();
         }
       });
+
+    test("the URL they connect with keeps the rest of DATABASE_URL as written, a password's & too", async () => {
+      const tdb = await createTestDb('postgres');
+      try {
+        const schema = tdb.schema as string;
+        const work = mkdtempSync(join(tmpdir(), 'rolodex-pgdump-'));
+        dirs.push(work);
+        // The server trusts the test's connections: a password is taken and not checked.
+        const url = new URL(TEST_DATABASE_URL);
+        url.password = 'pa&ss';
+        const base = url.href;
+        for (const [i, [given, meant]] of [
+          [`${base}?search_path=${schema}`, base],
+          [`${base}?application_name=rolodex-test&search_path=${schema}`, `${base}?application_name=rolodex-test`],
+        ].entries()) {
+          const env = { DATA_DIR: join(work, `data-${i}`), DATABASE_URL: given! };
+          for (const [command, tool] of [
+            ['backup', 'pg_dump'],
+            ['restore', 'pg_restore'],
+          ] as const) {
+            const line = await printed(
+              command,
+              join(work, `backup-${i}`),
+              command === 'backup' ? env : { ...env, DATA_DIR: join(work, `restored-${i}`) },
+              tool,
+            );
+            const dbname = /--dbname=("\$\(.*\)")/.exec(line)?.[1];
+            assert.ok(dbname, line);
+            assert.equal(shell(`printf %s ${dbname}`, work, env), meant, `${command}: ${line}`);
+          }
+        }
+      } finally {
+        await tdb.drop();
+      }
+    });
   });
