@@ -59,6 +59,19 @@ export function emailKey(address: string): string {
 }
 
 /**
+ * The spelling of an address written with its domain's final dot (`Ann@Acme.test.`): its key with
+ * the dot (`ann@acme.test.`); undefined for any other address. The value index holds it beside
+ * the key so that `contains` finds the address as written, as it is answered; no key ends with a
+ * dot, so a comparison of keys never meets it.
+ */
+export function emailRootedSpelling(address: string): string | undefined {
+  const at = address.lastIndexOf('@');
+  if (at < 0) return undefined;
+  const domain = address.slice(at + 1);
+  return unrooted(domain) === domain ? undefined : `${emailKey(address)}.`;
+}
+
+/**
  * The other spelling of an address whose key's domain has an ASCII-encoded (`xn--`) label: the
  * key with its domain in Unicode, folded (`ann@bücher.example`); undefined for any other address.
  * The value index holds it beside the key so that `contains` finds a part of either spelling.

@@ -2,8 +2,8 @@
 // (docs/records.md §E-mail addresses, §Value index; docs/meetings.md §Records created for
 // attendees): a contact's address and an account's website written so are found by a meeting's
 // participant at `globex.test`, a unique field takes the two spellings as one value, a filter finds
-// the address written with the dot by the one without it, and a user's address is unique in its
-// workspace either way. Values are kept as written.
+// the address written with the dot by the one without it and by itself, as answered, and a user's
+// address is unique in its workspace either way. Values are kept as written.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { addField } from '../../src/definitions/service.ts';
@@ -51,8 +51,8 @@ eachDialect('domains written with their final dot', (ctx) => {
     assert.equal(first.json().fields.work.value, 'ann@acme.test.');
     const again = await call(t, s.secret, 'POST', '/v1/contacts', { fields: { work: 'Ann@Acme.test' } });
     assert.deepEqual([again.statusCode, again.json().error?.code, again.json().error?.param], [409, 'duplicate_value', 'fields.work'], again.body);
-    // The index holds the address without the dot: the address written without it finds it.
-    for (const q of ['ann@acme.test', 'ANN@ACME.TEST', 'acme.test']) {
+    // The index holds the address without the dot, and as written beside it: both find it.
+    for (const q of ['ann@acme.test', 'ANN@ACME.TEST', 'acme.test', 'ann@acme.test.', 'Ann@Acme.Test.']) {
       const found = await call(t, s.secret, 'GET', `/v1/contacts?${encodeURIComponent('work[contains]')}=${encodeURIComponent(q)}`);
       assert.equal(found.statusCode, 200, found.body);
       assert.deepEqual(

@@ -2,7 +2,7 @@
 // values and its type's definitions. Every writer of records (the API, the import, migrations)
 // builds them here, so the index means the same thing whoever wrote the record.
 import type { TypeDefinitions } from '../../definitions/service.ts';
-import { emailKey, emailUnicodeSpelling, unrooted } from '../../lib/email.ts';
+import { emailKey, emailRootedSpelling, emailUnicodeSpelling, unrooted } from '../../lib/email.ts';
 import { foldText, indexedText } from '../../lib/fold.ts';
 import type { RecordValuesTable } from '../tables.ts';
 
@@ -60,8 +60,9 @@ const finite = (n: number): IndexedScalar | undefined => (Number.isFinite(n) ? {
  * Text longer than INDEXED_TEXT_BYTES is kept as its prefix (src/lib/fold.ts).
  * An account's `$website` also gives the host of each URL, under `$website.host` (meetings link
  * new contacts to accounts by domain). An EMAIL whose domain has an ASCII-encoded label gives a
- * second row, its Unicode spelling, so that `contains` finds a part of either spelling
- * (docs/records.md §E-mail addresses).
+ * second row, its Unicode spelling, so that `contains` finds a part of either spelling, and one
+ * written with its domain's final dot a row of its key with the dot, so that `contains` finds it
+ * as written (docs/records.md §E-mail addresses).
  */
 export function valueRows(workspaceId: string, defs: TypeDefinitions, recordId: string, values: Record<string, unknown>): RecordValuesTable[] {
   const rows: RecordValuesTable[] = [];
@@ -78,7 +79,12 @@ export function valueRows(workspaceId: string, defs: TypeDefinitions, recordId: 
     else if (Array.isArray(v)) for (const x of v) add(key, indexedScalar(def.valueType, x));
     else add(key, indexedScalar(def.valueType, v));
     if (key === '$website') for (const x of Array.isArray(v) ? v : [v]) if (typeof x === 'string') text('$website.host', urlHost(x));
-    if (def.valueType === 'EMAIL') for (const x of Array.isArray(v) ? v : [v]) if (typeof x === 'string') text(key, emailUnicodeSpelling(x));
+    if (def.valueType === 'EMAIL')
+      for (const x of Array.isArray(v) ? v : [v])
+        if (typeof x === 'string') {
+          text(key, emailUnicodeSpelling(x));
+          text(key, emailRootedSpelling(x));
+        }
   }
   return rows;
 }
