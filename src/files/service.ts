@@ -13,7 +13,6 @@ import { AppError, notFound } from '../lib/errors.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import { envelope, type Page } from '../lib/paging.ts';
 import { userEmail } from '../meetings/repository.ts';
-import { checkBytesThere } from './missing.ts';
 import * as repo from './repository.ts';
 import type { FileRow } from './repository.ts';
 import { ceilingOf, effectiveStatus, hasControlCharacters, headerSafeType, mimeEssence, mimeTypeRefusal, purposeRule } from './rules.ts';
@@ -320,9 +319,6 @@ export async function downloadAddress(ctx: FilesCtx, input: { id: string }) {
   if (status !== 'COMPLETED' || !row.blob_key)
     throw new AppError('invalid_file_state', `A download address exists only for COMPLETED files; this one is ${status}.`);
   const env = ctx.files;
-  // No address to bytes the store lost: S3 would answer it in a shape of its own, the server's
-  // address with the same refusal as here (docs/files.md §Bytes missing from the store).
-  await checkBytesThere(env.blobs, { ...row, blob_key: row.blob_key });
   const expires = ctx.now + env.downloadTtlSeconds * 1000;
   const url = env.blobs.presignGet
     ? await env.blobs.presignGet(row.blob_key, {
