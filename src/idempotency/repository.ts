@@ -115,7 +115,12 @@ async function answersHoldingAny(db: Executor, workspaceId: string, texts: reado
       page = page.where((eb) => eb.or([eb('operation', '>', operation), eb.and([eb('operation', '=', operation), eb('key', '>', key)])]));
     }
     const rows = await page.orderBy('operation').orderBy('key').limit(ERASE_PAGE).execute();
-    for (const r of rows) if (r.body !== null && holds(r.body)) named.set(r.operation, [...(named.get(r.operation) ?? []), r.key]);
+    for (const r of rows) {
+      if (r.body === null || !holds(r.body)) continue;
+      const keys = named.get(r.operation);
+      if (keys) keys.push(r.key);
+      else named.set(r.operation, [r.key]);
+    }
     if (rows.length < ERASE_PAGE) return named;
     after = rows.at(-1);
   }
