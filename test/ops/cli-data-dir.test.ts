@@ -264,5 +264,24 @@ for (const dialect of testDialects()) {
           }
         }
       });
+
+    if (dialect === 'postgres')
+      test('a schema named in quotes is the one PostgreSQL reads, as written, in either form of the URL', async () => {
+        for (const form of ['search_path', 'options'] as const) {
+          const schema = newSchema().replace('typo', 'Typo');
+          const url = new URL(TEST_DATABASE_URL);
+          url.searchParams.set(form, form === 'options' ? `-c search_path="${schema}"` : `"${schema}"`);
+          const env = envFor(join(tmp, `quoted-${form}`, 'data'), url.toString());
+          try {
+            const made = await run(env, ['workspace', 'create', '--name', 'Acme']);
+            assert.equal(made.code, 0, `${form}: ${made.err.join('\n')}`);
+            assert.equal(await schemaExists(schema), true, form);
+            const list = await run(env, ['workspace', 'list']);
+            assert.match(list.out, /^ws_\w+ {2}Acme$/, form);
+          } finally {
+            await admin(`drop schema if exists "${schema}" cascade`);
+          }
+        }
+      });
   });
 }
