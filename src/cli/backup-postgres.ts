@@ -20,10 +20,19 @@ function libpqUrl(databaseUrl: string): string {
   return `"$(printf %s "$DATABASE_URL" | sed -E 's/^([^?]*[?]([^&]*&)*)search_path=[^&]*(&|$)/\\1/; s/[?&]$//')"`;
 }
 
+/**
+ * pg_dump's `--schema` for `schema`: the name as it is when PostgreSQL would read it so unquoted;
+ * otherwise (capitals, other characters) in double quotes, which pg_dump's pattern takes as
+ * written, inside single quotes for the shell.
+ */
+function schemaOption(schema: string): string {
+  return /^[a-z_][a-z0-9_$]*$/.test(schema) ? ` --schema=${schema}` : ` --schema='"${schema.replaceAll('"', '""').replaceAll("'", "'\\''")}"'`;
+}
+
 /** `schema`: the one the URL names; pg_dump dumps every schema of the database unless named. */
 export function pgGuidance(config: Config, action: 'backup' | 'restore', schema?: string): string {
   const blobs = bucketNote(config);
-  const only = schema ? ` --schema=${schema}` : '';
+  const only = schema ? schemaOption(schema) : '';
   const url = libpqUrl(config.databaseUrl ?? '');
   return action === 'backup'
     ? `The database is PostgreSQL: back it up with its own tools, e.g.\n  pg_dump --format=custom${only} --file=rolodex-$(date +%F).pgdump --dbname=${url}\n(or continuous archiving for point-in-time recovery). ${blobs}`.trim()

@@ -49,31 +49,55 @@ if (testDialects().includes('postgres'))
         try {
           const schema = tdb.schema as string;
           const ws = await createWorkspace(systemCtx(tdb.db.kysely), { name: 'Dumped' });
-          const work = mkdtempSync(join(tmpdir(), 'rolodex-pgdump-'));
-          dirs.push(work);
-          const env = { DATA_DIR: join(work, 'data'), DATABASE_URL: url(schema) };
-
-          const dump = await printed('backup', join(work, 'backup'), env, 'pg_dump');
-          assert.match(dump, new RegExp(`--schema=${schema} `));
-          shell(dump, work, env);
-          const file = shell('ls *.pgdump', work, env).trim();
-          assert.match(execFileSync('pg_restore', ['--list', join(work, file)], { encoding: 'utf8' }), new RegExp(`TABLE ${schema} workspaces`));
-
-          const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
-          await admin.connect();
-          try {
-            await admin.query(`drop schema ${schema} cascade`);
-            const restore = await printed('restore', join(work, 'backup'), { ...env, DATA_DIR: join(work, 'restored') }, 'pg_restore');
-            shell(restore.replace('rolodex-YYYY-MM-DD.pgdump', file), work, env);
-            const { rows } = await admin.query<{ name: string }>(`select name from ${schema}.workspaces where id = $1`, [ws.id]);
-            assert.deepEqual(rows, [{ name: 'Dumped' }]);
-          } finally {
-            await admin.end();
-          }
+          await dumpAndRestore(ws.id, schema, url(schema));
         } finally {
           await tdb.drop();
         }
       });
+
+    test('a schema named in double quotes, with capitals: they run as printed', async () => {
+      const tdb = await createTestDb('postgres');
+      const schema = `${tdb.schema as string}_Up`;
+      const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      await admin.connect();
+      try {
+        const ws = await createWorkspace(systemCtx(tdb.db.kysely), { name: 'Dumped' });
+        await admin.query(`alter schema ${tdb.schema as string} rename to "${schema}"`);
+        await dumpAndRestore(ws.id, `"${schema}"`, `${TEST_DATABASE_URL}?search_path=%22${schema}%22`);
+      } finally {
+        await admin.query(`alter schema "${schema}" rename to ${tdb.schema as string}`).catch(() => undefined);
+        await admin.end();
+        await tdb.drop();
+      }
+    });
+
+    /**
+     * Dumps with the printed line, drops the schema (`sqlName`, as SQL names it), restores with the
+     * printed line and reads the workspace back.
+     */
+    async function dumpAndRestore(wsId: string, sqlName: string, databaseUrl: string): Promise<void> {
+      const work = mkdtempSync(join(tmpdir(), 'rolodex-pgdump-'));
+      dirs.push(work);
+      const env = { DATA_DIR: join(work, 'data'), DATABASE_URL: databaseUrl };
+
+      const dump = await printed('backup', join(work, 'backup'), env, 'pg_dump');
+      assert.ok(dump.includes(` --schema=${sqlName.startsWith('"') ? `'${sqlName}'` : sqlName} `), dump);
+      shell(dump, work, env);
+      const file = shell('ls *.pgdump', work, env).trim();
+      assert.ok(execFileSync('pg_restore', ['--list', join(work, file)], { encoding: 'utf8' }).includes(`TABLE ${sqlName.replaceAll('"', '')} workspaces`));
+
+      const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      await admin.connect();
+      try {
+        await admin.query(`drop schema ${sqlName} cascade`);
+        const restore = await printed('restore', join(work, 'backup'), { ...env, DATA_DIR: join(work, 'restored') }, 'pg_restore');
+        shell(restore.replace('rolodex-YYYY-MM-DD.pgdump', file), work, env);
+        const { rows } = await admin.query<{ name: string }>(`select name from ${sqlName}.workspaces where id = $1`, [wsId]);
+        assert.deepEqual(rows, [{ name: 'Dumped' }]);
+      } finally {
+        await admin.end();
+      }
+    }
 
     test("the URL they connect with keeps the rest of DATABASE_URL as written, a password's & too", async () => {
       const tdb = await createTestDb('postgres');
