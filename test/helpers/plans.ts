@@ -44,6 +44,7 @@ export async function indexPlan(db: Kysely<Database>, dialect: DialectName, comp
 export interface PlanNode {
   'Node Type': string;
   'Relation Name'?: string;
+  'Index Name'?: string;
   'Actual Rows': number;
   'Actual Loops': number;
   'Rows Removed by Filter'?: number;

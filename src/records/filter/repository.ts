@@ -5,6 +5,7 @@
 // reads of other requests.
 import { type RawBuilder, sql } from 'kysely';
 import { jsonTextElements, probeEnd, scan, type Executor } from '../../db/index.ts';
+import { isPostgres } from '../../db/dialect.ts';
 import type { Page } from '../../lib/paging.ts';
 import { fieldHash, likeLiteral, prefixEnd, trigramKey } from '../index/trigrams.ts';
 
@@ -172,6 +173,19 @@ const inTypeOf = (s: TypeInWorkspace) => sql`r.workspace_id = ${s.workspaceId} a
 const notChecksOf = (db: Executor, negatives: readonly Atom[]) => negatives.map((a) => sql`not ${checkSql(db, a)}`);
 
 /**
+ * The records `r` of the ids `d` a driver gives, each found by primary key, with the driver read
+ * first whatever the statistics (docs/filtering.md §Plans). SQLite keeps a `CROSS JOIN` in the
+ * written order. PostgreSQL may reorder a join: on statistics taken while the workspace was small
+ * (before an import committed) it walked the type's whole listing and probed the driver for each
+ * record. A lateral subquery kept as written (`OFFSET 0`) can only be the probe of each id.
+ */
+function recordsOf(db: Executor, driver: RawBuilder<unknown>): RawBuilder<unknown> {
+  return isPostgres(db)
+    ? sql`(${driver}) d cross join lateral (select r.id, r.workspace_id, r.kind, r.created_at from records r where r.id = d.record_id${probeEnd(db)}) r`
+    : sql`(${driver}) d cross join records r`;
+}
+
+/**
  * Negation only: the type's records minus those matching any negated filter. The page walks the
  * listing index newest first and skips those; the count is the ranked total minus theirs, read
  * through `drivers` (the negated atoms, each with the trigram that reads it).
@@ -185,7 +199,7 @@ export function negatedPlan(db: Executor, s: TypeInWorkspace, negatives: readonl
     drivers.map((a) => driverSql(db, s, a)),
     sql` union `,
   );
-  return { kind: 'negated', page: pageSql, excluded: sql`select r.id from (${union}) d cross join records r where r.id = d.record_id and ${inType}` };
+  return { kind: 'negated', page: pageSql, excluded: sql`select r.id from ${recordsOf(db, union)} where r.id = d.record_id and ${inType}` };
 }
 
 /**
@@ -201,7 +215,7 @@ export function drivenPlan(
   const { driver, page } = input;
   const order = orderOf(page);
   const checks: RawBuilder<unknown>[] = [...input.checks.map((a) => checkSql(db, a)), ...notChecksOf(db, input.negatives)];
-  const from = sql`(${driverSql(db, s, driver)}) d cross join records r`;
+  const from = recordsOf(db, driverSql(db, s, driver));
   const where = sql.join([sql`r.id = d.record_id`, inTypeOf(s), ...checks], sql` and `);
   const probe = checkSql(db, driver);
   return {
