@@ -28,6 +28,7 @@ export { readSnapshot } from './snapshot.ts';
 // What a statement means on either database.
 export {
   amongKeys,
+  eachByKey,
   claimable,
   deferredInsertThen,
   fewTexts,

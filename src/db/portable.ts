@@ -121,6 +121,21 @@ export function probeEnd(db: Executor): RawBuilder<unknown> {
 }
 
 /**
+ * The rows `d` of `driver` (a subquery with a `keyColumn`), each joined to its row `r` of `table`
+ * found by primary key `id`, with the driver read first whatever the statistics (docs/filtering.md
+ * §Plans): `(driver) d cross join table r`, the caller's condition saying `r.id = d.keyColumn`.
+ * SQLite keeps a CROSS JOIN in the written order. PostgreSQL may reorder a join from estimates: on
+ * statistics taken while a table was small it may walk the table and probe the driver for each of
+ * its rows. There a lateral subquery kept as written (`OFFSET 0`) can only be one probe an id; it
+ * gives `columns` of `r`.
+ */
+export function eachByKey(db: Executor, driver: RawBuilder<unknown>, keyColumn: string, table: string, columns: readonly string[]): RawBuilder<unknown> {
+  if (!isPostgres(db)) return sql`(${driver}) d cross join ${sql.table(table)} r`;
+  const picked = sql.join(columns.map((c) => sql.ref(`r.${c}`)));
+  return sql`(${driver}) d cross join lateral (select ${picked} from ${sql.table(table)} r where r.id = ${sql.ref(`d.${keyColumn}`)} offset 0) r`;
+}
+
+/**
  * `column` among the keys `keys` (a subquery) gives, each row found through the index of
  * `column` whatever the statistics say (docs/design.md §Database statistics). PostgreSQL plans an
  * IN over a subquery as a join from estimates, and on a table never analyzed it may scan the

@@ -4,8 +4,7 @@
 // so they are sent as scans (src/db/scan.ts): on PostgreSQL a slow one never holds up the point
 // reads of other requests.
 import { type RawBuilder, sql } from 'kysely';
-import { jsonTextElements, probeEnd, scan, type Executor } from '../../db/index.ts';
-import { isPostgres } from '../../db/dialect.ts';
+import { eachByKey, jsonTextElements, probeEnd, scan, type Executor } from '../../db/index.ts';
 import type { Page } from '../../lib/paging.ts';
 import { fieldHash, likeLiteral, prefixEnd, trigramKey } from '../index/trigrams.ts';
 
@@ -172,18 +171,8 @@ const orderOf = (page: Page) => sql`order by r.created_at desc, r.id desc limit 
 const inTypeOf = (s: TypeInWorkspace) => sql`r.workspace_id = ${s.workspaceId} and r.kind = ${s.objectType}`;
 const notChecksOf = (db: Executor, negatives: readonly Atom[]) => negatives.map((a) => sql`not ${checkSql(db, a)}`);
 
-/**
- * The records `r` of the ids `d` a driver gives, each found by primary key, with the driver read
- * first whatever the statistics (docs/filtering.md §Plans). SQLite keeps a `CROSS JOIN` in the
- * written order. PostgreSQL may reorder a join: on statistics taken while the workspace was small
- * (before an import committed) it walked the type's whole listing and probed the driver for each
- * record. A lateral subquery kept as written (`OFFSET 0`) can only be the probe of each id.
- */
-function recordsOf(db: Executor, driver: RawBuilder<unknown>): RawBuilder<unknown> {
-  return isPostgres(db)
-    ? sql`(${driver}) d cross join lateral (select r.id, r.workspace_id, r.kind, r.created_at from records r where r.id = d.record_id${probeEnd(db)}) r`
-    : sql`(${driver}) d cross join records r`;
-}
+/** The records `r` of the ids `d` a driver gives, the driver read first (docs/filtering.md §Plans). */
+const recordsOf = (db: Executor, driver: RawBuilder<unknown>) => eachByKey(db, driver, 'record_id', 'records', ['id', 'workspace_id', 'kind', 'created_at']);
 
 /**
  * Negation only: the type's records minus those matching any negated filter. The page walks the
