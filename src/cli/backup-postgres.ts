@@ -21,12 +21,13 @@ function libpqUrl(databaseUrl: string): string {
 }
 
 /**
- * pg_dump's `--schema` for `schema`: the name as it is when PostgreSQL would read it so unquoted;
- * otherwise (capitals, other characters) in double quotes, which pg_dump's pattern takes as
+ * pg_dump's `--schema` for `schema`: the name as it is when PostgreSQL would read it so unquoted
+ * and the shell would pass it as it is (a `$`, which a name may hold, starts a shell variable);
+ * otherwise (capitals, a `$`, other characters) in double quotes, which pg_dump's pattern takes as
  * written, inside single quotes for the shell.
  */
 function schemaOption(schema: string): string {
-  return /^[a-z_][a-z0-9_$]*$/.test(schema) ? ` --schema=${schema}` : ` --schema='"${schema.replaceAll('"', '""').replaceAll("'", "'\\''")}"'`;
+  return /^[a-z_][a-z0-9_]*$/.test(schema) ? ` --schema=${schema}` : ` --schema='"${schema.replaceAll('"', '""').replaceAll("'", "'\\''")}"'`;
 }
 
 /** `schema`: the one the URL names; pg_dump dumps every schema of the database unless named. */

@@ -1,7 +1,8 @@
 // The pg_dump and pg_restore lines that `rolodex backup` and `rolodex restore` print on PostgreSQL
 // (docs/deploy.md §Backups) run as printed, with DATABASE_URL naming its schema in either form
 // the server takes: `?search_path=NAME` (which libpq, under pg_dump, refuses as a URL parameter),
-// with another parameter after it, or `options=-c%20search_path%3DNAME`. The dump holds the schema,
+// with another parameter after it, or `options=-c%20search_path%3DNAME`, and a name in quotes or
+// holding a `$` (printed quoted, for pg_dump and the shell). The dump holds the schema,
 // and restored into it after a drop, it holds the workspace again. The URL they connect with is
 // DATABASE_URL without its search_path parameter, the rest as written (a password's `&` too).
 import assert from 'node:assert/strict';
@@ -64,6 +65,23 @@ if (testDialects().includes('postgres'))
         const ws = await createWorkspace(systemCtx(tdb.db.kysely), { name: 'Dumped' });
         await admin.query(`alter schema ${tdb.schema as string} rename to "${schema}"`);
         await dumpAndRestore(ws.id, `"${schema}"`, `${TEST_DATABASE_URL}?search_path=%22${schema}%22`);
+      } finally {
+        await admin.query(`alter schema "${schema}" rename to ${tdb.schema as string}`).catch(() => undefined);
+        await admin.end();
+        await tdb.drop();
+      }
+    });
+
+    test('a schema whose name holds a $: they run as printed, the shell expanding nothing', async () => {
+      const tdb = await createTestDb('postgres');
+      // Unquoted in the URL, as PostgreSQL reads `$` in a name; `$x` unquoted in a shell is a variable.
+      const schema = `${tdb.schema as string}_a$x`;
+      const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      await admin.connect();
+      try {
+        const ws = await createWorkspace(systemCtx(tdb.db.kysely), { name: 'Dumped' });
+        await admin.query(`alter schema ${tdb.schema as string} rename to "${schema}"`);
+        await dumpAndRestore(ws.id, `"${schema}"`, `${TEST_DATABASE_URL}?search_path=${schema}`);
       } finally {
         await admin.query(`alter schema "${schema}" rename to ${tdb.schema as string}`).catch(() => undefined);
         await admin.end();
