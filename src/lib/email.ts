@@ -60,15 +60,16 @@ export function emailKey(address: string): string {
 
 /**
  * The spelling of an address written with its domain's final dot (`Ann@Acme.test.`): its key with
- * the dot (`ann@acme.test.`); undefined for any other address. The value index holds it beside
- * the key so that `contains` finds the address as written, as it is answered; no key ends with a
- * dot, so a comparison of keys never meets it.
+ * the dot, then a space (`ann@acme.test. `); undefined for any other address. The value index
+ * holds it beside the key so that `contains` finds the address as written, as it is answered. A
+ * key may end with a dot (`ann@acme.test..` is `ann@acme.test.`), but no address holds a space, so
+ * a comparison of keys (a unique field, a meeting's participants) never meets this row.
  */
 export function emailRootedSpelling(address: string): string | undefined {
   const at = address.lastIndexOf('@');
   if (at < 0) return undefined;
   const domain = address.slice(at + 1);
-  return unrooted(domain) === domain ? undefined : `${emailKey(address)}.`;
+  return unrooted(domain) === domain ? undefined : `${emailKey(address)}. `;
 }
 
 /**

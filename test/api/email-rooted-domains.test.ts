@@ -63,6 +63,35 @@ eachDialect('domains written with their final dot', (ctx) => {
     }
   });
 
+  test('the row of an address as written is no key: an address whose key ends with a dot is no duplicate of it', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    await addField(operatorCtx(t.deps.db.kysely, s.workspaceId), { objectType: 'contact', key: 'work', label: 'Work', valueType: 'EMAIL', unique: true });
+    // `acme.test..` (an empty last label) has the key `ann@acme.test.`, the first one's as written.
+    const rooted = await call(t, s.secret, 'POST', '/v1/contacts', { fields: { work: 'ann@acme.test.' } });
+    assert.equal(rooted.statusCode, 200, rooted.body);
+    const doubled = await call(t, s.secret, 'POST', '/v1/contacts', { fields: { work: 'ann@acme.test..' } });
+    assert.equal(doubled.statusCode, 200, doubled.body);
+    const again = await call(t, s.secret, 'POST', '/v1/contacts', { fields: { work: 'Ann@Acme.test..' } });
+    assert.deepEqual([again.statusCode, again.json().error?.code], [409, 'duplicate_value'], again.body);
+    for (const [q, ids] of [
+      ['ann@acme.test.', [doubled.json().id, rooted.json().id]],
+      ['acme.test..', [doubled.json().id]],
+    ] as const) {
+      const found = await call(t, s.secret, 'GET', `/v1/contacts?${encodeURIComponent('work[contains]')}=${encodeURIComponent(q)}`);
+      assert.equal(found.statusCode, 200, found.body);
+      assert.deepEqual(
+        found
+          .json()
+          .data.map((c: { id: string }) => c.id)
+          .sort(),
+        [...ids].sort(),
+        q,
+      );
+      assert.equal(found.json().totalCount, ids.length, q);
+    }
+  });
+
   test("a user's address with the dot is the address without it: a second user of it is refused", async () => {
     const t = ctx();
     const s = await seedWorkspace(t);

@@ -61,8 +61,8 @@ const finite = (n: number): IndexedScalar | undefined => (Number.isFinite(n) ? {
  * An account's `$website` also gives the host of each URL, under `$website.host` (meetings link
  * new contacts to accounts by domain). An EMAIL whose domain has an ASCII-encoded label gives a
  * second row, its Unicode spelling, so that `contains` finds a part of either spelling, and one
- * written with its domain's final dot a row of its key with the dot, so that `contains` finds it
- * as written (docs/records.md §E-mail addresses).
+ * written with its domain's final dot a row of its key with the dot and a space, so that
+ * `contains` finds it as written (docs/records.md §E-mail addresses).
  */
 export function valueRows(workspaceId: string, defs: TypeDefinitions, recordId: string, values: Record<string, unknown>): RecordValuesTable[] {
   const rows: RecordValuesTable[] = [];
