@@ -283,5 +283,30 @@ for (const dialect of testDialects()) {
           }
         }
       });
+
+    if (dialect === 'postgres')
+      test('"$user" first in the path names no schema of its own: the schema in use is the one it leaves', async () => {
+        // PostgreSQL's own default path, `"$user", public`, written in the URL: `$user` stands for
+        // the session user's schema where there is one (the test server has none), in quotes or not.
+        const schema = newSchema();
+        await admin(`create schema ${schema}`);
+        for (const [i, first] of ['"$user"', '$user'].entries()) {
+          const url = new URL(TEST_DATABASE_URL);
+          url.searchParams.set('search_path', `${first}, ${schema}`);
+          const env = envFor(join(tmp, `user-first-${i}`, 'data'), url.toString());
+          try {
+            const made = await run(env, ['workspace', 'create', '--name', `Acme ${i}`]);
+            assert.equal(made.code, 0, `${first}: ${made.err.join('\n')}`);
+            assert.equal(await schemaExists('$user'), false, `${first}: no schema "$user"`);
+            const rows = await admin<{ n: string }>(`select count(*) as n from ${schema}.workspaces where name = $1`, [`Acme ${i}`]);
+            assert.equal(Number(rows[0]?.n), 1, first);
+            const backup = await run(env, ['backup', join(tmp, `user-first-${i}`, 'backup')]);
+            assert.equal(backup.code, 0, backup.err.join('\n'));
+            assert.ok(!backup.out.includes('--schema='), `${first}: the dump names no schema "$user"`);
+          } finally {
+            await admin('drop schema if exists "$user" cascade');
+          }
+        }
+      });
   });
 }

@@ -4,7 +4,10 @@
 // connect time and which then wins) or inside libpq's `options` (`?options=-c search_path=x`).
 // PostgreSQL reads a name of the path that is not quoted in lower case (`Rolodex` is the schema
 // `rolodex`) and a quoted one as written (`"Rolodex"`, a `""` in it one quote), so it is read so
-// here too: the schema migrations create is the one the path finds.
+// here too: the schema migrations create is the one the path finds. `$user`, quoted or not (its
+// own default path is `"$user", public`), is no schema of that name but the session user's where
+// it exists: a path that begins with it names none here, and the connection's current schema is
+// the one in use, as when the URL names no path.
 
 /** A name of a search path, first: quoted (group 1) or not (group 2). */
 const NAME = '(?:"((?:[^"]|"")+)"|([A-Za-z_][A-Za-z0-9_$]*))';
@@ -17,5 +20,6 @@ export function schemaInUrl(url: string): string | undefined {
   const own = params.get('search_path');
   const m = own !== null ? FIRST_NAME.exec(own.trim()) : IN_OPTIONS.exec(params.get('options') ?? '');
   if (!m) return undefined;
-  return m[1] !== undefined ? m[1].replaceAll('""', '"') : m[2]!.toLowerCase();
+  const name = m[1] !== undefined ? m[1].replaceAll('""', '"') : m[2]!.toLowerCase();
+  return name === '$user' ? undefined : name;
 }
