@@ -7,7 +7,6 @@ import type { PluginOptions } from '../http/context.ts';
 import { serviceContext } from '../http/service-context.ts';
 import { PageQuery } from '../lib/paging-schemas.ts';
 import { byteRoutes } from './byte-routes.ts';
-import { logMissing } from './missing.ts';
 import { CancelFileBody, CompleteFileBody, CreateFileBody, FileDownloadAddress, FileIdParams, FileList, FileResource, FileUploadSession } from './schemas.ts';
 import * as service from './service.ts';
 
@@ -119,7 +118,7 @@ export async function fileRoutes(base: FastifyInstance, opts: PluginOptions): Pr
       config: { operation: 'getFileUrl', scopes: ['files:read'], category: 'Read', errors: ['full_access_required', 'invalid_file_state'] },
       schema: { summary: 'Get a temporary download address', tags, params: FileIdParams, response: { 200: FileDownloadAddress } },
     },
-    (request) => service.downloadAddress(ctx(request), request.params).catch((err: unknown) => logMissing(request.log, err)),
+    (request) => service.downloadAddress(ctx(request), request.params),
   );
 
   await base.register(byteRoutes(files, opts.metrics), opts);
