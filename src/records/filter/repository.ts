@@ -188,7 +188,9 @@ export function negatedPlan(db: Executor, s: TypeInWorkspace, negatives: readonl
     drivers.map((a) => driverSql(db, s, a)),
     sql` union `,
   );
-  return { kind: 'negated', page: pageSql, excluded: sql`select r.id from ${recordsOf(db, union)} where r.id = d.record_id and ${inType}` };
+  // The excluded set is read whole, as a set: the planner keeps its choice of join there, where a
+  // probe per id (recordsOf) would be one lookup for each of the set's records.
+  return { kind: 'negated', page: pageSql, excluded: sql`select r.id from (${union}) d cross join records r where r.id = d.record_id and ${inType}` };
 }
 
 /**
