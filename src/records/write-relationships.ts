@@ -99,8 +99,6 @@ export function checkUpdateRelationships(defs: TypeDefinitions, raw: Record<stri
       const set = op.replace === null ? null : ids(op.replace, `${param}.replace`);
       if (set && def.cardinality === 'has_one' && set.size > 1)
         throw new AppError('invalid_value', `"${key}" is has_one: replace takes one id.`, { param: `${param}.replace` });
-      if (def.required && (set === null || set.size === 0))
-        throw new AppError('invalid_value', `"${key}" is required and cannot be emptied.`, { param: `${param}.replace` });
       return { def, replace: set, add: new Map(), remove: new Map() };
     }
     const add = has('add') ? ids(op.add, `${param}.add`) : new Map<string, string>();
@@ -125,8 +123,8 @@ export function idsByType(writes: readonly RelationshipWrite[]): Map<string, Ids
 
 /**
  * The new set of one relationship from the stored one. has_one: add while another id is set, or
- * emptying a required one that holds ids, is invalid_value. Adding a linked id or removing an
- * unlinked one does nothing.
+ * emptying a required one that holds ids (by remove or replace), is invalid_value. Adding a linked
+ * id or removing an unlinked one does nothing.
  */
 export function plan(w: RelationshipWrite, current: readonly string[]): string[] {
   const param = `relationships.${w.def.key}`;
@@ -139,9 +137,12 @@ export function plan(w: RelationshipWrite, current: readonly string[]): string[]
   }
   if (w.def.cardinality === 'has_one' && next.length > 1)
     throw new AppError('invalid_value', `"${w.def.key}" is has_one and already set: use replace, or remove it first.`, { param: `${param}.add` });
-  // A record that holds none (an imported task without an assignee) is not emptied by a remove,
-  // which then changes nothing, as removing an unlinked id does.
-  if (w.def.required && next.length === 0 && (w.replace !== undefined || current.length > 0))
-    throw new AppError('invalid_value', `"${w.def.key}" is required and cannot be emptied.`, { param: `${param}.remove` });
+  // A record that holds none (a task imported without an assignee) is not emptied by a remove or
+  // by a replace with none, which then change nothing, as removing an unlinked id does
+  // (docs/records.md §Writing relationships). A create's empty set is refused before this.
+  if (w.def.required && next.length === 0 && current.length > 0)
+    throw new AppError('invalid_value', `"${w.def.key}" is required and cannot be emptied.`, {
+      param: `${param}.${w.replace !== undefined ? 'replace' : 'remove'}`,
+    });
   return next;
 }
