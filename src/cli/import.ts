@@ -11,7 +11,7 @@ import { ImportIds } from '../import/ids.ts';
 import { openBlobStore } from '../runtime.ts';
 import { csvSource } from '../records/csv.ts';
 import { requireWorkspace } from '../workspaces/service.ts';
-import { badValue, countOf, type Io, oneOf, operator, parse, print, required, UsageError, withDb } from './io.ts';
+import { badValue, countOf, type Io, oneOf, operator, parse, print, Report, required, UsageError, withDb } from './io.ts';
 
 export const usage = `rolodex import --workspace W FILE [--format ndjson|csv] [--type T] [--commit atomic|batched] [--json]   (NDJSON, a JSON array, or CSV of one type; see docs/import.md)`;
 
@@ -141,11 +141,12 @@ export async function run(args: string[], io: Io): Promise<void> {
   try {
     // On SQLite, statements run on a thread of their own while the next batch is built (docs/import.md §Speed).
     const result = await withDb(io, apply, { writerThread: true }).catch((err: unknown) => {
+      // The report: its head, then one line per bad object (docs/import.md §Rules).
       if (err instanceof ImportFailed) {
         const what = err.committed ? 'the chunks written before the error stay (run it again once fixed)' : 'nothing was written';
-        throw new InputError(`import failed, ${what}:\n${err.message}`);
+        throw new Report([`import failed, ${what}:`, ...err.lines]);
       }
-      if (err instanceof ImportError) throw new InputError(`import failed, nothing was written:\n${err.message}`);
+      if (err instanceof ImportError) throw new Report(['import failed, nothing was written:', err.message]);
       throw err;
     });
     const seconds = (Date.now() - started) / 1000;

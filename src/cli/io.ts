@@ -6,6 +6,7 @@ import { loadConfig, type Config } from '../config.ts';
 import type { Db } from '../db/index.ts';
 import { type Ctx, operatorCtx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
+import { visible } from '../lib/json-numbers.ts';
 import { createHttpLinks } from '../lib/links.ts';
 import { isPhoneCountry } from '../lib/phone.ts';
 
@@ -26,6 +27,7 @@ export interface Io {
    * the pieces do not pile up in memory. Without it, `out` takes the pieces.
    */
   write?(text: string): void | Promise<void>;
+  /** Text for stderr; a command's Io (`lineByLine`) writes each call as one line. */
   err(text: string): void;
   env: Record<string, string | undefined>;
   /** Whether stderr is a terminal (progress bars are drawn only then). */
@@ -45,6 +47,37 @@ export const processIo: Io = {
   env: process.env,
   isTty: Boolean(process.stderr.isTTY),
 };
+
+/**
+ * A refusal told in several lines (an import's report: its head, then one line per bad object),
+ * each written as `errorLines` writes it, so that a line break inside one of them is shown as
+ * `\n` and never starts a line of its own.
+ */
+export class Report extends InputError {
+  override name = 'Report';
+  readonly lines: readonly string[];
+  constructor(lines: string[]) {
+    super(lines.join('\n'));
+    this.lines = lines;
+  }
+}
+
+/**
+ * `lines` as stderr shows them: in each, every character that prints nothing or that a terminal
+ * acts on (ESC, `\r`, C1's CSI `\u009b`, a bidirectional override), a line break included,
+ * written as an error message shows it (`\n`, `\u{1B}`, `\u{202E}`), so that text from a file,
+ * the database or an argument quoted in an error cannot move the cursor, rewrite the lines
+ * before it or forge a line of a report (docs/cli.md). What is shown so already (an import's
+ * report) is written as it is.
+ */
+export function errorLines(lines: readonly string[]): string {
+  return lines.map(visible).join('\n');
+}
+
+/** `io` whose `err` writes each call as one line (`errorLines`): the Io a command is given. */
+export function lineByLine(io: Io): Io {
+  return { ...io, err: (text) => io.err(errorLines([text])) };
+}
 
 export type Options = NonNullable<ParseArgsConfig['options']>;
 

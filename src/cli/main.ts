@@ -2,7 +2,7 @@
 import { enableCompileCache } from 'node:module';
 import { watchParent } from '../lifecycle.ts';
 import { InputError } from '../lib/errors.ts';
-import { type Io, processIo, UsageError } from './io.ts';
+import { errorLines, type Io, lineByLine, processIo, Report, UsageError } from './io.ts';
 import { version } from './version.ts';
 
 interface Command {
@@ -41,12 +41,16 @@ async function help(): Promise<string> {
 /** src/db/migrate.ts's MigrationError and the blob stores' faults (src/blobs/blob-store.ts). */
 const OPERATOR_ERRORS = new Set(['MigrationError', 'BlobStoreUnavailableError', 'BlobStoreMisconfiguredError', 'BlobDiskFaultError']);
 
-export async function main(argv: string[], io: Io = processIo): Promise<number> {
+export async function main(argv: string[], given: Io = processIo): Promise<number> {
+  // Each line of an error is one line on stderr whatever it quotes; the CLI's own text (a usage)
+  // follows as it is (docs/cli.md §The operator CLI).
+  const tell = (lines: string[], own?: string) => given.err(own === undefined ? errorLines(lines) : `${errorLines(lines)}\n${own}`);
+  const io = lineByLine(given);
   const [name, ...args] = argv;
   if (name === '--version' || name === '-v' || name === 'version') {
     // It takes no argument: one more is wrong usage, as with every command, never ignored.
     if (args.length > 0) {
-      io.err(`rolodex ${name}: unexpected argument "${args[0]}"\nusage:\n  rolodex --version`);
+      tell([`rolodex ${name}: unexpected argument "${args[0]}"`], 'usage:\n  rolodex --version');
       return 2;
     }
     io.out(`rolodex ${version()} (Node.js ${process.versions.node})`);
@@ -58,7 +62,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   }
   const command = Object.hasOwn(COMMANDS, name) ? await COMMANDS[name]!() : undefined;
   if (!command) {
-    io.err(`rolodex: unknown command "${name}"\n${await help()}`);
+    tell([`rolodex: unknown command "${name}"`], await help());
     return 2;
   }
   if (args.includes('--help') || args.includes('-h')) {
@@ -70,16 +74,24 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     return 0;
   } catch (err) {
     if (err instanceof UsageError) {
-      io.err(`rolodex ${name}: ${err.message}\nusage:\n${command.usage}`);
+      tell([`rolodex ${name}: ${err.message}`], `usage:\n${command.usage}`);
       return 2;
+    }
+    if (err instanceof Report) {
+      const [head, ...rest] = err.lines;
+      tell([`rolodex ${name}: ${head ?? ''}`, ...rest]);
+      return 1;
     }
     // Errors that already say what to mend, in one line: told by their names, since importing their
     // modules would load every migration or the blob stores (docs/reliability.md §Blob store).
     if (err instanceof InputError || OPERATOR_ERRORS.has((err as Error | undefined)?.name ?? '')) {
-      io.err(`rolodex ${name}: ${(err as Error).message}`);
+      tell([`rolodex ${name}: ${(err as Error).message}`]);
       return 1;
     }
-    io.err(`rolodex ${name}: unexpected error: ${(err as Error).stack ?? String(err)}`);
+    // The error in one line, then the frames of its stack, a line each.
+    const stack = (err as Error | undefined)?.stack ?? '';
+    const frames = stack.search(/\n\s+at /);
+    tell([`rolodex ${name}: unexpected error: ${String(err)}`, ...(frames >= 0 ? stack.slice(frames + 1).split('\n') : [])]);
     return 1;
   }
 }
@@ -138,7 +150,7 @@ export async function runProcess(argv: string[]): Promise<number> {
   await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));
   process.stdout.off('error', failed);
   if (stdoutFailed === undefined || code !== 0) return code;
-  process.stderr.write(`rolodex ${argv[0] ?? ''}: cannot write stdout: ${stdoutFailed.message}\n`);
+  lineByLine(processIo).err(`rolodex ${argv[0] ?? ''}: cannot write stdout: ${stdoutFailed.message}`);
   return 1;
 }
 
