@@ -221,16 +221,25 @@ export function required(values: Record<string, unknown>, name: string): string 
 // What a terminal acts on rather than shows: the control characters (C0 with ESC and `\r`, DEL,
 // C1 with CSI) and the bidirectional controls, which reorder the text after them.
 const UNPRINTABLE = /[\p{Cc}\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]/gu;
-const SHORT: Record<string, string> = { '\b': '\\b', '\t': '\\t', '\n': '\\n', '\f': '\\f', '\r': '\\r' };
+const UNPRINTABLE_OR_BACKSLASH = /[\\\p{Cc}\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]/gu;
+const SHORT: Record<string, string> = { '\\': '\\\\', '\b': '\\b', '\t': '\\t', '\n': '\\n', '\f': '\\f', '\r': '\\r' };
+const escaped = (c: string): string => SHORT[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
 
 /**
  * Text someone else wrote (a name, a label, an address, a description) as a human listing prints
  * it: each character a terminal would act on written as a JSON escape (`\u001b`, `\r`,
  * `\u202e`), so that a name cannot move the cursor, clear the screen or rewrite the lines printed
- * before it (docs/cli.md). Everything else is printed as written; `--json` gives the exact text.
+ * before it, and a backslash as `\\`, as JSON writes it, so that a name holding the six
+ * characters `\u001b` is told from one holding ESC (docs/cli.md). Everything else is printed as
+ * written; `--json` gives the exact text.
  */
 export function printable(text: string): string {
-  return text.replace(UNPRINTABLE, (c) => SHORT[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return text.replace(UNPRINTABLE_OR_BACKSLASH, escaped);
+}
+
+/** `text` as a JSON string, quotes included, with the rest of what `printable` escapes escaped too. */
+export function quoted(text: string): string {
+  return JSON.stringify(text).replace(UNPRINTABLE, escaped);
 }
 
 /** Prints `data` as JSON with --json, else the human text. */

@@ -4,7 +4,7 @@
 import { listKnowledge } from '../knowledge/service.ts';
 import { findUserRef } from '../users/service.ts';
 import { requireWorkspace } from '../workspaces/service.ts';
-import { type Io, onlyOptionsOf, operator, parse, print, printable, required, subcommand, UsageError, withDb } from './io.ts';
+import { type Io, onlyOptionsOf, operator, parse, print, printable, quoted, required, subcommand, UsageError, withDb } from './io.ts';
 
 export const usage = `rolodex knowledge list --workspace W [--user U | --workspace-only] [--json]
   (U: a user's id, externalId or email)`;
@@ -26,7 +26,7 @@ export async function run(args: string[], io: Io): Promise<void> {
   const human = items
     .map(
       (k) =>
-        `${k.fileId}  ${k.owner === 'user' ? `user ${k.userId}` : 'workspace'}  ${k.sizeBytes} B  ${printable(k.mimeType)}  ${printable(JSON.stringify(k.filename))}  added ${k.addedAt}`,
+        `${k.fileId}  ${k.owner === 'user' ? `user ${k.userId}` : 'workspace'}  ${k.sizeBytes} B  ${printable(k.mimeType)}  ${quoted(k.filename)}  added ${k.addedAt}`,
     )
     .join('\n');
   print(io, values.json as boolean, items, human || 'no knowledge files');

@@ -80,4 +80,18 @@ eachDialect('CLI listings and control characters', (ctx) => {
     for (const line of knowledge.split('\n')) assert.doesNotMatch(line, ACTS, `knowledge list: ${JSON.stringify(line)}`);
     assert.ok(knowledge.includes('"invoice\\u202etxt.exe"'), knowledge);
   });
+
+  test('a name holding a backslash sequence prints apart from one holding the character it spells', async () => {
+    const t = ctx();
+    const literal = 'A\\u001bB\\nC';
+    const esc = 'A\u001bB\nC';
+    const one = await ok(t, 'workspace', 'create', '--name', literal);
+    const other = await ok(t, 'workspace', 'create', '--name', esc);
+    assert.ok(one.endsWith('(A\\\\u001bB\\\\nC)'), one);
+    assert.ok(other.endsWith('(A\\u001bB\\nC)'), other);
+    const listed = (await ok(t, 'workspace', 'list')).split('\n').map((l) => l.split('  ')[1]);
+    assert.ok(listed.includes('A\\\\u001bB\\\\nC') && listed.includes('A\\u001bB\\nC'), JSON.stringify(listed));
+    const names = (JSON.parse(await ok(t, 'workspace', 'list', '--json')) as { name: string }[]).map((w) => w.name);
+    assert.ok(names.includes(literal) && names.includes(esc), JSON.stringify(names));
+  });
 });
