@@ -144,7 +144,8 @@ export async function run(args: string[], io: Io): Promise<void> {
       // The report: its head, then one line per bad object (docs/import.md §Rules).
       if (err instanceof ImportFailed) {
         const what = err.committed ? 'the chunks written before the error stay (run it again once fixed)' : 'nothing was written';
-        throw new Report([`import failed, ${what}:`, ...err.lines]);
+        // Each bad object's line is shown escaped already (docs/import.md §Rules): none holds a line break.
+        throw new Report([`import failed, ${what}:`, ...err.message.split('\n')]);
       }
       if (err instanceof ImportError) throw new Report(['import failed, nothing was written:', err.message]);
       throw err;

@@ -70,14 +70,10 @@ export class ImportFailed extends Error {
   readonly errors: ImportError[];
   /** Bad objects beyond the ones reported. */
   readonly more: number;
-  /** The report, the message's lines: one per bad object reported, then how many more there are. */
-  readonly lines: string[];
   /** Whether chunks of a batched import were committed before the error. */
   committed = false;
   constructor(errors: ImportError[], more = 0) {
-    const lines = [...errors.map((e) => e.message), ...(more > 0 ? [`… and ${more} more bad objects`] : [])];
-    super(lines.join('\n'));
-    this.lines = lines;
+    super(errors.map((e) => e.message).join('\n') + (more > 0 ? `\n… and ${more} more bad objects` : ''));
     this.errors = errors;
     this.more = more;
   }
