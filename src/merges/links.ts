@@ -84,5 +84,5 @@ export async function moveLinks(ctx: WriteCtx, defs: TypeDefinitions, primaryId:
   };
   const others = new Set([...rows.to[1].map((r) => r.source_id), ...added.filter(shows).map((r) => r.target_id)]);
   for (const id of [primaryId, duplicateId]) others.delete(id);
-  return { count: moved + (await repo.repointHeld(db, duplicateId, primaryId)), others: [...others] };
+  return { count: moved + (await repo.repointHeld(db, new Map([[duplicateId, primaryId]]))), others: [...others] };
 }

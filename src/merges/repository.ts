@@ -1,7 +1,7 @@
 // SQL of merges (docs/merge.md): the merge rows, and the moves of every link of a duplicate onto
 // its primary: relationship rows others hold to it, its own rows, and rows held in the trash.
 import { chunks, deferred, deferredRows, type Executor, type Tx } from '../db/index.ts';
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import type { MergesTable } from './tables.ts';
 
 export type MergeRow = MergesTable;
@@ -87,67 +87,67 @@ export async function insertRows(tx: Tx, rows: readonly Row[]): Promise<void> {
 }
 
 /**
- * Rows and memberships that other trash entries hold for the duplicate now name the primary, one
- * row for one link as among live rows (docs/merge.md §Links): a held row of the duplicate whose
- * entry already holds the same link of the primary (same name and other end: has_many union,
- * has_one one row; the same list) is dropped, so that the restore of that entry puts each link back
- * once. Each held row touches one live end and its entry's trashed one, so two rows that become
- * one link are always held by one entry. The drops go out with the updates, the first four with
- * the fifth (src/db/pipeline.ts), one round trip. Returns how many moved.
+ * Rows and memberships that other trash entries hold for each duplicate of `moves` (duplicate →
+ * primary) now name its primary, one row for one link as among live rows (docs/merge.md §Links): a
+ * held row of a duplicate whose entry already holds the same link of the primary (same name and
+ * other end: has_many union, has_one one row; the same list) is dropped, and of the rows of one
+ * entry that become one link through several duplicates the first (lowest position or oldest
+ * membership, then lowest id) stays, so that the restore of that entry puts each link back once.
+ * Each held row touches one live end and its entry's trashed one, so two rows that become one link
+ * are always held by one entry. No primary is itself a duplicate of `moves`. Six statements for up
+ * to 300 duplicates, whatever their number, the drops going out with the updates, the first five
+ * with the sixth (src/db/pipeline.ts), one round trip. Returns how many moved.
  */
-export async function repointHeld(tx: Tx, from: string, to: string): Promise<number> {
-  for (const [col, end] of [
-    ['source_id', 'target_id'],
-    ['target_id', 'source_id'],
-  ] as const)
+export async function repointHeld(tx: Tx, moves: ReadonlyMap<string, string>): Promise<number> {
+  let n = 0;
+  for (const part of chunks([...moves], 300)) {
+    // The pairs as a table of each statement: `to(x)` is x's primary, null when x is no duplicate.
+    const m = sql`with m (from_id, to_id) as (values ${sql.join(part.map(([from, to]) => sql`(cast(${from} as text), cast(${to} as text))`))})`;
+    const froms = sql.join(part.map(([from]) => sql`${from}`));
+    const to = (col: string) => sql`(select to_id from m where from_id = ${sql.ref(col)})`;
+    /**
+     * Drops the held rows of `table` that name a duplicate in `col`, under another entry than its
+     * own, when a row `p` of that entry with the same link (`same`) names its primary, or names
+     * another duplicate of that primary and comes `first`.
+     */
+    const drop = (table: 'trash_links' | 'trash_members', col: string, same: RawBuilder<unknown>, first: RawBuilder<unknown>) =>
+      sql`${m} delete from ${sql.table(table)} where ${sql.ref(`${table}.${col}`)} in (${froms}) and trash_id <> ${sql.ref(col)} and exists (
+        select 1 from ${sql.table(table)} p where p.trash_id = ${sql.ref(`${table}.trash_id`)} and ${same} and (p.${sql.raw(col)} = ${to(`${table}.${col}`)}
+          or (p.${sql.raw(col)} <> ${sql.ref(`${table}.${col}`)} and p.trash_id <> p.${sql.raw(col)} and ${to(`p.${col}`)} = ${to(`${table}.${col}`)} and ${first})))`;
+    for (const [col, end] of [
+      ['source_id', 'target_id'],
+      ['target_id', 'source_id'],
+    ] as const)
+      await deferred(
+        tx,
+        drop(
+          'trash_links',
+          col,
+          sql`p.name = trash_links.name and p.${sql.raw(end)} = ${sql.ref(`trash_links.${end}`)}`,
+          sql`(p.position < trash_links.position or (p.position = trash_links.position and p.${sql.raw(col)} < ${sql.ref(`trash_links.${col}`)}))`,
+        ),
+      );
     await deferred(
       tx,
-      tx
-        .deleteFrom('trash_links')
-        .where(col, '=', from)
-        .where('trash_id', '!=', from)
-        .where((eb) =>
-          eb.exists(
-            eb
-              .selectFrom('trash_links as p')
-              .select('p.trash_id')
-              .whereRef('p.trash_id', '=', 'trash_links.trash_id')
-              .whereRef('p.name', '=', 'trash_links.name')
-              .whereRef(`p.${end}`, '=', `trash_links.${end}`)
-              .where(`p.${col}`, '=', to),
-          ),
-        ),
-    );
-  await deferred(
-    tx,
-    tx
-      .deleteFrom('trash_members')
-      .where('entity_id', '=', from)
-      .where('trash_id', '!=', from)
-      .where((eb) =>
-        eb.exists(
-          eb
-            .selectFrom('trash_members as p')
-            .select('p.trash_id')
-            .whereRef('p.trash_id', '=', 'trash_members.trash_id')
-            .whereRef('p.list_id', '=', 'trash_members.list_id')
-            .where('p.entity_id', '=', to),
-        ),
-      ),
-  );
-  const links = [];
-  for (const col of ['source_id', 'target_id'] as const)
-    links.push(
-      await deferredRows(
-        tx,
-        tx
-          .updateTable('trash_links')
-          .set({ [col]: to })
-          .where(col, '=', from)
-          .where('trash_id', '!=', from)
-          .returning('trash_id'),
+      drop(
+        'trash_members',
+        'entity_id',
+        sql`p.list_id = trash_members.list_id`,
+        sql`(p.added_at < trash_members.added_at or (p.added_at = trash_members.added_at and p.entity_id < trash_members.entity_id))`,
       ),
     );
-  const members = await tx.updateTable('trash_members').set({ entity_id: to }).where('entity_id', '=', from).where('trash_id', '!=', from).executeTakeFirst();
-  return links.reduce((n, r) => n + (r.rows?.length ?? 0), Number(members.numUpdatedRows));
+    const links = [];
+    for (const col of ['source_id', 'target_id'] as const)
+      links.push(
+        await deferredRows(
+          tx,
+          sql<{ trash_id: string }>`${m} update trash_links set ${sql.ref(col)} = ${to(`trash_links.${col}`)}
+            where ${sql.ref(col)} in (${froms}) and trash_id <> ${sql.ref(col)} returning trash_id`,
+        ),
+      );
+    const members = await sql<{ trash_id: string }>`${m} update trash_members set entity_id = ${to('trash_members.entity_id')}
+      where entity_id in (${froms}) and trash_id <> entity_id returning trash_id`.execute(tx);
+    n += links.reduce((k, r) => k + (r.rows?.length ?? 0), members.rows.length);
+  }
+  return n;
 }

@@ -8,6 +8,7 @@ import { operatorCtx, type WriteCtx } from '../lib/context.ts';
 import { notFound } from '../lib/errors.ts';
 import { isoNow } from '../lib/ids.ts';
 import { repointHeld } from '../merges/repository.ts';
+import * as records from '../records/repository.ts';
 import * as repo from './repository.ts';
 import type { TrashPayload } from './service.ts';
 
@@ -38,6 +39,38 @@ const nothing = (): Purged => ({
 });
 
 /**
+ * Where the rows held for each merged entry among `entries` go: to the end of its chain of merges
+ * outside the purged entries (A merged into C and C into D, both purged: D), whatever their order.
+ * An end among them (a plain entry) takes the rows and erases them as its own; an end neither live
+ * nor in the trash (purged earlier) takes none, and they are erased as the merged entry's. The ends
+ * are read as a restore reads them, locked against deletion until the purge commits (docs/trash.md
+ * §Purge): a delete, purge or merge of one waits, then finds the rows under their new name.
+ */
+async function heldMoves(ctx: WriteCtx, entries: readonly repo.TrashRow[]): Promise<Map<string, string>> {
+  const into = new Map(entries.flatMap((e) => (e.merged_into === null ? [] : [[e.id, e.merged_into] as const])));
+  if (into.size === 0) return into;
+  const purged = new Set(entries.map((e) => e.id));
+  const endOf = (id: string) => {
+    const seen = new Set([id]);
+    let at = into.get(id)!;
+    for (let next = into.get(at); next !== undefined && !seen.has(at); next = into.get(at)) {
+      seen.add(at);
+      at = next;
+    }
+    return at;
+  };
+  const ends = new Map([...into.keys()].map((id) => [id, endOf(id)]));
+  const outside = [...new Set(ends.values())].filter((x) => !purged.has(x));
+  const live = await records.kindsOf(ctx.db, outside);
+  const trashed = await repo.trashEnds(
+    ctx.db,
+    ctx.actor.workspaceId,
+    outside.filter((x) => !live.has(x)),
+  );
+  return new Map([...ends].filter(([, end]) => purged.has(end) || live.has(end) || trashed.has(end)));
+}
+
+/**
  * Erases the entries, all of one workspace, and every row still naming their records. What names
  * them is found for all of them at once: each table is read once, by its index or in one pass over
  * the workspace's rows (the events, the stored answers), whatever the number of entries, so that a
@@ -51,7 +84,8 @@ async function purgeEntries(ctx: WriteCtx, entries: readonly repo.TrashRow[]): P
   // A merged record's id still held by another entry (taken out of the live tables beside the
   // merge, after it renamed the held rows) stands for its primary, as a restore reads it: it is
   // renamed, not erased, so that the link survives the duplicate (docs/trash.md §Purge).
-  for (const e of entries) if (e.merged_into !== null) await repointHeld(ctx.db, e.id, e.merged_into);
+  const moves = await heldMoves(ctx, entries);
+  if (moves.size > 0) await repointHeld(ctx.db, moves);
   const held = await repo.eraseHeld(ctx.db, ids);
   const meetings: string[] = [];
   for (const e of entries) {

@@ -1,7 +1,8 @@
 // What a purge of many entries costs the database (docs/trash.md §Purge): what names the records is
 // found for all of them at once, so a purge of 10 entries more sends as many statements, the
 // workspace's events and stored answers each read in one pass (one page here), not once an entry.
-// Both purges name more ids than the database is asked to search for (`fewTexts`).
+// Both purges name more ids than the database is asked to search for (`fewTexts`). Held rows of
+// merged duplicates are renamed to their primaries in a few statements, whatever their number.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { fewTexts } from '../../src/db/portable.ts';
@@ -52,5 +53,30 @@ eachDialect('trash purge statements', (ctx) => {
       const reads = large.statements.filter((x) => new RegExp(`^select .* from "${table}"`).test(x));
       assert.equal(reads.length, 1, `${table}: ${JSON.stringify(reads)}`);
     }
+  });
+
+  test('a purge of 10 merged duplicates more sends as many statements', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const contact = async (name: string) => (await call(t, s.secret, 'POST', '/v1/contacts', { fields: { $name: { firstName: name } } })).json().id as string;
+    /** `n` contacts, each merged into a primary of its own. */
+    async function merged(n: number, tag: string): Promise<string[]> {
+      const ids: string[] = [];
+      for (let i = 0; i < n; i++) {
+        const [primaryId, duplicateId] = [await contact(`${tag}-p${i}`), await contact(`${tag}-d${i}`)];
+        const r = await call(t, s.secret, 'POST', '/v1/contacts/merge', { primaryId, duplicateId });
+        assert.equal(r.statusCode, 200, r.body);
+        ids.push(duplicateId);
+      }
+      return ids;
+    }
+    const db = t.deps.db.kysely;
+    const purged = async (ids: string[]) => statementsOf(() => write(db, (tx) => purge(operatorCtx(tx, s.workspaceId), { ids })));
+    await purged(await merged(1, 'warm'));
+    const few = fewTexts(db) + 1;
+    const small = await purged(await merged(few, 'small'));
+    const large = await purged(await merged(few + 10, 'large'));
+    assert.deepEqual([small.result.records, large.result.records], [few, few + 10]);
+    assert.equal(large.statements.length, small.statements.length, JSON.stringify(large.statements, null, 1));
   });
 });
