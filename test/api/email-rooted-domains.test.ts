@@ -92,6 +92,53 @@ eachDialect('domains written with their final dot', (ctx) => {
     }
   });
 
+  test('a contains value ending in a dot finds the address as written and the one its dot makes it', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const made: Record<string, string> = {};
+    for (const [name, email] of [
+      ['plain', 'ann@acme.test'],
+      ['rooted', 'Bob@Acme.test.'],
+      ['longer', 'cy@acme.test.uk'],
+      ['suffix', 'dee@notacme.test'],
+      ['other', 'eve@acme.testing'],
+      ['idn', 'fay@xn--bcher-kva.example'],
+    ] as const) {
+      const r = await call(t, s.secret, 'POST', '/v1/contacts', { fields: { $email: [email] } });
+      assert.equal(r.statusCode, 200, r.body);
+      made[name] = r.json().id;
+    }
+    // `acme.test.` is a part of `ann@acme.test.`, the plain address written with its final dot; of
+    // `cy@acme.test.uk` as written; and of `dee@notacme.test.` as `acme.test` is of `dee@notacme.test`.
+    for (const [q, names] of [
+      ['acme.test.', ['plain', 'rooted', 'longer', 'suffix']],
+      ['ann@acme.test.', ['plain']],
+      ['ANN@ACME.TEST.', ['plain']],
+      ['bob@acme.test.', ['rooted']],
+      ['st.', ['plain', 'rooted', 'longer', 'suffix']],
+      ['bücher.example.', ['idn']],
+      ['xn--bcher-kva.example.', ['idn']],
+      ['acme.testing.', ['other']],
+      ['acme.test..', []],
+    ] as const) {
+      for (const [op, want] of [
+        ['contains', names.map((n) => made[n]!)],
+        [
+          '-contains',
+          Object.keys(made)
+            .filter((n) => !(names as readonly string[]).includes(n))
+            .map((n) => made[n]!),
+        ],
+      ] as const) {
+        const found = await call(t, s.secret, 'GET', `/v1/contacts?${encodeURIComponent(`$email[${op}]`)}=${encodeURIComponent(q)}`);
+        assert.equal(found.statusCode, 200, found.body);
+        const ids = found.json().data.map((c: { id: string }) => c.id);
+        assert.deepEqual([...ids].sort(), [...want].sort(), `${op} ${q}`);
+        assert.equal(found.json().totalCount, want.length, `${op} ${q}`);
+      }
+    }
+  });
+
   test("a user's address with the dot is the address without it: a second user of it is refused", async () => {
     const t = ctx();
     const s = await seedWorkspace(t);

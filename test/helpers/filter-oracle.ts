@@ -156,10 +156,12 @@ function judgePositive(type: TypeModel, key: string, op: string, raw: string): J
       // A TELEPHONE needle of digits and separators loses the separators (§Matching).
       const written = vt === 'TELEPHONE' && /^[\d\s().+-]+$/.test(raw) && /\d/.test(raw) ? raw.replace(/[\s().-]/g, '') : raw;
       const needle = fold(written);
+      const rootedEnd = needle.length > 1 && needle.endsWith('.') && !/\s/u.test(needle) ? needle.slice(0, -1) : null;
       const match: Record<string, (t: string) => boolean> = {
         equal: (t) => t === needle,
         startsWith: (t) => t.startsWith(needle),
-        contains: (t) => t.includes(needle),
+        // An address is also matched as written with its domain's final dot (§Matching).
+        contains: (t) => t.includes(needle) || (vt === 'EMAIL' && rootedEnd !== null && t.endsWith(rootedEnd)),
       };
       return { test: (r) => texts(vt, field(r)).some(match[o]!) };
     }

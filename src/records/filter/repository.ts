@@ -12,7 +12,11 @@ import { fieldHash, likeLiteral, prefixEnd, trigramKey } from '../index/trigrams
 export type ValueCond =
   | { op: 'equal'; text: string }
   | { op: 'startsWith'; text: string }
-  | { op: 'contains'; text: string }
+  /**
+   * `end`: a row also matches when it ends with it (an address's key ends where its domain's final
+   * dot would follow, docs/filtering.md §Matching).
+   */
+  | { op: 'contains'; text: string; end?: string }
   | { op: 'set' }
   | { op: 'num'; eq?: number; gt?: number; ge?: number; lt?: number; le?: number };
 
@@ -39,7 +43,9 @@ function valueCond(c: ValueCond): RawBuilder<unknown> {
     case 'contains':
       // Said outright: SQLite's planner does not infer it from LIKE, and the text index holds only
       // rows that have a text (migration 0025).
-      return sql`v.value_text is not null and v.value_text like ${`%${likeLiteral(c.text)}%`} escape '\\'`;
+      return c.end === undefined
+        ? sql`v.value_text is not null and v.value_text like ${`%${likeLiteral(c.text)}%`} escape '\\'`
+        : sql`v.value_text is not null and (v.value_text like ${`%${likeLiteral(c.text)}%`} escape '\\' or v.value_text like ${`%${likeLiteral(c.end)}`} escape '\\')`;
     case 'set':
       // A non-empty text: the part of the text index above the empty string.
       return sql`v.value_text > ''`;

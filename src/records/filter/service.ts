@@ -52,7 +52,8 @@ function atoms(defs: TypeDefinitions, filters: readonly Filter[]): Planned[] {
     // an EMAIL (an internationalized domain in both spellings, docs/records.md §E-mail addresses).
     const multiRow = def.multipleValues || def.valueType === 'ADDRESS' || def.valueType === 'EMAIL';
     if (f.kind === 'text') {
-      const cond: ValueCond = f.op === 'set' ? { op: 'set' } : { op: f.op, text: f.value };
+      const cond: ValueCond =
+        f.op === 'set' ? { op: 'set' } : f.op === 'contains' && def.valueType === 'EMAIL' ? addressPart(f.value) : { op: f.op, text: f.value };
       out.push({ atom: { kind: 'values', field: f.field, multiRow, cond }, negate: f.negate });
       continue;
     }
@@ -71,10 +72,23 @@ function atoms(defs: TypeDefinitions, filters: readonly Filter[]): Planned[] {
   return out;
 }
 
+/**
+ * An EMAIL `contains` value: a part of the address as written, or of the address written with its
+ * domain's final dot (docs/filtering.md §Matching). A value ending in a dot is such a part of every
+ * address whose key (without the dot) ends with the value's other characters: `acme.test.` finds
+ * `ann@acme.test` as `ann@acme.test.`. A value holding white space takes no `end`: no key holds
+ * one, and the row of an address as written ends with a space (docs/records.md §E-mail addresses).
+ */
+function addressPart(text: string): ValueCond {
+  const end = text.slice(0, -1);
+  return text.endsWith('.') && end !== '' && !/\s/u.test(text) ? { op: 'contains', text, end } : { op: 'contains', text };
+}
+
 /** A `contains` atom read through its rarest trigram (of a few spread over the needle). */
 async function withTrigram(ctx: Ctx, s: TypeInWorkspace, a: Atom): Promise<Atom> {
   if (a.kind !== 'values' || a.cond.op !== 'contains') return a;
-  const all = trigrams(a.cond.text);
+  // Every match holds the value without its final dot when the rooted form counts (`end`).
+  const all = trigrams(a.cond.end ?? a.cond.text);
   if (all.length === 0) return a;
   const picks = spread(all, TRIGRAM_PROBES);
   // One statement for every probe: a round trip each would cost more than the probes.
