@@ -13,7 +13,8 @@ interface Service {
   /**
    * Profile paths of a URL (the handle captured), first: the one a bare handle takes. LinkedIn's
    * prefixes are matched ignoring case (`/IN/`, `/Company/`, as people type them); the stored URL
-   * has the prefix in lower case and the handle as written.
+   * has the prefix in lower case and the handle as written. A LinkedIn page under a profile (a
+   * language `/in/ann/en`, a section `/in/ann/details/experience/`) is that profile.
    */
   paths: readonly { re: RegExp; prefix: string }[];
 }
@@ -25,8 +26,8 @@ const SERVICES: Record<HandleService, Service> = {
     hosts: ['linkedin.com'],
     handle: WORD,
     paths: [
-      { re: /^\/in\/([^/]+)\/?$/i, prefix: 'https://linkedin.com/in/' },
-      { re: /^\/company\/([^/]+)\/?$/i, prefix: 'https://linkedin.com/company/' },
+      { re: /^\/in\/([^/]+)(?:\/.*)?$/i, prefix: 'https://linkedin.com/in/' },
+      { re: /^\/company\/([^/]+)(?:\/.*)?$/i, prefix: 'https://linkedin.com/company/' },
     ],
   },
   FACEBOOK: { hosts: ['facebook.com', 'fb.com'], handle: /^[\p{L}\p{N}.]{1,50}$/u, paths: [{ re: /^\/([^/]+)\/?$/, prefix: 'https://facebook.com/' }] },

@@ -43,6 +43,42 @@ eachDialect('LinkedIn profile URLs', (ctx) => {
     assert.equal(found.json().data.length, forms.length);
   });
 
+  test('a page under a profile (a language, a section, a tracking query) is that profile', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    for (const [$linkedIn, want] of [
+      ['https://www.linkedin.com/in/JohnDoe/en', 'https://linkedin.com/in/JohnDoe'],
+      ['https://www.linkedin.com/in/JohnDoe/de/', 'https://linkedin.com/in/JohnDoe'],
+      ['https://www.linkedin.com/in/JohnDoe?trk=public_profile_browsemap', 'https://linkedin.com/in/JohnDoe'],
+      ['https://www.linkedin.com/in/JohnDoe/details/experience/', 'https://linkedin.com/in/JohnDoe'],
+      ['https://www.linkedin.com/IN/JohnDoe/details/experience/?trk=x', 'https://linkedin.com/in/JohnDoe'],
+      ['linkedin.com./in/JohnDoe/en', 'https://linkedin.com/in/JohnDoe'],
+      ['https://www.linkedin.com/company/AcmeCorp/about/', 'https://linkedin.com/company/AcmeCorp'],
+    ] as const) {
+      const r = await call(t, s.secret, 'POST', '/v1/accounts', { fields: { $name: 'Acme', $linkedIn } });
+      assert.equal(r.statusCode, 200, `${$linkedIn}: ${r.body}`);
+      assert.equal(r.json().fields.$linkedIn.value, want, $linkedIn);
+    }
+    // A filter reads such a page as its profile too.
+    const found = await call(
+      t,
+      s.secret,
+      'GET',
+      `/v1/accounts?${encodeURIComponent('$linkedIn')}=${encodeURIComponent('https://www.linkedin.com/in/johndoe/details/experience/')}`,
+    );
+    assert.equal(found.statusCode, 200, found.body);
+    assert.equal(found.json().totalCount, 6);
+    for (const $linkedIn of [
+      'https://www.linkedin.com/in/',
+      'https://www.linkedin.com/in//en',
+      'https://www.linkedin.com/inx/JohnDoe/en',
+      'https://www.linkedin.com/feed/JohnDoe',
+    ]) {
+      const r = await call(t, s.secret, 'POST', '/v1/accounts', { fields: { $name: 'Acme', $linkedIn } });
+      assert.deepEqual([r.statusCode, r.json().error?.code], [400, 'invalid_value'], $linkedIn);
+    }
+  });
+
   test('a unique LinkedIn field refuses the same profile with its handle in another case or on another host', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);
