@@ -8,6 +8,7 @@ import { lookup as dnsLookup } from 'node:dns';
 import type { IncomingMessage } from 'node:http';
 import { isIP, type LookupFunction } from 'node:net';
 import { charsetOf } from '../lib/content-type.ts';
+import { unrooted } from '../lib/email.ts';
 import { agentFor, httpRequest, httpsRequest } from '../lib/outbound-http.ts';
 import { isSpecialAddress, publicLookup } from '../lib/public-address.ts';
 
@@ -102,11 +103,26 @@ export function textOf(bytes: Uint8Array, charset?: string): string {
   }
 }
 
-/** GETs `start`, following up to maxRedirects redirects, within the limits above. */
+/**
+ * `url` on its host without a final dot: `acme.test.` is `acme.test` written with the DNS root, one
+ * domain (docs/records.md §E-mail addresses), and a fetch asks for the host as it is compared.
+ */
+export function unrootedUrl(url: URL): URL {
+  const host = unrooted(url.hostname);
+  if (host === url.hostname) return url;
+  const out = new URL(url);
+  out.hostname = host;
+  return out;
+}
+
+/**
+ * GETs `start`, following up to maxRedirects redirects, within the limits above; each hop on its
+ * host without a final dot (unrootedUrl).
+ */
 export async function safeFetch(start: URL, opts: { userAgent: string; allowPrivate: boolean; signal?: AbortSignal }): Promise<Fetched> {
   const timeout = AbortSignal.timeout(FETCH_LIMITS.timeoutMs);
   const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
-  let url = start;
+  let url = unrootedUrl(start);
   for (let hop = 0; ; hop++) {
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new FetchRefused(`${url.protocol} is not http or https`);
     if (url.username || url.password) throw new FetchRefused('an address with credentials is refused');
@@ -116,7 +132,7 @@ export async function safeFetch(start: URL, opts: { userAgent: string; allowPriv
     if (status >= 300 && status < 400 && location) {
       res.resume();
       if (hop >= FETCH_LIMITS.maxRedirects) throw new FetchRefused(`more than ${FETCH_LIMITS.maxRedirects} redirects`);
-      url = new URL(location, url);
+      url = unrootedUrl(new URL(location, url));
       continue;
     }
     const { bytes, truncated } = await readCapped(res, FETCH_LIMITS.maxBytes);

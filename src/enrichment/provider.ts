@@ -2,6 +2,7 @@
 // fill, whether a record holds what it needs, and the lookup itself. A provider only reads the
 // outside world and returns values; the run decides what is written (only empty fields unless
 // named, through the records engine's own checks) and when, under its lease.
+import { unrooted } from '../lib/email.ts';
 import type { ValueType } from '../lib/value-types.ts';
 import type { RunRow } from './repository.ts';
 
@@ -45,7 +46,10 @@ export function firstValue(v: unknown): unknown {
   return Array.isArray(v) ? v[0] : v;
 }
 
-/** The domain of a contact's first e-mail address, lower-cased; null when it has none. */
+/**
+ * The domain of a contact's first e-mail address, lower-cased and without a final dot
+ * (`ann@acme.test.` is on `acme.test`, docs/records.md §E-mail addresses); null when it has none.
+ */
 export function emailDomain(subject: Subject): string | null {
   const email = firstValue(subject.fields.$email);
   if (typeof email !== 'string') return null;
@@ -57,5 +61,5 @@ export function emailDomain(subject: Subject): string | null {
           .slice(at + 1)
           .trim()
           .toLowerCase();
-  return domain.includes('.') ? domain : null;
+  return domain.includes('.') ? unrooted(domain) : null;
 }

@@ -3,7 +3,7 @@
 // social profile links and the logo. Every fetch goes through safeFetch's limits and address
 // checks. It fills accounts only: a contact's `$account` comes from its e-mail domain, which
 // needs no fetch (src/enrichment/execute.ts).
-import { safeFetch, textOf } from './fetch.ts';
+import { safeFetch, textOf, unrootedUrl } from './fetch.ts';
 import type { SocialService } from './html.ts';
 import { type EnrichmentProvider, firstValue, type Subject } from './provider.ts';
 import { robotsAllow } from './robots.ts';
@@ -13,13 +13,17 @@ export const ROBOTS_TOKEN = 'RolodexEnrichment';
 
 const SOCIAL_FIELDS: Record<string, SocialService> = { $linkedIn: 'linkedIn', $twitter: 'twitter', $facebook: 'facebook', $instagram: 'instagram' };
 
-/** The account's home page: its first website, https:// assumed when no scheme is given. */
+/**
+ * The account's home page: its first website, https:// assumed when no scheme is given, on its host
+ * without a final dot (`https://acme.test./about` is `https://acme.test/`, one domain: docs/records.md
+ * §E-mail addresses).
+ */
 export function homePage(subject: Subject): URL | null {
   const raw = firstValue(subject.fields.$website);
   if (typeof raw !== 'string' || raw.trim() === '') return null;
   try {
     const url = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(raw.trim()) ? raw.trim() : `https://${raw.trim()}`);
-    return url.protocol === 'http:' || url.protocol === 'https:' ? new URL('/', url) : null;
+    return url.protocol === 'http:' || url.protocol === 'https:' ? unrootedUrl(new URL('/', url)) : null;
   } catch {
     return null;
   }
