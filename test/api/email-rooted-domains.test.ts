@@ -2,7 +2,8 @@
 // (docs/records.md §E-mail addresses, §Value index; docs/meetings.md §Records created for
 // attendees): a contact's address and an account's website written so are found by a meeting's
 // participant at `globex.test`, a unique field takes the two spellings as one value, a filter finds
-// the address written with the dot by the one without it and by itself, as answered, and a user's
+// the address written with the dot by the one without it and by itself, as answered, and an address
+// written without it by a value ending in the dot (docs/filtering.md §Matching), and a user's
 // address is unique in its workspace either way. Values are kept as written.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
