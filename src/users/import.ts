@@ -1,6 +1,7 @@
 // The `user` import kind (docs/design.md §Import format): email, the name (`name`, split at its
 // first space, or `firstName` and `lastName`), role and profileImageUrl.
 import { type ImportKind, ImportError, onlyFields, str, upsertByExternalId } from '../import/kind.ts';
+import { emailKey } from '../lib/email.ts';
 import { isoNow } from '../lib/ids.ts';
 import * as repo from './repository.ts';
 import { type CheckedUser, checkUser, userColumns } from './service.ts';
@@ -23,44 +24,55 @@ export const userKind: ImportKind<CheckedUser> = {
   lookup: (ctx, externalIds) => repo.usersByExternalId(ctx.db, ctx.actor.workspaceId, externalIds),
   async upsert(ctx, items) {
     const at = isoNow(ctx.now);
+    const ws = ctx.actor.workspaceId;
     const fresh: { line: number; row: repo.UserRow }[] = [];
-    // The address keys of the chunk's new users, by the lines before the one at hand: a later line
-    // that gives one of them to a user already there is the line refused, as it would be were each
-    // new user inserted at its own line rather than with the chunk's. A later line whose user keeps
-    // the address it holds takes none: the new user's line is the one refused, when inserted.
-    const queued = new Set<string>();
+    // Lines are judged in file order, whatever the chunks (docs/import.md §`user`): each as if the
+    // lines before it were written and those after it not, although the chunk's new users are
+    // inserted together at its end. So every address a line of the chunk takes is looked up with
+    // its holder first, and the holders then follow the lines: an address an earlier line leaves
+    // is free, one a later line leaves is still held, one an earlier new user takes is held.
+    const holders = await repo.emailKeyHolders(
+      ctx.db,
+      ws,
+      items.map((i) => emailKey(i.value.email)),
+    );
+    const refuse = (line: number, email: string) => new ImportError(line, 'email', `another user of the workspace has the email "${email}"`);
     await upsertByExternalId(ctx, items, {
       object: 'user',
       idKind: 'usr',
-      find: (externalIds) => repo.userRowsByName(ctx.db, ctx.actor.workspaceId, externalIds),
+      find: (externalIds) => repo.userRowsByName(ctx.db, ws, externalIds),
       async update({ line, value }, old, id) {
         const set = userColumns(value);
         // A line equal to the user writes nothing: its updatedAt stays (an export imported again changes nothing).
         if ((Object.keys(set) as (keyof typeof set)[]).every((k) => set[k] === old[k])) return;
-        const takes = set.email_key !== null && set.email_key !== old.email_key && queued.has(set.email_key);
-        if (takes || !(await repo.updateUser(ctx.db, id, { ...set, updated_at: at })))
-          throw new ImportError(line, 'email', `another user of the workspace has the email "${value.email}"`);
+        if (set.email_key !== null && set.email_key !== old.email_key) {
+          const holder = holders.get(set.email_key);
+          if (holder !== undefined && holder !== id) throw refuse(line, value.email);
+          if (old.email_key !== null && holders.get(old.email_key) === id) holders.delete(old.email_key);
+          holders.set(set.email_key, id);
+        }
+        // A user the API gave the address since the lookup is refused by the database.
+        if (!(await repo.updateUser(ctx.db, id, { ...set, updated_at: at }))) throw refuse(line, value.email);
       },
       insert({ line, externalId, value }, id) {
-        const row = { id, workspace_id: ctx.actor.workspaceId, external_id: externalId, ...userColumns(value), created_at: at, updated_at: at };
+        const row = { id, workspace_id: ws, external_id: externalId, ...userColumns(value), created_at: at, updated_at: at };
+        if (row.email_key !== null) {
+          if (holders.has(row.email_key)) throw refuse(line, row.email);
+          holders.set(row.email_key, id);
+        }
         fresh.push({ line, row });
-        if (row.email_key !== null) queued.add(row.email_key);
       },
     });
-    // The chunk's new users in a few statements. An address held already (after the updates above,
-    // which may free one) is named with its line first; one that a user created through the API
-    // meanwhile takes stops the import at the chunk's first new user.
-    const rows = fresh.map((f) => f.row);
-    const held = await repo.heldEmailKeys(
-      ctx.db,
-      ctx.actor.workspaceId,
-      rows.flatMap((r) => (r.email_key === null ? [] : [r.email_key])),
-    );
-    for (const { line, row } of fresh) {
-      if (row.email_key !== null && held.has(row.email_key)) throw new ImportError(line, 'email', `another user of the workspace has the email "${row.email}"`);
-      if (row.email_key !== null) held.add(row.email_key);
-    }
-    if (!(await repo.insertUsers(ctx.db, ctx.actor.workspaceId, rows)))
+    // The chunk's new users in a few statements, after its updates: none takes an address a user
+    // holds then (see above), unless a user the API created meanwhile does, which stops the import
+    // at the chunk's first new user.
+    if (
+      !(await repo.insertUsers(
+        ctx.db,
+        ws,
+        fresh.map((f) => f.row),
+      ))
+    )
       throw new ImportError(
         fresh[0]?.line ?? 0,
         'email',

@@ -47,12 +47,12 @@ export async function insertUsers(db: Executor, workspaceId: string, rows: reado
   }
 }
 
-/** Which of `keys` (addresses' keys, src/lib/email.ts) users of the workspace hold. */
-export async function heldEmailKeys(db: Executor, workspaceId: string, keys: readonly string[]): Promise<Set<string>> {
-  const held = new Set<string>();
-  for (const part of chunks([...keys]))
-    for (const r of await db.selectFrom('users').select('email_key').where('workspace_id', '=', workspaceId).where('email_key', 'in', part).execute())
-      if (r.email_key !== null) held.add(r.email_key);
+/** The users of the workspace that hold `keys` (addresses' keys, src/lib/email.ts): key → user id. */
+export async function emailKeyHolders(db: Executor, workspaceId: string, keys: readonly string[]): Promise<Map<string, string>> {
+  const held = new Map<string, string>();
+  for (const part of chunks([...new Set(keys)]))
+    for (const r of await db.selectFrom('users').select(['email_key', 'id']).where('workspace_id', '=', workspaceId).where('email_key', 'in', part).execute())
+      if (r.email_key !== null) held.set(r.email_key, r.id);
   return held;
 }
 

@@ -1,7 +1,8 @@
 // A chunk of an import's user lines is written together (src/users/import.ts), and judged as the
 // lines read in order, on both databases: a later line that gives a user already there the address
 // of an earlier new line is the line refused, naming that line, as when each new user was written
-// at its own line; a user's update that frees an address lets a new line of the chunk take it.
+// at its own line; a user's update that frees an address lets a later new line of the chunk take
+// it (test/api/import-chunk-order.test.ts: an earlier one, whatever the chunks, does not).
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -32,8 +33,8 @@ eachDialect('user lines of one chunk', (ctx) => {
     assert.equal(spelled.code, 1, spelled.out);
     assert.match(spelled.err, /^line 2: email: another user of the workspace has the email "ann@xn--bcher-kva\.example"$/mu);
 
-    // Freed by an update of the chunk, an address is a new line's to take.
-    assert.equal((await run(user('u-3', 'eve@acme.test'), user('e-1', 'eve.new@acme.test'))).code, 0);
+    // Freed by an update of the chunk, an address is a later new line's to take.
+    assert.equal((await run(user('e-1', 'eve.new@acme.test'), user('u-3', 'eve@acme.test'))).code, 0);
     const list = await rolodex(t, ['user', 'list', '--workspace', ws, '--json']);
     const emails = (JSON.parse(list.out) as { email: string }[]).map((u) => u.email);
     for (const email of ['eve@acme.test', 'eve.new@acme.test']) assert.ok(emails.includes(email), `${email} in ${emails.join(', ')}`);
