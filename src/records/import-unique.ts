@@ -9,7 +9,7 @@
 import { loadDefinitions, type TypeDefinitions } from '../definitions/service.ts';
 import { archivedValueHolders, uniqueKey } from './definitions-view.ts';
 import { ImportError, type ImportContext } from '../import/kind.ts';
-import { recordIdsByValues, valueTaken } from './index/repository.ts';
+import { recordIdsByValues, valueHolders } from './index/repository.ts';
 import { type IndexedScalar, indexedScalar } from './index/values.ts';
 
 /** One value of a unique field, on the line that writes it into record `id`. */
@@ -45,19 +45,38 @@ const claimKey = (x: IndexedScalar) => (x.text !== undefined ? `t:${x.text}` : `
 const fromClaimKey = (key: string): IndexedScalar => (key.startsWith('t:') ? { text: key.slice(2) } : { num: Number(key.slice(2)) });
 
 /**
- * Refuses the first value another line of the import holds or, with `inWorkspace`, another record
- * of the type (a bulk load's type had none: its records are all of this import).
+ * Refuses the first line (in file order) with a value another line of the import gives before it
+ * or, with `inWorkspace`, another record of the type holds (a bulk load's type had none: its records
+ * are all of this import). `values` are in line order. Lines are judged in file order whatever the
+ * chunks (docs/import.md §Rules, Unique fields): a record that an earlier line of `values`' batch
+ * rewrites (`rewritten`: its id → that line; it is not yet written) no longer holds its old values
+ * for a later line, since a value it keeps is one its line gives, refused as given twice; for an
+ * earlier line it still holds them, as it does once written when the lines are in two batches.
  */
-export async function checkUniqueValues(ctx: ImportContext, kind: string, values: readonly UniqueValue[], inWorkspace: boolean): Promise<void> {
-  const refuse = (u: UniqueValue, why: string) => {
-    throw new ImportError(u.line, `${u.member ?? 'fields'}.${u.field}.value`, `${JSON.stringify(u.value)}: ${why}; "${u.field}" is unique`);
-  };
+export async function checkUniqueValues(
+  ctx: ImportContext,
+  kind: string,
+  values: readonly UniqueValue[],
+  inWorkspace: boolean,
+  rewritten: ReadonlyMap<string, number> = new Map(),
+): Promise<void> {
+  let twice: ImportError | undefined;
   for (const u of values) {
     const first = ctx.claim(`${kind}\u0000${u.field}`, claimKey(u.indexed), u.line, `${u.id}\t${JSON.stringify(u.value)}`);
-    if (first !== undefined && first !== u.line) refuse(u, `line ${first} gives it too`);
+    if (first !== undefined && first !== u.line) {
+      twice = refusal(u, `line ${first} gives it too`);
+      break;
+    }
   }
-  if (inWorkspace) await heldElsewhere(ctx, kind, values, `another ${kind} already holds it`);
+  // A line before the one given twice may take a value a record holds: the earliest line is refused.
+  const before = twice === undefined ? values : values.filter((u) => u.line < twice.line);
+  const held = inWorkspace && before.length > 0 ? await heldElsewhere(ctx, kind, before, `another ${kind} already holds it`, rewritten) : undefined;
+  const error = held ?? twice;
+  if (error) throw error;
 }
+
+const refusal = (u: UniqueValue, why: string, member = u.member ?? 'fields') =>
+  new ImportError(u.line, `${member}.${u.field}.value`, `${JSON.stringify(u.value)}: ${why}; "${u.field}" is unique`);
 
 /**
  * Checks every value the import claimed for the types `ofType` accepts against the rest of the
@@ -69,7 +88,8 @@ export async function recheckUniqueValues(ctx: ImportContext, ofType: (type: str
   let group = '';
   const flush = async () => {
     const kind = group.slice(0, group.indexOf('\u0000'));
-    if (batch.length > 0) await heldElsewhere(ctx, kind, batch, `another ${kind} holds it, written while this import ran`);
+    const error = batch.length > 0 ? await heldElsewhere(ctx, kind, batch, `another ${kind} holds it, written while this import ran`) : undefined;
+    if (error) throw error;
     batch = [];
   };
   for (const c of ctx.claims()) {
@@ -85,10 +105,21 @@ export async function recheckUniqueValues(ctx: ImportContext, ofType: (type: str
   await flush();
 }
 
-/** Refuses the first value that a record of the type other than the value's own holds. */
-async function heldElsewhere(ctx: ImportContext, kind: string, values: readonly UniqueValue[], why: string): Promise<void> {
-  const refuse = (u: UniqueValue, member = u.member ?? 'fields') => {
-    throw new ImportError(u.line, `${member}.${u.field}.value`, `${JSON.stringify(u.value)}: ${why}; "${u.field}" is unique`);
+/**
+ * The refusal of the earliest line whose value a record of the type holds: a record other than the
+ * value's own, and other than one an earlier line rewrites (`rewritten`, as checkUniqueValues).
+ */
+async function heldElsewhere(
+  ctx: ImportContext,
+  kind: string,
+  values: readonly UniqueValue[],
+  why: string,
+  rewritten: ReadonlyMap<string, number> = new Map(),
+): Promise<ImportError | undefined> {
+  let first: { u: UniqueValue; member?: string } | undefined;
+  const holds = (u: UniqueValue, ids: readonly string[]) => ids.some((id) => id !== u.id && !((rewritten.get(id) ?? Infinity) < u.line));
+  const refuse = (u: UniqueValue, member?: string) => {
+    if (first === undefined || u.line < first.u.line) first = { u, member };
   };
   const ws = ctx.actor.workspaceId;
   const archived = (await loadDefinitions(ctx, { objectType: kind }))?.archived;
@@ -97,7 +128,7 @@ async function heldElsewhere(ctx: ImportContext, kind: string, values: readonly 
     const hidden = archived?.get(field);
     if (hidden) {
       const holders = await archivedValueHolders(ctx.db, ws, kind, hidden);
-      for (const u of values) if (u.field === field && (holders.get(uniqueKey(u.indexed)) ?? []).some((id) => id !== u.id)) refuse(u, 'archivedFields');
+      for (const u of values) if (u.field === field && holds(u, holders.get(uniqueKey(u.indexed)) ?? [])) refuse(u, 'archivedFields');
       continue;
     }
     // Texts are looked up together; numbers (and DATETIMEs, as instants) one by one.
@@ -109,7 +140,9 @@ async function heldElsewhere(ctx: ImportContext, kind: string, values: readonly 
       field,
       texts.map((u) => u.indexed.text ?? ''),
     );
-    for (const u of texts) if ((holders.get(u.indexed.text ?? '') ?? []).some((id) => id !== u.id)) refuse(u);
-    for (const u of values) if (u.field === field && u.indexed.num !== undefined && (await valueTaken(ctx.db, ws, kind, field, u.indexed, u.id))) refuse(u);
+    for (const u of texts) if (holds(u, holders.get(u.indexed.text ?? '') ?? [])) refuse(u);
+    for (const u of values)
+      if (u.field === field && u.indexed.num !== undefined && holds(u, await valueHolders(ctx.db, ws, kind, field, u.indexed, u.id))) refuse(u);
   }
+  return first && refusal(first.u, why, first.member);
 }

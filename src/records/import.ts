@@ -268,6 +268,8 @@ async function writeBatches(
     const logCreated: { row: repo.RecordRow; stored: Record<string, unknown> }[] = [];
     const logUpdated: Updated[] = [];
     const unique: UniqueValue[] = [];
+    // The batch's existing records, by the line that rewrites them (checkUniqueValues).
+    const rewritten = new Map<string, number>();
     // The rows of the batch's existing records, for what the import changes of them.
     const olds = bulk
       ? new Map<string, repo.RecordRow>()
@@ -293,11 +295,12 @@ async function writeBatches(
       (written.external_id === null ? byId : rows).push(written);
       return written;
     };
-    await upsertByExternalId(ctx, batch, {
+    const upsert = upsertByExternalId(ctx, batch, {
       object: kind,
       idKind: type.idKind,
       find: async () => existing,
       update: (item, _old, id) => {
+        rewritten.set(id, item.line);
         const checked = values(defs, item);
         const old = olds.get(id);
         // Found by its externalId before the batch, and gone now: deleted by another writer meanwhile.
@@ -319,7 +322,13 @@ async function writeBatches(
         created.push({ ts: at, id });
       },
     });
-    if (unique.length > 0) await checkUniqueValues(ctx, kind, unique, !bulk);
+    // A line refused for another reason is named only when no line before it takes a value another
+    // record holds: the first refused line is named whatever the chunks (docs/import.md §Rules).
+    await upsert.catch(async (err: unknown) => {
+      if (err instanceof ImportError && unique.length > 0) await checkUniqueValues(ctx, kind, unique, !bulk, rewritten);
+      throw err;
+    });
+    if (unique.length > 0) await checkUniqueValues(ctx, kind, unique, !bulk, rewritten);
     // Existing and new rows alike: one multi-row upsert per chunk; a bulk load's are all new.
     const written = bulk ? undefined : await importRepo.upsertRecords(ctx.db, rows);
     if (bulk) await importRepo.insertRecords(ctx.db, rows);

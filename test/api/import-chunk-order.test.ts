@@ -38,7 +38,12 @@ async function importLines(t: TestApp, s: Seeded, name: string, lines: object[],
  * `lines` imported with each layout into a new workspace that `seed` filled first: the exit code
  * and the error line of each, and what `read` finds after it, which every layout must agree on.
  */
-async function eachLayout(t: TestApp, seed: object[], lines: object[], read: (s: Seeded) => Promise<unknown>): Promise<{ code: number; err: string; after: unknown }> {
+async function eachLayout(
+  t: TestApp,
+  seed: object[],
+  lines: object[],
+  read: (s: Seeded) => Promise<unknown>,
+): Promise<{ code: number; err: string; after: unknown }> {
   const results: { layout: string; code: number; err: string; after: unknown }[] = [];
   const saved = { ...IMPORT_CHUNK };
   for (const { commit, chunk } of LAYOUTS) {
@@ -56,7 +61,8 @@ async function eachLayout(t: TestApp, seed: object[], lines: object[], read: (s:
     }
   }
   const [first] = results;
-  for (const r of results) assert.deepEqual({ code: r.code, err: r.err, after: r.after }, { code: first!.code, err: first!.err, after: first!.after }, r.layout);
+  for (const r of results)
+    assert.deepEqual({ code: r.code, err: r.err, after: r.after }, { code: first!.code, err: first!.err, after: first!.after }, r.layout);
   return first!;
 }
 
@@ -126,5 +132,11 @@ eachDialect('import: lines judged in file order whatever the chunks', (ctx) => {
     const r = await eachLayout(t, seedContacts, lines, (s) => codes(t, s));
     assert.equal(r.code, 1);
     assert.equal(r.err, 'line 1: fields.code.value: "b-1": another contact already holds it; "code" is unique');
+
+    // Line 2's value is not one its field takes: line 1 is still the one named.
+    const typed = { ...contact('c-4', 'Z-1'), fields: { code: { value: 'Z-1', valueType: 'NUMBER' } } };
+    const mixed = await eachLayout(t, seedContacts, [contact('c-3', 'b-1'), typed], (s) => codes(t, s));
+    assert.equal(mixed.code, 1);
+    assert.equal(mixed.err, 'line 1: fields.code.value: "b-1": another contact already holds it; "code" is unique');
   });
 });

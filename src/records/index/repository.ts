@@ -151,6 +151,22 @@ export async function valueTaken(db: Executor, workspaceId: string, kind: string
     .executeTakeFirst();
   return row !== undefined;
 }
+
+/** The records of the type other than `exceptId` that hold `value` in field `field` (by the value index). */
+export async function valueHolders(db: Executor, workspaceId: string, kind: string, field: string, value: IndexedScalar, exceptId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('record_values')
+    .select('record_id')
+    .distinct()
+    .where('workspace_id', '=', workspaceId)
+    .where('object_type', '=', kind)
+    .where('field', '=', field)
+    .where((eb) => (value.text !== undefined ? eb('value_text', '=', value.text) : eb('value_num', '=', value.num)))
+    .where('record_id', '!=', exceptId)
+    .execute();
+  return rows.map((r) => r.record_id);
+}
+
 /**
  * Replaces the postings of `recordIds` by those of `rows` (the records' value-index rows, as
  * replaceValues writes them): one per distinct trigram key of each field whose valueType is
