@@ -1,8 +1,9 @@
 // A COMPLETED file whose bytes the blob store no longer has: removed by hand from DATA_DIR or from
 // the bucket, or lost with a disk. No upload or import can have left it so, and retrying cannot
 // mend it, so its downloads from the server's address answer 409 `invalid_file_state` (with
-// `x-should-retry: false`), GET and HEAD alike, and each such answer is logged at error: the store
-// lost data, which only an operator can put back (docs/files.md §Bytes missing from the store).
+// `x-should-retry: false`), GET and HEAD alike and whatever their Range (never 416), and each such
+// answer is logged at error: the store lost data, which only an operator can put back
+// (docs/files.md §Bytes missing from the store).
 import type { BlobStore } from '../blobs/blob-store.ts';
 import { AppError } from '../lib/errors.ts';
 import type { FileRow } from './repository.ts';

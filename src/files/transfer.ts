@@ -154,14 +154,17 @@ export async function openDownload(ctx: FilesSystemCtx, input: DownloadInput): P
     // When the bytes last changed: a re-import that replaces them moves it (docs/files.md §Addresses).
     'last-modified': new Date(row.bytes_changed_at ?? row.completed_at ?? row.created_at).toUTCString(),
   };
+  const stored = { ...row, blob_key: row.blob_key };
   // If-Range: a range only applies to the version the client already has.
   const wanted = ifRange === undefined || ifRange === etag ? parseRange(range, size) : null;
   if (wanted === 'unsatisfiable') {
+    // A 416 would blame the range for what the store lost: missing bytes answer 409 whatever the
+    // Range (docs/files.md §Bytes missing from the store).
+    await checkBytesThere(ctx.files.blobs, stored);
     throw new AppError('range_not_satisfiable', `The requested range is outside the file's ${size} bytes.`, {
       headers: { 'content-range': `bytes */${size}` },
     });
   }
-  const stored = { ...row, blob_key: row.blob_key };
   // HEAD answers what GET would: bytes the store lost are refused by both, never a 200 whose GET
   // would fail (docs/files.md §Bytes missing from the store).
   const open = async (r?: { start: number; end: number }) => {

@@ -71,6 +71,60 @@ function suite(backend: Backend) {
       assert.deepEqual(got.rawPayload, bytes);
       assert.equal((await t.app.inject({ method: 'HEAD', url: address })).statusCode, 200);
     });
+
+    test('missing bytes answer 409 whatever the Range, If-Range or conditional headers, GET and HEAD alike', async () => {
+      const t = ctx();
+      const s = await seedWorkspace(t);
+      const bytes = Buffer.from('a small file');
+      const done = await uploadFile(t, s.secret, bytes, { filename: 'lost.txt', mimeType: 'text/plain' });
+      const key = await blobKeyOf(t, done.id);
+      const address = `/downloads/${signToken(t.config.signingSecret(), 'd', done.id, Date.now() + 600_000)}`;
+      const whole = await t.app.inject({ method: 'GET', url: address });
+      const etag = whole.headers.etag as string;
+      const lastModified = whole.headers['last-modified'] as string;
+      // Each of these is answered from the bytes while the store has them (the first two 416).
+      const cases: Record<string, string>[] = [
+        { range: 'bytes=999999-' },
+        { range: 'bytes=-0' },
+        { range: 'bytes=0-3' },
+        { range: 'bytes=5-2' },
+        { range: 'bytes=0-1,4-5' },
+        { range: 'bytes=0-3', 'if-range': '"not-the-etag"' },
+        { range: 'bytes=999999-', 'if-range': '"not-the-etag"' },
+        { range: 'bytes=999999-', 'if-range': etag },
+        { 'if-none-match': etag },
+        { 'if-modified-since': lastModified },
+        { 'if-none-match': etag, range: 'bytes=999999-' },
+      ];
+      const before = missingLines(t).length;
+      if (backend === 'disk') await rename(join(t.config.dataDir, 'blobs', `${key}.blob`), join(t.config.dataDir, 'lost.blob'));
+      else await t.deps.blobs.delete(key);
+
+      for (const headers of cases) {
+        for (const method of ['GET', 'HEAD'] as const) {
+          const res = await t.app.inject({ method, url: address, headers });
+          const what = `${method} ${JSON.stringify(headers)}`;
+          assert.equal(res.statusCode, 409, what);
+          assert.equal(res.headers['x-should-retry'], 'false', what);
+          assert.equal(res.headers['content-range'], undefined, what);
+          if (method === 'GET') assert.match(assertError(res, 409, 'invalid_file_state').message, /bytes are missing/, what);
+          else assert.equal(res.rawPayload.length, 0, what);
+        }
+      }
+      assert.doesNotMatch(t.logs(), /unhandled error/);
+      assert.equal(missingLines(t).length - before, cases.length * 2, 'one line at error for each refusal');
+
+      // Put back, the same requests are answered from the bytes again.
+      if (backend === 'disk') await rename(join(t.config.dataDir, 'lost.blob'), join(t.config.dataDir, 'blobs', `${key}.blob`));
+      else await t.deps.blobs.put(key, Readable.from([bytes]), { maxBytes: bytes.length });
+      const far = await t.app.inject({ method: 'GET', url: address, headers: { range: 'bytes=999999-' } });
+      assertError(far, 416, 'range_not_satisfiable');
+      assert.equal(far.headers['content-range'], `bytes */${bytes.length}`);
+      assert.equal((await t.app.inject({ method: 'HEAD', url: address, headers: { range: 'bytes=999999-' } })).statusCode, 416);
+      const cond = await t.app.inject({ method: 'GET', url: address, headers: { 'if-none-match': etag } });
+      assert.equal(cond.statusCode, 200, 'no answer is a 304');
+      assert.deepEqual(cond.rawPayload, bytes);
+    });
   };
 }
 
