@@ -11,8 +11,11 @@
  * - `stat` returns null for an absent key; `read` and ranged reads throw
  *   `BlobNotFoundError` for one, and `RangeError` for an unsatisfiable range
  *   (callers validate ranges against `stat` first, so that is a bug).
- * - `has` says whether `read` would find the key, reading no bytes of it and
- *   computing nothing (S3's `stat` may hash a whole object to find its MD5).
+ * - `size` is the size `read` would find under the key (null for an absent key),
+ *   reading no bytes of it and computing nothing (S3's `stat` may hash a whole
+ *   object to find its MD5).
+ * - A disk blob cut short or with a damaged trailer throws `BlobCorruptError`
+ *   from `stat`, `size` and `read`: there are bytes, but not ones the store wrote.
  * - A stream returned by `read` holds a file descriptor or socket until it
  *   ends: consume it or destroy it.
  * - `delete` of an absent key succeeds.
@@ -77,7 +80,7 @@ export interface BlobStore {
   readonly kind: 'disk' | 's3';
   put(key: string, body: Readable | NodeJS.ReadableStream, opts: PutOptions): Promise<BlobStat>;
   stat(key: string): Promise<BlobStat | null>;
-  has(key: string): Promise<boolean>;
+  size(key: string): Promise<number | null>;
   read(key: string, range?: BlobRange): Promise<Readable>;
   delete(key: string): Promise<void>;
   presignPut?(key: string, opts: PresignPutOptions): Promise<PresignedPut>;
@@ -96,6 +99,16 @@ export class BlobTooLargeError extends Error {
     super(`blob exceeds the limit of ${maxBytes} bytes`);
     this.name = 'BlobTooLargeError';
     this.maxBytes = maxBytes;
+  }
+}
+
+/** The object under `key` is not whole: a disk blob file cut short, or its trailer damaged. */
+export class BlobCorruptError extends Error {
+  readonly key: string;
+  constructor(key: string) {
+    super(`corrupt blob file for key ${key}`);
+    this.name = 'BlobCorruptError';
+    this.key = key;
   }
 }
 

@@ -8,6 +8,7 @@ import { pipeline } from 'node:stream/promises';
 import {
   assertValidKey,
   assertValidRange,
+  BlobCorruptError,
   BlobDiskFaultError,
   BlobNotFoundError,
   InvalidBlobKeyError,
@@ -44,7 +45,7 @@ async function readTrailer(handle: FileHandle, key: string): Promise<BlobStat> {
   const { bytesRead } = fileSize >= TRAILER_LEN ? await handle.read(buf, 0, TRAILER_LEN, fileSize - TRAILER_LEN) : { bytesRead: 0 };
   const match = bytesRead === TRAILER_LEN ? TRAILER_RE.exec(buf.toString('latin1')) : null;
   const size = match ? parseInt(match[2]!, 16) : -1;
-  if (!match || size !== fileSize - TRAILER_LEN) throw new Error(`corrupt blob file for key ${key}`);
+  if (!match || size !== fileSize - TRAILER_LEN) throw new BlobCorruptError(key);
   return { size, md5: match[1]! };
 }
 
@@ -155,8 +156,8 @@ export function createDiskBlobStore(rootDir: string): BlobStore {
     },
 
     // What read() checks before it streams: the file, and its trailer.
-    async has(key: string): Promise<boolean> {
-      return (await store.stat(key)) !== null;
+    async size(key: string): Promise<number | null> {
+      return (await store.stat(key))?.size ?? null;
     },
 
     // Reads from the descriptor opened here, so a concurrent replace or delete
@@ -206,7 +207,7 @@ export function createDiskBlobStore(rootDir: string): BlobStore {
     ...store,
     put: (key, body, opts) => faulted(() => store.put(key, body, opts)),
     stat: (key) => faulted(() => store.stat(key)),
-    has: (key) => faulted(() => store.has(key)),
+    size: (key) => faulted(() => store.size(key)),
     read: (key, range) => faulted(() => store.read(key, range)),
     delete: (key) => faulted(() => store.delete(key)),
     ping: () => faulted(() => store.ping()),

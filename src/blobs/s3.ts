@@ -182,7 +182,10 @@ export function createS3BlobStore(config: S3BlobStoreConfig): BlobStore {
     },
 
     // The object's HEAD alone: an encrypted object's stat would read it whole for its MD5.
-    has: async (key) => (await headObject(key)) !== null,
+    async size(key: string): Promise<number | null> {
+      const head = await headObject(key);
+      return head ? (head.ContentLength ?? 0) : null;
+    },
 
     async read(key: string, range?: BlobRange): Promise<Readable> {
       if (range && !(Number.isSafeInteger(range.start) && range.start >= 0 && range.end >= range.start)) {

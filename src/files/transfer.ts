@@ -2,11 +2,11 @@
 // size guard and MD5 into a fresh blob, then swapped in by compare-and-set) and serving a download
 // (whole or one byte range). No Fastify types here; byte-routes.ts adapts these to HTTP.
 import type { Readable } from 'node:stream';
-import { BlobNotFoundError, BlobStoreUnavailableError, BlobTooLargeError } from '../blobs/blob-store.ts';
+import { BlobStoreUnavailableError, BlobTooLargeError } from '../blobs/blob-store.ts';
 import { contentDisposition } from '../blobs/content-disposition.ts';
 import { AppError } from '../lib/errors.ts';
 import { isoNow } from '../lib/ids.ts';
-import { checkBytesThere, MissingBytesError } from './missing.ts';
+import { asMissing, checkBytesThere } from './missing.ts';
 import * as repo from './repository.ts';
 import { effectiveStatus, headerSafeType } from './rules.ts';
 import { ADOPT_MARGIN_MS, busy, collect, discard, type FilesSystemCtx, newBlobKey } from './service.ts';
@@ -165,17 +165,16 @@ export async function openDownload(ctx: FilesSystemCtx, input: DownloadInput): P
       headers: { 'content-range': `bytes */${size}` },
     });
   }
-  // HEAD answers what GET would: bytes the store lost are refused by both, never a 200 whose GET
-  // would fail (docs/files.md §Bytes missing from the store).
+  // HEAD answers what GET would: bytes the store lost, or has at another size than recorded, are
+  // refused by both before any header goes out, never a 200 whose GET fails or stops short
+  // (docs/files.md §Bytes missing from the store).
   const open = async (r?: { start: number; end: number }) => {
-    if (head) {
-      await checkBytesThere(ctx.files.blobs, stored);
-      return null;
-    }
+    await checkBytesThere(ctx.files.blobs, stored);
+    if (head) return null;
     try {
       return await ctx.files.blobs.read(stored.blob_key, r);
     } catch (err) {
-      throw err instanceof BlobNotFoundError ? new MissingBytesError(stored) : err;
+      throw asMissing(err, stored);
     }
   };
   if (!wanted) return { status: 200, headers: { ...headers, 'content-length': String(size) }, body: await open() };

@@ -5,7 +5,7 @@
 // fails; each refusal is one line at error naming the file; the bytes put
 // back, the same address serves them again. On disk and on S3.
 import assert from 'node:assert/strict';
-import { rename } from 'node:fs/promises';
+import { rename, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { test } from 'node:test';
@@ -17,12 +17,12 @@ const blobKeyOf = async (t: TestApp, id: string) =>
   (await t.deps.db.kysely.selectFrom('files').select('blob_key').where('id', '=', id).executeTakeFirstOrThrow()).blob_key as string;
 
 /** The lines logged at error that say a file's bytes are missing. */
-function missingLines(t: TestApp): { level: number; fileId: string; blobKey: string }[] {
+function missingLines(t: TestApp): { level: number; fileId: string; blobKey: string; found: string }[] {
   return t
     .logs()
     .split('\n')
     .filter(Boolean)
-    .map((l) => JSON.parse(l) as { level: number; msg: string; fileId: string; blobKey: string })
+    .map((l) => JSON.parse(l) as { level: number; msg: string; fileId: string; blobKey: string; found: string })
     .filter((l) => l.msg.startsWith("a COMPLETED file's bytes are missing from the blob store"));
 }
 
@@ -124,6 +124,44 @@ function suite(backend: Backend) {
       const cond = await t.app.inject({ method: 'GET', url: address, headers: { 'if-none-match': etag } });
       assert.equal(cond.statusCode, 200, 'no answer is a 304');
       assert.deepEqual(cond.rawPayload, bytes);
+    });
+
+    test('other bytes under the key than recorded (another size, a damaged disk blob) answer as missing ones, before any header', async () => {
+      const t = ctx();
+      const s = await seedWorkspace(t);
+      const bytes = Buffer.from('0123456789abcdefghij');
+      const done = await uploadFile(t, s.secret, bytes, { filename: 'cut.txt', mimeType: 'text/plain' });
+      const key = await blobKeyOf(t, done.id);
+      const address = `/downloads/${signToken(t.config.signingSecret(), 'd', done.id, Date.now() + 600_000)}`;
+      const damages: [string, () => Promise<unknown>][] = [
+        ['shorter', () => t.deps.blobs.put(key, Readable.from([bytes.subarray(0, 4)]), { maxBytes: bytes.length })],
+        ['longer', () => t.deps.blobs.put(key, Readable.from([bytes, bytes]), { maxBytes: 2 * bytes.length })],
+      ];
+      // A blob file cut short: its bytes are there, the trailer that vouches for them is not.
+      if (backend === 'disk') damages.push(['cut short', () => truncate(join(t.config.dataDir, 'blobs', `${key}.blob`), 10)]);
+      for (const [what, damage] of damages) {
+        await damage();
+        const before = missingLines(t).length;
+        for (const headers of [{}, { range: 'bytes=2-10' }, { range: 'bytes=0-1' }, { range: 'bytes=30-' }] as Record<string, string>[]) {
+          for (const method of ['GET', 'HEAD'] as const) {
+            const res = await t.app.inject({ method, url: address, headers });
+            const label = `${what}: ${method} ${JSON.stringify(headers)}`;
+            assert.equal(res.statusCode, 409, label);
+            assert.equal(res.headers['x-should-retry'], 'false', label);
+            if (method === 'GET') assert.match(assertError(res, 409, 'invalid_file_state').message, /bytes are missing/, label);
+          }
+        }
+        assert.doesNotMatch(t.logs(), /unhandled error/);
+        const lines = missingLines(t).slice(before);
+        assert.equal(lines.length, 8, what);
+        assert.ok(lines.every((l) => l.level === 50 && l.fileId === done.id && l.blobKey === key));
+        if (what === 'shorter') assert.equal(lines[0]?.found, '4 bytes where 20 are recorded');
+      }
+      // The recorded bytes put back, the address serves them again.
+      await t.deps.blobs.put(key, Readable.from([bytes]), { maxBytes: bytes.length });
+      const got = await t.app.inject({ method: 'GET', url: address });
+      assert.equal(got.statusCode, 200);
+      assert.deepEqual(got.rawPayload, bytes);
     });
   };
 }

@@ -27,7 +27,7 @@ function switchable(stores: Record<Setting, BlobStore>): { store: BlobStore; use
     kind: 's3',
     put: (...a) => current.put(...a),
     stat: (key) => current.stat(key),
-    has: (key) => current.has(key),
+    size: (key) => current.size(key),
     read: (...a) => current.read(...a),
     delete: (key) => current.delete(key),
     presignPut: (...a) => current.presignPut!(...a),
