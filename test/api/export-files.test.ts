@@ -6,7 +6,9 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { truncate } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
+import { Readable } from 'node:stream';
 import { test } from 'node:test';
 import { call, eachDialect, keyFor, seedWorkspace, type Seeded, type TestApp } from '../helpers/app.ts';
 import { rolodex } from '../helpers/cli.ts';
@@ -170,6 +172,29 @@ eachDialect('rolodex export --files', (ctx) => {
     const cIds = JSON.parse(imC.out) as { ids: Ids; counts: Record<string, number> };
     assert.equal(cIds.counts.file, undefined);
     assert.deepEqual(await contact(c, cIds.ids, (id) => id), []);
+  });
+
+  test('a file whose key holds other bytes than recorded (another size, a blob cut short) fails the export, naming it', async () => {
+    const t = ctx();
+    const a = await seedWorkspace(t);
+    const bytes = Buffer.from('the bytes as recorded');
+    const f = await uploadFile(t, a.secret, bytes, { filename: 'cut.txt', mimeType: 'text/plain' });
+    const key = (await t.deps.db.kysely.selectFrom('files').select('blob_key').where('id', '=', f.id).executeTakeFirstOrThrow()).blob_key as string;
+    const damages: [string, () => Promise<unknown>, RegExp][] = [
+      ['shorter', () => t.deps.blobs.put(key, Readable.from([bytes.subarray(0, 4)]), { maxBytes: bytes.length }), /are 4 bytes, not the 21 recorded/],
+      // Its bytes are there, the trailer that vouches for them is not.
+      ['cut short', () => truncate(join(t.config.dataDir, 'blobs', `${key}.blob`), 10), /are damaged/],
+    ];
+    for (const [what, damage, says] of damages) {
+      await damage();
+      const dir = join(t.tdb.dataDir, `cut-${a.workspaceId}`);
+      const file = join(t.tdb.dataDir, `cut-${a.workspaceId}.ndjson`);
+      const ex = await rolodex(t, ['export', '--workspace', a.workspaceId, '--files', dir, file]);
+      assert.equal(ex.code, 1, what);
+      assert.match(ex.err, new RegExp(`the bytes of the file ${f.id} in blob storage ${says.source}`), what);
+      assert.doesNotMatch(ex.err, /\n\s+at /, `${what}: one line, no stack`);
+      assert.ok(!existsSync(dir) && !existsSync(file), what);
+    }
   });
 
   test('a failed export removes the DIR it made and leaves one that existed', async () => {
