@@ -9,7 +9,7 @@ import type { TypeDefinitions } from '../definitions/service.ts';
 import { emailKey } from '../lib/email.ts';
 import { foldText } from '../lib/fold.ts';
 import { AppError } from '../lib/errors.ts';
-import { checkFieldKeys, checkFieldValues, MAX_VALUES } from '../records/write-fields.ts';
+import { checkFieldKeys, checkFieldValues, heldIn, MAX_VALUES } from '../records/write-fields.ts';
 
 export type Resolution = 'primary' | 'duplicate' | { value: unknown };
 
@@ -21,14 +21,20 @@ const RESOLUTIONS = 'fieldResolutions';
 /**
  * Checks every resolution as a write checks its fields, its errors naming `fieldResolutions.<key>`
  * in param and message (docs/errors.md); returns the checked values of `{value}` ones (null: unset).
+ * `primary` is the primary's stored fields: as on an update, `{"value": null}` for a required field
+ * is refused only when the primary holds it (docs/merge.md §Fields).
  */
-export function checkResolutions(defs: TypeDefinitions, resolutions: Readonly<Record<string, Resolution>>): Map<string, unknown> {
+export function checkResolutions(
+  defs: TypeDefinitions,
+  resolutions: Readonly<Record<string, Resolution>>,
+  primary: Readonly<Record<string, unknown>>,
+): Map<string, unknown> {
   const values = new Map<string, unknown>();
   for (const [key, r] of Object.entries(resolutions)) {
     checkFieldKeys(defs, { [key]: null }, RESOLUTIONS);
     if (typeof r !== 'object') continue;
     try {
-      values.set(key, checkFieldValues(defs, { [key]: r.value }, RESOLUTIONS).get(key));
+      values.set(key, checkFieldValues(defs, { [key]: r.value }, RESOLUTIONS, 'exact', heldIn(primary)).get(key));
     } catch (err) {
       throw err instanceof AppError ? placedInValue(err, `${RESOLUTIONS}.${key}`) : err;
     }

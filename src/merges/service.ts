@@ -58,7 +58,8 @@ export async function mergeRecords(ctx: WriteCtx, type: RecordType, input: Merge
   const duplicate = live(ctx, rows, type, input.duplicateId, 'duplicateId');
   const defs = await requireDefinitions(ctx, type.objectType);
   const resolutions = input.fieldResolutions ?? {};
-  const checked = checkResolutions(defs, resolutions);
+  const before = JSON.parse(primary.fields) as Record<string, unknown>;
+  const checked = checkResolutions(defs, resolutions, before);
   if (type.objectType === 'opportunity') {
     const [a, b] = await Promise.all([repo.ownRows(ctx.db, primary.id), repo.ownRows(ctx.db, duplicate.id)]);
     const account = (rows: repo.Row[]) => rows.filter((r) => r.name === '$account').map((r) => r.target_id);
@@ -81,7 +82,6 @@ export async function mergeRecords(ctx: WriteCtx, type: RecordType, input: Merge
   // The duplicate leaves before the primary takes its values: its unique values are free then.
   await takeRecord(ctx, duplicate, duplicateBefore, { into: primary.id, defs });
 
-  const before = JSON.parse(primary.fields) as Record<string, unknown>;
   const after = mergeFields(
     defs,
     before,

@@ -23,7 +23,7 @@ import * as importRepo from './import-repository.ts';
 import { rankFacetsAfterLoad } from './index/facets.ts';
 import { startBulkLoad, writeValueIndex } from './index/repository.ts';
 import type { RecordKind } from './tables.ts';
-import { checkFieldValues } from './write-fields.ts';
+import { checkFieldValues, holdsNone } from './write-fields.ts';
 import { longerThan } from '../lib/chars.ts';
 
 /** Records whose rows are built and written together; the import's transaction holds them all. Tests make it smaller. */
@@ -167,8 +167,10 @@ function valuesOf(
     raw[key] = value;
   }
   try {
-    // Labels as people write them, as a CSV cell's (docs/import.md §Value types).
-    const checked = checkFieldValues(defs, raw, 'fields', 'loose');
+    // Labels as people write them, as a CSV cell's (docs/import.md §Value types). A line replaces
+    // the record's fields whole and need not hold the required ones, so `null` for one is taken as
+    // its absence is (docs/records.md §Import).
+    const checked = checkFieldValues(defs, raw, 'fields', 'loose', holdsNone);
     return Object.fromEntries([...checked].filter(([, v]) => v !== null));
   } catch (err) {
     if (!(err instanceof AppError)) throw err;

@@ -18,7 +18,7 @@ import { type RecordResource, type RecordType, loadRecords, relationshipValues, 
 import * as repo from './repository.ts';
 import { indexedScalar, valueRows } from './index/values.ts';
 import { valueTaken, writeValueIndex } from './index/repository.ts';
-import { checkFieldKeys, checkFieldValues, checkRequiredFields } from './write-fields.ts';
+import { checkFieldKeys, checkFieldValues, checkRequiredFields, heldIn } from './write-fields.ts';
 import {
   checkCreateRelationships,
   checkRelationshipKeys,
@@ -232,13 +232,15 @@ export async function updateRecord(ctx: WriteCtx, input: OfType & WriteInput & {
   const relationships = input.relationships ?? {};
   checkFieldKeys(defs, fields);
   checkRelationshipKeys(defs, relationships, 'update');
-  const values = checkFieldValues(defs, fields);
+  // The stored fields, read (locked) before any check: only a required field the record holds
+  // cannot be cleared, and a null for one it lacks changes nothing (docs/records.md §Writing fields).
+  const stored = JSON.parse(row.fields) as Record<string, unknown>;
+  const values = checkFieldValues(defs, fields, 'fields', 'exact', heldIn(stored));
   const writes = checkUpdateRelationships(defs, relationships, type.updateOperations);
   if (setsUnique(defs, values)) await repo.lockRecords(ctx.db, ws, type.objectType);
   if (opts.omitTaken) for (const key of await takenKeys(ctx, defs, values, row.id, true)) values.delete(key);
   else await checkUnique(ctx, defs, values, row.id);
   await checkIds(ctx, writes);
-  const stored = JSON.parse(row.fields) as Record<string, unknown>;
   let fieldsChanged = false;
   const changes: Changes = {};
   const fieldChanges = new Map<string, unknown>();

@@ -162,17 +162,41 @@ export function checkRequiredFields(defs: TypeDefinitions, raw: Record<string, u
 }
 
 /**
+ * Whether the record a write changes holds a field, which a `null` for a required field then
+ * cannot clear (docs/records.md §Writing fields). An update reads its stored fields
+ * (`heldIn`); an import line replaces a record's fields whole and does not insist on required
+ * ones, so it holds none (`holdsNone`). A create refuses a null required field before
+ * (checkRequiredFields); a writer that says nothing refuses every one.
+ */
+export type Holds = (key: string) => boolean;
+
+/** A record's stored fields as a `Holds`: a field is held when it is set (not null). */
+export function heldIn(stored: Readonly<Record<string, unknown>>): Holds {
+  return (key) => Object.hasOwn(stored, key) && stored[key] !== null;
+}
+
+export const holdsNone: Holds = () => false;
+
+/**
  * The values of `fields` (keys already checked): each value's JSON type, then its content.
  * Returns the normalized values by key, null for a cleared field; select values as option ids.
- * `at` is the member the errors name, as in `checkFieldKeys`.
+ * `at` is the member the errors name, as in `checkFieldKeys`. A `null` for a required field that
+ * the record does not hold (`holds`) changes nothing and is taken, as a value equal to the stored
+ * one is; for one it holds it is refused.
  */
-export function checkFieldValues(defs: TypeDefinitions, raw: Record<string, unknown>, at = 'fields', labels: LabelMatch = 'exact'): Map<string, unknown> {
+export function checkFieldValues(
+  defs: TypeDefinitions,
+  raw: Record<string, unknown>,
+  at = 'fields',
+  labels: LabelMatch = 'exact',
+  holds: Holds = () => true,
+): Map<string, unknown> {
   const values = new Map<string, unknown>();
   for (const [key, v] of Object.entries(raw)) {
     const def = defs.fields.get(key) as FieldDef;
     const param = `${at}.${key}`;
     if (v === null) {
-      if (def.required) throw new AppError('invalid_value', `"${key}" is required and cannot be cleared.`, { param });
+      if (def.required && holds(key)) throw new AppError('invalid_value', `"${key}" is required and cannot be cleared.`, { param });
       values.set(key, null);
       continue;
     }
