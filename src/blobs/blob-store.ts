@@ -16,6 +16,10 @@
  *   object to find its MD5).
  * - A disk blob cut short or with a damaged trailer throws `BlobCorruptError`
  *   from `stat`, `size` and `read`: there are bytes, but not ones the store wrote.
+ * - `read` given the size the caller recorded (`expect`) throws `BlobSizeError`,
+ *   before any byte, when the object holds another number of bytes: it learns
+ *   the size from what it reads anyway (the trailer, the GET's answer), so a
+ *   download needs no `size` call first.
  * - A stream returned by `read` holds a file descriptor or socket until it
  *   ends: consume it or destroy it.
  * - `delete` of an absent key succeeds.
@@ -81,7 +85,7 @@ export interface BlobStore {
   put(key: string, body: Readable | NodeJS.ReadableStream, opts: PutOptions): Promise<BlobStat>;
   stat(key: string): Promise<BlobStat | null>;
   size(key: string): Promise<number | null>;
-  read(key: string, range?: BlobRange): Promise<Readable>;
+  read(key: string, range?: BlobRange, expect?: { size: number }): Promise<Readable>;
   delete(key: string): Promise<void>;
   presignPut?(key: string, opts: PresignPutOptions): Promise<PresignedPut>;
   presignGet?(key: string, opts: PresignGetOptions): Promise<string>;
@@ -109,6 +113,18 @@ export class BlobCorruptError extends Error {
     super(`corrupt blob file for key ${key}`);
     this.name = 'BlobCorruptError';
     this.key = key;
+  }
+}
+
+/** The object under `key` holds `found` bytes (null: not told), not the number its reader recorded. */
+export class BlobSizeError extends Error {
+  readonly key: string;
+  readonly found: number | null;
+  constructor(key: string, found: number | null) {
+    super(`blob ${key} holds ${found ?? 'another number of'} bytes, not the number recorded`);
+    this.name = 'BlobSizeError';
+    this.key = key;
+    this.found = found;
   }
 }
 

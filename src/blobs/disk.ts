@@ -11,6 +11,7 @@ import {
   BlobCorruptError,
   BlobDiskFaultError,
   BlobNotFoundError,
+  BlobSizeError,
   InvalidBlobKeyError,
   type BlobRange,
   type BlobStat,
@@ -162,11 +163,12 @@ export function createDiskBlobStore(rootDir: string): BlobStore {
 
     // Reads from the descriptor opened here, so a concurrent replace or delete
     // cannot mix two versions: the caller gets the object as it was at open.
-    async read(key: string, range?: BlobRange): Promise<Readable> {
+    async read(key: string, range?: BlobRange, expect?: { size: number }): Promise<Readable> {
       const handle = await openExisting(key);
       if (!handle) throw new BlobNotFoundError(key);
       try {
         const { size } = await readTrailer(handle, key);
+        if (expect && size !== expect.size) throw new BlobSizeError(key, size);
         if (range) assertValidRange(range, size);
         else if (size === 0) {
           await handle.close();
@@ -208,7 +210,7 @@ export function createDiskBlobStore(rootDir: string): BlobStore {
     put: (key, body, opts) => faulted(() => store.put(key, body, opts)),
     stat: (key) => faulted(() => store.stat(key)),
     size: (key) => faulted(() => store.size(key)),
-    read: (key, range) => faulted(() => store.read(key, range)),
+    read: (key, range, expect) => faulted(() => store.read(key, range, expect)),
     delete: (key) => faulted(() => store.delete(key)),
     ping: () => faulted(() => store.ping()),
   };

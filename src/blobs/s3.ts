@@ -21,6 +21,7 @@ import { pipeline } from 'node:stream/promises';
 import {
   assertValidKey,
   BlobNotFoundError,
+  BlobSizeError,
   type BlobRange,
   type BlobStat,
   type BlobStore,
@@ -187,7 +188,7 @@ export function createS3BlobStore(config: S3BlobStoreConfig): BlobStore {
       return head ? (head.ContentLength ?? 0) : null;
     },
 
-    async read(key: string, range?: BlobRange): Promise<Readable> {
+    async read(key: string, range?: BlobRange, expect?: { size: number }): Promise<Readable> {
       if (range && !(Number.isSafeInteger(range.start) && range.start >= 0 && range.end >= range.start)) {
         throw new RangeError(`invalid range ${range.start}-${range.end}`);
       }
@@ -202,11 +203,19 @@ export function createS3BlobStore(config: S3BlobStoreConfig): BlobStore {
         );
       } catch (err) {
         if (isNotFound(err)) throw new BlobNotFoundError(key);
-        if (errorStatus(err) === 416) throw new RangeError(`unsatisfiable range for ${key}`);
+        // A range within the size the caller recorded that S3 cannot satisfy: the object is shorter.
+        if (errorStatus(err) === 416)
+          throw expect && range && range.end < expect.size ? new BlobSizeError(key, null) : new RangeError(`unsatisfiable range for ${key}`);
         throw translated(err);
       }
       const body = res.Body;
       if (!(body instanceof Readable)) throw new Error('S3 returned a non-stream body');
+      // The object's whole size: the total of a ranged answer's Content-Range, else its length.
+      const total = range ? Number(/\/(\d+)$/.exec(res.ContentRange ?? '')?.[1] ?? NaN) : (res.ContentLength ?? NaN);
+      if (expect && total !== expect.size) {
+        body.destroy();
+        throw new BlobSizeError(key, Number.isNaN(total) ? null : total);
+      }
       if (range && res.ContentRange !== undefined) {
         const got = /^bytes (\d+)-(\d+)\/\d+$/.exec(res.ContentRange);
         if (Number(got?.[1]) !== range.start || Number(got?.[2]) !== range.end) {

@@ -5,7 +5,7 @@
 // `invalid_file_state` (with `x-should-retry: false`), GET and HEAD alike and whatever their Range
 // (never 416, never a 200 that stops short), and each such answer is logged at error: the store
 // lost data, which only an operator can put back (docs/files.md §Bytes missing from the store).
-import { BlobCorruptError, BlobNotFoundError, type BlobStore } from '../blobs/blob-store.ts';
+import { BlobCorruptError, BlobNotFoundError, BlobSizeError, type BlobStore } from '../blobs/blob-store.ts';
 import { AppError } from '../lib/errors.ts';
 import type { FileRow } from './repository.ts';
 
@@ -43,6 +43,7 @@ export async function checkBytesThere(blobs: BlobStore, row: FileRow & { blob_ke
 export function asMissing(err: unknown, row: FileRow & { blob_key: string }): unknown {
   if (err instanceof BlobNotFoundError) return new MissingBytesError(row, 'nothing');
   if (err instanceof BlobCorruptError) return new MissingBytesError(row, 'a damaged blob');
+  if (err instanceof BlobSizeError) return new MissingBytesError(row, `${err.found ?? 'another number of'} bytes where ${row.size_bytes} are recorded`);
   return err;
 }
 

@@ -167,12 +167,14 @@ export async function openDownload(ctx: FilesSystemCtx, input: DownloadInput): P
   }
   // HEAD answers what GET would: bytes the store lost, or has at another size than recorded, are
   // refused by both before any header goes out, never a 200 whose GET fails or stops short
-  // (docs/files.md §Bytes missing from the store).
+  // (docs/files.md §Bytes missing from the store). A GET's read checks the size as it opens.
   const open = async (r?: { start: number; end: number }) => {
-    await checkBytesThere(ctx.files.blobs, stored);
-    if (head) return null;
+    if (head) {
+      await checkBytesThere(ctx.files.blobs, stored);
+      return null;
+    }
     try {
-      return await ctx.files.blobs.read(stored.blob_key, r);
+      return await ctx.files.blobs.read(stored.blob_key, r, { size });
     } catch (err) {
       throw asMissing(err, stored);
     }

@@ -9,6 +9,7 @@ import { Readable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import {
   BlobNotFoundError,
+  BlobSizeError,
   BlobTooLargeError,
   contentDisposition,
   createBlobStore,
@@ -153,6 +154,20 @@ for (const [name, make] of [
       await assert.rejects(b.store.read('ws_a/range', { start: 15, end: 20 }), RangeError);
       await assert.rejects(b.store.read('ws_a/range', { start: 20, end: 25 }), RangeError);
       await assert.rejects(b.store.read('ws_a/range', { start: 5, end: 4 }), RangeError);
+    });
+
+    it('refuses, before any byte, a read whose recorded size the object does not have', async () => {
+      const data = Buffer.from('0123456789abcdefghij');
+      await b.store.put('ws_a/sized', body(data), { maxBytes: 100 });
+      assert.equal(await b.store.size('ws_a/sized'), 20);
+      assert.deepEqual(await readAll(await b.store.read('ws_a/sized', undefined, { size: 20 })), data);
+      assert.equal((await readAll(await b.store.read('ws_a/sized', { start: 5, end: 7 }, { size: 20 }))).toString(), '567');
+      const sizeError = (found: number | null) => (err: unknown) => err instanceof BlobSizeError && err.found === found;
+      await assert.rejects(b.store.read('ws_a/sized', undefined, { size: 24 }), sizeError(20));
+      await assert.rejects(b.store.read('ws_a/sized', undefined, { size: 4 }), sizeError(20));
+      await assert.rejects(b.store.read('ws_a/sized', { start: 1, end: 2 }, { size: 24 }), sizeError(20));
+      // A range the recorded size holds and the object does not: shorter than recorded.
+      await assert.rejects(b.store.read('ws_a/sized', { start: 21, end: 23 }, { size: 24 }), BlobSizeError);
     });
 
     it('reports absent keys', async () => {
