@@ -21,20 +21,25 @@ const RESOLUTIONS = 'fieldResolutions';
 /**
  * Checks every resolution as a write checks its fields, its errors naming `fieldResolutions.<key>`
  * in param and message (docs/errors.md); returns the checked values of `{value}` ones (null: unset).
- * `primary` is the primary's stored fields: as on an update, `{"value": null}` for a required field
+ * `primary` and `duplicate` are the two records' stored fields: as on an update, a resolution that
+ * leaves a required field unset (`{"value": null}`, or `"duplicate"` when the duplicate holds none)
  * is refused only when the primary holds it (docs/merge.md §Fields).
  */
 export function checkResolutions(
   defs: TypeDefinitions,
   resolutions: Readonly<Record<string, Resolution>>,
   primary: Readonly<Record<string, unknown>>,
+  duplicate: Readonly<Record<string, unknown>>,
 ): Map<string, unknown> {
   const values = new Map<string, unknown>();
+  const holds = heldIn(primary);
   for (const [key, r] of Object.entries(resolutions)) {
     checkFieldKeys(defs, { [key]: null }, RESOLUTIONS);
+    if (r === 'duplicate' && defs.fields.get(key)?.required && holds(key) && !heldIn(duplicate)(key))
+      throw new AppError('invalid_value', `"${key}" is required and cannot be cleared: the duplicate holds none.`, { param: `${RESOLUTIONS}.${key}` });
     if (typeof r !== 'object') continue;
     try {
-      values.set(key, checkFieldValues(defs, { [key]: r.value }, RESOLUTIONS, 'exact', heldIn(primary)).get(key));
+      values.set(key, checkFieldValues(defs, { [key]: r.value }, RESOLUTIONS, 'exact', holds).get(key));
     } catch (err) {
       throw err instanceof AppError ? placedInValue(err, `${RESOLUTIONS}.${key}`) : err;
     }

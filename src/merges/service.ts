@@ -59,7 +59,7 @@ export async function mergeRecords(ctx: WriteCtx, type: RecordType, input: Merge
   const defs = await requireDefinitions(ctx, type.objectType);
   const resolutions = input.fieldResolutions ?? {};
   const before = JSON.parse(primary.fields) as Record<string, unknown>;
-  const checked = checkResolutions(defs, resolutions, before);
+  const checked = checkResolutions(defs, resolutions, before, JSON.parse(duplicate.fields) as Record<string, unknown>);
   if (type.objectType === 'opportunity') {
     const [a, b] = await Promise.all([repo.ownRows(ctx.db, primary.id), repo.ownRows(ctx.db, duplicate.id)]);
     const account = (rows: repo.Row[]) => rows.filter((r) => r.name === '$account').map((r) => r.target_id);

@@ -114,6 +114,14 @@ eachDialect('required fields left unset by an import', (ctx) => {
     const body = { primaryId: id('named'), duplicateId: id('d2'), fieldResolutions: resolutions };
     assert.equal(await refused(s, '/v1/accounts/merge', body, 'fieldResolutions.$name'), '"$name" is required and cannot be cleared.');
     assert.equal((await ok(s, 'GET', `/v1/accounts/${id('d2')}`)).id, id('d2'), 'nothing merged');
+
+    // "duplicate" takes the duplicate's none: the same refusal while the primary holds one.
+    const fromNone = { primaryId: id('named'), duplicateId: id('p'), fieldResolutions: { $name: 'duplicate' } };
+    const message = await refused(s, '/v1/accounts/merge', fromNone, 'fieldResolutions.$name');
+    assert.equal(message, '"$name" is required and cannot be cleared: the duplicate holds none.');
+    assert.equal((await ok(s, 'GET', `/v1/accounts/${id('named')}`)).fields.$name.value, 'Named', 'nothing merged');
+    const fromSome = await ok(s, 'POST', '/v1/accounts/merge', { primaryId: id('named'), duplicateId: id('d2'), fieldResolutions: { $name: 'duplicate' } });
+    assert.equal(fromSome.primary.fields.$name.value, 'Other');
   });
 
   test('an import line with null for a required field imports the record without it, as leaving it out does', async () => {
