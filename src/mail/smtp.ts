@@ -1,8 +1,9 @@
 // SMTP delivery through nodemailer, with a small pool of connections. A reply in the 5xx range
 // refuses the message for good; anything else (4xx, a network error, a timeout) is worth another
 // try later. Envelope recipients come from to, cc and bcc; bcc never appears in the headers.
+import type { Readable } from 'node:stream';
 import { createTransport } from 'nodemailer';
-import { MailError, type MailTransport, type OutgoingMail } from './transport.ts';
+import { MailError, type MailTransport, type OutgoingAttachment, type OutgoingMail } from './transport.ts';
 
 export interface SmtpOptions {
   url: string;
@@ -22,12 +23,26 @@ function classify(err: unknown): MailError {
   return new MailError(`delivery failed (${code})`, { permanent: reply !== null && reply >= 500, code });
 }
 
+/**
+ * Opens every attachment's stream. Each open stream holds a file descriptor or a socket until it is
+ * consumed or destroyed (src/blobs/blob-store.ts): when any open fails, every other is awaited and
+ * each one that opened is destroyed before the failure is thrown.
+ */
+async function openAll(attachments: readonly OutgoingAttachment[]): Promise<Readable[]> {
+  const opened = await Promise.allSettled(attachments.map((a) => a.open()));
+  const failed = opened.find((o) => o.status === 'rejected');
+  if (!failed) return opened.map((o) => (o as PromiseFulfilledResult<Readable>).value);
+  for (const o of opened) if (o.status === 'fulfilled') o.value.destroy();
+  throw failed.reason;
+}
+
 export function smtpTransport(opts: SmtpOptions): MailTransport {
   const transporter = createTransport({ url: opts.url, pool: true, maxConnections: opts.connections, maxMessages: 1000, ...TIMEOUTS });
   return {
     kind: 'smtp',
     async send(mail: OutgoingMail) {
-      const attachments = await Promise.all(mail.attachments.map(async (a) => ({ filename: a.filename, contentType: a.contentType, content: await a.open() })));
+      const streams = await openAll(mail.attachments);
+      const attachments = mail.attachments.map((a, i) => ({ filename: a.filename, contentType: a.contentType, content: streams[i] as Readable }));
       try {
         await transporter.sendMail({
           messageId: mail.messageId,

@@ -6,7 +6,7 @@ import type { Readable } from 'node:stream';
 export interface OutgoingAttachment {
   filename: string;
   contentType: string;
-  /** Opened when the message is written; a transport consumes or destroys it. */
+  /** Opened when the message is written; a transport consumes or destroys it, also when another fails to open. */
   open(): Promise<Readable>;
 }
 
