@@ -122,7 +122,8 @@ export async function outboxDepth(db: Executor): Promise<number> {
 }
 
 /**
- * What delivering these e-mails needs: envelopes, bodies and attachments' blobs, in two queries.
+ * What delivering these e-mails needs: envelopes, bodies and attachments' blobs (key and recorded
+ * size, which the dispatcher checks before it sends), in two queries.
  * Each envelope carries its mailbox's `removed_at`, read in the same statement: mail of a mailbox
  * removed by the time of this read is not sent (docs/emails.md §Delivery).
  */
@@ -148,7 +149,7 @@ export async function deliveriesOf(db: Executor, emailIds: readonly string[]) {
   const files = await db
     .selectFrom('email_files')
     .innerJoin('files', 'files.id', 'email_files.file_id')
-    .select(['email_files.email_id', 'files.id', 'files.filename', 'files.mime_type', 'files.blob_key'])
+    .select(['email_files.email_id', 'files.id', 'files.workspace_id', 'files.filename', 'files.mime_type', 'files.size_bytes', 'files.blob_key'])
     .where('email_files.email_id', 'in', emailIds)
     .orderBy('email_files.email_id')
     .orderBy('email_files.position')

@@ -2,14 +2,14 @@
 // transaction. Each round claims due rows under a token of its own with a lease (src/jobs/
 // mail-lease.ts), starts a message only while it holds the row with time to spare, and settles the
 // outcomes while it holds them: delivered → the row leaves the outbox and the e-mail records `sent`
-// (or `logged`); refused for good, out of attempts or its mailbox removed → `failed`; anything
-// else → retried later with exponential backoff. Outcomes are settled many to a commit: each
-// settle takes every outcome that arrived while the previous one ran (a group commit), so a busy
-// dispatcher commits once per batch and an idle one at once. Every instance may run one: claims
-// never overlap (SKIP LOCKED on PostgreSQL, one writer on SQLite), so a row is sent by one
-// dispatcher at a time. The one window left is a crash (or a stall longer than the lease) after
-// the SMTP server accepted a message and before its settle committed: the lease runs out and the
-// message goes again, same Message-ID.
+// (or `logged`); refused for good, out of attempts, its mailbox removed or an attachment's bytes
+// missing from the store → `failed`; anything else → retried later with exponential backoff.
+// Outcomes are settled many to a commit: each settle takes every outcome that arrived while the
+// previous one ran (a group commit), so a busy dispatcher commits once per batch and an idle one at
+// once. Every instance may run one: claims never overlap (SKIP LOCKED on PostgreSQL, one writer on
+// SQLite), so a row is sent by one dispatcher at a time. The one window left is a crash (or a stall
+// longer than the lease) after the SMTP server accepted a message and before its settle committed:
+// the lease runs out and the message goes again, same Message-ID.
 import { startPoller } from './poller.ts';
 import { createSettler, type Settler } from './settler.ts';
 import { randomBytes } from 'node:crypto';
@@ -20,6 +20,7 @@ import type { BlobStore } from '../blobs/blob-store.ts';
 import type { MailConfig } from '../config.ts';
 import type { Db } from '../db/index.ts';
 import * as outbox from '../emails/outbox-repository.ts';
+import { asMissing, checkBytesThere, MissingBytesError, type StoredFile } from '../files/missing.ts';
 import { isoNow } from '../lib/ids.ts';
 import { MailError, type MailTransport, type OutgoingMail } from '../mail/transport.ts';
 import type { Metrics } from '../metrics/registry.ts';
@@ -55,6 +56,19 @@ const parse = (json: string) => JSON.parse(json) as string[];
 
 type Delivery = NonNullable<ReturnType<Awaited<ReturnType<typeof outbox.deliveriesOf>>['get']>>;
 
+/** The attachments of `e` as the checks of docs/files.md §Bytes missing from the store read them. */
+const storedFiles = (e: Delivery): (StoredFile & { filename: string; mime_type: string })[] => e.files.map((f) => ({ ...f, blob_key: f.blob_key as string }));
+
+/**
+ * Throws MissingBytesError for the first attachment of `e` whose bytes the store lacks, holds at
+ * another size than recorded, or holds damaged: lost bytes come back only by an operator's hand, so
+ * the e-mail fails for good instead of being retried, and nothing else is sent in their place
+ * (docs/emails.md §Delivery). Asks the size of each, reading no bytes, before any is opened.
+ */
+async function checkAttachments(blobs: BlobStore, e: Delivery): Promise<void> {
+  for (const f of storedFiles(e)) await checkBytesThere(blobs, f);
+}
+
 function compose(blobs: BlobStore, e: Delivery): OutgoingMail {
   return {
     messageId: messageIdOf(e.id, e.from_address),
@@ -66,7 +80,18 @@ function compose(blobs: BlobStore, e: Delivery): OutgoingMail {
     subject: e.subject ?? '',
     date: new Date(e.sent_at),
     ...(e.text !== null ? { text: e.text } : { html: e.html }),
-    attachments: e.files.map((f) => ({ filename: f.filename, contentType: f.mime_type, open: () => blobs.read(f.blob_key as string) })),
+    attachments: storedFiles(e).map((f) => ({
+      filename: f.filename,
+      contentType: f.mime_type,
+      // Bytes gone between the check and the read fail as missing too, not as a store fault.
+      async open() {
+        try {
+          return await blobs.read(f.blob_key);
+        } catch (err) {
+          throw asMissing(err, f);
+        }
+      },
+    })),
   };
 }
 
@@ -90,6 +115,20 @@ export function startMailDispatcher(deps: DispatcherDeps): Dispatcher {
     });
   }
 
+  /** What a failed send records; an attachment's missing bytes are logged at error for the operator. */
+  function asFailure(err: unknown, emailId: string): MailError {
+    if (err instanceof MailError) return err;
+    if (err instanceof MissingBytesError) {
+      const { fileId, workspaceId, blobKey, found } = err;
+      logger.error(
+        { emailId, fileId, workspaceId, blobKey, found },
+        "a COMPLETED file's bytes are missing from the blob store; the e-mail attaching it fails for good (ATTACHMENT_MISSING)",
+      );
+      return new MailError('an attachment is missing from the blob store', { permanent: true, code: 'ATTACHMENT_MISSING' });
+    }
+    return new MailError('delivery failed', { permanent: false, code: 'ERROR' });
+  }
+
   async function deliver(row: outbox.OutboxRow, email: Delivery | undefined, lease: Lease, settled: Settler<outbox.Outcome>): Promise<void> {
     const id = row.email_id;
     let failure: MailError | null = null;
@@ -99,9 +138,10 @@ export function startMailDispatcher(deps: DispatcherDeps): Dispatcher {
     else if (email.mailbox_removed_at !== null) failure = new MailError('its mailbox is removed', { permanent: true, code: 'MAILBOX_REMOVED' });
     else {
       try {
+        await checkAttachments(deps.blobs, email);
         await transport.send(compose(deps.blobs, email));
       } catch (err) {
-        failure = err instanceof MailError ? err : new MailError('delivery failed', { permanent: false, code: 'ERROR' });
+        failure = asFailure(err, id);
       }
     }
     const at = isoNow(Date.now());
