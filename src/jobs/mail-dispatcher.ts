@@ -83,10 +83,10 @@ function compose(blobs: BlobStore, e: Delivery): OutgoingMail {
     attachments: storedFiles(e).map((f) => ({
       filename: f.filename,
       contentType: f.mime_type,
-      // Bytes gone between the check and the read fail as missing too, not as a store fault.
+      // Bytes gone or changed between the check and the read fail as missing too, not as a store fault.
       async open() {
         try {
-          return await blobs.read(f.blob_key);
+          return await blobs.read(f.blob_key, undefined, { size: Number(f.size_bytes) });
         } catch (err) {
           throw asMissing(err, f);
         }
