@@ -140,6 +140,41 @@ eachDialect('domains written with their final dot', (ctx) => {
     }
   });
 
+  test('a contains value ending in a space finds no address by the space its row written with the dot ends with', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const ids: string[] = [];
+    for (const email of ['bob@acme.test.', 'ann@acme.test']) {
+      const r = await call(t, s.secret, 'POST', '/v1/contacts', { fields: { $email: [email] } });
+      assert.equal(r.statusCode, 200, r.body);
+      ids.push(r.json().id);
+    }
+    // No address holds white space: each value finds none, and its negation keeps both.
+    for (const q of [' ', 'test. ', 'bob@acme.test. ', '.  ']) {
+      for (const [op, want] of [
+        ['contains', []],
+        ['-contains', ids],
+      ] as const) {
+        const found = await call(t, s.secret, 'GET', `/v1/contacts?${encodeURIComponent(`$email[${op}]`)}=${encodeURIComponent(q)}`);
+        assert.equal(found.statusCode, 200, found.body);
+        assert.deepEqual(
+          found
+            .json()
+            .data.map((c: { id: string }) => c.id)
+            .sort(),
+          [...want].sort(),
+          `${op} ${JSON.stringify(q)}`,
+        );
+      }
+    }
+    // Without the space, the address is found as written.
+    const dotted = await call(t, s.secret, 'GET', `/v1/contacts?${encodeURIComponent('$email[contains]')}=${encodeURIComponent('bob@acme.test.')}`);
+    assert.deepEqual(
+      dotted.json().data.map((c: { id: string }) => c.id),
+      [ids[0]],
+    );
+  });
+
   test("a user's address with the dot is the address without it: a second user of it is refused", async () => {
     const t = ctx();
     const s = await seedWorkspace(t);

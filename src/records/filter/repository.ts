@@ -14,9 +14,11 @@ export type ValueCond =
   | { op: 'startsWith'; text: string }
   /**
    * `end`: a row also matches when it ends with it (an address's key ends where its domain's final
-   * dot would follow, docs/filtering.md §Matching).
+   * dot would follow, docs/filtering.md §Matching). `inner`: the text matches only before a row's
+   * last character (the space that ends an address's row written with its final dot is no part of
+   * the address, docs/records.md §E-mail addresses).
    */
-  | { op: 'contains'; text: string; end?: string }
+  | { op: 'contains'; text: string; end?: string; inner?: boolean }
   | { op: 'set' }
   | { op: 'num'; eq?: number; gt?: number; ge?: number; lt?: number; le?: number };
 
@@ -44,7 +46,7 @@ function valueCond(c: ValueCond): RawBuilder<unknown> {
       // Said outright: SQLite's planner does not infer it from LIKE, and the text index holds only
       // rows that have a text (migration 0025).
       return c.end === undefined
-        ? sql`v.value_text is not null and v.value_text like ${`%${likeLiteral(c.text)}%`} escape '\\'`
+        ? sql`v.value_text is not null and v.value_text like ${`%${likeLiteral(c.text)}%${c.inner ? '_' : ''}`} escape '\\'`
         : sql`v.value_text is not null and (v.value_text like ${`%${likeLiteral(c.text)}%`} escape '\\' or v.value_text like ${`%${likeLiteral(c.end)}`} escape '\\')`;
     case 'set':
       // A non-empty text: the part of the text index above the empty string.

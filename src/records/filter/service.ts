@@ -77,9 +77,11 @@ function atoms(defs: TypeDefinitions, filters: readonly Filter[]): Planned[] {
  * domain's final dot (docs/filtering.md §Matching). A value ending in a dot is such a part of every
  * address whose key (without the dot) ends with the value's other characters: `acme.test.` finds
  * `ann@acme.test` as `ann@acme.test.`. A value holding white space takes no `end`: no key holds
- * one, and the row of an address as written ends with a space (docs/records.md §E-mail addresses).
+ * one, and the row of an address as written ends with a space (docs/records.md §E-mail addresses),
+ * which no part of the address is: a value ending in a space matches only before a row's end.
  */
 function addressPart(text: string): ValueCond {
+  if (text.endsWith(' ')) return { op: 'contains', text, inner: true };
   const end = text.slice(0, -1);
   return text.endsWith('.') && end !== '' && !/\s/u.test(text) ? { op: 'contains', text, end } : { op: 'contains', text };
 }
