@@ -1,9 +1,11 @@
 // A merge beside `rolodex definition archive` or `unarchive` of a unique field the duplicate holds
 // and the primary does not (docs/merge.md §Fields, docs/records.md §Correcting definitions), on
-// PostgreSQL, each first: stopped inside its transaction while the other starts. Unarchive indexes
-// the records holding the field, and a primary that takes the value from the duplicate held none
-// before the merge committed; whichever order, once the field is shown the primary is found by the
-// value and it stays unique. (SQLite has one writer: a merge never overlaps a definition write.)
+// PostgreSQL, each first: stopped inside its transaction while the other starts. The one under way
+// commits first, and the merge writes with the field as the first left it: shown in its answer,
+// counted and named in its event only when shown then. Unarchive indexes the records holding the
+// field, and a primary that takes the value from the duplicate held none before the merge
+// committed; whichever order, once the field is shown the primary is found by the value and it
+// stays unique. (SQLite has one writer: a merge never overlaps a definition write.)
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { setTimeout as wait } from 'node:timers/promises';
@@ -86,7 +88,7 @@ for (const dialect of testDialects().filter((d) => d === 'postgres'))
       { name: 'an archive under way, then a merge', archived: false, op: 'archive', mergeFirst: false, stop: fieldHeld },
     ];
     for (const c of cases)
-      test(`${c.name}: once shown, the field finds the primary by the value it took, which stays unique`, async () => {
+      test(`${c.name}: the merge writes with the field as the first left it; once shown, the field finds the primary by the value it took, which stays unique`, async () => {
         const t = await buildTestApp(dialect);
         try {
           const u = await setUp(t, c.archived);
@@ -97,6 +99,17 @@ for (const dialect of testDialects().filter((d) => d === 'postgres'))
             : ((await race(t, u, c.stop, definition, merge)).reverse() as [Awaited<ReturnType<typeof merge>>, Awaited<ReturnType<typeof definition>>]);
           assert.equal(merged.statusCode, 200, merged.body);
           assert.equal(defined.code, 0, defined.err);
+          // The one under way commits first, and the other then reads what it committed: the merge
+          // writes with the field as the first left it, shown in its answer and counted only then.
+          const shown = c.mergeFirst ? !c.archived : c.archived;
+          const answer = merged.json<{ primary: { fields: Record<string, { value: unknown }> }; summary: { fieldWriteCount: number } }>();
+          const event = (await t.deps.db.kysely.selectFrom('events').select('body').where('workspace_id', '=', u.s.workspaceId).execute())
+            .map((r) => JSON.parse(r.body) as { type: string; data: { changes: Record<string, unknown> } })
+            .find((e) => e.type === 'account.merged');
+          assert.deepEqual(
+            { code: answer.primary.fields.code?.value ?? null, count: answer.summary.fieldWriteCount, changes: Object.keys(event?.data.changes ?? {}) },
+            shown ? { code: 'd-1', count: 1, changes: ['code'] } : { code: null, count: 0, changes: [] },
+          );
           if (c.op === 'archive') {
             const again = await rolodex(t, ['definition', 'unarchive', '--workspace', u.s.workspaceId, '--type', 'account', '--key', 'code']);
             assert.equal(again.code, 0, again.err);
