@@ -85,16 +85,17 @@ export const STOP_WORDS: ReadonlySet<string> = new Set(
   'a an the and or of to in on at by for from with about into is are be do does can how what which who i me my we you it its this that these those'.split(' '),
 );
 
+/**
+ * What splits a query into words: white space and the marks but those a name of the API holds
+ * (`$email`, `e-mail`, `/v1/contacts`). A letter or digit of any script is part of its word
+ * ("müller", "日本"), so that a word no operation holds finds nothing, where splitting at it
+ * would leave parts of the word, or none, and find others or every operation.
+ */
+const BETWEEN_WORDS = /[^\p{L}\p{M}\p{N}$_{}:/-]+/u;
+
 /** The words of a query, in lower case, each once, without its stop words if it has others. */
 function queryTerms(words: string): string[] {
-  const terms = [
-    ...new Set(
-      words
-        .toLowerCase()
-        .split(/[^a-z0-9$_{}:/-]+/)
-        .filter(Boolean),
-    ),
-  ];
+  const terms = [...new Set(words.toLowerCase().split(BETWEEN_WORDS).filter(Boolean))];
   const content = terms.filter((t) => !STOP_WORDS.has(t));
   return content.length > 0 ? content : terms;
 }

@@ -1,6 +1,6 @@
 // What the tools that make no API call answer an agent (docs/mcp.md §Tools), on both databases:
 // get_current_user's name of a member whose name is not known, and the value formats that
-// search_api_docs finds by words.
+// search_api_docs finds by words, in any script.
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { operatorCtx } from '../../src/lib/context.ts';
@@ -68,5 +68,27 @@ eachDialect('mcp tool answers', (ctx) => {
     const details = await callTool(t, s.secret, 'get_api_details', { operationId: 'createContact' });
     const value = String(details.body.requestBody.properties.fields.additionalProperties.description);
     for (const part of ['TELEPHONE', 'E.164', 'ADDRESS', 'FULL_NAME']) assert.ok(value.includes(part), `${part} in ${value}`);
+  });
+
+  test('search_api_docs reads a word of any script as a word: one that no operation holds finds nothing, never every operation', async () => {
+    const t = ctx();
+    const all = await callTool(t, s.secret, 'search_api_docs', {});
+    assert.ok(all.body.total > 25, 'no words: every operation');
+    // A letter outside a-z is part of its word, not a mark the query is split at (docs/mcp.md
+    // §Search words): "müller" is one word, not "m" and "ller"; "日本" and "ü" are words too.
+    for (const query of ['ü', '日本', 'müller', 'Zoë', 'контакт', 'ü?']) {
+      const r = await callTool(t, s.secret, 'search_api_docs', { query });
+      assert.equal(r.isError, false, query);
+      assert.deepEqual([r.body.total, r.body.operations, r.body.valueFormats], [0, [], []], query);
+    }
+    // Such a word beside an English one leaves the English one to find its operations.
+    const mixed = await callTool(t, s.secret, 'search_api_docs', { query: 'créer contact' });
+    assert.ok(
+      mixed.body.operations.some((o: { operationId: string }) => o.operationId === 'createContact'),
+      JSON.stringify(mixed.body.operations),
+    );
+    // Marks alone hold no word: the query is an empty one.
+    const marks = await callTool(t, s.secret, 'search_api_docs', { query: '?! …' });
+    assert.equal(marks.body.total, all.body.total);
   });
 });
