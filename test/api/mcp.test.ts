@@ -191,6 +191,9 @@ eachDialect('mcp', (ctx) => {
         '/v1x/accounts',
         '/v1//accounts',
         '/v1/accounts/%zz',
+        '/v1/accounts/{id}',
+        '/v1/accounts/ü',
+        '/v1/accounts/a|b',
         '/uploads/anything',
       ];
       for (const path of paths) {
