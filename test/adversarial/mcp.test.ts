@@ -1,7 +1,8 @@
 // The MCP tools against the matrices (docs/mcp.md): every served operation sent through
 // read_from_rolodex or write_to_rolodex answers what the same REST request answers: the owner's
 // reads byte for byte, another workspace's key with A's ids the same refusal, a key missing a
-// scope the same 403. No tool result holds a key's secret or, for B, any byte of A's data.
+// scope the same 403; the three tools that make no API call (MCP_TOOL_CALLS) answer B's keys, of
+// any scope, of B alone. No tool result holds a key's secret or, for B, any byte of A's data.
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
@@ -13,7 +14,7 @@ import { type Canary, leaked, seedCanary, tableCounts } from '../helpers/canary.
 import { operatorCtx } from '../../src/lib/context.ts';
 import { createUser } from '../../src/users/service.ts';
 import { loadDocument, type Operation, operationsOf } from '../helpers/openapi-ops.ts';
-import { CONTENT_BYTES, contentRequests, happyRequest, MCP_TOOLS, OBJECT_SCOPES, SCOPE_TABLE, sendHappy } from './operations.ts';
+import { CONTENT_BYTES, contentRequests, happyRequest, MCP_TOOL_CALLS, MCP_TOOLS, OBJECT_SCOPES, SCOPE_TABLE, sendHappy } from './operations.ts';
 
 const strip = (text: string) => text.replace(/req_[0-9a-z]{26}/g, '<REQ>');
 
@@ -58,6 +59,39 @@ eachDialect('mcp matrix', (ctx) => {
   test('the served tools are the table of tools', async () => {
     const c = await client(a.secret);
     assert.deepEqual((await c.listTools()).tools.map((x) => x.name).sort(), [...MCP_TOOLS].sort());
+    assert.deepEqual(Object.keys(MCP_TOOL_CALLS).sort(), [...MCP_TOOLS].sort(), 'every tool has its row of calls');
+  });
+
+  test("the tools that make no API call answer B's keys, of any scope, of B alone, and hold no secret", async () => {
+    const t = ctx();
+    const scoped = await keyFor(t, b.workspaceId, b.userId, ['channels:read']);
+    const secrets = [a.secret, b.secret, scoped];
+    const [owner, full, narrow] = [await client(a.secret), await client(b.secret), await client(scoped)];
+    const toolCalls = Object.entries(MCP_TOOL_CALLS).flatMap(([name, calls]) => (calls === 'operations' ? [] : calls(ops).map((args) => ({ name, args }))));
+    for (const { name, args } of toolCalls) {
+      const what = `${name} ${JSON.stringify(args)}`;
+      const answers = [];
+      for (const c of [owner, full, narrow]) {
+        const r = (await c.callTool({ name, arguments: args })) as { content: { text: string }[]; isError?: boolean };
+        const text = r.content[0]?.text ?? '';
+        assert.equal(r.isError, undefined, `${what}: ${text}`);
+        for (const secret of secrets) assert.ok(!text.includes(secret), `${what}: a key's secret in a tool result`);
+        answers.push(text);
+      }
+      const [ofA, ofB, ofNarrow] = answers as [string, string, string];
+      for (const text of [ofB, ofNarrow]) assert.deepEqual(leaked(text, a.secrets()), [], `${what}: A's data in B's tool result`);
+      if (name !== 'get_current_user') {
+        // The API's description is the same for every workspace and every scope.
+        assert.equal(ofB, ofA, what);
+        assert.equal(ofNarrow, ofA, what);
+        continue;
+      }
+      const me = (text: string) => JSON.parse(text) as { id: string; workspace: { id: string }; scopes: string[]; fullAccess: boolean };
+      assert.deepEqual([me(ofA).id, me(ofA).workspace.id], [a.userId, a.workspaceId]);
+      assert.deepEqual([me(ofB).id, me(ofB).workspace.id, me(ofB).fullAccess], [b.userId, b.workspaceId, true]);
+      assert.deepEqual([me(ofNarrow).id, me(ofNarrow).workspace.id, me(ofNarrow).scopes], [b.userId, b.workspaceId, ['channels:read']]);
+    }
+    console.log(`# mcp matrix [${t.dialect}]: ${toolCalls.length} calls of the tools that make no API call, for A, B and a one-scope key of B`);
   });
 
   test("every read through the tool is the owner's REST read, byte for byte, and holds no secret", async () => {

@@ -297,3 +297,17 @@ export function randomId(kind: string): string {
 
 /** The tools of /mcp (docs/mcp.md §Tools): test/adversarial/mcp.test.ts drives every operation above through them. */
 export const MCP_TOOLS = ['get_current_user', 'search_api_docs', 'get_api_details', 'read_from_rolodex', 'write_to_rolodex'] as const;
+export type McpTool = (typeof MCP_TOOLS)[number];
+
+/**
+ * What the matrices of test/adversarial/mcp.test.ts send through each tool: the two API tools
+ * carry every operation above ('operations'); the three that make no API call, the arguments
+ * listed, every operation's details among them. A tool added to MCP_TOOLS needs its row.
+ */
+export const MCP_TOOL_CALLS: Record<McpTool, 'operations' | ((ops: readonly Operation[]) => Record<string, unknown>[])> = {
+  get_current_user: () => [{}],
+  search_api_docs: () => [{}, { query: 'list members' }, { query: 'contact account opportunity note task' }, { query: 'canary' }],
+  get_api_details: (ops) => ops.map((o) => ({ operationId: o.operationId })),
+  read_from_rolodex: 'operations',
+  write_to_rolodex: 'operations',
+};
