@@ -112,22 +112,30 @@ function tool<S extends TSchema>(def: ToolDef<S>) {
 
 /**
  * The operation get_api_details names: by operationId, else by path, with the method needed only
- * when several operations share the path. A call that names none is bad input, never "not found".
+ * when several operations share the path. A call that names none is bad input, never "not found";
+ * so is an operationId beside the path or method of another operation, which names two.
  */
 function detailsOf(catalogue: ApiCatalogue, input: { operationId?: string; method?: string; path?: string }) {
-  let named = input;
-  if (input.operationId === undefined) {
-    if (input.path === undefined)
-      throw new AppError('parameter_missing', 'Name the operation: its operationId, or its path (and method) as search_api_docs returned them.', {
-        param: input.method === undefined ? 'operationId' : 'path',
-      });
-    const methods = catalogue.methods(input.path);
-    if (input.method === undefined && methods.length > 1)
-      throw new AppError('parameter_missing', `${input.path} has the methods ${methods.join(', ')}: name one as method.`, { param: 'method' });
-    named = { ...input, method: input.method ?? methods[0] };
+  const notFound = () => new AppError('resource_not_found', 'No such operation; search_api_docs lists them.');
+  if (input.operationId !== undefined) {
+    const details = catalogue.details({ operationId: input.operationId });
+    if (!details) throw notFound();
+    for (const param of ['path', 'method'] as const)
+      if (input[param] !== undefined && input[param] !== details[param]) {
+        const is = `${String(details.operationId)} is ${String(details.method)} ${String(details.path)}`;
+        throw new AppError('invalid_value', `${is}, not the ${param} given: name one operation.`, { param });
+      }
+    return details;
   }
-  const details = catalogue.details(named);
-  if (!details) throw new AppError('resource_not_found', 'No such operation; search_api_docs lists them.');
+  if (input.path === undefined)
+    throw new AppError('parameter_missing', 'Name the operation: its operationId, or its path (and method) as search_api_docs returned them.', {
+      param: input.method === undefined ? 'operationId' : 'path',
+    });
+  const methods = catalogue.methods(input.path);
+  if (input.method === undefined && methods.length > 1)
+    throw new AppError('parameter_missing', `${input.path} has the methods ${methods.join(', ')}: name one as method.`, { param: 'method' });
+  const details = catalogue.details({ path: input.path, method: input.method ?? methods[0] });
+  if (!details) throw notFound();
   return details;
 }
 

@@ -52,6 +52,9 @@ eachDialect('mcp tool errors', (ctx) => {
       ['get_api_details', {}, 'parameter_missing', 'operationId'],
       ['get_api_details', { method: 'GET' }, 'parameter_missing', 'path'],
       ['get_api_details', { path: '/v1/accounts/{id}' }, 'parameter_missing', 'method'],
+      // An operationId with a path or method of another operation names two: neither is chosen.
+      ['get_api_details', { operationId: 'createContact', path: '/v1/accounts', method: 'POST' }, 'invalid_value', 'path'],
+      ['get_api_details', { operationId: 'createContact', method: 'GET' }, 'invalid_value', 'method'],
       ['get_current_user', { me: true }, 'unknown_field', 'me'],
       ['no_such_tool', {}, 'invalid_value', 'name'],
     ];
@@ -63,6 +66,9 @@ eachDialect('mcp tool errors', (ctx) => {
       assert.match(error.requestId!, /^req_/, what);
       assert.doesNotMatch(error.message!, /MCP error|-32602/, what);
     }
+    // An operationId with its own path and method, as search_api_docs returns the three, names it.
+    const named = (await post(t, s.secret, toolCall(1, 'get_api_details', { operationId: 'createContact', path: '/v1/contacts', method: 'POST' }))) as Answer;
+    assert.equal(JSON.parse(named.result.content[0]!.text).operationId, 'createContact');
     // A path refused as text keeps its own code (docs/mcp.md §What a tool can reach).
     const path = await toolError(t, s.secret, 'read_from_rolodex', { path: '/metrics' });
     assert.deepEqual([path.code, path.param], ['invalid_parameter', 'path']);
