@@ -68,7 +68,7 @@ eachDialect('mcp tool errors', (ctx) => {
     }
     // An operationId with its own path and method, as search_api_docs returns the three, names it.
     const named = (await post(t, s.secret, toolCall(1, 'get_api_details', { operationId: 'createContact', path: '/v1/contacts', method: 'POST' }))) as Answer;
-    assert.equal(JSON.parse(named.result.content[0]!.text).operationId, 'createContact');
+    assert.equal(JSON.parse(named.result!.content[0]!.text).operationId, 'createContact');
     // A path refused as text keeps its own code (docs/mcp.md §What a tool can reach).
     const path = await toolError(t, s.secret, 'read_from_rolodex', { path: '/metrics' });
     assert.deepEqual([path.code, path.param], ['invalid_parameter', 'path']);
