@@ -14,8 +14,11 @@ import { requestIdFor } from './request-id.ts';
 
 const REASONS: Record<number, string> = { 400: 'Bad Request', 404: 'Not Found', 431: 'Request Header Fields Too Large' };
 
+/** The refusal of a request line and headers over Node's limit (`http.maxHeaderSize`, 16 KiB). */
+export const headersTooLarge = () => new AppError('headers_too_large', 'The request line and headers are larger than the server accepts (16 KiB).');
+
 function errorFor(code: string | undefined): AppError {
-  if (code === 'HPE_HEADER_OVERFLOW') return new AppError('headers_too_large', 'The request line and headers are larger than the server accepts (16 KiB).');
+  if (code === 'HPE_HEADER_OVERFLOW') return headersTooLarge();
   return new AppError('malformed_request', 'The request is not well-formed HTTP/1.1 (its framing or a header is invalid).');
 }
 

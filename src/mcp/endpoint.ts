@@ -6,11 +6,13 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { InitializeRequestSchema, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import { maxHeaderSize } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import * as z from 'zod';
 import { MAX_BODY_DEPTH } from '../http/body.ts';
 import { deeperThan } from '../lib/json-depth.ts';
 import { type Deps, SERVICE_VERSION } from '../http/context.ts';
+import { headersTooLarge } from '../http/client-error.ts';
 import { asAppError } from '../http/error-handler.ts';
 import { isKeptNumber } from '../lib/json-numbers.ts';
 import { rateLimited } from '../http/pipeline.ts';
@@ -64,6 +66,16 @@ function bodyText(body: unknown): string {
   return JSON.stringify(deeperThan(body, MAX_BODY_DEPTH) ? cut(body, MAX_BODY_DEPTH) : body);
 }
 
+/**
+ * The bytes of the request line and headers an HTTP client sends for this request, as Node's
+ * parser counts them against its limit; the Content-Length that MemoryRequest adds included.
+ */
+function headBytes(method: string, url: string, headers: Record<string, string>, text: string | undefined): number {
+  let n = Buffer.byteLength(`${method} ${url} HTTP/1.1\r\n`);
+  for (const [name, value] of Object.entries(headers)) n += Buffer.byteLength(`${name}: ${value}\r\n`);
+  return text === undefined ? n : n + `content-length: ${Buffer.byteLength(text)}\r\n`.length;
+}
+
 export interface McpEndpoint {
   /** The answer to an authenticated POST of JSON-RPC messages. */
   answer(request: FastifyRequest, tooLarge?: number): Promise<{ status: number; body?: unknown }>;
@@ -106,13 +118,17 @@ export async function mcpEndpoint(app: FastifyInstance, deps: Deps): Promise<Mcp
         const headers: Record<string, string> = { authorization, 'service-version': SERVICE_VERSION };
         if (request.headers.host) headers.host = request.headers.host;
         if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
-        if (body !== undefined) headers['content-type'] = 'application/json';
+        const text = body === undefined ? undefined : bodyText(body);
+        if (text !== undefined) headers['content-type'] = 'application/json';
+        // The REST call is the HTTP request: one whose request line and headers Node's parser
+        // would refuse never reaches the API (docs/errors.md §Before routing), here either.
+        if (headBytes(method, url, headers, text) > maxHeaderSize) throw headersTooLarge();
         const socket = request.raw.socket as { remoteAddress?: string; encrypted?: boolean } | undefined;
         return dispatchInMemory(app, {
           method,
           url,
           headers,
-          body: body === undefined ? undefined : bodyText(body),
+          body: text,
           remoteAddress: socket?.remoteAddress,
           encrypted: socket?.encrypted === true,
           httpVersion: request.raw.httpVersion === '1.0' ? '1.0' : '1.1',

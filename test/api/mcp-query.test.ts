@@ -4,6 +4,7 @@
 // error, never repaired into another value that finds nothing; a `query` object's keys and values
 // are encoded as UTF-8, a lone surrogate as the bytes the API refuses as it refuses them over HTTP.
 import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
 import { before, test } from 'node:test';
 import { call, eachDialect, headers, type Seeded, seedWorkspace } from '../helpers/app.ts';
 import { rpc, toolOutcome } from '../helpers/mcp.ts';
@@ -67,5 +68,37 @@ eachDialect('mcp query strings', (ctx) => {
     const key = await read('{"path":"/v1/accounts","query":{"\\ud800":"x"}}');
     same(key, await rest('/v1/accounts?%ED%A0%80=x'), 'a lone surrogate in a key');
     same(await read('{"path":"/v1/accounts?$name[equal]=\\ud800"}'), want, "a lone surrogate in the path's query");
+  });
+
+  test('a request line and headers over the HTTP limit are refused as over HTTP (431 headers_too_large), never sent', async () => {
+    // docs/errors.md §Before routing: a URL over 16 KiB never reaches the API over HTTP.
+    const t = ctx();
+    const base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+    for (const args of [
+      { path: '/v1/accounts', query: { '$name[equal]': 'a'.repeat(20_000) } },
+      { path: '/v1/accounts', query: { limit: Array(3000).fill(1) } },
+    ]) {
+      const url = `/v1/accounts?${Object.entries(args.query)
+        .flatMap(([k, v]) => [v].flat().map((x) => `${encodeURIComponent(k)}=${String(x)}`))
+        .join('&')}`;
+      const over = await fetch(`${base}${url}`, { headers: headers(s.secret) });
+      assert.equal(over.status, 431);
+      const want = { isError: true, body: (await over.json()) as any };
+      assert.equal(want.body.error.code, 'headers_too_large');
+      same(await read(JSON.stringify(args)), want, url.slice(0, 40));
+    }
+    // Under the limit the REST call is made and answers for itself.
+    const under = await read(JSON.stringify({ path: '/v1/accounts', query: { '$name[equal]': 'a'.repeat(15_000) } }));
+    assert.equal(under.body.error.code, 'invalid_parameter');
+    // A write's body counts for nothing: only its request line and headers are held to the limit.
+    const write = toolOutcome(
+      await rpc(t, s.secret, {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'write_to_rolodex', arguments: { path: '/v1/accounts', body: { fields: { $name: 'x'.repeat(20_000) } } } },
+      }),
+    );
+    assert.deepEqual([write.body.error.code, write.body.error.param], ['invalid_value', 'fields.$name']);
   });
 });
