@@ -14,7 +14,6 @@ import { startPoller } from './poller.ts';
 import { createSettler, type Settler } from './settler.ts';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { Gauge } from 'prom-client';
 import type { Logger } from 'pino';
 import type { BlobStore } from '../blobs/blob-store.ts';
 import type { MailConfig } from '../config.ts';
@@ -23,7 +22,7 @@ import * as outbox from '../emails/outbox-repository.ts';
 import { asMissing, checkBytesThere, MissingBytesError, type StoredFile } from '../files/missing.ts';
 import { isoNow } from '../lib/ids.ts';
 import { MailError, type MailTransport, type OutgoingMail } from '../mail/transport.ts';
-import type { Metrics } from '../metrics/registry.ts';
+import { databaseGauge, type Metrics } from '../metrics/registry.ts';
 import { keepLease, type Lease } from './mail-lease.ts';
 
 export interface DispatcherDeps {
@@ -214,14 +213,7 @@ export function startMailDispatcher(deps: DispatcherDeps): Dispatcher {
 
 /** /metrics: the mail still to deliver, read from the database at each scrape. */
 export function outboxDepthGauge(metrics: Metrics, db: Db): void {
-  new Gauge({
-    name: 'rolodex_email_outbox_depth',
-    help: 'E-mails in the outbox: sent through the API and not yet delivered or given up.',
-    registers: [metrics.registry],
-    // Every worker of a cluster reads the same database: the sum would count each row N times.
-    aggregator: 'max',
-    async collect() {
-      this.set(await outbox.outboxDepth(db.kysely));
-    },
-  });
+  databaseGauge(metrics, 'rolodex_email_outbox_depth', 'E-mails in the outbox: sent through the API and not yet delivered or given up.', () =>
+    outbox.outboxDepth(db.kysely),
+  );
 }

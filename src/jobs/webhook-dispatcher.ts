@@ -21,14 +21,13 @@ import { startPoller } from './poller.ts';
 import { createSettler, type Settler } from './settler.ts';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { Gauge } from 'prom-client';
 import type { Logger } from 'pino';
 import type { WebhookConfig } from '../config.ts';
 import { type Db, onSignal } from '../db/index.ts';
 import * as claims from '../webhooks/claim-repository.ts';
 import * as outbox from '../webhooks/repository.ts';
 import { deliver } from '../webhooks/sender.ts';
-import type { Metrics } from '../metrics/registry.ts';
+import { databaseGauge, type Metrics } from '../metrics/registry.ts';
 import { keepLease } from './mail-lease.ts';
 
 export interface WebhookDispatcherDeps {
@@ -168,14 +167,5 @@ export function startWebhookDispatcher(deps: WebhookDispatcherDeps): Dispatcher 
 
 /** /metrics: the webhook deliveries still to make, read from the database at each scrape. */
 export function webhookDepthGauge(metrics: Metrics, db: Db): void {
-  new Gauge({
-    name: 'rolodex_webhook_outbox_depth',
-    help: 'Webhook deliveries queued and not yet made (retries included).',
-    registers: [metrics.registry],
-    // Every worker of a cluster reads the same database: the sum would count each row N times.
-    aggregator: 'max',
-    async collect() {
-      this.set(await outbox.outboxDepth(db.kysely));
-    },
-  });
+  databaseGauge(metrics, 'rolodex_webhook_outbox_depth', 'Webhook deliveries queued and not yet made (retries included).', () => outbox.outboxDepth(db.kysely));
 }

@@ -91,3 +91,32 @@ export function recordUpload(metrics: Metrics | undefined, bytes: number, second
   metrics?.uploadBytes.inc({ storage }, bytes);
   metrics?.uploadDuration.observe({ storage }, seconds);
 }
+
+/** How long a scrape waits for a gauge read from the database. */
+export const DATABASE_GAUGE_MS = 1000;
+
+/**
+ * A gauge read from the database at each scrape (docs/deploy.md §Health checks and metrics). A
+ * database that fails the read, or does not answer it within DATABASE_GAUGE_MS, makes the gauge
+ * NaN, unknown, and leaves the rest of the scrape as it is: /metrics matters most during an
+ * outage, and a read held for the statement's deadline would outlast the scraper's timeout.
+ * Every worker of a cluster reads the same database: the sum would count each row N times, so
+ * the workers' values are combined by their maximum.
+ */
+export function databaseGauge(metrics: Metrics, name: string, help: string, read: () => Promise<number>): void {
+  new Gauge({
+    name,
+    help,
+    registers: [metrics.registry],
+    aggregator: 'max',
+    async collect() {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<number>((resolve) => (timer = setTimeout(resolve, DATABASE_GAUGE_MS, Number.NaN)));
+      try {
+        this.set(await Promise.race([read().catch(() => Number.NaN), late]));
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  });
+}
