@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The CLI is TypeScript run directly by Node 24. `npx rolodex` may start under an older system
 // Node, so re-run under the Node 24 that the project pins as a devDependency when needed. The
-// re-run passes SIGTERM and SIGINT on, and watches this process (ROLODEX_WATCH_PARENT), so that
+// re-run passes SIGTERM, SIGINT and SIGHUP on, and watches this process (ROLODEX_WATCH_PARENT), so that
 // it stops with it even when this one is killed with SIGKILL (docs/deploy.md §Start and stop).
 import { spawn } from 'node:child_process';
 import module, { createRequire } from 'node:module';
@@ -41,7 +41,7 @@ if (major >= 24) {
     stdio: 'inherit',
     env: { ...process.env, ROLODEX_WATCH_PARENT: '1' },
   });
-  for (const signal of ['SIGTERM', 'SIGINT']) process.on(signal, () => child.kill(signal));
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP']) process.on(signal, () => child.kill(signal));
   child.on('exit', (code, signal) => {
     if (signal) {
       // Ends as the child did: by the same signal, with no handler left to catch it.

@@ -2,7 +2,7 @@
 // probes the port and migrates the database once before forking, keeps the rate-limit buckets
 // that all workers share when there is no Redis (and while Redis is down), sums the workers'
 // metrics, relays the workers' commit signals to each other (src/db/sqlite/signals.ts), replaces
-// a worker that dies (waiting longer each time workers die young), and on SIGTERM/SIGINT stops
+// a worker that dies (waiting longer each time workers die young), and on SIGTERM/SIGINT/SIGHUP stops
 // every worker gracefully before exiting (docs/deploy.md §Start and stop).
 import cluster, { type Worker } from 'node:cluster';
 import { fileURLToPath } from 'node:url';

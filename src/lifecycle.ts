@@ -41,8 +41,11 @@ export async function probePort(port: number, host: string): Promise<void> {
 
 /** How long a stop may take before the process exits anyway. */
 export const STOP_TIMEOUT_MS = 10_000;
-// SIGHUP keeps its default: a handler would undo the ignoring `nohup` sets up.
-export const STOP_SIGNALS = ['SIGTERM', 'SIGINT'] as const;
+// SIGHUP (a terminal that closes, an SSH session that ends) stops the server as SIGTERM does, so
+// that its requests in flight are answered: its default action ends the process at once, and Node
+// sets SIGHUP back to that default at start, so `nohup` never keeps a Node process from it
+// (docs/deploy.md §Start and stop).
+export const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
 
 /**
  * Until a server's own stop is set up (once it listens), a stop signal ends its start: waiting for
@@ -85,7 +88,7 @@ function parentOf(pid: number): number | undefined {
  * between npm and Node that dies of the signal npm forwards, must not leave it running. Under npm
  * the shell npm runs the command with may stay between them (`npx`): then npm, the shell's
  * parent, is watched too. A process started directly (systemd, a container, a shell) is left
- * alone, so `nohup` keeps working.
+ * alone.
  */
 export function watchParent(env: Record<string, string | undefined>): void {
   if (env.ROLODEX_WATCH_PARENT !== '1' && !env.npm_lifecycle_event) return;

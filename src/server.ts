@@ -1,5 +1,5 @@
 // The entry point: read the configuration, open the dependencies, listen, and shut down
-// gracefully on SIGTERM/SIGINT (stop accepting, let requests in flight finish, close the
+// gracefully on SIGTERM/SIGINT/SIGHUP (stop accepting, let requests in flight finish, close the
 // pools). The background jobs start only once the port is bound, so a server that cannot listen
 // leaves nothing running (docs/deploy.md §Start and stop).
 import type { FastifyInstance } from 'fastify';

@@ -1,6 +1,6 @@
 // A temporary directory that outlives neither its user nor a stop by signal. A command's scratch
 // files (an import's copy of a piped input, its checked objects, its ids) can hold as much as the
-// input itself; a Ctrl-C or SIGTERM ends the process by the signal's default action, which runs no
+// input itself; a Ctrl-C, SIGTERM or SIGHUP ends the process by the signal's default action, which runs no
 // `finally`, so the directories in use are removed from one handler of the signal, which then
 // raises it again with the handler gone: the process ends as it would have without it. The
 // handler is there only while a directory is.
@@ -15,8 +15,9 @@ export interface TempDir {
   remove(this: void): Promise<void>;
 }
 
-// SIGHUP keeps its default: a handler would undo `nohup` (docs/deploy.md §Start and stop).
-const STOPS = ['SIGINT', 'SIGTERM'] as const;
+// SIGHUP too: Node sets it back to its default action at start, which `nohup` does not change
+// (docs/deploy.md §Start and stop), and that action ends the process as SIGTERM's does.
+const STOPS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 const inUse = new Set<string>();
 
 function stopped(signal: NodeJS.Signals): void {
