@@ -148,7 +148,15 @@ export class RedisRateLimiter implements RateLimiter {
     let timer: NodeJS.Timeout | undefined;
     // A Redis that accepts the connection and never answers would hold start-up: it is waited for
     // START_MS at most, then keeps connecting in the background.
-    const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, START_MS)));
+    // Such a Redis fails no connection and never becomes ready: said as an outage, once, so that
+    // the log tells that this process keeps limits of its own until it answers.
+    const late = new Promise<void>(
+      (resolve) =>
+        (timer = setTimeout(() => {
+          if (this.redis.status !== 'ready') this.#down(new Error(`Redis did not answer within ${START_MS / 1000} s at start`));
+          resolve();
+        }, START_MS)),
+    );
     const started = performance.now();
     try {
       // Connecting ends with Redis's answer to a first command: its time is the first round trip.

@@ -94,6 +94,27 @@ describe('a Redis that accepts connections and never answers', () => {
       await s.close();
     }
   });
+
+  // It was said nowhere: the connection never failed, it only never became ready, and the log
+  // stayed silent while every instance kept limits of its own.
+  test('start-up says once that the limits fall back to this process', async () => {
+    const s = await silentServer();
+    let text = '';
+    const logger = createLogger('info', new Writable({ write: (c, _e, cb) => ((text += String(c)), cb()) }));
+    const l = new RedisRateLimiter({ url: s.url, limits, prefix: 'test:start:', fallback: new MemoryRateLimiter(limits), logger, commandTimeoutMs: 25 });
+    try {
+      await l.start();
+      l.consume('ws', 'Read');
+      await new Promise((r) => setTimeout(r, 100));
+      const lines = text.split('\n').filter((line) => /Redis unreachable/.test(line));
+      assert.equal(lines.length, 1, text);
+      assert.equal(JSON.parse(lines[0]!).level, 40);
+      assert.match(JSON.parse(lines[0]!).err.message, /did not answer within 1 s/);
+    } finally {
+      await l.close();
+      await s.close();
+    }
+  });
 });
 
 const { redis } = services();
