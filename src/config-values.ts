@@ -46,6 +46,21 @@ export function url(env: Env, name: string, protocols: string[]): string | undef
   return raw.replace(/\/+$/, '');
 }
 
+/**
+ * A URL that paths are added to (PUBLIC_BASE_URL, PUBLIC_APP_URL: `{it}/uploads/…`), without its
+ * final slash. A query or a fragment would swallow the path added after it, and credentials would
+ * be handed to every client with each address.
+ */
+export function baseUrl(env: Env, name: string): string | undefined {
+  const raw = url(env, name, ['http:', 'https:']);
+  if (raw === undefined) return undefined;
+  const parsed = new URL(raw);
+  const what =
+    parsed.username || parsed.password ? 'credentials' : parsed.search || raw.includes('?') ? 'a query' : parsed.hash || raw.includes('#') ? 'a fragment' : '';
+  if (what) throw new ConfigError(`${name} must be a URL without ${what}, since paths are added to it (got "${maskedUrl(env[name]!)}")`, name);
+  return raw;
+}
+
 export function bool(env: Env, name: string, fallback: boolean): boolean {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;

@@ -4,7 +4,7 @@ import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { keptSigningSecret, resolveDataDir } from './data-dir.ts';
-import { bool, type Env, int, onOff, url } from './config-values.ts';
+import { baseUrl, bool, type Env, int, onOff, url } from './config-values.ts';
 import { ConfigError } from './lib/errors.ts';
 import { webOrigin } from './lib/origin.ts';
 
@@ -278,7 +278,7 @@ function hostOf(env: Env): string {
 
 /** PUBLIC_BASE_URL, else `http://HOST:PORT` (127.0.0.1 for a HOST of every interface). */
 function publicBase(env: Env, host: string, port: number): string {
-  const given = url(env, 'PUBLIC_BASE_URL', ['http:', 'https:']);
+  const given = baseUrl(env, 'PUBLIC_BASE_URL');
   if (given) return given;
   const publicHost = everyInterface(host) ? '127.0.0.1' : host;
   const made = `http://${publicHost.includes(':') ? `[${publicHost}]` : publicHost}:${port}`;
@@ -303,7 +303,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir,
     ...(databaseUrl ? { databaseUrl } : {}),
     publicBaseUrl,
-    ...(env.PUBLIC_APP_URL ? { publicAppUrl: url(env, 'PUBLIC_APP_URL', ['http:', 'https:']) } : {}),
+    ...(env.PUBLIC_APP_URL ? { publicAppUrl: baseUrl(env, 'PUBLIC_APP_URL') } : {}),
     logLevel,
     signingSecret: signingSecret(env, dataDir),
     workers: int(env, 'WORKERS', availableParallelism(), 1, 256),

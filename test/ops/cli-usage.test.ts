@@ -113,6 +113,31 @@ test('a HOST that is no address or host name is one line naming it, for every co
 // (`--value-type`) but a refusal (1) when the service did (`--role`, `--visibility`, after the
 // database was opened): each is wrong usage in one line naming the option, the value given and
 // what it takes, before anything is done (here: before DATA_DIR, which does not exist, is read).
+// Upload and download addresses are PUBLIC_BASE_URL followed by a path, and `httpLink`
+// PUBLIC_APP_URL followed by one: a query or a fragment in the variable swallowed the path
+// (`https://api.example.com/?x=1/uploads/…`), and credentials went to every client. The server
+// started and handed such addresses out (docs/config.md).
+test('a PUBLIC_BASE_URL or PUBLIC_APP_URL that a path cannot follow is one line naming it, for every command', async () => {
+  for (const name of ['PUBLIC_BASE_URL', 'PUBLIC_APP_URL']) {
+    for (const [value, shown, what] of [
+      ['https://api.example.com/?x=1', 'https://api.example.com/?x=1', 'a query'],
+      ['https://api.example.com/rolodex#top', 'https://api.example.com/rolodex#top', 'a fragment'],
+      ['https://ops:hunter2@api.example.com', 'https://ops:***@api.example.com', 'credentials'],
+    ]) {
+      for (const args of [['workspace', 'list'], ['migrate']]) {
+        const r = await run(args, { [name]: value! });
+        assert.equal(r.code, 1, `${name}=${value} ${args.join(' ')}: ${r.err}`);
+        assert.equal(r.err, `rolodex ${args[0]}: ${name} must be a URL without ${what}, since paths are added to it (got "${shown}")`);
+        assert.equal(existsSync(dataDir), false, `${name}=${value}: nothing made`);
+      }
+    }
+  }
+  // A path, as behind a proxy that serves the API under one, is kept, without its final slash.
+  const config = loadConfig({ PUBLIC_BASE_URL: 'https://api.example.com/rolodex/', PUBLIC_APP_URL: 'https://app.example.com/crm' });
+  assert.equal(config.publicBaseUrl, 'https://api.example.com/rolodex');
+  assert.equal(config.publicAppUrl, 'https://app.example.com/crm');
+});
+
 test('a bad value of an option with a fixed set of values or a fixed form is wrong usage, nothing done', async () => {
   const w = ['--workspace', 'ws_x'];
   const field = ['definition', 'add', ...w, '--type', 'account', '--key', 'k', '--label', 'L'];
