@@ -97,26 +97,31 @@ export const DATABASE_GAUGE_MS = 1000;
 
 /**
  * A gauge read from the database at each scrape (docs/deploy.md §Health checks and metrics). A
- * database that fails the read, or does not answer it within DATABASE_GAUGE_MS, makes the gauge
- * NaN, unknown, and leaves the rest of the scrape as it is: /metrics matters most during an
- * outage, and a read held for the statement's deadline would outlast the scraper's timeout.
- * Every worker of a cluster reads the same database: the sum would count each row N times, so
- * the workers' values are combined by their maximum.
+ * database that fails the read, or does not answer it within DATABASE_GAUGE_MS, leaves the gauge
+ * without a sample (unknown, where a value would be a guess) and the rest of the scrape as it is:
+ * /metrics matters most during an outage, and a read held for the statement's deadline would
+ * outlast the scraper's timeout. No sample rather than NaN, which a cluster's workers hand their
+ * primary as JSON, where it becomes null and sums to 0. Every worker of a cluster reads the same
+ * database: the sum would count each row N times, so their values are combined by the maximum.
  */
+class DatabaseGauge extends Gauge {
+  readonly #read: () => Promise<number>;
+
+  constructor(metrics: Metrics, name: string, help: string, read: () => Promise<number>) {
+    super({ name, help, registers: [metrics.registry], aggregator: 'max' });
+    this.#read = read;
+  }
+
+  override async get(): ReturnType<Gauge['get']> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<undefined>((resolve) => (timer = setTimeout(resolve, DATABASE_GAUGE_MS, undefined)));
+    const value = await Promise.race([this.#read().catch(() => undefined), late]).finally(() => clearTimeout(timer));
+    if (value === undefined) return { ...(await super.get()), values: [] };
+    this.set(value);
+    return super.get();
+  }
+}
+
 export function databaseGauge(metrics: Metrics, name: string, help: string, read: () => Promise<number>): void {
-  new Gauge({
-    name,
-    help,
-    registers: [metrics.registry],
-    aggregator: 'max',
-    async collect() {
-      let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<number>((resolve) => (timer = setTimeout(resolve, DATABASE_GAUGE_MS, Number.NaN)));
-      try {
-        this.set(await Promise.race([read().catch(() => Number.NaN), late]));
-      } finally {
-        clearTimeout(timer);
-      }
-    },
-  });
+  new DatabaseGauge(metrics, name, help, read);
 }
