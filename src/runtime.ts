@@ -124,7 +124,13 @@ export async function reachDatabase(db: Db, config: Config): Promise<void> {
     await ping(db);
   } catch (err) {
     const e = err as { code?: string; message?: string };
-    if (!config.databaseUrl) throw new InputError(`cannot open the SQLite database in ${config.dataDir}: ${e.message ?? String(err)}`, 'DATA_DIR');
+    if (!config.databaseUrl) {
+      // Storage that refuses writes (a read-only DATA_DIR, where the -wal and -shm files cannot be
+      // made) is said in the words of what to mend, as openDatabase says it of a later write.
+      const refusal = storageRefusal(err);
+      if (refusal) throw new InputError(`cannot write the database in ${config.dataDir}: ${refusal}`, 'DATA_DIR');
+      throw new InputError(`cannot open the SQLite database in ${config.dataDir}: ${e.message ?? String(err)}`, 'DATA_DIR');
+    }
     const where = postgresAt(config.databaseUrl);
     // postgres.js's own timeout is the bound this process set: named, since it is an operator's to change.
     const reason =

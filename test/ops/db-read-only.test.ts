@@ -41,3 +41,33 @@ test('serve on a read-only SQLite file: one line, exit code 1', () => {
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+// A DATA_DIR this process may not write, around a database file it may: SQLite cannot make the
+// -wal and -shm files beside it. The start printed SQLite's own words ("attempt to write a
+// readonly database") instead of what to mend.
+test('serve on a SQLite file in a read-only DATA_DIR: the same line, exit code 1', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rolodex-read-only-dir-'));
+  try {
+    const env = { DATA_DIR: dir, DATABASE_URL: '', SIGNING_SECRET: 'a-signing-secret-of-32-characters!' };
+    const migrated = rolodexCli(env, 'migrate');
+    assert.equal(migrated.code, 0, migrated.stderr);
+    const root = process.getuid?.() === 0;
+    if (root) for (const name of ['', ...readdirSync(dir)]) chownSync(join(dir, name), NOBODY, NOBODY);
+    chmodSync(dir, 0o555);
+    const r = spawnSync(process.execPath, [CLI, 'serve'], {
+      env: { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1', WORKERS: '1', LOG_LEVEL: 'info' },
+      encoding: 'utf8',
+      timeout: 30_000,
+      ...(root ? { uid: NOBODY, gid: NOBODY } : {}),
+    });
+    assert.equal(r.status, 1, r.stdout + r.stderr);
+    assert.equal(
+      r.stderr,
+      `rolodex serve: cannot write the database in ${dir}: the database file, or its -wal or -shm file beside it, is read-only for this process (their owner and mode, and DATA_DIR's)\n`,
+    );
+    assert.doesNotMatch(r.stdout, /listening/);
+  } finally {
+    chmodSync(dir, 0o755);
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
