@@ -104,7 +104,7 @@ describe('a Redis that accepts connections and never answers', () => {
     const l = new RedisRateLimiter({ url: s.url, limits, prefix: 'test:start:', fallback: new MemoryRateLimiter(limits), logger, commandTimeoutMs: 25 });
     try {
       await l.start();
-      l.consume('ws', 'Read');
+      await l.consume('ws', 'Read');
       await new Promise((r) => setTimeout(r, 100));
       const lines = text.split('\n').filter((line) => /Redis unreachable/.test(line));
       assert.equal(lines.length, 1, text);
