@@ -6,6 +6,7 @@ import { isUtf8 } from 'node:buffer';
 import { open, readFile } from 'node:fs/promises';
 import { deeperThan, MAX_JSON_DEPTH } from '../lib/json-depth.ts';
 import { firstKeptNumber, mayHoldUnheldNumber, parseKeepingNumbers, shownLiteral } from '../lib/json-numbers.ts';
+import { binaryError } from './binary.ts';
 import { ImportError } from './kind.ts';
 import { linesOf } from './lines.ts';
 import { firstInvalid, notUtf8, utf8File } from './utf8.ts';
@@ -145,6 +146,12 @@ export async function fileSource(path: string): Promise<ImportSource> {
           throw await notUtf8(path, offset, bytes[offset] as number, '(file)');
         }
         yield* arrayItems(bytes.toString('utf8'));
+        return;
+      }
+      // A workbook or other binary file is refused whole, before its bytes are read as lines.
+      const binary = await binaryError(path);
+      if (binary) {
+        yield { line: 1, value: undefined, error: binary };
         return;
       }
       // Bytes that are not UTF-8 end the lines with their error, reported with the lines before.

@@ -22,8 +22,15 @@ export function decimal(cell: string): number {
   const unheld = Number.isNaN(n) ? null : unheldNumber(cell, n);
   if (unheld !== null) throw new InputError(`"${shownLiteral(cell)}" ${unheld}`);
   if (Number.isFinite(n)) return n;
-  const separators = /^[+-]?\d{1,3}(?:[,' ]\d{3})+(?:\.\d+)?$/.test(cell) ? ', without thousands separators' : '';
-  throw new InputError(`"${shownLiteral(cell)}" is not a number: write it in decimal digits, with "." before a fraction${separators}`);
+  // What a spreadsheet's formatting adds to a number is named, so the message says what to remove:
+  // a currency sign (`$1,000.00`, `100 €`) and thousands separators (`1,000`, `1.234,56`).
+  const bare = cell.replace(/\s*\p{Sc}\s*/gu, '');
+  const extras = [
+    ...(bare !== cell ? ['a currency sign'] : []),
+    ...(/^[+-]?\d{1,3}(?:(?:[,' ]\d{3})+(?:\.\d+)?|(?:[.' ]\d{3})+(?:,\d+)?)$/.test(bare) ? ['thousands separators'] : []),
+  ];
+  const without = extras.length > 0 ? `, without ${extras.join(' or ')}` : '';
+  throw new InputError(`"${shownLiteral(cell)}" is not a number: write it in decimal digits, with "." before a fraction${without}`);
 }
 
 /** The label of the option a cell names: exact, else ignoring case and runs of white space (`optionNamed`). */

@@ -7,6 +7,7 @@ import { open } from 'node:fs/promises';
 import { loadDefinitions, type FieldDef, type RelationshipDef, type TypeDefinitions } from '../definitions/service.ts';
 import { RESERVED_TYPES } from '../definitions/object-types.ts';
 import { RECORD_TYPES } from './resource.ts';
+import { binaryError } from '../import/binary.ts';
 import { ImportError } from '../import/kind.ts';
 import { utf8File } from '../import/utf8.ts';
 import type { ImportSource, SourceObject } from '../import/source.ts';
@@ -56,7 +57,7 @@ function column(defs: TypeDefinitions, header: string): Column {
   if (parent && members.length > 0) {
     const member = memberOf(parent, h.slice(dot + 1));
     if (member === undefined)
-      throw new InputError(`${parent.key} (${parent.valueType}) has no member "${h.slice(dot + 1)}"; its members: ${members.join(', ')}`, h);
+      throw new InputError(`${parent.key} (${parent.valueType}) has no member "${shownLiteral(h.slice(dot + 1))}"; its members: ${members.join(', ')}`, h);
     return { kind: 'field', def: parent, member };
   }
   const rel = named;
@@ -184,7 +185,9 @@ function headerColumns(defs: TypeDefinitions, headers: string[], line: number): 
       col = column(defs, h);
     } catch (err) {
       if (!(err instanceof InputError)) throw err;
-      bad.push(new ImportError(line, err.param ?? h, err.message));
+      // A name that names nothing may be anything (a binary file's first line, a cell of data):
+      // it is shown by its ends, as a cell is, so that the report stays a line per error.
+      bad.push(new ImportError(line, shownLiteral(err.param ?? h), err.message));
       return { kind: 'externalId' };
     }
     let what: string;
@@ -260,6 +263,12 @@ export async function csvSource(ctx: Ctx, path: string, type: string): Promise<I
   let paths = new Map<string, string>();
   return {
     async *objects(): AsyncGenerator<SourceObject> {
+      // A workbook or other binary file is refused whole, before its bytes are read as rows.
+      const binary = await binaryError(path);
+      if (binary) {
+        yield { line: 1, value: undefined, error: binary };
+        return;
+      }
       const { parser, rows, failure } = csvRows();
       // A read error ends the rows with that error instead of going unhandled (pipe forwards none).
       // A byte that is not UTF-8 ends them after the rows before its line, then is reported.
@@ -274,9 +283,17 @@ export async function csvSource(ctx: Ctx, path: string, type: string): Promise<I
       input.pipe(parser);
       let headers: string[] | undefined;
       let columns: Column[] = [];
+      let failed = false;
+      let sepLine = false;
       try {
         for await (const { cells: record, line } of rows) {
           if (!headers) {
+            // Excel's `sep=,` line before the header tells Excel the separator, the comma a CSV
+            // file has here: it is no header, and skipped (docs/import.md §CSV).
+            if (!sepLine && record.length === 2 && record[0] === 'sep=' && record[1] === '') {
+              sepLine = true;
+              continue;
+            }
             headers = record;
             const header = headerColumns(defs, headers, line);
             columns = header.columns;
@@ -305,12 +322,21 @@ export async function csvSource(ctx: Ctx, path: string, type: string): Promise<I
       } catch (err) {
         const bad = failure(err);
         if (!bad) throw err;
+        failed = true;
         // A header whose quotes are not a comma-separated file's: its separator says why.
         const separator = !headers && !notUtf8 && bad.field === '(header)' ? await separatorError(path, bad.line) : undefined;
         // The rows cut before a byte that is not UTF-8 (a quoted cell left open) are its error alone.
         if (!notUtf8) yield { line: bad.line, value: undefined, error: separator ?? bad };
       }
       if (notUtf8) yield { line: notUtf8.line, value: undefined, error: notUtf8 };
+      // A file without a header (empty, or empty lines only) names no column: the externalId the
+      // rows need has none, and an export that wrote nothing is told apart from one without rows.
+      else if (!headers && !failed)
+        yield {
+          line: 1,
+          value: undefined,
+          error: new ImportError(1, '(header)', 'the file holds no header: a CSV file starts with a header naming its columns, externalId among them'),
+        };
     },
     // The longest start of the path that a column fills: `relationships.$account.values[1]` is
     // the column of `relationships.$account`.
