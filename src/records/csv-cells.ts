@@ -57,6 +57,10 @@ function scalar(def: FieldDef, cell: string): unknown {
     case 'MULTI_SELECT':
       return option(def, cell);
     case 'FULL_NAME': {
+      // A comma that ends the first word is the "Last, First" form address books export (`Lee,
+      // Ann`): no first name ends in a comma, so the split at the first space would keep it there.
+      const inverted = /^([^\s,]+),\s*(\S.*)$/.exec(cell);
+      if (inverted) return { firstName: inverted[2], lastName: inverted[1] };
       const m = /^(\S+)\s+(.+)$/.exec(cell);
       return m ? { firstName: m[1], lastName: m[2] } : { firstName: cell };
     }

@@ -25,6 +25,8 @@ type Column = { kind: 'externalId' } | { kind: 'field'; def: FieldDef; member?: 
 
 const fold = (s: string) => s.trim().toLowerCase();
 
+const REPEATED_HEADER = 'repeats the header: a file has one header, so remove this row (files joined one after the other keep the first header only)';
+
 /** The member of `def`'s value that `name` names, compared without case, spaces, `_` or `-` ("First Name" → firstName). */
 function memberOf(def: FieldDef, name: string): string | undefined {
   const loose = (s: string) => s.toLowerCase().replace(/[\s_-]+/g, '');
@@ -312,6 +314,13 @@ export async function csvSource(ctx: Ctx, path: string, type: string): Promise<I
           // A row of empty cells (the `,,,,` a spreadsheet writes after its last row) holds no
           // record: skipped as an empty line is (docs/import.md §CSV).
           if (record.every((cell) => cell.trim() === '')) continue;
+          // The header again (two files joined one after the other, as by cat) holds no record: taken
+          // as one, it would write a record whose externalId is "externalId" (docs/import.md §CSV).
+          const heads = headers;
+          if (record.length === heads.length && record.every((cell, i) => fold(cell) === fold(heads[i] as string))) {
+            yield { line, value: undefined, error: new ImportError(line, '(row)', REPEATED_HEADER) };
+            continue;
+          }
           try {
             yield { line, value: rowObject(line, type, defs, headers, columns, record) };
           } catch (err) {

@@ -137,4 +137,34 @@ eachDialect('rolodex import of files that are not CSV', (ctx) => {
     const names = (await call(t, s.secret, 'GET', '/v1/accounts')).json().data.map((a: { externalId: string }) => a.externalId);
     assert.deepEqual(names.toSorted(), ['a-1', 'a-2']);
   });
+
+  test('the header repeated among the rows (two files joined) is refused, not written as a record', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const ws = s.workspaceId;
+    const joined = 'externalId,Name\r\na-1,Acme\r\n\ufeffexternalId, name \r\na-2,Beta\r\n';
+    const r1 = await rolodex(t, ['import', '--workspace', ws, '--type', 'account', file(t, 'joined.csv', joined)]);
+    assert.equal(r1.code, 1, r1.err);
+    assert.equal(
+      r1.err,
+      `${FAILED}\nline 3: (row): repeats the header: a file has one header, so remove this row (files joined one after the other keep the first header only)`,
+    );
+    assert.equal((await call(t, s.secret, 'GET', '/v1/accounts')).json().totalCount, 0);
+  });
+
+  test('a full name written "Last, First" is read as such; "First Last" and a suffix after a comma keep the split at the first space', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const ws = s.workspaceId;
+    const rows = 'External ID,Name\nc-1,"Lee, Ann Marie"\nc-2,"Lee,Ann"\nc-3,Ann Lee\nc-4,"John Smith, Jr."\nc-5,"Lee,"\n';
+    const r = await rolodex(t, ['import', '--workspace', ws, '--type', 'contact', file(t, 'names.csv', rows), '--json']);
+    assert.equal(r.code, 0, r.err);
+    const ids = JSON.parse(r.out).ids.contact as Record<string, string>;
+    const name = async (id: string) => (await call(t, s.secret, 'GET', `/v1/contacts/${ids[id]}`)).json().fields.$name.value;
+    assert.deepEqual(await name('c-1'), { firstName: 'Ann Marie', lastName: 'Lee' });
+    assert.deepEqual(await name('c-2'), { firstName: 'Ann', lastName: 'Lee' });
+    assert.deepEqual(await name('c-3'), { firstName: 'Ann', lastName: 'Lee' });
+    assert.deepEqual(await name('c-4'), { firstName: 'John', lastName: 'Smith, Jr.' });
+    assert.deepEqual(await name('c-5'), { firstName: 'Lee,' });
+  });
 });
