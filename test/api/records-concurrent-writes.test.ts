@@ -70,16 +70,20 @@ for (const dialect of testDialects().filter((d) => d === 'postgres'))
       const { t, s, as } = await setUp();
       try {
         const account = (await call(t, s.secret, 'POST', '/v1/accounts', { fields: { $name: 'Acme' } })).json();
+        const other = (await call(t, s.secret, 'POST', '/v1/accounts', { fields: { $name: 'Globex' } })).json();
         const contact = (await call(t, s.secret, 'POST', '/v1/contacts', { fields: {} })).json();
+        // The contact's update links another account, so it holds the contact's rows and not the
+        // account's: the account's write waits for it only at the contact it goes on to link, and
+        // then appends after the row the update added.
         const r = await meanwhile(
           t,
-          (tx) => updateRecord(as(tx), { type: RECORD_TYPES.contact, id: contact.id, relationships: { $account: { add: account.id } } }),
+          (tx) => updateRecord(as(tx), { type: RECORD_TYPES.contact, id: contact.id, relationships: { $account: { add: other.id } } }),
           () => call(t, s.secret, 'POST', `/v1/accounts/${account.id}`, { relationships: { $contact: { add: contact.id } } }),
         );
         assert.equal(r.statusCode, 200, r.body);
         assert.deepEqual(r.json().relationships.$contact.values, [contact.id]);
         const got = (await call(t, s.secret, 'GET', `/v1/contacts/${contact.id}`)).json();
-        assert.deepEqual(got.relationships.$account.values, [account.id]);
+        assert.deepEqual(got.relationships.$account.values, [other.id, account.id]);
       } finally {
         await t.close();
       }
