@@ -43,14 +43,19 @@ async function waitersOf(tx: Tx, pid: number, n: number): Promise<number> {
 async function unarchiveFirst(t: TestApp, s: Seeded, heldId: string, writers: (() => Run)[]): Promise<[Awaited<Run>, Awaited<Run>[]]> {
   let unarchive: Run | undefined;
   let started: Run[] = [];
-  await write(t.deps.db.kysely, async (tx: Tx) => {
-    await recordRows(tx, [heldId], { lock: true });
-    unarchive = rolodex(t, ['definition', 'unarchive', '--workspace', s.workspaceId, '--type', 'account', '--key', 'code']);
-    const stopped = await waiterOf(tx);
-    assert.ok(stopped, 'the unarchive waits for the record held here');
-    started = writers.map((w) => w());
-    assert.equal(await waitersOf(tx, stopped.pid, writers.length), writers.length, 'every writer waits for the unarchive');
-  });
+  try {
+    await write(t.deps.db.kysely, async (tx: Tx) => {
+      await recordRows(tx, [heldId], { lock: true });
+      unarchive = rolodex(t, ['definition', 'unarchive', '--workspace', s.workspaceId, '--type', 'account', '--key', 'code']);
+      const stopped = await waiterOf(tx);
+      assert.ok(stopped, 'the unarchive waits for the record held here');
+      started = writers.map((w) => w());
+      assert.equal(await waitersOf(tx, stopped.pid, writers.length), writers.length, 'every writer waits for the unarchive');
+    });
+  } finally {
+    // Ended before the test closes the database, also when a check above failed.
+    await Promise.allSettled([unarchive, ...started]);
+  }
   return [await unarchive!, await Promise.all(started)];
 }
 
