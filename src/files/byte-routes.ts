@@ -73,7 +73,14 @@ export function byteRoutes(files: FilesEnv, metrics: Metrics) {
           return typeof v === 'string' ? v : undefined;
         };
         const head = request.method === 'HEAD';
-        const input = { token: request.params.token, range: header('range'), ifRange: header('if-range'), head };
+        const input = {
+          token: request.params.token,
+          range: header('range'),
+          ifRange: header('if-range'),
+          ifMatch: header('if-match'),
+          ifUnmodifiedSince: header('if-unmodified-since'),
+          head,
+        };
         const d = await openDownload(ctx(request), input).catch((err: unknown) => logMissing(request.log, err));
         reply.code(d.status).headers(d.headers);
         if (!d.body) return reply.send();

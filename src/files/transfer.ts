@@ -6,6 +6,7 @@ import { BlobStoreUnavailableError, BlobTooLargeError } from '../blobs/blob-stor
 import { contentDisposition } from '../blobs/content-disposition.ts';
 import { AppError } from '../lib/errors.ts';
 import { isoNow } from '../lib/ids.ts';
+import { preconditionFails } from './conditions.ts';
 import { asMissing, checkBytesThere } from './missing.ts';
 import * as repo from './repository.ts';
 import { effectiveStatus, headerSafeType } from './rules.ts';
@@ -132,6 +133,9 @@ export interface DownloadInput {
   /** The Range and If-Range headers, when sent. */
   range: string | undefined;
   ifRange: string | undefined;
+  /** If-Match and If-Unmodified-Since, when sent: false ones answer 412. */
+  ifMatch?: string | undefined;
+  ifUnmodifiedSince?: string | undefined;
   /** A HEAD request: the headers of the same GET, and no bytes read. */
   head?: boolean;
 }
@@ -143,6 +147,7 @@ export async function openDownload(ctx: FilesSystemCtx, input: DownloadInput): P
     throw new AppError('invalid_file_state', `This file is ${effectiveStatus(row, ctx.now)}; only COMPLETED files can be downloaded.`);
   const size = Number(row.size_bytes);
   const etag = `"${row.md5}"`;
+  const lastModified = Date.parse(row.bytes_changed_at ?? row.completed_at ?? row.created_at);
   const headers: Record<string, string> = {
     'content-type': headerSafeType(row.mime_type),
     'content-disposition': contentDisposition(row.filename),
@@ -152,9 +157,18 @@ export async function openDownload(ctx: FilesSystemCtx, input: DownloadInput): P
     'accept-ranges': 'bytes',
     etag,
     // When the bytes last changed: a re-import that replaces them moves it (docs/files.md §Addresses).
-    'last-modified': new Date(row.bytes_changed_at ?? row.completed_at ?? row.created_at).toUTCString(),
+    'last-modified': new Date(lastModified).toUTCString(),
   };
   const stored = { ...row, blob_key: row.blob_key };
+  // A false If-Match or If-Unmodified-Since names bytes the file no longer has: 412, never a range
+  // of the new ones; missing bytes still answer 409 first (docs/files.md §Addresses).
+  if (preconditionFails(input, etag, lastModified)) {
+    await checkBytesThere(ctx.files.blobs, stored);
+    throw new AppError(
+      'precondition_failed',
+      "The file's bytes are not the ones If-Match or If-Unmodified-Since names; they changed since. Download it again without them.",
+    );
+  }
   // If-Range: a range only applies to the version the client already has.
   const wanted = ifRange === undefined || ifRange === etag ? parseRange(range, size) : null;
   if (wanted === 'unsatisfiable') {

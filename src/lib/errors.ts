@@ -54,6 +54,7 @@ export const ERROR_CODES = {
   file_busy: 409,
   upload_too_large: 413,
   checksum_mismatch: 422,
+  precondition_failed: 412,
   range_not_satisfiable: 416,
   // emails (docs/emails.md)
   unknown_mailbox: 400,
@@ -96,6 +97,7 @@ export const ERROR_TYPES: Record<number, string> = {
   403: 'forbidden',
   404: 'not_found',
   409: 'conflict',
+  412: 'precondition_failed',
   413: 'payload_too_large',
   415: 'unsupported_media_type',
   416: 'range_not_satisfiable',
