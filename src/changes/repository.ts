@@ -207,7 +207,7 @@ async function eventsNamingAny(tx: Executor, workspaceId: string, ids: ReadonlyS
  * over the workspace's log read a page at a time by its index: a purge of many costs one pass, not
  * one a record. Every event committed before the first page is read.
  */
-export async function eraseChangesOf(tx: Executor, workspaceId: string, ids: readonly string[]): Promise<{ events: number; historyRows: number }> {
+export async function eraseChangesOf(tx: Tx, workspaceId: string, ids: readonly string[]): Promise<{ events: number; historyRows: number }> {
   if (ids.length === 0) return { events: 0, historyRows: 0 };
   const objects = new Set(ids);
   const named = ids.length <= fewTexts(tx) ? await eventsNaming(tx, workspaceId, ids) : await eventsNamingAny(tx, workspaceId, objects);

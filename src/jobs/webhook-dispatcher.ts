@@ -102,8 +102,8 @@ export function startWebhookDispatcher(deps: WebhookDispatcherDeps): Dispatcher 
           const sub = subs.get(row.subscription_id);
           const body = events.get(row.event_id);
           if (!sub || body === undefined) {
-            // The subscription was removed or the event purged meanwhile: nothing to send, and
-            // nothing said of the endpoint.
+            // The subscription was removed or the event purged meanwhile: nothing to send, and no
+            // answer; a row that failed before ends the streak as a give-up does (settleDelivered).
             settled.add({ id: row.id, subscription_id: row.subscription_id, delivered: false });
             continue;
           }

@@ -127,9 +127,9 @@ export interface Settled {
 /**
  * Settled rows leave the outbox, and the subscriptions of those delivered count as healthy again,
  * their last error cleared, also when a give-up ended their streak before (docs/events.md
- * §Delivery: `lastError` is kept until a success); only an answer says an endpoint is healthy: a
- * row whose subscription or event went meanwhile leaves its endpoint's failing streak as it is.
- * Returns the ids settled. A healthy endpoint's row is not written. Single statements, no
+ * §Delivery: `lastError` is kept until a success). A row that failed before and whose event went
+ * meanwhile ends its endpoint's streak as a give-up does, when nothing else is left failing for it
+ * (endStreaks). Returns the ids settled. A healthy endpoint's row is not written. Single statements, no
  * transaction: on PostgreSQL they go out on the shared connection rather than wait for one of the
  * transactions' (src/db/postgres/lanes.ts), which the API's writes keep busy. The subscriptions
  * are cleared first: the endpoint answered 2xx whether or not the delete then commits, and a row it
@@ -138,6 +138,7 @@ export interface Settled {
 export async function settleDelivered(db: Executor, token: string, rows: readonly Settled[]): Promise<Set<string>> {
   const settled = new Set<string>();
   if (rows.length === 0) return settled;
+  const delivered = new Set(rows.filter((r) => r.delivered).map((r) => r.id));
   for (const part of chunks([...new Set(rows.filter((r) => r.delivered).map((r) => r.subscription_id))]))
     await db
       .updateTable('webhook_subscriptions')
@@ -149,8 +150,15 @@ export async function settleDelivered(db: Executor, token: string, rows: readonl
     rows.map((r) => r.id),
     200,
   )) {
-    const gone = await db.deleteFrom('webhook_deliveries').where('lease_owner', '=', token).where('id', 'in', part).returning('id').execute();
+    const gone = await db
+      .deleteFrom('webhook_deliveries')
+      .where('lease_owner', '=', token)
+      .where('id', 'in', part)
+      .returning(['id', 'subscription_id', 'first_failed_at'])
+      .execute();
     for (const g of gone) settled.add(g.id);
+    const erased = gone.filter((g) => g.first_failed_at !== null && !delivered.has(g.id)).map((g) => g.subscription_id);
+    if (erased.length > 0) await endStreaks(db, erased);
   }
   return settled;
 }
@@ -231,28 +239,36 @@ export async function failed(
       .where('first_failed_at', '<=', timeFromNow(tx, -input.disableAfterMs))
       .executeTakeFirst();
     if (Number(expired.numDeletedRows) === 0) return 'retry';
-    // The failing streak ends when nothing is left failing for the endpoint (docs/events.md
-    // §Delivery): kept open, a failure much later, its first in a long time, would disable it at
-    // once. Its parked rows then come back as after a success (unparkRecovered); the last error
-    // stays.
-    await tx
+    await endStreaks(tx, [row.subscription_id]);
+    return 'given_up';
+  });
+}
+
+/**
+ * Ends the failing streak of each of `subscriptionIds` that has nothing left failing (no row that
+ * failed), once a failing row of it is given up or erased (docs/events.md §Delivery): kept open,
+ * a failure much later, its first in a long time, would disable it at once. Its parked rows then
+ * come back as after a success (unparkRecovered); the last error stays until a success.
+ */
+async function endStreaks(db: Executor, subscriptionIds: readonly string[]): Promise<void> {
+  for (const part of chunks([...new Set(subscriptionIds)]))
+    await db
       .updateTable('webhook_subscriptions')
       .set({ failing_since: null })
-      .where('id', '=', row.subscription_id)
+      .where('id', 'in', part)
+      .where('failing_since', 'is not', null)
       .where((eb) =>
         eb.not(
           eb.exists(
             eb
               .selectFrom('webhook_deliveries as f')
               .select('f.id')
-              .where('f.subscription_id', '=', row.subscription_id)
+              .whereRef('f.subscription_id', '=', 'webhook_subscriptions.id')
               .where('f.first_failed_at', 'is not', null),
           ),
         ),
       )
       .execute();
-    return 'given_up';
-  });
 }
 
 /** Webhook deliveries waiting (for /metrics). */
@@ -264,7 +280,25 @@ export async function outboxDepth(db: Executor): Promise<number> {
   return Number(row.n);
 }
 
-/** Drops the queued deliveries of these events (an erasure removes the events themselves). */
-export async function dropDeliveriesOf(tx: Executor, eventIds: string[]): Promise<void> {
-  for (const part of chunks(eventIds)) await tx.deleteFrom('webhook_deliveries').where('event_id', 'in', part).execute();
+/**
+ * Drops the queued deliveries of these events (an erasure removes the events themselves). An
+ * endpoint left with nothing failing once its failing ones are dropped ends its streak, as after a
+ * give-up (docs/events.md §Delivery). Its subscription is locked first, as a failure locks it
+ * before its row (`failed`), so that the two wait for each other in one order (PostgreSQL); and a
+ * failure that commits meanwhile is seen by the delete.
+ */
+export async function dropDeliveriesOf(tx: Tx, eventIds: string[]): Promise<void> {
+  const subs = new Set<string>();
+  for (const part of chunks(eventIds))
+    for (const d of await tx.selectFrom('webhook_deliveries').select('subscription_id').distinct().where('event_id', 'in', part).execute())
+      subs.add(d.subscription_id);
+  if (subs.size === 0) return;
+  for (const part of chunks([...subs].sort()))
+    await lockedForUpdate(tx, tx.selectFrom('webhook_subscriptions').select('id').where('id', 'in', part).orderBy('id')).execute();
+  const failing: string[] = [];
+  for (const part of chunks(eventIds)) {
+    const gone = await tx.deleteFrom('webhook_deliveries').where('event_id', 'in', part).returning(['subscription_id', 'first_failed_at']).execute();
+    for (const g of gone) if (g.first_failed_at !== null) failing.push(g.subscription_id);
+  }
+  await endStreaks(tx, failing);
 }

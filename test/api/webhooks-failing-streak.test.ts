@@ -1,13 +1,18 @@
 // An endpoint's failing streak ends when nothing is left failing for it (docs/events.md
-// §Delivery): on a success, or once its failing deliveries are all given up. Before, a streak
-// whose only failing delivery was given up stayed open (`failing_since` kept), so that one
-// failure of the endpoint much later, its first in a long time, disabled it at once, and `list`
-// showed it failing meanwhile.
+// §Delivery): on a success, or once its failing deliveries are all given up or erased with their
+// event (a record purged from the trash). Before, a streak whose only failing delivery was given
+// up, or later erased, stayed open (`failing_since` kept), so that one failure of the endpoint much
+// later, its first in a long time, disabled it at once, and `list` showed it failing meanwhile.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
+import { operatorCtx } from '../../src/lib/context.ts';
+import { claimDue, release } from '../../src/webhooks/claim-repository.ts';
 import { failed, settleDelivered } from '../../src/webhooks/repository.ts';
 import type { DeliveryRow } from '../../src/webhooks/repository.ts';
+import { addWebhook, listWebhooks } from '../../src/webhooks/service.ts';
+import { call, eachDialect, type Seeded, seedWorkspace } from '../helpers/app.ts';
+import { rolodex as cli } from '../helpers/cli.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
 
 const DISABLE_AFTER_MS = 1500;
@@ -83,15 +88,18 @@ for (const dialect of testDialects()) {
       assert.ok(after.failing_since !== null && Date.parse(after.failing_since) > Date.now() - DISABLE_AFTER_MS, 'a new streak');
     });
 
-    test('a row settled with nothing to send (its event erased meanwhile) leaves the streak; a delivery ends it', async () => {
+    test('a failed row settled with nothing to send (its event erased meanwhile) ends the streak as a give-up does', async () => {
       const db = tdb.db.kysely;
       const row = await endpoint('whk_gone', 0);
-      const before = (await subscription('whk_gone')).failing_since;
       const settled = await settleDelivered(db, 't', [{ id: row.id, subscription_id: 'whk_gone', delivered: false }]);
       assert.deepEqual([...settled], [row.id], 'the row leaves the outbox');
-      const kept = await subscription('whk_gone');
-      assert.equal(kept.failing_since, before, 'no answer came: the endpoint is failing as before');
-      assert.equal(kept.last_error, 'HTTP 500');
+      const ended = await subscription('whk_gone');
+      assert.equal(ended.failing_since, null, 'nothing is left failing: the endpoint is not failing');
+      assert.equal(ended.last_error, 'HTTP 500', 'no answer came: the last error stays until a success');
+      const more = await endpoint('whk_gone_more', 1);
+      const before = (await subscription('whk_gone_more')).failing_since;
+      await settleDelivered(db, 't', [{ id: more.id, subscription_id: 'whk_gone_more', delivered: false }]);
+      assert.equal((await subscription('whk_gone_more')).failing_since, before, 'a delivery still fails: the endpoint is failing');
       const next = await endpoint('whk_answers', 0);
       await settleDelivered(db, 't', [{ id: next.id, subscription_id: 'whk_answers', delivered: true }]);
       assert.equal((await subscription('whk_answers')).failing_since, null, 'a 2xx ends the streak');
@@ -121,3 +129,75 @@ for (const dialect of testDialects()) {
     });
   });
 }
+
+/**
+ * Through the API and the CLI: the endpoint's deliveries are claimed and fail as the dispatcher
+ * claims and records them (no endpoint is called), the limit `WEBHOOK_DISABLE_AFTER_MS` short.
+ */
+eachDialect(
+  'a failing streak and an erasure',
+  (ctx) => {
+    const db = () => ctx().deps.db.kysely;
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    let round = 0;
+    /** Claims the due deliveries and fails those of `sub` once, giving the others back: the outcomes. */
+    async function failOnce(sub: string): Promise<string[]> {
+      const token = `round-${++round}`;
+      const rows = await claimDue(db(), { token, leaseMs: 60_000, limit: 8, probes: 4 });
+      const outcomes: string[] = [];
+      for (const row of rows.filter((r) => r.subscription_id === sub))
+        outcomes.push(String(await failed(db(), row, token, { delayMs: 60_000, error: 'HTTP 500', disableAfterMs: ctx().config.webhooks.disableAfterMs })));
+      await release(
+        db(),
+        token,
+        rows.filter((r) => r.subscription_id !== sub).map((r) => r.id),
+      );
+      return outcomes;
+    }
+    async function subscribed(s: Seeded): Promise<string> {
+      const url = 'http://127.0.0.1:9/';
+      return (await addWebhook(operatorCtx(db(), s.workspaceId), { url, events: ['account.created'], allowPrivate: true })).id;
+    }
+    const status = async (s: Seeded) => {
+      const [w] = await listWebhooks(db(), { workspaceId: s.workspaceId });
+      return { status: w!.status, failingSince: w!.failingSince, lastError: w!.lastError };
+    };
+    const account = async (s: Seeded, name: string): Promise<string> =>
+      (await call(ctx(), s.secret, 'POST', '/v1/accounts', { fields: { $name: name } })).json().id;
+    async function erase(s: Seeded, id: string): Promise<void> {
+      assert.equal((await call(ctx(), s.secret, 'DELETE', `/v1/accounts/${id}`)).statusCode, 200);
+      const purged = await cli(ctx(), ['trash', 'purge', '--workspace', s.workspaceId, id, '--json']);
+      assert.equal(purged.code, 0, purged.err);
+    }
+    const recent = (at: string | null) => at !== null && Date.parse(at) > Date.now() - DISABLE_AFTER_MS;
+
+    test('the only failing delivery erased with its event ends the streak: a failure much later is the first of a new one', async () => {
+      const s = await seedWorkspace(ctx());
+      const sub = await subscribed(s);
+      const gone = await account(s, 'Gone');
+      assert.deepEqual(await failOnce(sub), ['retry']);
+      assert.equal((await status(s)).status, 'failing');
+      await erase(s, gone);
+      assert.deepEqual(await status(s), { status: 'active', failingSince: null, lastError: 'HTTP 500' }, 'nothing is left failing; the last error stays');
+      // Longer than the limit after the streak began, the endpoint fails once more.
+      await sleep(DISABLE_AFTER_MS);
+      await account(s, 'Later');
+      assert.deepEqual(await failOnce(sub), ['retry'], 'one failure does not disable the endpoint');
+      const later = await status(s);
+      assert.equal(later.status, 'failing');
+      assert.ok(recent(later.failingSince), 'a new streak');
+    });
+
+    test('an erased failing delivery leaves the streak while another delivery still fails', async () => {
+      const s = await seedWorkspace(ctx());
+      const sub = await subscribed(s);
+      const gone = await account(s, 'Gone');
+      await account(s, 'Kept');
+      assert.deepEqual(await failOnce(sub), ['retry', 'retry']);
+      const before = await status(s);
+      await erase(s, gone);
+      assert.deepEqual(await status(s), before, 'a delivery still fails: the endpoint is failing since the same time');
+    });
+  },
+  { env: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_DISPATCH: 'false', WEBHOOK_DISABLE_AFTER_MS: String(DISABLE_AFTER_MS) } },
+);
