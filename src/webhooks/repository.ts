@@ -47,6 +47,21 @@ function queueing(db: Executor, source: RawBuilder<unknown>, which: RawBuilder<u
 }
 
 /**
+ * Enables subscription `id` if it is disabled, its failing streak ended: its next failure starts a
+ * new one. A subscription that is not disabled keeps its streak as it is (docs/events.md
+ * §Webhooks): only an answer ends a streak, so that a replay run again and again never keeps a dead
+ * endpoint from being disabled.
+ */
+export async function enableSubscription(tx: Tx, id: string): Promise<void> {
+  await tx
+    .updateTable('webhook_subscriptions')
+    .set({ disabled_at: null, failing_since: null })
+    .where('id', '=', id)
+    .where('disabled_at', 'is not', null)
+    .execute();
+}
+
+/**
  * Queues again for subscription `id` (live) the stored events from `since` on that it takes; how
  * many. Counted by the database, not returned row by row: a replay may span the whole history.
  */

@@ -158,8 +158,9 @@ export async function testWebhook(
 
 /**
  * Queues again every stored event of the subscription's workspace from `since` on that it takes
- * (each with its own webhook-id, as first sent); a disabled subscription is enabled again.
- * Returns how many were queued (events already queued for it are not queued twice).
+ * (each with its own webhook-id, as first sent); a disabled subscription is enabled again, its
+ * failing streak afresh, and a failing one stays failing since when it was (docs/events.md
+ * §Webhooks). Returns how many were queued (events already queued for it are not queued twice).
  */
 export async function replayWebhook(db: Executor, input: { id: string; since: string }): Promise<number> {
   // A date-time with a time zone, as every date the API and the import take (docs/errors.md
@@ -170,7 +171,7 @@ export async function replayWebhook(db: Executor, input: { id: string; since: st
   const since = new Date(ms).toISOString();
   await requireSubscription(db, input.id);
   return write(db, async (tx) => {
-    await tx.updateTable('webhook_subscriptions').set({ disabled_at: null, failing_since: null }).where('id', '=', input.id).execute();
+    await repo.enableSubscription(tx, input.id);
     return repo.queueReplay(tx, input.id, since);
   });
 }

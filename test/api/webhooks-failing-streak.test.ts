@@ -2,7 +2,10 @@
 // §Delivery): on a success, or once its failing deliveries are all given up or erased with their
 // event (a record purged from the trash). Before, a streak whose only failing delivery was given
 // up, or later erased, stayed open (`failing_since` kept), so that one failure of the endpoint much
-// later, its first in a long time, disabled it at once, and `list` showed it failing meanwhile.
+// later, its first in a long time, disabled it at once, and `list` showed it failing meanwhile. A
+// replay is no success (docs/events.md §Webhooks): it enables a disabled endpoint, its streak
+// afresh, and leaves a failing one failing since the same time; before, it reset the streak, so
+// that a replay run again and again kept a dead endpoint from ever being disabled.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
@@ -135,7 +138,7 @@ for (const dialect of testDialects()) {
  * claims and records them (no endpoint is called), the limit `WEBHOOK_DISABLE_AFTER_MS` short.
  */
 eachDialect(
-  'a failing streak and an erasure',
+  'a failing streak, an erasure and a replay',
   (ctx) => {
     const db = () => ctx().deps.db.kysely;
     const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -197,6 +200,34 @@ eachDialect(
       const before = await status(s);
       await erase(s, gone);
       assert.deepEqual(await status(s), before, 'a delivery still fails: the endpoint is failing since the same time');
+    });
+
+    test('a replay leaves a failing endpoint failing since the same time; one of a disabled endpoint starts afresh', async () => {
+      const s = await seedWorkspace(ctx());
+      const sub = await subscribed(s);
+      await account(s, 'First');
+      assert.deepEqual(await failOnce(sub), ['retry']);
+      const before = await status(s);
+      const replay = async () => {
+        const r = await cli(ctx(), ['webhook', 'replay', sub, '--since', '2000-01-01T00:00:00Z', '--json']);
+        assert.equal(r.code, 0, r.err);
+        return JSON.parse(r.out).queued as number;
+      };
+      await replay();
+      assert.deepEqual(await status(s), before, 'no answer came: the endpoint is failing as before');
+      // Replayed again and again, as from cron, the endpoint still fails for the limit: disabled.
+      await sleep(DISABLE_AFTER_MS);
+      await replay();
+      await account(s, 'Second');
+      assert.deepEqual(await failOnce(sub), ['disabled']);
+      assert.equal((await status(s)).status, 'disabled');
+      // Enabled by a replay, its next failure is the first of a new streak.
+      assert.equal(await replay(), 2);
+      assert.deepEqual(await status(s), { status: 'active', failingSince: null, lastError: 'HTTP 500' });
+      assert.deepEqual(await failOnce(sub), ['retry', 'retry'], 'one failure does not disable the endpoint again');
+      const after = await status(s);
+      assert.equal(after.status, 'failing');
+      assert.ok(recent(after.failingSince), 'a new streak');
     });
   },
   { env: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_DISPATCH: 'false', WEBHOOK_DISABLE_AFTER_MS: String(DISABLE_AFTER_MS) } },
