@@ -27,6 +27,7 @@ import {
   type QueryResult,
 } from 'kysely';
 import type { Dialect, Kysely, TransactionSettings } from 'kysely';
+import { endClient } from './close.ts';
 import { DeadlineError, denseRows, withDeadline } from './deadline.ts';
 import { type Client, type Clients, type Reserved, type Rows, run, runRead, runScan, runShared, unlessRefused } from './lanes.ts';
 import { budgetLeft, withinBudget } from '../request-budget.ts';
@@ -319,7 +320,7 @@ class PostgresJsDriver implements Driver {
 
   async destroy(): Promise<void> {
     const { shared, scan, tx } = this.#clients;
-    await Promise.all([shared.end({ timeout: 5 }), scan.end({ timeout: 5 }), tx.end({ timeout: 5 })]);
+    await Promise.all([endClient(shared), endClient(scan), endClient(tx)]);
   }
 }
 

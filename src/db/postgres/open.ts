@@ -1,6 +1,7 @@
 // PostgreSQL through postgres.js: opened by openDb (src/db/database.ts) only when DATABASE_URL is set.
 import { Kysely } from 'kysely';
 import postgres from 'postgres';
+import { endClient, OpenSockets } from './close.ts';
 import { abandon, DEADLINE_GRACE_MS, denseRows } from './deadline.ts';
 import { Refusals } from './refused.ts';
 import { PostgresJsDialect } from './connection.ts';
@@ -68,7 +69,7 @@ function openPostgres(
   poolSize: number,
   timeoutMs: number,
   connectMs: number,
-): { clients: Clients; gate: Gate; endReplaced: () => Promise<unknown>; listen: ListenClient } {
+): { clients: Clients; gate: Gate; endReplaced: () => Promise<unknown>; listen: ListenClient; sockets: OpenSockets } {
   const { url, host } = hostOf(databaseUrl);
   const connection: Record<string, string | number> = {
     ...(schema ? { search_path: schema } : {}),
@@ -77,6 +78,7 @@ function openPostgres(
   // A connection attempt gives up within a statement's deadline, so that the statements waiting
   // for it answer in time (docs/reliability.md §Lost connections). In seconds, as postgres.js counts.
   const connectTimeoutS = Math.min(connectMs, timeoutMs || Infinity) / 1000;
+  const sockets = new OpenSockets();
   const client = (max: number, own: ClientOptions = {}) =>
     postgres(url, {
       max,
@@ -91,12 +93,13 @@ function openPostgres(
       connect_timeout: connectTimeoutS,
       ...(Object.keys(connection).length ? { connection } : {}),
       // A connection's writes of one turn of the event loop go out as one (src/db/postgres/socket.ts).
-      socket: turnSockets(),
+      socket: turnSockets(sockets),
     } as ClientOptions);
   // Transactions may wait on each other's locks while holding their connections; they have their
   // own, so reads never wait for one (docs/deploy.md §Database connections).
   const transactions = Math.max(1, poolSize - PIPELINED - SCANS);
   const replaced = new Set<Promise<void>>();
+  let closing = false;
   const sizes = { shared: PIPELINED, scan: SCANS, tx: transactions };
   const clients: Clients = {
     shared: client(PIPELINED),
@@ -111,31 +114,33 @@ function openPostgres(
     // afresh (docs/reliability.md §Lost connections).
     missed: (lane, old) => {
       if (clients[lane] !== old) return;
-      clients[lane] = client(sizes[lane]);
       abandon(old);
-      // Ended gently: a connection still opening (postgres.js then reads the server's types in a
-      // promise nobody handles) is not torn down under it, and an opening ends within the connect
-      // timeout; one that stays wedged is torn down a second after that. Closing the handle waits
-      // for these ends, so that no replaced client outlives it and keeps the process alive.
-      const ending: Promise<void> = old
-        .end({ timeout: connectTimeoutS + 1 })
-        .catch(() => {})
-        .finally(() => replaced.delete(ending));
+      // A handle that is closing opens nothing more: its clients are ending already.
+      if (closing) return;
+      clients[lane] = client(sizes[lane]);
+      // Ended as a closing handle ends its clients, and within the same bound: what it carries
+      // has failed already, and a connection still opening or wedged is torn down. Closing the
+      // handle waits for these ends, so that no replaced client outlives it.
+      const ending: Promise<void> = endClient(old).finally(() => replaced.delete(ending));
       replaced.add(ending);
     },
   };
-  const endReplaced = () => Promise.all(replaced);
+  // The handle is closing: no client is replaced from now on, and the replaced ones are waited for.
+  const endReplaced = () => {
+    closing = true;
+    return Promise.all(replaced);
+  };
   // The LISTEN connection of commit signals (src/db/postgres/signals.ts): never closed for its age
   // (postgres.js closes others after 30 to 60 minutes), and the server's types are not read on it.
   const listen: ListenClient = (notified, closed) => client(1, { max_lifetime: null, fetch_types: false, onnotify: notified, onclose: closed });
-  return { clients, gate: new Gate(transactions), endReplaced, listen };
+  return { clients, gate: new Gate(transactions), endReplaced, listen, sockets };
 }
 
 export function openPostgresDb(opts: { schema?: string; poolSize?: number; statementTimeoutMs?: number; connectTimeoutMs?: number }, databaseUrl: string): Db {
   const schema = opts.schema ?? schemaInUrl(databaseUrl);
   const poolSize = opts.poolSize ?? 10;
   const connectMs = opts.connectTimeoutMs ?? CONNECT_TIMEOUT_MS;
-  const { clients, gate, endReplaced, listen } = openPostgres(databaseUrl, opts.schema, poolSize, opts.statementTimeoutMs ?? 0, connectMs);
+  const { clients, gate, endReplaced, listen, sockets } = openPostgres(databaseUrl, opts.schema, poolSize, opts.statementTimeoutMs ?? 0, connectMs);
   const kysely = new Kysely<Database>({ dialect: new PostgresJsDialect(clients, gate) });
   const signals = postgresSignals(clients, schema, listen);
   registerSignals(kysely, signals);
@@ -154,12 +159,14 @@ export function openPostgresDb(opts: { schema?: string; poolSize?: number; state
     scans: () => clients.scanGate.held,
     scansWaiting: () => clients.scanGate.waiting,
   };
-  // The ranked index's upkeep runs after the answers it follows (src/db/rank/append.ts): let it finish.
+  // The ranked index's upkeep runs after the answers it follows (src/db/rank/append.ts): let it
+  // finish. Then every client ends at once, each within CLOSE_TIMEOUT_S (src/db/postgres/close.ts),
+  // and the sockets they leave open are closed: a stop fits its limit whether the server answers
+  // or not (docs/deploy.md §Start and stop).
   const close = async () => {
     await rankUpkeepSettled();
-    await signals.close();
-    await kysely.destroy();
-    await endReplaced();
+    await Promise.all([endReplaced(), signals.close(), kysely.destroy()]);
+    sockets.destroy();
   };
   return { kysely, dialect: 'postgres', pool, requestBudgetMs: clients.deadlineMs, ...(schema ? { schema } : {}), close };
 }

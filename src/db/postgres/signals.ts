@@ -17,6 +17,7 @@
 // called already.
 import { createHash, randomBytes } from 'node:crypto';
 import { Listeners, type SignalHub } from '../signals.ts';
+import { endClient } from './close.ts';
 import { type Client, type Clients, runShared } from './lanes.ts';
 
 const RETRY_MS = [100, 500, 1000, 2000, 5000];
@@ -151,7 +152,7 @@ export function postgresSignals(clients: Clients, schema: string | undefined, li
       if (heartbeat) clearInterval(heartbeat);
       const on = conn;
       conn = null;
-      await on?.end({ timeout: 1 }).catch(() => {});
+      if (on) await endClient(on);
     },
   };
 }

@@ -13,6 +13,7 @@
 // and its connect timeout runs as for a socket of its own. A peer that answers as no PostgreSQL
 // server does fails the connection at once (src/db/postgres/peer.ts).
 import net from 'node:net';
+import type { OpenSockets } from './close.ts';
 import { refuseStrangers } from './peer.ts';
 
 /** What postgres.js passes to its `socket` option: its parsed connection options. */
@@ -49,11 +50,11 @@ function corkedByTurn(socket: net.Socket): net.Socket {
   return socket;
 }
 
-/** postgres.js's `socket` option for one client: each call connects a new socket. */
-export function turnSockets(): (target: Target) => net.Socket {
+/** postgres.js's `socket` option for one client: each call connects a new socket, kept in `open`. */
+export function turnSockets(open: OpenSockets): (target: Target) => net.Socket {
   let next = 0;
   return (target) => {
-    const socket = new net.Socket();
+    const socket = open.add(new net.Socket());
     if (target.path) return refuseStrangers(corkedByTurn(socket.connect(target.path)));
     const i = next++ % target.host.length;
     const host = target.host[i]!;
