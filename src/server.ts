@@ -113,11 +113,12 @@ export async function startServer(config: Config, opts: { worker?: boolean; chec
           execute: { providers: PROVIDERS, userAgent: userAgent(config.publicBaseUrl) },
         });
   const webhooks = config.webhooks.dispatch ? startWebhookDispatcher({ db: deps.db, logger, webhooks: config.webhooks }) : null;
+  // Each job finishes the round under way and starts none after; all of them at once, so that no
+  // job starts a round while another's is waited for. Once: a stop starts it at the signal, and
+  // the close waits for it.
+  let jobsStopped: Promise<unknown> | undefined;
   stopJobs = async () => {
-    await enrichment?.stop();
-    await webhooks?.stop();
-    await dispatcher?.stop();
-    await sweeper.stop();
+    await (jobsStopped ??= Promise.all([enrichment?.stop(), webhooks?.stop(), dispatcher?.stop(), sweeper.stop()]));
   };
 
   let stopping = false;
@@ -130,6 +131,10 @@ export async function startServer(config: Config, opts: { worker?: boolean; chec
       process.exit(1);
     }, STOP_TIMEOUT_MS);
     force.unref();
+    // The jobs stop at the signal, beside the requests in flight: a round started while those are
+    // answered would wait for a database that does not answer past them, and past the stop limit
+    // (docs/deploy.md §Start and stop). The close waits for the rounds under way.
+    stopJobs().catch(() => {});
     app.close().then(
       () => {
         logger.info('stopped');
