@@ -10,8 +10,8 @@ test('a handle closed after a lane was replaced leaves nothing that keeps the pr
   const child = spawn(process.execPath, ['test/helpers/silent-close-child.ts', TEST_DATABASE_URL], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  // The replaced client's gentle end lasts up to a minute; a process that waits for it is killed
-  // well before, and fails the test.
+  // The handle's close ends the replaced client within a second; a process still alive long after
+  // is killed, and fails the test.
   const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
   const [code, signal] = await new Promise<[number | null, string | null]>((r) => child.on('exit', (c, s) => r([c, s])));
   clearTimeout(killer);
