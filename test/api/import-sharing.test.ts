@@ -71,13 +71,15 @@ eachDialect('rolodex import sharing the database with a server', (ctx) => {
     const code = await exited;
     const seconds = (performance.now() - started) / 1000;
     assert.equal(code, 0, err);
-    const summary = JSON.parse(out) as { counts: Record<string, number>; commit: string };
+    const summary = JSON.parse(out) as { counts: Record<string, number>; commit: string; phases: Record<string, number> };
     assert.deepEqual(summary.counts, { account: 1, contact: N });
     assert.ok(waits.length >= 5, `only ${waits.length} writes during a ${seconds.toFixed(1)} s import`);
-    // One transaction for the whole import held writers for seconds; a chunk's is short. The
-    // bound is loose for a busy test machine; bench/import-sharing.ts measures the p99.
+    // One transaction for the whole import holds SQLite's writers for all of its writing; a
+    // chunk's is short. Measured against the import's own writing, the bound holds on a busy
+    // machine too, where both grow; bench/import-sharing.ts measures the p99.
+    const writing = 1000 * ((summary.phases.write ?? 0) + (summary.phases.listings ?? 0) + (summary.phases.commit ?? 0));
     const slowest = Math.max(...waits);
-    assert.ok(slowest < 4000, `a write waited ${slowest.toFixed(0)} ms during a ${seconds.toFixed(1)} s import`);
+    assert.ok(slowest < writing / 2, `a write waited ${slowest.toFixed(0)} ms of the import's ${writing.toFixed(0)} ms of writing`);
     if (summary.commit === 'atomic')
       assert.deepEqual(
         [...seen].filter((n) => n !== 0 && n !== N),
