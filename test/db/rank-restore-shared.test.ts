@@ -1,8 +1,9 @@
 // Restores beside creates and deletes (docs/trash.md §Restore, docs/pages.md §Creates that only
 // insert): on PostgreSQL a restore in a write that runs follow-ups (as `rolodex trash restore`
 // runs it) takes its listing's lock shared and counts a +1 delta, as a create does, unless it brings
-// back a unique value; two restores of one entry meet on the entry's row. Tiny buckets make leaves
-// split and merge within a few writes. SQLite has one writer and writes no deltas.
+// back a unique value; two restores of one entry meet on the entry's row: the second waits for the
+// first and finds the entry gone. Tiny buckets make leaves split and merge within a few writes.
+// SQLite has one writer and writes no deltas.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { sql } from 'kysely';
@@ -14,6 +15,7 @@ import { RECORDS } from '../../src/records/repository.ts';
 import { createRecord, RECORD_TYPES } from '../../src/records/service.ts';
 import { restore } from '../../src/trash/restore.ts';
 import { call, eachDialect, seedWorkspace, type TestApp } from '../helpers/app.ts';
+import { someoneWaits } from '../helpers/pg-locks.ts';
 import { checkEntries, checkPages, timeout } from '../helpers/rank.ts';
 
 setRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 }, fold: 6 });
@@ -53,6 +55,37 @@ eachDialect('restores beside creates', (ctx) => {
     await rankUpkeepSettled();
     assert.equal((await call(t, s.secret, 'GET', '/v1/contacts')).json().totalCount, 2);
     assert.equal((await checkEntries(t.deps.db.kysely, RECORDS, [s.workspaceId, 'contact'])).total, 2);
+  });
+
+  test('two restores of one entry meet on its row: the second waits for the first, then finds the entry gone', async () => {
+    const t = ctx();
+    if (t.deps.db.dialect !== 'postgres') return; // one writer at a time: restores never overlap
+    const s = await seedWorkspace(t);
+    const [id] = await contacts(t, s.secret, 1, 'Twice');
+    assert.equal((await call(t, s.secret, 'DELETE', `/v1/contacts/${id}`)).statusCode, 200);
+    let restored!: () => void;
+    const ready = new Promise<void>((ok) => (restored = ok));
+    const first = write(
+      t.deps.db.kysely,
+      async (tx) => {
+        const r = await restore(operatorCtx(tx, s.workspaceId), { id: id! });
+        restored();
+        assert.ok(await someoneWaits(tx), 'the second restore waits for the first');
+        return r;
+      },
+      { followUpFailed: () => {} },
+    );
+    await ready;
+    const second = restoreAs(t, s.workspaceId, id!).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    assert.equal((await first).id, id);
+    const reason = await second;
+    assert.ok(reason instanceof AppError && reason.code === 'resource_not_found', String(reason));
+    await rankUpkeepSettled();
+    assert.equal((await call(t, s.secret, 'GET', '/v1/contacts')).json().totalCount, 1);
+    assert.equal((await checkEntries(t.deps.db.kysely, RECORDS, [s.workspaceId, 'contact'])).total, 1);
   });
 
   test('concurrent restores, deletes and creates: counts and pages exact; a record restored twice at once comes back once', async () => {
