@@ -1,6 +1,7 @@
 // Deletes beside creates (docs/pages.md §Creates that only insert): on PostgreSQL a record's delete
 // takes its listing's lock shared and counts a negative delta, so it does not wait for a create or
-// another delete of the same type; two deletes of one record meet on its row. Leaves the deletes
+// another delete of the same type; two deletes of one record meet on its row: the second waits for
+// the first and answers what it trashed. Leaves the deletes
 // shrink below their minimum are merged after COMMIT. Tiny buckets make that happen within a few
 // deletes. SQLite has one writer and writes no deltas.
 import assert from 'node:assert/strict';
@@ -13,6 +14,7 @@ import { RECORDS } from '../../src/records/repository.ts';
 import { createRecord, RECORD_TYPES } from '../../src/records/service.ts';
 import { trashRecord } from '../../src/trash/service.ts';
 import { call, eachDialect, seedWorkspace } from '../helpers/app.ts';
+import { someoneWaits } from '../helpers/pg-locks.ts';
 import { checkEntries, checkPages, timeout } from '../helpers/rank.ts';
 
 setRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 }, fold: 6 });
@@ -37,6 +39,42 @@ eachDialect('deletes beside creates', (ctx) => {
     const page = (await call(t, s.secret, 'GET', '/v1/contacts')).json();
     assert.equal(page.totalCount, 1);
     assert.equal((await checkEntries(t.deps.db.kysely, RECORDS, [s.workspaceId, 'contact'])).total, 1);
+  });
+
+  test('two deletes of one record meet on its row: the second waits for the first and answers the record it trashed', async (tc) => {
+    const t = ctx();
+    if (t.deps.db.dialect !== 'postgres') return; // one writer at a time: deletes never overlap
+    const s = await seedWorkspace(t);
+    const created = await call(t, s.secret, 'POST', '/v1/contacts', { fields: { $name: { firstName: 'Del', lastName: 'Twice' } } });
+    assert.equal(created.statusCode, 200, created.body);
+    const id = created.json().id as string;
+    let trashed!: () => void;
+    const ready = new Promise<void>((ok) => (trashed = ok));
+    const first = write(
+      t.deps.db.kysely,
+      async (tx) => {
+        const r = await trashRecord(operatorCtx(tx, s.workspaceId), RECORD_TYPES.contact, { id });
+        trashed();
+        assert.ok(await someoneWaits(tx), 'the second delete waits for the first');
+        return r;
+      },
+      { followUpFailed: (err) => tc.diagnostic(String(err)) },
+    );
+    await ready;
+    const second = call(t, s.secret, 'DELETE', `/v1/contacts/${id}`);
+    const resource = await first;
+    const r = await second;
+    assert.equal(r.statusCode, 200, r.body);
+    assert.deepEqual(r.json(), JSON.parse(JSON.stringify(resource)));
+    await rankUpkeepSettled();
+    const db = t.deps.db.kysely;
+    const trash = await db.selectFrom('trash').select('id').where('workspace_id', '=', s.workspaceId).execute();
+    assert.deepEqual(
+      trash.map((e) => e.id),
+      [id],
+    );
+    assert.equal((await call(t, s.secret, 'GET', '/v1/contacts')).json().totalCount, 0);
+    assert.equal((await checkEntries(db, RECORDS, [s.workspaceId, 'contact'])).total, 0);
   });
 
   test('two deletes of one leaf that overlap: the one that commits last sees the leaf under its minimum and merges it', async (tc) => {
