@@ -73,6 +73,12 @@ export async function run(args: string[], io: Io): Promise<void> {
   const file = positionals[0];
   if (!file) throw new UsageError('the file to import is required');
   const commit = oneOf<CommitMode>('commit', values.commit, ['atomic', 'batched']);
+  // Without --format, the extension: `.csv` is CSV, any other NDJSON or a JSON array. A `.tsv`
+  // file's tab-separated values are no format of the import (docs/import.md §Format).
+  if (values.format === undefined && file.toLowerCase().endsWith('.tsv'))
+    throw new InputError(
+      `cannot read ${file}: a .tsv file holds tab-separated values, which the import does not read: save it as comma-separated CSV and import that with --type T`,
+    );
   const format = (values.format as string | undefined) ?? (file.toLowerCase().endsWith('.csv') ? 'csv' : 'ndjson');
   // `json` (a JSON array) is read as NDJSON is, and is not offered.
   if (format !== 'csv' && format !== 'ndjson' && format !== 'json') throw badValue('format', format, 'ndjson or csv');

@@ -59,6 +59,28 @@ function lineReason(message: string, indent: number): string {
   return message.replace(/ at position \d+ \(line \d+ column (\d+)\)/, (_, column: string) => ` at column ${Number(column) + indent}`);
 }
 
+/**
+ * What to do with a first line that is no JSON but the header of a table, its names separated by
+ * commas, `;` or tabs outside quotes (a CSV or TSV file read as NDJSON, docs/import.md §Format);
+ * undefined for any other line. A line of JSON opens with `{` (or `[`, a JSON array's).
+ */
+function headerHint(text: string): string | undefined {
+  const l = text.trim();
+  if (l.startsWith('{') || l.startsWith('[')) return undefined;
+  let commas = 0;
+  let tabs = 0;
+  let quoted = false;
+  for (const c of l) {
+    if (c === '"') quoted = !quoted;
+    else if (quoted) continue;
+    else if (c === ',' || c === ';') commas++;
+    else if (c === '\t') tabs++;
+  }
+  if (tabs > commas) return 'it looks like the header of tab-separated values: save the file as comma-separated CSV and import that with --format csv --type T';
+  if (commas > 0) return 'it looks like the header of a CSV file: import it with --format csv --type T';
+  return undefined;
+}
+
 function parseLine(text: string, line: number): SourceObject | undefined {
   const l = text.trim();
   if (l === '') return undefined;
@@ -157,11 +179,20 @@ export async function fileSource(path: string): Promise<ImportSource> {
       // Bytes that are not UTF-8 end the lines with their error, reported with the lines before.
       const lines = linesOf(utf8File(path, '(line)'));
       let line = 0;
+      let first = true;
       try {
         for await (const text of lines) {
           line++;
           const o = parseLine(text, line);
-          if (o) yield o;
+          if (!o) continue;
+          // A table's header first: every line after it would be refused too, so it alone is, saying why.
+          const hint = first && o.error?.reason.startsWith('not valid JSON') ? headerHint(text) : undefined;
+          if (hint) {
+            yield { line, value: undefined, error: new ImportError(line, '(line)', `not valid JSON: ${hint}`) };
+            return;
+          }
+          first = false;
+          yield o;
         }
       } catch (err) {
         if (!(err instanceof ImportError)) throw err;
