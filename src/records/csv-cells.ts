@@ -1,11 +1,13 @@
 // The value of one CSV cell for a field (docs/import.md §CSV): typed by the field's definition.
 // Lists (a multi-valued field, MULTI_SELECT) are separated by `;`; select cells name option labels
 // (an unknown one is refused with the valid labels); a FULL_NAME cell is split at its first run of
-// spaces; an ADDRESS is given as columns `<field>.<member>` or as a JSON object.
+// spaces; an ADDRESS is given as columns `<field>.<member>` or as a JSON object. The API's error
+// of a value is told in the words of the cell.
 import { optionNamed } from '../definitions/labels.ts';
 import type { FieldDef } from '../definitions/service.ts';
 import { labelKey } from '../lib/fold.ts';
-import { InputError } from '../lib/errors.ts';
+import { AppError, InputError } from '../lib/errors.ts';
+import { ImportError } from '../import/kind.ts';
 import { shownLiteral, unheldNumber } from '../lib/json-numbers.ts';
 
 const TRUE = new Set(['true', 'yes', 'y', '1']);
@@ -113,4 +115,39 @@ export function cellValue(def: FieldDef, cell: string): unknown {
       .map((s) => scalar(def, s));
   }
   return scalar(def, cell);
+}
+
+/** The piece of a row's value that an error's path names: a member of an object, an element of a list. */
+function valueAt(value: unknown, member: string | undefined, index: string | undefined): unknown {
+  let v = value;
+  if (member !== undefined) v = typeof v === 'object' && v !== null ? (v as Record<string, unknown>)[member] : undefined;
+  if (index !== undefined) v = Array.isArray(v) ? (v as unknown[])[Number(index)] : undefined;
+  return v;
+}
+
+/**
+ * An API error of a cell's value in the words of the file (docs/import.md §CSV): the row has no
+ * JSON path, so the value's path that the message opens with (`"fields.$email[1]" must be …`)
+ * becomes the piece of the cell it names, shown by its ends when long (or, for a member the value
+ * has no place for, that member's name), and the field's path elsewhere (`appears twice in
+ * "fields.$email"`) becomes the cell.
+ */
+function cellMessage(err: AppError, key: string, member: string | undefined, value: unknown): string {
+  const path = `"${err.param ?? ''}" `;
+  const piece = err.code === 'unknown_field' ? member : value;
+  const shown = typeof piece === 'string' || typeof piece === 'number' ? `"${shownLiteral(String(piece))}" ` : undefined;
+  const message = shown !== undefined && err.message.startsWith(path) ? shown + err.message.slice(path.length) : err.message;
+  return message.replaceAll(`"fields.${key}"`, 'the cell');
+}
+
+/** The error of a field's value as the API checks it, placed at its cell: its column, and the piece of the cell it names. */
+export function fieldError(
+  err: AppError,
+  line: number,
+  at: Map<string, string>,
+  fields: Record<string, { value: unknown }>,
+): { header: string; error: ImportError } {
+  const [, key = '', member, index] = /^fields\.([^.[]+)(?:\.([^.[]+))?(?:\[(\d+)\])?/.exec(err.param ?? '') ?? [];
+  const header = (member !== undefined ? at.get(`${key}.${member}`) : undefined) ?? at.get(key) ?? key;
+  return { header, error: new ImportError(line, header, cellMessage(err, key, member, valueAt(fields[key]?.value, member, index))) };
 }

@@ -8,13 +8,13 @@ import { loadDefinitions, type FieldDef, type RelationshipDef, type TypeDefiniti
 import { RESERVED_TYPES } from '../definitions/object-types.ts';
 import { RECORD_TYPES } from './resource.ts';
 import { binaryError } from '../import/binary.ts';
-import { ImportError } from '../import/kind.ts';
+import { checkExternalId, ImportError } from '../import/kind.ts';
 import { utf8File } from '../import/utf8.ts';
 import type { ImportSource, SourceObject } from '../import/source.ts';
 import type { Ctx } from '../lib/context.ts';
 import { AppError, InputError } from '../lib/errors.ts';
 import { shownLiteral } from '../lib/json-numbers.ts';
-import { cellValue, decimal } from './csv-cells.ts';
+import { cellValue, decimal, fieldError } from './csv-cells.ts';
 import { csvRows, foreignSeparator } from './csv-rows.ts';
 import { checkFieldValues, valueMembers } from './write-fields.ts';
 
@@ -27,16 +27,20 @@ const fold = (s: string) => s.trim().toLowerCase();
 
 const REPEATED_HEADER = 'repeats the header: a file has one header, so remove this row (files joined one after the other keep the first header only)';
 
-/** The member of `def`'s value that `name` names, compared without case, spaces, `_` or `-` ("First Name" → firstName). */
+/** A header's name compared without case, spaces, `_` or `-` ("First Name", "first_name" → "firstname"). */
+const loose = (s: string) => s.toLowerCase().replace(/[\s_-]+/g, '');
+
+/** The member of `def`'s value that `name` names, compared loosely ("First Name" → firstName). */
 function memberOf(def: FieldDef, name: string): string | undefined {
-  const loose = (s: string) => s.toLowerCase().replace(/[\s_-]+/g, '');
   return Object.keys(valueMembers(def.valueType)).find((m) => loose(m) === loose(name));
 }
 
 /** What a header cell names, or an InputError listing what it may name. */
 function column(defs: TypeDefinitions, header: string): Column {
   const h = header.trim();
-  if (fold(h) === 'externalid' || fold(h) === 'external id') return { kind: 'externalId' };
+  // The externalId is named loosely (`External ID`, `external_id`, `ExternalID`), as a member is;
+  // a field or relationship whose key is such a name (`external_id`) keeps it (docs/import.md §CSV).
+  if (loose(h) === 'externalid' && !defs.fields.has(h) && !defs.relationships.has(h)) return { kind: 'externalId' };
   // A key names its definition; a label (or a key in another case) must name only one of the
   // fields and the relationships stored on the type, or the column would fill one of them silently.
   const find = (name: string): FieldDef | RelationshipDef | undefined => {
@@ -92,37 +96,27 @@ function column(defs: TypeDefinitions, header: string): Column {
   );
 }
 
-/** The piece of a row's value that an error's path names: a member of an object, an element of a list. */
-function valueAt(value: unknown, member: string | undefined, index: string | undefined): unknown {
-  let v = value;
-  if (member !== undefined) v = typeof v === 'object' && v !== null ? (v as Record<string, unknown>)[member] : undefined;
-  if (index !== undefined) v = Array.isArray(v) ? (v as unknown[])[Number(index)] : undefined;
-  return v;
-}
-
 /**
- * An API error of a cell's value in the words of the file (docs/import.md §CSV): the row has no
- * JSON path, so the value's path that the message opens with (`"fields.$email[1]" must be …`)
- * becomes the piece of the cell it names, shown by its ends when long (or, for a member the value
- * has no place for, that member's name), and the field's path elsewhere (`appears twice in
- * "fields.$email"`) becomes the cell.
+ * The import line of one row, or the errors of its bad cells, every one with its column in the
+ * order of the columns (docs/import.md §CSV); a row with too few or too many cells is one error.
  */
-function cellMessage(err: AppError, key: string, member: string | undefined, value: unknown): string {
-  const path = `"${err.param ?? ''}" `;
-  const piece = err.code === 'unknown_field' ? member : value;
-  const shown = typeof piece === 'string' || typeof piece === 'number' ? `"${shownLiteral(String(piece))}" ` : undefined;
-  const message = shown !== undefined && err.message.startsWith(path) ? shown + err.message.slice(path.length) : err.message;
-  return message.replaceAll(`"fields.${key}"`, 'the cell');
-}
-
-/** The import line of one row; throws ImportError naming the row's line and the bad column. */
-function rowObject(line: number, type: string, defs: TypeDefinitions, headers: string[], columns: Column[], cells: string[]): Record<string, unknown> {
+function rowObject(
+  line: number,
+  type: string,
+  defs: TypeDefinitions,
+  headers: string[],
+  columns: Column[],
+  cells: string[],
+): { value: Record<string, unknown> } | { errors: ImportError[] } {
   if (cells.length !== headers.length)
-    throw new ImportError(line, '(row)', `has ${cells.length} ${cells.length === 1 ? 'cell' : 'cells'}, the header ${headers.length}`);
+    return { errors: [new ImportError(line, '(row)', `has ${cells.length} ${cells.length === 1 ? 'cell' : 'cells'}, the header ${headers.length}`)] };
   const system = Object.hasOwn(RECORD_TYPES, type);
   const fields: Record<string, { value: unknown }> = {};
   const relationships: Record<string, { values: string[] }> = {};
   const at = new Map<string, string>();
+  // Each bad cell's error by its column's place; a field with a bad cell is not checked again.
+  const bad: Array<{ place: number; error: ImportError }> = [];
+  const badFields = new Set<string>();
   let externalId: string | undefined;
   for (let i = 0; i < columns.length; i++) {
     const col = columns[i] as Column;
@@ -130,7 +124,7 @@ function rowObject(line: number, type: string, defs: TypeDefinitions, headers: s
     const cell = (cells[i] as string).trim();
     if (cell === '') continue;
     try {
-      if (col.kind === 'externalId') externalId = cell;
+      if (col.kind === 'externalId') externalId = checkExternalId(cell, header);
       else if (col.kind === 'relationship') {
         const values = cell
           .split(';')
@@ -140,30 +134,48 @@ function rowObject(line: number, type: string, defs: TypeDefinitions, headers: s
         relationships[col.def.key] = { values };
       } else {
         const key = col.def.key;
+        if (badFields.has(key)) continue;
         // A member's column is the place of the errors of that member (`fields.$primaryAddress.latitude`).
         at.set(col.member === undefined ? key : `${key}.${col.member}`, header);
-        if (col.member !== undefined) {
-          const obj = (fields[key]?.value ?? {}) as Record<string, unknown>;
-          obj[col.member] = valueMembers(col.def.valueType)[col.member] === 'number' ? decimal(cell) : cell;
-          fields[key] = { value: obj };
-        } else fields[key] = { value: cellValue(col.def, cell) };
+        try {
+          if (col.member !== undefined) {
+            const obj = (fields[key]?.value ?? {}) as Record<string, unknown>;
+            obj[col.member] = valueMembers(col.def.valueType)[col.member] === 'number' ? decimal(cell) : cell;
+            fields[key] = { value: obj };
+          } else fields[key] = { value: cellValue(col.def, cell) };
+        } catch (err) {
+          badFields.add(key);
+          delete fields[key];
+          throw err;
+        }
       }
     } catch (err) {
-      if (err instanceof InputError) throw new ImportError(line, header, err.message);
-      throw err;
+      if (!(err instanceof InputError)) throw err;
+      bad.push({ place: i, error: new ImportError(line, header, err.message) });
     }
   }
-  if (externalId === undefined) throw new ImportError(line, 'externalId', 'is required (a column named externalId)');
-  // The values as the API would check them, so that a bad cell is reported now, with its column.
+  if (externalId === undefined && !bad.some((b) => columns[b.place]?.kind === 'externalId'))
+    bad.unshift({ place: -1, error: new ImportError(line, 'externalId', 'is required (a column named externalId)') });
+  // The values as the API would check them, so that a bad cell is reported now, with its column:
+  // all at once, and field by field only when one is bad, to report each bad one.
+  const values = (keys: string[]) => Object.fromEntries(keys.map((k) => [k, fields[k]?.value]));
+  const keys = Object.keys(fields);
   try {
-    checkFieldValues(defs, Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, v.value])));
+    checkFieldValues(defs, values(keys));
   } catch (err) {
     if (!(err instanceof AppError)) throw err;
-    const [, key = '', member, index] = /^fields\.([^.[]+)(?:\.([^.[]+))?(?:\[(\d+)\])?/.exec(err.param ?? '') ?? [];
-    const header = (member !== undefined ? at.get(`${key}.${member}`) : undefined) ?? at.get(key);
-    throw new ImportError(line, header ?? key, cellMessage(err, key, member, valueAt(fields[key]?.value, member, index)));
+    for (const key of keys) {
+      try {
+        checkFieldValues(defs, values([key]));
+      } catch (err) {
+        if (!(err instanceof AppError)) throw err;
+        const { header, error } = fieldError(err, line, at, fields);
+        bad.push({ place: headers.indexOf(header), error });
+      }
+    }
   }
-  return { object: system ? type : 'record', ...(system ? {} : { objectType: type }), externalId, fields, relationships };
+  if (bad.length > 0) return { errors: bad.sort((a, b) => a.place - b.place).map((b) => b.error) };
+  return { value: { object: system ? type : 'record', ...(system ? {} : { objectType: type }), externalId, fields, relationships } };
 }
 
 /**
@@ -321,12 +333,9 @@ export async function csvSource(ctx: Ctx, path: string, type: string): Promise<I
             yield { line, value: undefined, error: new ImportError(line, '(row)', REPEATED_HEADER) };
             continue;
           }
-          try {
-            yield { line, value: rowObject(line, type, defs, headers, columns, record) };
-          } catch (err) {
-            if (!(err instanceof ImportError)) throw err;
-            yield { line, value: undefined, error: err };
-          }
+          const row = rowObject(line, type, defs, headers, columns, record);
+          if ('value' in row) yield { line, value: row.value };
+          else for (const error of row.errors) yield { line, value: undefined, error };
         }
       } catch (err) {
         const bad = failure(err);

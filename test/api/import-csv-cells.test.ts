@@ -40,6 +40,7 @@ eachDialect('rolodex import of CSV number and address cells', (ctx) => {
         `line 2: REVENUE: "0x10" ${DECIMAL}`,
         `line 3: ARR: "0b11" ${DECIMAL}`,
         `line 4: REVENUE: "1,000" ${DECIMAL}, without thousands separators`,
+        `line 4: ARR: "0o7" ${DECIMAL}`,
         `line 5: REVENUE: "1 000.5" ${DECIMAL}, without thousands separators`,
       ].join('\n'),
     );
