@@ -158,15 +158,15 @@ function rowObject(
     bad.unshift({ place: -1, error: new ImportError(line, 'externalId', 'is required (a column named externalId)') });
   // The values as the API would check them, so that a bad cell is reported now, with its column:
   // all at once, and field by field only when one is bad, to report each bad one.
-  const values = (keys: string[]) => Object.fromEntries(keys.map((k) => [k, fields[k]?.value]));
+  const valuesOf = (keys: string[]) => Object.fromEntries(keys.map((k) => [k, fields[k]?.value]));
   const keys = Object.keys(fields);
   try {
-    checkFieldValues(defs, values(keys));
+    checkFieldValues(defs, valuesOf(keys));
   } catch (err) {
     if (!(err instanceof AppError)) throw err;
     for (const key of keys) {
       try {
-        checkFieldValues(defs, values([key]));
+        checkFieldValues(defs, valuesOf([key]));
       } catch (err) {
         if (!(err instanceof AppError)) throw err;
         const { header, error } = fieldError(err, line, at, fields);
