@@ -82,7 +82,7 @@ async function main(): Promise<void> {
   try {
     // Warm-up: one small file through the whole flow, so code paths are loaded before measuring.
     const w = await api('POST', '/v1/files', { filename: 'warm', mimeType: 'application/octet-stream', sizeBytes: 1024 });
-    await fetch(w.uploadUrl, { method: 'PUT', body: Buffer.alloc(1024) });
+    await fetch(w.uploadUrl, { method: 'PUT', headers: w.uploadHeaders, body: Buffer.alloc(1024) });
     await api('POST', `/v1/files/${w.id}/complete`, {});
 
     const rssBefore = rssKb(pid);

@@ -4,6 +4,7 @@
 import { type Readable, Transform } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { PluginOptions } from '../http/context.ts';
+import { severalLines } from '../http/field-lines.ts';
 import { linger } from '../http/linger.ts';
 import { type Metrics, recordUpload } from '../metrics/registry.ts';
 import { logMissing } from './missing.ts';
@@ -49,6 +50,8 @@ export function byteRoutes(files: FilesEnv, metrics: Metrics) {
             body,
             declaredLength: length === undefined ? undefined : Number(length),
             contentRange,
+            contentType: request.headers['content-type'],
+            severalContentTypes: severalLines(request.raw.rawHeaders, 'content-type'),
           });
           recordUpload(metrics, result.sizeBytes, (performance.now() - started) / 1000, files.blobs.kind);
           reply.header('etag', `"${result.md5}"`);

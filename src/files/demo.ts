@@ -36,7 +36,7 @@ export function filesDemoPart(): DemoPart {
       return [
         `curl -s ${h} {base}/v1/files`,
         `curl -s ${h} {base}/v1/files/${handbook}/url`,
-        `curl -s ${h} -H "Content-Type: application/json" -d '{"filename":"hello.txt","mimeType":"text/plain","sizeBytes":6}' {base}/v1/files   # then PUT the bytes to uploadUrl and POST /v1/files/<id>/complete`,
+        `curl -s ${h} -H "Content-Type: application/json" -d '{"filename":"hello.txt","mimeType":"text/plain","sizeBytes":6}' {base}/v1/files   # then PUT the bytes to uploadUrl with uploadHeaders and POST /v1/files/<id>/complete`,
         `rolodex knowledge list --workspace ${ctx.actor.workspaceId}`,
       ];
     },

@@ -55,6 +55,15 @@ export function mimeEssence(mimeType: string): string | null {
 }
 
 /**
+ * A header value as SigV4 signs it: runs of spaces and tabs made one space, none at either end.
+ * The server's upload address compares Content-Type so, as S3 compares it with the one its
+ * presigned PUT signed: a type S3 takes, the server takes (docs/files.md §Addresses).
+ */
+export function signedHeaderValue(value: string): string {
+  return value.replace(/[ \t]+/g, ' ').replace(/^ | $/g, '');
+}
+
+/**
  * The stored type as a Content-Type header, from the server or from S3 (presigned GET). A create
  * refuses types that are not visible ASCII (docs/files.md §The flow), but rows stored before that
  * rule may hold one; they are served as bytes, never as a failed download.

@@ -9,7 +9,7 @@ import { isoNow } from '../lib/ids.ts';
 import { preconditionFails } from './conditions.ts';
 import { asMissing, checkBytesThere } from './missing.ts';
 import * as repo from './repository.ts';
-import { effectiveStatus, headerSafeType } from './rules.ts';
+import { effectiveStatus, headerSafeType, signedHeaderValue } from './rules.ts';
 import { ADOPT_MARGIN_MS, busy, collect, discard, type FilesSystemCtx, newBlobKey } from './service.ts';
 import { verifyToken } from './tokens.ts';
 import { write } from '../db/index.ts';
@@ -34,6 +34,33 @@ export interface UploadInput {
   declaredLength: number | undefined;
   /** Content-Range, when the client sent one. */
   contentRange?: string | undefined;
+  /** Content-Type, when the client sent one. */
+  contentType: string | undefined;
+  /** Whether Content-Type came on more than one line (Node keeps only the first). */
+  severalContentTypes?: boolean;
+}
+
+/**
+ * The server's upload address takes what S3's presigned PUT takes, which signs Content-Type and
+ * Content-Length: the type `uploadHeaders` names (compared as SigV4 compares it) and exactly
+ * `sizeBytes` bytes. So a client written against one store works on the other (docs/files.md
+ * §Addresses). More bytes than that are refused as ever, 413 `upload_too_large`.
+ */
+function checkHeaders(row: { mime_type: string }, input: UploadInput, max: number): void {
+  const type = input.contentType;
+  // uploadHeaders' content-type is the file's mimeType (service.ts, createFile).
+  const wanted = `send the one uploadHeaders names, ${JSON.stringify(row.mime_type)}. Nothing was kept.`;
+  if (type === undefined) throw new AppError('invalid_value', `The PUT has no Content-Type; ${wanted}`, { param: 'Content-Type' });
+  if (input.severalContentTypes) throw new AppError('invalid_value', `The PUT has more than one Content-Type; ${wanted}`, { param: 'Content-Type' });
+  if (signedHeaderValue(type) !== signedHeaderValue(row.mime_type))
+    throw new AppError('invalid_value', `Content-Type ${JSON.stringify(type)} is not the file's; ${wanted}`, { param: 'Content-Type' });
+  if (input.declaredLength !== undefined && input.declaredLength < max) throw tooShort(input.declaredLength, max);
+}
+
+function tooShort(got: number, max: number): AppError {
+  return new AppError('invalid_value', `The PUT carries ${got} bytes; it must carry all sizeBytes (${max}) at once. Nothing was kept.`, {
+    param: 'Content-Length',
+  });
 }
 
 /** ctx.db must not be a transaction: the bytes are stored before the swap's own transaction. */
@@ -44,9 +71,10 @@ export async function receiveUpload(ctx: FilesSystemCtx, input: UploadInput) {
   // would replace the bytes uploaded before with a piece (RFC 9110 §14.5; docs/files.md §The flow).
   if (input.contentRange !== undefined)
     throw new AppError('invalid_value', 'A PUT sends the whole file; parts (Content-Range) are not taken. Nothing was kept.', { param: 'Content-Range' });
+  const max = Number(row.size_bytes);
+  checkHeaders(row, input, max);
   const status = effectiveStatus(row, ctx.now);
   if (status !== 'PENDING') throw new AppError('invalid_file_state', `This file is ${status}; bytes can be sent only while it is PENDING.`);
-  const max = Number(row.size_bytes);
   const tooLarge = () => new AppError('upload_too_large', `More than sizeBytes (${max}) bytes were sent; nothing was kept.`);
   if (declaredLength !== undefined && declaredLength > max) throw tooLarge();
 
@@ -64,6 +92,11 @@ export async function receiveUpload(ctx: FilesSystemCtx, input: UploadInput) {
     if (body.errored || (body as { aborted?: boolean }).aborted)
       throw new AppError('upload_incomplete', 'The upload was interrupted before all bytes arrived; nothing was kept.');
     throw err;
+  }
+  // A chunked body that ended short: complete could never take it, and S3 would have refused it.
+  if (stat.size !== max) {
+    await discard(ctx, key);
+    throw tooShort(stat.size, max);
   }
 
   // Adopt the new blob unless the file moved on meanwhile; several PUTs at once: the last wins. The

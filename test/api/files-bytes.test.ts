@@ -89,9 +89,19 @@ eachDialect('file bytes (disk)', (ctx) => {
     const s = await seedWorkspace(t);
     const f = await createSession(t, s.secret, { filename: 'big', mimeType: 'application/octet-stream', sizeBytes: 1000 });
     // No Content-Length: the guard stops the stream as the 1001st byte arrives.
-    const res = await t.app.inject({ method: 'PUT', url: pathOf(t, f.uploadUrl), headers: { 'transfer-encoding': 'chunked' }, payload: Buffer.alloc(5000, 1) });
+    const res = await t.app.inject({
+      method: 'PUT',
+      url: pathOf(t, f.uploadUrl),
+      headers: { ...f.uploadHeaders, 'transfer-encoding': 'chunked' },
+      payload: Buffer.alloc(5000, 1),
+    });
     assertError(res, 413, 'upload_too_large');
-    const declared = await t.app.inject({ method: 'PUT', url: pathOf(t, f.uploadUrl), headers: { 'content-length': '1001' }, payload: Buffer.alloc(1001, 1) });
+    const declared = await t.app.inject({
+      method: 'PUT',
+      url: pathOf(t, f.uploadUrl),
+      headers: { ...f.uploadHeaders, 'content-length': '1001' },
+      payload: Buffer.alloc(1001, 1),
+    });
     assertError(declared, 413, 'upload_too_large');
     assert.deepEqual(blobFiles(t, s.workspaceId), []);
     assert.equal(await garbageCount(t, s.workspaceId), 0);
@@ -108,7 +118,12 @@ eachDialect('file bytes (disk)', (ctx) => {
     const good = Buffer.from('0123456789');
     const f = await createSession(t, s.secret, { filename: 'k', mimeType: 'text/plain', sizeBytes: 10 });
     await putBytes(t, f.uploadUrl, f.uploadHeaders, good);
-    const res = await t.app.inject({ method: 'PUT', url: pathOf(t, f.uploadUrl), headers: { 'transfer-encoding': 'chunked' }, payload: Buffer.alloc(11, 7) });
+    const res = await t.app.inject({
+      method: 'PUT',
+      url: pathOf(t, f.uploadUrl),
+      headers: { ...f.uploadHeaders, 'transfer-encoding': 'chunked' },
+      payload: Buffer.alloc(11, 7),
+    });
     assertError(res, 413, 'upload_too_large');
     assert.equal((await call(t, s.secret, 'POST', `/v1/files/${f.id}/complete`, { md5: md5(good) })).statusCode, 200);
   });
@@ -156,19 +171,19 @@ eachDialect('file bytes (disk)', (ctx) => {
     const f = await createSession(t, s.secret, { filename: 'p', mimeType: 'text/plain', sizeBytes: 3 });
     await putBytes(t, f.uploadUrl, f.uploadHeaders, Buffer.from('one'));
     await call(t, s.secret, 'POST', `/v1/files/${f.id}/complete`, { md5: md5('one') });
-    assertError(await t.app.inject({ method: 'PUT', url: pathOf(t, f.uploadUrl), payload: 'two' }), 409, 'invalid_file_state');
+    assertError(await t.app.inject({ method: 'PUT', url: pathOf(t, f.uploadUrl), headers: f.uploadHeaders, payload: 'two' }), 409, 'invalid_file_state');
     const url = (await call(t, s.secret, 'GET', `/v1/files/${f.id}/url`)).json().url;
     assert.equal((await download(t, url)).bytes.toString(), 'one');
     const g = await createSession(t, s.secret, { filename: 'q', mimeType: 'text/plain', sizeBytes: 3 });
     await call(t, s.secret, 'POST', `/v1/files/${g.id}/cancel`);
-    assertError(await t.app.inject({ method: 'PUT', url: pathOf(t, g.uploadUrl), payload: 'two' }), 409, 'invalid_file_state');
+    assertError(await t.app.inject({ method: 'PUT', url: pathOf(t, g.uploadUrl), headers: g.uploadHeaders, payload: 'two' }), 409, 'invalid_file_state');
     const h = await createSession(t, s.secret, { filename: 'r', mimeType: 'text/plain', sizeBytes: 3 });
     await t.deps.db.kysely
       .updateTable('files')
       .set({ expires_at: new Date(Date.now() - 1).toISOString() })
       .where('id', '=', h.id)
       .execute();
-    assertError(await t.app.inject({ method: 'PUT', url: pathOf(t, h.uploadUrl), payload: 'two' }), 409, 'invalid_file_state');
+    assertError(await t.app.inject({ method: 'PUT', url: pathOf(t, h.uploadUrl), headers: h.uploadHeaders, payload: 'two' }), 409, 'invalid_file_state');
     assert.equal(blobFiles(t, s.workspaceId).length, 1);
   });
 

@@ -119,7 +119,7 @@ function suite(backend: Backend) {
       const bytes = Buffer.from('hello, rolodex files!');
       const f = await createSession(t, s.secret, { filename: 'h.txt', mimeType: 'text/plain', sizeBytes: bytes.length });
       assertError(await call(t, s.secret, 'POST', `/v1/files/${f.id}/complete`), 409, 'upload_incomplete');
-      assert.equal((await putBytes(t, f.uploadUrl, f.uploadHeaders, bytes.subarray(0, 5))).status, backend === 'disk' ? 200 : 403);
+      assert.equal((await putBytes(t, f.uploadUrl, f.uploadHeaders, bytes.subarray(0, 5))).status, backend === 'disk' ? 400 : 403);
       assertError(await call(t, s.secret, 'POST', `/v1/files/${f.id}/complete`, {}), 409, 'upload_incomplete');
       // An optional body is absent or an object: null is not an absent body (docs/errors.md §Request bodies).
       assertError(await call(t, s.secret, 'POST', `/v1/files/${f.id}/complete`, null), 400, 'invalid_type');
