@@ -3,7 +3,8 @@
 // between transactions"; docs/errors.md). The deadlock is made by another transaction: it holds
 // the row of a list, which a delete of one of the list's members locks (to change its member
 // count) after taking the contacts' listing; once the delete waits for that row, it asks for a lock
-// the delete holds. The delete waited first, so its deadlock check runs first and PostgreSQL cancels it.
+// the delete holds. The delete waited first, and the other transaction checks only after 10 s (its own
+// `deadlock_timeout`), so the delete's check runs first and PostgreSQL cancels it.
 // That check runs once, `deadlock_timeout` (1 s) after the wait began: the other transaction asks
 // for the lock only while the delete has waited less than 400 ms, else (a machine too loaded to
 // arrange it in time) it lets the delete through and the test arranges it again on a new contact.
@@ -23,6 +24,9 @@ import { waiterOf } from '../helpers/pg-locks.ts';
  */
 async function holdList(t: TestApp, listId: string, deadlocks: number, started: () => void): Promise<boolean> {
   return await write(t.deps.db.kysely, async (tx) => {
+    // This transaction's own deadlock check comes long after the delete's, so that on a loaded
+    // machine, where the delete's check may run late, the delete is still the one cancelled.
+    await sql`set local deadlock_timeout = '10s'`.execute(tx);
     await sql`select id from lists where id = ${listId} for update`.execute(tx);
     started();
     for (let i = 0; i < deadlocks; i++) {
