@@ -47,9 +47,10 @@ export interface ServerProcess {
 /**
  * Starts `rolodex serve` on a free port. The port is free when chosen but another test process
  * may take it before the server binds it, so an early exit with EADDRINUSE is retried, and the
- * server counts as started only once it logged that it listens on that port.
+ * server counts as started only once it logged that it listens on that port. A variable of `env`
+ * that is undefined is left out of the server's environment.
  */
-export async function startServerProcess(env: Record<string, string>, args: string[] = []): Promise<ServerProcess> {
+export async function startServerProcess(env: Record<string, string | undefined>, args: string[] = []): Promise<ServerProcess> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await startOnce(env, args);
@@ -73,7 +74,7 @@ function healthy(url: string): Promise<boolean> {
   });
 }
 
-async function startOnce(env: Record<string, string>, args: string[]): Promise<ServerProcess> {
+async function startOnce(env: Record<string, string | undefined>, args: string[]): Promise<ServerProcess> {
   const port = await freePort();
   let out = '';
   const child = spawn(process.execPath, [CLI, 'serve', ...args], {
