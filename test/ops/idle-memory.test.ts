@@ -1,9 +1,10 @@
 // An idle server holds no more memory than it uses (docs/performance.md §Idle memory and wake-ups):
 // the young generation that start-up grew is given back before the server listens, so a started
-// server's own metrics show it at its smallest; and a server started through bin/rolodex.js
-// writes Node's compile cache, so that the next start does without the TypeScript stripper.
+// server's own metrics show it at its smallest. That a server started through bin/rolodex.js has
+// written Node's compile cache once it listens is checked on its first start in
+// test/ops/compile-cache.test.ts, the one start there on an empty cache.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -25,27 +26,3 @@ test('a started server has given back the young generation that start-up grew', 
     rmSync(dataDir, { recursive: true, force: true });
   }
 });
-
-test(
-  'a server started through bin/rolodex.js has written the compile cache once it listens',
-  { skip: process.env.NODE_COMPILE_CACHE ? 'NODE_COMPILE_CACHE is set: Node itself enables the cache' : false },
-  async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'rolodex-idle-'));
-    // The cache goes under the process's temporary directory: this test's own, not the machine's.
-    const tmp = mkdtempSync(join(tmpdir(), 'rolodex-tmp-'));
-    const server = await startServerProcess({ DATA_DIR: dataDir, TMPDIR: tmp });
-    try {
-      const cache = join(tmp, 'node-compile-cache');
-      assert.ok(existsSync(cache), 'the compile cache directory is made');
-      // One subdirectory per Node version and V8 flags; beside them, the fill's stamps (files).
-      const versions = readdirSync(cache, { withFileTypes: true }).filter((e) => e.isDirectory());
-      const entries = versions.flatMap((version) => readdirSync(join(cache, version.name)));
-      // One entry per module compiled: the server's own and its dependencies', well over 100.
-      assert.ok(entries.length >= 100, `${entries.length} entries`);
-    } finally {
-      await server.stop();
-      rmSync(dataDir, { recursive: true, force: true });
-      rmSync(tmp, { recursive: true, force: true });
-    }
-  },
-);
