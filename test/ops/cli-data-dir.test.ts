@@ -244,43 +244,58 @@ for (const dialect of testDialects()) {
         assert.match(list.out, /^ws_\w+ {2}Acme$/);
       });
 
+    // The names of the workspaces `workspace list` printed, in order of name.
+    const listed = (out: string) =>
+      out
+        .split('\n')
+        .map((l) => /^ws_\w+ {2}(.+)$/.exec(l)?.[1] ?? l)
+        .sort();
+
+    // The name's two forms name one schema: the first form creates and migrates it, and the second
+    // works on the one the first created (a schema of its own would be a second, empty one).
     if (dialect === 'postgres')
       test('a schema named in capitals is the one PostgreSQL reads, in lower case, in either form of the URL', async () => {
-        for (const form of ['search_path', 'options'] as const) {
-          const schema = newSchema();
-          const written = schema.replace('typo', 'Typo');
-          const url = new URL(TEST_DATABASE_URL);
-          url.searchParams.set(form, form === 'options' ? `-c search_path=${written}` : written);
-          const env = envFor(join(tmp, `capitals-${form}`, 'data'), url.toString());
-          try {
-            const made = await run(env, ['workspace', 'create', '--name', 'Acme']);
+        const schema = newSchema();
+        const written = schema.replace('typo', 'Typo');
+        try {
+          for (const [form, name] of [
+            ['search_path', 'Acme'],
+            ['options', 'Beta'],
+          ] as const) {
+            const url = new URL(TEST_DATABASE_URL);
+            url.searchParams.set(form, form === 'options' ? `-c search_path=${written}` : written);
+            const env = envFor(join(tmp, `capitals-${form}`, 'data'), url.toString());
+            const made = await run(env, ['workspace', 'create', '--name', name]);
             assert.equal(made.code, 0, `${form}: ${made.err.join('\n')}`);
             assert.equal(await schemaExists(schema), true, form);
             assert.equal(await schemaExists(written), false, `${form}: no schema "${written}" beside it`);
             const list = await run(env, ['workspace', 'list']);
-            assert.match(list.out, /^ws_\w+ {2}Acme$/, form);
-          } finally {
-            await admin(`drop schema if exists "${written}" cascade`);
+            assert.deepEqual(listed(list.out), name === 'Acme' ? ['Acme'] : ['Acme', 'Beta'], form);
           }
+        } finally {
+          await admin(`drop schema if exists "${written}" cascade`);
         }
       });
 
     if (dialect === 'postgres')
       test('a schema named in quotes is the one PostgreSQL reads, as written, in either form of the URL', async () => {
-        for (const form of ['search_path', 'options'] as const) {
-          const schema = newSchema().replace('typo', 'Typo');
-          const url = new URL(TEST_DATABASE_URL);
-          url.searchParams.set(form, form === 'options' ? `-c search_path="${schema}"` : `"${schema}"`);
-          const env = envFor(join(tmp, `quoted-${form}`, 'data'), url.toString());
-          try {
-            const made = await run(env, ['workspace', 'create', '--name', 'Acme']);
+        const schema = newSchema().replace('typo', 'Typo');
+        try {
+          for (const [form, name] of [
+            ['search_path', 'Acme'],
+            ['options', 'Beta'],
+          ] as const) {
+            const url = new URL(TEST_DATABASE_URL);
+            url.searchParams.set(form, form === 'options' ? `-c search_path="${schema}"` : `"${schema}"`);
+            const env = envFor(join(tmp, `quoted-${form}`, 'data'), url.toString());
+            const made = await run(env, ['workspace', 'create', '--name', name]);
             assert.equal(made.code, 0, `${form}: ${made.err.join('\n')}`);
             assert.equal(await schemaExists(schema), true, form);
             const list = await run(env, ['workspace', 'list']);
-            assert.match(list.out, /^ws_\w+ {2}Acme$/, form);
-          } finally {
-            await admin(`drop schema if exists "${schema}" cascade`);
+            assert.deepEqual(listed(list.out), name === 'Acme' ? ['Acme'] : ['Acme', 'Beta'], form);
           }
+        } finally {
+          await admin(`drop schema if exists "${schema}" cascade`);
         }
       });
 
