@@ -32,8 +32,11 @@ async function silentServer(): Promise<{ endpoint: string; close(): Promise<void
   };
 }
 
-/** Resolves to `promise`'s value, or to 'no answer' when it has none within `ms`. */
-const within = <T>(ms: number, promise: Promise<T>) => Promise.race([promise, sleep(ms).then(() => 'no answer' as const)]);
+/**
+ * Resolves to `promise`'s value, or to 'no answer' when it has none within `ms`. The timer is
+ * unref'd: once the answer has come, it does not hold the file's process open for the rest of `ms`.
+ */
+const within = <T>(ms: number, promise: Promise<T>) => Promise.race([promise, sleep(ms, 'no answer' as const, { ref: false })]);
 
 const STORES = [
   ['accepts connections and never answers', (silent: string) => silent],
