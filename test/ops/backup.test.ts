@@ -238,7 +238,8 @@ for (const dialect of testDialects()) {
         const dir = join(tmp('busy'), 'b');
         const b = cli({ DATA_DIR: t.tdb.dataDir });
         const done = main(['backup', dir], b.io);
-        const inTime = await Promise.race([done.then(() => true), sleep(20_000).then(() => false)]);
+        // Unref'd: once the backup has ended, the timer does not hold the file's process open.
+        const inTime = await Promise.race([done.then(() => true), sleep(20_000, false, { ref: false })]);
         clearInterval(writes);
         const code = await done;
         writer.exec('drop table backup_filler');
