@@ -95,7 +95,8 @@ describe('abuse [sqlite]', () => {
       `POST /v1/lists HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${secret}\r\nService-Version: 2026-03-01\r\n` +
         `Content-Type: application/json\r\nContent-Length: ${50 * 1024 * 1024}\r\n\r\n{"fields":`,
     );
-    const text = await Promise.race([reply, new Promise<string>((r) => setTimeout(() => r('timeout'), 5000))]);
+    // Unref'd: once the reply has come, the timer does not hold the file's process open.
+    const text = await Promise.race([reply, new Promise<string>((r) => setTimeout(() => r('timeout'), 5000).unref())]);
     s.destroy();
     assert.match(text, /^HTTP\/1.1 413/);
     assert.match(text, /"code":"payload_too_large"/);
