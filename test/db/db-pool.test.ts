@@ -46,7 +46,8 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
         await new Promise((r) => setTimeout(r, 200));
         // Reads through Kysely and through the prepared fast path, while the lock is still held.
         const reads = Promise.all([sql`select 1 as one`.execute(db.kysely), findList(db.kysely, 'ws_none', 'lst_none')]);
-        const outcome = await Promise.race([reads.then(() => 'answered'), new Promise((r) => setTimeout(() => r('starved'), 5000))]);
+        // Unref'd: once the reads are answered, the timer does not hold the file's process open.
+        const outcome = await Promise.race([reads.then(() => 'answered'), new Promise((r) => setTimeout(() => r('starved'), 5000).unref())]);
         assert.equal(outcome, 'answered', 'reads do not wait for the writers');
         assert.ok((db.pool?.waiting() ?? 0) > 0, 'the writers past the cap wait for a place');
         assert.ok((db.pool?.transactions() ?? 0) <= POOL - 3, 'with a pool of 4, 1 connection is for transactions (1 pipelined, 2 for scans)');
