@@ -20,7 +20,7 @@ import { installOpenApi } from './http/openapi.ts';
 import { installPipeline } from './http/pipeline.ts';
 import { requestIdFor } from './http/request-id.ts';
 import { versionHeaders } from './http/version.ts';
-import { installValidators } from './http/validation.ts';
+import { installValidators, validatorFactory } from './http/validation.ts';
 import { lazySchemas, type LazySchemas } from './http/lazy-schemas.ts';
 import { createHttpLinks } from './lib/links.ts';
 import { listRoutes } from './lists/routes.ts';
@@ -85,8 +85,10 @@ export async function buildApp(config: Config, deps: Deps): Promise<FastifyInsta
     routerOptions: { maxParamLength: 2048 },
     frameworkErrors: frameworkErrors(version.echo),
     clientErrorHandler: clientError,
-    // Each response serializer is compiled by the first response it writes (src/http/lazy-schemas.ts).
-    schemaController: { compilersFactory: { buildSerializer: schemas.buildSerializer } },
+    // Each request validator is compiled by the first request it checks, each response serializer
+    // by the first response it writes (src/http/lazy-schemas.ts); Fastify's own compilers (and
+    // Ajv with them) are never loaded.
+    schemaController: { compilersFactory: { buildValidator: validatorFactory(schemas), buildSerializer: schemas.buildSerializer } },
   });
   schemasOf.set(app, schemas);
   capConnections(app.server, config.maxConnections);
@@ -96,7 +98,7 @@ export async function buildApp(config: Config, deps: Deps): Promise<FastifyInsta
   app.decorateRequest('startedAt', 0);
   app.decorateRequest('endBudget', null as never);
 
-  installValidators(app, schemas);
+  installValidators(app);
   installJsonParser(app);
   installErrorHandling(app, deps);
   installPipeline(app, deps, version);

@@ -3,9 +3,14 @@
 // serializers are generated JavaScript (tens of kilobytes of source for a large response); compiled
 // at start, every route's would be held by a process that may never serve it. A wrapper compiles
 // its schema on its first call and keeps the result; `compileAll` compiles what is left, so that a
-// test can check that every schema compiles.
-import SerializerSelector, { type SerializerFactory } from '@fastify/fast-json-stringify-compiler';
+// test can check that every schema compiles. The compilers themselves (Ajv, fast-json-stringify)
+// are loaded by the first schema compiled (docs/performance.md §Loading only what is configured).
+import { createRequire } from 'node:module';
+import type SerializerSelectorModule from '@fastify/fast-json-stringify-compiler';
+import type { SerializerFactory } from '@fastify/fast-json-stringify-compiler';
 import type { FastifySchemaCompiler } from 'fastify';
+
+const require = createRequire(import.meta.url);
 
 type Validate = ((data: unknown, ctx?: unknown) => unknown) & { errors?: unknown; schemaEnv?: unknown };
 
@@ -32,7 +37,9 @@ export function lazySchemas(): LazySchemas {
     pending.add(get);
     return get;
   };
-  const defaultSerializers = SerializerSelector();
+  // Loaded synchronously, since a compile is.
+  let defaultSerializers: SerializerFactory | undefined;
+  const serializers = (): SerializerFactory => (defaultSerializers ??= (require('@fastify/fast-json-stringify-compiler') as typeof SerializerSelectorModule)());
   return {
     validators: (compile) => (route) => {
       const get = defer(() => compile(route) as Validate);
@@ -49,9 +56,9 @@ export function lazySchemas(): LazySchemas {
       return validate as ReturnType<FastifySchemaCompiler<unknown>>;
     },
     buildSerializer: (externalSchemas, options) => {
-      const compile = defaultSerializers(externalSchemas, options);
+      let compile: ReturnType<SerializerFactory> | undefined;
       return (route) => {
-        const get = defer(() => compile(route));
+        const get = defer(() => (compile ??= serializers()(externalSchemas, options))(route));
         return (data) => get()(data);
       };
     },

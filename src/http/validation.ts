@@ -1,9 +1,11 @@
 // Request validation. Bodies are strict JSON: no coercion, no defaults invented, no unknown
 // properties. Query strings and path parameters are text by nature, so they are coerced to the
 // declared type first and then range-checked. Errors become the service's codes with a `param`.
-import AjvModule, { type ErrorObject } from 'ajv';
-import addFormatsModule from 'ajv-formats';
-import type { FastifyInstance, FastifySchemaValidationError } from 'fastify';
+import { createRequire } from 'node:module';
+import type AjvModule from 'ajv';
+import type { ErrorObject } from 'ajv';
+import type addFormatsModule from 'ajv-formats';
+import type { FastifyInstance, FastifySchemaCompiler, FastifySchemaValidationError, FastifyServerOptions } from 'fastify';
 import { AppError } from '../lib/errors.ts';
 import { findString, hasNul } from '../lib/unstorable.ts';
 import type { LazySchemas } from './lazy-schemas.ts';
@@ -12,10 +14,16 @@ import type { LazySchemas } from './lazy-schemas.ts';
 function cjsDefault<T>(module: unknown): T {
   return ((module as { default?: T }).default ?? module) as T;
 }
-const Ajv = cjsDefault<typeof AjvModule.default>(AjvModule);
-const addFormats = cjsDefault<typeof addFormatsModule.default>(addFormatsModule);
+const require = createRequire(import.meta.url);
 
+/**
+ * A new Ajv with the formats. Ajv is loaded by the first schema compiled rather than at start,
+ * synchronously, since a compile is: a process that has served no route holds none of it
+ * (docs/performance.md §Loading only what is configured).
+ */
 function makeAjv(coerce: boolean) {
+  const Ajv = cjsDefault<typeof AjvModule.default>(require('ajv'));
+  const addFormats = cjsDefault<typeof addFormatsModule.default>(require('ajv-formats'));
   // `verbose` gives a failed union (anyOf) its forms' schemas, which its message lists (`describe`).
   const ajv = new Ajv({ coerceTypes: coerce, useDefaults: coerce, removeAdditional: false, allErrors: false, strict: false, verbose: true });
   addFormats(ajv);
@@ -82,9 +90,32 @@ export function bodyCheck(schema: object): (value: unknown) => AppError | undefi
 // The query of an operation that defines no query parameter: every key is unknown.
 const NO_QUERY = { type: 'object', properties: {}, additionalProperties: false };
 
-export function installValidators(app: FastifyInstance, schemas: LazySchemas): void {
-  const strict = makeAjv(false);
-  const coercing = makeAjv(true);
+/**
+ * The request validators' compiler (`schemaController.compilersFactory.buildValidator`): a body is
+ * checked strictly, a query string or path parameters coerced. Each validator is compiled by the
+ * first request it checks (src/http/lazy-schemas.ts), the two Ajv instances by the first compile.
+ */
+export function requestValidators(schemas: LazySchemas): FastifySchemaCompiler<unknown> {
+  let strict: ReturnType<typeof makeAjv> | undefined;
+  let coercing: ReturnType<typeof makeAjv> | undefined;
+  return schemas.validators(({ schema, httpPart }) =>
+    httpPart === 'body' ? (strict ??= makeAjv(false)).compile(schema as object) : (coercing ??= makeAjv(true)).compile(schema as object),
+  );
+}
+
+type ValidatorFactory = NonNullable<NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildValidator']>;
+
+/**
+ * `requestValidators` as Fastify's `schemaController.compilersFactory.buildValidator`, so that
+ * Fastify never loads its own compiler. Fastify's type names Ajv's compile as the compiler; it
+ * calls it with a route's schema definition, as it calls one given to `setValidatorCompiler`.
+ */
+export function validatorFactory(schemas: LazySchemas): ValidatorFactory {
+  const validators = requestValidators(schemas);
+  return (() => validators) as unknown as ValidatorFactory;
+}
+
+export function installValidators(app: FastifyInstance): void {
   // Every operation refuses a query parameter it does not define, as its body refuses an unknown
   // property (docs/errors.md §Query parameters): a misspelt `limt` or a `sort` the API does not
   // have is answered, never silently ignored. Routes that are not operations (health, documents,
@@ -93,8 +124,6 @@ export function installValidators(app: FastifyInstance, schemas: LazySchemas): v
     if (!route.config?.operation || route.schema?.querystring) return;
     route.schema = { ...route.schema, querystring: NO_QUERY };
   });
-  // Each validator is compiled by the first request it checks (src/http/lazy-schemas.ts).
-  app.setValidatorCompiler(schemas.validators(({ schema, httpPart }) => (httpPart === 'body' ? strict : coercing).compile(schema as object)));
   // No id or parameter holds a NUL character, and PostgreSQL cannot even compare text with one
   // (it fails the query): refused as input, the same on both databases.
   app.addHook('preValidation', async (request) => {

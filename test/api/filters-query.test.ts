@@ -8,7 +8,7 @@ import Fastify from 'fastify';
 import type { FieldDef, RelationshipDef, TypeDefinitions } from '../../src/definitions/service.ts';
 import { FilteredPageQuery } from '../../src/records/schemas.ts';
 import { parseFilters } from '../../src/records/filter/service.ts';
-import { validationError, installValidators } from '../../src/http/validation.ts';
+import { validationError, installValidators, requestValidators } from '../../src/http/validation.ts';
 import { lazySchemas } from '../../src/http/lazy-schemas.ts';
 import { AppError } from '../../src/lib/errors.ts';
 
@@ -25,7 +25,8 @@ const defs: TypeDefinitions = {
 
 async function app() {
   const a = Fastify();
-  installValidators(a, lazySchemas());
+  a.setValidatorCompiler(requestValidators(lazySchemas()));
+  installValidators(a);
   a.setErrorHandler((err: Error & { validation?: never; validationContext?: string }, _req, reply) => {
     const e = err instanceof AppError ? err : err.validation ? validationError(err.validation, err.validationContext ?? 'body') : null;
     if (!e) throw err;
