@@ -1,8 +1,7 @@
 // The embedded mode (SQLite, disk blobs, no Redis, no SMTP) loads none of the drivers of the
 // services it does not use, nor the MCP SDK before a request to /mcp, nor the HTML parser before
 // an enrichment run reads a page, nor libphonenumber-js before a telephone number is checked,
-// nor Swagger UI (with its static files' server) before a request under /docs, nor @fastify/swagger
-// (with its YAML writer and $ref resolver) before the OpenAPI document is asked for, nor Ajv and
+// nor Swagger UI (with its static files' server) before a request under /docs, nor Ajv and
 // Fastify's schema compilers before a route's schema is compiled, nor Node's bundled fetch, which
 // it never calls: a started server's loaded packages are listed by a child process.
 import assert from 'node:assert/strict';
@@ -29,15 +28,12 @@ const UNUSED = [
   /^@fastify\/swagger-ui$/,
   /^@fastify\/static$/,
   /^glob$/,
-  /^@fastify\/swagger$/,
-  /^yaml$/,
-  /^json-schema-resolver$/,
   /^ajv$/,
   /^@fastify\/ajv-compiler$/,
   /^@fastify\/fast-json-stringify-compiler$/,
 ];
 
-test('an embedded server loads neither PostgreSQL, S3, Redis nor SMTP code, nor MCP, the HTML parser, the OpenAPI document or the schema compilers before they are needed', () => {
+test('an embedded server loads neither PostgreSQL, S3, Redis nor SMTP code, nor MCP, the HTML parser or the schema compilers before they are needed', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'rolodex-modules-'));
   try {
     const r = spawnSync(process.execPath, [CHILD, dataDir], { encoding: 'utf8', timeout: 120_000 });
