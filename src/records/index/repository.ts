@@ -139,32 +139,26 @@ export function accountsByHosts(db: Executor, workspaceId: string, hosts: readon
  * index; `value` is one scalar in the index's form (indexedScalar, values.ts).
  */
 export async function valueTaken(db: Executor, workspaceId: string, kind: string, field: string, value: IndexedScalar, exceptId: string): Promise<boolean> {
-  const row = await db
-    .selectFrom('record_values')
-    .select('record_id')
-    .where('workspace_id', '=', workspaceId)
-    .where('object_type', '=', kind)
-    .where('field', '=', field)
-    .where((eb) => (value.text !== undefined ? eb('value_text', '=', value.text) : eb('value_num', '=', value.num)))
-    .where('record_id', '!=', exceptId)
-    .limit(1)
-    .executeTakeFirst();
+  const row = await holdersOf(db, workspaceId, kind, field, value, exceptId).limit(1).executeTakeFirst();
   return row !== undefined;
 }
 
 /** The records of the type other than `exceptId` that hold `value` in field `field` (by the value index). */
 export async function valueHolders(db: Executor, workspaceId: string, kind: string, field: string, value: IndexedScalar, exceptId: string): Promise<string[]> {
-  const rows = await db
+  const rows = await holdersOf(db, workspaceId, kind, field, value, exceptId).distinct().execute();
+  return rows.map((r) => r.record_id);
+}
+
+/** The value index's rows of records other than `exceptId` holding `value` in `field`. */
+function holdersOf(db: Executor, workspaceId: string, kind: string, field: string, value: IndexedScalar, exceptId: string) {
+  return db
     .selectFrom('record_values')
     .select('record_id')
-    .distinct()
     .where('workspace_id', '=', workspaceId)
     .where('object_type', '=', kind)
     .where('field', '=', field)
     .where((eb) => (value.text !== undefined ? eb('value_text', '=', value.text) : eb('value_num', '=', value.num)))
-    .where('record_id', '!=', exceptId)
-    .execute();
-  return rows.map((r) => r.record_id);
+    .where('record_id', '!=', exceptId);
 }
 
 /**
