@@ -51,14 +51,19 @@ export function asMissing(err: unknown, row: StoredFile): unknown {
   return err;
 }
 
+type ErrorLog = { error(fields: object, msg: string): void };
+
+/**
+ * The operator's line for `err` at error: one message opening for every consequence (a download
+ * refused, an e-mail failed), so that one alert finds them all; `fields` adds what it was for.
+ */
+export function logMissingBytes(log: ErrorLog, err: MissingBytesError, consequence: string, fields: object = {}): void {
+  const { fileId, workspaceId, blobKey, found } = err;
+  log.error({ ...fields, fileId, workspaceId, blobKey, found }, `a COMPLETED file's bytes are missing from the blob store; ${consequence}`);
+}
+
 /** Logs `err` at error when it is a file's missing bytes; either way, rethrows it. */
-export function logMissing(log: { error(fields: object, msg: string): void }, err: unknown): never {
-  if (err instanceof MissingBytesError) {
-    const { fileId, workspaceId, blobKey, found } = err;
-    log.error(
-      { fileId, workspaceId, blobKey, found },
-      "a COMPLETED file's bytes are missing from the blob store; its downloads are answered 409 until they are put back",
-    );
-  }
+export function logMissing(log: ErrorLog, err: unknown): never {
+  if (err instanceof MissingBytesError) logMissingBytes(log, err, 'its downloads are answered 409 until they are put back');
   throw err;
 }

@@ -19,7 +19,7 @@ import type { BlobStore } from '../blobs/blob-store.ts';
 import type { MailConfig } from '../config.ts';
 import type { Db } from '../db/index.ts';
 import * as outbox from '../emails/outbox-repository.ts';
-import { asMissing, checkBytesThere, MissingBytesError, type StoredFile } from '../files/missing.ts';
+import { asMissing, checkBytesThere, logMissingBytes, MissingBytesError, type StoredFile } from '../files/missing.ts';
 import { isoNow } from '../lib/ids.ts';
 import { MailError, type MailTransport, type OutgoingMail } from '../mail/transport.ts';
 import { databaseGauge, type Metrics } from '../metrics/registry.ts';
@@ -118,11 +118,7 @@ export function startMailDispatcher(deps: DispatcherDeps): Dispatcher {
   function asFailure(err: unknown, emailId: string): MailError {
     if (err instanceof MailError) return err;
     if (err instanceof MissingBytesError) {
-      const { fileId, workspaceId, blobKey, found } = err;
-      logger.error(
-        { emailId, fileId, workspaceId, blobKey, found },
-        "a COMPLETED file's bytes are missing from the blob store; the e-mail attaching it fails for good (ATTACHMENT_MISSING)",
-      );
+      logMissingBytes(logger, err, 'the e-mail attaching it fails for good (ATTACHMENT_MISSING)', { emailId });
       return new MailError('an attachment is missing from the blob store', { permanent: true, code: 'ATTACHMENT_MISSING' });
     }
     return new MailError('delivery failed', { permanent: false, code: 'ERROR' });
