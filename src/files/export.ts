@@ -6,10 +6,10 @@
 // completed after the export began (its ctx.now): the `file` lines and the links name the same
 // files, whenever each is read, so that every link of the export finds its file on import.
 import { createWriteStream } from 'node:fs';
-import { rename, rm, stat } from 'node:fs/promises';
+import { rename, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { BlobCorruptError, BlobNotFoundError, type BlobStore } from '../blobs/blob-store.ts';
+import { BlobCorruptError, BlobNotFoundError, BlobSizeError, type BlobStore } from '../blobs/blob-store.ts';
 import type { Ctx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
 import { isoNow } from '../lib/ids.ts';
@@ -78,22 +78,21 @@ export async function* fileLines(ctx: Ctx, dir: string, open: () => Promise<Blob
 
 /**
  * Copies a file's bytes to `dir`/its id; returns that path. Bytes of another size than the file's
- * fail the export as missing ones do: written out, the import would take them for the file's
- * (docs/files.md §Bytes missing from the store).
+ * fail the export as missing ones do, refused by the read before any is copied: written out, the
+ * import would take them for the file's (docs/files.md §Bytes missing from the store).
  */
 async function copyOut(blobs: BlobStore, file: repo.FileRow, dir: string): Promise<string> {
   const path = join(dir, file.id);
   const partial = join(dir, `.${file.id}.partial`);
   const stored = `the bytes of the file ${file.id} in blob storage`;
   try {
-    await pipeline(await blobs.read(file.blob_key as string), createWriteStream(partial, { mode: 0o600 }));
-    const { size } = await stat(partial);
-    if (size !== Number(file.size_bytes)) throw new InputError(`${stored} are ${size} bytes, not the ${file.size_bytes} recorded`);
+    const bytes = await blobs.read(file.blob_key as string, undefined, { size: Number(file.size_bytes) });
+    await pipeline(bytes, createWriteStream(partial, { mode: 0o600 }));
     await rename(partial, path);
     return path;
   } catch (err) {
     await rm(partial, { force: true });
-    if (err instanceof InputError) throw err;
+    if (err instanceof BlobSizeError) throw new InputError(`${stored} are ${err.found ?? 'another number of'} bytes, not the ${file.size_bytes} recorded`);
     if (err instanceof BlobNotFoundError) throw new InputError(`the bytes of the file ${file.id} are missing from blob storage`);
     if (err instanceof BlobCorruptError) throw new InputError(`${stored} are damaged (cut short, or their trailer)`);
     const code = (err as NodeJS.ErrnoException).code;
