@@ -240,11 +240,13 @@ function literalNumbers(args: Record<string, unknown>): AppError | undefined {
   return unheld;
 }
 
-/** One call: the bucket first (as REST checks the rate limit before the request), then the arguments, then the tool. */
+/** One call of a known tool: the bucket first (as REST checks the rate limit before the request), then the arguments, then the tool. */
 async function callTool(env: ToolEnv, { name, arguments: args = {} }: CallToolRequest['params']): Promise<CallToolResult> {
+  // A name that is no tool is a protocol error, as MCP words it, not a tool's failure: no tool ran
+  // (docs/mcp.md §Tools).
+  const tool = BY_NAME.get(name);
+  if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${JSON.stringify(name)}; tools/list lists the tools.`);
   try {
-    const tool = BY_NAME.get(name);
-    if (!tool) throw new AppError('invalid_value', `No tool is named "${name}"; tools/list lists them.`, { param: 'name' });
     if (tool.category) await env.spend(tool.category, name);
     const unheld = literalNumbers(args);
     const refused = tool.check(args) ?? unheld;

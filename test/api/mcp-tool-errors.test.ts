@@ -1,7 +1,7 @@
 // The MCP tools' own refusals (docs/mcp.md §Tools), on both databases: arguments a tool's schema
 // refuses are a tool error whose text is the API's JSON error object, with the code the same
-// failure of a REST body gets and the argument in `param`; a tools/call without params is
-// JSON-RPC -32602, as are an initialize or a tools/list with params the protocol does not take;
+// failure of a REST body gets and the argument in `param`; a tools/call without params or naming
+// no tool is JSON-RPC -32602, as are an initialize or a tools/list with params the protocol does not take;
 // the three tools that are no API call spend the workspace's Read bucket, one
 // token a call as a REST read, and an empty bucket answers them with the REST 429.
 import assert from 'node:assert/strict';
@@ -56,7 +56,6 @@ eachDialect('mcp tool errors', (ctx) => {
       ['get_api_details', { operationId: 'createContact', path: '/v1/accounts', method: 'POST' }, 'invalid_value', 'path'],
       ['get_api_details', { operationId: 'createContact', method: 'GET' }, 'invalid_value', 'method'],
       ['get_current_user', { me: true }, 'unknown_field', 'me'],
-      ['no_such_tool', {}, 'invalid_value', 'name'],
     ];
     for (const [name, args, code, param] of cases) {
       const what = `${name} ${JSON.stringify(args)}`;
@@ -76,12 +75,13 @@ eachDialect('mcp tool errors', (ctx) => {
     assert.equal((await call(t, s.secret, 'GET', '/v1/accounts')).json().totalCount, 0);
   });
 
-  test('a tools/call without params, or with arguments that are no object, is JSON-RPC -32602', async () => {
+  test('a tools/call without params, with arguments that are no object, or naming no tool is JSON-RPC -32602', async () => {
     const t = ctx();
     const bad = [
       { jsonrpc: '2.0', id: 1, method: 'tools/call' },
       { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { arguments: {} } },
       { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'read_from_rolodex', arguments: 'a string' } },
+      toolCall(4, 'no_such_tool', {}),
     ];
     const answers = (await post(t, s.secret, bad)) as Answer[];
     assert.deepEqual(
@@ -90,8 +90,11 @@ eachDialect('mcp tool errors', (ctx) => {
         [1, -32602],
         [2, -32602],
         [3, -32602],
+        [4, -32602],
       ],
     );
+    // MCP's protocol error for a name that is no tool, naming it (docs/mcp.md §Tools).
+    assert.equal(answers[3]!.error!.message, 'MCP error -32602: Unknown tool: "no_such_tool"; tools/list lists the tools.');
   });
 
   test('an initialize or a tools/list whose params the protocol does not take is JSON-RPC -32602, not -32603', async () => {
