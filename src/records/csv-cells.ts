@@ -59,10 +59,11 @@ function scalar(def: FieldDef, cell: string): unknown {
     case 'MULTI_SELECT':
       return option(def, cell);
     case 'FULL_NAME': {
-      // A comma that ends the first word is the "Last, First" form address books export (`Lee,
-      // Ann`): no first name ends in a comma, so the split at the first space would keep it there.
-      const inverted = /^([^\s,]+),\s*(\S.*)$/.exec(cell);
-      if (inverted) return { firstName: inverted[2], lastName: inverted[1] };
+      // One comma is the "Last, First" form address books export (`Lee, Ann`, `van der Berg,
+      // Jan`), unless what follows it is a suffix (`John Smith, Jr.`): a first name holds no
+      // comma, so the split at the first space would cut a last name of several words in two.
+      const inverted = /^([^,]*\S)\s*,\s*(\S[^,]*)$/.exec(cell);
+      if (inverted && !SUFFIX.test(inverted[2]!)) return { firstName: inverted[2], lastName: inverted[1] };
       const m = /^(\S+)\s+(.+)$/.exec(cell);
       return m ? { firstName: m[1], lastName: m[2] } : { firstName: cell };
     }
@@ -77,6 +78,9 @@ function scalar(def: FieldDef, cell: string): unknown {
       return cell;
   }
 }
+
+/** What follows the comma of `John Smith, Jr.`: a generation or a degree, never a first name. */
+const SUFFIX = /^(jr|sr|ii|iii|iv|phd|md|esq)\.?$/i;
 
 /**
  * The `;` between the values of a list. A telephone number's extension is written `;ext=N`, as the

@@ -152,11 +152,12 @@ eachDialect('rolodex import of files that are not CSV', (ctx) => {
     assert.equal((await call(t, s.secret, 'GET', '/v1/accounts')).json().totalCount, 0);
   });
 
-  test('a full name written "Last, First" is read as such; "First Last" and a suffix after a comma keep the split at the first space', async () => {
+  test('a full name written "Last, First" is read as such, a last name of several words too; "First Last" and a suffix after a comma keep the split at the first space', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);
     const ws = s.workspaceId;
-    const rows = 'External ID,Name\nc-1,"Lee, Ann Marie"\nc-2,"Lee,Ann"\nc-3,Ann Lee\nc-4,"John Smith, Jr."\nc-5,"Lee,"\n';
+    const rows =
+      'External ID,Name\nc-1,"Lee, Ann Marie"\nc-2,"Lee,Ann"\nc-3,Ann Lee\nc-4,"John Smith, Jr."\nc-5,"Lee,"\nc-6,"van der Berg, Jan"\nc-7,"Ann Lee, PhD"\n';
     const r = await rolodex(t, ['import', '--workspace', ws, '--type', 'contact', file(t, 'names.csv', rows), '--json']);
     assert.equal(r.code, 0, r.err);
     const ids = JSON.parse(r.out).ids.contact as Record<string, string>;
@@ -166,5 +167,7 @@ eachDialect('rolodex import of files that are not CSV', (ctx) => {
     assert.deepEqual(await name('c-3'), { firstName: 'Ann', lastName: 'Lee' });
     assert.deepEqual(await name('c-4'), { firstName: 'John', lastName: 'Smith, Jr.' });
     assert.deepEqual(await name('c-5'), { firstName: 'Lee,' });
+    assert.deepEqual(await name('c-6'), { firstName: 'Jan', lastName: 'van der Berg' });
+    assert.deepEqual(await name('c-7'), { firstName: 'Ann', lastName: 'Lee, PhD' });
   });
 });
