@@ -58,6 +58,7 @@ import * as m0080 from './migrations/0080_user_email_keys.ts';
 import * as m0081 from './migrations/0081_delivery_queue.ts';
 import * as m0082 from './migrations/0082_file_bytes_changed.ts';
 import * as m0083 from './migrations/0083_rooted_domains.ts';
+import * as m0084 from './migrations/0084_trash_merged.ts';
 
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -111,6 +112,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0081_delivery_queue': m0081,
   '0082_file_bytes_changed': m0082,
   '0083_rooted_domains': m0083,
+  '0084_trash_merged': m0084,
 };
 
 export class MigrationError extends Error {
