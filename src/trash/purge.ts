@@ -86,6 +86,13 @@ async function purgeEntries(ctx: WriteCtx, entries: readonly repo.TrashRow[]): P
   // renamed, not erased, so that the link survives the duplicate (docs/trash.md §Purge).
   const moves = await heldMoves(ctx, entries);
   if (moves.size > 0) await repointHeld(ctx.db, moves);
+  // The entries merged into a merged entry purged here (A into C, C into D, C purged alone) are
+  // pointed at the end of its chain, which outlives it: a later purge or restore that reads them
+  // follows the chain to D, not to a record gone (docs/trash.md §Purge). An end purged here or
+  // before is no end, and they are left as they are.
+  const purged = new Set(ids);
+  const outlived = new Map([...moves].filter(([, end]) => !purged.has(end)));
+  if (outlived.size > 0) await repo.repointMerged(ctx.db, workspaceId, outlived);
   const held = await repo.eraseHeld(ctx.db, ids);
   const meetings: string[] = [];
   for (const e of entries) {

@@ -78,6 +78,38 @@ export async function findTrashesLocked(tx: Tx, workspaceId: string, ids: readon
   return out.filter((r) => r.workspace_id === workspaceId);
 }
 
+/** The workspace's entries merged into one of `ids`, in the order of their ids (`trash_merged`). */
+export function mergedInto(db: Executor, workspaceId: string, ids: readonly string[]) {
+  return db.selectFrom('trash').select('id').where('workspace_id', '=', workspaceId).where('merged_into', 'in', ids).orderBy('id');
+}
+
+/**
+ * Points the workspace's entries merged into a key of `ends` (a merged entry being purged) at its
+ * value, the end of that entry's chain of merges (docs/trash.md §Purge). They are locked first, as
+ * a purge or restore of them locks them: one under way is waited for, and a restore that read one
+ * of them as an end (docs/trash.md §Restore) commits first. Each 300 keys are one read (through
+ * `trash_merged`) and, when some entry points at one of them, one update.
+ */
+export async function repointMerged(tx: Tx, workspaceId: string, ends: ReadonlyMap<string, string>): Promise<void> {
+  for (const part of chunks([...ends], 300)) {
+    const froms = part.map(([from]) => from);
+    const pointing = await lockedForUpdate(tx, mergedInto(tx, workspaceId, froms)).execute();
+    if (pointing.length === 0) continue;
+    const cases = sql.join(
+      part.map(([from, end]) => sql`when ${from} then cast(${end} as text)`),
+      sql` `,
+    );
+    await deferred(
+      tx,
+      tx
+        .updateTable('trash')
+        .set({ merged_into: sql<string>`case merged_into ${cases} end` })
+        .where('workspace_id', '=', workspaceId)
+        .where('merged_into', 'in', froms),
+    );
+  }
+}
+
 /** Deletes the entries `ids` (their purge). */
 export async function deleteTrashes(tx: Tx, ids: readonly string[]): Promise<void> {
   for (const part of chunks([...ids])) await deferred(tx, tx.deleteFrom('trash').where('id', 'in', part));

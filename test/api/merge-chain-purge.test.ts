@@ -4,7 +4,9 @@
 // and C purged together, by the operator (named, or by age) or by the sweeper, leave the list's
 // membership naming D, the end of the chain outside the purge, whatever order the entries come in.
 // When the chain ends at a record purged with them or before, the membership is erased as that
-// record's are. SQLite has one writer at a time: the merge runs after the list delete's COMMIT and
+// record's are. C purged alone points A at D (`rolodex trash list`, A's refused restore), so that
+// A's later purge, or the list's restore, still brings the membership to D, also when it runs
+// beside the purge of C; C's end purged before it leaves A naming C. SQLite has one writer at a time: the merge runs after the list delete's COMMIT and
 // renames its membership to C, which the second merge renames to D, the same outcome.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -14,6 +16,7 @@ import { sweepOnce } from '../../src/jobs/sweeper.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
 import { mergeRecords } from '../../src/merges/service.ts';
 import { RECORD_TYPES } from '../../src/records/resource.ts';
+import { purge } from '../../src/trash/purge.ts';
 import { trashList } from '../../src/trash/service.ts';
 import { call, eachDialect, type Seeded, seedWorkspace, type TestApp } from '../helpers/app.ts';
 import { rolodex } from '../helpers/cli.ts';
@@ -113,6 +116,94 @@ eachDialect('a purge of a chain of merged duplicates', (ctx) => {
     );
     await trash(s, 'restore', [list]);
     assert.deepEqual(await members(s, list), [d]);
+  });
+
+  /** `rolodex trash list --json`: each entry's id and the primary it went into. */
+  async function listed(s: Seeded) {
+    const r = await rolodex(ctx(), ['trash', 'list', '--workspace', s.workspaceId, '--json']);
+    assert.equal(r.code, 0, r.err);
+    return new Map((JSON.parse(r.out) as { id: string; mergedInto: string | null }[]).map((e) => [e.id, e.mergedInto]));
+  }
+
+  test('a middle entry purged alone: A then names the end of the chain, and its purge renames the membership to it', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const { a, c, d, list } = await chain(t, s);
+    await merge(t, s, d, c);
+    await trash(s, 'purge', [c]);
+    assert.equal((await listed(s)).get(a), d);
+    const refused = await rolodex(t, ['trash', 'restore', '--workspace', s.workspaceId, a]);
+    assert.equal(refused.code, 1);
+    assert.match(refused.err, new RegExp(`${a} was merged into ${d};`));
+    await trash(s, 'purge', [a]);
+    assert.equal(await naming([a, c]), 0);
+    await trash(s, 'restore', [list]);
+    assert.deepEqual(await members(s, list), [d]);
+  });
+
+  test('a middle entry purged alone: a restore of the list brings its membership back as D', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const { c, d, list } = await chain(t, s);
+    await merge(t, s, d, c);
+    await trash(s, 'purge', [c]);
+    await trash(s, 'restore', [list]);
+    assert.deepEqual(await members(s, list), [d]);
+  });
+
+  /**
+   * Runs `beside` while a purge of C alone holds its locks: on PostgreSQL it waits for that purge,
+   * then reads A as it committed it. SQLite has one writer, which the CLI's connection would wait
+   * for on this thread: it runs after the purge's COMMIT.
+   */
+  async function besidePurgeOfC(t: TestApp, s: Seeded, c: string, beside: () => Promise<void>) {
+    let purged!: () => void;
+    const ready = new Promise<void>((done) => (purged = done));
+    const purging = write(t.deps.db.kysely, async (tx) => {
+      await purge(operatorCtx(tx, s.workspaceId), { ids: [c] });
+      purged();
+      if (t.dialect === 'postgres') assert.ok(await someoneWaits(tx), 'the other write waits for the purge of C');
+    });
+    await ready;
+    if (t.dialect !== 'postgres') await purging;
+    const other = beside();
+    await purging;
+    await other;
+  }
+
+  test('a purge of A beside the purge of C alone waits for it, and renames the membership to D', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const { a, c, d, list } = await chain(t, s);
+    await merge(t, s, d, c);
+    await besidePurgeOfC(t, s, c, () => trash(s, 'purge', [a]));
+    assert.equal(await naming([a, c]), 0);
+    await trash(s, 'restore', [list]);
+    assert.deepEqual(await members(s, list), [d]);
+  });
+
+  test('a restore of the list beside the purge of C alone waits for it, and brings back D', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const { c, d, list } = await chain(t, s);
+    await merge(t, s, d, c);
+    await besidePurgeOfC(t, s, c, () => trash(s, 'restore', [list]));
+    assert.deepEqual(await members(s, list), [d]);
+  });
+
+  test('a middle entry purged alone after its end: A keeps naming it, and its purge erases the membership', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const { a, c, d, list } = await chain(t, s);
+    await merge(t, s, d, c);
+    await ok(s, 'DELETE', `/v1/contacts/${d}`);
+    await trash(s, 'purge', [d]);
+    await trash(s, 'purge', [c]);
+    assert.equal((await listed(s)).get(a), c);
+    await trash(s, 'purge', [a]);
+    assert.equal(await naming([a, c, d]), 0);
+    await trash(s, 'restore', [list]);
+    assert.deepEqual(await members(s, list), []);
   });
 
   test('a chain ending at a record purged with it: the membership is erased with that record', async () => {
