@@ -3,6 +3,7 @@
 // in the caller's one transaction. The merge is recorded (`mrg_…`) with status `done`.
 import { appendEvent, type Changes, recordFieldChanges } from '../changes/service.ts';
 import { holdDefinitions } from '../definitions/repository.ts';
+import type { TypeDefinitions } from '../definitions/service.ts';
 import type { Ctx, WriteCtx } from '../lib/context.ts';
 import { AppError } from '../lib/errors.ts';
 import { laterIso } from '../lib/dates.ts';
@@ -142,7 +143,7 @@ export async function mergeRecords(ctx: WriteCtx, type: RecordType, input: Merge
     object: merged,
     changes: {
       ...Object.fromEntries(changed.map((k) => [k, { from: before[k] ?? null, to: after[k] ?? null }])),
-      ...relationshipChanges(primaryBefore, merged),
+      ...relationshipChanges(defs, primaryBefore, merged),
       ...(takenId === null ? {} : { externalId: { from: null, to: takenId } }),
     },
     duplicateId: duplicate.id,
@@ -160,12 +161,14 @@ export async function mergeRecords(ctx: WriteCtx, type: RecordType, input: Merge
 
 /**
  * The primary's relationships the merge changed, as the API shows them before and after (arrays of
- * ids): the links it took from the duplicate (docs/events.md §Shape).
+ * ids): the links it took from the duplicate (docs/events.md §Shape). A derived one (`$meeting`) is
+ * computed when read, never written, and an update's event never names it: nor does a merge's.
  */
-function relationshipChanges(before: RecordResource, after: RecordResource): Changes {
+function relationshipChanges(defs: TypeDefinitions, before: RecordResource, after: RecordResource): Changes {
   const changes: Changes = {};
   const sorted = (ids: readonly string[]) => [...ids].sort().join();
   for (const [key, rel] of Object.entries(after.relationships)) {
+    if (defs.relationships.get(key)?.storage.kind === 'derived') continue;
     const from = before.relationships[key]?.values ?? [];
     if (sorted(from) !== sorted(rel.values)) changes[key] = { from, to: rel.values };
   }

@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import { operatorCtx } from '../../src/lib/context.ts';
 import { restore } from '../../src/trash/restore.ts';
 import { call, eachDialect, seedWorkspace } from '../helpers/app.ts';
+import { meetingBody } from '../helpers/meetings.ts';
 import { write } from '../../src/db/write.ts';
 
 eachDialect('events of deletes, restores and merges', (ctx) => {
@@ -76,6 +77,37 @@ eachDialect('events of deletes, restores and merges', (ctx) => {
     });
     assert.deepEqual([...after.relationships.$account.values].sort(), [acc.id, other.id].sort());
     assert.deepEqual(merged.data.object, after);
+  });
+
+  test("a merge's changes never name a derived relationship ($meeting), as an update's do not", async () => {
+    const s = await seedWorkspace(ctx());
+    const meeting = await ok(s.secret, 'POST', '/v1/meetings', meetingBody({ $attendeeEmails: ['d@x.test'] }));
+    const primary = await ok(s.secret, 'POST', '/v1/contacts', { fields: { $email: ['p@x.test'] } });
+    const duplicate = await ok(s.secret, 'POST', '/v1/contacts', { fields: { $email: ['d@x.test'] } });
+    const { primary: after } = await ok(s.secret, 'POST', '/v1/contacts/merge', { primaryId: primary.id, duplicateId: duplicate.id });
+    // The primary now shows the duplicate's meeting, computed from the address it took: the event
+    // names the address, not the meetings it reads as (docs/events.md §Shape).
+    assert.deepEqual(after.relationships.$meeting.values, [meeting.id]);
+    const merged = (await events(s.workspaceId)).filter((e) => e.type === 'contact.merged');
+    assert.deepEqual(merged[0].data.changes, { $email: { from: ['p@x.test'], to: ['p@x.test', 'd@x.test'] } });
+    assert.deepEqual(merged[0].data.object, after);
+    // An update that takes the address away again names the address alone too.
+    await ok(s.secret, 'POST', `/v1/contacts/${primary.id}`, { fields: { $email: ['p@x.test'] } });
+    const [updated] = (await events(s.workspaceId)).filter((e) => e.type === 'contact.updated');
+    assert.deepEqual(updated.data.changes, { $email: { from: ['p@x.test', 'd@x.test'], to: ['p@x.test'] } });
+
+    // Accounts: the primary takes the duplicate's contact (a link, named) and with it the
+    // contact's meetings (derived, not named).
+    await ok(s.secret, 'POST', `/v1/contacts/${primary.id}`, { fields: { $email: ['p@x.test', 'd@x.test'] } });
+    const [a1, a2] = [
+      await ok(s.secret, 'POST', '/v1/accounts', { fields: { $name: 'A1' } }),
+      await ok(s.secret, 'POST', '/v1/accounts', { fields: { $name: 'A2' } }),
+    ];
+    await ok(s.secret, 'POST', `/v1/contacts/${primary.id}`, { relationships: { $account: { add: [a2.id] } } });
+    const { primary: account } = await ok(s.secret, 'POST', '/v1/accounts/merge', { primaryId: a1.id, duplicateId: a2.id });
+    assert.deepEqual(account.relationships.$meeting.values, [meeting.id]);
+    const [accountMerged] = (await events(s.workspaceId)).filter((e) => e.type === 'account.merged');
+    assert.deepEqual(accountMerged.data.changes, { $contact: { from: [], to: [primary.id] } });
   });
 
   test('a restore appends the resource as it is retrieved after the restore, with the links that came back', async () => {
