@@ -202,6 +202,10 @@ export async function listMembers(ctx: Ctx, input: ListMembersInput) {
     ]);
     if (!row) throw notFound('list', input.listId, 'listId');
     if (row.object_type !== input.kind) return { data: [], totalCount: 0 };
+    // Two snapshots: a page without members may have been read once a delete of the list had
+    // taken them, the list having been read live before. Read again, a list gone is 404, never
+    // an empty list (docs/pages.md §Round trips of a page).
+    if (total === 0 && !(await repo.findList(ctx.db, ctx.actor.workspaceId, input.listId))) throw notFound('list', input.listId, 'listId');
     return { data: await loadRecords(ctx, { kind: input.kind, ids }), totalCount: total };
   });
 }
