@@ -5,7 +5,9 @@ import { AnyRecord } from '../records/schemas.ts';
 
 export const MAX_IDS = 1000;
 
-const EntityId = Type.String({ maxLength: 255 });
+// An id has 1 to 255 characters, as a record's relationship ids (docs/records.md §Writing
+// relationships): an empty one is invalid_value at its place, never an id looked for.
+const EntityId = Type.String({ minLength: 1, maxLength: 255 });
 // Array first, so that a bad item is reported at its own index (`…add[2]`).
 const MemberIds = Type.Union([Type.Array(EntityId, { maxItems: MAX_IDS }), EntityId], {
   description: `An entity id or an array of at most ${MAX_IDS} entity ids.`,

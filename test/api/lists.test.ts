@@ -79,6 +79,12 @@ eachDialect('lists', (ctx) => {
       'invalid_type',
       'relationships.$contacts[1]',
     );
+    // An id has 1 to 255 characters, as a record's relationship ids (docs/records.md §Writing
+    // relationships): an empty one is invalid_value at its place, never an id looked for.
+    const ids = (v: unknown) => post({ fields: { $name: 'x', $objectType: 'contact' }, relationships: { $contacts: v } });
+    assertError(await ids(''), 400, 'invalid_value', 'relationships.$contacts');
+    assertError(await ids(['con_x', '']), 400, 'invalid_value', 'relationships.$contacts[1]');
+    assertError(await ids('c'.repeat(256)), 400, 'invalid_value', 'relationships.$contacts');
     const tooMany = Array.from({ length: 1001 }, (_, i) => `con_${i}`);
     assertError(
       await post({ fields: { $name: 'x', $objectType: 'contact' }, relationships: { $contacts: tooMany } }),
@@ -224,6 +230,8 @@ eachDialect('lists', (ctx) => {
     assertError(await upd({ fields: { $name: 'renamed' }, relationships: { $contacts: {} } }), 400, 'parameter_missing', 'relationships.$contacts');
     assert.equal((await call(t, s.secret, 'GET', `/v1/lists/${list.id}`)).json().fields.$name.value, 'n');
     assertError(await upd({ relationships: { $contacts: { add: [a, 3] } } }), 400, 'invalid_type', 'relationships.$contacts.add[1]');
+    assertError(await upd({ relationships: { $contacts: { add: [b, ''] } } }), 400, 'invalid_value', 'relationships.$contacts.add[1]');
+    assertError(await upd({ relationships: { $contacts: { remove: '' } } }), 400, 'invalid_value', 'relationships.$contacts.remove');
     assertError(await upd({ fields: { $name: 'x' } }, 'lst_00000000000000000000000000'), 404, 'resource_not_found', 'id');
     const r = (await call(t, s.secret, 'GET', `/v1/lists/${list.id}/contacts`)).json();
     assert.deepEqual(
