@@ -66,16 +66,18 @@ function readKey(request: FastifyRequest): string | null {
  * The path of a request as its route reads it: the route's pattern with each parameter, decoded
  * by the router, written back in one spelling (that of a URL's path: sub-delimiters, `:` and `@`
  * as they are, anything else outside the unreserved characters percent-encoded in upper case),
- * then the query as sent. `/v1/%61ccounts` and `/v1/accounts`, or an id spelled with `%6C` for
- * `l`, reach one route with the same parameters, so they are one path (docs/design.md
- * §Idempotency); a path spelled as clients write it is its own routed path.
+ * then the query as sent, unless it holds no parameter. `/v1/%61ccounts` and `/v1/accounts`, an
+ * id spelled with `%6C` for `l`, or `/v1/lists?` and `/v1/lists`, reach one route with the same
+ * parameters, so they are one path (docs/design.md §Idempotency); a path spelled as clients write
+ * it is its own routed path.
  */
 export function routedPath(request: FastifyRequest): string {
   // Coerced by the route's schema, a parameter may be a number or a boolean; its text is the same.
   const params = (request.params ?? {}) as Record<string, string | number | boolean | undefined>;
   const path = request.routeOptions.url!.replace(/:([A-Za-z0-9_]+)/g, (_, name: string) => pathSegment(String(params[name] ?? '')));
   const q = request.url.indexOf('?');
-  return q === -1 ? path : path + request.url.slice(q);
+  // A query of no parameter (`?`, `?&`) is no query: the route reads the same parameters.
+  return q === -1 || /^\?&*$/.test(request.url.slice(q)) ? path : path + request.url.slice(q);
 }
 
 const PATH_SAFE = /%(?:3A|40|24|26|2B|2C|3B|3D)/g;

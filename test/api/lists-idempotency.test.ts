@@ -124,6 +124,36 @@ eachDialect('lists idempotency', (ctx) => {
     assert.equal((await call(t, s.secret, 'GET', '/v1/lists')).json().totalCount, 2);
   });
 
+  test('a query string that holds no parameter (`?`, `?&`) is no query: the path without it replays', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const body = { fields: { $name: 'bare', $objectType: 'contact' } };
+    // Over a socket, so that a bare `?` reaches the server as sent (an injected request drops it).
+    const url = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const post = async (path: string, key: string) => {
+      const init = {
+        method: 'POST',
+        headers: { ...headers(s.secret), 'content-type': 'application/json', 'idempotency-key': key },
+        body: JSON.stringify(body),
+      };
+      const res = await fetch(`${url}${path}`, init);
+      return { status: res.status, replayed: res.headers.get('idempotent-replayed'), body: await res.text() };
+    };
+    for (const [i, [a, b]] of [
+      ['/v1/lists?', '/v1/lists'],
+      ['/v1/lists', '/v1/lists?'],
+      ['/v1/lists?&', '/v1/lists'],
+      ['/v1/lists', '/v1/lists?&&'],
+    ].entries()) {
+      const first = await post(a!, `bare-${i}`);
+      assert.equal(first.status, 200, first.body);
+      const again = await post(b!, `bare-${i}`);
+      assert.deepEqual([again.status, again.replayed], [200, 'true'], `${a} then ${b}: ${again.body}`);
+      assert.equal(again.body, first.body);
+    }
+    assert.equal((await call(t, s.secret, 'GET', '/v1/lists')).json().totalCount, 4);
+  });
+
   test('a refused update (400 from the handler) stores nothing: retried with the same key once fixed, it runs and succeeds', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);
