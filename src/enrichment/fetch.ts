@@ -115,11 +115,22 @@ export function unrootedUrl(url: URL): URL {
   return out;
 }
 
+export interface FetchOptions {
+  userAgent: string;
+  allowPrivate: boolean;
+  signal?: AbortSignal;
+  /**
+   * Asked before a redirect is followed to `next`: false answers the redirect itself (its status,
+   * no body), as the website provider does a redirect robots.txt disallows.
+   */
+  mayFollow?: (next: URL) => Promise<boolean>;
+}
+
 /**
- * GETs `start`, following up to maxRedirects redirects, within the limits above; each hop on its
- * host without a final dot (unrootedUrl).
+ * GETs `start`, following up to maxRedirects redirects (those `mayFollow` allows), within the
+ * limits above; each hop on its host without a final dot (unrootedUrl).
  */
-export async function safeFetch(start: URL, opts: { userAgent: string; allowPrivate: boolean; signal?: AbortSignal }): Promise<Fetched> {
+export async function safeFetch(start: URL, opts: FetchOptions): Promise<Fetched> {
   const timeout = AbortSignal.timeout(FETCH_LIMITS.timeoutMs);
   const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
   let url = unrootedUrl(start);
@@ -132,7 +143,10 @@ export async function safeFetch(start: URL, opts: { userAgent: string; allowPriv
     if (status >= 300 && status < 400 && location) {
       res.resume();
       if (hop >= FETCH_LIMITS.maxRedirects) throw new FetchRefused(`more than ${FETCH_LIMITS.maxRedirects} redirects`);
-      url = unrootedUrl(new URL(location, url));
+      const next = unrootedUrl(new URL(location, url));
+      if (opts.mayFollow && !(await opts.mayFollow(next)))
+        return { status, url, contentType: '', body: '', charset: undefined, bytes: Buffer.alloc(0), truncated: false };
+      url = next;
       continue;
     }
     const { bytes, truncated } = await readCapped(res, FETCH_LIMITS.maxBytes);

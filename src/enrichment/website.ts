@@ -3,7 +3,7 @@
 // social profile links and the logo. Every fetch goes through safeFetch's limits and address
 // checks. It fills accounts only: a contact's `$account` comes from its e-mail domain, which
 // needs no fetch (src/enrichment/execute.ts).
-import { safeFetch, textOf, unrootedUrl } from './fetch.ts';
+import { type FetchOptions, safeFetch, textOf, unrootedUrl } from './fetch.ts';
 import type { SocialService } from './html.ts';
 import { type EnrichmentProvider, firstValue, type Subject } from './provider.ts';
 import { robotsAllow } from './robots.ts';
@@ -29,6 +29,30 @@ export function homePage(subject: Subject): URL | null {
   }
 }
 
+/**
+ * Whether the robots.txt of an address's origin allows the provider to read it, each origin's file
+ * read once. RFC 9309: a robots.txt that is unavailable (4xx) allows everything; one that is
+ * unreachable (a 5xx, a dropped connection, a timeout) disallows everything, so the run fails
+ * before the page is read. An address refused here is refused for the page too.
+ */
+function robotsOf(opts: FetchOptions): (url: URL) => Promise<boolean> {
+  const files = new Map<string, Promise<string | null>>();
+  const read = async (origin: URL): Promise<string | null> => {
+    const robots = await safeFetch(new URL('/robots.txt', origin), opts).catch((err: unknown) => {
+      if (err instanceof Error && err.name === 'FetchRefused') throw err;
+      throw new Error('robots.txt could not be reached', { cause: err });
+    });
+    if (robots.status >= 500) throw new Error('robots.txt answered a server error');
+    return robots.status >= 200 && robots.status < 300 ? robots.body : null;
+  };
+  return async (url) => {
+    let file = files.get(url.origin);
+    if (!file) files.set(url.origin, (file = read(url)));
+    const text = await file;
+    return text === null || robotsAllow(text, ROBOTS_TOKEN, url.pathname + url.search);
+  };
+}
+
 export const websiteProvider: EnrichmentProvider = {
   name: 'website',
   fills: (entityType) => (entityType === 'account' ? ['$name', ...Object.keys(SOCIAL_FIELDS), 'description', 'logo'] : []),
@@ -40,16 +64,11 @@ export const websiteProvider: EnrichmentProvider = {
     const home = homePage(subject);
     if (!home) return {};
     const opts = { userAgent: env.userAgent, allowPrivate: env.allowPrivate, signal: env.signal };
-    // RFC 9309: a robots.txt that is unavailable (4xx) allows everything; one that is unreachable
-    // (a 5xx, a dropped connection, a timeout) disallows everything, so the run fails before the
-    // page is fetched. An address refused here is refused for the home page too.
-    const robots = await safeFetch(new URL('/robots.txt', home), opts).catch((err: unknown) => {
-      if (err instanceof Error && err.name === 'FetchRefused') throw err;
-      throw new Error('robots.txt could not be reached', { cause: err });
-    });
-    if (robots.status >= 500) throw new Error('robots.txt answered a server error');
-    if (robots.status >= 200 && robots.status < 300 && !robotsAllow(robots.body, ROBOTS_TOKEN, home.pathname)) return {};
-    const page = await safeFetch(home, opts);
+    // Every address the page is read from is one its host's robots.txt allows: the home page, and
+    // each address a redirect names, on its host or another (a redirect it disallows is not followed).
+    const allows = robotsOf(opts);
+    if (!(await allows(home))) return {};
+    const page = await safeFetch(home, { ...opts, mayFollow: allows });
     if (page.status < 200 || page.status >= 300 || !/html/i.test(page.contentType)) return {};
     // The HTML parser loads with the first page read: a process that runs no enrichment never holds it.
     const { declaredCharset, readPage } = await import('./html.ts');
