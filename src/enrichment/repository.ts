@@ -248,12 +248,21 @@ export async function finishAll(db: Executor, token: string, outcomes: readonly 
     .execute();
 }
 
-/** Gives back runs not started (a runner stopping): due at once, this attempt uncounted. */
+/**
+ * Gives back runs not started (a runner stopping): due at once, this attempt uncounted. A run no
+ * earlier claim took never began, so its `started_at` goes back to null with its status (queued).
+ */
 export async function release(db: Executor, token: string, ids: readonly string[]): Promise<void> {
   if (ids.length === 0) return;
   await db
     .updateTable('enrichment_runs')
-    .set({ status: 'queued', lease_owner: null, due_at: timeFromNow(db, 0), attempts: sql<number>`attempts - 1` })
+    .set({
+      status: 'queued',
+      lease_owner: null,
+      due_at: timeFromNow(db, 0),
+      attempts: sql<number>`attempts - 1`,
+      started_at: sql<string | null>`case when attempts > 1 then started_at end`,
+    })
     .where('lease_owner', '=', token)
     .where('id', 'in', ids)
     .execute();

@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { EnrichmentProvider, Subject } from '../../src/enrichment/provider.ts';
 import { CLAIM_GROWTH } from '../../src/jobs/enrichment.ts';
 import { statementsOf } from '../helpers/sql-spy.ts';
-import { call, eachDialect, seedWorkspace, type TestApp } from '../helpers/app.ts';
+import { call, eachDialect, keyFor, seedWorkspace, type TestApp } from '../helpers/app.ts';
 import { queueRuns, readCreationLog, startTestRunner } from '../helpers/enrichment.ts';
 
 const CONCURRENCY = 2;
@@ -101,11 +101,19 @@ eachDialect(
       // Two full claims (2, then 4) and the third (8) under way.
       for (let i = 0; i < 400 && seen.started < 7; i++) await sleep(5);
       await r.stop();
-      const rows = await t.deps.db.kysely.selectFrom('enrichment_runs').select(['status', 'attempts', 'lease_owner']).where('workspace_id', '=', ws).execute();
+      const rows = await t.deps.db.kysely
+        .selectFrom('enrichment_runs')
+        .select(['id', 'status', 'attempts', 'lease_owner', 'started_at'])
+        .where('workspace_id', '=', ws)
+        .execute();
       const ended = rows.filter((row) => row.status === 'completed').length;
       assert.equal(ended, seen.started, 'every run started ended');
       assert.ok(ended < 40);
-      for (const row of rows.filter((x) => x.status !== 'completed')) assert.deepEqual({ ...row }, { status: 'queued', attempts: 0, lease_owner: null });
+      const back = rows.filter((x) => x.status !== 'completed');
+      for (const { id: _, ...row } of back) assert.deepEqual({ ...row }, { status: 'queued', attempts: 0, lease_owner: null, started_at: null });
+      // As the API answers it: queued, never begun (docs/enrichment.md: startedAt is null while it is queued).
+      const run = (await call(t, await keyFor(t, ws, null), 'GET', `/v1/enrichmentRun/${back[0]!.id}`)).json();
+      assert.deepEqual({ status: run.status, startedAt: run.startedAt }, { status: 'queued', startedAt: null });
     });
   },
   { env: { ENRICHMENT: 'on-create', ENRICH_CONCURRENCY: String(CONCURRENCY), ENRICH_POLL_MS: '20' } },
