@@ -249,15 +249,17 @@ export async function finishAll(db: Executor, token: string, outcomes: readonly 
 }
 
 /**
- * Gives back runs not started (a runner stopping): due at once, this attempt uncounted. A run no
- * earlier claim took never began, so its `started_at` goes back to null with its status (queued).
+ * Gives back runs not started (a runner stopping) at `at`: due at once, this attempt uncounted. A
+ * run no earlier claim took never began, so its `started_at` goes back to null with its status
+ * (queued); its `updated_at` moves, as with every change of its status.
  */
-export async function release(db: Executor, token: string, ids: readonly string[]): Promise<void> {
+export async function release(db: Executor, token: string, ids: readonly string[], at: string): Promise<void> {
   if (ids.length === 0) return;
   await db
     .updateTable('enrichment_runs')
     .set({
       status: 'queued',
+      updated_at: at,
       lease_owner: null,
       due_at: timeFromNow(db, 0),
       attempts: sql<number>`attempts - 1`,

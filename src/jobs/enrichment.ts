@@ -130,7 +130,7 @@ export function startEnrichmentRunner(deps: {
     try {
       await Promise.all(Array.from({ length: Math.min(config.concurrency, rows.length) }, lane));
       await Promise.all(ending);
-      if (untried.length > 0) await repo.release(db.kysely, token, untried);
+      if (untried.length > 0) await repo.release(db.kysely, token, untried, isoNow(Date.now()));
     } finally {
       clearInterval(renew);
     }

@@ -100,20 +100,30 @@ eachDialect(
       const r = startTestRunner(t, [provider]);
       // Two full claims (2, then 4) and the third (8) under way.
       for (let i = 0; i < 400 && seen.started < 7; i++) await sleep(5);
+      const stopping = new Date().toISOString();
       await r.stop();
       const rows = await t.deps.db.kysely
         .selectFrom('enrichment_runs')
-        .select(['id', 'status', 'attempts', 'lease_owner', 'started_at'])
+        .select(['id', 'status', 'attempts', 'lease_owner', 'started_at', 'created_at', 'updated_at'])
         .where('workspace_id', '=', ws)
         .execute();
       const ended = rows.filter((row) => row.status === 'completed').length;
       assert.equal(ended, seen.started, 'every run started ended');
       assert.ok(ended < 40);
       const back = rows.filter((x) => x.status !== 'completed');
-      for (const { id: _, ...row } of back) assert.deepEqual({ ...row }, { status: 'queued', attempts: 0, lease_owner: null, started_at: null });
+      for (const { id: _, created_at: _c, updated_at: _u, ...row } of back)
+        assert.deepEqual({ ...row }, { status: 'queued', attempts: 0, lease_owner: null, started_at: null });
+      // A run claimed and given back changed (running, then queued again): its updatedAt moved when
+      // it was given back. One never claimed is as it was queued.
+      const given = back.filter((x) => x.updated_at !== x.created_at);
+      assert.ok(given.length > 0, 'the third claim gave back runs');
+      for (const x of given) assert.ok(x.updated_at >= stopping, `given back at ${x.updated_at}, before the runner stopped at ${stopping}`);
       // As the API answers it: queued, never begun (docs/enrichment.md: startedAt is null while it is queued).
-      const run = (await call(t, await keyFor(t, ws, null), 'GET', `/v1/enrichmentRun/${back[0]!.id}`)).json();
-      assert.deepEqual({ status: run.status, startedAt: run.startedAt }, { status: 'queued', startedAt: null });
+      const run = (await call(t, await keyFor(t, ws, null), 'GET', `/v1/enrichmentRun/${given[0]!.id}`)).json();
+      assert.deepEqual(
+        { status: run.status, startedAt: run.startedAt, updatedAt: run.updatedAt },
+        { status: 'queued', startedAt: null, updatedAt: given[0]!.updated_at },
+      );
     });
   },
   { env: { ENRICHMENT: 'on-create', ENRICH_CONCURRENCY: String(CONCURRENCY), ENRICH_POLL_MS: '20' } },
