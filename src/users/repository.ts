@@ -73,15 +73,20 @@ export async function findUser(db: Executor, workspaceId: string, id: string): P
   return db.selectFrom('users').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
 }
 
-/** A user of the workspace by id, externalId or email, in either form of its domain (its key). */
-export async function findUserByRef(db: Executor, workspaceId: string, ref: string): Promise<string | undefined> {
-  const row = await db
+/**
+ * The users of the workspace `ref` names: the one whose id it is, else those whose externalId or
+ * email (in either form of its domain, its key) it is. More than one id is an ambiguous reference.
+ */
+export async function findUsersByRef(db: Executor, workspaceId: string, ref: string): Promise<string[]> {
+  const rows = await db
     .selectFrom('users')
     .select('id')
     .where('workspace_id', '=', workspaceId)
     .where((eb) => eb.or([eb('id', '=', ref), eb('external_id', '=', ref), eb('email_key', '=', emailKey(ref.trim()))]))
-    .executeTakeFirst();
-  return row?.id;
+    .orderBy('id')
+    .execute();
+  const ids = rows.map((r) => r.id);
+  return ids.includes(ref) ? [ref] : ids;
 }
 
 /** Newest first. */

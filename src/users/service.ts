@@ -129,9 +129,14 @@ export async function requireUser(ctx: Ctx, input: { id: string }): Promise<void
     throw new InputError(`no user "${input.id}" in workspace ${ctx.actor.workspaceId}`, 'user');
 }
 
-/** A user of the workspace by id, externalId or email. */
+/**
+ * A user of the workspace by id, externalId or email. A reference that is one user's externalId
+ * and another's email names neither: it is refused, never resolved to either (docs/cli.md).
+ */
 export async function findUserRef(ctx: Ctx, input: { ref: string }): Promise<string> {
-  const id = await repo.findUserByRef(ctx.db, ctx.actor.workspaceId, input.ref);
-  if (!id) throw new InputError(`no user "${input.ref}" in workspace ${ctx.actor.workspaceId}`, 'user');
-  return id;
+  const ids = await repo.findUsersByRef(ctx.db, ctx.actor.workspaceId, input.ref);
+  if (ids.length === 0) throw new InputError(`no user "${input.ref}" in workspace ${ctx.actor.workspaceId}`, 'user');
+  if (ids.length > 1)
+    throw new InputError(`"${input.ref}" names more than one user (${ids.join(', ')}: an externalId and an email); name the user by its id`, 'user');
+  return ids[0]!;
 }

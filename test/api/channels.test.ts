@@ -7,6 +7,8 @@ import type { Io } from '../../src/cli/io.ts';
 import { ImportFailed } from '../../src/import/run.ts';
 import { call, eachDialect, keyFor, type TestApp } from '../helpers/app.ts';
 import { importObjects, message, seedPeople } from '../helpers/messages.ts';
+import { createUser } from '../../src/users/service.ts';
+import { operatorCtx } from '../../src/lib/context.ts';
 
 function cli(t: TestApp) {
   return async (...argv: string[]) => {
@@ -205,6 +207,47 @@ eachDialect('channels and message import', (ctx) => {
     assert.equal((await run('channel', 'add-members', '--workspace', workspaceId, 'nope', 'u-bob')).code, 1);
     assert.equal((await run('channel', 'add-members', '--workspace', workspaceId, 'ops', 'u-nobody')).code, 1);
     assert.equal((await run('channel', 'add-members', '--workspace', workspaceId, 'ops')).code, 2);
+  });
+
+  test("a USER that is one user's externalId and another's email is refused as ambiguous, nobody added; an id names its user", async () => {
+    const t = ctx();
+    const { workspaceId } = await seedPeople(t);
+    const db = t.deps.db.kysely;
+    // Ann's address is Zed's externalId (an id from a system keyed by addresses).
+    const ann = await createUser(operatorCtx(db, workspaceId), { email: 'ann@acme.test', role: 'member' });
+    const zed = await createUser(operatorCtx(db, workspaceId), { email: 'zed@acme.test', role: 'member', externalId: 'ann@acme.test' });
+    await importObjects(t, workspaceId, [
+      { object: 'channel', externalId: 'board', provider: 'slack', name: 'board', visibility: 'private', members: [] },
+      message('m-board', 'board', '2026-03-01T00:00:00Z', 'board talk'),
+    ]);
+    const run = cli(t);
+    const members = async () =>
+      (
+        await db
+          .selectFrom('channel_members as cm')
+          .innerJoin('channels as c', 'c.id', 'cm.channel_id')
+          .select('cm.user_id')
+          .where('c.external_id', '=', 'board')
+          .execute()
+      )
+        .map((r) => r.user_id)
+        .sort();
+    for (const sub of ['add-members', 'remove-members']) {
+      const r = await run('channel', sub, '--workspace', workspaceId, 'board', 'ann@acme.test');
+      assert.equal(r.code, 1, `${sub}: ${r.out}`);
+      assert.match(r.err, /"ann@acme\.test" names more than one user/);
+      assert.match(r.err, new RegExp(`${ann.id}.*${zed.id}|${zed.id}.*${ann.id}`));
+    }
+    assert.deepEqual(await members(), [], 'nobody was added to the private channel');
+    assert.equal((await call(t, await keyFor(t, workspaceId, zed.id, ['messages:read']), 'GET', '/v1/messages')).json().totalCount, 0);
+    // An id is never ambiguous; nor is a reference that names one user only.
+    assert.equal((await run('channel', 'add-members', '--workspace', workspaceId, 'board', ann.id)).code, 0);
+    assert.equal((await run('channel', 'add-members', '--workspace', workspaceId, 'board', 'zed@acme.test')).code, 0);
+    assert.deepEqual(await members(), [ann.id, zed.id].sort());
+    // The same rule names the user of a key.
+    const key = await run('key', 'create', '--workspace', workspaceId, '--user', 'ann@acme.test', '--json');
+    assert.equal(key.code, 1);
+    assert.match(key.err, /names more than one user/);
   });
 
   test('rolodex channel visibility, add-members and remove-members name an unknown workspace as such', async () => {
