@@ -32,6 +32,15 @@ export const RESERVED_TYPES: ReadonlySet<string> = new Set([
  */
 const EVENT_OBJECTS: ReadonlySet<string> = new Set(['enrichment_run', 'webhook']);
 
+/**
+ * Names a new custom type cannot take beside the system types: the other objects of `rolodex
+ * import` (docs/import.md §Format). An import finds a relationship's targets by their type's name,
+ * so a link to a record of a type named `user` was looked up among the users, and the export of
+ * its workspace did not import again. A type created before this rule keeps its name, and an
+ * import takes its line (docs/activities.md §Custom objects).
+ */
+const IMPORT_OBJECTS: ReadonlySet<string> = new Set(['user', 'mailbox', 'workspace', 'definition', 'record']);
+
 export interface ObjectType {
   objectType: string;
   label: string;
@@ -44,6 +53,7 @@ export function defineObjectType(ctx: Ctx, given: { slug: string; label: string 
     if (!CUSTOM_KEY.test(input.slug)) throw new InputError('must match ^[a-z][a-z0-9_]{0,62}$', 'slug');
     if (RESERVED_TYPES.has(input.slug)) throw new InputError(`"${input.slug}" is the name of a system type`, 'slug');
     if (EVENT_OBJECTS.has(input.slug) && !opts.imported) throw new InputError(`"${input.slug}" names the events of another object`, 'slug');
+    if (IMPORT_OBJECTS.has(input.slug) && !opts.imported) throw new InputError(`"${input.slug}" names a kind of object of rolodex import`, 'slug');
     checkLabel(input.label);
     if (await repo.findObjectType(ctx.db, ctx.actor.workspaceId, input.slug)) throw new InputError(`object type "${input.slug}" exists`, 'slug');
     await repo.insertObjectType(ctx.db, { workspace_id: ctx.actor.workspaceId, slug: input.slug, label: input.label, created_at: isoNow(ctx.now) });

@@ -138,6 +138,24 @@ eachDialect('custom objects API', (ctx) => {
     assert.equal((await ok(s, 'GET', '/v1/objects/project')).totalCount, 1);
   });
 
+  // An import names users, mailboxes, the workspace, definitions and records by these objects, and
+  // a relationship's target by its type: a link to a record of a type so named was looked up among
+  // those objects, so the workspace's export did not import again (`no user with externalId …`).
+  test('a new type takes no name of an object of rolodex import', async () => {
+    const s = await seedWorkspace(ctx());
+    const op = operatorCtx(ctx().deps.db.kysely, s.workspaceId);
+    for (const slug of ['user', 'mailbox', 'workspace', 'definition', 'record'])
+      await assert.rejects(defineObjectType(op, { slug, label: 'X' }), (e: Error & { param?: string }) => {
+        assert.match(e.message, /names a kind of object of rolodex import/);
+        assert.equal(e.param, 'slug');
+        return true;
+      });
+    assert.deepEqual((await ok(s, 'GET', '/v1/objects')).data, []);
+    // An import takes them: the export of a workspace that made one before the rule imports again.
+    await importInto(ctx(), s.workspaceId, [{ object: 'definition', definition: 'objectType', slug: 'user', label: 'People' }]);
+    assert.deepEqual((await ok(s, 'GET', '/v1/objects')).data, [{ objectType: 'user', label: 'People' }]);
+  });
+
   // A slug that names a property every JavaScript object inherits was read as a system type's
   // catalogue (Object itself): its definitions, records and a relationship to it answered 500.
   test('a type named constructor is a custom type like any other', async () => {
