@@ -18,6 +18,7 @@ const defs: TypeDefinitions = {
   fields: new Map([
     ['$name', field('$name', 'TEXT')],
     ['seats', field('seats', 'NUMBER')],
+    ['offset', field('offset', 'NUMBER')],
   ]),
   relationships: new Map<string, RelationshipDef>(),
   archived: new Map(),
@@ -75,4 +76,14 @@ test('unknown parameters and hostile keys are refused with invalid_parameter nam
     assert.equal(r.statusCode, 400, qs);
     assert.deepEqual(r.json(), { code: 'invalid_parameter', param }, qs);
   }
+});
+
+test('a custom field keyed offset is filtered with an operator; offset alone is the page', async () => {
+  const a = await app();
+  assert.deepEqual((await a.inject({ url: '/x?offset=7' })).json(), { limit: 25, offset: 7, filters: [] });
+  assert.deepEqual((await a.inject({ url: '/x?offset[equal]=7' })).json(), {
+    limit: 25,
+    offset: 0,
+    filters: [{ param: 'offset[equal]', negate: false, value: 7 }],
+  });
 });
