@@ -55,6 +55,10 @@ function address(v: unknown): Record<string, unknown> {
       out[k] = x;
     }
   }
+  // An address none of whose members holds anything but white space names no place, as a name
+  // with no part names no one: unset is `null`, so `{}` or `{"street": ""}` is refused.
+  if (!Object.values(out).some((x) => typeof x === 'number' || (x as string).trim() !== ''))
+    throw bad('must have a member that is not blank, such as a street, a city or a country (null unsets the field)');
   return out;
 }
 

@@ -192,6 +192,39 @@ eachDialect('rolodex export', (ctx) => {
     assert.deepEqual([...kinds].toSorted(), ['contact', 'definition', 'user']);
   });
 
+  test('an address or name an older release stored with no member that is not blank is left out, so the export imports', async () => {
+    const t = ctx();
+    const [a, b] = [await seedWorkspace(t), await seedWorkspace(t)];
+    const acc = (await call(t, a.secret, 'POST', '/v1/accounts', { fields: { $name: 'Acme', $primaryAddress: { city: 'Berlin' } } })).json();
+    const con = (await call(t, a.secret, 'POST', '/v1/contacts', { fields: { $name: { firstName: 'Ann' } } })).json();
+    // As an older release stored them, before a write refused them (docs/records.md §Writing fields).
+    const db = t.deps.db.kysely;
+    for (const [id, key, value] of [
+      [acc.id, '$primaryAddress', { city: '', street: ' ' }],
+      [con.id, '$name', {}],
+    ] as const) {
+      const row = await db.selectFrom('records').select('fields').where('id', '=', id).executeTakeFirstOrThrow();
+      await db
+        .updateTable('records')
+        .set({ fields: JSON.stringify({ ...JSON.parse(row.fields), [key]: value }) })
+        .where('id', '=', id)
+        .execute();
+    }
+    const file = join(t.tdb.dataDir, 'blank.ndjson');
+    const ex = await rolodex(t, ['export', '--workspace', a.workspaceId, file]);
+    assert.equal(ex.code, 0, ex.err);
+    const lines = readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { object: string; fields?: Record<string, unknown> });
+    assert.ok(!('$primaryAddress' in lines.find((l) => l.object === 'account')!.fields!));
+    assert.ok(!('$name' in lines.find((l) => l.object === 'contact')!.fields!));
+    const im = await rolodex(t, ['import', '--workspace', b.workspaceId, file]);
+    assert.equal(im.code, 0, im.err);
+    const [copy] = (await call(t, b.secret, 'GET', '/v1/accounts')).json().data;
+    assert.deepEqual([copy.fields.$name.value, copy.fields.$primaryAddress.value], ['Acme', null]);
+  });
+
   test('archivedFields hold values of archived custom fields only, checked as fields are, kept hidden', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);

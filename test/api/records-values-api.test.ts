@@ -159,4 +159,20 @@ eachDialect('record values', (ctx) => {
     assert.equal((await ok(s, `/v1/contacts/${c.id}`, { fields: { $name: null } })).fields.$name.value, null);
     assert.equal((await call(t, s.secret, 'GET', `/v1/accounts/${a.id}`)).json().fields.$name.value, ' Acme ');
   });
+
+  test('an ADDRESS none of whose members holds more than white space is refused; one member with a value is kept as written', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    for (const address of [{}, { street: '' }, { city: '  ', street2: null }])
+      await refused(s, '/v1/accounts', { fields: { $name: 'Acme', $primaryAddress: address } }, 'fields.$primaryAddress');
+    const a = await ok(s, '/v1/accounts', { fields: { $name: 'Acme', $primaryAddress: { street: '', country: 'de' } } });
+    assert.deepEqual(a.fields.$primaryAddress.value, { street: '', country: 'DE' });
+    assert.deepEqual((await ok(s, '/v1/accounts', { fields: { $name: 'Sea', $primaryAddress: { latitude: 0 } } })).fields.$primaryAddress.value, {
+      latitude: 0,
+    });
+    await refused(s, `/v1/accounts/${a.id}`, { fields: { $primaryAddress: {} } }, 'fields.$primaryAddress');
+    // null unsets it; the refusals above changed nothing.
+    assert.deepEqual((await call(t, s.secret, 'GET', `/v1/accounts/${a.id}`)).json().fields.$primaryAddress.value, { street: '', country: 'DE' });
+    assert.equal((await ok(s, `/v1/accounts/${a.id}`, { fields: { $primaryAddress: null } })).fields.$primaryAddress.value, null);
+  });
 });

@@ -32,7 +32,7 @@ const GOOD: Record<ValueType, Array<[unknown, unknown?]>> = {
       { street: '1 Main St', city: 'Berlin', country: 'de', latitude: 52.5, longitude: 13.4 },
       { street: '1 Main St', city: 'Berlin', country: 'DE', latitude: 52.5, longitude: 13.4 },
     ],
-    [{}],
+    [{ city: 'Berlin' }],
   ],
   FULL_NAME: [[{ firstName: 'Ann', lastName: 'Lee' }], [{ lastName: 'Lee' }]],
 };
@@ -100,6 +100,8 @@ const BAD: Record<ValueType, Array<[unknown, string]>> = {
   ],
   ADDRESS: [
     ['Berlin', ''],
+    [{}, ''],
+    [{ street: ' ', city: null }, ''],
     [{ country: 'XX' }, '.country'],
     [{ country: 'DEU' }, '.country'],
     [{ latitude: 91 }, '.latitude'],
