@@ -96,14 +96,32 @@ export function parse(args: string[], options: Options, takes = 0): { values: Re
       options: all,
       allowPositionals: true,
       strict: true,
+      tokens: true,
     });
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
+  givenOnce(parsed.tokens);
   const extra = parsed.positionals[takes];
   if (extra !== undefined)
     throw new UsageError(`unexpected argument "${extra}" (a value is given with its option, quoted if it holds spaces: --name "Ann Lee")`);
   return parsed;
+}
+
+/**
+ * An option that takes a value, given twice, is wrong usage: parseArgs keeps the last value, which
+ * would make something other than what was asked for (`key create --scopes lists:read --scopes
+ * accounts:read`, a key holding accounts:read alone; docs/cli.md). A flag given twice asks for
+ * nothing more than once.
+ */
+function givenOnce(tokens: ReturnType<typeof parseArgs>['tokens']): void {
+  const seen = new Map<string, string>();
+  for (const token of tokens ?? []) {
+    if (token.kind !== 'option' || token.value === undefined) continue;
+    const first = seen.get(token.name);
+    if (first !== undefined) throw new UsageError(`--${token.name} is given twice ("${first}", then "${token.value}"): give it once`, token.name);
+    seen.set(token.name, token.value);
+  }
 }
 
 /**
