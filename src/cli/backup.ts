@@ -4,7 +4,7 @@
 // the snapshot has its bytes), `signing-secret` when DATA_DIR holds one, and `backup.json`
 // describing it. On PostgreSQL the database is backed up by pg_dump; the command says how and
 // copies the local blobs, if any.
-import { constants, type Dirent } from 'node:fs';
+import { constants, type Dirent, readdirSync } from 'node:fs';
 import { copyFile, cp, readdir, readFile, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import { loadConfig, type Config } from '../config.ts';
@@ -14,6 +14,8 @@ import { type Io, parse, UsageError } from './io.ts';
 import { bucketNote, pgGuidance } from './backup-postgres.ts';
 import { version } from './version.ts';
 import { makeDirectory } from '../lib/directories.ts';
+import { undoneIfInterrupted } from './interrupt.ts';
+import { refuseHeldDatabase, refuseOtherSecret } from './restore-target.ts';
 
 export const usage = `rolodex backup DIR [--json]    (a consistent copy of DATA_DIR's database and blobs, while the server runs)`;
 
@@ -34,6 +36,15 @@ const exists = (path: string) =>
     () => true,
     () => false,
   );
+
+/** The names in the directory `dir`; none when it cannot be read. */
+function entries(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
 
 const gone = (err: unknown) => (err as NodeJS.ErrnoException).code === 'ENOENT';
 
@@ -101,14 +112,15 @@ export async function runBackup(dir: string, config: Config): Promise<{ manifest
     if (err instanceof InputError) throw err;
     throw new InputError(`cannot write ${dir}: ${(err as Error).message}`, 'DIR');
   }
+  // A backup cut short (a full disk, a blob that cannot be read, a signal) is no backup: what it
+  // wrote goes, so that no directory without a manifest is left to pass for one, and the reason is
+  // one line. That includes the parents it made for the directory.
+  const written = () => (existed ? entries(dir).map((name) => join(dir, name)) : [made ?? dir]);
+  const undo = { command: 'backup', line: (signal: string) => `interrupted by ${signal}; nothing was kept in ${dir}`, written };
   try {
-    return await backUp(dir, config);
+    return await undoneIfInterrupted(undo, () => backUp(dir, config));
   } catch (err) {
-    // A backup cut short (a full disk, a blob that cannot be read) is no backup: what it wrote goes,
-    // so that no directory without a manifest is left to pass for one, and the reason is one line.
-    // That includes the parents it made for the directory.
-    const written = existed ? (await readdir(dir).catch(() => [])).map((name) => join(dir, name)) : [made ?? dir];
-    await Promise.all(written.map((path) => rm(path, { recursive: true, force: true })));
+    await Promise.all(written().map((path) => rm(path, { recursive: true, force: true })));
     if (err instanceof InputError) throw err;
     throw new InputError(`the backup failed: ${(err as Error).message}; nothing was kept in ${dir}`, 'DIR');
   }
@@ -242,57 +254,6 @@ function blobsNote(manifest: Manifest, config: Config): string | undefined {
 }
 
 /**
- * Refuses a DATA_DIR whose `rolodex.db` holds anything: a database (with its log beside it, what
- * it holds cannot be told without applying the log), another program's tables, a file SQLite
- * cannot read. One that holds nothing, a 0-byte file or a SQLite database without a table, is
- * replaced as a missing one is made: nothing is lost (docs/cli.md §What creates the database).
- */
-async function refuseHeldDatabase(dataDir: string): Promise<void> {
-  const database = join(dataDir, 'rolodex.db');
-  const there = await exists(database);
-  const held = (what: string) => new InputError(`${dataDir} already holds ${what}: restore into an empty DATA_DIR, with the server stopped`, 'DATA_DIR');
-  // The log of a database removed without it (after a crash, its last commits): SQLite would
-  // apply its pages to the restored file at its first opening, and damage it.
-  for (const log of ['rolodex.db-wal', 'rolodex.db-journal'])
-    if (await exists(join(dataDir, log))) {
-      if (there) throw held(`a database (rolodex.db and its log ${log})`);
-      throw new InputError(
-        `${dataDir} holds ${log}, left by a database that is no longer there, which SQLite would apply to the restored one: restore into an empty DATA_DIR`,
-        'DATA_DIR',
-      );
-    }
-  if (!there) return;
-  const { sqliteFileHeld } = await import('../db/index.ts');
-  const found = sqliteFileHeld(database);
-  const keep = 'restore into an empty DATA_DIR, or move the file away if it is not needed';
-  if ('fault' in found) throw new InputError(`${database} is not an empty SQLite database (${found.fault}): ${keep}`, 'DATA_DIR');
-  if (found.rolodex) throw held('a database');
-  if (found.names.length > 0) {
-    const named = found.names.slice(0, 5).join(', ') + (found.names.length > 5 ? ', …' : '');
-    throw new InputError(`${database} holds another program's tables (${named}), which a restore would overwrite: ${keep}`, 'DATA_DIR');
-  }
-}
-
-/**
- * Refuses a DATA_DIR holding a signing secret other than the backup's (a damaged one included), on
- * either database: put in its place, it would stop every upload and download address signed with
- * it, those of a server running on that DATA_DIR too. The same secret is no loss, and is accepted.
- */
-function refuseOtherSecret(dir: string, dataDir: string): void {
-  const kept = join(dataDir, 'signing-secret');
-  const other = () =>
-    new InputError(`${kept} is not the backup's signing-secret, which would replace it: restore into an empty DATA_DIR, with the server stopped`, 'DATA_DIR');
-  let held: Buffer | undefined;
-  try {
-    held = readSigningSecretFile(kept);
-  } catch {
-    throw other();
-  }
-  // checkParts has read the backup's: it is whole.
-  if (held && !held.equals(readSigningSecretFile(join(dir, 'signing-secret')) as Buffer)) throw other();
-}
-
-/**
  * Checks the whole backup and DATA_DIR before it writes anything, then copies the database last,
  * under a name of its own until it is checked: a refused or failed restore leaves DATA_DIR as it
  * was, and can be run again.
@@ -301,7 +262,6 @@ export async function runRestore(dir: string, config: Config): Promise<{ manifes
   const manifest = await readManifest(dir);
   await checkParts(dir, manifest);
   const notes: string[] = [];
-  const database = join(config.dataDir, 'rolodex.db');
   const blobs = join(config.dataDir, 'blobs');
   if (manifest.database === 'sqlite') {
     if (config.databaseUrl)
@@ -321,32 +281,14 @@ export async function runRestore(dir: string, config: Config): Promise<{ manifes
     throw new InputError(`${config.dataDir}/blobs is not empty: restore into an empty DATA_DIR`, 'DATA_DIR');
   if (manifest.files.includes('signing-secret')) refuseOtherSecret(dir, config.dataDir);
 
-  const copy = `${database}.restoring`;
   const written: string[] = [];
+  const undo = {
+    command: 'restore',
+    line: (signal: string) => `interrupted by ${signal}; nothing was restored into ${config.dataDir}`,
+    written: () => written,
+  };
   try {
-    // DATA_DIR is made only now, once everything is checked: a refused restore leaves none.
-    const made = makeDataDir(config.dataDir);
-    if (made) written.push(made);
-    if (manifest.database === 'sqlite') {
-      written.push(copy);
-      await cp(join(dir, 'rolodex.db'), copy, { force: true });
-      const { sqliteDatabaseFault } = await import('../db/index.ts');
-      const fault = sqliteDatabaseFault(copy);
-      if (fault) throw new InputError(`the backup in ${dir} is damaged: rolodex.db is not a whole database (${fault})`, 'DIR');
-    }
-    if (manifest.files.includes('blobs/')) {
-      written.push(blobs);
-      await cp(join(dir, 'blobs'), blobs, { recursive: true });
-    }
-    // The secret the backup's upload and download addresses were signed with; a restore never
-    // makes one of its own (docs/deploy.md §Backups).
-    if (manifest.files.includes('signing-secret')) {
-      const secret = join(config.dataDir, 'signing-secret');
-      // One already there is the backup's own (refuseOtherSecret): a failure leaves it.
-      if (!(await exists(secret))) written.push(secret);
-      await cp(join(dir, 'signing-secret'), secret);
-    }
-    if (manifest.database === 'sqlite') await rename(copy, database);
+    await undoneIfInterrupted(undo, () => restoreParts(dir, config, manifest, written));
   } catch (err) {
     await Promise.all(written.map((path) => rm(path, { recursive: true, force: true })));
     if (err instanceof InputError) throw err;
@@ -355,6 +297,40 @@ export async function runRestore(dir: string, config: Config): Promise<{ manifes
   const elsewhere = blobsNote(manifest, config);
   if (elsewhere) notes.push(elsewhere);
   return { manifest, notes };
+}
+
+/**
+ * Copies the backup's parts into DATA_DIR, naming in `written` each path before it writes there;
+ * the database last, under a name of its own until it is checked. Once it has its name the restore
+ * is whole, and `written` is emptied: an interruption then removes nothing.
+ */
+async function restoreParts(dir: string, config: Config, manifest: Manifest, written: string[]): Promise<void> {
+  const [database, blobs] = [join(config.dataDir, 'rolodex.db'), join(config.dataDir, 'blobs')];
+  const copy = `${database}.restoring`;
+  // DATA_DIR is made only now, once everything is checked: a refused restore leaves none.
+  const made = makeDataDir(config.dataDir);
+  if (made) written.push(made);
+  if (manifest.database === 'sqlite') {
+    written.push(copy);
+    await cp(join(dir, 'rolodex.db'), copy, { force: true });
+    const { sqliteDatabaseFault } = await import('../db/index.ts');
+    const fault = sqliteDatabaseFault(copy);
+    if (fault) throw new InputError(`the backup in ${dir} is damaged: rolodex.db is not a whole database (${fault})`, 'DIR');
+  }
+  if (manifest.files.includes('blobs/')) {
+    written.push(blobs);
+    await cp(join(dir, 'blobs'), blobs, { recursive: true });
+  }
+  // The secret the backup's upload and download addresses were signed with; a restore never
+  // makes one of its own (docs/deploy.md §Backups).
+  if (manifest.files.includes('signing-secret')) {
+    const secret = join(config.dataDir, 'signing-secret');
+    // One already there is the backup's own (refuseOtherSecret): a failure leaves it.
+    if (!(await exists(secret))) written.push(secret);
+    await cp(join(dir, 'signing-secret'), secret);
+  }
+  if (manifest.database === 'sqlite') await rename(copy, database);
+  written.length = 0;
 }
 
 function target(args: string[], io: Io): { dir: string; json: boolean; config: Config } {

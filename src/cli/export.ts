@@ -28,6 +28,7 @@ import { readSnapshot } from '../db/index.ts';
 import { openBlobStore } from '../runtime.ts';
 import { requireWorkspace } from '../workspaces/service.ts';
 import { countOf, type Io, operator, parse, required, UsageError, withDb } from './io.ts';
+import { undoneIfInterrupted } from './interrupt.ts';
 
 export const usage = `rolodex export --workspace W [--types account,contact,…] [--include-trash] [--files DIR] [FILE]   (NDJSON in the import format; stdout without FILE)`;
 
@@ -61,7 +62,15 @@ export async function run(args: string[], io: Io): Promise<void> {
   if (values.files === '') throw new UsageError('--files names a directory', 'files');
   const dir = typeof values.files === 'string' ? await filesDir(values.files) : undefined;
   const body = (write: Write) => exportLines(io, { workspaceId, wanted, trash: values['include-trash'] === true, files: dir?.path }, write);
-  const records = await (file ? toFile(file, body) : toStdout(body)).catch(async (err: unknown) => {
+  // Interrupted, the export removes what it wrote, as a failed one does: FILE's partial copy, and
+  // DIR when it made it (src/cli/interrupt.ts).
+  const written = dir?.made ? [dir.made] : [];
+  const undo = {
+    command: 'export',
+    line: (signal: string) => `interrupted by ${signal}; ${file ? `${file} was not written` : 'the export is incomplete'}`,
+    written: () => written,
+  };
+  const records = await undoneIfInterrupted(undo, () => (file ? toFile(file, body, written) : toStdout(body))).catch(async (err: unknown) => {
     await dir?.discard();
     throw err;
   });
@@ -169,7 +178,8 @@ async function toStdout(body: (write: Write) => Promise<number>): Promise<number
   return body(writer(process.stdout, 'stdout').write);
 }
 
-async function toFile(file: string, body: (write: Write) => Promise<number>): Promise<number> {
+/** `written`: the partial file is added to it, once made. */
+async function toFile(file: string, body: (write: Write) => Promise<number>, written: string[]): Promise<number> {
   // FILE takes its name by a rename once the export is complete (docs/import.md §Export): a
   // directory there would fail that rename after the whole export, and a device or a pipe would be
   // replaced by the file, never written to; so each is refused before the export.
@@ -186,6 +196,7 @@ async function toFile(file: string, body: (write: Write) => Promise<number>): Pr
   let out: Writable;
   try {
     out = (await open(partial, 'wx', 0o600)).createWriteStream();
+    written.push(partial);
   } catch (err) {
     throw new InputError(`cannot write ${file}: ${await whyNotCreated(target, err as NodeJS.ErrnoException)}`);
   }
@@ -199,6 +210,8 @@ async function toFile(file: string, body: (write: Write) => Promise<number>): Pr
     await rename(partial, target).catch((err: Error) => {
       throw new InputError(`cannot write ${file}: ${withoutPaths(err)}`);
     });
+    // Complete: an interruption from now on removes nothing.
+    written.length = 0;
     return count;
   } catch (err) {
     out.destroy();

@@ -40,10 +40,10 @@ export async function namedLinks(names: FileNames | undefined, read: () => Promi
 }
 
 /**
- * DIR, made (mode 0700) when missing; `discard` removes what this call made, DIR and its
- * contents, and leaves a DIR that existed before as it is.
+ * DIR, made (mode 0700) when missing; `made`, the outermost directory this call made; `discard`
+ * removes it, DIR and its contents, and leaves a DIR that existed before as it is.
  */
-export async function filesDir(dir: string): Promise<{ path: string; discard: () => Promise<void> }> {
+export async function filesDir(dir: string): Promise<{ path: string; made: string | undefined; discard: () => Promise<void> }> {
   const path = resolve(dir);
   let made: string | undefined;
   try {
@@ -51,7 +51,7 @@ export async function filesDir(dir: string): Promise<{ path: string; discard: ()
   } catch (err) {
     throw new InputError(`cannot write ${dir}: ${(err as Error).message}`, 'files');
   }
-  return { path, discard: async () => (made ? rm(made, { recursive: true, force: true }) : undefined) };
+  return { path, made, discard: async () => (made ? rm(made, { recursive: true, force: true }) : undefined) };
 }
 
 /**
