@@ -54,7 +54,7 @@ const gone = (err: unknown) => (err as NodeJS.ErrnoException).code === 'ENOENT';
  * listing and its copy is left out, where it failed the whole backup. Returns how many were.
  */
 async function copyBlobs(from: string, to: string): Promise<number> {
-  await makeDirectory(to, 0o755);
+  await makeDirectory(to, 0o700);
   let left = 0;
   let entries: Dirent[];
   try {
@@ -146,7 +146,7 @@ async function backUp(dir: string, config: Config): Promise<{ manifest: Manifest
     if (left > 0) notes.push(`${left} blob${left === 1 ? ' was' : 's were'} deleted by the server while the backup ran, and left out.`);
   }
   if (await exists(join(config.dataDir, 'signing-secret'))) {
-    await cp(join(config.dataDir, 'signing-secret'), join(dir, 'signing-secret'));
+    await writeFile(join(dir, 'signing-secret'), await readFile(join(config.dataDir, 'signing-secret')), { mode: 0o600, flag: 'wx' });
     files.push('signing-secret');
   }
   const manifest: Manifest = {
@@ -157,7 +157,7 @@ async function backUp(dir: string, config: Config): Promise<{ manifest: Manifest
     files,
     ...(config.s3 ? { s3: { bucket: config.s3.bucket, prefix: config.s3.prefix } } : {}),
   };
-  await writeFile(join(dir, MANIFEST), JSON.stringify(manifest, null, 2) + '\n');
+  await writeFile(join(dir, MANIFEST), JSON.stringify(manifest, null, 2) + '\n', { mode: 0o600, flag: 'wx' });
   return { manifest, notes };
 }
 

@@ -10,9 +10,10 @@
 // file holding anything else is refused and left as it was. A signing-secret other than the
 // backup's in DATA_DIR is refused too, where the restore replaced it. A DATA_DIR that is a file is
 // named as such by both commands. A restore from a DIR that does not exist, or is a file, says
-// that, not that DIR lacks a manifest.
+// that, not that DIR lacks a manifest. What a backup writes is closed to other users, in a DIR
+// that existed too.
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { DatabaseSync } from 'node:sqlite';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -68,6 +69,20 @@ for (const dialect of testDialects()) {
       assert.equal(await main(['backup', beside], b.io), 0, b.err());
       assert.equal(existsSync(join(beside, 'backup.json')), true);
       rmSync(join(t.tdb.dataDir, 'backups'), { recursive: true });
+    });
+
+    // Into a directory made beforehand (`mkdir /backups/today`, mode 0755), rolodex.db was written
+    // readable by every user of the machine: every workspace's data, webhook signing secrets.
+    test('what a backup writes is readable by no other user, in a directory that existed too', async () => {
+      const dir = join(tmp('existing'), 'b');
+      mkdirSync(dir, { mode: 0o755 });
+      const b = cli(env);
+      assert.equal(await main(['backup', dir], b.io), 0, b.err());
+      const written = readdirSync(dir, { recursive: true }).map((name) => join(dir, String(name)));
+      assert.ok(written.some((path) => path.endsWith('signing-secret')));
+      for (const name of ['rolodex.db', 'signing-secret', 'backup.json'])
+        if (existsSync(join(dir, name))) assert.equal(statSync(join(dir, name)).mode & 0o077, 0, `${name} is its owner's alone`);
+      for (const path of written) assert.equal(statSync(path).mode & 0o007, 0, `${path} is closed to other users`);
     });
 
     test('a backup that fails removes the parent directories it made for its directory', async () => {

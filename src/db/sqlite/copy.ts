@@ -1,12 +1,18 @@
 // A consistent copy of a SQLite database while other processes write to it (`rolodex backup`,
 // docs/deploy.md §Backups): SQLite's online backup from a read-only connection; and the check
 // that a copy is a whole database, and what a file a restore would replace holds (`rolodex restore`).
+import { open } from 'node:fs/promises';
 import { backup, DatabaseSync } from 'node:sqlite';
 import { pathToFileURL } from 'node:url';
 import { BUSY_TIMEOUT_MS } from './settings.ts';
 
-/** Copies the database in `source` into the new file `target`. */
+/**
+ * Copies the database in `source` into the new file `target`, readable by its owner alone: it
+ * holds every workspace's data, webhook signing secrets and key hashes, wherever the backup is put
+ * (docs/deploy.md §Backups). The file is made so before SQLite writes into it, which keeps its mode.
+ */
 export async function copySqliteDatabase(source: string, target: string): Promise<void> {
+  await (await open(target, 'wx', 0o600)).close();
   const db = new DatabaseSync(source, { readOnly: true, timeout: BUSY_TIMEOUT_MS });
   try {
     // Every page in one step, in one read transaction: a step of fewer pages lets a write of
