@@ -245,8 +245,11 @@ async function checkParts(dir: string, manifest: Manifest): Promise<void> {
 function blobsNote(manifest: Manifest, config: Config): string | undefined {
   const kept = manifest.s3;
   if (kept && (config.s3?.bucket !== kept.bucket || config.s3.prefix !== kept.prefix)) {
-    const at = `S3_BUCKET=${kept.bucket}${kept.prefix ? ` S3_PREFIX=${kept.prefix}` : ''}`;
-    return `The backup's blobs are not in it but in the S3 bucket "${kept.bucket}"${kept.prefix ? ` under "${kept.prefix}"` : ''}: start the server with ${at} and that store's settings, or its files have no bytes.`;
+    // Kept under no prefix, where this configuration names one: that is what to unset.
+    const unprefixed = !kept.prefix && Boolean(config.s3?.prefix);
+    const at = `S3_BUCKET=${kept.bucket}${kept.prefix ? ` S3_PREFIX=${kept.prefix}` : unprefixed ? ', S3_PREFIX unset' : ''}`;
+    const where = kept.prefix ? ` under "${kept.prefix}"` : unprefixed ? ', under no prefix' : '';
+    return `The backup's blobs are not in it but in the S3 bucket "${kept.bucket}"${where}: start the server with ${at} and that store's settings, or its files have no bytes.`;
   }
   if (!kept && config.s3 && manifest.files.includes('blobs/'))
     return `The backup's blobs are restored into ${join(config.dataDir, 'blobs')}, but S3_BUCKET is set and the server reads the bucket "${config.s3.bucket}": copy them into it, or unset S3_BUCKET.`;

@@ -118,6 +118,14 @@ for (const dialect of testDialects()) {
       assert.match(await restore(inBucket, {}), elsewhere);
       assert.match(await restore(inBucket, { S3_BUCKET: 'other' }), elsewhere);
       assert.doesNotMatch(await restore(inBucket, { S3_BUCKET: 'kept-blobs', S3_PREFIX: 'crm/' }), /The backup's blobs/);
+      // Kept under no prefix, restored where S3_PREFIX names one: the note said to set the bucket
+      // already set, not to unset the prefix.
+      const noPrefix = join(tmp('s3-root'), 'b');
+      assert.equal(await main(['backup', noPrefix], cli({ ...env, S3_BUCKET: 'kept-blobs' }).io), 0);
+      assert.match(
+        await restore(noPrefix, { S3_BUCKET: 'kept-blobs', S3_PREFIX: 'crm/' }),
+        /The backup's blobs are not in it but in the S3 bucket "kept-blobs", under no prefix: start the server with S3_BUCKET=kept-blobs, S3_PREFIX unset and that store's settings, or its files have no bytes\./,
+      );
       assert.match(
         await restore(local, { S3_BUCKET: 'kept-blobs' }),
         /The backup's blobs are restored into \S+\/data\/blobs, but S3_BUCKET is set and the server reads the bucket "kept-blobs": copy them into it, or unset S3_BUCKET\./,
