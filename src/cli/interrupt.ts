@@ -2,9 +2,8 @@
 // of a closed terminal): `backup`, `restore` and `export` remove what they have written so far, as
 // they do when they fail, say so in one line on stderr, and then end by the signal, as they would
 // have without the handler (a shell sees 130 for SIGINT), so that a script running them stops too
-// (docs/cli.md §The operator CLI; src/lib/temp-dir.ts does the same for scratch directories).
-// Without this the signal ended the process where it stood: a backup directory without its
-// manifest, a restore's half-copied blobs that refused the restore run again.
+// (docs/cli.md §The operator CLI; src/lib/temp-dir.ts does the same for scratch directories), so
+// no backup directory is left without its manifest, nor a restore's half-copied blobs.
 import { rmSync } from 'node:fs';
 import { errorLines } from './io.ts';
 
