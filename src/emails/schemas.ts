@@ -5,7 +5,10 @@ import { MAX_ADDRESSES, MAX_ATTACHMENTS } from './limits.ts';
 import { Envelope } from '../lib/paging-schemas.ts';
 
 const Address = Type.String({ format: 'email', maxLength: 320, description: 'A bare e-mail address, without a display name.' });
-const Addresses = (minItems: number, description: string) => Type.Array(Address, { minItems, maxItems: MAX_ADDRESSES, description });
+// Recipients are a multi-valued EMAIL field of the resource: an array, or one address taken as a
+// list of one, as every multi-valued field of the API takes it (docs/emails.md §Sending).
+const Addresses = (minItems: number, description: string) =>
+  Type.Union([Type.Array(Address, { minItems, maxItems: MAX_ADDRESSES }), Address], { description: `${description} One address may be given as a string.` });
 
 const MessageBody = (minLength: number) =>
   Type.Object(

@@ -102,11 +102,19 @@ async function ownMailbox(ctx: Ctx, userId: string, from: string): Promise<Mailb
   return mailbox;
 }
 
+type Recipients = { to: string[]; cc: string[]; bcc: string[] };
+
+/** The recipients as lists: one address given as a string is a list of one (docs/emails.md §Sending). */
+function recipientsOf(input: { to?: string[] | string | undefined; cc?: string[] | string | undefined; bcc?: string[] | string | undefined }): Recipients {
+  const list = (v: string[] | string | undefined) => (v === undefined ? [] : typeof v === 'string' ? [v] : v);
+  return { to: list(input.to), cc: list(input.cc), bcc: list(input.bcc) };
+}
+
 /** At most MAX_ADDRESSES recipients across to, cc and bcc; `param` names the first one over. */
-function checkRecipients(input: { to?: string[] | undefined; cc?: string[] | undefined; bcc?: string[] | undefined }): void {
+function checkRecipients(input: Recipients): void {
   let n = 0;
   for (const list of ['to', 'cc', 'bcc'] as const) {
-    const addresses = input[list] ?? [];
+    const addresses = input[list];
     if (n + addresses.length > MAX_ADDRESSES)
       throw new AppError('invalid_value', `An e-mail has at most ${MAX_ADDRESSES} recipients across to, cc and bcc.`, {
         param: `${list}[${MAX_ADDRESSES - n}]`,
@@ -137,7 +145,8 @@ async function checkAttachments(ctx: Ctx, ids: string[]): Promise<string[]> {
 
 export async function sendEmail(ctx: WriteCtx, input: SendEmailInput) {
   const userId = requireUser(ctx);
-  checkRecipients(input);
+  const recipients = recipientsOf(input);
+  checkRecipients(recipients);
   const mailbox = await ownMailbox(ctx, userId, input.from);
   const files = await checkAttachments(ctx, input.attachments ?? []);
   const at = isoNow(ctx.now);
@@ -150,9 +159,9 @@ export async function sendEmail(ctx: WriteCtx, input: SendEmailInput) {
       mailbox_id: mailbox.id,
       external_id: null,
       from_address: input.from,
-      to_json: JSON.stringify(input.to),
-      cc_json: JSON.stringify(input.cc ?? []),
-      bcc_json: JSON.stringify(input.bcc ?? []),
+      to_json: JSON.stringify(recipients.to),
+      cc_json: JSON.stringify(recipients.cc),
+      bcc_json: JSON.stringify(recipients.bcc),
       subject: input.subject,
       sent_at: at,
       created_at: at,
@@ -173,10 +182,13 @@ export async function sendEmail(ctx: WriteCtx, input: SendEmailInput) {
 
 export async function draftEmail(ctx: WriteCtx, input: DraftEmailInput) {
   const userId = requireUser(ctx);
+  const recipients = recipientsOf(input);
   const filled =
-    [input.to, input.cc, input.bcc, input.attachments].some((a) => (a?.length ?? 0) > 0) || Boolean(input.subject) || Boolean(input.messageBody?.content);
+    [recipients.to, recipients.cc, recipients.bcc, input.attachments ?? []].some((a) => a.length > 0) ||
+    Boolean(input.subject) ||
+    Boolean(input.messageBody?.content);
   if (!filled) throw new AppError('parameter_missing', 'A draft needs at least one of to, cc, bcc, subject, messageBody or attachments besides from.');
-  checkRecipients(input);
+  checkRecipients(recipients);
   const mailbox = await ownMailbox(ctx, userId, input.from);
   const files = await checkAttachments(ctx, input.attachments ?? []);
   const at = isoNow(ctx.now);
@@ -185,9 +197,9 @@ export async function draftEmail(ctx: WriteCtx, input: DraftEmailInput) {
     id: newId('eml', ctx.now),
     workspace_id: ctx.actor.workspaceId,
     mailbox_id: mailbox.id,
-    to_json: JSON.stringify(input.to ?? []),
-    cc_json: JSON.stringify(input.cc ?? []),
-    bcc_json: JSON.stringify(input.bcc ?? []),
+    to_json: JSON.stringify(recipients.to),
+    cc_json: JSON.stringify(recipients.cc),
+    bcc_json: JSON.stringify(recipients.bcc),
     subject: input.subject ?? null,
     body_html: body?.html ?? null,
     body_text: body?.text ?? null,
