@@ -14,6 +14,7 @@ import { parseIsoDateTime } from '../lib/dates.ts';
 import { InputError } from '../lib/errors.ts';
 import { emailKey } from '../lib/email.ts';
 import { isEmailFormat, isUriFormat } from '../lib/formats.ts';
+import { isHttpUrl } from '../lib/http-url.ts';
 import { isoNow } from '../lib/ids.ts';
 import { relationshipsOf, type Derived } from './relationships.ts';
 import { meetingsToChange } from './import-repository.ts';
@@ -116,7 +117,8 @@ export function checkMeeting(raw: Record<string, unknown>): MeetingInput {
   // Rolodex records meetings, it does not schedule them (docs/meetings.md): one not over yet is refused, as the API refuses it.
   if (end > Date.now()) throw new InputError('is later than now: only meetings that are over can be imported', 'fields.$endDate.value');
   const url = optionalText('fields.$meetingUrl.value', value('$meetingUrl'), LIMITS.meetingUrl);
-  if (url !== null && !isUriFormat(url)) throw new InputError('must be an absolute URI', 'fields.$meetingUrl.value');
+  // An absolute URI (the create's schema) and a URL value (rules.ts, checkMeetingUrl), as the API holds a create.
+  if (url !== null && !(isUriFormat(url) && isHttpUrl(url))) throw new InputError('must be an absolute http or https URL', 'fields.$meetingUrl.value');
   const organizer = value('$organizerEmail');
   return {
     title,

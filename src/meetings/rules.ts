@@ -7,6 +7,7 @@ import type { Ctx } from '../lib/context.ts';
 import { AppError } from '../lib/errors.ts';
 import { parseIsoDateTime } from '../lib/dates.ts';
 import { emailKey } from '../lib/email.ts';
+import { isHttpUrl } from '../lib/http-url.ts';
 
 const FIELDS = ['$title', '$startDate', '$endDate', '$description', '$meetingUrl', '$organizerEmail', '$attendeeEmails', '$privacySetting'];
 /** The relationships computed from the participants' addresses when read; never written. */
@@ -73,6 +74,17 @@ export function checkDates(startDate: string, endDate: string, now: number): { s
   if (end > now) throw new AppError('invalid_value', 'Only past meetings can be created: "fields.$endDate" is later than now.', { param: 'fields.$endDate' });
   if (start > end) throw new AppError('invalid_value', '"fields.$startDate" is later than "fields.$endDate".', { param: 'fields.$endDate' });
   return { start: new Date(start).toISOString(), end: new Date(end).toISOString() };
+}
+
+/**
+ * The meeting's address as written, or null: a URL value, so an http or https URL with a host
+ * (docs/meetings.md §Writes), never another scheme (`javascript:`, `data:`) a client would open
+ * as a link.
+ */
+export function checkMeetingUrl(url: string | null | undefined, param = 'fields.$meetingUrl'): string | null {
+  if (url === undefined || url === null) return null;
+  if (!isHttpUrl(url)) throw new AppError('invalid_value', `"${param}" must be an absolute http or https URL, such as https://meet.example/abc.`, { param });
+  return url;
 }
 
 /** The index of the first attendee that repeats an earlier one, ignoring case; -1 when none does. */

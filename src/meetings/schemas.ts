@@ -29,7 +29,9 @@ export const CreateMeetingBody = Type.Object(
         $startDate: DateTime,
         $endDate: DateTime,
         $description: Type.Optional(Nullable(Type.String({ maxLength: LIMITS.description }))),
-        $meetingUrl: Type.Optional(Nullable(Type.String({ format: 'uri', maxLength: LIMITS.meetingUrl }))),
+        $meetingUrl: Type.Optional(
+          Nullable(Type.String({ format: 'uri', maxLength: LIMITS.meetingUrl, description: 'An absolute http or https URL with a host.' })),
+        ),
         $organizerEmail: Type.Optional(Nullable(Email)),
         // A multi-valued EMAIL field: one address is taken as a list of one (docs/meetings.md §Writes).
         // An address repeated, in any case, is the service's one rule (rules.ts participants), which

@@ -11,7 +11,7 @@ import { laterIso } from '../lib/dates.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import { envelope, type Page } from '../lib/paging.ts';
 import { createMissingContacts } from './contacts.ts';
-import { checkCreateKeys, checkDates, checkTitle, checkTranscript, checkUpdateKeys, participants } from './rules.ts';
+import { checkCreateKeys, checkDates, checkMeetingUrl, checkTitle, checkTranscript, checkUpdateKeys, participants } from './rules.ts';
 import * as repo from './repository.ts';
 import { relationshipsOf, type Derived } from './relationships.ts';
 import type { CreateMeetingBody, UpdateMeetingBody } from './schemas.ts';
@@ -101,6 +101,7 @@ export async function createMeeting(ctx: WriteCtx, input: CreateMeetingInput) {
   const f = input.fields;
   const title = checkTitle(f.$title);
   const { start, end } = checkDates(f.$startDate, f.$endDate, ctx.now);
+  const meetingUrl = checkMeetingUrl(f.$meetingUrl);
   const attendees = typeof f.$attendeeEmails === 'string' ? [f.$attendeeEmails] : f.$attendeeEmails;
   const addresses = participants(f.$organizerEmail ?? null, attendees ?? null);
   const raw = input.relationships?.$transcript;
@@ -114,7 +115,7 @@ export async function createMeeting(ctx: WriteCtx, input: CreateMeetingInput) {
     title,
     start_date: start,
     end_date: end,
-    meeting_url: f.$meetingUrl ?? null,
+    meeting_url: meetingUrl,
     organizer_email: f.$organizerEmail ?? null,
     attendee_emails: attendees === undefined || attendees === null ? null : JSON.stringify(attendees),
     privacy_setting: f.$privacySetting ?? null,

@@ -5,6 +5,7 @@
 import { chars } from '../lib/chars.ts';
 import { unheldCharacter } from '../lib/email.ts';
 import { InputError } from '../lib/errors.ts';
+import { isHttpUrl } from '../lib/http-url.ts';
 import type { HandleService } from '../definitions/catalogue.ts';
 import { parseIsoDateTime } from '../lib/dates.ts';
 import type { ValueType } from '../lib/resource-schemas.ts';
@@ -102,23 +103,10 @@ function datetime(v: unknown): string {
 }
 
 // A URL is kept as written, white space around it left out (as around a name), so it must be one
-// as written: `http://` or `https://` and a host, without white space, control characters or
-// backslashes. The URL parser would read past them (it drops tabs and line breaks inside, reads
-// `\` as `/` and `https:acme.test` as `https://acme.test/`), and the stored text would then be no
-// URL at all.
-const URL_AS_WRITTEN = /^https?:\/\/[^\s\p{Cc}/\\][^\s\p{Cc}\\]*$/iu;
-
+// as written (isHttpUrl, src/lib/formats.ts).
 function url(v: unknown): string {
   const s = string(v, 2048).trim();
-  const what = 'an absolute http or https URL (such as "https://acme.com") without spaces';
-  if (!URL_AS_WRITTEN.test(s)) throw bad(`must be ${what}`);
-  let u: URL;
-  try {
-    u = new URL(s);
-  } catch {
-    throw bad(`must be ${what}`);
-  }
-  if ((u.protocol !== 'http:' && u.protocol !== 'https:') || u.hostname === '') throw bad(`must be ${what}`);
+  if (!isHttpUrl(s)) throw bad('must be an absolute http or https URL (such as "https://acme.com") without spaces');
   return s;
 }
 
