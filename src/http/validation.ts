@@ -283,10 +283,14 @@ export function validationError(errors: FastifySchemaValidationError[], context:
     default: {
       // Addresses of meetings, e-mails and mailboxes are ASCII (docs/records.md §E-mail addresses):
       // "must match format email" would not say why `ann@straße.example` is refused.
-      const email = e.keyword === 'format' && (e.params as { format: string }).format === 'email';
-      const must = email
-        ? 'must be a bare e-mail address in ASCII (a domain of other characters in its xn-- form)'
-        : (lengthRule(e) ?? e.message ?? 'is invalid');
+      // Nor would "must match format uri" say what a meeting's $meetingUrl takes (docs/meetings.md §Writes).
+      const format = e.keyword === 'format' ? (e.params as { format: string }).format : null;
+      const must =
+        format === 'email'
+          ? 'must be a bare e-mail address in ASCII (a domain of other characters in its xn-- form)'
+          : format === 'uri'
+            ? 'must be an absolute http or https URL in ASCII, without white space, such as https://meet.example/abc'
+            : (lengthRule(e) ?? e.message ?? 'is invalid');
       return new AppError('invalid_value', `${where} ${must}.`, base === '' ? {} : { param: base });
     }
   }

@@ -19,6 +19,10 @@ const REFUSED = [
   'zoommtg://zoom.us/join?confno=1',
   'https:meet.acme.test/abc',
   'https:///abc',
+  ' https://meet.acme.test/abc',
+  'https://meet.acme.test/ä',
+  'https://meet.acme.test/a b',
+  'https://meet.acme.test\\abc',
 ];
 
 const ACCEPTED = ['https://meet.acme.test/abc-defg-hij', 'HTTP://Meet.Acme.test/x?pwd=1#frag', 'https://zoom.us/j/123?pwd=a%20b'];
@@ -30,6 +34,7 @@ eachDialect('meeting URLs', (ctx) => {
     for (const url of REFUSED) {
       const res = await call(t, s.secret, 'POST', '/v1/meetings', meetingBody({ $meetingUrl: url }));
       assertError(res, 400, 'invalid_value', 'fields.$meetingUrl');
+      assert.match(res.json().error.message, /^"fields\.\$meetingUrl" must be an absolute http or https URL/, url);
     }
     assert.equal((await call(t, s.secret, 'GET', '/v1/meetings')).json().totalCount, 0, 'no refused meeting was written');
     for (const url of ACCEPTED) {
