@@ -37,7 +37,12 @@ const FIELD_TYPES: Record<string, readonly string[]> = {
 
 function addresses(where: string, v: unknown): string[] {
   if (v === undefined || v === null) return [];
-  if (!Array.isArray(v)) throw new InputError('must be an array of e-mail addresses', where);
+  // A multi-valued EMAIL field: one address is a list of one, as a send takes it (docs/emails.md §Import).
+  if (typeof v === 'string') {
+    checkAddress(v, where);
+    return [v];
+  }
+  if (!Array.isArray(v)) throw new InputError('must be an e-mail address or an array of them', where);
   if (v.length > 500) throw new InputError('must hold at most 500 addresses', where);
   return v.map((a, i) => {
     checkAddress(a, `${where}[${i}]`);

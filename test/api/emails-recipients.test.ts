@@ -1,11 +1,11 @@
 // Recipients of a send or a draft on both databases: `to`, `cc` and `bcc` take an array of
 // addresses or one address as a string, stored and answered as a list of one, as every
 // multi-valued EMAIL field of the API takes it (docs/emails.md §Sending); a bad lone address
-// names the member, and a refused request stores nothing.
+// names the member, and a refused request stores nothing. An import line takes them alike.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { call, eachDialect, type TestApp } from '../helpers/app.ts';
-import { type EmailWorld, seedEmailWorld, sendBody } from '../helpers/emails.ts';
+import { type EmailWorld, importInto, seedEmailWorld, sendBody } from '../helpers/emails.ts';
 import { assertError } from '../helpers/files.ts';
 
 async function rows(t: TestApp, table: 'emails' | 'email_outbox' | 'email_drafts', workspaceId: string) {
@@ -55,5 +55,31 @@ eachDialect('emails recipients', (ctx) => {
     }
     assert.equal((await rows(t, 'emails', w.workspaceId)).length, before.emails);
     assert.equal((await rows(t, 'email_drafts', w.workspaceId)).length, before.drafts);
+  });
+
+  test('an import line takes one address as a string in $to, $cc and $bcc; a bad one names the field', async () => {
+    const t = ctx();
+    const line = (externalId: string, to: unknown) => ({
+      object: 'email',
+      externalId,
+      mailbox: 'mb-full',
+      fields: {
+        $sentAt: { value: '2026-01-05T09:00:00Z', valueType: 'DATETIME' },
+        $from: { value: 'buyer@globex.test', valueType: 'EMAIL' },
+        $to: { value: to, valueType: 'EMAIL' },
+        $cc: { value: 'erin@example.test', valueType: 'EMAIL' },
+      },
+    });
+    const id = (await importInto(t, w.workspaceId, [line('e-one', w.addresses.full)])).ids.email?.['e-one'] as string;
+    const one = (await call(t, w.keys.ann, 'GET', `/v1/emails/${id}`)).json();
+    assert.deepEqual(one.fields.$to.value, [w.addresses.full]);
+    assert.deepEqual(one.fields.$cc.value, ['erin@example.test']);
+    assert.deepEqual(one.fields.$bcc.value, []);
+    for (const bad of ['Ann <ann@acme.test>', 5]) {
+      await assert.rejects(importInto(t, w.workspaceId, [line('e-bad', bad)]), (err: Error & { errors?: Array<{ message: string }> }) => {
+        assert.match(err.errors?.[0]?.message ?? '', /fields\.\$to\.value: must be/, String(bad));
+        return true;
+      });
+    }
   });
 });
