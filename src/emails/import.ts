@@ -10,6 +10,7 @@ import { isoNow } from '../lib/ids.ts';
 import { checkAddress } from '../mailboxes/service.ts';
 import * as repo from './repository.ts';
 import { textToHtml } from './service.ts';
+import { MAX_ADDRESSES, MAX_BODY, MAX_SUBJECT } from './limits.ts';
 
 export interface EmailInput {
   mailbox: string;
@@ -43,7 +44,7 @@ function addresses(where: string, v: unknown): string[] {
     return [v];
   }
   if (!Array.isArray(v)) throw new InputError('must be an e-mail address or an array of them', where);
-  if (v.length > 500) throw new InputError('must hold at most 500 addresses', where);
+  if (v.length > MAX_ADDRESSES) throw new InputError(`must hold at most ${MAX_ADDRESSES} addresses`, where);
   return v.map((a, i) => {
     checkAddress(a, `${where}[${i}]`);
     return a as string;
@@ -68,13 +69,13 @@ export function checkEmail(raw: Record<string, unknown>): EmailInput {
   for (const k of Object.keys(f)) if (!Object.hasOwn(FIELD_TYPES, k)) throw new InputError('is not an e-mail field', `fields.${k}`);
   const fieldOf = (name: string) => typedField(f, FIELD_TYPES, name);
   const body = fieldOf('$body');
-  const content = text('fields.$body.value', body?.value, 10_000_000) ?? '';
+  const content = text('fields.$body.value', body?.value, MAX_BODY) ?? '';
   const from = fieldOf('$from')?.value;
   if (from === undefined || from === null) throw new InputError('is required', 'fields.$from.value');
   checkAddress(from, 'fields.$from.value');
   return {
     mailbox,
-    subject: text('fields.$subject.value', fieldOf('$subject')?.value, 10_000),
+    subject: text('fields.$subject.value', fieldOf('$subject')?.value, MAX_SUBJECT),
     ...(body?.valueType === 'TEXT' ? { html: textToHtml(content), text: content } : { html: content, text: null }),
     sentAt: sentAt(fieldOf('$sentAt')?.value),
     from: from as string,

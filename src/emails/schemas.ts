@@ -1,7 +1,7 @@
 // Request and response shapes of the e-mail endpoints (docs/emails.md), closed and exact: every
 // property the service returns is listed, so serialization keeps them and drops nothing.
 import { type TSchema, Type } from '@sinclair/typebox';
-import { MAX_ADDRESSES, MAX_ATTACHMENTS } from './limits.ts';
+import { MAX_ADDRESSES, MAX_ATTACHMENTS, MAX_BODY, MAX_SUBJECT } from './limits.ts';
 import { Envelope } from '../lib/paging-schemas.ts';
 
 const Address = Type.String({ format: 'email', maxLength: 320, description: 'A bare e-mail address, without a display name.' });
@@ -14,14 +14,18 @@ const MessageBody = (minLength: number) =>
   Type.Object(
     {
       contentType: Type.Optional(Type.Union([Type.Literal('HTML'), Type.Literal('TEXT')], { description: 'HTML (the default) or TEXT.' })),
-      content: Type.String({ minLength, description: 'The body; a TEXT body is delivered as plain text and kept in $body as escaped HTML.' }),
+      content: Type.String({
+        minLength,
+        maxLength: MAX_BODY,
+        description: 'The body; a TEXT body is delivered as plain text and kept in $body as escaped HTML.',
+      }),
     },
     { additionalProperties: false },
   );
 
 const Attachments = Type.Array(Type.String({ minLength: 1, maxLength: 255 }), {
   maxItems: MAX_ATTACHMENTS,
-  description: `Ids of COMPLETED files of the workspace, at most ${MAX_ATTACHMENTS}, each at most 20 MiB.`,
+  description: `Ids of COMPLETED files of the workspace, at most ${MAX_ATTACHMENTS}, each at most 20 MiB, together at most 25 MiB.`,
 });
 
 const From = Type.String({ format: 'email', maxLength: 320, description: 'The address of a mailbox of the calling user, compared ignoring case.' });
@@ -32,7 +36,7 @@ export const SendEmailBody = Type.Object(
     to: Addresses(1, 'At least 1 address; at most 500 recipients across to, cc and bcc.'),
     cc: Type.Optional(Addresses(0, 'At most 500 recipients across to, cc and bcc.')),
     bcc: Type.Optional(Addresses(0, 'At most 500 recipients across to, cc and bcc.')),
-    subject: Type.String({ minLength: 1 }),
+    subject: Type.String({ minLength: 1, maxLength: MAX_SUBJECT, description: 'Not white space alone.' }),
     messageBody: MessageBody(1),
     attachments: Type.Optional(Attachments),
   },
@@ -45,7 +49,7 @@ export const DraftEmailBody = Type.Object(
     to: Type.Optional(Addresses(0, 'At most 500 recipients across to, cc and bcc.')),
     cc: Type.Optional(Addresses(0, 'At most 500 recipients across to, cc and bcc.')),
     bcc: Type.Optional(Addresses(0, 'At most 500 recipients across to, cc and bcc.')),
-    subject: Type.Optional(Type.String()),
+    subject: Type.Optional(Type.String({ maxLength: MAX_SUBJECT })),
     messageBody: Type.Optional(MessageBody(0)),
     attachments: Type.Optional(Attachments),
   },

@@ -15,7 +15,7 @@ import { findOwnMailbox, type MailboxRow } from '../mailboxes/repository.ts';
 import { contactsOf } from './contacts.ts';
 import { enqueue } from './outbox-repository.ts';
 import * as repo from './repository.ts';
-import { MAX_ADDRESSES, MAX_ATTACHMENT_BYTES } from './limits.ts';
+import { MAX_ADDRESSES, MAX_ATTACHMENT_BYTES, MAX_ATTACHMENTS_TOTAL_BYTES } from './limits.ts';
 import type { DraftEmailBody, SendEmailBody } from './schemas.ts';
 
 export type SendEmailInput = Static<typeof SendEmailBody>;
@@ -123,9 +123,23 @@ function checkRecipients(input: Recipients): void {
   }
 }
 
-/** Each attachment must be a COMPLETED file of the workspace of at most 20 MiB whose bytes the caller may have; duplicates collapse. */
+/**
+ * A send's subject is required text: white space alone is as good as none, as for a record's
+ * required text (docs/records.md §Writing fields). Checked with the body's shape.
+ */
+function checkSubject(subject: string): void {
+  if (subject.trim() === '') throw new AppError('invalid_value', '"subject" is required and cannot be blank.', { param: 'subject' });
+}
+
+const bytes = (n: number) => n.toLocaleString('en-US');
+
+/**
+ * Each attachment must be a COMPLETED file of the workspace of at most 20 MiB whose bytes the
+ * caller may have, and together they hold at most 25 MiB; duplicates collapse and count once.
+ */
 async function checkAttachments(ctx: Ctx, ids: string[]): Promise<string[]> {
   const out: string[] = [];
+  let total = 0;
   for (const [i, id] of ids.entries()) {
     if (out.includes(id)) continue;
     const param = `attachments[${i}]`;
@@ -138,12 +152,20 @@ async function checkAttachments(ctx: Ctx, ids: string[]): Promise<string[]> {
     // Sending bytes is handing them out, and the sender reads its own e-mail at FULL
     // (docs/files.md §Who downloads the bytes).
     await checkDownload(ctx, id, param);
+    total += Number(file.size_bytes);
     out.push(id);
   }
+  if (total > MAX_ATTACHMENTS_TOTAL_BYTES)
+    throw new AppError(
+      'invalid_value',
+      `The attachments hold ${bytes(total)} bytes together; an e-mail may carry at most ${bytes(MAX_ATTACHMENTS_TOTAL_BYTES)} bytes (25 MiB) of attachments.`,
+      { param: 'attachments' },
+    );
   return out;
 }
 
 export async function sendEmail(ctx: WriteCtx, input: SendEmailInput) {
+  checkSubject(input.subject);
   const userId = requireUser(ctx);
   const recipients = recipientsOf(input);
   checkRecipients(recipients);
