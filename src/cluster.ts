@@ -7,6 +7,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { fileURLToPath } from 'node:url';
 import type { Config } from './config.ts';
+import { openDataDirWarning } from './data-dir.ts';
 import { ListenError, probePort, STOP_TIMEOUT_MS, stopWhileStarting } from './lifecycle.ts';
 import { serveClusterMetrics } from './metrics/cluster.ts';
 import { serveClusterRateLimits } from './rate-limit/cluster.ts';
@@ -39,6 +40,8 @@ export async function runCluster(config: Config, env: Record<string, string | un
   const started = stopWhileStarting(logger);
   await probePort(config.port, config.host);
   const db = await openDatabase(config, logger);
+  const open = openDataDirWarning(config.dataDir);
+  if (open) logger.warn(open);
   try {
     await prepareServerDatabase(db, config);
   } finally {

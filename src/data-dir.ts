@@ -1,9 +1,10 @@
 // DATA_DIR and the signing secret kept in it (docs/config.md §Data directory). Reading the
 // configuration writes nothing there: the directory is made where something is about to be
-// written, and a generated secret on its first use, which only the server reaches.
+// written, and a generated secret on its first use, which only the server reaches. What is made
+// there is its owner's alone, whatever the umask (docs/deploy.md §The data directory's modes).
 import { randomBytes } from 'node:crypto';
 import { linkSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { makeDirectorySync } from './lib/directories.ts';
 import { ConfigError, InputError } from './lib/errors.ts';
 
@@ -35,11 +36,13 @@ export function readSigningSecretFile(file: string): Buffer | undefined {
  * Creates DATA_DIR and its missing parents, where something is about to be written there (the
  * server, the embedded database, a restore): reading the configuration creates nothing, so that a
  * command that refuses, or a mistyped DATA_DIR given to one that only reads, leaves no directory
- * (docs/config.md §Data directory). Returns the outermost directory it created, if any.
+ * (docs/config.md §Data directory). Each directory it makes is its owner's alone (0700): the
+ * database holds webhook secrets and every workspace's data. One that exists keeps its mode.
+ * Returns the outermost directory it created, if any.
  */
 export function makeDataDir(dataDir: string): string | undefined {
   try {
-    return makeDirectorySync(dataDir);
+    return makeDirectorySync(dataDir, 0o700);
   } catch (err) {
     throw new ConfigError(`DATA_DIR ${dataDir} cannot be created: ${(err as Error).message}`, 'DATA_DIR');
   }
@@ -105,6 +108,30 @@ export function emptyDatabase(file: string): InputError {
 export function prepareServing(config: { dataDir: string; signingSecret: () => Buffer }): void {
   makeDataDir(config.dataDir);
   config.signingSecret();
+}
+
+/**
+ * The warning a server logs at start when other users of the machine may read DATA_DIR (list it,
+ * or open the embedded database through it): one the operator made keeps its mode, and is told
+ * how to close it (docs/deploy.md §The data directory's modes). Undefined when they may not.
+ */
+export function openDataDirWarning(dataDir: string): string | undefined {
+  const modeOf = (p: string) => {
+    try {
+      return statSync(p, { throwIfNoEntry: false })?.mode;
+    } catch {
+      return undefined;
+    }
+  };
+  const dirMode = modeOf(dataDir);
+  if (dirMode === undefined) return undefined;
+  const dbMode = modeOf(join(dataDir, 'rolodex.db'));
+  const listed = (dirMode & 0o004) !== 0;
+  const dbRead = (dirMode & 0o001) !== 0 && dbMode !== undefined && (dbMode & 0o004) !== 0;
+  if (!listed && !dbRead) return undefined;
+  const octal = (m: number) => (m & 0o777).toString(8).padStart(4, '0');
+  const modes = `mode ${octal(dirMode)}${dbMode === undefined ? '' : `, rolodex.db ${octal(dbMode)}`}`;
+  return `DATA_DIR ${dataDir} is readable by other users of this machine (${modes}): chmod 700 ${dataDir} keeps its database, blobs and signing secret to this user`;
 }
 
 /** The secret in `file`, made (with DATA_DIR) when there is none. */

@@ -150,7 +150,7 @@ export function noteAddress(dataDir: string, host: string, port: number): void {
   const dir = join(dataDir, ADDRESS_DIR);
   const file = join(dir, `${process.pid}.json`);
   try {
-    mkdirSync(dir, { recursive: true });
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
     // The notes of servers that stopped without removing theirs (killed) go first.
     for (const dead of noted(dataDir).dead) rmSync(dead, { force: true });
     writeFileSync(file, JSON.stringify({ pid: process.pid, url }) + '\n');

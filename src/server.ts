@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { BlobDiskFaultError, BlobStoreMisconfiguredError, BlobStoreUnavailableError, type BlobStore } from './blobs/blob-store.ts';
 import { buildApp } from './app.ts';
 import type { Config } from './config.ts';
-import { prepareServing } from './data-dir.ts';
+import { openDataDirWarning, prepareServing } from './data-dir.ts';
 import { listenError, probePort, STOP_TIMEOUT_MS, stopWhileStarting } from './lifecycle.ts';
 import { createLogger } from './logger.ts';
 import { closeDeps, openDeps } from './server-deps.ts';
@@ -58,6 +58,9 @@ export async function startServer(config: Config, opts: { worker?: boolean; chec
   // A worker's port is bound by the cluster's primary, which has probed it already.
   if (!opts.worker) await probePort(config.port, config.host);
   const deps = await openDeps(config, logger, opts);
+  // Once, by the process that starts the server (a cluster's primary says it for its workers).
+  const open = opts.worker ? undefined : openDataDirWarning(config.dataDir);
+  if (open) logger.warn(open);
   let stopJobs = async (): Promise<void> => {};
   let app: FastifyInstance;
   try {

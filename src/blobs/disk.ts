@@ -88,9 +88,13 @@ async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
-/** mkdir -p, then fsync the parent of every directory it created so they survive a crash. */
+/**
+ * mkdir -p, each directory its owner's alone (0700), then fsync the parent of every directory it
+ * created so they survive a crash. Blobs are the files' bytes: other users of the machine read
+ * none of them (docs/deploy.md §The data directory's modes).
+ */
 async function ensureDir(dir: string): Promise<void> {
-  const firstCreated = await makeDirectory(dir);
+  const firstCreated = await makeDirectory(dir, 0o700);
   if (firstCreated === undefined) return;
   for (let d = dir; ; d = path.dirname(d)) {
     await fsyncDir(path.dirname(d));
@@ -135,8 +139,8 @@ export function createDiskBlobStore(rootDir: string): BlobStore {
       try {
         // flush: fsync before close, and pipeline waits for close. Up to 1 MiB buffered: the pieces
         // that arrive while one write is out go in the next as one, and the socket is not paused
-        // for each 64 KB piece (docs/performance.md §Uploads).
-        await pipeline(body, meter, createWriteStream(tmp, { flags: 'wx', mode: 0o640, flush: true, highWaterMark: 1 << 20 }));
+        // for each 64 KB piece (docs/performance.md §Uploads). Readable by its owner alone.
+        await pipeline(body, meter, createWriteStream(tmp, { flags: 'wx', mode: 0o600, flush: true, highWaterMark: 1 << 20 }));
         await rename(tmp, file);
         published = true;
         await fsyncDir(dir);

@@ -13,7 +13,7 @@ import { InputError } from '../lib/errors.ts';
 import { type Io, parse, UsageError } from './io.ts';
 import { bucketNote, pgGuidance } from './backup-postgres.ts';
 import { version } from './version.ts';
-import { makeDirectory } from '../lib/directories.ts';
+import { keepToOwner, makeDirectory } from '../lib/directories.ts';
 import { undoneIfInterrupted } from './interrupt.ts';
 import { refuseHeldDatabase, refuseOtherSecret } from './restore-target.ts';
 
@@ -316,6 +316,9 @@ async function restoreParts(dir: string, config: Config, manifest: Manifest, wri
   if (manifest.database === 'sqlite') {
     written.push(copy);
     await cp(join(dir, 'rolodex.db'), copy, { force: true });
+    // What is restored is its owner's alone, whatever the modes the backup's files came with
+    // (docs/deploy.md §The data directory's modes).
+    await keepToOwner(copy);
     const { sqliteDatabaseFault } = await import('../db/index.ts');
     const fault = sqliteDatabaseFault(copy);
     if (fault) throw new InputError(`the backup in ${dir} is damaged: rolodex.db is not a whole database (${fault})`, 'DIR');
@@ -323,6 +326,7 @@ async function restoreParts(dir: string, config: Config, manifest: Manifest, wri
   if (manifest.files.includes('blobs/')) {
     written.push(blobs);
     await cp(join(dir, 'blobs'), blobs, { recursive: true });
+    await keepToOwner(blobs);
   }
   // The secret the backup's upload and download addresses were signed with; a restore never
   // makes one of its own (docs/deploy.md §Backups).
@@ -331,6 +335,7 @@ async function restoreParts(dir: string, config: Config, manifest: Manifest, wri
     // One already there is the backup's own (refuseOtherSecret): a failure leaves it.
     if (!(await exists(secret))) written.push(secret);
     await cp(join(dir, 'signing-secret'), secret);
+    await keepToOwner(secret);
   }
   if (manifest.database === 'sqlite') await rename(copy, database);
   written.length = 0;

@@ -5,8 +5,8 @@
 // found first, walking up to the first that exists, then created outermost first, each once: any
 // failure is the error of the directory that could not be made.
 import { mkdirSync, statSync } from 'node:fs';
-import { mkdir, stat } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { chmod, lstat, mkdir, readdir, stat } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 
 /** Whether `p` is a directory (false when nothing is there); a file in the way is an error. */
 function isDirectory(stats: { isDirectory(): boolean } | undefined, p: string): boolean {
@@ -51,4 +51,15 @@ export function makeDirectorySync(path: string, mode?: number): string | undefin
     }
   }
   return todo[0];
+}
+
+/**
+ * Makes `path` its owner's alone: a file 0600, a directory 0700 and everything in it likewise
+ * (what a copy brought with its source's modes). A symbolic link is left as it is.
+ */
+export async function keepToOwner(path: string): Promise<void> {
+  const stats = await lstat(path);
+  if (stats.isSymbolicLink()) return;
+  await chmod(path, stats.isDirectory() ? 0o700 : 0o600);
+  if (stats.isDirectory()) for (const name of await readdir(path)) await keepToOwner(join(path, name));
 }

@@ -3,6 +3,7 @@
 // (src/db/sqlite/connection.ts) is built on it; the threads that hold a connection of their own
 // (src/db/sqlite/writer-thread.ts, scan-thread.ts) load this file and not Kysely, whose modules
 // they never run (docs/import.md §Memory).
+import { closeSync, openSync } from 'node:fs';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import type { SqliteDatabase, SqliteStatement } from 'kysely';
 import { WAL_LIMIT } from './pin.ts';
@@ -78,8 +79,24 @@ function wrap(stmt: StatementSync): SqliteStatement {
   };
 }
 
+/**
+ * Makes the database file readable by its owner alone (0600, whatever the umask) when it does not
+ * exist yet, before SQLite would make it 0644 less the umask: SQLite gives its -wal and
+ * -shm files the mode of the database file (docs/deploy.md §The data directory's modes). A file
+ * that exists keeps its mode; one that cannot be made is left to SQLite, which says why.
+ */
+function makeOwnerOnly(file: string): void {
+  if (file === '' || file === ':memory:' || file.startsWith('file:')) return;
+  try {
+    closeSync(openSync(file, 'wx', 0o600));
+  } catch {
+    // There already, or not to be made here: SQLite opens it, or names its own failure.
+  }
+}
+
 /** A writing connection to `file`, with the settings every one of them has. */
 export function openConnection(file: string, opts: CacheOptions = {}): CachedDatabase {
+  makeOwnerOnly(file);
   const raw = new DatabaseSync(file, { timeout: BUSY_TIMEOUT_MS });
   // WAL lets readers proceed while one writer writes; NORMAL sync is durable across process
   // crashes in WAL mode (only an OS crash can lose the last transactions).
