@@ -20,7 +20,8 @@ COPY --from=deps /app/node_modules ./node_modules
 COPY package.json package-lock.json ./
 COPY bin ./bin
 COPY src ./src
-RUN mkdir -p /data && chown node:node /data
+# The volume's directory is the `node` user's alone (0700): a named volume takes its mode.
+RUN mkdir -p /data && chown node:node /data && chmod 700 /data
 USER node
 VOLUME /data
 EXPOSE 3000
