@@ -9,7 +9,7 @@ import { requireWorkspace } from '../workspaces/service.ts';
 import { keyStatus } from './authenticator.ts';
 import * as repo from './repository.ts';
 import { isScope, PUBLIC_SCOPES, type Scope } from './scopes.ts';
-import { generateSecret } from './secrets.ts';
+import { generateSecret, hashSecret, secretIn } from './secrets.ts';
 
 /** Parses `30d`, `12h`, `45m`, `90s` into milliseconds. */
 export function parseDuration(text: string): number {
@@ -90,4 +90,11 @@ export async function revokeKey(ctx: SystemCtx, input: { id: string }) {
   const row = await repo.revokeKey(ctx.db, input.id, isoNow(ctx.now));
   if (!row) throw new InputError(`no key with id "${input.id}"`, 'id');
   return toResource(row, ctx.now);
+}
+
+/** The key whose whole secret `text` holds (alone or after `Bearer `), of any workspace; null when none. */
+export async function keyOfSecret(ctx: SystemCtx, text: string) {
+  const secret = secretIn(text);
+  const row = secret === undefined ? undefined : await repo.findKeyByHash(ctx.db, hashSecret(secret));
+  return row ? { ...toResource(row, ctx.now), workspaceId: row.workspace_id } : null;
 }

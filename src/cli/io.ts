@@ -2,6 +2,7 @@
 // and opening the database with the same configuration as the server.
 import { once } from 'node:events';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { withoutSecrets as withoutKeySecrets } from '../auth/secrets.ts';
 import { loadConfig, type Config } from '../config.ts';
 import type { Db } from '../db/index.ts';
 import { type Ctx, operatorCtx } from '../lib/context.ts';
@@ -71,7 +72,19 @@ export class Report extends InputError {
  * report) is written as it is.
  */
 export function errorLines(lines: readonly string[]): string {
-  return lines.map(visible).join('\n');
+  return lines.map((line) => visible(withoutSecrets(line))).join('\n');
+}
+
+// A webhook's signing secret (docs/events.md#webhooks): `whsec_` and the base64 of 32 bytes.
+const WEBHOOK_SECRET = /whsec_[A-Za-z0-9+/=]+/g;
+
+/**
+ * `text` with each secret in it cut short: an API key's to the prefix `key list` shows
+ * (`rdx_ab12cd34…`), a webhook's to `whsec_…`, so that a secret given where an id or a name was
+ * expected (`webhook remove rdx_…`) is not printed back on stderr (docs/cli.md).
+ */
+function withoutSecrets(text: string): string {
+  return withoutKeySecrets(text).replace(WEBHOOK_SECRET, 'whsec_…');
 }
 
 /** `io` whose `err` writes each call as one line (`errorLines`): the Io a command is given. */

@@ -1,4 +1,5 @@
-import { createKey, listKeys, parseDuration, parseScopes, revokeKey } from '../auth/service.ts';
+import { holdsSecret } from '../auth/secrets.ts';
+import { createKey, keyOfSecret, listKeys, parseDuration, parseScopes, revokeKey } from '../auth/service.ts';
 import { systemCtx } from '../lib/context.ts';
 import { InputError } from '../lib/errors.ts';
 import { findUserRef } from '../users/service.ts';
@@ -54,6 +55,9 @@ export async function run(args: string[], io: Io): Promise<void> {
   } else if (sub === 'revoke') {
     const id = positionals[0];
     if (!id) throw new UsageError('the id of the key to revoke is required');
+    // A secret pasted in place of the id is never printed back, nor taken: the key it opens is
+    // named, to be revoked by its id (docs/cli.md).
+    if (holdsSecret(id)) throw new UsageError(secretGiven(await withDb(io, (db) => keyOfSecret(systemCtx(db.kysely), id))));
     const key = await withDb(io, (db) => revokeKey(systemCtx(db.kysely), { id }));
     print(io, json, key, `revoked key ${key.id}`);
   } else {
@@ -66,4 +70,13 @@ function stateOf(k: { status: 'active' | 'expired' | 'revoked'; expiresAt: strin
   if (k.status === 'revoked') return '  revoked';
   if (k.status === 'expired') return `  expired ${k.expiresAt ?? ''}`;
   return '';
+}
+
+/** The refusal of a secret given to `key revoke`, naming the key it opens (if any) but not the secret. */
+function secretGiven(key: Awaited<ReturnType<typeof keyOfSecret>>): string {
+  const head = "revoke takes the key's id, not its secret (not printed here)";
+  if (!key) return `${head}, and what was given is no key's secret: \`rolodex key list --workspace W\` shows the ids`;
+  const which = `that secret is key ${key.id} of workspace ${key.workspaceId}`;
+  if (key.revokedAt) return `${head}: ${which}, revoked already (since ${key.revokedAt})`;
+  return `${head}: ${which}; to revoke it, run \`rolodex key revoke ${key.id}\``;
 }

@@ -1,7 +1,6 @@
 // `rolodex key` as an operator meets it (docs/cli.md), on both databases: an option given twice is
-// wrong usage, exit code 2, and nothing is made, where the last value won silently (`--scopes
-// lists:read --scopes accounts:read` made a key holding accounts:read alone, `--workspace A …
-// --workspace B` a key of B).
+// wrong usage, nothing made; a secret given for a key id is refused without being printed back,
+// and no command prints back a secret.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { eachDialect, seedWorkspace, type TestApp } from '../helpers/app.ts';
@@ -18,6 +17,19 @@ async function counts(t: TestApp) {
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .executeTakeFirstOrThrow();
   return { keys: Number(keys.n), users: Number(users.n) };
+}
+
+interface Listed {
+  id: string;
+  status: string;
+  scopes: string[];
+  expiresAt: string | null;
+}
+
+async function listed(t: TestApp, workspaceId: string): Promise<Listed[]> {
+  const r = await rolodex(t, ['key', 'list', '--workspace', workspaceId, '--json']);
+  assert.equal(r.code, 0, r.err);
+  return JSON.parse(r.out) as Listed[];
 }
 
 eachDialect('rolodex key', (ctx) => {
@@ -45,5 +57,58 @@ eachDialect('rolodex key', (ctx) => {
     // A flag given twice asks for nothing else: it is not refused.
     const listed = await rolodex(t, ['key', 'list', '--workspace', a.workspaceId, '--json', '--json']);
     assert.equal(listed.code, 0, listed.err);
+  });
+
+  test('key revoke given a secret refuses it without printing it back, naming the key it is', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const [key] = await listed(t, s.workspaceId);
+    const hidden = s.secret.slice(13); // all but `rdx_<prefix>_`, which `key list` shows
+    for (const given of [s.secret, `Bearer ${s.secret}`]) {
+      const r = await rolodex(t, ['key', 'revoke', given]);
+      assert.equal(r.code, 2, r.err);
+      assert.equal(r.out, '');
+      assert.ok(!r.err.includes(hidden), `the secret is printed back: ${r.err}`);
+      const first = r.err.split('\n')[0]!;
+      assert.match(first, /takes the key's id, not its secret/, first);
+      assert.ok(first.includes(`is key ${key!.id} of workspace ${s.workspaceId}`), first);
+      assert.ok(first.includes(`rolodex key revoke ${key!.id}`), first);
+    }
+    assert.equal((await listed(t, s.workspaceId))[0]!.status, 'active', 'a key revoked by its secret');
+    // A secret that is no key's, or part of one, is refused alike, never printed back.
+    const other = `rdx_abcd1234_${'x'.repeat(43)}`;
+    for (const given of [other, s.secret.slice(0, -4), `${s.secret}x`]) {
+      const r = await rolodex(t, ['key', 'revoke', given]);
+      assert.equal(r.code, 2, r.err);
+      assert.ok(!r.err.includes(given.slice(13, 30)), `the secret is printed back: ${r.err}`);
+      assert.match(r.err.split('\n')[0]!, /takes the key's id, not its secret.*`rolodex key list --workspace W` shows the ids/);
+    }
+  });
+
+  test('no command prints back a secret given where an id, a workspace or an argument was expected', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const hook = await rolodex(t, ['webhook', 'add', '--workspace', s.workspaceId, '--url', 'https://hooks.example.com/in', '--all', '--json']);
+    assert.equal(hook.code, 0, hook.err);
+    const whsec = (JSON.parse(hook.out) as { secret: string }).secret;
+    for (const [secret, hidden] of [
+      [s.secret, s.secret.slice(13)],
+      [whsec, whsec.slice(6)],
+    ] as const) {
+      for (const args of [
+        ['webhook', 'remove', secret],
+        ['webhook', 'test', secret],
+        ['mailbox', 'remove', secret],
+        ['key', 'list', '--workspace', secret],
+        ['key', 'create', '--workspace', s.workspaceId, '--user', secret],
+        ['key', 'revoke', 'key_x', secret],
+        ['trash', 'restore', '--workspace', s.workspaceId, secret],
+        ['user', 'list', '--workspace', s.workspaceId, secret],
+      ]) {
+        const r = await rolodex(t, args);
+        assert.notEqual(r.code, 0, args.join(' '));
+        assert.ok(!r.err.includes(hidden), `${args[0]} ${args[1]}: the secret is printed back: ${r.err}`);
+      }
+    }
   });
 });
