@@ -30,9 +30,11 @@ export async function listKeys(db: Executor, workspaceId: string): Promise<KeyRo
   return db.selectFrom('api_keys').selectAll().where('workspace_id', '=', workspaceId).orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
 }
 
-export async function revokeKey(db: Executor, id: string, at: string): Promise<KeyRow | undefined> {
-  await db.updateTable('api_keys').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null).execute();
-  return db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
+/** The key after revoking it; `changed` is false when it was revoked already (or does not exist). */
+export async function revokeKey(db: Executor, id: string, at: string): Promise<{ row: KeyRow | undefined; changed: boolean }> {
+  const r = await db.updateTable('api_keys').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
+  const row = await db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
+  return { row, changed: Number(r.numUpdatedRows) === 1 };
 }
 
 export async function touchKey(db: Executor, id: string, at: string): Promise<void> {

@@ -85,11 +85,14 @@ export async function listKeys(ctx: Ctx) {
   return (await repo.listKeys(ctx.db, ctx.actor.workspaceId)).map((row) => toResource(row, ctx.now));
 }
 
-/** Revokes a key by id (of any workspace: the operator names the key itself). */
+/**
+ * Revokes a key by id (of any workspace: the operator names the key itself). A key revoked before
+ * stays revoked since then, `alreadyRevoked` telling so.
+ */
 export async function revokeKey(ctx: SystemCtx, input: { id: string }) {
-  const row = await repo.revokeKey(ctx.db, input.id, isoNow(ctx.now));
+  const { row, changed } = await repo.revokeKey(ctx.db, input.id, isoNow(ctx.now));
   if (!row) throw new InputError(`no key with id "${input.id}"`, 'id');
-  return toResource(row, ctx.now);
+  return { ...toResource(row, ctx.now), alreadyRevoked: !changed };
 }
 
 /** The key whose whole secret `text` holds (alone or after `Bearer `), of any workspace; null when none. */

@@ -59,7 +59,8 @@ export async function run(args: string[], io: Io): Promise<void> {
     // named, to be revoked by its id (docs/cli.md).
     if (holdsSecret(id)) throw new UsageError(secretGiven(await withDb(io, (db) => keyOfSecret(systemCtx(db.kysely), id))));
     const key = await withDb(io, (db) => revokeKey(systemCtx(db.kysely), { id }));
-    print(io, json, key, `revoked key ${key.id}`);
+    const text = key.alreadyRevoked ? `key ${key.id} is revoked already (since ${key.revokedAt ?? ''}); nothing changed` : `revoked key ${key.id}`;
+    print(io, json, key, text);
   } else {
     throw new UsageError(`unknown subcommand "${sub ?? ''}"`);
   }

@@ -1,6 +1,7 @@
 // `rolodex key` as an operator meets it (docs/cli.md), on both databases: an option given twice is
 // wrong usage, nothing made; a secret given for a key id is refused without being printed back,
-// and no command prints back a secret.
+// and no command prints back a secret; a second revoke says the key was revoked
+// already.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { eachDialect, seedWorkspace, type TestApp } from '../helpers/app.ts';
@@ -110,5 +111,27 @@ eachDialect('rolodex key', (ctx) => {
         assert.ok(!r.err.includes(hidden), `${args[0]} ${args[1]}: the secret is printed back: ${r.err}`);
       }
     }
+  });
+
+  test('a second revoke of a key says it was revoked already, and since when', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const id = (await listed(t, s.workspaceId))[0]!.id;
+    const first = await rolodex(t, ['key', 'revoke', id, '--json']);
+    assert.equal(first.code, 0, first.err);
+    const revoked = JSON.parse(first.out) as { revokedAt: string; status: string; alreadyRevoked: boolean };
+    assert.equal(revoked.status, 'revoked');
+    assert.equal(revoked.alreadyRevoked, false);
+    const again = await rolodex(t, ['key', 'revoke', id]);
+    assert.equal(again.code, 0, again.err);
+    assert.equal(again.out, `key ${id} is revoked already (since ${revoked.revokedAt}); nothing changed`);
+    const json = await rolodex(t, ['key', 'revoke', id, '--json']);
+    assert.equal(json.code, 0, json.err);
+    const said = JSON.parse(json.out) as { revokedAt: string; alreadyRevoked: boolean };
+    assert.equal(said.alreadyRevoked, true);
+    assert.equal(said.revokedAt, revoked.revokedAt, 'the first revocation stays the one told');
+    const another = (await rolodex(t, ['key', 'create', '--workspace', s.workspaceId, '--json'])).out;
+    const text = await rolodex(t, ['key', 'revoke', (JSON.parse(another) as { id: string }).id]);
+    assert.match(text.out, /^revoked key key_\S+$/);
   });
 });
