@@ -45,12 +45,13 @@ export async function run(args: string[], io: Io): Promise<void> {
       return createKey(ctx, { userId, scopes, expiresInMs });
     });
     const out = { id: key.id, secret: key.secret, subjectType: key.subjectType, scopes: key.scopes, expiresAt: key.expiresAt };
-    print(io, json, out, `created ${key.subjectType} key ${key.id}\nsecret (shown once): ${key.secret}`);
+    const made = `${key.id}  ${accessOf(key)}  ${key.expiresAt ? `expires ${key.expiresAt}` : 'never expires'}`;
+    print(io, json, out, `created ${key.subjectType} key ${made}\nsecret (shown once): ${key.secret}`);
   } else if (sub === 'list') {
     const workspaceId = required(values, 'workspace');
     const keys = await withDb(io, (db, config) => listKeys(operator(db, config, workspaceId)));
     // A user key's line names its user: the keys to revoke when a user leaves are found without --json.
-    const text = keys.map((k) => `${k.id}  ${k.prefix}…  ${k.userId ? `user ${k.userId}` : 'workspace'}  ${k.scopes.join(',') || 'full access'}${stateOf(k)}`);
+    const text = keys.map((k) => `${k.id}  ${k.prefix}…  ${k.userId ? `user ${k.userId}` : 'workspace'}  ${accessOf(k)}${stateOf(k)}`);
     print(io, json, keys, text.join('\n') || 'no keys');
   } else if (sub === 'revoke') {
     const id = positionals[0];
@@ -66,11 +67,13 @@ export async function run(args: string[], io: Io): Promise<void> {
   }
 }
 
-/** What a listed key's line ends with: nothing for a key that opens requests, else why not. */
+const accessOf = (k: { scopes: string[] }): string => k.scopes.join(',') || 'full access';
+
+/** What a listed key's line ends with: when an active key expires, if it does; else why it opens no request. */
 function stateOf(k: { status: 'active' | 'expired' | 'revoked'; expiresAt: string | null }): string {
   if (k.status === 'revoked') return '  revoked';
   if (k.status === 'expired') return `  expired ${k.expiresAt ?? ''}`;
-  return '';
+  return k.expiresAt ? `  expires ${k.expiresAt}` : '';
 }
 
 /** The refusal of a secret given to `key revoke`, naming the key it opens (if any) but not the secret. */

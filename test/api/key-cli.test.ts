@@ -1,7 +1,7 @@
 // `rolodex key` as an operator meets it (docs/cli.md), on both databases: an option given twice is
 // wrong usage, nothing made; a secret given for a key id is refused without being printed back,
-// and no command prints back a secret; a second revoke says the key was revoked
-// already.
+// and no command prints back a secret; a second revoke says the key was revoked already; create
+// and list show scopes and expiry.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { eachDialect, seedWorkspace, type TestApp } from '../helpers/app.ts';
@@ -133,5 +133,26 @@ eachDialect('rolodex key', (ctx) => {
     const another = (await rolodex(t, ['key', 'create', '--workspace', s.workspaceId, '--json'])).out;
     const text = await rolodex(t, ['key', 'revoke', (JSON.parse(another) as { id: string }).id]);
     assert.match(text.out, /^revoked key key_\S+$/);
+  });
+
+  test('key create prints the scopes and expiry of the key it made; key list when an active key expires', async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const ws = ['--workspace', s.workspaceId];
+    const made = await rolodex(t, ['key', 'create', ...ws, '--scopes', 'lists:read,files:read', '--expires-in', '30d']);
+    assert.equal(made.code, 0, made.err);
+    const plain = await rolodex(t, ['key', 'create', ...ws, '--user', s.userId]);
+    assert.equal(plain.code, 0, plain.err);
+    const keys = await listed(t, s.workspaceId);
+    const scoped = keys.find((k) => k.scopes.length === 2)!;
+    const full = keys.find((k) => plain.out.includes(k.id))!;
+    assert.ok(scoped.expiresAt);
+    assert.equal(made.out.split('\n')[0], `created workspace key ${scoped.id}  lists:read,files:read  expires ${scoped.expiresAt}`);
+    assert.equal(plain.out.split('\n')[0], `created user key ${full.id}  full access  never expires`);
+    assert.match(made.out.split('\n')[1]!, /^secret \(shown once\): rdx_/);
+    const lines = (await rolodex(t, ['key', 'list', ...ws])).out.split('\n');
+    const lineOf = (id: string) => lines.find((l) => l.startsWith(id)) ?? '';
+    assert.ok(lineOf(scoped.id).endsWith(`  lists:read,files:read  expires ${scoped.expiresAt}`), lineOf(scoped.id));
+    assert.ok(lineOf(full.id).endsWith(`  user ${s.userId}  full access`), lineOf(full.id));
   });
 });
