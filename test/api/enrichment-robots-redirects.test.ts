@@ -6,11 +6,10 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { PROVIDERS } from '../../src/enrichment/providers.ts';
 import type { EnrichmentRunner } from '../../src/jobs/enrichment.ts';
-import { startTestRunner } from '../helpers/enrichment.ts';
-import { call, eachDialect, seedWorkspace, type TestApp } from '../helpers/app.ts';
+import { settled, startTestRunner } from '../helpers/enrichment.ts';
+import { call, eachDialect, seedWorkspace } from '../helpers/app.ts';
 
 const PAGE = `<!doctype html><html><head><title>Acme</title></head><body>
 <a href="https://www.linkedin.com/company/acme-anvils/">LinkedIn</a></body></html>`;
@@ -69,15 +68,6 @@ before(async () => {
 after(() => {
   for (const s of sites) s.close();
 });
-
-async function settled(t: TestApp, secret: string, runId: string): Promise<any> {
-  for (let i = 0; i < 400; i++) {
-    const run = (await call(t, secret, 'GET', `/v1/enrichmentRun/${runId}`)).json();
-    if (!['queued', 'running'].includes(run.status)) return run;
-    await sleep(25);
-  }
-  throw new Error('the run did not end');
-}
 
 eachDialect(
   'enrichment: robots.txt across redirects',

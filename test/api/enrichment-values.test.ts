@@ -5,13 +5,12 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { addField } from '../../src/definitions/service.ts';
 import { PROVIDERS } from '../../src/enrichment/providers.ts';
 import type { EnrichmentRunner } from '../../src/jobs/enrichment.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
-import { call, eachDialect, seedWorkspace, type TestApp } from '../helpers/app.ts';
-import { startTestRunner } from '../helpers/enrichment.ts';
+import { call, eachDialect, seedWorkspace } from '../helpers/app.ts';
+import { startTestRunner, settled } from '../helpers/enrichment.ts';
 
 const PAGE = `<!doctype html><html><head><title>Acme</title><link rel="icon" href="/logo.png"></head>
 <body><a href="https://www.linkedin.com/company/acme-anvils/">LinkedIn</a></body></html>`;
@@ -30,15 +29,6 @@ after(() => {
   site.closeAllConnections();
   site.close();
 });
-
-async function settled(t: TestApp, secret: string, runId: string): Promise<{ status: string }> {
-  for (let i = 0; i < 400; i++) {
-    const run = (await call(t, secret, 'GET', `/v1/enrichmentRun/${runId}`)).json();
-    if (!['queued', 'running'].includes(run.status)) return run;
-    await sleep(25);
-  }
-  throw new Error('the run did not end');
-}
 
 eachDialect(
   'enrichment values refused',

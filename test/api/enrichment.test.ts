@@ -16,7 +16,7 @@ import { claimRuns } from '../../src/enrichment/outcome.ts';
 import type { Io } from '../../src/cli/io.ts';
 import { main } from '../../src/cli/main.ts';
 import type { EnrichmentRunner } from '../../src/jobs/enrichment.ts';
-import { startTestRunner } from '../helpers/enrichment.ts';
+import { startTestRunner, settled } from '../helpers/enrichment.ts';
 import { call, eachDialect, keyFor, seedWorkspace, type TestApp } from '../helpers/app.ts';
 
 const PAGE = `<!doctype html><html><head><title> Acme &amp; Co </title>
@@ -52,15 +52,6 @@ async function testSite(): Promise<{ base: string; server: Server; userAgents: s
 
 function runner(t: TestApp): EnrichmentRunner {
   return startTestRunner(t, PROVIDERS, { userAgent: 'RolodexEnrichment/1.0 (+test)' });
-}
-
-async function settled(t: TestApp, secret: string, runId: string): Promise<any> {
-  for (let i = 0; i < 400; i++) {
-    const run = (await call(t, secret, 'GET', `/v1/enrichmentRun/${runId}`)).json();
-    if (!['queued', 'running'].includes(run.status)) return run;
-    await sleep(25);
-  }
-  throw new Error('the run did not end');
 }
 
 /** `rolodex …` against the test app's database; its JSON output. */

@@ -48,3 +48,13 @@ export function startTestRunner(
     ...(opts.busy ? { busy: opts.busy } : {}),
   });
 }
+
+/** The run `runId` once it has ended (neither queued nor running), as the API answers it. */
+export async function settled(t: TestApp, secret: string, runId: string): Promise<any> {
+  for (let i = 0; i < 400; i++) {
+    const run = (await call(t, secret, 'GET', `/v1/enrichmentRun/${runId}`)).json();
+    if (!['queued', 'running'].includes(run.status)) return run;
+    await sleep(25);
+  }
+  throw new Error('the run did not end');
+}
