@@ -14,6 +14,17 @@ export function longerThan(s: string, max: number): boolean {
   return s.length > max && chars(s) > max;
 }
 
+// What shows as nothing (docs/records.md §Writing fields): white space, control characters, and
+// the invisible ones an EMAIL value may not hold (src/lib/email.ts): format characters (U+200B,
+// U+2060, U+FEFF, the soft hyphen, bidi marks) and the other default-ignorable code points
+// (variation selectors, Hangul fillers). A required text (a name, a title) of these alone is none.
+const SHOWS_NOTHING = /^[\s\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}]*$/u;
+
+/** Whether `s` holds no character that shows: empty, or white space, control and invisible characters alone. */
+export function blank(s: string): boolean {
+  return SHOWS_NOTHING.test(s);
+}
+
 /**
  * Orders two texts by code point, as SQLite compares UTF-8 bytes, never by a language's collation
  * (a PostgreSQL database may have one): what an export orders by text comes out alike on both

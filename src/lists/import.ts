@@ -24,7 +24,7 @@ import type { RecordKind } from '../records/tables.ts';
 import * as repo from './repository.ts';
 import type { ListRow } from './repository.ts';
 import { toResource } from './service.ts';
-import { longerThan } from '../lib/chars.ts';
+import { blank, longerThan } from '../lib/chars.ts';
 
 interface ListInput {
   name: string;
@@ -46,7 +46,8 @@ export const listKind: ImportKind<ListInput> = {
   check(raw) {
     onlyFields(raw, ['name', 'objectType', 'members']);
     const name = (str(raw, 'name', { required: true }) as string).trim();
-    if (name.length < 1 || longerThan(name, 255)) throw new InputError('must be 1 to 255 characters (after trimming spaces)', 'name');
+    if (blank(name) || longerThan(name, 255))
+      throw new InputError('must be 1 to 255 characters (after trimming spaces), not white space or invisible characters alone', 'name');
     const objectType = str(raw, 'objectType', { required: true }) as RecordKind;
     if (!TYPES.includes(objectType)) throw new InputError(`must be one of ${TYPES.join(', ')}`, 'objectType');
     const m = raw.members ?? [];

@@ -12,7 +12,7 @@ import type { RecordKind } from '../records/tables.ts';
 import { trashedAmong } from '../trash/repository.ts';
 import * as repo from './repository.ts';
 import type { CreateListBody, IdParams, ListIdParams, UpdateListBody } from './schemas.ts';
-import { longerThan } from '../lib/chars.ts';
+import { blank, longerThan } from '../lib/chars.ts';
 
 // Inputs are the routes' schemas: what validation let through is what the service gets.
 export type CreateListInput = Static<typeof CreateListBody>;
@@ -41,8 +41,10 @@ export function toResource(ctx: Ctx, row: repo.ListRow) {
 
 function checkName(raw: string): string {
   const name = raw.trim();
-  if (name.length < 1 || longerThan(name, 255))
-    throw new AppError('invalid_value', '$name must be 1 to 255 characters (after trimming spaces).', { param: 'fields.$name' });
+  if (blank(name) || longerThan(name, 255))
+    throw new AppError('invalid_value', '$name must be 1 to 255 characters (after trimming spaces), not white space or invisible characters alone.', {
+      param: 'fields.$name',
+    });
   return name;
 }
 

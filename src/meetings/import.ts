@@ -22,7 +22,7 @@ import * as repo from './repository.ts';
 import { DERIVED, LIMITS, participants, repeatedAttendee, transcriptRefusal } from './rules.ts';
 import { toResource } from './service.ts';
 import type { PrivacySetting } from './tables.ts';
-import { longerThan } from '../lib/chars.ts';
+import { blank, longerThan } from '../lib/chars.ts';
 
 export interface MeetingInput {
   title: string;
@@ -108,9 +108,9 @@ export function checkMeeting(raw: Record<string, unknown>): MeetingInput {
   for (const k of Object.keys(f)) if (!Object.hasOwn(FIELD_TYPES, k)) throw new InputError('is not a meeting field', `fields.${k}`);
   const value = (name: string) => typedField(f, FIELD_TYPES, name)?.value;
   const title = optionalText('fields.$title.value', value('$title'), LIMITS.title);
-  // Required, and white space alone is as good as none, as the API holds a create (rules.ts, checkTitle).
-  if (title === null || title.trim() === '')
-    throw new InputError(`is required: a string of 1 to ${LIMITS.title} characters, not white space alone`, 'fields.$title.value');
+  // Required, and white space or invisible characters alone are as good as none, as the API holds a create (rules.ts, checkTitle).
+  if (title === null || blank(title))
+    throw new InputError(`is required: a string of 1 to ${LIMITS.title} characters, not white space or invisible characters alone`, 'fields.$title.value');
   const start = instant('fields.$startDate.value', value('$startDate'));
   const end = instant('fields.$endDate.value', value('$endDate'));
   if (end < start) throw new InputError('is earlier than fields.$startDate', 'fields.$endDate.value');

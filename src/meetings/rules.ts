@@ -4,6 +4,7 @@
 import { type FileRow, findFile } from '../files/repository.ts';
 import { checkDownload } from '../files/service.ts';
 import type { Ctx } from '../lib/context.ts';
+import { blank } from '../lib/chars.ts';
 import { AppError } from '../lib/errors.ts';
 import { parseIsoDateTime } from '../lib/dates.ts';
 import { emailKey } from '../lib/email.ts';
@@ -49,11 +50,12 @@ export function checkUpdateKeys(input: { fields?: Record<string, unknown>; relat
 }
 
 /**
- * The title as written, refused when it is white space alone: a meeting's title is required, and
- * as a record's required text (docs/records.md §Writing fields) blanks are as good as none.
+ * The title as written, refused when it shows nothing (white space, invisible characters alone): a
+ * meeting's title is required, and as a record's required text (docs/records.md §Writing fields)
+ * blanks are as good as none.
  */
 export function checkTitle(title: string, param = 'fields.$title'): string {
-  if (title.trim() === '') throw new AppError('invalid_value', '"$title" is required and cannot be blank.', { param });
+  if (blank(title)) throw new AppError('invalid_value', '"$title" is required and cannot be blank.', { param });
   return title;
 }
 

@@ -13,7 +13,7 @@ import type { FileNames } from '../files/export.ts';
 import type { Ctx } from '../lib/context.ts';
 import { keysetPages } from '../lib/paging.ts';
 import { chunks } from '../db/index.ts';
-import { byKeys } from '../lib/chars.ts';
+import { blank, byKeys } from '../lib/chars.ts';
 import type { RecordRow } from './repository.ts';
 import type { EntityRelationshipsTable as LinkRow } from './tables.ts';
 
@@ -141,13 +141,15 @@ function exportedValue(def: FieldDef, value: unknown): unknown {
 }
 
 /**
- * An ADDRESS or FULL_NAME none of whose members holds more than white space, which a write refuses
- * now (docs/records.md §Writing fields) and an older release stored: it reads as no value, and
- * written out as is, its import would stop at its line. So it is left out, as an unset value is.
+ * An ADDRESS or FULL_NAME none of whose members shows anything, or a required text that shows
+ * nothing (white space, invisible characters alone), which a write refuses now (docs/records.md
+ * §Writing fields) and an older release stored: it reads as no value, and written out as is, its
+ * import would stop at its line. So it is left out, as an unset value is.
  */
-function namesNothing(value: unknown): boolean {
+function showsNothing(def: FieldDef | undefined, value: unknown): boolean {
+  if (typeof value === 'string') return def?.required === true && blank(value);
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  return Object.values(value).every((x) => x === null || (typeof x === 'string' && x.trim() === ''));
+  return Object.values(value).every((x) => x === null || (typeof x === 'string' && blank(x)));
 }
 
 /** The records of one type (a system kind or a custom type's slug), a page at a time; `files`: with their links to files. */
@@ -198,8 +200,8 @@ export async function* pageLines(
     const fields: Record<string, { value: unknown; valueType: string }> = {};
     const archivedFields: typeof fields = {};
     for (const [key, value] of Object.entries(stored)) {
-      if (value === null || namesNothing(value)) continue;
       const def = defs.fields.get(key);
+      if (value === null || showsNothing(def, value)) continue;
       if (def) fields[key] = { value: exportedValue(def, value), valueType: def.valueType };
       const archived = def ? undefined : defs.archived.get(key);
       if (archived) archivedFields[key] = { value: exportedValue(archived, value), valueType: archived.valueType };

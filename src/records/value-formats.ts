@@ -7,7 +7,7 @@ import type { ValueType } from '../lib/value-types.ts';
 
 export const VALUE_FORMATS: Readonly<Record<ValueType, string>> = {
   ADDRESS:
-    'A closed object whose members are all optional: street, street2, city, state, postalCode (strings of at most 255 characters), country (an ISO 3166-1 alpha-2 code such as "DE", answered upper-cased), latitude (a number from -90 to 90) and longitude (-180 to 180). A null member is left out.',
+    'A closed object whose members are all optional: street, street2, city, state, postalCode (strings of at most 255 characters), country (an ISO 3166-1 alpha-2 code such as "DE", answered upper-cased), latitude (a number from -90 to 90) and longitude (-180 to 180). A null member is left out; one member must hold a number or more than white space and invisible characters ({} is refused). null unsets the address.',
   CHECKBOX: 'A boolean, true or false.',
   CURRENCY:
     "A JSON number, never a string: the amount in the field's currency (its definition's typeConfiguration.currency, an ISO 4217 code). Kept as a double and answered in its shortest form (19.90 is 19.9).",
@@ -16,7 +16,7 @@ export const VALUE_FORMATS: Readonly<Record<ValueType, string>> = {
   EMAIL:
     'An e-mail address as a string ("ann@acme.test") of at most 320 characters, without white space, control or invisible characters. A field with multipleValues (a contact\'s $email) takes an array of addresses, or one string as a list of one.',
   FULL_NAME:
-    'A closed object {"firstName": "Ann", "lastName": "Lee"} of strings of at most 255 characters; either part may be left out, but one must hold more than white space ({} is refused). null unsets the name.',
+    'A closed object {"firstName": "Ann", "lastName": "Lee"} of strings of at most 255 characters; either part may be left out, but one must hold more than white space and invisible characters ({} is refused). null unsets the name.',
   MARKDOWN: 'A string of Markdown text, at most 100,000 characters.',
   MULTI_SELECT:
     "An array of distinct options, each named by its id (opt_…) or its exact label, at most 1,000; answered as the array of option ids. The options are in the type's GET …/definitions.",
@@ -27,7 +27,7 @@ export const VALUE_FORMATS: Readonly<Record<ValueType, string>> = {
     'A string: a profile URL or a bare handle, with or without @. A field with a handleService (LINKEDIN, TWITTER, FACEBOOK, INSTAGRAM) keeps and answers the profile URL on that service ("ann-lee" on LINKEDIN is "https://linkedin.com/in/ann-lee"); one without keeps 1 to 255 characters without white space.',
   TELEPHONE:
     'A phone number as a string, kept and answered in E.164 ("+12025550123"), an extension after ";ext=" ("+12025550123;ext=100"; "x100", "ext. 100" and "#100" are read as one). A number without "+" and a country code is read in the field\'s or the workspace\'s default country, and refused when there is none.',
-  TEXT: 'A string of at most 10,000 characters; a required one (a $name, a $title) is not white space alone.',
+  TEXT: 'A string of at most 10,000 characters; a required one (a $name, a $title) is not white space and invisible characters (U+200B, U+FEFF) alone.',
   URL: 'An absolute http or https URL as a string, with a host and without white space, control characters or backslashes inside ("https://acme.test/pricing"), at most 2,048 characters; white space around it is left out.',
 };
 

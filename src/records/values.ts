@@ -2,7 +2,7 @@
 // normalized (DATETIME to UTC with milliseconds, country codes to upper case, TELEPHONE to E.164,
 // SOCIAL_HANDLE to its profile URL). A null value means unset and is valid for every type. Throws
 // InputError whose param is the sub-path of the bad part below the value.
-import { chars } from '../lib/chars.ts';
+import { blank, chars } from '../lib/chars.ts';
 import { unheldCharacter } from '../lib/email.ts';
 import { InputError } from '../lib/errors.ts';
 import { isHttpUrl } from '../lib/http-url.ts';
@@ -56,9 +56,9 @@ function address(v: unknown): Record<string, unknown> {
       out[k] = x;
     }
   }
-  // An address none of whose members holds anything but white space names no place, as a name
-  // with no part names no one: unset is `null`, so `{}` or `{"street": ""}` is refused.
-  if (!Object.values(out).some((x) => typeof x === 'number' || (x as string).trim() !== ''))
+  // An address none of whose members shows anything (white space, invisible characters) names no
+  // place, as a name with no part names no one: unset is `null`, so `{}` or `{"street": ""}` is refused.
+  if (!Object.values(out).some((x) => typeof x === 'number' || !blank(x as string)))
     throw bad('must have a member that is not blank, such as a street, a city or a country (null unsets the field)');
   return out;
 }
@@ -72,9 +72,9 @@ function fullName(v: unknown): Record<string, unknown> {
     if (typeof x !== 'string' || chars(x) > 255) throw bad('must be a string of at most 255 characters', `.${k}`);
     out[k] = x;
   }
-  // A name with no part that holds a character other than white space names no one: unset is
-  // `null`, so `{}` or `{"firstName": " "}` is refused instead of stored as a name.
-  if (!Object.values(out).some((x) => (x as string).trim() !== '')) throw bad('must have a firstName or a lastName that is not blank (null unsets the field)');
+  // A name with no part that shows a character (not white space or invisible ones) names no one:
+  // unset is `null`, so `{}` or `{"firstName": " "}` is refused instead of stored as a name.
+  if (!Object.values(out).some((x) => !blank(x as string))) throw bad('must have a firstName or a lastName that is not blank (null unsets the field)');
   return out;
 }
 

@@ -3,6 +3,7 @@
 // before anything that needs the database (uniqueness, ids). Every error names its `param`.
 import { optionNamed } from '../definitions/labels.ts';
 import type { FieldDef, TypeDefinitions } from '../definitions/service.ts';
+import { blank } from '../lib/chars.ts';
 import { AppError, InputError } from '../lib/errors.ts';
 import { shownLiteral } from '../lib/json-numbers.ts';
 import type { ValueType } from '../lib/resource-schemas.ts';
@@ -207,9 +208,8 @@ export function checkFieldValues(
     }
     checkShape(def, v, param);
     const value = checkContent(def, v, param, labels);
-    // A required text (a name, a title) of white space alone is as good as none.
-    if (def.required && typeof value === 'string' && value.trim() === '')
-      throw new AppError('invalid_value', `"${key}" is required and cannot be blank.`, { param });
+    // A required text (a name, a title) that shows nothing (white space, invisible characters) is as good as none.
+    if (def.required && typeof value === 'string' && blank(value)) throw new AppError('invalid_value', `"${key}" is required and cannot be blank.`, { param });
     values.set(key, value);
   }
   return values;
