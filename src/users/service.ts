@@ -7,7 +7,7 @@ import { InputError } from '../lib/errors.ts';
 import { isoNow, newId } from '../lib/ids.ts';
 import { requireWorkspace } from '../workspaces/service.ts';
 import * as repo from './repository.ts';
-import { longerThan } from '../lib/chars.ts';
+import { blank, longerThan } from '../lib/chars.ts';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const MAX_NAME = 255;
@@ -59,10 +59,12 @@ export function splitName(name: string): { firstName: string | null; lastName: s
   return { firstName: m[1] as string, lastName: (m[2] as string).trim() || null };
 }
 
-const given = (v: string | null | undefined): boolean => v != null && v.trim() !== '';
+// A name or part that shows nothing (white space, invisible characters: docs/records.md §Writing
+// fields) is not known, as a contact's FULL_NAME of such parts is refused.
+const given = (v: string | null | undefined): boolean => v != null && !blank(v);
 
 function namePart(value: string | null | undefined, what: string, param: string): string | null {
-  const v = value?.trim() || null;
+  const v = given(value) ? (value as string).trim() : null;
   if (v !== null && longerThan(v, MAX_NAME)) throw new InputError(`the ${what} must be at most ${MAX_NAME} characters`, param);
   return v;
 }

@@ -86,6 +86,31 @@ eachDialect('required texts of invisible characters alone', (ctx) => {
     assert.deepEqual(await Promise.all(['/v1/notes', '/v1/lists', '/v1/meetings'].map((u) => total(t, s, u))), [0, 0, 0]);
   });
 
+  test("a member's name part of white space and invisible characters alone is not known, as a contact's would be refused", async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const file = join(t.tdb.dataDir, 'users.ndjson');
+    const users = [
+      { object: 'user', externalId: 'u1', email: 'ann@acme.test', firstName: '\u200B', lastName: 'Lee' },
+      { object: 'user', externalId: 'u2', email: 'bob@acme.test', name: '\u2060 \uFEFF' },
+      { object: 'user', externalId: 'u3', email: 'cy@acme.test', firstName: 'Cy', lastName: '\u3164' },
+    ];
+    writeFileSync(file, users.map((u) => JSON.stringify(u)).join('\n'));
+    const im = await rolodex(t, ['import', '--workspace', s.workspaceId, file]);
+    assert.equal(im.code, 0, im.err);
+    const cli = await rolodex(t, ['user', 'create', '--workspace', s.workspaceId, '--email', 'di@acme.test', '--first-name', '\u200B\u200B']);
+    assert.equal(cli.code, 0, cli.err);
+    const names = new Map<string, unknown>(
+      (await call(t, s.secret, 'GET', '/v1/members'))
+        .json()
+        .data.map((m: { fields: Record<string, { value: unknown }> }) => [m.fields.$email!.value, m.fields.$name!.value]),
+    );
+    assert.deepEqual(names.get('ann@acme.test'), { lastName: 'Lee' });
+    assert.deepEqual(names.get('bob@acme.test'), {});
+    assert.deepEqual(names.get('cy@acme.test'), { firstName: 'Cy' });
+    assert.deepEqual(names.get('di@acme.test'), {});
+  });
+
   test('an export leaves out a required text an older release stored with invisible characters alone, so it imports', async () => {
     const t = ctx();
     const [a, b] = [await seedWorkspace(t), await seedWorkspace(t)];
