@@ -7,6 +7,7 @@ import { findFile } from '../files/repository.ts';
 import { checkDownload } from '../files/service.ts';
 import { effectiveStatus } from '../files/rules.ts';
 import { appendEvent } from '../changes/service.ts';
+import { blank } from '../lib/chars.ts';
 import type { Ctx, WriteCtx } from '../lib/context.ts';
 import { AppError, notFound } from '../lib/errors.ts';
 import { isoNow, newId } from '../lib/ids.ts';
@@ -124,11 +125,11 @@ function checkRecipients(input: Recipients): void {
 }
 
 /**
- * A send's subject is required text: white space alone is as good as none, as for a record's
- * required text (docs/records.md §Writing fields). Checked with the body's shape.
+ * A send's subject is required text: white space and invisible characters alone are as good as
+ * none, as for a record's required text (docs/records.md §Writing fields). Checked with the body's shape.
  */
 function checkSubject(subject: string): void {
-  if (subject.trim() === '') throw new AppError('invalid_value', '"subject" is required and cannot be blank.', { param: 'subject' });
+  if (blank(subject)) throw new AppError('invalid_value', '"subject" is required and cannot be blank.', { param: 'subject' });
 }
 
 const bytes = (n: number) => n.toLocaleString('en-US');

@@ -1,7 +1,7 @@
 // The limits of a send that keep a sent e-mail exportable and deliverable (docs/emails.md
-// §Sending), on both databases: a subject of white space alone is refused as a record's required
-// text is; a subject is at most 10,000 characters (counted in code points), the import's limit, so
-// an export of sent mail imports; and the attachments together are at most 25 MiB, refused before
+// §Sending), on both databases: a subject of white space and invisible characters alone is
+// refused as a record's required text is; a subject is at most 10,000 characters (counted in code
+// points), the import's limit, so an export of sent mail imports; and the attachments together are at most 25 MiB, refused before
 // anything is queued.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -29,10 +29,11 @@ eachDialect('e-mail send limits', (ctx) => {
     w = await seedEmailWorld(ctx(), { bigFiles: true });
   });
 
-  test('a subject of white space alone is 400 invalid_value naming subject; one with text is kept as written', async () => {
+  test('a subject of white space and invisible characters alone is 400 invalid_value naming subject; one with text is kept as written', async () => {
     const t = ctx();
     const before = await stored(t, w);
-    for (const subject of [' ', '   ', '\t\n', '\u00a0\u3000']) {
+    // White space and invisible characters alone (docs/records.md §Writing fields) show nothing.
+    for (const subject of [' ', '   ', '\t\n', '\u00a0\u3000', '\u200B', ' \u2060\u200B ', '\u3164']) {
       const r = await send(t, w.keys.ann, sendBody(w.addresses.full, { subject }));
       const error = assertError(r, 400, 'invalid_value', 'subject');
       assert.match(error.message, /subject/);
