@@ -1,8 +1,8 @@
 // The limits of a send that keep a sent e-mail exportable and deliverable (docs/emails.md
 // §Sending), on both databases: a subject of white space and invisible characters alone is
 // refused as a record's required text is; a subject is at most 10,000 characters (counted in code
-// points), the import's limit, so an export of sent mail imports; and the attachments together are at most 25 MiB, refused before
-// anything is queued.
+// points), the import's limit, so an export of sent mail imports; and the attachments together
+// are at most 25 MiB, refused before anything is queued.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
