@@ -35,8 +35,8 @@ const EVENT_OBJECTS: ReadonlySet<string> = new Set(['enrichment_run', 'webhook']
 /**
  * Names a new custom type cannot take beside the system types: the other objects of `rolodex
  * import` (docs/import.md §Format). An import finds a relationship's targets by their type's name,
- * so a link to a record of a type named `user` was looked up among the users, and the export of
- * its workspace did not import again. A type created before this rule keeps its name, and an
+ * so a link to a record of a type named `user` would be looked up among the users, and the export
+ * of its workspace would not import again. A type created before this rule keeps its name, and an
  * import takes its line (docs/activities.md §Custom objects).
  */
 const IMPORT_OBJECTS: ReadonlySet<string> = new Set(['user', 'mailbox', 'workspace', 'definition', 'record']);
