@@ -7,17 +7,27 @@ import type { Config } from '../config.ts';
 export const bucketNote = (config: Config) => (config.s3 ? `Blobs are in the S3 bucket "${config.s3.bucket}": use the store's versioning or replication.` : '');
 
 /**
- * The printed commands' `--dbname`: `"$DATABASE_URL"`, or, when the URL names its schema as a
- * `search_path` parameter, the URL without it. libpq, which pg_dump and pg_restore connect with,
- * refuses a URL parameter it does not know (`invalid URI query parameter: "search_path"`), where
- * the server's driver passes it on to PostgreSQL; the dump names the schema itself (docs/deploy.md
- * §Backups). The `options` form of the schema is libpq's own and stays.
+ * The printed commands' `--dbname`: `"$DATABASE_URL"`, or that URL as libpq, which pg_dump and
+ * pg_restore connect with, takes it. libpq refuses a URL parameter it does not know (`invalid URI
+ * query parameter: "search_path"`), where the server's driver passes it on to PostgreSQL: a
+ * `search_path` parameter is cut (the dump names the schema itself). It refuses too an `=` inside
+ * a parameter's value (`extra key/value separator "=" in URI query parameter: "options"`), which
+ * the server reads as the URL standard does (`?options=-c search_path=NAME`): each is written
+ * `%3D`. The rest stays as written (docs/deploy.md §Backups).
  */
 function libpqUrl(databaseUrl: string): string {
-  if (!new URL(databaseUrl).searchParams.has('search_path')) return '"$DATABASE_URL"';
-  // The parameter is cut from the query alone (after the first `?`), with the `&` that joins it to
-  // the next: an `&` of the password or the path is the URL's, kept.
-  return `"$(printf %s "$DATABASE_URL" | sed -E 's/^([^?]*[?]([^&]*&)*)search_path=[^&]*(&|$)/\\1/; s/[?&]$//')"`;
+  const query = /[?]([^#]*)/.exec(databaseUrl)?.[1] ?? '';
+  const cut = new URL(databaseUrl).searchParams.has('search_path');
+  const encode = query.split('&').some((param) => param.indexOf('=') !== param.lastIndexOf('='));
+  if (!cut && !encode) return '"$DATABASE_URL"';
+  // Only the query is changed (after the first `?`): an `&` or `=` of the password or the path is
+  // the URL's, kept. The search_path parameter goes with the `&` that joins it to the next; then
+  // each `=` after the first of a parameter becomes `%3D`, one a round (`-e :a … -e ta`).
+  const sed = [
+    ...(cut ? [`-e 's/^([^?]*[?]([^&]*&)*)search_path=[^&]*(&|$)/\\1/' -e 's/[?&]$//'`] : []),
+    ...(encode ? [`-e :a -e 's/^([^?]*[?]([^&]*&)*[^&=]*=[^&=]*)=/\\1%3D/' -e ta`] : []),
+  ];
+  return `"$(printf %s "$DATABASE_URL" | sed -E ${sed.join(' ')})"`;
 }
 
 /**

@@ -1,10 +1,11 @@
 // The pg_dump and pg_restore lines that `rolodex backup` and `rolodex restore` print on PostgreSQL
 // (docs/deploy.md §Backups) run as printed, with DATABASE_URL naming its schema in either form
 // the server takes: `?search_path=NAME` (which libpq, under pg_dump, refuses as a URL parameter),
-// with another parameter after it, or `options=-c%20search_path%3DNAME`, and a name in quotes or
-// holding a `$` (printed quoted, for pg_dump and the shell). The dump holds the schema,
-// and restored into it after a drop, it holds the workspace again. The URL they connect with is
-// DATABASE_URL without its search_path parameter, the rest as written (a password's `&` too).
+// with another parameter after it, or `options=-c%20search_path%3DNAME`, its `=` encoded or not
+// (libpq refuses one unencoded), and a name in quotes or holding a `$` (printed quoted, for
+// pg_dump and the shell). The dump holds the schema, and restored into it after a drop, it holds
+// the workspace again. The URL they connect with is DATABASE_URL without its search_path
+// parameter, the rest as written (a password's `&` too).
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -43,6 +44,8 @@ if (testDialects().includes('postgres'))
       ['?search_path=NAME', (s) => `${TEST_DATABASE_URL}?search_path=${s}`],
       ['?search_path=NAME&application_name=…', (s) => `${TEST_DATABASE_URL}?search_path=${s}&application_name=rolodex-test`],
       ['?options=-c%20search_path%3DNAME', (s) => `${TEST_DATABASE_URL}?options=-c%20search_path%3D${s}`],
+      // As typed by hand: the server takes it, libpq refuses the `=` inside a value unencoded.
+      ['?options=-c search_path=NAME', (s) => `${TEST_DATABASE_URL}?options=-c search_path=${s}`],
     ];
     for (const [form, url] of forms)
       test(`DATABASE_URL with ${form}: they run as printed`, async () => {
