@@ -83,17 +83,33 @@ function parentOf(pid: number): number | undefined {
 }
 
 /**
+ * Whether process `pid` is the shell a package manager runs a script with: it sets
+ * `npm_lifecycle_event` in the script's environment, not in its own. Undefined where that cannot
+ * be read.
+ */
+function isScriptShell(pid: number): boolean | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/environ`, 'latin1')
+      .split('\0')
+      .some((v) => v.startsWith('npm_lifecycle_event='));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * Under a wrapper (npm start, npx, bin/rolodex.js re-running itself under Node 24) the process
  * stops, as on SIGTERM, when the wrapper is gone: a wrapper killed with SIGKILL, or a shell
  * between npm and Node that dies of the signal npm forwards, must not leave it running. Under npm
  * the shell npm runs the command with may stay between them (`npx`): then npm, the shell's
- * parent, is watched too. A process started directly (systemd, a container, a shell) is left
- * alone.
+ * parent, is watched too. When npm is the parent (`npm start` execs its command), what started
+ * npm is not watched: a script that ends after starting it leaves the server serving. A process
+ * started directly (systemd, a container, a shell) is left alone (docs/deploy.md §Start and stop).
  */
 export function watchParent(env: Record<string, string | undefined>): void {
   if (env.ROLODEX_WATCH_PARENT !== '1' && !env.npm_lifecycle_event) return;
   const parent = process.ppid;
-  const grandparent = env.npm_lifecycle_event ? parentOf(parent) : undefined;
+  const grandparent = env.npm_lifecycle_event && isScriptShell(parent) !== false ? parentOf(parent) : undefined;
   const timer = setInterval(() => {
     if (process.ppid === parent && (grandparent === undefined || parentOf(parent) === grandparent)) return;
     clearInterval(timer);

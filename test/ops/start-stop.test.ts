@@ -1,11 +1,14 @@
 // Starting and stopping as an operator does (docs/deploy.md §Start and stop): a port in use, or a
 // HOST that is no address of this machine, is one line and exit code 1, in either mode; SIGTERM or SIGINT to `npm start`, `npx rolodex serve`,
 // `rolodex serve` or bin/rolodex.js re-running itself under an older Node stops every process of
-// the server after answering the request in flight; SIGKILL of a wrapper leaves no server behind;
+// the server after answering the request in flight; SIGKILL of a wrapper leaves no server behind,
+// and the end of the shell that ran `npm start` stops nothing while npm runs;
 // a worker that dies is replaced, later each time.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { createKey } from '../../src/auth/service.ts';
@@ -147,6 +150,25 @@ describe('wrappers [sqlite]', () => {
     l.child.kill('SIGKILL');
     await allStopped(l);
     assert.match(l.output(), /all workers stopped/, 'stopped gracefully, not killed');
+  });
+
+  test('npm start from a shell that then exits: the server serves on while npm runs; SIGTERM to npm stops it', async () => {
+    // A deploy script's `setsid npm start >log 2>&1 &` that waits for the server, then ends.
+    const done = join(tdb.dataDir, 'script-done');
+    const port = await freePort();
+    l = launch('/bin/sh', ['-c', 'npm start & while [ ! -e "$DONE" ]; do sleep 0.1; done'], { DATA_DIR: tdb.dataDir, PORT: String(port), DONE: done });
+    await until('listening', listening(l), START_MS, l.output);
+    writeFileSync(done, '');
+    assert.equal((await l.exited).code, 0, 'the script ended');
+    const [pid] = l.pids();
+    const npm = Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]);
+    assert.match(readFileSync(`/proc/${npm}/cmdline`, 'utf8'), /^npm[\0 ]start/, 'its parent is npm');
+    await new Promise((r) => setTimeout(r, 2_000));
+    assert.doesNotMatch(l.output(), /shutting down/);
+    assert.equal((await fetch(`http://127.0.0.1:${port}/healthz`)).status, 200, 'still serving');
+    process.kill(npm, 'SIGTERM');
+    await allStopped(l);
+    assert.match(l.output(), /"signal":"SIGTERM"[^\n]*shutting down/);
   });
 
   test('npx rolodex serve: SIGTERM to npx stops the server', async () => {
