@@ -67,6 +67,9 @@ async function copyBlobs(from: string, to: string): Promise<number> {
     if (/^\..+\.tmp$/.test(entry.name)) continue;
     const [source, target] = [join(from, entry.name), join(to, entry.name)];
     if (entry.isDirectory()) left += await copyBlobs(source, target);
+    // The store writes regular files alone: a FIFO (whose reading waits for a writer that may
+    // never come), a socket or a device is no blob, and is left out.
+    else if (entry.isFIFO() || entry.isSocket() || entry.isCharacterDevice() || entry.isBlockDevice()) continue;
     else await copyFile(source, target, constants.COPYFILE_EXCL).catch((err: unknown) => (gone(err) ? void left++ : Promise.reject(err as Error)));
   }
   return left;
@@ -105,7 +108,9 @@ export async function runBackup(dir: string, config: Config): Promise<{ manifest
   let made: string | undefined;
   try {
     await refuseInsideBlobs(dir, config);
-    existed = await exists(dir);
+    const place = await stat(dir).catch(() => undefined);
+    existed = place !== undefined;
+    if (place && !place.isDirectory()) throw new InputError(`${dir} is a file, not a directory: back up into a new directory`, 'DIR');
     if (existed && (await readdir(dir)).length > 0) throw new InputError(`${dir} is not empty: back up into a new directory`, 'DIR');
     made = await makeDirectory(dir, 0o700);
   } catch (err) {
