@@ -37,6 +37,11 @@ export async function revokeKey(db: Executor, id: string, at: string): Promise<{
   return { row, changed: Number(r.numUpdatedRows) === 1 };
 }
 
+/** The keys whose listed prefix is `prefix`, of any workspace (an operator's lookup: no index). */
+export async function keysWithPrefix(db: Executor, prefix: string): Promise<KeyRow[]> {
+  return db.selectFrom('api_keys').selectAll().where('prefix', '=', prefix).orderBy('id').execute();
+}
+
 export async function touchKey(db: Executor, id: string, at: string): Promise<void> {
   await db.updateTable('api_keys').set({ last_used_at: at }).where('id', '=', id).execute();
 }

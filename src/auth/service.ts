@@ -91,8 +91,22 @@ export async function listKeys(ctx: Ctx) {
  */
 export async function revokeKey(ctx: SystemCtx, input: { id: string }) {
   const { row, changed } = await repo.revokeKey(ctx.db, input.id, isoNow(ctx.now));
-  if (!row) throw new InputError(`no key with id "${input.id}"`, 'id');
+  if (!row) throw new InputError(await notAnId(ctx, input.id), 'id');
   return { ...toResource(row, ctx.now), alreadyRevoked: !changed };
+}
+
+// A listed prefix (`rdx_ab12cd34`, copied with or without its `…`) given where the id goes: the
+// key it names is pointed to by its id, which `key list` shows first.
+const LISTED_PREFIX = /^rdx_([a-z0-9]{8})_?(…|\.\.\.)?$/;
+
+async function notAnId(ctx: SystemCtx, text: string): Promise<string> {
+  const prefix = LISTED_PREFIX.exec(text)?.[1];
+  if (prefix === undefined) return `no key with id "${text}"`;
+  const keys = await repo.keysWithPrefix(ctx.db, prefix);
+  const head = `"${text}" is a key's prefix, not its id`;
+  if (keys.length === 0) return `${head}, and no key has it: \`rolodex key list --workspace W\` shows the ids first`;
+  const ids = keys.map((k) => `${k.id} (workspace ${k.workspace_id})`).join(', ');
+  return `${head}: ${keys.length === 1 ? 'it is key' : 'it is each of the keys'} ${ids}; revoke a key by its id: \`rolodex key revoke ${keys[0]!.id}\``;
 }
 
 /** The key whose whole secret `text` holds (alone or after `Bearer `), of any workspace; null when none. */

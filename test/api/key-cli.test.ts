@@ -135,6 +135,26 @@ eachDialect('rolodex key', (ctx) => {
     assert.match(text.out, /^revoked key key_\S+$/);
   });
 
+  test("key revoke given a key's listed prefix names the key that has it, and revokes nothing", async () => {
+    const t = ctx();
+    const s = await seedWorkspace(t);
+    const made = JSON.parse((await rolodex(t, ['key', 'create', '--workspace', s.workspaceId, '--json'])).out) as { id: string; secret: string };
+    const line = (await rolodex(t, ['key', 'list', '--workspace', s.workspaceId])).out.split('\n').find((l) => l.startsWith(made.id));
+    const shown = line?.split(/\s+/)[1] ?? '';
+    assert.equal(shown, `${made.secret.slice(0, 12)}…`, 'key list shows the prefix after the id');
+    for (const given of [shown, shown.slice(0, -1)]) {
+      const r = await rolodex(t, ['key', 'revoke', given]);
+      assert.equal(r.code, 1);
+      assert.equal(
+        r.err,
+        `rolodex key: "${given}" is a key's prefix, not its id: it is key ${made.id} (workspace ${s.workspaceId}); revoke a key by its id: \`rolodex key revoke ${made.id}\``,
+      );
+    }
+    const none = await rolodex(t, ['key', 'revoke', 'rdx_zzzzzzzz…']);
+    assert.match(none.err, /"rdx_zzzzzzzz…" is a key's prefix, not its id, and no key has it/);
+    assert.equal((await listed(t, s.workspaceId)).find((k) => k.id === made.id)?.status, 'active');
+  });
+
   test('key create prints the scopes and expiry of the key it made; key list when an active key expires', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);
