@@ -34,7 +34,8 @@ eachDialect('rolodex import stopped by a signal', (ctx) => {
       const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, sig) => resolve(sig)));
       const scratch = () => readdirSync(tmp).filter((n) => n.startsWith('rolodex-import-'));
       // Both open before the check reads the first line; the import takes seconds past that.
-      for (const deadline = Date.now() + 20_000; scratch().length < 2 && Date.now() < deadline;) await new Promise((resolve) => setTimeout(resolve, 20));
+      // Generous: the child's start alone can take many seconds on a loaded machine.
+      for (const deadline = Date.now() + 90_000; scratch().length < 2 && Date.now() < deadline;) await new Promise((resolve) => setTimeout(resolve, 20));
       assert.equal(scratch().length, 2, 'the import holds its objects and its ids in scratch directories');
       child.kill(signal);
       assert.equal(await exited, signal, 'the import ends by the signal, as without a handler');
