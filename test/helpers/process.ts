@@ -86,7 +86,7 @@ async function startOnce(env: Record<string, string | undefined>, args: string[]
   const baseUrl = `http://127.0.0.1:${port}`;
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   // Generous: under a loaded machine (the whole suite on 2 cores) a cold start can take many seconds.
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + 90_000;
   // Another test's server may take the port first and answer the probe: only once this child
   // says it listens on the port is the answer its own.
   const listening = new RegExp(`rolodex listening on \\S*:${port}\\b`);
