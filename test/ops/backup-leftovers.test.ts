@@ -3,7 +3,7 @@
 // killed before it finished.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -56,8 +56,15 @@ for (const dialect of testDialects()) {
       try {
         const dir = join(tmp('backup'), 'b');
         const r = cli(env);
-        // Before, the copy opened the FIFO and waited for a writer that never came.
-        assert.equal(await main(['backup', dir], r.io), 0, r.err());
+        // Before, the copy opened the FIFO and waited for a writer that never came, and the process
+        // could not end while its open waited: a writer of the test's own ends that wait, so that
+        // the test fails instead.
+        const writer = setTimeout(() => closeSync(openSync(fifo, constants.O_RDWR)), 30_000);
+        try {
+          assert.equal(await main(['backup', dir], r.io), 0, r.err());
+        } finally {
+          clearTimeout(writer);
+        }
         assert.ok(!existsSync(join(dir, 'blobs', 'not-a-blob')));
         const blobs = (d: string): string[] =>
           readdirSync(d, { recursive: true, withFileTypes: true })
