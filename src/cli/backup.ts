@@ -110,7 +110,7 @@ export async function runBackup(dir: string, config: Config): Promise<{ manifest
     await refuseInsideBlobs(dir, config);
     const place = await stat(dir).catch(() => undefined);
     existed = place !== undefined;
-    if (place && !place.isDirectory()) throw new InputError(`${dir} is a file, not a directory: back up into a new directory`, 'DIR');
+    if (place && !place.isDirectory()) throw new InputError(`${dir} is not a directory: back up into a new directory`, 'DIR');
     if (existed && (await readdir(dir)).length > 0) throw new InputError(`${dir} is not empty: back up into a new directory`, 'DIR');
     made = await makeDirectory(dir, 0o700);
   } catch (err) {

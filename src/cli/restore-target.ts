@@ -21,8 +21,6 @@ export async function refuseHeldDatabase(dataDir: string): Promise<void> {
   const database = join(dataDir, 'rolodex.db');
   const there = await exists(database);
   const held = (what: string) => new InputError(`${dataDir} already holds ${what}: restore into an empty DATA_DIR, with the server stopped`, 'DATA_DIR');
-  // The log of a database removed without it (after a crash, its last commits): SQLite would
-  // apply its pages to the restored file at its first opening, and damage it.
   // A restore ended by SIGKILL (or a power cut) before it named the database: its parts are here
   // and no database is; restoring over them would mix two restores.
   if (await exists(join(dataDir, 'rolodex.db.restoring')))
@@ -30,6 +28,8 @@ export async function refuseHeldDatabase(dataDir: string): Promise<void> {
       `${dataDir} holds rolodex.db.restoring, left by a restore that did not finish: remove it and what that restore wrote (blobs/, signing-secret), then restore again`,
       'DATA_DIR',
     );
+  // The log of a database removed without it (after a crash, its last commits): SQLite would
+  // apply its pages to the restored file at its first opening, and damage it.
   for (const log of ['rolodex.db-wal', 'rolodex.db-journal'])
     if (await exists(join(dataDir, log))) {
       if (there) throw held(`a database (rolodex.db and its log ${log})`);

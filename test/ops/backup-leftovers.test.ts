@@ -41,12 +41,12 @@ for (const dialect of testDialects()) {
       for (const d of dirs) rmSync(d, { recursive: true, force: true });
     });
 
-    test('a backup into an existing file is refused as a file, and the file is left as it was', async () => {
+    test('a backup into an existing file is refused as not a directory, and the file is left as it was', async () => {
       const file = join(tmp('file'), 'backup.tar');
       writeFileSync(file, 'an earlier archive\n');
       const r = cli(env);
       assert.equal(await main(['backup', file], r.io), 1, r.out());
-      assert.equal(r.err(), `rolodex backup: ${file} is a file, not a directory: back up into a new directory\n`);
+      assert.equal(r.err(), `rolodex backup: ${file} is not a directory: back up into a new directory\n`);
       assert.equal(readFileSync(file, 'utf8'), 'an earlier archive\n');
     });
 
