@@ -7,18 +7,10 @@ import { closeSync, constants, existsSync, mkdtempSync, openSync, readdirSync, r
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { Io } from '../../src/cli/io.ts';
-import { main } from '../../src/cli/main.ts';
 import { buildTestApp, seedWorkspace, type TestApp } from '../helpers/app.ts';
+import { rolodexWith } from '../helpers/cli.ts';
 import { testDialects } from '../helpers/db.ts';
 import { uploadFile } from '../helpers/files.ts';
-
-function cli(env: Record<string, string>) {
-  let out = '';
-  let err = '';
-  const io: Io = { out: (t) => void (out += t + '\n'), err: (t) => void (err += t + '\n'), env, isTty: false };
-  return { io, out: () => out, err: () => err };
-}
 
 for (const dialect of testDialects()) {
   describe(`what backup and restore did not write [${dialect}]`, () => {
@@ -44,9 +36,9 @@ for (const dialect of testDialects()) {
     test('a backup into an existing file is refused as not a directory, and the file is left as it was', async () => {
       const file = join(tmp('file'), 'backup.tar');
       writeFileSync(file, 'an earlier archive\n');
-      const r = cli(env);
-      assert.equal(await main(['backup', file], r.io), 1, r.out());
-      assert.equal(r.err(), `rolodex backup: ${file} is not a directory: back up into a new directory\n`);
+      const r = await rolodexWith(env, ['backup', file]);
+      assert.equal(r.code, 1, r.out);
+      assert.deepEqual(r.err, [`rolodex backup: ${file} is not a directory: back up into a new directory`]);
       assert.equal(readFileSync(file, 'utf8'), 'an earlier archive\n');
     });
 
@@ -55,13 +47,13 @@ for (const dialect of testDialects()) {
       execFileSync('mkfifo', [fifo]);
       try {
         const dir = join(tmp('backup'), 'b');
-        const r = cli(env);
         // Before, the copy opened the FIFO and waited for a writer that never came, and the process
         // could not end while its open waited: a writer of the test's own ends that wait, so that
         // the test fails instead.
         const writer = setTimeout(() => closeSync(openSync(fifo, constants.O_RDWR)), 30_000);
         try {
-          assert.equal(await main(['backup', dir], r.io), 0, r.err());
+          const r = await rolodexWith(env, ['backup', dir]);
+          assert.equal(r.code, 0, r.err.join('\n'));
         } finally {
           clearTimeout(writer);
         }
@@ -83,21 +75,20 @@ for (const dialect of testDialects()) {
     if (dialect === 'sqlite')
       test('a restore killed before it finished leaves rolodex.db.restoring, which the next restore names', async () => {
         const dir = join(tmp('backup'), 'b');
-        assert.equal(await main(['backup', dir], cli(env).io), 0);
+        assert.equal((await rolodexWith(env, ['backup', dir])).code, 0);
         // What a SIGKILL between the copies leaves: the database under its temporary name, the blobs.
         const target = tmp('target');
         writeFileSync(join(target, 'rolodex.db.restoring'), readFileSync(join(dir, 'rolodex.db')));
         execFileSync('cp', ['-r', join(dir, 'blobs'), join(target, 'blobs')]);
-        const r = cli({ DATA_DIR: target });
-        assert.equal(await main(['restore', dir], r.io), 1, r.out());
-        assert.equal(
-          r.err(),
-          `rolodex restore: ${target} holds rolodex.db.restoring, left by a restore that did not finish: remove it and what that restore wrote (blobs/, signing-secret), then restore again\n`,
-        );
+        const r = await rolodexWith({ DATA_DIR: target }, ['restore', dir]);
+        assert.equal(r.code, 1, r.out);
+        assert.deepEqual(r.err, [
+          `rolodex restore: ${target} holds rolodex.db.restoring, left by a restore that did not finish: remove it and what that restore wrote (blobs/, signing-secret), then restore again`,
+        ]);
         rmSync(join(target, 'rolodex.db.restoring'));
         rmSync(join(target, 'blobs'), { recursive: true });
-        const again = cli({ DATA_DIR: target });
-        assert.equal(await main(['restore', dir], again.io), 0, again.err());
+        const again = await rolodexWith({ DATA_DIR: target }, ['restore', dir]);
+        assert.equal(again.code, 0, again.err.join('\n'));
         assert.ok(existsSync(join(target, 'rolodex.db')));
         assert.ok(!existsSync(join(target, 'rolodex.db.restoring')));
       });
