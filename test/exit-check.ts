@@ -1,10 +1,10 @@
-// Loaded into every test file's process (`--import` in package.json's test script). node --test
-// waits for each file's process to exit, and a process with a handle left open (a timer, a socket,
-// a pool) never does: the whole run then hangs with nothing to say why. So once a file's tests and
-// hooks are done, a process still alive a minute later names what holds it and fails its file.
+// Loaded into every test process (`--import` in test/run.ts). The run waits for each test process
+// to exit, and a process with a handle left open (a timer, a socket, a pool) never does: the whole
+// run then hangs with nothing to say why. So once a process's tests and hooks are done, a process
+// still alive a minute later names what holds it and fails.
 // The timer is unref'd: it never keeps alive a process that would exit on its own.
-// A file whose process ends with a failing status before its tests are done is reported by the
-// runner only as "test failed": the process says first who ended it and with which status.
+// A process that ends with a failing status before its tests are done says first who ended it and
+// with which status.
 import { createHook } from 'node:async_hooks';
 import { Server, Socket } from 'node:net';
 import { after } from 'node:test';
@@ -54,5 +54,8 @@ after(() => {
 });
 
 process.on('exit', (code) => {
-  if (code !== 0) process.stderr.write(`exit-check: ${process.argv[1] ?? 'this file'} exits with status ${code}\n${new Error('exited from').stack ?? ''}\n`);
+  if (code !== 0)
+    process.stderr.write(
+      `exit-check: ${process.argv.slice(1).join(' ') || 'this process'} exits with status ${code}\n${new Error('exited from').stack ?? ''}\n`,
+    );
 });

@@ -65,7 +65,7 @@ export function publishServices(s: Services): void {
 /** The services the global setup found, known without waiting. */
 export function services(): Services {
   const published = process.env[ENV];
-  if (published === undefined) throw new Error(`${ENV} is not set: run the tests with --test-global-setup=test/global-setup.ts (npm test does)`);
+  if (published === undefined) throw new Error(`${ENV} is not set: run the tests by npm test (npm test -- FILE for some)`);
   const up = new Set(published.split(','));
   return { postgres: up.has('postgres'), redis: up.has('redis') };
 }
