@@ -1,5 +1,6 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { OWN_PROCESS, SHARED_FOLDERS } from './test/processes.ts';
 
 const globals = {
   process: 'readonly',
@@ -25,6 +26,12 @@ const globals = {
 const ONLY_WRITE_OPENS_TRANSACTIONS = {
   selector: 'CallExpression[callee.property.name=/^(transaction|startTransaction)$/]',
   message: 'Open a transaction with write() from src/db/index.ts: its Tx carries what the database layer keeps for it (docs/architecture.md §Database layer).',
+};
+const NO_TOP_LEVEL_AWAIT = {
+  selector:
+    ':matches(Program > ExpressionStatement > AwaitExpression, Program > VariableDeclaration > VariableDeclarator > AwaitExpression, Program > ForOfStatement[await=true], Program > ForOfStatement > AwaitExpression)',
+  message:
+    'No top-level await in a test file: register every suite synchronously and do asynchronous set-up in a before hook (docs/architecture.md §Writing a test file).',
 };
 
 export default tseslint.config(
@@ -74,14 +81,30 @@ export default tseslint.config(
     // await can start after them (docs/architecture.md §Writing a test file).
     files: ['test/**/*.test.ts'],
     rules: {
+      'no-restricted-syntax': ['error', ONLY_WRITE_OPENS_TRANSACTIONS, NO_TOP_LEVEL_AWAIT],
+    },
+  },
+  {
+    // A file that shares its process with others leaves it as it found it: root-level hooks would
+    // last as long as the whole group, and a module changed at the top level would be changed for
+    // the other files too (docs/architecture.md §Writing a test file).
+    files: SHARED_FOLDERS.map((d) => `${d}**/*.test.ts`),
+    ignores: OWN_PROCESS,
+    rules: {
       'no-restricted-syntax': [
         'error',
         ONLY_WRITE_OPENS_TRANSACTIONS,
+        NO_TOP_LEVEL_AWAIT,
+        {
+          selector: 'Program > ExpressionStatement > CallExpression[callee.name=/^(before|after|beforeEach|afterEach)$/]',
+          message:
+            'No root-level hook in a file that shares its process: put it in the suite (or the file in OWN_PROCESS, test/processes.ts, with the reason).',
+        },
         {
           selector:
-            ':matches(Program > ExpressionStatement > AwaitExpression, Program > VariableDeclaration > VariableDeclarator > AwaitExpression, Program > ForOfStatement[await=true], Program > ForOfStatement > AwaitExpression)',
+            ':matches(Program > ExpressionStatement > AssignmentExpression, Program > ExpressionStatement > CallExpression[callee.name=/^set[A-Z]/], Program > ExpressionStatement > CallExpression[callee.property.name="assign"])',
           message:
-            'No top-level await in a test file: register every suite synchronously and do asynchronous set-up in a before hook (docs/architecture.md §Writing a test file).',
+            "No change to a module at a test file's top level: another file of its process would run with it. Make it in the suite's before hook and undo it in its after hook (test/helpers/settings.ts).",
         },
       ],
     },

@@ -2,7 +2,7 @@
 // calls the app in its own process shares a process with a few others (--test-isolation=none), so
 // that Node, the runner and the app's modules are loaded once for the group, not once per file; a
 // file that starts servers and command-line processes, stops them or changes its own process
-// (test/ops, test/adversarial, and the files named in OWN_PROCESS) has one of its own. Arguments,
+// (test/ops, test/adversarial, and the files named in test/processes.ts) has one of its own. Arguments,
 // when given, are the files to run instead of all. Each process's report is printed whole as it
 // ends, then the run's summary, last; the exit status is 1 when any test or process failed.
 // docs/architecture.md §Running the tests.
@@ -10,10 +10,8 @@ import { spawn } from 'node:child_process';
 import { globSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { globalSetup, globalTeardown } from './global-setup.ts';
+import { OWN_PROCESS, SHARED_FOLDERS } from './processes.ts';
 
-/** Files in a shared folder that need a process of their own, and why. */
-const OWN_PROCESS = new Set<string>([]);
-const OWN_FOLDERS = ['test/ops/', 'test/adversarial/'];
 /** Files per shared process: large enough to spare most loads, small enough to balance the run. */
 const GROUP = 8;
 const CONCURRENCY = Math.max(4, availableParallelism() * 2);
@@ -35,11 +33,13 @@ interface Outcome {
 }
 
 function jobs(files: string[]): string[][] {
-  const own = files.filter((f) => OWN_PROCESS.has(f) || OWN_FOLDERS.some((d) => f.startsWith(d)));
-  const shared = files.filter((f) => !own.includes(f));
-  const groups: string[][] = own.map((f) => [f]);
-  for (let i = 0; i < shared.length; i += GROUP) groups.push(shared.slice(i, i + GROUP));
-  return groups;
+  const shared = files.filter((f) => SHARED_FOLDERS.some((d) => f.startsWith(d)) && !OWN_PROCESS.includes(f));
+  const own = files.filter((f) => !shared.includes(f));
+  // Every n-th file to a group: neighbours by name are often alike in cost (import-…), and a group
+  // of the slowest alone would be the run's tail.
+  const n = Math.ceil(shared.length / GROUP);
+  const groups = Array.from({ length: n }, (_, g) => shared.filter((_, i) => i % n === g));
+  return [...own.map((f) => [f]), ...groups];
 }
 
 /** The counts of a spec report's summary (`ℹ tests 12`…); undefined when it has none. */

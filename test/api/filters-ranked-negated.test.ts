@@ -6,18 +6,14 @@
 // the search probe across many leaves, and statuses come in runs so that walks run out; pages
 // ending within the first 20 rows are tried as one statement first on PostgreSQL, which runs out too.
 import assert from 'node:assert/strict';
-import { after, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import { type Executor, write } from '../../src/db/index.ts';
-import { EXCEPT_WALK, rankUpkeepSettled, setRankSizes } from '../../src/db/rank/index.ts';
+import { EXCEPT_WALK, rankUpkeepSettled } from '../../src/db/rank/index.ts';
 import { TASK_STATUSES } from '../../src/definitions/catalogue.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
 import { restore } from '../../src/trash/restore.ts';
 import { call, eachDialect, type Seeded, seedWorkspace, type TestApp } from '../helpers/app.ts';
-
-setRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 }, fold: 6 });
-const savedWalk = { ...EXCEPT_WALK };
-Object.assign(EXCEPT_WALK, { within: 3, unit: 1, first: 20 });
-after(() => Object.assign(EXCEPT_WALK, savedWalk));
+import { useRankSizes } from '../helpers/rank.ts';
 
 /** The tasks holding none of `without`, newest first, read from the records themselves. */
 async function naive(db: Executor, ws: string, without: readonly string[]): Promise<string[]> {
@@ -63,6 +59,10 @@ async function checkNegations(t: TestApp, s: Seeded): Promise<void> {
 }
 
 eachDialect('negated ranked values of tasks', (ctx) => {
+  useRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 }, fold: 6 });
+  const savedWalk = { ...EXCEPT_WALK };
+  before(() => Object.assign(EXCEPT_WALK, { within: 3, unit: 1, first: 20 }));
+  after(() => Object.assign(EXCEPT_WALK, savedWalk));
   test('pages without one or more statuses are exact through creates, status changes, trash and restore', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { importKinds } from '../../src/cli/import-kinds.ts';
 import { TASK_STATUSES } from '../../src/definitions/catalogue.ts';
-import { rankUpkeepSettled, setRankSizes } from '../../src/db/rank/index.ts';
+import { rankUpkeepSettled } from '../../src/db/rank/index.ts';
 import { LATE_KEYS } from '../../src/db/rank/late.ts';
 import type { ImportKind } from '../../src/import/kind.ts';
 import { IMPORT_CHUNK, ImportFailed, runImport } from '../../src/import/run.ts';
@@ -18,13 +18,8 @@ import { BULK_LOAD } from '../../src/records/import.ts';
 import { FACETS } from '../../src/records/index/facets.ts';
 import { RECORDS } from '../../src/records/repository.ts';
 import { call, eachDialect, seedWorkspace, type Seeded, type TestApp } from '../helpers/app.ts';
-import { checkEntries, checkPages, timeout } from '../helpers/rank.ts';
-
-setRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 }, fold: 6 });
-const savedChunk = { ...IMPORT_CHUNK };
-IMPORT_CHUNK.atomic = 40;
-IMPORT_CHUNK.batched = 40;
-after(() => Object.assign(IMPORT_CHUNK, savedChunk));
+import { checkEntries, checkPages, timeout, useRankSizes } from '../helpers/rank.ts';
+import { useSettings } from '../helpers/settings.ts';
 
 const DEFINITIONS = [
   { object: 'definition', externalId: 'd-code', definition: 'field', objectType: 'contact', key: 'code', label: 'Code', valueType: 'TEXT', unique: true },
@@ -87,6 +82,8 @@ async function checkSets(t: TestApp, s: Seeded, type: 'task' | 'contact', total:
 }
 
 eachDialect('import beside creates into the same listing', (ctx) => {
+  useRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 }, fold: 6 });
+  useSettings(IMPORT_CHUNK, { atomic: 40, batched: 40 });
   // With the default budget of late keys, and with one so small that every partition is counted
   // again from its rows at the end instead (docs/pages.md §Long transactions).
   for (const budget of [LATE_KEYS.max, 30])

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { sql } from 'kysely';
-import { partitionKey, setRankSizes } from '../../src/db/rank/index.ts';
+import { partitionKey } from '../../src/db/rank/index.ts';
 import { USERS } from '../../src/users/repository.ts';
 import type { Io } from '../../src/cli/io.ts';
 import { main } from '../../src/cli/main.ts';
@@ -14,10 +14,7 @@ import { createUser } from '../../src/users/service.ts';
 import { call, eachDialect, keyFor, seedWorkspace, type TestApp } from '../helpers/app.ts';
 import { loadDocument, type Operation, operationsOf, responseChecker } from '../helpers/openapi-ops.ts';
 import { importObjects } from '../helpers/lists-fixtures.ts';
-import { checkEntries, checkPages } from '../helpers/rank.ts';
-
-// Small buckets, so that a few dozen users already make several leaves (docs/pages.md).
-setRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 } });
+import { checkEntries, checkPages, useRankSizes } from '../helpers/rank.ts';
 
 async function cli(t: TestApp, ...args: string[]): Promise<{ code: number; json(): any; err: string }> {
   const stdout: string[] = [];
@@ -31,6 +28,8 @@ async function cli(t: TestApp, ...args: string[]): Promise<{ code: number; json(
 eachDialect(
   'members',
   (ctx) => {
+    // Small buckets, so that a few dozen users already make several leaves (docs/pages.md).
+    useRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 } });
     let ops: Map<string, Operation>;
     const checker = responseChecker();
     before(async () => {

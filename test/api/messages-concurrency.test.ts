@@ -13,7 +13,6 @@ import { createDiskBlobStore } from '../../src/blobs/disk.ts';
 import { changeMembers, setVisibility } from '../../src/channels/service.ts';
 import { importKinds } from '../../src/cli/import-kinds.ts';
 import { openDb } from '../../src/db/database.ts';
-import { setRankSizes } from '../../src/db/rank/index.ts';
 import type { Db } from '../../src/db/types.ts';
 import { runImport } from '../../src/import/run.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
@@ -21,11 +20,9 @@ import { MESSAGES } from '../../src/messages/repository.ts';
 import { buildTestApp, headers, type TestApp } from '../helpers/app.ts';
 import { testDialects } from '../helpers/db.ts';
 import { message, seedPeople, visibleByScan } from '../helpers/messages.ts';
-import { checkEntries, checkParts } from '../helpers/rank.ts';
+import { checkEntries, checkParts, useRankSizes } from '../helpers/rank.ts';
 import { TEST_DATABASE_URL } from '../helpers/services.ts';
 import { write } from '../../src/db/write.ts';
-
-setRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 } });
 
 function rng(seed: number) {
   return () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
@@ -37,6 +34,7 @@ const at = (i: number) => new Date(Date.UTC(2026, 2, 1, 0, i % 9)).toISOString()
 
 for (const dialect of testDialects()) {
   describe(`message pages under concurrent writers [${dialect}]`, () => {
+    useRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 } });
     let t: TestApp;
     let db2: Db;
     let app2: FastifyInstance;

@@ -6,15 +6,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { changeMembers, setVisibility } from '../../src/channels/service.ts';
-import { setRankSizes } from '../../src/db/rank/index.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
 import { MESSAGES } from '../../src/messages/repository.ts';
 import { call, eachDialect, type TestApp } from '../helpers/app.ts';
 import { importObjects, message, seedPeople, visibleByScan } from '../helpers/messages.ts';
-import { checkEntries, checkParts } from '../helpers/rank.ts';
+import { checkEntries, checkParts, useRankSizes } from '../helpers/rank.ts';
 import { write } from '../../src/db/write.ts';
-
-setRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 } });
 
 const CHANNELS = [
   { externalId: 'pub', visibility: 'public', members: ['u-alice'] },
@@ -29,6 +26,7 @@ const CHANNELS = [
 const at = (i: number) => new Date(Date.UTC(2026, 2, 1, 0, i % 12)).toISOString();
 
 eachDialect('messages pages', (ctx) => {
+  useRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 } });
   test('every caller kind: every page and totalCount equal a full scan, through imports, moves and visibility changes', async () => {
     const t = ctx();
     const { workspaceId, users, callers } = await seedPeople(t);

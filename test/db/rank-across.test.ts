@@ -6,18 +6,17 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { write } from '../../src/db/write.ts';
-import { rankUpkeepSettled, setRankSizes } from '../../src/db/rank/index.ts';
+import { rankUpkeepSettled } from '../../src/db/rank/index.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
 import { LIST_MEMBERS } from '../../src/lists/repository.ts';
 import { mergeRecords } from '../../src/merges/service.ts';
 import { RECORD_TYPES } from '../../src/records/service.ts';
 import { restore } from '../../src/trash/restore.ts';
 import { call, eachDialect, seedWorkspace } from '../helpers/app.ts';
-import { checkEntries, checkPages } from '../helpers/rank.ts';
-
-setRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 } });
+import { checkEntries, checkPages, useRankSizes } from '../helpers/rank.ts';
 
 eachDialect('ranked member sets changed across lists', (ctx) => {
+  useRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 } });
   test('merges, a delete and a restore of contacts in several lists: every member set exact and within bounds', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);

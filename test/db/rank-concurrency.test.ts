@@ -12,16 +12,14 @@ import { Authenticator } from '../../src/auth/authenticator.ts';
 import { createDiskBlobStore } from '../../src/blobs/disk.ts';
 import { openDb } from '../../src/db/database.ts';
 import type { Db } from '../../src/db/types.ts';
-import { rankUpkeepSettled, setRankSizes } from '../../src/db/rank/index.ts';
+import { rankUpkeepSettled } from '../../src/db/rank/index.ts';
 import { LISTED_FILES } from '../../src/files/repository.ts';
 import { LIST_MEMBERS, LISTS } from '../../src/lists/repository.ts';
 import { buildTestApp, headers, seedWorkspace, type TestApp } from '../helpers/app.ts';
 import { TEST_DATABASE_URL } from '../helpers/services.ts';
 import { testDialects } from '../helpers/db.ts';
 import { seedRecords } from '../helpers/lists-fixtures.ts';
-import { checkEntries, checkPages, naivePage } from '../helpers/rank.ts';
-
-setRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 } });
+import { checkEntries, checkPages, naivePage, useRankSizes } from '../helpers/rank.ts';
 
 // A deterministic shuffle, so that a failure can be replayed.
 function rng(seed: number) {
@@ -30,6 +28,7 @@ function rng(seed: number) {
 
 for (const dialect of testDialects()) {
   describe(`ranked pages under concurrent writers [${dialect}]`, () => {
+    useRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 } });
     let t: TestApp;
     let db2: Db;
     let app2: FastifyInstance;

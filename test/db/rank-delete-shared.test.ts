@@ -8,18 +8,17 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { sql } from 'kysely';
 import { write } from '../../src/db/write.ts';
-import { partitionKey, rankSizes, rankUpkeepSettled, setRankSizes } from '../../src/db/rank/index.ts';
+import { partitionKey, rankSizes, rankUpkeepSettled } from '../../src/db/rank/index.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
 import { RECORDS } from '../../src/records/repository.ts';
 import { createRecord, RECORD_TYPES } from '../../src/records/service.ts';
 import { trashRecord } from '../../src/trash/service.ts';
 import { call, eachDialect, seedWorkspace } from '../helpers/app.ts';
 import { someoneWaits } from '../helpers/pg-locks.ts';
-import { checkEntries, checkPages, timeout } from '../helpers/rank.ts';
-
-setRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 }, fold: 6 });
+import { checkEntries, checkPages, timeout, useRankSizes } from '../helpers/rank.ts';
 
 eachDialect('deletes beside creates', (ctx) => {
+  useRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 }, fold: 6 });
   test('a delete does not wait for a create of its type that has not committed', async (tc) => {
     const t = ctx();
     const s = await seedWorkspace(t);

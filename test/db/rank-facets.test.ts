@@ -2,11 +2,11 @@
 // each `$status` value exact, and a `$status` page at any offset is the naive page of the tasks
 // holding that value. Tiny buckets make leaves split and merge within a few dozen tasks.
 import assert from 'node:assert/strict';
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import { sql } from 'kysely';
 import { importKinds } from '../../src/cli/import-kinds.ts';
 import type { Executor } from '../../src/db/index.ts';
-import { rankUpkeepSettled, setRankSizes } from '../../src/db/rank/index.ts';
+import { rankUpkeepSettled } from '../../src/db/rank/index.ts';
 import { TASK_STATUSES } from '../../src/definitions/catalogue.ts';
 import { IMPORT_CHUNK, runImport } from '../../src/import/run.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
@@ -14,14 +14,12 @@ import { FACETS } from '../../src/records/index/facets.ts';
 import { BULK_LOAD } from '../../src/records/import.ts';
 import { restore } from '../../src/trash/restore.ts';
 import { call, eachDialect, type Seeded, seedWorkspace, type TestApp } from '../helpers/app.ts';
-import { checkEntries, checkPages } from '../helpers/rank.ts';
+import { checkEntries, checkPages, useRankSizes } from '../helpers/rank.ts';
+import { keepSettings } from '../helpers/settings.ts';
 import { write } from '../../src/db/write.ts';
 
-setRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 }, fold: 6 });
-const saved = { ...BULK_LOAD };
-const savedChunk = { ...IMPORT_CHUNK };
-after(() => Object.assign(BULK_LOAD, saved));
-after(() => Object.assign(IMPORT_CHUNK, savedChunk));
+/** The chunk of an atomic import as the code sets it. */
+const ATOMIC = IMPORT_CHUNK.atomic;
 
 /** The tasks of the workspace holding each status, newest first, read from the records themselves. */
 async function naive(db: Executor, ws: string): Promise<Map<string, string[]>> {
@@ -63,6 +61,8 @@ async function checkStatuses(t: TestApp, s: Seeded): Promise<void> {
 }
 
 eachDialect('ranked values of tasks', (ctx) => {
+  useRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 }, fold: 6 });
+  keepSettings(BULK_LOAD, IMPORT_CHUNK);
   test('creates, status changes, trash and restore keep every status set exact', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);
@@ -119,9 +119,9 @@ eachDialect('ranked values of tasks', (ctx) => {
   });
 
   for (const [bulk, chunk] of [
-    [true, savedChunk.atomic],
+    [true, ATOMIC],
     [true, 16],
-    [false, savedChunk.atomic],
+    [false, ATOMIC],
   ] as const)
     test(`an import ${bulk ? 'in bulk (the type had no tasks)' : 'of new and existing tasks'}, ${chunk} tasks a chunk, ranks their statuses`, async () => {
       const t = ctx();

@@ -10,11 +10,10 @@ import { write } from '../../src/db/write.ts';
 import { lockPartition, rankUpkeepSettled, partitionKey, setRankSizes } from '../../src/db/rank/index.ts';
 import { insertList, LISTS } from '../../src/lists/repository.ts';
 import { call, eachDialect, seedWorkspace } from '../helpers/app.ts';
-import { checkCreated, checkEntries, timeout } from '../helpers/rank.ts';
-
-setRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 }, fold: 6 });
+import { checkCreated, checkEntries, timeout, useRankSizes } from '../helpers/rank.ts';
 
 eachDialect('creates that only insert', (ctx) => {
+  useRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 }, fold: 6 });
   test('a create does not wait for another create of its workspace that has not committed', async (tc) => {
     const t = ctx();
     const s = await seedWorkspace(t);

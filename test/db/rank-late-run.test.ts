@@ -8,14 +8,12 @@
 // counts are checked the same way.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { lockLate, setRankSizes, takeLateLocks } from '../../src/db/rank/index.ts';
+import { lockLate, takeLateLocks } from '../../src/db/rank/index.ts';
 import { LATE_KEYS } from '../../src/db/rank/late.ts';
 import { write } from '../../src/db/write.ts';
 import { insertList, LISTS, type ListRow } from '../../src/lists/repository.ts';
 import { eachDialect, seedWorkspace } from '../helpers/app.ts';
-import { checkEntries, checkPages } from '../helpers/rank.ts';
-
-setRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 }, fold: 6 });
+import { checkEntries, checkPages, useRankSizes } from '../helpers/rank.ts';
 
 const RUN_TS = '2026-11-30T12:00:00.000Z';
 const list = (workspaceId: string, at: string, id: string): ListRow => ({
@@ -33,6 +31,7 @@ const runId = (tag: string, i: number) => `lst_${tag}r${String((i + 1) * 10).pad
 let tests = 0;
 
 eachDialect('a late transaction’s run of keys', (ctx) => {
+  useRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 }, fold: 6 });
   const cases = [
     { name: 'others write before and after the block: the run is counted as noted', newer: 10, atRunTs: [] as string[] },
     { name: 'a few rows after the block, in the leaf that holds it: the run is counted as noted', newer: 2, atRunTs: [] as string[] },

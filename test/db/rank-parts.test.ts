@@ -8,20 +8,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { sql } from 'kysely';
-import {
-  defineRank,
-  lockPartition,
-  type PartedRead,
-  rankChange,
-  type RankKey,
-  rankMoveRows,
-  rankPartedPage,
-  rankRebuild,
-  setRankSizes,
-} from '../../src/db/rank/index.ts';
+import { defineRank, lockPartition, type PartedRead, rankChange, type RankKey, rankMoveRows, rankPartedPage, rankRebuild } from '../../src/db/rank/index.ts';
 import type { Executor, Tx } from '../../src/db/types.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
-import { checkEntries, checkParts, noteBucketChanges, untilEverySeen } from '../helpers/rank.ts';
+import { checkEntries, checkParts, noteBucketChanges, untilEverySeen, useRankSizes } from '../helpers/rank.ts';
 import { write } from '../../src/db/write.ts';
 
 // A row is in part `ch` when `vis` is 'p', else in the shared part.
@@ -33,7 +23,6 @@ const SET = defineRank({
   id: 'id',
   part: { column: 'ch', when: { column: 'vis', value: 'p' } },
 });
-setRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 } });
 
 const CHANNELS = ['a', 'b', 'c', 'd'];
 const ts = (t: number) => `2026-01-01T00:00:0${t}.000Z`;
@@ -142,6 +131,7 @@ async function checkReaders(db: Executor, grp: string, limit: number, offsets?: 
 
 for (const dialect of testDialects()) {
   describe(`rank with parts [${dialect}]`, () => {
+    useRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 } });
     let tdb: TestDb;
     before(async () => {
       tdb = await createTestDb(dialect);

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { sql } from 'kysely';
 import { write } from '../../src/db/write.ts';
-import { rankUpkeepSettled, setRankSizes } from '../../src/db/rank/index.ts';
+import { rankUpkeepSettled } from '../../src/db/rank/index.ts';
 import { AppError } from '../../src/lib/errors.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
 import { RECORDS } from '../../src/records/repository.ts';
@@ -16,9 +16,7 @@ import { createRecord, RECORD_TYPES } from '../../src/records/service.ts';
 import { restore } from '../../src/trash/restore.ts';
 import { call, eachDialect, seedWorkspace, type TestApp } from '../helpers/app.ts';
 import { someoneWaits } from '../helpers/pg-locks.ts';
-import { checkEntries, checkPages, timeout } from '../helpers/rank.ts';
-
-setRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 }, fold: 6 });
+import { checkEntries, checkPages, timeout, useRankSizes } from '../helpers/rank.ts';
 
 /** As `rolodex trash restore` runs one id. */
 function restoreAs(t: TestApp, workspaceId: string, id: string) {
@@ -36,6 +34,7 @@ async function contacts(t: TestApp, secret: string, n: number, name: string): Pr
 }
 
 eachDialect('restores beside creates', (ctx) => {
+  useRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 }, fold: 6 });
   test('a restore does not wait for a create of its type that has not committed', async (tc) => {
     const t = ctx();
     const s = await seedWorkspace(t);

@@ -7,14 +7,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { sql } from 'kysely';
-import { defineRank, lockPartition, rankDelete, rankInsert, rankPage, rankRebuild, setRankSizes } from '../../src/db/rank/index.ts';
+import { defineRank, lockPartition, rankDelete, rankInsert, rankPage, rankRebuild } from '../../src/db/rank/index.ts';
 import type { Tx } from '../../src/db/types.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
-import { checkEntries, checkPages, naivePage, noteBucketChanges, untilEverySeen } from '../helpers/rank.ts';
+import { checkEntries, checkPages, naivePage, noteBucketChanges, untilEverySeen, useRankSizes } from '../helpers/rank.ts';
 import { write } from '../../src/db/write.ts';
 
 const SET = defineRank({ name: 'rank_test', table: 'rank_test', by: ['grp'], where: { kind: 'a' }, ts: 'ts', id: 'id' });
-setRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 } });
 
 const ts = (t: number) => `2026-01-01T00:00:0${t}.000Z`;
 const key = fc.record({ t: fc.integer({ min: 0, max: 4 }), i: fc.integer({ min: 0, max: 99 }), other: fc.integer({ min: 0, max: 9 }).map((x) => x === 0) });
@@ -75,6 +74,7 @@ async function apply(tx: Tx, grp: string, o: Op, step: number): Promise<void> {
 
 for (const dialect of testDialects()) {
   describe(`rank [${dialect}]`, () => {
+    useRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 } });
     let tdb: TestDb;
     before(async () => {
       tdb = await createTestDb(dialect);

@@ -16,9 +16,7 @@ import { GROWN, IMPORT_CHUNK, runImport } from '../../src/import/run.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
 import { isoNow } from '../../src/lib/ids.ts';
 import { createTestDb, testDialects } from '../helpers/db.ts';
-
-const saved = { grown: { ...GROWN }, chunk: { ...IMPORT_CHUNK } };
-after(() => (Object.assign(GROWN, saved.grown), Object.assign(IMPORT_CHUNK, saved.chunk)));
+import { keepSettings } from '../helpers/settings.ts';
 
 const contact = (i: number) => ({
   object: 'contact',
@@ -31,6 +29,7 @@ const contact = (i: number) => ({
 
 for (const dialect of testDialects().filter((d) => d === 'postgres')) {
   describe(`other sessions' plans during an atomic import [${dialect}]`, () => {
+    keepSettings(GROWN, IMPORT_CHUNK);
     test('a plan made on the empty table is made again for the grown one, before the import commits', async () => {
       const tdb = await createTestDb(dialect);
       after(() => tdb.drop());

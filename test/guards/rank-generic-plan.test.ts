@@ -11,23 +11,23 @@ import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { partedPostgres, type PartedRead } from '../../src/db/rank/parted.ts';
 import { pagePostgres, type Stmt } from '../../src/db/rank/sql.ts';
-import { defineRank, LEVELS, rankPage, rankRebuild, rankSizes, partitionKey, setRankSizes } from '../../src/db/rank/index.ts';
+import { defineRank, LEVELS, rankPage, rankRebuild, rankSizes, partitionKey } from '../../src/db/rank/index.ts';
 import { isoNow, newId } from '../../src/lib/ids.ts';
 import { addMembers, insertList, LIST_MEMBERS } from '../../src/lists/repository.ts';
 import { MESSAGES, messageReader } from '../../src/messages/repository.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
 import { genericPlan, scans } from '../helpers/plans.ts';
-import { checkEntries, checkPages } from '../helpers/rank.ts';
+import { checkEntries, checkPages, useRankSizes } from '../helpers/rank.ts';
 import { write } from '../../src/db/write.ts';
 
-// Small leaves and wide upper entries: many leaves under few upper entries, so that reading every
-// leaf from an entry's lo to the end of the scope would show.
-setRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 64, target: 32, min: 8 } });
 const ROWS = 3000;
 const T0 = Date.UTC(2026, 0, 1);
 
 for (const dialect of testDialects().filter((d) => d === 'postgres')) {
   describe(`ranked pages under a generic plan [${dialect}]`, () => {
+    // Small leaves and wide upper entries: many leaves under few upper entries, so that reading
+    // every leaf from an entry's lo to the end of the scope would show.
+    useRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 64, target: 32, min: 8 } });
     let tdb: TestDb;
     before(async () => {
       tdb = await createTestDb(dialect);

@@ -4,13 +4,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { transactionRoundTrips } from '../../src/db/postgres/connection.ts';
-import { setRankSizes } from '../../src/db/rank/index.ts';
 import { LISTS } from '../../src/lists/repository.ts';
 import { RECORDS } from '../../src/records/repository.ts';
 import { call, eachDialect, seedWorkspace } from '../helpers/app.ts';
-import { checkCreated } from '../helpers/rank.ts';
-
-setRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 } });
+import { checkCreated, useRankSizes } from '../helpers/rank.ts';
 
 /** The transaction round trips of each of `n` requests made one after another, each answered 200. */
 async function roundTripsOf(n: number, request: (i: number) => Promise<{ statusCode: number; body: string }>): Promise<number[]> {
@@ -25,6 +22,7 @@ async function roundTripsOf(n: number, request: (i: number) => Promise<{ statusC
 }
 
 eachDialect('ranked creates in one round trip', (ctx) => {
+  useRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 } });
   test('POST /v1/lists: one round trip on PostgreSQL, leaves split after COMMIT, counts and pages exact', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);

@@ -2,10 +2,21 @@
 // count deltas, counts exactly the rows of its range, every boundary of a level is one of the level below, sizes within bounds, and
 // every page equals the naive ORDER BY … LIMIT … OFFSET over the table.
 import assert from 'node:assert/strict';
+import { after, before } from 'node:test';
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import type { Executor } from '../../src/db/types.ts';
-import { LEVELS, type RankDef, rankPage, rankSizes, rankUpkeepSettled, partitionKey } from '../../src/db/rank/index.ts';
+import { LEVELS, type RankDef, rankPage, rankSizes, rankUpkeepSettled, partitionKey, setRankSizes } from '../../src/db/rank/index.ts';
+
+/**
+ * Rank sizes for the tests of the suite it is called in, and the defaults again after them: small
+ * ones make splits and merges happen. A test process runs several files one after another, so a
+ * setting lasts no longer than the suites it is for (docs/architecture.md §Writing a test file).
+ */
+export function useRankSizes(sizes: Parameters<typeof setRankSizes>[0]): void {
+  before(() => setRankSizes(sizes));
+  after(() => setRankSizes());
+}
 
 function inPartition(def: RankDef, values: readonly string[]) {
   const parts = def.by.map((c, i) => sql`${sql.ref(`t.${c}`)} = ${values[i]}`);

@@ -8,7 +8,6 @@ import { after, before, describe, test } from 'node:test';
 import { setVisibility } from '../../src/channels/service.ts';
 import { importKinds } from '../../src/cli/import-kinds.ts';
 import { migrate } from '../../src/db/migrate.ts';
-import { setRankSizes } from '../../src/db/rank/index.ts';
 import type { Executor } from '../../src/db/types.ts';
 import { runImport } from '../../src/import/run.ts';
 import { operatorCtx } from '../../src/lib/context.ts';
@@ -16,10 +15,8 @@ import { findPage, MESSAGES } from '../../src/messages/repository.ts';
 import { USERS } from '../../src/users/repository.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
 import { message, visibleByScan } from '../helpers/messages.ts';
-import { checkEntries, checkPages, checkParts } from '../helpers/rank.ts';
+import { checkEntries, checkPages, checkParts, useRankSizes } from '../helpers/rank.ts';
 import { write } from '../../src/db/write.ts';
-
-setRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 } });
 
 const T0 = Date.UTC(2026, 0, 1);
 const at = (ms: number) => new Date(T0 + ms).toISOString();
@@ -115,6 +112,7 @@ async function checkCallers(db: Executor, workspaceId: string, userIds: Array<st
 
 for (const dialect of testDialects()) {
   describe(`migration 0009_message_rank [${dialect}]`, () => {
+    useRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 } });
     let tdb: TestDb;
     before(async () => {
       tdb = await createTestDb(dialect, { before: '0007' });

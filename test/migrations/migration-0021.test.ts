@@ -7,18 +7,19 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { CompiledQuery, sql } from 'kysely';
 import { migrate } from '../../src/db/migrate.ts';
-import { rankPage, rankRebuildAll, partitionKey, setRankSizes } from '../../src/db/rank/index.ts';
+import { rankPage, rankRebuildAll, partitionKey } from '../../src/db/rank/index.ts';
 import { isoNow } from '../../src/lib/ids.ts';
 import { RECORDS } from '../../src/records/repository.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
 import { statementsOf } from '../helpers/sql-spy.ts';
+import { useRankSizes } from '../helpers/rank.ts';
 
-setRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 } });
 const T0 = Date.UTC(2026, 0, 1);
 type Entry = { scope: string; level: number; lo_ts: string; lo_id: string; n: number };
 
 for (const dialect of testDialects()) {
   describe(`migration 0021_rank_clustered [${dialect}]`, () => {
+    useRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 } });
     let tdb: TestDb;
     let entries: Entry[];
     const all = async () =>

@@ -7,17 +7,17 @@ import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { migrate } from '../../src/db/migrate.ts';
 import { write } from '../../src/db/write.ts';
-import { rankPage, rankRebuildAll, rankUpkeepSettled, setRankSizes } from '../../src/db/rank/index.ts';
+import { rankPage, rankRebuildAll, rankUpkeepSettled } from '../../src/db/rank/index.ts';
 import { isoNow } from '../../src/lib/ids.ts';
 import { insertList, LISTS } from '../../src/lists/repository.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
-import { checkEntries, checkPages } from '../helpers/rank.ts';
+import { checkEntries, checkPages, useRankSizes } from '../helpers/rank.ts';
 
-setRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 } });
 const T0 = Date.UTC(2026, 0, 1);
 
 for (const dialect of testDialects()) {
   describe(`migration 0022_rank_deltas [${dialect}]`, () => {
+    useRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 } });
     let tdb: TestDb;
     let entries: unknown[];
     const all = async () => (await sql`select scope, level, lo_ts, lo_id, n from rank_buckets order by scope, level, lo_ts, lo_id`.execute(tdb.db.kysely)).rows;

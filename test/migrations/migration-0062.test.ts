@@ -5,18 +5,17 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { migrate } from '../../src/db/migrate.ts';
-import { setRankSizes } from '../../src/db/rank/index.ts';
 import { TASK_STATUSES } from '../../src/definitions/catalogue.ts';
 import { isoNow } from '../../src/lib/ids.ts';
 import { FACETS } from '../../src/records/index/facets.ts';
 import { createTestDb, type TestDb, testDialects } from '../helpers/db.ts';
-import { checkEntries, checkPages, naivePage } from '../helpers/rank.ts';
+import { checkEntries, checkPages, naivePage, useRankSizes } from '../helpers/rank.ts';
 
-setRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 } });
 const T0 = Date.UTC(2026, 0, 1);
 
 for (const dialect of testDialects()) {
   describe(`migration 0062_record_facets [${dialect}]`, () => {
+    useRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 } });
     let tdb: TestDb;
     before(async () => {
       tdb = await createTestDb(dialect, { before: '0062' });

@@ -16,16 +16,13 @@ import * as m0001 from '../../src/db/migrations/0001_foundation.ts';
 import * as m0002 from '../../src/db/migrations/0002_lists.ts';
 import * as m0003 from '../../src/db/migrations/0003_messages.ts';
 import * as m0004 from '../../src/db/migrations/0004_files.ts';
-import { setRankSizes } from '../../src/db/rank/index.ts';
 import { LISTED_FILES } from '../../src/files/repository.ts';
 import { isoNow, newId } from '../../src/lib/ids.ts';
 import { addMembers, LIST_MEMBERS, LISTS, removeMembers } from '../../src/lists/repository.ts';
 import { testDialects } from '../helpers/db.ts';
-import { checkEntries, checkPages } from '../helpers/rank.ts';
+import { checkEntries, checkPages, useRankSizes } from '../helpers/rank.ts';
 import { TEST_DATABASE_URL } from '../helpers/services.ts';
 import { write } from '../../src/db/write.ts';
-
-setRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 } });
 
 const T0 = Date.UTC(2026, 0, 1);
 
@@ -95,6 +92,7 @@ async function seed(db: Db) {
 
 for (const dialect of testDialects()) {
   describe(`migration 0005_rank [${dialect}]`, () => {
+    useRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 } });
     let db: Db;
     let dataDir: string;
     let schema: string | undefined;
