@@ -70,7 +70,9 @@ function runJob(files: string[]): Promise<Outcome> {
       const seconds = ((performance.now() - started) / 1000).toFixed(1);
       const ended = signal ? `killed by ${signal}` : `exit ${code}`;
       const tally = counts ? `, ${counts.tests} tests, ${counts.pass} passed, ${counts.fail} failed` : '';
-      process.stdout.write(`\n═══ ${files.join(' ')} (${seconds} s, ${ended}${tally})\n${report.replace(/^ℹ .*\n/gm, '')}`);
+      // The process's own summary gives way to the run's; a test's diagnostics (ℹ lines too) stay.
+      const body = report.replace(/^ℹ (tests|suites|pass|fail|cancelled|skipped|todo|duration_ms) [\d.]+\n/gm, '');
+      process.stdout.write(`\n═══ ${files.join(' ')} (${seconds} s, ${ended}${tally})\n${body}`);
       resolve({ files, ok: code === 0 && counts !== undefined && counts.fail === 0 && counts.cancelled === 0, counts });
     });
   });
