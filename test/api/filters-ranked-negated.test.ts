@@ -6,7 +6,7 @@
 // the search probe across many leaves, and statuses come in runs so that walks run out; pages
 // ending within the first 20 rows are tried as one statement first on PostgreSQL, which runs out too.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { type Executor, write } from '../../src/db/index.ts';
 import { EXCEPT_WALK, rankUpkeepSettled } from '../../src/db/rank/index.ts';
 import { TASK_STATUSES } from '../../src/definitions/catalogue.ts';
@@ -14,6 +14,7 @@ import { operatorCtx } from '../../src/lib/context.ts';
 import { restore } from '../../src/trash/restore.ts';
 import { call, eachDialect, type Seeded, seedWorkspace, type TestApp } from '../helpers/app.ts';
 import { useRankSizes } from '../helpers/rank.ts';
+import { useSettings } from '../helpers/settings.ts';
 
 /** The tasks holding none of `without`, newest first, read from the records themselves. */
 async function naive(db: Executor, ws: string, without: readonly string[]): Promise<string[]> {
@@ -60,9 +61,7 @@ async function checkNegations(t: TestApp, s: Seeded): Promise<void> {
 
 eachDialect('negated ranked values of tasks', (ctx) => {
   useRankSizes({ leaf: { max: 8, target: 6, min: 3 }, fanout: { max: 6, target: 5, min: 2 }, fold: 6 });
-  const savedWalk = { ...EXCEPT_WALK };
-  before(() => Object.assign(EXCEPT_WALK, { within: 3, unit: 1, first: 20 }));
-  after(() => Object.assign(EXCEPT_WALK, savedWalk));
+  useSettings(EXCEPT_WALK, { within: 3, unit: 1, first: 20 });
   test('pages without one or more statuses are exact through creates, status changes, trash and restore', async () => {
     const t = ctx();
     const s = await seedWorkspace(t);
