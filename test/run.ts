@@ -1,9 +1,9 @@
 // `npm test`: the suite's files, run by node --test in a few processes at a time. A file that only
 // calls the app in its own process shares a process with a few others (--test-isolation=none), so
 // that Node, the runner and the app's modules are loaded once for the group, not once per file; a
-// file that starts servers and command-line processes, stops them or changes its own process
-// (test/ops, test/adversarial, and the files named in test/processes.ts) has one of its own. Arguments,
-// when given, are the files to run instead of all. Each process's report is printed whole as it
+// file that starts servers and command-line processes, stops them or watches its own process
+// (test/ops, test/adversarial), or has root-level hooks (test/processes.ts), has one of its own.
+// Arguments, when given, are the files to run instead of all. Each process's report is printed whole as it
 // ends, then the run's summary, last; the exit status is 1 when any test or process failed.
 // docs/architecture.md §Running the tests.
 import { spawn } from 'node:child_process';
