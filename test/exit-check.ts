@@ -47,8 +47,8 @@ after(() => {
       `exit-check: still running ${GRACE_MS / 1000} s after the last test; open handles: ${process.getActiveResourcesInfo().join(', ')} (${describeHandles()})\n`,
     );
     // Not process.exit: it waits for the thread pool, where an open of a FIFO that nothing else
-    // opens never returns, and the run would hang on. The process ends at once; its runner reports
-    // the file failed.
+    // opens never returns, and the run would hang on. The process ends at once; test/run.ts reports
+    // the process failed.
     process.kill(process.pid, 'SIGKILL');
   }, GRACE_MS).unref();
 });

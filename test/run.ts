@@ -25,6 +25,8 @@ const NODE_ARGS = [
 ];
 const COUNTS = ['tests', 'suites', 'pass', 'fail', 'cancelled', 'skipped', 'todo'] as const;
 type Counts = Record<(typeof COUNTS)[number], number>;
+/** A process's own summary lines, which give way to the run's. */
+const SUMMARY = new RegExp(`^ℹ (${[...COUNTS, 'duration_ms'].join('|')}) [\\d.]+\n`, 'gm');
 
 interface Outcome {
   files: string[];
@@ -33,8 +35,9 @@ interface Outcome {
 }
 
 function jobs(files: string[]): string[][] {
-  const shared = files.filter((f) => SHARED_FOLDERS.some((d) => f.startsWith(d)) && !OWN_PROCESS.includes(f));
-  const own = files.filter((f) => !shared.includes(f));
+  const shares = (f: string) => SHARED_FOLDERS.some((d) => f.startsWith(d)) && !OWN_PROCESS.includes(f);
+  const shared = files.filter(shares);
+  const own = files.filter((f) => !shares(f));
   // Every n-th file to a group: neighbours by name are often alike in cost (import-…), and a group
   // of the slowest alone would be the run's tail.
   const n = Math.ceil(shared.length / GROUP);
@@ -71,7 +74,7 @@ function runJob(files: string[]): Promise<Outcome> {
       const ended = signal ? `killed by ${signal}` : `exit ${code}`;
       const tally = counts ? `, ${counts.tests} tests, ${counts.pass} passed, ${counts.fail} failed` : '';
       // The process's own summary gives way to the run's; a test's diagnostics (ℹ lines too) stay.
-      const body = report.replace(/^ℹ (tests|suites|pass|fail|cancelled|skipped|todo|duration_ms) [\d.]+\n/gm, '');
+      const body = report.replace(SUMMARY, '');
       process.stdout.write(`\n═══ ${files.join(' ')} (${seconds} s, ${ended}${tally})\n${body}`);
       resolve({ files, ok: code === 0 && counts !== undefined && counts.fail === 0 && counts.cancelled === 0, counts });
     });
